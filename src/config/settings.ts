@@ -1,0 +1,117 @@
+/**
+ * The service's settings (INTERFACE section 8), read from the environment once at start.
+ * Every other module receives a frozen `Settings`; nothing else reads `process.env`.
+ */
+
+export type DatabaseTarget =
+  | { kind: 'sqlite'; path: string }
+  | { kind: 'postgres'; url: string };
+
+export interface Settings {
+  readonly port: number;
+  readonly host: string;
+  /** Issuer and root of every absolute URL, without a trailing slash. */
+  readonly baseUrl: string;
+  readonly database: DatabaseTarget;
+  readonly redisUrl: string | undefined;
+  /** Seed the demo data when the database is new. */
+  readonly demo: boolean;
+  readonly rateLimitPerMinute: number;
+  readonly accessTokenTtlSeconds: number;
+  readonly codeTtlSeconds: number;
+  readonly refreshTokenTtlSeconds: number;
+  readonly keysSecret: string | undefined;
+  readonly logLevel: string;
+  /** Honour X-Forwarded-For / -Proto from a reverse proxy in front of us. */
+  readonly trustProxy: boolean;
+}
+
+export class SettingsError extends Error {
+  override readonly name = 'SettingsError';
+}
+
+type Env = Record<string, string | undefined>;
+
+/** One setting's parser: returns the value or throws with what the setting accepts. */
+function invalid(name: string, value: string, accepts: string): never {
+  throw new SettingsError(`invalid setting ${name}=${JSON.stringify(value)}: accepts ${accepts}`);
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+    invalid(name, raw, `an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  return invalid(name, raw, '1 or 0');
+}
+
+function httpUrl(name: string, raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return invalid(name, raw, 'an absolute http:// or https:// URL');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username) {
+    invalid(name, raw, 'an absolute http:// or https:// URL without query, fragment or credentials');
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function database(env: Env): DatabaseTarget {
+  const raw = env.DATABASE_URL;
+  if (raw === undefined || raw === '') return { kind: 'sqlite', path: './data/svc.sqlite' };
+  if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) {
+    return { kind: 'sqlite', path: raw.slice('sqlite:'.length) };
+  }
+  if (/^postgres(ql)?:\/\/.+/.test(raw)) return { kind: 'postgres', url: raw };
+  return invalid('DATABASE_URL', raw, 'sqlite:PATH or postgres://…');
+}
+
+function redis(env: Env): string | undefined {
+  const raw = env.REDIS_URL;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', raw, 'redis://… or rediss://…');
+  return raw;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Reads and validates every setting; throws a `SettingsError` naming the first bad one. */
+export function loadSettings(env: Env = process.env): Settings {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const baseUrl = httpUrl('BASE_URL', env.BASE_URL || `http://localhost:${port}`);
+  const db = database(env);
+  const keysSecret = env.KEYS_SECRET || undefined;
+  if (keysSecret !== undefined && keysSecret.length < 32) {
+    invalid('KEYS_SECRET', '…', 'a secret of at least 32 characters');
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) invalid('LOG_LEVEL', logLevel, LOG_LEVELS.join(', '));
+  return Object.freeze({
+    port,
+    host,
+    baseUrl,
+    database: Object.freeze(db),
+    redisUrl: redis(env),
+    demo: flag(env, 'DEMO', db.kind === 'sqlite'),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
+    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
+    codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
+    refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
+    keysSecret,
+    logLevel,
+    trustProxy: flag(env, 'TRUST_PROXY', false),
+  });
+}

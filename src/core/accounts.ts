@@ -1,0 +1,73 @@
+/** Accounts: username and password rules, creation, status (INTERFACE section 4). */
+import { InputError } from './errors.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
+import { USER_STATUSES, type Stores, type User, type UserStatus } from './ports.js';
+import type { Clock } from './time.js';
+
+export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
+const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
+
+export function checkUsername(username: string): void {
+  if (!USERNAME_SHAPE.test(username)) throw new InputError('username', `username must be ${USERNAME_RULE}`);
+}
+
+export function checkPassword(password: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+    throw new InputError('password', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
+  }
+}
+
+export const BIO_MAX_LENGTH = 160;
+
+export interface NewAccount {
+  username: string;
+  password: string;
+  bio?: string;
+  member?: boolean;
+  level?: number;
+  xp?: number;
+}
+
+/** Creates an active account; throws `InputError` or `ConflictError` (username taken). */
+export async function createAccount(stores: Stores, clock: Clock, account: NewAccount): Promise<User> {
+  checkUsername(account.username);
+  checkPassword(account.password);
+  const bio = (account.bio ?? '').trim();
+  if (bio.length > BIO_MAX_LENGTH || /[\r\n]/.test(bio)) {
+    throw new InputError('bio', `bio must be one line of at most ${BIO_MAX_LENGTH} characters`);
+  }
+  for (const field of ['level', 'xp'] as const) {
+    const value = account[field];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new InputError(field, `${field} must be a whole number of 0 or more`);
+    }
+  }
+  return stores.users.create({
+    username: account.username,
+    passwordHash: await hashPassword(account.password),
+    bio,
+    member: account.member ?? false,
+    level: account.level ?? 1,
+    xp: account.xp ?? 0,
+  }, clock.now());
+}
+
+export function isUserStatus(value: string): value is UserStatus {
+  return (USER_STATUSES as readonly string[]).includes(value);
+}
+
+/**
+ * Changes an account's status. Leaving `active` ends every grant and sign-in session of the
+ * account, so its tokens stay dead even if it is reactivated later (INTERFACE section 2).
+ */
+export async function setAccountStatus(stores: Stores, clock: Clock, userId: number, status: UserStatus): Promise<User | undefined> {
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    const user = await tx.users.setStatus(userId, status, now);
+    if (user && status !== 'active') {
+      await tx.grants.revokeForUser(userId, 'account_unusable', now);
+      await tx.sessions.endForUser(userId, now);
+    }
+    return user;
+  });
+}

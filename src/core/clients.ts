@@ -1,0 +1,122 @@
+/** Client registrations (INTERFACE section 3): redirect URI rules, registration, secrets. */
+import { randomBytes } from 'node:crypto';
+import { generateToken, hashSecret } from './credentials.js';
+import { InputError } from './errors.js';
+import type { Client, ClientType, IdTokenAlg, Stores } from './ports.js';
+import { ALL_SCOPES } from './scopes.js';
+import type { Clock } from './time.js';
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+/**
+ * Why a redirect URI cannot be registered, or `undefined` when it can: absolute, https (or http
+ * on a loopback host, RFC 8252 7.3), no fragment (RFC 6749 3.1.2), no credentials.
+ */
+export function redirectUriProblem(uri: string): string | undefined {
+  if (uri.length > 2000) return 'is longer than 2000 characters';
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'contains spaces or control characters';
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (uri.includes('#')) return 'has a fragment';
+  if (url.username || url.password) return 'contains credentials';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  return 'must use https, or http on a loopback host';
+}
+
+/** A registered loopback URI with its port taken out, or `undefined` for any other URI. */
+function withoutLoopbackPort(uri: string): string | undefined {
+  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?].*)?$/.exec(uri);
+  return match ? `http://${match[1]}${match[2] ?? ''}` : undefined;
+}
+
+/**
+ * Whether `requested` is one of the client's redirect URIs: exact string comparison, no
+ * normalisation (RFC 9700 2.1), except that any port matches a loopback IP URI (RFC 8252 7.3).
+ */
+export function isRegisteredRedirectUri(client: Pick<Client, 'redirectUris'>, requested: string): boolean {
+  if (client.redirectUris.includes(requested)) return true;
+  const requestedLoopback = withoutLoopbackPort(requested);
+  return requestedLoopback !== undefined &&
+    client.redirectUris.some((registered) => withoutLoopbackPort(registered) === requestedLoopback);
+}
+
+export function checkRedirectUris(uris: string[]): string[] {
+  const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
+  if (unique.length === 0) throw new InputError('redirect_uris', 'at least one redirect URI is required');
+  if (unique.length > 10) throw new InputError('redirect_uris', 'at most 10 redirect URIs');
+  for (const uri of unique) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new InputError('redirect_uris', `redirect URI ${JSON.stringify(uri)} ${problem}`);
+  }
+  return unique;
+}
+
+function optionalHttpUrl(field: string, value: string | undefined): string {
+  const trimmed = (value ?? '').trim();
+  if (trimmed === '') return '';
+  let url: URL | undefined;
+  try { url = new URL(trimmed); } catch { url = undefined; }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || trimmed.length > 2000) {
+    throw new InputError(field, `${field} must be an http or https URL`);
+  }
+  return trimmed;
+}
+
+export interface ClientRegistration {
+  name: string;
+  type: ClientType;
+  redirectUris: string[];
+  ownerId?: number | null;
+  homepageUrl?: string;
+  description?: string;
+  idTokenAlg?: IdTokenAlg;
+}
+
+/** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
+export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
+  const name = registration.name.trim();
+  if (name.length < 1 || name.length > 80) throw new InputError('name', 'name must be 1 to 80 characters');
+  const description = (registration.description ?? '').trim();
+  if (description.length > 500) throw new InputError('description', 'description must be at most 500 characters');
+  if (registration.type !== 'confidential' && registration.type !== 'public') {
+    throw new InputError('type', 'type must be confidential or public');
+  }
+  const idTokenAlg = registration.idTokenAlg ?? 'RS256';
+  if (idTokenAlg !== 'RS256' && idTokenAlg !== 'ES256') throw new InputError('id_token_alg', 'id-token-alg must be RS256 or ES256');
+  const redirectUris = checkRedirectUris(registration.redirectUris);
+  const secret = registration.type === 'confidential' ? generateToken('clientSecret') : undefined;
+  const client = await stores.clients.create({
+    clientId: randomBytes(16).toString('hex'),
+    name,
+    description,
+    homepageUrl: optionalHttpUrl('homepage', registration.homepageUrl),
+    ownerId: registration.ownerId ?? null,
+    type: registration.type,
+    redirectUris,
+    allowedScopes: [...ALL_SCOPES],
+    secretHash: secret === undefined ? null : hashSecret(secret),
+    idTokenAlg,
+  }, clock.now());
+  return secret === undefined ? { client } : { client, secret };
+}
+
+/** A new secret for a confidential client; the old one fails at once (INTERFACE section 2). */
+export async function rotateClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<string | undefined> {
+  const secret = generateToken('clientSecret');
+  return (await stores.clients.setSecretHash(clientId, hashSecret(secret), clock.now())) ? secret : undefined;
+}
+
+/** Deactivates a client and ends every grant (so every token) it holds, in one transaction. */
+export async function deactivateClient(stores: Stores, clock: Clock, clientId: string): Promise<Client | undefined> {
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    const client = await tx.clients.setStatus(clientId, 'deactivated', now);
+    if (client) await tx.grants.revokeForClient(clientId, 'client_deactivated', now);
+    return client;
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * Credential primitives (INTERFACE section 2): random opaque tokens with a type prefix and a
+ * CRC32 checksum, SHA-256 digests for storage, constant-time comparison.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+
+export const TOKEN_PREFIXES = {
+  access: 'svco_',
+  refresh: 'svcr_',
+  personal: 'svcp_',
+  clientSecret: 'svcs_',
+} as const;
+
+export type TokenKind = keyof typeof TOKEN_PREFIXES;
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** 32 base62 characters carry 190 bits, above the 160 that INTERFACE section 2 requires. */
+const RANDOM_LENGTH = 32;
+const CHECKSUM_LENGTH = 6;
+const TOKEN_SHAPE = /^svc[oprs]_[0-9A-Za-z]{38}$/;
+
+/** Uniform base62 characters by rejection sampling (248 = 4 × 62, so `byte % 62` is unbiased). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+function base62(value: number, width: number): string {
+  let out = '';
+  let rest = value;
+  do {
+    out = BASE62[rest % 62] + out;
+    rest = Math.floor(rest / 62);
+  } while (rest > 0);
+  return out.padStart(width, '0');
+}
+
+/** CRC32 of everything before the checksum (prefix included), base62, padded to 6. */
+export function checksum(body: string): string {
+  return base62(crc32(body), CHECKSUM_LENGTH);
+}
+
+/** A new opaque token of the given kind: prefix + 32 random base62 + 6-character checksum. */
+export function generateToken(kind: TokenKind): string {
+  const body = TOKEN_PREFIXES[kind] + randomBase62(RANDOM_LENGTH);
+  return body + checksum(body);
+}
+
+/**
+ * Which kind a token claims to be, or `undefined` when it is malformed or fails its checksum.
+ * Cheap and offline, so garbage never reaches storage.
+ */
+export function tokenKind(token: string): TokenKind | undefined {
+  if (token.length !== 43 || !TOKEN_SHAPE.test(token)) return undefined;
+  const body = token.slice(0, -CHECKSUM_LENGTH);
+  if (checksum(body) !== token.slice(-CHECKSUM_LENGTH)) return undefined;
+  switch (token[3]) {
+    case 'o': return 'access';
+    case 'r': return 'refresh';
+    case 'p': return 'personal';
+    default: return 'clientSecret';
+  }
+}
+
+/** An authorization code: 256 random bits, base64url (INTERFACE section 2). */
+export function generateAuthorizationCode(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** A random value for CSRF tokens, session ids and similar: 256 bits, base64url. */
+export function generateOpaqueId(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The only form in which a token, code or secret is stored: SHA-256, base64url. */
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('base64url');
+}
+
+/** Compares two secrets in time independent of where they differ (and of their lengths). */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const da = createHash('sha256').update(a).digest();
+  const db = createHash('sha256').update(b).digest();
+  return timingSafeEqual(da, db);
+}

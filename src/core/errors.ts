@@ -1,0 +1,78 @@
+/**
+ * The one catalogue of errors a client can see. OAuth codes come from RFC 6749 5.2 and 4.1.2.1,
+ * RFC 6750 3.1, RFC 7009 2.2.1 and OpenID Connect Core 3.1.2.6; the resource API's own codes
+ * from INTERFACE section 6. Anything not in this union is a bug and leaves as `server_error`.
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'unsupported_token_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'login_required'
+  | 'consent_required'
+  | 'interaction_required'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'rate_limited'
+  | 'not_found'
+  | 'server_error'
+  | 'temporarily_unavailable';
+
+/** The HTTP status each code is answered with when it is not a redirect. */
+export const ERROR_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  unsupported_response_type: 400,
+  unsupported_token_type: 400,
+  invalid_scope: 400,
+  access_denied: 403,
+  login_required: 400,
+  consent_required: 400,
+  interaction_required: 400,
+  invalid_token: 401,
+  insufficient_scope: 403,
+  rate_limited: 429,
+  not_found: 404,
+  server_error: 500,
+  temporarily_unavailable: 503,
+};
+
+/** An error whose code and description are safe to show the client. */
+export class OAuthError extends Error {
+  override readonly name = 'OAuthError';
+  readonly status: number;
+
+  /** Headers the answer must carry, such as `WWW-Authenticate` (RFC 6749 5.2, RFC 6750 3). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly description: string,
+    options?: { cause?: unknown; headers?: Record<string, string>; status?: number },
+  ) {
+    super(`${code}: ${description}`, options);
+    this.status = options?.status ?? ERROR_STATUS[code];
+    this.headers = options?.headers ?? {};
+  }
+}
+
+/** A value a person or script gave that breaks a rule; `field` names the input. */
+export class InputError extends Error {
+  override readonly name = 'InputError';
+  constructor(readonly field: string, message: string) {
+    super(message);
+  }
+}
+
+/** A write that would break uniqueness (a taken username, say). */
+export class ConflictError extends Error {
+  override readonly name = 'ConflictError';
+}

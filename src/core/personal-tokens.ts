@@ -1,0 +1,42 @@
+/** Personal API tokens (seed 5.1, INTERFACE section 2): chosen scopes and lifetime. */
+import { generateToken, hashSecret } from './credentials.js';
+import { InputError } from './errors.js';
+import type { PersonalToken, Stores } from './ports.js';
+import { RESOURCE_SCOPES, formatScope } from './scopes.js';
+import { type Clock, days } from './time.js';
+
+/** Lifetimes a user can choose, in days; `null` is no expiry. 90 is the default. */
+export const PERSONAL_TOKEN_LIFETIMES: readonly (number | null)[] = [7, 30, 90, 365, null];
+export const DEFAULT_PERSONAL_TOKEN_DAYS = 90;
+
+export interface PersonalTokenRequest {
+  userId: number;
+  name: string;
+  scopes: string[];
+  /** Days until expiry, or `null` for none. */
+  expiresInDays: number | null;
+}
+
+/** Creates a personal token; the plain token is returned here once and never stored. */
+export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
+  const name = request.name.trim();
+  if (name.length < 1 || name.length > 60) throw new InputError('name', 'name must be 1 to 60 characters');
+  if (request.scopes.length === 0) throw new InputError('scopes', 'choose at least one scope');
+  const unknown = request.scopes.filter((s) => !(RESOURCE_SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) {
+    throw new InputError('scopes', `unknown scope ${unknown.join(', ')}; personal tokens can have ${RESOURCE_SCOPES.join(', ')}`);
+  }
+  if (!PERSONAL_TOKEN_LIFETIMES.includes(request.expiresInDays)) {
+    throw new InputError('expires_in_days', 'expiry must be 7, 30, 90 or 365 days, or none');
+  }
+  const now = clock.now();
+  const token = generateToken('personal');
+  const record = await stores.personalTokens.insert({
+    userId: request.userId,
+    name,
+    tokenHash: hashSecret(token),
+    scope: formatScope(request.scopes),
+    expiresAt: request.expiresInDays === null ? null : now + days(request.expiresInDays),
+  }, now);
+  return { token, record };
+}

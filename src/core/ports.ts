@@ -1,0 +1,370 @@
+/**
+ * What the core needs from the outside world, as small interfaces. Storage implements them
+ * over Kysely (src/storage); tests run one contract suite against every implementation.
+ * Lookups return `undefined` when nothing matches; they never throw for "not found".
+ */
+import type { Instant } from './time.js';
+
+export type UserStatus = 'active' | 'suspended' | 'banned' | 'deleted';
+export const USER_STATUSES: readonly UserStatus[] = ['active', 'suspended', 'banned', 'deleted'];
+
+export interface User {
+  id: number;
+  username: string;
+  status: UserStatus;
+  bio: string;
+  member: boolean;
+  level: number;
+  xp: number;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+export interface NewUser {
+  username: string;
+  passwordHash: string;
+  bio: string;
+  member: boolean;
+  level: number;
+  xp: number;
+}
+
+export interface Avatar {
+  contentType: string;
+  image: Uint8Array;
+  updatedAt: Instant;
+}
+
+export interface UserStore {
+  /** Throws `ConflictError` when the username is taken, in any letter case. */
+  create(user: NewUser, now: Instant): Promise<User>;
+  findById(id: number): Promise<User | undefined>;
+  /** Case-insensitive. */
+  findByUsername(username: string): Promise<User | undefined>;
+  /** The user and the password hash, for sign-in only. */
+  findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined>;
+  setStatus(id: number, status: UserStatus, now: Instant): Promise<User | undefined>;
+  setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;
+  findAvatar(userId: number): Promise<Avatar | undefined>;
+}
+
+export type PostStatus = 'published' | 'draft';
+
+export interface Post {
+  id: number;
+  authorId: number;
+  authorUsername: string;
+  categoryId: number;
+  categoryName: string;
+  title: string;
+  body: string;
+  status: PostStatus;
+  likeCount: number;
+  commentCount: number;
+  viewCount: number;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+export interface NewPost {
+  authorId: number;
+  categoryId: number;
+  title: string;
+  body: string;
+  status: PostStatus;
+  likeCount?: number;
+  commentCount?: number;
+  viewCount?: number;
+}
+
+export interface Comment {
+  id: number;
+  postId: number;
+  authorId: number;
+  authorUsername: string;
+  body: string;
+  createdAt: Instant;
+}
+
+export interface Category {
+  id: number;
+  name: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+export interface PostStore {
+  /** The category with this name (any letter case), created when it is new. */
+  ensureCategory(name: string): Promise<Category>;
+  listCategories(): Promise<Category[]>;
+  create(post: NewPost, now: Instant): Promise<Post>;
+  findById(id: number): Promise<Post | undefined>;
+  /** Published posts of one author, newest first, ties by id (newest id first). */
+  listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<Post>>;
+  /** An author's drafts, for the author only. */
+  listDraftsByAuthor(authorId: number): Promise<Post[]>;
+  listRecentPublished(limit: number): Promise<Post[]>;
+  countView(postId: number): Promise<void>;
+  /** Likes once per user; returns whether this call added the like. */
+  like(postId: number, userId: number, now: Instant): Promise<boolean>;
+  addComment(postId: number, authorId: number, body: string, now: Instant): Promise<Comment>;
+  listComments(postId: number): Promise<Comment[]>;
+}
+
+export type ClientType = 'confidential' | 'public';
+export type ClientStatus = 'active' | 'deactivated';
+export type IdTokenAlg = 'RS256' | 'ES256';
+
+export interface Client {
+  clientId: string;
+  name: string;
+  description: string;
+  homepageUrl: string;
+  ownerId: number | null;
+  type: ClientType;
+  redirectUris: string[];
+  allowedScopes: string[];
+  status: ClientStatus;
+  /** SHA-256 of the secret; `null` for public clients. */
+  secretHash: string | null;
+  idTokenAlg: IdTokenAlg;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status'>;
+
+export interface ClientStore {
+  create(client: NewClient, now: Instant): Promise<Client>;
+  findById(clientId: string): Promise<Client | undefined>;
+  listByOwner(ownerId: number): Promise<Client[]>;
+  /** Replaces the secret hash; the old secret stops working at once. */
+  setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean>;
+  setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
+  setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
+}
+
+/** A user's remembered consent to a client, for the union of scopes approved so far. */
+export interface Consent {
+  userId: number;
+  clientId: string;
+  scope: string;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+export interface ConsentStore {
+  find(userId: number, clientId: string): Promise<Consent | undefined>;
+  /** Records consent to `scope`, replacing what was remembered. */
+  save(userId: number, clientId: string, scope: string, now: Instant): Promise<void>;
+  /** Forgets the consent; returns whether there was one. */
+  remove(userId: number, clientId: string): Promise<boolean>;
+  listForUser(userId: number): Promise<Consent[]>;
+}
+
+/**
+ * A grant is one authorization of a client by a user: the family every code, access token and
+ * refresh token issued from it descends from. Revoking it ends all of them (RFC 9700 4.14.2).
+ */
+export interface Grant {
+  id: number;
+  userId: number;
+  clientId: string;
+  scope: string;
+  nonce: string | null;
+  authTime: Instant;
+  createdAt: Instant;
+  lastUsedAt: Instant;
+  revokedAt: Instant | null;
+  revokedReason: string | null;
+}
+
+export type RevocationReason =
+  | 'code_reuse'
+  | 'refresh_reuse'
+  | 'revoked_by_client'
+  | 'consent_withdrawn'
+  | 'client_deactivated'
+  | 'account_unusable';
+
+export interface GrantStore {
+  create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant }, now: Instant): Promise<Grant>;
+  findById(id: number): Promise<Grant | undefined>;
+  /** Marks one grant revoked, once; returns whether this call revoked it. */
+  revoke(id: number, reason: RevocationReason, now: Instant): Promise<boolean>;
+  /** Revokes every live grant of this user for this client; returns how many. */
+  revokeForUserAndClient(userId: number, clientId: string, reason: RevocationReason, now: Instant): Promise<number>;
+  revokeForClient(clientId: string, reason: RevocationReason, now: Instant): Promise<number>;
+  revokeForUser(userId: number, reason: RevocationReason, now: Instant): Promise<number>;
+  touch(id: number, now: Instant): Promise<void>;
+  /** Per client, the live grants of a user: first authorized and last used. */
+  summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>>;
+}
+
+export interface AuthorizationCode {
+  codeHash: string;
+  grantId: number;
+  clientId: string;
+  userId: number;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string | null;
+  nonce: string | null;
+  authTime: Instant;
+  createdAt: Instant;
+  expiresAt: Instant;
+  usedAt: Instant | null;
+}
+
+export interface CodeStore {
+  insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void>;
+  /**
+   * Marks the code used and returns it, in one conditional write: of any number of racing
+   * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`.
+   */
+  consume(codeHash: string, now: Instant): Promise<AuthorizationCode | undefined>;
+  find(codeHash: string): Promise<AuthorizationCode | undefined>;
+}
+
+export interface IssuedToken {
+  id: number;
+  tokenHash: string;
+  grantId: number;
+  clientId: string;
+  userId: number;
+  scope: string;
+  createdAt: Instant;
+  expiresAt: Instant;
+  revokedAt: Instant | null;
+}
+
+export interface RefreshToken extends IssuedToken {
+  usedAt: Instant | null;
+}
+
+export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt'>;
+
+/** What the resource API needs to decide on a bearer token, found in one lookup. */
+export interface BearerRecord {
+  tokenId: number;
+  userId: number;
+  username: string;
+  userStatus: UserStatus;
+  /** `null` for personal tokens. */
+  clientId: string | null;
+  scope: string;
+  expiresAt: Instant | null;
+  /** Set when the token or anything it descends from (its grant) was revoked. */
+  revokedAt: Instant | null;
+}
+
+export interface TokenStore {
+  insertAccess(token: NewIssuedToken): Promise<IssuedToken>;
+  insertRefresh(token: NewIssuedToken): Promise<RefreshToken>;
+  findAccess(tokenHash: string): Promise<IssuedToken | undefined>;
+  findRefresh(tokenHash: string): Promise<RefreshToken | undefined>;
+  /** The access token with its grant's revocation and its user's status, in one query. */
+  findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined>;
+  /**
+   * Marks a live refresh token used and returns it, in one conditional write: of racing
+   * callers exactly one rotates it (RFC 9700 4.14.2). Others get `undefined`.
+   */
+  consumeRefresh(tokenHash: string, now: Instant): Promise<RefreshToken | undefined>;
+  revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;
+  /** Marks every token of the grant revoked (the grant itself is revoked by `GrantStore`). */
+  revokeByGrant(grantId: number, now: Instant): Promise<number>;
+}
+
+export interface PersonalToken {
+  id: number;
+  userId: number;
+  name: string;
+  scope: string;
+  createdAt: Instant;
+  expiresAt: Instant | null;
+  lastUsedAt: Instant | null;
+  revokedAt: Instant | null;
+}
+
+export interface PersonalTokenStore {
+  insert(token: { userId: number; name: string; tokenHash: string; scope: string; expiresAt: Instant | null }, now: Instant): Promise<PersonalToken>;
+  listForUser(userId: number): Promise<PersonalToken[]>;
+  findBearer(tokenHash: string): Promise<BearerRecord | undefined>;
+  /** Revokes the user's own token; returns whether this call revoked it. */
+  revoke(id: number, userId: number, now: Instant): Promise<boolean>;
+  touch(id: number, now: Instant): Promise<void>;
+}
+
+export interface SigningKey {
+  kid: string;
+  alg: IdTokenAlg;
+  publicJwk: string;
+  privateJwk: string;
+  createdAt: Instant;
+  retiredAt: Instant | null;
+}
+
+export interface KeyStore {
+  insert(key: Omit<SigningKey, 'retiredAt'>): Promise<void>;
+  /** Every key not retired before `retiredAfter`: the current ones and those still verifiable. */
+  listUsable(retiredAfter: Instant): Promise<SigningKey[]>;
+  /** Retires the current keys of `alg`, so a newer one takes over. */
+  retire(alg: IdTokenAlg, now: Instant): Promise<number>;
+}
+
+export interface Session {
+  idHash: string;
+  userId: number;
+  authTime: Instant;
+  createdAt: Instant;
+  lastSeenAt: Instant;
+  expiresAt: Instant;
+}
+
+export interface SessionStore {
+  create(session: Omit<Session, 'lastSeenAt' | 'createdAt'>, now: Instant): Promise<Session>;
+  /** A live session (not ended, not expired) and its user. */
+  findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined>;
+  end(idHash: string, now: Instant): Promise<void>;
+  endForUser(userId: number, now: Instant): Promise<number>;
+}
+
+/** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
+export interface Housekeeping {
+  /** `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime). */
+  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number }): Promise<Record<string, number>>;
+}
+
+/** Every store, over one connection or one transaction. */
+export interface Stores {
+  users: UserStore;
+  posts: PostStore;
+  clients: ClientStore;
+  consents: ConsentStore;
+  grants: GrantStore;
+  codes: CodeStore;
+  tokens: TokenStore;
+  personalTokens: PersonalTokenStore;
+  keys: KeyStore;
+  sessions: SessionStore;
+  housekeeping: Housekeeping;
+  /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
+  transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
+}
+
+/** A fixed-window counter (rate limits and sign-in throttling), in memory or shared in Redis. */
+export interface RateLimiter {
+  /** Counts one hit on `key` and says whether it is within `limit` for the window. */
+  hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision>;
+}
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** When the window ends, epoch seconds. */
+  resetAt: number;
+}

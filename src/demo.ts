@@ -1,0 +1,61 @@
+/**
+ * The demo: a user with published posts in two categories and a draft, a confidential client
+ * (used by the demo app at /demo-app) and a public one, so `npm start` is ready to click through.
+ */
+import { createAccount } from './core/accounts.js';
+import { registerClient } from './core/clients.js';
+import type { Stores } from './core/ports.js';
+import { writePost } from './core/posts.js';
+import type { Clock } from './core/time.js';
+
+export const DEMO_USERNAME = 'demo';
+/** A demo password for a demo database on the operator's own machine; documented in README. */
+export const DEMO_PASSWORD = 'demo-password';
+
+export interface DemoCredentials {
+  username: string;
+  password: string;
+  confidentialClient: { clientId: string; clientSecret: string; redirectUri: string };
+  publicClient: { clientId: string; redirectUri: string };
+}
+
+const POSTS = [
+  { category: 'Announcements', title: 'Welcome to the community', body: 'This is the **first** post on our site. Say hello in the comments!', likes: 12, comments: 3, views: 240 },
+  { category: 'Announcements', title: 'Apps can now sign you in', body: 'Third-party apps can now use <em>Sign in with Community</em> and read your public profile and posts, only with your consent.', likes: 8, comments: 1, views: 130 },
+  { category: 'Photography', title: 'Morning light over the harbour', body: 'Shot at 6:40 with a 35mm lens. The fog lifted just as the ferries started running, and the light turned gold for about four minutes before the clouds rolled back in.', likes: 27, comments: 5, views: 410 },
+  { category: 'Photography', title: 'Film or digital?', body: 'I keep going back and forth. Film slows me down, digital lets me experiment. What do you use?', likes: 4, comments: 9, views: 98 },
+];
+
+/** Seeds the demo unless the demo user already exists; returns what was created. */
+export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): Promise<DemoCredentials | undefined> {
+  if (await stores.users.findByUsername(DEMO_USERNAME)) return undefined;
+  const user = await createAccount(stores, clock, {
+    username: DEMO_USERNAME, password: DEMO_PASSWORD, bio: 'I try every feature first.', member: true, level: 7, xp: 1830,
+  });
+  for (const post of POSTS) {
+    await writePost(stores, clock, {
+      authorId: user.id, title: post.title, body: post.body, category: post.category, status: 'published',
+      likeCount: post.likes, commentCount: post.comments, viewCount: post.views,
+    });
+  }
+  await writePost(stores, clock, {
+    authorId: user.id, title: 'Half-written thoughts on lenses', body: 'Draft: not ready to share yet.',
+    category: 'Photography', status: 'draft',
+  });
+  const demoAppRedirect = `${baseUrl}/demo-app/callback`;
+  const confidential = await registerClient(stores, clock, {
+    name: 'Demo App', type: 'confidential', redirectUris: [demoAppRedirect], ownerId: user.id,
+    homepageUrl: `${baseUrl}/demo-app`, description: 'The example app that ships with the service.',
+  });
+  const publicRedirect = 'http://127.0.0.1/callback';
+  const publicClient = await registerClient(stores, clock, {
+    name: 'Demo CLI', type: 'public', redirectUris: [publicRedirect, demoAppRedirect], ownerId: user.id,
+    description: 'An example public client (a command-line or mobile app) that uses PKCE without a secret.',
+  });
+  return {
+    username: DEMO_USERNAME,
+    password: DEMO_PASSWORD,
+    confidentialClient: { clientId: confidential.client.clientId, clientSecret: confidential.secret!, redirectUri: demoAppRedirect },
+    publicClient: { clientId: publicClient.client.clientId, redirectUri: publicRedirect },
+  };
+}

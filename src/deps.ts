@@ -1,0 +1,47 @@
+/**
+ * The one place that knows the concrete classes: database, stores, limiter, clock, metrics.
+ * Everything else receives `Deps` (or the part of it that it needs).
+ */
+import type { Settings } from './config/settings.js';
+import type { RateLimiter, Stores } from './core/ports.js';
+import { type Clock, systemClock } from './core/time.js';
+import { type Metrics, createMetrics } from './observability/metrics.js';
+import { MemoryRateLimiter } from './ratelimit/memory.js';
+import { type DatabaseHandle, openDatabase } from './storage/database.js';
+import { migrateToLatest } from './storage/migrate.js';
+import { createStores } from './storage/stores.js';
+
+export interface Deps {
+  readonly settings: Settings;
+  readonly database: DatabaseHandle;
+  readonly stores: Stores;
+  readonly clock: Clock;
+  readonly limiter: RateLimiter;
+  readonly metrics: Metrics;
+  /** Releases every connection; the process can then exit. */
+  close(): Promise<void>;
+}
+
+export interface DepsOverrides {
+  clock?: Clock;
+  limiter?: RateLimiter;
+}
+
+export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
+  const database = openDatabase(settings.database);
+  return {
+    settings,
+    database,
+    stores: createStores(database.db),
+    clock: overrides.clock ?? systemClock,
+    limiter: overrides.limiter ?? new MemoryRateLimiter(),
+    metrics: createMetrics(),
+    close: () => database.close(),
+  };
+}
+
+/** Brings the schema up to date; says whether the database was new (nothing applied before). */
+export async function prepareDatabase(deps: Deps): Promise<{ isNew: boolean }> {
+  const { applied } = await migrateToLatest(deps.database.db);
+  return { isNew: applied.includes('2026-11-22-0001-initial') };
+}

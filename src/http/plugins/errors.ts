@@ -1,0 +1,72 @@
+/**
+ * The one error handler: an `OAuthError` becomes its RFC-shaped JSON (or an HTML page on a
+ * page route); a malformed request becomes `invalid_request`; a database that cannot be reached
+ * becomes 503 `temporarily_unavailable`; anything else is logged and answered as a generic
+ * `server_error`, never with its message or stack.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError } from '../../core/errors.js';
+import { errorPage } from '../views/layout.js';
+import { pageContext } from './session.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Errors on this route are shown as an HTML page rather than JSON. */
+    html?: boolean;
+  }
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', 'SQLITE_BUSY']);
+
+/** Whether the error means the database (or another backend) cannot be reached right now. */
+function isUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/.test(message);
+}
+
+/** Turns any thrown value into the `OAuthError` the client may see. */
+export function toClientError(error: unknown, request: FastifyRequest): OAuthError {
+  if (error instanceof OAuthError) return error;
+  const fastifyError = error as Partial<FastifyError>;
+  if (fastifyError.validation) {
+    return new OAuthError('invalid_request', `Invalid request: ${fastifyError.message ?? 'malformed parameters'}`);
+  }
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const description = fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'The request body is too large.'
+      : fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Unsupported content type.'
+      : 'The request could not be understood.';
+    return new OAuthError('invalid_request', description, { status });
+  }
+  if (isUnavailable(error)) {
+    request.log.error({ err: error }, 'backend unavailable');
+    return new OAuthError('temporarily_unavailable', 'The service is briefly unavailable; try again shortly.', {
+      headers: { 'retry-after': '5' },
+    });
+  }
+  request.log.error({ err: error }, 'unexpected error');
+  return new OAuthError('server_error', 'The server could not complete the request.');
+}
+
+export async function sendError(error: OAuthError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  reply.code(error.status).headers(error.headers).header('cache-control', 'no-store');
+  if (request.routeOptions.config?.html) {
+    const heading = error.status >= 500 ? 'Something went wrong' : 'That did not work';
+    return reply.type('text/html; charset=utf-8').send(errorPage(await pageContext(request, reply), heading, error.description).value);
+  }
+  return reply.send({ error: error.code, error_description: error.description });
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler(async (error, request, reply) => sendError(toClientError(error, request), request, reply));
+  app.setNotFoundHandler(async (request, reply) => {
+    const error = new OAuthError('not_found', 'No such page or endpoint.');
+    reply.code(404).header('cache-control', 'no-store');
+    const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
+    if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
+    return reply.type('text/html; charset=utf-8')
+      .send(errorPage(await pageContext(request, reply), 'Page not found', 'There is nothing at this address.').value);
+  });
+}

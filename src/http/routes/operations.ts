@@ -1,0 +1,25 @@
+/** Liveness, readiness and metrics for operators (INTERFACE section 1). */
+import type { FastifyInstance } from 'fastify';
+
+export async function operationsRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
+
+  app.get('/readyz', async (request, reply) => {
+    const checks: Record<string, string> = {};
+    try {
+      await app.deps.database.ping();
+      checks.database = 'ok';
+    } catch (error) {
+      request.log.warn({ err: error }, 'readiness: database unreachable');
+      checks.database = 'unreachable';
+    }
+    const ready = checks.database === 'ok';
+    return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
+      .send({ status: ready ? 'ready' : 'unavailable', checks });
+  });
+
+  app.get('/metrics', async (_request, reply) => {
+    const { registry } = app.deps.metrics;
+    return reply.type(registry.contentType).header('cache-control', 'no-store').send(await registry.metrics());
+  });
+}

@@ -1,0 +1,70 @@
+/** GET/POST /login and POST /logout (INTERFACE sections 1 and 10). */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { signIn } from '../../core/sign-in.js';
+import { endSession, pageContext, startSession, verifyCsrf } from '../plugins/session.js';
+import { signInPage } from '../views/sign-in.js';
+
+/** Only a path on this site may be returned to, never another origin (no open redirect). */
+export function safeReturnTo(value: unknown): string {
+  if (typeof value !== 'string' || value.length > 4000) return '/';
+  if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\x00-\x1f]/.test(value)) return '/';
+  return value;
+}
+
+const FAILURE_MESSAGES = {
+  invalid_credentials: 'That username and password do not match an account that can sign in.',
+  account_unusable: 'That username and password do not match an account that can sign in.',
+  throttled: 'Too many sign-in attempts. Wait a few minutes and try again.',
+} as const;
+
+interface SignInBody {
+  username?: string;
+  password?: string;
+  return_to?: string;
+  _csrf?: string;
+}
+
+const signInBody = {
+  type: 'object',
+  properties: {
+    username: { type: 'string', maxLength: 256 },
+    password: { type: 'string', maxLength: 1024 },
+    return_to: { type: 'string', maxLength: 4000 },
+    _csrf: { type: 'string', maxLength: 200 },
+  },
+} as const;
+
+export async function signInRoutes(app: FastifyInstance): Promise<void> {
+  const page = { config: { html: true } };
+
+  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string } }>, reply) => {
+    const context = await pageContext(request, reply);
+    const returnTo = safeReturnTo(request.query.return_to);
+    const hint = typeof request.query.login_hint === 'string' ? request.query.login_hint.slice(0, 64) : '';
+    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
+      .send(signInPage(context, { username: hint, returnTo }).value);
+  });
+
+  app.post('/login', { ...page, schema: { body: signInBody } }, async (request: FastifyRequest<{ Body: SignInBody }>, reply) => {
+    verifyCsrf(request);
+    const { deps } = app;
+    const username = request.body.username ?? '';
+    const returnTo = safeReturnTo(request.body.return_to);
+    const outcome = await signIn(deps, { username, password: request.body.password ?? '', address: request.ip });
+    if (!outcome.ok) {
+      deps.metrics.signInFailures.inc({ reason: outcome.reason });
+      const context = await pageContext(request, reply);
+      return reply.code(outcome.reason === 'throttled' ? 429 : 401).type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .send(signInPage(context, { username, returnTo, error: FAILURE_MESSAGES[outcome.reason] }).value);
+    }
+    await startSession(request, reply, outcome.user);
+    return reply.redirect(returnTo, 303);
+  });
+
+  app.post('/logout', page, async (request, reply) => {
+    verifyCsrf(request);
+    await endSession(request, reply);
+    return reply.redirect('/', 303);
+  });
+}

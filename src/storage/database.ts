@@ -1,0 +1,61 @@
+/** Opens the database named by the settings: embedded SQLite or pooled PostgreSQL. */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DatabaseTarget } from '../config/settings.js';
+import type { Database } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  readonly db: Kysely<Database>;
+  readonly dialect: Dialect;
+  /** Answers when the database takes a trivial query. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+
+/** Instants are `bigint` columns; epoch milliseconds fit a JS number exactly. */
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
+  if (target.kind === 'sqlite') {
+    if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
+    const sqlite = new SQLite(target.path);
+    if (target.path !== ':memory:') sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('synchronous = NORMAL');
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    return {
+      db,
+      dialect: 'sqlite',
+      ping: async () => { await sql`select 1`.execute(db); },
+      close: () => db.destroy(),
+    };
+  }
+  const pool = new pg.Pool({
+    connectionString: target.url,
+    max: options.poolSize ?? 10,
+    // A request never waits long for a connection: a PostgreSQL outage becomes a prompt 503.
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    types: pgTypes,
+  });
+  // An idle client losing its connection (a restarted server) must not crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    ping: async () => { await sql`select 1`.execute(db); },
+    close: () => db.destroy(),
+  };
+}

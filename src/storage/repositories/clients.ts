@@ -1,0 +1,75 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Client, ClientStatus, ClientStore, ClientType, IdTokenAlg, NewClient } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { ClientsTable, Database } from '../schema.js';
+
+function toClient(row: Selectable<ClientsTable>): Client {
+  return {
+    clientId: row.client_id,
+    name: row.name,
+    description: row.description,
+    homepageUrl: row.homepage_url,
+    ownerId: row.owner_id,
+    type: row.type as ClientType,
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    allowedScopes: row.allowed_scopes === '' ? [] : row.allowed_scopes.split(' '),
+    status: row.status as ClientStatus,
+    secretHash: row.secret_hash,
+    idTokenAlg: row.id_token_alg as IdTokenAlg,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export class KyselyClientStore implements ClientStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(client: NewClient, now: Instant): Promise<Client> {
+    const row = await this.db.insertInto('clients').values({
+      client_id: client.clientId,
+      name: client.name,
+      description: client.description,
+      homepage_url: client.homepageUrl,
+      owner_id: client.ownerId,
+      type: client.type,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      allowed_scopes: client.allowedScopes.join(' '),
+      status: 'active',
+      secret_hash: client.secretHash,
+      id_token_alg: client.idTokenAlg,
+      created_at: now,
+      updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+    return toClient(row);
+  }
+
+  async findById(clientId: string): Promise<Client | undefined> {
+    const row = await this.db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    return row && toClient(row);
+  }
+
+  async listByOwner(ownerId: number): Promise<Client[]> {
+    const rows = await this.db.selectFrom('clients').selectAll().where('owner_id', '=', ownerId)
+      .orderBy('created_at').orderBy('client_id').execute();
+    return rows.map(toClient);
+  }
+
+  async setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients').set({ secret_hash: secretHash, updated_at: now })
+      .where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now })
+      .where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined> {
+    const row = await this.db.updateTable('clients').set({ status, updated_at: now })
+      .where('client_id', '=', clientId).returningAll().executeTakeFirst();
+    return row && toClient(row);
+  }
+}

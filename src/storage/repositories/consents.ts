@@ -1,0 +1,37 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Consent, ConsentStore } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { ConsentsTable, Database } from '../schema.js';
+
+function toConsent(row: Selectable<ConsentsTable>): Consent {
+  return { userId: row.user_id, clientId: row.client_id, scope: row.scope, createdAt: row.created_at, updatedAt: row.updated_at };
+}
+
+export class KyselyConsentStore implements ConsentStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async find(userId: number, clientId: string): Promise<Consent | undefined> {
+    const row = await this.db.selectFrom('consents').selectAll()
+      .where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
+    return row && toConsent(row);
+  }
+
+  async save(userId: number, clientId: string, scope: string, now: Instant): Promise<void> {
+    await this.db.insertInto('consents')
+      .values({ user_id: userId, client_id: clientId, scope, created_at: now, updated_at: now })
+      .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ scope, updated_at: now }))
+      .execute();
+  }
+
+  async remove(userId: number, clientId: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('consents')
+      .where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async listForUser(userId: number): Promise<Consent[]> {
+    const rows = await this.db.selectFrom('consents').selectAll().where('user_id', '=', userId)
+      .orderBy('created_at').execute();
+    return rows.map(toConsent);
+  }
+}

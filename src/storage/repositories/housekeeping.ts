@@ -1,0 +1,69 @@
+import type { Kysely } from 'kysely';
+import type { Housekeeping } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { Database } from '../schema.js';
+
+/**
+ * Deletes rows no rule needs any more, a batch at a time so no statement holds the hot tables
+ * for long. Used codes and rotated refresh tokens stay until they expire (plus the audit window),
+ * because a replay of either must still be recognised as reuse (RFC 9700 4.14.2).
+ */
+export class KyselyHousekeeping implements Housekeeping {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number }): Promise<Record<string, number>> {
+    const before = now - options.auditWindowMs;
+    const batch = options.batchSize;
+    const deleted: Record<string, number> = {};
+
+    const drain = async (name: string, deleteBatch: () => Promise<number>) => {
+      let total = 0;
+      for (;;) {
+        const n = await deleteBatch();
+        total += n;
+        if (n < batch) break;
+      }
+      deleted[name] = total;
+    };
+
+    await drain('authorization_codes', async () => {
+      const r = await this.db.deleteFrom('authorization_codes').where('code_hash', 'in', (eb) =>
+        eb.selectFrom('authorization_codes').select('code_hash').where('expires_at', '<', before).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    for (const table of ['access_tokens', 'refresh_tokens'] as const) {
+      await drain(table, async () => {
+        const r = await this.db.deleteFrom(table).where('id', 'in', (eb) =>
+          eb.selectFrom(table).select('id')
+            .where((w) => w.or([w('expires_at', '<', before), w('revoked_at', '<', before)])).limit(batch),
+        ).executeTakeFirst();
+        return Number(r.numDeletedRows);
+      });
+    }
+    await drain('personal_tokens', async () => {
+      const r = await this.db.deleteFrom('personal_tokens').where('id', 'in', (eb) =>
+        eb.selectFrom('personal_tokens').select('id')
+          .where((w) => w.or([w('expires_at', '<', before), w('revoked_at', '<', before)])).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    // A grant goes once it is revoked, or idle for longer than any token of it can live.
+    const idleBefore = before - options.grantLifetimeMs;
+    await drain('grants', async () => {
+      const r = await this.db.deleteFrom('grants').where('id', 'in', (eb) =>
+        eb.selectFrom('grants').select('id')
+          .where((w) => w.or([w('revoked_at', '<', before), w('last_used_at', '<', idleBefore)])).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    await drain('sessions', async () => {
+      const r = await this.db.deleteFrom('sessions').where('id_hash', 'in', (eb) =>
+        eb.selectFrom('sessions').select('id_hash')
+          .where((w) => w.or([w('expires_at', '<', before), w('ended_at', '<', before)])).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    return deleted;
+  }
+}

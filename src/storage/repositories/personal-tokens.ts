@@ -1,0 +1,67 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { BearerRecord, PersonalToken, PersonalTokenStore, UserStatus } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { Database, PersonalTokensTable } from '../schema.js';
+
+function toPersonalToken(row: Omit<Selectable<PersonalTokensTable>, 'token_hash'>): PersonalToken {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    name: row.name,
+    scope: row.scope,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+const COLUMNS = ['id', 'user_id', 'name', 'scope', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'] as const;
+
+export class KyselyPersonalTokenStore implements PersonalTokenStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(token: { userId: number; name: string; tokenHash: string; scope: string; expiresAt: Instant | null }, now: Instant): Promise<PersonalToken> {
+    const row = await this.db.insertInto('personal_tokens').values({
+      user_id: token.userId,
+      name: token.name,
+      token_hash: token.tokenHash,
+      scope: token.scope,
+      created_at: now,
+      expires_at: token.expiresAt,
+    }).returning(COLUMNS).executeTakeFirstOrThrow();
+    return toPersonalToken(row);
+  }
+
+  async listForUser(userId: number): Promise<PersonalToken[]> {
+    const rows = await this.db.selectFrom('personal_tokens').select(COLUMNS).where('user_id', '=', userId)
+      .orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map(toPersonalToken);
+  }
+
+  async findBearer(tokenHash: string): Promise<BearerRecord | undefined> {
+    const row = await this.db.selectFrom('personal_tokens as t').innerJoin('users as u', 'u.id', 't.user_id')
+      .select(['t.id', 't.user_id', 'u.username', 'u.status', 't.scope', 't.expires_at', 't.revoked_at'])
+      .where('t.token_hash', '=', tokenHash).executeTakeFirst();
+    return row && {
+      tokenId: row.id,
+      userId: row.user_id,
+      username: row.username,
+      userStatus: row.status as UserStatus,
+      clientId: null,
+      scope: row.scope,
+      expiresAt: row.expires_at,
+      revokedAt: row.revoked_at,
+    };
+  }
+
+  async revoke(id: number, userId: number, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('personal_tokens').set({ revoked_at: now })
+      .where('id', '=', id).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async touch(id: number, now: Instant): Promise<void> {
+    await this.db.updateTable('personal_tokens').set({ last_used_at: now }).where('id', '=', id).execute();
+  }
+}

@@ -1,0 +1,140 @@
+import { type Kysely, sql } from 'kysely';
+import type { Category, Comment, NewPost, Page, Post, PostStatus, PostStore } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { Database } from '../schema.js';
+import { isUniqueViolation } from './errors.js';
+
+export class KyselyPostStore implements PostStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  private selectPosts() {
+    return this.db.selectFrom('posts')
+      .innerJoin('categories', 'categories.id', 'posts.category_id')
+      .innerJoin('users', 'users.id', 'posts.author_id')
+      .select([
+        'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
+        'posts.title', 'posts.body', 'posts.status', 'posts.like_count', 'posts.comment_count',
+        'posts.view_count', 'posts.created_at', 'posts.updated_at',
+      ]);
+  }
+
+  async ensureCategory(name: string): Promise<Category> {
+    const key = name.trim().toLowerCase();
+    const existing = await this.db.selectFrom('categories').select(['id', 'name']).where('name_key', '=', key).executeTakeFirst();
+    if (existing) return existing;
+    try {
+      return await this.db.insertInto('categories').values({ name: name.trim(), name_key: key })
+        .returning(['id', 'name']).executeTakeFirstOrThrow();
+    } catch (error) {
+      // Another writer created it between our read and write: theirs is the one.
+      if (!isUniqueViolation(error)) throw error;
+      return this.db.selectFrom('categories').select(['id', 'name']).where('name_key', '=', key).executeTakeFirstOrThrow();
+    }
+  }
+
+  listCategories(): Promise<Category[]> {
+    return this.db.selectFrom('categories').select(['id', 'name']).orderBy('name').execute();
+  }
+
+  async create(post: NewPost, now: Instant): Promise<Post> {
+    const { id } = await this.db.insertInto('posts').values({
+      author_id: post.authorId,
+      category_id: post.categoryId,
+      title: post.title,
+      body: post.body,
+      status: post.status,
+      like_count: post.likeCount ?? 0,
+      comment_count: post.commentCount ?? 0,
+      view_count: post.viewCount ?? 0,
+      created_at: now,
+      updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    return (await this.findById(id))!;
+  }
+
+  async findById(id: number): Promise<Post | undefined> {
+    const row = await this.selectPosts().where('posts.id', '=', id).executeTakeFirst();
+    return row && toPost(row);
+  }
+
+  async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<Post>> {
+    const [rows, count] = await Promise.all([
+      this.selectPosts()
+        .where('posts.author_id', '=', authorId).where('posts.status', '=', 'published')
+        .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc')
+        .limit(limit).offset(offset).execute(),
+      this.db.selectFrom('posts').select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('author_id', '=', authorId).where('status', '=', 'published').executeTakeFirstOrThrow(),
+    ]);
+    return { items: rows.map(toPost), total: Number(count.n) };
+  }
+
+  async listDraftsByAuthor(authorId: number): Promise<Post[]> {
+    const rows = await this.selectPosts()
+      .where('posts.author_id', '=', authorId).where('posts.status', '=', 'draft')
+      .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').execute();
+    return rows.map(toPost);
+  }
+
+  async listRecentPublished(limit: number): Promise<Post[]> {
+    const rows = await this.selectPosts().where('posts.status', '=', 'published')
+      .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(limit).execute();
+    return rows.map(toPost);
+  }
+
+  async countView(postId: number): Promise<void> {
+    await this.db.updateTable('posts').set({ view_count: sql`view_count + 1` }).where('id', '=', postId).execute();
+  }
+
+  like(postId: number, userId: number, now: Instant): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const inserted = await trx.insertInto('post_likes').values({ post_id: postId, user_id: userId, created_at: now })
+        .onConflict((oc) => oc.columns(['post_id', 'user_id']).doNothing()).executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      await trx.updateTable('posts').set({ like_count: sql`like_count + 1` }).where('id', '=', postId).execute();
+      return true;
+    });
+  }
+
+  addComment(postId: number, authorId: number, body: string, now: Instant): Promise<Comment> {
+    return this.db.transaction().execute(async (trx) => {
+      const { id } = await trx.insertInto('comments')
+        .values({ post_id: postId, author_id: authorId, body, created_at: now })
+        .returning('id').executeTakeFirstOrThrow();
+      await trx.updateTable('posts').set({ comment_count: sql`comment_count + 1` }).where('id', '=', postId).execute();
+      const author = await trx.selectFrom('users').select('username').where('id', '=', authorId).executeTakeFirstOrThrow();
+      return { id, postId, authorId, authorUsername: author.username, body, createdAt: now };
+    });
+  }
+
+  async listComments(postId: number): Promise<Comment[]> {
+    const rows = await this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
+      .select(['comments.id', 'comments.post_id', 'comments.author_id', 'users.username', 'comments.body', 'comments.created_at'])
+      .where('comments.post_id', '=', postId).orderBy('comments.created_at').orderBy('comments.id').execute();
+    return rows.map((r) => ({
+      id: r.id, postId: r.post_id, authorId: r.author_id, authorUsername: r.username, body: r.body, createdAt: r.created_at,
+    }));
+  }
+}
+
+function toPost(row: {
+  id: number; author_id: number; username: string; category_id: number; category_name: string; title: string;
+  body: string; status: string; like_count: number; comment_count: number; view_count: number;
+  created_at: number; updated_at: number;
+}): Post {
+  return {
+    id: row.id,
+    authorId: row.author_id,
+    authorUsername: row.username,
+    categoryId: row.category_id,
+    categoryName: row.category_name,
+    title: row.title,
+    body: row.body,
+    status: row.status as PostStatus,
+    likeCount: row.like_count,
+    commentCount: row.comment_count,
+    viewCount: row.view_count,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

@@ -1,0 +1,53 @@
+import type { Kysely } from 'kysely';
+import type { Session, SessionStore, User } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { Database } from '../schema.js';
+import { toUser } from './users.js';
+
+export class KyselySessionStore implements SessionStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(session: Omit<Session, 'lastSeenAt' | 'createdAt'>, now: Instant): Promise<Session> {
+    await this.db.insertInto('sessions').values({
+      id_hash: session.idHash,
+      user_id: session.userId,
+      auth_time: session.authTime,
+      created_at: now,
+      last_seen_at: now,
+      expires_at: session.expiresAt,
+    }).execute();
+    return { ...session, createdAt: now, lastSeenAt: now };
+  }
+
+  async findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined> {
+    const row = await this.db.selectFrom('sessions as s').innerJoin('users as u', 'u.id', 's.user_id')
+      .select([
+        's.id_hash', 's.user_id', 's.auth_time', 's.created_at as session_created_at', 's.last_seen_at', 's.expires_at',
+        'u.id', 'u.username', 'u.status', 'u.bio', 'u.member', 'u.level', 'u.xp', 'u.created_at', 'u.updated_at',
+      ])
+      .where('s.id_hash', '=', idHash).where('s.ended_at', 'is', null).where('s.expires_at', '>', now)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      session: {
+        idHash: row.id_hash,
+        userId: row.user_id,
+        authTime: row.auth_time,
+        createdAt: row.session_created_at,
+        lastSeenAt: row.last_seen_at,
+        expiresAt: row.expires_at,
+      },
+      user: toUser(row),
+    };
+  }
+
+  async end(idHash: string, now: Instant): Promise<void> {
+    await this.db.updateTable('sessions').set({ ended_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null).execute();
+  }
+
+  async endForUser(userId: number, now: Instant): Promise<number> {
+    const result = await this.db.updateTable('sessions').set({ ended_at: now })
+      .where('user_id', '=', userId).where('ended_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+}

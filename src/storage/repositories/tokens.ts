@@ -1,0 +1,107 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { BearerRecord, IssuedToken, NewIssuedToken, RefreshToken, TokenStore, UserStatus } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
+
+function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
+  return {
+    id: row.id,
+    tokenHash: row.token_hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scope: row.scope,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toRefresh(row: Selectable<RefreshTokensTable>): RefreshToken {
+  return { ...toIssued(row), usedAt: row.used_at };
+}
+
+function values(token: NewIssuedToken) {
+  return {
+    token_hash: token.tokenHash,
+    grant_id: token.grantId,
+    client_id: token.clientId,
+    user_id: token.userId,
+    scope: token.scope,
+    created_at: token.createdAt,
+    expires_at: token.expiresAt,
+  };
+}
+
+export class KyselyTokenStore implements TokenStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insertAccess(token: NewIssuedToken): Promise<IssuedToken> {
+    const row = await this.db.insertInto('access_tokens').values(values(token)).returningAll().executeTakeFirstOrThrow();
+    return toIssued(row);
+  }
+
+  async insertRefresh(token: NewIssuedToken): Promise<RefreshToken> {
+    const row = await this.db.insertInto('refresh_tokens').values(values(token)).returningAll().executeTakeFirstOrThrow();
+    return toRefresh(row);
+  }
+
+  async findAccess(tokenHash: string): Promise<IssuedToken | undefined> {
+    const row = await this.db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    return row && toIssued(row);
+  }
+
+  async findRefresh(tokenHash: string): Promise<RefreshToken | undefined> {
+    const row = await this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    return row && toRefresh(row);
+  }
+
+  async findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined> {
+    const row = await this.db.selectFrom('access_tokens as t')
+      .innerJoin('grants as g', 'g.id', 't.grant_id')
+      .innerJoin('users as u', 'u.id', 't.user_id')
+      .innerJoin('clients as c', 'c.client_id', 't.client_id')
+      .select([
+        't.id', 't.user_id', 'u.username', 'u.status', 't.client_id', 't.scope', 't.expires_at',
+        't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
+      ])
+      .where('t.token_hash', '=', tokenHash).executeTakeFirst();
+    if (!row) return undefined;
+    // A deactivated client ends its tokens at once (INTERFACE section 2), like a revoked grant.
+    const revokedAt = row.revoked_at ?? row.grant_revoked_at ?? (row.client_status === 'active' ? null : row.expires_at);
+    return {
+      tokenId: row.id,
+      userId: row.user_id,
+      username: row.username,
+      userStatus: row.status as UserStatus,
+      clientId: row.client_id,
+      scope: row.scope,
+      expiresAt: row.expires_at,
+      revokedAt,
+    };
+  }
+
+  async consumeRefresh(tokenHash: string, now: Instant): Promise<RefreshToken | undefined> {
+    // One conditional write: of racing rotations only the first changes the row (RFC 9700 4.14.2).
+    const row = await this.db.updateTable('refresh_tokens').set({ used_at: now })
+      .where('token_hash', '=', tokenHash).where('used_at', 'is', null).where('revoked_at', 'is', null)
+      .returningAll().executeTakeFirst();
+    return row && toRefresh(row);
+  }
+
+  async revokeAccess(tokenHash: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('access_tokens').set({ revoked_at: now })
+      .where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async revokeByGrant(grantId: number, now: Instant): Promise<number> {
+    const [access, refresh] = await Promise.all([
+      this.db.updateTable('access_tokens').set({ revoked_at: now })
+        .where('grant_id', '=', grantId).where('revoked_at', 'is', null).executeTakeFirst(),
+      this.db.updateTable('refresh_tokens').set({ revoked_at: now })
+        .where('grant_id', '=', grantId).where('revoked_at', 'is', null).executeTakeFirst(),
+    ]);
+    return Number(access.numUpdatedRows) + Number(refresh.numUpdatedRows);
+  }
+}

@@ -1,0 +1,83 @@
+import type { Kysely, Selectable } from 'kysely';
+import { ConflictError } from '../../core/errors.js';
+import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../core/ports.js';
+import type { Instant } from '../../core/time.js';
+import type { Database, UsersTable } from '../schema.js';
+import { isUniqueViolation } from './errors.js';
+
+const USER_COLUMNS = ['id', 'username', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at'] as const;
+
+export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>): User {
+  return {
+    id: row.id,
+    username: row.username,
+    status: row.status as UserStatus,
+    bio: row.bio,
+    member: Boolean(row.member),
+    level: row.level,
+    xp: row.xp,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export class KyselyUserStore implements UserStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async create(user: NewUser, now: Instant): Promise<User> {
+    try {
+      const row = await this.db.insertInto('users').values({
+        username: user.username,
+        username_key: user.username.toLowerCase(),
+        password_hash: user.passwordHash,
+        status: 'active',
+        bio: user.bio,
+        member: user.member ? 1 : 0,
+        level: user.level,
+        xp: user.xp,
+        created_at: now,
+        updated_at: now,
+      }).returning(USER_COLUMNS).executeTakeFirstOrThrow();
+      return toUser(row);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError(`username "${user.username}" is taken`);
+      throw error;
+    }
+  }
+
+  async findById(id: number): Promise<User | undefined> {
+    const row = await this.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async findByUsername(username: string): Promise<User | undefined> {
+    const row = await this.db.selectFrom('users').select(USER_COLUMNS)
+      .where('username_key', '=', username.toLowerCase()).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined> {
+    const row = await this.db.selectFrom('users').select([...USER_COLUMNS, 'password_hash'])
+      .where('username_key', '=', username.toLowerCase()).executeTakeFirst();
+    return row && { user: toUser(row), passwordHash: row.password_hash };
+  }
+
+  async setStatus(id: number, status: UserStatus, now: Instant): Promise<User | undefined> {
+    const row = await this.db.updateTable('users').set({ status, updated_at: now })
+      .where('id', '=', id).returning(USER_COLUMNS).executeTakeFirst();
+    return row && toUser(row);
+  }
+
+  async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void> {
+    await this.db.insertInto('avatars')
+      .values({ user_id: userId, content_type: contentType, image, updated_at: now })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ content_type: contentType, image, updated_at: now }))
+      .execute();
+  }
+
+  async findAvatar(userId: number): Promise<Avatar | undefined> {
+    const row = await this.db.selectFrom('avatars').select(['content_type', 'image', 'updated_at'])
+      .where('user_id', '=', userId).executeTakeFirst();
+    return row && { contentType: row.content_type, image: new Uint8Array(row.image), updatedAt: row.updated_at };
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * One interface per table (Kysely's `Database`). Instants are epoch milliseconds (UTC) in
+ * `bigint`/`integer` columns; booleans are written as 0/1 and read through `Boolean()`, since
+ * SQLite has no boolean type and PostgreSQL accepts 0/1 for one.
+ */
+import type { Generated } from 'kysely';
+
+export interface UsersTable {
+  id: Generated<number>;
+  username: string;
+  /** Lower-cased username, unique: names are unique regardless of case. */
+  username_key: string;
+  password_hash: string;
+  status: string;
+  bio: string;
+  member: number | boolean;
+  level: number;
+  xp: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AvatarsTable {
+  user_id: number;
+  content_type: string;
+  image: Uint8Array;
+  updated_at: number;
+}
+
+export interface CategoriesTable {
+  id: Generated<number>;
+  name: string;
+  name_key: string;
+}
+
+export interface PostsTable {
+  id: Generated<number>;
+  author_id: number;
+  category_id: number;
+  title: string;
+  body: string;
+  status: string;
+  like_count: Generated<number>;
+  comment_count: Generated<number>;
+  view_count: Generated<number>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PostLikesTable {
+  post_id: number;
+  user_id: number;
+  created_at: number;
+}
+
+export interface CommentsTable {
+  id: Generated<number>;
+  post_id: number;
+  author_id: number;
+  body: string;
+  created_at: number;
+}
+
+export interface ClientsTable {
+  client_id: string;
+  name: string;
+  description: string;
+  homepage_url: string;
+  owner_id: number | null;
+  type: string;
+  /** JSON array of exact strings. */
+  redirect_uris: string;
+  allowed_scopes: string;
+  status: string;
+  secret_hash: string | null;
+  id_token_alg: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ConsentsTable {
+  user_id: number;
+  client_id: string;
+  scope: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GrantsTable {
+  id: Generated<number>;
+  user_id: number;
+  client_id: string;
+  scope: string;
+  nonce: string | null;
+  auth_time: number;
+  created_at: number;
+  last_used_at: number;
+  revoked_at: number | null;
+  revoked_reason: string | null;
+}
+
+export interface AuthorizationCodesTable {
+  code_hash: string;
+  grant_id: number;
+  client_id: string;
+  user_id: number;
+  redirect_uri: string;
+  scope: string;
+  code_challenge: string | null;
+  nonce: string | null;
+  auth_time: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface AccessTokensTable {
+  id: Generated<number>;
+  token_hash: string;
+  grant_id: number;
+  client_id: string;
+  user_id: number;
+  scope: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface RefreshTokensTable {
+  id: Generated<number>;
+  token_hash: string;
+  grant_id: number;
+  client_id: string;
+  user_id: number;
+  scope: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface PersonalTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  token_hash: string;
+  scope: string;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  /** The private JWK as JSON, or `enc:` + AES-256-GCM ciphertext when KEYS_SECRET is set. */
+  private_jwk: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface SessionsTable {
+  id_hash: string;
+  user_id: number;
+  auth_time: number;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+  ended_at: number | null;
+}
+
+export interface Database {
+  users: UsersTable;
+  avatars: AvatarsTable;
+  categories: CategoriesTable;
+  posts: PostsTable;
+  post_likes: PostLikesTable;
+  comments: CommentsTable;
+  clients: ClientsTable;
+  consents: ConsentsTable;
+  grants: GrantsTable;
+  authorization_codes: AuthorizationCodesTable;
+  access_tokens: AccessTokensTable;
+  refresh_tokens: RefreshTokensTable;
+  personal_tokens: PersonalTokensTable;
+  signing_keys: SigningKeysTable;
+  sessions: SessionsTable;
+}

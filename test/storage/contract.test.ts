@@ -1,0 +1,285 @@
+/**
+ * The storage contract: every store behaves the same on SQLite and PostgreSQL.
+ * Each test makes the users and clients it needs; nothing is shared between tests.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { ConflictError } from '../../src/core/errors.js';
+import type { Stores } from '../../src/core/ports.js';
+import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { createStores } from '../../src/storage/stores.js';
+import { forEachDatabase } from '../support/databases.js';
+
+const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
+const MINUTE = 60_000;
+
+function unique(prefix: string): string {
+  return `${prefix}${randomBytes(4).toString('hex')}`;
+}
+
+forEachDatabase('storage contract', (database) => {
+  let handle: DatabaseHandle;
+  let stores: Stores;
+
+  before(async () => {
+    handle = openDatabase(database.target);
+    await migrateToLatest(handle.db);
+    stores = createStores(handle.db);
+  });
+  after(() => handle.close());
+
+  const newUser = (username = unique('user')) =>
+    stores.users.create({ username, passwordHash: 'hash', bio: '', member: false, level: 1, xp: 0 }, T0);
+
+  const newClient = (ownerId: number | null = null) =>
+    stores.clients.create({
+      clientId: unique('client'), name: 'App', description: '', homepageUrl: '', ownerId, type: 'confidential',
+      redirectUris: ['https://app.example/cb'], allowedScopes: ['openid', 'profile:read'], secretHash: 'h', idTokenAlg: 'RS256',
+    }, T0);
+
+  const newGrant = async () => {
+    const user = await newUser();
+    const client = await newClient();
+    const grant = await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 'profile:read', nonce: null, authTime: T0 }, T0);
+    return { user, client, grant };
+  };
+
+  test('migrations run again without change', async () => {
+    assert.deepEqual(await migrateToLatest(handle.db), { applied: [] });
+  });
+
+  test('a user round-trips with every field, timestamps as UTC epoch milliseconds', async () => {
+    const created = await stores.users.create({ username: unique('Ann'), passwordHash: 'argon', bio: 'hi', member: true, level: 3, xp: 42 }, T0);
+    assert.equal(typeof created.id, 'number');
+    assert.deepEqual(await stores.users.findById(created.id), created);
+    assert.equal(created.member, true);
+    assert.equal(created.status, 'active');
+    assert.equal(created.createdAt, T0);
+  });
+
+  test('usernames are unique regardless of letter case, and found in any case', async () => {
+    const name = unique('Case');
+    const user = await newUser(name);
+    await assert.rejects(newUser(name.toUpperCase()), ConflictError);
+    assert.equal((await stores.users.findByUsername(name.toLowerCase()))?.id, user.id);
+  });
+
+  test('credentials are only returned by the sign-in lookup', async () => {
+    const user = await newUser();
+    assert.equal('passwordHash' in (await stores.users.findById(user.id))!, false);
+    assert.equal((await stores.users.findCredentials(user.username))?.passwordHash, 'hash');
+  });
+
+  test('an account status change is stored', async () => {
+    const user = await newUser();
+    assert.equal((await stores.users.setStatus(user.id, 'suspended', T0 + 1))?.status, 'suspended');
+    assert.equal(await stores.users.setStatus(987654321, 'banned', T0), undefined);
+  });
+
+  test('an avatar is stored and replaced', async () => {
+    const user = await newUser();
+    await stores.users.setAvatar(user.id, 'image/png', new Uint8Array([1, 2, 3]), T0);
+    await stores.users.setAvatar(user.id, 'image/jpeg', new Uint8Array([4, 5]), T0 + 1);
+    const avatar = await stores.users.findAvatar(user.id);
+    assert.equal(avatar?.contentType, 'image/jpeg');
+    assert.deepEqual([...avatar!.image], [4, 5]);
+  });
+
+  test('published posts list newest first, ties broken by id, drafts excluded, total counted', async () => {
+    const author = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    const make = (title: string, at: number, status: 'published' | 'draft' = 'published') =>
+      stores.posts.create({ authorId: author.id, categoryId: category.id, title, body: 'b', status }, at);
+    const a = await make('a', T0);
+    const b = await make('b', T0 + MINUTE);
+    const c = await make('c', T0 + MINUTE); // same instant as b: the higher id comes first
+    await make('draft', T0 + 2 * MINUTE, 'draft');
+    const page = await stores.posts.listPublishedByAuthor(author.id, 0, 10);
+    assert.deepEqual(page.items.map((p) => p.id), [c.id, b.id, a.id]);
+    assert.equal(page.total, 3);
+    const second = await stores.posts.listPublishedByAuthor(author.id, 2, 2);
+    assert.deepEqual(second.items.map((p) => p.id), [a.id]);
+    assert.equal((await stores.posts.listDraftsByAuthor(author.id)).length, 1);
+    assert.equal(page.items[0]!.categoryName, category.name);
+  });
+
+  test('a category is found in any letter case instead of being created twice', async () => {
+    const name = unique('Travel');
+    const first = await stores.posts.ensureCategory(name);
+    assert.equal((await stores.posts.ensureCategory(name.toUpperCase())).id, first.id);
+  });
+
+  test('a like counts once per user; a comment and a view move their counts', async () => {
+    const author = await newUser();
+    const reader = await newUser();
+    const category = await stores.posts.ensureCategory(unique('C'));
+    const post = await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', status: 'published' }, T0);
+    assert.equal(await stores.posts.like(post.id, reader.id, T0), true);
+    assert.equal(await stores.posts.like(post.id, reader.id, T0), false);
+    await stores.posts.addComment(post.id, reader.id, 'nice', T0);
+    await stores.posts.countView(post.id);
+    const after = await stores.posts.findById(post.id);
+    assert.deepEqual([after?.likeCount, after?.commentCount, after?.viewCount], [1, 1, 1]);
+    assert.equal((await stores.posts.listComments(post.id))[0]?.authorUsername, reader.username);
+  });
+
+  test('a client keeps its redirect URIs as exact strings; secret and status change', async () => {
+    const owner = await newUser();
+    const client = await newClient(owner.id);
+    assert.deepEqual(client.redirectUris, ['https://app.example/cb']);
+    assert.equal(await stores.clients.setSecretHash(client.clientId, 'new', T0 + 1), true);
+    assert.equal((await stores.clients.findById(client.clientId))?.secretHash, 'new');
+    await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb'], T0);
+    assert.deepEqual((await stores.clients.findById(client.clientId))?.redirectUris, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb']);
+    assert.equal((await stores.clients.setStatus(client.clientId, 'deactivated', T0))?.status, 'deactivated');
+    assert.deepEqual((await stores.clients.listByOwner(owner.id)).map((c) => c.clientId), [client.clientId]);
+  });
+
+  test('consent is saved, replaced and removed', async () => {
+    const user = await newUser();
+    const client = await newClient();
+    await stores.consents.save(user.id, client.clientId, 'profile:read', T0);
+    await stores.consents.save(user.id, client.clientId, 'profile:read posts:read', T0 + 1);
+    assert.equal((await stores.consents.find(user.id, client.clientId))?.scope, 'profile:read posts:read');
+    assert.equal(await stores.consents.remove(user.id, client.clientId), true);
+    assert.equal(await stores.consents.find(user.id, client.clientId), undefined);
+  });
+
+  test('a code is consumed by exactly one of 20 racing redemptions', async () => {
+    const { user, client, grant } = await newGrant();
+    const codeHash = unique('code');
+    await stores.codes.insert({
+      codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
+      scope: 'profile:read', codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
+    });
+    const results = await Promise.all(Array.from({ length: 20 }, () => stores.codes.consume(codeHash, T0 + 1)));
+    assert.equal(results.filter((r) => r !== undefined).length, 1);
+    assert.equal((await stores.codes.find(codeHash))?.usedAt, T0 + 1);
+  });
+
+  test('a refresh token is rotated by exactly one of 20 racing refreshes', async () => {
+    const { user, client, grant } = await newGrant();
+    const tokenHash = unique('rt');
+    await stores.tokens.insertRefresh({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
+    const results = await Promise.all(Array.from({ length: 20 }, () => stores.tokens.consumeRefresh(tokenHash, T0 + 1)));
+    assert.equal(results.filter((r) => r !== undefined).length, 1);
+  });
+
+  test('a revoked refresh token cannot be rotated', async () => {
+    const { user, client, grant } = await newGrant();
+    const tokenHash = unique('rt');
+    await stores.tokens.insertRefresh({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + MINUTE });
+    await stores.tokens.revokeByGrant(grant.id, T0);
+    assert.equal(await stores.tokens.consumeRefresh(tokenHash, T0 + 1), undefined);
+  });
+
+  test('the bearer lookup sees the revocation of the token, of its grant, and a deactivated client', async () => {
+    const { user, client, grant } = await newGrant();
+    const insert = (tokenHash: string) => stores.tokens.insertAccess({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
+    const live = unique('at');
+    await insert(live);
+    const record = await stores.tokens.findAccessBearer(live);
+    assert.deepEqual(record && { ...record, tokenId: 0 }, {
+      tokenId: 0, userId: user.id, username: user.username, userStatus: 'active', clientId: client.clientId,
+      scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null,
+    });
+    assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
+    assert.equal((await stores.tokens.findAccessBearer(live))?.revokedAt, T0 + 1);
+
+    const second = unique('at');
+    await insert(second);
+    await stores.grants.revoke(grant.id, 'consent_withdrawn', T0 + 2);
+    assert.equal((await stores.tokens.findAccessBearer(second))?.revokedAt, T0 + 2);
+
+    const other = await newGrant();
+    const third = unique('at');
+    await stores.tokens.insertAccess({ tokenHash: third, grantId: other.grant.id, clientId: other.client.clientId, userId: other.user.id, scope: 's', createdAt: T0, expiresAt: T0 + MINUTE });
+    await stores.clients.setStatus(other.client.clientId, 'deactivated', T0 + 3);
+    assert.notEqual((await stores.tokens.findAccessBearer(third))?.revokedAt, null);
+    assert.equal(await stores.tokens.findAccessBearer('no such token'), undefined);
+  });
+
+  test('grants are revoked once, per user and client, per client and per user', async () => {
+    const { user, client, grant } = await newGrant();
+    const second = await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: T0 }, T0);
+    assert.equal(await stores.grants.revokeForUserAndClient(user.id, client.clientId, 'code_reuse', T0 + 1), 2);
+    assert.equal(await stores.grants.revoke(grant.id, 'refresh_reuse', T0 + 2), false);
+    assert.equal((await stores.grants.findById(second.id))?.revokedReason, 'code_reuse');
+    const other = await newGrant();
+    assert.equal(await stores.grants.revokeForClient(other.client.clientId, 'client_deactivated', T0), 1);
+    const third = await newGrant();
+    assert.equal(await stores.grants.revokeForUser(third.user.id, 'account_unusable', T0), 1);
+  });
+
+  test('the live grants of a user are summarised per client', async () => {
+    const { user, client } = await newGrant();
+    const later = await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: T0 }, T0 + MINUTE);
+    await stores.grants.touch(later.id, T0 + 5 * MINUTE);
+    assert.deepEqual(await stores.grants.summarizeForUser(user.id), [{ clientId: client.clientId, firstAuthorizedAt: T0, lastUsedAt: T0 + 5 * MINUTE }]);
+  });
+
+  test('personal tokens: stored by hash, listed newest first, revoked by their owner only', async () => {
+    const user = await newUser();
+    const stranger = await newUser();
+    const first = await stores.personalTokens.insert({ userId: user.id, name: 'ci', tokenHash: unique('pt'), scope: 'profile:read', expiresAt: null }, T0);
+    const hash = unique('pt');
+    const second = await stores.personalTokens.insert({ userId: user.id, name: 'cli', tokenHash: hash, scope: 'posts:read', expiresAt: T0 + MINUTE }, T0 + 1);
+    assert.deepEqual((await stores.personalTokens.listForUser(user.id)).map((t) => t.id), [second.id, first.id]);
+    assert.equal((await stores.personalTokens.findBearer(hash))?.clientId, null);
+    assert.equal(await stores.personalTokens.revoke(second.id, stranger.id, T0), false);
+    assert.equal(await stores.personalTokens.revoke(second.id, user.id, T0 + 2), true);
+    assert.equal((await stores.personalTokens.findBearer(hash))?.revokedAt, T0 + 2);
+    await stores.personalTokens.touch(first.id, T0 + 3);
+    assert.equal((await stores.personalTokens.listForUser(user.id)).find((t) => t.id === first.id)?.lastUsedAt, T0 + 3);
+  });
+
+  test('signing keys: retired keys stay listed until their window ends', async () => {
+    const kid = unique('kid');
+    await stores.keys.insert({ kid, alg: 'ES256', publicJwk: '{}', privateJwk: '{}', createdAt: T0 });
+    assert.ok((await stores.keys.listUsable(T0)).some((k) => k.kid === kid));
+    await stores.keys.retire('ES256', T0 + MINUTE);
+    assert.ok((await stores.keys.listUsable(T0)).some((k) => k.kid === kid));
+    assert.ok(!(await stores.keys.listUsable(T0 + MINUTE)).some((k) => k.kid === kid));
+  });
+
+  test('a session is live until it ends or expires, and carries its user', async () => {
+    const user = await newUser();
+    const idHash = unique('s');
+    await stores.sessions.create({ idHash, userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
+    assert.equal((await stores.sessions.findLive(idHash, T0 + 1))?.user.id, user.id);
+    assert.equal(await stores.sessions.findLive(idHash, T0 + MINUTE), undefined);
+    await stores.sessions.end(idHash, T0 + 2);
+    assert.equal(await stores.sessions.findLive(idHash, T0 + 3), undefined);
+  });
+
+  test('a transaction lands all of its writes or none', async () => {
+    const name = unique('tx');
+    await assert.rejects(stores.transaction(async (tx) => {
+      await tx.users.create({ username: name, passwordHash: 'h', bio: '', member: false, level: 1, xp: 0 }, T0);
+      throw new Error('crash mid-way');
+    }));
+    assert.equal(await stores.users.findByUsername(name), undefined);
+  });
+
+  test('housekeeping deletes expired codes and tokens past the audit window, and ended sessions', async () => {
+    const { user, client, grant } = await newGrant();
+    const far = T0 + 100 * 86_400_000;
+    await stores.codes.insert({
+      codeHash: unique('old'), grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'x',
+      scope: 's', codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + MINUTE,
+    });
+    await stores.tokens.insertAccess({ tokenHash: unique('old'), grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + MINUTE });
+    const liveGrant = await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: far }, far);
+    const liveHash = unique('live');
+    await stores.tokens.insertRefresh({ tokenHash: liveHash, grantId: liveGrant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: far, expiresAt: far + MINUTE });
+    await stores.sessions.create({ idHash: unique('s'), userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
+    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000 });
+    assert.ok(deleted.authorization_codes! >= 1);
+    assert.ok(deleted.access_tokens! >= 1);
+    assert.ok(deleted.sessions! >= 1);
+    assert.ok(deleted.grants! >= 1);
+    assert.ok(await stores.tokens.findRefresh(liveHash), 'a live token survives');
+  });
+});

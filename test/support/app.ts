@@ -1,0 +1,55 @@
+/** A real app over a real database for HTTP tests: migrated, keys in place, listening on a free port. */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadSettings } from '../../src/config/settings.js';
+import { ensureSigningKeys } from '../../src/core/keys.js';
+import type { RateLimiter } from '../../src/core/ports.js';
+import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
+import { TestClock } from './clock.js';
+import type { TestDatabase } from './databases.js';
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: Deps;
+  clock: TestClock;
+  /** http://127.0.0.1:PORT, also the issuer. */
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: TestClock;
+  limiter?: RateLimiter;
+}
+
+/**
+ * Starts the app. It listens before the settings are final so BASE_URL can carry the real port:
+ * the settings are loaded again with it, and the app is rebuilt on the same database.
+ */
+export async function startTestApp(database: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
+  const clock = options.clock ?? new TestClock();
+  const probe = await import('node:net').then((net) => new Promise<number>((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  }));
+  const baseUrl = `http://127.0.0.1:${probe}`;
+  const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: baseUrl, PORT: String(probe), DEMO: '0', ...options.env });
+  const deps = createDeps(settings, { clock, ...(options.limiter ? { limiter: options.limiter } : {}) });
+  await prepareDatabase(deps);
+  await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+  const app = await buildApp(deps, { logLevel: 'silent' });
+  await app.listen({ port: probe, host: '127.0.0.1' });
+  return {
+    app,
+    deps,
+    clock,
+    baseUrl,
+    close: async () => {
+      await app.close();
+      await deps.close();
+    },
+  };
+}

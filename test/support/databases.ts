@@ -1,0 +1,60 @@
+/**
+ * Runs a suite once per database: embedded SQLite always, PostgreSQL when TEST_DATABASE_URL is
+ * set (each suite in a fresh schema of its own, dropped afterwards). Without it the PostgreSQL
+ * suite is skipped with a line saying why; on CI (CI=true) a missing database is a failure.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe } from 'node:test';
+import pg from 'pg';
+import type { DatabaseTarget } from '../../src/config/settings.js';
+
+export interface TestDatabase {
+  readonly name: 'sqlite' | 'postgres';
+  /** Valid inside tests and hooks, after the suite's `before` ran. */
+  readonly target: DatabaseTarget;
+  /** The same target as a DATABASE_URL, for child processes. */
+  readonly url: string;
+}
+
+const postgresUrl = process.env.TEST_DATABASE_URL;
+
+if (!postgresUrl && process.env.CI === 'true') {
+  throw new Error('TEST_DATABASE_URL is not set: on CI every PostgreSQL test must run');
+}
+
+/** A temporary SQLite file (a file, not :memory:, so child processes and WAL behave as in production). */
+export function temporarySqlitePath(): string {
+  return join(mkdtempSync(join(tmpdir(), 'svc-test-')), 'svc.sqlite');
+}
+
+function withSearchPath(url: string, schema: string): string {
+  const u = new URL(url);
+  u.searchParams.set('options', `-c search_path=${schema}`);
+  return u.toString();
+}
+
+export function forEachDatabase(title: string, suite: (database: TestDatabase) => void): void {
+  describe(`${title} [sqlite]`, () => {
+    const path = temporarySqlitePath();
+    suite({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+  });
+
+  const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  describe(`${title} [postgres]`, { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set: PostgreSQL suite skipped' }, () => {
+    if (!postgresUrl) return;
+    const url = withSearchPath(postgresUrl, schema);
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    before(async () => {
+      await admin.connect();
+      await admin.query(`create schema ${schema}`);
+    });
+    after(async () => {
+      await admin.query(`drop schema ${schema} cascade`);
+      await admin.end();
+    });
+    suite({ name: 'postgres', target: { kind: 'postgres', url }, url });
+  });
+}
