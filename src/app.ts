@@ -11,9 +11,12 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { communityRoutes } from './http/routes/community.js';
 import { homeRoutes } from './http/routes/home.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { settingsRoutes } from './http/routes/settings.js';
 import { signInRoutes } from './http/routes/sign-in.js';
+import { signUpRoutes } from './http/routes/sign-up.js';
 
 /** Form and JSON bodies larger than this are refused with 413: nothing we accept is bigger. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -69,5 +72,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(operationsRoutes);
   await app.register(signInRoutes);
   await app.register(homeRoutes);
+  await app.register(signUpRoutes);
+  await app.register(communityRoutes);
+  await app.register(settingsRoutes);
   return app;
 }
