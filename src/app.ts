@@ -50,7 +50,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     },
     // Only https deployments may pin https; on http://localhost it would break the demo.
     strictTransportSecurity: deps.settings.baseUrl.startsWith('https:'),
-    referrerPolicy: { policy: 'no-referrer' },
+    // Nothing leaves for other sites; `no-referrer` would also make browsers send `Origin: null`
+    // on our own form posts, which the CSRF origin check refuses.
+    referrerPolicy: { policy: 'same-origin' },
     frameguard: { action: 'deny' },
     crossOriginEmbedderPolicy: false,
   });

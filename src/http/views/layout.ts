@@ -17,6 +17,7 @@ export function layout(title: string, context: PageContext, main: Html): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Community</title>
 <link rel="stylesheet" href="/static/style.css">
+<link rel="icon" href="data:,">
 </head>
 <body>
 <header class="site-header">

@@ -152,12 +152,12 @@ ${state.tokens.length === 0 ? html`<p class="muted">You have no personal tokens.
   <tbody>${state.tokens.map((t) => {
     const status = tokenStatus(t, state.now);
     return html`<tr>
-    <td>${t.name}</td>
-    <td>${scopeList(t.scope).map((s) => html`<code>${s}</code> `)}</td>
-    <td>${when(t.createdAt)}</td>
-    <td>${t.expiresAt === null ? 'never' : when(t.expiresAt)}</td>
-    <td>${when(t.lastUsedAt)}</td>
-    <td>${status}</td>
+    <td class="strong">${t.name}</td>
+    <td data-label="Scopes">${scopeList(t.scope).map((s) => html`<code>${s}</code> `)}</td>
+    <td data-label="Created">${when(t.createdAt)}</td>
+    <td data-label="Expires">${t.expiresAt === null ? 'never' : when(t.expiresAt)}</td>
+    <td data-label="Last used">${when(t.lastUsedAt)}</td>
+    <td data-label="Status">${status}</td>
     <td>${status === 'Active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
       <input type="hidden" name="_csrf" value="${context.csrf}">
       <input type="hidden" name="token_id" value="${t.id}">
