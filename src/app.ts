@@ -8,6 +8,7 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
@@ -24,6 +25,8 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export interface AppOptions {
   /** Pino level; tests pass 'silent'. Defaults to the LOG_LEVEL setting. */
   logLevel?: string;
+  /** The demo app's client credentials; without them /demo-app says it is not configured. */
+  demoApp?: DemoAppOptions | undefined;
 }
 
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -77,5 +80,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(signUpRoutes);
   await app.register(communityRoutes);
   await app.register(settingsRoutes);
+  await app.register(demoApp, { demo: options.demoApp });
   return app;
 }

@@ -64,9 +64,17 @@ async function main(): Promise<void> {
     const created = await seedDemo(deps.stores, deps.clock, settings.baseUrl);
     if (created) writeFileSync(credentialsPath, `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 });
   }
-  const app = await buildApp(deps);
+  const demo = settings.demo ? readDemoCredentials(credentialsPath) : undefined;
+  const app = await buildApp(deps, {
+    demoApp: demo && {
+      issuer: settings.baseUrl,
+      clientId: demo.confidentialClient.clientId,
+      clientSecret: demo.confidentialClient.clientSecret,
+      redirectUri: demo.confidentialClient.redirectUri,
+    },
+  });
   await app.listen({ port: settings.port, host: settings.host });
-  process.stdout.write(`${banner(settings, settings.demo ? readDemoCredentials(credentialsPath) : undefined)}\n`);
+  process.stdout.write(`${banner(settings, demo)}\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {
