@@ -21,11 +21,13 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export interface AppOptions {
   /** Pino level; tests pass 'silent'. Defaults to the LOG_LEVEL setting. */
   logLevel?: string;
+  /** Where log lines go (standard output by default); tests read them. */
+  logStream?: { write(line: string): void };
 }
 
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(options.logLevel ?? deps.settings.logLevel),
+    logger: loggerOptions(options.logLevel ?? deps.settings.logLevel, options.logStream),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.settings.trustProxy,
   });
