@@ -12,6 +12,7 @@ import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { homeRoutes } from './http/routes/home.js';
+import { oidcRoutes } from './http/routes/oidc.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { signInRoutes } from './http/routes/sign-in.js';
 
@@ -71,5 +72,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(operationsRoutes);
   await app.register(signInRoutes);
   await app.register(homeRoutes);
+  await app.register(oidcRoutes);
   return app;
 }
