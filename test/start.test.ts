@@ -101,3 +101,17 @@ test('a bad setting stops the start with one line naming it, and creates nothing
   assert.equal(result.stderr, 'invalid setting PORT="eighty": accepts an integer from 0 to 65535\n');
   assert.equal(spawnSync('test', ['-e', path]).status, 1, 'no database file was created');
 });
+
+test('WORKERS=2 serves from two worker processes on one port and stops them all on SIGTERM', async () => {
+  const path = temporarySqlitePath();
+  const port = await freePort();
+  const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), LOG_LEVEL: 'info', WORKERS: '2' });
+  assert.match(await service.banner, /2 workers/);
+  assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+  // Each worker logs with its own pid; both must have started a server.
+  const started = service.output().match(/"pid":(\d+)[^\n]*Server listening/g) ?? [];
+  assert.equal(new Set(started.map((line) => /"pid":(\d+)/.exec(line)![1])).size, 2);
+  const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
+  service.child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+});
