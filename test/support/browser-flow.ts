@@ -117,7 +117,7 @@ export async function authorize(jar: CookieJar, base: string, request: Authorize
       const fields = formFields(await response.text(), '/oauth/authorize');
       const consent = await browse(jar, `${options.consentBase ?? base}/oauth/authorize`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(options.consentBase ?? base).origin },
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ ...fields, decision: options.decision ?? 'approve' }),
       });
       const back = consent.headers.get('location');
