@@ -14,6 +14,7 @@ import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { communityRoutes } from './http/routes/community.js';
 import { homeRoutes } from './http/routes/home.js';
+import { oidcRoutes } from './http/routes/oidc.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { signInRoutes } from './http/routes/sign-in.js';
@@ -27,11 +28,13 @@ export interface AppOptions {
   logLevel?: string;
   /** The demo app's client credentials; without them /demo-app says it is not configured. */
   demoApp?: DemoAppOptions | undefined;
+  /** Where log lines go (standard output by default); tests read them. */
+  logStream?: { write(line: string): void };
 }
 
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
-    logger: loggerOptions(options.logLevel ?? deps.settings.logLevel),
+    logger: loggerOptions(options.logLevel ?? deps.settings.logLevel, options.logStream),
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.settings.trustProxy,
   });
@@ -81,5 +84,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(communityRoutes);
   await app.register(settingsRoutes);
   await app.register(demoApp, { demo: options.demoApp });
+  await app.register(oidcRoutes);
   return app;
 }

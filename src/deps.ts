@@ -3,6 +3,7 @@
  * Everything else receives `Deps` (or the part of it that it needs).
  */
 import type { Settings } from './config/settings.js';
+import { KeyRing } from './core/oidc/key-ring.js';
 import type { RateLimiter, Stores } from './core/ports.js';
 import { type Clock, systemClock } from './core/time.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
@@ -18,6 +19,8 @@ export interface Deps {
   readonly clock: Clock;
   readonly limiter: RateLimiter;
   readonly metrics: Metrics;
+  /** id_token signing keys and the JWKS, shared by every request. */
+  readonly keys: KeyRing;
   /** Releases every connection; the process can then exit. */
   close(): Promise<void>;
 }
@@ -29,11 +32,14 @@ export interface DepsOverrides {
 
 export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
   const database = openDatabase(settings.database);
+  const stores = createStores(database.db);
+  const clock = overrides.clock ?? systemClock;
   return {
     settings,
     database,
-    stores: createStores(database.db),
-    clock: overrides.clock ?? systemClock,
+    stores,
+    clock,
+    keys: new KeyRing(stores, clock, settings.keysSecret),
     limiter: overrides.limiter ?? new MemoryRateLimiter(),
     metrics: createMetrics(),
     close: () => database.close(),

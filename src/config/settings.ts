@@ -24,6 +24,10 @@ export interface Settings {
   readonly logLevel: string;
   /** Honour X-Forwarded-For / -Proto from a reverse proxy in front of us. */
   readonly trustProxy: boolean;
+  /** Worker processes sharing the port (Node cluster); 1 runs in this process alone. */
+  readonly workers: number;
+  /** Seconds between janitor sweeps in the server; 0 turns the sweep off. */
+  readonly janitorIntervalSeconds: number;
 }
 
 export class SettingsError extends Error {
@@ -113,5 +117,7 @@ export function loadSettings(env: Env = process.env): Settings {
     keysSecret,
     logLevel,
     trustProxy: flag(env, 'TRUST_PROXY', false),
+    workers: integer(env, 'WORKERS', 1, 1, 64),
+    janitorIntervalSeconds: integer(env, 'JANITOR_INTERVAL', 600, 0, 86_400),
   });
 }

@@ -25,9 +25,10 @@ function decodeURIComponentSafe(value: string): string {
   try { return decodeURIComponent(value); } catch { return value; }
 }
 
-export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+export function loggerOptions(level: string, stream?: { write(line: string): void }): FastifyServerOptions['logger'] {
   return {
     level,
+    ...(stream ? { stream } : {}),
     redact: { paths: ['req.headers', 'res.headers', '*.password', '*.client_secret', '*.token'], remove: true },
     serializers: {
       req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),

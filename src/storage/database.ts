@@ -46,6 +46,8 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     max: options.poolSize ?? 10,
     // A request never waits long for a connection: a PostgreSQL outage becomes a prompt 503.
     connectionTimeoutMillis: 5000,
+    // Nor does a query wait forever on a server that stopped answering.
+    query_timeout: 10_000,
     idleTimeoutMillis: 30_000,
     types: pgTypes,
   });

@@ -12,13 +12,15 @@ export interface MigrationOutcome {
 }
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationOutcome> {
-  // Kysely looks for its own tables in every schema; on PostgreSQL name ours, or another schema's
-  // tables (a parallel test run, another app in the database) pass for this one's.
-  const schema = db.getExecutor().adapter instanceof PostgresAdapter
+  // On PostgreSQL the migrator looks for its own tables in every schema unless told which one;
+  // name the current schema so a database shared by several schemas never confuses it.
+  const migrationTableSchema = db.getExecutor().adapter instanceof PostgresAdapter
     ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db)).rows[0]?.schema
     : undefined;
   const migrator = new Migrator({
-    db, provider: { getMigrations: async () => MIGRATIONS }, ...(schema ? { migrationTableSchema: schema } : {}),
+    db,
+    provider: { getMigrations: async () => MIGRATIONS },
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

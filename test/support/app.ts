@@ -21,6 +21,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: TestClock;
   limiter?: RateLimiter;
+  /** Collects log lines instead of silencing them. */
+  logLines?: string[];
 }
 
 /**
@@ -40,7 +42,9 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   const deps = createDeps(settings, { clock, ...(options.limiter ? { limiter: options.limiter } : {}) });
   await prepareDatabase(deps);
   await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-  const app = await buildApp(deps, { logLevel: 'silent' });
+  const app = await buildApp(deps, options.logLines
+    ? { logLevel: 'info', logStream: { write: (line: string) => { options.logLines!.push(line); } } }
+    : { logLevel: 'silent' });
   await app.listen({ port: probe, host: '127.0.0.1' });
   return {
     app,

@@ -1,10 +1,7 @@
 import { rotateSigningKeys } from '../../core/keys.js';
 import { seedDemo } from '../../demo.js';
+import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
-
-/** How long a revoked or expired row is kept for audit before the janitor deletes it. */
-export const AUDIT_WINDOW_MS = 7 * 86_400_000;
-export const JANITOR_BATCH_SIZE = 500;
 
 export const migrate = defineCommand({
   name: 'migrate',
@@ -42,12 +39,7 @@ export const janitor = defineCommand({
   usage: 'janitor',
   options: {},
   async run(deps) {
-    const deleted = await deps.stores.housekeeping.purge(deps.clock.now(), {
-      auditWindowMs: AUDIT_WINDOW_MS,
-      batchSize: JANITOR_BATCH_SIZE,
-      grantLifetimeMs: deps.settings.refreshTokenTtlSeconds * 1000,
-    });
-    return { deleted };
+    return { deleted: await runJanitor(deps) };
   },
   human: (r) => Object.entries(r.deleted).map(([table, n]) => `${table}: ${n} deleted`).join('\n'),
 });

@@ -1,0 +1,40 @@
+/**
+ * OpenID Provider metadata (OpenID Connect Discovery 1.0 section 3) and, with the same content,
+ * RFC 8414 authorization server metadata. Every address is under the issuer (= BASE_URL).
+ */
+import { SIGNING_ALGS } from '../keys.js';
+import { ALL_SCOPES } from '../scopes.js';
+
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+
+export function providerMetadata(issuer: string) {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    token_endpoint: `${issuer}/api/oauth/token`,
+    userinfo_endpoint: `${issuer}/api/oauth/userinfo`,
+    jwks_uri: `${issuer}/.well-known/jwks.json`,
+    revocation_endpoint: `${issuer}/api/oauth/revoke`,
+    introspection_endpoint: `${issuer}/api/oauth/introspect`,
+    service_documentation: `${issuer}/docs`,
+    scopes_supported: [...ALL_SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    code_challenge_methods_supported: ['S256'],
+    token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    introspection_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    id_token_signing_alg_values_supported: [...SIGNING_ALGS],
+    subject_types_supported: ['public'],
+    claims_supported: [
+      'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash',
+      'preferred_username', 'picture', 'profile',
+    ],
+    prompt_values_supported: ['none', 'login', 'consent'],
+    authorization_response_iss_parameter_supported: true,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  };
+}

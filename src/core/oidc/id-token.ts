@@ -1,0 +1,49 @@
+/** The id_token (OpenID Connect Core 1.0 section 2, INTERFACE section 5). */
+import { createHash } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { ID_TOKEN_LIFETIME_SECONDS } from '../keys.js';
+import type { Client, User } from '../ports.js';
+import type { Instant } from '../time.js';
+import type { SiteUrls } from '../urls.js';
+import type { KeyRing } from './key-ring.js';
+import { profileClaims } from './claims.js';
+
+/**
+ * OIDC Core 3.1.3.6: the left-most half of the hash of the access token's ASCII octets, with the
+ * hash of the id_token's `alg` (SHA-256 for RS256 and ES256), base64url.
+ */
+export function accessTokenHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+}
+
+export interface IdTokenRequest {
+  issuer: string;
+  client: Pick<Client, 'clientId' | 'idTokenAlg'>;
+  user: Pick<User, 'id' | 'username'>;
+  scopes: readonly string[];
+  /** Absent on refresh (OIDC Core 12.2). */
+  nonce: string | null;
+  authTime: Instant;
+  accessToken: string;
+  now: Instant;
+}
+
+export async function issueIdToken(keys: KeyRing, urls: SiteUrls, request: IdTokenRequest): Promise<string> {
+  const key = await keys.current(request.client.idTokenAlg);
+  const iat = Math.floor(request.now / 1000);
+  const claims: Record<string, unknown> = {
+    azp: request.client.clientId,
+    auth_time: Math.floor(request.authTime / 1000),
+    at_hash: accessTokenHash(request.accessToken),
+    ...(request.nonce === null ? {} : { nonce: request.nonce }),
+    ...(request.scopes.includes('profile:read') ? profileClaims(request.user, urls) : {}),
+  };
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .setIssuer(request.issuer)
+    .setSubject(String(request.user.id))
+    .setAudience(request.client.clientId)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + ID_TOKEN_LIFETIME_SECONDS)
+    .sign(key.privateKey);
+}

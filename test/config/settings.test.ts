@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { SettingsError, loadSettings } from '../../src/config/settings.js';
+
+test('defaults follow INTERFACE section 8', () => {
+  const s = loadSettings({});
+  assert.equal(s.port, 3000);
+  assert.equal(s.host, '127.0.0.1');
+  assert.equal(s.baseUrl, 'http://localhost:3000');
+  assert.deepEqual(s.database, { kind: 'sqlite', path: './data/svc.sqlite' });
+  assert.equal(s.redisUrl, undefined);
+  assert.equal(s.demo, true);
+  assert.equal(s.rateLimitPerMinute, 60);
+  assert.equal(s.accessTokenTtlSeconds, 3600);
+  assert.equal(s.codeTtlSeconds, 300);
+  assert.ok(Object.isFrozen(s));
+});
+
+test('BASE_URL follows PORT and loses a trailing slash; DEMO defaults to 0 on PostgreSQL', () => {
+  assert.equal(loadSettings({ PORT: '8080' }).baseUrl, 'http://localhost:8080');
+  assert.equal(loadSettings({ BASE_URL: 'https://id.example/' }).baseUrl, 'https://id.example');
+  const pg = loadSettings({ DATABASE_URL: 'postgres://u@h/db' });
+  assert.deepEqual(pg.database, { kind: 'postgres', url: 'postgres://u@h/db' });
+  assert.equal(pg.demo, false);
+  assert.deepEqual(loadSettings({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database, { kind: 'sqlite', path: '/tmp/x.db' });
+});
+
+test('a bad setting stops the start with one line naming it and what it accepts', () => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /^invalid setting PORT="eighty": accepts an integer from 0 to 65535$/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ BASE_URL: 'ftp://x' }, /^invalid setting BASE_URL=.*http/],
+    [{ BASE_URL: 'https://x/?q=1' }, /BASE_URL/],
+    [{ DATABASE_URL: 'mysql://x' }, /^invalid setting DATABASE_URL=.*sqlite:PATH or postgres/],
+    [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
+    [{ DEMO: 'yes' }, /DEMO.*1 or 0/],
+    [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
+    [{ ACCESS_TOKEN_TTL: '-5' }, /ACCESS_TOKEN_TTL/],
+    [{ CODE_TTL: '1.5' }, /CODE_TTL/],
+    [{ KEYS_SECRET: 'short' }, /KEYS_SECRET.*32/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+  ];
+  for (const [env, message] of cases) {
+    assert.throws(() => loadSettings(env), (e: unknown) => e instanceof SettingsError && message.test(e.message) && !e.message.includes('\n'), JSON.stringify(env));
+  }
+});
+
+test('the KEYS_SECRET value never appears in its error', () => {
+  assert.throws(() => loadSettings({ KEYS_SECRET: 'hunter2' }), (e: unknown) => !(e as Error).message.includes('hunter2'));
+});

@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { crc32 } from 'node:zlib';
+import {
+  checksum, constantTimeEqual, generateAuthorizationCode, generateToken, hashSecret, tokenKind,
+} from '../../src/core/credentials.js';
+import { hashPassword, verifyPassword } from '../../src/core/passwords.js';
+
+test('tokens carry their prefix, 32 base62 characters and a 6-character checksum', () => {
+  for (const [kind, prefix] of [['access', 'svco_'], ['refresh', 'svcr_'], ['personal', 'svcp_'], ['clientSecret', 'svcs_']] as const) {
+    const token = generateToken(kind);
+    assert.match(token, new RegExp(`^${prefix}[0-9A-Za-z]{38}$`));
+    assert.equal(tokenKind(token), kind);
+  }
+});
+
+test('the checksum is CRC32 of the prefix and random part, in base62 padded to 6', () => {
+  const token = generateToken('access');
+  const body = token.slice(0, -6);
+  let n = crc32(body);
+  let expected = '';
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  do { expected = alphabet[n % 62] + expected; n = Math.floor(n / 62); } while (n > 0);
+  assert.equal(token.slice(-6), expected.padStart(6, '0'));
+  assert.equal(checksum('svco_'), checksum('svco_'));
+});
+
+test('a token with one character changed fails its checksum offline', () => {
+  const token = generateToken('personal');
+  const i = 10;
+  const changed = token.slice(0, i) + (token[i] === 'a' ? 'b' : 'a') + token.slice(i + 1);
+  assert.equal(tokenKind(changed), undefined);
+});
+
+test('malformed tokens have no kind', () => {
+  for (const garbage of ['', 'svco_', 'Bearer x', 'svcx_' + 'a'.repeat(38), generateToken('access') + 'a', 'svco_' + '!'.repeat(38)]) {
+    assert.equal(tokenKind(garbage), undefined, garbage);
+  }
+});
+
+test('tokens carry at least 160 random bits and do not repeat', () => {
+  // 32 base62 characters: 32 × log2(62) ≈ 190 bits.
+  assert.ok(32 * Math.log2(62) >= 160);
+  const seen = new Set(Array.from({ length: 2000 }, () => generateToken('access')));
+  assert.equal(seen.size, 2000);
+});
+
+test('authorization codes are 256 random bits, base64url', () => {
+  const code = generateAuthorizationCode();
+  assert.match(code, /^[A-Za-z0-9_-]{43}$/);
+  assert.equal(Buffer.from(code, 'base64url').length, 32);
+});
+
+test('secrets are stored as SHA-256 and compared in constant time', () => {
+  assert.equal(hashSecret('abc'), 'ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
+  assert.equal(constantTimeEqual('same', 'same'), true);
+  assert.equal(constantTimeEqual('same', 'different length'), false);
+  assert.equal(constantTimeEqual('abcd', 'abce'), false);
+});
+
+test('passwords are hashed with argon2id and verified; an unknown account verifies a decoy', async () => {
+  const hash = await hashPassword('correct horse');
+  assert.match(hash, /^\$argon2id\$/);
+  assert.equal(await verifyPassword(hash, 'correct horse'), true);
+  assert.equal(await verifyPassword(hash, 'wrong'), false);
+  assert.equal(await verifyPassword(undefined, 'anything'), false);
+  assert.equal(await verifyPassword('not a hash', 'anything'), false);
+});

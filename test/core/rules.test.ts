@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { checkPassword, checkUsername } from '../../src/core/accounts.js';
+import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/clients.js';
+import { formatScope, parseScope } from '../../src/core/scopes.js';
+import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
+
+test('timestamps are ISO-8601 local time in UTC+8 without offset', () => {
+  assert.equal(formatLocalTimestamp(Date.UTC(2026, 10, 22, 0, 30, 48)), '2026-11-22T08:30:48');
+  assert.equal(formatLocalTimestamp(Date.UTC(2026, 11, 31, 20, 0, 0, 999)), '2027-01-01T04:00:00');
+  assert.equal(formatUtc(Date.UTC(2026, 10, 22, 0, 30, 48, 500)), '2026-11-22T00:30:48Z');
+});
+
+test('usernames: 3 to 30 letters, digits, _ or -, starting and ending with a letter or digit', () => {
+  for (const ok of ['abc', 'Ann_Lee', 'a-1', 'x'.repeat(30)]) assert.doesNotThrow(() => checkUsername(ok), ok);
+  for (const bad of ['ab', 'x'.repeat(31), '_abc', 'abc-', 'a b', 'añb', 'a/b', '']) assert.throws(() => checkUsername(bad), bad);
+});
+
+test('passwords: 8 to 256 characters', () => {
+  assert.doesNotThrow(() => checkPassword('12345678'));
+  assert.throws(() => checkPassword('1234567'));
+  assert.throws(() => checkPassword('x'.repeat(257)));
+});
+
+test('redirect URIs to register: https, or http on a loopback host, no fragment', () => {
+  assert.equal(redirectUriProblem('https://app.example/cb?x=1'), undefined);
+  assert.equal(redirectUriProblem('http://127.0.0.1:8080/cb'), undefined);
+  assert.equal(redirectUriProblem('http://[::1]/cb'), undefined);
+  assert.equal(redirectUriProblem('http://localhost:3000/cb'), undefined);
+  assert.match(redirectUriProblem('http://app.example/cb')!, /https/);
+  assert.match(redirectUriProblem('https://app.example/cb#x')!, /fragment/);
+  assert.match(redirectUriProblem('/relative')!, /absolute/);
+  assert.match(redirectUriProblem('https://user:pw@app.example/cb')!, /credentials/);
+  assert.match(redirectUriProblem('javascript:alert(1)')!, /https/);
+});
+
+test('redirect URIs match as exact strings, with no normalisation', () => {
+  const client = { redirectUris: ['https://app.example/cb'] };
+  assert.equal(isRegisteredRedirectUri(client, 'https://app.example/cb'), true);
+  for (const trick of [
+    'https://app.example/cb/', 'https://APP.example/cb', 'https://app.example:443/cb', 'https://app.example/cb?x=1',
+    'https://app.example/cb#', 'https://app.example@evil.example/cb', '//evil.example/cb', 'https://app.example/%63b',
+    'https://app.example/cb/../cb', 'http://app.example/cb',
+  ]) {
+    assert.equal(isRegisteredRedirectUri(client, trick), false, trick);
+  }
+});
+
+test('a loopback IP redirect URI matches on any port (RFC 8252 7.3), and nothing else changes', () => {
+  const client = { redirectUris: ['http://127.0.0.1/callback', 'http://[::1]:9000/cb'] };
+  assert.equal(isRegisteredRedirectUri(client, 'http://127.0.0.1:51234/callback'), true);
+  assert.equal(isRegisteredRedirectUri(client, 'http://[::1]/cb'), true);
+  assert.equal(isRegisteredRedirectUri(client, 'http://127.0.0.1:51234/other'), false);
+  assert.equal(isRegisteredRedirectUri(client, 'http://127.0.0.1.evil.example/callback'), false);
+  assert.equal(isRegisteredRedirectUri({ redirectUris: ['http://localhost/cb'] }, 'http://localhost:8080/cb'), false);
+});
+
+test('scope parameters parse to known scopes in canonical order, and report unknown ones', () => {
+  assert.deepEqual(parseScope('posts:read openid profile:read posts:read'), { scopes: ['openid', 'profile:read', 'posts:read'] });
+  assert.deepEqual(parseScope('profile:read email'), { unknown: ['email'] });
+  assert.equal(parseScope('profile:read  posts:read'), undefined);
+  assert.equal(parseScope(''), undefined);
+  assert.equal(parseScope('a"b'), undefined);
+  assert.equal(formatScope(['posts:read', 'profile:read']), 'profile:read posts:read');
+});

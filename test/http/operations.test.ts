@@ -1,0 +1,119 @@
+/** Health, readiness, metrics, headers, error shapes and logging, over real HTTP. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+
+/** Signs in through the form as a browser would; returns the cookies to send afterwards. */
+async function signIn(t: TestApp, username: string, password: string, returnTo = '/'): Promise<{ status: number; cookie: string; location: string | null }> {
+  const page = await fetch(`${t.baseUrl}/login`);
+  const csrfCookie = page.headers.getSetCookie().find((c) => c.startsWith('svc_csrf='))!.split(';')[0]!;
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+  const res = await fetch(`${t.baseUrl}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie },
+    body: new URLSearchParams({ username, password, _csrf: csrf, return_to: returnTo }),
+  });
+  const session = res.headers.getSetCookie().find((c) => c.startsWith('svc_session='));
+  return { status: res.status, cookie: [csrfCookie, session?.split(';')[0]].filter(Boolean).join('; '), location: res.headers.get('location') };
+}
+
+forEachDatabase('operations and pages', (database) => {
+  let t: TestApp;
+  const logLines: string[] = [];
+  before(async () => {
+    t = await startTestApp(database, { logLines });
+    await createAccount(t.deps.stores, t.deps.clock, { username: 'opsuser', password: 'ops password 1' });
+  });
+  after(() => t.close());
+
+  test('/healthz answers ok and /readyz reports the database reachable', async () => {
+    assert.deepEqual(await (await fetch(`${t.baseUrl}/healthz`)).json(), { status: 'ok' });
+    const ready = await fetch(`${t.baseUrl}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual((await ready.json()).checks.database, 'ok');
+  });
+
+  test('/metrics is Prometheus text with request counts by route and status, and the feature counters', async () => {
+    await fetch(`${t.baseUrl}/healthz`);
+    const text = await (await fetch(`${t.baseUrl}/metrics`)).text();
+    assert.match(text, /http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
+    assert.match(text, /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
+    for (const counter of ['tokens_issued_total', 'tokens_revoked_total', 'sign_in_failures_total', 'rate_limit_refusals_total']) {
+      assert.match(text, new RegExp(`# TYPE ${counter} counter`));
+    }
+  });
+
+  test('pages forbid inline script and framing, and send no referrer', async () => {
+    const res = await fetch(`${t.baseUrl}/login`);
+    const csp = res.headers.get('content-security-policy')!;
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline/);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.equal(res.headers.get('x-frame-options'), 'DENY');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+  });
+
+  test('cookies are HttpOnly and SameSite=Lax, and not Secure on http', async () => {
+    const res = await fetch(`${t.baseUrl}/login`);
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('svc_csrf='))!;
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Lax/);
+    assert.doesNotMatch(cookie, /Secure/);
+  });
+
+  test('an unknown API path is a JSON not_found; an unknown page is an HTML page', async () => {
+    const api = await fetch(`${t.baseUrl}/api/nothing`);
+    assert.equal(api.status, 404);
+    assert.deepEqual(await api.json(), { error: 'not_found', error_description: 'No such page or endpoint.' });
+    const page = await fetch(`${t.baseUrl}/nothing-here`);
+    assert.equal(page.status, 404);
+    assert.match(page.headers.get('content-type')!, /text\/html/);
+  });
+
+  test('an oversized body is refused with 413, never a 5xx', async () => {
+    const res = await fetch(`${t.baseUrl}/login`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `username=${'x'.repeat(200_000)}`,
+    });
+    assert.equal(res.status, 413);
+  });
+
+  test('signing in starts a session under a new id and returns only to a local path', async () => {
+    const first = await signIn(t, 'opsuser', 'ops password 1', '/posts/new');
+    assert.equal(first.status, 303);
+    assert.equal(first.location, '/posts/new');
+    const second = await signIn(t, 'opsuser', 'ops password 1', 'https://evil.example/');
+    assert.equal(second.location, '/');
+    assert.notEqual(first.cookie, second.cookie);
+    const home = await (await fetch(`${t.baseUrl}/`, { headers: { cookie: second.cookie } })).text();
+    assert.match(home, /Sign out/);
+  });
+
+  test('a wrong password and an unknown account get the same answer', async () => {
+    const wrong = await signIn(t, 'opsuser', 'not the password');
+    const unknown = await signIn(t, 'nobody-here', 'not the password');
+    assert.equal(wrong.status, 401);
+    assert.equal(unknown.status, 401);
+  });
+
+  test('a sign-in form without its CSRF token is refused and starts no session', async () => {
+    const res = await fetch(`${t.baseUrl}/login`, {
+      method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'opsuser', password: 'ops password 1' }),
+    });
+    assert.equal(res.status, 403);
+    assert.equal(res.headers.getSetCookie().some((c) => c.startsWith('svc_session=')), false);
+  });
+
+  test('the logs never contain a password, a code or a token from the query', async () => {
+    await signIn(t, 'opsuser', 'ops password 1');
+    await fetch(`${t.baseUrl}/nothing?code=SECRETCODE123&state=STATEVALUE&token=svco_SECRET`);
+    const logs = logLines.join('');
+    assert.ok(logs.length > 0);
+    for (const secret of ['ops password 1', 'SECRETCODE123', 'STATEVALUE', 'svco_SECRET', 'svc_session=']) {
+      assert.equal(logs.includes(secret), false, secret);
+    }
+  });
+});

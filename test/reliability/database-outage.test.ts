@@ -1,0 +1,85 @@
+/**
+ * PostgreSQL going away while the service runs: requests in the gap get a prompt 503 (never a
+ * crash, never a hang), and service resumes by itself when the database is back. The outage is
+ * real: the service reaches PostgreSQL through a TCP relay that the test cuts and restores.
+ */
+import assert from 'node:assert/strict';
+import { type Server, type Socket, createConnection, createServer } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+
+/** A relay to PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
+class Relay {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = createConnection(this.target);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => {});
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  async cut(): Promise<void> {
+    const closed = new Promise((resolve) => this.server?.close(resolve));
+    for (const s of this.sockets) s.destroy();
+    await closed;
+  }
+}
+
+forEachDatabase('database outage', (database) => {
+  if (database.name !== 'postgres') {
+    // An embedded database cannot become unreachable; nothing to test there.
+    return;
+  }
+  describe('with PostgreSQL behind a relay', () => {
+    let relay: Relay;
+    let t: TestApp;
+    before(async () => {
+      const url = new URL(database.url);
+      relay = new Relay({ host: url.hostname, port: Number(url.port || 5432) });
+      await relay.open();
+      url.host = `127.0.0.1:${relay.port}`;
+      t = await startTestApp({ ...database, target: { kind: 'postgres', url: url.toString() }, url: url.toString() });
+    });
+    after(async () => {
+      await t.close();
+      await relay.cut();
+    });
+
+    const get = (path: string) => fetch(`${t.baseUrl}${path}`, { signal: AbortSignal.timeout(20_000) });
+
+    test('requests during an outage get 503 with a body, and service resumes by itself', async () => {
+      assert.equal((await get('/')).status, 200);
+
+      await relay.cut();
+      const page = await get('/');
+      assert.equal(page.status, 503);
+      assert.match(await page.text(), /briefly unavailable/);
+      const ready = await get('/readyz');
+      assert.equal(ready.status, 503);
+      assert.deepEqual((await ready.json()).checks, { database: 'unreachable' });
+      assert.equal((await get('/healthz')).status, 200, 'the process itself stays alive');
+
+      await relay.open();
+      let status = 0;
+      for (let attempt = 0; attempt < 20 && status !== 200; attempt++) {
+        status = (await get('/')).status;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      assert.equal(status, 200);
+      assert.equal((await get('/readyz')).status, 200);
+    });
+  });
+});

@@ -1,0 +1,117 @@
+/** `npm start` as a newcomer runs it: a new embedded database, the demo, the banner, SIGTERM. */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { hashSecret } from '../src/core/credentials.js';
+import { openDatabase } from '../src/storage/database.js';
+import { temporarySqlitePath } from './support/databases.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function startService(env: Record<string, string>): { child: ChildProcess; output: () => string; banner: Promise<string> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH ?? '', ...env } });
+  let out = '';
+  child.stderr!.on('data', (d) => { out += d; });
+  const banner = new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      out += d;
+      if (out.includes('Developer docs:')) resolve(out);
+    });
+    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+  return { child, output: () => out, banner };
+}
+
+test('npm start on a new embedded database seeds the demo, prints working credentials, and stops cleanly on SIGTERM', async () => {
+  const path = temporarySqlitePath();
+  const port = await freePort();
+  const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), LOG_LEVEL: 'warn' });
+  const banner = await service.banner;
+  const base = `http://localhost:${port}`;
+  assert.match(banner, new RegExp(`Listening on ${base}`));
+  assert.match(banner, /Demo sign-in: +demo \/ demo-password/);
+  const clientId = /Confidential client: client_id=(\w+)/.exec(banner)![1]!;
+  const secret = /client_secret=(svcs_\w+)/.exec(banner)![1]!;
+  assert.match(banner, /Public client: +client_id=\w+/);
+
+  // The printed secret is the one the database holds (as a hash), so an app can use it.
+  const db = openDatabase({ kind: 'sqlite', path });
+  const row = await db.db.selectFrom('clients').select('secret_hash').where('client_id', '=', clientId).executeTakeFirst();
+  await db.close();
+  assert.equal(row?.secret_hash, hashSecret(secret));
+
+  // The demo sign-in works.
+  const page = await fetch(`${base}/login`);
+  const csrfCookie = page.headers.getSetCookie()[0]!.split(';')[0]!;
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+  const signIn = await fetch(`${base}/login`, {
+    method: 'POST', redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie },
+    body: new URLSearchParams({ username: 'demo', password: 'demo-password', _csrf: csrf }),
+  });
+  assert.equal(signIn.status, 303);
+  // The demo has published posts in two categories.
+  const home = await (await fetch(`${base}/`)).text();
+  assert.match(home, /Announcements/);
+  assert.match(home, /Photography/);
+  assert.doesNotMatch(home, /Half-written thoughts/, 'the draft is not public');
+  // The demo app's credentials sit beside the database, readable by the operator only.
+  assert.equal(statSync(join(dirname(path), 'demo-credentials.json')).mode & 0o777, 0o600);
+
+  // A request in flight when SIGTERM arrives is finished, then the process exits 0.
+  const inFlight = fetch(`${base}/`);
+  const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
+  service.child.kill('SIGTERM');
+  assert.equal((await inFlight).status, 200);
+  assert.equal(await exited, 0);
+});
+
+test('a second start on the same database does not seed again and still prints the demo credentials', async () => {
+  const path = temporarySqlitePath();
+  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
+  for (let i = 0; i < 2; i++) {
+    const service = startService({ ...env, PORT: String(await freePort()) });
+    assert.match(await service.banner, /client_secret=svcs_/);
+    const exited = new Promise((resolve) => service.child.on('exit', resolve));
+    service.child.kill('SIGTERM');
+    await exited;
+  }
+  const db = openDatabase({ kind: 'sqlite', path });
+  const users = await db.db.selectFrom('users').select('username').execute();
+  await db.close();
+  assert.deepEqual(users.map((u) => u.username), ['demo']);
+});
+
+test('a bad setting stops the start with one line naming it, and creates nothing', () => {
+  const path = temporarySqlitePath();
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    encoding: 'utf8', env: { PATH: process.env.PATH ?? '', DATABASE_URL: `sqlite:${path}`, PORT: 'eighty' },
+  });
+  assert.equal(result.status, 2);
+  assert.equal(result.stderr, 'invalid setting PORT="eighty": accepts an integer from 0 to 65535\n');
+  assert.equal(spawnSync('test', ['-e', path]).status, 1, 'no database file was created');
+});
+
+test('WORKERS=2 serves from two worker processes on one port and stops them all on SIGTERM', async () => {
+  const path = temporarySqlitePath();
+  const port = await freePort();
+  const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), LOG_LEVEL: 'info', WORKERS: '2' });
+  assert.match(await service.banner, /2 workers/);
+  assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+  // Each worker logs with its own pid; both must have started a server.
+  const started = service.output().match(/"pid":(\d+)[^\n]*Server listening/g) ?? [];
+  assert.equal(new Set(started.map((line) => /"pid":(\d+)/.exec(line)![1])).size, 2);
+  const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
+  service.child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+});
