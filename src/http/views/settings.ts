@@ -147,7 +147,7 @@ ${alert(state.error)}
 </section>
 <section class="card" aria-labelledby="list-heading">
 <h2 id="list-heading">Your tokens</h2>
-${state.tokens.length === 0 ? html`<p class="muted">You have no personal tokens.</p>` : html`<div class="table-wrap"><table>
+${state.tokens.length === 0 ? html`<p class="muted">You have no personal tokens.</p>` : html`<div class="table-wrap"><table class="stack">
   <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${state.tokens.map((t) => {
     const status = tokenStatus(t, state.now);
