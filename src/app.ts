@@ -56,8 +56,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     },
     // Only https deployments may pin https; on http://localhost it would break the demo.
     strictTransportSecurity: deps.settings.baseUrl.startsWith('https:'),
-    // Nothing leaves for other sites; `no-referrer` would also make browsers send `Origin: null`
-    // on our own form posts, which the CSRF origin check refuses.
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts,
+    // which the CSRF origin check refuses; cross-site navigations still carry no Referer.
     referrerPolicy: { policy: 'same-origin' },
     frameguard: { action: 'deny' },
     crossOriginEmbedderPolicy: false,

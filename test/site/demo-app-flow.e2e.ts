@@ -98,3 +98,93 @@ describe('demo app end to end', () => {
     await page.close();
   });
 });
+
+describe('settings against the live API', () => {
+  let service: TestApp;
+  let browser: Browser;
+
+  before(async () => {
+    const path = temporarySqlitePath();
+    service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
+    await seedDemo(service.deps.stores, service.clock, service.baseUrl);
+    browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: LAUNCH_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await service?.close();
+  });
+
+  async function signedInPage() {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${service.baseUrl}/login`);
+    await page.getByLabel('Username').fill('demo');
+    await page.getByLabel('Password').fill('demo-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${service.baseUrl}/`);
+    return page;
+  }
+
+  const me = (token: string) => fetch(`${service.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+
+  test('a personal token made on the settings page reads /me until it is revoked', async () => {
+    const page = await signedInPage();
+    await page.goto(`${service.baseUrl}/settings/tokens`);
+    await page.getByLabel('Name', { exact: true }).fill('e2e');
+    await page.getByLabel('Your password').fill('demo-password');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = await page.getByLabel('Your new token').inputValue();
+    const response = await me(token);
+    assert.equal(response.status, 200);
+    assert.equal(((await response.json()) as { username: string }).username, 'demo');
+    await page.getByRole('button', { name: 'Revoke token e2e' }).click();
+    await page.getByRole('status').waitFor();
+    assert.equal((await me(token)).status, 401);
+    await page.close();
+  });
+
+  test('an app registered on the developer page completes the code flow; revoking it makes the API answer 401', async () => {
+    const user = await service.deps.stores.users.findByUsername('demo');
+    const page = await signedInPage();
+    await page.goto(`${service.baseUrl}/settings/developers`);
+    await page.getByLabel('Name', { exact: true }).fill('Revoked App');
+    await page.getByLabel('Redirect URIs').fill('http://127.0.0.1/cb');
+    await page.getByRole('button', { name: 'Register application' }).click();
+    const client = { clientId: await page.getByRole('textbox', { name: 'Client ID' }).inputValue() };
+    const secret = await page.getByRole('textbox', { name: 'Client secret' }).inputValue();
+    // The code flow over HTTP, by hand, as a server-side app would run it.
+    const verifier = 'v'.repeat(64);
+    const { createHash } = await import('node:crypto');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const authorize = new URL(`${service.baseUrl}/oauth/authorize`);
+    authorize.search = new URLSearchParams({
+      response_type: 'code', client_id: client.clientId, redirect_uri: 'http://127.0.0.1/cb', scope: 'profile:read',
+      state: 'state-1', code_challenge: challenge, code_challenge_method: 'S256',
+    }).toString();
+    let callback = '';
+    await page.route('http://127.0.0.1/cb**', async (route) => {
+      callback = route.request().url();
+      await route.fulfill({ status: 200, body: 'ok' });
+    });
+    await page.goto(authorize.href);
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(/127\.0\.0\.1\/cb/);
+    const code = new URL(callback).searchParams.get('code')!;
+    const tokenResponse = await fetch(`${service.baseUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/cb', client_id: client.clientId, client_secret: secret!, code_verifier: verifier,
+      }),
+    });
+    assert.equal(tokenResponse.status, 200);
+    const { access_token: accessToken } = (await tokenResponse.json()) as { access_token: string };
+    assert.equal((await me(accessToken)).status, 200);
+
+    await page.goto(`${service.baseUrl}/settings/applications`);
+    await page.getByRole('button', { name: 'Revoke access for Revoked App' }).click();
+    await page.getByRole('status').waitFor();
+    assert.equal((await me(accessToken)).status, 401);
+    assert.equal(await service.deps.stores.consents.find(user!.id, client.clientId), undefined);
+    await page.close();
+  });
+});
