@@ -17,6 +17,8 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
 const PHONE = { width: 390, height: 844 };
+/** A 16×16 PNG, a blue square. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGOQj99PEmIY1TCqYfhqAADnbD0Q6eftKwAAAABJRU5ErkJggg==', 'base64');
 const DESKTOP = { width: 1280, height: 900 };
 
 describe('site in a browser', () => {
@@ -199,6 +201,25 @@ describe('site in a browser', () => {
     await page.goto(`${t.baseUrl}/settings/developers`);
     assert.ok(await page.getByRole('link', { name: 'Gallery Sync' }).isVisible());
     await snap(page, 'developers');
+    await context.close();
+  });
+
+  test('a member uploads an avatar and the profile shows it', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'painter', password: 'painter password' });
+    const { context, page } = await signedInContext('painter', 'painter password');
+    await page.goto(`${t.baseUrl}/settings/profile`);
+    await page.getByLabel('New avatar').setInputFiles({ name: 'not-an-image.png', mimeType: 'image/png', buffer: Buffer.from('hello') });
+    await page.getByRole('button', { name: 'Upload avatar' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /must be a PNG, JPEG, WebP or GIF/);
+    await snap(page, 'profile-settings-error');
+    await page.getByLabel('New avatar').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: PNG });
+    await page.getByRole('button', { name: 'Upload avatar' }).click();
+    await page.getByRole('status').waitFor();
+    assert.equal((await t.deps.stores.users.findAvatar(user.id))?.contentType, 'image/png');
+    await page.goto(`${t.baseUrl}/u/painter`);
+    const avatar = page.getByRole('img', { name: 'Avatar of painter' });
+    assert.ok(await avatar.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the uploaded image loads');
+    await snap(page, 'profile-avatar');
     await context.close();
   });
 });
