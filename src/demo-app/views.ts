@@ -39,7 +39,7 @@ export function demoAppPage(state: { configured: boolean; session: DemoSession |
 <p>Sign in with your Community account. The app will ask for: <code>${state.scope}</code>.</p>
 <p><a class="button" href="/demo-app/login">Sign in with Community</a></p></section>`);
   }
-  return page('Signed in', html`<section class="card"><h1>Signed in as ${String(signedIn.claims.preferred_username ?? signedIn.claims.sub)}</h1>
+  return page('Signed in', html`<section class="card"><h1>Signed in as ${String(signedIn.claims.preferred_username ?? signedIn.claims.sub ?? 'someone')}</h1>
 <p>Granted scopes: <code>${signedIn.scope}</code></p>
 <form method="post" action="/demo-app/logout"><input type="hidden" name="csrf" value="${state.session?.csrf ?? ''}"><button type="submit" class="secondary">Sign out of the demo app</button></form>
 </section>

@@ -60,6 +60,8 @@ describe('site in a browser', () => {
     const context = await browser.newContext({ viewport: DESKTOP });
     const page = await context.newPage();
     await page.goto(`${t.baseUrl}/signup`);
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', 'the first Tab offers to skip the navigation');
     await page.getByLabel('Username').fill('browser-user');
     await page.getByLabel('Password').fill('password');
     await page.getByRole('button', { name: 'Create account' }).click();

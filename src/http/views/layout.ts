@@ -20,6 +20,7 @@ export function layout(title: string, context: PageContext, main: Html): Html {
 <link rel="icon" href="data:,">
 </head>
 <body>
+<a class="skip-link" href="#main">Skip to content</a>
 <header class="site-header">
   <a class="brand" href="/">Community</a>
   <nav aria-label="Main">
