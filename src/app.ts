@@ -12,6 +12,8 @@ import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { homeRoutes } from './http/routes/home.js';
+import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
+import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { signInRoutes } from './http/routes/sign-in.js';
 
@@ -69,5 +71,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(operationsRoutes);
   await app.register(signInRoutes);
   await app.register(homeRoutes);
+  await app.register(oauthAuthorizeRoutes);
+  await app.register(oauthEndpointRoutes);
   return app;
 }
