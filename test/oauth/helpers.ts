@@ -4,7 +4,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createAccount } from '../../src/core/accounts.js';
 import { registerClient } from '../../src/core/clients.js';
 import type { Client, User } from '../../src/core/ports.js';
-import type { TestApp } from '../support/app.js';
+import type { RateLimiter } from '../../src/core/ports.js';
+import { type TestApp, type TestAppOptions, startTestApp } from '../support/app.js';
+import type { TestDatabase } from '../support/databases.js';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -175,4 +177,13 @@ export async function signedInBrowser(t: TestApp): Promise<{ browser: Browser; u
   const response = await browser.signIn(user.username);
   assert.equal(response.status, 303);
   return { browser, user };
+}
+
+/** Sign-in throttling is issue 2's rule, tested there; these suites sign in hundreds of times from one address. */
+const unthrottled: RateLimiter = {
+  hit: async (_key, limit) => ({ allowed: true, limit, remaining: limit, resetAt: 0 }),
+};
+
+export function startOAuthApp(database: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
+  return startTestApp(database, { limiter: unthrottled, ...options });
 }
