@@ -49,7 +49,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     },
     // Only https deployments may pin https; on http://localhost it would break the demo.
     strictTransportSecurity: deps.settings.baseUrl.startsWith('https:'),
-    referrerPolicy: { policy: 'no-referrer' },
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts,
+    // which the CSRF origin check refuses; cross-site navigations still carry no Referer.
+    referrerPolicy: { policy: 'same-origin' },
     frameguard: { action: 'deny' },
     crossOriginEmbedderPolicy: false,
   });
