@@ -63,7 +63,7 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
     secret = credentials.bodySecret;
   }
   if (clientId === undefined || clientId === '') throw new OAuthError('invalid_request', 'The client_id parameter is required.');
-  const client = clientId.length > 200 ? undefined : await stores.clients.findById(clientId);
+  const client = clientId.length > 200 || clientId.includes('\u0000') ? undefined : await stores.clients.findById(clientId);
   if (!client || client.status !== 'active') throw fail('Client authentication failed.');
   if (client.type === 'public') {
     if (secret !== undefined) throw fail('Client authentication failed.');

@@ -53,6 +53,8 @@ export function single(params: Params, name: string): string | undefined {
   if (value !== undefined && value.length > MAX_PARAMETER_LENGTH) {
     throw new OAuthError('invalid_request', `The ${name} parameter is too long.`);
   }
+  // No parameter has a use for NUL, and PostgreSQL text cannot hold it.
+  if (value?.includes('\u0000')) throw new OAuthError('invalid_request', `The ${name} parameter is malformed.`);
   return value;
 }
 

@@ -103,6 +103,13 @@ forEachDatabase('token endpoint', (database) => {
     await assertError(response, 401, 'invalid_client');
   });
 
+  test('invalid_client: Basic credentials with a NUL character are refused, not a server error', async () => {
+    const { fields } = await freshCode();
+    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const response = await tokenRequest(t, rest, { authorization: `Basic ${Buffer.from('\u0000:x').toString('base64')}` });
+    await assertError(response, 401, 'invalid_client');
+  });
+
   test('client_secret_basic authenticates, with form-urlencoded credentials (RFC 6749 2.3.1)', async () => {
     const { fields, c } = await freshCode();
     const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;

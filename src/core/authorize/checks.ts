@@ -44,7 +44,7 @@ export const checkClient: Check = async (ctx) => {
   try {
     clientId = param(ctx, 'client_id');
   } catch {
-    throw pageError('The client_id parameter is repeated or too long.');
+    throw pageError('The client_id parameter is repeated or malformed.');
   }
   if (clientId === undefined) throw pageError('The request names no application (client_id is missing).');
   const client = clientId.length > 200 ? undefined : await ctx.stores.clients.findById(clientId);
@@ -60,7 +60,7 @@ export const checkRedirectUri: Check = (ctx) => {
   try {
     uri = param(ctx, 'redirect_uri');
   } catch {
-    throw pageError('The redirect_uri parameter is repeated or too long.');
+    throw pageError('The redirect_uri parameter is repeated or malformed.');
   }
   if (uri === undefined) throw pageError('The request has no redirect_uri.');
   if (!isRegisteredRedirectUri(ctx.client!, uri)) {
