@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts.js';
 import { deactivateClient, rotateClientSecret } from '../../src/core/clients.js';
+import { hashSecret } from '../../src/core/credentials.js';
+import { withdrawConsent } from '../../src/core/tokens/revocation.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
@@ -223,6 +225,25 @@ forEachDatabase('token endpoint', (database) => {
   test('invalid_grant: an unknown code', async () => {
     const { fields } = await freshCode();
     await assertError(await tokenRequest(t, { ...fields, code: 'A'.repeat(43) }), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: consent withdrawn between authorization and redemption', async () => {
+    const { fields, user, c } = await freshCode();
+    await withdrawConsent(t.deps, user.id, c.client.clientId);
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+  });
+
+  test('with openid the grant keeps the nonce and the session auth_time for the id_token', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const signedInAt = t.clock.now();
+    t.clock.advance(5_000);
+    const tokens = await obtainTokens(t, browser, c, { scope: 'openid profile:read', extra: { nonce: 'n-0S6_WzA2Mj' } });
+    assert.equal(tokens.scope, 'openid profile:read');
+    const access = await t.deps.stores.tokens.findAccess(hashSecret(tokens.access_token));
+    const grant = await t.deps.stores.grants.findById(access!.grantId);
+    assert.equal(grant?.nonce, 'n-0S6_WzA2Mj');
+    assert.equal(grant?.authTime, signedInAt);
   });
 
   test('invalid_grant: the account is no longer active when the code is redeemed', async () => {
