@@ -4,10 +4,14 @@ import type { Client, RevocationReason, Stores } from '../ports.js';
 import type { Instant } from '../time.js';
 import type { OAuthDeps } from './context.js';
 
-/** Revokes one grant and marks its tokens revoked; counts it once. */
+/**
+ * Revokes one grant and marks its tokens revoked; counts it once. Tokens first, then the grant:
+ * a rotation in flight holds its refresh token's row and then updates the grant, so taking the
+ * rows in the same order means the two wait for each other instead of deadlocking.
+ */
 export async function revokeGrant(deps: OAuthDeps, stores: Stores, grantId: number, reason: RevocationReason, now: Instant): Promise<void> {
-  if (await stores.grants.revoke(grantId, reason, now)) deps.metrics.tokensRevoked.inc({ reason });
   await stores.tokens.revokeByGrant(grantId, now);
+  if (await stores.grants.revoke(grantId, reason, now)) deps.metrics.tokensRevoked.inc({ reason });
 }
 
 /** Seed section 3 rule 2: a reused code ends every grant (so every token) of that user for that client. */
