@@ -13,6 +13,8 @@ import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { homeRoutes } from './http/routes/home.js';
 import { oidcRoutes } from './http/routes/oidc.js';
+import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
+import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { signInRoutes } from './http/routes/sign-in.js';
 
@@ -50,7 +52,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     },
     // Only https deployments may pin https; on http://localhost it would break the demo.
     strictTransportSecurity: deps.settings.baseUrl.startsWith('https:'),
-    referrerPolicy: { policy: 'no-referrer' },
+    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts,
+    // which the CSRF origin check refuses; cross-site navigations still carry no Referer.
+    referrerPolicy: { policy: 'same-origin' },
     frameguard: { action: 'deny' },
     crossOriginEmbedderPolicy: false,
   });
@@ -73,5 +77,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(signInRoutes);
   await app.register(homeRoutes);
   await app.register(oidcRoutes);
+  await app.register(oauthAuthorizeRoutes);
+  await app.register(oauthEndpointRoutes);
   return app;
 }
