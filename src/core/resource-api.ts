@@ -151,6 +151,9 @@ function integerParameter(name: string, value: unknown, fallback: number, min: n
   return Number(value);
 }
 
+/** Tags inside a line of text: removing them must not split a word. Every other tag becomes a space. */
+const INLINE_TAGS = new Set(['a', 'abbr', 'b', 'bdi', 'bdo', 'cite', 'code', 'data', 'del', 'dfn', 'em', 'i', 'ins', 'kbd', 'mark', 'q', 's', 'samp', 'small', 'span', 'strong', 'sub', 'sup', 'time', 'u', 'var']);
+
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', '#39': "'" };
 
 /** Markup out, text in: HTML tags and entities, and the common Markdown constructs. */
@@ -158,7 +161,7 @@ export function plainText(markup: string): string {
   return markup
     .replace(/<!--[\s\S]*?-->/g, ' ')
     .replace(/<(script|style)\b[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<\/?[a-zA-Z][^>]*>/g, ' ')
+    .replace(/<\/?([a-zA-Z][a-zA-Z0-9]*)\b[^>]*>/g, (_tag, name: string) => (INLINE_TAGS.has(name.toLowerCase()) ? '' : ' '))
     .replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[a-zA-Z]+|#39);/g, (whole, name: string) => {
       if (name.startsWith('#x')) return safeCodePoint(parseInt(name.slice(2), 16)) ?? whole;
       if (name.startsWith('#')) return safeCodePoint(parseInt(name.slice(1), 10)) ?? whole;

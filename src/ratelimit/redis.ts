@@ -44,6 +44,7 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly logger: LimiterLogger | undefined;
   private degraded = false;
   private everReady = false;
+  private closed = false;
 
   constructor(options: RedisRateLimiterOptions) {
     this.keyPrefix = options.keyPrefix ?? 'svc:rl:';
@@ -92,11 +93,12 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.client.disconnect();
   }
 
   private markDegraded(error: unknown): void {
-    if (this.degraded) return;
+    if (this.degraded || this.closed) return;
     this.degraded = true;
     const reason = error instanceof Error ? error.message : String(error);
     this.logger?.warn({ reason }, 'rate limiter: Redis unreachable; counting in memory per instance until it is back');
