@@ -178,6 +178,21 @@ forEachDatabase('resource API answers', (database) => {
     }
   });
 
+  test('browser apps on another origin may call the API: CORS preflight and exposed headers', async () => {
+    const preflight = await fetch(`${t.baseUrl}/api/open/v1/me`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://spa.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /authorization/i);
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.match(response.headers.get('access-control-expose-headers') ?? '', /X-RateLimit-Remaining/);
+  });
+
   test('an unknown path under /api/open/v1/ is 404 not_found as JSON', async () => {
     const user = await newUser(t.deps);
     const { token } = await newPersonalToken(t.deps, user, ['profile:read']);

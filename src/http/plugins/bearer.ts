@@ -27,13 +27,30 @@ export function requestBearer(request: FastifyRequest): Bearer {
   return request.bearer;
 }
 
+/**
+ * Browser apps (public clients) call the API from their own origin. The token travels in a header,
+ * never in a cookie, so any origin may read the answers (Fetch standard, CORS without credentials).
+ */
+export const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'WWW-Authenticate, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+};
+
+/** The answer to a CORS preflight for the API: GET with an Authorization header. */
+export const CORS_PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'access-control-allow-methods': 'GET, HEAD',
+  'access-control-allow-headers': 'Authorization',
+  'access-control-max-age': '600',
+};
+
 export function registerBearerGate(app: FastifyInstance): void {
   const { deps } = app;
   const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
   const usage = new UsageRecorder();
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('cache-control', 'no-store').header('vary', 'Authorization');
+    reply.header('cache-control', 'no-store').header('vary', 'Authorization').headers(CORS_HEADERS);
     const scope = request.routeOptions.config.bearerScope;
     if (scope === undefined) return;
     const now = deps.clock.now();

@@ -102,7 +102,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 </section>
 
 <section id="register">
-<h2>1. Register your app</h2>
+<h2>Register your app</h2>
 <p>Sign in and open <a href="/settings/developers">Settings → Developer applications</a>
 (<code>${base}/settings/developers</code>). Give the app a name, homepage and one or more redirect URIs, and choose its type:</p>
 <table>
@@ -122,7 +122,7 @@ They must be https, or http on a loopback address for local development. For a r
 </section>
 
 <section id="authorize">
-<h2>2. Send the user to authorize (with PKCE)</h2>
+<h2>Send the user to authorize (with PKCE)</h2>
 <p>Make a random <code>code_verifier</code> (43 to 128 characters) and its <code>S256</code> challenge, and a random
 <code>state</code>. Keep both in the user's session on your side. In Node:</p>
 ${code(`import { createHash, randomBytes } from 'node:crypto';
@@ -161,7 +161,7 @@ you get <code>error</code>, <code>error_description</code>, <code>state</code> a
 </section>
 
 <section id="token">
-<h2>3. Exchange the code for tokens</h2>
+<h2>Exchange the code for tokens</h2>
 <p>The code is valid for ${settings.codeTtlSeconds / 60} minutes and can be redeemed once. Redeeming it a second
 time fails with <code>invalid_grant</code> <em>and</em> revokes every token the first exchange produced.</p>
 ${code(`curl -X POST ${base}/api/oauth/token \\
@@ -188,7 +188,7 @@ expired or used, wrong <code>code_verifier</code> or <code>redirect_uri</code>, 
 </section>
 
 <section id="refresh">
-<h2>4. Refresh tokens (rotation)</h2>
+<h2>Refresh tokens (rotation)</h2>
 ${code(`curl -X POST ${base}/api/oauth/token \\
   -d grant_type=refresh_token \\
   -d refresh_token=svcr_… \\
@@ -202,7 +202,7 @@ refreshes at a time.</p>
 </section>
 
 <section id="revoke">
-<h2>5. Revoke and introspect tokens</h2>
+<h2>Revoke and introspect tokens</h2>
 <p>When the user signs out of your app or disconnects it, revoke the refresh token (RFC 7009). That also ends the
 access tokens of the same authorization.</p>
 ${code(`curl -X POST ${base}/api/oauth/revoke \\
@@ -219,7 +219,7 @@ local tokens and ask the user to authorize again.</p>
 </section>
 
 <section id="openid">
-<h2>6. Sign users in with OpenID Connect</h2>
+<h2>Sign users in with OpenID Connect</h2>
 <p>To only sign users in, add <code>openid</code> to the scope and send a random <code>nonce</code> (required with
 <code>openid</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
 your app was registered for it) carrying <code>iss</code>, <code>sub</code> (the user id as a string), <code>aud</code>
@@ -238,7 +238,7 @@ ${code(`curl ${base}/api/oauth/userinfo -H "Authorization: Bearer svco_…"`)}
 </section>
 
 <section id="personal">
-<h2>7. Personal tokens</h2>
+<h2>Personal tokens</h2>
 <p>For your own scripts you do not need an app: create a personal token (<code>svcp_…</code>) under
 <a href="/settings/tokens">Settings → API tokens</a>. Choose its name, its scopes (<code>profile:read</code>,
 <code>posts:read</code>) and its lifetime: 7, 30, ${DEFAULT_PERSONAL_TOKEN_DAYS} (the default) or 365 days, or no expiry.
@@ -248,7 +248,7 @@ ${code(`curl ${api}/me -H "Authorization: Bearer svcp_…"`)}
 </section>
 
 <section id="scopes">
-<h2>8. Scopes</h2>
+<h2>Scopes</h2>
 <table>
 <thead><tr><th scope="col">Scope</th><th scope="col">Allows reading</th><th scope="col">Does not allow reading</th></tr></thead>
 <tbody>
@@ -260,7 +260,7 @@ ${RESOURCE_SCOPES.map((scope) => html`<tr><td><code>${scope}</code></td><td>${SC
 </section>
 
 <section id="endpoints">
-<h2>9. API endpoints</h2>
+<h2>API endpoints</h2>
 <p>Base address: <code>${api}</code>. Every call is a <code>GET</code> with <code>Authorization: Bearer &lt;token&gt;</code>
 (an access token or a personal token) and answers JSON with status 200. Answers carry
 <code>Cache-Control: no-store</code> and the rate-limit headers. Timestamps are ISO-8601 local times in UTC+8 without an
@@ -315,7 +315,7 @@ ${json(serviceInfo(['profile:read', 'posts:read'], urls))}`)}
 </section>
 
 <section id="errors">
-<h2>10. Errors</h2>
+<h2>Errors</h2>
 <p>API errors are JSON <code>{"error": CODE, "error_description": TEXT}</code> with <code>Cache-Control: no-store</code>.
 Decide on <code>error</code> (and the status); the description is for people and may change.</p>
 <table>
@@ -336,7 +336,7 @@ ${json({ error: 'invalid_token', error_description: 'The token has expired.' })}
 </section>
 
 <section id="limits">
-<h2>11. Limits</h2>
+<h2>Limits</h2>
 <table>
 <thead><tr><th scope="col">Limit</th><th scope="col">Value</th></tr></thead>
 <tbody>

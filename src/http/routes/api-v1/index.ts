@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { invalidToken } from '../../../core/bearer.js';
 import { API_BASE_PATH, parsePaging, readPosts, readProfile, serviceInfo } from '../../../core/resource-api.js';
 import { siteUrls } from '../../../core/urls.js';
-import { registerBearerGate, requestBearer } from '../../plugins/bearer.js';
+import { CORS_PREFLIGHT_HEADERS, registerBearerGate, requestBearer } from '../../plugins/bearer.js';
 import { openApiDocument } from './openapi.js';
 import { ErrorSchema, PagingQuerySchema, PostPageSchema, ProfileSchema, ServiceInfoSchema } from './schemas.js';
 
@@ -39,6 +39,9 @@ export async function apiV1Routes(parent: FastifyInstance): Promise<void> {
     config: { bearerScope: 'posts:read' },
     schema: { querystring: PagingQuerySchema, response: { 200: PostPageSchema, 400: ErrorSchema, ...errors } },
   }, async (request) => readPosts(app.deps.stores, requestBearer(request).userId, parsePaging(request.query), urls));
+
+  app.options(`${API_BASE_PATH}/*`, async (_request, reply) => reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send());
+  app.options(API_BASE_PATH, async (_request, reply) => reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send());
 
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
   app.get(`${API_BASE_PATH}/openapi.json`, async (_request, reply) =>
