@@ -123,6 +123,28 @@ forEachDatabase('resource API authentication', (database) => {
     for (const header of headers) await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { header }), header);
   });
 
+  test('malformed tokens and bad checksums are refused without a storage lookup', async () => {
+    const { tokens, personalTokens } = t.deps.stores;
+    const originals = { access: tokens.findAccessBearer, personal: personalTokens.findBearer };
+    let lookups = 0;
+    tokens.findAccessBearer = async (hash) => { lookups++; return originals.access.call(tokens, hash); };
+    personalTokens.findBearer = async (hash) => { lookups++; return originals.personal.call(personalTokens, hash); };
+    try {
+      for (const kind of ['access', 'personal'] as const) {
+        const valid = generateToken(kind);
+        const badChecksum = valid.slice(0, -1) + (valid.endsWith('0') ? '1' : '0');
+        await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: badChecksum }), badChecksum);
+        await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: `${valid}x` }), 'too long');
+      }
+      assert.equal(lookups, 0);
+      await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') }), 'well-formed');
+      assert.equal(lookups, 1, 'a well-formed token costs one lookup');
+    } finally {
+      tokens.findAccessBearer = originals.access;
+      personalTokens.findBearer = originals.personal;
+    }
+  });
+
   test('401 invalid_token for a well-formed token that was never issued', async () => {
     for (const kind of ['access', 'personal'] as const) {
       await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: generateToken(kind) }), kind);

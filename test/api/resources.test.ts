@@ -258,6 +258,8 @@ forEachDatabase('resource API answers', (database) => {
     const past = await list('?page=9&size=5');
     assert.deepEqual(past.items, []);
     assert.deepEqual([past.page, past.size, past.totalElements, past.totalPages], [9, 5, 7, 2]);
+    const far = await list('?page=999999999&size=50');
+    assert.deepEqual([far.items, far.page, far.totalElements], [[], 999999999, 7]);
   });
 
   test('with no posts the totals are 0', async () => {
