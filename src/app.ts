@@ -11,6 +11,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { apiV1Routes } from './http/routes/api-v1/index.js';
+import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
@@ -79,5 +81,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(oidcRoutes);
   await app.register(oauthAuthorizeRoutes);
   await app.register(oauthEndpointRoutes);
+  await app.register(apiV1Routes);
+  await app.register(docsRoutes);
   return app;
 }
