@@ -69,7 +69,7 @@ forEachDatabase('database outage', (database) => {
       assert.match(await page.text(), /briefly unavailable/);
       const ready = await get('/readyz');
       assert.equal(ready.status, 503);
-      assert.deepEqual((await ready.json()).checks, { database: 'unreachable' });
+      assert.equal((await ready.json()).checks.database, 'unreachable');
       assert.equal((await get('/healthz')).status, 200, 'the process itself stays alive');
 
       await relay.open();
