@@ -4,7 +4,7 @@
  */
 import { OAuthError } from './errors.js';
 import type { Post, Stores, User } from './ports.js';
-import { type Scope } from './scopes.js';
+import type { Scope } from './scopes.js';
 import { formatLocalTimestamp } from './time.js';
 import type { SiteUrls } from './urls.js';
 
