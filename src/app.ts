@@ -12,13 +12,18 @@ import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { apiV1Routes } from './http/routes/api-v1/index.js';
 import { communityRoutes } from './http/routes/community.js';
+import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
 import { oidcRoutes } from './http/routes/oidc.js';
+import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
+import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { signInRoutes } from './http/routes/sign-in.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
+import { userInfoRoutes } from './http/routes/userinfo.js';
 
 /** Form and JSON bodies larger than this are refused with 413: nothing we accept is bigger. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -85,5 +90,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(settingsRoutes);
   await app.register(demoApp, { demo: options.demoApp });
   await app.register(oidcRoutes);
+  await app.register(userInfoRoutes);
+  await app.register(oauthAuthorizeRoutes);
+  await app.register(oauthEndpointRoutes);
+  await app.register(apiV1Routes);
+  await app.register(docsRoutes);
   return app;
 }

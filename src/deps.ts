@@ -7,7 +7,9 @@ import { KeyRing } from './core/oidc/key-ring.js';
 import type { RateLimiter, Stores } from './core/ports.js';
 import { type Clock, systemClock } from './core/time.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
+import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
+import { RedisRateLimiter } from './ratelimit/redis.js';
 import { type DatabaseHandle, openDatabase } from './storage/database.js';
 import { migrateToLatest } from './storage/migrate.js';
 import { createStores } from './storage/stores.js';
@@ -30,19 +32,29 @@ export interface DepsOverrides {
   limiter?: RateLimiter;
 }
 
+/** Redis when REDIS_URL is set (counters shared by every instance), memory otherwise. */
+function createLimiter(settings: Settings): RateLimiter {
+  if (settings.redisUrl === undefined) return new MemoryRateLimiter();
+  return new RedisRateLimiter({ url: settings.redisUrl, logger: pino({ level: settings.logLevel, name: 'ratelimit' }) });
+}
+
 export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
   const database = openDatabase(settings.database);
   const stores = createStores(database.db);
   const clock = overrides.clock ?? systemClock;
+  const limiter = overrides.limiter ?? createLimiter(settings);
   return {
     settings,
     database,
     stores,
     clock,
     keys: new KeyRing(stores, clock, settings.keysSecret),
-    limiter: overrides.limiter ?? new MemoryRateLimiter(),
+    limiter,
     metrics: createMetrics(),
-    close: () => database.close(),
+    close: async () => {
+      if (!overrides.limiter && limiter instanceof RedisRateLimiter) await limiter.close();
+      await database.close();
+    },
   };
 }
 

@@ -255,6 +255,8 @@ export interface BearerRecord {
   userStatus: UserStatus;
   /** `null` for personal tokens. */
   clientId: string | null;
+  /** The grant an OAuth access token descends from (for `grants.touch`); `null` for personal tokens. */
+  grantId: number | null;
   scope: string;
   expiresAt: Instant | null;
   /** Set when the token or anything it descends from (its grant) was revoked. */
@@ -359,7 +361,11 @@ export interface Stores {
 export interface RateLimiter {
   /** Counts one hit on `key` and says whether it is within `limit` for the window. */
   hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision>;
+  /** Where the counters live right now, for readiness: `degraded` is Redis unreachable, memory in use. */
+  state?(): RateLimiterState;
 }
+
+export type RateLimiterState = 'memory' | 'redis' | 'degraded';
 
 export interface RateLimitDecision {
   allowed: boolean;

@@ -25,7 +25,8 @@ export async function signIn(
     deps.limiter.hit(`signin:address:${attempt.address}`, SIGN_IN_ATTEMPTS_PER_ADDRESS, SIGN_IN_WINDOW_SECONDS, now),
   ]);
   if (!byAccount.allowed || !byAddress.allowed) return { ok: false, reason: 'throttled' };
-  const found = account === '' ? undefined : await deps.stores.users.findCredentials(account);
+  // PostgreSQL text cannot hold NUL: such a name matches no account rather than failing the query.
+  const found = account === '' || account.includes('\u0000') ? undefined : await deps.stores.users.findCredentials(account);
   // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
   const valid = await verifyPassword(found?.passwordHash, attempt.password);
   if (!found || !valid) return { ok: false, reason: 'invalid_credentials' };

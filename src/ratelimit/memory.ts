@@ -1,5 +1,5 @@
 /** Fixed-window counters in this process's memory: the default, and the fallback when Redis is gone. */
-import type { RateLimitDecision, RateLimiter } from '../core/ports.js';
+import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/ports.js';
 import type { Instant } from '../core/time.js';
 
 interface Window {
@@ -11,6 +11,10 @@ interface Window {
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, Window>();
   private lastSweep = 0;
+
+  state(): RateLimiterState {
+    return 'memory';
+  }
 
   async hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision> {
     return this.hitSync(key, limit, windowSeconds, now);

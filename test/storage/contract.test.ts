@@ -183,7 +183,7 @@ forEachDatabase('storage contract', (database) => {
     const record = await stores.tokens.findAccessBearer(live);
     assert.deepEqual(record && { ...record, tokenId: 0 }, {
       tokenId: 0, userId: user.id, username: user.username, userStatus: 'active', clientId: client.clientId,
-      scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null,
+      grantId: grant.id, scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null,
     });
     assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
     assert.equal((await stores.tokens.findAccessBearer(live))?.revokedAt, T0 + 1);
@@ -228,6 +228,7 @@ forEachDatabase('storage contract', (database) => {
     const second = await stores.personalTokens.insert({ userId: user.id, name: 'cli', tokenHash: hash, scope: 'posts:read', expiresAt: T0 + MINUTE }, T0 + 1);
     assert.deepEqual((await stores.personalTokens.listForUser(user.id)).map((t) => t.id), [second.id, first.id]);
     assert.equal((await stores.personalTokens.findBearer(hash))?.clientId, null);
+    assert.equal((await stores.personalTokens.findBearer(hash))?.grantId, null);
     assert.equal(await stores.personalTokens.revoke(second.id, stranger.id, T0), false);
     assert.equal(await stores.personalTokens.revoke(second.id, user.id, T0 + 2), true);
     assert.equal((await stores.personalTokens.findBearer(hash))?.revokedAt, T0 + 2);

@@ -13,6 +13,9 @@ export async function operationsRoutes(app: FastifyInstance): Promise<void> {
       request.log.warn({ err: error }, 'readiness: database unreachable');
       checks.database = 'unreachable';
     }
+    // Rate-limit counters: 'redis', 'memory', or 'degraded' (Redis unreachable, memory in use).
+    // Degraded still serves, so it does not make the instance unready.
+    checks.rateLimiter = app.deps.limiter.state?.() ?? 'memory';
     const ready = checks.database === 'ok';
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'unavailable', checks });

@@ -6,7 +6,7 @@ import { signInPage } from '../views/sign-in.js';
 
 /** Only a path on this site may be returned to, never another origin (no open redirect). */
 export function safeReturnTo(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 4000) return '/';
+  if (typeof value !== 'string' || value.length > 8000) return '/';
   if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\x00-\x1f]/.test(value)) return '/';
   return value;
 }
@@ -29,7 +29,7 @@ const signInBody = {
   properties: {
     username: { type: 'string', maxLength: 256 },
     password: { type: 'string', maxLength: 1024 },
-    return_to: { type: 'string', maxLength: 4000 },
+    return_to: { type: 'string', maxLength: 8000 },
     _csrf: { type: 'string', maxLength: 200 },
   },
 } as const;
@@ -37,12 +37,12 @@ const signInBody = {
 export async function signInRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string } }>, reply) => {
+  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
     const hint = typeof request.query.login_hint === 'string' ? request.query.login_hint.slice(0, 64) : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
-      .send(signInPage(context, { username: hint, returnTo }).value);
+      .send(signInPage(context, { username: hint, returnTo, reauthenticate: request.query.reauth === '1' }).value);
   });
 
   app.post('/login', { ...page, schema: { body: signInBody } }, async (request: FastifyRequest<{ Body: SignInBody }>, reply) => {

@@ -1,10 +1,11 @@
 import { html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 
-export function signInPage(context: PageContext, form: { username: string; returnTo: string; error?: string | undefined }) {
+export function signInPage(context: PageContext, form: { username: string; returnTo: string; error?: string | undefined; reauthenticate?: boolean }) {
   return layout('Sign in', context, html`<section class="card narrow">
 <h1>Sign in</h1>
 ${form.error ? html`<p class="alert" role="alert">${form.error}</p>` : ''}
+${form.reauthenticate ? html`<p class="notice">The application asked you to sign in again before it continues.</p>` : ''}
 <form method="post" action="/login">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">

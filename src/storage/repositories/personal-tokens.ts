@@ -49,6 +49,7 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
       username: row.username,
       userStatus: row.status as UserStatus,
       clientId: null,
+      grantId: null,
       scope: row.scope,
       expiresAt: row.expires_at,
       revokedAt: row.revoked_at,

@@ -62,7 +62,7 @@ export class KyselyTokenStore implements TokenStore {
       .innerJoin('users as u', 'u.id', 't.user_id')
       .innerJoin('clients as c', 'c.client_id', 't.client_id')
       .select([
-        't.id', 't.user_id', 'u.username', 'u.status', 't.client_id', 't.scope', 't.expires_at',
+        't.id', 't.grant_id', 't.user_id', 'u.username', 'u.status', 't.client_id', 't.scope', 't.expires_at',
         't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
       ])
       .where('t.token_hash', '=', tokenHash).executeTakeFirst();
@@ -75,6 +75,7 @@ export class KyselyTokenStore implements TokenStore {
       username: row.username,
       userStatus: row.status as UserStatus,
       clientId: row.client_id,
+      grantId: row.grant_id,
       scope: row.scope,
       expiresAt: row.expires_at,
       revokedAt,

@@ -1,0 +1,65 @@
+/**
+ * Rate limits of the resource API (seed section 8, INTERFACE section 7):
+ * - per token: `rateLimitPerMinute` (default 60) requests in each aligned minute, counted across
+ *   instances when the limiter is Redis; past it 429 `rate_limited` with `Retry-After: 60`;
+ * - per client address, for requests without a valid token: so guessing tokens is slow. Once an
+ *   address is over its limit, this instance refuses it before any lookup until the window ends.
+ */
+import { type Bearer, bearerKey } from './bearer.js';
+import { OAuthError } from './errors.js';
+import type { RateLimitDecision, RateLimiter } from './ports.js';
+import type { Instant } from './time.js';
+
+export const API_WINDOW_SECONDS = 60;
+/** Seed table 7.2: a 429 carries `Retry-After: 60`. */
+export const RETRY_AFTER_SECONDS = 60;
+/** Failed authentications allowed per address and minute, at least; more when the token limit is raised. */
+export const MIN_FAILURES_PER_ADDRESS = 300;
+
+export function rateLimited(description: string): OAuthError {
+  return new OAuthError('rate_limited', description, { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
+}
+
+/** The `X-RateLimit-*` headers for a decision (INTERFACE section 7). */
+export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.resetAt),
+  };
+}
+
+export class ApiLimits {
+  private readonly blockedUntil = new Map<string, number>();
+  private readonly failuresPerAddress: number;
+
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly perTokenPerMinute: number,
+  ) {
+    this.failuresPerAddress = Math.max(MIN_FAILURES_PER_ADDRESS, perTokenPerMinute * 5);
+  }
+
+  /** Counts one request of a valid token. */
+  hitToken(bearer: Bearer, now: Instant): Promise<RateLimitDecision> {
+    return this.limiter.hit(`api:token:${bearerKey(bearer)}`, this.perTokenPerMinute, API_WINDOW_SECONDS, now);
+  }
+
+  /** Whether this address is refused for the rest of its window (checked before any lookup). */
+  isBlocked(address: string, now: Instant): boolean {
+    const until = this.blockedUntil.get(address);
+    if (until === undefined) return false;
+    if (Math.floor(now / 1000) < until) return true;
+    this.blockedUntil.delete(address);
+    return false;
+  }
+
+  /** Counts a request without a valid token; says whether the address is still within its limit. */
+  async hitFailure(address: string, now: Instant): Promise<boolean> {
+    const decision = await this.limiter.hit(`api:address:${address}`, this.failuresPerAddress, API_WINDOW_SECONDS, now);
+    if (decision.allowed) return true;
+    if (this.blockedUntil.size > 100_000) this.blockedUntil.clear();
+    this.blockedUntil.set(address, decision.resetAt);
+    return false;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * The authorization request's checks, each enforcing one rule, run in order. The first two
+ * decide whether we may redirect at all: their errors become an HTML page (seed 4.1 rule 1);
+ * every later error is sent back to the verified redirect URI (RFC 6749 4.1.2.1).
+ */
+import { isRegisteredRedirectUri } from '../clients.js';
+import { OAuthError } from '../errors.js';
+import { type Params, repeatedNames, single } from '../params.js';
+import { isValidCodeChallenge } from '../pkce.js';
+import type { Client, Stores } from '../ports.js';
+import { type Scope, parseScope } from '../scopes.js';
+import { type AuthorizationRequest, type Prompt, REQUEST_PARAMETERS } from './request.js';
+
+/** What the checks build up as they pass. */
+export interface CheckContext {
+  readonly params: Params;
+  readonly stores: Stores;
+  client?: Client;
+  redirectUri?: string;
+  /** The state to echo on an error redirect, once it is known to be sent exactly once. */
+  state?: string;
+  request: Partial<AuthorizationRequest>;
+}
+
+export type Check = (ctx: CheckContext) => void | Promise<void>;
+
+const MAX_STATE_LENGTH = 1024;
+const MAX_NONCE_LENGTH = 1024;
+const MAX_LOGIN_HINT_LENGTH = 256;
+
+/** An error shown as a page, never redirected (the client or its redirect URI is not trusted). */
+function pageError(description: string): OAuthError {
+  return new OAuthError('invalid_request', description, { status: 400 });
+}
+
+/** Reads a parameter; a repeated one is an error (RFC 6749 3.1). */
+function param(ctx: CheckContext, name: string): string | undefined {
+  return single(ctx.params, name);
+}
+
+/** RFC 6749 4.1.2.1: an unknown, missing or deactivated client gets no redirect. */
+export const checkClient: Check = async (ctx) => {
+  let clientId: string | undefined;
+  try {
+    clientId = param(ctx, 'client_id');
+  } catch {
+    throw pageError('The client_id parameter is repeated or malformed.');
+  }
+  if (clientId === undefined) throw pageError('The request names no application (client_id is missing).');
+  const client = clientId.length > 200 ? undefined : await ctx.stores.clients.findById(clientId);
+  // A deactivated client is treated as unknown (INTERFACE section 2).
+  if (!client || client.status !== 'active') throw pageError('The application that sent you here is unknown or no longer active.');
+  ctx.client = client;
+  ctx.request.client = client;
+};
+
+/** Seed 4.1 rule 1, RFC 9700 2.1: exact match against a registered redirect URI, or no redirect. */
+export const checkRedirectUri: Check = (ctx) => {
+  let uri: string | undefined;
+  try {
+    uri = param(ctx, 'redirect_uri');
+  } catch {
+    throw pageError('The redirect_uri parameter is repeated or malformed.');
+  }
+  if (uri === undefined) throw pageError('The request has no redirect_uri.');
+  if (!isRegisteredRedirectUri(ctx.client!, uri)) {
+    throw pageError('The redirect_uri is not registered for this application, so you were not sent back to it.');
+  }
+  ctx.redirectUri = uri;
+  ctx.request.redirectUri = uri;
+};
+
+/** RFC 6749 3.1: request parameters must not be repeated. State is echoed only when sent once. */
+export const checkNoRepeats: Check = (ctx) => {
+  const repeated = repeatedNames(ctx.params, REQUEST_PARAMETERS);
+  if (!repeated.includes('state')) {
+    const state = ctx.params.get('state')?.find((v) => v !== '');
+    if (state !== undefined && state.length <= MAX_STATE_LENGTH) ctx.state = state;
+  }
+  if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+};
+
+/** RFC 6749 4.1.1 and 4.1.2.1: only `code`. */
+export const checkResponseType: Check = (ctx) => {
+  const responseType = param(ctx, 'response_type');
+  if (responseType === undefined) throw new OAuthError('invalid_request', 'The response_type parameter is required.');
+  if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported.');
+  const responseMode = param(ctx, 'response_mode');
+  if (responseMode !== undefined && responseMode !== 'query') throw new OAuthError('invalid_request', 'Only response_mode=query is supported.');
+};
+
+/** Seed 4.1 and RFC 9700 2.1: `state` is required (CSRF protection for the client). */
+export const checkState: Check = (ctx) => {
+  const state = param(ctx, 'state');
+  if (state === undefined) throw new OAuthError('invalid_request', 'The state parameter is required.');
+  if (state.length > MAX_STATE_LENGTH) throw new OAuthError('invalid_request', 'The state parameter is too long.');
+  ctx.request.state = state;
+};
+
+/** RFC 6749 3.3: known scopes the client may ask for; a missing scope fails as invalid_scope. */
+export const checkScope: Check = (ctx) => {
+  const value = param(ctx, 'scope');
+  if (value === undefined) throw new OAuthError('invalid_scope', 'The scope parameter is required.');
+  const parsed = parseScope(value);
+  if (!parsed) throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
+  if ('unknown' in parsed) throw new OAuthError('invalid_scope', 'The scope parameter names an unknown scope.');
+  const allowed = new Set(ctx.client!.allowedScopes);
+  if (!parsed.scopes.every((s: Scope) => allowed.has(s))) {
+    throw new OAuthError('invalid_scope', 'The application may not ask for one of these scopes.');
+  }
+  ctx.request.scopes = parsed.scopes;
+};
+
+/** RFC 7636 4.3 and 4.4.1, RFC 9700 2.1.1: S256 only; required for public clients. */
+export const checkPkce: Check = (ctx) => {
+  const challenge = param(ctx, 'code_challenge');
+  const method = param(ctx, 'code_challenge_method');
+  if (challenge === undefined) {
+    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method was sent without code_challenge.');
+    if (ctx.client!.type === 'public') throw new OAuthError('invalid_request', 'Public clients must send a PKCE code_challenge (S256).');
+    ctx.request.codeChallenge = null;
+    return;
+  }
+  if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
+  if (!isValidCodeChallenge(challenge)) throw new OAuthError('invalid_request', 'The code_challenge is malformed.');
+  ctx.request.codeChallenge = challenge;
+};
+
+/** INTERFACE section 5 (OpenID Connect Core 3.1.2.1): `openid` requires a nonce. */
+export const checkNonce: Check = (ctx) => {
+  const nonce = param(ctx, 'nonce');
+  if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH) throw new OAuthError('invalid_request', 'The nonce parameter is too long.');
+  if (ctx.request.scopes!.includes('openid') && nonce === undefined) {
+    throw new OAuthError('invalid_request', 'The nonce parameter is required with the openid scope.');
+  }
+  ctx.request.nonce = nonce ?? null;
+};
+
+/** OpenID Connect Core 3.1.2.1: prompt is a set of none, login, consent; none stands alone. */
+export const checkPrompt: Check = (ctx) => {
+  const value = param(ctx, 'prompt');
+  const prompt = new Set<Prompt>();
+  for (const item of value === undefined ? [] : value.split(' ')) {
+    if (item !== 'none' && item !== 'login' && item !== 'consent') throw new OAuthError('invalid_request', 'The prompt parameter has an unsupported value.');
+    prompt.add(item);
+  }
+  if (prompt.has('none') && prompt.size > 1) throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other values.');
+  ctx.request.prompt = prompt;
+};
+
+/** OpenID Connect Core 3.1.2.1: max_age is a number of seconds. */
+export const checkMaxAge: Check = (ctx) => {
+  const value = param(ctx, 'max_age');
+  if (value !== undefined && !/^\d{1,9}$/.test(value)) throw new OAuthError('invalid_request', 'max_age must be a whole number of seconds.');
+  ctx.request.maxAge = value === undefined ? null : Number(value);
+};
+
+export const checkLoginHint: Check = (ctx) => {
+  const value = param(ctx, 'login_hint');
+  if (value !== undefined && value.length > MAX_LOGIN_HINT_LENGTH) throw new OAuthError('invalid_request', 'The login_hint parameter is too long.');
+  ctx.request.loginHint = value ?? null;
+};
+
+/** Checks whose failure is shown as a page. */
+export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
+
+/** Checks whose failure is redirected back with `error`, `state` and `iss`. */
+export const REDIRECT_CHECKS: readonly Check[] = [
+  checkNoRepeats, checkResponseType, checkState, checkScope, checkPkce, checkNonce, checkPrompt, checkMaxAge, checkLoginHint,
+];

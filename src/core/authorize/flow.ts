@@ -1,0 +1,169 @@
+/**
+ * The authorization endpoint's decisions (RFC 6749 4.1, OpenID Connect Core 3.1.2): validate the
+ * request, then sign-in, then consent (remembered or asked), then a code or an error, always
+ * answered on the verified redirect URI with `state` and `iss` (RFC 9207).
+ */
+import { generateAuthorizationCode, hashSecret } from '../credentials.js';
+import { OAuthError } from '../errors.js';
+import type { Params } from '../params.js';
+import type { Session, User } from '../ports.js';
+import { formatScope, scopeList } from '../scopes.js';
+import type { OAuthDeps } from '../tokens/context.js';
+import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS } from './checks.js';
+import { type AuthorizationRequest, REQUEST_PARAMETERS, appendQuery } from './request.js';
+
+export const AUTHORIZE_PATH = '/oauth/authorize';
+
+export interface SignedIn {
+  user: User;
+  session: Session;
+}
+
+export type AuthorizeStep =
+  /** Back to the client: a code or an error. */
+  | { kind: 'redirect'; location: string }
+  /** Sign in first (again, when `reauthenticate`), then come back to `returnTo`. */
+  | { kind: 'sign_in'; returnTo: string; loginHint: string | null; reauthenticate: boolean }
+  /** Ask the user. `fields` are the hidden fields that carry the request through the form. */
+  | { kind: 'consent'; request: AuthorizationRequest; user: User; owner: string | null; fields: Array<[string, string]> };
+
+type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; location: string };
+
+/** RFC 6749 4.1.2.1 with RFC 9207: the error goes back to the client with state and iss. */
+function errorRedirect(deps: OAuthDeps, redirectUri: string, error: OAuthError, state: string | undefined): string {
+  return appendQuery(redirectUri, {
+    error: error.code,
+    error_description: error.description,
+    state,
+    iss: deps.settings.baseUrl,
+  });
+}
+
+/**
+ * Runs every check in order. Page errors (client, redirect URI) are thrown as `OAuthError`;
+ * later ones come back as the error redirect.
+ */
+export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params): Promise<Validation> {
+  const ctx: CheckContext = { params, stores: deps.stores, request: {} };
+  for (const check of PAGE_CHECKS) await check(ctx);
+  try {
+    for (const check of REDIRECT_CHECKS) await check(ctx);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    return { ok: false, location: errorRedirect(deps, ctx.redirectUri!, error, ctx.state) };
+  }
+  return { ok: true, request: ctx.request as AuthorizationRequest };
+}
+
+/** The request's own parameters, each once, as sent: for the return trip and the consent form. */
+function requestFields(params: Params, drop: (name: string, value: string) => string | undefined = (_n, v) => v): Array<[string, string]> {
+  const fields: Array<[string, string]> = [];
+  for (const name of REQUEST_PARAMETERS) {
+    const value = params.get(name)?.find((v) => v !== '');
+    const kept = value === undefined ? undefined : drop(name, value);
+    if (kept !== undefined && kept !== '') fields.push([name, kept]);
+  }
+  return fields;
+}
+
+/**
+ * Where sign-in returns to. A request that forced sign-in (prompt=login, an expired max_age)
+ * comes back without that demand: the new session has just been authenticated, and keeping it
+ * would ask again forever. The fresh `auth_time` is what the client can verify.
+ */
+function returnTo(params: Params): string {
+  const fields = requestFields(params, (name, value) => {
+    if (name === 'max_age') return undefined;
+    if (name === 'prompt') return value.split(' ').filter((p) => p !== 'login').join(' ');
+    return value;
+  });
+  return `${AUTHORIZE_PATH}?${new URLSearchParams(fields).toString()}`;
+}
+
+function covers(granted: string | undefined, request: AuthorizationRequest): boolean {
+  if (granted === undefined) return false;
+  const held = new Set(scopeList(granted));
+  return request.scopes.every((s) => held.has(s));
+}
+
+/** OpenID Connect Core 3.1.2.1: the session is too old for max_age. */
+function tooOld(request: AuthorizationRequest, session: Session, now: number): boolean {
+  return request.maxAge !== null && Math.floor((now - session.authTime) / 1000) > request.maxAge;
+}
+
+/** GET /oauth/authorize: what to do with this request for this browser. */
+export async function startAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined): Promise<AuthorizeStep> {
+  const validation = await validateAuthorizationRequest(deps, params);
+  if (!validation.ok) return { kind: 'redirect', location: validation.location };
+  const { request } = validation;
+  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): AuthorizeStep =>
+    ({ kind: 'redirect', location: errorRedirect(deps, request.redirectUri, new OAuthError(code, description), request.state) });
+  const now = deps.clock.now();
+  const silent = request.prompt.has('none');
+
+  const hintMismatch = signedIn !== undefined && request.loginHint !== null &&
+    request.loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
+  const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
+  if (silent && mustSignIn) return fail('login_required', 'The user must sign in.');
+  if (silent && hintMismatch) return fail('interaction_required', 'A different account is signed in.');
+  if (mustSignIn || hintMismatch) {
+    return { kind: 'sign_in', returnTo: returnTo(params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
+  }
+
+  // Remembered consent skips the page for scopes already granted (INTERFACE section 10).
+  const consent = await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
+  if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
+    return { kind: 'redirect', location: await approve(deps, request, signedIn!) };
+  }
+  if (silent) return fail('consent_required', 'The user has not approved this application.');
+  const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
+  return { kind: 'consent', request, user: signedIn!.user, owner: owner?.username ?? null, fields: requestFields(params) };
+}
+
+/**
+ * POST /oauth/authorize: the consent form's answer. The hidden fields are re-validated from
+ * scratch; nothing in them is trusted.
+ */
+export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, decision: string | undefined): Promise<AuthorizeStep> {
+  const validation = await validateAuthorizationRequest(deps, params);
+  if (!validation.ok) return { kind: 'redirect', location: validation.location };
+  const { request } = validation;
+  if (!signedIn) return { kind: 'sign_in', returnTo: returnTo(params), loginHint: request.loginHint, reauthenticate: false };
+  if (decision === 'approve') return { kind: 'redirect', location: await approve(deps, request, signedIn) };
+  if (decision === 'deny') {
+    return { kind: 'redirect', location: errorRedirect(deps, request.redirectUri, new OAuthError('access_denied', 'The user denied the request.'), request.state) };
+  }
+  throw new OAuthError('invalid_request', 'Choose to allow or deny the request.', { status: 400 });
+}
+
+/**
+ * Approval: a new grant, a single-use code bound to everything the token request must repeat
+ * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, in one transaction.
+ */
+async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn): Promise<string> {
+  const code = generateAuthorizationCode();
+  const now = deps.clock.now();
+  const scope = formatScope(request.scopes);
+  const userId = signedIn.user.id;
+  const clientId = request.client.clientId;
+  await deps.stores.transaction(async (tx) => {
+    const grant = await tx.grants.create({ userId, clientId, scope, nonce: request.nonce, authTime: signedIn.session.authTime }, now);
+    await tx.codes.insert({
+      codeHash: hashSecret(code),
+      grantId: grant.id,
+      clientId,
+      userId,
+      redirectUri: request.redirectUri,
+      scope,
+      codeChallenge: request.codeChallenge,
+      nonce: request.nonce,
+      authTime: signedIn.session.authTime,
+      createdAt: now,
+      expiresAt: now + deps.settings.codeTtlSeconds * 1000,
+    });
+    const previous = await tx.consents.find(userId, clientId);
+    await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
+  });
+  // RFC 6749 4.1.2 and RFC 9207 2: code, the original state, and the issuer.
+  return appendQuery(request.redirectUri, { code, state: request.state, iss: deps.settings.baseUrl });
+}

@@ -1,0 +1,128 @@
+/**
+ * Bearer authentication for the resource API (seed section 5, RFC 6750): an OAuth access token
+ * (`svco_`) or a personal token (`svcp_`) in `Authorization: Bearer`. Malformed tokens and bad
+ * checksums are refused offline, so garbage never reaches storage; a well-formed one costs one
+ * lookup that already joins the grant's revocation, the client's status and the user's status.
+ */
+import { hashSecret, tokenKind } from './credentials.js';
+import { OAuthError } from './errors.js';
+import type { Stores } from './ports.js';
+import { type Scope, scopeList } from './scopes.js';
+import type { Clock, Instant } from './time.js';
+
+/** The realm named in every `WWW-Authenticate` challenge of the resource API. */
+export const API_REALM = 'api';
+
+/** Who a valid bearer token speaks for, and what it may read. */
+export interface Bearer {
+  kind: 'access' | 'personal';
+  tokenId: number;
+  userId: number;
+  username: string;
+  /** `null` for personal tokens. */
+  clientId: string | null;
+  /** `null` for personal tokens. */
+  grantId: number | null;
+  scopes: Scope[];
+}
+
+/** A key naming the token without revealing it, for counters and caches. */
+export function bearerKey(bearer: Pick<Bearer, 'kind' | 'tokenId'>): string {
+  return `${bearer.kind === 'access' ? 'o' : 'p'}:${bearer.tokenId}`;
+}
+
+function challenge(attributes: Record<string, string> = {}): string {
+  const parts = [`realm="${API_REALM}"`, ...Object.entries(attributes).map(([k, v]) => `${k}="${v}"`)];
+  return `Bearer ${parts.join(', ')}`;
+}
+
+/** RFC 6750 3.1: a request without any credentials gets a challenge with no error attribute. */
+export function missingCredentials(): OAuthError {
+  return new OAuthError('invalid_token', 'This endpoint needs an access token: send "Authorization: Bearer <token>".', {
+    headers: { 'www-authenticate': challenge() },
+  });
+}
+
+/** RFC 6750 3.1 `invalid_token`: malformed, unknown, expired or revoked, or an unusable account. */
+export function invalidToken(description: string): OAuthError {
+  return new OAuthError('invalid_token', description, {
+    headers: { 'www-authenticate': challenge({ error: 'invalid_token' }) },
+  });
+}
+
+/** RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs. */
+export function insufficientScope(scope: Scope): OAuthError {
+  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}.`, {
+    headers: { 'www-authenticate': challenge({ error: 'insufficient_scope', scope }) },
+  });
+}
+
+/** RFC 6750 2.1: `Bearer` (any letter case), one or more spaces, the token. */
+const BEARER_HEADER = /^Bearer +([^\s]+) *$/i;
+
+/**
+ * The token in an `Authorization` header: `undefined` when there is no header at all,
+ * `null` when there is one that does not carry a bearer token.
+ */
+export function bearerToken(authorization: string | undefined): string | null | undefined {
+  if (authorization === undefined || authorization === '') return undefined;
+  return BEARER_HEADER.exec(authorization)?.[1] ?? null;
+}
+
+/**
+ * Authenticates the `Authorization` header, or throws the 401 `OAuthError` to answer with.
+ * Expired is `expiresAt <= now`; a revoked token, grant or deactivated client shows as `revokedAt`.
+ */
+export async function authenticateBearer(deps: { stores: Stores; clock: Clock }, authorization: string | undefined): Promise<Bearer> {
+  const token = bearerToken(authorization);
+  if (token === undefined) throw missingCredentials();
+  if (token === null) throw invalidToken('The Authorization header must be "Bearer <token>".');
+  const kind = tokenKind(token);
+  if (kind !== 'access' && kind !== 'personal') {
+    throw invalidToken('The token is not an access token or a personal token.');
+  }
+  const hash = hashSecret(token);
+  const record = kind === 'access'
+    ? await deps.stores.tokens.findAccessBearer(hash)
+    : await deps.stores.personalTokens.findBearer(hash);
+  if (!record) throw invalidToken('The token is unknown.');
+  const now: Instant = deps.clock.now();
+  if (record.revokedAt !== null) throw invalidToken('The token was revoked.');
+  if (record.expiresAt !== null && record.expiresAt <= now) throw invalidToken('The token has expired.');
+  // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
+  if (record.userStatus !== 'active') throw invalidToken('The account this token belongs to cannot be used.');
+  return {
+    kind,
+    tokenId: record.tokenId,
+    userId: record.userId,
+    username: record.username,
+    clientId: record.clientId,
+    grantId: record.grantId,
+    scopes: scopeList(record.scope),
+  };
+}
+
+/** Throws 403 `insufficient_scope` unless the token holds `scope` (RFC 6750 3.1). */
+export function requireScope(bearer: Bearer, scope: Scope | undefined): void {
+  if (scope !== undefined && !bearer.scopes.includes(scope)) throw insufficientScope(scope);
+}
+
+/**
+ * Remembers when each token's last use was recorded, so `last used` is written at most once per
+ * `intervalMs` per token and the hot path stays a read. Per process; each instance writes its own.
+ */
+export class UsageRecorder {
+  private readonly recorded = new Map<string, Instant>();
+
+  constructor(private readonly intervalMs = 60_000, private readonly maxEntries = 100_000) {}
+
+  async record(stores: Stores, bearer: Bearer, now: Instant): Promise<void> {
+    const key = bearerKey(bearer);
+    const last = this.recorded.get(key);
+    if (last !== undefined && now - last < this.intervalMs && now >= last) return;
+    if (this.recorded.size >= this.maxEntries) this.recorded.clear();
+    this.recorded.set(key, now);
+    if (bearer.kind === 'personal') await stores.personalTokens.touch(bearer.tokenId, now);
+    else if (bearer.grantId !== null) await stores.grants.touch(bearer.grantId, now);
+  }
+}

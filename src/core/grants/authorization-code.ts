@@ -1,0 +1,64 @@
+/** The authorization_code grant (RFC 6749 4.1.3, RFC 7636 4.6, seed sections 3 and 4.2). */
+import { hashSecret } from '../credentials.js';
+import { OAuthError } from '../errors.js';
+import { required, single } from '../params.js';
+import { verifyCodeVerifier } from '../pkce.js';
+import type { AuthorizationCode, Client, Stores } from '../ports.js';
+import { revokeUserClientGrants } from '../tokens/revocation.js';
+import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
+import type { Instant } from '../time.js';
+import { registerGrantType } from './registry.js';
+
+const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
+
+/** Why a freshly consumed code gives no tokens, or `undefined` when it does. */
+async function codeProblem(tx: Stores, code: AuthorizationCode, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): Promise<string | undefined> {
+  if (code.clientId !== client.clientId) return 'The code was issued to another client.';
+  // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
+  if (code.expiresAt <= now) return 'The code has expired.';
+  // RFC 6749 4.1.3: redirect_uri must be identical to the one in the authorization request.
+  if (code.redirectUri !== redirectUri) return 'The redirect_uri differs from the authorization request.';
+  // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
+  if (code.codeChallenge !== null && verifier === undefined) return 'The code_verifier is required for this code.';
+  if (code.codeChallenge === null && verifier !== undefined) return 'A code_verifier was sent but the authorization request had no code_challenge.';
+  if (code.codeChallenge !== null && !verifyCodeVerifier(verifier!, code.codeChallenge)) return 'The code_verifier does not match the code_challenge.';
+  const grant = await tx.grants.findById(code.grantId);
+  if (!grant || grant.revokedAt !== null) return 'The authorization was revoked.';
+  const user = await tx.users.findById(code.userId);
+  if (!user || user.status !== 'active') return 'The account can no longer be used.';
+  return undefined;
+}
+
+registerGrantType('authorization_code', async ({ deps, client, params }) => {
+  const code = required(params, 'code');
+  const redirectUri = required(params, 'redirect_uri');
+  const verifier = single(params, 'code_verifier');
+  if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
+  const codeHash = hashSecret(code);
+  const now = deps.clock.now();
+  // The code is consumed (one conditional write) in the same transaction that issues the tokens;
+  // a refused code stays used, because the transaction commits either way.
+  const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
+    const consumed = await tx.codes.consume(codeHash, now);
+    if (!consumed) return { kind: 'not_consumed' };
+    const problem = await codeProblem(tx, consumed, client, redirectUri, verifier, now);
+    if (problem) return { kind: 'refused', description: problem };
+    const grant = (await tx.grants.findById(consumed.grantId))!;
+    const user = (await tx.users.findById(consumed.userId))!;
+    const tokens = await issueTokens(tx, now, deps.settings, { grant, user, client, accessScope: consumed.scope, refreshScope: consumed.scope, nonce: consumed.nonce });
+    return { kind: 'issued', tokens };
+  });
+  if (outcome.kind === 'issued') {
+    deps.metrics.tokensIssued.inc({ kind: 'access' });
+    deps.metrics.tokensIssued.inc({ kind: 'refresh' });
+    return outcome.tokens;
+  }
+  if (outcome.kind === 'refused') throw new OAuthError('invalid_grant', outcome.description);
+  // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
+  // grant of that user for that client, the first redemption's tokens with them.
+  const known = await deps.stores.codes.find(codeHash);
+  if (known) await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
+  throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
+});

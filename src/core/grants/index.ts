@@ -1,0 +1,43 @@
+/** The token endpoint's rules (RFC 6749 3.2 and 5): parameters, client authentication, the grant. */
+import { type ClientCredentials, authenticateClient } from '../client-auth.js';
+import { OAuthError } from '../errors.js';
+import { issueIdToken } from '../oidc/id-token.js';
+import { type Params, repeatedNames, single } from '../params.js';
+import { scopeList } from '../scopes.js';
+import { siteUrls } from '../urls.js';
+import type { OAuthDeps } from '../tokens/context.js';
+import type { IssuedTokens } from '../tokens/issue.js';
+import { findGrantHandler } from './registry.js';
+import './authorization-code.js';
+import './refresh-token.js';
+
+export { registerGrantType } from './registry.js';
+
+/** Exchanges a grant for tokens; throws an `OAuthError` of seed table 7.1 otherwise. */
+export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials: ClientCredentials): Promise<IssuedTokens> {
+  // RFC 6749 3.2: request parameters MUST NOT be included more than once.
+  const repeated = repeatedNames(params);
+  if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+  const grantType = single(params, 'grant_type');
+  if (grantType === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is required.');
+  const handler = findGrantHandler(grantType);
+  if (!handler) throw new OAuthError('unsupported_grant_type', 'Only authorization_code and refresh_token are supported.');
+  const client = await authenticateClient(deps.stores, credentials);
+  const issued = await handler({ deps, client, params });
+  const scopes = scopeList(issued.scope);
+  if (!scopes.includes('openid')) return issued;
+  // OIDC Core 3.1.3.3 and 12.2: an id_token with the code exchange, and again on refresh
+  // (without nonce, with the original auth_time). Signed after the tokens are stored.
+  const idToken = await issueIdToken(deps.keys, siteUrls(deps.settings.baseUrl), {
+    issuer: deps.settings.baseUrl,
+    client: issued.client,
+    user: issued.user,
+    scopes,
+    nonce: issued.nonce,
+    authTime: issued.grant.authTime,
+    accessToken: issued.accessToken,
+    now: issued.issuedAt,
+  });
+  deps.metrics.tokensIssued.inc({ kind: 'id_token' });
+  return { ...issued, idToken };
+}

@@ -1,0 +1,57 @@
+/** The refresh_token grant with rotation and reuse detection (RFC 6749 6, RFC 9700 4.14.2). */
+import { hashSecret, tokenKind } from '../credentials.js';
+import { OAuthError } from '../errors.js';
+import { required, single } from '../params.js';
+import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
+import { revokeGrant } from '../tokens/revocation.js';
+import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
+import { registerGrantType } from './registry.js';
+
+const INVALID = 'The refresh token is invalid, expired or revoked.';
+
+/** RFC 6749 6: an optional `scope` may only narrow what the refresh token carries. */
+function requestedScope(value: string | undefined): Scope[] | undefined {
+  if (value === undefined) return undefined;
+  const parsed = parseScope(value);
+  if (!parsed || 'unknown' in parsed) throw new OAuthError('invalid_scope', 'The scope is malformed or unknown.');
+  return parsed.scopes;
+}
+
+registerGrantType('refresh_token', async ({ deps, client, params }) => {
+  const token = required(params, 'refresh_token');
+  const narrowed = requestedScope(single(params, 'scope'));
+  if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
+  const tokenHash = hashSecret(token);
+  const now = deps.clock.now();
+  // Rotation is one conditional write inside the transaction that issues the new pair; a refusal
+  // throws, so the transaction rolls back and the token stays as it was.
+  const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
+    const old = await tx.tokens.consumeRefresh(tokenHash, now);
+    if (!old) return undefined;
+    // RFC 6749 10.4: a refresh token is bound to the client it was issued to.
+    if (old.clientId !== client.clientId) throw new OAuthError('invalid_grant', INVALID);
+    if (old.expiresAt <= now) throw new OAuthError('invalid_grant', INVALID);
+    const grant = await tx.grants.findById(old.grantId);
+    if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
+    const user = await tx.users.findById(old.userId);
+    if (!user || user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
+    const held = scopeList(old.scope);
+    if (narrowed && !narrowed.every((s) => held.includes(s))) {
+      throw new OAuthError('invalid_scope', 'The scope may only narrow what was granted.');
+    }
+    const accessScope = narrowed ? formatScope(narrowed) : old.scope;
+    return issueTokens(tx, now, deps.settings, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null });
+  });
+  if (issued) {
+    deps.metrics.tokensIssued.inc({ kind: 'access' });
+    deps.metrics.tokensIssued.inc({ kind: 'refresh' });
+    return issued;
+  }
+  // Seed section 3 rule 3 and RFC 9700 4.14.2: a rotated or revoked refresh token presented
+  // again (the losers of a race included) ends its whole family.
+  const known = await deps.stores.tokens.findRefresh(tokenHash);
+  if (known && (known.usedAt !== null || known.revokedAt !== null)) {
+    await deps.stores.transaction((tx) => revokeGrant(deps, tx, known.grantId, 'refresh_reuse', deps.clock.now()));
+  }
+  throw new OAuthError('invalid_grant', INVALID);
+});

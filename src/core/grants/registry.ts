@@ -1,0 +1,29 @@
+/**
+ * Grant types live in a map: each file in this folder registers one, so adding a grant type
+ * never edits the token endpoint (RFC 6749 4: the grant decides how tokens are obtained).
+ */
+import type { Params } from '../params.js';
+import type { Client } from '../ports.js';
+import type { OAuthDeps } from '../tokens/context.js';
+import type { IssuedTokens } from '../tokens/issue.js';
+
+export interface GrantRequest {
+  deps: OAuthDeps;
+  /** The client, already authenticated. */
+  client: Client;
+  /** Every form parameter, each given at most once. */
+  params: Params;
+}
+
+export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;
+
+const handlers = new Map<string, GrantHandler>();
+
+export function registerGrantType(grantType: string, handler: GrantHandler): void {
+  if (handlers.has(grantType)) throw new Error(`grant type ${grantType} is registered twice`);
+  handlers.set(grantType, handler);
+}
+
+export function findGrantHandler(grantType: string): GrantHandler | undefined {
+  return handlers.get(grantType);
+}

@@ -1,0 +1,26 @@
+/** What the token rules need from outside: storage, clock, lifetimes and two counters. */
+import type { KeyRing } from '../oidc/key-ring.js';
+import type { Stores } from '../ports.js';
+import type { Clock } from '../time.js';
+
+/** A counter as the core sees it (prom-client's `Counter` fits). */
+export interface CounterPort<L extends string> {
+  inc(labels: Partial<Record<L, string>>, value?: number): void;
+}
+
+export interface OAuthDeps {
+  readonly stores: Stores;
+  readonly clock: Clock;
+  /** Signs id_tokens when `openid` was granted. */
+  readonly keys: KeyRing;
+  readonly settings: {
+    readonly baseUrl: string;
+    readonly accessTokenTtlSeconds: number;
+    readonly refreshTokenTtlSeconds: number;
+    readonly codeTtlSeconds: number;
+  };
+  readonly metrics: {
+    readonly tokensIssued: CounterPort<'kind'>;
+    readonly tokensRevoked: CounterPort<'reason'>;
+  };
+}

@@ -1,0 +1,48 @@
+/** Token introspection for the client that owns the token (RFC 7662). */
+import { hashSecret, tokenKind } from '../credentials.js';
+import type { Client } from '../ports.js';
+import type { OAuthDeps } from './context.js';
+
+export type Introspection =
+  | { active: false }
+  | {
+    active: true;
+    scope: string;
+    client_id: string;
+    username: string;
+    sub: string;
+    exp: number;
+    iat: number;
+    token_type: string;
+  };
+
+const INACTIVE: Introspection = { active: false };
+
+/**
+ * RFC 7662 2.2: `active` only for a live token of the calling client: not expired, not revoked,
+ * not rotated, its grant not revoked, its user `active`. Anything else is exactly `{active:false}`
+ * (2.2: no more is said about tokens the caller may not see).
+ */
+export async function introspectToken(deps: OAuthDeps, client: Client, token: string): Promise<Introspection> {
+  const kind = tokenKind(token);
+  if (kind !== 'access' && kind !== 'refresh') return INACTIVE;
+  const { stores } = deps;
+  const hash = hashSecret(token);
+  const found = kind === 'access' ? await stores.tokens.findAccess(hash) : await stores.tokens.findRefresh(hash);
+  if (!found || found.clientId !== client.clientId) return INACTIVE;
+  const now = deps.clock.now();
+  if (found.revokedAt !== null || found.expiresAt <= now) return INACTIVE;
+  if ('usedAt' in found && found.usedAt !== null) return INACTIVE;
+  const [grant, user] = await Promise.all([stores.grants.findById(found.grantId), stores.users.findById(found.userId)]);
+  if (!grant || grant.revokedAt !== null || !user || user.status !== 'active') return INACTIVE;
+  return {
+    active: true,
+    scope: found.scope,
+    client_id: found.clientId,
+    username: user.username,
+    sub: String(user.id),
+    exp: Math.floor(found.expiresAt / 1000),
+    iat: Math.floor(found.createdAt / 1000),
+    token_type: kind === 'access' ? 'Bearer' : 'refresh_token',
+  };
+}

@@ -1,0 +1,60 @@
+/** Issuing an access token and a refresh token under a grant (seed table 2.1, INTERFACE section 2). */
+import { generateToken, hashSecret } from '../credentials.js';
+import type { Client, Grant, Stores, User } from '../ports.js';
+import type { Instant } from '../time.js';
+
+/**
+ * Everything the token response is built from. The route turns it into seed table 2.1's JSON;
+ * the id_token (issue 5) is added there, from `grant`, `user` and `client`, when `scope` has `openid`.
+ */
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+  /** The access token's scope, space separated. */
+  scope: string;
+  grant: Grant;
+  user: User;
+  client: Client;
+  issuedAt: Instant;
+  /** The nonce to put in an id_token: the authorization request's, and none on refresh (OIDC Core 12.2). */
+  nonce: string | null;
+  /** Signed when the granted scope includes `openid` (OIDC Core 3.1.3.3). */
+  idToken?: string;
+}
+
+/**
+ * Stores a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
+ * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), and marks the
+ * grant used. Call it inside the transaction that consumed the code or the old refresh token.
+ */
+export async function issueTokens(
+  tx: Stores,
+  now: Instant,
+  lifetimes: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
+  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null },
+): Promise<IssuedTokens> {
+  const accessToken = generateToken('access');
+  const refreshToken = generateToken('refresh');
+  const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now };
+  await tx.tokens.insertAccess({
+    ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope,
+    expiresAt: now + lifetimes.accessTokenTtlSeconds * 1000,
+  });
+  await tx.tokens.insertRefresh({
+    ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope,
+    expiresAt: now + lifetimes.refreshTokenTtlSeconds * 1000,
+  });
+  await tx.grants.touch(issue.grant.id, now);
+  return {
+    accessToken,
+    refreshToken,
+    expiresIn: lifetimes.accessTokenTtlSeconds,
+    scope: issue.accessScope,
+    grant: issue.grant,
+    user: issue.user,
+    client: issue.client,
+    issuedAt: now,
+    nonce: issue.nonce,
+  };
+}

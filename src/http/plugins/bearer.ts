@@ -1,0 +1,86 @@
+/**
+ * The resource API's gate, as one `onRequest` hook for the routes of one plugin: bearer
+ * authentication (RFC 6750), the per-token and per-address rate limits, the scope check, and the
+ * headers every answer carries (`Cache-Control: no-store`, `Vary: Authorization`, `X-RateLimit-*`).
+ * A route opts in with `config: { bearerScope }`: a scope, or `''` for any valid token.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
+import { type Bearer, UsageRecorder, authenticateBearer, requireScope } from '../../core/bearer.js';
+import { OAuthError } from '../../core/errors.js';
+import type { Scope } from '../../core/scopes.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a resource API route needs; `''` for any valid token; absent for no token. */
+    bearerScope?: Scope | '';
+  }
+  interface FastifyRequest {
+    /** Set by the bearer gate on resource API routes. */
+    bearer?: Bearer;
+  }
+}
+
+/** The authenticated token of a request that passed the gate. */
+export function requestBearer(request: FastifyRequest): Bearer {
+  if (!request.bearer) throw new Error('route has no bearerScope: the bearer gate did not run');
+  return request.bearer;
+}
+
+/**
+ * Browser apps (public clients) call the API from their own origin. The token travels in a header,
+ * never in a cookie, so any origin may read the answers (Fetch standard, CORS without credentials).
+ */
+export const CORS_HEADERS = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'WWW-Authenticate, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
+};
+
+/** The answer to a CORS preflight for the API: GET with an Authorization header. */
+export const CORS_PREFLIGHT_HEADERS = {
+  ...CORS_HEADERS,
+  'access-control-allow-methods': 'GET, HEAD',
+  'access-control-allow-headers': 'Authorization',
+  'access-control-max-age': '600',
+};
+
+export function registerBearerGate(app: FastifyInstance): void {
+  const { deps } = app;
+  const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
+  const usage = new UsageRecorder();
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('cache-control', 'no-store').header('vary', 'Authorization').headers(CORS_HEADERS);
+    const scope = request.routeOptions.config.bearerScope;
+    if (scope === undefined) return;
+    const now = deps.clock.now();
+    if (limits.isBlocked(request.ip, now)) {
+      deps.metrics.rateLimitRefusals.inc({ scope: 'address' });
+      throw rateLimited('Too many requests without a valid token from this address; wait a minute.');
+    }
+    let bearer: Bearer;
+    try {
+      bearer = await authenticateBearer(deps, request.headers.authorization);
+    } catch (error) {
+      if (error instanceof OAuthError && !(await limits.hitFailure(request.ip, now))) {
+        deps.metrics.rateLimitRefusals.inc({ scope: 'address' });
+        throw rateLimited('Too many requests without a valid token from this address; wait a minute.');
+      }
+      throw error;
+    }
+    const decision = await limits.hitToken(bearer, now);
+    reply.headers(rateLimitHeaders(decision));
+    if (!decision.allowed) {
+      deps.metrics.rateLimitRefusals.inc({ scope: 'token' });
+      throw rateLimited(`This token made more than ${decision.limit} requests this minute; retry after the window resets.`);
+    }
+    requireScope(bearer, scope === '' ? undefined : scope);
+    request.bearer = bearer;
+    try {
+      await usage.record(deps.stores, bearer, now);
+    } catch (error) {
+      // "Last used" is informative; failing to write it must not fail the read.
+      request.log.warn({ err: error }, 'could not record token use');
+    }
+  });
+}

@@ -1,0 +1,14 @@
+/** Reads client credentials from a token-endpoint request (RFC 6749 2.3.1) for `authenticateClient`. */
+import type { FastifyRequest } from 'fastify';
+import { type ClientCredentials, parseBasicAuthorization } from '../../core/client-auth.js';
+import { type Params, single } from '../../core/params.js';
+
+export function clientCredentials(request: FastifyRequest, params: Params): ClientCredentials {
+  const header = request.headers.authorization;
+  const credentials: ClientCredentials = {
+    bodyClientId: single(params, 'client_id'),
+    bodySecret: single(params, 'client_secret'),
+  };
+  if (typeof header === 'string' && /^basic\b/i.test(header)) credentials.basic = parseBasicAuthorization(header);
+  return credentials;
+}

@@ -1,0 +1,73 @@
+/**
+ * POST /api/oauth/token, /api/oauth/revoke and /api/oauth/introspect (seed 4.2 and 4.3, RFC 7009,
+ * RFC 7662). Form bodies only: this plugin replaces every body parser with one that keeps each
+ * repeated parameter, so the core can refuse it (RFC 6749 3.2).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { authenticateClient } from '../../core/client-auth.js';
+import { OAuthError } from '../../core/errors.js';
+import { exchangeGrant } from '../../core/grants/index.js';
+import { type Params, paramsFromEntries, repeatedNames, required } from '../../core/params.js';
+import type { IssuedTokens } from '../../core/tokens/issue.js';
+import { introspectToken } from '../../core/tokens/introspection.js';
+import { revokeToken } from '../../core/tokens/revocation.js';
+import { clientCredentials } from '../plugins/client-auth.js';
+
+const NOT_A_FORM = Symbol('not a form');
+
+/** The form's parameters; anything but application/x-www-form-urlencoded is `invalid_request`. */
+function formParams(request: FastifyRequest): Params {
+  const body = request.body;
+  if (!(body instanceof URLSearchParams)) {
+    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
+  }
+  return paramsFromEntries(body);
+}
+
+const ENDPOINT_PARAMETERS = ['token', 'token_type_hint', 'client_id', 'client_secret'];
+
+/** Seed table 2.1; `id_token` only when `openid` was granted. */
+export function tokenResponse(issued: IssuedTokens): Record<string, string | number> {
+  return {
+    access_token: issued.accessToken,
+    token_type: 'Bearer',
+    expires_in: issued.expiresIn,
+    refresh_token: issued.refreshToken,
+    scope: issued.scope,
+    ...(issued.idToken === undefined ? {} : { id_token: issued.idToken }),
+  };
+}
+
+export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' },
+    (_request, body, done) => done(null, new URLSearchParams(body as string)));
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, NOT_A_FORM));
+
+  app.post('/api/oauth/token', async (request, reply) => {
+    const params = formParams(request);
+    const issued = await exchangeGrant(app.deps, params, clientCredentials(request, params));
+    // RFC 6749 5.1: token responses are never cached.
+    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(tokenResponse(issued));
+  });
+
+  app.post('/api/oauth/revoke', async (request, reply) => {
+    const params = formParams(request);
+    const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
+    if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+    const client = await authenticateClient(app.deps.stores, clientCredentials(request, params));
+    const token = required(params, 'token');
+    await revokeToken(app.deps, client, token);
+    // RFC 7009 2.2: 200 with an empty body, also for a token that is unknown or not the client's.
+    return reply.code(200).header('cache-control', 'no-store').send();
+  });
+
+  app.post('/api/oauth/introspect', async (request, reply) => {
+    const params = formParams(request);
+    const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
+    if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+    const client = await authenticateClient(app.deps.stores, clientCredentials(request, params));
+    const token = required(params, 'token');
+    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(await introspectToken(app.deps, client, token));
+  });
+}

@@ -1,0 +1,370 @@
+/**
+ * The developer documentation at /docs: everything an app developer needs to integrate in an
+ * afternoon. Example answers are produced by the same core functions the API answers with,
+ * so they show exactly the fields the API sends.
+ */
+import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
+import { API_REALM } from '../../core/bearer.js';
+import type { Post, User } from '../../core/ports.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/personal-tokens.js';
+import {
+  API_BASE_PATH, API_ENDPOINTS, DEFAULT_PAGE_SIZE, EXCERPT_MAX_LENGTH, MAX_PAGE_SIZE, postItemOf, profileOf, serviceInfo,
+} from '../../core/resource-api.js';
+import { RESOURCE_SCOPES, SCOPES } from '../../core/scopes.js';
+import { siteUrls } from '../../core/urls.js';
+import type { Settings } from '../../config/settings.js';
+import { type Html, html } from './html.js';
+import { type PageContext, layout } from './layout.js';
+
+const CREATED = Date.UTC(2026, 10, 22, 0, 30, 48);
+
+const SAMPLE_USER: User = {
+  id: 42, username: 'ada', status: 'active', bio: 'Writes about gardens and compilers.', member: true, level: 7, xp: 1280,
+  createdAt: CREATED, updatedAt: CREATED,
+};
+
+const SAMPLE_POST: Post = {
+  id: 1001, authorId: 42, authorUsername: 'ada', categoryId: 3, categoryName: 'Gardening',
+  title: 'Tomatoes in November', status: 'published', likeCount: 12, commentCount: 3, viewCount: 240,
+  body: '## Still growing\n\nThe **greenhouse** kept them warm. Here is what I changed this year, and what I would do differently next spring when the seedlings go out again.',
+  createdAt: CREATED + 86_400_000, updatedAt: CREATED + 86_400_000,
+};
+
+function json(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
+function code(text: string): Html {
+  return html`<pre><code>${text}</code></pre>`;
+}
+
+/** A table of errors, by endpoint family. */
+const API_ERRORS: Array<[string, number, string, string]> = [
+  ['invalid_token', 401, 'No token, or a token that is malformed, unknown, expired or revoked, or whose account cannot be used (suspended, banned, deleted). A deactivated app and withdrawn consent also end its tokens.', 'Refresh, or send the user through authorization again.'],
+  ['insufficient_scope', 403, 'The token lacks the scope the endpoint needs; WWW-Authenticate names it.', 'Ask for the scope in the authorization request (the user sees it on the consent page).'],
+  ['invalid_request', 400, 'A query parameter is malformed, e.g. page=-1 or size=abc.', 'Fix the request.'],
+  ['rate_limited', 429, `More than the per-token limit in one minute. Retry-After: ${RETRY_AFTER_SECONDS}.`, 'Wait, then retry. Spread requests out.'],
+  ['not_found', 404, 'No such endpoint under /api/open/v1.', 'Check the path (see GET /api/open/v1/).'],
+];
+
+export function docsPage(context: PageContext, settings: Settings): Html {
+  const base = settings.baseUrl;
+  const api = `${base}${API_BASE_PATH}`;
+  const urls = siteUrls(base);
+  const perMinute = settings.rateLimitPerMinute;
+  const resetExample = Math.floor(CREATED / 1000 / 60) * 60 + 60;
+  const postsExample = {
+    items: [postItemOf(SAMPLE_POST, urls)],
+    page: 0,
+    size: DEFAULT_PAGE_SIZE,
+    totalElements: 1,
+    totalPages: 1,
+  };
+  const rateHeaders = `X-RateLimit-Limit: ${perMinute}\nX-RateLimit-Remaining: ${perMinute - 1}\nX-RateLimit-Reset: ${resetExample}`;
+
+  return layout('Developer documentation', context, html`<article class="docs">
+<h1>Developer documentation</h1>
+<p>Let people sign in to your app with their Community account, and read their profile and published
+posts with the read-only API. This page takes you from nothing to a working integration. The machine-readable
+description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api}/openapi.json</code></a> (OpenAPI 3.1).</p>
+
+<nav class="toc card" aria-label="On this page">
+<h2>On this page</h2>
+<ol>
+  <li><a href="#quick-start">Quick start</a></li>
+  <li><a href="#register">Register your app</a></li>
+  <li><a href="#authorize">Send the user to authorize (with PKCE)</a></li>
+  <li><a href="#token">Exchange the code for tokens</a></li>
+  <li><a href="#refresh">Refresh tokens (rotation)</a></li>
+  <li><a href="#revoke">Revoke and introspect tokens</a></li>
+  <li><a href="#openid">Sign users in with OpenID Connect</a></li>
+  <li><a href="#personal">Personal tokens</a></li>
+  <li><a href="#scopes">Scopes</a></li>
+  <li><a href="#endpoints">API endpoints</a></li>
+  <li><a href="#errors">Errors</a></li>
+  <li><a href="#limits">Limits</a></li>
+</ol>
+</nav>
+
+<section id="quick-start">
+<h2>Quick start</h2>
+<ol>
+  <li>Register an app and note its <code>client_id</code> (and <code>client_secret</code> if it is confidential).</li>
+  <li>Send the user's browser to <code>${base}/oauth/authorize</code> with <code>response_type=code</code>, your
+    <code>redirect_uri</code>, the <code>scope</code> you need, a random <code>state</code> and a PKCE <code>code_challenge</code>.</li>
+  <li>On your redirect URI, check <code>state</code>, then POST the <code>code</code> and your <code>code_verifier</code> to
+    <code>${base}/api/oauth/token</code>.</li>
+  <li>Call the API with <code>Authorization: Bearer &lt;access_token&gt;</code>, e.g. <code>GET ${api}/me</code>.</li>
+  <li>When the access token expires (after ${settings.accessTokenTtlSeconds} seconds), refresh it and <strong>store the new refresh token</strong>.</li>
+</ol>
+<p>Every address below is absolute under <code>${base}</code>. All token-endpoint requests use
+<code>Content-Type: application/x-www-form-urlencoded</code>; every answer is JSON.</p>
+</section>
+
+<section id="register">
+<h2>Register your app</h2>
+<p>Sign in and open <a href="/settings/developers">Settings → Developer applications</a>
+(<code>${base}/settings/developers</code>). Give the app a name, homepage and one or more redirect URIs, and choose its type:</p>
+<table>
+<thead><tr><th scope="col">Type</th><th scope="col">Use it for</th><th scope="col">Authenticates with</th></tr></thead>
+<tbody>
+<tr><td><code>confidential</code></td><td>A server-side app that can keep a secret.</td><td><code>client_id</code> + <code>client_secret</code> (in the form body, or HTTP Basic). PKCE recommended.</td></tr>
+<tr><td><code>public</code></td><td>A browser-only or mobile app. It cannot keep a secret.</td><td><code>client_id</code> only. PKCE is required.</td></tr>
+</tbody>
+</table>
+<p>The client secret (<code>svcs_…</code>) is shown once. Keep it on your server only; never ship it to a browser or an app
+store. Rotating it on the same page makes the old one fail at once. An operator can also register an app from the command line:</p>
+${code(`npm run svc -- client create --name "My App" --type confidential \\
+  --redirect-uri https://myapp.example/callback --homepage https://myapp.example --json`)}
+<p>Redirect URIs are compared as exact strings (scheme, host, port, path and query), with no normalisation.
+They must be https, or http on a loopback address for local development. For a registered
+<code>http://127.0.0.1/…</code> or <code>http://[::1]/…</code> URI any port is accepted (RFC 8252, for native apps).</p>
+</section>
+
+<section id="authorize">
+<h2>Send the user to authorize (with PKCE)</h2>
+<p>Make a random <code>code_verifier</code> (43 to 128 characters) and its <code>S256</code> challenge, and a random
+<code>state</code>. Keep both in the user's session on your side. In Node:</p>
+${code(`import { createHash, randomBytes } from 'node:crypto';
+const codeVerifier = randomBytes(32).toString('base64url');
+const codeChallenge = createHash('sha256').update(codeVerifier).digest('base64url');
+const state = randomBytes(16).toString('base64url');`)}
+<p>Then redirect the browser to:</p>
+${code(`${base}/oauth/authorize?response_type=code
+  &client_id=YOUR_CLIENT_ID
+  &redirect_uri=https%3A%2F%2Fmyapp.example%2Fcallback
+  &scope=profile%3Aread%20posts%3Aread
+  &state=RANDOM_STATE
+  &code_challenge=CODE_CHALLENGE
+  &code_challenge_method=S256`)}
+<table>
+<thead><tr><th scope="col">Parameter</th><th scope="col">Required</th><th scope="col">Value</th></tr></thead>
+<tbody>
+<tr><td><code>response_type</code></td><td>yes</td><td><code>code</code></td></tr>
+<tr><td><code>client_id</code></td><td>yes</td><td>Your app's identifier.</td></tr>
+<tr><td><code>redirect_uri</code></td><td>yes</td><td>Exactly one of the registered redirect URIs.</td></tr>
+<tr><td><code>scope</code></td><td>yes</td><td>Space-separated: <code>profile:read</code>, <code>posts:read</code>, and <code>openid</code> to sign in.</td></tr>
+<tr><td><code>state</code></td><td>yes</td><td>Random; comes back unchanged. Check it, against CSRF.</td></tr>
+<tr><td><code>code_challenge</code></td><td>public apps: yes</td><td>The PKCE challenge.</td></tr>
+<tr><td><code>code_challenge_method</code></td><td>with a challenge</td><td><code>S256</code> (the only method accepted).</td></tr>
+<tr><td><code>nonce</code></td><td>with <code>openid</code></td><td>Random; comes back inside the id_token.</td></tr>
+<tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
+</tbody>
+</table>
+<p>The user signs in if needed and sees a consent page naming your app and each scope. Consent is remembered, so a later
+request for the same scopes goes straight back to you. The browser then returns to your redirect URI:</p>
+${code(`https://myapp.example/callback?code=AUTHORIZATION_CODE&state=RANDOM_STATE&iss=${encodeURIComponent(base)}`)}
+<p>Check that <code>state</code> is yours and <code>iss</code> is <code>${base}</code> (RFC 9207). On refusal or an error
+you get <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> instead, e.g.
+<code>error=access_denied</code> or <code>error=invalid_scope</code>. An unknown <code>client_id</code> or an unregistered
+<code>redirect_uri</code> is never redirected: the user sees an error page.</p>
+</section>
+
+<section id="token">
+<h2>Exchange the code for tokens</h2>
+<p>The code is valid for ${settings.codeTtlSeconds / 60} minutes and can be redeemed once. Redeeming it a second
+time fails with <code>invalid_grant</code> <em>and</em> revokes every token the first exchange produced.</p>
+${code(`curl -X POST ${base}/api/oauth/token \\
+  -d grant_type=authorization_code \\
+  -d code=AUTHORIZATION_CODE \\
+  -d redirect_uri=https://myapp.example/callback \\
+  -d client_id=YOUR_CLIENT_ID \\
+  -d client_secret=YOUR_CLIENT_SECRET \\
+  -d code_verifier=CODE_VERIFIER`)}
+<p>A public app leaves out <code>client_secret</code>. The answer:</p>
+${code(json({
+  access_token: 'svco_…',
+  token_type: 'Bearer',
+  expires_in: settings.accessTokenTtlSeconds,
+  refresh_token: 'svcr_…',
+  scope: 'profile:read posts:read',
+}))}
+<p>Access tokens (<code>svco_…</code>) live ${settings.accessTokenTtlSeconds} seconds; refresh tokens
+(<code>svcr_…</code>) ${Math.round(settings.refreshTokenTtlSeconds / 86_400)} days. Treat both as opaque strings and
+keep them server-side. The token endpoint answers errors as <code>{"error", "error_description"}</code>:
+<code>invalid_client</code> (401: wrong or rotated secret, app deactivated), <code>invalid_grant</code> (400: code
+expired or used, wrong <code>code_verifier</code> or <code>redirect_uri</code>, refresh token no longer valid),
+<code>invalid_request</code> (400: a field missing) and <code>unsupported_grant_type</code> (400).</p>
+</section>
+
+<section id="refresh">
+<h2>Refresh tokens (rotation)</h2>
+${code(`curl -X POST ${base}/api/oauth/token \\
+  -d grant_type=refresh_token \\
+  -d refresh_token=svcr_… \\
+  -d client_id=YOUR_CLIENT_ID \\
+  -d client_secret=YOUR_CLIENT_SECRET`)}
+<p>The answer has the same shape as the code exchange, with a <strong>new refresh token</strong>. Store it and drop the
+old one: every refresh invalidates the refresh token it used, at once. Presenting a rotated refresh token again is
+treated as theft: it fails with <code>invalid_grant</code> and revokes the whole family of tokens of that
+authorization, so the user has to authorize again. If your app refreshes from several processes, make sure only one
+refreshes at a time.</p>
+</section>
+
+<section id="revoke">
+<h2>Revoke and introspect tokens</h2>
+<p>When the user signs out of your app or disconnects it, revoke the refresh token (RFC 7009). That also ends the
+access tokens of the same authorization.</p>
+${code(`curl -X POST ${base}/api/oauth/revoke \\
+  -d token=svcr_… \\
+  -d client_id=YOUR_CLIENT_ID \\
+  -d client_secret=YOUR_CLIENT_SECRET`)}
+<p>The answer is <code>200</code> with an empty body, also for a token that is unknown or already revoked.
+To ask whether a token of your app is still active (RFC 7662), POST it to <code>${base}/api/oauth/introspect</code>
+with the same client authentication; the answer is JSON with <code>active</code> (true or false) and, for an active
+token, its details such as <code>scope</code>, <code>client_id</code> and <code>exp</code>.</p>
+<p>When the user withdraws consent under Settings → Authorized applications, or their account is suspended, every
+token your app holds for them stops working at once: the API answers <code>401 invalid_token</code>. Discard your
+local tokens and ask the user to authorize again.</p>
+</section>
+
+<section id="openid">
+<h2>Sign users in with OpenID Connect</h2>
+<p>To only sign users in, add <code>openid</code> to the scope and send a random <code>nonce</code> (required with
+<code>openid</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
+your app was registered for it) carrying <code>iss</code>, <code>sub</code> (the user id as a string), <code>aud</code>
+(your <code>client_id</code>), <code>azp</code>, <code>exp</code>, <code>iat</code>, <code>auth_time</code>,
+<code>nonce</code> and <code>at_hash</code>; with <code>profile:read</code> also <code>preferred_username</code>,
+<code>picture</code> and <code>profile</code>.</p>
+<p>Verify it offline: check the signature against the keys at <a href="/.well-known/jwks.json"><code>${base}/.well-known/jwks.json</code></a>,
+that <code>iss</code> is <code>${base}</code>, <code>aud</code> is your <code>client_id</code>, <code>exp</code> is in
+the future and <code>nonce</code> is the one you sent. Any OpenID Connect library does this for you from the discovery
+document at <a href="/.well-known/openid-configuration"><code>${base}/.well-known/openid-configuration</code></a>
+(also at <code>/.well-known/oauth-authorization-server</code>). Key sets are rotated; cache them by <code>kid</code> and
+fetch again when you meet a new one.</p>
+<p>With the access token, <code>GET</code> or <code>POST ${base}/api/oauth/userinfo</code> answers the same claims as
+JSON (the token needs <code>openid</code>; without it the answer is <code>403 insufficient_scope</code>).</p>
+${code(`curl ${base}/api/oauth/userinfo -H "Authorization: Bearer svco_…"`)}
+</section>
+
+<section id="personal">
+<h2>Personal tokens</h2>
+<p>For your own scripts you do not need an app: create a personal token (<code>svcp_…</code>) under
+<a href="/settings/tokens">Settings → API tokens</a>. Choose its name, its scopes (<code>profile:read</code>,
+<code>posts:read</code>) and its lifetime: 7, 30, ${DEFAULT_PERSONAL_TOKEN_DAYS} (the default) or 365 days, or no expiry.
+It is shown once; use it exactly like an access token. It has no refresh token; revoke it on the same page when you no
+longer need it. The page shows when each token was last used (updated at most once a minute).</p>
+${code(`curl ${api}/me -H "Authorization: Bearer svcp_…"`)}
+</section>
+
+<section id="scopes">
+<h2>Scopes</h2>
+<table>
+<thead><tr><th scope="col">Scope</th><th scope="col">Allows reading</th><th scope="col">Does not allow reading</th></tr></thead>
+<tbody>
+${RESOURCE_SCOPES.map((scope) => html`<tr><td><code>${scope}</code></td><td>${SCOPES[scope].allows}</td><td>${SCOPES[scope].doesNotAllow}</td></tr>`)}
+<tr><td><code>openid</code></td><td>Signing the user in: an id_token with their user id (see above).</td><td>${SCOPES.openid.doesNotAllow}</td></tr>
+</tbody>
+</table>
+<p>Ask only for what you use; the user sees each scope on the consent page.</p>
+</section>
+
+<section id="endpoints">
+<h2>API endpoints</h2>
+<p>Base address: <code>${api}</code>. Every call is a <code>GET</code> with <code>Authorization: Bearer &lt;token&gt;</code>
+(an access token or a personal token) and answers JSON with status 200. Answers carry
+<code>Cache-Control: no-store</code> and the rate-limit headers. Timestamps are ISO-8601 local times in UTC+8 without an
+offset, e.g. <code>2026-11-22T08:30:48</code>.</p>
+<table>
+<thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Scope</th></tr></thead>
+<tbody>
+${API_ENDPOINTS.map((e) => html`<tr><td>${e.method}</td><td><a href="#${e.path === `${API_BASE_PATH}/` ? 'get-info' : e.path.endsWith('/posts') ? 'get-posts' : 'get-me'}"><code>${e.path}</code></a></td><td>${e.scope === '' ? 'any valid token' : html`<code>${e.scope}</code>`}</td></tr>`)}
+</tbody>
+</table>
+
+<h3 id="get-me">GET ${API_BASE_PATH}/me</h3>
+<p>The profile of the user the token belongs to. Needs <code>profile:read</code>. It never contains the e-mail
+address, account status or other private fields; <code>bio</code> is an empty string when unset.</p>
+${code(`curl ${api}/me -H "Authorization: Bearer svco_…"`)}
+${code(`HTTP/1.1 200 OK
+Content-Type: application/json; charset=utf-8
+${rateHeaders}
+
+${json(profileOf(SAMPLE_USER, urls))}`)}
+
+<h3 id="get-posts">GET ${API_BASE_PATH}/me/posts</h3>
+<p>The user's published posts (never drafts), newest first; posts published at the same second are ordered by id,
+higher first. Needs <code>posts:read</code>.</p>
+<table>
+<thead><tr><th scope="col">Query parameter</th><th scope="col">Value</th></tr></thead>
+<tbody>
+<tr><td><code>page</code></td><td>Zero-based page index, a whole number ≥ 0. Default 0. A page past the end answers an empty <code>items</code>.</td></tr>
+<tr><td><code>size</code></td><td>Posts per page, a whole number ≥ 1. Default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}: a larger value is taken as ${MAX_PAGE_SIZE}, and <code>size</code> in the answer says so.</td></tr>
+</tbody>
+</table>
+<p>Anything else (negative, fractional, not a number, empty) is <code>400 invalid_request</code>. <code>excerpt</code> is
+plain text with the markup (HTML and Markdown) removed, at most ${EXCERPT_MAX_LENGTH} characters; a shortened one is cut
+at a word and ends with “…”. With no posts, <code>totalElements</code> and <code>totalPages</code> are 0.</p>
+${code(`curl "${api}/me/posts?page=0&size=${DEFAULT_PAGE_SIZE}" -H "Authorization: Bearer svco_…"`)}
+${code(`HTTP/1.1 200 OK
+Content-Type: application/json; charset=utf-8
+${rateHeaders}
+
+${json(postsExample)}`)}
+
+<h3 id="get-info">GET ${API_BASE_PATH}/</h3>
+<p>Service info, answered to any valid token whatever its scopes: use it to check that a token works. <code>scopes</code>
+lists the scopes the token holds; <code>endpoints</code> lists every endpoint with its full path and the scope it needs
+(an empty string: none).</p>
+${code(`curl ${api}/ -H "Authorization: Bearer svco_…"`)}
+${code(`HTTP/1.1 200 OK
+Content-Type: application/json; charset=utf-8
+${rateHeaders}
+
+${json(serviceInfo(['profile:read', 'posts:read'], urls))}`)}
+</section>
+
+<section id="errors">
+<h2>Errors</h2>
+<p>API errors are JSON <code>{"error": CODE, "error_description": TEXT}</code> with <code>Cache-Control: no-store</code>.
+Decide on <code>error</code> (and the status); the description is for people and may change.</p>
+<table>
+<thead><tr><th scope="col">Status</th><th scope="col"><code>error</code></th><th scope="col">When</th><th scope="col">What to do</th></tr></thead>
+<tbody>
+${API_ERRORS.map(([error, status, when, action]) => html`<tr><td>${status}</td><td><code>${error}</code></td><td>${when}</td><td>${action}</td></tr>`)}
+</tbody>
+</table>
+<p>401 and 403 answers carry a <code>WWW-Authenticate</code> challenge (RFC 6750). Without any token:
+<code>Bearer realm="${API_REALM}"</code>. With a bad one: <code>Bearer realm="${API_REALM}", error="invalid_token"</code>.
+With a missing scope: <code>Bearer realm="${API_REALM}", error="insufficient_scope", scope="posts:read"</code>.</p>
+${code(`HTTP/1.1 401 Unauthorized
+WWW-Authenticate: Bearer realm="${API_REALM}", error="invalid_token"
+Content-Type: application/json; charset=utf-8
+Cache-Control: no-store
+
+${json({ error: 'invalid_token', error_description: 'The token has expired.' })}`)}
+</section>
+
+<section id="limits">
+<h2>Limits</h2>
+<table>
+<thead><tr><th scope="col">Limit</th><th scope="col">Value</th></tr></thead>
+<tbody>
+<tr><td>API requests</td><td>${perMinute} per minute per token (an access token or a personal token), across all our servers. The minute windows start on the full minute.</td></tr>
+<tr><td>Requests without a valid token</td><td>At least ${MIN_FAILURES_PER_ADDRESS} per minute per client address; past that the address gets 429 until the minute ends.</td></tr>
+<tr><td>Page size</td><td>Default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.</td></tr>
+<tr><td>Authorization code</td><td>${settings.codeTtlSeconds} seconds, single use.</td></tr>
+<tr><td>Access token</td><td>${settings.accessTokenTtlSeconds} seconds.</td></tr>
+<tr><td>Refresh token</td><td>${Math.round(settings.refreshTokenTtlSeconds / 86_400)} days; single use (rotated on every refresh).</td></tr>
+</tbody>
+</table>
+<p>Every answer to a valid token carries the rate-limit headers; <code>X-RateLimit-Reset</code> is when the current
+window ends, in epoch seconds. Past the limit the answer is:</p>
+${code(`HTTP/1.1 429 Too Many Requests
+Retry-After: ${RETRY_AFTER_SECONDS}
+X-RateLimit-Limit: ${perMinute}
+X-RateLimit-Remaining: 0
+X-RateLimit-Reset: ${resetExample}
+
+${json({ error: 'rate_limited', error_description: `This token made more than ${perMinute} requests this minute; retry after the window resets.` })}`)}
+<p>Back off as <code>Retry-After</code> says (or until <code>X-RateLimit-Reset</code>). Cache what you read: profiles and
+post lists change slowly. The window is ${API_WINDOW_SECONDS} seconds.</p>
+</section>
+
+<section id="versioning">
+<h2>Versioning</h2>
+<p>The API is version <code>v1</code>: it is in the path (<code>${API_BASE_PATH}</code>) and in the <code>version</code>
+field of <code>GET ${API_BASE_PATH}/</code>. A change that would break clients comes as a new version in the path.</p>
+</section>
+</article>`);
+}

@@ -1,0 +1,208 @@
+/**
+ * Every status row of seed table 7.2, with a personal token and with an OAuth access token
+ * (seed section 5, RFC 6750, INTERFACE section 6), and the record of each token's last use.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setAccountStatus } from '../../src/core/accounts.js';
+import { deactivateClient } from '../../src/core/clients.js';
+import { generateToken, hashSecret } from '../../src/core/credentials.js';
+import type { User } from '../../src/core/ports.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
+
+const MINUTE = 60_000;
+
+forEachDatabase('resource API authentication', (database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database);
+  });
+  after(() => t.close());
+
+  async function expectInvalidToken(response: Response, what: string) {
+    assert.equal(response.status, 401, what);
+    assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", error="invalid_token"', what);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    const body = await response.json() as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description'], what);
+    assert.equal(body.error, 'invalid_token', what);
+    assert.equal(response.headers.get('x-ratelimit-limit'), null, 'no rate-limit headers for an invalid token');
+  }
+
+  /** The two kinds of token, each with a way to end it. */
+  const kinds = {
+    personal: async (user: User, scopes: string[]) => {
+      const { token, record } = await newPersonalToken(t.deps, user, scopes, 7);
+      return { token, revoke: async () => { await t.deps.stores.personalTokens.revoke(record.id, user.id, t.clock.now()); } };
+    },
+    oauth: async (user: User, scopes: string[]) => {
+      const issued = await newAccessToken(t.deps, user, scopes.join(' '));
+      return { token: issued.token, issued, revoke: async () => { await t.deps.stores.grants.revoke(issued.grantId, 'consent_withdrawn', t.clock.now()); } };
+    },
+  };
+
+  for (const [kind, make] of Object.entries(kinds)) {
+    test(`200: a valid ${kind} token reads what its scopes allow`, async () => {
+      const user = await newUser(t.deps);
+      const { token } = await make(user, ['profile:read', 'posts:read']);
+      for (const path of ['/api/open/v1/', '/api/open/v1/me', '/api/open/v1/me/posts']) {
+        const response = await get(t.baseUrl, path, { token });
+        assert.equal(response.status, 200, path);
+        assert.equal(response.headers.get('x-ratelimit-limit'), '60');
+      }
+    });
+
+    test(`401: an expired ${kind} token`, async () => {
+      const user = await newUser(t.deps);
+      const { token } = await make(user, ['profile:read']);
+      t.clock.advance(kind === 'personal' ? 7 * 24 * 60 * MINUTE : 3600_000);
+      await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), `expired ${kind}`);
+    });
+
+    test(`401: a revoked ${kind} token`, async () => {
+      const user = await newUser(t.deps);
+      const { token, revoke } = await make(user, ['profile:read']);
+      assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
+      await revoke();
+      await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), `revoked ${kind}`);
+    });
+
+    for (const status of ['suspended', 'banned', 'deleted'] as const) {
+      test(`401: a ${kind} token of a ${status} account`, async () => {
+        const user = await newUser(t.deps);
+        const { token } = await make(user, ['profile:read']);
+        await setAccountStatus(t.deps.stores, t.clock, user.id, status);
+        await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token }), `${status} ${kind}`);
+      });
+    }
+
+    test(`403: a ${kind} token without the endpoint's scope gets insufficient_scope naming it`, async () => {
+      const user = await newUser(t.deps);
+      const { token } = await make(user, ['profile:read']);
+      const response = await get(t.baseUrl, '/api/open/v1/me/posts', { token });
+      assert.equal(response.status, 403);
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", error="insufficient_scope", scope="posts:read"');
+      assert.equal(response.headers.get('x-ratelimit-limit'), '60', 'a valid token gets the rate-limit headers');
+      assert.equal((await response.json() as { error: string }).error, 'insufficient_scope');
+      const other = await make(await newUser(t.deps), ['posts:read']);
+      const profile = await get(t.baseUrl, '/api/open/v1/me', { token: other.token });
+      assert.equal(profile.status, 403);
+      assert.match(profile.headers.get('www-authenticate') ?? '', /scope="profile:read"/);
+    });
+
+    test(`429: the ${kind} token's 61st request in a minute, with Retry-After: 60`, async () => {
+      const user = await newUser(t.deps);
+      const { token } = await make(user, ['profile:read']);
+      for (let i = 0; i < 60; i++) assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+      const refused = await get(t.baseUrl, '/api/open/v1/me', { token });
+      assert.equal(refused.status, 429);
+      assert.equal(refused.headers.get('retry-after'), '60');
+      assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+      assert.equal((await refused.json() as { error: string }).error, 'rate_limited');
+    });
+  }
+
+  test('401 without an error attribute when no credentials are sent at all (RFC 6750 3.1)', async () => {
+    for (const path of ['/api/open/v1/', '/api/open/v1/me', '/api/open/v1/me/posts']) {
+      const response = await get(t.baseUrl, path);
+      assert.equal(response.status, 401);
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api"');
+      assert.equal((await response.json() as { error: string }).error, 'invalid_token');
+    }
+  });
+
+  test('401 invalid_token for malformed credentials, bad checksums, and tokens of another kind', async () => {
+    const valid = generateToken('personal');
+    const badChecksum = valid.slice(0, -1) + (valid.endsWith('0') ? '1' : '0');
+    const headers = [
+      'Bearer', 'Bearer ', 'Bearer not-a-token', `Basic ${Buffer.from('a:b').toString('base64')}`, `Bearer ${badChecksum}`,
+      `Bearer ${generateToken('refresh')}`, `Bearer ${generateToken('clientSecret')}`, `Token ${valid}`, `Bearer ${valid} extra`,
+    ];
+    for (const header of headers) await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { header }), header);
+  });
+
+  test('malformed tokens and bad checksums are refused without a storage lookup', async () => {
+    const { tokens, personalTokens } = t.deps.stores;
+    const originals = { access: tokens.findAccessBearer, personal: personalTokens.findBearer };
+    let lookups = 0;
+    tokens.findAccessBearer = async (hash) => { lookups++; return originals.access.call(tokens, hash); };
+    personalTokens.findBearer = async (hash) => { lookups++; return originals.personal.call(personalTokens, hash); };
+    try {
+      for (const kind of ['access', 'personal'] as const) {
+        const valid = generateToken(kind);
+        const badChecksum = valid.slice(0, -1) + (valid.endsWith('0') ? '1' : '0');
+        await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: badChecksum }), badChecksum);
+        await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: `${valid}x` }), 'too long');
+      }
+      assert.equal(lookups, 0);
+      await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') }), 'well-formed');
+      assert.equal(lookups, 1, 'a well-formed token costs one lookup');
+    } finally {
+      tokens.findAccessBearer = originals.access;
+      personalTokens.findBearer = originals.personal;
+    }
+  });
+
+  test('401 invalid_token for a well-formed token that was never issued', async () => {
+    for (const kind of ['access', 'personal'] as const) {
+      await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: generateToken(kind) }), kind);
+    }
+  });
+
+  test('the Bearer scheme is matched in any letter case', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/me', { header: `bearer ${token}` })).status, 200);
+  });
+
+  test('401: an OAuth token of a deactivated client', async () => {
+    const user = await newUser(t.deps);
+    const { token, client } = await newAccessToken(t.deps, user, 'profile:read');
+    await deactivateClient(t.deps.stores, t.clock, client.clientId);
+    await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), 'deactivated client');
+  });
+
+  test('401: an OAuth token revoked by itself, its grant still live', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    await t.deps.stores.tokens.revokeAccess(hashSecret(token), t.clock.now());
+    await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), 'revoked access token');
+  });
+
+  test('an access token is valid until the last millisecond of its lifetime', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    t.clock.advance(3600_000 - 1);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
+    t.clock.advance(1);
+    await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), 'at expiry');
+  });
+
+  test('a personal token\'s last use is recorded, at most once a minute', async () => {
+    const user = await newUser(t.deps);
+    const { token, record } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const lastUsed = async () => (await t.deps.stores.personalTokens.listForUser(user.id)).find((p) => p.id === record.id)?.lastUsedAt;
+    assert.equal(await lastUsed(), null);
+    const first = t.clock.now();
+    await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(await lastUsed(), first);
+    t.clock.advance(30_000);
+    await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(await lastUsed(), first, 'not written again within the minute');
+    t.clock.advance(31_000);
+    await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(await lastUsed(), t.clock.now());
+  });
+
+  test('an authorized app\'s last use is recorded on its grant', async () => {
+    const user = await newUser(t.deps);
+    const created = t.clock.now();
+    const { token, grantId } = await newAccessToken(t.deps, user, 'profile:read');
+    t.clock.advance(5 * MINUTE);
+    await get(t.baseUrl, '/api/open/v1/me', { token });
+    const grant = await t.deps.stores.grants.findById(grantId);
+    assert.equal(grant?.lastUsedAt, created + 5 * MINUTE);
+  });
+});

@@ -1,0 +1,180 @@
+/**
+ * The resource API's rate limits (seed section 8, INTERFACE section 7): 60 a minute per token,
+ * in memory and in Redis (two instances sharing one limit), per address for requests without a
+ * valid token, and serving on when Redis is unreachable.
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { generateToken } from '../../src/core/credentials.js';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { TestClock } from '../support/clock.js';
+import { forEachDatabase } from '../support/databases.js';
+import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
+
+const MINUTE = 60_000;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+forEachDatabase('resource API rate limit in memory', (database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database);
+  });
+  after(() => t.close());
+
+  test('60 requests a minute per token with X-RateLimit-* headers, then 429 with Retry-After: 60', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    const windowEnd = String(Math.floor(t.clock.now() / MINUTE) * 60 + 60);
+    for (let i = 1; i <= 60; i++) {
+      const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-ratelimit-limit'), '60');
+      assert.equal(response.headers.get('x-ratelimit-remaining'), String(60 - i));
+      assert.equal(response.headers.get('x-ratelimit-reset'), windowEnd);
+    }
+    const before = (await t.deps.metrics.rateLimitRefusals.get()).values.find((v) => v.labels.scope === 'token')?.value ?? 0;
+    const refused = await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '60');
+    assert.equal(refused.headers.get('x-ratelimit-reset'), windowEnd);
+    assert.deepEqual(Object.keys(await refused.json() as object).sort(), ['error', 'error_description']);
+    const afterCount = (await t.deps.metrics.rateLimitRefusals.get()).values.find((v) => v.labels.scope === 'token')?.value ?? 0;
+    assert.equal(afterCount, before + 1, 'the refusal is counted in rate_limit_refusals_total');
+  });
+
+  test('the next minute allows the token again', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (let i = 0; i < 60; i++) await get(t.baseUrl, '/api/open/v1/', { token });
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429);
+    t.clock.advance(MINUTE);
+    const response = await get(t.baseUrl, '/api/open/v1/', { token });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('x-ratelimit-remaining'), '59');
+  });
+
+  test('each token has its own count, even for the same user', async () => {
+    const user = await newUser(t.deps);
+    const first = await newPersonalToken(t.deps, user, ['profile:read']);
+    const second = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (let i = 0; i < 60; i++) await get(t.baseUrl, '/api/open/v1/', { token: first.token });
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: first.token })).status, 429);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: second.token })).status, 200);
+  });
+});
+
+forEachDatabase('resource API rate limit per address', (database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database, { env: { RATE_LIMIT_PER_MINUTE: '5' } });
+  });
+  after(() => t.close());
+
+  test('an address over its limit of requests without a valid token gets 429 for the rest of the minute, before any lookup', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    // The limit is at least 300 failures a minute per address.
+    for (let i = 0; i < 300; i++) {
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') })).status, 401);
+    }
+    const refused = await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('retry-after'), '60');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/')).status, 429, 'no credentials: refused too');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'the address is refused before any lookup');
+    t.clock.advance(MINUTE);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+  });
+
+  test('RATE_LIMIT_PER_MINUTE sets the per-token limit', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (let i = 0; i < 5; i++) assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+    const refused = await get(t.baseUrl, '/api/open/v1/', { token });
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('x-ratelimit-limit'), '5');
+  });
+});
+
+describe('resource API rate limit in Redis', { skip: skipWithoutRedis }, () => {
+  forEachDatabase('shared by instances', (database) => {
+    const clock = new TestClock();
+    let limiters: RedisRateLimiter[];
+    let apps: TestApp[];
+    before(async () => {
+      const keyPrefix = uniqueKeyPrefix();
+      limiters = [new RedisRateLimiter({ url: redisUrl!, keyPrefix }), new RedisRateLimiter({ url: redisUrl!, keyPrefix })];
+      // Two instances over one database and one Redis: as two servers behind a load balancer.
+      apps = [await startTestApp(database, { clock, limiter: limiters[0] }), await startTestApp(database, { clock, limiter: limiters[1] })];
+    });
+    after(async () => {
+      for (const app of apps) await app.close();
+      for (const limiter of limiters) await limiter.close();
+    });
+
+    test('two instances sharing one Redis allow one token 60 requests in total, not 120', async () => {
+      const user = await newUser(apps[0]!.deps);
+      const { token } = await newAccessToken(apps[0]!.deps, user, 'profile:read');
+      for (let i = 1; i <= 60; i++) {
+        const response = await get(apps[i % 2]!.baseUrl, '/api/open/v1/me', { token });
+        assert.equal(response.status, 200, `request ${i}`);
+        assert.equal(response.headers.get('x-ratelimit-remaining'), String(60 - i));
+      }
+      for (const app of apps) {
+        const refused = await get(app.baseUrl, '/api/open/v1/me', { token });
+        assert.equal(refused.status, 429);
+        assert.equal(refused.headers.get('retry-after'), '60');
+      }
+      const ready = await (await fetch(`${apps[0]!.baseUrl}/readyz`)).json() as { checks: Record<string, string> };
+      assert.equal(ready.checks.rateLimiter, 'redis');
+    });
+  });
+
+  forEachDatabase('chosen by REDIS_URL', (database) => {
+    test('with REDIS_URL set the service counts in Redis and says so in /readyz', async () => {
+      const t = await startTestApp(database, { env: { REDIS_URL: redisUrl! } });
+      try {
+        assert.ok(t.deps.limiter instanceof RedisRateLimiter);
+        const ready = await (await fetch(`${t.baseUrl}/readyz`)).json() as { checks: Record<string, string> };
+        assert.equal(ready.checks.rateLimiter, 'redis');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+});
+
+forEachDatabase('resource API with Redis unreachable', (database) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp(database, { env: { REDIS_URL: `redis://127.0.0.1:${await freePort()}`, LOG_LEVEL: 'silent' } });
+  });
+  after(() => t.close());
+
+  test('the API keeps serving and limiting from memory, and /readyz stays 200 reporting degraded', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (let i = 1; i <= 60; i++) {
+      const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-ratelimit-remaining'), String(60 - i));
+    }
+    assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 429);
+    const ready = await fetch(`${t.baseUrl}/readyz`);
+    assert.equal(ready.status, 200);
+    const body = await ready.json() as { status: string; checks: Record<string, string> };
+    assert.equal(body.status, 'ready');
+    assert.equal(body.checks.rateLimiter, 'degraded');
+  });
+});

@@ -1,0 +1,291 @@
+/**
+ * The resource API's answers (seed tables 2.2–2.5, INTERFACE section 7): each field's name, type
+ * and format, nothing else, the same as the OpenAPI document says; paging; headers; 404s.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { writePost } from '../../src/core/posts.js';
+import type { User } from '../../src/core/ports.js';
+import { formatLocalTimestamp } from '../../src/core/time.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
+import { checkAgainstSchema, successSchema } from './schema-check.js';
+
+const LOCAL_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
+
+forEachDatabase('resource API answers', (database) => {
+  let t: TestApp;
+  let openapi: Record<string, unknown>;
+
+  before(async () => {
+    t = await startTestApp(database);
+    openapi = await (await fetch(`${t.baseUrl}/api/open/v1/openapi.json`)).json() as Record<string, unknown>;
+  });
+  after(() => t.close());
+
+  const post = (author: User, fields: { title?: string; body?: string; status?: 'published' | 'draft'; category?: string } = {}) =>
+    writePost(t.deps.stores, t.clock, {
+      authorId: author.id, title: fields.title ?? 'A title', body: fields.body ?? 'Some words.',
+      category: fields.category ?? 'General', status: fields.status ?? 'published',
+    });
+
+  const json = async (response: Response) => {
+    assert.equal(response.status, 200, await response.clone().text());
+    return response.json() as Promise<Record<string, unknown>>;
+  };
+
+  test('GET /me answers exactly the fields of seed table 2.2, with their types and formats', async () => {
+    const user = await newUser(t.deps, { bio: 'Hello there', member: true, level: 4, xp: 321 });
+    const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    const profile = await json(await get(t.baseUrl, '/api/open/v1/me', { token }));
+    assert.deepEqual(Object.keys(profile).sort(), ['avatarUrl', 'bio', 'createdAt', 'id', 'level', 'member', 'profileUrl', 'username', 'xp']);
+    assert.deepEqual(profile, {
+      id: user.id,
+      username: user.username,
+      avatarUrl: `${t.baseUrl}/avatars/${user.id}`,
+      bio: 'Hello there',
+      member: true,
+      level: 4,
+      xp: 321,
+      profileUrl: `${t.baseUrl}/u/${user.username}`,
+      createdAt: formatLocalTimestamp(user.createdAt),
+    });
+    assert.equal(typeof profile.id, 'number');
+    assert.ok(Number.isInteger(profile.level) && Number.isInteger(profile.xp));
+    assert.match(profile.createdAt as string, LOCAL_TIMESTAMP);
+  });
+
+  test('createdAt is the UTC+8 local time without offset', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    const profile = await json(await get(t.baseUrl, '/api/open/v1/me', { token }));
+    // The test clock is 2026-11-22T00:30:48Z, which is 08:30:48 in UTC+8.
+    assert.equal(profile.createdAt, '2026-11-22T08:30:48');
+  });
+
+  test('the profile has an empty bio when none is set, and never e-mail or status', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const profile = await json(await get(t.baseUrl, '/api/open/v1/me', { token }));
+    assert.equal(profile.bio, '');
+    for (const hidden of ['email', 'status', 'passwordHash', 'updatedAt']) assert.equal(hidden in profile, false, hidden);
+  });
+
+  test('GET /me/posts answers the envelope of seed table 2.4 with items of table 2.3', async () => {
+    const user = await newUser(t.deps);
+    const created = await post(user, { title: 'Hello', body: '# Heading\n\nSome **bold** and a [link](https://x.example).', category: 'News' });
+    const { token } = await newAccessToken(t.deps, user, 'posts:read');
+    const page = await json(await get(t.baseUrl, '/api/open/v1/me/posts', { token }));
+    assert.deepEqual(Object.keys(page).sort(), ['items', 'page', 'size', 'totalElements', 'totalPages']);
+    assert.deepEqual(page, {
+      items: [{
+        id: created.id,
+        title: 'Hello',
+        excerpt: 'Heading Some bold and a link.',
+        url: `${t.baseUrl}/posts/${created.id}`,
+        categoryName: 'News',
+        createdAt: '2026-11-22T08:30:48',
+        likeCount: 0,
+        commentCount: 0,
+        viewCount: 0,
+      }],
+      page: 0,
+      size: 20,
+      totalElements: 1,
+      totalPages: 1,
+    });
+  });
+
+  test('only the token user\'s published posts are listed: no drafts, nobody else\'s', async () => {
+    const user = await newUser(t.deps);
+    const other = await newUser(t.deps);
+    const published = await post(user);
+    await post(user, { status: 'draft' });
+    await post(other);
+    const { token } = await newPersonalToken(t.deps, user, ['posts:read']);
+    const page = await json(await get(t.baseUrl, '/api/open/v1/me/posts', { token }));
+    assert.deepEqual((page.items as Array<{ id: number }>).map((i) => i.id), [published.id]);
+    assert.equal(page.totalElements, 1);
+  });
+
+  test('the excerpt is plain text of at most 140 characters, cut at a word with "…"', async () => {
+    const user = await newUser(t.deps);
+    const body = `<p>${'word '.repeat(60)}</p> *end*`;
+    await post(user, { body });
+    const { token } = await newPersonalToken(t.deps, user, ['posts:read']);
+    const page = await json(await get(t.baseUrl, '/api/open/v1/me/posts', { token }));
+    const { excerpt } = (page.items as Array<{ excerpt: string }>)[0]!;
+    assert.ok(excerpt.length <= 140, `${excerpt.length}`);
+    assert.ok(excerpt.endsWith('word…'), excerpt);
+    assert.doesNotMatch(excerpt, /[<>*]/);
+  });
+
+  test('GET / answers seed table 2.5: the token\'s scopes, every endpoint with its full path and scope, the docs URL', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const info = await json(await get(t.baseUrl, '/api/open/v1/', { token }));
+    assert.deepEqual(info, {
+      name: 'Community Open API',
+      version: 'v1',
+      scopes: ['openid', 'profile:read'],
+      endpoints: [
+        { method: 'GET', path: '/api/open/v1/', scope: '' },
+        { method: 'GET', path: '/api/open/v1/me', scope: 'profile:read' },
+        { method: 'GET', path: '/api/open/v1/me/posts', scope: 'posts:read' },
+      ],
+      docs: `${t.baseUrl}/docs`,
+    });
+  });
+
+  test('GET /api/open/v1 without the trailing slash answers the same service info', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['posts:read']);
+    const info = await json(await get(t.baseUrl, '/api/open/v1', { token }));
+    assert.deepEqual(info.scopes, ['posts:read']);
+  });
+
+  test('each answer has exactly the fields, types and formats of the OpenAPI document', async () => {
+    const user = await newUser(t.deps, { bio: 'x' });
+    await post(user, { body: 'b'.repeat(300) });
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read', 'posts:read']);
+    for (const path of ['/', '/me', '/me/posts']) {
+      const body = await json(await get(t.baseUrl, `/api/open/v1${path}`, { token }));
+      checkAgainstSchema(openapi, successSchema(openapi, path), body);
+    }
+  });
+
+  test('the OpenAPI document is 3.1 with the bearer schemes, scopes, errors and rate-limit headers', async () => {
+    assert.equal(openapi.openapi, '3.1.0');
+    const components = openapi.components as { securitySchemes: Record<string, { type: string; flows?: { authorizationCode: { scopes: Record<string, string> } } }> };
+    assert.equal(components.securitySchemes.personalToken?.type, 'http');
+    assert.deepEqual(Object.keys(components.securitySchemes.oauth2!.flows!.authorizationCode.scopes), ['profile:read', 'posts:read']);
+    const posts = (openapi.paths as Record<string, { get: { security: unknown; responses: Record<string, { headers?: Record<string, unknown> }> } }>)['/me/posts']!.get;
+    assert.deepEqual(posts.security, [{ oauth2: ['posts:read'] }, { personalToken: ['posts:read'] }]);
+    assert.deepEqual(Object.keys(posts.responses).sort(), ['200', '400', '401', '403', '429']);
+    assert.ok(posts.responses['200']!.headers!['X-RateLimit-Remaining']);
+    assert.ok(posts.responses['429']!.headers!['Retry-After']);
+    assert.deepEqual((openapi.servers as Array<{ url: string }>)[0]!.url, `${t.baseUrl}/api/open/v1`);
+  });
+
+  test('answers carry Cache-Control: no-store and Vary: Authorization, errors too', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (const response of [await get(t.baseUrl, '/api/open/v1/me', { token }), await get(t.baseUrl, '/api/open/v1/me')]) {
+      assert.equal(response.headers.get('cache-control'), 'no-store');
+      assert.match(response.headers.get('vary') ?? '', /authorization/i);
+      assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+    }
+  });
+
+  test('browser apps on another origin may call the API: CORS preflight and exposed headers', async () => {
+    const preflight = await fetch(`${t.baseUrl}/api/open/v1/me`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://spa.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /authorization/i);
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const response = await get(t.baseUrl, '/api/open/v1/me', { token });
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.match(response.headers.get('access-control-expose-headers') ?? '', /X-RateLimit-Remaining/);
+  });
+
+  test('an unknown path under /api/open/v1/ is 404 not_found as JSON', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (const path of ['/api/open/v1/nope', '/api/open/v1/me/drafts']) {
+      const response = await get(t.baseUrl, path, { token });
+      assert.equal(response.status, 404);
+      assert.deepEqual(Object.keys(await response.json() as object).sort(), ['error', 'error_description']);
+    }
+    const body = await (await get(t.baseUrl, '/api/open/v1/nope')).json() as { error: string };
+    assert.equal(body.error, 'not_found');
+  });
+
+  test('/docs is a page that documents every endpoint and scope', async () => {
+    const response = await fetch(`${t.baseUrl}/docs`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
+    const page = await response.text();
+    for (const text of ['/api/open/v1/me/posts', '/api/open/v1/me', 'profile:read', 'posts:read', 'code_challenge', 'refresh_token',
+      '/api/oauth/revoke', '/api/oauth/introspect', '/.well-known/openid-configuration', '/.well-known/jwks.json', '/api/oauth/userinfo',
+      '/settings/developers', 'client create', 'Retry-After', 'insufficient_scope', 'nonce']) {
+      assert.ok(page.includes(text), `the docs mention ${text}`);
+    }
+    assert.doesNotMatch(page, /<script/i);
+  });
+
+  // Paging (INTERFACE section 7).
+
+  async function authorWithPosts(count: number) {
+    const user = await newUser(t.deps);
+    const ids: number[] = [];
+    for (let i = 0; i < count; i++) {
+      ids.push((await post(user, { title: `Post ${i}` })).id);
+      if (i % 3 === 2) t.clock.advance(1000); // groups of three share a timestamp
+    }
+    const { token } = await newPersonalToken(t.deps, user, ['posts:read']);
+    const list = async (query: string) => json(await get(t.baseUrl, `/api/open/v1/me/posts${query}`, { token }));
+    return { user, ids, list };
+  }
+
+  test('paging defaults to page 0 of size 20', async () => {
+    const { list } = await authorWithPosts(23);
+    const page = await list('');
+    assert.equal(page.page, 0);
+    assert.equal(page.size, 20);
+    assert.equal((page.items as unknown[]).length, 20);
+    assert.equal(page.totalElements, 23);
+    assert.equal(page.totalPages, 2);
+  });
+
+  test('a size above 50 is taken as 50, and the envelope says so', async () => {
+    const { list } = await authorWithPosts(52);
+    const page = await list('?size=500');
+    assert.equal(page.size, 50);
+    assert.equal((page.items as unknown[]).length, 50);
+    assert.equal(page.totalPages, 2);
+  });
+
+  test('the last page holds the rest and a page past the end is empty', async () => {
+    const { list } = await authorWithPosts(7);
+    const last = await list('?page=1&size=5');
+    assert.equal((last.items as unknown[]).length, 2);
+    assert.deepEqual([last.page, last.size, last.totalElements, last.totalPages], [1, 5, 7, 2]);
+    const past = await list('?page=9&size=5');
+    assert.deepEqual(past.items, []);
+    assert.deepEqual([past.page, past.size, past.totalElements, past.totalPages], [9, 5, 7, 2]);
+    const far = await list('?page=999999999&size=50');
+    assert.deepEqual([far.items, far.page, far.totalElements], [[], 999999999, 7]);
+  });
+
+  test('with no posts the totals are 0', async () => {
+    const { list } = await authorWithPosts(0);
+    assert.deepEqual(await list(''), { items: [], page: 0, size: 20, totalElements: 0, totalPages: 0 });
+  });
+
+  test('posts are newest first, ties by id (higher first), the same across pages', async () => {
+    const { ids, list } = await authorWithPosts(7);
+    const expected = ids.map((id, i) => ({ id, second: Math.floor(i / 3) }))
+      .sort((a, b) => b.second - a.second || b.id - a.id).map((p) => p.id);
+    const pages = [await list('?size=3'), await list('?size=3&page=1'), await list('?size=3&page=2')];
+    assert.deepEqual(pages.flatMap((p) => (p.items as Array<{ id: number }>).map((i) => i.id)), expected);
+  });
+
+  test('malformed page or size is 400 invalid_request', async () => {
+    const { ids } = await authorWithPosts(1);
+    assert.equal(ids.length, 1);
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['posts:read']);
+    for (const query of ['page=-1', 'page=1.5', 'page=abc', 'page=', 'size=0', 'size=-5', 'size=2.5', 'size=', 'size=1e1', 'page=%201', 'page=1&page=2', 'size=99999999999']) {
+      const response = await get(t.baseUrl, `/api/open/v1/me/posts?${query}`, { token });
+      assert.equal(response.status, 400, query);
+      const body = await response.json() as { error: string; error_description: string };
+      assert.equal(body.error, 'invalid_request', query);
+      assert.equal(typeof body.error_description, 'string');
+    }
+  });
+});

@@ -1,0 +1,390 @@
+/** GET and POST /oauth/authorize: seed 4.1, INTERFACE sections 3, 5 and 10, over real HTTP. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { hashSecret } from '../../src/core/credentials.js';
+import { deactivateClient } from '../../src/core/clients.js';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import {
+  Browser, type TestClient, authorizeQuery, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams,
+  signedInBrowser, startOAuthApp, unique,
+} from './helpers.js';
+
+forEachDatabase('authorization endpoint', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+
+  const authorize = (browser: Browser, query: URLSearchParams | string) => browser.fetch(`/oauth/authorize?${query}`);
+
+  async function assertErrorPage(response: Response): Promise<void> {
+    assert.equal(response.status, 400);
+    assert.equal(response.headers.get('location'), null);
+    assert.match(response.headers.get('content-type') ?? '', /text\/html/);
+    await response.text();
+  }
+
+  function assertErrorRedirect(response: Response, c: TestClient, error: string, state: string | null = 'state-123'): URLSearchParams {
+    const location = response.headers.get('location') ?? '';
+    assert.ok(location.startsWith(`${c.redirectUri}?`), location);
+    const params = redirectParams(response);
+    assert.equal(params.get('error'), error);
+    assert.ok(params.get('error_description'));
+    assert.equal(params.get('state'), state);
+    assert.equal(params.get('iss'), t.baseUrl);
+    return params;
+  }
+
+  test('an unknown client_id gets an error page and no redirect', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const query = authorizeQuery(c);
+    query.set('client_id', 'no-such-client');
+    await assertErrorPage(await authorize(browser, query));
+  });
+
+  test('a missing client_id gets an error page and no redirect', async () => {
+    const { browser } = await signedInBrowser(t);
+    const query = authorizeQuery(await newClient(t));
+    query.delete('client_id');
+    await assertErrorPage(await authorize(browser, query));
+  });
+
+  test('a deactivated client is treated as unknown', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await deactivateClient(t.deps.stores, t.deps.clock, c.client.clientId);
+    await assertErrorPage(await authorize(browser, authorizeQuery(c)));
+  });
+
+  test('a redirect_uri that is not registered exactly gets an error page and no redirect (seed 4.1 rule 1)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    for (const uri of ['https://app.example/callback/', 'https://app.example/other', 'https://APP.example/callback', 'https://evil.example/callback', 'https://app.example:444/callback', 'https://app.example/callback?x=1']) {
+      await assertErrorPage(await authorize(browser, authorizeQuery(c, { redirectUri: uri })));
+    }
+  });
+
+  test('a missing redirect_uri gets an error page and no redirect', async () => {
+    const { browser } = await signedInBrowser(t);
+    const query = authorizeQuery(await newClient(t));
+    query.delete('redirect_uri');
+    await assertErrorPage(await authorize(browser, query));
+  });
+
+  test('a repeated client_id or redirect_uri gets an error page and no redirect', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const query = authorizeQuery(c);
+    query.append('redirect_uri', 'https://evil.example/cb');
+    await assertErrorPage(await authorize(browser, query));
+    const query2 = authorizeQuery(c);
+    query2.append('client_id', c.client.clientId);
+    await assertErrorPage(await authorize(browser, query2));
+  });
+
+  test('a loopback redirect URI matches on any port (RFC 8252 7.3)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/cb'] });
+    const code = await obtainCode(browser, c, { redirectUri: 'http://127.0.0.1:51234/cb', pkce: pkcePair() });
+    assert.ok(code);
+  });
+
+  test('without a session the browser is sent to sign in, and comes back to the request', async () => {
+    const user = await newUser(t);
+    const c = await newClient(t);
+    const browser = new Browser(t);
+    const query = authorizeQuery(c);
+    const response = await authorize(browser, query);
+    assert.equal(response.status, 302);
+    const login = new URL(response.headers.get('location')!, t.baseUrl);
+    assert.equal(login.pathname, '/login');
+    const returnTo = login.searchParams.get('return_to')!;
+    assert.equal(returnTo, `/oauth/authorize?${query}`);
+    const signedIn = await browser.signIn(user.username, undefined, returnTo);
+    assert.equal(signedIn.status, 303);
+    assert.equal(signedIn.headers.get('location'), returnTo);
+    const consent = await browser.fetch(returnTo);
+    assert.equal(consent.status, 200);
+    assert.ok(consentForm(await consent.text()).length > 0);
+  });
+
+  test('login_hint is carried to the sign-in page and prefills the username', async () => {
+    const c = await newClient(t);
+    const browser = new Browser(t);
+    const response = await authorize(browser, authorizeQuery(c, { extra: { login_hint: 'alice' } }));
+    const login = new URL(response.headers.get('location')!, t.baseUrl);
+    assert.equal(login.searchParams.get('login_hint'), 'alice');
+    const page = await (await browser.fetch(login.pathname + login.search)).text();
+    assert.match(page, /name="username" value="alice"/);
+  });
+
+  test('a missing state is invalid_request, redirected without state', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const query = authorizeQuery(c);
+    query.delete('state');
+    assertErrorRedirect(await authorize(browser, query), c, 'invalid_request', null);
+  });
+
+  test('a missing response_type is invalid_request', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const query = authorizeQuery(c);
+    query.delete('response_type');
+    assertErrorRedirect(await authorize(browser, query), c, 'invalid_request');
+  });
+
+  test('a response_type other than code is unsupported_response_type', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { response_type: 'token' } })), c, 'unsupported_response_type');
+  });
+
+  test('an unknown scope is invalid_scope', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'profile:read email' })), c, 'invalid_scope');
+  });
+
+  test('a missing scope is invalid_scope (RFC 6749 3.3)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const query = authorizeQuery(c);
+    query.delete('scope');
+    assertErrorRedirect(await authorize(browser, query), c, 'invalid_scope');
+  });
+
+  test("a scope outside the client's allowed scopes is invalid_scope", async () => {
+    const { browser } = await signedInBrowser(t);
+    const client = await t.deps.stores.clients.create({
+      clientId: unique('limited'), name: 'Limited', description: '', homepageUrl: '', ownerId: null, type: 'confidential',
+      redirectUris: ['https://limited.example/cb'], allowedScopes: ['profile:read'], secretHash: hashSecret('s'), idTokenAlg: 'RS256',
+    }, t.clock.now());
+    const c = { client, redirectUri: 'https://limited.example/cb' };
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'profile:read posts:read' })), c, 'invalid_scope');
+  });
+
+  test('a repeated parameter is invalid_request (RFC 6749 3.1)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const query = authorizeQuery(c);
+    query.append('scope', 'posts:read');
+    assertErrorRedirect(await authorize(browser, query), c, 'invalid_request');
+    const query2 = authorizeQuery(c);
+    query2.append('state', 'other');
+    assertErrorRedirect(await authorize(browser, query2), c, 'invalid_request', null);
+  });
+
+  test('a public client without code_challenge is invalid_request', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public' });
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c)), c, 'invalid_request');
+  });
+
+  test('code_challenge_method=plain is refused', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public' });
+    const query = authorizeQuery(c, { pkce: pkcePair() });
+    query.set('code_challenge_method', 'plain');
+    assertErrorRedirect(await authorize(browser, query), c, 'invalid_request');
+    query.delete('code_challenge_method');
+    assertErrorRedirect(await authorize(browser, query), c, 'invalid_request');
+  });
+
+  test('a malformed code_challenge is invalid_request (RFC 7636 4.2)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public' });
+    for (const challenge of ['short', 'a'.repeat(129), `${'a'.repeat(42)}!`]) {
+      assertErrorRedirect(await authorize(browser, authorizeQuery(c, { pkce: { verifier: '', challenge } })), c, 'invalid_request');
+    }
+  });
+
+  test('scope openid without nonce is invalid_request (INTERFACE section 5)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'openid profile:read' })), c, 'invalid_request');
+  });
+
+  test('the consent page names the app, its owner and homepage, the redirect host and each scope', async () => {
+    const owner = await newUser(t, unique('owner'));
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { ownerId: owner.id });
+    const response = await authorize(browser, authorizeQuery(c));
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    const page = await response.text();
+    assert.match(page, /Test App/);
+    assert.ok(page.includes(owner.username));
+    assert.ok(page.includes('https://app.example'));
+    assert.ok(page.includes('<strong>app.example</strong>'));
+    assert.ok(page.includes('Nickname, avatar, bio, membership status, level and experience points.'));
+    assert.ok(page.includes('The list of posts the user has published (title, excerpt, link, interaction counts).'));
+    assert.match(page, /<form method="post" action="\/oauth\/authorize">/);
+    assert.match(page, /name="decision" value="approve"/);
+    assert.match(page, /name="decision" value="deny"/);
+    const fields = new Map(consentForm(page));
+    assert.ok(fields.get('_csrf'));
+    assert.equal(fields.get('client_id'), c.client.clientId);
+    assert.equal(fields.get('redirect_uri'), c.redirectUri);
+    assert.equal(fields.get('state'), 'state-123');
+  });
+
+  test('approval redirects with code, state and iss; the code is stored only as its hash', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await (await authorize(browser, authorizeQuery(c))).text();
+    const response = await browser.postForm('/oauth/authorize', [...consentForm(page), ['decision', 'approve']]);
+    const params = redirectParams(response);
+    assert.equal(params.get('state'), 'state-123');
+    assert.equal(params.get('iss'), t.baseUrl);
+    const code = params.get('code')!;
+    assert.equal(Buffer.from(code, 'base64url').length, 32);
+    const stored = await t.deps.stores.codes.find(hashSecret(code));
+    assert.equal(stored?.userId, user.id);
+    assert.equal(stored?.expiresAt, t.clock.now() + 300_000);
+    assert.equal(await t.deps.stores.codes.find(code), undefined);
+  });
+
+  test('denial redirects with access_denied, state and iss', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await (await authorize(browser, authorizeQuery(c))).text();
+    const response = await browser.postForm('/oauth/authorize', [...consentForm(page), ['decision', 'deny']]);
+    assertErrorRedirect(response, c, 'access_denied');
+    assert.equal(redirectParams(response).get('code'), null);
+  });
+
+  test('a redirect URI with its own query keeps it and gets the parameters appended', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { redirectUris: ['https://app.example/cb?tenant=a%20b&x=1'] });
+    const page = await (await authorize(browser, authorizeQuery(c))).text();
+    const response = await browser.postForm('/oauth/authorize', [...consentForm(page), ['decision', 'approve']]);
+    const location = response.headers.get('location')!;
+    assert.ok(location.startsWith('https://app.example/cb?tenant=a%20b&x=1&code='), location);
+    assert.equal(new URL(location).searchParams.get('tenant'), 'a b');
+  });
+
+  test('the consent form is re-validated: a tampered redirect_uri gets an error page', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await (await authorize(browser, authorizeQuery(c))).text();
+    const fields = consentForm(page).map(([k, v]): [string, string] => [k, k === 'redirect_uri' ? 'https://evil.example/cb' : v]);
+    await assertErrorPage(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]));
+  });
+
+  test('the consent form is re-validated: a tampered scope is invalid_scope', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await (await authorize(browser, authorizeQuery(c, { scope: 'profile:read' }))).text();
+    const fields = consentForm(page).map(([k, v]): [string, string] => [k, k === 'scope' ? 'profile:read admin' : v]);
+    assertErrorRedirect(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]), c, 'invalid_scope');
+  });
+
+  test('the consent form needs the CSRF token', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await (await authorize(browser, authorizeQuery(c))).text();
+    const fields = consentForm(page).filter(([k]) => k !== '_csrf');
+    const response = await browser.postForm('/oauth/authorize', [...fields, ['_csrf', 'forged'], ['decision', 'approve']]);
+    assert.equal(response.status, 403);
+    assert.equal(response.headers.get('location'), null);
+  });
+
+  test('remembered consent skips the page for scopes already granted', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    const again = await authorize(browser, authorizeQuery(c, { scope: 'profile:read' }));
+    assert.ok(redirectParams(again).get('code'));
+  });
+
+  test('a scope beyond the remembered consent asks again', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c, { scope: 'profile:read' });
+    const again = await authorize(browser, authorizeQuery(c, { scope: 'profile:read posts:read' }));
+    assert.equal(again.status, 200);
+    await again.text();
+  });
+
+  test('prompt=consent shows the page even with remembered consent', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    const again = await authorize(browser, authorizeQuery(c, { extra: { prompt: 'consent' } }));
+    assert.equal(again.status, 200);
+    assert.ok(consentForm(await again.text()).some(([k, v]) => k === 'prompt' && v === 'consent'));
+  });
+
+  test('prompt=none without a session is login_required', async () => {
+    const c = await newClient(t);
+    assertErrorRedirect(await authorize(new Browser(t), authorizeQuery(c, { extra: { prompt: 'none' } })), c, 'login_required');
+  });
+
+  test('prompt=none without consent is consent_required', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none' } })), c, 'consent_required');
+  });
+
+  test('prompt=none with consent and a session gives a code', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none' } }))).get('code'));
+  });
+
+  test('prompt=none when login_hint names another account is interaction_required', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none', login_hint: 'someone-else' } })), c, 'interaction_required');
+  });
+
+  test('prompt=none combined with another value is invalid_request', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { prompt: 'none login' } })), c, 'invalid_request');
+  });
+
+  test('prompt=login makes a signed-in user sign in again, then the flow continues', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    const firstAuthTime = t.clock.now();
+    t.clock.advance(60_000);
+    const response = await authorize(browser, authorizeQuery(c, { extra: { prompt: 'login' } }));
+    const login = new URL(response.headers.get('location')!, t.baseUrl);
+    assert.equal(login.pathname, '/login');
+    assert.equal(login.searchParams.get('reauth'), '1');
+    const returnTo = login.searchParams.get('return_to')!;
+    assert.equal(new URL(returnTo, t.baseUrl).searchParams.get('prompt'), null);
+    assert.match(await (await browser.fetch(login.pathname + login.search)).text(), /sign in again/);
+    await browser.signIn(user.username, undefined, returnTo);
+    const code = redirectParams(await browser.fetch(returnTo)).get('code')!;
+    const stored = await t.deps.stores.codes.find(hashSecret(code));
+    assert.equal(stored?.authTime, firstAuthTime + 60_000);
+  });
+
+  test('an expired max_age makes the user sign in again; a fresh one does not', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    t.clock.advance(120_000);
+    assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { max_age: '600' } }))).get('code'));
+    const response = await authorize(browser, authorizeQuery(c, { extra: { max_age: '60' } }));
+    assert.equal(new URL(response.headers.get('location')!, t.baseUrl).pathname, '/login');
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { max_age: '60', prompt: 'none' } })), c, 'login_required');
+  });
+
+  test('the consent form without a session sends the browser to sign in', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const fields = consentForm(await (await authorize(browser, authorizeQuery(c))).text());
+    const stranger = new Browser(t);
+    stranger.cookies.set('svc_csrf', browser.cookies.get('svc_csrf')!);
+    const response = await stranger.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    assert.equal(new URL(response.headers.get('location')!, t.baseUrl).pathname, '/login');
+  });
+});

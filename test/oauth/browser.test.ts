@@ -1,0 +1,88 @@
+/** Sign-in and consent in a real headless Chromium (Debian's `chromium`, driven by playwright-core). */
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { after, before, test } from 'node:test';
+import { type Browser as Chromium, chromium } from 'playwright-core';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { PASSWORD, authorizeQuery, clientFields, introspect, newClient, newUser, pkcePair, startOAuthApp, tokenRequest } from './helpers.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = 'test-artifacts/oauth';
+
+forEachDatabase('sign-in and consent in Chromium', (database) => {
+  let t: TestApp;
+  let browser: Chromium;
+  /** Stands in for the third-party app: its callback answers a plain page. */
+  let app: Server;
+  let appPort: number;
+
+  before(async () => {
+    t = await startOAuthApp(database);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    app = createServer((_req, res) => res.end('callback reached'));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    appPort = (app.address() as { port: number }).port;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => app?.close(resolve));
+    await t.close();
+  });
+
+  test('a user signs in, reads the consent page, allows, and the app gets a working code', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+    const user = await newUser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
+    const redirectUri = `http://127.0.0.1:${appPort}/callback`;
+    const pkce = pkcePair();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri })}`);
+    assert.equal(new URL(page.url()).pathname, '/login');
+    await page.screenshot({ path: `${ARTIFACTS}/1-sign-in-${database.name}.png`, fullPage: true });
+    await page.fill('#username', user.username);
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL(/\/oauth\/authorize/), page.click('button[type=submit]:has-text("Sign in")')]);
+    assert.ok(await page.isVisible('text=Test App'));
+    assert.ok(await page.isVisible('text=Nickname, avatar, bio, membership status, level and experience points.'));
+    await page.screenshot({ path: `${ARTIFACTS}/2-consent-${database.name}.png`, fullPage: true });
+    const cookies = await context.cookies();
+    const session = cookies.find((cookie) => cookie.name === 'svc_session');
+    assert.equal(session?.httpOnly, true);
+    assert.equal(session?.sameSite, 'Lax');
+    await Promise.all([page.waitForURL(/127\.0\.0\.1:\d+\/callback/), page.click('button[value=approve]')]);
+    const callback = new URL(page.url());
+    assert.equal(callback.searchParams.get('state'), 'state-123');
+    assert.equal(callback.searchParams.get('iss'), t.baseUrl);
+    const response = await tokenRequest(t, {
+      grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri,
+      code_verifier: pkce.verifier, ...clientFields(c),
+    });
+    assert.equal(response.status, 200);
+    const tokens = (await response.json()) as { access_token: string };
+    assert.equal((await introspect(t, c, tokens.access_token)).username, user.username);
+    await context.close();
+  });
+
+  test('a user who denies is sent back with access_denied', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+    const user = await newUser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
+    const redirectUri = `http://127.0.0.1:${appPort}/callback`;
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair(), redirectUri })}`);
+    await page.fill('#username', user.username);
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL(/\/oauth\/authorize/), page.click('button[type=submit]:has-text("Sign in")')]);
+    await Promise.all([page.waitForURL(/127\.0\.0\.1:\d+\/callback/), page.click('button[value=deny]')]);
+    const callback = new URL(page.url());
+    assert.equal(callback.searchParams.get('error'), 'access_denied');
+    assert.equal(callback.searchParams.get('code'), null);
+    await context.close();
+  });
+});

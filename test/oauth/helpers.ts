@@ -1,0 +1,179 @@
+/** Drives the authorization flow over real HTTP the way a browser and a client app would. */
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { createAccount } from '../../src/core/accounts.js';
+import { registerClient } from '../../src/core/clients.js';
+import type { Client, User } from '../../src/core/ports.js';
+import type { RateLimiter } from '../../src/core/ports.js';
+import { type TestApp, type TestAppOptions, startTestApp } from '../support/app.js';
+import type { TestDatabase } from '../support/databases.js';
+import { CookieJar, browse } from '../support/browser-flow.js';
+
+export const PASSWORD = 'correct horse battery';
+
+export function unique(prefix: string): string {
+  return `${prefix}${randomBytes(4).toString('hex')}`;
+}
+
+export async function newUser(t: TestApp, username = unique('user')): Promise<User> {
+  return createAccount(t.deps.stores, t.deps.clock, { username, password: PASSWORD });
+}
+
+export interface TestClient {
+  client: Client;
+  secret?: string;
+  redirectUri: string;
+}
+
+export async function newClient(t: TestApp, options: { type?: 'confidential' | 'public'; redirectUris?: string[]; ownerId?: number } = {}): Promise<TestClient> {
+  const redirectUris = options.redirectUris ?? ['https://app.example/callback'];
+  const registered = await registerClient(t.deps.stores, t.deps.clock, {
+    name: 'Test App', type: options.type ?? 'confidential', redirectUris, ownerId: options.ownerId ?? null,
+    homepageUrl: 'https://app.example', description: 'An app under test.',
+  });
+  return { client: registered.client, ...(registered.secret ? { secret: registered.secret } : {}), redirectUri: redirectUris[0]! };
+}
+
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/** A browser's cookies, carried by hand. */
+export class Browser {
+  readonly cookies = new CookieJar();
+  constructor(readonly t: TestApp) {}
+
+  fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    return browse(this.cookies, path.startsWith('http') ? path : this.t.baseUrl + path, init);
+  }
+
+  async postForm(path: string, fields: Record<string, string> | Array<[string, string]>): Promise<Response> {
+    return this.fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+
+  /** Signs in through the real form (CSRF cookie and field). */
+  async signIn(username: string, password = PASSWORD, returnTo = '/'): Promise<Response> {
+    const page = await this.fetch(`/login?return_to=${encodeURIComponent(returnTo)}`);
+    const csrf = hiddenFields(await page.text()).find(([n]) => n === '_csrf')![1];
+    return this.postForm('/login', { username, password, return_to: returnTo, _csrf: csrf });
+  }
+}
+
+/** Hidden inputs of the first form on a page, in order. */
+export function hiddenFields(html: string): Array<[string, string]> {
+  const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return [...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [unescape(m[1]!), unescape(m[2]!)]);
+}
+
+export function consentForm(html: string): Array<[string, string]> {
+  const start = html.indexOf('action="/oauth/authorize"');
+  assert.ok(start > 0, 'a consent form');
+  return hiddenFields(html.slice(start));
+}
+
+export interface AuthorizeOptions {
+  scope?: string;
+  state?: string;
+  pkce?: { verifier: string; challenge: string } | null;
+  redirectUri?: string;
+  extra?: Record<string, string>;
+}
+
+export function authorizeQuery(c: TestClient, options: AuthorizeOptions = {}): URLSearchParams {
+  const query = new URLSearchParams({
+    response_type: 'code',
+    client_id: c.client.clientId,
+    redirect_uri: options.redirectUri ?? c.redirectUri,
+    scope: options.scope ?? 'profile:read posts:read',
+    state: options.state ?? 'state-123',
+  });
+  if (options.pkce) {
+    query.set('code_challenge', options.pkce.challenge);
+    query.set('code_challenge_method', 'S256');
+  }
+  for (const [k, v] of Object.entries(options.extra ?? {})) query.set(k, v);
+  return query;
+}
+
+/** The query of a redirect back to the client. */
+export function redirectParams(response: Response): URLSearchParams {
+  assert.equal(response.status, 302, 'a redirect');
+  return new URL(response.headers.get('location')!).searchParams;
+}
+
+/** Signed in already: authorize, approve on the consent page (if shown), return the code. */
+export async function obtainCode(browser: Browser, c: TestClient, options: AuthorizeOptions = {}): Promise<string> {
+  let response = await browser.fetch(`/oauth/authorize?${authorizeQuery(c, options)}`);
+  if (response.status === 200) {
+    const fields = consentForm(await response.text());
+    response = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+  }
+  const params = redirectParams(response);
+  assert.equal(params.get('error'), null, `no error: ${params.get('error_description')}`);
+  return params.get('code')!;
+}
+
+export async function tokenRequest(t: TestApp, fields: Record<string, string> | Array<[string, string]>, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${t.baseUrl}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+export function clientFields(c: TestClient): Record<string, string> {
+  return c.secret ? { client_id: c.client.clientId, client_secret: c.secret } : { client_id: c.client.clientId };
+}
+
+export interface Tokens {
+  access_token: string;
+  refresh_token: string;
+  token_type: string;
+  expires_in: number;
+  scope: string;
+}
+
+/** The whole flow: a signed-in browser, a code, and the tokens for it. */
+export async function obtainTokens(t: TestApp, browser: Browser, c: TestClient, options: AuthorizeOptions = {}): Promise<Tokens> {
+  const pkce = options.pkce === undefined ? pkcePair() : options.pkce;
+  const code = await obtainCode(browser, c, { ...options, pkce });
+  const response = await tokenRequest(t, {
+    grant_type: 'authorization_code', code, redirect_uri: options.redirectUri ?? c.redirectUri,
+    ...(pkce ? { code_verifier: pkce.verifier } : {}), ...clientFields(c),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  return (await response.json()) as Tokens;
+}
+
+export async function introspect(t: TestApp, c: TestClient, token: string): Promise<Record<string, unknown>> {
+  const response = await fetch(`${t.baseUrl}/api/oauth/introspect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token, ...clientFields(c) }).toString(),
+  });
+  assert.equal(response.status, 200);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+/** A signed-in browser for a new user. */
+export async function signedInBrowser(t: TestApp): Promise<{ browser: Browser; user: User }> {
+  const user = await newUser(t);
+  const browser = new Browser(t);
+  const response = await browser.signIn(user.username);
+  assert.equal(response.status, 303);
+  return { browser, user };
+}
+
+/** Sign-in throttling is issue 2's rule, tested there; these suites sign in hundreds of times from one address. */
+const unthrottled: RateLimiter = {
+  hit: async (_key, limit) => ({ allowed: true, limit, remaining: limit, resetAt: 0 }),
+};
+
+export function startOAuthApp(database: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
+  return startTestApp(database, { limiter: unthrottled, ...options });
+}

@@ -1,0 +1,50 @@
+/**
+ * Races (INTERFACE section 2): 20 parallel redemptions of one code, and 20 parallel refreshes of
+ * one refresh token, each give exactly one success; the losers are reuse, so once the race
+ * settles the winner's tokens are dead too.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { type Tokens, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
+
+const RACERS = 20;
+
+forEachDatabase('races', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+
+  test('20 parallel redemptions of one code: exactly one succeeds, then its tokens are revoked', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce });
+    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const responses = await Promise.all(Array.from({ length: RACERS }, () => tokenRequest(t, fields)));
+    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
+    const winners = bodies.filter((b) => b.status === 200);
+    assert.equal(winners.length, 1);
+    assert.ok(bodies.filter((b) => b.status !== 200).every((b) => b.status === 400 && b.body.error === 'invalid_grant'));
+    const won = winners[0]!.body as unknown as Tokens;
+    assert.deepEqual(await introspect(t, c, won.access_token), { active: false });
+    assert.deepEqual(await introspect(t, c, won.refresh_token), { active: false });
+  });
+
+  test('20 parallel refreshes of one refresh token: exactly one succeeds, then its tokens are revoked', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c);
+    const fields = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) };
+    const responses = await Promise.all(Array.from({ length: RACERS }, () => tokenRequest(t, fields)));
+    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
+    const winners = bodies.filter((b) => b.status === 200);
+    assert.equal(winners.length, 1);
+    assert.ok(bodies.filter((b) => b.status !== 200).every((b) => b.status === 400 && b.body.error === 'invalid_grant'));
+    const won = winners[0]!.body as unknown as Tokens;
+    assert.deepEqual(await introspect(t, c, won.access_token), { active: false });
+    assert.deepEqual(await introspect(t, c, won.refresh_token), { active: false });
+    assert.deepEqual(await introspect(t, c, tokens.access_token), { active: false });
+  });
+});

@@ -1,0 +1,372 @@
+/**
+ * POST /api/oauth/token: every row of seed table 7.1, every rule of seed section 3, the response
+ * of seed table 2.1, and client authentication (RFC 6749 2.3.1), over real HTTP.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setAccountStatus } from '../../src/core/accounts.js';
+import { deactivateClient, rotateClientSecret } from '../../src/core/clients.js';
+import { hashSecret } from '../../src/core/credentials.js';
+import { withdrawConsent } from '../../src/core/tokens/revocation.js';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import {
+  type TestClient, type Tokens, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser,
+  startOAuthApp, tokenRequest,
+} from './helpers.js';
+
+function basic(id: string, secret: string): string {
+  const form = (s: string) => encodeURIComponent(s).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${form(id)}:${form(secret)}`).toString('base64')}`;
+}
+
+forEachDatabase('token endpoint', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+
+  async function assertError(response: Response, status: number, error: string): Promise<Record<string, unknown>> {
+    const body = (await response.json()) as Record<string, unknown>;
+    assert.equal(response.status, status, JSON.stringify(body));
+    assert.equal(body.error, error);
+    assert.equal(typeof body.error_description, 'string');
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    return body;
+  }
+
+  /** A fresh code for a new user and client, with what the token request must repeat. */
+  async function freshCode(type: 'confidential' | 'public' = 'confidential') {
+    const c = await newClient(t, { type });
+    const { browser, user } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce });
+    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    return { c, browser, user, pkce, code, fields };
+  }
+
+  const refresh = (c: TestClient, refreshToken: string, extra: Record<string, string> = {}) =>
+    tokenRequest(t, { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientFields(c), ...extra });
+
+  test('the token response is exactly seed table 2.1, never cached', async () => {
+    const { fields } = await freshCode();
+    const response = await tokenRequest(t, fields);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.equal(response.headers.get('pragma'), 'no-cache');
+    const body = (await response.json()) as Tokens;
+    assert.deepEqual(Object.keys(body).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+    assert.match(body.access_token, /^svco_[0-9A-Za-z]{38}$/);
+    assert.match(body.refresh_token, /^svcr_[0-9A-Za-z]{38}$/);
+    assert.equal(body.token_type, 'Bearer');
+    assert.equal(body.expires_in, 3600);
+    assert.equal(body.scope, 'profile:read posts:read');
+  });
+
+  // Seed table 7.1, invalid_client (401).
+  test('invalid_client: a wrong client_secret', async () => {
+    const { fields } = await freshCode();
+    await assertError(await tokenRequest(t, { ...fields, client_secret: 'svcs_wrong' }), 401, 'invalid_client');
+  });
+
+  test('invalid_client: a rotated client_secret fails at once', async () => {
+    const { fields, c } = await freshCode();
+    await rotateClientSecret(t.deps.stores, t.deps.clock, c.client.clientId);
+    await assertError(await tokenRequest(t, fields), 401, 'invalid_client');
+  });
+
+  test('invalid_client: a deactivated application', async () => {
+    const { fields, c } = await freshCode();
+    await deactivateClient(t.deps.stores, t.deps.clock, c.client.clientId);
+    await assertError(await tokenRequest(t, fields), 401, 'invalid_client');
+  });
+
+  test('invalid_client: an unknown client_id', async () => {
+    const { fields } = await freshCode();
+    await assertError(await tokenRequest(t, { ...fields, client_id: 'nobody' }), 401, 'invalid_client');
+  });
+
+  test('invalid_client: a confidential client without its secret', async () => {
+    const { fields } = await freshCode();
+    const { client_secret: _s, ...withoutSecret } = fields as Record<string, string>;
+    await assertError(await tokenRequest(t, withoutSecret), 401, 'invalid_client');
+  });
+
+  test('invalid_client: a public client that sends a secret', async () => {
+    const { fields } = await freshCode('public');
+    await assertError(await tokenRequest(t, { ...fields, client_secret: 'svcs_anything' }), 401, 'invalid_client');
+  });
+
+  test('invalid_client with Basic authentication carries WWW-Authenticate: Basic', async () => {
+    const { fields, c } = await freshCode();
+    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const response = await tokenRequest(t, rest, { authorization: basic(c.client.clientId, 'svcs_wrong') });
+    assert.match(response.headers.get('www-authenticate') ?? '', /^Basic realm="[^"]+"$/);
+    await assertError(response, 401, 'invalid_client');
+  });
+
+  test('invalid_client: Basic credentials with a NUL character are refused, not a server error', async () => {
+    const { fields } = await freshCode();
+    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const response = await tokenRequest(t, rest, { authorization: `Basic ${Buffer.from('\u0000:x').toString('base64')}` });
+    await assertError(response, 401, 'invalid_client');
+  });
+
+  test('client_secret_basic authenticates, with form-urlencoded credentials (RFC 6749 2.3.1)', async () => {
+    const { fields, c } = await freshCode();
+    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const response = await tokenRequest(t, rest, { authorization: basic(c.client.clientId, c.secret!) });
+    assert.equal(response.status, 200, await response.clone().text());
+  });
+
+  test('invalid_request: two client authentication methods at once', async () => {
+    const { fields, c } = await freshCode();
+    await assertError(await tokenRequest(t, fields, { authorization: basic(c.client.clientId, c.secret!) }), 400, 'invalid_request');
+  });
+
+  test('a public client authenticates with client_id and PKCE only', async () => {
+    const { fields } = await freshCode('public');
+    assert.equal((await tokenRequest(t, fields)).status, 200);
+  });
+
+  // Seed table 7.1, invalid_grant (400).
+  test('invalid_grant: the code has expired (seed section 3 rule 1: 5 minutes)', async () => {
+    const { fields } = await freshCode();
+    t.clock.advance(300_000);
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+  });
+
+  test('a code is still good just before 5 minutes', async () => {
+    const { fields } = await freshCode();
+    t.clock.advance(299_000);
+    assert.equal((await tokenRequest(t, fields)).status, 200);
+  });
+
+  test('invalid_grant: the code was already used (seed section 3 rule 2)', async () => {
+    const { fields } = await freshCode();
+    assert.equal((await tokenRequest(t, fields)).status, 200);
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+  });
+
+  test('a reused code revokes every token of that user for that application (seed section 3 rule 2)', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const earlier = await obtainTokens(t, browser, c);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce });
+    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const first = (await (await tokenRequest(t, fields)).json()) as Tokens;
+    assert.equal((await introspect(t, c, first.access_token)).active, true);
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+    for (const token of [first.access_token, first.refresh_token, earlier.access_token, earlier.refresh_token]) {
+      assert.deepEqual(await introspect(t, c, token), { active: false });
+    }
+    await assertError(await refresh(c, first.refresh_token), 400, 'invalid_grant');
+  });
+
+  test('a reused code leaves the same user\'s tokens for other applications alone', async () => {
+    const other = await newClient(t);
+    const { browser, fields } = await freshCode();
+    const kept = await obtainTokens(t, browser, other);
+    await tokenRequest(t, fields);
+    await tokenRequest(t, fields);
+    assert.equal((await introspect(t, other, kept.access_token)).active, true);
+  });
+
+  test('invalid_grant: code_verifier does not match (RFC 7636 4.6)', async () => {
+    const { fields } = await freshCode();
+    await assertError(await tokenRequest(t, { ...fields, code_verifier: pkcePair().verifier }), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: code_verifier missing when a code_challenge was sent', async () => {
+    const { fields } = await freshCode();
+    const { code_verifier: _v, ...rest } = fields;
+    await assertError(await tokenRequest(t, rest), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: code_verifier sent when no code_challenge was', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const code = await obtainCode(browser, c, { pkce: null });
+    await assertError(await tokenRequest(t, {
+      grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkcePair().verifier, ...clientFields(c),
+    }), 400, 'invalid_grant');
+  });
+
+  test('a confidential client without PKCE can redeem its code', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c, { pkce: null });
+    assert.ok(tokens.access_token);
+  });
+
+  test('invalid_grant: redirect_uri differs from the authorization request', async () => {
+    const c = await newClient(t, { redirectUris: ['https://app.example/callback', 'https://app.example/other'] });
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce });
+    await assertError(await tokenRequest(t, {
+      grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/other', code_verifier: pkce.verifier, ...clientFields(c),
+    }), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: a code issued to another client', async () => {
+    const { fields } = await freshCode();
+    const thief = await newClient(t);
+    await assertError(await tokenRequest(t, { ...fields, ...clientFields(thief) }), 400, 'invalid_grant');
+  });
+
+  test('a refused code stays used: the right verifier afterwards is invalid_grant', async () => {
+    const { fields } = await freshCode();
+    await assertError(await tokenRequest(t, { ...fields, code_verifier: pkcePair().verifier }), 400, 'invalid_grant');
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: an unknown code', async () => {
+    const { fields } = await freshCode();
+    await assertError(await tokenRequest(t, { ...fields, code: 'A'.repeat(43) }), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: consent withdrawn between authorization and redemption', async () => {
+    const { fields, user, c } = await freshCode();
+    await withdrawConsent(t.deps, user.id, c.client.clientId);
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+  });
+
+  test('with openid the grant keeps the nonce and the session auth_time for the id_token', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const signedInAt = t.clock.now();
+    t.clock.advance(5_000);
+    const tokens = await obtainTokens(t, browser, c, { scope: 'openid profile:read', extra: { nonce: 'n-0S6_WzA2Mj' } });
+    assert.equal(tokens.scope, 'openid profile:read');
+    const access = await t.deps.stores.tokens.findAccess(hashSecret(tokens.access_token));
+    const grant = await t.deps.stores.grants.findById(access!.grantId);
+    assert.equal(grant?.nonce, 'n-0S6_WzA2Mj');
+    assert.equal(grant?.authTime, signedInAt);
+  });
+
+  test('invalid_grant: the account is no longer active when the code is redeemed', async () => {
+    const { fields, user } = await freshCode();
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: the refresh token is no longer valid after rotation (seed section 3 rule 3)', async () => {
+    const { fields, c } = await freshCode();
+    const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
+    const rotated = await refresh(c, tokens.refresh_token);
+    assert.equal(rotated.status, 200);
+    const next = (await rotated.json()) as Tokens;
+    assert.notEqual(next.refresh_token, tokens.refresh_token);
+    assert.match(next.refresh_token, /^svcr_/);
+    assert.deepEqual(Object.keys(next).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+    await assertError(await refresh(c, tokens.refresh_token), 400, 'invalid_grant');
+  });
+
+  test('a rotated refresh token presented again revokes its whole family', async () => {
+    const { fields, c } = await freshCode();
+    const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
+    const next = (await (await refresh(c, tokens.refresh_token)).json()) as Tokens;
+    await refresh(c, tokens.refresh_token);
+    assert.deepEqual(await introspect(t, c, next.access_token), { active: false });
+    await assertError(await refresh(c, next.refresh_token), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: a refresh token of another client', async () => {
+    const { fields, c } = await freshCode();
+    const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
+    await assertError(await refresh(await newClient(t), tokens.refresh_token), 400, 'invalid_grant');
+    assert.equal((await refresh(c, tokens.refresh_token)).status, 200);
+  });
+
+  test('invalid_grant: an expired refresh token (30 days)', async () => {
+    const { fields, c } = await freshCode();
+    const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
+    t.clock.advance(30 * 86_400_000);
+    await assertError(await refresh(c, tokens.refresh_token), 400, 'invalid_grant');
+  });
+
+  test('invalid_grant: refresh for an account that is no longer active', async () => {
+    const { fields, c, user } = await freshCode();
+    const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'banned');
+    await assertError(await refresh(c, tokens.refresh_token), 400, 'invalid_grant');
+  });
+
+  test('refresh may narrow the scope; the refresh token keeps the granted scope', async () => {
+    const { fields, c } = await freshCode();
+    const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
+    const narrowed = (await (await refresh(c, tokens.refresh_token, { scope: 'posts:read' })).json()) as Tokens;
+    assert.equal(narrowed.scope, 'posts:read');
+    assert.equal((await introspect(t, c, narrowed.refresh_token)).scope, 'profile:read posts:read');
+    const again = (await (await refresh(c, narrowed.refresh_token)).json()) as Tokens;
+    assert.equal(again.scope, 'profile:read posts:read');
+  });
+
+  test('invalid_scope: refresh may not widen the scope, and the token survives the refusal', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c, { scope: 'profile:read' });
+    await assertError(await refresh(c, tokens.refresh_token, { scope: 'profile:read posts:read' }), 400, 'invalid_scope');
+    await assertError(await refresh(c, tokens.refresh_token, { scope: 'admin' }), 400, 'invalid_scope');
+    assert.equal((await refresh(c, tokens.refresh_token)).status, 200);
+  });
+
+  // Seed table 7.1, invalid_request (400).
+  for (const missing of ['grant_type', 'client_id', 'code', 'redirect_uri']) {
+    test(`invalid_request: ${missing} is missing`, async () => {
+      const { fields } = await freshCode();
+      const without = Object.fromEntries(Object.entries(fields).filter(([k]) => k !== missing && !(missing === 'client_id' && k === 'client_secret')));
+      await assertError(await tokenRequest(t, without), 400, 'invalid_request');
+    });
+  }
+
+  test('invalid_request: refresh_token is missing', async () => {
+    const c = await newClient(t);
+    await assertError(await tokenRequest(t, { grant_type: 'refresh_token', ...clientFields(c) }), 400, 'invalid_request');
+  });
+
+  test('invalid_request: a repeated parameter (RFC 6749 3.2)', async () => {
+    const { fields } = await freshCode();
+    await assertError(await tokenRequest(t, [...Object.entries(fields), ['code', fields.code]]), 400, 'invalid_request');
+  });
+
+  test('invalid_request: a body that is not a form', async () => {
+    const { fields } = await freshCode();
+    const json = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fields) });
+    await assertError(json, 400, 'invalid_request');
+    const none = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST' });
+    await assertError(none, 400, 'invalid_request');
+    const text = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: new URLSearchParams(fields).toString() });
+    await assertError(text, 400, 'invalid_request');
+  });
+
+  test('a form body with a charset is accepted', async () => {
+    const { fields } = await freshCode();
+    const response = await fetch(`${t.baseUrl}/api/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body: new URLSearchParams(fields).toString(),
+    });
+    assert.equal(response.status, 200);
+  });
+
+  // Seed table 7.1, unsupported_grant_type (400).
+  for (const grantType of ['password', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code']) {
+    test(`unsupported_grant_type: ${grantType}`, async () => {
+      const c = await newClient(t);
+      await assertError(await tokenRequest(t, { grant_type: grantType, ...clientFields(c) }), 400, 'unsupported_grant_type');
+    });
+  }
+
+  test('issued and revoked tokens are counted', async () => {
+    const counter = async (name: string, label: string) =>
+      (await t.deps.metrics.registry.getSingleMetric(name)!.get()).values.find((v) => Object.values(v.labels).includes(label))?.value ?? 0;
+    const before = await counter('tokens_issued_total', 'access');
+    const revokedBefore = await counter('tokens_revoked_total', 'code_reuse');
+    const { fields } = await freshCode();
+    await tokenRequest(t, fields);
+    await tokenRequest(t, fields);
+    assert.equal(await counter('tokens_issued_total', 'access'), before + 1);
+    assert.equal(await counter('tokens_revoked_total', 'code_reuse'), revokedBefore + 1);
+  });
+});

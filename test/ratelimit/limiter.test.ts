@@ -1,0 +1,121 @@
+/**
+ * The rate limiter contract, run on the in-memory limiter and on Redis; and what the Redis
+ * limiter does when Redis goes away and comes back.
+ */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, describe, test } from 'node:test';
+import type { RateLimiter } from '../../src/core/ports.js';
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
+import { type LimiterLogger, RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { TcpRelay } from '../support/relay.js';
+
+const T0 = Date.UTC(2026, 10, 22, 0, 30, 48); // 48 s into its minute
+const WINDOW_END = Math.floor(T0 / 60_000) * 60 + 60;
+
+function contract(name: string, make: () => RateLimiter, cleanup: () => Promise<void>) {
+  describe(`rate limiter contract [${name}]`, { skip: name === 'redis' ? skipWithoutRedis : false }, () => {
+    after(cleanup);
+
+    test('counts hits in a window aligned to its length and refuses past the limit', async () => {
+      const limiter = make();
+      for (let i = 1; i <= 3; i++) {
+        assert.deepEqual(await limiter.hit('k1', 3, 60, T0), { allowed: true, limit: 3, remaining: 3 - i, resetAt: WINDOW_END });
+      }
+      assert.deepEqual(await limiter.hit('k1', 3, 60, T0 + 5_000), { allowed: false, limit: 3, remaining: 0, resetAt: WINDOW_END });
+    });
+
+    test('a new window starts a new count', async () => {
+      const limiter = make();
+      for (let i = 0; i < 2; i++) await limiter.hit('k2', 2, 60, T0);
+      assert.equal((await limiter.hit('k2', 2, 60, T0)).allowed, false);
+      const next = await limiter.hit('k2', 2, 60, WINDOW_END * 1000);
+      assert.deepEqual(next, { allowed: true, limit: 2, remaining: 1, resetAt: WINDOW_END + 60 });
+    });
+
+    test('keys are counted apart', async () => {
+      const limiter = make();
+      await limiter.hit('k3', 1, 60, T0);
+      assert.equal((await limiter.hit('k3', 1, 60, T0)).allowed, false);
+      assert.equal((await limiter.hit('k4', 1, 60, T0)).allowed, true);
+    });
+  });
+}
+
+contract('memory', () => new MemoryRateLimiter(), async () => {});
+
+const redisLimiters: RedisRateLimiter[] = [];
+const prefix = uniqueKeyPrefix();
+contract('redis', () => {
+  const limiter = new RedisRateLimiter({ url: redisUrl!, keyPrefix: `${prefix}${redisLimiters.length}:` });
+  redisLimiters.push(limiter);
+  return limiter;
+}, async () => {
+  await Promise.all(redisLimiters.map((l) => l.close()));
+});
+
+function recordingLogger() {
+  const lines: Array<{ level: 'warn' | 'info'; message: string }> = [];
+  const logger: LimiterLogger = {
+    warn: (_details, message) => lines.push({ level: 'warn', message }),
+    info: (_details, message) => lines.push({ level: 'info', message }),
+  };
+  return { lines, logger };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(condition(), what);
+}
+
+describe('Redis limiter when Redis is unreachable', () => {
+  test('with nothing behind the port it keeps answering from memory, degraded, and logs it once', async () => {
+    const { lines, logger } = recordingLogger();
+    const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: uniqueKeyPrefix(), logger, commandTimeoutMs: 200 });
+    try {
+      for (let i = 1; i <= 3; i++) {
+        assert.deepEqual(await limiter.hit('k', 2, 60, T0), { allowed: i <= 2, limit: 2, remaining: Math.max(0, 2 - i), resetAt: WINDOW_END });
+      }
+      assert.equal(limiter.state(), 'degraded');
+      assert.equal(lines.filter((l) => l.level === 'warn').length, 1);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  test('it goes back to Redis when Redis returns', { skip: skipWithoutRedis }, async () => {
+    const proxy = new TcpRelay({ host: new URL(redisUrl!).hostname, port: Number(new URL(redisUrl!).port || 6379) }, await freePort());
+    await proxy.open();
+    const { lines, logger } = recordingLogger();
+    const keyPrefix = uniqueKeyPrefix();
+    const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix, logger, commandTimeoutMs: 300 });
+    const witness = new RedisRateLimiter({ url: redisUrl!, keyPrefix });
+    try {
+      await limiter.hit('k', 100, 60, T0);
+      assert.equal(limiter.state(), 'redis');
+      await proxy.cut();
+      await eventually(() => limiter.state() === 'degraded', 'degraded once the connection is cut');
+      assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'served from memory meanwhile');
+      await proxy.open();
+      await eventually(() => limiter.state() === 'redis', 'back to Redis once it is reachable');
+      // The count continues in Redis: the hit made while degraded was counted in memory only.
+      assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98);
+      assert.equal((await witness.hit('k', 100, 60, T0)).remaining, 97, 'another instance sees the same count');
+      assert.deepEqual(lines.map((l) => l.level), ['warn', 'info']);
+    } finally {
+      await limiter.close();
+      await witness.close();
+      await proxy.cut();
+    }
+  });
+});
