@@ -2,8 +2,7 @@
  * The demo app end to end, in Chromium: the demo app runs as a third-party app on a server of
  * its own, finds the service by discovery, and runs the code flow with PKCE, state and nonce;
  * the person signs in and approves on the service, and the demo app shows what the API gave it.
- * Needs the OAuth endpoints, discovery, id_tokens and the API: named `.e2e.ts` so the runner
- * skips it on the site branch; rename it to `demo-app-flow.test.ts` once those are merged.
+ * Also the settings pages against the live API: a personal token and a revoked app.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
