@@ -392,7 +392,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
     log(`seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
 
-    const ours = await startServer('service', ['dist/main.js'], serviceEnv, port, '/readyz');
+    // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
+    const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
+    const ours = await startServer('service', [...profile, 'dist/main.js'], serviceEnv, port, '/readyz');
     servers.push(ours);
     const me = await fetch(`${ours.url}/api/open/v1/me`, { headers: { authorization: `Bearer ${seeded.rotatingTokens[0]}` } });
     if (!me.ok) throw new Error(`GET /me answered ${me.status}: ${await me.text()}`);
