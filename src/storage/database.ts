@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
@@ -25,6 +25,30 @@ const pgTypes = {
     oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** Distinct SQL texts whose prepared statements are kept; past it, new texts are prepared each time. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * better-sqlite3 as Kysely sees it, but preparing each SQL text once: Kysely prepares a statement
+ * for every query, and preparing cost as much as running the query on the hot paths (issue 8).
+ * Statements are used synchronously (`all`/`run` return before any other query starts), so sharing
+ * one per text is safe. Texts that vary (bulk inserts) stop being cached once the cache is full.
+ */
+export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>();
+  return {
+    close: () => { statements.clear(); sqlite.close(); },
+    prepare: (text: string) => {
+      let statement = statements.get(text);
+      if (statement === undefined) {
+        statement = sqlite.prepare(text) as unknown as SqliteStatement;
+        if (statements.size < STATEMENT_CACHE_SIZE) statements.set(text, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
@@ -33,7 +57,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return {
       db,
       dialect: 'sqlite',
@@ -60,4 +84,9 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     ping: async () => { await sql`select 1`.execute(db); },
     close: () => db.destroy(),
   };
+}
+
+/** A query compiled once, with new parameter values: skips building and compiling on hot paths. */
+export function bindParameters<R>(query: CompiledQuery<R>, parameters: readonly unknown[]): CompiledQuery<R> {
+  return { ...query, parameters };
 }

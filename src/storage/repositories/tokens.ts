@@ -1,6 +1,7 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { CompiledQuery, InferResult, Kysely, Selectable } from 'kysely';
 import type { BearerRecord, IssuedToken, NewIssuedToken, RefreshToken, TokenStore, UserStatus } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import { bindParameters } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
@@ -21,6 +22,8 @@ function toRefresh(row: Selectable<RefreshTokensTable>): RefreshToken {
   return { ...toIssued(row), usedAt: row.used_at };
 }
 
+type BearerRow = InferResult<ReturnType<typeof bearerQuery>>[number];
+
 function values(token: NewIssuedToken) {
   return {
     token_hash: token.tokenHash,
@@ -33,8 +36,26 @@ function values(token: NewIssuedToken) {
   };
 }
 
+/** The bearer lookup of every API request: one indexed read that joins grant, user and client. */
+function bearerQuery(db: Kysely<Database>, tokenHash: string) {
+  return db.selectFrom('access_tokens as t')
+    .innerJoin('grants as g', 'g.id', 't.grant_id')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .innerJoin('clients as c', 'c.client_id', 't.client_id')
+    .select([
+      't.id', 't.grant_id', 't.user_id', 'u.username', 'u.status', 't.client_id', 't.scope', 't.expires_at',
+      't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
+    ])
+    .where('t.token_hash', '=', tokenHash);
+}
+
 export class KyselyTokenStore implements TokenStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** Built and compiled once; each lookup only binds the hash (issue 8: the hot path). */
+  private readonly bearer: CompiledQuery<BearerRow>;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.bearer = bearerQuery(db, '').compile();
+  }
 
   async insertAccess(token: NewIssuedToken): Promise<IssuedToken> {
     const row = await this.db.insertInto('access_tokens').values(values(token)).returningAll().executeTakeFirstOrThrow();
@@ -57,15 +78,7 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   async findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined> {
-    const row = await this.db.selectFrom('access_tokens as t')
-      .innerJoin('grants as g', 'g.id', 't.grant_id')
-      .innerJoin('users as u', 'u.id', 't.user_id')
-      .innerJoin('clients as c', 'c.client_id', 't.client_id')
-      .select([
-        't.id', 't.grant_id', 't.user_id', 'u.username', 'u.status', 't.client_id', 't.scope', 't.expires_at',
-        't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
-      ])
-      .where('t.token_hash', '=', tokenHash).executeTakeFirst();
+    const { rows: [row] } = await this.db.executeQuery(bindParameters(this.bearer, [tokenHash]));
     if (!row) return undefined;
     // A deactivated client ends its tokens at once (INTERFACE section 2), like a revoked grant.
     const revokedAt = row.revoked_at ?? row.grant_revoked_at ?? (row.client_status === 'active' ? null : row.expires_at);

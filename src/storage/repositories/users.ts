@@ -1,7 +1,8 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable } from 'kysely';
 import { ConflictError } from '../../core/errors.js';
 import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import { bindParameters } from '../database.js';
 import type { Database, UsersTable } from '../schema.js';
 import { isUniqueViolation } from './errors.js';
 
@@ -22,7 +23,12 @@ export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[n
 }
 
 export class KyselyUserStore implements UserStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  /** `findById` runs on every `/me`: compiled once, each call only binds the id (issue 8). */
+  private readonly byId: CompiledQuery<Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>>;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.byId = db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0).compile();
+  }
 
   async create(user: NewUser, now: Instant): Promise<User> {
     try {
@@ -46,7 +52,7 @@ export class KyselyUserStore implements UserStore {
   }
 
   async findById(id: number): Promise<User | undefined> {
-    const row = await this.db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).executeTakeFirst();
+    const { rows: [row] } = await this.db.executeQuery(bindParameters(this.byId, [id]));
     return row && toUser(row);
   }
 

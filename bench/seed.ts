@@ -1,0 +1,166 @@
+/**
+ * The benchmark's data set, written straight into the database in bulk (Kysely, one transaction
+ * per table, chunks of rows): users sharing one argon2 hash, posts (one user with 1,000), one grant
+ * per user for the confidential client, live access tokens spread over the grants, refresh token
+ * chains, sessions with remembered consent for the code flow. Tokens are stored only as
+ * `hashSecret()`; the raw values the load generator needs come back to the caller.
+ */
+import type { Kysely } from 'kysely';
+import { generateOpaqueId, generateToken, hashSecret } from '../src/core/credentials.js';
+import { hashPassword } from '../src/core/passwords.js';
+import { registerClient } from '../src/core/clients.js';
+import { ensureSigningKeys } from '../src/core/keys.js';
+import { systemClock } from '../src/core/time.js';
+import type { Deps } from '../src/deps.js';
+import type { Database } from '../src/storage/schema.js';
+
+export interface SeedSize {
+  users: number;
+  posts: number;
+  accessTokens: number;
+  /** Posts of the one heavy user (scenario b). */
+  heavyUserPosts: number;
+  /** Refresh chains per phase (warm-up and measurement each get their own). */
+  refreshChains: number;
+  /** Signed-in users with remembered consent (scenario e). */
+  sessions: number;
+  /** Access tokens the load generator rotates through (scenario a). */
+  rotatingTokens: number;
+}
+
+export const FULL_SEED: SeedSize = {
+  users: 10_000, posts: 100_000, accessTokens: 100_000, heavyUserPosts: 1_000,
+  refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000,
+};
+
+/** The smoke run's data set: small, but with the 1,000-post user so the deep page exists. */
+export const SMOKE_SEED: SeedSize = {
+  users: 200, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000,
+  refreshChains: 16, sessions: 50, rotatingTokens: 200,
+};
+
+export interface SeededData {
+  redirectUri: string;
+  publicClientId: string;
+  confidential: { clientId: string; secret: string };
+  /** Raw access tokens of different users, every one with `profile:read posts:read`. */
+  rotatingTokens: string[];
+  /** Raw access tokens of the heavy user. */
+  heavyUserTokens: string[];
+  /** Raw refresh tokens of the confidential client: one array of chains per phase. */
+  refreshChains: string[][];
+  /** Raw session cookie values of signed-in users who consented to the public client. */
+  sessionIds: string[];
+  scope: string;
+}
+
+const CHUNK = 500;
+const CATEGORIES = ['Announcements', 'Photography', 'Travel', 'Cooking', 'Music'];
+export const BENCH_SCOPE = 'openid profile:read posts:read';
+export const BENCH_REDIRECT_URI = 'http://127.0.0.1/callback';
+
+async function insertChunks<T>(db: Kysely<Database>, rows: T[], insert: (trx: Kysely<Database>, chunk: T[]) => Promise<unknown>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < rows.length; i += CHUNK) await insert(trx, rows.slice(i, i + CHUNK));
+  });
+}
+
+const BODY = 'Shot at 6:40 with a 35mm lens. The fog lifted just as the ferries started running, and the light turned '
+  + '<b>gold</b> for about four minutes before the clouds rolled back in. I kept shooting until the harbour woke up.';
+
+/** Seeds a migrated, empty database; `phases` is how many independent refresh chain sets to make. */
+export async function seedBench(deps: Deps, size: SeedSize, phases: number): Promise<SeededData> {
+  const db = deps.database.db;
+  const now = systemClock.now();
+  await ensureSigningKeys(deps.stores, deps.clock, deps.settings.keysSecret);
+  const passwordHash = await hashPassword('bench-password');
+
+  const users = Array.from({ length: size.users }, (_, i) => {
+    const username = `user${String(i + 1).padStart(6, '0')}`;
+    return {
+      username, username_key: username, password_hash: passwordHash, status: 'active',
+      bio: `Member number ${i + 1}. I like long walks and short posts.`, member: i % 3 === 0 ? 1 : 0,
+      level: (i % 40) + 1, xp: (i * 37) % 5000, created_at: now - (size.users - i) * 60_000, updated_at: now,
+    };
+  });
+  await insertChunks(db, users, (trx, chunk) => trx.insertInto('users').values(chunk).execute());
+  const userIds = (await db.selectFrom('users').select('id').orderBy('id').execute()).map((r) => r.id);
+  const heavyUserId = userIds[0]!;
+
+  await db.insertInto('categories').values(CATEGORIES.map((name) => ({ name, name_key: name.toLowerCase() }))).execute();
+  const categoryIds = (await db.selectFrom('categories').select('id').execute()).map((r) => r.id);
+  const posts = Array.from({ length: size.posts }, (_, i) => {
+    const authorId = i < size.heavyUserPosts ? heavyUserId : userIds[1 + (i % (userIds.length - 1))]!;
+    return {
+      author_id: authorId, category_id: categoryIds[i % categoryIds.length]!, title: `Post number ${i + 1}`, body: BODY,
+      status: i % 10 === 9 && i >= size.heavyUserPosts ? 'draft' : 'published',
+      like_count: i % 50, comment_count: i % 7, view_count: i % 300,
+      created_at: now - (size.posts - i) * 1000, updated_at: now,
+    };
+  });
+  await insertChunks(db, posts, (trx, chunk) => trx.insertInto('posts').values(chunk).execute());
+
+  const owner = { ownerId: heavyUserId };
+  const confidential = await registerClient(deps.stores, deps.clock, {
+    name: 'Bench Confidential', type: 'confidential', redirectUris: [BENCH_REDIRECT_URI], ...owner,
+  });
+  const publicClient = await registerClient(deps.stores, deps.clock, {
+    name: 'Bench Public', type: 'public', redirectUris: [BENCH_REDIRECT_URI], ...owner,
+  });
+  const clientId = confidential.client.clientId;
+
+  // One grant per user for the confidential client, plus one per refresh chain.
+  const chainCount = size.refreshChains * phases;
+  const grantOwners = [...userIds, ...Array.from({ length: chainCount }, (_, i) => userIds[i % userIds.length]!)];
+  const grants = grantOwners.map((userId) => ({
+    user_id: userId, client_id: clientId, scope: BENCH_SCOPE, nonce: null, auth_time: now,
+    created_at: now, last_used_at: now, revoked_at: null, revoked_reason: null,
+  }));
+  await insertChunks(db, grants, (trx, chunk) => trx.insertInto('grants').values(chunk).execute());
+  const grantRows = await db.selectFrom('grants').select(['id', 'user_id']).where('client_id', '=', clientId).orderBy('id').execute();
+
+  const expiresAt = now + 86_400_000;
+  const rotatingTokens: string[] = [];
+  const heavyUserTokens: string[] = [];
+  const access = Array.from({ length: size.accessTokens }, (_, i) => {
+    const grant = grantRows[i % userIds.length]!;
+    const raw = generateToken('access');
+    if (i < size.rotatingTokens) rotatingTokens.push(raw);
+    if (grant.user_id === heavyUserId && heavyUserTokens.length < 32) heavyUserTokens.push(raw);
+    return {
+      token_hash: hashSecret(raw), grant_id: grant.id, client_id: clientId, user_id: grant.user_id,
+      scope: BENCH_SCOPE, created_at: now, expires_at: expiresAt, revoked_at: null,
+    };
+  });
+  await insertChunks(db, access, (trx, chunk) => trx.insertInto('access_tokens').values(chunk).execute());
+
+  const refreshChains: string[][] = Array.from({ length: phases }, () => []);
+  const refresh = grantRows.slice(userIds.length).map((grant, i) => {
+    const raw = generateToken('refresh');
+    refreshChains[Math.floor(i / size.refreshChains)]!.push(raw);
+    return {
+      token_hash: hashSecret(raw), grant_id: grant.id, client_id: clientId, user_id: grant.user_id,
+      scope: BENCH_SCOPE, created_at: now, expires_at: now + 30 * 86_400_000, used_at: null, revoked_at: null,
+    };
+  });
+  await insertChunks(db, refresh, (trx, chunk) => trx.insertInto('refresh_tokens').values(chunk).execute());
+
+  const sessionIds: string[] = [];
+  const sessions = userIds.slice(0, size.sessions).map((userId) => {
+    const id = generateOpaqueId();
+    sessionIds.push(id);
+    return { id_hash: hashSecret(id), user_id: userId, auth_time: now, created_at: now, last_seen_at: now, expires_at: now + 86_400_000, ended_at: null };
+  });
+  await insertChunks(db, sessions, (trx, chunk) => trx.insertInto('sessions').values(chunk).execute());
+  const consents = userIds.slice(0, size.sessions).map((userId) => ({
+    user_id: userId, client_id: publicClient.client.clientId, scope: BENCH_SCOPE, created_at: now, updated_at: now,
+  }));
+  await insertChunks(db, consents, (trx, chunk) => trx.insertInto('consents').values(chunk).execute());
+
+  return {
+    redirectUri: BENCH_REDIRECT_URI,
+    publicClientId: publicClient.client.clientId,
+    confidential: { clientId, secret: confidential.secret! },
+    rotatingTokens, heavyUserTokens, refreshChains, sessionIds, scope: BENCH_SCOPE,
+  };
+}

@@ -1,0 +1,54 @@
+-- The returning user's code flow: GET BENCH_AUTHORIZE (a signed-in browser, BENCH_COOKIES one
+-- Cookie header a line, whose consent is remembered) must answer a redirect carrying a code; the
+-- next request from the thread exchanges a waiting code at BENCH_PATH with the PKCE verifier.
+-- `ok` counts completed flows (token answers 200); anything else is unexpected.
+dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
+
+local authorize = os.getenv("BENCH_AUTHORIZE")
+local path = os.getenv("BENCH_PATH")
+local exchange = os.getenv("BENCH_EXCHANGE")   -- the form without the code
+local auth = os.getenv("BENCH_CLIENT_AUTH")
+local headers = { ["Content-Type"] = "application/x-www-form-urlencoded" }
+if auth and auth ~= "" then headers["Authorization"] = auth end
+local cookies = {}
+local c = 0
+local queue, head, tail = {}, 1, 0
+redirects = 0
+local debug = os.getenv("BENCH_DEBUG")
+
+function init(args)
+  for _, cookie in ipairs(thread_lines(os.getenv("BENCH_COOKIES"))) do
+    cookies[#cookies + 1] = wrk.format("GET", authorize, { ["Cookie"] = cookie })
+  end
+end
+
+function request()
+  if head <= tail then
+    local code = queue[head]
+    queue[head] = nil
+    head = head + 1
+    return wrk.format("POST", path, headers, exchange .. "&code=" .. code)
+  end
+  c = c % #cookies + 1
+  return cookies[c]
+end
+
+function response(status, headers, body)
+  if status == 302 or status == 303 then
+    local location = headers["location"] or headers["Location"] or ""
+    local code = location:match("[?&]code=([^&]+)")
+    if code then
+      redirects = redirects + 1
+      tail = tail + 1
+      queue[tail] = code
+    else
+      unexpected = unexpected + 1
+      if debug and unexpected <= 3 then io.write("unexpected ", status, " ", location, "\n") end
+    end
+  elseif status == 200 and body:find('"access_token"', 1, true) then
+    ok = ok + 1
+  else
+    unexpected = unexpected + 1
+    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
+  end
+end

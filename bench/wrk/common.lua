@@ -1,0 +1,39 @@
+-- Shared by every scenario script: per-thread counters of expected and unexpected answers, and
+-- one machine-readable line at the end (`BENCH_JSON {...}`) that bench/run.ts parses.
+local threads = {}
+local nthreads = 0
+
+function setup(thread)
+  nthreads = nthreads + 1
+  thread:set("id", nthreads)
+  table.insert(threads, thread)
+end
+
+ok = 0
+unexpected = 0
+
+-- Lines of a file, only those of this thread (line n goes to thread ((n-1) % threads) + 1).
+function thread_lines(path)
+  local total = tonumber(os.getenv("BENCH_THREADS") or "1")
+  local mine, n = {}, 0
+  for line in io.lines(path) do
+    if line ~= "" then
+      n = n + 1
+      if (n - 1) % total == (id or 1) - 1 then mine[#mine + 1] = line end
+    end
+  end
+  return mine
+end
+
+function done(summary, latency, requests)
+  local good, bad = 0, 0
+  for _, t in ipairs(threads) do
+    good = good + (t:get("ok") or 0)
+    bad = bad + (t:get("unexpected") or 0)
+  end
+  local e = summary.errors
+  io.write(string.format(
+    'BENCH_JSON {"requests":%d,"durationUs":%d,"ok":%d,"unexpected":%d,"p50Us":%d,"p99Us":%d,"socketErrors":%d,"timeouts":%d}\n',
+    summary.requests, summary.duration, good, bad, latency:percentile(50), latency:percentile(99),
+    e.connect + e.read + e.write, e.timeout))
+end
