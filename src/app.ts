@@ -19,6 +19,7 @@ import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { signInRoutes } from './http/routes/sign-in.js';
+import { userInfoRoutes } from './http/routes/userinfo.js';
 
 /** Form and JSON bodies larger than this are refused with 413: nothing we accept is bigger. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -79,6 +80,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(signInRoutes);
   await app.register(homeRoutes);
   await app.register(oidcRoutes);
+  await app.register(userInfoRoutes);
   await app.register(oauthAuthorizeRoutes);
   await app.register(oauthEndpointRoutes);
   await app.register(apiV1Routes);

@@ -7,6 +7,7 @@ import type { Client, User } from '../../src/core/ports.js';
 import type { RateLimiter } from '../../src/core/ports.js';
 import { type TestApp, type TestAppOptions, startTestApp } from '../support/app.js';
 import type { TestDatabase } from '../support/databases.js';
+import { CookieJar, browse } from '../support/browser-flow.js';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -40,22 +41,11 @@ export function pkcePair(): { verifier: string; challenge: string } {
 
 /** A browser's cookies, carried by hand. */
 export class Browser {
-  readonly cookies = new Map<string, string>();
+  readonly cookies = new CookieJar();
   constructor(readonly t: TestApp) {}
 
-  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    if (this.cookies.size > 0) headers.set('cookie', [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '));
-    const response = await fetch(path.startsWith('http') ? path : this.t.baseUrl + path, { ...init, headers, redirect: 'manual' });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq);
-      const value = pair!.slice(eq + 1);
-      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line) || value === '') this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return response;
+  fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    return browse(this.cookies, path.startsWith('http') ? path : this.t.baseUrl + path, init);
   }
 
   async postForm(path: string, fields: Record<string, string> | Array<[string, string]>): Promise<Response> {

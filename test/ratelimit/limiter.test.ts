@@ -9,6 +9,7 @@ import type { RateLimiter } from '../../src/core/ports.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { type LimiterLogger, RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { TcpRelay } from '../support/relay.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 30, 48); // 48 s into its minute
 const WINDOW_END = Math.floor(T0 / 60_000) * 60 + 60;
@@ -77,32 +78,6 @@ async function eventually(condition: () => boolean, what: string): Promise<void>
   assert.ok(condition(), what);
 }
 
-/** A TCP proxy to Redis that a test can cut and restore, to play Redis going away and coming back. */
-class CuttableProxy {
-  private server: net.Server | undefined;
-  private readonly sockets = new Set<net.Socket>();
-  constructor(readonly port: number, private readonly target: URL) {}
-
-  async up(): Promise<void> {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(Number(this.target.port || 6379), this.target.hostname);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-  }
-
-  async down(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
-    await new Promise<void>((resolve) => this.server ? this.server.close(() => resolve()) : resolve());
-    this.server = undefined;
-  }
-}
-
 describe('Redis limiter when Redis is unreachable', () => {
   test('with nothing behind the port it keeps answering from memory, degraded, and logs it once', async () => {
     const { lines, logger } = recordingLogger();
@@ -119,8 +94,8 @@ describe('Redis limiter when Redis is unreachable', () => {
   });
 
   test('it goes back to Redis when Redis returns', { skip: skipWithoutRedis }, async () => {
-    const proxy = new CuttableProxy(await freePort(), new URL(redisUrl!));
-    await proxy.up();
+    const proxy = new TcpRelay({ host: new URL(redisUrl!).hostname, port: Number(new URL(redisUrl!).port || 6379) }, await freePort());
+    await proxy.open();
     const { lines, logger } = recordingLogger();
     const keyPrefix = uniqueKeyPrefix();
     const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix, logger, commandTimeoutMs: 300 });
@@ -128,10 +103,10 @@ describe('Redis limiter when Redis is unreachable', () => {
     try {
       await limiter.hit('k', 100, 60, T0);
       assert.equal(limiter.state(), 'redis');
-      await proxy.down();
+      await proxy.cut();
       await eventually(() => limiter.state() === 'degraded', 'degraded once the connection is cut');
       assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'served from memory meanwhile');
-      await proxy.up();
+      await proxy.open();
       await eventually(() => limiter.state() === 'redis', 'back to Redis once it is reachable');
       // The count continues in Redis: the hit made while degraded was counted in memory only.
       assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98);
@@ -140,7 +115,7 @@ describe('Redis limiter when Redis is unreachable', () => {
     } finally {
       await limiter.close();
       await witness.close();
-      await proxy.down();
+      await proxy.cut();
     }
   });
 });

@@ -4,39 +4,10 @@
  * real: the service reaches PostgreSQL through a TCP relay that the test cuts and restores.
  */
 import assert from 'node:assert/strict';
-import { type Server, type Socket, createConnection, createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-
-/** A relay to PostgreSQL that can be cut (every connection dropped, new ones refused) and restored. */
-class Relay {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = createConnection(this.target);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as { port: number }).port;
-  }
-
-  async cut(): Promise<void> {
-    const closed = new Promise((resolve) => this.server?.close(resolve));
-    for (const s of this.sockets) s.destroy();
-    await closed;
-  }
-}
+import { TcpRelay } from '../support/relay.js';
 
 forEachDatabase('database outage', (database) => {
   if (database.name !== 'postgres') {
@@ -44,11 +15,11 @@ forEachDatabase('database outage', (database) => {
     return;
   }
   describe('with PostgreSQL behind a relay', () => {
-    let relay: Relay;
+    let relay: TcpRelay;
     let t: TestApp;
     before(async () => {
       const url = new URL(database.url);
-      relay = new Relay({ host: url.hostname, port: Number(url.port || 5432) });
+      relay = new TcpRelay({ host: url.hostname, port: Number(url.port || 5432) });
       await relay.open();
       url.host = `127.0.0.1:${relay.port}`;
       t = await startTestApp({ ...database, target: { kind: 'postgres', url: url.toString() }, url: url.toString() });

@@ -10,6 +10,14 @@ import { createHash, randomBytes } from 'node:crypto';
 export class CookieJar {
   private readonly cookies = new Map<string, string>();
 
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  set(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
   store(response: Response): void {
     for (const header of response.headers.getSetCookie()) {
       const [pair] = header.split(';');
@@ -27,7 +35,10 @@ export class CookieJar {
 }
 
 export async function browse(jar: CookieJar, url: string, init: RequestInit = {}): Promise<Response> {
-  const response = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: jar.header() } });
+  const headers = new Headers(init.headers);
+  const cookie = jar.header();
+  if (cookie !== '') headers.set('cookie', cookie);
+  const response = await fetch(url, { ...init, redirect: 'manual', headers });
   jar.store(response);
   return response;
 }

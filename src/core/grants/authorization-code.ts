@@ -47,7 +47,7 @@ registerGrantType('authorization_code', async ({ deps, client, params }) => {
     if (problem) return { kind: 'refused', description: problem };
     const grant = (await tx.grants.findById(consumed.grantId))!;
     const user = (await tx.users.findById(consumed.userId))!;
-    const tokens = await issueTokens(tx, now, deps.settings, { grant, user, client, accessScope: consumed.scope, refreshScope: consumed.scope });
+    const tokens = await issueTokens(tx, now, deps.settings, { grant, user, client, accessScope: consumed.scope, refreshScope: consumed.scope, nonce: consumed.nonce });
     return { kind: 'issued', tokens };
   });
   if (outcome.kind === 'issued') {

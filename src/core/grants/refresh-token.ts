@@ -40,7 +40,7 @@ registerGrantType('refresh_token', async ({ deps, client, params }) => {
       throw new OAuthError('invalid_scope', 'The scope may only narrow what was granted.');
     }
     const accessScope = narrowed ? formatScope(narrowed) : old.scope;
-    return issueTokens(tx, now, deps.settings, { grant, user, client, accessScope, refreshScope: old.scope });
+    return issueTokens(tx, now, deps.settings, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null });
   });
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });

@@ -1,4 +1,5 @@
 /** What the token rules need from outside: storage, clock, lifetimes and two counters. */
+import type { KeyRing } from '../oidc/key-ring.js';
 import type { Stores } from '../ports.js';
 import type { Clock } from '../time.js';
 
@@ -10,6 +11,8 @@ export interface CounterPort<L extends string> {
 export interface OAuthDeps {
   readonly stores: Stores;
   readonly clock: Clock;
+  /** Signs id_tokens when `openid` was granted. */
+  readonly keys: KeyRing;
   readonly settings: {
     readonly baseUrl: string;
     readonly accessTokenTtlSeconds: number;

@@ -17,6 +17,10 @@ export interface IssuedTokens {
   user: User;
   client: Client;
   issuedAt: Instant;
+  /** The nonce to put in an id_token: the authorization request's, and none on refresh (OIDC Core 12.2). */
+  nonce: string | null;
+  /** Signed when the granted scope includes `openid` (OIDC Core 3.1.3.3). */
+  idToken?: string;
 }
 
 /**
@@ -28,7 +32,7 @@ export async function issueTokens(
   tx: Stores,
   now: Instant,
   lifetimes: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
-  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string },
+  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null },
 ): Promise<IssuedTokens> {
   const accessToken = generateToken('access');
   const refreshToken = generateToken('refresh');
@@ -51,5 +55,6 @@ export async function issueTokens(
     user: issue.user,
     client: issue.client,
     issuedAt: now,
+    nonce: issue.nonce,
   };
 }

@@ -26,7 +26,7 @@ function formParams(request: FastifyRequest): Params {
 
 const ENDPOINT_PARAMETERS = ['token', 'token_type_hint', 'client_id', 'client_secret'];
 
-/** Seed table 2.1. The id_token (issue 5) joins here when `issued.scope` includes `openid`. */
+/** Seed table 2.1; `id_token` only when `openid` was granted. */
 export function tokenResponse(issued: IssuedTokens): Record<string, string | number> {
   return {
     access_token: issued.accessToken,
@@ -34,6 +34,7 @@ export function tokenResponse(issued: IssuedTokens): Record<string, string | num
     expires_in: issued.expiresIn,
     refresh_token: issued.refreshToken,
     scope: issued.scope,
+    ...(issued.idToken === undefined ? {} : { id_token: issued.idToken }),
   };
 }
 

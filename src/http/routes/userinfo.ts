@@ -1,0 +1,40 @@
+/**
+ * GET and POST /api/oauth/userinfo (OpenID Connect Core 5.3): behind the same bearer gate as the
+ * resource API, needing scope `openid`; `sub` always, the profile claims with `profile:read`.
+ * Errors are RFC 6750's, with `WWW-Authenticate` (OIDC Core 5.3.3).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { invalidToken } from '../../core/bearer.js';
+import { userInfoClaims } from '../../core/oidc/claims.js';
+import { siteUrls } from '../../core/urls.js';
+import { CORS_PREFLIGHT_HEADERS, registerBearerGate, requestBearer } from '../plugins/bearer.js';
+
+const PATH = '/api/oauth/userinfo';
+
+const claimsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['sub'],
+  properties: {
+    sub: { type: 'string' },
+    preferred_username: { type: 'string' },
+    picture: { type: 'string' },
+    profile: { type: 'string' },
+  },
+} as const;
+
+export async function userInfoRoutes(app: FastifyInstance): Promise<void> {
+  registerBearerGate(app);
+  const urls = siteUrls(app.deps.settings.baseUrl);
+  const handler = async (request: FastifyRequest) => {
+    const bearer = requestBearer(request);
+    const user = await app.deps.stores.users.findById(bearer.userId);
+    if (!user) throw invalidToken('The account this token belongs to no longer exists.');
+    return userInfoClaims(user, bearer.scopes, urls);
+  };
+  const options = { config: { bearerScope: 'openid' as const }, schema: { response: { 200: claimsSchema } } };
+  app.get(PATH, options, handler);
+  app.post(PATH, options, handler);
+  app.options(PATH, async (_request, reply) =>
+    reply.code(204).headers({ ...CORS_PREFLIGHT_HEADERS, 'access-control-allow-methods': 'GET, POST' }).send());
+}

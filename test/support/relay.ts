@@ -1,0 +1,34 @@
+/**
+ * A TCP relay to a real server (PostgreSQL, Redis) that a test can cut — every connection
+ * dropped, new ones refused — and restore on the same port: the server going away and coming
+ * back, without stopping the shared server itself.
+ */
+import { type Server, type Socket, createConnection, createServer } from 'node:net';
+
+export class TcpRelay {
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+
+  /** `port` 0 takes a free port on the first `open()` and keeps it afterwards. */
+  constructor(private readonly target: { host: string; port: number }, public port = 0) {}
+
+  async open(): Promise<void> {
+    this.server = createServer((client) => {
+      const upstream = createConnection(this.target);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => {});
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  async cut(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server = undefined;
+  }
+}
