@@ -13,18 +13,13 @@ import { createPersonalToken } from '../../src/core/personal-tokens.js';
 import { type Tokens, clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { unsignedJwt } from '../support/jwt.js';
 import { snapshotTables } from '../support/snapshot.js';
 
 /** Columns a valid read is allowed to touch ("last used"). */
 const VOLATILE = ['last_used_at', 'last_seen_at'];
 const BEARER_PATHS = ['/api/open/v1/', '/api/open/v1/me', '/api/open/v1/me/posts', '/api/oauth/userinfo', '/api/open/v1', '/api/open/v1/me/', '/api/open/v1/me/posts/1', '/api/open/v2/me'];
 const API_ERRORS = new Set(['invalid_token', 'insufficient_scope', 'invalid_request', 'not_found', 'rate_limited']);
-
-/** An unsigned JWT (RFC 7519 6.1, `alg: none`) claiming to be the user: must never be accepted. */
-export function unsignedJwt(claims: Record<string, unknown>): string {
-  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
-  return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
-}
 
 /** Values fetch will send in a header: visible ASCII words separated by single spaces (undici refuses the rest). */
 const headerValue = fc.array(fc.string({ minLength: 1, maxLength: 20, unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)) }), { maxLength: 3 })
