@@ -9,13 +9,16 @@ import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import type { TestDatabase } from './databases.js';
+import { uniqueKeyPrefix } from './redis.js';
 
 export interface Instance {
   app: FastifyInstance;
   deps: Deps;
   /** Where this instance listens (http://127.0.0.1:PORT). */
   base: string;
+  limiter?: RedisRateLimiter;
 }
 
 export interface Instances {
@@ -34,21 +37,27 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
+ * (so repeated runs never share sign-in or API counts).
+ */
 export async function startInstances(database: TestDatabase, count: number, env: Record<string, string | undefined> = {}): Promise<Instances> {
+  const keyPrefix = uniqueKeyPrefix();
   const ports: number[] = [];
   for (let i = 0; i < count; i++) ports.push(await freePort());
   const issuer = `http://127.0.0.1:${ports[0]}`;
   const list: Instance[] = [];
   for (const port of ports) {
     const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: issuer, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
-    const deps = createDeps(settings);
+    const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
+    const deps = createDeps(settings, limiter ? { limiter } : {});
     if (list.length === 0) {
       await prepareDatabase(deps);
       await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     }
     const app = await buildApp(deps, { logLevel: 'silent' });
     await app.listen({ port, host: '127.0.0.1' });
-    list.push({ app, deps, base: `http://127.0.0.1:${port}` });
+    list.push({ app, deps, base: `http://127.0.0.1:${port}`, ...(limiter ? { limiter } : {}) });
   }
   return {
     list,
@@ -57,6 +66,7 @@ export async function startInstances(database: TestDatabase, count: number, env:
       for (const instance of list) {
         await instance.app.close();
         await instance.deps.close();
+        await instance.limiter?.close();
       }
     },
   };
