@@ -8,17 +8,21 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
+import { communityRoutes } from './http/routes/community.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { settingsRoutes } from './http/routes/settings.js';
 import { signInRoutes } from './http/routes/sign-in.js';
+import { signUpRoutes } from './http/routes/sign-up.js';
 import { userInfoRoutes } from './http/routes/userinfo.js';
 
 /** Form and JSON bodies larger than this are refused with 413: nothing we accept is bigger. */
@@ -27,6 +31,8 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 export interface AppOptions {
   /** Pino level; tests pass 'silent'. Defaults to the LOG_LEVEL setting. */
   logLevel?: string;
+  /** The demo app's client credentials; without them /demo-app says it is not configured. */
+  demoApp?: DemoAppOptions | undefined;
   /** Where log lines go (standard output by default); tests read them. */
   logStream?: { write(line: string): void };
 }
@@ -79,6 +85,10 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(operationsRoutes);
   await app.register(signInRoutes);
   await app.register(homeRoutes);
+  await app.register(signUpRoutes);
+  await app.register(communityRoutes);
+  await app.register(settingsRoutes);
+  await app.register(demoApp, { demo: options.demoApp });
   await app.register(oidcRoutes);
   await app.register(userInfoRoutes);
   await app.register(oauthAuthorizeRoutes);

@@ -67,7 +67,15 @@ async function prepare(settings: Settings): Promise<void> {
 /** Serves until SIGTERM/SIGINT; returns once listening. */
 async function serve(settings: Settings): Promise<void> {
   const deps = createDeps(settings);
-  const app = await buildApp(deps);
+  const demo = settings.demo ? readDemoCredentials(settings) : undefined;
+  const app = await buildApp(deps, {
+    demoApp: demo && {
+      issuer: settings.baseUrl,
+      clientId: demo.confidentialClient.clientId,
+      clientSecret: demo.confidentialClient.clientSecret,
+      redirectUri: demo.confidentialClient.redirectUri,
+    },
+  });
   await app.listen({ port: settings.port, host: settings.host });
   const stopJanitor = scheduleJanitor(deps, app.log);
 

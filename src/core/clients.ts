@@ -120,3 +120,16 @@ export async function deactivateClient(stores: Stores, clock: Clock, clientId: s
     return client;
   });
 }
+
+/** The client when `ownerId` owns it; `undefined` otherwise, so another owner's app looks absent. */
+export async function findOwnedClient(stores: Stores, ownerId: number, clientId: string): Promise<Client | undefined> {
+  const client = await stores.clients.findById(clientId);
+  return client && client.ownerId === ownerId ? client : undefined;
+}
+
+/** New redirect URIs for an active client, by the same rules as at registration. */
+export async function updateRedirectUris(stores: Stores, clock: Clock, clientId: string, uris: string[]): Promise<string[]> {
+  const redirectUris = checkRedirectUris(uris);
+  await stores.clients.setRedirectUris(clientId, redirectUris, clock.now());
+  return redirectUris;
+}

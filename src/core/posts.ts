@@ -46,3 +46,14 @@ export async function writePost(stores: Stores, clock: Clock, draft: PostDraft):
   if (draft.viewCount !== undefined) post.viewCount = draft.viewCount;
   return stores.posts.create(post, clock.now());
 }
+
+export const COMMENT_MAX_LENGTH = 2000;
+
+/** A comment on a published post; the post's `commentCount` moves with it. */
+export async function commentOnPost(stores: Stores, clock: Clock, postId: number, authorId: number, text: string) {
+  const body = text.trim();
+  if (body.length < 1 || body.length > COMMENT_MAX_LENGTH) {
+    throw new InputError('comment', `comment must be 1 to ${COMMENT_MAX_LENGTH} characters`);
+  }
+  return stores.posts.addComment(postId, authorId, body, clock.now());
+}

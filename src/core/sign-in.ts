@@ -33,3 +33,19 @@ export async function signIn(
   if (found.user.status !== 'active') return { ok: false, reason: 'account_unusable' };
   return { ok: true, user: found.user };
 }
+
+/**
+ * Asks a signed-in user for the password again before a sensitive action (a new personal
+ * token): the same throttle per account as sign-in, so the form cannot be used to guess.
+ */
+export async function confirmPassword(
+  deps: { stores: Stores; limiter: RateLimiter; clock: Clock },
+  user: Pick<User, 'username'>,
+  password: string,
+): Promise<'ok' | 'wrong' | 'throttled'> {
+  const account = user.username.toLowerCase();
+  const decision = await deps.limiter.hit(`signin:account:${account}`, SIGN_IN_ATTEMPTS_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS, deps.clock.now());
+  if (!decision.allowed) return 'throttled';
+  const found = await deps.stores.users.findCredentials(account);
+  return (await verifyPassword(found?.passwordHash, password)) && found?.user.status === 'active' ? 'ok' : 'wrong';
+}

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import pg from 'pg';
 import { openDatabase } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
+import { dropSchema } from '../support/databases.js';
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
 
@@ -26,7 +27,7 @@ test('a new schema is migrated while another schema already holds the migration 
       }
     }
   } finally {
-    for (const schema of schemas) await admin.query(`drop schema if exists ${schema} cascade`);
+    for (const schema of schemas) await dropSchema(admin, schema);
     await admin.end();
   }
 });

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
 import pg from 'pg';
 import type { DatabaseTarget } from '../../src/config/settings.js';
+import { SCHEMA_CHANGE_LOCK } from '../../src/storage/migrate.js';
 
 export interface TestDatabase {
   readonly name: 'sqlite' | 'postgres';
@@ -36,6 +37,16 @@ function withSearchPath(url: string, schema: string): string {
   return u.toString();
 }
 
+/** Drops a test schema under the lock migrations hold, so no migrator is reading the catalog then. */
+export async function dropSchema(admin: pg.Client, schema: string): Promise<void> {
+  await admin.query('select pg_advisory_lock($1)', [SCHEMA_CHANGE_LOCK]);
+  try {
+    await admin.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await admin.query('select pg_advisory_unlock($1)', [SCHEMA_CHANGE_LOCK]);
+  }
+}
+
 export function forEachDatabase(title: string, suite: (database: TestDatabase) => void): void {
   describe(`${title} [sqlite]`, () => {
     const path = temporarySqlitePath();
@@ -52,7 +63,7 @@ export function forEachDatabase(title: string, suite: (database: TestDatabase) =
       await admin.query(`create schema ${schema}`);
     });
     after(async () => {
-      await admin.query(`drop schema ${schema} cascade`);
+      await dropSchema(admin, schema);
       await admin.end();
     });
     suite({ name: 'postgres', target: { kind: 'postgres', url }, url });

@@ -67,6 +67,6 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
     return reply.type('text/html; charset=utf-8')
-      .send(errorPage(await pageContext(request, reply), 'Page not found', 'There is nothing at this address.').value);
+      .send(errorPage(await pageContext(request, reply, { mintCsrf: false }), 'Page not found', 'There is nothing at this address.').value);
   });
 }

@@ -106,7 +106,13 @@ export function verifyCsrf(request: FastifyRequest): void {
   }
 }
 
-export async function pageContext(request: FastifyRequest, reply: FastifyReply): Promise<PageContext> {
+/**
+ * What every page needs. `mintCsrf: false` (the not-found page) never sets a new CSRF cookie:
+ * a browser's background fetch (a favicon) racing the first page would otherwise replace the
+ * cookie that page's forms were given.
+ */
+export async function pageContext(request: FastifyRequest, reply: FastifyReply, options: { mintCsrf?: boolean } = {}): Promise<PageContext> {
   const signIn = await currentSignIn(request).catch(() => undefined);
-  return { user: signIn?.user, csrf: csrfToken(request, reply) };
+  const csrf = options.mintCsrf === false ? request.cookies[cookieName(request, 'csrf')] ?? '' : csrfToken(request, reply);
+  return { user: signIn?.user, csrf };
 }

@@ -17,8 +17,10 @@ export function layout(title: string, context: PageContext, main: Html): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Community</title>
 <link rel="stylesheet" href="/static/style.css">
+<link rel="icon" href="data:,">
 </head>
 <body>
+<a class="skip-link" href="#main">Skip to content</a>
 <header class="site-header">
   <a class="brand" href="/">Community</a>
   <nav aria-label="Main">

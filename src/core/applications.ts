@@ -1,0 +1,50 @@
+/**
+ * The applications a user has authorized (seed 5.4), and withdrawing that authorization:
+ * the consent is forgotten and every grant of the user for the client is revoked, so every
+ * code, access token and refresh token descending from them ends at once.
+ */
+import type { Client, Stores } from './ports.js';
+import { scopeList, type Scope } from './scopes.js';
+import type { Clock, Instant } from './time.js';
+
+export interface AuthorizedApplication {
+  client: Client;
+  scopes: Scope[];
+  firstAuthorizedAt: Instant;
+  lastUsedAt: Instant | null;
+}
+
+/** Every client the user consented to or still holds a live grant for, most recently used first. */
+export async function listAuthorizedApplications(stores: Stores, userId: number): Promise<AuthorizedApplication[]> {
+  const [consents, summaries] = await Promise.all([stores.consents.listForUser(userId), stores.grants.summarizeForUser(userId)]);
+  const clientIds = new Set([...consents.map((c) => c.clientId), ...summaries.map((s) => s.clientId)]);
+  const apps: AuthorizedApplication[] = [];
+  for (const clientId of clientIds) {
+    const client = await stores.clients.findById(clientId);
+    if (!client) continue;
+    const consent = consents.find((c) => c.clientId === clientId);
+    const summary = summaries.find((s) => s.clientId === clientId);
+    const firstTimes = [consent?.createdAt, summary?.firstAuthorizedAt].filter((t): t is number => t !== undefined);
+    apps.push({
+      client,
+      scopes: scopeList(consent?.scope ?? ''),
+      firstAuthorizedAt: Math.min(...firstTimes),
+      lastUsedAt: summary?.lastUsedAt ?? null,
+    });
+  }
+  return apps.sort((a, b) => (b.lastUsedAt ?? b.firstAuthorizedAt) - (a.lastUsedAt ?? a.firstAuthorizedAt));
+}
+
+/**
+ * Withdraws the user's consent to the client and revokes all of the user's grants for it, in
+ * one transaction (INTERFACE section 2: the resource API answers 401 from the next request on).
+ * Returns whether there was anything to withdraw.
+ */
+export async function revokeApplicationAccess(stores: Stores, clock: Clock, userId: number, clientId: string): Promise<{ found: boolean; grantsRevoked: number }> {
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    const hadConsent = await tx.consents.remove(userId, clientId);
+    const grantsRevoked = await tx.grants.revokeForUserAndClient(userId, clientId, 'consent_withdrawn', now);
+    return { found: hadConsent || grantsRevoked > 0, grantsRevoked };
+  });
+}

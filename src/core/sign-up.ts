@@ -1,0 +1,40 @@
+/** Sign-up: the account rules, the list of common passwords, and throttling per address. */
+import { createAccount, checkPassword, checkUsername } from './accounts.js';
+import { isCommonPassword } from './common-passwords.js';
+import { ConflictError, InputError } from './errors.js';
+import type { RateLimiter, Stores, User } from './ports.js';
+import type { Clock } from './time.js';
+
+export const SIGN_UP_WINDOW_SECONDS = 3600;
+/** Accounts one address may try to create in a window; bad input does not count. */
+export const SIGN_UPS_PER_ADDRESS = 10;
+
+export type SignUpOutcome =
+  | { ok: true; user: User }
+  | { ok: false; reason: 'invalid'; field: string; message: string }
+  | { ok: false; reason: 'taken' | 'throttled' };
+
+export async function signUp(
+  deps: { stores: Stores; limiter: RateLimiter; clock: Clock },
+  attempt: { username: string; password: string; address: string },
+): Promise<SignUpOutcome> {
+  try {
+    checkUsername(attempt.username);
+    checkPassword(attempt.password);
+    if (isCommonPassword(attempt.password)) {
+      throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
+    }
+  } catch (error) {
+    if (error instanceof InputError) return { ok: false, reason: 'invalid', field: error.field, message: error.message };
+    throw error;
+  }
+  const decision = await deps.limiter.hit(`signup:address:${attempt.address}`, SIGN_UPS_PER_ADDRESS, SIGN_UP_WINDOW_SECONDS, deps.clock.now());
+  if (!decision.allowed) return { ok: false, reason: 'throttled' };
+  if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
+  try {
+    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password }) };
+  } catch (error) {
+    if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
+    throw error;
+  }
+}

@@ -1,0 +1,28 @@
+/** Small helpers the page routes share: sending a page, and requiring a sign-in. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../core/ports.js';
+import { currentSignIn } from './plugins/session.js';
+import type { Html } from './views/html.js';
+
+/** Pages are per person and often hold a fresh secret or CSRF token: never cached. */
+export function sendPage(reply: FastifyReply, page: Html, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page.value);
+}
+
+/**
+ * The signed-in user, or `undefined` after answering with a redirect to the sign-in page that
+ * comes back here (a POST comes back to the page the form was on, `back`).
+ */
+export async function requireUser(request: FastifyRequest, reply: FastifyReply, back?: string): Promise<User | undefined> {
+  const signIn = await currentSignIn(request);
+  if (signIn) return signIn.user;
+  const returnTo = back ?? request.url;
+  await reply.redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, 303);
+  return undefined;
+}
+
+/** The strings of a form field that may be sent once, many times, or not at all. */
+export function fieldValues(value: unknown): string[] {
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
+  return typeof value === 'string' ? [value] : [];
+}

@@ -1,0 +1,124 @@
+/**
+ * Community pages (INTERFACE section 1): public profiles, posts, writing, liking and commenting,
+ * and avatars. `/u/{username}`, `/posts/{id}` and `/avatars/{id}` are the API's `profileUrl`,
+ * `url` and `avatarUrl`, so they resolve for every active user and published post.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { defaultAvatarSvg } from '../../core/avatars.js';
+import { InputError, OAuthError } from '../../core/errors.js';
+import type { Post, PostStatus } from '../../core/ports.js';
+import { commentOnPost, writePost } from '../../core/posts.js';
+import { requireUser, sendPage } from '../pages.js';
+import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
+import { newPostPage, postPage, profilePage } from '../views/community.js';
+import { sentence } from '../views/settings.js';
+
+const page = { config: { html: true } };
+const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } }, required: ['id'] } as const;
+const formField = { type: 'string' } as const;
+
+function notFound(): OAuthError {
+  return new OAuthError('not_found', 'There is nothing at this address.');
+}
+
+export async function communityRoutes(app: FastifyInstance): Promise<void> {
+  const { stores, clock } = app.deps;
+
+  /** A post the viewer may see: published, or a draft of their own. Anything else is 404. */
+  async function visiblePost(request: FastifyRequest, id: number): Promise<Post> {
+    const post = await stores.posts.findById(id);
+    if (!post) throw notFound();
+    if (post.status === 'draft' && (await currentSignIn(request))?.user.id !== post.authorId) throw notFound();
+    return post;
+  }
+
+  app.get('/u/:username', { ...page, schema: { params: { type: 'object', properties: { username: { type: 'string', maxLength: 64 } } } } },
+    async (request: FastifyRequest<{ Params: { username: string } }>, reply) => {
+      const user = await stores.users.findByUsername(request.params.username);
+      if (!user || user.status !== 'active') throw notFound();
+      const viewer = (await currentSignIn(request))?.user;
+      const [{ items }, drafts] = await Promise.all([
+        stores.posts.listPublishedByAuthor(user.id, 0, 50),
+        viewer?.id === user.id ? stores.posts.listDraftsByAuthor(user.id) : Promise.resolve([]),
+      ]);
+      return sendPage(reply, profilePage(await pageContext(request, reply), user, items, drafts));
+    });
+
+  app.get('/avatars/:id', { schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
+    const user = await stores.users.findById(request.params.id);
+    if (!user) throw notFound();
+    reply.header('x-content-type-options', 'nosniff').header('cache-control', 'public, max-age=300')
+      .header('content-security-policy', "default-src 'none'; sandbox");
+    const avatar = await stores.users.findAvatar(user.id);
+    if (avatar) return reply.type(avatar.contentType).send(Buffer.from(avatar.image));
+    return reply.type('image/svg+xml').send(defaultAvatarSvg(user));
+  });
+
+  app.get('/posts/new', page, async (request, reply) => {
+    if (!(await requireUser(request, reply))) return reply;
+    return sendPage(reply, newPostPage(await pageContext(request, reply), await stores.posts.listCategories(), { title: '', category: '', body: '' }));
+  });
+
+  app.post('/posts/new', {
+    ...page,
+    schema: { body: { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } },
+  }, async (request: FastifyRequest<{ Body: { title?: string; category?: string; body?: string; status?: string } }>, reply) => {
+    verifyCsrf(request);
+    const user = await requireUser(request, reply, '/posts/new');
+    if (!user) return reply;
+    const form = { title: request.body.title ?? '', category: request.body.category ?? '', body: request.body.body ?? '' };
+    const status: PostStatus = request.body.status === 'draft' ? 'draft' : 'published';
+    try {
+      const post = await writePost(stores, clock, { authorId: user.id, ...form, status });
+      return reply.redirect(`/posts/${post.id}`, 303);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const categories = await stores.posts.listCategories();
+      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, error: { field: error.field, message: sentence(error.message) } }), 400);
+    }
+  });
+
+  app.get('/posts/:id', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
+    let post = await visiblePost(request, request.params.id);
+    if (post.status === 'published') {
+      // A view is a counter, not a change anyone asked for: the one write a GET makes here.
+      await stores.posts.countView(post.id);
+      post = { ...post, viewCount: post.viewCount + 1 };
+    }
+    const comments = post.status === 'published' ? await stores.posts.listComments(post.id) : [];
+    return sendPage(reply, postPage(await pageContext(request, reply), post, { comments }));
+  });
+
+  app.post('/posts/:id/like', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
+    verifyCsrf(request);
+    const back = `/posts/${request.params.id}`;
+    const user = await requireUser(request, reply, back);
+    if (!user) return reply;
+    const post = await visiblePost(request, request.params.id);
+    if (post.status !== 'published') throw notFound();
+    await stores.posts.like(post.id, user.id, clock.now());
+    return reply.redirect(back, 303);
+  });
+
+  app.post('/posts/:id/comments', {
+    ...page,
+    schema: { params: idParams, body: { type: 'object', properties: { comment: formField, _csrf: formField } } },
+  }, async (request: FastifyRequest<{ Params: { id: number }; Body: { comment?: string } }>, reply) => {
+    verifyCsrf(request);
+    const back = `/posts/${request.params.id}`;
+    const user = await requireUser(request, reply, back);
+    if (!user) return reply;
+    const post = await visiblePost(request, request.params.id);
+    if (post.status !== 'published') throw notFound();
+    try {
+      await commentOnPost(stores, clock, post.id, user.id, request.body.comment ?? '');
+      return reply.redirect(`${back}#comments-heading`, 303);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const comments = await stores.posts.listComments(post.id);
+      return sendPage(reply, postPage(await pageContext(request, reply), post, {
+        comments, error: sentence(error.message), comment: request.body.comment ?? '',
+      }), 400);
+    }
+  });
+}

@@ -1,0 +1,282 @@
+/**
+ * Account settings (INTERFACE sections 1 and 10): profile (avatar), personal API tokens,
+ * authorized applications and the user's own developer applications. Every page needs a
+ * sign-in; every change is a POST with the CSRF token.
+ */
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { listAuthorizedApplications, revokeApplicationAccess } from '../../core/applications.js';
+import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
+import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, updateRedirectUris } from '../../core/clients.js';
+import { InputError, OAuthError } from '../../core/errors.js';
+import { createPersonalToken } from '../../core/personal-tokens.js';
+import type { ClientType, User } from '../../core/ports.js';
+import { confirmPassword } from '../../core/sign-in.js';
+import { fieldValues, requireUser, sendPage } from '../pages.js';
+import { pageContext, verifyCsrf } from '../plugins/session.js';
+import {
+  type ClientForm, type FormError, applicationsPage, clientPage, developersPage, profileSettingsPage, tokensPage,
+} from '../views/settings.js';
+
+const page = { config: { html: true } };
+const text = { type: 'string' } as const;
+const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, ...properties } } });
+const clientParams = { params: { type: 'object', properties: { clientId: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['clientId'] } };
+const NOTICES: Record<string, string> = {
+  revoked: 'The token was revoked. It stops working at once.',
+  'access-revoked': 'Access revoked. The application’s tokens no longer work.',
+  avatar: 'Your avatar was updated.',
+  uris: 'Redirect URIs saved.',
+  deactivated: 'The application was deactivated. Its tokens no longer work.',
+};
+
+function noticeFrom(request: FastifyRequest): string | undefined {
+  const key = (request.query as { notice?: unknown } | undefined)?.notice;
+  return typeof key === 'string' ? NOTICES[key] : undefined;
+}
+
+function formError(error: unknown): FormError {
+  if (error instanceof InputError) return { field: error.field, message: error.message };
+  throw error;
+}
+
+function lines(value: string): string[] {
+  return value.split(/\r?\n/);
+}
+
+export async function settingsRoutes(app: FastifyInstance): Promise<void> {
+  const { stores, clock } = app.deps;
+  // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
+  await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 5, fieldSize: 1024, parts: 6 } });
+
+  /** A signed-in page: the user, or a redirect to sign in that comes back to `back`. */
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, back: string): Promise<User | undefined> {
+    return requireUser(request, reply, request.method === 'GET' ? request.url : back);
+  }
+
+  app.get('/settings', page, async (_request, reply) => reply.redirect('/settings/tokens', 303));
+
+  // ---- Profile: avatar ----------------------------------------------------------------------
+
+  app.get('/settings/profile', page, async (request, reply) => {
+    const user = await signedIn(request, reply, '/settings/profile');
+    if (!user) return reply;
+    const notice = noticeFrom(request);
+    return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, notice ? { notice } : {}));
+  });
+
+  app.post('/settings/profile/avatar', page, async (request, reply) => {
+    let csrf = '';
+    let image: Buffer | undefined;
+    let problem: FormError | undefined;
+    if (!request.isMultipart()) throw new OAuthError('invalid_request', 'The avatar form must be sent as multipart/form-data.');
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') {
+          if (part.fieldname === '_csrf' && typeof part.value === 'string') csrf = part.value;
+        } else if (part.fieldname === 'avatar' && image === undefined) {
+          image = await part.toBuffer();
+        } else {
+          await part.toBuffer();
+        }
+      }
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== 'FST_REQ_FILE_TOO_LARGE') throw error;
+      problem = { field: 'avatar', message: `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB` };
+    }
+    request.body = { _csrf: csrf };
+    verifyCsrf(request);
+    const user = await signedIn(request, reply, '/settings/profile');
+    if (!user) return reply;
+    try {
+      if (problem) throw new InputError(problem.field, problem.message);
+      const contentType = checkAvatarUpload(image ?? new Uint8Array());
+      await stores.users.setAvatar(user.id, contentType, image!, clock.now());
+      return reply.redirect('/settings/profile?notice=avatar', 303);
+    } catch (error) {
+      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { error: formError(error) }), 400);
+    }
+  });
+
+  // ---- API tokens ---------------------------------------------------------------------------
+
+  app.get('/settings/tokens', page, async (request, reply) => {
+    const user = await signedIn(request, reply, '/settings/tokens');
+    if (!user) return reply;
+    const tokens = await stores.personalTokens.listForUser(user.id);
+    return sendPage(reply, tokensPage(await pageContext(request, reply), { tokens, now: clock.now(), notice: noticeFrom(request) }));
+  });
+
+  app.post('/settings/tokens', {
+    ...page,
+    schema: form({ name: text, scopes: { type: 'array', items: text }, expires_in_days: text, password: text }),
+  }, async (request: FastifyRequest<{ Body: { name?: string; scopes?: string[]; expires_in_days?: string; password?: string } }>, reply) => {
+    verifyCsrf(request);
+    const user = await signedIn(request, reply, '/settings/tokens');
+    if (!user) return reply;
+    const body = request.body;
+    const tokenForm = { name: body.name ?? '', scopes: fieldValues(body.scopes), expiresInDays: body.expires_in_days ?? '' };
+    const answer = async (state: { error?: FormError; created?: { token: string; name: string } }, status: number) => {
+      const tokens = await stores.personalTokens.listForUser(user.id);
+      return sendPage(reply, tokensPage(await pageContext(request, reply), {
+        tokens, now: clock.now(), ...state, ...(state.created ? {} : { form: tokenForm }),
+      }), status);
+    };
+    const password = body.password ?? '';
+    const confirmed = password === '' ? 'empty' : await confirmPassword(app.deps, user, password);
+    if (confirmed !== 'ok') {
+      if (confirmed === 'throttled') app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
+      const message = confirmed === 'empty' ? 'enter your password to create a token'
+        : confirmed === 'throttled' ? 'too many wrong passwords; wait a few minutes and try again'
+        : 'that password is not right';
+      return answer({ error: { field: 'password', message } }, confirmed === 'throttled' ? 429 : 400);
+    }
+    const days = tokenForm.expiresInDays === 'none' ? null
+      : /^\d{1,4}$/.test(tokenForm.expiresInDays) ? Number(tokenForm.expiresInDays) : Number.NaN;
+    try {
+      const { token, record } = await createPersonalToken(stores, clock, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
+      app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
+      return answer({ created: { token, name: record.name } }, 201);
+    } catch (error) {
+      return answer({ error: formError(error) }, 400);
+    }
+  });
+
+  app.post('/settings/tokens/revoke', { ...page, schema: form({ token_id: text }) },
+    async (request: FastifyRequest<{ Body: { token_id?: string } }>, reply) => {
+      verifyCsrf(request);
+      const user = await signedIn(request, reply, '/settings/tokens');
+      if (!user) return reply;
+      const id = /^\d{1,10}$/.test(request.body.token_id ?? '') ? Number(request.body.token_id) : 0;
+      if (!(await stores.personalTokens.revoke(id, user.id, clock.now()))) {
+        throw new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.');
+      }
+      app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
+      return reply.redirect('/settings/tokens?notice=revoked', 303);
+    });
+
+  // ---- Authorized applications --------------------------------------------------------------
+
+  app.get('/settings/applications', page, async (request, reply) => {
+    const user = await signedIn(request, reply, '/settings/applications');
+    if (!user) return reply;
+    const apps = await listAuthorizedApplications(stores, user.id);
+    return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, { notice: noticeFrom(request) }));
+  });
+
+  app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: text }) },
+    async (request: FastifyRequest<{ Body: { client_id?: string } }>, reply) => {
+      verifyCsrf(request);
+      const user = await signedIn(request, reply, '/settings/applications');
+      if (!user) return reply;
+      const clientId = (request.body.client_id ?? '').slice(0, 200);
+      const { found, grantsRevoked } = clientId === '' ? { found: false, grantsRevoked: 0 }
+        : await revokeApplicationAccess(stores, clock, user.id, clientId);
+      if (!found) {
+        const apps = await listAuthorizedApplications(stores, user.id);
+        return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, {
+          error: 'That application has no access to your account, so there was nothing to revoke.',
+        }), 404);
+      }
+      if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
+      return reply.redirect('/settings/applications?notice=access-revoked', 303);
+    });
+
+  // ---- Developer applications ---------------------------------------------------------------
+
+  app.get('/settings/developers', page, async (request, reply) => {
+    const user = await signedIn(request, reply, '/settings/developers');
+    if (!user) return reply;
+    return sendPage(reply, developersPage(await pageContext(request, reply), await stores.clients.listByOwner(user.id), {}));
+  });
+
+  app.post('/settings/developers', {
+    ...page,
+    schema: form({ name: text, description: text, homepage: text, redirect_uris: text, type: text }),
+  }, async (request: FastifyRequest<{ Body: Partial<Record<'name' | 'description' | 'homepage' | 'redirect_uris' | 'type', string>> }>, reply) => {
+    verifyCsrf(request);
+    const user = await signedIn(request, reply, '/settings/developers');
+    if (!user) return reply;
+    const b = request.body;
+    const clientForm: ClientForm = {
+      name: b.name ?? '', description: b.description ?? '', homepage: b.homepage ?? '', redirectUris: b.redirect_uris ?? '', type: b.type ?? '',
+    };
+    try {
+      const { client, secret } = await registerClient(stores, clock, {
+        name: clientForm.name, description: clientForm.description, homepageUrl: clientForm.homepage,
+        redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id,
+      });
+      return sendPage(reply, clientPage(await pageContext(request, reply), client, {
+        secret, notice: `Application registered. Its client ID is ${client.clientId}.`,
+      }), 201);
+    } catch (error) {
+      const problem = formError(error);
+      return sendPage(reply, developersPage(await pageContext(request, reply), await stores.clients.listByOwner(user.id), { form: clientForm, error: problem }), 400);
+    }
+  });
+
+  /** The user's own client, or a 404 page: another owner's app looks like no app at all. */
+  async function ownClient(user: User, clientId: string) {
+    const client = await findOwnedClient(stores, user.id, clientId);
+    if (!client) throw new OAuthError('not_found', 'You have no application with that client ID.');
+    return client;
+  }
+
+  type ClientRequest<B = unknown> = FastifyRequest<{ Params: { clientId: string }; Body: B }>;
+
+  app.get('/settings/developers/:clientId', { ...page, schema: clientParams }, async (request: ClientRequest, reply) => {
+    const user = await signedIn(request, reply, '/settings/developers');
+    if (!user) return reply;
+    const client = await ownClient(user, request.params.clientId);
+    return sendPage(reply, clientPage(await pageContext(request, reply), client, { notice: noticeFrom(request) }));
+  });
+
+  app.post('/settings/developers/:clientId/redirect-uris', { ...page, schema: { ...clientParams, ...form({ redirect_uris: text }) } },
+    async (request: ClientRequest<{ redirect_uris?: string }>, reply) => {
+      verifyCsrf(request);
+      const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
+      const user = await signedIn(request, reply, base);
+      if (!user) return reply;
+      const client = await ownClient(user, request.params.clientId);
+      if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
+      try {
+        await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
+        return reply.redirect(`${base}?notice=uris`, 303);
+      } catch (error) {
+        return sendPage(reply, clientPage(await pageContext(request, reply), client, {
+          error: formError(error), redirectUris: request.body.redirect_uris ?? '',
+        }), 400);
+      }
+    });
+
+  app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({}) } },
+    async (request: ClientRequest, reply) => {
+      verifyCsrf(request);
+      const user = await signedIn(request, reply, `/settings/developers/${encodeURIComponent(request.params.clientId)}`);
+      if (!user) return reply;
+      const client = await ownClient(user, request.params.clientId);
+      if (client.status !== 'active' || client.type !== 'confidential') {
+        throw new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
+      }
+      const secret = await rotateClientSecret(stores, clock, client.clientId);
+      if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
+      return sendPage(reply, clientPage(await pageContext(request, reply), client, {
+        secret, notice: 'A new secret was made. The old one no longer works.',
+      }));
+    });
+
+  app.post('/settings/developers/:clientId/deactivate', { ...page, schema: { ...clientParams, ...form({}) } },
+    async (request: ClientRequest, reply) => {
+      verifyCsrf(request);
+      const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
+      const user = await signedIn(request, reply, base);
+      if (!user) return reply;
+      const client = await ownClient(user, request.params.clientId);
+      if (client.status === 'active') {
+        await deactivateClient(stores, clock, client.clientId);
+        app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
+      }
+      return reply.redirect(`${base}?notice=deactivated`, 303);
+    });
+}

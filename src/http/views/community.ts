@@ -1,0 +1,133 @@
+/** Community pages: home, public profile, a post, writing a post. Post bodies are escaped text. */
+import type { Category, Comment, Post, User } from '../../core/ports.js';
+import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/posts.js';
+import { type Html, html } from './html.js';
+import { type PageContext, layout } from './layout.js';
+
+/** A time for people: UTC, to the minute, with the exact instant in `datetime`. */
+export function when(instant: number | null): Html {
+  if (instant === null) return html`<span class="muted">never</span>`;
+  const iso = new Date(instant).toISOString();
+  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
+}
+
+/** Paragraphs from blank lines; every character escaped, so a body can never be markup. */
+export function paragraphs(text: string): Html[] {
+  return text.split(/\r?\n\s*\r?\n/).map((p) => p.trim()).filter((p) => p !== '').map((p) => html`<p>${p}</p>`);
+}
+
+function excerpt(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
+}
+
+function counts(post: Post): Html {
+  return html`<span>${post.likeCount} ${post.likeCount === 1 ? 'like' : 'likes'}</span> · <span>${post.commentCount} ${post.commentCount === 1 ? 'comment' : 'comments'}</span> · <span>${post.viewCount} ${post.viewCount === 1 ? 'view' : 'views'}</span>`;
+}
+
+function postCard(post: Post, options: { showAuthor: boolean }): Html {
+  return html`<article class="card post-card">
+  <h2><a href="/posts/${post.id}">${post.title}</a></h2>
+  <p class="meta">${options.showAuthor ? html`<img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> <a href="/u/${encodeURIComponent(post.authorUsername)}">${post.authorUsername}</a> · ` : ''}<span class="tag">${post.categoryName}</span> · ${when(post.createdAt)}</p>
+  <p>${excerpt(post.body)}</p>
+  <p class="meta">${counts(post)}</p>
+</article>`;
+}
+
+export function homePage(context: PageContext, posts: Post[]): Html {
+  return layout('Recent posts', context, html`<section class="intro">
+  <h1>Recent posts</h1>
+  ${context.user
+    ? html`<p><a class="button" href="/posts/new">Write a post</a></p>`
+    : html`<p>A community for sharing what you make. <a href="/signup">Create an account</a> or <a href="/login">sign in</a> to write, like and comment.</p>`}
+</section>
+${posts.length === 0 ? html`<p class="muted">Nothing published yet.</p>` : ''}
+${posts.map((post) => postCard(post, { showAuthor: true }))}`);
+}
+
+export function profilePage(context: PageContext, user: User, posts: Post[], drafts: Post[]): Html {
+  const own = context.user?.username === user.username;
+  return layout(user.username, context, html`<section class="card profile">
+  <img class="avatar" src="/avatars/${user.id}" alt="Avatar of ${user.username}" width="96" height="96">
+  <div>
+    <h1>${user.username}</h1>
+    ${user.bio ? html`<p>${user.bio}</p>` : html`<p class="muted">No bio yet.</p>`}
+    <p class="meta"><span class="tag">Level ${user.level}</span> ${user.member ? html`<span class="tag member">Member</span>` : ''} · ${user.xp} XP · joined ${when(user.createdAt)}</p>
+    ${own ? html`<p><a href="/settings/profile">Change avatar</a> · <a href="/posts/new">Write a post</a></p>` : ''}
+  </div>
+</section>
+${own && drafts.length > 0 ? html`<h2>Your drafts</h2>
+<p class="hint">Only you can see these.</p>
+<ul>${drafts.map((d) => html`<li><a href="/posts/${d.id}">${d.title}</a> <span class="muted">(${d.categoryName})</span></li>`)}</ul>` : ''}
+<h2>Published posts</h2>
+${posts.length === 0 ? html`<p class="muted">No published posts yet.</p>` : posts.map((post) => postCard(post, { showAuthor: false }))}`);
+}
+
+export interface PostPageState {
+  comments: Comment[];
+  error?: string | undefined;
+  comment?: string | undefined;
+}
+
+export function postPage(context: PageContext, post: Post, state: PostPageState): Html {
+  const draft = post.status === 'draft';
+  return layout(post.title, context, html`<article class="card">
+  ${draft ? html`<p class="notice">Draft: only you can see this post.</p>` : ''}
+  <h1>${post.title}</h1>
+  <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> <a href="/u/${encodeURIComponent(post.authorUsername)}">${post.authorUsername}</a> · <span class="tag">${post.categoryName}</span> · ${when(post.createdAt)}</p>
+  <div class="post-body">${paragraphs(post.body)}</div>
+  <p class="meta">${counts(post)}</p>
+  ${context.user && !draft ? html`<form method="post" action="/posts/${post.id}/like" class="inline">
+    <input type="hidden" name="_csrf" value="${context.csrf}">
+    <button type="submit" class="secondary">Like</button>
+  </form>` : ''}
+</article>
+${draft ? '' : html`<section aria-labelledby="comments-heading">
+  <h2 id="comments-heading">Comments</h2>
+  ${state.comments.length === 0 ? html`<p class="muted">No comments yet.</p>` : html`<ol class="comments">${state.comments.map((c) => html`<li class="card">
+    <p class="meta"><a href="/u/${encodeURIComponent(c.authorUsername)}">${c.authorUsername}</a> · ${when(c.createdAt)}</p>
+    ${paragraphs(c.body)}
+  </li>`)}</ol>`}
+  ${context.user ? html`<form method="post" action="/posts/${post.id}/comments" class="card">
+    <input type="hidden" name="_csrf" value="${context.csrf}">
+    ${state.error ? html`<p class="alert" role="alert" id="comment-error">${state.error}</p>` : ''}
+    <label for="comment">Add a comment</label>
+    <textarea id="comment" name="comment" required maxlength="${COMMENT_MAX_LENGTH}" rows="4" ${state.error ? html`aria-describedby="comment-error" aria-invalid="true"` : ''}>${state.comment ?? ''}</textarea>
+    <div class="actions"><button type="submit">Comment</button></div>
+  </form>` : html`<p><a href="/login?return_to=${encodeURIComponent(`/posts/${post.id}`)}">Sign in</a> to like or comment.</p>`}
+</section>`}`);
+}
+
+export interface PostForm {
+  title: string;
+  category: string;
+  body: string;
+  error?: { field: string; message: string } | undefined;
+}
+
+export function newPostPage(context: PageContext, categories: Category[], form: PostForm): Html {
+  const invalid = (field: string) => (form.error?.field === field ? html`aria-invalid="true" aria-describedby="form-error"` : '');
+  return layout('Write a post', context, html`<section class="card">
+<h1>Write a post</h1>
+${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error.message}</p>` : ''}
+<form method="post" action="/posts/new">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <label for="title">Title</label>
+  <input type="text" id="title" name="title" value="${form.title}" required maxlength="${TITLE_MAX_LENGTH}" ${invalid('title')}>
+  <label for="category">Category</label>
+  <input type="text" id="category" name="category" value="${form.category}" list="categories" required maxlength="${CATEGORY_MAX_LENGTH}" ${invalid('category')}>
+  <datalist id="categories">${categories.map((c) => html`<option value="${c.name}"></option>`)}</datalist>
+  <p class="hint">Pick an existing category or type a new one.</p>
+  <label for="body">Text</label>
+  <textarea id="body" name="body" required maxlength="${BODY_MAX_LENGTH}" rows="12" ${invalid('body')}>${form.body}</textarea>
+  <p class="hint">Plain text. Leave a blank line between paragraphs.</p>
+  <div class="actions">
+    <button type="submit" name="status" value="published">Publish</button>
+    <button type="submit" name="status" value="draft" class="secondary">Save as draft</button>
+  </div>
+</form>
+</section>`);
+}

@@ -1,0 +1,294 @@
+/** Settings pages: profile (avatar), API tokens, authorized applications, developer applications. */
+import type { AuthorizedApplication } from '../../core/applications.js';
+import { AVATAR_MAX_BYTES } from '../../core/avatars.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/personal-tokens.js';
+import type { Client, PersonalToken, User } from '../../core/ports.js';
+import { RESOURCE_SCOPES, SCOPES, scopeList } from '../../core/scopes.js';
+import { when } from './community.js';
+import { type Html, html } from './html.js';
+import { type PageContext, layout } from './layout.js';
+
+const SECTIONS = [
+  { path: '/settings/profile', label: 'Profile' },
+  { path: '/settings/tokens', label: 'API tokens' },
+  { path: '/settings/applications', label: 'Authorized applications' },
+  { path: '/settings/developers', label: 'Developer applications' },
+] as const;
+
+export type SettingsSection = (typeof SECTIONS)[number]['path'];
+
+/** Messages start lower-case in the core ("name must be…"); a page shows a sentence. */
+export function sentence(message: string): string {
+  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+export interface FormError {
+  field: string;
+  message: string;
+}
+
+function alert(error: FormError | undefined): Html | string {
+  return error ? html`<p class="alert" role="alert" id="form-error">${sentence(error.message)}</p>` : '';
+}
+
+function invalid(error: FormError | undefined, ...fields: string[]): Html | string {
+  return error && fields.includes(error.field) ? html`aria-invalid="true" aria-describedby="form-error"` : '';
+}
+
+function notice(text: string | undefined): Html | string {
+  return text ? html`<p class="notice" role="status">${text}</p>` : '';
+}
+
+function settingsLayout(title: string, context: PageContext, current: SettingsSection, main: Html): Html {
+  return layout(title, context, html`<div class="settings">
+<nav class="settings-nav" aria-label="Settings">
+  <ul>${SECTIONS.map((s) => html`<li><a href="${s.path}" ${s.path === current ? html`aria-current="page"` : ''}>${s.label}</a></li>`)}</ul>
+</nav>
+<div class="settings-main">${main}</div>
+</div>`);
+}
+
+/** A secret shown once, in a read-only field: selectable and copyable without any script. */
+function shownOnce(id: string, label: string, value: string): Html {
+  return html`<div class="secret">
+  <label for="${id}">${label}</label>
+  <input type="text" id="${id}" class="mono" value="${value}" readonly autocomplete="off" spellcheck="false" aria-describedby="${id}-hint">
+  <p class="hint" id="${id}-hint">Select the field and copy it now (Ctrl+C or ⌘C, or long-press on a phone). It will not be shown again.</p>
+</div>`;
+}
+
+function scopeItems(scopes: readonly string[]): Html {
+  return html`<ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>${s in SCOPES ? html` — ${SCOPES[s as keyof typeof SCOPES].allows}` : ''}</li>`)}</ul>`;
+}
+
+// ---- Profile -------------------------------------------------------------------------------
+
+export function profileSettingsPage(context: PageContext, user: User, state: { error?: FormError; notice?: string }): Html {
+  return settingsLayout('Profile', context, '/settings/profile', html`<section class="card">
+<h1>Profile</h1>
+${notice(state.notice)}
+${alert(state.error)}
+<div class="profile">
+  <img class="avatar" src="/avatars/${user.id}" alt="Your current avatar" width="96" height="96">
+  <p>Your public page: <a href="/u/${encodeURIComponent(user.username)}">/u/${user.username}</a></p>
+</div>
+<form method="post" action="/settings/profile/avatar" enctype="multipart/form-data">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <label for="avatar">New avatar</label>
+  <input type="file" id="avatar" name="avatar" accept="image/png,image/jpeg,image/webp,image/gif" required aria-describedby="avatar-hint" ${invalid(state.error, 'avatar')}>
+  <p class="hint" id="avatar-hint">PNG, JPEG, WebP or GIF, at most ${AVATAR_MAX_BYTES / 1024} KB.</p>
+  <div class="actions"><button type="submit">Upload avatar</button></div>
+</form>
+</section>`);
+}
+
+// ---- API tokens ----------------------------------------------------------------------------
+
+export interface TokenForm {
+  name: string;
+  scopes: string[];
+  expiresInDays: string;
+}
+
+export interface TokensPageState {
+  tokens: PersonalToken[];
+  now: number;
+  form?: TokenForm;
+  error?: FormError | undefined;
+  created?: { token: string; name: string } | undefined;
+  notice?: string | undefined;
+}
+
+function tokenStatus(token: PersonalToken, now: number): string {
+  if (token.revokedAt !== null) return 'Revoked';
+  if (token.expiresAt !== null && token.expiresAt <= now) return 'Expired';
+  return 'Active';
+}
+
+export function tokensPage(context: PageContext, state: TokensPageState): Html {
+  const form = state.form ?? { name: '', scopes: [...RESOURCE_SCOPES], expiresInDays: String(DEFAULT_PERSONAL_TOKEN_DAYS) };
+  return settingsLayout('API tokens', context, '/settings/tokens', html`<section class="card">
+<h1>API tokens</h1>
+<p>A personal token lets your own scripts read your data through the <a href="/docs">API</a>, like an app you authorized. Send it as <code>Authorization: Bearer …</code>.</p>
+${notice(state.notice)}
+${state.created ? html`<div class="notice created" role="status">
+  <p><strong>Token “${state.created.name}” created.</strong></p>
+  ${shownOnce('new-token', 'Your new token', state.created.token)}
+</div>` : ''}
+</section>
+<section class="card" aria-labelledby="create-heading">
+<h2 id="create-heading">Create a token</h2>
+${alert(state.error)}
+<form method="post" action="/settings/tokens">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <label for="name">Name</label>
+  <input type="text" id="name" name="name" value="${form.name}" required maxlength="60" aria-describedby="name-hint" ${invalid(state.error, 'name')}>
+  <p class="hint" id="name-hint">What the token is for, such as “backup script”.</p>
+  <fieldset ${invalid(state.error, 'scopes')}>
+    <legend>Scopes</legend>
+    ${RESOURCE_SCOPES.map((scope) => html`<div class="check">
+      <input type="checkbox" id="scope-${scope.replace(':', '-')}" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html`checked` : ''}>
+      <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${SCOPES[scope].allows} Not: ${SCOPES[scope].doesNotAllow}</span></label>
+    </div>`)}
+  </fieldset>
+  <label for="expires_in_days">Expires</label>
+  <select id="expires_in_days" name="expires_in_days" ${invalid(state.error, 'expires_in_days')}>
+    ${PERSONAL_TOKEN_LIFETIMES.map((d) => {
+      const value = d === null ? 'none' : String(d);
+      return html`<option value="${value}" ${value === form.expiresInDays ? html`selected` : ''}>${d === null ? 'No expiry' : `In ${d} days`}</option>`;
+    })}
+  </select>
+  <label for="password">Your password</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" aria-describedby="password-hint" ${invalid(state.error, 'password')}>
+  <p class="hint" id="password-hint">Asked again because a token can read your data without you being signed in.</p>
+  <div class="actions"><button type="submit">Create token</button></div>
+</form>
+</section>
+<section class="card" aria-labelledby="list-heading">
+<h2 id="list-heading">Your tokens</h2>
+${state.tokens.length === 0 ? html`<p class="muted">You have no personal tokens.</p>` : html`<div class="table-wrap"><table class="stack">
+  <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <tbody>${state.tokens.map((t) => {
+    const status = tokenStatus(t, state.now);
+    return html`<tr>
+    <td class="strong">${t.name}</td>
+    <td data-label="Scopes">${scopeList(t.scope).map((s) => html`<code>${s}</code> `)}</td>
+    <td data-label="Created">${when(t.createdAt)}</td>
+    <td data-label="Expires">${t.expiresAt === null ? 'never' : when(t.expiresAt)}</td>
+    <td data-label="Last used">${when(t.lastUsedAt)}</td>
+    <td data-label="Status">${status}</td>
+    <td>${status === 'Active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
+      <input type="hidden" name="_csrf" value="${context.csrf}">
+      <input type="hidden" name="token_id" value="${t.id}">
+      <button type="submit" class="danger" aria-label="Revoke token ${t.name}">Revoke</button>
+    </form>` : ''}</td>
+  </tr>`;
+  })}</tbody>
+</table></div>`}
+</section>`);
+}
+
+// ---- Authorized applications ---------------------------------------------------------------
+
+export function applicationsPage(context: PageContext, apps: AuthorizedApplication[], state: { notice?: string | undefined; error?: string | undefined }): Html {
+  return settingsLayout('Authorized applications', context, '/settings/applications', html`<section class="card">
+<h1>Authorized applications</h1>
+<p>Apps you allowed to read your data. Revoking access ends every token the app holds for you at once; it must ask you again to get new ones.</p>
+${notice(state.notice)}
+${state.error ? html`<p class="alert" role="alert">${state.error}</p>` : ''}
+</section>
+${apps.length === 0 ? html`<p class="muted card">You have not authorized any applications.</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
+  <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
+  ${app.client.homepageUrl ? html`<p><a href="${app.client.homepageUrl}" rel="noopener noreferrer">${app.client.homepageUrl}</a></p>` : ''}
+  ${app.client.description ? html`<p>${app.client.description}</p>` : ''}
+  ${app.scopes.length > 0 ? html`<p>It can read:</p>${scopeItems(app.scopes)}` : ''}
+  <dl class="facts">
+    <dt>First authorized</dt><dd>${when(app.firstAuthorizedAt)}</dd>
+    <dt>Last used</dt><dd>${when(app.lastUsedAt)}</dd>
+  </dl>
+  <form method="post" action="/settings/applications/revoke">
+    <input type="hidden" name="_csrf" value="${context.csrf}">
+    <input type="hidden" name="client_id" value="${app.client.clientId}">
+    <button type="submit" class="danger" aria-label="Revoke access for ${app.client.name}">Revoke access</button>
+  </form>
+</section>`)}`);
+}
+
+// ---- Developer applications ----------------------------------------------------------------
+
+export interface ClientForm {
+  name: string;
+  description: string;
+  homepage: string;
+  redirectUris: string;
+  type: string;
+}
+
+export function developersPage(context: PageContext, clients: Client[], state: { form?: ClientForm; error?: FormError | undefined }): Html {
+  const form = state.form ?? { name: '', description: '', homepage: '', redirectUris: '', type: 'confidential' };
+  return settingsLayout('Developer applications', context, '/settings/developers', html`<section class="card">
+<h1>Developer applications</h1>
+<p>Register an app to let people sign in with their account and read their data through the <a href="/docs">API</a>.</p>
+${clients.length === 0 ? html`<p class="muted">You have not registered any applications.</p>` : html`<ul class="app-list">${clients.map((c) => html`<li>
+  <a href="/settings/developers/${c.clientId}">${c.name}</a> <span class="tag">${c.type}</span> ${c.status === 'deactivated' ? html`<span class="tag off">deactivated</span>` : ''}
+</li>`)}</ul>`}
+</section>
+<section class="card" aria-labelledby="register-heading">
+<h2 id="register-heading">Register an application</h2>
+${alert(state.error)}
+<form method="post" action="/settings/developers">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <label for="name">Name</label>
+  <input type="text" id="name" name="name" value="${form.name}" required maxlength="80" ${invalid(state.error, 'name')}>
+  <label for="description">Description <span class="muted">(optional)</span></label>
+  <textarea id="description" name="description" rows="3" maxlength="500" ${invalid(state.error, 'description')}>${form.description}</textarea>
+  <label for="homepage">Homepage <span class="muted">(optional)</span></label>
+  <input type="url" id="homepage" name="homepage" value="${form.homepage}" maxlength="2000" placeholder="https://example.com" ${invalid(state.error, 'homepage')}>
+  <label for="redirect_uris">Redirect URIs</label>
+  <textarea id="redirect_uris" name="redirect_uris" rows="3" required aria-describedby="redirect-hint" ${invalid(state.error, 'redirect_uris')}>${form.redirectUris}</textarea>
+  <p class="hint" id="redirect-hint">One per line. https, or http on 127.0.0.1, [::1] or localhost; no #fragment. Matched exactly.</p>
+  <fieldset ${invalid(state.error, 'type')}>
+    <legend>Type</legend>
+    <div class="check"><input type="radio" id="type-confidential" name="type" value="confidential" ${form.type !== 'public' ? html`checked` : ''}>
+      <label for="type-confidential">Confidential <span class="muted">— runs on a server that can keep a client secret</span></label></div>
+    <div class="check"><input type="radio" id="type-public" name="type" value="public" ${form.type === 'public' ? html`checked` : ''}>
+      <label for="type-public">Public <span class="muted">— a browser, mobile or command-line app; no secret, PKCE required</span></label></div>
+  </fieldset>
+  <div class="actions"><button type="submit">Register application</button></div>
+</form>
+</section>`);
+}
+
+export interface ClientPageState {
+  secret?: string | undefined;
+  notice?: string | undefined;
+  error?: FormError | undefined;
+  redirectUris?: string | undefined;
+}
+
+export function clientPage(context: PageContext, client: Client, state: ClientPageState): Html {
+  const active = client.status === 'active';
+  const base = `/settings/developers/${client.clientId}`;
+  return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
+<p><a href="/settings/developers">← Developer applications</a></p>
+<h1>${client.name}</h1>
+${notice(state.notice)}
+${state.secret ? html`<div class="notice created" role="status">${shownOnce('client-secret', 'Client secret', state.secret)}</div>` : ''}
+<dl class="facts">
+  <dt>Client ID</dt><dd><input type="text" id="client-id" class="mono" value="${client.clientId}" readonly aria-label="Client ID"></dd>
+  <dt>Type</dt><dd>${client.type}${client.type === 'public' ? ' (no secret; PKCE required)' : ''}</dd>
+  <dt>Status</dt><dd>${active ? 'Active' : 'Deactivated'}</dd>
+  ${client.homepageUrl ? html`<dt>Homepage</dt><dd><a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a></dd>` : ''}
+  ${client.description ? html`<dt>Description</dt><dd>${client.description}</dd>` : ''}
+  <dt>Registered</dt><dd>${when(client.createdAt)}</dd>
+</dl>
+</section>
+${active ? html`<section class="card" aria-labelledby="uris-heading">
+<h2 id="uris-heading">Redirect URIs</h2>
+${alert(state.error)}
+<form method="post" action="${base}/redirect-uris">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <label for="redirect_uris">Redirect URIs, one per line</label>
+  <textarea id="redirect_uris" name="redirect_uris" rows="4" required aria-describedby="redirect-hint" ${invalid(state.error, 'redirect_uris')}>${state.redirectUris ?? client.redirectUris.join('\n')}</textarea>
+  <p class="hint" id="redirect-hint">https, or http on 127.0.0.1, [::1] or localhost; no #fragment. Matched exactly.</p>
+  <div class="actions"><button type="submit">Save redirect URIs</button></div>
+</form>
+</section>
+${client.type === 'confidential' ? html`<section class="card" aria-labelledby="secret-heading">
+<h2 id="secret-heading">Client secret</h2>
+<p>Rotating makes a new secret; the old one stops working at once.</p>
+<form method="post" action="${base}/rotate-secret">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <button type="submit" class="secondary">Rotate secret</button>
+</form>
+</section>` : ''}
+<section class="card" aria-labelledby="deactivate-heading">
+<h2 id="deactivate-heading">Deactivate</h2>
+<p>The app can no longer sign anyone in, and every token it holds ends at once. This cannot be undone here.</p>
+<form method="post" action="${base}/deactivate">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <button type="submit" class="danger">Deactivate application</button>
+</form>
+</section>` : html`<section class="card"><p>This application is deactivated: it cannot sign anyone in and its tokens no longer work.</p></section>`}`);
+}

@@ -1,0 +1,227 @@
+/**
+ * The site in a real browser (headless Chromium): the flows a person clicks through, with a
+ * screenshot of each page at desktop and phone width under test-artifacts/site/.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { createAccount } from '../../src/core/accounts.js';
+import { registerClient } from '../../src/core/clients.js';
+import { hashSecret } from '../../src/core/credentials.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { temporarySqlitePath } from '../support/databases.js';
+
+const ARTIFACTS = 'test-artifacts/site';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const PHONE = { width: 390, height: 844 };
+/** A 16×16 PNG, a blue square. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGOQj99PEmIY1TCqYfhqAADnbD0Q6eftKwAAAABJRU5ErkJggg==', 'base64');
+const DESKTOP = { width: 1280, height: 900 };
+
+describe('site in a browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const path = temporarySqlitePath();
+    t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** Screenshots the page as it is at desktop width and again at phone width. */
+  async function snap(page: Page, name: string): Promise<void> {
+    await page.setViewportSize(DESKTOP);
+    await page.screenshot({ path: `${ARTIFACTS}/${name}.png`, fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: `${ARTIFACTS}/${name}-phone.png`, fullPage: true });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  async function signedInContext(username: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/login`);
+    await page.getByLabel('Username').fill(username);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${t.baseUrl}/`);
+    return { context, page };
+  }
+
+  test('a visitor signs up with the keyboard and lands on their profile, signed in', async () => {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/signup`);
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', 'the first Tab offers to skip the navigation');
+    await page.getByLabel('Username').fill('browser-user');
+    await page.getByLabel('Password').fill('password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.match(await page.getByRole('alert').innerText(), /most common passwords/);
+    await snap(page, 'signup-error');
+    await page.getByLabel('Password').fill('a quiet harbour at dawn');
+    await page.getByLabel('Password').press('Enter');
+    await page.waitForURL(`${t.baseUrl}/u/browser-user`);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'browser-user');
+    assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible());
+    await snap(page, 'profile-own');
+    await context.close();
+  });
+
+  test('a member writes a post and a draft; the draft stays private', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'writer', password: 'writer password 1' });
+    const { context, page } = await signedInContext('writer', 'writer password 1');
+    await page.goto(`${t.baseUrl}/posts/new`);
+    await page.getByLabel('Title').fill('Harbour at dawn');
+    await page.getByLabel('Category').fill('Photography');
+    await page.getByLabel('Text').fill('The fog lifted at 6:40.\n\nThen the ferries started <b>running</b>.');
+    await snap(page, 'post-new');
+    await page.getByRole('button', { name: 'Publish' }).click();
+    await page.waitForURL(/\/posts\/\d+$/);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Harbour at dawn');
+    assert.match(await page.locator('.post-body').innerText(), /Then the ferries started <b>running<\/b>\./);
+    await page.getByLabel('Add a comment').fill('Lovely light.');
+    await page.getByRole('button', { name: 'Comment' }).click();
+    await page.getByRole('button', { name: 'Like' }).click();
+    assert.match(await page.locator('article .meta').last().innerText(), /1 like · 1 comment/);
+    await snap(page, 'post');
+
+    await page.goto(`${t.baseUrl}/posts/new`);
+    await page.getByLabel('Title').fill('Unfinished thoughts');
+    await page.getByLabel('Category').fill('Photography');
+    await page.getByLabel('Text').fill('Not ready.');
+    await page.getByRole('button', { name: 'Save as draft' }).click();
+    await page.waitForURL(/\/posts\/\d+$/);
+    const draftUrl = page.url();
+    assert.match(await page.getByText('only you can see this post').innerText(), /Draft/);
+    const stranger = await browser.newPage();
+    const response = await stranger.goto(draftUrl);
+    assert.equal(response?.status(), 404);
+    await stranger.close();
+
+    await page.goto(`${t.baseUrl}/`);
+    assert.ok(await page.getByRole('link', { name: 'Harbour at dawn' }).isVisible());
+    assert.equal(await page.getByRole('link', { name: 'Unfinished thoughts' }).count(), 0);
+    await snap(page, 'home');
+    await context.close();
+  });
+
+  test('a member creates a personal token, sees it once, and revokes it', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'scripter', password: 'scripter password' });
+    const { context, page } = await signedInContext('scripter', 'scripter password');
+    await page.goto(`${t.baseUrl}/settings/tokens`);
+    await page.getByLabel('Name', { exact: true }).fill('nightly backup');
+    await page.getByLabel('posts:read').uncheck();
+    await page.getByLabel('Expires').selectOption('30');
+    await page.getByLabel('Your password').fill('scripter password');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const field = page.getByLabel('Your new token');
+    const token = await field.inputValue();
+    assert.match(token, /^svcp_/);
+    assert.equal(await field.getAttribute('readonly'), '');
+    await field.focus();
+    await page.keyboard.press('Control+A');
+    assert.equal(await page.evaluate(() => window.getSelection()?.toString() || (document.activeElement as HTMLInputElement).value.slice(
+      (document.activeElement as HTMLInputElement).selectionStart ?? 0, (document.activeElement as HTMLInputElement).selectionEnd ?? 0)), token,
+    'the token can be selected for copying without any script of ours');
+    await snap(page, 'tokens-created');
+    const bearer = await t.deps.stores.personalTokens.findBearer(hashSecret(token));
+    assert.equal(bearer?.userId, user.id);
+    assert.equal(bearer?.scope, 'profile:read');
+
+    await page.goto(`${t.baseUrl}/settings/tokens`);
+    assert.equal(await page.getByLabel('Your new token').count(), 0, 'shown once');
+    const row = page.getByRole('row', { name: /nightly backup/ });
+    assert.match(await row.innerText(), /profile:read/);
+    await row.getByRole('button', { name: 'Revoke token nightly backup' }).click();
+    await page.getByRole('status').waitFor();
+    assert.match(await page.getByRole('row', { name: /nightly backup/ }).innerText(), /Revoked/);
+    assert.notEqual((await t.deps.stores.personalTokens.findBearer(hashSecret(token)))?.revokedAt, null);
+    await snap(page, 'tokens-list');
+    await context.close();
+  });
+
+  test('a member revokes an authorized application and its tokens end', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'reader', password: 'reader password 1' });
+    const { client } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Photo Printer', type: 'confidential', redirectUris: ['https://printer.example/cb'],
+      homepageUrl: 'https://printer.example', description: 'Prints your best posts.',
+    });
+    const now = t.clock.now();
+    await t.deps.stores.consents.save(user.id, client.clientId, 'openid profile:read posts:read', now);
+    const grant = await t.deps.stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 'openid profile:read posts:read', nonce: null, authTime: now }, now);
+    const tokenHash = hashSecret('svco_browser_test_access_token');
+    await t.deps.stores.tokens.insertAccess({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: grant.scope, createdAt: now, expiresAt: now + 3_600_000 });
+
+    const { context, page } = await signedInContext('reader', 'reader password 1');
+    await page.goto(`${t.baseUrl}/settings/applications`);
+    const card = page.getByRole('region', { name: 'Photo Printer' });
+    assert.match(await card.innerText(), /Nickname, avatar, bio/);
+    await snap(page, 'applications');
+    await card.getByRole('button', { name: 'Revoke access for Photo Printer' }).click();
+    await page.getByRole('status').waitFor();
+    assert.equal(await page.getByRole('region', { name: 'Photo Printer' }).count(), 0);
+    assert.notEqual((await t.deps.stores.tokens.findAccessBearer(tokenHash))?.revokedAt, null);
+    assert.equal(await t.deps.stores.consents.find(user.id, client.clientId), undefined);
+    await snap(page, 'applications-revoked');
+    await context.close();
+  });
+
+  test('a developer registers an application, copies its secret once and rotates it', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'developer', password: 'developer password' });
+    const { context, page } = await signedInContext('developer', 'developer password');
+    await page.goto(`${t.baseUrl}/settings/developers`);
+    await page.getByLabel('Name', { exact: true }).fill('Gallery Sync');
+    await page.getByLabel(/^Homepage/).fill('https://gallery.example');
+    await page.getByLabel('Redirect URIs').fill('http://gallery.example/cb');
+    await page.getByRole('button', { name: 'Register application' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /must use https, or http on a loopback host/);
+    await snap(page, 'developers-error');
+    await page.getByLabel('Redirect URIs').fill('https://gallery.example/cb\nhttp://127.0.0.1:8080/cb');
+    await page.getByRole('button', { name: 'Register application' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Client secret' }).inputValue();
+    assert.match(secret, /^svcs_/);
+    const clientId = await page.getByRole('textbox', { name: 'Client ID' }).inputValue();
+    const stored = await t.deps.stores.clients.findById(clientId);
+    assert.equal(stored?.ownerId, user.id);
+    assert.equal(stored?.secretHash, hashSecret(secret));
+    await snap(page, 'developer-app-created');
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = await page.getByRole('textbox', { name: 'Client secret' }).inputValue();
+    assert.notEqual(rotated, secret);
+    assert.equal((await t.deps.stores.clients.findById(clientId))?.secretHash, hashSecret(rotated));
+    await page.goto(`${t.baseUrl}/settings/developers`);
+    assert.ok(await page.getByRole('link', { name: 'Gallery Sync' }).isVisible());
+    await snap(page, 'developers');
+    await context.close();
+  });
+
+  test('a member uploads an avatar and the profile shows it', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'painter', password: 'painter password' });
+    const { context, page } = await signedInContext('painter', 'painter password');
+    await page.goto(`${t.baseUrl}/settings/profile`);
+    await page.getByLabel('New avatar').setInputFiles({ name: 'not-an-image.png', mimeType: 'image/png', buffer: Buffer.from('hello') });
+    await page.getByRole('button', { name: 'Upload avatar' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /must be a PNG, JPEG, WebP or GIF/);
+    await snap(page, 'profile-settings-error');
+    await page.getByLabel('New avatar').setInputFiles({ name: 'me.png', mimeType: 'image/png', buffer: PNG });
+    await page.getByRole('button', { name: 'Upload avatar' }).click();
+    await page.getByRole('status').waitFor();
+    assert.equal((await t.deps.stores.users.findAvatar(user.id))?.contentType, 'image/png');
+    await page.goto(`${t.baseUrl}/u/painter`);
+    const avatar = page.getByRole('img', { name: 'Avatar of painter' });
+    assert.ok(await avatar.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the uploaded image loads');
+    await snap(page, 'profile-avatar');
+    await context.close();
+  });
+});

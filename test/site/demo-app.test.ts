@@ -1,0 +1,67 @@
+/**
+ * The demo app's own behaviour, without the service: it is a plugin that needs only cookies and
+ * form bodies. Its end-to-end flow against the service is tested once the OAuth endpoints exist.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import cookie from '@fastify/cookie';
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { demoApp } from '../../src/demo-app/plugin.js';
+
+let configured: FastifyInstance;
+let unconfigured: FastifyInstance;
+
+async function build(demo: Parameters<typeof demoApp>[1]['demo']): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  await app.register(cookie);
+  await app.register(formbody);
+  await app.register(demoApp, { demo });
+  return app;
+}
+
+before(async () => {
+  // Port 9 (discard) on loopback: nothing answers, so discovery fails fast.
+  configured = await build({ issuer: 'http://127.0.0.1:9', clientId: 'demo', clientSecret: 'svcs_x', redirectUri: 'http://127.0.0.1:9/demo-app/callback' });
+  unconfigured = await build(undefined);
+});
+after(async () => {
+  await configured.close();
+  await unconfigured.close();
+});
+
+test('the demo app says it is an example and offers sign-in', async () => {
+  const response = await configured.inject('/demo-app');
+  assert.equal(response.statusCode, 200);
+  assert.match(response.body, /This is an example third-party application/);
+  assert.match(response.body, /href="\/demo-app\/login"/);
+  const cookieHeader = String(response.headers['set-cookie']);
+  assert.match(cookieHeader, /^demo_app_session=/);
+  assert.match(cookieHeader, /HttpOnly/);
+  assert.match(cookieHeader, /Path=\/demo-app/);
+});
+
+test('the demo app without credentials explains how to get them', async () => {
+  const response = await unconfigured.inject('/demo-app');
+  assert.equal(response.statusCode, 200);
+  assert.match(response.body, /demo-credentials\.json/);
+  assert.equal((await unconfigured.inject('/demo-app/login')).statusCode, 303);
+});
+
+test('a callback the demo app did not start is refused', async () => {
+  const response = await configured.inject('/demo-app/callback?code=abc&state=forged');
+  assert.equal(response.statusCode, 400);
+  assert.match(response.body, /was not started here/);
+});
+
+test('a callback with an error shows it, escaped', async () => {
+  const response = await configured.inject('/demo-app/callback?error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E');
+  assert.equal(response.statusCode, 400);
+  assert.match(response.body, /access_denied \(&lt;b&gt;no&lt;\/b&gt;\)/);
+});
+
+test('the demo app reports a service it cannot discover', async () => {
+  const response = await configured.inject('/demo-app/login');
+  assert.equal(response.statusCode, 502);
+  assert.match(response.body, /could not read the service’s OpenID configuration/);
+});

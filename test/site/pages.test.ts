@@ -1,0 +1,461 @@
+/** The community site and account settings over real HTTP, on every database (issue 6). */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts.js';
+import { registerClient } from '../../src/core/clients.js';
+import { hashSecret } from '../../src/core/credentials.js';
+import { createPersonalToken } from '../../src/core/personal-tokens.js';
+import type { User } from '../../src/core/ports.js';
+import { writePost } from '../../src/core/posts.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { Visitor, readOnlyField } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+const CSRF_MESSAGE = 'This form has expired or came from another site';
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a7a3b9e10000000049454e44ae426082', 'hex');
+
+forEachDatabase('site pages', (database) => {
+  let t: TestApp;
+  let counter = 0;
+
+  before(async () => {
+    t = await startTestApp(database);
+  });
+  after(async () => t.close());
+
+  /** A new account and a browser signed in as it. */
+  async function member(): Promise<{ user: User; visitor: Visitor }> {
+    counter += 1;
+    const user = await createAccount(t.deps.stores, t.clock, { username: `member${counter}`, password: PASSWORD });
+    const visitor = new Visitor(t.baseUrl);
+    await visitor.signIn(user.username, PASSWORD);
+    return { user, visitor };
+  }
+
+  async function postCount(userId: number): Promise<number> {
+    const published = await t.deps.stores.posts.listPublishedByAuthor(userId, 0, 50);
+    return published.total + (await t.deps.stores.posts.listDraftsByAuthor(userId)).length;
+  }
+
+  // ---- Sign-up ------------------------------------------------------------------------------
+
+  test('sign-up creates an account and signs the new user in', async () => {
+    const visitor = new Visitor(t.baseUrl);
+    const form = await visitor.get('/signup');
+    assert.equal(form.status, 200);
+    assert.match(form.text, /<label for="username">/);
+    const response = await visitor.post('/signup', { username: 'newcomer', password: 'a long and unusual passphrase' });
+    assert.equal(response.status, 303);
+    assert.equal(response.location, '/u/newcomer');
+    assert.ok(await t.deps.stores.users.findByUsername('newcomer'));
+    const settings = await visitor.get('/settings/tokens');
+    assert.equal(settings.status, 200, 'signed in after sign-up');
+  });
+
+  test('sign-up refuses bad usernames and passwords with a message, storing nothing', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'TakenName', password: PASSWORD });
+    const cases: Array<[string, string, RegExp, number]> = [
+      ['', PASSWORD, /Username must be 3 to 30/, 400],
+      ['ab', PASSWORD, /Username must be 3 to 30/, 400],
+      ['x'.repeat(31), PASSWORD, /Username must be 3 to 30/, 400],
+      ['bad name!', PASSWORD, /Username must be 3 to 30/, 400],
+      ['<script>', PASSWORD, /Username must be 3 to 30/, 400],
+      ['takenname', PASSWORD, /That username is taken/, 409],
+      ['fresh-user', '', /Password must be 8 to 256/, 400],
+      ['fresh-user', 'short', /Password must be 8 to 256/, 400],
+      ['fresh-user', 'p'.repeat(257), /Password must be 8 to 256/, 400],
+      ['fresh-user', 'password1', /most common passwords/, 400],
+      ['fresh-user', 'Football', /most common passwords/, 400],
+    ];
+    for (const [username, password, message, status] of cases) {
+      const visitor = new Visitor(t.baseUrl);
+      const response = await visitor.post('/signup', { username, password });
+      assert.equal(response.status, status, `${username}/${password.slice(0, 10)}`);
+      assert.match(response.text, message);
+      assert.match(response.text, /role="alert"/);
+      assert.ok(!response.text.includes('<script>'), 'the username is escaped when shown back');
+    }
+    assert.equal(await t.deps.stores.users.findByUsername('fresh-user'), undefined);
+    assert.equal(await t.deps.stores.users.findByUsername('bad name!'), undefined);
+  });
+
+  // ---- CSRF on every form -------------------------------------------------------------------
+
+  test('every form refuses a missing or forged CSRF token and changes nothing', async () => {
+    const { user, visitor } = await member();
+    const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'Hello', body: 'Body', category: 'General', status: 'published' });
+    const { record } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'kept', scopes: ['profile:read'], expiresInDays: 30 });
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Mine', type: 'confidential', redirectUris: ['https://app.example/cb'], ownerId: user.id });
+    const forms: Array<[string, Record<string, string>]> = [
+      ['/signup', { username: 'csrf-victim', password: PASSWORD }],
+      ['/posts/new', { title: 'Forged', body: 'Forged', category: 'General', status: 'published' }],
+      [`/posts/${post.id}/like`, {}],
+      [`/posts/${post.id}/comments`, { comment: 'Forged' }],
+      ['/settings/tokens', { name: 'forged', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD }],
+      ['/settings/tokens/revoke', { token_id: String(record.id) }],
+      ['/settings/applications/revoke', { client_id: client.clientId }],
+      ['/settings/developers', { name: 'Forged', redirect_uris: 'https://x.example/cb', type: 'public' }],
+      [`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: 'https://evil.example/cb' }],
+      [`/settings/developers/${client.clientId}/rotate-secret`, {}],
+      [`/settings/developers/${client.clientId}/deactivate`, {}],
+    ];
+    for (const [path, fields] of forms) {
+      for (const csrf of [null, 'forged-token-forged-token-forged-token-abcd']) {
+        const response = await visitor.post(path, fields, { csrf });
+        assert.equal(response.status, 403, `${path} with ${csrf === null ? 'no' : 'a forged'} token`);
+        assert.match(response.text, new RegExp(CSRF_MESSAGE));
+      }
+    }
+    const fromOtherSite = await visitor.request('/posts/new', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({ _csrf: await visitor.csrf(), title: 'x', body: 'x', category: 'x' }),
+    });
+    assert.equal(fromOtherSite.status, 403, 'a post from another origin');
+
+    assert.equal(await t.deps.stores.users.findByUsername('csrf-victim'), undefined);
+    assert.equal(await postCount(user.id), 1);
+    const after = await t.deps.stores.posts.findById(post.id);
+    assert.equal(after?.likeCount, 0);
+    assert.equal(after?.commentCount, 0);
+    const tokens = await t.deps.stores.personalTokens.listForUser(user.id);
+    assert.deepEqual(tokens.map((x) => [x.name, x.revokedAt]), [['kept', null]]);
+    const clients = await t.deps.stores.clients.listByOwner(user.id);
+    assert.equal(clients.length, 1);
+    assert.deepEqual(clients[0]?.redirectUris, ['https://app.example/cb']);
+    assert.equal(clients[0]?.secretHash, client.secretHash);
+    assert.equal(clients[0]?.status, 'active');
+
+    const avatarForm = new FormData();
+    avatarForm.append('_csrf', 'forged');
+    avatarForm.append('avatar', new Blob([PNG], { type: 'image/png' }), 'a.png');
+    const avatar = await visitor.request('/settings/profile/avatar', { method: 'POST', body: avatarForm });
+    assert.equal(avatar.status, 403);
+    assert.equal(await t.deps.stores.users.findAvatar(user.id), undefined);
+  });
+
+  test('settings pages and writing need a sign-in and come back after it', async () => {
+    const visitor = new Visitor(t.baseUrl);
+    for (const path of ['/settings/tokens', '/settings/applications', '/settings/developers', '/settings/profile', '/posts/new']) {
+      const response = await visitor.get(path);
+      assert.equal(response.status, 303, path);
+      assert.equal(response.location, `/login?return_to=${encodeURIComponent(path)}`);
+    }
+    const post = await visitor.post('/posts/new', { title: 'x', body: 'y', category: 'z' });
+    assert.equal(post.status, 303);
+    assert.match(post.location ?? '', /^\/login\?return_to=/);
+  });
+
+  // ---- Posts ----------------------------------------------------------------------------------
+
+  test('writing a post publishes it, or keeps a draft that only its author can see', async () => {
+    const { user, visitor } = await member();
+    const published = await visitor.post('/posts/new', { title: 'My first post', category: 'Photography', body: 'One.\n\nTwo.', status: 'published' });
+    assert.equal(published.status, 303);
+    const page = await new Visitor(t.baseUrl).get(published.location!);
+    assert.equal(page.status, 200);
+    assert.match(page.text, /My first post/);
+    assert.match(page.text, /<p>One.<\/p>\s*<p>Two.<\/p>/);
+    assert.match(page.text, /Photography/);
+
+    const draft = await visitor.post('/posts/new', { title: 'Secret draft', category: 'Photography', body: 'Not yet', status: 'draft' });
+    assert.equal(draft.status, 303);
+    const own = await visitor.get(draft.location!);
+    assert.equal(own.status, 200);
+    assert.match(own.text, /only you can see/);
+    assert.equal((await new Visitor(t.baseUrl).get(draft.location!)).status, 404, 'anonymous');
+    const { visitor: other } = await member();
+    assert.equal((await other.get(draft.location!)).status, 404, 'another member');
+    const profile = await other.get(`/u/${user.username}`);
+    assert.match(profile.text, /My first post/);
+    assert.ok(!profile.text.includes('Secret draft'));
+    assert.match((await visitor.get(`/u/${user.username}`)).text, /Secret draft/, 'the author sees drafts on the profile');
+    const id = Number(draft.location!.split('/').pop());
+    assert.equal((await other.post(`/posts/${id}/like`, {})).status, 404, 'a draft cannot be liked by others');
+  });
+
+  test('writing a post refuses bad input with a message, storing nothing', async () => {
+    const { user, visitor } = await member();
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ title: '', category: 'General', body: 'Body' }, /Title must be 1 to 120/],
+      [{ title: '   ', category: 'General', body: 'Body' }, /Title must be 1 to 120/],
+      [{ title: 't'.repeat(121), category: 'General', body: 'Body' }, /Title must be 1 to 120/],
+      [{ title: 'Title', category: 'General', body: '' }, /Body must be 1 to 20000/],
+      [{ title: 'Title', category: 'General', body: 'b'.repeat(20_001) }, /Body must be 1 to 20000/],
+      [{ title: 'Title', category: '', body: 'Body' }, /Category must be 1 to 40/],
+      [{ title: 'Title', category: 'c'.repeat(41), body: 'Body' }, /Category must be 1 to 40/],
+    ];
+    for (const [fields, message] of cases) {
+      const response = await visitor.post('/posts/new', { ...fields, status: 'published' });
+      assert.equal(response.status, 400);
+      assert.match(response.text, message);
+    }
+    assert.equal(await postCount(user.id), 0);
+  });
+
+  test('a post page counts a view, shows the body as text, and lets members like once and comment', async () => {
+    const { user } = await member();
+    const post = await writePost(t.deps.stores, t.clock, {
+      authorId: user.id, title: '<b>Bold?</b>', body: '<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>', category: 'Tests', status: 'published',
+    });
+    const anonymous = new Visitor(t.baseUrl);
+    const page = await anonymous.get(`/posts/${post.id}`);
+    assert.equal(page.status, 200);
+    assert.ok(!page.text.includes('<script>alert'), 'no raw markup from the body');
+    assert.ok(!page.text.includes('<img src=x'), 'no raw markup from the body');
+    assert.match(page.text, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+    assert.match(page.text, /&lt;b&gt;Bold\?&lt;\/b&gt;/);
+    assert.equal((await t.deps.stores.posts.findById(post.id))?.viewCount, 1);
+    assert.equal((await anonymous.post(`/posts/${post.id}/like`, {})).status, 303, 'anonymous is sent to sign in');
+    assert.equal((await t.deps.stores.posts.findById(post.id))?.likeCount, 0);
+
+    const { visitor } = await member();
+    assert.equal((await visitor.post(`/posts/${post.id}/like`, {})).status, 303);
+    assert.equal((await visitor.post(`/posts/${post.id}/like`, {})).status, 303);
+    assert.equal((await t.deps.stores.posts.findById(post.id))?.likeCount, 1, 'one like per member');
+    assert.equal((await visitor.post(`/posts/${post.id}/comments`, { comment: 'Nice <b>shot</b>' })).status, 303);
+    for (const comment of ['', '   ', 'c'.repeat(2001)]) {
+      const bad = await visitor.post(`/posts/${post.id}/comments`, { comment });
+      assert.equal(bad.status, 400);
+      assert.match(bad.text, /Comment must be 1 to 2000/);
+    }
+    const after = await t.deps.stores.posts.findById(post.id);
+    assert.equal(after?.commentCount, 1);
+    const shown = await visitor.get(`/posts/${post.id}`);
+    assert.match(shown.text, /Nice &lt;b&gt;shot&lt;\/b&gt;/);
+    assert.equal((await anonymous.get('/posts/999999')).status, 404);
+    assert.equal((await anonymous.get('/posts/abc')).status, 400);
+  });
+
+  test('profiles resolve for active users only, case-insensitively', async () => {
+    const { user } = await member();
+    const visitor = new Visitor(t.baseUrl);
+    const page = await visitor.get(`/u/${user.username.toUpperCase()}`);
+    assert.equal(page.status, 200);
+    assert.match(page.text, new RegExp(`<h1>${user.username}</h1>`));
+    assert.match(page.text, /Level 1/);
+    assert.equal((await visitor.get('/u/nobody-here')).status, 404);
+    await t.deps.stores.users.setStatus(user.id, 'banned', t.clock.now());
+    assert.equal((await visitor.get(`/u/${user.username}`)).status, 404);
+  });
+
+  // ---- Avatars --------------------------------------------------------------------------------
+
+  test('every user has an avatar: a generated SVG until an image is uploaded', async () => {
+    const { user, visitor } = await member();
+    const generated = await visitor.get(`/avatars/${user.id}`);
+    assert.equal(generated.status, 200);
+    assert.equal(generated.headers.get('content-type'), 'image/svg+xml');
+    assert.equal(generated.headers.get('x-content-type-options'), 'nosniff');
+    assert.match(generated.text, /<svg[^>]*>.*>M<\/text><\/svg>$/);
+    assert.equal((await visitor.get('/avatars/999999')).status, 404);
+
+    const form = new FormData();
+    form.append('_csrf', await visitor.csrf());
+    // Near the limit, and far above the 64 KB limit of ordinary form bodies.
+    const large = Buffer.concat([PNG, Buffer.alloc(500 * 1024 - PNG.length)]);
+    form.append('avatar', new Blob([large], { type: 'text/plain' }), 'me.png');
+    const upload = await visitor.request('/settings/profile/avatar', { method: 'POST', body: form });
+    assert.equal(upload.status, 303);
+    const served = await fetch(`${t.baseUrl}/avatars/${user.id}`);
+    assert.equal(served.headers.get('content-type'), 'image/png', 'the type comes from the bytes, not the upload');
+    assert.equal(served.headers.get('x-content-type-options'), 'nosniff');
+    assert.deepEqual(Buffer.from(await served.arrayBuffer()), large);
+  });
+
+  test('an avatar upload that is not an image, empty or too large is refused with a message', async () => {
+    const { user, visitor } = await member();
+    const cases: Array<[Blob | null, RegExp]> = [
+      [new Blob(['<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'], { type: 'image/png' }), /must be a PNG, JPEG, WebP or GIF/],
+      [new Blob(['GIF8 not really']), /must be a PNG, JPEG, WebP or GIF/],
+      [new Blob([]), /choose an image file|Choose an image file/],
+      [new Blob([PNG, Buffer.alloc(600 * 1024)], { type: 'image/png' }), /at most 512 KB/],
+      [null, /Choose an image file/],
+    ];
+    for (const [blob, message] of cases) {
+      const form = new FormData();
+      form.append('_csrf', await visitor.csrf());
+      if (blob) form.append('avatar', blob, 'file.png');
+      const response = await visitor.request('/settings/profile/avatar', { method: 'POST', body: form });
+      assert.equal(response.status, 400, String(message));
+      assert.match(response.text, message);
+    }
+    assert.equal(await t.deps.stores.users.findAvatar(user.id), undefined);
+  });
+
+  // ---- API tokens -----------------------------------------------------------------------------
+
+  test('a personal token is created after the password, shown once, listed and revoked', async () => {
+    const { user, visitor } = await member();
+    const created = await visitor.post('/settings/tokens', { name: 'backup script', scopes: ['profile:read', 'posts:read'], expires_in_days: '30', password: PASSWORD });
+    assert.equal(created.status, 201);
+    const token = readOnlyField(created.text, 'new-token');
+    assert.match(token ?? '', /^svcp_/);
+    const bearer = await t.deps.stores.personalTokens.findBearer(hashSecret(token!));
+    assert.equal(bearer?.userId, user.id);
+    assert.equal(bearer?.scope, 'profile:read posts:read');
+    assert.equal(bearer?.expiresAt, t.clock.now() + 30 * 86_400_000);
+
+    const list = await visitor.get('/settings/tokens');
+    assert.ok(!list.text.includes(token!), 'shown once only');
+    assert.match(list.text, /backup script/);
+    const [record] = await t.deps.stores.personalTokens.listForUser(user.id);
+    const revoked = await visitor.post('/settings/tokens/revoke', { token_id: String(record!.id) });
+    assert.equal(revoked.status, 303);
+    assert.notEqual((await t.deps.stores.personalTokens.findBearer(hashSecret(token!)))?.revokedAt, null);
+
+    const none = await visitor.post('/settings/tokens', { name: 'forever', scopes: 'posts:read', expires_in_days: 'none', password: PASSWORD });
+    assert.equal(none.status, 201);
+    assert.equal((await t.deps.stores.personalTokens.findBearer(hashSecret(readOnlyField(none.text, 'new-token')!)))?.expiresAt, null);
+  });
+
+  test('a personal token form with bad input shows a message and stores nothing', async () => {
+    const { user, visitor } = await member();
+    const good = { name: 'ok', scopes: ['profile:read'], expires_in_days: '90', password: PASSWORD };
+    const cases: Array<[Record<string, string | string[]>, RegExp]> = [
+      [{ ...good, password: '' }, /Enter your password/],
+      [{ ...good, password: 'wrong password' }, /That password is not right/],
+      [{ ...good, name: '' }, /Name must be 1 to 60/],
+      [{ ...good, name: 'n'.repeat(61) }, /Name must be 1 to 60/],
+      [{ ...good, scopes: [] }, /Choose at least one scope/],
+      [{ ...good, scopes: ['openid'] }, /Unknown scope openid/],
+      [{ ...good, scopes: ['admin:write'] }, /Unknown scope admin:write/],
+      [{ ...good, expires_in_days: '14' }, /Expiry must be 7, 30, 90 or 365 days, or none/],
+      [{ ...good, expires_in_days: 'soon' }, /Expiry must be 7, 30, 90 or 365 days, or none/],
+    ];
+    for (const [fields, message] of cases) {
+      const response = await visitor.post('/settings/tokens', fields);
+      assert.equal(response.status, 400, String(message));
+      assert.match(response.text, message);
+      assert.equal(readOnlyField(response.text, 'new-token'), undefined);
+    }
+    assert.deepEqual(await t.deps.stores.personalTokens.listForUser(user.id), []);
+    const { visitor: other } = await member();
+    const [kept] = [await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'mine', scopes: ['posts:read'], expiresInDays: 7 })];
+    const foreign = await other.post('/settings/tokens/revoke', { token_id: String(kept.record.id) });
+    assert.equal(foreign.status, 404, "another user's token cannot be revoked");
+    assert.equal((await other.post('/settings/tokens/revoke', { token_id: 'abc' })).status, 404);
+    assert.equal((await t.deps.stores.personalTokens.listForUser(user.id))[0]?.revokedAt, null);
+  });
+
+  // ---- Authorized applications ---------------------------------------------------------------
+
+  test('revoking an authorized app withdraws the consent and ends every token of its grants', async () => {
+    const { user, visitor } = await member();
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Photo Printer', type: 'confidential', redirectUris: ['https://printer.example/cb'], homepageUrl: 'https://printer.example' });
+    const now = t.clock.now();
+    await t.deps.stores.consents.save(user.id, client.clientId, 'profile:read posts:read', now);
+    const grant = await t.deps.stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 'profile:read posts:read', nonce: null, authTime: now }, now);
+    const tokenHash = hashSecret('svco_test_access_token_for_revocation');
+    await t.deps.stores.tokens.insertAccess({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: grant.scope, createdAt: now, expiresAt: now + 3_600_000 });
+
+    const page = await visitor.get('/settings/applications');
+    assert.match(page.text, /Photo Printer/);
+    assert.match(page.text, /Nickname, avatar, bio, membership status, level and experience points\./);
+    assert.match(page.text, new RegExp(`name="client_id" value="${client.clientId}"`));
+
+    const revoked = await visitor.post('/settings/applications/revoke', { client_id: client.clientId });
+    assert.equal(revoked.status, 303);
+    assert.equal(await t.deps.stores.consents.find(user.id, client.clientId), undefined);
+    assert.notEqual((await t.deps.stores.grants.findById(grant.id))?.revokedAt, null);
+    assert.notEqual((await t.deps.stores.tokens.findAccessBearer(tokenHash))?.revokedAt, null);
+    assert.ok(!(await visitor.get('/settings/applications')).text.includes('Photo Printer'));
+  });
+
+  test('revoking access to an app the user never authorized shows a message and touches nothing', async () => {
+    const { user, visitor } = await member();
+    const { user: owner } = await member();
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Other', type: 'public', redirectUris: ['https://o.example/cb'] });
+    await t.deps.stores.consents.save(owner.id, client.clientId, 'posts:read', t.clock.now());
+    for (const clientId of ['', 'no-such-client', client.clientId, 'x'.repeat(500)]) {
+      const response = await visitor.post('/settings/applications/revoke', { client_id: clientId });
+      assert.equal(response.status, 404);
+      assert.match(response.text, /nothing to revoke/);
+    }
+    assert.ok(await t.deps.stores.consents.find(owner.id, client.clientId), "another user's consent is kept");
+    assert.deepEqual(await t.deps.stores.consents.listForUser(user.id), []);
+  });
+
+  // ---- Developer applications ----------------------------------------------------------------
+
+  test('a developer registers an app, sees its secret once, rotates it, edits redirect URIs and deactivates it', async () => {
+    const { user, visitor } = await member();
+    const created = await visitor.post('/settings/developers', {
+      name: 'My App', description: 'Does things', homepage: 'https://myapp.example', redirect_uris: 'https://myapp.example/cb\r\nhttp://127.0.0.1/cb', type: 'confidential',
+    });
+    assert.equal(created.status, 201);
+    const [client] = await t.deps.stores.clients.listByOwner(user.id);
+    assert.ok(client);
+    assert.deepEqual(client.redirectUris, ['https://myapp.example/cb', 'http://127.0.0.1/cb']);
+    const secret = readOnlyField(created.text, 'client-secret');
+    assert.match(secret ?? '', /^svcs_/);
+    assert.equal(client.secretHash, hashSecret(secret!));
+    assert.ok(!(await visitor.get(`/settings/developers/${client.clientId}`)).text.includes(secret!), 'shown once');
+
+    const rotated = await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, {});
+    assert.equal(rotated.status, 200);
+    const newSecret = readOnlyField(rotated.text, 'client-secret');
+    assert.ok(newSecret && newSecret !== secret);
+    assert.equal((await t.deps.stores.clients.findById(client.clientId))?.secretHash, hashSecret(newSecret));
+
+    const edited = await visitor.post(`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: 'https://myapp.example/callback' });
+    assert.equal(edited.status, 303);
+    assert.deepEqual((await t.deps.stores.clients.findById(client.clientId))?.redirectUris, ['https://myapp.example/callback']);
+
+    const { visitor: stranger } = await member();
+    assert.equal((await stranger.get(`/settings/developers/${client.clientId}`)).status, 404);
+    assert.equal((await stranger.post(`/settings/developers/${client.clientId}/rotate-secret`, {})).status, 404);
+    assert.equal((await stranger.post(`/settings/developers/${client.clientId}/deactivate`, {})).status, 404);
+    assert.equal((await stranger.post(`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: 'https://evil.example/cb' })).status, 404);
+    assert.equal((await t.deps.stores.clients.findById(client.clientId))?.status, 'active');
+
+    const deactivated = await visitor.post(`/settings/developers/${client.clientId}/deactivate`, {});
+    assert.equal(deactivated.status, 303);
+    assert.equal((await t.deps.stores.clients.findById(client.clientId))?.status, 'deactivated');
+    assert.equal((await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, {})).status, 400);
+  });
+
+  test('registering an app with bad input shows a message and stores nothing', async () => {
+    const { user, visitor } = await member();
+    const good = { name: 'App', description: '', homepage: '', redirect_uris: 'https://app.example/cb', type: 'public' };
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ ...good, name: '' }, /Name must be 1 to 80/],
+      [{ ...good, name: 'n'.repeat(81) }, /Name must be 1 to 80/],
+      [{ ...good, description: 'd'.repeat(501) }, /Description must be at most 500/],
+      [{ ...good, homepage: 'javascript:alert(1)' }, /Homepage must be an http or https URL/],
+      [{ ...good, redirect_uris: '' }, /At least one redirect URI is required/],
+      [{ ...good, redirect_uris: 'http://app.example/cb' }, /must use https, or http on a loopback host/],
+      [{ ...good, redirect_uris: 'https://app.example/cb#frag' }, /has a fragment/],
+      [{ ...good, redirect_uris: 'not a url' }, /contains spaces|is not an absolute URL/],
+      [{ ...good, redirect_uris: 'app.example/cb' }, /is not an absolute URL/],
+      [{ ...good, type: 'secret' }, /Type must be confidential or public/],
+      [{ ...good, type: '' }, /Type must be confidential or public/],
+    ];
+    for (const [fields, message] of cases) {
+      const response = await visitor.post('/settings/developers', fields);
+      assert.equal(response.status, 400, String(message));
+      assert.match(response.text, message);
+    }
+    assert.deepEqual(await t.deps.stores.clients.listByOwner(user.id), []);
+
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Kept', type: 'public', redirectUris: ['https://kept.example/cb'], ownerId: user.id });
+    for (const uris of ['', 'http://kept.example/cb', 'https://kept.example/cb#x']) {
+      const response = await visitor.post(`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: uris });
+      assert.equal(response.status, 400);
+      assert.match(response.text, /role="alert"/);
+    }
+    assert.deepEqual((await t.deps.stores.clients.findById(client.clientId))?.redirectUris, ['https://kept.example/cb']);
+  });
+
+  test('pages send the security headers', async () => {
+    const response = await new Visitor(t.baseUrl).get('/signup');
+    assert.match(response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+    assert.match(response.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(response.headers.get('x-frame-options'), 'DENY');
+    const cookie = (await fetch(`${t.baseUrl}/signup`)).headers.getSetCookie().join('\n');
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Lax/);
+  });
+});
