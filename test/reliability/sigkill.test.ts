@@ -32,8 +32,13 @@ const REDIRECT_URI = 'https://app.example/callback';
 interface Child { process: ChildProcess; base: string; exited: Promise<void> }
 
 /** `node src/main.ts` on the given database, ready when /readyz says so. */
-async function startService(databaseUrl: string): Promise<Child> {
+async function startService(databaseUrl: string, applicationName?: string): Promise<Child> {
   const port = await freePort();
+  if (applicationName && databaseUrl.startsWith('postgres')) {
+    const url = new URL(databaseUrl);
+    url.searchParams.set('application_name', applicationName);
+    databaseUrl = url.toString();
+  }
   const base = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: {
@@ -110,7 +115,8 @@ forEachDatabase('SIGKILL during token issuance', (database) => {
 
     // Fire everything at once; SIGKILL the service once a quarter of the answers are in, when
     // many transactions are between their COMMIT and their answer.
-    const first = await startService(database.url);
+    const applicationName = `svc_crash_${process.pid}`;
+    const first = await startService(database.url, applicationName);
     children.push(first);
     let killed = false;
     let answers = 0;
@@ -126,6 +132,15 @@ forEachDatabase('SIGKILL during token issuance', (database) => {
     ]);
     kill();
     await first.exited;
+    if (database.name === 'postgres') {
+      // A COMMIT the dead process sent may still be running in its server backend: wait until
+      // PostgreSQL has let go of every connection of the killed process before looking.
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const { rows } = await sql<{ n: number | string }>`select count(*) as n from pg_stat_activity where application_name = ${applicationName}`.execute(db);
+        if (Number(rows[0]!.n) === 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
     const unanswered = [...codeAttempts, ...refreshAttempts].filter((a) => a.status === undefined).length;
     const answered = codeAttempts.length + refreshAttempts.length - unanswered;
     assert.ok(unanswered > 0 && answered > 0, `killed mid-way: ${answered} answered, ${unanswered} not`);
