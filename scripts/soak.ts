@@ -20,6 +20,7 @@ import { ensureSigningKeys } from '../src/core/keys.js';
 import { writePost } from '../src/core/posts.js';
 import { type Deps, createDeps, prepareDatabase } from '../src/deps.js';
 import { runJanitor } from '../src/janitor.js';
+import { RedisRateLimiter } from '../src/ratelimit/redis.js';
 import { CookieJar, authorize, pkcePair, tokenRequest } from '../test/support/browser-flow.js';
 import { temporarySqlitePath } from '../test/support/databases.js';
 
@@ -30,6 +31,8 @@ export interface SoakOptions {
   instances: number;
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
+  /** Prefix of the shared Redis counters (tests pass a unique one so runs never share counts). */
+  redisKeyPrefix?: string;
 }
 
 export interface SoakReport {
@@ -49,7 +52,7 @@ const RATE_LIMIT = 60;
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const env = options.env ?? process.env;
   const databaseUrl = env.DATABASE_URL || `sqlite:${temporarySqlitePath()}`;
-  const instances: Array<{ app: FastifyInstance; deps: Deps; base: string }> = [];
+  const instances: Array<{ app: FastifyInstance; deps: Deps; base: string; limiter?: RedisRateLimiter }> = [];
   const figures: Record<string, number> = {
     flows: 0, codeReplays: 0, codeReplayWinners: 0, refreshes: 0, refreshReplays: 0, apiCalls: 0,
     apiRefusedByRateLimit: 0, revocations: 0, errors: 0,
@@ -66,14 +69,16 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       DATABASE_URL: databaseUrl, REDIS_URL: env.REDIS_URL, BASE_URL: issuer, PORT: String(port),
       DEMO: '0', RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), JANITOR_INTERVAL: '0',
     });
-    const deps = createDeps(settings);
+    const limiter = settings.redisUrl && options.redisKeyPrefix
+      ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix: options.redisKeyPrefix }) : undefined;
+    const deps = createDeps(settings, limiter ? { limiter } : {});
     if (instances.length === 0) {
       await prepareDatabase(deps);
       await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     }
     const app = await buildApp(deps, { logLevel: 'error' });
     await app.listen({ port, host: '127.0.0.1' });
-    instances.push({ app, deps, base: `http://127.0.0.1:${port}` });
+    instances.push({ app, deps, base: `http://127.0.0.1:${port}`, ...(limiter ? { limiter } : {}) });
   }
   const { deps } = instances[0]!;
   const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
@@ -226,6 +231,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     for (const instance of instances) {
       await instance.app.close();
       await instance.deps.close();
+      await instance.limiter?.close();
     }
   }
 }

@@ -1,0 +1,93 @@
+/**
+ * Defences the threat model (docs/threat-model.md) names that had no test of their own: password
+ * guessing is throttled, access tokens are never taken from the URL, nothing secret is stored in
+ * plain text, and an https deployment pins HTTPS and marks its cookies Secure.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createPersonalToken } from '../../src/core/personal-tokens.js';
+import { SIGN_IN_ATTEMPTS_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS } from '../../src/core/sign-in.js';
+import { Browser, PASSWORD, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { snapshotTables } from '../support/snapshot.js';
+
+forEachDatabase('security guards', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  test('password guessing: after 10 attempts on one account in 15 minutes even the right password is refused, until the window passes', async () => {
+    const user = await newUser(t);
+    for (let i = 0; i < SIGN_IN_ATTEMPTS_PER_ACCOUNT; i++) {
+      const response = await new Browser(t).signIn(user.username, `wrong password ${i}`);
+      assert.equal(response.status, 401);
+    }
+    const right = await new Browser(t).signIn(user.username, PASSWORD);
+    assert.equal(right.status, 429, 'throttled (RFC 6819 4.4.3.6)');
+    assert.equal(right.headers.get('location'), null);
+    t.clock.advance(SIGN_IN_WINDOW_SECONDS * 1000);
+    const later = await new Browser(t).signIn(user.username, PASSWORD);
+    assert.equal(later.status, 303);
+  });
+
+  test('an access token in the query string or a form body is not accepted (RFC 6750 2.3, RFC 9700 4.3.2)', async () => {
+    const oauth = await startOAuthApp(database);
+    try {
+      const c = await newClient(oauth);
+      const user = await newUser(oauth);
+      const browser = new Browser(oauth);
+      assert.equal((await browser.signIn(user.username)).status, 303);
+      const tokens = await obtainTokens(oauth, browser, c);
+      const inQuery = await fetch(`${oauth.baseUrl}/api/open/v1/me?access_token=${tokens.access_token}`);
+      assert.equal(inQuery.status, 401);
+      assert.equal(inQuery.headers.get('www-authenticate'), 'Bearer realm="api"', 'treated as no credentials at all');
+      const inBody = await fetch(`${oauth.baseUrl}/api/oauth/userinfo`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ access_token: tokens.access_token }),
+      });
+      assert.equal(inBody.status, 401);
+    } finally {
+      await oauth.close();
+    }
+  });
+
+  test('no code, token, client secret, session id or password is stored in plain text', async () => {
+    const oauth = await startOAuthApp(database);
+    try {
+      const c = await newClient(oauth);
+      const user = await newUser(oauth);
+      const browser = new Browser(oauth);
+      assert.equal((await browser.signIn(user.username)).status, 303);
+      const pkce = pkcePair();
+      const code = await obtainCode(browser, c, { pkce });
+      const redeemed = await tokenRequest(oauth, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+      const tokens = await redeemed.json() as { access_token: string; refresh_token: string };
+      const more = await obtainTokens(oauth, browser, c, { scope: 'openid profile:read', extra: { nonce: 'n' } });
+      const personal = await createPersonalToken(oauth.deps.stores, oauth.deps.clock, { userId: user.id, name: 'p', scopes: ['profile:read'], expiresInDays: 7 });
+      const plain = [code, tokens.access_token, tokens.refresh_token, more.access_token, more.refresh_token, c.secret!, personal.token, PASSWORD,
+        browser.cookies.get('svc_session')!];
+      assert.ok(browser.cookies.get('svc_session'), 'the session cookie is among them');
+      const stored = await snapshotTables(oauth.deps.database.db);
+      for (const secret of plain) assert.ok(!stored.includes(secret), `a secret of ${secret.length} characters is stored in plain text`);
+    } finally {
+      await oauth.close();
+    }
+  });
+
+  test('on https the service pins HTTPS (HSTS) and its cookies are Secure with the __Host- prefix', async () => {
+    const secure = await startTestApp(database, { env: { BASE_URL: 'https://idp.example' } });
+    try {
+      const page = await fetch(`${secure.baseUrl}/login`);
+      assert.match(page.headers.get('strict-transport-security') ?? '', /max-age=\d+/);
+      const cookies = page.headers.getSetCookie();
+      assert.ok(cookies.length > 0);
+      for (const cookie of cookies) {
+        assert.match(cookie, /^__Host-/);
+        assert.match(cookie, /; Secure/i);
+        assert.match(cookie, /; HttpOnly/i);
+      }
+    } finally {
+      await secure.close();
+    }
+  });
+});

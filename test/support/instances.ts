@@ -1,0 +1,73 @@
+/**
+ * Several app instances on one database (and one Redis when given), sharing one BASE_URL as
+ * behind a load balancer: each is its own `createDeps` + `buildApp` on its own port, so nothing
+ * in memory is shared between them — only what lives in the database and in Redis.
+ */
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadSettings } from '../../src/config/settings.js';
+import { ensureSigningKeys } from '../../src/core/keys.js';
+import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import type { TestDatabase } from './databases.js';
+import { uniqueKeyPrefix } from './redis.js';
+
+export interface Instance {
+  app: FastifyInstance;
+  deps: Deps;
+  /** Where this instance listens (http://127.0.0.1:PORT). */
+  base: string;
+  limiter?: RedisRateLimiter;
+}
+
+export interface Instances {
+  list: Instance[];
+  /** The shared issuer and root of absolute URLs: the first instance's address. */
+  issuer: string;
+  close(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
+ * (so repeated runs never share sign-in or API counts).
+ */
+export async function startInstances(database: TestDatabase, count: number, env: Record<string, string | undefined> = {}): Promise<Instances> {
+  const keyPrefix = uniqueKeyPrefix();
+  const ports: number[] = [];
+  for (let i = 0; i < count; i++) ports.push(await freePort());
+  const issuer = `http://127.0.0.1:${ports[0]}`;
+  const list: Instance[] = [];
+  for (const port of ports) {
+    const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: issuer, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
+    const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
+    const deps = createDeps(settings, limiter ? { limiter } : {});
+    if (list.length === 0) {
+      await prepareDatabase(deps);
+      await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+    }
+    const app = await buildApp(deps, { logLevel: 'silent' });
+    await app.listen({ port, host: '127.0.0.1' });
+    list.push({ app, deps, base: `http://127.0.0.1:${port}`, ...(limiter ? { limiter } : {}) });
+  }
+  return {
+    list,
+    issuer,
+    close: async () => {
+      for (const instance of list) {
+        await instance.app.close();
+        await instance.deps.close();
+        await instance.limiter?.close();
+      }
+    },
+  };
+}
