@@ -11,18 +11,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../src/app.js';
-import { loadSettings } from '../src/config/settings.js';
 import { createAccount } from '../src/core/accounts.js';
 import { registerClient } from '../src/core/clients.js';
-import { ensureSigningKeys } from '../src/core/keys.js';
 import { writePost } from '../src/core/posts.js';
-import { type Deps, createDeps, prepareDatabase } from '../src/deps.js';
+import type { Deps } from '../src/deps.js';
 import { runJanitor } from '../src/janitor.js';
-import { RedisRateLimiter } from '../src/ratelimit/redis.js';
 import { CookieJar, authorize, pkcePair, tokenRequest } from '../test/support/browser-flow.js';
 import { temporarySqlitePath } from '../test/support/databases.js';
+import { startInstances } from '../test/support/instances.js';
 
 export interface SoakOptions {
   seconds: number;
@@ -30,9 +26,6 @@ export interface SoakOptions {
   apps: number;
   instances: number;
   env?: Record<string, string | undefined>;
-  log?: (line: string) => void;
-  /** Prefix of the shared Redis counters (tests pass a unique one so runs never share counts). */
-  redisKeyPrefix?: string;
 }
 
 export interface SoakReport {
@@ -52,7 +45,6 @@ const RATE_LIMIT = 60;
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const env = options.env ?? process.env;
   const databaseUrl = env.DATABASE_URL || `sqlite:${temporarySqlitePath()}`;
-  const instances: Array<{ app: FastifyInstance; deps: Deps; base: string; limiter?: RedisRateLimiter }> = [];
   const figures: Record<string, number> = {
     flows: 0, codeReplays: 0, codeReplayWinners: 0, refreshes: 0, refreshReplays: 0, apiCalls: 0,
     apiRefusedByRateLimit: 0, revocations: 0, errors: 0,
@@ -60,26 +52,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const violations: string[] = [];
   const violate = (message: string) => { if (violations.length < 50) violations.push(message); };
 
-  // Instances listen on consecutive free ports and share one issuer, as behind a load balancer.
-  const ports: number[] = [];
-  for (let i = 0; i < options.instances; i++) ports.push(await freePort());
-  const issuer = `http://127.0.0.1:${ports[0]}`;
-  for (const port of ports) {
-    const settings = loadSettings({
-      DATABASE_URL: databaseUrl, REDIS_URL: env.REDIS_URL, BASE_URL: issuer, PORT: String(port),
-      DEMO: '0', RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), JANITOR_INTERVAL: '0',
-    });
-    const limiter = settings.redisUrl && options.redisKeyPrefix
-      ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix: options.redisKeyPrefix }) : undefined;
-    const deps = createDeps(settings, limiter ? { limiter } : {});
-    if (instances.length === 0) {
-      await prepareDatabase(deps);
-      await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-    }
-    const app = await buildApp(deps, { logLevel: 'error' });
-    await app.listen({ port, host: '127.0.0.1' });
-    instances.push({ app, deps, base: `http://127.0.0.1:${port}`, ...(limiter ? { limiter } : {}) });
-  }
+  // Instances on one database (and one Redis), sharing one issuer as behind a load balancer;
+  // with Redis they count under a key prefix of this run's own.
+  const cluster = await startInstances(databaseUrl, options.instances, {
+    REDIS_URL: env.REDIS_URL, RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT),
+  });
+  const instances = cluster.list;
   const { deps } = instances[0]!;
   const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
   const anyBase = () => pick(instances).base;
@@ -228,11 +206,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     if (afterJanitor.access_tokens !== before.access_tokens) violate('the janitor deleted live rows');
     return { figures, tableSizes: { before, afterJanitor }, violations };
   } finally {
-    for (const instance of instances) {
-      await instance.app.close();
-      await instance.deps.close();
-      await instance.limiter?.close();
-    }
+    await cluster.close();
   }
 }
 
@@ -243,16 +217,6 @@ async function tableSizes(deps: Deps): Promise<Record<string, number>> {
     out[table] = Number(row.n);
   }
   return out;
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -19,7 +19,7 @@ const PASSWORD = 'correct horse battery';
 forEachDatabase('two instances', (database) => {
   let cluster: Instances;
   before(async () => {
-    cluster = await startInstances(database, 2, redisUrl ? { REDIS_URL: redisUrl } : {});
+    cluster = await startInstances(database.url, 2, redisUrl ? { REDIS_URL: redisUrl } : {});
   });
   after(() => cluster.close());
 

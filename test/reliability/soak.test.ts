@@ -7,13 +7,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runSoak } from '../../scripts/soak.js';
 import { forEachDatabase } from '../support/databases.js';
-import { redisUrl, uniqueKeyPrefix } from '../support/redis.js';
+import { redisUrl } from '../support/redis.js';
 
 forEachDatabase('short soak', (database) => {
   test('a short soak on two instances breaks no invariant, does real work and reports table sizes', async (t) => {
     const report = await runSoak({
       seconds: 4, users: 4, apps: 2, instances: 2,
-      env: { DATABASE_URL: database.url, REDIS_URL: redisUrl }, redisKeyPrefix: uniqueKeyPrefix(),
+      env: { DATABASE_URL: database.url, REDIS_URL: redisUrl },
     });
     t.diagnostic(JSON.stringify(report.figures));
     t.diagnostic(JSON.stringify(report.tableSizes));

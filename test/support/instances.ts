@@ -10,7 +10,6 @@ import { loadSettings } from '../../src/config/settings.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
-import type { TestDatabase } from './databases.js';
 import { uniqueKeyPrefix } from './redis.js';
 
 export interface Instance {
@@ -41,14 +40,14 @@ export function freePort(): Promise<number> {
  * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
  * (so repeated runs never share sign-in or API counts).
  */
-export async function startInstances(database: TestDatabase, count: number, env: Record<string, string | undefined> = {}): Promise<Instances> {
+export async function startInstances(databaseUrl: string, count: number, env: Record<string, string | undefined> = {}): Promise<Instances> {
   const keyPrefix = uniqueKeyPrefix();
   const ports: number[] = [];
   for (let i = 0; i < count; i++) ports.push(await freePort());
   const issuer = `http://127.0.0.1:${ports[0]}`;
   const list: Instance[] = [];
   for (const port of ports) {
-    const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: issuer, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
+    const settings = loadSettings({ DATABASE_URL: databaseUrl, BASE_URL: issuer, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
     const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
     const deps = createDeps(settings, limiter ? { limiter } : {});
     if (list.length === 0) {
