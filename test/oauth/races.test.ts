@@ -16,18 +16,22 @@ forEachDatabase('races', (database) => {
   before(async () => { t = await startOAuthApp(database); });
   after(() => t.close());
 
-  test('20 parallel redemptions of one code: exactly one succeeds, then its tokens are revoked', async () => {
-    const c = await newClient(t);
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+  /** Sends the same token request RACERS times at once: exactly one wins, every loser is invalid_grant. */
+  async function raceForOneWinner(fields: Record<string, string>): Promise<Tokens> {
     const responses = await Promise.all(Array.from({ length: RACERS }, () => tokenRequest(t, fields)));
     const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
     const winners = bodies.filter((b) => b.status === 200);
     assert.equal(winners.length, 1);
     assert.ok(bodies.filter((b) => b.status !== 200).every((b) => b.status === 400 && b.body.error === 'invalid_grant'));
-    const won = winners[0]!.body as unknown as Tokens;
+    return winners[0]!.body as unknown as Tokens;
+  }
+
+  test('20 parallel redemptions of one code: exactly one succeeds, then its tokens are revoked', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce });
+    const won = await raceForOneWinner({ grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
     assert.deepEqual(await introspect(t, c, won.access_token), { active: false });
     assert.deepEqual(await introspect(t, c, won.refresh_token), { active: false });
   });
@@ -36,13 +40,7 @@ forEachDatabase('races', (database) => {
     const c = await newClient(t);
     const { browser } = await signedInBrowser(t);
     const tokens = await obtainTokens(t, browser, c);
-    const fields = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) };
-    const responses = await Promise.all(Array.from({ length: RACERS }, () => tokenRequest(t, fields)));
-    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
-    const winners = bodies.filter((b) => b.status === 200);
-    assert.equal(winners.length, 1);
-    assert.ok(bodies.filter((b) => b.status !== 200).every((b) => b.status === 400 && b.body.error === 'invalid_grant'));
-    const won = winners[0]!.body as unknown as Tokens;
+    const won = await raceForOneWinner({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
     assert.deepEqual(await introspect(t, c, won.access_token), { active: false });
     assert.deepEqual(await introspect(t, c, won.refresh_token), { active: false });
     assert.deepEqual(await introspect(t, c, tokens.access_token), { active: false });

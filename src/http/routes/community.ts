@@ -3,7 +3,7 @@
  * and avatars. `/u/{username}`, `/posts/{id}` and `/avatars/{id}` are the API's `profileUrl`,
  * `url` and `avatarUrl`, so they resolve for every active user and published post.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { defaultAvatarSvg } from '../../core/avatars.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import type { Post, PostStatus } from '../../core/ports.js';
@@ -30,6 +30,20 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
     if (!post) throw notFound();
     if (post.status === 'draft' && (await currentSignIn(request))?.user.id !== post.authorId) throw notFound();
     return post;
+  }
+
+  /**
+   * What a like or a comment needs: the form's CSRF check, a signed-in member (else a redirect to
+   * sign in, and `undefined`) and a published post (drafts take neither).
+   */
+  async function memberOnPublishedPost(request: FastifyRequest<{ Params: { id: number } }>, reply: FastifyReply) {
+    verifyCsrf(request);
+    const back = `/posts/${request.params.id}`;
+    const user = await requireUser(request, reply, back);
+    if (!user) return undefined;
+    const post = await visiblePost(request, request.params.id);
+    if (post.status !== 'published') throw notFound();
+    return { user, post, back };
   }
 
   app.get('/u/:username', { ...page, schema: { params: { type: 'object', properties: { username: { type: 'string', maxLength: 64 } } } } },
@@ -90,26 +104,19 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
   });
 
   app.post('/posts/:id/like', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
-    verifyCsrf(request);
-    const back = `/posts/${request.params.id}`;
-    const user = await requireUser(request, reply, back);
-    if (!user) return reply;
-    const post = await visiblePost(request, request.params.id);
-    if (post.status !== 'published') throw notFound();
-    await stores.posts.like(post.id, user.id, clock.now());
-    return reply.redirect(back, 303);
+    const target = await memberOnPublishedPost(request, reply);
+    if (!target) return reply;
+    await stores.posts.like(target.post.id, target.user.id, clock.now());
+    return reply.redirect(target.back, 303);
   });
 
   app.post('/posts/:id/comments', {
     ...page,
     schema: { params: idParams, body: { type: 'object', properties: { comment: formField, _csrf: formField } } },
   }, async (request: FastifyRequest<{ Params: { id: number }; Body: { comment?: string } }>, reply) => {
-    verifyCsrf(request);
-    const back = `/posts/${request.params.id}`;
-    const user = await requireUser(request, reply, back);
-    if (!user) return reply;
-    const post = await visiblePost(request, request.params.id);
-    if (post.status !== 'published') throw notFound();
+    const target = await memberOnPublishedPost(request, reply);
+    if (!target) return reply;
+    const { user, post, back } = target;
     try {
       await commentOnPost(stores, clock, post.id, user.id, request.body.comment ?? '');
       return reply.redirect(`${back}#comments-heading`, 303);
