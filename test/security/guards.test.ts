@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createPersonalToken } from '../../src/core/personal-tokens.js';
 import { SIGN_IN_ATTEMPTS_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS } from '../../src/core/sign-in.js';
-import { Browser, PASSWORD, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { Browser, PASSWORD, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { snapshotTables } from '../support/snapshot.js';
@@ -35,9 +35,7 @@ forEachDatabase('security guards', (database) => {
     const oauth = await startOAuthApp(database);
     try {
       const c = await newClient(oauth);
-      const user = await newUser(oauth);
-      const browser = new Browser(oauth);
-      assert.equal((await browser.signIn(user.username)).status, 303);
+      const { browser, user } = await signedInBrowser(oauth);
       const tokens = await obtainTokens(oauth, browser, c);
       const inQuery = await fetch(`${oauth.baseUrl}/api/open/v1/me?access_token=${tokens.access_token}`);
       assert.equal(inQuery.status, 401);
@@ -55,9 +53,7 @@ forEachDatabase('security guards', (database) => {
     const oauth = await startOAuthApp(database);
     try {
       const c = await newClient(oauth);
-      const user = await newUser(oauth);
-      const browser = new Browser(oauth);
-      assert.equal((await browser.signIn(user.username)).status, 303);
+      const { browser, user } = await signedInBrowser(oauth);
       const pkce = pkcePair();
       const code = await obtainCode(browser, c, { pkce });
       const redeemed = await tokenRequest(oauth, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
