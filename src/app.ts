@@ -5,13 +5,13 @@
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { Deps } from './deps.js';
 import { loggerOptions } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
 import { communityRoutes } from './http/routes/community.js';
 import { docsRoutes } from './http/routes/docs.js';
@@ -45,55 +45,37 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
   app.decorate('deps', deps);
 
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      useDefaults: false,
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'"],
-        styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
-        objectSrc: ["'none'"],
-        baseUri: ["'none'"],
-        frameAncestors: ["'none'"],
-        // No form-action: the consent form's answer is a redirect to the client's own site.
-      },
-    },
-    // Only https deployments may pin https; on http://localhost it would break the demo.
-    strictTransportSecurity: deps.settings.baseUrl.startsWith('https:'),
-    // same-origin, not no-referrer: under no-referrer browsers send `Origin: null` on form posts,
-    // which the CSRF origin check refuses; cross-site navigations still carry no Referer.
-    referrerPolicy: { policy: 'same-origin' },
-    frameguard: { action: 'deny' },
-    crossOriginEmbedderPolicy: false,
-  });
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
-  await app.register(fastifyStatic, {
-    root: fileURLToPath(new URL('../public', import.meta.url)),
-    prefix: '/static/',
-    maxAge: '1h',
+  app.addHook('onResponse', (request, reply, done) => {
+    deps.metrics.observeHttp(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
-    deps.metrics.httpRequests.inc(labels);
-    deps.metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  const https = deps.settings.baseUrl.startsWith('https:');
+  const headers = { page: pageSecurityHeaders(https), api: apiSecurityHeaders(https) };
+  registerErrorHandling(app, headers);
+  // The bearer-token APIs in scopes of their own: their answers carry only the API headers (issue 8).
+  await app.register(apiV1Routes, { securityHeaders: headers.api });
+  await app.register(userInfoRoutes, { securityHeaders: headers.api });
+  await app.register(async (site) => {
+    registerSecurityHeaders(site, headers.page);
+    await site.register(fastifyStatic, {
+      root: fileURLToPath(new URL('../public', import.meta.url)),
+      prefix: '/static/',
+      maxAge: '1h',
+    });
+    await site.register(operationsRoutes);
+    await site.register(signInRoutes);
+    await site.register(homeRoutes);
+    await site.register(signUpRoutes);
+    await site.register(communityRoutes);
+    await site.register(settingsRoutes);
+    await site.register(demoApp, { demo: options.demoApp });
+    await site.register(oidcRoutes);
+    await site.register(oauthAuthorizeRoutes);
+    await site.register(oauthEndpointRoutes);
+    await site.register(docsRoutes);
   });
-
-  registerErrorHandling(app);
-  await app.register(operationsRoutes);
-  await app.register(signInRoutes);
-  await app.register(homeRoutes);
-  await app.register(signUpRoutes);
-  await app.register(communityRoutes);
-  await app.register(settingsRoutes);
-  await app.register(demoApp, { demo: options.demoApp });
-  await app.register(oidcRoutes);
-  await app.register(userInfoRoutes);
-  await app.register(oauthAuthorizeRoutes);
-  await app.register(oauthEndpointRoutes);
-  await app.register(apiV1Routes);
-  await app.register(docsRoutes);
   return app;
 }

@@ -6,7 +6,7 @@
  */
 import { hashSecret, tokenKind } from './credentials.js';
 import { OAuthError } from './errors.js';
-import type { Stores } from './ports.js';
+import type { Stores, User } from './ports.js';
 import { type Scope, scopeList } from './scopes.js';
 import type { Clock, Instant } from './time.js';
 
@@ -17,8 +17,8 @@ export const API_REALM = 'api';
 export interface Bearer {
   kind: 'access' | 'personal';
   tokenId: number;
-  userId: number;
-  username: string;
+  /** The user's row as the lookup found it (the resource API answers `/me` from it). */
+  user: User;
   /** `null` for personal tokens. */
   clientId: string | null;
   /** `null` for personal tokens. */
@@ -36,13 +36,6 @@ function challenge(attributes: Record<string, string> = {}): string {
   return `Bearer ${parts.join(', ')}`;
 }
 
-/** RFC 6750 3.1: a request without any credentials gets a challenge with no error attribute. */
-export function missingCredentials(): OAuthError {
-  return new OAuthError('invalid_token', 'This endpoint needs an access token: send "Authorization: Bearer <token>".', {
-    headers: { 'www-authenticate': challenge() },
-  });
-}
-
 /** RFC 6750 3.1 `invalid_token`: malformed, unknown, expired or revoked, or an unusable account. */
 export function invalidToken(description: string): OAuthError {
   return new OAuthError('invalid_token', description, {
@@ -57,6 +50,24 @@ export function insufficientScope(scope: Scope): OAuthError {
   });
 }
 
+/**
+ * Every way bearer authentication refuses, each built once: a refusal is an ordinary answer on
+ * this path, and the API sends these as they are (issue 8).
+ */
+export const BEARER_REFUSALS = {
+  /** RFC 6750 3.1: a request without any credentials gets a challenge with no error attribute. */
+  missing: new OAuthError('invalid_token', 'This endpoint needs an access token: send "Authorization: Bearer <token>".', {
+    headers: { 'www-authenticate': challenge() },
+  }),
+  notBearer: invalidToken('The Authorization header must be "Bearer <token>".'),
+  notAToken: invalidToken('The token is not an access token or a personal token.'),
+  unknown: invalidToken('The token is unknown.'),
+  revoked: invalidToken('The token was revoked.'),
+  expired: invalidToken('The token has expired.'),
+  // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
+  unusableAccount: invalidToken('The account this token belongs to cannot be used.'),
+} as const;
+
 /** RFC 6750 2.1: `Bearer` (any letter case), one or more spaces, the token. */
 const BEARER_HEADER = /^Bearer +([^\s]+) *$/i;
 
@@ -70,41 +81,39 @@ export function bearerToken(authorization: string | undefined): string | null | 
 }
 
 /**
- * Authenticates the `Authorization` header, or throws the 401 `OAuthError` to answer with.
- * Expired is `expiresAt <= now`; a revoked token, grant or deactivated client shows as `revokedAt`.
+ * Authenticates the `Authorization` header: the bearer, or the 401 refusal to answer with
+ * (one of `BEARER_REFUSALS`, returned rather than thrown). Malformed tokens and bad checksums are
+ * refused before storage. Expired is `expiresAt <= now`; a revoked token, grant or deactivated
+ * client shows as `revokedAt`.
  */
-export async function authenticateBearer(deps: { stores: Stores; clock: Clock }, authorization: string | undefined): Promise<Bearer> {
+export async function authenticateBearer(deps: { stores: Stores; clock: Clock }, authorization: string | undefined): Promise<Bearer | OAuthError> {
   const token = bearerToken(authorization);
-  if (token === undefined) throw missingCredentials();
-  if (token === null) throw invalidToken('The Authorization header must be "Bearer <token>".');
+  if (token === undefined) return BEARER_REFUSALS.missing;
+  if (token === null) return BEARER_REFUSALS.notBearer;
   const kind = tokenKind(token);
-  if (kind !== 'access' && kind !== 'personal') {
-    throw invalidToken('The token is not an access token or a personal token.');
-  }
+  if (kind !== 'access' && kind !== 'personal') return BEARER_REFUSALS.notAToken;
   const hash = hashSecret(token);
   const record = kind === 'access'
     ? await deps.stores.tokens.findAccessBearer(hash)
     : await deps.stores.personalTokens.findBearer(hash);
-  if (!record) throw invalidToken('The token is unknown.');
+  if (!record) return BEARER_REFUSALS.unknown;
   const now: Instant = deps.clock.now();
-  if (record.revokedAt !== null) throw invalidToken('The token was revoked.');
-  if (record.expiresAt !== null && record.expiresAt <= now) throw invalidToken('The token has expired.');
-  // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
-  if (record.userStatus !== 'active') throw invalidToken('The account this token belongs to cannot be used.');
+  if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
+  if (record.expiresAt !== null && record.expiresAt <= now) return BEARER_REFUSALS.expired;
+  if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
   return {
     kind,
     tokenId: record.tokenId,
-    userId: record.userId,
-    username: record.username,
+    user: record.user,
     clientId: record.clientId,
     grantId: record.grantId,
     scopes: scopeList(record.scope),
   };
 }
 
-/** Throws 403 `insufficient_scope` unless the token holds `scope` (RFC 6750 3.1). */
-export function requireScope(bearer: Bearer, scope: Scope | undefined): void {
-  if (scope !== undefined && !bearer.scopes.includes(scope)) throw insufficientScope(scope);
+/** The 403 `insufficient_scope` refusal when the token lacks `scope` (RFC 6750 3.1); `undefined` when it holds it. */
+export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthError | undefined {
+  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope);
 }
 
 /**

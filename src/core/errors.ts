@@ -45,7 +45,11 @@ export const ERROR_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   temporarily_unavailable: 503,
 };
 
-/** An error whose code and description are safe to show the client. */
+/**
+ * An error whose code and description are safe to show the client. It is an answer, not a
+ * fault: it carries no stack trace, because capturing one cost more than the rest of a refused
+ * API request (issue 8) and nothing ever reads it.
+ */
 export class OAuthError extends Error {
   override readonly name = 'OAuthError';
   readonly status: number;
@@ -58,7 +62,10 @@ export class OAuthError extends Error {
     readonly description: string,
     options?: { cause?: unknown; headers?: Record<string, string>; status?: number },
   ) {
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(`${code}: ${description}`, options);
+    Error.stackTraceLimit = stackTraceLimit;
     this.status = options?.status ?? ERROR_STATUS[code];
     this.headers = options?.headers ?? {};
   }

@@ -248,11 +248,13 @@ export interface RefreshToken extends IssuedToken {
 export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt'>;
 
 /** What the resource API needs to decide on a bearer token, found in one lookup. */
+/**
+ * What one bearer lookup returns: the token, what it descends from, and its user's row, so the
+ * resource API answers `/me` without a second read (issue 8).
+ */
 export interface BearerRecord {
   tokenId: number;
-  userId: number;
-  username: string;
-  userStatus: UserStatus;
+  user: User;
   /** `null` for personal tokens. */
   clientId: string | null;
   /** The grant an OAuth access token descends from (for `grants.touch`); `null` for personal tokens. */

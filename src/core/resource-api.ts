@@ -107,12 +107,6 @@ export function serviceInfo(scopes: readonly string[], urls: SiteUrls): ServiceI
   };
 }
 
-/** The profile of the token's user; a user that is gone is an invalid token (checked by the caller). */
-export async function readProfile(stores: Stores, userId: number, urls: SiteUrls): Promise<Profile | undefined> {
-  const user = await stores.users.findById(userId);
-  return user && profileOf(user, urls);
-}
-
 /** One page of the user's published posts, newest first, ties by id (INTERFACE section 7). */
 export async function readPosts(stores: Stores, userId: number, paging: Paging, urls: SiteUrls): Promise<PostPage> {
   const { items, total } = await stores.posts.listPublishedByAuthor(userId, paging.page * paging.size, paging.size);

@@ -56,6 +56,16 @@ forEachDatabase('operations and pages', (database) => {
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
   });
 
+  test('JSON API answers carry the REST security headers: nosniff, no framing, nothing loaded', async () => {
+    for (const path of ['/api/open/v1/me', '/api/oauth/userinfo', '/api/nothing']) {
+      const res = await fetch(`${t.baseUrl}${path}`);
+      assert.equal(res.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors 'none'", path);
+      assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
+      assert.equal(res.headers.get('x-frame-options'), 'DENY', path);
+      assert.equal(res.headers.get('cache-control'), 'no-store', path);
+    }
+  });
+
   test('cookies are HttpOnly and SameSite=Lax, and not Secure on http', async () => {
     const res = await fetch(`${t.baseUrl}/login`);
     const cookie = res.headers.getSetCookie().find((c) => c.startsWith('svc_csrf='))!;

@@ -135,7 +135,7 @@ describe('site in a browser', () => {
     'the token can be selected for copying without any script of ours');
     await snap(page, 'tokens-created');
     const bearer = await t.deps.stores.personalTokens.findBearer(hashSecret(token));
-    assert.equal(bearer?.userId, user.id);
+    assert.equal(bearer?.user.id, user.id);
     assert.equal(bearer?.scope, 'profile:read');
 
     await page.goto(`${t.baseUrl}/settings/tokens`);

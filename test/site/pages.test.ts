@@ -293,7 +293,7 @@ forEachDatabase('site pages', (database) => {
     const token = readOnlyField(created.text, 'new-token');
     assert.match(token ?? '', /^svcp_/);
     const bearer = await t.deps.stores.personalTokens.findBearer(hashSecret(token!));
-    assert.equal(bearer?.userId, user.id);
+    assert.equal(bearer?.user.id, user.id);
     assert.equal(bearer?.scope, 'profile:read posts:read');
     assert.equal(bearer?.expiresAt, t.clock.now() + 30 * 86_400_000);
 

@@ -175,14 +175,14 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.tokens.consumeRefresh(tokenHash, T0 + 1), undefined);
   });
 
-  test('the bearer lookup sees the revocation of the token, of its grant, and a deactivated client', async () => {
+  test('the bearer lookup returns the user row and sees the revocation of the token, of its grant, and a deactivated client', async () => {
     const { user, client, grant } = await newGrant();
     const insert = (tokenHash: string) => stores.tokens.insertAccess({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
     const live = unique('at');
     await insert(live);
     const record = await stores.tokens.findAccessBearer(live);
     assert.deepEqual(record && { ...record, tokenId: 0 }, {
-      tokenId: 0, userId: user.id, username: user.username, userStatus: 'active', clientId: client.clientId,
+      tokenId: 0, user, clientId: client.clientId,
       grantId: grant.id, scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null,
     });
     assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
@@ -227,6 +227,7 @@ forEachDatabase('storage contract', (database) => {
     const hash = unique('pt');
     const second = await stores.personalTokens.insert({ userId: user.id, name: 'cli', tokenHash: hash, scope: 'posts:read', expiresAt: T0 + MINUTE }, T0 + 1);
     assert.deepEqual((await stores.personalTokens.listForUser(user.id)).map((t) => t.id), [second.id, first.id]);
+    assert.deepEqual((await stores.personalTokens.findBearer(hash))?.user, user);
     assert.equal((await stores.personalTokens.findBearer(hash))?.clientId, null);
     assert.equal((await stores.personalTokens.findBearer(hash))?.grantId, null);
     assert.equal(await stores.personalTokens.revoke(second.id, stranger.id, T0), false);

@@ -6,9 +6,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
-import { type Bearer, UsageRecorder, authenticateBearer, requireScope } from '../../core/bearer.js';
+import { type Bearer, UsageRecorder, authenticateBearer, scopeRefusal } from '../../core/bearer.js';
+import { sendError } from './errors.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
+import type { HeaderSet } from './security-headers.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -44,37 +46,36 @@ export const CORS_PREFLIGHT_HEADERS = {
   'access-control-max-age': '600',
 };
 
-export function registerBearerGate(app: FastifyInstance): void {
+/** Gates every route of `app`; `securityHeaders` join the headers every answer carries. */
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet): void {
   const { deps } = app;
   const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
   const usage = new UsageRecorder();
+  // Built once; refusals are sent from here, not thrown through the error handler (issue 8).
+  const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
+  const addressLimited = rateLimited('Too many requests without a valid token from this address; wait a minute.');
+  const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
+  const refuseLimited = (request: FastifyRequest, reply: FastifyReply, scope: 'address' | 'token') => {
+    deps.metrics.rateLimitRefusals.inc({ scope });
+    return sendError(scope === 'address' ? addressLimited : tokenLimited, request, reply);
+  };
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.header('cache-control', 'no-store').header('vary', 'Authorization').headers(CORS_HEADERS);
+    reply.headers(answerHeaders);
     const scope = request.routeOptions.config.bearerScope;
     if (scope === undefined) return;
     const now = deps.clock.now();
-    if (limits.isBlocked(request.ip, now)) {
-      deps.metrics.rateLimitRefusals.inc({ scope: 'address' });
-      throw rateLimited('Too many requests without a valid token from this address; wait a minute.');
-    }
-    let bearer: Bearer;
-    try {
-      bearer = await authenticateBearer(deps, request.headers.authorization);
-    } catch (error) {
-      if (error instanceof OAuthError && !(await limits.hitFailure(request.ip, now))) {
-        deps.metrics.rateLimitRefusals.inc({ scope: 'address' });
-        throw rateLimited('Too many requests without a valid token from this address; wait a minute.');
-      }
-      throw error;
+    if (limits.isBlocked(request.ip, now)) return refuseLimited(request, reply, 'address');
+    const bearer = await authenticateBearer(deps, request.headers.authorization);
+    if (bearer instanceof OAuthError) {
+      if (!(await limits.hitFailure(request.ip, now))) return refuseLimited(request, reply, 'address');
+      return sendError(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);
     reply.headers(rateLimitHeaders(decision));
-    if (!decision.allowed) {
-      deps.metrics.rateLimitRefusals.inc({ scope: 'token' });
-      throw rateLimited(`This token made more than ${decision.limit} requests this minute; retry after the window resets.`);
-    }
-    requireScope(bearer, scope === '' ? undefined : scope);
+    if (!decision.allowed) return refuseLimited(request, reply, 'token');
+    const refusal = scopeRefusal(bearer, scope === '' ? undefined : scope);
+    if (refusal) return sendError(refusal, request, reply);
     request.bearer = bearer;
     try {
       await usage.record(deps.stores, bearer, now);
@@ -82,5 +83,6 @@ export function registerBearerGate(app: FastifyInstance): void {
       // "Last used" is informative; failing to write it must not fail the read.
       request.log.warn({ err: error }, 'could not record token use');
     }
+    return undefined;
   });
 }

@@ -7,6 +7,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
 import { errorPage } from '../views/layout.js';
+import type { HeaderSet } from './security-headers.js';
 import { pageContext } from './session.js';
 
 declare module 'fastify' {
@@ -59,12 +60,16 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
   return reply.send({ error: error.code, error_description: error.description });
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * The one error handler and the not-found answer. `headers` are the security headers of JSON and
+ * of page answers: a request no route matched gets no scope's hooks, so it gets them here.
+ */
+export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
   app.setErrorHandler(async (error, request, reply) => sendError(toClientError(error, request), request, reply));
   app.setNotFoundHandler(async (request, reply) => {
     const error = new OAuthError('not_found', 'No such page or endpoint.');
-    reply.code(404).header('cache-control', 'no-store');
     const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
+    reply.code(404).headers(wantsJson ? headers.api : headers.page).header('cache-control', 'no-store');
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
     return reply.type('text/html; charset=utf-8')
       .send(errorPage(await pageContext(request, reply, { mintCsrf: false }), 'Page not found', 'There is nothing at this address.').value);

@@ -4,10 +4,10 @@
  * Errors are RFC 6750's, with `WWW-Authenticate` (OIDC Core 5.3.3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { invalidToken } from '../../core/bearer.js';
 import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
 import { CORS_PREFLIGHT_HEADERS, registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import type { HeaderSet } from '../plugins/security-headers.js';
 
 const PATH = '/api/oauth/userinfo';
 
@@ -23,18 +23,16 @@ const claimsSchema = {
   },
 } as const;
 
-export async function userInfoRoutes(app: FastifyInstance): Promise<void> {
-  registerBearerGate(app);
+export async function userInfoRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
+  registerBearerGate(app, options.securityHeaders);
   const urls = siteUrls(app.deps.settings.baseUrl);
   const handler = async (request: FastifyRequest) => {
     const bearer = requestBearer(request);
-    const user = await app.deps.stores.users.findById(bearer.userId);
-    if (!user) throw invalidToken('The account this token belongs to no longer exists.');
-    return userInfoClaims(user, bearer.scopes, urls);
+    return userInfoClaims(bearer.user, bearer.scopes, urls);
   };
-  const options = { config: { bearerScope: 'openid' as const }, schema: { response: { 200: claimsSchema } } };
-  app.get(PATH, options, handler);
-  app.post(PATH, options, handler);
+  const route = { config: { bearerScope: 'openid' as const }, schema: { response: { 200: claimsSchema } } };
+  app.get(PATH, route, handler);
+  app.post(PATH, route, handler);
   app.options(PATH, async (_request, reply) =>
     reply.code(204).headers({ ...CORS_PREFLIGHT_HEADERS, 'access-control-allow-methods': 'GET, POST' }).send());
 }

@@ -1,8 +1,9 @@
 import type { CompiledQuery, InferResult, Kysely, Selectable } from 'kysely';
-import type { BearerRecord, IssuedToken, NewIssuedToken, RefreshToken, TokenStore, UserStatus } from '../../core/ports.js';
+import type { BearerRecord, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import { bindParameters } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
+import { USER_COLUMNS, toUser } from './users.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
   return {
@@ -36,14 +37,18 @@ function values(token: NewIssuedToken) {
   };
 }
 
-/** The bearer lookup of every API request: one indexed read that joins grant, user and client. */
+/**
+ * The bearer lookup of every API request: one indexed read that joins grant, client and the
+ * user's row (which `/me` answers with).
+ */
 function bearerQuery(db: Kysely<Database>, tokenHash: string) {
   return db.selectFrom('access_tokens as t')
     .innerJoin('grants as g', 'g.id', 't.grant_id')
     .innerJoin('users as u', 'u.id', 't.user_id')
     .innerJoin('clients as c', 'c.client_id', 't.client_id')
+    .select(USER_COLUMNS.map((column) => `u.${column}` as const))
     .select([
-      't.id', 't.grant_id', 't.user_id', 'u.username', 'u.status', 't.client_id', 't.scope', 't.expires_at',
+      't.id as token_id', 't.grant_id', 't.client_id', 't.scope', 't.expires_at',
       't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
     ])
     .where('t.token_hash', '=', tokenHash);
@@ -83,10 +88,8 @@ export class KyselyTokenStore implements TokenStore {
     // A deactivated client ends its tokens at once (INTERFACE section 2), like a revoked grant.
     const revokedAt = row.revoked_at ?? row.grant_revoked_at ?? (row.client_status === 'active' ? null : row.expires_at);
     return {
-      tokenId: row.id,
-      userId: row.user_id,
-      username: row.username,
-      userStatus: row.status as UserStatus,
+      tokenId: row.token_id,
+      user: toUser(row),
       clientId: row.client_id,
       grantId: row.grant_id,
       scope: row.scope,

@@ -6,7 +6,7 @@ import { bindParameters } from '../database.js';
 import type { Database, UsersTable } from '../schema.js';
 import { isUniqueViolation } from './errors.js';
 
-const USER_COLUMNS = ['id', 'username', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at'] as const;
+export const USER_COLUMNS = ['id', 'username', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at'] as const;
 
 export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>): User {
   return {

@@ -4,19 +4,19 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { invalidToken } from '../../../core/bearer.js';
-import { API_BASE_PATH, parsePaging, readPosts, readProfile, serviceInfo } from '../../../core/resource-api.js';
+import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '../../../core/resource-api.js';
 import { siteUrls } from '../../../core/urls.js';
 import { CORS_PREFLIGHT_HEADERS, registerBearerGate, requestBearer } from '../../plugins/bearer.js';
+import type { HeaderSet } from '../../plugins/security-headers.js';
 import { openApiDocument } from './openapi.js';
 import { ErrorSchema, PagingQuerySchema, PostPageSchema, ProfileSchema, ServiceInfoSchema } from './schemas.js';
 
 /** The answers each route can give besides 200, by status (INTERFACE section 6). */
 const errors = { 401: ErrorSchema, 403: ErrorSchema, 429: ErrorSchema } as const;
 
-export async function apiV1Routes(parent: FastifyInstance): Promise<void> {
+export async function apiV1Routes(parent: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  registerBearerGate(app);
+  registerBearerGate(app, options.securityHeaders);
   const urls = siteUrls(app.deps.settings.baseUrl);
 
   for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) {
@@ -29,16 +29,12 @@ export async function apiV1Routes(parent: FastifyInstance): Promise<void> {
   app.get(`${API_BASE_PATH}/me`, {
     config: { bearerScope: 'profile:read' },
     schema: { response: { 200: ProfileSchema, ...errors } },
-  }, async (request) => {
-    const profile = await readProfile(app.deps.stores, requestBearer(request).userId, urls);
-    if (!profile) throw invalidToken('The account this token belongs to no longer exists.');
-    return profile;
-  });
+  }, async (request) => profileOf(requestBearer(request).user, urls));
 
   app.get(`${API_BASE_PATH}/me/posts`, {
     config: { bearerScope: 'posts:read' },
     schema: { querystring: PagingQuerySchema, response: { 200: PostPageSchema, 400: ErrorSchema, ...errors } },
-  }, async (request) => readPosts(app.deps.stores, requestBearer(request).userId, parsePaging(request.query), urls));
+  }, async (request) => readPosts(app.deps.stores, requestBearer(request).user.id, parsePaging(request.query), urls));
 
   app.options(`${API_BASE_PATH}/*`, async (_request, reply) => reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send());
   app.options(API_BASE_PATH, async (_request, reply) => reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send());
