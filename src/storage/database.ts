@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely';
+import { type Compilable, type CompiledQuery, Kysely, PostgresDialect, type QueryResult, SqliteDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
@@ -86,7 +86,33 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   };
 }
 
-/** A query compiled once, with new parameter values: skips building and compiling on hot paths. */
-export function bindParameters<R>(query: CompiledQuery<R>, parameters: readonly unknown[]): CompiledQuery<R> {
-  return { ...query, parameters };
+/** Builds a query from placeholders; it must not branch on values (see `CompiledQueries`). */
+export type QueryBuilder<R> = (db: Kysely<Database>) => Compilable<R>;
+
+/**
+ * The queries of the hot paths, each built and compiled once per database and shared with its
+ * transactions: building and compiling a Kysely query cost as much as running it there (issue 8,
+ * docs/performance.md). A builder is compiled with placeholder values; every call binds its own
+ * values, in the order they appear in the compiled SQL. The contract tests run each on both dialects.
+ */
+export class CompiledQueries {
+  private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
+
+  /** Runs `build`'s query with `parameters`; the result's rows, or for writes `numAffectedRows`. */
+  execute<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    let query = this.compiled.get(build) as CompiledQuery<R> | undefined;
+    if (query === undefined) {
+      query = build(db).compile();
+      this.compiled.set(build, query);
+    }
+    return db.executeQuery({ ...query, parameters });
+  }
+
+  async first<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<R | undefined> {
+    return (await this.execute(db, build, parameters)).rows[0];
+  }
+
+  async affected(db: Kysely<Database>, build: QueryBuilder<unknown>, parameters: readonly unknown[]): Promise<number> {
+    return Number((await this.execute(db, build, parameters)).numAffectedRows ?? 0);
+  }
 }

@@ -1,6 +1,7 @@
 /** Builds every store over one Kysely handle (a connection pool or a transaction). */
 import type { Kysely } from 'kysely';
 import type { Stores } from '../core/ports.js';
+import { CompiledQueries } from './database.js';
 import type { Database } from './schema.js';
 import { KyselyClientStore } from './repositories/clients.js';
 import { KyselyCodeStore } from './repositories/codes.js';
@@ -14,22 +15,23 @@ import { KyselySessionStore } from './repositories/sessions.js';
 import { KyselyTokenStore } from './repositories/tokens.js';
 import { KyselyUserStore } from './repositories/users.js';
 
-export function createStores(db: Kysely<Database>): Stores {
+/** `queries` are compiled once per database; its transactions' stores share them. */
+export function createStores(db: Kysely<Database>, queries = new CompiledQueries()): Stores {
   return {
-    users: new KyselyUserStore(db),
+    users: new KyselyUserStore(db, queries),
     posts: new KyselyPostStore(db),
-    clients: new KyselyClientStore(db),
-    consents: new KyselyConsentStore(db),
-    grants: new KyselyGrantStore(db),
-    codes: new KyselyCodeStore(db),
-    tokens: new KyselyTokenStore(db),
-    personalTokens: new KyselyPersonalTokenStore(db),
+    clients: new KyselyClientStore(db, queries),
+    consents: new KyselyConsentStore(db, queries),
+    grants: new KyselyGrantStore(db, queries),
+    codes: new KyselyCodeStore(db, queries),
+    tokens: new KyselyTokenStore(db, queries),
+    personalTokens: new KyselyPersonalTokenStore(db, queries),
     keys: new KyselyKeyStore(db),
-    sessions: new KyselySessionStore(db),
+    sessions: new KyselySessionStore(db, queries),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) =>
       db.isTransaction
-        ? work(createStores(db))
-        : db.transaction().execute((trx) => work(createStores(trx))),
+        ? work(createStores(db, queries))
+        : db.transaction().execute((trx) => work(createStores(trx, queries))),
   };
 }

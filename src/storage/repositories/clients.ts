@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Client, ClientStatus, ClientStore, ClientType, IdTokenAlg, NewClient } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import type { CompiledQueries } from '../database.js';
 import type { ClientsTable, Database } from '../schema.js';
 
 function toClient(row: Selectable<ClientsTable>): Client {
@@ -21,8 +22,10 @@ function toClient(row: Selectable<ClientsTable>): Client {
   };
 }
 
+const clientById = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where('client_id', '=', '');
+
 export class KyselyClientStore implements ClientStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async create(client: NewClient, now: Instant): Promise<Client> {
     const row = await this.db.insertInto('clients').values({
@@ -44,7 +47,7 @@ export class KyselyClientStore implements ClientStore {
   }
 
   async findById(clientId: string): Promise<Client | undefined> {
-    const row = await this.db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    const row = await this.queries.first(this.db, clientById, [clientId]);
     return row && toClient(row);
   }
 

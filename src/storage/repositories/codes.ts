@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AuthorizationCode, CodeStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import type { CompiledQueries } from '../database.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
@@ -20,30 +21,26 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   };
 }
 
+const insertCode = (db: Kysely<Database>) => db.insertInto('authorization_codes').values({
+  code_hash: '', grant_id: 0, client_id: '', user_id: 0, redirect_uri: '', scope: '', code_challenge: '',
+  nonce: '', auth_time: 0, created_at: 0, expires_at: 0,
+});
+const consumeCode = (db: Kysely<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
+  .where('code_hash', '=', '').where('used_at', 'is', null).returningAll();
+
 export class KyselyCodeStore implements CodeStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void> {
-    await this.db.insertInto('authorization_codes').values({
-      code_hash: code.codeHash,
-      grant_id: code.grantId,
-      client_id: code.clientId,
-      user_id: code.userId,
-      redirect_uri: code.redirectUri,
-      scope: code.scope,
-      code_challenge: code.codeChallenge,
-      nonce: code.nonce,
-      auth_time: code.authTime,
-      created_at: code.createdAt,
-      expires_at: code.expiresAt,
-    }).execute();
+    await this.queries.execute(this.db, insertCode, [
+      code.codeHash, code.grantId, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge,
+      code.nonce, code.authTime, code.createdAt, code.expiresAt,
+    ]);
   }
 
   async consume(codeHash: string, now: Instant): Promise<AuthorizationCode | undefined> {
     // One conditional write: the row changes only for the first caller (RFC 6749 4.1.2).
-    const row = await this.db.updateTable('authorization_codes').set({ used_at: now })
-      .where('code_hash', '=', codeHash).where('used_at', 'is', null)
-      .returningAll().executeTakeFirst();
+    const row = await this.queries.first(this.db, consumeCode, [now, codeHash]);
     return row && toCode(row);
   }
 

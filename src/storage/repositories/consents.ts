@@ -1,26 +1,29 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Consent, ConsentStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import type { CompiledQueries } from '../database.js';
 import type { ConsentsTable, Database } from '../schema.js';
 
 function toConsent(row: Selectable<ConsentsTable>): Consent {
   return { userId: row.user_id, clientId: row.client_id, scope: row.scope, createdAt: row.created_at, updatedAt: row.updated_at };
 }
 
+const findConsent = (db: Kysely<Database>) => db.selectFrom('consents').selectAll()
+  .where('user_id', '=', 0).where('client_id', '=', '');
+const saveConsent = (db: Kysely<Database>) => db.insertInto('consents')
+  .values({ user_id: 0, client_id: '', scope: '', created_at: 0, updated_at: 0 })
+  .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ scope: '', updated_at: 0 }));
+
 export class KyselyConsentStore implements ConsentStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async find(userId: number, clientId: string): Promise<Consent | undefined> {
-    const row = await this.db.selectFrom('consents').selectAll()
-      .where('user_id', '=', userId).where('client_id', '=', clientId).executeTakeFirst();
+    const row = await this.queries.first(this.db, findConsent, [userId, clientId]);
     return row && toConsent(row);
   }
 
   async save(userId: number, clientId: string, scope: string, now: Instant): Promise<void> {
-    await this.db.insertInto('consents')
-      .values({ user_id: userId, client_id: clientId, scope, created_at: now, updated_at: now })
-      .onConflict((oc) => oc.columns(['user_id', 'client_id']).doUpdateSet({ scope, updated_at: now }))
-      .execute();
+    await this.queries.execute(this.db, saveConsent, [userId, clientId, scope, now, now, scope, now]);
   }
 
   async remove(userId: number, clientId: string): Promise<boolean> {

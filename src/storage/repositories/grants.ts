@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Grant, GrantStore, RevocationReason } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import type { CompiledQueries } from '../database.js';
 import type { Database, GrantsTable } from '../schema.js';
 
 function toGrant(row: Selectable<GrantsTable>): Grant {
@@ -18,24 +19,22 @@ function toGrant(row: Selectable<GrantsTable>): Grant {
   };
 }
 
+const createGrant = (db: Kysely<Database>) => db.insertInto('grants').values({
+  user_id: 0, client_id: '', scope: '', nonce: '', auth_time: 0, created_at: 0, last_used_at: 0,
+}).returningAll();
+const grantById = (db: Kysely<Database>) => db.selectFrom('grants').selectAll().where('id', '=', 0);
+const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0);
+
 export class KyselyGrantStore implements GrantStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant }, now: Instant): Promise<Grant> {
-    const row = await this.db.insertInto('grants').values({
-      user_id: grant.userId,
-      client_id: grant.clientId,
-      scope: grant.scope,
-      nonce: grant.nonce,
-      auth_time: grant.authTime,
-      created_at: now,
-      last_used_at: now,
-    }).returningAll().executeTakeFirstOrThrow();
-    return toGrant(row);
+    const row = await this.queries.first(this.db, createGrant, [grant.userId, grant.clientId, grant.scope, grant.nonce, grant.authTime, now, now]);
+    return toGrant(row!);
   }
 
   async findById(id: number): Promise<Grant | undefined> {
-    const row = await this.db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.queries.first(this.db, grantById, [id]);
     return row && toGrant(row);
   }
 
@@ -65,7 +64,7 @@ export class KyselyGrantStore implements GrantStore {
   }
 
   async touch(id: number, now: Instant): Promise<void> {
-    await this.db.updateTable('grants').set({ last_used_at: now }).where('id', '=', id).execute();
+    await this.queries.execute(this.db, touchGrant, [now, id]);
   }
 
   async summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>> {

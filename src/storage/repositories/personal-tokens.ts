@@ -1,7 +1,7 @@
-import type { CompiledQuery, InferResult, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { BearerRecord, PersonalToken, PersonalTokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import { bindParameters } from '../database.js';
+import type { CompiledQueries } from '../database.js';
 import type { Database, PersonalTokensTable } from '../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
@@ -21,20 +21,15 @@ function toPersonalToken(row: Omit<Selectable<PersonalTokensTable>, 'token_hash'
 const COLUMNS = ['id', 'user_id', 'name', 'scope', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'] as const;
 
 /** The bearer lookup of a personal token: one indexed read joining the user's row. */
-function bearerQuery(db: Kysely<Database>, tokenHash: string) {
+function personalBearer(db: Kysely<Database>) {
   return db.selectFrom('personal_tokens as t').innerJoin('users as u', 'u.id', 't.user_id')
     .select(USER_COLUMNS.map((column) => `u.${column}` as const))
     .select(['t.id as token_id', 't.scope', 't.expires_at', 't.revoked_at'])
-    .where('t.token_hash', '=', tokenHash);
+    .where('t.token_hash', '=', '');
 }
 
 export class KyselyPersonalTokenStore implements PersonalTokenStore {
-  /** Built and compiled once, like the access token's lookup (issue 8: the hot path). */
-  private readonly bearer: CompiledQuery<InferResult<ReturnType<typeof bearerQuery>>[number]>;
-
-  constructor(private readonly db: Kysely<Database>) {
-    this.bearer = bearerQuery(db, '').compile();
-  }
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async insert(token: { userId: number; name: string; tokenHash: string; scope: string; expiresAt: Instant | null }, now: Instant): Promise<PersonalToken> {
     const row = await this.db.insertInto('personal_tokens').values({
@@ -55,7 +50,7 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
   }
 
   async findBearer(tokenHash: string): Promise<BearerRecord | undefined> {
-    const { rows: [row] } = await this.db.executeQuery(bindParameters(this.bearer, [tokenHash]));
+    const row = await this.queries.first(this.db, personalBearer, [tokenHash]);
     return row && {
       tokenId: row.token_id,
       user: toUser(row),

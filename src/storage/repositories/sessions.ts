@@ -1,11 +1,17 @@
 import type { Kysely } from 'kysely';
 import type { Session, SessionStore, User } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import type { CompiledQueries } from '../database.js';
 import type { Database } from '../schema.js';
-import { toUser } from './users.js';
+import { USER_COLUMNS, toUser } from './users.js';
+
+const liveSession = (db: Kysely<Database>) => db.selectFrom('sessions as s').innerJoin('users as u', 'u.id', 's.user_id')
+  .select(['s.id_hash', 's.user_id', 's.auth_time', 's.created_at as session_created_at', 's.last_seen_at', 's.expires_at'])
+  .select(USER_COLUMNS.map((column) => `u.${column}` as const))
+  .where('s.id_hash', '=', '').where('s.ended_at', 'is', null).where('s.expires_at', '>', 0);
 
 export class KyselySessionStore implements SessionStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async create(session: Omit<Session, 'lastSeenAt' | 'createdAt'>, now: Instant): Promise<Session> {
     await this.db.insertInto('sessions').values({
@@ -20,13 +26,7 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined> {
-    const row = await this.db.selectFrom('sessions as s').innerJoin('users as u', 'u.id', 's.user_id')
-      .select([
-        's.id_hash', 's.user_id', 's.auth_time', 's.created_at as session_created_at', 's.last_seen_at', 's.expires_at',
-        'u.id', 'u.username', 'u.status', 'u.bio', 'u.member', 'u.level', 'u.xp', 'u.created_at', 'u.updated_at',
-      ])
-      .where('s.id_hash', '=', idHash).where('s.ended_at', 'is', null).where('s.expires_at', '>', now)
-      .executeTakeFirst();
+    const row = await this.queries.first(this.db, liveSession, [idHash, now]);
     if (!row) return undefined;
     return {
       session: {

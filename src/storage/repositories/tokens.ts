@@ -1,7 +1,7 @@
-import type { CompiledQuery, InferResult, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { BearerRecord, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import { bindParameters } from '../database.js';
+import type { CompiledQueries } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
@@ -23,8 +23,9 @@ function toRefresh(row: Selectable<RefreshTokensTable>): RefreshToken {
   return { ...toIssued(row), usedAt: row.used_at };
 }
 
-type BearerRow = InferResult<ReturnType<typeof bearerQuery>>[number];
+const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0 };
 
+/** The columns of a new token, in the order of the compiled inserts' parameters. */
 function values(token: NewIssuedToken) {
   return {
     token_hash: token.tokenHash,
@@ -41,7 +42,7 @@ function values(token: NewIssuedToken) {
  * The bearer lookup of every API request: one indexed read that joins grant, client and the
  * user's row (which `/me` answers with).
  */
-function bearerQuery(db: Kysely<Database>, tokenHash: string) {
+function accessBearer(db: Kysely<Database>) {
   return db.selectFrom('access_tokens as t')
     .innerJoin('grants as g', 'g.id', 't.grant_id')
     .innerJoin('users as u', 'u.id', 't.user_id')
@@ -51,25 +52,25 @@ function bearerQuery(db: Kysely<Database>, tokenHash: string) {
       't.id as token_id', 't.grant_id', 't.client_id', 't.scope', 't.expires_at',
       't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
     ])
-    .where('t.token_hash', '=', tokenHash);
+    .where('t.token_hash', '=', '');
 }
 
-export class KyselyTokenStore implements TokenStore {
-  /** Built and compiled once; each lookup only binds the hash (issue 8: the hot path). */
-  private readonly bearer: CompiledQuery<BearerRow>;
+const insertAccess = (db: Kysely<Database>) => db.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
+const insertRefresh = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
+const consumeRefresh = (db: Kysely<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
+  .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null).returningAll();
 
-  constructor(private readonly db: Kysely<Database>) {
-    this.bearer = bearerQuery(db, '').compile();
-  }
+export class KyselyTokenStore implements TokenStore {
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async insertAccess(token: NewIssuedToken): Promise<IssuedToken> {
-    const row = await this.db.insertInto('access_tokens').values(values(token)).returningAll().executeTakeFirstOrThrow();
-    return toIssued(row);
+    const row = await this.queries.first(this.db, insertAccess, Object.values(values(token)));
+    return toIssued(row!);
   }
 
   async insertRefresh(token: NewIssuedToken): Promise<RefreshToken> {
-    const row = await this.db.insertInto('refresh_tokens').values(values(token)).returningAll().executeTakeFirstOrThrow();
-    return toRefresh(row);
+    const row = await this.queries.first(this.db, insertRefresh, Object.values(values(token)));
+    return toRefresh(row!);
   }
 
   async findAccess(tokenHash: string): Promise<IssuedToken | undefined> {
@@ -83,7 +84,7 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   async findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined> {
-    const { rows: [row] } = await this.db.executeQuery(bindParameters(this.bearer, [tokenHash]));
+    const row = await this.queries.first(this.db, accessBearer, [tokenHash]);
     if (!row) return undefined;
     // A deactivated client ends its tokens at once (INTERFACE section 2), like a revoked grant.
     const revokedAt = row.revoked_at ?? row.grant_revoked_at ?? (row.client_status === 'active' ? null : row.expires_at);
@@ -100,9 +101,7 @@ export class KyselyTokenStore implements TokenStore {
 
   async consumeRefresh(tokenHash: string, now: Instant): Promise<RefreshToken | undefined> {
     // One conditional write: of racing rotations only the first changes the row (RFC 9700 4.14.2).
-    const row = await this.db.updateTable('refresh_tokens').set({ used_at: now })
-      .where('token_hash', '=', tokenHash).where('used_at', 'is', null).where('revoked_at', 'is', null)
-      .returningAll().executeTakeFirst();
+    const row = await this.queries.first(this.db, consumeRefresh, [now, tokenHash]);
     return row && toRefresh(row);
   }
 

@@ -1,8 +1,8 @@
-import type { CompiledQuery, Kysely, Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { ConflictError } from '../../core/errors.js';
 import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import { bindParameters } from '../database.js';
+import type { CompiledQueries } from '../database.js';
 import type { Database, UsersTable } from '../schema.js';
 import { isUniqueViolation } from './errors.js';
 
@@ -22,13 +22,10 @@ export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[n
   };
 }
 
-export class KyselyUserStore implements UserStore {
-  /** `findById` runs on every `/me`: compiled once, each call only binds the id (issue 8). */
-  private readonly byId: CompiledQuery<Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>>;
+const userById = (db: Kysely<Database>) => db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0);
 
-  constructor(private readonly db: Kysely<Database>) {
-    this.byId = db.selectFrom('users').select(USER_COLUMNS).where('id', '=', 0).compile();
-  }
+export class KyselyUserStore implements UserStore {
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async create(user: NewUser, now: Instant): Promise<User> {
     try {
@@ -52,7 +49,7 @@ export class KyselyUserStore implements UserStore {
   }
 
   async findById(id: number): Promise<User | undefined> {
-    const { rows: [row] } = await this.db.executeQuery(bindParameters(this.byId, [id]));
+    const row = await this.queries.first(this.db, userById, [id]);
     return row && toUser(row);
   }
 
