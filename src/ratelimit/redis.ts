@@ -56,6 +56,8 @@ export class RedisRateLimiter implements RateLimiter {
       maxRetriesPerRequest: 1,
       // Reconnect for ever, at most every 2 s, so the limiter comes back when Redis does.
       retryStrategy: (times) => Math.min(times * 100, 2000),
+      // Hits issued in the same tick (concurrent requests) leave in one write (issue 8).
+      enableAutoPipelining: true,
     }) as Redis & HitCommand;
     this.client.defineCommand('svcRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.

@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type Compilable, type CompiledQuery, Kysely, PostgresDialect, type QueryResult, SqliteDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely';
+import { type Compilable, type CompiledQuery, Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type QueryResult, SqliteDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
@@ -49,6 +49,46 @@ export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   };
 }
 
+/**
+ * pg's pool as Kysely sees it, but sending each SQL text as a named prepared statement, so
+ * PostgreSQL parses and plans it once per connection instead of on every query, and the text
+ * crosses the wire once (issue 8). As with SQLite, only the first STATEMENT_CACHE_SIZE texts
+ * get a name; a name always stands for the same text, so every connection prepares it alike.
+ */
+export function withNamedStatements(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < STATEMENT_CACHE_SIZE) {
+      name = `svc_${names.size}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  // One wrapper per pg client: Kysely keeps its connection objects by client identity.
+  const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    const query = (text: unknown, values?: unknown[]) => {
+      if (typeof text !== 'string') return client.query(text as pg.Submittable);
+      const name = nameOf(text);
+      return client.query(name === undefined ? { text, values } : { name, text, values });
+    };
+    return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() };
+  };
+  return {
+    connect: async () => {
+      const client = await pool.connect();
+      let wrapper = wrappers.get(client);
+      if (wrapper === undefined) {
+        wrapper = wrap(client);
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
+}
+
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
@@ -77,7 +117,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   });
   // An idle client losing its connection (a restarted server) must not crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
   return {
     db,
     dialect: 'postgres',
@@ -98,21 +138,21 @@ export type QueryBuilder<R> = (db: Kysely<Database>) => Compilable<R>;
 export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
 
-  /** Runs `build`'s query with `parameters`; the result's rows, or for writes `numAffectedRows`. */
+  /** Runs `build`'s query with `parameters` (in the compiled SQL's order). */
   execute<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<QueryResult<R>> {
     let query = this.compiled.get(build) as CompiledQuery<R> | undefined;
     if (query === undefined) {
       query = build(db).compile();
       this.compiled.set(build, query);
     }
+    // A builder's literals become parameters too: a count that differs means a value went astray.
+    if (parameters.length !== query.parameters.length) {
+      throw new Error(`compiled query takes ${query.parameters.length} parameters, got ${parameters.length}: ${query.sql}`);
+    }
     return db.executeQuery({ ...query, parameters });
   }
 
   async first<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<R | undefined> {
     return (await this.execute(db, build, parameters)).rows[0];
-  }
-
-  async affected(db: Kysely<Database>, build: QueryBuilder<unknown>, parameters: readonly unknown[]): Promise<number> {
-    return Number((await this.execute(db, build, parameters)).numAffectedRows ?? 0);
   }
 }

@@ -19,7 +19,7 @@ import { KyselyUserStore } from './repositories/users.js';
 export function createStores(db: Kysely<Database>, queries = new CompiledQueries()): Stores {
   return {
     users: new KyselyUserStore(db, queries),
-    posts: new KyselyPostStore(db),
+    posts: new KyselyPostStore(db, queries),
     clients: new KyselyClientStore(db, queries),
     consents: new KyselyConsentStore(db, queries),
     grants: new KyselyGrantStore(db, queries),

@@ -1,21 +1,41 @@
 import { type Kysely, sql } from 'kysely';
 import type { Category, Comment, NewPost, Page, Post, PostStatus, PostStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
+import type { CompiledQueries } from '../database.js';
 import type { Database } from '../schema.js';
 import { isUniqueViolation } from './errors.js';
 
+/** Posts with their author's name and their category's name. */
+function selectPosts(db: Kysely<Database>) {
+  return db.selectFrom('posts')
+    .innerJoin('categories', 'categories.id', 'posts.category_id')
+    .innerJoin('users', 'users.id', 'posts.author_id')
+    .select([
+      'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
+      'posts.title', 'posts.body', 'posts.status', 'posts.like_count', 'posts.comment_count',
+      'posts.view_count', 'posts.created_at', 'posts.updated_at',
+    ]);
+}
+
+/**
+ * One page of an author's published posts, newest first, ties by id (INTERFACE section 7). The
+ * page's ids come from the covering index alone; only those rows are read and joined, so a deep
+ * page skips index entries rather than whole joined rows (issue 8).
+ */
+const publishedPageByAuthor = (db: Kysely<Database>) => selectPosts(db)
+  .where('posts.id', 'in', (eb) => eb.selectFrom('posts').select('id')
+    .where('author_id', '=', 0).where('status', '=', 'published')
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(0).offset(0))
+  .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc');
+const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('posts')
+  .select((eb) => eb.fn.countAll<number | string>().as('n'))
+  .where('author_id', '=', 0).where('status', '=', 'published');
+
 export class KyselyPostStore implements PostStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   private selectPosts() {
-    return this.db.selectFrom('posts')
-      .innerJoin('categories', 'categories.id', 'posts.category_id')
-      .innerJoin('users', 'users.id', 'posts.author_id')
-      .select([
-        'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
-        'posts.title', 'posts.body', 'posts.status', 'posts.like_count', 'posts.comment_count',
-        'posts.view_count', 'posts.created_at', 'posts.updated_at',
-      ]);
+    return selectPosts(this.db);
   }
 
   async ensureCategory(name: string): Promise<Category> {
@@ -58,15 +78,11 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<Post>> {
-    const [rows, count] = await Promise.all([
-      this.selectPosts()
-        .where('posts.author_id', '=', authorId).where('posts.status', '=', 'published')
-        .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc')
-        .limit(limit).offset(offset).execute(),
-      this.db.selectFrom('posts').select((eb) => eb.fn.countAll<number | string>().as('n'))
-        .where('author_id', '=', authorId).where('status', '=', 'published').executeTakeFirstOrThrow(),
+    const [{ rows }, count] = await Promise.all([
+      this.queries.execute(this.db, publishedPageByAuthor, [authorId, 'published', limit, offset]),
+      this.queries.first(this.db, publishedCountByAuthor, [authorId, 'published']),
     ]);
-    return { items: rows.map(toPost), total: Number(count.n) };
+    return { items: rows.map(toPost), total: Number(count!.n) };
   }
 
   async listDraftsByAuthor(authorId: number): Promise<Post[]> {
