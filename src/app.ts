@@ -9,7 +9,7 @@ import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { Deps } from './deps.js';
-import { loggerOptions } from './http/logging.js';
+import { loggerOptions, requestLogger } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
@@ -40,6 +40,7 @@ export interface AppOptions {
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(options.logLevel ?? deps.settings.logLevel, options.logStream),
+    childLoggerFactory: requestLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: deps.settings.trustProxy,
   });

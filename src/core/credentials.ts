@@ -2,7 +2,7 @@
  * Credential primitives (INTERFACE section 2): random opaque tokens with a type prefix and a
  * CRC32 checksum, SHA-256 digests for storage, constant-time comparison.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 export const TOKEN_PREFIXES = {
@@ -81,7 +81,8 @@ export function generateOpaqueId(): string {
 
 /** The only form in which a token, code or secret is stored: SHA-256, base64url. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64url');
+  // One-shot: no Hash object per call on the paths every request takes (issue 8).
+  return hash('sha256', secret, 'base64url');
 }
 
 /** Compares two secrets in time independent of where they differ (and of their lengths). */

@@ -2,7 +2,7 @@
  * Logger options: structured JSON (pino) that never carries a credential. Headers are not
  * logged at all, and query parameters that can hold a secret are replaced by `[redacted]`.
  */
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 
 const SECRET_PARAMETERS = new Set([
   'code', 'token', 'access_token', 'refresh_token', 'id_token', 'id_token_hint', 'client_secret',
@@ -23,6 +23,50 @@ export function redactUrl(url: string): string {
 
 function decodeURIComponentSafe(value: string): string {
   try { return decodeURIComponent(value); } catch { return value; }
+}
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type Bindings = Parameters<FastifyBaseLogger['child']>[0];
+type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
+type Parent = FastifyBaseLogger & { isLevelEnabled(level: Level): boolean };
+
+/**
+ * A request's logger that becomes pino's child logger on the first line it writes. Fastify gives
+ * every request a child, and pino serializes a child's bindings (through redaction) when it is
+ * made: a visible share of every API request (issue 8) that almost never logs a line.
+ */
+class RequestLogger {
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(private readonly parent: Parent, private readonly bindings: Bindings, private readonly options: ChildOptions) {}
+
+  private get real(): FastifyBaseLogger {
+    return (this.#child ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string { return this.#child?.level ?? this.parent.level; }
+  set level(level: string) { this.real.level = level; }
+
+  fatal(...args: unknown[]): void { this.write('fatal', args); }
+  error(...args: unknown[]): void { this.write('error', args); }
+  warn(...args: unknown[]): void { this.write('warn', args); }
+  info(...args: unknown[]): void { this.write('info', args); }
+  debug(...args: unknown[]): void { this.write('debug', args); }
+  trace(...args: unknown[]): void { this.write('trace', args); }
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
+    return this.real.child(bindings, options);
+  }
+
+  private write(level: Level, args: unknown[]): void {
+    if (this.parent.isLevelEnabled(level)) (this.real[level] as (...line: unknown[]) => void)(...args);
+  }
+}
+
+/** Fastify's `childLoggerFactory`: request loggers made on first use (see `RequestLogger`). */
+export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger {
+  return new RequestLogger(logger as Parent, bindings, options) as unknown as FastifyBaseLogger;
 }
 
 export function loggerOptions(level: string, stream?: { write(line: string): void }): FastifyServerOptions['logger'] {

@@ -117,6 +117,15 @@ forEachDatabase('operations and pages', (database) => {
     assert.equal(res.headers.getSetCookie().some((c) => c.startsWith('svc_session=')), false);
   });
 
+  test('request log lines carry the request id', async () => {
+    const before = logLines.length;
+    await fetch(`${t.baseUrl}/healthz`);
+    const completed = logLines.slice(before).map((line) => JSON.parse(line) as { msg?: string; reqId?: unknown })
+      .filter((line) => line.msg === 'request completed');
+    assert.equal(completed.length, 1);
+    assert.match(String(completed[0]!.reqId), /^req-/);
+  });
+
   test('the logs never contain a password, a code or a token from the query', async () => {
     await signIn(t, 'opsuser', 'ops password 1');
     await fetch(`${t.baseUrl}/nothing?code=SECRETCODE123&state=STATEVALUE&token=svco_SECRET`);
