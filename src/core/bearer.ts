@@ -116,6 +116,9 @@ export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthErr
   return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope);
 }
 
+/** "Last used" times (of tokens and grants) are written at most once per this interval. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
 /**
  * Remembers when each token's last use was recorded, so `last used` is written at most once per
  * `intervalMs` per token and the hot path stays a read. Per process; each instance writes its own.
@@ -123,7 +126,7 @@ export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthErr
 export class UsageRecorder {
   private readonly recorded = new Map<string, Instant>();
 
-  constructor(private readonly intervalMs = 60_000, private readonly maxEntries = 100_000) {}
+  constructor(private readonly intervalMs = LAST_USED_RESOLUTION_MS, private readonly maxEntries = 100_000) {}
 
   async record(stores: Stores, bearer: Bearer, now: Instant): Promise<void> {
     const key = bearerKey(bearer);

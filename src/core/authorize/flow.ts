@@ -113,7 +113,7 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
   // Remembered consent skips the page for scopes already granted (INTERFACE section 10).
   const consent = await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
   if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
-    return { kind: 'redirect', location: await approve(deps, request, signedIn!) };
+    return { kind: 'redirect', location: await approve(deps, request, signedIn!, { remembered: true }) };
   }
   if (silent) return fail('consent_required', 'The user has not approved this application.');
   const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
@@ -138,9 +138,10 @@ export async function decideAuthorization(deps: OAuthDeps, params: Params, signe
 
 /**
  * Approval: a new grant, a single-use code bound to everything the token request must repeat
- * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, in one transaction.
+ * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, in one transaction. A request
+ * the remembered consent already `covers` leaves the consent as it is.
  */
-async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn): Promise<string> {
+async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean } = { remembered: false }): Promise<string> {
   const code = generateAuthorizationCode();
   const now = deps.clock.now();
   const scope = formatScope(request.scopes);
@@ -161,6 +162,7 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
       createdAt: now,
       expiresAt: now + deps.settings.codeTtlSeconds * 1000,
     });
+    if (consent.remembered) return;
     const previous = await tx.consents.find(userId, clientId);
     await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
   });

@@ -3,7 +3,7 @@ import { hashSecret } from '../credentials.js';
 import { OAuthError } from '../errors.js';
 import { required, single } from '../params.js';
 import { verifyCodeVerifier } from '../pkce.js';
-import type { AuthorizationCode, Client, Stores } from '../ports.js';
+import type { AuthorizationCode, Client, Grant, Stores, User } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import type { Instant } from '../time.js';
@@ -13,8 +13,8 @@ const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
 
-/** Why a freshly consumed code gives no tokens, or `undefined` when it does. */
-async function codeProblem(tx: Stores, code: AuthorizationCode, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): Promise<string | undefined> {
+/** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
+async function redeemable(tx: Stores, code: AuthorizationCode, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): Promise<{ grant: Grant; user: User } | string> {
   if (code.clientId !== client.clientId) return 'The code was issued to another client.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
   if (code.expiresAt <= now) return 'The code has expired.';
@@ -28,7 +28,7 @@ async function codeProblem(tx: Stores, code: AuthorizationCode, client: Client, 
   if (!grant || grant.revokedAt !== null) return 'The authorization was revoked.';
   const user = await tx.users.findById(code.userId);
   if (!user || user.status !== 'active') return 'The account can no longer be used.';
-  return undefined;
+  return { grant, user };
 }
 
 registerGrantType('authorization_code', async ({ deps, client, params }) => {
@@ -43,10 +43,9 @@ registerGrantType('authorization_code', async ({ deps, client, params }) => {
   const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
     const consumed = await tx.codes.consume(codeHash, now);
     if (!consumed) return { kind: 'not_consumed' };
-    const problem = await codeProblem(tx, consumed, client, redirectUri, verifier, now);
-    if (problem) return { kind: 'refused', description: problem };
-    const grant = (await tx.grants.findById(consumed.grantId))!;
-    const user = (await tx.users.findById(consumed.userId))!;
+    const redeemed = await redeemable(tx, consumed, client, redirectUri, verifier, now);
+    if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
+    const { grant, user } = redeemed;
     const tokens = await issueTokens(tx, now, deps.settings, { grant, user, client, accessScope: consumed.scope, refreshScope: consumed.scope, nonce: consumed.nonce });
     return { kind: 'issued', tokens };
   });
