@@ -166,14 +166,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       }
     };
 
-    // One token is hammered across every instance, to check the shared rate limit.
+    // One token is hammered across every instance, to check the shared rate limit. Its user is
+    // its own: a virtual user's code replay ends all of that user's grants for the app, and a dead
+    // hammered token would make every later request from this address fail (then 429).
+    const hammerUser = await createAccount(deps.stores, deps.clock, { username: `soak${run}hammer`, password });
     const hammer = async () => {
       const app = apps[0]!;
       const jar = new CookieJar();
       const pkce = pkcePair();
       const back = await authorize(jar, anyBase(), {
         clientId: app.clientId, redirectUri: app.redirectUri, scope: 'profile:read', codeChallenge: pkce.challenge,
-      }, { credentials: { username: users[0]!.username, password } });
+      }, { credentials: { username: hammerUser.username, password } });
       const { body } = await tokenRequest(anyBase(), {
         grant_type: 'authorization_code', code: back.get('code')!, redirect_uri: app.redirectUri, code_verifier: pkce.verifier, ...clientAuth(app),
       });

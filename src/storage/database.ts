@@ -2,7 +2,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { type Compilable, type CompiledQuery, Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, type QueryResult, SqliteDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely';
+import {
+  type Compilable, type CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, type PostgresPool,
+  type PostgresPoolClient, type QueryResult, SqliteDialect, type SqliteDialectConfig, SqliteDriver, type SqliteDatabase,
+  type SqliteStatement, sql,
+} from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
@@ -89,6 +93,55 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
   };
 }
 
+/**
+ * Hands a resource to its waiters in arrival order. Kysely's SQLite mutex wakes every waiter on
+ * each release and lets the first to run take the connection: under load that cost a wake-up per
+ * waiter per query and let newcomers overtake, which made the slowest requests wait seconds (issue 8).
+ */
+export class FifoMutex {
+  #locked = false;
+  readonly #waiters: Array<() => void> = [];
+
+  lock(): Promise<void> {
+    if (!this.#locked) {
+      this.#locked = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  unlock(): void {
+    const next = this.#waiters.shift();
+    if (next) next();
+    else this.#locked = false;
+  }
+}
+
+/** Kysely's SQLite driver with its one connection handed out in arrival order (`FifoMutex`). */
+class FairSqliteDriver extends SqliteDriver {
+  readonly #turn = new FifoMutex();
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await this.#turn.lock();
+    return super.acquireConnection();
+  }
+
+  override async releaseConnection(): Promise<void> {
+    await super.releaseConnection();
+    this.#turn.unlock();
+  }
+}
+
+class FairSqliteDialect extends SqliteDialect {
+  constructor(private readonly driverConfig: SqliteDialectConfig) {
+    super(driverConfig);
+  }
+
+  override createDriver(): Driver {
+    return new FairSqliteDriver(this.driverConfig);
+  }
+}
+
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
@@ -97,7 +150,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+    const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: withStatementCache(sqlite) }) });
     return {
       db,
       dialect: 'sqlite',
