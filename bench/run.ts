@@ -38,6 +38,9 @@ const SERVICE_NODE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 
   .split(' ').filter((argument) => argument.startsWith('--'));
 /** A generator using less than this share of its core while the server saturates its own is not the bottleneck. */
 const GENERATOR_BUSY = 0.9;
+/** Refresh chain sets: the warm-up and the measurement each get their own. */
+const PHASES = 2;
+const ME = '/api/open/v1/me';
 
 export interface BenchOptions {
   seconds: number;
@@ -50,6 +53,8 @@ export interface BenchOptions {
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
 }
+
+type RunLength = Pick<BenchOptions, 'seconds' | 'warmup' | 'connections'>;
 
 export interface Measurement {
   /** Requests per second (for the code flow: completed flows per second). */
@@ -84,8 +89,11 @@ export interface BenchReport {
   date: string;
   machine: { cpu: string; cores: number; memoryGb: number; os: string; node: string; wrk: string };
   setup: { database: string; rateLimiter: string; seconds: number; warmup: number; connections: number; seed: SeedSize; logLevel: string };
+  /** Wall time of seeding each database, migration included. */
+  seeding: { accessTokens: number; seconds: number }[];
   scenarios: ScenarioResult[];
-  peakRssMb: { ours: number; ceiling: number; peer: number };
+  /** VmHWM of each server at the end, by server: `ours`, `ceiling`, `peer`. */
+  peakRssMb: Record<string, number>;
   generatorBottleneck: boolean;
   notes: string[];
 }
@@ -238,7 +246,16 @@ async function wrk(run: WrkRun, seconds: number, connections: number, server: Se
   };
 }
 
-function writeLines(dir: string, name: string, lines: string[]): string {
+/** Warm-up then measurement; `runEnv(phase)` gives each phase its own data where a run uses it up. */
+async function warmUpAndMeasure(server: Server, script: string, path: string, runEnv: (phase: number) => Record<string, string>, length: RunLength): Promise<Measurement> {
+  await wrk({ script, url: server.url + path, env: runEnv(0) }, length.warmup, length.connections, server);
+  return wrk({ script, url: server.url + path, env: runEnv(1) }, length.seconds, length.connections, server);
+}
+
+/** get.lua's settings: GET `path` rotating through the tokens in the file `tokens`. */
+const get = (path: string, tokens: string, expect = 200) => () => ({ BENCH_PATH: path, BENCH_TOKENS: tokens, BENCH_EXPECT: String(expect) });
+
+function writeLines(dir: string, name: string, lines: readonly string[]): string {
   const path = join(dir, name);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
@@ -329,83 +346,163 @@ export async function preparePeer(peer: string, redirectUri: string, users: numb
   return { sessionCookies, accessTokens, refreshChains };
 }
 
-// --- our database -----------------------------------------------------------------------------
+// --- our database and our service -------------------------------------------------------------
 
-async function prepareDatabaseTarget(env: Record<string, string | undefined>, work: string): Promise<string> {
+/** A fresh, empty database named `name` (an identifier): a file in `work` on SQLite, or a database on DATABASE_URL's server. */
+async function prepareDatabaseTarget(env: Record<string, string | undefined>, work: string, name = 'svc_bench'): Promise<string> {
   const url = env.DATABASE_URL;
-  if (!url || url.startsWith('sqlite:')) return `sqlite:${join(work, 'bench.sqlite')}`;
+  if (!url || url.startsWith('sqlite:')) return `sqlite:${join(work, `${name}.sqlite`)}`;
   // A database of its own on the given server, so the bench never touches the operator's data.
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    await admin.query('DROP DATABASE IF EXISTS svc_bench WITH (FORCE)');
-    await admin.query('CREATE DATABASE svc_bench');
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
   } finally {
     await admin.end();
   }
   const target = new URL(url);
-  target.pathname = '/svc_bench';
+  target.pathname = `/${name}`;
   return target.toString();
+}
+
+function databaseKind(databaseUrl: string): 'sqlite' | 'postgres' {
+  return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+}
+
+/** Our server's settings in every run: the limiter counts every request but never refuses; no janitor, no demo. */
+function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, port: number): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl, REDIS_URL: redisUrl ?? '', DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
+    RATE_LIMIT_PER_MINUTE: RATE_LIMIT, BASE_URL: `http://127.0.0.1:${port}`, WORKERS: '1', HOST: '127.0.0.1',
+  };
+}
+
+/** Migrates and seeds our server's database; returns the raw values the load needs and how long it took. */
+async function seedDatabase(serviceEnv: Record<string, string>, size: SeedSize, log: (line: string) => void, rotatingTokens?: readonly string[]) {
+  log(`seeding ${databaseKind(serviceEnv.DATABASE_URL!)}: ${size.users} users, ${size.posts} posts, ${size.accessTokens} access tokens`);
+  const started = Date.now();
+  const deps = createDeps(loadSettings({ ...serviceEnv, REDIS_URL: '' }));
+  let seeded: SeededData;
+  try {
+    await prepareDatabase(deps);
+    seeded = await seedBench(deps, size, PHASES, rotatingTokens);
+  } finally {
+    await deps.close();
+  }
+  const seconds = Math.round((Date.now() - started) / 100) / 10;
+  log(`seeded in ${seconds.toFixed(1)} s`);
+  return { seeded, seeding: { accessTokens: size.accessTokens, seconds } };
+}
+
+/** Starts our service (`dist/`) on the server core; resolves once `/me` answers 200 for `token`, with that answer. */
+async function startService(serviceEnv: Record<string, string>, port: number, env: Record<string, string | undefined>, token: string) {
+  // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
+  const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
+  const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'], serviceEnv, port, '/readyz');
+  const me = await fetch(`${server.url}${ME}`, { headers: { authorization: `Bearer ${token}` } });
+  const meBody = await me.text();
+  if (!me.ok) {
+    await server.stop();
+    throw new Error(`GET /me answered ${me.status}: ${meBody}`);
+  }
+  return { server, meBody };
+}
+
+// --- the report -------------------------------------------------------------------------------
+
+function machine(): BenchReport['machine'] {
+  const cpu = cpus();
+  return {
+    cpu: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGb: Math.round(totalmem() / 1e8) / 10,
+    os: `${osType()} ${osRelease()}`, node: process.version, wrk: wrkVersion(),
+  };
+}
+
+/** The report of a run: its settings, what it measured, and whether wrk held the server back anywhere. */
+function buildReport(options: BenchOptions, databaseUrl: string, redisUrl: string | undefined, measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes'>): BenchReport {
+  const all = measured.scenarios.flatMap((s) => [s.ours, s.ceiling, s.peer]).filter((m): m is Measurement => m !== undefined);
+  return {
+    date: new Date().toISOString(),
+    machine: machine(),
+    setup: {
+      database: databaseKind(databaseUrl), rateLimiter: redisUrl ? 'redis' : 'memory', seconds: options.seconds,
+      warmup: options.warmup, connections: options.connections, seed: options.seed, logLevel: 'warn',
+    },
+    seeding: measured.seeding,
+    scenarios: measured.scenarios,
+    peakRssMb: measured.peakRssMb,
+    generatorBottleneck: all.some((m) => m.generatorCpu >= GENERATOR_BUSY && m.serverCpu < GENERATOR_BUSY),
+    notes: measured.notes,
+  };
+}
+
+/** Writes the report as JSON to `out`, or to bench/results/<date>-<database>[-redis]<suffix>.json. */
+function writeReport(report: BenchReport, out: string | undefined, suffix: string, log: (line: string) => void): void {
+  const file = out ?? join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-${report.setup.database}${report.setup.rateLimiter === 'redis' ? '-redis' : ''}${suffix}.json`);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  log(`results written to ${file}`);
+}
+
+/** Installs wrk and taskset when missing and builds dist/ when asked. */
+function prepareRun(options: BenchOptions) {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  ensureTools(log);
+  if (options.build) {
+    log('building dist/');
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  }
+  return { log, env: options.env ?? process.env };
 }
 
 // --- the run ----------------------------------------------------------------------------------
 
-const fmt = (n: number | undefined, digits = 0) => (n === undefined ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const MISSING = '—';
+const fmt = (n: number | undefined, digits = 0) => (n === undefined ? MISSING : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+/** The table's columns; a comparison column is shown only when some row of the report has a value in it. */
+const COLUMNS: { header: string; cell: (s: ScenarioResult) => string; left?: true; comparison?: true }[] = [
+  { header: 'scenario', cell: (s) => `${s.id} ${s.title}`, left: true },
+  { header: 'ours req/s', cell: (s) => fmt(s.ours.rate) },
+  { header: 'p50 ms', cell: (s) => fmt(s.ours.p50Ms, 2) },
+  { header: 'p99 ms', cell: (s) => fmt(s.ours.p99Ms, 2) },
+  { header: 'non-2xx', cell: (s) => fmt(s.ours.unexpected) },
+  { header: 'ceiling', cell: (s) => fmt(s.ceiling?.rate), comparison: true },
+  { header: 'peer', cell: (s) => fmt(s.peer?.rate), comparison: true },
+  { header: '×ceiling', cell: (s) => fmt(s.ratioCeiling, 2), comparison: true },
+  { header: '×peer', cell: (s) => fmt(s.ratioPeer, 2), comparison: true },
+  { header: 'target', cell: (s) => s.target ?? '', left: true },
+  { header: 'met', cell: (s) => (s.met === undefined ? '' : s.met ? 'yes' : 'NO'), left: true },
+];
 
 export function renderTable(report: BenchReport): string {
-  const header = ['scenario', 'ours req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'ceiling', 'peer', '×ceiling', '×peer', 'target', 'met'];
-  const rows = report.scenarios.map((s) => [
-    `${s.id} ${s.title}`, fmt(s.ours.rate), fmt(s.ours.p50Ms, 2), fmt(s.ours.p99Ms, 2), fmt(s.ours.unexpected),
-    fmt(s.ceiling?.rate), fmt(s.peer?.rate), fmt(s.ratioCeiling, 2), fmt(s.ratioPeer, 2), s.target ?? '', s.met === undefined ? '' : s.met ? 'yes' : 'NO',
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i >= 9 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  const out = [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
-  out.push('', `peak RSS (VmHWM): ours ${report.peakRssMb.ours} MB, ceiling ${report.peakRssMb.ceiling} MB, peer ${report.peakRssMb.peer} MB`);
+  const columns = COLUMNS.filter((c) => !c.comparison || report.scenarios.some((s) => c.cell(s) !== MISSING));
+  const rows = report.scenarios.map((s) => columns.map((c) => c.cell(s)));
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((cell, i) => (columns[i]!.left ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+  const out = [line(columns.map((c) => c.header)), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
+  out.push('', `seeding (migration included): ${report.seeding.map((s) => `${fmt(s.seconds, 1)} s with ${fmt(s.accessTokens)} access tokens`).join(', ')}`);
+  out.push(`peak RSS (VmHWM): ${Object.entries(report.peakRssMb).map(([server, mb]) => `${server} ${mb} MB`).join(', ')}`);
   out.push(`load generator: ${report.generatorBottleneck ? 'WAS the bottleneck in at least one run (see generatorCpu in the JSON)' : 'not the bottleneck (below 90 % of its core in every run where the server was saturated)'}`);
   for (const note of report.notes) out.push(`note: ${note}`);
   return out.join('\n');
 }
 
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
-  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const env = options.env ?? process.env;
-  ensureTools(log);
-  if (options.build) {
-    log('building dist/');
-    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-  }
+  const { log, env } = prepareRun(options);
   const work = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const servers: Server[] = [];
   try {
     const databaseUrl = await prepareDatabaseTarget(env, work);
-    const database = databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+    const database = databaseKind(databaseUrl);
     const redisUrl = env.REDIS_URL || undefined;
     const port = await freePort();
-    const serviceEnv = {
-      DATABASE_URL: databaseUrl, REDIS_URL: redisUrl ?? '', DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
-      RATE_LIMIT_PER_MINUTE: RATE_LIMIT, BASE_URL: `http://127.0.0.1:${port}`, WORKERS: '1', HOST: '127.0.0.1',
-    };
-    const phases = 2;
-    log(`seeding ${database}: ${options.seed.users} users, ${options.seed.posts} posts, ${options.seed.accessTokens} access tokens`);
-    const seedStarted = Date.now();
-    const deps = createDeps(loadSettings({ ...serviceEnv, REDIS_URL: '' }));
-    let seeded: SeededData;
-    try {
-      await prepareDatabase(deps);
-      seeded = await seedBench(deps, options.seed, phases);
-    } finally {
-      await deps.close();
-    }
-    log(`seeded in ${((Date.now() - seedStarted) / 1000).toFixed(1)} s`);
+    const serviceEnv = serviceEnvironment(databaseUrl, redisUrl, port);
+    const { seeded, seeding } = await seedDatabase(serviceEnv, options.seed, log);
 
-    // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
-    const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
-    const ours = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'], serviceEnv, port, '/readyz');
+    const { server: ours, meBody: profileText } = await startService(serviceEnv, port, env, seeded.rotatingTokens[0]!);
     servers.push(ours);
-    const me = await fetch(`${ours.url}/api/open/v1/me`, { headers: { authorization: `Bearer ${seeded.rotatingTokens[0]}` } });
-    if (!me.ok) throw new Error(`GET /me answered ${me.status}: ${await me.text()}`);
-    const profileText = await me.text();
     const profileFile = join(work, 'profile.json');
     writeFileSync(profileFile, profileText);
 
@@ -416,8 +513,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }, await freePort());
     servers.push(peer);
     const peerUsers = Math.min(200, options.seed.sessions);
-    log(`preparing the peer: ${peerUsers} sign-ins and ${options.seed.refreshChains * phases} refresh chains`);
-    const peerData = await preparePeer(peer.url, seeded.redirectUri, peerUsers, options.seed.refreshChains, phases);
+    log(`preparing the peer: ${peerUsers} sign-ins and ${options.seed.refreshChains * PHASES} refresh chains`);
+    const peerData = await preparePeer(peer.url, seeded.redirectUri, peerUsers, options.seed.refreshChains, PHASES);
 
     const files = {
       rotating: writeLines(work, 'rotating.txt', seeded.rotatingTokens),
@@ -443,13 +540,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     })}`;
     const peerExchange = new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: seeded.redirectUri, client_id: 'bench-public', code_verifier: pkce.verifier }).toString();
 
-    /** Warm-up then measurement; `phaseEnv` gives each phase its own data where a run uses it up. */
-    const measure = async (server: Server, script: string, path: string, runEnv: (phase: number) => Record<string, string>): Promise<Measurement> => {
-      await wrk({ script, url: server.url + path, env: runEnv(0) }, options.warmup, options.connections, server);
-      return wrk({ script, url: server.url + path, env: runEnv(1) }, options.seconds, options.connections, server);
-    };
-    const get = (path: string, tokens: string, expect = 200) => () => ({ BENCH_PATH: path, BENCH_TOKENS: tokens, BENCH_EXPECT: String(expect) });
-    const ME = '/api/open/v1/me';
+    const measure = (server: Server, script: string, path: string, runEnv: (phase: number) => Record<string, string>) =>
+      warmUpAndMeasure(server, script, path, runEnv, options);
     const scenarios: ScenarioResult[] = [];
     const add = (result: ScenarioResult) => {
       if (result.ceiling) result.ratioCeiling = Math.round((result.ours.rate / result.ceiling.rate) * 100) / 100;
@@ -503,31 +595,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       scenarios.at(-1)!.met = scenarios.at(-1)!.ratioPeer! >= 2;
     }
 
-    const all = scenarios.flatMap((s) => [s.ours, s.ceiling, s.peer]).filter((m): m is Measurement => m !== undefined);
-    const generatorBottleneck = all.some((m) => m.generatorCpu >= GENERATOR_BUSY && m.serverCpu < GENERATOR_BUSY);
     const peak = { ours: peakRssMb(ours.pid), ceiling: peakRssMb(ceiling.pid), peer: peakRssMb(peer.pid) };
     const rssTarget: ScenarioResult = { id: 'rss', title: 'peak RSS under load (MB, lower is better)', ours: { ...ourMe, rate: peak.ours }, target: '≤ 150 MB', met: peak.ours <= 150 };
     scenarios.push(rssTarget);
-    const cpu = cpus();
-    const report: BenchReport = {
-      date: new Date().toISOString(),
-      machine: {
-        cpu: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGb: Math.round(totalmem() / 1e8) / 10,
-        os: `${osType()} ${osRelease()}`, node: process.version, wrk: wrkVersion(),
-      },
-      setup: { database, rateLimiter: limiter, seconds: options.seconds, warmup: options.warmup, connections: options.connections, seed: options.seed, logLevel: 'warn' },
-      scenarios,
-      peakRssMb: peak,
-      generatorBottleneck,
+    const report = buildReport(options, databaseUrl, redisUrl, {
+      seeding: [seeding], scenarios, peakRssMb: peak,
       notes: [
         'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',
       ],
-    };
-    const out = options.out ?? join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-${database}${redisUrl ? '-redis' : ''}.json`);
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-    log(`results written to ${out}`);
+    });
+    writeReport(report, options.out, '', log);
     return report;
   } finally {
     for (const server of servers.reverse()) await server.stop();
@@ -549,10 +627,11 @@ async function main(): Promise<void> {
       out: { type: 'string' },
     },
   });
-  const report = await runBench({
+  const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections),
     seed: values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
-  });
+  };
+  const report = await runBench(options);
   process.stdout.write(`\n${renderTable(report)}\n`);
 }
 

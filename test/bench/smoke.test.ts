@@ -8,36 +8,51 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { renderTable, runBench, wrkAvailable } from '../../bench/run.js';
+import { type BenchOptions, type BenchReport, type Measurement, renderTable, runBench, wrkAvailable } from '../../bench/run.js';
 import { SMOKE_SEED } from '../../bench/seed.js';
 
-test('the bench runs every scenario and reports every figure', { skip: wrkAvailable() ? false : 'wrk is not installed', timeout: 240_000 }, async () => {
+const skip = wrkAvailable() ? false : 'wrk is not installed';
+
+/** Runs the bench with 1-second runs on embedded SQLite, writing its JSON to a temporary file. */
+async function smokeRun(run: (options: BenchOptions) => Promise<BenchReport>): Promise<BenchReport> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-'));
   try {
     const out = join(dir, 'result.json');
-    const report = await runBench({
+    const report = await run({
       seconds: 1, warmup: 1, connections: 4, seed: SMOKE_SEED, build: true, out,
       env: { DATABASE_URL: '', REDIS_URL: '' }, log: () => {},
     });
     assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), JSON.parse(JSON.stringify(report)));
-    assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'c1', 'c2', 'd', 'e1', 'e2', 'rss']);
-    for (const scenario of report.scenarios.filter((s) => s.id !== 'rss')) {
-      for (const m of [scenario.ours, scenario.ceiling, scenario.peer]) {
-        if (m === undefined) continue;
-        assert.ok(m.requests > 0, `${scenario.id}: no requests`);
-        assert.ok(m.rate > 0, `${scenario.id}: no completed request or flow`);
-        assert.equal(m.unexpected, 0, `${scenario.id}: unexpected answers`);
-        for (const key of ['p50Ms', 'p99Ms', 'serverCpu', 'generatorCpu', 'serverPeakRssMb'] as const) {
-          assert.ok(Number.isFinite(m[key]), `${scenario.id}: ${key} missing`);
-        }
-      }
-    }
-    const byId = Object.fromEntries(report.scenarios.map((s) => [s.id, s]));
-    assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the ceiling and the peer');
-    assert.ok(byId.d!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
-    assert.ok(report.peakRssMb.ours > 0 && report.peakRssMb.ceiling > 0 && report.peakRssMb.peer > 0);
-    assert.match(renderTable(report), /×ceiling[\s\S]*load generator:/);
+    return report;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function assertMeasured(id: string, m: Measurement): void {
+  assert.ok(m.requests > 0, `${id}: no requests`);
+  assert.ok(m.rate > 0, `${id}: no completed request or flow`);
+  assert.equal(m.unexpected, 0, `${id}: unexpected answers`);
+  for (const key of ['p50Ms', 'p99Ms', 'serverCpu', 'generatorCpu', 'serverPeakRssMb'] as const) {
+    assert.ok(Number.isFinite(m[key]), `${id}: ${key} missing`);
+  }
+}
+
+function assertSeedingReported(report: BenchReport, accessTokens: number[]): void {
+  assert.deepEqual(report.seeding.map((s) => s.accessTokens), accessTokens);
+  for (const s of report.seeding) assert.ok(s.seconds > 0, 'seeding time missing');
+}
+
+test('the bench runs every scenario and reports every figure', { skip, timeout: 240_000 }, async () => {
+  const report = await smokeRun(runBench);
+  assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'c1', 'c2', 'd', 'e1', 'e2', 'rss']);
+  for (const scenario of report.scenarios.filter((s) => s.id !== 'rss')) {
+    for (const m of [scenario.ours, scenario.ceiling, scenario.peer]) if (m !== undefined) assertMeasured(scenario.id, m);
+  }
+  const byId = Object.fromEntries(report.scenarios.map((s) => [s.id, s]));
+  assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the ceiling and the peer');
+  assert.ok(byId.d!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
+  assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
+  for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
+  assert.match(renderTable(report), /×ceiling[\s\S]*load generator:/);
 });
