@@ -5,9 +5,15 @@
  * Prints one table, writes the same as JSON under bench/results/.
  *
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--no-build] [--out FILE]
+ *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options]
+ *
+ * `--token-scale` measures only `/me`, on two fresh databases that differ in nothing but the number
+ * of stored access tokens (the same rotating tokens in both), one after the other: the issue's
+ * "within 10 %" target for 1,000,000 stored tokens against 1,000.
  *
  * Embedded SQLite by default; with DATABASE_URL (postgres://) it creates and uses a database
- * named `svc_bench` on that server, and with REDIS_URL the rate limiter counts in Redis.
+ * named `svc_bench` (`svc_bench_tokens_<count>` for the token scale) on that server, and with
+ * REDIS_URL the rate limiter counts in Redis.
  * Every request goes to 127.0.0.1, and every wrk run is bounded in time.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -54,6 +60,14 @@ export interface BenchOptions {
   log?: (line: string) => void;
 }
 
+export interface TokenScaleOptions extends BenchOptions {
+  /**
+   * Stored access tokens of the two databases compared (the issue: 1,000 and 1,000,000). Both are
+   * seeded with `seed` otherwise; `few` must be at least `seed.rotatingTokens`.
+   */
+  accessTokenCounts: { few: number; many: number };
+}
+
 type RunLength = Pick<BenchOptions, 'seconds' | 'warmup' | 'connections'>;
 
 export interface Measurement {
@@ -81,6 +95,9 @@ export interface ScenarioResult {
   /** ours / ceiling and ours / peer, rates. */
   ratioCeiling?: number;
   ratioPeer?: number;
+  /** The id of the row of the same report this one is compared with, and ours / its ours, rates. */
+  baseline?: string;
+  ratioBaseline?: number;
   target?: string;
   met?: boolean;
 }
@@ -92,7 +109,7 @@ export interface BenchReport {
   /** Wall time of seeding each database, migration included. */
   seeding: { accessTokens: number; seconds: number }[];
   scenarios: ScenarioResult[];
-  /** VmHWM of each server at the end, by server: `ours`, `ceiling`, `peer`. */
+  /** VmHWM of each server at the end, by server: `ours`, `ceiling`, `peer` (token scale: `ours-<count>`). */
   peakRssMb: Record<string, number>;
   generatorBottleneck: boolean;
   notes: string[];
@@ -472,6 +489,7 @@ const COLUMNS: { header: string; cell: (s: ScenarioResult) => string; left?: tru
   { header: 'peer', cell: (s) => fmt(s.peer?.rate), comparison: true },
   { header: '×ceiling', cell: (s) => fmt(s.ratioCeiling, 2), comparison: true },
   { header: '×peer', cell: (s) => fmt(s.ratioPeer, 2), comparison: true },
+  { header: '×baseline', cell: (s) => fmt(s.ratioBaseline, 2), comparison: true },
   { header: 'target', cell: (s) => s.target ?? '', left: true },
   { header: 'met', cell: (s) => (s.met === undefined ? '' : s.met ? 'yes' : 'NO'), left: true },
 ];
@@ -616,6 +634,64 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   }
 }
 
+/**
+ * `--token-scale` (issue 8: "/me with 1,000,000 stored tokens within 10 % of the figure with
+ * 1,000"): two fresh databases with the same data set but for the number of stored access tokens,
+ * the same rotating tokens stored in both; our service on each in turn, `/me` measured the same way.
+ */
+export async function runTokenScale(options: TokenScaleOptions): Promise<BenchReport> {
+  const { few, many } = options.accessTokenCounts;
+  if (!Number.isSafeInteger(few) || !Number.isSafeInteger(many) || few < 1 || few >= many) {
+    throw new Error(`token counts must be two whole numbers, the first below the second: got ${few}, ${many}`);
+  }
+  const { log, env } = prepareRun(options);
+  const work = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  try {
+    const redisUrl = env.REDIS_URL || undefined;
+    const seedWith = async (accessTokens: number, rotatingTokens?: readonly string[]) => {
+      const port = await freePort();
+      const serviceEnv = serviceEnvironment(await prepareDatabaseTarget(env, work, `svc_bench_tokens_${accessTokens}`), redisUrl, port);
+      return { port, serviceEnv, ...await seedDatabase(serviceEnv, { ...options.seed, accessTokens }, log, rotatingTokens) };
+    };
+    const fewStored = await seedWith(few);
+    const rotatingTokens = fewStored.seeded.rotatingTokens;
+    const manyStored = await seedWith(many, rotatingTokens);
+    const tokensFile = writeLines(work, 'rotating.txt', rotatingTokens);
+
+    const measureMe = async ({ port, serviceEnv, seeding }: typeof fewStored) => {
+      log(`/me with ${fmt(seeding.accessTokens)} stored access tokens`);
+      const { server } = await startService(serviceEnv, port, env, rotatingTokens[0]!);
+      try {
+        return { me: await warmUpAndMeasure(server, 'get.lua', ME, get(ME, tokensFile), options), peakRssMb: peakRssMb(server.pid) };
+      } finally {
+        await server.stop();
+      }
+    };
+    const fewRun = await measureMe(fewStored);
+    const manyRun = await measureMe(manyStored);
+
+    const title = (count: number) => `/me, ${fmt(count)} stored access tokens`;
+    const scenarios: ScenarioResult[] = [
+      { id: 'a-few', title: title(few), ours: fewRun.me },
+      {
+        id: 'a-many', title: title(many), ours: manyRun.me, baseline: 'a-few',
+        ratioBaseline: Math.round((manyRun.me.rate / fewRun.me.rate) * 100) / 100,
+        target: '≥ 0.9 × a-few (within 10 %)', met: manyRun.me.rate >= 0.9 * fewRun.me.rate,
+      },
+    ];
+    for (const s of scenarios) log(`${s.id} ${s.title}: ${fmt(s.ours.rate)} /s (p99 ${fmt(s.ours.p99Ms, 2)} ms, unexpected ${s.ours.unexpected})`);
+    const report = buildReport(options, fewStored.serviceEnv.DATABASE_URL!, redisUrl, {
+      seeding: [fewStored.seeding, manyStored.seeding], scenarios,
+      peakRssMb: { [`ours-${few}`]: fewRun.peakRssMb, [`ours-${many}`]: manyRun.peakRssMb },
+      notes: [`both databases hold setup.seed but for the number of access tokens (see seeding); the same ${fmt(rotatingTokens.length)} rotating tokens are stored in both`],
+    });
+    writeReport(report, options.out, '-token-scale', log);
+    return report;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -625,13 +701,16 @@ async function main(): Promise<void> {
       'no-build': { type: 'boolean', default: false },
       small: { type: 'boolean', default: false },
       out: { type: 'string' },
+      'token-scale': { type: 'boolean', default: false },
+      'token-counts': { type: 'string', default: '1000,1000000' },
     },
   });
   const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections),
     seed: values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
   };
-  const report = await runBench(options);
+  const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);
+  const report = values['token-scale'] ? await runTokenScale({ ...options, accessTokenCounts: { few, many } }) : await runBench(options);
   process.stdout.write(`\n${renderTable(report)}\n`);
 }
 

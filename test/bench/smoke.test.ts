@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type BenchOptions, type BenchReport, type Measurement, renderTable, runBench, wrkAvailable } from '../../bench/run.js';
+import { type BenchOptions, type BenchReport, type Measurement, renderTable, runBench, runTokenScale, wrkAvailable } from '../../bench/run.js';
 import { SMOKE_SEED } from '../../bench/seed.js';
 
 const skip = wrkAvailable() ? false : 'wrk is not installed';
@@ -55,4 +55,18 @@ test('the bench runs every scenario and reports every figure', { skip, timeout: 
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
   for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
   assert.match(renderTable(report), /×ceiling[\s\S]*load generator:/);
+});
+
+test('the token scale compares /me on two stored token counts and reports every figure', { skip, timeout: 120_000 }, async () => {
+  const report = await smokeRun((options) => runTokenScale({ ...options, accessTokenCounts: { few: 1_000, many: 10_000 } }));
+  assert.deepEqual(report.scenarios.map((s) => s.id), ['a-few', 'a-many']);
+  for (const scenario of report.scenarios) assertMeasured(scenario.id, scenario.ours);
+  const many = report.scenarios[1]!;
+  assert.equal(many.baseline, 'a-few');
+  assert.ok(Number.isFinite(many.ratioBaseline), 'the ratio to the baseline is missing');
+  assert.ok(many.target && typeof many.met === 'boolean', 'the target and whether it was met are missing');
+  assertSeedingReported(report, [1_000, 10_000]);
+  assert.deepEqual(Object.keys(report.peakRssMb), ['ours-1000', 'ours-10000']);
+  for (const mb of Object.values(report.peakRssMb)) assert.ok(mb > 0, 'peak RSS missing');
+  assert.match(renderTable(report), /×baseline[\s\S]*a-many[\s\S]*seeding[\s\S]*load generator:/);
 });
