@@ -627,10 +627,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     return report;
   } finally {
     for (const server of servers.reverse()) await server.stop();
+    // A PostgreSQL bench database stays for inspection; the next run drops it.
     rmSync(work, { recursive: true, force: true });
-    if (env.DATABASE_URL?.startsWith('postgres')) {
-      // Leave the bench database for inspection; it is dropped at the next run.
-    }
   }
 }
 
