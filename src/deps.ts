@@ -40,7 +40,7 @@ function createLimiter(settings: Settings): RateLimiter {
 
 export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
   const database = openDatabase(settings.database);
-  const stores = createStores(database.db);
+  const stores = createStores(database.db, database.queries);
   const clock = overrides.clock ?? systemClock;
   const limiter = overrides.limiter ?? createLimiter(settings);
   return {

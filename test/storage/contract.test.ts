@@ -26,7 +26,7 @@ forEachDatabase('storage contract', (database) => {
   before(async () => {
     handle = openDatabase(database.target);
     await migrateToLatest(handle.db);
-    stores = createStores(handle.db);
+    stores = createStores(handle.db, handle.queries);
   });
   after(() => handle.close());
 
@@ -48,6 +48,25 @@ forEachDatabase('storage contract', (database) => {
 
   test('migrations run again without change', async () => {
     assert.deepEqual(await migrateToLatest(handle.db), { applied: [] });
+  });
+
+  test('a read outside a transaction never sees the writes of a transaction still open', async () => {
+    const user = await newUser();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let written!: () => void;
+    const wrote = new Promise<void>((resolve) => { written = resolve; });
+    const open = stores.transaction(async (tx) => {
+      await tx.users.setStatus(user.id, 'suspended', T0 + 1);
+      written();
+      await held;
+      throw new Error('rolled back');
+    });
+    await wrote;
+    const read = stores.users.findById(user.id);
+    release();
+    await assert.rejects(open, /rolled back/);
+    assert.equal((await read)?.status, 'active');
   });
 
   test('a user round-trips with every field, timestamps as UTC epoch milliseconds', async () => {
