@@ -98,7 +98,7 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
 /**
  * Hands a resource to its waiters in arrival order. Kysely's SQLite mutex wakes every waiter on
  * each release and lets the first to run take the connection: under load that cost a wake-up per
- * waiter per query and let newcomers overtake, which made the slowest requests wait seconds (issue 8).
+ * waiter per query and let newcomers overtake those already waiting (issue 8).
  */
 export class FifoMutex {
   #locked = false;
