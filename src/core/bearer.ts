@@ -8,7 +8,7 @@ import { hashSecret, tokenKind } from './credentials.js';
 import { OAuthError } from './errors.js';
 import type { Stores, User } from './ports.js';
 import { type Scope, scopeList } from './scopes.js';
-import type { Clock, Instant } from './time.js';
+import { type Clock, type Instant, LAST_USED_RESOLUTION_MS } from './time.js';
 
 /** The realm named in every `WWW-Authenticate` challenge of the resource API. */
 export const API_REALM = 'api';
@@ -115,9 +115,6 @@ export async function authenticateBearer(deps: { stores: Stores; clock: Clock },
 export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthError | undefined {
   return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope);
 }
-
-/** "Last used" times (of tokens and grants) are written at most once per this interval. */
-export const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * Remembers when each token's last use was recorded, so `last used` is written at most once per

@@ -21,6 +21,9 @@ export function formatUtc(instant: Instant): string {
   return new Date(Math.floor(instant / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+/** "Last used" times (of tokens, personal tokens and grants) are written at most once per this interval. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
 export function seconds(n: number): number {
   return n * 1000;
 }

@@ -1,8 +1,7 @@
 /** Issuing an access token and a refresh token under a grant (seed table 2.1, INTERFACE section 2). */
 import { generateToken, hashSecret } from '../credentials.js';
-import { LAST_USED_RESOLUTION_MS } from '../bearer.js';
 import type { Client, Grant, Stores, User } from '../ports.js';
-import type { Instant } from '../time.js';
+import { type Instant, LAST_USED_RESOLUTION_MS } from '../time.js';
 
 /**
  * Everything the token response is built from. The route turns it into seed table 2.1's JSON;
@@ -27,7 +26,8 @@ export interface IssuedTokens {
 /**
  * Stores a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
  * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), and marks the
- * grant used (to the minute). Call it inside the transaction that consumed the code or the old refresh token.
+ * grant used (to the minute). Call it inside the transaction that consumed the code or the old
+ * refresh token.
  */
 export async function issueTokens(
   tx: Stores,
@@ -47,7 +47,8 @@ export async function issueTokens(
     expiresAt: now + lifetimes.refreshTokenTtlSeconds * 1000,
   });
   // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.
-  if (now - issue.grant.lastUsedAt >= LAST_USED_RESOLUTION_MS || now < issue.grant.lastUsedAt) await tx.grants.touch(issue.grant.id, now);
+  const lastUse = issue.grant.lastUsedAt;
+  if (now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse) await tx.grants.touch(issue.grant.id, now);
   return {
     accessToken,
     refreshToken,

@@ -7,9 +7,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
 import { type Bearer, UsageRecorder, authenticateBearer, scopeRefusal } from '../../core/bearer.js';
-import { sendError } from './errors.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
+import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
 
 declare module 'fastify' {
