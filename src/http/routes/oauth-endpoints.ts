@@ -51,23 +51,24 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(tokenResponse(issued));
   });
 
-  app.post('/api/oauth/revoke', async (request, reply) => {
+  /** Revocation's and introspection's request: an authenticated client and the token it names. */
+  const tokenRequest = async (request: FastifyRequest) => {
     const params = formParams(request);
     const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
     if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
     const client = await authenticateClient(app.deps.stores, clientCredentials(request, params));
-    const token = required(params, 'token');
+    return { client, token: required(params, 'token') };
+  };
+
+  app.post('/api/oauth/revoke', async (request, reply) => {
+    const { client, token } = await tokenRequest(request);
     await revokeToken(app.deps, client, token);
     // RFC 7009 2.2: 200 with an empty body, also for a token that is unknown or not the client's.
     return reply.code(200).header('cache-control', 'no-store').send();
   });
 
   app.post('/api/oauth/introspect', async (request, reply) => {
-    const params = formParams(request);
-    const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
-    if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
-    const client = await authenticateClient(app.deps.stores, clientCredentials(request, params));
-    const token = required(params, 'token');
+    const { client, token } = await tokenRequest(request);
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(await introspectToken(app.deps, client, token));
   });
 }
