@@ -87,7 +87,7 @@ export function postItemOf(post: Post, urls: SiteUrls): PostItem {
   return {
     id: post.id,
     title: post.title,
-    excerpt: excerpt(post.body),
+    excerpt: excerpts.excerptOf(post.body),
     url: urls.post(post.id),
     categoryName: post.categoryName,
     createdAt: formatLocalTimestamp(post.createdAt),
@@ -182,6 +182,41 @@ function safeCodePoint(code: number): string | undefined {
   return Number.isInteger(code) && code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
     ? String.fromCodePoint(code) : undefined;
 }
+
+/**
+ * Excerpts already made, by the body they were made from: making one runs a score of regular
+ * expressions over the whole body, the largest cost of a page of posts (issue 8), and an excerpt
+ * is a function of the body alone, so a body seen before needs none. Bounded by the characters
+ * of the bodies held; the oldest go first.
+ */
+export class ExcerptMemo {
+  private readonly made = new Map<string, string>();
+  private chars = 0;
+
+  constructor(private readonly maxChars: number) {}
+
+  /** Characters of the bodies held, never above the bound. */
+  get heldChars(): number {
+    return this.chars;
+  }
+
+  excerptOf(body: string): string {
+    const known = this.made.get(body);
+    if (known !== undefined) return known;
+    const made = excerpt(body);
+    this.made.set(body, made);
+    this.chars += body.length;
+    for (const oldest of this.made.keys()) {
+      if (this.chars <= this.maxChars) break;
+      this.made.delete(oldest);
+      this.chars -= oldest.length;
+    }
+    return made;
+  }
+}
+
+/** About 2 MB of bodies: the recent pages of a few hundred active authors. */
+const excerpts = new ExcerptMemo(1_000_000);
 
 /**
  * The plain text of a post body, at most 140 characters counting the "…" that ends a cut one,

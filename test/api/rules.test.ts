@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { bearerToken } from '../../src/core/bearer.js';
 import { OAuthError } from '../../src/core/errors.js';
-import { excerpt, parsePaging, plainText } from '../../src/core/resource-api.js';
+import { ExcerptMemo, excerpt, parsePaging, plainText } from '../../src/core/resource-api.js';
 
 test('plain text drops HTML tags and decodes entities', () => {
   assert.equal(plainText('<p>Tom &amp; <b>Jerry</b>&#39;s <a href="x">show</a></p><script>alert(1)</script>'), "Tom & Jerry's show");
@@ -52,6 +52,24 @@ test('an excerpt never splits a surrogate pair and never exceeds 140 UTF-16 unit
   const cut = excerpt(emoji);
   assert.ok(cut.length <= 140);
   assert.equal(cut, `${'😀'.repeat(69)}…`);
+});
+
+test('a remembered excerpt is always the excerpt of the body asked for', () => {
+  const memo = new ExcerptMemo(500);
+  fc.assert(fc.property(fc.array(fc.string({ maxLength: 200 }), { minLength: 1, maxLength: 30 }), (bodies) => {
+    for (const body of [...bodies, ...bodies.reverse()]) assert.equal(memo.excerptOf(body), excerpt(body));
+  }));
+});
+
+test('the excerpt memo holds at most its bound of body characters, dropping the oldest first', () => {
+  const memo = new ExcerptMemo(100);
+  for (const letter of 'abc') memo.excerptOf(letter.repeat(40));
+  assert.equal(memo.heldChars, 80); // "a…" went to make room for "c…"
+  memo.excerptOf('d'.repeat(150));
+  assert.equal(memo.heldChars, 0); // a body above the bound is not kept
+  memo.excerptOf('e'.repeat(60));
+  memo.excerptOf('e'.repeat(60));
+  assert.equal(memo.heldChars, 60); // a body seen again is not counted twice
 });
 
 test('paging defaults to page 0 and size 20', () => {
