@@ -27,6 +27,7 @@ import pg from 'pg';
 import { loadSettings } from '../src/config/settings.js';
 import { generateToken } from '../src/core/credentials.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
+import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
 import { FULL_SEED, SMOKE_SEED, type SeedSize, type SeededData, seedBench } from './seed.js';
 
@@ -35,13 +36,8 @@ const LUA_DIR = join(ROOT, 'bench', 'wrk');
 const SERVER_CORE = '0';
 const GENERATOR_CORE = '1';
 const RATE_LIMIT = '100000000';
-/**
- * Node's flags for our server as `npm start` gives them (package.json), so the bench measures
- * what operators run: `--max-semi-space-size=8` keeps peak RSS under load ~20 MB lower at no
- * measurable cost in throughput (docs/performance.md).
- */
-const SERVICE_NODE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start as string)
-  .split(' ').filter((argument) => argument.startsWith('--'));
+/** Our server runs with the Node flags of `npm start`, so the bench measures what operators run. */
+const SERVICE_NODE_FLAGS = serviceNodeFlags();
 /** A generator using less than this share of its core while the server saturates its own is not the bottleneck. */
 const GENERATOR_BUSY = 0.9;
 /** Refresh chain sets: the warm-up and the measurement each get their own. */

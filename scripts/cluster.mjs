@@ -4,6 +4,7 @@
 // prepares the database (migrations, keys, demo) before the others start. SIGTERM or Ctrl-C
 // stops them all.
 import { spawn } from 'node:child_process';
+import { serviceNodeFlags } from './service-node-flags.mjs';
 
 const count = Number(process.argv[2] ?? 2);
 if (!Number.isInteger(count) || count < 1 || count > 32) {
@@ -25,7 +26,7 @@ async function waitHealthy(port) {
 }
 
 function start(port) {
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, [...serviceNodeFlags(), 'dist/main.js'], {
     env: { ...process.env, PORT: String(port), BASE_URL: baseUrl, WORKERS: '1' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -1,0 +1,9 @@
+// Node's flags for the service, as `npm start` gives them (package.json's start script): whatever
+// else starts the service (the bench, `npm run cluster`) starts it the same way, so its memory
+// and speed are what operators get (docs/performance.md, "Node flags in npm start").
+import { readFileSync } from 'node:fs';
+
+export function serviceNodeFlags() {
+  const start = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
+  return start.split(' ').filter((argument) => argument.startsWith('--'));
+}
