@@ -263,10 +263,30 @@ async function wrk(run: WrkRun, seconds: number, connections: number, server: Se
   };
 }
 
-/** Warm-up then measurement; `runEnv(phase)` gives each phase its own data where a run uses it up. */
-async function warmUpAndMeasure(server: Server, script: string, path: string, runEnv: (phase: number) => Record<string, string>, length: RunLength): Promise<Measurement> {
-  await wrk({ script, url: server.url + path, env: runEnv(0) }, length.warmup, length.connections, server);
-  return wrk({ script, url: server.url + path, env: runEnv(1) }, length.seconds, length.connections, server);
+/** One load (a script on a path of a server), measured run after run. */
+interface Load {
+  /** What the progress log calls it. */
+  label: string;
+  /** One measured run of `--seconds`; the first call warms the server up on this load before it. */
+  measure(): Promise<Measurement>;
+}
+
+/**
+ * A load warmed up once, however often it is measured: a warmed-up server stays warm between its
+ * runs. `runEnv(run)` gives the warm-up (run 0) and each measured run (1, 2, …) its own data where
+ * a run uses it up.
+ */
+function load(label: string, server: Server, script: string, path: string, runEnv: (run: number) => Record<string, string>, length: RunLength): Load {
+  let measured = 0;
+  const run = (env: Record<string, string>, seconds: number) => wrk({ script, url: server.url + path, env }, seconds, length.connections, server);
+  return {
+    label,
+    async measure() {
+      if (measured === 0) await run(runEnv(0), length.warmup);
+      measured += 1;
+      return run(runEnv(measured), length.seconds);
+    },
+  };
 }
 
 /** get.lua's settings: GET `path` rotating through the tokens in the file `tokens`. */
@@ -558,8 +578,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     })}`;
     const peerExchange = new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: seeded.redirectUri, client_id: 'bench-public', code_verifier: pkce.verifier }).toString();
 
-    const measure = (server: Server, script: string, path: string, runEnv: (phase: number) => Record<string, string>) =>
-      warmUpAndMeasure(server, script, path, runEnv, options);
+    const measure = (server: Server, script: string, path: string, runEnv: (run: number) => Record<string, string>) =>
+      load(`${server.name} ${path}`, server, script, path, runEnv, options).measure();
     const scenarios: ScenarioResult[] = [];
     const add = (result: ScenarioResult) => {
       if (result.ceiling) result.ratioCeiling = Math.round((result.ours.rate / result.ceiling.rate) * 100) / 100;
@@ -660,7 +680,7 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
       log(`/me with ${fmt(seeding.accessTokens)} stored access tokens`);
       const { server } = await startService(serviceEnv, port, env, rotatingTokens[0]!);
       try {
-        return { me: await warmUpAndMeasure(server, 'get.lua', ME, get(ME, tokensFile), options), peakRssMb: peakRssMb(server.pid) };
+        return { me: await load(`/me on ${server.name}`, server, 'get.lua', ME, get(ME, tokensFile), options).measure(), peakRssMb: peakRssMb(server.pid) };
       } finally {
         await server.stop();
       }
