@@ -19,7 +19,7 @@ async function smokeRun(run: (options: BenchOptions) => Promise<BenchReport>): P
   try {
     const out = join(dir, 'result.json');
     const report = await run({
-      seconds: 1, warmup: 1, connections: 4, seed: SMOKE_SEED, build: true, out,
+      seconds: 1, warmup: 1, connections: 4, rounds: 1, seed: SMOKE_SEED, build: true, out,
       env: { DATABASE_URL: '', REDIS_URL: '' }, log: () => {},
     });
     assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), JSON.parse(JSON.stringify(report)));
