@@ -4,8 +4,12 @@
  * the load generator (wrk) to core 1; each scenario gets a warm-up, then a fixed measured time.
  * Prints one table, writes the same as JSON under bench/results/.
  *
- *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--no-build] [--out FILE]
- *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options]
+ *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE]
+ *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
+ *
+ * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
+ * ceiling, the peer), each load warmed up once; a scenario's figures are the medians of its rounds,
+ * its ratios the medians of the rounds' ratios, so the VM's drift over minutes cancels.
  *
  * `--token-scale` measures only `/me`, on two fresh databases that differ in nothing but the number
  * of stored access tokens (the same rotating tokens in both), one after the other: the issue's
@@ -40,8 +44,12 @@ const RATE_LIMIT = '100000000';
 const SERVICE_NODE_FLAGS = serviceNodeFlags();
 /** A generator using less than this share of its core while the server saturates its own is not the bottleneck. */
 const GENERATOR_BUSY = 0.9;
-/** Refresh chain sets: the warm-up and the measurement each get their own. */
-const PHASES = 2;
+/**
+ * Refresh chain sets to prepare: a run rotates its chains to tokens only wrk knew, so every run of a
+ * refresh load needs a set of its own, one for its warm-up and one per round (each refresh load is
+ * compared in one scenario, d, so it is measured once a round).
+ */
+const chainSets = (rounds: number) => 1 + rounds;
 const ME = '/api/open/v1/me';
 
 export interface BenchOptions {
@@ -49,6 +57,8 @@ export interface BenchOptions {
   warmup: number;
   connections: number;
   seed: SeedSize;
+  /** How often each of our scenarios and its references are measured in turn (see `schedule`); 1 for the token scale. */
+  rounds: number;
   build: boolean;
   /** Where to write the JSON; undefined for bench/results/<date>-<database>.json. */
   out?: string;
@@ -88,9 +98,12 @@ export interface ScenarioResult {
   ours: Measurement;
   ceiling?: Measurement;
   peer?: Measurement;
-  /** ours / ceiling and ours / peer, rates. */
+  /** ours / ceiling and ours / peer, rates: the median of the rounds' ratios below. */
   ratioCeiling?: number;
   ratioPeer?: number;
+  /** Each round's ours / ceiling and ours / peer, its two runs measured one after the other. */
+  ratioCeilingRounds?: number[];
+  ratioPeerRounds?: number[];
   /** The id of the row of the same report this one is compared with, and ours / its ours, rates. */
   baseline?: string;
   ratioBaseline?: number;
@@ -101,7 +114,7 @@ export interface ScenarioResult {
 export interface BenchReport {
   date: string;
   machine: { cpu: string; cores: number; memoryGb: number; os: string; node: string; wrk: string };
-  setup: { database: string; rateLimiter: string; seconds: number; warmup: number; connections: number; seed: SeedSize; logLevel: string };
+  setup: { database: string; rateLimiter: string; seconds: number; warmup: number; connections: number; rounds: number; seed: SeedSize; logLevel: string };
   /** Wall time of seeding each database, migration included. */
   seeding: { accessTokens: number; seconds: number }[];
   scenarios: ScenarioResult[];
@@ -259,10 +272,37 @@ async function wrk(run: WrkRun, seconds: number, connections: number, server: Se
   };
 }
 
-/** Warm-up then measurement; `runEnv(phase)` gives each phase its own data where a run uses it up. */
-async function warmUpAndMeasure(server: Server, script: string, path: string, runEnv: (phase: number) => Record<string, string>, length: RunLength): Promise<Measurement> {
-  await wrk({ script, url: server.url + path, env: runEnv(0) }, length.warmup, length.connections, server);
-  return wrk({ script, url: server.url + path, env: runEnv(1) }, length.seconds, length.connections, server);
+/** One load (a script on a path of a server), measured run after run. */
+interface Load {
+  /** What the progress log calls it. */
+  label: string;
+  /** One measured run of `--seconds`; the first call warms the server up on this load before it. */
+  measure(): Promise<Measurement>;
+}
+
+/**
+ * A load warmed up once, however often it is measured: a warmed-up server stays warm between its
+ * runs. `runEnv(run)` gives the warm-up (run 0) and each measured run (1, 2, …) its own data where
+ * a run uses it up.
+ */
+function load(label: string, server: Server, script: string, path: string, runEnv: (run: number) => Record<string, string>, length: RunLength): Load {
+  let measured = 0;
+  const run = (env: Record<string, string>, seconds: number) => wrk({ script, url: server.url + path, env }, seconds, length.connections, server);
+  return {
+    label,
+    async measure() {
+      if (measured === 0) await run(runEnv(0), length.warmup);
+      measured += 1;
+      return run(runEnv(measured), length.seconds);
+    },
+  };
+}
+
+/** The file of refresh chains for run `run` of a refresh load (0 is its warm-up): `sets` has one per run. */
+function chainSet(sets: readonly string[], run: number): string {
+  const set = sets[run];
+  if (set === undefined) throw new Error(`no refresh chain set left for run ${run}: ${sets.length} were prepared`);
+  return set;
 }
 
 /** get.lua's settings: GET `path` rotating through the tokens in the file `tokens`. */
@@ -291,6 +331,120 @@ function garbageTokens(count: number): string[] {
     }
   }
   return out;
+}
+
+// --- rounds: each of our scenarios against its references -------------------------------------
+
+/** One of our scenarios and the references its rate is divided by. */
+interface Comparison {
+  id: string;
+  title: string;
+  ours: Load;
+  ceiling?: Load;
+  peer?: Load;
+  target?: string;
+  /** Whether the target is met, from the scenario's (median) ratios. */
+  met?: (result: ScenarioResult) => boolean;
+}
+
+/** Loads measured together, round after round: each round runs every reference once, then each of ours. */
+interface Block {
+  references: Load[];
+  comparisons: Comparison[];
+}
+
+/**
+ * The order of the runs. One round is the run as it was before rounds: every reference once, first,
+ * shared by every scenario compared with it. With more, each scenario takes turns with its own
+ * references (ceiling, ours, ceiling, ours, …): this VM's speed drifts by a quarter over minutes,
+ * so a round's ratio only cancels that drift when its two runs are next to each other in time.
+ */
+function schedule(comparisons: Comparison[], references: Load[], rounds: number): Block[] {
+  if (rounds === 1) return [{ references, comparisons }];
+  return comparisons.map((comparison) => ({
+    references: [comparison.ceiling, comparison.peer].filter((reference) => reference !== undefined),
+    comparisons: [comparison],
+  }));
+}
+
+/** Every run of a block, by load, in round order. */
+async function measureRounds(block: Block, rounds: number, log: (line: string) => void): Promise<Map<Load, Measurement[]>> {
+  const runs = new Map<Load, Measurement[]>();
+  for (let round = 1; round <= rounds; round++) {
+    for (const subject of [...block.references, ...block.comparisons.map((c) => c.ours)]) {
+      log(rounds === 1 ? subject.label : `${subject.label}, round ${round} of ${rounds}`);
+      const measurement = await subject.measure();
+      runs.set(subject, [...(runs.get(subject) ?? []), measurement]);
+    }
+  }
+  return runs;
+}
+
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/**
+ * A load's figures over its rounds: medians of rates, latencies and CPU shares; counts are totals,
+ * so that a single unexpected answer in any round still shows; the peak RSS after the last round
+ * (VmHWM only grows). One round gives that round's figures unchanged.
+ */
+function overRounds(runs: readonly Measurement[]): Measurement {
+  const middle = (key: keyof Measurement) => median(runs.map((m) => m[key]));
+  const total = (key: keyof Measurement) => runs.reduce((sum, m) => sum + m[key], 0);
+  return {
+    rate: Math.round(middle('rate')), requests: total('requests'), p50Ms: middle('p50Ms'), p99Ms: middle('p99Ms'),
+    unexpected: total('unexpected'), socketErrors: total('socketErrors'),
+    serverCpu: round2(middle('serverCpu')), generatorCpu: round2(middle('generatorCpu')),
+    serverPeakRssMb: Math.max(...runs.map((m) => m.serverPeakRssMb)),
+  };
+}
+
+/**
+ * Each round's ours / reference (rates) and their median. Drift slower than a round moves both runs
+ * of the round alike and cancels in its ratio; the median then drops the rounds a burst hit.
+ */
+function roundRatios(ours: readonly Measurement[], reference: readonly Measurement[]): { median: number; rounds: number[] } {
+  const ratios = ours.map((m, round) => m.rate / reference[round]!.rate);
+  return { median: round2(median(ratios)), rounds: ratios.map(round2) };
+}
+
+function compared(comparison: Comparison, runs: Map<Load, Measurement[]>): ScenarioResult {
+  const ours = runs.get(comparison.ours)!;
+  const ceiling = comparison.ceiling && runs.get(comparison.ceiling)!;
+  const peer = comparison.peer && runs.get(comparison.peer)!;
+  const toCeiling = ceiling && roundRatios(ours, ceiling);
+  const toPeer = peer && roundRatios(ours, peer);
+  const result: ScenarioResult = {
+    id: comparison.id, title: comparison.title, ours: overRounds(ours),
+    ...(ceiling && { ceiling: overRounds(ceiling) }), ...(peer && { peer: overRounds(peer) }),
+    ...(comparison.target !== undefined && { target: comparison.target }),
+    ...(toCeiling && { ratioCeiling: toCeiling.median, ratioCeilingRounds: toCeiling.rounds }),
+    ...(toPeer && { ratioPeer: toPeer.median, ratioPeerRounds: toPeer.rounds }),
+  };
+  if (comparison.met) result.met = comparison.met(result);
+  return result;
+}
+
+/** Measures the comparisons in `rounds` (see `schedule`): their results in their order, and every measured run. */
+async function measureComparisons(comparisons: Comparison[], references: Load[], rounds: number, log: (line: string) => void) {
+  const scenarios: ScenarioResult[] = [];
+  const runs: Measurement[] = [];
+  for (const block of schedule(comparisons, references, rounds)) {
+    const byLoad = await measureRounds(block, rounds, log);
+    runs.push(...[...byLoad.values()].flat());
+    for (const comparison of block.comparisons) {
+      const result = compared(comparison, byLoad);
+      log(`${result.id} ${result.title}: ${fmt(result.ours.rate)} /s (p99 ${fmt(result.ours.p99Ms, 2)} ms, unexpected ${result.ours.unexpected})`
+        + (result.ceiling ? `, ceiling ${fmt(result.ceiling.rate)}` : '') + (result.peer ? `, peer ${fmt(result.peer.rate)}` : ''));
+      scenarios.push(result);
+    }
+  }
+  return { scenarios, runs };
 }
 
 // --- the peer's setup: sign-ins and consents through its interaction, tokens from its endpoint -----
@@ -331,7 +485,7 @@ async function peerCodeFlow(jar: CookieJar, peer: string, clientId: string, user
   throw new Error('peer authorization: too many redirects');
 }
 
-export async function preparePeer(peer: string, redirectUri: string, users: number, chainsPerPhase: number, phases: number): Promise<PeerData> {
+export async function preparePeer(peer: string, redirectUri: string, users: number, chainsPerSet: number, sets: number): Promise<PeerData> {
   const jars: CookieJar[] = [];
   const accessTokens: string[] = [];
   for (let i = 0; i < users; i++) {
@@ -343,9 +497,9 @@ export async function preparePeer(peer: string, redirectUri: string, users: numb
     jars.push(jar);
   }
   const refreshChains: string[][] = [];
-  for (let p = 0; p < phases; p++) {
+  for (let p = 0; p < sets; p++) {
     const chains: string[] = [];
-    for (let i = 0; i < chainsPerPhase; i++) {
+    for (let i = 0; i < chainsPerSet; i++) {
       // Each chain has a user, session and grant of its own, as ours do.
       const tokens = await peerCodeFlow(new CookieJar(), peer, 'bench-confidential', `chain${p}-${i}`, 'openid profile', redirectUri, PEER_SECRET);
       if (!tokens.refresh_token) throw new Error('the peer issued no refresh token');
@@ -392,14 +546,14 @@ function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, p
 }
 
 /** Migrates and seeds our server's database; returns the raw values the load needs and how long it took. */
-async function seedDatabase(serviceEnv: Record<string, string>, size: SeedSize, log: (line: string) => void, rotatingTokens?: readonly string[]) {
+async function seedDatabase(serviceEnv: Record<string, string>, size: SeedSize, chainSetCount: number, log: (line: string) => void, rotatingTokens?: readonly string[]) {
   log(`seeding ${databaseKind(serviceEnv.DATABASE_URL!)}: ${size.users} users, ${size.posts} posts, ${size.accessTokens} access tokens`);
   const started = Date.now();
   const deps = createDeps(loadSettings({ ...serviceEnv, REDIS_URL: '' }));
   let seeded: SeededData;
   try {
     await prepareDatabase(deps);
-    seeded = await seedBench(deps, size, PHASES, rotatingTokens);
+    seeded = await seedBench(deps, size, chainSetCount, rotatingTokens);
   } finally {
     await deps.close();
   }
@@ -432,20 +586,26 @@ function machine(): BenchReport['machine'] {
   };
 }
 
-/** The report of a run: its settings, what it measured, and whether wrk held the server back anywhere. */
-function buildReport(options: BenchOptions, databaseUrl: string, redisUrl: string | undefined, measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes'>): BenchReport {
-  const all = measured.scenarios.flatMap((s) => [s.ours, s.ceiling, s.peer]).filter((m): m is Measurement => m !== undefined);
+/**
+ * The report of a run: its settings, what it measured, and whether wrk held the server back anywhere.
+ * `runs` is every measured run, for that check: a scenario's figures are medians over its rounds, in
+ * which one held-back round would not show.
+ */
+function buildReport(
+  options: BenchOptions, databaseUrl: string, redisUrl: string | undefined,
+  measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes'> & { runs: Measurement[] },
+): BenchReport {
   return {
     date: new Date().toISOString(),
     machine: machine(),
     setup: {
       database: databaseKind(databaseUrl), rateLimiter: redisUrl ? 'redis' : 'memory', seconds: options.seconds,
-      warmup: options.warmup, connections: options.connections, seed: options.seed, logLevel: 'warn',
+      warmup: options.warmup, connections: options.connections, rounds: options.rounds, seed: options.seed, logLevel: 'warn',
     },
     seeding: measured.seeding,
     scenarios: measured.scenarios,
     peakRssMb: measured.peakRssMb,
-    generatorBottleneck: all.some((m) => m.generatorCpu >= GENERATOR_BUSY && m.serverCpu < GENERATOR_BUSY),
+    generatorBottleneck: measured.runs.some((m) => m.generatorCpu >= GENERATOR_BUSY && m.serverCpu < GENERATOR_BUSY),
     notes: measured.notes,
   };
 }
@@ -490,13 +650,30 @@ const COLUMNS: { header: string; cell: (s: ScenarioResult) => string; left?: tru
   { header: 'met', cell: (s) => (s.met === undefined ? '' : s.met ? 'yes' : 'NO'), left: true },
 ];
 
+/**
+ * With more than one round: the table's figures are medians, and each round's ratios below it show
+ * how far the rounds spread. Nothing with one round, whose table is as it was before rounds.
+ */
+function roundsLines(report: BenchReport): { above: string[]; below: string[] } {
+  const { rounds } = report.setup;
+  if (rounds === 1) return { above: [], below: [] };
+  const ratios = (label: string, byRound: number[] | undefined) => (byRound ? [`${label} ${byRound.map((r) => fmt(r, 2)).join(' ')}`] : []);
+  return {
+    above: [`figures are medians of ${rounds} rounds (non-2xx: the total); ×ceiling and ×peer are medians of the rounds' ratios`, ''],
+    below: report.scenarios
+      .filter((s) => s.ratioCeilingRounds ?? s.ratioPeerRounds)
+      .map((s) => `ratios by round, ${s.id}: ${[...ratios('×ceiling', s.ratioCeilingRounds), ...ratios('×peer', s.ratioPeerRounds)].join(', ')}`),
+  };
+}
+
 export function renderTable(report: BenchReport): string {
   const columns = COLUMNS.filter((c) => !c.comparison || report.scenarios.some((s) => c.cell(s) !== MISSING));
   const rows = report.scenarios.map((s) => columns.map((c) => c.cell(s)));
   const widths = columns.map((c, i) => Math.max(c.header.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => (columns[i]!.left ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  const out = [line(columns.map((c) => c.header)), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)];
-  out.push('', `seeding (migration included): ${report.seeding.map((s) => `${fmt(s.seconds, 1)} s with ${fmt(s.accessTokens)} access tokens`).join(', ')}`);
+  const { above, below } = roundsLines(report);
+  const out = [...above, line(columns.map((c) => c.header)), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '', ...below];
+  out.push(`seeding (migration included): ${report.seeding.map((s) => `${fmt(s.seconds, 1)} s with ${fmt(s.accessTokens)} access tokens`).join(', ')}`);
   out.push(`peak RSS (VmHWM): ${Object.entries(report.peakRssMb).map(([server, mb]) => `${server} ${mb} MB`).join(', ')}`);
   out.push(`load generator: ${report.generatorBottleneck ? 'WAS the bottleneck in at least one run (see generatorCpu in the JSON)' : 'not the bottleneck (below 90 % of its core in every run where the server was saturated)'}`);
   for (const note of report.notes) out.push(`note: ${note}`);
@@ -504,6 +681,7 @@ export function renderTable(report: BenchReport): string {
 }
 
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  if (!Number.isSafeInteger(options.rounds) || options.rounds < 1) throw new Error(`--rounds must be a whole number from 1: got ${options.rounds}`);
   const { log, env } = prepareRun(options);
   const work = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const servers: Server[] = [];
@@ -513,7 +691,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const redisUrl = env.REDIS_URL || undefined;
     const port = await freePort();
     const serviceEnv = serviceEnvironment(databaseUrl, redisUrl, port);
-    const { seeded, seeding } = await seedDatabase(serviceEnv, options.seed, log);
+    const { seeded, seeding } = await seedDatabase(serviceEnv, options.seed, chainSets(options.rounds), log);
 
     const { server: ours, meBody: profileText } = await startService(serviceEnv, port, env, seeded.rotatingTokens[0]!);
     servers.push(ours);
@@ -527,8 +705,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }, await freePort());
     servers.push(peer);
     const peerUsers = Math.min(200, options.seed.sessions);
-    log(`preparing the peer: ${peerUsers} sign-ins and ${options.seed.refreshChains * PHASES} refresh chains`);
-    const peerData = await preparePeer(peer.url, seeded.redirectUri, peerUsers, options.seed.refreshChains, PHASES);
+    log(`preparing the peer: ${peerUsers} sign-ins and ${options.seed.refreshChains * chainSets(options.rounds)} refresh chains`);
+    const peerData = await preparePeer(peer.url, seeded.redirectUri, peerUsers, options.seed.refreshChains, chainSets(options.rounds));
 
     const files = {
       rotating: writeLines(work, 'rotating.txt', seeded.rotatingTokens),
@@ -554,66 +732,53 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     })}`;
     const peerExchange = new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: seeded.redirectUri, client_id: 'bench-public', code_verifier: pkce.verifier }).toString();
 
-    const measure = (server: Server, script: string, path: string, runEnv: (phase: number) => Record<string, string>) =>
-      warmUpAndMeasure(server, script, path, runEnv, options);
-    const scenarios: ScenarioResult[] = [];
-    const add = (result: ScenarioResult) => {
-      if (result.ceiling) result.ratioCeiling = Math.round((result.ours.rate / result.ceiling.rate) * 100) / 100;
-      if (result.peer) result.ratioPeer = Math.round((result.ours.rate / result.peer.rate) * 100) / 100;
-      scenarios.push(result);
-      log(`${result.id} ${result.title}: ${fmt(result.ours.rate)} /s (p99 ${fmt(result.ours.p99Ms, 2)} ms, unexpected ${result.ours.unexpected})`
-        + (result.ceiling ? `, ceiling ${fmt(result.ceiling.rate)}` : '') + (result.peer ? `, peer ${fmt(result.peer.rate)}` : ''));
-    };
-
-    log('f: the ceiling');
-    const ceilingMe = await measure(ceiling, 'get.lua', ME, get(ME, files.rotating));
-    log('g: the peer');
+    const benchLoad = (label: string, server: Server, script: string, path: string, runEnv: (run: number) => Record<string, string>) =>
+      load(label, server, script, path, runEnv, options);
     const codeEnv = (authorize: string, path: string, exchange: string, cookies: string) => () => ({
       BENCH_AUTHORIZE: authorize, BENCH_PATH: path, BENCH_EXCHANGE: exchange, BENCH_COOKIES: cookies, BENCH_CLIENT_AUTH: '',
     });
-    const peerCode = await measure(peer, 'codeflow.lua', '/token', codeEnv(peerAuthorize('openid profile'), '/token', peerExchange, files.peerSessions));
-    const peerUserinfo = await measure(peer, 'get.lua', '/me', get('/me', files.peerTokens));
-    const refreshEnv = (path: string, chains: string[], auth: string) => (phase: number) => ({ BENCH_PATH: path, BENCH_TOKENS: chains[phase]!, BENCH_CLIENT_AUTH: auth });
-    const peerRefresh = await measure(peer, 'refresh.lua', '/token', refreshEnv('/token', files.peerChains, basic('bench-confidential', PEER_SECRET)));
+    const refreshEnv = (path: string, chains: string[], auth: string) => (run: number) => ({ BENCH_PATH: path, BENCH_TOKENS: chainSet(chains, run), BENCH_CLIENT_AUTH: auth });
+    const ceilingMe = benchLoad('f: the ceiling, /me', ceiling, 'get.lua', ME, get(ME, files.rotating));
+    const peerCode = benchLoad('g: the peer, code flow', peer, 'codeflow.lua', '/token', codeEnv(peerAuthorize('openid profile'), '/token', peerExchange, files.peerSessions));
+    const peerUserinfo = benchLoad('g: the peer, UserInfo', peer, 'get.lua', '/me', get('/me', files.peerTokens));
+    const peerRefresh = benchLoad('g: the peer, refresh', peer, 'refresh.lua', '/token', refreshEnv('/token', files.peerChains, basic('bench-confidential', PEER_SECRET)));
+    const ourLoad = (id: string, script: string, path: string, runEnv: (run: number) => Record<string, string>) => benchLoad(`${id}: ours`, ours, script, path, runEnv);
 
     const limiter = redisUrl ? 'redis' : 'memory';
     const meTarget = database === 'sqlite' ? 0.5 : 0.25;
-    const ourMe = await measure(ours, 'get.lua', ME, get(ME, files.rotating));
-    add({
-      id: 'a', title: `/me (${database}, ${limiter} limiter)`, ours: ourMe, ceiling: ceilingMe, peer: peerUserinfo,
-      target: `≥ ${meTarget} × ceiling${database === 'sqlite' ? ', ≥ 4 × peer' : ''}`,
-    });
-    const a = scenarios[0]!;
-    a.met = a.ratioCeiling! >= meTarget && (database !== 'sqlite' || a.ratioPeer! >= 4);
-
-    add({ id: 'b1', title: '/me/posts first page', ours: await measure(ours, 'get.lua', '/api/open/v1/me/posts', get('/api/open/v1/me/posts', files.heavy)), ceiling: ceilingMe });
-    const deep = '/api/open/v1/me/posts?page=49&size=20';
-    add({ id: 'b2', title: '/me/posts page 49 of 50', ours: await measure(ours, 'get.lua', deep, get(deep, files.heavy)), ceiling: ceilingMe });
-    for (const [id, title, file] of [['c1', '401: unknown well-formed', files.unknown], ['c2', '401: garbage', files.garbage]] as const) {
-      add({ id, title, ours: await measure(ours, 'get.lua', ME, get(ME, file, 401)), ceiling: ceilingMe, target: '≥ 0.8 × ceiling' });
-      const s = scenarios.at(-1)!;
-      s.met = s.ratioCeiling! >= 0.8;
-    }
-    add({
-      id: 'd', title: 'refresh, rotating', ours: await measure(ours, 'refresh.lua', '/api/oauth/token', refreshEnv('/api/oauth/token', files.chains, basic(seeded.confidential.clientId, seeded.confidential.secret))),
-      peer: peerRefresh, target: '≥ 2 × peer',
-    });
-    scenarios.at(-1)!.met = scenarios.at(-1)!.ratioPeer! >= 2;
-    for (const [id, scope] of [['e1', 'openid profile:read posts:read'], ['e2', 'profile:read posts:read']] as const) {
-      const authorize = ourAuthorize(scope);
-      add({
+    const posts = '/api/open/v1/me/posts';
+    const deep = `${posts}?page=49&size=20`;
+    const comparisons: Comparison[] = [
+      {
+        id: 'a', title: `/me (${database}, ${limiter} limiter)`, ours: ourLoad('a', 'get.lua', ME, get(ME, files.rotating)), ceiling: ceilingMe, peer: peerUserinfo,
+        target: `≥ ${meTarget} × ceiling${database === 'sqlite' ? ', ≥ 4 × peer' : ''}`,
+        met: (s) => s.ratioCeiling! >= meTarget && (database !== 'sqlite' || s.ratioPeer! >= 4),
+      },
+      { id: 'b1', title: '/me/posts first page', ours: ourLoad('b1', 'get.lua', posts, get(posts, files.heavy)), ceiling: ceilingMe },
+      { id: 'b2', title: '/me/posts page 49 of 50', ours: ourLoad('b2', 'get.lua', deep, get(deep, files.heavy)), ceiling: ceilingMe },
+      ...([['c1', '401: unknown well-formed', files.unknown], ['c2', '401: garbage', files.garbage]] as const).map(([id, title, file]): Comparison => ({
+        id, title, ours: ourLoad(id, 'get.lua', ME, get(ME, file, 401)), ceiling: ceilingMe, target: '≥ 0.8 × ceiling', met: (s) => s.ratioCeiling! >= 0.8,
+      })),
+      {
+        id: 'd', title: 'refresh, rotating',
+        ours: ourLoad('d', 'refresh.lua', '/api/oauth/token', refreshEnv('/api/oauth/token', files.chains, basic(seeded.confidential.clientId, seeded.confidential.secret))),
+        peer: peerRefresh, target: '≥ 2 × peer', met: (s) => s.ratioPeer! >= 2,
+      },
+      ...([['e1', 'openid profile:read posts:read'], ['e2', 'profile:read posts:read']] as const).map(([id, scope]): Comparison => ({
         id, title: `code flow, ${scope.includes('openid') ? 'with' : 'without'} openid (flows/s)`,
-        ours: await measure(ours, 'codeflow.lua', '/api/oauth/token', codeEnv(authorize, '/api/oauth/token', ourExchange, files.sessions)),
-        peer: peerCode, target: '≥ 2 × peer',
-      });
-      scenarios.at(-1)!.met = scenarios.at(-1)!.ratioPeer! >= 2;
-    }
+        ours: ourLoad(id, 'codeflow.lua', '/api/oauth/token', codeEnv(ourAuthorize(scope), '/api/oauth/token', ourExchange, files.sessions)),
+        peer: peerCode, target: '≥ 2 × peer', met: (s) => s.ratioPeer! >= 2,
+      })),
+    ];
+    // The references in the order a single round measures them, first: as before rounds existed.
+    const { scenarios, runs } = await measureComparisons(comparisons, [ceilingMe, peerCode, peerUserinfo, peerRefresh], options.rounds, log);
+    const ourMe = scenarios.find((s) => s.id === 'a')!.ours;
 
     const peak = { ours: peakRssMb(ours.pid), ceiling: peakRssMb(ceiling.pid), peer: peakRssMb(peer.pid) };
     const rssTarget: ScenarioResult = { id: 'rss', title: 'peak RSS under load (MB, lower is better)', ours: { ...ourMe, rate: peak.ours }, target: '≤ 150 MB', met: peak.ours <= 150 };
     scenarios.push(rssTarget);
     const report = buildReport(options, databaseUrl, redisUrl, {
-      seeding: [seeding], scenarios, peakRssMb: peak,
+      seeding: [seeding], scenarios, runs, peakRssMb: peak,
       notes: [
         'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',
@@ -638,6 +803,8 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
   if (!Number.isSafeInteger(few) || !Number.isSafeInteger(many) || few < 1 || few >= many) {
     throw new Error(`token counts must be two whole numbers, the first below the second: got ${few}, ${many}`);
   }
+  // Its two servers run one after the other, each on its own database, so there is no pair to alternate.
+  if (options.rounds !== 1) throw new Error(`--token-scale measures each database once: --rounds must be 1, got ${options.rounds}`);
   const { log, env } = prepareRun(options);
   const work = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   try {
@@ -645,7 +812,7 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
     const seedWith = async (accessTokens: number, rotatingTokens?: readonly string[]) => {
       const port = await freePort();
       const serviceEnv = serviceEnvironment(await prepareDatabaseTarget(env, work, `svc_bench_tokens_${accessTokens}`), redisUrl, port);
-      return { port, serviceEnv, ...await seedDatabase(serviceEnv, { ...options.seed, accessTokens }, log, rotatingTokens) };
+      return { port, serviceEnv, ...await seedDatabase(serviceEnv, { ...options.seed, accessTokens }, chainSets(options.rounds), log, rotatingTokens) };
     };
     const fewStored = await seedWith(few);
     const rotatingTokens = fewStored.seeded.rotatingTokens;
@@ -656,7 +823,7 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
       log(`/me with ${fmt(seeding.accessTokens)} stored access tokens`);
       const { server } = await startService(serviceEnv, port, env, rotatingTokens[0]!);
       try {
-        return { me: await warmUpAndMeasure(server, 'get.lua', ME, get(ME, tokensFile), options), peakRssMb: peakRssMb(server.pid) };
+        return { me: await load(`/me on ${server.name}`, server, 'get.lua', ME, get(ME, tokensFile), options).measure(), peakRssMb: peakRssMb(server.pid) };
       } finally {
         await server.stop();
       }
@@ -669,13 +836,13 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
       { id: 'a-few', title: title(few), ours: fewRun.me },
       {
         id: 'a-many', title: title(many), ours: manyRun.me, baseline: 'a-few',
-        ratioBaseline: Math.round((manyRun.me.rate / fewRun.me.rate) * 100) / 100,
+        ratioBaseline: round2(manyRun.me.rate / fewRun.me.rate),
         target: '≥ 0.9 × a-few (within 10 %)', met: manyRun.me.rate >= 0.9 * fewRun.me.rate,
       },
     ];
     for (const s of scenarios) log(`${s.id} ${s.title}: ${fmt(s.ours.rate)} /s (p99 ${fmt(s.ours.p99Ms, 2)} ms, unexpected ${s.ours.unexpected})`);
     const report = buildReport(options, fewStored.serviceEnv.DATABASE_URL!, redisUrl, {
-      seeding: [fewStored.seeding, manyStored.seeding], scenarios,
+      seeding: [fewStored.seeding, manyStored.seeding], scenarios, runs: [fewRun.me, manyRun.me],
       peakRssMb: { [`ours-${few}`]: fewRun.peakRssMb, [`ours-${many}`]: manyRun.peakRssMb },
       notes: [`both databases hold setup.seed but for the number of access tokens (see seeding); the same ${fmt(rotatingTokens.length)} rotating tokens are stored in both`],
     });
@@ -692,6 +859,7 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '10' },
       warmup: { type: 'string', default: '3' },
       connections: { type: 'string', default: '64' },
+      rounds: { type: 'string', default: '1' },
       'no-build': { type: 'boolean', default: false },
       small: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -700,7 +868,7 @@ async function main(): Promise<void> {
     },
   });
   const options: BenchOptions = {
-    seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections),
+    seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
     seed: values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
   };
   const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);

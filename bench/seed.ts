@@ -21,7 +21,7 @@ export interface SeedSize {
   accessTokens: number;
   /** Posts of the one heavy user (scenario b). */
   heavyUserPosts: number;
-  /** Refresh chains per phase (warm-up and measurement each get their own). */
+  /** Refresh chains per set: a refresh load's warm-up and each of its measured runs get a set of their own. */
   refreshChains: number;
   /** Signed-in users with remembered consent (scenario e). */
   sessions: number;
@@ -48,7 +48,7 @@ export interface SeededData {
   rotatingTokens: string[];
   /** Raw access tokens of the heavy user. */
   heavyUserTokens: string[];
-  /** Raw refresh tokens of the confidential client: one array of chains per phase. */
+  /** Raw refresh tokens of the confidential client: one array of chains per set. */
   refreshChains: string[][];
   /** Raw session cookie values of signed-in users who consented to the public client. */
   sessionIds: string[];
@@ -88,11 +88,11 @@ const BODY = 'Shot at 6:40 with a 35mm lens. The fog lifted just as the ferries 
   + '<b>gold</b> for about four minutes before the clouds rolled back in. I kept shooting until the harbour woke up.';
 
 /**
- * Seeds a migrated, empty database; `phases` is how many independent refresh chain sets to make.
+ * Seeds a migrated, empty database; `chainSets` is how many independent refresh chain sets to make.
  * `rotatingTokens` (raw, `size.rotatingTokens` of them) are stored instead of new ones, so that
  * two data sets can be measured with the very same load.
  */
-export async function seedBench(deps: Deps, size: SeedSize, phases: number, rotatingTokens?: readonly string[]): Promise<SeededData> {
+export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, rotatingTokens?: readonly string[]): Promise<SeededData> {
   if (size.accessTokens < size.rotatingTokens) throw new Error('the rotating tokens are among the stored access tokens: accessTokens must be at least rotatingTokens');
   if (rotatingTokens && rotatingTokens.length !== size.rotatingTokens) throw new Error(`expected ${size.rotatingTokens} rotating tokens, got ${rotatingTokens.length}`);
   const db = deps.database.db;
@@ -141,7 +141,7 @@ export async function seedBench(deps: Deps, size: SeedSize, phases: number, rota
   const clientId = confidential.client.clientId;
 
   // One grant per user for the confidential client, plus one per refresh chain.
-  const chainCount = size.refreshChains * phases;
+  const chainCount = size.refreshChains * chainSets;
   const grantOwners = [...userIds, ...Array.from({ length: chainCount }, (_, i) => userIds[i % userIds.length]!)];
   const grants = grantOwners.map((userId) => ({
     user_id: userId, client_id: clientId, scope: BENCH_SCOPE, nonce: null, auth_time: now,
@@ -173,7 +173,7 @@ export async function seedBench(deps: Deps, size: SeedSize, phases: number, rota
   }
   await insertChunks(db, 'access_tokens', accessTokens());
 
-  const refreshChains: string[][] = Array.from({ length: phases }, () => []);
+  const refreshChains: string[][] = Array.from({ length: chainSets }, () => []);
   const refresh = grantRows.slice(userIds.length).map((grant, i) => {
     const raw = generateToken('refresh');
     refreshChains[Math.floor(i / size.refreshChains)]!.push(raw);

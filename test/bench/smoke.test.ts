@@ -14,12 +14,12 @@ import { SMOKE_SEED } from '../../bench/seed.js';
 const skip = wrkAvailable() ? false : 'wrk is not installed';
 
 /** Runs the bench with 1-second runs on embedded SQLite, writing its JSON to a temporary file. */
-async function smokeRun(run: (options: BenchOptions) => Promise<BenchReport>): Promise<BenchReport> {
+async function smokeRun(run: (options: BenchOptions) => Promise<BenchReport>, rounds = 1): Promise<BenchReport> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-'));
   try {
     const out = join(dir, 'result.json');
     const report = await run({
-      seconds: 1, warmup: 1, connections: 4, seed: SMOKE_SEED, build: true, out,
+      seconds: 1, warmup: 1, connections: 4, rounds, seed: SMOKE_SEED, build: true, out,
       env: { DATABASE_URL: '', REDIS_URL: '' }, log: () => {},
     });
     assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), JSON.parse(JSON.stringify(report)));
@@ -36,6 +36,12 @@ function assertMeasured(id: string, m: Measurement): void {
   for (const key of ['p50Ms', 'p99Ms', 'serverCpu', 'generatorCpu', 'serverPeakRssMb'] as const) {
     assert.ok(Number.isFinite(m[key]), `${id}: ${key} missing`);
   }
+}
+
+/** A median ratio and one ratio per round, every one a positive number (no timing assertions). */
+function assertRoundRatios(label: string, median: number | undefined, byRound: number[] | undefined, rounds: number): void {
+  for (const ratio of [median, ...(byRound ?? [])]) assert.ok(ratio !== undefined && Number.isFinite(ratio) && ratio > 0, `${label}: ratio ${ratio}`);
+  assert.equal(byRound?.length, rounds, `${label}: one ratio per round`);
 }
 
 function assertSeedingReported(report: BenchReport, accessTokens: number[]): void {
@@ -55,6 +61,20 @@ test('the bench runs every scenario and reports every figure', { skip, timeout: 
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
   for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
   assert.match(renderTable(report), /×ceiling[\s\S]*load generator:/);
+  assert.doesNotMatch(renderTable(report), /rounds/, 'one round prints the table as before rounds');
+});
+
+test('with two rounds every compared scenario reports each round\'s ratios', { skip, timeout: 300_000 }, async () => {
+  const report = await smokeRun(runBench, 2);
+  assert.equal(report.setup.rounds, 2);
+  const compared = report.scenarios.filter((s) => s.ceiling ?? s.peer);
+  assert.deepEqual(compared.map((s) => s.id), ['a', 'b1', 'b2', 'c1', 'c2', 'd', 'e1', 'e2']);
+  for (const s of compared) {
+    for (const m of [s.ours, s.ceiling, s.peer]) if (m !== undefined) assertMeasured(s.id, m);
+    if (s.ceiling) assertRoundRatios(`${s.id} ×ceiling`, s.ratioCeiling, s.ratioCeilingRounds, 2);
+    if (s.peer) assertRoundRatios(`${s.id} ×peer`, s.ratioPeer, s.ratioPeerRounds, 2);
+  }
+  assert.match(renderTable(report), /medians of 2 rounds[\s\S]*ratios by round, a: ×ceiling \S+ \S+, ×peer/);
 });
 
 test('the token scale compares /me on two stored token counts and reports every figure', { skip, timeout: 120_000 }, async () => {
