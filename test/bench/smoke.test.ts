@@ -49,32 +49,22 @@ function assertSeedingReported(report: BenchReport, accessTokens: number[]): voi
   for (const s of report.seeding) assert.ok(s.seconds > 0, 'seeding time missing');
 }
 
-test('the bench runs every scenario and reports every figure', { skip, timeout: 240_000 }, async () => {
-  const report = await smokeRun(runBench);
+// One run of two rounds checks both the figures and the rounds: each full run costs about a minute.
+test('the bench runs every scenario and reports every figure, each round\'s ratios included', { skip, timeout: 300_000 }, async () => {
+  const report = await smokeRun(runBench, 2);
+  assert.equal(report.setup.rounds, 2);
   assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'c1', 'c2', 'd', 'e1', 'e2', 'rss']);
   for (const scenario of report.scenarios.filter((s) => s.id !== 'rss')) {
     for (const m of [scenario.ours, scenario.ceiling, scenario.peer]) if (m !== undefined) assertMeasured(scenario.id, m);
+    if (scenario.ceiling) assertRoundRatios(`${scenario.id} ×ceiling`, scenario.ratioCeiling, scenario.ratioCeilingRounds, 2);
+    if (scenario.peer) assertRoundRatios(`${scenario.id} ×peer`, scenario.ratioPeer, scenario.ratioPeerRounds, 2);
   }
   const byId = Object.fromEntries(report.scenarios.map((s) => [s.id, s]));
   assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the ceiling and the peer');
   assert.ok(byId.d!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
   for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
-  assert.match(renderTable(report), /×ceiling[\s\S]*load generator:/);
-  assert.doesNotMatch(renderTable(report), /rounds/, 'one round prints the table as before rounds');
-});
-
-test('with two rounds every compared scenario reports each round\'s ratios', { skip, timeout: 300_000 }, async () => {
-  const report = await smokeRun(runBench, 2);
-  assert.equal(report.setup.rounds, 2);
-  const compared = report.scenarios.filter((s) => s.ceiling ?? s.peer);
-  assert.deepEqual(compared.map((s) => s.id), ['a', 'b1', 'b2', 'c1', 'c2', 'd', 'e1', 'e2']);
-  for (const s of compared) {
-    for (const m of [s.ours, s.ceiling, s.peer]) if (m !== undefined) assertMeasured(s.id, m);
-    if (s.ceiling) assertRoundRatios(`${s.id} ×ceiling`, s.ratioCeiling, s.ratioCeilingRounds, 2);
-    if (s.peer) assertRoundRatios(`${s.id} ×peer`, s.ratioPeer, s.ratioPeerRounds, 2);
-  }
-  assert.match(renderTable(report), /medians of 2 rounds[\s\S]*ratios by round, a: ×ceiling \S+ \S+, ×peer/);
+  assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
 });
 
 test('the token scale compares /me on two stored token counts and reports every figure', { skip, timeout: 120_000 }, async () => {
