@@ -3,6 +3,7 @@
  * the consent is forgotten and every grant of the user for the client is revoked, so every
  * code, access token and refresh token descending from them ends at once.
  */
+import { canBeClientId } from './clients.js';
 import type { Client, Stores } from './ports.js';
 import { scopeList, type Scope } from './scopes.js';
 import type { Clock, Instant } from './time.js';
@@ -41,6 +42,7 @@ export async function listAuthorizedApplications(stores: Stores, userId: number)
  * Returns whether there was anything to withdraw.
  */
 export async function revokeApplicationAccess(stores: Stores, clock: Clock, userId: number, clientId: string): Promise<{ found: boolean; grantsRevoked: number }> {
+  if (!canBeClientId(clientId)) return { found: false, grantsRevoked: 0 };
   return stores.transaction(async (tx) => {
     const now = clock.now();
     const hadConsent = await tx.consents.remove(userId, clientId);

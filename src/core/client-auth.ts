@@ -3,6 +3,7 @@
  * (RFC 6749 2.3.1: `client_secret_basic` and `client_secret_post`; public clients send only
  * `client_id`, INTERFACE section 3).
  */
+import { findClient } from './clients.js';
 import { constantTimeEqual, hashSecret } from './credentials.js';
 import { OAuthError } from './errors.js';
 import type { Client, Stores } from './ports.js';
@@ -63,7 +64,7 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
     secret = credentials.bodySecret;
   }
   if (clientId === undefined || clientId === '') throw new OAuthError('invalid_request', 'The client_id parameter is required.');
-  const client = clientId.length > 200 || clientId.includes('\u0000') ? undefined : await stores.clients.findById(clientId);
+  const client = await findClient(stores, clientId);
   if (!client || client.status !== 'active') throw fail('Client authentication failed.');
   if (client.type === 'public') {
     if (secret !== undefined) throw fail('Client authentication failed.');

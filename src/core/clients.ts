@@ -8,6 +8,22 @@ import type { Clock } from './time.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
+/** Ours are 32 hex characters; nothing longer is ever looked up. */
+const CLIENT_ID_MAX_LENGTH = 200;
+
+/**
+ * Whether `value` could name a client at all. A value that cannot (empty, too long, or holding NUL,
+ * which PostgreSQL text cannot hold) is never sent to the database: it names no client.
+ */
+export function canBeClientId(value: string): boolean {
+  return value !== '' && value.length <= CLIENT_ID_MAX_LENGTH && !value.includes('\u0000');
+}
+
+/** The client `clientId` names, or `undefined`. */
+export async function findClient(stores: Stores, clientId: string): Promise<Client | undefined> {
+  return canBeClientId(clientId) ? stores.clients.findById(clientId) : undefined;
+}
+
 /**
  * Why a redirect URI cannot be registered, or `undefined` when it can: absolute, https (or http
  * on a loopback host, RFC 8252 7.3), no fragment (RFC 6749 3.1.2), no credentials.
@@ -123,7 +139,7 @@ export async function deactivateClient(stores: Stores, clock: Clock, clientId: s
 
 /** The client when `ownerId` owns it; `undefined` otherwise, so another owner's app looks absent. */
 export async function findOwnedClient(stores: Stores, ownerId: number, clientId: string): Promise<Client | undefined> {
-  const client = await stores.clients.findById(clientId);
+  const client = await findClient(stores, clientId);
   return client && client.ownerId === ownerId ? client : undefined;
 }
 

@@ -7,6 +7,21 @@ export const TITLE_MAX_LENGTH = 120;
 export const BODY_MAX_LENGTH = 20_000;
 export const CATEGORY_MAX_LENGTH = 40;
 
+/**
+ * Control characters a stored text may not hold: PostgreSQL text cannot hold NUL at all, and the
+ * others have no place in what people write; a single line (a title, a category) holds no tab or
+ * line break either.
+ */
+const CONTROLS = { text: /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/, line: /[\x00-\x1f\x7f]/ } as const;
+
+/** `value` trimmed, 1 to `max` characters and free of control characters, or an InputError for `field`. */
+function checkedText(field: string, value: string, max: number, kind: keyof typeof CONTROLS): string {
+  const text = value.trim();
+  if (text.length < 1 || text.length > max) throw new InputError(field, `${field} must be 1 to ${max} characters`);
+  if (CONTROLS[kind].test(text)) throw new InputError(field, `${field} must not contain control characters`);
+  return text;
+}
+
 export interface PostDraft {
   authorId: number;
   title: string;
@@ -19,18 +34,9 @@ export interface PostDraft {
 }
 
 export async function writePost(stores: Stores, clock: Clock, draft: PostDraft): Promise<Post> {
-  const title = draft.title.trim();
-  const body = draft.body.trim();
-  const category = draft.category.trim();
-  if (title.length < 1 || title.length > TITLE_MAX_LENGTH) {
-    throw new InputError('title', `title must be 1 to ${TITLE_MAX_LENGTH} characters`);
-  }
-  if (body.length < 1 || body.length > BODY_MAX_LENGTH) {
-    throw new InputError('body', `body must be 1 to ${BODY_MAX_LENGTH} characters`);
-  }
-  if (category.length < 1 || category.length > CATEGORY_MAX_LENGTH) {
-    throw new InputError('category', `category must be 1 to ${CATEGORY_MAX_LENGTH} characters`);
-  }
+  const title = checkedText('title', draft.title, TITLE_MAX_LENGTH, 'line');
+  const body = checkedText('body', draft.body, BODY_MAX_LENGTH, 'text');
+  const category = checkedText('category', draft.category, CATEGORY_MAX_LENGTH, 'line');
   for (const field of ['likeCount', 'commentCount', 'viewCount'] as const) {
     const value = draft[field];
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
@@ -51,9 +57,6 @@ export const COMMENT_MAX_LENGTH = 2000;
 
 /** A comment on a published post; the post's `commentCount` moves with it. */
 export async function commentOnPost(stores: Stores, clock: Clock, postId: number, authorId: number, text: string) {
-  const body = text.trim();
-  if (body.length < 1 || body.length > COMMENT_MAX_LENGTH) {
-    throw new InputError('comment', `comment must be 1 to ${COMMENT_MAX_LENGTH} characters`);
-  }
+  const body = checkedText('comment', text, COMMENT_MAX_LENGTH, 'text');
   return stores.posts.addComment(postId, authorId, body, clock.now());
 }

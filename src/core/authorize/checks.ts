@@ -3,7 +3,7 @@
  * decide whether we may redirect at all: their errors become an HTML page (seed 4.1 rule 1);
  * every later error is sent back to the verified redirect URI (RFC 6749 4.1.2.1).
  */
-import { isRegisteredRedirectUri } from '../clients.js';
+import { findClient, isRegisteredRedirectUri } from '../clients.js';
 import { OAuthError } from '../errors.js';
 import { type Params, repeatedNames, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
@@ -47,7 +47,7 @@ export const checkClient: Check = async (ctx) => {
     throw pageError('The client_id parameter is repeated or malformed.');
   }
   if (clientId === undefined) throw pageError('The request names no application (client_id is missing).');
-  const client = clientId.length > 200 ? undefined : await ctx.stores.clients.findById(clientId);
+  const client = await findClient(ctx.stores, clientId);
   // A deactivated client is treated as unknown (INTERFACE section 2).
   if (!client || client.status !== 'active') throw pageError('The application that sent you here is unknown or no longer active.');
   ctx.client = client;

@@ -170,9 +170,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/applications');
       if (!user) return reply;
-      const clientId = (request.body.client_id ?? '').slice(0, 200);
-      const { found, grantsRevoked } = clientId === '' ? { found: false, grantsRevoked: 0 }
-        : await revokeApplicationAccess(stores, clock, user.id, clientId);
+      const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, request.body.client_id ?? '');
       if (!found) {
         const apps = await listAuthorizedApplications(stores, user.id);
         return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, {
