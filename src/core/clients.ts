@@ -4,6 +4,7 @@ import { generateToken, hashSecret } from './credentials.js';
 import { InputError } from './errors.js';
 import type { Client, ClientType, IdTokenAlg, Stores } from './ports.js';
 import { ALL_SCOPES } from './scopes.js';
+import { checkedText } from './text.js';
 import type { Clock } from './time.js';
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
@@ -95,10 +96,8 @@ export interface ClientRegistration {
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
-  const name = registration.name.trim();
-  if (name.length < 1 || name.length > 80) throw new InputError('name', 'name must be 1 to 80 characters');
-  const description = (registration.description ?? '').trim();
-  if (description.length > 500) throw new InputError('description', 'description must be at most 500 characters');
+  const name = checkedText('name', registration.name, { kind: 'line', max: 80 });
+  const description = checkedText('description', registration.description ?? '', { kind: 'text', max: 500, min: 0 });
   if (registration.type !== 'confidential' && registration.type !== 'public') {
     throw new InputError('type', 'type must be confidential or public');
   }

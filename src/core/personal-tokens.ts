@@ -3,6 +3,7 @@ import { generateToken, hashSecret } from './credentials.js';
 import { InputError } from './errors.js';
 import type { PersonalToken, Stores } from './ports.js';
 import { RESOURCE_SCOPES, formatScope } from './scopes.js';
+import { checkedText } from './text.js';
 import { type Clock, days } from './time.js';
 
 /** Lifetimes a user can choose, in days; `null` is no expiry. 90 is the default. */
@@ -19,8 +20,7 @@ export interface PersonalTokenRequest {
 
 /** Creates a personal token; the plain token is returned here once and never stored. */
 export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
-  const name = request.name.trim();
-  if (name.length < 1 || name.length > 60) throw new InputError('name', 'name must be 1 to 60 characters');
+  const name = checkedText('name', request.name, { kind: 'line', max: 60 });
   if (request.scopes.length === 0) throw new InputError('scopes', 'choose at least one scope');
   const unknown = request.scopes.filter((s) => !(RESOURCE_SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) {
