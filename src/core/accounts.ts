@@ -11,6 +11,15 @@ export function checkUsername(username: string): void {
   if (!USERNAME_SHAPE.test(username)) throw new InputError('username', `username must be ${USERNAME_RULE}`);
 }
 
+/**
+ * The account `username` names (in any letter case), or `undefined`. Every account was created
+ * with a username of USERNAME_SHAPE, so a value of another shape names none and is never sent to
+ * the database (PostgreSQL text cannot even hold a NUL from an address like `/u/%00`).
+ */
+export async function findAccount(stores: Stores, username: string): Promise<User | undefined> {
+  return USERNAME_SHAPE.test(username) ? stores.users.findByUsername(username) : undefined;
+}
+
 export function checkPassword(password: string): void {
   if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
     throw new InputError('password', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);

@@ -242,6 +242,7 @@ forEachDatabase('site pages', (database) => {
     assert.match(page.text, new RegExp(`<h1>${user.username}</h1>`));
     assert.match(page.text, /Level 1/);
     assert.equal((await visitor.get('/u/nobody-here')).status, 404);
+    assert.equal((await visitor.get('/u/%00')).status, 404, 'a NUL names nobody');
     await t.deps.stores.users.setStatus(user.id, 'banned', t.clock.now());
     assert.equal((await visitor.get(`/u/${user.username}`)).status, 404);
   });

@@ -4,6 +4,7 @@
  * `url` and `avatarUrl`, so they resolve for every active user and published post.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { findAccount } from '../../core/accounts.js';
 import { defaultAvatarSvg } from '../../core/avatars.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import type { Post, PostStatus } from '../../core/ports.js';
@@ -48,7 +49,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/u/:username', { ...page, schema: { params: { type: 'object', properties: { username: { type: 'string', maxLength: 64 } } } } },
     async (request: FastifyRequest<{ Params: { username: string } }>, reply) => {
-      const user = await stores.users.findByUsername(request.params.username);
+      const user = await findAccount(stores, request.params.username);
       if (!user || user.status !== 'active') throw notFound();
       const viewer = (await currentSignIn(request))?.user;
       const [{ items }, drafts] = await Promise.all([
