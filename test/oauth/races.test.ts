@@ -1,10 +1,12 @@
 /**
  * Races (INTERFACE section 2): 20 parallel redemptions of one code, and 20 parallel refreshes of
  * one refresh token, each give exactly one success; the losers are reuse, so once the race
- * settles the winner's tokens are dead too.
+ * settles the winner's tokens are dead too. A revocation racing a rotation of the same grant takes
+ * their rows in the same order (src/core/tokens/revocation.ts), so neither deadlocks.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { LAST_USED_RESOLUTION_MS } from '../../src/core/time.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type Tokens, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
@@ -44,5 +46,35 @@ forEachDatabase('races', (database) => {
     assert.deepEqual(await introspect(t, c, won.access_token), { active: false });
     assert.deepEqual(await introspect(t, c, won.refresh_token), { active: false });
     assert.deepEqual(await introspect(t, c, tokens.access_token), { active: false });
+  });
+
+  test('a revocation racing a rotation of the same grant never deadlocks or fails, and leaves no live token', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const revoke = (token: string) => fetch(`${t.baseUrl}/api/oauth/revoke`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, ...clientFields(c) }).toString(),
+    });
+    // Rounds rather than one race: which of the two takes the refresh token's row first varies.
+    for (let round = 0; round < 15; round++) {
+      const tokens = await obtainTokens(t, browser, c);
+      // A minute on, the rotation also writes the grant's "last used": then it holds the refresh
+      // token's row and wants the grant's, the order a revocation must take them in too.
+      t.clock.advance(LAST_USED_RESOLUTION_MS);
+      const [rotated, revoked] = await Promise.all([
+        tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) }),
+        revoke(tokens.refresh_token),
+      ]);
+      assert.equal(revoked.status, 200, `round ${round}: revocation answered ${revoked.status}`);
+      assert.ok(rotated.status === 200 || rotated.status === 400, `round ${round}: rotation answered ${rotated.status}`);
+      const live = [tokens.access_token, tokens.refresh_token];
+      if (rotated.status === 200) {
+        const next = (await rotated.json()) as Tokens;
+        live.push(next.access_token, next.refresh_token);
+        const again = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: next.refresh_token, ...clientFields(c) });
+        assert.equal(again.status, 400, `round ${round}: the rotated refresh token outlived the revocation`);
+      }
+      for (const token of live) assert.deepEqual(await introspect(t, c, token), { active: false }, `round ${round}`);
+    }
   });
 });
