@@ -193,6 +193,8 @@ export type RevocationReason =
 export interface GrantStore {
   create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant }, now: Instant): Promise<Grant>;
   findById(id: number): Promise<Grant | undefined>;
+  /** A grant and its user, in one read (what issuing or introspecting a token checks). */
+  findWithUser(id: number): Promise<{ grant: Grant; user: User } | undefined>;
   /** Marks one grant revoked, once; returns whether this call revoked it. */
   revoke(id: number, reason: RevocationReason, now: Instant): Promise<boolean>;
   /** Revokes every live grant of this user for this client; returns how many. */

@@ -232,6 +232,15 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.grants.revokeForUser(third.user.id, 'account_unusable', T0), 1);
   });
 
+  test('a grant is read with its user in one read, every field of both as stored', async () => {
+    const { user, grant } = await newGrant();
+    await stores.grants.touch(grant.id, T0 + MINUTE);
+    const found = await stores.grants.findWithUser(grant.id);
+    assert.deepEqual(found, { grant: await stores.grants.findById(grant.id), user: await stores.users.findById(user.id) });
+    assert.equal(found?.grant.lastUsedAt, T0 + MINUTE);
+    assert.equal(await stores.grants.findWithUser(grant.id + 1_000_000), undefined);
+  });
+
   test('the live grants of a user are summarised per client', async () => {
     const { user, client } = await newGrant();
     const later = await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: T0 }, T0 + MINUTE);

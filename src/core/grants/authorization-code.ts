@@ -24,11 +24,10 @@ async function redeemable(tx: Stores, code: AuthorizationCode, client: Client, r
   if (code.codeChallenge !== null && verifier === undefined) return 'The code_verifier is required for this code.';
   if (code.codeChallenge === null && verifier !== undefined) return 'A code_verifier was sent but the authorization request had no code_challenge.';
   if (code.codeChallenge !== null && !verifyCodeVerifier(verifier!, code.codeChallenge)) return 'The code_verifier does not match the code_challenge.';
-  const grant = await tx.grants.findById(code.grantId);
-  if (!grant || grant.revokedAt !== null) return 'The authorization was revoked.';
-  const user = await tx.users.findById(code.userId);
-  if (!user || user.status !== 'active') return 'The account can no longer be used.';
-  return { grant, user };
+  const found = await tx.grants.findWithUser(code.grantId);
+  if (!found || found.grant.revokedAt !== null) return 'The authorization was revoked.';
+  if (found.user.status !== 'active') return 'The account can no longer be used.';
+  return found;
 }
 
 registerGrantType('authorization_code', async ({ deps, client, params }) => {

@@ -31,10 +31,10 @@ registerGrantType('refresh_token', async ({ deps, client, params }) => {
     // RFC 6749 10.4: a refresh token is bound to the client it was issued to.
     if (old.clientId !== client.clientId) throw new OAuthError('invalid_grant', INVALID);
     if (old.expiresAt <= now) throw new OAuthError('invalid_grant', INVALID);
-    const grant = await tx.grants.findById(old.grantId);
-    if (!grant || grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
-    const user = await tx.users.findById(old.userId);
-    if (!user || user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
+    const found = await tx.grants.findWithUser(old.grantId);
+    if (!found || found.grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
+    const { grant, user } = found;
+    if (user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
     const held = scopeList(old.scope);
     if (narrowed && !narrowed.every((s) => held.includes(s))) {
       throw new OAuthError('invalid_scope', 'The scope may only narrow what was granted.');

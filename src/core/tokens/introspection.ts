@@ -33,8 +33,9 @@ export async function introspectToken(deps: OAuthDeps, client: Client, token: st
   const now = deps.clock.now();
   if (found.revokedAt !== null || found.expiresAt <= now) return INACTIVE;
   if ('usedAt' in found && found.usedAt !== null) return INACTIVE;
-  const [grant, user] = await Promise.all([stores.grants.findById(found.grantId), stores.users.findById(found.userId)]);
-  if (!grant || grant.revokedAt !== null || !user || user.status !== 'active') return INACTIVE;
+  const owner = await stores.grants.findWithUser(found.grantId);
+  if (!owner || owner.grant.revokedAt !== null || owner.user.status !== 'active') return INACTIVE;
+  const { user } = owner;
   return {
     active: true,
     scope: found.scope,

@@ -1,8 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Grant, GrantStore, RevocationReason } from '../../core/ports.js';
+import type { Grant, GrantStore, RevocationReason, User } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { Database, GrantsTable } from '../schema.js';
+import { USER_COLUMNS, toUser } from './users.js';
 
 function toGrant(row: Selectable<GrantsTable>): Grant {
   return {
@@ -23,6 +24,15 @@ const createGrant = (db: Kysely<Database>) => db.insertInto('grants').values({
   user_id: 0, client_id: '', scope: '', nonce: '', auth_time: 0, created_at: 0, last_used_at: 0,
 }).returningAll();
 const grantById = (db: Kysely<Database>) => db.selectFrom('grants').selectAll().where('id', '=', 0);
+/** A grant joined with its user's row; the grant's columns that share a name with the user's are renamed. */
+const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')
+  .innerJoin('users as u', 'u.id', 'g.user_id')
+  .select(USER_COLUMNS.map((column) => `u.${column}` as const))
+  .select([
+    'g.id as grant_id', 'g.user_id', 'g.client_id', 'g.scope', 'g.nonce', 'g.auth_time', 'g.created_at as grant_created_at',
+    'g.last_used_at', 'g.revoked_at', 'g.revoked_reason',
+  ])
+  .where('g.id', '=', 0);
 const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0);
 
 export class KyselyGrantStore implements GrantStore {
@@ -36,6 +46,13 @@ export class KyselyGrantStore implements GrantStore {
   async findById(id: number): Promise<Grant | undefined> {
     const row = await this.queries.first(this.db, grantById, [id]);
     return row && toGrant(row);
+  }
+
+  async findWithUser(id: number): Promise<{ grant: Grant; user: User } | undefined> {
+    const row = await this.queries.first(this.db, grantWithUser, [id]);
+    if (!row) return undefined;
+    const grant = toGrant({ ...row, id: row.grant_id, created_at: row.grant_created_at });
+    return { grant, user: toUser(row) };
   }
 
   async revoke(id: number, reason: RevocationReason, now: Instant): Promise<boolean> {
