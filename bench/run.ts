@@ -273,7 +273,7 @@ async function wrk(run: WrkRun, seconds: number, connections: number, server: Se
 }
 
 /** One load (a script on a path of a server), measured run after run. */
-interface Load {
+export interface Load {
   /** What the progress log calls it. */
   label: string;
   /** One measured run of `--seconds`; the first call warms the server up on this load before it. */
@@ -430,13 +430,31 @@ function compared(comparison: Comparison, runs: Map<Load, Measurement[]>): Scena
   return result;
 }
 
-/** Measures the comparisons in `rounds` (see `schedule`): their results in their order, and every measured run. */
+/**
+ * A server using less than this share of its core during a run was held back (the VM gave the core
+ * to someone else, or the server waited on something that did not keep up): that run's rate
+ * understates the server, and so does its round's ratio.
+ */
+const SERVER_STARVED = 0.8;
+
+/** The runs whose server used less than SERVER_STARVED of its core, named for the report's notes. */
+export function starvedRuns(byLoad: Map<Load, Measurement[]>, rounds: number): string[] {
+  return [...byLoad].flatMap(([load, runs]) => runs.flatMap((m, round) => (m.serverCpu < SERVER_STARVED
+    ? [`${load.label}${rounds === 1 ? '' : `, round ${round + 1}`}: ${fmt(m.serverCpu, 2)} of its core`] : [])));
+}
+
+/**
+ * Measures the comparisons in `rounds` (see `schedule`): their results in their order, every
+ * measured run, and the runs whose server did not get its core.
+ */
 async function measureComparisons(comparisons: Comparison[], references: Load[], rounds: number, log: (line: string) => void) {
   const scenarios: ScenarioResult[] = [];
   const runs: Measurement[] = [];
+  const starved: string[] = [];
   for (const block of schedule(comparisons, references, rounds)) {
     const byLoad = await measureRounds(block, rounds, log);
     runs.push(...[...byLoad.values()].flat());
+    starved.push(...starvedRuns(byLoad, rounds));
     for (const comparison of block.comparisons) {
       const result = compared(comparison, byLoad);
       log(`${result.id} ${result.title}: ${fmt(result.ours.rate)} /s (p99 ${fmt(result.ours.p99Ms, 2)} ms, unexpected ${result.ours.unexpected})`
@@ -444,7 +462,7 @@ async function measureComparisons(comparisons: Comparison[], references: Load[],
       scenarios.push(result);
     }
   }
-  return { scenarios, runs };
+  return { scenarios, runs, starved };
 }
 
 // --- the peer's setup: sign-ins and consents through its interaction, tokens from its endpoint -----
@@ -771,7 +789,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       })),
     ];
     // The references in the order a single round measures them, first: as before rounds existed.
-    const { scenarios, runs } = await measureComparisons(comparisons, [ceilingMe, peerCode, peerUserinfo, peerRefresh], options.rounds, log);
+    const { scenarios, runs, starved } = await measureComparisons(comparisons, [ceilingMe, peerCode, peerUserinfo, peerRefresh], options.rounds, log);
     const ourMe = scenarios.find((s) => s.id === 'a')!.ours;
 
     const peak = { ours: peakRssMb(ours.pid), ceiling: peakRssMb(ceiling.pid), peer: peakRssMb(peer.pid) };
@@ -782,6 +800,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       notes: [
         'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',
+        ...(starved.length > 0 ? [`runs whose server used less than ${SERVER_STARVED} of its core, so their rates (and their rounds' ratios) understate it: ${starved.join('; ')}`] : []),
       ],
     });
     writeReport(report, options.out, '', log);
