@@ -2,6 +2,7 @@
 import { InputError } from './errors.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
 import { USER_STATUSES, type Stores, type User, type UserStatus } from './ports.js';
+import { checkedText } from './text.js';
 import type { Clock } from './time.js';
 
 export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
@@ -41,10 +42,7 @@ export interface NewAccount {
 export async function createAccount(stores: Stores, clock: Clock, account: NewAccount): Promise<User> {
   checkUsername(account.username);
   checkPassword(account.password);
-  const bio = (account.bio ?? '').trim();
-  if (bio.length > BIO_MAX_LENGTH || /[\r\n]/.test(bio)) {
-    throw new InputError('bio', `bio must be one line of at most ${BIO_MAX_LENGTH} characters`);
-  }
+  const bio = checkedText('bio', account.bio ?? '', { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
   for (const field of ['level', 'xp'] as const) {
     const value = account[field];
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {

@@ -3,12 +3,27 @@ import { test } from 'node:test';
 import { checkPassword, checkUsername } from '../../src/core/accounts.js';
 import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/clients.js';
 import { formatScope, parseScope } from '../../src/core/scopes.js';
+import { checkedText } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
 
 test('timestamps are ISO-8601 local time in UTC+8 without offset', () => {
   assert.equal(formatLocalTimestamp(Date.UTC(2026, 10, 22, 0, 30, 48)), '2026-11-22T08:30:48');
   assert.equal(formatLocalTimestamp(Date.UTC(2026, 11, 31, 20, 0, 0, 999)), '2027-01-01T04:00:00');
   assert.equal(formatUtc(Date.UTC(2026, 10, 22, 0, 30, 48, 500)), '2026-11-22T00:30:48Z');
+});
+
+test('stored text is trimmed, within its length, and free of control characters; a line holds no tab or line break', () => {
+  assert.equal(checkedText('title', '  Hello  ', { kind: 'line', max: 10 }), 'Hello');
+  assert.equal(checkedText('body', 'one\n\ttwo\r\n', { kind: 'text', max: 20 }), 'one\n\ttwo');
+  assert.equal(checkedText('bio', '   ', { kind: 'line', max: 5, min: 0 }), '');
+  assert.throws(() => checkedText('title', '   ', { kind: 'line', max: 10 }), /title must be 1 to 10 characters/);
+  assert.throws(() => checkedText('bio', 'x'.repeat(6), { kind: 'line', max: 5, min: 0 }), /bio must be at most 5 characters/);
+  for (const control of ['\u0000', '\u0007', '\u001b', '\u007f']) {
+    assert.throws(() => checkedText('body', `a${control}b`, { kind: 'text', max: 20 }), /body must not contain control characters/, JSON.stringify(control));
+  }
+  for (const lineBreak of ['\n', '\r', '\t']) {
+    assert.throws(() => checkedText('title', `a${lineBreak}b`, { kind: 'line', max: 20 }), /title must not contain control characters/, JSON.stringify(lineBreak));
+  }
 });
 
 test('usernames: 3 to 30 letters, digits, _ or -, starting and ending with a letter or digit', () => {
