@@ -13,12 +13,17 @@ export function checkUsername(username: string): void {
 }
 
 /**
- * The account `username` names (in any letter case), or `undefined`. Every account was created
- * with a username of USERNAME_SHAPE, so a value of another shape names none and is never sent to
- * the database (PostgreSQL text cannot even hold a NUL from an address like `/u/%00`).
+ * Whether `value` could name an account at all. Every account was created with a username of
+ * USERNAME_SHAPE, so a value of another shape names none and is never sent to the database
+ * (PostgreSQL text cannot even hold a NUL from an address like `/u/%00`).
  */
+export function canBeUsername(value: string): boolean {
+  return USERNAME_SHAPE.test(value);
+}
+
+/** The account `username` names (in any letter case), or `undefined`. */
 export async function findAccount(stores: Stores, username: string): Promise<User | undefined> {
-  return USERNAME_SHAPE.test(username) ? stores.users.findByUsername(username) : undefined;
+  return canBeUsername(username) ? stores.users.findByUsername(username) : undefined;
 }
 
 export function checkPassword(password: string): void {

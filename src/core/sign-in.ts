@@ -2,6 +2,7 @@
  * Password sign-in with throttling per account and per address (RFC 6819 4.4.3.6 / 5.1.4.2.3).
  * Every failure looks the same from outside, so it never reveals whether an account exists.
  */
+import { canBeUsername } from './accounts.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
 import type { Clock } from './time.js';
@@ -25,8 +26,7 @@ export async function signIn(
     deps.limiter.hit(`signin:address:${attempt.address}`, SIGN_IN_ATTEMPTS_PER_ADDRESS, SIGN_IN_WINDOW_SECONDS, now),
   ]);
   if (!byAccount.allowed || !byAddress.allowed) return { ok: false, reason: 'throttled' };
-  // PostgreSQL text cannot hold NUL: such a name matches no account rather than failing the query.
-  const found = account === '' || account.includes('\u0000') ? undefined : await deps.stores.users.findCredentials(account);
+  const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
   // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
   const valid = await verifyPassword(found?.passwordHash, attempt.password);
   if (!found || !valid) return { ok: false, reason: 'invalid_credentials' };
