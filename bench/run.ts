@@ -107,6 +107,8 @@ export interface ScenarioResult {
   /** The id of the row of the same report this one is compared with, and ours / its ours, rates. */
   baseline?: string;
   ratioBaseline?: number;
+  /** Each round's ours / the baseline row's ours (with `--rounds`: the median of these is `ratioBaseline`). */
+  ratioBaselineRounds?: number[];
   target?: string;
   met?: boolean;
 }
@@ -443,6 +445,11 @@ export function starvedRuns(byLoad: Map<Load, Measurement[]>, rounds: number): s
     ? [`${load.label}${rounds === 1 ? '' : `, round ${round + 1}`}: ${fmt(m.serverCpu, 2)} of its core`] : [])));
 }
 
+/** The report's note naming the held-back runs, if there were any. */
+function starvedNote(starved: readonly string[]): string[] {
+  return starved.length > 0 ? [`runs whose server used less than ${SERVER_STARVED} of its core, so their rates (and their rounds' ratios) understate it: ${starved.join('; ')}`] : [];
+}
+
 /**
  * Measures the comparisons in `rounds` (see `schedule`): their results in their order, every
  * measured run, and the runs whose server did not get its core.
@@ -677,10 +684,12 @@ function roundsLines(report: BenchReport): { above: string[]; below: string[] } 
   if (rounds === 1) return { above: [], below: [] };
   const ratios = (label: string, byRound: number[] | undefined) => (byRound ? [`${label} ${byRound.map((r) => fmt(r, 2)).join(' ')}`] : []);
   return {
-    above: [`figures are medians of ${rounds} rounds (non-2xx: the total); ×ceiling and ×peer are medians of the rounds' ratios`, ''],
+    above: [`figures are medians of ${rounds} rounds (non-2xx: the total); each ratio is the median of the rounds' ratios`, ''],
     below: report.scenarios
-      .filter((s) => s.ratioCeilingRounds ?? s.ratioPeerRounds)
-      .map((s) => `ratios by round, ${s.id}: ${[...ratios('×ceiling', s.ratioCeilingRounds), ...ratios('×peer', s.ratioPeerRounds)].join(', ')}`),
+      .filter((s) => s.ratioCeilingRounds ?? s.ratioPeerRounds ?? s.ratioBaselineRounds)
+      .map((s) => `ratios by round, ${s.id}: ${[
+        ...ratios('×ceiling', s.ratioCeilingRounds), ...ratios('×peer', s.ratioPeerRounds), ...ratios('×baseline', s.ratioBaselineRounds),
+      ].join(', ')}`),
   };
 }
 
@@ -800,7 +809,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       notes: [
         'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',
-        ...(starved.length > 0 ? [`runs whose server used less than ${SERVER_STARVED} of its core, so their rates (and their rounds' ratios) understate it: ${starved.join('; ')}`] : []),
+        ...starvedNote(starved),
       ],
     });
     writeReport(report, options.out, '', log);
@@ -822,10 +831,9 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
   if (!Number.isSafeInteger(few) || !Number.isSafeInteger(many) || few < 1 || few >= many) {
     throw new Error(`token counts must be two whole numbers, the first below the second: got ${few}, ${many}`);
   }
-  // Its two servers run one after the other, each on its own database, so there is no pair to alternate.
-  if (options.rounds !== 1) throw new Error(`--token-scale measures each database once: --rounds must be 1, got ${options.rounds}`);
   const { log, env } = prepareRun(options);
   const work = mkdtempSync(join(tmpdir(), 'svc-bench-'));
+  const servers: Server[] = [];
   try {
     const redisUrl = env.REDIS_URL || undefined;
     const seedWith = async (accessTokens: number, rotatingTokens?: readonly string[]) => {
@@ -838,36 +846,43 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
     const manyStored = await seedWith(many, rotatingTokens);
     const tokensFile = writeLines(work, 'rotating.txt', rotatingTokens);
 
-    const measureMe = async ({ port, serviceEnv, seeding }: typeof fewStored) => {
-      log(`/me with ${fmt(seeding.accessTokens)} stored access tokens`);
+    // Both servers stay up, pinned to the same core, and take turns round after round (as the main
+    // run's comparisons do with --rounds): the idle one costs nothing, and the VM's drift cancels.
+    const meLoad = async ({ port, serviceEnv, seeding }: typeof fewStored) => {
       const { server } = await startService(serviceEnv, port, env, rotatingTokens[0]!);
-      try {
-        return { me: await load(`/me on ${server.name}`, server, 'get.lua', ME, get(ME, tokensFile), options).measure(), peakRssMb: peakRssMb(server.pid) };
-      } finally {
-        await server.stop();
-      }
+      servers.push(server);
+      return { server, load: load(`/me with ${fmt(seeding.accessTokens)} stored access tokens`, server, 'get.lua', ME, get(ME, tokensFile), options) };
     };
-    const fewRun = await measureMe(fewStored);
-    const manyRun = await measureMe(manyStored);
-
+    const fewMe = await meLoad(fewStored);
+    const manyMe = await meLoad(manyStored);
     const title = (count: number) => `/me, ${fmt(count)} stored access tokens`;
+    const runs = await measureRounds({
+      references: [fewMe.load], comparisons: [{ id: 'a-many', title: title(many), ours: manyMe.load }],
+    }, options.rounds, log);
+    const fewRuns = runs.get(fewMe.load)!;
+    const manyRuns = runs.get(manyMe.load)!;
+    const toFew = roundRatios(manyRuns, fewRuns);
     const scenarios: ScenarioResult[] = [
-      { id: 'a-few', title: title(few), ours: fewRun.me },
+      { id: 'a-few', title: title(few), ours: overRounds(fewRuns) },
       {
-        id: 'a-many', title: title(many), ours: manyRun.me, baseline: 'a-few',
-        ratioBaseline: round2(manyRun.me.rate / fewRun.me.rate),
-        target: '≥ 0.9 × a-few (within 10 %)', met: manyRun.me.rate >= 0.9 * fewRun.me.rate,
+        id: 'a-many', title: title(many), ours: overRounds(manyRuns), baseline: 'a-few',
+        ratioBaseline: toFew.median, ratioBaselineRounds: toFew.rounds,
+        target: '≥ 0.9 × a-few (within 10 %)', met: toFew.median >= 0.9,
       },
     ];
     for (const s of scenarios) log(`${s.id} ${s.title}: ${fmt(s.ours.rate)} /s (p99 ${fmt(s.ours.p99Ms, 2)} ms, unexpected ${s.ours.unexpected})`);
     const report = buildReport(options, fewStored.serviceEnv.DATABASE_URL!, redisUrl, {
-      seeding: [fewStored.seeding, manyStored.seeding], scenarios, runs: [fewRun.me, manyRun.me],
-      peakRssMb: { [`ours-${few}`]: fewRun.peakRssMb, [`ours-${many}`]: manyRun.peakRssMb },
-      notes: [`both databases hold setup.seed but for the number of access tokens (see seeding); the same ${fmt(rotatingTokens.length)} rotating tokens are stored in both`],
+      seeding: [fewStored.seeding, manyStored.seeding], scenarios, runs: [...fewRuns, ...manyRuns],
+      peakRssMb: { [`ours-${few}`]: peakRssMb(fewMe.server.pid), [`ours-${many}`]: peakRssMb(manyMe.server.pid) },
+      notes: [
+        `both databases hold setup.seed but for the number of access tokens (see seeding); the same ${fmt(rotatingTokens.length)} rotating tokens are stored in both`,
+        ...starvedNote(starvedRuns(runs, options.rounds)),
+      ],
     });
     writeReport(report, options.out, '-token-scale', log);
     return report;
   } finally {
+    for (const server of servers.reverse()) await server.stop();
     rmSync(work, { recursive: true, force: true });
   }
 }

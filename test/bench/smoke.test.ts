@@ -67,16 +67,17 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
   assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
 });
 
-test('the token scale compares /me on two stored token counts and reports every figure', { skip, timeout: 120_000 }, async () => {
-  const report = await smokeRun((options) => runTokenScale({ ...options, accessTokenCounts: { few: 1_000, many: 10_000 } }));
+test('the token scale compares /me on two stored token counts, round after round, and reports every figure', { skip, timeout: 120_000 }, async () => {
+  const report = await smokeRun((options) => runTokenScale({ ...options, accessTokenCounts: { few: 1_000, many: 10_000 } }), 2);
+  assert.equal(report.setup.rounds, 2);
   assert.deepEqual(report.scenarios.map((s) => s.id), ['a-few', 'a-many']);
   for (const scenario of report.scenarios) assertMeasured(scenario.id, scenario.ours);
   const many = report.scenarios[1]!;
   assert.equal(many.baseline, 'a-few');
-  assert.ok(Number.isFinite(many.ratioBaseline), 'the ratio to the baseline is missing');
+  assertRoundRatios('a-many ×baseline', many.ratioBaseline, many.ratioBaselineRounds, 2);
   assert.ok(many.target && typeof many.met === 'boolean', 'the target and whether it was met are missing');
   assertSeedingReported(report, [1_000, 10_000]);
   assert.deepEqual(Object.keys(report.peakRssMb), ['ours-1000', 'ours-10000']);
   for (const mb of Object.values(report.peakRssMb)) assert.ok(mb > 0, 'peak RSS missing');
-  assert.match(renderTable(report), /×baseline[\s\S]*a-many[\s\S]*seeding[\s\S]*load generator:/);
+  assert.match(renderTable(report), /×baseline[\s\S]*a-many[\s\S]*ratios by round, a-many: ×baseline \S+ \S+[\s\S]*seeding[\s\S]*load generator:/);
 });
