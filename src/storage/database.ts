@@ -10,6 +10,7 @@ import {
 import pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
+import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -163,11 +164,16 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   if (target.kind === 'sqlite') {
     if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
     const sqlite = new SQLite(target.path);
-    if (target.path !== ':memory:') sqlite.pragma('journal_mode = WAL');
+    const file = target.path !== ':memory:';
+    if (file) {
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    }
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma(`cache_size = -${SQLITE_PAGE_CACHE_KIB}`);
+    const checkpointer = file ? startCheckpointer(target.path) : undefined;
     const statements = withStatementCache(sqlite);
     const turn = new FifoMutex();
     const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn) });
@@ -186,7 +192,10 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       dialect: 'sqlite',
       queries: new CompiledQueries(runNow),
       ping: async () => { await sql`select 1`.execute(db); },
-      close: () => db.destroy(),
+      close: async () => {
+        await checkpointer?.stop();
+        await db.destroy();
+      },
     };
   }
   const pool = new pg.Pool({

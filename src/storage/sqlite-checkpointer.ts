@@ -1,0 +1,62 @@
+/**
+ * SQLite's WAL checkpoints, moved off the event loop (issue 8).
+ *
+ * In WAL mode a commit only appends pages to the `-wal` file; now and then a checkpoint copies
+ * them into the database file and syncs both (`synchronous = NORMAL`). By default the connection
+ * that commits runs that checkpoint itself, inside the commit, whenever the log passes 1,000
+ * pages: under a stream of code exchanges that was a 7–17 ms stall of the whole server several
+ * times a second (a commit's median was 34 µs, its 99th percentile 6.8 ms, and two thirds of all
+ * commit time was spent in those few), while the process sat idle waiting on `fsync`.
+ *
+ * Here a worker thread with a connection of its own runs a PASSIVE checkpoint every
+ * `CHECKPOINT_INTERVAL_MS`: it copies what is committed without ever blocking the writer or a
+ * reader, and its `fsync`s block only the worker. The serving connection keeps an automatic
+ * checkpoint at `BACKSTOP_PAGES` (about 40 MB of log): a passive checkpoint cannot restart the
+ * log while the writer keeps appending to it, so under sustained writes the log is reset there,
+ * and if the worker ever stops, the log is still bounded.
+ */
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+export const CHECKPOINT_INTERVAL_MS = 250;
+/** The serving connection's own automatic checkpoint, in pages (SQLite's default is 1,000). */
+export const BACKSTOP_PAGES = 10_000;
+
+/** Plain JavaScript, run as the worker's script: better-sqlite3 is located by the parent. */
+const WORKER_SOURCE = `
+const { workerData, parentPort } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path);
+db.pragma('synchronous = NORMAL');
+const timer = setInterval(() => {
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* the serving connection's backstop still checkpoints */ }
+}, workerData.intervalMs);
+parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+`;
+
+export interface Checkpointer {
+  /** Stops the worker and closes its connection. */
+  stop(): Promise<void>;
+}
+
+/** Starts checkpointing the WAL database at `path` from a worker thread. */
+export function startCheckpointer(path: string, intervalMs = CHECKPOINT_INTERVAL_MS): Checkpointer {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { driver, path, intervalMs },
+    // A connection and a timer: a small heap is plenty, and it counts in the server's RSS.
+    resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 },
+  });
+  // A worker that fails (the file gone, a limit hit) leaves checkpoints to the backstop.
+  worker.on('error', () => {});
+  worker.unref();
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  return {
+    async stop() {
+      worker.ref(); // unreferenced, the worker would let the process end before it has closed
+      worker.postMessage('stop');
+      await exited;
+    },
+  };
+}

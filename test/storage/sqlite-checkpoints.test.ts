@@ -1,0 +1,37 @@
+/**
+ * SQLite's WAL checkpoints run in the checkpointer's worker thread, not inside the commits of
+ * the serving connection (src/storage/sqlite-checkpointer.ts).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase } from '../../src/storage/database.js';
+import { BACKSTOP_PAGES, CHECKPOINT_INTERVAL_MS } from '../../src/storage/sqlite-checkpointer.js';
+
+test('committed pages reach the database file through the checkpointer while the serving connection only appends to the log', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-checkpoint-'));
+  const path = join(dir, 'service.db');
+  const handle = openDatabase({ kind: 'sqlite', path });
+  try {
+    await sql`create table filler (body blob not null)`.execute(handle.db);
+    await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_INTERVAL_MS * 3));
+    const before = statSync(path).size;
+    // About 200 pages: far below the serving connection's own checkpoint (BACKSTOP_PAGES), so only
+    // the checkpointer can copy them into the database file.
+    assert.ok(200 < BACKSTOP_PAGES);
+    await handle.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < 200; i++) await sql`insert into filler (body) values (${randomBytes(4000)})`.execute(tx);
+    });
+    assert.equal(statSync(path).size, before, 'the commit itself wrote nothing into the database file');
+    const deadline = Date.now() + CHECKPOINT_INTERVAL_MS * 20;
+    while (statSync(path).size === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(statSync(path).size >= before + 200 * 4000, 'the checkpointer copied the committed pages into the database file');
+  } finally {
+    await handle.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
