@@ -2,10 +2,14 @@
  * Rate limits of the resource API (seed section 8, INTERFACE section 7):
  * - per token: `rateLimitPerMinute` (default 60) requests in each aligned minute, counted across
  *   instances when the limiter is Redis; past it 429 `rate_limited` with `Retry-After: 60`;
- * - per client address, for requests without a valid token: so guessing tokens is slow. Once an
- *   address is over its limit, this instance refuses it before any lookup until the window ends.
+ * - per client address, for tokens that were looked up and refused (unknown, expired, revoked, an
+ *   unusable account): so guessing tokens is slow. Once an address is over its limit, this
+ *   instance refuses it before any lookup until the window ends. Refusals made offline (no token,
+ *   a malformed one, a bad checksum) are not counted: a guess has to pass the checksum to be one,
+ *   refusing such a request costs no more than answering it, and counting it would turn a flood
+ *   of garbage, which never reaches storage, into a write per request to the shared counter.
  */
-import { type Bearer, bearerKey } from './bearer.js';
+import { type Bearer, bearerKey, refusedOffline } from './bearer.js';
 import { OAuthError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './ports.js';
 import type { Instant } from './time.js';
@@ -54,8 +58,9 @@ export class ApiLimits {
     return false;
   }
 
-  /** Counts a request without a valid token; says whether the address is still within its limit. */
-  async hitFailure(address: string, now: Instant): Promise<boolean> {
+  /** Counts a refused token (unless refused offline); says whether the address is still within its limit. */
+  async hitFailure(address: string, refusal: OAuthError, now: Instant): Promise<boolean> {
+    if (refusedOffline(refusal)) return true;
     const decision = await this.limiter.hit(`api:address:${address}`, this.failuresPerAddress, API_WINDOW_SECONDS, now);
     if (decision.allowed) return true;
     if (this.blockedUntil.size > 100_000) this.blockedUntil.clear();

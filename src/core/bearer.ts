@@ -68,6 +68,14 @@ export const BEARER_REFUSALS = {
   unusableAccount: invalidToken('The account this token belongs to cannot be used.'),
 } as const;
 
+/** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
+const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([BEARER_REFUSALS.missing, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.notAToken]);
+
+/** Whether `refusal` was decided without a lookup (see `OFFLINE_REFUSALS`). */
+export function refusedOffline(refusal: OAuthError): boolean {
+  return OFFLINE_REFUSALS.has(refusal);
+}
+
 /** RFC 6750 2.1: `Bearer` (any letter case), one or more spaces, the token. */
 const BEARER_HEADER = /^Bearer +([^\s]+) *$/i;
 

@@ -1,7 +1,7 @@
 /**
  * The resource API's rate limits (seed section 8, INTERFACE section 7): 60 a minute per token,
- * in memory and in Redis (two instances sharing one limit), per address for requests without a
- * valid token, and serving on when Redis is unreachable.
+ * in memory and in Redis (two instances sharing one limit), per address for tokens looked up and
+ * refused, and serving on when Redis is unreachable.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -81,7 +81,7 @@ forEachDatabase('resource API rate limit per address', (database) => {
   });
   after(() => t.close());
 
-  test('an address over its limit of requests without a valid token gets 429 for the rest of the minute, before any lookup', async () => {
+  test('an address over its limit of refused tokens gets 429 for the rest of the minute, before any lookup', async () => {
     const user = await newUser(t.deps);
     const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
     // The limit is at least 300 failures a minute per address.
@@ -95,6 +95,22 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'the address is refused before any lookup');
     t.clock.advance(MINUTE);
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+  });
+
+  test('requests refused before any lookup (no token, malformed, bad checksum) do not count toward the address limit', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const valid = generateToken('personal');
+    const badChecksum = valid.slice(0, -1) + (valid.endsWith('0') ? '1' : '0');
+    // Well past the 300 a minute that looked-up failures get.
+    for (let i = 0; i < 150; i++) {
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: badChecksum })).status, 401);
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { header: i % 2 === 0 ? 'Bearer not-a-token' : 'Basic YTpi' })).status, 401);
+      assert.equal((await get(t.baseUrl, '/api/open/v1/')).status, 401);
+    }
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') })).status, 401, 'an unknown token is still answered, not refused');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+    t.clock.advance(MINUTE);
   });
 
   test('RATE_LIMIT_PER_MINUTE sets the per-token limit', async () => {

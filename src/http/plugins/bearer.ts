@@ -53,7 +53,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const usage = new UsageRecorder();
   // Built once; refusals are sent from here, not thrown through the error handler (issue 8).
   const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
-  const addressLimited = rateLimited('Too many requests without a valid token from this address; wait a minute.');
+  const addressLimited = rateLimited('Too many unknown, expired or revoked tokens from this address; wait a minute.');
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
   const refuseLimited = (request: FastifyRequest, reply: FastifyReply, scope: 'address' | 'token') => {
     deps.metrics.rateLimitRefusals.inc({ scope });
@@ -68,7 +68,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     if (limits.isBlocked(request.ip, now)) return refuseLimited(request, reply, 'address');
     const bearer = await authenticateBearer(deps, request.headers.authorization);
     if (bearer instanceof OAuthError) {
-      if (!(await limits.hitFailure(request.ip, now))) return refuseLimited(request, reply, 'address');
+      if (!(await limits.hitFailure(request.ip, bearer, now))) return refuseLimited(request, reply, 'address');
       return sendError(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);

@@ -341,7 +341,7 @@ ${json({ error: 'invalid_token', error_description: 'The token has expired.' })}
 <thead><tr><th scope="col">Limit</th><th scope="col">Value</th></tr></thead>
 <tbody>
 <tr><td>API requests</td><td>${perMinute} per minute per token (an access token or a personal token), across all our servers. The minute windows start on the full minute.</td></tr>
-<tr><td>Requests without a valid token</td><td>At least ${MIN_FAILURES_PER_ADDRESS} per minute per client address; past that the address gets 429 until the minute ends.</td></tr>
+<tr><td>Unknown, expired or revoked tokens</td><td>At least ${MIN_FAILURES_PER_ADDRESS} per minute per client address; past that the address gets 429 for every request until the minute ends.</td></tr>
 <tr><td>Page size</td><td>Default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.</td></tr>
 <tr><td>Authorization code</td><td>${settings.codeTtlSeconds} seconds, single use.</td></tr>
 <tr><td>Access token</td><td>${settings.accessTokenTtlSeconds} seconds.</td></tr>
