@@ -162,9 +162,9 @@ class FairSqliteDialect extends SqliteDialect {
 
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === 'sqlite') {
-    if (target.path !== ':memory:') mkdirSync(dirname(target.path), { recursive: true });
-    const sqlite = new SQLite(target.path);
     const file = target.path !== ':memory:';
+    if (file) mkdirSync(dirname(target.path), { recursive: true });
+    const sqlite = new SQLite(target.path);
     if (file) {
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);

@@ -27,14 +27,15 @@ test('committed pages reach the database file through the checkpointer while the
     const before = statSync(path).size;
     // About 200 pages: far below the serving connection's own checkpoint (BACKSTOP_PAGES), so only
     // the checkpointer can copy them into the database file.
-    assert.ok(200 < BACKSTOP_PAGES);
+    const rows = 200;
+    assert.ok(rows < BACKSTOP_PAGES);
     await handle.db.transaction().execute(async (tx) => {
-      for (let i = 0; i < 200; i++) await sql`insert into filler (body) values (${randomBytes(4000)})`.execute(tx);
+      for (let i = 0; i < rows; i++) await sql`insert into filler (body) values (${randomBytes(4000)})`.execute(tx);
     });
     assert.equal(statSync(path).size, before, 'the commit itself wrote nothing into the database file');
     const deadline = Date.now() + CHECKPOINT_INTERVAL_MS * 20;
     while (statSync(path).size === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.ok(statSync(path).size >= before + 200 * 4000, 'the checkpointer copied the committed pages into the database file');
+    assert.ok(statSync(path).size >= before + rows * 4000, 'the checkpointer copied the committed pages into the database file');
   } finally {
     await handle.close();
     rmSync(dir, { recursive: true, force: true });
