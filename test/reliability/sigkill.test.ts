@@ -25,8 +25,8 @@ import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { forEachDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
 
-const CODES = 100;
-const FAMILIES = 100;
+const CODES = 200;
+const FAMILIES = 200;
 const REDIRECT_URI = 'https://app.example/callback';
 
 interface Child { process: ChildProcess; base: string; exited: Promise<void> }
