@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
+import { SqliteWriteWatch } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -49,16 +50,18 @@ const SQLITE_PAGE_CACHE_KIB = 4_000;
  * Statements are used synchronously (`all`/`run` return before any other query starts), so sharing
  * one per text is safe. Texts that vary (bulk inserts) stop being cached once the cache is full.
  */
-export function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: string) => void): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
     close: () => { statements.clear(); sqlite.close(); },
+    // Every statement of the connection passes here on its way to run, Kysely's and `runNow`'s alike.
     prepare: (text: string) => {
       let statement = statements.get(text);
       if (statement === undefined) {
         statement = sqlite.prepare(text) as unknown as SqliteStatement;
         if (statements.size < STATEMENT_CACHE_SIZE) statements.set(text, statement);
       }
+      if (!statement.reader) onWrite(text);
       return statement;
     },
   };
@@ -174,7 +177,8 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma(`cache_size = -${SQLITE_PAGE_CACHE_KIB}`);
     const checkpointer = file ? startCheckpointer(target.path) : undefined;
-    const statements = withStatementCache(sqlite);
+    const watch = new SqliteWriteWatch(sqlite);
+    const statements = withStatementCache(sqlite, (text) => watch.wrote(text));
     const turn = new FifoMutex();
     const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn) });
     // better-sqlite3 runs a statement synchronously, so while nobody holds the one connection a
@@ -190,7 +194,12 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     return {
       db,
       dialect: 'sqlite',
-      queries: new CompiledQueries(runNow),
+      queries: new CompiledQueries({
+        runNow,
+        // While a transaction or a queued query holds the connection, its writes may be under way.
+        generation: () => (turn.free ? watch.generation() : undefined),
+        quiet: (text) => watch.quiet(text),
+      }),
       ping: async () => { await sql`select 1`.execute(db); },
       close: async () => {
         await checkpointer?.stop();
@@ -223,6 +232,25 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
 /** Builds a query from placeholders; it must not branch on values (see `CompiledQueries`). */
 export type QueryBuilder<R> = (db: Kysely<Database>) => Compilable<R>;
 
+/** What SQLite's one connection offers `CompiledQueries` (see `openDatabase`). */
+export interface SqliteShortcuts {
+  /** Runs a query at once when the connection is free, else `undefined`. */
+  runNow(query: CompiledQuery<unknown>): QueryResult<unknown> | undefined;
+  /** `SqliteWriteWatch.generation`, or `undefined` while the connection is held. */
+  generation(): number | undefined;
+  /** `SqliteWriteWatch.quiet`. */
+  quiet(text: string): void;
+}
+
+/** A remembered row and the write generation it was read in. */
+interface Remembered {
+  generation: number;
+  row: unknown;
+}
+
+/** Rows `firstRemembered` keeps per query; past it, the oldest goes first. */
+const REMEMBERED_ROWS = 5_000;
+
 /**
  * The queries of the hot paths, each built and compiled once per database and shared with its
  * transactions: building and compiling a Kysely query cost as much as running it there (issue 8,
@@ -231,28 +259,72 @@ export type QueryBuilder<R> = (db: Kysely<Database>) => Compilable<R>;
  */
 export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
+  private readonly remembered = new Map<QueryBuilder<unknown>, Map<string, Remembered>>();
 
-  /** `runNow`: runs a query at once when the database can (see `openDatabase`), else `undefined`. */
-  constructor(private readonly runNow?: (query: CompiledQuery<unknown>) => QueryResult<unknown> | undefined) {}
+  /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
+  constructor(private readonly sqlite?: SqliteShortcuts) {}
 
-  /** Runs `build`'s query with `parameters` (in the compiled SQL's order). */
-  execute<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+  private compile<R>(db: Kysely<Database>, build: QueryBuilder<R>): CompiledQuery<R> {
     let query = this.compiled.get(build) as CompiledQuery<R> | undefined;
     if (query === undefined) {
       query = build(db).compile();
       this.compiled.set(build, query);
     }
+    return query;
+  }
+
+  /** Runs `build`'s query with `parameters` (in the compiled SQL's order). */
+  execute<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    const query = this.compile(db, build);
     // A builder's literals become parameters too: a count that differs means a value went astray.
     if (parameters.length !== query.parameters.length) {
       throw new Error(`compiled query takes ${query.parameters.length} parameters, got ${parameters.length}: ${query.sql}`);
     }
     const bound = { ...query, parameters };
     // Outside a transaction a query may skip Kysely's executor when the connection is free.
-    const now = this.runNow !== undefined && !db.isTransaction ? this.runNow(bound) : undefined;
+    const now = this.sqlite !== undefined && !db.isTransaction ? this.sqlite.runNow(bound) : undefined;
     return now !== undefined ? Promise.resolve(now as QueryResult<R>) : db.executeQuery(bound);
   }
 
   async first<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<R | undefined> {
     return (await this.execute(db, build, parameters)).rows[0];
+  }
+
+  /**
+   * A write that sets only bookkeeping columns (when a token was last used): it leaves the rows
+   * `firstRemembered` keeps standing, so `build` must not set a column a remembered query selects.
+   */
+  async executeQuiet(db: Kysely<Database>, build: QueryBuilder<unknown>, parameters: readonly unknown[]): Promise<void> {
+    this.sqlite?.quiet(this.compile(db, build).sql);
+    await this.execute(db, build, parameters);
+  }
+
+  /**
+   * `first`, answered from memory when the same query with the same parameters found a row and
+   * nothing has been written since, by this process or another (`SqliteWriteWatch`); on SQLite
+   * only, outside transactions. The bearer lookups of the resource API use it (issue 8): a token's
+   * row, its grant, client and user do not change between most requests, and when anything in
+   * the database does, every remembered row is read again.
+   */
+  async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly [string]): Promise<R | undefined> {
+    const generation = db.isTransaction ? undefined : this.sqlite?.generation();
+    if (generation === undefined) return this.first(db, build, parameters);
+    let rows = this.remembered.get(build);
+    if (rows === undefined) {
+      rows = new Map();
+      this.remembered.set(build, rows);
+    }
+    const [key] = parameters;
+    const hit = rows.get(key);
+    if (hit !== undefined && hit.generation === generation) return hit.row as R;
+    // No await before the query: with the connection free, it runs in this same turn, so the row
+    // is what the database held at `generation`.
+    const row = await this.first(db, build, parameters);
+    if (row === undefined) rows.delete(key);
+    else {
+      if (rows.size >= REMEMBERED_ROWS && hit === undefined) rows.delete(rows.keys().next().value!);
+      rows.set(key, { generation, row });
+    }
+    return row;
   }
 }

@@ -220,6 +220,32 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.tokens.findAccessBearer('no such token'), undefined);
   });
 
+  test('the bearer lookups see what another connection (another instance or process) committed, from the next lookup on', async () => {
+    const { user, client, grant } = await newGrant();
+    const access = unique('at');
+    await stores.tokens.insertAccess({ tokenHash: access, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
+    const personalHash = unique('pt');
+    const personal = await stores.personalTokens.insert({ userId: user.id, name: 'ci', tokenHash: personalHash, scope: 'profile:read', expiresAt: null }, T0);
+    const otherHandle = openDatabase(database.target);
+    try {
+      const other = createStores(otherHandle.db, otherHandle.queries);
+      // Each lookup is made twice before the other connection writes, so a remembered row exists.
+      for (let i = 0; i < 2; i++) {
+        assert.equal((await stores.tokens.findAccessBearer(access))?.revokedAt, null);
+        assert.equal((await stores.personalTokens.findBearer(personalHash))?.revokedAt, null);
+      }
+      await other.tokens.revokeAccess(access, T0 + 1);
+      assert.equal((await stores.tokens.findAccessBearer(access))?.revokedAt, T0 + 1);
+      await other.personalTokens.revoke(personal.id, user.id, T0 + 2);
+      assert.equal((await stores.personalTokens.findBearer(personalHash))?.revokedAt, T0 + 2);
+      await other.users.setStatus(user.id, 'suspended', T0 + 3);
+      assert.equal((await stores.tokens.findAccessBearer(access))?.user.status, 'suspended');
+      assert.equal((await stores.personalTokens.findBearer(personalHash))?.user.status, 'suspended');
+    } finally {
+      await otherHandle.close();
+    }
+  });
+
   test('grants are revoked once, per user and client, per client and per user', async () => {
     const { user, client, grant } = await newGrant();
     const second = await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: T0 }, T0);

@@ -81,7 +81,7 @@ export class KyselyGrantStore implements GrantStore {
   }
 
   async touch(id: number, now: Instant): Promise<void> {
-    await this.queries.execute(this.db, touchGrant, [now, id]);
+    await this.queries.executeQuiet(this.db, touchGrant, [now, id]);
   }
 
   async summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>> {

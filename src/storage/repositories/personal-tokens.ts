@@ -28,6 +28,8 @@ function personalBearer(db: Kysely<Database>) {
     .where('t.token_hash', '=', '');
 }
 
+const touchPersonal = (db: Kysely<Database>) => db.updateTable('personal_tokens').set({ last_used_at: 0 }).where('id', '=', 0);
+
 export class KyselyPersonalTokenStore implements PersonalTokenStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
@@ -50,7 +52,7 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
   }
 
   async findBearer(tokenHash: string): Promise<BearerRecord | undefined> {
-    const row = await this.queries.first(this.db, personalBearer, [tokenHash]);
+    const row = await this.queries.firstRemembered(this.db, personalBearer, [tokenHash]);
     return row && {
       tokenId: row.token_id,
       user: toUser(row),
@@ -69,6 +71,6 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
   }
 
   async touch(id: number, now: Instant): Promise<void> {
-    await this.db.updateTable('personal_tokens').set({ last_used_at: now }).where('id', '=', id).execute();
+    await this.queries.executeQuiet(this.db, touchPersonal, [now, id]);
   }
 }

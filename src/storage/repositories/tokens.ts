@@ -84,7 +84,7 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   async findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined> {
-    const row = await this.queries.first(this.db, accessBearer, [tokenHash]);
+    const row = await this.queries.firstRemembered(this.db, accessBearer, [tokenHash]);
     if (!row) return undefined;
     // A deactivated client ends its tokens at once (INTERFACE section 2), like a revoked grant.
     const revokedAt = row.revoked_at ?? row.grant_revoked_at ?? (row.client_status === 'active' ? null : row.expires_at);
