@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
+import { LookupBatch } from './lookup-batch.js';
 import { SqliteWriteWatch } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -242,6 +243,11 @@ export interface SqliteShortcuts {
   quiet(text: string): void;
 }
 
+/** The condition of a `many` query of `CompiledQueries.lookup`: `column` is one of the keys, its one parameter. */
+export function keyIsAnyOf(column: string) {
+  return sql<boolean>`${sql.ref(column)} = any(${sql.val<string[]>([])})`;
+}
+
 /** A remembered row and the write generation it was read in. */
 interface Remembered {
   generation: number;
@@ -260,6 +266,7 @@ const REMEMBERED_ROWS = 5_000;
 export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
   private readonly remembered = new Map<QueryBuilder<unknown>, Map<string, Remembered>>();
+  private readonly batches = new Map<QueryBuilder<unknown>, LookupBatch<unknown>>();
 
   /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
   constructor(private readonly sqlite?: SqliteShortcuts) {}
@@ -297,6 +304,24 @@ export class CompiledQueries {
   async executeQuiet(db: Kysely<Database>, build: QueryBuilder<unknown>, parameters: readonly unknown[]): Promise<void> {
     this.sqlite?.quiet(this.compile(db, build).sql);
     await this.execute(db, build, parameters);
+  }
+
+  /**
+   * One row by a unique key, for the lookups that every API request makes (the bearer lookups,
+   * issue 8). On SQLite, `one` (which takes the key) runs remembered (`firstRemembered`). On
+   * PostgreSQL the lookups asked for in one turn of the event loop go out together as one query,
+   * `many`, which takes the array of keys as its only parameter: one round trip, one parse of the
+   * reply, one execution in PostgreSQL for all of them. A lookup still reads what is committed
+   * after it was asked for. In a transaction `one` runs at once.
+   */
+  lookup<R>(db: Kysely<Database>, key: string, how: { one: QueryBuilder<R>; many: QueryBuilder<R>; keyOf: (row: R) => string }): Promise<R | undefined> {
+    if (this.sqlite !== undefined || db.isTransaction) return this.firstRemembered(db, how.one, [key]);
+    let batch = this.batches.get(how.many) as LookupBatch<R> | undefined;
+    if (batch === undefined) {
+      batch = new LookupBatch((keys) => this.execute(db, how.many, [keys]).then((result) => result.rows), how.keyOf);
+      this.batches.set(how.many, batch as LookupBatch<unknown>);
+    }
+    return batch.load(key);
   }
 
   /**

@@ -220,6 +220,25 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.tokens.findAccessBearer('no such token'), undefined);
   });
 
+  test('bearer lookups made together each get their own token\'s row, an unknown token none', async () => {
+    const { user, client, grant } = await newGrant();
+    const hashes = Array.from({ length: 5 }, () => unique('at'));
+    for (const [i, tokenHash] of hashes.entries()) {
+      await stores.tokens.insertAccess({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: `scope${i}`, createdAt: T0, expiresAt: T0 + MINUTE });
+    }
+    const personalHashes = [unique('pt'), unique('pt')];
+    for (const [i, tokenHash] of personalHashes.entries()) {
+      await stores.personalTokens.insert({ userId: user.id, name: `t${i}`, tokenHash, scope: `personal${i}`, expiresAt: null }, T0);
+    }
+    const asked = [...hashes, 'no such token', hashes[0]!];
+    const [access, personal] = await Promise.all([
+      Promise.all(asked.map((hash) => stores.tokens.findAccessBearer(hash))),
+      Promise.all([...personalHashes, 'no such token'].map((hash) => stores.personalTokens.findBearer(hash))),
+    ]);
+    assert.deepEqual(access.map((record) => record?.scope), ['scope0', 'scope1', 'scope2', 'scope3', 'scope4', undefined, 'scope0']);
+    assert.deepEqual(personal.map((record) => record?.scope), ['personal0', 'personal1', undefined]);
+  });
+
   test('the bearer lookups see what another connection (another instance or process) committed, from the next lookup on', async () => {
     const { user, client, grant } = await newGrant();
     const access = unique('at');

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { BearerRecord, PersonalToken, PersonalTokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
+import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { Database, PersonalTokensTable } from '../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
@@ -20,13 +20,15 @@ function toPersonalToken(row: Omit<Selectable<PersonalTokensTable>, 'token_hash'
 
 const COLUMNS = ['id', 'user_id', 'name', 'scope', 'created_at', 'expires_at', 'last_used_at', 'revoked_at'] as const;
 
-/** The bearer lookup of a personal token: one indexed read joining the user's row. */
-function personalBearer(db: Kysely<Database>) {
+/** The bearer lookup of a personal token: one indexed read joining the user's row (see `CompiledQueries.lookup`). */
+function bearerColumns(db: Kysely<Database>) {
   return db.selectFrom('personal_tokens as t').innerJoin('users as u', 'u.id', 't.user_id')
     .select(USER_COLUMNS.map((column) => `u.${column}` as const))
-    .select(['t.id as token_id', 't.scope', 't.expires_at', 't.revoked_at'])
-    .where('t.token_hash', '=', '');
+    .select(['t.token_hash', 't.id as token_id', 't.scope', 't.expires_at', 't.revoked_at']);
 }
+const personalBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.token_hash', '=', '');
+const personalBearers = (db: Kysely<Database>) => bearerColumns(db).where(keyIsAnyOf('t.token_hash'));
+const bearerLookup = { one: personalBearer, many: personalBearers, keyOf: (row: { token_hash: string }) => row.token_hash };
 
 const touchPersonal = (db: Kysely<Database>) => db.updateTable('personal_tokens').set({ last_used_at: 0 }).where('id', '=', 0);
 
@@ -52,7 +54,7 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
   }
 
   async findBearer(tokenHash: string): Promise<BearerRecord | undefined> {
-    const row = await this.queries.firstRemembered(this.db, personalBearer, [tokenHash]);
+    const row = await this.queries.lookup(this.db, tokenHash, bearerLookup);
     return row && {
       tokenId: row.token_id,
       user: toUser(row),

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { BearerRecord, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
+import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
@@ -40,20 +40,23 @@ function values(token: NewIssuedToken) {
 
 /**
  * The bearer lookup of every API request: one indexed read that joins grant, client and the
- * user's row (which `/me` answers with).
+ * user's row (which `/me` answers with); `accessBearer` for one token, `accessBearers` for many
+ * (see `CompiledQueries.lookup`).
  */
-function accessBearer(db: Kysely<Database>) {
+function bearerColumns(db: Kysely<Database>) {
   return db.selectFrom('access_tokens as t')
     .innerJoin('grants as g', 'g.id', 't.grant_id')
     .innerJoin('users as u', 'u.id', 't.user_id')
     .innerJoin('clients as c', 'c.client_id', 't.client_id')
     .select(USER_COLUMNS.map((column) => `u.${column}` as const))
     .select([
-      't.id as token_id', 't.grant_id', 't.client_id', 't.scope', 't.expires_at',
+      't.token_hash', 't.id as token_id', 't.grant_id', 't.client_id', 't.scope', 't.expires_at',
       't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
-    ])
-    .where('t.token_hash', '=', '');
+    ]);
 }
+const accessBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.token_hash', '=', '');
+const accessBearers = (db: Kysely<Database>) => bearerColumns(db).where(keyIsAnyOf('t.token_hash'));
+const bearerLookup = { one: accessBearer, many: accessBearers, keyOf: (row: { token_hash: string }) => row.token_hash };
 
 const insertAccess = (db: Kysely<Database>) => db.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
 const insertRefresh = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
@@ -84,7 +87,7 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   async findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined> {
-    const row = await this.queries.firstRemembered(this.db, accessBearer, [tokenHash]);
+    const row = await this.queries.lookup(this.db, tokenHash, bearerLookup);
     if (!row) return undefined;
     // A deactivated client ends its tokens at once (INTERFACE section 2), like a revoked grant.
     const revokedAt = row.revoked_at ?? row.grant_revoked_at ?? (row.client_status === 'active' ? null : row.expires_at);
