@@ -265,7 +265,7 @@ const REMEMBERED_ROWS = 5_000;
  */
 export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
-  private readonly remembered = new Map<QueryBuilder<unknown>, Map<string, Remembered>>();
+  private readonly rememberedRows = new Map<QueryBuilder<unknown>, Map<string, Remembered>>();
   private readonly batches = new Map<QueryBuilder<unknown>, LookupBatch<unknown>>();
 
   /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
@@ -315,7 +315,7 @@ export class CompiledQueries {
    * after it was asked for. In a transaction `one` runs at once.
    */
   lookup<R>(db: Kysely<Database>, key: string, how: { one: QueryBuilder<R>; many: QueryBuilder<R>; keyOf: (row: R) => string }): Promise<R | undefined> {
-    if (this.sqlite !== undefined || db.isTransaction) return this.firstRemembered(db, how.one, [key]);
+    if (this.sqlite !== undefined || db.isTransaction) return this.firstRemembered(db, how.one, key);
     let batch = this.batches.get(how.many) as LookupBatch<R> | undefined;
     if (batch === undefined) {
       batch = new LookupBatch((keys) => this.execute(db, how.many, [keys]).then((result) => result.rows), how.keyOf);
@@ -325,26 +325,25 @@ export class CompiledQueries {
   }
 
   /**
-   * `first`, answered from memory when the same query with the same parameters found a row and
-   * nothing has been written since, by this process or another (`SqliteWriteWatch`); on SQLite
-   * only, outside transactions. The bearer lookups of the resource API use it (issue 8): a token's
-   * row, its grant, client and user do not change between most requests, and when anything in
-   * the database does, every remembered row is read again.
+   * `first` of `build` with the one parameter `key`, answered from memory when it found a row for
+   * `key` before and nothing has been written since, by this process or another
+   * (`SqliteWriteWatch`); on SQLite only, outside transactions. For the bearer lookups (issue 8):
+   * a token's row, its grant, client and user do not change between most requests, and when
+   * anything in the database does, every remembered row is read again.
    */
-  async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly [string]): Promise<R | undefined> {
+  private async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, key: string): Promise<R | undefined> {
     const generation = db.isTransaction ? undefined : this.sqlite?.generation();
-    if (generation === undefined) return this.first(db, build, parameters);
-    let rows = this.remembered.get(build);
+    if (generation === undefined) return this.first(db, build, [key]);
+    let rows = this.rememberedRows.get(build);
     if (rows === undefined) {
       rows = new Map();
-      this.remembered.set(build, rows);
+      this.rememberedRows.set(build, rows);
     }
-    const [key] = parameters;
     const hit = rows.get(key);
     if (hit !== undefined && hit.generation === generation) return hit.row as R;
     // No await before the query: with the connection free, it runs in this same turn, so the row
     // is what the database held at `generation`.
-    const row = await this.first(db, build, parameters);
+    const row = await this.first(db, build, [key]);
     if (row === undefined) rows.delete(key);
     else {
       if (rows.size >= REMEMBERED_ROWS && hit === undefined) rows.delete(rows.keys().next().value!);
