@@ -52,18 +52,20 @@ const SQLITE_PAGE_CACHE_KIB = 4_000;
  * one per text is safe. Texts that vary (bulk inserts) stop being cached once the cache is full.
  */
 export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: string) => void): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>();
+  const statements = new Map<string, SQLite.Statement>();
   return {
     close: () => { statements.clear(); sqlite.close(); },
-    // Every statement of the connection passes here on its way to run, Kysely's and `runNow`'s alike.
+    // Every statement of the connection passes here on its way to run, Kysely's and `runNow`'s
+    // alike, so `onWrite` hears of every write (see SqliteWriteWatch).
     prepare: (text: string) => {
       let statement = statements.get(text);
       if (statement === undefined) {
-        statement = sqlite.prepare(text) as unknown as SqliteStatement;
+        statement = sqlite.prepare(text);
         if (statements.size < STATEMENT_CACHE_SIZE) statements.set(text, statement);
       }
-      if (!statement.reader) onWrite(text);
-      return statement;
+      // `readonly`, not `reader`: a write with RETURNING answers rows, so it is a reader too.
+      if (!statement.readonly) onWrite(text);
+      return statement as unknown as SqliteStatement;
     },
   };
 }

@@ -70,9 +70,10 @@ forEachDatabase('resource API authentication', (database) => {
     });
 
     for (const status of ['suspended', 'banned', 'deleted'] as const) {
-      test(`401: a ${kind} token of a ${status} account`, async () => {
+      test(`401: a ${kind} token of a ${status} account, from the next request on`, async () => {
         const user = await newUser(t.deps);
         const { token } = await make(user, ['profile:read']);
+        assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
         await setAccountStatus(t.deps.stores, t.clock, user.id, status);
         await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token }), `${status} ${kind}`);
       });
@@ -160,6 +161,7 @@ forEachDatabase('resource API authentication', (database) => {
   test('401: an OAuth token of a deactivated client', async () => {
     const user = await newUser(t.deps);
     const { token, client } = await newAccessToken(t.deps, user, 'profile:read');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
     await deactivateClient(t.deps.stores, t.clock, client.clientId);
     await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), 'deactivated client');
   });
@@ -167,6 +169,7 @@ forEachDatabase('resource API authentication', (database) => {
   test('401: an OAuth token revoked by itself, its grant still live', async () => {
     const user = await newUser(t.deps);
     const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
     await t.deps.stores.tokens.revokeAccess(hashSecret(token), t.clock.now());
     await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me', { token }), 'revoked access token');
   });

@@ -220,6 +220,22 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.tokens.findAccessBearer('no such token'), undefined);
   });
 
+  test('the bearer lookups see this connection\'s writes from the next lookup on, writes that return rows included', async () => {
+    const { user, client, grant } = await newGrant();
+    const access = unique('at');
+    await stores.tokens.insertAccess({ tokenHash: access, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
+    const personalHash = unique('pt');
+    await stores.personalTokens.insert({ userId: user.id, name: 'ci', tokenHash: personalHash, scope: 'profile:read', expiresAt: null }, T0);
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await stores.tokens.findAccessBearer(access))?.user.status, 'active');
+      assert.equal((await stores.personalTokens.findBearer(personalHash))?.user.status, 'active');
+    }
+    // users.setStatus answers the changed row (UPDATE … RETURNING).
+    assert.equal((await stores.users.setStatus(user.id, 'banned', T0 + 1))?.status, 'banned');
+    assert.equal((await stores.tokens.findAccessBearer(access))?.user.status, 'banned');
+    assert.equal((await stores.personalTokens.findBearer(personalHash))?.user.status, 'banned');
+  });
+
   test('bearer lookups made together each get their own token\'s row, an unknown token none', async () => {
     const { user, client, grant } = await newGrant();
     const hashes = Array.from({ length: 5 }, () => unique('at'));

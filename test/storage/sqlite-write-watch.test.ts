@@ -57,6 +57,12 @@ test('every write of this connection moves the generation', () => {
   assert.notEqual(watch.generation(), afterUpdate);
 });
 
+test('a write that returns rows (RETURNING) moves the generation too', () => {
+  const start = watch.generation();
+  run('update tokens set revoked_at = ? where id = ? returning id', 6, 1);
+  assert.notEqual(watch.generation(), start);
+});
+
 test('a write declared quiet leaves the generation standing', () => {
   const touch = 'update tokens set last_used_at = ? where id = ?';
   watch.quiet(touch);
