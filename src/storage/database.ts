@@ -317,7 +317,8 @@ export class CompiledQueries {
    * after it was asked for. In a transaction `one` runs at once.
    */
   lookup<R>(db: Kysely<Database>, key: string, how: { one: QueryBuilder<R>; many: QueryBuilder<R>; keyOf: (row: R) => string }): Promise<R | undefined> {
-    if (this.sqlite !== undefined || db.isTransaction) return this.firstRemembered(db, how.one, key);
+    if (db.isTransaction) return this.first(db, how.one, [key]);
+    if (this.sqlite !== undefined) return this.firstRemembered(db, how.one, key);
     let batch = this.batches.get(how.many) as LookupBatch<R> | undefined;
     if (batch === undefined) {
       batch = new LookupBatch((keys) => this.execute(db, how.many, [keys]).then((result) => result.rows), how.keyOf);
@@ -329,12 +330,12 @@ export class CompiledQueries {
   /**
    * `first` of `build` with the one parameter `key`, answered from memory when it found a row for
    * `key` before and nothing has been written since, by this process or another
-   * (`SqliteWriteWatch`); on SQLite only, outside transactions. For the bearer lookups (issue 8):
+   * (`SqliteWriteWatch`); on SQLite, outside transactions (`lookup`). For the bearer lookups (issue 8):
    * a token's row, its grant, client and user do not change between most requests, and when
    * anything in the database does, every remembered row is read again.
    */
   private async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, key: string): Promise<R | undefined> {
-    const generation = db.isTransaction ? undefined : this.sqlite?.generation();
+    const generation = this.sqlite?.generation();
     if (generation === undefined) return this.first(db, build, [key]);
     let rows = this.rememberedRows.get(build);
     if (rows === undefined) {
