@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { Client, ClientStatus, ClientStore, ClientType, IdTokenAlg, NewClient } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
+import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { ClientsTable, Database } from '../schema.js';
 
 function toClient(row: Selectable<ClientsTable>): Client {
@@ -23,6 +23,9 @@ function toClient(row: Selectable<ClientsTable>): Client {
 }
 
 const clientById = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where('client_id', '=', '');
+const clientsByIds = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where(keyIsAnyOf('client_id'));
+/** Every authorization request and token request looks its client up: see `CompiledQueries.lookup`. */
+const clientLookup = { one: clientById, many: clientsByIds, keyOf: (row: { client_id: string }) => row.client_id };
 
 export class KyselyClientStore implements ClientStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -47,7 +50,7 @@ export class KyselyClientStore implements ClientStore {
   }
 
   async findById(clientId: string): Promise<Client | undefined> {
-    const row = await this.queries.first(this.db, clientById, [clientId]);
+    const row = await this.queries.lookup(this.db, clientId, clientLookup);
     return row && toClient(row);
   }
 
