@@ -190,11 +190,17 @@ export type RevocationReason =
   | 'client_deactivated'
   | 'account_unusable';
 
+/** A grant with its user: what a code or a refresh token gives tokens for. */
+export interface GrantWithUser {
+  grant: Grant;
+  user: User;
+}
+
 export interface GrantStore {
   create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant }, now: Instant): Promise<Grant>;
   findById(id: number): Promise<Grant | undefined>;
   /** A grant and its user, in one read (what issuing or introspecting a token checks). */
-  findWithUser(id: number): Promise<{ grant: Grant; user: User } | undefined>;
+  findWithUser(id: number): Promise<GrantWithUser | undefined>;
   /** Marks one grant revoked, once; returns whether this call revoked it. */
   revoke(id: number, reason: RevocationReason, now: Instant): Promise<boolean>;
   /** Revokes every live grant of this user for this client; returns how many. */
@@ -226,8 +232,10 @@ export interface CodeStore {
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`.
+   * With it comes its grant and user as they are after the write (`granted`, absent if the grant
+   * is gone), read in the same statement where the database can.
    */
-  consume(codeHash: string, now: Instant): Promise<AuthorizationCode | undefined>;
+  consume(codeHash: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
   find(codeHash: string): Promise<AuthorizationCode | undefined>;
 }
 
@@ -270,15 +278,18 @@ export interface BearerRecord {
 export interface TokenStore {
   insertAccess(token: NewIssuedToken): Promise<IssuedToken>;
   insertRefresh(token: NewIssuedToken): Promise<RefreshToken>;
+  /** Stores a new access token and its refresh token; in one round trip where the database can. */
+  insertPair(access: NewIssuedToken, refresh: NewIssuedToken): Promise<void>;
   findAccess(tokenHash: string): Promise<IssuedToken | undefined>;
   findRefresh(tokenHash: string): Promise<RefreshToken | undefined>;
   /** The access token with its grant's revocation and its user's status, in one query. */
   findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined>;
   /**
    * Marks a live refresh token used and returns it, in one conditional write: of racing
-   * callers exactly one rotates it (RFC 9700 4.14.2). Others get `undefined`.
+   * callers exactly one rotates it (RFC 9700 4.14.2). Others get `undefined`. With it comes its
+   * grant and user, as `CodeStore.consume` does.
    */
-  consumeRefresh(tokenHash: string, now: Instant): Promise<RefreshToken | undefined>;
+  consumeRefresh(tokenHash: string, now: Instant): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined>;
   revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;
   /** Marks every token of the grant revoked (the grant itself is revoked by `GrantStore`). */
   revokeByGrant(grantId: number, now: Instant): Promise<number>;

@@ -273,6 +273,15 @@ export class CompiledQueries {
   /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
   constructor(private readonly sqlite?: SqliteShortcuts) {}
 
+  /**
+   * Whether several writes can go as one statement (PostgreSQL's data-modifying `WITH`): on
+   * PostgreSQL each statement is a round trip, on SQLite a call into the same process, which has
+   * no such statement.
+   */
+  get writesCombine(): boolean {
+    return this.sqlite === undefined;
+  }
+
   private compile<R>(db: Kysely<Database>, build: QueryBuilder<R>): CompiledQuery<R> {
     let query = this.compiled.get(build) as CompiledQuery<R> | undefined;
     if (query === undefined) {

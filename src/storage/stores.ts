@@ -1,7 +1,7 @@
 /** Builds every store over one Kysely handle (a connection pool or a transaction). */
 import type { Kysely } from 'kysely';
 import type { Stores } from '../core/ports.js';
-import { CompiledQueries } from './database.js';
+import type { CompiledQueries } from './database.js';
 import type { Database } from './schema.js';
 import { KyselyClientStore } from './repositories/clients.js';
 import { KyselyCodeStore } from './repositories/codes.js';
@@ -16,7 +16,7 @@ import { KyselyTokenStore } from './repositories/tokens.js';
 import { KyselyUserStore } from './repositories/users.js';
 
 /** `queries` are compiled once per database; its transactions' stores share them. */
-export function createStores(db: Kysely<Database>, queries = new CompiledQueries()): Stores {
+export function createStores(db: Kysely<Database>, queries: CompiledQueries): Stores {
   return {
     users: new KyselyUserStore(db, queries),
     posts: new KyselyPostStore(db, queries),

@@ -186,6 +186,53 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(results.filter((r) => r !== undefined).length, 1);
   });
 
+  test('a consumed code and a rotated refresh token come with their grant and its user, every field as stored', async () => {
+    const { user, client, grant } = await newGrant();
+    await stores.grants.touch(grant.id, T0 + MINUTE);
+    const expected = { grant: await stores.grants.findById(grant.id), user: await stores.users.findById(user.id) };
+    const codeHash = unique('code');
+    const code = {
+      codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
+      scope: 'profile:read', codeChallenge: 'challenge', nonce: 'n', authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
+    };
+    await stores.codes.insert(code);
+    assert.deepEqual(await stores.codes.consume(codeHash, T0 + 1), { code: { ...code, usedAt: T0 + 1 }, granted: expected });
+    const tokenHash = unique('rt');
+    const stored = await stores.tokens.insertRefresh({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
+    assert.deepEqual(await stores.tokens.consumeRefresh(tokenHash, T0 + 2), { token: { ...stored, usedAt: T0 + 2 }, granted: expected });
+  });
+
+  test('a consumed refresh token shows its grant revoked and its user ended as they are at the rotation', async () => {
+    const { user, client, grant } = await newGrant();
+    const tokenHash = unique('rt');
+    await stores.tokens.insertRefresh({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + MINUTE });
+    await stores.grants.revoke(grant.id, 'consent_withdrawn', T0 + 1);
+    await stores.users.setStatus(user.id, 'banned', T0 + 1);
+    const consumed = await stores.tokens.consumeRefresh(tokenHash, T0 + 2);
+    assert.equal(consumed?.granted?.grant.revokedAt, T0 + 1);
+    assert.equal(consumed?.granted?.user.status, 'banned');
+  });
+
+  test('an access token and its refresh token are stored together', async () => {
+    const { user, client, grant } = await newGrant();
+    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, createdAt: T0 };
+    const access = { ...common, tokenHash: unique('at'), scope: 'profile:read', expiresAt: T0 + MINUTE };
+    const refresh = { ...common, tokenHash: unique('rt'), scope: 'profile:read posts:read', expiresAt: T0 + 60 * MINUTE };
+    await stores.tokens.insertPair(access, refresh);
+    assert.deepEqual(await stores.tokens.findAccess(access.tokenHash), { ...access, id: (await stores.tokens.findAccess(access.tokenHash))!.id, revokedAt: null });
+    assert.deepEqual(await stores.tokens.findRefresh(refresh.tokenHash), { ...refresh, id: (await stores.tokens.findRefresh(refresh.tokenHash))!.id, revokedAt: null, usedAt: null });
+  });
+
+  test('a pair whose refresh token cannot be stored leaves no access token either', async () => {
+    const { user, client, grant } = await newGrant();
+    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, createdAt: T0, scope: 's', expiresAt: T0 + MINUTE };
+    const taken = unique('rt');
+    await stores.tokens.insertRefresh({ ...common, tokenHash: taken });
+    const access = unique('at');
+    await assert.rejects(stores.transaction((tx) => tx.tokens.insertPair({ ...common, tokenHash: access }, { ...common, tokenHash: taken })));
+    assert.equal(await stores.tokens.findAccess(access), undefined);
+  });
+
   test('a revoked refresh token cannot be rotated', async () => {
     const { user, client, grant } = await newGrant();
     const tokenHash = unique('rt');

@@ -3,7 +3,7 @@ import { hashSecret } from '../credentials.js';
 import { OAuthError } from '../errors.js';
 import { required, single } from '../params.js';
 import { verifyCodeVerifier } from '../pkce.js';
-import type { AuthorizationCode, Client, Grant, Stores, User } from '../ports.js';
+import type { AuthorizationCode, Client, GrantWithUser } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import type { Instant } from '../time.js';
@@ -14,7 +14,8 @@ const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
 
 /** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
-async function redeemable(tx: Stores, code: AuthorizationCode, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): Promise<{ grant: Grant; user: User } | string> {
+function redeemable(consumed: { code: AuthorizationCode; granted: GrantWithUser | undefined }, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): GrantWithUser | string {
+  const { code, granted } = consumed;
   if (code.clientId !== client.clientId) return 'The code was issued to another client.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
   if (code.expiresAt <= now) return 'The code has expired.';
@@ -24,10 +25,9 @@ async function redeemable(tx: Stores, code: AuthorizationCode, client: Client, r
   if (code.codeChallenge !== null && verifier === undefined) return 'The code_verifier is required for this code.';
   if (code.codeChallenge === null && verifier !== undefined) return 'A code_verifier was sent but the authorization request had no code_challenge.';
   if (code.codeChallenge !== null && !verifyCodeVerifier(verifier!, code.codeChallenge)) return 'The code_verifier does not match the code_challenge.';
-  const found = await tx.grants.findWithUser(code.grantId);
-  if (!found || found.grant.revokedAt !== null) return 'The authorization was revoked.';
-  if (found.user.status !== 'active') return 'The account can no longer be used.';
-  return found;
+  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked.';
+  if (granted.user.status !== 'active') return 'The account can no longer be used.';
+  return granted;
 }
 
 registerGrantType('authorization_code', async ({ deps, client, params }) => {
@@ -42,10 +42,11 @@ registerGrantType('authorization_code', async ({ deps, client, params }) => {
   const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
     const consumed = await tx.codes.consume(codeHash, now);
     if (!consumed) return { kind: 'not_consumed' };
-    const redeemed = await redeemable(tx, consumed, client, redirectUri, verifier, now);
+    const redeemed = redeemable(consumed, client, redirectUri, verifier, now);
     if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
     const { grant, user } = redeemed;
-    const tokens = await issueTokens(tx, now, deps.settings, { grant, user, client, accessScope: consumed.scope, refreshScope: consumed.scope, nonce: consumed.nonce });
+    const { scope, nonce } = consumed.code;
+    const tokens = await issueTokens(tx, now, deps.settings, { grant, user, client, accessScope: scope, refreshScope: scope, nonce });
     return { kind: 'issued', tokens };
   });
   if (outcome.kind === 'issued') {

@@ -26,14 +26,14 @@ registerGrantType('refresh_token', async ({ deps, client, params }) => {
   // Rotation is one conditional write inside the transaction that issues the new pair; a refusal
   // throws, so the transaction rolls back and the token stays as it was.
   const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
-    const old = await tx.tokens.consumeRefresh(tokenHash, now);
-    if (!old) return undefined;
+    const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
+    if (!consumed) return undefined;
+    const { token: old, granted } = consumed;
     // RFC 6749 10.4: a refresh token is bound to the client it was issued to.
     if (old.clientId !== client.clientId) throw new OAuthError('invalid_grant', INVALID);
     if (old.expiresAt <= now) throw new OAuthError('invalid_grant', INVALID);
-    const found = await tx.grants.findWithUser(old.grantId);
-    if (!found || found.grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
-    const { grant, user } = found;
+    if (!granted || granted.grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
+    const { grant, user } = granted;
     if (user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
     const held = scopeList(old.scope);
     if (narrowed && !narrowed.every((s) => held.includes(s))) {

@@ -38,14 +38,10 @@ export async function issueTokens(
   const accessToken = generateToken('access');
   const refreshToken = generateToken('refresh');
   const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now };
-  await tx.tokens.insertAccess({
-    ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope,
-    expiresAt: now + lifetimes.accessTokenTtlSeconds * 1000,
-  });
-  await tx.tokens.insertRefresh({
-    ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope,
-    expiresAt: now + lifetimes.refreshTokenTtlSeconds * 1000,
-  });
+  await tx.tokens.insertPair(
+    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + lifetimes.accessTokenTtlSeconds * 1000 },
+    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + lifetimes.refreshTokenTtlSeconds * 1000 },
+  );
   // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.
   const lastUse = issue.grant.lastUsedAt;
   if (now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse) await tx.grants.touch(issue.grant.id, now);

@@ -1,8 +1,9 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { AuthorizationCode, CodeStore } from '../../core/ports.js';
+import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { AuthorizationCode, CodeStore, GrantWithUser } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';
+import { GRANT_WITH_USER_COLUMNS, consumeWithGrant } from './grants.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   return {
@@ -25,8 +26,12 @@ const insertCode = (db: Kysely<Database>) => db.insertInto('authorization_codes'
   code_hash: '', grant_id: 0, client_id: '', user_id: 0, redirect_uri: '', scope: '', code_challenge: '',
   nonce: '', auth_time: 0, created_at: 0, expires_at: 0,
 });
-const consumeCode = (db: Kysely<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
+const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
   .where('code_hash', '=', '').where('used_at', 'is', null).returningAll();
+const consumeCodeJoined = (db: Kysely<Database>) => db.with('c', consumeCode)
+  .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
+  .select(sql<Selectable<AuthorizationCodesTable>>`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS);
+const codeConsumption = { consume: consumeCode, joined: consumeCodeJoined };
 
 export class KyselyCodeStore implements CodeStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -38,10 +43,10 @@ export class KyselyCodeStore implements CodeStore {
     ]);
   }
 
-  async consume(codeHash: string, now: Instant): Promise<AuthorizationCode | undefined> {
+  async consume(codeHash: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
     // One conditional write: the row changes only for the first caller (RFC 6749 4.1.2).
-    const row = await this.queries.first(this.db, consumeCode, [now, codeHash]);
-    return row && toCode(row);
+    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption, [now, codeHash]);
+    return consumed && { code: toCode(consumed.row), granted: consumed.granted };
   }
 
   async find(codeHash: string): Promise<AuthorizationCode | undefined> {

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Grant, GrantStore, RevocationReason, User } from '../../core/ports.js';
+import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
+import type { CompiledQueries, QueryBuilder } from '../database.js';
 import type { Database, GrantsTable } from '../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
@@ -24,15 +24,51 @@ const createGrant = (db: Kysely<Database>) => db.insertInto('grants').values({
   user_id: 0, client_id: '', scope: '', nonce: '', auth_time: 0, created_at: 0, last_used_at: 0,
 }).returningAll();
 const grantById = (db: Kysely<Database>) => db.selectFrom('grants').selectAll().where('id', '=', 0);
-/** A grant joined with its user's row; the grant's columns that share a name with the user's are renamed. */
+/** A grant's columns (`g`) beside its user's (`u`, `USER_COLUMNS`): those that share a name with the user's are renamed. */
+export const GRANT_WITH_USER_COLUMNS = [
+  ...USER_COLUMNS.map((column) => `u.${column}` as const),
+  'g.id as grant_id', 'g.user_id', 'g.client_id', 'g.scope', 'g.nonce', 'g.auth_time', 'g.created_at as grant_created_at',
+  'g.last_used_at', 'g.revoked_at', 'g.revoked_reason',
+] as const;
+
+type GrantWithUserRow = Omit<Selectable<GrantsTable>, 'id' | 'created_at'> & Parameters<typeof toUser>[0] & { grant_id: number; grant_created_at: number };
+
+/** A row of `GRANT_WITH_USER_COLUMNS`; `undefined` for the nulls of an outer join that found no grant. */
+export function toGrantWithUser(row: GrantWithUserRow | { grant_id: null }): GrantWithUser | undefined {
+  if (row.grant_id === null) return undefined;
+  const found = row as GrantWithUserRow;
+  return { grant: toGrant({ ...found, id: found.grant_id, created_at: found.grant_created_at }), user: toUser(found) };
+}
+
 const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')
   .innerJoin('users as u', 'u.id', 'g.user_id')
-  .select(USER_COLUMNS.map((column) => `u.${column}` as const))
-  .select([
-    'g.id as grant_id', 'g.user_id', 'g.client_id', 'g.scope', 'g.nonce', 'g.auth_time', 'g.created_at as grant_created_at',
-    'g.last_used_at', 'g.revoked_at', 'g.revoked_reason',
-  ])
+  .select(GRANT_WITH_USER_COLUMNS)
   .where('g.id', '=', 0);
+
+async function findGrantWithUser(db: Kysely<Database>, queries: CompiledQueries, id: number): Promise<GrantWithUser | undefined> {
+  const row = await queries.first(db, grantWithUser, [id]);
+  return row && toGrantWithUser(row);
+}
+
+/**
+ * A consuming write (`consume`: one conditional `UPDATE … RETURNING *` of a row that names its
+ * grant) and the grant with its user. On PostgreSQL one statement, one round trip (`joined`: the
+ * write in a `WITH` as `c`, its row as `to_jsonb(c) as consumed` beside `GRANT_WITH_USER_COLUMNS`,
+ * outer-joined); on SQLite, which has no writes in `WITH`, the write and then the read.
+ */
+export async function consumeWithGrant<R extends { grant_id: number }>(
+  db: Kysely<Database>,
+  queries: CompiledQueries,
+  how: { consume: QueryBuilder<R>; joined: QueryBuilder<{ consumed: R } & (GrantWithUserRow | { grant_id: null })> },
+  parameters: readonly unknown[],
+): Promise<{ row: R; granted: GrantWithUser | undefined } | undefined> {
+  if (queries.writesCombine) {
+    const joined = await queries.first(db, how.joined, parameters);
+    return joined && { row: joined.consumed, granted: toGrantWithUser(joined) };
+  }
+  const row = await queries.first(db, how.consume, parameters);
+  return row && { row, granted: await findGrantWithUser(db, queries, row.grant_id) };
+}
 const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0);
 
 export class KyselyGrantStore implements GrantStore {
@@ -48,11 +84,8 @@ export class KyselyGrantStore implements GrantStore {
     return row && toGrant(row);
   }
 
-  async findWithUser(id: number): Promise<{ grant: Grant; user: User } | undefined> {
-    const row = await this.queries.first(this.db, grantWithUser, [id]);
-    if (!row) return undefined;
-    const grant = toGrant({ ...row, id: row.grant_id, created_at: row.grant_created_at });
-    return { grant, user: toUser(row) };
+  findWithUser(id: number): Promise<GrantWithUser | undefined> {
+    return findGrantWithUser(this.db, this.queries, id);
   }
 
   async revoke(id: number, reason: RevocationReason, now: Instant): Promise<boolean> {

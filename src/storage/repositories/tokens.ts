@@ -1,8 +1,9 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { BearerRecord, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
+import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
+import { GRANT_WITH_USER_COLUMNS, consumeWithGrant } from './grants.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
@@ -60,8 +61,16 @@ const bearerLookup = { one: accessBearer, many: accessBearers, keyOf: (row: { to
 
 const insertAccess = (db: Kysely<Database>) => db.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
 const insertRefresh = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
-const consumeRefresh = (db: Kysely<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
+/** Both tokens of an issuance in one statement (PostgreSQL): the access token's columns come first. */
+const insertPair = (db: Kysely<Database>) => db
+  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
+  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+const consumeRefresh = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
   .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null).returningAll();
+const consumeRefreshJoined = (db: Kysely<Database>) => db.with('c', consumeRefresh)
+  .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
+  .select(sql<Selectable<RefreshTokensTable>>`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS);
+const refreshConsumption = { consume: consumeRefresh, joined: consumeRefreshJoined };
 
 export class KyselyTokenStore implements TokenStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -74,6 +83,15 @@ export class KyselyTokenStore implements TokenStore {
   async insertRefresh(token: NewIssuedToken): Promise<RefreshToken> {
     const row = await this.queries.first(this.db, insertRefresh, Object.values(values(token)));
     return toRefresh(row!);
+  }
+
+  async insertPair(access: NewIssuedToken, refresh: NewIssuedToken): Promise<void> {
+    if (!this.queries.writesCombine) {
+      await this.insertAccess(access);
+      await this.insertRefresh(refresh);
+      return;
+    }
+    await this.queries.execute(this.db, insertPair, [...Object.values(values(access)), ...Object.values(values(refresh))]);
   }
 
   async findAccess(tokenHash: string): Promise<IssuedToken | undefined> {
@@ -102,10 +120,10 @@ export class KyselyTokenStore implements TokenStore {
     };
   }
 
-  async consumeRefresh(tokenHash: string, now: Instant): Promise<RefreshToken | undefined> {
+  async consumeRefresh(tokenHash: string, now: Instant): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined> {
     // One conditional write: of racing rotations only the first changes the row (RFC 9700 4.14.2).
-    const row = await this.queries.first(this.db, consumeRefresh, [now, tokenHash]);
-    return row && toRefresh(row);
+    const consumed = await consumeWithGrant(this.db, this.queries, refreshConsumption, [now, tokenHash]);
+    return consumed && { token: toRefresh(consumed.row), granted: consumed.granted };
   }
 
   async revokeAccess(tokenHash: string, now: Instant): Promise<boolean> {
