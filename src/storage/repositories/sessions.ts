@@ -1,14 +1,19 @@
 import type { Kysely } from 'kysely';
 import type { Session, SessionStore, User } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
+import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { Database } from '../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
-const liveSession = (db: Kysely<Database>) => db.selectFrom('sessions as s').innerJoin('users as u', 'u.id', 's.user_id')
+/** A session not ended, with its user's row; whether it has expired is checked on the row. */
+const openSessionColumns = (db: Kysely<Database>) => db.selectFrom('sessions as s').innerJoin('users as u', 'u.id', 's.user_id')
   .select(['s.id_hash', 's.user_id', 's.auth_time', 's.created_at as session_created_at', 's.last_seen_at', 's.expires_at'])
   .select(USER_COLUMNS.map((column) => `u.${column}` as const))
-  .where('s.id_hash', '=', '').where('s.ended_at', 'is', null).where('s.expires_at', '>', 0);
+  .where('s.ended_at', 'is', null);
+const openSession = (db: Kysely<Database>) => openSessionColumns(db).where('s.id_hash', '=', '');
+const openSessions = (db: Kysely<Database>) => openSessionColumns(db).where(keyIsAnyOf('s.id_hash'));
+/** Every page a signed-in browser loads, and every authorization request, looks its session up: see `CompiledQueries.lookup`. */
+const sessionLookup = { one: openSession, many: openSessions, keyOf: (row: { id_hash: string }) => row.id_hash };
 
 export class KyselySessionStore implements SessionStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -26,8 +31,8 @@ export class KyselySessionStore implements SessionStore {
   }
 
   async findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined> {
-    const row = await this.queries.first(this.db, liveSession, [idHash, now]);
-    if (!row) return undefined;
+    const row = await this.queries.lookup(this.db, idHash, sessionLookup);
+    if (!row || row.expires_at <= now) return undefined;
     return {
       session: {
         idHash: row.id_hash,
