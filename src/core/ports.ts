@@ -230,6 +230,12 @@ export interface AuthorizationCode {
 export interface CodeStore {
   insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void>;
   /**
+   * Stores a new grant made of the code's user, client, scope, nonce and `auth_time` (created and
+   * last used at the code's `createdAt`) and the code under it: both or neither, in one statement
+   * where the database can, else in a transaction (the caller's, or one of its own).
+   */
+  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>): Promise<void>;
+  /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`.
    * With it comes its grant and user as they are after the write (`granted`, absent if the grant

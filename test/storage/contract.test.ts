@@ -186,6 +186,41 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(results.filter((r) => r !== undefined).length, 1);
   });
 
+  test('a code stored under a new grant makes the grant of its own fields, and is consumed with it', async () => {
+    const user = await newUser();
+    const client = await newClient();
+    const codeHash = unique('code');
+    const code = {
+      codeHash, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb', scope: 'openid profile:read',
+      codeChallenge: null, nonce: 'n-1', authTime: T0 - MINUTE, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
+    };
+    await stores.codes.insertUnderNewGrant(code);
+    const consumed = await stores.codes.consume(codeHash, T0 + 1);
+    const grantId = consumed!.code.grantId;
+    assert.deepEqual(consumed, {
+      code: { ...code, grantId, usedAt: T0 + 1 },
+      granted: {
+        grant: {
+          id: grantId, userId: user.id, clientId: client.clientId, scope: 'openid profile:read', nonce: 'n-1', authTime: T0 - MINUTE,
+          createdAt: T0, lastUsedAt: T0, revokedAt: null, revokedReason: null,
+        },
+        user,
+      },
+    });
+  });
+
+  test('a code whose hash is taken leaves no new grant behind', async () => {
+    const { user, client, grant } = await newGrant();
+    const codeHash = unique('code');
+    const code = {
+      codeHash, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb', scope: 'profile:read',
+      codeChallenge: null, nonce: null, authTime: T0, createdAt: T0 + MINUTE, expiresAt: T0 + 5 * MINUTE,
+    };
+    await stores.codes.insert({ ...code, grantId: grant.id });
+    await assert.rejects(stores.codes.insertUnderNewGrant(code));
+    assert.deepEqual((await stores.grants.summarizeForUser(user.id)).map((g) => g.lastUsedAt), [T0]);
+  });
+
   test('a consumed code and a rotated refresh token come with their grant and its user, every field as stored', async () => {
     const { user, client, grant } = await newGrant();
     await stores.grants.touch(grant.id, T0 + MINUTE);
@@ -300,6 +335,43 @@ forEachDatabase('storage contract', (database) => {
     ]);
     assert.deepEqual(access.map((record) => record?.scope), ['scope0', 'scope1', 'scope2', 'scope3', 'scope4', undefined, 'scope0']);
     assert.deepEqual(personal.map((record) => record?.scope), ['personal0', 'personal1', undefined]);
+  });
+
+  test('sessions and clients looked up at the same time each get their own', async () => {
+    const users = await Promise.all([newUser(), newUser()]);
+    const sessions = users.map((user) => ({ idHash: unique('s'), userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }));
+    for (const session of sessions) await stores.sessions.create(session, T0);
+    const clients = await Promise.all([newClient(), newClient()]);
+    const [found, foundClients] = await Promise.all([
+      Promise.all([...sessions.map((session) => session.idHash), 'no such session'].map((idHash) => stores.sessions.findLive(idHash, T0 + 1))),
+      Promise.all([...clients.map((client) => client.clientId), 'no such client'].map((clientId) => stores.clients.findById(clientId))),
+    ]);
+    assert.deepEqual(found.map((live) => live?.user.id), [...users.map((user) => user.id), undefined]);
+    assert.deepEqual(foundClients, [...clients, undefined]);
+  });
+
+  test('session and client lookups see what another connection committed, from the next lookup on', async () => {
+    const user = await newUser();
+    const client = await newClient();
+    const idHash = unique('s');
+    await stores.sessions.create({ idHash, userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
+    const otherHandle = openDatabase(database.target);
+    try {
+      const other = createStores(otherHandle.db, otherHandle.queries);
+      // Each lookup is made twice before the other connection writes, so a remembered row exists.
+      for (let i = 0; i < 2; i++) {
+        assert.equal((await stores.sessions.findLive(idHash, T0 + 1))?.user.status, 'active');
+        assert.equal((await stores.clients.findById(client.clientId))?.status, 'active');
+      }
+      await other.clients.setStatus(client.clientId, 'deactivated', T0 + 1);
+      assert.equal((await stores.clients.findById(client.clientId))?.status, 'deactivated');
+      await other.users.setStatus(user.id, 'suspended', T0 + 2);
+      assert.equal((await stores.sessions.findLive(idHash, T0 + 3))?.user.status, 'suspended');
+      await other.sessions.end(idHash, T0 + 4);
+      assert.equal(await stores.sessions.findLive(idHash, T0 + 5), undefined);
+    } finally {
+      await otherHandle.close();
+    }
   });
 
   test('the bearer lookups see what another connection (another instance or process) committed, from the next lookup on', async () => {

@@ -137,9 +137,9 @@ export async function decideAuthorization(deps: OAuthDeps, params: Params, signe
 }
 
 /**
- * Approval: a new grant, a single-use code bound to everything the token request must repeat
- * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, in one transaction. A request
- * the remembered consent already `covers` leaves the consent as it is.
+ * Approval: a new grant with a single-use code bound to everything the token request must repeat
+ * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, all or nothing. A request the
+ * remembered consent already `covers` leaves the consent as it is.
  */
 async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean } = { remembered: false }): Promise<string> {
   const code = generateAuthorizationCode();
@@ -147,25 +147,26 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
   const scope = formatScope(request.scopes);
   const userId = signedIn.user.id;
   const clientId = request.client.clientId;
-  await deps.stores.transaction(async (tx) => {
-    const grant = await tx.grants.create({ userId, clientId, scope, nonce: request.nonce, authTime: signedIn.session.authTime }, now);
-    await tx.codes.insert({
-      codeHash: hashSecret(code),
-      grantId: grant.id,
-      clientId,
-      userId,
-      redirectUri: request.redirectUri,
-      scope,
-      codeChallenge: request.codeChallenge,
-      nonce: request.nonce,
-      authTime: signedIn.session.authTime,
-      createdAt: now,
-      expiresAt: now + deps.settings.codeTtlSeconds * 1000,
+  const stored = {
+    codeHash: hashSecret(code),
+    clientId,
+    userId,
+    redirectUri: request.redirectUri,
+    scope,
+    codeChallenge: request.codeChallenge,
+    nonce: request.nonce,
+    authTime: signedIn.session.authTime,
+    createdAt: now,
+    expiresAt: now + deps.settings.codeTtlSeconds * 1000,
+  };
+  if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored);
+  else {
+    await deps.stores.transaction(async (tx) => {
+      await tx.codes.insertUnderNewGrant(stored);
+      const previous = await tx.consents.find(userId, clientId);
+      await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
     });
-    if (consent.remembered) return;
-    const previous = await tx.consents.find(userId, clientId);
-    await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
-  });
+  }
   // RFC 6749 4.1.2 and RFC 9207 2: code, the original state, and the issuer.
   return appendQuery(request.redirectUri, { code, state: request.state, iss: deps.settings.baseUrl });
 }

@@ -3,7 +3,7 @@ import type { AuthorizationCode, CodeStore, GrantWithUser } from '../../core/por
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';
-import { GRANT_WITH_USER_COLUMNS, consumeWithGrant } from './grants.js';
+import { GRANT_WITH_USER_COLUMNS, NEW_GRANT, consumeWithGrant, createGrant } from './grants.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   return {
@@ -26,6 +26,18 @@ const insertCode = (db: Kysely<Database>) => db.insertInto('authorization_codes'
   code_hash: '', grant_id: 0, client_id: '', user_id: 0, redirect_uri: '', scope: '', code_challenge: '',
   nonce: '', auth_time: 0, created_at: 0, expires_at: 0,
 });
+const NEW_CODE_COLUMNS = [
+  'code_hash', 'grant_id', 'client_id', 'user_id', 'redirect_uri', 'scope', 'code_challenge', 'nonce', 'auth_time', 'created_at', 'expires_at',
+] as const;
+/** A new grant and its code in one statement (PostgreSQL): the grant's columns, then the code's but `grant_id`. */
+const insertCodeUnderNewGrant = (db: Kysely<Database>) => db
+  .with('g', (w) => w.insertInto('grants').values(NEW_GRANT).returning('id'))
+  .insertInto('authorization_codes').columns(NEW_CODE_COLUMNS)
+  .expression((eb) => eb.selectFrom('g').select((s) => [
+    s.val('').as('code_hash'), 'g.id', s.val('').as('client_id'), s.val(0).as('user_id'), s.val('').as('redirect_uri'),
+    s.val('').as('scope'), s.val('').as('code_challenge'), s.val('').as('nonce'), s.val(0).as('auth_time'),
+    s.val(0).as('created_at'), s.val(0).as('expires_at'),
+  ]));
 const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
   .where('code_hash', '=', '').where('used_at', 'is', null).returningAll();
 const consumeCodeJoined = (db: Kysely<Database>) => db.with('c', consumeCode)
@@ -33,14 +45,34 @@ const consumeCodeJoined = (db: Kysely<Database>) => db.with('c', consumeCode)
   .select(sql<Selectable<AuthorizationCodesTable>>`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS);
 const codeConsumption = { consume: consumeCode, joined: consumeCodeJoined };
 
+function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: Omit<AuthorizationCode, 'usedAt'>) {
+  return queries.execute(db, insertCode, [
+    code.codeHash, code.grantId, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge,
+    code.nonce, code.authTime, code.createdAt, code.expiresAt,
+  ]);
+}
+
 export class KyselyCodeStore implements CodeStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void> {
-    await this.queries.execute(this.db, insertCode, [
-      code.codeHash, code.grantId, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge,
-      code.nonce, code.authTime, code.createdAt, code.expiresAt,
-    ]);
+    await insertRow(this.db, this.queries, code);
+  }
+
+  async insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>): Promise<void> {
+    const grant = [code.userId, code.clientId, code.scope, code.nonce, code.authTime, code.createdAt, code.createdAt];
+    if (this.queries.writesCombine) {
+      await this.queries.execute(this.db, insertCodeUnderNewGrant, [
+        ...grant, code.codeHash, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge,
+        code.nonce, code.authTime, code.createdAt, code.expiresAt,
+      ]);
+      return;
+    }
+    const insertBoth = async (db: Kysely<Database>) => {
+      const created = await this.queries.first(db, createGrant, grant);
+      await insertRow(db, this.queries, { ...code, grantId: created!.id });
+    };
+    await (this.db.isTransaction ? insertBoth(this.db) : this.db.transaction().execute(insertBoth));
   }
 
   async consume(codeHash: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {

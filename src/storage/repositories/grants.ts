@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Kysely, QueryCreator, Selectable } from 'kysely';
 import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries, QueryBuilder } from '../database.js';
@@ -20,9 +20,9 @@ function toGrant(row: Selectable<GrantsTable>): Grant {
   };
 }
 
-const createGrant = (db: Kysely<Database>) => db.insertInto('grants').values({
-  user_id: 0, client_id: '', scope: '', nonce: '', auth_time: 0, created_at: 0, last_used_at: 0,
-}).returningAll();
+/** The columns of a new grant, in the order of `createGrant`'s parameters. */
+export const NEW_GRANT = { user_id: 0, client_id: '', scope: '', nonce: '' as string | null, auth_time: 0, created_at: 0, last_used_at: 0 };
+export const createGrant = (db: QueryCreator<Database>) => db.insertInto('grants').values(NEW_GRANT).returningAll();
 const grantById = (db: Kysely<Database>) => db.selectFrom('grants').selectAll().where('id', '=', 0);
 /** A grant's columns (`g`) beside its user's (`u`, `USER_COLUMNS`): those that share a name with the user's are renamed. */
 export const GRANT_WITH_USER_COLUMNS = [
