@@ -318,16 +318,19 @@ export class CompiledQueries {
   }
 
   /**
-   * One row by a unique key, for the lookups that every API request makes (the bearer lookups,
-   * issue 8). On SQLite, `one` (which takes the key) runs remembered (`firstRemembered`). On
-   * PostgreSQL the lookups asked for in one turn of the event loop go out together as one query,
-   * `many`, which takes the array of keys as its only parameter: one round trip, one parse of the
-   * reply, one execution in PostgreSQL for all of them. A lookup still reads what is committed
-   * after it was asked for. In a transaction `one` runs at once.
+   * One row by a unique key, for the lookups that most requests make (the bearer lookups of the
+   * API, the client of a token request, the session of a page; issue 8). On PostgreSQL the lookups
+   * asked for in one turn of the event loop go out together as one query, `many`, which takes the
+   * array of keys as its only parameter: one round trip, one parse of the reply, one execution in
+   * PostgreSQL for all of them. On SQLite `one` (which takes the key) runs, remembered
+   * (`firstRemembered`) when `remember` is set: for the reads that come many times between two
+   * writes, as API calls do; on a path that writes, remembering costs a check and never finds the
+   * row again. A lookup still reads what is committed after it was asked for. In a transaction
+   * `one` runs at once.
    */
-  lookup<R>(db: Kysely<Database>, key: string, how: { one: QueryBuilder<R>; many: QueryBuilder<R>; keyOf: (row: R) => string }): Promise<R | undefined> {
+  lookup<R>(db: Kysely<Database>, key: string, how: { one: QueryBuilder<R>; many: QueryBuilder<R>; keyOf: (row: R) => string; remember?: true }): Promise<R | undefined> {
     if (db.isTransaction) return this.first(db, how.one, [key]);
-    if (this.sqlite !== undefined) return this.firstRemembered(db, how.one, key);
+    if (this.sqlite !== undefined) return how.remember ? this.firstRemembered(db, how.one, key) : this.first(db, how.one, [key]);
     let batch = this.batches.get(how.many) as LookupBatch<R> | undefined;
     if (batch === undefined) {
       batch = new LookupBatch((keys) => this.execute(db, how.many, [keys]).then((result) => result.rows), how.keyOf);

@@ -24,7 +24,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
 
 const clientById = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where('client_id', '=', '');
 const clientsByIds = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where(keyIsAnyOf('client_id'));
-/** Every authorization request and token request looks its client up: see `CompiledQueries.lookup`. */
+/** Every authorization request and token request looks its client up, then writes: see `CompiledQueries.lookup` (not remembered). */
 const clientLookup = { one: clientById, many: clientsByIds, keyOf: (row: { client_id: string }) => row.client_id };
 
 export class KyselyClientStore implements ClientStore {

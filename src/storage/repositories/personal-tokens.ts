@@ -28,7 +28,7 @@ function bearerColumns(db: Kysely<Database>) {
 }
 const personalBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.token_hash', '=', '');
 const personalBearers = (db: Kysely<Database>) => bearerColumns(db).where(keyIsAnyOf('t.token_hash'));
-const bearerLookup = { one: personalBearer, many: personalBearers, keyOf: (row: { token_hash: string }) => row.token_hash };
+const bearerLookup = { one: personalBearer, many: personalBearers, keyOf: (row: { token_hash: string }) => row.token_hash, remember: true } as const;
 
 const touchPersonal = (db: Kysely<Database>) => db.updateTable('personal_tokens').set({ last_used_at: 0 }).where('id', '=', 0);
 

@@ -5,7 +5,10 @@ import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { Database } from '../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
-/** A session not ended, with its user's row; whether it has expired is checked on the row. */
+/**
+ * A session not ended, with its user's row; whether it has expired is checked on the row. Not
+ * remembered on SQLite: an authorization, which reads it, writes right after.
+ */
 const openSessionColumns = (db: Kysely<Database>) => db.selectFrom('sessions as s').innerJoin('users as u', 'u.id', 's.user_id')
   .select(['s.id_hash', 's.user_id', 's.auth_time', 's.created_at as session_created_at', 's.last_seen_at', 's.expires_at'])
   .select(USER_COLUMNS.map((column) => `u.${column}` as const))

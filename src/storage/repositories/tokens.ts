@@ -57,7 +57,7 @@ function bearerColumns(db: Kysely<Database>) {
 }
 const accessBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.token_hash', '=', '');
 const accessBearers = (db: Kysely<Database>) => bearerColumns(db).where(keyIsAnyOf('t.token_hash'));
-const bearerLookup = { one: accessBearer, many: accessBearers, keyOf: (row: { token_hash: string }) => row.token_hash };
+const bearerLookup = { one: accessBearer, many: accessBearers, keyOf: (row: { token_hash: string }) => row.token_hash, remember: true } as const;
 
 const insertAccess = (db: Kysely<Database>) => db.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
 const insertRefresh = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
