@@ -238,8 +238,8 @@ export interface CodeStore {
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`.
-   * With it comes its grant and user as they are after the write (`granted`, absent if the grant
-   * is gone), read in the same statement where the database can.
+   * With it comes its grant and user (`granted`, absent if the grant is gone), read in the same
+   * statement where the database can.
    */
   consume(codeHash: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
   find(codeHash: string): Promise<AuthorizationCode | undefined>;
