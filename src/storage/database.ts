@@ -245,6 +245,11 @@ export interface SqliteShortcuts {
   quiet(text: string): void;
 }
 
+/** Runs `work` in the transaction `db` already is, or in a new one. */
+export function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db) : db.transaction().execute(work);
+}
+
 /** The condition of a `many` query of `CompiledQueries.lookup`: `column` is one of the keys, its one parameter. */
 export function keyIsAnyOf(column: string) {
   return sql<boolean>`${sql.ref(column)} = any(${sql.val<string[]>([])})`;

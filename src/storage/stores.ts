@@ -1,7 +1,7 @@
 /** Builds every store over one Kysely handle (a connection pool or a transaction). */
 import type { Kysely } from 'kysely';
 import type { Stores } from '../core/ports.js';
-import type { CompiledQueries } from './database.js';
+import { type CompiledQueries, inTransaction } from './database.js';
 import type { Database } from './schema.js';
 import { KyselyClientStore } from './repositories/clients.js';
 import { KyselyCodeStore } from './repositories/codes.js';
@@ -29,9 +29,6 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     keys: new KyselyKeyStore(db),
     sessions: new KyselySessionStore(db, queries),
     housekeeping: new KyselyHousekeeping(db),
-    transaction: (work) =>
-      db.isTransaction
-        ? work(createStores(db, queries))
-        : db.transaction().execute((trx) => work(createStores(trx, queries))),
+    transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };
 }

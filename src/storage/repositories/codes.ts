@@ -1,9 +1,9 @@
-import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { Kysely, QueryCreator, Selectable } from 'kysely';
 import type { AuthorizationCode, CodeStore, GrantWithUser } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
+import { type CompiledQueries, inTransaction } from '../database.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';
-import { GRANT_WITH_USER_COLUMNS, NEW_GRANT, consumeWithGrant, createGrant } from './grants.js';
+import { NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant } from './grants.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   return {
@@ -40,10 +40,7 @@ const insertCodeUnderNewGrant = (db: Kysely<Database>) => db
   ]));
 const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
   .where('code_hash', '=', '').where('used_at', 'is', null).returningAll();
-const consumeCodeJoined = (db: Kysely<Database>) => db.with('c', consumeCode)
-  .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
-  .select(sql<Selectable<AuthorizationCodesTable>>`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS);
-const codeConsumption = { consume: consumeCode, joined: consumeCodeJoined };
+const codeConsumption = consumedWithGrant(consumeCode);
 
 function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: Omit<AuthorizationCode, 'usedAt'>) {
   return queries.execute(db, insertCode, [
@@ -72,7 +69,7 @@ export class KyselyCodeStore implements CodeStore {
       const created = await this.queries.first(db, createGrant, grant);
       await insertRow(db, this.queries, { ...code, grantId: created!.id });
     };
-    await (this.db.isTransaction ? insertBoth(this.db) : this.db.transaction().execute(insertBoth));
+    await inTransaction(this.db, insertBoth);
   }
 
   async consume(codeHash: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {

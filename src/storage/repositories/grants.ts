@@ -1,4 +1,4 @@
-import type { Kysely, QueryCreator, Selectable } from 'kysely';
+import { type Compilable, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries, QueryBuilder } from '../database.js';
@@ -44,22 +44,39 @@ const grantWithUser = (db: Kysely<Database>) => db.selectFrom('grants as g')
   .innerJoin('users as u', 'u.id', 'g.user_id')
   .select(GRANT_WITH_USER_COLUMNS)
   .where('g.id', '=', 0);
+const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0);
 
 async function findGrantWithUser(db: Kysely<Database>, queries: CompiledQueries, id: number): Promise<GrantWithUser | undefined> {
   const row = await queries.first(db, grantWithUser, [id]);
   return row && toGrantWithUser(row);
 }
 
+type ConsumingWrite<R> = (db: QueryCreator<Database>) => Compilable<R>;
+type ConsumedWithGrant<R> = { consumed: R } & (GrantWithUserRow | { grant_id: null });
+
 /**
- * A consuming write (`consume`: one conditional `UPDATE … RETURNING *` of a row that names its
- * grant) and the grant with its user. On PostgreSQL one statement, one round trip (`joined`: the
- * write in a `WITH` as `c`, its row as `to_jsonb(c) as consumed` beside `GRANT_WITH_USER_COLUMNS`,
- * outer-joined); on SQLite, which has no writes in `WITH`, the write and then the read.
+ * A consuming write (one conditional `UPDATE … RETURNING *` of a row that names its grant) and the
+ * grant with its user, as PostgreSQL runs them in one statement: the write in a `WITH` as `c`, its
+ * row as `to_jsonb(c) as consumed` beside `GRANT_WITH_USER_COLUMNS`, outer-joined. Make it once per
+ * write, at module level: the builder is its compiled query's key.
+ */
+export function consumedWithGrant<R extends { grant_id: number }>(consume: ConsumingWrite<R>) {
+  const joined: QueryBuilder<ConsumedWithGrant<R>> = (db) => (db as unknown as Kysely<any>)
+    // Kysely cannot type a WITH over a write it knows only as generic: the row type is declared above.
+    .with('c', consume as never)
+    .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
+    .select(sql`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS);
+  return { consume, joined };
+}
+
+/**
+ * Runs a consuming write of `consumedWithGrant` and reads the grant with its user: on PostgreSQL
+ * one statement, one round trip; on SQLite, which has no writes in `WITH`, the write and then the read.
  */
 export async function consumeWithGrant<R extends { grant_id: number }>(
   db: Kysely<Database>,
   queries: CompiledQueries,
-  how: { consume: QueryBuilder<R>; joined: QueryBuilder<{ consumed: R } & (GrantWithUserRow | { grant_id: null })> },
+  how: ReturnType<typeof consumedWithGrant<R>>,
   parameters: readonly unknown[],
 ): Promise<{ row: R; granted: GrantWithUser | undefined } | undefined> {
   if (queries.writesCombine) {
@@ -69,7 +86,6 @@ export async function consumeWithGrant<R extends { grant_id: number }>(
   const row = await queries.first(db, how.consume, parameters);
   return row && { row, granted: await findGrantWithUser(db, queries, row.grant_id) };
 }
-const touchGrant = (db: Kysely<Database>) => db.updateTable('grants').set({ last_used_at: 0 }).where('id', '=', 0);
 
 export class KyselyGrantStore implements GrantStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}

@@ -1,9 +1,9 @@
-import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { Kysely, QueryCreator, Selectable } from 'kysely';
 import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
-import { GRANT_WITH_USER_COLUMNS, consumeWithGrant } from './grants.js';
+import { consumeWithGrant, consumedWithGrant } from './grants.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
@@ -67,10 +67,7 @@ const insertPair = (db: Kysely<Database>) => db
   .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
 const consumeRefresh = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
   .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null).returningAll();
-const consumeRefreshJoined = (db: Kysely<Database>) => db.with('c', consumeRefresh)
-  .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
-  .select(sql<Selectable<RefreshTokensTable>>`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS);
-const refreshConsumption = { consume: consumeRefresh, joined: consumeRefreshJoined };
+const refreshConsumption = consumedWithGrant(consumeRefresh);
 
 export class KyselyTokenStore implements TokenStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
