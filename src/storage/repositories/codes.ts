@@ -3,7 +3,7 @@ import type { AuthorizationCode, CodeStore, GrantWithUser } from '../../core/por
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, inTransaction } from '../database.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';
-import { NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant } from './grants.js';
+import { NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues } from './grants.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   return {
@@ -22,47 +22,52 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   };
 }
 
-const insertCode = (db: Kysely<Database>) => db.insertInto('authorization_codes').values({
-  code_hash: '', grant_id: 0, client_id: '', user_id: 0, redirect_uri: '', scope: '', code_challenge: '',
-  nonce: '', auth_time: 0, created_at: 0, expires_at: 0,
+type NewCode = Omit<AuthorizationCode, 'usedAt'>;
+
+/** The columns of a new code, in the order of the compiled inserts' parameters. */
+function codeValues(code: NewCode) {
+  return {
+    code_hash: code.codeHash, grant_id: code.grantId, client_id: code.clientId, user_id: code.userId, redirect_uri: code.redirectUri,
+    scope: code.scope, code_challenge: code.codeChallenge, nonce: code.nonce, auth_time: code.authTime, created_at: code.createdAt,
+    expires_at: code.expiresAt,
+  };
+}
+
+/** The code's columns but `grant_id`, which the statement of `insertCodeUnderNewGrant` takes from the new grant. */
+function valuesBesideGrant(code: Omit<NewCode, 'grantId'>) {
+  const { grant_id: _, ...rest } = codeValues({ ...code, grantId: 0 });
+  return rest;
+}
+
+const PLACEHOLDER_CODE = codeValues({
+  codeHash: '', grantId: 0, clientId: '', userId: 0, redirectUri: '', scope: '', codeChallenge: '', nonce: '', authTime: 0, createdAt: 0, expiresAt: 0,
 });
-const NEW_CODE_COLUMNS = [
-  'code_hash', 'grant_id', 'client_id', 'user_id', 'redirect_uri', 'scope', 'code_challenge', 'nonce', 'auth_time', 'created_at', 'expires_at',
-] as const;
+const insertCode = (db: Kysely<Database>) => db.insertInto('authorization_codes').values(PLACEHOLDER_CODE);
 /** A new grant and its code in one statement (PostgreSQL): the grant's columns, then the code's but `grant_id`. */
 const insertCodeUnderNewGrant = (db: Kysely<Database>) => db
   .with('g', (w) => w.insertInto('grants').values(NEW_GRANT).returning('id'))
-  .insertInto('authorization_codes').columns(NEW_CODE_COLUMNS)
-  .expression((eb) => eb.selectFrom('g').select((s) => [
-    s.val('').as('code_hash'), 'g.id', s.val('').as('client_id'), s.val(0).as('user_id'), s.val('').as('redirect_uri'),
-    s.val('').as('scope'), s.val('').as('code_challenge'), s.val('').as('nonce'), s.val(0).as('auth_time'),
-    s.val(0).as('created_at'), s.val(0).as('expires_at'),
-  ]));
+  .insertInto('authorization_codes').columns(Object.keys(PLACEHOLDER_CODE) as Array<keyof typeof PLACEHOLDER_CODE>)
+  .expression((eb) => eb.selectFrom('g').select((s) => Object.keys(PLACEHOLDER_CODE).map((column) =>
+    column === 'grant_id' ? s.ref('g.id').as(column) : s.val(PLACEHOLDER_CODE[column as keyof typeof PLACEHOLDER_CODE]).as(column))));
 const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
   .where('code_hash', '=', '').where('used_at', 'is', null).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
 
-function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: Omit<AuthorizationCode, 'usedAt'>) {
-  return queries.execute(db, insertCode, [
-    code.codeHash, code.grantId, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge,
-    code.nonce, code.authTime, code.createdAt, code.expiresAt,
-  ]);
+function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: NewCode) {
+  return queries.execute(db, insertCode, Object.values(codeValues(code)));
 }
 
 export class KyselyCodeStore implements CodeStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
-  async insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void> {
+  async insert(code: NewCode): Promise<void> {
     await insertRow(this.db, this.queries, code);
   }
 
-  async insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>): Promise<void> {
-    const grant = [code.userId, code.clientId, code.scope, code.nonce, code.authTime, code.createdAt, code.createdAt];
+  async insertUnderNewGrant(code: Omit<NewCode, 'grantId'>): Promise<void> {
+    const grant = Object.values(grantValues(code, code.createdAt));
     if (this.queries.writesCombine) {
-      await this.queries.execute(this.db, insertCodeUnderNewGrant, [
-        ...grant, code.codeHash, code.clientId, code.userId, code.redirectUri, code.scope, code.codeChallenge,
-        code.nonce, code.authTime, code.createdAt, code.expiresAt,
-      ]);
+      await this.queries.execute(this.db, insertCodeUnderNewGrant, [...grant, ...Object.values(valuesBesideGrant(code))]);
       return;
     }
     const insertBoth = async (db: Kysely<Database>) => {

@@ -20,8 +20,13 @@ function toGrant(row: Selectable<GrantsTable>): Grant {
   };
 }
 
-/** The columns of a new grant, in the order of `createGrant`'s parameters. */
-export const NEW_GRANT = { user_id: 0, client_id: '', scope: '', nonce: '' as string | null, auth_time: 0, created_at: 0, last_used_at: 0 };
+type NewGrant = { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant };
+
+/** The columns of a new grant (created and last used `now`), in the order of `createGrant`'s parameters. */
+export function grantValues(grant: NewGrant, now: Instant) {
+  return { user_id: grant.userId, client_id: grant.clientId, scope: grant.scope, nonce: grant.nonce, auth_time: grant.authTime, created_at: now, last_used_at: now };
+}
+export const NEW_GRANT = grantValues({ userId: 0, clientId: '', scope: '', nonce: '', authTime: 0 }, 0);
 export const createGrant = (db: QueryCreator<Database>) => db.insertInto('grants').values(NEW_GRANT).returningAll();
 const grantById = (db: Kysely<Database>) => db.selectFrom('grants').selectAll().where('id', '=', 0);
 /** A grant's columns (`g`) beside its user's (`u`, `USER_COLUMNS`): those that share a name with the user's are renamed. */
@@ -90,8 +95,8 @@ export async function consumeWithGrant<R extends { grant_id: number }>(
 export class KyselyGrantStore implements GrantStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
-  async create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant }, now: Instant): Promise<Grant> {
-    const row = await this.queries.first(this.db, createGrant, [grant.userId, grant.clientId, grant.scope, grant.nonce, grant.authTime, now, now]);
+  async create(grant: NewGrant, now: Instant): Promise<Grant> {
+    const row = await this.queries.first(this.db, createGrant, Object.values(grantValues(grant, now)));
     return toGrant(row!);
   }
 
