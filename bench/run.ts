@@ -383,6 +383,8 @@ async function measureRounds(block: Block, rounds: number, log: (line: string) =
 }
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
+/** Three significant digits: a ratio under 0.005 (a deep `/me/posts` page on a slow machine) must not read 0. */
+const ratioFigure = (n: number) => Number(n.toPrecision(3));
 
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
@@ -412,7 +414,7 @@ function overRounds(runs: readonly Measurement[]): Measurement {
  */
 function roundRatios(ours: readonly Measurement[], reference: readonly Measurement[]): { median: number; rounds: number[] } {
   const ratios = ours.map((m, round) => m.rate / reference[round]!.rate);
-  return { median: round2(median(ratios)), rounds: ratios.map(round2) };
+  return { median: ratioFigure(median(ratios)), rounds: ratios.map(ratioFigure) };
 }
 
 function compared(comparison: Comparison, runs: Map<Load, Measurement[]>): ScenarioResult {

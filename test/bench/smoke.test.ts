@@ -67,7 +67,7 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
   assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
 });
 
-test('the token scale compares /me on two stored token counts, round after round, and reports every figure', { skip, timeout: 120_000 }, async () => {
+test('the token scale compares /me on two stored token counts, round after round, and reports every figure', { skip, timeout: 300_000 }, async () => {
   const report = await smokeRun((options) => runTokenScale({ ...options, accessTokenCounts: { few: 1_000, many: 10_000 } }), 2);
   assert.equal(report.setup.rounds, 2);
   assert.deepEqual(report.scenarios.map((s) => s.id), ['a-few', 'a-many']);
