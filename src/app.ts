@@ -8,6 +8,7 @@ import formbody from '@fastify/formbody';
 import fastifyStatic from '@fastify/static';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
+import type { TrustProxy } from './config/settings.js';
 import type { Deps } from './deps.js';
 import { loggerOptions, requestLogger } from './http/logging.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
@@ -37,12 +38,22 @@ export interface AppOptions {
   logStream?: { write(line: string): void };
 }
 
+/**
+ * TRUST_PROXY as Fastify takes it. A hop count becomes a function of the hop (proxy-addr walks
+ * from the socket's peer, hop 0, back through X-Forwarded-For): Fastify itself treats a bare
+ * number as "trust nothing".
+ */
+function fastifyTrustProxy(setting: TrustProxy): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof setting === 'number') return (_address, hop) => hop < setting;
+  return setting === false ? false : [...setting];
+}
+
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: loggerOptions(options.logLevel ?? deps.settings.logLevel, options.logStream),
     childLoggerFactory: requestLogger,
     bodyLimit: BODY_LIMIT_BYTES,
-    trustProxy: deps.settings.trustProxy,
+    trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
   });
   app.decorate('deps', deps);
 

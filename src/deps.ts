@@ -3,6 +3,7 @@
  * Everything else receives `Deps` (or the part of it that it needs).
  */
 import type { Settings } from './config/settings.js';
+import { DeviceCookies } from './core/device-cookies.js';
 import { KeyRing } from './core/oidc/key-ring.js';
 import type { RateLimiter, Stores } from './core/ports.js';
 import { type Clock, systemClock } from './core/time.js';
@@ -23,6 +24,8 @@ export interface Deps {
   readonly metrics: Metrics;
   /** id_token signing keys and the JWKS, shared by every request. */
   readonly keys: KeyRing;
+  /** Signs and reads the device cookies of sign-in throttling. */
+  readonly deviceCookies: DeviceCookies;
   /** Releases every connection; the process can then exit. */
   close(): Promise<void>;
 }
@@ -49,6 +52,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     stores,
     clock,
     keys: new KeyRing(stores, clock, settings.keysSecret),
+    deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     limiter,
     metrics: createMetrics(),
     close: async () => {

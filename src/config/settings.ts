@@ -2,6 +2,7 @@
  * The service's settings (INTERFACE section 8), read from the environment once at start.
  * Every other module receives a frozen `Settings`; nothing else reads `process.env`.
  */
+import { isIP } from 'node:net';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; path: string }
@@ -22,13 +23,18 @@ export interface Settings {
   readonly refreshTokenTtlSeconds: number;
   readonly keysSecret: string | undefined;
   readonly logLevel: string;
-  /** Honour X-Forwarded-For / -Proto from a reverse proxy in front of us. */
-  readonly trustProxy: boolean;
+  /**
+   * Which X-Forwarded-For hops to believe: `false` none; a number of proxies in front (the
+   * client is the entry that many hops back); or the proxies' addresses and CIDR ranges.
+   */
+  readonly trustProxy: TrustProxy;
   /** Worker processes sharing the port (Node cluster); 1 runs in this process alone. */
   readonly workers: number;
   /** Seconds between janitor sweeps in the server; 0 turns the sweep off. */
   readonly janitorIntervalSeconds: number;
 }
+
+export type TrustProxy = false | number | readonly string[];
 
 export class SettingsError extends Error {
   override readonly name = 'SettingsError';
@@ -89,6 +95,29 @@ function redis(env: Env): string | undefined {
   return raw;
 }
 
+/** One proxy address or CIDR range, as Fastify's `trustProxy` (proxy-addr) takes it. */
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.split('/');
+  const version = isIP(address ?? '');
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/**
+ * INTERFACE section 8: a hop count or a list of proxies, never every hop, since then a client
+ * picks its own address by sending X-Forwarded-For and every per-address limit falls.
+ */
+function trustProxy(env: Env): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  const accepts = 'the number of proxies in front (0 for none) or a comma list of proxy addresses and CIDR ranges';
+  if (raw === '' || raw === '0') return false;
+  if (/^\d+$/.test(raw)) return Number(raw) <= 16 ? Number(raw) : invalid('TRUST_PROXY', raw, accepts);
+  const entries = raw.split(',').map((e) => e.trim());
+  if (!entries.every(isAddressOrRange)) invalid('TRUST_PROXY', raw, accepts);
+  return Object.freeze(entries);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Reads and validates every setting; throws a `SettingsError` naming the first bad one. */
@@ -116,7 +145,7 @@ export function loadSettings(env: Env = process.env): Settings {
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
     keysSecret,
     logLevel,
-    trustProxy: flag(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     workers: integer(env, 'WORKERS', 1, 1, 64),
     janitorIntervalSeconds: integer(env, 'JANITOR_INTERVAL', 600, 0, 86_400),
   });

@@ -69,8 +69,8 @@ export function isUserStatus(value: string): value is UserStatus {
 }
 
 /**
- * Changes an account's status. Leaving `active` ends every grant and sign-in session of the
- * account, so its tokens stay dead even if it is reactivated later (INTERFACE section 2).
+ * Changes an account's status. Leaving `active` revokes every grant, personal token and sign-in
+ * session of the account for good: making it active again revives none (INTERFACE section 4).
  */
 export async function setAccountStatus(stores: Stores, clock: Clock, userId: number, status: UserStatus): Promise<User | undefined> {
   return stores.transaction(async (tx) => {
@@ -79,6 +79,7 @@ export async function setAccountStatus(stores: Stores, clock: Clock, userId: num
     if (user && status !== 'active') {
       await tx.grants.revokeForUser(userId, 'account_unusable', now);
       await tx.sessions.endForUser(userId, now);
+      await tx.personalTokens.revokeForUser(userId, now);
     }
     return user;
   });

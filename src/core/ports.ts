@@ -318,6 +318,8 @@ export interface PersonalTokenStore {
   findBearer(tokenHash: string): Promise<BearerRecord | undefined>;
   /** Revokes the user's own token; returns whether this call revoked it. */
   revoke(id: number, userId: number, now: Instant): Promise<boolean>;
+  /** Revokes every live token of the user; returns how many. */
+  revokeForUser(userId: number, now: Instant): Promise<number>;
   touch(id: number, now: Instant): Promise<void>;
 }
 
@@ -351,8 +353,16 @@ export interface SessionStore {
   create(session: Omit<Session, 'lastSeenAt' | 'createdAt'>, now: Instant): Promise<Session>;
   /** A live session (not ended, not expired) and its user. */
   findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined>;
+  /** Records activity on a session (its idle time starts again). */
+  touch(idHash: string, now: Instant): Promise<void>;
   end(idHash: string, now: Instant): Promise<void>;
   endForUser(userId: number, now: Instant): Promise<number>;
+}
+
+/** Random secrets the instances share, made by whichever asks first. */
+export interface ServerSecretStore {
+  /** The secret named `name`; `fresh` is stored when there is none yet, and the stored one returned. */
+  getOrCreate(name: string, fresh: string, now: Instant): Promise<string>;
 }
 
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
@@ -373,6 +383,7 @@ export interface Stores {
   personalTokens: PersonalTokenStore;
   keys: KeyStore;
   sessions: SessionStore;
+  serverSecrets: ServerSecretStore;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
@@ -382,6 +393,12 @@ export interface Stores {
 export interface RateLimiter {
   /** Counts one hit on `key` and says whether it is within `limit` for the window. */
   hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision>;
+  /**
+   * Takes back one hit on `key` in the window of `now` (never below zero): a sign-in is counted
+   * before its password is checked, so racing guesses cannot pass the limit, and a success is
+   * then taken back, so successes never count (INTERFACE section 4).
+   */
+  refund(key: string, windowSeconds: number, now: Instant): Promise<void>;
   /** Where the counters live right now, for readiness: `degraded` is Redis unreachable, memory in use. */
   state?(): RateLimiterState;
 }

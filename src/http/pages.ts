@@ -26,3 +26,10 @@ export function fieldValues(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
   return typeof value === 'string' ? [value] : [];
 }
+
+/** "Try again in 12 minutes": what a throttled person needs to know (INTERFACE section 4). */
+export function retryMessage(what: string, retryAfterSeconds: number): string {
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  const wait = retryAfterSeconds < 60 ? `${retryAfterSeconds} seconds` : minutes === 1 ? '1 minute' : `${minutes} minutes`;
+  return `${what} Try again in ${wait}.`;
+}

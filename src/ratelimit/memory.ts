@@ -8,16 +8,34 @@ interface Window {
   resetAt: number;
 }
 
+/**
+ * Counters held at most: about 15 MB. Each new key is a failed sign-in or a valid token's
+ * request, so the bound is reached only by a crowd of addresses; past it the oldest counters go
+ * first, and those are the ones nearest the end of their window.
+ */
+export const MEMORY_LIMITER_MAX_KEYS = 100_000;
+
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, Window>();
   private lastSweep = 0;
+
+  constructor(private readonly maxKeys = MEMORY_LIMITER_MAX_KEYS) {}
 
   state(): RateLimiterState {
     return 'memory';
   }
 
+  /** Counters held now, never above the bound. */
+  get size(): number {
+    return this.windows.size;
+  }
+
   async hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision> {
     return this.hitSync(key, limit, windowSeconds, now);
+  }
+
+  async refund(key: string, windowSeconds: number, now: Instant): Promise<void> {
+    this.refundSync(key, windowSeconds, now);
   }
 
   hitSync(key: string, limit: number, windowSeconds: number, now: Instant): RateLimitDecision {
@@ -26,7 +44,9 @@ export class MemoryRateLimiter implements RateLimiter {
     let window = this.windows.get(key);
     if (window === undefined || window.resetAt <= nowSeconds) {
       // Windows are aligned to multiples of their length, as the Redis limiter's keys are.
-      window = { count: 0, resetAt: (Math.floor(nowSeconds / windowSeconds) + 1) * windowSeconds };
+      window = { count: 0, resetAt: windowEnd(nowSeconds, windowSeconds) };
+      this.windows.delete(key);
+      this.makeRoom();
       this.windows.set(key, window);
     }
     window.count += 1;
@@ -38,6 +58,11 @@ export class MemoryRateLimiter implements RateLimiter {
     };
   }
 
+  refundSync(key: string, windowSeconds: number, now: Instant): void {
+    const window = this.windows.get(key);
+    if (window !== undefined && window.resetAt === windowEnd(Math.floor(now / 1000), windowSeconds) && window.count > 0) window.count -= 1;
+  }
+
   /** Drops ended windows at most once a second, so memory follows the number of active keys. */
   private sweep(nowSeconds: number): void {
     if (nowSeconds === this.lastSweep) return;
@@ -46,4 +71,15 @@ export class MemoryRateLimiter implements RateLimiter {
       if (window.resetAt <= nowSeconds) this.windows.delete(key);
     }
   }
+
+  /** At the bound, the oldest counter goes (a Map iterates in insertion order). */
+  private makeRoom(): void {
+    if (this.windows.size < this.maxKeys) return;
+    const oldest = this.windows.keys().next();
+    if (!oldest.done) this.windows.delete(oldest.value);
+  }
+}
+
+function windowEnd(nowSeconds: number, windowSeconds: number): number {
+  return (Math.floor(nowSeconds / windowSeconds) + 1) * windowSeconds;
 }

@@ -19,6 +19,14 @@ if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return count
 `;
 
+/** Takes back one hit on KEYS[1] if its window is still counted (a sign-in that succeeded). */
+const REFUND_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 and tonumber(redis.call('GET', KEYS[1])) > 0 then
+  return redis.call('DECR', KEYS[1])
+end
+return 0
+`;
+
 export interface LimiterLogger {
   warn(details: object, message: string): void;
   info(details: object, message: string): void;
@@ -35,6 +43,7 @@ export interface RedisRateLimiterOptions {
 
 interface HitCommand {
   svcRateLimitHit(key: string, ttlSeconds: number): Promise<number>;
+  svcRateLimitRefund(key: string): Promise<number>;
 }
 
 export class RedisRateLimiter implements RateLimiter {
@@ -60,6 +69,7 @@ export class RedisRateLimiter implements RateLimiter {
       enableAutoPipelining: true,
     }) as Redis & HitCommand;
     this.client.defineCommand('svcRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    this.client.defineCommand('svcRateLimitRefund', { numberOfKeys: 1, lua: REFUND_SCRIPT });
     // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
     this.client.on('error', (error: Error) => this.markDegraded(error));
     this.client.on('close', () => {
@@ -77,8 +87,7 @@ export class RedisRateLimiter implements RateLimiter {
   async hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision> {
     // While Redis is known to be down, skip it: no request waits for a timeout.
     if (this.degraded && this.client.status !== 'ready') return this.fallback.hitSync(key, limit, windowSeconds, now);
-    const nowSeconds = Math.floor(now / 1000);
-    const windowStart = Math.floor(nowSeconds / windowSeconds) * windowSeconds;
+    const windowStart = windowStartOf(now, windowSeconds);
     const resetAt = windowStart + windowSeconds;
     try {
       // Expiry is relative (Redis's own clock), twice the window so a late hit never resets a count.
@@ -87,6 +96,16 @@ export class RedisRateLimiter implements RateLimiter {
     } catch (error) {
       this.markDegraded(error);
       return this.fallback.hitSync(key, limit, windowSeconds, now);
+    }
+  }
+
+  async refund(key: string, windowSeconds: number, now: Instant): Promise<void> {
+    if (this.degraded && this.client.status !== 'ready') return this.fallback.refundSync(key, windowSeconds, now);
+    try {
+      await this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`);
+    } catch (error) {
+      this.markDegraded(error);
+      this.fallback.refundSync(key, windowSeconds, now);
     }
   }
 
@@ -105,4 +124,8 @@ export class RedisRateLimiter implements RateLimiter {
     const reason = error instanceof Error ? error.message : String(error);
     this.logger?.warn({ reason }, 'rate limiter: Redis unreachable; counting in memory per instance until it is back');
   }
+}
+
+function windowStartOf(now: Instant, windowSeconds: number): number {
+  return Math.floor(Math.floor(now / 1000) / windowSeconds) * windowSeconds;
 }

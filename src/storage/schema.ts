@@ -171,6 +171,13 @@ export interface SessionsTable {
   ended_at: number | null;
 }
 
+/** Random secrets shared by every instance, made once (`ServerSecretStore`). */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   avatars: AvatarsTable;
@@ -187,4 +194,5 @@ export interface Database {
   personal_tokens: PersonalTokensTable;
   signing_keys: SigningKeysTable;
   sessions: SessionsTable;
+  server_secrets: ServerSecretsTable;
 }

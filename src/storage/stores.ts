@@ -11,6 +11,7 @@ import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/keys.js';
 import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
 import { KyselyPostStore } from './repositories/posts.js';
+import { KyselyServerSecretStore } from './repositories/server-secrets.js';
 import { KyselySessionStore } from './repositories/sessions.js';
 import { KyselyTokenStore } from './repositories/tokens.js';
 import { KyselyUserStore } from './repositories/users.js';
@@ -28,6 +29,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     personalTokens: new KyselyPersonalTokenStore(db, queries),
     keys: new KyselyKeyStore(db),
     sessions: new KyselySessionStore(db, queries),
+    serverSecrets: new KyselyServerSecretStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

@@ -77,6 +77,14 @@ forEachDatabase('resource API authentication', (database) => {
         await setAccountStatus(t.deps.stores, t.clock, user.id, status);
         await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token }), `${status} ${kind}`);
       });
+
+      test(`401: a ${kind} token stays dead when a ${status} account is made active again (INTERFACE section 4)`, async () => {
+        const user = await newUser(t.deps);
+        const { token } = await make(user, ['profile:read']);
+        await setAccountStatus(t.deps.stores, t.clock, user.id, status);
+        await setAccountStatus(t.deps.stores, t.clock, user.id, 'active');
+        await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token }), `${kind} token after ${status} and back`);
+      });
     }
 
     test(`403: a ${kind} token without the endpoint's scope gets insufficient_scope naming it`, async () => {

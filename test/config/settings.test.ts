@@ -39,6 +39,10 @@ test('a bad setting stops the start with one line naming it and what it accepts'
     [{ CODE_TTL: '1.5' }, /CODE_TTL/],
     [{ KEYS_SECRET: 'short' }, /KEYS_SECRET.*32/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ TRUST_PROXY: 'true' }, /^invalid setting TRUST_PROXY="true": accepts the number of proxies/],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: '10.0.0.1,proxy.example' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: '99' }, /TRUST_PROXY/],
   ];
   for (const [env, message] of cases) {
     assert.throws(() => loadSettings(env), (e: unknown) => e instanceof SettingsError && message.test(e.message) && !e.message.includes('\n'), JSON.stringify(env));
@@ -47,4 +51,12 @@ test('a bad setting stops the start with one line naming it and what it accepts'
 
 test('the KEYS_SECRET value never appears in its error', () => {
   assert.throws(() => loadSettings({ KEYS_SECRET: 'hunter2' }), (e: unknown) => !(e as Error).message.includes('hunter2'));
+});
+
+test('TRUST_PROXY is a number of proxies or a list of proxy addresses and ranges, never every hop (INTERFACE section 8)', () => {
+  assert.equal(loadSettings({}).trustProxy, false);
+  assert.equal(loadSettings({ TRUST_PROXY: '0' }).trustProxy, false);
+  assert.equal(loadSettings({ TRUST_PROXY: '1' }).trustProxy, 1);
+  assert.equal(loadSettings({ TRUST_PROXY: '2' }).trustProxy, 2);
+  assert.deepEqual(loadSettings({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8']);
 });

@@ -34,6 +34,24 @@ function contract(name: string, make: () => RateLimiter, cleanup: () => Promise<
       assert.deepEqual(next, { allowed: true, limit: 2, remaining: 1, resetAt: WINDOW_END + 60 });
     });
 
+    test('a refund takes one hit back in the same window, never below zero', async () => {
+      const limiter = make();
+      await limiter.hit('k5', 2, 60, T0);
+      await limiter.hit('k5', 2, 60, T0);
+      await limiter.refund('k5', 60, T0);
+      assert.equal((await limiter.hit('k5', 2, 60, T0)).remaining, 0, 'two hits and a refund leave one, and this hit is the second');
+      await limiter.refund('k6', 60, T0);
+      assert.equal((await limiter.hit('k6', 1, 60, T0)).remaining, 0, 'a refund on nothing counts nothing');
+    });
+
+    test('a refund after the window ended leaves the new window alone', async () => {
+      const limiter = make();
+      await limiter.hit('k7', 5, 60, T0);
+      await limiter.hit('k7', 5, 60, WINDOW_END * 1000);
+      await limiter.refund('k7', 60, T0);
+      assert.equal((await limiter.hit('k7', 5, 60, WINDOW_END * 1000)).remaining, 3);
+    });
+
     test('keys are counted apart', async () => {
       const limiter = make();
       await limiter.hit('k3', 1, 60, T0);
@@ -44,6 +62,14 @@ function contract(name: string, make: () => RateLimiter, cleanup: () => Promise<
 }
 
 contract('memory', () => new MemoryRateLimiter(), async () => {});
+
+test('the in-memory limiter holds at most its bound of counters, dropping the oldest first', async () => {
+  const limiter = new MemoryRateLimiter(1000);
+  for (let i = 0; i < 5000; i++) await limiter.hit(`flood:${i}`, 10, 900, T0);
+  assert.equal(limiter.size, 1000);
+  assert.equal((await limiter.hit('flood:4999', 10, 900, T0)).remaining, 8, 'the newest counters are kept');
+  assert.equal((await limiter.hit('flood:0', 10, 900, T0)).remaining, 9, 'the oldest was dropped');
+});
 
 const redisLimiters: RedisRateLimiter[] = [];
 const prefix = uniqueKeyPrefix();

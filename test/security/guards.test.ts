@@ -1,12 +1,11 @@
 /**
  * Defences the threat model (docs/threat-model.md) names that had no test of their own: password
- * guessing is throttled, access tokens are never taken from the URL, nothing secret is stored in
+ * guessing is throttled (sign-in-throttling.test.ts), access tokens are never taken from the URL, nothing secret is stored in
  * plain text, and an https deployment pins HTTPS and marks its cookies Secure.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import { SIGN_IN_ATTEMPTS_PER_ACCOUNT, SIGN_IN_WINDOW_SECONDS } from '../../src/core/sign-in.js';
 import { Browser, PASSWORD, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -16,20 +15,6 @@ forEachDatabase('security guards', (database) => {
   let t: TestApp;
   before(async () => { t = await startTestApp(database); });
   after(() => t.close());
-
-  test('password guessing: after 10 attempts on one account in 15 minutes even the right password is refused, until the window passes', async () => {
-    const user = await newUser(t);
-    for (let i = 0; i < SIGN_IN_ATTEMPTS_PER_ACCOUNT; i++) {
-      const response = await new Browser(t).signIn(user.username, `wrong password ${i}`);
-      assert.equal(response.status, 401);
-    }
-    const right = await new Browser(t).signIn(user.username, PASSWORD);
-    assert.equal(right.status, 429, 'throttled (RFC 6819 4.4.3.6)');
-    assert.equal(right.headers.get('location'), null);
-    t.clock.advance(SIGN_IN_WINDOW_SECONDS * 1000);
-    const later = await new Browser(t).signIn(user.username, PASSWORD);
-    assert.equal(later.status, 303);
-  });
 
   test('an access token in the query string or a form body is not accepted (RFC 6750 2.3, RFC 9700 4.3.2)', async () => {
     const oauth = await startOAuthApp(database);

@@ -9,8 +9,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/credentials.js';
 import { OAuthError } from '../../core/errors.js';
+import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/device-cookies.js';
 import type { Session, User } from '../../core/ports.js';
-import { days } from '../../core/time.js';
+import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
 
@@ -25,13 +26,11 @@ declare module 'fastify' {
   }
 }
 
-export const SESSION_LIFETIME_MS = days(14);
-
 function secure(request: FastifyRequest): boolean {
   return request.server.deps.settings.baseUrl.startsWith('https:');
 }
 
-export function cookieName(request: FastifyRequest, base: 'session' | 'csrf'): string {
+export function cookieName(request: FastifyRequest, base: 'session' | 'csrf' | 'device'): string {
   return secure(request) ? `__Host-svc_${base}` : `svc_${base}`;
 }
 
@@ -50,14 +49,20 @@ export async function currentSignIn(request: FastifyRequest): Promise<{ session:
   if (request.signIn !== undefined) return request.signIn ?? undefined;
   const id = request.cookies[cookieName(request, 'session')];
   const { stores, clock } = request.server.deps;
-  const found = id ? await stores.sessions.findLive(hashSecret(id), clock.now()) : undefined;
-  request.signIn = found && found.user.status === 'active' ? found : null;
+  const now = clock.now();
+  const found = id ? await stores.sessions.findLive(hashSecret(id), now) : undefined;
+  request.signIn = found && found.user.status === 'active' && !isIdle(found.session, now) ? found : null;
+  if (request.signIn && needsTouch(request.signIn.session, now)) await stores.sessions.touch(request.signIn.session.idHash, now);
   return request.signIn ?? undefined;
 }
 
-/** Starts a session under a new id (ending the old one), as on every sign-in. */
+/**
+ * Starts a session under a new id (ending the old one), as on every sign-in, with a new CSRF
+ * token: neither a session id nor a CSRF token known before the sign-in is good after it.
+ */
 export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User): Promise<Session> {
   await endSession(request, reply);
+  setCsrfToken(request, reply, generateOpaqueId());
   const { stores, clock } = request.server.deps;
   const id = generateOpaqueId();
   const now = clock.now();
@@ -84,13 +89,27 @@ export async function endSession(request: FastifyRequest, reply: FastifyReply): 
 export function csrfToken(request: FastifyRequest, reply: FastifyReply): string {
   if (request.csrfToken) return request.csrfToken;
   const name = cookieName(request, 'csrf');
-  let token = request.cookies[name];
-  if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) {
-    token = generateOpaqueId();
-    reply.setCookie(name, token, cookieOptions(request));
+  const token = request.cookies[name];
+  if (token && /^[A-Za-z0-9_-]{43}$/.test(token)) {
+    request.csrfToken = token;
+    return token;
   }
+  return setCsrfToken(request, reply, generateOpaqueId());
+}
+
+function setCsrfToken(request: FastifyRequest, reply: FastifyReply, token: string): string {
+  reply.setCookie(cookieName(request, 'csrf'), token, cookieOptions(request));
   request.csrfToken = token;
   return token;
+}
+
+/** The browser's device cookie (sign-in throttling, INTERFACE section 4), as sent. */
+export function deviceCookie(request: FastifyRequest): string | undefined {
+  return request.cookies[cookieName(request, 'device')];
+}
+
+export function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
+  reply.setCookie(cookieName(request, 'device'), value, cookieOptions(request, DEVICE_COOKIE_LIFETIME_SECONDS));
 }
 
 /** Refuses a form post without the browser's CSRF token or from another origin. */

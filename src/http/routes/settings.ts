@@ -12,8 +12,8 @@ import { InputError, OAuthError } from '../../core/errors.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { ClientType, User } from '../../core/ports.js';
 import { confirmPassword } from '../../core/sign-in.js';
-import { fieldValues, requireUser, sendPage } from '../pages.js';
-import { pageContext, verifyCsrf } from '../plugins/session.js';
+import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
+import { deviceCookie, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
   type ClientForm, type FormError, applicationsPage, clientPage, developersPage, profileSettingsPage, tokensPage,
 } from '../views/settings.js';
@@ -124,13 +124,16 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }), status);
     };
     const password = body.password ?? '';
-    const confirmed = password === '' ? 'empty' : await confirmPassword(app.deps, user, password);
+    const confirmed = password === '' ? 'empty'
+      : await confirmPassword(app.deps, user, password, { address: request.ip, deviceCookie: deviceCookie(request) });
     if (confirmed !== 'ok') {
-      if (confirmed === 'throttled') app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
-      const message = confirmed === 'empty' ? 'enter your password to create a token'
-        : confirmed === 'throttled' ? 'too many wrong passwords; wait a few minutes and try again'
-        : 'that password is not right';
-      return answer({ error: { field: 'password', message } }, confirmed === 'throttled' ? 429 : 400);
+      if (typeof confirmed === 'object') {
+        app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
+        reply.header('retry-after', String(confirmed.retryAfterSeconds));
+        return answer({ error: { field: 'password', message: retryMessage('Too many wrong passwords.', confirmed.retryAfterSeconds) } }, 429);
+      }
+      const message = confirmed === 'empty' ? 'enter your password to create a token' : 'that password is not right';
+      return answer({ error: { field: 'password', message } }, 400);
     }
     const days = tokenForm.expiresInDays === 'none' ? null
       : /^\d{1,4}$/.test(tokenForm.expiresInDays) ? Number(tokenForm.expiresInDays) : Number.NaN;

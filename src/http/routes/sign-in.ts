@@ -1,7 +1,8 @@
 /** GET/POST /login and POST /logout (INTERFACE sections 1 and 10). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signIn } from '../../core/sign-in.js';
-import { endSession, pageContext, startSession, verifyCsrf } from '../plugins/session.js';
+import { retryMessage } from '../pages.js';
+import { deviceCookie, endSession, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import { signInPage } from '../views/sign-in.js';
 
 /** Only a path on this site may be returned to, never another origin (no open redirect). */
@@ -11,11 +12,7 @@ export function safeReturnTo(value: unknown): string {
   return value;
 }
 
-const FAILURE_MESSAGES = {
-  invalid_credentials: 'That username and password do not match an account that can sign in.',
-  account_unusable: 'That username and password do not match an account that can sign in.',
-  throttled: 'Too many sign-in attempts. Wait a few minutes and try again.',
-} as const;
+const WRONG_CREDENTIALS = 'That username and password do not match an account that can sign in.';
 
 interface SignInBody {
   username?: string;
@@ -50,14 +47,20 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const { deps } = app;
     const username = request.body.username ?? '';
     const returnTo = safeReturnTo(request.body.return_to);
-    const outcome = await signIn(deps, { username, password: request.body.password ?? '', address: request.ip });
+    const outcome = await signIn(deps, { username, password: request.body.password ?? '', address: request.ip, deviceCookie: deviceCookie(request) });
     if (!outcome.ok) {
-      deps.metrics.signInFailures.inc({ reason: outcome.reason });
+      // One label for every wrong sign-in: the metrics must not tell a right password of a suspended account apart.
+      deps.metrics.signInFailures.inc({ reason: outcome.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
       const context = await pageContext(request, reply);
-      return reply.code(outcome.reason === 'throttled' ? 429 : 401).type('text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .send(signInPage(context, { username, returnTo, error: FAILURE_MESSAGES[outcome.reason] }).value);
+      if (outcome.reason === 'throttled') reply.code(429).header('retry-after', String(outcome.retryAfterSeconds));
+      else reply.code(401);
+      const error = outcome.reason === 'throttled'
+        ? retryMessage('Too many failed sign-ins for this account or from your network.', outcome.retryAfterSeconds)
+        : WRONG_CREDENTIALS;
+      return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
+        .send(signInPage(context, { username, returnTo, error }).value);
     }
+    setDeviceCookie(request, reply, outcome.deviceCookie);
     await startSession(request, reply, outcome.user);
     return reply.redirect(returnTo, 303);
   });

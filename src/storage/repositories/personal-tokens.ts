@@ -72,6 +72,12 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
+  async revokeForUser(userId: number, now: Instant): Promise<number> {
+    const result = await this.db.updateTable('personal_tokens').set({ revoked_at: now })
+      .where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async touch(id: number, now: Instant): Promise<void> {
     await this.queries.executeQuiet(this.db, touchPersonal, [now, id]);
   }

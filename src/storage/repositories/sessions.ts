@@ -49,6 +49,10 @@ export class KyselySessionStore implements SessionStore {
     };
   }
 
+  async touch(idHash: string, now: Instant): Promise<void> {
+    await this.db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null).execute();
+  }
+
   async end(idHash: string, now: Instant): Promise<void> {
     await this.db.updateTable('sessions').set({ ended_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null).execute();
   }

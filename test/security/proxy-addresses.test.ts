@@ -1,0 +1,41 @@
+/**
+ * TRUST_PROXY (INTERFACE section 8): the client's address is taken from X-Forwarded-For only as
+ * far back as the proxies in front are trusted, so a client cannot pick its own address and slip
+ * past a per-address limit by sending the header.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { startTestApp } from '../support/app.js';
+import { temporarySqlitePath } from '../support/databases.js';
+
+/** The address the service saw for one request sending `forwardedFor`, as its request log has it. */
+async function addressSeen(trustProxy: string, forwardedFor: string): Promise<string> {
+  const path = temporarySqlitePath();
+  const logLines: string[] = [];
+  const t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { env: { TRUST_PROXY: trustProxy }, logLines });
+  try {
+    await fetch(`${t.baseUrl}/healthz?probe=1`, { headers: { 'x-forwarded-for': forwardedFor } });
+    const line = logLines.map((l) => JSON.parse(l) as { req?: { url: string; ip: string } }).find((l) => l.req?.url === '/healthz?probe=1');
+    assert.ok(line?.req, 'the request was logged');
+    return line.req.ip;
+  } finally {
+    await t.close();
+  }
+}
+
+test('without TRUST_PROXY, X-Forwarded-For is ignored', async () => {
+  assert.equal(await addressSeen('0', '203.0.113.9'), '127.0.0.1');
+});
+
+test('TRUST_PROXY=1: the last X-Forwarded-For entry is the client, whatever the client wrote before it', async () => {
+  assert.equal(await addressSeen('1', '203.0.113.9, 198.51.100.7'), '198.51.100.7');
+});
+
+test('TRUST_PROXY=2: two proxies in front, the entry two hops back is the client', async () => {
+  assert.equal(await addressSeen('2', '203.0.113.9, 198.51.100.7, 192.0.2.1'), '198.51.100.7');
+});
+
+test('TRUST_PROXY as a list: only the listed proxies are walked through', async () => {
+  assert.equal(await addressSeen('127.0.0.1,10.0.0.0/8', '203.0.113.9, 198.51.100.7, 10.1.2.3'), '198.51.100.7');
+  assert.equal(await addressSeen('10.0.0.0/8', '203.0.113.9'), '127.0.0.1', 'a peer not in the list is the client itself');
+});

@@ -1,0 +1,141 @@
+/**
+ * Sign-in throttling (INTERFACE section 4; RFC 6819 4.4.3.6; OWASP "device cookies"), over real
+ * HTTP with the real limiter: successes never count, failures count per account and per address,
+ * and a browser that signed into an account before keeps its own attempts.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setAccountStatus } from '../../src/core/accounts.js';
+import {
+  SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_FAILURES_PER_ADDRESS, SIGN_IN_FAILURES_PER_DEVICE, SIGN_IN_WINDOW_SECONDS,
+} from '../../src/core/sign-in.js';
+import { Browser, PASSWORD, hiddenFields, newUser } from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+
+forEachDatabase('sign-in throttling', (database) => {
+  let t: TestApp;
+  // One proxy in front (INTERFACE section 8): X-Forwarded-For names the address a test speaks from.
+  before(async () => { t = await startTestApp(database, { env: { TRUST_PROXY: '1' } }); });
+  after(() => t.close());
+
+  /** A browser behind its own address, as seen through the proxy. */
+  class AddressedBrowser extends Browser {
+    constructor(t: TestApp, readonly address: string) { super(t); }
+    override fetch(path: string, init: RequestInit = {}): Promise<Response> {
+      const headers = new Headers(init.headers);
+      headers.set('x-forwarded-for', this.address);
+      return super.fetch(path, { ...init, headers });
+    }
+  }
+
+  let addresses = 0;
+  const freshAddress = () => `198.51.100.${++addresses}`;
+
+  async function failTimes(n: number, username: string, browser: () => Browser): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      const response = await browser().signIn(username, `wrong password ${i}`);
+      assert.equal(response.status, 401, `failure ${i + 1} is an ordinary failure`);
+    }
+  }
+
+  test('successful sign-ins never count: 40 people behind one address sign in, some of them twice', async () => {
+    const address = freshAddress();
+    const users = await Promise.all(Array.from({ length: 40 }, () => newUser(t)));
+    for (const [i, user] of users.entries()) {
+      const first = await new AddressedBrowser(t, address).signIn(user.username);
+      assert.equal(first.status, 303, `person ${i + 1} signs in`);
+      if (i % 4 === 0) assert.equal((await new AddressedBrowser(t, address).signIn(user.username)).status, 303);
+    }
+  });
+
+  test('past 10 failures on an account, a browser without a device cookie for it is refused with 429 and Retry-After, the right password included', async () => {
+    const user = await newUser(t);
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => new AddressedBrowser(t, freshAddress()));
+    const refused = await new AddressedBrowser(t, freshAddress()).signIn(user.username, PASSWORD);
+    assert.equal(refused.status, 429);
+    assert.equal(refused.headers.get('location'), null, 'not signed in');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(retryAfter > 0 && retryAfter <= SIGN_IN_WINDOW_SECONDS, `Retry-After is the seconds until the window frees (${retryAfter})`);
+    assert.match(await refused.text(), /Try again in \d+ (minutes?|seconds)/, 'the page says how long');
+  });
+
+  test('the window passing frees the account', async () => {
+    const user = await newUser(t);
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => new AddressedBrowser(t, freshAddress()));
+    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username)).status, 429);
+    t.clock.advance(SIGN_IN_WINDOW_SECONDS * 1000);
+    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username)).status, 303);
+  });
+
+  test('a browser that signed into the account before keeps its own attempts while the account is locked for everyone else', async () => {
+    const user = await newUser(t);
+    const owner = new AddressedBrowser(t, freshAddress());
+    assert.equal((await owner.signIn(user.username)).status, 303);
+    assert.equal((await owner.postForm('/logout', { _csrf: owner.cookies.get('svc_csrf')! })).status, 303);
+    const attacker = new AddressedBrowser(t, freshAddress());
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => attacker);
+    assert.equal((await attacker.signIn(user.username, PASSWORD)).status, 429, 'locked for browsers without a device cookie');
+    // The owner mistypes a few times and still gets in: their failures are counted on their own cookie.
+    await failTimes(3, user.username, () => owner);
+    assert.equal((await owner.signIn(user.username)).status, 303, 'the owner signs in');
+  });
+
+  test('a browser with a device cookie is itself refused after 10 failures', async () => {
+    const user = await newUser(t);
+    const browser = new AddressedBrowser(t, freshAddress());
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    await failTimes(SIGN_IN_FAILURES_PER_DEVICE, user.username, () => browser);
+    assert.equal((await browser.signIn(user.username)).status, 429);
+  });
+
+  test('a device cookie counts only for the account it was issued for, and a forged one counts for none', async () => {
+    const [mine, victim] = [await newUser(t), await newUser(t)];
+    const attacker = new AddressedBrowser(t, freshAddress());
+    assert.equal((await attacker.signIn(mine.username)).status, 303, 'the attacker signs into their own account');
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, victim.username, () => attacker);
+    assert.equal((await attacker.signIn(victim.username, 'one more guess')).status, 429, 'their cookie gives no attempts on another account');
+    const forger = new AddressedBrowser(t, freshAddress());
+    forger.cookies.set('svc_device', `${victim.username.toLowerCase()}.${'A'.repeat(22)}.${'B'.repeat(43)}`);
+    assert.equal((await forger.signIn(victim.username, PASSWORD)).status, 429, 'an unsigned cookie is no device cookie');
+  });
+
+  test('past 100 failures from one address, whatever the accounts, that address is refused', async () => {
+    const address = freshAddress();
+    const user = await newUser(t);
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ADDRESS; i++) {
+      const response = await new AddressedBrowser(t, address).signIn(`nobody-${i}`, 'a wrong password');
+      assert.equal(response.status, 401);
+    }
+    const refused = await new AddressedBrowser(t, address).signIn(user.username, PASSWORD);
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username)).status, 303, 'another address is not affected');
+  });
+
+  test('the right password of a suspended account is counted as a failure, like any other', async () => {
+    const user = await newUser(t);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+      assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username, PASSWORD)).status, 401);
+    }
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'active');
+    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username, PASSWORD)).status, 429);
+  });
+
+  test('the password re-check before a personal token is throttled as sign-in is, and its successes do not count', async () => {
+    const user = await newUser(t);
+    const browser = new AddressedBrowser(t, freshAddress());
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const create = async (password: string) => {
+      const csrf = hiddenFields(await (await browser.fetch('/settings/tokens')).text()).find(([n]) => n === '_csrf')![1];
+      return browser.postForm('/settings/tokens', [['_csrf', csrf], ['name', 'ci'], ['scopes', 'profile:read'], ['expires_in_days', '7'], ['password', password]]);
+    };
+    for (let i = 0; i < 12; i++) assert.equal((await create(PASSWORD)).status, 201, 'a right password never counts');
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_DEVICE; i++) assert.equal((await create('not my password')).status, 400);
+    const refused = await create(PASSWORD);
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.match(await refused.text(), /Try again in/);
+  });
+});
