@@ -64,7 +64,11 @@ const PARAMETER_LIMIT = 32_766;
 const HEAVY_USER_TOKENS = 32;
 const CATEGORIES = ['Announcements', 'Photography', 'Travel', 'Cooking', 'Music'];
 export const BENCH_SCOPE = 'openid profile:read posts:read';
-export const BENCH_REDIRECT_URI = 'http://127.0.0.1/callback';
+/**
+ * An https redirect: the returning-user code flow relies on remembered consent, which a public
+ * client on a loopback or private-scheme redirect (a native app) never gets (RFC 8252 8.6).
+ */
+export const BENCH_REDIRECT_URI = 'https://app.bench.example/callback';
 
 /**
  * Inserts the rows into the table in one transaction, each statement as large as the parameter

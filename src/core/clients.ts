@@ -25,13 +25,19 @@ export async function findClient(stores: Stores, clientId: string): Promise<Clie
   return canBeClientId(clientId) ? stores.clients.findById(clientId) : undefined;
 }
 
+/** RFC 8252 7.1: a private-use URI scheme is a reverse domain name, so it holds a period. */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
+
 /**
- * Why a redirect URI cannot be registered, or `undefined` when it can: absolute, https (or http
- * on a loopback host, RFC 8252 7.3), no fragment (RFC 6749 3.1.2), no credentials.
+ * Why a redirect URI cannot be registered, or `undefined` when it can: absolute, ASCII (RFC 3986:
+ * a URI is ASCII; an IRI must be percent-encoded first), https (or http on a loopback host, RFC
+ * 8252 7.3, or a private-use scheme of a native app, RFC 8252 7.1), no fragment (RFC 6749
+ * 3.1.2), no credentials.
  */
 export function redirectUriProblem(uri: string): string | undefined {
   if (uri.length > 2000) return 'is longer than 2000 characters';
   if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'contains spaces or control characters';
+  if (/[^\x21-\x7e]/.test(uri)) return 'contains characters outside ASCII (percent-encode them)';
   let url: URL;
   try {
     url = new URL(uri);
@@ -42,13 +48,33 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (url.username || url.password) return 'contains credentials';
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
-  return 'must use https, or http on a loopback host';
+  if (PRIVATE_USE_SCHEME.test(url.protocol)) return undefined;
+  return 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
 }
 
-/** A registered loopback URI with its port taken out, or `undefined` for any other URI. */
+/** A loopback URI with its port taken out, or `undefined` for any other URI (or a port no socket can have). */
 function withoutLoopbackPort(uri: string): string | undefined {
-  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?].*)?$/.exec(uri);
-  return match ? `http://${match[1]}${match[2] ?? ''}` : undefined;
+  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/.exec(uri);
+  if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
+  return `http://${match[1]}${match[3] ?? ''}`;
+}
+
+/**
+ * Whether a request to `redirectUri` comes from a native app (RFC 8252): a public client sent
+ * back to a loopback address or to its own private-use scheme. Any app on the device can claim
+ * those, so such a request is asked for consent every time (RFC 8252 8.6).
+ */
+export function isNativeAppRedirect(client: Pick<Client, 'type'>, redirectUri: string): boolean {
+  if (client.type !== 'public') return false;
+  if (withoutLoopbackPort(redirectUri) !== undefined) return true;
+  const scheme = /^([^:/?#]+:)/.exec(redirectUri)?.[1]?.toLowerCase();
+  return scheme !== undefined && PRIVATE_USE_SCHEME.test(scheme);
+}
+
+/** Where the consent page says the answer goes: a host, or the app a private scheme names. */
+export function redirectTarget(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return url.host !== '' ? url.host : `the app ${url.protocol.slice(0, -1)}`;
 }
 
 /**
@@ -96,7 +122,7 @@ export interface ClientRegistration {
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
-  const name = checkedText('name', registration.name, { kind: 'line', max: 80 });
+  const name = checkedText('name', registration.name, { kind: 'name', max: 80 });
   const description = checkedText('description', registration.description ?? '', { kind: 'text', max: 500, min: 0 });
   if (registration.type !== 'confidential' && registration.type !== 'public') {
     throw new InputError('type', 'type must be confidential or public');

@@ -237,11 +237,12 @@ export interface CodeStore {
   insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>): Promise<void>;
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
-   * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`.
-   * With it comes its grant and user (`granted`, absent if the grant is gone), read in the same
-   * statement where the database can.
+   * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, as
+   * does a client the code was not issued to: the code stays as it was for its own client
+   * (INTERFACE section 3). With it comes its grant and user (`granted`, absent if the grant is
+   * gone), read in the same statement where the database can.
    */
-  consume(codeHash: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
+  consume(codeHash: string, clientId: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
   find(codeHash: string): Promise<AuthorizationCode | undefined>;
 }
 

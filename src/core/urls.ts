@@ -14,3 +14,20 @@ export function siteUrls(baseUrl: string): SiteUrls {
     docs: () => `${baseUrl}/docs`,
   };
 }
+
+/** Lone UTF-16 surrogates, which no URI can carry (`encodeURIComponent` throws on them). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `value` percent-encoded as a URI component (RFC 3986 2.1), a lone surrogate as U+FFFD: never throws. */
+export function encodeComponent(value: string): string {
+  return encodeURIComponent(value.replace(LONE_SURROGATE, '\ufffd'));
+}
+
+/**
+ * `uri` with every character outside printable ASCII percent-encoded as UTF-8 (RFC 3986 2.1, as a
+ * browser does to an address typed with such characters), so it fits a `Location` header, which
+ * carries only Latin-1 (RFC 9110 5.5).
+ */
+export function percentEncodeNonAscii(uri: string): string {
+  return uri.replace(/[^\x21-\x7e]+/g, (run) => encodeComponent(run));
+}

@@ -90,6 +90,14 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.ok(code);
   });
 
+  test('a loopback redirect URI with a port no socket can have is not registered: an error page, never a 5xx', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/cb'] });
+    for (const port of ['65536', '99999', '0065536']) {
+      await assertErrorPage(await authorize(browser, authorizeQuery(c, { redirectUri: `http://127.0.0.1:${port}/cb`, pkce: pkcePair() })));
+    }
+  });
+
   test('without a session the browser is sent to sign in, and comes back to the request', async () => {
     const user = await newUser(t);
     const c = await newClient(t);
@@ -315,6 +323,33 @@ forEachDatabase('authorization endpoint', (database) => {
     const again = await authorize(browser, authorizeQuery(c, { extra: { prompt: 'consent' } }));
     assert.equal(again.status, 200);
     assert.ok(consentForm(await again.text()).some(([k, v]) => k === 'prompt' && v === 'consent'));
+  });
+
+  for (const redirectUri of ['http://127.0.0.1/cb', 'com.example.app:/oauth/cb']) {
+    test(`a native app (public client, ${redirectUri}) is asked for consent every time, and prompt=none is consent_required (RFC 8252 8.6)`, async () => {
+      const { browser } = await signedInBrowser(t);
+      const c = await newClient(t, { type: 'public', redirectUris: [redirectUri] });
+      const pkce = pkcePair();
+      assert.ok(await obtainCode(browser, c, { pkce }), 'the first approval gives a code');
+      const again = await authorize(browser, authorizeQuery(c, { pkce }));
+      assert.equal(again.status, 200, 'the consent page again, not a code');
+      assert.match(await again.text(), /action="\/oauth\/authorize"/);
+      assertErrorRedirect(await authorize(browser, authorizeQuery(c, { pkce, extra: { prompt: 'none' } })), c, 'consent_required');
+    });
+  }
+
+  test('a confidential client on a loopback redirect keeps its remembered consent', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { redirectUris: ['http://127.0.0.1/cb'] });
+    await obtainCode(browser, c);
+    assert.ok(redirectParams(await authorize(browser, authorizeQuery(c))).get('code'));
+  });
+
+  test('the consent page names the app a private-use scheme sends the answer to', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['com.example.app:/oauth/cb'] });
+    const page = await authorize(browser, authorizeQuery(c, { pkce: pkcePair() }));
+    assert.match(await page.text(), /sent to <strong>the app com\.example\.app<\/strong>/);
   });
 
   test('prompt=none without a session is login_required', async () => {

@@ -210,10 +210,14 @@ forEachDatabase('token endpoint', (database) => {
     }), 400, 'invalid_grant');
   });
 
-  test('invalid_grant: a code issued to another client', async () => {
+  test('invalid_grant: a code issued to another client, which neither consumes it nor counts as reuse (INTERFACE section 3)', async () => {
     const { fields } = await freshCode();
     const thief = await newClient(t);
     await assertError(await tokenRequest(t, { ...fields, ...clientFields(thief) }), 400, 'invalid_grant');
+    const own = await tokenRequest(t, fields);
+    assert.equal(own.status, 200, 'its own client still redeems it');
+    const { access_token: token } = await own.json() as { access_token: string };
+    assert.equal((await fetch(`${t.baseUrl}/api/open/v1/`, { headers: { authorization: `Bearer ${token}` } })).status, 200, 'and its tokens were not revoked');
   });
 
   test('a refused code stays used: the right verifier afterwards is invalid_grant', async () => {

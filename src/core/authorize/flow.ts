@@ -3,6 +3,7 @@
  * request, then sign-in, then consent (remembered or asked), then a code or an error, always
  * answered on the verified redirect URI with `state` and `iss` (RFC 9207).
  */
+import { isNativeAppRedirect } from '../clients.js';
 import { generateAuthorizationCode, hashSecret } from '../credentials.js';
 import { OAuthError } from '../errors.js';
 import type { Params } from '../params.js';
@@ -110,8 +111,10 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
     return { kind: 'sign_in', returnTo: returnTo(params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
   }
 
-  // Remembered consent skips the page for scopes already granted (INTERFACE section 10).
-  const consent = await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
+  // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
+  // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6).
+  const native = isNativeAppRedirect(request.client, request.redirectUri);
+  const consent = native ? undefined : await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
   if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
     return { kind: 'redirect', location: await approve(deps, request, signedIn!, { remembered: true }) };
   }

@@ -1,6 +1,7 @@
 /** The authorization request (RFC 6749 4.1.1, RFC 7636 4.3, OpenID Connect Core 3.1.2.1). */
 import type { Client } from '../ports.js';
 import type { Scope } from '../scopes.js';
+import { encodeComponent, percentEncodeNonAscii } from '../urls.js';
 
 export type Prompt = 'none' | 'login' | 'consent';
 
@@ -28,8 +29,10 @@ export const REQUEST_PARAMETERS = [
 export function appendQuery(uri: string, parameters: Record<string, string | undefined>): string {
   const pairs = Object.entries(parameters)
     .filter((entry): entry is [string, string] => entry[1] !== undefined)
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`);
-  if (pairs.length === 0) return uri;
-  const separator = !uri.includes('?') ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&';
-  return uri + separator + pairs.join('&');
+    .map(([k, v]) => `${encodeComponent(k)}=${encodeComponent(v)}`);
+  // A URI registered before registration required ASCII still makes a valid Location header.
+  const base = percentEncodeNonAscii(uri);
+  if (pairs.length === 0) return base;
+  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
+  return base + separator + pairs.join('&');
 }

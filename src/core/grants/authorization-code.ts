@@ -16,7 +16,6 @@ type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed'
 /** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
 function redeemable(consumed: { code: AuthorizationCode; granted: GrantWithUser | undefined }, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): GrantWithUser | string {
   const { code, granted } = consumed;
-  if (code.clientId !== client.clientId) return 'The code was issued to another client.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
   if (code.expiresAt <= now) return 'The code has expired.';
   // RFC 6749 4.1.3: redirect_uri must be identical to the one in the authorization request.
@@ -37,10 +36,10 @@ registerGrantType('authorization_code', async ({ deps, client, params }) => {
   if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
   const codeHash = hashSecret(code);
   const now = deps.clock.now();
-  // The code is consumed (one conditional write) in the same transaction that issues the tokens;
-  // a refused code stays used, because the transaction commits either way.
+  // The code is consumed (one conditional write, for its own client only) in the same transaction
+  // that issues the tokens; a refused code stays used, because the transaction commits either way.
   const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
-    const consumed = await tx.codes.consume(codeHash, now);
+    const consumed = await tx.codes.consume(codeHash, client.clientId, now);
     if (!consumed) return { kind: 'not_consumed' };
     const redeemed = redeemable(consumed, client, redirectUri, verifier, now);
     if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
@@ -55,9 +54,12 @@ registerGrantType('authorization_code', async ({ deps, client, params }) => {
     return outcome.tokens;
   }
   if (outcome.kind === 'refused') throw new OAuthError('invalid_grant', outcome.description);
+  const known = await deps.stores.codes.find(codeHash);
+  // INTERFACE section 3: a code presented by another client is refused and left as it was, so no
+  // app can end a user's grant with another app by presenting its code.
+  if (known && known.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'The code was issued to another client.');
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
   // grant of that user for that client, the first redemption's tokens with them.
-  const known = await deps.stores.codes.find(codeHash);
   if (known) await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
   throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
 });

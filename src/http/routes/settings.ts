@@ -81,9 +81,16 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         }
       }
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code !== 'FST_REQ_FILE_TOO_LARGE') throw error;
-      problem = { field: 'avatar', message: `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB` };
+      const { code, statusCode } = error as { code?: string; statusCode?: number };
+      if (code === 'FST_REQ_FILE_TOO_LARGE') {
+        problem = { field: 'avatar', message: `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB` };
+      } else if (typeof statusCode === 'number') {
+        throw error;
+      } else {
+        // The multipart parser throws plain errors for a body it cannot read (no boundary, a part
+        // cut short): the sender's fault, answered 400 like any other malformed request.
+        throw new OAuthError('invalid_request', 'The upload could not be read as multipart/form-data.', { status: 400, cause: error });
+      }
     }
     request.body = { _csrf: csrf };
     verifyCsrf(request);

@@ -1,15 +1,19 @@
 /** GET/POST /login and POST /logout (INTERFACE sections 1 and 10). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signIn } from '../../core/sign-in.js';
+import { percentEncodeNonAscii } from '../../core/urls.js';
 import { retryMessage } from '../pages.js';
 import { deviceCookie, endSession, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import { signInPage } from '../views/sign-in.js';
 
-/** Only a path on this site may be returned to, never another origin (no open redirect). */
+/**
+ * Only a path on this site may be returned to, never another origin (no open redirect); other
+ * characters than ASCII are percent-encoded, so the path fits a `Location` header.
+ */
 export function safeReturnTo(value: unknown): string {
   if (typeof value !== 'string' || value.length > 8000) return '/';
   if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\x00-\x1f]/.test(value)) return '/';
-  return value;
+  return percentEncodeNonAscii(value);
 }
 
 const WRONG_CREDENTIALS = 'That username and password do not match an account that can sign in.';

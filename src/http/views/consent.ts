@@ -1,5 +1,6 @@
 /** The consent page (INTERFACE section 10): who asks, for what, and where the answer goes. */
 import type { AuthorizationRequest } from '../../core/authorize/request.js';
+import { redirectTarget } from '../../core/clients.js';
 import { SCOPES } from '../../core/scopes.js';
 import { html } from './html.js';
 import { type PageContext, layout } from './layout.js';
@@ -13,7 +14,7 @@ export interface ConsentView {
 
 export function consentPage(context: PageContext, view: ConsentView) {
   const { client } = view.request;
-  const redirectHost = new URL(view.request.redirectUri).host;
+  const redirectHost = redirectTarget(view.request.redirectUri);
   return layout(`Allow ${client.name}?`, context, html`<section class="card narrow consent">
 <h1>Allow <strong>${client.name}</strong> to use your account?</h1>
 <p>Signed in as <strong>${view.username}</strong>.</p>

@@ -50,7 +50,7 @@ const insertCodeUnderNewGrant = (db: Kysely<Database>) => db
   .expression((eb) => eb.selectFrom('g').select((s) => Object.keys(PLACEHOLDER_CODE).map((column) =>
     column === 'grant_id' ? s.ref('g.id').as(column) : s.val(PLACEHOLDER_CODE[column as keyof typeof PLACEHOLDER_CODE]).as(column))));
 const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
-  .where('code_hash', '=', '').where('used_at', 'is', null).returningAll();
+  .where('code_hash', '=', '').where('client_id', '=', '').where('used_at', 'is', null).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
 
 function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: NewCode) {
@@ -77,9 +77,9 @@ export class KyselyCodeStore implements CodeStore {
     await inTransaction(this.db, insertBoth);
   }
 
-  async consume(codeHash: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
+  async consume(codeHash: string, clientId: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
     // One conditional write: the row changes only for the first caller (RFC 6749 4.1.2).
-    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption, [now, codeHash]);
+    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption, [now, codeHash, clientId]);
     return consumed && { code: toCode(consumed.row), granted: consumed.granted };
   }
 
