@@ -29,6 +29,12 @@ import { userInfoRoutes } from './http/routes/userinfo.js';
 /** Form and JSON bodies larger than this are refused with 413: nothing we accept is bigger. */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
+/**
+ * INTERFACE section 8: a request sends its headers within 10 s and finishes within 30 s, else
+ * Node answers 408 and closes the connection, so slow clients cannot hold sockets open.
+ */
+export const REQUEST_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000 } as const;
+
 export interface AppOptions {
   /** Pino level; tests pass 'silent'. Defaults to the LOG_LEVEL setting. */
   logLevel?: string;
@@ -36,6 +42,8 @@ export interface AppOptions {
   demoApp?: DemoAppOptions | undefined;
   /** Where log lines go (standard output by default); tests read them. */
   logStream?: { write(line: string): void };
+  /** Tests shorten the request timeouts to see them act. */
+  timeouts?: { headersMs: number; requestMs: number };
 }
 
 /**
@@ -49,7 +57,16 @@ function fastifyTrustProxy(setting: TrustProxy): boolean | string[] | ((address:
 }
 
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
+  const timeouts = options.timeouts ?? REQUEST_TIMEOUTS;
   const app = Fastify({
+    // Node checks the timeouts every `connectionsCheckingInterval` (30 s by default): often
+    // enough that a slow request is closed close to its limit.
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
+    },
+    requestTimeout: timeouts.requestMs,
     logger: loggerOptions(options.logLevel ?? deps.settings.logLevel, options.logStream),
     childLoggerFactory: requestLogger,
     bodyLimit: BODY_LIMIT_BYTES,

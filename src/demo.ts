@@ -2,6 +2,10 @@
  * The demo: a user with published posts in two categories and a draft, a confidential client
  * (used by the demo app at /demo-app) and a public one, so `npm start` is ready to click through.
  */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts.js';
 import { registerClient } from './core/clients.js';
 import type { Stores } from './core/ports.js';
@@ -9,8 +13,6 @@ import { writePost } from './core/posts.js';
 import type { Clock } from './core/time.js';
 
 export const DEMO_USERNAME = 'demo';
-/** A demo password for a demo database on the operator's own machine; documented in README. */
-export const DEMO_PASSWORD = 'demo-password';
 
 export interface DemoCredentials {
   username: string;
@@ -26,11 +28,16 @@ const POSTS = [
   { category: 'Photography', title: 'Film or digital?', body: 'I keep going back and forth. Film slows me down, digital lets me experiment. What do you use?', likes: 4, comments: 9, views: 98 },
 ];
 
-/** Seeds the demo unless the demo user already exists; returns what was created. */
+/**
+ * Seeds the demo unless the demo user already exists; returns what was created. The demo user's
+ * password is random (INTERFACE section 8): a fixed one would own the demo clients on every
+ * install that kept the demo.
+ */
 export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): Promise<DemoCredentials | undefined> {
   if (await stores.users.findByUsername(DEMO_USERNAME)) return undefined;
+  const password = randomBytes(15).toString('base64url');
   const user = await createAccount(stores, clock, {
-    username: DEMO_USERNAME, password: DEMO_PASSWORD, bio: 'I try every feature first.', member: true, level: 7, xp: 1830,
+    username: DEMO_USERNAME, password, bio: 'I try every feature first.', member: true, level: 7, xp: 1830,
   });
   for (const post of POSTS) {
     await writePost(stores, clock, {
@@ -54,8 +61,34 @@ export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): P
   });
   return {
     username: DEMO_USERNAME,
-    password: DEMO_PASSWORD,
+    password,
     confidentialClient: { clientId: confidential.client.clientId, clientSecret: confidential.secret!, redirectUri: demoAppRedirect },
     publicClient: { clientId: publicClient.client.clientId, redirectUri: publicRedirect },
   };
+}
+
+/**
+ * Where the demo's credentials are kept: beside the embedded database; for PostgreSQL in ./data,
+ * under a name of that database's own, so two databases never share (or overwrite) one file.
+ */
+export function demoCredentialsPath(settings: Settings): string {
+  const { database } = settings;
+  if (database.kind === 'sqlite' && database.path !== ':memory:') return join(dirname(database.path), 'demo-credentials.json');
+  const name = database.kind === 'postgres' ? createHash('sha256').update(database.url).digest('hex').slice(0, 12) : 'memory';
+  return join('./data', `demo-credentials-${name}.json`);
+}
+
+/** Keeps what `seedDemo` made, readable by the operator only: the database holds only hashes. */
+export function saveDemoCredentials(settings: Settings, credentials: DemoCredentials): void {
+  const path = demoCredentialsPath(settings);
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+}
+
+export function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
+  try {
+    return JSON.parse(readFileSync(demoCredentialsPath(settings), 'utf8')) as DemoCredentials;
+  } catch {
+    return undefined;
+  }
 }

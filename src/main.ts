@@ -4,61 +4,54 @@
  * With WORKERS=N the primary prepares the database once, then N worker processes share the port.
  */
 import cluster from 'node:cluster';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { type Settings, SettingsError, loadSettings } from './config/settings.js';
 import { ensureSigningKeys } from './core/keys.js';
-import { type DemoCredentials, seedDemo } from './demo.js';
+import { type DemoCredentials, demoCredentialsPath, readDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
 import { createDeps, prepareDatabase } from './deps.js';
+import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
-/** Where the demo's client secret is kept for the demo app, beside the embedded database. */
-export function demoCredentialsPath(settings: Settings): string {
-  const folder = settings.database.kind === 'sqlite' && settings.database.path !== ':memory:'
-    ? dirname(settings.database.path) : './data';
-  return join(folder, 'demo-credentials.json');
-}
-
-export function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
-  try {
-    return JSON.parse(readFileSync(demoCredentialsPath(settings), 'utf8')) as DemoCredentials;
-  } catch {
-    return undefined;
-  }
-}
-
-function banner(settings: Settings, demo: DemoCredentials | undefined): string {
+/**
+ * What `npm start` prints once listening. The demo's password and client secret are printed when
+ * they were just made; later starts say where they are kept.
+ */
+function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh: boolean } | undefined): string {
   const workers = settings.workers > 1 ? `, ${settings.workers} workers` : '';
   const lines = [`Listening on ${settings.baseUrl} (database: ${settings.database.kind}${workers})`];
+  if (settings.metricsPort !== undefined) lines.push(`Metrics on http://${settings.host}:${settings.metricsPort}/metrics`);
   if (demo) {
+    const { credentials: c, fresh } = demo;
+    const kept = `(in ${demoCredentialsPath(settings)})`;
     lines.push(
       '',
-      `Demo sign-in:        ${demo.username} / ${demo.password}   at ${settings.baseUrl}/login`,
+      `Demo sign-in:        ${c.username} / ${fresh ? c.password : `password ${kept}`}   at ${settings.baseUrl}/login`,
       `Demo app:            ${settings.baseUrl}/demo-app`,
-      `Confidential client: client_id=${demo.confidentialClient.clientId}`,
-      `                     client_secret=${demo.confidentialClient.clientSecret}`,
-      `                     redirect_uri=${demo.confidentialClient.redirectUri}`,
-      `Public client:       client_id=${demo.publicClient.clientId}`,
-      `                     redirect_uri=${demo.publicClient.redirectUri} (any port)`,
+      `Confidential client: client_id=${c.confidentialClient.clientId}`,
+      `                     client_secret=${fresh ? c.confidentialClient.clientSecret : kept}`,
+      `                     redirect_uri=${c.confidentialClient.redirectUri}`,
+      `Public client:       client_id=${c.publicClient.clientId}`,
+      `                     redirect_uri=${c.publicClient.redirectUri} (any port)`,
       `Developer docs:      ${settings.baseUrl}/docs`,
     );
+    if (fresh) lines.push('', `These are shown once; they are kept in ${demoCredentialsPath(settings)}, readable by you only.`);
   }
   return lines.join('\n');
 }
 
-/** Migrates, creates signing keys on first start, and seeds the demo on a new database. */
-async function prepare(settings: Settings): Promise<void> {
+/** Migrates, creates signing keys on first start, and seeds the demo on a new database; says whether it did. */
+async function prepare(settings: Settings): Promise<{ seeded: boolean }> {
   const deps = createDeps(settings);
   try {
     const { isNew } = await prepareDatabase(deps);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-    if (settings.demo && isNew) {
-      const created = await seedDemo(deps.stores, deps.clock, settings.baseUrl);
-      if (created) writeFileSync(demoCredentialsPath(settings), `${JSON.stringify(created, null, 2)}\n`, { mode: 0o600 });
-    }
+    if (!settings.demo || !isNew) return { seeded: false };
+    const created = await seedDemo(deps.stores, deps.clock, settings.baseUrl);
+    if (created) saveDemoCredentials(settings, created);
+    return { seeded: created !== undefined };
   } finally {
     await deps.close();
   }
@@ -78,6 +71,13 @@ async function serve(settings: Settings): Promise<void> {
   });
   await app.listen({ port: settings.port, host: settings.host });
   const stopJanitor = scheduleJanitor(deps, app.log);
+  // Under WORKERS=N the primary serves every worker's metrics merged; a worker only answers it
+  // (prom-client starts answering when an AggregatorRegistry is made in the worker).
+  if (cluster.isWorker) {
+    AggregatorRegistry.setRegistries([deps.metrics.registry]);
+    new AggregatorRegistry();
+  }
+  const metrics = cluster.isWorker ? undefined : await serveMetrics(settings, deps.metrics.registry);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -86,12 +86,21 @@ async function serve(settings: Settings): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
     stopJanitor();
+    await metrics?.close();
     await app.close();
     await deps.close();
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** Serves `/metrics` on METRICS_PORT when it is set (INTERFACE section 8). */
+async function serveMetrics(settings: Settings, source: MetricsSource): Promise<{ close(): Promise<void> } | undefined> {
+  if (settings.metricsPort === undefined) return undefined;
+  const app = buildMetricsApp(source);
+  await app.listen({ port: settings.metricsPort, host: settings.host });
+  return app;
 }
 
 /** The primary of WORKERS=N: forks the workers, replaces one that dies, stops them all on a signal. */
@@ -133,10 +142,16 @@ async function main(): Promise<void> {
     throw error;
   }
   if (cluster.isWorker) return serve(settings);
-  await prepare(settings);
-  if (settings.workers > 1) await supervise(settings);
-  else await serve(settings);
-  process.stdout.write(`${banner(settings, settings.demo ? readDemoCredentials(settings) : undefined)}\n`);
+  const { seeded } = await prepare(settings);
+  if (settings.workers > 1) {
+    await supervise(settings);
+    const workers = new AggregatorRegistry();
+    await serveMetrics(settings, { contentType: workers.contentType, metrics: () => workers.clusterMetrics() });
+  } else {
+    await serve(settings);
+  }
+  const credentials = settings.demo ? readDemoCredentials(settings) : undefined;
+  process.stdout.write(`${banner(settings, credentials && { credentials, fresh: seeded })}\n`);
 }
 
 main().catch((error: unknown) => {

@@ -1,7 +1,7 @@
 /** `npm start` as a newcomer runs it: a new embedded database, the demo, the banner, SIGTERM. */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -39,7 +39,11 @@ test('npm start on a new embedded database seeds the demo, prints working creden
   const banner = await service.banner;
   const base = `http://localhost:${port}`;
   assert.match(banner, new RegExp(`Listening on ${base}`));
-  assert.match(banner, /Demo sign-in: +demo \/ demo-password/);
+  // The demo's password is random, printed once, and kept beside the database for the operator.
+  const password = /Demo sign-in: +demo \/ (\S+)/.exec(banner)![1]!;
+  assert.notEqual(password, 'demo-password');
+  assert.ok(password.length >= 16, 'a password no one guesses');
+  assert.equal((JSON.parse(readFileSync(join(dirname(path), 'demo-credentials.json'), 'utf8')) as { password: string }).password, password);
   const clientId = /Confidential client: client_id=(\w+)/.exec(banner)![1]!;
   const secret = /client_secret=(svcs_\w+)/.exec(banner)![1]!;
   assert.match(banner, /Public client: +client_id=\w+/);
@@ -57,7 +61,7 @@ test('npm start on a new embedded database seeds the demo, prints working creden
   const signIn = await fetch(`${base}/login`, {
     method: 'POST', redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: csrfCookie },
-    body: new URLSearchParams({ username: 'demo', password: 'demo-password', _csrf: csrf }),
+    body: new URLSearchParams({ username: 'demo', password, _csrf: csrf }),
   });
   assert.equal(signIn.status, 303);
   // The demo has published posts in two categories.
@@ -65,8 +69,11 @@ test('npm start on a new embedded database seeds the demo, prints working creden
   assert.match(home, /Announcements/);
   assert.match(home, /Photography/);
   assert.doesNotMatch(home, /Half-written thoughts/, 'the draft is not public');
-  // The demo app's credentials sit beside the database, readable by the operator only.
-  assert.equal(statSync(join(dirname(path), 'demo-credentials.json')).mode & 0o777, 0o600);
+  // The demo app's credentials sit beside the database, readable by the operator only, and so do
+  // the database and its log (INTERFACE section 8).
+  for (const file of ['demo-credentials.json', 'svc.sqlite', 'svc.sqlite-wal', 'svc.sqlite-shm']) {
+    assert.equal(statSync(join(dirname(path), file)).mode & 0o777, 0o600, file);
+  }
 
   // A request in flight when SIGTERM arrives is finished, then the process exits 0.
   const inFlight = fetch(`${base}/`);
@@ -76,12 +83,17 @@ test('npm start on a new embedded database seeds the demo, prints working creden
   assert.equal(await exited, 0);
 });
 
-test('a second start on the same database does not seed again and still prints the demo credentials', async () => {
+test('a second start on the same database does not seed again, and says where the demo credentials are kept', async () => {
   const path = temporarySqlitePath();
   const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
   for (let i = 0; i < 2; i++) {
     const service = startService({ ...env, PORT: String(await freePort()) });
-    assert.match(await service.banner, /client_secret=svcs_/);
+    const banner = await service.banner;
+    if (i === 0) assert.match(banner, /client_secret=svcs_/);
+    else {
+      assert.doesNotMatch(banner, /svcs_/, 'a secret is printed once');
+      assert.match(banner, /Demo sign-in: +demo \/ password \(in .*demo-credentials\.json\)/);
+    }
     const exited = new Promise((resolve) => service.child.on('exit', resolve));
     service.child.kill('SIGTERM');
     await exited;
@@ -102,12 +114,27 @@ test('a bad setting stops the start with one line naming it, and creates nothing
   assert.equal(spawnSync('test', ['-e', path]).status, 1, 'no database file was created');
 });
 
-test('WORKERS=2 serves from two worker processes on one port and stops them all on SIGTERM', async () => {
+test('METRICS_PORT serves /metrics apart from the public port, where it is not found', async () => {
   const path = temporarySqlitePath();
-  const port = await freePort();
-  const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), LOG_LEVEL: 'info', WORKERS: '2' });
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'warn' });
+  assert.match(await service.banner, new RegExp(`Metrics on http://127\\.0\\.0\\.1:${metricsPort}/metrics`));
+  await fetch(`http://127.0.0.1:${port}/healthz`);
+  assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404);
+  assert.match(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), /http_requests_total\{method="GET",route="\/healthz",status="200"\} 1/);
+  const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
+  service.child.kill('SIGTERM');
+  assert.equal(await exited, 0);
+});
+
+test('WORKERS=2 serves from two worker processes on one port, their metrics merged on METRICS_PORT, and stops them all on SIGTERM', async () => {
+  const path = temporarySqlitePath();
+  const [port, metricsPort] = [await freePort(), await freePort()];
+  const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info', WORKERS: '2' });
   assert.match(await service.banner, /2 workers/);
-  assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+  for (let i = 0; i < 10; i++) assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  assert.match(metrics, /http_requests_total\{method="GET",route="\/healthz",status="200"\} 10/, 'the workers\' counts add up');
   // Each worker logs with its own pid; both must have started a server.
   const started = service.output().match(/"pid":(\d+)[^\n]*Server listening/g) ?? [];
   assert.equal(new Set(started.map((line) => /"pid":(\d+)/.exec(line)![1])).size, 2);

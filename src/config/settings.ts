@@ -32,6 +32,8 @@ export interface Settings {
   readonly workers: number;
   /** Seconds between janitor sweeps in the server; 0 turns the sweep off. */
   readonly janitorIntervalSeconds: number;
+  /** Where `/metrics` is served, on `host`, apart from the public port; `undefined`: nowhere. */
+  readonly metricsPort: number | undefined;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -148,5 +150,6 @@ export function loadSettings(env: Env = process.env): Settings {
     trustProxy: trustProxy(env),
     workers: integer(env, 'WORKERS', 1, 1, 64),
     janitorIntervalSeconds: integer(env, 'JANITOR_INTERVAL', 600, 0, 86_400),
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
   });
 }

@@ -26,10 +26,32 @@ export async function findAccount(stores: Stores, username: string): Promise<Use
   return canBeUsername(username) ? stores.users.findByUsername(username) : undefined;
 }
 
-export function checkPassword(password: string): void {
+/**
+ * Names no one may sign up with: they would pass for the site or its staff (an attacker as
+ * "support" asking for a password). Compared without case, `_` or `-`, so "Ad-min" is refused
+ * too. The operator can still create them from the command line.
+ */
+const RESERVED_USERNAMES = new Set([
+  'abuse', 'account', 'accounts', 'admin', 'administrator', 'api', 'apps', 'auth', 'billing', 'community', 'docs',
+  'help', 'hostmaster', 'info', 'login', 'logout', 'mail', 'moderator', 'noreply', 'oauth', 'official', 'openid',
+  'owner', 'postmaster', 'privacy', 'root', 'security', 'settings', 'signin', 'signup', 'staff', 'support', 'svc',
+  'system', 'team', 'webmaster', 'www',
+]);
+
+export function isReservedUsername(username: string): boolean {
+  return RESERVED_USERNAMES.has(username.toLowerCase().replace(/[_-]/g, ''));
+}
+
+/**
+ * A password of 8 to 256 characters that is not the username and not made only of spaces or
+ * control characters (NIST SP 800-63B 5.1.1.2: refuse what is trivially guessed).
+ */
+export function checkPassword(password: string, username: string): void {
   if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
     throw new InputError('password', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
   }
+  if (/^[\s\p{C}]*$/u.test(password)) throw new InputError('password', 'password must not be only spaces or control characters');
+  if (password.trim().toLowerCase() === username.trim().toLowerCase()) throw new InputError('password', 'password must not be your username');
 }
 
 export const BIO_MAX_LENGTH = 160;
@@ -46,7 +68,7 @@ export interface NewAccount {
 /** Creates an active account; throws `InputError` or `ConflictError` (username taken). */
 export async function createAccount(stores: Stores, clock: Clock, account: NewAccount): Promise<User> {
   checkUsername(account.username);
-  checkPassword(account.password);
+  checkPassword(account.password, account.username);
   const bio = checkedText('bio', account.bio ?? '', { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
   for (const field of ['level', 'xp'] as const) {
     const value = account[field];

@@ -22,7 +22,7 @@ export interface PostDraft {
 export async function writePost(stores: Stores, clock: Clock, draft: PostDraft): Promise<Post> {
   const title = checkedText('title', draft.title, { kind: 'line', max: TITLE_MAX_LENGTH });
   const body = checkedText('body', draft.body, { kind: 'text', max: BODY_MAX_LENGTH });
-  const category = checkedText('category', draft.category, { kind: 'line', max: CATEGORY_MAX_LENGTH });
+  const category = checkedText('category', draft.category, { kind: 'name', max: CATEGORY_MAX_LENGTH });
   for (const field of ['likeCount', 'commentCount', 'viewCount'] as const) {
     const value = draft[field];
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {

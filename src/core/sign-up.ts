@@ -1,5 +1,5 @@
 /** Sign-up: the account rules, the list of common passwords, and throttling per address. */
-import { createAccount, checkPassword, checkUsername } from './accounts.js';
+import { checkPassword, checkUsername, createAccount, isReservedUsername } from './accounts.js';
 import { isCommonPassword } from './common-passwords.js';
 import { ConflictError, InputError } from './errors.js';
 import type { RateLimiter, Stores, User } from './ports.js';
@@ -20,7 +20,8 @@ export async function signUp(
 ): Promise<SignUpOutcome> {
   try {
     checkUsername(attempt.username);
-    checkPassword(attempt.password);
+    if (isReservedUsername(attempt.username)) throw new InputError('username', 'that username is reserved; choose another');
+    checkPassword(attempt.password, attempt.username);
     if (isCommonPassword(attempt.password)) {
       throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
     }

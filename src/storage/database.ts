@@ -1,5 +1,5 @@
 /** Opens the database named by the settings: embedded SQLite or pooled PostgreSQL. */
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -166,10 +166,23 @@ class FairSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * The SQLite file holds password hashes and signing keys: it is created readable by its owner
+ * only (INTERFACE section 8), and an existing one is made so. SQLite gives its `-wal` and `-shm`
+ * files the database file's mode; those already there are set too.
+ */
+function createOwnerOnly(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
+
 export function openDatabase(target: DatabaseTarget, options: { poolSize?: number } = {}): DatabaseHandle {
   if (target.kind === 'sqlite') {
     const file = target.path !== ':memory:';
-    if (file) mkdirSync(dirname(target.path), { recursive: true });
+    if (file) createOwnerOnly(target.path);
     const sqlite = new SQLite(target.path);
     if (file) {
       sqlite.pragma('journal_mode = WAL');

@@ -8,6 +8,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0003-server-secrets': serverSecrets,
 };
 
+/** Every migration's name, in the order they run. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort();
+
 export interface MigrationOutcome {
   /** Names of the migrations this run applied; empty when the database was up to date. */
   applied: string[];

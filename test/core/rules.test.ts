@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkPassword, checkUsername } from '../../src/core/accounts.js';
+import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts.js';
 import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/clients.js';
 import { formatScope, parseScope } from '../../src/core/scopes.js';
 import { checkedText } from '../../src/core/text.js';
@@ -32,9 +32,34 @@ test('usernames: 3 to 30 letters, digits, _ or -, starting and ending with a let
 });
 
 test('passwords: 8 to 256 characters', () => {
-  assert.doesNotThrow(() => checkPassword('12345678'));
-  assert.throws(() => checkPassword('1234567'));
-  assert.throws(() => checkPassword('x'.repeat(257)));
+  assert.doesNotThrow(() => checkPassword('12345678', 'ann'));
+  assert.throws(() => checkPassword('1234567', 'ann'));
+  assert.throws(() => checkPassword('x'.repeat(257), 'ann'));
+});
+
+test('a password is not the username, in any letter case, nor only spaces or control characters', () => {
+  assert.throws(() => checkPassword('Ann_Lee_1', 'ann_lee_1'), /not be your username/);
+  assert.throws(() => checkPassword(' annalee2 ', 'AnnaLee2'), /not be your username/);
+  for (const blank of [' '.repeat(8), '\t\n\r \t\n\r ', '\u200b'.repeat(8), '\u0001'.repeat(8), '\u00a0'.repeat(10)]) {
+    assert.throws(() => checkPassword(blank, 'ann'), /only spaces or control characters/, JSON.stringify(blank));
+  }
+  assert.doesNotThrow(() => checkPassword('  spaced out phrase  ', 'ann'));
+});
+
+test('names that would pass for the site or its staff are reserved, without regard to case, _ or -', () => {
+  for (const name of ['admin', 'Admin', 'ad-min', 'ROOT', 'support', 'Community', 'svc', 'security', 'no_reply']) {
+    assert.equal(isReservedUsername(name), true, name);
+  }
+  for (const name of ['ann', 'admins-fan', 'rooted', 'demo']) assert.equal(isReservedUsername(name), false, name);
+});
+
+test('names (of apps and categories) hold no direction marks or invisible characters; lines hold no direction overrides', () => {
+  for (const sneaky of ['\u202e', '\u2066', '\u200b', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u061c', '\u3164']) {
+    assert.throws(() => checkedText('name', `Good${sneaky}App`, { kind: 'name', max: 80 }), /must not contain control characters, direction marks or invisible characters/, JSON.stringify(sneaky));
+  }
+  assert.throws(() => checkedText('title', 'a\u202eb', { kind: 'line', max: 20 }), /must not contain control characters/);
+  assert.equal(checkedText('title', 'Family 👨\u200d👩\u200d👧', { kind: 'line', max: 20 }), 'Family 👨\u200d👩\u200d👧', 'a joiner in an emoji is fine in a title');
+  assert.equal(checkedText('name', 'مرحبا App', { kind: 'name', max: 80 }), 'مرحبا App', 'right-to-left letters are fine');
 });
 
 test('redirect URIs to register: https, or http on a loopback host, no fragment', () => {
@@ -47,6 +72,16 @@ test('redirect URIs to register: https, or http on a loopback host, no fragment'
   assert.match(redirectUriProblem('/relative')!, /absolute/);
   assert.match(redirectUriProblem('https://user:pw@app.example/cb')!, /credentials/);
   assert.match(redirectUriProblem('javascript:alert(1)')!, /https/);
+});
+
+test('a native app may register its own private-use scheme, named by a reverse domain (RFC 8252 7.1); nothing outside ASCII (RFC 3986)', () => {
+  assert.equal(redirectUriProblem('com.example.app:/oauth/cb'), undefined);
+  assert.equal(redirectUriProblem('com.example.app:/oauth/cb?x=1'), undefined);
+  for (const bad of ['myapp:/cb', 'data:text/html,x', 'file:///etc/passwd', 'http://evil.example/cb']) {
+    assert.ok(redirectUriProblem(bad), bad);
+  }
+  assert.match(redirectUriProblem('https://app.example/ü')!, /outside ASCII/);
+  assert.match(redirectUriProblem('https://bücher.example/cb')!, /outside ASCII/);
 });
 
 test('redirect URIs match as exact strings, with no normalisation', () => {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts.js';
+import { buildMetricsApp } from '../../src/http/metrics-app.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 
@@ -36,9 +37,17 @@ forEachDatabase('operations and pages', (database) => {
     assert.deepEqual((await ready.json()).checks.database, 'ok');
   });
 
-  test('/metrics is Prometheus text with request counts by route and status, and the feature counters', async () => {
+  test('/metrics is not served on the public port (INTERFACE section 8)', async () => {
+    const response = await fetch(`${t.baseUrl}/metrics`);
+    assert.equal(response.status, 404);
+    assert.doesNotMatch(await response.text(), /sign_in_failures_total/);
+  });
+
+  test('/metrics on its own port is Prometheus text with request counts by route and status, and the feature counters', async () => {
     await fetch(`${t.baseUrl}/healthz`);
-    const text = await (await fetch(`${t.baseUrl}/metrics`)).text();
+    const metrics = buildMetricsApp(t.deps.metrics.registry);
+    const address = await metrics.listen({ port: 0, host: '127.0.0.1' });
+    const text = await (await fetch(`${address}/metrics`)).text().finally(() => metrics.close());
     assert.match(text, /http_requests_total\{method="GET",route="\/healthz",status="200"\} \d+/);
     assert.match(text, /http_request_duration_seconds_bucket\{le="0.005",method="GET",route="\/healthz",status="200"\}/);
     for (const counter of ['tokens_issued_total', 'tokens_revoked_total', 'sign_in_failures_total', 'rate_limit_refusals_total']) {

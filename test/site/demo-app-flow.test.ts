@@ -37,13 +37,14 @@ describe('demo app end to end', () => {
   let thirdParty: FastifyInstance;
   let thirdPartyUrl: string;
   let browser: Browser;
+  let demoPassword: string;
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const path = temporarySqlitePath();
     // id_tokens are checked against the browser's real time, so the service's clock starts now.
     service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
-    await seedDemo(service.deps.stores, service.clock, service.baseUrl);
+    demoPassword = (await seedDemo(service.deps.stores, service.clock, service.baseUrl))!.password;
     // The third-party app runs on a server of its own, as a real one would.
     const port = await freePort();
     thirdPartyUrl = `http://127.0.0.1:${port}`;
@@ -72,7 +73,7 @@ describe('demo app end to end', () => {
     await page.getByRole('link', { name: 'Sign in with Community' }).click();
     await page.waitForURL(/\/login\?/);
     await page.getByLabel('Username').fill('demo');
-    await page.getByLabel('Password').fill('demo-password');
+    await page.getByLabel('Password').fill(demoPassword);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${thirdPartyUrl}/demo-app`);
@@ -101,11 +102,12 @@ describe('demo app end to end', () => {
 describe('settings against the live API', () => {
   let service: TestApp;
   let browser: Browser;
+  let demoPassword: string;
 
   before(async () => {
     const path = temporarySqlitePath();
     service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
-    await seedDemo(service.deps.stores, service.clock, service.baseUrl);
+    demoPassword = (await seedDemo(service.deps.stores, service.clock, service.baseUrl))!.password;
     browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: LAUNCH_ARGS });
   });
   after(async () => {
@@ -117,7 +119,7 @@ describe('settings against the live API', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${service.baseUrl}/login`);
     await page.getByLabel('Username').fill('demo');
-    await page.getByLabel('Password').fill('demo-password');
+    await page.getByLabel('Password').fill(demoPassword);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${service.baseUrl}/`);
     return page;
@@ -129,7 +131,7 @@ describe('settings against the live API', () => {
     const page = await signedInPage();
     await page.goto(`${service.baseUrl}/settings/tokens`);
     await page.getByLabel('Name', { exact: true }).fill('e2e');
-    await page.getByLabel('Your password').fill('demo-password');
+    await page.getByLabel('Your password').fill(demoPassword);
     await page.getByRole('button', { name: 'Create token' }).click();
     const token = await page.getByLabel('Your new token').inputValue();
     const response = await me(token);

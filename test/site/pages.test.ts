@@ -67,6 +67,11 @@ forEachDatabase('site pages', (database) => {
       ['fresh-user', 'p'.repeat(257), /Password must be 8 to 256/, 400],
       ['fresh-user', 'password1', /most common passwords/, 400],
       ['fresh-user', 'Football', /most common passwords/, 400],
+      ['fresh-user-1', 'Fresh-User-1', /Password must not be your username/, 400],
+      ['fresh-user', ' '.repeat(12), /Password must not be only spaces or control characters/, 400],
+      ['admin', PASSWORD, /That username is reserved/, 400],
+      ['Sup-port', PASSWORD, /That username is reserved/, 400],
+      ['community', PASSWORD, /That username is reserved/, 400],
     ];
     for (const [username, password, message, status] of cases) {
       const visitor = new Visitor(t.baseUrl);
@@ -437,7 +442,11 @@ forEachDatabase('site pages', (database) => {
       [{ ...good, description: 'two\nlines are fine, \u0000 is not' }, /Description must not contain control characters/],
       [{ ...good, homepage: 'javascript:alert(1)' }, /Homepage must be an http or https URL/],
       [{ ...good, redirect_uris: '' }, /At least one redirect URI is required/],
-      [{ ...good, redirect_uris: 'http://app.example/cb' }, /must use https, or http on a loopback host/],
+      [{ ...good, name: 'Good\u202eppA' }, /Name must not contain control characters, direction marks or invisible characters/],
+      [{ ...good, name: 'Pay\u200bPal' }, /Name must not contain control characters, direction marks or invisible characters/],
+      [{ ...good, redirect_uris: 'http://app.example/cb' }, /must use https, http on a loopback host, or an app.{1,5}s own scheme/],
+      [{ ...good, redirect_uris: 'https://app.example/callback/ü' }, /outside ASCII/],
+      [{ ...good, redirect_uris: 'myapp:/cb' }, /own scheme named by a reverse domain/],
       [{ ...good, redirect_uris: 'https://app.example/cb#frag' }, /has a fragment/],
       [{ ...good, redirect_uris: 'not a url' }, /contains spaces|is not an absolute URL/],
       [{ ...good, redirect_uris: 'app.example/cb' }, /is not an absolute URL/],

@@ -23,6 +23,7 @@ export interface TestAppOptions {
   limiter?: RateLimiter;
   /** Collects log lines instead of silencing them. */
   logLines?: string[];
+  timeouts?: { headersMs: number; requestMs: number };
 }
 
 /**
@@ -42,9 +43,12 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   const deps = createDeps(settings, { clock, ...(options.limiter ? { limiter: options.limiter } : {}) });
   await prepareDatabase(deps);
   await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-  const app = await buildApp(deps, options.logLines
-    ? { logLevel: 'info', logStream: { write: (line: string) => { options.logLines!.push(line); } } }
-    : { logLevel: 'silent' });
+  const app = await buildApp(deps, {
+    ...(options.logLines
+      ? { logLevel: 'info', logStream: { write: (line: string) => { options.logLines!.push(line); } } }
+      : { logLevel: 'silent' }),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+  });
   await app.listen({ port: probe, host: '127.0.0.1' });
   return {
     app,

@@ -1,5 +1,5 @@
 import { rotateSigningKeys } from '../../core/keys.js';
-import { seedDemo } from '../../demo.js';
+import { saveDemoCredentials, seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
 
@@ -17,10 +17,12 @@ export const demo = defineCommand({
   usage: 'demo',
   options: {},
   async run(deps) {
-    await seedDemo(deps.stores, deps.clock, deps.settings.baseUrl);
+    // The demo user's password is random: kept where `npm start` keeps it, for the operator.
+    const created = await seedDemo(deps.stores, deps.clock, deps.settings.baseUrl);
+    if (created) saveDemoCredentials(deps.settings, created);
     return { ok: true as const };
   },
-  human: () => 'demo data is in place',
+  human: () => 'demo data is in place; its sign-in and client secret are in demo-credentials.json beside the database (./data without SQLite)',
 });
 
 export const keysRotate = defineCommand({

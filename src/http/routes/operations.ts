@@ -1,4 +1,4 @@
-/** Liveness, readiness and metrics for operators (INTERFACE section 1). */
+/** Liveness and readiness for operators (INTERFACE section 1); metrics are served apart (`metrics-app.ts`). */
 import type { FastifyInstance } from 'fastify';
 
 export async function operationsRoutes(app: FastifyInstance): Promise<void> {
@@ -19,10 +19,5 @@ export async function operationsRoutes(app: FastifyInstance): Promise<void> {
     const ready = checks.database === 'ok';
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'unavailable', checks });
-  });
-
-  app.get('/metrics', async (_request, reply) => {
-    const { registry } = app.deps.metrics;
-    return reply.type(registry.contentType).header('cache-control', 'no-store').send(await registry.metrics());
   });
 }
