@@ -1,8 +1,12 @@
-/** Post bodies are Markdown (INTERFACE section 7): what the post page renders, and what it never renders. */
+/**
+ * Post bodies are Markdown, and the excerpt is the text a reader sees (INTERFACE section 7): what
+ * the post page renders, what it never renders, and how the excerpt is cut.
+ */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { renderMarkdown } from '../../src/core/markdown.js';
+import { markdownText, renderMarkdown } from '../../src/core/markdown.js';
+import { excerpt } from '../../src/core/posts.js';
 
 // ---- Rendering ----------------------------------------------------------------------------------
 
@@ -67,4 +71,73 @@ test('rendered hostile bodies hold only markdown-it\'s own tags and attributes: 
     }
     assert.equal(page.replace(/<\/?([a-z0-9]+)([^>]*)>/g, '').includes('<'), false, `every < is escaped: ${page}`);
   }), { numRuns: 300 });
+});
+
+// ---- The excerpt's text -------------------------------------------------------------------------
+
+test('an excerpt is the text a reader sees: Markdown markup, link targets and fences are gone', () => {
+  const body = [
+    '# Title', '', 'Some **bold**, *italic*, __strong__, _em_ and ~~gone~~ text with `code`.', '> quoted', '- one', '1. two', '',
+    '---', '![a *cat*](cat.png) and [a link](https://x.example "t").', '```js', 'let x = 1;', '```', '', '| a | b |', '|---|--:|', '| c | d |',
+  ].join('\n');
+  assert.equal(excerpt(body), 'Title Some bold, italic, strong, em and gone text with code. quoted one two a cat and a link. let x = 1; a b c d');
+});
+
+test('raw HTML in a body is text in the excerpt too, as the page shows it', () => {
+  assert.equal(excerpt('<p>Tom</p> <em>and</em> <!-- Jerry -->'), '<p>Tom</p> <em>and</em> <!-- Jerry -->');
+});
+
+test('entities become the characters they name', () => {
+  assert.equal(excerpt('Tom &amp; Jerry&#39;s &copy; &#x1F600; &bogus;'), "Tom & Jerry's © 😀 &bogus;");
+});
+
+test('underscores inside a word are not emphasis', () => {
+  assert.equal(excerpt('snake_case_name and a * b'), 'snake_case_name and a * b');
+});
+
+test('every run of white space, line breaks and blocks included, is one space, none at either end', () => {
+  assert.equal(excerpt('  one\n two\u00a0\u00a0three  \n\n\tfour\u3000five\n\n'), 'one two three four five');
+  assert.equal(excerpt('**bold**er and [li](x)nk'), 'bolder and link');
+});
+
+test('a body with no text has an empty excerpt', () => {
+  assert.equal(excerpt('---\n\n***'), '');
+  assert.equal(markdownText('![](x.png)'), '');
+});
+
+// ---- Cutting ------------------------------------------------------------------------------------
+
+test('a short text is its own excerpt, with no ellipsis', () => {
+  assert.equal(excerpt('Just a few words.'), 'Just a few words.');
+  assert.equal(excerpt('x'.repeat(140)), 'x'.repeat(140));
+});
+
+test('a long text is cut at a word and ends with "…", 140 characters at most', () => {
+  const text = 'alpha beta gamma delta '.repeat(20);
+  const cut = excerpt(text);
+  assert.ok(cut.length <= 140);
+  assert.ok(cut.endsWith('…'));
+  const words = cut.slice(0, -1).split(' ');
+  assert.ok(words.every((w) => ['alpha', 'beta', 'gamma', 'delta'].includes(w)), cut);
+});
+
+test('a cut excerpt drops the spaces and punctuation before its "…"', () => {
+  assert.equal(excerpt(`${'a'.repeat(100)} ${'b'.repeat(36)}, — ${'c'.repeat(20)}`), `${'a'.repeat(100)} ${'b'.repeat(36)}…`);
+});
+
+test('a single word longer than the limit is cut inside it', () => {
+  assert.equal(excerpt('y'.repeat(500)), `${'y'.repeat(139)}…`);
+});
+
+test('an excerpt never splits a surrogate pair and never exceeds 140 UTF-16 units', () => {
+  const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), (body) => {
+    const out = excerpt(body);
+    assert.ok(out.length <= 140);
+    assert.ok(!loneSurrogate.test(out));
+  }));
+  const emoji = '😀'.repeat(100);
+  const cut = excerpt(emoji);
+  assert.ok(cut.length <= 140);
+  assert.equal(cut, `${'😀'.repeat(69)}…`);
 });

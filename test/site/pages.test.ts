@@ -266,6 +266,18 @@ forEachDatabase('site pages', (database) => {
     assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
   });
 
+  test('a post card on the home page and the profile shows the excerpt stored with the post, not its Markdown', async () => {
+    const { user, visitor } = await member();
+    const written = await visitor.post('/posts/new', { title: 'Card', category: 'Tests', status: 'published', body: '# Heading\n\nA **card** body.' });
+    assert.equal(written.status, 303);
+    const id = Number(written.location!.split('/').pop());
+    for (const path of ['/', `/u/${user.username}`]) {
+      const page = await new Visitor(t.baseUrl).get(path);
+      const card = new RegExp(`<a href="/posts/${id}">Card</a></h2>[\\s\\S]*?<p>([^<]*)</p>`).exec(page.text)?.[1];
+      assert.equal(card, 'Heading A card body.', path);
+    }
+  });
+
   test('profiles resolve for active users only, case-insensitively', async () => {
     const { user } = await member();
     const visitor = new Visitor(t.baseUrl);

@@ -1,9 +1,9 @@
 /**
  * Community pages: home, public profile, a post, writing a post. A post body is Markdown rendered
- * with raw HTML shown as text; comments are text.
+ * with raw HTML shown as text; a card shows the excerpt stored with the post; comments are text.
  */
 import { renderMarkdown } from '../../core/markdown.js';
-import type { Category, Comment, Post, User } from '../../core/ports.js';
+import type { Category, Comment, Post, PostSummary, User } from '../../core/ports.js';
 import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/posts.js';
 import { Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
@@ -20,33 +20,25 @@ export function paragraphs(text: string): Html[] {
   return text.split(/\r?\n\s*\r?\n/).map((p) => p.trim()).filter((p) => p !== '').map((p) => html`<p>${p}</p>`);
 }
 
-function excerpt(text: string, max = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length <= max) return flat;
-  const cut = flat.slice(0, max - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
-}
-
 /** A post body's HTML: markdown-it escapes the member's every character and writes only its own tags. */
 function markdown(body: string): Html {
   return new Html(renderMarkdown(body));
 }
 
-function counts(post: Post): Html {
+function counts(post: PostSummary): Html {
   return html`<span>${post.likeCount} ${post.likeCount === 1 ? 'like' : 'likes'}</span> · <span>${post.commentCount} ${post.commentCount === 1 ? 'comment' : 'comments'}</span> · <span>${post.viewCount} ${post.viewCount === 1 ? 'view' : 'views'}</span>`;
 }
 
-function postCard(post: Post, options: { showAuthor: boolean }): Html {
+function postCard(post: PostSummary, options: { showAuthor: boolean }): Html {
   return html`<article class="card post-card">
   <h2><a href="/posts/${post.id}">${post.title}</a></h2>
   <p class="meta">${options.showAuthor ? html`<img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> <a href="/u/${encodeURIComponent(post.authorUsername)}">${post.authorUsername}</a> · ` : ''}<span class="tag">${post.categoryName}</span> · ${when(post.createdAt)}</p>
-  <p>${excerpt(post.body)}</p>
+  <p>${post.excerpt}</p>
   <p class="meta">${counts(post)}</p>
 </article>`;
 }
 
-export function homePage(context: PageContext, posts: Post[]): Html {
+export function homePage(context: PageContext, posts: PostSummary[]): Html {
   return layout('Recent posts', context, html`<section class="intro">
   <h1>Recent posts</h1>
   ${context.user
@@ -57,7 +49,7 @@ ${posts.length === 0 ? html`<p class="muted">Nothing published yet.</p>` : ''}
 ${posts.map((post) => postCard(post, { showAuthor: true }))}`);
 }
 
-export function profilePage(context: PageContext, user: User, posts: Post[], drafts: Post[]): Html {
+export function profilePage(context: PageContext, user: User, posts: PostSummary[], drafts: PostSummary[]): Html {
   const own = context.user?.username === user.username;
   return layout(user.username, context, html`<section class="card profile">
   <img class="avatar" src="/avatars/${user.id}" alt="Avatar of ${user.username}" width="96" height="96">
