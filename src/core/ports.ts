@@ -50,14 +50,16 @@ export interface UserStore {
 
 export type PostStatus = 'published' | 'draft';
 
-export interface Post {
+/** A post as lists show it: everything but the body. */
+export interface PostSummary {
   id: number;
   authorId: number;
   authorUsername: string;
   categoryId: number;
   categoryName: string;
   title: string;
-  body: string;
+  /** Plain text made from the body when the post was written (INTERFACE section 7). */
+  excerpt: string;
   status: PostStatus;
   likeCount: number;
   commentCount: number;
@@ -66,11 +68,18 @@ export interface Post {
   updatedAt: Instant;
 }
 
+/** A post as its page shows it. */
+export interface Post extends PostSummary {
+  /** Markdown (INTERFACE section 7). */
+  body: string;
+}
+
 export interface NewPost {
   authorId: number;
   categoryId: number;
   title: string;
   body: string;
+  excerpt: string;
   status: PostStatus;
   likeCount?: number;
   commentCount?: number;
@@ -103,10 +112,10 @@ export interface PostStore {
   create(post: NewPost, now: Instant): Promise<Post>;
   findById(id: number): Promise<Post | undefined>;
   /** Published posts of one author, newest first, ties by id (newest id first). */
-  listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<Post>>;
+  listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>>;
   /** An author's drafts, for the author only. */
-  listDraftsByAuthor(authorId: number): Promise<Post[]>;
-  listRecentPublished(limit: number): Promise<Post[]>;
+  listDraftsByAuthor(authorId: number): Promise<PostSummary[]>;
+  listRecentPublished(limit: number): Promise<PostSummary[]>;
   countView(postId: number): Promise<void>;
   /** Likes once per user; returns whether this call added the like. */
   like(postId: number, userId: number, now: Instant): Promise<boolean>;

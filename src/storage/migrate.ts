@@ -1,10 +1,17 @@
-/** Runs the migrations in order; each is a module listed here, so bundling or compiling keeps them. */
-import { type Kysely, type Migration, Migrator, PostgresAdapter, sql } from 'kysely';
+/**
+ * Runs the migrations in order; each is a module listed here, so bundling or compiling keeps them.
+ * After them come the data steps that need the application's own rules, which a frozen migration
+ * cannot import (see `fill-excerpts.ts`).
+ */
+import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely';
+import { fillMissingExcerpts } from './fill-excerpts.js';
 import * as initial from './migrations/2026-11-22-0001-initial.js';
+import * as postExcerpts from './migrations/2026-11-23-0001-post-excerpts.js';
 import * as serverSecrets from './migrations/2026-11-23-0003-server-secrets.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
+  '2026-11-23-0001-post-excerpts': postExcerpts,
   '2026-11-23-0003-server-secrets': serverSecrets,
 };
 
@@ -24,28 +31,48 @@ export interface MigrationOutcome {
  */
 export const SCHEMA_CHANGE_LOCK = 7_305_2026;
 
+/** Every migration, then the data steps; instances starting together take turns on PostgreSQL. */
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationOutcome> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return runMigrator(db, undefined);
+  return underSchemaLock(db, async (migrator) => {
+    const outcome = await applied(migrator.migrateToLatest());
+    await fillMissingExcerpts(db);
+    return outcome;
+  });
+}
+
+/**
+ * The migrations up to and including `name`, and no data step: the database as the release that
+ * shipped `name` left it, for the tests of a later migration.
+ */
+export async function migrateTo(db: Kysely<any>, name: string): Promise<MigrationOutcome> {
+  return underSchemaLock(db, (migrator) => applied(migrator.migrateTo(name)));
+}
+
+async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator) => Promise<T>): Promise<T> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined));
   return db.connection().execute(async (connection) => {
     await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     try {
       // The migrator looks for its own tables in every schema unless told which one; name the
       // current schema so a database shared by several schemas never confuses it.
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(connection);
-      return await runMigrator(db, rows[0]?.schema);
+      return await work(migratorFor(db, rows[0]?.schema));
     } finally {
       await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     }
   });
 }
 
-async function runMigrator(db: Kysely<any>, migrationTableSchema: string | undefined): Promise<MigrationOutcome> {
-  const migrator = new Migrator({
+function migratorFor(db: Kysely<any>, migrationTableSchema: string | undefined): Migrator {
+  return new Migrator({
     db,
     provider: { getMigrations: async () => MIGRATIONS },
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+}
+
+async function applied(run: Promise<MigrationResultSet>): Promise<MigrationOutcome> {
+  const { error, results } = await run;
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
 }

@@ -39,6 +39,11 @@ export interface PostsTable {
   category_id: number;
   title: string;
   body: string;
+  /**
+   * Plain text made from the body at write time. Null only for a post written before the column
+   * existed (or by an older release during a rolling upgrade) until the migrate step fills it.
+   */
+  excerpt: string | null;
   status: string;
   like_count: Generated<number>;
   comment_count: Generated<number>;

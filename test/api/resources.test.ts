@@ -111,14 +111,27 @@ forEachDatabase('resource API answers', (database) => {
 
   test('the excerpt is plain text of at most 140 characters, cut at a word with "…"', async () => {
     const user = await newUser(t.deps);
-    const body = `<p>${'word '.repeat(60)}</p> *end*`;
+    const body = `# ${'**word** '.repeat(60)}\n\n*end*`;
     await post(user, { body });
     const { token } = await newPersonalToken(t.deps, user, ['posts:read']);
     const page = await json(await get(t.baseUrl, '/api/open/v1/me/posts', { token }));
     const { excerpt } = (page.items as Array<{ excerpt: string }>)[0]!;
     assert.ok(excerpt.length <= 140, `${excerpt.length}`);
     assert.ok(excerpt.endsWith('word…'), excerpt);
-    assert.doesNotMatch(excerpt, /[<>*]/);
+    assert.doesNotMatch(excerpt, /[#*]/);
+  });
+
+  test('the excerpt is the one stored when the post was written, never made when the list is read', async () => {
+    const user = await newUser(t.deps);
+    const created = await post(user, { body: 'Some **bold** words and <em>raw HTML</em>.' });
+    const stored = await t.deps.database.db.selectFrom('posts').select('excerpt').where('id', '=', created.id).executeTakeFirstOrThrow();
+    assert.equal(stored.excerpt, 'Some bold words and <em>raw HTML</em>.');
+    const { token } = await newPersonalToken(t.deps, user, ['posts:read']);
+    const excerptOf = async () => ((await json(await get(t.baseUrl, '/api/open/v1/me/posts', { token }))).items as Array<{ excerpt: string }>)[0]!.excerpt;
+    assert.equal(await excerptOf(), 'Some bold words and <em>raw HTML</em>.');
+    // Change the column behind the service's back: the answer follows the column, not the body.
+    await t.deps.database.db.updateTable('posts').set({ excerpt: 'Stored at write time.' }).where('id', '=', created.id).execute();
+    assert.equal(await excerptOf(), 'Stored at write time.');
   });
 
   test('GET / answers seed table 2.5: the token\'s scopes, every endpoint with its full path and scope, the docs URL', async () => {

@@ -239,6 +239,50 @@ forEachDatabase('site pages', (database) => {
     assert.equal((await anonymous.get('/posts/abc')).status, 400);
   });
 
+  test('a post body is Markdown: **first** is shown bold on the post page', async () => {
+    const { visitor } = await member();
+    const written = await visitor.post('/posts/new', {
+      title: 'Markdown', category: 'Tests', status: 'published',
+      body: '## Notes\n\n**first** and *second*, `code` and [a link](https://example.com/x).\n\n- one\n- two',
+    });
+    assert.equal(written.status, 303);
+    const page = await new Visitor(t.baseUrl).get(written.location!);
+    assert.equal(page.status, 200);
+    const body = /<div class="post-body">([\s\S]*?)<\/div>/.exec(page.text)?.[1] ?? '';
+    assert.match(body, /<h2>Notes<\/h2>/);
+    assert.match(body, /<strong>first<\/strong> and <em>second<\/em>, <code>code<\/code>/);
+    assert.match(body, /<a href="https:\/\/example\.com\/x" rel="nofollow ugc noopener">a link<\/a>/);
+    assert.match(body, /<ul>\n<li>one<\/li>\n<li>two<\/li>\n<\/ul>/);
+    assert.ok(!body.includes('**'), 'no Markdown left as text');
+  });
+
+  test('HTML in a post body is shown as text on the post page: <em>x</em> stays escaped', async () => {
+    const { visitor } = await member();
+    const written = await visitor.post('/posts/new', {
+      title: 'HTML', category: 'Tests', status: 'published',
+      body: '<em>x</em> and <a href="javascript:alert(1)" onclick="alert(2)">y</a>\n\n[z](javascript:alert(3))',
+    });
+    assert.equal(written.status, 303);
+    const page = await new Visitor(t.baseUrl).get(written.location!);
+    const body = /<div class="post-body">([\s\S]*?)<\/div>/.exec(page.text)?.[1] ?? '';
+    assert.match(body, /&lt;em&gt;x&lt;\/em&gt; and &lt;a href=&quot;javascript:alert\(1\)&quot; onclick=&quot;alert\(2\)&quot;&gt;y&lt;\/a&gt;/);
+    assert.match(body, /\[z\]\(javascript:alert\(3\)\)/, 'a javascript: link stays text');
+    assert.doesNotMatch(body, /<em>|<a /);
+    assert.match(page.headers.get('content-security-policy') ?? '', /script-src 'self'/);
+  });
+
+  test('a post card on the home page and the profile shows the excerpt stored with the post, not its Markdown', async () => {
+    const { user, visitor } = await member();
+    const written = await visitor.post('/posts/new', { title: 'Card', category: 'Tests', status: 'published', body: '# Heading\n\nA **card** body.' });
+    assert.equal(written.status, 303);
+    const id = Number(written.location!.split('/').pop());
+    for (const path of ['/', `/u/${user.username}`]) {
+      const page = await new Visitor(t.baseUrl).get(path);
+      const card = new RegExp(`<a href="/posts/${id}">Card</a></h2>[\\s\\S]*?<p>([^<]*)</p>`).exec(page.text)?.[1];
+      assert.equal(card, 'Heading A card body.', path);
+    }
+  });
+
   test('profiles resolve for active users only, case-insensitively', async () => {
     const { user } = await member();
     const visitor = new Visitor(t.baseUrl);

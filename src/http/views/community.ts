@@ -1,7 +1,11 @@
-/** Community pages: home, public profile, a post, writing a post. Post bodies are escaped text. */
-import type { Category, Comment, Post, User } from '../../core/ports.js';
+/**
+ * Community pages: home, public profile, a post, writing a post. A post body is Markdown rendered
+ * with raw HTML shown as text; a card shows the excerpt stored with the post; comments are text.
+ */
+import { renderMarkdown } from '../../core/markdown.js';
+import type { Category, Comment, Post, PostSummary, User } from '../../core/ports.js';
 import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/posts.js';
-import { type Html, html } from './html.js';
+import { Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 
 /** A time for people: UTC, to the minute, with the exact instant in `datetime`. */
@@ -16,28 +20,25 @@ export function paragraphs(text: string): Html[] {
   return text.split(/\r?\n\s*\r?\n/).map((p) => p.trim()).filter((p) => p !== '').map((p) => html`<p>${p}</p>`);
 }
 
-function excerpt(text: string, max = 200): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length <= max) return flat;
-  const cut = flat.slice(0, max - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
+/** A post body's HTML: markdown-it escapes the member's every character and writes only its own tags. */
+function markdown(body: string): Html {
+  return new Html(renderMarkdown(body));
 }
 
-function counts(post: Post): Html {
+function counts(post: PostSummary): Html {
   return html`<span>${post.likeCount} ${post.likeCount === 1 ? 'like' : 'likes'}</span> · <span>${post.commentCount} ${post.commentCount === 1 ? 'comment' : 'comments'}</span> · <span>${post.viewCount} ${post.viewCount === 1 ? 'view' : 'views'}</span>`;
 }
 
-function postCard(post: Post, options: { showAuthor: boolean }): Html {
+function postCard(post: PostSummary, options: { showAuthor: boolean }): Html {
   return html`<article class="card post-card">
   <h2><a href="/posts/${post.id}">${post.title}</a></h2>
   <p class="meta">${options.showAuthor ? html`<img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> <a href="/u/${encodeURIComponent(post.authorUsername)}">${post.authorUsername}</a> · ` : ''}<span class="tag">${post.categoryName}</span> · ${when(post.createdAt)}</p>
-  <p>${excerpt(post.body)}</p>
+  <p>${post.excerpt}</p>
   <p class="meta">${counts(post)}</p>
 </article>`;
 }
 
-export function homePage(context: PageContext, posts: Post[]): Html {
+export function homePage(context: PageContext, posts: PostSummary[]): Html {
   return layout('Recent posts', context, html`<section class="intro">
   <h1>Recent posts</h1>
   ${context.user
@@ -48,7 +49,7 @@ ${posts.length === 0 ? html`<p class="muted">Nothing published yet.</p>` : ''}
 ${posts.map((post) => postCard(post, { showAuthor: true }))}`);
 }
 
-export function profilePage(context: PageContext, user: User, posts: Post[], drafts: Post[]): Html {
+export function profilePage(context: PageContext, user: User, posts: PostSummary[], drafts: PostSummary[]): Html {
   const own = context.user?.username === user.username;
   return layout(user.username, context, html`<section class="card profile">
   <img class="avatar" src="/avatars/${user.id}" alt="Avatar of ${user.username}" width="96" height="96">
@@ -78,7 +79,7 @@ export function postPage(context: PageContext, post: Post, state: PostPageState)
   ${draft ? html`<p class="notice">Draft: only you can see this post.</p>` : ''}
   <h1>${post.title}</h1>
   <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> <a href="/u/${encodeURIComponent(post.authorUsername)}">${post.authorUsername}</a> · <span class="tag">${post.categoryName}</span> · ${when(post.createdAt)}</p>
-  <div class="post-body">${paragraphs(post.body)}</div>
+  <div class="post-body">${markdown(post.body)}</div>
   <p class="meta">${counts(post)}</p>
   ${context.user && !draft ? html`<form method="post" action="/posts/${post.id}/like" class="inline">
     <input type="hidden" name="_csrf" value="${context.csrf}">
@@ -123,7 +124,7 @@ ${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error.m
   <p class="hint">Pick an existing category or type a new one.</p>
   <label for="body">Text</label>
   <textarea id="body" name="body" required maxlength="${BODY_MAX_LENGTH}" rows="12" ${invalid('body')}>${form.body}</textarea>
-  <p class="hint">Plain text. Leave a blank line between paragraphs.</p>
+  <p class="hint">Markdown: a blank line between paragraphs, **bold**, *italic*, [a link](https://…), \`code\`. HTML is shown as it is typed.</p>
   <div class="actions">
     <button type="submit" name="status" value="published">Publish</button>
     <button type="submit" name="status" value="draft" class="secondary">Save as draft</button>

@@ -5,10 +5,11 @@
  */
 import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
 import { API_REALM } from '../../core/bearer.js';
-import type { Post, User } from '../../core/ports.js';
+import type { PostSummary, User } from '../../core/ports.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/personal-tokens.js';
+import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/posts.js';
 import {
-  API_BASE_PATH, API_ENDPOINTS, DEFAULT_PAGE_SIZE, EXCERPT_MAX_LENGTH, MAX_PAGE_SIZE, postItemOf, profileOf, serviceInfo,
+  API_BASE_PATH, API_ENDPOINTS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, postItemOf, profileOf, serviceInfo,
 } from '../../core/resource-api.js';
 import { RESOURCE_SCOPES, SCOPES } from '../../core/scopes.js';
 import { siteUrls } from '../../core/urls.js';
@@ -23,11 +24,12 @@ const SAMPLE_USER: User = {
   createdAt: CREATED, updatedAt: CREATED,
 };
 
-const SAMPLE_POST: Post = {
+const SAMPLE_BODY = '## Still growing\n\nThe **greenhouse** kept them warm. Here is what I changed this year, and what I would do differently next spring when the seedlings go out again.';
+
+const SAMPLE_POST: PostSummary = {
   id: 1001, authorId: 42, authorUsername: 'ada', categoryId: 3, categoryName: 'Gardening',
   title: 'Tomatoes in November', status: 'published', likeCount: 12, commentCount: 3, viewCount: 240,
-  body: '## Still growing\n\nThe **greenhouse** kept them warm. Here is what I changed this year, and what I would do differently next spring when the seedlings go out again.',
-  createdAt: CREATED + 86_400_000, updatedAt: CREATED + 86_400_000,
+  excerpt: excerpt(SAMPLE_BODY), createdAt: CREATED + 86_400_000, updatedAt: CREATED + 86_400_000,
 };
 
 function json(value: unknown): string {
@@ -292,9 +294,10 @@ higher first. Needs <code>posts:read</code>.</p>
 <tr><td><code>size</code></td><td>Posts per page, a whole number ≥ 1. Default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}: a larger value is taken as ${MAX_PAGE_SIZE}, and <code>size</code> in the answer says so.</td></tr>
 </tbody>
 </table>
-<p>Anything else (negative, fractional, not a number, empty) is <code>400 invalid_request</code>. <code>excerpt</code> is
-plain text with the markup (HTML and Markdown) removed, at most ${EXCERPT_MAX_LENGTH} characters; a shortened one is cut
-at a word and ends with “…”. With no posts, <code>totalElements</code> and <code>totalPages</code> are 0.</p>
+<p>Anything else (negative, fractional, not a number, empty) is <code>400 invalid_request</code>. Post bodies are
+Markdown (CommonMark, with tables and strikethrough; HTML in a body is shown as typed, not interpreted). <code>excerpt</code>
+is the plain text a reader sees on the post page, at most ${EXCERPT_MAX_LENGTH} characters; a shortened one is cut at a
+word and ends with “…”. It is made when the post is written. With no posts, <code>totalElements</code> and <code>totalPages</code> are 0.</p>
 ${code(`curl "${api}/me/posts?page=0&size=${DEFAULT_PAGE_SIZE}" -H "Authorization: Bearer svco_…"`)}
 ${code(`HTTP/1.1 200 OK
 Content-Type: application/json; charset=utf-8

@@ -1,18 +1,21 @@
 import { type Kysely, sql } from 'kysely';
-import type { Category, Comment, NewPost, Page, Post, PostStatus, PostStore } from '../../core/ports.js';
+import type { Category, Comment, NewPost, Page, Post, PostStatus, PostStore, PostSummary } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { Database } from '../schema.js';
 import { isUniqueViolation } from './errors.js';
 
-/** Posts with their author's name and their category's name. */
+/**
+ * Posts with their author's name and their category's name, without the body: a list shows the
+ * excerpt made when the post was written, so a page of posts never reads 20,000-character bodies.
+ */
 function selectPosts(db: Kysely<Database>) {
   return db.selectFrom('posts')
     .innerJoin('categories', 'categories.id', 'posts.category_id')
     .innerJoin('users', 'users.id', 'posts.author_id')
     .select([
       'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
-      'posts.title', 'posts.body', 'posts.status', 'posts.like_count', 'posts.comment_count',
+      'posts.title', 'posts.excerpt', 'posts.status', 'posts.like_count', 'posts.comment_count',
       'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ]);
 }
@@ -62,6 +65,7 @@ export class KyselyPostStore implements PostStore {
       category_id: post.categoryId,
       title: post.title,
       body: post.body,
+      excerpt: post.excerpt,
       status: post.status,
       like_count: post.likeCount ?? 0,
       comment_count: post.commentCount ?? 0,
@@ -73,29 +77,29 @@ export class KyselyPostStore implements PostStore {
   }
 
   async findById(id: number): Promise<Post | undefined> {
-    const row = await this.selectPosts().where('posts.id', '=', id).executeTakeFirst();
-    return row && toPost(row);
+    const row = await this.selectPosts().select('posts.body').where('posts.id', '=', id).executeTakeFirst();
+    return row && { ...toPostSummary(row), body: row.body };
   }
 
-  async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<Post>> {
+  async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
     const [{ rows }, count] = await Promise.all([
       this.queries.execute(this.db, publishedPageByAuthor, [authorId, 'published', limit, offset]),
       this.queries.first(this.db, publishedCountByAuthor, [authorId, 'published']),
     ]);
-    return { items: rows.map(toPost), total: Number(count!.n) };
+    return { items: rows.map(toPostSummary), total: Number(count!.n) };
   }
 
-  async listDraftsByAuthor(authorId: number): Promise<Post[]> {
+  async listDraftsByAuthor(authorId: number): Promise<PostSummary[]> {
     const rows = await this.selectPosts()
       .where('posts.author_id', '=', authorId).where('posts.status', '=', 'draft')
       .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').execute();
-    return rows.map(toPost);
+    return rows.map(toPostSummary);
   }
 
-  async listRecentPublished(limit: number): Promise<Post[]> {
+  async listRecentPublished(limit: number): Promise<PostSummary[]> {
     const rows = await this.selectPosts().where('posts.status', '=', 'published')
       .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(limit).execute();
-    return rows.map(toPost);
+    return rows.map(toPostSummary);
   }
 
   async countView(postId: number): Promise<void> {
@@ -133,11 +137,11 @@ export class KyselyPostStore implements PostStore {
   }
 }
 
-function toPost(row: {
+function toPostSummary(row: {
   id: number; author_id: number; username: string; category_id: number; category_name: string; title: string;
-  body: string; status: string; like_count: number; comment_count: number; view_count: number;
+  excerpt: string | null; status: string; like_count: number; comment_count: number; view_count: number;
   created_at: number; updated_at: number;
-}): Post {
+}): PostSummary {
   return {
     id: row.id,
     authorId: row.author_id,
@@ -145,7 +149,8 @@ function toPost(row: {
     categoryId: row.category_id,
     categoryName: row.category_name,
     title: row.title,
-    body: row.body,
+    // Null only between a migration and its fill step (see schema.ts): shown as no excerpt.
+    excerpt: row.excerpt ?? '',
     status: row.status as PostStatus,
     likeCount: row.like_count,
     commentCount: row.comment_count,

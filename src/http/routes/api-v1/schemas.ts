@@ -30,7 +30,7 @@ export const ProfileSchema = Type.Object({
 export const PostItemSchema = Type.Object({
   id: Type.Integer({ description: 'Post identifier.' }),
   title: Type.String(),
-  excerpt: Type.String({ maxLength: 140, description: 'Plain text (markup stripped), at most 140 characters; a cut one ends with "…".' }),
+  excerpt: Type.String({ maxLength: 140, description: 'The plain text of the Markdown body, made when the post was written; at most 140 characters, a cut one ends with "…".' }),
   url: AbsoluteUrl('Address of the post page.'),
   categoryName: Type.String({ description: "Name of the post's category." }),
   createdAt: LocalTimestamp,

@@ -1,0 +1,130 @@
+/**
+ * Post bodies are Markdown (INTERFACE section 7): CommonMark with GitHub's tables and
+ * strikethrough, raw HTML shown as text. One parser reads a body for the post page and for its
+ * excerpt, so both agree on what the body says.
+ *
+ * markdown-it parses in time linear in its input (its rules keep caches and delimiter bounds for
+ * the inputs that once made it quadratic) and limits nesting to 100 levels; everything here walks
+ * its tokens once and uses no regular expression, so a body costs time in proportion to its length.
+ */
+import MarkdownIt, { type Token } from 'markdown-it';
+
+/**
+ * `html: false`: `<em>` and `<script>` in a body are text, escaped on output.
+ * `linkify: false`: a bare URL stays text (an autolink `<https://…>` or `[text](url)` is a link);
+ * finding URLs in running text is a score of regular expressions over every text run, and the
+ * page does not need it.
+ * Links and images keep markdown-it's `validateLink`, which refuses `javascript:`, `vbscript:`,
+ * `file:` and every `data:` but raster images; such a link stays text.
+ */
+const markdown = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
+
+const render = markdown.renderer.rules;
+
+/** A member's link is theirs, not the site's: no ranking credit, no `window.opener` (HTML "link types"). */
+render.link_open = (tokens, idx, options, _env, self) => {
+  tokens[idx]!.attrSet('rel', 'nofollow ugc noopener');
+  return self.renderToken(tokens, idx, options);
+};
+
+/**
+ * A table column's alignment as a class: markdown-it writes it as a `style` attribute, which the
+ * site's Content-Security-Policy (no inline style) would refuse.
+ */
+render.th_open = render.td_open = (tokens, idx, options, _env, self) => {
+  const cell = tokens[idx]!;
+  const style = cell.attrGet('style'); // "text-align:left", "…:right" or "…:center", from the table rule
+  if (style !== null) {
+    cell.attrs = (cell.attrs ?? []).filter(([name]) => name !== 'style');
+    cell.attrJoin('class', `align-${style.slice(style.indexOf(':') + 1)}`);
+  }
+  return self.renderToken(tokens, idx, options);
+};
+
+/** The body as HTML for the post page: every character of the member's text escaped, no raw HTML. */
+export function renderMarkdown(body: string): string {
+  return markdown.render(body);
+}
+
+/**
+ * The text a reader sees in the rendered body, each run of white space one space: the words of
+ * headings, paragraphs, lists, quotes, table cells and code, an image's alt text, a link's text.
+ * Markup (emphasis, link targets, fences) is gone; blocks are separated by a space.
+ */
+export function markdownText(body: string): string {
+  const text = new PlainText();
+  // Inline tokens nest (an image's alt text holds inline tokens); a stack, not recursion, walks them.
+  const pending: Token[] = markdown.parse(body, {}).reverse();
+  for (let token = pending.pop(); token !== undefined; token = pending.pop()) {
+    switch (token.type) {
+      case 'inline':
+      case 'image':
+        for (let i = (token.children ?? []).length - 1; i >= 0; i--) pending.push(token.children![i]!);
+        break;
+      case 'text':
+      case 'code_inline':
+        text.add(token.content);
+        break;
+      case 'code_block':
+      case 'fence':
+        text.separate();
+        text.add(token.content);
+        text.separate();
+        break;
+      case 'softbreak':
+      case 'hardbreak':
+        text.separate();
+        break;
+      default:
+        // Block tokens (a paragraph, heading, list item or cell opening or closing; a rule) part
+        // words; inline markup (emphasis, links, strikethrough) does not: `**b**old` is "bold".
+        if (token.block) text.separate();
+    }
+  }
+  return text.toString();
+}
+
+/** Words joined by single spaces, with no space at either end. */
+class PlainText {
+  private text = '';
+  private gap = false;
+
+  /** Appends `piece`; its white space separates words, however long a run of it is. */
+  add(piece: string): void {
+    let start = -1;
+    for (let i = 0; i <= piece.length; i++) {
+      const space = i === piece.length || isWhiteSpace(piece.charCodeAt(i));
+      if (!space) {
+        if (start < 0) start = i;
+        continue;
+      }
+      if (start >= 0) {
+        this.word(piece.slice(start, i));
+        start = -1;
+      }
+      if (i < piece.length) this.gap = true;
+    }
+  }
+
+  /** What comes next is another word, even when no white space stands between. */
+  separate(): void {
+    this.gap = true;
+  }
+
+  toString(): string {
+    return this.text;
+  }
+
+  private word(word: string): void {
+    if (this.gap && this.text !== '') this.text += ' ';
+    this.text += word;
+    this.gap = false;
+  }
+}
+
+/** The characters JavaScript's `\s` matches: ASCII white space, no-break and other Unicode spaces, BOM. */
+export function isWhiteSpace(code: number): boolean {
+  return code === 0x20 || (code >= 0x09 && code <= 0x0d) || code === 0xa0 || code === 0x1680
+    || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f
+    || code === 0x205f || code === 0x3000 || code === 0xfeff;
+}

@@ -1,0 +1,143 @@
+/**
+ * Post bodies are Markdown, and the excerpt is the text a reader sees (INTERFACE section 7): what
+ * the post page renders, what it never renders, and how the excerpt is cut.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { markdownText, renderMarkdown } from '../../src/core/markdown.js';
+import { excerpt } from '../../src/core/posts.js';
+
+// ---- Rendering ----------------------------------------------------------------------------------
+
+test('a body renders as CommonMark: emphasis, headings, lists, quotes, code, links', () => {
+  const page = renderMarkdown('# Title\n\nSome **first** and *second*.\n\n> quoted\n\n- one\n- two\n\n`code` and [a link](https://x.example).');
+  assert.match(page, /<h1>Title<\/h1>/);
+  assert.match(page, /<strong>first<\/strong> and <em>second<\/em>/);
+  assert.match(page, /<blockquote>\n<p>quoted<\/p>\n<\/blockquote>/);
+  assert.match(page, /<ul>\n<li>one<\/li>\n<li>two<\/li>\n<\/ul>/);
+  assert.match(page, /<code>code<\/code>/);
+  assert.match(page, /<a href="https:\/\/x\.example" rel="nofollow ugc noopener">a link<\/a>/);
+});
+
+test('raw HTML in a body is shown as text, never as markup', () => {
+  const page = renderMarkdown('<em>x</em>\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)> and <a href="javascript:alert(1)">y</a>');
+  assert.match(page, /&lt;em&gt;x&lt;\/em&gt;/);
+  assert.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+  assert.match(page, /&lt;img src=x onerror=alert\(1\)&gt;/);
+  assert.doesNotMatch(page, /<(em|script|img|a)\b/);
+});
+
+test('a link or image to javascript:, vbscript:, file: or a non-image data: URL stays text', () => {
+  for (const target of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'vbscript:msgbox(1)', 'file:///etc/passwd', 'data:text/html,<script>alert(1)</script>', 'data:image/svg+xml;base64,PHN2Zz4=']) {
+    const page = renderMarkdown(`[x](${target}) ![y](${target}) <${target}>`);
+    assert.doesNotMatch(page, /<a |<img /, target);
+  }
+});
+
+test('every link carries rel="nofollow ugc noopener"', () => {
+  const page = renderMarkdown('[a](https://a.example) <https://b.example> [c][ref]\n\n[ref]: /posts/1');
+  const links = [...page.matchAll(/<a [^>]*>/g)].map(([tag]) => tag);
+  assert.equal(links.length, 3);
+  for (const tag of links) assert.match(tag, / rel="nofollow ugc noopener"/);
+});
+
+test('a table column\'s alignment is a class, never a style attribute the Content-Security-Policy would refuse', () => {
+  const page = renderMarkdown('| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |');
+  assert.doesNotMatch(page, /style=/);
+  assert.match(page, /<th class="align-left">a<\/th>\n<th class="align-center">b<\/th>\n<th class="align-right">c<\/th>/);
+});
+
+/** Every tag and attribute markdown-it may write; anything else in the output would be the member's markup. */
+const TAGS = new Set(['p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 's', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a', 'img', 'table', 'thead', 'tbody', 'tr', 'th', 'td']);
+const ATTRIBUTES = new Set(['href', 'title', 'rel', 'src', 'alt', 'class', 'start']);
+
+test('rendered hostile bodies hold only markdown-it\'s own tags and attributes: no script, no event handler, no javascript: URL', () => {
+  const hostile = fc.constantFrom(
+    '<script>alert(1)</script>', '<img src=x onerror=alert(1)>', '" onmouseover="alert(1)', "' onfocus='alert(1)", '<a href="javascript:alert(1)">x</a>',
+    '[x](javascript:alert(1))', '[x](java\tscript:alert(1))', '[x](&#106;avascript:alert(1))', '![x](x" onerror="alert(1))', '[x](<javascript:alert(1)>)',
+    '<javascript:alert(1)>', '<svg onload=alert(1)>', '<style>*{}</style>', '<iframe src=//evil.example>', '```js" onclick="x\ncode\n```',
+    '[x]: javascript:alert(1)\n\n[x]', '| a |\n|:-:|\n| <b>b</b> |', '**', '_', '`', '[', ']', '(', ')', '<', '>', '&', '"', "'", '\n\n', '\n', ' ', 'text',
+  );
+  fc.assert(fc.property(fc.array(hostile, { maxLength: 25 }), (parts) => {
+    const page = renderMarkdown(parts.join(''));
+    for (const [tag, name, attributes] of page.matchAll(/<\/?([a-z0-9]+)([^>]*)>/g) as IterableIterator<[string, string, string]>) {
+      assert.ok(TAGS.has(name), `${tag} in ${page}`);
+      for (const [, attribute, value] of attributes.matchAll(/ ([a-z-]+)="([^"]*)"/g) as IterableIterator<[string, string, string]>) {
+        assert.ok(ATTRIBUTES.has(attribute), `${tag} in ${page}`);
+        if (attribute === 'href' || attribute === 'src') assert.doesNotMatch(value, /^\s*(javascript|vbscript|data:text)/i, page);
+      }
+      assert.equal(attributes.replace(/ ([a-z-]+)="([^"]*)"/g, ''), '', `only quoted attributes: ${tag}`);
+    }
+    assert.equal(page.replace(/<\/?([a-z0-9]+)([^>]*)>/g, '').includes('<'), false, `every < is escaped: ${page}`);
+  }), { numRuns: 300 });
+});
+
+// ---- The excerpt's text -------------------------------------------------------------------------
+
+test('an excerpt is the text a reader sees: Markdown markup, link targets and fences are gone', () => {
+  const body = [
+    '# Title', '', 'Some **bold**, *italic*, __strong__, _em_ and ~~gone~~ text with `code`.', '> quoted', '- one', '1. two', '',
+    '---', '![a *cat*](cat.png) and [a link](https://x.example "t").', '```js', 'let x = 1;', '```', '', '| a | b |', '|---|--:|', '| c | d |',
+  ].join('\n');
+  assert.equal(excerpt(body), 'Title Some bold, italic, strong, em and gone text with code. quoted one two a cat and a link. let x = 1; a b c d');
+});
+
+test('raw HTML in a body is text in the excerpt too, as the page shows it', () => {
+  assert.equal(excerpt('<p>Tom</p> <em>and</em> <!-- Jerry -->'), '<p>Tom</p> <em>and</em> <!-- Jerry -->');
+});
+
+test('entities become the characters they name', () => {
+  assert.equal(excerpt('Tom &amp; Jerry&#39;s &copy; &#x1F600; &bogus;'), "Tom & Jerry's © 😀 &bogus;");
+});
+
+test('underscores inside a word are not emphasis', () => {
+  assert.equal(excerpt('snake_case_name and a * b'), 'snake_case_name and a * b');
+});
+
+test('every run of white space, line breaks and blocks included, is one space, none at either end', () => {
+  assert.equal(excerpt('  one\n two\u00a0\u00a0three  \n\n\tfour\u3000five\n\n'), 'one two three four five');
+  assert.equal(excerpt('**bold**er and [li](x)nk'), 'bolder and link');
+});
+
+test('a body with no text has an empty excerpt', () => {
+  assert.equal(excerpt('---\n\n***'), '');
+  assert.equal(markdownText('![](x.png)'), '');
+});
+
+// ---- Cutting ------------------------------------------------------------------------------------
+
+test('a short text is its own excerpt, with no ellipsis', () => {
+  assert.equal(excerpt('Just a few words.'), 'Just a few words.');
+  assert.equal(excerpt('x'.repeat(140)), 'x'.repeat(140));
+});
+
+test('a long text is cut at a word and ends with "…", 140 characters at most', () => {
+  const text = 'alpha beta gamma delta '.repeat(20);
+  const cut = excerpt(text);
+  assert.ok(cut.length <= 140);
+  assert.ok(cut.endsWith('…'));
+  const words = cut.slice(0, -1).split(' ');
+  assert.ok(words.every((w) => ['alpha', 'beta', 'gamma', 'delta'].includes(w)), cut);
+});
+
+test('a cut excerpt drops the spaces and punctuation before its "…"', () => {
+  assert.equal(excerpt(`${'a'.repeat(100)} ${'b'.repeat(36)}, — ${'c'.repeat(20)}`), `${'a'.repeat(100)} ${'b'.repeat(36)}…`);
+});
+
+test('a single word longer than the limit is cut inside it', () => {
+  assert.equal(excerpt('y'.repeat(500)), `${'y'.repeat(139)}…`);
+});
+
+test('an excerpt never splits a surrogate pair and never exceeds 140 UTF-16 units', () => {
+  const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), (body) => {
+    const out = excerpt(body);
+    assert.ok(out.length <= 140);
+    assert.ok(!loneSurrogate.test(out));
+  }));
+  const emoji = '😀'.repeat(100);
+  const cut = excerpt(emoji);
+  assert.ok(cut.length <= 140);
+  assert.equal(cut, `${'😀'.repeat(69)}…`);
+});

@@ -1,0 +1,191 @@
+/**
+ * A post body costs the server time in proportion to its length, whatever it holds (issue 16
+ * item 2, INTERFACE section 7). Bodies made to hurt: runs of the characters that start Markdown
+ * constructs (`[`, `![`, `*`, `` ` ``, `<a`, `&#`, `_`) and mixes of them, up to the 20,000
+ * characters a body may hold.
+ *
+ * No assertion here reads a clock ("speed is measured by benchmark scripts, never by timed
+ * assertions in tests"). Two measures instead:
+ *
+ * 1. Work is counted. V8's precise block coverage counts every execution of every block of
+ *    JavaScript (each turn of each loop, each call) in markdown-it, its dependencies and our code.
+ *    The count does not depend on the machine or its load (it moves by a few per cent between
+ *    runs, with V8's lazy compilation), so the test cannot flake. A body ten times as long may
+ *    cost at most twenty times the work: linear code comes near ten (11.6 the most seen over
+ *    hundreds of mixes), a quadratic walk near a hundred.
+ * 2. What the count cannot see, work inside the regular-expression engine and other built-ins
+ *    (the old `plainText()` spent its second there), is bounded by a hard stop: each body is made
+ *    in a child process that is ended if it has not answered within 10 seconds. Every one of
+ *    these bodies takes a few tenths of a second at most on this machine, so only a catastrophic,
+ *    seconds-long case can reach the stop, never the variance of a busy machine. (The old
+ *    regular expressions, at about a second a body, would not have reached it either: what
+ *    removed them is that our code on this path uses none, and that the API reads the
+ *    stored excerpt, which test/api/resources.test.ts proves.)
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, fork } from 'node:child_process';
+import { Session } from 'node:inspector';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import fc from 'fast-check';
+import { renderMarkdown } from '../../src/core/markdown.js';
+import { BODY_MAX_LENGTH, excerpt } from '../../src/core/posts.js';
+
+/** What a hostile body is made of: the seven runs issue 16 names, and characters that pair with them. */
+const FRAGMENTS = ['[', '![', '*', '`', '<a', '&#', '_'] as const;
+const GLUE = [']', '(', ')', ' ', '\n', 'a', '>', '-', '|', '\\', '~', '#', '1', ';', '"', ':'] as const;
+
+/** Patterns repeated to the full length: each run alone, and mixes known to have slowed Markdown parsers. */
+const PATTERNS = [
+  ...FRAGMENTS,
+  '[a', '[]', '[a](', '[a][', '](', '[\n', '![](', '**_', '*a', '_a', 'a_', '`a', '<a ', '&#1', '&amp;', '* a\n', '> ', '- ', '1. ', '| a ', '\\',
+];
+
+/** Patterns fast-check makes: up to eight pieces, mostly the hostile fragments. */
+const mixedPattern = fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...FRAGMENTS) }, { weight: 1, arbitrary: fc.constantFrom(...GLUE) }), { minLength: 1, maxLength: 8 })
+  .map((pieces) => pieces.join(''));
+
+function bodyOf(pattern: string, length: number): string {
+  return pattern.repeat(Math.ceil(length / pattern.length)).slice(0, length);
+}
+
+/** Everything the server does with a body: the excerpt when it is written, the page when it is read. */
+function handle(body: string): void {
+  excerpt(body);
+  renderMarkdown(body);
+}
+
+// ---- 1. Work counted ----------------------------------------------------------------------------
+
+const inspector = new Session();
+
+/** An inspector command; on the thread's own session the answer comes before `post` returns. */
+function command<T>(method: string, params?: object): T {
+  let answer: { error: Error | null; result?: T } | undefined;
+  inspector.post(method, params ?? {}, (error, result) => { answer = { error, result: result as T }; });
+  if (answer === undefined) throw new Error(`${method} did not answer at once`);
+  if (answer.error) throw answer.error;
+  return answer.result!;
+}
+
+interface Coverage {
+  result: Array<{ url: string; functions: Array<{ ranges: Array<{ count: number }> }> }>;
+}
+
+/** Blocks of JavaScript executed by `work`: every script but Node's own (the inspector's plumbing). */
+function blocksExecuted(work: () => void): number {
+  command('Profiler.takePreciseCoverage'); // sets every count back to 0
+  work();
+  const { result } = command<Coverage>('Profiler.takePreciseCoverage');
+  let blocks = 0;
+  for (const script of result) {
+    if (script.url === '' || script.url.startsWith('node:')) continue;
+    for (const fn of script.functions) for (const range of fn.ranges) blocks += range.count;
+  }
+  return blocks;
+}
+
+const SHORT = BODY_MAX_LENGTH / 10;
+
+function assertLinear(pattern: string): void {
+  handle(bodyOf(pattern, SHORT)); // compiled and warm: the first call's one-off work is not the body's
+  const short = blocksExecuted(() => handle(bodyOf(pattern, SHORT)));
+  const long = blocksExecuted(() => handle(bodyOf(pattern, BODY_MAX_LENGTH)));
+  assert.ok(long <= 20 * short, `${JSON.stringify(pattern)}: ${short} blocks for ${SHORT} characters, ${long} for ${BODY_MAX_LENGTH} (${(long / short).toFixed(1)} times)`);
+}
+
+before(() => {
+  inspector.connect();
+  command('Profiler.enable');
+  command('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
+});
+after(() => {
+  command('Profiler.stopPreciseCoverage');
+  inspector.disconnect();
+});
+
+test('work counting sees the turns of a loop: a quadratic walk is told from a linear one', () => {
+  const linear = (body: string) => { let n = 0; for (let i = 0; i < body.length; i++) n += body.charCodeAt(i); return n; };
+  const quadratic = (body: string) => { let n = 0; for (let i = 0; i < body.length; i += 100) n += linear(body); return n; };
+  const growth = (walk: (body: string) => number) =>
+    blocksExecuted(() => walk(bodyOf('[', BODY_MAX_LENGTH))) / blocksExecuted(() => walk(bodyOf('[', SHORT)));
+  assert.ok(growth(linear) <= 20, `linear: ${growth(linear)}`);
+  assert.ok(growth(quadratic) > 20, `quadratic: ${growth(quadratic)}`);
+});
+
+test('each run of [, ![, *, `, <a, &# or _, and each known mix, costs work in proportion to its length', () => {
+  for (const pattern of PATTERNS) assertLinear(pattern);
+});
+
+test('any mix of those runs costs work in proportion to its length', () => {
+  fc.assert(fc.property(mixedPattern, (pattern) => { assertLinear(pattern); }), { numRuns: 40 });
+});
+
+// ---- 2. A hard stop for the rest ----------------------------------------------------------------
+
+/** Far above the cost of any of these bodies, far below the minutes of a catastrophic case (see the top). */
+const HARD_STOP_MS = 10_000;
+
+/** Every `<` on the page opens or closes one of markdown-it's tags: the member's markup is all text. */
+const ONLY_MARKDOWN_TAGS = /<(?!\/?(p|em|strong|s|code|pre|a|img|ul|ol|li|blockquote|h[1-6]|hr|br|table|thead|tbody|tr|th|td)[ >])/;
+
+/** A child process that makes excerpts and pages; the test ends it when one takes longer than the hard stop. */
+class BodyMaker {
+  private child: ChildProcess | undefined;
+
+  /** Starts the child and waits until it has loaded the code, so loading never counts against the stop. */
+  async start(): Promise<void> {
+    const child = this.child = fork(fileURLToPath(new URL('../support/markdown-child.ts', import.meta.url)), { execArgv: ['--import', 'tsx'] });
+    await new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`the child ended (${code}) while starting`)));
+    });
+    child.removeAllListeners('message').removeAllListeners('exit');
+  }
+
+  /** The excerpt and the page of `body`, or a failure naming the body if they take longer than the hard stop. */
+  async make(body: string): Promise<{ excerpt: string; page: string }> {
+    if (!this.child) await this.start();
+    const child = this.child!;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await new Promise((resolve, reject) => {
+        timer = setTimeout(() => {
+          this.stop();
+          reject(new Error(`no excerpt and page within ${HARD_STOP_MS} ms for ${body.length} characters starting ${JSON.stringify(body.slice(0, 40))}`));
+        }, HARD_STOP_MS);
+        child.once('message', resolve as (message: unknown) => void);
+        child.once('exit', (code) => reject(new Error(`the child ended (${code}) on ${JSON.stringify(body.slice(0, 40))}`)));
+        child.send(body);
+      });
+    } finally {
+      clearTimeout(timer);
+      child.removeAllListeners('message').removeAllListeners('exit');
+    }
+  }
+
+  stop(): void {
+    this.child?.kill('SIGKILL');
+    this.child = undefined;
+  }
+}
+
+test('every body of up to 20,000 hostile characters gets its excerpt and its page, and the page is only Markdown\'s own markup', async () => {
+  const maker = new BodyMaker();
+  const hostileBody = fc.tuple(fc.oneof(fc.constantFrom(...PATTERNS), mixedPattern), fc.integer({ min: 1, max: BODY_MAX_LENGTH }))
+    .map(([pattern, length]) => bodyOf(pattern, length));
+  const check = (made: { excerpt: string; page: string }, body: string) => {
+    assert.ok(made.excerpt.length <= 140, JSON.stringify(body.slice(0, 40)));
+    assert.doesNotMatch(made.page, ONLY_MARKDOWN_TAGS, JSON.stringify(body.slice(0, 40)));
+  };
+  try {
+    await maker.start();
+    for (const pattern of PATTERNS) {
+      const body = bodyOf(pattern, BODY_MAX_LENGTH);
+      check(await maker.make(body), body);
+    }
+    await fc.assert(fc.asyncProperty(hostileBody, async (body) => { check(await maker.make(body), body); }), { numRuns: 40, endOnFailure: true });
+  } finally {
+    maker.stop();
+  }
+});
