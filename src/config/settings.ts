@@ -21,6 +21,8 @@ export interface Settings {
   readonly codeTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly keysSecret: string | undefined;
+  /** How long a rotated signing key is published before it signs (INTERFACE section 5). */
+  readonly signingKeyActivationSeconds: number;
   readonly logLevel: string;
   /** Honour X-Forwarded-For / -Proto from a reverse proxy in front of us. */
   readonly trustProxy: boolean;
@@ -115,6 +117,7 @@ export function loadSettings(env: Env = process.env): Settings {
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
     keysSecret,
+    signingKeyActivationSeconds: integer(env, 'SIGNING_KEY_ACTIVATION_SECONDS', 120, 0, 86_400),
     logLevel,
     trustProxy: flag(env, 'TRUST_PROXY', false),
     workers: integer(env, 'WORKERS', 1, 1, 64),

@@ -1,9 +1,11 @@
 /** Runs the migrations in order; each is a module listed here, so bundling or compiling keeps them. */
 import { type Kysely, type Migration, Migrator, PostgresAdapter, sql } from 'kysely';
 import * as initial from './migrations/2026-11-22-0001-initial.js';
+import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
+  '2026-11-23-0002-signing-key-activation': signingKeyActivation,
 };
 
 export interface MigrationOutcome {

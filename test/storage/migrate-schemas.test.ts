@@ -20,7 +20,7 @@ test('a new schema is migrated while another schema already holds the migration 
       url.searchParams.set('options', `-c search_path=${schema}`);
       const handle = openDatabase({ kind: 'postgres', url: url.toString() });
       try {
-        assert.deepEqual(await migrateToLatest(handle.db), { applied: ['2026-11-22-0001-initial'] });
+        assert.deepEqual(await migrateToLatest(handle.db), { applied: ['2026-11-22-0001-initial', '2026-11-23-0002-signing-key-activation'] });
         assert.deepEqual(await migrateToLatest(handle.db), { applied: [] });
       } finally {
         await handle.close();

@@ -25,13 +25,17 @@ export const demo = defineCommand({
 
 export const keysRotate = defineCommand({
   name: 'keys rotate',
-  usage: 'keys rotate',
-  options: {},
-  async run(deps) {
-    const kids = await rotateSigningKeys(deps.stores, deps.clock, deps.settings.keysSecret);
-    return { kid: kids.RS256, kids };
+  usage: 'keys rotate [--now] [--retire-previous]',
+  options: { now: { type: 'boolean' }, 'retire-previous': { type: 'boolean' } },
+  async run(deps, values) {
+    const { kids, activeAt } = await rotateSigningKeys(deps.stores, deps.clock, deps.settings.keysSecret, {
+      activationSeconds: deps.settings.signingKeyActivationSeconds,
+      now: values.now === true,
+      retirePrevious: values['retire-previous'] === true,
+    });
+    return { kid: kids.RS256, kids, active_at: new Date(activeAt).toISOString() };
   },
-  human: (r) => `new current signing keys: ${Object.entries(r.kids).map(([alg, kid]) => `${alg} ${kid}`).join(', ')}`,
+  human: (r) => `new signing keys: ${Object.entries(r.kids).map(([alg, kid]) => `${alg} ${kid}`).join(', ')}; they sign from ${r.active_at}`,
 });
 
 export const janitor = defineCommand({

@@ -28,7 +28,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   if (!scopes.includes('openid')) return issued;
   // OIDC Core 3.1.3.3 and 12.2: an id_token with the code exchange, and again on refresh
   // (without nonce, with the original auth_time). Signed after the tokens are stored.
-  const idToken = await issueIdToken(deps.keys, siteUrls(deps.settings.baseUrl), {
+  const idToken = await issueIdToken(await deps.keys.keySet(), siteUrls(deps.settings.baseUrl), {
     issuer: deps.settings.baseUrl,
     client: issued.client,
     user: issued.user,
