@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
-import { rotateSigningKeys } from '../../src/core/keys.js';
+import { hashSecret } from '../../src/core/credentials.js';
+import { openPrivateJwk, rotateSigningKeys, sealPrivateJwk } from '../../src/core/keys.js';
 import { accessTokenHash, issueIdToken } from '../../src/core/oidc/id-token.js';
 import { siteUrls } from '../../src/core/urls.js';
 import { runJanitor } from '../../src/janitor.js';
@@ -20,6 +21,7 @@ import {
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 const SECRET = 'a-keys-secret-of-at-least-32-characters!';
+const OTHER_SECRET = 'another-keys-secret-of-32-characters-or-more';
 /** The id_token lifetime plus five minutes (INTERFACE section 5). */
 const PUBLISHED_AFTER_RETIREMENT_MS = (3600 + 300) * 1000;
 
@@ -219,5 +221,42 @@ forEachDatabase('signing keys at rest (KEYS_SECRET)', (database) => {
     } finally {
       await t.close();
     }
+  });
+});
+
+forEachDatabase('a signing failure in a token exchange', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database, { env: { KEYS_SECRET: SECRET } }); });
+  after(() => t.close());
+
+  test('a signing failure rolls the exchange back: the code and the refresh token can be presented again', async () => {
+    const c = await newClient(t);
+    const first = await tokenRequest(t, await openidCode(t, c));
+    assert.equal(first.status, 200);
+    const { refresh_token: refreshToken } = (await first.json()) as { refresh_token: string };
+    const form = await openidCode(t, c);
+    // New keys this instance cannot open (sealed with another secret), active at once: every
+    // signature fails, as it did for every exchange when keys were sealed and the secret missing.
+    const { kids } = await rotateSigningKeys(t.deps.stores, t.deps.clock, OTHER_SECRET, { activationSeconds: 120, now: true });
+    t.deps.keys.invalidate();
+    const failed = await tokenRequest(t, form);
+    assert.equal(failed.status, 500);
+    assert.equal(((await failed.json()) as { error: string }).error, 'server_error');
+    const refresh = { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientFields(c) };
+    assert.equal((await tokenRequest(t, refresh)).status, 500);
+    assert.equal((await t.deps.stores.codes.find(hashSecret(form.code!)))?.usedAt, null, 'the code is not marked used');
+
+    // The operator puts the keys right (sealed with the server's secret); the same code and the
+    // same refresh token now work, and neither counts as reuse.
+    const rows = await t.deps.database.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).where('kid', 'in', Object.values(kids)).execute();
+    for (const row of rows) {
+      await t.deps.stores.keys.replacePrivateJwk(row.kid, row.private_jwk, sealPrivateJwk(openPrivateJwk(row.private_jwk, OTHER_SECRET), SECRET));
+    }
+    t.deps.keys.invalidate();
+    const redeemed = await tokenRequest(t, form);
+    assert.equal(redeemed.status, 200, await redeemed.clone().text());
+    assert.equal(decodeProtectedHeader(((await redeemed.json()) as { id_token: string }).id_token).kid, kids.RS256);
+    const refreshed = await tokenRequest(t, refresh);
+    assert.equal(refreshed.status, 200, await refreshed.clone().text());
   });
 });
