@@ -21,8 +21,17 @@ export const KEY_PROPAGATION_SECONDS = 5;
 
 const SEALED_PREFIX = 'enc:v1:';
 
+/** The database holds sealed keys and KEYS_SECRET is missing or does not open them: no start. */
+export class KeysSecretError extends Error {
+  override readonly name = 'KeysSecretError';
+}
+
 function sealingKey(secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'svc-signing-keys', 'private-jwk', 32));
+}
+
+export function isSealed(stored: string): boolean {
+  return stored.startsWith(SEALED_PREFIX);
 }
 
 export function sealPrivateJwk(json: string, secret: string | undefined): string {
@@ -35,12 +44,16 @@ export function sealPrivateJwk(json: string, secret: string | undefined): string
 
 /** The private JWK as JSON; throws when it is sealed and the secret is missing or wrong. */
 export function openPrivateJwk(stored: string, secret: string | undefined): string {
-  if (!stored.startsWith(SEALED_PREFIX)) return stored;
-  if (secret === undefined) throw new Error('signing keys are encrypted: KEYS_SECRET is required');
+  if (!isSealed(stored)) return stored;
+  if (secret === undefined) throw new KeysSecretError('signing keys are encrypted and KEYS_SECRET is not set');
   const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64url');
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(secret), raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', sealingKey(secret), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  } catch {
+    throw new KeysSecretError('KEYS_SECRET does not open the signing keys (it differs from the one they were encrypted with)');
+  }
 }
 
 /** A new key pair; its `kid` is the RFC 7638 thumbprint of the public key. */
@@ -58,11 +71,21 @@ export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | u
 }
 
 /**
- * Creates a key for every algorithm that has none signing or waiting to sign (the first start),
- * active at once: nothing was signed before it.
+ * What a start (and a command that writes keys) does before it uses them: refuses when the
+ * database holds sealed keys that `keysSecret` cannot open (`KeysSecretError`), seals every
+ * plaintext key when `keysSecret` is set, and creates a key for every algorithm that has none
+ * signing or waiting to sign (the first start), active at once: nothing was signed before it.
  */
 export async function ensureSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined): Promise<void> {
   const keys = await stores.keys.listAll();
+  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret);
+  if (keysSecret !== undefined) {
+    for (const key of keys) {
+      if (isSealed(key.privateJwk)) continue;
+      // Conditional: another instance starting at the same moment may have sealed it already.
+      await stores.keys.replacePrivateJwk(key.kid, key.privateJwk, sealPrivateJwk(key.privateJwk, keysSecret));
+    }
+  }
   const now = clock.now();
   for (const alg of SIGNING_ALGS) {
     const live = keys.some((k) => k.alg === alg && k.retiredAt === null && (k.withdrawnAt === null || k.withdrawnAt > now));

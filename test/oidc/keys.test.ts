@@ -4,6 +4,7 @@
  * test/oidc/key-rotation.test.ts.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { hashSecret } from '../../src/core/credentials.js';
@@ -12,9 +13,11 @@ import { accessTokenHash, issueIdToken } from '../../src/core/oidc/id-token.js';
 import { siteUrls } from '../../src/core/urls.js';
 import { runJanitor } from '../../src/janitor.js';
 import { type TestApp, startTestApp } from '../support/app.js';
+import { svc } from '../support/cli.js';
 import { TestClock } from '../support/clock.js';
 import { holdsWithin } from '../support/eventually.js';
-import { forEachDatabase } from '../support/databases.js';
+import { type TestDatabase, forEachDatabase } from '../support/databases.js';
+import { freePort } from '../support/instances.js';
 import {
   type TestClient, authorizeQuery, clientFields, consentForm, newClient, pkcePair, redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
@@ -201,6 +204,14 @@ forEachDatabase('signing key lifecycle', (database) => {
   });
 });
 
+/** Starts the real entry point once, as `npm start` does, and returns how it ended. */
+function startOnce(database: TestDatabase, env: Record<string, string>, port: number) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    encoding: 'utf8', timeout: 60_000,
+    env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn', ...env },
+  });
+}
+
 forEachDatabase('signing keys at rest (KEYS_SECRET)', (database) => {
   test('with KEYS_SECRET, private keys are encrypted at rest and still sign', async () => {
     const t = await startTestApp(database, { env: { KEYS_SECRET: SECRET } });
@@ -220,6 +231,65 @@ forEachDatabase('signing keys at rest (KEYS_SECRET)', (database) => {
       assert.equal(payload.preferred_username, undefined, 'no profile claims without profile:read');
     } finally {
       await t.close();
+    }
+  });
+
+  test('a start refuses, with one line, a database of encrypted keys without KEYS_SECRET or with another one', async () => {
+    const port = await freePort();
+    for (const env of [{}, { KEYS_SECRET: OTHER_SECRET }] as Array<Record<string, string>>) {
+      const result = startOnce(database, env, port);
+      assert.notEqual(result.status, 0, result.stdout);
+      assert.match(result.stderr, /^[^\n]*KEYS_SECRET[^\n]*\n$/, 'one line naming KEYS_SECRET');
+      assert.doesNotMatch(result.stdout, /Listening/);
+    }
+    // The command line refuses as well, and writes no key.
+    const before = await countKeys(database);
+    for (const env of [{}, { KEYS_SECRET: OTHER_SECRET }] as Array<Record<string, string>>) {
+      const r = svc(database.url, ['keys', 'rotate', '--json'], env);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /^[^\n]*KEYS_SECRET[^\n]*\n$/);
+      assert.equal(r.stdout, '');
+    }
+    assert.equal(await countKeys(database), before);
+  });
+
+  async function countKeys(db: TestDatabase): Promise<number> {
+    const { openDatabase } = await import('../../src/storage/database.js');
+    const handle = openDatabase(db.target);
+    try {
+      return (await handle.db.selectFrom('signing_keys').select('kid').execute()).length;
+    } finally {
+      await handle.close();
+    }
+  }
+});
+
+forEachDatabase('signing keys sealed when KEYS_SECRET comes later', (database) => {
+  test('KEYS_SECRET set on a database of plaintext keys seals every one of them at start, and they keep signing', async () => {
+    const plain = await startOAuthApp(database);
+    const c = await newClient(plain);
+    let kid: string;
+    try {
+      kid = await signingKid(plain, c);
+      // A rotated-out key too: every private key at rest gets sealed, not only the current ones.
+      await rotateSigningKeys(plain.deps.stores, plain.deps.clock, undefined, { activationSeconds: 120 });
+      const rows = await plain.deps.database.db.selectFrom('signing_keys').select('private_jwk').execute();
+      assert.equal(rows.length, 4);
+      for (const row of rows) assert.match(row.private_jwk, /"d"/);
+    } finally {
+      await plain.close();
+    }
+    const sealed = await startOAuthApp(database, { env: { KEYS_SECRET: SECRET } });
+    try {
+      const rows = await sealed.deps.database.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).execute();
+      assert.equal(rows.length, 4);
+      for (const row of rows) {
+        assert.match(row.private_jwk, /^enc:v1:/);
+        assert.match(openPrivateJwk(row.private_jwk, SECRET), /"d"/);
+      }
+      assert.equal(await signingKid(sealed, c), kid, 'the same key, now sealed');
+    } finally {
+      await sealed.close();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { rotateSigningKeys } from '../../core/keys.js';
+import { ensureSigningKeys, rotateSigningKeys } from '../../core/keys.js';
 import { seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
@@ -28,7 +28,11 @@ export const keysRotate = defineCommand({
   usage: 'keys rotate [--now] [--retire-previous]',
   options: { now: { type: 'boolean' }, 'retire-previous': { type: 'boolean' } },
   async run(deps, values) {
-    const { kids, activeAt } = await rotateSigningKeys(deps.stores, deps.clock, deps.settings.keysSecret, {
+    const secret = deps.settings.keysSecret;
+    // The keys there must open with this KEYS_SECRET, or the new ones would be sealed with
+    // another secret than the server's (or not at all); refused with KeysSecretError.
+    await ensureSigningKeys(deps.stores, deps.clock, secret);
+    const { kids, activeAt } = await rotateSigningKeys(deps.stores, deps.clock, secret, {
       activationSeconds: deps.settings.signingKeyActivationSeconds,
       now: values.now === true,
       retirePrevious: values['retire-previous'] === true,
