@@ -22,6 +22,8 @@ export interface Settings {
   readonly codeTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
   readonly keysSecret: string | undefined;
+  /** How long a rotated signing key is published before it signs (INTERFACE section 5). */
+  readonly signingKeyActivationSeconds: number;
   readonly logLevel: string;
   /**
    * Which X-Forwarded-For hops to believe: `false` none; a number of proxies in front (the
@@ -146,6 +148,7 @@ export function loadSettings(env: Env = process.env): Settings {
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
     keysSecret,
+    signingKeyActivationSeconds: integer(env, 'SIGNING_KEY_ACTIVATION_SECONDS', 120, 0, 86_400),
     logLevel,
     trustProxy: trustProxy(env),
     workers: integer(env, 'WORKERS', 1, 1, 64),

@@ -1,22 +1,37 @@
 /**
  * Signing keys for id_tokens (INTERFACE section 5, RFC 7517). Keys live in the database so every
  * instance signs with the same key; private keys are sealed with AES-256-GCM when KEYS_SECRET is
- * set. A rotated key stays verifiable (in the JWKS) until every id_token it signed has expired.
+ * set. A key is published before it signs, and stays published until every id_token it signed
+ * has expired; docs/oidc.md tells the whole lifecycle.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { type JWK, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import type { IdTokenAlg, SigningKey, Stores } from './ports.js';
+import type { GeneratedSigningKey, IdTokenAlg, Stores } from './ports.js';
 import type { Clock, Instant } from './time.js';
 
 export const SIGNING_ALGS: readonly IdTokenAlg[] = ['RS256', 'ES256'];
 export const ID_TOKEN_LIFETIME_SECONDS = 3600;
 /** A retired key is published this long: the id_token lifetime plus room for clock skew. */
 export const RETIRED_KEY_VISIBLE_MS = (ID_TOKEN_LIFETIME_SECONDS + 300) * 1000;
+/**
+ * How long after a change in the database every instance's JWKS shows it (INTERFACE section 5).
+ * The key ring reads the keys again at most `KEY_RING_REFRESH_MS` after it last did.
+ */
+export const KEY_PROPAGATION_SECONDS = 5;
 
 const SEALED_PREFIX = 'enc:v1:';
 
+/** The database holds sealed keys and KEYS_SECRET is missing or does not open them: no start. */
+export class KeysSecretError extends Error {
+  override readonly name = 'KeysSecretError';
+}
+
 function sealingKey(secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'svc-signing-keys', 'private-jwk', 32));
+}
+
+export function isSealed(stored: string): boolean {
+  return stored.startsWith(SEALED_PREFIX);
 }
 
 export function sealPrivateJwk(json: string, secret: string | undefined): string {
@@ -29,16 +44,20 @@ export function sealPrivateJwk(json: string, secret: string | undefined): string
 
 /** The private JWK as JSON; throws when it is sealed and the secret is missing or wrong. */
 export function openPrivateJwk(stored: string, secret: string | undefined): string {
-  if (!stored.startsWith(SEALED_PREFIX)) return stored;
-  if (secret === undefined) throw new Error('signing keys are encrypted: KEYS_SECRET is required');
+  if (!isSealed(stored)) return stored;
+  if (secret === undefined) throw new KeysSecretError('signing keys are encrypted and KEYS_SECRET is not set');
   const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64url');
-  const decipher = createDecipheriv('aes-256-gcm', sealingKey(secret), raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', sealingKey(secret), raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  } catch {
+    throw new KeysSecretError('KEYS_SECRET does not open the signing keys (it differs from the one they were encrypted with)');
+  }
 }
 
 /** A new key pair; its `kid` is the RFC 7638 thumbprint of the public key. */
-export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | undefined, now: Instant): Promise<Omit<SigningKey, 'retiredAt'>> {
+export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | undefined): Promise<GeneratedSigningKey> {
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
   const publicJwk: JWK = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(publicJwk);
@@ -48,30 +67,65 @@ export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | u
     alg,
     publicJwk: JSON.stringify({ ...publicJwk, ...meta }),
     privateJwk: sealPrivateJwk(JSON.stringify({ ...(await exportJWK(privateKey)), ...meta }), keysSecret),
-    createdAt: now,
   };
 }
 
-/** Creates a current key for every algorithm that has none (first start). */
+/**
+ * What a start (and a command that writes keys) does before it uses them: refuses when the
+ * database holds sealed keys that `keysSecret` cannot open (`KeysSecretError`), seals every
+ * plaintext key when `keysSecret` is set, and creates a key for every algorithm that has none
+ * signing or waiting to sign (the first start), active at once: nothing was signed before it.
+ */
 export async function ensureSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined): Promise<void> {
-  const now = clock.now();
-  const usable = await stores.keys.listUsable(now);
-  for (const alg of SIGNING_ALGS) {
-    if (!usable.some((k) => k.alg === alg && k.retiredAt === null)) {
-      await stores.keys.insert(await generateSigningKey(alg, keysSecret, now));
+  const keys = await stores.keys.listAll();
+  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret);
+  if (keysSecret !== undefined) {
+    for (const key of keys) {
+      if (isSealed(key.privateJwk)) continue;
+      // Conditional: another instance starting at the same moment may have sealed it already.
+      await stores.keys.replacePrivateJwk(key.kid, key.privateJwk, sealPrivateJwk(key.privateJwk, keysSecret));
     }
+  }
+  const now = clock.now();
+  for (const alg of SIGNING_ALGS) {
+    const live = keys.some((k) => k.alg === alg && k.retiredAt === null && (k.withdrawnAt === null || k.withdrawnAt > now));
+    if (!live) await stores.keys.insert({ ...(await generateSigningKey(alg, keysSecret)), createdAt: now, activeAt: now });
   }
 }
 
-/** Adds a new current key for every algorithm and retires the old ones; returns the new kids. */
-export async function rotateSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined): Promise<Record<IdTokenAlg, string>> {
+export interface RotateOptions {
+  /** SIGNING_KEY_ACTIVATION_SECONDS: how long the new keys are published before they sign. */
+  activationSeconds: number;
+  /** Sign with the new keys at once (after a compromise). */
+  now?: boolean;
+  /** Also withdraw every older key from the JWKS at once; implies `now`. */
+  retirePrevious?: boolean;
+}
+
+export interface Rotation {
+  /** The new key of every algorithm. */
+  kids: Record<IdTokenAlg, string>;
+  /** When the new keys start signing, and the old ones stop. */
+  activeAt: Instant;
+}
+
+/**
+ * Adds a new key for every algorithm (INTERFACE section 5). It is published at once and signs
+ * from `activeAt`; the key it replaces signs until then and stays published for the id_token
+ * lifetime plus five minutes after. With `retirePrevious`, older keys leave the JWKS at once.
+ */
+export async function rotateSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined, options: RotateOptions): Promise<Rotation> {
+  const fresh = await Promise.all(SIGNING_ALGS.map((alg) => generateSigningKey(alg, keysSecret)));
+  // Read after the (slow) key generation, so the delay counts from the write.
   const now = clock.now();
-  const fresh = await Promise.all(SIGNING_ALGS.map((alg) => generateSigningKey(alg, keysSecret, now)));
+  const immediate = options.now === true || options.retirePrevious === true;
+  const activeAt = immediate ? now : now + options.activationSeconds * 1000;
   await stores.transaction(async (tx) => {
     for (const key of fresh) {
-      await tx.keys.retire(key.alg, now);
-      await tx.keys.insert(key);
+      await tx.keys.retire(key.alg, activeAt, activeAt + RETIRED_KEY_VISIBLE_MS);
+      if (options.retirePrevious) await tx.keys.withdraw(key.alg, now);
+      await tx.keys.insert({ ...key, createdAt: now, activeAt });
     }
   });
-  return Object.fromEntries(fresh.map((k) => [k.alg, k.kid])) as Record<IdTokenAlg, string>;
+  return { kids: Object.fromEntries(fresh.map((k) => [k.alg, k.kid])) as Record<IdTokenAlg, string>, activeAt };
 }

@@ -333,21 +333,44 @@ export interface PersonalTokenStore {
   touch(id: number, now: Instant): Promise<void>;
 }
 
-export interface SigningKey {
+/** A key pair as generated, before it is stored with its times. */
+export interface GeneratedSigningKey {
+  /** The RFC 7638 thumbprint of the public key. */
   kid: string;
   alg: IdTokenAlg;
   publicJwk: string;
+  /** The private JWK as JSON, or sealed with AES-256-GCM when KEYS_SECRET is set. */
   privateJwk: string;
+}
+
+export interface NewSigningKey extends GeneratedSigningKey {
   createdAt: Instant;
+  /** When it starts signing; until then it is only published (INTERFACE section 5). */
+  activeAt: Instant;
+}
+
+export interface SigningKey extends NewSigningKey {
+  /** When it stops signing: its successor's `activeAt`, or the moment of an immediate rotation. */
   retiredAt: Instant | null;
+  /** When it leaves the JWKS; the janitor deletes it from then on. */
+  withdrawnAt: Instant | null;
 }
 
 export interface KeyStore {
-  insert(key: Omit<SigningKey, 'retiredAt'>): Promise<void>;
-  /** Every key not retired before `retiredAfter`: the current ones and those still verifiable. */
-  listUsable(retiredAfter: Instant): Promise<SigningKey[]>;
-  /** Retires the current keys of `alg`, so a newer one takes over. */
-  retire(alg: IdTokenAlg, now: Instant): Promise<number>;
+  insert(key: NewSigningKey): Promise<void>;
+  /** Every key, withdrawn ones included (the checks at start). */
+  listAll(): Promise<SigningKey[]>;
+  /** The keys still in the JWKS at `at` (not withdrawn by then), newest first. */
+  listPublished(at: Instant): Promise<SigningKey[]>;
+  /**
+   * The keys of `alg` that sign at `at` or would start later stop signing at `at`, and leave the
+   * JWKS at `withdrawnAt`; keys retired before `at` keep their times. Returns how many.
+   */
+  retire(alg: IdTokenAlg, at: Instant, withdrawnAt: Instant): Promise<number>;
+  /** Every key of `alg` still published at `at` leaves the JWKS at `at` (after a compromise). */
+  withdraw(alg: IdTokenAlg, at: Instant): Promise<number>;
+  /** Replaces the stored private JWK if it is still `expected` (sealing it); returns whether it did. */
+  replacePrivateJwk(kid: string, expected: string, replacement: string): Promise<boolean>;
 }
 
 export interface Session {

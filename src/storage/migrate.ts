@@ -7,11 +7,13 @@ import { type Kysely, type Migration, type MigrationResultSet, Migrator, Postgre
 import { fillMissingExcerpts } from './fill-excerpts.js';
 import * as initial from './migrations/2026-11-22-0001-initial.js';
 import * as postExcerpts from './migrations/2026-11-23-0001-post-excerpts.js';
+import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
 import * as serverSecrets from './migrations/2026-11-23-0003-server-secrets.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
   '2026-11-23-0001-post-excerpts': postExcerpts,
+  '2026-11-23-0002-signing-key-activation': signingKeyActivation,
   '2026-11-23-0003-server-secrets': serverSecrets,
 };
 

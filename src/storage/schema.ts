@@ -163,7 +163,12 @@ export interface SigningKeysTable {
   /** The private JWK as JSON, or `enc:` + AES-256-GCM ciphertext when KEYS_SECRET is set. */
   private_jwk: string;
   created_at: number;
+  /** When it starts signing: published first (INTERFACE section 5). */
+  active_at: number;
+  /** When it stops signing: its successor's `active_at`, or at once after a compromise. */
   retired_at: number | null;
+  /** When it leaves the JWKS; the janitor then deletes it. */
+  withdrawn_at: number | null;
 }
 
 export interface SessionsTable {

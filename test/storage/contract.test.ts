@@ -458,13 +458,34 @@ forEachDatabase('storage contract', (database) => {
     assert.equal((await stores.personalTokens.listForUser(user.id)).find((t) => t.id === first.id)?.lastUsedAt, T0 + 3);
   });
 
-  test('signing keys: retired keys stay listed until their window ends', async () => {
-    const kid = unique('kid');
-    await stores.keys.insert({ kid, alg: 'ES256', publicJwk: '{}', privateJwk: '{}', createdAt: T0 });
-    assert.ok((await stores.keys.listUsable(T0)).some((k) => k.kid === kid));
-    await stores.keys.retire('ES256', T0 + MINUTE);
-    assert.ok((await stores.keys.listUsable(T0)).some((k) => k.kid === kid));
-    assert.ok(!(await stores.keys.listUsable(T0 + MINUTE)).some((k) => k.kid === kid));
+  test('signing keys: a retired key stays published until its withdrawal, a withdrawn one goes at once, and the janitor deletes it', async () => {
+    const key = (kid: string, at: number) => ({ kid, alg: 'ES256' as const, publicJwk: '{}', privateJwk: '{"d":"x"}', createdAt: at, activeAt: at });
+    const listed = async (at: number) => (await stores.keys.listPublished(at)).map((k) => k.kid);
+    const [old, next, newest] = [unique('kid'), unique('kid'), unique('kid')];
+    await stores.keys.insert(key(old, T0));
+    // A rotation: the old key signs until the new one is active, and is published a while longer.
+    assert.equal(await stores.keys.retire('ES256', T0 + MINUTE, T0 + 10 * MINUTE), 1);
+    await stores.keys.insert({ ...key(next, T0 + 1), activeAt: T0 + MINUTE });
+    const stored = (await stores.keys.listAll()).find((k) => k.kid === old)!;
+    assert.deepEqual([stored.activeAt, stored.retiredAt, stored.withdrawnAt], [T0, T0 + MINUTE, T0 + 10 * MINUTE]);
+    assert.deepEqual(await listed(T0 + 10 * MINUTE - 1), [next, old], 'newest first');
+    assert.deepEqual(await listed(T0 + 10 * MINUTE), [next]);
+    // An immediate rotation retires the pending key too, and one retired later moves up.
+    assert.equal(await stores.keys.retire('ES256', T0 + 2, T0 + 5 * MINUTE), 2);
+    const times = Object.fromEntries((await stores.keys.listAll()).map((k) => [k.kid, [k.retiredAt, k.withdrawnAt]]));
+    assert.deepEqual(times[old], [T0 + 2, T0 + 5 * MINUTE]);
+    assert.deepEqual(times[next], [T0 + 2, T0 + 5 * MINUTE]);
+    await stores.keys.insert(key(newest, T0 + 2));
+    // After a compromise: every older key leaves the JWKS at once.
+    assert.equal(await stores.keys.withdraw('ES256', T0 + 3), 3);
+    assert.deepEqual(await listed(T0 + 3), []);
+    // Sealing replaces a private key only if it is still the one read.
+    assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"other"}', 'enc:v1:x'), false);
+    assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"x"}', 'enc:v1:x'), true);
+    assert.equal((await stores.keys.listAll()).find((k) => k.kid === old)?.privateJwk, 'enc:v1:x');
+    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000 });
+    assert.ok(deleted.signing_keys! >= 3);
+    assert.deepEqual((await stores.keys.listAll()).filter((k) => [old, next, newest].includes(k.kid)), []);
   });
 
   test('a session is live until it ends or expires, and carries its user', async () => {

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
+import type { Clock } from '../../src/core/time.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { uniqueKeyPrefix } from './redis.js';
@@ -38,9 +39,10 @@ export function freePort(): Promise<number> {
 
 /**
  * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
- * (so repeated runs never share sign-in or API counts).
+ * (so repeated runs never share sign-in or API counts). With `clock`, every instance reads that
+ * one clock, as machines whose clocks agree would.
  */
-export async function startInstances(databaseUrl: string, count: number, env: Record<string, string | undefined> = {}): Promise<Instances> {
+export async function startInstances(databaseUrl: string, count: number, env: Record<string, string | undefined> = {}, options: { clock?: Clock } = {}): Promise<Instances> {
   const keyPrefix = uniqueKeyPrefix();
   const ports: number[] = [];
   for (let i = 0; i < count; i++) ports.push(await freePort());
@@ -49,7 +51,7 @@ export async function startInstances(databaseUrl: string, count: number, env: Re
   for (const port of ports) {
     const settings = loadSettings({ DATABASE_URL: databaseUrl, BASE_URL: issuer, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
     const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
-    const deps = createDeps(settings, limiter ? { limiter } : {});
+    const deps = createDeps(settings, { ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
     if (list.length === 0) {
       await prepareDatabase(deps);
       await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);

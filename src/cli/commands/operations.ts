@@ -1,4 +1,4 @@
-import { rotateSigningKeys } from '../../core/keys.js';
+import { ensureSigningKeys, rotateSigningKeys } from '../../core/keys.js';
 import { saveDemoCredentials, seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
@@ -27,13 +27,21 @@ export const demo = defineCommand({
 
 export const keysRotate = defineCommand({
   name: 'keys rotate',
-  usage: 'keys rotate',
-  options: {},
-  async run(deps) {
-    const kids = await rotateSigningKeys(deps.stores, deps.clock, deps.settings.keysSecret);
-    return { kid: kids.RS256, kids };
+  usage: 'keys rotate [--now] [--retire-previous]',
+  options: { now: { type: 'boolean' }, 'retire-previous': { type: 'boolean' } },
+  async run(deps, values) {
+    const secret = deps.settings.keysSecret;
+    // The keys there must open with this KEYS_SECRET, or the new ones would be sealed with
+    // another secret than the server's (or not at all); refused with KeysSecretError.
+    await ensureSigningKeys(deps.stores, deps.clock, secret);
+    const { kids, activeAt } = await rotateSigningKeys(deps.stores, deps.clock, secret, {
+      activationSeconds: deps.settings.signingKeyActivationSeconds,
+      now: values.now === true,
+      retirePrevious: values['retire-previous'] === true,
+    });
+    return { kid: kids.RS256, kids, active_at: new Date(activeAt).toISOString() };
   },
-  human: (r) => `new current signing keys: ${Object.entries(r.kids).map(([alg, kid]) => `${alg} ${kid}`).join(', ')}`,
+  human: (r) => `new signing keys: ${Object.entries(r.kids).map(([alg, kid]) => `${alg} ${kid}`).join(', ')}; they sign from ${r.active_at}`,
 });
 
 export const janitor = defineCommand({

@@ -29,7 +29,7 @@ function redeemable(consumed: { code: AuthorizationCode; granted: GrantWithUser 
   return granted;
 }
 
-registerGrantType('authorization_code', async ({ deps, client, params }) => {
+registerGrantType('authorization_code', async ({ deps, client, params, keys }) => {
   const code = required(params, 'code');
   const redirectUri = required(params, 'redirect_uri');
   const verifier = single(params, 'code_verifier');
@@ -37,7 +37,9 @@ registerGrantType('authorization_code', async ({ deps, client, params }) => {
   const codeHash = hashSecret(code);
   const now = deps.clock.now();
   // The code is consumed (one conditional write, for its own client only) in the same transaction
-  // that issues the tokens; a refused code stays used, because the transaction commits either way.
+  // that issues the tokens and signs the id_token; a refused code stays used, because the
+  // transaction commits either way, but a failure to issue (a signature included) throws and
+  // rolls the consumption back.
   const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
     const consumed = await tx.codes.consume(codeHash, client.clientId, now);
     if (!consumed) return { kind: 'not_consumed' };
@@ -45,7 +47,7 @@ registerGrantType('authorization_code', async ({ deps, client, params }) => {
     if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
     const { grant, user } = redeemed;
     const { scope, nonce } = consumed.code;
-    const tokens = await issueTokens(tx, now, deps.settings, { grant, user, client, accessScope: scope, refreshScope: scope, nonce });
+    const tokens = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope: scope, refreshScope: scope, nonce });
     return { kind: 'issued', tokens };
   });
   if (outcome.kind === 'issued') {

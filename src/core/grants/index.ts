@@ -1,10 +1,7 @@
 /** The token endpoint's rules (RFC 6749 3.2 and 5): parameters, client authentication, the grant. */
 import { type ClientCredentials, authenticateClient } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
-import { issueIdToken } from '../oidc/id-token.js';
 import { type Params, repeatedNames, single } from '../params.js';
-import { scopeList } from '../scopes.js';
-import { siteUrls } from '../urls.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import type { IssuedTokens } from '../tokens/issue.js';
 import { findGrantHandler } from './registry.js';
@@ -23,21 +20,11 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   const handler = findGrantHandler(grantType);
   if (!handler) throw new OAuthError('unsupported_grant_type', 'Only authorization_code and refresh_token are supported.');
   const client = await authenticateClient(deps.stores, credentials);
-  const issued = await handler({ deps, client, params });
-  const scopes = scopeList(issued.scope);
-  if (!scopes.includes('openid')) return issued;
-  // OIDC Core 3.1.3.3 and 12.2: an id_token with the code exchange, and again on refresh
-  // (without nonce, with the original auth_time). Signed after the tokens are stored.
-  const idToken = await issueIdToken(deps.keys, siteUrls(deps.settings.baseUrl), {
-    issuer: deps.settings.baseUrl,
-    client: issued.client,
-    user: issued.user,
-    scopes,
-    nonce: issued.nonce,
-    authTime: issued.grant.authTime,
-    accessToken: issued.accessToken,
-    now: issued.issuedAt,
-  });
-  deps.metrics.tokensIssued.inc({ kind: 'id_token' });
-  return { ...issued, idToken };
+  // The keys are read before the grant's transaction (from memory, or from the database once in a
+  // while): the id_token is signed inside it, where a read on another connection could wait
+  // behind the transaction itself (SQLite has one connection).
+  const keys = await deps.keys.keySet();
+  const issued = await handler({ deps, client, params, keys });
+  if (issued.idToken !== undefined) deps.metrics.tokensIssued.inc({ kind: 'id_token' });
+  return issued;
 }

@@ -17,14 +17,15 @@ function requestedScope(value: string | undefined): Scope[] | undefined {
   return parsed.scopes;
 }
 
-registerGrantType('refresh_token', async ({ deps, client, params }) => {
+registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
   const token = required(params, 'refresh_token');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
   const tokenHash = hashSecret(token);
   const now = deps.clock.now();
-  // Rotation is one conditional write inside the transaction that issues the new pair; a refusal
-  // throws, so the transaction rolls back and the token stays as it was.
+  // Rotation is one conditional write inside the transaction that issues the new pair and signs
+  // the id_token; a refusal or a failure throws, so the transaction rolls back and the token stays
+  // as it was.
   const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
     const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
     if (!consumed) return undefined;
@@ -40,7 +41,7 @@ registerGrantType('refresh_token', async ({ deps, client, params }) => {
       throw new OAuthError('invalid_scope', 'The scope may only narrow what was granted.');
     }
     const accessScope = narrowed ? formatScope(narrowed) : old.scope;
-    return issueTokens(tx, now, deps.settings, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null });
+    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null });
   });
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });

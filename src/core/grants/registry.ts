@@ -2,6 +2,7 @@
  * Grant types live in a map: each file in this folder registers one, so adding a grant type
  * never edits the token endpoint (RFC 6749 4: the grant decides how tokens are obtained).
  */
+import type { KeySet } from '../oidc/key-ring.js';
 import type { Params } from '../params.js';
 import type { Client } from '../ports.js';
 import type { OAuthDeps } from '../tokens/context.js';
@@ -13,6 +14,8 @@ export interface GrantRequest {
   client: Client;
   /** Every form parameter, each given at most once. */
   params: Params;
+  /** The signing keys, read before any transaction: `issueTokens` signs the id_token inside it. */
+  keys: KeySet;
 }
 
 export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;

@@ -5,7 +5,7 @@ import { ID_TOKEN_LIFETIME_SECONDS } from '../keys.js';
 import type { Client, User } from '../ports.js';
 import type { Instant } from '../time.js';
 import type { SiteUrls } from '../urls.js';
-import type { KeyRing } from './key-ring.js';
+import type { KeySet } from './key-ring.js';
 import { profileClaims } from './claims.js';
 
 /**
@@ -28,8 +28,9 @@ export interface IdTokenRequest {
   now: Instant;
 }
 
-export async function issueIdToken(keys: KeyRing, urls: SiteUrls, request: IdTokenRequest): Promise<string> {
-  const key = await keys.current(request.client.idTokenAlg);
+/** Signs with the key of the client's algorithm that is active at `request.now`. */
+export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdTokenRequest): Promise<string> {
+  const key = await keys.signingKey(request.client.idTokenAlg, request.now);
   const iat = Math.floor(request.now / 1000);
   const claims: Record<string, unknown> = {
     azp: request.client.clientId,

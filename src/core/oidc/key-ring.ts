@@ -1,17 +1,33 @@
 /**
- * The signing keys as the server uses them: the current key per algorithm for signing, and
- * every key still inside its verification window for the JWKS (RFC 7517). Keys are read from
- * the database and cached briefly, so a rotation by `svc keys rotate` or by another instance
- * reaches every instance within `CACHE_MS`.
+ * The signing keys as the server uses them (INTERFACE section 5, RFC 7517): the JWKS lists every
+ * key that is published, and an id_token is signed with the newest key of its algorithm that is
+ * active. Keys are read from the database at most every `KEY_RING_REFRESH_MS`, so a rotation by
+ * `svc keys rotate` or by another instance reaches every instance's JWKS within
+ * KEY_PROPAGATION_SECONDS, and the token endpoint reads the database for keys once in that
+ * interval, not once per request. Which key signs is decided at each signature from the times the
+ * keys carry, so a key becomes active on time without a read.
  */
 import { type JWK, importJWK } from 'jose';
-import { RETIRED_KEY_VISIBLE_MS, openPrivateJwk } from '../keys.js';
+import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from '../keys.js';
 import type { IdTokenAlg, SigningKey, Stores } from '../ports.js';
-import type { Clock } from '../time.js';
+import type { Clock, Instant } from '../time.js';
 
-const CACHE_MS = 30_000;
+/**
+ * How old the keys a request uses may be. Well inside KEY_PROPAGATION_SECONDS, and costs one
+ * small query per instance per interval at most. Measured on the monotonic clock: it is about
+ * when this process last looked, not a rule of the protocol.
+ */
+export const KEY_RING_REFRESH_MS = 2_000;
 /** Public JWK members; anything else (d, p, q, dp, dq, qi, oth, k…) never leaves. */
 const PUBLIC_MEMBERS = ['kty', 'kid', 'use', 'alg', 'n', 'e', 'crv', 'x', 'y'] as const;
+
+/**
+ * The JWKS `max-age`: a client's cached copy, plus the time the instances take to see a rotation,
+ * must end before a new key signs, so that no client meets a `kid` it has not fetched.
+ */
+export function jwksMaxAgeSeconds(activationSeconds: number): number {
+  return Math.max(0, Math.min(60, activationSeconds - KEY_PROPAGATION_SECONDS - 1));
+}
 
 export interface CurrentKey {
   kid: string;
@@ -26,8 +42,39 @@ export function publicJwk(stored: string): JWK {
   return out as JWK;
 }
 
+const published = (key: SigningKey, at: Instant) => key.withdrawnAt === null || key.withdrawnAt > at;
+const signs = (key: SigningKey, at: Instant) => key.activeAt <= at && (key.retiredAt === null || key.retiredAt > at) && published(key, at);
+
+/** The keys as read at one moment: what the JWKS shows and what signs, at any instant after. */
+export class KeySet {
+  private readonly jwk = new Map<string, JWK>();
+
+  constructor(
+    /** Newest first. */
+    private readonly keys: readonly SigningKey[],
+    private readonly open: (key: SigningKey) => Promise<CryptoKey | Uint8Array>,
+  ) {
+    for (const key of keys) this.jwk.set(key.kid, publicJwk(key.publicJwk));
+  }
+
+  /** The JWKS document at `at`: public members of every published key, active or about to be. */
+  jwks(at: Instant): { keys: JWK[] } {
+    return { keys: this.keys.filter((k) => published(k, at)).map((k) => this.jwk.get(k.kid)!) };
+  }
+
+  /** The newest key of `alg` that is active at `at` and neither retired nor withdrawn. */
+  async signingKey(alg: IdTokenAlg, at: Instant): Promise<CurrentKey> {
+    const key = this.keys.find((k) => k.alg === alg && signs(k, at));
+    if (!key) throw new Error(`no active ${alg} signing key`);
+    return { kid: key.kid, alg, privateKey: await this.open(key) };
+  }
+}
+
 export class KeyRing {
-  private cache: { loadedAt: number; keys: SigningKey[]; jwks: { keys: JWK[] } } | undefined;
+  private current: { readAt: number; keys: KeySet } | undefined;
+  private reading: Promise<KeySet> | undefined;
+  /** Moves on `invalidate`, so a read begun before it is not kept. */
+  private generation = 0;
   private readonly imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
 
   constructor(
@@ -36,34 +83,48 @@ export class KeyRing {
     private readonly keysSecret: string | undefined,
   ) {}
 
-  private async load() {
-    const now = this.clock.now();
-    if (this.cache && now - this.cache.loadedAt < CACHE_MS && now >= this.cache.loadedAt) return this.cache;
-    const keys = await this.stores.keys.listUsable(now - RETIRED_KEY_VISIBLE_MS);
-    this.cache = { loadedAt: now, keys, jwks: { keys: keys.map((k) => publicJwk(k.publicJwk)) } };
-    return this.cache;
+  /**
+   * The keys as the database held them at most `KEY_RING_REFRESH_MS` ago. A token request asks
+   * before its transaction begins, so signing inside it never waits for a connection.
+   */
+  keySet(): Promise<KeySet> {
+    const current = this.current;
+    if (current && performance.now() - current.readAt < KEY_RING_REFRESH_MS) return Promise.resolve(current.keys);
+    this.reading ??= this.read().finally(() => { this.reading = undefined; });
+    return this.reading;
   }
 
-  /** Forgets the cached keys, so the next use reads the database (after a rotation here). */
-  invalidate(): void {
-    this.cache = undefined;
-  }
-
-  /** The JWKS document: public members only, current and still-verifiable keys. */
+  /** The JWKS document now. */
   async jwks(): Promise<{ keys: JWK[] }> {
-    return (await this.load()).jwks;
+    return (await this.keySet()).jwks(this.clock.now());
   }
 
-  /** The newest unretired key of `alg`. */
-  async current(alg: IdTokenAlg): Promise<CurrentKey> {
-    const { keys } = await this.load();
-    const key = keys.find((k) => k.alg === alg && k.retiredAt === null);
-    if (!key) throw new Error(`no current ${alg} signing key`);
-    let privateKey = this.imported.get(key.kid);
-    if (!privateKey) {
-      privateKey = importJWK(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret)) as JWK, alg);
-      this.imported.set(key.kid, privateKey);
+  /** Forgets the keys read, so the next use reads the database (after a rotation in this process). */
+  invalidate(): void {
+    this.current = undefined;
+    this.reading = undefined;
+    this.generation++;
+  }
+
+  private async read(): Promise<KeySet> {
+    const generation = this.generation;
+    // Taken before the query: the keys are at least as new as this moment.
+    const readAt = performance.now();
+    const rows = await this.stores.keys.listPublished(this.clock.now());
+    const keys = new KeySet(rows, (key) => this.privateKey(key));
+    for (const kid of this.imported.keys()) if (!rows.some((k) => k.kid === kid)) this.imported.delete(kid);
+    if (generation === this.generation) this.current = { readAt, keys };
+    return keys;
+  }
+
+  /** Opens and imports a private key once per kid; a failure is not remembered, so a fixed row is tried again. */
+  private privateKey(key: SigningKey): Promise<CryptoKey | Uint8Array> {
+    let imported = this.imported.get(key.kid);
+    if (!imported) {
+      imported = Promise.resolve().then(() => importJWK(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret)) as JWK, key.alg));
+      this.imported.set(key.kid, imported);
+      imported.catch(() => { if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid); });
     }
-    return { kid: key.kid, alg, privateKey: await privateKey };
+    return imported;
   }
 }

@@ -1,12 +1,13 @@
 /** Issuing an access token and a refresh token under a grant (seed table 2.1, INTERFACE section 2). */
 import { generateToken, hashSecret } from '../credentials.js';
+import { issueIdToken } from '../oidc/id-token.js';
+import type { KeySet } from '../oidc/key-ring.js';
 import type { Client, Grant, Stores, User } from '../ports.js';
+import { scopeList } from '../scopes.js';
 import { type Instant, LAST_USED_RESOLUTION_MS } from '../time.js';
+import { siteUrls } from '../urls.js';
 
-/**
- * Everything the token response is built from. The route turns it into seed table 2.1's JSON;
- * the id_token (issue 5) is added there, from `grant`, `user` and `client`, when `scope` has `openid`.
- */
+/** Everything the token response is built from; the route turns it into seed table 2.1's JSON. */
 export interface IssuedTokens {
   accessToken: string;
   refreshToken: string;
@@ -25,35 +26,52 @@ export interface IssuedTokens {
 
 /**
  * Stores a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
- * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), and marks the
- * grant used (to the minute). Call it inside the transaction that consumed the code or the old
- * refresh token.
+ * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), marks the grant
+ * used (to the minute), and signs the id_token when `accessScope` has `openid` (OIDC Core 3.1.3.3,
+ * and 12.2 on refresh: without nonce, with the original auth_time). Call it inside the transaction
+ * that consumed the code or the old refresh token: a signature that fails then rolls the
+ * consumption back, and the client can present the code again (issue 16).
  */
 export async function issueTokens(
   tx: Stores,
   now: Instant,
-  lifetimes: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
+  settings: { baseUrl: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
+  keys: KeySet,
   issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null },
 ): Promise<IssuedTokens> {
   const accessToken = generateToken('access');
   const refreshToken = generateToken('refresh');
   const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now };
   await tx.tokens.insertPair(
-    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + lifetimes.accessTokenTtlSeconds * 1000 },
-    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + lifetimes.refreshTokenTtlSeconds * 1000 },
+    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000 },
+    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000 },
   );
   // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.
   const lastUse = issue.grant.lastUsedAt;
   if (now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse) await tx.grants.touch(issue.grant.id, now);
+  const scopes = scopeList(issue.accessScope);
+  const idToken = scopes.includes('openid')
+    ? await issueIdToken(keys, siteUrls(settings.baseUrl), {
+      issuer: settings.baseUrl,
+      client: issue.client,
+      user: issue.user,
+      scopes,
+      nonce: issue.nonce,
+      authTime: issue.grant.authTime,
+      accessToken,
+      now,
+    })
+    : undefined;
   return {
     accessToken,
     refreshToken,
-    expiresIn: lifetimes.accessTokenTtlSeconds,
+    expiresIn: settings.accessTokenTtlSeconds,
     scope: issue.accessScope,
     grant: issue.grant,
     user: issue.user,
     client: issue.client,
     issuedAt: now,
     nonce: issue.nonce,
+    ...(idToken === undefined ? {} : { idToken }),
   };
 }

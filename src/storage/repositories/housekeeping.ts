@@ -6,7 +6,8 @@ import type { Database } from '../schema.js';
 /**
  * Deletes rows no rule needs any more, a batch at a time so no statement holds the hot tables
  * for long. Used codes and rotated refresh tokens stay until they expire (plus the audit window),
- * because a replay of either must still be recognised as reuse (RFC 9700 4.14.2).
+ * because a replay of either must still be recognised as reuse (RFC 9700 4.14.2). Signing keys go
+ * as soon as they leave the JWKS, with no audit window.
  */
 export class KyselyHousekeeping implements Housekeeping {
   constructor(private readonly db: Kysely<Database>) {}
@@ -61,6 +62,14 @@ export class KyselyHousekeeping implements Housekeeping {
       const r = await this.db.deleteFrom('sessions').where('id_hash', 'in', (eb) =>
         eb.selectFrom('sessions').select('id_hash')
           .where((w) => w.or([w('expires_at', '<', before), w('ended_at', '<', before)])).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    // A key leaves the JWKS once no id_token it signed can still be valid (or at once after a
+    // compromise); from then on its private half is only a liability.
+    await drain('signing_keys', async () => {
+      const r = await this.db.deleteFrom('signing_keys').where('kid', 'in', (eb) =>
+        eb.selectFrom('signing_keys').select('kid').where('withdrawn_at', '<=', now).limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
