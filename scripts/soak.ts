@@ -83,7 +83,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     const clientAuth = (app: App): Record<string, string> =>
       (app.secret ? { client_id: app.clientId, client_secret: app.secret } : { client_id: app.clientId });
 
-    /** 200s per token per minute window, as the apps saw them. */
+    /**
+     * 200s per token per minute window, as the apps saw them. The window is the one the server
+     * counted the request in (its X-RateLimit-Reset): an answer that arrives just after a minute
+     * turns was still counted in the minute before.
+     */
     const allowedPerWindow = new Map<string, number>();
     const callApi = async (accessToken: string, path: string): Promise<number> => {
       const response = await fetch(`${anyBase()}/api/open/v1${path}`, { headers: { authorization: `Bearer ${accessToken}` } });
@@ -91,7 +95,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       figures.apiCalls! += 1;
       if (response.status === 429) figures.apiRefusedByRateLimit! += 1;
       if (response.status === 200) {
-        const key = `${accessToken}:${Math.floor(Date.now() / 60_000)}`;
+        const key = `${accessToken}:${response.headers.get('x-ratelimit-reset')}`;
         allowedPerWindow.set(key, (allowedPerWindow.get(key) ?? 0) + 1);
       }
       return response.status;

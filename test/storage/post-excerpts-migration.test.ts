@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { excerpt } from '../../src/core/posts.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
-import { migrateTo, migrateToLatest } from '../../src/storage/migrate.js';
+import { MIGRATION_NAMES, migrateTo, migrateToLatest } from '../../src/storage/migrate.js';
 import type { Database } from '../../src/storage/schema.js';
 import { get, newPersonalToken } from '../api/fixtures.js';
 import { type TestApp, startTestApp } from '../support/app.js';
@@ -50,7 +50,7 @@ forEachDatabase('post excerpts migration', (database) => {
   after(() => handle.close());
 
   test('posts written before the excerpt column get the excerpt writePost makes, and the API serves it', async () => {
-    assert.deepEqual(await migrateToLatest(db), { applied: ['2026-11-23-0001-post-excerpts'] });
+    assert.deepEqual(await migrateToLatest(db), { applied: MIGRATION_NAMES.filter((name) => name > '2026-11-22-0001-initial') });
     const rows = await db.selectFrom('posts').select(['id', 'body', 'excerpt']).orderBy('id').execute();
     assert.equal(rows.length, oldPosts.length);
     for (const row of rows) assert.equal(row.excerpt, excerpt(row.body), `post ${row.id}`);
