@@ -236,6 +236,15 @@ export interface AuthorizationCode {
   usedAt: Instant | null;
 }
 
+/** A code as a token request presents it, with what it must be bound to. */
+export interface PresentedCode {
+  codeHash: string;
+  clientId: string;
+  redirectUri: string;
+  /** The S256 challenge of the request's `code_verifier`; `null` when none was sent. */
+  codeChallenge: string | null;
+}
+
 export interface CodeStore {
   insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void>;
   /**
@@ -246,12 +255,14 @@ export interface CodeStore {
   insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>): Promise<void>;
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
-   * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, as
-   * does a client the code was not issued to: the code stays as it was for its own client
-   * (INTERFACE section 3). With it comes its grant and user (`granted`, absent if the grant is
-   * gone), read in the same statement where the database can.
+   * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, and
+   * so does a request that does not match what the code is bound to (another client, another
+   * redirect URI, a verifier that is not the challenge's, an expired code): such a code stays as
+   * it was, so whoever merely saw it cannot burn it (INTERFACE section 3). With it comes its grant
+   * and user (`granted`, absent if the grant is gone), read in the same statement where the
+   * database can.
    */
-  consume(codeHash: string, clientId: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
+  consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
   find(codeHash: string): Promise<AuthorizationCode | undefined>;
 }
 

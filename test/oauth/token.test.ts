@@ -220,10 +220,30 @@ forEachDatabase('token endpoint', (database) => {
     assert.equal((await fetch(`${t.baseUrl}/api/open/v1/`, { headers: { authorization: `Bearer ${token}` } })).status, 200, 'and its tokens were not revoked');
   });
 
-  test('a refused code stays used: the right verifier afterwards is invalid_grant', async () => {
-    const { fields } = await freshCode();
-    await assertError(await tokenRequest(t, { ...fields, code_verifier: pkcePair().verifier }), 400, 'invalid_grant');
+  test('a request that does not match the code (wrong verifier, redirect_uri or none) leaves it for the right one, and revokes nothing (INTERFACE section 3)', async () => {
+    for (const type of ['public', 'confidential'] as const) {
+      const { fields, browser, c } = await freshCode(type);
+      // The user's earlier tokens with this app, which a counted "reuse" would end.
+      const earlier = await obtainTokens(t, browser, c);
+      const { code_verifier: _, ...withoutVerifier } = fields;
+      for (const wrong of [
+        { ...fields, code_verifier: pkcePair().verifier }, { ...fields, redirect_uri: `${c.redirectUri}/` }, withoutVerifier,
+      ]) {
+        await assertError(await tokenRequest(t, wrong), 400, 'invalid_grant');
+      }
+      assert.equal((await tokenRequest(t, fields)).status, 200, `${type}: the app's own request still redeems the code`);
+      const me = await fetch(`${t.baseUrl}/api/open/v1/`, { headers: { authorization: `Bearer ${earlier.access_token}` } });
+      assert.equal(me.status, 200, `${type}: nothing was revoked`);
+    }
+  });
+
+  test('an expired code presented again is not reuse: the user\'s other tokens with the app live on', async () => {
+    const { fields, browser, c } = await freshCode();
+    const earlier = await obtainTokens(t, browser, c);
+    t.clock.advance(300_000);
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+    await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+    assert.equal((await fetch(`${t.baseUrl}/api/open/v1/`, { headers: { authorization: `Bearer ${earlier.access_token}` } })).status, 200);
   });
 
   test('invalid_grant: an unknown code', async () => {

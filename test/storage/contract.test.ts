@@ -173,22 +173,34 @@ forEachDatabase('storage contract', (database) => {
       codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
       scope: 'profile:read', codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     });
-    const results = await Promise.all(Array.from({ length: 20 }, () => stores.codes.consume(codeHash, client.clientId, T0 + 1)));
+    const results = await Promise.all(Array.from({ length: 20 }, () => stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1)));
     assert.equal(results.filter((r) => r !== undefined).length, 1);
     assert.equal((await stores.codes.find(codeHash))?.usedAt, T0 + 1);
   });
 
-  test('a code is consumed only for the client it was issued to; for another it stays as it was', async () => {
+  test('a code is consumed only by a request with all it is bound to: client, redirect URI, challenge, before it expires; any other leaves it as it was', async () => {
     const { user, client, grant } = await newGrant();
     const other = await newClient();
-    const codeHash = unique('code');
-    await stores.codes.insert({
-      codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
-      scope: 'profile:read', codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
-    });
-    assert.equal(await stores.codes.consume(codeHash, other.clientId, T0 + 1), undefined);
-    assert.equal((await stores.codes.find(codeHash))?.usedAt, null);
-    assert.equal((await stores.codes.consume(codeHash, client.clientId, T0 + 2))?.code.usedAt, T0 + 2);
+    for (const challenge of [null, 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM']) {
+      const codeHash = unique('code');
+      await stores.codes.insert({
+        codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
+        scope: 'profile:read', codeChallenge: challenge, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
+      });
+      const right = { codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: challenge };
+      for (const wrong of [
+        { ...right, clientId: other.clientId },
+        { ...right, redirectUri: 'https://app.example/cb/' },
+        { ...right, codeChallenge: challenge === null ? 'x'.repeat(43) : null },
+        { ...right, codeChallenge: challenge === null ? null : 'y'.repeat(43) },
+      ]) {
+        if (wrong.codeChallenge === right.codeChallenge && wrong.clientId === right.clientId && wrong.redirectUri === right.redirectUri) continue;
+        assert.equal(await stores.codes.consume(wrong, T0 + 1), undefined, JSON.stringify(wrong));
+      }
+      assert.equal(await stores.codes.consume(right, T0 + 5 * MINUTE), undefined, 'expired');
+      assert.equal((await stores.codes.find(codeHash))?.usedAt, null, 'still unused');
+      assert.equal((await stores.codes.consume(right, T0 + 2))?.code.usedAt, T0 + 2);
+    }
   });
 
   test('a refresh token is rotated by exactly one of 20 racing refreshes', async () => {
@@ -208,7 +220,7 @@ forEachDatabase('storage contract', (database) => {
       codeChallenge: null, nonce: 'n-1', authTime: T0 - MINUTE, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     };
     await stores.codes.insertUnderNewGrant(code);
-    const consumed = await stores.codes.consume(codeHash, client.clientId, T0 + 1);
+    const consumed = await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1);
     const grantId = consumed!.code.grantId;
     assert.deepEqual(consumed, {
       code: { ...code, grantId, usedAt: T0 + 1 },
@@ -244,7 +256,7 @@ forEachDatabase('storage contract', (database) => {
       scope: 'profile:read', codeChallenge: 'challenge', nonce: 'n', authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     };
     await stores.codes.insert(code);
-    assert.deepEqual(await stores.codes.consume(codeHash, client.clientId, T0 + 1), { code: { ...code, usedAt: T0 + 1 }, granted: expected });
+    assert.deepEqual(await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: 'challenge' }, T0 + 1), { code: { ...code, usedAt: T0 + 1 }, granted: expected });
     const tokenHash = unique('rt');
     const stored = await stores.tokens.insertRefresh({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
     assert.deepEqual(await stores.tokens.consumeRefresh(tokenHash, T0 + 2), { token: { ...stored, usedAt: T0 + 2 }, granted: expected });

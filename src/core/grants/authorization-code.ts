@@ -2,8 +2,8 @@
 import { hashSecret } from '../credentials.js';
 import { OAuthError } from '../errors.js';
 import { required, single } from '../params.js';
-import { verifyCodeVerifier } from '../pkce.js';
-import type { AuthorizationCode, Client, GrantWithUser } from '../ports.js';
+import { challengeOf } from '../pkce.js';
+import type { AuthorizationCode, GrantWithUser, PresentedCode } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import type { Instant } from '../time.js';
@@ -13,18 +13,25 @@ const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
 type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
 
-/** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
-function redeemable(consumed: { code: AuthorizationCode; granted: GrantWithUser | undefined }, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): GrantWithUser | string {
-  const { code, granted } = consumed;
+/**
+ * Why an unused code was not consumed by this request: what it is bound to differs. The code
+ * stays as it was, for the request that has it all.
+ */
+function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string {
+  if (code.clientId !== presented.clientId) return 'The code was issued to another client.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
-  if (code.expiresAt <= now) return 'The code has expired.';
+  if (code.expiresAt <= now) return 'The code has expired; start the authorization again.';
   // RFC 6749 4.1.3: redirect_uri must be identical to the one in the authorization request.
-  if (code.redirectUri !== redirectUri) return 'The redirect_uri differs from the authorization request.';
+  if (code.redirectUri !== presented.redirectUri) return 'The redirect_uri differs from the one in the authorization request; send the same value.';
   // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
-  if (code.codeChallenge !== null && verifier === undefined) return 'The code_verifier is required for this code.';
-  if (code.codeChallenge === null && verifier !== undefined) return 'A code_verifier was sent but the authorization request had no code_challenge.';
-  if (code.codeChallenge !== null && !verifyCodeVerifier(verifier!, code.codeChallenge)) return 'The code_verifier does not match the code_challenge.';
-  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked.';
+  if (code.codeChallenge !== null && presented.codeChallenge === null) return 'The code_verifier is required for this code: send the PKCE verifier of the authorization request.';
+  if (code.codeChallenge === null) return 'A code_verifier was sent but the authorization request had no code_challenge.';
+  return 'The code_verifier does not match the code_challenge of the authorization request.';
+}
+
+/** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
+function redeemable(granted: GrantWithUser | undefined): GrantWithUser | string {
+  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked; ask the user to authorize again.';
   if (granted.user.status !== 'active') return 'The account can no longer be used.';
   return granted;
 }
@@ -34,16 +41,18 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys }) =
   const redirectUri = required(params, 'redirect_uri');
   const verifier = single(params, 'code_verifier');
   if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
-  const codeHash = hashSecret(code);
+  const codeChallenge = verifier === undefined ? null : challengeOf(verifier);
+  if (codeChallenge === undefined) throw new OAuthError('invalid_grant', 'The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636 4.1).');
+  const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge };
   const now = deps.clock.now();
-  // The code is consumed (one conditional write, for its own client only) in the same transaction
-  // that issues the tokens and signs the id_token; a refused code stays used, because the
-  // transaction commits either way, but a failure to issue (a signature included) throws and
-  // rolls the consumption back.
+  // The code is consumed (one conditional write, which matches only the request it is bound to)
+  // in the same transaction that issues the tokens and signs the id_token; a code whose grant was
+  // revoked stays used, because the transaction commits either way, but a failure to issue (a
+  // signature included) throws and rolls the consumption back.
   const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
-    const consumed = await tx.codes.consume(codeHash, client.clientId, now);
+    const consumed = await tx.codes.consume(presented, now);
     if (!consumed) return { kind: 'not_consumed' };
-    const redeemed = redeemable(consumed, client, redirectUri, verifier, now);
+    const redeemed = redeemable(consumed.granted);
     if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
     const { grant, user } = redeemed;
     const { scope, nonce } = consumed.code;
@@ -56,10 +65,13 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys }) =
     return outcome.tokens;
   }
   if (outcome.kind === 'refused') throw new OAuthError('invalid_grant', outcome.description);
-  const known = await deps.stores.codes.find(codeHash);
-  // INTERFACE section 3: a code presented by another client is refused and left as it was, so no
-  // app can end a user's grant with another app by presenting its code.
-  if (known && known.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'The code was issued to another client.');
+  const known = await deps.stores.codes.find(presented.codeHash);
+  // INTERFACE section 3: a request that does not match the code (another client, a wrong
+  // verifier…) is refused and leaves the code as it was, so whoever merely saw a code cannot burn
+  // it or end the user's grant with it.
+  if (known && (known.usedAt === null || known.clientId !== client.clientId)) {
+    throw new OAuthError('invalid_grant', mismatch(known, presented, now));
+  }
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
   // grant of that user for that client, the first redemption's tokens with them.
   if (known) await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');

@@ -1,5 +1,5 @@
-import type { Kysely, QueryCreator, Selectable } from 'kysely';
-import type { AuthorizationCode, CodeStore, GrantWithUser } from '../../core/ports.js';
+import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, inTransaction } from '../database.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';
@@ -49,8 +49,15 @@ const insertCodeUnderNewGrant = (db: Kysely<Database>) => db
   .insertInto('authorization_codes').columns(Object.keys(PLACEHOLDER_CODE) as Array<keyof typeof PLACEHOLDER_CODE>)
   .expression((eb) => eb.selectFrom('g').select((s) => Object.keys(PLACEHOLDER_CODE).map((column) =>
     column === 'grant_id' ? s.ref('g.id').as(column) : s.val(PLACEHOLDER_CODE[column as keyof typeof PLACEHOLDER_CODE]).as(column))));
+/**
+ * The consuming write: the code changes only when it is unused, unexpired and presented with
+ * everything it is bound to (client, redirect URI, PKCE challenge; `is not distinct from`, so a
+ * code without a challenge matches only a request without a verifier).
+ */
 const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
-  .where('code_hash', '=', '').where('client_id', '=', '').where('used_at', 'is', null).returningAll();
+  .where('code_hash', '=', '').where('client_id', '=', '').where('redirect_uri', '=', '').where('expires_at', '>', 0)
+  .where(sql<boolean>`code_challenge is not distinct from ${''}`)
+  .where('used_at', 'is', null).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
 
 function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: NewCode) {
@@ -77,9 +84,10 @@ export class KyselyCodeStore implements CodeStore {
     await inTransaction(this.db, insertBoth);
   }
 
-  async consume(codeHash: string, clientId: string, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
+  async consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
     // One conditional write: the row changes only for the first caller (RFC 6749 4.1.2).
-    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption, [now, codeHash, clientId]);
+    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption,
+      [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge]);
     return consumed && { code: toCode(consumed.row), granted: consumed.granted };
   }
 
