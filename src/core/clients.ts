@@ -7,8 +7,6 @@ import { ALL_SCOPES } from './scopes.js';
 import { checkedText } from './text.js';
 import type { Clock } from './time.js';
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
 const CLIENT_ID_MAX_LENGTH = 200;
 
@@ -47,7 +45,7 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (uri.includes('#')) return 'has a fragment';
   if (url.username || url.password) return 'contains credentials';
   if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
   if (PRIVATE_USE_SCHEME.test(url.protocol)) return undefined;
   return 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
 }
@@ -66,9 +64,19 @@ function withoutLoopbackPort(uri: string): string | undefined {
  */
 export function isNativeAppRedirect(client: Pick<Client, 'type'>, redirectUri: string): boolean {
   if (client.type !== 'public') return false;
-  if (withoutLoopbackPort(redirectUri) !== undefined) return true;
-  const scheme = /^([^:/?#]+:)/.exec(redirectUri)?.[1]?.toLowerCase();
-  return scheme !== undefined && PRIVATE_USE_SCHEME.test(scheme);
+  let url: URL;
+  try {
+    url = new URL(redirectUri);
+  } catch {
+    return false;
+  }
+  // The parsed host, so every spelling of a loopback address counts (127.1, [0:0:0:0:0:0:0:1]).
+  return (url.protocol === 'http:' && isLoopbackHost(url.hostname)) || PRIVATE_USE_SCHEME.test(url.protocol);
+}
+
+/** A host name as `URL` gives it (IPv4 normalised, IPv6 in brackets and compressed) that names this machine. */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
 /** Where the consent page says the answer goes: a host, or the app a private scheme names. */

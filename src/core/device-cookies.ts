@@ -17,6 +17,11 @@ const MAX_ACCOUNTS = 5;
 const ENTRY_SHAPE = /^([a-z0-9][a-z0-9_-]{1,28}[a-z0-9])\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 const SECRET_NAME = 'device-cookie-hmac';
 
+/** The lower-cased account name an attempt names, bounded so a counter key stays small. */
+export function accountKey(username: string): string {
+  return username.trim().toLowerCase().slice(0, 64);
+}
+
 export interface DeviceEntry {
   /** The lower-cased username the browser signed into. */
   account: string;

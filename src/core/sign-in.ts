@@ -7,7 +7,7 @@
  * Every failure looks the same from outside, so it never reveals whether an account exists.
  */
 import { canBeUsername } from './accounts.js';
-import type { DeviceCookies, DeviceEntry } from './device-cookies.js';
+import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
 import type { Clock, Instant } from './time.js';
@@ -73,11 +73,6 @@ function isThrottled(value: unknown): value is Throttled {
   return typeof value === 'object' && value !== null && (value as Throttled).reason === 'throttled';
 }
 
-/** The lower-cased account name an attempt names, bounded so a counter key stays small. */
-function accountKey(username: string): string {
-  return username.trim().toLowerCase().slice(0, 64);
-}
-
 export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<SignInOutcome> {
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
@@ -102,19 +97,22 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
 
 /**
  * Asks a signed-in user for the password again before a sensitive action (a new personal
- * token), counted exactly as sign-in is, so the form cannot be used to guess.
+ * token), counted exactly as sign-in is, so the form cannot be used to guess. A right password
+ * renews the browser's device cookie, as a sign-in does.
  */
 export async function confirmPassword(
   deps: SignInDeps,
   user: Pick<User, 'username'>,
   password: string,
   origin: AttemptOrigin,
-): Promise<'ok' | 'wrong' | Throttled> {
+): Promise<{ ok: true; deviceCookie: string } | { ok: false; reason: 'wrong' } | Throttled> {
   const account = accountKey(user.username);
   const device = await deps.deviceCookies.entryFor(origin.deviceCookie, account);
   const result = await throttledCheck(deps, countersFor(account, origin, device), async () => {
     const found = await deps.stores.users.findCredentials(account);
-    return (await verifyPassword(found?.passwordHash, password)) && found?.user.status === 'active' ? ('ok' as const) : undefined;
+    return (await verifyPassword(found?.passwordHash, password)) && found?.user.status === 'active' ? true : undefined;
   });
-  return result ?? 'wrong';
+  if (isThrottled(result)) return result;
+  if (result === undefined) return { ok: false, reason: 'wrong' };
+  return { ok: true, deviceCookie: await deps.deviceCookies.afterSignIn(origin.deviceCookie, account) };
 }

@@ -12,7 +12,8 @@ export const SIGN_UPS_PER_ADDRESS = 10;
 export type SignUpOutcome =
   | { ok: true; user: User }
   | { ok: false; reason: 'invalid'; field: string; message: string }
-  | { ok: false; reason: 'taken' | 'throttled' };
+  | { ok: false; reason: 'taken' }
+  | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
 
 export async function signUp(
   deps: { stores: Stores; limiter: RateLimiter; clock: Clock },
@@ -29,8 +30,9 @@ export async function signUp(
     if (error instanceof InputError) return { ok: false, reason: 'invalid', field: error.field, message: error.message };
     throw error;
   }
-  const decision = await deps.limiter.hit(`signup:address:${attempt.address}`, SIGN_UPS_PER_ADDRESS, SIGN_UP_WINDOW_SECONDS, deps.clock.now());
-  if (!decision.allowed) return { ok: false, reason: 'throttled' };
+  const now = deps.clock.now();
+  const decision = await deps.limiter.hit(`signup:address:${attempt.address}`, SIGN_UPS_PER_ADDRESS, SIGN_UP_WINDOW_SECONDS, now);
+  if (!decision.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {
     return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password }) };

@@ -325,7 +325,7 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.ok(consentForm(await again.text()).some(([k, v]) => k === 'prompt' && v === 'consent'));
   });
 
-  for (const redirectUri of ['http://127.0.0.1/cb', 'com.example.app:/oauth/cb']) {
+  for (const redirectUri of ['http://127.0.0.1/cb', 'com.example.app:/oauth/cb', 'http://localhost:8123/cb', 'http://127.1/cb', 'http://[0:0:0:0:0:0:0:1]/cb']) {
     test(`a native app (public client, ${redirectUri}) is asked for consent every time, and prompt=none is consent_required (RFC 8252 8.6)`, async () => {
       const { browser } = await signedInBrowser(t);
       const c = await newClient(t, { type: 'public', redirectUris: [redirectUri] });

@@ -81,6 +81,35 @@ forEachDatabase('sign-in throttling', (database) => {
     assert.equal((await owner.signIn(user.username)).status, 303, 'the owner signs in');
   });
 
+  /** Signs up through the form, as a newcomer's browser does. */
+  async function signUp(browser: Browser, username: string): Promise<Response> {
+    const csrf = hiddenFields(await (await browser.fetch('/signup')).text()).find(([n]) => n === '_csrf')![1];
+    return browser.postForm('/signup', { username, password: PASSWORD, _csrf: csrf });
+  }
+
+  test('a browser that just signed up keeps its own attempts while the account is locked for everyone else', async () => {
+    const username = `fresh${addresses}x${Date.now() % 100000}`;
+    const owner = new AddressedBrowser(t, freshAddress());
+    assert.equal((await signUp(owner, username)).status, 303);
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, username, () => new AddressedBrowser(t, freshAddress()));
+    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(username)).status, 429, 'locked for others');
+    assert.equal((await owner.postForm('/logout', { _csrf: owner.cookies.get('svc_csrf')! })).status, 303);
+    assert.equal((await owner.signIn(username)).status, 303, 'the browser that created the account signs in');
+  });
+
+  test('sign-ups past the limit of an address are refused with 429, Retry-After and how long', async () => {
+    const address = freshAddress();
+    let refused: Response | undefined;
+    for (let i = 0; i < 12 && !refused; i++) {
+      const response = await signUp(new AddressedBrowser(t, address), `crowd${addresses}n${i}x${Date.now() % 100000}`);
+      if (response.status === 429) refused = response;
+      else assert.equal(response.status, 303);
+    }
+    assert.ok(refused, 'refused within 12 sign-ups');
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.match(await refused.text(), /Try again in \d+ (minutes?|seconds)/);
+  });
+
   test('a browser with a device cookie is itself refused after 10 failures', async () => {
     const user = await newUser(t);
     const browser = new AddressedBrowser(t, freshAddress());

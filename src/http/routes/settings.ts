@@ -13,7 +13,7 @@ import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { ClientType, User } from '../../core/ports.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
-import { deviceCookie, pageContext, verifyCsrf } from '../plugins/session.js';
+import { deviceCookie, pageContext, setDeviceCookie, verifyCsrf } from '../plugins/session.js';
 import {
   type ClientForm, type FormError, applicationsPage, clientPage, developersPage, profileSettingsPage, tokensPage,
 } from '../views/settings.js';
@@ -131,17 +131,15 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }), status);
     };
     const password = body.password ?? '';
-    const confirmed = password === '' ? 'empty'
-      : await confirmPassword(app.deps, user, password, { address: request.ip, deviceCookie: deviceCookie(request) });
-    if (confirmed !== 'ok') {
-      if (typeof confirmed === 'object') {
-        app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
-        reply.header('retry-after', String(confirmed.retryAfterSeconds));
-        return answer({ error: { field: 'password', message: retryMessage('Too many wrong passwords.', confirmed.retryAfterSeconds) } }, 429);
-      }
-      const message = confirmed === 'empty' ? 'enter your password to create a token' : 'that password is not right';
-      return answer({ error: { field: 'password', message } }, 400);
+    if (password === '') return answer({ error: { field: 'password', message: 'enter your password to create a token' } }, 400);
+    const confirmed = await confirmPassword(app.deps, user, password, { address: request.ip, deviceCookie: deviceCookie(request) });
+    if (!confirmed.ok) {
+      if (confirmed.reason === 'wrong') return answer({ error: { field: 'password', message: 'that password is not right' } }, 400);
+      app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
+      reply.header('retry-after', String(confirmed.retryAfterSeconds));
+      return answer({ error: { field: 'password', message: retryMessage('Too many wrong passwords.', confirmed.retryAfterSeconds) } }, 429);
     }
+    setDeviceCookie(request, reply, confirmed.deviceCookie);
     const days = tokenForm.expiresInDays === 'none' ? null
       : /^\d{1,4}$/.test(tokenForm.expiresInDays) ? Number(tokenForm.expiresInDays) : Number.NaN;
     try {

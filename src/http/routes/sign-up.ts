@@ -1,13 +1,13 @@
 /** GET/POST /signup: a new account, then signed in (INTERFACE section 1). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signUp } from '../../core/sign-up.js';
-import { sendPage } from '../pages.js';
-import { pageContext, startSession, verifyCsrf } from '../plugins/session.js';
+import { accountKey } from '../../core/device-cookies.js';
+import { retryMessage, sendPage } from '../pages.js';
+import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import { signUpPage } from '../views/sign-up.js';
 
 const MESSAGES = {
   taken: { field: 'username', message: 'That username is taken. Choose another one.' },
-  throttled: { field: 'form', message: 'Too many accounts were created from your address. Wait an hour and try again.' },
 } as const;
 
 export async function signUpRoutes(app: FastifyInstance): Promise<void> {
@@ -23,11 +23,18 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     const username = (request.body.username ?? '').trim();
     const outcome = await signUp(app.deps, { username, password: request.body.password ?? '', address: request.ip });
     if (outcome.ok) {
+      // The new account's browser proved it: it keeps its own sign-in attempts from now on.
+      setDeviceCookie(request, reply, await app.deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(outcome.user.username)));
       await startSession(request, reply, outcome.user);
       return reply.redirect(`/u/${encodeURIComponent(outcome.user.username)}`, 303);
     }
-    if (outcome.reason === 'throttled') app.deps.metrics.rateLimitRefusals.inc({ scope: 'signup' });
-    const error = outcome.reason === 'invalid' ? { field: outcome.field, message: outcome.message } : MESSAGES[outcome.reason];
+    if (outcome.reason === 'throttled') {
+      app.deps.metrics.rateLimitRefusals.inc({ scope: 'signup' });
+      reply.header('retry-after', String(outcome.retryAfterSeconds));
+    }
+    const error = outcome.reason === 'invalid' ? { field: outcome.field, message: outcome.message }
+      : outcome.reason === 'throttled' ? { field: 'form', message: retryMessage('Too many accounts were created from your address.', outcome.retryAfterSeconds) }
+      : MESSAGES[outcome.reason];
     const status = outcome.reason === 'throttled' ? 429 : outcome.reason === 'taken' ? 409 : 400;
     // The username is echoed back only when short enough to be a username at all.
     return sendPage(reply, signUpPage(await pageContext(request, reply), { username: username.slice(0, 64), error }), status);
