@@ -131,7 +131,9 @@ test('WORKERS=2 serves from two worker processes on one port, their metrics merg
   const path = temporarySqlitePath();
   const [port, metricsPort] = [await freePort(), await freePort()];
   const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info', WORKERS: '2' });
-  assert.match(await service.banner, /2 workers/);
+  const banner = await service.banner;
+  assert.match(banner, /2 workers/);
+  assert.match(banner, /Warning: without REDIS_URL each of the 2 workers counts rate limits and sign-in failures on its own/);
   for (let i = 0; i < 10; i++) assert.equal((await fetch(`http://127.0.0.1:${port}/healthz`)).status, 200);
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   assert.match(metrics, /http_requests_total\{method="GET",route="\/healthz",status="200"\} 10/, 'the workers\' counts add up');

@@ -9,6 +9,7 @@
  *   refusing such a request costs no more than answering it, and counting it would turn a flood
  *   of garbage, which never reaches storage, into a write per request to the shared counter.
  */
+import { addressKey } from './addresses.js';
 import { type Bearer, bearerKey, refusedOffline } from './bearer.js';
 import { OAuthError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './ports.js';
@@ -51,20 +52,23 @@ export class ApiLimits {
 
   /** Whether this address is refused for the rest of its window (checked before any lookup). */
   isBlocked(address: string, now: Instant): boolean {
-    const until = this.blockedUntil.get(address);
+    if (this.blockedUntil.size === 0) return false;
+    const key = addressKey(address);
+    const until = this.blockedUntil.get(key);
     if (until === undefined) return false;
     if (Math.floor(now / 1000) < until) return true;
-    this.blockedUntil.delete(address);
+    this.blockedUntil.delete(key);
     return false;
   }
 
   /** Counts a refused token (unless refused offline); says whether the address is still within its limit. */
   async hitFailure(address: string, refusal: OAuthError, now: Instant): Promise<boolean> {
     if (refusedOffline(refusal)) return true;
-    const decision = await this.limiter.hit(`api:address:${address}`, this.failuresPerAddress, API_WINDOW_SECONDS, now);
+    const key = addressKey(address);
+    const decision = await this.limiter.hit(`api:address:${key}`, this.failuresPerAddress, API_WINDOW_SECONDS, now);
     if (decision.allowed) return true;
     if (this.blockedUntil.size > 100_000) this.blockedUntil.clear();
-    this.blockedUntil.set(address, decision.resetAt);
+    this.blockedUntil.set(key, decision.resetAt);
     return false;
   }
 }

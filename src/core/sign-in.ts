@@ -7,6 +7,7 @@
  * Every failure looks the same from outside, so it never reveals whether an account exists.
  */
 import { canBeUsername } from './accounts.js';
+import { addressKey } from './addresses.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
@@ -42,30 +43,36 @@ interface Counter {
   limit: number;
 }
 
-/** The counters an attempt on `account` is counted on (INTERFACE section 4). */
+/**
+ * The counters an attempt on `account` is counted on (INTERFACE section 4), the address's first:
+ * an address past its limit is refused before its attempt can make an account's counter.
+ */
 function countersFor(account: string, origin: AttemptOrigin, device: DeviceEntry | undefined): Counter[] {
   if (device) return [{ key: `signin:device:${device.nonce}`, limit: SIGN_IN_FAILURES_PER_DEVICE }];
   return [
+    { key: `signin:address:${addressKey(origin.address)}`, limit: SIGN_IN_FAILURES_PER_ADDRESS },
     { key: `signin:account:${account}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT },
-    { key: `signin:address:${origin.address}`, limit: SIGN_IN_FAILURES_PER_ADDRESS },
   ];
 }
 
 /**
- * Runs `check` (a password verification) under the counters. The attempt is counted before the
- * check, so racing guesses cannot slip past a limit together, and taken back when `check`
- * succeeds. Past a limit the check does not run at all.
+ * Runs `check` (a password verification) under the counters, in order. The attempt is counted
+ * before the check, so racing guesses cannot slip past a limit together, and taken back when
+ * `check` succeeds. Past a limit the check does not run at all, and the counters after the one
+ * that refused are not touched.
  */
 async function throttledCheck<T>(deps: SignInDeps, counters: Counter[], check: () => Promise<T | undefined>): Promise<T | Throttled | undefined> {
   const now: Instant = deps.clock.now();
-  const decisions = await Promise.all(counters.map((c) => deps.limiter.hit(c.key, c.limit, SIGN_IN_WINDOW_SECONDS, now)));
-  const refused = decisions.filter((d) => !d.allowed);
-  if (refused.length > 0) {
-    const resetAt = Math.max(...refused.map((d) => d.resetAt));
-    return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, resetAt - Math.floor(now / 1000)) };
+  const counted: Counter[] = [];
+  for (const counter of counters) {
+    const decision = await deps.limiter.hit(counter.key, counter.limit, SIGN_IN_WINDOW_SECONDS, now);
+    counted.push(counter);
+    if (!decision.allowed) {
+      return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
+    }
   }
   const passed = await check();
-  if (passed !== undefined) await Promise.all(counters.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now)));
+  if (passed !== undefined) await Promise.all(counted.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now)));
   return passed;
 }
 

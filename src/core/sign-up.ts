@@ -1,4 +1,5 @@
 /** Sign-up: the account rules, the list of common passwords, and throttling per address. */
+import { addressKey } from './addresses.js';
 import { checkPassword, checkUsername, createAccount, isReservedUsername } from './accounts.js';
 import { isCommonPassword } from './common-passwords.js';
 import { ConflictError, InputError } from './errors.js';
@@ -31,7 +32,7 @@ export async function signUp(
     throw error;
   }
   const now = deps.clock.now();
-  const decision = await deps.limiter.hit(`signup:address:${attempt.address}`, SIGN_UPS_PER_ADDRESS, SIGN_UP_WINDOW_SECONDS, now);
+  const decision = await deps.limiter.hit(`signup:address:${addressKey(attempt.address)}`, SIGN_UPS_PER_ADDRESS, SIGN_UP_WINDOW_SECONDS, now);
   if (!decision.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {

@@ -4,16 +4,19 @@ import type { Instant } from '../core/time.js';
 
 interface Window {
   count: number;
+  limit: number;
   /** Epoch seconds when the window ends. */
   resetAt: number;
 }
 
 /**
  * Counters held at most: about 15 MB. Each new key is a failed sign-in or a valid token's
- * request, so the bound is reached only by a crowd of addresses; past it the oldest counters go
- * first, and those are the ones nearest the end of their window.
+ * request, so the bound is reached only by a crowd of addresses; past it old counters go first
+ * (those nearest the end of their window), counters that refuse someone last.
  */
 export const MEMORY_LIMITER_MAX_KEYS = 100_000;
+/** How many of the oldest counters are looked at for one that is not refusing anyone. */
+const EVICTION_CANDIDATES = 64;
 
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, Window>();
@@ -44,7 +47,7 @@ export class MemoryRateLimiter implements RateLimiter {
     let window = this.windows.get(key);
     if (window === undefined || window.resetAt <= nowSeconds) {
       // Windows are aligned to multiples of their length, as the Redis limiter's keys are.
-      window = { count: 0, resetAt: windowEnd(nowSeconds, windowSeconds) };
+      window = { count: 0, limit, resetAt: windowEnd(nowSeconds, windowSeconds) };
       this.windows.delete(key);
       this.makeRoom();
       this.windows.set(key, window);
@@ -72,11 +75,25 @@ export class MemoryRateLimiter implements RateLimiter {
     }
   }
 
-  /** At the bound, the oldest counter goes (a Map iterates in insertion order). */
+  /**
+   * At the bound, one of the oldest counters goes (a Map iterates in insertion order): the first
+   * of the oldest few that is still under its limit, so a flood of new keys cannot wipe out the
+   * counters that are refusing someone (a locked account, a throttled address); only when all of
+   * those are refusing does the oldest go.
+   */
   private makeRoom(): void {
     if (this.windows.size < this.maxKeys) return;
-    const oldest = this.windows.keys().next();
-    if (!oldest.done) this.windows.delete(oldest.value);
+    let oldest: string | undefined;
+    let looked = 0;
+    for (const [key, window] of this.windows) {
+      oldest ??= key;
+      if (window.count < window.limit) {
+        this.windows.delete(key);
+        return;
+      }
+      if (++looked === EVICTION_CANDIDATES) break;
+    }
+    if (oldest !== undefined) this.windows.delete(oldest);
   }
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts.js';
+import { addressKey } from '../../src/core/addresses.js';
 import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/clients.js';
 import { formatScope, parseScope } from '../../src/core/scopes.js';
 import { checkedText } from '../../src/core/text.js';
@@ -112,4 +113,13 @@ test('scope parameters parse to known scopes in canonical order, and report unkn
   assert.equal(parseScope(''), undefined);
   assert.equal(parseScope('a"b'), undefined);
   assert.equal(formatScope(['posts:read', 'profile:read']), 'profile:read posts:read');
+});
+
+test('per-address limits count an IPv4 address as itself and an IPv6 address by its /64 (RFC 6177)', () => {
+  assert.equal(addressKey('203.0.113.9'), '203.0.113.9');
+  assert.equal(addressKey('::ffff:203.0.113.9'), '203.0.113.9');
+  assert.equal(addressKey('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64');
+  assert.equal(addressKey('2001:0db8:0001:0002::ffff'), '2001:db8:1:2::/64');
+  assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
+  assert.notEqual(addressKey('2001:db8:1:3::1'), addressKey('2001:db8:1:2::1'));
 });

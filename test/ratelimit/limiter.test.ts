@@ -63,6 +63,14 @@ function contract(name: string, make: () => RateLimiter, cleanup: () => Promise<
 
 contract('memory', () => new MemoryRateLimiter(), async () => {});
 
+test('a flood of new counters does not evict the counters that are refusing someone', async () => {
+  const limiter = new MemoryRateLimiter(1000);
+  for (let i = 0; i < 11; i++) await limiter.hit('signin:account:victim', 10, 900, T0);
+  for (let i = 0; i < 5000; i++) await limiter.hit(`flood:${i}`, 10, 900, T0);
+  assert.equal(limiter.size, 1000);
+  assert.equal((await limiter.hit('signin:account:victim', 10, 900, T0)).allowed, false, 'the locked account stays locked');
+});
+
 test('the in-memory limiter holds at most its bound of counters, dropping the oldest first', async () => {
   const limiter = new MemoryRateLimiter(1000);
   for (let i = 0; i < 5000; i++) await limiter.hit(`flood:${i}`, 10, 900, T0);

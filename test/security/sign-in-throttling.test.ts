@@ -142,6 +142,17 @@ forEachDatabase('sign-in throttling', (database) => {
     assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username)).status, 303, 'another address is not affected');
   });
 
+  test('the addresses of one IPv6 /64 count as one address', async () => {
+    const user = await newUser(t);
+    const prefix = `2001:db8:${(++addresses).toString(16)}:7`;
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ADDRESS; i++) {
+      const response = await new AddressedBrowser(t, `${prefix}::${(i + 1).toString(16)}`).signIn(`nobody-v6-${i}`, 'a wrong password');
+      assert.equal(response.status, 401);
+    }
+    assert.equal((await new AddressedBrowser(t, `${prefix}:ffff:ffff:ffff:ffff`).signIn(user.username)).status, 429);
+    assert.equal((await new AddressedBrowser(t, `2001:db8:${addresses.toString(16)}:8::1`).signIn(user.username)).status, 303, 'the next /64 is another address');
+  });
+
   test('the right password of a suspended account is counted as a failure, like any other', async () => {
     const user = await newUser(t);
     await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
