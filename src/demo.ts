@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts.js';
 import { registerClient } from './core/clients.js';
@@ -69,11 +69,16 @@ export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): P
 
 /**
  * Where the demo's credentials are kept: beside the embedded database; for PostgreSQL in ./data,
- * under a name of that database's own, so two databases never share (or overwrite) one file.
+ * under a name of that database's own. Two databases never share (or overwrite) one file.
  */
 export function demoCredentialsPath(settings: Settings): string {
   const { database } = settings;
-  if (database.kind === 'sqlite' && database.path !== ':memory:') return join(dirname(database.path), 'demo-credentials.json');
+  if (database.kind === 'sqlite' && database.path !== ':memory:') {
+    // Beside the default database as demo-credentials.json; beside another under its own name,
+    // so two databases in one folder keep their own.
+    const name = basename(database.path);
+    return join(dirname(database.path), name === 'svc.sqlite' ? 'demo-credentials.json' : `${name}.demo-credentials.json`);
+  }
   const name = database.kind === 'postgres' ? createHash('sha256').update(database.url).digest('hex').slice(0, 12) : 'memory';
   return join('./data', `demo-credentials-${name}.json`);
 }

@@ -105,7 +105,8 @@ function isAddressOrRange(entry: string): boolean {
   const version = isIP(address ?? '');
   if (version === 0 || rest.length > 0) return false;
   if (prefix === undefined) return true;
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (version === 4 ? 32 : 128);
+  // A /0 trusts every address: every hop, which the setting never means.
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (version === 4 ? 32 : 128);
 }
 
 /**

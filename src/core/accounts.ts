@@ -91,8 +91,9 @@ export function isUserStatus(value: string): value is UserStatus {
 }
 
 /**
- * Changes an account's status. Leaving `active` revokes every grant, personal token and sign-in
- * session of the account for good: making it active again revives none (INTERFACE section 4).
+ * Changes an account's status. Leaving `active` revokes every grant, personal token, remembered
+ * consent and sign-in session of the account for good: making it active again revives none
+ * (INTERFACE section 4).
  */
 export async function setAccountStatus(stores: Stores, clock: Clock, userId: number, status: UserStatus): Promise<User | undefined> {
   return stores.transaction(async (tx) => {
@@ -102,6 +103,8 @@ export async function setAccountStatus(stores: Stores, clock: Clock, userId: num
       await tx.grants.revokeForUser(userId, 'account_unusable', now);
       await tx.sessions.endForUser(userId, now);
       await tx.personalTokens.revokeForUser(userId, now);
+      // Consent is an authorization too: an account made active again is asked anew.
+      await tx.consents.removeForUser(userId);
     }
     return user;
   });

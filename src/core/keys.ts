@@ -71,10 +71,24 @@ export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | u
 }
 
 /**
- * What a start (and a command that writes keys) does before it uses them: refuses when the
- * database holds sealed keys that `keysSecret` cannot open (`KeysSecretError`), seals every
- * plaintext key when `keysSecret` is set, and creates a key for every algorithm that has none
- * signing or waiting to sign (the first start), active at once: nothing was signed before it.
+ * What a command that adds keys checks first, so the keys it adds are sealed as the servers'
+ * are: the keys stored must open with `keysSecret`, and with a `keysSecret` they must already be
+ * sealed. Plaintext keys mean the servers run without KEYS_SECRET: a key sealed now would stop
+ * them signing once it is active. Refused with `KeysSecretError`, naming what to do.
+ */
+export async function checkKeysSealedAlike(stores: Stores, keysSecret: string | undefined): Promise<void> {
+  const keys = await stores.keys.listAll();
+  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret);
+  if (keysSecret !== undefined && keys.some((key) => !isSealed(key.privateJwk))) {
+    throw new KeysSecretError('the signing keys in the database are not encrypted, so the servers run without KEYS_SECRET: restart them with KEYS_SECRET (they encrypt the keys at start), or run this command without it');
+  }
+}
+
+/**
+ * What a start does before it uses the keys: refuses when the database holds sealed keys that
+ * `keysSecret` cannot open (`KeysSecretError`), seals every plaintext key when `keysSecret` is
+ * set, and creates a key for every algorithm that has none signing or waiting to sign (the first
+ * start), active at once: nothing was signed before it.
  */
 export async function ensureSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined): Promise<void> {
   const keys = await stores.keys.listAll();

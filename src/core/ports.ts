@@ -171,6 +171,8 @@ export interface ConsentStore {
   save(userId: number, clientId: string, scope: string, now: Instant): Promise<void>;
   /** Forgets the consent; returns whether there was one. */
   remove(userId: number, clientId: string): Promise<boolean>;
+  /** Forgets every consent of the user; returns how many. */
+  removeForUser(userId: number): Promise<number>;
   listForUser(userId: number): Promise<Consent[]>;
 }
 

@@ -41,6 +41,8 @@ test('a bad setting stops the start with one line naming it and what it accepts'
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ TRUST_PROXY: 'true' }, /^invalid setting TRUST_PROXY="true": accepts the number of proxies/],
     [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: '0.0.0.0/0' }, /TRUST_PROXY/],
+    [{ TRUST_PROXY: '::/0' }, /TRUST_PROXY/],
     [{ TRUST_PROXY: '10.0.0.1,proxy.example' }, /TRUST_PROXY/],
     [{ TRUST_PROXY: '99' }, /TRUST_PROXY/],
   ];

@@ -1,6 +1,7 @@
 /** GET and POST /oauth/authorize: seed 4.1, INTERFACE sections 3, 5 and 10, over real HTTP. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { setAccountStatus } from '../../src/core/accounts.js';
 import { hashSecret } from '../../src/core/credentials.js';
 import { deactivateClient } from '../../src/core/clients.js';
 import type { TestApp } from '../support/app.js';
@@ -305,6 +306,19 @@ forEachDatabase('authorization endpoint', (database) => {
     await obtainCode(browser, c);
     const again = await authorize(browser, authorizeQuery(c, { scope: 'profile:read' }));
     assert.ok(redirectParams(again).get('code'));
+  });
+
+  test('remembered consent does not survive the account leaving active: made active again, it is asked anew', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
+    await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'active');
+    const fresh = new Browser(t);
+    assert.equal((await fresh.signIn(user.username)).status, 303);
+    const again = await authorize(fresh, authorizeQuery(c));
+    assert.equal(again.status, 200, 'the consent page, not a code');
+    assertErrorRedirect(await authorize(fresh, authorizeQuery(c, { extra: { prompt: 'none' } })), c, 'consent_required');
   });
 
   test('a scope beyond the remembered consent asks again', async () => {

@@ -294,6 +294,25 @@ forEachDatabase('signing keys sealed when KEYS_SECRET comes later', (database) =
   });
 });
 
+forEachDatabase('keys rotate with a KEYS_SECRET the servers do not have', (database) => {
+  test('keys rotate with KEYS_SECRET on a database of plaintext keys is refused with one line, and writes no key', async () => {
+    const plain = await startOAuthApp(database);
+    await plain.close();
+    const { openDatabase } = await import('../../src/storage/database.js');
+    const handle = openDatabase(database.target);
+    try {
+      const before = await handle.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).orderBy('kid').execute();
+      const r = svc(database.url, ['keys', 'rotate', '--json'], { KEYS_SECRET: SECRET });
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /^[^\n]*not encrypted[^\n]*KEYS_SECRET[^\n]*\n$/);
+      assert.equal(r.stdout, '');
+      assert.deepEqual(await handle.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).orderBy('kid').execute(), before, 'nothing sealed, nothing added');
+    } finally {
+      await handle.close();
+    }
+  });
+});
+
 forEachDatabase('a signing failure in a token exchange', (database) => {
   let t: TestApp;
   before(async () => { t = await startOAuthApp(database, { env: { KEYS_SECRET: SECRET } }); });

@@ -1,4 +1,4 @@
-import { ensureSigningKeys, rotateSigningKeys } from '../../core/keys.js';
+import { checkKeysSealedAlike, rotateSigningKeys } from '../../core/keys.js';
 import { saveDemoCredentials, seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
@@ -31,9 +31,8 @@ export const keysRotate = defineCommand({
   options: { now: { type: 'boolean' }, 'retire-previous': { type: 'boolean' } },
   async run(deps, values) {
     const secret = deps.settings.keysSecret;
-    // The keys there must open with this KEYS_SECRET, or the new ones would be sealed with
-    // another secret than the server's (or not at all); refused with KeysSecretError.
-    await ensureSigningKeys(deps.stores, deps.clock, secret);
+    // The new keys are sealed as the stored ones are, or the servers could not sign with them.
+    await checkKeysSealedAlike(deps.stores, secret);
     const { kids, activeAt } = await rotateSigningKeys(deps.stores, deps.clock, secret, {
       activationSeconds: deps.settings.signingKeyActivationSeconds,
       now: values.now === true,

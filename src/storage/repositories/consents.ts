@@ -32,6 +32,11 @@ export class KyselyConsentStore implements ConsentStore {
     return Number(result.numDeletedRows) > 0;
   }
 
+  async removeForUser(userId: number): Promise<number> {
+    const result = await this.db.deleteFrom('consents').where('user_id', '=', userId).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async listForUser(userId: number): Promise<Consent[]> {
     const rows = await this.db.selectFrom('consents').selectAll().where('user_id', '=', userId)
       .orderBy('created_at').execute();
