@@ -2,7 +2,7 @@
 import { InputError } from './errors.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
 import { USER_STATUSES, type Stores, type User, type UserStatus } from './ports.js';
-import { checkedText } from './text.js';
+import { checkedText, hasVisibleCharacter } from './text.js';
 import type { Clock } from './time.js';
 
 export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
@@ -28,29 +28,66 @@ export async function findAccount(stores: Stores, username: string): Promise<Use
 
 /**
  * Names no one may sign up with: they would pass for the site or its staff (an attacker as
- * "support" asking for a password). Compared without case, `_` or `-`, so "Ad-min" is refused
- * too. The operator can still create them from the command line.
+ * "support" asking for a password).
  */
 const RESERVED_USERNAMES = new Set([
   'abuse', 'account', 'accounts', 'admin', 'administrator', 'api', 'apps', 'auth', 'billing', 'community', 'docs',
   'help', 'hostmaster', 'info', 'login', 'logout', 'mail', 'moderator', 'noreply', 'oauth', 'official', 'openid',
   'owner', 'postmaster', 'privacy', 'root', 'security', 'settings', 'signin', 'signup', 'staff', 'support', 'svc',
-  'system', 'team', 'webmaster', 'www',
+  'superuser', 'sysadmin', 'system', 'team', 'webmaster', 'www',
 ]);
+/** Words that make a reserved name no less official around it ("support-team", "the-admins"). */
+const RESERVED_AFFIXES = ['s', 'the', 'sys', 'super', 'user', 'desk', 'bot', 'service', 'mod', 'ops'];
+/** Digits written for the letters they look like: "adm1n", "r00t", "4dmin". */
+const LOOK_ALIKE: Record<string, string[]> = { 0: ['o'], 1: ['i', 'l'], 3: ['e'], 4: ['a'], 5: ['s'], 7: ['t'] };
 
-export function isReservedUsername(username: string): boolean {
-  return RESERVED_USERNAMES.has(username.toLowerCase().replace(/[_-]/g, ''));
+/** The spellings a name could be read as: lower-cased, without `_` or `-`, with or without trailing digits, look-alike digits as letters. */
+function readings(username: string): string[] {
+  const bare = username.toLowerCase().replace(/[_-]/g, '');
+  let forms = [bare, bare.replace(/\d+$/, '')];
+  for (const [digit, letters] of Object.entries(LOOK_ALIKE)) {
+    if (forms.some((f) => f.includes(digit))) forms = forms.flatMap((f) => letters.map((l) => f.replaceAll(digit, l)));
+  }
+  return forms;
+}
+
+/** Whether `form` is made wholly of reserved names and affixes, at least one a reserved name. */
+function isMadeOfReservedWords(form: string): boolean {
+  const words = [...RESERVED_USERNAMES, ...RESERVED_AFFIXES];
+  // reachable[i]: form.slice(0, i) splits into words; the value says whether a reserved name was among them.
+  const reachable: Array<boolean | undefined> = [false];
+  for (let i = 0; i < form.length; i++) {
+    const before = reachable[i];
+    if (before === undefined) continue;
+    for (const word of words) {
+      if (!form.startsWith(word, i)) continue;
+      const end = i + word.length;
+      reachable[end] = (reachable[end] ?? false) || before || RESERVED_USERNAMES.has(word);
+    }
+  }
+  return reachable[form.length] === true;
 }
 
 /**
- * A password of 8 to 256 characters that is not the username and not made only of spaces or
- * control characters (NIST SP 800-63B 5.1.1.2: refuse what is trivially guessed).
+ * Whether sign-up refuses `username` as one that would pass for the site or its staff: a
+ * reserved name in any reading of it ("Ad-min", "adm1n", "admin2"), alone or with other
+ * reserved names and affixes ("support-team", "official-support", "sysadmins"). The operator can
+ * still create such names from the command line.
+ */
+export function isReservedUsername(username: string): boolean {
+  return readings(username).some(isMadeOfReservedWords);
+}
+
+/**
+ * A password of 8 to 256 characters that is not the username and holds something besides
+ * spaces, control and invisible characters (NIST SP 800-63B 5.1.1.2: refuse what is trivially
+ * guessed).
  */
 export function checkPassword(password: string, username: string): void {
   if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
     throw new InputError('password', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
   }
-  if (/^[\s\p{C}]*$/u.test(password)) throw new InputError('password', 'password must not be only spaces or control characters');
+  if (!hasVisibleCharacter(password)) throw new InputError('password', 'password must not be only spaces, control or invisible characters');
   if (password.trim().toLowerCase() === username.trim().toLowerCase()) throw new InputError('password', 'password must not be your username');
 }
 

@@ -7,20 +7,34 @@ import { InputError } from './errors.js';
  */
 const BIDI_CONTROLS = '\u202a-\u202e\u2066-\u2069';
 /**
- * Marks and fillers that show nothing, so two names that look the same can differ: a `name` (an
- * application's or a category's, shown to people deciding whom to trust) holds none of them.
+ * Characters that show nothing or steer the text rather than write it: controls (C0, DEL, C1),
+ * format characters (zero-width spaces and joiners, direction marks, tags, soft hyphens…), line
+ * and paragraph separators, and every default-ignorable code point (variation selectors, Hangul
+ * fillers…). Two names that look the same can differ by them, so a `name` (an application's or a
+ * category's, shown to people deciding whom to trust) holds none.
  */
-const INVISIBLES = '\u00ad\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b-\u200f\u2060-\u2064\u3164\ufeff\uffa0';
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+/**
+ * Something a reader sees: a character that is not blank, invisible or a lone combining mark
+ * (U+2800 is a blank Braille cell, U+1D159 a null notehead: symbols that draw nothing).
+ */
+const VISIBLE = /[^\s\p{C}\p{M}\p{Default_Ignorable_Code_Point}\u2800\u{1d159}]/u;
+
+/** Whether `value` holds at least one character a reader sees. */
+export function hasVisibleCharacter(value: string): boolean {
+  return VISIBLE.test(value);
+}
+
 /**
  * Control characters stored text may not hold: PostgreSQL text cannot hold NUL at all, and the
  * others have no place in what people write. A `line` (a title, a bio) holds no tab, line break
  * or bidirectional control either; a `text` (a body, a comment, a description) may hold tabs and
- * line breaks; a `name` is a line without invisible characters.
+ * line breaks; a `name` holds no invisible character (`INVISIBLE`) and at least one letter or digit.
  */
 const CONTROLS = {
   text: /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/,
   line: new RegExp(`[\\x00-\\x1f\\x7f${BIDI_CONTROLS}]`),
-  name: new RegExp(`[\\x00-\\x1f\\x7f${BIDI_CONTROLS}${INVISIBLES}]`),
+  name: INVISIBLE,
 } as const;
 
 export interface TextRule {
@@ -40,5 +54,6 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
   if (CONTROLS[rule.kind].test(text)) {
     throw new InputError(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : ', direction marks or invisible characters'}`);
   }
+  if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw new InputError(field, `${field} must contain a letter or a digit`);
   return text;
 }

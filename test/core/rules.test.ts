@@ -41,26 +41,41 @@ test('passwords: 8 to 256 characters', () => {
 test('a password is not the username, in any letter case, nor only spaces or control characters', () => {
   assert.throws(() => checkPassword('Ann_Lee_1', 'ann_lee_1'), /not be your username/);
   assert.throws(() => checkPassword(' annalee2 ', 'AnnaLee2'), /not be your username/);
-  for (const blank of [' '.repeat(8), '\t\n\r \t\n\r ', '\u200b'.repeat(8), '\u0001'.repeat(8), '\u00a0'.repeat(10)]) {
-    assert.throws(() => checkPassword(blank, 'ann'), /only spaces or control characters/, JSON.stringify(blank));
+  for (const blank of [
+    ' '.repeat(8), '\t\n\r \t\n\r ', '\u200b'.repeat(8), '\u0001'.repeat(8), '\u00a0'.repeat(10), '\u3164'.repeat(8), '\u2800'.repeat(8),
+    '\u0301'.repeat(8), '\ufe0f'.repeat(8), '\u034f'.repeat(8), '\u{1d159}'.repeat(8), '\u115f'.repeat(8),
+  ]) {
+    assert.throws(() => checkPassword(blank, 'ann'), /only spaces, control or invisible characters/, JSON.stringify(blank));
   }
   assert.doesNotThrow(() => checkPassword('  spaced out phrase  ', 'ann'));
 });
 
-test('names that would pass for the site or its staff are reserved, without regard to case, _ or -', () => {
-  for (const name of ['admin', 'Admin', 'ad-min', 'ROOT', 'support', 'Community', 'svc', 'security', 'no_reply']) {
+test('names that would pass for the site or its staff are reserved, in any reading: case, _ or -, look-alike digits, staff words around them', () => {
+  for (const name of [
+    'admin', 'Admin', 'ad-min', 'ROOT', 'support', 'Community', 'svc', 'security', 'no_reply',
+    'admin1', 'adm1n', '4dmin', 'r00t', 'supp0rt', 'support-team', 'official-support', 'security-team', 'sysadmin', 'superuser',
+    'administrators', 'moderators', 'svc-admin', 'c0mmunity', 'communityteam', 'officia1',
+  ]) {
     assert.equal(isReservedUsername(name), true, name);
   }
-  for (const name of ['ann', 'admins-fan', 'rooted', 'demo']) assert.equal(isReservedUsername(name), false, name);
+  for (const name of ['ann', 'admins-fan', 'rooted', 'demo', 'badminton', 'teamwork', 'helpful', 'mod3rn-art', 'user42']) {
+    assert.equal(isReservedUsername(name), false, name);
+  }
 });
 
 test('names (of apps and categories) hold no direction marks or invisible characters; lines hold no direction overrides', () => {
-  for (const sneaky of ['\u202e', '\u2066', '\u200b', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u061c', '\u3164']) {
+  for (const sneaky of [
+    '\u202e', '\u2066', '\u200b', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u061c', '\u3164', '\u206a', '\u{e0001}', '\u{e0041}',
+    '\u034f', '\ufe0f', '\u180b', '\ufff9', '\u{1bca0}', '\u{1d173}', '\u2028', '\u2029', '\u0085',
+  ]) {
     assert.throws(() => checkedText('name', `Good${sneaky}App`, { kind: 'name', max: 80 }), /must not contain control characters, direction marks or invisible characters/, JSON.stringify(sneaky));
   }
   assert.throws(() => checkedText('title', 'a\u202eb', { kind: 'line', max: 20 }), /must not contain control characters/);
   assert.equal(checkedText('title', 'Family 👨\u200d👩\u200d👧', { kind: 'line', max: 20 }), 'Family 👨\u200d👩\u200d👧', 'a joiner in an emoji is fine in a title');
   assert.equal(checkedText('name', 'مرحبا App', { kind: 'name', max: 80 }), 'مرحبا App', 'right-to-left letters are fine');
+  for (const blank of ['\u2800\u2800', '...', '\u00a0\u2800']) {
+    assert.throws(() => checkedText('name', blank, { kind: 'name', max: 80 }), /must contain a letter or a digit/, JSON.stringify(blank));
+  }
 });
 
 test('redirect URIs to register: https, or http on a loopback host, no fragment', () => {

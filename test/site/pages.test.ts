@@ -68,7 +68,7 @@ forEachDatabase('site pages', (database) => {
       ['fresh-user', 'password1', /most common passwords/, 400],
       ['fresh-user', 'Football', /most common passwords/, 400],
       ['fresh-user-1', 'Fresh-User-1', /Password must not be your username/, 400],
-      ['fresh-user', ' '.repeat(12), /Password must not be only spaces or control characters/, 400],
+      ['fresh-user', ' '.repeat(12), /Password must not be only spaces, control or invisible characters/, 400],
       ['admin', PASSWORD, /That username is reserved/, 400],
       ['Sup-port', PASSWORD, /That username is reserved/, 400],
       ['community', PASSWORD, /That username is reserved/, 400],
