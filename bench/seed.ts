@@ -9,7 +9,7 @@
 import { type Insertable, type Kysely, sql } from 'kysely';
 import { generateOpaqueId, generateToken, hashSecret } from '../src/core/credentials.js';
 import { hashPassword } from '../src/core/passwords.js';
-import { excerpt } from '../src/core/posts.js';
+import { renderBody } from '../src/core/posts.js';
 import { registerClient } from '../src/core/clients.js';
 import { ensureSigningKeys } from '../src/core/keys.js';
 import { systemClock } from '../src/core/time.js';
@@ -92,7 +92,7 @@ async function insertChunks<T extends keyof Database>(db: Kysely<Database>, tabl
 const BODY = 'Shot at 6:40 with a 35mm lens. The fog lifted just as the ferries started running, and the light turned '
   + '<b>gold</b> for about four minutes before the clouds rolled back in. I kept shooting until the harbour woke up.';
 /** What `writePost` stores with BODY. */
-const EXCERPT = excerpt(BODY);
+const RENDERED = renderBody(BODY);
 
 /**
  * Seeds a migrated, empty database; `chainSets` is how many independent refresh chain sets to make.
@@ -130,7 +130,7 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
   const posts = Array.from({ length: size.posts }, (_, i) => {
     const authorId = i < size.heavyUserPosts ? heavyUserId : userIds[1 + (i % (userIds.length - 1))]!;
     return {
-      author_id: authorId, category_id: categoryIds[i % categoryIds.length]!, title: `Post number ${i + 1}`, body: BODY, excerpt: EXCERPT,
+      author_id: authorId, category_id: categoryIds[i % categoryIds.length]!, title: `Post number ${i + 1}`, body: BODY, body_html: RENDERED.html, excerpt: RENDERED.excerpt,
       status: i % 10 === 9 && i >= size.heavyUserPosts ? 'draft' : 'published',
       like_count: i % 50, comment_count: i % 7, view_count: i % 300,
       created_at: now - (size.posts - i) * 1000, updated_at: now,

@@ -31,9 +31,12 @@ export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
  * INTERFACE section 8: a request sends its headers within 10 s and finishes within 30 s, else
- * Node answers 408 and closes the connection, so slow clients cannot hold sockets open.
+ * Node answers 408 and closes the connection, so slow clients cannot hold sockets open. A socket
+ * on which nothing moves for 75 s is closed: a client that stops reading its answer frees the
+ * memory the answer holds. An idle keep-alive connection is kept 72 s (Fastify's default),
+ * longer than a reverse proxy's usual 60 s, so the proxy is the one that closes it.
  */
-export const REQUEST_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000 } as const;
+export const REQUEST_TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, idleMs: 75_000, keepAliveMs: 72_000 } as const;
 
 export interface AppOptions {
   /** Pino level; tests pass 'silent'. Defaults to the LOG_LEVEL setting. */
@@ -43,7 +46,7 @@ export interface AppOptions {
   /** Where log lines go (standard output by default); tests read them. */
   logStream?: { write(line: string): void };
   /** Tests shorten the request timeouts to see them act. */
-  timeouts?: { headersMs: number; requestMs: number };
+  timeouts?: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
 }
 
 /**
@@ -67,6 +70,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
     },
     requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.idleMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
     logger: loggerOptions(options.logLevel ?? deps.settings.logLevel, options.logStream),
     childLoggerFactory: requestLogger,
     bodyLimit: BODY_LIMIT_BYTES,

@@ -19,6 +19,15 @@ import MarkdownIt, { type Token } from 'markdown-it';
  */
 const markdown = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
 
+/**
+ * The longest link or image target taken as one (browsers and servers stop at 2,000 to 8,000):
+ * a longer one stays text, so a single reference definition cannot be multiplied into megabytes
+ * by thousands of uses.
+ */
+const LINK_MAX_LENGTH = 2048;
+const validLink = markdown.validateLink.bind(markdown);
+markdown.validateLink = (url) => url.length <= LINK_MAX_LENGTH && validLink(url);
+
 const render = markdown.renderer.rules;
 
 /** A member's link is theirs, not the site's: no ranking credit, no `window.opener` (HTML "link types"). */
@@ -44,6 +53,11 @@ render.th_open = render.td_open = (tokens, idx, options, _env, self) => {
 /** The body as HTML for the post page: every character of the member's text escaped, no raw HTML. */
 export function renderMarkdown(body: string): string {
   return markdown.render(body);
+}
+
+/** A body as escaped text kept as typed, for a body that is not rendered as Markdown. */
+export function escapedText(body: string): string {
+  return `<p class="plain">${markdown.utils.escapeHtml(body)}</p>\n`;
 }
 
 /**

@@ -72,6 +72,8 @@ export interface PostSummary {
 export interface Post extends PostSummary {
   /** Markdown (INTERFACE section 7). */
   body: string;
+  /** The body rendered when the post was written: escaped, bounded HTML (`renderBody`). */
+  bodyHtml: string;
 }
 
 export interface NewPost {
@@ -79,6 +81,7 @@ export interface NewPost {
   categoryId: number;
   title: string;
   body: string;
+  bodyHtml: string;
   excerpt: string;
   status: PostStatus;
   likeCount?: number;

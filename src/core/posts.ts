@@ -1,6 +1,6 @@
 /** Writing posts: the rules for a title, a body and a category, and the excerpt made from the body. */
 import { InputError } from './errors.js';
-import { isWhiteSpace, markdownText } from './markdown.js';
+import { escapedText, isWhiteSpace, markdownText, renderMarkdown } from './markdown.js';
 import type { Post, PostStatus, Stores } from './ports.js';
 import { checkedText } from './text.js';
 import type { Clock } from './time.js';
@@ -10,6 +10,40 @@ export const BODY_MAX_LENGTH = 20_000;
 export const CATEGORY_MAX_LENGTH = 40;
 /** INTERFACE section 7. */
 export const EXCERPT_MAX_LENGTH = 140;
+/**
+ * The most HTML a body may render to. Ordinary Markdown renders to two or three times its
+ * length; a body made to multiply (one long link target used by thousands of references, a
+ * table of thousands of columns) would otherwise make every view of its page megabytes long.
+ */
+export const BODY_HTML_MAX_LENGTH = 256 * 1024;
+
+/** What is made from a body once, when it is written: the page's HTML and the API's excerpt. */
+export interface RenderedBody {
+  html: string;
+  excerpt: string;
+}
+
+/** A body's HTML and excerpt; an `InputError` when the HTML would pass `BODY_HTML_MAX_LENGTH`. */
+export function renderBody(body: string): RenderedBody {
+  const html = renderMarkdown(body);
+  if (html.length > BODY_HTML_MAX_LENGTH) {
+    throw new InputError('body', `body makes a page of more than ${BODY_HTML_MAX_LENGTH / 1024} KB; repeat long links or wide tables less`);
+  }
+  return { html, excerpt: excerpt(body) };
+}
+
+/**
+ * A body written before bodies were Markdown, as `renderBody` makes it, or, when its Markdown
+ * would pass the bound, its text as it was shown then.
+ */
+export function renderOlderBody(body: string): RenderedBody {
+  try {
+    return renderBody(body);
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    return { html: escapedText(body), excerpt: excerpt(body) };
+  }
+}
 
 export interface PostDraft {
   authorId: number;
@@ -32,9 +66,10 @@ export async function writePost(stores: Stores, clock: Clock, draft: PostDraft):
       throw new InputError(field, `${field} must be a whole number of 0 or more`);
     }
   }
+  const { html, excerpt } = renderBody(body);
   const { id: categoryId } = await stores.posts.ensureCategory(category);
   const post: Parameters<Stores['posts']['create']>[0] = {
-    authorId: draft.authorId, categoryId, title, body, excerpt: excerpt(body), status: draft.status,
+    authorId: draft.authorId, categoryId, title, body, bodyHtml: html, excerpt, status: draft.status,
   };
   if (draft.likeCount !== undefined) post.likeCount = draft.likeCount;
   if (draft.commentCount !== undefined) post.commentCount = draft.commentCount;
@@ -46,13 +81,13 @@ export async function writePost(stores: Stores, clock: Clock, draft: PostDraft):
  * The plain text of a post body as the post page shows it, at most 140 characters counting the
  * "…" that ends a cut one, cut at a word boundary (INTERFACE section 7). Made once, when the post
  * is written, in time linear in the body. Lengths are UTF-16 units, and a cut never splits a
- * surrogate pair, so the limit holds however a client counts.
+ * character as a reader sees it (a surrogate pair, a flag, a joined emoji), so the limit holds
+ * however a client counts.
  */
 export function excerpt(body: string, max = EXCERPT_MAX_LENGTH): string {
   const text = markdownText(body);
   if (text.length <= max) return text;
-  let cut = max - 1;
-  if (isLowSurrogate(text.charCodeAt(cut))) cut -= 1;
+  const cut = graphemeBoundaryAtOrBefore(text, max - 1);
   const head = text.slice(0, cut);
   // Cut at the last space when the next character does not start a new word; a single word longer
   // than half the limit is cut inside it rather than leave an excerpt of a few characters.
@@ -62,8 +97,20 @@ export function excerpt(body: string, max = EXCERPT_MAX_LENGTH): string {
   return `${withoutTrailingPunctuation(kept)}…`;
 }
 
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
+const graphemes = new Intl.Segmenter('en', { granularity: 'grapheme' });
+
+/**
+ * The last place at or before `index` where a cut leaves every character whole: no surrogate
+ * pair split, no flag, accented letter or joined emoji cut in two (Unicode UAX #29). Only the
+ * text up to a little past `index` is looked at, so the cost does not grow with the body.
+ */
+function graphemeBoundaryAtOrBefore(text: string, index: number): number {
+  let boundary = 0;
+  for (const { index: start } of graphemes.segment(text.slice(0, index + 64))) {
+    if (start > index) break;
+    boundary = start;
+  }
+  return boundary === 0 ? index : boundary;
 }
 
 /** Characters an excerpt does not end on before its "…": white space and , ; : . - – — */

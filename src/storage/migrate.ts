@@ -1,18 +1,18 @@
 /**
  * Runs the migrations in order; each is a module listed here, so bundling or compiling keeps them.
  * After them come the data steps that need the application's own rules, which a frozen migration
- * cannot import (see `fill-excerpts.ts`).
+ * cannot import (see `fill-post-renderings.ts`).
  */
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely';
-import { fillMissingExcerpts } from './fill-excerpts.js';
+import { fillMissingRenderings } from './fill-post-renderings.js';
 import * as initial from './migrations/2026-11-22-0001-initial.js';
-import * as postExcerpts from './migrations/2026-11-23-0001-post-excerpts.js';
+import * as postRenderings from './migrations/2026-11-23-0001-post-renderings.js';
 import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
 import * as serverSecrets from './migrations/2026-11-23-0003-server-secrets.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
-  '2026-11-23-0001-post-excerpts': postExcerpts,
+  '2026-11-23-0001-post-renderings': postRenderings,
   '2026-11-23-0002-signing-key-activation': signingKeyActivation,
   '2026-11-23-0003-server-secrets': serverSecrets,
 };
@@ -37,7 +37,7 @@ export const SCHEMA_CHANGE_LOCK = 7_305_2026;
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationOutcome> {
   return underSchemaLock(db, async (migrator) => {
     const outcome = await applied(migrator.migrateToLatest());
-    await fillMissingExcerpts(db);
+    await fillMissingRenderings(db);
     return outcome;
   });
 }

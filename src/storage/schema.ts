@@ -44,6 +44,8 @@ export interface PostsTable {
    * existed (or by an older release during a rolling upgrade) until the migrate step fills it.
    */
   excerpt: string | null;
+  /** Set with `excerpt`, and null only with it (migration 2026-11-23-0001-post-renderings). */
+  body_html: string | null;
   status: string;
   like_count: Generated<number>;
   comment_count: Generated<number>;

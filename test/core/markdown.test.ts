@@ -141,3 +141,12 @@ test('an excerpt never splits a surrogate pair and never exceeds 140 UTF-16 unit
   assert.ok(cut.length <= 140);
   assert.equal(cut, `${'😀'.repeat(69)}…`);
 });
+
+test('an excerpt never cuts a character as a reader sees it: a flag, an accented letter, a joined emoji (UAX #29)', () => {
+  const flags = '🇫🇷'.repeat(100);
+  assert.equal(excerpt(flags), `${'🇫🇷'.repeat(34)}…`, 'flags are four units each: 34 whole ones fit');
+  const family = '👨‍👩‍👧'.repeat(30);
+  assert.equal(excerpt(family), `${'👨‍👩‍👧'.repeat(17)}…`, 'a joined emoji is eight units');
+  const accented = 'e\u0301'.repeat(100);
+  assert.equal(excerpt(accented), `${'e\u0301'.repeat(69)}…`);
+});

@@ -195,6 +195,9 @@ forEachDatabase('site pages', (database) => {
       [{ title: 'Title', category: '\u0000', body: 'Body' }, /Category must not contain control characters/],
       [{ title: 'Title', category: 'General', body: 'Bo\u0000dy' }, /Body must not contain control characters/],
       [{ title: 'Two\nlines', category: 'General', body: 'Body' }, /Title must not contain control characters/],
+      // Bodies made to multiply into a page of megabytes (issue 16: one post must not weigh on every view).
+      [{ title: 'Title', category: 'General', body: `[a]: /${'x'.repeat(2000)}\n\n${'[a] '.repeat(4000)}` }, /Body makes a page of more than 256 KB/],
+      [{ title: 'Title', category: 'General', body: `${'|a'.repeat(2500)}|\n${'|-'.repeat(2500)}|\n${'x\n'.repeat(3000)}` }, /Body makes a page of more than 256 KB/],
     ];
     for (const [fields, message] of cases) {
       const response = await visitor.post('/posts/new', { ...fields, status: 'published' });

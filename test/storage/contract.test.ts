@@ -110,7 +110,7 @@ forEachDatabase('storage contract', (database) => {
     const author = await newUser();
     const category = await stores.posts.ensureCategory(unique('Cat'));
     const make = (title: string, at: number, status: 'published' | 'draft' = 'published') =>
-      stores.posts.create({ authorId: author.id, categoryId: category.id, title, body: 'b', excerpt: 'b', status }, at);
+      stores.posts.create({ authorId: author.id, categoryId: category.id, title, body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status }, at);
     const a = await make('a', T0);
     const b = await make('b', T0 + MINUTE);
     const c = await make('c', T0 + MINUTE); // same instant as b: the higher id comes first
@@ -134,7 +134,7 @@ forEachDatabase('storage contract', (database) => {
     const author = await newUser();
     const reader = await newUser();
     const category = await stores.posts.ensureCategory(unique('C'));
-    const post = await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', excerpt: 'b', status: 'published' }, T0);
+    const post = await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'published' }, T0);
     assert.equal(await stores.posts.like(post.id, reader.id, T0), true);
     assert.equal(await stores.posts.like(post.id, reader.id, T0), false);
     await stores.posts.addComment(post.id, reader.id, 'nice', T0);

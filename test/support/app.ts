@@ -23,7 +23,7 @@ export interface TestAppOptions {
   limiter?: RateLimiter;
   /** Collects log lines instead of silencing them. */
   logLines?: string[];
-  timeouts?: { headersMs: number; requestMs: number };
+  timeouts?: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
 }
 
 /**

@@ -2,7 +2,6 @@
  * Community pages: home, public profile, a post, writing a post. A post body is Markdown rendered
  * with raw HTML shown as text; a card shows the excerpt stored with the post; comments are text.
  */
-import { renderMarkdown } from '../../core/markdown.js';
 import type { Category, Comment, Post, PostSummary, User } from '../../core/ports.js';
 import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/posts.js';
 import { Html, html } from './html.js';
@@ -18,11 +17,6 @@ export function when(instant: number | null): Html {
 /** Paragraphs from blank lines; every character escaped, so a body can never be markup. */
 export function paragraphs(text: string): Html[] {
   return text.split(/\r?\n\s*\r?\n/).map((p) => p.trim()).filter((p) => p !== '').map((p) => html`<p>${p}</p>`);
-}
-
-/** A post body's HTML: markdown-it escapes the member's every character and writes only its own tags. */
-function markdown(body: string): Html {
-  return new Html(renderMarkdown(body));
 }
 
 function counts(post: PostSummary): Html {
@@ -79,7 +73,7 @@ export function postPage(context: PageContext, post: Post, state: PostPageState)
   ${draft ? html`<p class="notice">Draft: only you can see this post.</p>` : ''}
   <h1>${post.title}</h1>
   <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> <a href="/u/${encodeURIComponent(post.authorUsername)}">${post.authorUsername}</a> · <span class="tag">${post.categoryName}</span> · ${when(post.createdAt)}</p>
-  <div class="post-body">${markdown(post.body)}</div>
+  <div class="post-body">${new Html(post.bodyHtml)}</div>
   <p class="meta">${counts(post)}</p>
   ${context.user && !draft ? html`<form method="post" action="/posts/${post.id}/like" class="inline">
     <input type="hidden" name="_csrf" value="${context.csrf}">

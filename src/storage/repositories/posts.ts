@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { escapedText } from '../../core/markdown.js';
 import type { Category, Comment, NewPost, Page, Post, PostStatus, PostStore, PostSummary } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
@@ -66,6 +67,7 @@ export class KyselyPostStore implements PostStore {
       title: post.title,
       body: post.body,
       excerpt: post.excerpt,
+      body_html: post.bodyHtml,
       status: post.status,
       like_count: post.likeCount ?? 0,
       comment_count: post.commentCount ?? 0,
@@ -77,8 +79,9 @@ export class KyselyPostStore implements PostStore {
   }
 
   async findById(id: number): Promise<Post | undefined> {
-    const row = await this.selectPosts().select('posts.body').where('posts.id', '=', id).executeTakeFirst();
-    return row && { ...toPostSummary(row), body: row.body };
+    const row = await this.selectPosts().select(['posts.body', 'posts.body_html']).where('posts.id', '=', id).executeTakeFirst();
+    // Null only between a migration and its fill step: the body as escaped text meanwhile.
+    return row && { ...toPostSummary(row), body: row.body, bodyHtml: row.body_html ?? escapedText(row.body) };
   }
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {

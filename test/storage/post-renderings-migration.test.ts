@@ -1,12 +1,12 @@
 /**
- * Migration 2026-11-23-0001-post-excerpts and its data step (issue 16 item 2): posts that exist
- * before the excerpt column get the excerpt `writePost` makes, on SQLite and PostgreSQL, and the
- * API serves it over HTTP.
+ * Migration 2026-11-23-0001-post-renderings and its data step (issue 16 item 2): posts that exist
+ * before the columns get the excerpt and HTML `writePost` makes, on SQLite and PostgreSQL, and the
+ * API and the post page serve them over HTTP.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
-import { excerpt } from '../../src/core/posts.js';
+import { excerpt, renderOlderBody } from '../../src/core/posts.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { MIGRATION_NAMES, migrateTo, migrateToLatest } from '../../src/storage/migrate.js';
 import type { Database } from '../../src/storage/schema.js';
@@ -51,9 +51,12 @@ forEachDatabase('post excerpts migration', (database) => {
 
   test('posts written before the excerpt column get the excerpt writePost makes, and the API serves it', async () => {
     assert.deepEqual(await migrateToLatest(db), { applied: MIGRATION_NAMES.filter((name) => name > '2026-11-22-0001-initial') });
-    const rows = await db.selectFrom('posts').select(['id', 'body', 'excerpt']).orderBy('id').execute();
+    const rows = await db.selectFrom('posts').select(['id', 'body', 'excerpt', 'body_html']).orderBy('id').execute();
     assert.equal(rows.length, oldPosts.length);
-    for (const row of rows) assert.equal(row.excerpt, excerpt(row.body), `post ${row.id}`);
+    for (const row of rows) {
+      assert.equal(row.excerpt, excerpt(row.body), `post ${row.id}`);
+      assert.equal(row.body_html, renderOlderBody(row.body).html, `post ${row.id}`);
+    }
     assert.deepEqual(rows.slice(0, OLD_BODIES.length).map((r) => r.excerpt), [
       'Heading Some bold and a link.',
       'Tom & <b>Jerry</b>',
@@ -74,6 +77,26 @@ forEachDatabase('post excerpts migration', (database) => {
       const stored = new Map(rows.map((r) => [r.id, r.excerpt]));
       for (const item of page.items) assert.equal(item.excerpt, stored.get(item.id));
       assert.ok(page.items.some((item) => item.excerpt !== ''), 'real excerpts, not the empty default');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('an older body whose Markdown would make a page past the bound is kept as escaped text, and its page serves that', async () => {
+    const body = `[a]: /${'x'.repeat(2000)}\n\n${'[a] '.repeat(4000)}`;
+    const { id } = await db.insertInto('posts').values({
+      author_id: authorId, category_id: (await db.selectFrom('categories').select('id').executeTakeFirstOrThrow()).id,
+      title: 'Multiplied', body, status: 'published', created_at: T0, updated_at: T0,
+    }).returning('id').executeTakeFirstOrThrow();
+    await migrateToLatest(db);
+    const row = await db.selectFrom('posts').select(['body_html']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.ok(row.body_html!.startsWith('<p class="plain">[a]: /xxx'), 'the text as typed');
+    assert.ok(row.body_html!.length < body.length + 100);
+    const t: TestApp = await startTestApp(database);
+    try {
+      const page = await fetch(`${t.baseUrl}/posts/${id}`);
+      assert.equal(page.status, 200);
+      assert.ok((await page.text()).length < body.length + 20_000, 'the page is about the size of the body');
     } finally {
       await t.close();
     }
