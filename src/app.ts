@@ -73,6 +73,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
   });
   app.decorate('deps', deps);
+  // Each listening instance delivers back-channel logouts; closing waits for its attempts to end.
+  app.addHook('onListen', async () => { deps.logoutDeliveries.start(app.log); });
+  app.addHook('onClose', async () => { await deps.logoutDeliveries.stop(); });
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });

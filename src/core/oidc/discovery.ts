@@ -28,11 +28,15 @@ export function providerMetadata(issuer: string) {
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     subject_types_supported: ['public'],
     claims_supported: [
-      'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash',
+      'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid',
       'preferred_username', 'picture', 'profile',
     ],
     prompt_values_supported: ['none', 'login', 'consent'],
     authorization_response_iss_parameter_supported: true,
+    // OpenID Back-Channel Logout 1.0 section 2.1: logout tokens, with `sid` when the ended
+    // session is known (and every id_token of a grant approved in a session carries it).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
