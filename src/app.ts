@@ -17,6 +17,7 @@ import { apiV1Routes } from './http/routes/api-v1/index.js';
 import { communityRoutes } from './http/routes/community.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
+import { logoutRoutes } from './http/routes/logout.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
@@ -106,6 +107,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(demoApp, { demo: options.demoApp });
     await site.register(oidcRoutes);
     await site.register(oauthAuthorizeRoutes);
+    await site.register(logoutRoutes);
     await site.register(oauthEndpointRoutes);
     await site.register(docsRoutes);
   });

@@ -16,6 +16,7 @@ export function providerMetadata(issuer: string) {
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     revocation_endpoint: `${issuer}/api/oauth/revoke`,
     introspection_endpoint: `${issuer}/api/oauth/introspect`,
+    end_session_endpoint: `${issuer}/oauth/logout`,
     service_documentation: `${issuer}/docs`,
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],
