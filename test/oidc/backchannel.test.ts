@@ -301,6 +301,24 @@ forEachDatabase('back-channel logout', (database) => {
     receiver.tokens(at).forEach((token) => secrets.push(token));
   });
 
+  test('with BACKCHANNEL_ALLOW_PRIVATE=0 no logout token goes to a private address: the attempt fails as refused', async () => {
+    const app = await startTestApp(database, { clock: new TestClock(Date.now()), env: { ...MANUAL, BACKCHANNEL_ALLOW_PRIVATE: '0' } });
+    try {
+      const { c, at } = await appWithBackchannel(app);
+      const user = await newUser(app);
+      const browser = new Browser(app);
+      await browser.signIn(user.username);
+      await authorize(app, browser, c);
+      await signOutAtSite(browser);
+      assert.equal((await deliver(app)).retrying, 1);
+      assert.deepEqual(receiver.received.filter((r) => r.path === at), [], 'nothing reached the address');
+      const [row] = await rows(c.client.clientId, app);
+      assert.match(row!.last_error!, /^refused: 127\.0\.0\.1, which is not a public address/);
+    } finally {
+      await app.close();
+    }
+  });
+
   test('a listening instance delivers by itself, without being asked', async () => {
     const app = await startTestApp(database, { clock: new TestClock(Date.now()), env: { LOGOUT_DELIVERY_INTERVAL: '1' } });
     try {
