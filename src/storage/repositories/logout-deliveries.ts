@@ -51,19 +51,27 @@ export class KyselyLogoutDeliveryStore implements LogoutDeliveryStore {
   }
 
   async claim(claim: string, now: Instant, leaseUntil: Instant, limit: number): Promise<LogoutDelivery[]> {
-    // One statement. The condition is checked again on every row the UPDATE writes, so on
-    // PostgreSQL a second claimer that waited for a row sees the lease the first one wrote and
-    // passes over it; SKIP LOCKED lets it take other rows instead of waiting. SQLite runs one
-    // writer at a time, so the statement is atomic there as it stands.
-    const rows = await this.db.updateTable('logout_deliveries')
-      .set({ claim, lease_until: leaseUntil, attempts: sql`attempts + 1` })
-      .where('id', 'in', (eb) => {
-        const candidates = eb.selectFrom('logout_deliveries').select('id').where(due(now)).orderBy('next_attempt_at').orderBy('id').limit(limit);
-        return this.postgres ? candidates.forUpdate().skipLocked() : candidates;
-      })
-      .where(due(now))
-      .returningAll()
-      .execute();
+    const claimed = { claim, lease_until: leaseUntil, attempts: sql<number>`attempts + 1` };
+    const rows = this.postgres
+      // One statement. The candidates are chosen once, in a materialized CTE, FOR UPDATE SKIP
+      // LOCKED: a second claimer passes over rows the first holds and takes others. (As
+      // `id IN (subquery … LIMIT n FOR UPDATE SKIP LOCKED)` PostgreSQL may run the subquery again
+      // per row and claim far more than `limit`: measured, one claim of 4 took 40.) The condition
+      // is checked again on every row written, so a row another claim leased since is left alone.
+      ? await this.db
+        .with((cte) => cte('candidates').materialized(), (db) => db.selectFrom('logout_deliveries').select('id').where(due(now))
+          .orderBy('next_attempt_at').orderBy('id').limit(limit).forUpdate().skipLocked())
+        .updateTable('logout_deliveries').from('candidates').set(claimed)
+        .whereRef('logout_deliveries.id', '=', 'candidates.id')
+        .where(due(now))
+        .returningAll('logout_deliveries')
+        .execute()
+      // SQLite runs one writer at a time and evaluates the subquery once: the statement is atomic as it stands.
+      : await this.db.updateTable('logout_deliveries').set(claimed)
+        .where('id', 'in', (eb) => eb.selectFrom('logout_deliveries').select('id').where(due(now)).orderBy('next_attempt_at').orderBy('id').limit(limit))
+        .where(due(now))
+        .returningAll()
+        .execute();
     return rows.map(toDelivery).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id);
   }
 
