@@ -17,6 +17,7 @@ import { apiV1Routes } from './http/routes/api-v1/index.js';
 import { communityRoutes } from './http/routes/community.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
+import { logoutRoutes } from './http/routes/logout.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
@@ -78,6 +79,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
   });
   app.decorate('deps', deps);
+  // Each listening instance delivers back-channel logouts; closing waits for its attempts to end.
+  app.addHook('onListen', async () => { deps.logoutDeliveries.start(app.log); });
+  app.addHook('onClose', async () => { await deps.logoutDeliveries.stop(); });
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
@@ -108,6 +112,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(demoApp, { demo: options.demoApp });
     await site.register(oidcRoutes);
     await site.register(oauthAuthorizeRoutes);
+    await site.register(logoutRoutes);
     await site.register(oauthEndpointRoutes);
     await site.register(docsRoutes);
   });

@@ -1,6 +1,7 @@
 /**
  * The demo: a user with published posts in two categories and a draft, a confidential client
- * (used by the demo app at /demo-app) and a public one, so `npm start` is ready to click through.
+ * (used by the demo app at /demo-app, with its post-logout redirect URI and back-channel logout
+ * URI registered) and a public one, so `npm start` is ready to click through.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +18,8 @@ export const DEMO_USERNAME = 'demo';
 export interface DemoCredentials {
   username: string;
   password: string;
-  confidentialClient: { clientId: string; clientSecret: string; redirectUri: string };
+  /** `postLogoutRedirectUri` is absent from credentials written before logout existed. */
+  confidentialClient: { clientId: string; clientSecret: string; redirectUri: string; postLogoutRedirectUri?: string };
   publicClient: { clientId: string; redirectUri: string };
 }
 
@@ -50,9 +52,12 @@ export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): P
     category: 'Photography', status: 'draft',
   });
   const demoAppRedirect = `${baseUrl}/demo-app/callback`;
+  const demoAppSignedOut = `${baseUrl}/demo-app/signed-out`;
   const confidential = await registerClient(stores, clock, {
     name: 'Demo App', type: 'confidential', redirectUris: [demoAppRedirect], ownerId: user.id,
     homepageUrl: `${baseUrl}/demo-app`, description: 'The example app that ships with the service.',
+    // The demo app signs out through /oauth/logout and is told of sign-outs at the site.
+    postLogoutRedirectUris: [demoAppSignedOut], backchannelLogoutUri: `${baseUrl}/demo-app/backchannel-logout`,
   });
   const publicRedirect = 'http://127.0.0.1/callback';
   const publicClient = await registerClient(stores, clock, {
@@ -62,7 +67,9 @@ export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): P
   return {
     username: DEMO_USERNAME,
     password,
-    confidentialClient: { clientId: confidential.client.clientId, clientSecret: confidential.secret!, redirectUri: demoAppRedirect },
+    confidentialClient: {
+      clientId: confidential.client.clientId, clientSecret: confidential.secret!, redirectUri: demoAppRedirect, postLogoutRedirectUri: demoAppSignedOut,
+    },
     publicClient: { clientId: publicClient.client.clientId, redirectUri: publicRedirect },
   };
 }

@@ -4,10 +4,13 @@
  */
 import type { Settings } from './config/settings.js';
 import { DeviceCookies } from './core/device-cookies.js';
+import { SEND_TIMEOUT_MS } from './core/logout/delivery.js';
 import { KeyRing } from './core/oidc/key-ring.js';
 import type { RateLimiter, Stores } from './core/ports.js';
 import { type Clock, systemClock } from './core/time.js';
+import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
+import { HttpLogoutSender } from './outbound/logout-sender.js';
 import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
@@ -26,6 +29,8 @@ export interface Deps {
   readonly keys: KeyRing;
   /** Signs and reads the device cookies of sign-in throttling. */
   readonly deviceCookies: DeviceCookies;
+  /** Sends the queued back-channel logouts while the app listens (`buildApp` starts and stops it). */
+  readonly logoutDeliveries: LogoutDeliveryWorker;
   /** Releases every connection; the process can then exit. */
   close(): Promise<void>;
 }
@@ -46,15 +51,19 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const stores = createStores(database.db, database.queries);
   const clock = overrides.clock ?? systemClock;
   const limiter = overrides.limiter ?? createLimiter(settings);
+  const keys = new KeyRing(stores, clock, settings.keysSecret);
+  const metrics = createMetrics();
+  const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   return {
     settings,
     database,
     stores,
     clock,
-    keys: new KeyRing(stores, clock, settings.keysSecret),
+    keys,
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
+    logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
     limiter,
-    metrics: createMetrics(),
+    metrics,
     close: async () => {
       if (!overrides.limiter && limiter instanceof RedisRateLimiter) await limiter.close();
       await database.close();

@@ -1,4 +1,5 @@
 /** Keeps the tables bounded: what `svc janitor` does, on a timer inside the server. */
+import { DELIVERY_MAX_AGE_MS } from './core/logout/delivery.js';
 import type { Deps } from './deps.js';
 
 /** How long a revoked or expired row is kept for audit before it is deleted. */
@@ -11,6 +12,7 @@ export function runJanitor(deps: Pick<Deps, 'stores' | 'clock' | 'settings'>): P
     auditWindowMs: AUDIT_WINDOW_MS,
     batchSize: JANITOR_BATCH_SIZE,
     grantLifetimeMs: deps.settings.refreshTokenTtlSeconds * 1000,
+    deliveryMaxAgeMs: DELIVERY_MAX_AGE_MS,
   });
 }
 

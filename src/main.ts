@@ -70,6 +70,7 @@ async function serve(settings: Settings): Promise<void> {
       clientId: demo.confidentialClient.clientId,
       clientSecret: demo.confidentialClient.clientSecret,
       redirectUri: demo.confidentialClient.redirectUri,
+      ...(demo.confidentialClient.postLogoutRedirectUri ? { postLogoutRedirectUri: demo.confidentialClient.postLogoutRedirectUri } : {}),
     },
   });
   await app.listen({ port: settings.port, host: settings.host });

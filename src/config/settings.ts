@@ -36,6 +36,14 @@ export interface Settings {
   readonly janitorIntervalSeconds: number;
   /** Where `/metrics` is served, on `host`, apart from the public port; `undefined`: nowhere. */
   readonly metricsPort: number | undefined;
+  /** Seconds between this instance's looks for back-channel logouts to deliver; 0: it delivers none. */
+  readonly logoutDeliveryIntervalSeconds: number;
+  /**
+   * Whether logout tokens may go to private, loopback and other non-public addresses. Apps
+   * register the addresses, so by default only a service that itself runs on http on a loopback
+   * address (development) sends there.
+   */
+  readonly backchannelAllowPrivate: boolean;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -125,6 +133,13 @@ function trustProxy(env: Env): TrustProxy {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** Whether BASE_URL is http on a loopback host: a developer's machine, where apps run beside us. */
+function isLoopbackHttp(baseUrl: string): boolean {
+  const url = new URL(baseUrl);
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return url.protocol === 'http:' && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+}
+
 /** Reads and validates every setting; throws a `SettingsError` naming the first bad one. */
 export function loadSettings(env: Env = process.env): Settings {
   const port = integer(env, 'PORT', 3000, 0, 65535);
@@ -155,5 +170,7 @@ export function loadSettings(env: Env = process.env): Settings {
     workers: integer(env, 'WORKERS', 1, 1, 64),
     janitorIntervalSeconds: integer(env, 'JANITOR_INTERVAL', 600, 0, 86_400),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
+    logoutDeliveryIntervalSeconds: integer(env, 'LOGOUT_DELIVERY_INTERVAL', 2, 0, 3600),
+    backchannelAllowPrivate: flag(env, 'BACKCHANNEL_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
   });
 }

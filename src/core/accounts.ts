@@ -1,5 +1,6 @@
 /** Accounts: username and password rules, creation, status (INTERFACE section 4). */
 import { InputError } from './errors.js';
+import { queueBackchannelLogouts } from './logout/events.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
 import { USER_STATUSES, type Stores, type User, type UserStatus } from './ports.js';
 import { checkedText, hasVisibleCharacter } from './text.js';
@@ -130,14 +131,16 @@ export function isUserStatus(value: string): value is UserStatus {
 /**
  * Changes an account's status. Leaving `active` revokes every grant, personal token, remembered
  * consent and sign-in session of the account for good: making it active again revives none
- * (INTERFACE section 4).
+ * (INTERFACE section 4). Every app whose grant that revoked is sent a back-channel logout of all
+ * the user's sessions (INTERFACE section 5), queued in the same transaction.
  */
 export async function setAccountStatus(stores: Stores, clock: Clock, userId: number, status: UserStatus): Promise<User | undefined> {
   return stores.transaction(async (tx) => {
     const now = clock.now();
     const user = await tx.users.setStatus(userId, status, now);
     if (user && status !== 'active') {
-      await tx.grants.revokeForUser(userId, 'account_unusable', now);
+      const clients = await tx.grants.revokeForUser(userId, 'account_unusable', now);
+      await queueBackchannelLogouts(tx, now, clients.map((clientId) => ({ clientId, userId, sid: null, cause: 'account_unusable' as const })));
       await tx.sessions.endForUser(userId, now);
       await tx.personalTokens.revokeForUser(userId, now);
       // Consent is an authorization too: an account made active again is asked anew.

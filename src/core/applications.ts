@@ -4,6 +4,7 @@
  * code, access token and refresh token descending from them ends at once.
  */
 import { canBeClientId } from './clients.js';
+import { queueBackchannelLogouts } from './logout/events.js';
 import type { Client, Stores } from './ports.js';
 import { scopeList, type Scope } from './scopes.js';
 import type { Clock, Instant } from './time.js';
@@ -38,8 +39,9 @@ export async function listAuthorizedApplications(stores: Stores, userId: number)
 
 /**
  * Withdraws the user's consent to the client and revokes all of the user's grants for it, in
- * one transaction (INTERFACE section 2: the resource API answers 401 from the next request on).
- * Returns whether there was anything to withdraw.
+ * one transaction (INTERFACE section 2: the resource API answers 401 from the next request on),
+ * which also queues the app's back-channel logout of every session of the user (INTERFACE
+ * section 5). Returns whether there was anything to withdraw.
  */
 export async function revokeApplicationAccess(stores: Stores, clock: Clock, userId: number, clientId: string): Promise<{ found: boolean; grantsRevoked: number }> {
   if (!canBeClientId(clientId)) return { found: false, grantsRevoked: 0 };
@@ -47,6 +49,7 @@ export async function revokeApplicationAccess(stores: Stores, clock: Clock, user
     const now = clock.now();
     const hadConsent = await tx.consents.remove(userId, clientId);
     const grantsRevoked = await tx.grants.revokeForUserAndClient(userId, clientId, 'consent_withdrawn', now);
+    if (grantsRevoked > 0) await queueBackchannelLogouts(tx, now, [{ clientId, userId, sid: null, cause: 'consent_withdrawn' }]);
     return { found: hadConsent || grantsRevoked > 0, grantsRevoked };
   });
 }

@@ -27,12 +27,11 @@ export async function findClient(stores: Stores, clientId: string): Promise<Clie
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
 
 /**
- * Why a redirect URI cannot be registered, or `undefined` when it can: absolute, ASCII (RFC 3986:
- * a URI is ASCII; an IRI must be percent-encoded first), https (or http on a loopback host, RFC
- * 8252 7.3, or a private-use scheme of a native app, RFC 8252 7.1), no fragment (RFC 6749
- * 3.1.2), no credentials.
+ * Why a URI a client registers is no URI we accept, or the URL it is: absolute, ASCII (RFC 3986:
+ * a URI is ASCII; an IRI must be percent-encoded first), no fragment (RFC 6749 3.1.2), no
+ * credentials, at most 2000 characters.
  */
-export function redirectUriProblem(uri: string): string | undefined {
+function registeredUri(uri: string): URL | string {
   if (uri.length > 2000) return 'is longer than 2000 characters';
   if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'contains spaces or control characters';
   if (/[^\x21-\x7e]/.test(uri)) return 'contains characters outside ASCII (percent-encode them)';
@@ -44,6 +43,17 @@ export function redirectUriProblem(uri: string): string | undefined {
   }
   if (uri.includes('#')) return 'has a fragment';
   if (url.username || url.password) return 'contains credentials';
+  return url;
+}
+
+/**
+ * Why a redirect URI cannot be registered, or `undefined` when it can: a `registeredUri` with
+ * https, http on a loopback host (RFC 8252 7.3), or a private-use scheme of a native app (RFC
+ * 8252 7.1).
+ */
+export function redirectUriProblem(uri: string): string | undefined {
+  const url = registeredUri(uri);
+  if (typeof url === 'string') return url;
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
   if (PRIVATE_USE_SCHEME.test(url.protocol)) return undefined;
@@ -96,15 +106,61 @@ export function isRegisteredRedirectUri(client: Pick<Client, 'redirectUris'>, re
     client.redirectUris.some((registered) => withoutLoopbackPort(registered) === requestedLoopback);
 }
 
-export function checkRedirectUris(uris: string[]): string[] {
+/** At most this many redirect URIs, and as many post-logout redirect URIs, per client. */
+const MAX_URIS = 10;
+
+function checkUriList(uris: string[], field: string, what: string, required: boolean): string[] {
   const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
-  if (unique.length === 0) throw new InputError('redirect_uris', 'at least one redirect URI is required');
-  if (unique.length > 10) throw new InputError('redirect_uris', 'at most 10 redirect URIs');
+  if (required && unique.length === 0) throw new InputError(field, `at least one ${what} is required`);
+  if (unique.length > MAX_URIS) throw new InputError(field, `at most ${MAX_URIS} ${what}s`);
   for (const uri of unique) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw new InputError('redirect_uris', `redirect URI ${JSON.stringify(uri)} ${problem}`);
+    if (problem) throw new InputError(field, `${what} ${JSON.stringify(uri)} ${problem}`);
   }
   return unique;
+}
+
+export function checkRedirectUris(uris: string[]): string[] {
+  return checkUriList(uris, 'redirect_uris', 'redirect URI', true);
+}
+
+/**
+ * RP-Initiated Logout 1.0 section 3.1: post-logout redirect URIs follow the redirect URIs' rules
+ * (INTERFACE section 3), and there may be none.
+ */
+export function checkPostLogoutRedirectUris(uris: string[]): string[] {
+  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false);
+}
+
+/**
+ * Whether `requested` is one of the client's post-logout redirect URIs, matched exactly as
+ * redirect URIs are (`isRegisteredRedirectUri`, RP-Initiated Logout 1.0 section 3).
+ */
+export function isRegisteredPostLogoutRedirectUri(client: Pick<Client, 'postLogoutRedirectUris'>, requested: string): boolean {
+  return isRegisteredRedirectUri({ redirectUris: client.postLogoutRedirectUris }, requested);
+}
+
+/**
+ * Why a back-channel logout URI cannot be registered, or `undefined` when it can (Back-Channel
+ * Logout 1.0 section 2.2: an absolute URL, port, path and query allowed, no fragment): https, or
+ * http on a loopback host for development; ASCII, no credentials. Whether the address it names
+ * may be reached is decided when a logout token is sent (docs/oidc.md, "Logout").
+ */
+export function backchannelLogoutUriProblem(uri: string): string | undefined {
+  const url = registeredUri(uri);
+  if (typeof url === 'string') return url;
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
+  return 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
+}
+
+/** The back-channel logout URI as given, or `null` when none was (an empty field clears it). */
+export function checkBackchannelLogoutUri(value: string | undefined | null): string | null {
+  const uri = (value ?? '').trim();
+  if (uri === '') return null;
+  const problem = backchannelLogoutUriProblem(uri);
+  if (problem) throw new InputError('backchannel_logout_uri', `back-channel logout URI ${JSON.stringify(uri)} ${problem}`);
+  return uri;
 }
 
 function optionalHttpUrl(field: string, value: string | undefined): string {
@@ -126,6 +182,8 @@ export interface ClientRegistration {
   homepageUrl?: string;
   description?: string;
   idTokenAlg?: IdTokenAlg;
+  postLogoutRedirectUris?: string[];
+  backchannelLogoutUri?: string | null;
 }
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
@@ -138,6 +196,8 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
   const idTokenAlg = registration.idTokenAlg ?? 'RS256';
   if (idTokenAlg !== 'RS256' && idTokenAlg !== 'ES256') throw new InputError('id_token_alg', 'id-token-alg must be RS256 or ES256');
   const redirectUris = checkRedirectUris(registration.redirectUris);
+  const postLogoutRedirectUris = checkPostLogoutRedirectUris(registration.postLogoutRedirectUris ?? []);
+  const backchannelLogoutUri = checkBackchannelLogoutUri(registration.backchannelLogoutUri);
   const secret = registration.type === 'confidential' ? generateToken('clientSecret') : undefined;
   const client = await stores.clients.create({
     clientId: randomBytes(16).toString('hex'),
@@ -150,6 +210,8 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     allowedScopes: [...ALL_SCOPES],
     secretHash: secret === undefined ? null : hashSecret(secret),
     idTokenAlg,
+    postLogoutRedirectUris,
+    backchannelLogoutUri,
   }, clock.now());
   return secret === undefined ? { client } : { client, secret };
 }
@@ -181,4 +243,17 @@ export async function updateRedirectUris(stores: Stores, clock: Clock, clientId:
   const redirectUris = checkRedirectUris(uris);
   await stores.clients.setRedirectUris(clientId, redirectUris, clock.now());
   return redirectUris;
+}
+
+/**
+ * New post-logout redirect URIs and back-channel logout URI for an active client, by the same
+ * rules as at registration; both are replaced together (an empty back-channel URI removes it).
+ */
+export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }> {
+  const checked = {
+    postLogoutRedirectUris: checkPostLogoutRedirectUris(uris.postLogoutRedirectUris),
+    backchannelLogoutUri: checkBackchannelLogoutUri(uris.backchannelLogoutUri),
+  };
+  await stores.clients.setLogoutUris(clientId, checked, clock.now());
+  return checked;
 }

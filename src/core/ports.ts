@@ -143,11 +143,16 @@ export interface Client {
   /** SHA-256 of the secret; `null` for public clients. */
   secretHash: string | null;
   idTokenAlg: IdTokenAlg;
+  /** Where RP-Initiated Logout 1.0 may send the browser back to; matched like `redirectUris`. */
+  postLogoutRedirectUris: string[];
+  /** Where Back-Channel Logout 1.0 logout tokens are POSTed; `null`: none are sent. */
+  backchannelLogoutUri: string | null;
   createdAt: Instant;
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status'>;
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>
+  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri'>>;
 
 export interface ClientStore {
   create(client: NewClient, now: Instant): Promise<Client>;
@@ -156,6 +161,7 @@ export interface ClientStore {
   /** Replaces the secret hash; the old secret stops working at once. */
   setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean>;
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
+  setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
 }
 
@@ -194,6 +200,8 @@ export interface Grant {
   lastUsedAt: Instant;
   revokedAt: Instant | null;
   revokedReason: string | null;
+  /** The sign-in session it was approved in (`sessionSid`); its id_tokens carry it as `sid`. */
+  sid: string | null;
 }
 
 export type RevocationReason =
@@ -211,7 +219,7 @@ export interface GrantWithUser {
 }
 
 export interface GrantStore {
-  create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant }, now: Instant): Promise<Grant>;
+  create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant; sid?: string | null }, now: Instant): Promise<Grant>;
   findById(id: number): Promise<Grant | undefined>;
   /** A grant and its user, in one read (what issuing or introspecting a token checks). */
   findWithUser(id: number): Promise<GrantWithUser | undefined>;
@@ -220,7 +228,10 @@ export interface GrantStore {
   /** Revokes every live grant of this user for this client; returns how many. */
   revokeForUserAndClient(userId: number, clientId: string, reason: RevocationReason, now: Instant): Promise<number>;
   revokeForClient(clientId: string, reason: RevocationReason, now: Instant): Promise<number>;
-  revokeForUser(userId: number, reason: RevocationReason, now: Instant): Promise<number>;
+  /** Revokes every live grant of this user; returns the client of each grant it revoked. */
+  revokeForUser(userId: number, reason: RevocationReason, now: Instant): Promise<string[]>;
+  /** The clients this user holds a live grant with, each once. */
+  liveClientIds(userId: number): Promise<string[]>;
   touch(id: number, now: Instant): Promise<void>;
   /** Per client, the live grants of a user: first authorized and last used. */
   summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>>;
@@ -254,10 +265,11 @@ export interface CodeStore {
   insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void>;
   /**
    * Stores a new grant made of the code's user, client, scope, nonce and `auth_time` (created and
-   * last used at the code's `createdAt`) and the code under it: both or neither, in one statement
-   * where the database can, else in a transaction (the caller's, or one of its own).
+   * last used at the code's `createdAt`) and the sign-in session's `sid`, and the code under it:
+   * both or neither, in one statement where the database can, else in a transaction (the
+   * caller's, or one of its own).
    */
-  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>): Promise<void>;
+  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>, sid: string | null): Promise<void>;
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, and
@@ -404,8 +416,54 @@ export interface SessionStore {
   findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined>;
   /** Records activity on a session (its idle time starts again). */
   touch(idHash: string, now: Instant): Promise<void>;
-  end(idHash: string, now: Instant): Promise<void>;
+  /** Ends a session that was not ended yet; returns its user, only to the one call that ended it. */
+  end(idHash: string, now: Instant): Promise<{ userId: number } | undefined>;
   endForUser(userId: number, now: Instant): Promise<number>;
+}
+
+/** A back-channel logout to deliver (OpenID Back-Channel Logout 1.0 section 2.5). */
+export interface NewLogoutDelivery {
+  clientId: string;
+  userId: number;
+  /** The sign-in session that ended, or the grant's; `null`: the token carries `sub` alone. */
+  sid: string | null;
+  /** The logout token's `jti`, the same on every attempt. */
+  jti: string;
+  /** What caused it: `signed_out`, or the grant's revocation reason. */
+  cause: string;
+}
+
+export interface LogoutDelivery extends NewLogoutDelivery {
+  id: number;
+  createdAt: Instant;
+  /** Attempts so far, the one just claimed included. */
+  attempts: number;
+  nextAttemptAt: Instant;
+  lastError: string | null;
+}
+
+/**
+ * The durable queue of back-channel logouts (INTERFACE section 5): rows are written in the
+ * transaction of the event that causes them, claimed by one instance at a time under a lease,
+ * and marked delivered or abandoned. An outcome is written only by the claim that holds the row.
+ */
+export interface LogoutDeliveryStore {
+  /** Queues deliveries, due at once. */
+  insert(deliveries: NewLogoutDelivery[], now: Instant): Promise<void>;
+  /** Whether a pending delivery is due at `now` and not leased: a read, so an idle poll writes nothing. */
+  anyDue(now: Instant): Promise<boolean>;
+  /**
+   * Claims up to `limit` pending deliveries that are due and not leased (or whose lease has
+   * expired: the instance that held it died), in one conditional write that records `claim`,
+   * `leaseUntil` and one more attempt: two callers never get the same row while its lease runs.
+   */
+  claim(claim: string, now: Instant, leaseUntil: Instant, limit: number): Promise<LogoutDelivery[]>;
+  /** Marks the delivery delivered; false when `claim` no longer holds it. */
+  delivered(id: number, claim: string, now: Instant): Promise<boolean>;
+  /** Releases the delivery to be tried again at `nextAttemptAt`. */
+  retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean>;
+  /** Gives the delivery up for good. */
+  abandon(id: number, claim: string, now: Instant, error: string): Promise<boolean>;
 }
 
 /** Random secrets the instances share, made by whichever asks first. */
@@ -416,8 +474,11 @@ export interface ServerSecretStore {
 
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
 export interface Housekeeping {
-  /** `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime). */
-  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number }): Promise<Record<string, number>>;
+  /**
+   * `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime).
+   * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
+   */
+  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number }): Promise<Record<string, number>>;
 }
 
 /** Every store, over one connection or one transaction. */
@@ -433,6 +494,7 @@ export interface Stores {
   keys: KeyStore;
   sessions: SessionStore;
   serverSecrets: ServerSecretStore;
+  logoutDeliveries: LogoutDeliveryStore;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;

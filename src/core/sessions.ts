@@ -1,4 +1,5 @@
 /** How long a sign-in session lives (INTERFACE section 8; OWASP Session Management: idle and absolute timeouts). */
+import { createHash } from 'node:crypto';
 import type { Session } from './ports.js';
 import { type Instant, LAST_USED_RESOLUTION_MS, days } from './time.js';
 
@@ -14,4 +15,15 @@ export function isIdle(session: Pick<Session, 'lastSeenAt'>, now: Instant): bool
 /** Activity is recorded to the minute, so a busy browser writes once a minute at most. */
 export function needsTouch(session: Pick<Session, 'lastSeenAt'>, now: Instant): boolean {
   return now - session.lastSeenAt >= LAST_USED_RESOLUTION_MS || now < session.lastSeenAt;
+}
+
+/**
+ * The session's `sid` (OpenID Back-Channel Logout 1.0 section 2.1; Front-Channel Logout 1.0
+ * section 3): the id_tokens of grants approved in it and the logout token sent when it ends
+ * carry it, so an app can tell which of its sessions came from which sign-in here. Made from
+ * the stored hash of the cookie, so every instance computes the same one and it tells nothing
+ * about the cookie itself.
+ */
+export function sessionSid(session: Pick<Session, 'idHash'>): string {
+  return createHash('sha256').update(`svc-sid:${session.idHash}`).digest('base64url');
 }

@@ -4,11 +4,21 @@
  * discovery and talks to it only over HTTP with `openid-client`, runs the authorization code
  * flow with PKCE (S256), `state` and `nonce`, keeps its own server-side session behind a cookie
  * of its own, and shows what it read: the profile, the posts and the id_token's claims.
+ *
+ * Signing out, both ways (OpenID RP-Initiated and Back-Channel Logout 1.0):
+ * - "Sign out" ends the app's session and sends the browser to the service's
+ *   `end_session_endpoint` with the id_token as `id_token_hint`, a registered
+ *   `post_logout_redirect_uri` and a `state` it checks when the browser comes back;
+ * - `POST /demo-app/backchannel-logout` takes the service's `logout_token`, verifies it with
+ *   jose against the service's JWKS (issuer, audience, `typ`, the event, no `nonce`, a `jti`
+ *   not seen before), and ends every session of the app that came from that sign-in (`sid`),
+ *   or every session of that user (`sub`) when the token names no session.
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
-import { demoAppPage, demoErrorPage } from './views.js';
+import { demoAppPage, demoErrorPage, demoSignedOutPage } from './views.js';
 
 export interface DemoAppOptions {
   /** The service's issuer (its BASE_URL); discovery is at `{issuer}/.well-known/openid-configuration`. */
@@ -17,7 +27,17 @@ export interface DemoAppOptions {
   clientSecret: string;
   /** Registered for the client; normally `{issuer}/demo-app/callback`. */
   redirectUri: string;
+  /**
+   * Registered as the client's post-logout redirect URI; normally `{issuer}/demo-app/signed-out`,
+   * which is also the default (beside `redirectUri`).
+   */
+  postLogoutRedirectUri?: string;
 }
+
+/** Section 2.4 of Back-Channel Logout 1.0: the event a logout token carries. */
+const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
+/** A logout token's `jti` is remembered this long, so a replay of it is refused (section 2.6). */
+const SEEN_JTI_MS = 10 * 60 * 1000;
 
 const SCOPE = 'openid profile:read posts:read';
 const COOKIE = 'demo_app_session';
@@ -30,14 +50,22 @@ export interface DemoSession {
   csrf: string;
   /** While a sign-in is under way: the secrets the callback must match. */
   pending?: { codeVerifier: string; state: string; nonce: string };
-  /** After a sign-in: what the app read. */
-  signedIn?: { claims: Record<string, unknown>; profile: unknown; posts: unknown; scope: string };
+  /** After a sign-in: what the app read, and the id_token for signing out. */
+  signedIn?: { claims: Record<string, unknown>; profile: unknown; posts: unknown; scope: string; idToken: string };
+  /** While a sign-out at the service is under way: the state its return must carry. */
+  pendingLogout?: { state: string };
+  /** Why the last session ended, shown once. */
+  notice?: string;
 }
 
 export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOptions | undefined }): Promise<void> {
   const settings = options.demo;
   const sessions = new Map<string, DemoSession>();
+  /** `jti` of logout tokens already taken, until they could no longer be valid. */
+  const seenJtis = new Map<string, number>();
   let configuration: Promise<oidc.Configuration> | undefined;
+  let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
+  const postLogoutRedirectUri = settings && (settings.postLogoutRedirectUri ?? new URL('signed-out', settings.redirectUri).href);
 
   /** Discovery on first use: the service is not listening yet when the plugin is registered. */
   function config(demo: DemoAppOptions): Promise<oidc.Configuration> {
@@ -125,7 +153,8 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
         return response.ok ? response.json() : { status: response.status, body: await response.text() };
       };
       const [profile, posts] = await Promise.all([read('/me'), read('/me/posts?size=10')]);
-      s.signedIn = { claims: { ...tokens.claims() }, profile, posts, scope: tokens.scope ?? '' };
+      s.signedIn = { claims: { ...tokens.claims() }, profile, posts, scope: tokens.scope ?? '', idToken: tokens.id_token! };
+      delete s.notice;
       return reply.redirect('/demo-app', 303);
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: sign-in failed');
@@ -134,12 +163,78 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     }
   });
 
+  /**
+   * Signs out of the app, then of the service: RP-Initiated Logout 1.0 with the id_token as the
+   * hint (so the service need not ask) and a state checked on the way back.
+   */
   app.post('/demo-app/logout', async (request, reply) => {
     const id = request.cookies[COOKIE];
     const s = id ? sessions.get(id) : undefined;
     const sent = (request.body as { csrf?: unknown } | undefined)?.csrf;
-    if (id && s && typeof sent === 'string' && sent === s.csrf) sessions.delete(id);
-    reply.clearCookie(COOKIE, { path: '/demo-app' });
-    return reply.redirect('/demo-app', 303);
+    if (!settings || !id || !s || typeof sent !== 'string' || sent !== s.csrf) return reply.redirect('/demo-app', 303);
+    const idToken = s.signedIn?.idToken;
+    delete s.signedIn;
+    if (idToken === undefined) return reply.redirect('/demo-app', 303);
+    const state = oidc.randomState();
+    s.pendingLogout = { state };
+    try {
+      const url = oidc.buildEndSessionUrl(await config(settings), { id_token_hint: idToken, post_logout_redirect_uri: postLogoutRedirectUri!, state });
+      return reply.redirect(url.href, 303);
+    } catch (error) {
+      request.log.warn({ err: error }, 'demo app: discovery failed');
+      return send(reply, demoErrorPage('Signed out of the demo app, but the service’s OpenID configuration could not be read to sign out there too.'), 502);
+    }
+  });
+
+  /** Where the service sends the browser back after signing it out (the registered post-logout redirect URI). */
+  app.get('/demo-app/signed-out', async (request, reply) => {
+    if (!settings) return reply.redirect('/demo-app', 303);
+    const s = session(request, reply);
+    const expected = s.pendingLogout?.state;
+    delete s.pendingLogout;
+    const state = (request.query as { state?: unknown }).state;
+    return send(reply, demoSignedOutPage({ stateMatched: expected !== undefined && state === expected }));
+  });
+
+  /**
+   * Back-Channel Logout 1.0 section 2.5: the service POSTs a logout token here. Answered 200 when
+   * it was taken (section 2.8), 400 when it does not verify; never cached.
+   */
+  app.post('/demo-app/backchannel-logout', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    if (!settings) return reply.code(404).send({ error: 'not_found' });
+    const token = (request.body as { logout_token?: unknown } | undefined)?.logout_token;
+    if (typeof token !== 'string') return reply.code(400).send({ error: 'invalid_request', error_description: 'logout_token is missing' });
+    let claims: Record<string, unknown>;
+    try {
+      const metadata = (await config(settings)).serverMetadata();
+      jwks ??= createRemoteJWKSet(new URL(metadata.jwks_uri!));
+      ({ payload: claims } = await jwtVerify(token, jwks, {
+        issuer: metadata.issuer, audience: settings.clientId, typ: 'logout+jwt', algorithms: ['RS256', 'ES256'], requiredClaims: ['iat', 'jti', 'events'],
+      }));
+    } catch (error) {
+      request.log.info({ err: error }, 'demo app: a logout token did not verify');
+      return reply.code(400).send({ error: 'invalid_request', error_description: 'the logout token does not verify' });
+    }
+    const events = claims.events as Record<string, unknown> | undefined;
+    const { sub, sid, jti } = claims;
+    const now = Date.now();
+    for (const [seen, until] of seenJtis) if (until <= now) seenJtis.delete(seen);
+    if (typeof events !== 'object' || events === null || !(BACKCHANNEL_LOGOUT_EVENT in events) || 'nonce' in claims
+      || (typeof sub !== 'string' && typeof sid !== 'string') || typeof jti !== 'string' || seenJtis.has(jti)) {
+      return reply.code(400).send({ error: 'invalid_request', error_description: 'not a logout token this app takes' });
+    }
+    seenJtis.set(jti, now + SEEN_JTI_MS);
+    // With sid: the sessions of that sign-in at the service. Without: every session of the user.
+    for (const s of sessions.values()) {
+      const signedIn = s.signedIn?.claims;
+      if (!signedIn) continue;
+      const matches = typeof sid === 'string' ? signedIn.sid === sid : signedIn.sub === sub;
+      if (matches) {
+        delete s.signedIn;
+        s.notice = 'Community told this app that you signed out there (back-channel logout), so the app signed you out too.';
+      }
+    }
+    return reply.code(200).send();
   });
 }

@@ -12,6 +12,8 @@ export interface Metrics {
   readonly tokensRevoked: Counter<'reason'>;
   readonly signInFailures: Counter<'reason'>;
   readonly rateLimitRefusals: Counter<'scope'>;
+  /** Back-channel logout attempts, by outcome: delivered, retrying, abandoned. */
+  readonly logoutDeliveries: Counter<'outcome'>;
   /** Counts one answered HTTP request (`http_requests_total`) and its duration (`http_request_duration_seconds`). */
   observeHttp(method: string, route: string, status: number, seconds: number): void;
 }
@@ -54,5 +56,6 @@ export function createMetrics(): Metrics {
     tokensRevoked: new Counter({ name: 'tokens_revoked_total', help: 'Grants and tokens revoked', labelNames: ['reason'], registers }),
     signInFailures: new Counter({ name: 'sign_in_failures_total', help: 'Failed sign-ins', labelNames: ['reason'], registers }),
     rateLimitRefusals: new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused by a rate limit', labelNames: ['scope'], registers }),
+    logoutDeliveries: new Counter({ name: 'logout_deliveries_total', help: 'Back-channel logout attempts', labelNames: ['outcome'], registers }),
   };
 }

@@ -9,12 +9,14 @@ import * as initial from './migrations/2026-11-22-0001-initial.js';
 import * as postRenderings from './migrations/2026-11-23-0001-post-renderings.js';
 import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
 import * as serverSecrets from './migrations/2026-11-23-0003-server-secrets.js';
+import * as logoutDeliveries from './migrations/2026-11-23-0004-logout-deliveries.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
   '2026-11-23-0001-post-renderings': postRenderings,
   '2026-11-23-0002-signing-key-activation': signingKeyActivation,
   '2026-11-23-0003-server-secrets': serverSecrets,
+  '2026-11-23-0004-logout-deliveries': logoutDeliveries,
 };
 
 /** Every migration's name, in the order they run. */

@@ -81,6 +81,9 @@ export interface ClientsTable {
   status: string;
   secret_hash: string | null;
   id_token_alg: string;
+  /** JSON array of exact strings (RP-Initiated Logout 1.0). */
+  post_logout_redirect_uris: Generated<string>;
+  backchannel_logout_uri: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -104,6 +107,8 @@ export interface GrantsTable {
   last_used_at: number;
   revoked_at: number | null;
   revoked_reason: string | null;
+  /** The sign-in session the grant was approved in (`sid` of its id_tokens); null before the column existed. */
+  sid: string | null;
 }
 
 export interface AuthorizationCodesTable {
@@ -190,6 +195,31 @@ export interface ServerSecretsTable {
   created_at: number;
 }
 
+/**
+ * A back-channel logout token still to be delivered, or delivered or given up (until the janitor):
+ * pending while `delivered_at` and `abandoned_at` are both null. A worker claims a due row by
+ * writing its own `claim` and a `lease_until`; the lease lets another instance take the row over
+ * when the one that claimed it died.
+ */
+export interface LogoutDeliveriesTable {
+  id: Generated<number>;
+  client_id: string;
+  user_id: number;
+  sid: string | null;
+  /** The logout token's `jti`: the same on every attempt, so a receiver can tell a repeat. */
+  jti: string;
+  /** What caused it: `signed_out`, or the revocation reason of the grant. */
+  cause: string;
+  created_at: number;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  lease_until: number | null;
+  claim: string | null;
+  last_error: string | null;
+  delivered_at: number | null;
+  abandoned_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   avatars: AvatarsTable;
@@ -207,4 +237,5 @@ export interface Database {
   signing_keys: SigningKeysTable;
   sessions: SessionsTable;
   server_secrets: ServerSecretsTable;
+  logout_deliveries: LogoutDeliveriesTable;
 }

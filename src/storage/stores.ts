@@ -9,6 +9,7 @@ import { KyselyConsentStore } from './repositories/consents.js';
 import { KyselyGrantStore } from './repositories/grants.js';
 import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/keys.js';
+import { KyselyLogoutDeliveryStore } from './repositories/logout-deliveries.js';
 import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
 import { KyselyPostStore } from './repositories/posts.js';
 import { KyselyServerSecretStore } from './repositories/server-secrets.js';
@@ -30,6 +31,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     keys: new KyselyKeyStore(db),
     sessions: new KyselySessionStore(db, queries),
     serverSecrets: new KyselyServerSecretStore(db),
+    logoutDeliveries: new KyselyLogoutDeliveryStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

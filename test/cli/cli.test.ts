@@ -62,6 +62,20 @@ forEachDatabase('command line', (database) => {
     assert.deepEqual(Object.keys(pub.json), ['client_id', 'type', 'redirect_uris']);
   });
 
+  test('client create takes post-logout redirect URIs and a back-channel logout URI, and prints them', () => {
+    const r = run('client', 'create', '--name', 'Logout', '--type', 'confidential', '--redirect-uri', 'https://app.example/cb',
+      '--post-logout-redirect-uri', 'https://app.example/bye', '--post-logout-redirect-uri', 'http://127.0.0.1/bye',
+      '--backchannel-logout-uri', 'https://app.example/backchannel', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(Object.keys(r.json), ['client_id', 'client_secret', 'type', 'redirect_uris', 'post_logout_redirect_uris', 'backchannel_logout_uri']);
+    assert.deepEqual(r.json.post_logout_redirect_uris, ['https://app.example/bye', 'http://127.0.0.1/bye']);
+    assert.equal(r.json.backchannel_logout_uri, 'https://app.example/backchannel');
+    assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb',
+      '--post-logout-redirect-uri', 'http://evil.example/bye', '--json'), /post-logout redirect URI/);
+    assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb',
+      '--backchannel-logout-uri', 'https://a.example/bc#x', '--json'), /back-channel logout URI .* fragment/);
+  });
+
   test('a malformed redirect URI, unknown type or unknown owner is a bad argument', () => {
     assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'http://evil.example/cb', '--json'), /redirect URI/);
     assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb#frag', '--json'), /fragment/);

@@ -62,3 +62,17 @@ test('TRUST_PROXY is a number of proxies or a list of proxy addresses and ranges
   assert.equal(loadSettings({ TRUST_PROXY: '2' }).trustProxy, 2);
   assert.deepEqual(loadSettings({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8,::1,fd00::/8' }).trustProxy, ['127.0.0.1', '10.0.0.0/8', '::1', 'fd00::/8']);
 });
+
+test('BACKCHANNEL_ALLOW_PRIVATE is on by default only when the service itself runs on http on a loopback host', () => {
+  for (const base of ['http://localhost:3000', 'http://127.0.0.1:4000', 'http://[::1]:3000']) {
+    assert.equal(loadSettings({ BASE_URL: base }).backchannelAllowPrivate, true, base);
+  }
+  for (const base of ['https://id.example', 'http://id.example', 'https://localhost:3000', 'http://10.0.0.5']) {
+    assert.equal(loadSettings({ BASE_URL: base }).backchannelAllowPrivate, false, base);
+  }
+  assert.equal(loadSettings({ BASE_URL: 'https://id.example', BACKCHANNEL_ALLOW_PRIVATE: '1' }).backchannelAllowPrivate, true);
+  assert.equal(loadSettings({ BASE_URL: 'http://localhost:3000', BACKCHANNEL_ALLOW_PRIVATE: '0' }).backchannelAllowPrivate, false);
+  assert.equal(loadSettings({}).logoutDeliveryIntervalSeconds, 2);
+  assert.throws(() => loadSettings({ LOGOUT_DELIVERY_INTERVAL: 'often' }), /LOGOUT_DELIVERY_INTERVAL/);
+  assert.throws(() => loadSettings({ BACKCHANNEL_ALLOW_PRIVATE: 'yes' }), /BACKCHANNEL_ALLOW_PRIVATE.*1 or 0/);
+});

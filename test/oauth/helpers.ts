@@ -24,11 +24,21 @@ export interface TestClient {
   redirectUri: string;
 }
 
-export async function newClient(t: TestApp, options: { type?: 'confidential' | 'public'; redirectUris?: string[]; ownerId?: number } = {}): Promise<TestClient> {
+export interface NewClientOptions {
+  type?: 'confidential' | 'public';
+  redirectUris?: string[];
+  ownerId?: number;
+  postLogoutRedirectUris?: string[];
+  backchannelLogoutUri?: string;
+}
+
+export async function newClient(t: TestApp, options: NewClientOptions = {}): Promise<TestClient> {
   const redirectUris = options.redirectUris ?? ['https://app.example/callback'];
   const registered = await registerClient(t.deps.stores, t.deps.clock, {
     name: 'Test App', type: options.type ?? 'confidential', redirectUris, ownerId: options.ownerId ?? null,
     homepageUrl: 'https://app.example', description: 'An app under test.',
+    ...(options.postLogoutRedirectUris ? { postLogoutRedirectUris: options.postLogoutRedirectUris } : {}),
+    ...(options.backchannelLogoutUri ? { backchannelLogoutUri: options.backchannelLogoutUri } : {}),
   });
   return { client: registered.client, ...(registered.secret ? { secret: registered.secret } : {}), redirectUri: redirectUris[0]! };
 }
@@ -135,6 +145,8 @@ export interface Tokens {
   token_type: string;
   expires_in: number;
   scope: string;
+  /** With `openid`. */
+  id_token?: string;
 }
 
 /** The whole flow: a signed-in browser, a code, and the tokens for it. */

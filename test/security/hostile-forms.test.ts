@@ -1,13 +1,13 @@
 /**
- * Hostile input (fast-check) at the site's forms: the sign-in form (`POST /login`), sign-out, and
- * the consent form (`POST /oauth/authorize`) — random, repeated, oversized and wrongly typed
+ * Hostile input (fast-check) at the site's forms: the sign-in form (`POST /login`), sign-out, the
+ * consent form (`POST /oauth/authorize`) and RP-initiated logout (`/oauth/logout`) — random, repeated, oversized and wrongly typed
  * fields, with and without the CSRF token. Each gets a page or a redirect on this site, never a
  * 5xx, and nothing stored changes (no session, no consent, no code).
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { type Browser, type TestClient, hiddenFields, newClient, newUser, pkcePair, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
+import { type Browser, type TestClient, hiddenFields, newClient, newUser, obtainTokens, pkcePair, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { snapshotTables } from '../support/snapshot.js';
@@ -106,6 +106,34 @@ forEachDatabase('hostile input at the forms', (database) => {
       }
     }), { numRuns: 150 });
     assert.equal(await snapshotTables(t.deps.database.db, VOLATILE), before);
+  });
+
+  test('GET and POST /oauth/logout: random parameters never end the session, never redirect but to a registered post-logout URI or this site, never a 5xx', async () => {
+    const app = await newClient(t, { postLogoutRedirectUris: ['https://app.example/bye'] });
+    // A real id_token, of another person: it must never sign this browser out.
+    const other = await signedInBrowser(t);
+    const idToken = (await obtainTokens(t, other.browser, app, { scope: 'openid', extra: { nonce: 'n' } })).id_token!;
+    const before = await snapshotTables(t.deps.database.db, VOLATILE);
+    const form = fields(['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales', 'decision', '_csrf'], {
+      id_token_hint: () => fc.constantFrom(idToken, `${idToken.slice(0, -4)}AAAA`, 'a.b.c'),
+      client_id: () => fc.constantFrom(app.client.clientId, c.client.clientId),
+      post_logout_redirect_uri: () => fc.constantFrom('https://app.example/bye', 'https://app.example/bye/', '//evil.example', 'https://evil.example/'),
+      decision: () => fc.constantFrom('stay', 'LOGOUT', 'yes'),
+      _csrf: () => fc.constant(csrf),
+    });
+    await fc.assert(fc.asyncProperty(form, body(form), fc.boolean(), async (query, payload, asGet) => {
+      const response = asGet
+        ? await browser.fetch(`/oauth/logout?${new URLSearchParams(query)}`)
+        : await send('/oauth/logout', payload, true);
+      const text = await response.text();
+      assert.ok(PAGE_STATUSES.has(response.status), `status ${response.status}: ${text.slice(0, 300)}`);
+      const location = response.headers.get('location');
+      if (location !== null && !(location.startsWith('/') && !location.startsWith('//'))) {
+        assert.ok(location.startsWith('https://app.example/bye') && !location.startsWith('https://app.example/bye/'), `redirect only to the registered URI: ${location}`);
+      }
+      assert.doesNotMatch(text, /<script>alert|<img src=x>/, 'input is escaped');
+    }), { numRuns: 150 });
+    assert.equal(await snapshotTables(t.deps.database.db, VOLATILE), before, 'no session ended, nothing queued');
   });
 
   test('POST /logout without the CSRF token is refused and the session lives on', async () => {

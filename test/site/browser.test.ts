@@ -182,11 +182,11 @@ describe('site in a browser', () => {
     await page.goto(`${t.baseUrl}/settings/developers`);
     await page.getByLabel('Name', { exact: true }).fill('Gallery Sync');
     await page.getByLabel(/^Homepage/).fill('https://gallery.example');
-    await page.getByLabel('Redirect URIs').fill('http://gallery.example/cb');
+    await page.getByLabel('Redirect URIs', { exact: true }).fill('http://gallery.example/cb');
     await page.getByRole('button', { name: 'Register application' }).click();
     assert.match(await page.getByRole('alert').innerText(), /must use https, http on a loopback host, or an app.s own scheme/);
     await snap(page, 'developers-error');
-    await page.getByLabel('Redirect URIs').fill('https://gallery.example/cb\nhttp://127.0.0.1:8080/cb');
+    await page.getByLabel('Redirect URIs', { exact: true }).fill('https://gallery.example/cb\nhttp://127.0.0.1:8080/cb');
     await page.getByRole('button', { name: 'Register application' }).click();
     const secret = await page.getByRole('textbox', { name: 'Client secret' }).inputValue();
     assert.match(secret, /^svcs_/);

@@ -2,7 +2,9 @@
  * The demo app end to end, in Chromium: the demo app runs as a third-party app on a server of
  * its own, finds the service by discovery, and runs the code flow with PKCE, state and nonce;
  * the person signs in and approves on the service, and the demo app shows what the API gave it.
- * Also the settings pages against the live API: a personal token and a revoked app.
+ * It signs out through the service's end_session_endpoint, and is signed out by the service's
+ * back-channel logout. Also the settings pages against the live API: a personal token and a
+ * revoked app.
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
@@ -17,6 +19,7 @@ import { seedDemo } from '../../src/demo.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { temporarySqlitePath } from '../support/databases.js';
+import { holdsWithin } from '../support/eventually.js';
 
 const ARTIFACTS = 'test-artifacts/site';
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
@@ -50,6 +53,7 @@ describe('demo app end to end', () => {
     thirdPartyUrl = `http://127.0.0.1:${port}`;
     const { client, secret } = await registerClient(service.deps.stores, service.clock, {
       name: 'Demo App (e2e)', type: 'confidential', redirectUris: [`${thirdPartyUrl}/demo-app/callback`], homepageUrl: `${thirdPartyUrl}/demo-app`,
+      postLogoutRedirectUris: [`${thirdPartyUrl}/demo-app/signed-out`], backchannelLogoutUri: `${thirdPartyUrl}/demo-app/backchannel-logout`,
     });
     thirdParty = Fastify({ logger: false });
     await thirdParty.register(cookie);
@@ -96,6 +100,48 @@ describe('demo app end to end', () => {
     const apps = await service.deps.stores.consents.listForUser(user!.id);
     assert.equal(apps.length, 1, 'the consent is remembered and listed under Authorized applications');
     await page.close();
+  });
+
+  /** Signs the demo user in through the demo app, in a new browser context; consent may be remembered. */
+  async function signedInThroughDemoApp() {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${thirdPartyUrl}/demo-app`);
+    await page.getByRole('link', { name: 'Sign in with Community' }).click();
+    await page.waitForURL(/\/login\?/);
+    await page.getByLabel('Username').fill('demo');
+    await page.getByLabel('Password').fill(demoPassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL((url) => url.href.startsWith(`${thirdPartyUrl}/demo-app`) || url.pathname === '/oauth/authorize');
+    if (new URL(page.url()).pathname === '/oauth/authorize') await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL(`${thirdPartyUrl}/demo-app`);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Signed in as demo');
+    return page;
+  }
+
+  test('the demo app signs out through the end_session_endpoint, and a sign-out at the service reaches it by back-channel logout', async () => {
+    // RP-initiated: the demo app's "Sign out" ends its session, then the service's, and comes back with its state.
+    const page = await signedInThroughDemoApp();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${thirdPartyUrl}/demo-app/signed-out?**`);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Signed out');
+    assert.equal(await page.getByRole('alert').count(), 0, 'the state it sent came back');
+    await page.goto(`${service.baseUrl}/settings/tokens`);
+    assert.match(new URL(page.url()).pathname, /^\/login/, 'signed out of the service too, without being asked');
+    await page.close();
+
+    // Back-channel: signing out at the service tells the demo app, which ends its own session.
+    const again = await signedInThroughDemoApp();
+    await again.goto(`${service.baseUrl}/`);
+    await again.getByRole('button', { name: 'Sign out' }).click();
+    await again.waitForURL(`${service.baseUrl}/`);
+    const told = await holdsWithin(20_000, async () => {
+      await again.goto(`${thirdPartyUrl}/demo-app`);
+      return (await again.getByRole('heading', { level: 1 }).innerText()) === 'Demo App';
+    });
+    assert.ok(told, 'the demo app was signed out by the logout token');
+    assert.match(await again.getByRole('status').innerText(), /back-channel logout/);
+    await again.screenshot({ path: `${ARTIFACTS}/demo-app-backchannel-logout.png`, fullPage: true });
+    await again.close();
   });
 });
 
@@ -148,7 +194,7 @@ describe('settings against the live API', () => {
     const page = await signedInPage();
     await page.goto(`${service.baseUrl}/settings/developers`);
     await page.getByLabel('Name', { exact: true }).fill('Revoked App');
-    await page.getByLabel('Redirect URIs').fill('http://127.0.0.1/cb');
+    await page.getByLabel('Redirect URIs', { exact: true }).fill('http://127.0.0.1/cb');
     await page.getByRole('button', { name: 'Register application' }).click();
     const client = { clientId: await page.getByRole('textbox', { name: 'Client ID' }).inputValue() };
     const secret = await page.getByRole('textbox', { name: 'Client secret' }).inputValue();

@@ -60,6 +60,20 @@ test('a callback with an error shows it, escaped', async () => {
   assert.match(response.body, /access_denied \(&lt;b&gt;no&lt;\/b&gt;\)/);
 });
 
+test('the demo app refuses a logout token it cannot verify, and one that is missing', async () => {
+  const missing = await configured.inject({ method: 'POST', url: '/demo-app/backchannel-logout', payload: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(missing.statusCode, 400);
+  const forged = await configured.inject({ method: 'POST', url: '/demo-app/backchannel-logout', payload: 'logout_token=a.b.c', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  assert.equal(forged.statusCode, 400);
+  assert.equal(forged.headers['cache-control'], 'no-store');
+});
+
+test('a return from signing out that the demo app did not start says so', async () => {
+  const response = await configured.inject('/demo-app/signed-out?state=forged');
+  assert.equal(response.statusCode, 200);
+  assert.match(response.body, /did not carry the state the demo app sent/);
+});
+
 test('the demo app reports a service it cannot discover', async () => {
   const response = await configured.inject('/demo-app/login');
   assert.equal(response.statusCode, 502);

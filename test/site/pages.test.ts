@@ -102,6 +102,7 @@ forEachDatabase('site pages', (database) => {
       ['/settings/applications/revoke', { client_id: client.clientId }],
       ['/settings/developers', { name: 'Forged', redirect_uris: 'https://x.example/cb', type: 'public' }],
       [`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: 'https://evil.example/cb' }],
+      [`/settings/developers/${client.clientId}/logout-uris`, { post_logout_redirect_uris: 'https://evil.example/bye', backchannel_logout_uri: 'https://evil.example/bc' }],
       [`/settings/developers/${client.clientId}/rotate-secret`, {}],
       [`/settings/developers/${client.clientId}/deactivate`, {}],
     ];
@@ -129,6 +130,7 @@ forEachDatabase('site pages', (database) => {
     const clients = await t.deps.stores.clients.listByOwner(user.id);
     assert.equal(clients.length, 1);
     assert.deepEqual(clients[0]?.redirectUris, ['https://app.example/cb']);
+    assert.deepEqual([clients[0]?.postLogoutRedirectUris, clients[0]?.backchannelLogoutUri], [[], null]);
     assert.equal(clients[0]?.secretHash, client.secretHash);
     assert.equal(clients[0]?.status, 'active');
 
@@ -476,6 +478,73 @@ forEachDatabase('site pages', (database) => {
     assert.equal(deactivated.status, 303);
     assert.equal((await t.deps.stores.clients.findById(client.clientId))?.status, 'deactivated');
     assert.equal((await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, {})).status, 400);
+  });
+
+  test('a developer registers post-logout redirect URIs and a back-channel logout URI, edits and clears them; another owner cannot', async () => {
+    const { user, visitor } = await member();
+    const form = await visitor.get('/settings/developers');
+    assert.match(form.text, /name="post_logout_redirect_uris"/);
+    assert.match(form.text, /name="backchannel_logout_uri"/);
+    const created = await visitor.post('/settings/developers', {
+      name: 'Logout App', redirect_uris: 'https://logout.example/cb', type: 'public',
+      post_logout_redirect_uris: 'https://logout.example/bye\r\nhttp://127.0.0.1/bye', backchannel_logout_uri: 'https://logout.example/bc',
+    });
+    assert.equal(created.status, 201);
+    const [client] = await t.deps.stores.clients.listByOwner(user.id);
+    assert.deepEqual([client?.postLogoutRedirectUris, client?.backchannelLogoutUri], [['https://logout.example/bye', 'http://127.0.0.1/bye'], 'https://logout.example/bc']);
+    const page = await visitor.get(`/settings/developers/${client!.clientId}`);
+    assert.match(page.text, /<h2 id="logout-heading">Sign-out<\/h2>/);
+    assert.match(page.text, /value="https:\/\/logout.example\/bc"/);
+
+    const edited = await visitor.post(`/settings/developers/${client!.clientId}/logout-uris`, {
+      post_logout_redirect_uris: 'https://logout.example/signed-out', backchannel_logout_uri: 'http://localhost:4000/bc',
+    });
+    assert.equal(edited.status, 303);
+    assert.equal(edited.location, `/settings/developers/${client!.clientId}?notice=logout-uris`);
+    let stored = await t.deps.stores.clients.findById(client!.clientId);
+    assert.deepEqual([stored?.postLogoutRedirectUris, stored?.backchannelLogoutUri], [['https://logout.example/signed-out'], 'http://localhost:4000/bc']);
+    assert.match((await visitor.get(edited.location!)).text, /Sign-out settings saved/);
+
+    const { visitor: stranger } = await member();
+    assert.equal((await stranger.post(`/settings/developers/${client!.clientId}/logout-uris`, { post_logout_redirect_uris: 'https://evil.example/', backchannel_logout_uri: '' })).status, 404);
+
+    const cleared = await visitor.post(`/settings/developers/${client!.clientId}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: '' });
+    assert.equal(cleared.status, 303);
+    stored = await t.deps.stores.clients.findById(client!.clientId);
+    assert.deepEqual([stored?.postLogoutRedirectUris, stored?.backchannelLogoutUri], [[], null]);
+  });
+
+  test('bad post-logout redirect URIs or back-channel logout URIs are refused with a message, storing nothing', async () => {
+    const { user, visitor } = await member();
+    const good = { name: 'App', redirect_uris: 'https://app.example/cb', type: 'public' };
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ post_logout_redirect_uris: 'http://app.example/bye' }, /post-logout redirect URI .* must use https/i],
+      [{ post_logout_redirect_uris: 'https://app.example/bye#x' }, /post-logout redirect URI .* has a fragment/i],
+      [{ post_logout_redirect_uris: Array.from({ length: 11 }, (_, i) => `https://app.example/${i}`).join('\n') }, /At most 10 post-logout redirect URIs/],
+      [{ backchannel_logout_uri: 'http://app.example/bc' }, /back-channel logout URI .* must use https, or http on a loopback host/i],
+      [{ backchannel_logout_uri: 'https://app.example/bc#frag' }, /back-channel logout URI .* has a fragment/i],
+      [{ backchannel_logout_uri: 'https://user:pw@app.example/bc' }, /back-channel logout URI .* contains credentials/i],
+      [{ backchannel_logout_uri: 'com.example.app:/bc' }, /back-channel logout URI .* must use https/i],
+      [{ backchannel_logout_uri: 'not a url' }, /contains spaces|is not an absolute URL/],
+    ];
+    for (const [fields, message] of cases) {
+      const response = await visitor.post('/settings/developers', { ...good, ...fields });
+      assert.equal(response.status, 400, String(message));
+      assert.match(response.text, message);
+      assert.match(response.text, /aria-invalid="true"/);
+    }
+    assert.deepEqual(await t.deps.stores.clients.listByOwner(user.id), []);
+
+    const { client } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Kept', type: 'public', redirectUris: ['https://kept.example/cb'], ownerId: user.id, postLogoutRedirectUris: ['https://kept.example/bye'],
+    });
+    for (const [fields] of cases) {
+      const response = await visitor.post(`/settings/developers/${client.clientId}/logout-uris`, { post_logout_redirect_uris: '', backchannel_logout_uri: '', ...fields });
+      assert.equal(response.status, 400);
+      assert.match(response.text, /role="alert"/);
+    }
+    const kept = await t.deps.stores.clients.findById(client.clientId);
+    assert.deepEqual([kept?.postLogoutRedirectUris, kept?.backchannelLogoutUri], [['https://kept.example/bye'], null]);
   });
 
   test('registering an app with bad input shows a message and stores nothing', async () => {

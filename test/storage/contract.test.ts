@@ -219,7 +219,7 @@ forEachDatabase('storage contract', (database) => {
       codeHash, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb', scope: 'openid profile:read',
       codeChallenge: null, nonce: 'n-1', authTime: T0 - MINUTE, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     };
-    await stores.codes.insertUnderNewGrant(code);
+    await stores.codes.insertUnderNewGrant(code, 'sid-1');
     const consumed = await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1);
     const grantId = consumed!.code.grantId;
     assert.deepEqual(consumed, {
@@ -227,7 +227,7 @@ forEachDatabase('storage contract', (database) => {
       granted: {
         grant: {
           id: grantId, userId: user.id, clientId: client.clientId, scope: 'openid profile:read', nonce: 'n-1', authTime: T0 - MINUTE,
-          createdAt: T0, lastUsedAt: T0, revokedAt: null, revokedReason: null,
+          createdAt: T0, lastUsedAt: T0, revokedAt: null, revokedReason: null, sid: 'sid-1',
         },
         user,
       },
@@ -242,7 +242,7 @@ forEachDatabase('storage contract', (database) => {
       codeChallenge: null, nonce: null, authTime: T0, createdAt: T0 + MINUTE, expiresAt: T0 + 5 * MINUTE,
     };
     await stores.codes.insert({ ...code, grantId: grant.id });
-    await assert.rejects(stores.codes.insertUnderNewGrant(code));
+    await assert.rejects(stores.codes.insertUnderNewGrant(code, null));
     assert.deepEqual((await stores.grants.summarizeForUser(user.id)).map((g) => g.lastUsedAt), [T0]);
   });
 
@@ -434,7 +434,32 @@ forEachDatabase('storage contract', (database) => {
     const other = await newGrant();
     assert.equal(await stores.grants.revokeForClient(other.client.clientId, 'client_deactivated', T0), 1);
     const third = await newGrant();
-    assert.equal(await stores.grants.revokeForUser(third.user.id, 'account_unusable', T0), 1);
+    assert.deepEqual(await stores.grants.revokeForUser(third.user.id, 'account_unusable', T0), [third.client.clientId]);
+  });
+
+  test('the clients a user holds a live grant with are listed once each', async () => {
+    const { user, client, grant } = await newGrant();
+    await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: T0, sid: 'sid-a' }, T0);
+    const other = await newClient();
+    const revoked = await stores.grants.create({ userId: user.id, clientId: other.clientId, scope: 's', nonce: null, authTime: T0 }, T0);
+    await stores.grants.revoke(revoked.id, 'revoked_by_client', T0 + 1);
+    assert.deepEqual(await stores.grants.liveClientIds(user.id), [client.clientId]);
+    assert.equal((await stores.grants.findById(grant.id))?.sid, null);
+  });
+
+  test('a client keeps its post-logout redirect URIs and back-channel logout URI, and they can be replaced', async () => {
+    const client = await stores.clients.create({
+      clientId: unique('client'), name: 'App', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['https://app.example/cb'], allowedScopes: ['openid'], secretHash: null, idTokenAlg: 'RS256',
+      postLogoutRedirectUris: ['https://app.example/bye'], backchannelLogoutUri: 'https://app.example/bc',
+    }, T0);
+    assert.deepEqual(await stores.clients.findById(client.clientId), client);
+    assert.deepEqual([client.postLogoutRedirectUris, client.backchannelLogoutUri], [['https://app.example/bye'], 'https://app.example/bc']);
+    assert.equal(await stores.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris: [], backchannelLogoutUri: null }, T0 + 1), true);
+    const changed = await stores.clients.findById(client.clientId);
+    assert.deepEqual([changed?.postLogoutRedirectUris, changed?.backchannelLogoutUri, changed?.updatedAt], [[], null, T0 + 1]);
+    const plain = await newClient();
+    assert.deepEqual([plain.postLogoutRedirectUris, plain.backchannelLogoutUri], [[], null]);
   });
 
   test('a grant is read with its user in one read, every field of both as stored', async () => {
@@ -495,7 +520,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"other"}', 'enc:v1:x'), false);
     assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"x"}', 'enc:v1:x'), true);
     assert.equal((await stores.keys.listAll()).find((k) => k.kid === old)?.privateJwk, 'enc:v1:x');
-    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000 });
+    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000 });
     assert.ok(deleted.signing_keys! >= 3);
     assert.deepEqual((await stores.keys.listAll()).filter((k) => [old, next, newest].includes(k.kid)), []);
   });
@@ -506,8 +531,101 @@ forEachDatabase('storage contract', (database) => {
     await stores.sessions.create({ idHash, userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
     assert.equal((await stores.sessions.findLive(idHash, T0 + 1))?.user.id, user.id);
     assert.equal(await stores.sessions.findLive(idHash, T0 + MINUTE), undefined);
-    await stores.sessions.end(idHash, T0 + 2);
+    assert.deepEqual(await stores.sessions.end(idHash, T0 + 2), { userId: user.id });
+    assert.equal(await stores.sessions.end(idHash, T0 + 3), undefined, 'only the call that ended it hears of it');
     assert.equal(await stores.sessions.findLive(idHash, T0 + 3), undefined);
+  });
+
+  // ---- Back-channel logout deliveries (INTERFACE section 5) ----------------------------------
+
+  const LEASE = MINUTE;
+  /** Deliveries for one new client, so a test sees only its own rows among everything due. */
+  async function queued(count: number, at: number) {
+    const user = await newUser();
+    const client = await newClient();
+    const rows = Array.from({ length: count }, (_, i) => ({ clientId: client.clientId, userId: user.id, sid: i % 2 ? null : `sid-${i}`, jti: unique('jti'), cause: 'signed_out' }));
+    await stores.logoutDeliveries.insert(rows, at);
+    return { client, user, jtis: new Set(rows.map((r) => r.jti)) };
+  }
+  /** Claims everything due at `at`, and keeps only this test's rows; the rest are given back untouched by lease expiry. */
+  async function claimMine(on: Stores, jtis: Set<string>, claim: string, at: number, limit = 50) {
+    return (await on.logoutDeliveries.claim(claim, at, at + LEASE, limit)).filter((d) => jtis.has(d.jti));
+  }
+
+  test('a queued logout delivery is due at once, claimed with one more attempt, and every field comes back', async () => {
+    const at = T0 + 200 * 86_400_000;
+    const { client, user, jtis } = await queued(1, at);
+    assert.equal(await stores.logoutDeliveries.anyDue(at), true);
+    const [claimed] = await claimMine(stores, jtis, 'c1', at);
+    assert.deepEqual({ ...claimed, id: 0 }, {
+      id: 0, clientId: client.clientId, userId: user.id, sid: 'sid-0', jti: [...jtis][0], cause: 'signed_out',
+      createdAt: at, attempts: 1, nextAttemptAt: at, lastError: null,
+    });
+    // Leased: nobody else gets it while the lease runs.
+    assert.deepEqual(await claimMine(stores, jtis, 'c2', at + LEASE - 1), []);
+    assert.equal(await stores.logoutDeliveries.delivered(claimed!.id, 'c1', at + 1), true);
+    assert.deepEqual(await claimMine(stores, jtis, 'c3', at + 10 * LEASE), [], 'a delivered row is never claimed again');
+  });
+
+  test('two instances claiming at once never get the same logout delivery', async () => {
+    const at = T0 + 201 * 86_400_000;
+    const { jtis } = await queued(40, at);
+    const otherHandle = openDatabase(database.target);
+    try {
+      const other = createStores(otherHandle.db, otherHandle.queries);
+      const raw = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? other : stores).logoutDeliveries.claim(`c${i}`, at, at + LEASE, 4)));
+      assert.ok(raw.every((claimed) => claimed.length <= 4), `no claim takes more than its limit: ${raw.map((c) => c.length)}`);
+      const claims = raw.map((claimed) => claimed.filter((d) => jtis.has(d.jti)));
+      const rest = await claimMine(stores, jtis, 'rest', at);
+      const ids = [...claims.flat(), ...rest].map((d) => d.jti);
+      assert.equal(new Set(ids).size, ids.length, 'no row was claimed twice');
+      assert.equal(ids.length, 40, 'every row was claimed once');
+      assert.ok(claims.filter((c) => c.length > 0).length > 1, 'the claims shared the rows');
+    } finally {
+      await otherHandle.close();
+    }
+  });
+
+  test('a lease that runs out (its instance died) lets another claim the delivery, and the first can no longer record an outcome', async () => {
+    const at = T0 + 202 * 86_400_000;
+    const { jtis } = await queued(1, at);
+    const [first] = await claimMine(stores, jtis, 'dead', at);
+    const [second] = await claimMine(stores, jtis, 'alive', at + LEASE);
+    assert.equal(second?.id, first?.id);
+    assert.equal(second?.attempts, 2);
+    assert.equal(await stores.logoutDeliveries.delivered(first!.id, 'dead', at + LEASE + 1), false);
+    assert.equal(await stores.logoutDeliveries.retryAt(first!.id, 'dead', at + LEASE + 1, 'x'), false);
+    assert.equal(await stores.logoutDeliveries.abandon(second!.id, 'alive', at + LEASE + 2, 'gone'), true);
+    assert.deepEqual(await claimMine(stores, jtis, 'later', at + 100 * LEASE), [], 'an abandoned row is never claimed again');
+  });
+
+  test('a failed logout delivery is due again at its next attempt, not before, with its error kept', async () => {
+    const at = T0 + 203 * 86_400_000;
+    const { jtis } = await queued(1, at);
+    const [claimed] = await claimMine(stores, jtis, 'c1', at);
+    assert.equal(await stores.logoutDeliveries.retryAt(claimed!.id, 'c1', at + 30_000, 'answered HTTP 500'), true);
+    assert.deepEqual(await claimMine(stores, jtis, 'c2', at + 29_999), []);
+    const [again] = await claimMine(stores, jtis, 'c3', at + 30_000);
+    assert.deepEqual([again?.attempts, again?.lastError, again?.nextAttemptAt], [2, 'answered HTTP 500', at + 30_000]);
+    await stores.logoutDeliveries.delivered(again!.id, 'c3', at + 30_001);
+  });
+
+  test('housekeeping deletes logout deliveries delivered or given up past the audit window, and keeps pending ones', async () => {
+    const at = T0 + 204 * 86_400_000;
+    const { jtis } = await queued(3, at);
+    const [a, b] = await claimMine(stores, jtis, 'c', at);
+    await stores.logoutDeliveries.delivered(a!.id, 'c', at);
+    await stores.logoutDeliveries.abandon(b!.id, 'c', at, 'gone');
+    const jtiCount = async () => Number((await handle.db.selectFrom('logout_deliveries').select((eb) => eb.fn.countAll().as('n'))
+      .where('jti', 'in', [...jtis]).executeTakeFirstOrThrow()).n);
+    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000 };
+    await stores.housekeeping.purge(at + 86_400_000, options);
+    assert.equal(await jtiCount(), 3, 'kept for the audit window');
+    const deleted = await stores.housekeeping.purge(at + 86_400_000 + 1, options);
+    assert.ok(deleted.logout_deliveries! >= 2);
+    assert.equal(await jtiCount(), 1, 'the pending one stays');
+    await stores.housekeeping.purge(at + 2 * 86_400_000 + 1, options);
+    assert.equal(await jtiCount(), 0, 'a pending one past its maximum age and the audit window goes too');
   });
 
   test('a transaction lands all of its writes or none', async () => {
@@ -531,7 +649,7 @@ forEachDatabase('storage contract', (database) => {
     const liveHash = unique('live');
     await stores.tokens.insertRefresh({ tokenHash: liveHash, grantId: liveGrant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: far, expiresAt: far + MINUTE });
     await stores.sessions.create({ idHash: unique('s'), userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
-    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000 });
+    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000 });
     assert.ok(deleted.authorization_codes! >= 1);
     assert.ok(deleted.access_tokens! >= 1);
     assert.ok(deleted.sessions! >= 1);

@@ -6,9 +6,10 @@ import { findUser } from './lookup.js';
 
 export const clientCreate = defineCommand({
   name: 'client create',
-  usage: 'client create --name N --type confidential|public --redirect-uri URI [--redirect-uri URI…] [--owner U] [--homepage URL] [--description T] [--id-token-alg RS256|ES256]',
+  usage: 'client create --name N --type confidential|public --redirect-uri URI [--redirect-uri URI…] [--post-logout-redirect-uri URI…] [--backchannel-logout-uri URI] [--owner U] [--homepage URL] [--description T] [--id-token-alg RS256|ES256]',
   options: {
     name: { type: 'string' }, type: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true },
+    'post-logout-redirect-uri': { type: 'string', multiple: true }, 'backchannel-logout-uri': { type: 'string' },
     owner: { type: 'string' }, homepage: { type: 'string' }, description: { type: 'string' }, 'id-token-alg': { type: 'string' },
   },
   async run(deps, values) {
@@ -27,13 +28,18 @@ export const clientCreate = defineCommand({
       homepageUrl: optionalString(values, 'homepage') ?? '',
       description: optionalString(values, 'description') ?? '',
       idTokenAlg: alg as IdTokenAlg,
+      postLogoutRedirectUris: (values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
+      backchannelLogoutUri: optionalString(values, 'backchannel-logout-uri') ?? null,
     };
     const { client, secret } = await registerClient(deps.stores, deps.clock, registration);
+    // The logout fields only when given, so the answer INTERFACE section 9 lists stays as it was.
     return {
       client_id: client.clientId,
       ...(secret === undefined ? {} : { client_secret: secret }),
       type: client.type,
       redirect_uris: client.redirectUris,
+      ...(client.postLogoutRedirectUris.length === 0 ? {} : { post_logout_redirect_uris: client.postLogoutRedirectUris }),
+      ...(client.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: client.backchannelLogoutUri }),
     };
   },
   human: (r) => [
@@ -41,6 +47,8 @@ export const clientCreate = defineCommand({
     ...('client_secret' in r ? [`client_secret: ${r.client_secret}   (shown once: store it now)`] : []),
     `type:          ${r.type}`,
     `redirect_uris: ${r.redirect_uris.join(' ')}`,
+    ...(r.post_logout_redirect_uris ? [`post_logout_redirect_uris: ${r.post_logout_redirect_uris.join(' ')}`] : []),
+    ...(r.backchannel_logout_uri ? [`backchannel_logout_uri:    ${r.backchannel_logout_uri}`] : []),
   ].join('\n'),
 });
 

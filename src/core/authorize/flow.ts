@@ -9,6 +9,7 @@ import { OAuthError } from '../errors.js';
 import type { Params } from '../params.js';
 import type { Session, User } from '../ports.js';
 import { formatScope, scopeList } from '../scopes.js';
+import { sessionSid } from '../sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS } from './checks.js';
 import { type AuthorizationRequest, REQUEST_PARAMETERS, appendQuery } from './request.js';
@@ -162,10 +163,12 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     createdAt: now,
     expiresAt: now + deps.settings.codeTtlSeconds * 1000,
   };
-  if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored);
+  // The grant remembers the sign-in session, for the id_token's `sid` and the logout that ends it.
+  const sid = sessionSid(signedIn.session);
+  if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored, sid);
   else {
     await deps.stores.transaction(async (tx) => {
-      await tx.codes.insertUnderNewGrant(stored);
+      await tx.codes.insertUnderNewGrant(stored, sid);
       const previous = await tx.consents.find(userId, clientId);
       await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
     });

@@ -16,6 +16,7 @@ export function providerMetadata(issuer: string) {
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     revocation_endpoint: `${issuer}/api/oauth/revoke`,
     introspection_endpoint: `${issuer}/api/oauth/introspect`,
+    end_session_endpoint: `${issuer}/oauth/logout`,
     service_documentation: `${issuer}/docs`,
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],
@@ -28,11 +29,15 @@ export function providerMetadata(issuer: string) {
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     subject_types_supported: ['public'],
     claims_supported: [
-      'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash',
+      'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid',
       'preferred_username', 'picture', 'profile',
     ],
     prompt_values_supported: ['none', 'login', 'consent'],
     authorization_response_iss_parameter_supported: true,
+    // OpenID Back-Channel Logout 1.0 section 2.1: logout tokens, with `sid` when the ended
+    // session is known (and every id_token of a grant approved in a session carries it).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

@@ -24,6 +24,8 @@ export interface IdTokenRequest {
   /** Absent on refresh (OIDC Core 12.2). */
   nonce: string | null;
   authTime: Instant;
+  /** The sign-in session the grant was approved in (Back-Channel Logout 1.0 section 2.1); none for older grants. */
+  sid?: string | null;
   accessToken: string;
   now: Instant;
 }
@@ -37,6 +39,7 @@ export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdToke
     auth_time: Math.floor(request.authTime / 1000),
     at_hash: accessTokenHash(request.accessToken),
     ...(request.nonce === null ? {} : { nonce: request.nonce }),
+    ...(request.sid == null ? {} : { sid: request.sid }),
     ...(request.scopes.includes('profile:read') ? profileClaims(request.user, urls) : {}),
   };
   return new SignJWT(claims)

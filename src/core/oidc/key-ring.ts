@@ -62,6 +62,15 @@ export class KeySet {
     return { keys: this.keys.filter((k) => published(k, at)).map((k) => this.jwk.get(k.kid)!) };
   }
 
+  /**
+   * The public JWK of the key `kid` while it is published at `at` (active, about to be, or retired
+   * but still in the JWKS): what a token we signed verifies against, such as an id_token_hint.
+   */
+  publishedJwk(kid: string, at: Instant): JWK | undefined {
+    const key = this.keys.find((k) => k.kid === kid && published(k, at));
+    return key && this.jwk.get(key.kid);
+  }
+
   /** The newest key of `alg` that is active at `at` and neither retired nor withdrawn. */
   async signingKey(alg: IdTokenAlg, at: Instant): Promise<CurrentKey> {
     const key = this.keys.find((k) => k.alg === alg && signs(k, at));

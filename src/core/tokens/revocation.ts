@@ -1,22 +1,37 @@
 /** Ending grants and tokens: reuse detection, RFC 7009 revocation, consent withdrawal. */
+import { revokeApplicationAccess } from '../applications.js';
 import { hashSecret, tokenKind } from '../credentials.js';
+import { queueBackchannelLogouts } from '../logout/events.js';
 import type { Client, RevocationReason, Stores } from '../ports.js';
 import type { Instant } from '../time.js';
 import type { OAuthDeps } from './context.js';
 
 /**
- * Revokes one grant and marks its tokens revoked; counts it once. Tokens first, then the grant:
- * a rotation in flight holds its refresh token's row and then updates the grant, so taking the
- * rows in the same order means the two wait for each other instead of deadlocking.
+ * Revokes one grant and marks its tokens revoked; counts it once, and queues the app's
+ * back-channel logout for the session the grant was approved in (`stores` is the caller's
+ * transaction). Tokens first, then the grant: a rotation in flight holds its refresh token's row
+ * and then updates the grant, so taking the rows in the same order means the two wait for each
+ * other instead of deadlocking.
  */
-export async function revokeGrant(deps: OAuthDeps, stores: Stores, grantId: number, reason: RevocationReason, now: Instant): Promise<void> {
+export async function revokeGrant(deps: OAuthDeps, stores: Stores, grantId: number, reason: 'refresh_reuse' | 'revoked_by_client', now: Instant): Promise<void> {
   await stores.tokens.revokeByGrant(grantId, now);
-  if (await stores.grants.revoke(grantId, reason, now)) deps.metrics.tokensRevoked.inc({ reason });
+  if (!(await stores.grants.revoke(grantId, reason, now))) return;
+  deps.metrics.tokensRevoked.inc({ reason });
+  const grant = await stores.grants.findById(grantId);
+  if (grant) await queueBackchannelLogouts(stores, now, [{ clientId: grant.clientId, userId: grant.userId, sid: grant.sid, cause: reason }]);
 }
 
-/** Seed section 3 rule 2: a reused code ends every grant (so every token) of that user for that client. */
-export async function revokeUserClientGrants(deps: OAuthDeps, userId: number, clientId: string, reason: RevocationReason): Promise<void> {
-  const count = await deps.stores.grants.revokeForUserAndClient(userId, clientId, reason, deps.clock.now());
+/**
+ * Seed section 3 rule 2: a reused code ends every grant (so every token) of that user for that
+ * client, and the app is told to end every session of the user (in the same transaction).
+ */
+export async function revokeUserClientGrants(deps: OAuthDeps, userId: number, clientId: string, reason: 'code_reuse'): Promise<void> {
+  const count = await deps.stores.transaction(async (tx) => {
+    const now = deps.clock.now();
+    const revoked = await tx.grants.revokeForUserAndClient(userId, clientId, reason, now);
+    if (revoked > 0) await queueBackchannelLogouts(tx, now, [{ clientId, userId, sid: null, cause: reason }]);
+    return revoked;
+  });
   if (count > 0) deps.metrics.tokensRevoked.inc({ reason }, count);
 }
 
@@ -46,14 +61,11 @@ export async function revokeToken(deps: OAuthDeps, client: Client, token: string
 
 /**
  * The user withdraws consent for a client: the remembered consent is forgotten and every grant
- * (so every token) of the user for that client ends (INTERFACE section 2).
+ * (so every token) of the user for that client ends (INTERFACE section 2), as the settings page
+ * does it (`revokeApplicationAccess`, which also queues the app's back-channel logout).
  */
 export async function withdrawConsent(deps: OAuthDeps, userId: number, clientId: string): Promise<boolean> {
-  return deps.stores.transaction(async (tx) => {
-    const now = deps.clock.now();
-    const removed = await tx.consents.remove(userId, clientId);
-    const count = await tx.grants.revokeForUserAndClient(userId, clientId, 'consent_withdrawn', now);
-    if (count > 0) deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, count);
-    return removed || count > 0;
-  });
+  const { found, grantsRevoked } = await revokeApplicationAccess(deps.stores, deps.clock, userId, clientId);
+  if (grantsRevoked > 0) deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
+  return found;
 }

@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/credentials.js';
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/device-cookies.js';
+import { endSignInSession } from '../../core/logout/events.js';
 import type { Session, User } from '../../core/ports.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
 import type { Deps } from '../../deps.js';
@@ -74,12 +75,16 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   return session;
 }
 
+/**
+ * Signs the browser out: its session ends and every app the user holds a live grant with is
+ * sent a back-channel logout (INTERFACE section 5), queued in the same transaction.
+ */
 export async function endSession(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const name = cookieName(request, 'session');
   const id = request.cookies[name];
   if (id) {
     const { stores, clock } = request.server.deps;
-    await stores.sessions.end(hashSecret(id), clock.now());
+    await endSignInSession(stores, clock, hashSecret(id));
     reply.clearCookie(name, cookieOptions(request));
   }
   request.signIn = null;

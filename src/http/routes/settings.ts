@@ -7,7 +7,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listAuthorizedApplications, revokeApplicationAccess } from '../../core/applications.js';
 import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
-import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, updateRedirectUris } from '../../core/clients.js';
+import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, updateLogoutUris, updateRedirectUris } from '../../core/clients.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { ClientType, User } from '../../core/ports.js';
@@ -27,6 +27,7 @@ const NOTICES: Record<string, string> = {
   'access-revoked': 'Access revoked. The application’s tokens no longer work.',
   avatar: 'Your avatar was updated.',
   uris: 'Redirect URIs saved.',
+  'logout-uris': 'Sign-out settings saved.',
   deactivated: 'The application was deactivated. Its tokens no longer work.',
 };
 
@@ -199,19 +200,21 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/settings/developers', {
     ...page,
-    schema: form({ name: text, description: text, homepage: text, redirect_uris: text, type: text }),
-  }, async (request: FastifyRequest<{ Body: Partial<Record<'name' | 'description' | 'homepage' | 'redirect_uris' | 'type', string>> }>, reply) => {
+    schema: form({ name: text, description: text, homepage: text, redirect_uris: text, type: text, post_logout_redirect_uris: text, backchannel_logout_uri: text }),
+  }, async (request: FastifyRequest<{ Body: Partial<Record<'name' | 'description' | 'homepage' | 'redirect_uris' | 'type' | 'post_logout_redirect_uris' | 'backchannel_logout_uri', string>> }>, reply) => {
     verifyCsrf(request);
     const user = await signedIn(request, reply, '/settings/developers');
     if (!user) return reply;
     const b = request.body;
     const clientForm: ClientForm = {
       name: b.name ?? '', description: b.description ?? '', homepage: b.homepage ?? '', redirectUris: b.redirect_uris ?? '', type: b.type ?? '',
+      postLogoutRedirectUris: b.post_logout_redirect_uris ?? '', backchannelLogoutUri: b.backchannel_logout_uri ?? '',
     };
     try {
       const { client, secret } = await registerClient(stores, clock, {
         name: clientForm.name, description: clientForm.description, homepageUrl: clientForm.homepage,
         redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id,
+        postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
       });
       return sendPage(reply, clientPage(await pageContext(request, reply), client, {
         secret, notice: `Application registered. Its client ID is ${client.clientId}.`,
@@ -255,6 +258,24 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         }), 400);
       }
     });
+
+  app.post('/settings/developers/:clientId/logout-uris', {
+    ...page, schema: { ...clientParams, ...form({ post_logout_redirect_uris: text, backchannel_logout_uri: text }) },
+  }, async (request: ClientRequest<{ post_logout_redirect_uris?: string; backchannel_logout_uri?: string }>, reply) => {
+    verifyCsrf(request);
+    const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
+    const user = await signedIn(request, reply, base);
+    if (!user) return reply;
+    const client = await ownClient(user, request.params.clientId);
+    if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
+    const sent = { postLogoutRedirectUris: request.body.post_logout_redirect_uris ?? '', backchannelLogoutUri: request.body.backchannel_logout_uri ?? '' };
+    try {
+      await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
+      return reply.redirect(`${base}?notice=logout-uris`, 303);
+    } catch (error) {
+      return sendPage(reply, clientPage(await pageContext(request, reply), client, { error: formError(error), logout: sent }), 400);
+    }
+  });
 
   app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({}) } },
     async (request: ClientRequest, reply) => {

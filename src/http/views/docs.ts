@@ -6,6 +6,8 @@
 import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
 import { API_REALM } from '../../core/bearer.js';
 import type { PostSummary, User } from '../../core/ports.js';
+import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/logout/delivery.js';
+import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_LIFETIME_SECONDS } from '../../core/oidc/logout-token.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/personal-tokens.js';
 import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/posts.js';
 import {
@@ -80,6 +82,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
   <li><a href="#refresh">Refresh tokens (rotation)</a></li>
   <li><a href="#revoke">Revoke and introspect tokens</a></li>
   <li><a href="#openid">Sign users in with OpenID Connect</a></li>
+  <li><a href="#logout">Sign users out</a></li>
   <li><a href="#personal">Personal tokens</a></li>
   <li><a href="#scopes">Scopes</a></li>
   <li><a href="#endpoints">API endpoints</a></li>
@@ -226,7 +229,7 @@ local tokens and ask the user to authorize again.</p>
 <code>openid</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
 your app was registered for it) carrying <code>iss</code>, <code>sub</code> (the user id as a string), <code>aud</code>
 (your <code>client_id</code>), <code>azp</code>, <code>exp</code>, <code>iat</code>, <code>auth_time</code>,
-<code>nonce</code> and <code>at_hash</code>; with <code>profile:read</code> also <code>preferred_username</code>,
+<code>nonce</code>, <code>at_hash</code> and <code>sid</code> (the sign-in here it came from; see <a href="#logout">Sign users out</a>); with <code>profile:read</code> also <code>preferred_username</code>,
 <code>picture</code> and <code>profile</code>.</p>
 <p>Verify it offline: check the signature against the keys at <a href="/.well-known/jwks.json"><code>${base}/.well-known/jwks.json</code></a>,
 that <code>iss</code> is <code>${base}</code>, <code>aud</code> is your <code>client_id</code>, <code>exp</code> is in
@@ -237,6 +240,81 @@ fetch again when you meet a new one.</p>
 <p>With the access token, <code>GET</code> or <code>POST ${base}/api/oauth/userinfo</code> answers the same claims as
 JSON (the token needs <code>openid</code>; without it the answer is <code>403 insufficient_scope</code>).</p>
 ${code(`curl ${base}/api/oauth/userinfo -H "Authorization: Bearer svco_…"`)}
+</section>
+
+<section id="logout">
+<h2>Sign users out</h2>
+<p>Two standards, both optional, both named in the discovery document: your app can sign the person out of Community
+too when they sign out of your app (<em>RP-Initiated Logout</em>, <code>end_session_endpoint</code>), and Community can tell
+your app when the person signs out here or takes your app's access away (<em>Back-Channel Logout</em>). Register the
+addresses they need on your app's page under <a href="/settings/developers">Settings → Developer applications</a>
+(“Sign-out”), or with <code>--post-logout-redirect-uri</code> and <code>--backchannel-logout-uri</code> on the command line.</p>
+
+<h3 id="logout-redirect">Sign the person out of Community too</h3>
+<p>After ending your own session, send the browser to <code>${base}/oauth/logout</code> (GET, or a form POST):</p>
+${code(`${base}/oauth/logout?id_token_hint=ID_TOKEN
+  &post_logout_redirect_uri=https%3A%2F%2Fmyapp.example%2Fsigned-out
+  &state=RANDOM_STATE`)}
+<table>
+<thead><tr><th scope="col">Parameter</th><th scope="col">Value</th></tr></thead>
+<tbody>
+<tr><td><code>id_token_hint</code></td><td>The id_token you got for this person. With it, and when the person is still signed in here in the same session it came from, they are signed out at once. Without it (or for someone else, or from an earlier sign-in) they are asked first. An expired id_token is fine; one that was altered or not issued by us is refused with an error page.</td></tr>
+<tr><td><code>client_id</code></td><td>Your app's identifier; needed when you send no <code>id_token_hint</code>. With one, it must be the id_token's audience.</td></tr>
+<tr><td><code>post_logout_redirect_uri</code></td><td>One of your registered post-logout redirect URIs, matched exactly like redirect URIs. Any other value is never redirected to: the person sees a “you are signed out” page here instead.</td></tr>
+<tr><td><code>state</code></td><td>Random; comes back unchanged on the redirect. Check it.</td></tr>
+</tbody>
+</table>
+<p>The browser then returns to <code>https://myapp.example/signed-out?state=RANDOM_STATE</code>. Libraries build this for you:
+openid-client's <code>buildEndSessionUrl()</code>, oidc-client-ts's <code>signoutRedirect()</code>:</p>
+${code(`import * as client from 'openid-client';
+const url = client.buildEndSessionUrl(config, {
+  id_token_hint: idToken,
+  post_logout_redirect_uri: 'https://myapp.example/signed-out',
+  state,
+});
+// end your own session, then redirect the browser to url.href`)}
+
+<h3 id="logout-backchannel">Be told when the person signs out here</h3>
+<p>With a back-channel logout URI registered (https; http on 127.0.0.1, [::1] or localhost while developing; no
+fragment), Community POSTs <code>application/x-www-form-urlencoded</code> with one field, <code>logout_token</code>, when:</p>
+<ul>
+  <li>the person signs out of Community (every app they still have access with is told, with the <code>sid</code> of that sign-in);</li>
+  <li>they withdraw your app's access under Settings → Authorized applications, or their account is suspended, banned or deleted
+    (no <code>sid</code>: end every session of that person);</li>
+  <li>your app revokes its refresh token, presents a rotated refresh token again, or a code twice (the authorization that ended).</li>
+</ul>
+<p>A deactivated app is told nothing. The logout token is a JWT signed like your id_tokens (same keys, same algorithm), with the
+header <code>typ: logout+jwt</code> and these claims:</p>
+${code(json({
+  iss: base,
+  aud: 'YOUR_CLIENT_ID',
+  iat: 1795000000,
+  exp: 1795000000 + LOGOUT_TOKEN_LIFETIME_SECONDS,
+  jti: 'unique per logout, the same on every retry',
+  sub: '42',
+  sid: 'the sid claim of the id_tokens of that sign-in',
+  events: { [BACKCHANNEL_LOGOUT_EVENT]: {} },
+}))}
+<p>Verify it as you verify an id_token: the signature against <code>${base}/.well-known/jwks.json</code>, <code>iss</code>, <code>aud</code>,
+<code>typ</code>, that <code>events</code> holds the back-channel logout event and that there is no <code>nonce</code>; refuse a
+<code>jti</code> you have already taken. Then end your sessions whose id_token had that <code>sid</code> (or, without <code>sid</code>, every
+session of <code>sub</code>), and answer <code>200</code> (or <code>204</code>) within ${SEND_TIMEOUT_MS / 1000} seconds. Any other answer, a
+redirect, or no answer counts as not delivered: the token is sent again, further apart each time (from seconds to an hour), for
+up to ${DELIVERY_MAX_AGE_MS / 3_600_000} hours, so an app that is down for a while still hears of it, possibly more than once. Each attempt carries a
+freshly signed token (new <code>iat</code> and <code>exp</code>, same <code>jti</code>). In Node with jose:</p>
+${code(`import { createRemoteJWKSet, jwtVerify } from 'jose';
+const jwks = createRemoteJWKSet(new URL('${base}/.well-known/jwks.json'));
+
+app.post('/backchannel-logout', async (req, res) => {
+  const { payload } = await jwtVerify(req.body.logout_token, jwks, {
+    issuer: '${base}', audience: 'YOUR_CLIENT_ID', typ: 'logout+jwt',
+  });
+  if (!payload.events?.['${BACKCHANNEL_LOGOUT_EVENT}'] || 'nonce' in payload) return res.status(400).end();
+  // end sessions with this payload.sid, or of payload.sub when there is no sid
+  res.status(200).set('cache-control', 'no-store').end();
+});`)}
+<p>The service sends logout tokens only to public internet addresses unless its operator allows private ones (the default on a
+developer's machine), and never follows a redirect.</p>
 </section>
 
 <section id="personal">

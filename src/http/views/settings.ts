@@ -203,10 +203,28 @@ export interface ClientForm {
   homepage: string;
   redirectUris: string;
   type: string;
+  /** One per line. */
+  postLogoutRedirectUris: string;
+  backchannelLogoutUri: string;
+}
+
+const LOGOUT_FIELDS = ['post_logout_redirect_uris', 'backchannel_logout_uri'];
+
+/** The sign-out fields of the registration form and of an app's page (RP-Initiated and Back-Channel Logout). */
+function logoutFields(values: { postLogoutRedirectUris: string; backchannelLogoutUri: string }, error: FormError | undefined): Html {
+  // One aria-describedby per field: the hint, and the error first when it is this field's.
+  const described = (field: string, hint: string) => error?.field === field
+    ? html`aria-invalid="true" aria-describedby="form-error ${hint}"` : html`aria-describedby="${hint}"`;
+  return html`<label for="post_logout_redirect_uris">Post-logout redirect URIs <span class="muted">(optional)</span></label>
+  <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2" ${described('post_logout_redirect_uris', 'post-logout-hint')}>${values.postLogoutRedirectUris}</textarea>
+  <p class="hint" id="post-logout-hint">Where <code>/oauth/logout</code> may send people back after signing them out. One per line, the same rules as redirect URIs; matched exactly.</p>
+  <label for="backchannel_logout_uri">Back-channel logout URI <span class="muted">(optional)</span></label>
+  <input type="url" id="backchannel_logout_uri" name="backchannel_logout_uri" value="${values.backchannelLogoutUri}" maxlength="2000" placeholder="https://example.com/backchannel-logout" ${described('backchannel_logout_uri', 'backchannel-hint')}>
+  <p class="hint" id="backchannel-hint">We POST a signed <code>logout_token</code> here when someone who uses your app signs out or withdraws access. https (http on 127.0.0.1, [::1] or localhost for development); no #fragment. Answer 200 or 204.</p>`;
 }
 
 export function developersPage(context: PageContext, clients: Client[], state: { form?: ClientForm; error?: FormError | undefined }): Html {
-  const form = state.form ?? { name: '', description: '', homepage: '', redirectUris: '', type: 'confidential' };
+  const form = state.form ?? { name: '', description: '', homepage: '', redirectUris: '', type: 'confidential', postLogoutRedirectUris: '', backchannelLogoutUri: '' };
   return settingsLayout('Developer applications', context, '/settings/developers', html`<section class="card">
 <h1>Developer applications</h1>
 <p>Register an app to let people sign in with their account and read their data through the <a href="/docs">API</a>.</p>
@@ -235,6 +253,7 @@ ${alert(state.error)}
     <div class="check"><input type="radio" id="type-public" name="type" value="public" ${form.type === 'public' ? html`checked` : ''}>
       <label for="type-public">Public <span class="muted">— a browser, mobile or command-line app; no secret, PKCE required</span></label></div>
   </fieldset>
+  ${logoutFields(form, state.error)}
   <div class="actions"><button type="submit">Register application</button></div>
 </form>
 </section>`);
@@ -245,11 +264,16 @@ export interface ClientPageState {
   notice?: string | undefined;
   error?: FormError | undefined;
   redirectUris?: string | undefined;
+  /** The sign-out form as sent, when it is shown again with an error. */
+  logout?: { postLogoutRedirectUris: string; backchannelLogoutUri: string } | undefined;
 }
 
 export function clientPage(context: PageContext, client: Client, state: ClientPageState): Html {
   const active = client.status === 'active';
   const base = `/settings/developers/${client.clientId}`;
+  const logoutError = state.error && LOGOUT_FIELDS.includes(state.error.field) ? state.error : undefined;
+  const redirectError = logoutError ? undefined : state.error;
+  const logout = state.logout ?? { postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'), backchannelLogoutUri: client.backchannelLogoutUri ?? '' };
   return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
 <p><a href="/settings/developers">← Developer applications</a></p>
 <h1>${client.name}</h1>
@@ -266,13 +290,23 @@ ${state.secret ? html`<div class="notice created" role="status">${shownOnce('cli
 </section>
 ${active ? html`<section class="card" aria-labelledby="uris-heading">
 <h2 id="uris-heading">Redirect URIs</h2>
-${alert(state.error)}
+${alert(redirectError)}
 <form method="post" action="${base}/redirect-uris">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="redirect_uris">Redirect URIs, one per line</label>
-  <textarea id="redirect_uris" name="redirect_uris" rows="4" required aria-describedby="redirect-hint" ${invalid(state.error, 'redirect_uris')}>${state.redirectUris ?? client.redirectUris.join('\n')}</textarea>
+  <textarea id="redirect_uris" name="redirect_uris" rows="4" required aria-describedby="redirect-hint" ${invalid(redirectError, 'redirect_uris')}>${state.redirectUris ?? client.redirectUris.join('\n')}</textarea>
   <p class="hint" id="redirect-hint">https, or http on 127.0.0.1, [::1] or localhost; no #fragment. Matched exactly.</p>
   <div class="actions"><button type="submit">Save redirect URIs</button></div>
+</form>
+</section>
+<section class="card" aria-labelledby="logout-heading">
+<h2 id="logout-heading">Sign-out</h2>
+<p>How your app takes part in signing out: see <a href="/docs#logout">Sign users out</a>.</p>
+${alert(logoutError)}
+<form method="post" action="${base}/logout-uris">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  ${logoutFields(logout, logoutError)}
+  <div class="actions"><button type="submit">Save sign-out settings</button></div>
 </form>
 </section>
 ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="secret-heading">

@@ -17,6 +17,8 @@ function toClient(row: Selectable<ClientsTable>): Client {
     status: row.status as ClientStatus,
     secretHash: row.secret_hash,
     idTokenAlg: row.id_token_alg as IdTokenAlg,
+    postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+    backchannelLogoutUri: row.backchannel_logout_uri,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -43,6 +45,8 @@ export class KyselyClientStore implements ClientStore {
       status: 'active',
       secret_hash: client.secretHash,
       id_token_alg: client.idTokenAlg,
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+      backchannel_logout_uri: client.backchannelLogoutUri ?? null,
       created_at: now,
       updated_at: now,
     }).returningAll().executeTakeFirstOrThrow();
@@ -69,6 +73,13 @@ export class KyselyClientStore implements ClientStore {
   async setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('clients')
       .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now })
+      .where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ post_logout_redirect_uris: JSON.stringify(uris.postLogoutRedirectUris), backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }

@@ -12,7 +12,7 @@ import type { Database } from '../schema.js';
 export class KyselyHousekeeping implements Housekeeping {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number }): Promise<Record<string, number>> {
+  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number }): Promise<Record<string, number>> {
     const before = now - options.auditWindowMs;
     const batch = options.batchSize;
     const deleted: Record<string, number> = {};
@@ -70,6 +70,16 @@ export class KyselyHousekeeping implements Housekeeping {
     await drain('signing_keys', async () => {
       const r = await this.db.deleteFrom('signing_keys').where('kid', 'in', (eb) =>
         eb.selectFrom('signing_keys').select('kid').where('withdrawn_at', '<=', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    // Back-channel logouts delivered or given up stay for the audit window; one still pending
+    // past its maximum age plus that window has had no instance to deliver it, and is past use.
+    const stalePending = before - options.deliveryMaxAgeMs;
+    await drain('logout_deliveries', async () => {
+      const r = await this.db.deleteFrom('logout_deliveries').where('id', 'in', (eb) =>
+        eb.selectFrom('logout_deliveries').select('id')
+          .where((w) => w.or([w('delivered_at', '<', before), w('abandoned_at', '<', before), w('created_at', '<', stalePending)])).limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });

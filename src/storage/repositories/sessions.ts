@@ -53,8 +53,10 @@ export class KyselySessionStore implements SessionStore {
     await this.db.updateTable('sessions').set({ last_seen_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null).execute();
   }
 
-  async end(idHash: string, now: Instant): Promise<void> {
-    await this.db.updateTable('sessions').set({ ended_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null).execute();
+  async end(idHash: string, now: Instant): Promise<{ userId: number } | undefined> {
+    const row = await this.db.updateTable('sessions').set({ ended_at: now }).where('id_hash', '=', idHash).where('ended_at', 'is', null)
+      .returning('user_id').executeTakeFirst();
+    return row && { userId: row.user_id };
   }
 
   async endForUser(userId: number, now: Instant): Promise<number> {
