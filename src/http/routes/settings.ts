@@ -10,7 +10,7 @@ import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
 import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, updateLogoutUris, updateRedirectUris } from '../../core/clients.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
-import type { ClientType, User } from '../../core/ports.js';
+import type { Client, ClientType, User } from '../../core/ports.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, verifyCsrf } from '../plugins/session.js';
@@ -234,6 +234,21 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   type ClientRequest<B = unknown> = FastifyRequest<{ Params: { clientId: string }; Body: B }>;
 
+  /**
+   * What every form on an app's page does first: the CSRF check, the sign-in, and the app, which
+   * must be the user's; `undefined` once answered with a redirect to sign in. `base` is the page.
+   */
+  async function clientForm(request: ClientRequest, reply: FastifyReply): Promise<{ client: Client; base: string } | undefined> {
+    verifyCsrf(request);
+    const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
+    const user = await signedIn(request, reply, base);
+    return user && { client: await ownClient(user, request.params.clientId), base };
+  }
+
+  function refuseUnlessActive(client: Client): void {
+    if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
+  }
+
   app.get('/settings/developers/:clientId', { ...page, schema: clientParams }, async (request: ClientRequest, reply) => {
     const user = await signedIn(request, reply, '/settings/developers');
     if (!user) return reply;
@@ -243,12 +258,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/settings/developers/:clientId/redirect-uris', { ...page, schema: { ...clientParams, ...form({ redirect_uris: text }) } },
     async (request: ClientRequest<{ redirect_uris?: string }>, reply) => {
-      verifyCsrf(request);
-      const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
-      const user = await signedIn(request, reply, base);
-      if (!user) return reply;
-      const client = await ownClient(user, request.params.clientId);
-      if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
+      const form = await clientForm(request, reply);
+      if (!form) return reply;
+      const { client, base } = form;
+      refuseUnlessActive(client);
       try {
         await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
         return reply.redirect(`${base}?notice=uris`, 303);
@@ -262,12 +275,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   app.post('/settings/developers/:clientId/logout-uris', {
     ...page, schema: { ...clientParams, ...form({ post_logout_redirect_uris: text, backchannel_logout_uri: text }) },
   }, async (request: ClientRequest<{ post_logout_redirect_uris?: string; backchannel_logout_uri?: string }>, reply) => {
-    verifyCsrf(request);
-    const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
-    const user = await signedIn(request, reply, base);
-    if (!user) return reply;
-    const client = await ownClient(user, request.params.clientId);
-    if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
+    const form = await clientForm(request, reply);
+    if (!form) return reply;
+    const { client, base } = form;
+    refuseUnlessActive(client);
     const sent = { postLogoutRedirectUris: request.body.post_logout_redirect_uris ?? '', backchannelLogoutUri: request.body.backchannel_logout_uri ?? '' };
     try {
       await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
@@ -279,10 +290,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({}) } },
     async (request: ClientRequest, reply) => {
-      verifyCsrf(request);
-      const user = await signedIn(request, reply, `/settings/developers/${encodeURIComponent(request.params.clientId)}`);
-      if (!user) return reply;
-      const client = await ownClient(user, request.params.clientId);
+      const form = await clientForm(request, reply);
+      if (!form) return reply;
+      const { client } = form;
       if (client.status !== 'active' || client.type !== 'confidential') {
         throw new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
       }
@@ -295,11 +305,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/settings/developers/:clientId/deactivate', { ...page, schema: { ...clientParams, ...form({}) } },
     async (request: ClientRequest, reply) => {
-      verifyCsrf(request);
-      const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
-      const user = await signedIn(request, reply, base);
-      if (!user) return reply;
-      const client = await ownClient(user, request.params.clientId);
+      const form = await clientForm(request, reply);
+      if (!form) return reply;
+      const { client, base } = form;
       if (client.status === 'active') {
         await deactivateClient(stores, clock, client.clientId);
         app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
