@@ -64,7 +64,7 @@ export class KyselyCodeStore implements CodeStore {
     await insertRow(this.db, this.queries, code);
   }
 
-  async insertUnderNewGrant(code: Omit<NewCode, 'grantId'>): Promise<void> {
+  async insertUnderNewGrant(code: Omit<NewCode, 'grantId'> & { amr?: readonly string[] | null }): Promise<void> {
     const grant = Object.values(grantValues(code, code.createdAt));
     if (this.queries.writesCombine) {
       await this.queries.execute(this.db, insertCodeUnderNewGrant, [...grant, ...Object.values(valuesBesideGrant(code))]);
