@@ -73,6 +73,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
   });
   app.decorate('deps', deps);
+  // Security events go to the server log as structured audit lines (issue 18 item 5).
+  deps.securityLog.logTo(app.log);
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });

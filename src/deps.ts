@@ -6,6 +6,7 @@ import type { Settings } from './config/settings.js';
 import { DeviceCookies } from './core/device-cookies.js';
 import { KeyRing } from './core/oidc/key-ring.js';
 import type { RateLimiter, Stores } from './core/ports.js';
+import { SecurityLog } from './core/security/security-log.js';
 import { type Clock, systemClock } from './core/time.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import pino from 'pino';
@@ -26,6 +27,8 @@ export interface Deps {
   readonly keys: KeyRing;
   /** Signs and reads the device cookies of sign-in throttling. */
   readonly deviceCookies: DeviceCookies;
+  /** The accounts' security log; `buildApp` points its audit lines at the server log. */
+  readonly securityLog: SecurityLog;
   /** Releases every connection; the process can then exit. */
   close(): Promise<void>;
 }
@@ -53,6 +56,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     clock,
     keys: new KeyRing(stores, clock, settings.keysSecret),
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
+    securityLog: new SecurityLog(stores.securityEvents, clock),
     limiter,
     metrics: createMetrics(),
     close: async () => {
