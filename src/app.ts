@@ -21,6 +21,7 @@ import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { securitySettingsRoutes } from './http/routes/security-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { signInRoutes } from './http/routes/sign-in.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
@@ -102,6 +103,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(signUpRoutes);
     await site.register(communityRoutes);
     await site.register(settingsRoutes);
+    await site.register(securitySettingsRoutes);
     await site.register(demoApp, { demo: options.demoApp });
     await site.register(oidcRoutes);
     await site.register(oauthAuthorizeRoutes);

@@ -24,6 +24,8 @@ export interface IdTokenRequest {
   /** Absent on refresh (OIDC Core 12.2). */
   nonce: string | null;
   authTime: Instant;
+  /** RFC 8176 methods of the sign-in (OIDC Core 2 `amr`); null for grants older than the record of them. */
+  amr?: readonly string[] | null;
   accessToken: string;
   now: Instant;
 }
@@ -36,6 +38,7 @@ export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdToke
     azp: request.client.clientId,
     auth_time: Math.floor(request.authTime / 1000),
     at_hash: accessTokenHash(request.accessToken),
+    ...(request.amr && request.amr.length > 0 ? { amr: [...request.amr] } : {}),
     ...(request.nonce === null ? {} : { nonce: request.nonce }),
     ...(request.scopes.includes('profile:read') ? profileClaims(request.user, urls) : {}),
   };

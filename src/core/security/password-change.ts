@@ -11,7 +11,7 @@ import { hashPassword, verifyPassword } from '../passwords.js';
 import type { User } from '../ports.js';
 import { type AttemptOrigin, type SignInDeps, type Throttled, confirmPassword } from '../sign-in.js';
 
-export type PasswordChange = { ok: true; sessionsEnded: number } | { ok: false; field: string; message: string } | Throttled;
+export type PasswordChange = { ok: true; sessionsEnded: number } | { ok: false; reason: 'invalid'; field: string; message: string } | Throttled;
 
 export async function changePassword(
   deps: SignInDeps,
@@ -21,22 +21,22 @@ export async function changePassword(
   /** The session that asked: it stays signed in. */
   keepSessionIdHash: string,
 ): Promise<PasswordChange> {
-  if (form.current === '') return { ok: false, field: 'current_password', message: 'enter your current password' };
+  if (form.current === '') return { ok: false, reason: 'invalid', field: 'current_password', message: 'enter your current password' };
   try {
     checkPassword(form.next, user.username);
     if (isCommonPassword(form.next)) {
       throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
     }
   } catch (error) {
-    if (error instanceof InputError) return { ok: false, field: 'new_password', message: `new ${error.message}` };
+    if (error instanceof InputError) return { ok: false, reason: 'invalid', field: 'new_password', message: `new ${error.message}` };
     throw error;
   }
   const confirmed = await confirmPassword(deps, user, form.current, origin);
-  if (confirmed === 'wrong') return { ok: false, field: 'current_password', message: 'that is not your current password' };
+  if (confirmed === 'wrong') return { ok: false, reason: 'invalid', field: 'current_password', message: 'that is not your current password' };
   if (confirmed !== 'ok') return confirmed;
   const stored = await deps.stores.users.findCredentials(user.username);
   if (stored && (await verifyPassword(stored.passwordHash, form.next))) {
-    return { ok: false, field: 'new_password', message: 'the new password must differ from the current one' };
+    return { ok: false, reason: 'invalid', field: 'new_password', message: 'the new password must differ from the current one' };
   }
   const now = deps.clock.now();
   const passwordHash = await hashPassword(form.next);

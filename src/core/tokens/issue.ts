@@ -58,6 +58,7 @@ export async function issueTokens(
       scopes,
       nonce: issue.nonce,
       authTime: issue.grant.authTime,
+      amr: issue.grant.amr,
       accessToken,
       now,
     })

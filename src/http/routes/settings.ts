@@ -11,9 +11,10 @@ import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, 
 import { InputError, OAuthError } from '../../core/errors.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { ClientType, User } from '../../core/ports.js';
+import type { SecurityEventKind } from '../../core/security/security-log.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
-import { deviceCookie, pageContext, verifyCsrf } from '../plugins/session.js';
+import { deviceCookie, pageContext, userAgent, verifyCsrf } from '../plugins/session.js';
 import {
   type ClientForm, type FormError, applicationsPage, clientPage, developersPage, profileSettingsPage, tokensPage,
 } from '../views/settings.js';
@@ -48,6 +49,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   const { stores, clock } = app.deps;
   // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
   await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 5, fieldSize: 1024, parts: 6 } });
+
+  /** Writes an event to the user's security log (issue 18 item 5), from this request's browser. */
+  const logEvent = (request: FastifyRequest, user: User, kind: SecurityEventKind, detail: Record<string, string>) =>
+    app.deps.securityLog.record({ userId: user.id, kind, origin: { address: request.ip, userAgent: userAgent(request) }, detail });
 
   /** A signed-in page: the user, or a redirect to sign in that comes back to `back`. */
   async function signedIn(request: FastifyRequest, reply: FastifyReply, back: string): Promise<User | undefined> {
@@ -147,6 +152,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     try {
       const { token, record } = await createPersonalToken(stores, clock, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
       app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
+      await logEvent(request, user, 'personal_token.created', { name: record.name, scope: record.scope });
       return answer({ created: { token, name: record.name } }, 201);
     } catch (error) {
       return answer({ error: formError(error) }, 400);
@@ -163,6 +169,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         throw new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.');
       }
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
+      const revoked = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id);
+      await logEvent(request, user, 'personal_token.revoked', { name: revoked?.name ?? '' });
       return reply.redirect('/settings/tokens?notice=revoked', 303);
     });
 
@@ -188,6 +196,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         }), 404);
       }
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
+      const client = await stores.clients.findById(request.body.client_id ?? '');
+      await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: client?.clientId ?? '' });
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
     });
 
@@ -269,6 +279,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }
       const secret = await rotateClientSecret(stores, clock, client.clientId);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
+      await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
       return sendPage(reply, clientPage(await pageContext(request, reply), client, {
         secret, notice: 'A new secret was made. The old one no longer works.',
       }));
