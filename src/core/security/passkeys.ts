@@ -54,11 +54,15 @@ export function checkPasskeyName(name: string): string {
   return checkedText('name', name.trim() === '' ? 'Passkey' : name, { kind: 'name', max: PASSKEY_NAME_MAX_LENGTH, min: 1 });
 }
 
-async function saveChallenge(deps: PasskeyDeps, purpose: ChallengePurpose, userId: number | null): Promise<string> {
-  const challenge = randomBytes(32).toString('base64url');
+/**
+ * A new random challenge, stored as the base64url text the browser's response will carry. The
+ * library takes it as bytes: a string would be taken as UTF-8 text and encoded once more.
+ */
+async function saveChallenge(deps: PasskeyDeps, purpose: ChallengePurpose, userId: number | null): Promise<Uint8Array> {
+  const bytes = new Uint8Array(randomBytes(32));
   const now = deps.clock.now();
-  await deps.stores.passkeys.saveChallenge({ challenge, purpose, userId, expiresAt: now + CHALLENGE_LIFETIME_MS }, now);
-  return challenge;
+  await deps.stores.passkeys.saveChallenge({ challenge: Buffer.from(bytes).toString('base64url'), purpose, userId, expiresAt: now + CHALLENGE_LIFETIME_MS }, now);
+  return bytes;
 }
 
 /** The options for `navigator.credentials.create()`: a discoverable credential, user verification required. */
@@ -71,7 +75,7 @@ export async function registrationOptions(deps: PasskeyDeps, user: User): Promis
     userName: user.username,
     userDisplayName: user.username,
     userID: userHandle(user.id) as never,
-    challenge: await saveChallenge(deps, 'register', user.id),
+    challenge: (await saveChallenge(deps, 'register', user.id)) as never,
     timeout: TIMEOUT_MS,
     attestationType: 'none',
     // The same authenticator twice would be one passkey under two names.
@@ -86,7 +90,7 @@ export async function authenticationOptions(deps: PasskeyDeps, purpose: 'sign_in
   const allow = user ? await deps.stores.passkeys.listForUser(user.id) : [];
   return generateAuthenticationOptions({
     rpID,
-    challenge: await saveChallenge(deps, purpose, user?.id ?? null),
+    challenge: (await saveChallenge(deps, purpose, user?.id ?? null)) as never,
     timeout: TIMEOUT_MS,
     userVerification: purpose === 'sign_in' ? 'required' : 'preferred',
     ...(user ? { allowCredentials: allow.map((p) => ({ id: p.credentialId, transports: p.transports })) } : {}),

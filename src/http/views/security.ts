@@ -215,6 +215,7 @@ ${events.items.length === 0 ? html`<p class="muted">Nothing yet.</p>` : html`<di
 export function securityPage(context: PageContext, state: SecurityPageState): Html {
   return settingsLayout('Security', context, '/settings/security', html`<section class="card">
 <h1>Security</h1>
+<p>How you sign in, where you are signed in, and what happened to your account.</p>
 ${notice(state.notice)}
 ${state.error && !['current_password', 'new_password', 'code', 'passkey', 'name'].includes(state.error.field) ? alert(state.error) : ''}
 </section>
