@@ -155,7 +155,14 @@ describe('account security in a browser', () => {
     const sessions = await t.deps.stores.sessions.listForUser(user.id, t.clock.now());
     assert.deepEqual(sessions[0]!.amr, ['hwk', 'user']);
 
-    // With a passkey, a password no longer signs in alone: the passkey serves as the second step.
+    // A passkey does not turn two-step verification on by itself (no recovery codes without an
+    // app): the password alone still signs in. With it on, the passkey serves as the second step.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${t.baseUrl}/login`);
+    await passwordStep(page, 'keyholder', 'keyholder password');
+    await page.waitForURL(`${t.baseUrl}/`);
+    await enrol(page);
+    await page.goto(`${t.baseUrl}/`);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.goto(`${t.baseUrl}/login`);
     await passwordStep(page, 'keyholder', 'keyholder password');

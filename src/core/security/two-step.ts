@@ -36,9 +36,14 @@ export async function secondFactorsOf(stores: Stores, userId: number): Promise<S
   return { totp: totp?.confirmedAt != null, passkeys: passkeys.length, recoveryCodesLeft };
 }
 
-/** A password alone does not sign in an account that has an authenticator app or a passkey. */
-export function needsSecondStep(factors: SecondFactors): boolean {
-  return factors.totp || factors.passkeys > 0;
+/**
+ * Whether a password alone no longer signs the account in: two-step verification is on (an
+ * authenticator app confirmed). Passkeys do not turn it on by themselves: without an app there
+ * are no recovery codes, and a lost device would lock its owner out. Once it is on, a passkey
+ * serves as the second step as well as the app's code (as GitHub does).
+ */
+export async function requiresSecondStep(stores: Stores, userId: number): Promise<boolean> {
+  return (await stores.secondFactors.findTotp(userId))?.confirmedAt != null;
 }
 
 // ---- Enrolment --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import type { User } from '../../core/ports.js';
 import { authenticateWithPasskey, authenticationOptions, passkeyAmr } from '../../core/security/passkeys.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
 import {
-  PENDING_SIGN_IN_MS, amrAfterCode, checkSecondFactorCode, findPendingSignIn, finishPendingSignIn, needsSecondStep, secondFactorsOf,
+  PENDING_SIGN_IN_MS, amrAfterCode, checkSecondFactorCode, findPendingSignIn, finishPendingSignIn, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/security/two-step.js';
 import { signIn } from '../../core/sign-in.js';
@@ -97,9 +97,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, { username, returnTo, error }).value);
     }
-    // An account with an authenticator app or a passkey is not signed in by its password alone:
-    // the browser gets a pending sign-in and the second step's page, and no session yet.
-    if (needsSecondStep(await secondFactorsOf(deps.stores, outcome.user.id))) {
+    // An account with two-step verification on is not signed in by its password alone: the
+    // browser gets a pending sign-in and the second step's page, and no session yet.
+    if (await requiresSecondStep(deps.stores, outcome.user.id)) {
       const pending = await startPendingSignIn(deps, outcome.user, ['pwd'], returnTo);
       setPendingCookie(request, reply, pending, PENDING_SIGN_IN_MS / 1000);
       return reply.redirect('/login/second-step', 303);

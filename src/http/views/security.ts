@@ -120,7 +120,7 @@ function passkeysSection(context: PageContext, state: SecurityPageState): Html {
   const error = state.error && ['passkey', 'name'].includes(state.error.field) ? state.error : undefined;
   return html`<section class="card" aria-labelledby="passkeys-heading">
 <h2 id="passkeys-heading">Passkeys</h2>
-<p>A passkey signs you in with your device's screen lock or a security key, without a password. It also serves as the second step after a password.</p>
+<p>A passkey signs you in with your device's screen lock or a security key, without a password. With two-step verification on, it also serves as the second step after a password.</p>
 ${alert(error)}
 ${state.passkeys.length === 0 ? html`<p class="muted">You have no passkeys.</p>` : html`<div class="table-wrap"><table class="stack">
   <thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
