@@ -22,6 +22,7 @@ import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
 import { operationsRoutes } from './http/routes/operations.js';
+import { securitySettingsRoutes } from './http/routes/security-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
 import { signInRoutes } from './http/routes/sign-in.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
@@ -82,6 +83,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // Each listening instance delivers back-channel logouts; closing waits for its attempts to end.
   app.addHook('onListen', async () => { deps.logoutDeliveries.start(app.log); });
   app.addHook('onClose', async () => { await deps.logoutDeliveries.stop(); });
+  // Security events go to the server log as structured audit lines (issue 18 item 5).
+  deps.securityLog.logTo(app.log);
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
@@ -109,6 +112,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(signUpRoutes);
     await site.register(communityRoutes);
     await site.register(settingsRoutes);
+    await site.register(securitySettingsRoutes);
     await site.register(demoApp, { demo: options.demoApp });
     await site.register(oidcRoutes);
     await site.register(oauthAuthorizeRoutes);

@@ -7,6 +7,7 @@ import { DeviceCookies } from './core/device-cookies.js';
 import { SEND_TIMEOUT_MS } from './core/logout/delivery.js';
 import { KeyRing } from './core/oidc/key-ring.js';
 import type { RateLimiter, Stores } from './core/ports.js';
+import { SecurityLog } from './core/security/security-log.js';
 import { type Clock, systemClock } from './core/time.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
@@ -31,6 +32,8 @@ export interface Deps {
   readonly deviceCookies: DeviceCookies;
   /** Sends the queued back-channel logouts while the app listens (`buildApp` starts and stops it). */
   readonly logoutDeliveries: LogoutDeliveryWorker;
+  /** The accounts' security log; `buildApp` points its audit lines at the server log. */
+  readonly securityLog: SecurityLog;
   /** Releases every connection; the process can then exit. */
   close(): Promise<void>;
 }
@@ -62,6 +65,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     keys,
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
+    securityLog: new SecurityLog(stores.securityEvents, clock),
     limiter,
     metrics,
     close: async () => {

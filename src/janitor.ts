@@ -4,6 +4,8 @@ import type { Deps } from './deps.js';
 
 /** How long a revoked or expired row is kept for audit before it is deleted. */
 export const AUDIT_WINDOW_MS = 7 * 86_400_000;
+/** How long the account security log keeps an event (issue 18 item 5). */
+export const SECURITY_LOG_WINDOW_MS = 90 * 86_400_000;
 /** Rows per DELETE, so no statement holds the hot tables for long. */
 export const JANITOR_BATCH_SIZE = 500;
 
@@ -13,6 +15,7 @@ export function runJanitor(deps: Pick<Deps, 'stores' | 'clock' | 'settings'>): P
     batchSize: JANITOR_BATCH_SIZE,
     grantLifetimeMs: deps.settings.refreshTokenTtlSeconds * 1000,
     deliveryMaxAgeMs: DELIVERY_MAX_AGE_MS,
+    securityLogWindowMs: SECURITY_LOG_WINDOW_MS,
   });
 }
 

@@ -3,6 +3,7 @@
  * over Kysely (src/storage); tests run one contract suite against every implementation.
  * Lookups return `undefined` when nothing matches; they never throw for "not found".
  */
+import type { PasskeyStore, PendingSignInStore, SecondFactorStore, SecurityEventStore } from './security/ports.js';
 import type { Instant } from './time.js';
 
 export type UserStatus = 'active' | 'suspended' | 'banned' | 'deleted';
@@ -44,6 +45,8 @@ export interface UserStore {
   /** The user and the password hash, for sign-in only. */
   findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined>;
   setStatus(id: number, status: UserStatus, now: Instant): Promise<User | undefined>;
+  /** Replaces the password hash (a password change). */
+  setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<void>;
   setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;
   findAvatar(userId: number): Promise<Avatar | undefined>;
 }
@@ -202,6 +205,8 @@ export interface Grant {
   revokedReason: string | null;
   /** The sign-in session it was approved in (`sessionSid`); its id_tokens carry it as `sid`. */
   sid: string | null;
+  /** RFC 8176 methods of the sign-in that approved it (the id_token's `amr`); null for older grants. */
+  amr: string[] | null;
 }
 
 export type RevocationReason =
@@ -219,7 +224,7 @@ export interface GrantWithUser {
 }
 
 export interface GrantStore {
-  create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant; sid?: string | null }, now: Instant): Promise<Grant>;
+  create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant; sid?: string | null; amr?: readonly string[] | null }, now: Instant): Promise<Grant>;
   findById(id: number): Promise<Grant | undefined>;
   /** A grant and its user, in one read (what issuing or introspecting a token checks). */
   findWithUser(id: number): Promise<GrantWithUser | undefined>;
@@ -264,12 +269,12 @@ export interface PresentedCode {
 export interface CodeStore {
   insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void>;
   /**
-   * Stores a new grant made of the code's user, client, scope, nonce and `auth_time` (created and
-   * last used at the code's `createdAt`) and the sign-in session's `sid`, and the code under it:
-   * both or neither, in one statement where the database can, else in a transaction (the
-   * caller's, or one of its own).
+   * Stores a new grant made of the code's user, client, scope, nonce, `auth_time` and `amr`
+   * (created and last used at the code's `createdAt`) and the sign-in session's `sid`, and the
+   * code under it: both or neither, in one statement where the database can, else in a
+   * transaction (the caller's, or one of its own).
    */
-  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'>, sid: string | null): Promise<void>;
+  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'> & { amr?: readonly string[] | null }, sid: string | null): Promise<void>;
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, and
@@ -408,17 +413,30 @@ export interface Session {
   createdAt: Instant;
   lastSeenAt: Instant;
   expiresAt: Instant;
+  /** RFC 8176 methods the sign-in passed: `['pwd']`, `['pwd', 'otp']`, `['hwk', 'user']`… */
+  amr: string[];
+  /** The browser's User-Agent at sign-in (at most 512 characters). */
+  userAgent: string;
+  /** The address the sign-in came from. */
+  address: string;
 }
 
+/** A session to store: `amr` defaults to `['pwd']`, the browser's details to empty. */
+export type NewSession = Omit<Session, 'lastSeenAt' | 'createdAt' | 'amr' | 'userAgent' | 'address'> & Partial<Pick<Session, 'amr' | 'userAgent' | 'address'>>;
+
 export interface SessionStore {
-  create(session: Omit<Session, 'lastSeenAt' | 'createdAt'>, now: Instant): Promise<Session>;
+  create(session: NewSession, now: Instant): Promise<Session>;
   /** A live session (not ended, not expired) and its user. */
   findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined>;
+  /** The user's sessions not ended and not expired at `now`, latest activity first. */
+  listForUser(userId: number, now: Instant): Promise<Session[]>;
   /** Records activity on a session (its idle time starts again). */
   touch(idHash: string, now: Instant): Promise<void>;
   /** Ends a session that was not ended yet; returns its user, only to the one call that ended it. */
   end(idHash: string, now: Instant): Promise<{ userId: number } | undefined>;
   endForUser(userId: number, now: Instant): Promise<number>;
+  /** Ends every session of the user but `keepIdHash`; the ids (hashed) of those this call ended. */
+  endOthersForUser(userId: number, keepIdHash: string, now: Instant): Promise<string[]>;
 }
 
 /** A back-channel logout to deliver (OpenID Back-Channel Logout 1.0 section 2.5). */
@@ -477,8 +495,9 @@ export interface Housekeeping {
   /**
    * `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime).
    * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
+   * `securityLogWindowMs`: how long the accounts' security log is kept.
    */
-  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number }): Promise<Record<string, number>>;
+  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>>;
 }
 
 /** Every store, over one connection or one transaction. */
@@ -495,6 +514,10 @@ export interface Stores {
   sessions: SessionStore;
   serverSecrets: ServerSecretStore;
   logoutDeliveries: LogoutDeliveryStore;
+  secondFactors: SecondFactorStore;
+  passkeys: PasskeyStore;
+  pendingSignIns: PendingSignInStore;
+  securityEvents: SecurityEventStore;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;

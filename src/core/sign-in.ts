@@ -11,6 +11,7 @@ import { addressKey } from './addresses.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
+import type { SecurityLog } from './security/security-log.js';
 import type { Clock, Instant } from './time.js';
 
 export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
@@ -23,12 +24,16 @@ export interface SignInDeps {
   limiter: RateLimiter;
   clock: Clock;
   deviceCookies: DeviceCookies;
+  /** Failed attempts on an existing account are written to its security log (issue 18 item 5). */
+  securityLog: SecurityLog;
 }
 
 /** Where a password attempt comes from: the address and the browser's device cookie, if any. */
 export interface AttemptOrigin {
   address: string;
   deviceCookie: string | undefined;
+  /** The browser's User-Agent, for the security log. */
+  userAgent?: string | undefined;
 }
 
 export type Throttled = { ok: false; reason: 'throttled'; retryAfterSeconds: number };
@@ -61,7 +66,7 @@ function countersFor(account: string, origin: AttemptOrigin, device: DeviceEntry
  * `check` succeeds. Past a limit the check does not run at all, and the counters after the one
  * that refused are not touched.
  */
-async function throttledCheck<T>(deps: SignInDeps, counters: Counter[], check: () => Promise<T | undefined>): Promise<T | Throttled | undefined> {
+async function throttledCheck<T>(deps: Omit<SignInDeps, 'securityLog'>, counters: Counter[], check: () => Promise<T | undefined>): Promise<T | Throttled | undefined> {
   const now: Instant = deps.clock.now();
   const counted: Counter[] = [];
   for (const counter of counters) {
@@ -76,7 +81,7 @@ async function throttledCheck<T>(deps: SignInDeps, counters: Counter[], check: (
   return passed;
 }
 
-function isThrottled(value: unknown): value is Throttled {
+export function isThrottled(value: unknown): value is Throttled {
   return typeof value === 'object' && value !== null && (value as Throttled).reason === 'throttled';
 }
 
@@ -84,10 +89,12 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
   let unusable = false;
+  let wrongFor: User | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device), async () => {
     const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
     const valid = await verifyPassword(found?.passwordHash, attempt.password);
+    if (found && !valid) wrongFor = found.user;
     if (!found || !valid) return undefined;
     // The right password of an unusable account is a failure like any other, counted the same,
     // so the counters cannot tell an attacker that a guess was right.
@@ -98,24 +105,41 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
     return found.user;
   });
   if (isThrottled(result)) return result;
+  // Failures are told to the account's owner only when the account exists (issue 18 item 5).
+  if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent }, detail: { reason: 'wrong password' } });
   if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials' };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
 }
 
 /**
+ * Runs `check` for a known account under the same counters as its password sign-ins: a second
+ * factor's code after the password, or a re-check before a sensitive action. `undefined` from
+ * `check` is a failure and counts; anything else succeeds and is taken back.
+ */
+export async function countedCheck<T>(
+  deps: Omit<SignInDeps, 'securityLog'>,
+  user: Pick<User, 'username'>,
+  origin: AttemptOrigin,
+  check: () => Promise<T | undefined>,
+): Promise<T | Throttled | undefined> {
+  const account = accountKey(user.username);
+  const device = await deps.deviceCookies.entryFor(origin.deviceCookie, account);
+  return throttledCheck(deps, countersFor(account, origin, device), check);
+}
+
+/**
  * Asks a signed-in user for the password again before a sensitive action (a new personal
- * token), counted exactly as sign-in is, so the form cannot be used to guess. A right password
- * renews the browser's device cookie, as a sign-in does.
+ * token, a password change), counted exactly as sign-in is, so the form cannot be used to guess.
+ * A right password renews the browser's device cookie, as a sign-in does.
  */
 export async function confirmPassword(
-  deps: SignInDeps,
+  deps: Omit<SignInDeps, 'securityLog'>,
   user: Pick<User, 'username'>,
   password: string,
   origin: AttemptOrigin,
 ): Promise<{ ok: true; deviceCookie: string } | { ok: false; reason: 'wrong' } | Throttled> {
   const account = accountKey(user.username);
-  const device = await deps.deviceCookies.entryFor(origin.deviceCookie, account);
-  const result = await throttledCheck(deps, countersFor(account, origin, device), async () => {
+  const result = await countedCheck(deps, user, origin, async () => {
     const found = await deps.stores.users.findCredentials(account);
     return (await verifyPassword(found?.passwordHash, password)) && found?.user.status === 'active' ? true : undefined;
   });

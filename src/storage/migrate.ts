@@ -10,6 +10,8 @@ import * as postRenderings from './migrations/2026-11-23-0001-post-renderings.js
 import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
 import * as serverSecrets from './migrations/2026-11-23-0003-server-secrets.js';
 import * as logoutDeliveries from './migrations/2026-11-23-0004-logout-deliveries.js';
+import * as accountSecurity from './migrations/2026-11-23-0010-account-security.js';
+import * as securityLog from './migrations/2026-11-23-0011-security-log.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -17,6 +19,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0002-signing-key-activation': signingKeyActivation,
   '2026-11-23-0003-server-secrets': serverSecrets,
   '2026-11-23-0004-logout-deliveries': logoutDeliveries,
+  '2026-11-23-0010-account-security': accountSecurity,
+  '2026-11-23-0011-security-log': securityLog,
 };
 
 /** Every migration's name, in the order they run. */

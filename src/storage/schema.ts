@@ -109,6 +109,8 @@ export interface GrantsTable {
   revoked_reason: string | null;
   /** The sign-in session the grant was approved in (`sid` of its id_tokens); null before the column existed. */
   sid: string | null;
+  /** Space-separated RFC 8176 methods of the sign-in that approved it; null for grants older than the column. */
+  amr: string | null;
 }
 
 export interface AuthorizationCodesTable {
@@ -186,6 +188,78 @@ export interface SessionsTable {
   last_seen_at: number;
   expires_at: number;
   ended_at: number | null;
+  /** Space-separated RFC 8176 methods of the sign-in (`pwd`, `pwd otp`, `hwk user`…). */
+  amr: Generated<string>;
+  /** The browser's User-Agent at sign-in, cut to 512 characters. */
+  user_agent: Generated<string>;
+  /** The address the sign-in came from. */
+  address: Generated<string>;
+}
+
+/** An authenticator app (RFC 6238); `confirmed_at` null while enrolment waits for a code. */
+export interface TotpCredentialsTable {
+  user_id: number;
+  /** The base32 secret, sealed with AES-256-GCM when KEYS_SECRET is set (`enc:v1:` prefix). */
+  secret: string;
+  created_at: number;
+  confirmed_at: number | null;
+  /** The last time step accepted: a code of it or an earlier step is never accepted again. */
+  last_step: number | null;
+}
+
+export interface RecoveryCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** SHA-256 of the code (80 random bits), base64url. */
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+}
+
+export interface PasskeysTable {
+  /** The WebAuthn credential id, base64url. */
+  credential_id: string;
+  user_id: number;
+  name: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  /** Space-separated authenticator transports. */
+  transports: Generated<string>;
+  backed_up: Generated<number>;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface WebauthnChallengesTable {
+  challenge: string;
+  purpose: string;
+  user_id: number | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** A password accepted, waiting for the second step; the browser holds the id, the table its SHA-256. */
+export interface PendingSignInsTable {
+  id_hash: string;
+  user_id: number;
+  amr: string;
+  return_to: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface SecurityEventsTable {
+  id: Generated<number>;
+  user_id: number;
+  kind: string;
+  created_at: number;
+  address: Generated<string>;
+  device: Generated<string>;
+  /** JSON object; never a secret. */
+  detail: Generated<string>;
 }
 
 /** Random secrets shared by every instance, made once (`ServerSecretStore`). */
@@ -238,4 +312,10 @@ export interface Database {
   sessions: SessionsTable;
   server_secrets: ServerSecretsTable;
   logout_deliveries: LogoutDeliveriesTable;
+  totp_credentials: TotpCredentialsTable;
+  recovery_codes: RecoveryCodesTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
+  pending_sign_ins: PendingSignInsTable;
+  security_events: SecurityEventsTable;
 }

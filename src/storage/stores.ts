@@ -10,8 +10,12 @@ import { KyselyGrantStore } from './repositories/grants.js';
 import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/keys.js';
 import { KyselyLogoutDeliveryStore } from './repositories/logout-deliveries.js';
+import { KyselyPasskeyStore } from './repositories/passkeys.js';
+import { KyselyPendingSignInStore } from './repositories/pending-sign-ins.js';
 import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
 import { KyselyPostStore } from './repositories/posts.js';
+import { KyselySecondFactorStore } from './repositories/second-factors.js';
+import { KyselySecurityEventStore } from './repositories/security-events.js';
 import { KyselyServerSecretStore } from './repositories/server-secrets.js';
 import { KyselySessionStore } from './repositories/sessions.js';
 import { KyselyTokenStore } from './repositories/tokens.js';
@@ -32,6 +36,10 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     sessions: new KyselySessionStore(db, queries),
     serverSecrets: new KyselyServerSecretStore(db),
     logoutDeliveries: new KyselyLogoutDeliveryStore(db),
+    secondFactors: new KyselySecondFactorStore(db),
+    passkeys: new KyselyPasskeyStore(db),
+    pendingSignIns: new KyselyPendingSignInStore(db),
+    securityEvents: new KyselySecurityEventStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

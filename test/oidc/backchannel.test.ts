@@ -122,6 +122,31 @@ forEachDatabase('back-channel logout', (database) => {
     assert.equal((await deliver()).claimed, 0, 'a delivered logout is not sent again');
   });
 
+  test('signing out another session, or everywhere else, on the security page sends the app a logout token for each session ended there', async () => {
+    const { c, at } = await appWithBackchannel();
+    const { browser: here, user } = await signedInBrowser(t);
+    const sids: string[] = [];
+    const elsewhere: Browser[] = [];
+    for (let i = 0; i < 3; i++) {
+      const other = new Browser(t);
+      assert.equal((await other.signIn(user.username)).status, 303);
+      sids.push(decodeJwt((await authorize(t, other, c)).id_token!).sid as string);
+      elsewhere.push(other);
+    }
+    const page = await (await here.fetch('/settings/security')).text();
+    const oneSession = formFields(page, '/settings/security');
+    const target = [...page.matchAll(/name="session" value="([^"]+)"/g)].map((m) => m[1]!);
+    assert.equal(target.length, 3, 'the three other sessions are listed');
+    assert.equal((await here.postForm('/settings/security', { _csrf: oneSession._csrf!, action: 'session-sign-out', session: target[0]! })).status, 303);
+    assert.equal((await rows(c.client.clientId)).length, 1, 'one session ended: one logout');
+    assert.equal((await here.postForm('/settings/security', { _csrf: oneSession._csrf!, action: 'sign-out-others' })).status, 303);
+    assert.equal((await rows(c.client.clientId)).length, 3, 'then the two others');
+    await deliver();
+    const received = (await verifiedTokens(at, c)).map((v) => v.payload.sid).sort();
+    assert.deepEqual(received, [...sids].sort(), 'one logout per ended session, each with its sid');
+    for (const other of elsewhere) assert.doesNotMatch(await (await other.fetch('/')).text(), /Sign out/, 'signed out there');
+  });
+
   test('withdrawing consent on the settings page sends the app a logout token for every session of the person (no sid)', async () => {
     const { c, at } = await appWithBackchannel();
     const { browser, user } = await signedInBrowser(t);

@@ -22,7 +22,7 @@ forEachDatabase('hostile input at the site forms', (database) => {
   let t: TestApp;
   let me: Browser;
   let csrf: string;
-  let ids: { myPost: number; theirPost: number; myClient: string; theirClient: string; theirToken: number };
+  let ids: { myPost: number; theirPost: number; myClient: string; theirClient: string; theirToken: number; theirSession: string };
 
   before(async () => {
     t = await startOAuthApp(database);
@@ -35,7 +35,11 @@ forEachDatabase('hostile input at the site forms', (database) => {
     const myClient = await newClient(t, { ownerId: signed.user.id });
     const theirClient = await newClient(t, { ownerId: victim.id });
     const theirToken = await createPersonalToken(stores, clock, { userId: victim.id, name: 'theirs', scopes: ['profile:read'], expiresInDays: 7 });
-    ids = { myPost: myPost.id, theirPost: theirPost.id, myClient: myClient.client.clientId, theirClient: theirClient.client.clientId, theirToken: theirToken.record.id };
+    const theirSession = await stores.sessions.create({ idHash: `their-session-${victim.id}`, userId: victim.id, authTime: clock.now(), expiresAt: clock.now() + 86_400_000 }, clock.now());
+    ids = {
+      myPost: myPost.id, theirPost: theirPost.id, myClient: myClient.client.clientId, theirClient: theirClient.client.clientId, theirToken: theirToken.record.id,
+      theirSession: theirSession.idHash,
+    };
     const page = await me.fetch('/settings/tokens');
     csrf = hiddenFields(await page.text()).find(([n]) => n === '_csrf')![1];
   });
@@ -48,7 +52,9 @@ forEachDatabase('hostile input at the site forms', (database) => {
     const { likeCount, commentCount, viewCount, ...rest } = post!;
     const tokens = (await t.deps.database.db.selectFrom('personal_tokens').selectAll().where('id', '=', ids.theirToken).execute())
       .map(({ last_used_at: _, ...row }) => row);
-    return JSON.stringify([rest, await stores.clients.findById(ids.theirClient), tokens]);
+    const sessions = (await t.deps.database.db.selectFrom('sessions').selectAll().where('id_hash', '=', ids.theirSession).execute())
+      .map(({ last_seen_at: _, ...row }) => row);
+    return JSON.stringify([rest, await stores.clients.findById(ids.theirClient), tokens, sessions]);
   }
 
   const junk = fc.oneof(
@@ -89,6 +95,17 @@ forEachDatabase('hostile input at the site forms', (database) => {
     { label: '/settings/developers/{their app}/redirect-uris', path: () => `/settings/developers/${ids.theirClient}/redirect-uris`, names: ['redirect_uris'], tables: [] },
     { label: '/settings/developers/{their app}/rotate-secret', path: () => `/settings/developers/${ids.theirClient}/rotate-secret`, names: [], tables: [] },
     { label: '/settings/developers/{their app}/deactivate', path: () => `/settings/developers/${ids.theirClient}/deactivate`, names: [], tables: [] },
+    {
+      label: '/settings/security', path: () => '/settings/security',
+      names: ['action', 'current_password', 'new_password', 'code', 'name', 'credential', 'credential_id', 'session'],
+      known: () => ({
+        action: fc.constantFrom('change-password', 'totp-start', 'totp-confirm', 'totp-disable', 'recovery-codes', 'passkey-add', 'passkey-rename',
+          'passkey-remove', 'session-sign-out', 'sign-out-others', 'nonsense'),
+        session: fc.constant(ids.theirSession),
+        credential: fc.constantFrom('{}', '{"id":"x","type":"public-key","response":{}}', '[]', 'null'),
+      }),
+      tables: ['sessions'],
+    },
     { label: '/settings/developers/{../../x}/deactivate', path: () => `/settings/developers/${encodeURIComponent('../../x')}/deactivate`, names: [], tables: [] },
   ];
 

@@ -51,7 +51,7 @@ describe('site in a browser', () => {
     await page.goto(`${t.baseUrl}/login`);
     await page.getByLabel('Username').fill(username);
     await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${t.baseUrl}/`);
     return { context, page };
   }

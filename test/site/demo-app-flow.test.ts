@@ -78,7 +78,7 @@ describe('demo app end to end', () => {
     await page.waitForURL(/\/login\?/);
     await page.getByLabel('Username').fill('demo');
     await page.getByLabel('Password').fill(demoPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${thirdPartyUrl}/demo-app`);
     assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Signed in as demo');
@@ -166,7 +166,7 @@ describe('settings against the live API', () => {
     await page.goto(`${service.baseUrl}/login`);
     await page.getByLabel('Username').fill('demo');
     await page.getByLabel('Password').fill(demoPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL(`${service.baseUrl}/`);
     return page;
   }

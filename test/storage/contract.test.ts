@@ -219,7 +219,7 @@ forEachDatabase('storage contract', (database) => {
       codeHash, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb', scope: 'openid profile:read',
       codeChallenge: null, nonce: 'n-1', authTime: T0 - MINUTE, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     };
-    await stores.codes.insertUnderNewGrant(code, 'sid-1');
+    await stores.codes.insertUnderNewGrant({ ...code, amr: ['pwd', 'otp'] }, 'sid-1');
     const consumed = await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1);
     const grantId = consumed!.code.grantId;
     assert.deepEqual(consumed, {
@@ -227,7 +227,7 @@ forEachDatabase('storage contract', (database) => {
       granted: {
         grant: {
           id: grantId, userId: user.id, clientId: client.clientId, scope: 'openid profile:read', nonce: 'n-1', authTime: T0 - MINUTE,
-          createdAt: T0, lastUsedAt: T0, revokedAt: null, revokedReason: null, sid: 'sid-1',
+          createdAt: T0, lastUsedAt: T0, revokedAt: null, revokedReason: null, sid: 'sid-1', amr: ['pwd', 'otp'],
         },
         user,
       },
@@ -520,7 +520,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"other"}', 'enc:v1:x'), false);
     assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"x"}', 'enc:v1:x'), true);
     assert.equal((await stores.keys.listAll()).find((k) => k.kid === old)?.privateJwk, 'enc:v1:x');
-    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000 });
+    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 });
     assert.ok(deleted.signing_keys! >= 3);
     assert.deepEqual((await stores.keys.listAll()).filter((k) => [old, next, newest].includes(k.kid)), []);
   });
@@ -618,7 +618,7 @@ forEachDatabase('storage contract', (database) => {
     await stores.logoutDeliveries.abandon(b!.id, 'c', at, 'gone');
     const jtiCount = async () => Number((await handle.db.selectFrom('logout_deliveries').select((eb) => eb.fn.countAll().as('n'))
       .where('jti', 'in', [...jtis]).executeTakeFirstOrThrow()).n);
-    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000 };
+    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 };
     await stores.housekeeping.purge(at + 86_400_000, options);
     assert.equal(await jtiCount(), 3, 'kept for the audit window');
     const deleted = await stores.housekeeping.purge(at + 86_400_000 + 1, options);
@@ -649,7 +649,7 @@ forEachDatabase('storage contract', (database) => {
     const liveHash = unique('live');
     await stores.tokens.insertRefresh({ tokenHash: liveHash, grantId: liveGrant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: far, expiresAt: far + MINUTE });
     await stores.sessions.create({ idHash: unique('s'), userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
-    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000 });
+    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 });
     assert.ok(deleted.authorization_codes! >= 1);
     assert.ok(deleted.access_tokens! >= 1);
     assert.ok(deleted.sessions! >= 1);

@@ -24,6 +24,8 @@ export interface TestAppOptions {
   /** Collects log lines instead of silencing them. */
   logLines?: string[];
   timeouts?: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
+  /** The host name of BASE_URL (still listening on 127.0.0.1): `localhost` for WebAuthn, which refuses IP addresses as relying parties. */
+  hostname?: 'localhost';
 }
 
 /**
@@ -38,7 +40,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
       server.close(() => resolve(port));
     });
   }));
-  const baseUrl = `http://127.0.0.1:${probe}`;
+  const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${probe}`;
   const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: baseUrl, PORT: String(probe), DEMO: '0', ...options.env });
   const deps = createDeps(settings, { clock, ...(options.limiter ? { limiter: options.limiter } : {}) });
   await prepareDatabase(deps);

@@ -160,6 +160,8 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     codeChallenge: request.codeChallenge,
     nonce: request.nonce,
     authTime: signedIn.session.authTime,
+    // How the session signed in (RFC 8176), kept on the grant for every id_token of it.
+    amr: signedIn.session.amr,
     createdAt: now,
     expiresAt: now + deps.settings.codeTtlSeconds * 1000,
   };
@@ -171,6 +173,11 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
       await tx.codes.insertUnderNewGrant(stored, sid);
       const previous = await tx.consents.find(userId, clientId);
       await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
+    });
+    // The user approved on the consent page: the account's security log says so (issue 18 item 5).
+    await deps.securityLog?.record({
+      userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent },
+      detail: { app: request.client.name, client_id: clientId, scope },
     });
   }
   // RFC 6749 4.1.2 and RFC 9207 2: code, the original state, and the issuer.

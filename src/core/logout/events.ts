@@ -65,3 +65,17 @@ export async function endSignInSession(stores: Stores, clock: Clock, idHash: str
     return true;
   });
 }
+
+/**
+ * Ends every sign-in session of the user but `keepIdHash` (sign out everywhere else, a password
+ * change) and queues, for each, the logout that signing out there would have sent. Call it inside
+ * the event's transaction. Returns how many sessions it ended.
+ */
+export async function endOtherSignInSessions(tx: Stores, now: Instant, userId: number, keepIdHash: string): Promise<number> {
+  const ended = await tx.sessions.endOthersForUser(userId, keepIdHash, now);
+  if (ended.length === 0) return 0;
+  const clients = await tx.grants.liveClientIds(userId);
+  await queueBackchannelLogouts(tx, now, ended.flatMap((idHash) =>
+    clients.map((clientId) => ({ clientId, userId, sid: sessionSid({ idHash }), cause: 'signed_out' as const }))));
+  return ended.length;
+}

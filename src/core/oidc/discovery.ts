@@ -29,7 +29,7 @@ export function providerMetadata(issuer: string) {
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     subject_types_supported: ['public'],
     claims_supported: [
-      'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid',
+      'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', 'amr',
       'preferred_username', 'picture', 'profile',
     ],
     prompt_values_supported: ['none', 'login', 'consent'],

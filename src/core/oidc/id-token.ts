@@ -26,6 +26,8 @@ export interface IdTokenRequest {
   authTime: Instant;
   /** The sign-in session the grant was approved in (Back-Channel Logout 1.0 section 2.1); none for older grants. */
   sid?: string | null;
+  /** RFC 8176 methods of the sign-in (OIDC Core 2 `amr`); null for grants older than the record of them. */
+  amr?: readonly string[] | null;
   accessToken: string;
   now: Instant;
 }
@@ -38,6 +40,7 @@ export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdToke
     azp: request.client.clientId,
     auth_time: Math.floor(request.authTime / 1000),
     at_hash: accessTokenHash(request.accessToken),
+    ...(request.amr && request.amr.length > 0 ? { amr: [...request.amr] } : {}),
     ...(request.nonce === null ? {} : { nonce: request.nonce }),
     ...(request.sid == null ? {} : { sid: request.sid }),
     ...(request.scopes.includes('profile:read') ? profileClaims(request.user, urls) : {}),

@@ -1,6 +1,7 @@
 /** What the token rules need from outside: storage, clock, lifetimes and two counters. */
 import type { KeyRing } from '../oidc/key-ring.js';
 import type { Stores } from '../ports.js';
+import type { SecurityLog } from '../security/security-log.js';
 import type { Clock } from '../time.js';
 
 /** A counter as the core sees it (prom-client's `Counter` fits). */
@@ -23,4 +24,6 @@ export interface OAuthDeps {
     readonly tokensIssued: CounterPort<'kind'>;
     readonly tokensRevoked: CounterPort<'reason'>;
   };
+  /** Approvals on the consent page go to the account's security log. */
+  readonly securityLog?: SecurityLog;
 }

@@ -59,6 +59,7 @@ export async function issueTokens(
       nonce: issue.nonce,
       authTime: issue.grant.authTime,
       sid: issue.grant.sid,
+      amr: issue.grant.amr,
       accessToken,
       now,
     })

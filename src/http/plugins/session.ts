@@ -31,7 +31,7 @@ function secure(request: FastifyRequest): boolean {
   return request.server.deps.settings.baseUrl.startsWith('https:');
 }
 
-export function cookieName(request: FastifyRequest, base: 'session' | 'csrf' | 'device'): string {
+export function cookieName(request: FastifyRequest, base: 'session' | 'csrf' | 'device' | 'pending'): string {
   return secure(request) ? `__Host-svc_${base}` : `svc_${base}`;
 }
 
@@ -57,11 +57,18 @@ export async function currentSignIn(request: FastifyRequest): Promise<{ session:
   return request.signIn ?? undefined;
 }
 
+/** The browser's User-Agent as sent (the sessions list and the security log name the browser by it). */
+export function userAgent(request: FastifyRequest): string {
+  const value = request.headers['user-agent'];
+  return typeof value === 'string' ? value.slice(0, 512) : '';
+}
+
 /**
  * Starts a session under a new id (ending the old one), as on every sign-in, with a new CSRF
- * token: neither a session id nor a CSRF token known before the sign-in is good after it.
+ * token: neither a session id nor a CSRF token known before the sign-in is good after it. `amr`
+ * says how the user signed in (RFC 8176); the browser and address are kept for the sessions list.
  */
-export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User): Promise<Session> {
+export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User, amr: readonly string[] = ['pwd']): Promise<Session> {
   await endSession(request, reply);
   setCsrfToken(request, reply, generateOpaqueId());
   const { stores, clock } = request.server.deps;
@@ -69,8 +76,30 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   const now = clock.now();
   const session = await stores.sessions.create({
     idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS,
+    amr: [...amr], userAgent: userAgent(request), address: request.ip,
   }, now);
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
+  request.signIn = { session, user };
+  return session;
+}
+
+/**
+ * The signed-in session under a new id, everything else kept (its sign-in time, methods and
+ * lifetime): after a password change, an id that leaked before it is worth nothing.
+ */
+export async function rotateSession(request: FastifyRequest, reply: FastifyReply, current: { session: Session; user: User }): Promise<Session> {
+  const { stores, clock } = request.server.deps;
+  const id = generateOpaqueId();
+  const now = clock.now();
+  const { session: old, user } = current;
+  const session = await stores.transaction(async (tx) => {
+    const created = await tx.sessions.create({
+      idHash: hashSecret(id), userId: user.id, authTime: old.authTime, expiresAt: old.expiresAt, amr: old.amr, userAgent: old.userAgent, address: old.address,
+    }, now);
+    await tx.sessions.end(old.idHash, now);
+    return created;
+  });
+  reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, Math.max(1, Math.floor((old.expiresAt - now) / 1000))));
   request.signIn = { session, user };
   return session;
 }
@@ -115,6 +144,20 @@ export function deviceCookie(request: FastifyRequest): string | undefined {
 
 export function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
   reply.setCookie(cookieName(request, 'device'), value, cookieOptions(request, DEVICE_COOKIE_LIFETIME_SECONDS));
+}
+
+/** A sign-in waiting for its second step: the random id of `pending_sign_ins`, for the /login pages only. */
+export function pendingCookie(request: FastifyRequest): string | undefined {
+  return request.cookies[cookieName(request, 'pending')];
+}
+
+export function setPendingCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
+  // The `__Host-` prefix needs path=/: the cookie goes to every page, and only /login reads it.
+  reply.setCookie(cookieName(request, 'pending'), value, cookieOptions(request, maxAgeSeconds));
+}
+
+export function clearPendingCookie(request: FastifyRequest, reply: FastifyReply): void {
+  if (pendingCookie(request) !== undefined) reply.clearCookie(cookieName(request, 'pending'), cookieOptions(request));
 }
 
 /** Refuses a form post without the browser's CSRF token or from another origin. */

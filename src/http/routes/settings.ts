@@ -11,9 +11,10 @@ import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, 
 import { InputError, OAuthError } from '../../core/errors.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { Client, ClientType, User } from '../../core/ports.js';
+import type { SecurityEventKind } from '../../core/security/security-log.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
-import { deviceCookie, pageContext, setDeviceCookie, verifyCsrf } from '../plugins/session.js';
+import { deviceCookie, pageContext, setDeviceCookie, userAgent, verifyCsrf } from '../plugins/session.js';
 import {
   type ClientForm, type FormError, applicationsPage, clientPage, developersPage, profileSettingsPage, tokensPage,
 } from '../views/settings.js';
@@ -49,6 +50,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   const { stores, clock } = app.deps;
   // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
   await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 5, fieldSize: 1024, parts: 6 } });
+
+  /** Writes an event to the user's security log (issue 18 item 5), from this request's browser. */
+  const logEvent = (request: FastifyRequest, user: User, kind: SecurityEventKind, detail: Record<string, string>) =>
+    app.deps.securityLog.record({ userId: user.id, kind, origin: { address: request.ip, userAgent: userAgent(request) }, detail });
 
   /** A signed-in page: the user, or a redirect to sign in that comes back to `back`. */
   async function signedIn(request: FastifyRequest, reply: FastifyReply, back: string): Promise<User | undefined> {
@@ -146,6 +151,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     try {
       const { token, record } = await createPersonalToken(stores, clock, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
       app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
+      await logEvent(request, user, 'personal_token.created', { name: record.name, scope: record.scope });
       return answer({ created: { token, name: record.name } }, 201);
     } catch (error) {
       return answer({ error: formError(error) }, 400);
@@ -162,6 +168,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         throw new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.');
       }
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
+      const revoked = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id);
+      await logEvent(request, user, 'personal_token.revoked', { name: revoked?.name ?? '' });
       return reply.redirect('/settings/tokens?notice=revoked', 303);
     });
 
@@ -187,6 +195,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         }), 404);
       }
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
+      const client = await stores.clients.findById(request.body.client_id ?? '');
+      await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: client?.clientId ?? '' });
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
     });
 
@@ -238,11 +248,11 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
    * What every form on an app's page does first: the CSRF check, the sign-in, and the app, which
    * must be the user's; `undefined` once answered with a redirect to sign in. `base` is the page.
    */
-  async function clientForm(request: ClientRequest, reply: FastifyReply): Promise<{ client: Client; base: string } | undefined> {
+  async function clientForm(request: ClientRequest, reply: FastifyReply): Promise<{ user: User; client: Client; base: string } | undefined> {
     verifyCsrf(request);
     const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
     const user = await signedIn(request, reply, base);
-    return user && { client: await ownClient(user, request.params.clientId), base };
+    return user && { user, client: await ownClient(user, request.params.clientId), base };
   }
 
   function refuseUnlessActive(client: Client): void {
@@ -292,12 +302,13 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     async (request: ClientRequest, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
-      const { client } = form;
+      const { user, client } = form;
       if (client.status !== 'active' || client.type !== 'confidential') {
         throw new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
       }
       const secret = await rotateClientSecret(stores, clock, client.clientId);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
+      await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
       return sendPage(reply, clientPage(await pageContext(request, reply), client, {
         secret, notice: 'A new secret was made. The old one no longer works.',
       }));

@@ -1,9 +1,23 @@
-/** GET/POST /login and POST /logout (INTERFACE sections 1 and 10). */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+/**
+ * GET/POST /login and POST /logout (INTERFACE sections 1 and 10), the second step of sign-in for
+ * accounts with two-step verification or passkeys, and sign-in with a passkey alone (issue 18).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { User } from '../../core/ports.js';
+import { authenticateWithPasskey, authenticationOptions, passkeyAmr } from '../../core/security/passkeys.js';
+import type { SecurityEventKind } from '../../core/security/security-log.js';
+import {
+  PENDING_SIGN_IN_MS, amrAfterCode, checkSecondFactorCode, findPendingSignIn, finishPendingSignIn, requiresSecondStep, secondFactorsOf,
+  startPendingSignIn,
+} from '../../core/security/two-step.js';
 import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
-import { retryMessage } from '../pages.js';
-import { deviceCookie, endSession, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
+import { retryMessage, sendPage } from '../pages.js';
+import {
+  clearPendingCookie, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession, userAgent,
+  verifyCsrf,
+} from '../plugins/session.js';
+import { secondStepPage } from '../views/security.js';
 import { signInPage } from '../views/sign-in.js';
 
 /**
@@ -17,6 +31,23 @@ export function safeReturnTo(value: unknown): string {
 }
 
 const WRONG_CREDENTIALS = 'That username and password do not match an account that can sign in.';
+const WRONG_PASSKEY = 'That passkey could not be verified for an account that can sign in. Try again, or use your password.';
+const WRONG_CODE = 'That code is not right, or was used already. Codes change every 30 seconds; try the next one.';
+const PENDING_GONE = 'Your sign-in took too long or was already finished. Sign in again.';
+
+interface CredentialBody {
+  credential?: string;
+  return_to?: string;
+  _csrf?: string;
+}
+
+const credentialBody = {
+  type: 'object',
+  properties: { credential: { type: 'string', maxLength: 20_000 }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string', maxLength: 200 } },
+} as const;
+/** Passkey sign-in challenges one address may ask for in a minute. */
+export const PASSKEY_OPTIONS_PER_MINUTE = 30;
+const csrfOnlyBody = { type: 'object', properties: { _csrf: { type: 'string', maxLength: 200 } } } as const;
 
 interface SignInBody {
   username?: string;
@@ -51,7 +82,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const { deps } = app;
     const username = request.body.username ?? '';
     const returnTo = safeReturnTo(request.body.return_to);
-    const outcome = await signIn(deps, { username, password: request.body.password ?? '', address: request.ip, deviceCookie: deviceCookie(request) });
+    const outcome = await signIn(deps, {
+      username, password: request.body.password ?? '', address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request),
+    });
     if (!outcome.ok) {
       // One label for every wrong sign-in: the metrics must not tell a right password of a suspended account apart.
       deps.metrics.signInFailures.inc({ reason: outcome.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
@@ -64,9 +97,120 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, { username, returnTo, error }).value);
     }
+    // An account with two-step verification on is not signed in by its password alone: the
+    // browser gets a pending sign-in and the second step's page, and no session yet.
+    if (await requiresSecondStep(deps.stores, outcome.user.id)) {
+      const pending = await startPendingSignIn(deps, outcome.user, ['pwd'], returnTo);
+      setPendingCookie(request, reply, pending, PENDING_SIGN_IN_MS / 1000);
+      return reply.redirect('/login/second-step', 303);
+    }
     setDeviceCookie(request, reply, outcome.deviceCookie);
-    await startSession(request, reply, outcome.user);
+    return signedIn(request, reply, outcome.user, ['pwd'], 'password', returnTo);
+  });
+
+  /** The session starts, the sign-in is logged for the account, and the browser goes where it was going. */
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, amr: string[], method: string, returnTo: string, extra: SecurityEventKind[] = []) {
+    await startSession(request, reply, user, amr);
+    const origin = { address: request.ip, userAgent: userAgent(request) };
+    for (const kind of extra) await app.deps.securityLog.record({ userId: user.id, kind, origin });
+    await app.deps.securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method } });
     return reply.redirect(returnTo, 303);
+  }
+
+  /** The sign-in waiting for its second step, or an answer that sends the browser back to /login. */
+  async function pendingOr(request: FastifyRequest, reply: FastifyReply) {
+    const found = await findPendingSignIn(app.deps, pendingCookie(request));
+    if (!found) clearPendingCookie(request, reply);
+    return found;
+  }
+
+  app.get('/login/second-step', page, async (request, reply) => {
+    const found = await pendingOr(request, reply);
+    if (!found) return reply.redirect('/login', 303);
+    const factors = await secondFactorsOf(app.deps.stores, found.user.id);
+    return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors }));
+  });
+
+  app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: { type: 'string', maxLength: 100 }, _csrf: { type: 'string', maxLength: 200 } } } } },
+    async (request: FastifyRequest<{ Body: { code?: string } }>, reply) => {
+      verifyCsrf(request);
+      const { deps } = app;
+      const found = await pendingOr(request, reply);
+      if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+      const { pending, user } = found;
+      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const checked = await checkSecondFactorCode(deps, user, request.body.code ?? '', origin);
+      if (!checked.ok) {
+        deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
+        const factors = await secondFactorsOf(deps.stores, user.id);
+        if (checked.reason === 'throttled') {
+          reply.header('retry-after', String(checked.retryAfterSeconds));
+          return sendPage(reply, secondStepPage(await pageContext(request, reply), {
+            factors, error: retryMessage('Too many wrong codes for this account.', checked.retryAfterSeconds),
+          }), 429);
+        }
+        await deps.securityLog.record({ userId: user.id, kind: 'sign_in.failed', origin, detail: { reason: 'wrong second-step code' } });
+        return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_CODE }), 401);
+      }
+      if (!(await finishPendingSignIn(deps, pending))) {
+        clearPendingCookie(request, reply);
+        return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+      }
+      clearPendingCookie(request, reply);
+      setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
+      const recovery = checked.method === 'recovery';
+      return signedIn(request, reply, user, amrAfterCode(pending), recovery ? 'password and recovery code' : 'password and authenticator app',
+        pending.returnTo, recovery ? ['recovery_code.used'] : []);
+    });
+
+  app.post('/login/second-step/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
+    verifyCsrf(request);
+    const found = await pendingOr(request, reply);
+    if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_expired' });
+    return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'second_step', found.user));
+  });
+
+  app.post('/login/second-step/passkey', { ...page, schema: { body: credentialBody } }, async (request: FastifyRequest<{ Body: CredentialBody }>, reply) => {
+    verifyCsrf(request);
+    const { deps } = app;
+    const found = await pendingOr(request, reply);
+    if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+    const { pending, user } = found;
+    const passkey = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
+    if (!passkey) {
+      const factors = await secondFactorsOf(deps.stores, user.id);
+      return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_PASSKEY }), 401);
+    }
+    if (!(await finishPendingSignIn(deps, pending))) {
+      clearPendingCookie(request, reply);
+      return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+    }
+    clearPendingCookie(request, reply);
+    setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
+    return signedIn(request, reply, user, [...new Set([...pending.amr, ...passkeyAmr(passkey)])], 'password and passkey', pending.returnTo);
+  });
+
+  app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
+    verifyCsrf(request);
+    // Each asks for a stored challenge without a sign-in: an address gets a bounded number.
+    const decision = await app.deps.limiter.hit(`passkey-options:address:${request.ip}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
+    if (!decision.allowed) return reply.code(429).header('retry-after', '60').header('cache-control', 'no-store').send({ error: 'rate_limited' });
+    return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'sign_in'));
+  });
+
+  // A passkey alone: discoverable, with user verification, so it is two factors by itself.
+  app.post('/login/passkey', { ...page, schema: { body: credentialBody } }, async (request: FastifyRequest<{ Body: CredentialBody }>, reply) => {
+    verifyCsrf(request);
+    const { deps } = app;
+    const returnTo = safeReturnTo(request.body.return_to);
+    const passkey = await authenticateWithPasskey(deps, 'sign_in', request.body.credential ?? '');
+    const user = passkey && await deps.stores.users.findById(passkey.userId);
+    if (!passkey || !user || user.status !== 'active') {
+      deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
+      return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, error: WRONG_PASSKEY }), 401);
+    }
+    setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
+    return signedIn(request, reply, user, passkeyAmr(passkey), 'passkey', returnTo);
   });
 
   app.post('/logout', page, async (request, reply) => {

@@ -8,8 +8,11 @@ export interface PageContext {
   csrf: string;
 }
 
-/** The page frame: header with navigation, main content, footer. No script anywhere. */
-export function layout(title: string, context: PageContext, main: Html): Html {
+/**
+ * The page frame: header with navigation, main content, footer. No script, except the one file
+ * a page that offers passkeys loads (`script`, served from /static: the CSP forbids inline script).
+ */
+export function layout(title: string, context: PageContext, main: Html, options: { script?: 'webauthn' } = {}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -18,6 +21,7 @@ export function layout(title: string, context: PageContext, main: Html): Html {
 <title>${title} · Community</title>
 <link rel="stylesheet" href="/static/style.css">
 <link rel="icon" href="data:,">
+${options.script ? html`<script src="/static/${options.script}.js" defer></script>` : ''}
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>

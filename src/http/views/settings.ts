@@ -13,6 +13,7 @@ const SECTIONS = [
   { path: '/settings/tokens', label: 'API tokens' },
   { path: '/settings/applications', label: 'Authorized applications' },
   { path: '/settings/developers', label: 'Developer applications' },
+  { path: '/settings/security', label: 'Security' },
 ] as const;
 
 export type SettingsSection = (typeof SECTIONS)[number]['path'];
@@ -28,29 +29,29 @@ export interface FormError {
   message: string;
 }
 
-function alert(error: FormError | undefined): Html | string {
+export function alert(error: FormError | undefined): Html | string {
   return error ? html`<p class="alert" role="alert" id="form-error">${sentence(error.message)}</p>` : '';
 }
 
-function invalid(error: FormError | undefined, ...fields: string[]): Html | string {
+export function invalid(error: FormError | undefined, ...fields: string[]): Html | string {
   return error && fields.includes(error.field) ? html`aria-invalid="true" aria-describedby="form-error"` : '';
 }
 
-function notice(text: string | undefined): Html | string {
+export function notice(text: string | undefined): Html | string {
   return text ? html`<p class="notice" role="status">${text}</p>` : '';
 }
 
-function settingsLayout(title: string, context: PageContext, current: SettingsSection, main: Html): Html {
+export function settingsLayout(title: string, context: PageContext, current: SettingsSection, main: Html, options: { script?: 'webauthn' } = {}): Html {
   return layout(title, context, html`<div class="settings">
 <nav class="settings-nav" aria-label="Settings">
   <ul>${SECTIONS.map((s) => html`<li><a href="${s.path}" ${s.path === current ? html`aria-current="page"` : ''}>${s.label}</a></li>`)}</ul>
 </nav>
 <div class="settings-main">${main}</div>
-</div>`);
+</div>`, options);
 }
 
 /** A secret shown once, in a read-only field: selectable and copyable without any script. */
-function shownOnce(id: string, label: string, value: string): Html {
+export function shownOnce(id: string, label: string, value: string): Html {
   return html`<div class="secret">
   <label for="${id}">${label}</label>
   <input type="text" id="${id}" class="mono" value="${value}" readonly autocomplete="off" spellcheck="false" aria-describedby="${id}-hint">

@@ -15,6 +15,13 @@ ${form.reauthenticate ? html`<p class="notice">The application asked you to sign
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">Sign in</button></div>
 </form>
+<form method="post" action="/login/passkey" class="passkey-sign-in">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <input type="hidden" name="return_to" value="${form.returnTo}">
+  <input type="hidden" name="credential" data-webauthn-result>
+  <div class="actions"><button type="button" class="secondary" data-webauthn="get" data-options="/login/passkey/options" hidden>Sign in with a passkey</button></div>
+  <p class="hint" role="status" data-webauthn-status></p>
+</form>
 <p class="muted">No account yet? <a href="/signup">Create one</a>.</p>
-</section>`);
+</section>`, { script: 'webauthn' });
 }

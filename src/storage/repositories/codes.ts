@@ -71,7 +71,7 @@ export class KyselyCodeStore implements CodeStore {
     await insertRow(this.db, this.queries, code);
   }
 
-  async insertUnderNewGrant(code: Omit<NewCode, 'grantId'>, sid: string | null): Promise<void> {
+  async insertUnderNewGrant(code: Omit<NewCode, 'grantId'> & { amr?: readonly string[] | null }, sid: string | null): Promise<void> {
     const grant = Object.values(grantValues({ ...code, sid }, code.createdAt));
     if (this.queries.writesCombine) {
       await this.queries.execute(this.db, insertCodeUnderNewGrant, [...grant, ...Object.values(valuesBesideGrant(code))]);

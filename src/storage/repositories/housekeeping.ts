@@ -12,7 +12,7 @@ import type { Database } from '../schema.js';
 export class KyselyHousekeeping implements Housekeeping {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number }): Promise<Record<string, number>> {
+  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>> {
     const before = now - options.auditWindowMs;
     const batch = options.batchSize;
     const deleted: Record<string, number> = {};
@@ -80,6 +80,28 @@ export class KyselyHousekeeping implements Housekeeping {
       const r = await this.db.deleteFrom('logout_deliveries').where('id', 'in', (eb) =>
         eb.selectFrom('logout_deliveries').select('id')
           .where((w) => w.or([w('delivered_at', '<', before), w('abandoned_at', '<', before), w('created_at', '<', stalePending)])).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    // Single-use things of account security are worth nothing once expired; a used one only
+    // until it would have expired anyway (the conditional write already refuses it).
+    await drain('webauthn_challenges', async () => {
+      const r = await this.db.deleteFrom('webauthn_challenges').where('challenge', 'in', (eb) =>
+        eb.selectFrom('webauthn_challenges').select('challenge').where('expires_at', '<', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    await drain('pending_sign_ins', async () => {
+      const r = await this.db.deleteFrom('pending_sign_ins').where('id_hash', 'in', (eb) =>
+        eb.selectFrom('pending_sign_ins').select('id_hash').where('expires_at', '<', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    // The security log keeps 90 days (issue 18 item 5).
+    const logBefore = now - options.securityLogWindowMs;
+    await drain('security_events', async () => {
+      const r = await this.db.deleteFrom('security_events').where('id', 'in', (eb) =>
+        eb.selectFrom('security_events').select('id').where('created_at', '<', logBefore).limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });

@@ -71,6 +71,10 @@ export class KyselyUserStore implements UserStore {
     return row && toUser(row);
   }
 
+  async setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<void> {
+    await this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute();
+  }
+
   async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void> {
     await this.db.insertInto('avatars')
       .values({ user_id: userId, content_type: contentType, image, updated_at: now })

@@ -1,0 +1,87 @@
+// Passkeys (W3C Web Authentication): the site's one script, served as a file because the
+// Content-Security-Policy forbids inline script. A button `data-webauthn="create"` or `"get"`
+// asks the server for options (POST to `data-options` with the form's CSRF token), calls
+// navigator.credentials, puts the result as JSON in the form's `credential` field and submits
+// the form. Without JavaScript or WebAuthn the buttons stay hidden and every other form works.
+(() => {
+  'use strict';
+  if (!window.PublicKeyCredential || !navigator.credentials) return;
+
+  const toBytes = (base64url) => {
+    const base64 = base64url.replace(/-/g, '+').replace(/_/g, '/');
+    const binary = atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4));
+    return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  };
+  const toBase64url = (buffer) => {
+    let binary = '';
+    for (const byte of new Uint8Array(buffer)) binary += String.fromCharCode(byte);
+    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  };
+  const descriptors = (list) => (list || []).map((d) => ({ ...d, id: toBytes(d.id) }));
+
+  const creationOptions = (json) => ({
+    ...json,
+    challenge: toBytes(json.challenge),
+    user: { ...json.user, id: toBytes(json.user.id) },
+    excludeCredentials: descriptors(json.excludeCredentials),
+  });
+  const requestOptions = (json) => ({
+    ...json,
+    challenge: toBytes(json.challenge),
+    allowCredentials: descriptors(json.allowCredentials),
+  });
+
+  /** The credential as the JSON the server reads (WebAuthn Level 3 `toJSON()`), built by hand for older browsers. */
+  const credentialJson = (credential) => {
+    const r = credential.response;
+    const response = { clientDataJSON: toBase64url(r.clientDataJSON) };
+    if (r.attestationObject) {
+      response.attestationObject = toBase64url(r.attestationObject);
+      response.transports = typeof r.getTransports === 'function' ? r.getTransports() : [];
+    } else {
+      response.authenticatorData = toBase64url(r.authenticatorData);
+      response.signature = toBase64url(r.signature);
+      if (r.userHandle) response.userHandle = toBase64url(r.userHandle);
+    }
+    return {
+      id: credential.id,
+      rawId: toBase64url(credential.rawId),
+      type: credential.type,
+      authenticatorAttachment: credential.authenticatorAttachment || undefined,
+      clientExtensionResults: credential.getClientExtensionResults(),
+      response,
+    };
+  };
+
+  for (const button of document.querySelectorAll('button[data-webauthn]')) {
+    const form = button.form;
+    const status = form.querySelector('[data-webauthn-status]');
+    const say = (text) => { if (status) status.textContent = text; };
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      if (!form.reportValidity()) return;
+      button.disabled = true;
+      say('Waiting for your passkey…');
+      try {
+        const answer = await fetch(button.dataset.options, {
+          method: 'POST',
+          credentials: 'same-origin',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ _csrf: form.elements._csrf.value }),
+        });
+        if (!answer.ok) throw new Error(answer.status === 401 ? 'your sign-in expired; start again' : `the server answered ${answer.status}`);
+        const options = await answer.json();
+        const credential = button.dataset.webauthn === 'create'
+          ? await navigator.credentials.create({ publicKey: creationOptions(options) })
+          : await navigator.credentials.get({ publicKey: requestOptions(options) });
+        if (!credential) throw new Error('no passkey was chosen');
+        form.querySelector('[data-webauthn-result]').value = JSON.stringify(credentialJson(credential));
+        say('Checking…');
+        form.submit();
+      } catch (error) {
+        say(`The passkey was not used: ${error && error.message ? error.message : error}. You can try again.`);
+        button.disabled = false;
+      }
+    });
+  }
+})();

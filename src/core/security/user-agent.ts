@@ -1,0 +1,40 @@
+/**
+ * A coarse name for a browser from its User-Agent: "Firefox on Windows", enough for a person to
+ * recognise their own sessions and notice a stranger's. Hand-written on purpose: it needs a dozen
+ * families, not a library's database of every device, and never the version numbers that would
+ * make a User-Agent a fingerprint on the page.
+ */
+
+const BROWSERS: ReadonlyArray<[RegExp, string]> = [
+  [/\bEdg(e|A|iOS)?\//, 'Edge'],
+  [/\b(OPR|Opera)\//, 'Opera'],
+  [/\bSamsungBrowser\//, 'Samsung Internet'],
+  [/\b(Firefox|FxiOS)\//, 'Firefox'],
+  [/\bHeadlessChrome\//, 'Headless Chrome'],
+  [/\b(Chrome|CriOS|Chromium)\//, 'Chrome'],
+  [/\bVersion\/[\d.]+.*\bSafari\//, 'Safari'],
+  [/\bcurl\//, 'curl'],
+  [/^node$|\bundici\b|\bnode-fetch\b/i, 'a script'],
+];
+
+const SYSTEMS: ReadonlyArray<[RegExp, string]> = [
+  [/\b(iPhone|iPad|iPod)\b/, 'iOS'],
+  [/\bAndroid\b/, 'Android'],
+  [/\bCrOS\b/, 'ChromeOS'],
+  [/\bWindows\b/, 'Windows'],
+  [/\bMac OS X\b|\bMacintosh\b/, 'macOS'],
+  [/\bLinux\b|\bX11\b/, 'Linux'],
+];
+
+function first(table: ReadonlyArray<[RegExp, string]>, userAgent: string): string | undefined {
+  return table.find(([pattern]) => pattern.test(userAgent))?.[1];
+}
+
+/** "Chrome on Linux", "Safari on iOS", "Firefox", or "Unknown browser". */
+export function describeUserAgent(userAgent: string | undefined): string {
+  const ua = (userAgent ?? '').slice(0, 512);
+  const browser = first(BROWSERS, ua);
+  const system = first(SYSTEMS, ua);
+  if (browser && system) return `${browser} on ${system}`;
+  return browser ?? (system ? `A browser on ${system}` : 'Unknown browser');
+}

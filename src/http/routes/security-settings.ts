@@ -1,0 +1,236 @@
+/**
+ * GET, POST /settings/security (INTERFACE section 11, issue 18 items 1–5): password change,
+ * two-step verification, passkeys, signed-in sessions and the security log. Every change is a
+ * POST of a form with the CSRF token and an `action` naming it, handled by one entry of
+ * `ACTIONS`; the one JSON answer is the passkey registration options the page's script asks for.
+ */
+import { endOtherSignInSessions, endSignInSession } from '../../core/logout/events.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import { InputError } from '../../core/errors.js';
+import type { Session, User } from '../../core/ports.js';
+import { changePassword } from '../../core/security/password-change.js';
+import { checkPasskeyName, registerPasskey, registrationOptions } from '../../core/security/passkeys.js';
+import type { EventOrigin, NewSecurityEvent } from '../../core/security/security-log.js';
+import {
+  type CodeCheck, beginTotpEnrolment, confirmTotpEnrolment, disableTotp, pendingTotpEnrolment, regenerateRecoveryCodes, secondFactorsOf,
+} from '../../core/security/two-step.js';
+import { describeUserAgent } from '../../core/security/user-agent.js';
+import type { AttemptOrigin } from '../../core/sign-in.js';
+import { requireUser, retryMessage, sendPage } from '../pages.js';
+import { currentSignIn, deviceCookie, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
+import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
+import type { FormError } from '../views/settings.js';
+
+const PATH = '/settings/security';
+const page = { config: { html: true } };
+const text = { type: 'string', maxLength: 20_000 } as const;
+
+type Body = Partial<Record<'action' | 'current_password' | 'new_password' | 'code' | 'name' | 'credential' | 'credential_id' | 'session', string>>;
+
+const NOTICES: Record<string, string> = {
+  password: 'Your password was changed. Every other browser was signed out.',
+  'totp-off': 'Two-step verification is off. Signing in asks for your password only.',
+  'passkey-added': 'The passkey was added. You can sign in with it.',
+  'passkey-renamed': 'The passkey was renamed.',
+  'passkey-removed': 'The passkey was removed. It no longer signs you in.',
+  'signed-out': 'That session was signed out.',
+  'signed-out-others': 'Every other browser was signed out.',
+};
+
+/** What a POST handler gets: the signed-in user and session, the form, and how to answer. */
+interface ActionContext {
+  request: FastifyRequest<{ Body: Body }>;
+  reply: FastifyReply;
+  user: User;
+  session: Session;
+  body: Body;
+  origin: AttemptOrigin & EventOrigin;
+  /** The page again with `state` (an error, enrolment, codes) and `status`. */
+  render(state: Partial<SecurityPageState>, status: number): Promise<FastifyReply>;
+  /** Back to the page with a notice (post/redirect/get). */
+  done(notice: keyof typeof NOTICES): FastifyReply;
+  record(event: Omit<NewSecurityEvent, 'userId' | 'origin'>): Promise<void>;
+}
+
+/** The answer to a code that was wrong or throttled, in the two-step section. */
+function codeRefused(ctx: ActionContext, checked: Exclude<CodeCheck, { ok: true }>): Promise<FastifyReply> {
+  if (checked.reason === 'throttled') {
+    ctx.reply.header('retry-after', String(checked.retryAfterSeconds));
+    return ctx.render({ error: { field: 'code', message: retryMessage('Too many wrong codes.', checked.retryAfterSeconds) } }, 429);
+  }
+  return ctx.render({ error: { field: 'code', message: 'that code is not right, or was used already; codes change every 30 seconds' } }, 400);
+}
+
+async function qrDataUri(uri: string): Promise<string> {
+  const svg = await QRCode.toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
+  return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
+}
+
+const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
+  async 'change-password'(ctx) {
+    const { request, reply, user, session, body } = ctx;
+    const result = await changePassword(request.server.deps, user, { current: body.current_password ?? '', next: body.new_password ?? '' }, ctx.origin, session.idHash);
+    if (result.ok) {
+      // A session id that leaked before the change is worth nothing after it.
+      await rotateSession(request, reply, { session, user });
+      return ctx.done('password');
+    }
+    if (result.reason === 'invalid') return ctx.render({ error: { field: result.field, message: result.message } }, 400);
+    reply.header('retry-after', String(result.retryAfterSeconds));
+    return ctx.render({ error: { field: 'current_password', message: retryMessage('Too many wrong passwords.', result.retryAfterSeconds) } }, 429);
+  },
+
+  async 'totp-start'(ctx) {
+    const enrolment = await beginTotpEnrolment(ctx.request.server.deps, ctx.user);
+    if (!enrolment) return ctx.render({ error: { field: 'code', message: 'two-step verification is already on' } }, 409);
+    return ctx.render({ enrolment: { ...enrolment, qr: await qrDataUri(enrolment.uri) } }, 200);
+  },
+
+  async 'totp-confirm'(ctx) {
+    const deps = ctx.request.server.deps;
+    try {
+      const recoveryCodes = await confirmTotpEnrolment(deps, ctx.user, ctx.body.code ?? '');
+      await ctx.record({ kind: 'totp.enabled' });
+      return ctx.render({ recoveryCodes }, 200);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const pending = await pendingTotpEnrolment(deps, ctx.user);
+      return ctx.render({
+        error: { field: 'code', message: error.message },
+        ...(pending ? { enrolment: { ...pending, qr: await qrDataUri(pending.uri) } } : {}),
+      }, 400);
+    }
+  },
+
+  async 'totp-disable'(ctx) {
+    const checked = await disableTotp(ctx.request.server.deps, ctx.user, ctx.body.code ?? '', ctx.origin);
+    if (!checked.ok) return codeRefused(ctx, checked);
+    await ctx.record({ kind: 'totp.disabled', detail: { method: checked.method === 'totp' ? 'authenticator app code' : 'recovery code' } });
+    return ctx.done('totp-off');
+  },
+
+  async 'recovery-codes'(ctx) {
+    const result = await regenerateRecoveryCodes(ctx.request.server.deps, ctx.user, ctx.body.code ?? '', ctx.origin);
+    if (!result.ok) return codeRefused(ctx, result);
+    await ctx.record({ kind: 'recovery_codes.regenerated' });
+    return ctx.render({ recoveryCodes: (result as { codes: string[] }).codes }, 200);
+  },
+
+  async 'passkey-add'(ctx) {
+    const deps = ctx.request.server.deps;
+    try {
+      const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', ctx.body.name ?? '');
+      if (!passkey) return ctx.render({ error: { field: 'passkey', message: 'the passkey could not be verified; try adding it again' } }, 400);
+      await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name } });
+      return ctx.done('passkey-added');
+    } catch (error) {
+      if (error instanceof InputError) return ctx.render({ error: { field: error.field === 'name' ? 'name' : 'passkey', message: error.message } }, 400);
+      throw error;
+    }
+  },
+
+  async 'passkey-rename'(ctx) {
+    let name: string;
+    try {
+      name = checkPasskeyName(ctx.body.name ?? '');
+    } catch (error) {
+      if (error instanceof InputError) return ctx.render({ error: { field: 'name', message: error.message } }, 400);
+      throw error;
+    }
+    if (!(await ctx.request.server.deps.stores.passkeys.rename(ctx.user.id, ctx.body.credential_id ?? '', name))) {
+      return ctx.render({ error: { field: 'passkey', message: 'you have no passkey with that id' } }, 404);
+    }
+    return ctx.done('passkey-renamed');
+  },
+
+  async 'passkey-remove'(ctx) {
+    const removed = await ctx.request.server.deps.stores.passkeys.remove(ctx.user.id, ctx.body.credential_id ?? '');
+    if (!removed) return ctx.render({ error: { field: 'passkey', message: 'you have no passkey with that id; it may have been removed already' } }, 404);
+    await ctx.record({ kind: 'passkey.removed', detail: { name: removed.name } });
+    return ctx.done('passkey-removed');
+  },
+
+  async 'session-sign-out'(ctx) {
+    const { stores, clock } = ctx.request.server.deps;
+    const target = ctx.body.session ?? '';
+    if (target === ctx.session.idHash) {
+      await endSession(ctx.request, ctx.reply);
+      return ctx.reply.redirect('/', 303);
+    }
+    const sessions = await stores.sessions.listForUser(ctx.user.id, clock.now());
+    // Only a session of this user's own list may be ended, and its apps are told (back-channel).
+    const ended = sessions.find((s) => s.idHash === target);
+    if (!ended || !(await endSignInSession(stores, clock, target))) {
+      return ctx.render({ error: { field: 'session', message: 'that session is not signed in any more' } }, 404);
+    }
+    await ctx.record({ kind: 'session.signed_out', detail: { device: describeUserAgent(ended.userAgent) } });
+    return ctx.done('signed-out');
+  },
+
+  async 'sign-out-others'(ctx) {
+    const { stores, clock } = ctx.request.server.deps;
+    const count = await stores.transaction((tx) => endOtherSignInSessions(tx, clock.now(), ctx.user.id, ctx.session.idHash));
+    await ctx.record({ kind: 'sessions.signed_out_elsewhere', detail: { sessions: String(count) } });
+    return ctx.done('signed-out-others');
+  },
+};
+
+export async function securitySettingsRoutes(app: FastifyInstance): Promise<void> {
+  const { stores, clock } = app.deps;
+
+  async function render(request: FastifyRequest, reply: FastifyReply, user: User, session: Session, state: Partial<SecurityPageState>, status: number) {
+    const query = request.query as { page?: unknown; notice?: unknown } | undefined;
+    const requested = typeof query?.page === 'string' && /^\d{1,6}$/.test(query.page) ? Number(query.page) : 0;
+    const [factors, passkeys, sessions] = await Promise.all([
+      secondFactorsOf(stores, user.id),
+      stores.passkeys.listForUser(user.id),
+      stores.sessions.listForUser(user.id, clock.now()),
+    ]);
+    const events = await stores.securityEvents.listForUser(user.id, requested * SECURITY_LOG_PAGE_SIZE, SECURITY_LOG_PAGE_SIZE);
+    const notice = typeof query?.notice === 'string' ? NOTICES[query.notice] : undefined;
+    return sendPage(reply, securityPage(await pageContext(request, reply), {
+      factors, passkeys, sessions, currentSession: session.idHash, events, logPage: requested, notice, ...state,
+    }), status);
+  }
+
+  /** The signed-in user and session, or a redirect to sign in that comes back here. */
+  async function signedIn(request: FastifyRequest, reply: FastifyReply) {
+    const found = await currentSignIn(request);
+    if (!found) await requireUser(request, reply, request.method === 'GET' ? request.url : PATH);
+    return found;
+  }
+
+  app.get(PATH, page, async (request, reply) => {
+    const found = await signedIn(request, reply);
+    if (!found) return reply;
+    return render(request, reply, found.user, found.session, {}, 200);
+  });
+
+  app.post(PATH, {
+    ...page,
+    schema: { body: { type: 'object', properties: Object.fromEntries(['_csrf', 'action', 'current_password', 'new_password', 'code', 'name', 'credential', 'credential_id', 'session'].map((f) => [f, text])) } },
+  }, async (request: FastifyRequest<{ Body: Body }>, reply) => {
+    verifyCsrf(request);
+    const found = await signedIn(request, reply);
+    if (!found) return reply;
+    const { user, session } = found;
+    const handler = ACTIONS[request.body.action ?? ''];
+    const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+    const ctx: ActionContext = {
+      request, reply, user, session, body: request.body, origin,
+      render: (state, status) => render(request, reply, user, request.signIn?.session ?? session, state, status),
+      done: (notice) => reply.redirect(`${PATH}?notice=${notice}`, 303),
+      record: (event) => app.deps.securityLog.record({ ...event, userId: user.id, origin }),
+    };
+    if (!handler) return ctx.render({ error: { field: 'action', message: 'choose one of the buttons on this page' } as FormError }, 400);
+    return handler(ctx);
+  });
+
+  app.post(`${PATH}/passkeys/options`, { ...page, schema: { body: { type: 'object', properties: { _csrf: text } } } }, async (request, reply) => {
+    verifyCsrf(request);
+    const found = await currentSignIn(request);
+    if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_required' });
+    return reply.header('cache-control', 'no-store').send(await registrationOptions(app.deps, found.user));
+  });
+}

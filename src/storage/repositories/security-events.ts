@@ -1,0 +1,40 @@
+import type { Kysely } from 'kysely';
+import type { Page } from '../../core/ports.js';
+import type { SecurityEvent, SecurityEventStore } from '../../core/security/ports.js';
+import type { Database } from '../schema.js';
+
+function detailOf(text: string): Record<string, string> {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed as Record<string, string> : {};
+  } catch {
+    return {};
+  }
+}
+
+/** The account's security log (issue 18 item 5): written by `SecurityLog`, read by its owner. */
+export class KyselySecurityEventStore implements SecurityEventStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async insert(event: Omit<SecurityEvent, 'id'>): Promise<void> {
+    await this.db.insertInto('security_events').values({
+      user_id: event.userId, kind: event.kind, created_at: event.createdAt, address: event.address.slice(0, 64),
+      device: event.device.slice(0, 100), detail: JSON.stringify(event.detail),
+    }).execute();
+  }
+
+  async listForUser(userId: number, offset: number, limit: number): Promise<Page<SecurityEvent>> {
+    const [rows, count] = await Promise.all([
+      this.db.selectFrom('security_events').selectAll().where('user_id', '=', userId)
+        .orderBy('created_at', 'desc').orderBy('id', 'desc').offset(offset).limit(limit).execute(),
+      this.db.selectFrom('security_events').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirst(),
+    ]);
+    return {
+      items: rows.map((row) => ({
+        id: row.id, userId: row.user_id, kind: row.kind, createdAt: row.created_at, address: row.address, device: row.device,
+        detail: detailOf(row.detail),
+      })),
+      total: Number(count?.n ?? 0),
+    };
+  }
+}

@@ -1,0 +1,224 @@
+/**
+ * Account security in a real browser (headless Chromium; issue 18): turning on two-step
+ * verification, the second step of sign-in, passkeys with Chromium's virtual authenticator
+ * (DevTools protocol `WebAuthn`), and an app's authorization flow through the second step.
+ * BASE_URL is http://localhost:PORT: WebAuthn accepts localhost as a secure origin and as a
+ * relying party, and refuses IP addresses.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { decodeJwt } from 'jose';
+import { type Browser, type BrowserContext, type CDPSession, type Page, chromium } from 'playwright-core';
+import { createAccount } from '../../src/core/accounts.js';
+import { registerClient } from '../../src/core/clients.js';
+import { totpCode } from '../../src/core/security/totp.js';
+import { pkcePair } from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { temporarySqlitePath } from '../support/databases.js';
+
+const ARTIFACTS = 'test-artifacts/site';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+const DESKTOP = { width: 1280, height: 900 };
+const STEP = 30_000;
+
+describe('account security in a browser', () => {
+  let t: TestApp;
+  let browser: Browser;
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const path = temporarySqlitePath();
+    t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { hostname: 'localhost' });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** A virtual platform authenticator (a laptop's fingerprint reader, say) for this page's browser context. */
+  async function addAuthenticator(page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    });
+    return { cdp, authenticatorId };
+  }
+
+  async function passwordStep(page: Page, username: string, password: string): Promise<void> {
+    await page.getByLabel('Username').fill(username);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  }
+
+  async function signedInPage(username: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/login`);
+    await passwordStep(page, username, password);
+    await page.waitForURL(`${t.baseUrl}/`);
+    return { context, page };
+  }
+
+  /** Turns two-step verification on as a person does, reading the key off the page; returns it. */
+  async function enrol(page: Page): Promise<string> {
+    await page.goto(`${t.baseUrl}/settings/security`);
+    await page.getByRole('button', { name: 'Set up an authenticator app' }).click();
+    const secret = (await page.locator('#totp-secret').innerText()).replace(/\s/g, '');
+    const qr = page.getByRole('img', { name: /QR code/ });
+    assert.ok(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the QR code is shown (the CSP allows data: images)');
+    assert.match(await page.locator('#otpauth-uri').innerText(), /^otpauth:\/\/totp\/Community:/);
+    await page.screenshot({ path: `${ARTIFACTS}/security-enrol.png`, fullPage: true });
+    await page.getByLabel('Code from your app').fill(totpCode(secret, t.clock.now()));
+    await page.getByRole('button', { name: 'Turn on two-step verification' }).click();
+    const codes = page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
+    await codes.first().waitFor();
+    assert.equal(await codes.count(), 10);
+    await page.screenshot({ path: `${ARTIFACTS}/security-recovery-codes.png`, fullPage: true });
+    t.clock.advance(STEP);
+    return secret;
+  }
+
+  test('a member turns on two-step verification: QR code and key, a code to finish, ten recovery codes once', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'enroller', password: 'enroller password' });
+    const { context, page } = await signedInPage('enroller', 'enroller password');
+    await enrol(page);
+    await page.getByRole('link', { name: 'I have saved them' }).click();
+    assert.equal(await page.getByRole('list', { name: 'Recovery codes' }).count(), 0, 'shown once');
+    assert.match(await page.getByRole('region', { name: 'Two-step verification' }).innerText(), /On: signing in asks for a code/);
+    await page.screenshot({ path: `${ARTIFACTS}/security.png`, fullPage: true });
+    await context.close();
+  });
+
+  test('sign-in asks for the authenticator code on its own page after the password', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'twostep', password: 'twostep password' });
+    const first = await signedInPage('twostep', 'twostep password');
+    const secret = await enrol(first.page);
+    await first.context.close();
+
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/login?return_to=${encodeURIComponent('/settings/security')}`);
+    await passwordStep(page, 'twostep', 'twostep password');
+    await page.waitForURL(`${t.baseUrl}/login/second-step`);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Two-step verification');
+    await page.getByLabel('Code from your authenticator app').fill('000000');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /not right/);
+    await page.getByLabel('Code from your authenticator app').fill(totpCode(secret, t.clock.now()));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(`${t.baseUrl}/settings/security`);
+    assert.match(await page.getByRole('region', { name: 'Where you are signed in' }).innerText(), /Headless Chrome on Linux \(this browser\)/);
+    await context.close();
+  });
+
+  test('a member registers two passkeys, renames one and removes the other, in Chromium with a virtual authenticator', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'keyholder', password: 'keyholder password' });
+    const { context, page } = await signedInPage('keyholder', 'keyholder password');
+    const laptop = await addAuthenticator(page);
+    await page.goto(`${t.baseUrl}/settings/security`);
+    await page.getByLabel('Name of the new passkey').fill('Laptop');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('The passkey was added').waitFor();
+    // A second device: the first authenticator already holds a passkey of this account.
+    await laptop.cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: laptop.authenticatorId });
+    const phone = await addAuthenticator(page);
+    t.clock.advance(60_000);
+    await page.getByLabel('Name of the new passkey').fill('Phone');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('The passkey was added').waitFor();
+    const stored = await t.deps.stores.passkeys.listForUser(user.id);
+    assert.deepEqual(stored.map((p) => p.name), ['Laptop', 'Phone']);
+    const { credentials } = await phone.cdp.send('WebAuthn.getCredentials', { authenticatorId: phone.authenticatorId });
+    assert.equal(credentials.length, 1);
+    assert.equal(credentials[0]!.isResidentCredential, true, 'a discoverable credential');
+
+    await page.getByLabel('New name for passkey Phone').fill('Old phone');
+    await page.getByRole('button', { name: 'Rename passkey Phone' }).click();
+    await page.getByText('The passkey was renamed').waitFor();
+    await page.getByRole('button', { name: 'Remove passkey Laptop' }).click();
+    await page.getByText('The passkey was removed').waitFor();
+    assert.deepEqual((await t.deps.stores.passkeys.listForUser(user.id)).map((p) => p.name), ['Old phone']);
+    assert.match(await page.getByRole('region', { name: 'Security log' }).innerText(), /Passkey removed “Laptop”/);
+    await page.screenshot({ path: `${ARTIFACTS}/security-passkeys.png`, fullPage: true });
+
+    // A passkey alone signs in, from the sign-in page.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${t.baseUrl}/login`);
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.waitForURL(`${t.baseUrl}/`);
+    assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible(), 'signed in with the passkey alone');
+    const sessions = await t.deps.stores.sessions.listForUser(user.id, t.clock.now());
+    assert.deepEqual(sessions[0]!.amr, ['hwk', 'user']);
+
+    // A passkey does not turn two-step verification on by itself (no recovery codes without an
+    // app): the password alone still signs in. With it on, the passkey serves as the second step.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${t.baseUrl}/login`);
+    await passwordStep(page, 'keyholder', 'keyholder password');
+    await page.waitForURL(`${t.baseUrl}/`);
+    await enrol(page);
+    await page.goto(`${t.baseUrl}/`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${t.baseUrl}/login`);
+    await passwordStep(page, 'keyholder', 'keyholder password');
+    await page.waitForURL(`${t.baseUrl}/login/second-step`);
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.waitForURL(`${t.baseUrl}/`);
+    const latest = (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]!;
+    assert.deepEqual(latest.amr, ['pwd', 'hwk', 'user']);
+    await context.close();
+  });
+
+  test('the authorization flow through the second step ends with an id_token whose amr is pwd and otp', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'appuser', password: 'appuser password' });
+    const first = await signedInPage('appuser', 'appuser password');
+    const secret = await enrol(first.page);
+    await first.context.close();
+    const { client, secret: clientSecret } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Browser App', type: 'confidential', redirectUris: ['https://app.example/callback'], ownerId: null,
+      homepageUrl: 'https://app.example', description: 'An app under test.',
+    });
+
+    const context = await browser.newContext({ viewport: DESKTOP });
+    const page = await context.newPage();
+    // The app's callback: the browser never leaves the machine; the test reads the address.
+    let callback: URL | undefined;
+    await page.route('https://app.example/**', async (route) => {
+      callback = new URL(route.request().url());
+      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'back at the app' });
+    });
+    const pkce = pkcePair();
+    const query = new URLSearchParams({
+      response_type: 'code', client_id: client.clientId, redirect_uri: 'https://app.example/callback', scope: 'openid profile:read',
+      state: 'browser-state', nonce: 'browser-nonce', code_challenge: pkce.challenge, code_challenge_method: 'S256', prompt: 'login',
+    });
+    await page.goto(`${t.baseUrl}/oauth/authorize?${query}`);
+    await page.waitForURL(/\/login\?/);
+    await passwordStep(page, 'appuser', 'appuser password');
+    await page.waitForURL(`${t.baseUrl}/login/second-step`);
+    await page.getByLabel('Code from your authenticator app').fill(totpCode(secret, t.clock.now()));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.getByText('back at the app').waitFor();
+    assert.equal(callback?.searchParams.get('state'), 'browser-state');
+
+    const response = await fetch(`${t.baseUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code', code: callback!.searchParams.get('code')!, redirect_uri: 'https://app.example/callback',
+        code_verifier: pkce.verifier, client_id: client.clientId, client_secret: clientSecret!,
+      }),
+    });
+    assert.equal(response.status, 200);
+    const claims = decodeJwt(((await response.json()) as { id_token: string }).id_token);
+    assert.deepEqual(claims.amr, ['pwd', 'otp']);
+    assert.equal(claims.nonce, 'browser-nonce');
+    await context.close();
+  });
+});

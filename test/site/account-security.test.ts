@@ -1,0 +1,500 @@
+/**
+ * Account security at /settings/security and the second step of sign-in (issue 18 items 1–5,
+ * INTERFACE section 11), over real HTTP on each database, with a TestClock for TOTP time steps.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { decodeJwt } from 'jose';
+import { sql } from 'kysely';
+import { runJanitor } from '../../src/janitor.js';
+import { hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
+import { totpCode } from '../../src/core/security/totp.js';
+import { PENDING_SIGN_IN_MS } from '../../src/core/security/two-step.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
+import {
+  Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
+} from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+
+const KEYS_SECRET = 'a test secret of at least thirty-two characters';
+const STEP = 30_000;
+const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100101 Firefox/133.0';
+const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+/** A browser that names itself with a User-Agent. */
+class NamedBrowser extends Browser {
+  constructor(t: TestApp, readonly userAgent: string) { super(t); }
+  override fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    headers.set('user-agent', this.userAgent);
+    return super.fetch(path, { ...init, headers });
+  }
+}
+
+forEachDatabase('account security', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database, { env: { KEYS_SECRET } }); });
+  after(() => t.close());
+
+  const csrf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
+  const security = (browser: Browser, fields: Record<string, string>) =>
+    browser.postForm('/settings/security', { _csrf: csrf(browser), ...fields });
+  const isSignedIn = async (browser: Browser) => (await browser.fetch('/settings/security')).status === 200;
+
+  async function signedIn(userAgent = CHROME) {
+    const user = await newUser(t);
+    const browser = new NamedBrowser(t, userAgent);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    return { user, browser };
+  }
+
+  /** Turns two-step verification on through the page; the secret and the ten recovery codes. */
+  async function enableTotp(browser: Browser): Promise<{ secret: string; codes: string[] }> {
+    const started = await security(browser, { action: 'totp-start' });
+    assert.equal(started.status, 200);
+    const page = await started.text();
+    const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(page)![1]!.replace(/ /g, '');
+    assert.match(page, /<img class="qr" src="data:image\/svg\+xml;base64,/, 'a QR code as a data: image');
+    assert.match(page, new RegExp(`otpauth://totp/Community:[^<]*secret=${secret}`), 'the otpauth:// URI as text');
+    const confirmed = await security(browser, { action: 'totp-confirm', code: totpCode(secret, t.clock.now()) });
+    assert.equal(confirmed.status, 200);
+    const codes = [...(await confirmed.text()).matchAll(/<li>([a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4})<\/li>/g)].map((m) => m[1]!);
+    // The enrolment's step is spent: the next code is the next step's.
+    t.clock.advance(STEP);
+    return { secret, codes };
+  }
+
+  /** Password, then the second step's code; the answer to the second step. */
+  async function signInWithCode(browser: Browser, username: string, code: string, returnTo = '/'): Promise<Response> {
+    const first = await browser.signIn(username, PASSWORD, returnTo);
+    assert.equal(first.status, 303);
+    assert.equal(first.headers.get('location'), '/login/second-step');
+    return browser.postForm('/login/second-step', { _csrf: csrf(browser), code });
+  }
+
+  const events = async (userId: number) => (await t.deps.stores.securityEvents.listForUser(userId, 0, 200)).items;
+
+  // ---- 1. Password change ----------------------------------------------------------------------
+
+  test('password change: the current password is required and the new one follows the sign-up rules', async () => {
+    const { user, browser } = await signedIn();
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ current_password: '', new_password: 'a brand new passphrase' }, /Enter your current password/],
+      [{ current_password: 'not my password', new_password: 'a brand new passphrase' }, /not your current password/],
+      [{ current_password: PASSWORD, new_password: 'short' }, /New password must be 8 to 256 characters/],
+      [{ current_password: PASSWORD, new_password: user.username }, /New password must not be your username/],
+      [{ current_password: PASSWORD, new_password: 'password123' }, /most common passwords/],
+      [{ current_password: PASSWORD, new_password: PASSWORD }, /must differ from the current one/],
+    ];
+    for (const [fields, message] of cases) {
+      const response = await security(browser, { action: 'change-password', ...fields });
+      assert.equal(response.status, 400, JSON.stringify(fields));
+      assert.match(await response.text(), message);
+    }
+    const stranger = new Browser(t);
+    assert.equal((await stranger.signIn(user.username, PASSWORD)).status, 303, 'the password did not change');
+  });
+
+  test('password change: wrong current passwords are counted like sign-ins, then refused with 429', async () => {
+    const { user } = await signedIn();
+    // A browser without a device cookie for the account counts on the account's counter.
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    browser.cookies.set('svc_device', '');
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+      assert.equal((await security(browser, { action: 'change-password', current_password: `wrong ${i}`, new_password: 'a brand new passphrase' })).status, 400);
+    }
+    const refused = await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.equal((await new Browser(t).signIn(user.username, 'a brand new passphrase')).status, 429, 'and the sign-in counters are the same ones');
+  });
+
+  test('password change: every other session ends, this one continues under a new id', async () => {
+    const { user, browser } = await signedIn();
+    const other = new NamedBrowser(t, FIREFOX);
+    assert.equal((await other.signIn(user.username)).status, 303);
+    const before = browser.cookies.get('svc_session')!;
+    const changed = await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
+    assert.equal(changed.status, 303);
+    assert.equal(changed.headers.get('location'), '/settings/security?notice=password');
+    assert.notEqual(browser.cookies.get('svc_session'), before, 'the session id was rotated');
+    assert.ok(await isSignedIn(browser), 'this browser stays signed in');
+    assert.equal(await isSignedIn(other), false, 'the other browser is signed out');
+    const stale = new Browser(t);
+    stale.cookies.set('svc_session', before);
+    assert.equal(await isSignedIn(stale), false, 'the old session id is worthless');
+    assert.equal((await new Browser(t).signIn(user.username, PASSWORD)).status, 401, 'the old password no longer works');
+    assert.equal((await new Browser(t).signIn(user.username, 'a brand new passphrase')).status, 303);
+    assert.ok((await events(user.id)).some((e) => e.kind === 'password.changed'));
+  });
+
+  // ---- 2. Two-step verification ---------------------------------------------------------------
+
+  test('two-step enrolment needs a valid code to finish, and shows ten recovery codes once', async () => {
+    const { user, browser } = await signedIn();
+    const started = await (await security(browser, { action: 'totp-start' })).text();
+    const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(started)![1]!.replace(/ /g, '');
+    const wrong = await security(browser, { action: 'totp-confirm', code: totpCode(secret, t.clock.now() + 10 * STEP) });
+    assert.equal(wrong.status, 400);
+    assert.match(await wrong.text(), /not the one your app shows now/);
+    assert.equal((await new Browser(t).signIn(user.username)).status, 303, 'not on before a valid code');
+    const confirmed = await security(browser, { action: 'totp-confirm', code: totpCode(secret, t.clock.now()) });
+    assert.equal(confirmed.status, 200);
+    const codes = [...(await confirmed.text()).matchAll(/<li>([a-z2-7-]{19})<\/li>/g)].map((m) => m[1]!);
+    assert.equal(new Set(codes).size, 10, 'ten different recovery codes');
+    const later = await (await browser.fetch('/settings/security')).text();
+    assert.ok(codes.every((c) => !later.includes(c)), 'shown once');
+    assert.match(later, /10 of 10 recovery codes left/);
+    assert.equal((await new Browser(t).signIn(user.username)).headers.get('location'), '/login/second-step', 'on from now');
+  });
+
+  test('the TOTP secret is sealed at rest with KEYS_SECRET and recovery codes are stored only as hashes', async () => {
+    const { user, browser } = await signedIn();
+    const { secret, codes } = await enableTotp(browser);
+    const stored = await t.deps.stores.secondFactors.findTotp(user.id);
+    assert.match(stored!.secret, /^enc:v1:/);
+    assert.ok(!stored!.secret.includes(secret));
+    const rows = await t.deps.database.db.selectFrom('recovery_codes').select('code_hash').where('user_id', '=', user.id).execute();
+    assert.equal(rows.length, 10);
+    const hashes = new Set(rows.map((r) => r.code_hash));
+    for (const code of codes) {
+      assert.ok(hashes.has(hashRecoveryCode(code)), 'the SHA-256 is stored');
+      assert.ok(!rows.some((r) => r.code_hash.includes(code.replace(/-/g, ''))), 'the code is not');
+    }
+  });
+
+  test('sign-in asks for the code after the password on its own page, and no session exists before it passes', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const fresh = new Browser(t);
+    const first = await fresh.signIn(user.username, PASSWORD, '/posts/new');
+    assert.equal(first.status, 303);
+    assert.equal(first.headers.get('location'), '/login/second-step');
+    assert.equal(fresh.cookies.get('svc_session'), undefined, 'no session cookie');
+    assert.equal(await isSignedIn(fresh), false, 'not signed in');
+    const sessions = (await t.deps.stores.sessions.listForUser(user.id, t.clock.now())).length;
+    const page = await fresh.fetch('/login/second-step');
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Code from your authenticator app/);
+    const second = await fresh.postForm('/login/second-step', { _csrf: csrf(fresh), code: totpCode(secret, t.clock.now()) });
+    assert.equal(second.status, 303);
+    assert.equal(second.headers.get('location'), '/posts/new', 'back where the sign-in was going');
+    assert.equal((await t.deps.stores.sessions.listForUser(user.id, t.clock.now())).length, sessions + 1);
+    const session = (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]!;
+    assert.deepEqual(session.amr, ['pwd', 'otp']);
+    assert.ok(await isSignedIn(fresh));
+  });
+
+  test('a used TOTP time step cannot be replayed', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const code = totpCode(secret, t.clock.now());
+    assert.equal((await signInWithCode(new Browser(t), user.username, code)).status, 303);
+    const replay = await signInWithCode(new Browser(t), user.username, code);
+    assert.equal(replay.status, 401, 'the same code again is refused');
+    // An earlier step inside the window is no better once a later one was used.
+    assert.equal((await signInWithCode(new Browser(t), user.username, totpCode(secret, t.clock.now() - STEP))).status, 401);
+    t.clock.advance(STEP);
+    assert.equal((await signInWithCode(new Browser(t), user.username, totpCode(secret, t.clock.now()))).status, 303, 'the next step works');
+  });
+
+  test('a recovery code signs in once and is then spent', async () => {
+    const { user, browser } = await signedIn();
+    const { codes } = await enableTotp(browser);
+    const used = await signInWithCode(new Browser(t), user.username, codes[0]!.toUpperCase().replace(/-/g, ' '));
+    assert.equal(used.status, 303, 'letter case and separators do not matter');
+    assert.equal((await signInWithCode(new Browser(t), user.username, codes[0]!)).status, 401, 'a spent code is refused');
+    assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 9);
+    const kinds = (await events(user.id)).map((e) => e.kind);
+    assert.ok(kinds.includes('recovery_code.used'));
+  });
+
+  test('wrong second-step codes are counted like passwords: past 10 the sign-in is refused with 429', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const attacker = new Browser(t);
+    assert.equal((await attacker.signIn(user.username)).headers.get('location'), '/login/second-step');
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+      const wrong = await attacker.postForm('/login/second-step', { _csrf: csrf(attacker), code: String(100000 + i) });
+      assert.equal(wrong.status, 401);
+    }
+    const refused = await attacker.postForm('/login/second-step', { _csrf: csrf(attacker), code: totpCode(secret, t.clock.now()) });
+    assert.equal(refused.status, 429, 'even the right code');
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.match(await refused.text(), /Try again in \d+ minutes?/);
+    assert.equal(await isSignedIn(attacker), false);
+    assert.ok((await events(user.id)).filter((e) => e.kind === 'sign_in.failed').length >= SIGN_IN_FAILURES_PER_ACCOUNT);
+    // The owner's browser holds a device cookie and keeps its own attempts.
+    t.clock.advance(STEP);
+    assert.equal((await signInWithCode(browser, user.username, totpCode(secret, t.clock.now()))).status, 303);
+  });
+
+  test('a sign-in waits for its second step 5 minutes, and is used once', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const slow = new Browser(t);
+    await slow.signIn(user.username);
+    t.clock.advance(PENDING_SIGN_IN_MS);
+    const late = await slow.postForm('/login/second-step', { _csrf: csrf(slow), code: totpCode(secret, t.clock.now()) });
+    assert.equal(late.status, 401);
+    assert.match(await late.text(), /took too long/);
+    assert.equal((await slow.fetch('/login/second-step')).headers.get('location'), '/login');
+    t.clock.advance(STEP);
+    const quick = new Browser(t);
+    await quick.signIn(user.username);
+    const pending = quick.cookies.get('svc_pending')!;
+    assert.equal((await quick.postForm('/login/second-step', { _csrf: csrf(quick), code: totpCode(secret, t.clock.now()) })).status, 303);
+    // The same pending sign-in presented again by another browser starts nothing.
+    const copy = new Browser(t);
+    await copy.fetch('/login');
+    copy.cookies.set('svc_pending', pending);
+    t.clock.advance(STEP);
+    const again = await copy.postForm('/login/second-step', { _csrf: csrf(copy), code: totpCode(secret, t.clock.now()) });
+    assert.equal(again.status, 401);
+    assert.equal(await isSignedIn(copy), false);
+  });
+
+  test('turning two-step verification off needs a code', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    for (const code of ['', '000000', 'not-a-code']) {
+      assert.equal((await security(browser, { action: 'totp-disable', code })).status, 400, `code ${JSON.stringify(code)}`);
+    }
+    assert.equal((await new Browser(t).signIn(user.username)).headers.get('location'), '/login/second-step', 'still on');
+    const off = await security(browser, { action: 'totp-disable', code: totpCode(secret, t.clock.now()) });
+    assert.equal(off.status, 303);
+    assert.equal((await new Browser(t).signIn(user.username)).headers.get('location'), '/', 'the password alone signs in again');
+    assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 0, 'the recovery codes are gone');
+    assert.ok((await events(user.id)).some((e) => e.kind === 'totp.disabled'));
+  });
+
+  test('new recovery codes need a code and replace the old ones', async () => {
+    const { user, browser } = await signedIn();
+    const { secret, codes } = await enableTotp(browser);
+    assert.equal((await security(browser, { action: 'recovery-codes', code: '123456' })).status, 400);
+    const made = await security(browser, { action: 'recovery-codes', code: totpCode(secret, t.clock.now()) });
+    assert.equal(made.status, 200);
+    const fresh = [...(await made.text()).matchAll(/<li>([a-z2-7-]{19})<\/li>/g)].map((m) => m[1]!);
+    assert.equal(fresh.length, 10);
+    assert.equal((await signInWithCode(new Browser(t), user.username, codes[1]!)).status, 401, 'an old code no longer works');
+    assert.equal((await signInWithCode(new Browser(t), user.username, fresh[0]!)).status, 303);
+  });
+
+  test('the authorization flow keeps working through the second step (prompt=login, max_age), and amr says pwd, then pwd and otp', async () => {
+    const { user, browser } = await signedIn();
+    const c = await newClient(t);
+    const authorize = async (extra: Record<string, string>) => {
+      const pkce = pkcePair();
+      const query = authorizeQuery(c, { scope: 'openid profile:read', pkce, extra: { nonce: unique('n'), ...extra } });
+      return { pkce, url: `/oauth/authorize?${query}` };
+    };
+    const redeem = async (location: string, pkce: { verifier: string }) => {
+      const code = new URL(location).searchParams.get('code')!;
+      const response = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+      assert.equal(response.status, 200);
+      return (await response.json()) as { id_token: string; refresh_token: string };
+    };
+    const approve = async (b: Browser, url: string) => {
+      let response = await b.fetch(url);
+      if (response.status === 200) response = await b.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
+      assert.equal(response.status, 302);
+      return response.headers.get('location')!;
+    };
+
+    const plain = await authorize({});
+    const before = decodeJwt((await redeem(await approve(browser, plain.url), plain.pkce)).id_token);
+    assert.deepEqual(before.amr, ['pwd'], 'a password sign-in');
+
+    const { secret } = await enableTotp(browser);
+    // prompt=login: sign in again, through the second step, and come back to the request.
+    const forced = await authorize({ prompt: 'login' });
+    const toLogin = await browser.fetch(forced.url);
+    const loginUrl = new URL(toLogin.headers.get('location')!, t.baseUrl);
+    assert.equal(loginUrl.pathname, '/login');
+    const returnTo = loginUrl.searchParams.get('return_to')!;
+    const second = await signInWithCode(browser, user.username, totpCode(secret, t.clock.now()), returnTo);
+    assert.equal(second.status, 303);
+    assert.equal(second.headers.get('location'), returnTo, 'the second step returns to the authorization request');
+    const tokens = await redeem(await approve(browser, returnTo), forced.pkce);
+    const claims = decodeJwt(tokens.id_token);
+    assert.deepEqual(claims.amr, ['pwd', 'otp']);
+    assert.equal(claims.auth_time, Math.floor(t.clock.now() / 1000));
+
+    // A refresh keeps the sign-in's methods (OIDC Core 12.2).
+    const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
+    assert.deepEqual(decodeJwt(((await refreshed.json()) as { id_token: string }).id_token).amr, ['pwd', 'otp']);
+
+    // max_age: a session older than it signs in again, through the second step too.
+    t.clock.advance(120_000);
+    const aged = await authorize({ max_age: '60' });
+    const again = new URL((await browser.fetch(aged.url)).headers.get('location')!, t.baseUrl);
+    assert.equal(again.pathname, '/login');
+    const back = await signInWithCode(browser, user.username, totpCode(secret, t.clock.now()), again.searchParams.get('return_to')!);
+    const agedClaims = decodeJwt((await redeem(await approve(browser, back.headers.get('location')!), aged.pkce)).id_token);
+    assert.deepEqual(agedClaims.amr, ['pwd', 'otp']);
+    assert.equal(agedClaims.auth_time, Math.floor(t.clock.now() / 1000));
+  });
+
+  test('the profile API and the id_token never expose two-step verification data', async () => {
+    const { user, browser } = await signedIn();
+    const { secret, codes } = await enableTotp(browser);
+    const c: TestClient = await newClient(t);
+    const pkce = pkcePair();
+    const query = authorizeQuery(c, { scope: 'openid profile:read', pkce, extra: { nonce: 'n-1' } });
+    let response = await browser.fetch(`/oauth/authorize?${query}`);
+    response = await browser.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
+    const code = new URL(response.headers.get('location')!).searchParams.get('code')!;
+    const tokens = await (await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) })).json() as { access_token: string; id_token: string };
+    const me = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const profile = await me.json() as Record<string, unknown>;
+    assert.deepEqual(Object.keys(profile).sort(), ['avatarUrl', 'bio', 'createdAt', 'id', 'level', 'member', 'profileUrl', 'username', 'xp'], 'seed table 2.2 and nothing else');
+    const userinfo = await (await fetch(`${t.baseUrl}/api/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).json() as Record<string, unknown>;
+    const claims = decodeJwt(tokens.id_token);
+    for (const [what, value] of [['profile', profile], ['userinfo', userinfo], ['id_token', claims]] as const) {
+      const text = JSON.stringify(value).toLowerCase();
+      for (const leak of ['totp', 'otp_', 'recovery', 'second_factor', 'two_step', 'passkey', secret.toLowerCase(), codes[0]!]) {
+        assert.ok(!text.includes(leak), `${what} says nothing of ${leak}`);
+      }
+    }
+    assert.equal(profile.id, user.id);
+  });
+
+  // ---- 4. Sessions ------------------------------------------------------------------------------
+
+  test('sessions: each signed-in browser is listed with its device, address, sign-in time and last activity', async () => {
+    const { user, browser } = await signedIn(CHROME);
+    const other = new NamedBrowser(t, FIREFOX);
+    assert.equal((await other.signIn(user.username)).status, 303);
+    t.clock.advance(90_000);
+    await other.fetch('/');
+    const page = await (await browser.fetch('/settings/security')).text();
+    const section = page.slice(page.indexOf('Where you are signed in'), page.indexOf('Security log'));
+    assert.match(section, /Chrome on Linux <span class="current-session">\(this browser\)<\/span>/);
+    assert.match(section, /Firefox on Windows/);
+    assert.equal([...section.matchAll(/127\.0\.0\.1|::1|::ffff:127\.0\.0\.1/g)].length, 2, 'the address of each');
+    const times = [...section.matchAll(/<time datetime="([^"]+)">/g)].map((m) => m[1]);
+    assert.ok(times.includes(new Date(t.clock.now()).toISOString()), 'the last activity of the other browser, touched once a minute');
+    assert.equal(user.id, (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]!.userId);
+  });
+
+  test('sessions: "sign out" ends one other session, "sign out everywhere else" all but this one', async () => {
+    const { user, browser } = await signedIn(CHROME);
+    const [a, b] = [new NamedBrowser(t, FIREFOX), new NamedBrowser(t, FIREFOX)];
+    for (const other of [a, b]) assert.equal((await other.signIn(user.username)).status, 303);
+    const listed = await t.deps.stores.sessions.listForUser(user.id, t.clock.now());
+    assert.equal(listed.length, 3);
+    const target = listed.find((s) => s.idHash !== listed.find((x) => x.userAgent === CHROME)!.idHash)!;
+    const out = await security(browser, { action: 'session-sign-out', session: target.idHash });
+    assert.equal(out.status, 303);
+    assert.equal([await isSignedIn(a), await isSignedIn(b)].filter(Boolean).length, 1, 'one of the others is signed out');
+    assert.equal((await security(browser, { action: 'sign-out-others' })).status, 303);
+    assert.equal(await isSignedIn(a) || await isSignedIn(b), false, 'everywhere else');
+    assert.ok(await isSignedIn(browser), 'but here');
+    const kinds = (await events(user.id)).map((e) => e.kind);
+    assert.ok(kinds.includes('session.signed_out') && kinds.includes('sessions.signed_out_elsewhere'));
+  });
+
+  test("sessions: another user's session cannot be signed out from my page", async () => {
+    const { browser } = await signedIn();
+    const { user: victim, browser: theirs } = await signedIn();
+    const [session] = await t.deps.stores.sessions.listForUser(victim.id, t.clock.now());
+    const refused = await security(browser, { action: 'session-sign-out', session: session!.idHash });
+    assert.equal(refused.status, 404);
+    assert.ok(await isSignedIn(theirs));
+  });
+
+  // ---- 5. The security log ------------------------------------------------------------------------
+
+  test('the security log records sign-ins, failures of existing accounts only, and security changes, and holds no secret', async () => {
+    const { user, browser } = await signedIn();
+    const before = await t.deps.database.db.selectFrom('security_events').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    assert.equal((await new Browser(t).signIn(`nobody${unique('x')}`, 'a guess at a password')).status, 401);
+    const after = await t.deps.database.db.selectFrom('security_events').select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    assert.equal(Number(after!.n), Number(before!.n), 'a failure for no account is logged nowhere');
+    assert.equal((await new Browser(t).signIn(user.username, 'a wrong password')).status, 401);
+    const { secret, codes } = await enableTotp(browser);
+    const tokenPage = await browser.postForm('/settings/tokens', { _csrf: csrf(browser), name: 'backup', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD });
+    const token = /value="(svcp_[^"]+)"/.exec(await tokenPage.text())![1]!;
+    const [created] = await t.deps.stores.personalTokens.listForUser(user.id);
+    await browser.postForm('/settings/tokens/revoke', { _csrf: csrf(browser), token_id: String(created!.id) });
+    const kinds = (await events(user.id)).map((e) => e.kind);
+    for (const kind of ['sign_in.succeeded', 'sign_in.failed', 'totp.enabled', 'personal_token.created', 'personal_token.revoked']) {
+      assert.ok(kinds.includes(kind), kind);
+    }
+    const rows = JSON.stringify(await t.deps.database.db.selectFrom('security_events').selectAll().where('user_id', '=', user.id).execute());
+    for (const secretValue of [PASSWORD, 'a wrong password', secret, token, ...codes, browser.cookies.get('svc_session')!]) {
+      assert.ok(!rows.includes(secretValue), 'no secret in the log');
+    }
+    const page = await (await browser.fetch('/settings/security')).text();
+    const log = page.slice(page.indexOf('Security log'));
+    const shown = [...log.matchAll(/<tr data-kind="([^"]+)">/g)].map((m) => m[1]);
+    assert.equal(shown[0], 'personal_token.revoked', 'newest first');
+    assert.match(log, /Failed sign-in attempt wrong password/);
+  });
+
+  test('the security log is paged, 20 to a page, newest first', async () => {
+    const { user, browser } = await signedIn();
+    for (let i = 0; i < 25; i++) {
+      t.clock.advance(1000);
+      await t.deps.securityLog.record({ userId: user.id, kind: 'passkey.removed', detail: { name: `key ${i}` } });
+    }
+    const first = await (await browser.fetch('/settings/security')).text();
+    assert.equal([...first.matchAll(/<tr data-kind=/g)].length, 20);
+    assert.match(first, /“key 24”/);
+    assert.match(first, /href="\/settings\/security\?page=1#log-heading" rel="next"/);
+    const second = await (await browser.fetch('/settings/security?page=1')).text();
+    const rows = [...second.matchAll(/<tr data-kind=/g)].length;
+    assert.equal(rows, 6, 'the rest, with the sign-in');
+    assert.match(second, /“key 0”/);
+    assert.match(second, /rel="prev"/);
+  });
+
+  test('the janitor deletes security log events older than 90 days and keeps newer ones', async () => {
+    const { user } = await signedIn();
+    await t.deps.securityLog.record({ userId: user.id, kind: 'password.changed' });
+    t.clock.advance(60 * 86_400_000);
+    await t.deps.securityLog.record({ userId: user.id, kind: 'totp.enabled' });
+    t.clock.advance(31 * 86_400_000);
+    const deleted = await runJanitor(t.deps);
+    assert.ok(deleted.security_events! >= 2, 'the sign-in and the password change');
+    assert.deepEqual((await events(user.id)).map((e) => e.kind), ['totp.enabled']);
+  });
+
+  test('approving an app, withdrawing its access and rotating a client secret are in the security log', async () => {
+    const { user, browser } = await signedIn();
+    const c = await newClient(t, { ownerId: user.id });
+    let response = await browser.fetch(`/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair() })}`);
+    response = await browser.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
+    assert.equal(response.status, 302);
+    await browser.postForm('/settings/applications/revoke', { _csrf: csrf(browser), client_id: c.client.clientId });
+    await browser.postForm(`/settings/developers/${c.client.clientId}/rotate-secret`, { _csrf: csrf(browser) });
+    const logged = await events(user.id);
+    for (const kind of ['app.authorized', 'app.access_withdrawn', 'client_secret.rotated']) {
+      const event = logged.find((e) => e.kind === kind);
+      assert.equal(event?.detail.client_id, c.client.clientId, kind);
+    }
+  });
+});
+
+// ---- The server log ---------------------------------------------------------------------------
+
+forEachDatabase('account security in the server log', (database) => {
+  let t: TestApp;
+  const lines: string[] = [];
+  before(async () => { t = await startTestApp(database, { logLines: lines }); });
+  after(() => t.close());
+
+  test('each security event is also written to the server log as a structured audit line', async () => {
+    const user = await newUser(t);
+    assert.equal((await new Browser(t).signIn(user.username, 'a wrong password')).status, 401);
+    assert.equal((await new Browser(t).signIn(user.username)).status, 303);
+    const audits = lines.map((l) => JSON.parse(l) as { audit?: Record<string, unknown>; msg?: string }).filter((l) => l.audit);
+    const mine = audits.filter((l) => l.audit!.user_id === user.id).map((l) => l.audit!);
+    assert.deepEqual(mine.map((a) => a.event), ['sign_in.failed', 'sign_in.succeeded']);
+    assert.equal(mine[1]!.method, 'password');
+    assert.ok(typeof mine[1]!.address === 'string' && mine[1]!.address !== '');
+    assert.ok(!lines.join('\n').includes('a wrong password'), 'no password in the log');
+  });
+});

@@ -1,0 +1,103 @@
+/**
+ * The storage contract of account security (issue 18): every single-use thing is consumed by
+ * exactly one of many racing callers, on SQLite and PostgreSQL alike.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import type { Stores } from '../../src/core/ports.js';
+import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { createStores } from '../../src/storage/stores.js';
+import { forEachDatabase } from '../support/databases.js';
+
+const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
+const MINUTE = 60_000;
+const RACERS = 20;
+
+function unique(prefix: string): string {
+  return `${prefix}${randomBytes(4).toString('hex')}`;
+}
+
+forEachDatabase('account security storage contract', (database) => {
+  let handle: DatabaseHandle;
+  let stores: Stores;
+
+  before(async () => {
+    handle = openDatabase(database.target);
+    await migrateToLatest(handle.db);
+    stores = createStores(handle.db, handle.queries);
+  });
+  after(() => handle.close());
+
+  const newUser = () => stores.users.create({ username: unique('user'), passwordHash: 'hash', bio: '', member: false, level: 1, xp: 0 }, T0);
+  const winners = (results: boolean[]) => results.filter(Boolean).length;
+
+  test('a WebAuthn challenge is consumed once, for its purpose only, and not after it expires', async () => {
+    const user = await newUser();
+    const challenge = unique('c');
+    await stores.passkeys.saveChallenge({ challenge, purpose: 'register', userId: user.id, expiresAt: T0 + 5 * MINUTE }, T0);
+    assert.equal(await stores.passkeys.consumeChallenge(challenge, 'sign_in', T0 + 1), undefined, 'another purpose');
+    const results = await Promise.all(Array.from({ length: RACERS }, () => stores.passkeys.consumeChallenge(challenge, 'register', T0 + 1)));
+    assert.deepEqual(results.filter((r) => r !== undefined), [{ userId: user.id }]);
+    const late = unique('c');
+    await stores.passkeys.saveChallenge({ challenge: late, purpose: 'sign_in', userId: null, expiresAt: T0 + 5 * MINUTE }, T0);
+    assert.equal(await stores.passkeys.consumeChallenge(late, 'sign_in', T0 + 5 * MINUTE), undefined, 'expired');
+  });
+
+  test('a pending sign-in is consumed once and not after it expires', async () => {
+    const user = await newUser();
+    const idHash = unique('p');
+    await stores.pendingSignIns.create({ idHash, userId: user.id, amr: ['pwd'], returnTo: '/x', expiresAt: T0 + 5 * MINUTE }, T0);
+    assert.deepEqual((await stores.pendingSignIns.findLive(idHash, T0 + 1))?.amr, ['pwd']);
+    assert.equal(winners(await Promise.all(Array.from({ length: RACERS }, () => stores.pendingSignIns.consume(idHash, T0 + 1)))), 1);
+    assert.equal(await stores.pendingSignIns.findLive(idHash, T0 + 2), undefined);
+    const late = unique('p');
+    await stores.pendingSignIns.create({ idHash: late, userId: user.id, amr: ['pwd'], returnTo: '/', expiresAt: T0 + MINUTE }, T0);
+    assert.equal(await stores.pendingSignIns.consume(late, T0 + MINUTE), false);
+  });
+
+  test('a TOTP step is accepted once and never one at or before the last accepted; a recovery code is used once', async () => {
+    const user = await newUser();
+    assert.equal(await stores.secondFactors.startTotp(user.id, 'SECRET', T0), true);
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 100), false, 'not before enrolment is confirmed');
+    assert.equal(await stores.secondFactors.confirmTotp(user.id, 100, ['h1', 'h2'], T0), true);
+    assert.equal(await stores.secondFactors.confirmTotp(user.id, 101, ['h3'], T0), false, 'confirmed once');
+    assert.equal(await stores.secondFactors.startTotp(user.id, 'OTHER', T0), false, 'an app in force is not replaced by a new enrolment');
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 100), false, 'the enrolment step is spent');
+    assert.equal(winners(await Promise.all(Array.from({ length: RACERS }, () => stores.secondFactors.acceptTotpStep(user.id, 101)))), 1);
+    assert.equal(await stores.secondFactors.acceptTotpStep(user.id, 99), false);
+    assert.equal(winners(await Promise.all(Array.from({ length: RACERS }, () => stores.secondFactors.useRecoveryCode(user.id, 'h1', T0)))), 1);
+    assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 1);
+    assert.equal(await stores.secondFactors.removeTotp(user.id), true);
+    assert.equal(await stores.secondFactors.findTotp(user.id), undefined);
+    assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 0);
+  });
+
+  test('passkeys are listed, renamed and removed by their owner only', async () => {
+    const [owner, other] = [await newUser(), await newUser()];
+    const credentialId = unique('cred');
+    await stores.passkeys.insert({ credentialId, userId: owner.id, name: 'Laptop', publicKey: 'pk', counter: 0, transports: ['internal'], backedUp: false }, T0);
+    assert.equal(await stores.passkeys.rename(other.id, credentialId, 'Mine'), false);
+    assert.equal(await stores.passkeys.remove(other.id, credentialId), undefined);
+    assert.equal(await stores.passkeys.rename(owner.id, credentialId, 'Old laptop'), true);
+    assert.deepEqual((await stores.passkeys.listForUser(owner.id)).map((p) => [p.name, p.transports]), [['Old laptop', ['internal']]]);
+    assert.equal((await stores.passkeys.remove(owner.id, credentialId))?.name, 'Old laptop');
+    assert.deepEqual(await stores.passkeys.listForUser(owner.id), []);
+  });
+
+  test('sessions keep their amr, browser and address, and end one at a time or all but one, for their user only', async () => {
+    const [user, other] = [await newUser(), await newUser()];
+    const [a, b, c] = [unique('s'), unique('s'), unique('s')];
+    for (const idHash of [a, b, c]) {
+      await stores.sessions.create({ idHash, userId: user.id, authTime: T0, expiresAt: T0 + 60 * MINUTE, amr: ['pwd', 'otp'], userAgent: 'UA', address: '192.0.2.1' }, T0);
+    }
+    const [listed] = await stores.sessions.listForUser(user.id, T0 + 1);
+    assert.deepEqual([listed!.amr, listed!.userAgent, listed!.address], [['pwd', 'otp'], 'UA', '192.0.2.1']);
+    assert.deepEqual(await stores.sessions.end(a, T0 + 1), { userId: user.id });
+    assert.equal(await stores.sessions.end(a, T0 + 1), undefined, 'ended once');
+    assert.deepEqual(await stores.sessions.endOthersForUser(other.id, b, T0 + 2), [], 'another user ends none of them');
+    assert.deepEqual(await stores.sessions.endOthersForUser(user.id, b, T0 + 2), [c], 'the ones this call ended');
+    assert.deepEqual((await stores.sessions.listForUser(user.id, T0 + 3)).map((s) => s.idHash), [b]);
+  });
+});
