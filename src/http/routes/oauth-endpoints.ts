@@ -63,8 +63,9 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
   app.post('/api/oauth/revoke', async (request, reply) => {
     const { client, token } = await tokenRequest(request);
     await revokeToken(app.deps, client, token);
-    // RFC 7009 2.2: 200 with an empty body, also for a token that is unknown or not the client's.
-    return reply.code(200).header('cache-control', 'no-store').send();
+    // RFC 7009 2.2: 200, also for a token that is unknown or not the client's. The body is `{}` as
+    // JSON (INTERFACE section 6): some libraries (simple-oauth2) throw on a 200 without a JSON type.
+    return reply.code(200).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');
   });
 
   app.post('/api/oauth/introspect', async (request, reply) => {

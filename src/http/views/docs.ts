@@ -211,7 +211,7 @@ ${code(`curl -X POST ${base}/api/oauth/revoke \\
   -d token=svcr_… \\
   -d client_id=YOUR_CLIENT_ID \\
   -d client_secret=YOUR_CLIENT_SECRET`)}
-<p>The answer is <code>200</code> with an empty body, also for a token that is unknown or already revoked.
+<p>The answer is <code>200</code> with the JSON body <code>{}</code>, also for a token that is unknown or already revoked.
 To ask whether a token of your app is still active (RFC 7662), POST it to <code>${base}/api/oauth/introspect</code>
 with the same client authentication; the answer is JSON with <code>active</code> (true or false) and, for an active
 token, its details such as <code>scope</code>, <code>client_id</code> and <code>exp</code>.</p>
