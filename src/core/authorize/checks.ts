@@ -89,14 +89,6 @@ export const checkResponseType: Check = (ctx) => {
   if (responseMode !== undefined && responseMode !== 'query') throw new OAuthError('invalid_request', 'Only response_mode=query is supported.');
 };
 
-/** Seed 4.1 and RFC 9700 2.1: `state` is required (CSRF protection for the client). */
-export const checkState: Check = (ctx) => {
-  const state = param(ctx, 'state');
-  if (state === undefined) throw new OAuthError('invalid_request', 'The state parameter is required.');
-  if (state.length > MAX_STATE_LENGTH) throw new OAuthError('invalid_request', 'The state parameter is too long.');
-  ctx.request.state = state;
-};
-
 /** RFC 6749 3.3: known scopes the client may ask for; a missing scope fails as invalid_scope. */
 export const checkScope: Check = (ctx) => {
   const value = param(ctx, 'scope');
@@ -126,12 +118,38 @@ export const checkPkce: Check = (ctx) => {
   ctx.request.codeChallenge = challenge;
 };
 
-/** INTERFACE section 5 (OpenID Connect Core 3.1.2.1): `openid` requires a nonce. */
+/** Whether the request carries a PKCE challenge. `checkPkce` decides it, so it must run first. */
+function carriesPkce(ctx: CheckContext): boolean {
+  if (ctx.request.codeChallenge === undefined) throw new Error('checkPkce must run before this check');
+  return ctx.request.codeChallenge !== null;
+}
+
+/**
+ * Seed 4.1: `state` protects the client against CSRF, so it is required, unless the request
+ * carries a PKCE challenge, which does that job (RFC 9700 2.1.1). Runs after `checkPkce`.
+ */
+export const checkState: Check = (ctx) => {
+  const state = param(ctx, 'state');
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) {
+    throw new OAuthError('invalid_request', `The state parameter is too long: at most ${MAX_STATE_LENGTH} characters.`);
+  }
+  if (state === undefined && !carriesPkce(ctx)) {
+    throw new OAuthError('invalid_request', 'The state parameter is required without PKCE: send a random state, or a code_challenge with code_challenge_method=S256.');
+  }
+  ctx.request.state = state ?? null;
+};
+
+/**
+ * INTERFACE section 5: `openid` requires a nonce, unless the request carries a PKCE challenge
+ * (OpenID Connect Core 3.1.2.1: nonce is optional in the code flow). Runs after `checkPkce`.
+ */
 export const checkNonce: Check = (ctx) => {
   const nonce = param(ctx, 'nonce');
-  if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH) throw new OAuthError('invalid_request', 'The nonce parameter is too long.');
-  if (ctx.request.scopes!.includes('openid') && nonce === undefined) {
-    throw new OAuthError('invalid_request', 'The nonce parameter is required with the openid scope.');
+  if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH) {
+    throw new OAuthError('invalid_request', `The nonce parameter is too long: at most ${MAX_NONCE_LENGTH} characters.`);
+  }
+  if (ctx.request.scopes!.includes('openid') && nonce === undefined && !carriesPkce(ctx)) {
+    throw new OAuthError('invalid_request', 'The nonce parameter is required with the openid scope without PKCE: send a random nonce, or a code_challenge with code_challenge_method=S256.');
   }
   ctx.request.nonce = nonce ?? null;
 };
@@ -166,5 +184,5 @@ export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
-  checkNoRepeats, checkResponseType, checkState, checkScope, checkPkce, checkNonce, checkPrompt, checkMaxAge, checkLoginHint,
+  checkNoRepeats, checkResponseType, checkScope, checkPkce, checkState, checkNonce, checkPrompt, checkMaxAge, checkLoginHint,
 ];

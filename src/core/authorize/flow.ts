@@ -31,7 +31,7 @@ export type AuthorizeStep =
 type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; location: string };
 
 /** RFC 6749 4.1.2.1 with RFC 9207: the error goes back to the client with state and iss. */
-function errorRedirect(deps: OAuthDeps, redirectUri: string, error: OAuthError, state: string | undefined): string {
+function errorRedirect(deps: OAuthDeps, redirectUri: string, error: OAuthError, state: string | null | undefined): string {
   return appendQuery(redirectUri, {
     error: error.code,
     error_description: error.description,
@@ -170,6 +170,6 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
       await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
     });
   }
-  // RFC 6749 4.1.2 and RFC 9207 2: code, the original state, and the issuer.
+  // RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer.
   return appendQuery(request.redirectUri, { code, state: request.state, iss: deps.settings.baseUrl });
 }

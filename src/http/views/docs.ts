@@ -146,10 +146,10 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>client_id</code></td><td>yes</td><td>Your app's identifier.</td></tr>
 <tr><td><code>redirect_uri</code></td><td>yes</td><td>Exactly one of the registered redirect URIs.</td></tr>
 <tr><td><code>scope</code></td><td>yes</td><td>Space-separated: <code>profile:read</code>, <code>posts:read</code>, and <code>openid</code> to sign in.</td></tr>
-<tr><td><code>state</code></td><td>yes</td><td>Random; comes back unchanged. Check it, against CSRF.</td></tr>
+<tr><td><code>state</code></td><td>yes, unless you send a <code>code_challenge</code></td><td>Random; comes back unchanged. Check it, against CSRF. With PKCE it may be left out (RFC 9700 2.1.1): the answer then has no <code>state</code>.</td></tr>
 <tr><td><code>code_challenge</code></td><td>public apps: yes</td><td>The PKCE challenge.</td></tr>
 <tr><td><code>code_challenge_method</code></td><td>with a challenge</td><td><code>S256</code> (the only method accepted).</td></tr>
-<tr><td><code>nonce</code></td><td>with <code>openid</code></td><td>Random; comes back inside the id_token.</td></tr>
+<tr><td><code>nonce</code></td><td>with <code>openid</code>, unless you send a <code>code_challenge</code></td><td>Random; comes back inside the id_token. With PKCE it may be left out: the id_token then has no <code>nonce</code>.</td></tr>
 <tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
 </tbody>
 </table>
@@ -223,7 +223,7 @@ local tokens and ask the user to authorize again.</p>
 <section id="openid">
 <h2>Sign users in with OpenID Connect</h2>
 <p>To only sign users in, add <code>openid</code> to the scope and send a random <code>nonce</code> (required with
-<code>openid</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
+<code>openid</code> unless the request carries a PKCE <code>code_challenge</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
 your app was registered for it) carrying <code>iss</code>, <code>sub</code> (the user id as a string), <code>aud</code>
 (your <code>client_id</code>), <code>azp</code>, <code>exp</code>, <code>iat</code>, <code>auth_time</code>,
 <code>nonce</code> and <code>at_hash</code>; with <code>profile:read</code> also <code>preferred_username</code>,
