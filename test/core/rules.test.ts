@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts.js';
 import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/clients.js';
-import { formatScope, parseScope } from '../../src/core/scopes.js';
+import { REGISTERED_SCOPES, formatScope, parseScope, permittedScopes } from '../../src/core/scopes.js';
 import { checkedText } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
 
@@ -106,10 +106,23 @@ test('a loopback IP redirect URI matches on any port (RFC 8252 7.3), and nothing
 });
 
 test('scope parameters parse to known scopes in canonical order, and report unknown ones', () => {
-  assert.deepEqual(parseScope('posts:read openid profile:read posts:read'), { scopes: ['openid', 'profile:read', 'posts:read'] });
-  assert.deepEqual(parseScope('profile:read email'), { unknown: ['email'] });
+  assert.deepEqual(parseScope('posts:read openid profile:read posts:read'), { scopes: ['openid', 'profile:read', 'posts:read'], dropped: [] });
+  assert.deepEqual(parseScope('profile:read write'), { unknown: ['write'] });
   assert.equal(parseScope('profile:read  posts:read'), undefined);
   assert.equal(parseScope(''), undefined);
   assert.equal(parseScope('a"b'), undefined);
   assert.equal(formatScope(['posts:read', 'profile:read']), 'profile:read posts:read');
+});
+
+test("OpenID's standard scopes: profile and offline_access are scopes; email, address and phone are dropped, never granted (INTERFACE section 3)", () => {
+  assert.deepEqual(parseScope('openid profile email offline_access'), { scopes: ['openid', 'profile', 'offline_access'], dropped: ['email'] });
+  assert.deepEqual(parseScope('phone address email'), { scopes: [], dropped: ['email', 'address', 'phone'] });
+  assert.equal(formatScope(['offline_access', 'profile', 'openid', 'email']), 'openid profile offline_access');
+});
+
+test('a client registration lists the service scopes; profile follows profile:read, offline_access is always permitted', () => {
+  assert.deepEqual([...REGISTERED_SCOPES], ['openid', 'profile:read', 'posts:read']);
+  assert.deepEqual([...permittedScopes(REGISTERED_SCOPES)].sort(), ['offline_access', 'openid', 'posts:read', 'profile', 'profile:read']);
+  assert.deepEqual([...permittedScopes(['openid'])].sort(), ['offline_access', 'openid']);
+  assert.deepEqual([...permittedScopes(['openid', 'profile'])].sort(), ['offline_access', 'openid', 'profile']);
 });

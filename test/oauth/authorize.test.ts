@@ -186,7 +186,8 @@ forEachDatabase('authorization endpoint', (database) => {
   test('an unknown scope is invalid_scope', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);
-    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'profile:read email' })), c, 'invalid_scope');
+    const params = assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'profile:read write' })), c, 'invalid_scope');
+    assert.match(params.get('error_description')!, /Unknown scope write: ask for one or more of openid, profile, offline_access, profile:read, posts:read/);
   });
 
   test('a missing scope is invalid_scope (RFC 6749 3.3)', async () => {

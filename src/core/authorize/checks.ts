@@ -8,7 +8,7 @@ import { OAuthError } from '../errors.js';
 import { type Params, repeatedNames, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import type { Client, Stores } from '../ports.js';
-import { type Scope, parseScope } from '../scopes.js';
+import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
 import { type AuthorizationRequest, type Prompt, REQUEST_PARAMETERS } from './request.js';
 
 /** What the checks build up as they pass. */
@@ -89,18 +89,32 @@ export const checkResponseType: Check = (ctx) => {
   if (responseMode !== undefined && responseMode !== 'query') throw new OAuthError('invalid_request', 'Only response_mode=query is supported.');
 };
 
-/** RFC 6749 3.3: known scopes the client may ask for; a missing scope fails as invalid_scope. */
+/** Up to three values, each cut short, for an error description (RFC 6749 5.2 charset: scope tokens fit it). */
+function listed(values: readonly string[]): string {
+  const shown = values.slice(0, 3).map((v) => (v.length > 40 ? `${v.slice(0, 40)}...` : v));
+  return shown.join(', ') + (values.length > 3 ? ` and ${values.length - 3} more` : '');
+}
+
+/**
+ * RFC 6749 3.3 and INTERFACE section 3: known scopes the client may ask for; OpenID's `email`,
+ * `address` and `phone` are dropped from the grant; anything else, or nothing left, is
+ * invalid_scope. A missing scope fails as invalid_scope too.
+ */
 export const checkScope: Check = (ctx) => {
+  const permitted = permittedScopes(ctx.client!.allowedScopes);
+  const askFor = `ask for one or more of ${ALL_SCOPES.filter((s) => permitted.has(s)).join(', ')}, separated by spaces`;
   const value = param(ctx, 'scope');
-  if (value === undefined) throw new OAuthError('invalid_scope', 'The scope parameter is required.');
+  if (value === undefined) throw new OAuthError('invalid_scope', `The scope parameter is required: ${askFor}.`);
   const parsed = parseScope(value);
-  if (!parsed) throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
-  if ('unknown' in parsed) throw new OAuthError('invalid_scope', 'The scope parameter names an unknown scope.');
-  const allowed = new Set(ctx.client!.allowedScopes);
-  if (!parsed.scopes.every((s: Scope) => allowed.has(s))) {
-    throw new OAuthError('invalid_scope', 'The application may not ask for one of these scopes.');
+  if (!parsed) throw new OAuthError('invalid_scope', `The scope parameter is malformed: ${askFor} (one space each, URL-encoded as %20 or +).`);
+  if ('unknown' in parsed) throw new OAuthError('invalid_scope', `Unknown scope ${listed(parsed.unknown)}: ${askFor}.`);
+  const refused = parsed.scopes.filter((s) => !permitted.has(s));
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `This application is not registered for ${listed(refused)}: ${askFor}.`);
+  if (parsed.scopes.length === 0) {
+    throw new OAuthError('invalid_scope', `This service never grants ${listed(parsed.dropped)}, and nothing else was asked for: ${askFor}.`);
   }
   ctx.request.scopes = parsed.scopes;
+  ctx.request.droppedScopes = parsed.dropped;
 };
 
 /** RFC 7636 4.3 and 4.4.1, RFC 9700 2.1.1: S256 only; required for public clients. */

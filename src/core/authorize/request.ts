@@ -9,7 +9,10 @@ export type Prompt = 'none' | 'login' | 'consent';
 export interface AuthorizationRequest {
   client: Client;
   redirectUri: string;
+  /** What will be granted, in canonical order. */
   scopes: Scope[];
+  /** OpenID scopes the request named that are never granted (`DROPPED_SCOPES`): the consent page says so. */
+  droppedScopes: string[];
   /** `null` when not sent: allowed with a PKCE challenge (RFC 9700 2.1.1). */
   state: string | null;
   codeChallenge: string | null;

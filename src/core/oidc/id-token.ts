@@ -6,7 +6,7 @@ import type { Client, User } from '../ports.js';
 import type { Instant } from '../time.js';
 import type { SiteUrls } from '../urls.js';
 import type { KeySet } from './key-ring.js';
-import { profileClaims } from './claims.js';
+import { hasProfileClaims, profileClaims } from './claims.js';
 
 /**
  * OIDC Core 3.1.3.6: the left-most half of the hash of the access token's ASCII octets, with the
@@ -37,7 +37,7 @@ export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdToke
     auth_time: Math.floor(request.authTime / 1000),
     at_hash: accessTokenHash(request.accessToken),
     ...(request.nonce === null ? {} : { nonce: request.nonce }),
-    ...(request.scopes.includes('profile:read') ? profileClaims(request.user, urls) : {}),
+    ...(hasProfileClaims(request.scopes) ? profileClaims(request.user, urls) : {}),
   };
   return new SignJWT(claims)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })

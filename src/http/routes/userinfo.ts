@@ -1,6 +1,6 @@
 /**
  * GET and POST /api/oauth/userinfo (OpenID Connect Core 5.3): behind the same bearer gate as the
- * resource API, needing scope `openid`; `sub` always, the profile claims with `profile:read`.
+ * resource API, needing scope `openid`; `sub` always, the profile claims with `profile:read` or `profile`.
  * Errors are RFC 6750's, with `WWW-Authenticate` (OIDC Core 5.3.3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';

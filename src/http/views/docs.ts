@@ -145,7 +145,7 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>response_type</code></td><td>yes</td><td><code>code</code></td></tr>
 <tr><td><code>client_id</code></td><td>yes</td><td>Your app's identifier.</td></tr>
 <tr><td><code>redirect_uri</code></td><td>yes</td><td>Exactly one of the registered redirect URIs.</td></tr>
-<tr><td><code>scope</code></td><td>yes</td><td>Space-separated: <code>profile:read</code>, <code>posts:read</code>, and <code>openid</code> to sign in.</td></tr>
+<tr><td><code>scope</code></td><td>yes</td><td>Space-separated: <code>profile:read</code>, <code>posts:read</code>, and <code>openid</code> to sign in (with <code>profile</code>, <code>offline_access</code>; see <a href="#scopes">Scopes</a>).</td></tr>
 <tr><td><code>state</code></td><td>yes, unless you send a <code>code_challenge</code></td><td>Random; comes back unchanged. Check it, against CSRF. With PKCE it may be left out (RFC 9700 2.1.1): the answer then has no <code>state</code>.</td></tr>
 <tr><td><code>code_challenge</code></td><td>public apps: yes</td><td>The PKCE challenge.</td></tr>
 <tr><td><code>code_challenge_method</code></td><td>with a challenge</td><td><code>S256</code> (the only method accepted).</td></tr>
@@ -226,7 +226,7 @@ local tokens and ask the user to authorize again.</p>
 <code>openid</code> unless the request carries a PKCE <code>code_challenge</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
 your app was registered for it) carrying <code>iss</code>, <code>sub</code> (the user id as a string), <code>aud</code>
 (your <code>client_id</code>), <code>azp</code>, <code>exp</code>, <code>iat</code>, <code>auth_time</code>,
-<code>nonce</code> and <code>at_hash</code>; with <code>profile:read</code> also <code>preferred_username</code>,
+<code>nonce</code> and <code>at_hash</code>; with <code>profile:read</code> or <code>profile</code> also <code>preferred_username</code>,
 <code>picture</code> and <code>profile</code>.</p>
 <p>Verify it offline: check the signature against the keys at <a href="/.well-known/jwks.json"><code>${base}/.well-known/jwks.json</code></a>,
 that <code>iss</code> is <code>${base}</code>, <code>aud</code> is your <code>client_id</code>, <code>exp</code> is in
@@ -256,9 +256,14 @@ ${code(`curl ${api}/me -H "Authorization: Bearer svcp_…"`)}
 <tbody>
 ${RESOURCE_SCOPES.map((scope) => html`<tr><td><code>${scope}</code></td><td>${SCOPES[scope].allows}</td><td>${SCOPES[scope].doesNotAllow}</td></tr>`)}
 <tr><td><code>openid</code></td><td>Signing the user in: an id_token with their user id (see above).</td><td>${SCOPES.openid.doesNotAllow}</td></tr>
+<tr><td><code>profile</code></td><td>With <code>openid</code>: <code>preferred_username</code>, <code>picture</code> and <code>profile</code> in the id_token and from UserInfo. ${SCOPES.profile.allows}</td><td>${SCOPES.profile.doesNotAllow} It gives no access to the API: <code>GET ${API_BASE_PATH}/me</code> needs <code>profile:read</code>.</td></tr>
+<tr><td><code>offline_access</code></td><td>Accepted and granted; every app gets a refresh token anyway, so it changes nothing but the consent page, which says so.</td><td>${SCOPES.offline_access.doesNotAllow}</td></tr>
 </tbody>
 </table>
-<p>Ask only for what you use; the user sees each scope on the consent page.</p>
+<p>Ask only for what you use; the user sees each scope on the consent page. OpenID's <code>email</code>, <code>address</code>
+and <code>phone</code> are accepted in a request (many libraries ask for <code>openid profile email</code>) but never
+granted: they are left out of the grant, and the <code>scope</code> of the token response says what was granted
+(e.g. <code>openid profile</code>). Any other scope is <code>invalid_scope</code>.</p>
 </section>
 
 <section id="endpoints">
