@@ -9,6 +9,7 @@ import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.
 import { type Bearer, UsageRecorder, authenticateBearer, scopeRefusal } from '../../core/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
+import { CORS_HEADERS } from './cors.js';
 import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
 
@@ -29,29 +30,13 @@ export function requestBearer(request: FastifyRequest): Bearer {
   return request.bearer;
 }
 
-/**
- * Browser apps (public clients) call the API from their own origin. The token travels in a header,
- * never in a cookie, so any origin may read the answers (Fetch standard, CORS without credentials).
- */
-export const CORS_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'WWW-Authenticate, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
-};
-
-/** The answer to a CORS preflight for the API: GET with an Authorization header. */
-export const CORS_PREFLIGHT_HEADERS = {
-  ...CORS_HEADERS,
-  'access-control-allow-methods': 'GET, HEAD',
-  'access-control-allow-headers': 'Authorization',
-  'access-control-max-age': '600',
-};
-
 /** Gates every route of `app`; `securityHeaders` join the headers every answer carries. */
 export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet): void {
   const { deps } = app;
   const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
   const usage = new UsageRecorder();
   // Built once; refusals are sent from here, not thrown through the error handler (issue 8).
+  // Browser apps call the API from their own origin with the token in a header: CORS, no credentials.
   const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
   const addressLimited = rateLimited('Too many unknown, expired or revoked tokens from this address; wait a minute.');
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);

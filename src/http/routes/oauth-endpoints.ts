@@ -1,7 +1,8 @@
 /**
  * POST /api/oauth/token, /api/oauth/revoke and /api/oauth/introspect (seed 4.2 and 4.3, RFC 7009,
  * RFC 7662). Form bodies only: this plugin replaces every body parser with one that keeps each
- * repeated parameter, so the core can refuse it (RFC 6749 3.2).
+ * repeated parameter, so the core can refuse it (RFC 6749 3.2). Every answer allows any origin
+ * (INTERFACE section 3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateClient } from '../../core/client-auth.js';
@@ -12,6 +13,7 @@ import type { IssuedTokens } from '../../core/tokens/issue.js';
 import { introspectToken } from '../../core/tokens/introspection.js';
 import { revokeToken } from '../../core/tokens/revocation.js';
 import { clientCredentials } from '../plugins/client-auth.js';
+import { answerCors, preflight } from '../plugins/cors.js';
 
 const NOT_A_FORM = Symbol('not a form');
 
@@ -39,6 +41,10 @@ export function tokenResponse(issued: IssuedTokens): Record<string, string | num
 }
 
 export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
+  // Browser apps (public clients) redeem codes, refresh and revoke from their own origin; without
+  // CORS the request still runs but the page cannot read the answer (issue 17.1).
+  answerCors(app);
+  preflight(app, ['/api/oauth/token', '/api/oauth/revoke', '/api/oauth/introspect'], ['POST']);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' },
     (_request, body, done) => done(null, new URLSearchParams(body as string)));

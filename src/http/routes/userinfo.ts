@@ -6,7 +6,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
-import { CORS_PREFLIGHT_HEADERS, registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import { registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
 
 const PATH = '/api/oauth/userinfo';
@@ -33,6 +34,5 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   const route = { config: { bearerScope: 'openid' as const }, schema: { response: { 200: claimsSchema } } };
   app.get(PATH, route, handler);
   app.post(PATH, route, handler);
-  app.options(PATH, async (_request, reply) =>
-    reply.code(204).headers({ ...CORS_PREFLIGHT_HEADERS, 'access-control-allow-methods': 'GET, POST' }).send());
+  preflight(app, [PATH], ['GET', 'POST']);
 }

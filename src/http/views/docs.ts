@@ -118,6 +118,10 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 store. Rotating it on the same page makes the old one fail at once. An operator can also register an app from the command line:</p>
 ${code(`npm run svc -- client create --name "My App" --type confidential \\
   --redirect-uri https://myapp.example/callback --homepage https://myapp.example --json`)}
+<p><strong>Browser-only apps</strong> (a single-page app with no server of its own) register as <code>public</code> and
+call the token, revocation, UserInfo and API endpoints straight from the page: they answer CORS for any origin, without
+credentials (never send cookies with <code>credentials: 'include'</code>; the browser would refuse the answer). Discovery
+and the key set answer CORS too.</p>
 <p>Redirect URIs are compared as exact strings (scheme, host, port, path and query), with no normalisation.
 They must be https, or http on a loopback address for local development. For a registered
 <code>http://127.0.0.1/…</code> or <code>http://[::1]/…</code> URI any port is accepted (RFC 8252, for native apps).</p>
