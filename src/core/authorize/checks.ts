@@ -5,7 +5,7 @@
  */
 import { findClient, isRegisteredRedirectUri } from '../clients.js';
 import { OAuthError } from '../errors.js';
-import { type Params, repeatedNames, single } from '../params.js';
+import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import type { Client, Stores } from '../ports.js';
 import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
@@ -64,7 +64,7 @@ export const checkRedirectUri: Check = (ctx) => {
   }
   if (uri === undefined) throw pageError('The request has no redirect_uri.');
   if (!isRegisteredRedirectUri(ctx.client!, uri)) {
-    throw pageError('The redirect_uri is not registered for this application, so you were not sent back to it.');
+    throw pageError('The redirect_uri is not registered for this application, so you were not sent back to it. If you develop this application: register this exact redirect URI (scheme, host, port, path and query) under Settings > Developer applications.');
   }
   ctx.redirectUri = uri;
   ctx.request.redirectUri = uri;
@@ -77,16 +77,20 @@ export const checkNoRepeats: Check = (ctx) => {
     const state = ctx.params.get('state')?.find((v) => v !== '');
     if (state !== undefined && state.length <= MAX_STATE_LENGTH) ctx.state = state;
   }
-  if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+  if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
 };
 
 /** RFC 6749 4.1.1 and 4.1.2.1: only `code`. */
 export const checkResponseType: Check = (ctx) => {
   const responseType = param(ctx, 'response_type');
-  if (responseType === undefined) throw new OAuthError('invalid_request', 'The response_type parameter is required.');
-  if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported.');
+  if (responseType === undefined) throw new OAuthError('invalid_request', 'The response_type parameter is required: send response_type=code.');
+  if (responseType !== 'code') {
+    throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported: the authorization code flow with PKCE (no implicit or hybrid flow).');
+  }
   const responseMode = param(ctx, 'response_mode');
-  if (responseMode !== undefined && responseMode !== 'query') throw new OAuthError('invalid_request', 'Only response_mode=query is supported.');
+  if (responseMode !== undefined && responseMode !== 'query') {
+    throw new OAuthError('invalid_request', 'Only response_mode=query is supported: leave response_mode out.');
+  }
 };
 
 /** Up to three values, each cut short, for an error description (RFC 6749 5.2 charset: scope tokens fit it). */
@@ -122,13 +126,19 @@ export const checkPkce: Check = (ctx) => {
   const challenge = param(ctx, 'code_challenge');
   const method = param(ctx, 'code_challenge_method');
   if (challenge === undefined) {
-    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method was sent without code_challenge.');
-    if (ctx.client!.type === 'public') throw new OAuthError('invalid_request', 'Public clients must send a PKCE code_challenge (S256).');
+    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method was sent without code_challenge: send both, or neither.');
+    if (ctx.client!.type === 'public') {
+      throw new OAuthError('invalid_request', 'Public clients must use PKCE: send code_challenge (the base64url SHA-256 of a random code_verifier) and code_challenge_method=S256.');
+    }
     ctx.request.codeChallenge = null;
     return;
   }
-  if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
-  if (!isValidCodeChallenge(challenge)) throw new OAuthError('invalid_request', 'The code_challenge is malformed.');
+  if (method !== 'S256') {
+    throw new OAuthError('invalid_request', 'code_challenge_method must be S256 (plain is not accepted, and there is no default): send code_challenge_method=S256.');
+  }
+  if (!isValidCodeChallenge(challenge)) {
+    throw new OAuthError('invalid_request', 'The code_challenge is malformed: send the base64url SHA-256 of the code_verifier, 43 characters, without padding.');
+  }
   ctx.request.codeChallenge = challenge;
 };
 
@@ -173,10 +183,12 @@ export const checkPrompt: Check = (ctx) => {
   const value = param(ctx, 'prompt');
   const prompt = new Set<Prompt>();
   for (const item of value === undefined ? [] : value.split(' ')) {
-    if (item !== 'none' && item !== 'login' && item !== 'consent') throw new OAuthError('invalid_request', 'The prompt parameter has an unsupported value.');
+    if (item !== 'none' && item !== 'login' && item !== 'consent') {
+      throw new OAuthError('invalid_request', 'The prompt parameter has an unsupported value: use none, login or consent, separated by spaces.');
+    }
     prompt.add(item);
   }
-  if (prompt.has('none') && prompt.size > 1) throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other values.');
+  if (prompt.has('none') && prompt.size > 1) throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other values: send it alone.');
   ctx.request.prompt = prompt;
 };
 
@@ -189,7 +201,9 @@ export const checkMaxAge: Check = (ctx) => {
 
 export const checkLoginHint: Check = (ctx) => {
   const value = param(ctx, 'login_hint');
-  if (value !== undefined && value.length > MAX_LOGIN_HINT_LENGTH) throw new OAuthError('invalid_request', 'The login_hint parameter is too long.');
+  if (value !== undefined && value.length > MAX_LOGIN_HINT_LENGTH) {
+    throw new OAuthError('invalid_request', `The login_hint parameter is too long: at most ${MAX_LOGIN_HINT_LENGTH} characters.`);
+  }
   ctx.request.loginHint = value ?? null;
 };
 

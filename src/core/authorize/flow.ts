@@ -105,8 +105,8 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
   const hintMismatch = signedIn !== undefined && request.loginHint !== null &&
     request.loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
   const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
-  if (silent && mustSignIn) return fail('login_required', 'The user must sign in.');
-  if (silent && hintMismatch) return fail('interaction_required', 'A different account is signed in.');
+  if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
+  if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {
     return { kind: 'sign_in', returnTo: returnTo(params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
   }
@@ -118,7 +118,7 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
   if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
     return { kind: 'redirect', location: await approve(deps, request, signedIn!, { remembered: true }) };
   }
-  if (silent) return fail('consent_required', 'The user has not approved this application.');
+  if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
   const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
   return { kind: 'consent', request, user: signedIn!.user, owner: owner?.username ?? null, fields: requestFields(params) };
 }

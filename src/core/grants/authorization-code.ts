@@ -10,6 +10,8 @@ import type { Instant } from '../time.js';
 import { registerGrantType } from './registry.js';
 
 const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** One answer for a code that is unknown, used or mistyped: nothing more is revealed. */
+const UNKNOWN_CODE = 'The code is invalid, expired or already used: a code works once, for a few minutes; start the authorization again (a code presented twice also ends the tokens it gave).';
 
 type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
 
@@ -17,23 +19,29 @@ type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed'
 function redeemable(consumed: { code: AuthorizationCode; granted: GrantWithUser | undefined }, client: Client, redirectUri: string, verifier: string | undefined, now: Instant): GrantWithUser | string {
   const { code, granted } = consumed;
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
-  if (code.expiresAt <= now) return 'The code has expired.';
+  if (code.expiresAt <= now) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
   // RFC 6749 4.1.3: redirect_uri must be identical to the one in the authorization request.
-  if (code.redirectUri !== redirectUri) return 'The redirect_uri differs from the authorization request.';
+  if (code.redirectUri !== redirectUri) {
+    return 'The redirect_uri differs from the one in the authorization request: send exactly the same string (behind a proxy, the public address, not the internal one).';
+  }
   // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
-  if (code.codeChallenge !== null && verifier === undefined) return 'The code_verifier is required for this code.';
-  if (code.codeChallenge === null && verifier !== undefined) return 'A code_verifier was sent but the authorization request had no code_challenge.';
-  if (code.codeChallenge !== null && !verifyCodeVerifier(verifier!, code.codeChallenge)) return 'The code_verifier does not match the code_challenge.';
-  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked.';
+  if (code.codeChallenge !== null && verifier === undefined) return 'This code was issued for a PKCE code_challenge: send its code_verifier.';
+  if (code.codeChallenge === null && verifier !== undefined) {
+    return 'A code_verifier was sent, but the authorization request had no code_challenge: send the code_challenge with the authorization request.';
+  }
+  if (code.codeChallenge !== null && !verifyCodeVerifier(verifier!, code.codeChallenge)) {
+    return 'The code_verifier does not match the code_challenge: send the verifier whose S256 hash was the code_challenge of this authorization (RFC 7636 4.6).';
+  }
+  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked (withdrawn by the user, or ended by a reused code): start the authorization again.';
   if (granted.user.status !== 'active') return 'The account can no longer be used.';
   return granted;
 }
 
 registerGrantType('authorization_code', async ({ deps, client, params, keys }) => {
-  const code = required(params, 'code');
-  const redirectUri = required(params, 'redirect_uri');
+  const code = required(params, 'code', 'the code your redirect URI received');
+  const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
   const verifier = single(params, 'code_verifier');
-  if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
+  if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', UNKNOWN_CODE);
   const codeHash = hashSecret(code);
   const now = deps.clock.now();
   // The code is consumed (one conditional write, for its own client only) in the same transaction
@@ -59,9 +67,9 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys }) =
   const known = await deps.stores.codes.find(codeHash);
   // INTERFACE section 3: a code presented by another client is refused and left as it was, so no
   // app can end a user's grant with another app by presenting its code.
-  if (known && known.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'The code was issued to another client.');
+  if (known && known.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'The code was issued to another client: redeem it with the client_id of the authorization request.');
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
   // grant of that user for that client, the first redemption's tokens with them.
   if (known) await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
-  throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
+  throw new OAuthError('invalid_grant', UNKNOWN_CODE);
 });

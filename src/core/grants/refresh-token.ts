@@ -7,7 +7,8 @@ import { revokeGrant } from '../tokens/revocation.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import { registerGrantType } from './registry.js';
 
-const INVALID = 'The refresh token is invalid, expired or revoked.';
+/** One answer for every refused refresh token: nothing more is revealed. */
+const INVALID = 'The refresh token is invalid, expired or revoked: send the refresh token of the latest token response (each refresh replaces it), or start the authorization again.';
 
 /**
  * RFC 6749 6: an optional `scope` may only narrow what the refresh token carries. OpenID's
@@ -27,7 +28,7 @@ function requestedScope(value: string | undefined): Scope[] | undefined {
 }
 
 registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
-  const token = required(params, 'refresh_token');
+  const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
   const tokenHash = hashSecret(token);

@@ -30,6 +30,15 @@ export function requestBearer(request: FastifyRequest): Bearer {
   return request.bearer;
 }
 
+/**
+ * Whether the request carries a token where the API reads none (RFC 6750 2.2 and 2.3 are not
+ * supported): `access_token` in the query string, or a form body, whose only use here would be one.
+ */
+function tokenOutsideHeader(request: FastifyRequest): boolean {
+  if (/[?&]access_token=/.test(request.url)) return true;
+  return request.method === 'POST' && (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+}
+
 /** Gates every route of `app`; `securityHeaders` join the headers every answer carries. */
 export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet): void {
   const { deps } = app;
@@ -51,7 +60,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     if (scope === undefined) return;
     const now = deps.clock.now();
     if (limits.isBlocked(request.ip, now)) return refuseLimited(request, reply, 'address');
-    const bearer = await authenticateBearer(deps, request.headers.authorization);
+    const { authorization } = request.headers;
+    const bearer = await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request));
     if (bearer instanceof OAuthError) {
       if (!(await limits.hitFailure(request.ip, bearer, now))) return refuseLimited(request, reply, 'address');
       return sendError(bearer, request, reply);

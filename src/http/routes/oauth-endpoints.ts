@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateClient } from '../../core/client-auth.js';
 import { OAuthError } from '../../core/errors.js';
 import { exchangeGrant } from '../../core/grants/index.js';
-import { type Params, paramsFromEntries, repeatedNames, required } from '../../core/params.js';
+import { type Params, paramsFromEntries, refuseParametersInUri, repeatedNames, repeatedParameter, required } from '../../core/params.js';
 import type { IssuedTokens } from '../../core/tokens/issue.js';
 import { introspectToken } from '../../core/tokens/introspection.js';
 import { revokeToken } from '../../core/tokens/revocation.js';
@@ -17,11 +17,16 @@ import { answerCors, preflight } from '../plugins/cors.js';
 
 const NOT_A_FORM = Symbol('not a form');
 
-/** The form's parameters; anything but application/x-www-form-urlencoded is `invalid_request`. */
+/**
+ * The form's parameters; anything but application/x-www-form-urlencoded is `invalid_request`,
+ * and so are the endpoints' parameters in the query string (RFC 6749 3.2).
+ */
 function formParams(request: FastifyRequest): Params {
+  const query = request.url.indexOf('?');
+  if (query >= 0) refuseParametersInUri(paramsFromEntries(new URLSearchParams(request.url.slice(query + 1))));
   const body = request.body;
   if (!(body instanceof URLSearchParams)) {
-    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
+    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded: send the parameters as a form with that Content-Type, not as JSON.');
   }
   return paramsFromEntries(body);
 }
@@ -61,9 +66,9 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
   const tokenRequest = async (request: FastifyRequest) => {
     const params = formParams(request);
     const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
-    if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+    if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
     const client = await authenticateClient(app.deps.stores, clientCredentials(request, params));
-    return { client, token: required(params, 'token') };
+    return { client, token: required(params, 'token', 'the access token or refresh token') };
   };
 
   app.post('/api/oauth/revoke', async (request, reply) => {

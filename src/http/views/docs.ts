@@ -42,7 +42,7 @@ function code(text: string): Html {
 
 /** A table of errors, by endpoint family. */
 const API_ERRORS: Array<[string, number, string, string]> = [
-  ['invalid_token', 401, 'No token, or a token that is malformed, unknown, expired or revoked, or whose account cannot be used (suspended, banned, deleted). A deactivated app and withdrawn consent also end its tokens.', 'Refresh, or send the user through authorization again.'],
+  ['invalid_token', 401, 'No token, or a token that is malformed, unknown, expired or revoked, or whose account cannot be used (suspended, banned, deleted). A deactivated app and withdrawn consent also end its tokens. A token in the query string or a form body is not read, and a refresh token or id_token is not an access token.', 'Send the access token as Authorization: Bearer. Refresh, or send the user through authorization again.'],
   ['insufficient_scope', 403, 'The token lacks the scope the endpoint needs; WWW-Authenticate names it.', 'Ask for the scope in the authorization request (the user sees it on the consent page).'],
   ['invalid_request', 400, 'A query parameter is malformed, e.g. page=-1 or size=abc.', 'Fix the request.'],
   ['rate_limited', 429, `More than the per-token limit in one minute. Retry-After: ${RETRY_AFTER_SECONDS}.`, 'Wait, then retry. Spread requests out.'],
