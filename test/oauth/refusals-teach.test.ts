@@ -133,4 +133,16 @@ forEachDatabase('refusals that teach', (database) => {
     t.clock.advance(3600_000);
     assert.match(await refusal(await me(`Bearer ${tokens.access_token}`), 401, 'invalid_token'), /expired: get a new access token with your refresh token/);
   });
+
+  test('the docs list the common errors of each library, with the settings that fix them', async () => {
+    const page = (await (await fetch(`${t.baseUrl}/docs`)).text()).replace(/&#39;/g, "'");
+    assert.match(page, /<a href="#library-errors">Common errors per library<\/a>/);
+    for (const library of ['openid-client', 'oauth4webapi', 'oidc-client-ts', 'authjs', 'passport-oauth2', 'arctic', 'simple-oauth2']) {
+      assert.ok(page.includes(`id="lib-${library}"`), library);
+    }
+    for (const setting of ['useAuthorizationHeaderforGET(true)', 'state: true, pkce: true', "tokenPath: '/api/oauth/token'", 'revokeTokensOnSignout: true',
+      'allowInsecureRequests', "token_endpoint_auth_method: 'none'", 'CodeChallengeMethod.S256', `authority: '${t.baseUrl}'`]) {
+      assert.ok(page.includes(setting), setting);
+    }
+  });
 });

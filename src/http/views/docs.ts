@@ -4,7 +4,7 @@
  * so they show exactly the fields the API sends.
  */
 import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
-import { API_REALM } from '../../core/bearer.js';
+import { API_REALM, BEARER_REFUSALS } from '../../core/bearer.js';
 import type { PostSummary, User } from '../../core/ports.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/personal-tokens.js';
 import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/posts.js';
@@ -14,6 +14,7 @@ import {
 import { RESOURCE_SCOPES, SCOPES } from '../../core/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
+import { libraryErrorsSection } from './docs-libraries.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 
@@ -84,6 +85,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
   <li><a href="#scopes">Scopes</a></li>
   <li><a href="#endpoints">API endpoints</a></li>
   <li><a href="#errors">Errors</a></li>
+  <li><a href="#library-errors">Common errors per library</a></li>
   <li><a href="#limits">Limits</a></li>
 </ol>
 </nav>
@@ -344,8 +346,10 @@ WWW-Authenticate: Bearer realm="${API_REALM}", error="invalid_token"
 Content-Type: application/json; charset=utf-8
 Cache-Control: no-store
 
-${json({ error: 'invalid_token', error_description: 'The token has expired.' })}`)}
+${json({ error: 'invalid_token', error_description: BEARER_REFUSALS.expired.description })}`)}
 </section>
+
+${libraryErrorsSection(base, api)}
 
 <section id="limits">
 <h2>Limits</h2>
