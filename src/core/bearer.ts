@@ -43,37 +43,63 @@ export function invalidToken(description: string): OAuthError {
   });
 }
 
-/** RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs. */
+/** RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs and where to ask for it. */
 export function insufficientScope(scope: Scope): OAuthError {
-  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}.`, {
+  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}: add it to the scope of the authorization request (the user approves it), then use the new access token.`, {
     headers: { 'www-authenticate': challenge({ error: 'insufficient_scope', scope }) },
   });
 }
 
 /**
  * Every way bearer authentication refuses, each built once: a refusal is an ordinary answer on
- * this path, and the API sends these as they are (issue 8).
+ * this path, and the API sends these as they are (issue 8). Each says what to send instead.
  */
 export const BEARER_REFUSALS = {
   /** RFC 6750 3.1: a request without any credentials gets a challenge with no error attribute. */
   missing: new OAuthError('invalid_token', 'This endpoint needs an access token: send "Authorization: Bearer <token>".', {
     headers: { 'www-authenticate': challenge() },
   }),
-  notBearer: invalidToken('The Authorization header must be "Bearer <token>".'),
-  notAToken: invalidToken('The token is not an access token or a personal token.'),
-  unknown: invalidToken('The token is unknown.'),
-  revoked: invalidToken('The token was revoked.'),
-  expired: invalidToken('The token has expired.'),
+  /**
+   * RFC 6750 2.2 and 2.3 are not supported (INTERFACE section 5): a token in the query string or a
+   * form body (passport-oauth2's default) ends up in logs and histories. No error attribute: the
+   * request carries no credentials this API reads.
+   */
+  outsideHeader: new OAuthError('invalid_token', 'Tokens in the query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>".', {
+    headers: { 'www-authenticate': challenge() },
+  }),
+  notBearer: invalidToken('The Authorization header must be "Bearer <token>", with the access token from the token response or a personal token.'),
+  /** RFC 9449 is not supported yet: tokens are issued as Bearer tokens. */
+  dpop: invalidToken('DPoP-bound tokens are not supported: the token endpoint issued a Bearer token, so send "Authorization: Bearer <token>" without a DPoP proof.'),
+  refreshToken: invalidToken('This is a refresh token: send the access_token (svco_...) of the token response here, and the refresh token only to the token endpoint.'),
+  jwt: invalidToken('This is a JWT, such as an id_token: send the access_token (svco_...) of the token response here; the id_token only tells your app who signed in.'),
+  clientSecret: invalidToken('This is a client secret: send an access token (svco_...) or a personal token (svcp_...), and keep the secret on your server.'),
+  notAToken: invalidToken('The token is not an access token (svco_...) or a personal token (svcp_...): send the access_token of the token response, whole.'),
+  unknown: invalidToken('The token is unknown: send the access_token of the latest token response whole, or get a new one by refreshing.'),
+  revoked: invalidToken('The token was revoked (the user withdrew access, the app was deactivated, or the token was revoked): authorize again.'),
+  expired: invalidToken('The token has expired: get a new access token with your refresh token (grant_type=refresh_token).'),
   // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
   unusableAccount: invalidToken('The account this token belongs to cannot be used.'),
 } as const;
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
-const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([BEARER_REFUSALS.missing, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.notAToken]);
+const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([
+  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpop,
+  BEARER_REFUSALS.refreshToken, BEARER_REFUSALS.jwt, BEARER_REFUSALS.clientSecret, BEARER_REFUSALS.notAToken,
+]);
 
 /** Whether `refusal` was decided without a lookup (see `OFFLINE_REFUSALS`). */
 export function refusedOffline(refusal: OAuthError): boolean {
   return OFFLINE_REFUSALS.has(refusal);
+}
+
+/** A compact JWS (RFC 7515 7.1): three base64url parts, the header a JSON object. */
+const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** Why a well-formed bearer value that is no access or personal token is refused. */
+function wrongKindRefusal(token: string, kind: ReturnType<typeof tokenKind>): OAuthError {
+  if (kind === 'refresh') return BEARER_REFUSALS.refreshToken;
+  if (kind === 'clientSecret') return BEARER_REFUSALS.clientSecret;
+  return JWT_SHAPE.test(token) ? BEARER_REFUSALS.jwt : BEARER_REFUSALS.notAToken;
 }
 
 /** RFC 6750 2.1: `Bearer` (any letter case), one or more spaces, the token. */
@@ -92,14 +118,15 @@ export function bearerToken(authorization: string | undefined): string | null | 
  * Authenticates the `Authorization` header: the bearer, or the 401 refusal to answer with
  * (one of `BEARER_REFUSALS`, returned rather than thrown). Malformed tokens and bad checksums are
  * refused before storage. Expired is `expiresAt <= now`; a revoked token, grant or deactivated
- * client shows as `revokedAt`.
+ * client shows as `revokedAt`. `tokenOutsideHeader`: the request carried a token where this API
+ * does not read one (the query string, a form body), so a request without the header is told so.
  */
-export async function authenticateBearer(deps: { stores: Stores; clock: Clock }, authorization: string | undefined): Promise<Bearer | OAuthError> {
+export async function authenticateBearer(deps: { stores: Stores; clock: Clock }, authorization: string | undefined, tokenOutsideHeader = false): Promise<Bearer | OAuthError> {
   const token = bearerToken(authorization);
-  if (token === undefined) return BEARER_REFUSALS.missing;
-  if (token === null) return BEARER_REFUSALS.notBearer;
+  if (token === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
+  if (token === null) return /^DPoP /i.test(authorization!) ? BEARER_REFUSALS.dpop : BEARER_REFUSALS.notBearer;
   const kind = tokenKind(token);
-  if (kind !== 'access' && kind !== 'personal') return BEARER_REFUSALS.notAToken;
+  if (kind !== 'access' && kind !== 'personal') return wrongKindRefusal(token, kind);
   const hash = hashSecret(token);
   const record = kind === 'access'
     ? await deps.stores.tokens.findAccessBearer(hash)

@@ -50,12 +50,14 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
   let clientId: string | undefined;
   let secret: string | undefined;
   if (credentials.basic !== undefined) {
-    if (credentials.basic === 'malformed') throw fail('The Authorization header could not be read.');
+    if (credentials.basic === 'malformed') {
+      throw fail('The Authorization header could not be read: send Basic with the base64 of client_id:client_secret, each form-urlencoded first (RFC 6749 2.3.1), or client_id and client_secret in the body.');
+    }
     if (credentials.bodySecret !== undefined) {
-      throw new OAuthError('invalid_request', 'Use one client authentication method, not both.');
+      throw new OAuthError('invalid_request', 'The client secret was sent twice, with HTTP Basic and as client_secret in the body: use one of the two (RFC 6749 2.3).');
     }
     if (credentials.bodyClientId !== undefined && credentials.bodyClientId !== credentials.basic.clientId) {
-      throw new OAuthError('invalid_request', 'The client_id differs from the authenticated client.');
+      throw new OAuthError('invalid_request', 'The client_id in the body differs from the one in the Authorization header: send one client_id.');
     }
     clientId = credentials.basic.clientId;
     secret = credentials.basic.secret === '' ? undefined : credentials.basic.secret;
@@ -63,16 +65,25 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
     clientId = credentials.bodyClientId;
     secret = credentials.bodySecret;
   }
-  if (clientId === undefined || clientId === '') throw new OAuthError('invalid_request', 'The client_id parameter is required.');
+  if (clientId === undefined || clientId === '') {
+    throw new OAuthError('invalid_request', 'The client_id parameter is required: send client_id in the body (with client_secret, for a confidential application), or use HTTP Basic.');
+  }
   const client = await findClient(stores, clientId);
-  if (!client || client.status !== 'active') throw fail('Client authentication failed.');
+  // Client ids are not secret (every authorization request shows one), so the refusals may say
+  // which part failed; a secret is never compared in a way that tells how close it was.
+  if (!client || client.status !== 'active') {
+    throw fail('Client authentication failed: the client_id is unknown or its application was deactivated; check it under Settings > Developer applications.');
+  }
   if (client.type === 'public') {
-    if (secret !== undefined) throw fail('Client authentication failed.');
+    if (secret !== undefined) throw fail('Client authentication failed: this application is public, so send its client_id alone, without a client secret.');
     return client;
   }
   // A confidential client must prove its secret; a rotated one fails at once (INTERFACE section 2).
-  if (secret === undefined || client.secretHash === null || !constantTimeEqual(hashSecret(secret), client.secretHash)) {
-    throw fail('Client authentication failed.');
+  if (secret === undefined) {
+    throw fail('Client authentication failed: this application is confidential, so send the client secret with HTTP Basic or client_secret in the body.');
+  }
+  if (client.secretHash === null || !constantTimeEqual(hashSecret(secret), client.secretHash)) {
+    throw fail('Client authentication failed: the client secret is wrong or was rotated; use the current one (Settings > Developer applications rotates it).');
   }
   return client;
 }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { generateToken, hashSecret } from './credentials.js';
 import { InputError } from './errors.js';
 import type { Client, ClientType, IdTokenAlg, Stores } from './ports.js';
-import { ALL_SCOPES } from './scopes.js';
+import { REGISTERED_SCOPES } from './scopes.js';
 import { checkedText } from './text.js';
 import type { Clock } from './time.js';
 
@@ -207,7 +207,7 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     ownerId: registration.ownerId ?? null,
     type: registration.type,
     redirectUris,
-    allowedScopes: [...ALL_SCOPES],
+    allowedScopes: [...REGISTERED_SCOPES],
     secretHash: secret === undefined ? null : hashSecret(secret),
     idTokenAlg,
     postLogoutRedirectUris,

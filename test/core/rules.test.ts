@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts.js';
 import { addressKey } from '../../src/core/addresses.js';
 import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/clients.js';
-import { formatScope, parseScope } from '../../src/core/scopes.js';
+import { REGISTERED_SCOPES, formatScope, parseScope, permittedScopes } from '../../src/core/scopes.js';
 import { checkedText } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
 
@@ -122,8 +122,8 @@ test('a loopback IP redirect URI matches on any port (RFC 8252 7.3), and nothing
 });
 
 test('scope parameters parse to known scopes in canonical order, and report unknown ones', () => {
-  assert.deepEqual(parseScope('posts:read openid profile:read posts:read'), { scopes: ['openid', 'profile:read', 'posts:read'] });
-  assert.deepEqual(parseScope('profile:read email'), { unknown: ['email'] });
+  assert.deepEqual(parseScope('posts:read openid profile:read posts:read'), { scopes: ['openid', 'profile:read', 'posts:read'], dropped: [] });
+  assert.deepEqual(parseScope('profile:read write'), { unknown: ['write'] });
   assert.equal(parseScope('profile:read  posts:read'), undefined);
   assert.equal(parseScope(''), undefined);
   assert.equal(parseScope('a"b'), undefined);
@@ -137,4 +137,17 @@ test('per-address limits count an IPv4 address as itself and an IPv6 address by 
   assert.equal(addressKey('2001:0db8:0001:0002::ffff'), '2001:db8:1:2::/64');
   assert.equal(addressKey('2001:db8::1'), '2001:db8:0:0::/64');
   assert.notEqual(addressKey('2001:db8:1:3::1'), addressKey('2001:db8:1:2::1'));
+});
+
+test("OpenID's standard scopes: profile and offline_access are scopes; email, address and phone are dropped, never granted (INTERFACE section 3)", () => {
+  assert.deepEqual(parseScope('openid profile email offline_access'), { scopes: ['openid', 'profile', 'offline_access'], dropped: ['email'] });
+  assert.deepEqual(parseScope('phone address email'), { scopes: [], dropped: ['email', 'address', 'phone'] });
+  assert.equal(formatScope(['offline_access', 'profile', 'openid', 'email']), 'openid profile offline_access');
+});
+
+test('a client registration lists the service scopes; profile follows profile:read, offline_access is always permitted', () => {
+  assert.deepEqual([...REGISTERED_SCOPES], ['openid', 'profile:read', 'posts:read']);
+  assert.deepEqual([...permittedScopes(REGISTERED_SCOPES)].sort(), ['offline_access', 'openid', 'posts:read', 'profile', 'profile:read']);
+  assert.deepEqual([...permittedScopes(['openid'])].sort(), ['offline_access', 'openid']);
+  assert.deepEqual([...permittedScopes(['openid', 'profile'])].sort(), ['offline_access', 'openid', 'profile']);
 });

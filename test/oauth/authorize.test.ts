@@ -7,8 +7,8 @@ import { deactivateClient } from '../../src/core/clients.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  Browser, type TestClient, authorizeQuery, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams,
-  signedInBrowser, startOAuthApp, unique,
+  Browser, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams,
+  signedInBrowser, startOAuthApp, tokenRequest, unique,
 } from './helpers.js';
 
 forEachDatabase('authorization endpoint', (database) => {
@@ -128,12 +128,46 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.match(page, /name="username" value="alice"/);
   });
 
-  test('a missing state is invalid_request, redirected without state', async () => {
+  test('without a code_challenge a missing state is invalid_request, redirected without state', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);
-    const query = authorizeQuery(c);
-    query.delete('state');
-    assertErrorRedirect(await authorize(browser, query), c, 'invalid_request', null);
+    const params = assertErrorRedirect(await authorize(browser, authorizeQuery(c, { state: null })), c, 'invalid_request', null);
+    assert.match(params.get('error_description')!, /state/);
+  });
+
+  test('PKCE stands in for state: with a code_challenge a request without state is approved, and the redirect carries no state (RFC 9700 2.1.1)', async () => {
+    const { browser } = await signedInBrowser(t);
+    for (const c of [await newClient(t, { type: 'public' }), await newClient(t)]) {
+      const pkce = pkcePair();
+      const consent = await authorize(browser, authorizeQuery(c, { pkce, state: null }));
+      assert.equal(consent.status, 200);
+      const fields = consentForm(await consent.text());
+      assert.ok(!fields.some(([name]) => name === 'state'), 'the consent form carries no state');
+      const response = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+      const location = response.headers.get('location')!;
+      assert.ok(location.startsWith(`${c.redirectUri}?code=`), location);
+      assert.ok(!/[?&]state=/.test(location), location);
+      assert.equal(redirectParams(response).get('iss'), t.baseUrl);
+      const tokens = await tokenRequest(t, {
+        grant_type: 'authorization_code', code: redirectParams(response).get('code')!, redirect_uri: c.redirectUri,
+        code_verifier: pkce.verifier, ...clientFields(c),
+      });
+      assert.equal(tokens.status, 200);
+      // Remembered consent: the code comes at once, still without state.
+      const again = await authorize(browser, authorizeQuery(c, { pkce: pkcePair(), state: null }));
+      assert.ok(redirectParams(again).get('code'));
+      assert.ok(!/[?&]state=/.test(again.headers.get('location')!));
+    }
+  });
+
+  test('PKCE stands in for state: an error redirect without state carries none', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public' });
+    const page = await (await authorize(browser, authorizeQuery(c, { pkce: pkcePair(), state: null }))).text();
+    const denied = await browser.postForm('/oauth/authorize', [...consentForm(page), ['decision', 'deny']]);
+    assertErrorRedirect(denied, c, 'access_denied', null);
+    assert.ok(!/[?&]state=/.test(denied.headers.get('location')!));
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { pkce: pkcePair(), state: null, scope: 'write' })), c, 'invalid_scope', null);
   });
 
   test('a missing response_type is invalid_request', async () => {
@@ -153,7 +187,8 @@ forEachDatabase('authorization endpoint', (database) => {
   test('an unknown scope is invalid_scope', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);
-    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'profile:read email' })), c, 'invalid_scope');
+    const params = assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'profile:read write' })), c, 'invalid_scope');
+    assert.match(params.get('error_description')!, /Unknown scope write: ask for one or more of openid, profile, offline_access, profile:read, posts:read/);
   });
 
   test('a missing scope is invalid_scope (RFC 6749 3.3)', async () => {
@@ -209,10 +244,17 @@ forEachDatabase('authorization endpoint', (database) => {
     }
   });
 
-  test('scope openid without nonce is invalid_request (INTERFACE section 5)', async () => {
+  test('without a code_challenge, scope openid without nonce is invalid_request (INTERFACE section 5)', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);
-    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'openid profile:read' })), c, 'invalid_request');
+    const params = assertErrorRedirect(await authorize(browser, authorizeQuery(c, { scope: 'openid profile:read' })), c, 'invalid_request');
+    assert.match(params.get('error_description')!, /nonce/);
+  });
+
+  test('PKCE stands in for nonce: with a code_challenge, scope openid without nonce is approved (OIDC Core 3.1.2.1)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public' });
+    assert.ok(await obtainCode(browser, c, { scope: 'openid profile:read', pkce: pkcePair() }));
   });
 
   test('the consent page names the app, its owner and homepage, the redirect host and each scope', async () => {

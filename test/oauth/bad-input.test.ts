@@ -14,6 +14,8 @@ import { type Browser, type TestClient, newClient, pkcePair, signedInBrowser, st
 
 const TABLES = ['users', 'clients', 'consents', 'grants', 'authorization_codes', 'access_tokens', 'refresh_tokens'];
 const ERRORS = new Set(['invalid_request', 'invalid_client', 'invalid_grant', 'unsupported_grant_type', 'invalid_scope', 'unauthorized_client']);
+/** RFC 6749 4.1.2.1 and 5.2: error_description is printable ASCII without a quote or a backslash. */
+const RFC_6749_DESCRIPTION = /^[\x20-\x21\x23-\x5B\x5D-\x7E]+$/;
 const AUTHORIZE_ERRORS = new Set(['invalid_request', 'invalid_scope', 'unsupported_response_type', 'login_required', 'consent_required', 'interaction_required']);
 
 forEachDatabase('bad input', (database) => {
@@ -83,6 +85,7 @@ forEachDatabase('bad input', (database) => {
     assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
     assert.ok(allowed.has(body.error as string), `error ${String(body.error)}`);
     assert.equal(typeof body.error_description, 'string');
+    assert.match(body.error_description as string, RFC_6749_DESCRIPTION);
     assert.equal(response.headers.get('cache-control'), 'no-store');
   }
 
@@ -97,7 +100,7 @@ forEachDatabase('bad input', (database) => {
         if (auth) headers.authorization = auth;
         if (type) headers['content-type'] = type;
         const response = await fetch(`${t.baseUrl}/api/oauth/${endpoint}`, { method: 'POST', headers, body: new URLSearchParams(fields).toString() });
-        if (response.status === 200 && endpoint === 'revoke') assert.equal(await response.text(), '');
+        if (response.status === 200 && endpoint === 'revoke') assert.deepEqual(await response.json(), {});
         else if (response.status === 200 && endpoint === 'introspect') assert.deepEqual(await response.json(), { active: false });
         else await assertWellFormedError(response, ERRORS);
       }), { numRuns: 150 });
@@ -132,6 +135,7 @@ forEachDatabase('bad input', (database) => {
         assert.ok(AUTHORIZE_ERRORS.has(back.searchParams.get('error') ?? ''), location);
         assert.equal(back.searchParams.get('iss'), t.baseUrl);
         assert.equal(back.searchParams.get('code'), null);
+        assert.match(back.searchParams.get('error_description') ?? '', RFC_6749_DESCRIPTION);
       } else if (response.status === 200) {
         assert.match(text, /name="decision" value="approve"/);
       } else {

@@ -87,7 +87,8 @@ export function consentForm(html: string): Array<[string, string]> {
 
 export interface AuthorizeOptions {
   scope?: string;
-  state?: string;
+  /** `null` sends no state at all (allowed with PKCE, RFC 9700 2.1.1). */
+  state?: string | null;
   pkce?: { verifier: string; challenge: string } | null;
   redirectUri?: string;
   extra?: Record<string, string>;
@@ -99,8 +100,8 @@ export function authorizeQuery(c: TestClient, options: AuthorizeOptions = {}): U
     client_id: c.client.clientId,
     redirect_uri: options.redirectUri ?? c.redirectUri,
     scope: options.scope ?? 'profile:read posts:read',
-    state: options.state ?? 'state-123',
   });
+  if (options.state !== null) query.set('state', options.state ?? 'state-123');
   if (options.pkce) {
     query.set('code_challenge', options.pkce.challenge);
     query.set('code_challenge_method', 'S256');

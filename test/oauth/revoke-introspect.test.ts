@@ -36,11 +36,17 @@ forEachDatabase('revocation and introspection', (database) => {
     return record?.revokedAt !== null;
   }
 
-  test('revoking an access token answers 200 with an empty body and ends only that token', async () => {
-    const { c, tokens } = await setup();
-    const response = await revoke(c, tokens.access_token, { token_type_hint: 'access_token' });
+  /** INTERFACE section 6: 200, `Content-Type: application/json`, the body `{}`. */
+  async function assertRevokeAnswer(response: Response): Promise<void> {
     assert.equal(response.status, 200);
-    assert.equal(await response.text(), '');
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json\b/);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.equal(await response.text(), '{}');
+  }
+
+  test('revoking an access token answers 200 with the JSON body {} and ends only that token', async () => {
+    const { c, tokens } = await setup();
+    await assertRevokeAnswer(await revoke(c, tokens.access_token, { token_type_hint: 'access_token' }));
     assert.deepEqual(await introspect(t, c, tokens.access_token), { active: false });
     assert.equal((await introspect(t, c, tokens.refresh_token)).active, true);
   });
@@ -61,12 +67,10 @@ forEachDatabase('revocation and introspection', (database) => {
     assert.deepEqual(await introspect(t, c, tokens.refresh_token), { active: false });
   });
 
-  test('revoking an unknown or malformed token answers 200 with an empty body (RFC 7009 2.2)', async () => {
+  test('revoking an unknown or malformed token answers 200 with the JSON body {} too (RFC 7009 2.2, INTERFACE section 6)', async () => {
     const c = await newClient(t);
     for (const token of ['svco_unknown', 'garbage', 'svcr_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA']) {
-      const response = await revoke(c, token);
-      assert.equal(response.status, 200);
-      assert.equal(await response.text(), '');
+      await assertRevokeAnswer(await revoke(c, token));
     }
   });
 

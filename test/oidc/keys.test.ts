@@ -81,7 +81,7 @@ forEachDatabase('OpenID Connect keys and discovery', (database) => {
       assert.equal(m.jwks_uri, `${t.baseUrl}/.well-known/jwks.json`);
       assert.equal(m.revocation_endpoint, `${t.baseUrl}/api/oauth/revoke`);
       assert.equal(m.introspection_endpoint, `${t.baseUrl}/api/oauth/introspect`);
-      assert.deepEqual(m.scopes_supported, ['openid', 'profile:read', 'posts:read']);
+      assert.deepEqual(m.scopes_supported, ['openid', 'profile', 'offline_access', 'profile:read', 'posts:read']);
       assert.deepEqual(m.response_types_supported, ['code']);
       assert.deepEqual(m.grant_types_supported, ['authorization_code', 'refresh_token']);
       assert.deepEqual(m.code_challenge_methods_supported, ['S256']);

@@ -137,7 +137,28 @@ forEachDatabase('OpenID Connect sign-in', (database) => {
     assert.match(bogus.headers.get('www-authenticate')!, /error="invalid_token"/);
   });
 
-  test('nonce is required with openid: the authorization request is refused back to the app', async () => {
+  test("PKCE stands in for state and nonce: openid-client's quick start (PKCE, no state, no nonce) signs in, and the id_token has no nonce", async () => {
+    const c = await newClient(t, { type: 'public' });
+    const config = await discover(c);
+    assert.equal(config.serverMetadata().supportsPKCE(), true, 'so the quick start sends no state');
+    const { browser, user } = await signedInBrowser(t);
+    const verifier = client.randomPKCECodeVerifier();
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: c.redirectUri, scope: 'openid profile:read',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    });
+    assert.equal(url.searchParams.get('state'), null);
+    assert.equal(url.searchParams.get('nonce'), null);
+    const callback = await approve(browser, url);
+    // No expectedState: the library insists that the answer carries no state; idTokenExpected
+    // without expectedNonce: it insists that the id_token carries no nonce.
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, idTokenExpected: true });
+    const claims = tokens.claims()!;
+    assert.equal(claims.sub, String(user.id));
+    assert.equal('nonce' in claims, false);
+  });
+
+  test('without PKCE, nonce is required with openid: the authorization request is refused back to the app', async () => {
     const c = await newClient(t, { type: 'confidential' });
     const { browser } = await signedInBrowser(t);
     const query = new URLSearchParams({

@@ -5,10 +5,10 @@
  */
 import { findClient, isRegisteredRedirectUri } from '../clients.js';
 import { OAuthError } from '../errors.js';
-import { type Params, repeatedNames, single } from '../params.js';
+import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import type { Client, Stores } from '../ports.js';
-import { type Scope, parseScope } from '../scopes.js';
+import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
 import { type AuthorizationRequest, type Prompt, REQUEST_PARAMETERS } from './request.js';
 
 /** What the checks build up as they pass. */
@@ -64,7 +64,7 @@ export const checkRedirectUri: Check = (ctx) => {
   }
   if (uri === undefined) throw pageError('The request has no redirect_uri.');
   if (!isRegisteredRedirectUri(ctx.client!, uri)) {
-    throw pageError('The redirect_uri is not registered for this application, so you were not sent back to it.');
+    throw pageError('The redirect_uri is not registered for this application, so you were not sent back to it. If you develop this application: register this exact redirect URI (scheme, host, port, path and query) under Settings > Developer applications.');
   }
   ctx.redirectUri = uri;
   ctx.request.redirectUri = uri;
@@ -77,38 +77,48 @@ export const checkNoRepeats: Check = (ctx) => {
     const state = ctx.params.get('state')?.find((v) => v !== '');
     if (state !== undefined && state.length <= MAX_STATE_LENGTH) ctx.state = state;
   }
-  if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+  if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
 };
 
 /** RFC 6749 4.1.1 and 4.1.2.1: only `code`. */
 export const checkResponseType: Check = (ctx) => {
   const responseType = param(ctx, 'response_type');
-  if (responseType === undefined) throw new OAuthError('invalid_request', 'The response_type parameter is required.');
-  if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported.');
+  if (responseType === undefined) throw new OAuthError('invalid_request', 'The response_type parameter is required: send response_type=code.');
+  if (responseType !== 'code') {
+    throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported: the authorization code flow with PKCE (no implicit or hybrid flow).');
+  }
   const responseMode = param(ctx, 'response_mode');
-  if (responseMode !== undefined && responseMode !== 'query') throw new OAuthError('invalid_request', 'Only response_mode=query is supported.');
+  if (responseMode !== undefined && responseMode !== 'query') {
+    throw new OAuthError('invalid_request', 'Only response_mode=query is supported: leave response_mode out.');
+  }
 };
 
-/** Seed 4.1 and RFC 9700 2.1: `state` is required (CSRF protection for the client). */
-export const checkState: Check = (ctx) => {
-  const state = param(ctx, 'state');
-  if (state === undefined) throw new OAuthError('invalid_request', 'The state parameter is required.');
-  if (state.length > MAX_STATE_LENGTH) throw new OAuthError('invalid_request', 'The state parameter is too long.');
-  ctx.request.state = state;
-};
+/** Up to three values, each cut short, for an error description (RFC 6749 5.2 charset: scope tokens fit it). */
+function listed(values: readonly string[]): string {
+  const shown = values.slice(0, 3).map((v) => (v.length > 40 ? `${v.slice(0, 40)}...` : v));
+  return shown.join(', ') + (values.length > 3 ? ` and ${values.length - 3} more` : '');
+}
 
-/** RFC 6749 3.3: known scopes the client may ask for; a missing scope fails as invalid_scope. */
+/**
+ * RFC 6749 3.3 and INTERFACE section 3: known scopes the client may ask for; OpenID's `email`,
+ * `address` and `phone` are dropped from the grant; anything else, or nothing left, is
+ * invalid_scope. A missing scope fails as invalid_scope too.
+ */
 export const checkScope: Check = (ctx) => {
+  const permitted = permittedScopes(ctx.client!.allowedScopes);
+  const askFor = `ask for one or more of ${ALL_SCOPES.filter((s) => permitted.has(s)).join(', ')}, separated by spaces`;
   const value = param(ctx, 'scope');
-  if (value === undefined) throw new OAuthError('invalid_scope', 'The scope parameter is required.');
+  if (value === undefined) throw new OAuthError('invalid_scope', `The scope parameter is required: ${askFor}.`);
   const parsed = parseScope(value);
-  if (!parsed) throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
-  if ('unknown' in parsed) throw new OAuthError('invalid_scope', 'The scope parameter names an unknown scope.');
-  const allowed = new Set(ctx.client!.allowedScopes);
-  if (!parsed.scopes.every((s: Scope) => allowed.has(s))) {
-    throw new OAuthError('invalid_scope', 'The application may not ask for one of these scopes.');
+  if (!parsed) throw new OAuthError('invalid_scope', `The scope parameter is malformed: ${askFor} (one space each, URL-encoded as %20 or +).`);
+  if ('unknown' in parsed) throw new OAuthError('invalid_scope', `Unknown scope ${listed(parsed.unknown)}: ${askFor}.`);
+  const refused = parsed.scopes.filter((s) => !permitted.has(s));
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `This application is not registered for ${listed(refused)}: ${askFor}.`);
+  if (parsed.scopes.length === 0) {
+    throw new OAuthError('invalid_scope', `This service never grants ${listed(parsed.dropped)}, and nothing else was asked for: ${askFor}.`);
   }
   ctx.request.scopes = parsed.scopes;
+  ctx.request.droppedScopes = parsed.dropped;
 };
 
 /** RFC 7636 4.3 and 4.4.1, RFC 9700 2.1.1: S256 only; required for public clients. */
@@ -116,22 +126,54 @@ export const checkPkce: Check = (ctx) => {
   const challenge = param(ctx, 'code_challenge');
   const method = param(ctx, 'code_challenge_method');
   if (challenge === undefined) {
-    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method was sent without code_challenge.');
-    if (ctx.client!.type === 'public') throw new OAuthError('invalid_request', 'Public clients must send a PKCE code_challenge (S256).');
+    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method was sent without code_challenge: send both, or neither.');
+    if (ctx.client!.type === 'public') {
+      throw new OAuthError('invalid_request', 'Public clients must use PKCE: send code_challenge (the base64url SHA-256 of a random code_verifier) and code_challenge_method=S256.');
+    }
     ctx.request.codeChallenge = null;
     return;
   }
-  if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
-  if (!isValidCodeChallenge(challenge)) throw new OAuthError('invalid_request', 'The code_challenge is malformed.');
+  if (method !== 'S256') {
+    throw new OAuthError('invalid_request', 'code_challenge_method must be S256 (plain is not accepted, and there is no default): send code_challenge_method=S256.');
+  }
+  if (!isValidCodeChallenge(challenge)) {
+    throw new OAuthError('invalid_request', 'The code_challenge is malformed: send the base64url SHA-256 of the code_verifier, 43 characters, without padding.');
+  }
   ctx.request.codeChallenge = challenge;
 };
 
-/** INTERFACE section 5 (OpenID Connect Core 3.1.2.1): `openid` requires a nonce. */
+/** Whether the request carries a PKCE challenge. `checkPkce` decides it, so it must run first. */
+function carriesPkce(ctx: CheckContext): boolean {
+  if (ctx.request.codeChallenge === undefined) throw new Error('checkPkce must run before this check');
+  return ctx.request.codeChallenge !== null;
+}
+
+/**
+ * Seed 4.1: `state` protects the client against CSRF, so it is required, unless the request
+ * carries a PKCE challenge, which does that job (RFC 9700 2.1.1). Runs after `checkPkce`.
+ */
+export const checkState: Check = (ctx) => {
+  const state = param(ctx, 'state');
+  if (state !== undefined && state.length > MAX_STATE_LENGTH) {
+    throw new OAuthError('invalid_request', `The state parameter is too long: at most ${MAX_STATE_LENGTH} characters.`);
+  }
+  if (state === undefined && !carriesPkce(ctx)) {
+    throw new OAuthError('invalid_request', 'The state parameter is required without PKCE: send a random state, or a code_challenge with code_challenge_method=S256.');
+  }
+  ctx.request.state = state ?? null;
+};
+
+/**
+ * INTERFACE section 5: `openid` requires a nonce, unless the request carries a PKCE challenge
+ * (OpenID Connect Core 3.1.2.1: nonce is optional in the code flow). Runs after `checkPkce`.
+ */
 export const checkNonce: Check = (ctx) => {
   const nonce = param(ctx, 'nonce');
-  if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH) throw new OAuthError('invalid_request', 'The nonce parameter is too long.');
-  if (ctx.request.scopes!.includes('openid') && nonce === undefined) {
-    throw new OAuthError('invalid_request', 'The nonce parameter is required with the openid scope.');
+  if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH) {
+    throw new OAuthError('invalid_request', `The nonce parameter is too long: at most ${MAX_NONCE_LENGTH} characters.`);
+  }
+  if (ctx.request.scopes!.includes('openid') && nonce === undefined && !carriesPkce(ctx)) {
+    throw new OAuthError('invalid_request', 'The nonce parameter is required with the openid scope without PKCE: send a random nonce, or a code_challenge with code_challenge_method=S256.');
   }
   ctx.request.nonce = nonce ?? null;
 };
@@ -141,10 +183,12 @@ export const checkPrompt: Check = (ctx) => {
   const value = param(ctx, 'prompt');
   const prompt = new Set<Prompt>();
   for (const item of value === undefined ? [] : value.split(' ')) {
-    if (item !== 'none' && item !== 'login' && item !== 'consent') throw new OAuthError('invalid_request', 'The prompt parameter has an unsupported value.');
+    if (item !== 'none' && item !== 'login' && item !== 'consent') {
+      throw new OAuthError('invalid_request', 'The prompt parameter has an unsupported value: use none, login or consent, separated by spaces.');
+    }
     prompt.add(item);
   }
-  if (prompt.has('none') && prompt.size > 1) throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other values.');
+  if (prompt.has('none') && prompt.size > 1) throw new OAuthError('invalid_request', 'prompt=none cannot be combined with other values: send it alone.');
   ctx.request.prompt = prompt;
 };
 
@@ -157,7 +201,9 @@ export const checkMaxAge: Check = (ctx) => {
 
 export const checkLoginHint: Check = (ctx) => {
   const value = param(ctx, 'login_hint');
-  if (value !== undefined && value.length > MAX_LOGIN_HINT_LENGTH) throw new OAuthError('invalid_request', 'The login_hint parameter is too long.');
+  if (value !== undefined && value.length > MAX_LOGIN_HINT_LENGTH) {
+    throw new OAuthError('invalid_request', `The login_hint parameter is too long: at most ${MAX_LOGIN_HINT_LENGTH} characters.`);
+  }
   ctx.request.loginHint = value ?? null;
 };
 
@@ -166,5 +212,5 @@ export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
-  checkNoRepeats, checkResponseType, checkState, checkScope, checkPkce, checkNonce, checkPrompt, checkMaxAge, checkLoginHint,
+  checkNoRepeats, checkResponseType, checkScope, checkPkce, checkState, checkNonce, checkPrompt, checkMaxAge, checkLoginHint,
 ];

@@ -32,7 +32,7 @@ export type AuthorizeStep =
 type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; location: string };
 
 /** RFC 6749 4.1.2.1 with RFC 9207: the error goes back to the client with state and iss. */
-function errorRedirect(deps: OAuthDeps, redirectUri: string, error: OAuthError, state: string | undefined): string {
+function errorRedirect(deps: OAuthDeps, redirectUri: string, error: OAuthError, state: string | null | undefined): string {
   return appendQuery(redirectUri, {
     error: error.code,
     error_description: error.description,
@@ -106,8 +106,8 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
   const hintMismatch = signedIn !== undefined && request.loginHint !== null &&
     request.loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
   const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
-  if (silent && mustSignIn) return fail('login_required', 'The user must sign in.');
-  if (silent && hintMismatch) return fail('interaction_required', 'A different account is signed in.');
+  if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
+  if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {
     return { kind: 'sign_in', returnTo: returnTo(params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
   }
@@ -119,7 +119,7 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
   if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
     return { kind: 'redirect', location: await approve(deps, request, signedIn!, { remembered: true }) };
   }
-  if (silent) return fail('consent_required', 'The user has not approved this application.');
+  if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
   const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
   return { kind: 'consent', request, user: signedIn!.user, owner: owner?.username ?? null, fields: requestFields(params) };
 }
@@ -180,6 +180,6 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
       detail: { app: request.client.name, client_id: clientId, scope },
     });
   }
-  // RFC 6749 4.1.2 and RFC 9207 2: code, the original state, and the issuer.
+  // RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer.
   return appendQuery(request.redirectUri, { code, state: request.state, iss: deps.settings.baseUrl });
 }

@@ -9,9 +9,14 @@ export type Prompt = 'none' | 'login' | 'consent';
 export interface AuthorizationRequest {
   client: Client;
   redirectUri: string;
+  /** What will be granted, in canonical order. */
   scopes: Scope[];
-  state: string;
+  /** OpenID scopes the request named that are never granted (`DROPPED_SCOPES`): the consent page says so. */
+  droppedScopes: string[];
+  /** `null` when not sent: allowed with a PKCE challenge (RFC 9700 2.1.1). */
+  state: string | null;
   codeChallenge: string | null;
+  /** `null` when not sent: allowed with a PKCE challenge (OIDC Core 3.1.2.1); the id_token then has none. */
   nonce: string | null;
   prompt: ReadonlySet<Prompt>;
   /** Seconds; `null` when not sent. */
@@ -25,10 +30,13 @@ export const REQUEST_PARAMETERS = [
   'nonce', 'prompt', 'max_age', 'login_hint', 'response_mode',
 ] as const;
 
-/** Appends parameters to a redirect URI that may carry its own query, leaving its text as it was. */
-export function appendQuery(uri: string, parameters: Record<string, string | undefined>): string {
+/**
+ * Appends parameters to a redirect URI that may carry its own query, leaving its text as it was.
+ * A parameter without a value (`state` not sent, say) is left out, never sent empty.
+ */
+export function appendQuery(uri: string, parameters: Record<string, string | null | undefined>): string {
   const pairs = Object.entries(parameters)
-    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== null)
     .map(([k, v]) => `${encodeComponent(k)}=${encodeComponent(v)}`);
   // A URI registered before registration required ASCII still makes a valid Location header.
   const base = percentEncodeNonAscii(uri);

@@ -10,6 +10,8 @@ import type { Instant } from '../time.js';
 import { registerGrantType } from './registry.js';
 
 const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** One answer for a code that is unknown, used or mistyped: nothing more is revealed. */
+const UNKNOWN_CODE = 'The code is invalid, expired or already used: a code works once, for a few minutes; start the authorization again (a code presented twice also ends the tokens it gave).';
 
 type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
 
@@ -18,29 +20,33 @@ type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed'
  * stays as it was, for the request that has it all.
  */
 function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string {
-  if (code.clientId !== presented.clientId) return 'The code was issued to another client.';
+  if (code.clientId !== presented.clientId) return 'The code was issued to another client: redeem it with the client_id of the authorization request.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
-  if (code.expiresAt <= now) return 'The code has expired; start the authorization again.';
+  if (code.expiresAt <= now) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
   // RFC 6749 4.1.3: redirect_uri must be identical to the one in the authorization request.
-  if (code.redirectUri !== presented.redirectUri) return 'The redirect_uri differs from the one in the authorization request; send the same value.';
+  if (code.redirectUri !== presented.redirectUri) {
+    return 'The redirect_uri differs from the one in the authorization request: send exactly the same string (behind a proxy, the public address, not the internal one).';
+  }
   // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
-  if (code.codeChallenge !== null && presented.codeChallenge === null) return 'The code_verifier is required for this code: send the PKCE verifier of the authorization request.';
-  if (code.codeChallenge === null) return 'A code_verifier was sent but the authorization request had no code_challenge.';
-  return 'The code_verifier does not match the code_challenge of the authorization request.';
+  if (code.codeChallenge !== null && presented.codeChallenge === null) return 'This code was issued for a PKCE code_challenge: send its code_verifier.';
+  if (code.codeChallenge === null) {
+    return 'A code_verifier was sent, but the authorization request had no code_challenge: send the code_challenge with the authorization request.';
+  }
+  return 'The code_verifier does not match the code_challenge: send the verifier whose S256 hash was the code_challenge of this authorization (RFC 7636 4.6).';
 }
 
 /** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
 function redeemable(granted: GrantWithUser | undefined): GrantWithUser | string {
-  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked; ask the user to authorize again.';
+  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked (withdrawn by the user, or ended by a reused code): start the authorization again.';
   if (granted.user.status !== 'active') return 'The account can no longer be used.';
   return granted;
 }
 
 registerGrantType('authorization_code', async ({ deps, client, params, keys }) => {
-  const code = required(params, 'code');
-  const redirectUri = required(params, 'redirect_uri');
+  const code = required(params, 'code', 'the code your redirect URI received');
+  const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
   const verifier = single(params, 'code_verifier');
-  if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
+  if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', UNKNOWN_CODE);
   const codeChallenge = verifier === undefined ? null : challengeOf(verifier);
   if (codeChallenge === undefined) throw new OAuthError('invalid_grant', 'The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636 4.1).');
   const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge };
@@ -75,5 +81,5 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys }) =
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
   // grant of that user for that client, the first redemption's tokens with them.
   if (known) await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
-  throw new OAuthError('invalid_grant', 'The code is invalid, expired or already used.');
+  throw new OAuthError('invalid_grant', UNKNOWN_CODE);
 });

@@ -1,7 +1,7 @@
 /** The token endpoint's rules (RFC 6749 3.2 and 5): parameters, client authentication, the grant. */
 import { type ClientCredentials, authenticateClient } from '../client-auth.js';
 import { OAuthError } from '../errors.js';
-import { type Params, repeatedNames, single } from '../params.js';
+import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import type { IssuedTokens } from '../tokens/issue.js';
 import { findGrantHandler } from './registry.js';
@@ -14,11 +14,13 @@ export { registerGrantType } from './registry.js';
 export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials: ClientCredentials): Promise<IssuedTokens> {
   // RFC 6749 3.2: request parameters MUST NOT be included more than once.
   const repeated = repeatedNames(params);
-  if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+  if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
   const grantType = single(params, 'grant_type');
-  if (grantType === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is required.');
+  if (grantType === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is required: authorization_code or refresh_token.');
   const handler = findGrantHandler(grantType);
-  if (!handler) throw new OAuthError('unsupported_grant_type', 'Only authorization_code and refresh_token are supported.');
+  if (!handler) {
+    throw new OAuthError('unsupported_grant_type', 'Only grant_type=authorization_code and grant_type=refresh_token are supported (no client_credentials, password or device code).');
+  }
   const client = await authenticateClient(deps.stores, credentials);
   // The keys are read before the grant's transaction (from memory, or from the database once in a
   // while): the id_token is signed inside it, where a read on another connection could wait

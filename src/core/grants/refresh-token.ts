@@ -7,18 +7,28 @@ import { revokeGrant } from '../tokens/revocation.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import { registerGrantType } from './registry.js';
 
-const INVALID = 'The refresh token is invalid, expired or revoked.';
+/** One answer for every refused refresh token: nothing more is revealed. */
+const INVALID = 'The refresh token is invalid, expired or revoked: send the refresh token of the latest token response (each refresh replaces it), or start the authorization again.';
 
-/** RFC 6749 6: an optional `scope` may only narrow what the refresh token carries. */
+/**
+ * RFC 6749 6: an optional `scope` may only narrow what the refresh token carries. OpenID's
+ * `email`, `address` and `phone` are dropped here as at the authorization endpoint, so they are
+ * never granted by asking again (INTERFACE section 3).
+ */
 function requestedScope(value: string | undefined): Scope[] | undefined {
   if (value === undefined) return undefined;
   const parsed = parseScope(value);
-  if (!parsed || 'unknown' in parsed) throw new OAuthError('invalid_scope', 'The scope is malformed or unknown.');
+  if (!parsed || 'unknown' in parsed) {
+    throw new OAuthError('invalid_scope', 'The scope is malformed or unknown: leave scope out to keep what was granted, or name some of the granted scopes, separated by spaces.');
+  }
+  if (parsed.scopes.length === 0) {
+    throw new OAuthError('invalid_scope', 'The scope names nothing this service grants: leave scope out to keep what was granted.');
+  }
   return parsed.scopes;
 }
 
 registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
-  const token = required(params, 'refresh_token');
+  const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
   const tokenHash = hashSecret(token);
@@ -38,7 +48,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
     if (user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
     const held = scopeList(old.scope);
     if (narrowed && !narrowed.every((s) => held.includes(s))) {
-      throw new OAuthError('invalid_scope', 'The scope may only narrow what was granted.');
+      throw new OAuthError('invalid_scope', `The scope may only narrow what was granted (${old.scope}): leave scope out, or ask the user to authorize the wider scope.`);
     }
     const accessScope = narrowed ? formatScope(narrowed) : old.scope;
     return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null });

@@ -2,7 +2,7 @@
 import type { User } from '../ports.js';
 import type { SiteUrls } from '../urls.js';
 
-/** With `profile:read`: the standard claims that match seed table 2.2 (OIDC Core 5.1). */
+/** The standard claims that match seed table 2.2 (OIDC Core 5.1). */
 export function profileClaims(user: Pick<User, 'id' | 'username'>, urls: SiteUrls) {
   return {
     preferred_username: user.username,
@@ -11,10 +11,15 @@ export function profileClaims(user: Pick<User, 'id' | 'username'>, urls: SiteUrl
   };
 }
 
-/** UserInfo (OIDC Core 5.3.2): `sub` always, profile claims with `profile:read`. */
+/** INTERFACE section 5: the profile claims come with `profile:read` or OpenID's `profile` (OIDC Core 5.4). */
+export function hasProfileClaims(scopes: readonly string[]): boolean {
+  return scopes.includes('profile:read') || scopes.includes('profile');
+}
+
+/** UserInfo (OIDC Core 5.3.2): `sub` always, the profile claims with `profile:read` or `profile`. */
 export function userInfoClaims(user: Pick<User, 'id' | 'username'>, scopes: readonly string[], urls: SiteUrls) {
   return {
     sub: String(user.id),
-    ...(scopes.includes('profile:read') ? profileClaims(user, urls) : {}),
+    ...(hasProfileClaims(scopes) ? profileClaims(user, urls) : {}),
   };
 }

@@ -6,7 +6,7 @@ import type { Client, User } from '../ports.js';
 import type { Instant } from '../time.js';
 import type { SiteUrls } from '../urls.js';
 import type { KeySet } from './key-ring.js';
-import { profileClaims } from './claims.js';
+import { hasProfileClaims, profileClaims } from './claims.js';
 
 /**
  * OIDC Core 3.1.3.6: the left-most half of the hash of the access token's ASCII octets, with the
@@ -43,7 +43,7 @@ export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdToke
     ...(request.amr && request.amr.length > 0 ? { amr: [...request.amr] } : {}),
     ...(request.nonce === null ? {} : { nonce: request.nonce }),
     ...(request.sid == null ? {} : { sid: request.sid }),
-    ...(request.scopes.includes('profile:read') ? profileClaims(request.user, urls) : {}),
+    ...(hasProfileClaims(request.scopes) ? profileClaims(request.user, urls) : {}),
   };
   return new SignJWT(claims)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })

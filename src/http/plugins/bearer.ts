@@ -9,6 +9,7 @@ import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.
 import { type Bearer, UsageRecorder, authenticateBearer, scopeRefusal } from '../../core/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
+import { CORS_HEADERS } from './cors.js';
 import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
 
@@ -30,21 +31,13 @@ export function requestBearer(request: FastifyRequest): Bearer {
 }
 
 /**
- * Browser apps (public clients) call the API from their own origin. The token travels in a header,
- * never in a cookie, so any origin may read the answers (Fetch standard, CORS without credentials).
+ * Whether the request carries a token where the API reads none (RFC 6750 2.2 and 2.3 are not
+ * supported): `access_token` in the query string, or a form body, whose only use here would be one.
  */
-export const CORS_HEADERS = {
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'WWW-Authenticate, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset',
-};
-
-/** The answer to a CORS preflight for the API: GET with an Authorization header. */
-export const CORS_PREFLIGHT_HEADERS = {
-  ...CORS_HEADERS,
-  'access-control-allow-methods': 'GET, HEAD',
-  'access-control-allow-headers': 'Authorization',
-  'access-control-max-age': '600',
-};
+function tokenOutsideHeader(request: FastifyRequest): boolean {
+  if (/[?&]access_token=/.test(request.url)) return true;
+  return request.method === 'POST' && (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+}
 
 /** Gates every route of `app`; `securityHeaders` join the headers every answer carries. */
 export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet): void {
@@ -52,6 +45,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
   const usage = new UsageRecorder();
   // Built once; refusals are sent from here, not thrown through the error handler (issue 8).
+  // Browser apps call the API from their own origin with the token in a header: CORS, no credentials.
   const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
   const addressLimited = rateLimited('Too many unknown, expired or revoked tokens from this address; wait a minute.');
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
@@ -66,7 +60,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     if (scope === undefined) return;
     const now = deps.clock.now();
     if (limits.isBlocked(request.ip, now)) return refuseLimited(request, reply, 'address');
-    const bearer = await authenticateBearer(deps, request.headers.authorization);
+    const { authorization } = request.headers;
+    const bearer = await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request));
     if (bearer instanceof OAuthError) {
       if (!(await limits.hitFailure(request.ip, bearer, now))) return refuseLimited(request, reply, 'address');
       return sendError(bearer, request, reply);

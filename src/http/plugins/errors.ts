@@ -7,6 +7,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
 import { errorPage } from '../views/layout.js';
+import { CORS_HEADERS } from './cors.js';
 import type { HeaderSet } from './security-headers.js';
 import { pageContext } from './session.js';
 
@@ -66,10 +67,13 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
  */
 export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
   app.setErrorHandler(async (error, request, reply) => sendError(toClientError(error, request), request, reply));
+  const jsonNotFoundHeaders = { ...headers.api, ...CORS_HEADERS };
   app.setNotFoundHandler(async (request, reply) => {
     const error = new OAuthError('not_found', 'No such page or endpoint.');
     const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
-    reply.code(404).headers(wantsJson ? headers.api : headers.page).header('cache-control', 'no-store');
+    // A browser app that calls a wrong path under the JSON endpoints reads the 404 instead of a
+    // network error; nothing there reads the session cookie (INTERFACE section 3).
+    reply.code(404).headers(wantsJson ? jsonNotFoundHeaders : headers.page).header('cache-control', 'no-store');
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
     return reply.type('text/html; charset=utf-8')
       .send(errorPage(await pageContext(request, reply, { mintCsrf: false }), 'Page not found', 'There is nothing at this address.').value);

@@ -1,25 +1,32 @@
 /**
  * POST /api/oauth/token, /api/oauth/revoke and /api/oauth/introspect (seed 4.2 and 4.3, RFC 7009,
  * RFC 7662). Form bodies only: this plugin replaces every body parser with one that keeps each
- * repeated parameter, so the core can refuse it (RFC 6749 3.2).
+ * repeated parameter, so the core can refuse it (RFC 6749 3.2). Every answer allows any origin
+ * (INTERFACE section 3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticateClient } from '../../core/client-auth.js';
 import { OAuthError } from '../../core/errors.js';
 import { exchangeGrant } from '../../core/grants/index.js';
-import { type Params, paramsFromEntries, repeatedNames, required } from '../../core/params.js';
+import { type Params, paramsFromEntries, refuseParametersInUri, repeatedNames, repeatedParameter, required } from '../../core/params.js';
 import type { IssuedTokens } from '../../core/tokens/issue.js';
 import { introspectToken } from '../../core/tokens/introspection.js';
 import { revokeToken } from '../../core/tokens/revocation.js';
 import { clientCredentials } from '../plugins/client-auth.js';
+import { answerCors, preflight } from '../plugins/cors.js';
 
 const NOT_A_FORM = Symbol('not a form');
 
-/** The form's parameters; anything but application/x-www-form-urlencoded is `invalid_request`. */
+/**
+ * The form's parameters; anything but application/x-www-form-urlencoded is `invalid_request`,
+ * and so are the endpoints' parameters in the query string (RFC 6749 3.2).
+ */
 function formParams(request: FastifyRequest): Params {
+  const query = request.url.indexOf('?');
+  if (query >= 0) refuseParametersInUri(paramsFromEntries(new URLSearchParams(request.url.slice(query + 1))));
   const body = request.body;
   if (!(body instanceof URLSearchParams)) {
-    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
+    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded: send the parameters as a form with that Content-Type, not as JSON.');
   }
   return paramsFromEntries(body);
 }
@@ -39,6 +46,10 @@ export function tokenResponse(issued: IssuedTokens): Record<string, string | num
 }
 
 export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
+  // Browser apps (public clients) redeem codes, refresh and revoke from their own origin; without
+  // CORS the request still runs but the page cannot read the answer (issue 17.1).
+  answerCors(app);
+  preflight(app, ['/api/oauth/token', '/api/oauth/revoke', '/api/oauth/introspect'], ['POST']);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' },
     (_request, body, done) => done(null, new URLSearchParams(body as string)));
@@ -55,16 +66,17 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
   const tokenRequest = async (request: FastifyRequest) => {
     const params = formParams(request);
     const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
-    if (repeated.length > 0) throw new OAuthError('invalid_request', `The ${repeated[0]} parameter is repeated.`);
+    if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
     const client = await authenticateClient(app.deps.stores, clientCredentials(request, params));
-    return { client, token: required(params, 'token') };
+    return { client, token: required(params, 'token', 'the access token or refresh token') };
   };
 
   app.post('/api/oauth/revoke', async (request, reply) => {
     const { client, token } = await tokenRequest(request);
     await revokeToken(app.deps, client, token);
-    // RFC 7009 2.2: 200 with an empty body, also for a token that is unknown or not the client's.
-    return reply.code(200).header('cache-control', 'no-store').send();
+    // RFC 7009 2.2: 200, also for a token that is unknown or not the client's. The body is `{}` as
+    // JSON (INTERFACE section 6): some libraries (simple-oauth2) throw on a 200 without a JSON type.
+    return reply.code(200).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');
   });
 
   app.post('/api/oauth/introspect', async (request, reply) => {

@@ -2,20 +2,26 @@
 import type { FastifyInstance } from 'fastify';
 import { providerMetadata } from '../../core/oidc/discovery.js';
 import { jwksMaxAgeSeconds } from '../../core/oidc/key-ring.js';
+import { answerCors, preflight } from '../plugins/cors.js';
 
 /** Metadata changes only with a deployment. */
 const METADATA_CACHE = 'public, max-age=3600';
 
+const METADATA_PATHS = ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'];
+const JWKS_PATH = '/.well-known/jwks.json';
+
 export async function oidcRoutes(app: FastifyInstance): Promise<void> {
+  // Browser apps (oidc-client-ts, oauth4webapi) read both from their own origin (issue 17.1).
+  answerCors(app);
+  preflight(app, [...METADATA_PATHS, JWKS_PATH], ['GET', 'HEAD']);
   const metadata = JSON.stringify(providerMetadata(app.deps.settings.baseUrl));
   // A client may keep the JWKS this long: less than a new key is published before it signs.
   const jwksCache = `public, max-age=${jwksMaxAgeSeconds(app.deps.settings.signingKeyActivationSeconds)}`;
-  for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+  for (const path of METADATA_PATHS) {
     app.get(path, async (_request, reply) =>
-      reply.type('application/json; charset=utf-8').header('cache-control', METADATA_CACHE)
-        .header('access-control-allow-origin', '*').send(metadata));
+      reply.type('application/json; charset=utf-8').header('cache-control', METADATA_CACHE).send(metadata));
   }
-  app.get('/.well-known/jwks.json', async (_request, reply) =>
+  app.get(JWKS_PATH, async (_request, reply) =>
     reply.type('application/jwk-set+json; charset=utf-8').header('cache-control', jwksCache)
-      .header('access-control-allow-origin', '*').send(JSON.stringify(await app.deps.keys.jwks())));
+      .send(JSON.stringify(await app.deps.keys.jwks())));
 }

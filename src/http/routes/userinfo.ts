@@ -1,12 +1,13 @@
 /**
  * GET and POST /api/oauth/userinfo (OpenID Connect Core 5.3): behind the same bearer gate as the
- * resource API, needing scope `openid`; `sub` always, the profile claims with `profile:read`.
+ * resource API, needing scope `openid`; `sub` always, the profile claims with `profile:read` or `profile`.
  * Errors are RFC 6750's, with `WWW-Authenticate` (OIDC Core 5.3.3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
-import { CORS_PREFLIGHT_HEADERS, registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import { registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
 
 const PATH = '/api/oauth/userinfo';
@@ -33,6 +34,5 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   const route = { config: { bearerScope: 'openid' as const }, schema: { response: { 200: claimsSchema } } };
   app.get(PATH, route, handler);
   app.post(PATH, route, handler);
-  app.options(PATH, async (_request, reply) =>
-    reply.code(204).headers({ ...CORS_PREFLIGHT_HEADERS, 'access-control-allow-methods': 'GET, POST' }).send());
+  preflight(app, [PATH], ['GET', 'POST']);
 }

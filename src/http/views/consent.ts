@@ -26,6 +26,9 @@ ${client.description ? html`<p>${client.description}</p>` : ''}
 ${view.request.scopes.map((scope) => html`<li><strong>${scope}</strong>: ${SCOPES[scope].allows}
   <br><span class="muted">Not: ${SCOPES[scope].doesNotAllow}</span></li>`)}
 </ul>
+${view.request.droppedScopes.length > 0
+    ? html`<p class="muted">It also asked for ${view.request.droppedScopes.map((s, i) => html`${i > 0 ? ' and ' : ''}<code>${s}</code>`)}.
+  This site never shares ${view.request.droppedScopes.length > 1 ? 'these' : 'that'} with applications, so it will not get ${view.request.droppedScopes.length > 1 ? 'them' : 'it'}.</p>` : ''}
 <p>After you answer you will be sent to <strong>${redirectHost}</strong>.</p>
 <form method="post" action="/oauth/authorize">
   <input type="hidden" name="_csrf" value="${context.csrf}">

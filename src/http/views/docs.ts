@@ -4,7 +4,7 @@
  * so they show exactly the fields the API sends.
  */
 import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
-import { API_REALM } from '../../core/bearer.js';
+import { API_REALM, BEARER_REFUSALS } from '../../core/bearer.js';
 import type { PostSummary, User } from '../../core/ports.js';
 import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/logout/delivery.js';
 import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_LIFETIME_SECONDS } from '../../core/oidc/logout-token.js';
@@ -16,6 +16,7 @@ import {
 import { RESOURCE_SCOPES, SCOPES } from '../../core/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
+import { libraryErrorsSection } from './docs-libraries.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 
@@ -44,7 +45,7 @@ function code(text: string): Html {
 
 /** A table of errors, by endpoint family. */
 const API_ERRORS: Array<[string, number, string, string]> = [
-  ['invalid_token', 401, 'No token, or a token that is malformed, unknown, expired or revoked, or whose account cannot be used (suspended, banned, deleted). A deactivated app and withdrawn consent also end its tokens.', 'Refresh, or send the user through authorization again.'],
+  ['invalid_token', 401, 'No token, or a token that is malformed, unknown, expired or revoked, or whose account cannot be used (suspended, banned, deleted). A deactivated app and withdrawn consent also end its tokens. A token in the query string or a form body is not read, and a refresh token or id_token is not an access token.', 'Send the access token as Authorization: Bearer. Refresh, or send the user through authorization again.'],
   ['insufficient_scope', 403, 'The token lacks the scope the endpoint needs; WWW-Authenticate names it.', 'Ask for the scope in the authorization request (the user sees it on the consent page).'],
   ['invalid_request', 400, 'A query parameter is malformed, e.g. page=-1 or size=abc.', 'Fix the request.'],
   ['rate_limited', 429, `More than the per-token limit in one minute. Retry-After: ${RETRY_AFTER_SECONDS}.`, 'Wait, then retry. Spread requests out.'],
@@ -87,6 +88,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
   <li><a href="#scopes">Scopes</a></li>
   <li><a href="#endpoints">API endpoints</a></li>
   <li><a href="#errors">Errors</a></li>
+  <li><a href="#library-errors">Common errors per library</a></li>
   <li><a href="#limits">Limits</a></li>
 </ol>
 </nav>
@@ -121,6 +123,10 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 store. Rotating it on the same page makes the old one fail at once. An operator can also register an app from the command line:</p>
 ${code(`npm run svc -- client create --name "My App" --type confidential \\
   --redirect-uri https://myapp.example/callback --homepage https://myapp.example --json`)}
+<p><strong>Browser-only apps</strong> (a single-page app with no server of its own) register as <code>public</code> and
+call the token, revocation, UserInfo and API endpoints straight from the page: they answer CORS for any origin, without
+credentials (never send cookies with <code>credentials: 'include'</code>; the browser would refuse the answer). Discovery
+and the key set answer CORS too.</p>
 <p>Redirect URIs are compared as exact strings (scheme, host, port, path and query), with no normalisation.
 They must be https, or http on a loopback address for local development. For a registered
 <code>http://127.0.0.1/…</code> or <code>http://[::1]/…</code> URI any port is accepted (RFC 8252, for native apps).</p>
@@ -148,11 +154,11 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>response_type</code></td><td>yes</td><td><code>code</code></td></tr>
 <tr><td><code>client_id</code></td><td>yes</td><td>Your app's identifier.</td></tr>
 <tr><td><code>redirect_uri</code></td><td>yes</td><td>Exactly one of the registered redirect URIs.</td></tr>
-<tr><td><code>scope</code></td><td>yes</td><td>Space-separated: <code>profile:read</code>, <code>posts:read</code>, and <code>openid</code> to sign in.</td></tr>
-<tr><td><code>state</code></td><td>yes</td><td>Random; comes back unchanged. Check it, against CSRF.</td></tr>
+<tr><td><code>scope</code></td><td>yes</td><td>Space-separated: <code>profile:read</code>, <code>posts:read</code>, and <code>openid</code> to sign in (with <code>profile</code>, <code>offline_access</code>; see <a href="#scopes">Scopes</a>).</td></tr>
+<tr><td><code>state</code></td><td>yes, unless you send a <code>code_challenge</code></td><td>Random; comes back unchanged. Check it, against CSRF. With PKCE it may be left out (RFC 9700 2.1.1): the answer then has no <code>state</code>.</td></tr>
 <tr><td><code>code_challenge</code></td><td>public apps: yes</td><td>The PKCE challenge.</td></tr>
 <tr><td><code>code_challenge_method</code></td><td>with a challenge</td><td><code>S256</code> (the only method accepted).</td></tr>
-<tr><td><code>nonce</code></td><td>with <code>openid</code></td><td>Random; comes back inside the id_token.</td></tr>
+<tr><td><code>nonce</code></td><td>with <code>openid</code>, unless you send a <code>code_challenge</code></td><td>Random; comes back inside the id_token. With PKCE it may be left out: the id_token then has no <code>nonce</code>.</td></tr>
 <tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
 </tbody>
 </table>
@@ -214,7 +220,7 @@ ${code(`curl -X POST ${base}/api/oauth/revoke \\
   -d token=svcr_… \\
   -d client_id=YOUR_CLIENT_ID \\
   -d client_secret=YOUR_CLIENT_SECRET`)}
-<p>The answer is <code>200</code> with an empty body, also for a token that is unknown or already revoked.
+<p>The answer is <code>200</code> with the JSON body <code>{}</code>, also for a token that is unknown or already revoked.
 To ask whether a token of your app is still active (RFC 7662), POST it to <code>${base}/api/oauth/introspect</code>
 with the same client authentication; the answer is JSON with <code>active</code> (true or false) and, for an active
 token, its details such as <code>scope</code>, <code>client_id</code> and <code>exp</code>.</p>
@@ -226,10 +232,10 @@ local tokens and ask the user to authorize again.</p>
 <section id="openid">
 <h2>Sign users in with OpenID Connect</h2>
 <p>To only sign users in, add <code>openid</code> to the scope and send a random <code>nonce</code> (required with
-<code>openid</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
+<code>openid</code> unless the request carries a PKCE <code>code_challenge</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
 your app was registered for it) carrying <code>iss</code>, <code>sub</code> (the user id as a string), <code>aud</code>
 (your <code>client_id</code>), <code>azp</code>, <code>exp</code>, <code>iat</code>, <code>auth_time</code>,
-<code>nonce</code>, <code>at_hash</code> and <code>sid</code> (the sign-in here it came from; see <a href="#logout">Sign users out</a>); with <code>profile:read</code> also <code>preferred_username</code>,
+<code>nonce</code>, <code>at_hash</code> and <code>sid</code> (the sign-in here it came from; see <a href="#logout">Sign users out</a>); with <code>profile:read</code> or <code>profile</code> also <code>preferred_username</code>,
 <code>picture</code> and <code>profile</code>.</p>
 <p>Verify it offline: check the signature against the keys at <a href="/.well-known/jwks.json"><code>${base}/.well-known/jwks.json</code></a>,
 that <code>iss</code> is <code>${base}</code>, <code>aud</code> is your <code>client_id</code>, <code>exp</code> is in
@@ -334,9 +340,14 @@ ${code(`curl ${api}/me -H "Authorization: Bearer svcp_…"`)}
 <tbody>
 ${RESOURCE_SCOPES.map((scope) => html`<tr><td><code>${scope}</code></td><td>${SCOPES[scope].allows}</td><td>${SCOPES[scope].doesNotAllow}</td></tr>`)}
 <tr><td><code>openid</code></td><td>Signing the user in: an id_token with their user id (see above).</td><td>${SCOPES.openid.doesNotAllow}</td></tr>
+<tr><td><code>profile</code></td><td>With <code>openid</code>: <code>preferred_username</code>, <code>picture</code> and <code>profile</code> in the id_token and from UserInfo. ${SCOPES.profile.allows}</td><td>${SCOPES.profile.doesNotAllow} It gives no access to the API: <code>GET ${API_BASE_PATH}/me</code> needs <code>profile:read</code>.</td></tr>
+<tr><td><code>offline_access</code></td><td>Accepted and granted; every app gets a refresh token anyway, so it changes nothing but the consent page, which says so.</td><td>${SCOPES.offline_access.doesNotAllow}</td></tr>
 </tbody>
 </table>
-<p>Ask only for what you use; the user sees each scope on the consent page.</p>
+<p>Ask only for what you use; the user sees each scope on the consent page. OpenID's <code>email</code>, <code>address</code>
+and <code>phone</code> are accepted in a request (many libraries ask for <code>openid profile email</code>) but never
+granted: they are left out of the grant, and the <code>scope</code> of the token response says what was granted
+(e.g. <code>openid profile</code>). Any other scope is <code>invalid_scope</code>.</p>
 </section>
 
 <section id="endpoints">
@@ -413,8 +424,10 @@ WWW-Authenticate: Bearer realm="${API_REALM}", error="invalid_token"
 Content-Type: application/json; charset=utf-8
 Cache-Control: no-store
 
-${json({ error: 'invalid_token', error_description: 'The token has expired.' })}`)}
+${json({ error: 'invalid_token', error_description: BEARER_REFUSALS.expired.description })}`)}
 </section>
+
+${libraryErrorsSection(base, api)}
 
 <section id="limits">
 <h2>Limits</h2>

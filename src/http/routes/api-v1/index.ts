@@ -6,7 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '../../../core/resource-api.js';
 import { siteUrls } from '../../../core/urls.js';
-import { CORS_PREFLIGHT_HEADERS, registerBearerGate, requestBearer } from '../../plugins/bearer.js';
+import { registerBearerGate, requestBearer } from '../../plugins/bearer.js';
+import { preflight } from '../../plugins/cors.js';
 import type { HeaderSet } from '../../plugins/security-headers.js';
 import { openApiDocument } from './openapi.js';
 import { ErrorSchema, PagingQuerySchema, PostPageSchema, ProfileSchema, ServiceInfoSchema } from './schemas.js';
@@ -36,8 +37,9 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
     schema: { querystring: PagingQuerySchema, response: { 200: PostPageSchema, 400: ErrorSchema, ...errors } },
   }, async (request) => readPosts(app.deps.stores, requestBearer(request).user.id, parsePaging(request.query), urls));
 
-  app.options(`${API_BASE_PATH}/*`, async (_request, reply) => reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send());
-  app.options(API_BASE_PATH, async (_request, reply) => reply.code(204).headers(CORS_PREFLIGHT_HEADERS).send());
+  // A single-page app calls /me from its own origin with its bearer token (issue 17.1); the gate
+  // puts the CORS headers on every answer.
+  preflight(app, [`${API_BASE_PATH}/*`, API_BASE_PATH], ['GET', 'HEAD']);
 
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
   app.get(`${API_BASE_PATH}/openapi.json`, async (_request, reply) =>

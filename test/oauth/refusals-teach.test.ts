@@ -1,0 +1,148 @@
+/**
+ * Refusals that teach (issue 17.6): the error_description of the token, revocation, authorization
+ * and resource endpoints names the fix, for the mistakes client libraries make with their defaults
+ * (docs /docs#library-errors).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { SignJWT } from 'jose';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import {
+  type TestClient, authorizeQuery, clientFields, newClient, obtainCode, obtainTokens, pkcePair, redirectParams, signedInBrowser,
+  startOAuthApp, tokenRequest,
+} from './helpers.js';
+
+forEachDatabase('refusals that teach', (database) => {
+  let t: TestApp;
+  let confidential: TestClient;
+  let publicClient: TestClient;
+  before(async () => {
+    t = await startOAuthApp(database);
+    confidential = await newClient(t);
+    publicClient = await newClient(t, { type: 'public' });
+  });
+  after(() => t.close());
+
+  async function refusal(response: Response, status: number, error: string): Promise<string> {
+    const body = (await response.json()) as { error: string; error_description: string };
+    assert.equal(response.status, status, JSON.stringify(body));
+    assert.equal(body.error, error);
+    return body.error_description;
+  }
+
+  const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+  test('client authentication refusals say how to authenticate', async () => {
+    const grant = { grant_type: 'refresh_token', refresh_token: 'svcr_x' };
+    assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: confidential.client.clientId }), 401, 'invalid_client'),
+      /confidential, so send the client secret with HTTP Basic or client_secret in the body/);
+    assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: confidential.client.clientId, client_secret: 'svcs_old' }), 401, 'invalid_client'),
+      /client secret is wrong or was rotated/);
+    assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: publicClient.client.clientId, client_secret: 'x' }), 401, 'invalid_client'),
+      /public, so send its client_id alone, without a client secret/);
+    assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: 'nobody' }), 401, 'invalid_client'), /client_id is unknown/);
+    assert.match(await refusal(await tokenRequest(t, { ...grant, client_secret: confidential.secret! }, { authorization: basic(confidential.client.clientId, confidential.secret!) }), 400, 'invalid_request'),
+      /sent twice, with HTTP Basic and as client_secret in the body: use one of the two/);
+    assert.match(await refusal(await tokenRequest(t, grant), 400, 'invalid_request'), /client_id parameter is required: send client_id in the body/);
+  });
+
+  test('the token endpoint names the parameter and the form it wants', async () => {
+    const json = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"refresh_token"}' });
+    assert.match(await refusal(json, 400, 'invalid_request'), /application\/x-www-form-urlencoded: send the parameters as a form/);
+    // Credentials in the URL end up in logs: refused by name, even with a good body.
+    const query = new URLSearchParams({ client_id: confidential.client.clientId, client_secret: confidential.secret! });
+    const inQuery = await fetch(`${t.baseUrl}/api/oauth/token?${query}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=svcr_x',
+    });
+    assert.match(await refusal(inQuery, 400, 'invalid_request'), /query string are not accepted \(client_id, client_secret\): send them in an application\/x-www-form-urlencoded request body/);
+    assert.match(await refusal(await tokenRequest(t, clientFields(publicClient)), 400, 'invalid_request'), /grant_type parameter is required: authorization_code or refresh_token/);
+    assert.match(await refusal(await tokenRequest(t, { grant_type: 'client_credentials', ...clientFields(confidential) }), 400, 'unsupported_grant_type'),
+      /grant_type=authorization_code and grant_type=refresh_token/);
+  });
+
+  test('code exchange refusals name what differs from the authorization request', async () => {
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const exchange = async (fields: Record<string, string>) => tokenRequest(t, {
+      grant_type: 'authorization_code', code: await obtainCode(browser, publicClient, { pkce }), redirect_uri: publicClient.redirectUri,
+      code_verifier: pkce.verifier, ...clientFields(publicClient), ...fields,
+    });
+    assert.match(await refusal(await exchange({ redirect_uri: `${publicClient.redirectUri}/` }), 400, 'invalid_grant'), /send exactly the same string/);
+    assert.match(await refusal(await exchange({ code_verifier: pkcePair().verifier }), 400, 'invalid_grant'), /send the verifier whose S256 hash was the code_challenge/);
+    const noVerifier = await tokenRequest(t, {
+      grant_type: 'authorization_code', code: await obtainCode(browser, publicClient, { pkce }), redirect_uri: publicClient.redirectUri, ...clientFields(publicClient),
+    });
+    assert.match(await refusal(noVerifier, 400, 'invalid_grant'), /send its code_verifier/);
+    const tokens = await obtainTokens(t, browser, publicClient);
+    assert.match(await refusal(await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.access_token, ...clientFields(publicClient) }), 400, 'invalid_grant'),
+      /send the refresh token of the latest token response/);
+    assert.match(await refusal(await tokenRequest(t, { grant_type: 'refresh_token', ...clientFields(publicClient) }), 400, 'invalid_request'),
+      /refresh_token parameter is required: the refresh token of the latest token response/);
+  });
+
+  test('revocation without a token says which token to send', async () => {
+    const response = await fetch(`${t.baseUrl}/api/oauth/revoke`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(clientFields(publicClient)).toString(),
+    });
+    assert.match(await refusal(response, 400, 'invalid_request'), /token parameter is required: the access token or refresh token/);
+  });
+
+  test('authorization refusals say what to send', async () => {
+    const { browser } = await signedInBrowser(t);
+    const description = async (query: URLSearchParams) => {
+      const params = redirectParams(await browser.fetch(`/oauth/authorize?${query}`));
+      assert.equal(params.get('error'), 'invalid_request');
+      return params.get('error_description')!;
+    };
+    assert.match(await description(authorizeQuery(publicClient)), /Public clients must use PKCE: send code_challenge .* and code_challenge_method=S256/);
+    const plain = authorizeQuery(publicClient, { pkce: pkcePair() });
+    plain.set('code_challenge_method', 'plain');
+    assert.match(await description(plain), /plain is not accepted.*send code_challenge_method=S256/);
+    assert.match(await description(authorizeQuery(confidential, { state: null })), /send a random state, or a code_challenge with code_challenge_method=S256/);
+    assert.match(await description(authorizeQuery(confidential, { scope: 'openid' })), /send a random nonce, or a code_challenge/);
+    assert.match(await description(authorizeQuery(confidential, { extra: { response_mode: 'form_post' } })), /leave response_mode out/);
+  });
+
+  test('the resource API refuses tokens in the query string or a form body, and says to send Authorization: Bearer', async () => {
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, confidential, { scope: 'openid profile:read', extra: { nonce: 'n' } });
+    // passport-oauth2's default: node-oauth puts the token in the query string.
+    const inQuery = await fetch(`${t.baseUrl}/api/open/v1/me?access_token=${tokens.access_token}`);
+    assert.match(await refusal(inQuery, 401, 'invalid_token'), /query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>"/);
+    assert.equal(inQuery.headers.get('www-authenticate'), 'Bearer realm="api"');
+    const inBody = await fetch(`${t.baseUrl}/api/oauth/userinfo`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `access_token=${tokens.access_token}`,
+    });
+    assert.match(await refusal(inBody, 401, 'invalid_token'), /form body are not accepted/);
+    // Without any token the plain challenge stays (RFC 6750 3.1).
+    assert.match(await refusal(await fetch(`${t.baseUrl}/api/open/v1/me`), 401, 'invalid_token'), /needs an access token/);
+  });
+
+  test('the resource API names the token that was sent instead of an access token', async () => {
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, confidential, { scope: 'profile:read' });
+    const me = (authorization: string) => fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization } });
+    assert.match(await refusal(await me(`Bearer ${tokens.refresh_token}`), 401, 'invalid_token'), /This is a refresh token: send the access_token/);
+    const jwt = await new SignJWT({ sub: '1' }).setProtectedHeader({ alg: 'HS256' }).sign(new Uint8Array(32));
+    assert.match(await refusal(await me(`Bearer ${jwt}`), 401, 'invalid_token'), /This is a JWT, such as an id_token/);
+    assert.match(await refusal(await me(`Bearer ${confidential.secret!}`), 401, 'invalid_token'), /This is a client secret/);
+    assert.match(await refusal(await me(`DPoP ${tokens.access_token}`), 401, 'invalid_token'), /DPoP-bound tokens are not supported: .* send "Authorization: Bearer <token>"/);
+    const posts = await fetch(`${t.baseUrl}/api/open/v1/me/posts`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    assert.match(await refusal(posts, 403, 'insufficient_scope'), /needs the scope posts:read: add it to the scope of the authorization request/);
+    t.clock.advance(3600_000);
+    assert.match(await refusal(await me(`Bearer ${tokens.access_token}`), 401, 'invalid_token'), /expired: get a new access token with your refresh token/);
+  });
+
+  test('the docs list the common errors of each library, with the settings that fix them', async () => {
+    const page = (await (await fetch(`${t.baseUrl}/docs`)).text()).replace(/&#39;/g, "'");
+    assert.match(page, /<a href="#library-errors">Common errors per library<\/a>/);
+    for (const library of ['openid-client', 'oauth4webapi', 'oidc-client-ts', 'authjs', 'passport-oauth2', 'arctic', 'simple-oauth2']) {
+      assert.ok(page.includes(`id="lib-${library}"`), library);
+    }
+    for (const setting of ['useAuthorizationHeaderforGET(true)', 'state: true, pkce: true', "tokenPath: '/api/oauth/token'", 'revokeTokensOnSignout: true',
+      'allowInsecureRequests', "token_endpoint_auth_method: 'none'", 'CodeChallengeMethod.S256', `authority: '${t.baseUrl}'`]) {
+      assert.ok(page.includes(setting), setting);
+    }
+  });
+});
