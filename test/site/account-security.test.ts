@@ -23,14 +23,7 @@ const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
 /** A browser that names itself with a User-Agent. */
-class NamedBrowser extends Browser {
-  constructor(t: TestApp, readonly userAgent: string) { super(t); }
-  override fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    headers.set('user-agent', this.userAgent);
-    return super.fetch(path, { ...init, headers });
-  }
-}
+const namedBrowser = (t: TestApp, userAgent: string) => new Browser(t, { 'user-agent': userAgent });
 
 forEachDatabase('account security', (database) => {
   let t: TestApp;
@@ -44,7 +37,7 @@ forEachDatabase('account security', (database) => {
 
   async function signedIn(userAgent = CHROME) {
     const user = await newUser(t);
-    const browser = new NamedBrowser(t, userAgent);
+    const browser = namedBrowser(t, userAgent);
     assert.equal((await browser.signIn(user.username)).status, 303);
     return { user, browser };
   }
@@ -113,7 +106,7 @@ forEachDatabase('account security', (database) => {
 
   test('password change: every other session ends, this one continues under a new id', async () => {
     const { user, browser } = await signedIn();
-    const other = new NamedBrowser(t, FIREFOX);
+    const other = namedBrowser(t, FIREFOX);
     assert.equal((await other.signIn(user.username)).status, 303);
     const before = browser.cookies.get('svc_session')!;
     const changed = await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
@@ -365,7 +358,7 @@ forEachDatabase('account security', (database) => {
 
   test('sessions: each signed-in browser is listed with its device, address, sign-in time and last activity', async () => {
     const { user, browser } = await signedIn(CHROME);
-    const other = new NamedBrowser(t, FIREFOX);
+    const other = namedBrowser(t, FIREFOX);
     assert.equal((await other.signIn(user.username)).status, 303);
     t.clock.advance(90_000);
     await other.fetch('/');
@@ -381,7 +374,7 @@ forEachDatabase('account security', (database) => {
 
   test('sessions: "sign out" ends one other session, "sign out everywhere else" all but this one', async () => {
     const { user, browser } = await signedIn(CHROME);
-    const [a, b] = [new NamedBrowser(t, FIREFOX), new NamedBrowser(t, FIREFOX)];
+    const [a, b] = [namedBrowser(t, FIREFOX), namedBrowser(t, FIREFOX)];
     for (const other of [a, b]) assert.equal((await other.signIn(user.username)).status, 303);
     const listed = await t.deps.stores.sessions.listForUser(user.id, t.clock.now());
     assert.equal(listed.length, 3);

@@ -3,32 +3,19 @@
  * exactly one of many racing callers, on SQLite and PostgreSQL alike.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { Stores } from '../../src/core/ports.js';
-import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
-import { createStores } from '../../src/storage/stores.js';
+import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
+import { storesForSuite } from '../support/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const MINUTE = 60_000;
 const RACERS = 20;
 
-function unique(prefix: string): string {
-  return `${prefix}${randomBytes(4).toString('hex')}`;
-}
-
 forEachDatabase('account security storage contract', (database) => {
-  let handle: DatabaseHandle;
   let stores: Stores;
-
-  before(async () => {
-    handle = openDatabase(database.target);
-    await migrateToLatest(handle.db);
-    stores = createStores(handle.db, handle.queries);
-  });
-  after(() => handle.close());
+  storesForSuite(database, (opened) => { stores = opened; });
 
   const newUser = () => stores.users.create({ username: unique('user'), passwordHash: 'hash', bio: '', member: false, level: 1, xp: 0 }, T0);
   const winners = (results: boolean[]) => results.filter(Boolean).length;

@@ -3,32 +3,23 @@
  * Each test makes the users and clients it needs; nothing is shared between tests.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { ConflictError } from '../../src/core/errors.js';
 import type { Stores } from '../../src/core/ports.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createStores } from '../../src/storage/stores.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
+import { storesForSuite } from '../support/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const MINUTE = 60_000;
 
-function unique(prefix: string): string {
-  return `${prefix}${randomBytes(4).toString('hex')}`;
-}
-
 forEachDatabase('storage contract', (database) => {
   let handle: DatabaseHandle;
   let stores: Stores;
-
-  before(async () => {
-    handle = openDatabase(database.target);
-    await migrateToLatest(handle.db);
-    stores = createStores(handle.db, handle.queries);
-  });
-  after(() => handle.close());
+  storesForSuite(database, (opened, openedHandle) => { stores = opened; handle = openedHandle; });
 
   const newUser = (username = unique('user')) =>
     stores.users.create({ username, passwordHash: 'hash', bio: '', member: false, level: 1, xp: 0 }, T0);
