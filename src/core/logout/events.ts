@@ -5,8 +5,8 @@
  * a restart loses none. The delivery worker (`delivery.ts`) sends them.
  *
  * The events:
- * - the person signs out of the site (their sign-in session ends): every app they hold a live
- *   grant with, with that session's `sid`;
+ * - the person signs out of the site (their sign-in session ends): every app they signed into in
+ *   that session and still hold a live grant with, with that session's `sid`;
  * - a grant is revoked by reuse detection of a refresh token or by the app revoking its refresh
  *   token: that app, with the grant's `sid`;
  * - every grant of the person with an app is revoked (consent withdrawn, code reuse): that app,
@@ -59,9 +59,7 @@ export async function endSignInSession(stores: Stores, clock: Clock, idHash: str
     const now = clock.now();
     const ended = await tx.sessions.end(idHash, now);
     if (!ended) return false;
-    const sid = sessionSid({ idHash });
-    const clients = await tx.grants.liveClientIds(ended.userId);
-    await queueBackchannelLogouts(tx, now, clients.map((clientId) => ({ clientId, userId: ended.userId, sid, cause: 'signed_out' as const })));
+    await queueSessionLogouts(tx, now, ended.userId, [idHash]);
     return true;
   });
 }
@@ -73,9 +71,17 @@ export async function endSignInSession(stores: Stores, clock: Clock, idHash: str
  */
 export async function endOtherSignInSessions(tx: Stores, now: Instant, userId: number, keepIdHash: string): Promise<number> {
   const ended = await tx.sessions.endOthersForUser(userId, keepIdHash, now);
-  if (ended.length === 0) return 0;
-  const clients = await tx.grants.liveClientIds(userId);
-  await queueBackchannelLogouts(tx, now, ended.flatMap((idHash) =>
-    clients.map((clientId) => ({ clientId, userId, sid: sessionSid({ idHash }), cause: 'signed_out' as const }))));
+  await queueSessionLogouts(tx, now, userId, ended);
   return ended.length;
+}
+
+/**
+ * Queues, for sessions that just ended, a logout to every app signed into in them: the apps whose
+ * live grant was approved in that session (its `sid`). An app the person signed into elsewhere is
+ * told when that session ends, not this one (section 2.5: the RPs of the session).
+ */
+async function queueSessionLogouts(tx: Stores, now: Instant, userId: number, endedIdHashes: readonly string[]): Promise<void> {
+  if (endedIdHashes.length === 0) return;
+  const signedInto = await tx.grants.liveClientsOfSessions(userId, endedIdHashes.map((idHash) => sessionSid({ idHash })));
+  await queueBackchannelLogouts(tx, now, signedInto.map(({ clientId, sid }) => ({ clientId, userId, sid, cause: 'signed_out' as const })));
 }
