@@ -123,6 +123,19 @@ forEachDatabase('account security', (database) => {
     assert.ok((await events(user.id)).some((e) => e.kind === 'password.changed'));
   });
 
+  test('password change: a sign-in waiting for its second step is ended too', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const attacker = new Browser(t);
+    const first = await attacker.signIn(user.username, PASSWORD);
+    assert.equal(first.headers.get('location'), '/login/second-step', 'the stolen password got as far as the second step');
+    const changed = await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
+    assert.equal(changed.status, 303);
+    const second = await attacker.postForm('/login/second-step', { _csrf: csrf(attacker), code: totpCode(secret, t.clock.now()) });
+    assert.notEqual(second.status, 303, 'the waiting sign-in cannot finish');
+    assert.equal(await isSignedIn(attacker), false);
+  });
+
   // ---- 2. Two-step verification ---------------------------------------------------------------
 
   test('two-step enrolment needs a valid code to finish, and shows ten recovery codes once', async () => {

@@ -55,21 +55,26 @@ export async function queueBackchannelLogouts(tx: Stores, now: Instant, events: 
  * click or two instances racing send one logout. Returns whether this call ended it.
  */
 export async function endSignInSession(stores: Stores, clock: Clock, idHash: string): Promise<boolean> {
-  return stores.transaction(async (tx) => {
-    const now = clock.now();
-    const ended = await tx.sessions.end(idHash, now);
-    if (!ended) return false;
-    await queueSessionLogouts(tx, now, ended.userId, [idHash]);
-    return true;
-  });
+  return stores.transaction((tx) => endSignInSessionWithin(tx, clock.now(), idHash));
+}
+
+/** `endSignInSession` inside a transaction the caller runs (a session replaced by another). */
+export async function endSignInSessionWithin(tx: Stores, now: Instant, idHash: string): Promise<boolean> {
+  const ended = await tx.sessions.end(idHash, now);
+  if (!ended) return false;
+  await queueSessionLogouts(tx, now, ended.userId, [idHash]);
+  return true;
 }
 
 /**
  * Ends every sign-in session of the user but `keepIdHash` (sign out everywhere else, a password
- * change) and queues, for each, the logout that signing out there would have sent. Call it inside
+ * change), and every sign-in waiting for its second step, and queues, for each session, the
+ * logout that signing out there would have sent. Call it inside
  * the event's transaction. Returns how many sessions it ended.
  */
 export async function endOtherSignInSessions(tx: Stores, now: Instant, userId: number, keepIdHash: string): Promise<number> {
+  // A sign-in waiting for its second step is a session in the making: it ends too.
+  await tx.pendingSignIns.cancelForUser(userId, now);
   const ended = await tx.sessions.endOthersForUser(userId, keepIdHash, now);
   await queueSessionLogouts(tx, now, userId, ended);
   return ended.length;

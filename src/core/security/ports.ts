@@ -88,6 +88,8 @@ export interface PendingSignInStore {
   findLive(idHash: string, now: Instant): Promise<PendingSignIn | undefined>;
   /** Marks it used in one conditional write; whether this call did. */
   consume(idHash: string, now: Instant): Promise<boolean>;
+  /** Marks every unused one of the user used, so none can finish (the password changed). */
+  cancelForUser(userId: number, now: Instant): Promise<void>;
 }
 
 export interface SecurityEvent {
