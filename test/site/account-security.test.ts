@@ -10,6 +10,7 @@ import { runJanitor } from '../../src/janitor.js';
 import { hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
 import { totpCode } from '../../src/core/security/totp.js';
 import { PENDING_SIGN_IN_MS } from '../../src/core/security/two-step.js';
+import { RECENT_SIGN_IN_MS } from '../../src/core/sessions.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
 import {
   Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
@@ -134,6 +135,36 @@ forEachDatabase('account security', (database) => {
     const second = await attacker.postForm('/login/second-step', { _csrf: csrf(attacker), code: totpCode(secret, t.clock.now()) });
     assert.notEqual(second.status, 303, 'the waiting sign-in cannot finish');
     assert.equal(await isSignedIn(attacker), false);
+  });
+
+  test('changes that could lock the owner out need a sign-in of the last 15 minutes: an older one is sent to sign in again', async () => {
+    const { user, browser } = await signedIn();
+    t.clock.advance(RECENT_SIGN_IN_MS + 1000);
+    for (const action of ['totp-start', 'passkey-add', 'recovery-codes', 'totp-disable', 'passkey-remove']) {
+      const refused = await security(browser, { action });
+      assert.equal(refused.status, 303, action);
+      assert.equal(refused.headers.get('location'), '/login?reauth=1&return_to=%2Fsettings%2Fsecurity', action);
+    }
+    const options = await browser.fetch('/settings/security/passkeys/options', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ _csrf: csrf(browser) }),
+    });
+    assert.equal(options.status, 401);
+    assert.deepEqual(await options.json(), { error: 'sign_in_again', location: '/login?reauth=1&return_to=%2Fsettings%2Fsecurity' });
+    assert.equal((await browser.signIn(user.username, PASSWORD, '/settings/security')).status, 303);
+    assert.equal((await security(browser, { action: 'totp-start' })).status, 200, 'signed in again: allowed');
+  });
+
+  test('an action or notice named like a property of every object (constructor, __proto__) is no action and no notice', async () => {
+    const { browser } = await signedIn();
+    for (const action of ['constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf']) {
+      const response = await security(browser, { action });
+      assert.equal(response.status, 400, action);
+      assert.match(await response.text(), /choose one of the buttons/i);
+    }
+    for (const path of ['/settings/security', '/settings/tokens', '/settings/applications']) {
+      const page = await (await browser.fetch(`${path}?notice=constructor`)).text();
+      assert.doesNotMatch(page, /native code|function Object/, path);
+    }
   });
 
   // ---- 2. Two-step verification ---------------------------------------------------------------

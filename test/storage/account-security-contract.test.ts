@@ -4,6 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { ConflictError } from '../../src/core/errors.js';
 import type { Stores } from '../../src/core/ports.js';
 import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -59,6 +60,15 @@ forEachDatabase('account security storage contract', (database) => {
     assert.equal(await stores.secondFactors.removeTotp(user.id), true);
     assert.equal(await stores.secondFactors.findTotp(user.id), undefined);
     assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 0);
+  });
+
+  test('a passkey registered by 20 racing requests lands once; every other is a ConflictError, never a failed statement', async () => {
+    const owner = await newUser();
+    const credentialId = unique('cred');
+    const results = await Promise.allSettled(Array.from({ length: RACERS }, () =>
+      stores.passkeys.insert({ credentialId, userId: owner.id, name: 'Key', publicKey: 'pk', counter: 0, transports: [], backedUp: false }, T0)));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
   });
 
   test('passkeys are listed, renamed and removed by their owner only', async () => {

@@ -56,6 +56,7 @@ export interface Passkey {
 export type ChallengePurpose = 'register' | 'sign_in' | 'second_step';
 
 export interface PasskeyStore {
+  /** Throws `ConflictError` when the credential id is registered already (to anyone). */
   insert(passkey: Omit<Passkey, 'createdAt' | 'lastUsedAt'>, now: Instant): Promise<Passkey>;
   listForUser(userId: number): Promise<Passkey[]>;
   find(credentialId: string): Promise<Passkey | undefined>;
