@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { hashSecret } from '../src/core/credentials.js';
 import { openDatabase } from '../src/storage/database.js';
 import { temporarySqlitePath } from './support/databases.js';
+import { answers, compiled, descendants, isAlive, run } from './support/processes.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -142,3 +143,27 @@ test('WORKERS=2 serves from two worker processes on one port, their metrics merg
   service.child.kill('SIGTERM');
   assert.equal(await exited, 0);
 });
+
+// What a process manager does: signal the process it started, which is npm. npm hands the start
+// over to node (`exec`), so the signal reaches the server and nothing is left running.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal} to the npm start process stops the server and leaves no process behind`, async () => {
+    compiled();
+    const path = temporarySqlitePath();
+    const port = await freePort();
+    const npm = run('npm', ['start'], { DATABASE_URL: `sqlite:${path}`, PORT: String(port), LOG_LEVEL: 'warn' });
+    await npm.waitFor(/Listening on/);
+    const tree = descendants(npm.child.pid!);
+    try {
+      assert.ok(tree.length > 0, 'npm started the server');
+      assert.equal(await answers(port), true);
+      npm.child.kill(signal);
+      assert.equal(await npm.exited, 0, npm.output());
+      assert.equal(await answers(port), false, 'the port no longer answers');
+      assert.deepEqual(tree.filter(isAlive), [], 'no process npm started is left');
+    } finally {
+      // A server left behind would keep this test's pipes, and the run, open.
+      for (const pid of tree.filter(isAlive)) process.kill(pid, 'SIGKILL');
+    }
+  });
+}
