@@ -3,10 +3,12 @@
  * Everything else receives `Deps` (or the part of it that it needs).
  */
 import type { Settings } from './config/settings.js';
+import type { AuditSink } from './core/audit.js';
 import { DeviceCookies } from './core/device-cookies.js';
 import { KeyRing } from './core/oidc/key-ring.js';
 import type { RateLimiter, Stores } from './core/ports.js';
 import { type Clock, systemClock } from './core/time.js';
+import { pinoAuditSink } from './observability/audit.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
@@ -22,6 +24,8 @@ export interface Deps {
   readonly clock: Clock;
   readonly limiter: RateLimiter;
   readonly metrics: Metrics;
+  /** Where audit events go (src/core/audit.ts): the log, as JSON lines. */
+  readonly audit: AuditSink;
   /** id_token signing keys and the JWKS, shared by every request. */
   readonly keys: KeyRing;
   /** Signs and reads the device cookies of sign-in throttling. */
@@ -33,6 +37,8 @@ export interface Deps {
 export interface DepsOverrides {
   clock?: Clock;
   limiter?: RateLimiter;
+  /** Standard output by default; the command line writes its events to standard error. */
+  audit?: AuditSink;
 }
 
 /** Redis when REDIS_URL is set (counters shared by every instance), memory otherwise. */
@@ -55,6 +61,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     limiter,
     metrics: createMetrics(),
+    audit: overrides.audit ?? pinoAuditSink({ logLevel: settings.logLevel, destination: 1 }),
     close: async () => {
       if (!overrides.limiter && limiter instanceof RedisRateLimiter) await limiter.close();
       await database.close();

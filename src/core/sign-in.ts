@@ -7,6 +7,7 @@
  * Every failure looks the same from outside, so it never reveals whether an account exists.
  */
 import { canBeUsername } from './accounts.js';
+import { type AuditSink, typedUsername } from './audit.js';
 import type { DeviceCookies, DeviceEntry } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
@@ -22,6 +23,7 @@ export interface SignInDeps {
   limiter: RateLimiter;
   clock: Clock;
   deviceCookies: DeviceCookies;
+  audit: AuditSink;
 }
 
 /** Where a password attempt comes from: the address and the browser's device cookie, if any. */
@@ -79,11 +81,33 @@ function accountKey(username: string): string {
 }
 
 export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<SignInOutcome> {
+  const outcome = await checkSignIn(deps, attempt);
+  const { address } = attempt;
+  if (outcome.ok) {
+    deps.audit.record({ audit: 'sign_in.succeeded', userId: outcome.user.id, username: outcome.user.username, address });
+    return { ok: true, user: outcome.user, deviceCookie: outcome.deviceCookie };
+  }
+  deps.audit.record({
+    audit: 'sign_in.failed', username: typedUsername(attempt.username), reason: outcome.reason, address,
+    ...('userId' in outcome && outcome.userId !== undefined ? { userId: outcome.userId } : {}),
+  });
+  return outcome.reason === 'throttled' ? outcome : { ok: false, reason: outcome.reason };
+}
+
+/** An attempt's outcome with, for the audit log only, the account a failed check named (if any). */
+type Checked =
+  | { ok: true; user: User; deviceCookie: string }
+  | Throttled
+  | { ok: false; reason: 'invalid_credentials' | 'account_unusable'; userId: number | undefined };
+
+async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<Checked> {
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
   let unusable = false;
+  let named: number | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device), async () => {
     const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
+    named = found?.user.id;
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
     const valid = await verifyPassword(found?.passwordHash, attempt.password);
     if (!found || !valid) return undefined;
@@ -96,7 +120,7 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
     return found.user;
   });
   if (isThrottled(result)) return result;
-  if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials' };
+  if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials', userId: named };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
 }
 
@@ -106,7 +130,7 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
  */
 export async function confirmPassword(
   deps: SignInDeps,
-  user: Pick<User, 'username'>,
+  user: Pick<User, 'id' | 'username'>,
   password: string,
   origin: AttemptOrigin,
 ): Promise<'ok' | 'wrong' | Throttled> {
@@ -115,6 +139,10 @@ export async function confirmPassword(
   const result = await throttledCheck(deps, countersFor(account, origin, device), async () => {
     const found = await deps.stores.users.findCredentials(account);
     return (await verifyPassword(found?.passwordHash, password)) && found?.user.status === 'active' ? ('ok' as const) : undefined;
+  });
+  if (result === 'ok') return result;
+  deps.audit.record({
+    audit: 'password_confirm.failed', userId: user.id, reason: result === undefined ? 'wrong_password' : 'throttled', address: origin.address,
   });
   return result ?? 'wrong';
 }

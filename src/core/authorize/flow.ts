@@ -164,11 +164,14 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
   };
   if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored);
   else {
-    await deps.stores.transaction(async (tx) => {
+    const consented = await deps.stores.transaction(async (tx) => {
       await tx.codes.insertUnderNewGrant(stored);
       const previous = await tx.consents.find(userId, clientId);
-      await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
+      const union = formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]);
+      await tx.consents.save(userId, clientId, union, now);
+      return union;
     });
+    deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented });
   }
   // RFC 6749 4.1.2 and RFC 9207 2: code, the original state, and the issuer.
   return appendQuery(request.redirectUri, { code, state: request.state, iss: deps.settings.baseUrl });

@@ -1,4 +1,5 @@
-/** What the token rules need from outside: storage, clock, lifetimes and two counters. */
+/** What the token rules need from outside: storage, clock, lifetimes, two counters and the audit log. */
+import type { AuditSink } from '../audit.js';
 import type { KeyRing } from '../oidc/key-ring.js';
 import type { Stores } from '../ports.js';
 import type { Clock } from '../time.js';
@@ -23,4 +24,5 @@ export interface OAuthDeps {
     readonly tokensIssued: CounterPort<'kind'>;
     readonly tokensRevoked: CounterPort<'reason'>;
   };
+  readonly audit: AuditSink;
 }

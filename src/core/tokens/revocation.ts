@@ -14,10 +14,14 @@ export async function revokeGrant(deps: OAuthDeps, stores: Stores, grantId: numb
   if (await stores.grants.revoke(grantId, reason, now)) deps.metrics.tokensRevoked.inc({ reason });
 }
 
-/** Seed section 3 rule 2: a reused code ends every grant (so every token) of that user for that client. */
-export async function revokeUserClientGrants(deps: OAuthDeps, userId: number, clientId: string, reason: RevocationReason): Promise<void> {
+/**
+ * Seed section 3 rule 2: a reused code ends every grant (so every token) of that user for that
+ * client. Returns how many grants this call revoked.
+ */
+export async function revokeUserClientGrants(deps: OAuthDeps, userId: number, clientId: string, reason: RevocationReason): Promise<number> {
   const count = await deps.stores.grants.revokeForUserAndClient(userId, clientId, reason, deps.clock.now());
   if (count > 0) deps.metrics.tokensRevoked.inc({ reason }, count);
+  return count;
 }
 
 export type TokenTypeHint = 'access_token' | 'refresh_token';
@@ -31,15 +35,20 @@ export async function revokeToken(deps: OAuthDeps, client: Client, token: string
   const kind = tokenKind(token);
   const now = deps.clock.now();
   const hash = hashSecret(token);
+  const record = (found: { clientId: string; userId: number; grantId: number }, revoked: 'access' | 'refresh') => deps.audit.record({
+    audit: 'token.revoked', via: 'oauth', clientId: found.clientId, userId: found.userId, grantId: found.grantId, kind: revoked,
+  });
   if (kind === 'access') {
     const found = await deps.stores.tokens.findAccess(hash);
     if (found && found.clientId === client.clientId && (await deps.stores.tokens.revokeAccess(hash, now))) {
       deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_client' });
+      record(found, 'access');
     }
   } else if (kind === 'refresh') {
     const found = await deps.stores.tokens.findRefresh(hash);
     if (found && found.clientId === client.clientId) {
       await deps.stores.transaction((tx) => revokeGrant(deps, tx, found.grantId, 'revoked_by_client', now));
+      record(found, 'refresh');
     }
   }
 }

@@ -12,6 +12,7 @@ import { InputError, OAuthError } from '../../core/errors.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { ClientType, User } from '../../core/ports.js';
 import { confirmPassword } from '../../core/sign-in.js';
+import { formatUtc } from '../../core/time.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
@@ -45,7 +46,7 @@ function lines(value: string): string[] {
 }
 
 export async function settingsRoutes(app: FastifyInstance): Promise<void> {
-  const { stores, clock } = app.deps;
+  const { stores, clock, audit } = app.deps;
   // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
   await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 5, fieldSize: 1024, parts: 6 } });
 
@@ -147,6 +148,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     try {
       const { token, record } = await createPersonalToken(stores, clock, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
       app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
+      audit.record({
+        audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope,
+        expiresAt: record.expiresAt === null ? null : formatUtc(record.expiresAt), via: 'site', address: request.ip,
+      });
       return answer({ created: { token, name: record.name } }, 201);
     } catch (error) {
       return answer({ error: formError(error) }, 400);
@@ -163,6 +168,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         throw new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.');
       }
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
+      audit.record({ audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'site', address: request.ip });
       return reply.redirect('/settings/tokens?notice=revoked', 303);
     });
 
@@ -180,7 +186,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/applications');
       if (!user) return reply;
-      const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, request.body.client_id ?? '');
+      const clientId = request.body.client_id ?? '';
+      const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, clientId);
       if (!found) {
         const apps = await listAuthorizedApplications(stores, user.id);
         return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, {
@@ -188,6 +195,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         }), 404);
       }
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
+      audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: request.ip });
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
     });
 
@@ -215,6 +223,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         name: clientForm.name, description: clientForm.description, homepageUrl: clientForm.homepage,
         redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id,
       });
+      audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: request.ip });
       return sendPage(reply, clientPage(await pageContext(request, reply), client, {
         secret, notice: `Application registered. Its client ID is ${client.clientId}.`,
       }), 201);
@@ -269,6 +278,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       }
       const secret = await rotateClientSecret(stores, clock, client.clientId);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
+      audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
       return sendPage(reply, clientPage(await pageContext(request, reply), client, {
         secret, notice: 'A new secret was made. The old one no longer works.',
       }));
@@ -284,6 +294,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (client.status === 'active') {
         await deactivateClient(stores, clock, client.clientId);
         app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
+        audit.record({ audit: 'client.deactivated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
       }
       return reply.redirect(`${base}?notice=deactivated`, 303);
     });

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { retryMessage } from '../pages.js';
-import { deviceCookie, endSession, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
+import { currentSignIn, deviceCookie, endSession, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import { signInPage } from '../views/sign-in.js';
 
 /**
@@ -71,7 +71,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/logout', page, async (request, reply) => {
     verifyCsrf(request);
+    const signedIn = await currentSignIn(request);
     await endSession(request, reply);
+    if (signedIn) app.deps.audit.record({ audit: 'sign_out', userId: signedIn.user.id, address: request.ip });
     return reply.redirect('/', 303);
   });
 }
