@@ -6,9 +6,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { ensureBuilt } from '../../scripts/build.mjs';
 
+let built = false;
+
 /** dist/ as `npm start` would build it; the tests of compiled entry points call this first. */
 export function compiled(): void {
+  if (built) return;
   ensureBuilt();
+  built = true;
 }
 
 export interface Running {
