@@ -21,8 +21,11 @@ export interface Running {
   output(): string;
   /** Standard output alone (the server's log lines and banner). */
   stdout(): string;
-  /** Resolves with the output once `pattern` appears in it; rejects if the process exits first. */
-  waitFor(pattern: RegExp): Promise<string>;
+  /**
+   * Resolves with the output once `pattern` appears in it; rejects if the process exits first,
+   * or after `timeoutMs` (so a test that waits for the wrong thing fails instead of hanging).
+   */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<string>;
   /** Resolves with the exit code (or the signal's name). */
   readonly exited: Promise<number | string>;
 }
@@ -57,10 +60,20 @@ export function run(command: string, args: string[], env: Record<string, string>
     output: () => all,
     stdout: () => out,
     exited,
-    waitFor: (pattern) => new Promise((resolve, reject) => {
-      if (pattern.test(all)) resolve(all);
-      else if (child.exitCode !== null || child.signalCode !== null) reject(new Error(`exited before ${pattern}: ${all}`));
-      else waiters.push({ pattern, resolve, reject });
+    waitFor: (pattern, timeoutMs = 120_000) => new Promise((resolve, reject) => {
+      if (pattern.test(all)) return resolve(all);
+      if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`exited before ${pattern}: ${all}`));
+      const waiter = {
+        pattern,
+        resolve: (s: string) => { clearTimeout(timer); resolve(s); },
+        reject: (e: Error) => { clearTimeout(timer); reject(e); },
+      };
+      const timer = setTimeout(() => {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        reject(new Error(`no ${pattern} within ${timeoutMs} ms: ${all}`));
+      }, timeoutMs);
+      waiters.push(waiter);
+      return undefined;
     }),
   };
 }
