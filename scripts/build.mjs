@@ -26,6 +26,7 @@ const LOCK = join(ROOT, '.build-lock');
 const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 /** The entry points; a dist/ without them is rebuilt from scratch whatever its hash says. */
 const ENTRY_POINTS = ['main.js', 'cli/main.js', 'config/settings.js'];
+const NO_DEV_DEPENDENCIES = 'dist/ is missing or older than src/, and the dev dependencies that build it are not installed: run `npm ci`, then `npm run build`';
 
 /** The SHA-256 of every build input, by path and content. */
 export function sourceHash() {
@@ -99,14 +100,12 @@ export function ensureBuilt({ force = false } = {}) {
     if (!force && builtHash() === hash) return { built: false };
     // tsc --incremental trusts its .tsbuildinfo even when outputs were deleted: start afresh then.
     if (!ENTRY_POINTS.every((f) => existsSync(join(DIST, f)))) rmSync(join(DIST, '.tsbuildinfo'), { force: true });
-    process.stderr.write(existsSync(HASH_FILE)
-      ? 'Building dist/: the sources changed since the last build…\n'
-      : 'Building dist/ from src/ (the first build takes a while)…\n');
+    process.stderr.write(!existsSync(HASH_FILE) ? 'Building dist/ from src/ (the first build takes a while)…\n'
+      : builtHash() === hash ? 'Building dist/…\n'
+      : 'Building dist/: the sources changed since the last build…\n');
     const started = Date.now();
     const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    if (!existsSync(tsc)) {
-      throw new Error('dist/ is missing or out of date and TypeScript is not installed: run `npm ci` (with dev dependencies), then `npm run build`');
-    }
+    if (!existsSync(tsc)) throw new Error(NO_DEV_DEPENDENCIES);
     // tsc writes its diagnostics to standard output; they go to standard error here.
     const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json', '--incremental', '--tsBuildInfoFile', join(DIST, '.tsbuildinfo')], {
       cwd: ROOT, stdio: ['ignore', 2, 2],
@@ -126,7 +125,8 @@ export function ensureBuilt({ force = false } = {}) {
 async function settingsProblem() {
   const module = isBuilt()
     ? await import(pathToFileURL(join(DIST, 'config', 'settings.js')).href)
-    : await (await import('tsx/esm/api')).tsImport(pathToFileURL(join(ROOT, 'src', 'config', 'settings.ts')).href, import.meta.url);
+    : await (await import('tsx/esm/api').catch(() => { throw new Error(NO_DEV_DEPENDENCIES); }))
+      .tsImport(pathToFileURL(join(ROOT, 'src', 'config', 'settings.ts')).href, import.meta.url);
   try {
     module.loadSettings();
     return undefined;
