@@ -1,6 +1,6 @@
 /** What every command of the command line is: options, a run, and how to show its result. */
 import type { ParseArgsConfig } from 'node:util';
-import type { Deps } from '../deps.js';
+import type { BaseDeps } from '../base-deps.js';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 export type Values = Record<string, string | boolean | string[] | undefined>;
@@ -19,7 +19,8 @@ export interface Command<R extends object = object> {
   readonly help: Readonly<Record<string, string>>;
   /** What `--json` prints, as the README's table shows it. */
   readonly prints: string;
-  run(deps: Deps, values: Values, io: CommandIo): Promise<R>;
+  /** Commands get the database and the audit sink, not the server's parts (src/base-deps.ts). */
+  run(deps: BaseDeps, values: Values, io: CommandIo): Promise<R>;
   /** The result for a person; `--json` prints `R` itself. */
   human(result: R): string;
 }

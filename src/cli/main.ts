@@ -7,7 +7,7 @@
 import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
 import { ConflictError, InputError } from '../core/errors.js';
-import type { Deps } from '../deps.js';
+import type { BaseDeps } from '../base-deps.js';
 import { type Command, type CommandIo, Interrupted, UsageError } from './command.js';
 import { clientCreate, clientDeactivate, clientList, clientRotateSecret } from './commands/clients.js';
 import { postCreate, tokenCreate, tokenList, tokenRevoke } from './commands/content.js';
@@ -64,7 +64,7 @@ function help(args: string[], io: CliIo): number {
 }
 
 export async function runCli(args: string[], io: CliIo): Promise<number> {
-  let deps: Deps | undefined;
+  let deps: BaseDeps | undefined;
   try {
     if (args.some((a) => HELP_FLAGS.has(a)) || args[0] === 'help') return help(args.filter((a) => a !== 'help'), io);
     const found = findCommand(args);
@@ -77,12 +77,12 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       throw new UsageError(`${(error as Error).message.split('\n')[0]} (svc ${command.name} --help)`);
     }
     const settings = loadSettings();
-    // Loaded once the arguments are known good: the database drivers are most of a command's start.
-    const [{ createDeps, prepareDatabase }, { pinoAuditSink }, { MemoryRateLimiter }] = await Promise.all([
-      import('../deps.js'), import('../observability/audit.js'), import('../ratelimit/memory.js'),
+    // Loaded once the arguments are known good: the database drivers are most of a command's
+    // start. Only the database's part of the dependencies: no metrics, no Redis client.
+    const [{ createBaseDeps, prepareDatabase }, { pinoAuditSink }] = await Promise.all([
+      import('../base-deps.js'), import('../observability/audit.js'),
     ]);
-    // No command counts requests: with REDIS_URL set, a command must not connect to Redis for nothing.
-    deps = createDeps(settings, { audit: pinoAuditSink({ logLevel: settings.logLevel, destination: 2 }), limiter: new MemoryRateLimiter() });
+    deps = createBaseDeps(settings, { audit: pinoAuditSink({ logLevel: settings.logLevel, destination: 2 }) });
     await prepareDatabase(deps);
     const result = await command.run(deps, values, io);
     io.out(values.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);

@@ -65,7 +65,6 @@ export const tokenCreate = defineCommand({
     const { token, record } = await createPersonalToken(deps.stores, deps.clock, {
       userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays,
     });
-    deps.metrics.tokensIssued.inc({ kind: 'personal' });
     const expiresAt = record.expiresAt === null ? null : formatUtc(record.expiresAt);
     deps.audit.record({ audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope, expiresAt, via: 'cli' });
     return { token, expires_at: expiresAt };
@@ -118,7 +117,6 @@ export const tokenRevoke = defineCommand({
     if (id > 2 ** 31 - 1 || !(await deps.stores.personalTokens.revoke(id, user.id, deps.clock.now()))) {
       throw new UsageError(`${user.username} has no live personal token with id ${id}`);
     }
-    deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
     deps.audit.record({ audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'cli' });
     return { id, status: 'revoked' as const };
   },
