@@ -1,7 +1,17 @@
 // Runs every test/**/*.test.ts with Node's test runner (Node 20's --test takes no glob).
-// Arguments narrow the run to files whose path contains one of them.
+// Arguments narrow the run to files whose path contains one of them. dist/ is brought up to date
+// first: the tests of the command line, `npm start` and the cluster script run the compiled
+// service, as operators do.
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
+import { ensureBuilt } from './build.mjs';
+
+try {
+  ensureBuilt();
+} catch (error) {
+  process.stderr.write(`run-tests: ${error.message}\n`);
+  process.exit(1);
+}
 
 const filters = process.argv.slice(2);
 const files = readdirSync('test', { recursive: true })

@@ -5,5 +5,7 @@ import { readFileSync } from 'node:fs';
 
 export function serviceNodeFlags() {
   const start = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
-  return start.split(' ').filter((argument) => argument.startsWith('--'));
+  // The flags of the command that serves: `… && exec node FLAGS dist/main.js`.
+  const words = start.split(' ');
+  return words.slice(words.lastIndexOf('node') + 1).filter((argument) => argument.startsWith('--'));
 }

@@ -1,29 +1,25 @@
 /**
- * The one place that knows the concrete classes: database, stores, limiter, clock, metrics.
- * Everything else receives `Deps` (or the part of it that it needs).
+ * The one place that knows the concrete classes: database and stores (through src/base-deps.ts),
+ * limiter, clock, metrics, signing keys. Everything else receives `Deps` (or the part of it that
+ * it needs).
  */
+import { type BaseDeps, type BaseDepsOverrides, createBaseDeps } from './base-deps.js';
 import type { Settings } from './config/settings.js';
 import { DeviceCookies } from './core/device-cookies.js';
 import { SEND_TIMEOUT_MS } from './core/logout/delivery.js';
 import { KeyRing } from './core/oidc/key-ring.js';
-import type { RateLimiter, Stores } from './core/ports.js';
+import type { RateLimiter } from './core/ports.js';
 import { SecurityLog } from './core/security/security-log.js';
-import { type Clock, systemClock } from './core/time.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import { HttpLogoutSender } from './outbound/logout-sender.js';
 import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
-import { type DatabaseHandle, openDatabase } from './storage/database.js';
-import { migrateToLatest } from './storage/migrate.js';
-import { createStores } from './storage/stores.js';
 
-export interface Deps {
-  readonly settings: Settings;
-  readonly database: DatabaseHandle;
-  readonly stores: Stores;
-  readonly clock: Clock;
+export { prepareDatabase } from './base-deps.js';
+
+export interface Deps extends BaseDeps {
   readonly limiter: RateLimiter;
   readonly metrics: Metrics;
   /** id_token signing keys and the JWKS, shared by every request. */
@@ -34,12 +30,9 @@ export interface Deps {
   readonly logoutDeliveries: LogoutDeliveryWorker;
   /** The accounts' security log; `buildApp` points its audit lines at the server log. */
   readonly securityLog: SecurityLog;
-  /** Releases every connection; the process can then exit. */
-  close(): Promise<void>;
 }
 
-export interface DepsOverrides {
-  clock?: Clock;
+export interface DepsOverrides extends BaseDepsOverrides {
   limiter?: RateLimiter;
 }
 
@@ -50,18 +43,14 @@ function createLimiter(settings: Settings): RateLimiter {
 }
 
 export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
-  const database = openDatabase(settings.database);
-  const stores = createStores(database.db, database.queries);
-  const clock = overrides.clock ?? systemClock;
+  const base = createBaseDeps(settings, overrides);
+  const { stores, clock } = base;
   const limiter = overrides.limiter ?? createLimiter(settings);
   const keys = new KeyRing(stores, clock, settings.keysSecret);
   const metrics = createMetrics();
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   return {
-    settings,
-    database,
-    stores,
-    clock,
+    ...base,
     keys,
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
@@ -70,13 +59,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     metrics,
     close: async () => {
       if (!overrides.limiter && limiter instanceof RedisRateLimiter) await limiter.close();
-      await database.close();
+      await base.close();
     },
   };
-}
-
-/** Brings the schema up to date; says whether the database was new (nothing applied before). */
-export async function prepareDatabase(deps: Deps): Promise<{ isNew: boolean }> {
-  const { applied } = await migrateToLatest(deps.database.db);
-  return { isNew: applied.includes('2026-11-22-0001-initial') };
 }

@@ -45,16 +45,37 @@ function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh:
   return lines.join('\n');
 }
 
-/** Migrates, creates signing keys on first start, and seeds the demo on a new database; says whether it did. */
-async function prepare(settings: Settings): Promise<{ seeded: boolean }> {
+/**
+ * What a start on a database without accounts prints (a PostgreSQL one, where the demo is off by
+ * default): the commands that make it useful, to run with this server's settings.
+ */
+function nextSteps(settings: Settings): string {
+  const svc = 'npm run --silent svc --';
+  return [
+    '',
+    'No accounts yet. Next steps, run with this server\'s settings (the same DATABASE_URL):',
+    '  1. Create the first account (admin is reserved at sign-up, not here); you are asked for its password:',
+    `       ${svc} user create --username admin`,
+    '  2. Register an app that signs users in (a confidential client; its secret is printed once):',
+    `       ${svc} client create --name "My App" --type confidential --redirect-uri https://app.example/callback --owner admin`,
+    `  3. Point the app at ${settings.baseUrl}/.well-known/openid-configuration`,
+    `  ${svc} --help lists every command.`,
+  ].join('\n');
+}
+
+/**
+ * Migrates, creates signing keys on first start, and seeds the demo on a new database; says
+ * whether it seeded, and whether the database has any account at all.
+ */
+async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
   const deps = createDeps(settings);
   try {
     const { isNew } = await prepareDatabase(deps);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-    if (!settings.demo || !isNew) return { seeded: false };
-    const created = await seedDemo(deps.stores, deps.clock, settings.baseUrl);
+    const created = settings.demo && isNew ? await seedDemo(deps.stores, deps.clock, settings.baseUrl) : undefined;
     if (created) saveDemoCredentials(settings, created);
-    return { seeded: created !== undefined };
+    const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
+    return { seeded: created !== undefined, accounts };
   } finally {
     await deps.close();
   }
@@ -146,7 +167,7 @@ async function main(): Promise<void> {
     throw error;
   }
   if (cluster.isWorker) return serve(settings);
-  const { seeded } = await prepare(settings);
+  const { seeded, accounts } = await prepare(settings);
   if (settings.workers > 1) {
     await supervise(settings);
     const workers = new AggregatorRegistry();
@@ -155,7 +176,7 @@ async function main(): Promise<void> {
     await serve(settings);
   }
   const credentials = settings.demo ? readDemoCredentials(settings) : undefined;
-  process.stdout.write(`${banner(settings, credentials && { credentials, fresh: seeded })}\n`);
+  process.stdout.write(`${banner(settings, credentials && { credentials, fresh: seeded })}${accounts ? '' : nextSteps(settings)}\n`);
 }
 
 main().catch((error: unknown) => {

@@ -7,7 +7,9 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { hashSecret } from '../src/core/credentials.js';
 import { openDatabase } from '../src/storage/database.js';
-import { temporarySqlitePath } from './support/databases.js';
+import { svc } from './support/cli.js';
+import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
+import { answers, compiled, descendants, isAlive, run } from './support/processes.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -143,4 +145,55 @@ test('WORKERS=2 serves from two worker processes on one port, their metrics merg
   const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
   service.child.kill('SIGTERM');
   assert.equal(await exited, 0);
+});
+
+// What a process manager does: signal the process it started, which is npm. npm hands the start
+// over to node (`exec`), so the signal reaches the server and nothing is left running.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal} to the npm start process stops the server and leaves no process behind`, async () => {
+    compiled();
+    const path = temporarySqlitePath();
+    const port = await freePort();
+    const npm = run('npm', ['start'], { DATABASE_URL: `sqlite:${path}`, PORT: String(port), LOG_LEVEL: 'warn' });
+    await npm.waitFor(/Listening on/);
+    const tree = descendants(npm.child.pid!);
+    try {
+      assert.ok(tree.length > 0, 'npm started the server');
+      assert.equal(await answers(port), true);
+      npm.child.kill(signal);
+      assert.equal(await npm.exited, 0, npm.output());
+      assert.equal(await answers(port), false, 'the port no longer answers');
+      assert.deepEqual(tree.filter(isAlive), [], 'no process npm started is left');
+    } finally {
+      // A server left behind would keep this test's pipes, and the run, open.
+      for (const pid of tree.filter(isAlive)) process.kill(pid, 'SIGKILL');
+    }
+  });
+}
+
+forEachDatabase('a start on a database without accounts', (database) => {
+  test('prints the next steps, whose commands work as printed, and stops printing them once there is an account', async () => {
+    compiled();
+    const start = async () => {
+      const port = await freePort();
+      const server = run(process.execPath, ['dist/main.js'], { DATABASE_URL: database.url, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn' });
+      const banner = await server.waitFor(/Listening on[\s\S]*\n$/).finally(() => server.child.kill('SIGTERM'));
+      assert.equal(await server.exited, 0);
+      return { banner, port };
+    };
+    const { banner, port } = await start();
+    assert.match(banner, /No accounts yet\. Next steps/);
+    assert.match(banner, new RegExp(`Point the app at http://localhost:${port}/\\.well-known/openid-configuration`));
+    const commands = [...banner.matchAll(/^ {7}npm run --silent svc -- (.+)$/gm)].map((m) => m[1]!);
+    assert.equal(commands.length, 2, banner);
+    // The printed commands, as an operator would type them: words, with "My App" quoted.
+    const words = (line: string) => [...line.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+    const user = svc(database.url, [...words(commands[0]!), '--password-stdin', '--json'], {}, 'the admin password\n');
+    assert.equal(user.code, 0, user.stderr);
+    assert.equal(user.json.username, 'admin');
+    const client = svc(database.url, [...words(commands[1]!), '--json']);
+    assert.equal(client.code, 0, client.stderr);
+    assert.equal(client.json.type, 'confidential');
+    assert.doesNotMatch((await start()).banner, /Next steps/);
+  });
 });

@@ -1,65 +1,107 @@
 /**
- * `npm run svc -- <command>` (INTERFACE section 9). Every command takes `--json` and then prints
- * one JSON object on stdout and nothing else. Bad arguments: one line on stderr, exit code 2.
+ * `npm run --silent svc -- <command>` (INTERFACE section 9), compiled: `node dist/cli/main.js`.
+ * Every command takes `--json` and then prints one JSON object on stdout and nothing else.
+ * Bad arguments: one line on stderr, exit code 2. `--help` prints usage and exits 0.
+ * Audit events of what a command changed go to stderr as JSON lines (src/core/audit.ts).
  */
 import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
 import { ConflictError, InputError } from '../core/errors.js';
-import { type Deps, createDeps, prepareDatabase } from '../deps.js';
-import { type Command, UsageError } from './command.js';
-import { clientCreate, clientDeactivate, clientRotateSecret } from './commands/clients.js';
-import { postCreate, tokenCreate } from './commands/content.js';
+import type { BaseDeps } from '../base-deps.js';
+import { type Command, type CommandIo, Interrupted, UsageError } from './command.js';
+import { clientCreate, clientDeactivate, clientList, clientRotateSecret } from './commands/clients.js';
+import { postCreate, tokenCreate, tokenList, tokenRevoke } from './commands/content.js';
 import { demo, janitor, keysRotate, migrate } from './commands/operations.js';
-import { userCreate, userSetStatus } from './commands/users.js';
+import { userCreate, userList, userSetPassword, userSetStatus } from './commands/users.js';
+import { commandHelp, commandHelpJson, overview, overviewJson } from './help.js';
+import { terminalIo } from './terminal.js';
 
 const COMMANDS: readonly Command<any>[] = [
-  userCreate, userSetStatus, clientCreate, clientRotateSecret, clientDeactivate,
-  postCreate, tokenCreate, keysRotate, migrate, demo, janitor,
+  userCreate, userList, userSetStatus, userSetPassword,
+  clientCreate, clientList, clientRotateSecret, clientDeactivate,
+  postCreate, tokenCreate, tokenList, tokenRevoke,
+  keysRotate, migrate, demo, janitor,
 ];
 
-function usage(): string {
-  return ['usage: npm run svc -- <command> [--json]', ...COMMANDS.map((c) => `  ${c.usage}`)].join('\n');
-}
+const HELP_FLAGS = new Set(['--help', '-h']);
 
-function findCommand(args: string[]): { command: Command<any>; rest: string[] } {
+/** The command the leading words name, and the arguments after them. */
+function findCommand(args: string[]): { command: Command<any>; rest: string[] } | undefined {
   for (const command of COMMANDS) {
     const words = command.name.split(' ');
     if (words.every((word, i) => args[i] === word)) return { command, rest: args.slice(words.length) };
   }
-  const typed = args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ');
-  throw new UsageError(typed ? `unknown command "${typed}" (run with no arguments for the list)` : 'no command given');
+  return undefined;
 }
 
-export async function runCli(args: string[], io: { out: (s: string) => void; err: (s: string) => void }): Promise<number> {
-  let deps: Deps | undefined;
+function unknownCommand(args: string[]): UsageError {
+  const words = args.filter((a) => !a.startsWith('-')).slice(0, 2);
+  const nouns = COMMANDS.filter((c) => c.name.split(' ')[0] === words[0]).map((c) => c.name);
+  if (words.length === 0) return new UsageError('no command given (svc --help lists them)');
+  if (nouns.length > 0 && words.length === 1) return new UsageError(`"${words[0]}" needs one of: ${nouns.join(', ')}`);
+  return new UsageError(`unknown command "${words.join(' ')}" (svc --help lists them)`);
+}
+
+export interface CliIo extends CommandIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** `--help` anywhere: the overview, a noun's commands, or one command's options. */
+function help(args: string[], io: CliIo): number {
+  const json = args.includes('--json');
+  const words = args.filter((a) => !a.startsWith('-'));
+  const found = findCommand(words);
+  if (found) {
+    io.out(json ? `${JSON.stringify(commandHelpJson(found.command))}\n` : commandHelp(found.command));
+    return 0;
+  }
+  const noun = words.length === 1 ? COMMANDS.filter((c) => c.name.split(' ')[0] === words[0]) : [];
+  if (words.length > 0 && noun.length === 0) throw unknownCommand(words);
+  const listed = words.length === 0 ? COMMANDS : noun;
+  io.out(json ? `${JSON.stringify(overviewJson(listed))}\n` : overview(listed));
+  return 0;
+}
+
+export async function runCli(args: string[], io: CliIo): Promise<number> {
+  let deps: BaseDeps | undefined;
   try {
-    if (args.length === 0 || args[0] === '--help' || args[0] === 'help') {
-      io.out(`${usage()}\n`);
-      return args.length === 0 ? 2 : 0;
-    }
-    const { command, rest } = findCommand(args);
+    if (args.some((a) => HELP_FLAGS.has(a)) || args[0] === 'help') return help(args.filter((a) => a !== 'help'), io);
+    const found = findCommand(args);
+    if (!found) throw unknownCommand(args);
+    const { command, rest } = found;
     let values;
     try {
       ({ values } = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }));
     } catch (error) {
-      throw new UsageError(`${(error as Error).message.split('\n')[0]} (usage: ${command.usage})`);
+      throw new UsageError(`${(error as Error).message.split('\n')[0]} (svc ${command.name} --help)`);
     }
-    deps = createDeps(loadSettings());
+    const settings = loadSettings();
+    // Loaded once the arguments are known good: the database drivers are most of a command's
+    // start. Only the database's part of the dependencies: no metrics, no Redis client.
+    const [{ createBaseDeps, prepareDatabase }, { pinoAuditSink }] = await Promise.all([
+      import('../base-deps.js'), import('../observability/audit.js'),
+    ]);
+    deps = createBaseDeps(settings, { audit: pinoAuditSink({ logLevel: settings.logLevel, destination: 2 }) });
     await prepareDatabase(deps);
-    const result = await command.run(deps, values);
+    const result = await command.run(deps, values, io);
     io.out(values.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
     return 0;
   } catch (error) {
+    if (error instanceof Interrupted) {
+      io.err('svc: interrupted; nothing was changed\n');
+      return 130;
+    }
     if (error instanceof UsageError || error instanceof InputError || error instanceof ConflictError || error instanceof SettingsError) {
       io.err(`svc: ${error.message}\n`);
       return 2;
     }
-    io.err(`svc: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.err(`svc: failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
     return 1;
   } finally {
     await deps?.close();
   }
 }
 
-const code = await runCli(process.argv.slice(2), { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) });
-process.exitCode = code;
+const io: CliIo = { ...terminalIo(), out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
+process.exitCode = await runCli(process.argv.slice(2), io);

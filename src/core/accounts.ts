@@ -149,3 +149,19 @@ export async function setAccountStatus(stores: Stores, clock: Clock, userId: num
     return user;
   });
 }
+
+/**
+ * Sets a new password (checked by `checkPassword`) and ends every sign-in session of the account:
+ * a session opened with the old password must not outlive it (OWASP ASVS 3.3.3). Grants of apps
+ * and personal tokens stay: they were given by the user and do not hold the password. Returns how
+ * many sessions ended, or `undefined` when there is no such user.
+ */
+export async function setPassword(stores: Stores, clock: Clock, user: Pick<User, 'id' | 'username'>, password: string): Promise<{ sessionsEnded: number } | undefined> {
+  checkPassword(password, user.username);
+  const passwordHash = await hashPassword(password);
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    if (!(await tx.users.setPasswordHash(user.id, passwordHash, now))) return undefined;
+    return { sessionsEnded: await tx.sessions.endForUser(user.id, now) };
+  });
+}

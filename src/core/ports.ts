@@ -45,8 +45,10 @@ export interface UserStore {
   /** The user and the password hash, for sign-in only. */
   findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined>;
   setStatus(id: number, status: UserStatus, now: Instant): Promise<User | undefined>;
-  /** Replaces the password hash (a password change). */
-  setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<void>;
+  /** Replaces the password hash; returns whether the user exists. */
+  setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean>;
+  /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */
+  list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]>;
   setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;
   findAvatar(userId: number): Promise<Avatar | undefined>;
 }
@@ -161,6 +163,8 @@ export interface ClientStore {
   create(client: NewClient, now: Instant): Promise<Client>;
   findById(clientId: string): Promise<Client | undefined>;
   listByOwner(ownerId: number): Promise<Client[]>;
+  /** Every client, oldest first (the operator's list; registrations are few). */
+  listAll(): Promise<Client[]>;
   /** Replaces the secret hash; the old secret stops working at once. */
   setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean>;
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;

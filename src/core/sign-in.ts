@@ -8,6 +8,7 @@
  */
 import { canBeUsername } from './accounts.js';
 import { addressKey } from './addresses.js';
+import { type AuditSink, typedUsername } from './audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
@@ -26,6 +27,8 @@ export interface SignInDeps {
   deviceCookies: DeviceCookies;
   /** Failed attempts on an existing account are written to its security log (issue 18 item 5). */
   securityLog: SecurityLog;
+  /** Where audit events go (the server log). */
+  audit: AuditSink;
 }
 
 /** Where a password attempt comes from: the address and the browser's device cookie, if any. */
@@ -86,12 +89,34 @@ export function isThrottled(value: unknown): value is Throttled {
 }
 
 export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<SignInOutcome> {
+  const outcome = await checkSignIn(deps, attempt);
+  const { address } = attempt;
+  if (outcome.ok) {
+    deps.audit.record({ audit: 'sign_in.succeeded', userId: outcome.user.id, username: outcome.user.username, address });
+    return { ok: true, user: outcome.user, deviceCookie: outcome.deviceCookie };
+  }
+  deps.audit.record({
+    audit: 'sign_in.failed', username: typedUsername(attempt.username), reason: outcome.reason, address,
+    ...('userId' in outcome && outcome.userId !== undefined ? { userId: outcome.userId } : {}),
+  });
+  return outcome.reason === 'throttled' ? outcome : { ok: false, reason: outcome.reason };
+}
+
+/** An attempt's outcome with, for the audit log only, the account a failed check named (if any). */
+type Checked =
+  | { ok: true; user: User; deviceCookie: string }
+  | Throttled
+  | { ok: false; reason: 'invalid_credentials' | 'account_unusable'; userId: number | undefined };
+
+async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<Checked> {
   const account = accountKey(attempt.username);
   const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
   let unusable = false;
   let wrongFor: User | undefined;
+  let named: number | undefined;
   const result = await throttledCheck(deps, countersFor(account, attempt, device), async () => {
     const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
+    named = found?.user.id;
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
     const valid = await verifyPassword(found?.passwordHash, attempt.password);
     if (found && !valid) wrongFor = found.user;
@@ -107,7 +132,7 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
   if (isThrottled(result)) return result;
   // Failures are told to the account's owner only when the account exists (issue 18 item 5).
   if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent }, detail: { reason: 'wrong password' } });
-  if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials' };
+  if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials', userId: named };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
 }
 
@@ -134,7 +159,7 @@ export async function countedCheck<T>(
  */
 export async function confirmPassword(
   deps: Omit<SignInDeps, 'securityLog'>,
-  user: Pick<User, 'username'>,
+  user: Pick<User, 'id' | 'username'>,
   password: string,
   origin: AttemptOrigin,
 ): Promise<{ ok: true; deviceCookie: string } | { ok: false; reason: 'wrong' } | Throttled> {
@@ -143,7 +168,9 @@ export async function confirmPassword(
     const found = await deps.stores.users.findCredentials(account);
     return (await verifyPassword(found?.passwordHash, password)) && found?.user.status === 'active' ? true : undefined;
   });
-  if (isThrottled(result)) return result;
-  if (result === undefined) return { ok: false, reason: 'wrong' };
-  return { ok: true, deviceCookie: await deps.deviceCookies.afterSignIn(origin.deviceCookie, account) };
+  if (result === true) return { ok: true, deviceCookie: await deps.deviceCookies.afterSignIn(origin.deviceCookie, account) };
+  deps.audit.record({
+    audit: 'password_confirm.failed', userId: user.id, reason: result === undefined ? 'wrong_password' : 'throttled', address: origin.address,
+  });
+  return isThrottled(result) ? result : { ok: false, reason: 'wrong' };
 }

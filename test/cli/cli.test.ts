@@ -1,23 +1,46 @@
-/** The command line (INTERFACE section 9), run as a process against each database. */
+/** The command line (INTERFACE section 9), compiled, run as a process against each database. */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { test } from 'node:test';
-import { tokenKind } from '../../src/core/credentials.js';
-import { svc } from '../support/cli.js';
-import { forEachDatabase } from '../support/databases.js';
+import { existsSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { AUDIT_EVENTS } from '../../src/core/audit.js';
+import { generateOpaqueId, hashSecret, tokenKind } from '../../src/core/credentials.js';
+import { verifyPassword } from '../../src/core/passwords.js';
+import type { Stores } from '../../src/core/ports.js';
+import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
+import { createStores } from '../../src/storage/stores.js';
+import { type CliResult, svc, svcAtTerminal } from '../support/cli.js';
+import { forEachDatabase, temporarySqlitePath } from '../support/databases.js';
 
 const name = (prefix: string) => `${prefix}${randomBytes(3).toString('hex')}`;
 
+/** Exit code 2, one line on stderr, nothing on stdout. */
+function assertBadArguments(result: CliResult, message: RegExp): void {
+  assert.equal(result.code, 2, result.stderr);
+  assert.equal(result.stdout, '');
+  assert.match(result.stderr, message);
+  assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
+}
+
+/** The audit lines a command wrote on stderr (JSON, one a line). */
+function auditLines(result: CliResult): Array<Record<string, unknown>> {
+  return result.stderr.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
 forEachDatabase('command line', (database) => {
   const run = (...args: string[]) => svc(database.url, args);
-
-  /** Exit code 2, one line on stderr, nothing on stdout. */
-  const assertBadArguments = (result: ReturnType<typeof run>, message: RegExp) => {
-    assert.equal(result.code, 2, result.stderr);
-    assert.equal(result.stdout, '');
-    assert.match(result.stderr, message);
-    assert.equal(result.stderr.trimEnd().split('\n').length, 1, result.stderr);
-  };
+  /** Runs with `input` on standard input. */
+  const runWith = (input: string, ...args: string[]) => svc(database.url, args, {}, input);
+  let handle: DatabaseHandle;
+  let stores: Stores;
+  before(() => {
+    // Migrated by the first command; opened here to look at what the commands wrote.
+    assert.equal(run('migrate', '--json').code, 0);
+    handle = openDatabase(database.target);
+    stores = createStores(handle.db, handle.queries);
+  });
+  after(() => handle.close());
 
   test('migrate prints {"ok":true}', () => {
     const r = run('migrate', '--json');
@@ -124,7 +147,145 @@ forEachDatabase('command line', (database) => {
   test('an unknown command or option, or a missing option, is a bad argument', () => {
     assertBadArguments(run('user', 'explode', '--json'), /unknown command/);
     assertBadArguments(run('user', 'create', '--username', 'x', '--colour', 'red', '--json'), /colour/);
-    assertBadArguments(run('user', 'create', '--username', name('x'), '--json'), /--password is required/);
+    assertBadArguments(run('user', 'create', '--username', name('x'), '--json'), /--password-stdin/);
+  });
+
+  test('a password comes from standard input with --password-stdin, its first line only', async () => {
+    const username = name('inp');
+    const r = runWith('a password from a pipe\nignored second line\n', 'user', 'create', '--username', username, '--password-stdin', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    const stored = await stores.users.findCredentials(username);
+    assert.equal(await verifyPassword(stored!.passwordHash, 'a password from a pipe'), true);
+    assertBadArguments(runWith('', 'user', 'create', '--username', name('emp'), '--password-stdin', '--json'), /held no password/);
+    assertBadArguments(runWith('x y z w v u', 'user', 'create', '--username', name('two'), '--password-stdin', '--password', 'p', '--json'), /either/);
+  });
+
+  test('on a terminal the password is asked twice and never echoed', async () => {
+    const username = name('tty');
+    const password = `typed ${randomBytes(6).toString('hex')}`;
+    const typed = await svcAtTerminal(database.url, ['user', 'create', '--username', username, '--json'], [
+      { prompt: /Password for \w+: /, type: `${password}\r` },
+      { prompt: /The same password again: /, type: `${password}\r` },
+    ]);
+    assert.equal(typed.code, 0, typed.screen);
+    assert.ok(!typed.screen.includes(password), `the terminal showed the password: ${typed.screen}`);
+    assert.match(typed.screen, new RegExp(`\\{"id":\\d+,"username":"${username}"\\}`));
+    assert.equal(await verifyPassword((await stores.users.findCredentials(username))!.passwordHash, password), true);
+
+    const differ = await svcAtTerminal(database.url, ['user', 'create', '--username', name('tty'), '--json'], [
+      { prompt: /Password for \w+: /, type: 'first password\r' },
+      { prompt: /The same password again: /, type: 'second password\r' },
+    ]);
+    assert.equal(differ.code, 2);
+    assert.match(differ.screen, /the two passwords differ/);
+  });
+
+  test('user set-password follows the password rules, ends every session, and keeps tokens', async () => {
+    const username = name('pwd');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'the first password', '--json');
+    const now = Date.now();
+    for (let i = 0; i < 2; i++) {
+      await stores.sessions.create({ idHash: hashSecret(generateOpaqueId()), userId: user.id, authTime: now, expiresAt: now + 3_600_000 }, now);
+    }
+    const { json: token } = run('token', 'create', '--username', username, '--name', 'ci', '--scopes', 'profile:read', '--json');
+    assertBadArguments(runWith('short\n', 'user', 'set-password', '--username', username, '--password-stdin', '--json'), /8 to 256/);
+    assertBadArguments(runWith(`${username}\n`, 'user', 'set-password', '--username', username, '--password-stdin', '--json'), /username/);
+    assertBadArguments(runWith('a fine password\n', 'user', 'set-password', '--username', name('ghost'), '--password-stdin', '--json'), /unknown user/);
+    const r = runWith('the second password\n', 'user', 'set-password', '--username', username.toUpperCase(), '--password-stdin', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.json, { id: user.id, sessions_ended: 2 });
+    const stored = await stores.users.findCredentials(username);
+    assert.equal(await verifyPassword(stored!.passwordHash, 'the second password'), true);
+    assert.equal(await verifyPassword(stored!.passwordHash, 'the first password'), false);
+    assert.equal((await stores.personalTokens.findBearer(hashSecret(token.token)))?.revokedAt, null, 'personal tokens keep working');
+    assert.deepEqual(auditLines(r).map((line) => [line.audit, line.userId, line.sessionsEnded]), [['account.password_changed', user.id, 2]]);
+  });
+
+  test('user list pages by id, filters by status, and says where the next page starts', () => {
+    const made = [name('la'), name('lb'), name('lc')].map((username) => run('user', 'create', '--username', username, '--password', 'long enough pw', '--json').json);
+    run('user', 'set-status', '--username', made[1].username, '--status', 'banned', '--json');
+    const first = run('user', 'list', '--after', String(made[0].id - 1), '--limit', '2', '--json');
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual(Object.keys(first.json), ['users', 'next_after']);
+    assert.deepEqual(first.json.users.map((u: { id: number }) => u.id), [made[0].id, made[1].id]);
+    assert.deepEqual(Object.keys(first.json.users[0]), ['id', 'username', 'status', 'member', 'level', 'xp', 'created_at']);
+    assert.match(first.json.users[0].created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(first.json.next_after, made[1].id);
+    const rest = run('user', 'list', '--after', String(first.json.next_after), '--json');
+    assert.equal(rest.json.users[0].id, made[2].id);
+    assert.equal(rest.json.next_after, null);
+    const banned = run('user', 'list', '--status', 'banned', '--json').json.users.map((u: { username: string }) => u.username);
+    assert.ok(banned.includes(made[1].username) && !banned.includes(made[0].username));
+    assertBadArguments(run('user', 'list', '--status', 'frozen', '--json'), /unknown status/);
+    assertBadArguments(run('user', 'list', '--limit', '0', '--json'), /--limit/);
+  });
+
+  test('client list shows every client without a secret, or one owner\'s', () => {
+    const owner = name('cow');
+    run('user', 'create', '--username', owner, '--password', 'long enough pw');
+    const { json: mine } = run('client', 'create', '--name', 'Owned', '--type', 'confidential', '--redirect-uri', 'https://o.example/cb', '--owner', owner, '--json');
+    const { json: other } = run('client', 'create', '--name', 'Unowned', '--type', 'public', '--redirect-uri', 'http://127.0.0.1/cb', '--json');
+    const all = run('client', 'list', '--json');
+    assert.equal(all.code, 0, all.stderr);
+    assert.doesNotMatch(all.stdout, /svcs_|secret/);
+    const listed = all.json.clients.find((c: { client_id: string }) => c.client_id === mine.client_id);
+    assert.deepEqual(Object.keys(listed), ['client_id', 'name', 'type', 'status', 'owner', 'redirect_uris', 'created_at']);
+    assert.deepEqual({ ...listed, created_at: undefined }, {
+      client_id: mine.client_id, name: 'Owned', type: 'confidential', status: 'active', owner, redirect_uris: ['https://o.example/cb'], created_at: undefined,
+    });
+    assert.equal(all.json.clients.find((c: { client_id: string }) => c.client_id === other.client_id).owner, null);
+    assert.deepEqual(run('client', 'list', '--owner', owner, '--json').json.clients.map((c: { client_id: string }) => c.client_id), [mine.client_id]);
+    assertBadArguments(run('client', 'list', '--owner', name('nobody'), '--json'), /unknown user/);
+  });
+
+  test('token list shows an account\'s personal tokens without the token; token revoke ends one', () => {
+    const owner = name('tls');
+    run('user', 'create', '--username', owner, '--password', 'long enough pw');
+    const { json: created } = run('token', 'create', '--username', owner, '--name', 'deploy', '--scopes', 'posts:read', '--expires-in-days', 'none', '--json');
+    const listed = run('token', 'list', '--username', owner, '--json');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(!listed.stdout.includes(created.token));
+    assert.equal(listed.json.tokens.length, 1);
+    const [token] = listed.json.tokens;
+    assert.deepEqual(Object.keys(token), ['id', 'name', 'scope', 'status', 'created_at', 'expires_at', 'last_used_at']);
+    assert.deepEqual({ ...token, id: 0, created_at: '' }, { id: 0, name: 'deploy', scope: 'posts:read', status: 'active', created_at: '', expires_at: null, last_used_at: null });
+    const revoked = run('token', 'revoke', '--username', owner, '--id', String(token.id), '--json');
+    assert.deepEqual(revoked.json, { id: token.id, status: 'revoked' });
+    assert.equal(run('token', 'list', '--username', owner, '--json').json.tokens[0].status, 'revoked');
+    assertBadArguments(run('token', 'revoke', '--username', owner, '--id', String(token.id), '--json'), /no live personal token/);
+    assert.deepEqual(run('token', 'list', '--username', name('nobody'), '--json').code, 2);
+  });
+
+  test('what a command changes is an audit line on stderr, with ids and no secret; stdout stays one JSON object', () => {
+    const username = name('aud');
+    const created = runWith('an audited password\n', 'user', 'create', '--username', username, '--password-stdin', '--json');
+    const client = run('client', 'create', '--name', 'Audited', '--type', 'confidential', '--redirect-uri', 'https://a.example/cb', '--owner', username, '--json');
+    const rotated = run('client', 'rotate-secret', '--client-id', client.json.client_id, '--json');
+    const token = run('token', 'create', '--username', username, '--name', 'x', '--scopes', 'profile:read', '--json');
+    const results = [
+      created, client, rotated, token,
+      run('client', 'deactivate', '--client-id', client.json.client_id, '--json'),
+      run('user', 'set-status', '--username', username, '--status', 'suspended', '--json'),
+      run('keys', 'rotate', '--json'),
+    ];
+    const events = results.flatMap((r) => {
+      assert.equal(r.code, 0, r.stderr);
+      assert.doesNotThrow(() => JSON.parse(r.stdout), 'one JSON object on stdout');
+      return auditLines(r);
+    });
+    assert.deepEqual(events.map((e) => e.audit), [
+      'account.created', 'client.registered', 'client.secret_rotated', 'personal_token.created',
+      'client.deactivated', 'account.status_changed', 'signing_keys.rotated',
+    ]);
+    for (const event of events) {
+      assert.equal(event.via, 'cli');
+      assert.ok(AUDIT_EVENTS.includes(event.audit as never));
+    }
+    assert.equal(events[1]!.clientId, client.json.client_id);
+    const everything = results.map((r) => r.stderr).join('');
+    for (const secret of ['an audited password', client.json.client_secret, rotated.json.client_secret, token.json.token]) {
+      assert.ok(!everything.includes(secret), 'no secret in the audit lines');
+    }
   });
 
   test('bad arguments change nothing', () => {
@@ -139,4 +300,47 @@ test('a bad setting makes the command line stop with one line naming it', () => 
   assert.equal(r.code, 2);
   assert.match(r.stderr, /DATABASE_URL/);
   assert.equal(r.stdout, '');
+});
+
+test('svc --help lists every command and exits 0; a command\'s --help shows its options', () => {
+  const path = temporarySqlitePath();
+  const url = `sqlite:${path}`;
+  const overview = svc(url, ['--help']);
+  assert.equal(overview.code, 0);
+  assert.equal(overview.stderr, '');
+  for (const command of ['user create', 'user list', 'user set-status', 'user set-password', 'client create', 'client list',
+    'client rotate-secret', 'client deactivate', 'post create', 'token create', 'token list', 'token revoke', 'keys rotate',
+    'migrate', 'demo', 'janitor']) {
+    assert.match(overview.stdout, new RegExp(`^  ${command} `, 'm'));
+    const help = svc(url, [...command.split(' '), '--help']);
+    assert.equal(help.code, 0, help.stderr);
+    assert.match(help.stdout, new RegExp(`^usage: svc ${command}`));
+    assert.match(help.stdout, /--json +print one JSON object/);
+  }
+  assert.match(svc(url, ['user', 'create', '--help']).stdout, /--password P +the password itself: other users of this machine can read it/);
+  assert.equal(svc(url, ['help']).stdout, overview.stdout);
+  const json = svc(url, ['user', 'set-password', '--help', '--json']);
+  assert.equal(json.json.name, 'user set-password');
+  assert.equal(typeof json.json.options['--password-stdin'], 'string');
+  assert.deepEqual(svc(url, ['--help', '--json']).json.commands.length, 16);
+  assert.match(svc(url, ['token', '--help']).stdout, /token create[\s\S]*token list[\s\S]*token revoke/);
+  // Help touches no database.
+  assert.equal(existsSync(path), false);
+});
+
+test('no command, a noun alone or an unknown command is a bad argument: one line, exit 2', () => {
+  const url = `sqlite:${temporarySqlitePath()}`;
+  assertBadArguments(svc(url, []), /no command given \(svc --help lists them\)/);
+  assertBadArguments(svc(url, ['user']), /"user" needs one of: user create, user list/);
+  assertBadArguments(svc(url, ['frobnicate', '--json']), /unknown command "frobnicate"/);
+  assertBadArguments(svc(url, ['frobnicate', '--help']), /unknown command/);
+});
+
+test('npm run --silent svc prints the command\'s JSON and nothing else', () => {
+  const url = `sqlite:${temporarySqlitePath()}`;
+  const result = spawnSync('npm', ['run', '--silent', 'svc', '--', 'user', 'list', '--json'], {
+    encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATABASE_URL: url },
+  });
+  assert.equal(result.status, 0, result.stderr);
+  assert.deepEqual(JSON.parse(result.stdout), { users: [], next_after: null });
 });

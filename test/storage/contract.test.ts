@@ -88,6 +88,25 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.users.setStatus(987654321, 'banned', T0), undefined);
   });
 
+  test('a new password hash replaces the old one; an unknown user is reported', async () => {
+    const user = await newUser();
+    assert.equal(await stores.users.setPasswordHash(user.id, 'argon-new', T0 + 1), true);
+    assert.equal((await stores.users.findCredentials(user.username))?.passwordHash, 'argon-new');
+    assert.equal((await stores.users.findById(user.id))?.updatedAt, T0 + 1);
+    assert.equal(await stores.users.setPasswordHash(987654321, 'x', T0), false);
+  });
+
+  test('users list by id in pages after an id, of one status when asked', async () => {
+    const made = [await newUser(), await newUser(), await newUser()];
+    await stores.users.setStatus(made[1]!.id, 'suspended', T0 + 1);
+    const after = made[0]!.id - 1;
+    assert.deepEqual((await stores.users.list({ afterId: after, limit: 2 })).map((u) => u.id), [made[0]!.id, made[1]!.id]);
+    assert.deepEqual((await stores.users.list({ afterId: made[1]!.id, limit: 2 })).map((u) => u.id), [made[2]!.id]);
+    const suspended = await stores.users.list({ afterId: after, limit: 10, status: 'suspended' });
+    assert.deepEqual(suspended.map((u) => u.id), [made[1]!.id]);
+    assert.deepEqual(suspended[0], await stores.users.findById(made[1]!.id));
+  });
+
   test('an avatar is stored and replaced', async () => {
     const user = await newUser();
     await stores.users.setAvatar(user.id, 'image/png', new Uint8Array([1, 2, 3]), T0);
@@ -145,6 +164,18 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual((await stores.clients.findById(client.clientId))?.redirectUris, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb']);
     assert.equal((await stores.clients.setStatus(client.clientId, 'deactivated', T0))?.status, 'deactivated');
     assert.deepEqual((await stores.clients.listByOwner(owner.id)).map((c) => c.clientId), [client.clientId]);
+  });
+
+  test('every client is listed, oldest first, as stored', async () => {
+    const first = await newClient();
+    const second = await stores.clients.create({
+      clientId: unique('client'), name: 'Later', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['http://127.0.0.1/cb'], allowedScopes: ['openid'], secretHash: null, idTokenAlg: 'ES256',
+    }, T0 + 1);
+    const listed = await stores.clients.listAll();
+    const mine = listed.filter((c) => c.clientId === first.clientId || c.clientId === second.clientId);
+    assert.deepEqual(mine, [first, second]);
+    assert.ok(listed.every((c, i) => i === 0 || listed[i - 1]!.createdAt <= c.createdAt));
   });
 
   test('consent is saved, replaced and removed', async () => {

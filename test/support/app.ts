@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
+import type { AuditEvent } from '../../src/core/audit.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
 import type { RateLimiter } from '../../src/core/ports.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
@@ -14,6 +15,8 @@ export interface TestApp {
   clock: TestClock;
   /** http://127.0.0.1:PORT, also the issuer. */
   baseUrl: string;
+  /** The audit events the app recorded, in order (they are not logged). */
+  audit: AuditEvent[];
   close(): Promise<void>;
 }
 
@@ -42,7 +45,8 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   }));
   const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${probe}`;
   const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: baseUrl, PORT: String(probe), DEMO: '0', ...options.env });
-  const deps = createDeps(settings, { clock, ...(options.limiter ? { limiter: options.limiter } : {}) });
+  const audit: AuditEvent[] = [];
+  const deps = createDeps(settings, { clock, audit: { record: (event) => { audit.push(event); } }, ...(options.limiter ? { limiter: options.limiter } : {}) });
   await prepareDatabase(deps);
   await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
   const app = await buildApp(deps, {
@@ -57,6 +61,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     deps,
     clock,
     baseUrl,
+    audit,
     close: async () => {
       await app.close();
       await deps.close();

@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { compiled } from './processes.js';
 
 export interface CliResult {
   code: number;
@@ -7,13 +8,45 @@ export interface CliResult {
   json: any;
 }
 
-/** Runs `svc` as a separate process, as an operator would, against the given database. */
-export function svc(databaseUrl: string, args: string[], env: Record<string, string> = {}): CliResult {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, BASE_URL: 'http://localhost:3000', ...env },
-  });
+function result(status: number | null, stdout: string, stderr: string): CliResult {
   let json: unknown;
-  try { json = JSON.parse(result.stdout); } catch { json = undefined; }
-  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr, json };
+  try { json = JSON.parse(stdout); } catch { json = undefined; }
+  return { code: status ?? -1, stdout, stderr, json };
+}
+
+function environment(databaseUrl: string, env: Record<string, string>): Record<string, string> {
+  return { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, BASE_URL: 'http://localhost:3000', ...env };
+}
+
+/**
+ * Runs the compiled `svc` (what `npm run svc` runs) as a separate process, as an operator would,
+ * against the given database. `input` is its standard input (a pipe, never a terminal).
+ */
+export function svc(databaseUrl: string, args: string[], env: Record<string, string> = {}, input = ''): CliResult {
+  compiled();
+  const run = spawnSync(process.execPath, ['dist/cli/main.js', ...args], { encoding: 'utf8', input, env: environment(databaseUrl, env) });
+  return result(run.status, run.stdout, run.stderr);
+}
+
+/**
+ * Runs `svc` on a terminal (util-linux `script` gives it a pseudo-terminal) and answers each
+ * prompt in turn once it shows, as a person would. Returns everything the terminal showed: what
+ * was typed appears in it only if the terminal echoed it.
+ */
+export function svcAtTerminal(databaseUrl: string, args: string[], answers: Array<{ prompt: RegExp; type: string }>): Promise<{ code: number; screen: string }> {
+  compiled();
+  const command = ['node', 'dist/cli/main.js', ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { env: environment(databaseUrl, {}), stdio: ['pipe', 'pipe', 'inherit'] });
+  let screen = '';
+  let answered = 0;
+  child.stdout.on('data', (chunk: Buffer) => {
+    screen += chunk;
+    // Each answer is typed once its own prompt (the n-th one) has shown.
+    while (answered < answers.length && (screen.match(new RegExp(answers[answered]!.prompt.source, 'g')) ?? []).length > countBefore(answered)) {
+      child.stdin.write(answers[answered]!.type);
+      answered += 1;
+    }
+  });
+  const countBefore = (n: number) => answers.slice(0, n).filter((a) => a.prompt.source === answers[n]!.prompt.source).length;
+  return new Promise((resolve) => child.on('exit', (code) => { child.stdin.end(); resolve({ code: code ?? -1, screen }); }));
 }

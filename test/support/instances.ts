@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
+import { NO_AUDIT } from '../../src/core/audit.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
 import type { Clock } from '../../src/core/time.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
@@ -51,7 +52,7 @@ export async function startInstances(databaseUrl: string, count: number, env: Re
   for (const port of ports) {
     const settings = loadSettings({ DATABASE_URL: databaseUrl, BASE_URL: issuer, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
     const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
-    const deps = createDeps(settings, { ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+    const deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
     if (list.length === 0) {
       await prepareDatabase(deps);
       await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);

@@ -1,17 +1,32 @@
 import { deactivateClient, registerClient, rotateClientSecret } from '../../core/clients.js';
 import type { ClientRegistration } from '../../core/clients.js';
-import type { ClientType, IdTokenAlg } from '../../core/ports.js';
+import type { Client, ClientType, IdTokenAlg } from '../../core/ports.js';
+import { formatUtc } from '../../core/time.js';
 import { UsageError, defineCommand, optionalString, requiredString } from '../command.js';
 import { findUser } from './lookup.js';
 
 export const clientCreate = defineCommand({
   name: 'client create',
-  usage: 'client create --name N --type confidential|public --redirect-uri URI [--redirect-uri URI…] [--post-logout-redirect-uri URI…] [--backchannel-logout-uri URI] [--owner U] [--homepage URL] [--description T] [--id-token-alg RS256|ES256]',
+  summary: 'register a client (an app that signs users in)',
+  description: 'Registers a client (an app that signs users in). A confidential client\'s secret is printed once; only its hash is kept.',
+  usage: '--name N --type confidential|public --redirect-uri URI [--redirect-uri URI…] [--post-logout-redirect-uri URI…] [--backchannel-logout-uri URI] [--owner U] [--homepage URL] [--description T] [--id-token-alg RS256|ES256]',
   options: {
     name: { type: 'string' }, type: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true },
     'post-logout-redirect-uri': { type: 'string', multiple: true }, 'backchannel-logout-uri': { type: 'string' },
     owner: { type: 'string' }, homepage: { type: 'string' }, description: { type: 'string' }, 'id-token-alg': { type: 'string' },
   },
+  help: {
+    name: 'the name the consent page shows',
+    type: 'confidential (a server that keeps a secret) or public (a browser or native app; PKCE, no secret)',
+    'redirect-uri': 'a callback address, matched exactly; give it once per address (at most 10)',
+    'post-logout-redirect-uri': 'where /oauth/logout may send the person back to, matched exactly; once per address',
+    'backchannel-logout-uri': 'where the app receives back-channel logout tokens (https, or http on loopback)',
+    owner: 'the account that owns the app and can manage it at /settings/developers',
+    homepage: 'the app\'s home page, shown on the consent page',
+    description: 'a few words about the app',
+    'id-token-alg': 'how its id_tokens are signed (default RS256)',
+  },
+  prints: '{"client_id","client_secret"?,"type","redirect_uris"}: client_secret for a confidential client only',
   async run(deps, values) {
     const type = requiredString(values, 'type');
     if (type !== 'confidential' && type !== 'public') throw new UsageError(`unknown type "${type}": use confidential or public`);
@@ -32,6 +47,7 @@ export const clientCreate = defineCommand({
       backchannelLogoutUri: optionalString(values, 'backchannel-logout-uri') ?? null,
     };
     const { client, secret } = await registerClient(deps.stores, deps.clock, registration);
+    deps.audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: client.ownerId, type: client.type, via: 'cli' });
     // The logout fields only when given, so the answer INTERFACE section 9 lists stays as it was.
     return {
       client_id: client.clientId,
@@ -52,10 +68,47 @@ export const clientCreate = defineCommand({
   ].join('\n'),
 });
 
+export const clientList = defineCommand({
+  name: 'client list',
+  summary: 'list the registered clients',
+  description: 'Lists the registered clients, oldest first, without secrets.',
+  usage: '[--owner U]',
+  options: { owner: { type: 'string' } },
+  help: { owner: 'only the clients this account owns' },
+  prints: '{"clients":[{"client_id","name","type","status","owner","redirect_uris","created_at"}]}: owner is a username or null',
+  async run(deps, values) {
+    const ownerName = optionalString(values, 'owner');
+    const clients = ownerName === undefined
+      ? await deps.stores.clients.listAll()
+      : await deps.stores.clients.listByOwner((await findUser(deps, ownerName)).id);
+    const owners = new Map<number, string>();
+    for (const id of new Set(clients.map((c) => c.ownerId).filter((id): id is number => id !== null))) {
+      const user = await deps.stores.users.findById(id);
+      if (user) owners.set(id, user.username);
+    }
+    const listed = (client: Client) => ({
+      client_id: client.clientId,
+      name: client.name,
+      type: client.type,
+      status: client.status,
+      owner: client.ownerId === null ? null : owners.get(client.ownerId) ?? null,
+      redirect_uris: client.redirectUris,
+      created_at: formatUtc(client.createdAt),
+    });
+    return { clients: clients.map(listed) };
+  },
+  human: (r) => (r.clients.length === 0 ? 'no clients' : r.clients.map((c) =>
+    `${c.client_id}  ${c.type.padEnd(12)}  ${c.status.padEnd(11)}  ${c.name}${c.owner === null ? '' : ` (owner ${c.owner})`}`).join('\n')),
+});
+
 export const clientRotateSecret = defineCommand({
   name: 'client rotate-secret',
-  usage: 'client rotate-secret --client-id ID',
+  summary: 'give a confidential client a new secret',
+  description: 'Gives a confidential client a new secret, printed once; the old one fails at once.',
+  usage: '--client-id ID',
   options: { 'client-id': { type: 'string' } },
+  help: { 'client-id': 'the client' },
+  prints: '{"client_id","client_secret"}',
   async run(deps, values) {
     const clientId = requiredString(values, 'client-id');
     const client = await deps.stores.clients.findById(clientId);
@@ -63,6 +116,7 @@ export const clientRotateSecret = defineCommand({
     if (client.type !== 'confidential') throw new UsageError(`client "${clientId}" is public and has no secret`);
     const secret = await rotateClientSecret(deps.stores, deps.clock, clientId);
     if (secret === undefined) throw new UsageError(`unknown client "${clientId}"`);
+    deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
     return { client_id: clientId, client_secret: secret };
   },
   human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret no longer works)`,
@@ -70,12 +124,17 @@ export const clientRotateSecret = defineCommand({
 
 export const clientDeactivate = defineCommand({
   name: 'client deactivate',
-  usage: 'client deactivate --client-id ID',
+  summary: 'deactivate a client and end its tokens',
+  description: 'Deactivates a client: every token it holds stops working at once, and it can get no new ones.',
+  usage: '--client-id ID',
   options: { 'client-id': { type: 'string' } },
+  help: { 'client-id': 'the client' },
+  prints: '{"client_id","status"}',
   async run(deps, values) {
     const clientId = requiredString(values, 'client-id');
     const client = await deactivateClient(deps.stores, deps.clock, clientId);
     if (!client) throw new UsageError(`unknown client "${clientId}"`);
+    deps.audit.record({ audit: 'client.deactivated', clientId, ownerId: client.ownerId, via: 'cli' });
     return { client_id: client.clientId, status: client.status };
   },
   human: (r) => `client ${r.client_id} is ${r.status}; its tokens no longer work`,

@@ -1,17 +1,25 @@
 import { DEFAULT_PERSONAL_TOKEN_DAYS, createPersonalToken } from '../../core/personal-tokens.js';
+import type { PersonalToken } from '../../core/ports.js';
 import { writePost } from '../../core/posts.js';
-import { formatUtc } from '../../core/time.js';
+import { type Instant, formatUtc } from '../../core/time.js';
 import { siteUrls } from '../../core/urls.js';
 import { UsageError, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
 import { findUser } from './lookup.js';
 
 export const postCreate = defineCommand({
   name: 'post create',
-  usage: 'post create --username U --title T --category C --body B [--draft] [--likes N] [--comments N] [--views N]',
+  summary: 'write a post for an account',
+  description: 'Writes a post for an account (Markdown body), published unless --draft.',
+  usage: '--username U --title T --category C --body B [--draft] [--likes N] [--comments N] [--views N]',
   options: {
     username: { type: 'string' }, title: { type: 'string' }, category: { type: 'string' }, body: { type: 'string' },
     draft: { type: 'boolean' }, likes: { type: 'string' }, comments: { type: 'string' }, views: { type: 'string' },
   },
+  help: {
+    username: 'the author', title: 'the title', category: 'the category\'s name (made when new)', body: 'the text, in Markdown',
+    draft: 'keep it as a draft (not public, not in the API)', likes: 'its like count', comments: 'its comment count', views: 'its view count',
+  },
+  prints: '{"id","url"}',
   async run(deps, values) {
     const author = await findUser(deps, requiredString(values, 'username'));
     const draft: Parameters<typeof writePost>[2] = {
@@ -35,10 +43,17 @@ export const postCreate = defineCommand({
 
 export const tokenCreate = defineCommand({
   name: 'token create',
-  usage: 'token create --username U --name LABEL --scopes "profile:read posts:read" [--expires-in-days 7|30|90|365|none]',
+  summary: 'create a personal API token for an account',
+  description: 'Creates a personal API token for an account, printed once; only its hash is kept.',
+  usage: '--username U --name LABEL --scopes "profile:read posts:read" [--expires-in-days 7|30|90|365|none]',
   options: {
     username: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-in-days': { type: 'string' },
   },
+  help: {
+    username: 'the account the token acts for', name: 'a label the user sees in their settings',
+    scopes: 'profile:read, posts:read or both, separated by spaces', 'expires-in-days': `its lifetime (default ${DEFAULT_PERSONAL_TOKEN_DAYS}); none: no expiry`,
+  },
+  prints: '{"token","expires_at"}: expires_at in ISO-8601 UTC, or null',
   async run(deps, values) {
     const user = await findUser(deps, requiredString(values, 'username'));
     const rawDays = optionalString(values, 'expires-in-days');
@@ -50,8 +65,60 @@ export const tokenCreate = defineCommand({
     const { token, record } = await createPersonalToken(deps.stores, deps.clock, {
       userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays,
     });
-    deps.metrics.tokensIssued.inc({ kind: 'personal' });
-    return { token, expires_at: record.expiresAt === null ? null : formatUtc(record.expiresAt) };
+    const expiresAt = record.expiresAt === null ? null : formatUtc(record.expiresAt);
+    deps.audit.record({ audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope, expiresAt, via: 'cli' });
+    return { token, expires_at: expiresAt };
   },
   human: (r) => `${r.token}\n(shown once; expires ${r.expires_at ?? 'never'})`,
+});
+
+function tokenStatus(token: PersonalToken, now: Instant): 'active' | 'expired' | 'revoked' {
+  if (token.revokedAt !== null) return 'revoked';
+  return token.expiresAt !== null && token.expiresAt <= now ? 'expired' : 'active';
+}
+
+const utcOrNull = (instant: Instant | null) => (instant === null ? null : formatUtc(instant));
+
+export const tokenList = defineCommand({
+  name: 'token list',
+  summary: 'list an account\'s personal API tokens',
+  description: 'Lists an account\'s personal API tokens, newest first, without the tokens themselves (revoked and expired ones stay listed until the janitor removes them). Apps the user authorized are at /settings/applications.',
+  usage: '--username U',
+  options: { username: { type: 'string' } },
+  help: { username: 'the account' },
+  prints: '{"tokens":[{"id","name","scope","status","created_at","expires_at","last_used_at"}]}: status active, expired or revoked; times in ISO-8601 UTC or null',
+  async run(deps, values) {
+    const user = await findUser(deps, requiredString(values, 'username'));
+    const now = deps.clock.now();
+    const tokens = await deps.stores.personalTokens.listForUser(user.id);
+    return {
+      tokens: tokens.map((t) => ({
+        id: t.id, name: t.name, scope: t.scope, status: tokenStatus(t, now),
+        created_at: formatUtc(t.createdAt), expires_at: utcOrNull(t.expiresAt), last_used_at: utcOrNull(t.lastUsedAt),
+      })),
+    };
+  },
+  human: (r) => (r.tokens.length === 0 ? 'no personal tokens' : r.tokens.map((t) =>
+    `${String(t.id).padStart(6)}  ${t.status.padEnd(7)}  ${t.name}  (${t.scope}; expires ${t.expires_at ?? 'never'})`).join('\n')),
+});
+
+export const tokenRevoke = defineCommand({
+  name: 'token revoke',
+  summary: 'revoke one of an account\'s personal API tokens',
+  description: 'Revokes one of an account\'s personal API tokens (by the id token list prints); it stops working at once.',
+  usage: '--username U --id N',
+  options: { username: { type: 'string' }, id: { type: 'string' } },
+  help: { username: 'the account the token belongs to', id: 'the token\'s id' },
+  prints: '{"id","status"}',
+  async run(deps, values) {
+    const user = await findUser(deps, requiredString(values, 'username'));
+    const id = optionalCount(values, 'id');
+    if (id === undefined) throw new UsageError('--id is required');
+    if (id > 2 ** 31 - 1 || !(await deps.stores.personalTokens.revoke(id, user.id, deps.clock.now()))) {
+      throw new UsageError(`${user.username} has no live personal token with id ${id}`);
+    }
+    deps.audit.record({ audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'cli' });
+    return { id, status: 'revoked' as const };
+  },
+  human: (r) => `personal token ${r.id} is revoked`,
 });

@@ -5,17 +5,24 @@ import { defineCommand } from '../command.js';
 
 export const migrate = defineCommand({
   name: 'migrate',
-  usage: 'migrate',
+  summary: 'bring the database schema up to date',
+  description: 'Brings the database schema up to date (every command does it first; this one does only that).',
+  usage: '',
   options: {},
-  // The command line migrates before every command; this one does only that.
+  help: {},
+  prints: '{"ok":true}',
   run: async () => ({ ok: true as const }),
   human: () => 'database is up to date',
 });
 
 export const demo = defineCommand({
   name: 'demo',
-  usage: 'demo',
+  summary: 'seed the demo data',
+  description: 'Seeds the demo (user, posts, two clients) unless it is there; its sign-in and secret go to demo-credentials.json.',
+  usage: '',
   options: {},
+  help: {},
+  prints: '{"ok":true}',
   async run(deps) {
     // The demo user's password is random: kept where `npm start` keeps it, for the operator.
     const created = await seedDemo(deps.stores, deps.clock, deps.settings.baseUrl);
@@ -27,26 +34,41 @@ export const demo = defineCommand({
 
 export const keysRotate = defineCommand({
   name: 'keys rotate',
-  usage: 'keys rotate [--now] [--retire-previous]',
+  summary: 'add new id_token signing keys',
+  description: 'Adds new signing keys: every instance publishes them within 5 s; they sign SIGNING_KEY_ACTIVATION_SECONDS later. Run it with the servers\' KEYS_SECRET.',
+  usage: '[--now] [--retire-previous]',
   options: { now: { type: 'boolean' }, 'retire-previous': { type: 'boolean' } },
+  help: {
+    now: 'sign with the new keys at once (the old ones stay published)',
+    'retire-previous': 'after a key compromise: sign with the new keys at once and withdraw every old key from the JWKS (id_tokens they signed stop verifying)',
+  },
+  prints: '{"kid","kids","active_at"}: the new RS256 kid, every algorithm\'s new kid, when they sign (ISO-8601 UTC)',
   async run(deps, values) {
     const secret = deps.settings.keysSecret;
     // The new keys are sealed as the stored ones are, or the servers could not sign with them.
     await checkKeysSealedAlike(deps.stores, secret);
+    const immediate = values.now === true;
+    const previousWithdrawn = values['retire-previous'] === true;
     const { kids, activeAt } = await rotateSigningKeys(deps.stores, deps.clock, secret, {
       activationSeconds: deps.settings.signingKeyActivationSeconds,
-      now: values.now === true,
-      retirePrevious: values['retire-previous'] === true,
+      now: immediate,
+      retirePrevious: previousWithdrawn,
     });
-    return { kid: kids.RS256, kids, active_at: new Date(activeAt).toISOString() };
+    const active = new Date(activeAt).toISOString();
+    deps.audit.record({ audit: 'signing_keys.rotated', via: 'cli', kids, activeAt: active, immediate: immediate || previousWithdrawn, previousWithdrawn });
+    return { kid: kids.RS256, kids, active_at: active };
   },
   human: (r) => `new signing keys: ${Object.entries(r.kids).map(([alg, kid]) => `${alg} ${kid}`).join(', ')}; they sign from ${r.active_at}`,
 });
 
 export const janitor = defineCommand({
   name: 'janitor',
-  usage: 'janitor',
+  summary: 'delete expired and ended rows',
+  description: 'Deletes expired codes, tokens past the 7-day audit window, ended sessions and withdrawn keys, in small batches.',
+  usage: '',
   options: {},
+  help: {},
+  prints: '{"deleted":{table: count, …}}',
   async run(deps) {
     return { deleted: await runJanitor(deps) };
   },

@@ -169,16 +169,19 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
   const sid = sessionSid(signedIn.session);
   if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored, sid);
   else {
-    await deps.stores.transaction(async (tx) => {
+    const consented = await deps.stores.transaction(async (tx) => {
       await tx.codes.insertUnderNewGrant(stored, sid);
       const previous = await tx.consents.find(userId, clientId);
-      await tx.consents.save(userId, clientId, formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]), now);
+      const union = formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]);
+      await tx.consents.save(userId, clientId, union, now);
+      return union;
     });
     // The user approved on the consent page: the account's security log says so (issue 18 item 5).
     await deps.securityLog?.record({
       userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent },
       detail: { app: request.client.name, client_id: clientId, scope },
     });
+    deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented });
   }
   // RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer.
   return appendQuery(request.redirectUri, { code, state: request.state, iss: deps.settings.baseUrl });

@@ -66,9 +66,11 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys }) =
     return { kind: 'issued', tokens };
   });
   if (outcome.kind === 'issued') {
+    const { tokens } = outcome;
     deps.metrics.tokensIssued.inc({ kind: 'access' });
     deps.metrics.tokensIssued.inc({ kind: 'refresh' });
-    return outcome.tokens;
+    deps.audit.record({ audit: 'token.issued', via: 'oauth', clientId: client.clientId, userId: tokens.user.id, grantId: tokens.grant.id, scope: tokens.scope });
+    return tokens;
   }
   if (outcome.kind === 'refused') throw new OAuthError('invalid_grant', outcome.description);
   const known = await deps.stores.codes.find(presented.codeHash);
@@ -80,6 +82,9 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys }) =
   }
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
   // grant of that user for that client, the first redemption's tokens with them.
-  if (known) await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
+  if (known) {
+    const grantsRevoked = await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
+    deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked });
+  }
   throw new OAuthError('invalid_grant', UNKNOWN_CODE);
 });

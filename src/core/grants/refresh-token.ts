@@ -56,6 +56,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });
     deps.metrics.tokensIssued.inc({ kind: 'refresh' });
+    deps.audit.record({ audit: 'token.refreshed', via: 'oauth', clientId: client.clientId, userId: issued.user.id, grantId: issued.grant.id, scope: issued.scope });
     return issued;
   }
   // Seed section 3 rule 3 and RFC 9700 4.14.2: a rotated or revoked refresh token presented
@@ -63,6 +64,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
   const known = await deps.stores.tokens.findRefresh(tokenHash);
   if (known && (known.usedAt !== null || known.revokedAt !== null)) {
     await deps.stores.transaction((tx) => revokeGrant(deps, tx, known.grantId, 'refresh_reuse', deps.clock.now()));
+    deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId });
   }
   throw new OAuthError('invalid_grant', INVALID);
 });

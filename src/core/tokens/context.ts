@@ -1,4 +1,5 @@
-/** What the token rules need from outside: storage, clock, lifetimes and two counters. */
+/** What the token rules need from outside: storage, clock, lifetimes, two counters and the audit log. */
+import type { AuditSink } from '../audit.js';
 import type { KeyRing } from '../oidc/key-ring.js';
 import type { Stores } from '../ports.js';
 import type { SecurityLog } from '../security/security-log.js';
@@ -26,4 +27,5 @@ export interface OAuthDeps {
   };
   /** Approvals on the consent page go to the account's security log. */
   readonly securityLog?: SecurityLog;
+  readonly audit: AuditSink;
 }

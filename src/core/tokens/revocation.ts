@@ -24,8 +24,9 @@ export async function revokeGrant(deps: OAuthDeps, stores: Stores, grantId: numb
 /**
  * Seed section 3 rule 2: a reused code ends every grant (so every token) of that user for that
  * client, and the app is told to end every session of the user (in the same transaction).
+ * Returns how many grants this call revoked.
  */
-export async function revokeUserClientGrants(deps: OAuthDeps, userId: number, clientId: string, reason: 'code_reuse'): Promise<void> {
+export async function revokeUserClientGrants(deps: OAuthDeps, userId: number, clientId: string, reason: 'code_reuse'): Promise<number> {
   const count = await deps.stores.transaction(async (tx) => {
     const now = deps.clock.now();
     const revoked = await tx.grants.revokeForUserAndClient(userId, clientId, reason, now);
@@ -33,6 +34,7 @@ export async function revokeUserClientGrants(deps: OAuthDeps, userId: number, cl
     return revoked;
   });
   if (count > 0) deps.metrics.tokensRevoked.inc({ reason }, count);
+  return count;
 }
 
 export type TokenTypeHint = 'access_token' | 'refresh_token';
@@ -46,15 +48,20 @@ export async function revokeToken(deps: OAuthDeps, client: Client, token: string
   const kind = tokenKind(token);
   const now = deps.clock.now();
   const hash = hashSecret(token);
+  const record = (found: { clientId: string; userId: number; grantId: number }, revoked: 'access' | 'refresh') => deps.audit.record({
+    audit: 'token.revoked', via: 'oauth', clientId: found.clientId, userId: found.userId, grantId: found.grantId, kind: revoked,
+  });
   if (kind === 'access') {
     const found = await deps.stores.tokens.findAccess(hash);
     if (found && found.clientId === client.clientId && (await deps.stores.tokens.revokeAccess(hash, now))) {
       deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_client' });
+      record(found, 'access');
     }
   } else if (kind === 'refresh') {
     const found = await deps.stores.tokens.findRefresh(hash);
     if (found && found.clientId === client.clientId) {
       await deps.stores.transaction((tx) => revokeGrant(deps, tx, found.grantId, 'revoked_by_client', now));
+      record(found, 'refresh');
     }
   }
 }

@@ -13,6 +13,7 @@ import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { Client, ClientType, User } from '../../core/ports.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
 import { confirmPassword } from '../../core/sign-in.js';
+import { formatUtc } from '../../core/time.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, userAgent, verifyCsrf } from '../plugins/session.js';
 import {
@@ -47,7 +48,7 @@ function lines(value: string): string[] {
 }
 
 export async function settingsRoutes(app: FastifyInstance): Promise<void> {
-  const { stores, clock } = app.deps;
+  const { stores, clock, audit } = app.deps;
   // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
   await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 5, fieldSize: 1024, parts: 6 } });
 
@@ -152,6 +153,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const { token, record } = await createPersonalToken(stores, clock, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
       app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
       await logEvent(request, user, 'personal_token.created', { name: record.name, scope: record.scope });
+      audit.record({
+        audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope,
+        expiresAt: record.expiresAt === null ? null : formatUtc(record.expiresAt), via: 'site', address: request.ip,
+      });
       return answer({ created: { token, name: record.name } }, 201);
     } catch (error) {
       return answer({ error: formError(error) }, 400);
@@ -170,6 +175,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
       const revoked = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id);
       await logEvent(request, user, 'personal_token.revoked', { name: revoked?.name ?? '' });
+      audit.record({ audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'site', address: request.ip });
       return reply.redirect('/settings/tokens?notice=revoked', 303);
     });
 
@@ -187,7 +193,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/applications');
       if (!user) return reply;
-      const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, request.body.client_id ?? '');
+      const clientId = request.body.client_id ?? '';
+      const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, clientId);
       if (!found) {
         const apps = await listAuthorizedApplications(stores, user.id);
         return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, {
@@ -197,6 +204,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
       const client = await stores.clients.findById(request.body.client_id ?? '');
       await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: client?.clientId ?? '' });
+      audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: request.ip });
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
     });
 
@@ -226,6 +234,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id,
         postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
       });
+      audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: request.ip });
       return sendPage(reply, clientPage(await pageContext(request, reply), client, {
         secret, notice: `Application registered. Its client ID is ${client.clientId}.`,
       }), 201);
@@ -309,6 +318,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const secret = await rotateClientSecret(stores, clock, client.clientId);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
       await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
+      audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
       return sendPage(reply, clientPage(await pageContext(request, reply), client, {
         secret, notice: 'A new secret was made. The old one no longer works.',
       }));
@@ -318,10 +328,11 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     async (request: ClientRequest, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
-      const { client, base } = form;
+      const { user, client, base } = form;
       if (client.status === 'active') {
         await deactivateClient(stores, clock, client.clientId);
         app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
+        audit.record({ audit: 'client.deactivated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
       }
       return reply.redirect(`${base}?notice=deactivated`, 303);
     });

@@ -15,7 +15,7 @@ import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { retryMessage, sendPage } from '../pages.js';
 import {
-  clearPendingCookie, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession, userAgent,
+  clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession, userAgent,
   verifyCsrf,
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
@@ -219,7 +219,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/logout', page, async (request, reply) => {
     verifyCsrf(request);
+    const signedIn = await currentSignIn(request);
     await endSession(request, reply);
+    if (signedIn) app.deps.audit.record({ audit: 'sign_out', userId: signedIn.user.id, address: request.ip });
     return reply.redirect('/', 303);
   });
 }

@@ -23,8 +23,10 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     const username = (request.body.username ?? '').trim();
     const outcome = await signUp(app.deps, { username, password: request.body.password ?? '', address: request.ip });
     if (outcome.ok) {
+      const { user } = outcome;
+      app.deps.audit.record({ audit: 'account.created', userId: user.id, username: user.username, via: 'site', address: request.ip });
       // The new account's browser proved it: it keeps its own sign-in attempts from now on.
-      setDeviceCookie(request, reply, await app.deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(outcome.user.username)));
+      setDeviceCookie(request, reply, await app.deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(user.username)));
       await startSession(request, reply, outcome.user);
       return reply.redirect(`/u/${encodeURIComponent(outcome.user.username)}`, 303);
     }

@@ -121,7 +121,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 </table>
 <p>The client secret (<code>svcs_…</code>) is shown once. Keep it on your server only; never ship it to a browser or an app
 store. Rotating it on the same page makes the old one fail at once. An operator can also register an app from the command line:</p>
-${code(`npm run svc -- client create --name "My App" --type confidential \\
+${code(`npm run --silent svc -- client create --name "My App" --type confidential \\
   --redirect-uri https://myapp.example/callback --homepage https://myapp.example --json`)}
 <p><strong>Browser-only apps</strong> (a single-page app with no server of its own) register as <code>public</code> and
 call the token, revocation, UserInfo and API endpoints straight from the page: they answer CORS for any origin, without

@@ -64,6 +64,11 @@ export class KyselyClientStore implements ClientStore {
     return rows.map(toClient);
   }
 
+  async listAll(): Promise<Client[]> {
+    const rows = await this.db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('client_id').execute();
+    return rows.map(toClient);
+  }
+
   async setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('clients').set({ secret_hash: secretHash, updated_at: now })
       .where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();

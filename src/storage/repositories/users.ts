@@ -71,8 +71,17 @@ export class KyselyUserStore implements UserStore {
     return row && toUser(row);
   }
 
-  async setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<void> {
-    await this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute();
+  async setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('users').set({ password_hash: passwordHash, updated_at: now })
+      .where('id', '=', id).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]> {
+    let query = this.db.selectFrom('users').select(USER_COLUMNS).where('id', '>', options.afterId);
+    if (options.status !== undefined) query = query.where('status', '=', options.status);
+    const rows = await query.orderBy('id').limit(options.limit).execute();
+    return rows.map(toUser);
   }
 
   async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void> {

@@ -1,0 +1,49 @@
+/**
+ * The part of `Deps` that everything touching the database needs, and nothing more: settings, the
+ * database and its stores, the clock, the audit sink. `createDeps` (src/deps.ts) adds what the
+ * server needs besides (limiter, metrics, signing keys, device cookies); the command line runs on
+ * this alone, so a command loads neither the metrics nor the Redis client (issue 21: ≤ 1.5 s).
+ */
+import type { Settings } from './config/settings.js';
+import type { AuditSink } from './core/audit.js';
+import type { Stores } from './core/ports.js';
+import { type Clock, systemClock } from './core/time.js';
+import { pinoAuditSink } from './observability/audit.js';
+import { type DatabaseHandle, openDatabase } from './storage/database.js';
+import { migrateToLatest } from './storage/migrate.js';
+import { createStores } from './storage/stores.js';
+
+export interface BaseDeps {
+  readonly settings: Settings;
+  readonly database: DatabaseHandle;
+  readonly stores: Stores;
+  readonly clock: Clock;
+  /** Where audit events go (src/core/audit.ts): the log, as JSON lines. */
+  readonly audit: AuditSink;
+  /** Releases every connection; the process can then exit. */
+  close(): Promise<void>;
+}
+
+export interface BaseDepsOverrides {
+  clock?: Clock;
+  /** Standard output by default; the command line writes its events to standard error. */
+  audit?: AuditSink;
+}
+
+export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides = {}): BaseDeps {
+  const database = openDatabase(settings.database);
+  return {
+    settings,
+    database,
+    stores: createStores(database.db, database.queries),
+    clock: overrides.clock ?? systemClock,
+    audit: overrides.audit ?? pinoAuditSink({ logLevel: settings.logLevel, destination: 1 }),
+    close: () => database.close(),
+  };
+}
+
+/** Brings the schema up to date; says whether the database was new (nothing applied before). */
+export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>): Promise<{ isNew: boolean }> {
+  const { applied } = await migrateToLatest(deps.database.db);
+  return { isNew: applied.includes('2026-11-22-0001-initial') };
+}

@@ -1,0 +1,85 @@
+/**
+ * Audit events: the security-relevant things that happened, as records an operator ships to a
+ * log system (the pino sink in src/observability/audit.ts writes each as one JSON line with
+ * `"audit": "<event>"`), and that a user's security log can later show from the same emitters
+ * (another `AuditSink`, e.g. one that also stores events per account).
+ *
+ * No event carries a secret: no token, code, password, cookie or client secret, not even hashed.
+ * Things are named by database ids (`userId`, `grantId`, `tokenId`), public ids (`clientId`,
+ * a signing key's `kid`) and categories (`reason`). The one free text is the username typed at a
+ * failed sign-in, cut to `TYPED_USERNAME_MAX` characters.
+ */
+import type { ClientType, UserStatus } from './ports.js';
+
+/** Where an action came from: a person in a browser, a client app at an OAuth endpoint, the command line. */
+export type Via = 'site' | 'oauth' | 'cli';
+
+/** The address a browser's request came from (TRUST_PROXY decides which hop is believed). */
+interface FromBrowser {
+  via: 'site';
+  address: string;
+}
+
+export type SignInFailure = 'invalid_credentials' | 'account_unusable' | 'throttled';
+
+export type AuditEvent =
+  // ---- Sign-in (INTERFACE section 4) ----
+  | { audit: 'sign_in.succeeded'; userId: number; username: string; address: string }
+  /** `userId` when the typed name is an account's; none when it names none or the attempt was refused unchecked. */
+  | { audit: 'sign_in.failed'; username: string; reason: SignInFailure; address: string; userId?: number }
+  /** The password asked again before a sensitive action (a new personal token) was wrong or refused. */
+  | { audit: 'password_confirm.failed'; userId: number; reason: 'wrong_password' | 'throttled'; address: string }
+  | { audit: 'sign_out'; userId: number; address: string }
+  // ---- Tokens of client apps (seed sections 3 and 4.2, RFC 7009) ----
+  | { audit: 'token.issued'; via: 'oauth'; clientId: string; userId: number; grantId: number; scope: string }
+  | { audit: 'token.refreshed'; via: 'oauth'; clientId: string; userId: number; grantId: number; scope: string }
+  | { audit: 'token.revoked'; via: 'oauth'; clientId: string; userId: number; grantId: number; kind: 'access' | 'refresh' }
+  /** Seed section 3 rule 2: a code presented again; every grant of the user for the client was revoked. */
+  | { audit: 'code.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantsRevoked: number }
+  /** RFC 9700 4.14.2: a rotated refresh token presented again; its grant (the family) was revoked. */
+  | { audit: 'refresh_token.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantId: number }
+  // ---- Consent (INTERFACE section 10) ----
+  | { audit: 'consent.granted'; userId: number; clientId: string; scope: string }
+  | ({ audit: 'consent.withdrawn'; userId: number; clientId: string; grantsRevoked: number } & FromBrowser)
+  // ---- Personal tokens (seed 5.1) ----
+  | ({ audit: 'personal_token.created'; userId: number; tokenId: number; scope: string; expiresAt: string | null } & Actor)
+  | ({ audit: 'personal_token.revoked'; userId: number; tokenId: number } & Actor)
+  // ---- Client registrations (INTERFACE section 3) ----
+  | ({ audit: 'client.registered'; clientId: string; ownerId: number | null; type: ClientType } & Actor)
+  | ({ audit: 'client.secret_rotated'; clientId: string; ownerId: number | null } & Actor)
+  | ({ audit: 'client.deactivated'; clientId: string; ownerId: number | null } & Actor)
+  // ---- Accounts (INTERFACE section 4) ----
+  | ({ audit: 'account.created'; userId: number; username: string } & Actor)
+  | { audit: 'account.status_changed'; via: 'cli'; userId: number; status: UserStatus }
+  | { audit: 'account.password_changed'; via: 'cli'; userId: number; sessionsEnded: number }
+  // ---- Signing keys (INTERFACE section 5) ----
+  | { audit: 'signing_keys.rotated'; via: 'cli'; kids: Record<string, string>; activeAt: string; immediate: boolean; previousWithdrawn: boolean };
+
+/** Who did it: a signed-in person from an address, or the operator at the command line. */
+type Actor = FromBrowser | { via: 'cli' };
+
+export type AuditEventName = AuditEvent['audit'];
+
+/** Every event's name, in the order the README lists them. */
+export const AUDIT_EVENTS: readonly AuditEventName[] = [
+  'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'sign_out',
+  'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',
+  'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
+  'client.registered', 'client.secret_rotated', 'client.deactivated',
+  'account.created', 'account.status_changed', 'account.password_changed', 'signing_keys.rotated',
+];
+
+/** Where events go. Recording never fails the action it records and never waits on it. */
+export interface AuditSink {
+  record(event: AuditEvent): void;
+}
+
+/** Records nothing: for code paths that run outside the service (the demo seeding, tools). */
+export const NO_AUDIT: AuditSink = { record() {} };
+
+export const TYPED_USERNAME_MAX = 64;
+
+/** A name as typed at sign-in, cut so an event stays small whatever was pasted into the field. */
+export function typedUsername(value: string): string {
+  return [...value].slice(0, TYPED_USERNAME_MAX).join('');
+}
