@@ -1,0 +1,89 @@
+/**
+ * examples/openid-client (issue 17, "the proof"): the example runs as its README says, a person
+ * signs in through the service's real pages in Chromium, and the app reads /me, refreshes,
+ * revokes and signs out through the end_session_endpoint; a sign-out at the service reaches it
+ * by back-channel logout, verified against the JWKS.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import type { TestApp } from '../support/app.js';
+import { holdsWithin } from '../support/eventually.js';
+import {
+  type ExampleApp, type RunningExample, USERNAME, assertNoBrowserErrors, freePort, grantsOf, heading, launchBrowser,
+  registerExample, runExample, shownJson, signIn, signInAndApprove, signedInAtService, skipWithoutChromium, startService, watchedPage,
+} from './support.js';
+
+describe('examples/openid-client', { skip: skipWithoutChromium }, () => {
+  let service: TestApp;
+  let app: ExampleApp;
+  let example: RunningExample;
+  let browser: Browser;
+
+  before(async () => {
+    service = await startService();
+    // The example's address is known before it starts: register it, then run it on that port.
+    const port = await freePort();
+    const url = `http://localhost:${port}`;
+    app = await registerExample(service, {
+      type: 'confidential', redirectUris: [`${url}/callback`], postLogoutRedirectUris: [`${url}/signed-out`],
+      backchannelLogoutUri: `${url}/backchannel-logout`,
+    });
+    example = await runExample('openid-client', { ISSUER: service.baseUrl, CLIENT_ID: app.clientId, CLIENT_SECRET: app.clientSecret! }, port);
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await example?.stop();
+    await service?.close();
+  });
+
+  test('signs in, reads /me, refreshes, revokes and signs out of the service with its defaults', async () => {
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await page.goto(example.url);
+    await page.getByRole('button', { name: 'Sign in with Community' }).click();
+    await signInAndApprove(page, service);
+    assert.equal(await heading(page, 'Signed in'), `Signed in as ${USERNAME}`, example.output());
+    assert.equal((await shownJson(page, 'me')).username, USERNAME);
+    const claims = await shownJson(page, 'claims');
+    assert.equal(claims.iss, service.baseUrl);
+    assert.equal(claims.nonce, undefined, 'its quick start sends no nonce: PKCE stands in');
+    assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: 'openid profile profile:read', refreshTokens: 1, rotated: 0 }]);
+
+    await page.getByRole('button', { name: 'Refresh tokens' }).click();
+    await page.getByRole('status').filter({ hasText: 'Tokens refreshed' }).waitFor();
+    assert.equal((await shownJson(page, 'me')).username, USERNAME);
+    assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: 'openid profile profile:read', refreshTokens: 2, rotated: 1 }]);
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await heading(page, 'Signed out');
+    assert.equal(new URL(page.url()).origin, example.url, 'came back to the registered post-logout redirect URI');
+    assert.equal((await grantsOf(service, app.clientId))[0]!.revokedReason, 'revoked_by_client', 'the refresh token was revoked');
+    assert.equal(await signedInAtService(service), false, 'the end_session_endpoint ended the session at the service');
+    assertNoBrowserErrors(watched, example);
+    await page.context().close();
+  });
+
+  test('a sign-out at the service reaches the app by back-channel logout', async () => {
+    const watched = await watchedPage(browser);
+    const { page } = watched;
+    await page.goto(example.url);
+    await page.getByRole('button', { name: 'Sign in with Community' }).click();
+    await signIn(page, service);
+    // Consent is remembered from the first test: straight back to the app.
+    await heading(page, 'Signed in');
+
+    await page.goto(`${service.baseUrl}/`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(`${service.baseUrl}/`);
+    const told = await holdsWithin(20_000, async () => {
+      await page.goto(example.url);
+      return (await page.getByRole('heading', { level: 1 }).innerText()) === 'openid-client example';
+    });
+    assert.ok(told, `the app was not signed out by the logout token:\n${example.output()}`);
+    assert.match(await page.getByRole('status').innerText(), /back-channel logout/);
+    assertNoBrowserErrors(watched, example);
+    await page.context().close();
+  });
+});
