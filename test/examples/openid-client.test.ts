@@ -10,8 +10,8 @@ import type { Browser } from 'playwright-core';
 import type { TestApp } from '../support/app.js';
 import { holdsWithin } from '../support/eventually.js';
 import {
-  type ExampleApp, type RunningExample, USERNAME, assertNoBrowserErrors, freePort, grantsOf, heading, launchBrowser,
-  registerExample, runExample, shownJson, signIn, signInAndApprove, signedInAtService, skipWithoutChromium, startService, watchedPage,
+  type ExampleApp, type RunningExample, assertNoBrowserErrors, freePort, heading, launchBrowser, provesWholeFlow,
+  registerExample, runExample, signIn, skipWithoutChromium, startService, watchedPage,
 } from './support.js';
 
 describe('examples/openid-client', { skip: skipWithoutChromium }, () => {
@@ -39,30 +39,7 @@ describe('examples/openid-client', { skip: skipWithoutChromium }, () => {
   });
 
   test('signs in, reads /me, refreshes, revokes and signs out of the service with its defaults', async () => {
-    const watched = await watchedPage(browser);
-    const { page } = watched;
-    await page.goto(example.url);
-    await page.getByRole('button', { name: 'Sign in with Community' }).click();
-    await signInAndApprove(page, service);
-    assert.equal(await heading(page, 'Signed in'), `Signed in as ${USERNAME}`, example.output());
-    assert.equal((await shownJson(page, 'me')).username, USERNAME);
-    const claims = await shownJson(page, 'claims');
-    assert.equal(claims.iss, service.baseUrl);
-    assert.equal(claims.nonce, undefined, 'its quick start sends no nonce: PKCE stands in');
-    assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: 'openid profile profile:read', refreshTokens: 1, rotated: 0 }]);
-
-    await page.getByRole('button', { name: 'Refresh tokens' }).click();
-    await page.getByRole('status').filter({ hasText: 'Tokens refreshed' }).waitFor();
-    assert.equal((await shownJson(page, 'me')).username, USERNAME);
-    assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: 'openid profile profile:read', refreshTokens: 2, rotated: 1 }]);
-
-    await page.getByRole('button', { name: 'Sign out' }).click();
-    await heading(page, 'Signed out');
-    assert.equal(new URL(page.url()).origin, example.url, 'came back to the registered post-logout redirect URI');
-    assert.equal((await grantsOf(service, app.clientId))[0]!.revokedReason, 'revoked_by_client', 'the refresh token was revoked');
-    assert.equal(await signedInAtService(service), false, 'the end_session_endpoint ended the session at the service');
-    assertNoBrowserErrors(watched, example);
-    await page.context().close();
+    await provesWholeFlow(browser, service, example, app, { grantedScope: 'openid profile profile:read', endsServiceSession: true });
   });
 
   test('a sign-out at the service reaches the app by back-channel logout', async () => {

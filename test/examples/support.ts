@@ -184,3 +184,50 @@ export async function signedInAtService(service: TestApp): Promise<boolean> {
 export function assertNoBrowserErrors(watched: WatchedPage, example: RunningExample): void {
   assert.deepEqual(watched.errors, [], `the browser reported errors; the example printed:\n${example.output()}`);
 }
+
+export interface WholeFlow {
+  /** The scope the example asks for, as the service grants it. */
+  grantedScope: string;
+  /** Whether signing out also ends the session at the service (end_session_endpoint). */
+  endsServiceSession: boolean;
+  /** From the example's home page to the service's sign-in page; by default its "Sign in with Community" button. */
+  startSignIn?: (page: Page) => Promise<void>;
+  /** From a signed-in page to the example's "Signed out" page; by default its "Sign out" button. */
+  signOut?: (page: Page) => Promise<void>;
+}
+
+/**
+ * The journey every example must complete with its library's defaults (issue 17): sign in through
+ * the service's real sign-in and consent pages, show /me, refresh (the refresh token rotates),
+ * sign out (the refresh token is revoked, and with end_session the service's session ends), with
+ * no browser error on any origin.
+ */
+export async function provesWholeFlow(browser: Browser, service: TestApp, example: RunningExample, app: ExampleApp, flow: WholeFlow): Promise<void> {
+  const watched = await watchedPage(browser);
+  const { page } = watched;
+  const context = `\nthe example printed:\n${example.output()}\nthe browser reported: ${watched.errors.join('\n')}`;
+  try {
+    await page.goto(example.url);
+    await (flow.startSignIn ?? ((p) => p.getByRole('button', { name: 'Sign in with Community' }).click()))(page);
+    await signInAndApprove(page, service);
+    assert.equal(await heading(page, /Signed in|wrong/), `Signed in as ${USERNAME}`, `${await page.content()}${context}`);
+    assert.equal((await shownJson(page, 'me')).username, USERNAME, 'the example read /me with its access token');
+    assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: flow.grantedScope, refreshTokens: 1, rotated: 0 }]);
+
+    await page.getByRole('button', { name: 'Refresh tokens' }).click();
+    await page.getByRole('status').filter({ hasText: 'Tokens refreshed' }).waitFor();
+    assert.equal((await shownJson(page, 'me')).username, USERNAME, 'the new access token reads /me');
+    assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: flow.grantedScope, refreshTokens: 2, rotated: 1 }],
+      'the refresh token was rotated once');
+
+    await (flow.signOut ?? ((p) => p.getByRole('button', { name: 'Sign out' }).click()))(page);
+    assert.equal(await heading(page, /Signed out|wrong/), 'Signed out', `${await page.content()}${context}`);
+    assert.equal(new URL(page.url()).origin, example.url, 'back on the example');
+    assert.equal((await grantsOf(service, app.clientId))[0]!.revokedReason, 'revoked_by_client', 'the example revoked its refresh token');
+    assert.equal(await signedInAtService(service), !flow.endsServiceSession,
+      flow.endsServiceSession ? 'the end_session_endpoint ended the session at the service' : 'signing out of the app leaves the service session');
+    assertNoBrowserErrors(watched, example);
+  } finally {
+    await page.context().close();
+  }
+}
