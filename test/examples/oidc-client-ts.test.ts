@@ -6,34 +6,19 @@
  * console error.
  */
 import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import type { TestApp } from '../support/app.js';
-import {
-  type ExampleApp, type RunningExample, freePort, launchBrowser, provesWholeFlow, registerExample, runExample,
-  skipWithoutChromium, startService,
-} from './support.js';
+import { type Started, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
 
 describe('examples/oidc-client-ts', { skip: skipWithoutChromium }, () => {
-  let service: TestApp;
-  let app: ExampleApp;
-  let example: RunningExample;
-  let browser: Browser;
-
+  let t: Started;
   before(async () => {
-    service = await startService();
-    const port = await freePort();
-    const url = `http://localhost:${port}`;
-    app = await registerExample(service, { type: 'public', redirectUris: [`${url}/callback`], postLogoutRedirectUris: [`${url}/signed-out`] });
-    example = await runExample('oidc-client-ts', { ISSUER: service.baseUrl, CLIENT_ID: app.clientId }, port);
-    browser = await launchBrowser();
+    t = await startExample('oidc-client-ts', {
+      registration: (url) => ({ type: 'public', redirectUris: [`${url}/callback`], postLogoutRedirectUris: [`${url}/signed-out`] }),
+      env: (app) => ({ CLIENT_ID: app.clientId }),
+    });
   });
-  after(async () => {
-    await browser?.close();
-    await example?.stop();
-    await service?.close();
-  });
+  after(async () => t?.close());
 
   test('a browser app on another origin signs in, reads /me, refreshes, revokes and signs out with no console error', async () => {
-    await provesWholeFlow(browser, service, example, app, { grantedScope: 'openid profile profile:read', endsServiceSession: true });
+    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'openid profile profile:read', endsServiceSession: true });
   });
 });

@@ -231,3 +231,43 @@ export async function provesWholeFlow(browser: Browser, service: TestApp, exampl
     await page.context().close();
   }
 }
+
+export interface Started {
+  service: TestApp;
+  app: ExampleApp;
+  example: RunningExample;
+  browser: Browser;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the service, registers the example's app at the address it will have (`url` is
+ * `http://localhost:PORT`), runs the example with `ISSUER` and the settings `env` makes, and a
+ * browser.
+ */
+export async function startExample(name: string, options: {
+  registration: (url: string) => Parameters<typeof registerExample>[1];
+  env: (app: ExampleApp) => Record<string, string>;
+}): Promise<Started> {
+  const service = await startService();
+  let example: RunningExample | undefined;
+  let browser: Browser | undefined;
+  const close = async () => {
+    await browser?.close();
+    await example?.stop();
+    await service.close();
+  };
+  try {
+    const port = await freePort();
+    const app = await registerExample(service, options.registration(`http://localhost:${port}`));
+    example = await runExample(name, { ISSUER: service.baseUrl, ...options.env(app) }, port);
+    browser = await launchBrowser();
+    return { service, app, example, browser, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** `CLIENT_ID` and `CLIENT_SECRET` of a confidential app, as the Node examples read them. */
+export const confidentialEnv = (app: ExampleApp): Record<string, string> => ({ CLIENT_ID: app.clientId, CLIENT_SECRET: app.clientSecret! });
