@@ -69,7 +69,15 @@
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ _csrf: form.elements._csrf.value }),
         });
-        if (!answer.ok) throw new Error(answer.status === 401 ? 'your sign-in expired; start again' : `the server answered ${answer.status}`);
+        if (!answer.ok) {
+          // The service asks for a fresh sign-in first (a recent one is needed to add a passkey).
+          const refusal = await answer.json().catch(() => ({}));
+          if (typeof refusal.location === 'string' && refusal.location.startsWith('/')) {
+            window.location.assign(refusal.location);
+            return;
+          }
+          throw new Error(answer.status === 401 ? 'your sign-in expired; start again' : `the server answered ${answer.status}`);
+        }
         const options = await answer.json();
         const credential = button.dataset.webauthn === 'create'
           ? await navigator.credentials.create({ publicKey: creationOptions(options) })

@@ -235,8 +235,11 @@ export interface GrantStore {
   revokeForClient(clientId: string, reason: RevocationReason, now: Instant): Promise<number>;
   /** Revokes every live grant of this user; returns the client of each grant it revoked. */
   revokeForUser(userId: number, reason: RevocationReason, now: Instant): Promise<string[]>;
-  /** The clients this user holds a live grant with, each once. */
-  liveClientIds(userId: number): Promise<string[]>;
+  /**
+   * The clients this user holds a live grant with that was approved in one of the sign-in
+   * sessions `sids` (the grant's `sid`), each client and session once.
+   */
+  liveClientsOfSessions(userId: number, sids: readonly string[]): Promise<Array<{ clientId: string; sid: string }>>;
   touch(id: number, now: Instant): Promise<void>;
   /** Per client, the live grants of a user: first authorized and last used. */
   summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>>;

@@ -27,3 +27,14 @@ export function needsTouch(session: Pick<Session, 'lastSeenAt'>, now: Instant): 
 export function sessionSid(session: Pick<Session, 'idHash'>): string {
   return createHash('sha256').update(`svc-sid:${session.idHash}`).digest('base64url');
 }
+
+/**
+ * How recent a sign-in must be for the changes that could lock the owner out or let someone in
+ * later (adding a passkey, turning two-step verification on or off, new recovery codes): a
+ * session stolen from an unattended browser an hour ago cannot make them (GitHub's "sudo mode").
+ */
+export const RECENT_SIGN_IN_MS = 15 * 60 * 1000;
+
+export function isRecentSignIn(session: Pick<Session, 'authTime'>, now: Instant): boolean {
+  return now - session.authTime <= RECENT_SIGN_IN_MS && now >= session.authTime;
+}

@@ -28,8 +28,12 @@ export const NON_PUBLIC_ADDRESSES = (() => {
     ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
     ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
   ];
+  // Besides the special-purpose ranges, every IPv6 range that carries an IPv4 address a relay or
+  // translator may turn back into one (IPv4-compatible ::/96, SIIT ::ffff:0:0/96, NAT64
+  // 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32), and the deprecated site-local fec0::/10.
   const v6: Array<[string, number]> = [
-    ['::', 128], ['::1', 128], ['100::', 64], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+    ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32],
+    ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
   ];
   for (const [address, prefix] of v4) list.addSubnet(address, prefix, 'ipv4');
   // BlockList also matches IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) against the IPv4 ranges.

@@ -271,6 +271,7 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.ok(page.includes('<strong>app.example</strong>'));
     assert.ok(page.includes('Nickname, avatar, bio, membership status, level and experience points.'));
     assert.ok(page.includes('The list of posts the user has published (title, excerpt, link, interaction counts).'));
+    assert.ok(page.includes('keeps this access while you are not using it'), 'refresh tokens are issued anyway: the page says so without offline_access');
     assert.match(page, /<form method="post" action="\/oauth\/authorize">/);
     assert.match(page, /name="decision" value="approve"/);
     assert.match(page, /name="decision" value="deny"/);

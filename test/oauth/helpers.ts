@@ -48,13 +48,15 @@ export function pkcePair(): { verifier: string; challenge: string } {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-/** A browser's cookies, carried by hand. */
+/** A browser's cookies, carried by hand; `headers` go with every request (a User-Agent, X-Forwarded-For behind a proxy). */
 export class Browser {
   readonly cookies = new CookieJar();
-  constructor(readonly t: TestApp) {}
+  constructor(readonly t: TestApp, readonly headers: Record<string, string> = {}) {}
 
   fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    return browse(this.cookies, path.startsWith('http') ? path : this.t.baseUrl + path, init);
+    const headers = new Headers(init.headers);
+    for (const [name, value] of Object.entries(this.headers)) headers.set(name, value);
+    return browse(this.cookies, path.startsWith('http') ? path : this.t.baseUrl + path, { ...init, headers });
   }
 
   async postForm(path: string, fields: Record<string, string> | Array<[string, string]>): Promise<Response> {

@@ -21,7 +21,7 @@ import { forEachDatabase } from '../support/databases.js';
 import { holdsWithin } from '../support/eventually.js';
 import { LogoutReceiver } from '../support/logout-receiver.js';
 import {
-  Browser, type TestClient, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest,
+  Browser, PASSWORD, type TestClient, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
 
 const MANUAL = { LOGOUT_DELIVERY_INTERVAL: '0' };
@@ -145,6 +145,22 @@ forEachDatabase('back-channel logout', (database) => {
     const received = (await verifiedTokens(at, c)).map((v) => v.payload.sid).sort();
     assert.deepEqual(received, [...sids].sort(), 'one logout per ended session, each with its sid');
     for (const other of elsewhere) assert.doesNotMatch(await (await other.fetch('/')).text(), /Sign out/, 'signed out there');
+  });
+
+  test('a password change tells the apps signed into in the renewed session that it ended, with its sid', async () => {
+    const { c, at } = await appWithBackchannel();
+    const { browser, user } = await signedInBrowser(t);
+    const sid = decodeJwt((await authorize(t, browser, c)).id_token!).sid as string;
+    const page = await (await browser.fetch('/settings/security')).text();
+    const changed = await browser.postForm('/settings/security', {
+      _csrf: formFields(page, '/settings/security')._csrf!, action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase',
+    });
+    assert.equal(changed.status, 303);
+    await deliver();
+    const [verified, ...more] = await verifiedTokens(at, c);
+    assert.equal(more.length, 0);
+    assert.equal(verified?.payload.sub, String(user.id));
+    assert.equal(verified?.payload.sid, sid, 'the sid the app knows');
   });
 
   test('withdrawing consent on the settings page sends the app a logout token for every session of the person (no sid)', async () => {

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import * as client from 'openid-client';
+import { issueLogoutToken } from '../../src/core/oidc/logout-token.js';
 import { sessionSid } from '../../src/core/sessions.js';
 import { hashSecret } from '../../src/core/credentials.js';
 import type { TestApp } from '../support/app.js';
@@ -156,6 +157,32 @@ forEachDatabase('RP-initiated logout', (database) => {
     assert.equal(await signedIn(browser), true);
   });
 
+  test('a logout token is no id_token_hint: refused with an error page, and the session lives on', async () => {
+    const c = await appWithLogout();
+    const { browser, user, idToken } = await signedInToApp(c);
+    const logoutToken = await issueLogoutToken(await t.deps.keys.keySet(), {
+      issuer: t.baseUrl, client: c.client, sub: String(user!.id), sid: decodeJwt(idToken).sid as string, jti: 'j', now: t.clock.now(),
+    });
+    const response = await logout(browser, { id_token_hint: logoutToken, post_logout_redirect_uri: BYE });
+    assert.equal(response.status, 400);
+    assert.equal(response.headers.get('location'), null);
+    assert.equal(await signedIn(browser), true);
+  });
+
+  test('an id_token_hint without sid is asked about: it may come from any earlier sign-in', async () => {
+    const c = await appWithLogout();
+    const { browser, user } = await signedInToApp(c);
+    const keys = await t.deps.keys.keySet();
+    const { kid, alg, privateKey } = await keys.signingKey(c.client.idTokenAlg, t.clock.now());
+    const hint = await new SignJWT({ azp: c.client.clientId })
+      .setProtectedHeader({ alg, kid, typ: 'JWT' }).setIssuer(t.baseUrl).setSubject(String(user!.id)).setAudience(c.client.clientId)
+      .setIssuedAt(Math.floor(t.clock.now() / 1000)).setExpirationTime(Math.floor(t.clock.now() / 1000) + 600).sign(privateKey);
+    const response = await logout(browser, { id_token_hint: hint, post_logout_redirect_uri: BYE });
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), /Sign out of Community\?/);
+    assert.equal(await signedIn(browser), true);
+  });
+
   test('a forged, unsigned or foreign-issuer id_token_hint, or one for another client_id, is refused with an error page and ends nothing', async () => {
     const c = await appWithLogout();
     const { browser, idToken } = await signedInToApp(c);
@@ -195,7 +222,7 @@ forEachDatabase('RP-initiated logout', (database) => {
     const { browser, idToken } = await signedInToApp(c);
     const retiredLongAgo = await generateKeyPair('RS256');
     const kid = (await exportJWK(retiredLongAgo.publicKey)).n!.slice(0, 20);
-    const unknownKid = await new SignJWT({ ...decodeJwt(idToken) }).setProtectedHeader({ alg: 'RS256', kid }).sign(retiredLongAgo.privateKey);
+    const unknownKid = await new SignJWT({ ...decodeJwt(idToken) }).setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' }).sign(retiredLongAgo.privateKey);
     const response = await logout(browser, { id_token_hint: unknownKid, client_id: c.client.clientId, post_logout_redirect_uri: BYE });
     assert.equal(response.status, 200);
     assert.match(await response.text(), /Sign out of Community\?/);

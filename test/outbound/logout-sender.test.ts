@@ -22,8 +22,10 @@ async function serve(handler: Parameters<typeof createServer>[1]): Promise<{ ser
   return { server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/bc` };
 }
 
-test('private, loopback, link-local and other non-public addresses are told from public ones, mapped IPv6 included', () => {
-  for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '224.0.0.1']) {
+test('private, loopback, link-local and other non-public addresses are told from public ones, mapped, translated and tunnelled IPv6 included', () => {
+  for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '224.0.0.1',
+    // IPv6 that relays and translators turn back into IPv4 (an attacker's way around the list), and site-local.
+    '::127.0.0.1', '::7f00:1', '64:ff9b::7f00:1', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '::ffff:0:7f00:1', 'fec0::1']) {
     assert.equal(isPublicAddress(address), false, address);
   }
   for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {

@@ -20,14 +20,7 @@ forEachDatabase('sign-in throttling', (database) => {
   after(() => t.close());
 
   /** A browser behind its own address, as seen through the proxy. */
-  class AddressedBrowser extends Browser {
-    constructor(t: TestApp, readonly address: string) { super(t); }
-    override fetch(path: string, init: RequestInit = {}): Promise<Response> {
-      const headers = new Headers(init.headers);
-      headers.set('x-forwarded-for', this.address);
-      return super.fetch(path, { ...init, headers });
-    }
-  }
+  const addressed = (address: string) => new Browser(t, { 'x-forwarded-for': address });
 
   let addresses = 0;
   const freshAddress = () => `198.51.100.${++addresses}`;
@@ -43,16 +36,16 @@ forEachDatabase('sign-in throttling', (database) => {
     const address = freshAddress();
     const users = await Promise.all(Array.from({ length: 40 }, () => newUser(t)));
     for (const [i, user] of users.entries()) {
-      const first = await new AddressedBrowser(t, address).signIn(user.username);
+      const first = await addressed(address).signIn(user.username);
       assert.equal(first.status, 303, `person ${i + 1} signs in`);
-      if (i % 4 === 0) assert.equal((await new AddressedBrowser(t, address).signIn(user.username)).status, 303);
+      if (i % 4 === 0) assert.equal((await addressed(address).signIn(user.username)).status, 303);
     }
   });
 
   test('past 10 failures on an account, a browser without a device cookie for it is refused with 429 and Retry-After, the right password included', async () => {
     const user = await newUser(t);
-    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => new AddressedBrowser(t, freshAddress()));
-    const refused = await new AddressedBrowser(t, freshAddress()).signIn(user.username, PASSWORD);
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => addressed(freshAddress()));
+    const refused = await addressed(freshAddress()).signIn(user.username, PASSWORD);
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('location'), null, 'not signed in');
     const retryAfter = Number(refused.headers.get('retry-after'));
@@ -62,18 +55,18 @@ forEachDatabase('sign-in throttling', (database) => {
 
   test('the window passing frees the account', async () => {
     const user = await newUser(t);
-    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => new AddressedBrowser(t, freshAddress()));
-    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username)).status, 429);
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => addressed(freshAddress()));
+    assert.equal((await addressed(freshAddress()).signIn(user.username)).status, 429);
     t.clock.advance(SIGN_IN_WINDOW_SECONDS * 1000);
-    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username)).status, 303);
+    assert.equal((await addressed(freshAddress()).signIn(user.username)).status, 303);
   });
 
   test('a browser that signed into the account before keeps its own attempts while the account is locked for everyone else', async () => {
     const user = await newUser(t);
-    const owner = new AddressedBrowser(t, freshAddress());
+    const owner = addressed(freshAddress());
     assert.equal((await owner.signIn(user.username)).status, 303);
     assert.equal((await owner.postForm('/logout', { _csrf: owner.cookies.get('svc_csrf')! })).status, 303);
-    const attacker = new AddressedBrowser(t, freshAddress());
+    const attacker = addressed(freshAddress());
     await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, user.username, () => attacker);
     assert.equal((await attacker.signIn(user.username, PASSWORD)).status, 429, 'locked for browsers without a device cookie');
     // The owner mistypes a few times and still gets in: their failures are counted on their own cookie.
@@ -89,10 +82,10 @@ forEachDatabase('sign-in throttling', (database) => {
 
   test('a browser that just signed up keeps its own attempts while the account is locked for everyone else', async () => {
     const username = `fresh${addresses}x${Date.now() % 100000}`;
-    const owner = new AddressedBrowser(t, freshAddress());
+    const owner = addressed(freshAddress());
     assert.equal((await signUp(owner, username)).status, 303);
-    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, username, () => new AddressedBrowser(t, freshAddress()));
-    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(username)).status, 429, 'locked for others');
+    await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, username, () => addressed(freshAddress()));
+    assert.equal((await addressed(freshAddress()).signIn(username)).status, 429, 'locked for others');
     assert.equal((await owner.postForm('/logout', { _csrf: owner.cookies.get('svc_csrf')! })).status, 303);
     assert.equal((await owner.signIn(username)).status, 303, 'the browser that created the account signs in');
   });
@@ -101,7 +94,7 @@ forEachDatabase('sign-in throttling', (database) => {
     const address = freshAddress();
     let refused: Response | undefined;
     for (let i = 0; i < 12 && !refused; i++) {
-      const response = await signUp(new AddressedBrowser(t, address), `crowd${addresses}n${i}x${Date.now() % 100000}`);
+      const response = await signUp(addressed(address), `crowd${addresses}n${i}x${Date.now() % 100000}`);
       if (response.status === 429) refused = response;
       else assert.equal(response.status, 303);
     }
@@ -112,7 +105,7 @@ forEachDatabase('sign-in throttling', (database) => {
 
   test('a browser with a device cookie is itself refused after 10 failures', async () => {
     const user = await newUser(t);
-    const browser = new AddressedBrowser(t, freshAddress());
+    const browser = addressed(freshAddress());
     assert.equal((await browser.signIn(user.username)).status, 303);
     await failTimes(SIGN_IN_FAILURES_PER_DEVICE, user.username, () => browser);
     assert.equal((await browser.signIn(user.username)).status, 429);
@@ -120,11 +113,11 @@ forEachDatabase('sign-in throttling', (database) => {
 
   test('a device cookie counts only for the account it was issued for, and a forged one counts for none', async () => {
     const [mine, victim] = [await newUser(t), await newUser(t)];
-    const attacker = new AddressedBrowser(t, freshAddress());
+    const attacker = addressed(freshAddress());
     assert.equal((await attacker.signIn(mine.username)).status, 303, 'the attacker signs into their own account');
     await failTimes(SIGN_IN_FAILURES_PER_ACCOUNT, victim.username, () => attacker);
     assert.equal((await attacker.signIn(victim.username, 'one more guess')).status, 429, 'their cookie gives no attempts on another account');
-    const forger = new AddressedBrowser(t, freshAddress());
+    const forger = addressed(freshAddress());
     forger.cookies.set('svc_device', `${victim.username.toLowerCase()}.${'A'.repeat(22)}.${'B'.repeat(43)}`);
     assert.equal((await forger.signIn(victim.username, PASSWORD)).status, 429, 'an unsigned cookie is no device cookie');
   });
@@ -133,39 +126,39 @@ forEachDatabase('sign-in throttling', (database) => {
     const address = freshAddress();
     const user = await newUser(t);
     for (let i = 0; i < SIGN_IN_FAILURES_PER_ADDRESS; i++) {
-      const response = await new AddressedBrowser(t, address).signIn(`nobody-${i}`, 'a wrong password');
+      const response = await addressed(address).signIn(`nobody-${i}`, 'a wrong password');
       assert.equal(response.status, 401);
     }
-    const refused = await new AddressedBrowser(t, address).signIn(user.username, PASSWORD);
+    const refused = await addressed(address).signIn(user.username, PASSWORD);
     assert.equal(refused.status, 429);
     assert.ok(Number(refused.headers.get('retry-after')) > 0);
-    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username)).status, 303, 'another address is not affected');
+    assert.equal((await addressed(freshAddress()).signIn(user.username)).status, 303, 'another address is not affected');
   });
 
   test('the addresses of one IPv6 /64 count as one address', async () => {
     const user = await newUser(t);
     const prefix = `2001:db8:${(++addresses).toString(16)}:7`;
     for (let i = 0; i < SIGN_IN_FAILURES_PER_ADDRESS; i++) {
-      const response = await new AddressedBrowser(t, `${prefix}::${(i + 1).toString(16)}`).signIn(`nobody-v6-${i}`, 'a wrong password');
+      const response = await addressed(`${prefix}::${(i + 1).toString(16)}`).signIn(`nobody-v6-${i}`, 'a wrong password');
       assert.equal(response.status, 401);
     }
-    assert.equal((await new AddressedBrowser(t, `${prefix}:ffff:ffff:ffff:ffff`).signIn(user.username)).status, 429);
-    assert.equal((await new AddressedBrowser(t, `2001:db8:${addresses.toString(16)}:8::1`).signIn(user.username)).status, 303, 'the next /64 is another address');
+    assert.equal((await addressed(`${prefix}:ffff:ffff:ffff:ffff`).signIn(user.username)).status, 429);
+    assert.equal((await addressed(`2001:db8:${addresses.toString(16)}:8::1`).signIn(user.username)).status, 303, 'the next /64 is another address');
   });
 
   test('the right password of a suspended account is counted as a failure, like any other', async () => {
     const user = await newUser(t);
     await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
     for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
-      assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username, PASSWORD)).status, 401);
+      assert.equal((await addressed(freshAddress()).signIn(user.username, PASSWORD)).status, 401);
     }
     await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'active');
-    assert.equal((await new AddressedBrowser(t, freshAddress()).signIn(user.username, PASSWORD)).status, 429);
+    assert.equal((await addressed(freshAddress()).signIn(user.username, PASSWORD)).status, 429);
   });
 
   test('the password re-check before a personal token is throttled as sign-in is, and its successes do not count', async () => {
     const user = await newUser(t);
-    const browser = new AddressedBrowser(t, freshAddress());
+    const browser = addressed(freshAddress());
     assert.equal((await browser.signIn(user.username)).status, 303);
     const create = async (password: string) => {
       const csrf = hiddenFields(await (await browser.fetch('/settings/tokens')).text()).find(([n]) => n === '_csrf')![1];

@@ -10,6 +10,7 @@ import { runJanitor } from '../../src/janitor.js';
 import { hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
 import { totpCode } from '../../src/core/security/totp.js';
 import { PENDING_SIGN_IN_MS } from '../../src/core/security/two-step.js';
+import { RECENT_SIGN_IN_MS } from '../../src/core/sessions.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
 import {
   Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
@@ -23,14 +24,7 @@ const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:133.0) Gecko/20100
 const CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
 /** A browser that names itself with a User-Agent. */
-class NamedBrowser extends Browser {
-  constructor(t: TestApp, readonly userAgent: string) { super(t); }
-  override fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    const headers = new Headers(init.headers);
-    headers.set('user-agent', this.userAgent);
-    return super.fetch(path, { ...init, headers });
-  }
-}
+const namedBrowser = (t: TestApp, userAgent: string) => new Browser(t, { 'user-agent': userAgent });
 
 forEachDatabase('account security', (database) => {
   let t: TestApp;
@@ -44,7 +38,7 @@ forEachDatabase('account security', (database) => {
 
   async function signedIn(userAgent = CHROME) {
     const user = await newUser(t);
-    const browser = new NamedBrowser(t, userAgent);
+    const browser = namedBrowser(t, userAgent);
     assert.equal((await browser.signIn(user.username)).status, 303);
     return { user, browser };
   }
@@ -113,7 +107,7 @@ forEachDatabase('account security', (database) => {
 
   test('password change: every other session ends, this one continues under a new id', async () => {
     const { user, browser } = await signedIn();
-    const other = new NamedBrowser(t, FIREFOX);
+    const other = namedBrowser(t, FIREFOX);
     assert.equal((await other.signIn(user.username)).status, 303);
     const before = browser.cookies.get('svc_session')!;
     const changed = await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
@@ -128,6 +122,49 @@ forEachDatabase('account security', (database) => {
     assert.equal((await new Browser(t).signIn(user.username, PASSWORD)).status, 401, 'the old password no longer works');
     assert.equal((await new Browser(t).signIn(user.username, 'a brand new passphrase')).status, 303);
     assert.ok((await events(user.id)).some((e) => e.kind === 'password.changed'));
+  });
+
+  test('password change: a sign-in waiting for its second step is ended too', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const attacker = new Browser(t);
+    const first = await attacker.signIn(user.username, PASSWORD);
+    assert.equal(first.headers.get('location'), '/login/second-step', 'the stolen password got as far as the second step');
+    const changed = await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' });
+    assert.equal(changed.status, 303);
+    const second = await attacker.postForm('/login/second-step', { _csrf: csrf(attacker), code: totpCode(secret, t.clock.now()) });
+    assert.notEqual(second.status, 303, 'the waiting sign-in cannot finish');
+    assert.equal(await isSignedIn(attacker), false);
+  });
+
+  test('changes that could lock the owner out need a sign-in of the last 15 minutes: an older one is sent to sign in again', async () => {
+    const { user, browser } = await signedIn();
+    t.clock.advance(RECENT_SIGN_IN_MS + 1000);
+    for (const action of ['totp-start', 'passkey-add', 'recovery-codes', 'totp-disable', 'passkey-remove']) {
+      const refused = await security(browser, { action });
+      assert.equal(refused.status, 303, action);
+      assert.equal(refused.headers.get('location'), '/login?reauth=1&return_to=%2Fsettings%2Fsecurity', action);
+    }
+    const options = await browser.fetch('/settings/security/passkeys/options', {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ _csrf: csrf(browser) }),
+    });
+    assert.equal(options.status, 401);
+    assert.deepEqual(await options.json(), { error: 'sign_in_again', location: '/login?reauth=1&return_to=%2Fsettings%2Fsecurity' });
+    assert.equal((await browser.signIn(user.username, PASSWORD, '/settings/security')).status, 303);
+    assert.equal((await security(browser, { action: 'totp-start' })).status, 200, 'signed in again: allowed');
+  });
+
+  test('an action or notice named like a property of every object (constructor, __proto__) is no action and no notice', async () => {
+    const { browser } = await signedIn();
+    for (const action of ['constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf']) {
+      const response = await security(browser, { action });
+      assert.equal(response.status, 400, action);
+      assert.match(await response.text(), /choose one of the buttons/i);
+    }
+    for (const path of ['/settings/security', '/settings/tokens', '/settings/applications']) {
+      const page = await (await browser.fetch(`${path}?notice=constructor`)).text();
+      assert.doesNotMatch(page, /native code|function Object/, path);
+    }
   });
 
   // ---- 2. Two-step verification ---------------------------------------------------------------
@@ -365,7 +402,7 @@ forEachDatabase('account security', (database) => {
 
   test('sessions: each signed-in browser is listed with its device, address, sign-in time and last activity', async () => {
     const { user, browser } = await signedIn(CHROME);
-    const other = new NamedBrowser(t, FIREFOX);
+    const other = namedBrowser(t, FIREFOX);
     assert.equal((await other.signIn(user.username)).status, 303);
     t.clock.advance(90_000);
     await other.fetch('/');
@@ -381,7 +418,7 @@ forEachDatabase('account security', (database) => {
 
   test('sessions: "sign out" ends one other session, "sign out everywhere else" all but this one', async () => {
     const { user, browser } = await signedIn(CHROME);
-    const [a, b] = [new NamedBrowser(t, FIREFOX), new NamedBrowser(t, FIREFOX)];
+    const [a, b] = [namedBrowser(t, FIREFOX), namedBrowser(t, FIREFOX)];
     for (const other of [a, b]) assert.equal((await other.signIn(user.username)).status, 303);
     const listed = await t.deps.stores.sessions.listForUser(user.id, t.clock.now());
     assert.equal(listed.length, 3);

@@ -110,7 +110,7 @@ describe('demo app end to end', () => {
     await page.waitForURL(/\/login\?/);
     await page.getByLabel('Username').fill('demo');
     await page.getByLabel('Password').fill(demoPassword);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.waitForURL((url) => url.href.startsWith(`${thirdPartyUrl}/demo-app`) || url.pathname === '/oauth/authorize');
     if (new URL(page.url()).pathname === '/oauth/authorize') await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${thirdPartyUrl}/demo-app`);

@@ -3,32 +3,20 @@
  * exactly one of many racing callers, on SQLite and PostgreSQL alike.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { ConflictError } from '../../src/core/errors.js';
 import type { Stores } from '../../src/core/ports.js';
-import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
-import { createStores } from '../../src/storage/stores.js';
+import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
+import { storesForSuite } from '../support/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const MINUTE = 60_000;
 const RACERS = 20;
 
-function unique(prefix: string): string {
-  return `${prefix}${randomBytes(4).toString('hex')}`;
-}
-
 forEachDatabase('account security storage contract', (database) => {
-  let handle: DatabaseHandle;
   let stores: Stores;
-
-  before(async () => {
-    handle = openDatabase(database.target);
-    await migrateToLatest(handle.db);
-    stores = createStores(handle.db, handle.queries);
-  });
-  after(() => handle.close());
+  storesForSuite(database, (opened) => { stores = opened; });
 
   const newUser = () => stores.users.create({ username: unique('user'), passwordHash: 'hash', bio: '', member: false, level: 1, xp: 0 }, T0);
   const winners = (results: boolean[]) => results.filter(Boolean).length;
@@ -72,6 +60,15 @@ forEachDatabase('account security storage contract', (database) => {
     assert.equal(await stores.secondFactors.removeTotp(user.id), true);
     assert.equal(await stores.secondFactors.findTotp(user.id), undefined);
     assert.equal(await stores.secondFactors.countUnusedRecoveryCodes(user.id), 0);
+  });
+
+  test('a passkey registered by 20 racing requests lands once; every other is a ConflictError, never a failed statement', async () => {
+    const owner = await newUser();
+    const credentialId = unique('cred');
+    const results = await Promise.allSettled(Array.from({ length: RACERS }, () =>
+      stores.passkeys.insert({ credentialId, userId: owner.id, name: 'Key', publicKey: 'pk', counter: 0, transports: [], backedUp: false }, T0)));
+    assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+    for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
   });
 
   test('passkeys are listed, renamed and removed by their owner only', async () => {

@@ -3,32 +3,23 @@
  * Each test makes the users and clients it needs; nothing is shared between tests.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { ConflictError } from '../../src/core/errors.js';
 import type { Stores } from '../../src/core/ports.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createStores } from '../../src/storage/stores.js';
+import { migrateToLatest } from '../../src/storage/migrate.js';
+import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
+import { storesForSuite } from '../support/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const MINUTE = 60_000;
 
-function unique(prefix: string): string {
-  return `${prefix}${randomBytes(4).toString('hex')}`;
-}
-
 forEachDatabase('storage contract', (database) => {
   let handle: DatabaseHandle;
   let stores: Stores;
-
-  before(async () => {
-    handle = openDatabase(database.target);
-    await migrateToLatest(handle.db);
-    stores = createStores(handle.db, handle.queries);
-  });
-  after(() => handle.close());
+  storesForSuite(database, (opened, openedHandle) => { stores = opened; handle = openedHandle; });
 
   const newUser = (username = unique('user')) =>
     stores.users.create({ username, passwordHash: 'hash', bio: '', member: false, level: 1, xp: 0 }, T0);
@@ -437,14 +428,19 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await stores.grants.revokeForUser(third.user.id, 'account_unusable', T0), [third.client.clientId]);
   });
 
-  test('the clients a user holds a live grant with are listed once each', async () => {
+  test('the clients signed into in given sessions, with a live grant, are listed once per client and session', async () => {
     const { user, client, grant } = await newGrant();
-    await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: T0, sid: 'sid-a' }, T0);
+    for (let i = 0; i < 2; i++) await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 's', nonce: null, authTime: T0, sid: 'sid-a' }, T0);
     const other = await newClient();
-    const revoked = await stores.grants.create({ userId: user.id, clientId: other.clientId, scope: 's', nonce: null, authTime: T0 }, T0);
+    await stores.grants.create({ userId: user.id, clientId: other.clientId, scope: 's', nonce: null, authTime: T0, sid: 'sid-b' }, T0);
+    const revoked = await stores.grants.create({ userId: user.id, clientId: other.clientId, scope: 's', nonce: null, authTime: T0, sid: 'sid-a' }, T0);
     await stores.grants.revoke(revoked.id, 'revoked_by_client', T0 + 1);
-    assert.deepEqual(await stores.grants.liveClientIds(user.id), [client.clientId]);
+    assert.deepEqual(await stores.grants.liveClientsOfSessions(user.id, ['sid-a']), [{ clientId: client.clientId, sid: 'sid-a' }]);
+    assert.equal((await stores.grants.liveClientsOfSessions(user.id, ['sid-a', 'sid-b', 'sid-c'])).length, 2);
+    assert.deepEqual(await stores.grants.liveClientsOfSessions((await newUser()).id, ['sid-a']), [], 'another user signed into nothing');
     assert.equal((await stores.grants.findById(grant.id))?.sid, null);
+    const many = Array.from({ length: 1200 }, (_, i) => `sid-${i}`);
+    assert.equal((await stores.grants.liveClientsOfSessions(user.id, [...many, 'sid-b'])).length, 1, 'thousands of sessions in one call');
   });
 
   test('a client keeps its post-logout redirect URIs and back-channel logout URI, and they can be replaced', async () => {
@@ -539,13 +535,13 @@ forEachDatabase('storage contract', (database) => {
   // ---- Back-channel logout deliveries (INTERFACE section 5) ----------------------------------
 
   const LEASE = MINUTE;
-  /** Deliveries for one new client, so a test sees only its own rows among everything due. */
-  async function queued(count: number, at: number) {
+  /** Deliveries for new clients (one by default, rows dealt round), so a test sees only its own rows among everything due. */
+  async function queued(count: number, at: number, clientCount = 1) {
     const user = await newUser();
-    const client = await newClient();
-    const rows = Array.from({ length: count }, (_, i) => ({ clientId: client.clientId, userId: user.id, sid: i % 2 ? null : `sid-${i}`, jti: unique('jti'), cause: 'signed_out' }));
+    const clients = await Promise.all(Array.from({ length: clientCount }, () => newClient()));
+    const rows = Array.from({ length: count }, (_, i) => ({ clientId: clients[i % clientCount]!.clientId, userId: user.id, sid: i % 2 ? null : `sid-${i}`, jti: unique('jti'), cause: 'signed_out' }));
     await stores.logoutDeliveries.insert(rows, at);
-    return { client, user, jtis: new Set(rows.map((r) => r.jti)) };
+    return { client: clients[0]!, user, jtis: new Set(rows.map((r) => r.jti)) };
   }
   /** Claims everything due at `at`, and keeps only this test's rows; the rest are given back untouched by lease expiry. */
   async function claimMine(on: Stores, jtis: Set<string>, claim: string, at: number, limit = 50) {
@@ -569,7 +565,7 @@ forEachDatabase('storage contract', (database) => {
 
   test('two instances claiming at once never get the same logout delivery', async () => {
     const at = T0 + 201 * 86_400_000;
-    const { jtis } = await queued(40, at);
+    const { jtis } = await queued(40, at, 10);
     const otherHandle = openDatabase(database.target);
     try {
       const other = createStores(otherHandle.db, otherHandle.queries);

@@ -145,7 +145,9 @@ export function decideEndSession(request: EndSessionRequest, signedIn: SignedIn 
   if (!signedIn) return 'nothing';
   const { hint } = request;
   const sameUser = hint !== undefined && hint.sub === String(signedIn.user.id);
-  const sameSession = hint?.sid === undefined || hint.sid === sessionSid(signedIn.session);
+  // The hint must name this very session: one without a `sid` (from a grant older than `sid`)
+  // could come from any earlier sign-in, so the person is asked.
+  const sameSession = hint?.sid !== undefined && hint.sid === sessionSid(signedIn.session);
   return sameUser && sameSession ? 'end' : 'confirm';
 }
 

@@ -5,8 +5,8 @@
  * a restart loses none. The delivery worker (`delivery.ts`) sends them.
  *
  * The events:
- * - the person signs out of the site (their sign-in session ends): every app they hold a live
- *   grant with, with that session's `sid`;
+ * - the person signs out of the site (their sign-in session ends): every app they signed into in
+ *   that session and still hold a live grant with, with that session's `sid`;
  * - a grant is revoked by reuse detection of a refresh token or by the app revoking its refresh
  *   token: that app, with the grant's `sid`;
  * - every grant of the person with an app is revoked (consent withdrawn, code reuse): that app,
@@ -55,27 +55,38 @@ export async function queueBackchannelLogouts(tx: Stores, now: Instant, events: 
  * click or two instances racing send one logout. Returns whether this call ended it.
  */
 export async function endSignInSession(stores: Stores, clock: Clock, idHash: string): Promise<boolean> {
-  return stores.transaction(async (tx) => {
-    const now = clock.now();
-    const ended = await tx.sessions.end(idHash, now);
-    if (!ended) return false;
-    const sid = sessionSid({ idHash });
-    const clients = await tx.grants.liveClientIds(ended.userId);
-    await queueBackchannelLogouts(tx, now, clients.map((clientId) => ({ clientId, userId: ended.userId, sid, cause: 'signed_out' as const })));
-    return true;
-  });
+  return stores.transaction((tx) => endSignInSessionWithin(tx, clock.now(), idHash));
+}
+
+/** `endSignInSession` inside a transaction the caller runs (a session replaced by another). */
+export async function endSignInSessionWithin(tx: Stores, now: Instant, idHash: string): Promise<boolean> {
+  const ended = await tx.sessions.end(idHash, now);
+  if (!ended) return false;
+  await queueSessionLogouts(tx, now, ended.userId, [idHash]);
+  return true;
 }
 
 /**
  * Ends every sign-in session of the user but `keepIdHash` (sign out everywhere else, a password
- * change) and queues, for each, the logout that signing out there would have sent. Call it inside
+ * change), and every sign-in waiting for its second step, and queues, for each session, the
+ * logout that signing out there would have sent. Call it inside
  * the event's transaction. Returns how many sessions it ended.
  */
 export async function endOtherSignInSessions(tx: Stores, now: Instant, userId: number, keepIdHash: string): Promise<number> {
+  // A sign-in waiting for its second step is a session in the making: it ends too.
+  await tx.pendingSignIns.cancelForUser(userId, now);
   const ended = await tx.sessions.endOthersForUser(userId, keepIdHash, now);
-  if (ended.length === 0) return 0;
-  const clients = await tx.grants.liveClientIds(userId);
-  await queueBackchannelLogouts(tx, now, ended.flatMap((idHash) =>
-    clients.map((clientId) => ({ clientId, userId, sid: sessionSid({ idHash }), cause: 'signed_out' as const }))));
+  await queueSessionLogouts(tx, now, userId, ended);
   return ended.length;
+}
+
+/**
+ * Queues, for sessions that just ended, a logout to every app signed into in them: the apps whose
+ * live grant was approved in that session (its `sid`). An app the person signed into elsewhere is
+ * told when that session ends, not this one (section 2.5: the RPs of the session).
+ */
+async function queueSessionLogouts(tx: Stores, now: Instant, userId: number, endedIdHashes: readonly string[]): Promise<void> {
+  if (endedIdHashes.length === 0) return;
+  const signedInto = await tx.grants.liveClientsOfSessions(userId, endedIdHashes.map((idHash) => sessionSid({ idHash })));
+  await queueBackchannelLogouts(tx, now, signedInto.map(({ clientId, sid }) => ({ clientId, userId, sid, cause: 'signed_out' as const })));
 }

@@ -58,6 +58,10 @@ export async function verifyIdTokenHint(keys: PublishedKeys, issuer: string, tok
   const alg = header.alg as IdTokenAlg;
   // RFC 8725 3.1: only the algorithms we sign with; `none` and HMAC never verify here.
   if (!SIGNING_ALGS.includes(alg)) throw refuse();
+  // RFC 8725 3.11: an id_token and nothing else we sign. A logout token (typ logout+jwt, with
+  // `events`) is signed with the same keys and names the same user: as a hint it would sign the
+  // user out, unasked, long after the app that received it lost its access.
+  if (header.typ !== 'JWT' || claims.events !== undefined) throw refuse();
   if (claims.iss !== issuer) throw refuse();
   const jwk = typeof header.kid === 'string' ? keys.publishedJwk(header.kid, now) : undefined;
   if (jwk === undefined) return { kind: 'unverifiable' };

@@ -14,7 +14,7 @@ import {
   type RegistrationResponseJSON, generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import { InputError } from '../errors.js';
+import { ConflictError, InputError } from '../errors.js';
 import type { Stores, User } from '../ports.js';
 import { checkedText } from '../text.js';
 import type { Clock } from '../time.js';
@@ -142,8 +142,10 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
   }
   if (!verification.verified) return undefined;
   const { credential, credentialBackedUp } = verification.registrationInfo;
-  if (await deps.stores.passkeys.find(credential.id)) throw new InputError('passkey', 'that passkey is already registered');
-  return deps.stores.passkeys.insert({
+  // One insert decides (the credential id is the key): two racing registrations of one passkey
+  // cannot both land, and the loser is told, as a repeat is.
+  try {
+    return await deps.stores.passkeys.insert({
     credentialId: credential.id,
     userId: user.id,
     name: label,
@@ -151,7 +153,11 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
     counter: credential.counter,
     transports: (credential.transports ?? []).filter((t) => /^[a-z-]{1,20}$/.test(t)).slice(0, 8),
     backedUp: credentialBackedUp,
-  }, deps.clock.now());
+    }, deps.clock.now());
+  } catch (error) {
+    if (error instanceof ConflictError) throw new InputError('passkey', 'that passkey is already registered');
+    throw error;
+  }
 }
 
 /**

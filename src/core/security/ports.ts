@@ -56,6 +56,7 @@ export interface Passkey {
 export type ChallengePurpose = 'register' | 'sign_in' | 'second_step';
 
 export interface PasskeyStore {
+  /** Throws `ConflictError` when the credential id is registered already (to anyone). */
   insert(passkey: Omit<Passkey, 'createdAt' | 'lastUsedAt'>, now: Instant): Promise<Passkey>;
   listForUser(userId: number): Promise<Passkey[]>;
   find(credentialId: string): Promise<Passkey | undefined>;
@@ -88,6 +89,8 @@ export interface PendingSignInStore {
   findLive(idHash: string, now: Instant): Promise<PendingSignIn | undefined>;
   /** Marks it used in one conditional write; whether this call did. */
   consume(idHash: string, now: Instant): Promise<boolean>;
+  /** Marks every unused one of the user used, so none can finish (the password changed). */
+  cancelForUser(userId: number, now: Instant): Promise<void>;
 }
 
 export interface SecurityEvent {

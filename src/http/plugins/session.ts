@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/credentials.js';
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/device-cookies.js';
-import { endSignInSession } from '../../core/logout/events.js';
+import { endSignInSession, endSignInSessionWithin } from '../../core/logout/events.js';
 import type { Session, User } from '../../core/ports.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
 import type { Deps } from '../../deps.js';
@@ -85,7 +85,8 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
 
 /**
  * The signed-in session under a new id, everything else kept (its sign-in time, methods and
- * lifetime): after a password change, an id that leaked before it is worth nothing.
+ * lifetime): after a password change, an id that leaked before it is worth nothing. The apps
+ * signed into in the old one are sent a back-channel logout: their sign-in there named it.
  */
 export async function rotateSession(request: FastifyRequest, reply: FastifyReply, current: { session: Session; user: User }): Promise<Session> {
   const { stores, clock } = request.server.deps;
@@ -96,7 +97,8 @@ export async function rotateSession(request: FastifyRequest, reply: FastifyReply
     const created = await tx.sessions.create({
       idHash: hashSecret(id), userId: user.id, authTime: old.authTime, expiresAt: old.expiresAt, amr: old.amr, userAgent: old.userAgent, address: old.address,
     }, now);
-    await tx.sessions.end(old.idHash, now);
+    // The old session ends as a sign-out does: the apps signed into in it are told (its sid).
+    await endSignInSessionWithin(tx, now, old.idHash);
     return created;
   });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, Math.max(1, Math.floor((old.expiresAt - now) / 1000))));

@@ -17,6 +17,8 @@ import {
 } from '../../core/security/two-step.js';
 import { describeUserAgent } from '../../core/security/user-agent.js';
 import type { AttemptOrigin } from '../../core/sign-in.js';
+import { isRecentSignIn } from '../../core/sessions.js';
+import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { requireUser, retryMessage, sendPage } from '../pages.js';
 import { currentSignIn, deviceCookie, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
@@ -37,6 +39,11 @@ const NOTICES: Record<string, string> = {
   'signed-out': 'That session was signed out.',
   'signed-out-others': 'Every other browser was signed out.',
 };
+
+/** The changes that need a recent sign-in (`isRecentSignIn`): each could lock the owner out, or let someone in later. */
+const NEEDS_RECENT_SIGN_IN = new Set(['totp-start', 'totp-confirm', 'totp-disable', 'recovery-codes', 'passkey-add', 'passkey-remove']);
+/** Where a stale session goes to sign in again, and comes back from. */
+const SIGN_IN_AGAIN = `/login?reauth=1&return_to=${encodeURIComponent(PATH)}`;
 
 /** What a POST handler gets: the signed-in user and session, the form, and how to answer. */
 interface ActionContext {
@@ -188,7 +195,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
       stores.sessions.listForUser(user.id, clock.now()),
     ]);
     const events = await stores.securityEvents.listForUser(user.id, requested * SECURITY_LOG_PAGE_SIZE, SECURITY_LOG_PAGE_SIZE);
-    const notice = typeof query?.notice === 'string' ? NOTICES[query.notice] : undefined;
+    const notice = typeof query?.notice === 'string' && Object.hasOwn(NOTICES, query.notice) ? NOTICES[query.notice] : undefined;
     return sendPage(reply, securityPage(await pageContext(request, reply), {
       factors, passkeys, sessions, currentSession: session.idHash, events, logPage: requested, notice, ...state,
     }), status);
@@ -215,7 +222,10 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     const found = await signedIn(request, reply);
     if (!found) return reply;
     const { user, session } = found;
-    const handler = ACTIONS[request.body.action ?? ''];
+    const action = request.body.action ?? '';
+    // Own keys only: `constructor` or `__proto__` name no action.
+    const handler = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined;
+    if (handler && NEEDS_RECENT_SIGN_IN.has(action) && !isRecentSignIn(session, clock.now())) return reply.redirect(SIGN_IN_AGAIN, 303);
     const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
     const ctx: ActionContext = {
       request, reply, user, session, body: request.body, origin,
@@ -231,6 +241,12 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     verifyCsrf(request);
     const found = await currentSignIn(request);
     if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_required' });
+    if (!isRecentSignIn(found.session, clock.now())) {
+      return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_again', location: SIGN_IN_AGAIN });
+    }
+    // Each stores a challenge: a signed-in user gets a bounded number.
+    const decision = await app.deps.limiter.hit(`passkey-options:user:${found.user.id}`, PASSKEY_OPTIONS_PER_MINUTE, 60, clock.now());
+    if (!decision.allowed) return reply.code(429).header('retry-after', '60').header('cache-control', 'no-store').send({ error: 'rate_limited' });
     return reply.header('cache-control', 'no-store').send(await registrationOptions(app.deps, found.user));
   });
 }

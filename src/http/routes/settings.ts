@@ -34,7 +34,7 @@ const NOTICES: Record<string, string> = {
 
 function noticeFrom(request: FastifyRequest): string | undefined {
   const key = (request.query as { notice?: unknown } | undefined)?.notice;
-  return typeof key === 'string' ? NOTICES[key] : undefined;
+  return typeof key === 'string' && Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
 }
 
 function formError(error: unknown): FormError {

@@ -10,6 +10,7 @@ import {
   PENDING_SIGN_IN_MS, amrAfterCode, checkSecondFactorCode, findPendingSignIn, finishPendingSignIn, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/security/two-step.js';
+import { addressKey } from '../../core/addresses.js';
 import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { retryMessage, sendPage } from '../pages.js';
@@ -167,6 +168,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const found = await pendingOr(request, reply);
     if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_expired' });
+    // Each stores a challenge: one waiting sign-in gets a bounded number.
+    const decision = await app.deps.limiter.hit(`passkey-options:pending:${found.pending.idHash}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
+    if (!decision.allowed) return reply.code(429).header('retry-after', '60').header('cache-control', 'no-store').send({ error: 'rate_limited' });
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'second_step', found.user));
   });
 
@@ -193,7 +197,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
     verifyCsrf(request);
     // Each asks for a stored challenge without a sign-in: an address gets a bounded number.
-    const decision = await app.deps.limiter.hit(`passkey-options:address:${request.ip}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
+    const decision = await app.deps.limiter.hit(`passkey-options:address:${addressKey(request.ip)}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
     if (!decision.allowed) return reply.code(429).header('retry-after', '60').header('cache-control', 'no-store').send({ error: 'rate_limited' });
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'sign_in'));
   });

@@ -29,6 +29,7 @@ ${view.request.scopes.map((scope) => html`<li><strong>${scope}</strong>: ${SCOPE
 ${view.request.droppedScopes.length > 0
     ? html`<p class="muted">It also asked for ${view.request.droppedScopes.map((s, i) => html`${i > 0 ? ' and ' : ''}<code>${s}</code>`)}.
   This site never shares ${view.request.droppedScopes.length > 1 ? 'these' : 'that'} with applications, so it will not get ${view.request.droppedScopes.length > 1 ? 'them' : 'it'}.</p>` : ''}
+${view.request.scopes.includes('offline_access') ? '' : html`<p class="muted">Every application that you allow keeps this access while you are not using it, until you withdraw it.</p>`}
 <p>After you answer you will be sent to <strong>${redirectHost}</strong>.</p>
 <form method="post" action="/oauth/authorize">
   <input type="hidden" name="_csrf" value="${context.csrf}">

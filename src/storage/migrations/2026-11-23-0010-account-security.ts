@@ -72,6 +72,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('used_at', instant)
     .execute();
   await db.schema.createIndex('pending_sign_ins_by_expiry').on('pending_sign_ins').column('expires_at').execute();
+  await db.schema.createIndex('pending_sign_ins_by_user').on('pending_sign_ins').column('user_id').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

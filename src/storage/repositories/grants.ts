@@ -97,6 +97,8 @@ export async function consumeWithGrant<R extends { grant_id: number }>(
   return row && { row, granted: await findGrantWithUser(db, queries, row.grant_id) };
 }
 
+const SIDS_PER_QUERY = 500;
+
 export class KyselyGrantStore implements GrantStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
@@ -139,10 +141,16 @@ export class KyselyGrantStore implements GrantStore {
     return rows.map((row) => row.client_id);
   }
 
-  async liveClientIds(userId: number): Promise<string[]> {
-    const rows = await this.db.selectFrom('grants').select('client_id').distinct()
-      .where('user_id', '=', userId).where('revoked_at', 'is', null).orderBy('client_id').execute();
-    return rows.map((row) => row.client_id);
+  async liveClientsOfSessions(userId: number, sids: readonly string[]): Promise<Array<{ clientId: string; sid: string }>> {
+    const found: Array<{ clientId: string; sid: string }> = [];
+    // In slices: a user may end thousands of sessions at once, past a statement's parameter limit.
+    for (let start = 0; start < sids.length; start += SIDS_PER_QUERY) {
+      const rows = await this.db.selectFrom('grants').select(['client_id', 'sid']).distinct()
+        .where('user_id', '=', userId).where('revoked_at', 'is', null).where('sid', 'in', sids.slice(start, start + SIDS_PER_QUERY))
+        .orderBy('client_id').orderBy('sid').execute();
+      for (const row of rows) found.push({ clientId: row.client_id, sid: row.sid! });
+    }
+    return found;
   }
 
   async touch(id: number, now: Instant): Promise<void> {

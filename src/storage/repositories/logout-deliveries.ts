@@ -30,6 +30,10 @@ function due(now: Instant) {
 
 /** Errors are kept for the operator, never whole answers: a receiver's body is not ours to store. */
 const ERROR_MAX_LENGTH = 500;
+/** Rows per insert statement (7 parameters each). */
+const INSERT_CHUNK = 500;
+/** The share of a claim that one app's rows may take at most (a quarter, at least one row). */
+const perAppLimit = (limit: number) => Math.max(1, Math.floor(limit / 4));
 
 export class KyselyLogoutDeliveryStore implements LogoutDeliveryStore {
   private readonly postgres: boolean;
@@ -39,10 +43,13 @@ export class KyselyLogoutDeliveryStore implements LogoutDeliveryStore {
   }
 
   async insert(deliveries: NewLogoutDelivery[], now: Instant): Promise<void> {
-    if (deliveries.length === 0) return;
-    await this.db.insertInto('logout_deliveries').values(deliveries.map((d) => ({
-      client_id: d.clientId, user_id: d.userId, sid: d.sid, jti: d.jti, cause: d.cause, created_at: now, next_attempt_at: now,
-    }))).execute();
+    // In statements of INSERT_CHUNK rows: one statement of thousands would pass SQLite's limit
+    // of bound parameters (32,766) and PostgreSQL's (65,535).
+    for (let start = 0; start < deliveries.length; start += INSERT_CHUNK) {
+      await this.db.insertInto('logout_deliveries').values(deliveries.slice(start, start + INSERT_CHUNK).map((d) => ({
+        client_id: d.clientId, user_id: d.userId, sid: d.sid, jti: d.jti, cause: d.cause, created_at: now, next_attempt_at: now,
+      }))).execute();
+    }
   }
 
   async anyDue(now: Instant): Promise<boolean> {
@@ -52,6 +59,13 @@ export class KyselyLogoutDeliveryStore implements LogoutDeliveryStore {
 
   async claim(claim: string, now: Instant, leaseUntil: Instant, limit: number): Promise<LogoutDelivery[]> {
     const claimed = { claim, lease_until: leaseUntil, attempts: sql<number>`attempts + 1` };
+    // The due rows, at most a quarter of the claim from any one app, the longest waiting first: an
+    // app whose receiver hangs (or a flood of one app's logouts) takes a few places of a pass,
+    // never all of them.
+    const fair = (db: Kysely<Database>) => db.selectFrom((inner) => inner.selectFrom('logout_deliveries')
+      .select(['id', 'next_attempt_at', sql<number>`row_number() over (partition by client_id order by next_attempt_at, id)`.as('place')])
+      .where(due(now)).as('ranked'))
+      .select('id').where('place', '<=', perAppLimit(limit)).orderBy('next_attempt_at').orderBy('id').limit(limit);
     const rows = this.postgres
       // One statement. The candidates are chosen once, in a materialized CTE, FOR UPDATE SKIP
       // LOCKED: a second claimer passes over rows the first holds and takes others. (As
@@ -59,8 +73,8 @@ export class KyselyLogoutDeliveryStore implements LogoutDeliveryStore {
       // per row and claim far more than `limit`: measured, one claim of 4 took 40.) The condition
       // is checked again on every row written, so a row another claim leased since is left alone.
       ? await this.db
-        .with((cte) => cte('candidates').materialized(), (db) => db.selectFrom('logout_deliveries').select('id').where(due(now))
-          .orderBy('next_attempt_at').orderBy('id').limit(limit).forUpdate().skipLocked())
+        .with((cte) => cte('candidates').materialized(), (db) => db.selectFrom('logout_deliveries').select('id')
+          .where('id', 'in', fair(db as unknown as Kysely<Database>)).where(due(now)).forUpdate().skipLocked())
         .updateTable('logout_deliveries').from('candidates').set(claimed)
         .whereRef('logout_deliveries.id', '=', 'candidates.id')
         .where(due(now))
@@ -68,7 +82,7 @@ export class KyselyLogoutDeliveryStore implements LogoutDeliveryStore {
         .execute()
       // SQLite runs one writer at a time and evaluates the subquery once: the statement is atomic as it stands.
       : await this.db.updateTable('logout_deliveries').set(claimed)
-        .where('id', 'in', (eb) => eb.selectFrom('logout_deliveries').select('id').where(due(now)).orderBy('next_attempt_at').orderBy('id').limit(limit))
+        .where('id', 'in', fair(this.db))
         .where(due(now))
         .returningAll()
         .execute();

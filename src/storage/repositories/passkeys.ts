@@ -1,7 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
+import { ConflictError } from '../../core/errors.js';
 import type { ChallengePurpose, Passkey, PasskeyStore } from '../../core/security/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { Database, PasskeysTable } from '../schema.js';
+import { isUniqueViolation } from './errors.js';
 
 function toPasskey(row: Selectable<PasskeysTable>): Passkey {
   return {
@@ -22,7 +24,16 @@ export class KyselyPasskeyStore implements PasskeyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insert(passkey: Omit<Passkey, 'createdAt' | 'lastUsedAt'>, now: Instant): Promise<Passkey> {
-    const row = await this.db.insertInto('passkeys').values({
+    try {
+      return toPasskey(await this.insertRow(passkey, now));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new ConflictError('that passkey is already registered');
+      throw error;
+    }
+  }
+
+  private insertRow(passkey: Omit<Passkey, 'createdAt' | 'lastUsedAt'>, now: Instant) {
+    return this.db.insertInto('passkeys').values({
       credential_id: passkey.credentialId,
       user_id: passkey.userId,
       name: passkey.name,
@@ -33,7 +44,6 @@ export class KyselyPasskeyStore implements PasskeyStore {
       created_at: now,
       last_used_at: null,
     }).returningAll().executeTakeFirstOrThrow();
-    return toPasskey(row);
   }
 
   async listForUser(userId: number): Promise<Passkey[]> {

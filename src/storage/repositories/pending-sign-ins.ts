@@ -28,4 +28,8 @@ export class KyselyPendingSignInStore implements PendingSignInStore {
       .where('id_hash', '=', idHash).where('used_at', 'is', null).where('expires_at', '>', now).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
+
+  async cancelForUser(userId: number, now: Instant): Promise<void> {
+    await this.db.updateTable('pending_sign_ins').set({ used_at: now }).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+  }
 }
