@@ -15,6 +15,8 @@ interface Pitfall {
 
 interface Library {
   readonly id: string;
+  /** The folder of its tested app under examples/, shown on /docs as `#example-{name}`. */
+  readonly example: string;
   readonly name: string;
   /** The version whose source the claims were checked against. */
   readonly checked: string;
@@ -27,6 +29,7 @@ function libraries(base: string, api: string): Library[] {
   return [
     {
       id: 'lib-openid-client',
+      example: 'openid-client',
       name: 'openid-client (Node)',
       checked: '6.8',
       pitfalls: [
@@ -66,6 +69,7 @@ const me = await client.fetchUserInfo(config, tokens.access_token, tokens.claims
     },
     {
       id: 'lib-oauth4webapi',
+      example: 'oauth4webapi-spa',
       name: 'oauth4webapi (browser or Node)',
       checked: '3.8',
       pitfalls: [
@@ -101,6 +105,7 @@ const tokens = await oauth.processAuthorizationCodeResponse(as, client, response
     },
     {
       id: 'lib-oidc-client-ts',
+      example: 'oidc-client-ts',
       name: 'oidc-client-ts (browser)',
       checked: '3.5',
       pitfalls: [
@@ -138,6 +143,7 @@ const users = new UserManager({
     },
     {
       id: 'lib-authjs',
+      example: 'authjs',
       name: 'Auth.js (@auth/core)',
       checked: '0.41',
       pitfalls: [
@@ -159,6 +165,11 @@ const users = new UserManager({
           fix: html`Register exactly that address, with your framework's <code>basePath</code>.`,
         },
         {
+          problem: html`Its own sign-in page shows <code>https://authjs.dev/img/providers/{id}.svg</code> on the button of a provider
+            that has no logo. There is none for your provider's id, so the browser reports a failed image on every sign-in.`,
+          fix: html`Give the provider <code>style: { logo: '/your-logo.svg' }</code>, an image your app serves.`,
+        },
+        {
           problem: html`It neither keeps nor refreshes the access token.`,
           fix: html`Keep <code>account.access_token</code>, <code>refresh_token</code> and <code>expires_at</code> in the <code>jwt</code>
             callback and refresh yourself (Auth.js's “Refresh Token Rotation” guide). Store the new refresh token every time: reusing an
@@ -171,11 +182,13 @@ const users = new UserManager({
   clientId: process.env.COMMUNITY_CLIENT_ID,
   clientSecret: process.env.COMMUNITY_CLIENT_SECRET,
   authorization: { params: { scope: 'openid profile profile:read' } },
+  style: { logo: '/community.svg' },
 }]
 // redirect URI to register: https://yourapp.example/auth/callback/community`,
     },
     {
       id: 'lib-passport-oauth2',
+      example: 'passport-oauth2',
       name: 'passport-oauth2 (Express)',
       checked: '1.8, with oauth 0.10',
       pitfalls: [
@@ -189,6 +202,11 @@ const users = new UserManager({
             <code>?access_token=</code> in the query string, which the API refuses (401, “Tokens in the query string … are not accepted”).`,
           fix: html`Call <code>strategy._oauth2.useAuthorizationHeaderforGET(true)</code>, then read <code>${api}/me</code> in
             <code>userProfile()</code>.`,
+        },
+        {
+          problem: html`It neither refreshes nor revokes tokens.`,
+          fix: html`Refresh with the strategy's own client: <code>strategy._oauth2.getOAuthAccessToken(refreshToken, { grant_type:
+            'refresh_token' }, callback)</code>, and keep the new refresh token; revoke with a POST to <code>${base}/api/oauth/revoke</code>.`,
         },
         {
           problem: html`It sends <code>client_id</code> and <code>client_secret</code> in the body; for a public app the secret is empty.`,
@@ -209,6 +227,7 @@ strategy.userProfile = function (accessToken, done) {
     },
     {
       id: 'lib-arctic',
+      example: 'arctic',
       name: 'arctic (Node, Bun, Deno)',
       checked: '3.7',
       pitfalls: [
@@ -236,6 +255,7 @@ await oauth.revokeToken('${base}/api/oauth/revoke', refreshed.refreshToken());`,
     },
     {
       id: 'lib-simple-oauth2',
+      example: 'simple-oauth2',
       name: 'simple-oauth2 (Node)',
       checked: '5.1',
       pitfalls: [
@@ -287,6 +307,7 @@ ${library.pitfalls.map((pitfall) => html`<tr><td>${pitfall.problem}</td><td>${pi
 </tbody>
 </table>
 <pre><code>${library.settings}</code></pre>
+<p>A complete app with these settings, tested against this service: <a href="#example-${library.example}">its quick start</a>.</p>
 `)}
 </section>`;
 }

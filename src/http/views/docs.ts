@@ -16,6 +16,7 @@ import {
 import { RESOURCE_SCOPES, SCOPES } from '../../core/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
+import { exampleQuickStartsSection } from './docs-examples.js';
 import { libraryErrorsSection } from './docs-libraries.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
@@ -77,6 +78,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 <h2>On this page</h2>
 <ol>
   <li><a href="#quick-start">Quick start</a></li>
+  <li><a href="#quick-starts">Quick starts per library</a></li>
   <li><a href="#register">Register your app</a></li>
   <li><a href="#authorize">Send the user to authorize (with PKCE)</a></li>
   <li><a href="#token">Exchange the code for tokens</a></li>
@@ -106,7 +108,10 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 </ol>
 <p>Every address below is absolute under <code>${base}</code>. All token-endpoint requests use
 <code>Content-Type: application/x-www-form-urlencoded</code>; every answer is JSON.</p>
+<p>Using a client library? Start from its <a href="#quick-starts">quick start</a>: a complete app, tested against this service.</p>
 </section>
+
+${exampleQuickStartsSection(base)}
 
 <section id="register">
 <h2>Register your app</h2>

@@ -1,0 +1,135 @@
+/**
+ * Community's API from a Node server app with arctic's generic OAuth2Client and its defaults:
+ * the authorization code flow with PKCE (S256) and state, /me with the access token, a refresh,
+ * and revocation when the person signs out. arctic has no OpenID Connect sign-out, so signing
+ * out of the app leaves the person signed in at Community.
+ *
+ *   ISSUER=http://localhost:3000 CLIENT_ID=… CLIENT_SECRET=… node examples/arctic/server.mjs
+ *
+ * Register the app with redirect URI {APP_URL}/callback (examples/README.md). APP_URL defaults to
+ * http://localhost:PORT (PORT 4006). A public app leaves CLIENT_SECRET unset.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import * as arctic from 'arctic';
+
+const ISSUER = process.env.ISSUER ?? 'http://localhost:3000';
+const CLIENT_ID = process.env.CLIENT_ID;
+const PORT = Number(process.env.PORT ?? 4006);
+const APP_URL = process.env.APP_URL ?? `http://localhost:${PORT}`;
+const COOKIE = 'arctic_example';
+if (!CLIENT_ID) {
+  console.error('Set CLIENT_ID, and CLIENT_SECRET for a confidential app (examples/README.md says how to register it).');
+  process.exit(2);
+}
+
+const AUTHORIZATION_ENDPOINT = `${ISSUER}/oauth/authorize`;
+const TOKEN_ENDPOINT = `${ISSUER}/api/oauth/token`;
+const REVOCATION_ENDPOINT = `${ISSUER}/api/oauth/revoke`;
+// With a secret, arctic authenticates with HTTP Basic; without one it sends client_id alone.
+const oauth = new arctic.OAuth2Client(CLIENT_ID, process.env.CLIENT_SECRET || null, `${APP_URL}/callback`);
+
+/** The app's own sessions, by the random value of its cookie. */
+const sessions = new Map();
+
+function sessionOf(request, response) {
+  const id = /(?:^|;\s*)arctic_example=([\w-]+)/.exec(request.headers.cookie ?? '')?.[1];
+  if (id && sessions.has(id)) return sessions.get(id);
+  const fresh = randomBytes(24).toString('base64url');
+  const session = {};
+  sessions.set(fresh, session);
+  response.setHeader('set-cookie', `${COOKIE}=${fresh}; Path=/; HttpOnly; SameSite=Lax`);
+  return session;
+}
+
+async function readMe(accessToken) {
+  const response = await fetch(`${ISSUER}/api/open/v1/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+  if (!response.ok) throw new Error(`/me answered ${response.status}: ${await response.text()}`);
+  return response.json();
+}
+
+const routes = {
+  'GET /': (request, response, session) => {
+    if (!session.tokens) {
+      return page(response, 'arctic example', `${notice(session)}
+<form method="get" action="/login"><button>Sign in with Community</button></form>`);
+    }
+    return page(response, `Signed in as ${session.me.username}`, `${notice(session)}
+<h2>GET /api/open/v1/me</h2><pre id="me">${escape(JSON.stringify(session.me, null, 2))}</pre>
+<form method="post" action="/refresh"><button>Refresh tokens</button></form>
+<form method="post" action="/logout"><button>Sign out</button></form>`);
+  },
+
+  'GET /login': (request, response, session) => {
+    const state = arctic.generateState();
+    const codeVerifier = arctic.generateCodeVerifier();
+    session.pending = { state, codeVerifier };
+    const url = oauth.createAuthorizationURLWithPKCE(AUTHORIZATION_ENDPOINT, state, arctic.CodeChallengeMethod.S256, codeVerifier, ['profile:read']);
+    redirect(response, url.href);
+  },
+
+  'GET /callback': async (request, response, session) => {
+    const pending = session.pending;
+    delete session.pending;
+    const query = new URL(request.url, APP_URL).searchParams;
+    if (!pending || query.get('state') !== pending.state) return page(response, 'Sign-in not recognised', '<p>This sign-in did not start here.</p>', 400);
+    if (query.has('error')) return page(response, 'Sign-in refused', `<p>${escape(query.get('error_description') ?? query.get('error'))}</p>`, 400);
+    const tokens = await oauth.validateAuthorizationCode(TOKEN_ENDPOINT, query.get('code') ?? '', pending.codeVerifier);
+    session.tokens = { access: tokens.accessToken(), refresh: tokens.refreshToken() };
+    session.me = await readMe(session.tokens.access);
+    redirect(response, '/');
+  },
+
+  'POST /refresh': async (request, response, session) => {
+    if (!session.tokens) return redirect(response, '/');
+    // [] keeps the scopes that were granted. Every refresh rotates the refresh token: keep the new one.
+    const tokens = await oauth.refreshAccessToken(TOKEN_ENDPOINT, session.tokens.refresh, []);
+    session.tokens = { access: tokens.accessToken(), refresh: tokens.refreshToken() };
+    session.me = await readMe(session.tokens.access);
+    session.notice = 'Tokens refreshed; /me read again with the new access token.';
+    redirect(response, '/');
+  },
+
+  'POST /logout': async (request, response, session) => {
+    if (!session.tokens) return redirect(response, '/');
+    // Revoking the refresh token ends the access tokens of the same authorization too.
+    await oauth.revokeToken(REVOCATION_ENDPOINT, session.tokens.refresh);
+    for (const key of Object.keys(session)) delete session[key];
+    redirect(response, '/signed-out');
+  },
+
+  'GET /signed-out': (request, response) => {
+    page(response, 'Signed out', '<p>Signed out of this app; its tokens were revoked.</p><p><a href="/">Home</a></p>');
+  },
+};
+
+createServer(async (request, response) => {
+  const route = routes[`${request.method} ${new URL(request.url, APP_URL).pathname}`];
+  if (!route) return page(response, 'Not found', '', 404);
+  try {
+    await route(request, response, sessionOf(request, response));
+  } catch (error) {
+    console.error(error);
+    page(response, 'Something went wrong', `<pre id="error">${escape(String(error?.message ?? error))}</pre><p><a href="/">Home</a></p>`, 500);
+  }
+}).listen(PORT, process.env.HOST ?? '127.0.0.1', () => console.log(`arctic example listening on ${APP_URL}`));
+
+function notice(session) {
+  const text = session.notice;
+  delete session.notice;
+  return text ? `<p role="status">${escape(text)}</p>` : '';
+}
+
+function page(response, title, content, status = 200) {
+  response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<title>${escape(title)}</title></head><body><h1>${escape(title)}</h1>${content}</body></html>`);
+}
+
+function redirect(response, location) {
+  response.writeHead(303, { location }).end();
+}
+
+function escape(text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

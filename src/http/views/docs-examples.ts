@@ -1,0 +1,130 @@
+/**
+ * "Quick starts per library" on /docs (issue 17): each library's app under `examples/`, shown as
+ * it is in the repository, so the code on the page is the code `npm test` runs end to end
+ * (test/examples/). Only the issuer, `npm start`'s address, is replaced with this service's BASE_URL.
+ */
+import { readFileSync } from 'node:fs';
+import { type Html, html } from './html.js';
+
+/** The issuer every example falls back to when ISSUER is unset: `npm start`'s address. */
+export const EXAMPLE_DEFAULT_ISSUER = 'http://localhost:3000';
+
+export interface Example {
+  /** The folder under `examples/`, and the anchor `example-{name}`. */
+  readonly name: string;
+  readonly title: string;
+  /** The anchor of the library in "Common errors per library". */
+  readonly library: string;
+  readonly type: 'confidential' | 'public';
+  /** The files to save, in the order to read them. */
+  readonly files: readonly string[];
+  /** What `npm install` needs. */
+  readonly packages: string;
+  readonly port: number;
+  /** Paths under the app's address to register. */
+  readonly redirectPath: string;
+  readonly postLogoutPath?: string;
+  readonly backchannelPath?: string;
+  /** One sentence: what the app shows, and how it signs out. */
+  readonly does: string;
+}
+
+export const EXAMPLES: readonly Example[] = [
+  {
+    name: 'openid-client', title: 'openid-client (Node server)', library: 'lib-openid-client', type: 'confidential',
+    files: ['server.mjs'], packages: 'openid-client jose', port: 4001,
+    redirectPath: '/callback', postLogoutPath: '/signed-out', backchannelPath: '/backchannel-logout',
+    does: 'Signs in with OpenID Connect and PKCE, reads /me, refreshes, revokes, signs out of Community through the end-session endpoint, and takes back-channel logouts verified with jose.',
+  },
+  {
+    name: 'oidc-client-ts', title: 'oidc-client-ts (browser app)', library: 'lib-oidc-client-ts', type: 'public',
+    files: ['app.js', 'index.html', 'server.mjs'], packages: 'oidc-client-ts', port: 4002,
+    redirectPath: '/callback', postLogoutPath: '/signed-out',
+    does: 'A single-page app with no server side: signs in with PKCE, reads /me from the page, refreshes, revokes and signs out with signoutRedirect(). server.mjs only serves the files and the library’s own browser build.',
+  },
+  {
+    name: 'oauth4webapi-spa', title: 'oauth4webapi (browser app)', library: 'lib-oauth4webapi', type: 'public',
+    files: ['app.js', 'index.html', 'server.mjs'], packages: 'oauth4webapi', port: 4003,
+    redirectPath: '/callback', postLogoutPath: '/signed-out',
+    does: 'A single-page app that imports oauth4webapi as an ES module (no bundler): signs in with PKCE, reads /me, refreshes, revokes and signs out through the end-session endpoint.',
+  },
+  {
+    name: 'authjs', title: 'Auth.js (@auth/core, Node server)', library: 'lib-authjs', type: 'confidential',
+    files: ['server.mjs'], packages: '@auth/core', port: 4004, redirectPath: '/auth/callback/community',
+    does: 'An oidc provider with Auth.js’s own sign-in and sign-out pages; reads /me, refreshes and revokes as Auth.js’s “Refresh Token Rotation” guide does.',
+  },
+  {
+    name: 'passport-oauth2', title: 'passport-oauth2 (Express)', library: 'lib-passport-oauth2', type: 'confidential',
+    files: ['server.mjs'], packages: 'express express-session passport passport-oauth2', port: 4005, redirectPath: '/callback',
+    does: 'Express with passport-oauth2, state and PKCE on; reads /me with the token in the Authorization header, refreshes and revokes.',
+  },
+  {
+    name: 'arctic', title: 'arctic (Node server)', library: 'lib-arctic', type: 'confidential',
+    files: ['server.mjs'], packages: 'arctic', port: 4006, redirectPath: '/callback',
+    does: 'arctic’s generic OAuth2Client with PKCE: reads /me, refreshes and revokes.',
+  },
+  {
+    name: 'simple-oauth2', title: 'simple-oauth2 (Node server)', library: 'lib-simple-oauth2', type: 'confidential',
+    files: ['server.mjs'], packages: 'simple-oauth2', port: 4007, redirectPath: '/callback',
+    does: 'simple-oauth2’s AuthorizationCode with PKCE: reads /me, refreshes and revokes both tokens.',
+  },
+];
+
+const EXAMPLES_DIR = new URL('../../../examples/', import.meta.url);
+const sources = new Map<string, string | undefined>();
+
+/** A file of an example as the repository has it (read once), or `undefined` where the examples were not shipped. */
+export function exampleSource(name: string, file: string): string | undefined {
+  const key = `${name}/${file}`;
+  if (!sources.has(key)) {
+    try {
+      sources.set(key, readFileSync(new URL(key, EXAMPLES_DIR), 'utf8'));
+    } catch {
+      sources.set(key, undefined);
+    }
+  }
+  return sources.get(key);
+}
+
+/** The file as /docs shows it: the issuer (its default, and in the comments) is this service. */
+export function shownSource(source: string, base: string): string {
+  return source.replaceAll(EXAMPLE_DEFAULT_ISSUER, base);
+}
+
+function registration(example: Example): string {
+  const app = `http://localhost:${example.port}`;
+  const parts = [`redirect URI ${app}${example.redirectPath}`];
+  if (example.postLogoutPath) parts.push(`post-logout redirect URI ${app}${example.postLogoutPath}`);
+  if (example.backchannelPath) parts.push(`back-channel logout URI ${app}${example.backchannelPath}`);
+  return parts.join(', ');
+}
+
+export function exampleQuickStartsSection(base: string): Html {
+  return html`<section id="quick-starts">
+<h2>Quick starts per library</h2>
+<p>One small, complete app per client library, each with the library's defaults and only the settings its own documentation
+names. Each one is run against this service by our test suite on every change: it signs in through the real sign-in and consent
+pages, calls <code>/me</code>, refreshes, revokes and signs out. They are in the <code>examples/</code> folder of the service's
+source, with a README; the issuer below is already this service.</p>
+<ul>
+${EXAMPLES.map((example) => html`<li><a href="#example-${example.name}">${example.title}</a></li>`)}
+</ul>
+${EXAMPLES.map((example) => html`<h3 id="example-${example.name}">${example.title}</h3>
+<p>${example.does} What to watch for: <a href="#${example.library}">common errors with this library</a>.</p>
+<ol>
+  <li>Register a <code>${example.type}</code> app under <a href="/settings/developers">Settings → Developer applications</a> with
+    ${registration(example)}.</li>
+  <li>In an empty folder: <code>npm install ${example.packages}</code>, and save ${example.files.map((file, i) => html`${i > 0 ? ', ' : ''}<code>${file}</code>`)} below.</li>
+  <li>Run <code>CLIENT_ID=… ${example.type === 'confidential' ? 'CLIENT_SECRET=… ' : ''}node server.mjs</code> and open
+    <code>http://localhost:${example.port}</code>.</li>
+</ol>
+${example.files.map((file) => {
+    const source = exampleSource(example.name, file);
+    return source === undefined
+      ? html`<p><code>examples/${example.name}/${file}</code> is in the service's source.</p>`
+      : html`<details><summary><code>${file}</code> (examples/${example.name}/${file})</summary>
+<pre><code>${shownSource(source, base)}</code></pre>
+</details>`;
+  })}`)}
+</section>`;
+}

@@ -1,0 +1,45 @@
+/**
+ * /docs shows every example as a quick start (issue 17): the files exactly as `examples/` has
+ * them, which the other tests in this folder run end to end, with the issuer's default replaced
+ * by BASE_URL. Every folder of `examples/` is listed and tested, so none can drift or be forgotten.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { EXAMPLES, EXAMPLE_DEFAULT_ISSUER } from '../../src/http/views/docs-examples.js';
+import { escapeHtml } from '../../src/http/views/html.js';
+import type { TestApp } from '../support/app.js';
+import { startService } from './support.js';
+
+describe('/docs quick starts', () => {
+  let service: TestApp;
+  before(async () => {
+    service = await startService();
+  });
+  after(async () => service?.close());
+
+  test('every example folder is on /docs and has its end-to-end test', () => {
+    const folders = readdirSync('examples', { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+    assert.deepEqual(EXAMPLES.map((example) => example.name).sort(), folders);
+    for (const example of EXAMPLES) {
+      assert.ok(existsSync(`test/examples/${example.name}.test.ts`), `test/examples/${example.name}.test.ts`);
+      assert.match(readFileSync('examples/README.md', 'utf8'), new RegExp(`\\(${example.name}/\\)`), `examples/README.md links ${example.name}/`);
+    }
+  });
+
+  test('each quick start shows the tested files with this service as the issuer', async () => {
+    const page = await (await fetch(`${service.baseUrl}/docs`)).text();
+    assert.ok(page.includes('<a href="#quick-starts">Quick starts per library</a>'));
+    for (const example of EXAMPLES) {
+      assert.ok(page.includes(`id="example-${example.name}"`), example.name);
+      assert.ok(page.includes(`href="#${example.library}"`), `${example.name} links its common errors`);
+      for (const file of example.files) {
+        const source = readFileSync(`examples/${example.name}/${file}`, 'utf8');
+        const shown = source.replaceAll(EXAMPLE_DEFAULT_ISSUER, service.baseUrl);
+        assert.ok(page.includes(escapeHtml(shown)), `examples/${example.name}/${file} is shown as it is`);
+        if (source.includes('ISSUER ??')) assert.ok(shown.includes(`process.env.ISSUER ?? '${service.baseUrl}'`), `${example.name}/${file}: the issuer is filled in`);
+      }
+    }
+    assert.ok(!page.includes(EXAMPLE_DEFAULT_ISSUER), 'no example shows another issuer than this service');
+  });
+});

@@ -1,0 +1,24 @@
+/**
+ * examples/oauth4webapi-spa (issue 17, "the proof"): a single-page app served from another origin
+ * (localhost, its own port; the service is on 127.0.0.1) signs in through the service's real
+ * pages in Chromium with oauth4webapi imported as a module, following its own examples, reads
+ * /me, refreshes, revokes and signs out through the end_session_endpoint from discovery, with no
+ * console error.
+ */
+import { after, before, describe, test } from 'node:test';
+import { type Started, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+
+describe('examples/oauth4webapi-spa', { skip: skipWithoutChromium }, () => {
+  let t: Started;
+  before(async () => {
+    t = await startExample('oauth4webapi-spa', {
+      registration: (url) => ({ type: 'public', redirectUris: [`${url}/callback`], postLogoutRedirectUris: [`${url}/signed-out`] }),
+      env: (app) => ({ CLIENT_ID: app.clientId }),
+    });
+  });
+  after(async () => t?.close());
+
+  test('a browser app on another origin signs in, reads /me, refreshes, revokes and signs out with no console error', async () => {
+    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'openid profile profile:read', endsServiceSession: true });
+  });
+});
