@@ -83,3 +83,8 @@ export class InputError extends Error {
 export class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
+
+/** The database holds sealed keys and KEYS_SECRET is missing or does not open them: no start. */
+export class KeysSecretError extends Error {
+  override readonly name = 'KeysSecretError';
+}
