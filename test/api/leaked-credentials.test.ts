@@ -168,6 +168,12 @@ forEachDatabase('leaked credentials', (database) => {
     assert.equal((await me(tokens.access_token)).status, 200);
   });
 
+  test('the developer documentation at /docs shows how to report a leaked credential', async () => {
+    const page = await (await fetch(`${t.baseUrl}/docs`)).text();
+    assert.match(page, /id="leaked"/);
+    assert.ok(page.includes(`${t.baseUrl}/api/credentials/revoke`));
+  });
+
   test('without SECRET_SCANNING_KEYS the alert endpoint does not exist', async () => {
     const plain = await startTestApp(database);
     try {
