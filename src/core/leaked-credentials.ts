@@ -90,12 +90,13 @@ interface Sorted {
 
 /** Hashes every string (the same work for each) and sorts the hashes by the kind each string claims. */
 function sortReport(credentials: readonly ReportedCredential[]): { sorted: Sorted[]; hashes: LeakedHashes } {
-  const hashes: Record<TokenKind, string[]> = { access: [], refresh: [], personal: [], clientSecret: [] };
+  const byKind: Record<TokenKind, Set<string>> = { access: new Set(), refresh: new Set(), personal: new Set(), clientSecret: new Set() };
   const sorted = credentials.map((credential) => {
     const entry = { hash: hashSecret(credential.value), kind: tokenKind(credential.value), foundAt: credential.foundAt };
-    if (entry.kind !== undefined && !hashes[entry.kind].includes(entry.hash)) hashes[entry.kind].push(entry.hash);
+    if (entry.kind !== undefined) byKind[entry.kind].add(entry.hash);
     return entry;
   });
+  const hashes = { access: [...byKind.access], refresh: [...byKind.refresh], personal: [...byKind.personal], clientSecret: [...byKind.clientSecret] };
   return { sorted, hashes };
 }
 

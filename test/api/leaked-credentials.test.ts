@@ -98,6 +98,17 @@ forEachDatabase('leaked credentials', (database) => {
     assert.equal(event?.detail.client_id, c.client.clientId);
   });
 
+  test('reports racing over the same credentials revoke each once and tell its owner once', async () => {
+    const user = await newUser(t);
+    const created = await Promise.all([1, 2, 3].map((n) =>
+      createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: `token ${n}`, scopes: ['profile:read'], expiresInDays: 30 })));
+    const tokens = created.map((c) => c.token);
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => report(i % 2 === 0 ? tokens : [...tokens].reverse())));
+    for (const answer of answers) await assertAccepted(answer);
+    const told = (await events(user.id)).filter((e) => e.kind === 'personal_token.revoked_as_leaked');
+    assert.deepEqual(told.map((e) => e.detail.name).sort(), ['token 1', 'token 2', 'token 3']);
+  });
+
   test('strings that name nothing get the same answer as live credentials', async () => {
     const { tokens } = await appTokens();
     const live = await report([tokens.access_token]);
