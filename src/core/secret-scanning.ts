@@ -51,8 +51,13 @@ export class ScanningKeys {
       throw new OAuthError('invalid_request', 'An alert carries the headers Github-Public-Key-Identifier and Github-Public-Key-Signature.');
     }
     const key = this.keys.get(keyId);
-    const valid = key !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(signature)
-      && verify('sha256', body, { key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+    let valid = false;
+    try {
+      valid = key !== undefined && /^[A-Za-z0-9+/]+={0,2}$/.test(signature)
+        && verify('sha256', body, { key, dsaEncoding: 'der' }, Buffer.from(signature, 'base64'));
+    } catch {
+      // A signature OpenSSL cannot even read is as wrong as one that does not verify.
+    }
     if (!valid) {
       throw new OAuthError('invalid_client', 'The alert\'s signature does not verify with the key it names.');
     }

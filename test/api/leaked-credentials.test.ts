@@ -169,12 +169,24 @@ forEachDatabase('leaked credentials', (database) => {
     assert.equal((await events(user.id))[0]?.detail.where, url);
   });
 
+  test('a rotated refresh token is no live credential: nothing is revoked and no one told, though a scanner hears it was real', async () => {
+    const { c, user, tokens } = await appTokens();
+    const rotated = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
+    const successor = (await rotated.json()) as { access_token: string };
+    const body = JSON.stringify([{ token: tokens.refresh_token, type: 'svc_refresh_token', url: '', source: 'content' }]);
+    const response = await alert(body, signed(body));
+    assert.deepEqual(((await response.json()) as Array<{ label: string }>).map((m) => m.label), ['true_positive']);
+    assert.equal((await me(successor.access_token)).status, 200, 'the family lives on');
+    assert.deepEqual((await events(user.id)).filter((e) => e.kind.endsWith('revoked_as_leaked')), []);
+  });
+
   test('an alert whose signature does not verify is refused and revokes nothing', async () => {
     const { tokens } = await appTokens();
     const body = JSON.stringify([{ token: tokens.access_token, type: 't', url: '', source: 'content' }]);
     const other = JSON.stringify([{ token: generateToken('access'), type: 't', url: '', source: 'content' }]);
     assert.equal((await alert(body, signed(other))).status, 401, 'a signature of another body');
     assert.equal((await alert(body, { ...signed(body), 'github-public-key-identifier': 'unknown' })).status, 401, 'an unknown key');
+    assert.equal((await alert(body, { ...signed(body), 'github-public-key-signature': 'bm90IGEgc2lnbmF0dXJl' })).status, 401, 'garbage');
     assert.equal((await alert(body, { 'github-public-key-identifier': KEY_ID })).status, 400, 'no signature');
     assert.equal((await me(tokens.access_token)).status, 200);
   });
