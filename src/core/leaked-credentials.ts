@@ -69,7 +69,7 @@ export async function admitLeakReport(deps: Pick<LeakDeps, 'limiter' | 'clock'>,
  */
 export function reportedStrings(value: unknown): string[] {
   if (!Array.isArray(value)) {
-    throw new OAuthError('invalid_request', 'Send a JSON object {"credentials": ["…", …]} with a list of the strings found.');
+    throw new OAuthError('invalid_request', 'Send a JSON object {"credentials": ["…", …]} (or the bare list) with the strings found.');
   }
   if (value.length === 0 || value.length > MAX_REPORTED_CREDENTIALS) {
     throw new OAuthError('invalid_request', `A report names from 1 to ${MAX_REPORTED_CREDENTIALS} credentials; split a longer list.`);

@@ -72,6 +72,13 @@ forEachDatabase('leaked credentials', (database) => {
     assert.equal((await events(user.id))[0]?.kind, 'refresh_token.revoked_as_leaked');
   });
 
+  test('a report may also be the bare JSON list of strings', async () => {
+    const user = await newUser(t);
+    const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'bare', scopes: ['profile:read'], expiresInDays: 30 });
+    await assertAccepted(await report(JSON.stringify([token])));
+    assert.equal((await me(token)).status, 401);
+  });
+
   test('a reported personal token is refused and its owner told by its label, never the token', async () => {
     const user = await newUser(t);
     const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'ci deploy', scopes: ['profile:read'], expiresInDays: 30 });

@@ -47,8 +47,9 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
   app.post('/api/credentials/revoke', { bodyLimit: REPORT_BODY_LIMIT_BYTES }, async (request, reply) => {
     // Counted before anything else, so a flood of malformed reports is refused like any other.
     await admitLeakReport(app.deps, request.ip);
-    const body = parseJson(rawJson(request)) as { credentials?: unknown } | null;
-    const strings = reportedStrings(typeof body === 'object' && body !== null ? body.credentials : undefined);
+    // GitHub's shape, {"credentials": […]}, or the bare list INTERFACE section 11 speaks of.
+    const body = parseJson(rawJson(request)) as { credentials?: unknown } | unknown[] | null;
+    const strings = reportedStrings(Array.isArray(body) ? body : typeof body === 'object' && body !== null ? body.credentials : undefined);
     await handleLeakReport(app.deps, { source: 'report', address: request.ip, credentials: strings.map((value) => ({ value })) });
     // The same answer whatever the strings named (T54): 202 and an empty JSON object.
     return reply.code(202).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');
@@ -61,7 +62,14 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
       const value = request.headers[name];
       return typeof value === 'string' ? value : undefined;
     };
-    keys.verify(header('github-public-key-identifier'), header('github-public-key-signature'), raw);
+    const keyId = header('github-public-key-identifier');
+    try {
+      keys.verify(keyId, header('github-public-key-signature'), raw);
+    } catch (error) {
+      // The operator's sign that the scanner moved to a key not configured yet (or of a forgery).
+      request.log.warn({ keyId: keyId?.slice(0, 100) }, 'secret-scanning alert refused: no valid signature');
+      throw error;
+    }
     const matches = alertMatches(parseJson(raw));
     const known = await handleLeakReport(app.deps, { source: 'secret_scanning', address: request.ip, credentials: reportedFromAlert(matches) }, { identify: true });
     return reply.header('cache-control', 'no-store').send(alertFeedback(matches, known));
