@@ -108,8 +108,8 @@ const EVENT_KIND = {
 } as const;
 
 const REASON: Record<LeakSource, string> = {
-  report: 'reported leaked',
-  secret_scanning: 'found exposed by a secret scanner',
+  report: 'after a leak report',
+  secret_scanning: 'after a secret scanner found it exposed',
 };
 
 /**

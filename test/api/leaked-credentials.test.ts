@@ -48,11 +48,11 @@ forEachDatabase('leaked credentials', (database) => {
     const owner = await newUser(t);
     const c = await newClient(t, { ownerId: owner.id });
     const { browser, user } = await signedInBrowser(t);
-    return { c, owner, user, tokens: await obtainTokens(t, browser, c) };
+    return { c, owner, user, browser, tokens: await obtainTokens(t, browser, c) };
   }
 
   test('a reported access token stops working at the API and its user is told', async () => {
-    const { user, tokens } = await appTokens();
+    const { user, browser, tokens } = await appTokens();
     assert.equal((await me(tokens.access_token)).status, 200);
     await assertAccepted(await report([tokens.access_token]));
     assert.equal((await me(tokens.access_token)).status, 401);
@@ -60,6 +60,8 @@ forEachDatabase('leaked credentials', (database) => {
     assert.equal(event?.kind, 'access_token.revoked_as_leaked');
     assert.equal(event?.detail.app, 'Test App');
     assert.equal(event?.address, '', "the reporter's address is not shown to the owner");
+    const page = await (await browser.fetch('/settings/security')).text();
+    assert.match(page, /Access token of an app revoked after a leak report “Test App”/);
   });
 
   test('a reported refresh token is refused at the token endpoint, and its grant ends', async () => {

@@ -31,10 +31,11 @@ export const SECURITY_EVENT_KINDS = {
   'app.access_withdrawn': 'Application access withdrawn',
   'client_secret.rotated': 'Client secret rotated',
   // A leak report (INTERFACE section 11) named one of the account's credentials, which was revoked.
-  'access_token.revoked_as_leaked': 'Access token of an app reported leaked and revoked',
-  'refresh_token.revoked_as_leaked': 'Refresh token of an app reported leaked: that sign-in was ended',
-  'personal_token.revoked_as_leaked': 'Personal token reported leaked and revoked',
-  'client_secret.revoked_as_leaked': 'Application deactivated: its client secret was reported leaked',
+  // The words are followed by the reason ("after a leak report") and the app's or token's name.
+  'access_token.revoked_as_leaked': 'Access token of an app revoked',
+  'refresh_token.revoked_as_leaked': 'Sign-in to an app ended: its refresh token was revoked',
+  'personal_token.revoked_as_leaked': 'Personal token revoked',
+  'client_secret.revoked_as_leaked': 'Application deactivated: its client secret was revoked',
 } as const;
 
 export type SecurityEventKind = keyof typeof SECURITY_EVENT_KINDS;
