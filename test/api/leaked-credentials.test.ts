@@ -125,6 +125,10 @@ forEachDatabase('leaked credentials', (database) => {
     for (const response of [live, dead]) await assertAccepted(response);
   });
 
+  test('a report of 1,000 strings of 256 characters, the largest, is accepted', async () => {
+    await assertAccepted(await report(Array.from({ length: 1000 }, () => randomBytes(192).toString('base64'))));
+  });
+
   test('a report of more than 1,000 strings is invalid_request', async () => {
     const response = await report(Array.from({ length: 1001 }, () => generateToken('personal')));
     assert.equal(response.status, 400);
