@@ -186,7 +186,9 @@ ${state.sessions.length > 1 ? html`<form method="post" action="/settings/securit
 
 function detailText(event: SecurityEvent): string {
   const d = event.detail;
-  const parts = [d.method && `with ${d.method}`, d.reason, d.app && `“${d.app}”`, d.name && `“${d.name}”`, d.device && `(${d.device})`].filter(Boolean);
+  const parts = [
+    d.method && `with ${d.method}`, d.reason, d.app && `“${d.app}”`, d.name && `“${d.name}”`, d.device && `(${d.device})`, d.where && `at ${d.where}`,
+  ].filter(Boolean);
   return parts.join(' ');
 }
 
