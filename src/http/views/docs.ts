@@ -169,7 +169,9 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
 </tbody>
 </table>
-<p>The user signs in if needed and sees a consent page naming your app and each scope. Consent is remembered, so a later
+<p>The user signs in if needed and sees a consent page naming your app and each scope. The sign-in page names your app
+too (“Sign in to continue to <em>your app's registered name</em>”), and someone without an account can create one
+there and comes straight on to your consent page: you need no sign-up link of your own. Consent is remembered, so a later
 request for the same scopes goes straight back to you. The browser then returns to your redirect URI:</p>
 ${code(`https://myapp.example/callback?code=AUTHORIZATION_CODE&state=RANDOM_STATE&iss=${encodeURIComponent(base)}`)}
 <p>Check that <code>state</code> is yours and <code>iss</code> is <code>${base}</code> (RFC 9207). On refusal or an error
