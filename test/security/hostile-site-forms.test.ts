@@ -2,8 +2,8 @@
  * Hostile input (fast-check) at the site's own forms: sign-up, posts (new, edit, publish, delete,
  * comment, like) and the settings forms (API tokens, authorized apps, developer apps). Random,
  * repeated, oversized and mistyped fields, with the user's valid CSRF token so the handlers
- * themselves are reached. Each gets a page or a redirect on this site, never a 5xx; a form changes at most its own tables, and
- * never another user's post, token or application.
+ * themselves are reached. Each gets a page or a redirect on this site, never a 5xx; a form
+ * changes at most its own tables, and never another user's post, token or application.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
