@@ -1,5 +1,6 @@
 /**
- * The demo: a user with published posts in two categories and a draft, a confidential client
+ * The demo: a user with published posts in two categories and a draft, other members whose
+ * comments and likes are what the posts' counts say, a confidential client
  * (used by the demo app at /demo-app, with its post-logout redirect URI and back-channel logout
  * URI registered) and a public one, so `npm start` is ready to click through.
  */
@@ -10,7 +11,7 @@ import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts.js';
 import { registerClient } from './core/clients.js';
 import type { Stores } from './core/ports.js';
-import { writePost } from './core/posts.js';
+import { commentOnPost, writePost } from './core/posts.js';
 import type { Clock } from './core/time.js';
 
 export const DEMO_USERNAME = 'demo';
@@ -23,11 +24,54 @@ export interface DemoCredentials {
   publicClient: { clientId: string; redirectUri: string };
 }
 
-const POSTS = [
-  { category: 'Announcements', title: 'Welcome to the community', body: 'This is the **first** post on our site. Say hello in the comments!', likes: 12, comments: 3, views: 240 },
-  { category: 'Announcements', title: 'Apps can now sign you in', body: 'Third-party apps can now use <em>Sign in with Community</em> and read your public profile and posts, only with your consent.', likes: 8, comments: 1, views: 130 },
-  { category: 'Photography', title: 'Morning light over the harbour', body: 'Shot at 6:40 with a 35mm lens. The fog lifted just as the ferries started running, and the light turned gold for about four minutes before the clouds rolled back in.', likes: 27, comments: 5, views: 410 },
-  { category: 'Photography', title: 'Film or digital?', body: 'I keep going back and forth. Film slows me down, digital lets me experiment. What do you use?', likes: 4, comments: 9, views: 98 },
+/**
+ * Other members, who comment and like, so every count the demo shows is a count of real rows: a
+ * post that says "3 comments" lists three, one that says "5 likes" was liked by five members.
+ * Their passwords are random and kept nowhere: no one signs in as them.
+ */
+const MEMBERS = [
+  { username: 'mara', bio: 'Landscapes, mostly before breakfast.' },
+  { username: 'theo', bio: 'Street photography and strong coffee.' },
+  { username: 'lin', bio: 'I live by the harbour.' },
+  { username: 'sam', bio: 'Trying out every app that signs in with Community.' },
+  { username: 'ines', bio: 'A film camera in every bag.' },
+] as const;
+
+type Member = (typeof MEMBERS)[number]['username'] | typeof DEMO_USERNAME;
+
+/** The demo's posts, each with the comments and likes it shows. Views are a counter: no rows. */
+export const DEMO_POSTS: ReadonlyArray<{
+  category: string; title: string; body: string; views: number;
+  comments: ReadonlyArray<readonly [Member, string]>; likedBy: readonly Member[];
+}> = [
+  {
+    category: 'Announcements', title: 'Welcome to the community', body: 'This is the **first** post on our site. Say hello in the comments!', views: 240,
+    comments: [['mara', 'Hello everyone! Glad to be here.'], ['theo', 'Hi! Looking forward to seeing what people share.'], ['lin', 'Hello from the harbour side of town.']],
+    likedBy: ['mara', 'theo', 'lin', 'sam', 'ines'],
+  },
+  {
+    category: 'Announcements', title: 'Apps can now sign you in', body: 'Third-party apps can now use <em>Sign in with Community</em> and read your public profile and posts, only with your consent.', views: 130,
+    comments: [['sam', 'Good to know I can withdraw an app\'s access any time from my settings.']],
+    likedBy: ['mara', 'sam'],
+  },
+  {
+    category: 'Photography', title: 'Morning light over the harbour', body: 'Shot at 6:40 with a 35mm lens. The fog lifted just as the ferries started running, and the light turned gold for about four minutes before the clouds rolled back in.', views: 410,
+    comments: [
+      ['theo', 'Those four minutes were worth the early alarm.'], ['mara', 'The colours are wonderful.'],
+      ['ines', 'Which ferry is that in the middle?'], ['demo', 'The 6:45 to the islands.'],
+      ['lin', 'I was there the same morning, on the other pier!'],
+    ],
+    likedBy: ['mara', 'theo', 'lin', 'sam', 'ines'],
+  },
+  {
+    category: 'Photography', title: 'Film or digital?', body: 'I keep going back and forth. Film slows me down, digital lets me experiment. What do you use?', views: 98,
+    comments: [
+      ['sam', 'Digital for work, film for holidays.'], ['mara', 'Film. Thirty-six frames make me think.'],
+      ['theo', 'Digital, with a fixed lens to slow me down.'], ['ines', 'Both: a cheap film camera in my bag, always.'],
+      ['lin', 'Digital. I cannot wait a week to see my photos.'], ['demo', 'Thanks, everyone, this helps!'],
+    ],
+    likedBy: ['theo'],
+  },
 ];
 
 /**
@@ -41,11 +85,17 @@ export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): P
   const user = await createAccount(stores, clock, {
     username: DEMO_USERNAME, password, bio: 'I try every feature first.', member: true, level: 7, xp: 1830,
   });
-  for (const post of POSTS) {
-    await writePost(stores, clock, {
-      authorId: user.id, title: post.title, body: post.body, category: post.category, status: 'published',
-      likeCount: post.likes, commentCount: post.comments, viewCount: post.views,
+  const ids = new Map<Member, number>([[DEMO_USERNAME, user.id]]);
+  for (const member of MEMBERS) {
+    const account = await createAccount(stores, clock, { username: member.username, password: randomBytes(15).toString('base64url'), bio: member.bio });
+    ids.set(member.username, account.id);
+  }
+  for (const post of DEMO_POSTS) {
+    const { id } = await writePost(stores, clock, {
+      authorId: user.id, title: post.title, body: post.body, category: post.category, status: 'published', viewCount: post.views,
     });
+    for (const [author, text] of post.comments) await commentOnPost(stores, clock, id, ids.get(author)!, text);
+    for (const liker of post.likedBy) await stores.posts.like(id, ids.get(liker)!, clock.now());
   }
   await writePost(stores, clock, {
     authorId: user.id, title: 'Half-written thoughts on lenses', body: 'Draft: not ready to share yet.',

@@ -101,9 +101,9 @@ test('a second start on the same database does not seed again, and says where th
     await exited;
   }
   const db = openDatabase({ kind: 'sqlite', path });
-  const users = await db.db.selectFrom('users').select('username').execute();
+  const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
   await db.close();
-  assert.deepEqual(users.map((u) => u.username), ['demo']);
+  assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines'], 'the demo user and the members who comment, once');
 });
 
 test('a bad setting stops the start with one line naming it, and creates nothing', () => {

@@ -95,6 +95,17 @@ export interface NewPost {
   viewCount?: number;
 }
 
+/** What an edit replaces: the text and what is made from it at write time (`renderBody`). */
+export interface PostEdit {
+  categoryId: number;
+  title: string;
+  body: string;
+  bodyHtml: string;
+  excerpt: string;
+  /** Publish a draft with the same write; a published post stays published either way. */
+  publish: boolean;
+}
+
 export interface Comment {
   id: number;
   postId: number;
@@ -125,6 +136,15 @@ export interface PostStore {
   /** An author's drafts, for the author only. */
   listDraftsByAuthor(authorId: number): Promise<PostSummary[]>;
   listRecentPublished(limit: number): Promise<PostSummary[]>;
+  /**
+   * Replaces the text of a post of `authorId` in one conditional write; a draft published by it
+   * is dated `now`. False when that author has no post `id` (another's, or deleted).
+   */
+  edit(id: number, authorId: number, edit: PostEdit, now: Instant): Promise<boolean>;
+  /** Publishes a draft of `authorId`, dated `now`, in one conditional write; false when there is no such draft. */
+  publish(id: number, authorId: number, now: Instant): Promise<boolean>;
+  /** Deletes a post of `authorId` with its comments and likes; false when that author has no post `id`. */
+  delete(id: number, authorId: number): Promise<boolean>;
   countView(postId: number): Promise<void>;
   /** Likes once per user; returns whether this call added the like. */
   like(postId: number, userId: number, now: Instant): Promise<boolean>;

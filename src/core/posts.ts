@@ -56,25 +56,63 @@ export interface PostDraft {
   viewCount?: number;
 }
 
+/** What people type into a post: the same rules for writing and editing. */
+export interface PostText {
+  title: string;
+  body: string;
+  category: string;
+}
+
+/** The text checked, its category found or made, and the HTML and excerpt made from the body. */
+async function preparedText(stores: Stores, text: PostText) {
+  const title = checkedText('title', text.title, { kind: 'line', max: TITLE_MAX_LENGTH });
+  const body = checkedText('body', text.body, { kind: 'text', max: BODY_MAX_LENGTH });
+  const category = checkedText('category', text.category, { kind: 'name', max: CATEGORY_MAX_LENGTH });
+  const { html, excerpt } = renderBody(body);
+  const { id: categoryId } = await stores.posts.ensureCategory(category);
+  return { categoryId, title, body, bodyHtml: html, excerpt };
+}
+
 export async function writePost(stores: Stores, clock: Clock, draft: PostDraft): Promise<Post> {
-  const title = checkedText('title', draft.title, { kind: 'line', max: TITLE_MAX_LENGTH });
-  const body = checkedText('body', draft.body, { kind: 'text', max: BODY_MAX_LENGTH });
-  const category = checkedText('category', draft.category, { kind: 'name', max: CATEGORY_MAX_LENGTH });
   for (const field of ['likeCount', 'commentCount', 'viewCount'] as const) {
     const value = draft[field];
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
       throw new InputError(field, `${field} must be a whole number of 0 or more`);
     }
   }
-  const { html, excerpt } = renderBody(body);
-  const { id: categoryId } = await stores.posts.ensureCategory(category);
   const post: Parameters<Stores['posts']['create']>[0] = {
-    authorId: draft.authorId, categoryId, title, body, bodyHtml: html, excerpt, status: draft.status,
+    authorId: draft.authorId, ...(await preparedText(stores, draft)), status: draft.status,
   };
   if (draft.likeCount !== undefined) post.likeCount = draft.likeCount;
   if (draft.commentCount !== undefined) post.commentCount = draft.commentCount;
   if (draft.viewCount !== undefined) post.viewCount = draft.viewCount;
   return stores.posts.create(post, clock.now());
+}
+
+/**
+ * Replaces a post's text, by its author only, and makes its HTML and excerpt again, so the page
+ * and the API's `excerpt` say what the post now says. `publish` publishes a draft with the same
+ * write. False when the author has no such post (another's, or deleted meanwhile).
+ */
+export async function editPost(
+  stores: Stores, clock: Clock, edit: PostText & { postId: number; authorId: number; publish: boolean },
+): Promise<boolean> {
+  const text = await preparedText(stores, edit);
+  return stores.posts.edit(edit.postId, edit.authorId, { ...text, publish: edit.publish }, clock.now());
+}
+
+/**
+ * Publishes a draft of its author's: from now on it is public and listed by the API, dated now,
+ * so it is the newest of the author's posts (INTERFACE section 7: newest first). False when the
+ * author has no such draft (another's, already published, or deleted).
+ */
+export function publishPost(stores: Stores, clock: Clock, postId: number, authorId: number): Promise<boolean> {
+  return stores.posts.publish(postId, authorId, clock.now());
+}
+
+/** Deletes a post of its author's, its comments and likes with it. False when the author has no such post. */
+export function deletePost(stores: Stores, postId: number, authorId: number): Promise<boolean> {
+  return stores.posts.delete(postId, authorId);
 }
 
 /**

@@ -1,9 +1,9 @@
 /**
- * Hostile input (fast-check) at the site's own forms: sign-up, posts (new, comment, like) and the
- * settings forms (API tokens, authorized apps, developer apps). Random, repeated, oversized and
- * mistyped fields, with the user's valid CSRF token so the handlers themselves are reached. Each
- * gets a page or a redirect on this site, never a 5xx; a form changes at most its own tables, and
- * never another user's post, token or application.
+ * Hostile input (fast-check) at the site's own forms: sign-up, posts (new, edit, publish, delete,
+ * comment, like) and the settings forms (API tokens, authorized apps, developer apps). Random,
+ * repeated, oversized and mistyped fields, with the user's valid CSRF token so the handlers
+ * themselves are reached. Each gets a page or a redirect on this site, never a 5xx; a form
+ * changes at most its own tables, and never another user's post, token or application.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -85,6 +85,10 @@ forEachDatabase('hostile input at the site forms', (database) => {
     { label: '/posts/{their post}/comments', path: () => `/posts/${ids.theirPost}/comments`, names: ['body'], tables: ['comments'] },
     { label: '/posts/{their post}/like', path: () => `/posts/${ids.theirPost}/like`, names: [], tables: ['post_likes', 'posts'] },
     { label: '/posts/999999999/comments', path: () => '/posts/999999999/comments', names: ['body'], tables: [] },
+    { label: '/posts/{my post}/edit', path: () => `/posts/${ids.myPost}/edit`, names: ['title', 'category', 'body', 'status'], known: () => ({ status: fc.constantFrom('draft', 'published') }), tables: ['posts', 'categories'] },
+    { label: '/posts/{their post}/edit', path: () => `/posts/${ids.theirPost}/edit`, names: ['title', 'category', 'body', 'status'], known: () => ({ status: fc.constantFrom('draft', 'published') }), tables: [] },
+    { label: '/posts/{their post}/publish', path: () => `/posts/${ids.theirPost}/publish`, names: [], tables: [] },
+    { label: '/posts/{their post}/delete', path: () => `/posts/${ids.theirPost}/delete`, names: ['confirm'], known: () => ({ confirm: fc.constant('delete') }), tables: [] },
     { label: '/settings/tokens', path: () => '/settings/tokens', names: ['name', 'scopes', 'expires_in_days', 'password'], known: () => ({ scopes: fc.constantFrom('profile:read', 'posts:read', 'admin'), expires_in_days: fc.constantFrom('7', '30', '90', '365', 'never', '0') }), tables: ['personal_tokens'] },
     { label: '/settings/tokens/revoke', path: () => '/settings/tokens/revoke', names: ['token_id'], known: () => ({ token_id: fc.constant(String(ids.theirToken)) }), tables: ['personal_tokens'] },
     { label: '/settings/applications/revoke', path: () => '/settings/applications/revoke', names: ['client_id'], known: () => ({ client_id: fc.constantFrom(ids.myClient, ids.theirClient) }), tables: ['consents', 'grants', 'logout_deliveries'] },

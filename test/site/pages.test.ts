@@ -97,6 +97,9 @@ forEachDatabase('site pages', (database) => {
       ['/posts/new', { title: 'Forged', body: 'Forged', category: 'General', status: 'published' }],
       [`/posts/${post.id}/like`, {}],
       [`/posts/${post.id}/comments`, { comment: 'Forged' }],
+      [`/posts/${post.id}/edit`, { title: 'Forged', body: 'Forged', category: 'General', status: 'published' }],
+      [`/posts/${post.id}/publish`, {}],
+      [`/posts/${post.id}/delete`, { confirm: 'delete' }],
       ['/settings/tokens', { name: 'forged', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD }],
       ['/settings/tokens/revoke', { token_id: String(record.id) }],
       ['/settings/applications/revoke', { client_id: client.clientId }],
@@ -125,6 +128,7 @@ forEachDatabase('site pages', (database) => {
     const after = await t.deps.stores.posts.findById(post.id);
     assert.equal(after?.likeCount, 0);
     assert.equal(after?.commentCount, 0);
+    assert.deepEqual([after?.title, after?.body], ['Hello', 'Body'], 'neither edited nor deleted');
     const tokens = await t.deps.stores.personalTokens.listForUser(user.id);
     assert.deepEqual(tokens.map((x) => [x.name, x.revokedAt]), [['kept', null]]);
     const clients = await t.deps.stores.clients.listByOwner(user.id);

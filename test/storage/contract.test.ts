@@ -134,6 +134,45 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(page.items[0]!.categoryName, category.name);
   });
 
+  test('a post is edited, published and deleted by its author only, each in one conditional write', async () => {
+    const author = await newUser();
+    const other = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    const moved = await stores.posts.ensureCategory(unique('Moved'));
+    const draft = await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 'd', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'draft' }, T0);
+    const edit = { categoryId: moved.id, title: 'e', body: 'e2', bodyHtml: '<p>e2</p>', excerpt: 'e2', publish: false };
+
+    assert.equal(await stores.posts.edit(draft.id, other.id, edit, T0 + MINUTE), false, "another's post");
+    assert.equal(await stores.posts.publish(draft.id, other.id, T0 + MINUTE), false);
+    assert.equal(await stores.posts.delete(draft.id, other.id), false);
+    assert.deepEqual(await stores.posts.findById(draft.id), draft, 'unchanged');
+
+    assert.equal(await stores.posts.edit(draft.id, author.id, edit, T0 + MINUTE), true);
+    const edited = await stores.posts.findById(draft.id);
+    assert.deepEqual([edited?.title, edited?.body, edited?.bodyHtml, edited?.excerpt, edited?.categoryName, edited?.status, edited?.createdAt, edited?.updatedAt],
+      ['e', 'e2', '<p>e2</p>', 'e2', moved.name, 'draft', T0, T0 + MINUTE]);
+
+    assert.equal(await stores.posts.publish(draft.id, author.id, T0 + 2 * MINUTE), true);
+    assert.equal(await stores.posts.publish(draft.id, author.id, T0 + 3 * MINUTE), false, 'published once');
+    const published = await stores.posts.findById(draft.id);
+    assert.deepEqual([published?.status, published?.createdAt, published?.updatedAt], ['published', T0 + 2 * MINUTE, T0 + 2 * MINUTE], 'dated when published');
+    assert.equal(await stores.posts.edit(draft.id, author.id, { ...edit, publish: true }, T0 + 4 * MINUTE), true);
+    assert.equal((await stores.posts.findById(draft.id))?.createdAt, T0 + 2 * MINUTE, 'an edit of a published post keeps its date');
+
+    const second = await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 'd2', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'draft' }, T0);
+    assert.equal(await stores.posts.edit(second.id, author.id, { ...edit, publish: true }, T0 + 5 * MINUTE), true);
+    assert.deepEqual([(await stores.posts.findById(second.id))?.status, (await stores.posts.findById(second.id))?.createdAt], ['published', T0 + 5 * MINUTE],
+      'a draft published by its edit is dated then');
+
+    await stores.posts.like(draft.id, other.id, T0);
+    await stores.posts.addComment(draft.id, other.id, 'nice', T0);
+    assert.equal(await stores.posts.delete(draft.id, author.id), true);
+    assert.equal(await stores.posts.findById(draft.id), undefined);
+    assert.deepEqual(await stores.posts.listComments(draft.id), []);
+    assert.equal(await stores.posts.delete(draft.id, author.id), false, 'gone');
+    assert.equal(await stores.posts.edit(draft.id, author.id, edit, T0), false);
+  });
+
   test('a category is found in any letter case instead of being created twice', async () => {
     const name = unique('Travel');
     const first = await stores.posts.ensureCategory(name);

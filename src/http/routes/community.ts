@@ -1,17 +1,17 @@
 /**
  * Community pages (INTERFACE section 1): public profiles, posts, writing, liking and commenting,
- * and avatars. `/u/{username}`, `/posts/{id}` and `/avatars/{id}` are the API's `profileUrl`,
+ * editing, publishing and deleting one's own posts, and avatars. `/u/{username}`, `/posts/{id}` and `/avatars/{id}` are the API's `profileUrl`,
  * `url` and `avatarUrl`, so they resolve for every active user and published post.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { findAccount } from '../../core/accounts.js';
 import { defaultAvatarSvg } from '../../core/avatars.js';
 import { InputError, OAuthError } from '../../core/errors.js';
-import type { Post, PostStatus } from '../../core/ports.js';
-import { commentOnPost, writePost } from '../../core/posts.js';
+import type { Post, PostStatus, User } from '../../core/ports.js';
+import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/posts.js';
 import { requireUser, sendPage } from '../pages.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
-import { newPostPage, postPage, profilePage } from '../views/community.js';
+import { deletePostPage, newPostPage, postPage, profilePage } from '../views/community.js';
 import { sentence } from '../views/settings.js';
 
 const page = { config: { html: true } };
@@ -30,6 +30,16 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
     const post = await stores.posts.findById(id);
     if (!post) throw notFound();
     if (post.status === 'draft' && (await currentSignIn(request))?.user.id !== post.authorId) throw notFound();
+    return post;
+  }
+
+  /**
+   * A post of the signed-in member's own, for the author's pages and forms. Another's post,
+   * published or draft, is the same 404 as an unknown one, so nothing tells whether a draft exists.
+   */
+  async function ownPost(user: User, id: number): Promise<Post> {
+    const post = await stores.posts.findById(id);
+    if (!post || post.authorId !== user.id) throw notFound();
     return post;
   }
 
@@ -91,6 +101,67 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
       const categories = await stores.posts.listCategories();
       return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, error: { field: error.field, message: sentence(error.message) } }), 400);
     }
+  });
+
+  app.get('/posts/:id/edit', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return reply;
+    const post = await ownPost(user, request.params.id);
+    const form = { title: post.title, category: post.categoryName, body: post.body };
+    return sendPage(reply, newPostPage(await pageContext(request, reply), await stores.posts.listCategories(), form, post));
+  });
+
+  /** An edit makes the page's HTML and the API's excerpt again; "Publish" on a draft publishes it too. */
+  app.post('/posts/:id/edit', {
+    ...page,
+    schema: { params: idParams, body: { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } },
+  }, async (request: FastifyRequest<{ Params: { id: number }; Body: { title?: string; category?: string; body?: string; status?: string } }>, reply) => {
+    verifyCsrf(request);
+    const user = await requireUser(request, reply, `/posts/${request.params.id}/edit`);
+    if (!user) return reply;
+    const post = await ownPost(user, request.params.id);
+    const form = { title: request.body.title ?? '', category: request.body.category ?? '', body: request.body.body ?? '' };
+    try {
+      const edited = await editPost(stores, clock, { postId: post.id, authorId: user.id, ...form, publish: request.body.status === 'published' });
+      if (!edited) throw notFound(); // deleted since it was read
+      return reply.redirect(`/posts/${post.id}`, 303);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const categories = await stores.posts.listCategories();
+      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, error: { field: error.field, message: sentence(error.message) } }, post), 400);
+    }
+  });
+
+  app.post('/posts/:id/publish', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
+    verifyCsrf(request);
+    const back = `/posts/${request.params.id}`;
+    const user = await requireUser(request, reply, back);
+    if (!user) return reply;
+    // Already published (a second press) is no error; another's post or none at all is 404.
+    if (!(await publishPost(stores, clock, request.params.id, user.id))) await ownPost(user, request.params.id);
+    return reply.redirect(back, 303);
+  });
+
+  /** Deleting asks first: this page, then its form's POST with `confirm=delete`. */
+  app.get('/posts/:id/delete', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
+    const user = await requireUser(request, reply);
+    if (!user) return reply;
+    return sendPage(reply, deletePostPage(await pageContext(request, reply), await ownPost(user, request.params.id)));
+  });
+
+  app.post('/posts/:id/delete', {
+    ...page,
+    schema: { params: idParams, body: { type: 'object', properties: { confirm: formField, _csrf: formField } } },
+  }, async (request: FastifyRequest<{ Params: { id: number }; Body: { confirm?: string } }>, reply) => {
+    verifyCsrf(request);
+    const user = await requireUser(request, reply, `/posts/${request.params.id}/delete`);
+    if (!user) return reply;
+    if (request.body?.confirm !== 'delete') {
+      // Not sent from the question: ask it, delete nothing.
+      return sendPage(reply, deletePostPage(await pageContext(request, reply), await ownPost(user, request.params.id)));
+    }
+    if (!(await deletePost(stores, request.params.id, user.id))) throw notFound();
+    return reply.redirect(`/u/${encodeURIComponent(user.username)}`, 303);
   });
 
   app.get('/posts/:id', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {

@@ -19,8 +19,13 @@ export function paragraphs(text: string): Html[] {
   return text.split(/\r?\n\s*\r?\n/).map((p) => p.trim()).filter((p) => p !== '').map((p) => html`<p>${p}</p>`);
 }
 
+/** "1 comment", "3 comments". */
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 function counts(post: PostSummary): Html {
-  return html`<span>${post.likeCount} ${post.likeCount === 1 ? 'like' : 'likes'}</span> · <span>${post.commentCount} ${post.commentCount === 1 ? 'comment' : 'comments'}</span> · <span>${post.viewCount} ${post.viewCount === 1 ? 'view' : 'views'}</span>`;
+  return html`<span>${plural(post.likeCount, 'like')}</span> · <span>${plural(post.commentCount, 'comment')}</span> · <span>${plural(post.viewCount, 'view')}</span>`;
 }
 
 function postCard(post: PostSummary, options: { showAuthor: boolean }): Html {
@@ -56,9 +61,21 @@ export function profilePage(context: PageContext, user: User, posts: PostSummary
 </section>
 ${own && drafts.length > 0 ? html`<h2>Your drafts</h2>
 <p class="hint">Only you can see these.</p>
-<ul>${drafts.map((d) => html`<li><a href="/posts/${d.id}">${d.title}</a> <span class="muted">(${d.categoryName})</span></li>`)}</ul>` : ''}
+<ul>${drafts.map((d) => html`<li><a href="/posts/${d.id}">${d.title}</a> <span class="muted">(${d.categoryName})</span> · <a href="/posts/${d.id}/edit">Edit</a></li>`)}</ul>` : ''}
 <h2>Published posts</h2>
 ${posts.length === 0 ? html`<p class="muted">No published posts yet.</p>` : posts.map((post) => postCard(post, { showAuthor: false }))}`);
+}
+
+/** What only the author sees on a post: publish a draft, edit, and delete (which asks first). */
+function authorActions(context: PageContext, post: PostSummary): Html {
+  return html`<div class="actions">
+    ${post.status === 'draft' ? html`<form method="post" action="/posts/${post.id}/publish" class="inline">
+      <input type="hidden" name="_csrf" value="${context.csrf}">
+      <button type="submit">Publish</button>
+    </form>` : ''}
+    <a class="button secondary" href="/posts/${post.id}/edit">Edit</a>
+    <a class="button secondary" href="/posts/${post.id}/delete">Delete</a>
+  </div>`;
 }
 
 export interface PostPageState {
@@ -74,7 +91,8 @@ export function postPage(context: PageContext, post: Post, state: PostPageState)
   <h1>${post.title}</h1>
   <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> <a href="/u/${encodeURIComponent(post.authorUsername)}">${post.authorUsername}</a> · <span class="tag">${post.categoryName}</span> · ${when(post.createdAt)}</p>
   <div class="post-body">${new Html(post.bodyHtml)}</div>
-  <p class="meta">${counts(post)}</p>
+  <p class="meta">${counts(post)}${post.updatedAt > post.createdAt ? html` · edited ${when(post.updatedAt)}` : ''}</p>
+  ${context.user?.username === post.authorUsername ? authorActions(context, post) : ''}
   ${context.user && !draft ? html`<form method="post" action="/posts/${post.id}/like" class="inline">
     <input type="hidden" name="_csrf" value="${context.csrf}">
     <button type="submit" class="secondary">Like</button>
@@ -103,12 +121,17 @@ export interface PostForm {
   error?: { field: string; message: string } | undefined;
 }
 
-export function newPostPage(context: PageContext, categories: Category[], form: PostForm): Html {
+/**
+ * The form that writes a post, or edits `editing`: a new post or a draft can be published or kept
+ * as a draft; a published post is saved and stays published.
+ */
+export function newPostPage(context: PageContext, categories: Category[], form: PostForm, editing?: PostSummary): Html {
   const invalid = (field: string) => (form.error?.field === field ? html`aria-invalid="true" aria-describedby="form-error"` : '');
-  return layout('Write a post', context, html`<section class="card">
-<h1>Write a post</h1>
+  const heading = editing ? 'Edit post' : 'Write a post';
+  return layout(heading, context, html`<section class="card">
+<h1>${heading}</h1>
 ${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error.message}</p>` : ''}
-<form method="post" action="/posts/new">
+<form method="post" action="${editing ? `/posts/${editing.id}/edit` : '/posts/new'}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="title">Title</label>
   <input type="text" id="title" name="title" value="${form.title}" required maxlength="${TITLE_MAX_LENGTH}" ${invalid('title')}>
@@ -120,8 +143,30 @@ ${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error.m
   <textarea id="body" name="body" required maxlength="${BODY_MAX_LENGTH}" rows="12" ${invalid('body')}>${form.body}</textarea>
   <p class="hint">Markdown: a blank line between paragraphs, **bold**, *italic*, [a link](https://…), \`code\`. HTML is shown as it is typed.</p>
   <div class="actions">
-    <button type="submit" name="status" value="published">Publish</button>
-    <button type="submit" name="status" value="draft" class="secondary">Save as draft</button>
+    ${editing?.status === 'published'
+      ? html`<button type="submit" name="status" value="published">Save changes</button>
+    <a class="button secondary" href="/posts/${editing.id}">Cancel</a>`
+      : html`<button type="submit" name="status" value="published">Publish</button>
+    <button type="submit" name="status" value="draft" class="secondary">${editing ? 'Save draft' : 'Save as draft'}</button>`}
+  </div>
+</form>
+</section>`);
+}
+
+/** The question before a post is deleted: nothing is deleted until this form is sent. */
+export function deletePostPage(context: PageContext, post: PostSummary): Html {
+  return layout('Delete post?', context, html`<section class="card narrow">
+<h1>Delete “${post.title}”?</h1>
+<p>${post.status === 'draft'
+    ? 'This draft will be gone for good.'
+    : html`The post will be gone for good, with its ${plural(post.commentCount, 'comment')} and ${plural(post.likeCount, 'like')}: its page answers “not found”, and apps no longer list it.`}
+This cannot be undone.</p>
+<form method="post" action="/posts/${post.id}/delete">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <input type="hidden" name="confirm" value="delete">
+  <div class="actions">
+    <button type="submit" class="danger">Delete post</button>
+    <a class="button secondary" href="/posts/${post.id}">Keep it</a>
   </div>
 </form>
 </section>`);

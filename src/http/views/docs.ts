@@ -412,7 +412,11 @@ higher first. Needs <code>posts:read</code>.</p>
 <p>Anything else (negative, fractional, not a number, empty) is <code>400 invalid_request</code>. Post bodies are
 Markdown (CommonMark, with tables and strikethrough; HTML in a body is shown as typed, not interpreted). <code>excerpt</code>
 is the plain text a reader sees on the post page, at most ${EXCERPT_MAX_LENGTH} characters; a shortened one is cut at a
-word and ends with “…”. It is made when the post is written. With no posts, <code>totalElements</code> and <code>totalPages</code> are 0.</p>
+word and ends with “…”. It is made when the post is written, and again when its author edits it. With no posts, <code>totalElements</code> and <code>totalPages</code> are 0.</p>
+<p>Posts change after you read them. A draft joins the list when its author publishes it, with <code>createdAt</code>
+the moment of publication, so it is at the top of page 0. An edited post keeps its <code>id</code> and <code>createdAt</code>
+but may have a new <code>title</code>, <code>excerpt</code> and <code>categoryName</code>. A deleted post leaves the list and
+<code>totalElements</code>, and its <code>url</code> answers 404: an app that keeps copies should drop the ones no longer listed.</p>
 ${code(`curl "${api}/me/posts?page=0&size=${DEFAULT_PAGE_SIZE}" -H "Authorization: Bearer svco_…"`)}
 ${code(`HTTP/1.1 200 OK
 Content-Type: application/json; charset=utf-8

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import { escapedText } from '../../core/markdown.js';
-import type { Category, Comment, NewPost, Page, Post, PostStatus, PostStore, PostSummary } from '../../core/ports.js';
+import type { Category, Comment, NewPost, Page, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { Database } from '../schema.js';
@@ -103,6 +103,35 @@ export class KyselyPostStore implements PostStore {
     const rows = await this.selectPosts().where('posts.status', '=', 'published')
       .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(limit).execute();
     return rows.map(toPostSummary);
+  }
+
+  async edit(id: number, authorId: number, edit: PostEdit, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('posts').set({
+      category_id: edit.categoryId,
+      title: edit.title,
+      body: edit.body,
+      body_html: edit.bodyHtml,
+      excerpt: edit.excerpt,
+      ...(edit.publish ? {
+        status: 'published',
+        // A draft is dated when it is published; a published post keeps its date.
+        created_at: sql<number>`case when status = 'draft' then ${now} else created_at end`,
+      } : {}),
+      updated_at: now,
+    }).where('id', '=', id).where('author_id', '=', authorId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async publish(id: number, authorId: number, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('posts').set({ status: 'published', created_at: now, updated_at: now })
+      .where('id', '=', id).where('author_id', '=', authorId).where('status', '=', 'draft').executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async delete(id: number, authorId: number): Promise<boolean> {
+    // Its comments and likes go with it (`on delete cascade`, migration 2026-11-22-0001).
+    const result = await this.db.deleteFrom('posts').where('id', '=', id).where('author_id', '=', authorId).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
   }
 
   async countView(postId: number): Promise<void> {
