@@ -497,6 +497,19 @@ export interface ServerSecretStore {
   getOrCreate(name: string, fresh: string, now: Instant): Promise<string>;
 }
 
+/**
+ * The proofs of possession already accepted (RFC 9449 11.1: a DPoP proof is accepted once), by a
+ * key derived from the proof's key and `jti`, shared by every instance: Redis when configured,
+ * else the database.
+ */
+export interface DpopReplayStore {
+  /**
+   * Records `key` until `expiresAt`, in one conditional write; `false` when it is recorded and not
+   * expired (a replayed proof). Of racing callers exactly one gets `true`.
+   */
+  claim(key: string, expiresAt: Instant, now: Instant): Promise<boolean>;
+}
+
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
 export interface Housekeeping {
   /**
@@ -525,6 +538,7 @@ export interface Stores {
   passkeys: PasskeyStore;
   pendingSignIns: PendingSignInStore;
   securityEvents: SecurityEventStore;
+  dpopProofs: DpopReplayStore;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
