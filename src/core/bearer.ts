@@ -182,6 +182,24 @@ export async function authenticateBearer(
   if (presented === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
   if (presented === null) return BEARER_REFUSALS.notBearer;
   const { scheme, token } = presented;
+  const refused = await lookup(deps, scheme, token, proof);
+  if (refused instanceof OAuthError) return scheme === 'DPoP' ? onDpopChallenge(refused) : refused;
+  const { kind, record } = refused;
+  const bearer: Bearer = {
+    kind,
+    tokenId: record.tokenId,
+    user: record.user,
+    clientId: record.clientId,
+    grantId: record.grantId,
+    scopes: scopeList(record.scope),
+  };
+  if (scheme === 'Bearer') return record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer;
+  if (record.dpopJkt === null) return BEARER_REFUSALS.notBound;
+  return possession(deps.dpop, { ...proof!, proof: proof!.proof! }, token, record.dpopJkt, bearer);
+}
+
+/** The token's record, or the refusal decided before the scheme matters. */
+async function lookup(deps: { stores: Stores; clock: Clock }, scheme: AuthScheme, token: string, proof: PresentedProof | undefined) {
   const kind = tokenKind(token);
   if (kind !== 'access' && kind !== 'personal') return wrongKindRefusal(token, kind);
   if (scheme === 'DPoP' && proof?.proof === undefined) return BEARER_REFUSALS.dpopWithoutProof;
@@ -194,17 +212,16 @@ export async function authenticateBearer(
   if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
   if (record.expiresAt !== null && record.expiresAt <= now) return BEARER_REFUSALS.expired;
   if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
-  const bearer: Bearer = {
-    kind,
-    tokenId: record.tokenId,
-    user: record.user,
-    clientId: record.clientId,
-    grantId: record.grantId,
-    scopes: scopeList(record.scope),
-  };
-  if (scheme === 'Bearer') return record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer;
-  if (record.dpopJkt === null) return BEARER_REFUSALS.notBound;
-  return possession(deps.dpop, { ...proof!, proof: proof!.proof! }, token, record.dpopJkt, bearer);
+  return { kind, record };
+}
+
+/**
+ * RFC 9449 7.1: a request that used the DPoP scheme gets its `invalid_token` on the DPoP challenge
+ * (those decided offline keep theirs: they stay free of the address's failure count).
+ */
+function onDpopChallenge(refusal: OAuthError): OAuthError {
+  if (refusal.code !== 'invalid_token' || refusedOffline(refusal)) return refusal;
+  return invalidToken(refusal.description, 'DPoP');
 }
 
 /** RFC 9449 7.1: the proof is valid for this request (with `ath` of this token) and signed by the token's key. */

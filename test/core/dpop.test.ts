@@ -40,7 +40,9 @@ test('typ must be dpop+jwt', async () => {
 
 test('alg none is refused', async () => {
   const key = await dpopKey();
-  assert.match(await refusal(unsignedProof(key, HTU, NOW)), /alg must be one of .* (never none or a symmetric algorithm)/);
+  const unsigned = unsignedProof(key, HTU, NOW);
+  assert.match(await refusal(unsigned), /must hold exactly one DPoP proof: a signed JWT/, 'no signature at all');
+  assert.match(await refusal(`${unsigned}${randomBytes(64).toString('base64url')}`), /alg must be one of .* \(never none or a symmetric algorithm\)/, 'with a made-up signature');
 });
 
 test('a symmetric alg (HS256) is refused', async () => {

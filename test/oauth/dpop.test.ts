@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { generateToken } from '../../src/core/credentials.js';
 import { DPOP_ALGS } from '../../src/core/dpop/proof.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -131,6 +132,13 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.equal(asBearer.status, 401);
     assert.equal(((await asBearer.json()) as { error: string }).error, 'invalid_token');
     assert.equal(asBearer.headers.get('www-authenticate'), `DPoP realm="api", algs="${ALGS}", error="invalid_token", Bearer realm="api"`);
+
+    // A revoked or unknown token sent with the DPoP scheme: the error is on the DPoP challenge.
+    const stranger = generateToken('access');
+    const unknown = await me(`DPoP ${stranger}`, await meProof(key, stranger, nonce));
+    assert.equal(unknown.status, 401);
+    assert.match(((await unknown.json()) as { error_description: string }).error_description, /unknown/);
+    assert.match(unknown.headers.get('www-authenticate') ?? '', /^DPoP realm="api", algs="[^"]+", error="invalid_token", Bearer realm="api"$/);
 
     const withoutProof = await me(`DPoP ${tokens.access_token}`);
     assert.equal(withoutProof.status, 401);
