@@ -325,6 +325,10 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(claims.filter(Boolean).length, 1);
     assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE - 1), false, 'still remembered');
     assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE), true, 'an expired row is taken over');
+    const options = { auditWindowMs: 86_400_000, batchSize: 500, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 };
+    await stores.housekeeping.purge(T0 + 2 * MINUTE - 1, options);
+    assert.equal(await stores.dpopProofs.claim(key, T0 + 3 * MINUTE, T0 + 2 * MINUTE - 1), false, 'the janitor keeps a row until it expires');
+    assert.ok((await stores.housekeeping.purge(T0 + 2 * MINUTE + 1, options)).dpop_proofs! >= 1, 'and deletes it after');
   });
 
   test('a pair whose refresh token cannot be stored leaves no access token either', async () => {
