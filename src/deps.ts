@@ -6,9 +6,11 @@
 import { type BaseDeps, type BaseDepsOverrides, createBaseDeps } from './base-deps.js';
 import type { Settings } from './config/settings.js';
 import { DeviceCookies } from './core/device-cookies.js';
+import { DpopNonces } from './core/dpop/nonces.js';
+import { DpopVerifier } from './core/dpop/verifier.js';
 import { SEND_TIMEOUT_MS } from './core/logout/delivery.js';
 import { KeyRing } from './core/oidc/key-ring.js';
-import type { RateLimiter } from './core/ports.js';
+import type { DpopReplayStore, RateLimiter, Stores } from './core/ports.js';
 import { SecurityLog } from './core/security/security-log.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
@@ -16,6 +18,7 @@ import { HttpLogoutSender } from './outbound/logout-sender.js';
 import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
+import { RedisReplayStore } from './replay/redis.js';
 
 export { prepareDatabase } from './base-deps.js';
 
@@ -30,6 +33,8 @@ export interface Deps extends BaseDeps {
   readonly logoutDeliveries: LogoutDeliveryWorker;
   /** The accounts' security log; `buildApp` points its audit lines at the server log. */
   readonly securityLog: SecurityLog;
+  /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
+  readonly dpop: DpopVerifier;
 }
 
 export interface DepsOverrides extends BaseDepsOverrides {
@@ -42,12 +47,19 @@ function createLimiter(settings: Settings): RateLimiter {
   return new RedisRateLimiter({ url: settings.redisUrl, logger: pino({ level: settings.logLevel, name: 'ratelimit' }) });
 }
 
+/** Where accepted DPoP proofs are remembered: Redis when REDIS_URL is set (the database while it is away), else the database. */
+function createDpopReplay(settings: Settings, stores: Stores): DpopReplayStore {
+  if (settings.redisUrl === undefined) return stores.dpopProofs;
+  return new RedisReplayStore({ url: settings.redisUrl, fallback: stores.dpopProofs, logger: pino({ level: settings.logLevel, name: 'dpop' }) });
+}
+
 export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
   const base = createBaseDeps(settings, overrides);
   const { stores, clock } = base;
   const limiter = overrides.limiter ?? createLimiter(settings);
   const keys = new KeyRing(stores, clock, settings.keysSecret);
   const metrics = createMetrics();
+  const dpopReplay = createDpopReplay(settings, stores);
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   return {
     ...base,
@@ -55,10 +67,12 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
     securityLog: new SecurityLog(stores.securityEvents, clock),
+    dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
     limiter,
     metrics,
     close: async () => {
       if (!overrides.limiter && limiter instanceof RedisRateLimiter) await limiter.close();
+      if (dpopReplay instanceof RedisReplayStore) await dpopReplay.close();
       await base.close();
     },
   };

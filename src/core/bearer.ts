@@ -1,10 +1,13 @@
 /**
  * Bearer authentication for the resource API (seed section 5, RFC 6750): an OAuth access token
- * (`svco_`) or a personal token (`svcp_`) in `Authorization: Bearer`. Malformed tokens and bad
+ * (`svco_`) or a personal token (`svcp_`) in `Authorization: Bearer`; and a DPoP-bound access
+ * token in `Authorization: DPoP` with a proof of its key (RFC 9449 7). Malformed tokens and bad
  * checksums are refused offline, so garbage never reaches storage; a well-formed one costs one
  * lookup that already joins the grant's revocation, the client's status and the user's status.
  */
 import { hashSecret, tokenKind } from './credentials.js';
+import { DPOP_ALGS, DpopProofError } from './dpop/proof.js';
+import type { DpopVerifier, PresentedProof } from './dpop/verifier.js';
 import { OAuthError } from './errors.js';
 import type { Stores, User } from './ports.js';
 import { type Scope, scopeList } from './scopes.js';
@@ -24,6 +27,8 @@ export interface Bearer {
   /** `null` for personal tokens. */
   grantId: number | null;
   scopes: Scope[];
+  /** A newer DPoP nonce for the answer's `DPoP-Nonce` (RFC 9449 9), when the proof's is about to expire. */
+  dpopNonce?: string;
 }
 
 /** A key naming the token without revealing it, for counters and caches. */
@@ -31,23 +36,44 @@ export function bearerKey(bearer: Pick<Bearer, 'kind' | 'tokenId'>): string {
   return `${bearer.kind === 'access' ? 'o' : 'p'}:${bearer.tokenId}`;
 }
 
-function challenge(attributes: Record<string, string> = {}): string {
-  const parts = [`realm="${API_REALM}"`, ...Object.entries(attributes).map(([k, v]) => `${k}="${v}"`)];
-  return `Bearer ${parts.join(', ')}`;
+export type AuthScheme = 'Bearer' | 'DPoP';
+
+function oneChallenge(scheme: AuthScheme, attributes: Record<string, string>): string {
+  const own = scheme === 'DPoP' ? { realm: API_REALM, algs: DPOP_ALGS.join(' ') } : { realm: API_REALM };
+  return `${scheme} ${Object.entries({ ...own, ...attributes }).map(([k, v]) => `${k}="${v}"`).join(', ')}`;
+}
+
+/**
+ * A 401's challenges: Bearer and DPoP (RFC 6750 3, RFC 9449 7.1, with the proof algorithms in
+ * `algs`), the `attributes` (an error) on the scheme the request used, which comes first.
+ */
+function challenge(attributes: Record<string, string> = {}, scheme: AuthScheme = 'Bearer'): string {
+  const other: AuthScheme = scheme === 'Bearer' ? 'DPoP' : 'Bearer';
+  return `${oneChallenge(scheme, attributes)}, ${oneChallenge(other, {})}`;
 }
 
 /** RFC 6750 3.1 `invalid_token`: malformed, unknown, expired or revoked, or an unusable account. */
-export function invalidToken(description: string): OAuthError {
+export function invalidToken(description: string, scheme: AuthScheme = 'Bearer'): OAuthError {
   return new OAuthError('invalid_token', description, {
-    headers: { 'www-authenticate': challenge({ error: 'invalid_token' }) },
+    headers: { 'www-authenticate': challenge({ error: 'invalid_token' }, scheme) },
   });
 }
 
-/** RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs and where to ask for it. */
-export function insufficientScope(scope: Scope): OAuthError {
+/** RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs and where to ask for it (on the scheme it used). */
+export function insufficientScope(scope: Scope, scheme: AuthScheme = 'Bearer'): OAuthError {
   return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}: add it to the scope of the authorization request (the user approves it), then use the new access token.`, {
-    headers: { 'www-authenticate': challenge({ error: 'insufficient_scope', scope }) },
+    headers: { 'www-authenticate': oneChallenge(scheme, { error: 'insufficient_scope', scope }) },
   });
+}
+
+/**
+ * RFC 9449 7.1 and 9: a refused proof at the resource API is a 401 whose DPoP challenge carries
+ * the error (`invalid_dpop_proof`, or `use_dpop_nonce` with the nonce in `DPoP-Nonce`).
+ */
+export function resourceDpopError(error: DpopProofError): OAuthError {
+  const headers: Record<string, string> = { 'www-authenticate': challenge({ error: error.code }, 'DPoP') };
+  if (error.nonce !== undefined) headers['dpop-nonce'] = error.nonce;
+  return new OAuthError(error.code, error.description, { status: 401, headers });
 }
 
 /**
@@ -67,9 +93,17 @@ export const BEARER_REFUSALS = {
   outsideHeader: new OAuthError('invalid_token', 'Tokens in the query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>".', {
     headers: { 'www-authenticate': challenge() },
   }),
-  notBearer: invalidToken('The Authorization header must be "Bearer <token>", with the access token from the token response or a personal token.'),
-  /** RFC 9449 is not supported yet: tokens are issued as Bearer tokens. */
-  dpop: invalidToken('DPoP-bound tokens are not supported: the token endpoint issued a Bearer token, so send "Authorization: Bearer <token>" without a DPoP proof.'),
+  notBearer: invalidToken('The Authorization header must be "Bearer <token>", with the access token from the token response or a personal token (or "DPoP <token>" with a DPoP proof, for a token of token_type DPoP).'),
+  /** RFC 9449 7.1: the DPoP scheme needs exactly one proof in the `DPoP` header. */
+  dpopWithoutProof: new OAuthError('invalid_dpop_proof', 'Authorization: DPoP needs a DPoP header with a proof made for this request (htm, htu, and ath: the hash of the access token).', {
+    status: 401, headers: { 'www-authenticate': challenge({ error: 'invalid_dpop_proof' }, 'DPoP') },
+  }),
+  /** RFC 9449 7.1: a bearer token (personal tokens included) is not bound to any key. */
+  notBound: invalidToken('This token is a Bearer token, not bound to a DPoP key: send it as "Authorization: Bearer <token>".', 'DPoP'),
+  /** RFC 9449 7.2: a bound token presented as a bearer token is refused (its holder must prove the key). */
+  boundAsBearer: invalidToken('This token is bound to a DPoP key (token_type DPoP): send "Authorization: DPoP <token>" with a DPoP proof signed by that key.', 'DPoP'),
+  /** RFC 9449 7.1: the proof is signed by another key than the token is bound to. */
+  wrongKey: invalidToken('The DPoP proof is signed with another key than the one this token is bound to: sign the proof with the key of the token request.', 'DPoP'),
   refreshToken: invalidToken('This is a refresh token: send the access_token (svco_...) of the token response here, and the refresh token only to the token endpoint.'),
   jwt: invalidToken('This is a JWT, such as an id_token: send the access_token (svco_...) of the token response here; the id_token only tells your app who signed in.'),
   clientSecret: invalidToken('This is a client secret: send an access token (svco_...) or a personal token (svcp_...), and keep the secret on your server.'),
@@ -83,13 +117,17 @@ export const BEARER_REFUSALS = {
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
 const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([
-  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpop,
+  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpopWithoutProof,
   BEARER_REFUSALS.refreshToken, BEARER_REFUSALS.jwt, BEARER_REFUSALS.clientSecret, BEARER_REFUSALS.notAToken,
 ]);
 
-/** Whether `refusal` was decided without a lookup (see `OFFLINE_REFUSALS`). */
+/**
+ * Whether `refusal` was decided without a lookup (see `OFFLINE_REFUSALS`), or is the server asking
+ * a valid token's holder for a nonce (RFC 9449 9: every DPoP client meets it once): neither counts
+ * as a failed authentication of the address.
+ */
 export function refusedOffline(refusal: OAuthError): boolean {
-  return OFFLINE_REFUSALS.has(refusal);
+  return OFFLINE_REFUSALS.has(refusal) || refusal.code === 'use_dpop_nonce';
 }
 
 /** A compact JWS (RFC 7515 7.1): three base64url parts, the header a JSON object. */
@@ -102,16 +140,28 @@ function wrongKindRefusal(token: string, kind: ReturnType<typeof tokenKind>): OA
   return JWT_SHAPE.test(token) ? BEARER_REFUSALS.jwt : BEARER_REFUSALS.notAToken;
 }
 
-/** RFC 6750 2.1: `Bearer` (any letter case), one or more spaces, the token. */
-const BEARER_HEADER = /^Bearer +([^\s]+) *$/i;
+/** RFC 6750 2.1 and RFC 9449 7.1: `Bearer` or `DPoP` (any letter case), one or more spaces, the token. */
+const AUTHORIZATION_HEADER = /^(Bearer|DPoP) +([^\s]+) *$/i;
 
 /**
- * The token in an `Authorization` header: `undefined` when there is no header at all,
+ * The scheme and token of an `Authorization` header: `undefined` when there is no header at all,
+ * `null` when there is one that carries neither a bearer nor a DPoP token.
+ */
+export function authorizationToken(authorization: string | undefined): { scheme: AuthScheme; token: string } | null | undefined {
+  if (authorization === undefined || authorization === '') return undefined;
+  const match = AUTHORIZATION_HEADER.exec(authorization);
+  if (!match) return null;
+  return { scheme: match[1]!.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: match[2]! };
+}
+
+/**
+ * The token in an `Authorization: Bearer` header: `undefined` when there is no header at all,
  * `null` when there is one that does not carry a bearer token.
  */
 export function bearerToken(authorization: string | undefined): string | null | undefined {
-  if (authorization === undefined || authorization === '') return undefined;
-  return BEARER_HEADER.exec(authorization)?.[1] ?? null;
+  const found = authorizationToken(authorization);
+  if (found === undefined) return undefined;
+  return found?.scheme === 'Bearer' ? found.token : null;
 }
 
 /**
@@ -120,13 +170,39 @@ export function bearerToken(authorization: string | undefined): string | null | 
  * refused before storage. Expired is `expiresAt <= now`; a revoked token, grant or deactivated
  * client shows as `revokedAt`. `tokenOutsideHeader`: the request carried a token where this API
  * does not read one (the query string, a form body), so a request without the header is told so.
+ * `proof`: the request's DPoP proof, checked (after everything else) for `Authorization: DPoP`.
  */
-export async function authenticateBearer(deps: { stores: Stores; clock: Clock }, authorization: string | undefined, tokenOutsideHeader = false): Promise<Bearer | OAuthError> {
-  const token = bearerToken(authorization);
-  if (token === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
-  if (token === null) return /^DPoP /i.test(authorization!) ? BEARER_REFUSALS.dpop : BEARER_REFUSALS.notBearer;
+export async function authenticateBearer(
+  deps: { stores: Stores; clock: Clock; dpop: DpopVerifier },
+  authorization: string | undefined,
+  tokenOutsideHeader = false,
+  proof?: PresentedProof,
+): Promise<Bearer | OAuthError> {
+  const presented = authorizationToken(authorization);
+  if (presented === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
+  if (presented === null) return BEARER_REFUSALS.notBearer;
+  const { scheme, token } = presented;
+  const refused = await lookup(deps, scheme, token, proof);
+  if (refused instanceof OAuthError) return scheme === 'DPoP' ? onDpopChallenge(refused) : refused;
+  const { kind, record } = refused;
+  const bearer: Bearer = {
+    kind,
+    tokenId: record.tokenId,
+    user: record.user,
+    clientId: record.clientId,
+    grantId: record.grantId,
+    scopes: scopeList(record.scope),
+  };
+  if (scheme === 'Bearer') return record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer;
+  if (record.dpopJkt === null) return BEARER_REFUSALS.notBound;
+  return possession(deps.dpop, { ...proof!, proof: proof!.proof! }, token, record.dpopJkt, bearer);
+}
+
+/** The token's record, or the refusal decided before the scheme matters. */
+async function lookup(deps: { stores: Stores; clock: Clock }, scheme: AuthScheme, token: string, proof: PresentedProof | undefined) {
   const kind = tokenKind(token);
   if (kind !== 'access' && kind !== 'personal') return wrongKindRefusal(token, kind);
+  if (scheme === 'DPoP' && proof?.proof === undefined) return BEARER_REFUSALS.dpopWithoutProof;
   const hash = hashSecret(token);
   const record = kind === 'access'
     ? await deps.stores.tokens.findAccessBearer(hash)
@@ -136,19 +212,34 @@ export async function authenticateBearer(deps: { stores: Stores; clock: Clock },
   if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
   if (record.expiresAt !== null && record.expiresAt <= now) return BEARER_REFUSALS.expired;
   if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
-  return {
-    kind,
-    tokenId: record.tokenId,
-    user: record.user,
-    clientId: record.clientId,
-    grantId: record.grantId,
-    scopes: scopeList(record.scope),
-  };
+  return { kind, record };
+}
+
+/**
+ * RFC 9449 7.1: a request that used the DPoP scheme gets its `invalid_token` on the DPoP challenge
+ * (those decided offline keep theirs: they stay free of the address's failure count).
+ */
+function onDpopChallenge(refusal: OAuthError): OAuthError {
+  if (refusal.code !== 'invalid_token' || refusedOffline(refusal)) return refusal;
+  return invalidToken(refusal.description, 'DPoP');
+}
+
+/** RFC 9449 7.1: the proof is valid for this request (with `ath` of this token) and signed by the token's key. */
+async function possession(dpop: DpopVerifier, proof: PresentedProof & { proof: string }, token: string, jkt: string, bearer: Bearer): Promise<Bearer | OAuthError> {
+  let verified;
+  try {
+    verified = await dpop.verify(proof, token);
+  } catch (error) {
+    if (error instanceof DpopProofError) return resourceDpopError(error);
+    throw error;
+  }
+  if (verified.jkt !== jkt) return BEARER_REFUSALS.wrongKey;
+  return verified.nonce === undefined ? bearer : { ...bearer, dpopNonce: verified.nonce };
 }
 
 /** The 403 `insufficient_scope` refusal when the token lacks `scope` (RFC 6750 3.1); `undefined` when it holds it. */
-export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthError | undefined {
-  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope);
+export function scopeRefusal(bearer: Bearer, scope: Scope | undefined, scheme: AuthScheme = 'Bearer'): OAuthError | undefined {
+  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, scheme);
 }
 
 /**

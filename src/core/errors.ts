@@ -1,6 +1,6 @@
 /**
  * The one catalogue of errors a client can see. OAuth codes come from RFC 6749 5.2 and 4.1.2.1,
- * RFC 6750 3.1, RFC 7009 2.2.1 and OpenID Connect Core 3.1.2.6; the resource API's own codes
+ * RFC 6750 3.1, RFC 7009 2.2.1, RFC 9449 (DPoP) and OpenID Connect Core 3.1.2.6; the resource API's own codes
  * from INTERFACE section 6. Anything not in this union is a bug and leaves as `server_error`.
  */
 export type OAuthErrorCode =
@@ -18,6 +18,8 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'invalid_token'
   | 'insufficient_scope'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
   | 'rate_limited'
   | 'not_found'
   | 'server_error'
@@ -39,6 +41,9 @@ export const ERROR_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   interaction_required: 400,
   invalid_token: 401,
   insufficient_scope: 403,
+  // RFC 9449 5 and 8: 400 at the token endpoint; the resource API answers both with 401 (7.1, 9).
+  invalid_dpop_proof: 400,
+  use_dpop_nonce: 400,
   rate_limited: 429,
   not_found: 404,
   server_error: 500,

@@ -284,6 +284,8 @@ export interface AuthorizationCode {
   createdAt: Instant;
   expiresAt: Instant;
   usedAt: Instant | null;
+  /** RFC 9449 10: the `dpop_jkt` of the authorization request; the token request must prove that key. */
+  dpopJkt: string | null;
 }
 
 /** A code as a token request presents it, with what it must be bound to. */
@@ -293,22 +295,25 @@ export interface PresentedCode {
   redirectUri: string;
   /** The S256 challenge of the request's `code_verifier`; `null` when none was sent. */
   codeChallenge: string | null;
+  /** The thumbprint of the request's DPoP proof key; `null` or absent without a proof. */
+  dpopJkt?: string | null;
 }
 
 export interface CodeStore {
-  insert(code: Omit<AuthorizationCode, 'usedAt'>): Promise<void>;
+  insert(code: Omit<AuthorizationCode, 'usedAt' | 'dpopJkt'> & { dpopJkt?: string | null }): Promise<void>;
   /**
    * Stores a new grant made of the code's user, client, scope, nonce, `auth_time` and `amr`
    * (created and last used at the code's `createdAt`) and the sign-in session's `sid`, and the
    * code under it: both or neither, in one statement where the database can, else in a
    * transaction (the caller's, or one of its own).
    */
-  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId'> & { amr?: readonly string[] | null }, sid: string | null): Promise<void>;
+  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId' | 'dpopJkt'> & { amr?: readonly string[] | null; dpopJkt?: string | null }, sid: string | null): Promise<void>;
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, and
    * so does a request that does not match what the code is bound to (another client, another
-   * redirect URI, a verifier that is not the challenge's, an expired code): such a code stays as
+   * redirect URI, a verifier that is not the challenge's, a DPoP key that is not its `dpopJkt`, an
+   * expired code): such a code stays as
    * it was, so whoever merely saw it cannot burn it (INTERFACE section 3). With it comes its grant
    * and user (`granted`, absent if the grant is gone), read in the same statement where the
    * database can.
@@ -327,13 +332,15 @@ export interface IssuedToken {
   createdAt: Instant;
   expiresAt: Instant;
   revokedAt: Instant | null;
+  /** RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 6); `null`: a bearer token. */
+  dpopJkt: string | null;
 }
 
 export interface RefreshToken extends IssuedToken {
   usedAt: Instant | null;
 }
 
-export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt'>;
+export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt' | 'dpopJkt'> & { dpopJkt?: string | null };
 
 /** What the resource API needs to decide on a bearer token, found in one lookup. */
 /**
@@ -351,6 +358,8 @@ export interface BearerRecord {
   expiresAt: Instant | null;
   /** Set when the token or anything it descends from (its grant) was revoked. */
   revokedAt: Instant | null;
+  /** The DPoP key an OAuth access token is bound to (RFC 9449 6); `null`: a bearer token (personal tokens always). */
+  dpopJkt: string | null;
 }
 
 export interface TokenStore {
@@ -552,6 +561,19 @@ export interface ServerSecretStore {
   getOrCreate(name: string, fresh: string, now: Instant): Promise<string>;
 }
 
+/**
+ * The proofs of possession already accepted (RFC 9449 11.1: a DPoP proof is accepted once), by a
+ * key derived from the proof's key and `jti`, shared by every instance: Redis when configured,
+ * else the database.
+ */
+export interface DpopReplayStore {
+  /**
+   * Records `key` until `expiresAt`, in one conditional write; `false` when it is recorded and not
+   * expired (a replayed proof). Of racing callers exactly one gets `true`.
+   */
+  claim(key: string, expiresAt: Instant, now: Instant): Promise<boolean>;
+}
+
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
 export interface Housekeeping {
   /**
@@ -581,6 +603,7 @@ export interface Stores {
   pendingSignIns: PendingSignInStore;
   securityEvents: SecurityEventStore;
   leakedCredentials: LeakedCredentialStore;
+  dpopProofs: DpopReplayStore;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;

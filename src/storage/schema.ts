@@ -126,6 +126,8 @@ export interface AuthorizationCodesTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+  /** The authorization request's `dpop_jkt` (RFC 9449 10): the key the token request must prove. */
+  dpop_jkt: string | null;
 }
 
 export interface AccessTokensTable {
@@ -138,6 +140,8 @@ export interface AccessTokensTable {
   created_at: number;
   expires_at: number;
   revoked_at: number | null;
+  /** RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 6); null: a bearer token. */
+  dpop_jkt: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -151,6 +155,8 @@ export interface RefreshTokensTable {
   expires_at: number;
   used_at: number | null;
   revoked_at: number | null;
+  /** RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 6); null: a bearer token. */
+  dpop_jkt: string | null;
 }
 
 export interface PersonalTokensTable {
@@ -262,6 +268,12 @@ export interface SecurityEventsTable {
   detail: Generated<string>;
 }
 
+/** DPoP proofs accepted (RFC 9449 11.1), by SHA-256 of key thumbprint and `jti`, until they could no longer be. */
+export interface DpopProofsTable {
+  key: string;
+  expires_at: number;
+}
+
 /** Random secrets shared by every instance, made once (`ServerSecretStore`). */
 export interface ServerSecretsTable {
   name: string;
@@ -318,4 +330,5 @@ export interface Database {
   webauthn_challenges: WebauthnChallengesTable;
   pending_sign_ins: PendingSignInsTable;
   security_events: SecurityEventsTable;
+  dpop_proofs: DpopProofsTable;
 }

@@ -6,6 +6,7 @@ import type { Database } from './schema.js';
 import { KyselyClientStore } from './repositories/clients.js';
 import { KyselyCodeStore } from './repositories/codes.js';
 import { KyselyConsentStore } from './repositories/consents.js';
+import { KyselyDpopProofStore } from './repositories/dpop-proofs.js';
 import { KyselyGrantStore } from './repositories/grants.js';
 import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/keys.js';
@@ -42,6 +43,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     pendingSignIns: new KyselyPendingSignInStore(db),
     securityEvents: new KyselySecurityEventStore(db),
     leakedCredentials: new KyselyLeakedCredentialStore(db),
+    dpopProofs: new KyselyDpopProofStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

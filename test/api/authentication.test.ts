@@ -23,7 +23,8 @@ forEachDatabase('resource API authentication', (database) => {
 
   async function expectInvalidToken(response: Response, what: string) {
     assert.equal(response.status, 401, what);
-    assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", error="invalid_token"', what);
+    // RFC 9449 7.1: every 401 advertises DPoP and its proof algorithms beside Bearer.
+    assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", error="invalid_token", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256"', what);
     assert.equal(response.headers.get('cache-control'), 'no-store');
     const body = await response.json() as Record<string, unknown>;
     assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description'], what);
@@ -117,7 +118,7 @@ forEachDatabase('resource API authentication', (database) => {
     for (const path of ['/api/open/v1/', '/api/open/v1/me', '/api/open/v1/me/posts']) {
       const response = await get(t.baseUrl, path);
       assert.equal(response.status, 401);
-      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api"');
+      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256"');
       assert.equal((await response.json() as { error: string }).error, 'invalid_token');
     }
   });

@@ -110,7 +110,7 @@ forEachDatabase('refusals that teach', (database) => {
     // passport-oauth2's default: node-oauth puts the token in the query string.
     const inQuery = await fetch(`${t.baseUrl}/api/open/v1/me?access_token=${tokens.access_token}`);
     assert.match(await refusal(inQuery, 401, 'invalid_token'), /query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>"/);
-    assert.equal(inQuery.headers.get('www-authenticate'), 'Bearer realm="api"');
+    assert.equal(inQuery.headers.get('www-authenticate'), 'Bearer realm="api", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256"');
     const inBody = await fetch(`${t.baseUrl}/api/oauth/userinfo`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `access_token=${tokens.access_token}`,
     });
@@ -127,7 +127,7 @@ forEachDatabase('refusals that teach', (database) => {
     const jwt = await new SignJWT({ sub: '1' }).setProtectedHeader({ alg: 'HS256' }).sign(new Uint8Array(32));
     assert.match(await refusal(await me(`Bearer ${jwt}`), 401, 'invalid_token'), /This is a JWT, such as an id_token/);
     assert.match(await refusal(await me(`Bearer ${confidential.secret!}`), 401, 'invalid_token'), /This is a client secret/);
-    assert.match(await refusal(await me(`DPoP ${tokens.access_token}`), 401, 'invalid_token'), /DPoP-bound tokens are not supported: .* send "Authorization: Bearer <token>"/);
+    assert.match(await refusal(await me(`DPoP ${tokens.access_token}`), 401, 'invalid_dpop_proof'), /Authorization: DPoP needs a DPoP header with a proof/);
     const posts = await fetch(`${t.baseUrl}/api/open/v1/me/posts`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.match(await refusal(posts, 403, 'insufficient_scope'), /needs the scope posts:read: add it to the scope of the authorization request/);
     t.clock.advance(3600_000);

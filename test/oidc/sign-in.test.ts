@@ -121,7 +121,7 @@ forEachDatabase('OpenID Connect sign-in', (database) => {
   test('UserInfo errors are RFC 6750: no token 401, a token without openid 403 insufficient_scope', async () => {
     const none = await fetch(`${t.baseUrl}/api/oauth/userinfo`);
     assert.equal(none.status, 401);
-    assert.match(none.headers.get('www-authenticate')!, /^Bearer realm="[^"]+"$/);
+    assert.match(none.headers.get('www-authenticate')!, /^Bearer realm="[^"]+", DPoP realm="[^"]+", algs="[^"]+"$/);
     assert.equal((await none.json()).error, 'invalid_token');
 
     const c = await newClient(t, { type: 'confidential' });

@@ -284,7 +284,7 @@ forEachDatabase('storage contract', (database) => {
     const consumed = await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1);
     const grantId = consumed!.code.grantId;
     assert.deepEqual(consumed, {
-      code: { ...code, grantId, usedAt: T0 + 1 },
+      code: { ...code, grantId, usedAt: T0 + 1, dpopJkt: null },
       granted: {
         grant: {
           id: grantId, userId: user.id, clientId: client.clientId, scope: 'openid profile:read', nonce: 'n-1', authTime: T0 - MINUTE,
@@ -317,7 +317,7 @@ forEachDatabase('storage contract', (database) => {
       scope: 'profile:read', codeChallenge: 'challenge', nonce: 'n', authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     };
     await stores.codes.insert(code);
-    assert.deepEqual(await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: 'challenge' }, T0 + 1), { code: { ...code, usedAt: T0 + 1 }, granted: expected });
+    assert.deepEqual(await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: 'challenge' }, T0 + 1), { code: { ...code, usedAt: T0 + 1, dpopJkt: null }, granted: expected });
     const tokenHash = unique('rt');
     const stored = await stores.tokens.insertRefresh({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
     assert.deepEqual(await stores.tokens.consumeRefresh(tokenHash, T0 + 2), { token: { ...stored, usedAt: T0 + 2 }, granted: expected });
@@ -336,12 +336,38 @@ forEachDatabase('storage contract', (database) => {
 
   test('an access token and its refresh token are stored together', async () => {
     const { user, client, grant } = await newGrant();
-    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, createdAt: T0 };
+    // Bound to a DPoP key (RFC 9449 6): both tokens keep the thumbprint.
+    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, createdAt: T0, dpopJkt: 'jkt-1' };
     const access = { ...common, tokenHash: unique('at'), scope: 'profile:read', expiresAt: T0 + MINUTE };
     const refresh = { ...common, tokenHash: unique('rt'), scope: 'profile:read posts:read', expiresAt: T0 + 60 * MINUTE };
     await stores.tokens.insertPair(access, refresh);
     assert.deepEqual(await stores.tokens.findAccess(access.tokenHash), { ...access, id: (await stores.tokens.findAccess(access.tokenHash))!.id, revokedAt: null });
     assert.deepEqual(await stores.tokens.findRefresh(refresh.tokenHash), { ...refresh, id: (await stores.tokens.findRefresh(refresh.tokenHash))!.id, revokedAt: null, usedAt: null });
+  });
+
+  test('a code with a dpop_jkt is consumed only by a request proving that key (RFC 9449 10)', async () => {
+    const { user, client, grant } = await newGrant();
+    const codeHash = unique('code');
+    await stores.codes.insert({
+      codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb', scope: 's',
+      codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE, dpopJkt: 'jkt-1',
+    });
+    const presented = { codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null };
+    assert.equal(await stores.codes.consume(presented, T0 + 1), undefined, 'no proof');
+    assert.equal(await stores.codes.consume({ ...presented, dpopJkt: 'jkt-2' }, T0 + 1), undefined, 'another key');
+    assert.equal((await stores.codes.consume({ ...presented, dpopJkt: 'jkt-1' }, T0 + 1))?.code.dpopJkt, 'jkt-1');
+  });
+
+  test('a DPoP proof key is claimed once until it expires, by exactly one of racing callers (RFC 9449 11.1)', async () => {
+    const key = unique('proof');
+    const claims = await Promise.all(Array.from({ length: 10 }, () => stores.dpopProofs.claim(key, T0 + MINUTE, T0)));
+    assert.equal(claims.filter(Boolean).length, 1);
+    assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE - 1), false, 'still remembered');
+    assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE), true, 'an expired row is taken over');
+    const options = { auditWindowMs: 86_400_000, batchSize: 500, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 };
+    await stores.housekeeping.purge(T0 + 2 * MINUTE - 1, options);
+    assert.equal(await stores.dpopProofs.claim(key, T0 + 3 * MINUTE, T0 + 2 * MINUTE - 1), false, 'the janitor keeps a row until it expires');
+    assert.ok((await stores.housekeeping.purge(T0 + 2 * MINUTE + 1, options)).dpop_proofs! >= 1, 'and deletes it after');
   });
 
   test('a pair whose refresh token cannot be stored leaves no access token either', async () => {
@@ -370,7 +396,7 @@ forEachDatabase('storage contract', (database) => {
     const record = await stores.tokens.findAccessBearer(live);
     assert.deepEqual(record && { ...record, tokenId: 0 }, {
       tokenId: 0, user, clientId: client.clientId,
-      grantId: grant.id, scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null,
+      grantId: grant.id, scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null, dpopJkt: null,
     });
     assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
     assert.equal((await stores.tokens.findAccessBearer(live))?.revokedAt, T0 + 1);

@@ -207,10 +207,22 @@ export const checkLoginHint: Check = (ctx) => {
   ctx.request.loginHint = value ?? null;
 };
 
+/** An RFC 7638 SHA-256 thumbprint: 32 bytes, base64url without padding. */
+const JKT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+
+/** RFC 9449 10: `dpop_jkt` binds the code to a DPoP key; the token request must prove it. */
+export const checkDpopJkt: Check = (ctx) => {
+  const value = param(ctx, 'dpop_jkt');
+  if (value !== undefined && !JKT_SHAPE.test(value)) {
+    throw new OAuthError('invalid_request', 'The dpop_jkt parameter must be the base64url SHA-256 JWK thumbprint (RFC 7638) of the DPoP key: 43 characters.');
+  }
+  ctx.request.dpopJkt = value ?? null;
+};
+
 /** Checks whose failure is shown as a page. */
 export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
-  checkNoRepeats, checkResponseType, checkScope, checkPkce, checkState, checkNonce, checkPrompt, checkMaxAge, checkLoginHint,
+  checkNoRepeats, checkResponseType, checkScope, checkPkce, checkState, checkNonce, checkPrompt, checkMaxAge, checkLoginHint, checkDpopJkt,
 ];

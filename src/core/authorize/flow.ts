@@ -189,6 +189,7 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     amr: signedIn.session.amr,
     createdAt: now,
     expiresAt: now + deps.settings.codeTtlSeconds * 1000,
+    dpopJkt: request.dpopJkt,
   };
   // The grant remembers the sign-in session, for the id_token's `sid` and the logout that ends it.
   const sid = sessionSid(signedIn.session);

@@ -22,12 +22,14 @@ export interface AuthorizationRequest {
   /** Seconds; `null` when not sent. */
   maxAge: number | null;
   loginHint: string | null;
+  /** RFC 9449 10: the thumbprint of the DPoP key the code is bound to; `null` when not sent. */
+  dpopJkt: string | null;
 }
 
 /** The parameters that make up a request: the ones carried through sign-in and the consent form. */
 export const REQUEST_PARAMETERS = [
   'response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method',
-  'nonce', 'prompt', 'max_age', 'login_hint', 'response_mode',
+  'nonce', 'prompt', 'max_age', 'login_hint', 'response_mode', 'dpop_jkt',
 ] as const;
 
 /**

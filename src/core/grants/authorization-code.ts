@@ -27,6 +27,12 @@ function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instan
   if (code.redirectUri !== presented.redirectUri) {
     return 'The redirect_uri differs from the one in the authorization request: send exactly the same string (behind a proxy, the public address, not the internal one).';
   }
+  // RFC 9449 10: a code whose authorization request named dpop_jkt is redeemed only with that key.
+  if (code.dpopJkt !== null && presented.dpopJkt !== code.dpopJkt) {
+    return presented.dpopJkt == null
+      ? 'The authorization request named a DPoP key (dpop_jkt): send a DPoP proof signed with that key.'
+      : 'The DPoP proof is signed with another key than the dpop_jkt of the authorization request: sign it with that key.';
+  }
   // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
   if (code.codeChallenge !== null && presented.codeChallenge === null) return 'This code was issued for a PKCE code_challenge: send its code_verifier.';
   if (code.codeChallenge === null) {
@@ -42,14 +48,14 @@ function redeemable(granted: GrantWithUser | undefined): GrantWithUser | string 
   return granted;
 }
 
-registerGrantType('authorization_code', async ({ deps, client, params, keys }) => {
+registerGrantType('authorization_code', async ({ deps, client, params, keys, dpopJkt }) => {
   const code = required(params, 'code', 'the code your redirect URI received');
   const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
   const verifier = single(params, 'code_verifier');
   if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', UNKNOWN_CODE);
   const codeChallenge = verifier === undefined ? null : challengeOf(verifier);
   if (codeChallenge === undefined) throw new OAuthError('invalid_grant', 'The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636 4.1).');
-  const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge };
+  const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge, dpopJkt };
   const now = deps.clock.now();
   // The code is consumed (one conditional write, which matches only the request it is bound to)
   // in the same transaction that issues the tokens and signs the id_token; a code whose grant was
@@ -62,7 +68,8 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys }) =
     if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
     const { grant, user } = redeemed;
     const { scope, nonce } = consumed.code;
-    const tokens = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope: scope, refreshScope: scope, nonce });
+    // RFC 9449 5: with a proof, both tokens are bound to its key.
+    const tokens = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt });
     return { kind: 'issued', tokens };
   });
   if (outcome.kind === 'issued') {

@@ -27,7 +27,18 @@ function requestedScope(value: string | undefined): Scope[] | undefined {
   return parsed.scopes;
 }
 
-registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
+/**
+ * RFC 9449 5: a refresh token bound to a DPoP key is refreshed only with a proof of that key. The
+ * refusal rolls the rotation back, so the token stays as it was for its rightful holder.
+ */
+function checkBinding(bound: string | null, presented: string | null): void {
+  if (bound === null || bound === presented) return;
+  throw new OAuthError('invalid_grant', presented === null
+    ? 'This refresh token is bound to a DPoP key: send a DPoP proof signed with that key.'
+    : 'The DPoP proof is signed with another key than the one this refresh token is bound to: sign it with that key.');
+}
+
+registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt }) => {
   const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
@@ -44,6 +55,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
     if (old.clientId !== client.clientId) throw new OAuthError('invalid_grant', INVALID);
     if (old.expiresAt <= now) throw new OAuthError('invalid_grant', INVALID);
     if (!granted || granted.grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
+    checkBinding(old.dpopJkt, dpopJkt);
     const { grant, user } = granted;
     if (user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
     const held = scopeList(old.scope);
@@ -51,7 +63,10 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys }) => {
       throw new OAuthError('invalid_scope', `The scope may only narrow what was granted (${old.scope}): leave scope out, or ask the user to authorize the wider scope.`);
     }
     const accessScope = narrowed ? formatScope(narrowed) : old.scope;
-    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null });
+    // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
+    // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
+    // to bound tokens as to any (seed section 3 rule 3).
+    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt });
   });
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });

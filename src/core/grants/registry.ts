@@ -16,6 +16,8 @@ export interface GrantRequest {
   params: Params;
   /** The signing keys, read before any transaction: `issueTokens` signs the id_token inside it. */
   keys: KeySet;
+  /** The thumbprint of the request's verified DPoP proof key (RFC 9449 5); `null` without a proof. */
+  dpopJkt: string | null;
 }
 
 export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;

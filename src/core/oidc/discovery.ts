@@ -2,6 +2,7 @@
  * OpenID Provider metadata (OpenID Connect Discovery 1.0 section 3) and, with the same content,
  * RFC 8414 authorization server metadata. Every address is under the issuer (= BASE_URL).
  */
+import { DPOP_ALGS } from '../dpop/proof.js';
 import { SIGNING_ALGS } from '../keys.js';
 import { ALL_SCOPES } from '../scopes.js';
 
@@ -41,5 +42,7 @@ export function providerMetadata(issuer: string) {
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
+    // RFC 9449 5.1: DPoP proofs are accepted at the token endpoint, the resource API and UserInfo.
+    dpop_signing_alg_values_supported: [...DPOP_ALGS],
   };
 }

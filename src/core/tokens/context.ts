@@ -1,5 +1,6 @@
 /** What the token rules need from outside: storage, clock, lifetimes, two counters and the audit log. */
 import type { AuditSink } from '../audit.js';
+import type { DpopVerifier } from '../dpop/verifier.js';
 import type { KeyRing } from '../oidc/key-ring.js';
 import type { Stores } from '../ports.js';
 import type { SecurityLog } from '../security/security-log.js';
@@ -28,4 +29,6 @@ export interface OAuthDeps {
   /** Approvals on the consent page go to the account's security log. */
   readonly securityLog?: SecurityLog;
   readonly audit: AuditSink;
+  /** Checks DPoP proofs (RFC 9449) at the token endpoint. */
+  readonly dpop: DpopVerifier;
 }

@@ -14,6 +14,8 @@ export type Introspection =
     exp: number;
     iat: number;
     token_type: string;
+    /** RFC 9449 6.2: the DPoP key a bound token is bound to. */
+    cnf?: { jkt: string };
   };
 
 const INACTIVE: Introspection = { active: false };
@@ -44,6 +46,8 @@ export async function introspectToken(deps: OAuthDeps, client: Client, token: st
     sub: String(user.id),
     exp: Math.floor(found.expiresAt / 1000),
     iat: Math.floor(found.createdAt / 1000),
-    token_type: kind === 'access' ? 'Bearer' : 'refresh_token',
+    // RFC 9449 6.2: a bound access token is of type DPoP, and any bound token shows its key.
+    token_type: kind === 'refresh' ? 'refresh_token' : found.dpopJkt === null ? 'Bearer' : 'DPoP',
+    ...(found.dpopJkt === null ? {} : { cnf: { jkt: found.dpopJkt } }),
   };
 }

@@ -22,11 +22,14 @@ export interface IssuedTokens {
   nonce: string | null;
   /** Signed when the granted scope includes `openid` (OIDC Core 3.1.3.3). */
   idToken?: string;
+  /** The DPoP key both tokens are bound to (RFC 9449 5): `token_type` DPoP; `null`: Bearer. */
+  dpopJkt: string | null;
 }
 
 /**
  * Stores a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
- * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), marks the grant
+ * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), both bound to
+ * `dpopJkt` when the request carried a DPoP proof (RFC 9449 5), marks the grant
  * used (to the minute), and signs the id_token when `accessScope` has `openid` (OIDC Core 3.1.3.3,
  * and 12.2 on refresh: without nonce, with the original auth_time). Call it inside the transaction
  * that consumed the code or the old refresh token: a signature that fails then rolls the
@@ -37,11 +40,11 @@ export async function issueTokens(
   now: Instant,
   settings: { baseUrl: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
   keys: KeySet,
-  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null },
+  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null },
 ): Promise<IssuedTokens> {
   const accessToken = generateToken('access');
   const refreshToken = generateToken('refresh');
-  const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now };
+  const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now, dpopJkt: issue.dpopJkt };
   await tx.tokens.insertPair(
     { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000 },
     { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000 },
@@ -75,5 +78,6 @@ export async function issueTokens(
     issuedAt: now,
     nonce: issue.nonce,
     ...(idToken === undefined ? {} : { idToken }),
+    dpopJkt: issue.dpopJkt,
   };
 }

@@ -1,15 +1,16 @@
 /**
  * The resource API's gate, as one `onRequest` hook for the routes of one plugin: bearer
- * authentication (RFC 6750), the per-token and per-address rate limits, the scope check, and the
+ * authentication (RFC 6750) or DPoP (RFC 9449 7), the per-token and per-address rate limits, the scope check, and the
  * headers every answer carries (`Cache-Control: no-store`, `Vary: Authorization`, `X-RateLimit-*`).
  * A route opts in with `config: { bearerScope }`: a scope, or `''` for any valid token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
-import { type Bearer, UsageRecorder, authenticateBearer, scopeRefusal } from '../../core/bearer.js';
+import { type Bearer, UsageRecorder, authenticateBearer, authorizationToken, scopeRefusal } from '../../core/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
 import { CORS_HEADERS } from './cors.js';
+import { presentedProof } from './dpop.js';
 import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
 
@@ -61,7 +62,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const now = deps.clock.now();
     if (limits.isBlocked(request.ip, now)) return refuseLimited(request, reply, 'address');
     const { authorization } = request.headers;
-    const bearer = await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request));
+    const bearer = await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
+      presentedProof(request, deps.settings.baseUrl));
     if (bearer instanceof OAuthError) {
       if (!(await limits.hitFailure(request.ip, bearer, now))) return refuseLimited(request, reply, 'address');
       return sendError(bearer, request, reply);
@@ -69,7 +71,9 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const decision = await limits.hitToken(bearer, now);
     reply.headers(rateLimitHeaders(decision));
     if (!decision.allowed) return refuseLimited(request, reply, 'token');
-    const refusal = scopeRefusal(bearer, scope === '' ? undefined : scope);
+    // RFC 9449 9: a newer nonce for the client's next proof.
+    if (bearer.dpopNonce !== undefined) reply.header('dpop-nonce', bearer.dpopNonce);
+    const refusal = scopeRefusal(bearer, scope === '' ? undefined : scope, authorizationToken(authorization)?.scheme);
     if (refusal) return sendError(refusal, request, reply);
     request.bearer = bearer;
     try {

@@ -13,6 +13,7 @@ import type { IssuedTokens } from '../../core/tokens/issue.js';
 import { introspectToken } from '../../core/tokens/introspection.js';
 import { revokeToken } from '../../core/tokens/revocation.js';
 import { clientCredentials } from '../plugins/client-auth.js';
+import { presentedProof } from '../plugins/dpop.js';
 import { answerCors, preflight } from '../plugins/cors.js';
 
 const NOT_A_FORM = Symbol('not a form');
@@ -33,11 +34,11 @@ function formParams(request: FastifyRequest): Params {
 
 const ENDPOINT_PARAMETERS = ['token', 'token_type_hint', 'client_id', 'client_secret'];
 
-/** Seed table 2.1; `id_token` only when `openid` was granted. */
+/** Seed table 2.1; `id_token` only when `openid` was granted; `DPoP` for tokens bound to a key (RFC 9449 5). */
 export function tokenResponse(issued: IssuedTokens): Record<string, string | number> {
   return {
     access_token: issued.accessToken,
-    token_type: 'Bearer',
+    token_type: issued.dpopJkt === null ? 'Bearer' : 'DPoP',
     expires_in: issued.expiresIn,
     refresh_token: issued.refreshToken,
     scope: issued.scope,
@@ -57,7 +58,9 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/api/oauth/token', async (request, reply) => {
     const params = formParams(request);
-    const issued = await exchangeGrant(app.deps, params, clientCredentials(request, params));
+    const issued = await exchangeGrant(app.deps, params, clientCredentials(request, params), presentedProof(request, app.deps.settings.baseUrl));
+    // RFC 9449 8.2: a newer nonce for the client's next proof, when its proof's is about to expire.
+    if (issued.dpopNonce !== undefined) reply.header('dpop-nonce', issued.dpopNonce);
     // RFC 6749 5.1: token responses are never cached.
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(tokenResponse(issued));
   });

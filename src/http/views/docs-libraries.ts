@@ -86,9 +86,9 @@ const me = await client.fetchUserInfo(config, tokens.access_token, tokens.claims
           fix: html`Pass the id_token's <code>sub</code>, or <code>oauth.skipSubjectCheck</code>.`,
         },
         {
-          problem: html`With a <code>DPoP</code> handle, <code>protectedResourceRequest()</code> and <code>userInfoRequest()</code> send
-            <code>Authorization: DPoP …</code>. This server issues Bearer tokens only, so the API refuses it.`,
-          fix: html`Do not pass <code>DPoP</code>.`,
+          problem: html`With a <code>DPoP</code> handle, the first token request and the first API call are refused with
+            <code>use_dpop_nonce</code>: this server always asks for a DPoP nonce.`,
+          fix: html`Make the call again when <code>oauth.isDPoPNonceError(error)</code> is true: the handle has kept the nonce.`,
         },
         {
           problem: html`Client authentication is yours to choose.`,

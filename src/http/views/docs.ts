@@ -5,6 +5,7 @@
  */
 import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
 import { API_REALM, BEARER_REFUSALS } from '../../core/bearer.js';
+import { DPOP_ALGS } from '../../core/dpop/proof.js';
 import type { PostSummary, User } from '../../core/ports.js';
 import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/logout/delivery.js';
 import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_LIFETIME_SECONDS } from '../../core/oidc/logout-token.js';
@@ -85,6 +86,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
   <li><a href="#token">Exchange the code for tokens</a></li>
   <li><a href="#refresh">Refresh tokens (rotation)</a></li>
   <li><a href="#revoke">Revoke and introspect tokens</a></li>
+  <li><a href="#dpop">Sender-constrained tokens (DPoP)</a></li>
   <li><a href="#openid">Sign users in with OpenID Connect</a></li>
   <li><a href="#logout">Sign users out</a></li>
   <li><a href="#personal">Personal tokens</a></li>
@@ -236,6 +238,31 @@ token, its details such as <code>scope</code>, <code>client_id</code> and <code>
 <p>When the user withdraws consent under Settings → Authorized applications, or their account is suspended, every
 token your app holds for them stops working at once: the API answers <code>401 invalid_token</code>. Discard your
 local tokens and ask the user to authorize again.</p>
+</section>
+
+<section id="dpop">
+<h2>Sender-constrained tokens (DPoP)</h2>
+<p>A token that leaks (a log, a proxy, a compromised browser extension) works for whoever holds it. With DPoP
+(RFC 9449) your app proves a private key it keeps with every request, and its tokens work only with that key.
+Send a <code>DPoP</code> header with a proof (a JWT signed with your key: <code>typ</code> <code>dpop+jwt</code>,
+the public key as <code>jwk</code>, <code>htm</code>, <code>htu</code>, <code>iat</code>, a new <code>jti</code>) to the
+token endpoint, and the answer says <code>"token_type": "DPoP"</code>: both tokens are bound to your key. Then call the API
+and UserInfo with <code>Authorization: DPoP &lt;token&gt;</code> and a new proof that also carries <code>ath</code> (the
+base64url SHA-256 of the access token); sent as <code>Bearer</code>, a bound token is refused. A bound refresh token
+refreshes only with a proof of the same key, and it still rotates. Without a proof everything stays Bearer.</p>
+<p>Keys: ${DPOP_ALGS.map((alg, i) => html`${i > 0 ? ', ' : ''}<code>${alg}</code>`)} (metadata
+<code>dpop_signing_alg_values_supported</code>). This server always asks for a <strong>nonce</strong>: the first proof
+gets <code>400 {"error":"use_dpop_nonce"}</code> (the API: <code>401</code> with
+<code>WWW-Authenticate: DPoP error="use_dpop_nonce"</code>) and a <code>DPoP-Nonce</code> header; make the proof again
+with that <code>nonce</code> claim. Later answers bring a newer nonce in <code>DPoP-Nonce</code> when it rotates (every
+minute; each lives three). openid-client retries by itself; with oauth4webapi, retry once when
+<code>isDPoPNonceError(error)</code> is true. To bind the code too, send <code>dpop_jkt</code> (your key's RFC 7638
+thumbprint) in the authorization request.</p>
+${code(`// openid-client v6
+const DPoP = client.getDPoPHandle(config, await client.randomDPoPKeyPair());
+const tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier }, undefined, { DPoP });
+const me = await client.fetchProtectedResource(config, tokens.access_token,
+  new URL('${api}/me'), 'GET', undefined, undefined, { DPoP });`)}
 </section>
 
 <section id="openid">
@@ -446,11 +473,12 @@ Decide on <code>error</code> (and the status); the description is for people and
 ${API_ERRORS.map(([error, status, when, action]) => html`<tr><td>${status}</td><td><code>${error}</code></td><td>${when}</td><td>${action}</td></tr>`)}
 </tbody>
 </table>
-<p>401 and 403 answers carry a <code>WWW-Authenticate</code> challenge (RFC 6750). Without any token:
+<p>401 and 403 answers carry a <code>WWW-Authenticate</code> challenge (RFC 6750); every 401 also offers DPoP
+(<code>DPoP realm="${API_REALM}", algs="${DPOP_ALGS.join(' ')}"</code>, left out below). Without any token:
 <code>Bearer realm="${API_REALM}"</code>. With a bad one: <code>Bearer realm="${API_REALM}", error="invalid_token"</code>.
 With a missing scope: <code>Bearer realm="${API_REALM}", error="insufficient_scope", scope="posts:read"</code>.</p>
 ${code(`HTTP/1.1 401 Unauthorized
-WWW-Authenticate: Bearer realm="${API_REALM}", error="invalid_token"
+WWW-Authenticate: Bearer realm="${API_REALM}", error="invalid_token", DPoP realm="${API_REALM}", algs="${DPOP_ALGS.join(' ')}"
 Content-Type: application/json; charset=utf-8
 Cache-Control: no-store
 

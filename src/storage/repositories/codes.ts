@@ -19,17 +19,18 @@ function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     usedAt: row.used_at,
+    dpopJkt: row.dpop_jkt,
   };
 }
 
-type NewCode = Omit<AuthorizationCode, 'usedAt'>;
+type NewCode = Omit<AuthorizationCode, 'usedAt' | 'dpopJkt'> & { dpopJkt?: string | null };
 
 /** The columns of a new code, in the order of the compiled inserts' parameters. */
 function codeValues(code: NewCode) {
   return {
     code_hash: code.codeHash, grant_id: code.grantId, client_id: code.clientId, user_id: code.userId, redirect_uri: code.redirectUri,
     scope: code.scope, code_challenge: code.codeChallenge, nonce: code.nonce, auth_time: code.authTime, created_at: code.createdAt,
-    expires_at: code.expiresAt,
+    expires_at: code.expiresAt, dpop_jkt: code.dpopJkt ?? null,
   };
 }
 
@@ -40,7 +41,7 @@ function valuesBesideGrant(code: Omit<NewCode, 'grantId'>) {
 }
 
 const PLACEHOLDER_CODE = codeValues({
-  codeHash: '', grantId: 0, clientId: '', userId: 0, redirectUri: '', scope: '', codeChallenge: '', nonce: '', authTime: 0, createdAt: 0, expiresAt: 0,
+  codeHash: '', grantId: 0, clientId: '', userId: 0, redirectUri: '', scope: '', codeChallenge: '', nonce: '', authTime: 0, createdAt: 0, expiresAt: 0, dpopJkt: '',
 });
 const insertCode = (db: Kysely<Database>) => db.insertInto('authorization_codes').values(PLACEHOLDER_CODE);
 /** A new grant and its code in one statement (PostgreSQL): the grant's columns, then the code's but `grant_id`. */
@@ -52,11 +53,13 @@ const insertCodeUnderNewGrant = (db: Kysely<Database>) => db
 /**
  * The consuming write: the code changes only when it is unused, unexpired and presented with
  * everything it is bound to (client, redirect URI, PKCE challenge; `is not distinct from`, so a
- * code without a challenge matches only a request without a verifier).
+ * code without a challenge matches only a request without a verifier; and the DPoP key of
+ * `dpop_jkt` when the authorization request named one, RFC 9449 10).
  */
 const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorization_codes').set({ used_at: 0 })
   .where('code_hash', '=', '').where('client_id', '=', '').where('redirect_uri', '=', '').where('expires_at', '>', 0)
   .where(sql<boolean>`code_challenge is not distinct from ${''}`)
+  .where(sql<boolean>`(dpop_jkt is null or dpop_jkt = ${''})`)
   .where('used_at', 'is', null).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
 
@@ -87,7 +90,7 @@ export class KyselyCodeStore implements CodeStore {
   async consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
     // One conditional write: the row changes only for the first caller (RFC 6749 4.1.2).
     const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption,
-      [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge]);
+      [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge, presented.dpopJkt ?? null]);
     return consumed && { code: toCode(consumed.row), granted: consumed.granted };
   }
 

@@ -97,6 +97,13 @@ export class KyselyHousekeeping implements Housekeeping {
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
+    // A DPoP proof's jti is worth keeping only while the proof could be accepted again (RFC 9449 11.1).
+    await drain('dpop_proofs', async () => {
+      const r = await this.db.deleteFrom('dpop_proofs').where('key', 'in', (eb) =>
+        eb.selectFrom('dpop_proofs').select('key').where('expires_at', '<', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
     // The security log keeps 90 days (issue 18 item 5).
     const logBefore = now - options.securityLogWindowMs;
     await drain('security_events', async () => {

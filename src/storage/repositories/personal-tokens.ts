@@ -63,6 +63,7 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
       scope: row.scope,
       expiresAt: row.expires_at,
       revokedAt: row.revoked_at,
+      dpopJkt: null,
     };
   }
 

@@ -17,6 +17,7 @@ function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
+    dpopJkt: row.dpop_jkt,
   };
 }
 
@@ -24,7 +25,7 @@ function toRefresh(row: Selectable<RefreshTokensTable>): RefreshToken {
   return { ...toIssued(row), usedAt: row.used_at };
 }
 
-const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0 };
+const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0, dpopJkt: '' };
 
 /** The columns of a new token, in the order of the compiled inserts' parameters. */
 function values(token: NewIssuedToken) {
@@ -36,6 +37,7 @@ function values(token: NewIssuedToken) {
     scope: token.scope,
     created_at: token.createdAt,
     expires_at: token.expiresAt,
+    dpop_jkt: token.dpopJkt ?? null,
   };
 }
 
@@ -52,7 +54,7 @@ function bearerColumns(db: Kysely<Database>) {
     .select(USER_COLUMNS.map((column) => `u.${column}` as const))
     .select([
       't.token_hash', 't.id as token_id', 't.grant_id', 't.client_id', 't.scope', 't.expires_at',
-      't.revoked_at', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
+      't.revoked_at', 't.dpop_jkt', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
     ]);
 }
 const accessBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.token_hash', '=', '');
@@ -114,6 +116,7 @@ export class KyselyTokenStore implements TokenStore {
       scope: row.scope,
       expiresAt: row.expires_at,
       revokedAt,
+      dpopJkt: row.dpop_jkt,
     };
   }
 

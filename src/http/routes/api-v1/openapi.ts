@@ -125,7 +125,7 @@ export function openApiDocument(baseUrl: string): Record<string, unknown> {
       securitySchemes: {
         oauth2: {
           type: 'oauth2',
-          description: 'An access token (svco_…) from the authorization code flow with PKCE, sent as Authorization: Bearer.',
+          description: 'An access token (svco_…) from the authorization code flow with PKCE, sent as Authorization: Bearer; a DPoP-bound one (token_type DPoP, RFC 9449) as Authorization: DPoP with a DPoP proof header.',
           flows: {
             authorizationCode: {
               authorizationUrl: `${baseUrl}/oauth/authorize`,

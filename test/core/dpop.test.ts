@@ -1,0 +1,164 @@
+/**
+ * DPoP proof validation (RFC 9449 4.3), one test per rule, on the pure checks and the verifier
+ * with an in-memory replay store; the HTTP behaviour is in test/oauth/dpop.test.ts.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { exportJWK } from 'jose';
+import { DpopNonces, NONCE_SLOT_SECONDS } from '../../src/core/dpop/nonces.js';
+import { DPOP_ALGS, DpopProofError, IAT_WINDOW_SECONDS, accessTokenHash, checkProof } from '../../src/core/dpop/proof.js';
+import { DpopVerifier } from '../../src/core/dpop/verifier.js';
+import type { DpopReplayStore, ServerSecretStore } from '../../src/core/ports.js';
+import { TestClock } from '../support/clock.js';
+import { dpopKey, dpopProof, unsignedProof } from '../support/dpop.js';
+
+const HTU = 'https://id.example/api/oauth/token';
+const NOW = Date.UTC(2026, 10, 23, 4, 0, 0);
+const expected = { method: 'POST', url: HTU, now: NOW };
+
+async function refusal(proof: Promise<string> | string, expectations: Parameters<typeof checkProof>[1] = expected): Promise<string> {
+  const error = await checkProof(await proof, expectations).then(() => undefined, (e: unknown) => e);
+  assert.ok(error instanceof DpopProofError, `refused: ${String(error)}`);
+  assert.equal(error.code, 'invalid_dpop_proof');
+  return error.description;
+}
+
+test('a proof made as RFC 9449 4.2 says passes, with its key thumbprint, for every supported algorithm', async () => {
+  for (const alg of ['ES256', 'EdDSA', 'PS256', 'RS256'] as const) {
+    const key = await dpopKey(alg);
+    const checked = await checkProof(await dpopProof(key, { htu: HTU, nowMs: NOW }), expected);
+    assert.equal(checked.jkt, key.jkt, alg);
+  }
+  assert.deepEqual([...DPOP_ALGS], ['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256']);
+});
+
+test('typ must be dpop+jwt', async () => {
+  const key = await dpopKey();
+  assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, header: { typ: 'JWT' } })), /typ header must be "dpop\+jwt"/);
+});
+
+test('alg none is refused', async () => {
+  const key = await dpopKey();
+  const unsigned = unsignedProof(key, HTU, NOW);
+  assert.match(await refusal(unsigned), /must hold exactly one DPoP proof: a signed JWT/, 'no signature at all');
+  assert.match(await refusal(`${unsigned}${randomBytes(64).toString('base64url')}`), /alg must be one of .* \(never none or a symmetric algorithm\)/, 'with a made-up signature');
+});
+
+test('a symmetric alg (HS256) is refused', async () => {
+  const key = await dpopKey();
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const forged = `${part({ alg: 'HS256', typ: 'dpop+jwt', jwk: key.jwk })}.${part({ htm: 'POST', htu: HTU, jti: 'x', iat: NOW / 1000 })}.${randomBytes(32).toString('base64url')}`;
+  assert.match(await refusal(forged), /alg must be one of ES256, EdDSA, Ed25519, PS256, RS256/);
+});
+
+test('a private key in jwk is refused', async () => {
+  const key = await dpopKey();
+  const privateJwk = await exportJWK(key.privateKey);
+  assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, header: { jwk: privateJwk } })), /jwk holds a private or symmetric key/);
+});
+
+test('the signature must verify with the jwk of the header', async () => {
+  const [key, other] = [await dpopKey(), await dpopKey()];
+  assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, header: { jwk: other.jwk } })), /signature does not verify/);
+});
+
+test('htm must be the request method', async () => {
+  const key = await dpopKey();
+  assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, htm: 'GET' })), /htm must be the request's method, POST/);
+});
+
+test('htu must be the request URI, compared without query and fragment', async () => {
+  const key = await dpopKey();
+  assert.match(await refusal(dpopProof(key, { htu: 'https://id.example/api/oauth/revoke', nowMs: NOW })), /htu must be the address/);
+  assert.match(await refusal(dpopProof(key, { htu: 'https://evil.example/api/oauth/token', nowMs: NOW })), /htu must be the address/);
+  // RFC 9449 4.3 step 9: query and fragment are ignored; the URL parser normalises case and default port.
+  await checkProof(await dpopProof(key, { htu: `${HTU}?a=1#frag`, nowMs: NOW }), expected);
+  await checkProof(await dpopProof(key, { htu: 'HTTPS://ID.EXAMPLE:443/api/oauth/token', nowMs: NOW }), { ...expected, url: `${HTU}?x=y` });
+});
+
+test(`iat must be within ${IAT_WINDOW_SECONDS} seconds of the server's time`, async () => {
+  const key = await dpopKey();
+  const nowSeconds = NOW / 1000;
+  assert.match(await refusal(dpopProof(key, { htu: HTU, iat: nowSeconds - IAT_WINDOW_SECONDS - 1 })), /iat is more than 300 seconds/);
+  assert.match(await refusal(dpopProof(key, { htu: HTU, iat: nowSeconds + IAT_WINDOW_SECONDS + 1 })), /iat is more than 300 seconds/);
+  await checkProof(await dpopProof(key, { htu: HTU, iat: nowSeconds - IAT_WINDOW_SECONDS }), expected);
+});
+
+test('jti must be a non-empty string', async () => {
+  const key = await dpopKey();
+  assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, claims: { jti: '' } })), /must have a jti claim/);
+});
+
+test('ath must be the hash of the access token presented with the proof', async () => {
+  const key = await dpopKey();
+  const token = 'svco_example';
+  const atResource = { method: 'GET', url: 'https://id.example/api/open/v1/me', now: NOW, accessToken: token };
+  const proof = (ath: string | undefined) => dpopProof(key, { htm: 'GET', htu: atResource.url, nowMs: NOW, claims: ath === undefined ? {} : { ath } });
+  assert.match(await refusal(proof(accessTokenHash('svco_other')), atResource), /ath must be the base64url SHA-256 of the access token/);
+  assert.match(await refusal(proof(undefined), atResource), /ath must be/);
+  await checkProof(await proof(accessTokenHash(token)), atResource);
+});
+
+/** The replay store as the database and Redis keep it, in memory. */
+function memoryReplay(): DpopReplayStore {
+  const seen = new Map<string, number>();
+  return {
+    claim: async (key, expiresAt, now) => {
+      const until = seen.get(key);
+      if (until !== undefined && until > now) return false;
+      seen.set(key, expiresAt);
+      return true;
+    },
+  };
+}
+
+function memorySecrets(): ServerSecretStore {
+  const secrets = new Map<string, string>();
+  return { getOrCreate: async (name, fresh) => { if (!secrets.has(name)) secrets.set(name, fresh); return secrets.get(name)!; } };
+}
+
+test('the verifier asks for a nonce, accepts its proof, and accepts each jti once', async () => {
+  const clock = new TestClock(NOW);
+  const verifier = new DpopVerifier(new DpopNonces(memorySecrets()), memoryReplay(), clock);
+  const key = await dpopKey();
+  const presented = async (options: { nonce?: string; jti?: string }) => ({ method: 'POST', url: HTU, proof: await dpopProof(key, { htu: HTU, nowMs: clock.now(), ...options }) });
+
+  const asked = await verifier.verify(await presented({})).then(() => undefined, (e: unknown) => e);
+  assert.ok(asked instanceof DpopProofError);
+  assert.equal(asked.code, 'use_dpop_nonce');
+  assert.equal(asked.nonce, await verifier.currentNonce());
+
+  const proof = await presented({ nonce: asked.nonce!, jti: 'one' });
+  assert.deepEqual(await verifier.verify(proof), { jkt: key.jkt, nonce: undefined });
+  const replayed = await verifier.verify(proof).then(() => undefined, (e: unknown) => e);
+  assert.ok(replayed instanceof DpopProofError);
+  assert.equal(replayed.code, 'invalid_dpop_proof');
+  assert.match(replayed.description, /used already/);
+});
+
+test('a nonce rotates with its time slot, stays valid for two more slots, and is then refused with a fresh one', async () => {
+  const clock = new TestClock(NOW);
+  const verifier = new DpopVerifier(new DpopNonces(memorySecrets()), memoryReplay(), clock);
+  const key = await dpopKey();
+  const nonce = await verifier.currentNonce();
+  clock.advance(NONCE_SLOT_SECONDS * 1000);
+  const next = await verifier.currentNonce();
+  assert.notEqual(next, nonce, 'nonces rotate');
+  const stillValid = await verifier.verify({ method: 'POST', url: HTU, proof: await dpopProof(key, { htu: HTU, nowMs: clock.now(), nonce }) });
+  assert.equal(stillValid.nonce, next, 'an older valid nonce is answered with the current one');
+  clock.advance(2 * NONCE_SLOT_SECONDS * 1000);
+  const expired = await verifier.verify({ method: 'POST', url: HTU, proof: await dpopProof(key, { htu: HTU, nowMs: clock.now(), nonce }) })
+    .then(() => undefined, (e: unknown) => e);
+  assert.ok(expired instanceof DpopProofError);
+  assert.equal(expired.code, 'use_dpop_nonce');
+  assert.equal(expired.nonce, await verifier.currentNonce());
+});
+
+test('nonces are the same on every instance that shares the secret', async () => {
+  const secrets = memorySecrets();
+  const [a, b] = [new DpopNonces(secrets), new DpopNonces(secrets)];
+  assert.equal(await a.current(NOW), await b.current(NOW));
+  assert.equal(await b.check(await a.current(NOW), NOW), 'current');
+  assert.equal(await new DpopNonces(memorySecrets()).check(await a.current(NOW), NOW), 'invalid', 'another secret, another nonce');
+});
