@@ -4,6 +4,11 @@
  * the load generator (wrk) to core 1; each scenario gets a warm-up, then a fixed measured time.
  * Prints one table, writes the same as JSON under bench/results/.
  *
+ * The first figure of every row is the server's CPU time per request (µs): utime + stime of its
+ * process from /proc/PID/stat, read just before wrk starts and just after it ends, divided by the
+ * requests wrk completed, for the references as for ours. On a machine shared with other work the
+ * rates swing by a third between identical runs; the CPU a request costs barely moves.
+ *
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
  *
@@ -77,6 +82,12 @@ export interface TokenScaleOptions extends BenchOptions {
 type RunLength = Pick<BenchOptions, 'seconds' | 'warmup' | 'connections'>;
 
 export interface Measurement {
+  /**
+   * The server process's CPU time (user + system) per completed request, in µs, over the whole
+   * wrk run: the bench's first figure, since it does not depend on what else the machine runs.
+   * For the code flow: per HTTP request (a flow is two). NaN (null in the JSON) on the RSS row.
+   */
+  cpuUsPerRequest: number;
   /** Requests per second (for the code flow: completed flows per second). */
   rate: number;
   requests: number;
@@ -104,11 +115,22 @@ export interface ScenarioResult {
   /** Each round's ours / ceiling and ours / peer, its two runs measured one after the other. */
   ratioCeilingRounds?: number[];
   ratioPeerRounds?: number[];
+  /**
+   * CPU per request, reference / ours (so above 1 means ours spends less CPU on a request, read
+   * like the rate ratios): the median of each round's ratio, and each round's.
+   */
+  cpuRatioCeiling?: number;
+  cpuRatioPeer?: number;
+  cpuRatioCeilingRounds?: number[];
+  cpuRatioPeerRounds?: number[];
   /** The id of the row of the same report this one is compared with, and ours / its ours, rates. */
   baseline?: string;
   ratioBaseline?: number;
   /** Each round's ours / the baseline row's ours (with `--rounds`: the median of these is `ratioBaseline`). */
   ratioBaselineRounds?: number[];
+  /** The baseline row's CPU per request / ours (above 1: ours is cheaper), the median of the rounds', and each round's. */
+  cpuRatioBaseline?: number;
+  cpuRatioBaselineRounds?: number[];
   target?: string;
   met?: boolean;
 }
@@ -171,6 +193,11 @@ function cpuTicks(pid: number): number {
   }
 }
 
+/** CPU µs per request from the clock ticks a server used over a run of `requests` completed requests (0.1 µs precision; NaN for none). */
+export function cpuUsPerRequest(ticks: number, ticksPerSecond: number, requests: number): number {
+  return requests > 0 ? Math.round(((ticks / ticksPerSecond) * 1e6 / requests) * 10) / 10 : Number.NaN;
+}
+
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 function peakRssMb(pid: number): number {
@@ -231,6 +258,8 @@ interface WrkJson { requests: number; durationUs: number; ok: number; unexpected
 
 /** One wrk run pinned to the generator core, bounded by its duration plus a margin. */
 async function wrk(run: WrkRun, seconds: number, connections: number, server: Server): Promise<Measurement> {
+  // The server's CPU over the whole run, from before wrk's first connection to after its last answer.
+  const serverBefore = cpuTicks(server.pid);
   const args = ['-c', GENERATOR_CORE, 'wrk', '-t1', `-c${connections}`, `-d${seconds}s`, '--timeout', '5s', '-s', join(LUA_DIR, run.script), run.url];
   const child = spawn('taskset', args, {
     env: { ...process.env, BENCH_LUA_DIR: LUA_DIR, BENCH_THREADS: '1', ...run.env }, stdio: ['ignore', 'pipe', 'pipe'],
@@ -254,6 +283,7 @@ async function wrk(run: WrkRun, seconds: number, connections: number, server: Se
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearInterval(sampler);
   clearTimeout(killer);
+  const serverAfter = cpuTicks(server.pid);
   const elapsed = Math.max(0.001, Math.min(seconds, (Date.now() - started) / 1000));
   const line = out.split('\n').find((l) => l.startsWith('BENCH_JSON '));
   if (process.env.BENCH_DEBUG) process.stderr.write(out);
@@ -262,6 +292,7 @@ async function wrk(run: WrkRun, seconds: number, connections: number, server: Se
   const duration = json.durationUs / 1e6;
   const perFlow = run.script === 'codeflow.lua';
   return {
+    cpuUsPerRequest: cpuUsPerRequest(serverAfter - serverBefore, TICKS_PER_SECOND, json.requests),
     rate: Math.round((perFlow ? json.ok : json.requests) / duration),
     requests: json.requests,
     p50Ms: json.p50Us / 1000,
@@ -401,6 +432,7 @@ function overRounds(runs: readonly Measurement[]): Measurement {
   const middle = (key: keyof Measurement) => median(runs.map((m) => m[key]));
   const total = (key: keyof Measurement) => runs.reduce((sum, m) => sum + m[key], 0);
   return {
+    cpuUsPerRequest: Math.round(middle('cpuUsPerRequest') * 10) / 10,
     rate: Math.round(middle('rate')), requests: total('requests'), p50Ms: middle('p50Ms'), p99Ms: middle('p99Ms'),
     unexpected: total('unexpected'), socketErrors: total('socketErrors'),
     serverCpu: round2(middle('serverCpu')), generatorCpu: round2(middle('generatorCpu')),
@@ -417,18 +449,28 @@ function roundRatios(ours: readonly Measurement[], reference: readonly Measureme
   return { median: ratioFigure(median(ratios)), rounds: ratios.map(ratioFigure) };
 }
 
+/** Each round's reference CPU per request / ours (above 1: ours is cheaper) and their median. */
+function cpuRoundRatios(ours: readonly Measurement[], reference: readonly Measurement[]): { median: number; rounds: number[] } {
+  const ratios = ours.map((m, round) => reference[round]!.cpuUsPerRequest / m.cpuUsPerRequest);
+  return { median: ratioFigure(median(ratios)), rounds: ratios.map(ratioFigure) };
+}
+
 function compared(comparison: Comparison, runs: Map<Load, Measurement[]>): ScenarioResult {
   const ours = runs.get(comparison.ours)!;
   const ceiling = comparison.ceiling && runs.get(comparison.ceiling)!;
   const peer = comparison.peer && runs.get(comparison.peer)!;
   const toCeiling = ceiling && roundRatios(ours, ceiling);
   const toPeer = peer && roundRatios(ours, peer);
+  const cpuToCeiling = ceiling && cpuRoundRatios(ours, ceiling);
+  const cpuToPeer = peer && cpuRoundRatios(ours, peer);
   const result: ScenarioResult = {
     id: comparison.id, title: comparison.title, ours: overRounds(ours),
     ...(ceiling && { ceiling: overRounds(ceiling) }), ...(peer && { peer: overRounds(peer) }),
     ...(comparison.target !== undefined && { target: comparison.target }),
     ...(toCeiling && { ratioCeiling: toCeiling.median, ratioCeilingRounds: toCeiling.rounds }),
     ...(toPeer && { ratioPeer: toPeer.median, ratioPeerRounds: toPeer.rounds }),
+    ...(cpuToCeiling && { cpuRatioCeiling: cpuToCeiling.median, cpuRatioCeilingRounds: cpuToCeiling.rounds }),
+    ...(cpuToPeer && { cpuRatioPeer: cpuToPeer.median, cpuRatioPeerRounds: cpuToPeer.rounds }),
   };
   if (comparison.met) result.met = comparison.met(result);
   return result;
@@ -466,8 +508,9 @@ async function measureComparisons(comparisons: Comparison[], references: Load[],
     starved.push(...starvedRuns(byLoad, rounds));
     for (const comparison of block.comparisons) {
       const result = compared(comparison, byLoad);
-      log(`${result.id} ${result.title}: ${fmt(result.ours.rate)} /s (p99 ${fmt(result.ours.p99Ms, 2)} ms, unexpected ${result.ours.unexpected})`
-        + (result.ceiling ? `, ceiling ${fmt(result.ceiling.rate)}` : '') + (result.peer ? `, peer ${fmt(result.peer.rate)}` : ''));
+      const figures = (m: Measurement) => `${fmt(m.cpuUsPerRequest)} µs CPU/req, ${fmt(m.rate)} /s`;
+      log(`${result.id} ${result.title}: ${figures(result.ours)} (p99 ${fmt(result.ours.p99Ms, 2)} ms, unexpected ${result.ours.unexpected})`
+        + (result.ceiling ? `; ceiling ${figures(result.ceiling)}` : '') + (result.peer ? `; peer ${figures(result.peer)}` : ''));
       scenarios.push(result);
     }
   }
@@ -659,11 +702,17 @@ function prepareRun(options: BenchOptions) {
 // --- the run ----------------------------------------------------------------------------------
 
 const MISSING = '—';
-const fmt = (n: number | undefined, digits = 0) => (n === undefined ? MISSING : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? MISSING : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
 /** The table's columns; a comparison column is shown only when some row of the report has a value in it. */
 const COLUMNS: { header: string; cell: (s: ScenarioResult) => string; left?: true; comparison?: true }[] = [
   { header: 'scenario', cell: (s) => `${s.id} ${s.title}`, left: true },
+  { header: 'CPU µs/req', cell: (s) => fmt(s.ours.cpuUsPerRequest) },
+  { header: 'ceiling µs', cell: (s) => fmt(s.ceiling?.cpuUsPerRequest), comparison: true },
+  { header: 'peer µs', cell: (s) => fmt(s.peer?.cpuUsPerRequest), comparison: true },
+  { header: 'CPU ×ceiling', cell: (s) => fmt(s.cpuRatioCeiling, 2), comparison: true },
+  { header: 'CPU ×peer', cell: (s) => fmt(s.cpuRatioPeer, 2), comparison: true },
+  { header: 'CPU ×baseline', cell: (s) => fmt(s.cpuRatioBaseline, 2), comparison: true },
   { header: 'ours req/s', cell: (s) => fmt(s.ours.rate) },
   { header: 'p50 ms', cell: (s) => fmt(s.ours.p50Ms, 2) },
   { header: 'p99 ms', cell: (s) => fmt(s.ours.p99Ms, 2) },
@@ -690,6 +739,7 @@ function roundsLines(report: BenchReport): { above: string[]; below: string[] } 
     below: report.scenarios
       .filter((s) => s.ratioCeilingRounds ?? s.ratioPeerRounds ?? s.ratioBaselineRounds)
       .map((s) => `ratios by round, ${s.id}: ${[
+        ...ratios('CPU ×ceiling', s.cpuRatioCeilingRounds), ...ratios('CPU ×peer', s.cpuRatioPeerRounds), ...ratios('CPU ×baseline', s.cpuRatioBaselineRounds),
         ...ratios('×ceiling', s.ratioCeilingRounds), ...ratios('×peer', s.ratioPeerRounds), ...ratios('×baseline', s.ratioBaselineRounds),
       ].join(', ')}`),
   };
@@ -804,12 +854,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const ourMe = scenarios.find((s) => s.id === 'a')!.ours;
 
     const peak = { ours: peakRssMb(ours.pid), ceiling: peakRssMb(ceiling.pid), peer: peakRssMb(peer.pid) };
-    const rssTarget: ScenarioResult = { id: 'rss', title: 'peak RSS under load (MB, lower is better)', ours: { ...ourMe, rate: peak.ours }, target: '≤ 150 MB', met: peak.ours <= 150 };
+    const rssTarget: ScenarioResult = { id: 'rss', title: 'peak RSS under load (MB, lower is better)', ours: { ...ourMe, cpuUsPerRequest: Number.NaN, rate: peak.ours }, target: '≤ 150 MB', met: peak.ours <= 150 };
     scenarios.push(rssTarget);
     const report = buildReport(options, databaseUrl, redisUrl, {
       seeding: [seeding], scenarios, runs, peakRssMb: peak,
       notes: [
-        'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies mix both requests',
+        'CPU µs/req is the server process\'s user + system CPU time over the run divided by the requests completed; × columns are ours / reference for rates, reference / ours for CPU (above 1 is better in both)',
+        'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies and CPU per request mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',
         ...starvedNote(starved),
       ],
@@ -864,15 +915,17 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
     const fewRuns = runs.get(fewMe.load)!;
     const manyRuns = runs.get(manyMe.load)!;
     const toFew = roundRatios(manyRuns, fewRuns);
+    const cpuToFew = cpuRoundRatios(manyRuns, fewRuns);
     const scenarios: ScenarioResult[] = [
       { id: 'a-few', title: title(few), ours: overRounds(fewRuns) },
       {
         id: 'a-many', title: title(many), ours: overRounds(manyRuns), baseline: 'a-few',
         ratioBaseline: toFew.median, ratioBaselineRounds: toFew.rounds,
+        cpuRatioBaseline: cpuToFew.median, cpuRatioBaselineRounds: cpuToFew.rounds,
         target: '≥ 0.9 × a-few (within 10 %)', met: toFew.median >= 0.9,
       },
     ];
-    for (const s of scenarios) log(`${s.id} ${s.title}: ${fmt(s.ours.rate)} /s (p99 ${fmt(s.ours.p99Ms, 2)} ms, unexpected ${s.ours.unexpected})`);
+    for (const s of scenarios) log(`${s.id} ${s.title}: ${fmt(s.ours.cpuUsPerRequest)} µs CPU/req, ${fmt(s.ours.rate)} /s (p99 ${fmt(s.ours.p99Ms, 2)} ms, unexpected ${s.ours.unexpected})`);
     const report = buildReport(options, fewStored.serviceEnv.DATABASE_URL!, redisUrl, {
       seeding: [fewStored.seeding, manyStored.seeding], scenarios, runs: [...fewRuns, ...manyRuns],
       peakRssMb: { [`ours-${few}`]: peakRssMb(fewMe.server.pid), [`ours-${many}`]: peakRssMb(manyMe.server.pid) },
