@@ -22,18 +22,26 @@ function selectPosts(db: Kysely<Database>) {
 }
 
 /**
- * One page of an author's published posts, newest first, ties by id (INTERFACE section 7). The
- * page's ids come from the covering index alone; only those rows are read and joined, so a deep
- * page skips index entries rather than whole joined rows (issue 8).
+ * One page of an author's published posts, newest first, ties by id (INTERFACE section 7), and
+ * their count. Both read only the covering index `posts_published_page` (migration
+ * 2026-11-23-0070): every column they take from `posts` is in it, and `status` is a literal, not
+ * a parameter, so both databases can prove the index's `status = 'published'` applies. A deep page
+ * skips index entries, never rows; the two joins are one primary-key look-up per post shown.
  */
-const publishedPageByAuthor = (db: Kysely<Database>) => selectPosts(db)
-  .where('posts.id', 'in', (eb) => eb.selectFrom('posts').select('id')
-    .where('author_id', '=', 0).where('status', '=', 'published')
-    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(0).offset(0))
-  .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc');
+const PUBLISHED = sql<'published'>`'published'`;
+const publishedPageByAuthor = (db: Kysely<Database>) => db.selectFrom('posts')
+  .innerJoin('categories', 'categories.id', 'posts.category_id')
+  .innerJoin('users', 'users.id', 'posts.author_id')
+  .select([
+    'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
+    'posts.title', 'posts.excerpt', PUBLISHED.as('status'), 'posts.like_count', 'posts.comment_count',
+    'posts.view_count', 'posts.created_at', 'posts.updated_at',
+  ])
+  .where('posts.author_id', '=', 0).where('posts.status', '=', PUBLISHED)
+  .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0).offset(0);
 const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('posts')
   .select((eb) => eb.fn.countAll<number | string>().as('n'))
-  .where('author_id', '=', 0).where('status', '=', 'published');
+  .where('author_id', '=', 0).where('status', '=', PUBLISHED);
 
 export class KyselyPostStore implements PostStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -86,8 +94,8 @@ export class KyselyPostStore implements PostStore {
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
     const [{ rows }, count] = await Promise.all([
-      this.queries.execute(this.db, publishedPageByAuthor, [authorId, 'published', limit, offset]),
-      this.queries.first(this.db, publishedCountByAuthor, [authorId, 'published']),
+      this.queries.execute(this.db, publishedPageByAuthor, [authorId, limit, offset]),
+      this.queries.first(this.db, publishedCountByAuthor, [authorId]),
     ]);
     return { items: rows.map(toPostSummary), total: Number(count!.n) };
   }
