@@ -9,7 +9,7 @@
  * requests wrk completed, for the references as for ours. On a machine shared with other work the
  * rates swing by a third between identical runs; the CPU a request costs barely moves.
  *
- *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2]
+ *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
@@ -71,6 +71,8 @@ export interface BenchOptions {
   out?: string;
   /** Only these scenarios (ids such as `a`, `b1`, `c2`), with their references; all when undefined. */
   only?: readonly string[];
+  /** What the operator says about the run (`--note`, e.g. that the machine was loaded), added to the report's notes. */
+  note?: string;
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
 }
@@ -703,7 +705,7 @@ function buildReport(
     scenarios: measured.scenarios,
     peakRssMb: measured.peakRssMb,
     generatorBottleneck: measured.runs.some((m) => m.generatorCpu >= GENERATOR_BUSY && m.serverCpu < GENERATOR_BUSY),
-    notes: measured.notes,
+    notes: [...(options.note ? [`operator's note: ${options.note}`] : []), ...measured.notes],
   };
 }
 
@@ -1009,11 +1011,13 @@ async function main(): Promise<void> {
       'token-scale': { type: 'boolean', default: false },
       'token-counts': { type: 'string', default: '1000,1000000' },
       only: { type: 'string' },
+      note: { type: 'string' },
     },
   });
   const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
     seed: values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
+    ...(values.note ? { note: values.note } : {}),
     ...(values.only ? { only: values.only.split(',').map((id) => id.trim()) } : {}),
   };
   const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);
