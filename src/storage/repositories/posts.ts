@@ -22,23 +22,34 @@ function selectPosts(db: Kysely<Database>) {
 }
 
 /**
- * One page of an author's published posts, newest first, ties by id (INTERFACE section 7), and
- * their count. Both read only the covering index `posts_published_page` (migration
- * 2026-11-23-0070): every column they take from `posts` is in it, and `status` is a literal, not
- * a parameter, so both databases can prove the index's `status = 'published'` applies. A deep page
- * skips index entries, never rows; the two joins are one primary-key look-up per post shown.
+ * One page of an author's published posts, newest first, ties by id (INTERFACE section 7). The
+ * API pages by number, so the page's first post is found by skipping `offset` entries of the
+ * narrow index `posts_by_author` (four integers an entry; `status` is a parameter there, which
+ * keeps both planners on that index), and the page itself is then read by key from the covering
+ * index `posts_published_page` (migration 2026-11-23-0070), which holds every column shown, so
+ * no post row (with its body and HTML) is read. Skipping through the covering index instead, or
+ * joining every skipped entry, made page 500 of 500 twice as slow (docs/performance.md); reading
+ * the rows by id, as before, made the first page slower. `status` is a literal in the outer
+ * query, so both databases can prove the covering index's `status = 'published'` applies.
  */
 const PUBLISHED = sql<'published'>`'published'`;
-const publishedPageByAuthor = (db: Kysely<Database>) => db.selectFrom('posts')
-  .innerJoin('categories', 'categories.id', 'posts.category_id')
-  .innerJoin('users', 'users.id', 'posts.author_id')
-  .select([
-    'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
-    'posts.title', 'posts.excerpt', PUBLISHED.as('status'), 'posts.like_count', 'posts.comment_count',
-    'posts.view_count', 'posts.created_at', 'posts.updated_at',
-  ])
-  .where('posts.author_id', '=', 0).where('posts.status', '=', PUBLISHED)
-  .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0).offset(0);
+const publishedPageByAuthor = (db: Kysely<Database>) => {
+  const first = db.selectFrom('posts').select(['created_at', 'id'])
+    .where('author_id', '=', 0).where('status', '=', 'published')
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(0);
+  return db.selectFrom('posts')
+    .innerJoin('categories', 'categories.id', 'posts.category_id')
+    .innerJoin('users', 'users.id', 'posts.author_id')
+    .select([
+      'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
+      'posts.title', 'posts.excerpt', PUBLISHED.as('status'), 'posts.like_count', 'posts.comment_count',
+      'posts.view_count', 'posts.created_at', 'posts.updated_at',
+    ])
+    .where('posts.author_id', '=', 0).where('posts.status', '=', PUBLISHED)
+    // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
+    .where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
+    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
+};
 const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('posts')
   .select((eb) => eb.fn.countAll<number | string>().as('n'))
   .where('author_id', '=', 0).where('status', '=', PUBLISHED);
@@ -94,7 +105,7 @@ export class KyselyPostStore implements PostStore {
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
     const [{ rows }, count] = await Promise.all([
-      this.queries.execute(this.db, publishedPageByAuthor, [authorId, limit, offset]),
+      this.queries.execute(this.db, publishedPageByAuthor, [authorId, authorId, 'published', 1, offset, limit]),
       this.queries.first(this.db, publishedCountByAuthor, [authorId]),
     ]);
     return { items: rows.map(toPostSummary), total: Number(count!.n) };
