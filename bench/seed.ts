@@ -20,8 +20,10 @@ export interface SeedSize {
   users: number;
   posts: number;
   accessTokens: number;
-  /** Posts of the one heavy user (scenario b). */
+  /** Posts of the one heavy user (scenarios b1, b2). */
   heavyUserPosts: number;
+  /** Posts of the one prolific user (scenarios b3, b4: issue 20's "a user with 10,000 posts"). */
+  prolificUserPosts: number;
   /** Refresh chains per set: a refresh load's warm-up and each of its measured runs get a set of their own. */
   refreshChains: number;
   /** Signed-in users with remembered consent (scenario e). */
@@ -31,13 +33,13 @@ export interface SeedSize {
 }
 
 export const FULL_SEED: SeedSize = {
-  users: 10_000, posts: 100_000, accessTokens: 100_000, heavyUserPosts: 1_000,
+  users: 10_000, posts: 100_000, accessTokens: 100_000, heavyUserPosts: 1_000, prolificUserPosts: 10_000,
   refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000,
 };
 
 /** The smoke run's data set: small, but with the 1,000-post user so the deep page exists. */
 export const SMOKE_SEED: SeedSize = {
-  users: 200, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000,
+  users: 200, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000, prolificUserPosts: 500,
   refreshChains: 16, sessions: 50, rotatingTokens: 200,
 };
 
@@ -49,6 +51,8 @@ export interface SeededData {
   rotatingTokens: string[];
   /** Raw access tokens of the heavy user. */
   heavyUserTokens: string[];
+  /** Raw access tokens of the prolific user. */
+  prolificUserTokens: string[];
   /** Raw refresh tokens of the confidential client: one array of chains per set. */
   refreshChains: string[][];
   /** Raw session cookie values of signed-in users who consented to the public client. */
@@ -61,7 +65,7 @@ export interface SeededData {
  * 32,766), the lower of the two (PostgreSQL takes 65,535). Fewer, larger statements seed faster.
  */
 const PARAMETER_LIMIT = 32_766;
-/** Raw access tokens kept for the heavy user (scenario b rotates through them). */
+/** Raw access tokens kept for the heavy user and for the prolific one (scenario b rotates through them). */
 const HEAVY_USER_TOKENS = 32;
 const CATEGORIES = ['Announcements', 'Photography', 'Travel', 'Cooking', 'Music'];
 export const BENCH_SCOPE = 'openid profile:read posts:read';
@@ -124,14 +128,17 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
   await insertChunks(db, 'users', users);
   const userIds = (await db.selectFrom('users').select('id').orderBy('id').execute()).map((r) => r.id);
   const heavyUserId = userIds[0]!;
+  const prolificUserId = userIds[1]!;
+  if (size.heavyUserPosts + size.prolificUserPosts > size.posts) throw new Error('posts must hold the heavy and the prolific user\'s');
 
   await db.insertInto('categories').values(CATEGORIES.map((name) => ({ name, name_key: name.toLowerCase() }))).execute();
   const categoryIds = (await db.selectFrom('categories').select('id').execute()).map((r) => r.id);
   const posts = Array.from({ length: size.posts }, (_, i) => {
-    const authorId = i < size.heavyUserPosts ? heavyUserId : userIds[1 + (i % (userIds.length - 1))]!;
+    const authorId = i < size.heavyUserPosts ? heavyUserId
+      : i < size.heavyUserPosts + size.prolificUserPosts ? prolificUserId : userIds[2 + (i % (userIds.length - 2))]!;
     return {
       author_id: authorId, category_id: categoryIds[i % categoryIds.length]!, title: `Post number ${i + 1}`, body: BODY, body_html: RENDERED.html, excerpt: RENDERED.excerpt,
-      status: i % 10 === 9 && i >= size.heavyUserPosts ? 'draft' : 'published',
+      status: i % 10 === 9 && i >= size.heavyUserPosts + size.prolificUserPosts ? 'draft' : 'published',
       like_count: i % 50, comment_count: i % 7, view_count: i % 300,
       created_at: now - (size.posts - i) * 1000, updated_at: now,
     };
@@ -160,6 +167,7 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
   const expiresAt = now + 86_400_000;
   const rotating = rotatingTokens ? [...rotatingTokens] : Array.from({ length: size.rotatingTokens }, () => generateToken('access'));
   const heavyUserTokens: string[] = [];
+  const prolificUserTokens: string[] = [];
   // Raw values only where the load generator needs them. The other rows store the hash of a salted
   // counter: unguessable and spread over the index like a real token's hash, at a fraction of
   // generateToken()'s cost, which matters at a million rows.
@@ -171,6 +179,9 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
       if (grant.user_id === heavyUserId && heavyUserTokens.length < HEAVY_USER_TOKENS) {
         raw ??= generateToken('access');
         heavyUserTokens.push(raw);
+      } else if (grant.user_id === prolificUserId && prolificUserTokens.length < HEAVY_USER_TOKENS) {
+        raw ??= generateToken('access');
+        prolificUserTokens.push(raw);
       }
       yield {
         token_hash: hashSecret(raw ?? `${salt}.${i}`), grant_id: grant.id, client_id: clientId, user_id: grant.user_id,
@@ -213,6 +224,6 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
     redirectUri: BENCH_REDIRECT_URI,
     publicClientId: publicClient.client.clientId,
     confidential: { clientId, secret: confidential.secret! },
-    rotatingTokens: rotating, heavyUserTokens, refreshChains, sessionIds, scope: BENCH_SCOPE,
+    rotatingTokens: rotating, heavyUserTokens, prolificUserTokens, refreshChains, sessionIds, scope: BENCH_SCOPE,
   };
 }

@@ -87,8 +87,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // Security events go to the server log as structured audit lines (issue 18 item 5).
   deps.securityLog.logTo(app.log);
 
-  await app.register(cookie);
-  await app.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.observeHttp(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
@@ -97,11 +95,19 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   const https = deps.settings.baseUrl.startsWith('https:');
   const headers = { page: pageSecurityHeaders(https), api: apiSecurityHeaders(https) };
   registerErrorHandling(app, headers);
-  // The bearer-token APIs in scopes of their own: their answers carry only the API headers (issue 8).
+  // The bearer-token APIs in scopes of their own: their answers carry only the API headers (issue 8),
+  // and nothing of the site runs for them (issue 20): no cookie parsing or setting, no session, no
+  // form parser; the bearer gate is their one hook (besides the metrics hook above, shared by all).
   await app.register(apiV1Routes, { securityHeaders: headers.api });
-  await app.register(userInfoRoutes, { securityHeaders: headers.api });
+  await app.register(async (userInfo) => {
+    // OpenID Connect Core 5.3.1 lets a client POST to UserInfo; a form body is read only to refuse a token in it.
+    await userInfo.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
+    await userInfo.register(userInfoRoutes, { securityHeaders: headers.api });
+  });
   await app.register(credentialRoutes, { securityHeaders: headers.api });
   await app.register(async (site) => {
+    await site.register(cookie);
+    await site.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
     registerSecurityHeaders(site, headers.page);
     await site.register(fastifyStatic, {
       root: fileURLToPath(new URL('../public', import.meta.url)),

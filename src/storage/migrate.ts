@@ -14,6 +14,7 @@ import * as accountSecurity from './migrations/2026-11-23-0010-account-security.
 import * as securityLog from './migrations/2026-11-23-0011-security-log.js';
 import * as dpop from './migrations/2026-11-23-0040-dpop.js';
 import * as clientSecretIndex from './migrations/2026-11-23-0060-client-secret-index.js';
+import * as postsPageIndex from './migrations/2026-11-23-0070-posts-page-index.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -25,6 +26,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0011-security-log': securityLog,
   '2026-11-23-0040-dpop': dpop,
   '2026-11-23-0060-client-secret-index': clientSecretIndex,
+  '2026-11-23-0070-posts-page-index': postsPageIndex,
 };
 
 /** Every migration's name, in the order they run. */

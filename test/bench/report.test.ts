@@ -1,10 +1,10 @@
 /** What the bench's report says about its own runs (pure functions of bench/run.ts; no load is run). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type Load, type Measurement, starvedRuns } from '../../bench/run.js';
+import { type BenchReport, type Load, type Measurement, cpuUsPerRequest, renderTable, starvedRuns } from '../../bench/run.js';
 
 function run(serverCpu: number): Measurement {
-  return { rate: 1, requests: 1, p50Ms: 1, p99Ms: 1, unexpected: 0, socketErrors: 0, serverCpu, generatorCpu: 0.5, serverPeakRssMb: 1 };
+  return { cpuUsPerRequest: 100, rate: 1, requests: 1, p50Ms: 1, p99Ms: 1, unexpected: 0, socketErrors: 0, serverCpu, generatorCpu: 0.5, serverPeakRssMb: 1 };
 }
 
 function load(label: string): Load {
@@ -16,4 +16,24 @@ test('the report names every run whose server used less than 0.8 of its core, wi
   assert.deepEqual(starvedRuns(runs, 2), ['a: ours, round 2: 0.13 of its core', 'f: the ceiling, /me, round 1: 0.79 of its core']);
   assert.deepEqual(starvedRuns(new Map([[load('d: ours'), [run(0.5)]]]), 1), ['d: ours: 0.50 of its core'], 'one round names no round');
   assert.deepEqual(starvedRuns(new Map([[load('d: ours'), [run(0.8), run(1)]]]), 2), []);
+});
+
+test('CPU per request is the server\'s clock ticks over the run, in µs, divided by the requests completed', () => {
+  assert.equal(cpuUsPerRequest(250, 100, 10_000), 250, '2.5 s of CPU over 10,000 requests');
+  assert.equal(cpuUsPerRequest(1, 100, 3), 3333.3, 'to a tenth of a µs');
+  assert.ok(Number.isNaN(cpuUsPerRequest(5, 100, 0)), 'no request completed: no figure');
+});
+
+test('the table shows CPU per request first, ours and the references\', before the rates', () => {
+  const ours: Measurement = { ...run(1), cpuUsPerRequest: 80, rate: 12_000 };
+  const ceiling: Measurement = { ...run(1), cpuUsPerRequest: 40, rate: 24_000 };
+  const report = {
+    setup: { rounds: 1 }, seeding: [], peakRssMb: {}, generatorBottleneck: false, notes: [],
+    scenarios: [{ id: 'a', title: '/me', ours, ceiling, ratioCeiling: 0.5, cpuRatioCeiling: 0.5 }],
+  } as unknown as BenchReport;
+  const [header = '', , row = ''] = renderTable(report).split('\n');
+  const columns = header.split(/\s{2,}/);
+  assert.deepEqual(columns.slice(0, 4), ['scenario', 'CPU µs/req', 'ceiling µs', 'CPU ×ceiling']);
+  assert.ok(columns.indexOf('ours req/s') > 3, 'the rate comes after the CPU figures');
+  assert.deepEqual(row.split(/\s{2,}/).slice(0, 4), ['a /me', '80', '40', '0.50']);
 });

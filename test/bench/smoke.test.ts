@@ -33,7 +33,7 @@ function assertMeasured(id: string, m: Measurement): void {
   assert.ok(m.requests > 0, `${id}: no requests`);
   assert.ok(m.rate > 0, `${id}: no completed request or flow`);
   assert.equal(m.unexpected, 0, `${id}: unexpected answers`);
-  for (const key of ['p50Ms', 'p99Ms', 'serverCpu', 'generatorCpu', 'serverPeakRssMb'] as const) {
+  for (const key of ['cpuUsPerRequest', 'p50Ms', 'p99Ms', 'serverCpu', 'generatorCpu', 'serverPeakRssMb'] as const) {
     assert.ok(Number.isFinite(m[key]), `${id}: ${key} missing`);
   }
 }
@@ -53,18 +53,25 @@ function assertSeedingReported(report: BenchReport, accessTokens: number[]): voi
 test('the bench runs every scenario and reports every figure, each round\'s ratios included', { skip, timeout: 300_000 }, async () => {
   const report = await smokeRun(runBench, 2);
   assert.equal(report.setup.rounds, 2);
-  assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'c1', 'c2', 'd', 'e1', 'e2', 'rss']);
+  assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'b3', 'b4', 'c1', 'c2', 'd', 'e1', 'e2', 'rss']);
   for (const scenario of report.scenarios.filter((s) => s.id !== 'rss')) {
     for (const m of [scenario.ours, scenario.ceiling, scenario.peer]) if (m !== undefined) assertMeasured(scenario.id, m);
     if (scenario.ceiling) assertRoundRatios(`${scenario.id} ×ceiling`, scenario.ratioCeiling, scenario.ratioCeilingRounds, 2);
     if (scenario.peer) assertRoundRatios(`${scenario.id} ×peer`, scenario.ratioPeer, scenario.ratioPeerRounds, 2);
+    if (scenario.ceiling) assertRoundRatios(`${scenario.id} CPU ×ceiling`, scenario.cpuRatioCeiling, scenario.cpuRatioCeilingRounds, 2);
+    if (scenario.peer) assertRoundRatios(`${scenario.id} CPU ×peer`, scenario.cpuRatioPeer, scenario.cpuRatioPeerRounds, 2);
   }
   const byId = Object.fromEntries(report.scenarios.map((s) => [s.id, s]));
+  for (const [id, baseline] of [['b1', 'a'], ['b2', 'b1'], ['b3', 'b1'], ['b4', 'b3']] as const) {
+    assert.equal(byId[id]!.baseline, baseline, `${id} is compared with ${baseline}`);
+    assertRoundRatios(`${id} ×baseline`, byId[id]!.ratioBaseline, byId[id]!.ratioBaselineRounds, 2);
+    assertRoundRatios(`${id} CPU ×baseline`, byId[id]!.cpuRatioBaseline, byId[id]!.cpuRatioBaselineRounds, 2);
+  }
   assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the ceiling and the peer');
   assert.ok(byId.d!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
   for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
-  assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
+  assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: CPU ×ceiling \S+ \S+, CPU ×peer \S+ \S+, ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
 });
 
 test('the token scale compares /me on two stored token counts, round after round, and reports every figure', { skip, timeout: 300_000 }, async () => {
@@ -75,9 +82,10 @@ test('the token scale compares /me on two stored token counts, round after round
   const many = report.scenarios[1]!;
   assert.equal(many.baseline, 'a-few');
   assertRoundRatios('a-many ×baseline', many.ratioBaseline, many.ratioBaselineRounds, 2);
+  assertRoundRatios('a-many CPU ×baseline', many.cpuRatioBaseline, many.cpuRatioBaselineRounds, 2);
   assert.ok(many.target && typeof many.met === 'boolean', 'the target and whether it was met are missing');
   assertSeedingReported(report, [1_000, 10_000]);
   assert.deepEqual(Object.keys(report.peakRssMb), ['ours-1000', 'ours-10000']);
   for (const mb of Object.values(report.peakRssMb)) assert.ok(mb > 0, 'peak RSS missing');
-  assert.match(renderTable(report), /×baseline[\s\S]*a-many[\s\S]*ratios by round, a-many: ×baseline \S+ \S+[\s\S]*seeding[\s\S]*load generator:/);
+  assert.match(renderTable(report), /×baseline[\s\S]*a-many[\s\S]*ratios by round, a-many: CPU ×baseline \S+ \S+, ×baseline \S+ \S+[\s\S]*seeding[\s\S]*load generator:/);
 });

@@ -92,6 +92,24 @@ forEachDatabase('operations and pages', (database) => {
     assert.match(page.headers.get('content-type')!, /text\/html/);
   });
 
+  test('an unknown page knows who is signed in: the not-found page reads the session cookie itself', async () => {
+    const { cookie } = await signIn(t, 'opsuser', 'ops password 1');
+    const page = await fetch(`${t.baseUrl}/nothing-here`, { headers: { cookie } });
+    assert.equal(page.status, 404);
+    assert.match(await page.text(), /opsuser/);
+    const anonymous = await fetch(`${t.baseUrl}/nothing-here`);
+    assert.doesNotMatch(await anonymous.text(), /opsuser/);
+  });
+
+  test('the JSON APIs neither read nor set a cookie: a session cookie is no credential there', async () => {
+    const { cookie } = await signIn(t, 'opsuser', 'ops password 1');
+    for (const path of ['/api/open/v1/me', '/api/oauth/userinfo']) {
+      const res = await fetch(`${t.baseUrl}${path}`, { headers: { cookie } });
+      assert.equal(res.status, 401, path);
+      assert.deepEqual(res.headers.getSetCookie(), [], path);
+    }
+  });
+
   test('an oversized body is refused with 413, never a 5xx', async () => {
     const res = await fetch(`${t.baseUrl}/login`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `username=${'x'.repeat(200_000)}`,

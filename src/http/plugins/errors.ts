@@ -4,6 +4,7 @@
  * becomes 503 `temporarily_unavailable`; anything else is logged and answered as a generic
  * `server_error`, never with its message or stack.
  */
+import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
 import { errorPage } from '../views/layout.js';
@@ -75,6 +76,9 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // network error; nothing there reads the session cookie (INTERFACE section 3).
     reply.code(404).headers(wantsJson ? jsonNotFoundHeaders : headers.page).header('cache-control', 'no-store');
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
+    // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
+    // request no route matched passed through no scope, so the page's cookies are read here.
+    request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
     return reply.type('text/html; charset=utf-8')
       .send(errorPage(await pageContext(request, reply, { mintCsrf: false }), 'Page not found', 'There is nothing at this address.').value);
   });
