@@ -53,3 +53,19 @@ export async function revokeApplicationAccess(stores: Stores, clock: Clock, user
     return { found: hadConsent || grantsRevoked > 0, grantsRevoked };
   });
 }
+
+/**
+ * Withdraws every consent the user gave and revokes every grant of the user, in one transaction:
+ * "revoke all" on the authorized-applications page. Each app whose grant it revoked is sent a
+ * back-channel logout (INTERFACE section 5). Returns the clients that lost access.
+ */
+export async function revokeAllApplicationAccess(stores: Stores, clock: Clock, userId: number): Promise<{ clientIds: string[]; grantsRevoked: number }> {
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    const consents = await tx.consents.listForUser(userId);
+    await tx.consents.removeForUser(userId);
+    const revoked = await tx.grants.revokeForUser(userId, 'consent_withdrawn', now);
+    await queueBackchannelLogouts(tx, now, [...new Set(revoked)].map((clientId) => ({ clientId, userId, sid: null, cause: 'consent_withdrawn' as const })));
+    return { clientIds: [...new Set([...consents.map((c) => c.clientId), ...revoked])], grantsRevoked: revoked.length };
+  });
+}

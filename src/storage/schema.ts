@@ -251,6 +251,17 @@ export interface PendingSignInsTable {
   used_at: number | null;
 }
 
+/** A new secret between the POST that made it and the page that shows it once; sealed under a key only the browser holds. */
+export interface OneTimeSecretsTable {
+  id_hash: string;
+  user_id: number;
+  purpose: string;
+  subject: Generated<string>;
+  sealed: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface SecurityEventsTable {
   id: Generated<number>;
   user_id: number;
@@ -318,4 +329,5 @@ export interface Database {
   webauthn_challenges: WebauthnChallengesTable;
   pending_sign_ins: PendingSignInsTable;
   security_events: SecurityEventsTable;
+  one_time_secrets: OneTimeSecretsTable;
 }

@@ -10,6 +10,7 @@ import { KyselyGrantStore } from './repositories/grants.js';
 import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/keys.js';
 import { KyselyLogoutDeliveryStore } from './repositories/logout-deliveries.js';
+import { KyselyOneTimeSecretStore } from './repositories/one-time-secrets.js';
 import { KyselyPasskeyStore } from './repositories/passkeys.js';
 import { KyselyPendingSignInStore } from './repositories/pending-sign-ins.js';
 import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
@@ -40,6 +41,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     passkeys: new KyselyPasskeyStore(db),
     pendingSignIns: new KyselyPendingSignInStore(db),
     securityEvents: new KyselySecurityEventStore(db),
+    oneTimeSecrets: new KyselyOneTimeSecretStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

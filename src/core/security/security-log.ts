@@ -30,6 +30,8 @@ export const SECURITY_EVENT_KINDS = {
   'app.authorized': 'Application authorized',
   'app.access_withdrawn': 'Application access withdrawn',
   'client_secret.rotated': 'Client secret rotated',
+  'client.deactivated': 'Application deactivated',
+  'account.deleted': 'Account deleted',
   // Written by the leaked-credential report endpoint (INTERFACE section 11) when it comes.
   'credential.revoked_as_leaked': 'Credential revoked after a leak report',
 } as const;
