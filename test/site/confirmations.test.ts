@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { createAccount } from '../../src/core/accounts.js';
 import { registerClient } from '../../src/core/clients.js';
-import { hashSecret } from '../../src/core/credentials.js';
+import { generateToken, hashSecret } from '../../src/core/credentials.js';
 import { ONE_TIME_SECRET_MS } from '../../src/core/one-time-secrets.js';
 import { createPersonalToken } from '../../src/core/personal-tokens.js';
 import type { User } from '../../src/core/ports.js';
@@ -41,14 +41,15 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
     const now = t.clock.now();
     const { record: token } = await createPersonalToken(stores, t.clock, { userId: user.id, name: 'kept', scopes: ['profile:read'], expiresInDays: 30 });
     const own = await registerClient(stores, t.clock, { name: 'Own App', type: 'confidential', redirectUris: ['https://own.example/cb'], ownerId: user.id });
-    const authorized: Array<{ clientId: string; accessHash: string; grantId: number }> = [];
+    const authorized: Array<{ clientId: string; access: string; accessHash: string; grantId: number }> = [];
     for (const name of ['Photo Printer', 'Calendar Sync']) {
       const { client } = await registerClient(stores, t.clock, { name, type: 'public', redirectUris: ['https://third.example/cb'] });
       await stores.consents.save(user.id, client.clientId, 'profile:read', now);
       const grant = await stores.grants.create({ userId: user.id, clientId: client.clientId, scope: 'profile:read', nonce: null, authTime: now }, now);
-      const accessHash = hashSecret(`svco_confirmations_${user.id}_${client.clientId}`);
+      const access = generateToken('access');
+      const accessHash = hashSecret(access);
       await stores.tokens.insertAccess({ tokenHash: accessHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: grant.scope, createdAt: now, expiresAt: now + 3_600_000 });
-      authorized.push({ clientId: client.clientId, accessHash, grantId: grant.id });
+      authorized.push({ clientId: client.clientId, access, accessHash, grantId: grant.id });
     }
     return { user, visitor, token, own: own.client, authorized };
   }
@@ -58,7 +59,7 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
   const ACTIONS: Array<{ label: string; path: (e: Equipped) => string; fields: (e: Equipped) => Record<string, string>; says: RegExp }> = [
     { label: 'revoking a personal token', path: () => '/settings/tokens/revoke', fields: (e) => ({ token_id: String(e.token.id) }), says: /Revoke the token “kept”\?[\s\S]*401/ },
     { label: 'withdrawing consent', path: () => '/settings/applications/revoke', fields: (e) => ({ client_id: e.authorized[0]!.clientId }), says: /Revoke access for Photo Printer\?[\s\S]*stops working at once/ },
-    { label: 'revoking every app', path: () => '/settings/applications/revoke-all', fields: () => ({}), says: /Revoke access for every application\?[\s\S]*Photo Printer[\s\S]*Calendar Sync/ },
+    { label: 'revoking every app', path: () => '/settings/applications/revoke-all', fields: () => ({}), says: /Revoke access for every application\?(?=[\s\S]*Photo Printer)(?=[\s\S]*Calendar Sync)/ },
     { label: 'rotating a client secret', path: (e) => `/settings/developers/${e.own.clientId}/rotate-secret`, fields: () => ({}), says: /Rotate the secret of Own App\?[\s\S]*current secret stops working at once/ },
     { label: 'deactivating an app', path: (e) => `/settings/developers/${e.own.clientId}/deactivate`, fields: () => ({}), says: /Deactivate Own App\?[\s\S]*stops working at once/ },
   ];
@@ -127,6 +128,9 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
 
   test('revoke all withdraws every consent and revokes every token of every app, after a confirmation', async () => {
     const e = await equipped();
+    for (const a of e.authorized) {
+      assert.equal((await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${a.access}` } })).status, 200, 'live before');
+    }
     const page = await e.visitor.get('/settings/applications');
     assert.match(page.text, /<form method="post" action="\/settings\/applications\/revoke-all">/);
     const response = await e.visitor.post('/settings/applications/revoke-all', { confirm: 'yes' });
@@ -134,7 +138,7 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
     assert.equal(response.location, '/settings/applications?notice=all-access-revoked');
     assert.deepEqual(await t.deps.stores.consents.listForUser(e.user.id), []);
     for (const a of e.authorized) {
-      const api = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer svco_confirmations_${e.user.id}_${a.clientId}` } });
+      const api = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${a.access}` } });
       assert.equal(api.status, 401, 'the app’s access token fails at the API');
     }
     const shown = await e.visitor.get(response.location!);
