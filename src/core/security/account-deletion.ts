@@ -39,7 +39,8 @@ export async function deleteAccount(
   }
   const now = deps.clock.now();
   const clientsDeactivated = await deps.stores.transaction(async (tx) => {
-    if (!(await tx.users.setStatus(user.id, 'deleted', now, 'active'))) return 0;
+    // Of two racing deletions one changes the status; the other finds nothing left to do.
+    if (!(await tx.users.setStatus(user.id, 'deleted', now, 'active'))) return undefined;
     await revokeAccountCredentials(tx, now, user.id);
     let deactivated = 0;
     for (const client of await tx.clients.listByOwner(user.id)) {
@@ -55,6 +56,7 @@ export async function deleteAccount(
     await tx.users.removeAvatar(user.id);
     return deactivated;
   });
+  if (clientsDeactivated === undefined) return { ok: true, clientsDeactivated: 0 };
   await deps.securityLog.record({ userId: user.id, kind: 'account.deleted', origin, detail: { applications_deactivated: String(clientsDeactivated) } });
   deps.audit.record({ audit: 'account.deleted', userId: user.id, clientsDeactivated, via: 'site', address: origin.address });
   return { ok: true, clientsDeactivated };
