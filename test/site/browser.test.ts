@@ -134,7 +134,8 @@ describe('site in a browser', () => {
     assert.equal(await page.evaluate(() => window.getSelection()?.toString() || (document.activeElement as HTMLInputElement).value.slice(
       (document.activeElement as HTMLInputElement).selectionStart ?? 0, (document.activeElement as HTMLInputElement).selectionEnd ?? 0)), token,
     'the token can be selected for copying without any script of ours');
-    const copy = page.getByRole('button', { name: 'Copy' });
+    const copy = page.locator('button[data-copy="new-token"]');
+    assert.equal(await copy.innerText(), 'Copy', 'shown by the script');
     await copy.click();
     assert.equal(await copy.innerText(), 'Copied', 'the Copy button of /static/copy.js');
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
