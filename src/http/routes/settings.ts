@@ -144,7 +144,12 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       return reply.redirect('/settings/account/deleted', 303);
     });
 
-  app.get('/settings/account/deleted', page, async (request, reply) => sendPage(reply, accountDeletedPage(await pageContext(request, reply))));
+  app.get('/settings/account/deleted', page, async (request, reply) => {
+    const context = await pageContext(request, reply);
+    // Only a browser with no sign-in can have just deleted its account.
+    if (context.user) return reply.redirect('/settings/profile', 303);
+    return sendPage(reply, accountDeletedPage(context));
+  });
 
   app.post('/settings/profile/avatar', page, async (request, reply) => {
     let csrf = '';
