@@ -4,7 +4,7 @@ import { queueBackchannelLogouts } from './logout/events.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
 import { USER_STATUSES, type Stores, type User, type UserStatus } from './ports.js';
 import { checkedText, hasVisibleCharacter } from './text.js';
-import type { Clock } from './time.js';
+import type { Clock, Instant } from './time.js';
 
 export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
 const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
@@ -138,16 +138,30 @@ export async function setAccountStatus(stores: Stores, clock: Clock, userId: num
   return stores.transaction(async (tx) => {
     const now = clock.now();
     const user = await tx.users.setStatus(userId, status, now);
-    if (user && status !== 'active') {
-      const clients = await tx.grants.revokeForUser(userId, 'account_unusable', now);
-      await queueBackchannelLogouts(tx, now, clients.map((clientId) => ({ clientId, userId, sid: null, cause: 'account_unusable' as const })));
-      await tx.sessions.endForUser(userId, now);
-      await tx.personalTokens.revokeForUser(userId, now);
-      // Consent is an authorization too: an account made active again is asked anew.
-      await tx.consents.removeForUser(userId);
-    }
+    if (user && status !== 'active') await revokeAccountCredentials(tx, now, userId);
     return user;
   });
+}
+
+/**
+ * What leaving `active` ends, inside the caller's transaction (INTERFACE sections 4 and 5): every
+ * grant (so every code, access and refresh token) with a back-channel logout to each app it
+ * revoked, every sign-in session, every personal token and every remembered consent.
+ */
+export async function revokeAccountCredentials(tx: Stores, now: Instant, userId: number): Promise<void> {
+  const clients = await tx.grants.revokeForUser(userId, 'account_unusable', now);
+  await queueBackchannelLogouts(tx, now, clients.map((clientId) => ({ clientId, userId, sid: null, cause: 'account_unusable' as const })));
+  await tx.sessions.endForUser(userId, now);
+  await tx.personalTokens.revokeForUser(userId, now);
+  // Consent is an authorization too: an account made active again is asked anew.
+  await tx.consents.removeForUser(userId);
+}
+
+/** A new one-line introduction (seed 2.2 `bio`): at most BIO_MAX_LENGTH characters, trimmed; empty clears it. */
+export async function updateBio(stores: Stores, clock: Clock, userId: number, bio: string): Promise<string> {
+  const checked = checkedText('bio', bio, { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
+  await stores.users.setBio(userId, checked, clock.now());
+  return checked;
 }
 
 /**

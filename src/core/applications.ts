@@ -53,3 +53,21 @@ export async function revokeApplicationAccess(stores: Stores, clock: Clock, user
     return { found: hadConsent || grantsRevoked > 0, grantsRevoked };
   });
 }
+
+/**
+ * Withdraws every consent the user gave and revokes every grant of the user, in one transaction:
+ * "revoke all" on the authorized-applications page. Each app whose grant it revoked is sent a
+ * back-channel logout (INTERFACE section 5). Returns each client that lost access, with how many
+ * of its grants ended.
+ */
+export async function revokeAllApplicationAccess(stores: Stores, clock: Clock, userId: number): Promise<Array<{ clientId: string; grantsRevoked: number }>> {
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    const consents = await tx.consents.listForUser(userId);
+    await tx.consents.removeForUser(userId);
+    const revoked = await tx.grants.revokeForUser(userId, 'consent_withdrawn', now);
+    const clientIds = [...new Set([...consents.map((c) => c.clientId), ...revoked])];
+    await queueBackchannelLogouts(tx, now, [...new Set(revoked)].map((clientId) => ({ clientId, userId, sid: null, cause: 'consent_withdrawn' as const })));
+    return clientIds.map((clientId) => ({ clientId, grantsRevoked: revoked.filter((id) => id === clientId).length }));
+  });
+}

@@ -53,6 +53,8 @@ export type AuditEvent =
   | ({ audit: 'account.created'; userId: number; username: string } & Actor)
   | { audit: 'account.status_changed'; via: 'cli'; userId: number; status: UserStatus }
   | { audit: 'account.password_changed'; via: 'cli'; userId: number; sessionsEnded: number }
+  /** The owner deleted the account at /settings/profile (issue 18 item 8); their own apps were deactivated with it. */
+  | ({ audit: 'account.deleted'; userId: number; clientsDeactivated: number } & FromBrowser)
   // ---- Signing keys (INTERFACE section 5) ----
   | { audit: 'signing_keys.rotated'; via: 'cli'; kids: Record<string, string>; activeAt: string; immediate: boolean; previousWithdrawn: boolean }
   // ---- Leak reports (INTERFACE section 11) ----
@@ -75,7 +77,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.deactivated',
-  'account.created', 'account.status_changed', 'account.password_changed', 'signing_keys.rotated',
+  'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked',
 ];
 

@@ -45,13 +45,17 @@ export interface UserStore {
   findByUsername(username: string): Promise<User | undefined>;
   /** The user and the password hash, for sign-in only. */
   findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined>;
-  setStatus(id: number, status: UserStatus, now: Instant): Promise<User | undefined>;
+  /** `from`: only an account in that status changes (one conditional write); `undefined` otherwise. */
+  setStatus(id: number, status: UserStatus, now: Instant, from?: UserStatus): Promise<User | undefined>;
+  setBio(id: number, bio: string, now: Instant): Promise<boolean>;
   /** Replaces the password hash; returns whether the user exists. */
   setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean>;
   /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */
   list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]>;
+  /** Stores the image and moves the user's `updatedAt`, which versions the avatar's address on pages. */
   setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;
   findAvatar(userId: number): Promise<Avatar | undefined>;
+  removeAvatar(userId: number): Promise<void>;
 }
 
 export type PostStatus = 'published' | 'draft';
@@ -574,6 +578,19 @@ export interface DpopReplayStore {
   claim(key: string, expiresAt: Instant, now: Instant): Promise<boolean>;
 }
 
+/**
+ * New secrets waiting for the one page that shows them (post/redirect/get, issue 18 item 7):
+ * sealed under a key the browser holds, so a row alone reveals nothing.
+ */
+export interface OneTimeSecretStore {
+  put(entry: { idHash: string; userId: number; purpose: string; subject: string; sealed: string; expiresAt: Instant }, now: Instant): Promise<void>;
+  /**
+   * Deletes the live entry with this id for this user, purpose and subject, in one conditional
+   * write, and returns its sealed value: of two reads, only one gets it.
+   */
+  take(idHash: string, match: { userId: number; purpose: string; subject: string }, now: Instant): Promise<string | undefined>;
+}
+
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
 export interface Housekeeping {
   /**
@@ -604,6 +621,7 @@ export interface Stores {
   securityEvents: SecurityEventStore;
   leakedCredentials: LeakedCredentialStore;
   dpopProofs: DpopReplayStore;
+  oneTimeSecrets: OneTimeSecretStore;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;

@@ -257,6 +257,17 @@ export interface PendingSignInsTable {
   used_at: number | null;
 }
 
+/** A new secret between the POST that made it and the page that shows it once; sealed under a key only the browser holds. */
+export interface OneTimeSecretsTable {
+  id_hash: string;
+  user_id: number;
+  purpose: string;
+  subject: Generated<string>;
+  sealed: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface SecurityEventsTable {
   id: Generated<number>;
   user_id: number;
@@ -331,4 +342,5 @@ export interface Database {
   pending_sign_ins: PendingSignInsTable;
   security_events: SecurityEventsTable;
   dpop_proofs: DpopProofsTable;
+  one_time_secrets: OneTimeSecretsTable;
 }

@@ -12,6 +12,7 @@ import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/keys.js';
 import { KyselyLeakedCredentialStore } from './repositories/leaked-credentials.js';
 import { KyselyLogoutDeliveryStore } from './repositories/logout-deliveries.js';
+import { KyselyOneTimeSecretStore } from './repositories/one-time-secrets.js';
 import { KyselyPasskeyStore } from './repositories/passkeys.js';
 import { KyselyPendingSignInStore } from './repositories/pending-sign-ins.js';
 import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
@@ -44,6 +45,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     securityEvents: new KyselySecurityEventStore(db),
     leakedCredentials: new KyselyLeakedCredentialStore(db),
     dpopProofs: new KyselyDpopProofStore(db),
+    oneTimeSecrets: new KyselyOneTimeSecretStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

@@ -80,25 +80,26 @@ forEachDatabase('audit events in the server log', (database) => {
       const tokenForm = { _csrf: csrf(), name: 'ci', scopes: 'profile:read', expires_in_days: '30' };
       assert.equal((await browser.postForm('/settings/tokens', { ...tokenForm, password: keep('a wrong password') })).status, 400);
       const created = await browser.postForm('/settings/tokens', { ...tokenForm, password });
-      assert.equal(created.status, 201);
-      const personal = keep(/svcp_\w+/.exec(await created.text())![0]);
-      const tokenId = /name="token_id" value="(\d+)"/.exec(await (await browser.fetch('/settings/tokens')).text())![1]!;
-      assert.equal((await browser.postForm('/settings/tokens/revoke', { _csrf: csrf(), token_id: tokenId })).status, 303);
+      assert.equal(created.status, 303);
+      const tokensPage = await (await browser.fetch('/settings/tokens')).text();
+      const personal = keep(/svcp_\w+/.exec(tokensPage)![0]);
+      const tokenId = /name="token_id" value="(\d+)"/.exec(tokensPage)![1]!;
+      assert.equal((await browser.postForm('/settings/tokens/revoke', { _csrf: csrf(), token_id: tokenId, confirm: 'yes' })).status, 303);
 
       // A developer app: registered, its secret rotated, deactivated.
       const app2 = await browser.postForm('/settings/developers', {
         _csrf: csrf(), name: 'Mine', description: '', homepage: '', redirect_uris: 'https://mine.example/cb', type: 'confidential',
       });
-      const page = await app2.text();
-      assert.equal(app2.status, 201);
-      keep(/svcs_\w+/.exec(page)![0]);
-      const mine = /client ID is (\w+)/.exec(page)![1]!;
-      const rotated = await browser.postForm(`/settings/developers/${mine}/rotate-secret`, { _csrf: csrf() });
-      keep(/svcs_\w+/.exec(await rotated.text())![0]);
-      assert.equal((await browser.postForm(`/settings/developers/${mine}/deactivate`, { _csrf: csrf() })).status, 303);
+      assert.equal(app2.status, 303);
+      const mine = /^\/settings\/developers\/(\w+)/.exec(app2.headers.get('location')!)![1]!;
+      keep(/svcs_\w+/.exec(await (await browser.fetch(app2.headers.get('location')!)).text())![0]);
+      const rotated = await browser.postForm(`/settings/developers/${mine}/rotate-secret`, { _csrf: csrf(), confirm: 'yes' });
+      assert.equal(rotated.status, 303);
+      keep(/svcs_\w+/.exec(await (await browser.fetch(rotated.headers.get('location')!)).text())![0]);
+      assert.equal((await browser.postForm(`/settings/developers/${mine}/deactivate`, { _csrf: csrf(), confirm: 'yes' })).status, 303);
 
       // Consent withdrawn, then sign-out.
-      assert.equal((await browser.postForm('/settings/applications/revoke', { _csrf: csrf(), client_id: registered.client_id })).status, 303);
+      assert.equal((await browser.postForm('/settings/applications/revoke', { _csrf: csrf(), client_id: registered.client_id, confirm: 'yes' })).status, 303);
       for (const cookie of ['svc_session', 'svc_csrf', 'svc_device']) keep(browser.cookies.get(cookie)!);
       assert.equal((await browser.postForm('/logout', { _csrf: csrf() })).status, 303);
       keep(personal);

@@ -90,15 +90,17 @@ forEachDatabase('hostile input at the site forms', (database) => {
     { label: '/posts/{their post}/publish', path: () => `/posts/${ids.theirPost}/publish`, names: [], tables: [] },
     { label: '/posts/{their post}/delete', path: () => `/posts/${ids.theirPost}/delete`, names: ['confirm'], known: () => ({ confirm: fc.constant('delete') }), tables: [] },
     { label: '/settings/tokens', path: () => '/settings/tokens', names: ['name', 'scopes', 'expires_in_days', 'password'], known: () => ({ scopes: fc.constantFrom('profile:read', 'posts:read', 'admin'), expires_in_days: fc.constantFrom('7', '30', '90', '365', 'never', '0') }), tables: ['personal_tokens'] },
-    { label: '/settings/tokens/revoke', path: () => '/settings/tokens/revoke', names: ['token_id'], known: () => ({ token_id: fc.constant(String(ids.theirToken)) }), tables: ['personal_tokens'] },
-    { label: '/settings/applications/revoke', path: () => '/settings/applications/revoke', names: ['client_id'], known: () => ({ client_id: fc.constantFrom(ids.myClient, ids.theirClient) }), tables: ['consents', 'grants', 'logout_deliveries'] },
+    { label: '/settings/tokens/revoke', path: () => '/settings/tokens/revoke', names: ['token_id', 'confirm'], known: () => ({ token_id: fc.constant(String(ids.theirToken)), confirm: fc.constant('yes') }), tables: ['personal_tokens'] },
+    { label: '/settings/applications/revoke', path: () => '/settings/applications/revoke', names: ['client_id', 'confirm'], known: () => ({ client_id: fc.constantFrom(ids.myClient, ids.theirClient), confirm: fc.constant('yes') }), tables: ['consents', 'grants', 'logout_deliveries'] },
+    { label: '/settings/applications/revoke-all', path: () => '/settings/applications/revoke-all', names: ['confirm'], known: () => ({ confirm: fc.constant('yes') }), tables: ['consents', 'grants', 'logout_deliveries'] },
+    { label: '/settings/profile', path: () => '/settings/profile', names: ['bio'], tables: ['users'] },
     { label: '/settings/developers', path: () => '/settings/developers', names: ['name', 'description', 'homepage', 'redirect_uris', 'type'], known: () => ({ type: fc.constantFrom('public', 'confidential'), redirect_uris: fc.constantFrom('https://ok.example/cb', 'javascript:alert(1)', 'http://evil.example/cb') }), tables: ['clients'] },
     { label: '/settings/developers/{my app}/redirect-uris', path: () => `/settings/developers/${ids.myClient}/redirect-uris`, names: ['redirect_uris'], tables: ['clients'] },
     { label: '/settings/developers/{my app}/logout-uris', path: () => `/settings/developers/${ids.myClient}/logout-uris`, names: ['post_logout_redirect_uris', 'backchannel_logout_uri'], known: () => ({ post_logout_redirect_uris: fc.constantFrom('https://ok.example/bye', 'javascript:alert(1)'), backchannel_logout_uri: fc.constantFrom('https://ok.example/bc', 'http://169.254.169.254/', '') }), tables: ['clients'] },
     { label: '/settings/developers/{their app}/logout-uris', path: () => `/settings/developers/${ids.theirClient}/logout-uris`, names: ['post_logout_redirect_uris', 'backchannel_logout_uri'], tables: [] },
     { label: '/settings/developers/{their app}/redirect-uris', path: () => `/settings/developers/${ids.theirClient}/redirect-uris`, names: ['redirect_uris'], tables: [] },
-    { label: '/settings/developers/{their app}/rotate-secret', path: () => `/settings/developers/${ids.theirClient}/rotate-secret`, names: [], tables: [] },
-    { label: '/settings/developers/{their app}/deactivate', path: () => `/settings/developers/${ids.theirClient}/deactivate`, names: [], tables: [] },
+    { label: '/settings/developers/{their app}/rotate-secret', path: () => `/settings/developers/${ids.theirClient}/rotate-secret`, names: ['confirm'], known: () => ({ confirm: fc.constant('yes') }), tables: [] },
+    { label: '/settings/developers/{their app}/deactivate', path: () => `/settings/developers/${ids.theirClient}/deactivate`, names: ['confirm'], known: () => ({ confirm: fc.constant('yes') }), tables: [] },
     {
       label: '/settings/security', path: () => '/settings/security',
       names: ['action', 'current_password', 'new_password', 'code', 'name', 'credential', 'credential_id', 'session'],
@@ -111,6 +113,8 @@ forEachDatabase('hostile input at the site forms', (database) => {
       tables: ['sessions'],
     },
     { label: '/settings/developers/{../../x}/deactivate', path: () => `/settings/developers/${encodeURIComponent('../../x')}/deactivate`, names: [], tables: [] },
+    // Last: its wrong passwords count on this browser's sign-in counters.
+    { label: '/settings/account/delete', path: () => '/settings/account/delete', names: ['confirm', 'password', 'code'], known: () => ({ confirm: fc.constant('yes') }), tables: [] },
   ];
 
   for (const form of FORMS) {

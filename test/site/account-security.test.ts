@@ -452,10 +452,11 @@ forEachDatabase('account security', (database) => {
     assert.equal(Number(after!.n), Number(before!.n), 'a failure for no account is logged nowhere');
     assert.equal((await new Browser(t).signIn(user.username, 'a wrong password')).status, 401);
     const { secret, codes } = await enableTotp(browser);
-    const tokenPage = await browser.postForm('/settings/tokens', { _csrf: csrf(browser), name: 'backup', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD });
+    assert.equal((await browser.postForm('/settings/tokens', { _csrf: csrf(browser), name: 'backup', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD })).status, 303);
+    const tokenPage = await browser.fetch('/settings/tokens');
     const token = /value="(svcp_[^"]+)"/.exec(await tokenPage.text())![1]!;
     const [created] = await t.deps.stores.personalTokens.listForUser(user.id);
-    await browser.postForm('/settings/tokens/revoke', { _csrf: csrf(browser), token_id: String(created!.id) });
+    await browser.postForm('/settings/tokens/revoke', { _csrf: csrf(browser), token_id: String(created!.id), confirm: 'yes' });
     const kinds = (await events(user.id)).map((e) => e.kind);
     for (const kind of ['sign_in.succeeded', 'sign_in.failed', 'totp.enabled', 'personal_token.created', 'personal_token.revoked']) {
       assert.ok(kinds.includes(kind), kind);
@@ -505,8 +506,8 @@ forEachDatabase('account security', (database) => {
     let response = await browser.fetch(`/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair() })}`);
     response = await browser.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
     assert.equal(response.status, 302);
-    await browser.postForm('/settings/applications/revoke', { _csrf: csrf(browser), client_id: c.client.clientId });
-    await browser.postForm(`/settings/developers/${c.client.clientId}/rotate-secret`, { _csrf: csrf(browser) });
+    await browser.postForm('/settings/applications/revoke', { _csrf: csrf(browser), client_id: c.client.clientId, confirm: 'yes' });
+    await browser.postForm(`/settings/developers/${c.client.clientId}/rotate-secret`, { _csrf: csrf(browser), confirm: 'yes' });
     const logged = await events(user.id);
     for (const kind of ['app.authorized', 'app.access_withdrawn', 'client_secret.rotated']) {
       const event = logged.find((e) => e.kind === kind);

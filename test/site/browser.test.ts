@@ -118,6 +118,7 @@ describe('site in a browser', () => {
   test('a member creates a personal token, sees it once, and revokes it', async () => {
     const user = await createAccount(t.deps.stores, t.clock, { username: 'scripter', password: 'scripter password' });
     const { context, page } = await signedInContext('scripter', 'scripter password');
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.baseUrl });
     await page.goto(`${t.baseUrl}/settings/tokens`);
     await page.getByLabel('Name', { exact: true }).fill('nightly backup');
     await page.getByLabel('posts:read').uncheck();
@@ -133,6 +134,11 @@ describe('site in a browser', () => {
     assert.equal(await page.evaluate(() => window.getSelection()?.toString() || (document.activeElement as HTMLInputElement).value.slice(
       (document.activeElement as HTMLInputElement).selectionStart ?? 0, (document.activeElement as HTMLInputElement).selectionEnd ?? 0)), token,
     'the token can be selected for copying without any script of ours');
+    const copy = page.locator('button[data-copy="new-token"]');
+    assert.equal(await copy.innerText(), 'Copy', 'shown by the script');
+    await copy.click();
+    assert.equal(await copy.innerText(), 'Copied', 'the Copy button of /static/copy.js');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), token);
     await snap(page, 'tokens-created');
     const bearer = await t.deps.stores.personalTokens.findBearer(hashSecret(token));
     assert.equal(bearer?.user.id, user.id);
@@ -143,6 +149,9 @@ describe('site in a browser', () => {
     const row = page.getByRole('row', { name: /nightly backup/ });
     assert.match(await row.innerText(), /profile:read/);
     await row.getByRole('button', { name: 'Revoke token nightly backup' }).click();
+    assert.match(await page.getByRole('heading', { level: 1 }).innerText(), /Revoke the token “nightly backup”\?/);
+    assert.equal((await t.deps.stores.personalTokens.findBearer(hashSecret(token)))?.revokedAt, null, 'asked first, nothing revoked yet');
+    await page.getByRole('button', { name: 'Revoke token', exact: true }).click();
     await page.getByRole('status').waitFor();
     assert.match(await page.getByRole('row', { name: /nightly backup/ }).innerText(), /Revoked/);
     assert.notEqual((await t.deps.stores.personalTokens.findBearer(hashSecret(token)))?.revokedAt, null);
@@ -168,6 +177,7 @@ describe('site in a browser', () => {
     assert.match(await card.innerText(), /Nickname, avatar, bio/);
     await snap(page, 'applications');
     await card.getByRole('button', { name: 'Revoke access for Photo Printer' }).click();
+    await page.getByRole('button', { name: 'Revoke access', exact: true }).click();
     await page.getByRole('status').waitFor();
     assert.equal(await page.getByRole('region', { name: 'Photo Printer' }).count(), 0);
     assert.notEqual((await t.deps.stores.tokens.findAccessBearer(tokenHash))?.revokedAt, null);
@@ -196,7 +206,9 @@ describe('site in a browser', () => {
     assert.equal(stored?.secretHash, hashSecret(secret));
     await snap(page, 'developer-app-created');
 
-    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('button', { name: 'Rotate secret…' }).click();
+    assert.equal((await t.deps.stores.clients.findById(clientId))?.secretHash, hashSecret(secret), 'asked first, the secret still works');
+    await page.getByRole('button', { name: 'Rotate secret', exact: true }).click();
     const rotated = await page.getByRole('textbox', { name: 'Client secret' }).inputValue();
     assert.notEqual(rotated, secret);
     assert.equal((await t.deps.stores.clients.findById(clientId))?.secretHash, hashSecret(rotated));

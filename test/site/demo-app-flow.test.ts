@@ -184,6 +184,7 @@ describe('settings against the live API', () => {
     assert.equal(response.status, 200);
     assert.equal(((await response.json()) as { username: string }).username, 'demo');
     await page.getByRole('button', { name: 'Revoke token e2e' }).click();
+    await page.getByRole('button', { name: 'Revoke token', exact: true }).click();
     await page.getByRole('status').waitFor();
     assert.equal((await me(token)).status, 401);
     await page.close();
@@ -229,6 +230,7 @@ describe('settings against the live API', () => {
 
     await page.goto(`${service.baseUrl}/settings/applications`);
     await page.getByRole('button', { name: 'Revoke access for Revoked App' }).click();
+    await page.getByRole('button', { name: 'Revoke access', exact: true }).click();
     await page.getByRole('status').waitFor();
     assert.equal((await me(accessToken)).status, 401);
     assert.equal(await service.deps.stores.consents.find(user!.id, client.clientId), undefined);

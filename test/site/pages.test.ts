@@ -101,13 +101,16 @@ forEachDatabase('site pages', (database) => {
       [`/posts/${post.id}/publish`, {}],
       [`/posts/${post.id}/delete`, { confirm: 'delete' }],
       ['/settings/tokens', { name: 'forged', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD }],
-      ['/settings/tokens/revoke', { token_id: String(record.id) }],
-      ['/settings/applications/revoke', { client_id: client.clientId }],
+      ['/settings/tokens/revoke', { token_id: String(record.id), confirm: 'yes' }],
+      ['/settings/applications/revoke', { client_id: client.clientId, confirm: 'yes' }],
+      ['/settings/applications/revoke-all', { confirm: 'yes' }],
+      ['/settings/profile', { bio: 'forged' }],
+      ['/settings/account/delete', { confirm: 'yes', password: PASSWORD }],
       ['/settings/developers', { name: 'Forged', redirect_uris: 'https://x.example/cb', type: 'public' }],
       [`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: 'https://evil.example/cb' }],
       [`/settings/developers/${client.clientId}/logout-uris`, { post_logout_redirect_uris: 'https://evil.example/bye', backchannel_logout_uri: 'https://evil.example/bc' }],
-      [`/settings/developers/${client.clientId}/rotate-secret`, {}],
-      [`/settings/developers/${client.clientId}/deactivate`, {}],
+      [`/settings/developers/${client.clientId}/rotate-secret`, { confirm: 'yes' }],
+      [`/settings/developers/${client.clientId}/deactivate`, { confirm: 'yes' }],
     ];
     for (const [path, fields] of forms) {
       for (const csrf of [null, 'forged-token-forged-token-forged-token-abcd']) {
@@ -137,6 +140,8 @@ forEachDatabase('site pages', (database) => {
     assert.deepEqual([clients[0]?.postLogoutRedirectUris, clients[0]?.backchannelLogoutUri], [[], null]);
     assert.equal(clients[0]?.secretHash, client.secretHash);
     assert.equal(clients[0]?.status, 'active');
+    const account = await t.deps.stores.users.findById(user.id);
+    assert.deepEqual([account?.status, account?.bio], ['active', ''], 'neither deleted nor edited');
 
     const avatarForm = new FormData();
     avatarForm.append('_csrf', 'forged');
@@ -353,8 +358,9 @@ forEachDatabase('site pages', (database) => {
 
   test('a personal token is created after the password, shown once, listed and revoked', async () => {
     const { user, visitor } = await member();
-    const created = await visitor.post('/settings/tokens', { name: 'backup script', scopes: ['profile:read', 'posts:read'], expires_in_days: '30', password: PASSWORD });
-    assert.equal(created.status, 201);
+    const posted = await visitor.post('/settings/tokens', { name: 'backup script', scopes: ['profile:read', 'posts:read'], expires_in_days: '30', password: PASSWORD });
+    assert.equal(posted.status, 303);
+    const created = await visitor.get(posted.location!);
     const token = readOnlyField(created.text, 'new-token');
     assert.match(token ?? '', /^svcp_/);
     const bearer = await t.deps.stores.personalTokens.findBearer(hashSecret(token!));
@@ -366,13 +372,14 @@ forEachDatabase('site pages', (database) => {
     assert.ok(!list.text.includes(token!), 'shown once only');
     assert.match(list.text, /backup script/);
     const [record] = await t.deps.stores.personalTokens.listForUser(user.id);
-    const revoked = await visitor.post('/settings/tokens/revoke', { token_id: String(record!.id) });
+    const revoked = await visitor.post('/settings/tokens/revoke', { token_id: String(record!.id), confirm: 'yes' });
     assert.equal(revoked.status, 303);
     assert.notEqual((await t.deps.stores.personalTokens.findBearer(hashSecret(token!)))?.revokedAt, null);
 
     const none = await visitor.post('/settings/tokens', { name: 'forever', scopes: 'posts:read', expires_in_days: 'none', password: PASSWORD });
-    assert.equal(none.status, 201);
-    assert.equal((await t.deps.stores.personalTokens.findBearer(hashSecret(readOnlyField(none.text, 'new-token')!)))?.expiresAt, null);
+    assert.equal(none.status, 303);
+    const shown = readOnlyField((await visitor.get(none.location!)).text, 'new-token');
+    assert.equal((await t.deps.stores.personalTokens.findBearer(hashSecret(shown!)))?.expiresAt, null);
   });
 
   test('a personal token form with bad input shows a message and stores nothing', async () => {
@@ -421,7 +428,7 @@ forEachDatabase('site pages', (database) => {
     assert.match(page.text, /Nickname, avatar, bio, membership status, level and experience points\./);
     assert.match(page.text, new RegExp(`name="client_id" value="${client.clientId}"`));
 
-    const revoked = await visitor.post('/settings/applications/revoke', { client_id: client.clientId });
+    const revoked = await visitor.post('/settings/applications/revoke', { client_id: client.clientId, confirm: 'yes' });
     assert.equal(revoked.status, 303);
     assert.equal(await t.deps.stores.consents.find(user.id, client.clientId), undefined);
     assert.notEqual((await t.deps.stores.grants.findById(grant.id))?.revokedAt, null);
@@ -436,7 +443,7 @@ forEachDatabase('site pages', (database) => {
     await t.deps.stores.consents.save(owner.id, client.clientId, 'posts:read', t.clock.now());
     // NUL: PostgreSQL text cannot hold it, so such a value must never reach a query.
     for (const clientId of ['', 'no-such-client', client.clientId, 'x'.repeat(500), '\u0000', `${client.clientId}\u0000`]) {
-      const response = await visitor.post('/settings/applications/revoke', { client_id: clientId });
+      const response = await visitor.post('/settings/applications/revoke', { client_id: clientId, confirm: 'yes' });
       assert.equal(response.status, 404);
       assert.match(response.text, /nothing to revoke/);
     }
@@ -451,18 +458,19 @@ forEachDatabase('site pages', (database) => {
     const created = await visitor.post('/settings/developers', {
       name: 'My App', description: 'Does things', homepage: 'https://myapp.example', redirect_uris: 'https://myapp.example/cb\r\nhttp://127.0.0.1/cb', type: 'confidential',
     });
-    assert.equal(created.status, 201);
+    assert.equal(created.status, 303);
     const [client] = await t.deps.stores.clients.listByOwner(user.id);
     assert.ok(client);
+    assert.equal(created.location, `/settings/developers/${client.clientId}?notice=registered`);
     assert.deepEqual(client.redirectUris, ['https://myapp.example/cb', 'http://127.0.0.1/cb']);
-    const secret = readOnlyField(created.text, 'client-secret');
+    const secret = readOnlyField((await visitor.get(created.location!)).text, 'client-secret');
     assert.match(secret ?? '', /^svcs_/);
     assert.equal(client.secretHash, hashSecret(secret!));
     assert.ok(!(await visitor.get(`/settings/developers/${client.clientId}`)).text.includes(secret!), 'shown once');
 
-    const rotated = await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, {});
-    assert.equal(rotated.status, 200);
-    const newSecret = readOnlyField(rotated.text, 'client-secret');
+    const rotated = await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, { confirm: 'yes' });
+    assert.equal(rotated.status, 303);
+    const newSecret = readOnlyField((await visitor.get(rotated.location!)).text, 'client-secret');
     assert.ok(newSecret && newSecret !== secret);
     assert.equal((await t.deps.stores.clients.findById(client.clientId))?.secretHash, hashSecret(newSecret));
 
@@ -472,16 +480,16 @@ forEachDatabase('site pages', (database) => {
 
     const { visitor: stranger } = await member();
     assert.equal((await stranger.get(`/settings/developers/${client.clientId}`)).status, 404);
-    assert.equal((await stranger.post(`/settings/developers/${client.clientId}/rotate-secret`, {})).status, 404);
-    assert.equal((await stranger.post(`/settings/developers/${client.clientId}/deactivate`, {})).status, 404);
+    assert.equal((await stranger.post(`/settings/developers/${client.clientId}/rotate-secret`, { confirm: 'yes' })).status, 404);
+    assert.equal((await stranger.post(`/settings/developers/${client.clientId}/deactivate`, { confirm: 'yes' })).status, 404);
     assert.equal((await stranger.post(`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: 'https://evil.example/cb' })).status, 404);
     assert.equal((await t.deps.stores.clients.findById(client.clientId))?.status, 'active');
     assert.equal((await visitor.get(`/settings/developers/${client.clientId}%00`)).status, 404, 'a NUL in the address names no app');
 
-    const deactivated = await visitor.post(`/settings/developers/${client.clientId}/deactivate`, {});
+    const deactivated = await visitor.post(`/settings/developers/${client.clientId}/deactivate`, { confirm: 'yes' });
     assert.equal(deactivated.status, 303);
     assert.equal((await t.deps.stores.clients.findById(client.clientId))?.status, 'deactivated');
-    assert.equal((await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, {})).status, 400);
+    assert.equal((await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, { confirm: 'yes' })).status, 400);
   });
 
   test('a developer registers post-logout redirect URIs and a back-channel logout URI, edits and clears them; another owner cannot', async () => {
@@ -493,7 +501,7 @@ forEachDatabase('site pages', (database) => {
       name: 'Logout App', redirect_uris: 'https://logout.example/cb', type: 'public',
       post_logout_redirect_uris: 'https://logout.example/bye\r\nhttp://127.0.0.1/bye', backchannel_logout_uri: 'https://logout.example/bc',
     });
-    assert.equal(created.status, 201);
+    assert.equal(created.status, 303);
     const [client] = await t.deps.stores.clients.listByOwner(user.id);
     assert.deepEqual([client?.postLogoutRedirectUris, client?.backchannelLogoutUri], [['https://logout.example/bye', 'http://127.0.0.1/bye'], 'https://logout.example/bc']);
     const page = await visitor.get(`/settings/developers/${client!.clientId}`);

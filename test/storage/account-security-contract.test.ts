@@ -45,6 +45,22 @@ forEachDatabase('account security storage contract', (database) => {
     assert.equal(await stores.pendingSignIns.consume(late, T0 + MINUTE), false);
   });
 
+  test('a one-time secret is taken once, by its user, purpose and subject only, and not after it expires', async () => {
+    const user = await newUser();
+    const other = await newUser();
+    const idHash = unique('s');
+    await stores.oneTimeSecrets.put({ idHash, userId: user.id, purpose: 'client_secret', subject: 'app-1', sealed: 'sealed-value', expiresAt: T0 + 5 * MINUTE }, T0);
+    for (const wrong of [{ userId: other.id, purpose: 'client_secret', subject: 'app-1' }, { userId: user.id, purpose: 'personal_token', subject: 'app-1' }, { userId: user.id, purpose: 'client_secret', subject: 'app-2' }]) {
+      assert.equal(await stores.oneTimeSecrets.take(idHash, wrong, T0 + 1), undefined, JSON.stringify(wrong));
+    }
+    const match = { userId: user.id, purpose: 'client_secret', subject: 'app-1' };
+    const results = await Promise.all(Array.from({ length: RACERS }, () => stores.oneTimeSecrets.take(idHash, match, T0 + 1)));
+    assert.deepEqual(results.filter((r) => r !== undefined), ['sealed-value']);
+    const late = unique('s');
+    await stores.oneTimeSecrets.put({ idHash: late, userId: user.id, purpose: 'personal_token', subject: '', sealed: 'x', expiresAt: T0 + MINUTE }, T0);
+    assert.equal(await stores.oneTimeSecrets.take(late, { userId: user.id, purpose: 'personal_token', subject: '' }, T0 + MINUTE), undefined, 'expired');
+  });
+
   test('a TOTP step is accepted once and never one at or before the last accepted; a recovery code is used once', async () => {
     const user = await newUser();
     assert.equal(await stores.secondFactors.startTotp(user.id, 'SECRET', T0), true);

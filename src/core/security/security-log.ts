@@ -36,6 +36,8 @@ export const SECURITY_EVENT_KINDS = {
   'refresh_token.revoked_as_leaked': 'Sign-in to an app ended: its refresh token was revoked',
   'personal_token.revoked_as_leaked': 'Personal token revoked',
   'client_secret.revoked_as_leaked': 'Application deactivated: its client secret was revoked',
+  'client.deactivated': 'Application deactivated',
+  'account.deleted': 'Account deleted',
 } as const;
 
 export type SecurityEventKind = keyof typeof SECURITY_EVENT_KINDS;

@@ -31,7 +31,7 @@ function secure(request: FastifyRequest): boolean {
   return request.server.deps.settings.baseUrl.startsWith('https:');
 }
 
-export function cookieName(request: FastifyRequest, base: 'session' | 'csrf' | 'device' | 'pending'): string {
+export function cookieName(request: FastifyRequest, base: 'session' | 'csrf' | 'device' | 'pending' | 'reveal'): string {
   return secure(request) ? `__Host-svc_${base}` : `svc_${base}`;
 }
 
@@ -160,6 +160,22 @@ export function setPendingCookie(request: FastifyRequest, reply: FastifyReply, v
 
 export function clearPendingCookie(request: FastifyRequest, reply: FastifyReply): void {
   if (pendingCookie(request) !== undefined) reply.clearCookie(cookieName(request, 'pending'), cookieOptions(request));
+}
+
+/**
+ * A new secret on its way to the page that shows it once (`src/core/one-time-secrets.ts`): the
+ * cookie holds the id and key of its sealed row, for a few minutes.
+ */
+export function setRevealCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
+  reply.setCookie(cookieName(request, 'reveal'), value, cookieOptions(request, maxAgeSeconds));
+}
+
+/** The reveal cookie as sent, cleared from the browser at once: it opens its secret once at most. */
+export function takeRevealCookie(request: FastifyRequest, reply: FastifyReply): string | undefined {
+  const name = cookieName(request, 'reveal');
+  const value = request.cookies[name];
+  if (value !== undefined) reply.clearCookie(name, cookieOptions(request));
+  return value;
 }
 
 /** Refuses a form post without the browser's CSRF token or from another origin. */

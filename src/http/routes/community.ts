@@ -69,10 +69,16 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
       return sendPage(reply, profilePage(await pageContext(request, reply), user, items, drafts));
     });
 
-  app.get('/avatars/:id', { schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
+  // `avatarUrl` of the API is the bare address, cached 5 minutes. The pages add `?v=` the user's
+  // last change (`avatarSrc`), which a new avatar moves: that address is cached for good, and a
+  // page shows the new image at once. A `v` that is not the current version is cached briefly only.
+  app.get('/avatars/:id', {
+    schema: { params: idParams, querystring: { type: 'object', properties: { v: { type: 'string', maxLength: 20 } } } },
+  }, async (request: FastifyRequest<{ Params: { id: number }; Querystring: { v?: string } }>, reply) => {
     const user = await stores.users.findById(request.params.id);
     if (!user) throw notFound();
-    reply.header('x-content-type-options', 'nosniff').header('cache-control', 'public, max-age=300')
+    const current = request.query.v === String(user.updatedAt);
+    reply.header('x-content-type-options', 'nosniff').header('cache-control', current ? 'public, max-age=31536000, immutable' : 'public, max-age=300')
       .header('content-security-policy', "default-src 'none'; sandbox");
     const avatar = await stores.users.findAvatar(user.id);
     if (avatar) return reply.type(avatar.contentType).send(Buffer.from(avatar.image));

@@ -1,23 +1,36 @@
 /**
- * Account settings (INTERFACE sections 1 and 10): profile (avatar), personal API tokens,
- * authorized applications and the user's own developer applications. Every page needs a
- * sign-in; every change is a POST with the CSRF token.
+ * Account settings (INTERFACE sections 1 and 10): profile (bio, avatar, deleting the account),
+ * personal API tokens, authorized applications and the user's own developer applications. Every
+ * page needs a sign-in; every change is a POST with the CSRF token.
+ *
+ * Destructive actions ask first (issue 18 item 7): a POST without `confirm=yes` changes nothing
+ * and answers a page that says what will happen, whose form repeats the request with it. A new
+ * secret is made by a POST that redirects (post/redirect/get) to the page that shows it once; it
+ * travels there sealed in a one-time row opened by a short-lived cookie (`core/one-time-secrets`).
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { listAuthorizedApplications, revokeApplicationAccess } from '../../core/applications.js';
+import { updateBio } from '../../core/accounts.js';
+import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/applications.js';
 import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
 import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, updateLogoutUris, updateRedirectUris } from '../../core/clients.js';
 import { InputError, OAuthError } from '../../core/errors.js';
+import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/one-time-secrets.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
+import { deleteAccount } from '../../core/security/account-deletion.js';
+import { secondFactorsOf } from '../../core/security/two-step.js';
 import type { Client, ClientType, User } from '../../core/ports.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { formatUtc } from '../../core/time.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
-import { deviceCookie, pageContext, setDeviceCookie, userAgent, verifyCsrf } from '../plugins/session.js';
 import {
-  type ClientForm, type FormError, applicationsPage, clientPage, developersPage, profileSettingsPage, tokensPage,
+  deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
+} from '../plugins/session.js';
+import {
+  type ClientForm, type Confirmation, type FormError, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation,
+  deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeApplicationConfirmation, revokeTokenConfirmation,
+  rotateSecretConfirmation, tokensPage,
 } from '../views/settings.js';
 
 const page = { config: { html: true } };
@@ -27,9 +40,13 @@ const clientParams = { params: { type: 'object', properties: { clientId: { type:
 const NOTICES: Record<string, string> = {
   revoked: 'The token was revoked. It stops working at once.',
   'access-revoked': 'Access revoked. The application’s tokens no longer work.',
+  'all-access-revoked': 'Access revoked for every application. None of their tokens work any more.',
   avatar: 'Your avatar was updated.',
+  bio: 'Your bio was saved.',
+  registered: 'Application registered.',
   uris: 'Redirect URIs saved.',
   'logout-uris': 'Sign-out settings saved.',
+  rotated: 'A new secret was made. The old one no longer works.',
   deactivated: 'The application was deactivated. Its tokens no longer work.',
 };
 
@@ -53,6 +70,11 @@ function lines(value: string): string[] {
   return value.split(/\r?\n/);
 }
 
+/** Whether a destructive action's form was the confirmation's (issue 18 item 7). */
+function isConfirmed(body: unknown): boolean {
+  return (body as { confirm?: unknown } | undefined)?.confirm === 'yes';
+}
+
 export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   const { stores, clock, audit } = app.deps;
   // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
@@ -69,6 +91,21 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/settings', page, async (_request, reply) => reply.redirect('/settings/tokens', 303));
 
+  /** The page asking before a destructive action; nothing changed yet. */
+  const askFirst = async (request: FastifyRequest, reply: FastifyReply, confirmation: Confirmation, status = 200) =>
+    sendPage(reply, confirmationPage(await pageContext(request, reply), confirmation), status);
+
+  /** Seals a new secret for the page the redirect goes to, where it is shown once. */
+  async function carrySecret(request: FastifyRequest, reply: FastifyReply, target: OneTimeTarget, value: Record<string, string>): Promise<void> {
+    setRevealCookie(request, reply, await stashSecret(stores, clock, target, value), ONE_TIME_SECRET_MS / 1000);
+  }
+
+  /** The secret a redirect carried to this page, once; `undefined` on any later load. */
+  function shownSecret(request: FastifyRequest, reply: FastifyReply, target: OneTimeTarget): Promise<Record<string, string> | undefined> {
+    const cookie = takeRevealCookie(request, reply);
+    return cookie === undefined ? Promise.resolve(undefined) : takeSecret(stores, clock, cookie, target);
+  }
+
   // ---- Profile: avatar ----------------------------------------------------------------------
 
   app.get('/settings/profile', page, async (request, reply) => {
@@ -76,6 +113,48 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (!user) return reply;
     const notice = noticeFrom(request);
     return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, notice ? { notice } : {}));
+  });
+
+  app.post('/settings/profile', { ...page, schema: form({ bio: text }) }, async (request: FastifyRequest<{ Body: { bio?: string } }>, reply) => {
+    verifyCsrf(request);
+    const user = await signedIn(request, reply, '/settings/profile');
+    if (!user) return reply;
+    try {
+      await updateBio(stores, clock, user.id, request.body.bio ?? '');
+      return reply.redirect('/settings/profile?notice=bio', 303);
+    } catch (error) {
+      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { error: formError(error), bio: request.body.bio ?? '' }), 400);
+    }
+  });
+
+  app.post('/settings/account/delete', { ...page, schema: form({ confirm: text, password: text, code: text }) },
+    async (request: FastifyRequest<{ Body: { confirm?: string; password?: string; code?: string } }>, reply) => {
+      verifyCsrf(request);
+      const user = await signedIn(request, reply, '/settings/profile');
+      if (!user) return reply;
+      const facts = async (error?: FormError) => deleteAccountConfirmation(user, {
+        totp: (await secondFactorsOf(stores, user.id)).totp,
+        apps: (await stores.clients.listByOwner(user.id)).filter((c) => c.status === 'active'),
+        error,
+      });
+      if (!isConfirmed(request.body)) return askFirst(request, reply, await facts());
+      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const deleted = await deleteAccount(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, origin);
+      if (!deleted.ok) {
+        if (deleted.reason === 'invalid') return askFirst(request, reply, await facts({ field: deleted.field, message: deleted.message }), 400);
+        app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
+        reply.header('retry-after', String(deleted.retryAfterSeconds));
+        return askFirst(request, reply, await facts({ field: 'password', message: retryMessage('Too many wrong attempts.', deleted.retryAfterSeconds) }), 429);
+      }
+      await endSession(request, reply);
+      return reply.redirect('/settings/account/deleted', 303);
+    });
+
+  app.get('/settings/account/deleted', page, async (request, reply) => {
+    const context = await pageContext(request, reply);
+    // Only a browser with no sign-in can have just deleted its account.
+    if (context.user) return reply.redirect('/settings/profile', 303);
+    return sendPage(reply, accountDeletedPage(context));
   });
 
   app.post('/settings/profile/avatar', page, async (request, reply) => {
@@ -124,8 +203,11 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/settings/tokens', page, async (request, reply) => {
     const user = await signedIn(request, reply, '/settings/tokens');
     if (!user) return reply;
+    const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' });
     const tokens = await stores.personalTokens.listForUser(user.id);
-    return sendPage(reply, tokensPage(await pageContext(request, reply), { tokens, now: clock.now(), notice: noticeFrom(request) }));
+    return sendPage(reply, tokensPage(await pageContext(request, reply), {
+      tokens, now: clock.now(), notice: noticeFrom(request), created: shown && { token: shown.token ?? '', name: shown.name ?? '' },
+    }));
   });
 
   app.post('/settings/tokens', {
@@ -137,11 +219,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (!user) return reply;
     const body = request.body;
     const tokenForm = { name: body.name ?? '', scopes: fieldValues(body.scopes), expiresInDays: body.expires_in_days ?? '' };
-    const answer = async (state: { error?: FormError; created?: { token: string; name: string } }, status: number) => {
+    const answer = async (state: { error: FormError }, status: number) => {
       const tokens = await stores.personalTokens.listForUser(user.id);
-      return sendPage(reply, tokensPage(await pageContext(request, reply), {
-        tokens, now: clock.now(), ...state, ...(state.created ? {} : { form: tokenForm }),
-      }), status);
+      return sendPage(reply, tokensPage(await pageContext(request, reply), { tokens, now: clock.now(), ...state, form: tokenForm }), status);
     };
     const password = body.password ?? '';
     if (password === '') return answer({ error: { field: 'password', message: 'enter your password to create a token' } }, 400);
@@ -163,21 +243,27 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope,
         expiresAt: record.expiresAt === null ? null : formatUtc(record.expiresAt), via: 'site', address: request.ip,
       });
-      return answer({ created: { token, name: record.name } }, 201);
+      // Post/redirect/get: reloading the page that shows the token makes no second one.
+      await carrySecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' }, { token, name: record.name });
+      return reply.redirect('/settings/tokens', 303);
     } catch (error) {
       return answer({ error: formError(error) }, 400);
     }
   });
 
-  app.post('/settings/tokens/revoke', { ...page, schema: form({ token_id: text }) },
-    async (request: FastifyRequest<{ Body: { token_id?: string } }>, reply) => {
+  app.post('/settings/tokens/revoke', { ...page, schema: form({ token_id: text, confirm: text }) },
+    async (request: FastifyRequest<{ Body: { token_id?: string; confirm?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/tokens');
       if (!user) return reply;
       const id = /^\d{1,10}$/.test(request.body.token_id ?? '') ? Number(request.body.token_id) : 0;
-      if (!(await stores.personalTokens.revoke(id, user.id, clock.now()))) {
-        throw new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.');
+      const gone = () => new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.');
+      if (!isConfirmed(request.body)) {
+        const token = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id && t.revokedAt === null);
+        if (!token) throw gone();
+        return askFirst(request, reply, revokeTokenConfirmation(token));
       }
+      if (!(await stores.personalTokens.revoke(id, user.id, clock.now()))) throw gone();
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
       const revoked = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id);
       await logEvent(request, user, 'personal_token.revoked', { name: revoked?.name ?? '' });
@@ -194,24 +280,45 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, { notice: noticeFrom(request) }));
   });
 
-  app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: text }) },
-    async (request: FastifyRequest<{ Body: { client_id?: string } }>, reply) => {
+  app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: text, confirm: text }) },
+    async (request: FastifyRequest<{ Body: { client_id?: string; confirm?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/applications');
       if (!user) return reply;
       const clientId = request.body.client_id ?? '';
-      const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, clientId);
-      if (!found) {
-        const apps = await listAuthorizedApplications(stores, user.id);
-        return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, {
-          error: 'That application has no access to your account, so there was nothing to revoke.',
-        }), 404);
+      const nothing = async () => sendPage(reply, applicationsPage(await pageContext(request, reply), await listAuthorizedApplications(stores, user.id), {
+        error: 'That application has no access to your account, so there was nothing to revoke.',
+      }), 404);
+      if (!isConfirmed(request.body)) {
+        const authorized = (await listAuthorizedApplications(stores, user.id)).find((a) => a.client.clientId === clientId);
+        return authorized ? askFirst(request, reply, revokeApplicationConfirmation(authorized)) : nothing();
       }
+      const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, clientId);
+      if (!found) return nothing();
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
       const client = await stores.clients.findById(request.body.client_id ?? '');
       await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: client?.clientId ?? '' });
       audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: request.ip });
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
+    });
+
+  app.post('/settings/applications/revoke-all', { ...page, schema: form({ confirm: text }) },
+    async (request: FastifyRequest<{ Body: { confirm?: string } }>, reply) => {
+      verifyCsrf(request);
+      const user = await signedIn(request, reply, '/settings/applications');
+      if (!user) return reply;
+      const apps = await listAuthorizedApplications(stores, user.id);
+      if (!isConfirmed(request.body)) {
+        if (apps.length === 0) return reply.redirect('/settings/applications', 303);
+        return askFirst(request, reply, revokeAllConfirmation(apps));
+      }
+      for (const { clientId, grantsRevoked } of await revokeAllApplicationAccess(stores, clock, user.id)) {
+        if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
+        const client = apps.find((a) => a.client.clientId === clientId)?.client ?? await stores.clients.findById(clientId);
+        await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: clientId });
+        audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: request.ip });
+      }
+      return reply.redirect('/settings/applications?notice=all-access-revoked', 303);
     });
 
   // ---- Developer applications ---------------------------------------------------------------
@@ -241,9 +348,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
       });
       audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: request.ip });
-      return sendPage(reply, clientPage(await pageContext(request, reply), client, {
-        secret, notice: `Application registered. Its client ID is ${client.clientId}.`,
-      }), 201);
+      // Post/redirect/get: the app's page shows the secret once; reloading it registers nothing.
+      if (secret !== undefined) await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });
+      return reply.redirect(`/settings/developers/${encodeURIComponent(client.clientId)}?notice=registered`, 303);
     } catch (error) {
       const errors = formErrors(error);
       return sendPage(reply, developersPage(await pageContext(request, reply), await stores.clients.listByOwner(user.id), { form: clientForm, errors }), 400);
@@ -278,7 +385,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const user = await signedIn(request, reply, '/settings/developers');
     if (!user) return reply;
     const client = await ownClient(user, request.params.clientId);
-    return sendPage(reply, clientPage(await pageContext(request, reply), client, { notice: noticeFrom(request) }));
+    const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId });
+    return sendPage(reply, clientPage(await pageContext(request, reply), client, { notice: noticeFrom(request), secret: shown?.secret }));
   });
 
   app.post('/settings/developers/:clientId/redirect-uris', { ...page, schema: { ...clientParams, ...form({ redirect_uris: text }) } },
@@ -313,31 +421,33 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     }
   });
 
-  app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({}) } },
-    async (request: ClientRequest, reply) => {
+  app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },
+    async (request: ClientRequest<{ confirm?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
-      const { user, client } = form;
+      const { user, client, base } = form;
       if (client.status !== 'active' || client.type !== 'confidential') {
         throw new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
       }
+      if (!isConfirmed(request.body)) return askFirst(request, reply, rotateSecretConfirmation(client));
       const secret = await rotateClientSecret(stores, clock, client.clientId);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
       await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
       audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
-      return sendPage(reply, clientPage(await pageContext(request, reply), client, {
-        secret, notice: 'A new secret was made. The old one no longer works.',
-      }));
+      await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });
+      return reply.redirect(`${base}?notice=rotated`, 303);
     });
 
-  app.post('/settings/developers/:clientId/deactivate', { ...page, schema: { ...clientParams, ...form({}) } },
-    async (request: ClientRequest, reply) => {
+  app.post('/settings/developers/:clientId/deactivate', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },
+    async (request: ClientRequest<{ confirm?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
       const { user, client, base } = form;
       if (client.status === 'active') {
+        if (!isConfirmed(request.body)) return askFirst(request, reply, deactivateConfirmation(client));
         await deactivateClient(stores, clock, client.clientId);
         app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
+        await logEvent(request, user, 'client.deactivated', { app: client.name, client_id: client.clientId });
         audit.record({ audit: 'client.deactivated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
       }
       return reply.redirect(`${base}?notice=deactivated`, 303);

@@ -7,6 +7,11 @@ import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LEN
 import { Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 
+/** The avatar's address on pages: versioned by the user's last change, so a new image is never hidden by a cached old one. */
+export function avatarSrc(user: Pick<User, 'id' | 'updatedAt'>): string {
+  return `/avatars/${user.id}?v=${user.updatedAt}`;
+}
+
 /** A time for people: UTC, to the minute, with the exact instant in `datetime`. */
 export function when(instant: number | null): Html {
   if (instant === null) return html`<span class="muted">never</span>`;
@@ -51,12 +56,12 @@ ${posts.map((post) => postCard(post, { showAuthor: true }))}`);
 export function profilePage(context: PageContext, user: User, posts: PostSummary[], drafts: PostSummary[]): Html {
   const own = context.user?.username === user.username;
   return layout(user.username, context, html`<section class="card profile">
-  <img class="avatar" src="/avatars/${user.id}" alt="Avatar of ${user.username}" width="96" height="96">
+  <img class="avatar" src="${avatarSrc(user)}" alt="Avatar of ${user.username}" width="96" height="96">
   <div>
     <h1>${user.username}</h1>
     ${user.bio ? html`<p>${user.bio}</p>` : html`<p class="muted">No bio yet.</p>`}
     <p class="meta"><span class="tag">Level ${user.level}</span> ${user.member ? html`<span class="tag member">Member</span>` : ''} · ${user.xp} XP · joined ${when(user.createdAt)}</p>
-    ${own ? html`<p><a href="/settings/profile">Change avatar</a> · <a href="/posts/new">Write a post</a></p>` : ''}
+    ${own ? html`<p><a href="/settings/profile">Edit profile</a> · <a href="/posts/new">Write a post</a></p>` : ''}
   </div>
 </section>
 ${own && drafts.length > 0 ? html`<h2>Your drafts</h2>

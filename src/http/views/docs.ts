@@ -128,8 +128,11 @@ ${exampleQuickStartsSection(base)}
 <tr><td><code>public</code></td><td>A browser-only or mobile app. It cannot keep a secret.</td><td><code>client_id</code> only. PKCE is required.</td></tr>
 </tbody>
 </table>
-<p>The client secret (<code>svcs_…</code>) is shown once. Keep it on your server only; never ship it to a browser or an app
-store. Rotating it on the same page makes the old one fail at once. An operator can also register an app from the command line:</p>
+<p>The client secret (<code>svcs_…</code>) is shown once, on the app's page right after registering (a Copy button
+beside it; reloading the page does not show it again). Keep it on your server only; never ship it to a browser or an app
+store. "Rotate secret" on the same page asks first, then shows the new secret once: the old one fails at once with
+<code>invalid_client</code>, so put the new one on your server straight away. Deactivating an app also asks first, and
+ends every token it holds. An operator can also register an app from the command line:</p>
 ${code(`npm run --silent svc -- client create --name "My App" --type confidential \\
   --redirect-uri https://myapp.example/callback --homepage https://myapp.example --json`)}
 <p><strong>Browser-only apps</strong> (a single-page app with no server of its own) register as <code>public</code> and
@@ -364,8 +367,8 @@ developer's machine), and never follows a redirect.</p>
 <p>For your own scripts you do not need an app: create a personal token (<code>svcp_…</code>) under
 <a href="/settings/tokens">Settings → API tokens</a>. Choose its name, its scopes (<code>profile:read</code>,
 <code>posts:read</code>) and its lifetime: 7, 30, ${DEFAULT_PERSONAL_TOKEN_DAYS} (the default) or 365 days, or no expiry.
-It is shown once; use it exactly like an access token. It has no refresh token; revoke it on the same page when you no
-longer need it. The page shows when each token was last used (updated at most once a minute).</p>
+It is shown once, with a Copy button; use it exactly like an access token. It has no refresh token; revoke it on the
+same page when you no longer need it (the page asks first). The page shows when each token was last used (updated at most once a minute).</p>
 ${code(`curl ${api}/me -H "Authorization: Bearer svcp_…"`)}
 </section>
 

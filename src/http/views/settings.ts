@@ -1,13 +1,14 @@
-/** Settings pages: profile (avatar), API tokens, authorized applications, developer applications. */
+/** Settings pages: profile (bio, avatar, deletion), API tokens, authorized applications, developer applications. */
 import type { AuthorizedApplication } from '../../core/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/avatars.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/personal-tokens.js';
 import type { Client, PersonalToken, User } from '../../core/ports.js';
 import { RESOURCE_SCOPES, SCOPES, scopeList } from '../../core/scopes.js';
-import { when } from './community.js';
+import { avatarSrc, when } from './community.js';
 import { type Html, html } from './html.js';
 import { type FormError, type FormErrors, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
 import { type PageContext, layout } from './layout.js';
+import { BIO_MAX_LENGTH } from '../../core/accounts.js';
 
 const SECTIONS = [
   { path: '/settings/profile', label: 'Profile' },
@@ -28,7 +29,7 @@ export function notice(text: string | undefined): Html | string {
   return text ? html`<p class="notice" role="status">${text}</p>` : '';
 }
 
-export function settingsLayout(title: string, context: PageContext, current: SettingsSection, main: Html, options: { script?: 'webauthn' } = {}): Html {
+export function settingsLayout(title: string, context: PageContext, current: SettingsSection, main: Html, options: { script?: 'webauthn' | 'copy' | undefined } = {}): Html {
   return layout(title, context, html`<div class="settings">
 <nav class="settings-nav" aria-label="Settings">
   <ul>${SECTIONS.map((s) => html`<li><a href="${s.path}" ${s.path === current ? html`aria-current="page"` : ''}>${s.label}</a></li>`)}</ul>
@@ -37,14 +38,56 @@ export function settingsLayout(title: string, context: PageContext, current: Set
 </div>`, options);
 }
 
-/** A secret shown once, in a read-only field: selectable and copyable without any script. */
+/**
+ * A secret shown once, in a read-only field: selectable and copyable without any script. The
+ * page's `copy` script (public/copy.js) shows the Copy button, hidden without it.
+ */
 export function shownOnce(id: string, label: string, value: string): Html {
   return html`<div class="secret">
   <label for="${id}">${label}</label>
-  <input type="text" id="${id}" class="mono" value="${value}" readonly autocomplete="off" spellcheck="false" aria-describedby="${id}-hint">
-  <p class="hint" id="${id}-hint">Select the field and copy it now (Ctrl+C or ⌘C, or long-press on a phone). It will not be shown again.</p>
+  <div class="copy-row">
+    <input type="text" id="${id}" class="mono" value="${value}" readonly autocomplete="off" spellcheck="false" aria-describedby="${id}-hint">
+    <button type="button" class="secondary" data-copy="${id}" hidden>Copy</button>
+  </div>
+  <p class="hint" id="${id}-hint" data-copied="Copied. It will not be shown again.">Select the field and copy it now (Ctrl+C or ⌘C, or long-press on a phone). It will not be shown again.</p>
 </div>`;
 }
+
+/**
+ * A destructive action asked first (issue 18 item 7): what will happen, and a form that repeats
+ * the request with `confirm=yes`. Only that second POST acts; the first changed nothing.
+ */
+export interface Confirmation {
+  section: SettingsSection;
+  title: string;
+  /** What will happen, in words. */
+  consequences: Html;
+  action: string;
+  /** The request's own fields, sent again as hidden fields. */
+  fields: Record<string, string>;
+  button: string;
+  /** Where "Cancel" goes: the page the request came from. */
+  cancel: string;
+  /** Fields the confirmation itself asks for (the password before deleting the account). */
+  inputs?: Html;
+  error?: FormError | undefined;
+}
+
+export function confirmationPage(context: PageContext, c: Confirmation): Html {
+  return settingsLayout(c.title, context, c.section, html`<section class="card confirm" aria-labelledby="confirm-heading">
+<h1 id="confirm-heading">${c.title}</h1>
+${alert(c.error)}
+${c.consequences}
+<form method="post" action="${c.action}">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  ${Object.entries(c.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+  <input type="hidden" name="confirm" value="yes">
+  ${c.inputs ?? ''}
+  <div class="actions"><button type="submit" class="danger">${c.button}</button> <a href="${c.cancel}" class="button secondary">Cancel</a></div>
+</form>
+</section>`);
+}
+
 
 function scopeItems(scopes: readonly string[]): Html {
   return html`<ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>${s in SCOPES ? html` — ${SCOPES[s as keyof typeof SCOPES].allows}` : ''}</li>`)}</ul>`;
@@ -52,22 +95,89 @@ function scopeItems(scopes: readonly string[]): Html {
 
 // ---- Profile -------------------------------------------------------------------------------
 
-export function profileSettingsPage(context: PageContext, user: User, state: { error?: FormError; notice?: string }): Html {
+export interface ProfilePageState {
+  error?: FormError | undefined;
+  notice?: string | undefined;
+  /** The bio as sent, shown again with its error. */
+  bio?: string | undefined;
+}
+
+export function profileSettingsPage(context: PageContext, user: User, state: ProfilePageState): Html {
+  const bioError = state.error?.field === 'bio' ? state.error : undefined;
+  const avatarError = state.error?.field === 'avatar' ? state.error : undefined;
   return settingsLayout('Profile', context, '/settings/profile', html`<section class="card">
 <h1>Profile</h1>
 ${notice(state.notice)}
-${alert(state.error)}
 <div class="profile">
-  <img class="avatar" src="/avatars/${user.id}" alt="Your current avatar" width="96" height="96">
+  <img class="avatar" src="${avatarSrc(user)}" alt="Your current avatar" width="96" height="96">
   <p>Your public page: <a href="/u/${encodeURIComponent(user.username)}">/u/${user.username}</a></p>
 </div>
+</section>
+<section class="card" aria-labelledby="bio-heading">
+<h2 id="bio-heading">Bio</h2>
+${alert(bioError)}
+<form method="post" action="/settings/profile">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <label for="bio">One line about you</label>
+  <input type="text" id="bio" name="bio" value="${state.bio ?? user.bio}" maxlength="${BIO_MAX_LENGTH}" aria-describedby="bio-hint" ${invalid(bioError, 'bio')}>
+  <p class="hint" id="bio-hint">Shown on your public page and to apps you allow to read your profile. At most ${BIO_MAX_LENGTH} characters; leave it empty to remove it.</p>
+  <div class="actions"><button type="submit">Save bio</button></div>
+</form>
+</section>
+<section class="card" aria-labelledby="avatar-heading">
+<h2 id="avatar-heading">Avatar</h2>
+${alert(avatarError)}
 <form method="post" action="/settings/profile/avatar" enctype="multipart/form-data">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="avatar">New avatar</label>
-  <input type="file" id="avatar" name="avatar" accept="image/png,image/jpeg,image/webp,image/gif" required aria-describedby="avatar-hint" ${invalid(state.error, 'avatar')}>
+  <input type="file" id="avatar" name="avatar" accept="image/png,image/jpeg,image/webp,image/gif" required aria-describedby="avatar-hint" ${invalid(avatarError, 'avatar')}>
   <p class="hint" id="avatar-hint">PNG, JPEG, WebP or GIF, at most ${AVATAR_MAX_BYTES / 1024} KB.</p>
   <div class="actions"><button type="submit">Upload avatar</button></div>
 </form>
+</section>
+<section class="card" aria-labelledby="delete-heading">
+<h2 id="delete-heading">Delete your account</h2>
+<p>Signs you out everywhere, ends every token and app access, deactivates the apps you registered, and removes your bio and avatar. Your username stays reserved. This cannot be undone.</p>
+<form method="post" action="/settings/account/delete">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <button type="submit" class="danger">Delete account…</button>
+</form>
+</section>`);
+}
+
+/** What deleting the account ends, asked with the password (or a second-factor code) first. */
+export function deleteAccountConfirmation(user: User, facts: { totp: boolean; apps: Client[]; error?: FormError | undefined }): Confirmation {
+  const passwordError = facts.error?.field === 'password' ? facts.error : undefined;
+  const codeError = facts.error?.field === 'code' ? facts.error : undefined;
+  return {
+    section: '/settings/profile',
+    title: 'Delete your account?',
+    consequences: html`<p>Deleting <strong>${user.username}</strong>:</p>
+<ul>
+  <li>signs you out of every browser and ends every personal token;</li>
+  <li>withdraws every app’s access: their tokens stop working at once;</li>
+  ${facts.apps.length > 0 ? html`<li>deactivates the ${facts.apps.length === 1 ? 'application' : `${facts.apps.length} applications`} you registered (${facts.apps.map((a, i) => html`${i > 0 ? ', ' : ''}<strong>${a.name}</strong>`)}): no one can sign in with ${facts.apps.length === 1 ? 'it' : 'them'} any more;</li>` : ''}
+  <li>removes your bio, avatar, two-step verification and passkeys, and hides your public page.</li>
+</ul>
+<p>Your username stays reserved: no one, you included, can sign up with it again. This cannot be undone.</p>`,
+    action: '/settings/account/delete',
+    fields: {},
+    button: 'Delete my account',
+    cancel: '/settings/profile',
+    error: facts.error,
+    inputs: html`<label for="password">Your password</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" maxlength="256" ${invalid(passwordError, 'password')}>
+  ${facts.totp ? html`<label for="code">Or a code from your authenticator app, or a recovery code</label>
+  <input type="text" id="code" name="code" inputmode="text" autocomplete="one-time-code" maxlength="32" ${invalid(codeError, 'code')}>` : ''}`,
+  };
+}
+
+/** After the account was deleted: no session, nothing more to do. */
+export function accountDeletedPage(context: PageContext): Html {
+  return layout('Account deleted', context, html`<section class="card narrow">
+<h1>Your account was deleted</h1>
+<p>You are signed out, and every token and app access of the account has ended.</p>
+<p><a href="/">Back to the home page</a></p>
 </section>`);
 }
 
@@ -154,8 +264,22 @@ ${state.tokens.length === 0 ? html`<p class="muted">You have no personal tokens.
   </tr>`;
   })}</tbody>
 </table></div>`}
-</section>`);
+</section>`, { script: state.created ? 'copy' : undefined });
 }
+
+/** Revoking a personal token, asked first. */
+export function revokeTokenConfirmation(token: PersonalToken): Confirmation {
+  return {
+    section: '/settings/tokens',
+    title: `Revoke the token “${token.name}”?`,
+    consequences: html`<p>Every script or tool that uses it gets <code>401</code> from its next request on. A revoked token cannot be turned back on; you would create a new one.</p>`,
+    action: '/settings/tokens/revoke',
+    fields: { token_id: String(token.id) },
+    button: 'Revoke token',
+    cancel: '/settings/tokens',
+  };
+}
+
 
 // ---- Authorized applications ---------------------------------------------------------------
 
@@ -165,6 +289,10 @@ export function applicationsPage(context: PageContext, apps: AuthorizedApplicati
 <p>Apps you allowed to read your data. Revoking access ends every token the app holds for you at once; it must ask you again to get new ones.</p>
 ${notice(state.notice)}
 ${state.error ? html`<p class="alert" role="alert">${state.error}</p>` : ''}
+${apps.length > 1 ? html`<form method="post" action="/settings/applications/revoke-all">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <button type="submit" class="danger">Revoke access for all ${apps.length} applications…</button>
+</form>` : ''}
 </section>
 ${apps.length === 0 ? html`<p class="muted card">You have not authorized any applications.</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
   <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
@@ -181,6 +309,34 @@ ${apps.length === 0 ? html`<p class="muted card">You have not authorized any app
     <button type="submit" class="danger" aria-label="Revoke access for ${app.client.name}">Revoke access</button>
   </form>
 </section>`)}`);
+}
+
+/** Withdrawing one app's access, asked first. */
+export function revokeApplicationConfirmation(app: AuthorizedApplication): Confirmation {
+  return {
+    section: '/settings/applications',
+    title: `Revoke access for ${app.client.name}?`,
+    consequences: html`<p><strong>${app.client.name}</strong> can no longer read your data: every token it holds for you stops working at once, and it is signed out of your account. To use it again you would authorize it anew.</p>`,
+    action: '/settings/applications/revoke',
+    fields: { client_id: app.client.clientId },
+    button: 'Revoke access',
+    cancel: '/settings/applications',
+  };
+}
+
+/** Withdrawing every app's access, asked first. */
+export function revokeAllConfirmation(apps: AuthorizedApplication[]): Confirmation {
+  return {
+    section: '/settings/applications',
+    title: 'Revoke access for every application?',
+    consequences: html`<p>${apps.length === 1 ? 'This application' : `These ${apps.length} applications`} can no longer read your data; every token they hold for you stops working at once:</p>
+<ul>${apps.map((a) => html`<li><strong>${a.client.name}</strong></li>`)}</ul>
+<p>Each would have to ask you again.</p>`,
+    action: '/settings/applications/revoke-all',
+    fields: {},
+    button: 'Revoke access for all',
+    cancel: '/settings/applications',
+  };
 }
 
 // ---- Developer applications ----------------------------------------------------------------
@@ -308,7 +464,7 @@ ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="s
 <p>Rotating makes a new secret; the old one stops working at once.</p>
 <form method="post" action="${base}/rotate-secret">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <button type="submit" class="secondary">Rotate secret</button>
+  <button type="submit" class="secondary">Rotate secret…</button>
 </form>
 </section>` : ''}
 <section class="card" aria-labelledby="deactivate-heading">
@@ -316,7 +472,33 @@ ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="s
 <p>The app can no longer sign anyone in, and every token it holds ends at once. This cannot be undone here.</p>
 <form method="post" action="${base}/deactivate">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <button type="submit" class="danger">Deactivate application</button>
+  <button type="submit" class="danger">Deactivate application…</button>
 </form>
-</section>` : html`<section class="card"><p>This application is deactivated: it cannot sign anyone in and its tokens no longer work.</p></section>`}`);
+</section>` : html`<section class="card"><p>This application is deactivated: it cannot sign anyone in and its tokens no longer work.</p></section>`}`, { script: state.secret ? 'copy' : undefined });
+}
+
+/** Rotating a client secret, asked first: the old secret dies at once. */
+export function rotateSecretConfirmation(client: Client): Confirmation {
+  return {
+    section: '/settings/developers',
+    title: `Rotate the secret of ${client.name}?`,
+    consequences: html`<p>A new secret is made and shown once. <strong>The current secret stops working at once</strong>: until your server uses the new one, its token requests fail with <code>invalid_client</code>.</p>`,
+    action: `/settings/developers/${client.clientId}/rotate-secret`,
+    fields: {},
+    button: 'Rotate secret',
+    cancel: `/settings/developers/${client.clientId}`,
+  };
+}
+
+/** Deactivating an app, asked first. */
+export function deactivateConfirmation(client: Client): Confirmation {
+  return {
+    section: '/settings/developers',
+    title: `Deactivate ${client.name}?`,
+    consequences: html`<p><strong>${client.name}</strong> can no longer sign anyone in, and every token it holds, for every user, stops working at once. A deactivated application cannot be turned back on here.</p>`,
+    action: `/settings/developers/${client.clientId}/deactivate`,
+    fields: {},
+    button: 'Deactivate application',
+    cancel: `/settings/developers/${client.clientId}`,
+  };
 }

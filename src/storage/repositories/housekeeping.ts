@@ -104,6 +104,12 @@ export class KyselyHousekeeping implements Housekeeping {
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
+    await drain('one_time_secrets', async () => {
+      const r = await this.db.deleteFrom('one_time_secrets').where('id_hash', 'in', (eb) =>
+        eb.selectFrom('one_time_secrets').select('id_hash').where('expires_at', '<', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
     // The security log keeps 90 days (issue 18 item 5).
     const logBefore = now - options.securityLogWindowMs;
     await drain('security_events', async () => {

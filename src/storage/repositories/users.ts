@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { ConflictError } from '../../core/errors.js';
 import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
+import { type CompiledQueries, inTransaction } from '../database.js';
 import type { Database, UsersTable } from '../schema.js';
 import { isUniqueViolation } from './errors.js';
 
@@ -65,10 +65,16 @@ export class KyselyUserStore implements UserStore {
     return row && { user: toUser(row), passwordHash: row.password_hash };
   }
 
-  async setStatus(id: number, status: UserStatus, now: Instant): Promise<User | undefined> {
-    const row = await this.db.updateTable('users').set({ status, updated_at: now })
-      .where('id', '=', id).returning(USER_COLUMNS).executeTakeFirst();
+  async setStatus(id: number, status: UserStatus, now: Instant, from?: UserStatus): Promise<User | undefined> {
+    let query = this.db.updateTable('users').set({ status, updated_at: now }).where('id', '=', id);
+    if (from !== undefined) query = query.where('status', '=', from);
+    const row = await query.returning(USER_COLUMNS).executeTakeFirst();
     return row && toUser(row);
+  }
+
+  async setBio(id: number, bio: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('users').set({ bio, updated_at: now }).where('id', '=', id).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean> {
@@ -85,10 +91,18 @@ export class KyselyUserStore implements UserStore {
   }
 
   async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void> {
-    await this.db.insertInto('avatars')
-      .values({ user_id: userId, content_type: contentType, image, updated_at: now })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ content_type: contentType, image, updated_at: now }))
-      .execute();
+    await inTransaction(this.db, async (trx) => {
+      await trx.insertInto('avatars')
+        .values({ user_id: userId, content_type: contentType, image, updated_at: now })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet({ content_type: contentType, image, updated_at: now }))
+        .execute();
+      // The pages address the avatar by this version: a new image is a new address, never a cached old one.
+      await trx.updateTable('users').set({ updated_at: now }).where('id', '=', userId).execute();
+    });
+  }
+
+  async removeAvatar(userId: number): Promise<void> {
+    await this.db.deleteFrom('avatars').where('user_id', '=', userId).execute();
   }
 
   async findAvatar(userId: number): Promise<Avatar | undefined> {

@@ -1,0 +1,163 @@
+/**
+ * The profile (issue 18 item 8) over real HTTP on each database: the bio, the avatar shown anew
+ * at once, and deleting the account, which needs the password or a second-factor code, ends
+ * every credential and keeps the username reserved.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts.js';
+import { registerClient } from '../../src/core/clients.js';
+import { generateToken, hashSecret } from '../../src/core/credentials.js';
+import { createPersonalToken } from '../../src/core/personal-tokens.js';
+import type { User } from '../../src/core/ports.js';
+import { totpCode } from '../../src/core/security/totp.js';
+import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/security/two-step.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { Visitor } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a7a3b9e10000000049454e44ae426082', 'hex');
+
+forEachDatabase('the profile', (database) => {
+  let t: TestApp;
+  let counter = 0;
+  before(async () => { t = await startTestApp(database); });
+  after(async () => t.close());
+
+  async function member(): Promise<{ user: User; visitor: Visitor }> {
+    counter += 1;
+    const user = await createAccount(t.deps.stores, t.clock, { username: `profiled${counter}`, password: PASSWORD });
+    const visitor = new Visitor(t.baseUrl);
+    await visitor.signIn(user.username, PASSWORD);
+    return { user, visitor };
+  }
+
+  const avatarOn = (text: string) => /<img class="avatar" src="([^"]+)" alt="Your current avatar"/.exec(text)?.[1];
+  const api = (token: string) => fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+
+  test('the bio is edited on the profile page and shown on the public page and at the API', async () => {
+    const { user, visitor } = await member();
+    const saved = await visitor.post('/settings/profile', { bio: '  Photographer by the harbour  ' });
+    assert.equal(saved.status, 303);
+    assert.equal(saved.location, '/settings/profile?notice=bio');
+    assert.match((await visitor.get(saved.location!)).text, /Your bio was saved[\s\S]*value="Photographer by the harbour"/);
+    assert.match((await visitor.get(`/u/${user.username}`)).text, /<p>Photographer by the harbour<\/p>/);
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'read', scopes: ['profile:read'], expiresInDays: 7 });
+    assert.equal(((await (await api(token)).json()) as { bio: string }).bio, 'Photographer by the harbour');
+
+    for (const [bio, message] of [['b'.repeat(161), /Bio must be at most 160 characters/], ['two\nlines', /Bio must not contain control characters/]] as const) {
+      const refused = await visitor.post('/settings/profile', { bio });
+      assert.equal(refused.status, 400);
+      assert.match(refused.text, message);
+      assert.match(refused.text, /id="bio"[^>]*aria-invalid="true"/);
+    }
+    assert.equal((await t.deps.stores.users.findById(user.id))?.bio, 'Photographer by the harbour', 'refused bios stored nothing');
+    assert.equal((await visitor.post('/settings/profile', { bio: '' })).status, 303);
+    assert.equal((await t.deps.stores.users.findById(user.id))?.bio, '', 'an empty bio clears it');
+  });
+
+  test('a new avatar is shown at once: the page addresses it by a new version, never the cached old one', async () => {
+    const { user, visitor } = await member();
+    const before = avatarOn((await visitor.get('/settings/profile')).text);
+    assert.match(before ?? '', new RegExp(`^/avatars/${user.id}\\?v=\\d+$`));
+    const cached = await visitor.get(before!);
+    assert.match(cached.headers.get('cache-control') ?? '', /immutable/, 'a versioned address is cached for good');
+    assert.equal(cached.headers.get('content-type'), 'image/svg+xml');
+
+    t.clock.advance(1000);
+    const form = new FormData();
+    form.append('_csrf', await visitor.csrf());
+    form.append('avatar', new Blob([PNG], { type: 'image/png' }), 'me.png');
+    const upload = await visitor.request('/settings/profile/avatar', { method: 'POST', body: form });
+    assert.equal(upload.status, 303);
+    const page = await visitor.get(upload.location!);
+    assert.match(page.text, /Your avatar was updated/);
+    const now = avatarOn(page.text);
+    assert.notEqual(now, before, 'a new address, so no cache holds the old image for it');
+    const served = await fetch(`${t.baseUrl}${now}`);
+    assert.equal(served.headers.get('content-type'), 'image/png');
+    assert.deepEqual(Buffer.from(await served.arrayBuffer()), PNG);
+    assert.ok((await visitor.get(`/u/${user.username}`)).text.includes(`src="${now}"`), 'the public page too');
+    const stale = await fetch(`${t.baseUrl}${before}`);
+    assert.doesNotMatch(stale.headers.get('cache-control') ?? '', /immutable/, 'an old version is not cached for good');
+    assert.equal((await fetch(`${t.baseUrl}/avatars/${user.id}`)).headers.get('cache-control'), 'public, max-age=300', 'the API’s avatarUrl: 5 minutes');
+  });
+
+  test('deleting the account asks first, and requires the password: without it or with a wrong one nothing changes', async () => {
+    const { user, visitor } = await member();
+    const asked = await visitor.post('/settings/account/delete', {});
+    assert.equal(asked.status, 200);
+    assert.match(asked.text, /Delete your account\?[\s\S]*username stays reserved/);
+    assert.match(asked.text, /<input type="hidden" name="confirm" value="yes">/);
+    assert.match(asked.text, /<input type="password" id="password" name="password"/);
+    for (const [fields, message] of [[{}, /Enter your password to delete your account/], [{ password: 'not my password' }, /That password is not right/]] as const) {
+      const refused = await visitor.post('/settings/account/delete', { confirm: 'yes', ...fields });
+      assert.equal(refused.status, 400);
+      assert.match(refused.text, message);
+    }
+    assert.equal((await t.deps.stores.users.findById(user.id))?.status, 'active');
+    assert.equal((await visitor.get('/settings/profile')).status, 200, 'still signed in');
+  });
+
+  test('a code of the authenticator app (or a recovery code) deletes the account in place of the password', async () => {
+    const { user, visitor } = await member();
+    const enrolment = await beginTotpEnrolment(t.deps, user);
+    await confirmTotpEnrolment(t.deps, user, totpCode(enrolment!.secret, t.clock.now()));
+    t.clock.advance(30_000);
+    const asked = await visitor.post('/settings/account/delete', {});
+    assert.match(asked.text, /name="code"/, 'the code field is offered when two-step verification is on');
+    const wrong = await visitor.post('/settings/account/delete', { confirm: 'yes', code: '000000' === totpCode(enrolment!.secret, t.clock.now()) ? '111111' : '000000' });
+    assert.equal(wrong.status, 400);
+    assert.equal((await t.deps.stores.users.findById(user.id))?.status, 'active');
+    const deleted = await visitor.post('/settings/account/delete', { confirm: 'yes', code: totpCode(enrolment!.secret, t.clock.now()) });
+    assert.equal(deleted.status, 303);
+    assert.equal((await t.deps.stores.users.findById(user.id))?.status, 'deleted');
+    assert.equal(await t.deps.stores.secondFactors.findTotp(user.id), undefined, 'the authenticator app is forgotten');
+  });
+
+  test('a deleted account cannot sign in, its session ends, and its tokens and apps fail at the API', async () => {
+    const { user, visitor } = await member();
+    const { stores } = t.deps;
+    const now = t.clock.now();
+    const { token: personal } = await createPersonalToken(stores, t.clock, { userId: user.id, name: 'script', scopes: ['profile:read'], expiresInDays: 30 });
+    const { client: third } = await registerClient(stores, t.clock, { name: 'Reader', type: 'public', redirectUris: ['https://reader.example/cb'] });
+    await stores.consents.save(user.id, third.clientId, 'profile:read', now);
+    const grant = await stores.grants.create({ userId: user.id, clientId: third.clientId, scope: 'profile:read', nonce: null, authTime: now }, now);
+    const access = generateToken('access');
+    await stores.tokens.insertAccess({ tokenHash: hashSecret(access), grantId: grant.id, clientId: third.clientId, userId: user.id, scope: 'profile:read', createdAt: now, expiresAt: now + 3_600_000 });
+    const { client: own } = await registerClient(stores, t.clock, { name: 'Own', type: 'confidential', redirectUris: ['https://own.example/cb'], ownerId: user.id });
+    await createAccount(stores, t.clock, { username: `${user.username}x`, password: PASSWORD }).then((other) => stores.consents.save(other.id, own.clientId, 'profile:read', now));
+    assert.equal((await api(personal)).status, 200);
+    assert.equal((await api(access)).status, 200);
+    await visitor.get('/settings/profile');
+
+    const deleted = await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD });
+    assert.equal(deleted.status, 303);
+    assert.equal(deleted.location, '/settings/account/deleted');
+    assert.match((await visitor.get(deleted.location!)).text, /Your account was deleted/);
+    assert.equal((await visitor.get('/settings/profile')).status, 303, 'signed out');
+    assert.equal((await stores.users.findById(user.id))?.status, 'deleted');
+    assert.equal((await api(personal)).status, 401, 'personal token');
+    assert.equal((await api(access)).status, 401, 'an app’s access token');
+    assert.notEqual((await stores.grants.findById(grant.id))?.revokedAt, null);
+    assert.equal((await stores.clients.findById(own.clientId))?.status, 'deactivated', 'the apps it owned');
+    assert.equal((await stores.users.findById(user.id))?.bio, '');
+
+    const again = await new Visitor(t.baseUrl).post('/login', { username: user.username, password: PASSWORD, return_to: '/' });
+    assert.notEqual(again.status, 303, 'no sign-in');
+    assert.equal((await visitor.get(`/u/${user.username}`)).status, 404, 'no public page');
+    assert.ok((await stores.securityEvents.listForUser(user.id, 0, 50)).items.some((e) => e.kind === 'account.deleted'), 'the security log');
+    assert.ok(t.audit.some((e) => e.audit === 'account.deleted' && e.userId === user.id && e.clientsDeactivated === 1), 'the audit log');
+  });
+
+  test('the username of a deleted account stays reserved: no one can sign up with it, in any letter case', async () => {
+    const { user, visitor } = await member();
+    assert.equal((await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD })).status, 303);
+    for (const username of [user.username, user.username.toUpperCase()]) {
+      const signup = await new Visitor(t.baseUrl).post('/signup', { username, password: 'another long passphrase' });
+      assert.equal(signup.status, 409, username);
+      assert.match(signup.text, /That username is taken/);
+    }
+  });
+});
