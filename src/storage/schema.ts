@@ -151,6 +151,10 @@ export interface RefreshTokensTable {
   expires_at: number;
   used_at: number | null;
   revoked_at: number | null;
+  /** Set at rotation: the successor refresh token's `token_hash` (issue 19 item 1). */
+  successor_hash: Generated<string | null>;
+  /** The successor's token answer, sealed under a key derived from this token (`src/core/tokens/replay.ts`); erased once the successor is used. */
+  replay_sealed: Generated<string | null>;
 }
 
 export interface PersonalTokensTable {
