@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signUp } from '../../core/sign-up.js';
 import { accountKey } from '../../core/device-cookies.js';
+import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import { signUpPage } from '../views/sign-up.js';
@@ -32,7 +33,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     }
     if (outcome.reason === 'throttled') {
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'signup' });
-      reply.header('retry-after', String(outcome.retryAfterSeconds));
+      reply.headers(throttledHeaders('sign-up', outcome.retryAfterSeconds));
     }
     const error = outcome.reason === 'invalid' ? { field: outcome.field, message: outcome.message }
       : outcome.reason === 'throttled' ? { field: 'form', message: retryMessage('Too many accounts were created from your address.', outcome.retryAfterSeconds) }
