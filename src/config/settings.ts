@@ -23,6 +23,11 @@ export interface Settings {
   readonly accessTokenTtlSeconds: number;
   readonly codeTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
+  /**
+   * How long a rotated refresh token, presented again by its client while its successor is unused,
+   * gets the same successor answer again (INTERFACE section 11); 0 turns the window off.
+   */
+  readonly refreshReplaySeconds: number;
   readonly keysSecret: string | undefined;
   /** How long a rotated signing key is published before it signs (INTERFACE section 5). */
   readonly signingKeyActivationSeconds: number;
@@ -193,6 +198,7 @@ export function loadSettings(env: Env = process.env): Settings {
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
+    refreshReplaySeconds: integer(env, 'REFRESH_REPLAY_SECONDS', 20, 0, 300),
     keysSecret,
     signingKeyActivationSeconds: integer(env, 'SIGNING_KEY_ACTIVATION_SECONDS', 120, 0, 86_400),
     logLevel,

@@ -13,6 +13,7 @@ import { addressKey } from './addresses.js';
 import { type Bearer, bearerKey, refusedOffline } from './bearer.js';
 import { OAuthError } from './errors.js';
 import type { RateLimitDecision, RateLimiter } from './ports.js';
+import { rateLimitField, rateLimitPolicyField } from './rate-limit-fields.js';
 import type { Instant } from './time.js';
 
 export const API_WINDOW_SECONDS = 60;
@@ -25,12 +26,28 @@ export function rateLimited(description: string): OAuthError {
   return new OAuthError('rate_limited', description, { headers: { 'retry-after': String(RETRY_AFTER_SECONDS) } });
 }
 
-/** The `X-RateLimit-*` headers for a decision (INTERFACE section 7). */
-export function rateLimitHeaders(decision: RateLimitDecision): Record<string, string> {
+/** The per-token policy's name in the IETF fields. */
+export const TOKEN_POLICY = 'per-token';
+/** The per-address policy's name (refused tokens) in the IETF fields. */
+export const ADDRESS_POLICY = 'per-address';
+
+/** Seconds from `now` to `resetAt` (epoch seconds), within one window. */
+function secondsUntil(resetAt: number, now: Instant): number {
+  return Math.min(API_WINDOW_SECONDS, Math.max(0, resetAt - Math.floor(now / 1000)));
+}
+
+/**
+ * The headers of a token's decision: `X-RateLimit-*` (INTERFACE section 7) and the same numbers as
+ * the IETF fields (INTERFACE section 11): `q` is the limit, `r` the remaining, `t` the seconds to
+ * `X-RateLimit-Reset`.
+ */
+export function rateLimitHeaders(decision: RateLimitDecision, now: Instant): Record<string, string> {
   return {
     'x-ratelimit-limit': String(decision.limit),
     'x-ratelimit-remaining': String(decision.remaining),
     'x-ratelimit-reset': String(decision.resetAt),
+    'ratelimit-policy': rateLimitPolicyField({ name: TOKEN_POLICY, quota: decision.limit, windowSeconds: API_WINDOW_SECONDS }),
+    ratelimit: rateLimitField(TOKEN_POLICY, decision.remaining, secondsUntil(decision.resetAt, now)),
   };
 }
 
@@ -59,6 +76,15 @@ export class ApiLimits {
     if (Math.floor(now / 1000) < until) return true;
     this.blockedUntil.delete(key);
     return false;
+  }
+
+  /** The IETF fields of an address refused for the rest of its window: nothing left until it ends. */
+  addressHeaders(address: string, now: Instant): Record<string, string> {
+    const until = this.blockedUntil.get(addressKey(address)) ?? Math.floor(now / 1000) + API_WINDOW_SECONDS;
+    return {
+      'ratelimit-policy': rateLimitPolicyField({ name: ADDRESS_POLICY, quota: this.failuresPerAddress, windowSeconds: API_WINDOW_SECONDS }),
+      ratelimit: rateLimitField(ADDRESS_POLICY, 0, secondsUntil(until, now)),
+    };
   }
 
   /** Counts a refused token (unless refused offline); says whether the address is still within its limit. */

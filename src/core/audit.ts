@@ -39,6 +39,8 @@ export type AuditEvent =
   | { audit: 'code.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantsRevoked: number }
   /** RFC 9700 4.14.2: a rotated refresh token presented again; its grant (the family) was revoked. */
   | { audit: 'refresh_token.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantId: number }
+  /** INTERFACE section 11: a rotated refresh token presented again within the replay window got the same successor answer. */
+  | { audit: 'refresh_token.replayed'; via: 'oauth'; clientId: string; userId: number; grantId: number }
   // ---- Consent (INTERFACE section 10) ----
   | { audit: 'consent.granted'; userId: number; clientId: string; scope: string }
   | ({ audit: 'consent.withdrawn'; userId: number; clientId: string; grantsRevoked: number } & FromBrowser)
@@ -75,6 +77,7 @@ export type AuditEventName = AuditEvent['audit'];
 export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'sign_out',
   'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',
+  'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.deactivated',
   'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'signing_keys.rotated',

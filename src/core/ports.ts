@@ -6,6 +6,7 @@
 import type { PasskeyStore, PendingSignInStore, SecondFactorStore, SecurityEventStore } from './security/ports.js';
 import type { TokenKind } from './credentials.js';
 import type { Instant } from './time.js';
+import type { ReplayCandidate } from './tokens/replay.js';
 
 export type UserStatus = 'active' | 'suspended' | 'banned' | 'deleted';
 export const USER_STATUSES: readonly UserStatus[] = ['active', 'suspended', 'banned', 'deleted'];
@@ -381,6 +382,14 @@ export interface TokenStore {
    * grant and user, as `CodeStore.consume` does.
    */
   consumeRefresh(tokenHash: string, now: Instant): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined>;
+  /**
+   * Records the successor of a refresh token just rotated (its `token_hash`) and the successor's
+   * answer sealed for a replay (`null`: none kept), and erases the sealed answer of the token that
+   * `tokenHash` succeeded, now that it is used (INTERFACE section 11).
+   */
+  recordSuccessor(tokenId: number, tokenHash: string, successorHash: string, sealed: string | null): Promise<void>;
+  /** A refresh token with its sealed answer and its successor's state, in one read (a replay's candidate). */
+  findReplay(tokenHash: string): Promise<ReplayCandidate | undefined>;
   revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;
   /** Marks every token of the grant revoked (the grant itself is revoked by `GrantStore`). */
   revokeByGrant(grantId: number, now: Instant): Promise<number>;

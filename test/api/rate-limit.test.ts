@@ -91,6 +91,10 @@ forEachDatabase('resource API rate limit per address', (database) => {
     const refused = await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') });
     assert.equal(refused.status, 429);
     assert.equal(refused.headers.get('retry-after'), '60');
+    // The IETF fields name the address's policy, with nothing left until the window ends (INTERFACE section 11).
+    const left = 60 - (Math.floor(t.clock.now() / 1000) % 60);
+    assert.equal(refused.headers.get('ratelimit-policy'), '"per-address";q=300;w=60');
+    assert.equal(refused.headers.get('ratelimit'), `"per-address";r=0;t=${left}`);
     assert.equal((await get(t.baseUrl, '/api/open/v1/')).status, 429, 'no credentials: refused too');
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'the address is refused before any lookup');
     t.clock.advance(MINUTE);

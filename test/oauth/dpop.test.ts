@@ -230,6 +230,22 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.deepEqual((await introspect(t, c, next.refresh_token)).cnf, { jkt: key.jkt });
   });
 
+  test('the replay window gives a bound token\'s successor again only to a proof of its key; a replay without one ends the family', async () => {
+    const c = await newClient(t, { type: 'public' });
+    const key = await dpopKey();
+    const { tokens, nonce } = await dpopTokens(c, key);
+    const fields = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) };
+    const refresh = async () => tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) });
+    const first = (await (await refresh()).json()) as Tokens;
+    const again = await refresh();
+    assert.equal(again.status, 200, await again.clone().text());
+    const replayed = (await again.json()) as Tokens;
+    assert.equal(replayed.token_type, 'DPoP');
+    assert.equal(replayed.refresh_token, first.refresh_token, 'the same successor, within the window');
+    assert.equal((await tokenRequest(t, fields)).status, 400, 'the old token alone yields nothing');
+    assert.equal((await introspect(t, c, first.refresh_token)).active, false, 'and its family ends (RFC 9700 4.14.2)');
+  });
+
   test('dpop_jkt at the authorization request binds the code to that key (RFC 9449 10)', async () => {
     const c = await newClient(t);
     const key = await dpopKey();

@@ -276,7 +276,7 @@ forEachDatabase('token endpoint', (database) => {
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
   });
 
-  test('invalid_grant: the refresh token is no longer valid after rotation (seed section 3 rule 3)', async () => {
+  test('invalid_grant: the refresh token obtains nothing new after rotation (seed section 3 rule 3)', async () => {
     const { fields, c } = await freshCode();
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     const rotated = await refresh(c, tokens.refresh_token);
@@ -285,13 +285,19 @@ forEachDatabase('token endpoint', (database) => {
     assert.notEqual(next.refresh_token, tokens.refresh_token);
     assert.match(next.refresh_token, /^svcr_/);
     assert.deepEqual(Object.keys(next).sort(), ['access_token', 'expires_in', 'refresh_token', 'scope', 'token_type']);
+    // Within the replay window only the same answer again (INTERFACE section 11); once its
+    // successor is used, nothing.
+    const replayed = (await (await refresh(c, tokens.refresh_token)).json()) as Tokens;
+    assert.equal(replayed.refresh_token, next.refresh_token);
+    assert.equal((await refresh(c, next.refresh_token)).status, 200);
     await assertError(await refresh(c, tokens.refresh_token), 400, 'invalid_grant');
   });
 
-  test('a rotated refresh token presented again revokes its whole family', async () => {
+  test('a rotated refresh token presented again after the replay window revokes its whole family', async () => {
     const { fields, c } = await freshCode();
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     const next = (await (await refresh(c, tokens.refresh_token)).json()) as Tokens;
+    t.clock.advance((t.deps.settings.refreshReplaySeconds + 1) * 1000);
     await refresh(c, tokens.refresh_token);
     assert.deepEqual(await introspect(t, c, next.access_token), { active: false });
     await assertError(await refresh(c, next.refresh_token), 400, 'invalid_grant');

@@ -47,7 +47,7 @@ forEachDatabase('audit events in the server log', (database) => {
       assert.equal((await browser.signIn('x'.repeat(200), 'whatever')).status, 401);
       assert.equal((await browser.signIn(username, password)).status, 303);
 
-      // The code flow: consent, tokens, the code again (reuse), then a refresh and its reuse.
+      // The code flow: consent, tokens, the code again (reuse), then a refresh, its replay and its reuse.
       const redeem = async () => {
         const pkce = pkcePair();
         const code = keep(await obtainCode(browser, app, { pkce }));
@@ -64,7 +64,12 @@ forEachDatabase('audit events in the server log', (database) => {
       const second = await redeem();
       const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: second.tokens.refresh_token, ...clientFields(app) });
       assert.equal(refreshed.status, 200);
-      keep(((await refreshed.json()) as { refresh_token: string }).refresh_token);
+      const successor = keep(((await refreshed.json()) as { refresh_token: string }).refresh_token);
+      // Presented again at once: a replay (the same answer); once the successor is used: reuse.
+      assert.equal((await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: second.tokens.refresh_token, ...clientFields(app) })).status, 200);
+      const next = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: successor, ...clientFields(app) });
+      assert.equal(next.status, 200);
+      keep(((await next.json()) as { refresh_token: string }).refresh_token);
       assert.equal((await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: second.tokens.refresh_token, ...clientFields(app) })).status, 400);
       const third = await redeem();
       const revoke = await fetch(`${baseUrl}/api/oauth/revoke`, {
@@ -114,7 +119,7 @@ forEachDatabase('audit events in the server log', (database) => {
     assert.deepEqual(events.map((e) => e.audit), [
       'sign_in.failed', 'sign_in.failed', 'sign_in.succeeded',
       'consent.granted', 'token.issued', 'code.reuse_detected',
-      'token.issued', 'token.refreshed', 'refresh_token.reuse_detected',
+      'token.issued', 'token.refreshed', 'refresh_token.replayed', 'token.refreshed', 'refresh_token.reuse_detected',
       'token.issued', 'token.revoked', 'token.issued',
       'password_confirm.failed', 'personal_token.created', 'personal_token.revoked',
       'client.registered', 'client.secret_rotated', 'client.deactivated',
@@ -136,6 +141,8 @@ forEachDatabase('audit events in the server log', (database) => {
     assert.equal(typeof issued.grantId, 'number');
     assert.deepEqual(pick(find('code.reuse_detected'), 'clientId', 'userId', 'grantsRevoked'), { clientId: registered.client_id, userId: user.id, grantsRevoked: 1 });
     assert.equal(find('refresh_token.reuse_detected').grantId, find('token.issued', 1).grantId);
+    assert.deepEqual(pick(find('refresh_token.replayed'), 'via', 'clientId', 'userId', 'grantId'),
+      { via: 'oauth', clientId: registered.client_id, userId: user.id, grantId: find('token.issued', 1).grantId });
     assert.deepEqual(pick(find('token.revoked'), 'kind', 'grantId'), { kind: 'refresh', grantId: find('token.issued', 2).grantId });
     assert.deepEqual(pick(find('personal_token.created'), 'userId', 'tokenId', 'scope', 'via', 'address'),
       { userId: user.id, tokenId: Number(find('personal_token.revoked').tokenId), scope: 'profile:read', via: 'site', address: '127.0.0.1' });

@@ -189,6 +189,9 @@ forEachDatabase('back-channel logout', (database) => {
     const second = await authorize(t, browser, c);
     const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: second.refresh_token, ...clientFields(c) });
     assert.equal(refreshed.status, 200);
+    // Its successor used, the rotated token presented again is reuse, not a replay (INTERFACE section 11).
+    const successor = ((await refreshed.json()) as { refresh_token: string }).refresh_token;
+    assert.equal((await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: successor, ...clientFields(c) })).status, 200);
     const replay = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: second.refresh_token, ...clientFields(c) });
     assert.equal(replay.status, 400);
     await deliver();

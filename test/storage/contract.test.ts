@@ -334,6 +334,24 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(consumed?.granted?.user.status, 'banned');
   });
 
+  test('a rotated refresh token records its successor and sealed answer, and the successor\'s rotation erases that answer', async () => {
+    const { user, client, grant } = await newGrant();
+    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + 60 * MINUTE };
+    const [first, second, third] = [unique('rt'), unique('rt'), unique('rt')];
+    const one = await stores.tokens.insertRefresh({ ...common, tokenHash: first });
+    const two = await stores.tokens.insertRefresh({ ...common, tokenHash: second });
+    await stores.tokens.insertRefresh({ ...common, tokenHash: third });
+    assert.deepEqual(await stores.tokens.findReplay(first), { token: { ...one, usedAt: null }, sealed: null, successor: undefined });
+    await stores.tokens.consumeRefresh(first, T0 + 1);
+    await stores.tokens.recordSuccessor(one.id, first, second, 'sealed-1');
+    assert.deepEqual(await stores.tokens.findReplay(first), { token: { ...one, usedAt: T0 + 1 }, sealed: 'sealed-1', successor: { usedAt: null, revokedAt: null } });
+    await stores.tokens.consumeRefresh(second, T0 + 2);
+    await stores.tokens.recordSuccessor(two.id, second, third, 'sealed-2');
+    assert.deepEqual(await stores.tokens.findReplay(first), { token: { ...one, usedAt: T0 + 1 }, sealed: null, successor: { usedAt: T0 + 2, revokedAt: null } });
+    assert.equal((await stores.tokens.findReplay(second))!.sealed, 'sealed-2');
+    assert.equal(await stores.tokens.findReplay(unique('rt')), undefined);
+  });
+
   test('an access token and its refresh token are stored together', async () => {
     const { user, client, grant } = await newGrant();
     // Bound to a DPoP key (RFC 9449 6): both tokens keep the thumbprint.

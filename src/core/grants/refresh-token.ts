@@ -1,10 +1,13 @@
-/** The refresh_token grant with rotation and reuse detection (RFC 6749 6, RFC 9700 4.14.2). */
+/** The refresh_token grant with rotation, the replay window and reuse detection (RFC 6749 6, RFC 9700 4.14.2). */
 import { hashSecret, tokenKind } from '../credentials.js';
 import { OAuthError } from '../errors.js';
 import { required, single } from '../params.js';
 import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
-import { revokeGrant } from '../tokens/revocation.js';
+import type { Client } from '../ports.js';
+import type { OAuthDeps } from '../tokens/context.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
+import { type ReplayAnswer, isReplay, openReplay, sealReplay } from '../tokens/replay.js';
+import { revokeGrant } from '../tokens/revocation.js';
 import { registerGrantType } from './registry.js';
 
 /** One answer for every refused refresh token: nothing more is revealed. */
@@ -43,10 +46,12 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
   const tokenHash = hashSecret(token);
+  const requested = narrowed ? formatScope(narrowed) : null;
   const now = deps.clock.now();
-  // Rotation is one conditional write inside the transaction that issues the new pair and signs
-  // the id_token; a refusal or a failure throws, so the transaction rolls back and the token stays
-  // as it was.
+  // Rotation is one conditional write inside the transaction that issues the new pair, signs the
+  // id_token and records the successor with its sealed answer: all of it commits together, so no
+  // instance ever sees the token used without the answer a replay needs. A refusal or a failure
+  // throws, so the transaction rolls back and the token stays as it was.
   const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
     const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
     if (!consumed) return undefined;
@@ -66,7 +71,10 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
     // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
     // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
     // to bound tokens as to any (seed section 3 rule 3).
-    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt });
+    const fresh = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt });
+    const sealed = deps.settings.refreshReplaySeconds > 0 ? sealReplay(token, tokenHash, replayAnswer(fresh, requested)) : null;
+    await tx.tokens.recordSuccessor(old.id, tokenHash, hashSecret(fresh.refreshToken), sealed);
+    return fresh;
   });
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });
@@ -74,8 +82,13 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
     deps.audit.record({ audit: 'token.refreshed', via: 'oauth', clientId: client.clientId, userId: issued.user.id, grantId: issued.grant.id, scope: issued.scope });
     return issued;
   }
+  // Not rotated here. The conditional write above returns nothing only once a rotation that took
+  // the row has committed or rolled back (PostgreSQL makes a racing UPDATE wait on the row's lock;
+  // SQLite runs one transaction at a time), so what is read below is the winner's committed work.
+  const replayed = await replay(deps, client, token, tokenHash, requested, dpopJkt);
+  if (replayed) return replayed;
   // Seed section 3 rule 3 and RFC 9700 4.14.2: a rotated or revoked refresh token presented
-  // again (the losers of a race included) ends its whole family.
+  // again, and not a replay, ends its whole family.
   const known = await deps.stores.tokens.findRefresh(tokenHash);
   if (known && (known.usedAt !== null || known.revokedAt !== null)) {
     await deps.stores.transaction((tx) => revokeGrant(deps, tx, known.grantId, 'refresh_reuse', deps.clock.now()));
@@ -83,3 +96,48 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
   }
   throw new OAuthError('invalid_grant', INVALID);
 });
+
+/** What a replay must give again: the strings of the answer, and the scope the rotation asked for. */
+function replayAnswer(issued: IssuedTokens, requested: string | null): ReplayAnswer {
+  return {
+    accessToken: issued.accessToken,
+    refreshToken: issued.refreshToken,
+    ...(issued.idToken === undefined ? {} : { idToken: issued.idToken }),
+    scope: issued.scope,
+    expiresIn: issued.expiresIn,
+    issuedAt: issued.issuedAt,
+    requestedScope: requested,
+    dpopJkt: issued.dpopJkt,
+  };
+}
+
+/**
+ * The replay window (INTERFACE section 11, `src/core/tokens/replay.ts`): the same successor answer
+ * again, or `undefined` when this is not a replay and so reuse. `expires_in` counts from the first
+ * answer, so a replay never extends the access token's life.
+ */
+async function replay(deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: string | null, dpopJkt: string | null): Promise<IssuedTokens | undefined> {
+  const window = deps.settings.refreshReplaySeconds;
+  if (window <= 0) return undefined;
+  const now = deps.clock.now();
+  const candidate = await deps.stores.tokens.findReplay(tokenHash);
+  if (!candidate || !isReplay(candidate, client.clientId, now, window)) return undefined;
+  const answer = openReplay(token, tokenHash, candidate.sealed);
+  if (!answer || answer.requestedScope !== requested || answer.dpopJkt !== dpopJkt) return undefined;
+  const granted = await deps.stores.grants.findWithUser(candidate.token.grantId);
+  if (!granted || granted.grant.revokedAt !== null || granted.user.status !== 'active') return undefined;
+  deps.audit.record({ audit: 'refresh_token.replayed', via: 'oauth', clientId: client.clientId, userId: granted.user.id, grantId: granted.grant.id });
+  return {
+    accessToken: answer.accessToken,
+    refreshToken: answer.refreshToken,
+    ...(answer.idToken === undefined ? {} : { idToken: answer.idToken }),
+    expiresIn: Math.max(0, answer.expiresIn - Math.floor(Math.max(0, now - answer.issuedAt) / 1000)),
+    scope: answer.scope,
+    grant: granted.grant,
+    user: granted.user,
+    client,
+    issuedAt: answer.issuedAt,
+    nonce: null,
+    dpopJkt: answer.dpopJkt,
+  };
+}

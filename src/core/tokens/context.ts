@@ -20,6 +20,8 @@ export interface OAuthDeps {
     readonly baseUrl: string;
     readonly accessTokenTtlSeconds: number;
     readonly refreshTokenTtlSeconds: number;
+    /** REFRESH_REPLAY_SECONDS: the replay window of a rotated refresh token (`src/core/tokens/replay.ts`). */
+    readonly refreshReplaySeconds: number;
     readonly codeTtlSeconds: number;
   };
   readonly metrics: {

@@ -1,7 +1,8 @@
 /**
  * The resource API's gate, as one `onRequest` hook for the routes of one plugin: bearer
  * authentication (RFC 6750) or DPoP (RFC 9449 7), the per-token and per-address rate limits, the scope check, and the
- * headers every answer carries (`Cache-Control: no-store`, `Vary: Authorization`, `X-RateLimit-*`).
+ * headers every answer carries (`Cache-Control: no-store`, `Vary: Authorization`, `X-RateLimit-*`
+ * and the IETF `RateLimit-Policy` and `RateLimit` beside them).
  * A route opts in with `config: { bearerScope }`: a scope, or `''` for any valid token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -52,6 +53,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
   const refuseLimited = (request: FastifyRequest, reply: FastifyReply, scope: 'address' | 'token') => {
     deps.metrics.rateLimitRefusals.inc({ scope });
+    // A token's refusal already carries its decision's fields; an address's gets its own policy's.
+    if (scope === 'address') reply.headers(limits.addressHeaders(request.ip, deps.clock.now()));
     return sendError(scope === 'address' ? addressLimited : tokenLimited, request, reply);
   };
 
@@ -69,7 +72,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       return sendError(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);
-    reply.headers(rateLimitHeaders(decision));
+    reply.headers(rateLimitHeaders(decision, now));
     if (!decision.allowed) return refuseLimited(request, reply, 'token');
     // RFC 9449 9: a newer nonce for the client's next proof.
     if (bearer.dpopNonce !== undefined) reply.header('dpop-nonce', bearer.dpopNonce);

@@ -18,6 +18,7 @@ import {
 import { describeUserAgent } from '../../core/security/user-agent.js';
 import type { AttemptOrigin } from '../../core/sign-in.js';
 import { isRecentSignIn } from '../../core/sessions.js';
+import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { requireUser, retryMessage, sendPage } from '../pages.js';
 import { currentSignIn, deviceCookie, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
@@ -63,7 +64,7 @@ interface ActionContext {
 /** The answer to a code that was wrong or throttled, in the two-step section. */
 function codeRefused(ctx: ActionContext, checked: Exclude<CodeCheck, { ok: true }>): Promise<FastifyReply> {
   if (checked.reason === 'throttled') {
-    ctx.reply.header('retry-after', String(checked.retryAfterSeconds));
+    ctx.reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
     return ctx.render({ errors: { field: 'code', message: retryMessage('Too many wrong codes.', checked.retryAfterSeconds) } }, 429);
   }
   return ctx.render({ errors: { field: 'code', message: 'that code is not right, or was used already; codes change every 30 seconds' } }, 400);
@@ -84,7 +85,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
       return ctx.done('password');
     }
     if (result.reason === 'invalid') return ctx.render({ errors: result.problems }, 400);
-    reply.header('retry-after', String(result.retryAfterSeconds));
+    reply.headers(throttledHeaders('sign-in', result.retryAfterSeconds));
     return ctx.render({ errors: { field: 'current_password', message: retryMessage('Too many wrong passwords.', result.retryAfterSeconds) } }, 429);
   },
 
@@ -246,7 +247,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     }
     // Each stores a challenge: a signed-in user gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:user:${found.user.id}`, PASSKEY_OPTIONS_PER_MINUTE, 60, clock.now());
-    if (!decision.allowed) return reply.code(429).header('retry-after', '60').header('cache-control', 'no-store').send({ error: 'rate_limited' });
+    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send({ error: 'rate_limited' });
     return reply.header('cache-control', 'no-store').send(await registrationOptions(app.deps, found.user));
   });
 }

@@ -23,6 +23,7 @@ import type { Client, ClientType, User } from '../../core/ports.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { formatUtc } from '../../core/time.js';
+import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
 import {
   deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
@@ -229,7 +230,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (!confirmed.ok) {
       if (confirmed.reason === 'wrong') return answer({ error: { field: 'password', message: 'that password is not right' } }, 400);
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
-      reply.header('retry-after', String(confirmed.retryAfterSeconds));
+      reply.headers(throttledHeaders('sign-in', confirmed.retryAfterSeconds));
       return answer({ error: { field: 'password', message: retryMessage('Too many wrong passwords.', confirmed.retryAfterSeconds) } }, 429);
     }
     setDeviceCookie(request, reply, confirmed.deviceCookie);

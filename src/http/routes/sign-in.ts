@@ -14,6 +14,7 @@ import { addressKey } from '../../core/addresses.js';
 import { applicationReturnedTo } from '../../core/authorize/flow.js';
 import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
+import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
 import {
   clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession, userAgent,
@@ -96,7 +97,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       // One label for every wrong sign-in: the metrics must not tell a right password of a suspended account apart.
       deps.metrics.signInFailures.inc({ reason: outcome.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
       const context = await pageContext(request, reply);
-      if (outcome.reason === 'throttled') reply.code(429).header('retry-after', String(outcome.retryAfterSeconds));
+      if (outcome.reason === 'throttled') reply.code(429).headers(throttledHeaders('sign-in', outcome.retryAfterSeconds));
       else reply.code(401);
       const error = outcome.reason === 'throttled'
         ? retryMessage('Too many failed sign-ins for this account or from your network.', outcome.retryAfterSeconds)
@@ -151,7 +152,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
         const factors = await secondFactorsOf(deps.stores, user.id);
         if (checked.reason === 'throttled') {
-          reply.header('retry-after', String(checked.retryAfterSeconds));
+          reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
           return sendPage(reply, secondStepPage(await pageContext(request, reply), {
             factors, error: retryMessage('Too many wrong codes for this account.', checked.retryAfterSeconds),
           }), 429);
@@ -176,7 +177,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_expired' });
     // Each stores a challenge: one waiting sign-in gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:pending:${found.pending.idHash}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
-    if (!decision.allowed) return reply.code(429).header('retry-after', '60').header('cache-control', 'no-store').send({ error: 'rate_limited' });
+    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send({ error: 'rate_limited' });
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'second_step', found.user));
   });
 
@@ -204,7 +205,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     // Each asks for a stored challenge without a sign-in: an address gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:address:${addressKey(request.ip)}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
-    if (!decision.allowed) return reply.code(429).header('retry-after', '60').header('cache-control', 'no-store').send({ error: 'rate_limited' });
+    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send({ error: 'rate_limited' });
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'sign_in'));
   });
 

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signUp } from '../../core/sign-up.js';
 import { accountKey } from '../../core/device-cookies.js';
+import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import type { FormError } from '../views/forms.js';
@@ -56,7 +57,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     }
     if (outcome.reason === 'throttled') {
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'signup' });
-      reply.header('retry-after', String(outcome.retryAfterSeconds));
+      reply.headers(throttledHeaders('sign-up', outcome.retryAfterSeconds));
     }
     const errors: readonly FormError[] = outcome.reason === 'invalid' ? outcome.problems
       : outcome.reason === 'throttled' ? [{ field: 'form', message: retryMessage('Too many accounts were created from your address.', outcome.retryAfterSeconds) }]

@@ -220,10 +220,13 @@ ${code(`curl -X POST ${base}/api/oauth/token \\
   -d client_id=YOUR_CLIENT_ID \\
   -d client_secret=YOUR_CLIENT_SECRET`)}
 <p>The answer has the same shape as the code exchange, with a <strong>new refresh token</strong>. Store it and drop the
-old one: every refresh invalidates the refresh token it used, at once. Presenting a rotated refresh token again is
-treated as theft: it fails with <code>invalid_grant</code> and revokes the whole family of tokens of that
-authorization, so the user has to authorize again. If your app refreshes from several processes, make sure only one
-refreshes at a time.</p>
+old one: every refresh replaces the refresh token it used, at once. Two tabs refreshing together, or a retry after an
+answer lost on the network, are safe: within ${settings.refreshReplaySeconds} seconds of the refresh, while the new
+refresh token is unused, the old one presented again by your app gets <strong>the same answer again</strong> (the same
+tokens, <code>expires_in</code> counted from the first answer), never a second pair. Any other use of a rotated
+refresh token (later, after the new one was used, or by another app) is treated as theft: it fails with
+<code>invalid_grant</code> and revokes the whole family of tokens of that authorization, so the user has to
+authorize again.</p>
 </section>
 
 <section id="revoke">
@@ -504,12 +507,16 @@ ${libraryErrorsSection(base, api)}
 </tbody>
 </table>
 <p>Every answer to a valid token carries the rate-limit headers; <code>X-RateLimit-Reset</code> is when the current
-window ends, in epoch seconds. Past the limit the answer is:</p>
+window ends, in epoch seconds. The same numbers come as the IETF fields of draft-ietf-httpapi-ratelimit-headers-11:
+<code>RateLimit-Policy: "per-token";q=LIMIT;w=${API_WINDOW_SECONDS}</code> and <code>RateLimit: "per-token";r=REMAINING;t=SECONDS</code>
+(seconds until the window ends), which generic HTTP client libraries understand. Past the limit the answer is:</p>
 ${code(`HTTP/1.1 429 Too Many Requests
 Retry-After: ${RETRY_AFTER_SECONDS}
 X-RateLimit-Limit: ${perMinute}
 X-RateLimit-Remaining: 0
 X-RateLimit-Reset: ${resetExample}
+RateLimit-Policy: "per-token";q=${perMinute};w=${API_WINDOW_SECONDS}
+RateLimit: "per-token";r=0;t=${API_WINDOW_SECONDS}
 
 ${json({ error: 'rate_limited', error_description: `This token made more than ${perMinute} requests this minute; retry after the window resets.` })}`)}
 <p>Back off as <code>Retry-After</code> says (or until <code>X-RateLimit-Reset</code>). Cache what you read: profiles and

@@ -1,4 +1,5 @@
-import type { Kysely, QueryCreator, Selectable } from 'kysely';
+import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { ReplayCandidate } from '../../core/tokens/replay.js';
 import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../database.js';
@@ -124,6 +125,30 @@ export class KyselyTokenStore implements TokenStore {
     // One conditional write: of racing rotations only the first changes the row (RFC 9700 4.14.2).
     const consumed = await consumeWithGrant(this.db, this.queries, refreshConsumption, [now, tokenHash]);
     return consumed && { token: toRefresh(consumed.row), granted: consumed.granted };
+  }
+
+  async recordSuccessor(tokenId: number, tokenHash: string, successorHash: string, sealed: string | null): Promise<void> {
+    // One statement: this token's successor and sealed answer are written, and the sealed answer
+    // of the token this one succeeded (the row naming it as successor) is erased, since this
+    // token has now been used (INTERFACE section 11).
+    await this.db.updateTable('refresh_tokens').set({
+      successor_hash: sql`case when id = ${tokenId} then cast(${successorHash} as text) else successor_hash end`,
+      replay_sealed: sql`case when id = ${tokenId} then cast(${sealed} as text) else null end`,
+    }).where((eb) => eb.or([eb('id', '=', tokenId), eb('successor_hash', '=', tokenHash)])).execute();
+  }
+
+  async findReplay(tokenHash: string): Promise<ReplayCandidate | undefined> {
+    const row = await this.db.selectFrom('refresh_tokens as o')
+      .leftJoin('refresh_tokens as s', 's.token_hash', 'o.successor_hash')
+      .selectAll('o')
+      .select(['s.id as successor_id', 's.used_at as successor_used_at', 's.revoked_at as successor_revoked_at'])
+      .where('o.token_hash', '=', tokenHash).executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      token: toRefresh(row),
+      sealed: row.replay_sealed,
+      successor: row.successor_id === null ? undefined : { usedAt: row.successor_used_at, revokedAt: row.successor_revoked_at },
+    };
   }
 
   async revokeAccess(tokenHash: string, now: Instant): Promise<boolean> {

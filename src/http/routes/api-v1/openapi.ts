@@ -61,6 +61,14 @@ const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': { description: `Requests allowed per token in each ${API_WINDOW_SECONDS}-second window.`, schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window.', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'When the current window ends, epoch seconds.', schema: { type: 'integer' } },
+  'RateLimit-Policy': {
+    description: `draft-ietf-httpapi-ratelimit-headers-11 quota policy: \`"per-token";q=LIMIT;w=${API_WINDOW_SECONDS}\` (q is X-RateLimit-Limit). A 429 for the address carries \`"per-address"\` instead.`,
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'draft-ietf-httpapi-ratelimit-headers-11 service limit: `"per-token";r=REMAINING;t=SECONDS` (r is X-RateLimit-Remaining, t the seconds until X-RateLimit-Reset).',
+    schema: { type: 'string' },
+  },
 };
 
 function errorResponse(description: string, headers: Record<string, unknown> = {}) {

@@ -1,0 +1,89 @@
+/**
+ * The refresh replay window (issue 19 item 1, INTERFACE section 11). Strict rotation (RFC 9700
+ * 4.14.2) logs a user out when two tabs refresh at once or a token answer is lost on the way: the
+ * client presents the rotated token again and the family is revoked. Grace periods (Hydra,
+ * Keycloak) mint a new pair for every reuse, so a thief racing the client gets a family of its
+ * own. Here a rotated token presented again, by its own client, within REFRESH_REPLAY_SECONDS,
+ * while its successor is unused, gets *the same* successor answer again: no new token exists, so
+ * whoever holds the old token learns only what its rightful holder already got, and the first
+ * use of the successor by anyone closes the window for good.
+ *
+ * The answer is kept sealed with AES-256-GCM under a key derived by HKDF-SHA-256 from the rotated
+ * token itself, which the database never holds (only its SHA-256, a different function of it):
+ * a copy of the database opens no answer, so it holds no usable token.
+ */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import type { RefreshToken } from '../ports.js';
+import type { Instant } from '../time.js';
+
+/** What a replay answers: the strings of the successor's token response, and what it was asked with. */
+export interface ReplayAnswer {
+  accessToken: string;
+  refreshToken: string;
+  idToken?: string;
+  /** The access token's scope, as the first answer said. */
+  scope: string;
+  /** The access token's lifetime at issue, in seconds. */
+  expiresIn: number;
+  issuedAt: Instant;
+  /** The `scope` parameter of the rotation, normalised; `null` when none was sent. A replay must ask the same. */
+  requestedScope: string | null;
+  /**
+   * The DPoP key the successors are bound to (RFC 9449 5); `null`: Bearer. A replay must prove
+   * the same key, as a refresh of a bound token must: the old token alone never yields them.
+   */
+  dpopJkt: string | null;
+}
+
+const INFO = 'svc refresh replay v1';
+const VERSION = 'r1.';
+
+function keyOf(token: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', token, '', INFO, 32));
+}
+
+/** `answer` sealed under a key derived from `token`, bound to its row by `tokenHash` (the AAD). */
+export function sealReplay(token: string, tokenHash: string, answer: ReplayAnswer): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', keyOf(token), iv);
+  cipher.setAAD(Buffer.from(tokenHash));
+  const body = Buffer.concat([cipher.update(JSON.stringify(answer), 'utf8'), cipher.final()]);
+  return VERSION + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+}
+
+/** The sealed answer, or `undefined` when `token` does not open it (another token, a damaged row). */
+export function openReplay(token: string, tokenHash: string, sealed: string): ReplayAnswer | undefined {
+  if (!sealed.startsWith(VERSION)) return undefined;
+  const raw = Buffer.from(sealed.slice(VERSION.length), 'base64url');
+  if (raw.length < 28) return undefined;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', keyOf(token), raw.subarray(0, 12));
+    decipher.setAAD(Buffer.from(tokenHash));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    return JSON.parse(plain) as ReplayAnswer;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A rotated refresh token as a replay finds it: its row, its sealed answer, and its successor's state. */
+export interface ReplayCandidate {
+  token: RefreshToken;
+  sealed: string | null;
+  /** The successor refresh token's use and revocation; `undefined` when it is gone. */
+  successor: { usedAt: Instant | null; revokedAt: Instant | null } | undefined;
+}
+
+/**
+ * Whether a rotated token presented again is a replay (the same answer again) rather than reuse
+ * (RFC 9700 4.14.2: the family is revoked): its own client (RFC 6749 10.4), within the window of
+ * its rotation, its successor neither used nor revoked, and an answer sealed for it.
+ */
+export function isReplay(candidate: ReplayCandidate, clientId: string, now: Instant, windowSeconds: number): candidate is ReplayCandidate & { sealed: string } {
+  const { token, sealed, successor } = candidate;
+  if (windowSeconds <= 0 || sealed === null) return false;
+  if (token.clientId !== clientId || token.usedAt === null || token.revokedAt !== null) return false;
+  if (now - token.usedAt > windowSeconds * 1000) return false;
+  return successor !== undefined && successor.usedAt === null && successor.revokedAt === null;
+}

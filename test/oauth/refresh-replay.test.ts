@@ -1,0 +1,159 @@
+/**
+ * The refresh replay window (INTERFACE section 11, issue 19 item 1): a rotated refresh token
+ * presented again by its client within REFRESH_REPLAY_SECONDS, while its successor is unused, gets
+ * the same successor answer again; any other reuse revokes the family (RFC 9700 4.14.2). Races
+ * run across two app instances on one database, each with its own connections.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { hashSecret } from '../../src/core/credentials.js';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { type TestClient, type Tokens, clientFields, introspect, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
+
+const RACERS = 20;
+const WINDOW_SECONDS = 20;
+
+forEachDatabase('the refresh replay window', (database) => {
+  let t: TestApp;
+  /** A second instance on the same database, reading the same clock. */
+  let u: TestApp;
+  before(async () => {
+    t = await startOAuthApp(database);
+    u = await startOAuthApp(database, { clock: t.clock });
+  });
+  after(async () => {
+    await u.close();
+    await t.close();
+  });
+
+  const refresh = (on: TestApp, c: TestClient, token: string, extra: Record<string, string> = {}) =>
+    tokenRequest(on, { grant_type: 'refresh_token', refresh_token: token, ...clientFields(c), ...extra });
+
+  async function refreshed(on: TestApp, c: TestClient, token: string, extra: Record<string, string> = {}): Promise<Tokens> {
+    const response = await refresh(on, c, token, extra);
+    assert.equal(response.status, 200, await response.clone().text());
+    return (await response.json()) as Tokens;
+  }
+
+  async function isReuse(response: Response): Promise<void> {
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { error: string }).error, 'invalid_grant');
+  }
+
+  async function start(options: { scope?: string } = {}) {
+    const c = await newClient(t, { type: 'confidential' });
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c, options.scope ? { scope: options.scope, extra: { nonce: 'n-1' } } : {});
+    return { c, tokens };
+  }
+
+  test('20 parallel refreshes of one token on two instances all get the same successor, and exactly one family stays alive', async () => {
+    const { c, tokens } = await start({ scope: 'openid profile:read' });
+    const responses = await Promise.all(Array.from({ length: RACERS }, (_, i) => refresh(i % 2 === 0 ? t : u, c, tokens.refresh_token)));
+    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Tokens })));
+    assert.deepEqual(bodies.map((b) => b.status), Array(RACERS).fill(200));
+    const first = bodies[0]!.body;
+    assert.ok(first.id_token, 'an id_token with openid');
+    for (const { body } of bodies) {
+      assert.equal(body.access_token, first.access_token);
+      assert.equal(body.refresh_token, first.refresh_token);
+      assert.equal(body.id_token, first.id_token);
+      assert.equal(body.scope, first.scope);
+    }
+    assert.notEqual(first.refresh_token, tokens.refresh_token);
+    // One family: the successor works, and refreshing it gives the next pair.
+    assert.equal((await introspect(t, c, first.access_token)).active, true);
+    const next = await refreshed(u, c, first.refresh_token);
+    assert.equal((await introspect(t, c, next.access_token)).active, true);
+    assert.equal((await introspect(t, c, next.refresh_token)).active, true);
+  });
+
+  test('a replay within the window gets the same answer, its expires_in counted from the first answer', async () => {
+    const { c, tokens } = await start();
+    const first = await refreshed(t, c, tokens.refresh_token);
+    t.clock.advance(5_000);
+    const again = await refreshed(u, c, tokens.refresh_token);
+    assert.equal(again.access_token, first.access_token);
+    assert.equal(again.refresh_token, first.refresh_token);
+    assert.equal(again.expires_in, first.expires_in - 5);
+    assert.equal((await introspect(t, c, first.refresh_token)).active, true);
+  });
+
+  test('a replay after the successor was used revokes the family', async () => {
+    const { c, tokens } = await start();
+    const first = await refreshed(t, c, tokens.refresh_token);
+    const second = await refreshed(t, c, first.refresh_token);
+    await isReuse(await refresh(u, c, tokens.refresh_token));
+    assert.deepEqual(await introspect(t, c, second.access_token), { active: false });
+    assert.deepEqual(await introspect(t, c, second.refresh_token), { active: false });
+  });
+
+  test('a replay after the window revokes the family', async () => {
+    const { c, tokens } = await start();
+    const first = await refreshed(t, c, tokens.refresh_token);
+    t.clock.advance(WINDOW_SECONDS * 1000 + 1);
+    await isReuse(await refresh(t, c, tokens.refresh_token));
+    assert.deepEqual(await introspect(t, c, first.access_token), { active: false });
+    assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
+  });
+
+  test('a rotated token presented by another client revokes the family', async () => {
+    const { c, tokens } = await start();
+    const first = await refreshed(t, c, tokens.refresh_token);
+    const other = await newClient(t, { type: 'confidential' });
+    await isReuse(await refresh(t, other, tokens.refresh_token));
+    assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
+  });
+
+  test('a replay that asks for another scope than the rotation did is reuse', async () => {
+    const { c, tokens } = await start();
+    const first = await refreshed(t, c, tokens.refresh_token, { scope: 'profile:read' });
+    assert.equal(first.scope, 'profile:read');
+    await isReuse(await refresh(t, c, tokens.refresh_token));
+    assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
+  });
+
+  test('the database holds no usable token of a rotation: no successor string is in any column', async () => {
+    const { c, tokens } = await start({ scope: 'openid profile:read' });
+    const first = await refreshed(t, c, tokens.refresh_token);
+    const secrets = [first.access_token, first.refresh_token, first.id_token!, tokens.refresh_token];
+    const { db } = t.deps.database;
+    const tables = (await db.introspection.getTables()).map((table) => table.name).filter((name) => !name.startsWith('kysely_'));
+    assert.ok(tables.includes('refresh_tokens'));
+    let sealed = 0;
+    for (const table of tables) {
+      const rows = await db.selectFrom(table as 'refresh_tokens').selectAll().execute();
+      const text = JSON.stringify(rows, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+      for (const secret of secrets) assert.ok(!text.includes(secret), `${table} holds a token`);
+      if (table === 'refresh_tokens') sealed = rows.filter((row) => row.replay_sealed !== null).length;
+    }
+    assert.ok(sealed >= 1, 'the sealed answer is stored');
+  });
+
+  test('the sealed answer is erased once the successor is used', async () => {
+    const { c, tokens } = await start();
+    const first = await refreshed(t, c, tokens.refresh_token);
+    const sealedOf = async (token: string) => (await t.deps.stores.tokens.findReplay(hashSecret(token)))!.sealed;
+    assert.notEqual(await sealedOf(tokens.refresh_token), null);
+    await refreshed(t, c, first.refresh_token);
+    assert.equal(await sealedOf(tokens.refresh_token), null);
+  });
+});
+
+forEachDatabase('the refresh replay window turned off', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database, { env: { REFRESH_REPLAY_SECONDS: '0' } }); });
+  after(() => t.close());
+
+  test('with REFRESH_REPLAY_SECONDS=0 a rotated token presented again at once revokes the family', async () => {
+    const c = await newClient(t, { type: 'confidential' });
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c);
+    const rotate = () => tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
+    const first = (await (await rotate()).json()) as Tokens;
+    const again = await rotate();
+    assert.equal(again.status, 400);
+    assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
+  });
+});
