@@ -21,7 +21,9 @@ describe('sealing a successor answer under the rotated token', () => {
     const other = generateToken('refresh');
     assert.equal(openReplay(other, hashSecret(token), sealed), undefined);
     assert.equal(openReplay(token, hashSecret(other), sealed), undefined);
-    const flipped = `${sealed.slice(0, -1)}${sealed.endsWith('A') ? 'B' : 'A'}`;
+    // A character inside the text: the last one may carry only base64url's padding bits.
+    const middle = Math.floor(sealed.length / 2);
+    const flipped = `${sealed.slice(0, middle)}${sealed[middle] === 'A' ? 'B' : 'A'}${sealed.slice(middle + 1)}`;
     assert.equal(openReplay(token, hashSecret(token), flipped), undefined);
     assert.equal(openReplay(token, hashSecret(token), 'r1.'), undefined);
   });
