@@ -12,6 +12,7 @@ import * as serverSecrets from './migrations/2026-11-23-0003-server-secrets.js';
 import * as logoutDeliveries from './migrations/2026-11-23-0004-logout-deliveries.js';
 import * as accountSecurity from './migrations/2026-11-23-0010-account-security.js';
 import * as securityLog from './migrations/2026-11-23-0011-security-log.js';
+import * as pushedAuthorizationRequests from './migrations/2026-11-23-0050-pushed-authorization-requests.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0004-logout-deliveries': logoutDeliveries,
   '2026-11-23-0010-account-security': accountSecurity,
   '2026-11-23-0011-security-log': securityLog,
+  '2026-11-23-0050-pushed-authorization-requests': pushedAuthorizationRequests,
 };
 
 /** Every migration's name, in the order they run. */
