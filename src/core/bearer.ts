@@ -36,6 +36,25 @@ function challenge(attributes: Record<string, string> = {}): string {
   return `Bearer ${parts.join(', ')}`;
 }
 
+/**
+ * RFC 9728 5.1: the same refusal with `resource_metadata="<url>"` added to its challenge, so a
+ * client that meets it can find the resource's metadata and its authorization server. A refusal
+ * without a challenge (429) stays as it is. Each refusal is extended once (`extended` keeps it).
+ */
+export function withResourceMetadata(refusal: OAuthError, url: string, extended: WeakMap<OAuthError, OAuthError>): OAuthError {
+  const challengeHeader = refusal.headers['www-authenticate'];
+  if (challengeHeader === undefined) return refusal;
+  let answer = extended.get(refusal);
+  if (answer === undefined) {
+    answer = new OAuthError(refusal.code, refusal.description, {
+      status: refusal.status,
+      headers: { ...refusal.headers, 'www-authenticate': `${challengeHeader}, resource_metadata="${url}"` },
+    });
+    extended.set(refusal, answer);
+  }
+  return answer;
+}
+
 /** RFC 6750 3.1 `invalid_token`: malformed, unknown, expired or revoked, or an unusable account. */
 export function invalidToken(description: string): OAuthError {
   return new OAuthError('invalid_token', description, {

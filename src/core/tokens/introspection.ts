@@ -1,6 +1,7 @@
 /** Token introspection for the client that owns the token (RFC 7662). */
 import { hashSecret, tokenKind } from '../credentials.js';
 import type { Client } from '../ports.js';
+import { apiResource } from '../resource.js';
 import type { OAuthDeps } from './context.js';
 
 export type Introspection =
@@ -14,6 +15,8 @@ export type Introspection =
     exp: number;
     iat: number;
     token_type: string;
+    /** RFC 7662 2.2, RFC 8707: an access token's audience, the resource API. */
+    aud?: string;
   };
 
 const INACTIVE: Introspection = { active: false };
@@ -45,5 +48,8 @@ export async function introspectToken(deps: OAuthDeps, client: Client, token: st
     exp: Math.floor(found.expiresAt / 1000),
     iat: Math.floor(found.createdAt / 1000),
     token_type: kind === 'access' ? 'Bearer' : 'refresh_token',
+    // Every access token is for the resource API (RFC 8707: the only resource), whether or not the
+    // authorization named it; a refresh token is for this server alone and has no `aud`.
+    ...(kind === 'access' ? { aud: apiResource(deps.settings.baseUrl) } : {}),
   };
 }
