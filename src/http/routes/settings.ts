@@ -7,7 +7,9 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { listAuthorizedApplications, revokeApplicationAccess } from '../../core/applications.js';
 import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
-import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, updateLogoutUris, updateRedirectUris } from '../../core/clients.js';
+import {
+  deactivateClient, findOwnedClient, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
+} from '../../core/clients.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
 import type { Client, ClientType, User } from '../../core/ports.js';
@@ -30,6 +32,7 @@ const NOTICES: Record<string, string> = {
   avatar: 'Your avatar was updated.',
   uris: 'Redirect URIs saved.',
   'logout-uris': 'Sign-out settings saved.',
+  'pushed-requests': 'Pushed authorization request setting saved.',
   deactivated: 'The application was deactivated. Its tokens no longer work.',
 };
 
@@ -305,6 +308,18 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       return sendPage(reply, clientPage(await pageContext(request, reply), client, { error: formError(error), logout: sent }), 400);
     }
+  });
+
+  app.post('/settings/developers/:clientId/pushed-requests', {
+    ...page, schema: { ...clientParams, ...form({ require_pushed_authorization_requests: text }) },
+  }, async (request: ClientRequest<{ require_pushed_authorization_requests?: string }>, reply) => {
+    const form = await clientForm(request, reply);
+    if (!form) return reply;
+    const { client, base } = form;
+    refuseUnlessActive(client);
+    // An unticked checkbox is not sent at all (HTML forms): absent is "not required".
+    await setRequirePushedRequests(stores, clock, client.clientId, request.body.require_pushed_authorization_requests === '1');
+    return reply.redirect(`${base}?notice=pushed-requests`, 303);
   });
 
   app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({}) } },
