@@ -6,6 +6,7 @@
 import { OAuthError } from './errors.js';
 import type { Params } from './params.js';
 import { API_BASE_PATH } from './resource-api.js';
+import { RESOURCE_SCOPES } from './scopes.js';
 
 /** RFC 8707 2, RFC 9728 2: the resource API's identifier, `{issuer}/api/open/v1`. */
 export function apiResource(issuer: string): string {
@@ -38,13 +39,13 @@ export function requestedResource(params: Params, issuer: string): string | null
   return api;
 }
 
-/** RFC 9728 2: the resource API's metadata. Scopes are those that open parts of it (seed table 2.6). */
+/** RFC 9728 2: the resource API's metadata. Its scopes are those that open parts of it (seed table 2.6). */
 export function protectedResourceMetadata(issuer: string) {
   return {
     resource: apiResource(issuer),
     authorization_servers: [issuer],
     bearer_methods_supported: ['header'],
-    scopes_supported: ['profile:read', 'posts:read'],
+    scopes_supported: [...RESOURCE_SCOPES],
     resource_name: 'Resource API v1',
     resource_documentation: `${issuer}/docs`,
   };
