@@ -15,6 +15,7 @@ import { registerErrorHandling } from './http/plugins/errors.js';
 import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
 import { communityRoutes } from './http/routes/community.js';
+import { credentialRoutes } from './http/routes/credentials.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
 import { logoutRoutes } from './http/routes/logout.js';
@@ -99,6 +100,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // The bearer-token APIs in scopes of their own: their answers carry only the API headers (issue 8).
   await app.register(apiV1Routes, { securityHeaders: headers.api });
   await app.register(userInfoRoutes, { securityHeaders: headers.api });
+  await app.register(credentialRoutes, { securityHeaders: headers.api });
   await app.register(async (site) => {
     registerSecurityHeaders(site, headers.page);
     await site.register(fastifyStatic, {

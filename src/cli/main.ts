@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
-import { ConflictError, InputError } from '../core/errors.js';
+import { ConflictError, InputError, KeysSecretError } from '../core/errors.js';
 import type { BaseDeps } from '../base-deps.js';
 import { type Command, type CommandIo, Interrupted, UsageError } from './command.js';
 import { clientCreate, clientDeactivate, clientList, clientRequirePar, clientRotateSecret } from './commands/clients.js';
@@ -92,7 +92,9 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       io.err('svc: interrupted; nothing was changed\n');
       return 130;
     }
-    if (error instanceof UsageError || error instanceof InputError || error instanceof ConflictError || error instanceof SettingsError) {
+    // A KEYS_SECRET that is missing or wrong is a setting at fault, as SettingsError is.
+    if (error instanceof UsageError || error instanceof InputError || error instanceof ConflictError || error instanceof SettingsError
+      || error instanceof KeysSecretError) {
       io.err(`svc: ${error.message}\n`);
       return 2;
     }

@@ -2,7 +2,9 @@
  * The service's settings (INTERFACE section 8), read from the environment once at start.
  * Every other module receives a frozen `Settings`; nothing else reads `process.env`.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { type ScanningKey, isP256PublicKey } from '../core/secret-scanning.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; path: string }
@@ -44,6 +46,11 @@ export interface Settings {
    * address (development) sends there.
    */
   readonly backchannelAllowPrivate: boolean;
+  /**
+   * The public keys secret-scanning alerts are signed with (SECRET_SCANNING_KEYS); empty: the
+   * alert endpoint answers 404.
+   */
+  readonly secretScanningKeys: readonly ScanningKey[];
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -131,6 +138,29 @@ function trustProxy(env: Env): TrustProxy {
   return Object.freeze(entries);
 }
 
+/**
+ * SECRET_SCANNING_KEYS: the path of a JSON file, or the JSON itself, in the shape of GitHub's
+ * https://api.github.com/meta/public_keys/secret_scanning: `{"public_keys": [{"key_identifier",
+ * "key"}]}`, each `key` the PEM of a P-256 public key.
+ */
+function secretScanningKeys(env: Env): readonly ScanningKey[] {
+  const raw = (env.SECRET_SCANNING_KEYS ?? '').trim();
+  if (raw === '') return Object.freeze([]);
+  const accepts = 'a JSON file path, or JSON, {"public_keys": [{"key_identifier": "…", "key": "-----BEGIN PUBLIC KEY-----…"}]} with P-256 keys';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.startsWith('{') ? raw : readFileSync(raw, 'utf8'));
+  } catch {
+    return invalid('SECRET_SCANNING_KEYS', raw.startsWith('{') ? '…' : raw, accepts);
+  }
+  const list = (parsed as { public_keys?: unknown } | null)?.public_keys;
+  const keys = Array.isArray(list) ? list.map((k: { key_identifier?: unknown; key?: unknown } | null) => ({ id: k?.key_identifier, pem: k?.key })) : [];
+  if (keys.length === 0 || !keys.every((k) => typeof k.id === 'string' && k.id !== '' && typeof k.pem === 'string' && isP256PublicKey(k.pem))) {
+    invalid('SECRET_SCANNING_KEYS', raw.startsWith('{') ? '…' : raw, accepts);
+  }
+  return Object.freeze(keys.map((k) => Object.freeze({ id: k.id as string, pem: k.pem as string })));
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Whether BASE_URL is http on a loopback host: a developer's machine, where apps run beside us. */
@@ -172,5 +202,6 @@ export function loadSettings(env: Env = process.env): Settings {
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
     logoutDeliveryIntervalSeconds: integer(env, 'LOGOUT_DELIVERY_INTERVAL', 2, 0, 3600),
     backchannelAllowPrivate: flag(env, 'BACKCHANNEL_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
+    secretScanningKeys: secretScanningKeys(env),
   });
 }

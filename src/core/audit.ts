@@ -9,6 +9,7 @@
  * a signing key's `kid`) and categories (`reason`). The one free text is the username typed at a
  * failed sign-in, cut to `TYPED_USERNAME_MAX` characters.
  */
+import type { TokenKind } from './credentials.js';
 import type { ClientType, UserStatus } from './ports.js';
 
 /** Where an action came from: a person in a browser, a client app at an OAuth endpoint, the command line. */
@@ -53,7 +54,15 @@ export type AuditEvent =
   | { audit: 'account.status_changed'; via: 'cli'; userId: number; status: UserStatus }
   | { audit: 'account.password_changed'; via: 'cli'; userId: number; sessionsEnded: number }
   // ---- Signing keys (INTERFACE section 5) ----
-  | { audit: 'signing_keys.rotated'; via: 'cli'; kids: Record<string, string>; activeAt: string; immediate: boolean; previousWithdrawn: boolean };
+  | { audit: 'signing_keys.rotated'; via: 'cli'; kids: Record<string, string>; activeAt: string; immediate: boolean; previousWithdrawn: boolean }
+  // ---- Leak reports (INTERFACE section 11) ----
+  /** A report was handled: how many strings it named, how many live credentials it revoked. */
+  | { audit: 'leak_report.received'; source: LeakSource; address: string; submitted: number; revoked: number }
+  /** One credential a report revoked, named by its id (a token's) or its client id (a client secret's). */
+  | { audit: 'credential.revoked_as_leaked'; source: LeakSource; kind: TokenKind; userId: number | null; tokenId?: number; clientId?: string };
+
+/** Who reported a leak: anyone at /api/credentials/revoke, or a secret-scanning partner's signed alert. */
+export type LeakSource = 'report' | 'secret_scanning';
 
 /** Who did it: a signed-in person from an address, or the operator at the command line. */
 type Actor = FromBrowser | { via: 'cli' };
@@ -67,6 +76,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.deactivated',
   'account.created', 'account.status_changed', 'account.password_changed', 'signing_keys.rotated',
+  'leak_report.received', 'credential.revoked_as_leaked',
 ];
 
 /** Where events go. Recording never fails the action it records and never waits on it. */

@@ -1,7 +1,7 @@
 /** Client registrations (INTERFACE section 3): redirect URI rules, registration, secrets. */
 import { randomBytes } from 'node:crypto';
 import { generateToken, hashSecret } from './credentials.js';
-import { InputError } from './errors.js';
+import { InputError, checkAll } from './errors.js';
 import type { Client, ClientType, IdTokenAlg, Stores } from './ports.js';
 import { REGISTERED_SCOPES } from './scopes.js';
 import { checkedText } from './text.js';
@@ -190,22 +190,29 @@ export interface ClientRegistration {
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
-  const name = checkedText('name', registration.name, { kind: 'name', max: 80 });
-  const description = checkedText('description', registration.description ?? '', { kind: 'text', max: 500, min: 0 });
-  if (registration.type !== 'confidential' && registration.type !== 'public') {
-    throw new InputError('type', 'type must be confidential or public');
-  }
-  const idTokenAlg = registration.idTokenAlg ?? 'RS256';
-  if (idTokenAlg !== 'RS256' && idTokenAlg !== 'ES256') throw new InputError('id_token_alg', 'id-token-alg must be RS256 or ES256');
-  const redirectUris = checkRedirectUris(registration.redirectUris);
-  const postLogoutRedirectUris = checkPostLogoutRedirectUris(registration.postLogoutRedirectUris ?? []);
-  const backchannelLogoutUri = checkBackchannelLogoutUri(registration.backchannelLogoutUri);
+  // Every field is checked, so the registration form names all that are wrong at once.
+  const [name, description, , idTokenAlg, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
+    () => checkedText('name', registration.name, { kind: 'name', max: 80 }),
+    () => checkedText('description', registration.description ?? '', { kind: 'text', max: 500, min: 0 }),
+    () => {
+      if (registration.type !== 'confidential' && registration.type !== 'public') throw new InputError('type', 'type must be confidential or public');
+    },
+    (): IdTokenAlg => {
+      const alg = registration.idTokenAlg ?? 'RS256';
+      if (alg !== 'RS256' && alg !== 'ES256') throw new InputError('id_token_alg', 'id-token-alg must be RS256 or ES256');
+      return alg;
+    },
+    () => optionalHttpUrl('homepage', registration.homepageUrl),
+    () => checkRedirectUris(registration.redirectUris),
+    () => checkPostLogoutRedirectUris(registration.postLogoutRedirectUris ?? []),
+    () => checkBackchannelLogoutUri(registration.backchannelLogoutUri),
+  );
   const secret = registration.type === 'confidential' ? generateToken('clientSecret') : undefined;
   const client = await stores.clients.create({
     clientId: randomBytes(16).toString('hex'),
     name,
     description,
-    homepageUrl: optionalHttpUrl('homepage', registration.homepageUrl),
+    homepageUrl,
     ownerId: registration.ownerId ?? null,
     type: registration.type,
     redirectUris,
@@ -253,10 +260,11 @@ export async function updateRedirectUris(stores: Stores, clock: Clock, clientId:
  * rules as at registration; both are replaced together (an empty back-channel URI removes it).
  */
 export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }> {
-  const checked = {
-    postLogoutRedirectUris: checkPostLogoutRedirectUris(uris.postLogoutRedirectUris),
-    backchannelLogoutUri: checkBackchannelLogoutUri(uris.backchannelLogoutUri),
-  };
+  const [postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
+    () => checkPostLogoutRedirectUris(uris.postLogoutRedirectUris),
+    () => checkBackchannelLogoutUri(uris.backchannelLogoutUri),
+  );
+  const checked = { postLogoutRedirectUris, backchannelLogoutUri };
   await stores.clients.setLogoutUris(clientId, checked, clock.now());
   return checked;
 }

@@ -75,15 +75,58 @@ export class OAuthError extends Error {
   }
 }
 
-/** A value a person or script gave that breaks a rule; `field` names the input. */
+/** One input that breaks a rule: the field it came in and what is wrong with it. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/**
+ * Values a person or script gave that break rules. `field` and the message name the first;
+ * `problems` holds every field at fault, so a form can name them all at once.
+ */
 export class InputError extends Error {
   override readonly name = 'InputError';
-  constructor(readonly field: string, message: string) {
-    super(message);
+  readonly problems: readonly FieldProblem[];
+  constructor(readonly field: string, message: string, others: readonly FieldProblem[] = []) {
+    super([message, ...others.map((p) => p.message)].join('; '));
+    this.problems = [{ field, message }, ...others];
   }
+
+  /** One error naming every problem in `problems` (at least one). */
+  static of(problems: readonly FieldProblem[]): InputError {
+    const [first, ...others] = problems;
+    if (!first) throw new TypeError('InputError.of needs a problem');
+    return new InputError(first.field, first.message, others);
+  }
+}
+
+/**
+ * Runs every check, even after one fails, and returns their values in order; or throws one
+ * `InputError` holding the problems of all that failed. Anything else a check throws passes.
+ */
+export function checkAll<T extends readonly unknown[]>(...checks: { [K in keyof T]: () => T[K] }): T {
+  const values: unknown[] = [];
+  const problems: FieldProblem[] = [];
+  for (const check of checks as ReadonlyArray<() => unknown>) {
+    try {
+      values.push(check());
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      problems.push(...error.problems);
+      values.push(undefined);
+    }
+  }
+  if (problems.length > 0) throw InputError.of(problems);
+  return values as unknown as T;
 }
 
 /** A write that would break uniqueness (a taken username, say). */
 export class ConflictError extends Error {
   override readonly name = 'ConflictError';
+}
+
+/** The database holds sealed keys and KEYS_SECRET is missing or does not open them: no start. */
+export class KeysSecretError extends Error {
+  override readonly name = 'KeysSecretError';
 }

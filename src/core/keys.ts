@@ -6,6 +6,7 @@
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { type JWK, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { KeysSecretError } from './errors.js';
 import type { GeneratedSigningKey, IdTokenAlg, Stores } from './ports.js';
 import type { Clock, Instant } from './time.js';
 
@@ -20,11 +21,6 @@ export const RETIRED_KEY_VISIBLE_MS = (ID_TOKEN_LIFETIME_SECONDS + 300) * 1000;
 export const KEY_PROPAGATION_SECONDS = 5;
 
 const SEALED_PREFIX = 'enc:v1:';
-
-/** The database holds sealed keys and KEYS_SECRET is missing or does not open them: no start. */
-export class KeysSecretError extends Error {
-  override readonly name = 'KeysSecretError';
-}
 
 function sealingKey(secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'svc-signing-keys', 'private-jwk', 32));

@@ -4,6 +4,7 @@
  * Lookups return `undefined` when nothing matches; they never throw for "not found".
  */
 import type { PasskeyStore, PendingSignInStore, SecondFactorStore, SecurityEventStore } from './security/ports.js';
+import type { TokenKind } from './credentials.js';
 import type { Instant } from './time.js';
 
 export type UserStatus = 'active' | 'suspended' | 'banned' | 'deleted';
@@ -244,7 +245,8 @@ export type RevocationReason =
   | 'revoked_by_client'
   | 'consent_withdrawn'
   | 'client_deactivated'
-  | 'account_unusable';
+  | 'account_unusable'
+  | 'reported_leaked';
 
 /** A grant with its user: what a code or a refresh token gives tokens for. */
 export interface GrantWithUser {
@@ -396,6 +398,39 @@ export interface PersonalTokenStore {
   /** Revokes every live token of the user; returns how many. */
   revokeForUser(userId: number, now: Instant): Promise<number>;
   touch(id: number, now: Instant): Promise<void>;
+}
+
+/** The SHA-256 hashes of the strings a leak report names, by the kind their prefix claims (INTERFACE section 2). */
+export type LeakedHashes = Readonly<Record<TokenKind, readonly string[]>>;
+
+/** A live credential a leak report named, revoked by that report; `tokenHash` says which string named it. */
+export type RevokedLeak =
+  | { kind: 'access' | 'refresh'; tokenHash: string; tokenId: number; userId: number; clientId: string; clientName: string; grantId: number }
+  | { kind: 'personal'; tokenHash: string; tokenId: number; userId: number; name: string }
+  | { kind: 'clientSecret'; tokenHash: string; clientId: string; ownerId: number | null; clientName: string };
+
+export interface LeakRevocation {
+  revoked: RevokedLeak[];
+  /** The grants ended with a leaked refresh token (its whole family), for their back-channel logouts. */
+  grants: Array<{ clientId: string; userId: number; sid: string | null }>;
+}
+
+/**
+ * Leaked-credential reports (INTERFACE section 11): credentials found by the hash of the string
+ * reported, a batch at a time, never one query per string.
+ */
+export interface LeakedCredentialStore {
+  /** The hashes among these that name a credential ever issued, live or not (a scanner's true positive). */
+  known(hashes: LeakedHashes): Promise<Set<string>>;
+  /**
+   * Revokes every live credential among `hashes` with conditional writes that return only the rows
+   * they changed, so of racing reports of one credential exactly one revokes it (and tells its
+   * owner). An access token ends alone (as RFC 7009 revocation does); a refresh token ends its
+   * grant and every token of it (RFC 9700 4.14.2: the family); a client secret deactivates its
+   * client and ends every grant of it. Run it inside a transaction: clients are written first,
+   * then tokens, then grants, the order of every other revocation, so none deadlocks with it.
+   */
+  revoke(hashes: LeakedHashes, now: Instant): Promise<LeakRevocation>;
 }
 
 /** A key pair as generated, before it is stored with its times. */
@@ -551,6 +586,7 @@ export interface Stores {
   pendingSignIns: PendingSignInStore;
   securityEvents: SecurityEventStore;
   pushedRequests: PushedAuthorizationRequestStore;
+  leakedCredentials: LeakedCredentialStore;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;

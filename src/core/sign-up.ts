@@ -2,7 +2,7 @@
 import { addressKey } from './addresses.js';
 import { checkPassword, checkUsername, createAccount, isReservedUsername } from './accounts.js';
 import { isCommonPassword } from './common-passwords.js';
-import { ConflictError, InputError } from './errors.js';
+import { ConflictError, type FieldProblem, InputError, checkAll } from './errors.js';
 import type { RateLimiter, Stores, User } from './ports.js';
 import type { Clock } from './time.js';
 
@@ -12,7 +12,8 @@ export const SIGN_UPS_PER_ADDRESS = 10;
 
 export type SignUpOutcome =
   | { ok: true; user: User }
-  | { ok: false; reason: 'invalid'; field: string; message: string }
+  /** Every field at fault: the username's problem and the password's, when both are wrong. */
+  | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
   | { ok: false; reason: 'taken' }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
 
@@ -21,14 +22,17 @@ export async function signUp(
   attempt: { username: string; password: string; address: string },
 ): Promise<SignUpOutcome> {
   try {
-    checkUsername(attempt.username);
-    if (isReservedUsername(attempt.username)) throw new InputError('username', 'that username is reserved; choose another');
-    checkPassword(attempt.password, attempt.username);
-    if (isCommonPassword(attempt.password)) {
-      throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
-    }
+    checkAll(() => {
+      checkUsername(attempt.username);
+      if (isReservedUsername(attempt.username)) throw new InputError('username', 'that username is reserved; choose another');
+    }, () => {
+      checkPassword(attempt.password, attempt.username);
+      if (isCommonPassword(attempt.password)) {
+        throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
+      }
+    });
   } catch (error) {
-    if (error instanceof InputError) return { ok: false, reason: 'invalid', field: error.field, message: error.message };
+    if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
     throw error;
   }
   const now = deps.clock.now();

@@ -13,6 +13,7 @@ import * as logoutDeliveries from './migrations/2026-11-23-0004-logout-deliverie
 import * as accountSecurity from './migrations/2026-11-23-0010-account-security.js';
 import * as securityLog from './migrations/2026-11-23-0011-security-log.js';
 import * as pushedAuthorizationRequests from './migrations/2026-11-23-0050-pushed-authorization-requests.js';
+import * as clientSecretIndex from './migrations/2026-11-23-0060-client-secret-index.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0010-account-security': accountSecurity,
   '2026-11-23-0011-security-log': securityLog,
   '2026-11-23-0050-pushed-authorization-requests': pushedAuthorizationRequests,
+  '2026-11-23-0060-client-secret-index': clientSecretIndex,
 };
 
 /** Every migration's name, in the order they run. */

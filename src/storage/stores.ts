@@ -9,6 +9,7 @@ import { KyselyConsentStore } from './repositories/consents.js';
 import { KyselyGrantStore } from './repositories/grants.js';
 import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/keys.js';
+import { KyselyLeakedCredentialStore } from './repositories/leaked-credentials.js';
 import { KyselyLogoutDeliveryStore } from './repositories/logout-deliveries.js';
 import { KyselyPasskeyStore } from './repositories/passkeys.js';
 import { KyselyPendingSignInStore } from './repositories/pending-sign-ins.js';
@@ -42,6 +43,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     pendingSignIns: new KyselyPendingSignInStore(db),
     securityEvents: new KyselySecurityEventStore(db),
     pushedRequests: new KyselyPushedRequestStore(db),
+    leakedCredentials: new KyselyLeakedCredentialStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

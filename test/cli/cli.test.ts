@@ -157,6 +157,12 @@ forEachDatabase('command line', (database) => {
     assert.deepEqual(run('demo', '--json').json, { ok: true });
   });
 
+  test('a KEYS_SECRET that does not fit the stored keys is a bad setting: one line, exit 2', () => {
+    assert.equal(run('keys', 'rotate', '--json').code, 0);
+    // The keys above are stored unsealed: rotating with a KEYS_SECRET would seal only the new one.
+    assertBadArguments(svc(database.url, ['keys', 'rotate', '--json'], { KEYS_SECRET: 'a-secret-of-at-least-32-characters-long' }), /KEYS_SECRET/);
+  });
+
   test('an unknown command or option, or a missing option, is a bad argument', () => {
     assertBadArguments(run('user', 'explode', '--json'), /unknown command/);
     assertBadArguments(run('user', 'create', '--username', 'x', '--colour', 'red', '--json'), /colour/);

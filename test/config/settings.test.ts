@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { test } from 'node:test';
 import { SettingsError, loadSettings } from '../../src/config/settings.js';
 
@@ -75,4 +76,15 @@ test('BACKCHANNEL_ALLOW_PRIVATE is on by default only when the service itself ru
   assert.equal(loadSettings({}).logoutDeliveryIntervalSeconds, 2);
   assert.throws(() => loadSettings({ LOGOUT_DELIVERY_INTERVAL: 'often' }), /LOGOUT_DELIVERY_INTERVAL/);
   assert.throws(() => loadSettings({ BACKCHANNEL_ALLOW_PRIVATE: 'yes' }), /BACKCHANNEL_ALLOW_PRIVATE.*1 or 0/);
+});
+
+test('SECRET_SCANNING_KEYS takes GitHub\'s public-key list, inline or as a file, and refuses any key but P-256', () => {
+  assert.deepEqual(loadSettings({}).secretScanningKeys, []);
+  const pem = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve }).publicKey.export({ type: 'spki', format: 'pem' }) as string;
+  const list = (key: string) => JSON.stringify({ public_keys: [{ key_identifier: 'k1', key, is_current: true }] });
+  const p256 = pem('P-256');
+  assert.deepEqual(loadSettings({ SECRET_SCANNING_KEYS: list(p256) }).secretScanningKeys, [{ id: 'k1', pem: p256 }]);
+  assert.throws(() => loadSettings({ SECRET_SCANNING_KEYS: list(pem('P-384')) }), /invalid setting SECRET_SCANNING_KEYS=/);
+  assert.throws(() => loadSettings({ SECRET_SCANNING_KEYS: '/nonexistent/keys.json' }), /SECRET_SCANNING_KEYS/);
+  assert.throws(() => loadSettings({ SECRET_SCANNING_KEYS: '{"public_keys": []}' }), /SECRET_SCANNING_KEYS/);
 });

@@ -6,12 +6,12 @@
 import { isNativeAppRedirect } from '../clients.js';
 import { generateAuthorizationCode, hashSecret } from '../credentials.js';
 import { OAuthError } from '../errors.js';
-import type { Params } from '../params.js';
-import type { Session, User } from '../ports.js';
+import { type Params, paramsFromEntries } from '../params.js';
+import type { Client, Session, Stores, User } from '../ports.js';
 import { formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
-import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS } from './checks.js';
+import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
 import { openPushedRequest, pushedMarker } from './pushed.js';
 import { type AuthorizationRequest, PUSHED_MARKER, appendQuery, requestFields } from './request.js';
 
@@ -98,6 +98,32 @@ async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: 
     return value;
   });
   return `${AUTHORIZE_PATH}?${new URLSearchParams(await carried(deps, request, fields)).toString()}`;
+}
+
+/**
+ * The app whose authorization request `returnTo` (a path on this site, as sign-in and sign-up
+ * carry it) leads back to, so those pages can name it (INTERFACE section 11). Only its
+ * `client_id` is read, by the authorization endpoint's own check: an active client's registered
+ * name is all a page shows, never other text from the address. Another path, or an unknown,
+ * repeated or deactivated client, names no app.
+ */
+export async function applicationReturnedTo(stores: Stores, returnTo: string): Promise<Client | undefined> {
+  let url: URL;
+  try {
+    url = new URL(returnTo, 'http://site.invalid');
+  } catch {
+    return undefined;
+  }
+  if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
+  // checkClient reads only the parameters and the stores.
+  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), stores, issuer: '', now: 0, via: 'browser', request: {} };
+  try {
+    await checkClient(ctx);
+  } catch (error) {
+    if (error instanceof OAuthError) return undefined;
+    throw error;
+  }
+  return ctx.client;
 }
 
 function covers(granted: string | undefined, request: AuthorizationRequest): boolean {

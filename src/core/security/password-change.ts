@@ -7,12 +7,20 @@
 import { endOtherSignInSessions } from '../logout/events.js';
 import { checkPassword } from '../accounts.js';
 import { isCommonPassword } from '../common-passwords.js';
-import { InputError } from '../errors.js';
+import { type FieldProblem, InputError, checkAll } from '../errors.js';
 import { hashPassword, verifyPassword } from '../passwords.js';
 import type { User } from '../ports.js';
 import { type AttemptOrigin, type SignInDeps, type Throttled, confirmPassword } from '../sign-in.js';
 
-export type PasswordChange = { ok: true; sessionsEnded: number } | { ok: false; reason: 'invalid'; field: string; message: string } | Throttled;
+export type PasswordChange =
+  | { ok: true; sessionsEnded: number }
+  /** Every field at fault: both, when the current password is missing and the new one breaks a rule. */
+  | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
+  | Throttled;
+
+function invalid(field: 'current_password' | 'new_password', message: string): PasswordChange {
+  return { ok: false, reason: 'invalid', problems: [{ field, message }] };
+}
 
 export async function changePassword(
   deps: SignInDeps,
@@ -22,24 +30,30 @@ export async function changePassword(
   /** The session that asked: it stays signed in. */
   keepSessionIdHash: string,
 ): Promise<PasswordChange> {
-  if (form.current === '') return { ok: false, reason: 'invalid', field: 'current_password', message: 'enter your current password' };
   try {
-    checkPassword(form.next, user.username);
-    if (isCommonPassword(form.next)) {
-      throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
-    }
+    checkAll(() => {
+      if (form.current === '') throw new InputError('current_password', 'enter your current password');
+    }, () => {
+      try {
+        checkPassword(form.next, user.username);
+        if (isCommonPassword(form.next)) throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
+      } catch (error) {
+        if (error instanceof InputError) throw new InputError('new_password', `new ${error.message}`);
+        throw error;
+      }
+    });
   } catch (error) {
-    if (error instanceof InputError) return { ok: false, reason: 'invalid', field: 'new_password', message: `new ${error.message}` };
+    if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
     throw error;
   }
   const confirmed = await confirmPassword(deps, user, form.current, origin);
   if (!confirmed.ok) {
-    if (confirmed.reason === 'wrong') return { ok: false, reason: 'invalid', field: 'current_password', message: 'that is not your current password' };
+    if (confirmed.reason === 'wrong') return invalid('current_password', 'that is not your current password');
     return confirmed;
   }
   const stored = await deps.stores.users.findCredentials(user.username);
   if (stored && (await verifyPassword(stored.passwordHash, form.next))) {
-    return { ok: false, reason: 'invalid', field: 'new_password', message: 'the new password must differ from the current one' };
+    return invalid('new_password', 'the new password must differ from the current one');
   }
   const now = deps.clock.now();
   const passwordHash = await hashPassword(form.next);

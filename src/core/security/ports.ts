@@ -105,6 +105,8 @@ export interface SecurityEvent {
 
 export interface SecurityEventStore {
   insert(event: Omit<SecurityEvent, 'id'>): Promise<void>;
+  /** Stores several events, in as few statements as the database allows. */
+  insertMany(events: ReadonlyArray<Omit<SecurityEvent, 'id'>>): Promise<void>;
   /** Newest first, ties by id (newest first). */
   listForUser(userId: number, offset: number, limit: number): Promise<Page<SecurityEvent>>;
 }

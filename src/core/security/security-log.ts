@@ -30,8 +30,12 @@ export const SECURITY_EVENT_KINDS = {
   'app.authorized': 'Application authorized',
   'app.access_withdrawn': 'Application access withdrawn',
   'client_secret.rotated': 'Client secret rotated',
-  // Written by the leaked-credential report endpoint (INTERFACE section 11) when it comes.
-  'credential.revoked_as_leaked': 'Credential revoked after a leak report',
+  // A leak report (INTERFACE section 11) named one of the account's credentials, which was revoked.
+  // The words are followed by the reason ("after a leak report") and the app's or token's name.
+  'access_token.revoked_as_leaked': 'Access token of an app revoked',
+  'refresh_token.revoked_as_leaked': 'Sign-in to an app ended: its refresh token was revoked',
+  'personal_token.revoked_as_leaked': 'Personal token revoked',
+  'client_secret.revoked_as_leaked': 'Application deactivated: its client secret was revoked',
 } as const;
 
 export type SecurityEventKind = keyof typeof SECURITY_EVENT_KINDS;
@@ -69,7 +73,24 @@ export class SecurityLog {
 
   /** Stores the event for its account and writes the audit line. */
   async record(event: NewSecurityEvent): Promise<void> {
-    const stored: Omit<SecurityEvent, 'id'> = {
+    const stored = this.toStored(event);
+    await this.store.insert(stored);
+    this.writeLine(stored);
+  }
+
+  /**
+   * Stores several events in as few statements as the database allows, through `store` (a
+   * transaction's, so the events land with what they tell of), and writes their audit lines.
+   */
+  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<void> {
+    if (events.length === 0) return;
+    const stored = events.map((event) => this.toStored(event));
+    await store.insertMany(stored);
+    for (const event of stored) this.writeLine(event);
+  }
+
+  private toStored(event: NewSecurityEvent): Omit<SecurityEvent, 'id'> {
+    return {
       userId: event.userId,
       kind: event.kind,
       createdAt: this.clock.now(),
@@ -77,7 +98,9 @@ export class SecurityLog {
       device: event.origin ? describeUserAgent(event.origin.userAgent) : '',
       detail: Object.fromEntries(Object.entries(event.detail ?? {}).map(([k, v]) => [k, String(v).slice(0, 200)])),
     };
-    await this.store.insert(stored);
+  }
+
+  private writeLine(stored: Omit<SecurityEvent, 'id'>): void {
     this.logger.info({
       audit: {
         event: stored.kind, user_id: stored.userId, at: new Date(stored.createdAt).toISOString(),

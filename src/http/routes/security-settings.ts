@@ -64,9 +64,9 @@ interface ActionContext {
 function codeRefused(ctx: ActionContext, checked: Exclude<CodeCheck, { ok: true }>): Promise<FastifyReply> {
   if (checked.reason === 'throttled') {
     ctx.reply.header('retry-after', String(checked.retryAfterSeconds));
-    return ctx.render({ error: { field: 'code', message: retryMessage('Too many wrong codes.', checked.retryAfterSeconds) } }, 429);
+    return ctx.render({ errors: { field: 'code', message: retryMessage('Too many wrong codes.', checked.retryAfterSeconds) } }, 429);
   }
-  return ctx.render({ error: { field: 'code', message: 'that code is not right, or was used already; codes change every 30 seconds' } }, 400);
+  return ctx.render({ errors: { field: 'code', message: 'that code is not right, or was used already; codes change every 30 seconds' } }, 400);
 }
 
 async function qrDataUri(uri: string): Promise<string> {
@@ -83,14 +83,14 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
       await rotateSession(request, reply, { session, user });
       return ctx.done('password');
     }
-    if (result.reason === 'invalid') return ctx.render({ error: { field: result.field, message: result.message } }, 400);
+    if (result.reason === 'invalid') return ctx.render({ errors: result.problems }, 400);
     reply.header('retry-after', String(result.retryAfterSeconds));
-    return ctx.render({ error: { field: 'current_password', message: retryMessage('Too many wrong passwords.', result.retryAfterSeconds) } }, 429);
+    return ctx.render({ errors: { field: 'current_password', message: retryMessage('Too many wrong passwords.', result.retryAfterSeconds) } }, 429);
   },
 
   async 'totp-start'(ctx) {
     const enrolment = await beginTotpEnrolment(ctx.request.server.deps, ctx.user);
-    if (!enrolment) return ctx.render({ error: { field: 'code', message: 'two-step verification is already on' } }, 409);
+    if (!enrolment) return ctx.render({ errors: { field: 'code', message: 'two-step verification is already on' } }, 409);
     return ctx.render({ enrolment: { ...enrolment, qr: await qrDataUri(enrolment.uri) } }, 200);
   },
 
@@ -104,7 +104,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
       if (!(error instanceof InputError)) throw error;
       const pending = await pendingTotpEnrolment(deps, ctx.user);
       return ctx.render({
-        error: { field: 'code', message: error.message },
+        errors: { field: 'code', message: error.message },
         ...(pending ? { enrolment: { ...pending, qr: await qrDataUri(pending.uri) } } : {}),
       }, 400);
     }
@@ -128,11 +128,11 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     const deps = ctx.request.server.deps;
     try {
       const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', ctx.body.name ?? '');
-      if (!passkey) return ctx.render({ error: { field: 'passkey', message: 'the passkey could not be verified; try adding it again' } }, 400);
+      if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again' } }, 400);
       await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name } });
       return ctx.done('passkey-added');
     } catch (error) {
-      if (error instanceof InputError) return ctx.render({ error: { field: error.field === 'name' ? 'name' : 'passkey', message: error.message } }, 400);
+      if (error instanceof InputError) return ctx.render({ errors: { field: error.field === 'name' ? 'name' : 'passkey', message: error.message } }, 400);
       throw error;
     }
   },
@@ -142,18 +142,18 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     try {
       name = checkPasskeyName(ctx.body.name ?? '');
     } catch (error) {
-      if (error instanceof InputError) return ctx.render({ error: { field: 'name', message: error.message } }, 400);
+      if (error instanceof InputError) return ctx.render({ errors: { field: 'name', message: error.message } }, 400);
       throw error;
     }
     if (!(await ctx.request.server.deps.stores.passkeys.rename(ctx.user.id, ctx.body.credential_id ?? '', name))) {
-      return ctx.render({ error: { field: 'passkey', message: 'you have no passkey with that id' } }, 404);
+      return ctx.render({ errors: { field: 'passkey', message: 'you have no passkey with that id' } }, 404);
     }
     return ctx.done('passkey-renamed');
   },
 
   async 'passkey-remove'(ctx) {
     const removed = await ctx.request.server.deps.stores.passkeys.remove(ctx.user.id, ctx.body.credential_id ?? '');
-    if (!removed) return ctx.render({ error: { field: 'passkey', message: 'you have no passkey with that id; it may have been removed already' } }, 404);
+    if (!removed) return ctx.render({ errors: { field: 'passkey', message: 'you have no passkey with that id; it may have been removed already' } }, 404);
     await ctx.record({ kind: 'passkey.removed', detail: { name: removed.name } });
     return ctx.done('passkey-removed');
   },
@@ -169,7 +169,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     // Only a session of this user's own list may be ended, and its apps are told (back-channel).
     const ended = sessions.find((s) => s.idHash === target);
     if (!ended || !(await endSignInSession(stores, clock, target))) {
-      return ctx.render({ error: { field: 'session', message: 'that session is not signed in any more' } }, 404);
+      return ctx.render({ errors: { field: 'session', message: 'that session is not signed in any more' } }, 404);
     }
     await ctx.record({ kind: 'session.signed_out', detail: { device: describeUserAgent(ended.userAgent) } });
     return ctx.done('signed-out');
@@ -233,7 +233,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
       done: (notice) => reply.redirect(`${PATH}?notice=${notice}`, 303),
       record: (event) => app.deps.securityLog.record({ ...event, userId: user.id, origin }),
     };
-    if (!handler) return ctx.render({ error: { field: 'action', message: 'choose one of the buttons on this page' } as FormError }, 400);
+    if (!handler) return ctx.render({ errors: { field: 'action', message: 'choose one of the buttons on this page' } as FormError }, 400);
     return handler(ctx);
   });
 

@@ -41,9 +41,15 @@ function noticeFrom(request: FastifyRequest): string | undefined {
   return typeof key === 'string' && Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
 }
 
-function formError(error: unknown): FormError {
-  if (error instanceof InputError) return { field: error.field, message: error.message };
+/** Every field an `InputError` names, for a form to show; anything else is thrown on. */
+function formErrors(error: unknown): readonly FormError[] {
+  if (error instanceof InputError) return error.problems;
   throw error;
+}
+
+/** The first field an `InputError` names, for a form that shows one. */
+function formError(error: unknown): FormError {
+  return formErrors(error)[0]!;
 }
 
 function lines(value: string): string[] {
@@ -242,8 +248,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         secret, notice: `Application registered. Its client ID is ${client.clientId}.`,
       }), 201);
     } catch (error) {
-      const problem = formError(error);
-      return sendPage(reply, developersPage(await pageContext(request, reply), await stores.clients.listByOwner(user.id), { form: clientForm, error: problem }), 400);
+      const errors = formErrors(error);
+      return sendPage(reply, developersPage(await pageContext(request, reply), await stores.clients.listByOwner(user.id), { form: clientForm, errors }), 400);
     }
   });
 
@@ -289,7 +295,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         return reply.redirect(`${base}?notice=uris`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, {
-          error: formError(error), redirectUris: request.body.redirect_uris ?? '',
+          errors: formErrors(error), redirectUris: request.body.redirect_uris ?? '',
         }), 400);
       }
     });
@@ -306,7 +312,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
       return reply.redirect(`${base}?notice=logout-uris`, 303);
     } catch (error) {
-      return sendPage(reply, clientPage(await pageContext(request, reply), client, { error: formError(error), logout: sent }), 400);
+      return sendPage(reply, clientPage(await pageContext(request, reply), client, { errors: formErrors(error), logout: sent }), 400);
     }
   });
 

@@ -11,6 +11,7 @@ import {
   startPendingSignIn,
 } from '../../core/security/two-step.js';
 import { addressKey } from '../../core/addresses.js';
+import { applicationReturnedTo } from '../../core/authorize/flow.js';
 import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { retryMessage, sendPage } from '../pages.js';
@@ -29,6 +30,11 @@ export function safeReturnTo(value: unknown): string {
   if (typeof value !== 'string' || value.length > 8000) return '/';
   if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\x00-\x1f]/.test(value)) return '/';
   return percentEncodeNonAscii(value);
+}
+
+/** The registered name of the app whose authorization request `returnTo` leads back to, for the page to name. */
+export async function appNameFor(app: FastifyInstance, returnTo: string): Promise<string | undefined> {
+  return (await applicationReturnedTo(app.deps.stores, returnTo))?.name;
 }
 
 const WRONG_CREDENTIALS = 'That username and password do not match an account that can sign in.';
@@ -75,7 +81,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const returnTo = safeReturnTo(request.query.return_to);
     const hint = typeof request.query.login_hint === 'string' ? request.query.login_hint.slice(0, 64) : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
-      .send(signInPage(context, { username: hint, returnTo, reauthenticate: request.query.reauth === '1' }).value);
+      .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, returnTo), reauthenticate: request.query.reauth === '1' }).value);
   });
 
   app.post('/login', { ...page, schema: { body: signInBody } }, async (request: FastifyRequest<{ Body: SignInBody }>, reply) => {
@@ -96,7 +102,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         ? retryMessage('Too many failed sign-ins for this account or from your network.', outcome.retryAfterSeconds)
         : WRONG_CREDENTIALS;
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
-        .send(signInPage(context, { username, returnTo, error }).value);
+        .send(signInPage(context, { username, returnTo, appName: await appNameFor(app, returnTo), error, wrongCredentials: outcome.reason !== 'throttled' }).value);
     }
     // An account with two-step verification on is not signed in by its password alone: the
     // browser gets a pending sign-in and the second step's page, and no session yet.
@@ -211,7 +217,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const user = passkey && await deps.stores.users.findById(passkey.userId);
     if (!passkey || !user || user.status !== 'active') {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
-      return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, error: WRONG_PASSKEY }), 401);
+      return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo), error: WRONG_PASSKEY }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
     return signedIn(request, reply, user, passkeyAmr(passkey), 'passkey', returnTo);

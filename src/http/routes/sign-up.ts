@@ -1,26 +1,49 @@
-/** GET/POST /signup: a new account, then signed in (INTERFACE section 1). */
+/**
+ * GET/POST /signup: a new account, then signed in (INTERFACE section 1). Like /login it carries
+ * `return_to`, so a person an app sent to sign in who creates an account instead goes on to that
+ * app's consent page (INTERFACE section 11); the page names the app.
+ */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signUp } from '../../core/sign-up.js';
 import { accountKey } from '../../core/device-cookies.js';
 import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
+import type { FormError } from '../views/forms.js';
 import { signUpPage } from '../views/sign-up.js';
+import { appNameFor, safeReturnTo } from './sign-in.js';
 
 const MESSAGES = {
   taken: { field: 'username', message: 'That username is taken. Choose another one.' },
 } as const;
 
+interface SignUpBody {
+  username?: string;
+  password?: string;
+  return_to?: string;
+  _csrf?: string;
+}
+
 export async function signUpRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/signup', page, async (request, reply) => sendPage(reply, signUpPage(await pageContext(request, reply), { username: '' })));
+  app.get('/signup', page, async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
+    const returnTo = safeReturnTo(request.query.return_to);
+    return sendPage(reply, signUpPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo) }));
+  });
 
   app.post('/signup', {
     ...page,
-    schema: { body: { type: 'object', properties: { username: { type: 'string' }, password: { type: 'string' }, _csrf: { type: 'string' } } } },
-  }, async (request: FastifyRequest<{ Body: { username?: string; password?: string } }>, reply) => {
+    schema: {
+      body: {
+        type: 'object',
+        properties: { username: { type: 'string' }, password: { type: 'string' }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string' } },
+      },
+    },
+  }, async (request: FastifyRequest<{ Body: SignUpBody }>, reply) => {
     verifyCsrf(request);
     const username = (request.body.username ?? '').trim();
+    // The same rule as sign-in's: only a path on this site, never another origin.
+    const returnTo = safeReturnTo(request.body.return_to);
     const outcome = await signUp(app.deps, { username, password: request.body.password ?? '', address: request.ip });
     if (outcome.ok) {
       const { user } = outcome;
@@ -28,17 +51,20 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
       // The new account's browser proved it: it keeps its own sign-in attempts from now on.
       setDeviceCookie(request, reply, await app.deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(user.username)));
       await startSession(request, reply, outcome.user);
-      return reply.redirect(`/u/${encodeURIComponent(outcome.user.username)}`, 303);
+      // Back where the person was going (an app's authorization request); else to the new profile.
+      return reply.redirect(returnTo === '/' ? `/u/${encodeURIComponent(outcome.user.username)}` : returnTo, 303);
     }
     if (outcome.reason === 'throttled') {
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'signup' });
       reply.header('retry-after', String(outcome.retryAfterSeconds));
     }
-    const error = outcome.reason === 'invalid' ? { field: outcome.field, message: outcome.message }
-      : outcome.reason === 'throttled' ? { field: 'form', message: retryMessage('Too many accounts were created from your address.', outcome.retryAfterSeconds) }
-      : MESSAGES[outcome.reason];
+    const errors: readonly FormError[] = outcome.reason === 'invalid' ? outcome.problems
+      : outcome.reason === 'throttled' ? [{ field: 'form', message: retryMessage('Too many accounts were created from your address.', outcome.retryAfterSeconds) }]
+      : [MESSAGES[outcome.reason]];
     const status = outcome.reason === 'throttled' ? 429 : outcome.reason === 'taken' ? 409 : 400;
     // The username is echoed back only when short enough to be a username at all.
-    return sendPage(reply, signUpPage(await pageContext(request, reply), { username: username.slice(0, 64), error }), status);
+    return sendPage(reply, signUpPage(await pageContext(request, reply), {
+      username: username.slice(0, 64), returnTo, appName: await appNameFor(app, returnTo), errors,
+    }), status);
   });
 }

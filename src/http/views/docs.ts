@@ -8,6 +8,7 @@ import { API_REALM, BEARER_REFUSALS } from '../../core/bearer.js';
 import type { PostSummary, User } from '../../core/ports.js';
 import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/logout/delivery.js';
 import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_LIFETIME_SECONDS } from '../../core/oidc/logout-token.js';
+import { LEAK_REPORTS_PER_ADDRESS, MAX_REPORTED_CREDENTIALS } from '../../core/leaked-credentials.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/personal-tokens.js';
 import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/posts.js';
 import {
@@ -89,6 +90,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
   <li><a href="#openid">Sign users in with OpenID Connect</a></li>
   <li><a href="#logout">Sign users out</a></li>
   <li><a href="#personal">Personal tokens</a></li>
+  <li><a href="#leaked">Leaked credentials</a></li>
   <li><a href="#scopes">Scopes</a></li>
   <li><a href="#endpoints">API endpoints</a></li>
   <li><a href="#errors">Errors</a></li>
@@ -170,7 +172,9 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>resource</code></td><td>no</td><td>The API's identifier, <code>${api}</code> (RFC 8707): the only resource tokens are issued for. Any other value is refused with <code>invalid_target</code>. Every access token is for the API, sent or not; introspection shows it as <code>aud</code>.</td></tr>
 </tbody>
 </table>
-<p>The user signs in if needed and sees a consent page naming your app and each scope. Consent is remembered, so a later
+<p>The user signs in if needed and sees a consent page naming your app and each scope. The sign-in page names your app
+too (“Sign in to continue to <em>your app's registered name</em>”), and someone without an account can create one
+there and comes straight on to your consent page: you need no sign-up link of your own. Consent is remembered, so a later
 request for the same scopes goes straight back to you. The browser then returns to your redirect URI:</p>
 ${code(`https://myapp.example/callback?code=AUTHORIZATION_CODE&state=RANDOM_STATE&iss=${encodeURIComponent(base)}`)}
 <p>Check that <code>state</code> is yours and <code>iss</code> is <code>${base}</code> (RFC 9207). On refusal or an error
@@ -366,6 +370,23 @@ developer's machine), and never follows a redirect.</p>
 It is shown once; use it exactly like an access token. It has no refresh token; revoke it on the same page when you no
 longer need it. The page shows when each token was last used (updated at most once a minute).</p>
 ${code(`curl ${api}/me -H "Authorization: Bearer svcp_…"`)}
+</section>
+
+<section id="leaked">
+<h2>Leaked credentials</h2>
+<p>Found a token or client secret of this service where it should not be (a repository, a paste, a log)? Report it, even
+if it is not yours: every live access token (<code>svco_</code>), refresh token (<code>svcr_</code>), personal token
+(<code>svcp_</code>) or client secret (<code>svcs_</code>) in the list is revoked at once, and its owner is told in the
+security log of their account. No authentication; up to ${MAX_REPORTED_CREDENTIALS} strings a report,
+${LEAK_REPORTS_PER_ADDRESS} reports an hour per address. The answer is always <code>202</code> with <code>{}</code>: it does
+not say which strings were valid.</p>
+${code(`curl -X POST ${base}/api/credentials/revoke \\
+  -H "Content-Type: application/json" \\
+  -d '{"credentials": ["svcp_…", "svcs_…"]}'`)}
+<p>What it means for your app: a reported refresh token ends that user's authorization (ask them again); a reported client
+secret deactivates the whole app (register a new one and keep its secret on your server only). Secret scanners that speak
+GitHub's partner format can send signed alerts to <code>${base}/api/credentials/secret-scanning</code> when the operator
+configured their keys.</p>
 </section>
 
 <section id="scopes">

@@ -7,9 +7,12 @@ import { describeUserAgent } from '../../core/security/user-agent.js';
 import { when } from './community.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { type FormError, alert, invalid, notice, settingsLayout } from './settings.js';
+import { type FormErrors, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
+import { notice, settingsLayout } from './settings.js';
 
 export const SECURITY_LOG_PAGE_SIZE = 20;
+/** The fields whose problems a section of the page shows beside its own form; others go at the top. */
+const SECTION_FIELDS = ['current_password', 'new_password', 'code', 'passkey', 'name'];
 
 /** An instant as text, UTC to the minute (for labels, where `when`'s markup cannot go). */
 function minute(instant: number): string {
@@ -24,7 +27,7 @@ export interface SecurityPageState {
   events: Page<SecurityEvent>;
   /** Zero-based page of the log. */
   logPage: number;
-  error?: FormError | undefined;
+  errors?: FormErrors;
   notice?: string | undefined;
   /** Enrolment under way: the secret as a QR code (data: URI) and as text. */
   enrolment?: (TotpEnrolment & { qr: string }) | undefined;
@@ -37,22 +40,26 @@ function hidden(context: PageContext, action: string): Html {
   <input type="hidden" name="action" value="${action}">`;
 }
 
-function codeField(id: string, label: string, error: FormError | undefined, hint: string): Html {
+function codeField(id: string, label: string, errors: FormErrors, hint: string): Html {
   return html`<label for="${id}">${label}</label>
-  <input type="text" id="${id}" name="code" class="code" inputmode="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" aria-describedby="${id}-hint" ${invalid(error, 'code')}>
+  <input type="text" id="${id}" name="code" class="code" inputmode="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" ${control(errors, 'code', { id, hint: `${id}-hint` })}>
+  ${fieldMessage(errors, 'code', { id })}
   <p class="hint" id="${id}-hint">${hint}</p>`;
 }
 
 function passwordSection(context: PageContext, state: SecurityPageState): Html {
+  const errors = errorsFor(state.errors, 'current_password', 'new_password');
   return html`<section class="card" aria-labelledby="password-heading">
 <h2 id="password-heading">Password</h2>
-${state.error && ['current_password', 'new_password'].includes(state.error.field) ? alert(state.error) : ''}
+${errorSummary(errors)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'change-password')}
   <label for="current_password">Current password</label>
-  <input type="password" id="current_password" name="current_password" autocomplete="current-password" required maxlength="256" ${invalid(state.error, 'current_password')}>
+  <input type="password" id="current_password" name="current_password" autocomplete="current-password" required maxlength="256" ${control(errors, 'current_password')}>
+  ${fieldMessage(errors, 'current_password')}
   <label for="new_password">New password</label>
-  <input type="password" id="new_password" name="new_password" autocomplete="new-password" required minlength="8" maxlength="256" aria-describedby="new-password-hint" ${invalid(state.error, 'new_password')}>
+  <input type="password" id="new_password" name="new_password" autocomplete="new-password" required minlength="8" maxlength="256" ${control(errors, 'new_password', { hint: 'new-password-hint' })}>
+  ${fieldMessage(errors, 'new_password')}
   <p class="hint" id="new-password-hint">8 to 256 characters, not your username and not a common password. Every other browser signed in to your account is signed out.</p>
   <div class="actions"><button type="submit">Change password</button></div>
 </form>
@@ -60,7 +67,7 @@ ${state.error && ['current_password', 'new_password'].includes(state.error.field
 }
 
 function twoStepSection(context: PageContext, state: SecurityPageState): Html {
-  const error = state.error && state.error.field === 'code' ? state.error : undefined;
+  const error = errorsFor(state.errors, 'code');
   if (state.recoveryCodes) {
     return html`<section class="card" aria-labelledby="two-step-heading">
 <h2 id="two-step-heading">Two-step verification</h2>
@@ -81,7 +88,7 @@ function twoStepSection(context: PageContext, state: SecurityPageState): Html {
     <p class="hint">The address the QR code holds: <code class="otpauth-uri" id="otpauth-uri">${state.enrolment.uri}</code></p></li>
   <li>Type the six-digit code the app shows now.</li>
 </ol>
-${alert(error)}
+${errorSummary(error)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'totp-confirm')}
   ${codeField('enrol-code', 'Code from your app', error, 'Six digits; a new one every 30 seconds.')}
@@ -102,7 +109,7 @@ ${alert(error)}
   return html`<section class="card" aria-labelledby="two-step-heading">
 <h2 id="two-step-heading">Two-step verification</h2>
 <p><strong>On</strong>: signing in asks for a code from your authenticator app. ${state.factors.recoveryCodesLeft} of 10 recovery codes left.</p>
-${alert(error)}
+${errorSummary(error)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'recovery-codes')}
   ${codeField('recovery-code', 'Code for new recovery codes', error, 'A code from your app or a recovery code. The old recovery codes stop working.')}
@@ -117,11 +124,11 @@ ${alert(error)}
 }
 
 function passkeysSection(context: PageContext, state: SecurityPageState): Html {
-  const error = state.error && ['passkey', 'name'].includes(state.error.field) ? state.error : undefined;
+  const error = errorsFor(state.errors, 'passkey', 'name');
   return html`<section class="card" aria-labelledby="passkeys-heading">
 <h2 id="passkeys-heading">Passkeys</h2>
 <p>A passkey signs you in with your device's screen lock or a security key, without a password. With two-step verification on, it also serves as the second step after a password.</p>
-${alert(error)}
+${errorSummary(error)}
 ${state.passkeys.length === 0 ? html`<p class="muted">You have no passkeys.</p>` : html`<div class="table-wrap"><table class="stack">
   <thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
   <tbody>${state.passkeys.map((p) => html`<tr>
@@ -186,7 +193,9 @@ ${state.sessions.length > 1 ? html`<form method="post" action="/settings/securit
 
 function detailText(event: SecurityEvent): string {
   const d = event.detail;
-  const parts = [d.method && `with ${d.method}`, d.reason, d.app && `“${d.app}”`, d.name && `“${d.name}”`, d.device && `(${d.device})`].filter(Boolean);
+  const parts = [
+    d.method && `with ${d.method}`, d.reason, d.app && `“${d.app}”`, d.name && `“${d.name}”`, d.device && `(${d.device})`, d.where && `at ${d.where}`,
+  ].filter(Boolean);
   return parts.join(' ');
 }
 
@@ -217,7 +226,7 @@ export function securityPage(context: PageContext, state: SecurityPageState): Ht
 <h1>Security</h1>
 <p>How you sign in, where you are signed in, and what happened to your account.</p>
 ${notice(state.notice)}
-${state.error && !['current_password', 'new_password', 'code', 'passkey', 'name'].includes(state.error.field) ? alert(state.error) : ''}
+${errorSummary(errorList(state.errors).filter((e) => !SECTION_FIELDS.includes(e.field)))}
 </section>
 ${twoStepSection(context, state)}
 ${passkeysSection(context, state)}
@@ -235,7 +244,7 @@ ${state.error ? html`<p class="alert" role="alert" id="form-error">${state.error
 ${state.factors.totp ? html`<form method="post" action="/login/second-step">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="code">Code from your authenticator app</label>
-  <input type="text" id="code" name="code" class="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" autofocus aria-describedby="code-hint" ${state.error ? html`aria-invalid="true"` : ''}>
+  <input type="text" id="code" name="code" class="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" autofocus ${state.error ? html`aria-describedby="form-error code-hint" aria-invalid="true"` : html`aria-describedby="code-hint"`}>
   <p class="hint" id="code-hint">Six digits. Lost your device? Enter one of your recovery codes instead.</p>
   <div class="actions"><button type="submit">Verify</button></div>
 </form>` : ''}

@@ -6,6 +6,7 @@ import type { Client, PersonalToken, User } from '../../core/ports.js';
 import { RESOURCE_SCOPES, SCOPES, scopeList } from '../../core/scopes.js';
 import { when } from './community.js';
 import { type Html, html } from './html.js';
+import { type FormError, type FormErrors, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
 import { type PageContext, layout } from './layout.js';
 
 const SECTIONS = [
@@ -18,24 +19,10 @@ const SECTIONS = [
 
 export type SettingsSection = (typeof SECTIONS)[number]['path'];
 
-/** Messages start lower-case in the core ("name must be…"); a page shows a sentence. */
-export function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return /[.!?]$/.test(text) ? text : `${text}.`;
-}
+export { type FormError, type FormErrors, invalid, sentence } from './forms.js';
 
-export interface FormError {
-  field: string;
-  message: string;
-}
-
-export function alert(error: FormError | undefined): Html | string {
-  return error ? html`<p class="alert" role="alert" id="form-error">${sentence(error.message)}</p>` : '';
-}
-
-export function invalid(error: FormError | undefined, ...fields: string[]): Html | string {
-  return error && fields.includes(error.field) ? html`aria-invalid="true" aria-describedby="form-error"` : '';
-}
+/** The summary of a form's problems (`errorSummary`), by the name the settings pages know it. */
+export const alert = errorSummary;
 
 export function notice(text: string | undefined): Html | string {
   return text ? html`<p class="notice" role="status">${text}</p>` : '';
@@ -212,20 +199,20 @@ export interface ClientForm {
 const LOGOUT_FIELDS = ['post_logout_redirect_uris', 'backchannel_logout_uri'];
 
 /** The sign-out fields of the registration form and of an app's page (RP-Initiated and Back-Channel Logout). */
-function logoutFields(values: { postLogoutRedirectUris: string; backchannelLogoutUri: string }, error: FormError | undefined): Html {
-  // One aria-describedby per field: the hint, and the error first when it is this field's.
-  const described = (field: string, hint: string) => error?.field === field
-    ? html`aria-invalid="true" aria-describedby="form-error ${hint}"` : html`aria-describedby="${hint}"`;
+function logoutFields(values: { postLogoutRedirectUris: string; backchannelLogoutUri: string }, errors: FormErrors): Html {
   return html`<label for="post_logout_redirect_uris">Post-logout redirect URIs <span class="muted">(optional)</span></label>
-  <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2" ${described('post_logout_redirect_uris', 'post-logout-hint')}>${values.postLogoutRedirectUris}</textarea>
+  <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2" ${control(errors, 'post_logout_redirect_uris', { hint: 'post-logout-hint' })}>${values.postLogoutRedirectUris}</textarea>
+  ${fieldMessage(errors, 'post_logout_redirect_uris')}
   <p class="hint" id="post-logout-hint">Where <code>/oauth/logout</code> may send people back after signing them out. One per line, the same rules as redirect URIs; matched exactly.</p>
   <label for="backchannel_logout_uri">Back-channel logout URI <span class="muted">(optional)</span></label>
-  <input type="url" id="backchannel_logout_uri" name="backchannel_logout_uri" value="${values.backchannelLogoutUri}" maxlength="2000" placeholder="https://example.com/backchannel-logout" ${described('backchannel_logout_uri', 'backchannel-hint')}>
+  <input type="url" id="backchannel_logout_uri" name="backchannel_logout_uri" value="${values.backchannelLogoutUri}" maxlength="2000" placeholder="https://example.com/backchannel-logout" ${control(errors, 'backchannel_logout_uri', { hint: 'backchannel-hint' })}>
+  ${fieldMessage(errors, 'backchannel_logout_uri')}
   <p class="hint" id="backchannel-hint">We POST a signed <code>logout_token</code> here when someone who uses your app signs out or withdraws access. https (http on 127.0.0.1, [::1] or localhost for development); no #fragment. Answer 200 or 204.</p>`;
 }
 
-export function developersPage(context: PageContext, clients: Client[], state: { form?: ClientForm; error?: FormError | undefined }): Html {
+export function developersPage(context: PageContext, clients: Client[], state: { form?: ClientForm; errors?: FormErrors }): Html {
   const form = state.form ?? { name: '', description: '', homepage: '', redirectUris: '', type: 'confidential', postLogoutRedirectUris: '', backchannelLogoutUri: '' };
+  const errors = state.errors;
   return settingsLayout('Developer applications', context, '/settings/developers', html`<section class="card">
 <h1>Developer applications</h1>
 <p>Register an app to let people sign in with their account and read their data through the <a href="/docs">API</a>.</p>
@@ -235,26 +222,31 @@ ${clients.length === 0 ? html`<p class="muted">You have not registered any appli
 </section>
 <section class="card" aria-labelledby="register-heading">
 <h2 id="register-heading">Register an application</h2>
-${alert(state.error)}
+${errorSummary(errors)}
 <form method="post" action="/settings/developers">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="name">Name</label>
-  <input type="text" id="name" name="name" value="${form.name}" required maxlength="80" ${invalid(state.error, 'name')}>
+  <input type="text" id="name" name="name" value="${form.name}" required maxlength="80" ${control(errors, 'name')}>
+  ${fieldMessage(errors, 'name')}
   <label for="description">Description <span class="muted">(optional)</span></label>
-  <textarea id="description" name="description" rows="3" maxlength="500" ${invalid(state.error, 'description')}>${form.description}</textarea>
+  <textarea id="description" name="description" rows="3" maxlength="500" ${control(errors, 'description')}>${form.description}</textarea>
+  ${fieldMessage(errors, 'description')}
   <label for="homepage">Homepage <span class="muted">(optional)</span></label>
-  <input type="url" id="homepage" name="homepage" value="${form.homepage}" maxlength="2000" placeholder="https://example.com" ${invalid(state.error, 'homepage')}>
+  <input type="url" id="homepage" name="homepage" value="${form.homepage}" maxlength="2000" placeholder="https://example.com" ${control(errors, 'homepage')}>
+  ${fieldMessage(errors, 'homepage')}
   <label for="redirect_uris">Redirect URIs</label>
-  <textarea id="redirect_uris" name="redirect_uris" rows="3" required aria-describedby="redirect-hint" ${invalid(state.error, 'redirect_uris')}>${form.redirectUris}</textarea>
+  <textarea id="redirect_uris" name="redirect_uris" rows="3" required ${control(errors, 'redirect_uris', { hint: 'redirect-hint' })}>${form.redirectUris}</textarea>
+  ${fieldMessage(errors, 'redirect_uris')}
   <p class="hint" id="redirect-hint">One per line. https, or http on 127.0.0.1, [::1] or localhost; no #fragment. Matched exactly.</p>
-  <fieldset ${invalid(state.error, 'type')}>
+  <fieldset id="type" ${control(errors, 'type')}>
     <legend>Type</legend>
+    ${fieldMessage(errors, 'type')}
     <div class="check"><input type="radio" id="type-confidential" name="type" value="confidential" ${form.type !== 'public' ? html`checked` : ''}>
       <label for="type-confidential">Confidential <span class="muted">— runs on a server that can keep a client secret</span></label></div>
     <div class="check"><input type="radio" id="type-public" name="type" value="public" ${form.type === 'public' ? html`checked` : ''}>
       <label for="type-public">Public <span class="muted">— a browser, mobile or command-line app; no secret, PKCE required</span></label></div>
   </fieldset>
-  ${logoutFields(form, state.error)}
+  ${logoutFields(form, errors)}
   <div class="actions"><button type="submit">Register application</button></div>
 </form>
 </section>`);
@@ -263,7 +255,7 @@ ${alert(state.error)}
 export interface ClientPageState {
   secret?: string | undefined;
   notice?: string | undefined;
-  error?: FormError | undefined;
+  errors?: FormErrors;
   redirectUris?: string | undefined;
   /** The sign-out form as sent, when it is shown again with an error. */
   logout?: { postLogoutRedirectUris: string; backchannelLogoutUri: string } | undefined;
@@ -272,8 +264,8 @@ export interface ClientPageState {
 export function clientPage(context: PageContext, client: Client, state: ClientPageState): Html {
   const active = client.status === 'active';
   const base = `/settings/developers/${client.clientId}`;
-  const logoutError = state.error && LOGOUT_FIELDS.includes(state.error.field) ? state.error : undefined;
-  const redirectError = logoutError ? undefined : state.error;
+  const logoutErrors = errorsFor(state.errors, ...LOGOUT_FIELDS);
+  const redirectErrors = errorsFor(state.errors, 'redirect_uris');
   const logout = state.logout ?? { postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'), backchannelLogoutUri: client.backchannelLogoutUri ?? '' };
   return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
 <p><a href="/settings/developers">← Developer applications</a></p>
@@ -291,11 +283,12 @@ ${state.secret ? html`<div class="notice created" role="status">${shownOnce('cli
 </section>
 ${active ? html`<section class="card" aria-labelledby="uris-heading">
 <h2 id="uris-heading">Redirect URIs</h2>
-${alert(redirectError)}
+${errorSummary(redirectErrors)}
 <form method="post" action="${base}/redirect-uris">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="redirect_uris">Redirect URIs, one per line</label>
-  <textarea id="redirect_uris" name="redirect_uris" rows="4" required aria-describedby="redirect-hint" ${invalid(redirectError, 'redirect_uris')}>${state.redirectUris ?? client.redirectUris.join('\n')}</textarea>
+  <textarea id="redirect_uris" name="redirect_uris" rows="4" required ${control(redirectErrors, 'redirect_uris', { hint: 'redirect-hint' })}>${state.redirectUris ?? client.redirectUris.join('\n')}</textarea>
+  ${fieldMessage(redirectErrors, 'redirect_uris')}
   <p class="hint" id="redirect-hint">https, or http on 127.0.0.1, [::1] or localhost; no #fragment. Matched exactly.</p>
   <div class="actions"><button type="submit">Save redirect URIs</button></div>
 </form>
@@ -303,10 +296,10 @@ ${alert(redirectError)}
 <section class="card" aria-labelledby="logout-heading">
 <h2 id="logout-heading">Sign-out</h2>
 <p>How your app takes part in signing out: see <a href="/docs#logout">Sign users out</a>.</p>
-${alert(logoutError)}
+${errorSummary(logoutErrors)}
 <form method="post" action="${base}/logout-uris">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  ${logoutFields(logout, logoutError)}
+  ${logoutFields(logout, logoutErrors)}
   <div class="actions"><button type="submit">Save sign-out settings</button></div>
 </form>
 </section>

@@ -1,18 +1,43 @@
 import { html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 
-export function signInPage(context: PageContext, form: { username: string; returnTo: string; error?: string | undefined; reauthenticate?: boolean }) {
+/** " to continue to Demo App": the heading's end when an app's authorization request sent the person here. */
+export function continuingTo(appName: string | undefined) {
+  return appName === undefined ? '' : html` to continue to <strong class="app-name">${appName}</strong>`;
+}
+
+/** The query that carries `returnTo` to the other of sign-in and sign-up; none for the home page. */
+export function returnQuery(returnTo: string): string {
+  return returnTo === '/' ? '' : `?${new URLSearchParams({ return_to: returnTo }).toString()}`;
+}
+
+export interface SignInForm {
+  username: string;
+  /** Where the browser goes once signed in (a path on this site; INTERFACE section 10). */
+  returnTo: string;
+  /** The app whose authorization request `returnTo` is, named on the page. */
+  appName?: string | undefined;
+  /** A problem of the whole form: a wrong sign-in never says which field was wrong. */
+  error?: string | undefined;
+  /** The username and password did not sign in: both fields are marked. */
+  wrongCredentials?: boolean;
+  reauthenticate?: boolean;
+}
+
+export function signInPage(context: PageContext, form: SignInForm) {
+  // Both fields are marked, and described by the one message: it must not tell which was wrong.
+  const wrong = form.wrongCredentials ? html`aria-invalid="true" aria-describedby="form-error"` : '';
   return layout('Sign in', context, html`<section class="card narrow">
-<h1>Sign in</h1>
-${form.error ? html`<p class="alert" role="alert">${form.error}</p>` : ''}
+<h1>Sign in${continuingTo(form.appName)}</h1>
+${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error}</p>` : ''}
 ${form.reauthenticate ? html`<p class="notice">The application asked you to sign in again before it continues.</p>` : ''}
 <form method="post" action="/login">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
   <label for="username">Username</label>
-  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${form.username ? '' : html`autofocus`}>
+  <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${wrong} ${form.username ? '' : html`autofocus`}>
   <label for="password">Password</label>
-  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${form.username ? html`autofocus` : ''}>
+  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">Sign in</button></div>
 </form>
 <form method="post" action="/login/passkey" class="passkey-sign-in">
@@ -22,6 +47,6 @@ ${form.reauthenticate ? html`<p class="notice">The application asked you to sign
   <div class="actions"><button type="button" class="secondary" data-webauthn="get" data-options="/login/passkey/options" hidden>Sign in with a passkey</button></div>
   <p class="hint" role="status" data-webauthn-status></p>
 </form>
-<p class="muted">No account yet? <a href="/signup">Create one</a>.</p>
+<p class="muted">No account yet? <a href="/signup${returnQuery(form.returnTo)}">Create one</a>.</p>
 </section>`, { script: 'webauthn' });
 }

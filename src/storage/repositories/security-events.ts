@@ -12,15 +12,26 @@ function detailOf(text: string): Record<string, string> {
   }
 }
 
+function row(event: Omit<SecurityEvent, 'id'>) {
+  return {
+    user_id: event.userId, kind: event.kind, created_at: event.createdAt, address: event.address.slice(0, 64),
+    device: event.device.slice(0, 100), detail: JSON.stringify(event.detail),
+  };
+}
+
 /** The account's security log (issue 18 item 5): written by `SecurityLog`, read by its owner. */
 export class KyselySecurityEventStore implements SecurityEventStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async insert(event: Omit<SecurityEvent, 'id'>): Promise<void> {
-    await this.db.insertInto('security_events').values({
-      user_id: event.userId, kind: event.kind, created_at: event.createdAt, address: event.address.slice(0, 64),
-      device: event.device.slice(0, 100), detail: JSON.stringify(event.detail),
-    }).execute();
+    await this.db.insertInto('security_events').values(row(event)).execute();
+  }
+
+  async insertMany(events: ReadonlyArray<Omit<SecurityEvent, 'id'>>): Promise<void> {
+    // 128 rows of 6 columns a statement: far below either database's limit on parameters.
+    for (let start = 0; start < events.length; start += 128) {
+      await this.db.insertInto('security_events').values(events.slice(start, start + 128).map(row)).execute();
+    }
   }
 
   async listForUser(userId: number, offset: number, limit: number): Promise<Page<SecurityEvent>> {

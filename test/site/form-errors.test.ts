@@ -1,0 +1,136 @@
+/**
+ * Forms sent back with problems name every field at fault, beside the field, which is marked
+ * `aria-invalid` and described by its message (issue 18 item 10). Over real HTTP on each database.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { Visitor } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+/** The opening tag of the element with this id. */
+function element(page: string, id: string): string {
+  const tag = new RegExp(`<[a-z]+ [^>]*id="${id}"[^>]*>`).exec(page)?.[0];
+  assert.ok(tag, `an element #${id}`);
+  return tag;
+}
+
+/**
+ * `field`'s control is marked invalid and described by its message, which is on the page right
+ * after it (before the next label) and says `message`.
+ */
+function assertFieldError(page: string, field: string, message: RegExp, options: { id?: string; hint?: string } = {}): void {
+  const id = options.id ?? field;
+  const control = element(page, id);
+  assert.match(control, /aria-invalid="true"/, `#${id} is marked invalid`);
+  const described = /aria-describedby="([^"]*)"/.exec(control)?.[1]?.split(' ') ?? [];
+  assert.ok(described.includes(`${id}-error`), `#${id} is described by its message`);
+  if (options.hint) assert.ok(described.includes(options.hint), `#${id} keeps its hint`);
+  assert.equal((control.match(/aria-describedby=/g) ?? []).length, 1, 'one aria-describedby');
+  const after = page.slice(page.indexOf(control) + control.length);
+  const inline = new RegExp(`^[\\s\\S]*?<p class="field-error" id="${id}-error">([^<]*)</p>`).exec(after);
+  assert.ok(inline, `a message for #${id}`);
+  assert.doesNotMatch(inline[0], /<label/, `the message for #${id} is beside it, before the next field`);
+  assert.match(inline[1]!, message);
+}
+
+function assertFieldFine(page: string, id: string): void {
+  assert.doesNotMatch(element(page, id), /aria-invalid/, `#${id} is not marked`);
+  assert.doesNotMatch(page, new RegExp(`id="${id}-error"`));
+}
+
+forEachDatabase('form errors', (database) => {
+  let t: TestApp;
+  let counter = 0;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  async function member(): Promise<Visitor> {
+    counter += 1;
+    const user = await createAccount(t.deps.stores, t.clock, { username: `former${counter}`, password: PASSWORD });
+    const visitor = new Visitor(t.baseUrl);
+    await visitor.signIn(user.username, PASSWORD);
+    return visitor;
+  }
+
+  test('a sign-up form with a bad username and a bad password names both, each beside its field, marked aria-invalid', async () => {
+    const response = await new Visitor(t.baseUrl).post('/signup', { username: 'ab', password: 'short' });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'username', /^Username must be 3 to 30/, { hint: 'username-hint' });
+    assertFieldError(response.text, 'password', /^Password must be 8 to 256/, { hint: 'password-hint' });
+    const summary = /<div class="alert" role="alert" id="form-error">([\s\S]*?)<\/div>/.exec(response.text)?.[1];
+    assert.ok(summary, 'a summary read out when the page loads');
+    assert.match(summary, /2 things need fixing/);
+    assert.match(summary, /Username must be/);
+    assert.match(summary, /Password must be/);
+    assert.equal((await t.deps.stores.users.findByUsername('ab')), undefined);
+  });
+
+  test('a reserved username and a common password are both named', async () => {
+    const response = await new Visitor(t.baseUrl).post('/signup', { username: 'admin', password: 'password1' });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'username', /reserved/);
+    assertFieldError(response.text, 'password', /most common passwords/);
+  });
+
+  test('a sign-up form with one bad field marks that field only', async () => {
+    const response = await new Visitor(t.baseUrl).post('/signup', { username: 'fine-name', password: 'short' });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'password', /Password must be 8 to 256/);
+    assertFieldFine(response.text, 'username');
+    assert.match(element(response.text, 'username'), /aria-describedby="username-hint"/, 'the hint still describes it');
+    assert.match(response.text, /<p class="alert" role="alert" id="form-error">Password must be 8 to 256/);
+  });
+
+  test('registering an app with several bad fields names every one of them beside its field', async () => {
+    const visitor = await member();
+    const response = await visitor.post('/settings/developers', {
+      name: '', description: 'ok', homepage: 'javascript:alert(1)', redirect_uris: 'http://app.example/cb', type: 'secret',
+      post_logout_redirect_uris: 'https://app.example/bye#x', backchannel_logout_uri: 'http://app.example/bc',
+    });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'name', /Name must be 1 to 80/);
+    assertFieldError(response.text, 'homepage', /Homepage must be an http or https URL/);
+    assertFieldError(response.text, 'redirect_uris', /must use https/, { hint: 'redirect-hint' });
+    assertFieldError(response.text, 'type', /Type must be confidential or public/);
+    assertFieldError(response.text, 'post_logout_redirect_uris', /has a fragment/, { hint: 'post-logout-hint' });
+    assertFieldError(response.text, 'backchannel_logout_uri', /must use https/, { hint: 'backchannel-hint' });
+    assertFieldFine(response.text, 'description');
+    assert.match(response.text, /6 things need fixing/);
+  });
+
+  test("an app's sign-out settings with two bad fields name both", async () => {
+    const visitor = await member();
+    const created = await visitor.post('/settings/developers', { name: 'App', redirect_uris: 'https://app.example/cb', type: 'public' });
+    assert.equal(created.status, 201);
+    const clientId = /value="([0-9a-f]{32})" readonly aria-label="Client ID"/.exec(created.text)![1]!;
+    const response = await visitor.post(`/settings/developers/${clientId}/logout-uris`, {
+      post_logout_redirect_uris: 'http://app.example/bye', backchannel_logout_uri: 'https://user:pw@app.example/bc',
+    });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'post_logout_redirect_uris', /must use https/);
+    assertFieldError(response.text, 'backchannel_logout_uri', /contains credentials/);
+    assertFieldFine(response.text, 'redirect_uris');
+  });
+
+  test('a password change with no current password and a bad new one names both', async () => {
+    const visitor = await member();
+    const response = await visitor.post('/settings/security', { action: 'change-password', current_password: '', new_password: 'short' });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'current_password', /Enter your current password/);
+    assertFieldError(response.text, 'new_password', /New password must be 8 to 256/, { hint: 'new-password-hint' });
+  });
+
+  test('a wrong sign-in marks both fields, described by the one message that does not say which was wrong', async () => {
+    const visitor = new Visitor(t.baseUrl);
+    const response = await visitor.post('/login', { username: 'nobody-at-all', password: PASSWORD, return_to: '/' });
+    assert.equal(response.status, 401);
+    for (const id of ['username', 'password']) {
+      assert.match(element(response.text, id), /aria-invalid="true" aria-describedby="form-error"/);
+    }
+    assert.match(response.text, /<p class="alert" role="alert" id="form-error">That username and password do not match/);
+  });
+});
