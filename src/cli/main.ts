@@ -9,7 +9,7 @@ import { SettingsError, loadSettings } from '../config/settings.js';
 import { ConflictError, InputError, KeysSecretError } from '../core/errors.js';
 import type { BaseDeps } from '../base-deps.js';
 import { type Command, type CommandIo, Interrupted, UsageError } from './command.js';
-import { clientCreate, clientDeactivate, clientList, clientRotateSecret } from './commands/clients.js';
+import { clientCreate, clientDeactivate, clientList, clientRequirePar, clientRotateSecret } from './commands/clients.js';
 import { postCreate, tokenCreate, tokenList, tokenRevoke } from './commands/content.js';
 import { demo, janitor, keysRotate, migrate } from './commands/operations.js';
 import { userCreate, userList, userSetPassword, userSetStatus } from './commands/users.js';
@@ -18,7 +18,7 @@ import { terminalIo } from './terminal.js';
 
 const COMMANDS: readonly Command<any>[] = [
   userCreate, userList, userSetStatus, userSetPassword,
-  clientCreate, clientList, clientRotateSecret, clientDeactivate,
+  clientCreate, clientList, clientRotateSecret, clientDeactivate, clientRequirePar,
   postCreate, tokenCreate, tokenList, tokenRevoke,
   keysRotate, migrate, demo, janitor,
 ];

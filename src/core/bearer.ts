@@ -52,6 +52,41 @@ function challenge(attributes: Record<string, string> = {}, scheme: AuthScheme =
   return `${oneChallenge(scheme, attributes)}, ${oneChallenge(other, {})}`;
 }
 
+/**
+ * `attribute` appended to every challenge of a `WWW-Authenticate` value (RFC 9110 11.6.1): after
+ * each challenge's parameters, where the next scheme begins outside a quoted string, and at the end.
+ */
+function addToEachChallenge(header: string, attribute: string): string {
+  let out = '';
+  let quoted = false;
+  for (let i = 0; i < header.length; i += 1) {
+    const c = header[i]!;
+    if (c === '"' && header[i - 1] !== '\\') quoted = !quoted;
+    if (!quoted && c === ',' && /^, (?:Bearer|DPoP) /.test(header.slice(i, i + 9))) out += `, ${attribute}`;
+    out += c;
+  }
+  return `${out}, ${attribute}`;
+}
+
+/**
+ * RFC 9728 5.1: the same refusal with `resource_metadata="<url>"` added to each challenge, so a
+ * client that meets it can find the resource's metadata and its authorization server. A refusal
+ * without a challenge (429) stays as it is. Each refusal is extended once (`extended` keeps it).
+ */
+export function withResourceMetadata(refusal: OAuthError, url: string, extended: WeakMap<OAuthError, OAuthError>): OAuthError {
+  const challengeHeader = refusal.headers['www-authenticate'];
+  if (challengeHeader === undefined) return refusal;
+  let answer = extended.get(refusal);
+  if (answer === undefined) {
+    answer = new OAuthError(refusal.code, refusal.description, {
+      status: refusal.status,
+      headers: { ...refusal.headers, 'www-authenticate': addToEachChallenge(challengeHeader, `resource_metadata="${url}"`) },
+    });
+    extended.set(refusal, answer);
+  }
+  return answer;
+}
+
 /** RFC 6750 3.1 `invalid_token`: malformed, unknown, expired or revoked, or an unusable account. */
 export function invalidToken(description: string, scheme: AuthScheme = 'Bearer'): OAuthError {
   return new OAuthError('invalid_token', description, {

@@ -184,6 +184,8 @@ export interface ClientRegistration {
   idTokenAlg?: IdTokenAlg;
   postLogoutRedirectUris?: string[];
   backchannelLogoutUri?: string | null;
+  /** RFC 9126 5: only pushed authorization requests are accepted for it. */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
@@ -219,6 +221,7 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     idTokenAlg,
     postLogoutRedirectUris,
     backchannelLogoutUri,
+    requirePushedAuthorizationRequests: registration.requirePushedAuthorizationRequests ?? false,
   }, clock.now());
   return secret === undefined ? { client } : { client, secret };
 }
@@ -264,4 +267,12 @@ export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: s
   const checked = { postLogoutRedirectUris, backchannelLogoutUri };
   await stores.clients.setLogoutUris(clientId, checked, clock.now());
   return checked;
+}
+
+/**
+ * RFC 9126 5: whether the client's authorization requests must be pushed; from the next
+ * authorization request on. Returns whether the client exists.
+ */
+export async function setRequirePushedRequests(stores: Stores, clock: Clock, clientId: string, required: boolean): Promise<boolean> {
+  return stores.clients.setRequirePushedAuthorizationRequests(clientId, required, clock.now());
 }

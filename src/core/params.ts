@@ -73,6 +73,7 @@ export function required(params: Params, name: string, what?: string): string {
 /** The parameters of the token, revocation and introspection endpoints. */
 const TOKEN_ENDPOINT_PARAMETERS = [
   'grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret', 'token', 'token_type_hint',
+  'resource',
 ];
 
 /**

@@ -178,12 +178,14 @@ export interface Client {
   postLogoutRedirectUris: string[];
   /** Where Back-Channel Logout 1.0 logout tokens are POSTed; `null`: none are sent. */
   backchannelLogoutUri: string | null;
+  /** RFC 9126 5: `/oauth/authorize` accepts only a `request_uri` from the PAR endpoint. */
+  requirePushedAuthorizationRequests: boolean;
   createdAt: Instant;
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>
-  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri'>>;
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>
+  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>>;
 
 export interface ClientStore {
   create(client: NewClient, now: Instant): Promise<Client>;
@@ -196,6 +198,27 @@ export interface ClientStore {
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
+  setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
+}
+
+/** A pushed authorization request (RFC 9126 2) as stored: by the hash of its `request_uri`'s random part. */
+export interface PushedAuthorizationRequest {
+  requestHash: string;
+  clientId: string;
+  /** The authorization request's parameters, each once, as pushed. */
+  parameters: Array<[string, string]>;
+  createdAt: Instant;
+  expiresAt: Instant;
+}
+
+export interface PushedAuthorizationRequestStore {
+  insert(request: PushedAuthorizationRequest): Promise<void>;
+  /**
+   * Marks the request used and returns its parameters, in one conditional write that matches only
+   * an unused, unexpired request of `clientId` (RFC 9126 4: single use, bound to the client). Of
+   * racing callers exactly one gets it; a request named with another client_id stays as it was.
+   */
+  consume(requestHash: string, clientId: string, now: Instant): Promise<PushedAuthorizationRequest | undefined>;
 }
 
 /** A user's remembered consent to a client, for the union of scopes approved so far. */
@@ -237,6 +260,8 @@ export interface Grant {
   sid: string | null;
   /** RFC 8176 methods of the sign-in that approved it (the id_token's `amr`); null for older grants. */
   amr: string[] | null;
+  /** The RFC 8707 resource the authorization asked for; `null` when it named none. */
+  resource: string | null;
 }
 
 export type RevocationReason =
@@ -312,7 +337,7 @@ export interface CodeStore {
    * code under it: both or neither, in one statement where the database can, else in a
    * transaction (the caller's, or one of its own).
    */
-  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId' | 'dpopJkt'> & { amr?: readonly string[] | null; dpopJkt?: string | null }, sid: string | null): Promise<void>;
+  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId' | 'dpopJkt'> & { amr?: readonly string[] | null; dpopJkt?: string | null; resource?: string | null }, sid: string | null): Promise<void>;
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, and
@@ -628,6 +653,7 @@ export interface Stores {
   passkeys: PasskeyStore;
   pendingSignIns: PendingSignInStore;
   securityEvents: SecurityEventStore;
+  pushedRequests: PushedAuthorizationRequestStore;
   leakedCredentials: LeakedCredentialStore;
   dpopProofs: DpopReplayStore;
   oneTimeSecrets: OneTimeSecretStore;

@@ -15,6 +15,7 @@ import * as securityLog from './migrations/2026-11-23-0011-security-log.js';
 import * as oneTimeSecrets from './migrations/2026-11-23-0021-one-time-secrets.js';
 import * as refreshReplay from './migrations/2026-11-23-0030-refresh-replay.js';
 import * as dpop from './migrations/2026-11-23-0040-dpop.js';
+import * as pushedAuthorizationRequests from './migrations/2026-11-23-0050-pushed-authorization-requests.js';
 import * as clientSecretIndex from './migrations/2026-11-23-0060-client-secret-index.js';
 import * as postsPageIndex from './migrations/2026-11-23-0070-posts-page-index.js';
 
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0021-one-time-secrets': oneTimeSecrets,
   '2026-11-23-0030-refresh-replay': refreshReplay,
   '2026-11-23-0040-dpop': dpop,
+  '2026-11-23-0050-pushed-authorization-requests': pushedAuthorizationRequests,
   '2026-11-23-0060-client-secret-index': clientSecretIndex,
   '2026-11-23-0070-posts-page-index': postsPageIndex,
 };

@@ -84,6 +84,8 @@ export interface ClientsTable {
   /** JSON array of exact strings (RP-Initiated Logout 1.0). */
   post_logout_redirect_uris: Generated<string>;
   backchannel_logout_uri: string | null;
+  /** RFC 9126 5: authorization requests must be pushed. 0/1 (SQLite) or boolean (PostgreSQL). */
+  require_pushed_authorization_requests: Generated<number | boolean>;
   created_at: number;
   updated_at: number;
 }
@@ -111,6 +113,8 @@ export interface GrantsTable {
   sid: string | null;
   /** Space-separated RFC 8176 methods of the sign-in that approved it; null for grants older than the column. */
   amr: string | null;
+  /** The RFC 8707 resource the authorization asked for; null when it named none. */
+  resource: Generated<string | null>;
 }
 
 export interface AuthorizationCodesTable {
@@ -272,6 +276,18 @@ export interface OneTimeSecretsTable {
   expires_at: number;
 }
 
+/** Pushed authorization requests (RFC 9126): single use, 60 seconds. */
+export interface PushedAuthorizationRequestsTable {
+  /** SHA-256 of the random part of the `request_uri`. */
+  request_hash: string;
+  client_id: string;
+  /** JSON array of [name, value] pairs. */
+  parameters: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
 export interface SecurityEventsTable {
   id: Generated<number>;
   user_id: number;
@@ -347,4 +363,5 @@ export interface Database {
   security_events: SecurityEventsTable;
   dpop_proofs: DpopProofsTable;
   one_time_secrets: OneTimeSecretsTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }

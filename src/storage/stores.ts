@@ -17,6 +17,7 @@ import { KyselyPasskeyStore } from './repositories/passkeys.js';
 import { KyselyPendingSignInStore } from './repositories/pending-sign-ins.js';
 import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
 import { KyselyPostStore } from './repositories/posts.js';
+import { KyselyPushedRequestStore } from './repositories/pushed-requests.js';
 import { KyselySecondFactorStore } from './repositories/second-factors.js';
 import { KyselySecurityEventStore } from './repositories/security-events.js';
 import { KyselyServerSecretStore } from './repositories/server-secrets.js';
@@ -43,6 +44,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     passkeys: new KyselyPasskeyStore(db),
     pendingSignIns: new KyselyPendingSignInStore(db),
     securityEvents: new KyselySecurityEventStore(db),
+    pushedRequests: new KyselyPushedRequestStore(db),
     leakedCredentials: new KyselyLeakedCredentialStore(db),
     dpopProofs: new KyselyDpopProofStore(db),
     oneTimeSecrets: new KyselyOneTimeSecretStore(db),

@@ -23,8 +23,7 @@ forEachDatabase('resource API authentication', (database) => {
 
   async function expectInvalidToken(response: Response, what: string) {
     assert.equal(response.status, 401, what);
-    // RFC 9449 7.1: every 401 advertises DPoP and its proof algorithms beside Bearer.
-    assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", error="invalid_token", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256"', what);
+    assert.equal(response.headers.get('www-authenticate'), `Bearer realm="api", error="invalid_token", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`, what);
     assert.equal(response.headers.get('cache-control'), 'no-store');
     const body = await response.json() as Record<string, unknown>;
     assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description'], what);
@@ -93,7 +92,7 @@ forEachDatabase('resource API authentication', (database) => {
       const { token } = await make(user, ['profile:read']);
       const response = await get(t.baseUrl, '/api/open/v1/me/posts', { token });
       assert.equal(response.status, 403);
-      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", error="insufficient_scope", scope="posts:read"');
+      assert.equal(response.headers.get('www-authenticate'), `Bearer realm="api", error="insufficient_scope", scope="posts:read", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`);
       assert.equal(response.headers.get('x-ratelimit-limit'), '60', 'a valid token gets the rate-limit headers');
       assert.equal((await response.json() as { error: string }).error, 'insufficient_scope');
       const other = await make(await newUser(t.deps), ['posts:read']);
@@ -118,7 +117,7 @@ forEachDatabase('resource API authentication', (database) => {
     for (const path of ['/api/open/v1/', '/api/open/v1/me', '/api/open/v1/me/posts']) {
       const response = await get(t.baseUrl, path);
       assert.equal(response.status, 401);
-      assert.equal(response.headers.get('www-authenticate'), 'Bearer realm="api", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256"');
+      assert.equal(response.headers.get('www-authenticate'), `Bearer realm="api", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`);
       assert.equal((await response.json() as { error: string }).error, 'invalid_token');
     }
   });

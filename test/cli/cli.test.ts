@@ -106,6 +106,19 @@ forEachDatabase('command line', (database) => {
     assertBadArguments(run('client', 'create', '--name', 'A', '--type', 'public', '--redirect-uri', 'https://a.example/cb', '--owner', name('nobody'), '--json'), /unknown user/);
   });
 
+  test('client create --require-par and client require-par [--off] set whether its authorization requests must be pushed', async () => {
+    const created = run('client', 'create', '--name', 'Pushed', '--type', 'public', '--redirect-uri', 'https://a.example/cb', '--require-par', '--json');
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal(created.json.require_pushed_authorization_requests, true);
+    assert.equal((await stores.clients.findById(created.json.client_id))?.requirePushedAuthorizationRequests, true);
+    const off = run('client', 'require-par', '--client-id', created.json.client_id, '--off', '--json');
+    assert.deepEqual(off.json, { client_id: created.json.client_id, require_pushed_authorization_requests: false });
+    assert.equal((await stores.clients.findById(created.json.client_id))?.requirePushedAuthorizationRequests, false);
+    assert.equal(run('client', 'require-par', '--client-id', created.json.client_id, '--json').json.require_pushed_authorization_requests, true);
+    assert.equal((await stores.clients.findById(created.json.client_id))?.requirePushedAuthorizationRequests, true);
+    assertBadArguments(run('client', 'require-par', '--client-id', 'nope', '--json'), /unknown client/);
+  });
+
   test('client rotate-secret prints a new secret; deactivate prints the status', () => {
     const { json: client } = run('client', 'create', '--name', 'A', '--type', 'confidential', '--redirect-uri', 'https://a.example/cb', '--json');
     const r = run('client', 'rotate-secret', '--client-id', client.client_id, '--json');
@@ -328,7 +341,7 @@ test('svc --help lists every command and exits 0; a command\'s --help shows its 
   const json = svc(url, ['user', 'set-password', '--help', '--json']);
   assert.equal(json.json.name, 'user set-password');
   assert.equal(typeof json.json.options['--password-stdin'], 'string');
-  assert.deepEqual(svc(url, ['--help', '--json']).json.commands.length, 16);
+  assert.deepEqual(svc(url, ['--help', '--json']).json.commands.length, 17);
   assert.match(svc(url, ['token', '--help']).stdout, /token create[\s\S]*token list[\s\S]*token revoke/);
   // Help touches no database.
   assert.equal(existsSync(path), false);

@@ -1,13 +1,14 @@
 /**
  * The flow driven by openid-client v6, as a real third-party app drives it: a public client
  * (PKCE, no secret) and a confidential one (client_secret_post and client_secret_basic).
- * No discovery document exists yet (issue 5), so the metadata is given by hand.
+ * The first tests give the metadata by hand; the pushed-request test reads it by discovery.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as client from 'openid-client';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { setRequirePushedRequests } from '../../src/core/clients.js';
 import { type Browser, type TestClient, consentForm, newClient, signedInBrowser, startOAuthApp } from './helpers.js';
 
 forEachDatabase('openid-client as a third-party app', (database) => {
@@ -97,5 +98,28 @@ forEachDatabase('openid-client as a third-party app', (database) => {
     const answer = await browser.postForm('/oauth/authorize', [...consentForm(await consent.text()), ['decision', 'deny']]);
     await assert.rejects(client.authorizationCodeGrant(config, new URL(answer.headers.get('location')!), { expectedState: state }),
       (error: unknown) => error instanceof client.AuthorizationResponseError && error.error === 'access_denied');
+  });
+
+  test('openid-client, configured by discovery with its defaults, completes a flow through a pushed request (RFC 9126)', async () => {
+    const c = await newClient(t);
+    // The client accepts only pushed requests, so the library must have used the PAR endpoint.
+    await setRequirePushedRequests(t.deps.stores, t.deps.clock, c.client.clientId, true);
+    const config = await client.discovery(new URL(t.baseUrl), c.client.clientId, c.secret, undefined, { execute: [client.allowInsecureRequests] });
+    assert.equal(config.serverMetadata().pushed_authorization_request_endpoint, `${t.baseUrl}/api/oauth/par`);
+    const { browser, user } = await signedInBrowser(t);
+    const verifier = client.randomPKCECodeVerifier();
+    const url = await client.buildAuthorizationUrlWithPAR(config, {
+      redirect_uri: c.redirectUri,
+      scope: 'profile:read',
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      resource: `${t.baseUrl}/api/open/v1`,
+    });
+    assert.deepEqual([...url.searchParams.keys()].sort(), ['client_id', 'request_uri']);
+    const callback = await approveInBrowser(browser, url);
+    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier });
+    const introspection = await client.tokenIntrospection(config, tokens.access_token);
+    assert.equal(introspection.sub, String(user.id));
+    assert.equal(introspection.aud, `${t.baseUrl}/api/open/v1`);
   });
 });

@@ -110,7 +110,7 @@ forEachDatabase('refusals that teach', (database) => {
     // passport-oauth2's default: node-oauth puts the token in the query string.
     const inQuery = await fetch(`${t.baseUrl}/api/open/v1/me?access_token=${tokens.access_token}`);
     assert.match(await refusal(inQuery, 401, 'invalid_token'), /query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>"/);
-    assert.equal(inQuery.headers.get('www-authenticate'), 'Bearer realm="api", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256"');
+    assert.equal(inQuery.headers.get('www-authenticate'), `Bearer realm="api", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`);
     const inBody = await fetch(`${t.baseUrl}/api/oauth/userinfo`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `access_token=${tokens.access_token}`,
     });

@@ -24,7 +24,7 @@ forEachDatabase('security guards', (database) => {
       const tokens = await obtainTokens(oauth, browser, c);
       const inQuery = await fetch(`${oauth.baseUrl}/api/open/v1/me?access_token=${tokens.access_token}`);
       assert.equal(inQuery.status, 401);
-      assert.equal(inQuery.headers.get('www-authenticate'), 'Bearer realm="api", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256"', 'treated as no credentials at all');
+      assert.equal(inQuery.headers.get('www-authenticate'), `Bearer realm="api", resource_metadata="${oauth.baseUrl}/.well-known/oauth-protected-resource/api/open/v1", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256", resource_metadata="${oauth.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`, 'treated as no credentials at all');
       const inBody = await fetch(`${oauth.baseUrl}/api/oauth/userinfo`, {
         method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ access_token: tokens.access_token }),
       });

@@ -1,4 +1,4 @@
-import { deactivateClient, registerClient, rotateClientSecret } from '../../core/clients.js';
+import { deactivateClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/clients.js';
 import type { ClientRegistration } from '../../core/clients.js';
 import type { Client, ClientType, IdTokenAlg } from '../../core/ports.js';
 import { formatUtc } from '../../core/time.js';
@@ -9,8 +9,9 @@ export const clientCreate = defineCommand({
   name: 'client create',
   summary: 'register a client (an app that signs users in)',
   description: 'Registers a client (an app that signs users in). A confidential client\'s secret is printed once; only its hash is kept.',
-  usage: '--name N --type confidential|public --redirect-uri URI [--redirect-uri URI…] [--post-logout-redirect-uri URI…] [--backchannel-logout-uri URI] [--owner U] [--homepage URL] [--description T] [--id-token-alg RS256|ES256]',
+  usage: '--name N --type confidential|public --redirect-uri URI [--redirect-uri URI…] [--post-logout-redirect-uri URI…] [--backchannel-logout-uri URI] [--owner U] [--homepage URL] [--description T] [--id-token-alg RS256|ES256] [--require-par]',
   options: {
+    'require-par': { type: 'boolean' },
     name: { type: 'string' }, type: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true },
     'post-logout-redirect-uri': { type: 'string', multiple: true }, 'backchannel-logout-uri': { type: 'string' },
     owner: { type: 'string' }, homepage: { type: 'string' }, description: { type: 'string' }, 'id-token-alg': { type: 'string' },
@@ -25,6 +26,7 @@ export const clientCreate = defineCommand({
     homepage: 'the app\'s home page, shown on the consent page',
     description: 'a few words about the app',
     'id-token-alg': 'how its id_tokens are signed (default RS256)',
+    'require-par': 'accept only pushed authorization requests from it (RFC 9126; POST /api/oauth/par)',
   },
   prints: '{"client_id","client_secret"?,"type","redirect_uris"}: client_secret for a confidential client only',
   async run(deps, values) {
@@ -45,6 +47,7 @@ export const clientCreate = defineCommand({
       idTokenAlg: alg as IdTokenAlg,
       postLogoutRedirectUris: (values['post-logout-redirect-uri'] as string[] | undefined) ?? [],
       backchannelLogoutUri: optionalString(values, 'backchannel-logout-uri') ?? null,
+      requirePushedAuthorizationRequests: values['require-par'] === true,
     };
     const { client, secret } = await registerClient(deps.stores, deps.clock, registration);
     deps.audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: client.ownerId, type: client.type, via: 'cli' });
@@ -56,6 +59,7 @@ export const clientCreate = defineCommand({
       redirect_uris: client.redirectUris,
       ...(client.postLogoutRedirectUris.length === 0 ? {} : { post_logout_redirect_uris: client.postLogoutRedirectUris }),
       ...(client.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: client.backchannelLogoutUri }),
+      ...(client.requirePushedAuthorizationRequests ? { require_pushed_authorization_requests: true } : {}),
     };
   },
   human: (r) => [
@@ -65,6 +69,7 @@ export const clientCreate = defineCommand({
     `redirect_uris: ${r.redirect_uris.join(' ')}`,
     ...(r.post_logout_redirect_uris ? [`post_logout_redirect_uris: ${r.post_logout_redirect_uris.join(' ')}`] : []),
     ...(r.backchannel_logout_uri ? [`backchannel_logout_uri:    ${r.backchannel_logout_uri}`] : []),
+    ...(r.require_pushed_authorization_requests ? ['require_pushed_authorization_requests: true'] : []),
   ].join('\n'),
 });
 
@@ -138,4 +143,21 @@ export const clientDeactivate = defineCommand({
     return { client_id: client.clientId, status: client.status };
   },
   human: (r) => `client ${r.client_id} is ${r.status}; its tokens no longer work`,
+});
+
+export const clientRequirePar = defineCommand({
+  name: 'client require-par',
+  summary: 'require (or stop requiring) pushed authorization requests',
+  description: 'Sets whether a client must push its authorization requests (RFC 9126 5): when required, /oauth/authorize refuses every request of it that does not come with a request_uri from POST /api/oauth/par.',
+  usage: '--client-id ID [--off]',
+  options: { 'client-id': { type: 'string' }, off: { type: 'boolean' } },
+  help: { 'client-id': 'the client', off: 'stop requiring them (the default of a new client)' },
+  prints: '{"client_id","require_pushed_authorization_requests"}',
+  async run(deps, values) {
+    const clientId = requiredString(values, 'client-id');
+    const required = values.off !== true;
+    if (!(await setRequirePushedRequests(deps.stores, deps.clock, clientId, required))) throw new UsageError(`unknown client "${clientId}"`);
+    return { client_id: clientId, require_pushed_authorization_requests: required };
+  },
+  human: (r) => `client ${r.client_id} ${r.require_pushed_authorization_requests ? 'must now push' : 'no longer has to push'} its authorization requests`,
 });

@@ -8,13 +8,20 @@ import { OAuthError } from '../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import type { Client, Stores } from '../ports.js';
+import { requestedResource } from '../resource.js';
 import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
-import { type AuthorizationRequest, type Prompt, REQUEST_PARAMETERS } from './request.js';
+import type { Instant } from '../time.js';
+import { verifyPushedMarker } from './pushed.js';
+import { type AuthorizationRequest, type Prompt, PUSHED_MARKER, REQUEST_PARAMETERS, requestFields } from './request.js';
 
 /** What the checks build up as they pass. */
 export interface CheckContext {
   readonly params: Params;
   readonly stores: Stores;
+  readonly issuer: string;
+  readonly now: Instant;
+  /** `push`: the PAR endpoint checks a request being pushed (RFC 9126 2.1); `browser`: /oauth/authorize. */
+  readonly via: 'browser' | 'push';
   client?: Client;
   redirectUri?: string;
   /** The state to echo on an error redirect, once it is known to be sent exactly once. */
@@ -72,7 +79,8 @@ export const checkRedirectUri: Check = (ctx) => {
 
 /** RFC 6749 3.1: request parameters must not be repeated. State is echoed only when sent once. */
 export const checkNoRepeats: Check = (ctx) => {
-  const repeated = repeatedNames(ctx.params, REQUEST_PARAMETERS);
+  // RFC 8707 2: `resource` may be sent more than once; `checkResource` reads every value.
+  const repeated = repeatedNames(ctx.params, REQUEST_PARAMETERS.filter((name) => name !== 'resource'));
   if (!repeated.includes('state')) {
     const state = ctx.params.get('state')?.find((v) => v !== '');
     if (state !== undefined && state.length <= MAX_STATE_LENGTH) ctx.state = state;
@@ -219,10 +227,41 @@ export const checkDpopJkt: Check = (ctx) => {
   ctx.request.dpopJkt = value ?? null;
 };
 
+/** OpenID Connect Core 6 and 3.1.2.6: request objects are not supported (`request_parameter_supported: false`). */
+export const checkRequestObject: Check = (ctx) => {
+  if (ctx.params.has('request') && (ctx.params.get('request') ?? []).some((v) => v !== '')) {
+    throw new OAuthError('request_not_supported', 'Request objects (the request parameter) are not supported: send the parameters themselves, or push them to the PAR endpoint (RFC 9126).');
+  }
+};
+
+/**
+ * RFC 9126 5: a client that requires pushed authorization requests gets none that were not
+ * pushed. A request opened from its `request_uri`, or carried on with a valid marker, was.
+ */
+export const checkPushed: Check = async (ctx) => {
+  ctx.request.pushedUntil = null;
+  if (ctx.via === 'push') return;
+  const marker = param(ctx, PUSHED_MARKER);
+  if (marker !== undefined) {
+    ctx.request.pushedUntil = await verifyPushedMarker(ctx.stores, requestFields(ctx.params), marker, ctx.now) ?? null;
+  }
+  if (ctx.request.pushedUntil === null && ctx.client!.requirePushedAuthorizationRequests) {
+    throw new OAuthError('invalid_request', marker === undefined
+      ? 'This application requires pushed authorization requests (RFC 9126 5): push the parameters to the PAR endpoint (POST /api/oauth/par) and send only client_id and the request_uri it answers with.'
+      : 'This authorization request took too long to complete (or was changed on the way): start again from the application.');
+  }
+};
+
+/** RFC 8707 2: the only resource is the resource API; anything else is invalid_target. */
+export const checkResource: Check = (ctx) => {
+  ctx.request.resource = requestedResource(ctx.params, ctx.issuer);
+};
+
 /** Checks whose failure is shown as a page. */
 export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
-  checkNoRepeats, checkResponseType, checkScope, checkPkce, checkState, checkNonce, checkPrompt, checkMaxAge, checkLoginHint, checkDpopJkt,
+  checkNoRepeats, checkPushed, checkRequestObject, checkResponseType, checkScope, checkResource, checkPkce, checkState, checkNonce,
+  checkPrompt, checkMaxAge, checkLoginHint, checkDpopJkt,
 ];

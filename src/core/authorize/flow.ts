@@ -12,7 +12,8 @@ import { formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
-import { type AuthorizationRequest, REQUEST_PARAMETERS, appendQuery } from './request.js';
+import { openPushedRequest, pushedMarker } from './pushed.js';
+import { type AuthorizationRequest, PUSHED_MARKER, appendQuery, requestFields } from './request.js';
 
 export const AUTHORIZE_PATH = '/oauth/authorize';
 
@@ -41,31 +42,48 @@ function errorRedirect(deps: OAuthDeps, redirectUri: string, error: OAuthError, 
   });
 }
 
-/**
- * Runs every check in order. Page errors (client, redirect URI) are thrown as `OAuthError`;
- * later ones come back as the error redirect.
- */
-export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params): Promise<Validation> {
-  const ctx: CheckContext = { params, stores: deps.stores, request: {} };
+type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error: OAuthError; ctx: CheckContext };
+
+/** Runs every check in order. Page errors (client, redirect URI) are thrown; later ones come back. */
+async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via']): Promise<Checked> {
+  const ctx: CheckContext = { params, stores: deps.stores, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, request: {} };
   for (const check of PAGE_CHECKS) await check(ctx);
   try {
     for (const check of REDIRECT_CHECKS) await check(ctx);
   } catch (error) {
     if (!(error instanceof OAuthError)) throw error;
-    return { ok: false, location: errorRedirect(deps, ctx.redirectUri!, error, ctx.state) };
+    return { ok: false, error, ctx };
   }
   return { ok: true, request: ctx.request as AuthorizationRequest };
 }
 
-/** The request's own parameters, each once, as sent: for the return trip and the consent form. */
-function requestFields(params: Params, drop: (name: string, value: string) => string | undefined = (_n, v) => v): Array<[string, string]> {
-  const fields: Array<[string, string]> = [];
-  for (const name of REQUEST_PARAMETERS) {
-    const value = params.get(name)?.find((v) => v !== '');
-    const kept = value === undefined ? undefined : drop(name, value);
-    if (kept !== undefined && kept !== '') fields.push([name, kept]);
-  }
-  return fields;
+/**
+ * Runs every check in order. Page errors (client, redirect URI) are thrown as `OAuthError`;
+ * later ones come back as the error redirect.
+ */
+export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params): Promise<Validation> {
+  const checked = await runChecks(deps, params, 'browser');
+  if (checked.ok) return checked;
+  return { ok: false, location: errorRedirect(deps, checked.ctx.redirectUri!, checked.error, checked.ctx.state) };
+}
+
+/**
+ * RFC 9126 2.1: a pushed request passes the same checks as one at the authorization endpoint;
+ * any failure is thrown, to be answered as JSON (RFC 9126 2.3).
+ */
+export async function checkPushedRequest(deps: OAuthDeps, params: Params): Promise<AuthorizationRequest> {
+  const checked = await runChecks(deps, params, 'push');
+  if (!checked.ok) throw checked.error;
+  return checked.request;
+}
+
+/**
+ * The fields that carry the request on (`fields`, the request's own), with a fresh marker when its
+ * parameters were pushed (RFC 9126), so a client that requires pushed requests accepts them.
+ */
+async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: Array<[string, string]>): Promise<Array<[string, string]>> {
+  if (request.pushedUntil === null) return fields;
+  return [...fields, [PUSHED_MARKER, await pushedMarker(deps.stores, fields, request.pushedUntil, deps.clock.now())]];
 }
 
 /**
@@ -73,13 +91,13 @@ function requestFields(params: Params, drop: (name: string, value: string) => st
  * comes back without that demand: the new session has just been authenticated, and keeping it
  * would ask again forever. The fresh `auth_time` is what the client can verify.
  */
-function returnTo(params: Params): string {
+async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
   const fields = requestFields(params, (name, value) => {
     if (name === 'max_age') return undefined;
     if (name === 'prompt') return value.split(' ').filter((p) => p !== 'login').join(' ');
     return value;
   });
-  return `${AUTHORIZE_PATH}?${new URLSearchParams(fields).toString()}`;
+  return `${AUTHORIZE_PATH}?${new URLSearchParams(await carried(deps, request, fields)).toString()}`;
 }
 
 /**
@@ -97,7 +115,8 @@ export async function applicationReturnedTo(stores: Stores, returnTo: string): P
     return undefined;
   }
   if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
-  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), stores, request: {} };
+  // checkClient reads only the parameters and the stores.
+  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), stores, issuer: '', now: 0, via: 'browser', request: {} };
   try {
     await checkClient(ctx);
   } catch (error) {
@@ -119,7 +138,9 @@ function tooOld(request: AuthorizationRequest, session: Session, now: number): b
 }
 
 /** GET /oauth/authorize: what to do with this request for this browser. */
-export async function startAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined): Promise<AuthorizeStep> {
+export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined): Promise<AuthorizeStep> {
+  // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
+  const params = await openPushedRequest(deps.stores, sent, deps.clock.now()) ?? sent;
   const validation = await validateAuthorizationRequest(deps, params);
   if (!validation.ok) return { kind: 'redirect', location: validation.location };
   const { request } = validation;
@@ -134,7 +155,7 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
   if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {
-    return { kind: 'sign_in', returnTo: returnTo(params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
+    return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
   }
 
   // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
@@ -146,7 +167,7 @@ export async function startAuthorization(deps: OAuthDeps, params: Params, signed
   }
   if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
   const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
-  return { kind: 'consent', request, user: signedIn!.user, owner: owner?.username ?? null, fields: requestFields(params) };
+  return { kind: 'consent', request, user: signedIn!.user, owner: owner?.username ?? null, fields: await carried(deps, request, requestFields(params)) };
 }
 
 /**
@@ -157,7 +178,7 @@ export async function decideAuthorization(deps: OAuthDeps, params: Params, signe
   const validation = await validateAuthorizationRequest(deps, params);
   if (!validation.ok) return { kind: 'redirect', location: validation.location };
   const { request } = validation;
-  if (!signedIn) return { kind: 'sign_in', returnTo: returnTo(params), loginHint: request.loginHint, reauthenticate: false };
+  if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
   if (decision === 'approve') return { kind: 'redirect', location: await approve(deps, request, signedIn) };
   if (decision === 'deny') {
     return { kind: 'redirect', location: errorRedirect(deps, request.redirectUri, new OAuthError('access_denied', 'The user denied the request.'), request.state) };
@@ -187,6 +208,8 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     authTime: signedIn.session.authTime,
     // How the session signed in (RFC 8176), kept on the grant for every id_token of it.
     amr: signedIn.session.amr,
+    // RFC 8707: the resource asked for, kept on the grant.
+    resource: request.resource,
     createdAt: now,
     expiresAt: now + deps.settings.codeTtlSeconds * 1000,
     dpopJkt: request.dpopJkt,

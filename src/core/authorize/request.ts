@@ -1,4 +1,5 @@
 /** The authorization request (RFC 6749 4.1.1, RFC 7636 4.3, OpenID Connect Core 3.1.2.1). */
+import type { Params } from '../params.js';
 import type { Client } from '../ports.js';
 import type { Scope } from '../scopes.js';
 import { encodeComponent, percentEncodeNonAscii } from '../urls.js';
@@ -24,13 +25,41 @@ export interface AuthorizationRequest {
   loginHint: string | null;
   /** RFC 9449 10: the thumbprint of the DPoP key the code is bound to; `null` when not sent. */
   dpopJkt: string | null;
+  /** RFC 8707: the resource asked for (only ever the resource API's identifier); `null` when none. */
+  resource: string | null;
+  /**
+   * Epoch seconds until which the request's parameters are known to be pushed by the client
+   * (RFC 9126: opened from a `request_uri`, carried with a valid `PUSHED_MARKER`); `null` if not.
+   */
+  pushedUntil: number | null;
 }
 
 /** The parameters that make up a request: the ones carried through sign-in and the consent form. */
 export const REQUEST_PARAMETERS = [
   'response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method',
-  'nonce', 'prompt', 'max_age', 'login_hint', 'response_mode', 'dpop_jkt',
+  'nonce', 'prompt', 'max_age', 'login_hint', 'response_mode', 'dpop_jkt', 'resource',
 ] as const;
+
+/**
+ * The field that carries, through sign-in and the consent form, the proof that the request's
+ * parameters were pushed (RFC 9126): see `authorize/pushed.ts`.
+ */
+export const PUSHED_MARKER = 'pushed';
+
+/**
+ * The request's own parameters, each once (its first value), in `REQUEST_PARAMETERS` order: for
+ * the return trip, the consent form, a pushed request's storage and its marker. `drop` may change
+ * or drop a value.
+ */
+export function requestFields(params: Params, drop: (name: string, value: string) => string | undefined = (_n, v) => v): Array<[string, string]> {
+  const fields: Array<[string, string]> = [];
+  for (const name of REQUEST_PARAMETERS) {
+    const value = params.get(name)?.find((v) => v !== '');
+    const kept = value === undefined ? undefined : drop(name, value);
+    if (kept !== undefined && kept !== '') fields.push([name, kept]);
+  }
+  return fields;
+}
 
 /**
  * Appends parameters to a redirect URI that may carry its own query, leaving its text as it was.

@@ -4,6 +4,7 @@ import { DpopProofError } from '../dpop/proof.js';
 import type { PresentedProof } from '../dpop/verifier.js';
 import { OAuthError } from '../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
+import { requestedResource } from '../resource.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import type { IssuedTokens } from '../tokens/issue.js';
 import { findGrantHandler } from './registry.js';
@@ -40,8 +41,8 @@ export type Exchanged = IssuedTokens & { dpopNonce?: string };
  * authenticated and before the grant is touched, so a bad proof never burns a code.
  */
 export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials: ClientCredentials, dpop?: PresentedProof): Promise<Exchanged> {
-  // RFC 6749 3.2: request parameters MUST NOT be included more than once.
-  const repeated = repeatedNames(params);
+  // RFC 6749 3.2: request parameters MUST NOT be included more than once (RFC 8707 2: but `resource` may).
+  const repeated = repeatedNames(params).filter((name) => name !== 'resource');
   if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
   const grantType = single(params, 'grant_type');
   if (grantType === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is required: authorization_code or refresh_token.');
@@ -50,6 +51,9 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
     throw new OAuthError('unsupported_grant_type', 'Only grant_type=authorization_code and grant_type=refresh_token are supported (no client_credentials, password or device code).');
   }
   const client = await authenticateClient(deps.stores, credentials);
+  // RFC 8707 2.2: a token request may name the resource; the only one is the resource API, which
+  // every access token is for (its `aud`), whatever the authorization asked.
+  requestedResource(params, deps.settings.baseUrl);
   const possession = await proofOfPossession(deps, dpop);
   // The keys are read before the grant's transaction (from memory, or from the database once in a
   // while): the id_token is signed inside it, where a read on another connection could wait

@@ -18,6 +18,9 @@ export function providerMetadata(issuer: string) {
     revocation_endpoint: `${issuer}/api/oauth/revoke`,
     introspection_endpoint: `${issuer}/api/oauth/introspect`,
     end_session_endpoint: `${issuer}/oauth/logout`,
+    // RFC 9126 5: pushed authorization requests, required per client (never for all).
+    pushed_authorization_request_endpoint: `${issuer}/api/oauth/par`,
+    require_pushed_authorization_requests: false,
     service_documentation: `${issuer}/docs`,
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
-import { type Bearer, UsageRecorder, authenticateBearer, authorizationToken, scopeRefusal } from '../../core/bearer.js';
+import { type Bearer, UsageRecorder, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
 import { CORS_HEADERS } from './cors.js';
@@ -41,9 +41,16 @@ function tokenOutsideHeader(request: FastifyRequest): boolean {
   return request.method === 'POST' && (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
 }
 
-/** Gates every route of `app`; `securityHeaders` join the headers every answer carries. */
-export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet): void {
+/**
+ * Gates every route of `app`; `securityHeaders` join the headers every answer carries. With
+ * `resourceMetadata`, every challenge names that RFC 9728 metadata address (`resource_metadata`).
+ */
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string } = {}): void {
   const { deps } = app;
+  const extended = new WeakMap<OAuthError, OAuthError>();
+  const { resourceMetadata } = options;
+  const refuse = (refusal: OAuthError, request: FastifyRequest, reply: FastifyReply) =>
+    sendError(resourceMetadata === undefined ? refusal : withResourceMetadata(refusal, resourceMetadata, extended), request, reply);
   const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
   const usage = new UsageRecorder();
   // Built once; refusals are sent from here, not thrown through the error handler (issue 8).
@@ -69,7 +76,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       presentedProof(request, deps.settings.baseUrl));
     if (bearer instanceof OAuthError) {
       if (!(await limits.hitFailure(request.ip, bearer, now))) return refuseLimited(request, reply, 'address');
-      return sendError(bearer, request, reply);
+      return refuse(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);
     reply.headers(rateLimitHeaders(decision, now));
@@ -77,7 +84,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // RFC 9449 9: a newer nonce for the client's next proof.
     if (bearer.dpopNonce !== undefined) reply.header('dpop-nonce', bearer.dpopNonce);
     const refusal = scopeRefusal(bearer, scope === '' ? undefined : scope, authorizationToken(authorization)?.scheme);
-    if (refusal) return sendError(refusal, request, reply);
+    if (refusal) return refuse(refusal, request, reply);
     request.bearer = bearer;
     try {
       await usage.record(deps.stores, bearer, now);

@@ -1,7 +1,7 @@
 /**
  * CORS (Fetch standard, "CORS protocol") for the endpoints a browser app calls from its own
- * origin (INTERFACE section 3, issue 17.1): the token, revocation and introspection endpoints,
- * discovery, the JWKS, UserInfo and the resource API. Any origin may read their answers, errors
+ * origin (INTERFACE section 3, issue 17.1): the token, revocation, introspection and PAR
+ * endpoints, discovery (the resource API's RFC 9728 metadata too), the JWKS, UserInfo and the resource API. Any origin may read their answers, errors
  * included, and none may send credentials: they take a client's or a user's credentials from a
  * header or the form, never from a cookie, so a page on another site gains nothing it could not
  * get by calling them from its own server. An endpoint that reads the session cookie (pages,

@@ -1,10 +1,11 @@
 /**
- * POST /api/oauth/token, /api/oauth/revoke and /api/oauth/introspect (seed 4.2 and 4.3, RFC 7009,
- * RFC 7662). Form bodies only: this plugin replaces every body parser with one that keeps each
+ * POST /api/oauth/token, /api/oauth/revoke, /api/oauth/introspect and /api/oauth/par (seed 4.2
+ * and 4.3, RFC 7009, RFC 7662, RFC 9126). Form bodies only: this plugin replaces every body parser with one that keeps each
  * repeated parameter, so the core can refuse it (RFC 6749 3.2). Every answer allows any origin
  * (INTERFACE section 3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { pushAuthorizationRequest } from '../../core/authorize/push.js';
 import { authenticateClient } from '../../core/client-auth.js';
 import { OAuthError } from '../../core/errors.js';
 import { exchangeGrant } from '../../core/grants/index.js';
@@ -50,7 +51,7 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
   // Browser apps (public clients) redeem codes, refresh and revoke from their own origin; without
   // CORS the request still runs but the page cannot read the answer (issue 17.1).
   answerCors(app);
-  preflight(app, ['/api/oauth/token', '/api/oauth/revoke', '/api/oauth/introspect'], ['POST']);
+  preflight(app, ['/api/oauth/token', '/api/oauth/revoke', '/api/oauth/introspect', '/api/oauth/par'], ['POST']);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' },
     (_request, body, done) => done(null, new URLSearchParams(body as string)));
@@ -63,6 +64,13 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
     if (issued.dpopNonce !== undefined) reply.header('dpop-nonce', issued.dpopNonce);
     // RFC 6749 5.1: token responses are never cached.
     return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(tokenResponse(issued));
+  });
+
+  // RFC 9126 2: pushed authorization requests; 201 with the request_uri (2.2), errors as JSON (2.3).
+  app.post('/api/oauth/par', async (request, reply) => {
+    const params = formParams(request);
+    const pushed = await pushAuthorizationRequest(app.deps, params, clientCredentials(request, params));
+    return reply.code(201).header('cache-control', 'no-store').header('pragma', 'no-cache').send(pushed);
   });
 
   /** Revocation's and introspection's request: an authenticated client and the token it names. */

@@ -13,7 +13,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { updateBio } from '../../core/accounts.js';
 import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/applications.js';
 import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
-import { deactivateClient, findOwnedClient, registerClient, rotateClientSecret, updateLogoutUris, updateRedirectUris } from '../../core/clients.js';
+import {
+  deactivateClient, findOwnedClient, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
+} from '../../core/clients.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/one-time-secrets.js';
 import { createPersonalToken } from '../../core/personal-tokens.js';
@@ -48,6 +50,7 @@ const NOTICES: Record<string, string> = {
   uris: 'Redirect URIs saved.',
   'logout-uris': 'Sign-out settings saved.',
   rotated: 'A new secret was made. The old one no longer works.',
+  'pushed-requests': 'Pushed authorization request setting saved.',
   deactivated: 'The application was deactivated. Its tokens no longer work.',
 };
 
@@ -420,6 +423,18 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       return sendPage(reply, clientPage(await pageContext(request, reply), client, { errors: formErrors(error), logout: sent }), 400);
     }
+  });
+
+  app.post('/settings/developers/:clientId/pushed-requests', {
+    ...page, schema: { ...clientParams, ...form({ require_pushed_authorization_requests: text }) },
+  }, async (request: ClientRequest<{ require_pushed_authorization_requests?: string }>, reply) => {
+    const form = await clientForm(request, reply);
+    if (!form) return reply;
+    const { client, base } = form;
+    refuseUnlessActive(client);
+    // An unticked checkbox is not sent at all (HTML forms): absent is "not required".
+    await setRequirePushedRequests(stores, clock, client.clientId, request.body.require_pushed_authorization_requests === '1');
+    return reply.redirect(`${base}?notice=pushed-requests`, 303);
   });
 
   app.post('/settings/developers/:clientId/rotate-secret', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },

@@ -15,6 +15,7 @@ import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/posts.js';
 import {
   API_BASE_PATH, API_ENDPOINTS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, postItemOf, profileOf, serviceInfo,
 } from '../../core/resource-api.js';
+import { resourceMetadataUrl } from '../../core/resource.js';
 import { RESOURCE_SCOPES, SCOPES } from '../../core/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
@@ -83,6 +84,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
   <li><a href="#quick-starts">Quick starts per library</a></li>
   <li><a href="#register">Register your app</a></li>
   <li><a href="#authorize">Send the user to authorize (with PKCE)</a></li>
+  <li><a href="#par">Pushed authorization requests</a></li>
   <li><a href="#token">Exchange the code for tokens</a></li>
   <li><a href="#refresh">Refresh tokens (rotation)</a></li>
   <li><a href="#revoke">Revoke and introspect tokens</a></li>
@@ -172,6 +174,7 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>code_challenge_method</code></td><td>with a challenge</td><td><code>S256</code> (the only method accepted).</td></tr>
 <tr><td><code>nonce</code></td><td>with <code>openid</code>, unless you send a <code>code_challenge</code></td><td>Random; comes back inside the id_token. With PKCE it may be left out: the id_token then has no <code>nonce</code>.</td></tr>
 <tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
+<tr><td><code>resource</code></td><td>no</td><td>The API's identifier, <code>${api}</code> (RFC 8707): the only resource tokens are issued for. Any other value is refused with <code>invalid_target</code>. Every access token is for the API, sent or not; introspection shows it as <code>aud</code>.</td></tr>
 </tbody>
 </table>
 <p>The user signs in if needed and sees a consent page naming your app and each scope. The sign-in page names your app
@@ -183,6 +186,33 @@ ${code(`https://myapp.example/callback?code=AUTHORIZATION_CODE&state=RANDOM_STAT
 you get <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> instead, e.g.
 <code>error=access_denied</code> or <code>error=invalid_scope</code>. An unknown <code>client_id</code> or an unregistered
 <code>redirect_uri</code> is never redirected: the user sees an error page.</p>
+</section>
+
+<section id="par">
+<h2>Pushed authorization requests</h2>
+<p>Instead of putting the parameters in the browser's address, your app can push them first, from its server, to
+<code>${base}/api/oauth/par</code> (RFC 9126), with the same client authentication as the token endpoint (a public app
+sends its <code>client_id</code> alone). They are checked at once, and nobody can change them on the way.</p>
+${code(`curl -X POST ${base}/api/oauth/par \
+  -d response_type=code \
+  -d client_id=YOUR_CLIENT_ID \
+  -d client_secret=YOUR_CLIENT_SECRET \
+  -d redirect_uri=https://myapp.example/callback \
+  -d scope="profile:read posts:read" \
+  -d state=RANDOM_STATE \
+  -d code_challenge=CODE_CHALLENGE \
+  -d code_challenge_method=S256`)}
+<p>The answer is <code>201</code>:</p>
+${code(json({ request_uri: 'urn:ietf:params:oauth:request_uri:…', expires_in: 60 }))}
+<p>Then send the browser to <code>${base}/oauth/authorize?client_id=YOUR_CLIENT_ID&amp;request_uri=…</code> with nothing
+else: the rest of the flow is the same. A <code>request_uri</code> works once, within 60 seconds, for your app only;
+push a new one for every authorization. Errors come back from the PAR endpoint as JSON
+(<code>invalid_client</code>, <code>invalid_request</code>, <code>invalid_scope</code>, <code>invalid_target</code>,
+<code>request_not_supported</code> for a <code>request</code> object). Libraries do it for you: openid-client's
+<code>buildAuthorizationUrlWithPAR</code>, oauth4webapi's <code>pushedAuthorizationRequest</code>; they find the endpoint
+in discovery (<code>pushed_authorization_request_endpoint</code>). Under Settings → Developer applications you can
+<strong>require</strong> pushed requests for your app: any authorization request for it that was not pushed is then
+refused with <code>invalid_request</code>.</p>
 </section>
 
 <section id="token">
@@ -482,9 +512,11 @@ ${API_ERRORS.map(([error, status, when, action]) => html`<tr><td>${status}</td><
 <p>401 and 403 answers carry a <code>WWW-Authenticate</code> challenge (RFC 6750); every 401 also offers DPoP
 (<code>DPoP realm="${API_REALM}", algs="${DPOP_ALGS.join(' ')}"</code>, left out below). Without any token:
 <code>Bearer realm="${API_REALM}"</code>. With a bad one: <code>Bearer realm="${API_REALM}", error="invalid_token"</code>.
-With a missing scope: <code>Bearer realm="${API_REALM}", error="insufficient_scope", scope="posts:read"</code>.</p>
+With a missing scope: <code>Bearer realm="${API_REALM}", error="insufficient_scope", scope="posts:read"</code>.
+Each challenge also names the API's metadata (RFC 9728), <code>resource_metadata="${resourceMetadataUrl(base)}"</code>:
+which authorization server issues its tokens, and for which scopes.</p>
 ${code(`HTTP/1.1 401 Unauthorized
-WWW-Authenticate: Bearer realm="${API_REALM}", error="invalid_token", DPoP realm="${API_REALM}", algs="${DPOP_ALGS.join(' ')}"
+WWW-Authenticate: Bearer realm="${API_REALM}", error="invalid_token", resource_metadata="${resourceMetadataUrl(base)}", DPoP realm="${API_REALM}", algs="${DPOP_ALGS.join(' ')}", resource_metadata="${resourceMetadataUrl(base)}"
 Content-Type: application/json; charset=utf-8
 Cache-Control: no-store
 

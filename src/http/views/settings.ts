@@ -459,6 +459,16 @@ ${errorSummary(logoutErrors)}
   <div class="actions"><button type="submit">Save sign-out settings</button></div>
 </form>
 </section>
+<section class="card" aria-labelledby="par-heading">
+<h2 id="par-heading">Pushed authorization requests</h2>
+<p>Your app can push the parameters of each authorization request to <code>POST /api/oauth/par</code> first and send the browser with only the <code>request_uri</code> it gets back (RFC 9126): nobody can change them on the way. See <a href="/docs#par">Pushed authorization requests</a>.</p>
+<form method="post" action="${base}/pushed-requests">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <label><input type="checkbox" name="require_pushed_authorization_requests" value="1" ${client.requirePushedAuthorizationRequests ? 'checked' : ''}> Require pushed authorization requests</label>
+  <p class="hint">When ticked, an authorization request that was not pushed is refused.</p>
+  <div class="actions"><button type="submit">Save</button></div>
+</form>
+</section>
 ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="secret-heading">
 <h2 id="secret-heading">Client secret</h2>
 <p>Rotating makes a new secret; the old one stops working at once.</p>

@@ -19,6 +19,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     idTokenAlg: row.id_token_alg as IdTokenAlg,
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     backchannelLogoutUri: row.backchannel_logout_uri,
+    requirePushedAuthorizationRequests: Boolean(row.require_pushed_authorization_requests),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -47,6 +48,7 @@ export class KyselyClientStore implements ClientStore {
       id_token_alg: client.idTokenAlg,
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
       backchannel_logout_uri: client.backchannelLogoutUri ?? null,
+      require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
       created_at: now,
       updated_at: now,
     }).returningAll().executeTakeFirstOrThrow();
@@ -85,6 +87,13 @@ export class KyselyClientStore implements ClientStore {
   async setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('clients')
       .set({ post_logout_redirect_uris: JSON.stringify(uris.postLogoutRedirectUris), backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now })
+      .where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ require_pushed_authorization_requests: required ? 1 : 0, updated_at: now })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }

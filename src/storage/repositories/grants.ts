@@ -19,26 +19,27 @@ function toGrant(row: Selectable<GrantsTable>): Grant {
     revokedReason: row.revoked_reason,
     sid: row.sid,
     amr: row.amr === null ? null : row.amr.split(' ').filter((m) => m !== ''),
+    resource: row.resource ?? null,
   };
 }
 
-type NewGrant = { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant; sid?: string | null; amr?: readonly string[] | null | undefined };
+type NewGrant = { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant; sid?: string | null; amr?: readonly string[] | null | undefined; resource?: string | null | undefined };
 
 /** The columns of a new grant (created and last used `now`), in the order of `createGrant`'s parameters. */
 export function grantValues(grant: NewGrant, now: Instant) {
   return {
     user_id: grant.userId, client_id: grant.clientId, scope: grant.scope, nonce: grant.nonce, auth_time: grant.authTime, created_at: now,
-    last_used_at: now, sid: grant.sid ?? null, amr: grant.amr == null ? null : grant.amr.join(' '),
+    last_used_at: now, sid: grant.sid ?? null, amr: grant.amr == null ? null : grant.amr.join(' '), resource: grant.resource ?? null,
   };
 }
-export const NEW_GRANT = grantValues({ userId: 0, clientId: '', scope: '', nonce: '', authTime: 0, sid: '', amr: [] }, 0);
+export const NEW_GRANT = grantValues({ userId: 0, clientId: '', scope: '', nonce: '', authTime: 0, sid: '', amr: [], resource: '' }, 0);
 export const createGrant = (db: QueryCreator<Database>) => db.insertInto('grants').values(NEW_GRANT).returningAll();
 const grantById = (db: Kysely<Database>) => db.selectFrom('grants').selectAll().where('id', '=', 0);
 /** A grant's columns (`g`) beside its user's (`u`, `USER_COLUMNS`): those that share a name with the user's are renamed. */
 export const GRANT_WITH_USER_COLUMNS = [
   ...USER_COLUMNS.map((column) => `u.${column}` as const),
   'g.id as grant_id', 'g.user_id', 'g.client_id', 'g.scope', 'g.nonce', 'g.auth_time', 'g.created_at as grant_created_at',
-  'g.last_used_at', 'g.revoked_at', 'g.revoked_reason', 'g.sid', 'g.amr',
+  'g.last_used_at', 'g.revoked_at', 'g.revoked_reason', 'g.sid', 'g.amr', 'g.resource',
 ] as const;
 
 type GrantWithUserRow = Omit<Selectable<GrantsTable>, 'id' | 'created_at'> & Parameters<typeof toUser>[0] & { grant_id: number; grant_created_at: number };

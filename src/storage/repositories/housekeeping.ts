@@ -110,6 +110,13 @@ export class KyselyHousekeeping implements Housekeeping {
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
+    // A pushed authorization request lives 60 seconds (RFC 9126 4); used or not, it is worthless after.
+    await drain('pushed_authorization_requests', async () => {
+      const r = await this.db.deleteFrom('pushed_authorization_requests').where('request_hash', 'in', (eb) =>
+        eb.selectFrom('pushed_authorization_requests').select('request_hash').where('expires_at', '<', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
     // The security log keeps 90 days (issue 18 item 5).
     const logBefore = now - options.securityLogWindowMs;
     await drain('security_events', async () => {

@@ -1,0 +1,262 @@
+/**
+ * Pushed authorization requests (RFC 9126) at POST /api/oauth/par, and their `request_uri` at
+ * /oauth/authorize: client authentication as at the token endpoint, the authorization endpoint's
+ * own checks, single use, 60 seconds, bound to the client, and the per-client requirement.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { setRequirePushedRequests } from '../../src/core/clients.js';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import {
+  Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, hiddenFields, newClient, newUser, pkcePair,
+  redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
+} from './helpers.js';
+
+const REQUEST_URI = /^urn:ietf:params:oauth:request_uri:[A-Za-z0-9_-]{43}$/;
+
+forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+
+  function push(fields: Record<string, string> | Array<[string, string]>, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(`${t.baseUrl}/api/oauth/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
+  }
+
+  /** Pushes the usual request of `c` (with PKCE) and returns the request_uri. */
+  async function pushed(c: TestClient, pkce = pkcePair(), extra: Record<string, string> = {}): Promise<string> {
+    const response = await push({ ...Object.fromEntries(authorizeQuery(c, { pkce, extra })), ...clientFields(c) });
+    assert.equal(response.status, 201, await response.clone().text());
+    return ((await response.json()) as { request_uri: string }).request_uri;
+  }
+
+  const openAt = (c: TestClient, requestUri: string, extra: Record<string, string> = {}) =>
+    `/oauth/authorize?${new URLSearchParams({ client_id: c.client.clientId, request_uri: requestUri, ...extra })}`;
+
+  async function errorOf(response: Response, status: number): Promise<string> {
+    assert.equal(response.status, status);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    const body = (await response.json()) as { error: string; error_description: string };
+    assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+    return body.error;
+  }
+
+  /** Approves on the consent page the browser is shown, and returns the redirect's query. */
+  async function approve(browser: Browser, page: Response): Promise<URLSearchParams> {
+    assert.equal(page.status, 200, 'the consent page');
+    return redirectParams(await browser.postForm('/oauth/authorize', [...consentForm(await page.text()), ['decision', 'approve']]));
+  }
+
+  test('a pushed request answers 201 with a single-use request_uri and expires_in 60', async () => {
+    const c = await newClient(t);
+    const response = await push({ ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() })), ...clientFields(c) });
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    const body = (await response.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), ['expires_in', 'request_uri']);
+    assert.match(String(body.request_uri), REQUEST_URI);
+    assert.equal(body.expires_in, 60);
+  });
+
+  test('the flow completes with only client_id and request_uri, and the code is for the pushed parameters', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const requestUri = await pushed(c, pkce);
+    const params = await approve(browser, await browser.fetch(openAt(c, requestUri)));
+    assert.equal(params.get('state'), 'state-123');
+    assert.equal(params.get('iss'), t.baseUrl);
+    const tokens = await tokenRequest(t, {
+      grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c),
+    });
+    assert.equal(tokens.status, 200);
+    assert.equal(((await tokens.json()) as { scope: string }).scope, 'profile:read posts:read');
+  });
+
+  test('parameters sent beside the request_uri are ignored: only the pushed ones count', async () => {
+    const c = await newClient(t, { redirectUris: ['https://app.example/callback', 'https://app.example/other'] });
+    const { browser } = await signedInBrowser(t);
+    const requestUri = await pushed(c);
+    const page = await browser.fetch(openAt(c, requestUri, { state: 'forged', redirect_uri: 'https://app.example/other', scope: 'posts:read' }));
+    const fields = new Map(consentForm(await page.clone().text()));
+    assert.equal(fields.get('scope'), 'profile:read posts:read');
+    const answer = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    assert.ok(answer.headers.get('location')!.startsWith('https://app.example/callback?'));
+    assert.equal(redirectParams(answer).get('state'), 'state-123');
+  });
+
+  test('the client authenticates as at the token endpoint: a wrong or missing secret is invalid_client', async () => {
+    const c = await newClient(t);
+    const request = Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() }));
+    assert.equal(await errorOf(await push({ ...request, client_secret: 'svcs_wrong' }), 401), 'invalid_client');
+    assert.equal(await errorOf(await push(request), 401), 'invalid_client');
+    const basic = await push(request, { authorization: `Basic ${Buffer.from(`${c.client.clientId}:wrong`).toString('base64')}` });
+    assert.match(basic.headers.get('www-authenticate') ?? '', /^Basic realm=/);
+    assert.equal(await errorOf(basic, 401), 'invalid_client');
+  });
+
+  test('a confidential client may authenticate with HTTP Basic and leave client_id out of the body', async () => {
+    const c = await newClient(t);
+    const request = Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() }));
+    delete request.client_id;
+    const response = await push(request, { authorization: `Basic ${Buffer.from(`${c.client.clientId}:${c.secret}`).toString('base64')}` });
+    assert.equal(response.status, 201);
+  });
+
+  test('a public client pushes with its client_id alone (RFC 9126 2) and completes the flow', async () => {
+    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const requestUri = await pushed(c, pkce);
+    const params = await approve(browser, await browser.fetch(openAt(c, requestUri)));
+    const tokens = await tokenRequest(t, {
+      grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, client_id: c.client.clientId,
+    });
+    assert.equal(tokens.status, 200);
+  });
+
+  test('a pushed request passes the authorization endpoint\'s checks, answered as JSON errors', async () => {
+    const c = await newClient(t);
+    const publicClient = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
+    const base = { ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() })), ...clientFields(c) };
+    assert.equal(await errorOf(await push({ ...base, redirect_uri: 'https://evil.example/cb' }), 400), 'invalid_request');
+    assert.equal(await errorOf(await push({ ...base, scope: 'admin' }), 400), 'invalid_scope');
+    assert.equal(await errorOf(await push({ ...base, response_type: 'token' }), 400), 'unsupported_response_type');
+    assert.equal(await errorOf(await push({ ...Object.fromEntries(authorizeQuery(publicClient)), client_id: publicClient.client.clientId }), 400), 'invalid_request',
+      'a public client without PKCE');
+    assert.equal(await errorOf(await push([...Object.entries(base), ['scope', 'openid']]), 400), 'invalid_request', 'a repeated parameter');
+  });
+
+  test('the request parameter is refused with request_not_supported, and a pushed request_uri with invalid_request', async () => {
+    const c = await newClient(t);
+    const base = { ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() })), ...clientFields(c) };
+    assert.equal(await errorOf(await push({ ...base, request: 'eyJhbGciOiJub25lIn0.e30.' }), 400), 'request_not_supported');
+    assert.equal(await errorOf(await push({ ...base, request_uri: 'urn:ietf:params:oauth:request_uri:abc' }), 400), 'invalid_request');
+  });
+
+  test('a request_uri works once: opened again, it is an error page and no redirect', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const requestUri = await pushed(c);
+    assert.equal((await browser.fetch(openAt(c, requestUri))).status, 200);
+    const again = await browser.fetch(openAt(c, requestUri));
+    assert.equal(again.status, 400);
+    assert.equal(again.headers.get('location'), null);
+    assert.match(await again.text(), /request_uri is unknown, expired, already used/);
+  });
+
+  test('a request_uri lives 60 seconds', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const late = await pushed(c);
+    const inTime = await pushed(c);
+    t.clock.advance(59_000);
+    assert.equal((await browser.fetch(openAt(c, inTime))).status, 200);
+    t.clock.advance(1_000);
+    assert.equal((await browser.fetch(openAt(c, late))).status, 400);
+  });
+
+  test('a request_uri is bound to its client: another client_id gets an error page and leaves it usable', async () => {
+    const c = await newClient(t);
+    const other = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const requestUri = await pushed(c);
+    const wrong = await browser.fetch(openAt(other, requestUri));
+    assert.equal(wrong.status, 400);
+    assert.equal(wrong.headers.get('location'), null);
+    assert.equal((await browser.fetch(openAt(c, requestUri))).status, 200);
+  });
+
+  test('a request_uri the PAR endpoint did not issue is an error page', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    for (const requestUri of ['https://app.example/request.jwt', `urn:ietf:params:oauth:request_uri:${'A'.repeat(43)}`]) {
+      const response = await browser.fetch(openAt(c, requestUri));
+      assert.equal(response.status, 400, requestUri);
+      assert.equal(response.headers.get('location'), null);
+    }
+  });
+
+  test('a client that requires pushed requests is refused a request that was not pushed (RFC 9126 5)', async () => {
+    const c = await newClient(t);
+    await setRequirePushedRequests(t.deps.stores, t.deps.clock, c.client.clientId, true);
+    const { browser } = await signedInBrowser(t);
+    const params = redirectParams(await browser.fetch(`/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair() })}`));
+    assert.equal(params.get('error'), 'invalid_request');
+    assert.match(params.get('error_description')!, /requires pushed authorization requests/);
+    assert.equal(params.get('state'), 'state-123');
+  });
+
+  test('a client that requires pushed requests completes the flow through sign-in and consent with its request_uri', async () => {
+    const c = await newClient(t);
+    await setRequirePushedRequests(t.deps.stores, t.deps.clock, c.client.clientId, true);
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    const requestUri = await pushed(c);
+    const toSignIn = await browser.fetch(openAt(c, requestUri));
+    assert.equal(toSignIn.status, 302);
+    const returnTo = new URL(toSignIn.headers.get('location')!, t.baseUrl).searchParams.get('return_to')!;
+    const signedIn = await browser.signIn(user.username, PASSWORD, returnTo);
+    assert.equal(signedIn.status, 303);
+    const params = await approve(browser, await browser.fetch(signedIn.headers.get('location')!));
+    assert.equal(params.get('error'), null, params.get('error_description') ?? '');
+    assert.ok(params.get('code'));
+  });
+
+  test('the parameters carried on from a pushed request cannot be changed on the way', async () => {
+    const c = await newClient(t);
+    await setRequirePushedRequests(t.deps.stores, t.deps.clock, c.client.clientId, true);
+    const { browser } = await signedInBrowser(t);
+    const page = await browser.fetch(openAt(c, await pushed(c, pkcePair(), { scope: 'profile:read' })));
+    const fields = consentForm(await page.text()).map(([name, value]): [string, string] => [name, name === 'scope' ? 'profile:read posts:read' : value]);
+    const params = redirectParams(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]));
+    assert.equal(params.get('error'), 'invalid_request');
+    assert.equal(params.get('code'), null);
+  });
+
+  test('the PAR endpoint answers CORS like the token endpoint, errors and preflight included', async () => {
+    const preflight = await fetch(`${t.baseUrl}/api/oauth/par`, {
+      method: 'OPTIONS', headers: { origin: 'https://spa.example', 'access-control-request-method': 'POST' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+    const refused = await push({ client_id: 'unknown' }, { origin: 'https://spa.example' });
+    assert.equal(refused.headers.get('access-control-allow-origin'), '*');
+    assert.equal(refused.headers.get('access-control-allow-credentials'), null);
+    assert.equal(await errorOf(refused, 401), 'invalid_client');
+  });
+
+  test('discovery names the PAR endpoint and requires pushed requests of no client by default', async () => {
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const metadata = (await (await fetch(`${t.baseUrl}${path}`)).json()) as Record<string, unknown>;
+      assert.equal(metadata.pushed_authorization_request_endpoint, `${t.baseUrl}/api/oauth/par`);
+      assert.equal(metadata.require_pushed_authorization_requests, false);
+    }
+  });
+
+  test('the owner requires pushed requests on the developer settings page, and can stop requiring them', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const c = await newClient(t, { ownerId: user.id });
+    const page = await browser.fetch(`/settings/developers/${c.client.clientId}`);
+    const html = await page.text();
+    assert.match(html, /Require pushed authorization requests/);
+    const action = `/settings/developers/${c.client.clientId}/pushed-requests`;
+    const csrf = hiddenFields(html.slice(html.indexOf(`action="${action}"`)))[0]!;
+    const on = await browser.postForm(action, [csrf, ['require_pushed_authorization_requests', '1']]);
+    assert.equal(on.status, 303);
+    assert.equal((await t.deps.stores.clients.findById(c.client.clientId))?.requirePushedAuthorizationRequests, true);
+    assert.match(await (await browser.fetch(`/settings/developers/${c.client.clientId}`)).text(), /name="require_pushed_authorization_requests" value="1" checked/);
+    assert.equal((await browser.postForm(action, [csrf])).status, 303);
+    assert.equal((await t.deps.stores.clients.findById(c.client.clientId))?.requirePushedAuthorizationRequests, false);
+    const { browser: stranger } = await signedInBrowser(t);
+    const strangerCsrf = hiddenFields(await (await stranger.fetch('/settings/developers')).text()).find(([name]) => name === '_csrf')!;
+    assert.equal((await stranger.postForm(action, [strangerCsrf, ['require_pushed_authorization_requests', '1']])).status, 404);
+    assert.equal((await t.deps.stores.clients.findById(c.client.clientId))?.requirePushedAuthorizationRequests, false);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * The resource API as a protected resource: its RFC 9728 metadata, `resource_metadata` in its
+ * challenges, RFC 8707 `resource` at the authorization, PAR and token endpoints (the API is the
+ * only resource), and the access token's `aud` in introspection.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { hashSecret } from '../../src/core/credentials.js';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import {
+  authorizeQuery, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
+} from './helpers.js';
+
+forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)', (database) => {
+  let t: TestApp;
+  let api: string;
+  let metadataUrl: string;
+  before(async () => {
+    t = await startOAuthApp(database);
+    api = `${t.baseUrl}/api/open/v1`;
+    metadataUrl = `${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1`;
+  });
+  after(() => t.close());
+
+  /** The resource recorded on the grant an access token was issued from. */
+  async function grantResource(accessToken: string): Promise<string | null | undefined> {
+    const token = await t.deps.stores.tokens.findAccess(hashSecret(accessToken));
+    return token && (await t.deps.stores.grants.findById(token.grantId))?.resource;
+  }
+
+  test('the API publishes RFC 9728 metadata naming itself, this authorization server, header tokens and its scopes', async () => {
+    const response = await fetch(metadataUrl, { headers: { origin: 'https://spa.example' } });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    const metadata = (await response.json()) as Record<string, unknown>;
+    assert.equal(metadata.resource, api);
+    assert.deepEqual(metadata.authorization_servers, [t.baseUrl]);
+    assert.deepEqual(metadata.bearer_methods_supported, ['header']);
+    assert.deepEqual(metadata.scopes_supported, ['profile:read', 'posts:read']);
+    assert.equal(metadata.resource_documentation, `${t.baseUrl}/docs`);
+  });
+
+  test('every challenge of the API names its metadata (resource_metadata, RFC 9728 5.1)', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c, { scope: 'profile:read' });
+    const answers = [
+      await fetch(`${api}/me`),
+      await fetch(`${api}/me`, { headers: { authorization: 'Bearer svco_unknown' } }),
+      await fetch(`${api}/me/posts`, { headers: { authorization: `Bearer ${tokens.access_token}` } }),
+    ];
+    assert.deepEqual(answers.map((r) => r.status), [401, 401, 403]);
+    for (const answer of answers) {
+      assert.match(answer.headers.get('www-authenticate') ?? '', new RegExp(`^Bearer realm="api".*, resource_metadata="${metadataUrl.replace(/[.]/g, '\\.')}"$`));
+    }
+    const metadata = (await (await fetch(answers[0]!.headers.get('www-authenticate')!.match(/resource_metadata="([^"]+)"/)![1]!)).json()) as { resource: string };
+    assert.equal(metadata.resource, api, 'the named address resolves to the metadata');
+  });
+
+  test('an authorization request naming the API as resource is granted, and the grant records it', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const named = await obtainTokens(t, browser, c, { extra: { resource: api } });
+    assert.equal((await introspect(t, c, named.access_token)).aud, api);
+    assert.equal(await grantResource(named.access_token), api);
+    const unnamed = await obtainTokens(t, browser, c);
+    assert.equal(await grantResource(unnamed.access_token), null);
+  });
+
+  test('an authorization request naming any other resource is answered invalid_target on the redirect URI', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    for (const resource of ['https://other.example/api', `${api}/`, `${t.baseUrl}/api/open/v2`]) {
+      const params = redirectParams(await browser.fetch(`/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair(), extra: { resource } })}`));
+      assert.equal(params.get('error'), 'invalid_target', resource);
+      assert.equal(params.get('state'), 'state-123');
+    }
+  });
+
+  test('a pushed request naming another resource is answered invalid_target', async () => {
+    const c = await newClient(t);
+    const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair(), extra: { resource: 'https://other.example/' } })), ...clientFields(c) }),
+    });
+    assert.equal(response.status, 400);
+    assert.equal(((await response.json()) as { error: string }).error, 'invalid_target');
+  });
+
+  test('a token request may name the API as resource; any other resource is invalid_target', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce });
+    const exchange = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const refused = await tokenRequest(t, { ...exchange, resource: 'https://other.example/' });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error: string }).error, 'invalid_target');
+    const granted = await tokenRequest(t, { ...exchange, resource: api });
+    assert.equal(granted.status, 200, 'the refused request left the code unused');
+    const { refresh_token } = (await granted.json()) as { refresh_token: string };
+    const refreshRefused = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token, resource: `${api}/me`, ...clientFields(c) });
+    assert.equal(((await refreshRefused.json()) as { error: string }).error, 'invalid_target');
+    const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token, resource: api, ...clientFields(c) });
+    assert.equal(refreshed.status, 200);
+  });
+
+  test('introspection shows the API as the aud of an access token asked for without a resource, and none on a refresh token', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c);
+    assert.equal((await introspect(t, c, tokens.access_token)).aud, api);
+    const refresh = await introspect(t, c, tokens.refresh_token);
+    assert.equal(refresh.active, true);
+    assert.equal(refresh.aud, undefined);
+  });
+});
