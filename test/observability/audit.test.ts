@@ -104,7 +104,7 @@ forEachDatabase('audit events in the server log', (database) => {
       assert.equal((await browser.postForm(`/settings/developers/${mine}/deactivate`, { _csrf: csrf(), confirm: 'yes' })).status, 303);
 
       // Consent withdrawn, then sign-out.
-      assert.equal((await browser.postForm('/settings/applications/revoke', { _csrf: csrf(), client_id: registered.client_id, confirm: 'yes' })).status, 303);
+      assert.equal((await browser.postForm('/settings/applications/revoke', { _csrf: csrf(), client_id: registered.client_id })).status, 303);
       for (const cookie of ['svc_session', 'svc_csrf', 'svc_device']) keep(browser.cookies.get(cookie)!);
       assert.equal((await browser.postForm('/logout', { _csrf: csrf() })).status, 303);
       keep(personal);

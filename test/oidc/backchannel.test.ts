@@ -168,7 +168,7 @@ forEachDatabase('back-channel logout', (database) => {
     const { browser, user } = await signedInBrowser(t);
     await authorize(t, browser, c);
     const page = await (await browser.fetch('/settings/applications')).text();
-    const response = await browser.postForm('/settings/applications/revoke', { _csrf: formFields(page, '/settings/applications/revoke')._csrf!, client_id: c.client.clientId, confirm: 'yes' });
+    const response = await browser.postForm('/settings/applications/revoke', { _csrf: formFields(page, '/settings/applications/revoke')._csrf!, client_id: c.client.clientId });
     assert.equal(response.status, 303);
     await deliver();
     const [verified] = await verifiedTokens(at, c);

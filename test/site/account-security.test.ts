@@ -506,7 +506,7 @@ forEachDatabase('account security', (database) => {
     let response = await browser.fetch(`/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair() })}`);
     response = await browser.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
     assert.equal(response.status, 302);
-    await browser.postForm('/settings/applications/revoke', { _csrf: csrf(browser), client_id: c.client.clientId, confirm: 'yes' });
+    await browser.postForm('/settings/applications/revoke', { _csrf: csrf(browser), client_id: c.client.clientId });
     await browser.postForm(`/settings/developers/${c.client.clientId}/rotate-secret`, { _csrf: csrf(browser), confirm: 'yes' });
     const logged = await events(user.id);
     for (const kind of ['app.authorized', 'app.access_withdrawn', 'client_secret.rotated']) {

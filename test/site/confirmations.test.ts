@@ -58,7 +58,6 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
   /** Each destructive action: its form, and what its confirmation page must say. */
   const ACTIONS: Array<{ label: string; path: (e: Equipped) => string; fields: (e: Equipped) => Record<string, string>; says: RegExp }> = [
     { label: 'revoking a personal token', path: () => '/settings/tokens/revoke', fields: (e) => ({ token_id: String(e.token.id) }), says: /Revoke the token “kept”\?[\s\S]*401/ },
-    { label: 'withdrawing consent', path: () => '/settings/applications/revoke', fields: (e) => ({ client_id: e.authorized[0]!.clientId }), says: /Revoke access for Photo Printer\?[\s\S]*stops working at once/ },
     { label: 'revoking every app', path: () => '/settings/applications/revoke-all', fields: () => ({}), says: /Revoke access for every application\?(?=[\s\S]*Photo Printer)(?=[\s\S]*Calendar Sync)/ },
     { label: 'rotating a client secret', path: (e) => `/settings/developers/${e.own.clientId}/rotate-secret`, fields: () => ({}), says: /Rotate the secret of Own App\?[\s\S]*current secret stops working at once/ },
     { label: 'deactivating an app', path: (e) => `/settings/developers/${e.own.clientId}/deactivate`, fields: () => ({}), says: /Deactivate Own App\?[\s\S]*stops working at once/ },
@@ -117,13 +116,24 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
     };
     await act(0);
     assert.notEqual((await stores.personalTokens.listForUser(e.user.id))[0]?.revokedAt, null, 'token revoked');
-    await act(1);
-    assert.equal(await stores.consents.find(e.user.id, e.authorized[0]!.clientId), undefined, 'consent withdrawn');
-    assert.ok(await stores.consents.find(e.user.id, e.authorized[1]!.clientId), 'the other app kept');
-    await act(3);
+    await act(2);
     assert.notEqual((await stores.clients.findById(e.own.clientId))?.secretHash, e.own.secretHash, 'secret rotated');
-    await act(4);
+    await act(3);
     assert.equal((await stores.clients.findById(e.own.clientId))?.status, 'deactivated');
+  });
+
+  test('withdrawing one app asks first on its own page, and its form (INTERFACE 10: client_id and the CSRF field) acts as sent', async () => {
+    const e = await equipped();
+    const page = (await e.visitor.get('/settings/applications')).text;
+    const form = new RegExp(`<form method="post" action="/settings/applications/revoke">((?:(?!</form>)[\\s\\S])*?name="client_id" value="${e.authorized[0]!.clientId}"[\\s\\S]*?)</form>`).exec(page);
+    assert.ok(form, 'a form per app');
+    assert.match(form[1]!, /<details class="ask-first">\s*<summary[^>]*>Revoke access…<\/summary>[\s\S]*stops working at once[\s\S]*<button type="submit"[^>]*>Yes, revoke access<\/button>\s*<\/details>/,
+      'the button that acts shows only once the person opened what it will do');
+    const response = await e.visitor.post('/settings/applications/revoke', { client_id: e.authorized[0]!.clientId });
+    assert.equal(response.status, 303);
+    assert.equal(await t.deps.stores.consents.find(e.user.id, e.authorized[0]!.clientId), undefined, 'consent withdrawn');
+    assert.ok(await t.deps.stores.consents.find(e.user.id, e.authorized[1]!.clientId), 'the other app kept');
+    assert.notEqual((await t.deps.stores.tokens.findAccessBearer(e.authorized[0]!.accessHash))?.revokedAt, null);
   });
 
   test('revoke all withdraws every consent and revokes every token of every app, after a confirmation', async () => {

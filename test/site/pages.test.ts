@@ -102,7 +102,7 @@ forEachDatabase('site pages', (database) => {
       [`/posts/${post.id}/delete`, { confirm: 'delete' }],
       ['/settings/tokens', { name: 'forged', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD }],
       ['/settings/tokens/revoke', { token_id: String(record.id), confirm: 'yes' }],
-      ['/settings/applications/revoke', { client_id: client.clientId, confirm: 'yes' }],
+      ['/settings/applications/revoke', { client_id: client.clientId }],
       ['/settings/applications/revoke-all', { confirm: 'yes' }],
       ['/settings/profile', { bio: 'forged' }],
       ['/settings/account/delete', { confirm: 'yes', password: PASSWORD }],
@@ -428,7 +428,7 @@ forEachDatabase('site pages', (database) => {
     assert.match(page.text, /Nickname, avatar, bio, membership status, level and experience points\./);
     assert.match(page.text, new RegExp(`name="client_id" value="${client.clientId}"`));
 
-    const revoked = await visitor.post('/settings/applications/revoke', { client_id: client.clientId, confirm: 'yes' });
+    const revoked = await visitor.post('/settings/applications/revoke', { client_id: client.clientId });
     assert.equal(revoked.status, 303);
     assert.equal(await t.deps.stores.consents.find(user.id, client.clientId), undefined);
     assert.notEqual((await t.deps.stores.grants.findById(grant.id))?.revokedAt, null);
@@ -443,7 +443,7 @@ forEachDatabase('site pages', (database) => {
     await t.deps.stores.consents.save(owner.id, client.clientId, 'posts:read', t.clock.now());
     // NUL: PostgreSQL text cannot hold it, so such a value must never reach a query.
     for (const clientId of ['', 'no-such-client', client.clientId, 'x'.repeat(500), '\u0000', `${client.clientId}\u0000`]) {
-      const response = await visitor.post('/settings/applications/revoke', { client_id: clientId, confirm: 'yes' });
+      const response = await visitor.post('/settings/applications/revoke', { client_id: clientId });
       assert.equal(response.status, 404);
       assert.match(response.text, /nothing to revoke/);
     }

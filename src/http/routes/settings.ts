@@ -32,7 +32,7 @@ import {
 } from '../plugins/session.js';
 import {
   type ClientForm, type Confirmation, type FormError, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation,
-  deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeApplicationConfirmation, revokeTokenConfirmation,
+  deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeTokenConfirmation,
   rotateSecretConfirmation, tokensPage,
 } from '../views/settings.js';
 
@@ -284,8 +284,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, { notice: noticeFrom(request) }));
   });
 
-  app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: text, confirm: text }) },
-    async (request: FastifyRequest<{ Body: { client_id?: string; confirm?: string } }>, reply) => {
+  app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: text }) },
+    async (request: FastifyRequest<{ Body: { client_id?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/applications');
       if (!user) return reply;
@@ -293,10 +293,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const nothing = async () => sendPage(reply, applicationsPage(await pageContext(request, reply), await listAuthorizedApplications(stores, user.id), {
         error: 'That application has no access to your account, so there was nothing to revoke.',
       }), 404);
-      if (!isConfirmed(request.body)) {
-        const authorized = (await listAuthorizedApplications(stores, user.id)).find((a) => a.client.clientId === clientId);
-        return authorized ? askFirst(request, reply, revokeApplicationConfirmation(authorized)) : nothing();
-      }
+      // INTERFACE section 10 fixes this form's fields (client_id and the CSRF field) for scripts, so
+      // the page asks first on itself: the button that acts sits in a disclosure that says what
+      // will happen (applicationsPage).
       const { found, grantsRevoked } = await revokeApplicationAccess(stores, clock, user.id, clientId);
       if (!found) return nothing();
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);

@@ -306,22 +306,13 @@ ${apps.length === 0 ? html`<p class="muted card">You have not authorized any app
   <form method="post" action="/settings/applications/revoke">
     <input type="hidden" name="_csrf" value="${context.csrf}">
     <input type="hidden" name="client_id" value="${app.client.clientId}">
-    <button type="submit" class="danger" aria-label="Revoke access for ${app.client.name}">Revoke access</button>
+    <details class="ask-first">
+      <summary class="button danger">Revoke access…</summary>
+      <p><strong>${app.client.name}</strong> can no longer read your data: every token it holds for you stops working at once, and it is signed out of your account. To use it again you would authorize it anew.</p>
+      <button type="submit" class="danger" aria-label="Revoke access for ${app.client.name}">Yes, revoke access</button>
+    </details>
   </form>
 </section>`)}`);
-}
-
-/** Withdrawing one app's access, asked first. */
-export function revokeApplicationConfirmation(app: AuthorizedApplication): Confirmation {
-  return {
-    section: '/settings/applications',
-    title: `Revoke access for ${app.client.name}?`,
-    consequences: html`<p><strong>${app.client.name}</strong> can no longer read your data: every token it holds for you stops working at once, and it is signed out of your account. To use it again you would authorize it anew.</p>`,
-    action: '/settings/applications/revoke',
-    fields: { client_id: app.client.clientId },
-    button: 'Revoke access',
-    cancel: '/settings/applications',
-  };
 }
 
 /** Withdrawing every app's access, asked first. */
