@@ -63,8 +63,10 @@ forEachDatabase('openid-client as a third-party app', (database) => {
     assert.equal(introspection.username, user.username);
     assert.equal(introspection.sub, String(user.id));
 
-    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
-    assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
+    const successor = await client.refreshTokenGrant(config, tokens.refresh_token!);
+    assert.notEqual(successor.refresh_token, tokens.refresh_token);
+    // Once the successor is used, the old token is no replay (INTERFACE 11) but reuse.
+    const refreshed = await client.refreshTokenGrant(config, successor.refresh_token!);
     await assert.rejects(client.refreshTokenGrant(config, tokens.refresh_token!), (error: unknown) =>
       error instanceof client.ResponseBodyError && error.error === 'invalid_grant');
 

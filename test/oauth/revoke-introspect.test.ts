@@ -105,6 +105,7 @@ forEachDatabase('revocation and introspection', (database) => {
     assert.deepEqual(body, {
       active: true, scope: 'profile:read posts:read', client_id: c.client.clientId, username: user.username,
       sub: String(user.id), exp: now + 3600, iat: now, token_type: 'Bearer',
+      aud: `${t.baseUrl}/api/open/v1`, // RFC 8707: every access token is for the resource API
     });
   });
 
