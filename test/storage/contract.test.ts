@@ -288,7 +288,7 @@ forEachDatabase('storage contract', (database) => {
       granted: {
         grant: {
           id: grantId, userId: user.id, clientId: client.clientId, scope: 'openid profile:read', nonce: 'n-1', authTime: T0 - MINUTE,
-          createdAt: T0, lastUsedAt: T0, revokedAt: null, revokedReason: null, sid: 'sid-1', amr: ['pwd', 'otp'],
+          createdAt: T0, lastUsedAt: T0, revokedAt: null, revokedReason: null, sid: 'sid-1', amr: ['pwd', 'otp'], resource: null,
         },
         user,
       },
