@@ -7,15 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { createAccount } from '../../src/core/accounts.js';
 import { registerClient } from '../../src/core/clients.js';
 import { generateToken, hashSecret } from '../../src/core/credentials.js';
 import { ONE_TIME_SECRET_MS } from '../../src/core/one-time-secrets.js';
 import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import type { User } from '../../src/core/ports.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { Visitor, readOnlyField } from './visitor.js';
+import { readOnlyField, signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 const TOKEN_FORM = { name: 'nightly', scopes: ['profile:read'], expires_in_days: '30', password: PASSWORD };
@@ -26,13 +24,7 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
   before(async () => { t = await startTestApp(database); });
   after(async () => t.close());
 
-  async function member(): Promise<{ user: User; visitor: Visitor }> {
-    counter += 1;
-    const user = await createAccount(t.deps.stores, t.clock, { username: `confirmer${counter}`, password: PASSWORD });
-    const visitor = new Visitor(t.baseUrl);
-    await visitor.signIn(user.username, PASSWORD);
-    return { user, visitor };
-  }
+  const member = () => signedInMember(t, `confirmer${++counter}`, PASSWORD);
 
   /** A user with one of everything a destructive action ends: a personal token, an own app, two authorized apps with live tokens. */
   async function equipped() {

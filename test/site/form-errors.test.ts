@@ -4,10 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAccount } from '../../src/core/accounts.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { Visitor } from './visitor.js';
+import { Visitor, signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -48,13 +47,7 @@ forEachDatabase('form errors', (database) => {
   before(async () => { t = await startTestApp(database); });
   after(() => t.close());
 
-  async function member(): Promise<Visitor> {
-    counter += 1;
-    const user = await createAccount(t.deps.stores, t.clock, { username: `former${counter}`, password: PASSWORD });
-    const visitor = new Visitor(t.baseUrl);
-    await visitor.signIn(user.username, PASSWORD);
-    return visitor;
-  }
+  const member = async () => (await signedInMember(t, `former${++counter}`, PASSWORD)).visitor;
 
   test('a sign-up form with a bad username and a bad password names both, each beside its field, marked aria-invalid', async () => {
     const response = await new Visitor(t.baseUrl).post('/signup', { username: 'ab', password: 'short' });

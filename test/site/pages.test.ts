@@ -9,7 +9,7 @@ import type { User } from '../../src/core/ports.js';
 import { writePost } from '../../src/core/posts.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { Visitor, readOnlyField } from './visitor.js';
+import { Visitor, readOnlyField, signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 const CSRF_MESSAGE = 'This form has expired or came from another site';
@@ -25,13 +25,7 @@ forEachDatabase('site pages', (database) => {
   after(async () => t.close());
 
   /** A new account and a browser signed in as it. */
-  async function member(): Promise<{ user: User; visitor: Visitor }> {
-    counter += 1;
-    const user = await createAccount(t.deps.stores, t.clock, { username: `member${counter}`, password: PASSWORD });
-    const visitor = new Visitor(t.baseUrl);
-    await visitor.signIn(user.username, PASSWORD);
-    return { user, visitor };
-  }
+  const member = () => signedInMember(t, `member${++counter}`, PASSWORD);
 
   async function postCount(userId: number): Promise<number> {
     const published = await t.deps.stores.posts.listPublishedByAuthor(userId, 0, 50);

@@ -9,12 +9,11 @@ import { createAccount } from '../../src/core/accounts.js';
 import { registerClient } from '../../src/core/clients.js';
 import { generateToken, hashSecret } from '../../src/core/credentials.js';
 import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import type { User } from '../../src/core/ports.js';
 import { totpCode } from '../../src/core/security/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/security/two-step.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { Visitor } from './visitor.js';
+import { Visitor, signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a7a3b9e10000000049454e44ae426082', 'hex');
@@ -25,13 +24,7 @@ forEachDatabase('the profile', (database) => {
   before(async () => { t = await startTestApp(database); });
   after(async () => t.close());
 
-  async function member(): Promise<{ user: User; visitor: Visitor }> {
-    counter += 1;
-    const user = await createAccount(t.deps.stores, t.clock, { username: `profiled${counter}`, password: PASSWORD });
-    const visitor = new Visitor(t.baseUrl);
-    await visitor.signIn(user.username, PASSWORD);
-    return { user, visitor };
-  }
+  const member = () => signedInMember(t, `profiled${++counter}`, PASSWORD);
 
   const avatarOn = (text: string) => /<img class="avatar" src="([^"]+)" alt="Your current avatar"/.exec(text)?.[1];
   const api = (token: string) => fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } });

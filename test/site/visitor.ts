@@ -1,5 +1,8 @@
 /** A browser stand-in for HTTP tests: keeps cookies, reads the CSRF token, posts forms. */
 import assert from 'node:assert/strict';
+import { createAccount } from '../../src/core/accounts.js';
+import type { User } from '../../src/core/ports.js';
+import type { TestApp } from '../support/app.js';
 
 export interface PageResponse {
   status: number;
@@ -76,4 +79,12 @@ export class Visitor {
 /** The value of the read-only field with this id on a page (a token or secret shown once). */
 export function readOnlyField(text: string, id: string): string | undefined {
   return new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(text)?.[1];
+}
+
+/** A new account, signed in from a Visitor of its own: where most site tests begin. */
+export async function signedInMember(t: TestApp, username: string, password: string): Promise<{ user: User; visitor: Visitor }> {
+  const user = await createAccount(t.deps.stores, t.clock, { username, password });
+  const visitor = new Visitor(t.baseUrl);
+  await visitor.signIn(user.username, password);
+  return { user, visitor };
 }
