@@ -243,6 +243,29 @@ forEachDatabase('SIGKILL during token issuance', (database) => {
     }
   });
 
+  /**
+   * Starts a service, sends `form` to its token endpoint and hangs up at once, waits until
+   * `done()` sees the work committed, then SIGKILLs it: the answer was never read.
+   */
+  async function loseAnswerThenKill(databaseUrl: string, form: Record<string, string>, done: () => Promise<boolean>, what: string): Promise<void> {
+    const service = await startService(databaseUrl);
+    children.push(service);
+    const body = new URLSearchParams(form).toString();
+    const { port } = new URL(service.base);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.end(`POST /api/oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.destroy();
+    let committed = false;
+    for (let attempt = 0; attempt < 200 && !committed; attempt++) {
+      committed = await done();
+      if (!committed) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(committed, what);
+    service.process.kill('SIGKILL');
+    await service.exited;
+  }
+
   test('an answer lost after COMMIT (the app hung up, then SIGKILL): the retry after the restart is reuse, and the unseen tokens die', async () => {
     const now = deps.clock.now();
     const user = await deps.stores.users.create({ username: 'crashlost', passwordHash: 'x', bio: '', member: false, level: 0, xp: 0 }, now);
@@ -252,23 +275,8 @@ forEachDatabase('SIGKILL during token issuance', (database) => {
       codeHash: hashSecret(code), grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: REDIRECT_URI,
       scope: 'profile:read', codeChallenge: null, nonce: null, authTime: now, createdAt: now, expiresAt: now + 3_600_000,
     });
-    const service = await startService(database.url);
-    children.push(service);
-    // The app sends the redemption and hangs up at once: the service redeems the code, but the answer goes nowhere.
-    const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: client.clientId, client_secret: secret }).toString();
-    const { port } = new URL(service.base);
-    const socket = connect(Number(port), '127.0.0.1');
-    await new Promise<void>((resolve) => socket.once('connect', resolve));
-    socket.end(`POST /api/oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    socket.destroy();
-    let used = false;
-    for (let attempt = 0; attempt < 200 && !used; attempt++) {
-      used = (await deps.stores.codes.find(hashSecret(code)))!.usedAt !== null;
-      if (!used) await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(used, 'the service redeemed the code');
-    service.process.kill('SIGKILL');
-    await service.exited;
+    const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: client.clientId, client_secret: secret };
+    await loseAnswerThenKill(database.url, form, async () => (await deps.stores.codes.find(hashSecret(code)))!.usedAt !== null, 'the service redeemed the code');
 
     const restarted = await startService(database.url);
     children.push(restarted);
@@ -292,22 +300,8 @@ forEachDatabase('SIGKILL during token issuance', (database) => {
     await deps.stores.tokens.insertRefresh({
       tokenHash: hashSecret(token), grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: now, expiresAt: now + 86_400_000,
     });
-    const service = await startService(database.url);
-    children.push(service);
-    const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: client.clientId, client_secret: secret }).toString();
-    const { port } = new URL(service.base);
-    const socket = connect(Number(port), '127.0.0.1');
-    await new Promise<void>((resolve) => socket.once('connect', resolve));
-    socket.end(`POST /api/oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    socket.destroy();
-    let used = false;
-    for (let attempt = 0; attempt < 200 && !used; attempt++) {
-      used = (await deps.stores.tokens.findRefresh(hashSecret(token)))!.usedAt !== null;
-      if (!used) await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(used, 'the service rotated the token');
-    service.process.kill('SIGKILL');
-    await service.exited;
+    const form = { grant_type: 'refresh_token', refresh_token: token, client_id: client.clientId, client_secret: secret };
+    await loseAnswerThenKill(database.url, form, async () => (await deps.stores.tokens.findRefresh(hashSecret(token)))!.usedAt !== null, 'the service rotated the token');
 
     const restarted = await startService(database.url);
     children.push(restarted);
