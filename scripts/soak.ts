@@ -143,11 +143,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
             if (refreshed.status !== 200) { violate(`refresh refused: ${JSON.stringify(refreshed.body)}`); break; }
             const old = tokens;
             tokens = refreshed.body;
-            // Now and then the app replays the rotated token: refused, and the whole family dies.
+            // Now and then the app presents the rotated token again. While its successor is unused
+            // that is a replay (INTERFACE section 11): the same successor again, from any instance.
+            // Once the successor was used it is reuse: refused, and the whole family dies.
             if (Math.random() < 0.1) {
               figures.refreshReplays! += 1;
+              const replayed = await tokenRequest(anyBase(), { grant_type: 'refresh_token', refresh_token: old.refresh_token, ...clientAuth(app) });
+              if (replayed.status !== 200 || replayed.body.refresh_token !== tokens.refresh_token) violate('a replay within the window did not get the same successor');
+              const next = await tokenRequest(anyBase(), { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientAuth(app) });
+              if (next.status !== 200) { violate(`refresh refused: ${JSON.stringify(next.body)}`); break; }
+              tokens = next.body;
               const again = await tokenRequest(anyBase(), { grant_type: 'refresh_token', refresh_token: old.refresh_token, ...clientAuth(app) });
-              if (again.status !== 400 || again.body.error !== 'invalid_grant') violate('a rotated refresh token was accepted');
+              if (again.status !== 400 || again.body.error !== 'invalid_grant') violate('a rotated refresh token was accepted after its successor was used');
               if ((await callApi(tokens.access_token, '/me')) !== 401) violate('a token survived the reuse of its family');
               break;
             }

@@ -176,8 +176,10 @@ describe('site in a browser', () => {
     const card = page.getByRole('region', { name: 'Photo Printer' });
     assert.match(await card.innerText(), /Nickname, avatar, bio/);
     await snap(page, 'applications');
+    // The card asks first: the button that acts shows once "Revoke access…" is opened.
+    assert.equal(await card.getByRole('button', { name: 'Revoke access for Photo Printer' }).isVisible(), false);
+    await card.getByText('Revoke access…').click();
     await card.getByRole('button', { name: 'Revoke access for Photo Printer' }).click();
-    await page.getByRole('button', { name: 'Revoke access', exact: true }).click();
     await page.getByRole('status').waitFor();
     assert.equal(await page.getByRole('region', { name: 'Photo Printer' }).count(), 0);
     assert.notEqual((await t.deps.stores.tokens.findAccessBearer(tokenHash))?.revokedAt, null);

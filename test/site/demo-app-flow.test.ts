@@ -229,8 +229,9 @@ describe('settings against the live API', () => {
     assert.equal((await me(accessToken)).status, 200);
 
     await page.goto(`${service.baseUrl}/settings/applications`);
-    await page.getByRole('button', { name: 'Revoke access for Revoked App' }).click();
-    await page.getByRole('button', { name: 'Revoke access', exact: true }).click();
+    const card = page.getByRole('region', { name: 'Revoked App' });
+    await card.getByText('Revoke access…').click();
+    await card.getByRole('button', { name: 'Revoke access for Revoked App' }).click();
     await page.getByRole('status').waitFor();
     assert.equal((await me(accessToken)).status, 401);
     assert.equal(await service.deps.stores.consents.find(user!.id, client.clientId), undefined);
