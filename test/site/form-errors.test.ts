@@ -144,6 +144,17 @@ forEachDatabase('form errors', (database) => {
     assert.match(edited.text, /2 things need fixing/);
   });
 
+  test('a token form with no name, no scope, an unknown expiry and no password names all four beside their fields', async () => {
+    const visitor = await member();
+    const response = await visitor.post('/settings/tokens', { name: '', expires_in_days: '12', password: '' });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'name', /^Name must/, { hint: 'name-hint' });
+    assertFieldError(response.text, 'scopes', /^Choose at least one scope/);
+    assertFieldError(response.text, 'expires_in_days', /^Expiry must be/);
+    assertFieldError(response.text, 'password', /^Enter your password/, { hint: 'password-hint' });
+    assert.match(response.text, /4 things need fixing/);
+  });
+
   test('a wrong sign-in marks both fields, described by the one message that does not say which was wrong', async () => {
     const visitor = new Visitor(t.baseUrl);
     const response = await visitor.post('/login', { username: 'nobody-at-all', password: PASSWORD, return_to: '/' });
