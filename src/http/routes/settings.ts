@@ -139,6 +139,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const facts = async (error?: FormError) => deleteAccountConfirmation(user, {
         totp: (await secondFactorsOf(stores, user.id)).totp,
         apps: (await stores.clients.listByOwner(user.id)).filter((c) => c.status === 'active'),
+        publishedPosts: (await stores.posts.listPublishedByAuthor(user.id, 0, 1)).total,
         error,
       });
       if (!isConfirmed(request.body)) return askFirst(request, reply, await facts());

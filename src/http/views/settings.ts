@@ -146,7 +146,9 @@ ${alert(avatarError)}
 }
 
 /** What deleting the account ends, asked with the password (or a second-factor code) first. */
-export function deleteAccountConfirmation(user: User, facts: { totp: boolean; apps: Client[]; error?: FormError | undefined }): Confirmation {
+export function deleteAccountConfirmation(
+  user: User, facts: { totp: boolean; apps: Client[]; publishedPosts: number; error?: FormError | undefined },
+): Confirmation {
   const passwordError = facts.error?.field === 'password' ? facts.error : undefined;
   const codeError = facts.error?.field === 'code' ? facts.error : undefined;
   return {
@@ -159,6 +161,8 @@ export function deleteAccountConfirmation(user: User, facts: { totp: boolean; ap
   ${facts.apps.length > 0 ? html`<li>deactivates the ${facts.apps.length === 1 ? 'application' : `${facts.apps.length} applications`} you registered (${facts.apps.map((a, i) => html`${i > 0 ? ', ' : ''}<strong>${a.name}</strong>`)}): no one can sign in with ${facts.apps.length === 1 ? 'it' : 'them'} any more;</li>` : ''}
   <li>removes your bio, avatar, two-step verification and passkeys, and hides your public page.</li>
 </ul>
+<p>It leaves your ${facts.publishedPosts === 1 ? '1 published post' : `${facts.publishedPosts} published posts`} and your comments public, under your username.
+Delete first any you want gone (<a href="/u/${encodeURIComponent(user.username)}">your posts</a>).</p>
 <p>Your username stays reserved: no one, you included, can sign up with it again. This cannot be undone.</p>`,
     action: '/settings/account/delete',
     fields: {},
