@@ -1,6 +1,6 @@
 /** Personal API tokens (seed 5.1, INTERFACE section 2): chosen scopes and lifetime. */
 import { generateToken, hashSecret } from './credentials.js';
-import { InputError } from './errors.js';
+import { InputError, checkAll } from './errors.js';
 import type { PersonalToken, Stores } from './ports.js';
 import { RESOURCE_SCOPES, formatScope } from './scopes.js';
 import { checkedText } from './text.js';
@@ -18,17 +18,32 @@ export interface PersonalTokenRequest {
   expiresInDays: number | null;
 }
 
+/**
+ * The request's name, checked, or one `InputError` naming every field at fault (name, scopes,
+ * expiry), so a form can show them all at once (issue 18 item 10).
+ */
+export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'userId'>): string {
+  const [name] = checkAll(
+    () => checkedText('name', request.name, { kind: 'line', max: 60 }),
+    () => {
+      if (request.scopes.length === 0) throw new InputError('scopes', 'choose at least one scope');
+      const unknown = request.scopes.filter((s) => !(RESOURCE_SCOPES as readonly string[]).includes(s));
+      if (unknown.length > 0) {
+        throw new InputError('scopes', `unknown scope ${unknown.join(', ')}; personal tokens can have ${RESOURCE_SCOPES.join(', ')}`);
+      }
+    },
+    () => {
+      if (!PERSONAL_TOKEN_LIFETIMES.includes(request.expiresInDays)) {
+        throw new InputError('expires_in_days', 'expiry must be 7, 30, 90 or 365 days, or none');
+      }
+    },
+  );
+  return name;
+}
+
 /** Creates a personal token; the plain token is returned here once and never stored. */
 export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
-  const name = checkedText('name', request.name, { kind: 'line', max: 60 });
-  if (request.scopes.length === 0) throw new InputError('scopes', 'choose at least one scope');
-  const unknown = request.scopes.filter((s) => !(RESOURCE_SCOPES as readonly string[]).includes(s));
-  if (unknown.length > 0) {
-    throw new InputError('scopes', `unknown scope ${unknown.join(', ')}; personal tokens can have ${RESOURCE_SCOPES.join(', ')}`);
-  }
-  if (!PERSONAL_TOKEN_LIFETIMES.includes(request.expiresInDays)) {
-    throw new InputError('expires_in_days', 'expiry must be 7, 30, 90 or 365 days, or none');
-  }
+  const name = checkPersonalTokenRequest(request);
   const now = clock.now();
   const token = generateToken('personal');
   const record = await stores.personalTokens.insert({

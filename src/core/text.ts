@@ -55,5 +55,8 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
     throw new InputError(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : ', direction marks or invisible characters'}`);
   }
   if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw new InputError(field, `${field} must contain a letter or a digit`);
+  // A required field that draws nothing (a zero-width space, a Hangul filler, a blank Braille
+  // cell) would be an empty title or comment on every page that shows it.
+  if (min === 1 && !hasVisibleCharacter(text)) throw new InputError(field, `${field} must have a character a reader can see`);
   return text;
 }

@@ -98,8 +98,9 @@ forEachDatabase('form errors', (database) => {
   test("an app's sign-out settings with two bad fields name both", async () => {
     const visitor = await member();
     const created = await visitor.post('/settings/developers', { name: 'App', redirect_uris: 'https://app.example/cb', type: 'public' });
-    assert.equal(created.status, 201);
-    const clientId = /value="([0-9a-f]{32})" readonly aria-label="Client ID"/.exec(created.text)![1]!;
+    // Post/redirect/get (issue 18 item 7): registration redirects to the new app's page.
+    assert.equal(created.status, 303);
+    const clientId = /^\/settings\/developers\/([0-9a-f]{32})\?/.exec(created.location ?? '')![1]!;
     const response = await visitor.post(`/settings/developers/${clientId}/logout-uris`, {
       post_logout_redirect_uris: 'http://app.example/bye', backchannel_logout_uri: 'https://user:pw@app.example/bc',
     });
@@ -115,6 +116,36 @@ forEachDatabase('form errors', (database) => {
     assert.equal(response.status, 400);
     assertFieldError(response.text, 'current_password', /Enter your current password/);
     assertFieldError(response.text, 'new_password', /New password must be 8 to 256/, { hint: 'new-password-hint' });
+  });
+
+  test('writing or editing a post with an empty title, category and body names all three beside their fields', async () => {
+    const visitor = await member();
+    const written = await visitor.post('/posts/new', { title: ' ', category: '', body: '', status: 'published' });
+    assert.equal(written.status, 400);
+    assertFieldError(written.text, 'title', /^Title must/);
+    assertFieldError(written.text, 'category', /^Category must/, { hint: 'category-hint' });
+    assertFieldError(written.text, 'body', /^Body must/, { hint: 'body-hint' });
+    assert.match(written.text, /3 things need fixing/);
+
+    const created = await visitor.post('/posts/new', { title: 'Fine', category: 'Notes', body: 'Fine.', status: 'draft' });
+    assert.equal(created.status, 303);
+    const edited = await visitor.post(`${created.location}/edit`, { title: 'Still fine', category: '', body: '', status: 'draft' });
+    assert.equal(edited.status, 400);
+    assertFieldFine(edited.text, 'title');
+    assertFieldError(edited.text, 'category', /^Category must/);
+    assertFieldError(edited.text, 'body', /^Body must/);
+    assert.match(edited.text, /2 things need fixing/);
+  });
+
+  test('a token form with no name, no scope, an unknown expiry and no password names all four beside their fields', async () => {
+    const visitor = await member();
+    const response = await visitor.post('/settings/tokens', { name: '', expires_in_days: '12', password: '' });
+    assert.equal(response.status, 400);
+    assertFieldError(response.text, 'name', /^Name must/, { hint: 'name-hint' });
+    assertFieldError(response.text, 'scopes', /^Choose at least one scope/);
+    assertFieldError(response.text, 'expires_in_days', /^Expiry must be/);
+    assertFieldError(response.text, 'password', /^Enter your password/, { hint: 'password-hint' });
+    assert.match(response.text, /4 things need fixing/);
   });
 
   test('a wrong sign-in marks both fields, described by the one message that does not say which was wrong', async () => {

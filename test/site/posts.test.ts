@@ -94,6 +94,22 @@ forEachDatabase('posts after writing', (database) => {
     assert.equal((await apiPosts(token)).totalElements, 1, 'an edit never unpublishes');
   });
 
+  test('a title, category or body that no reader can see is refused, when writing and when editing', async () => {
+    const { visitor } = await author();
+    const id = await writeThroughForm(visitor, { title: 'Seen', body: 'Seen.', status: 'published' });
+    // Zero-width space, Hangul filler, blank Braille cell, a lone combining mark.
+    for (const blank of ['\u200b', '\u3164\u3164', '\u2800', '\u0301']) {
+      const written = await visitor.post('/posts/new', { title: blank, category: 'Notes', body: blank, status: 'published' });
+      assert.equal(written.status, 400, JSON.stringify(blank));
+      assert.match(written.text, /Title must have a character a reader can see/);
+      assert.match(written.text, /Body must have a character a reader can see/);
+      const edited = await visitor.post(`/posts/${id}/edit`, { title: blank, category: 'Notes', body: 'Seen.', status: 'published' });
+      assert.equal(edited.status, 400, JSON.stringify(blank));
+      assert.match(edited.text, /Title must have a character a reader can see/);
+    }
+    assert.equal((await t.deps.stores.posts.findById(id))?.title, 'Seen');
+  });
+
   test('editing a post makes its HTML and excerpt again, and hostile Markdown stays inert', async () => {
     const { visitor, token } = await author();
     const id = await writeThroughForm(visitor, { title: 'Before', body: 'The first version.', status: 'published' });

@@ -93,6 +93,20 @@ forEachDatabase('the profile', (database) => {
     assert.equal((await visitor.get('/settings/profile')).status, 200, 'still signed in');
   });
 
+  test('deleting the account says first that its published posts and comments stay public, and links to them', async () => {
+    const { user, visitor } = await member();
+    assert.equal((await visitor.post('/posts/new', { title: 'Stays', category: 'Notes', body: 'Still here.', status: 'published' })).status, 303);
+    const asked = await visitor.post('/settings/account/delete', {});
+    assert.equal(asked.status, 200);
+    assert.match(asked.text, /leaves your 1 published post and your comments public/);
+    assert.match(asked.text, new RegExp(`href="/u/${user.username}"`));
+
+    const deleted = await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD });
+    assert.equal(deleted.status, 303);
+    const post = (await t.deps.stores.posts.listPublishedByAuthor(user.id, 0, 1)).items[0]!;
+    assert.equal((await new Visitor(t.baseUrl).get(`/posts/${post.id}`)).status, 200, 'what the page said: the post stays');
+  });
+
   test('a code of the authenticator app (or a recovery code) deletes the account in place of the password', async () => {
     const { user, visitor } = await member();
     const enrolment = await beginTotpEnrolment(t.deps, user);

@@ -105,7 +105,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       const categories = await stores.posts.listCategories();
-      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, error: { field: error.field, message: sentence(error.message) } }), 400);
+      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, errors: error.problems }), 400);
     }
   });
 
@@ -134,7 +134,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       const categories = await stores.posts.listCategories();
-      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, error: { field: error.field, message: sentence(error.message) } }, post), 400);
+      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, errors: error.problems }, post), 400);
     }
   });
 

@@ -16,9 +16,9 @@ import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
 import {
   deactivateClient, findOwnedClient, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
 } from '../../core/clients.js';
-import { InputError, OAuthError } from '../../core/errors.js';
+import { InputError, OAuthError, checkAll } from '../../core/errors.js';
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/one-time-secrets.js';
-import { createPersonalToken } from '../../core/personal-tokens.js';
+import { checkPersonalTokenRequest, createPersonalToken } from '../../core/personal-tokens.js';
 import { deleteAccount } from '../../core/security/account-deletion.js';
 import { secondFactorsOf } from '../../core/security/two-step.js';
 import type { Client, ClientType, User } from '../../core/ports.js';
@@ -31,7 +31,7 @@ import {
   deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
 } from '../plugins/session.js';
 import {
-  type ClientForm, type Confirmation, type FormError, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation,
+  type ClientForm, type Confirmation, type FormError, type FormErrors, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation,
   deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeTokenConfirmation,
   rotateSecretConfirmation, tokensPage,
 } from '../views/settings.js';
@@ -139,6 +139,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const facts = async (error?: FormError) => deleteAccountConfirmation(user, {
         totp: (await secondFactorsOf(stores, user.id)).totp,
         apps: (await stores.clients.listByOwner(user.id)).filter((c) => c.status === 'active'),
+        publishedPosts: (await stores.posts.listPublishedByAuthor(user.id, 0, 1)).total,
         error,
       });
       if (!isConfirmed(request.body)) return askFirst(request, reply, await facts());
@@ -223,22 +224,31 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (!user) return reply;
     const body = request.body;
     const tokenForm = { name: body.name ?? '', scopes: fieldValues(body.scopes), expiresInDays: body.expires_in_days ?? '' };
-    const answer = async (state: { error: FormError }, status: number) => {
+    const answer = async (errors: FormErrors, status: number) => {
       const tokens = await stores.personalTokens.listForUser(user.id);
-      return sendPage(reply, tokensPage(await pageContext(request, reply), { tokens, now: clock.now(), ...state, form: tokenForm }), status);
+      return sendPage(reply, tokensPage(await pageContext(request, reply), { tokens, now: clock.now(), errors, form: tokenForm }), status);
     };
     const password = body.password ?? '';
-    if (password === '') return answer({ error: { field: 'password', message: 'enter your password to create a token' } }, 400);
-    const confirmed = await confirmPassword(app.deps, user, password, { address: request.ip, deviceCookie: deviceCookie(request) });
-    if (!confirmed.ok) {
-      if (confirmed.reason === 'wrong') return answer({ error: { field: 'password', message: 'that password is not right' } }, 400);
-      app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
-      reply.headers(throttledHeaders('sign-in', confirmed.retryAfterSeconds));
-      return answer({ error: { field: 'password', message: retryMessage('Too many wrong passwords.', confirmed.retryAfterSeconds) } }, 429);
-    }
-    setDeviceCookie(request, reply, confirmed.deviceCookie);
     const days = tokenForm.expiresInDays === 'none' ? null
       : /^\d{1,4}$/.test(tokenForm.expiresInDays) ? Number(tokenForm.expiresInDays) : Number.NaN;
+    // Every field at fault is named at once (issue 18 item 10); the password is tried only on a
+    // form that could make a token, so a mistyped name never costs a password attempt.
+    try {
+      checkAll(
+        () => checkPersonalTokenRequest({ name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days }),
+        () => { if (password === '') throw new InputError('password', 'enter your password to create a token'); },
+      );
+    } catch (error) {
+      return answer(formErrors(error), 400);
+    }
+    const confirmed = await confirmPassword(app.deps, user, password, { address: request.ip, deviceCookie: deviceCookie(request) });
+    if (!confirmed.ok) {
+      if (confirmed.reason === 'wrong') return answer({ field: 'password', message: 'that password is not right' }, 400);
+      app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
+      reply.headers(throttledHeaders('sign-in', confirmed.retryAfterSeconds));
+      return answer({ field: 'password', message: retryMessage('Too many wrong passwords.', confirmed.retryAfterSeconds) }, 429);
+    }
+    setDeviceCookie(request, reply, confirmed.deviceCookie);
     try {
       const { token, record } = await createPersonalToken(stores, clock, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
       app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
@@ -251,7 +261,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       await carrySecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' }, { token, name: record.name });
       return reply.redirect('/settings/tokens', 303);
     } catch (error) {
-      return answer({ error: formError(error) }, 400);
+      return answer(formErrors(error), 400);
     }
   });
 

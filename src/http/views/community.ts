@@ -5,6 +5,7 @@
 import type { Category, Comment, Post, PostSummary, User } from '../../core/ports.js';
 import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/posts.js';
 import { Html, html } from './html.js';
+import { type FormErrors, control, errorSummary, fieldMessage } from './forms.js';
 import { type PageContext, layout } from './layout.js';
 
 /** The avatar's address on pages: versioned by the user's last change, so a new image is never hidden by a cached old one. */
@@ -123,7 +124,8 @@ export interface PostForm {
   title: string;
   category: string;
   body: string;
-  error?: { field: string; message: string } | undefined;
+  /** Every field at fault, each named beside its control (issue 18 item 10). */
+  errors?: FormErrors;
 }
 
 /**
@@ -131,22 +133,25 @@ export interface PostForm {
  * as a draft; a published post is saved and stays published.
  */
 export function newPostPage(context: PageContext, categories: Category[], form: PostForm, editing?: PostSummary): Html {
-  const invalid = (field: string) => (form.error?.field === field ? html`aria-invalid="true" aria-describedby="form-error"` : '');
+  const { errors } = form;
   const heading = editing ? 'Edit post' : 'Write a post';
   return layout(heading, context, html`<section class="card">
 <h1>${heading}</h1>
-${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error.message}</p>` : ''}
+${errorSummary(errors)}
 <form method="post" action="${editing ? `/posts/${editing.id}/edit` : '/posts/new'}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="title">Title</label>
-  <input type="text" id="title" name="title" value="${form.title}" required maxlength="${TITLE_MAX_LENGTH}" ${invalid('title')}>
+  <input type="text" id="title" name="title" value="${form.title}" required maxlength="${TITLE_MAX_LENGTH}" ${control(errors, 'title')}>
+  ${fieldMessage(errors, 'title')}
   <label for="category">Category</label>
-  <input type="text" id="category" name="category" value="${form.category}" list="categories" required maxlength="${CATEGORY_MAX_LENGTH}" ${invalid('category')}>
+  <input type="text" id="category" name="category" value="${form.category}" list="categories" required maxlength="${CATEGORY_MAX_LENGTH}" ${control(errors, 'category', { hint: 'category-hint' })}>
+  ${fieldMessage(errors, 'category')}
   <datalist id="categories">${categories.map((c) => html`<option value="${c.name}"></option>`)}</datalist>
-  <p class="hint">Pick an existing category or type a new one.</p>
+  <p class="hint" id="category-hint">Pick an existing category or type a new one.</p>
   <label for="body">Text</label>
-  <textarea id="body" name="body" required maxlength="${BODY_MAX_LENGTH}" rows="12" ${invalid('body')}>${form.body}</textarea>
-  <p class="hint">Markdown: a blank line between paragraphs, **bold**, *italic*, [a link](https://…), \`code\`. HTML is shown as it is typed.</p>
+  <textarea id="body" name="body" required maxlength="${BODY_MAX_LENGTH}" rows="12" ${control(errors, 'body', { hint: 'body-hint' })}>${form.body}</textarea>
+  ${fieldMessage(errors, 'body')}
+  <p class="hint" id="body-hint">Markdown: a blank line between paragraphs, **bold**, *italic*, [a link](https://…), \`code\`. HTML is shown as it is typed.</p>
   <div class="actions">
     ${editing?.status === 'published'
       ? html`<button type="submit" name="status" value="published">Save changes</button>

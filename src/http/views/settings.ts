@@ -146,7 +146,9 @@ ${alert(avatarError)}
 }
 
 /** What deleting the account ends, asked with the password (or a second-factor code) first. */
-export function deleteAccountConfirmation(user: User, facts: { totp: boolean; apps: Client[]; error?: FormError | undefined }): Confirmation {
+export function deleteAccountConfirmation(
+  user: User, facts: { totp: boolean; apps: Client[]; publishedPosts: number; error?: FormError | undefined },
+): Confirmation {
   const passwordError = facts.error?.field === 'password' ? facts.error : undefined;
   const codeError = facts.error?.field === 'code' ? facts.error : undefined;
   return {
@@ -159,6 +161,8 @@ export function deleteAccountConfirmation(user: User, facts: { totp: boolean; ap
   ${facts.apps.length > 0 ? html`<li>deactivates the ${facts.apps.length === 1 ? 'application' : `${facts.apps.length} applications`} you registered (${facts.apps.map((a, i) => html`${i > 0 ? ', ' : ''}<strong>${a.name}</strong>`)}): no one can sign in with ${facts.apps.length === 1 ? 'it' : 'them'} any more;</li>` : ''}
   <li>removes your bio, avatar, two-step verification and passkeys, and hides your public page.</li>
 </ul>
+<p>It leaves your ${facts.publishedPosts === 1 ? '1 published post' : `${facts.publishedPosts} published posts`} and your comments public, under your username.
+Delete first any you want gone (<a href="/u/${encodeURIComponent(user.username)}">your posts</a>).</p>
 <p>Your username stays reserved: no one, you included, can sign up with it again. This cannot be undone.</p>`,
     action: '/settings/account/delete',
     fields: {},
@@ -193,7 +197,8 @@ export interface TokensPageState {
   tokens: PersonalToken[];
   now: number;
   form?: TokenForm;
-  error?: FormError | undefined;
+  /** Every field at fault, each named beside its control (issue 18 item 10). */
+  errors?: FormErrors;
   created?: { token: string; name: string } | undefined;
   notice?: string | undefined;
 }
@@ -217,28 +222,32 @@ ${state.created ? html`<div class="notice created" role="status">
 </section>
 <section class="card" aria-labelledby="create-heading">
 <h2 id="create-heading">Create a token</h2>
-${alert(state.error)}
+${errorSummary(state.errors)}
 <form method="post" action="/settings/tokens">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="name">Name</label>
-  <input type="text" id="name" name="name" value="${form.name}" required maxlength="60" aria-describedby="name-hint" ${invalid(state.error, 'name')}>
+  <input type="text" id="name" name="name" value="${form.name}" required maxlength="60" ${control(state.errors, 'name', { hint: 'name-hint' })}>
+  ${fieldMessage(state.errors, 'name')}
   <p class="hint" id="name-hint">What the token is for, such as “backup script”.</p>
-  <fieldset ${invalid(state.error, 'scopes')}>
+  <fieldset id="scopes" ${control(state.errors, 'scopes')}>
     <legend>Scopes</legend>
+    ${fieldMessage(state.errors, 'scopes')}
     ${RESOURCE_SCOPES.map((scope) => html`<div class="check">
       <input type="checkbox" id="scope-${scope.replace(':', '-')}" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html`checked` : ''}>
       <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${SCOPES[scope].allows} Not: ${SCOPES[scope].doesNotAllow}</span></label>
     </div>`)}
   </fieldset>
   <label for="expires_in_days">Expires</label>
-  <select id="expires_in_days" name="expires_in_days" ${invalid(state.error, 'expires_in_days')}>
+  <select id="expires_in_days" name="expires_in_days" ${control(state.errors, 'expires_in_days')}>
     ${PERSONAL_TOKEN_LIFETIMES.map((d) => {
       const value = d === null ? 'none' : String(d);
       return html`<option value="${value}" ${value === form.expiresInDays ? html`selected` : ''}>${d === null ? 'No expiry' : `In ${d} days`}</option>`;
     })}
   </select>
+  ${fieldMessage(state.errors, 'expires_in_days')}
   <label for="password">Your password</label>
-  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" aria-describedby="password-hint" ${invalid(state.error, 'password')}>
+  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${control(state.errors, 'password', { hint: 'password-hint' })}>
+  ${fieldMessage(state.errors, 'password')}
   <p class="hint" id="password-hint">Asked again because a token can read your data without you being signed in.</p>
   <div class="actions"><button type="submit">Create token</button></div>
 </form>
