@@ -27,6 +27,8 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
 
   const tokenUrl = () => `${t.baseUrl}/api/oauth/token`;
   const meUrl = () => `${t.baseUrl}/api/open/v1/me`;
+  /** RFC 9728 5.1: every challenge of the API names its metadata. */
+  const resourceMetadata = () => `resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`;
 
   /** The nonce the token endpoint asks for: a proof without one is refused with it. */
   async function nonceFromTokenEndpoint(key: DpopKey, fields: Record<string, string>): Promise<string> {
@@ -131,14 +133,14 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     const asBearer = await me(`Bearer ${tokens.access_token}`);
     assert.equal(asBearer.status, 401);
     assert.equal(((await asBearer.json()) as { error: string }).error, 'invalid_token');
-    assert.equal(asBearer.headers.get('www-authenticate'), `DPoP realm="api", algs="${ALGS}", error="invalid_token", Bearer realm="api"`);
+    assert.equal(asBearer.headers.get('www-authenticate'), `DPoP realm="api", algs="${ALGS}", error="invalid_token", ${resourceMetadata()}, Bearer realm="api", ${resourceMetadata()}`);
 
     // A revoked or unknown token sent with the DPoP scheme: the error is on the DPoP challenge.
     const stranger = generateToken('access');
     const unknown = await me(`DPoP ${stranger}`, await meProof(key, stranger, nonce));
     assert.equal(unknown.status, 401);
     assert.match(((await unknown.json()) as { error_description: string }).error_description, /unknown/);
-    assert.match(unknown.headers.get('www-authenticate') ?? '', /^DPoP realm="api", algs="[^"]+", error="invalid_token", Bearer realm="api"$/);
+    assert.match(unknown.headers.get('www-authenticate') ?? '', /^DPoP realm="api", algs="[^"]+", error="invalid_token", resource_metadata="[^"]+", Bearer realm="api", resource_metadata="[^"]+"$/);
 
     const withoutProof = await me(`DPoP ${tokens.access_token}`);
     assert.equal(withoutProof.status, 401);
@@ -171,7 +173,7 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     const { tokens } = await dpopTokens(c, key);
     const asked = await me(`DPoP ${tokens.access_token}`, await meProof(key, tokens.access_token));
     assert.equal(asked.status, 401);
-    assert.equal(asked.headers.get('www-authenticate'), `DPoP realm="api", algs="${ALGS}", error="use_dpop_nonce", Bearer realm="api"`);
+    assert.equal(asked.headers.get('www-authenticate'), `DPoP realm="api", algs="${ALGS}", error="use_dpop_nonce", ${resourceMetadata()}, Bearer realm="api", ${resourceMetadata()}`);
     assert.equal(((await asked.json()) as { error: string }).error, 'use_dpop_nonce');
     const nonce = asked.headers.get('dpop-nonce')!;
     assert.equal((await me(`DPoP ${tokens.access_token}`, await meProof(key, tokens.access_token, nonce))).status, 200);
@@ -280,7 +282,7 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
 
   test('every 401 of the API advertises DPoP and its algorithms beside Bearer; the metadata lists them', async () => {
     const none = await fetch(meUrl());
-    assert.equal(none.headers.get('www-authenticate'), `Bearer realm="api", DPoP realm="api", algs="${ALGS}"`);
+    assert.equal(none.headers.get('www-authenticate'), `Bearer realm="api", ${resourceMetadata()}, DPoP realm="api", algs="${ALGS}", ${resourceMetadata()}`);
     const metadata = (await (await fetch(`${t.baseUrl}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
     assert.deepEqual(metadata.dpop_signing_alg_values_supported, [...DPOP_ALGS]);
   });
