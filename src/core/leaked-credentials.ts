@@ -34,6 +34,7 @@ export interface LeakDeps {
   readonly audit: AuditSink;
   readonly securityLog: SecurityLog;
   readonly metrics: { readonly tokensRevoked: CounterPort<'reason'> };
+  readonly settings: { readonly refreshReplaySeconds: number };
 }
 
 /** One reported string, and where the reporter found it (a secret scanner says; a URL). */
@@ -143,7 +144,8 @@ export async function handleLeakReport(deps: LeakDeps, report: LeakReport, optio
   const foundAt = new Map(sorted.filter((s) => s.foundAt).map((s) => [s.hash, s.foundAt]));
   const now = deps.clock.now();
   const revoked = await deps.stores.transaction(async (tx) => {
-    const outcome = await tx.leakedCredentials.revoke(hashes, now);
+    // A rotated refresh token within the replay window still yields its successors: it is revoked too.
+    const outcome = await tx.leakedCredentials.revoke(hashes, now, now - deps.settings.refreshReplaySeconds * 1000);
     // RFC 9700 4.14.2: the family of a leaked refresh token ends; its app is told of the ended sign-in.
     await queueBackchannelLogouts(tx, now, outcome.grants.map((g) => ({ ...g, cause: 'reported_leaked' as const })));
     const events = outcome.revoked.map((r) => ownerEvent(r, report.source, foundAt.get(r.tokenHash))).filter((e) => e !== undefined);

@@ -471,8 +471,10 @@ export interface LeakedCredentialStore {
    * grant and every token of it (RFC 9700 4.14.2: the family); a client secret deactivates its
    * client and ends every grant of it. Run it inside a transaction: clients are written first,
    * then tokens, then grants, the order of every other revocation, so none deadlocks with it.
+   * A rotated refresh token is live while its replay answer can still be given: rotated after
+   * `replayOpenSince` with the answer still sealed (src/core/tokens/replay.ts), it ends its family too.
    */
-  revoke(hashes: LeakedHashes, now: Instant): Promise<LeakRevocation>;
+  revoke(hashes: LeakedHashes, now: Instant, replayOpenSince: Instant): Promise<LeakRevocation>;
 }
 
 /** A key pair as generated, before it is stored with its times. */

@@ -74,6 +74,22 @@ forEachDatabase('leaked credentials', (database) => {
     assert.equal((await events(user.id))[0]?.kind, 'refresh_token.revoked_as_leaked');
   });
 
+  test('a rotated refresh token within the replay window is live: reported, it gets no replay and its family ends', async () => {
+    const { c, user, tokens } = await appTokens();
+    const refresh = { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) };
+    const rotated = await tokenRequest(t, refresh);
+    assert.equal(rotated.status, 200);
+    const successor = (await rotated.json()) as { access_token: string; refresh_token: string };
+    await assertAccepted(await report([tokens.refresh_token]));
+    const replayed = await tokenRequest(t, refresh);
+    assert.equal(replayed.status, 400, 'the reported token yields no successor');
+    assert.equal(((await replayed.json()) as { error: string }).error, 'invalid_grant');
+    assert.equal((await me(successor.access_token)).status, 401, 'the successors it could have given end with the family');
+    const next = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: successor.refresh_token, ...clientFields(c) });
+    assert.equal(next.status, 400);
+    assert.equal((await events(user.id))[0]?.kind, 'refresh_token.revoked_as_leaked');
+  });
+
   test('a report may also be the bare JSON list of strings', async () => {
     const user = await newUser(t);
     const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'bare', scopes: ['profile:read'], expiresInDays: 30 });
@@ -182,10 +198,11 @@ forEachDatabase('leaked credentials', (database) => {
     assert.equal((await events(user.id))[0]?.detail.where, url);
   });
 
-  test('a rotated refresh token is no live credential: nothing is revoked and no one told, though a scanner hears it was real', async () => {
+  test('a rotated refresh token past the replay window is no live credential: nothing is revoked and no one told, though a scanner hears it was real', async () => {
     const { c, user, tokens } = await appTokens();
     const rotated = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
     const successor = (await rotated.json()) as { access_token: string };
+    t.clock.advance((t.deps.settings.refreshReplaySeconds + 1) * 1000);
     const body = JSON.stringify([{ token: tokens.refresh_token, type: 'svc_refresh_token', url: '', source: 'content' }]);
     const response = await alert(body, signed(body));
     assert.deepEqual(((await response.json()) as Array<{ label: string }>).map((m) => m.label), ['true_positive']);

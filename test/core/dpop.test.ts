@@ -58,6 +58,26 @@ test('a private key in jwk is refused', async () => {
   assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, header: { jwk: privateJwk } })), /jwk holds a private or symmetric key/);
 });
 
+test('an RSA key of more than 4096 bits, or with a public exponent of more than 32 bits, is refused before its signature is checked', async () => {
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const integer = (bits: number) => {
+    const bytes = randomBytes(Math.ceil(bits / 8));
+    bytes[0] = 0x80 >> ((8 - (bits % 8)) % 8);
+    bytes[bytes.length - 1]! |= 1;
+    return bytes.toString('base64url');
+  };
+  const claims = part({ htm: 'POST', htu: HTU, jti: 'x', iat: NOW / 1000 });
+  const forged = (n: string, e: string, signatureBits: number) =>
+    `${part({ alg: 'RS256', typ: 'dpop+jwt', jwk: { kty: 'RSA', n, e } })}.${claims}.${integer(signatureBits - 8)}`;
+  const tooLarge = /RSA key is too large: use a modulus of at most 4096 bits and the public exponent 65537/;
+  assert.match(await refusal(forged(integer(2048), integer(2040), 2048)), tooLarge, 'an exponent as long as the modulus');
+  assert.match(await refusal(forged(integer(2048), integer(33), 2048)), tooLarge, 'an exponent of 33 bits');
+  assert.match(await refusal(forged(integer(4097), 'AQAB', 4104)), tooLarge, 'a modulus of 4097 bits');
+  assert.match(await refusal(forged(integer(4096), 'AQAB', 4096)), /signature does not verify/, 'a modulus of 4096 bits is checked as usual');
+  const key = await dpopKey('RS256');
+  assert.equal((await checkProof(await dpopProof(key, { htu: HTU, nowMs: NOW }), expected)).jkt, key.jkt, "an ordinary key (2048 bits, 65537) passes");
+});
+
 test('the signature must verify with the jwk of the header', async () => {
   const [key, other] = [await dpopKey(), await dpopKey()];
   assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, header: { jwk: other.jwk } })), /signature does not verify/);

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { setRequirePushedRequests } from '../../src/core/clients.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { dpopKey, dpopProof } from '../support/dpop.js';
 import {
   Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, hiddenFields, newClient, newUser, pkcePair,
   redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
@@ -76,6 +77,34 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     });
     assert.equal(tokens.status, 200);
     assert.equal(((await tokens.json()) as { scope: string }).scope, 'profile:read posts:read');
+  });
+
+  test('a DPoP proof at the PAR endpoint binds the code to its key, as dpop_jkt does; a dpop_jkt of another key is refused (RFC 9449 10.1)', async () => {
+    const c = await newClient(t);
+    const key = await dpopKey();
+    const other = await dpopKey();
+    const parUrl = `${t.baseUrl}/api/oauth/par`;
+    const pkce = pkcePair();
+    const fields = { ...Object.fromEntries(authorizeQuery(c, { pkce })), ...clientFields(c) };
+    const asked = await push(fields, { dpop: await dpopProof(key, { htu: parUrl, nowMs: t.clock.now() }) });
+    assert.equal(await errorOf(asked, 400), 'use_dpop_nonce');
+    const nonce = asked.headers.get('dpop-nonce')!;
+    const mismatch = await push({ ...fields, dpop_jkt: other.jkt }, { dpop: await dpopProof(key, { htu: parUrl, nowMs: t.clock.now(), nonce }) });
+    assert.equal(await errorOf(mismatch, 400), 'invalid_dpop_proof');
+    const response = await push(fields, { dpop: await dpopProof(key, { htu: parUrl, nowMs: t.clock.now(), nonce }) });
+    assert.equal(response.status, 201, await response.clone().text());
+    const requestUri = ((await response.json()) as { request_uri: string }).request_uri;
+    const { browser } = await signedInBrowser(t);
+    const code = (await approve(browser, await browser.fetch(openAt(c, requestUri)))).get('code')!;
+    const redeem = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const tokenUrl = `${t.baseUrl}/api/oauth/token`;
+    const unbound = await tokenRequest(t, redeem);
+    assert.equal(await errorOf(unbound, 400), 'invalid_grant', 'the code needs a proof of the key');
+    const wrongKey = await tokenRequest(t, redeem, { dpop: await dpopProof(other, { htu: tokenUrl, nowMs: t.clock.now(), nonce }) });
+    assert.equal(await errorOf(wrongKey, 400), 'invalid_grant', 'and of that key only');
+    const bound = await tokenRequest(t, redeem, { dpop: await dpopProof(key, { htu: tokenUrl, nowMs: t.clock.now(), nonce }) });
+    assert.equal(bound.status, 200, await bound.clone().text());
+    assert.equal(((await bound.json()) as { token_type: string }).token_type, 'DPoP');
   });
 
   test('parameters sent beside the request_uri are ignored: only the pushed ones count', async () => {

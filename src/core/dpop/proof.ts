@@ -27,6 +27,14 @@ export const IAT_WINDOW_SECONDS = 300;
 const MAX_PROOF_LENGTH = 8192;
 const MAX_JTI_LENGTH = 256;
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/**
+ * The largest RSA key a proof may carry: a modulus of 4096 bits, a public exponent of 32 bits
+ * (65537 in practice). Verifying costs the server a modular exponentiation by the exponent, so a
+ * key with an exponent as long as its modulus, or a modulus of 15,000 bits, makes each refused
+ * proof cost a hundred times an ordinary one; such keys are refused before the signature is checked.
+ */
+const MAX_RSA_MODULUS_BITS = 4096;
+const MAX_RSA_EXPONENT_BITS = 32;
 /** Members of a private or symmetric JWK (RFC 7518 6.2.2, 6.3.2, 6.4; RFC 8037 2). */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
@@ -89,7 +97,24 @@ function checkHeader(proof: string): ProtectedHeaderParameters & { jwk: JWK } {
   if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
     throw invalid('The DPoP proof\'s jwk holds a private or symmetric key: put only the public key in the header, and keep the private key secret.');
   }
+  checkRsaSize(jwk as JWK);
   return header as ProtectedHeaderParameters & { jwk: JWK };
+}
+
+/** The length in bits of a base64url big-endian integer (RFC 7518 6.3.1), leading zero bytes aside. */
+function bitLength(value: unknown): number {
+  if (typeof value !== 'string') return 0;
+  const bytes = Buffer.from(value, 'base64url');
+  const first = bytes.findIndex((byte) => byte !== 0);
+  return first === -1 ? 0 : (bytes.length - first - 1) * 8 + (32 - Math.clz32(bytes[first]!));
+}
+
+/** An RSA `jwk` within `MAX_RSA_MODULUS_BITS` and `MAX_RSA_EXPONENT_BITS` (what any client library makes). */
+function checkRsaSize(jwk: JWK): void {
+  if (jwk.kty !== 'RSA') return;
+  if (bitLength(jwk.n) > MAX_RSA_MODULUS_BITS || bitLength(jwk.e) > MAX_RSA_EXPONENT_BITS) {
+    throw invalid(`The DPoP proof's RSA key is too large: use a modulus of at most ${MAX_RSA_MODULUS_BITS} bits and the public exponent 65537 (or an EC or Ed25519 key).`);
+  }
 }
 
 /** RFC 9449 4.3 step 7: the signature verifies with the header's `jwk`. */

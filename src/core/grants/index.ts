@@ -19,10 +19,11 @@ export function tokenEndpointDpopError(error: DpopProofError): OAuthError {
 }
 
 /**
- * RFC 9449 5: the thumbprint of the request's DPoP proof, verified; `null` without one (the
- * tokens are then Bearer tokens, seed 2.1). `nonce`: a newer one for the answer's `DPoP-Nonce`.
+ * RFC 9449 5 and 10.1: the thumbprint of the request's DPoP proof, verified; `null` without one
+ * (the tokens are then Bearer tokens, seed 2.1). `nonce`: a newer one for the answer's `DPoP-Nonce`.
+ * The token and PAR endpoints both use it, and answer a refused proof the same way.
  */
-async function proofOfPossession(deps: OAuthDeps, presented: PresentedProof | undefined): Promise<{ jkt: string | null; nonce?: string }> {
+export async function proofOfPossession(deps: OAuthDeps, presented: PresentedProof | undefined): Promise<{ jkt: string | null; nonce?: string }> {
   if (presented?.proof === undefined) return { jkt: null };
   try {
     const verified = await deps.dpop.verify({ ...presented, proof: presented.proof });

@@ -69,8 +69,10 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
   // RFC 9126 2: pushed authorization requests; 201 with the request_uri (2.2), errors as JSON (2.3).
   app.post('/api/oauth/par', async (request, reply) => {
     const params = formParams(request);
-    const pushed = await pushAuthorizationRequest(app.deps, params, clientCredentials(request, params));
-    return reply.code(201).header('cache-control', 'no-store').header('pragma', 'no-cache').send(pushed);
+    const pushed = await pushAuthorizationRequest(app.deps, params, clientCredentials(request, params), presentedProof(request, app.deps.settings.baseUrl));
+    // RFC 9449 8.2: a newer nonce for the client's next proof.
+    if (pushed.dpopNonce !== undefined) reply.header('dpop-nonce', pushed.dpopNonce);
+    return reply.code(201).header('cache-control', 'no-store').header('pragma', 'no-cache').send(pushed.answer);
   });
 
   /** Revocation's and introspection's request: an authenticated client and the token it names. */

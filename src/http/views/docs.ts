@@ -293,7 +293,7 @@ gets <code>400 {"error":"use_dpop_nonce"}</code> (the API: <code>401</code> with
 with that <code>nonce</code> claim. Later answers bring a newer nonce in <code>DPoP-Nonce</code> when it rotates (every
 minute; each lives three). openid-client retries by itself; with oauth4webapi, retry once when
 <code>isDPoPNonceError(error)</code> is true. To bind the code too, send <code>dpop_jkt</code> (your key's RFC 7638
-thumbprint) in the authorization request.</p>
+thumbprint) in the authorization request, or send a DPoP proof with a pushed request (as openid-client does).</p>
 ${code(`// openid-client v6
 const DPoP = client.getDPoPHandle(config, await client.randomDPoPKeyPair());
 const tokens = await client.authorizationCodeGrant(config, callbackUrl, { pkceCodeVerifier }, undefined, { DPoP });

@@ -41,7 +41,7 @@ export class KyselyLeakedCredentialStore implements LeakedCredentialStore {
     return found;
   }
 
-  async revoke(hashes: LeakedHashes, now: Instant): Promise<LeakRevocation> {
+  async revoke(hashes: LeakedHashes, now: Instant, replayOpenSince: Instant): Promise<LeakRevocation> {
     const revoked: RevokedLeak[] = [];
 
     // Rows are taken clients first, then tokens, then grants: the order of `deactivateClient` and `revokeGrant`.
@@ -56,8 +56,14 @@ export class KyselyLeakedCredentialStore implements LeakedCredentialStore {
     const access = await perChunk(hashes.access, (chunk) => this.db.updateTable('access_tokens').set({ revoked_at: now })
       .where('token_hash', 'in', chunk).where('revoked_at', 'is', null).where('expires_at', '>', now)
       .returning(['id', 'token_hash', 'user_id', 'client_id', 'grant_id']).execute());
+    // A rotated token whose replay answer is still sealed and whose window is open yields its
+    // successors to whoever presents it (src/core/tokens/replay.ts): it is as live as an unused one.
     const refresh = await perChunk(hashes.refresh, (chunk) => this.db.updateTable('refresh_tokens').set({ revoked_at: now })
-      .where('token_hash', 'in', chunk).where('revoked_at', 'is', null).where('used_at', 'is', null).where('expires_at', '>', now)
+      .where('token_hash', 'in', chunk).where('revoked_at', 'is', null).where('expires_at', '>', now)
+      .where((eb) => eb.or([
+        eb('used_at', 'is', null),
+        eb.and([eb('used_at', '>', replayOpenSince), eb('replay_sealed', 'is not', null)]),
+      ]))
       .returning(['id', 'token_hash', 'user_id', 'client_id', 'grant_id']).execute());
 
     const personal = await perChunk(hashes.personal, (chunk) => this.db.updateTable('personal_tokens').set({ revoked_at: now })
