@@ -130,7 +130,8 @@ describe('account security in a browser', () => {
     t.clock.advance(60_000);
     await page.getByLabel('Name of the new passkey').fill('Phone');
     await page.getByRole('button', { name: 'Add a passkey' }).click();
-    await page.getByText('The passkey was added').waitFor();
+    // The first addition's notice is still on the page until the next one loads: wait for the new passkey itself.
+    await page.getByRole('button', { name: 'Rename passkey Phone' }).waitFor();
     const stored = await t.deps.stores.passkeys.listForUser(user.id);
     assert.deepEqual(stored.map((p) => p.name), ['Laptop', 'Phone']);
     const { credentials } = await phone.cdp.send('WebAuthn.getCredentials', { authenticatorId: phone.authenticatorId });
