@@ -1,5 +1,5 @@
 /**
- * DPoP with real client libraries (issue 19 item 2): openid-client v6 (`getDPoPHandle`, which
+ * DPoP and pushed authorization requests with real client libraries (issue 19 items 2 and 3): openid-client v6 (`getDPoPHandle`, which
  * retries a `use_dpop_nonce` answer by itself) and oauth4webapi (`DPoP()`, where the app retries
  * when `isDPoPNonceError` says so, as its documentation shows), each completing the code flow,
  * /me and a refresh with their default settings. The app's clock is the real one: the libraries
@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
+import { setRequirePushedRequests } from '../../src/core/clients.js';
 import type { TestApp } from '../support/app.js';
 import type { Clock } from '../../src/core/time.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -83,5 +84,43 @@ forEachDatabase('DPoP with openid-client and oauth4webapi', (database) => {
     const me = await withNonceRetry(() => oauth.protectedResourceRequest(tokens.access_token, 'GET', new URL(`${t.baseUrl}/api/open/v1/me`), undefined, undefined, { DPoP, ...options }));
     assert.equal(me.status, 200);
     assert.ok(((await me.json()) as { username: string }).username);
+  });
+
+  test('oauth4webapi: a pushed authorization request with a DPoP proof, for an app that requires PAR, binds the code to the key (RFC 9126, RFC 9449 10.1)', async () => {
+    const c: TestClient = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
+    await setRequirePushedRequests(t.deps.stores, t.deps.clock, c.client.clientId, true);
+    const issuer = new URL(t.baseUrl);
+    const options = { [oauth.allowInsecureRequests]: true };
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, options));
+    const oauthClient: oauth.Client = { client_id: c.client.clientId };
+    const DPoP = oauth.DPoP(oauthClient, await oauth.generateKeyPair('ES256'));
+    const verifier = oauth.generateRandomCodeVerifier();
+    // The parameters as oauth4webapi's PAR example sets them.
+    const pushed = new URLSearchParams({
+      response_type: 'code', redirect_uri: c.redirectUri, scope: 'profile:read',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    });
+    const push = () => oauth.pushedAuthorizationRequest(as, oauthClient, oauth.None(), pushed, { DPoP, ...options })
+      .then((response) => oauth.processPushedAuthorizationResponse(as, oauthClient, response));
+    let answer;
+    try {
+      answer = await push();
+    } catch (error) {
+      // The documented pattern: once more when the server asks for a nonce.
+      if (!oauth.isDPoPNonceError(error)) throw error;
+      answer = await push();
+    }
+    assert.match(answer.request_uri, /^urn:ietf:params:oauth:request_uri:/);
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({ client_id: c.client.clientId, request_uri: answer.request_uri }).toString();
+    const params = oauth.validateAuthResponse(as, oauthClient, await approve(url), oauth.expectNoState);
+    const exchange = async (dpop?: oauth.DPoPHandle) => oauth.processAuthorizationCodeResponse(as, oauthClient,
+      await oauth.authorizationCodeGrantRequest(as, oauthClient, oauth.None(), params, c.redirectUri, verifier, { ...(dpop ? { DPoP: dpop } : {}), ...options }));
+    // The code is bound to the pushed proof's key: another key is refused and leaves the code unused.
+    const otherKey = oauth.DPoP(oauthClient, await oauth.generateKeyPair('ES256'));
+    await assert.rejects(exchange(otherKey).catch((error: unknown) => (oauth.isDPoPNonceError(error) ? exchange(otherKey) : Promise.reject(error))),
+      (error: unknown) => error instanceof oauth.ResponseBodyError && error.error !== 'use_dpop_nonce');
+    const tokens = await exchange(DPoP).catch((error: unknown) => (oauth.isDPoPNonceError(error) ? exchange(DPoP) : Promise.reject(error)));
+    assert.equal(tokens.token_type, 'dpop');
   });
 });
