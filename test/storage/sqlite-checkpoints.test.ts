@@ -33,9 +33,12 @@ test('committed pages reach the database file through the checkpointer while the
       for (let i = 0; i < rows; i++) await sql`insert into filler (body) values (${randomBytes(4000)})`.execute(tx);
     });
     assert.equal(statSync(path).size, before, 'the commit itself wrote nothing into the database file');
-    const deadline = Date.now() + CHECKPOINT_INTERVAL_MS * 20;
-    while (statSync(path).size === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.ok(statSync(path).size >= before + rows * 4000, 'the checkpointer copied the committed pages into the database file');
+    // The file grows page by page while a checkpoint copies, so wait for all of them; the worker
+    // may also take a while to start on a busy machine, hence a deadline far above the interval.
+    const copied = before + rows * 4000;
+    const deadline = Date.now() + Math.max(CHECKPOINT_INTERVAL_MS * 20, 30_000);
+    while (statSync(path).size < copied && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.ok(statSync(path).size >= copied, 'the checkpointer copied the committed pages into the database file');
   } finally {
     await handle.close();
     rmSync(dir, { recursive: true, force: true });
