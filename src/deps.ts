@@ -19,6 +19,7 @@ import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
 import { RedisReplayStore } from './replay/redis.js';
+import { GuardedRedis } from './redis/connect.js';
 
 export { prepareDatabase } from './base-deps.js';
 
@@ -42,24 +43,27 @@ export interface DepsOverrides extends BaseDepsOverrides {
 }
 
 /** Redis when REDIS_URL is set (counters shared by every instance), memory otherwise. */
-function createLimiter(settings: Settings): RateLimiter {
-  if (settings.redisUrl === undefined) return new MemoryRateLimiter();
-  return new RedisRateLimiter({ url: settings.redisUrl, logger: pino({ level: settings.logLevel, name: 'ratelimit' }) });
+function createLimiter(redis: GuardedRedis | undefined): RateLimiter {
+  return redis ? new RedisRateLimiter({ redis }) : new MemoryRateLimiter();
 }
 
 /** Where accepted DPoP proofs are remembered: Redis when REDIS_URL is set (the database while it is away), else the database. */
-function createDpopReplay(settings: Settings, stores: Stores): DpopReplayStore {
-  if (settings.redisUrl === undefined) return stores.dpopProofs;
-  return new RedisReplayStore({ url: settings.redisUrl, fallback: stores.dpopProofs, logger: pino({ level: settings.logLevel, name: 'dpop' }) });
+function createDpopReplay(redis: GuardedRedis | undefined, stores: Stores): DpopReplayStore {
+  return redis ? new RedisReplayStore({ redis, fallback: stores.dpopProofs }) : stores.dpopProofs;
 }
 
 export function createDeps(settings: Settings, overrides: DepsOverrides = {}): Deps {
   const base = createBaseDeps(settings, overrides);
   const { stores, clock } = base;
-  const limiter = overrides.limiter ?? createLimiter(settings);
+  // One connection to Redis for the limiter and the replay cache (src/redis/connect.ts).
+  const redis = settings.redisUrl === undefined ? undefined : new GuardedRedis(settings.redisUrl, {
+    logger: pino({ level: settings.logLevel, name: 'redis' }),
+    meanwhile: 'rate limits count in memory per instance and DPoP proofs are recorded in the database',
+  });
+  const limiter = overrides.limiter ?? createLimiter(redis);
   const keys = new KeyRing(stores, clock, settings.keysSecret);
   const metrics = createMetrics();
-  const dpopReplay = createDpopReplay(settings, stores);
+  const dpopReplay = createDpopReplay(redis, stores);
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   return {
     ...base,
@@ -71,8 +75,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     limiter,
     metrics,
     close: async () => {
-      if (!overrides.limiter && limiter instanceof RedisRateLimiter) await limiter.close();
-      if (dpopReplay instanceof RedisReplayStore) await dpopReplay.close();
+      redis?.close();
       await base.close();
     },
   };

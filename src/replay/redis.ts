@@ -4,76 +4,61 @@
  * reached the database's store answers (the same rule, one INSERT that fails on conflict), so a
  * dead Redis never fails a request and never lets a proof through twice from then on. A proof
  * recorded in Redis just before it went away could be accepted once more from the database
- * during the outage, within its few minutes of life: docs/oauth.md, "DPoP".
+ * during the outage, within its few minutes of life: docs/oauth.md, "DPoP". The other way is
+ * closed: until the last proof the database accepted has expired, a claim Redis accepts is
+ * also claimed in the database, so a proof accepted during the outage is not accepted again by
+ * this instance once Redis is back.
  */
-import { Redis } from 'ioredis';
+import { type GuardedRedis, type RedisConnection, connectionOf } from '../redis/connect.js';
 import type { DpopReplayStore } from '../core/ports.js';
 import type { Instant } from '../core/time.js';
 
-export interface ReplayLogger {
-  warn(details: object, message: string): void;
-  info(details: object, message: string): void;
-}
-
-export interface RedisReplayStoreOptions {
-  url: string;
+/** The cache's connection (`RedisConnection`); either way claims go to `fallback` while Redis is away. */
+export type RedisReplayStoreOptions = {
   /** Where claims go while Redis is away: the database's store. */
   fallback: DpopReplayStore;
   /** Prepended to every key; tests use a unique one per run. */
   keyPrefix?: string;
-  commandTimeoutMs?: number;
-  logger?: ReplayLogger;
-}
+} & RedisConnection;
 
 export class RedisReplayStore implements DpopReplayStore {
-  private readonly client: Redis;
+  private readonly redis: GuardedRedis;
+  private readonly ownsConnection: boolean;
   private readonly fallback: DpopReplayStore;
   private readonly keyPrefix: string;
-  private readonly logger: ReplayLogger | undefined;
-  private degraded = false;
-  private closed = false;
+  /**
+   * Until when a proof accepted from the database (while Redis was away) could still be replayed:
+   * Redis does not know those proofs, so until then a claim Redis accepts must be accepted by
+   * the database too.
+   */
+  private databaseUntil = 0;
 
   constructor(options: RedisReplayStoreOptions) {
     this.fallback = options.fallback;
     this.keyPrefix = options.keyPrefix ?? 'svc:dpop:';
-    this.logger = options.logger;
-    const timeout = options.commandTimeoutMs ?? 500;
-    this.client = new Redis(options.url, {
-      commandTimeout: timeout,
-      connectTimeout: Math.max(timeout, 1000),
-      maxRetriesPerRequest: 1,
-      retryStrategy: (times) => Math.min(times * 100, 2000),
-      enableAutoPipelining: true,
-    });
-    this.client.on('error', (error: Error) => this.markDegraded(error));
-    this.client.on('ready', () => {
-      if (this.degraded) {
-        this.degraded = false;
-        this.logger?.info({}, 'DPoP replay cache: Redis is reachable again');
-      }
-    });
+    ({ redis: this.redis, owned: this.ownsConnection } = connectionOf(options, 'DPoP proofs are recorded in the database'));
   }
 
   async claim(key: string, expiresAt: Instant, now: Instant): Promise<boolean> {
-    if (this.degraded && this.client.status !== 'ready') return this.fallback.claim(key, expiresAt, now);
+    if (!this.redis.usable) return this.claimInDatabase(key, expiresAt, now);
+    let answer: string | null;
     try {
-      const answer = await this.client.set(`${this.keyPrefix}${key}`, '1', 'PX', Math.max(1, expiresAt - now), 'NX');
-      return answer === 'OK';
+      answer = await this.redis.client.set(`${this.keyPrefix}${key}`, '1', 'PX', Math.max(1, expiresAt - now), 'NX');
+      this.redis.answered();
     } catch (error) {
-      this.markDegraded(error);
-      return this.fallback.claim(key, expiresAt, now);
+      this.redis.failed(error);
+      return this.claimInDatabase(key, expiresAt, now);
     }
+    if (answer !== 'OK') return false;
+    return now < this.databaseUntil ? this.fallback.claim(key, expiresAt, now) : true;
+  }
+
+  private claimInDatabase(key: string, expiresAt: Instant, now: Instant): Promise<boolean> {
+    this.databaseUntil = Math.max(this.databaseUntil, expiresAt);
+    return this.fallback.claim(key, expiresAt, now);
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    this.client.disconnect();
-  }
-
-  private markDegraded(error: unknown): void {
-    if (this.degraded || this.closed) return;
-    this.degraded = true;
-    const reason = error instanceof Error ? error.message : String(error);
-    this.logger?.warn({ reason }, 'DPoP replay cache: Redis unreachable; recording proofs in the database until it is back');
+    if (this.ownsConnection) this.redis.close();
   }
 }

@@ -7,7 +7,8 @@ import net from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { RateLimiter } from '../../src/core/ports.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
-import { type LimiterLogger, RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import type { RedisLogger } from '../../src/redis/connect.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
 
@@ -91,7 +92,7 @@ contract('redis', () => {
 
 function recordingLogger() {
   const lines: Array<{ level: 'warn' | 'info'; message: string }> = [];
-  const logger: LimiterLogger = {
+  const logger: RedisLogger = {
     warn: (_details, message) => lines.push({ level: 'warn', message }),
     info: (_details, message) => lines.push({ level: 'info', message }),
   };

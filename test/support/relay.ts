@@ -8,6 +8,8 @@ import { type Server, type Socket, createConnection, createServer } from 'node:n
 export class TcpRelay {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
+  private readonly answers = new Set<{ from: Socket; to: Socket }>();
+  private stalled = false;
 
   /** `port` 0 takes a free port on the first `open()` and keeps it afterwards. */
   constructor(private readonly target: { host: string; port: number }, public port = 0) {}
@@ -20,10 +22,28 @@ export class TcpRelay {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => {});
       }
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      const answer = { from: upstream, to: client };
+      this.answers.add(answer);
+      upstream.on('close', () => this.answers.delete(answer));
+      if (!this.stalled) upstream.pipe(client);
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
+  }
+
+  /**
+   * The server stops answering, connections left open (a stalled server, a network that drops
+   * packets): what it sends is held until `resume()`.
+   */
+  stall(): void {
+    this.stalled = true;
+    for (const { from, to } of this.answers) from.unpipe(to);
+  }
+
+  resume(): void {
+    this.stalled = false;
+    for (const { from, to } of this.answers) from.pipe(to);
   }
 
   async cut(): Promise<void> {

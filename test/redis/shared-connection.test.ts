@@ -1,0 +1,129 @@
+/**
+ * The service's one connection to Redis (src/redis/connect.ts), shared by the rate limiter and
+ * the DPoP replay cache: when Redis goes away both fall back together (the limiter to memory, the
+ * replay cache to the database), the outage and the return are logged once, and both are back on
+ * Redis together.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { DpopReplayStore } from '../../src/core/ports.js';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
+import { RedisReplayStore } from '../../src/replay/redis.js';
+import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { TcpRelay } from '../support/relay.js';
+
+const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
+
+/** The database's replay store, as far as the cache sees it: each key claimed once. */
+class RecordingStore implements DpopReplayStore {
+  readonly claimed = new Set<string>();
+  async claim(key: string): Promise<boolean> {
+    if (this.claimed.has(key)) return false;
+    this.claimed.add(key);
+    return true;
+  }
+}
+
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(condition(), what);
+}
+
+/** A limiter and a replay cache sharing one guarded connection to Redis through a relay a test can cut or stall. */
+async function sharedThroughRelay(commandTimeoutMs: number) {
+  const target = new URL(redisUrl!);
+  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
+  await relay.open();
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${relay.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs });
+  const keyPrefix = uniqueKeyPrefix();
+  const limiter = new RedisRateLimiter({ redis, keyPrefix });
+  const database = new RecordingStore();
+  const replay = new RedisReplayStore({ redis, fallback: database, keyPrefix });
+  const close = async () => {
+    await limiter.close();
+    await replay.close();
+    redis.close();
+    await relay.cut();
+  };
+  return { relay, lines, limiter, database, replay, close };
+}
+
+test('the limiter and the replay cache fall back together when the shared connection is cut, log it once, and come back together', { skip: skipWithoutRedis }, async () => {
+  const { relay, lines, limiter, database, replay, close } = await sharedThroughRelay(300);
+  try {
+    assert.equal(await replay.claim('before', T0 + 60_000, T0), true);
+    assert.equal(await replay.claim('before', T0 + 60_000, T0), false, 'Redis remembers the proof');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal(database.claimed.size, 0, 'nothing went to the database while Redis answered');
+
+    await relay.cut();
+    await eventually(() => limiter.state() === 'degraded', 'the limiter falls back once the connection is cut');
+    assert.equal(await replay.claim('during', T0 + 60_000, T0), true);
+    assert.equal(await replay.claim('during', T0 + 60_000, T0), false, 'the database remembers the proof meanwhile');
+    assert.deepEqual([...database.claimed], ['during']);
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory meanwhile');
+
+    await relay.open();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis once it is reachable');
+    // Once the proof the database accepted has expired (below: the database is asked meanwhile).
+    const later = T0 + 60_000;
+    assert.equal(await replay.claim('after', later + 60_000, later), true);
+    assert.deepEqual([...database.claimed], ['during'], 'the replay cache is back on Redis too');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
+
+    // Closing a user of the shared connection leaves it open for the other.
+    await limiter.close();
+    assert.equal(await replay.claim('still', later + 60_000, later), true);
+    assert.deepEqual([...database.claimed], ['during']);
+  } finally {
+    await close();
+  }
+});
+
+test('a stall longer than the command timeout, the connection kept, is not reported as an outage for ever once Redis answers again', { skip: skipWithoutRedis }, async () => {
+  const { relay, lines, limiter, database, replay, close } = await sharedThroughRelay(200);
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    relay.stall();
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'answered from memory after the timeout');
+    assert.equal(limiter.state(), 'degraded');
+    relay.resume();
+    // The connection never closed: no 'ready' comes. A command that Redis answers is the news.
+    assert.equal(await replay.claim('after', T0 + 60_000, T0), true);
+    assert.equal(database.claimed.size, 0, 'the claim was answered by Redis');
+    assert.equal(limiter.state(), 'redis', '/readyz says Redis again once Redis answers');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
+
+    // A later outage is noticed and logged as one.
+    await relay.cut();
+    await eventually(() => limiter.state() === 'degraded', 'the next outage is noticed');
+    assert.equal(lines.length, 3);
+    assert.equal(lines[2], 'warn: Redis unreachable; both fall back until it is back');
+  } finally {
+    await close();
+  }
+});
+
+test('a proof accepted from the database while Redis was away is not accepted again from Redis once it is back', { skip: skipWithoutRedis }, async () => {
+  const { relay, limiter, database, replay, close } = await sharedThroughRelay(300);
+  try {
+    assert.equal(await replay.claim('warm', T0 + 60_000, T0), true);
+    await relay.cut();
+    await eventually(() => limiter.state() === 'degraded', 'the outage is noticed');
+    assert.equal(await replay.claim('proof', T0 + 300_000, T0), true, 'accepted from the database during the outage');
+
+    await relay.open();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis');
+    assert.equal(await replay.claim('proof', T0 + 300_000, T0 + 10_000), false, 'the same proof, replayed just after Redis is back');
+    assert.equal(await replay.claim('fresh', T0 + 310_000, T0 + 10_000), true, 'a new proof is accepted');
+    assert.equal(await replay.claim('fresh', T0 + 310_000, T0 + 10_000), false, 'and only once');
+    // Once every proof the database accepted has expired, Redis alone answers again.
+    assert.equal(await replay.claim('later', T0 + 700_000, T0 + 400_000), true);
+    assert.equal(database.claimed.has('later'), false, 'the database is no longer asked');
+  } finally {
+    await close();
+  }
+});
