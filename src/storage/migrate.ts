@@ -18,6 +18,7 @@ import * as dpop from './migrations/2026-11-23-0040-dpop.js';
 import * as pushedAuthorizationRequests from './migrations/2026-11-23-0050-pushed-authorization-requests.js';
 import * as clientSecretIndex from './migrations/2026-11-23-0060-client-secret-index.js';
 import * as postsPageIndex from './migrations/2026-11-23-0070-posts-page-index.js';
+import * as publishedPostCounts from './migrations/2026-11-23-0080-published-post-counts.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -33,6 +34,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0050-pushed-authorization-requests': pushedAuthorizationRequests,
   '2026-11-23-0060-client-secret-index': clientSecretIndex,
   '2026-11-23-0070-posts-page-index': postsPageIndex,
+  '2026-11-23-0080-published-post-counts': publishedPostCounts,
 };
 
 /** Every migration's name, in the order they run. */

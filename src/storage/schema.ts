@@ -18,6 +18,8 @@ export interface UsersTable {
   xp: number;
   created_at: number;
   updated_at: number;
+  /** How many of the user's posts are published, kept by triggers on `posts` (migration 2026-11-23-0080). */
+  published_posts: Generated<number>;
 }
 
 export interface AvatarsTable {

@@ -15,7 +15,9 @@ import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { STORED_TABLES, snapshotTables } from '../support/snapshot.js';
 
-const VOLATILE = ['last_used_at', 'last_seen_at'];
+// `published_posts` follows `posts` by triggers (migration 2026-11-23-0080): a change to posts,
+// which the snapshot checks, is the only way it moves.
+const VOLATILE = ['last_used_at', 'last_seen_at', 'published_posts'];
 const STATUSES = new Set([200, 201, 303, 400, 401, 403, 404, 409, 413, 415, 429]);
 
 forEachDatabase('hostile input at the site forms', (database) => {

@@ -15,6 +15,8 @@ import { storesForSuite } from '../support/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const MINUTE = 60_000;
+/** Resolves in the next turn of the event loop (after its check phase). */
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 forEachDatabase('storage contract', (database) => {
   let handle: DatabaseHandle;
@@ -171,6 +173,43 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await stores.posts.listComments(draft.id), []);
     assert.equal(await stores.posts.delete(draft.id, author.id), false, 'gone');
     assert.equal(await stores.posts.edit(draft.id, author.id, edit, T0), false);
+  });
+
+  test('an author\'s published total follows each publish, edit that publishes, and delete; drafts, views and other authors leave it', async () => {
+    const author = await newUser();
+    const other = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    const make = (authorId: number, status: 'published' | 'draft') =>
+      stores.posts.create({ authorId, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status }, T0);
+    const total = async () => (await stores.posts.listPublishedByAuthor(author.id, 0, 1)).total;
+    const published = await make(author.id, 'published');
+    const draft = await make(author.id, 'draft');
+    const another = await make(author.id, 'draft');
+    await make(other.id, 'published');
+    assert.equal(await total(), 1);
+    await stores.posts.countView(published.id);
+    await stores.posts.like(published.id, other.id, T0);
+    await stores.posts.edit(published.id, author.id, { categoryId: category.id, title: 'e', body: 'e', bodyHtml: '<p>e</p>', excerpt: 'e', publish: true }, T0);
+    assert.equal(await total(), 1, 'views, likes and edits of a published post');
+    await stores.posts.publish(draft.id, author.id, T0);
+    assert.equal(await total(), 2);
+    await stores.posts.edit(another.id, author.id, { categoryId: category.id, title: 'e', body: 'e', bodyHtml: '<p>e</p>', excerpt: 'e', publish: true }, T0);
+    assert.equal(await total(), 3, 'a draft published by its edit');
+    await stores.posts.delete(published.id, author.id);
+    assert.equal(await total(), 2);
+    assert.equal((await stores.posts.listPublishedByAuthor(other.id, 0, 1)).total, 1);
+  });
+
+  test('an author\'s published total counts every one of many publishes and deletes made at once', async () => {
+    const author = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    const drafts = await Promise.all(Array.from({ length: 24 }, () =>
+      stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'draft' }, T0)));
+    const total = async () => (await stores.posts.listPublishedByAuthor(author.id, 0, 1)).total;
+    assert.deepEqual(await Promise.all(drafts.map((d) => stores.posts.publish(d.id, author.id, T0))), drafts.map(() => true));
+    assert.equal(await total(), 24);
+    await Promise.all(drafts.slice(0, 10).map((d) => stores.posts.delete(d.id, author.id)));
+    assert.equal(await total(), 14);
   });
 
   test('a category is found in any letter case instead of being created twice', async () => {
@@ -504,7 +543,9 @@ forEachDatabase('storage contract', (database) => {
     }
   });
 
-  test('the bearer lookups see what another connection (another instance or process) committed, from the next lookup on', async () => {
+  // On SQLite another connection's commit is looked for once per turn of the event loop (the
+  // requests of one turn are concurrent with it): from the next turn on, every lookup sees it.
+  test('the bearer lookups see what another connection (another instance or process) committed, from the next turn of the event loop on', async () => {
     const { user, client, grant } = await newGrant();
     const access = unique('at');
     await stores.tokens.insertAccess({ tokenHash: access, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
@@ -519,10 +560,13 @@ forEachDatabase('storage contract', (database) => {
         assert.equal((await stores.personalTokens.findBearer(personalHash))?.revokedAt, null);
       }
       await other.tokens.revokeAccess(access, T0 + 1);
+      await nextTurn();
       assert.equal((await stores.tokens.findAccessBearer(access))?.revokedAt, T0 + 1);
       await other.personalTokens.revoke(personal.id, user.id, T0 + 2);
+      await nextTurn();
       assert.equal((await stores.personalTokens.findBearer(personalHash))?.revokedAt, T0 + 2);
       await other.users.setStatus(user.id, 'suspended', T0 + 3);
+      await nextTurn();
       assert.equal((await stores.tokens.findAccessBearer(access))?.user.status, 'suspended');
       assert.equal((await stores.personalTokens.findBearer(personalHash))?.user.status, 'suspended');
     } finally {

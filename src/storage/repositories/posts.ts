@@ -50,9 +50,10 @@ const publishedPageByAuthor = (db: Kysely<Database>) => {
     .where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
     .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
 };
-const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('posts')
-  .select((eb) => eb.fn.countAll<number | string>().as('n'))
-  .where('author_id', '=', 0).where('status', '=', PUBLISHED);
+/** The author's published posts, counted by triggers as they change (migration 2026-11-23-0080), not per page. */
+const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('users')
+  .select('published_posts as n')
+  .where('id', '=', 0);
 
 export class KyselyPostStore implements PostStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -108,7 +109,8 @@ export class KyselyPostStore implements PostStore {
       this.queries.execute(this.db, publishedPageByAuthor, [authorId, authorId, 'published', 1, offset, limit]),
       this.queries.first(this.db, publishedCountByAuthor, [authorId]),
     ]);
-    return { items: rows.map(toPostSummary), total: Number(count!.n) };
+    // An author whose account row is gone has no posts left either (they go with it).
+    return { items: rows.map(toPostSummary), total: Number(count?.n ?? 0) };
   }
 
   async listDraftsByAuthor(authorId: number): Promise<PostSummary[]> {
