@@ -1,5 +1,6 @@
 /** Opens the database named by the settings: embedded SQLite or pooled PostgreSQL. */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -7,7 +8,7 @@ import {
   type PostgresPoolClient, type QueryResult, SqliteDialect, type SqliteDialectConfig, SqliteDriver, type SqliteDatabase,
   type SqliteStatement, sql,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import type { Database } from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -28,11 +29,21 @@ export interface DatabaseHandle {
 
 const INT8_OID = 20;
 
+/**
+ * The PostgreSQL driver, loaded only when the settings name PostgreSQL: an embedded deployment
+ * never holds its modules in memory (docs/performance.md, decision 19).
+ */
+function loadPg(): typeof pg {
+  return createRequire(import.meta.url)('pg') as typeof pg;
+}
+
 /** Instants are `bigint` columns; epoch milliseconds fit a JS number exactly. */
-const pgTypes = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
+function pgTypes(driver: typeof pg): { getTypeParser: typeof pg.types.getTypeParser } {
+  return {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+      oid === INT8_OID ? (value: string) => Number(value) : driver.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+  };
+}
 
 /** Distinct SQL texts whose prepared statements are kept; past it, new texts are prepared each time. */
 const STATEMENT_CACHE_SIZE = 500;
@@ -223,7 +234,8 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       },
     };
   }
-  const pool = new pg.Pool({
+  const driver = loadPg();
+  const pool = new driver.Pool({
     connectionString: target.url,
     max: options.poolSize ?? 10,
     // A request never waits long for a connection: a PostgreSQL outage becomes a prompt 503.
@@ -231,7 +243,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     // Nor does a query wait forever on a server that stopped answering.
     query_timeout: 10_000,
     idleTimeoutMillis: 30_000,
-    types: pgTypes,
+    types: pgTypes(driver),
   });
   // An idle client losing its connection (a restarted server) must not crash the process.
   pool.on('error', () => {});
@@ -327,12 +339,13 @@ export class CompiledQueries {
   }
 
   /**
-   * A write that sets only bookkeeping columns (when a token was last used): it leaves the rows
-   * `firstRemembered` keeps standing, so `build` must not set a column a remembered query selects.
+   * A write that changes nothing a remembered query selects (when a token was last used, the DPoP
+   * replay cache): it leaves the rows `firstRemembered` keeps standing, so `build` must not write
+   * a column a remembered query selects.
    */
-  async executeQuiet(db: Kysely<Database>, build: QueryBuilder<unknown>, parameters: readonly unknown[]): Promise<void> {
+  executeQuiet<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<QueryResult<R>> {
     this.sqlite?.quiet(this.compile(db, build).sql);
-    await this.execute(db, build, parameters);
+    return this.execute(db, build, parameters);
   }
 
   /**

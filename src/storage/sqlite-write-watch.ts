@@ -7,6 +7,13 @@
  * SQLite's `data_version` changes exactly then (https://sqlite.org/pragma.html#pragma_data_version).
  * A remembered read is therefore never older than the last write that could have changed it, which
  * is what lets a revoked token be refused from the next request on (INTERFACE section 2).
+ *
+ * Another connection's commit is looked for once per turn of the event loop: the requests that
+ * arrive in one turn are concurrent, and reading `data_version` was a twentieth of a `/me`
+ * (docs/performance.md). This connection's own writes count at once. One edge: with more than
+ * 1,024 connections ready at once libuv polls again within the same turn, so a request read by
+ * that second poll may still trust a read made before a commit of that same turn (by less than
+ * the turn's length).
  */
 import type SQLite from 'better-sqlite3';
 
@@ -15,6 +22,9 @@ export class SqliteWriteWatch {
   #dataVersion: unknown;
   readonly #readDataVersion: () => unknown;
   readonly #quiet = new Set<string>();
+  /** Whether `data_version` was read in this turn of the event loop. */
+  #readThisTurn = false;
+  readonly #nextTurn = () => { this.#readThisTurn = false; };
 
   constructor(sqlite: SQLite.Database) {
     const statement = sqlite.prepare('pragma data_version').pluck();
@@ -41,10 +51,14 @@ export class SqliteWriteWatch {
    * other connections' commits).
    */
   generation(): number {
-    const dataVersion = this.#readDataVersion();
-    if (dataVersion !== this.#dataVersion) {
-      this.#dataVersion = dataVersion;
-      this.#generation++;
+    if (!this.#readThisTurn) {
+      this.#readThisTurn = true;
+      setImmediate(this.#nextTurn);
+      const dataVersion = this.#readDataVersion();
+      if (dataVersion !== this.#dataVersion) {
+        this.#dataVersion = dataVersion;
+        this.#generation++;
+      }
     }
     return this.#generation;
   }

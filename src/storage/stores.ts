@@ -46,7 +46,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     securityEvents: new KyselySecurityEventStore(db),
     pushedRequests: new KyselyPushedRequestStore(db),
     leakedCredentials: new KyselyLeakedCredentialStore(db),
-    dpopProofs: new KyselyDpopProofStore(db),
+    dpopProofs: new KyselyDpopProofStore(db, queries),
     oneTimeSecrets: new KyselyOneTimeSecretStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),

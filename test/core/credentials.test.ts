@@ -4,7 +4,7 @@ import { crc32 } from 'node:zlib';
 import {
   checksum, constantTimeEqual, generateAuthorizationCode, generateToken, hashSecret, tokenKind,
 } from '../../src/core/credentials.js';
-import { hashPassword, verifyPassword } from '../../src/core/passwords.js';
+import { MAX_CONCURRENT_HASHES, hashPassword, hashSlots, verifyPassword } from '../../src/core/passwords.js';
 
 test('tokens carry their prefix, 32 base62 characters and a 6-character checksum', () => {
   for (const [kind, prefix] of [['access', 'svco_'], ['refresh', 'svcr_'], ['personal', 'svcp_'], ['clientSecret', 'svcs_']] as const) {
@@ -65,4 +65,13 @@ test('passwords are hashed with argon2id and verified; an unknown account verifi
   assert.equal(await verifyPassword(hash, 'wrong'), false);
   assert.equal(await verifyPassword(undefined, 'anything'), false);
   assert.equal(await verifyPassword('not a hash', 'anything'), false);
+});
+
+test('no more argon2 computations run at once than there are slots; the others wait their turn and all finish', async () => {
+  const hash = await hashPassword('correct horse');
+  await verifyPassword(undefined, 'x'); // the decoy hash, made at start, is done and holds no slot
+  const burst = Array.from({ length: MAX_CONCURRENT_HASHES + 3 }, (_, i) => verifyPassword(hash, i === 0 ? 'correct horse' : 'wrong'));
+  assert.deepEqual(hashSlots(), { running: MAX_CONCURRENT_HASHES, waiting: 3 });
+  assert.deepEqual(await Promise.all(burst), [true, ...Array.from({ length: MAX_CONCURRENT_HASHES + 2 }, () => false)]);
+  assert.deepEqual(hashSlots(), { running: 0, waiting: 0 });
 });

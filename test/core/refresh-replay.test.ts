@@ -1,5 +1,6 @@
 /** The replay window's pure rules (src/core/tokens/replay.ts): sealing under the old token, and what counts as a replay. */
 import assert from 'node:assert/strict';
+import { createDecipheriv, hkdfSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { generateToken, hashSecret } from '../../src/core/credentials.js';
 import type { RefreshToken } from '../../src/core/ports.js';
@@ -15,6 +16,15 @@ describe('sealing a successor answer under the rotated token', () => {
   test('the rotated token opens its sealed answer, and the sealed text holds none of its strings', () => {
     assert.deepEqual(openReplay(token, hashSecret(token), sealed), answer);
     for (const secret of [answer.accessToken, answer.refreshToken, answer.idToken!, token]) assert.ok(!sealed.includes(secret));
+  });
+
+  test('the key is HKDF-SHA-256 of the token (RFC 5869), no salt, info "svc refresh replay v1": AES-256-GCM, the row\'s hash as AAD', () => {
+    const raw = Buffer.from(sealed.slice('r1.'.length), 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', Buffer.from(hkdfSync('sha256', token, '', 'svc refresh replay v1', 32)), raw.subarray(0, 12));
+    decipher.setAAD(Buffer.from(hashSecret(token)));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    const plain = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    assert.deepEqual(JSON.parse(plain), answer);
   });
 
   test('another token, another row or a damaged text opens nothing', () => {

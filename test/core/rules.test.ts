@@ -13,6 +13,25 @@ test('timestamps are ISO-8601 local time in UTC+8 without offset', () => {
   assert.equal(formatUtc(Date.UTC(2026, 10, 22, 0, 30, 48, 500)), '2026-11-22T00:30:48Z');
 });
 
+test('local timestamps agree with Date at every second of day boundaries, in any order, before 1970 too', () => {
+  const reference = (instant: number) => new Date(instant + 8 * 3600 * 1000).toISOString().slice(0, 19);
+  const instants = [Date.UTC(2026, 10, 22, 15, 59, 59, 999), Date.UTC(2026, 10, 22, 16), Date.UTC(2026, 10, 21, 23, 59, 59),
+    Date.UTC(1969, 11, 31, 15, 59, 59, 500), 0, Date.UTC(2030, 0, 1, 12, 0, 0, 1)];
+  for (let i = 0; i < 2000; i++) instants.push(Date.UTC(2026, 0, 1) + Math.floor(Math.random() * 400 * 86_400_000));
+  for (const instant of [...instants, ...instants.reverse()]) assert.equal(formatLocalTimestamp(instant), reference(instant), String(instant));
+});
+
+test('local timestamps agree with Date for fractions of a millisecond, years outside 0000-9999 and instants Date refuses', () => {
+  const reference = (instant: number) => new Date(instant + 8 * 3600 * 1000).toISOString().slice(0, 19);
+  const outcome = (format: (instant: number) => string, instant: number) => {
+    try { return format(instant); } catch (error) { return (error as Error).name; }
+  };
+  for (const instant of [-28_800_000.5, -1.5, 0.5, -0, Date.UTC(9999, 11, 31, 15, 59, 59), Date.UTC(9999, 11, 31, 16), Date.UTC(10_000, 0, 1),
+    -62_167_248_000_000, -62_167_248_000_001, 8.64e15, 8.64e15 - 8 * 3600 * 1000 + 1000, -8.64e15 - 1, Number.NaN, Number.POSITIVE_INFINITY]) {
+    assert.equal(outcome(formatLocalTimestamp, instant), outcome(reference, instant), String(instant));
+  }
+});
+
 test('stored text is trimmed, within its length, and free of control characters; a line holds no tab or line break', () => {
   assert.equal(checkedText('title', '  Hello  ', { kind: 'line', max: 10 }), 'Hello');
   assert.equal(checkedText('body', 'one\n\ttwo\r\n', { kind: 'text', max: 20 }), 'one\n\ttwo');

@@ -9,10 +9,8 @@
  * no one's; a registration or second-step challenge is its user's and serves no other account.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import {
-  type AuthenticationResponseJSON, type PublicKeyCredentialCreationOptionsJSON, type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON, generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { ConflictError, InputError } from '../errors.js';
 import type { Stores, User } from '../ports.js';
@@ -25,6 +23,13 @@ export const PASSKEY_NAME_MAX_LENGTH = 60;
 /** A response as a browser sends it is a few kilobytes; nothing larger is parsed. */
 const RESPONSE_MAX_LENGTH = 16_384;
 const TIMEOUT_MS = 120_000;
+
+/**
+ * @simplewebauthn/server, loaded on the first passkey ceremony: its certificate parsers are the
+ * largest modules of the service, and most instances answer far more API requests than
+ * ceremonies (docs/performance.md, decision 19).
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 export interface PasskeyDeps {
   stores: Stores;
@@ -69,7 +74,7 @@ async function saveChallenge(deps: PasskeyDeps, purpose: ChallengePurpose, userI
 export async function registrationOptions(deps: PasskeyDeps, user: User): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const { rpID } = relyingParty(deps.settings.baseUrl);
   const existing = await deps.stores.passkeys.listForUser(user.id);
-  return generateRegistrationOptions({
+  return (await webauthn()).generateRegistrationOptions({
     rpName: 'Community',
     rpID,
     userName: user.username,
@@ -88,7 +93,7 @@ export async function registrationOptions(deps: PasskeyDeps, user: User): Promis
 export async function authenticationOptions(deps: PasskeyDeps, purpose: 'sign_in' | 'second_step', user?: User): Promise<PublicKeyCredentialRequestOptionsJSON> {
   const { rpID } = relyingParty(deps.settings.baseUrl);
   const allow = user ? await deps.stores.passkeys.listForUser(user.id) : [];
-  return generateAuthenticationOptions({
+  return (await webauthn()).generateAuthenticationOptions({
     rpID,
     challenge: (await saveChallenge(deps, purpose, user?.id ?? null)) as never,
     timeout: TIMEOUT_MS,
@@ -130,7 +135,7 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);
   let verification;
   try {
-    verification = await verifyRegistrationResponse({
+    verification = await (await webauthn()).verifyRegistrationResponse({
       response,
       expectedChallenge: consuming(deps, 'register', (owner) => owner === user.id),
       expectedOrigin: origin,
@@ -179,7 +184,7 @@ export async function authenticateWithPasskey(
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);
   let verification;
   try {
-    verification = await verifyAuthenticationResponse({
+    verification = await (await webauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge: consuming(deps, purpose, (owner) => owner === null || owner === passkey.userId),
       expectedOrigin: origin,

@@ -6,7 +6,6 @@
  */
 import { endOtherSignInSessions, endSignInSession } from '../../core/logout/events.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import QRCode from 'qrcode';
 import { InputError } from '../../core/errors.js';
 import type { Session, User } from '../../core/ports.js';
 import { changePassword } from '../../core/security/password-change.js';
@@ -71,6 +70,8 @@ function codeRefused(ctx: ActionContext, checked: Exclude<CodeCheck, { ok: true 
 }
 
 async function qrDataUri(uri: string): Promise<string> {
+  // qrcode is loaded on the first enrolment page, not at start (docs/performance.md, decision 19).
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
   return `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
 }
