@@ -1,14 +1,17 @@
 /**
  * The benchmark's data set, written straight into the database in bulk (Kysely, one transaction
  * per table, as many rows per statement as the parameter limit allows): users sharing one argon2
- * hash, posts (one user with 1,000), one grant per user for the confidential client, live access
- * tokens spread over the grants, refresh token chains, sessions with remembered consent for the
- * code flow. Tokens are stored only as `hashSecret()`; the raw values the load generator needs
+ * hash, posts (one user with 1,000, one with 10,000), one grant per user for the confidential
+ * client, live access tokens spread over the grants (and as many DPoP-bound), refresh token chains
+ * with and without `openid`, sessions with remembered consent for the code flow, accounts with
+ * two-step verification. Tokens are stored only as `hashSecret()`; the raw values the load generator needs
  * come back to the caller.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
 import { generateOpaqueId, generateToken, hashSecret } from '../src/core/credentials.js';
 import { hashPassword } from '../src/core/passwords.js';
+import { sealSecret } from '../src/core/security/sealing.js';
+import { TOTP_SEAL_LABEL, newTotpSecret } from '../src/core/security/totp.js';
 import { renderBody } from '../src/core/posts.js';
 import { registerClient } from '../src/core/clients.js';
 import { ensureSigningKeys } from '../src/core/keys.js';
@@ -28,19 +31,21 @@ export interface SeedSize {
   refreshChains: number;
   /** Signed-in users with remembered consent (scenario e). */
   sessions: number;
-  /** Access tokens the load generator rotates through (scenario a). */
+  /** Access tokens the load generator rotates through (scenario a); as many again are DPoP-bound (scenario h2). */
   rotatingTokens: number;
+  /** Accounts with two-step verification, per set (scenario h4): a code is accepted once per account and time step. */
+  totpUsers: number;
 }
 
 export const FULL_SEED: SeedSize = {
   users: 10_000, posts: 100_000, accessTokens: 100_000, heavyUserPosts: 1_000, prolificUserPosts: 10_000,
-  refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000,
+  refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000, totpUsers: 1_500,
 };
 
 /** The smoke run's data set: small, but with the 1,000-post user so the deep page exists. */
 export const SMOKE_SEED: SeedSize = {
-  users: 200, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000, prolificUserPosts: 500,
-  refreshChains: 16, sessions: 50, rotatingTokens: 200,
+  users: 400, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000, prolificUserPosts: 500,
+  refreshChains: 16, sessions: 50, rotatingTokens: 200, totpUsers: 130,
 };
 
 export interface SeededData {
@@ -53,8 +58,17 @@ export interface SeededData {
   heavyUserTokens: string[];
   /** Raw access tokens of the prolific user. */
   prolificUserTokens: string[];
-  /** Raw refresh tokens of the confidential client: one array of chains per set. */
+  /** Raw refresh tokens of the confidential client (BENCH_SCOPE): one array of chains per set. */
   refreshChains: string[][];
+  /** The same without `openid` (PLAIN_SCOPE): no id_token on refresh (scenario d2). */
+  plainRefreshChains: string[][];
+  /** Chains for the replay window (scenario h3): each set is rotated once, then presented again. */
+  replayChains: string[][];
+  /** Raw access tokens bound to the DPoP key whose thumbprint the caller gave (scenario h2). */
+  dpopTokens: string[];
+  /** Usernames of accounts whose second step is a TOTP code of `totpSecret`: one array per set. */
+  totpUsers: string[][];
+  totpSecret: string;
   /** Raw session cookie values of signed-in users who consented to the public client. */
   sessionIds: string[];
   scope: string;
@@ -69,6 +83,8 @@ const PARAMETER_LIMIT = 32_766;
 const HEAVY_USER_TOKENS = 32;
 const CATEGORIES = ['Announcements', 'Photography', 'Travel', 'Cooking', 'Music'];
 export const BENCH_SCOPE = 'openid profile:read posts:read';
+export const PLAIN_SCOPE = 'profile:read posts:read';
+export const BENCH_PASSWORD = 'bench-password';
 /**
  * An https redirect: the returning-user code flow relies on remembered consent, which a public
  * client on a loopback or private-scheme redirect (a native app) never gets (RFC 8252 8.6).
@@ -103,7 +119,7 @@ const RENDERED = renderBody(BODY);
  * `rotatingTokens` (raw, `size.rotatingTokens` of them) are stored instead of new ones, so that
  * two data sets can be measured with the very same load.
  */
-export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, rotatingTokens?: readonly string[]): Promise<SeededData> {
+export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, dpopJkt: string, rotatingTokens?: readonly string[]): Promise<SeededData> {
   if (size.accessTokens < size.rotatingTokens) throw new Error('the rotating tokens are among the stored access tokens: accessTokens must be at least rotatingTokens');
   if (rotatingTokens && rotatingTokens.length !== size.rotatingTokens) throw new Error(`expected ${size.rotatingTokens} rotating tokens, got ${rotatingTokens.length}`);
   const db = deps.database.db;
@@ -115,7 +131,7 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
   }
   const now = systemClock.now();
   await ensureSigningKeys(deps.stores, deps.clock, deps.settings.keysSecret);
-  const passwordHash = await hashPassword('bench-password');
+  const passwordHash = await hashPassword(BENCH_PASSWORD);
 
   const users = Array.from({ length: size.users }, (_, i) => {
     const username = `user${String(i + 1).padStart(6, '0')}`;
@@ -154,14 +170,12 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
   });
   const clientId = confidential.client.clientId;
 
-  // One grant per user for the confidential client, plus one per refresh chain.
-  const chainCount = size.refreshChains * chainSets;
-  const grantOwners = [...userIds, ...Array.from({ length: chainCount }, (_, i) => userIds[i % userIds.length]!)];
-  const grants = grantOwners.map((userId) => ({
-    user_id: userId, client_id: clientId, scope: BENCH_SCOPE, nonce: null, auth_time: now,
+  // One grant per user for the confidential client; the refresh chains get grants of their own below.
+  const grantOf = (userId: number, scope: string) => ({
+    user_id: userId, client_id: clientId, scope, nonce: null, auth_time: now,
     created_at: now, last_used_at: now, revoked_at: null, revoked_reason: null,
-  }));
-  await insertChunks(db, 'grants', grants);
+  });
+  await insertChunks(db, 'grants', userIds.map((userId) => grantOf(userId, BENCH_SCOPE)));
   const grantRows = await db.selectFrom('grants').select(['id', 'user_id']).where('client_id', '=', clientId).orderBy('id').execute();
 
   const expiresAt = now + 86_400_000;
@@ -191,16 +205,47 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
   }
   await insertChunks(db, 'access_tokens', accessTokens());
 
-  const refreshChains: string[][] = Array.from({ length: chainSets }, () => []);
-  const refresh = grantRows.slice(userIds.length).map((grant, i) => {
-    const raw = generateToken('refresh');
-    refreshChains[Math.floor(i / size.refreshChains)]!.push(raw);
+  // DPoP-bound tokens of the rotating tokens' users (RFC 9449 6: the row holds the key's thumbprint).
+  const dpopTokens = Array.from({ length: size.rotatingTokens }, () => generateToken('access'));
+  await insertChunks(db, 'access_tokens', dpopTokens.map((raw, i) => {
+    const grant = grantRows[i % userIds.length]!;
     return {
       token_hash: hashSecret(raw), grant_id: grant.id, client_id: clientId, user_id: grant.user_id,
-      scope: BENCH_SCOPE, created_at: now, expires_at: now + 30 * 86_400_000, used_at: null, revoked_at: null,
+      scope: BENCH_SCOPE, created_at: now, expires_at: expiresAt, revoked_at: null, dpop_jkt: dpopJkt,
     };
-  });
-  await insertChunks(db, 'refresh_tokens', refresh);
+  }));
+
+  /** `chainSets` sets of refresh chains with `scope`, each chain with a grant of its own. */
+  const refreshChainSets = async (scope: string): Promise<string[][]> => {
+    const owners = Array.from({ length: size.refreshChains * chainSets }, (_, i) => userIds[i % userIds.length]!);
+    const first = await db.insertInto('grants').values(owners.map((userId) => grantOf(userId, scope))).returning('id').execute();
+    const sets: string[][] = Array.from({ length: chainSets }, () => []);
+    await insertChunks(db, 'refresh_tokens', first.map(({ id }, i) => {
+      const raw = generateToken('refresh');
+      sets[Math.floor(i / size.refreshChains)]!.push(raw);
+      return {
+        token_hash: hashSecret(raw), grant_id: id, client_id: clientId, user_id: owners[i]!,
+        scope, created_at: now, expires_at: now + 30 * 86_400_000, used_at: null, revoked_at: null,
+      };
+    }));
+    return sets;
+  };
+  const refreshChains = await refreshChainSets(BENCH_SCOPE);
+  const plainRefreshChains = await refreshChainSets(PLAIN_SCOPE);
+  const replayChains = await refreshChainSets(BENCH_SCOPE);
+
+  // Two-step accounts: every one with the same authenticator secret (each keeps its own last step).
+  const totpSecret = newTotpSecret();
+  // As many per set as asked, or as the users allow (the first two are the heavy and the prolific).
+  const totpPerSet = Math.min(size.totpUsers, Math.floor((userIds.length - 2) / chainSets));
+  const totpUserIds = userIds.slice(2, 2 + totpPerSet * chainSets);
+  await insertChunks(db, 'totp_credentials', totpUserIds.map((userId) => ({
+    user_id: userId, secret: sealSecret(totpSecret, deps.settings.keysSecret, TOTP_SEAL_LABEL), created_at: now, confirmed_at: now, last_step: null,
+  })));
+  // Users and their ids are in the same order (inserted in order, read back by id).
+  const totpUsers = Array.from({ length: chainSets }, (_, set) => users
+    .slice(2 + set * totpPerSet, 2 + (set + 1) * totpPerSet)
+    .map((user) => user.username));
 
   const sessionIds: string[] = [];
   const sessions = userIds.slice(0, size.sessions).map((userId) => {
@@ -224,6 +269,7 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, r
     redirectUri: BENCH_REDIRECT_URI,
     publicClientId: publicClient.client.clientId,
     confidential: { clientId, secret: confidential.secret! },
-    rotatingTokens: rotating, heavyUserTokens, prolificUserTokens, refreshChains, sessionIds, scope: BENCH_SCOPE,
+    rotatingTokens: rotating, heavyUserTokens, prolificUserTokens, refreshChains, plainRefreshChains, replayChains, dpopTokens,
+    totpUsers, totpSecret, sessionIds, scope: BENCH_SCOPE,
   };
 }

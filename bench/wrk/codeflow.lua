@@ -12,8 +12,7 @@ local headers = { ["Content-Type"] = "application/x-www-form-urlencoded" }
 if auth and auth ~= "" then headers["Authorization"] = auth end
 local cookies = {}
 local c = 0
-local queue, head, tail = {}, 1, 0
-redirects = 0
+local codes = fifo()
 local debug = os.getenv("BENCH_DEBUG")
 
 function init(args)
@@ -23,12 +22,8 @@ function init(args)
 end
 
 function request()
-  if head <= tail then
-    local code = queue[head]
-    queue[head] = nil
-    head = head + 1
-    return wrk.format("POST", path, headers, exchange .. "&code=" .. code)
-  end
+  local code = codes.pop()
+  if code then return wrk.format("POST", path, headers, exchange .. "&code=" .. code) end
   c = c % #cookies + 1
   return cookies[c]
 end
@@ -38,9 +33,7 @@ function response(status, headers, body)
     local location = headers["location"] or headers["Location"] or ""
     local code = location:match("[?&]code=([^&]+)")
     if code then
-      redirects = redirects + 1
-      tail = tail + 1
-      queue[tail] = code
+      codes.push(code)
     else
       unexpected = unexpected + 1
       if debug and unexpected <= 3 then io.write("unexpected ", status, " ", location, "\n") end

@@ -37,3 +37,21 @@ function done(summary, latency, requests)
     summary.requests, summary.duration, good, bad, latency:percentile(50), latency:percentile(99),
     e.connect + e.read + e.write, e.timeout))
 end
+
+-- A first-in first-out queue: a thread's follow-up requests (codes to exchange, request_uris to
+-- open, second steps to send, refresh tokens to use), each sent once.
+function fifo()
+  local q = { first = 1, last = 0 }
+  function q.push(value)
+    q.last = q.last + 1
+    q[q.last] = value
+  end
+  function q.pop()
+    if q.first > q.last then return nil end
+    local value = q[q.first]
+    q[q.first] = nil
+    q.first = q.first + 1
+    return value
+  end
+  return q
+end

@@ -1,5 +1,7 @@
--- GET BENCH_PATH with `Authorization: Bearer <token>`, rotating through the tokens in
--- BENCH_TOKENS (one a line); an answer with status BENCH_EXPECT counts as expected.
+-- GET BENCH_PATH rotating through the lines of BENCH_TOKENS: a line `token` is sent as
+-- `Authorization: Bearer <token>`; a line `token<TAB>proof` as `Authorization: DPoP <token>` with
+-- the proof in `DPoP` (RFC 9449 7.1; a proof is accepted once, so such a file holds a line per
+-- request). An answer with status BENCH_EXPECT counts as expected.
 dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
 
 local path = os.getenv("BENCH_PATH")
@@ -8,8 +10,10 @@ local requests = {}
 local i = 0
 
 function init(args)
-  for _, token in ipairs(thread_lines(os.getenv("BENCH_TOKENS"))) do
-    requests[#requests + 1] = wrk.format("GET", path, { ["Authorization"] = "Bearer " .. token })
+  for _, line in ipairs(thread_lines(os.getenv("BENCH_TOKENS"))) do
+    local token, proof = line:match("^([^\t]+)\t(.+)$")
+    local headers = token and { ["Authorization"] = "DPoP " .. token, ["DPoP"] = proof } or { ["Authorization"] = "Bearer " .. line }
+    requests[#requests + 1] = wrk.format("GET", path, headers)
   end
 end
 

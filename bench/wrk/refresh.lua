@@ -1,29 +1,23 @@
 -- The refresh grant in chains: each refresh token in BENCH_TOKENS starts a chain; every answer's
 -- new refresh token replaces the one just used (rotation), so no token is ever sent twice.
 -- The client authenticates with BENCH_CLIENT_AUTH (an Authorization header value).
+-- BENCH_REPLAY=1: the tokens were rotated already, and are presented again and again in turn (the
+-- replay window: each answer is the successor the first rotation gave).
 dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
 
 local path = os.getenv("BENCH_PATH")
 local auth = os.getenv("BENCH_CLIENT_AUTH")
 local headers = { ["Content-Type"] = "application/x-www-form-urlencoded", ["Authorization"] = auth }
-local queue, head, tail = {}, 1, 0
-
-local function push(token)
-  tail = tail + 1
-  queue[tail] = token
-end
+local replay = os.getenv("BENCH_REPLAY") == "1"
+local tokens = fifo()
 
 function init(args)
-  for _, token in ipairs(thread_lines(os.getenv("BENCH_TOKENS"))) do push(token) end
+  for _, token in ipairs(thread_lines(os.getenv("BENCH_TOKENS"))) do tokens.push(token) end
 end
 
 function request()
-  local token = "none"
-  if head <= tail then
-    token = queue[head]
-    queue[head] = nil
-    head = head + 1
-  end
+  local token = tokens.pop() or "none"
+  if replay and token ~= "none" then tokens.push(token) end
   return wrk.format("POST", path, headers, "grant_type=refresh_token&refresh_token=" .. token)
 end
 
@@ -31,7 +25,7 @@ function response(status, headers, body)
   local token = status == 200 and body:match('"refresh_token"%s*:%s*"([^"]+)"')
   if token then
     ok = ok + 1
-    push(token)
+    if not replay then tokens.push(token) end
   else
     unexpected = unexpected + 1
   end

@@ -53,7 +53,7 @@ function assertSeedingReported(report: BenchReport, accessTokens: number[]): voi
 test('the bench runs every scenario and reports every figure, each round\'s ratios included', { skip, timeout: 300_000 }, async () => {
   const report = await smokeRun(runBench, 2);
   assert.equal(report.setup.rounds, 2);
-  assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'b3', 'b4', 'c1', 'c2', 'd', 'e1', 'e2', 'rss']);
+  assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'b3', 'b4', 'c1', 'c2', 'd', 'd2', 'e1', 'e2', 'h1', 'h2', 'h3', 'h4', 'rss']);
   for (const scenario of report.scenarios.filter((s) => s.id !== 'rss')) {
     for (const m of [scenario.ours, scenario.ceiling, scenario.peer]) if (m !== undefined) assertMeasured(scenario.id, m);
     if (scenario.ceiling) assertRoundRatios(`${scenario.id} ×ceiling`, scenario.ratioCeiling, scenario.ratioCeilingRounds, 2);
@@ -68,7 +68,7 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
     assertRoundRatios(`${id} CPU ×baseline`, byId[id]!.cpuRatioBaseline, byId[id]!.cpuRatioBaselineRounds, 2);
   }
   assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the ceiling and the peer');
-  assert.ok(byId.d!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
+  assert.ok(byId.d!.peer && byId.d2!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
   for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
   assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: CPU ×ceiling \S+ \S+, CPU ×peer \S+ \S+, ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
