@@ -10,11 +10,16 @@
  * rates swing by a third between identical runs; the CPU a request costs barely moves.
  *
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
+ *                    [--peer-store memory|sqlite]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
  * ceiling, the peer), each load warmed up once; a scenario's figures are the medians of its rounds,
  * its ratios the medians of the rounds' ratios, so the VM's drift over minutes cancels.
+ *
+ * `--peer-store sqlite` gives the peer a durable store (bench/servers/peer-sqlite-adapter.mjs, one
+ * SQLite file set up as ours) instead of its in-memory adapter, so that the refresh and code-flow
+ * ratios compare servers that both commit what they issue.
  *
  * `--token-scale` measures only `/me`, on two fresh databases that differ in nothing but the number
  * of stored access tokens (the same rotating tokens in both), one after the other: the issue's
@@ -80,6 +85,8 @@ export interface BenchOptions {
   only?: readonly string[];
   /** What the operator says about the run (`--note`, e.g. that the machine was loaded), added to the report's notes. */
   note?: string;
+  /** Where the peer keeps its tokens and sessions: its in-memory adapter (the default) or a SQLite file. */
+  peerStore?: PeerStore;
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
 }
@@ -91,6 +98,9 @@ export interface TokenScaleOptions extends BenchOptions {
    */
   accessTokenCounts: { few: number; many: number };
 }
+
+const PEER_STORES = ['memory', 'sqlite'] as const;
+export type PeerStore = (typeof PEER_STORES)[number];
 
 type RunLength = Pick<BenchOptions, 'seconds' | 'warmup' | 'connections'>;
 
@@ -151,7 +161,7 @@ export interface ScenarioResult {
 export interface BenchReport {
   date: string;
   machine: { cpu: string; cores: number; memoryGb: number; os: string; node: string; wrk: string };
-  setup: { database: string; rateLimiter: string; seconds: number; warmup: number; connections: number; rounds: number; seed: SeedSize; logLevel: string };
+  setup: { database: string; rateLimiter: string; seconds: number; warmup: number; connections: number; rounds: number; seed: SeedSize; logLevel: string; peerStore?: PeerStore };
   /** Wall time of seeding each database, migration included. */
   seeding: { accessTokens: number; seconds: number }[];
   scenarios: ScenarioResult[];
@@ -724,6 +734,7 @@ function buildReport(
     setup: {
       database: databaseKind(databaseUrl), rateLimiter: redisUrl ? 'redis' : 'memory', seconds: options.seconds,
       warmup: options.warmup, connections: options.connections, rounds: options.rounds, seed: options.seed, logLevel: 'warn',
+      peerStore: options.peerStore ?? 'memory',
     },
     seeding: measured.seeding,
     scenarios: measured.scenarios,
@@ -807,6 +818,7 @@ export function renderTable(report: BenchReport): string {
   const out = [...above, line(columns.map((c) => c.header)), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '', ...below];
   out.push(`seeding (migration included): ${report.seeding.map((s) => `${fmt(s.seconds, 1)} s with ${fmt(s.accessTokens)} access tokens`).join(', ')}`);
   out.push(`peak RSS (VmHWM): ${Object.entries(report.peakRssMb).map(([server, mb]) => `${server} ${mb} MB`).join(', ')}`);
+  if (report.setup.peerStore === 'sqlite') out.push('peer store: SQLite (durable, --peer-store sqlite)');
   out.push(`load generator: ${report.generatorBottleneck ? 'WAS the bottleneck in at least one run (see generatorCpu in the JSON)' : 'not the bottleneck (below 90 % of its core in every run where the server was saturated)'}`);
   for (const note of report.notes) out.push(`note: ${note}`);
   return out.join('\n');
@@ -838,6 +850,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const needsPeer = PEER_SCENARIOS.some(selected);
     const peer = needsPeer ? await startServer('peer', ['bench/servers/peer.mjs'], {
       PEER_REDIRECT_URI: seeded.redirectUri, PEER_CLIENT_SECRET: PEER_SECRET, PEER_PROFILE: profileText, NODE_NO_WARNINGS: '1',
+      ...(options.peerStore === 'sqlite' && { PEER_SQLITE: join(work, 'peer.db') }),
     }, await freePort()) : undefined;
     if (peer) servers.push(peer);
     const peerUsers = Math.min(200, options.seed.sessions);
@@ -994,7 +1007,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ...starvedNote(starved),
       ],
     });
-    writeReport(report, options.out, '', log);
+    writeReport(report, options.out, options.peerStore === 'sqlite' ? '-peer-sqlite' : '', log);
     return report;
   } finally {
     for (const server of servers.reverse()) await server.stop();
@@ -1086,12 +1099,15 @@ async function main(): Promise<void> {
       'token-counts': { type: 'string', default: '1000,1000000' },
       only: { type: 'string' },
       note: { type: 'string' },
+      'peer-store': { type: 'string', default: 'memory' },
     },
   });
+  const peerStore = values['peer-store'];
+  if (!PEER_STORES.some((store) => store === peerStore)) throw new Error(`--peer-store must be one of ${PEER_STORES.join(', ')}: got ${peerStore}`);
   const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
     seed: values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
-    ...(values.note ? { note: values.note } : {}),
+    ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore,
     ...(values.only ? { only: values.only.split(',').map((id) => id.trim()) } : {}),
   };
   const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);

@@ -1,11 +1,13 @@
-// The peer (issue 8 g): node-oidc-provider with its in-memory adapter, a public client (PKCE, no
-// secret) and a confidential one (client_secret_basic), PKCE required, refresh tokens rotated on
-// every use, and an interaction that signs in `login_hint` and consents to what was asked, so a
-// returning browser gets its code at once. PORT; client settings from the environment.
+// The peer (issue 8 g): node-oidc-provider with its in-memory adapter, or with PEER_SQLITE (a file)
+// the durable one of peer-sqlite-adapter.mjs; a public client (PKCE, no secret) and a confidential
+// one (client_secret_basic), PKCE required, refresh tokens rotated on every use, and an interaction
+// that signs in `login_hint` and consents to what was asked, so a returning browser gets its code at
+// once. PORT; client settings from the environment.
 import { createServer } from 'node:http';
 import Provider from 'oidc-provider';
 import LRU from 'oidc-provider/lib/helpers/lru.js';
 import MemoryAdapter from 'oidc-provider/lib/adapters/memory_adapter.js';
+import { sqliteAdapterFactory } from './peer-sqlite-adapter.mjs';
 
 const port = Number(process.env.PORT);
 const issuer = `http://127.0.0.1:${port}`;
@@ -14,10 +16,12 @@ const profile = JSON.parse(process.env.PEER_PROFILE ?? '{}');
 
 // The stock memory adapter keeps 1,000 entries (LRU); under load that evicts live sessions, grants
 // and tokens within seconds, so the same adapter class gets a store large enough for the whole run.
-const store = new LRU({ maxSize: 5_000_000 });
+const adapter = process.env.PEER_SQLITE
+  ? sqliteAdapterFactory(process.env.PEER_SQLITE)
+  : ((store) => (model) => new MemoryAdapter(model, store))(new LRU({ maxSize: 5_000_000 }));
 
 const provider = new Provider(issuer, {
-  adapter: (model) => new MemoryAdapter(model, store),
+  adapter,
   clients: [
     {
       client_id: 'bench-public', token_endpoint_auth_method: 'none', redirect_uris: [redirectUri],

@@ -14,13 +14,13 @@ import { SMOKE_SEED } from '../../bench/seed.js';
 const skip = wrkAvailable() ? false : 'wrk is not installed';
 
 /** Runs the bench with 1-second runs on embedded SQLite, writing its JSON to a temporary file. */
-async function smokeRun(run: (options: BenchOptions) => Promise<BenchReport>, rounds = 1): Promise<BenchReport> {
+async function smokeRun(run: (options: BenchOptions) => Promise<BenchReport>, rounds = 1, more: Partial<BenchOptions> = {}): Promise<BenchReport> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-smoke-'));
   try {
     const out = join(dir, 'result.json');
     const report = await run({
       seconds: 1, warmup: 1, connections: 4, rounds, seed: SMOKE_SEED, build: true, out,
-      env: { DATABASE_URL: '', REDIS_URL: '' }, log: () => {},
+      env: { DATABASE_URL: '', REDIS_URL: '' }, log: () => {}, ...more,
     });
     assert.deepEqual(JSON.parse(readFileSync(out, 'utf8')), JSON.parse(JSON.stringify(report)));
     return report;
@@ -72,6 +72,15 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
   for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
   assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: CPU ×ceiling \S+ \S+, CPU ×peer \S+ \S+, ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
+});
+
+test('with the durable peer store the peer\'s refresh and code flow run without an unexpected answer', { skip, timeout: 300_000 }, async () => {
+  const report = await smokeRun(runBench, 1, { peerStore: 'sqlite', only: ['d', 'd2', 'e1', 'e2'] });
+  assert.equal(report.setup.peerStore, 'sqlite');
+  const compared = report.scenarios.filter((s) => s.peer !== undefined);
+  assert.deepEqual(compared.map((s) => s.id), ['d', 'd2', 'e1', 'e2']);
+  for (const scenario of compared) assertMeasured(`${scenario.id} peer`, scenario.peer!);
+  assert.match(renderTable(report), /peer store: SQLite/);
 });
 
 test('the token scale compares /me on two stored token counts, round after round, and reports every figure', { skip, timeout: 300_000 }, async () => {
