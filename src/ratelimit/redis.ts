@@ -55,30 +55,18 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   async hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision> {
-    // While Redis is known to be down, skip it: no request waits for a timeout.
-    if (!this.redis.usable) return this.fallback.hitSync(key, limit, windowSeconds, now);
     const windowStart = windowStartOf(now, windowSeconds);
     const resetAt = windowStart + windowSeconds;
-    try {
-      // Expiry is relative (Redis's own clock), twice the window so a late hit never resets a count.
-      const count = Number(await this.client.svcRateLimitHit(`${this.keyPrefix}${key}:${windowStart}`, windowSeconds * 2));
-      this.redis.answered();
-      return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
-    } catch (error) {
-      this.redis.failed(error);
-      return this.fallback.hitSync(key, limit, windowSeconds, now);
-    }
+    // Expiry is relative (Redis's own clock), twice the window so a late hit never resets a count.
+    const answer = await this.redis.ask(() => this.client.svcRateLimitHit(`${this.keyPrefix}${key}:${windowStart}`, windowSeconds * 2));
+    if (answer === undefined) return this.fallback.hitSync(key, limit, windowSeconds, now);
+    const count = Number(answer);
+    return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
   }
 
   async refund(key: string, windowSeconds: number, now: Instant): Promise<void> {
-    if (!this.redis.usable) return this.fallback.refundSync(key, windowSeconds, now);
-    try {
-      await this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`);
-      this.redis.answered();
-    } catch (error) {
-      this.redis.failed(error);
-      this.fallback.refundSync(key, windowSeconds, now);
-    }
+    const answer = await this.redis.ask(() => this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`));
+    if (answer === undefined) this.fallback.refundSync(key, windowSeconds, now);
   }
 
   state(): RateLimiterState {

@@ -2,11 +2,24 @@
  * The service's connection to Redis (REDIS_URL), shared by the rate limiter and the DPoP replay
  * cache, with the guards both need: every command has a bounded timeout and is tried once; the
  * client reconnects for ever, at most every 2 s; and while Redis is known to be down its users are
- * told so (`usable`), so no request waits for a timeout, and each answers from its fallback (the
- * limiter from memory, the replay cache from the database) until the connection is ready again,
- * or, after a stall on a connection that stayed open, until Redis answers a command again. The
- * outage and the return are logged once each. ioredis is loaded on the first connection:
- * without REDIS_URL its modules never take memory (docs/performance.md, decision 19).
+ * told so (`ask` answers `undefined` without asking), so no request waits for a timeout, and each
+ * answers from its fallback (the limiter from memory, the replay cache from the database) until
+ * Redis answers again. The outage and the return are logged once each. ioredis is loaded on the
+ * first connection: without REDIS_URL its modules never take memory (docs/performance.md,
+ * decision 19).
+ *
+ * A stall (Redis frozen, or a partition that drops packets while the connection stays open) is
+ * not seen by the socket: the client stays 'ready' for minutes. So a command that Redis does not
+ * answer while the connection looks ready drops that connection (ioredis's `socketTimeout`, or
+ * `disconnect(true)` when other answers kept that timer from firing), Redis is skipped until a new
+ * connection is ready, and ioredis's reconnection is the probe: each attempt's handshake has the
+ * same timeout, and the first one Redis answers ends the outage. Decided over keeping the
+ * connection and sending PINGs on it: no timer of our own, and after a partition the old
+ * connection may be dead for good (Redis restarted or failed over) while a new one works at once.
+ * Unanswered commands are not resent on the new connection: each was already answered from the
+ * fallback. An error Redis answers with (out of memory, a script error) leaves the connection as
+ * it is: that request uses its fallback, and the outage ends at the next command Redis answers.
+ * docs/operations.md, "Metrics and alerts".
  */
 import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
@@ -40,59 +53,90 @@ export class GuardedRedis {
   readonly client: Redis;
   private readonly logger: RedisLogger | undefined;
   private readonly meanwhile: string;
+  private readonly isReply: (error: unknown) => boolean;
   private degraded = false;
   private everReady = false;
   private closed = false;
+  /** A command went unanswered and its connection was dropped: skip Redis until the next 'ready'. */
+  private dropped = false;
+  /** Connections closed so far: a failure on a connection since closed is not news. */
+  private closes = 0;
 
   constructor(url: string, options: GuardedRedisOptions) {
     const timeout = options.commandTimeoutMs ?? 500;
     this.logger = options.logger;
     this.meanwhile = options.meanwhile;
-    const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    const { Redis: Client, ReplyError } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+    this.isReply = (error) => error instanceof ReplyError;
     this.client = new Client(url, {
       commandTimeout: timeout,
+      // A connection with a command unanswered for as long is destroyed and made again: a stall.
+      socketTimeout: timeout,
       connectTimeout: Math.max(timeout, 1000),
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(times * 100, 2000),
+      // A command that timed out was answered from the fallback; sent again it would count twice.
+      autoResendUnfulfilledCommands: false,
       // Commands issued in the same tick (concurrent requests) leave in one write (issue 8).
       enableAutoPipelining: true,
     });
     // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
-    this.client.on('error', (error: Error) => this.failed(error));
+    this.client.on('error', (error: Error) => this.outage(error));
     this.client.on('close', () => {
-      if (this.everReady) this.failed(new Error('connection closed'));
+      this.closes++;
+      if (this.everReady) this.outage(new Error('connection closed'));
     });
     this.client.on('ready', () => {
       this.everReady = true;
+      this.dropped = false;
       this.recovered();
     });
   }
 
   /** False while Redis is known to be down: use the fallback without trying. */
-  get usable(): boolean {
-    return !this.degraded || this.client.status === 'ready';
+  private get usable(): boolean {
+    return !this.dropped && (!this.degraded || this.client.status === 'ready');
   }
 
-  /** Whether an outage was noticed and the connection is not back yet. */
+  /** Whether an outage was noticed and Redis has not answered since. */
   get isDegraded(): boolean {
     return this.degraded;
   }
 
-  /** A command failed, or the connection did: the users fall back until it is ready again. */
-  failed(error: unknown): void {
+  /**
+   * What Redis answers to `command`; `undefined` when Redis is known to be down (it is not asked)
+   * or does not answer in time: the caller then answers from its fallback.
+   */
+  async ask<T>(command: () => Promise<T>): Promise<T | undefined> {
+    if (!this.usable) return undefined;
+    const connection = this.closes;
+    try {
+      const answer = await command();
+      // After an error Redis answered with, no 'ready' follows: an answer is what ends that outage.
+      if (this.degraded && !this.dropped && this.client.status === 'ready') this.recovered();
+      return answer;
+    } catch (error) {
+      this.failed(error, connection);
+      return undefined;
+    }
+  }
+
+  /** A command failed; `connection` (the count of closes when it was sent) names its connection. */
+  private failed(error: unknown, connection: number): void {
+    // Sent on a connection closed since: its closing was the news, and a new one may be fine.
+    if (connection !== this.closes || this.closed) return;
+    this.outage(error);
+    if (this.isReply(error) || this.dropped || this.client.status !== 'ready') return;
+    // Unanswered while the connection looks ready: a stall. Drop it; ioredis connects again.
+    this.dropped = true;
+    this.client.disconnect(true);
+  }
+
+  private outage(error: unknown): void {
     if (this.degraded || this.closed) return;
     this.degraded = true;
     const reason = error instanceof Error ? error.message : String(error);
     this.logger?.warn({ reason }, `Redis unreachable; ${this.meanwhile} until it is back`);
-  }
-
-  /**
-   * Redis answered a command. After a timeout on a connection that stayed open (a stall, a slow
-   * command) no 'ready' follows, so this is what ends that outage: without it `/readyz` would say
-   * degraded, and the next real outage go unlogged, until the connection happened to be remade.
-   */
-  answered(): void {
-    if (this.degraded && this.client.status === 'ready') this.recovered();
   }
 
   private recovered(): void {

@@ -40,15 +40,8 @@ export class RedisReplayStore implements DpopReplayStore {
   }
 
   async claim(key: string, expiresAt: Instant, now: Instant): Promise<boolean> {
-    if (!this.redis.usable) return this.claimInDatabase(key, expiresAt, now);
-    let answer: string | null;
-    try {
-      answer = await this.redis.client.set(`${this.keyPrefix}${key}`, '1', 'PX', Math.max(1, expiresAt - now), 'NX');
-      this.redis.answered();
-    } catch (error) {
-      this.redis.failed(error);
-      return this.claimInDatabase(key, expiresAt, now);
-    }
+    const answer = await this.redis.ask(() => this.redis.client.set(`${this.keyPrefix}${key}`, '1', 'PX', Math.max(1, expiresAt - now), 'NX'));
+    if (answer === undefined) return this.claimInDatabase(key, expiresAt, now);
     if (answer !== 'OK') return false;
     return now < this.databaseUntil ? this.fallback.claim(key, expiresAt, now) : true;
   }

@@ -1,8 +1,9 @@
 /**
  * The service's one connection to Redis (src/redis/connect.ts), shared by the rate limiter and
- * the DPoP replay cache: when Redis goes away both fall back together (the limiter to memory, the
- * replay cache to the database), the outage and the return are logged once, and both are back on
- * Redis together.
+ * the DPoP replay cache: when Redis goes away (the connection cut, or Redis stalled with it left
+ * open) both fall back together (the limiter to memory, the replay cache to the database) without
+ * waiting for Redis, the outage and the return are logged once, and both are back on Redis
+ * together.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -48,7 +49,7 @@ async function sharedThroughRelay(commandTimeoutMs: number) {
     redis.close();
     await relay.cut();
   };
-  return { relay, lines, limiter, database, replay, close };
+  return { relay, lines, redis, limiter, database, replay, keyPrefix, close };
 }
 
 test('the limiter and the replay cache fall back together when the shared connection is cut, log it once, and come back together', { skip: skipWithoutRedis }, async () => {
@@ -91,10 +92,9 @@ test('a stall longer than the command timeout, the connection kept, is not repor
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'answered from memory after the timeout');
     assert.equal(limiter.state(), 'degraded');
     relay.resume();
-    // The connection never closed: no 'ready' comes. A command that Redis answers is the news.
+    await eventually(() => limiter.state() === 'redis', '/readyz says Redis again once Redis answers');
     assert.equal(await replay.claim('after', T0 + 60_000, T0), true);
     assert.equal(database.claimed.size, 0, 'the claim was answered by Redis');
-    assert.equal(limiter.state(), 'redis', '/readyz says Redis again once Redis answers');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
 
     // A later outage is noticed and logged as one.
@@ -123,6 +123,84 @@ test('a proof accepted from the database while Redis was away is not accepted ag
     // Once every proof the database accepted has expired, Redis alone answers again.
     assert.equal(await replay.claim('later', T0 + 700_000, T0 + 400_000), true);
     assert.equal(database.claimed.has('later'), false, 'the database is no longer asked');
+  } finally {
+    await close();
+  }
+});
+
+test('while Redis is stalled with the connection open, requests answer from the fallback without waiting for Redis, and Redis is used again once it answers', { skip: skipWithoutRedis }, async () => {
+  const { relay, lines, limiter, database, replay, keyPrefix, close } = await sharedThroughRelay(200);
+  // Another instance, straight to Redis: it sees the counts this one leaves there.
+  const witness = new RedisRateLimiter({ url: redisUrl!, keyPrefix });
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    relay.stall();
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'the first request after the stall waits for the timeout, then counts in memory');
+
+    // From now on no request asks Redis: nothing the client sends carries one of their keys.
+    const sent: Buffer[] = [];
+    relay.onClientData = (chunk) => sent.push(chunk);
+    const burst = 20;
+    const [hits, claims] = await Promise.all([
+      Promise.all(Array.from({ length: burst }, () => limiter.hit('k', 100, 60, T0))),
+      Promise.all(Array.from({ length: burst }, (_, i) => replay.claim(`stalled-${i}`, T0 + 60_000, T0))),
+    ]);
+    assert.deepEqual(hits.map((d) => d.remaining).sort((a, b) => b - a), Array.from({ length: burst }, (_, i) => 98 - i), 'counted in memory');
+    assert.deepEqual(claims, Array(burst).fill(true));
+    assert.equal(database.claimed.size, burst, 'the proofs are recorded in the database');
+    assert.equal(Buffer.concat(sent).includes(keyPrefix), false, 'no request of the burst reached Redis');
+    // While the stall lasts the client tries new connections; none is taken for Redis being back.
+    await eventually(() => relay.accepted > 1, 'a new connection is tried while Redis is stalled');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98 - burst, 'still counted in memory');
+    assert.equal(Buffer.concat(sent).includes(keyPrefix), false, 'no request reached Redis while it was stalled');
+    assert.equal(limiter.state(), 'degraded', '/readyz says degraded while the stall lasts');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back']);
+
+    relay.resume();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
+    // In Redis: the hit before the stall, and the one that timed out (Redis ran it, its answer
+    // was held), not run twice; the hits answered from memory never went there.
+    assert.equal((await witness.hit('k', 100, 60, T0)).remaining, 97, 'another instance sees the count in Redis');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 96, 'and this one counts there again');
+    const later = T0 + 60_000;
+    assert.equal(await replay.claim('after', later + 60_000, later), true);
+    assert.equal(database.claimed.has('after'), false, 'the replay cache is back on Redis too');
+  } finally {
+    await witness.close();
+    await close();
+  }
+});
+
+test('a command that times out on a connection closed since does not report a new outage once Redis is back', { skip: skipWithoutRedis }, async () => {
+  const { relay, lines, limiter, close } = await sharedThroughRelay(1000);
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    relay.stall();
+    const pending = limiter.hit('k', 100, 60, T0);
+    await relay.cut();
+    relay.resume();
+    await relay.open();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis on a new connection');
+    assert.equal((await pending).remaining, 99, 'the hit sent before the cut is answered from memory');
+    assert.equal(limiter.state(), 'redis', 'its timeout is not news: the connection it was sent on is gone');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
+    assert.equal(relay.accepted, 2, 'the new connection is kept');
+  } finally {
+    await close();
+  }
+});
+
+test('an error Redis answers with is logged as an outage until its next answer, and the connection is kept', { skip: skipWithoutRedis }, async () => {
+  const { relay, lines, redis, limiter, close } = await sharedThroughRelay(300);
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal(await redis.ask(() => redis.client.call('NO-SUCH-COMMAND')), undefined, 'the caller uses its fallback');
+    assert.equal(limiter.state(), 'degraded');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'Redis is still asked, and answers');
+    assert.equal(limiter.state(), 'redis');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
+    assert.equal(relay.accepted, 1, 'on the same connection');
   } finally {
     await close();
   }

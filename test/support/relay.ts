@@ -10,13 +10,19 @@ export class TcpRelay {
   private readonly sockets = new Set<Socket>();
   private readonly answers = new Set<{ from: Socket; to: Socket }>();
   private stalled = false;
+  /** Connections accepted so far. */
+  accepted = 0;
+  /** Called with what each client sends, as the relay passes it on: what reaches the server. */
+  onClientData: ((chunk: Buffer) => void) | undefined;
 
   /** `port` 0 takes a free port on the first `open()` and keeps it afterwards. */
   constructor(private readonly target: { host: string; port: number }, public port = 0) {}
 
   async open(): Promise<void> {
     this.server = createServer((client) => {
+      this.accepted++;
       const upstream = createConnection(this.target);
+      client.on('data', (chunk: Buffer) => this.onClientData?.(chunk));
       for (const s of [client, upstream]) {
         this.sockets.add(s);
         s.on('close', () => this.sockets.delete(s));
