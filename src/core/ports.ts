@@ -53,7 +53,10 @@ export interface UserStore {
   setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean>;
   /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */
   list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]>;
-  /** Stores the image and moves the user's `updatedAt`, which versions the avatar's address on pages. */
+  /**
+   * Stores the image as given, already without its metadata (`checkAvatarUpload`), and moves the
+   * user's `updatedAt`, which versions the avatar's address on pages.
+   */
   setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;
   findAvatar(userId: number): Promise<Avatar | undefined>;
   removeAvatar(userId: number): Promise<void>;

@@ -1,10 +1,11 @@
 /**
  * Runs the migrations in order; each is a module listed here, so bundling or compiling keeps them.
  * After them come the data steps that need the application's own rules, which a frozen migration
- * cannot import (see `fill-post-renderings.ts`).
+ * cannot import (see `fill-post-renderings.ts`, `strip-avatar-metadata.ts`).
  */
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely';
 import { fillMissingRenderings } from './fill-post-renderings.js';
+import { stripStoredAvatarMetadata } from './strip-avatar-metadata.js';
 import * as initial from './migrations/2026-11-22-0001-initial.js';
 import * as postRenderings from './migrations/2026-11-23-0001-post-renderings.js';
 import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
@@ -19,6 +20,7 @@ import * as pushedAuthorizationRequests from './migrations/2026-11-23-0050-pushe
 import * as clientSecretIndex from './migrations/2026-11-23-0060-client-secret-index.js';
 import * as postsPageIndex from './migrations/2026-11-23-0070-posts-page-index.js';
 import * as publishedPostCounts from './migrations/2026-11-23-0080-published-post-counts.js';
+import * as avatarMetadata from './migrations/2026-11-23-0090-avatar-metadata.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -35,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0060-client-secret-index': clientSecretIndex,
   '2026-11-23-0070-posts-page-index': postsPageIndex,
   '2026-11-23-0080-published-post-counts': publishedPostCounts,
+  '2026-11-23-0090-avatar-metadata': avatarMetadata,
 };
 
 /** Every migration's name, in the order they run. */
@@ -58,6 +61,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<MigrationOutcome
   return underSchemaLock(db, async (migrator) => {
     const outcome = await applied(migrator.migrateToLatest());
     await fillMissingRenderings(db);
+    await stripStoredAvatarMetadata(db, Date.now());
     return outcome;
   });
 }

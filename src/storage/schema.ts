@@ -27,6 +27,11 @@ export interface AvatarsTable {
   content_type: string;
   image: Uint8Array;
   updated_at: number;
+  /**
+   * The `updated_at` of the image whose metadata was taken out (or that was found damaged and
+   * left as it is); null or any other value means not yet (migration 2026-11-23-0090-avatar-metadata).
+   */
+  metadata_checked: number | null;
 }
 
 export interface CategoriesTable {

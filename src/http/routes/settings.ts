@@ -195,8 +195,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (!user) return reply;
     try {
       if (problem) throw new InputError(problem.field, problem.message);
-      const contentType = checkAvatarUpload(image ?? new Uint8Array());
-      await stores.users.setAvatar(user.id, contentType, image!, clock.now());
+      const avatar = checkAvatarUpload(image ?? new Uint8Array());
+      await stores.users.setAvatar(user.id, avatar.contentType, avatar.image, clock.now());
       return reply.redirect('/settings/profile?notice=avatar', 303);
     } catch (error) {
       return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { error: formError(error) }), 400);

@@ -92,9 +92,11 @@ export class KyselyUserStore implements UserStore {
 
   async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void> {
     await inTransaction(this.db, async (trx) => {
-      await trx.insertInto('avatars')
-        .values({ user_id: userId, content_type: contentType, image, updated_at: now })
-        .onConflict((oc) => oc.column('user_id').doUpdateSet({ content_type: contentType, image, updated_at: now }))
+      // Checked: the core took the metadata out (`checkAvatarUpload`), so the data step of
+      // migration 2026-11-23-0090 passes it by.
+      const values = { content_type: contentType, image, updated_at: now, metadata_checked: now };
+      await trx.insertInto('avatars').values({ user_id: userId, ...values })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet(values))
         .execute();
       // The pages address the avatar by this version: a new image is a new address, never a cached old one.
       await trx.updateTable('users').set({ updated_at: now }).where('id', '=', userId).execute();

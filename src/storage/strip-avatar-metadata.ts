@@ -1,0 +1,62 @@
+/**
+ * The data step of migration 2026-11-23-0090-avatar-metadata: every avatar not yet checked (stored
+ * before the rule, or replaced by an older release during a rolling upgrade) loses its metadata
+ * as an upload now does (`withoutMetadata`). Runs after the migrations on every start; when
+ * nothing is left it is one look into an empty partial index.
+ *
+ * An image whose structure does not hold is left as it is and marked checked: a start never fails
+ * on one, and never tries it again. A cleaned image moves its user's `updated_at`, the version in
+ * the pages' address of the avatar (`avatarSrc`), so no page points any longer at the address
+ * under which the old bytes were cached for a year.
+ */
+import { type Kysely, sql } from 'kysely';
+import { detectImageType } from '../core/avatars.js';
+import { withoutMetadata } from '../core/image-metadata.js';
+import type { Database } from './schema.js';
+
+/** Avatars per transaction: at most 512 KB each, so a few megabytes, and no long write lock on SQLite. */
+const BATCH = 20;
+
+export interface AvatarCleaning {
+  /** Avatars whose metadata was taken out. */
+  stripped: number;
+  /** Avatars that held none: only marked checked. */
+  unchanged: number;
+  /** Avatars whose structure does not hold (or that are no image this service takes): left as they are. */
+  damaged: number;
+}
+
+/** Cleans every avatar not yet checked; `now` is the new version of each cleaned one's user. */
+export async function stripStoredAvatarMetadata(db: Kysely<Database>, now: number): Promise<AvatarCleaning> {
+  const counts: AvatarCleaning = { stripped: 0, unchanged: 0, damaged: 0 };
+  for (;;) {
+    const seen = await db.transaction().execute(async (trx) => {
+      // The same condition as the partial index avatars_metadata_unchecked, so it is the one read.
+      const rows = await trx.selectFrom('avatars').select(['user_id', 'image', 'updated_at'])
+        .where(sql<boolean>`metadata_checked is null or metadata_checked <> updated_at`)
+        .orderBy('user_id').limit(BATCH).execute();
+      for (const row of rows) {
+        const image = new Uint8Array(row.image);
+        const type = detectImageType(image);
+        const clean = type && withoutMetadata(image, type);
+        const replacement = clean && !sameBytes(clean, image) ? clean : undefined;
+        counts[!clean ? 'damaged' : replacement ? 'stripped' : 'unchanged'] += 1;
+        // Only the image that was read: one uploaded meanwhile is left to its own check.
+        const written = await trx.updateTable('avatars')
+          .set({ metadata_checked: row.updated_at, ...(replacement ? { image: replacement } : {}) })
+          .where('user_id', '=', row.user_id).where('updated_at', '=', row.updated_at).executeTakeFirst();
+        if (replacement && Number(written.numUpdatedRows) === 1) {
+          await trx.updateTable('users')
+            .set({ updated_at: sql<number>`case when updated_at < ${now} then ${now} else updated_at + 1 end` })
+            .where('id', '=', row.user_id).execute();
+        }
+      }
+      return rows.length;
+    });
+    if (seen < BATCH) return counts;
+  }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
+}
