@@ -8,6 +8,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { type Settings, SettingsError, loadSettings } from './config/settings.js';
 import { ensureSigningKeys } from './core/keys.js';
+import { sealStoredTotpSecrets } from './core/security/two-step.js';
 import { type DemoCredentials, demoCredentialsPath, readDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
 import { createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
@@ -64,7 +65,8 @@ function nextSteps(settings: Settings): string {
 }
 
 /**
- * Migrates, creates signing keys on first start, and seeds the demo on a new database; says
+ * Migrates, creates signing keys on first start (and with KEYS_SECRET seals the keys and TOTP
+ * secrets stored without it), and seeds the demo on a new database; says
  * whether it seeded, and whether the database has any account at all.
  */
 async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
@@ -72,6 +74,7 @@ async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts:
   try {
     const { isNew } = await prepareDatabase(deps);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+    await sealStoredTotpSecrets(deps.stores, settings.keysSecret);
     const created = settings.demo && isNew ? await seedDemo(deps.stores, deps.clock, settings.baseUrl) : undefined;
     if (created) saveDemoCredentials(settings, created);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;

@@ -4,6 +4,7 @@ import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import type { AuditEvent } from '../../src/core/audit.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
+import { sealStoredTotpSecrets } from '../../src/core/security/two-step.js';
 import type { RateLimiter } from '../../src/core/ports.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { TestClock } from './clock.js';
@@ -49,6 +50,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   const deps = createDeps(settings, { clock, audit: { record: (event) => { audit.push(event); } }, ...(options.limiter ? { limiter: options.limiter } : {}) });
   await prepareDatabase(deps);
   await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+  await sealStoredTotpSecrets(deps.stores, settings.keysSecret);
   const app = await buildApp(deps, {
     ...(options.logLines
       ? { logLevel: 'info', logStream: { write: (line: string) => { options.logLines!.push(line); } } }

@@ -6,7 +6,8 @@
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
-const SEALED_PREFIX = 'enc:v1:';
+/** What every sealed value starts with; a stored value without it is plain. */
+export const SEALED_PREFIX = 'enc:v1:';
 
 export class SealedSecretError extends Error {
   override readonly name = 'SealedSecretError';

@@ -11,7 +11,7 @@ import { type AttemptOrigin, type SignInDeps, type Throttled, countedCheck, isTh
 import type { Instant } from '../time.js';
 import type { PendingSignIn } from './ports.js';
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from './recovery-codes.js';
-import { openSecret, sealSecret } from './sealing.js';
+import { SEALED_PREFIX, openSecret, sealSecret } from './sealing.js';
 import { TOTP_SEAL_LABEL, looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.js';
 
 /** How long a sign-in waits for its second step after the password. */
@@ -158,4 +158,26 @@ export function finishPendingSignIn(deps: { stores: Stores; clock: { now(): Inst
 /** RFC 8176: a password and then a one-time code (an app's, or a recovery code). */
 export function amrAfterCode(pending: PendingSignIn): string[] {
   return [...new Set([...pending.amr, 'otp'])];
+}
+
+/** Apps sealed per round of `sealStoredTotpSecrets`. */
+const SEAL_BATCH = 100;
+
+/**
+ * What a start with KEYS_SECRET does, as it does for the signing keys (`ensureSigningKeys`): every
+ * authenticator app's secret stored before KEYS_SECRET was set is sealed, so a copy of the
+ * database no longer holds secrets that make valid codes. Each one is replaced by a conditional
+ * write (another instance starting at the same moment may have sealed it, or the user enrolled
+ * again meanwhile). Returns how many this start sealed.
+ */
+export async function sealStoredTotpSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
+  if (keysSecret === undefined) return 0;
+  let sealed = 0;
+  for (;;) {
+    const plain = await stores.secondFactors.listTotpWithoutPrefix(SEALED_PREFIX, SEAL_BATCH);
+    for (const { userId, secret } of plain) {
+      if (await stores.secondFactors.replaceTotpSecret(userId, secret, sealSecret(secret, keysSecret, TOTP_SEAL_LABEL))) sealed++;
+    }
+    if (plain.length < SEAL_BATCH) return sealed;
+  }
 }
