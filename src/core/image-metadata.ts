@@ -153,12 +153,25 @@ function orientationSegment(orientation: number): Uint8Array {
   );
 }
 
-// ---- PNG (PNG 3rd edition 5.3, 11.3) -----------------------------------------------------------
+// ---- PNG (PNG 3rd edition 5.3, 5.4, 11.3) ------------------------------------------------------
 
-/** Chunks that only describe the image: EXIF, the three kinds of text, the last-modified time. */
-const PNG_DROPPED = new Set(['eXIf', 'tEXt', 'zTXt', 'iTXt', 'tIME']);
+/**
+ * The ancillary chunks that change how the picture looks: transparency, colour space and
+ * profile, significant bits, background, pixel size, HDR, and APNG's animation. Every other
+ * ancillary chunk goes, whatever its name: besides EXIF, text and time (eXIf, tEXt, zTXt, iTXt,
+ * tIME), tools write metadata under names no list can foresee (C2PA's caBX, the unofficial zxIf,
+ * ImageMagick's gIFx, private chunks), and any decoder may leave an ancillary chunk out (5.4).
+ */
+const PNG_KEPT_ANCILLARY = new Set([
+  'tRNS', 'gAMA', 'cHRM', 'sRGB', 'iCCP', 'cICP', 'mDCV', 'cLLI', 'mDCv', 'cLLi', 'sBIT', 'bKGD', 'pHYs', 'acTL', 'fcTL', 'fdAT',
+]);
 
-/** Every chunk up to IEND but the dropped ones, each copied whole with its CRC. */
+/** Whether a chunk is kept: every critical one (upper-case first letter, 5.4), and the ancillary ones above. */
+function pngKept(type: string): boolean {
+  return (type.charCodeAt(0) & 0x20) === 0 || PNG_KEPT_ANCILLARY.has(type);
+}
+
+/** Every chunk up to IEND that draws the picture, each copied whole with its CRC. */
 function png(bytes: Uint8Array): Uint8Array {
   if (!ascii(bytes, 0, '\x89PNG\r\n\x1a\n')) throw new Damaged();
   const out: Uint8Array[] = [bytes.subarray(0, 8)];
@@ -170,7 +183,7 @@ function png(bytes: Uint8Array): Uint8Array {
     if (length > 0x7fffffff || !/^[A-Za-z]{4}$/.test(type)) throw new Damaged();
     const end = at + 12 + length;
     need(bytes, end);
-    if (!PNG_DROPPED.has(type)) out.push(bytes.subarray(at, end));
+    if (pngKept(type)) out.push(bytes.subarray(at, end));
     at = end;
     if (type === 'IEND') return concat(out);
   }
@@ -181,8 +194,14 @@ function png(bytes: Uint8Array): Uint8Array {
 /** VP8X flags (RFC 9649 2.7): an EXIF chunk is present, an XMP chunk is present. */
 const VP8X_EXIF = 0x08;
 const VP8X_XMP = 0x04;
+/**
+ * The chunks that draw the picture (RFC 9649 2.5-2.7): the bitstreams, alpha, animation, colour
+ * profile. Every other chunk goes, whatever its fourcc: EXIF and XMP, the same written in another
+ * case or with a NUL, and chunks of names no list foresees; readers ignore unknown chunks (2.7).
+ */
+const WEBP_KEPT = new Set(['VP8 ', 'VP8L', 'VP8X', 'ALPH', 'ANIM', 'ANMF', 'ICCP']);
 
-/** Every chunk but EXIF and XMP; VP8X no longer announces them, and the RIFF size is what is left. */
+/** Every chunk that draws the picture; VP8X no longer announces EXIF or XMP, and the RIFF size is what is left. */
 function webp(bytes: Uint8Array): Uint8Array {
   if (!ascii(bytes, 0, 'RIFF') || !ascii(bytes, 8, 'WEBP')) throw new Damaged();
   const riffEnd = 8 + u32le(bytes, 4);
@@ -201,7 +220,7 @@ function webp(bytes: Uint8Array): Uint8Array {
       const flagged = bytes.slice(at, end);
       flagged[8] = flagged[8]! & ~(VP8X_EXIF | VP8X_XMP);
       chunks.push(flagged);
-    } else if (fourcc !== 'EXIF' && fourcc !== 'XMP ') {
+    } else if (WEBP_KEPT.has(fourcc)) {
       chunks.push(bytes.subarray(at, end));
     }
     at = end;
@@ -217,12 +236,24 @@ function webp(bytes: Uint8Array): Uint8Array {
 const GIF_IMAGE = 0x2c;
 const GIF_EXTENSION = 0x21;
 const GIF_TRAILER = 0x3b;
-const GIF_COMMENT = 0xfe;
 const GIF_APPLICATION = 0xff;
-/** Application extensions that carry metadata: XMP (XMP specification part 3), and ImageMagick's IPTC and Photoshop blocks. */
-const GIF_DROPPED_APPLICATIONS = ['XMP DataXMP', 'MGKIPTC0000', 'MGK8BIM0000'];
+const GIF_GRAPHIC_CONTROL = 0xf9;
+const GIF_PLAIN_TEXT = 0x01;
+/**
+ * The application extensions that change how the picture shows: the loop count (Netscape's and
+ * its twin) and the colour profile. Every other one goes, whatever its identifier: XMP (XMP
+ * specification part 3), ImageMagick's IPTC, Photoshop and generic profile blocks, any vendor's.
+ */
+const GIF_KEPT_APPLICATIONS = ['NETSCAPE2.0', 'ANIMEXTS1.0', 'ICCRGBG1012'];
 
-/** Every block up to the trailer but comments and metadata application extensions. */
+/** Whether the extension at `at` is kept: graphic control, plain text, and the applications above; never comments or unknown labels. */
+function gifKept(bytes: Uint8Array, at: number): boolean {
+  const label = bytes[at + 1];
+  if (label === GIF_GRAPHIC_CONTROL || label === GIF_PLAIN_TEXT) return true;
+  return label === GIF_APPLICATION && bytes[at + 2] === 11 && GIF_KEPT_APPLICATIONS.some((id) => ascii(bytes, at + 3, id));
+}
+
+/** Every block up to the trailer but comments, unknown extensions and metadata application extensions. */
 function gif(bytes: Uint8Array): Uint8Array {
   if (!ascii(bytes, 0, 'GIF87a') && !ascii(bytes, 0, 'GIF89a')) throw new Damaged();
   // Header and logical screen descriptor, then the global colour table if its flag is set.
@@ -241,11 +272,8 @@ function gif(bytes: Uint8Array): Uint8Array {
       out.push(bytes.subarray(at, end));
       at = end;
     } else if (introducer === GIF_EXTENSION) {
-      const label = byteAt(bytes, at + 1);
-      const end = afterSubBlocks(bytes, at + 2);
-      const dropped = label === GIF_COMMENT || (label === GIF_APPLICATION && bytes[at + 2] === 11
-        && GIF_DROPPED_APPLICATIONS.some((id) => ascii(bytes, at + 3, id)));
-      if (!dropped) out.push(bytes.subarray(at, end));
+      const end = afterSubBlocks(bytes, at + 2); // after the label
+      if (gifKept(bytes, at)) out.push(bytes.subarray(at, end));
       at = end;
     } else {
       throw new Damaged();
