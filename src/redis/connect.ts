@@ -61,6 +61,7 @@ export class GuardedRedis {
   private dropped = false;
   /** Connections closed so far: a failure on a connection since closed is not news. */
   private closes = 0;
+  private readonly recoveryListeners = new Set<() => void>();
 
   constructor(url: string, options: GuardedRedisOptions) {
     const timeout = options.commandTimeoutMs ?? 500;
@@ -96,6 +97,15 @@ export class GuardedRedis {
   /** False while Redis is known to be down: use the fallback without trying. */
   private get usable(): boolean {
     return !this.dropped && (!this.degraded || this.client.status === 'ready');
+  }
+
+  /**
+   * Calls `listener` each time Redis is back after an outage, when commands go to it again (the
+   * replay cache tells it then what the fallback accepted meanwhile); returns what stops that.
+   */
+  onRecovered(listener: () => void): () => void {
+    this.recoveryListeners.add(listener);
+    return () => this.recoveryListeners.delete(listener);
   }
 
   /** Whether an outage was noticed and Redis has not answered since. */
@@ -143,6 +153,7 @@ export class GuardedRedis {
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.logger?.info({}, 'Redis is reachable again');
+    for (const listener of this.recoveryListeners) listener();
   }
 
   close(): void {

@@ -128,6 +128,29 @@ test('a proof accepted from the database while Redis was away is not accepted ag
   }
 });
 
+test('a proof accepted from the database while Redis was away is not accepted by another instance once Redis is back', { skip: skipWithoutRedis }, async () => {
+  const { relay, limiter, database, replay, keyPrefix, close } = await sharedThroughRelay(200);
+  // Another instance, straight to Redis, that never lost it; both share the database.
+  const other = new RedisReplayStore({ url: redisUrl!, fallback: database, keyPrefix });
+  try {
+    assert.equal(await replay.claim('warm', T0 + 300_000, T0), true);
+    relay.stall();
+    assert.equal(await replay.claim('timed-out', T0 + 300_000, T0), true, 'the claim that finds the stall, from the database');
+    // From now on this instance does not ask Redis: the proof is recorded in the database only.
+    assert.equal(await replay.claim('proof', T0 + 300_000, T0), true, 'accepted from the database during the stall');
+    assert.ok(database.claimed.has('proof'));
+
+    relay.resume();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis');
+    assert.equal(await replay.claim('fresh', T0 + 310_000, T0 + 10_000), true, 'this instance answers from Redis again');
+    assert.equal(await other.claim('proof', T0 + 300_000, T0 + 10_000), false, 'the same proof, replayed to the other instance');
+    assert.equal(await other.claim('new', T0 + 310_000, T0 + 10_000), true, 'a new proof is accepted there');
+  } finally {
+    await other.close();
+    await close();
+  }
+});
+
 test('while Redis is stalled with the connection open, requests answer from the fallback without waiting for Redis, and Redis is used again once it answers', { skip: skipWithoutRedis }, async () => {
   const { relay, lines, limiter, database, replay, keyPrefix, close } = await sharedThroughRelay(200);
   // Another instance, straight to Redis: it sees the counts this one leaves there.
