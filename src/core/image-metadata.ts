@@ -220,6 +220,8 @@ function webp(bytes: Uint8Array): Uint8Array {
       const flagged = bytes.slice(at, end);
       flagged[8] = flagged[8]! & ~(VP8X_EXIF | VP8X_XMP);
       chunks.push(flagged);
+    } else if (fourcc === 'ANMF') {
+      chunks.push(animationFrame(bytes.subarray(at, at + 8 + size)));
     } else if (WEBP_KEPT.has(fourcc)) {
       chunks.push(bytes.subarray(at, end));
     }
@@ -229,6 +231,30 @@ function webp(bytes: Uint8Array): Uint8Array {
   header.set(bytes.subarray(0, 12));
   new DataView(header.buffer).setUint32(4, 4 + chunks.reduce((sum, c) => sum + c.length, 0), true);
   return concat([header, ...chunks]);
+}
+
+/** A frame's own chunks (RFC 9649 2.7.1.1): alpha and bitstream; its "unknown chunks" go as they do at the top. */
+const WEBP_FRAME_KEPT = new Set(['ALPH', 'VP8 ', 'VP8L']);
+/** The ANMF header's bytes before the frame's chunks: position, size, duration, flags. */
+const ANMF_HEADER = 16;
+
+/** An ANMF chunk (`chunk`: fourcc, size, payload, without padding) with only the frame's kept chunks, its size recomputed. */
+function animationFrame(chunk: Uint8Array): Uint8Array {
+  if (chunk.length < 8 + ANMF_HEADER) throw new Damaged();
+  const kept: Uint8Array[] = [chunk.slice(0, 8 + ANMF_HEADER)];
+  let at = 8 + ANMF_HEADER;
+  while (at < chunk.length) {
+    if (at + 8 > chunk.length) throw new Damaged();
+    const size = u32le(chunk, at + 4);
+    const end = at + 8 + size + (size & 1);
+    if (end > chunk.length) throw new Damaged();
+    if (WEBP_FRAME_KEPT.has(latin1(chunk, at, 4))) kept.push(chunk.subarray(at, end));
+    at = end;
+  }
+  // Every part has an even length (chunks with their padding), so the frame needs none.
+  const frame = concat(kept);
+  new DataView(frame.buffer).setUint32(4, frame.length - 8, true);
+  return frame;
 }
 
 // ---- GIF (GIF89a sections 17-27) -----------------------------------------------------------------

@@ -197,6 +197,21 @@ test('WebP: a chunk that does not draw the picture is dropped, whatever its name
   assert.deepEqual(out, extendedWebp(VP8X_ALPHA));
 });
 
+test('WebP: an animation frame keeps its alpha and bitstream; the chunks of other names inside it are dropped, and its size is what is left', () => {
+  const frameHeader = new Uint8Array(16); // position, size minus one, duration, flags: all zero
+  const bitstream = PLAIN_WEBP.subarray(12); // its VP8L chunk
+  const frame = (...inside: Uint8Array[]) => riffChunk('ANMF', concat(frameHeader, ...inside));
+  const image = extendedWebp(VP8X_ALPHA | VP8X_EXIF, riffChunk('ANIM', new Uint8Array(6)),
+    frame(bitstream, riffChunk('EXIF', exifTiff()), riffChunk('ABCD', 'a comment')));
+  const out = strip(image, 'image/webp');
+  assertNoSecrets(out);
+  assert.ok(!Buffer.from(out).includes(Buffer.from(LATITUDE_BYTES)), 'the latitude is gone');
+  assert.deepEqual(out, extendedWebp(VP8X_ALPHA, riffChunk('ANIM', new Uint8Array(6)), frame(bitstream)));
+  assert.equal(withoutMetadata(extendedWebp(0, riffChunk('ANMF', new Uint8Array(10))), 'image/webp'), undefined, 'a frame shorter than its header is damaged');
+  assert.equal(withoutMetadata(extendedWebp(0, frame(Buffer.from('VP8L\xff\0\0\0', 'latin1'))), 'image/webp'), undefined,
+    'a chunk past the end of its frame is damaged');
+});
+
 // ---- GIF --------------------------------------------------------------------------------------
 
 test('GIF: comment extensions and XMP application extensions are dropped; the loop extension and the image stay', () => {
