@@ -40,15 +40,15 @@ const APP1 = 0xe1;
 const APP2 = 0xe2;
 const APP14 = 0xee;
 const APP15 = 0xef;
-const COM = 0xfe;
 /** EXIF 2.32 4.6.4: Orientation, one SHORT in IFD0; 1 is upright. */
 const ORIENTATION_TAG = 0x0112;
 
 /**
  * Keeps APP0 JFIF (without its thumbnail), APP2 ICC_PROFILE and APP14 Adobe, which change how
- * the picture looks, and every segment that is not APPn or COM; drops every other APPn (APP1
- * EXIF and XMP, APP2 MPF, APP13 IPTC) and COM, before the first scan and between scans. An EXIF
- * Orientation other than 1 comes back alone in a minimal APP1, so the avatar is not shown sideways.
+ * the picture looks, and the segments of T.81 that code it (frames, tables, restart interval,
+ * scans); drops every other APPn (APP1 EXIF and XMP, APP2 MPF, APP13 IPTC), COM, and the
+ * reserved JPGn and RES markers, before the first scan and between scans. An EXIF Orientation
+ * other than 1 comes back alone in a minimal APP1, so the avatar is not shown sideways.
  */
 function jpeg(bytes: Uint8Array): Uint8Array {
   if (bytes[0] !== 0xff || bytes[1] !== SOI) throw new Damaged();
@@ -96,8 +96,7 @@ function jpeg(bytes: Uint8Array): Uint8Array {
 
 /** The segment as it is kept (`segment` is its marker, length and data), or `undefined` when dropped. */
 function keptSegment(code: number, data: Uint8Array, segment: Uint8Array): Uint8Array | undefined {
-  if (code === COM) return undefined;
-  if (code < APP0 || code > APP15) return segment;
+  if (code < APP0 || code > APP15) return codesPicture(code) ? segment : undefined;
   if (code === APP0 && ascii(data, 0, 'JFIF\0')) {
     // JFIF 1.02: 14 bytes, then an optional thumbnail of the whole picture, which cropping leaves behind.
     if (data.length <= 14) return segment;
@@ -106,6 +105,16 @@ function keptSegment(code: number, data: Uint8Array, segment: Uint8Array): Uint8
   if (code === APP2 && ascii(data, 0, 'ICC_PROFILE\0')) return segment;
   if (code === APP14 && ascii(data, 0, 'Adobe')) return segment;
   return undefined;
+}
+
+/**
+ * Whether a segment that is not APPn is one of T.81's that code the picture (Table B.1): SOF0-15
+ * (0xC0-0xCF, with DHT 0xC4 and DAC 0xCC among them) but the reserved JPG (0xC8), and SOS, DQT,
+ * DNL, DRI, DHP, EXP (0xDA-0xDF). Not COM, and not the reserved JPGn (0xF0-0xFD) and RES (0x02-0xBF),
+ * which no decoder needs and anything could be written into.
+ */
+function codesPicture(code: number): boolean {
+  return (code >= 0xc0 && code <= 0xcf && code !== 0xc8) || (code >= SOS && code <= 0xdf);
 }
 
 /**

@@ -99,6 +99,20 @@ test('JPEG: XMP, IPTC, comments, MPF and other APPn are dropped; ICC_PROFILE, Ad
   assert.deepEqual(out.subarray(0, 20), PLAIN_JPEG.subarray(0, 20), 'JFIF first, as it was');
 });
 
+test('JPEG: a segment under a reserved marker (JPGn, JPG, RES) is dropped like an APPn; the segments that code the picture stay', () => {
+  const photo = jpegWith(
+    segment(0xf0, 'SecretCam'),
+    segment(0xfd, concat(Buffer.from('Exif\0\0', 'latin1'), exifTiff())),
+    segment(0xc8, 'SN-4711-0815'),
+    segment(0x02, 'Alice Example'),
+    segment(0xdd, Uint8Array.of(0, 0)), // DRI: no restart interval
+  );
+  const out = strip(photo, 'image/jpeg');
+  assertNoSecrets(out);
+  assert.ok(!Buffer.from(out).includes(Buffer.from(LATITUDE_BYTES)), 'the latitude is gone');
+  assert.deepEqual(out, jpegWith(segment(0xdd, Uint8Array.of(0, 0))));
+});
+
 test('JPEG: a JFIF thumbnail goes (a picture of the uncropped original), the JFIF header stays', () => {
   const jfifWithThumbnail = segment(0xe0, concat(PLAIN_JPEG.subarray(6, 18), Uint8Array.of(1, 1, 0xaa, 0xbb, 0xcc)));
   const photo = concat(PLAIN_JPEG.subarray(0, 2), jfifWithThumbnail, PLAIN_JPEG.subarray(20));
