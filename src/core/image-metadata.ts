@@ -40,15 +40,15 @@ const APP1 = 0xe1;
 const APP2 = 0xe2;
 const APP14 = 0xee;
 const APP15 = 0xef;
-const COM = 0xfe;
 /** EXIF 2.32 4.6.4: Orientation, one SHORT in IFD0; 1 is upright. */
 const ORIENTATION_TAG = 0x0112;
 
 /**
  * Keeps APP0 JFIF (without its thumbnail), APP2 ICC_PROFILE and APP14 Adobe, which change how
- * the picture looks, and every segment that is not APPn or COM; drops every other APPn (APP1
- * EXIF and XMP, APP2 MPF, APP13 IPTC) and COM, before the first scan and between scans. An EXIF
- * Orientation other than 1 comes back alone in a minimal APP1, so the avatar is not shown sideways.
+ * the picture looks, and the segments of T.81 that code it (frames, tables, restart interval,
+ * scans); drops every other APPn (APP1 EXIF and XMP, APP2 MPF, APP13 IPTC), COM, and the
+ * reserved JPGn and RES markers, before the first scan and between scans. An EXIF Orientation
+ * other than 1 comes back alone in a minimal APP1, so the avatar is not shown sideways.
  */
 function jpeg(bytes: Uint8Array): Uint8Array {
   if (bytes[0] !== 0xff || bytes[1] !== SOI) throw new Damaged();
@@ -96,8 +96,7 @@ function jpeg(bytes: Uint8Array): Uint8Array {
 
 /** The segment as it is kept (`segment` is its marker, length and data), or `undefined` when dropped. */
 function keptSegment(code: number, data: Uint8Array, segment: Uint8Array): Uint8Array | undefined {
-  if (code === COM) return undefined;
-  if (code < APP0 || code > APP15) return segment;
+  if (code < APP0 || code > APP15) return codesPicture(code) ? segment : undefined;
   if (code === APP0 && ascii(data, 0, 'JFIF\0')) {
     // JFIF 1.02: 14 bytes, then an optional thumbnail of the whole picture, which cropping leaves behind.
     if (data.length <= 14) return segment;
@@ -106,6 +105,16 @@ function keptSegment(code: number, data: Uint8Array, segment: Uint8Array): Uint8
   if (code === APP2 && ascii(data, 0, 'ICC_PROFILE\0')) return segment;
   if (code === APP14 && ascii(data, 0, 'Adobe')) return segment;
   return undefined;
+}
+
+/**
+ * Whether a segment that is not APPn is one of T.81's that code the picture (Table B.1): SOF0-15
+ * (0xC0-0xCF, with DHT 0xC4 and DAC 0xCC among them) but the reserved JPG (0xC8), and SOS, DQT,
+ * DNL, DRI, DHP, EXP (0xDA-0xDF). Not COM, and not the reserved JPGn (0xF0-0xFD) and RES (0x02-0xBF),
+ * which no decoder needs and anything could be written into.
+ */
+function codesPicture(code: number): boolean {
+  return (code >= 0xc0 && code <= 0xcf && code !== 0xc8) || (code >= SOS && code <= 0xdf);
 }
 
 /**
@@ -153,12 +162,25 @@ function orientationSegment(orientation: number): Uint8Array {
   );
 }
 
-// ---- PNG (PNG 3rd edition 5.3, 11.3) -----------------------------------------------------------
+// ---- PNG (PNG 3rd edition 5.3, 5.4, 11.3) ------------------------------------------------------
 
-/** Chunks that only describe the image: EXIF, the three kinds of text, the last-modified time. */
-const PNG_DROPPED = new Set(['eXIf', 'tEXt', 'zTXt', 'iTXt', 'tIME']);
+/**
+ * The ancillary chunks that change how the picture looks: transparency, colour space and
+ * profile, significant bits, background, pixel size, HDR, and APNG's animation. Every other
+ * ancillary chunk goes, whatever its name: besides EXIF, text and time (eXIf, tEXt, zTXt, iTXt,
+ * tIME), tools write metadata under names no list can foresee (C2PA's caBX, the unofficial zxIf,
+ * ImageMagick's gIFx, private chunks), and any decoder may leave an ancillary chunk out (5.4).
+ */
+const PNG_KEPT_ANCILLARY = new Set([
+  'tRNS', 'gAMA', 'cHRM', 'sRGB', 'iCCP', 'cICP', 'mDCV', 'cLLI', 'mDCv', 'cLLi', 'sBIT', 'bKGD', 'pHYs', 'acTL', 'fcTL', 'fdAT',
+]);
 
-/** Every chunk up to IEND but the dropped ones, each copied whole with its CRC. */
+/** Whether a chunk is kept: every critical one (upper-case first letter, 5.4), and the ancillary ones above. */
+function pngKept(type: string): boolean {
+  return (type.charCodeAt(0) & 0x20) === 0 || PNG_KEPT_ANCILLARY.has(type);
+}
+
+/** Every chunk up to IEND that draws the picture, each copied whole with its CRC. */
 function png(bytes: Uint8Array): Uint8Array {
   if (!ascii(bytes, 0, '\x89PNG\r\n\x1a\n')) throw new Damaged();
   const out: Uint8Array[] = [bytes.subarray(0, 8)];
@@ -170,7 +192,7 @@ function png(bytes: Uint8Array): Uint8Array {
     if (length > 0x7fffffff || !/^[A-Za-z]{4}$/.test(type)) throw new Damaged();
     const end = at + 12 + length;
     need(bytes, end);
-    if (!PNG_DROPPED.has(type)) out.push(bytes.subarray(at, end));
+    if (pngKept(type)) out.push(bytes.subarray(at, end));
     at = end;
     if (type === 'IEND') return concat(out);
   }
@@ -181,8 +203,14 @@ function png(bytes: Uint8Array): Uint8Array {
 /** VP8X flags (RFC 9649 2.7): an EXIF chunk is present, an XMP chunk is present. */
 const VP8X_EXIF = 0x08;
 const VP8X_XMP = 0x04;
+/**
+ * The chunks that draw the picture (RFC 9649 2.5-2.7): the bitstreams, alpha, animation, colour
+ * profile. Every other chunk goes, whatever its fourcc: EXIF and XMP, the same written in another
+ * case or with a NUL, and chunks of names no list foresees; readers ignore unknown chunks (2.7).
+ */
+const WEBP_KEPT = new Set(['VP8 ', 'VP8L', 'VP8X', 'ALPH', 'ANIM', 'ANMF', 'ICCP']);
 
-/** Every chunk but EXIF and XMP; VP8X no longer announces them, and the RIFF size is what is left. */
+/** Every chunk that draws the picture; VP8X no longer announces EXIF or XMP, and the RIFF size is what is left. */
 function webp(bytes: Uint8Array): Uint8Array {
   if (!ascii(bytes, 0, 'RIFF') || !ascii(bytes, 8, 'WEBP')) throw new Damaged();
   const riffEnd = 8 + u32le(bytes, 4);
@@ -201,7 +229,9 @@ function webp(bytes: Uint8Array): Uint8Array {
       const flagged = bytes.slice(at, end);
       flagged[8] = flagged[8]! & ~(VP8X_EXIF | VP8X_XMP);
       chunks.push(flagged);
-    } else if (fourcc !== 'EXIF' && fourcc !== 'XMP ') {
+    } else if (fourcc === 'ANMF') {
+      chunks.push(animationFrame(bytes.subarray(at, at + 8 + size)));
+    } else if (WEBP_KEPT.has(fourcc)) {
       chunks.push(bytes.subarray(at, end));
     }
     at = end;
@@ -212,17 +242,53 @@ function webp(bytes: Uint8Array): Uint8Array {
   return concat([header, ...chunks]);
 }
 
+/** A frame's own chunks (RFC 9649 2.7.1.1): alpha and bitstream; its "unknown chunks" go as they do at the top. */
+const WEBP_FRAME_KEPT = new Set(['ALPH', 'VP8 ', 'VP8L']);
+/** The ANMF header's bytes before the frame's chunks: position, size, duration, flags. */
+const ANMF_HEADER = 16;
+
+/** An ANMF chunk (`chunk`: fourcc, size, payload, without padding) with only the frame's kept chunks, its size recomputed. */
+function animationFrame(chunk: Uint8Array): Uint8Array {
+  if (chunk.length < 8 + ANMF_HEADER) throw new Damaged();
+  const kept: Uint8Array[] = [chunk.slice(0, 8 + ANMF_HEADER)];
+  let at = 8 + ANMF_HEADER;
+  while (at < chunk.length) {
+    if (at + 8 > chunk.length) throw new Damaged();
+    const size = u32le(chunk, at + 4);
+    const end = at + 8 + size + (size & 1);
+    if (end > chunk.length) throw new Damaged();
+    if (WEBP_FRAME_KEPT.has(latin1(chunk, at, 4))) kept.push(chunk.subarray(at, end));
+    at = end;
+  }
+  // Every part has an even length (chunks with their padding), so the frame needs none.
+  const frame = concat(kept);
+  new DataView(frame.buffer).setUint32(4, frame.length - 8, true);
+  return frame;
+}
+
 // ---- GIF (GIF89a sections 17-27) -----------------------------------------------------------------
 
 const GIF_IMAGE = 0x2c;
 const GIF_EXTENSION = 0x21;
 const GIF_TRAILER = 0x3b;
-const GIF_COMMENT = 0xfe;
 const GIF_APPLICATION = 0xff;
-/** Application extensions that carry metadata: XMP (XMP specification part 3), and ImageMagick's IPTC and Photoshop blocks. */
-const GIF_DROPPED_APPLICATIONS = ['XMP DataXMP', 'MGKIPTC0000', 'MGK8BIM0000'];
+const GIF_GRAPHIC_CONTROL = 0xf9;
+const GIF_PLAIN_TEXT = 0x01;
+/**
+ * The application extensions that change how the picture shows: the loop count (Netscape's and
+ * its twin) and the colour profile. Every other one goes, whatever its identifier: XMP (XMP
+ * specification part 3), ImageMagick's IPTC, Photoshop and generic profile blocks, any vendor's.
+ */
+const GIF_KEPT_APPLICATIONS = ['NETSCAPE2.0', 'ANIMEXTS1.0', 'ICCRGBG1012'];
 
-/** Every block up to the trailer but comments and metadata application extensions. */
+/** Whether the extension at `at` is kept: graphic control, plain text, and the applications above; never comments or unknown labels. */
+function gifKept(bytes: Uint8Array, at: number): boolean {
+  const label = bytes[at + 1];
+  if (label === GIF_GRAPHIC_CONTROL || label === GIF_PLAIN_TEXT) return true;
+  return label === GIF_APPLICATION && bytes[at + 2] === 11 && GIF_KEPT_APPLICATIONS.some((id) => ascii(bytes, at + 3, id));
+}
+
+/** Every block up to the trailer but comments, unknown extensions and metadata application extensions. */
 function gif(bytes: Uint8Array): Uint8Array {
   if (!ascii(bytes, 0, 'GIF87a') && !ascii(bytes, 0, 'GIF89a')) throw new Damaged();
   // Header and logical screen descriptor, then the global colour table if its flag is set.
@@ -241,11 +307,8 @@ function gif(bytes: Uint8Array): Uint8Array {
       out.push(bytes.subarray(at, end));
       at = end;
     } else if (introducer === GIF_EXTENSION) {
-      const label = byteAt(bytes, at + 1);
-      const end = afterSubBlocks(bytes, at + 2);
-      const dropped = label === GIF_COMMENT || (label === GIF_APPLICATION && bytes[at + 2] === 11
-        && GIF_DROPPED_APPLICATIONS.some((id) => ascii(bytes, at + 3, id)));
-      if (!dropped) out.push(bytes.subarray(at, end));
+      const end = afterSubBlocks(bytes, at + 2); // after the label
+      if (gifKept(bytes, at)) out.push(bytes.subarray(at, end));
       at = end;
     } else {
       throw new Damaged();

@@ -13,7 +13,10 @@
  * answer while the connection looks ready drops that connection (ioredis's `socketTimeout`, or
  * `disconnect(true)` when other answers kept that timer from firing), Redis is skipped until a new
  * connection is ready, and ioredis's reconnection is the probe: each attempt's handshake has the
- * same timeout, and the first one Redis answers ends the outage. Decided over keeping the
+ * same timeout. The outage ends only when a command on a new connection is answered (a script is
+ * sent for that at once), not at its handshake: a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
+ * and not a script, and would otherwise be logged back and gone twice a second, and /readyz
+ * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
  * connection and sending PINGs on it: no timer of our own, and after a partition the old
  * connection may be dead for good (Redis restarted or failed over) while a new one works at once.
  * Unanswered commands are not resent on the new connection: each was already answered from the
@@ -61,6 +64,7 @@ export class GuardedRedis {
   private dropped = false;
   /** Connections closed so far: a failure on a connection since closed is not news. */
   private closes = 0;
+  private readonly recoveryListeners = new Set<() => void>();
 
   constructor(url: string, options: GuardedRedisOptions) {
     const timeout = options.commandTimeoutMs ?? 500;
@@ -88,7 +92,15 @@ export class GuardedRedis {
     });
     this.client.on('ready', () => {
       this.everReady = true;
-      this.dropped = false;
+      if (this.dropped) {
+        // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
+        // WRITE, as a failover does) answers INFO and not a script. Commands may go out again,
+        // and the first one answered ends the outage (`ask`); a script that writes nothing is
+        // sent at once, so an instance without traffic is back too.
+        this.dropped = false;
+        void this.ask(() => this.client.eval('return 1', 0));
+        return;
+      }
       this.recovered();
     });
   }
@@ -96,6 +108,15 @@ export class GuardedRedis {
   /** False while Redis is known to be down: use the fallback without trying. */
   private get usable(): boolean {
     return !this.dropped && (!this.degraded || this.client.status === 'ready');
+  }
+
+  /**
+   * Calls `listener` each time Redis is back after an outage, when commands go to it again (the
+   * replay cache tells it then what the fallback accepted meanwhile); returns what stops that.
+   */
+  onRecovered(listener: () => void): () => void {
+    this.recoveryListeners.add(listener);
+    return () => this.recoveryListeners.delete(listener);
   }
 
   /** Whether an outage was noticed and Redis has not answered since. */
@@ -143,6 +164,7 @@ export class GuardedRedis {
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.logger?.info({}, 'Redis is reachable again');
+    for (const listener of this.recoveryListeners) listener();
   }
 
   close(): void {

@@ -28,8 +28,8 @@ export interface AvatarsTable {
   image: Uint8Array;
   updated_at: number;
   /**
-   * The `updated_at` of the image whose metadata was taken out (or that was found damaged and
-   * left as it is); null or any other value means not yet (migration 2026-11-23-0090-avatar-metadata).
+   * The `updated_at` of the image whose metadata was taken out (a damaged one is removed instead);
+   * null or any other value means not yet (migration 2026-11-23-0090-avatar-metadata).
    */
   metadata_checked: number | null;
 }

@@ -4,10 +4,12 @@
  * as an upload now does (`withoutMetadata`). Runs after the migrations on every start; when
  * nothing is left it is one look into an empty partial index.
  *
- * An image whose structure does not hold is left as it is and marked checked: a start never fails
- * on one, and never tries it again. A cleaned image moves its user's `updated_at`, the version in
- * the pages' address of the avatar (`avatarSrc`), so no page points any longer at the address
- * under which the old bytes were cached for a year.
+ * An image whose structure does not hold (a phone photo cut short, which browsers still show) is
+ * removed: its metadata cannot be taken out, so leaving it would go on publishing the GPS position
+ * it may hold, and an upload of the same file is refused anyway; its user gets the default avatar
+ * and may upload again. A start never fails on one. A cleaned or removed image moves its user's
+ * `updated_at`, the version in the pages' address of the avatar (`avatarSrc`), so no page points
+ * any longer at the address under which the old bytes were cached for a year.
  */
 import { type Kysely, sql } from 'kysely';
 import { detectImageType } from '../core/avatars.js';
@@ -22,11 +24,11 @@ export interface AvatarCleaning {
   stripped: number;
   /** Avatars that held none: only marked checked. */
   unchanged: number;
-  /** Avatars whose structure does not hold (or that are no image this service takes): left as they are. */
+  /** Avatars whose structure does not hold (or that are no image this service takes): removed. */
   damaged: number;
 }
 
-/** Cleans every avatar not yet checked; `now` is the new version of each cleaned one's user. */
+/** Cleans every avatar not yet checked, and removes the damaged ones; `now` is the new version of each changed one's user. */
 export async function stripStoredAvatarMetadata(db: Kysely<Database>, now: number): Promise<AvatarCleaning> {
   const counts: AvatarCleaning = { stripped: 0, unchanged: 0, damaged: 0 };
   for (;;) {
@@ -42,10 +44,13 @@ export async function stripStoredAvatarMetadata(db: Kysely<Database>, now: numbe
         const replacement = clean && !sameBytes(clean, image) ? clean : undefined;
         counts[!clean ? 'damaged' : replacement ? 'stripped' : 'unchanged'] += 1;
         // Only the image that was read: one uploaded meanwhile is left to its own check.
-        const written = await trx.updateTable('avatars')
-          .set({ metadata_checked: row.updated_at, ...(replacement ? { image: replacement } : {}) })
-          .where('user_id', '=', row.user_id).where('updated_at', '=', row.updated_at).executeTakeFirst();
-        if (replacement && Number(written.numUpdatedRows) === 1) {
+        const changed = clean
+          ? (await trx.updateTable('avatars')
+            .set({ metadata_checked: row.updated_at, ...(replacement ? { image: replacement } : {}) })
+            .where('user_id', '=', row.user_id).where('updated_at', '=', row.updated_at).executeTakeFirst()).numUpdatedRows
+          : (await trx.deleteFrom('avatars')
+            .where('user_id', '=', row.user_id).where('updated_at', '=', row.updated_at).executeTakeFirst()).numDeletedRows;
+        if ((replacement || !clean) && Number(changed) === 1) {
           await trx.updateTable('users')
             .set({ updated_at: sql<number>`case when updated_at < ${now} then ${now} else updated_at + 1 end` })
             .where('id', '=', row.user_id).execute();

@@ -99,6 +99,20 @@ test('JPEG: XMP, IPTC, comments, MPF and other APPn are dropped; ICC_PROFILE, Ad
   assert.deepEqual(out.subarray(0, 20), PLAIN_JPEG.subarray(0, 20), 'JFIF first, as it was');
 });
 
+test('JPEG: a segment under a reserved marker (JPGn, JPG, RES) is dropped like an APPn; the segments that code the picture stay', () => {
+  const photo = jpegWith(
+    segment(0xf0, 'SecretCam'),
+    segment(0xfd, concat(Buffer.from('Exif\0\0', 'latin1'), exifTiff())),
+    segment(0xc8, 'SN-4711-0815'),
+    segment(0x02, 'Alice Example'),
+    segment(0xdd, Uint8Array.of(0, 0)), // DRI: no restart interval
+  );
+  const out = strip(photo, 'image/jpeg');
+  assertNoSecrets(out);
+  assert.ok(!Buffer.from(out).includes(Buffer.from(LATITUDE_BYTES)), 'the latitude is gone');
+  assert.deepEqual(out, jpegWith(segment(0xdd, Uint8Array.of(0, 0))));
+});
+
 test('JPEG: a JFIF thumbnail goes (a picture of the uncropped original), the JFIF header stays', () => {
   const jfifWithThumbnail = segment(0xe0, concat(PLAIN_JPEG.subarray(6, 18), Uint8Array.of(1, 1, 0xaa, 0xbb, 0xcc)));
   const photo = concat(PLAIN_JPEG.subarray(0, 2), jfifWithThumbnail, PLAIN_JPEG.subarray(20));
@@ -125,7 +139,7 @@ test('JPEG: stuffed bytes, restart markers and fill bytes in the scan do not end
 
 // ---- PNG --------------------------------------------------------------------------------------
 
-test('PNG: eXIf, tEXt, zTXt, iTXt and tIME chunks are dropped; every other chunk stays byte for byte, with its CRC', () => {
+test('PNG: eXIf, tEXt, zTXt, iTXt and tIME chunks are dropped; the chunks that draw stay byte for byte, with their CRC', () => {
   const gamma = chunk('gAMA', Uint8Array.of(0, 0, 0xb1, 0x8f));
   const physical = chunk('pHYs', Uint8Array.of(0, 0, 0x0b, 0x13, 0, 0, 0x0b, 0x13, 1));
   const image = pngWith(
@@ -142,6 +156,26 @@ test('PNG: eXIf, tEXt, zTXt, iTXt and tIME chunks are dropped; every other chunk
   assert.deepEqual(out, pngWith(gamma, physical));
   for (const type of ['eXIf', 'tEXt', 'zTXt', 'iTXt', 'tIME']) assert.ok(!holds(out, type), `no ${type}`);
   assert.deepEqual(strip(PLAIN_PNG, 'image/png'), PLAIN_PNG, 'a PNG without metadata is unchanged');
+});
+
+test('PNG: an ancillary chunk not known to draw the picture is dropped, whatever it is named (C2PA caBX, unofficial zxIf, private chunks)', () => {
+  // Ancillary chunks (a lower-case first letter) may be left out by any decoder (PNG 3rd edition
+  // 5.4), so only those that change how the picture looks are kept: an allow-list, not a deny-list.
+  const transparency = chunk('tRNS', Uint8Array.of(0, 0));
+  const colour = chunk('sRGB', Uint8Array.of(0));
+  const image = pngWith(
+    transparency,
+    chunk('caBX', concat(Buffer.from('jumb c2pa.assertions stds.exif '), exifTiff())),
+    chunk('zxIf', exifTiff()),
+    chunk('exIf', exifTiff()),
+    chunk('gIFx', 'ImageMagick Alice Example'),
+    chunk('prVt', 'a comment'),
+    colour,
+  );
+  const out = strip(image, 'image/png');
+  assertNoSecrets(out);
+  assert.ok(!Buffer.from(out).includes(Buffer.from(LATITUDE_BYTES)), 'the latitude is gone');
+  assert.deepEqual(out, pngWith(transparency, colour));
 });
 
 test('PNG: what follows IEND is dropped', () => {
@@ -163,6 +197,35 @@ test('WebP: EXIF and XMP chunks are dropped, VP8X no longer flags them, and the 
   assert.deepEqual(strip(PLAIN_WEBP, 'image/webp'), PLAIN_WEBP, 'a simple WebP is unchanged');
 });
 
+test('WebP: a chunk that does not draw the picture is dropped, whatever its name: EXIF or XMP in another case, or any unknown fourcc', () => {
+  // RFC 9649 2.7: readers ignore unknown chunks, so leaving them out changes no picture.
+  const image = extendedWebp(VP8X_ALPHA | VP8X_EXIF | VP8X_XMP,
+    riffChunk('exif', exifTiff({ orientation: 6 })),
+    riffChunk('xmp ', XMP_PACKET),
+    riffChunk('XMP\0', XMP_PACKET),
+    riffChunk('C2PA', concat(Buffer.from('stds.exif '), exifTiff())),
+    riffChunk('ABCD', 'a comment'));
+  const out = strip(image, 'image/webp');
+  assertNoSecrets(out);
+  assert.ok(!Buffer.from(out).includes(Buffer.from(LATITUDE_BYTES)), 'the latitude is gone');
+  assert.deepEqual(out, extendedWebp(VP8X_ALPHA));
+});
+
+test('WebP: an animation frame keeps its alpha and bitstream; the chunks of other names inside it are dropped, and its size is what is left', () => {
+  const frameHeader = new Uint8Array(16); // position, size minus one, duration, flags: all zero
+  const bitstream = PLAIN_WEBP.subarray(12); // its VP8L chunk
+  const frame = (...inside: Uint8Array[]) => riffChunk('ANMF', concat(frameHeader, ...inside));
+  const image = extendedWebp(VP8X_ALPHA | VP8X_EXIF, riffChunk('ANIM', new Uint8Array(6)),
+    frame(bitstream, riffChunk('EXIF', exifTiff()), riffChunk('ABCD', 'a comment')));
+  const out = strip(image, 'image/webp');
+  assertNoSecrets(out);
+  assert.ok(!Buffer.from(out).includes(Buffer.from(LATITUDE_BYTES)), 'the latitude is gone');
+  assert.deepEqual(out, extendedWebp(VP8X_ALPHA, riffChunk('ANIM', new Uint8Array(6)), frame(bitstream)));
+  assert.equal(withoutMetadata(extendedWebp(0, riffChunk('ANMF', new Uint8Array(10))), 'image/webp'), undefined, 'a frame shorter than its header is damaged');
+  assert.equal(withoutMetadata(extendedWebp(0, frame(Buffer.from('VP8L\xff\0\0\0', 'latin1'))), 'image/webp'), undefined,
+    'a chunk past the end of its frame is damaged');
+});
+
 // ---- GIF --------------------------------------------------------------------------------------
 
 test('GIF: comment extensions and XMP application extensions are dropped; the loop extension and the image stay', () => {
@@ -173,6 +236,23 @@ test('GIF: comment extensions and XMP application extensions are dropped; the lo
   assert.ok(!holds(out, 'XMP DataXMP'));
   assert.deepEqual(out, gifWith(loop));
   assert.deepEqual(strip(PLAIN_GIF, 'image/gif'), PLAIN_GIF, 'a GIF without metadata is unchanged');
+});
+
+test('GIF: an application extension is kept only when it is the loop or the colour profile; any other vendor\'s, and unknown extensions, are dropped', () => {
+  const loop = gifExtension(0xff, 'ANIMEXTS1.0', Uint8Array.of(1, 0, 0));
+  const icc = gifExtension(0xff, 'ICCRGBG1012', 'colour profile bytes');
+  const image = gifWith(
+    loop,
+    gifExtension(0xff, 'ImageMagick', 'gamma=0.45 Alice Example'),
+    gifExtension(0xff, 'MGKEXIF0000', concat(Buffer.from('Exif\0\0'), exifTiff())),
+    gifExtension(0xff, 'xmp dataXMP', XMP_PACKET),
+    gifExtension(0x7f, 'SecretCam'),
+    icc,
+  );
+  const out = strip(image, 'image/gif');
+  assertNoSecrets(out);
+  assert.ok(!Buffer.from(out).includes(Buffer.from(LATITUDE_BYTES)), 'the latitude is gone');
+  assert.deepEqual(out, gifWith(loop, icc));
 });
 
 // ---- Damaged structures -----------------------------------------------------------------------

@@ -6,6 +6,7 @@
  * together.
  */
 import assert from 'node:assert/strict';
+import { type Server, type Socket, createServer } from 'node:net';
 import { test } from 'node:test';
 import type { DpopReplayStore } from '../../src/core/ports.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
@@ -128,6 +129,29 @@ test('a proof accepted from the database while Redis was away is not accepted ag
   }
 });
 
+test('a proof accepted from the database while Redis was away is not accepted by another instance once Redis is back', { skip: skipWithoutRedis }, async () => {
+  const { relay, limiter, database, replay, keyPrefix, close } = await sharedThroughRelay(200);
+  // Another instance, straight to Redis, that never lost it; both share the database.
+  const other = new RedisReplayStore({ url: redisUrl!, fallback: database, keyPrefix });
+  try {
+    assert.equal(await replay.claim('warm', T0 + 300_000, T0), true);
+    relay.stall();
+    assert.equal(await replay.claim('timed-out', T0 + 300_000, T0), true, 'the claim that finds the stall, from the database');
+    // From now on this instance does not ask Redis: the proof is recorded in the database only.
+    assert.equal(await replay.claim('proof', T0 + 300_000, T0), true, 'accepted from the database during the stall');
+    assert.ok(database.claimed.has('proof'));
+
+    relay.resume();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis');
+    assert.equal(await replay.claim('fresh', T0 + 310_000, T0 + 10_000), true, 'this instance answers from Redis again');
+    assert.equal(await other.claim('proof', T0 + 300_000, T0 + 10_000), false, 'the same proof, replayed to the other instance');
+    assert.equal(await other.claim('new', T0 + 310_000, T0 + 10_000), true, 'a new proof is accepted there');
+  } finally {
+    await other.close();
+    await close();
+  }
+});
+
 test('while Redis is stalled with the connection open, requests answer from the fallback without waiting for Redis, and Redis is used again once it answers', { skip: skipWithoutRedis }, async () => {
   const { relay, lines, limiter, database, replay, keyPrefix, close } = await sharedThroughRelay(200);
   // Another instance, straight to Redis: it sees the counts this one leaves there.
@@ -169,6 +193,114 @@ test('while Redis is stalled with the connection open, requests answer from the 
   } finally {
     await witness.close();
     await close();
+  }
+});
+
+/**
+ * A Redis that answers a connection's handshake (HELLO refused, CLIENT, INFO) but no other command
+ * until `answer()`: what a Redis pausing writes (CLIENT PAUSE WRITE, as in a failover) looks like
+ * to a client whose ready check is a read.
+ */
+class HandshakeOnlyRedis {
+  private readonly server: Server = createServer((socket) => this.serve(socket));
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+  /** Commands other than the handshake's received so far, per connection in the order accepted. */
+  readonly commands: number[] = [];
+  private answering = false;
+  private readonly held = new Map<Socket, number>();
+
+  async open(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  private serve(socket: Socket): void {
+    this.sockets.add(socket);
+    socket.on('close', () => this.sockets.delete(socket));
+    socket.on('error', () => {});
+    const connection = this.commands.push(0) - 1;
+    let buffered = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      for (let parsed = parseCommand(buffered); parsed; parsed = parseCommand(buffered)) {
+        buffered = buffered.subarray(parsed.length);
+        const name = parsed.args[0]!.toUpperCase();
+        if (name === 'HELLO') socket.write('-NOPROTO this server speaks RESP2 only\r\n');
+        else if (name === 'CLIENT') socket.write('+OK\r\n');
+        else if (name === 'INFO') socket.write(bulk('# Server\r\nloading:0\r\n'));
+        else {
+          this.commands[connection]! += 1;
+          if (this.answering) socket.write('+PONG\r\n');
+          else this.held.set(socket, (this.held.get(socket) ?? 0) + 1);
+        }
+      }
+    });
+  }
+
+  /** Answers from now on, the commands held first, in order, as Redis does once a pause ends. */
+  answer(): void {
+    this.answering = true;
+    for (const [socket, count] of this.held) socket.write('+PONG\r\n'.repeat(count));
+    this.held.clear();
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+function bulk(text: string): string {
+  return `$${Buffer.byteLength(text)}\r\n${text}\r\n`;
+}
+
+/** One RESP command (an array of bulk strings) from the start of `buffer`, or undefined until it is whole. */
+function parseCommand(buffer: Buffer): { args: string[]; length: number } | undefined {
+  const line = (from: number) => {
+    const end = buffer.indexOf('\r\n', from);
+    return end < 0 ? undefined : { text: buffer.toString('latin1', from + 1, end), next: end + 2 };
+  };
+  const header = line(0);
+  if (!header) return undefined;
+  const args: string[] = [];
+  let at = header.next;
+  for (let i = 0; i < Number(header.text); i++) {
+    const size = line(at);
+    if (!size || buffer.length < size.next + Number(size.text) + 2) return undefined;
+    args.push(buffer.toString('latin1', size.next, size.next + Number(size.text)));
+    at = size.next + Number(size.text) + 2;
+  }
+  return { args, length: at };
+}
+
+test('after a stall, a new connection whose handshake Redis answers is not taken for Redis being back until a command is answered', { skip: skipWithoutRedis }, async () => {
+  const server = new HandshakeOnlyRedis();
+  await server.open();
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${server.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs: 100 });
+  const ping = () => redis.ask(() => redis.client.ping());
+  try {
+    assert.equal(await ping(), undefined, 'the first command waits for the timeout, unanswered');
+    assert.equal(redis.isDegraded, true);
+    // Commands are asked until one goes out on a connection made after the first was dropped:
+    // that connection's handshake was answered, and it was taken as ready.
+    for (let i = 0; i < 200 && server.commands.slice(1).every((n) => n === 0); i++) {
+      await ping();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(server.commands.slice(1).some((n) => n > 0), 'a command went out on a new connection');
+    assert.equal(redis.isDegraded, true, '/readyz still says degraded: no command was answered');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back'], 'no return, and no second outage, in the log');
+
+    server.answer();
+    await eventually(() => !redis.isDegraded, 'a command answered ends the outage, with no request meanwhile');
+    assert.equal(lines.at(-1), 'info: Redis is reachable again');
+    assert.equal(await ping(), 'PONG');
+  } finally {
+    redis.close();
+    await server.close();
   }
 });
 

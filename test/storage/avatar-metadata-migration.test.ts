@@ -1,8 +1,9 @@
 /**
  * Migration 2026-11-23-0090-avatar-metadata and its data step: avatars stored before the rule lose
- * their metadata at the next start, as an upload now does; a damaged one is left as it is without
- * failing the start; the pages' address of a cleaned avatar moves; and an avatar an older release
- * writes during a rolling upgrade is cleaned at the start after. On SQLite and PostgreSQL.
+ * their metadata at the next start, as an upload now does; a damaged one, whose metadata cannot be
+ * taken out, is no longer served, without failing the start; the pages' address of a cleaned or
+ * removed avatar moves; and an avatar an older release writes during a rolling upgrade is cleaned
+ * at the start after. On SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -22,9 +23,10 @@ const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const BEFORE = '2026-11-23-0080-published-post-counts';
 const MIGRATION = '2026-11-23-0090-avatar-metadata';
 
-/** What members uploaded before the rule: a phone photo, a clean PNG, a GIF with a comment, a JPEG cut short. */
+/** What members uploaded before the rule: a phone photo, a clean PNG, a GIF with a comment, a phone photo cut short. */
 const PHOTO = jpegWith(exifSegment({ orientation: 6 }));
-const DAMAGED = PHOTO.subarray(0, 60);
+/** Without its EOI: browsers show it, the walk refuses it, and its EXIF is whole. */
+const DAMAGED = PHOTO.subarray(0, PHOTO.length - 2);
 const UPLOADS = { photo: PHOTO, plain: PLAIN_PNG, commented: gifWith(gifExtension(0xfe, 'a comment')), damaged: DAMAGED };
 
 forEachDatabase('avatar metadata migration', (database) => {
@@ -50,7 +52,7 @@ forEachDatabase('avatar metadata migration', (database) => {
   });
   after(() => handle.close());
 
-  test('avatars stored before the rule lose their metadata at the next start; a damaged one is left as it is and the start does not fail', async () => {
+  test('avatars stored before the rule lose their metadata at the next start; a damaged one does not fail the start', async () => {
     const started = Date.now();
     const outcome = await migrateToLatest(db);
     assert.deepEqual(outcome, { applied: MIGRATION_NAMES.filter((name) => name > BEFORE) });
@@ -63,14 +65,12 @@ forEachDatabase('avatar metadata migration', (database) => {
     assert.equal(photo.length, PLAIN_JPEG.length + 36, 'the picture and its orientation alone');
     assert.deepEqual(await stored(ids.commented!), PLAIN_GIF);
     assert.deepEqual(await stored(ids.plain!), PLAIN_PNG, 'an image without metadata is unchanged');
-    assert.deepEqual(await stored(ids.damaged!), DAMAGED, 'a damaged image is left as it is');
 
     assert.ok(await userVersion(ids.photo!) >= started, 'a cleaned avatar gets a new address on pages');
     assert.ok(await userVersion(ids.commented!) >= started);
     assert.equal(await userVersion(ids.plain!), T0, 'an unchanged one keeps its address');
-    assert.equal(await userVersion(ids.damaged!), T0);
     const rows = await db.selectFrom('avatars').select(['metadata_checked', 'updated_at']).execute();
-    assert.ok(rows.every((r) => r.metadata_checked === r.updated_at), 'every avatar is checked, the damaged one too');
+    assert.ok(rows.every((r) => r.metadata_checked === r.updated_at), 'every avatar left is checked');
     assert.deepEqual(await stripStoredAvatarMetadata(db, Date.now()), { stripped: 0, unchanged: 0, damaged: 0 }, 'the next start finds nothing to do');
 
     // The same database served over HTTP: the photo comes without its metadata.
@@ -78,6 +78,22 @@ forEachDatabase('avatar metadata migration', (database) => {
     try {
       const served = new Uint8Array(await (await fetch(`${t.baseUrl}/avatars/${ids.photo}`)).arrayBuffer());
       assert.deepEqual(served, photo);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a stored avatar whose metadata cannot be taken out is no longer served: its user gets the default avatar at a new address', async () => {
+    assert.ok(holds(DAMAGED, 'Harbour Lane 12') && holds(DAMAGED, 'SN-4711-0815'), 'the damaged photo carries them');
+    const row = await db.selectFrom('avatars').select('user_id').where('user_id', '=', ids.damaged!).executeTakeFirst();
+    assert.equal(row, undefined, 'removed by the start the test before ran, not left as it was');
+    assert.ok(await userVersion(ids.damaged!) > T0, 'pages no longer point at the address under which it was cached');
+    const t: TestApp = await startTestApp(database);
+    try {
+      const response = await fetch(`${t.baseUrl}/avatars/${ids.damaged}`);
+      assert.match(response.headers.get('content-type') ?? '', /^image\/svg\+xml/, 'the default avatar');
+      const served = new Uint8Array(await response.arrayBuffer());
+      for (const secret of SECRETS) assert.ok(!holds(served, secret), `"${secret}" is not served`);
     } finally {
       await t.close();
     }
