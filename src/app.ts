@@ -84,8 +84,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // Each listening instance delivers back-channel logouts; closing waits for its attempts to end.
   app.addHook('onListen', async () => { deps.logoutDeliveries.start(app.log); });
   app.addHook('onClose', async () => { await deps.logoutDeliveries.stop(); });
-  // Security events go to the server log as structured audit lines (issue 18 item 5).
-  deps.securityLog.logTo(app.log);
 
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.observeHttp(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);

@@ -32,7 +32,7 @@ export interface Deps extends BaseDeps {
   readonly deviceCookies: DeviceCookies;
   /** Sends the queued back-channel logouts while the app listens (`buildApp` starts and stops it). */
   readonly logoutDeliveries: LogoutDeliveryWorker;
-  /** The accounts' security log; `buildApp` points its audit lines at the server log. */
+  /** The accounts' security log; its events reach the server log through `audit`. */
   readonly securityLog: SecurityLog;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
   readonly dpop: DpopVerifier;
@@ -70,7 +70,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     keys,
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
-    securityLog: new SecurityLog(stores.securityEvents, clock),
+    securityLog: new SecurityLog(stores.securityEvents, clock, base.audit),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
     limiter,
     metrics,

@@ -1,8 +1,8 @@
 /**
  * Audit events: the security-relevant things that happened, as records an operator ships to a
  * log system (the pino sink in src/observability/audit.ts writes each as one JSON line with
- * `"audit": "<event>"`), and that a user's security log can later show from the same emitters
- * (another `AuditSink`, e.g. one that also stores events per account).
+ * `"audit": "<event>"`). An account's security log (src/core/security/security-log.ts) writes its
+ * events here too, so the server log has one shape and one sink for both.
  *
  * No event carries a secret: no token, code, password, cookie or client secret, not even hashed.
  * Things are named by database ids (`userId`, `grantId`, `tokenId`), public ids (`clientId`,
@@ -21,16 +21,33 @@ interface FromBrowser {
   address: string;
 }
 
-export type SignInFailure = 'invalid_credentials' | 'account_unusable' | 'throttled';
+/** `invalid_second_factor`: the right password, then a wrong code of the authenticator app or a wrong recovery code. */
+export type SignInFailure = 'invalid_credentials' | 'account_unusable' | 'throttled' | 'invalid_second_factor';
+
+/** What signed the person in: the password alone, the password and a second factor, or a passkey alone. */
+export type SignInMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'password_passkey' | 'passkey';
 
 export type AuditEvent =
   // ---- Sign-in (INTERFACE section 4) ----
-  | { audit: 'sign_in.succeeded'; userId: number; username: string; address: string }
+  /** Written when the session starts: after the second step for an account that has one. */
+  | { audit: 'sign_in.succeeded'; userId: number; username: string; address: string; method: SignInMethod }
   /** `userId` when the typed name is an account's; none when it names none or the attempt was refused unchecked. */
   | { audit: 'sign_in.failed'; username: string; reason: SignInFailure; address: string; userId?: number }
   /** The password asked again before a sensitive action (a new personal token) was wrong or refused. */
   | { audit: 'password_confirm.failed'; userId: number; reason: 'wrong_password' | 'throttled'; address: string }
   | { audit: 'sign_out'; userId: number; address: string }
+  // ---- Account security at /settings/security (issue 18 items 1–4) ----
+  | ({ audit: 'totp.enabled'; userId: number } & FromBrowser)
+  /** `method`: what confirmed it, a code of the authenticator app or a recovery code. */
+  | ({ audit: 'totp.disabled'; userId: number; method: 'totp' | 'recovery_code' } & FromBrowser)
+  | ({ audit: 'recovery_codes.regenerated'; userId: number } & FromBrowser)
+  /** A recovery code completed a sign-in's second step (and is spent). */
+  | ({ audit: 'recovery_code.used'; userId: number } & FromBrowser)
+  | ({ audit: 'passkey.added'; userId: number } & FromBrowser)
+  | ({ audit: 'passkey.removed'; userId: number } & FromBrowser)
+  /** The owner signed out one of their other sessions. */
+  | ({ audit: 'session.signed_out'; userId: number } & FromBrowser)
+  | ({ audit: 'sessions.signed_out_elsewhere'; userId: number; sessionsEnded: number } & FromBrowser)
   // ---- Tokens of client apps (seed sections 3 and 4.2, RFC 7009) ----
   | { audit: 'token.issued'; via: 'oauth'; clientId: string; userId: number; grantId: number; scope: string }
   | { audit: 'token.refreshed'; via: 'oauth'; clientId: string; userId: number; grantId: number; scope: string }
@@ -54,7 +71,8 @@ export type AuditEvent =
   // ---- Accounts (INTERFACE section 4) ----
   | ({ audit: 'account.created'; userId: number; username: string } & Actor)
   | { audit: 'account.status_changed'; via: 'cli'; userId: number; status: UserStatus }
-  | { audit: 'account.password_changed'; via: 'cli'; userId: number; sessionsEnded: number }
+  /** By the owner at /settings/security, or by the operator (`svc user set-password`). */
+  | ({ audit: 'account.password_changed'; userId: number; sessionsEnded: number } & Actor)
   /** The owner deleted the account at /settings/profile (issue 18 item 8); their own apps were deactivated with it. */
   | ({ audit: 'account.deleted'; userId: number; clientsDeactivated: number } & FromBrowser)
   // ---- Signing keys (INTERFACE section 5) ----
@@ -76,6 +94,8 @@ export type AuditEventName = AuditEvent['audit'];
 /** Every event's name, in the order the README lists them. */
 export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'sign_out',
+  'totp.enabled', 'totp.disabled', 'recovery_codes.regenerated', 'recovery_code.used', 'passkey.added', 'passkey.removed',
+  'session.signed_out', 'sessions.signed_out_elsewhere',
   'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',
   'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',

@@ -143,15 +143,16 @@ export async function handleLeakReport(deps: LeakDeps, report: LeakReport, optio
   const known = options.identify ? await deps.stores.leakedCredentials.known(hashes) : new Set<string>();
   const foundAt = new Map(sorted.filter((s) => s.foundAt).map((s) => [s.hash, s.foundAt]));
   const now = deps.clock.now();
-  const revoked = await deps.stores.transaction(async (tx) => {
+  const { revoked, announce } = await deps.stores.transaction(async (tx) => {
     // A rotated refresh token within the replay window still yields its successors: it is revoked too.
     const outcome = await tx.leakedCredentials.revoke(hashes, now, now - deps.settings.refreshReplaySeconds * 1000);
     // RFC 9700 4.14.2: the family of a leaked refresh token ends; its app is told of the ended sign-in.
     await queueBackchannelLogouts(tx, now, outcome.grants.map((g) => ({ ...g, cause: 'reported_leaked' as const })));
     const events = outcome.revoked.map((r) => ownerEvent(r, report.source, foundAt.get(r.tokenHash))).filter((e) => e !== undefined);
-    await deps.securityLog.recordAll(events, tx.securityEvents);
-    return outcome.revoked;
+    return { revoked: outcome.revoked, announce: await deps.securityLog.recordAll(events, tx.securityEvents) };
   });
+  // Committed: the owners' events may be written to the log now (each kind here has its line below, `credential.revoked_as_leaked`).
+  announce();
   if (revoked.length > 0) deps.metrics.tokensRevoked.inc({ reason: 'reported_leaked' }, revoked.length);
   for (const r of revoked) {
     deps.audit.record({

@@ -88,13 +88,15 @@ export function isThrottled(value: unknown): value is Throttled {
   return typeof value === 'object' && value !== null && (value as Throttled).reason === 'throttled';
 }
 
+/**
+ * Checks a password sign-in. A failure is an audit event here; a success is not yet one: the
+ * caller writes `sign_in.succeeded` when the session starts, which for an account with two-step
+ * verification is after its second step.
+ */
 export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<SignInOutcome> {
   const outcome = await checkSignIn(deps, attempt);
   const { address } = attempt;
-  if (outcome.ok) {
-    deps.audit.record({ audit: 'sign_in.succeeded', userId: outcome.user.id, username: outcome.user.username, address });
-    return { ok: true, user: outcome.user, deviceCookie: outcome.deviceCookie };
-  }
+  if (outcome.ok) return { ok: true, user: outcome.user, deviceCookie: outcome.deviceCookie };
   deps.audit.record({
     audit: 'sign_in.failed', username: typedUsername(attempt.username), reason: outcome.reason, address,
     ...('userId' in outcome && outcome.userId !== undefined ? { userId: outcome.userId } : {}),

@@ -6,8 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { AUDIT_EVENTS } from '../../src/core/audit.js';
+import { totpCode } from '../../src/core/security/totp.js';
 import type { Client } from '../../src/core/ports.js';
 import { svc } from '../support/cli.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -17,6 +19,14 @@ import type { TestApp } from '../support/app.js';
 import { Browser, type TestClient, clientFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
 
 type Line = Record<string, unknown> & { audit: string };
+
+test('the README lists every audit event with its fields, in the order of AUDIT_EVENTS', () => {
+  const readme = readFileSync('README.md', 'utf8');
+  const table = readme.slice(readme.indexOf('| Event | Fields | When |'));
+  const rows = table.slice(0, table.indexOf('\n\n')).split('\n').slice(2);
+  const listed = rows.flatMap((row) => [...row.split('|')[1]!.matchAll(/`([a-z_.]+)`/g)].map((m) => m[1]));
+  assert.deepEqual(listed, [...AUDIT_EVENTS]);
+});
 
 forEachDatabase('audit events in the server log', (database) => {
   test('each security event is one JSON line with ids and categories, and no secret is anywhere in the log', async () => {
@@ -103,6 +113,13 @@ forEachDatabase('audit events in the server log', (database) => {
       keep(/svcs_\w+/.exec(await (await browser.fetch(rotated.headers.get('location')!)).text())![0]);
       assert.equal((await browser.postForm(`/settings/developers/${mine}/deactivate`, { _csrf: csrf(), confirm: 'yes' })).status, 303);
 
+      // Two-step verification turned on: an event of the account's security log, an audit line too.
+      const started = await (await browser.postForm('/settings/security', { _csrf: csrf(), action: 'totp-start' })).text();
+      const totpSecret = keep(/id="totp-secret">([A-Z2-7 ]+)</.exec(started)![1]!.replace(/ /g, ''));
+      const enabled = await browser.postForm('/settings/security', { _csrf: csrf(), action: 'totp-confirm', code: totpCode(totpSecret, Date.now()) });
+      assert.equal(enabled.status, 200);
+      for (const [, code] of (await enabled.text()).matchAll(/<li>([a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4})<\/li>/g)) keep(code!);
+
       // Consent withdrawn, then sign-out.
       assert.equal((await browser.postForm('/settings/applications/revoke', { _csrf: csrf(), client_id: registered.client_id })).status, 303);
       for (const cookie of ['svc_session', 'svc_csrf', 'svc_device']) keep(browser.cookies.get(cookie)!);
@@ -122,7 +139,7 @@ forEachDatabase('audit events in the server log', (database) => {
       'token.issued', 'token.refreshed', 'refresh_token.replayed', 'token.refreshed', 'refresh_token.reuse_detected',
       'token.issued', 'token.revoked', 'token.issued',
       'password_confirm.failed', 'personal_token.created', 'personal_token.revoked',
-      'client.registered', 'client.secret_rotated', 'client.deactivated',
+      'client.registered', 'client.secret_rotated', 'client.deactivated', 'totp.enabled',
       'consent.withdrawn', 'sign_out',
     ]);
     for (const event of events) {
@@ -135,7 +152,10 @@ forEachDatabase('audit events in the server log', (database) => {
     assert.deepEqual(pick(find('sign_in.failed'), 'username', 'reason', 'userId', 'address'),
       { username, reason: 'invalid_credentials', userId: user.id, address: '127.0.0.1' });
     assert.deepEqual(pick(find('sign_in.failed', 1), 'username', 'reason', 'userId'), { username: 'x'.repeat(64), reason: 'invalid_credentials', userId: undefined });
-    assert.deepEqual(pick(find('sign_in.succeeded'), 'userId', 'username', 'address'), { userId: user.id, username, address: '127.0.0.1' });
+    assert.deepEqual(pick(find('sign_in.succeeded'), 'userId', 'username', 'address', 'method'), { userId: user.id, username, address: '127.0.0.1', method: 'password' });
+    assert.deepEqual(pick(find('totp.enabled'), 'userId', 'via', 'address'), { userId: user.id, via: 'site', address: '127.0.0.1' });
+    // The account's security log writes through the same sink: no line of another shape.
+    assert.ok(lines.every((l) => l.audit === undefined || typeof l.audit === 'string'), 'no object-valued audit field');
     const issued = find('token.issued');
     assert.deepEqual(pick(issued, 'via', 'clientId', 'userId', 'scope'), { via: 'oauth', clientId: registered.client_id, userId: user.id, scope: 'profile:read posts:read' });
     assert.equal(typeof issued.grantId, 'number');

@@ -172,6 +172,11 @@ describe('account security in a browser', () => {
     await page.waitForURL(`${t.baseUrl}/`);
     const latest = (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]!;
     assert.deepEqual(latest.amr, ['pwd', 'hwk', 'user']);
+    // Each passkey change and each sign-in, whatever signed it in, is one audit event, with no passkey's name.
+    const audited = t.audit.filter((e) => 'userId' in e && e.userId === user.id);
+    assert.deepEqual(audited.filter((e) => e.audit.startsWith('passkey.')).map((e) => e.audit), ['passkey.added', 'passkey.added', 'passkey.removed']);
+    assert.deepEqual(audited.flatMap((e) => (e.audit === 'sign_in.succeeded' ? [e.method] : [])), ['password', 'passkey', 'password', 'password_passkey']);
+    assert.ok(!/Laptop|phone/i.test(JSON.stringify(audited)), 'names stay in the security log');
     await context.close();
   });
 

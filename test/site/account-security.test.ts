@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
 import { runJanitor } from '../../src/janitor.js';
+import { AUDIT_EVENTS } from '../../src/core/audit.js';
 import { hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
 import { totpCode } from '../../src/core/security/totp.js';
 import { PENDING_SIGN_IN_MS } from '../../src/core/security/two-step.js';
@@ -513,26 +514,150 @@ forEachDatabase('account security', (database) => {
       const event = logged.find((e) => e.kind === kind);
       assert.equal(event?.detail.client_id, c.client.clientId, kind);
     }
+    // Each once in the audit log too, written by its action with the ids the security log does not keep.
+    const audited = t.audit.filter((e) => 'clientId' in e && e.clientId === c.client.clientId);
+    assert.deepEqual(audited.map((e) => e.audit), ['consent.granted', 'consent.withdrawn', 'client.secret_rotated']);
   });
 });
 
 // ---- The server log ---------------------------------------------------------------------------
 
+/** A JSON line of the server log (the app's and the audit sink's, as `startTestApp` collects them). */
+type LogLine = Record<string, unknown>;
+
 forEachDatabase('account security in the server log', (database) => {
   let t: TestApp;
   const lines: string[] = [];
-  before(async () => { t = await startTestApp(database, { logLines: lines }); });
+  before(async () => { t = await startTestApp(database, { env: { KEYS_SECRET }, logLines: lines }); });
   after(() => t.close());
 
-  test('each security event is also written to the server log as a structured audit line', async () => {
+  const parsed = () => lines.map((l) => JSON.parse(l) as LogLine);
+  const auditLinesOf = (userId: number) => parsed().filter((l) => typeof l.audit === 'string' && l.userId === userId);
+  const csrf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
+  const security = (browser: Browser, fields: Record<string, string>) =>
+    browser.postForm('/settings/security', { _csrf: csrf(browser), ...fields });
+  const recoveryCodesIn = (page: string) => [...page.matchAll(/<li>([a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4}-[a-z2-7]{4})<\/li>/g)].map((m) => m[1]!);
+
+  async function enableTotp(browser: Browser): Promise<string> {
+    const started = await (await security(browser, { action: 'totp-start' })).text();
+    const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(started)![1]!.replace(/ /g, '');
+    assert.equal((await security(browser, { action: 'totp-confirm', code: totpCode(secret, t.clock.now()) })).status, 200);
+    t.clock.advance(STEP);
+    return secret;
+  }
+
+  test('every security event reaches the log once, as an audit event in the documented shape', async () => {
+    const user = await newUser(t);
+    const secrets = [PASSWORD, 'a wrong password'];
+    assert.equal((await new Browser(t).signIn(user.username, 'a wrong password')).status, 401);
+    const browser = namedBrowser(t, CHROME);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const other = namedBrowser(t, FIREFOX);
+    assert.equal((await other.signIn(user.username)).status, 303);
+    const secret = await enableTotp(browser);
+    const regenerated = await security(browser, { action: 'recovery-codes', code: totpCode(secret, t.clock.now()) });
+    assert.equal(regenerated.status, 200);
+    const codes = recoveryCodesIn(await regenerated.text());
+    t.clock.advance(STEP);
+    secrets.push(secret, ...codes);
+
+    // Second steps: a wrong code then the authenticator app's; a recovery code.
+    const third = new Browser(t);
+    assert.equal((await third.signIn(user.username)).headers.get('location'), '/login/second-step');
+    assert.equal((await third.postForm('/login/second-step', { _csrf: csrf(third), code: '000000' })).status, 401);
+    assert.equal((await third.postForm('/login/second-step', { _csrf: csrf(third), code: totpCode(secret, t.clock.now()) })).status, 303);
+    t.clock.advance(STEP);
+    const fourth = new Browser(t);
+    assert.equal((await fourth.signIn(user.username)).headers.get('location'), '/login/second-step');
+    assert.equal((await fourth.postForm('/login/second-step', { _csrf: csrf(fourth), code: codes[0]! })).status, 303);
+
+    // Sessions: the Firefox one, then every other.
+    const firefox = (await t.deps.stores.sessions.listForUser(user.id, t.clock.now())).find((s) => s.userAgent === FIREFOX)!;
+    assert.equal((await security(browser, { action: 'session-sign-out', session: firefox.idHash })).status, 303);
+    assert.equal((await security(browser, { action: 'sign-out-others' })).status, 303);
+
+    // A personal token, created and revoked; two-step verification off with a recovery code; a new password.
+    await browser.fetch('/settings/tokens');
+    assert.equal((await browser.postForm('/settings/tokens', { _csrf: csrf(browser), name: 'backup', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD })).status, 303);
+    const [token] = await t.deps.stores.personalTokens.listForUser(user.id);
+    assert.equal((await browser.postForm('/settings/tokens/revoke', { _csrf: csrf(browser), token_id: String(token!.id), confirm: 'yes' })).status, 303);
+    assert.equal((await security(browser, { action: 'totp-disable', code: codes[1]! })).status, 303);
+    assert.equal((await security(browser, { action: 'change-password', current_password: PASSWORD, new_password: 'a brand new passphrase' })).status, 303);
+    secrets.push('a brand new passphrase');
+
+    // The account's log, oldest first, and the audit events of the account: one for one, in order.
+    const kinds = (await t.deps.stores.securityEvents.listForUser(user.id, 0, 200)).items.map((e) => e.kind).reverse();
+    assert.deepEqual(kinds, [
+      'sign_in.failed', 'sign_in.succeeded', 'sign_in.succeeded', 'totp.enabled', 'recovery_codes.regenerated',
+      'sign_in.failed', 'sign_in.succeeded', 'recovery_code.used', 'sign_in.succeeded',
+      'session.signed_out', 'sessions.signed_out_elsewhere', 'personal_token.created', 'personal_token.revoked',
+      'totp.disabled', 'password.changed',
+    ]);
+    const audits = auditLinesOf(user.id);
+    assert.deepEqual(audits.map((l) => l.audit), [
+      'sign_in.failed', 'sign_in.succeeded', 'sign_in.succeeded', 'totp.enabled', 'recovery_codes.regenerated',
+      'sign_in.failed', 'sign_in.succeeded', 'recovery_code.used', 'sign_in.succeeded',
+      'session.signed_out', 'sessions.signed_out_elsewhere', 'personal_token.created', 'personal_token.revoked',
+      'totp.disabled', 'account.password_changed',
+    ]);
+
+    // The documented shape: `"audit": "<event>"` and `"msg": "audit"` at info, ids and categories as fields.
+    for (const line of audits) {
+      assert.ok(AUDIT_EVENTS.includes(line.audit as never), String(line.audit));
+      assert.equal(line.msg, 'audit');
+      assert.equal(line.level, 30);
+      for (const [key, value] of Object.entries(line)) assert.notEqual(typeof value, 'object', `${String(line.audit)}.${key} is not an object`);
+    }
+    const of = (name: string) => audits.filter((l) => l.audit === name);
+    const pick = (line: LogLine, ...keys: string[]) => Object.fromEntries(keys.map((k) => [k, line[k]]));
+    assert.deepEqual(of('sign_in.succeeded').map((l) => l.method), ['password', 'password', 'password_totp', 'password_recovery_code']);
+    assert.deepEqual(of('sign_in.failed').map((l) => l.reason), ['invalid_credentials', 'invalid_second_factor']);
+    const address = of('sign_in.succeeded')[0]!.address;
+    assert.ok(typeof address === 'string' && address !== '');
+    for (const name of ['totp.enabled', 'recovery_codes.regenerated', 'recovery_code.used', 'session.signed_out']) {
+      assert.deepEqual(of(name).map((l) => pick(l, 'userId', 'via', 'address')), [{ userId: user.id, via: 'site', address }], name);
+    }
+    assert.equal(of('sessions.signed_out_elsewhere')[0]!.sessionsEnded, 2, 'the Chrome session stays; the two second-step ones end');
+    assert.equal(of('totp.disabled')[0]!.method, 'recovery_code');
+    assert.deepEqual(pick(of('account.password_changed')[0]!, 'via', 'sessionsEnded'), { via: 'site', sessionsEnded: 0 });
+    const everything = lines.join('\n');
+    for (const value of secrets) assert.ok(!everything.includes(value), 'no secret in the log');
+  });
+
+  test('no line carries an object-valued audit field', async () => {
     const user = await newUser(t);
     assert.equal((await new Browser(t).signIn(user.username, 'a wrong password')).status, 401);
-    assert.equal((await new Browser(t).signIn(user.username)).status, 303);
-    const audits = lines.map((l) => JSON.parse(l) as { audit?: Record<string, unknown>; msg?: string }).filter((l) => l.audit);
-    const mine = audits.filter((l) => l.audit!.user_id === user.id).map((l) => l.audit!);
-    assert.deepEqual(mine.map((a) => a.event), ['sign_in.failed', 'sign_in.succeeded']);
-    assert.equal(mine[1]!.method, 'password');
-    assert.ok(typeof mine[1]!.address === 'string' && mine[1]!.address !== '');
-    assert.ok(!lines.join('\n').includes('a wrong password'), 'no password in the log');
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    await enableTotp(browser);
+    assert.ok(auditLinesOf(user.id).some((l) => l.audit === 'totp.enabled'));
+    for (const line of parsed()) {
+      if ('audit' in line) assert.equal(typeof line.audit, 'string', JSON.stringify(line));
+      assert.notEqual(line.msg, 'security event');
+    }
+  });
+});
+
+forEachDatabase('account security in a server log at LOG_LEVEL=warn', (database) => {
+  let t: TestApp;
+  const lines: string[] = [];
+  before(async () => { t = await startTestApp(database, { env: { KEYS_SECRET }, logLines: lines, logLevel: 'warn' }); });
+  after(() => t.close());
+
+  test('audit lines are written at info whatever LOG_LEVEL says: security events reach a log at warn', async () => {
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const started = await (await browser.postForm('/settings/security', { _csrf: browser.cookies.get('svc_csrf')!, action: 'totp-start' })).text();
+    const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(started)![1]!.replace(/ /g, '');
+    const confirmed = await browser.postForm('/settings/security', { _csrf: browser.cookies.get('svc_csrf')!, action: 'totp-confirm', code: totpCode(secret, t.clock.now()) });
+    assert.equal(confirmed.status, 200);
+    assert.equal((await browser.postForm('/settings/security', { _csrf: browser.cookies.get('svc_csrf')!, action: 'sign-out-others' })).status, 303);
+    const logged = lines.map((l) => JSON.parse(l) as LogLine);
+    const mine = logged.filter((l) => l.userId === user.id);
+    assert.deepEqual(mine.map((l) => [l.audit, l.level, l.msg]), [
+      ['sign_in.succeeded', 30, 'audit'], ['totp.enabled', 30, 'audit'], ['sessions.signed_out_elsewhere', 30, 'audit'],
+    ]);
+    assert.ok(logged.every((l) => l.msg === 'audit' || (l.level as number) >= 40), 'the request log is quiet at warn');
   });
 });

@@ -4,6 +4,7 @@ import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import type { AuditEvent } from '../../src/core/audit.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
+import { pinoAuditSink } from '../../src/observability/audit.js';
 import { sealStoredTotpSecrets } from '../../src/core/security/two-step.js';
 import type { RateLimiter } from '../../src/core/ports.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
@@ -16,7 +17,7 @@ export interface TestApp {
   clock: TestClock;
   /** http://127.0.0.1:PORT, also the issuer. */
   baseUrl: string;
-  /** The audit events the app recorded, in order (they are not logged). */
+  /** The audit events the app recorded, in order (logged only with `logLines`). */
   audit: AuditEvent[];
   close(): Promise<void>;
 }
@@ -25,8 +26,13 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   clock?: TestClock;
   limiter?: RateLimiter;
-  /** Collects log lines instead of silencing them. */
+  /**
+   * Collects log lines instead of silencing them: the app's, at `logLevel`, and the audit sink's,
+   * as the server writes both to its standard output.
+   */
   logLines?: string[];
+  /** LOG_LEVEL for `logLines`; `info` unless told. */
+  logLevel?: string;
   timeouts?: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
   /** The host name of BASE_URL (still listening on 127.0.0.1): `localhost` for WebAuthn, which refuses IP addresses as relying parties. */
   hostname?: 'localhost';
@@ -47,14 +53,19 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${probe}`;
   const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: baseUrl, PORT: String(probe), DEMO: '0', ...options.env });
   const audit: AuditEvent[] = [];
-  const deps = createDeps(settings, { clock, audit: { record: (event) => { audit.push(event); } }, ...(options.limiter ? { limiter: options.limiter } : {}) });
+  const logLevel = options.logLevel ?? 'info';
+  const logStream = options.logLines && { write: (line: string) => { options.logLines!.push(line); } };
+  const auditLog = logStream && pinoAuditSink({ logLevel, destination: logStream });
+  const deps = createDeps(settings, {
+    clock,
+    audit: { record: (event) => { audit.push(event); auditLog?.record(event); } },
+    ...(options.limiter ? { limiter: options.limiter } : {}),
+  });
   await prepareDatabase(deps);
   await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
   await sealStoredTotpSecrets(deps.stores, settings.keysSecret);
   const app = await buildApp(deps, {
-    ...(options.logLines
-      ? { logLevel: 'info', logStream: { write: (line: string) => { options.logLines!.push(line); } } }
-      : { logLevel: 'silent' }),
+    ...(logStream ? { logLevel, logStream } : { logLevel: 'silent' }),
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
   });
   await app.listen({ port: probe, host: '127.0.0.1' });

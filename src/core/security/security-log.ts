@@ -1,13 +1,14 @@
 /**
  * The account's security log (issue 18 item 5): what happened to an account, for its owner to
- * read on /settings/security (newest first, 90 days), and the same event as one structured line
- * in the server log (`audit` field) for the operator.
+ * read on /settings/security (newest first, 90 days). For the operator, each event reaches the
+ * server log once, as an audit event through the one audit port (`AuditSink`, src/core/audit.ts):
+ * `AUDIT_OF` says which, for every kind.
  *
- * Its write path is its own store (`SecurityEventStore`), apart from the server log's audit
- * port: the event kinds below are named `noun.past_tense` so the two can be unified later.
  * An event never holds a secret: names of things (an app, a token's label, a passkey's name),
  * the method of a sign-in, the address and a coarse browser name, nothing that signs anyone in.
+ * Its audit event holds less: ids and categories, no name a person chose.
  */
+import type { AuditEvent, AuditEventName, AuditSink } from '../audit.js';
 import type { SecurityEvent, SecurityEventStore } from './ports.js';
 import type { Clock } from '../time.js';
 import { describeUserAgent } from './user-agent.js';
@@ -56,42 +57,77 @@ export interface NewSecurityEvent {
   detail?: Record<string, string>;
 }
 
-/** Where the audit lines go: the server's pino logger (`info(object, message)`). */
-export interface AuditLogger {
-  info(fields: object, message: string): void;
-}
+type StoredEvent = Omit<SecurityEvent, 'id'>;
 
-const SILENT: AuditLogger = { info: () => {} };
+/**
+ * The audit event of each kind: either written by the action that records the kind, beside it
+ * (`writtenBy`: the action has ids the account's log does not keep, such as a token's or a
+ * grant's), or made here from the stored event. Either way one audit event per security event,
+ * so the server log has each once.
+ */
+type AuditOf = { writtenBy: AuditEventName } | ((event: StoredEvent) => AuditEvent);
+
+/** A site action's audit event: the account and the browser's address. */
+const fromBrowser = (event: StoredEvent) => ({ userId: event.userId, via: 'site' as const, address: event.address });
+/** A count the stored event keeps as text (`detail` is strings). */
+const count = (value: string | undefined) => (value !== undefined && /^\d{1,9}$/.test(value) ? Number(value) : 0);
+
+export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
+  // src/http/routes/sign-in.ts, when the session starts.
+  'sign_in.succeeded': { writtenBy: 'sign_in.succeeded' },
+  // src/core/sign-in.ts (a wrong password), src/http/routes/sign-in.ts (a wrong second step).
+  'sign_in.failed': { writtenBy: 'sign_in.failed' },
+  'password.changed': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.other_sessions_signed_out) }),
+  'totp.enabled': (e) => ({ audit: 'totp.enabled', ...fromBrowser(e) }),
+  'totp.disabled': (e) => ({ audit: 'totp.disabled', ...fromBrowser(e), method: e.detail.method === 'recovery code' ? 'recovery_code' : 'totp' }),
+  'recovery_codes.regenerated': (e) => ({ audit: 'recovery_codes.regenerated', ...fromBrowser(e) }),
+  'recovery_code.used': (e) => ({ audit: 'recovery_code.used', ...fromBrowser(e) }),
+  'passkey.added': (e) => ({ audit: 'passkey.added', ...fromBrowser(e) }),
+  'passkey.removed': (e) => ({ audit: 'passkey.removed', ...fromBrowser(e) }),
+  'session.signed_out': (e) => ({ audit: 'session.signed_out', ...fromBrowser(e) }),
+  'sessions.signed_out_elsewhere': (e) => ({ audit: 'sessions.signed_out_elsewhere', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions) }),
+  // src/http/routes/settings.ts, with the token's id.
+  'personal_token.created': { writtenBy: 'personal_token.created' },
+  'personal_token.revoked': { writtenBy: 'personal_token.revoked' },
+  // src/core/authorize/flow.ts, with everything consented to so far.
+  'app.authorized': { writtenBy: 'consent.granted' },
+  // src/http/routes/settings.ts, with the grants it ended.
+  'app.access_withdrawn': { writtenBy: 'consent.withdrawn' },
+  'client_secret.rotated': { writtenBy: 'client.secret_rotated' },
+  'client.deactivated': { writtenBy: 'client.deactivated' },
+  // src/core/leaked-credentials.ts, after its transaction commits, with the credential's id.
+  'access_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  'refresh_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  'personal_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  'client_secret.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  // src/core/security/account-deletion.ts, with the apps it deactivated.
+  'account.deleted': { writtenBy: 'account.deleted' },
+};
 
 export class SecurityLog {
-  private logger: AuditLogger = SILENT;
+  constructor(private readonly store: SecurityEventStore, private readonly clock: Clock, private readonly audit: AuditSink) {}
 
-  constructor(private readonly store: SecurityEventStore, private readonly clock: Clock) {}
-
-  /** The server's logger; until it is given (the command line), no audit line is written. */
-  logTo(logger: AuditLogger): void {
-    this.logger = logger;
-  }
-
-  /** Stores the event for its account and writes the audit line. */
+  /** Stores the event for its account and writes its audit event, unless its action writes that. */
   async record(event: NewSecurityEvent): Promise<void> {
     const stored = this.toStored(event);
     await this.store.insert(stored);
-    this.writeLine(stored);
+    this.writeAudit(stored);
   }
 
   /**
    * Stores several events in as few statements as the database allows, through `store` (a
-   * transaction's, so the events land with what they tell of), and writes their audit lines.
+   * transaction's, so the events land with what they tell of). Their audit events are written by
+   * the function it answers, for the caller to call once the transaction has committed: a rolled
+   * back action leaves no line.
    */
-  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<void> {
-    if (events.length === 0) return;
+  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<() => void> {
+    if (events.length === 0) return () => {};
     const stored = events.map((event) => this.toStored(event));
     await store.insertMany(stored);
-    for (const event of stored) this.writeLine(event);
+    return () => { for (const event of stored) this.writeAudit(event); };
   }
 
-  private toStored(event: NewSecurityEvent): Omit<SecurityEvent, 'id'> {
+  private toStored(event: NewSecurityEvent): StoredEvent {
     return {
       userId: event.userId,
       kind: event.kind,
@@ -102,13 +138,9 @@ export class SecurityLog {
     };
   }
 
-  private writeLine(stored: Omit<SecurityEvent, 'id'>): void {
-    this.logger.info({
-      audit: {
-        event: stored.kind, user_id: stored.userId, at: new Date(stored.createdAt).toISOString(),
-        address: stored.address, device: stored.device, ...stored.detail,
-      },
-    }, 'security event');
+  private writeAudit(stored: StoredEvent): void {
+    const of = AUDIT_OF[stored.kind as SecurityEventKind];
+    if (typeof of === 'function') this.audit.record(of(stored));
   }
 }
 

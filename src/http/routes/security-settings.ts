@@ -164,7 +164,9 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     const { stores, clock } = ctx.request.server.deps;
     const target = ctx.body.session ?? '';
     if (target === ctx.session.idHash) {
+      // This browser's own session: a sign-out, as at /logout.
       await endSession(ctx.request, ctx.reply);
+      ctx.request.server.deps.audit.record({ audit: 'sign_out', userId: ctx.user.id, address: ctx.origin.address });
       return ctx.reply.redirect('/', 303);
     }
     const sessions = await stores.sessions.listForUser(ctx.user.id, clock.now());

@@ -11,6 +11,7 @@ import {
   startPendingSignIn,
 } from '../../core/security/two-step.js';
 import { addressKey } from '../../core/addresses.js';
+import type { SignInMethod } from '../../core/audit.js';
 import { applicationReturnedTo } from '../../core/authorize/flow.js';
 import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
@@ -42,6 +43,15 @@ const WRONG_CREDENTIALS = 'That username and password do not match an account th
 const WRONG_PASSKEY = 'That passkey could not be verified for an account that can sign in. Try again, or use your password.';
 const WRONG_CODE = 'That code is not right, or was used already. Codes change every 30 seconds; try the next one.';
 const PENDING_GONE = 'Your sign-in took too long or was already finished. Sign in again.';
+
+/** How the account's security log words each way of signing in. */
+const METHOD_WORDS: Record<SignInMethod, string> = {
+  password: 'password',
+  password_totp: 'password and authenticator app',
+  password_recovery_code: 'password and recovery code',
+  password_passkey: 'password and passkey',
+  passkey: 'passkey',
+};
 
 interface CredentialBody {
   credential?: string;
@@ -116,12 +126,16 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     return signedIn(request, reply, outcome.user, ['pwd'], 'password', returnTo);
   });
 
-  /** The session starts, the sign-in is logged for the account, and the browser goes where it was going. */
-  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, amr: string[], method: string, returnTo: string, extra: SecurityEventKind[] = []) {
+  /**
+   * The session starts, the sign-in is logged for the account and in the audit log (every way of
+   * signing in ends here), and the browser goes where it was going.
+   */
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, amr: string[], method: SignInMethod, returnTo: string, extra: SecurityEventKind[] = []) {
     await startSession(request, reply, user, amr);
     const origin = { address: request.ip, userAgent: userAgent(request) };
     for (const kind of extra) await app.deps.securityLog.record({ userId: user.id, kind, origin });
-    await app.deps.securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method } });
+    await app.deps.securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: METHOD_WORDS[method] } });
+    app.deps.audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method });
     return reply.redirect(returnTo, 303);
   }
 
@@ -158,6 +172,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
           }), 429);
         }
         await deps.securityLog.record({ userId: user.id, kind: 'sign_in.failed', origin, detail: { reason: 'wrong second-step code' } });
+        deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'invalid_second_factor', address: request.ip, userId: user.id });
         return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_CODE }), 401);
       }
       if (!(await finishPendingSignIn(deps, pending))) {
@@ -167,7 +182,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
       const recovery = checked.method === 'recovery';
-      return signedIn(request, reply, user, amrAfterCode(pending), recovery ? 'password and recovery code' : 'password and authenticator app',
+      return signedIn(request, reply, user, amrAfterCode(pending), recovery ? 'password_recovery_code' : 'password_totp',
         pending.returnTo, recovery ? ['recovery_code.used'] : []);
     });
 
@@ -198,7 +213,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     }
     clearPendingCookie(request, reply);
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    return signedIn(request, reply, user, [...new Set([...pending.amr, ...passkeyAmr(passkey)])], 'password and passkey', pending.returnTo);
+    return signedIn(request, reply, user, [...new Set([...pending.amr, ...passkeyAmr(passkey)])], 'password_passkey', pending.returnTo);
   });
 
   app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
