@@ -210,9 +210,9 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn) });
     // better-sqlite3 runs a statement synchronously, so while nobody holds the one connection a
     // hot query runs at once: nothing can interleave, and it skips a dozen promise hops through
-    // Kysely's executor and mutexes, which cost more than the query (issue 8).
-    const runNow = (query: CompiledQuery<unknown>): QueryResult<unknown> | undefined => {
-      if (!turn.free) return undefined;
+    // Kysely's executor and mutexes, which cost more than the query (issue 8). A transaction
+    // holds the one connection until it ends, so its own queries run at once too.
+    const run = (query: CompiledQuery<unknown>): QueryResult<unknown> => {
       const statement = statements.prepare(query.sql);
       if (statement.reader) return { rows: statement.all(query.parameters) };
       const { changes, lastInsertRowid } = statement.run(query.parameters);
@@ -222,7 +222,9 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       db,
       dialect: 'sqlite',
       queries: new CompiledQueries({
-        runNow,
+        runNow: (query) => (turn.free ? run(query) : undefined),
+        // A free connection means the transaction has ended: Kysely's executor says so.
+        runInTransaction: (query) => (turn.free ? undefined : run(query)),
         // While a transaction or a queued query holds the connection, its writes may be under way.
         generation: () => (turn.free ? watch.generation() : undefined),
         quiet: (text) => watch.quiet(text),
@@ -264,6 +266,8 @@ export type QueryBuilder<R> = (db: Kysely<Database>) => Compilable<R>;
 export interface SqliteShortcuts {
   /** Runs a query at once when the connection is free, else `undefined`. */
   runNow(query: CompiledQuery<unknown>): QueryResult<unknown> | undefined;
+  /** Runs a query of the transaction that holds the connection at once, else `undefined`. */
+  runInTransaction(query: CompiledQuery<unknown>): QueryResult<unknown> | undefined;
   /** `SqliteWriteWatch.generation`, or `undefined` while the connection is held. */
   generation(): number | undefined;
   /** `SqliteWriteWatch.quiet`. */
@@ -329,8 +333,9 @@ export class CompiledQueries {
       throw new Error(`compiled query takes ${query.parameters.length} parameters, got ${parameters.length}: ${query.sql}`);
     }
     const bound = { ...query, parameters };
-    // Outside a transaction a query may skip Kysely's executor when the connection is free.
-    const now = this.sqlite !== undefined && !db.isTransaction ? this.sqlite.runNow(bound) : undefined;
+    // On SQLite a query skips Kysely's executor when it can have the connection at once.
+    const now = this.sqlite === undefined ? undefined
+      : db.isTransaction ? this.sqlite.runInTransaction(bound) : this.sqlite.runNow(bound);
     return now !== undefined ? Promise.resolve(now as QueryResult<R>) : db.executeQuery(bound);
   }
 

@@ -311,6 +311,33 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(results.filter((r) => r !== undefined).length, 1);
   });
 
+  test('a rotation\'s writes in a transaction that fails are rolled back with it, and unseen outside while it is open', async () => {
+    const { user, client, grant } = await newGrant();
+    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + 60 * MINUTE };
+    const [old, next] = [unique('rt'), unique('rt')];
+    const stored = await stores.tokens.insertRefresh({ ...common, tokenHash: old });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let written!: () => void;
+    const wrote = new Promise<void>((resolve) => { written = resolve; });
+    const rotation = stores.transaction(async (tx) => {
+      assert.ok(await tx.tokens.consumeRefresh(old, T0 + 1));
+      await tx.tokens.insertRefresh({ ...common, tokenHash: next });
+      await tx.tokens.recordSuccessor(stored.id, old, next, 'sealed');
+      written();
+      await held;
+      throw new Error('rolled back');
+    });
+    await wrote;
+    const outside = stores.tokens.findReplay(old);
+    release();
+    await assert.rejects(rotation, /rolled back/);
+    const unchanged = { token: { ...stored, usedAt: null }, sealed: null, successor: undefined };
+    assert.deepEqual(await outside, unchanged);
+    assert.deepEqual(await stores.tokens.findReplay(old), unchanged);
+    assert.equal(await stores.tokens.findRefresh(next), undefined);
+  });
+
   test('a code stored under a new grant makes the grant of its own fields, and is consumed with it', async () => {
     const user = await newUser();
     const client = await newClient();

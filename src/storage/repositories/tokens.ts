@@ -71,6 +71,15 @@ const insertPair = (db: Kysely<Database>) => db
 const consumeRefresh = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
   .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null).returningAll();
 const refreshConsumption = consumedWithGrant(consumeRefresh);
+/**
+ * One statement: the token's successor and sealed answer are written, and the sealed answer of
+ * the token it succeeded (the row naming it as successor) is erased, since it has now been used
+ * (INTERFACE section 11). Parameters: id, successor hash, id, sealed answer, id, token hash.
+ */
+const recordSuccessor = (db: Kysely<Database>) => db.updateTable('refresh_tokens').set({
+  successor_hash: sql`case when id = ${0} then cast(${''} as text) else successor_hash end`,
+  replay_sealed: sql`case when id = ${0} then cast(${null} as text) else null end`,
+}).where((eb) => eb.or([eb('id', '=', 0), eb('successor_hash', '=', '')]));
 
 export class KyselyTokenStore implements TokenStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -128,13 +137,7 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   async recordSuccessor(tokenId: number, tokenHash: string, successorHash: string, sealed: string | null): Promise<void> {
-    // One statement: this token's successor and sealed answer are written, and the sealed answer
-    // of the token this one succeeded (the row naming it as successor) is erased, since this
-    // token has now been used (INTERFACE section 11).
-    await this.db.updateTable('refresh_tokens').set({
-      successor_hash: sql`case when id = ${tokenId} then cast(${successorHash} as text) else successor_hash end`,
-      replay_sealed: sql`case when id = ${tokenId} then cast(${sealed} as text) else null end`,
-    }).where((eb) => eb.or([eb('id', '=', tokenId), eb('successor_hash', '=', tokenHash)])).execute();
+    await this.queries.execute(this.db, recordSuccessor, [tokenId, successorHash, tokenId, sealed, tokenId, tokenHash]);
   }
 
   async findReplay(tokenHash: string): Promise<ReplayCandidate | undefined> {
