@@ -134,6 +134,7 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(second.items.map((p) => p.id), [a.id]);
     assert.equal((await stores.posts.listDraftsByAuthor(author.id)).length, 1);
     assert.equal(page.items[0]!.categoryName, category.name);
+    assert.equal(page.items[0]!.authorUsername, author.username);
   });
 
   test('a post is edited, published and deleted by its author only, each in one conditional write', async () => {

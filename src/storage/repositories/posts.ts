@@ -39,9 +39,8 @@ const publishedPageByAuthor = (db: Kysely<Database>) => {
     .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(0);
   return db.selectFrom('posts')
     .innerJoin('categories', 'categories.id', 'posts.category_id')
-    .innerJoin('users', 'users.id', 'posts.author_id')
     .select([
-      'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
+      'posts.id', 'posts.author_id', 'posts.category_id', 'categories.name as category_name',
       'posts.title', 'posts.excerpt', PUBLISHED.as('status'), 'posts.like_count', 'posts.comment_count',
       'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ])
@@ -50,9 +49,12 @@ const publishedPageByAuthor = (db: Kysely<Database>) => {
     .where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
     .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
 };
-/** The author's published posts, counted by triggers as they change (migration 2026-11-23-0080), not per page. */
+/**
+ * The author's published posts, counted by triggers as they change (migration 2026-11-23-0080),
+ * not per page; and the author's name, read here once rather than joined to every post of the page.
+ */
 const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('users')
-  .select('published_posts as n')
+  .select(['published_posts as n', 'username'])
   .where('id', '=', 0);
 
 export class KyselyPostStore implements PostStore {
@@ -110,7 +112,8 @@ export class KyselyPostStore implements PostStore {
       this.queries.first(this.db, publishedCountByAuthor, [authorId]),
     ]);
     // An author whose account row is gone has no posts left either (they go with it).
-    return { items: rows.map(toPostSummary), total: Number(count?.n ?? 0) };
+    if (count === undefined) return { items: [], total: 0 };
+    return { items: rows.map((row) => toPostOf(row, count.username)), total: Number(count.n) };
   }
 
   async listDraftsByAuthor(authorId: number): Promise<PostSummary[]> {
@@ -190,15 +193,22 @@ export class KyselyPostStore implements PostStore {
   }
 }
 
-function toPostSummary(row: {
-  id: number; author_id: number; username: string; category_id: number; category_name: string; title: string;
+type PostRow = {
+  id: number; author_id: number; category_id: number; category_name: string; title: string;
   excerpt: string | null; status: string; like_count: number; comment_count: number; view_count: number;
   created_at: number; updated_at: number;
-}): PostSummary {
+};
+
+/** A row of `selectPosts`, which joins the author's name. */
+function toPostSummary(row: PostRow & { username: string }): PostSummary {
+  return toPostOf(row, row.username);
+}
+
+function toPostOf(row: PostRow, authorUsername: string): PostSummary {
   return {
     id: row.id,
     authorId: row.author_id,
-    authorUsername: row.username,
+    authorUsername,
     categoryId: row.category_id,
     categoryName: row.category_name,
     title: row.title,
