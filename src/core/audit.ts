@@ -29,7 +29,7 @@ export type SignInMethod = 'password' | 'password_totp' | 'password_recovery_cod
 
 export type AuditEvent =
   // ---- Sign-in (INTERFACE section 4) ----
-  /** Written when the session starts: after the second step for an account that has one. */
+  /** Written when a session starts, on every path (a sign-in, a sign-up): after the second step for an account that has one. */
   | { audit: 'sign_in.succeeded'; userId: number; username: string; address: string; method: SignInMethod }
   /** `userId` when the typed name is an account's; none when it names none or the attempt was refused unchecked. */
   | { audit: 'sign_in.failed'; username: string; reason: SignInFailure; address: string; userId?: number }

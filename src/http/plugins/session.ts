@@ -11,7 +11,9 @@ import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/cred
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/device-cookies.js';
 import { endSignInSession, endSignInSessionWithin } from '../../core/logout/events.js';
+import type { SignInMethod } from '../../core/audit.js';
 import type { Session, User } from '../../core/ports.js';
+import { SIGN_IN_METHOD_WORDS } from '../../core/security/security-log.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
@@ -63,12 +65,21 @@ export function userAgent(request: FastifyRequest): string {
   return typeof value === 'string' ? value.slice(0, 512) : '';
 }
 
+/** How a session's user proved who they are: the RFC 8176 methods, and the method the logs name. */
+export interface SignInProof {
+  amr: readonly string[];
+  method: SignInMethod;
+}
+
 /**
  * Starts a session under a new id (ending the old one), as on every sign-in, with a new CSRF
  * token: neither a session id nor a CSRF token known before the sign-in is good after it. `amr`
  * says how the user signed in (RFC 8176); the browser and address are kept for the sessions list.
+ * Every session begins here, so every one is logged as a sign-in, once: in the account's security
+ * log and as the audit event `sign_in.succeeded`.
  */
-export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User, amr: readonly string[] = ['pwd']): Promise<Session> {
+export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User, proof: SignInProof): Promise<Session> {
+  const { amr, method } = proof;
   await endSession(request, reply);
   setCsrfToken(request, reply, generateOpaqueId());
   const { stores, clock } = request.server.deps;
@@ -80,6 +91,9 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   }, now);
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };
+  const { securityLog, audit } = request.server.deps;
+  await securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin: { address: request.ip, userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] } });
+  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method });
   return session;
 }
 

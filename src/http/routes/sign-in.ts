@@ -11,15 +11,14 @@ import {
   startPendingSignIn,
 } from '../../core/security/two-step.js';
 import { addressKey } from '../../core/addresses.js';
-import type { SignInMethod } from '../../core/audit.js';
 import { applicationReturnedTo } from '../../core/authorize/flow.js';
 import { signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
 import {
-  clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession, userAgent,
-  verifyCsrf,
+  type SignInProof, clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
+  userAgent, verifyCsrf,
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signInPage } from '../views/sign-in.js';
@@ -43,15 +42,6 @@ const WRONG_CREDENTIALS = 'That username and password do not match an account th
 const WRONG_PASSKEY = 'That passkey could not be verified for an account that can sign in. Try again, or use your password.';
 const WRONG_CODE = 'That code is not right, or was used already. Codes change every 30 seconds; try the next one.';
 const PENDING_GONE = 'Your sign-in took too long or was already finished. Sign in again.';
-
-/** How the account's security log words each way of signing in. */
-const METHOD_WORDS: Record<SignInMethod, string> = {
-  password: 'password',
-  password_totp: 'password and authenticator app',
-  password_recovery_code: 'password and recovery code',
-  password_passkey: 'password and passkey',
-  passkey: 'passkey',
-};
 
 interface CredentialBody {
   credential?: string;
@@ -123,19 +113,17 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return reply.redirect('/login/second-step', 303);
     }
     setDeviceCookie(request, reply, outcome.deviceCookie);
-    return signedIn(request, reply, outcome.user, ['pwd'], 'password', returnTo);
+    return signedIn(request, reply, outcome.user, { amr: ['pwd'], method: 'password' }, returnTo);
   });
 
   /**
-   * The session starts, the sign-in is logged for the account and in the audit log (every way of
-   * signing in ends here), and the browser goes where it was going.
+   * The session starts (which logs the sign-in, for the account and in the audit log), after
+   * `extra` events of the sign-in, and the browser goes where it was going.
    */
-  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, amr: string[], method: SignInMethod, returnTo: string, extra: SecurityEventKind[] = []) {
-    await startSession(request, reply, user, amr);
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, proof: SignInProof, returnTo: string, extra: SecurityEventKind[] = []) {
     const origin = { address: request.ip, userAgent: userAgent(request) };
     for (const kind of extra) await app.deps.securityLog.record({ userId: user.id, kind, origin });
-    await app.deps.securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: METHOD_WORDS[method] } });
-    app.deps.audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method });
+    await startSession(request, reply, user, proof);
     return reply.redirect(returnTo, 303);
   }
 
@@ -182,7 +170,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
       const recovery = checked.method === 'recovery';
-      return signedIn(request, reply, user, amrAfterCode(pending), recovery ? 'password_recovery_code' : 'password_totp',
+      return signedIn(request, reply, user, { amr: amrAfterCode(pending), method: recovery ? 'password_recovery_code' : 'password_totp' },
         pending.returnTo, recovery ? ['recovery_code.used'] : []);
     });
 
@@ -213,7 +201,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     }
     clearPendingCookie(request, reply);
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    return signedIn(request, reply, user, [...new Set([...pending.amr, ...passkeyAmr(passkey)])], 'password_passkey', pending.returnTo);
+    return signedIn(request, reply, user, { amr: [...new Set([...pending.amr, ...passkeyAmr(passkey)])], method: 'password_passkey' }, pending.returnTo);
   });
 
   app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
@@ -236,7 +224,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo), error: WRONG_PASSKEY }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    return signedIn(request, reply, user, passkeyAmr(passkey), 'passkey', returnTo);
+    return signedIn(request, reply, user, { amr: passkeyAmr(passkey), method: 'passkey' }, returnTo);
   });
 
   app.post('/logout', page, async (request, reply) => {

@@ -1,0 +1,94 @@
+/**
+ * The audit trail of sign-in, attacked: every way a session begins writes one `sign_in.succeeded`,
+ * every refused second step and wrong passkey leaves a trace for the operator and the account's
+ * owner, passkeys are named by a digest of their credential id, and typed input cannot forge a
+ * line. Over real HTTP on each database, with a software authenticator for passkeys.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { typedUsername } from '../../src/core/audit.js';
+import { totpCode } from '../../src/core/security/totp.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
+import { Browser, PASSWORD, hiddenFields, newUser, unique } from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { SoftwarePasskey } from '../support/passkey.js';
+
+const KEYS_SECRET = 'a test secret of at least thirty-two characters';
+const STEP = 30_000;
+
+type LogLine = Record<string, unknown>;
+
+/** How the audit log names a passkey: a digest of its credential id, never the id or the key. */
+const passkeyIdOf = (credentialId: string) => createHash('sha256').update(credentialId).digest('base64url').slice(0, 16);
+
+forEachDatabase('the audit trail of sign-in', (database) => {
+  let t: TestApp;
+  const lines: string[] = [];
+  before(async () => { t = await startTestApp(database, { env: { KEYS_SECRET }, logLines: lines }); });
+  after(() => t.close());
+
+  const csrf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
+  const auditOf = (userId: number) => lines.map((l) => JSON.parse(l) as LogLine).filter((l) => typeof l.audit === 'string' && l.userId === userId);
+  const events = async (userId: number) => (await t.deps.stores.securityEvents.listForUser(userId, 0, 200)).items.reverse();
+
+  async function signedIn() {
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    return { user, browser };
+  }
+
+  async function enableTotp(browser: Browser): Promise<string> {
+    const started = await (await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'totp-start' })).text();
+    const secret = /id="totp-secret">([A-Z2-7 ]+)</.exec(started)![1]!.replace(/ /g, '');
+    const confirmed = await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'totp-confirm', code: totpCode(secret, t.clock.now()) });
+    assert.equal(confirmed.status, 200);
+    t.clock.advance(STEP);
+    return secret;
+  }
+
+  /** Registers a software passkey through /settings/security, as the page's script does. */
+  async function addPasskey(browser: Browser): Promise<SoftwarePasskey> {
+    const passkey = new SoftwarePasskey(t.baseUrl);
+    const options = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser) })).json() as { challenge: string };
+    const added = await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'passkey-add', name: 'Laptop', credential: passkey.register(options) });
+    assert.equal(added.status, 303, 'the passkey is added');
+    return passkey;
+  }
+
+  async function passkeyAlone(browser: Browser, passkey: SoftwarePasskey, forge = false): Promise<Response> {
+    await browser.fetch('/login');
+    const options = await (await browser.postForm('/login/passkey/options', { _csrf: csrf(browser) })).json() as { challenge: string };
+    return browser.postForm('/login/passkey', { _csrf: csrf(browser), return_to: '/', credential: passkey.assert(options, forge) });
+  }
+
+  async function passkeySecondStep(browser: Browser, username: string, passkey: SoftwarePasskey, forge = false): Promise<Response> {
+    assert.equal((await browser.signIn(username)).headers.get('location'), '/login/second-step');
+    const options = await (await browser.postForm('/login/second-step/passkey/options', { _csrf: csrf(browser) })).json() as { challenge: string };
+    return browser.postForm('/login/second-step/passkey', { _csrf: csrf(browser), credential: passkey.assert(options, forge) });
+  }
+
+  test('a sign-up starts a session, and is logged as a sign-in once, for the operator and the new account', async () => {
+    const browser = new Browser(t);
+    const page = await (await browser.fetch('/signup')).text();
+    const username = unique('newcomer');
+    const signedUp = await browser.postForm('/signup', [...hiddenFields(page).filter(([n]) => n === '_csrf'), ['username', username], ['password', PASSWORD], ['return_to', '/']]);
+    assert.equal(signedUp.status, 303);
+    const user = (await t.deps.stores.users.findByUsername(username))!;
+    assert.equal((await browser.fetch('/settings/security')).status, 200, 'signed in');
+    assert.deepEqual(auditOf(user.id).map((l) => [l.audit, l.method]), [['account.created', undefined], ['sign_in.succeeded', 'password']]);
+    assert.deepEqual((await events(user.id)).map((e) => e.kind), ['sign_in.succeeded']);
+  });
+
+  test('a typed username cannot forge an audit line: newlines and quotes stay inside its field', async () => {
+    const forged = `x"}\n{"level":30,"audit":"sign_in.succeeded","userId":1,"msg":"audit"}\r\n`;
+    const before = lines.length;
+    assert.equal((await new Browser(t).signIn(forged, 'a guess')).status, 401);
+    const written = lines.slice(before).join('');
+    assert.equal(written.split('\n').filter((l) => l !== '').length, lines.length - before, 'one line each');
+    const failed = lines.slice(before).map((l) => JSON.parse(l) as LogLine).filter((l) => l.audit !== undefined);
+    assert.deepEqual(failed.map((l) => [l.audit, l.username]), [['sign_in.failed', typedUsername(forged)]]);
+  });
+});
