@@ -21,7 +21,10 @@ interface FromBrowser {
   address: string;
 }
 
-/** `invalid_second_factor`: the right password, then a wrong code of the authenticator app or a wrong recovery code. */
+/**
+ * `invalid_second_factor`: the right password, then a wrong code of the authenticator app or a
+ * wrong recovery code. `throttled`: refused unchecked, at the password or at the second step, past a limit.
+ */
 export type SignInFailure = 'invalid_credentials' | 'account_unusable' | 'throttled' | 'invalid_second_factor';
 
 /** What signed the person in: the password alone, the password and a second factor, or a passkey alone. */

@@ -8,7 +8,7 @@
  */
 import { canBeUsername } from './accounts.js';
 import { addressKey } from './addresses.js';
-import { type AuditSink, typedUsername } from './audit.js';
+import { type AuditSink, type SignInFailure, typedUsername } from './audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
@@ -136,6 +136,37 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent }, detail: { reason: 'wrong password' } });
   if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials', userId: named };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
+}
+
+/** A refusal after the password: the account is known. */
+export type RefusedSignIn = Extract<SignInFailure, 'invalid_second_factor' | 'throttled'>;
+
+/** How the account's log words each refusal. */
+const REFUSAL_WORDS: Record<RefusedSignIn, string> = {
+  invalid_second_factor: 'wrong second-step code',
+  throttled: 'too many wrong second-step codes',
+};
+
+/**
+ * A sign-in of `user`'s refused after the password (a wrong or throttled second step): an audit
+ * event each time, and a line in the account's log, a throttled refusal once a window: the
+ * attempts past the limit would otherwise grow the table without bound, and one line tells the
+ * owner what matters, that someone holds the password.
+ */
+export async function recordRefusedSignIn(
+  deps: SignInDeps,
+  user: Pick<User, 'id' | 'username'>,
+  origin: AttemptOrigin,
+  reason: RefusedSignIn,
+): Promise<void> {
+  const told = reason !== 'throttled'
+    || (await deps.limiter.hit(`signin:throttled-told:${user.id}`, 1, SIGN_IN_WINDOW_SECONDS, deps.clock.now())).allowed;
+  if (told) {
+    await deps.securityLog.record({
+      userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent }, detail: { reason: REFUSAL_WORDS[reason] },
+    });
+  }
+  deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id });
 }
 
 /**

@@ -82,6 +82,25 @@ forEachDatabase('the audit trail of sign-in', (database) => {
     assert.deepEqual((await events(user.id)).map((e) => e.kind), ['sign_in.succeeded']);
   });
 
+  test('a throttled second step is an audit event and, once a window, a line of the account log', async () => {
+    const { user, browser } = await signedIn();
+    await enableTotp(browser);
+    const attacker = new Browser(t);
+    assert.equal((await attacker.signIn(user.username)).headers.get('location'), '/login/second-step');
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+      assert.equal((await attacker.postForm('/login/second-step', { _csrf: csrf(attacker), code: '000000' })).status, 401);
+    }
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await attacker.postForm('/login/second-step', { _csrf: csrf(attacker), code: '000000' })).status, 429);
+    }
+    const failed = auditOf(user.id).filter((l) => l.audit === 'sign_in.failed');
+    assert.deepEqual(failed.map((l) => l.reason), [...Array(SIGN_IN_FAILURES_PER_ACCOUNT).fill('invalid_second_factor'), 'throttled', 'throttled', 'throttled']);
+    assert.equal(failed.at(-1)!.username, user.username);
+    const logged = (await events(user.id)).filter((e) => e.kind === 'sign_in.failed');
+    assert.equal(logged.length, SIGN_IN_FAILURES_PER_ACCOUNT + 1, 'the refusals after the limit are told to the owner once');
+    assert.equal(logged.at(-1)!.detail.reason, 'too many wrong second-step codes');
+  });
+
   test('a typed username cannot forge an audit line: newlines and quotes stay inside its field', async () => {
     const forged = `x"}\n{"level":30,"audit":"sign_in.succeeded","userId":1,"msg":"audit"}\r\n`;
     const before = lines.length;

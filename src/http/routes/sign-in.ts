@@ -12,7 +12,7 @@ import {
 } from '../../core/security/two-step.js';
 import { addressKey } from '../../core/addresses.js';
 import { applicationReturnedTo } from '../../core/authorize/flow.js';
-import { signIn } from '../../core/sign-in.js';
+import { recordRefusedSignIn, signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
@@ -152,6 +152,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const checked = await checkSecondFactorCode(deps, user, request.body.code ?? '', origin);
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
+        await recordRefusedSignIn(deps, user, origin, checked.reason === 'throttled' ? 'throttled' : 'invalid_second_factor');
         const factors = await secondFactorsOf(deps.stores, user.id);
         if (checked.reason === 'throttled') {
           reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
@@ -159,8 +160,6 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
             factors, error: retryMessage('Too many wrong codes for this account.', checked.retryAfterSeconds),
           }), 429);
         }
-        await deps.securityLog.record({ userId: user.id, kind: 'sign_in.failed', origin, detail: { reason: 'wrong second-step code' } });
-        deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'invalid_second_factor', address: request.ip, userId: user.id });
         return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_CODE }), 401);
       }
       if (!(await finishPendingSignIn(deps, pending))) {
