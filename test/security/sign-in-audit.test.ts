@@ -101,6 +101,57 @@ forEachDatabase('the audit trail of sign-in', (database) => {
     assert.equal(logged.at(-1)!.detail.reason, 'too many wrong second-step codes');
   });
 
+  test('passkeys are named in the audit log by a digest of their credential id: added, used, removed', async () => {
+    const { user, browser } = await signedIn();
+    const passkey = await addPasskey(browser);
+    const passkeyId = passkeyIdOf(passkey.credentialId);
+    const other = new Browser(t);
+    assert.equal((await passkeyAlone(other, passkey)).status, 303, 'the passkey signs in alone');
+    const removed = await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'passkey-remove', credential_id: passkey.credentialId });
+    assert.equal(removed.status, 303);
+    const audits = auditOf(user.id).filter((l) => l.audit !== 'sign_in.succeeded' || l.method === 'passkey');
+    assert.deepEqual(audits.map((l) => [l.audit, l.passkeyId]), [['passkey.added', passkeyId], ['sign_in.succeeded', passkeyId], ['passkey.removed', passkeyId]]);
+    assert.ok(!lines.join('\n').includes(passkey.credentialId), 'not the credential id itself');
+  });
+
+  test('a wrong passkey assertion, alone or as the second step, is a failed sign-in for the operator and the owner', async () => {
+    const { user, browser } = await signedIn();
+    await enableTotp(browser);
+    const passkey = await addPasskey(browser);
+    const passkeyId = passkeyIdOf(passkey.credentialId);
+
+    const alone = new Browser(t);
+    assert.equal((await passkeyAlone(alone, passkey, true)).status, 401);
+    const second = new Browser(t);
+    assert.equal((await passkeySecondStep(second, user.username, passkey, true)).status, 401);
+    assert.equal((await passkeySecondStep(second, user.username, passkey)).status, 303, 'the real one still signs in');
+
+    const failed = auditOf(user.id).filter((l) => l.audit === 'sign_in.failed');
+    assert.deepEqual(failed.map((l) => [l.reason, l.passkeyId, l.username]), [
+      ['invalid_passkey', passkeyId, user.username], ['invalid_passkey', passkeyId, user.username],
+    ]);
+    const succeeded = auditOf(user.id).filter((l) => l.audit === 'sign_in.succeeded').at(-1)!;
+    assert.deepEqual([succeeded.method, succeeded.passkeyId], ['password_passkey', passkeyId]);
+    const logged = (await events(user.id)).filter((e) => e.kind === 'sign_in.failed');
+    assert.deepEqual(logged.map((e) => e.detail.reason), ['passkey not verified', 'passkey not verified']);
+  });
+
+  test('wrong passkeys are told to the owner 10 times a window, however many come; the operator sees each', async () => {
+    const { user, browser } = await signedIn();
+    const passkey = await addPasskey(browser);
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT + 3; i++) assert.equal((await passkeyAlone(new Browser(t), passkey, true)).status, 401);
+    assert.equal(auditOf(user.id).filter((l) => l.reason === 'invalid_passkey').length, SIGN_IN_FAILURES_PER_ACCOUNT + 3);
+    assert.equal((await events(user.id)).filter((e) => e.kind === 'sign_in.failed').length, SIGN_IN_FAILURES_PER_ACCOUNT);
+  });
+
+  test('a passkey no account holds is a failed sign-in of no account', async () => {
+    const stranger = new SoftwarePasskey(t.baseUrl);
+    const before = lines.length;
+    assert.equal((await passkeyAlone(new Browser(t), stranger)).status, 401);
+    const written = lines.slice(before).map((l) => JSON.parse(l) as LogLine).filter((l) => l.audit === 'sign_in.failed');
+    assert.deepEqual(written.map((l) => [l.reason, l.userId, l.passkeyId, l.username]), [['invalid_passkey', undefined, undefined, '']]);
+  });
+
   test('a typed username cannot forge an audit line: newlines and quotes stay inside its field', async () => {
     const forged = `x"}\n{"level":30,"audit":"sign_in.succeeded","userId":1,"msg":"audit"}\r\n`;
     const before = lines.length;

@@ -91,8 +91,9 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   'totp.disabled': (e) => ({ audit: 'totp.disabled', ...fromBrowser(e), method: e.detail.method === 'recovery code' ? 'recovery_code' : 'totp' }),
   'recovery_codes.regenerated': (e) => ({ audit: 'recovery_codes.regenerated', ...fromBrowser(e) }),
   'recovery_code.used': (e) => ({ audit: 'recovery_code.used', ...fromBrowser(e) }),
-  'passkey.added': (e) => ({ audit: 'passkey.added', ...fromBrowser(e) }),
-  'passkey.removed': (e) => ({ audit: 'passkey.removed', ...fromBrowser(e) }),
+  // The passkey by `passkey_id` (`passkeyRef`), never by the name its owner gave it.
+  'passkey.added': (e) => ({ audit: 'passkey.added', ...fromBrowser(e), passkeyId: e.detail.passkey_id ?? '' }),
+  'passkey.removed': (e) => ({ audit: 'passkey.removed', ...fromBrowser(e), passkeyId: e.detail.passkey_id ?? '' }),
   'session.signed_out': (e) => ({ audit: 'session.signed_out', ...fromBrowser(e) }),
   'sessions.signed_out_elsewhere': (e) => ({ audit: 'sessions.signed_out_elsewhere', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions) }),
   // src/http/routes/settings.ts, with the token's id.

@@ -69,6 +69,8 @@ export function userAgent(request: FastifyRequest): string {
 export interface SignInProof {
   amr: readonly string[];
   method: SignInMethod;
+  /** `passkeyRef` of the passkey that signed in, if one did. */
+  passkeyId?: string | undefined;
 }
 
 /**
@@ -79,7 +81,7 @@ export interface SignInProof {
  * log and as the audit event `sign_in.succeeded`.
  */
 export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User, proof: SignInProof): Promise<Session> {
-  const { amr, method } = proof;
+  const { amr, method, passkeyId } = proof;
   await endSession(request, reply);
   setCsrfToken(request, reply, generateOpaqueId());
   const { stores, clock } = request.server.deps;
@@ -93,7 +95,7 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   request.signIn = { session, user };
   const { securityLog, audit } = request.server.deps;
   await securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin: { address: request.ip, userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] } });
-  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method });
+  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method, ...(passkeyId ? { passkeyId } : {}) });
   return session;
 }
 

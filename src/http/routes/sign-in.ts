@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../core/ports.js';
-import { authenticateWithPasskey, authenticationOptions, passkeyAmr } from '../../core/security/passkeys.js';
+import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/security/passkeys.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
 import {
   PENDING_SIGN_IN_MS, amrAfterCode, checkSecondFactorCode, findPendingSignIn, finishPendingSignIn, requiresSecondStep, secondFactorsOf,
@@ -189,8 +189,11 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const found = await pendingOr(request, reply);
     if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
     const { pending, user } = found;
-    const passkey = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
-    if (!passkey) {
+    const checked = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
+    if (!checked.ok) {
+      deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
+      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', checked.passkey && passkeyRef(checked.passkey.credentialId));
       const factors = await secondFactorsOf(deps.stores, user.id);
       return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_PASSKEY }), 401);
     }
@@ -200,7 +203,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     }
     clearPendingCookie(request, reply);
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    return signedIn(request, reply, user, { amr: [...new Set([...pending.amr, ...passkeyAmr(passkey)])], method: 'password_passkey' }, pending.returnTo);
+    const { passkey } = checked;
+    return signedIn(request, reply, user, {
+      amr: [...new Set([...pending.amr, ...passkeyAmr(passkey)])], method: 'password_passkey', passkeyId: passkeyRef(passkey.credentialId),
+    }, pending.returnTo);
   });
 
   app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
@@ -216,14 +222,20 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const { deps } = app;
     const returnTo = safeReturnTo(request.body.return_to);
-    const passkey = await authenticateWithPasskey(deps, 'sign_in', request.body.credential ?? '');
-    const user = passkey && await deps.stores.users.findById(passkey.userId);
-    if (!passkey || !user || user.status !== 'active') {
+    const checked = await authenticateWithPasskey(deps, 'sign_in', request.body.credential ?? '');
+    const user = checked.passkey && await deps.stores.users.findById(checked.passkey.userId);
+    const passkeyId = checked.passkey && passkeyRef(checked.passkey.credentialId);
+    if (!checked.ok || !user || user.status !== 'active') {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
+      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      // Nothing was typed: the passkey names the account, if it names one.
+      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: request.ip });
+      else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
+      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: request.ip, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
       return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo), error: WRONG_PASSKEY }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    return signedIn(request, reply, user, { amr: passkeyAmr(passkey), method: 'passkey' }, returnTo);
+    return signedIn(request, reply, user, { amr: passkeyAmr(checked.passkey), method: 'passkey', passkeyId }, returnTo);
   });
 
   app.post('/logout', page, async (request, reply) => {
