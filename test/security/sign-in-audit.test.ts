@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { typedUsername } from '../../src/core/audit.js';
 import { totpCode } from '../../src/core/security/totp.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
@@ -150,6 +151,22 @@ forEachDatabase('the audit trail of sign-in', (database) => {
     assert.equal((await passkeyAlone(new Browser(t), stranger)).status, 401);
     const written = lines.slice(before).map((l) => JSON.parse(l) as LogLine).filter((l) => l.audit === 'sign_in.failed');
     assert.deepEqual(written.map((l) => [l.reason, l.userId, l.passkeyId, l.username]), [['invalid_passkey', undefined, undefined, '']]);
+  });
+
+  test('a sign-in whose security log entry cannot be written gives the browser no session', async () => {
+    const user = await newUser(t);
+    const { db } = t.deps.database;
+    await sql`alter table security_events rename to security_events_away`.execute(db);
+    let refused: Response;
+    try {
+      refused = await new Browser(t).signIn(user.username);
+    } finally {
+      await sql`alter table security_events_away rename to security_events`.execute(db);
+    }
+    assert.equal(refused.status, 500);
+    assert.ok(!(refused.headers.getSetCookie?.() ?? []).some((c) => c.startsWith('svc_session=')), 'no session cookie');
+    assert.ok(!auditOf(user.id).some((l) => l.audit === 'sign_in.succeeded'));
+    assert.deepEqual(await t.deps.stores.sessions.listForUser(user.id, t.clock.now()), [], 'no session row either');
   });
 
   test('a typed username cannot forge an audit line: newlines and quotes stay inside its field', async () => {

@@ -84,18 +84,24 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   const { amr, method, passkeyId } = proof;
   await endSession(request, reply);
   setCsrfToken(request, reply, generateOpaqueId());
-  const { stores, clock } = request.server.deps;
+  const { stores, clock, securityLog, audit } = request.server.deps;
   const id = generateOpaqueId();
   const now = clock.now();
-  const session = await stores.sessions.create({
-    idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS,
-    amr: [...amr], userAgent: userAgent(request), address: request.ip,
-  }, now);
+  // The session and its line in the owner's log land together or not at all: a log that cannot
+  // be written signs no one in.
+  const { session, announce } = await stores.transaction(async (tx) => ({
+    session: await tx.sessions.create({
+      idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS,
+      amr: [...amr], userAgent: userAgent(request), address: request.ip,
+    }, now),
+    announce: await securityLog.recordAll([{
+      userId: user.id, kind: 'sign_in.succeeded', origin: { address: request.ip, userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] },
+    }], tx.securityEvents),
+  }));
+  announce();
+  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method, ...(passkeyId ? { passkeyId } : {}) });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };
-  const { securityLog, audit } = request.server.deps;
-  await securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin: { address: request.ip, userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] } });
-  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method, ...(passkeyId ? { passkeyId } : {}) });
   return session;
 }
 
