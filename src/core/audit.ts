@@ -47,6 +47,8 @@ export type AuditEvent =
   | { audit: 'sign_in.failed'; username: string; reason: SignInFailure; address: string; userId?: number; passkeyId?: string }
   /** The password asked again before a sensitive action (a new personal token) was wrong or refused. */
   | { audit: 'password_confirm.failed'; userId: number; reason: 'wrong_password' | 'throttled'; address: string }
+  /** A code asked again before turning two-step verification off, new recovery codes or deleting the account was wrong or refused. */
+  | { audit: 'second_factor_confirm.failed'; userId: number; reason: 'wrong_code' | 'throttled'; address: string }
   | { audit: 'sign_out'; userId: number; address: string }
   // ---- Account security at /settings/security (issue 18 items 1–4) ----
   | ({ audit: 'totp.enabled'; userId: number } & FromBrowser)
@@ -106,7 +108,7 @@ export type AuditEventName = AuditEvent['audit'];
 
 /** Every event's name, in the order the README lists them. */
 export const AUDIT_EVENTS: readonly AuditEventName[] = [
-  'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'sign_out',
+  'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'second_factor_confirm.failed', 'sign_out',
   'totp.enabled', 'totp.disabled', 'recovery_codes.regenerated', 'recovery_code.used', 'passkey.added', 'passkey.removed',
   'session.signed_out', 'sessions.signed_out_elsewhere',
   'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',

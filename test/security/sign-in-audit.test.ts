@@ -153,6 +153,19 @@ forEachDatabase('the audit trail of sign-in', (database) => {
     assert.deepEqual(written.map((l) => [l.reason, l.userId, l.passkeyId, l.username]), [['invalid_passkey', undefined, undefined, '']]);
   });
 
+  test('a wrong or throttled code asked again at /settings/security is an audit event, as a wrong password there is', async () => {
+    const { user, browser } = await signedIn();
+    await enableTotp(browser);
+    // A browser holding the session guesses codes to turn two-step verification off.
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+      assert.equal((await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'totp-disable', code: '000000' })).status, 400);
+    }
+    assert.equal((await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'recovery-codes', code: '000000' })).status, 429);
+    const failed = auditOf(user.id).filter((l) => l.audit === 'second_factor_confirm.failed');
+    assert.deepEqual(failed.map((l) => l.reason), [...Array(SIGN_IN_FAILURES_PER_ACCOUNT).fill('wrong_code'), 'throttled']);
+    assert.ok(failed.every((l) => typeof l.address === 'string' && !('code' in l)));
+  });
+
   test('a sign-in whose security log entry cannot be written gives the browser no session', async () => {
     const user = await newUser(t);
     const { db } = t.deps.database;
