@@ -45,7 +45,7 @@ export type AuditEvent =
    * attempt was refused unchecked. At a passkey alone nothing is typed: `username` is the account's, or empty.
    */
   | { audit: 'sign_in.failed'; username: string; reason: SignInFailure; address: string; userId?: number; passkeyId?: string }
-  /** The password asked again before a sensitive action (a new personal token) was wrong or refused. */
+  /** The password asked again before a sensitive action (a new personal token, a password change, deleting the account) was wrong or refused. */
   | { audit: 'password_confirm.failed'; userId: number; reason: 'wrong_password' | 'throttled'; address: string }
   /** A code asked again before turning two-step verification off, new recovery codes or deleting the account was wrong or refused. */
   | { audit: 'second_factor_confirm.failed'; userId: number; reason: 'wrong_code' | 'throttled'; address: string }

@@ -51,9 +51,9 @@ function userHandle(userId: number): Uint8Array {
 }
 
 /**
- * How the logs name a passkey: a digest of its credential id, 16 characters. Not the id itself,
- * which the authenticator chose (up to 1023 bytes, WebAuthn 5.8.3) and which names the credential
- * to every relying party's lookup; never the public key.
+ * How the logs name a passkey: 16 characters of the SHA-256 of its credential id. Not the id
+ * itself, which the authenticator chose and may be 1023 bytes long (W3C WebAuthn, "Credential
+ * ID"); never the public key.
  */
 export function passkeyRef(credentialId: string): string {
   return createHash('sha256').update(credentialId).digest('base64url').slice(0, 16);

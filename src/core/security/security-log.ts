@@ -84,7 +84,7 @@ const count = (value: string | undefined) => (value !== undefined && /^\d{1,9}$/
 export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   // src/http/plugins/session.ts, when the session starts.
   'sign_in.succeeded': { writtenBy: 'sign_in.succeeded' },
-  // src/core/sign-in.ts (a wrong password), src/http/routes/sign-in.ts (a wrong second step).
+  // src/core/sign-in.ts: a wrong password, and `recordRefusedSignIn` (a refused second step or passkey).
   'sign_in.failed': { writtenBy: 'sign_in.failed' },
   'password.changed': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.other_sessions_signed_out) }),
   'totp.enabled': (e) => ({ audit: 'totp.enabled', ...fromBrowser(e) }),
