@@ -6,7 +6,8 @@
  *
  * No event carries a secret: no token, code, password, cookie or client secret, not even hashed.
  * Things are named by database ids (`userId`, `grantId`, `tokenId`), public ids (`clientId`,
- * a signing key's `kid`) and categories (`reason`). The one free text is the username typed at a
+ * a signing key's `kid`), a passkey's `passkeyId` (`passkeyRef`, a digest of its credential id)
+ * and categories (`reason`). The one free text is the username typed at a
  * failed sign-in, cut to `TYPED_USERNAME_MAX` characters.
  */
 import type { TokenKind } from './credentials.js';
@@ -21,20 +22,33 @@ interface FromBrowser {
   address: string;
 }
 
-/** `invalid_second_factor`: the right password, then a wrong code of the authenticator app or a wrong recovery code. */
-export type SignInFailure = 'invalid_credentials' | 'account_unusable' | 'throttled' | 'invalid_second_factor';
+/**
+ * `invalid_second_factor`: the right password, then a wrong code of the authenticator app or a
+ * wrong recovery code. `invalid_passkey`: a passkey's assertion that did not verify, alone or as
+ * the second step (an unknown credential, a bad signature, a used or foreign challenge).
+ * `throttled`: refused unchecked, at the password or at the second step, past a limit.
+ */
+export type SignInFailure = 'invalid_credentials' | 'account_unusable' | 'throttled' | 'invalid_second_factor' | 'invalid_passkey';
 
 /** What signed the person in: the password alone, the password and a second factor, or a passkey alone. */
 export type SignInMethod = 'password' | 'password_totp' | 'password_recovery_code' | 'password_passkey' | 'passkey';
 
 export type AuditEvent =
   // ---- Sign-in (INTERFACE section 4) ----
-  /** Written when the session starts: after the second step for an account that has one. */
-  | { audit: 'sign_in.succeeded'; userId: number; username: string; address: string; method: SignInMethod }
-  /** `userId` when the typed name is an account's; none when it names none or the attempt was refused unchecked. */
-  | { audit: 'sign_in.failed'; username: string; reason: SignInFailure; address: string; userId?: number }
-  /** The password asked again before a sensitive action (a new personal token) was wrong or refused. */
+  /**
+   * Written when a session starts, on every path (a sign-in, a sign-up): after the second step for
+   * an account that has one. `passkeyId` when a passkey signed in.
+   */
+  | { audit: 'sign_in.succeeded'; userId: number; username: string; address: string; method: SignInMethod; passkeyId?: string }
+  /**
+   * `userId` when the typed name (or the passkey) is an account's; none when it names none or the
+   * attempt was refused unchecked. At a passkey alone nothing is typed: `username` is the account's, or empty.
+   */
+  | { audit: 'sign_in.failed'; username: string; reason: SignInFailure; address: string; userId?: number; passkeyId?: string }
+  /** The password asked again before a sensitive action (a new personal token, a password change, deleting the account) was wrong or refused. */
   | { audit: 'password_confirm.failed'; userId: number; reason: 'wrong_password' | 'throttled'; address: string }
+  /** A code asked again before turning two-step verification off, new recovery codes or deleting the account was wrong or refused. */
+  | { audit: 'second_factor_confirm.failed'; userId: number; reason: 'wrong_code' | 'throttled'; address: string }
   | { audit: 'sign_out'; userId: number; address: string }
   // ---- Account security at /settings/security (issue 18 items 1–4) ----
   | ({ audit: 'totp.enabled'; userId: number } & FromBrowser)
@@ -43,8 +57,9 @@ export type AuditEvent =
   | ({ audit: 'recovery_codes.regenerated'; userId: number } & FromBrowser)
   /** A recovery code completed a sign-in's second step (and is spent). */
   | ({ audit: 'recovery_code.used'; userId: number } & FromBrowser)
-  | ({ audit: 'passkey.added'; userId: number } & FromBrowser)
-  | ({ audit: 'passkey.removed'; userId: number } & FromBrowser)
+  /** `passkeyId`: `passkeyRef`, a digest of the passkey's credential id. */
+  | ({ audit: 'passkey.added'; userId: number; passkeyId: string } & FromBrowser)
+  | ({ audit: 'passkey.removed'; userId: number; passkeyId: string } & FromBrowser)
   /** The owner signed out one of their other sessions. */
   | ({ audit: 'session.signed_out'; userId: number } & FromBrowser)
   | ({ audit: 'sessions.signed_out_elsewhere'; userId: number; sessionsEnded: number } & FromBrowser)
@@ -93,7 +108,7 @@ export type AuditEventName = AuditEvent['audit'];
 
 /** Every event's name, in the order the README lists them. */
 export const AUDIT_EVENTS: readonly AuditEventName[] = [
-  'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'sign_out',
+  'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'second_factor_confirm.failed', 'sign_out',
   'totp.enabled', 'totp.disabled', 'recovery_codes.regenerated', 'recovery_code.used', 'passkey.added', 'passkey.removed',
   'session.signed_out', 'sessions.signed_out_elsewhere',
   'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',

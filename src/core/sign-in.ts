@@ -8,7 +8,7 @@
  */
 import { canBeUsername } from './accounts.js';
 import { addressKey } from './addresses.js';
-import { type AuditSink, typedUsername } from './audit.js';
+import { type AuditSink, type SignInFailure, typedUsername } from './audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
 import type { RateLimiter, Stores, User } from './ports.js';
@@ -136,6 +136,45 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent }, detail: { reason: 'wrong password' } });
   if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials', userId: named };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
+}
+
+/** A refusal after the password, or at a passkey: the account is known. */
+export type RefusedSignIn = Extract<SignInFailure, 'invalid_second_factor' | 'invalid_passkey' | 'throttled'>;
+
+/** How the account's log words each refusal. */
+const REFUSAL_WORDS: Record<RefusedSignIn, string> = {
+  invalid_second_factor: 'wrong second-step code',
+  invalid_passkey: 'passkey not verified',
+  throttled: 'too many wrong second-step codes',
+};
+
+/**
+ * How many refusals of a kind the account's log tells per window. Neither kind is counted, so
+ * each could grow the table at the attacker's pace (a wrong code is bounded by the counters);
+ * one line of "too many" tells the owner what matters, that someone holds the password.
+ */
+const TOLD_PER_WINDOW: Partial<Record<RefusedSignIn, number>> = { throttled: 1, invalid_passkey: SIGN_IN_FAILURES_PER_ACCOUNT };
+
+/**
+ * A sign-in of `user`'s refused after the password (a wrong or throttled second step) or at a
+ * passkey of theirs: an audit event each time, and a line in the account's log, within
+ * `TOLD_PER_WINDOW`.
+ */
+export async function recordRefusedSignIn(
+  deps: SignInDeps,
+  user: Pick<User, 'id' | 'username'>,
+  origin: AttemptOrigin,
+  reason: RefusedSignIn,
+  passkeyId?: string,
+): Promise<void> {
+  const limit = TOLD_PER_WINDOW[reason];
+  const told = limit === undefined || (await deps.limiter.hit(`signin:told:${reason}:${user.id}`, limit, SIGN_IN_WINDOW_SECONDS, deps.clock.now())).allowed;
+  if (told) {
+    await deps.securityLog.record({
+      userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent }, detail: { reason: REFUSAL_WORDS[reason] },
+    });
+  }
+  deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
 }
 
 /**

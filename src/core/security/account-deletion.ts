@@ -13,7 +13,7 @@ import { revokeAccountCredentials } from '../accounts.js';
 import type { User } from '../ports.js';
 import { type AttemptOrigin, type Throttled, confirmPassword } from '../sign-in.js';
 import type { SecurityLog } from './security-log.js';
-import { type TwoStepDeps, checkSecondFactorCode } from './two-step.js';
+import { type TwoStepDeps, confirmSecondFactor } from './two-step.js';
 
 export type AccountDeletion =
   | { ok: true; clientsDeactivated: number }
@@ -30,7 +30,7 @@ export async function deleteAccount(
     const confirmed = await confirmPassword(deps, user, proof.password, origin);
     if (!confirmed.ok) return confirmed.reason === 'wrong' ? { ok: false, reason: 'invalid', field: 'password', message: 'that password is not right' } : confirmed;
   } else if (proof.code.trim() !== '') {
-    const checked = await checkSecondFactorCode(deps, user, proof.code.trim(), origin);
+    const checked = await confirmSecondFactor(deps, user, proof.code.trim(), origin);
     if (!checked.ok) {
       return checked.reason === 'wrong' ? { ok: false, reason: 'invalid', field: 'code', message: 'that code is not right, or was used already' } : checked;
     }

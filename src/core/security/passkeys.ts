@@ -50,6 +50,15 @@ function userHandle(userId: number): Uint8Array {
   return new Uint8Array(createHash('sha256').update(`svc-webauthn-user:${userId}`).digest().subarray(0, 16));
 }
 
+/**
+ * How the logs name a passkey: 16 characters of the SHA-256 of its credential id. Not the id
+ * itself, which the authenticator chose and may be 1023 bytes long (W3C WebAuthn, "Credential
+ * ID"); never the public key.
+ */
+export function passkeyRef(credentialId: string): string {
+  return createHash('sha256').update(credentialId).digest('base64url').slice(0, 16);
+}
+
 /** RFC 8176 methods a passkey proves: a key held in hardware (or synced, `swk`) and a user present. */
 export function passkeyAmr(passkey: Pick<Passkey, 'backedUp'>): string[] {
   return [passkey.backedUp ? 'swk' : 'hwk', 'user'];
@@ -166,21 +175,27 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
 }
 
 /**
+ * A verified passkey, or a refusal with the stored passkey the response named, if it named one
+ * (of `expectedUserId`, for a second step), for the logs to say whose passkey failed.
+ */
+export type PasskeyCheck = { ok: true; passkey: Passkey } | { ok: false; passkey?: Passkey };
+
+/**
  * Verifies an authentication response: for a sign-in with a passkey alone (`purpose` sign_in,
- * user verification required) or a second step of `expectedUserId`. Returns the passkey and its
- * user's id, or `undefined`.
+ * user verification required) or a second step of `expectedUserId`.
  */
 export async function authenticateWithPasskey(
   deps: PasskeyDeps,
   purpose: 'sign_in' | 'second_step',
   responseText: string,
   expectedUserId?: number,
-): Promise<Passkey | undefined> {
+): Promise<PasskeyCheck> {
   const response = parseResponse<AuthenticationResponseJSON>(responseText);
-  if (!response) return undefined;
+  if (!response) return { ok: false };
   const passkey = await deps.stores.passkeys.find(response.id);
-  if (!passkey) return undefined;
-  if (expectedUserId !== undefined && passkey.userId !== expectedUserId) return undefined;
+  if (!passkey) return { ok: false };
+  if (expectedUserId !== undefined && passkey.userId !== expectedUserId) return { ok: false };
+  const refused = { ok: false, passkey } as const;
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);
   let verification;
   try {
@@ -198,9 +213,9 @@ export async function authenticateWithPasskey(
       requireUserVerification: purpose === 'sign_in',
     });
   } catch {
-    return undefined;
+    return refused;
   }
-  if (!verification.verified) return undefined;
+  if (!verification.verified) return refused;
   await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now());
-  return { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp };
+  return { ok: true, passkey: { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp } };
 }

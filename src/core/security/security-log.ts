@@ -8,7 +8,7 @@
  * the method of a sign-in, the address and a coarse browser name, nothing that signs anyone in.
  * Its audit event holds less: ids and categories, no name a person chose.
  */
-import type { AuditEvent, AuditEventName, AuditSink } from '../audit.js';
+import type { AuditEvent, AuditEventName, AuditSink, SignInMethod } from '../audit.js';
 import type { SecurityEvent, SecurityEventStore } from './ports.js';
 import type { Clock } from '../time.js';
 import { describeUserAgent } from './user-agent.js';
@@ -43,6 +43,15 @@ export const SECURITY_EVENT_KINDS = {
 
 export type SecurityEventKind = keyof typeof SECURITY_EVENT_KINDS;
 
+/** How the log words each way of signing in (`detail.method` of `sign_in.succeeded`). */
+export const SIGN_IN_METHOD_WORDS: Record<SignInMethod, string> = {
+  password: 'password',
+  password_totp: 'password and authenticator app',
+  password_recovery_code: 'password and recovery code',
+  password_passkey: 'password and passkey',
+  passkey: 'passkey',
+};
+
 /** Where an event came from: the request's address and User-Agent (kept as a coarse name). */
 export interface EventOrigin {
   address: string;
@@ -73,17 +82,18 @@ const fromBrowser = (event: StoredEvent) => ({ userId: event.userId, via: 'site'
 const count = (value: string | undefined) => (value !== undefined && /^\d{1,9}$/.test(value) ? Number(value) : 0);
 
 export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
-  // src/http/routes/sign-in.ts, when the session starts.
+  // src/http/plugins/session.ts, when the session starts.
   'sign_in.succeeded': { writtenBy: 'sign_in.succeeded' },
-  // src/core/sign-in.ts (a wrong password), src/http/routes/sign-in.ts (a wrong second step).
+  // src/core/sign-in.ts: a wrong password, and `recordRefusedSignIn` (a refused second step or passkey).
   'sign_in.failed': { writtenBy: 'sign_in.failed' },
   'password.changed': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.other_sessions_signed_out) }),
   'totp.enabled': (e) => ({ audit: 'totp.enabled', ...fromBrowser(e) }),
   'totp.disabled': (e) => ({ audit: 'totp.disabled', ...fromBrowser(e), method: e.detail.method === 'recovery code' ? 'recovery_code' : 'totp' }),
   'recovery_codes.regenerated': (e) => ({ audit: 'recovery_codes.regenerated', ...fromBrowser(e) }),
   'recovery_code.used': (e) => ({ audit: 'recovery_code.used', ...fromBrowser(e) }),
-  'passkey.added': (e) => ({ audit: 'passkey.added', ...fromBrowser(e) }),
-  'passkey.removed': (e) => ({ audit: 'passkey.removed', ...fromBrowser(e) }),
+  // The passkey by `passkey_id` (`passkeyRef`), never by the name its owner gave it.
+  'passkey.added': (e) => ({ audit: 'passkey.added', ...fromBrowser(e), passkeyId: e.detail.passkey_id ?? '' }),
+  'passkey.removed': (e) => ({ audit: 'passkey.removed', ...fromBrowser(e), passkeyId: e.detail.passkey_id ?? '' }),
   'session.signed_out': (e) => ({ audit: 'session.signed_out', ...fromBrowser(e) }),
   'sessions.signed_out_elsewhere': (e) => ({ audit: 'sessions.signed_out_elsewhere', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions) }),
   // src/http/routes/settings.ts, with the token's id.

@@ -112,16 +112,28 @@ export async function checkSecondFactorCode(deps: TwoStepDeps, user: User, code:
   return result === undefined ? { ok: false, reason: 'wrong' } : { ok: true, method: result };
 }
 
+/**
+ * A code asked again of a signed-in `user` before a sensitive action, checked as at sign-in; a
+ * wrong or throttled one is an audit event, as a wrong password there is (`confirmPassword`).
+ */
+export async function confirmSecondFactor(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
+  const checked = await checkSecondFactorCode(deps, user, code, origin);
+  if (!checked.ok) {
+    deps.audit.record({ audit: 'second_factor_confirm.failed', userId: user.id, reason: checked.reason === 'wrong' ? 'wrong_code' : 'throttled', address: origin.address });
+  }
+  return checked;
+}
+
 /** Turns the authenticator app off and forgets the recovery codes, after a code of it (or a recovery code). */
 export async function disableTotp(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
-  const checked = await checkSecondFactorCode(deps, user, code, origin);
+  const checked = await confirmSecondFactor(deps, user, code, origin);
   if (checked.ok) await deps.stores.secondFactors.removeTotp(user.id);
   return checked;
 }
 
 /** Ten new recovery codes in place of the old ones, after a code; the codes, or why not. */
 export async function regenerateRecoveryCodes(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck | { ok: true; codes: string[] }> {
-  const checked = await checkSecondFactorCode(deps, user, code, origin);
+  const checked = await confirmSecondFactor(deps, user, code, origin);
   if (!checked.ok) return checked;
   const codes = generateRecoveryCodes();
   await deps.stores.secondFactors.replaceRecoveryCodes(user.id, codes.map(hashRecoveryCode), deps.clock.now());

@@ -11,7 +11,9 @@ import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/cred
 import { OAuthError } from '../../core/errors.js';
 import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/device-cookies.js';
 import { endSignInSession, endSignInSessionWithin } from '../../core/logout/events.js';
+import type { SignInMethod } from '../../core/audit.js';
 import type { Session, User } from '../../core/ports.js';
+import { SIGN_IN_METHOD_WORDS } from '../../core/security/security-log.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
@@ -63,21 +65,41 @@ export function userAgent(request: FastifyRequest): string {
   return typeof value === 'string' ? value.slice(0, 512) : '';
 }
 
+/** How a session's user proved who they are: the RFC 8176 methods, and the method the logs name. */
+export interface SignInProof {
+  amr: readonly string[];
+  method: SignInMethod;
+  /** `passkeyRef` of the passkey that signed in, if one did. */
+  passkeyId?: string | undefined;
+}
+
 /**
  * Starts a session under a new id (ending the old one), as on every sign-in, with a new CSRF
  * token: neither a session id nor a CSRF token known before the sign-in is good after it. `amr`
  * says how the user signed in (RFC 8176); the browser and address are kept for the sessions list.
+ * Every session begins here, so every one is logged as a sign-in, once: in the account's security
+ * log and as the audit event `sign_in.succeeded`.
  */
-export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User, amr: readonly string[] = ['pwd']): Promise<Session> {
+export async function startSession(request: FastifyRequest, reply: FastifyReply, user: User, proof: SignInProof): Promise<Session> {
+  const { amr, method, passkeyId } = proof;
   await endSession(request, reply);
   setCsrfToken(request, reply, generateOpaqueId());
-  const { stores, clock } = request.server.deps;
+  const { stores, clock, securityLog, audit } = request.server.deps;
   const id = generateOpaqueId();
   const now = clock.now();
-  const session = await stores.sessions.create({
-    idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS,
-    amr: [...amr], userAgent: userAgent(request), address: request.ip,
-  }, now);
+  // The session and its line in the owner's log land together or not at all: a log that cannot
+  // be written signs no one in.
+  const { session, announce } = await stores.transaction(async (tx) => ({
+    session: await tx.sessions.create({
+      idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS,
+      amr: [...amr], userAgent: userAgent(request), address: request.ip,
+    }, now),
+    announce: await securityLog.recordAll([{
+      userId: user.id, kind: 'sign_in.succeeded', origin: { address: request.ip, userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] },
+    }], tx.securityEvents),
+  }));
+  announce();
+  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method, ...(passkeyId ? { passkeyId } : {}) });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };
   return session;

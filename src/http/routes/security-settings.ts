@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError } from '../../core/errors.js';
 import type { Session, User } from '../../core/ports.js';
 import { changePassword } from '../../core/security/password-change.js';
-import { checkPasskeyName, registerPasskey, registrationOptions } from '../../core/security/passkeys.js';
+import { checkPasskeyName, passkeyRef, registerPasskey, registrationOptions } from '../../core/security/passkeys.js';
 import type { EventOrigin, NewSecurityEvent } from '../../core/security/security-log.js';
 import {
   type CodeCheck, beginTotpEnrolment, confirmTotpEnrolment, disableTotp, pendingTotpEnrolment, regenerateRecoveryCodes, secondFactorsOf,
@@ -131,7 +131,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     try {
       const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', ctx.body.name ?? '');
       if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again' } }, 400);
-      await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name } });
+      await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name, passkey_id: passkeyRef(passkey.credentialId) } });
       return ctx.done('passkey-added');
     } catch (error) {
       if (error instanceof InputError) return ctx.render({ errors: { field: error.field === 'name' ? 'name' : 'passkey', message: error.message } }, 400);
@@ -156,7 +156,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
   async 'passkey-remove'(ctx) {
     const removed = await ctx.request.server.deps.stores.passkeys.remove(ctx.user.id, ctx.body.credential_id ?? '');
     if (!removed) return ctx.render({ errors: { field: 'passkey', message: 'you have no passkey with that id; it may have been removed already' } }, 404);
-    await ctx.record({ kind: 'passkey.removed', detail: { name: removed.name } });
+    await ctx.record({ kind: 'passkey.removed', detail: { name: removed.name, passkey_id: passkeyRef(removed.credentialId) } });
     return ctx.done('passkey-removed');
   },
 

@@ -4,22 +4,21 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../core/ports.js';
-import { authenticateWithPasskey, authenticationOptions, passkeyAmr } from '../../core/security/passkeys.js';
+import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/security/passkeys.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
 import {
   PENDING_SIGN_IN_MS, amrAfterCode, checkSecondFactorCode, findPendingSignIn, finishPendingSignIn, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/security/two-step.js';
 import { addressKey } from '../../core/addresses.js';
-import type { SignInMethod } from '../../core/audit.js';
 import { applicationReturnedTo } from '../../core/authorize/flow.js';
-import { signIn } from '../../core/sign-in.js';
+import { recordRefusedSignIn, signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
 import {
-  clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession, userAgent,
-  verifyCsrf,
+  type SignInProof, clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
+  userAgent, verifyCsrf,
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signInPage } from '../views/sign-in.js';
@@ -43,15 +42,6 @@ const WRONG_CREDENTIALS = 'That username and password do not match an account th
 const WRONG_PASSKEY = 'That passkey could not be verified for an account that can sign in. Try again, or use your password.';
 const WRONG_CODE = 'That code is not right, or was used already. Codes change every 30 seconds; try the next one.';
 const PENDING_GONE = 'Your sign-in took too long or was already finished. Sign in again.';
-
-/** How the account's security log words each way of signing in. */
-const METHOD_WORDS: Record<SignInMethod, string> = {
-  password: 'password',
-  password_totp: 'password and authenticator app',
-  password_recovery_code: 'password and recovery code',
-  password_passkey: 'password and passkey',
-  passkey: 'passkey',
-};
 
 interface CredentialBody {
   credential?: string;
@@ -123,19 +113,17 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return reply.redirect('/login/second-step', 303);
     }
     setDeviceCookie(request, reply, outcome.deviceCookie);
-    return signedIn(request, reply, outcome.user, ['pwd'], 'password', returnTo);
+    return signedIn(request, reply, outcome.user, { amr: ['pwd'], method: 'password' }, returnTo);
   });
 
   /**
-   * The session starts, the sign-in is logged for the account and in the audit log (every way of
-   * signing in ends here), and the browser goes where it was going.
+   * The session starts (which logs the sign-in, for the account and in the audit log), after
+   * `extra` events of the sign-in, and the browser goes where it was going.
    */
-  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, amr: string[], method: SignInMethod, returnTo: string, extra: SecurityEventKind[] = []) {
-    await startSession(request, reply, user, amr);
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, proof: SignInProof, returnTo: string, extra: SecurityEventKind[] = []) {
     const origin = { address: request.ip, userAgent: userAgent(request) };
     for (const kind of extra) await app.deps.securityLog.record({ userId: user.id, kind, origin });
-    await app.deps.securityLog.record({ userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: METHOD_WORDS[method] } });
-    app.deps.audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method });
+    await startSession(request, reply, user, proof);
     return reply.redirect(returnTo, 303);
   }
 
@@ -164,6 +152,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const checked = await checkSecondFactorCode(deps, user, request.body.code ?? '', origin);
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
+        await recordRefusedSignIn(deps, user, origin, checked.reason === 'throttled' ? 'throttled' : 'invalid_second_factor');
         const factors = await secondFactorsOf(deps.stores, user.id);
         if (checked.reason === 'throttled') {
           reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
@@ -171,8 +160,6 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
             factors, error: retryMessage('Too many wrong codes for this account.', checked.retryAfterSeconds),
           }), 429);
         }
-        await deps.securityLog.record({ userId: user.id, kind: 'sign_in.failed', origin, detail: { reason: 'wrong second-step code' } });
-        deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'invalid_second_factor', address: request.ip, userId: user.id });
         return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_CODE }), 401);
       }
       if (!(await finishPendingSignIn(deps, pending))) {
@@ -182,7 +169,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
       const recovery = checked.method === 'recovery';
-      return signedIn(request, reply, user, amrAfterCode(pending), recovery ? 'password_recovery_code' : 'password_totp',
+      return signedIn(request, reply, user, { amr: amrAfterCode(pending), method: recovery ? 'password_recovery_code' : 'password_totp' },
         pending.returnTo, recovery ? ['recovery_code.used'] : []);
     });
 
@@ -202,8 +189,11 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const found = await pendingOr(request, reply);
     if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
     const { pending, user } = found;
-    const passkey = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
-    if (!passkey) {
+    const checked = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
+    if (!checked.ok) {
+      deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
+      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', checked.passkey && passkeyRef(checked.passkey.credentialId));
       const factors = await secondFactorsOf(deps.stores, user.id);
       return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_PASSKEY }), 401);
     }
@@ -213,7 +203,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     }
     clearPendingCookie(request, reply);
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    return signedIn(request, reply, user, [...new Set([...pending.amr, ...passkeyAmr(passkey)])], 'password_passkey', pending.returnTo);
+    const { passkey } = checked;
+    return signedIn(request, reply, user, {
+      amr: [...new Set([...pending.amr, ...passkeyAmr(passkey)])], method: 'password_passkey', passkeyId: passkeyRef(passkey.credentialId),
+    }, pending.returnTo);
   });
 
   app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
@@ -229,14 +222,20 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const { deps } = app;
     const returnTo = safeReturnTo(request.body.return_to);
-    const passkey = await authenticateWithPasskey(deps, 'sign_in', request.body.credential ?? '');
-    const user = passkey && await deps.stores.users.findById(passkey.userId);
-    if (!passkey || !user || user.status !== 'active') {
+    const checked = await authenticateWithPasskey(deps, 'sign_in', request.body.credential ?? '');
+    const user = checked.passkey && await deps.stores.users.findById(checked.passkey.userId);
+    const passkeyId = checked.passkey && passkeyRef(checked.passkey.credentialId);
+    if (!checked.ok || !user || user.status !== 'active') {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
+      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      // Nothing was typed: the passkey names the account, if it names one.
+      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: request.ip });
+      else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
+      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: request.ip, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
       return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo), error: WRONG_PASSKEY }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
-    return signedIn(request, reply, user, passkeyAmr(passkey), 'passkey', returnTo);
+    return signedIn(request, reply, user, { amr: passkeyAmr(checked.passkey), method: 'passkey', passkeyId }, returnTo);
   });
 
   app.post('/logout', page, async (request, reply) => {

@@ -51,7 +51,8 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
       app.deps.audit.record({ audit: 'account.created', userId: user.id, username: user.username, via: 'site', address: request.ip });
       // The new account's browser proved it: it keeps its own sign-in attempts from now on.
       setDeviceCookie(request, reply, await app.deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(user.username)));
-      await startSession(request, reply, outcome.user);
+      // A session begins: logged as a sign-in, as every one is.
+      await startSession(request, reply, outcome.user, { amr: ['pwd'], method: 'password' });
       // Back where the person was going (an app's authorization request); else to the new profile.
       return reply.redirect(returnTo === '/' ? `/u/${encodeURIComponent(outcome.user.username)}` : returnTo, 303);
     }
