@@ -395,11 +395,27 @@ export interface BearerRecord {
   dpopJkt: string | null;
 }
 
+/**
+ * A refresh token just rotated, whose successor is being stored: the old row records the
+ * successor's hash and the successor's answer sealed for a replay (`null`: none kept), and the
+ * token that the old one succeeded loses its sealed answer, now that its successor is used
+ * (INTERFACE section 11).
+ */
+export interface Succession {
+  tokenId: number;
+  tokenHash: string;
+  sealed: string | null;
+}
+
 export interface TokenStore {
   insertAccess(token: NewIssuedToken): Promise<IssuedToken>;
   insertRefresh(token: NewIssuedToken): Promise<RefreshToken>;
-  /** Stores a new access token and its refresh token; in one round trip where the database can. */
-  insertPair(access: NewIssuedToken, refresh: NewIssuedToken): Promise<void>;
+  /**
+   * Stores a new access token and its refresh token; in one round trip where the database can.
+   * With `succeeds`, the refresh token is the successor of a token just rotated, and the same
+   * write records it there (see `Succession`).
+   */
+  insertPair(access: NewIssuedToken, refresh: NewIssuedToken, succeeds?: Succession): Promise<void>;
   findAccess(tokenHash: string): Promise<IssuedToken | undefined>;
   findRefresh(tokenHash: string): Promise<RefreshToken | undefined>;
   /** The access token with its grant's revocation and its user's status, in one query. */
@@ -410,12 +426,6 @@ export interface TokenStore {
    * grant and user, as `CodeStore.consume` does.
    */
   consumeRefresh(tokenHash: string, now: Instant): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined>;
-  /**
-   * Records the successor of a refresh token just rotated (its `token_hash`) and the successor's
-   * answer sealed for a replay (`null`: none kept), and erases the sealed answer of the token that
-   * `tokenHash` succeeded, now that it is used (INTERFACE section 11).
-   */
-  recordSuccessor(tokenId: number, tokenHash: string, successorHash: string, sealed: string | null): Promise<void>;
   /** A refresh token with its sealed answer and its successor's state, in one read (a replay's candidate). */
   findReplay(tokenHash: string): Promise<ReplayCandidate | undefined>;
   revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;

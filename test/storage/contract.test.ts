@@ -321,10 +321,10 @@ forEachDatabase('storage contract', (database) => {
     const held = new Promise<void>((resolve) => { release = resolve; });
     let written!: () => void;
     const wrote = new Promise<void>((resolve) => { written = resolve; });
+    const access = unique('at');
     const rotation = stores.transaction(async (tx) => {
       assert.ok(await tx.tokens.consumeRefresh(old, T0 + 1));
-      await tx.tokens.insertRefresh({ ...common, tokenHash: next });
-      await tx.tokens.recordSuccessor(stored.id, old, next, 'sealed');
+      await tx.tokens.insertPair({ ...common, tokenHash: access }, { ...common, tokenHash: next }, { tokenId: stored.id, tokenHash: old, sealed: 'sealed' });
       written();
       await held;
       throw new Error('rolled back');
@@ -337,6 +337,7 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await outside, unchanged);
     assert.deepEqual(await stores.tokens.findReplay(old), unchanged);
     assert.equal(await stores.tokens.findRefresh(next), undefined);
+    assert.equal(await stores.tokens.findAccess(access), undefined);
   });
 
   test('a code stored under a new grant makes the grant of its own fields, and is consumed with it', async () => {
@@ -401,21 +402,20 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(consumed?.granted?.user.status, 'banned');
   });
 
-  test('a rotated refresh token records its successor and sealed answer, and the successor\'s rotation erases that answer', async () => {
+  test('a rotated refresh token\'s successor is stored with its sealed answer, and the successor\'s rotation erases that answer', async () => {
     const { user, client, grant } = await newGrant();
     const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + 60 * MINUTE };
     const [first, second, third] = [unique('rt'), unique('rt'), unique('rt')];
     const one = await stores.tokens.insertRefresh({ ...common, tokenHash: first });
-    const two = await stores.tokens.insertRefresh({ ...common, tokenHash: second });
-    await stores.tokens.insertRefresh({ ...common, tokenHash: third });
     assert.deepEqual(await stores.tokens.findReplay(first), { token: { ...one, usedAt: null }, sealed: null, successor: undefined });
     await stores.tokens.consumeRefresh(first, T0 + 1);
-    await stores.tokens.recordSuccessor(one.id, first, second, 'sealed-1');
+    await stores.tokens.insertPair({ ...common, tokenHash: unique('at') }, { ...common, tokenHash: second }, { tokenId: one.id, tokenHash: first, sealed: 'sealed-1' });
     assert.deepEqual(await stores.tokens.findReplay(first), { token: { ...one, usedAt: T0 + 1 }, sealed: 'sealed-1', successor: { usedAt: null, revokedAt: null } });
+    const two = (await stores.tokens.findRefresh(second))!;
     await stores.tokens.consumeRefresh(second, T0 + 2);
-    await stores.tokens.recordSuccessor(two.id, second, third, 'sealed-2');
+    await stores.tokens.insertPair({ ...common, tokenHash: unique('at') }, { ...common, tokenHash: third }, { tokenId: two.id, tokenHash: second, sealed: null });
     assert.deepEqual(await stores.tokens.findReplay(first), { token: { ...one, usedAt: T0 + 1 }, sealed: null, successor: { usedAt: T0 + 2, revokedAt: null } });
-    assert.equal((await stores.tokens.findReplay(second))!.sealed, 'sealed-2');
+    assert.deepEqual(await stores.tokens.findReplay(second), { token: { ...two, usedAt: T0 + 2 }, sealed: null, successor: { usedAt: null, revokedAt: null } });
     assert.equal(await stores.tokens.findReplay(unique('rt')), undefined);
   });
 

@@ -48,8 +48,8 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
   const tokenHash = hashSecret(token);
   const requested = narrowed ? formatScope(narrowed) : null;
   const now = deps.clock.now();
-  // Rotation is one conditional write inside the transaction that issues the new pair, signs the
-  // id_token and records the successor with its sealed answer: all of it commits together, so no
+  // Rotation is one conditional write inside the transaction that signs the id_token and stores the
+  // new pair as the old token's successor with its sealed answer: all of it commits together, so no
   // instance ever sees the token used without the answer a replay needs. A refusal or a failure
   // throws, so the transaction rolls back and the token stays as it was.
   const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
@@ -71,10 +71,11 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
     // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
     // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
     // to bound tokens as to any (seed section 3 rule 3).
-    const fresh = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt });
-    const sealed = deps.settings.refreshReplaySeconds > 0 ? sealReplay(token, tokenHash, replayAnswer(fresh, requested)) : null;
-    await tx.tokens.recordSuccessor(old.id, tokenHash, hashSecret(fresh.refreshToken), sealed);
-    return fresh;
+    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt }, {
+      tokenId: old.id,
+      tokenHash,
+      seal: (fresh) => (deps.settings.refreshReplaySeconds > 0 ? sealReplay(token, tokenHash, replayAnswer(fresh, requested)) : null),
+    });
   });
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });

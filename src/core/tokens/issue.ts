@@ -27,13 +27,24 @@ export interface IssuedTokens {
 }
 
 /**
+ * A refresh token being rotated: the new refresh token is stored as its successor, with the
+ * answer `seal` makes of the issuance for the replay window (`null`: none kept).
+ */
+export interface Rotation {
+  tokenId: number;
+  tokenHash: string;
+  seal(issued: IssuedTokens): string | null;
+}
+
+/**
  * Stores a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
  * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), both bound to
  * `dpopJkt` when the request carried a DPoP proof (RFC 9449 5), marks the grant
  * used (to the minute), and signs the id_token when `accessScope` has `openid` (OIDC Core 3.1.3.3,
- * and 12.2 on refresh: without nonce, with the original auth_time). Call it inside the transaction
- * that consumed the code or the old refresh token: a signature that fails then rolls the
- * consumption back, and the client can present the code again (issue 16).
+ * and 12.2 on refresh: without nonce, with the original auth_time). On refresh, `rotation` names
+ * the token replaced, and the new refresh token is recorded as its successor in the same write.
+ * Call it inside the transaction that consumed the code or the old refresh token: a signature that
+ * fails then rolls the consumption back, and the client can present the code again (issue 16).
  */
 export async function issueTokens(
   tx: Stores,
@@ -41,17 +52,10 @@ export async function issueTokens(
   settings: { baseUrl: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
   keys: KeySet,
   issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null },
+  rotation?: Rotation,
 ): Promise<IssuedTokens> {
   const accessToken = generateToken('access');
   const refreshToken = generateToken('refresh');
-  const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now, dpopJkt: issue.dpopJkt };
-  await tx.tokens.insertPair(
-    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000 },
-    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000 },
-  );
-  // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.
-  const lastUse = issue.grant.lastUsedAt;
-  if (now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse) await tx.grants.touch(issue.grant.id, now);
   const scopes = scopeList(issue.accessScope);
   const idToken = scopes.includes('openid')
     ? await issueIdToken(keys, siteUrls(settings.baseUrl), {
@@ -67,7 +71,7 @@ export async function issueTokens(
       now,
     })
     : undefined;
-  return {
+  const issued: IssuedTokens = {
     accessToken,
     refreshToken,
     expiresIn: settings.accessTokenTtlSeconds,
@@ -80,4 +84,14 @@ export async function issueTokens(
     ...(idToken === undefined ? {} : { idToken }),
     dpopJkt: issue.dpopJkt,
   };
+  const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now, dpopJkt: issue.dpopJkt };
+  await tx.tokens.insertPair(
+    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000 },
+    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000 },
+    rotation && { tokenId: rotation.tokenId, tokenHash: rotation.tokenHash, sealed: rotation.seal(issued) },
+  );
+  // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.
+  const lastUse = issue.grant.lastUsedAt;
+  if (now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse) await tx.grants.touch(issue.grant.id, now);
+  return issued;
 }

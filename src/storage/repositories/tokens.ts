@@ -1,6 +1,6 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { ReplayCandidate } from '../../core/tokens/replay.js';
-import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, TokenStore } from '../../core/ports.js';
+import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, Succession, TokenStore } from '../../core/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
@@ -64,22 +64,36 @@ const bearerLookup = { one: accessBearer, many: accessBearers, keyOf: (row: { to
 
 const insertAccess = (db: Kysely<Database>) => db.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
 const insertRefresh = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
-/** Both tokens of an issuance in one statement (PostgreSQL): the access token's columns come first. */
-const insertPair = (db: Kysely<Database>) => db
-  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
-  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
 const consumeRefresh = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
   .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null).returningAll();
 const refreshConsumption = consumedWithGrant(consumeRefresh);
 /**
- * One statement: the token's successor and sealed answer are written, and the sealed answer of
- * the token it succeeded (the row naming it as successor) is erased, since it has now been used
- * (INTERFACE section 11). Parameters: id, successor hash, id, sealed answer, id, token hash.
+ * One statement: the rotated token's successor and sealed answer are written, and the sealed
+ * answer of the token it succeeded (the row naming it as successor) is erased, since it has now
+ * been used (INTERFACE section 11). Parameters: id, successor hash, id, sealed answer, id, token hash.
  */
-const recordSuccessor = (db: Kysely<Database>) => db.updateTable('refresh_tokens').set({
+const recordSuccessor = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({
   successor_hash: sql`case when id = ${0} then cast(${''} as text) else successor_hash end`,
   replay_sealed: sql`case when id = ${0} then cast(${null} as text) else null end`,
 }).where((eb) => eb.or([eb('id', '=', 0), eb('successor_hash', '=', '')]));
+/** Both tokens of an issuance in one statement (PostgreSQL): the access token's columns come first. */
+const insertPair = (db: Kysely<Database>) => db
+  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
+  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+/**
+ * A rotation's writes after the consuming one, in one statement (PostgreSQL): the succession
+ * (`recordSuccessor`'s six parameters), then the access token's columns, then the refresh
+ * token's. The statement's parts see one snapshot, so the update cannot touch the row inserted.
+ */
+const insertPairSucceeding = (db: Kysely<Database>) => db
+  .with('succession', () => recordSuccessor(db))
+  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
+  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+
+function successionParameters(refresh: NewIssuedToken, succeeds: Succession): unknown[] {
+  const { tokenId, tokenHash, sealed } = succeeds;
+  return [tokenId, refresh.tokenHash, tokenId, sealed, tokenId, tokenHash];
+}
 
 export class KyselyTokenStore implements TokenStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
@@ -94,13 +108,16 @@ export class KyselyTokenStore implements TokenStore {
     return toRefresh(row!);
   }
 
-  async insertPair(access: NewIssuedToken, refresh: NewIssuedToken): Promise<void> {
-    if (!this.queries.writesCombine) {
-      await this.insertAccess(access);
-      await this.insertRefresh(refresh);
+  async insertPair(access: NewIssuedToken, refresh: NewIssuedToken, succeeds?: Succession): Promise<void> {
+    const tokens = [...Object.values(values(access)), ...Object.values(values(refresh))];
+    if (this.queries.writesCombine) {
+      if (succeeds) await this.queries.execute(this.db, insertPairSucceeding, [...successionParameters(refresh, succeeds), ...tokens]);
+      else await this.queries.execute(this.db, insertPair, tokens);
       return;
     }
-    await this.queries.execute(this.db, insertPair, [...Object.values(values(access)), ...Object.values(values(refresh))]);
+    await this.insertAccess(access);
+    await this.insertRefresh(refresh);
+    if (succeeds) await this.queries.execute(this.db, recordSuccessor, successionParameters(refresh, succeeds));
   }
 
   async findAccess(tokenHash: string): Promise<IssuedToken | undefined> {
@@ -134,10 +151,6 @@ export class KyselyTokenStore implements TokenStore {
     // One conditional write: of racing rotations only the first changes the row (RFC 9700 4.14.2).
     const consumed = await consumeWithGrant(this.db, this.queries, refreshConsumption, [now, tokenHash]);
     return consumed && { token: toRefresh(consumed.row), granted: consumed.granted };
-  }
-
-  async recordSuccessor(tokenId: number, tokenHash: string, successorHash: string, sealed: string | null): Promise<void> {
-    await this.queries.execute(this.db, recordSuccessor, [tokenId, successorHash, tokenId, sealed, tokenId, tokenHash]);
   }
 
   async findReplay(tokenHash: string): Promise<ReplayCandidate | undefined> {
