@@ -41,7 +41,7 @@ export async function stripStoredAvatarMetadata(db: Kysely<Database>, now: numbe
         const image = new Uint8Array(row.image);
         const type = detectImageType(image);
         const clean = type && withoutMetadata(image, type);
-        const replacement = clean && !sameBytes(clean, image) ? clean : undefined;
+        const replacement = clean && Buffer.compare(clean, image) !== 0 ? clean : undefined;
         counts[!clean ? 'damaged' : replacement ? 'stripped' : 'unchanged'] += 1;
         // Only the image that was read: one uploaded meanwhile is left to its own check.
         const changed = clean
@@ -60,8 +60,4 @@ export async function stripStoredAvatarMetadata(db: Kysely<Database>, now: numbe
     });
     if (seen < BATCH) return counts;
   }
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((value, i) => value === b[i]);
 }
