@@ -3,6 +3,7 @@
  * logged at all, and query parameters that can hold a secret are replaced by `[redacted]`.
  */
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
+import { clientAddress } from './client-address.js';
 
 const SECRET_PARAMETERS = new Set([
   'code', 'token', 'access_token', 'refresh_token', 'id_token', 'id_token_hint', 'client_secret',
@@ -75,7 +76,7 @@ export function loggerOptions(level: string, stream?: { write(line: string): voi
     ...(stream ? { stream } : {}),
     redact: { paths: ['req.headers', 'res.headers', '*.password', '*.client_secret', '*.token'], remove: true },
     serializers: {
-      req: (req: { method: string; url: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url), ip: req.ip }),
+      req: (req: { method: string; url: string; ip: string; socket: { remoteAddress?: string } }) => ({ method: req.method, url: redactUrl(req.url), ip: clientAddress(req) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   };

@@ -39,3 +39,14 @@ test('TRUST_PROXY as a list: only the listed proxies are walked through', async 
   assert.equal(await addressSeen('127.0.0.1,10.0.0.0/8', '203.0.113.9, 198.51.100.7, 10.1.2.3'), '198.51.100.7');
   assert.equal(await addressSeen('10.0.0.0/8', '203.0.113.9'), '127.0.0.1', 'a peer not in the list is the client itself');
 });
+
+test('an X-Forwarded-For entry with a port is the address without it', async () => {
+  assert.equal(await addressSeen('1', '198.51.100.7:51234'), '198.51.100.7');
+  assert.equal(await addressSeen('1', '[2001:db8::7]:443'), '2001:db8::7');
+});
+
+test('an X-Forwarded-For entry that is not an address is never taken as one: the peer that forwarded it is', async () => {
+  // TRUST_PROXY=2 with one proxy in front: the client's own entry is reached.
+  assert.equal(await addressSeen('2', 'call +1 555 0100 to unlock, 192.0.2.1'), '127.0.0.1');
+  assert.equal(await addressSeen('1', '198.51.100.7:99999999'), '127.0.0.1');
+});

@@ -14,6 +14,7 @@ import { CORS_HEADERS } from './cors.js';
 import { presentedProof } from './dpop.js';
 import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
+import { clientAddress } from '../client-address.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,7 +62,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const refuseLimited = (request: FastifyRequest, reply: FastifyReply, scope: 'address' | 'token') => {
     deps.metrics.rateLimitRefusals.inc({ scope });
     // A token's refusal already carries its decision's fields; an address's gets its own policy's.
-    if (scope === 'address') reply.headers(limits.addressHeaders(request.ip, deps.clock.now()));
+    if (scope === 'address') reply.headers(limits.addressHeaders(clientAddress(request), deps.clock.now()));
     return sendError(scope === 'address' ? addressLimited : tokenLimited, request, reply);
   };
 
@@ -70,12 +71,12 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const scope = request.routeOptions.config.bearerScope;
     if (scope === undefined) return;
     const now = deps.clock.now();
-    if (limits.isBlocked(request.ip, now)) return refuseLimited(request, reply, 'address');
+    if (limits.isBlocked(clientAddress(request), now)) return refuseLimited(request, reply, 'address');
     const { authorization } = request.headers;
     const bearer = await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
       presentedProof(request, deps.settings.baseUrl));
     if (bearer instanceof OAuthError) {
-      if (!(await limits.hitFailure(request.ip, bearer, now))) return refuseLimited(request, reply, 'address');
+      if (!(await limits.hitFailure(clientAddress(request), bearer, now))) return refuseLimited(request, reply, 'address');
       return refuse(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);

@@ -17,6 +17,7 @@ import { SIGN_IN_METHOD_WORDS } from '../../core/security/security-log.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
+import { clientAddress } from '../client-address.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -92,14 +93,14 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   const { session, announce } = await stores.transaction(async (tx) => ({
     session: await tx.sessions.create({
       idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS,
-      amr: [...amr], userAgent: userAgent(request), address: request.ip,
+      amr: [...amr], userAgent: userAgent(request), address: clientAddress(request),
     }, now),
     announce: await securityLog.recordAll([{
-      userId: user.id, kind: 'sign_in.succeeded', origin: { address: request.ip, userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] },
+      userId: user.id, kind: 'sign_in.succeeded', origin: { address: clientAddress(request), userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] },
     }], tx.securityEvents),
   }));
   announce();
-  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: request.ip, method, ...(passkeyId ? { passkeyId } : {}) });
+  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: clientAddress(request), method, ...(passkeyId ? { passkeyId } : {}) });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };
   return session;

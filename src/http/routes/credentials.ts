@@ -10,6 +10,7 @@ import { OAuthError } from '../../core/errors.js';
 import { MAX_CREDENTIAL_LENGTH, MAX_REPORTED_CREDENTIALS, admitLeakReport, handleLeakReport, reportedStrings } from '../../core/leaked-credentials.js';
 import { ScanningKeys, alertFeedback, alertMatches, reportedFromAlert } from '../../core/secret-scanning.js';
 import { type HeaderSet, registerSecurityHeaders } from '../plugins/security-headers.js';
+import { clientAddress } from '../client-address.js';
 
 /**
  * A report's body: 1,000 strings of the longest length with their quotes and commas fit; anything
@@ -46,11 +47,11 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
 
   app.post('/api/credentials/revoke', { bodyLimit: REPORT_BODY_LIMIT_BYTES }, async (request, reply) => {
     // Counted before anything else, so a flood of malformed reports is refused like any other.
-    await admitLeakReport(app.deps, request.ip);
+    await admitLeakReport(app.deps, clientAddress(request));
     // GitHub's shape, {"credentials": […]}, or the bare list INTERFACE section 11 speaks of.
     const body = parseJson(rawJson(request)) as { credentials?: unknown } | unknown[] | null;
     const strings = reportedStrings(Array.isArray(body) ? body : typeof body === 'object' && body !== null ? body.credentials : undefined);
-    await handleLeakReport(app.deps, { source: 'report', address: request.ip, credentials: strings.map((value) => ({ value })) });
+    await handleLeakReport(app.deps, { source: 'report', address: clientAddress(request), credentials: strings.map((value) => ({ value })) });
     // The same answer whatever the strings named (T54): 202 and an empty JSON object.
     return reply.code(202).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');
   });
@@ -71,7 +72,7 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
       throw error;
     }
     const matches = alertMatches(parseJson(raw));
-    const known = await handleLeakReport(app.deps, { source: 'secret_scanning', address: request.ip, credentials: reportedFromAlert(matches) }, { identify: true });
+    const known = await handleLeakReport(app.deps, { source: 'secret_scanning', address: clientAddress(request), credentials: reportedFromAlert(matches) }, { identify: true });
     return reply.header('cache-control', 'no-store').send(alertFeedback(matches, known));
   });
 }

@@ -35,6 +35,7 @@ import {
   deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeTokenConfirmation,
   rotateSecretConfirmation, tokensPage,
 } from '../views/settings.js';
+import { clientAddress } from '../client-address.js';
 
 const page = { config: { html: true } };
 const text = { type: 'string' } as const;
@@ -86,7 +87,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   /** Writes an event to the user's security log (issue 18 item 5), from this request's browser. */
   const logEvent = (request: FastifyRequest, user: User, kind: SecurityEventKind, detail: Record<string, string>) =>
-    app.deps.securityLog.record({ userId: user.id, kind, origin: { address: request.ip, userAgent: userAgent(request) }, detail });
+    app.deps.securityLog.record({ userId: user.id, kind, origin: { address: clientAddress(request), userAgent: userAgent(request) }, detail });
 
   /** A signed-in page: the user, or a redirect to sign in that comes back to `back`. */
   async function signedIn(request: FastifyRequest, reply: FastifyReply, back: string): Promise<User | undefined> {
@@ -143,7 +144,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         error,
       });
       if (!isConfirmed(request.body)) return askFirst(request, reply, await facts());
-      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
       const deleted = await deleteAccount(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, origin);
       if (!deleted.ok) {
         if (deleted.reason === 'invalid') return askFirst(request, reply, await facts({ field: deleted.field, message: deleted.message }), 400);
@@ -241,7 +242,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       return answer(formErrors(error), 400);
     }
-    const confirmed = await confirmPassword(app.deps, user, password, { address: request.ip, deviceCookie: deviceCookie(request) });
+    const confirmed = await confirmPassword(app.deps, user, password, { address: clientAddress(request), deviceCookie: deviceCookie(request) });
     if (!confirmed.ok) {
       if (confirmed.reason === 'wrong') return answer({ field: 'password', message: 'that password is not right' }, 400);
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
@@ -255,7 +256,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       await logEvent(request, user, 'personal_token.created', { name: record.name, scope: record.scope });
       audit.record({
         audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope,
-        expiresAt: record.expiresAt === null ? null : formatUtc(record.expiresAt), via: 'site', address: request.ip,
+        expiresAt: record.expiresAt === null ? null : formatUtc(record.expiresAt), via: 'site', address: clientAddress(request),
       });
       // Post/redirect/get: reloading the page that shows the token makes no second one.
       await carrySecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' }, { token, name: record.name });
@@ -281,7 +282,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
       const revoked = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id);
       await logEvent(request, user, 'personal_token.revoked', { name: revoked?.name ?? '' });
-      audit.record({ audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'site', address: request.ip });
+      audit.record({ audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'site', address: clientAddress(request) });
       return reply.redirect('/settings/tokens?notice=revoked', 303);
     });
 
@@ -311,7 +312,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
       const client = await stores.clients.findById(request.body.client_id ?? '');
       await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: client?.clientId ?? '' });
-      audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: request.ip });
+      audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: clientAddress(request) });
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
     });
 
@@ -329,7 +330,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
         const client = apps.find((a) => a.client.clientId === clientId)?.client ?? await stores.clients.findById(clientId);
         await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: clientId });
-        audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: request.ip });
+        audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: clientAddress(request) });
       }
       return reply.redirect('/settings/applications?notice=all-access-revoked', 303);
     });
@@ -360,7 +361,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id,
         postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
       });
-      audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: request.ip });
+      audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: clientAddress(request) });
       // Post/redirect/get: the app's page shows the secret once; reloading it registers nothing.
       if (secret !== undefined) await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });
       return reply.redirect(`/settings/developers/${encodeURIComponent(client.clientId)}?notice=registered`, 303);
@@ -458,7 +459,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const secret = await rotateClientSecret(stores, clock, client.clientId);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
       await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
-      audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
+      audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
       await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });
       return reply.redirect(`${base}?notice=rotated`, 303);
     });
@@ -473,7 +474,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         await deactivateClient(stores, clock, client.clientId);
         app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
         await logEvent(request, user, 'client.deactivated', { app: client.name, client_id: client.clientId });
-        audit.record({ audit: 'client.deactivated', clientId: client.clientId, ownerId: user.id, via: 'site', address: request.ip });
+        audit.record({ audit: 'client.deactivated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
       }
       return reply.redirect(`${base}?notice=deactivated`, 303);
     });

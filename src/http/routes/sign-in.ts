@@ -22,6 +22,7 @@ import {
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signInPage } from '../views/sign-in.js';
+import { clientAddress } from '../client-address.js';
 
 /**
  * Only a path on this site may be returned to, never another origin (no open redirect); other
@@ -91,7 +92,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const username = request.body.username ?? '';
     const returnTo = safeReturnTo(request.body.return_to);
     const outcome = await signIn(deps, {
-      username, password: request.body.password ?? '', address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request),
+      username, password: request.body.password ?? '', address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request),
     });
     if (!outcome.ok) {
       // One label for every wrong sign-in: the metrics must not tell a right password of a suspended account apart.
@@ -121,7 +122,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
    * `extra` events of the sign-in, and the browser goes where it was going.
    */
   async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, proof: SignInProof, returnTo: string, extra: SecurityEventKind[] = []) {
-    const origin = { address: request.ip, userAgent: userAgent(request) };
+    const origin = { address: clientAddress(request), userAgent: userAgent(request) };
     for (const kind of extra) await app.deps.securityLog.record({ userId: user.id, kind, origin });
     await startSession(request, reply, user, proof);
     return reply.redirect(returnTo, 303);
@@ -148,7 +149,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const found = await pendingOr(request, reply);
       if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
       const { pending, user } = found;
-      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
       const checked = await checkSecondFactorCode(deps, user, request.body.code ?? '', origin);
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
@@ -192,7 +193,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const checked = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
     if (!checked.ok) {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
-      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
       await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', checked.passkey && passkeyRef(checked.passkey.credentialId));
       const factors = await secondFactorsOf(deps.stores, user.id);
       return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_PASSKEY }), 401);
@@ -212,7 +213,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
     verifyCsrf(request);
     // Each asks for a stored challenge without a sign-in: an address gets a bounded number.
-    const decision = await app.deps.limiter.hit(`passkey-options:address:${addressKey(request.ip)}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
+    const decision = await app.deps.limiter.hit(`passkey-options:address:${addressKey(clientAddress(request))}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
     if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send({ error: 'rate_limited' });
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'sign_in'));
   });
@@ -227,11 +228,11 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const passkeyId = checked.passkey && passkeyRef(checked.passkey.credentialId);
     if (!checked.ok || !user || user.status !== 'active') {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
-      const origin = { address: request.ip, deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
       // Nothing was typed: the passkey names the account, if it names one.
-      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: request.ip });
+      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: clientAddress(request) });
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
-      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: request.ip, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
+      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: clientAddress(request), userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
       return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo), error: WRONG_PASSKEY }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
@@ -242,7 +243,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const signedIn = await currentSignIn(request);
     await endSession(request, reply);
-    if (signedIn) app.deps.audit.record({ audit: 'sign_out', userId: signedIn.user.id, address: request.ip });
+    if (signedIn) app.deps.audit.record({ audit: 'sign_out', userId: signedIn.user.id, address: clientAddress(request) });
     return reply.redirect('/', 303);
   });
 }

@@ -12,6 +12,7 @@ import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } 
 import type { FormError } from '../views/forms.js';
 import { signUpPage } from '../views/sign-up.js';
 import { appNameFor, safeReturnTo } from './sign-in.js';
+import { clientAddress } from '../client-address.js';
 
 const MESSAGES = {
   taken: { field: 'username', message: 'That username is taken. Choose another one.' },
@@ -45,10 +46,10 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     const username = (request.body.username ?? '').trim();
     // The same rule as sign-in's: only a path on this site, never another origin.
     const returnTo = safeReturnTo(request.body.return_to);
-    const outcome = await signUp(app.deps, { username, password: request.body.password ?? '', address: request.ip });
+    const outcome = await signUp(app.deps, { username, password: request.body.password ?? '', address: clientAddress(request) });
     if (outcome.ok) {
       const { user } = outcome;
-      app.deps.audit.record({ audit: 'account.created', userId: user.id, username: user.username, via: 'site', address: request.ip });
+      app.deps.audit.record({ audit: 'account.created', userId: user.id, username: user.username, via: 'site', address: clientAddress(request) });
       // The new account's browser proved it: it keeps its own sign-in attempts from now on.
       setDeviceCookie(request, reply, await app.deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(user.username)));
       // A session begins: logged as a sign-in, as every one is.
