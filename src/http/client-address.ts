@@ -11,7 +11,7 @@ interface AddressedRequest {
 }
 
 const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
-const IPV6_WITH_PORT = /^\[([0-9A-Fa-f:.]+)\]:\d{1,5}$/;
+const IPV6_WITH_PORT = /^\[([0-9A-Fa-f:.]+(?:%[0-9A-Za-z-]+)?)\]:\d{1,5}$/;
 
 /**
  * Fastify's `request.ip`: the socket's peer, or the X-Forwarded-For entry TRUST_PROXY points at
@@ -20,12 +20,17 @@ const IPV6_WITH_PORT = /^\[([0-9A-Fa-f:.]+)\]:\d{1,5}$/;
  * there can only be a client's own text, reached when TRUST_PROXY counts more proxies than there
  * are; it would let that client write what it likes into another account's security log (a
  * failed sign-in's address) and pick a new counter per request, so the peer that sent it stands
- * in for it.
+ * in for it. An IPv6 zone (`fe80::1%eth0`) names an interface of the host that wrote it, and is
+ * any word a client likes: dropped too.
  */
 export function clientAddress(request: AddressedRequest): string {
   const ip = request.ip;
-  if (isIP(ip) !== 0) return ip;
-  const portless = IPV4_WITH_PORT.exec(ip)?.[1] ?? IPV6_WITH_PORT.exec(ip)?.[1];
-  if (portless !== undefined && isIP(portless) !== 0) return portless;
-  return request.socket.remoteAddress ?? 'unknown';
+  const address = isIP(ip) !== 0 ? ip : IPV4_WITH_PORT.exec(ip)?.[1] ?? IPV6_WITH_PORT.exec(ip)?.[1];
+  if (address !== undefined && isIP(address) !== 0) return withoutZone(address);
+  return withoutZone(request.socket.remoteAddress ?? 'unknown');
+}
+
+function withoutZone(address: string): string {
+  const zone = address.indexOf('%');
+  return zone === -1 ? address : address.slice(0, zone);
 }

@@ -45,6 +45,11 @@ test('an X-Forwarded-For entry with a port is the address without it', async () 
   assert.equal(await addressSeen('1', '[2001:db8::7]:443'), '2001:db8::7');
 });
 
+test('an IPv6 zone in an X-Forwarded-For entry is dropped', async () => {
+  assert.equal(await addressSeen('1', 'fe80::1%call-555-0100-to-unlock'), 'fe80::1');
+  assert.equal(await addressSeen('1', '[fe80::1%eth0]:443'), 'fe80::1');
+});
+
 test('an X-Forwarded-For entry that is not an address is never taken as one: the peer that forwarded it is', async () => {
   // TRUST_PROXY=2 with one proxy in front: the client's own entry is reached.
   assert.equal(await addressSeen('2', 'call +1 555 0100 to unlock, 192.0.2.1'), '127.0.0.1');
