@@ -10,8 +10,10 @@ interface AddressedRequest {
   readonly socket: { readonly remoteAddress?: string | undefined };
 }
 
-const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
-const IPV6_WITH_PORT = /^\[([0-9A-Fa-f:.]+(?:%[0-9A-Za-z-]+)?)\]:\d{1,5}$/;
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/;
+const IPV6_WITH_PORT = /^\[([0-9A-Fa-f:.]+(?:%[0-9A-Za-z-]+)?)\]:(\d{1,5})$/;
+/** The highest TCP port: a number above it after an address makes no `address:port`. */
+const MAX_PORT = 65535;
 
 /**
  * Fastify's `request.ip`: the socket's peer, or the X-Forwarded-For entry TRUST_PROXY points at
@@ -25,9 +27,15 @@ const IPV6_WITH_PORT = /^\[([0-9A-Fa-f:.]+(?:%[0-9A-Za-z-]+)?)\]:\d{1,5}$/;
  */
 export function clientAddress(request: AddressedRequest): string {
   const ip = request.ip;
-  const address = isIP(ip) !== 0 ? ip : IPV4_WITH_PORT.exec(ip)?.[1] ?? IPV6_WITH_PORT.exec(ip)?.[1];
+  const address = isIP(ip) !== 0 ? ip : withoutPort(ip);
   if (address !== undefined && isIP(address) !== 0) return withoutZone(address);
   return withoutZone(request.socket.remoteAddress ?? 'unknown');
+}
+
+/** The address of `address:port` or `[address]:port`, when the port is one; else `undefined`. */
+function withoutPort(entry: string): string | undefined {
+  const parts = IPV4_WITH_PORT.exec(entry) ?? IPV6_WITH_PORT.exec(entry);
+  return parts && Number(parts[2]) <= MAX_PORT ? parts[1] : undefined;
 }
 
 function withoutZone(address: string): string {

@@ -55,3 +55,9 @@ test('an X-Forwarded-For entry that is not an address is never taken as one: the
   assert.equal(await addressSeen('2', 'call +1 555 0100 to unlock, 192.0.2.1'), '127.0.0.1');
   assert.equal(await addressSeen('1', '198.51.100.7:99999999'), '127.0.0.1');
 });
+
+test('an X-Forwarded-For entry whose port is not a port (above 65535) is not an address with a port: the peer that forwarded it is', async () => {
+  assert.equal(await addressSeen('1', '198.51.100.7:65535'), '198.51.100.7');
+  assert.equal(await addressSeen('1', '198.51.100.7:65536'), '127.0.0.1');
+  assert.equal(await addressSeen('1', '[2001:db8::7]:99999'), '127.0.0.1');
+});
