@@ -7,6 +7,8 @@ import { isIP } from 'node:net';
 /** Fastify's request, as far as an address goes. */
 interface AddressedRequest {
   readonly ip: string;
+  /** With TRUST_PROXY: the socket's peer, then each X-Forwarded-For entry believed, up to `ip`. */
+  readonly ips?: string[] | undefined;
   readonly socket: { readonly remoteAddress?: string | undefined };
 }
 
@@ -21,15 +23,25 @@ const MAX_PORT = 65535;
  * one) append `address:port`, whose port is dropped, so one client keeps one counter. Anything else
  * there can only be a client's own text, reached when TRUST_PROXY counts more proxies than there
  * are; it would let that client write what it likes into another account's security log (a
- * failed sign-in's address) and pick a new counter per request, so the peer that sent it stands
- * in for it. An IPv6 zone (`fe80::1%eth0`) names an interface of the host that wrote it, and is
- * any word a client likes: dropped too.
+ * failed sign-in's address) and pick a new counter per request. The nearest entry a trusted proxy
+ * wrote stands in for it: the address that proxy saw, the client's own when one proxy too many is
+ * counted. An IPv6 zone (`fe80::1%eth0`) names an interface of the host that wrote it, and is any
+ * word a client likes: dropped too.
  */
 export function clientAddress(request: AddressedRequest): string {
-  const ip = request.ip;
-  const address = isIP(ip) !== 0 ? ip : withoutPort(ip);
-  if (address !== undefined && isIP(address) !== 0) return withoutZone(address);
+  const claimed = asAddress(request.ip);
+  if (claimed !== undefined) return claimed;
+  const hops = request.ips ?? [];
+  for (let hop = hops.length - 2; hop >= 0; hop--) {
+    const written = asAddress(hops[hop]!);
+    if (written !== undefined) return written;
+  }
   return withoutZone(request.socket.remoteAddress ?? 'unknown');
+}
+
+function asAddress(entry: string): string | undefined {
+  const address = isIP(entry) !== 0 ? entry : withoutPort(entry);
+  return address !== undefined && isIP(address) !== 0 ? withoutZone(address) : undefined;
 }
 
 /** The address of `address:port` or `[address]:port`, when the port is one; else `undefined`. */

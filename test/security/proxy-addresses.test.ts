@@ -50,13 +50,15 @@ test('an IPv6 zone in an X-Forwarded-For entry is dropped', async () => {
   assert.equal(await addressSeen('1', '[fe80::1%eth0]:443'), 'fe80::1');
 });
 
-test('an X-Forwarded-For entry that is not an address is never taken as one: the peer that forwarded it is', async () => {
-  // TRUST_PROXY=2 with one proxy in front: the client's own entry is reached.
-  assert.equal(await addressSeen('2', 'call +1 555 0100 to unlock, 192.0.2.1'), '127.0.0.1');
-  assert.equal(await addressSeen('1', '198.51.100.7:99999999'), '127.0.0.1');
+test('an X-Forwarded-For entry that is not an address is never taken as one: the nearest address a trusted proxy wrote is', async () => {
+  // TRUST_PROXY=2 with one proxy in front: the client's own entry is reached, and 192.0.2.1 is the
+  // address the proxy saw.
+  assert.equal(await addressSeen('2', 'call +1 555 0100 to unlock, 192.0.2.1'), '192.0.2.1');
+  assert.equal(await addressSeen('3', 'call +1 555 0100 to unlock, [fe80::1]:99999, 192.0.2.1'), '192.0.2.1');
+  assert.equal(await addressSeen('1', '198.51.100.7:99999999'), '127.0.0.1', 'the socket\'s peer, when no entry before it was believed');
 });
 
-test('an X-Forwarded-For entry whose port is not a port (above 65535) is not an address with a port: the peer that forwarded it is', async () => {
+test('an X-Forwarded-For entry whose port is not a port (above 65535) is not an address with a port', async () => {
   assert.equal(await addressSeen('1', '198.51.100.7:65535'), '198.51.100.7');
   assert.equal(await addressSeen('1', '198.51.100.7:65536'), '127.0.0.1');
   assert.equal(await addressSeen('1', '[2001:db8::7]:99999'), '127.0.0.1');
