@@ -340,6 +340,30 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.tokens.findAccess(access), undefined);
   });
 
+  test('a family revoked while one of its tokens is being rotated waits for the rotation, and then ends its successor too', async () => {
+    const { user, client, grant } = await newGrant();
+    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + 60 * MINUTE };
+    const [first, second, third] = [unique('rt'), unique('rt'), unique('rt')];
+    const one = await stores.tokens.insertRefresh({ ...common, tokenHash: first });
+    await stores.tokens.consumeRefresh(first, T0 + 1);
+    await stores.tokens.insertPair({ ...common, tokenHash: unique('at') }, { ...common, tokenHash: second }, { tokenId: one.id, tokenHash: first, sealed: 'sealed-1' });
+    const two = (await stores.tokens.findRefresh(second))!;
+    let consumed!: () => void;
+    const holding = new Promise<void>((resolve) => { consumed = resolve; });
+    // The rotation of the second token takes its row, then (a moment later, while the revocation of
+    // the reused first token is under way) its predecessor's: the order must not deadlock.
+    const rotation = stores.transaction(async (tx) => {
+      assert.ok(await tx.tokens.consumeRefresh(second, T0 + 2));
+      consumed();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await tx.tokens.insertPair({ ...common, tokenHash: unique('at') }, { ...common, tokenHash: third }, { tokenId: two.id, tokenHash: second, sealed: 'sealed-2' });
+    });
+    await holding;
+    const revocation = stores.transaction((tx) => tx.tokens.revokeByGrant(grant.id, T0 + 3));
+    await Promise.all([rotation, revocation]);
+    for (const hash of [first, second, third]) assert.equal((await stores.tokens.findRefresh(hash))?.revokedAt, T0 + 3, hash === third ? 'the successor' : 'a rotated token');
+  });
+
   test('a code stored under a new grant makes the grant of its own fields, and is consumed with it', async () => {
     const user = await newUser();
     const client = await newClient();

@@ -174,6 +174,15 @@ export class KyselyTokenStore implements TokenStore {
   }
 
   async revokeByGrant(grantId: number, now: Instant): Promise<number> {
+    if (this.queries.writesCombine) {
+      // PostgreSQL: the family's refresh tokens are taken newest first, the order a rotation takes
+      // them in (the token it consumes, then its predecessor, whose sealed answer it erases), so a
+      // revocation racing a rotation waits for it instead of deadlocking with it (which the scan
+      // order of a plain UPDATE allows), and the UPDATE below, a statement of its own, sees the
+      // successor that rotation committed meanwhile and ends it too.
+      await this.db.selectFrom('refresh_tokens').select('id')
+        .where('grant_id', '=', grantId).where('revoked_at', 'is', null).orderBy('id', 'desc').forUpdate().execute();
+    }
     const [access, refresh] = await Promise.all([
       this.db.updateTable('access_tokens').set({ revoked_at: now })
         .where('grant_id', '=', grantId).where('revoked_at', 'is', null).executeTakeFirst(),
