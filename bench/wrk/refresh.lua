@@ -9,6 +9,7 @@ local path = os.getenv("BENCH_PATH")
 local auth = os.getenv("BENCH_CLIENT_AUTH")
 local headers = { ["Content-Type"] = "application/x-www-form-urlencoded", ["Authorization"] = auth }
 local replay = os.getenv("BENCH_REPLAY") == "1"
+local debug = os.getenv("BENCH_DEBUG")
 local tokens = fifo()
 
 function init(args)
@@ -28,5 +29,6 @@ function response(status, headers, body)
     if not replay then tokens.push(token) end
   else
     unexpected = unexpected + 1
+    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
   end
 end
