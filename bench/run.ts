@@ -241,14 +241,22 @@ interface Server {
 }
 
 /** Starts `node args` pinned to the server core; resolves once `readyPath` answers (or "ready" is printed). */
+/** The end of a server's output kept for the message when it fails to start or exits. */
+const OUTPUT_KEPT_CHARS = 4000;
+
 async function startServer(name: string, args: string[], env: Record<string, string | undefined>, port: number, readyPath?: string): Promise<Server> {
   const child = spawn('taskset', ['-c', SERVER_CORE, process.execPath, ...args], {
     cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Only the end of what the server prints is kept, for an error message: our server writes an
+  // audit line per token it issues, tens of megabytes over a full run, which were all kept and
+  // searched whole for 'ready' on every chunk; and the server's writes to this pipe are synchronous,
+  // so the parent must drain it promptly.
   let output = '';
   let printedReady = false;
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk; if (output.includes('ready')) printedReady = true; });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk; });
+  const keep = (chunk: Buffer) => { output = (output + chunk.toString()).slice(-OUTPUT_KEPT_CHARS); };
+  child.stdout!.on('data', (chunk: Buffer) => { keep(chunk); if (!printedReady && output.includes('ready')) printedReady = true; });
+  child.stderr!.on('data', keep);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
