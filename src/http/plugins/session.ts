@@ -13,6 +13,7 @@ import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/device-cookies.js';
 import { endSignInSession, endSignInSessionWithin } from '../../core/logout/events.js';
 import type { SignInMethod } from '../../core/audit.js';
 import type { Session, User } from '../../core/ports.js';
+import type { AttemptOrigin } from '../../core/sign-in.js';
 import { SIGN_IN_METHOD_WORDS } from '../../core/security/security-log.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
 import type { Deps } from '../../deps.js';
@@ -66,6 +67,11 @@ export function userAgent(request: FastifyRequest): string {
   return typeof value === 'string' ? value.slice(0, 512) : '';
 }
 
+/** Where a sign-in attempt or a re-check comes from, as its counters and the security log see it. */
+export function attemptOrigin(request: FastifyRequest): AttemptOrigin {
+  return { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+}
+
 /** How a session's user proved who they are: the RFC 8176 methods, and the method the logs name. */
 export interface SignInProof {
   amr: readonly string[];
@@ -88,19 +94,19 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   const { stores, clock, securityLog, audit } = request.server.deps;
   const id = generateOpaqueId();
   const now = clock.now();
+  const origin = { address: clientAddress(request), userAgent: userAgent(request) };
   // The session and its line in the owner's log land together or not at all: a log that cannot
   // be written signs no one in.
   const { session, announce } = await stores.transaction(async (tx) => ({
     session: await tx.sessions.create({
-      idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS,
-      amr: [...amr], userAgent: userAgent(request), address: clientAddress(request),
+      idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS, amr: [...amr], ...origin,
     }, now),
     announce: await securityLog.recordAll([{
-      userId: user.id, kind: 'sign_in.succeeded', origin: { address: clientAddress(request), userAgent: userAgent(request) }, detail: { method: SIGN_IN_METHOD_WORDS[method] },
+      userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method] },
     }], tx.securityEvents),
   }));
   announce();
-  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: clientAddress(request), method, ...(passkeyId ? { passkeyId } : {}) });
+  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: origin.address, method, ...(passkeyId ? { passkeyId } : {}) });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };
   return session;

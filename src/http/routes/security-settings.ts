@@ -20,10 +20,9 @@ import { isRecentSignIn } from '../../core/sessions.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { requireUser, retryMessage, sendPage } from '../pages.js';
-import { currentSignIn, deviceCookie, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
+import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
-import { clientAddress } from '../client-address.js';
 
 const PATH = '/settings/security';
 const page = { config: { html: true } };
@@ -231,7 +230,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
     // Own keys only: `constructor` or `__proto__` name no action.
     const handler = Object.hasOwn(ACTIONS, action) ? ACTIONS[action] : undefined;
     if (handler && NEEDS_RECENT_SIGN_IN.has(action) && !isRecentSignIn(session, clock.now())) return reply.redirect(SIGN_IN_AGAIN, 303);
-    const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+    const origin = attemptOrigin(request);
     const ctx: ActionContext = {
       request, reply, user, session, body: request.body, origin,
       render: (state, status) => render(request, reply, user, request.signIn?.session ?? session, state, status),

@@ -28,7 +28,7 @@ import { formatUtc } from '../../core/time.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
 import {
-  deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
+  attemptOrigin, deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
 } from '../plugins/session.js';
 import {
   type ClientForm, type Confirmation, type FormError, type FormErrors, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation,
@@ -144,7 +144,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         error,
       });
       if (!isConfirmed(request.body)) return askFirst(request, reply, await facts());
-      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = attemptOrigin(request);
       const deleted = await deleteAccount(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, origin);
       if (!deleted.ok) {
         if (deleted.reason === 'invalid') return askFirst(request, reply, await facts({ field: deleted.field, message: deleted.message }), 400);

@@ -17,7 +17,7 @@ import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
 import {
-  type SignInProof, clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
+  type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
   userAgent, verifyCsrf,
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
@@ -92,7 +92,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const username = request.body.username ?? '';
     const returnTo = safeReturnTo(request.body.return_to);
     const outcome = await signIn(deps, {
-      username, password: request.body.password ?? '', address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request),
+      username, password: request.body.password ?? '', ...attemptOrigin(request),
     });
     if (!outcome.ok) {
       // One label for every wrong sign-in: the metrics must not tell a right password of a suspended account apart.
@@ -149,7 +149,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const found = await pendingOr(request, reply);
       if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
       const { pending, user } = found;
-      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = attemptOrigin(request);
       const checked = await checkSecondFactorCode(deps, user, request.body.code ?? '', origin);
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
@@ -193,7 +193,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const checked = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
     if (!checked.ok) {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
-      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = attemptOrigin(request);
       await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', checked.passkey && passkeyRef(checked.passkey.credentialId));
       const factors = await secondFactorsOf(deps.stores, user.id);
       return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_PASSKEY }), 401);
@@ -228,11 +228,11 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const passkeyId = checked.passkey && passkeyRef(checked.passkey.credentialId);
     if (!checked.ok || !user || user.status !== 'active') {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
-      const origin = { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+      const origin = attemptOrigin(request);
       // Nothing was typed: the passkey names the account, if it names one.
-      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: clientAddress(request) });
+      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: origin.address });
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
-      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: clientAddress(request), userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
+      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
       return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo), error: WRONG_PASSKEY }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
