@@ -59,11 +59,12 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
   const addressLimited = rateLimited('Too many unknown, expired or revoked tokens from this address; wait a minute.');
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
-  const refuseLimited = (request: FastifyRequest, reply: FastifyReply, scope: 'address' | 'token') => {
-    deps.metrics.rateLimitRefusals.inc({ scope });
+  const refuseLimited = (request: FastifyRequest, reply: FastifyReply, limited: { address: string } | 'token') => {
+    deps.metrics.rateLimitRefusals.inc({ scope: limited === 'token' ? 'token' : 'address' });
+    if (limited === 'token') return sendError(tokenLimited, request, reply);
     // A token's refusal already carries its decision's fields; an address's gets its own policy's.
-    if (scope === 'address') reply.headers(limits.addressHeaders(clientAddress(request), deps.clock.now()));
-    return sendError(scope === 'address' ? addressLimited : tokenLimited, request, reply);
+    reply.headers(limits.addressHeaders(limited.address, deps.clock.now()));
+    return sendError(addressLimited, request, reply);
   };
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
@@ -71,12 +72,13 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const scope = request.routeOptions.config.bearerScope;
     if (scope === undefined) return;
     const now = deps.clock.now();
-    if (limits.isBlocked(clientAddress(request), now)) return refuseLimited(request, reply, 'address');
+    const address = clientAddress(request);
+    if (limits.isBlocked(address, now)) return refuseLimited(request, reply, { address });
     const { authorization } = request.headers;
     const bearer = await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
       presentedProof(request, deps.settings.baseUrl));
     if (bearer instanceof OAuthError) {
-      if (!(await limits.hitFailure(clientAddress(request), bearer, now))) return refuseLimited(request, reply, 'address');
+      if (!(await limits.hitFailure(address, bearer, now))) return refuseLimited(request, reply, { address });
       return refuse(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);
