@@ -2,7 +2,7 @@
 import { generateToken, hashSecret } from '../credentials.js';
 import { issueIdToken } from '../oidc/id-token.js';
 import type { KeySet } from '../oidc/key-ring.js';
-import type { Client, Grant, Stores, User } from '../ports.js';
+import type { Client, Grant, Stores, Succession, User } from '../ports.js';
 import { scopeList } from '../scopes.js';
 import { type Instant, LAST_USED_RESOLUTION_MS } from '../time.js';
 import { siteUrls } from '../urls.js';
@@ -30,9 +30,7 @@ export interface IssuedTokens {
  * A refresh token being rotated: the new refresh token is stored as its successor, with the
  * answer `seal` makes of the issuance for the replay window (`null`: none kept).
  */
-export interface Rotation {
-  tokenId: number;
-  tokenHash: string;
+export interface Rotation extends Omit<Succession, 'sealed'> {
   seal(issued: IssuedTokens): string | null;
 }
 
