@@ -274,9 +274,24 @@ export interface SqliteShortcuts {
   quiet(text: string): void;
 }
 
-/** Runs `work` in the transaction `db` already is, or in a new one. */
-export function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
-  return db.isTransaction ? work(db) : db.transaction().execute(work);
+/** Times a new transaction that PostgreSQL ended as a deadlock's victim (40P01) is run again. */
+const DEADLOCK_ATTEMPTS = 3;
+
+/**
+ * Runs `work` in the transaction `db` already is, or in a new one. A new one that PostgreSQL
+ * chose as a deadlock's victim is rolled back and run again: a family revocation holding a token
+ * that a rotation begun after it must erase the sealed answer of, while it wants that rotation's
+ * token, can deadlock however both order their rows, and neither must fail for it.
+ */
+export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work(db);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(work);
+    } catch (error) {
+      if (attempt >= DEADLOCK_ATTEMPTS || (error as { code?: unknown }).code !== '40P01') throw error;
+    }
+  }
 }
 
 /** The condition of a `many` query of `CompiledQueries.lookup`: `column` is one of the keys, its one parameter. */

@@ -364,6 +364,55 @@ forEachDatabase('storage contract', (database) => {
     for (const hash of [first, second, third]) assert.equal((await stores.tokens.findRefresh(hash))?.revokedAt, T0 + 3, hash === third ? 'the successor' : 'a rotated token');
   });
 
+  test('a family revoked while its tokens are rotated twice in a row neither deadlocks nor leaves a live token', { skip: database.name === 'sqlite' && 'SQLite runs one transaction at a time' }, async () => {
+    const { user, client, grant } = await newGrant();
+    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: T0, expiresAt: T0 + 60 * MINUTE };
+    const [first, second, third, fourth] = [unique('rt'), unique('rt'), unique('rt'), unique('rt')];
+    const access = unique('at');
+    const one = await stores.tokens.insertRefresh({ ...common, tokenHash: first });
+    await stores.tokens.consumeRefresh(first, T0 + 1);
+    await stores.tokens.insertPair({ ...common, tokenHash: access }, { ...common, tokenHash: second }, { tokenId: one.id, tokenHash: first, sealed: 'sealed-1' });
+    const two = (await stores.tokens.findRefresh(second))!;
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const signal = () => { let done!: () => void; const happened = new Promise<void>((resolve) => { done = resolve; }); return { done, happened }; };
+    // Something else holds one of the grant's access tokens a moment (a revocation of that token,
+    // a "last used" write): the family's revocation, its refresh tokens locked, waits for it
+    // before its UPDATE, as a slow turn of the event loop would make it wait.
+    const accessHeld = signal();
+    const releaseAccess = signal();
+    const other = stores.transaction(async (tx) => {
+      await tx.tokens.revokeAccess(access, T0 + 2);
+      accessHeld.done();
+      await releaseAccess.happened;
+    });
+    await accessHeld.happened;
+    const consumed = signal();
+    const rotation = stores.transaction(async (tx) => {
+      assert.ok(await tx.tokens.consumeRefresh(second, T0 + 2));
+      consumed.done();
+      await pause(200);
+      await tx.tokens.insertPair({ ...common, tokenHash: unique('at') }, { ...common, tokenHash: third }, { tokenId: two.id, tokenHash: second, sealed: 'sealed-2' });
+    });
+    await consumed.happened;
+    const revocation = stores.transaction(async (tx) => { await tx.tokens.revokeByGrant(grant.id, T0 + 3); await tx.grants.revoke(grant.id, 'refresh_reuse', T0 + 3); });
+    await rotation;
+    await pause(100);
+    // The holder of the third token rotates it at once, before the revocation's UPDATE ran.
+    const next = stores.transaction(async (tx) => {
+      const took = await tx.tokens.consumeRefresh(third, T0 + 4);
+      if (!took) return;
+      await tx.tokens.insertPair({ ...common, tokenHash: unique('at') }, { ...common, tokenHash: fourth }, { tokenId: took.token.id, tokenHash: third, sealed: 'sealed-3' });
+    });
+    await pause(100);
+    releaseAccess.done();
+    const settled = await Promise.allSettled([other, revocation, next]);
+    assert.deepEqual(settled.map((s) => s.status === 'rejected' ? String((s.reason as Error).message) : 'ok'), ['ok', 'ok', 'ok']);
+    for (const hash of [first, second, third, fourth]) {
+      const token = await stores.tokens.findRefresh(hash);
+      if (token) assert.notEqual(token.revokedAt, null, 'a refresh token of the revoked family is still live');
+    }
+  });
+
   test('a code stored under a new grant makes the grant of its own fields, and is consumed with it', async () => {
     const user = await newUser();
     const client = await newClient();
