@@ -4,6 +4,7 @@
  * the same successor answer again; any other reuse revokes the family (RFC 9700 4.14.2). Races
  * run across two app instances on one database, each with its own connections.
  */
+import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { hashSecret } from '../../src/core/credentials.js';
@@ -119,7 +120,11 @@ forEachDatabase('the refresh replay window', (database) => {
     const first = await refreshed(t, c, tokens.refresh_token);
     const secrets = [first.access_token, first.refresh_token, first.id_token!, tokens.refresh_token];
     const { db } = t.deps.database;
-    const tables = (await db.introspection.getTables()).map((table) => table.name).filter((name) => !name.startsWith('kysely_'));
+    // This schema's tables only: introspecting every schema fails when another test drops its own meanwhile.
+    const listed = t.deps.database.dialect === 'sqlite'
+      ? sql<{ name: string }>`select name from sqlite_master where type = 'table'`
+      : sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`;
+    const tables = (await listed.execute(db)).rows.map((row) => row.name).filter((name) => !name.startsWith('kysely_') && !name.startsWith('sqlite_'));
     assert.ok(tables.includes('refresh_tokens'));
     let sealed = 0;
     for (const table of tables) {
