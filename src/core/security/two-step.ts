@@ -89,27 +89,95 @@ export async function confirmTotpEnrolment(deps: TwoStepDeps, user: User, code: 
 
 export type CodeCheck = { ok: true; method: 'totp' | 'recovery' } | { ok: false; reason: 'wrong' } | Throttled;
 
+/** A code found right, not yet spent: the TOTP time step it is, or the hash of the recovery code it may be. */
+type Proof = { method: 'totp'; step: number } | { method: 'recovery'; codeHash: string };
+
 /**
- * Checks a code of `user`'s: six digits are a TOTP code, accepted for a time step later than the
- * last one accepted (never twice); anything else is tried as a recovery code, used once. Counted
- * on the sign-in counters of the account and the browser.
+ * The proof `code` of `user`'s would be: six digits are a TOTP code, which must match a step in
+ * the window around `now` (RFC 6238 5.2; compared in constant time by `otpauth`); anything else
+ * may be a recovery code, which only spending it tells (its hash is looked up, not compared).
  */
-export async function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
+async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant): Promise<Proof | undefined> {
+  if (looksLikeTotpCode(code)) {
+    const found = await deps.stores.secondFactors.findTotp(user.id);
+    if (!found || found.confirmedAt === null) return undefined;
+    const step = matchingStep(openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL), code, now);
+    return step === undefined ? undefined : { method: 'totp', step };
+  }
+  const normalized = normalizeRecoveryCode(code);
+  return normalized === undefined ? undefined : { method: 'recovery', codeHash: hashRecoveryCode(normalized) };
+}
+
+/**
+ * Spends `proof` by one conditional write through `stores`: a TOTP step only if later than the
+ * last one accepted (RFC 6238 5.2: never twice), a recovery code only if unused. Whether it was.
+ */
+function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean> {
+  return proof.method === 'totp'
+    ? stores.secondFactors.acceptTotpStep(userId, proof.step)
+    : stores.secondFactors.useRecoveryCode(userId, proof.codeHash, now);
+}
+
+/**
+ * Checks a code of `user`'s on the sign-in counters of the account and the browser, and has
+ * `spendProof` spend it: `true` spent, `false` refused (a failure, counted), or `Other`, an
+ * outcome that is not the code's (not counted).
+ */
+async function checkCode<Other extends { ok: false }>(
+  deps: TwoStepDeps,
+  user: User,
+  code: string,
+  origin: AttemptOrigin,
+  spendProof: (proof: Proof, now: Instant) => Promise<boolean | Other>,
+): Promise<CodeCheck | Other> {
   const now = deps.clock.now();
   const result = await countedCheck(deps, user, origin, async () => {
-    if (looksLikeTotpCode(code)) {
-      const found = await deps.stores.secondFactors.findTotp(user.id);
-      if (!found || found.confirmedAt === null) return undefined;
-      const step = matchingStep(openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL), code, now);
-      if (step === undefined) return undefined;
-      return (await deps.stores.secondFactors.acceptTotpStep(user.id, step)) ? ('totp' as const) : undefined;
-    }
-    const normalized = normalizeRecoveryCode(code);
-    if (normalized === undefined) return undefined;
-    return (await deps.stores.secondFactors.useRecoveryCode(user.id, hashRecoveryCode(normalized), now)) ? ('recovery' as const) : undefined;
+    const proof = await proofOf(deps, user, code, now);
+    if (proof === undefined) return undefined;
+    const spent = await spendProof(proof, now);
+    if (spent === false) return undefined;
+    return spent === true ? proof.method : spent;
   });
   if (isThrottled(result)) return result;
-  return result === undefined ? { ok: false, reason: 'wrong' } : { ok: true, method: result };
+  if (result === undefined) return { ok: false, reason: 'wrong' };
+  return typeof result === 'string' ? { ok: true, method: result } : result;
+}
+
+/**
+ * Checks a code of `user`'s: a TOTP code, accepted for a time step later than the last one
+ * accepted (never twice), or a recovery code, used once. Counted on the sign-in counters of the
+ * account and the browser.
+ */
+export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
+  return checkCode<never>(deps, user, code, origin, (proof, now) => spend(deps.stores, user.id, proof, now));
+}
+
+/** The sign-in a second step was for has been finished (by a racing submission) or has expired. */
+export type PendingGone = { ok: false; reason: 'gone' };
+
+/** Thrown inside the transaction of `finishSignInWithCode` to roll its consumption back. */
+class CodeNotSpent extends Error {}
+
+/**
+ * The second step of `pending`'s sign-in, checked as `checkSecondFactorCode` checks a code. The
+ * sign-in is consumed and the code spent in one transaction, both or neither: the sign-in first,
+ * by its conditional write, so of racing submissions only the one that consumes it goes on to
+ * spend its code (a recovery code, a TOTP step), and the others spend nothing and are told the
+ * sign-in is gone; a code refused rolls the consumption back, so the sign-in can still finish.
+ */
+export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck | PendingGone> {
+  return checkCode(deps, user, code, origin, async (proof, now): Promise<boolean | PendingGone> => {
+    try {
+      return await deps.stores.transaction(async (tx) => {
+        if (!(await tx.pendingSignIns.consume(pending.idHash, now))) return { ok: false, reason: 'gone' } as const;
+        if (await spend(tx, user.id, proof, now)) return true;
+        throw new CodeNotSpent();
+      });
+    } catch (error) {
+      if (error instanceof CodeNotSpent) return false;
+      throw error;
+    }
+  });
 }
 
 /**
@@ -162,7 +230,10 @@ export async function findPendingSignIn(deps: { stores: Stores; clock: { now(): 
   return user && user.status === 'active' ? { pending, user } : undefined;
 }
 
-/** Consumes the pending sign-in, once: of two racing second steps only one starts a session. */
+/**
+ * Consumes the pending sign-in, once: of two racing second steps only one starts a session. A
+ * second step with a code consumes it in `finishSignInWithCode` instead, with the code.
+ */
 export function finishPendingSignIn(deps: { stores: Stores; clock: { now(): Instant } }, pending: PendingSignIn): Promise<boolean> {
   return deps.stores.pendingSignIns.consume(pending.idHash, deps.clock.now());
 }

@@ -7,7 +7,7 @@ import type { User } from '../../core/ports.js';
 import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/security/passkeys.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
 import {
-  PENDING_SIGN_IN_MS, amrAfterCode, checkSecondFactorCode, findPendingSignIn, finishPendingSignIn, requiresSecondStep, secondFactorsOf,
+  PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/security/two-step.js';
 import { addressKey } from '../../core/addresses.js';
@@ -150,7 +150,12 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
       const { pending, user } = found;
       const origin = attemptOrigin(request);
-      const checked = await checkSecondFactorCode(deps, user, request.body.code ?? '', origin);
+      // The code is spent only if this request finishes the sign-in (`finishSignInWithCode`).
+      const checked = await finishSignInWithCode(deps, pending, user, request.body.code ?? '', origin);
+      if (!checked.ok && checked.reason === 'gone') {
+        clearPendingCookie(request, reply);
+        return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+      }
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
         await recordRefusedSignIn(deps, user, origin, checked.reason === 'throttled' ? 'throttled' : 'invalid_second_factor');
@@ -162,10 +167,6 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
           }), 429);
         }
         return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_CODE }), 401);
-      }
-      if (!(await finishPendingSignIn(deps, pending))) {
-        clearPendingCookie(request, reply);
-        return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
       }
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
