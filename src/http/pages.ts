@@ -1,6 +1,7 @@
 /** Small helpers the page routes share: sending a page, and requiring a sign-in. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../core/ports.js';
+import { type Unreadable, unreadableTotpLine } from '../core/security/two-step.js';
 import { currentSignIn } from './plugins/session.js';
 import type { Html } from './views/html.js';
 
@@ -26,6 +27,18 @@ export function fieldValues(value: unknown): string[] {
   if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
   return typeof value === 'string' ? [value] : [];
 }
+
+/**
+ * A code of an authenticator app whose secret does not open with this KEYS_SECRET (`Unreadable`):
+ * one error line for the operator naming the cause, and the words for the page, which answers
+ * with `UNREADABLE_STATUS`: the fault is the server's, not the person's.
+ */
+export function unreadableTotp(request: FastifyRequest, userId: number, unreadable: Unreadable): string {
+  request.log.error({ userId }, unreadableTotpLine(unreadable));
+  return 'Codes from your authenticator app cannot be checked on this site right now. Use one of your recovery codes instead, or contact the site\'s operator.';
+}
+
+export const UNREADABLE_STATUS = 503;
 
 /** "Try again in 12 minutes": what a throttled person needs to know (INTERFACE section 4). */
 export function retryMessage(what: string, retryAfterSeconds: number): string {

@@ -4,15 +4,18 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
 import { openSecret, sealSecret } from '../../src/core/security/sealing.js';
 import { TOTP_SEAL_LABEL, newTotpSecret, totpCode } from '../../src/core/security/totp.js';
 import { sealStoredTotpSecrets } from '../../src/core/security/two-step.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
 import { Browser, PASSWORD, newUser, unique } from '../oauth/helpers.js';
 import { startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
+const OTHER_KEYS_SECRET = 'another secret of at least thirty-two characters';
 const STEP = 30_000;
 
 forEachDatabase('TOTP secrets at start', (database) => {
@@ -33,7 +36,7 @@ forEachDatabase('TOTP secrets at start', (database) => {
       const stored = (await after.deps.stores.secondFactors.findTotp(user.id))!.secret;
       assert.match(stored, /^enc:v1:/);
       assert.ok(!stored.includes(secret));
-      assert.equal(openSecret(stored, KEYS_SECRET, TOTP_SEAL_LABEL), secret);
+      assert.deepEqual(openSecret(stored, KEYS_SECRET, TOTP_SEAL_LABEL), { ok: true, plain: secret });
       assert.equal(await sealStoredTotpSecrets(after.deps.stores, KEYS_SECRET), 0, 'nothing left to seal');
 
       const browser = new Browser(after);
@@ -46,24 +49,55 @@ forEachDatabase('TOTP secrets at start', (database) => {
     }
   });
 
-  test('a secret sealed under another KEYS_SECRET is left as it is at start, and its second step fails closed: no session', async () => {
-    const app = await startTestApp(database, { env: { KEYS_SECRET } });
+  test('a secret sealed under another KEYS_SECRET is left as it is at start, and its second step is refused with a page that says why: no session, no 500, one log line', async () => {
+    const logLines: string[] = [];
+    const app = await startTestApp(database, { env: { KEYS_SECRET }, logLines, logLevel: 'warn' });
     try {
       const user = await newUser(app);
       const secret = newTotpSecret();
-      const foreign = sealSecret(secret, 'another secret of at least thirty-two characters', TOTP_SEAL_LABEL);
+      const foreign = sealSecret(secret, OTHER_KEYS_SECRET, TOTP_SEAL_LABEL);
+      const [recovery] = generateRecoveryCodes(1);
       const factors = app.deps.stores.secondFactors;
       await factors.startTotp(user.id, foreign, app.clock.now());
-      await factors.confirmTotp(user.id, Math.floor(app.clock.now() / STEP), [], app.clock.now());
+      await factors.confirmTotp(user.id, Math.floor(app.clock.now() / STEP), [hashRecoveryCode(recovery!)], app.clock.now());
       app.clock.advance(STEP);
       assert.equal(await sealStoredTotpSecrets(app.deps.stores, KEYS_SECRET), 0);
       assert.equal((await factors.findTotp(user.id))?.secret, foreign, 'not sealed twice, not replaced');
+      assert.deepEqual(openSecret(foreign, KEYS_SECRET, TOTP_SEAL_LABEL), { ok: false, reason: 'keys_secret_differs' }, 'an outcome, not an exception');
+      assert.deepEqual(openSecret(foreign, undefined, TOTP_SEAL_LABEL), { ok: false, reason: 'keys_secret_missing' });
       const browser = new Browser(app);
       assert.equal((await browser.signIn(user.username, PASSWORD)).headers.get('location'), '/login/second-step');
-      const second = await browser.postForm('/login/second-step', { _csrf: browser.cookies.get('svc_csrf')!, code: totpCode(secret, app.clock.now()) });
-      assert.notEqual(second.status, 303);
+      const logged = logLines.length;
+      // More tries than the sign-in counters allow: none is counted, so none locks the owner out.
+      for (let i = 0; i <= SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+        const second = await browser.postForm('/login/second-step', { _csrf: browser.cookies.get('svc_csrf')!, code: totpCode(secret, app.clock.now()) });
+        assert.equal(second.status, 503, 'refused as a fault of the server, never a 500');
+        const page = await second.text();
+        assert.match(page, /Codes from your authenticator app cannot be checked/);
+        assert.match(page, /recovery code/);
+        assert.match(page, /operator/);
+        const alert = /role="alert"[^>]*>([^<]*)</.exec(page)![1]!;
+        assert.doesNotMatch(alert, /KEYS_SECRET|seal|decipher|error|stack/i, 'the page names no internals');
+        for (const text of [secret, foreign, 'enc:v1']) assert.ok(!page.includes(text), 'nor any secret');
+      }
       assert.equal(browser.cookies.get('svc_session'), undefined, 'no session');
       assert.ok(!app.audit.some((e) => e.audit === 'sign_in.succeeded' && e.userId === user.id));
+      const lines = logLines.slice(logged).map((line) => JSON.parse(line) as { level: number; msg: string; userId?: number });
+      const errors = lines.filter((line) => line.level >= 50);
+      assert.equal(errors.length, SIGN_IN_FAILURES_PER_ACCOUNT + 1, 'one error line per refusal');
+      for (const line of errors) {
+        assert.match(line.msg, /KEYS_SECRET differs from the one it was sealed with/, 'the cause, named');
+        assert.equal(line.userId, user.id);
+      }
+      for (const text of [KEYS_SECRET, OTHER_KEYS_SECRET, secret, foreign]) assert.ok(!logLines.some((line) => line.includes(text)), 'no secret in the log');
+      // A recovery code still signs in.
+      const recovered = await browser.postForm('/login/second-step', { _csrf: browser.cookies.get('svc_csrf')!, code: recovery! });
+      assert.equal(recovered.status, 303);
+      // Signed in, the settings that ask for a code refuse the app's the same way.
+      const disable = await browser.postForm('/settings/security', { _csrf: browser.cookies.get('svc_csrf')!, action: 'totp-disable', code: totpCode(secret, app.clock.now()) });
+      assert.equal(disable.status, 503);
+      assert.match(await disable.text(), /Codes from your authenticator app cannot be checked/);
+      assert.equal((await factors.findTotp(user.id))?.secret, foreign, 'still on');
     } finally {
       await app.close();
     }
@@ -84,7 +118,7 @@ forEachDatabase('TOTP secrets at start', (database) => {
       assert.equal(first + second, plain.size, 'each sealed by exactly one of them');
       for (const [userId, secret] of plain) {
         const stored = (await stores.secondFactors.findTotp(userId))!.secret;
-        assert.equal(openSecret(stored, KEYS_SECRET, TOTP_SEAL_LABEL), secret);
+        assert.deepEqual(openSecret(stored, KEYS_SECRET, TOTP_SEAL_LABEL), { ok: true, plain: secret });
       }
       assert.equal(await sealStoredTotpSecrets(stores, KEYS_SECRET), 0, 'a third start has nothing to do');
     } finally {

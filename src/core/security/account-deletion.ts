@@ -13,11 +13,12 @@ import { revokeAccountCredentials } from '../accounts.js';
 import type { User } from '../ports.js';
 import { type AttemptOrigin, type Throttled, confirmPassword } from '../sign-in.js';
 import type { SecurityLog } from './security-log.js';
-import { type TwoStepDeps, confirmSecondFactor } from './two-step.js';
+import { type TwoStepDeps, type Unreadable, confirmSecondFactor } from './two-step.js';
 
 export type AccountDeletion =
   | { ok: true; clientsDeactivated: number }
   | { ok: false; reason: 'invalid'; field: 'password' | 'code'; message: string }
+  | Unreadable
   | Throttled;
 
 export async function deleteAccount(

@@ -11,7 +11,7 @@ import { type AttemptOrigin, type SignInDeps, type Throttled, countedCheck, isTh
 import type { Instant } from '../time.js';
 import type { PendingSignIn } from './ports.js';
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from './recovery-codes.js';
-import { SEALED_PREFIX, openSecret, sealSecret } from './sealing.js';
+import { SEALED_PREFIX, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from './sealing.js';
 import { TOTP_SEAL_LABEL, looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.js';
 
 /** How long a sign-in waits for its second step after the password. */
@@ -64,8 +64,9 @@ export async function beginTotpEnrolment(deps: TwoStepDeps, user: User): Promise
 export async function pendingTotpEnrolment(deps: TwoStepDeps, user: User): Promise<TotpEnrolment | undefined> {
   const found = await deps.stores.secondFactors.findTotp(user.id);
   if (!found || found.confirmedAt !== null) return undefined;
-  const secret = openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL);
-  return { secret, uri: totpUri(secret, user.username, TOTP_ISSUER) };
+  // One sealed under another KEYS_SECRET is as good as none: "Set up" starts a new one.
+  const opened = openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL);
+  return opened.ok ? { secret: opened.plain, uri: totpUri(opened.plain, user.username, TOTP_ISSUER) } : undefined;
 }
 
 /**
@@ -87,7 +88,18 @@ export async function confirmTotpEnrolment(deps: TwoStepDeps, user: User, code: 
 
 // ---- Codes ------------------------------------------------------------------------------------
 
-export type CodeCheck = { ok: true; method: 'totp' | 'recovery' } | { ok: false; reason: 'wrong' } | Throttled;
+/**
+ * The account's authenticator app is on but its secret does not open with this KEYS_SECRET: none
+ * of its codes can be checked. Not the person's failure, so not counted; a recovery code still works.
+ */
+export type Unreadable = { ok: false; reason: 'unreadable'; cause: UnsealFailure };
+
+export type CodeCheck = { ok: true; method: 'totp' | 'recovery' } | { ok: false; reason: 'wrong' } | Unreadable | Throttled;
+
+/** The operator's log line for `Unreadable`: the cause, never a secret. */
+export function unreadableTotpLine(unreadable: Unreadable): string {
+  return `the authenticator app secret of this account cannot be opened: ${UNSEAL_FAILURES[unreadable.cause]}; its codes are refused, recovery codes still work`;
+}
 
 /** A code found right, not yet spent: the TOTP time step it is, or the hash of the recovery code it may be. */
 type Proof = { method: 'totp'; step: number } | { method: 'recovery'; codeHash: string };
@@ -97,11 +109,13 @@ type Proof = { method: 'totp'; step: number } | { method: 'recovery'; codeHash: 
  * the window around `now` (RFC 6238 5.2; compared in constant time by `otpauth`); anything else
  * may be a recovery code, which only spending it tells (its hash is looked up, not compared).
  */
-async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant): Promise<Proof | undefined> {
+async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant): Promise<Proof | Unreadable | undefined> {
   if (looksLikeTotpCode(code)) {
     const found = await deps.stores.secondFactors.findTotp(user.id);
     if (!found || found.confirmedAt === null) return undefined;
-    const step = matchingStep(openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL), code, now);
+    const opened = openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL);
+    if (!opened.ok) return { ok: false, reason: 'unreadable', cause: opened.reason };
+    const step = matchingStep(opened.plain, code, now);
     return step === undefined ? undefined : { method: 'totp', step };
   }
   const normalized = normalizeRecoveryCode(code);
@@ -121,7 +135,8 @@ function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Prom
 /**
  * Checks a code of `user`'s on the sign-in counters of the account and the browser, and has
  * `spendProof` spend it: `true` spent, `false` refused (a failure, counted), or `Other`, an
- * outcome that is not the code's (not counted).
+ * outcome that is not the code's (not counted). A code that cannot be checked (`Unreadable`) is
+ * not counted either.
  */
 async function checkCode<Other extends { ok: false }>(
   deps: TwoStepDeps,
@@ -133,7 +148,7 @@ async function checkCode<Other extends { ok: false }>(
   const now = deps.clock.now();
   const result = await countedCheck(deps, user, origin, async () => {
     const proof = await proofOf(deps, user, code, now);
-    if (proof === undefined) return undefined;
+    if (proof === undefined || !('method' in proof)) return proof;
     const spent = await spendProof(proof, now);
     if (spent === false) return undefined;
     return spent === true ? proof.method : spent;
@@ -186,7 +201,8 @@ export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, 
  */
 export async function confirmSecondFactor(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
   const checked = await checkSecondFactorCode(deps, user, code, origin);
-  if (!checked.ok) {
+  // A code that could not be checked is not the person's failure: the caller logs its cause.
+  if (!checked.ok && checked.reason !== 'unreadable') {
     deps.audit.record({ audit: 'second_factor_confirm.failed', userId: user.id, reason: checked.reason === 'wrong' ? 'wrong_code' : 'throttled', address: origin.address });
   }
   return checked;

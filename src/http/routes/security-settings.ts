@@ -19,7 +19,7 @@ import type { AttemptOrigin } from '../../core/sign-in.js';
 import { isRecentSignIn } from '../../core/sessions.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
-import { requireUser, retryMessage, sendPage } from '../pages.js';
+import { UNREADABLE_STATUS, requireUser, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
@@ -60,8 +60,11 @@ interface ActionContext {
   record(event: Omit<NewSecurityEvent, 'userId' | 'origin'>): Promise<void>;
 }
 
-/** The answer to a code that was wrong or throttled, in the two-step section. */
+/** The answer to a code that was wrong, throttled or could not be checked, in the two-step section. */
 function codeRefused(ctx: ActionContext, checked: Exclude<CodeCheck, { ok: true }>): Promise<FastifyReply> {
+  if (checked.reason === 'unreadable') {
+    return ctx.render({ errors: { field: 'code', message: unreadableTotp(ctx.request, ctx.user.id, checked) } }, UNREADABLE_STATUS);
+  }
   if (checked.reason === 'throttled') {
     ctx.reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
     return ctx.render({ errors: { field: 'code', message: retryMessage('Too many wrong codes.', checked.retryAfterSeconds) } }, 429);

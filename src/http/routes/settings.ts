@@ -26,7 +26,7 @@ import type { SecurityEventKind } from '../../core/security/security-log.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { formatUtc } from '../../core/time.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { fieldValues, requireUser, retryMessage, sendPage } from '../pages.js';
+import { UNREADABLE_STATUS, fieldValues, requireUser, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
   attemptOrigin, deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
 } from '../plugins/session.js';
@@ -148,6 +148,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const deleted = await deleteAccount(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, origin);
       if (!deleted.ok) {
         if (deleted.reason === 'invalid') return askFirst(request, reply, await facts({ field: deleted.field, message: deleted.message }), 400);
+        if (deleted.reason === 'unreadable') return askFirst(request, reply, await facts({ field: 'code', message: unreadableTotp(request, user.id, deleted) }), UNREADABLE_STATUS);
         app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
         reply.header('retry-after', String(deleted.retryAfterSeconds));
         return askFirst(request, reply, await facts({ field: 'password', message: retryMessage('Too many wrong attempts.', deleted.retryAfterSeconds) }), 429);

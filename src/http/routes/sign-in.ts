@@ -15,7 +15,7 @@ import { applicationReturnedTo } from '../../core/authorize/flow.js';
 import { recordRefusedSignIn, signIn } from '../../core/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { retryMessage, sendPage } from '../pages.js';
+import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
   type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
   userAgent, verifyCsrf,
@@ -155,6 +155,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       if (!checked.ok && checked.reason === 'gone') {
         clearPendingCookie(request, reply);
         return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+      }
+      if (!checked.ok && checked.reason === 'unreadable') {
+        const factors = await secondFactorsOf(deps.stores, user.id);
+        return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: unreadableTotp(request, user.id, checked) }), UNREADABLE_STATUS);
       }
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
