@@ -11,7 +11,7 @@ import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { TrustProxy } from './config/settings.js';
 import type { Deps } from './deps.js';
 import { loggerOptions, requestLogger } from './http/logging.js';
-import { registerErrorHandling } from './http/plugins/errors.js';
+import { clientErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
 import { communityRoutes } from './http/routes/community.js';
@@ -64,6 +64,8 @@ function fastifyTrustProxy(setting: TrustProxy): boolean | string[] | ((address:
 
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const timeouts = options.timeouts ?? REQUEST_TIMEOUTS;
+  const https = deps.settings.baseUrl.startsWith('https:');
+  const headers = { page: pageSecurityHeaders(https), api: apiSecurityHeaders(https) };
   const app = Fastify({
     // Node checks the timeouts every `connectionsCheckingInterval` (30 s by default): often
     // enough that a slow request is closed close to its limit.
@@ -79,6 +81,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     childLoggerFactory: requestLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
+    clientErrorHandler: clientErrorHandler(headers.api),
   });
   app.decorate('deps', deps);
   // Each listening instance delivers back-channel logouts; closing waits for its attempts to end.
@@ -90,8 +93,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     done();
   });
 
-  const https = deps.settings.baseUrl.startsWith('https:');
-  const headers = { page: pageSecurityHeaders(https), api: apiSecurityHeaders(https) };
   registerErrorHandling(app, headers);
   // The bearer-token APIs in scopes of their own: their answers carry only the API headers (issue 8),
   // and nothing of the site runs for them (issue 20): no cookie parsing or setting, no session, no

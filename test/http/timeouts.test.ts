@@ -60,3 +60,32 @@ test('an idle keep-alive connection is closed after its keep-alive time', async 
   const answer = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
   assert.match(answer, /^HTTP\/1\.1 200 /, 'answered, then closed when idle');
 });
+
+/** The status line, the headers by lower-case name and the JSON body of a raw answer. */
+function parseRawAnswer(raw: string): { status: number; headers: Map<string, string>; body: unknown } {
+  const [head, body] = [raw.slice(0, raw.indexOf('\r\n\r\n')), raw.slice(raw.indexOf('\r\n\r\n') + 4)];
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(body) };
+}
+
+test('a request refused before any route (late, headers too large, not HTTP) gets the RFC 6749 error shape, no-store and CORS', async () => {
+  const port = Number(new URL(t.baseUrl).port);
+  const cases = [
+    { status: 408, raw: await rawExchange(port, 'POST /api/oauth/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type=') },
+    { status: 431, raw: await rawExchange(port, `GET /api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ${'a'.repeat(20_000)}\r\n\r\n`) },
+    { status: 400, raw: await rawExchange(port, 'NOT HTTP AT ALL\r\n\r\n') },
+  ];
+  for (const { status, raw } of cases) {
+    const answer = parseRawAnswer(raw);
+    assert.equal(answer.status, status);
+    const body = answer.body as { error: string; error_description: string };
+    assert.deepEqual(Object.keys(body), ['error', 'error_description']);
+    assert.equal(body.error, 'invalid_request');
+    assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(answer.headers.get('cache-control'), 'no-store');
+    assert.equal(answer.headers.get('access-control-allow-origin'), '*');
+    assert.equal(answer.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(Number(answer.headers.get('content-length')), Buffer.byteLength(JSON.stringify(body)));
+  }
+});

@@ -4,6 +4,8 @@
  * becomes 503 `temporarily_unavailable`; anything else is logged and answered as a generic
  * `server_error`, never with its message or stack.
  */
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
@@ -82,4 +84,35 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     return reply.type('text/html; charset=utf-8')
       .send(errorPage(await pageContext(request, reply, { mintCsrf: false }), 'Page not found', 'There is nothing at this address.').value);
   });
+}
+
+/**
+ * The answer to a request Node's HTTP server refuses before any route sees it (Fastify's
+ * `clientErrorHandler`): headers or body that did not arrive in time (INTERFACE section 8), headers
+ * too large, bytes that are not HTTP. Fastify's own answer has a shape of its own; this one is
+ * INTERFACE section 6's, with `Cache-Control: no-store`, the API's security headers and CORS, since
+ * the path is not known yet and a browser app calling the token endpoint must be able to read it
+ * (it reveals nothing to any origin). The connection is closed after it, as Node does.
+ */
+export function clientErrorHandler(headers: HeaderSet): (error: NodeJS.ErrnoException, socket: Socket) => void {
+  const answer = (status: number, description: string): string => {
+    const body = JSON.stringify({ error: 'invalid_request', error_description: description });
+    const fields = {
+      'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)),
+      'cache-control': 'no-store', connection: 'close', ...headers, ...CORS_HEADERS,
+    };
+    const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, ...Object.entries(fields).map(([name, value]) => `${name}: ${value}`)];
+    return `${head.join('\r\n')}\r\n\r\n${body}`;
+  };
+  const late = answer(408, 'The request did not arrive in time: send the headers within 10 seconds and the whole request within 30.');
+  const tooLarge = answer(431, 'The request headers are too large.');
+  const malformed = answer(400, 'The request is not well-formed HTTP/1.1.');
+  return (error, socket) => {
+    // A reset connection has no one left to answer (Node's documentation of 'clientError').
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    if (socket.writable) {
+      socket.write(error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? late : error.code === 'HPE_HEADER_OVERFLOW' ? tooLarge : malformed);
+    }
+    socket.destroy(error);
+  };
 }
