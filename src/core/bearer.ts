@@ -128,6 +128,13 @@ export const BEARER_REFUSALS = {
   outsideHeader: new OAuthError('invalid_token', 'Tokens in the query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>".', {
     headers: { 'www-authenticate': challenge() },
   }),
+  /**
+   * RFC 6750 3.1 `invalid_request` (400): more than one Authorization header (RFC 9110 5.3: it
+   * takes one value). Node would keep the first and drop the rest unseen.
+   */
+  repeatedHeader: new OAuthError('invalid_request', 'The request carried more than one Authorization header: send exactly one, "Authorization: Bearer <token>".', {
+    headers: { 'www-authenticate': challenge({ error: 'invalid_request' }) },
+  }),
   notBearer: invalidToken('The Authorization header must be "Bearer <token>", with the access token from the token response or a personal token (or "DPoP <token>" with a DPoP proof, for a token of token_type DPoP).'),
   /** RFC 9449 7.1: the DPoP scheme needs exactly one proof in the `DPoP` header. */
   dpopWithoutProof: new OAuthError('invalid_dpop_proof', 'Authorization: DPoP needs a DPoP header with a proof made for this request (htm, htu, and ath: the hash of the access token).', {
@@ -152,7 +159,7 @@ export const BEARER_REFUSALS = {
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
 const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([
-  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpopWithoutProof,
+  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.repeatedHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpopWithoutProof,
   BEARER_REFUSALS.refreshToken, BEARER_REFUSALS.jwt, BEARER_REFUSALS.clientSecret, BEARER_REFUSALS.notAToken,
 ]);
 

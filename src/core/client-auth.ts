@@ -12,8 +12,11 @@ export const CLIENT_REALM = 'svc';
 
 /** What the request carried, as the HTTP layer found it. */
 export interface ClientCredentials {
-  /** From `Authorization: Basic`, already form-urlencoding-decoded; `malformed` when unreadable. */
-  basic?: { clientId: string; secret: string } | 'malformed';
+  /**
+   * From `Authorization: Basic`, already form-urlencoding-decoded; `malformed` when unreadable,
+   * `repeated` when the request carried more than one Authorization header.
+   */
+  basic?: { clientId: string; secret: string } | 'malformed' | 'repeated';
   /** `client_id` and `client_secret` from the form body. */
   bodyClientId?: string | undefined;
   bodySecret?: string | undefined;
@@ -50,6 +53,9 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
   let clientId: string | undefined;
   let secret: string | undefined;
   if (credentials.basic !== undefined) {
+    if (credentials.basic === 'repeated') {
+      throw new OAuthError('invalid_request', 'The request carried more than one Authorization header: send one, or client_id and client_secret in the body (RFC 6749 2.3: one method per request).');
+    }
     if (credentials.basic === 'malformed') {
       throw fail('The Authorization header could not be read: send Basic with the base64 of client_id:client_secret, each form-urlencoded first (RFC 6749 2.3.1), or client_id and client_secret in the body.');
     }

@@ -10,6 +10,7 @@ import { generateToken, hashSecret } from '../../src/core/credentials.js';
 import type { User } from '../../src/core/ports.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { rawRequest } from '../support/raw-request.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 
 const MINUTE = 60_000;
@@ -130,6 +131,22 @@ forEachDatabase('resource API authentication', (database) => {
       `Bearer ${generateToken('refresh')}`, `Bearer ${generateToken('clientSecret')}`, `Token ${valid}`, `Bearer ${valid} extra`,
     ];
     for (const header of headers) await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { header }), header);
+  });
+
+  test('400 invalid_request for two Authorization headers, even if one holds a valid token (RFC 6750 3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read'], 7);
+    for (const fields of [[`Bearer ${token}`, 'Bearer svcp_other'], [`Bearer ${token}`, `Bearer ${token}`]]) {
+      const answer = await rawRequest('GET', `${t.baseUrl}/api/open/v1/me`, fields.flatMap((value) => ['Authorization', value]));
+      assert.equal(answer.status, 400);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer realm="api", error="invalid_request"/);
+      assert.equal(answer.headers['cache-control'], 'no-store');
+      const body = JSON.parse(answer.body) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+      assert.equal(body.error, 'invalid_request');
+    }
+    const one = await rawRequest('GET', `${t.baseUrl}/api/open/v1/me`, ['Authorization', `Bearer ${token}`]);
+    assert.equal(one.status, 200, 'one header is read as ever');
   });
 
   test('malformed tokens and bad checksums are refused without a storage lookup', async () => {

@@ -10,6 +10,7 @@ import { hashSecret } from '../../src/core/credentials.js';
 import { withdrawConsent } from '../../src/core/tokens/revocation.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { rawRequest } from '../support/raw-request.js';
 import {
   type TestClient, type Tokens, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser,
   startOAuthApp, tokenRequest,
@@ -122,6 +123,18 @@ forEachDatabase('token endpoint', (database) => {
   test('invalid_request: two client authentication methods at once', async () => {
     const { fields, c } = await freshCode();
     await assertError(await tokenRequest(t, fields, { authorization: basic(c.client.clientId, c.secret!) }), 400, 'invalid_request');
+  });
+
+  test('invalid_request: two Authorization headers, even both right (RFC 6749 2.3)', async () => {
+    const { fields, c } = await freshCode();
+    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const right = basic(c.client.clientId, c.secret!);
+    const answer = await rawRequest('POST', `${t.baseUrl}/api/oauth/token`,
+      ['Content-Type', 'application/x-www-form-urlencoded', 'Authorization', right, 'Authorization', right], new URLSearchParams(rest).toString());
+    assert.equal(answer.status, 400);
+    assert.equal(answer.headers['cache-control'], 'no-store');
+    assert.equal((JSON.parse(answer.body) as { error: string }).error, 'invalid_request');
+    assert.equal((await tokenRequest(t, rest, { authorization: right })).status, 200, 'the code was left for a well-formed request');
   });
 
   test('a public client authenticates with client_id and PKCE only', async () => {

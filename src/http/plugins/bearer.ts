@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
-import { type Bearer, UsageRecorder, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/bearer.js';
+import { BEARER_REFUSALS, type Bearer, UsageRecorder, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
 import { CORS_HEADERS } from './cors.js';
@@ -15,6 +15,7 @@ import { presentedProof } from './dpop.js';
 import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
 import { clientAddress } from '../client-address.js';
+import { fieldRepeats } from '../repeated-fields.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -75,8 +76,9 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const address = clientAddress(request);
     if (limits.isBlocked(address, now)) return refuseLimited(request, reply, { address });
     const { authorization } = request.headers;
-    const bearer = await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
-      presentedProof(request, deps.settings.baseUrl));
+    const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
+      : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
+        presentedProof(request, deps.settings.baseUrl));
     if (bearer instanceof OAuthError) {
       if (!(await limits.hitFailure(address, bearer, now))) return refuseLimited(request, reply, { address });
       return refuse(bearer, request, reply);

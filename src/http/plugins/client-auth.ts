@@ -2,6 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import { type ClientCredentials, parseBasicAuthorization } from '../../core/client-auth.js';
 import { type Params, single } from '../../core/params.js';
+import { fieldRepeats } from '../repeated-fields.js';
 
 export function clientCredentials(request: FastifyRequest, params: Params): ClientCredentials {
   const header = request.headers.authorization;
@@ -9,6 +10,7 @@ export function clientCredentials(request: FastifyRequest, params: Params): Clie
     bodyClientId: single(params, 'client_id'),
     bodySecret: single(params, 'client_secret'),
   };
-  if (typeof header === 'string' && /^basic\b/i.test(header)) credentials.basic = parseBasicAuthorization(header);
+  if (header !== undefined && fieldRepeats(request, 'authorization')) credentials.basic = 'repeated';
+  else if (typeof header === 'string' && /^basic\b/i.test(header)) credentials.basic = parseBasicAuthorization(header);
   return credentials;
 }
