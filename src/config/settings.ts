@@ -185,6 +185,12 @@ export function loadSettings(env: Env = process.env): Settings {
   if (keysSecret !== undefined && keysSecret.length < 32) {
     invalid('KEYS_SECRET', '…', 'a secret of at least 32 characters');
   }
+  const demo = flag(env, 'DEMO', db.kind === 'sqlite');
+  // The demo app lives under BASE_URL, and its redirect URIs follow every app's rules (https, or
+  // http on a loopback host): refused here, before anything is created, not at its registration.
+  if (demo && !baseUrl.startsWith('https:') && !isLoopbackHttp(baseUrl)) {
+    throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${JSON.stringify(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; set DEMO=0, or BASE_URL to https://… or http://localhost:…`);
+  }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) invalid('LOG_LEVEL', logLevel, LOG_LEVELS.join(', '));
   return Object.freeze({
@@ -193,7 +199,7 @@ export function loadSettings(env: Env = process.env): Settings {
     baseUrl,
     database: Object.freeze(db),
     redisUrl: redis(env),
-    demo: flag(env, 'DEMO', db.kind === 'sqlite'),
+    demo,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
