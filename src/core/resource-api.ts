@@ -126,10 +126,13 @@ export interface Paging {
 }
 
 const DIGITS = /^[0-9]{1,9}$/;
+/** The largest `page` or `size` read: nine digits, so every value is an exact integer. */
+export const MAX_PAGING_VALUE = 999_999_999;
 
 /**
  * `page` (integer ≥ 0, default 0) and `size` (integer ≥ 1, default 20, above 50 taken as 50),
- * as INTERFACE section 7 says. Anything else is 400 `invalid_request`.
+ * as INTERFACE section 7 says, in ASCII digits, at most nine. Anything else is 400
+ * `invalid_request`, saying which parameter and what it takes.
  */
 export function parsePaging(query: { page?: unknown; size?: unknown }): Paging {
   const page = integerParameter('page', query.page, DEFAULT_PAGE_INDEX, 0);
@@ -139,8 +142,9 @@ export function parsePaging(query: { page?: unknown; size?: unknown }): Paging {
 
 function integerParameter(name: string, value: unknown, fallback: number, min: number): number {
   if (value === undefined) return fallback;
+  if (Array.isArray(value)) throw new OAuthError('invalid_request', `${name} was given more than once: send it once.`);
   if (typeof value !== 'string' || !DIGITS.test(value) || Number(value) < min) {
-    throw new OAuthError('invalid_request', `${name} must be an integer of ${min} or more.`);
+    throw new OAuthError('invalid_request', `${name} must be a whole number from ${min} to ${MAX_PAGING_VALUE}, in digits only (got ${JSON.stringify(String(value).slice(0, 20))}).`);
   }
   return Number(value);
 }

@@ -21,6 +21,17 @@ test('paging refuses anything but digits, and a size of 0', () => {
   }
 });
 
+test('a paging refusal names the parameter and what it takes, or that it was repeated', () => {
+  const refusal = (query: Record<string, unknown>) => {
+    try { parsePaging(query); } catch (error) { return (error as OAuthError).description; }
+    assert.fail(JSON.stringify(query));
+  };
+  assert.equal(refusal({ page: '-1' }), 'page must be a whole number from 0 to 999999999, in digits only (got "-1").');
+  assert.equal(refusal({ size: '0' }), 'size must be a whole number from 1 to 999999999, in digits only (got "0").');
+  assert.equal(refusal({ page: ['0', '1'] }), 'page was given more than once: send it once.');
+  assert.match(refusal({ size: 'x'.repeat(5000) }), /^size must .*\(got "x{20}"\)\.$/, 'what it echoes is short');
+});
+
 test('the Authorization header yields the bearer token, nothing for no header, null for another shape', () => {
   assert.equal(bearerToken(undefined), undefined);
   assert.equal(bearerToken(''), undefined);

@@ -11,7 +11,7 @@ import { registerBearerGate, requestBearer } from '../../plugins/bearer.js';
 import { preflight } from '../../plugins/cors.js';
 import type { HeaderSet } from '../../plugins/security-headers.js';
 import { openApiDocument } from './openapi.js';
-import { ErrorSchema, PagingQuerySchema, PostPageSchema, ProfileSchema, ServiceInfoSchema } from './schemas.js';
+import { ErrorSchema, PostPageSchema, ProfileSchema, ServiceInfoSchema } from './schemas.js';
 
 /** The answers each route can give besides 200, by status (INTERFACE section 6). */
 const errors = { 401: ErrorSchema, 403: ErrorSchema, 429: ErrorSchema } as const;
@@ -36,8 +36,9 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
 
   app.get(`${API_BASE_PATH}/me/posts`, {
     config: { bearerScope: 'posts:read' },
-    schema: { querystring: PagingQuerySchema, response: { 200: PostPageSchema, 400: ErrorSchema, ...errors } },
-  }, async (request) => readPosts(app.deps.stores, requestBearer(request).user.id, parsePaging(request.query), urls));
+    // `page` and `size` are read by `parsePaging`, whose refusals name the parameter and what it takes.
+    schema: { response: { 200: PostPageSchema, 400: ErrorSchema, ...errors } },
+  }, async (request) => readPosts(app.deps.stores, requestBearer(request).user.id, parsePaging(request.query as Record<string, unknown>), urls));
 
   // A single-page app calls /me from its own origin with its bearer token (issue 17.1); the gate
   // puts the CORS headers on every answer.

@@ -4,7 +4,7 @@
  * and the OpenAPI document is generated from the same objects, so the two cannot drift.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { DEFAULT_PAGE_INDEX, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../../core/resource-api.js';
+import { DEFAULT_PAGE_INDEX, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGING_VALUE } from '../../../core/resource-api.js';
 
 /** Seed section 8: ISO-8601 local time in UTC+8 without offset, e.g. `2026-11-22T08:30:48`. */
 const LocalTimestamp = Type.String({
@@ -71,16 +71,10 @@ export const ErrorSchema = Type.Object({
 }, { additionalProperties: false, title: 'Error' });
 
 /** How `page` and `size` are described to clients: integers (the parser accepts digits only). */
-export const PageParameterSchema = Type.Integer({ minimum: 0, default: DEFAULT_PAGE_INDEX, description: 'Zero-based page index.' });
+export const PageParameterSchema = Type.Integer({ minimum: 0, maximum: MAX_PAGING_VALUE, default: DEFAULT_PAGE_INDEX, description: 'Zero-based page index.' });
 export const SizeParameterSchema = Type.Integer({
-  minimum: 1, default: DEFAULT_PAGE_SIZE,
+  minimum: 1, maximum: MAX_PAGING_VALUE, default: DEFAULT_PAGE_SIZE,
   description: `Page size; above ${MAX_PAGE_SIZE} the size in effect is ${MAX_PAGE_SIZE} (see \`size\` in the answer).`,
-});
-
-/** The query as it arrives: digits only, so "1.5", "-1", "1e1", " 1" and "" are all 400. */
-export const PagingQuerySchema = Type.Object({
-  page: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
-  size: Type.Optional(Type.String({ pattern: '^[0-9]{1,9}$' })),
 });
 
 export type ProfileBody = Static<typeof ProfileSchema>;
