@@ -94,9 +94,16 @@ export function invalidToken(description: string, scheme: AuthScheme = 'Bearer')
   });
 }
 
-/** RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs and where to ask for it (on the scheme it used). */
-export function insufficientScope(scope: Scope, scheme: AuthScheme = 'Bearer'): OAuthError {
-  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}: add it to the scope of the authorization request (the user approves it), then use the new access token.`, {
+/**
+ * RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs and where to get it (on
+ * the scheme it used): an app asks for it in its authorization request; a personal token's scopes
+ * are fixed when it is made, so its owner makes another.
+ */
+export function insufficientScope(scope: Scope, scheme: AuthScheme = 'Bearer', kind: Bearer['kind'] = 'access'): OAuthError {
+  const remedy = kind === 'personal'
+    ? 'this personal token was made without it; make one that has it under Settings > API tokens, then use that token.'
+    : 'add it to the scope of the authorization request (the user approves it), then use the new access token.';
+  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}: ${remedy}`, {
     headers: { 'www-authenticate': oneChallenge(scheme, { error: 'insufficient_scope', scope }) },
   });
 }
@@ -281,7 +288,7 @@ async function possession(dpop: DpopVerifier, proof: PresentedProof & { proof: s
 
 /** The 403 `insufficient_scope` refusal when the token lacks `scope` (RFC 6750 3.1); `undefined` when it holds it. */
 export function scopeRefusal(bearer: Bearer, scope: Scope | undefined, scheme: AuthScheme = 'Bearer'): OAuthError | undefined {
-  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, scheme);
+  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, scheme, bearer.kind);
 }
 
 /**

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SignJWT } from 'jose';
+import { newPersonalToken } from '../api/fixtures.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
@@ -49,7 +50,7 @@ forEachDatabase('refusals that teach', (database) => {
 
   test('the token endpoint names the parameter and the form it wants', async () => {
     const json = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":"refresh_token"}' });
-    assert.match(await refusal(json, 400, 'invalid_request'), /application\/x-www-form-urlencoded: send the parameters as a form/);
+    assert.match(await refusal(json, 400, 'invalid_request'), /application\/x-www-form-urlencoded \(this request sent JSON\): send the parameters as a form/);
     // Credentials in the URL end up in logs: refused by name, even with a good body.
     const query = new URLSearchParams({ client_id: confidential.client.clientId, client_secret: confidential.secret! });
     const inQuery = await fetch(`${t.baseUrl}/api/oauth/token?${query}`, {
@@ -120,7 +121,7 @@ forEachDatabase('refusals that teach', (database) => {
   });
 
   test('the resource API names the token that was sent instead of an access token', async () => {
-    const { browser } = await signedInBrowser(t);
+    const { browser, user } = await signedInBrowser(t);
     const tokens = await obtainTokens(t, browser, confidential, { scope: 'profile:read' });
     const me = (authorization: string) => fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization } });
     assert.match(await refusal(await me(`Bearer ${tokens.refresh_token}`), 401, 'invalid_token'), /This is a refresh token: send the access_token/);
@@ -130,6 +131,9 @@ forEachDatabase('refusals that teach', (database) => {
     assert.match(await refusal(await me(`DPoP ${tokens.access_token}`), 401, 'invalid_dpop_proof'), /Authorization: DPoP needs a DPoP header with a proof/);
     const posts = await fetch(`${t.baseUrl}/api/open/v1/me/posts`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.match(await refusal(posts, 403, 'insufficient_scope'), /needs the scope posts:read: add it to the scope of the authorization request/);
+    const { token: personal } = await newPersonalToken(t.deps, user, ['profile:read'], 7);
+    const personalPosts = await fetch(`${t.baseUrl}/api/open/v1/me/posts`, { headers: { authorization: `Bearer ${personal}` } });
+    assert.match(await refusal(personalPosts, 403, 'insufficient_scope'), /needs the scope posts:read: this personal token was made without it; make one that has it under Settings > API tokens/);
     t.clock.advance(3600_000);
     assert.match(await refusal(await me(`Bearer ${tokens.access_token}`), 401, 'invalid_token'), /expired: get a new access token with your refresh token/);
   });

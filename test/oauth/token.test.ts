@@ -375,14 +375,18 @@ forEachDatabase('token endpoint', (database) => {
     await assertError(await tokenRequest(t, [...Object.entries(fields), ['code', fields.code]]), 400, 'invalid_request');
   });
 
-  test('invalid_request: a body that is not a form', async () => {
+  test('invalid_request: a body that is not a form, saying what came instead', async () => {
     const { fields } = await freshCode();
+    const said = async (response: Response) => (await assertError(response, 400, 'invalid_request')).error_description;
     const json = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fields) });
-    await assertError(json, 400, 'invalid_request');
+    assert.match(String(await said(json)), /this request sent JSON/);
     const none = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST' });
-    await assertError(none, 400, 'invalid_request');
+    assert.match(String(await said(none)), /this request sent no form body/);
     const text = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: new URLSearchParams(fields).toString() });
-    await assertError(text, 400, 'invalid_request');
+    assert.match(String(await said(text)), /this request sent another type/);
+    const multipart = new FormData();
+    for (const [name, value] of Object.entries(fields)) multipart.append(name, value);
+    assert.match(String(await said(await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', body: multipart }))), /this request sent multipart\/form-data/);
   });
 
   test('a form body with a charset is accepted', async () => {

@@ -19,6 +19,13 @@ import { answerCors, preflight } from '../plugins/cors.js';
 
 const NOT_A_FORM = Symbol('not a form');
 
+/** RFC 6749 3.2: the endpoints take a form; the refusal says what came instead. */
+function notAForm(contentType: string | undefined): OAuthError {
+  const type = contentType?.split(';')[0]!.trim().toLowerCase() ?? '';
+  const sent = type === '' ? 'no form body' : type === 'application/json' ? 'JSON' : type === 'multipart/form-data' ? 'multipart/form-data' : 'another type';
+  return new OAuthError('invalid_request', `The body must be application/x-www-form-urlencoded (this request sent ${sent}): send the parameters as a form with that Content-Type.`);
+}
+
 /**
  * The form's parameters; anything but application/x-www-form-urlencoded is `invalid_request`,
  * and so are the endpoints' parameters in the query string (RFC 6749 3.2).
@@ -27,9 +34,7 @@ function formParams(request: FastifyRequest): Params {
   const query = request.url.indexOf('?');
   if (query >= 0) refuseParametersInUri(paramsFromEntries(new URLSearchParams(request.url.slice(query + 1))));
   const body = request.body;
-  if (!(body instanceof URLSearchParams)) {
-    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded: send the parameters as a form with that Content-Type, not as JSON.');
-  }
+  if (!(body instanceof URLSearchParams)) throw notAForm(request.headers['content-type']);
   return paramsFromEntries(body);
 }
 
