@@ -118,6 +118,30 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.ok(consentForm(await consent.text()).length > 0);
   });
 
+  test('an authorization request sent by POST goes on as the same GET, where the session cookie comes with it (OpenID Connect Core 3.1.2.1)', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const query = authorizeQuery(c, { extra: { nonce: 'n-1' } });
+    query.set('scope', 'openid profile:read');
+    const posted = await browser.postForm('/oauth/authorize', [...query]);
+    assert.equal(posted.status, 303);
+    assert.equal(posted.headers.get('cache-control'), 'no-store');
+    assert.equal(posted.headers.get('location'), `/oauth/authorize?${query}`);
+    const consent = await browser.fetch(posted.headers.get('location')!);
+    assert.equal(consent.status, 200);
+    assert.ok(consentForm(await consent.text()).length > 0);
+    const repeated = await browser.postForm('/oauth/authorize', [...query, ['client_id', c.client.clientId]]);
+    await assertErrorPage(await browser.fetch(repeated.headers.get('location')!));
+  });
+
+  test('a consent decision without its CSRF field is refused, not taken for an authorization request', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const forged = await browser.postForm('/oauth/authorize', [...authorizeQuery(c), ['decision', 'approve']]);
+    assert.equal(forged.status, 403);
+    assert.equal(forged.headers.get('location'), null);
+  });
+
   test('login_hint is carried to the sign-in page and prefills the username', async () => {
     const c = await newClient(t);
     const browser = new Browser(t);

@@ -26,6 +26,15 @@ async function answer(request: FastifyRequest, reply: FastifyReply, step: Author
   }
 }
 
+/** A parsed form body back in a query string, repeated parameters repeated (RFC 6749 3.1 refuses them). */
+function formQuery(body: Record<string, unknown>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(body)) {
+    for (const one of Array.isArray(value) ? value : [value]) query.append(name, String(one));
+  }
+  return query.toString();
+}
+
 export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
@@ -36,8 +45,16 @@ export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> 
   });
 
   app.post('/oauth/authorize', page, async (request, reply) => {
+    const form = typeof request.body === 'object' && request.body !== null;
+    const body = (form ? request.body : {}) as Record<string, unknown>;
+    // OpenID Connect Core 3.1.2.1: an authorization request may come by POST. One is told from the
+    // consent form's submission by carrying neither of its fields. The session cookie (SameSite=Lax)
+    // does not come with another site's POST, so the request goes on as the same GET, which brings it.
+    if (form && !('decision' in body) && !('_csrf' in body)) {
+      return reply.header('cache-control', 'no-store').redirect(`/oauth/authorize?${formQuery(body)}`, 303);
+    }
     verifyCsrf(request);
-    const { _csrf: _ignored, decision, ...fields } = (request.body ?? {}) as Record<string, unknown>;
+    const { _csrf: _ignored, decision, ...fields } = body;
     const step = await decideAuthorization(app.deps, paramsFromObject(fields), await currentSignIn(request),
       typeof decision === 'string' ? decision : undefined);
     return answer(request, reply, step);
