@@ -10,14 +10,23 @@ const SECRET_PARAMETERS = new Set([
   'password', 'code_verifier', 'state', 'nonce', '_csrf',
 ]);
 
-/** The URL with the value of every secret-bearing query parameter redacted. */
+/**
+ * Parameters whose value is an address of this site with a query of its own: the page a sign-in
+ * or sign-up returns to is the authorization request, with its `state` and `nonce`.
+ */
+const NESTED_URL_PARAMETERS = new Set(['return_to']);
+
+/** The URL with the value of every secret-bearing query parameter redacted, in nested addresses too. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
   const params = url.slice(q + 1).split('&').map((pair) => {
     const eq = pair.indexOf('=');
     const name = decodeURIComponentSafe(eq === -1 ? pair : pair.slice(0, eq));
-    return SECRET_PARAMETERS.has(name) ? `${pair.slice(0, eq === -1 ? pair.length : eq)}=[redacted]` : pair;
+    if (SECRET_PARAMETERS.has(name)) return `${pair.slice(0, eq === -1 ? pair.length : eq)}=[redacted]`;
+    if (eq === -1 || !NESTED_URL_PARAMETERS.has(name)) return pair;
+    const value = decodeURIComponentSafe(pair.slice(eq + 1).replace(/\+/g, ' '));
+    return `${pair.slice(0, eq)}=${encodeURIComponent(redactUrl(value))}`;
   });
   return `${url.slice(0, q)}?${params.join('&')}`;
 }

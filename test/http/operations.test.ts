@@ -153,6 +153,17 @@ forEachDatabase('operations and pages', (database) => {
     assert.match(String(completed[0]!.reqId), /^req-/);
   });
 
+  test('the logs never contain the state or nonce of an authorization request sent on to sign in (return_to)', async () => {
+    const request = '/oauth/authorize?response_type=code&client_id=x&state=STATE_IN_RETURN&nonce=NONCE_IN_RETURN';
+    for (const page of ['/login', '/signup']) {
+      const before = logLines.length;
+      await fetch(`${t.baseUrl}${page}?${new URLSearchParams({ return_to: request })}`);
+      const logged = logLines.slice(before).join('');
+      assert.ok(logged.includes(`${page}?return_to=`), 'the request is logged');
+      for (const secret of ['STATE_IN_RETURN', 'NONCE_IN_RETURN']) assert.equal(logged.includes(secret), false, `${page}: ${secret}`);
+    }
+  });
+
   test('the logs never contain a password, a code or a token from the query', async () => {
     await signIn(t, 'opsuser', 'ops password 1');
     await fetch(`${t.baseUrl}/nothing?code=SECRETCODE123&state=STATEVALUE&token=svco_SECRET`);
