@@ -20,6 +20,8 @@ export interface Settings {
   /** Seed the demo data when the database is new. */
   readonly demo: boolean;
   readonly rateLimitPerMinute: number;
+  /** Accounts one address may create in an hour (a class or an office behind one NAT signs up together). */
+  readonly signUpsPerHour: number;
   readonly accessTokenTtlSeconds: number;
   readonly codeTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
@@ -201,6 +203,7 @@ export function loadSettings(env: Env = process.env): Settings {
     redisUrl: redis(env),
     demo,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
+    signUpsPerHour: integer(env, 'SIGN_UPS_PER_HOUR', 50, 1, 1_000_000),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),

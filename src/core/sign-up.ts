@@ -7,8 +7,6 @@ import type { RateLimiter, Stores, User } from './ports.js';
 import type { Clock } from './time.js';
 
 export const SIGN_UP_WINDOW_SECONDS = 3600;
-/** Accounts one address may try to create in a window; bad input does not count. */
-export const SIGN_UPS_PER_ADDRESS = 10;
 
 export type SignUpOutcome =
   | { ok: true; user: User }
@@ -17,8 +15,12 @@ export type SignUpOutcome =
   | { ok: false; reason: 'taken' }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
 
+/**
+ * Creates an account. An address may try to create `settings.signUpsPerHour` accounts in an hour
+ * (bad input does not count): enough for a class or an office behind one NAT, few for a script.
+ */
 export async function signUp(
-  deps: { stores: Stores; limiter: RateLimiter; clock: Clock },
+  deps: { stores: Stores; limiter: RateLimiter; clock: Clock; settings: { signUpsPerHour: number } },
   attempt: { username: string; password: string; address: string },
 ): Promise<SignUpOutcome> {
   try {
@@ -36,7 +38,7 @@ export async function signUp(
     throw error;
   }
   const now = deps.clock.now();
-  const decision = await deps.limiter.hit(`signup:address:${addressKey(attempt.address)}`, SIGN_UPS_PER_ADDRESS, SIGN_UP_WINDOW_SECONDS, now);
+  const decision = await deps.limiter.hit(`signup:address:${addressKey(attempt.address)}`, deps.settings.signUpsPerHour, SIGN_UP_WINDOW_SECONDS, now);
   if (!decision.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {

@@ -12,6 +12,7 @@ test('defaults follow INTERFACE section 8', () => {
   assert.equal(s.redisUrl, undefined);
   assert.equal(s.demo, true);
   assert.equal(s.rateLimitPerMinute, 60);
+  assert.equal(s.signUpsPerHour, 50, 'not INTERFACE\'s: enough for a class behind one address (README)');
   assert.equal(s.accessTokenTtlSeconds, 3600);
   assert.equal(s.codeTtlSeconds, 300);
   assert.ok(Object.isFrozen(s));
@@ -46,6 +47,7 @@ test('a bad setting stops the start with one line naming it and what it accepts'
     [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
     [{ DEMO: 'yes' }, /DEMO.*1 or 0/],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
+    [{ SIGN_UPS_PER_HOUR: '0' }, /SIGN_UPS_PER_HOUR/],
     [{ ACCESS_TOKEN_TTL: '-5' }, /ACCESS_TOKEN_TTL/],
     [{ CODE_TTL: '1.5' }, /CODE_TTL/],
     [{ KEYS_SECRET: 'short' }, /KEYS_SECRET.*32/],
