@@ -92,6 +92,23 @@ forEachDatabase('operations and pages', (database) => {
     assert.match(page.headers.get('content-type')!, /text\/html/);
   });
 
+  test('a known address asked with a method it does not take is 405 with Allow, not 404 (RFC 9110 15.5.6)', async () => {
+    const token = await fetch(`${t.baseUrl}/api/oauth/token`);
+    assert.equal(token.status, 405);
+    assert.equal(token.headers.get('allow'), 'POST');
+    assert.equal(token.headers.get('access-control-allow-origin'), '*');
+    assert.equal(token.headers.get('cache-control'), 'no-store');
+    assert.deepEqual(await token.json(), { error: 'invalid_request', error_description: 'This address takes POST, not GET.' });
+    const me = await fetch(`${t.baseUrl}/api/open/v1/me`, { method: 'POST' });
+    assert.equal(me.status, 405);
+    assert.match(me.headers.get('allow')!, /^GET, HEAD\b/);
+    const page = await fetch(`${t.baseUrl}/settings/tokens`, { method: 'PUT' });
+    assert.equal(page.status, 405);
+    assert.match(page.headers.get('content-type')!, /text\/html/);
+    assert.equal((await fetch(`${t.baseUrl}/static/no-such-file.css`)).status, 404, 'a route that takes the method and finds nothing');
+    assert.equal((await fetch(`${t.baseUrl}/api/oauth/nothing`, { method: 'POST' })).status, 404);
+  });
+
   test('an unknown page knows who is signed in: the not-found page reads the session cookie itself', async () => {
     const { cookie } = await signIn(t, 'opsuser', 'ops password 1');
     const page = await fetch(`${t.baseUrl}/nothing-here`, { headers: { cookie } });

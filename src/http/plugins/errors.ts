@@ -8,7 +8,8 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OAuthError } from '../../core/errors.js';
+import { AccountUnusableError, OAuthError } from '../../core/errors.js';
+import { RouteMethods } from '../route-methods.js';
 import { errorPage } from '../views/layout.js';
 import { CORS_HEADERS } from './cors.js';
 import type { HeaderSet } from './security-headers.js';
@@ -34,6 +35,8 @@ function isUnavailable(error: unknown): boolean {
 /** Turns any thrown value into the `OAuthError` the client may see. */
 export function toClientError(error: unknown, request: FastifyRequest): OAuthError {
   if (error instanceof OAuthError) return error;
+  // A signed-in account left `active` while its form was on its way: nothing was made for it.
+  if (error instanceof AccountUnusableError) return new OAuthError('access_denied', 'This account can no longer be used.');
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) {
     return new OAuthError('invalid_request', `Invalid request: ${fastifyError.message ?? 'malformed parameters'}`);
@@ -71,18 +74,26 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
 export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
   app.setErrorHandler(async (error, request, reply) => sendError(toClientError(error, request), request, reply));
   const jsonNotFoundHeaders = { ...headers.api, ...CORS_HEADERS };
+  const methods = new RouteMethods();
+  app.addHook('onRoute', (route) => methods.add(route.url, route.method));
   app.setNotFoundHandler(async (request, reply) => {
-    const error = new OAuthError('not_found', 'No such page or endpoint.');
+    // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
+    // `Allow`. A route that takes the method and still found nothing (a static file that is not
+    // there) is a 404.
+    const allowed = methods.of(request.url);
+    const error = allowed.length > 0 && !allowed.includes(request.method)
+      ? new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } })
+      : new OAuthError('not_found', 'No such page or endpoint.');
     const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
     // A browser app that calls a wrong path under the JSON endpoints reads the 404 instead of a
     // network error; nothing there reads the session cookie (INTERFACE section 3).
-    reply.code(404).headers(wantsJson ? jsonNotFoundHeaders : headers.page).header('cache-control', 'no-store');
+    reply.code(error.status).headers(wantsJson ? jsonNotFoundHeaders : headers.page).headers(error.headers).header('cache-control', 'no-store');
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
     // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
     // request no route matched passed through no scope, so the page's cookies are read here.
     request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
-    return reply.type('text/html; charset=utf-8')
-      .send(errorPage(await pageContext(request, reply, { mintCsrf: false }), 'Page not found', 'There is nothing at this address.').value);
+    const [heading, text] = error.status === 405 ? ['That did not work', error.description] : ['Page not found', 'There is nothing at this address.'];
+    return reply.type('text/html; charset=utf-8').send(errorPage(await pageContext(request, reply, { mintCsrf: false }), heading, text).value);
   });
 }
 
