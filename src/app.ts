@@ -84,6 +84,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     clientErrorHandler: clientErrorHandler(headers.api),
   });
   app.decorate('deps', deps);
+  // A signing key this instance cannot open is logged once, with what to do. Every key it signs
+  // with is opened before it serves, so it keeps them should another instance seal them later; a
+  // database that does not answer yet only postpones that to the first request that needs them.
+  deps.keys.reportTo(app.log);
+  app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
   // Each listening instance delivers back-channel logouts; closing waits for its attempts to end.
   app.addHook('onListen', async () => { deps.logoutDeliveries.start(app.log); });
   app.addHook('onClose', async () => { await deps.logoutDeliveries.stop(); });

@@ -328,11 +328,12 @@ forEachDatabase('a signing failure in a token exchange', (database) => {
     // signature fails, as it did for every exchange when keys were sealed and the secret missing.
     const { kids } = await rotateSigningKeys(t.deps.stores, t.deps.clock, OTHER_SECRET, { activationSeconds: 120, now: true });
     t.deps.keys.invalidate();
+    // Never a 500 (INTERFACE section 6): 503 temporarily_unavailable, as when the database is away.
     const failed = await tokenRequest(t, form);
-    assert.equal(failed.status, 500);
-    assert.equal(((await failed.json()) as { error: string }).error, 'server_error');
+    assert.equal(failed.status, 503);
+    assert.equal(((await failed.json()) as { error: string }).error, 'temporarily_unavailable');
     const refresh = { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientFields(c) };
-    assert.equal((await tokenRequest(t, refresh)).status, 500);
+    assert.equal((await tokenRequest(t, refresh)).status, 503);
     assert.equal((await t.deps.stores.codes.find(hashSecret(form.code!)))?.usedAt, null, 'the code is not marked used');
 
     // The operator puts the keys right (sealed with the server's secret); the same code and the

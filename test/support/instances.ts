@@ -41,9 +41,12 @@ export function freePort(): Promise<number> {
 /**
  * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
  * (so repeated runs never share sign-in or API counts). With `clock`, every instance reads that
- * one clock, as machines whose clocks agree would.
+ * one clock, as machines whose clocks agree would. With `logLines`, the instances' log lines (at
+ * `info`) are collected there instead of silenced.
  */
-export async function startInstances(databaseUrl: string, count: number, env: Record<string, string | undefined> = {}, options: { clock?: Clock } = {}): Promise<Instances> {
+export async function startInstances(
+  databaseUrl: string, count: number, env: Record<string, string | undefined> = {}, options: { clock?: Clock; logLines?: string[] } = {},
+): Promise<Instances> {
   const keyPrefix = uniqueKeyPrefix();
   const ports: number[] = [];
   for (let i = 0; i < count; i++) ports.push(await freePort());
@@ -57,7 +60,8 @@ export async function startInstances(databaseUrl: string, count: number, env: Re
       await prepareDatabase(deps);
       await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     }
-    const app = await buildApp(deps, { logLevel: 'silent' });
+    const { logLines } = options;
+    const app = await buildApp(deps, logLines ? { logLevel: 'info', logStream: { write: (line) => { logLines.push(line); } } } : { logLevel: 'silent' });
     await app.listen({ port, host: '127.0.0.1' });
     list.push({ app, deps, base: `http://127.0.0.1:${port}`, ...(limiter ? { limiter } : {}) });
   }

@@ -79,6 +79,9 @@ export async function deliverDueLogouts(deps: DeliveryDeps, sender: LogoutTokenS
   const now = deps.clock.now();
   // A read first: an idle poll never writes (on SQLite a write would also end every remembered row).
   if (!(await store.anyDue(now))) return pass;
+  // An instance that cannot open the signing keys (KEYS_SECRET missing or another one) leaves the
+  // deliveries to one that can, instead of spending their attempts; the key ring has said why.
+  if (await deps.keys.unopenable()) return pass;
   const claim = generateOpaqueId();
   const rows = await store.claim(claim, now, now + DELIVERY_LEASE_MS, DELIVERY_BATCH);
   pass.claimed = rows.length;

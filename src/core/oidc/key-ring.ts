@@ -8,6 +8,7 @@
  * keys carry, so a key becomes active on time without a read.
  */
 import { type JWK, importJWK } from 'jose';
+import { KeysSecretError } from '../errors.js';
 import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from '../keys.js';
 import type { IdTokenAlg, SigningKey, Stores } from '../ports.js';
 import type { Clock, Instant } from '../time.js';
@@ -44,6 +45,27 @@ export function publicJwk(stored: string): JWK {
 
 const published = (key: SigningKey, at: Instant) => key.withdrawnAt === null || key.withdrawnAt > at;
 const signs = (key: SigningKey, at: Instant) => key.activeAt <= at && (key.retiredAt === null || key.retiredAt > at) && published(key, at);
+/** Signs at `at` or will later: published, and not retired before it had its turn. */
+const needed = (key: SigningKey, at: Instant) => published(key, at) && (key.retiredAt === null || key.retiredAt > Math.max(at, key.activeAt));
+
+/** A key this instance must sign with and cannot open: sealed, and KEYS_SECRET missing or another one. */
+export interface UnopenableKey {
+  kid: string;
+  alg: IdTokenAlg;
+  error: KeysSecretError;
+}
+
+/** What an operator reads in `/readyz` and in the log: which key, why, and what to do. */
+export function describeUnopenable(key: UnopenableKey): string {
+  return `signing key ${key.kid} (${key.alg}) cannot be opened: ${key.error.message}; give every instance the same KEYS_SECRET`;
+}
+
+/** Where the key ring reports a key it cannot open, once per key (pino's logger fits). */
+export interface KeyRingLog {
+  error(details: object, message: string): void;
+}
+
+const QUIET: KeyRingLog = { error: () => {} };
 
 /** The keys as read at one moment: what the JWKS shows and what signs, at any instant after. */
 export class KeySet {
@@ -77,6 +99,23 @@ export class KeySet {
     if (!key) throw new Error(`no active ${alg} signing key`);
     return { kid: key.kid, alg, privateKey: await this.open(key) };
   }
+
+  /**
+   * Opens every key that signs at `at` or waits to (a rotation's next key included: the instance
+   * will need it at its `active_at`); the first that cannot be opened for want of the right
+   * KEYS_SECRET, else `undefined`. Any other failure is thrown.
+   */
+  async unopenable(at: Instant): Promise<UnopenableKey | undefined> {
+    for (const key of this.keys.filter((k) => needed(k, at))) {
+      try {
+        await this.open(key);
+      } catch (error) {
+        if (error instanceof KeysSecretError) return { kid: key.kid, alg: key.alg, error };
+        throw error;
+      }
+    }
+    return undefined;
+  }
 }
 
 export class KeyRing {
@@ -85,6 +124,9 @@ export class KeyRing {
   /** Moves on `invalidate`, so a read begun before it is not kept. */
   private generation = 0;
   private readonly imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  /** The kids already reported as unopenable: one log line per key, not one per request. */
+  private readonly reported = new Set<string>();
+  private log: KeyRingLog = QUIET;
 
   constructor(
     private readonly stores: Stores,
@@ -108,6 +150,22 @@ export class KeyRing {
     return (await this.keySet()).jwks(this.clock.now());
   }
 
+  /** Where a key this instance cannot open is reported, once per key (`buildApp` gives the server's log). */
+  reportTo(log: KeyRingLog): void {
+    this.log = log;
+  }
+
+  /**
+   * A key this instance signs with now or will sign with and cannot open (sealed, and KEYS_SECRET
+   * missing or another one), or `undefined` when it can open them all: what `/readyz` reports and
+   * what keeps the logout worker from claiming deliveries it cannot sign. Worked out afresh from
+   * the keys as read at most `KEY_RING_REFRESH_MS` ago, never remembered, so it clears once the
+   * keys open; a key opened once stays open in memory (a later sealing changes nothing for it).
+   */
+  async unopenable(): Promise<UnopenableKey | undefined> {
+    return (await this.keySet()).unopenable(this.clock.now());
+  }
+
   /** Forgets the keys read, so the next use reads the database (after a rotation in this process). */
   invalidate(): void {
     this.current = undefined;
@@ -122,17 +180,31 @@ export class KeyRing {
     const rows = await this.stores.keys.listPublished(this.clock.now());
     const keys = new KeySet(rows, (key) => this.privateKey(key));
     for (const kid of this.imported.keys()) if (!rows.some((k) => k.kid === kid)) this.imported.delete(kid);
+    for (const kid of this.reported) if (!rows.some((k) => k.kid === kid)) this.reported.delete(kid);
     if (generation === this.generation) this.current = { readAt, keys };
+    // Every key this instance signs with or will sign with is opened as soon as it is seen, not at
+    // its first signature: an instance running without KEYS_SECRET then keeps signing with the
+    // keys it holds when another instance, started with the secret, seals them (docs/operations.md).
+    keys.unopenable(this.clock.now()).catch(() => {});
     return keys;
   }
 
-  /** Opens and imports a private key once per kid; a failure is not remembered, so a fixed row is tried again. */
+  /**
+   * Opens and imports a private key once per kid; a failure is not remembered, so a fixed row is
+   * tried again. A key that wants another KEYS_SECRET is reported once, saying what to do.
+   */
   private privateKey(key: SigningKey): Promise<CryptoKey | Uint8Array> {
     let imported = this.imported.get(key.kid);
     if (!imported) {
       imported = Promise.resolve().then(() => importJWK(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret)) as JWK, key.alg));
       this.imported.set(key.kid, imported);
-      imported.catch(() => { if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid); });
+      imported.catch((error: unknown) => {
+        if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid);
+        if (error instanceof KeysSecretError && !this.reported.has(key.kid)) {
+          this.reported.add(key.kid);
+          this.log.error({ kid: key.kid, alg: key.alg }, `${describeUnopenable({ kid: key.kid, alg: key.alg, error })}. Until it can, this instance answers 503 to whatever needs that key (id_tokens, logout tokens) and /readyz reports it not ready: restart it with the KEYS_SECRET the other instances have.`);
+        }
+      });
     }
     return imported;
   }

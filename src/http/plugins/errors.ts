@@ -1,14 +1,14 @@
 /**
  * The one error handler: an `OAuthError` becomes its RFC-shaped JSON (or an HTML page on a
- * page route); a malformed request becomes `invalid_request`; a database that cannot be reached
- * becomes 503 `temporarily_unavailable`; anything else is logged and answered as a generic
- * `server_error`, never with its message or stack.
+ * page route); a malformed request becomes `invalid_request`; a database that cannot be reached,
+ * or a signing key this instance cannot open, becomes 503 `temporarily_unavailable`; anything
+ * else is logged and answered as a generic `server_error`, never with its message or stack.
  */
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AccountUnusableError, OAuthError } from '../../core/errors.js';
+import { AccountUnusableError, KeysSecretError, OAuthError } from '../../core/errors.js';
 import { RouteMethods } from '../route-methods.js';
 import { errorPage } from '../views/layout.js';
 import { CORS_HEADERS } from './cors.js';
@@ -21,6 +21,9 @@ declare module 'fastify' {
     html?: boolean;
   }
 }
+
+/** How long a client is told to wait before it tries again after a 503 (RFC 9110 10.2.3). */
+const RETRY_AFTER_SECONDS = '5';
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', 'SQLITE_BUSY']);
 
@@ -37,6 +40,15 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   if (error instanceof OAuthError) return error;
   // A signed-in account left `active` while its form was on its way: nothing was made for it.
   if (error instanceof AccountUnusableError) return new OAuthError('access_denied', 'This account can no longer be used.');
+  // A signing key this instance cannot open (KEYS_SECRET missing or another one than the keys were
+  // sealed with): another instance may well sign, so the client is told to try again, in the
+  // RFC 6749 5.2 shape, and nothing was consumed (the signature rolls its transaction back). The
+  // key ring has logged it once, saying what to do; a line per request would flood the log.
+  if (error instanceof KeysSecretError) {
+    return new OAuthError('temporarily_unavailable', 'The service cannot sign tokens right now; try again shortly.', {
+      headers: { 'retry-after': RETRY_AFTER_SECONDS },
+    });
+  }
   const fastifyError = error as Partial<FastifyError>;
   if (fastifyError.validation) {
     return new OAuthError('invalid_request', `Invalid request: ${fastifyError.message ?? 'malformed parameters'}`);
@@ -51,7 +63,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   if (isUnavailable(error)) {
     request.log.error({ err: error }, 'backend unavailable');
     return new OAuthError('temporarily_unavailable', 'The service is briefly unavailable; try again shortly.', {
-      headers: { 'retry-after': '5' },
+      headers: { 'retry-after': RETRY_AFTER_SECONDS },
     });
   }
   request.log.error({ err: error }, 'unexpected error');

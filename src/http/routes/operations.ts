@@ -1,5 +1,6 @@
 /** Liveness and readiness for operators (INTERFACE section 1); metrics are served apart (`metrics-app.ts`). */
 import type { FastifyInstance } from 'fastify';
+import { describeUnopenable } from '../../core/oidc/key-ring.js';
 
 export async function operationsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }));
@@ -16,8 +17,18 @@ export async function operationsRoutes(app: FastifyInstance): Promise<void> {
     // Rate-limit counters: 'redis', 'memory', or 'degraded' (Redis unreachable, memory in use).
     // Degraded still serves, so it does not make the instance unready.
     checks.rateLimiter = app.deps.limiter.state?.() ?? 'memory';
-    const ready = checks.database === 'ok';
+    // An instance that cannot open a key it signs with, or will sign with, would answer every
+    // id_token and logout token with 503: not ready, so the load balancer sends that traffic to an
+    // instance that can (KEYS_SECRET missing or another one; docs/operations.md, "Signing keys").
+    checks.signingKeys = checks.database === 'ok' ? await signingKeys(app) : 'unknown';
+    const ready = checks.database === 'ok' && checks.signingKeys === 'ok';
     return reply.code(ready ? 200 : 503).header('cache-control', 'no-store')
       .send({ status: ready ? 'ready' : 'unavailable', checks });
   });
+}
+
+/** `ok`, or which signing key this instance cannot open and what to do. */
+async function signingKeys(app: FastifyInstance): Promise<string> {
+  const unopenable = await app.deps.keys.unopenable();
+  return unopenable ? describeUnopenable(unopenable) : 'ok';
 }
