@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
-import { ConflictError, InputError, KeysSecretError } from '../core/errors.js';
+import { AccountUnusableError, ConflictError, InputError, KeysSecretError } from '../core/errors.js';
 import type { BaseDeps } from '../base-deps.js';
 import { type Command, type CommandIo, Interrupted, UsageError } from './command.js';
 import { clientCreate, clientDeactivate, clientList, clientRequirePar, clientRotateSecret } from './commands/clients.js';
@@ -92,9 +92,10 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       io.err('svc: interrupted; nothing was changed\n');
       return 130;
     }
-    // A KEYS_SECRET that is missing or wrong is a setting at fault, as SettingsError is.
+    // A KEYS_SECRET that is missing or wrong is a setting at fault, as SettingsError is; an
+    // account that is not active, named for a token or an app, is an argument at fault.
     if (error instanceof UsageError || error instanceof InputError || error instanceof ConflictError || error instanceof SettingsError
-      || error instanceof KeysSecretError) {
+      || error instanceof KeysSecretError || error instanceof AccountUnusableError) {
       io.err(`svc: ${error.message}\n`);
       return 2;
     }

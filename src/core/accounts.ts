@@ -1,5 +1,5 @@
 /** Accounts: username and password rules, creation, status (INTERFACE section 4). */
-import { InputError } from './errors.js';
+import { AccountUnusableError, InputError } from './errors.js';
 import { queueBackchannelLogouts } from './logout/events.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
 import { USER_STATUSES, type Stores, type User, type UserStatus } from './ports.js';
@@ -129,16 +129,33 @@ export function isUserStatus(value: string): value is UserStatus {
 }
 
 /**
+ * The account `userId` names, if it is active; else `AccountUnusableError`, whose message says the
+ * account can no longer `what` ("have a personal token"). INTERFACE section 4: an account that is
+ * not active had everything acting for it revoked for good, so nothing new is made for it either.
+ */
+export async function requireActiveAccount(stores: Stores, userId: number, what: string): Promise<User> {
+  const user = await stores.users.findById(userId);
+  if (!user) throw new AccountUnusableError(`no account has id ${userId}, so none can ${what}`);
+  if (user.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is ${user.status}; only an active account can ${what}`);
+  return user;
+}
+
+/**
  * Changes an account's status. Leaving `active` revokes every grant, personal token, remembered
  * consent and sign-in session of the account for good: making it active again revives none
- * (INTERFACE section 4). Every app whose grant that revoked is sent a back-channel logout of all
- * the user's sessions (INTERFACE section 5), queued in the same transaction.
+ * (INTERFACE section 4). Coming back to `active` ends whatever is live once more: nothing is made
+ * for an account that is not active (`requireActiveAccount`), but a sign-in or a token begun just
+ * before the account left `active` can land just after its revocation, and must not come alive
+ * with the account. Every app whose grant that revoked is sent a back-channel logout of all the
+ * user's sessions (INTERFACE section 5), queued in the same transaction.
  */
 export async function setAccountStatus(stores: Stores, clock: Clock, userId: number, status: UserStatus): Promise<User | undefined> {
   return stores.transaction(async (tx) => {
     const now = clock.now();
+    const before = await tx.users.findById(userId);
+    if (!before) return undefined;
     const user = await tx.users.setStatus(userId, status, now);
-    if (user && status !== 'active') await revokeAccountCredentials(tx, now, userId);
+    if (user && (status !== 'active' || before.status !== 'active')) await revokeAccountCredentials(tx, now, userId);
     return user;
   });
 }

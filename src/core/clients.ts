@@ -1,5 +1,6 @@
 /** Client registrations (INTERFACE section 3): redirect URI rules, registration, secrets. */
 import { randomBytes } from 'node:crypto';
+import { requireActiveAccount } from './accounts.js';
 import { generateToken, hashSecret } from './credentials.js';
 import { InputError, checkAll } from './errors.js';
 import type { Client, ClientType, IdTokenAlg, Stores } from './ports.js';
@@ -207,6 +208,8 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     () => checkPostLogoutRedirectUris(registration.postLogoutRedirectUris ?? []),
     () => checkBackchannelLogoutUri(registration.backchannelLogoutUri),
   );
+  // An app's owner manages it at /settings/developers: an account that is not active gets none.
+  if (registration.ownerId !== undefined && registration.ownerId !== null) await requireActiveAccount(stores, registration.ownerId, 'own a new app');
   const secret = registration.type === 'confidential' ? generateToken('clientSecret') : undefined;
   const client = await stores.clients.create({
     clientId: randomBytes(16).toString('hex'),

@@ -131,6 +131,15 @@ export class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
 
+/**
+ * The account is not `active`, and what was asked would act for it (a personal token, an app it
+ * owns): nothing is made for an unusable account, since making it active again must revive
+ * nothing that acts for it (INTERFACE section 4).
+ */
+export class AccountUnusableError extends Error {
+  override readonly name = 'AccountUnusableError';
+}
+
 /** The database holds sealed keys and KEYS_SECRET is missing or does not open them: no start. */
 export class KeysSecretError extends Error {
   override readonly name = 'KeysSecretError';

@@ -1,4 +1,5 @@
 /** Personal API tokens (seed 5.1, INTERFACE section 2): chosen scopes and lifetime. */
+import { requireActiveAccount } from './accounts.js';
 import { generateToken, hashSecret } from './credentials.js';
 import { InputError, checkAll } from './errors.js';
 import type { PersonalToken, Stores } from './ports.js';
@@ -41,9 +42,13 @@ export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'u
   return name;
 }
 
-/** Creates a personal token; the plain token is returned here once and never stored. */
+/**
+ * Creates a personal token; the plain token is returned here once and never stored. Only for an
+ * active account (`AccountUnusableError` otherwise, INTERFACE section 4).
+ */
 export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
   const name = checkPersonalTokenRequest(request);
+  await requireActiveAccount(stores, request.userId, 'have a personal token');
   const now = clock.now();
   const token = generateToken('personal');
   const record = await stores.personalTokens.insert({

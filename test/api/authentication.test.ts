@@ -5,8 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts.js';
-import { deactivateClient } from '../../src/core/clients.js';
+import { deactivateClient, registerClient } from '../../src/core/clients.js';
 import { generateToken, hashSecret } from '../../src/core/credentials.js';
+import { AccountUnusableError } from '../../src/core/errors.js';
 import type { User } from '../../src/core/ports.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -113,6 +114,49 @@ forEachDatabase('resource API authentication', (database) => {
       assert.equal((await refused.json() as { error: string }).error, 'rate_limited');
     });
   }
+
+  for (const status of ['suspended', 'banned', 'deleted'] as const) {
+    test(`a personal token is made only for an active account: none for a ${status} one, so none comes alive with it (INTERFACE section 4)`, async () => {
+      const user = await newUser(t.deps);
+      await setAccountStatus(t.deps.stores, t.clock, user.id, status);
+      await assert.rejects(newPersonalToken(t.deps, user, ['profile:read']),
+        (error: Error) => error instanceof AccountUnusableError && error.message === `account "${user.username}" is ${status}; only an active account can have a personal token`);
+      await setAccountStatus(t.deps.stores, t.clock, user.id, 'active');
+      assert.deepEqual(await t.deps.stores.personalTokens.listForUser(user.id), []);
+      assert.ok(await newPersonalToken(t.deps, user, ['profile:read']), 'active again, it can have new ones');
+    });
+
+    test(`an app is registered only to an owner whose account is active: none to a ${status} one`, async () => {
+      const owner = await newUser(t.deps);
+      await setAccountStatus(t.deps.stores, t.clock, owner.id, status);
+      const registration = { name: 'Owned app', type: 'confidential' as const, redirectUris: ['https://owned.example/cb'], ownerId: owner.id };
+      await assert.rejects(registerClient(t.deps.stores, t.clock, registration),
+        (error: Error) => error instanceof AccountUnusableError && /is .+; only an active account can own a new app/.test(error.message));
+      assert.deepEqual(await t.deps.stores.clients.listByOwner(owner.id), []);
+    });
+  }
+
+  test('making an account active again revives nothing: a token, a grant and a session that raced its leaving end then', async () => {
+    const user = await newUser(t.deps);
+    await setAccountStatus(t.deps.stores, t.clock, user.id, 'suspended');
+    // What a creation that read the account as active just before it left `active` writes just
+    // after its revocation: straight to the stores, past the core's check.
+    const now = t.clock.now();
+    const personal = generateToken('personal');
+    await t.deps.stores.personalTokens.insert({ userId: user.id, name: 'raced', tokenHash: hashSecret(personal), scope: 'profile:read', expiresAt: null }, now);
+    const oauth = await newAccessToken(t.deps, user, 'profile:read');
+    const sessionId = hashSecret(generateToken('personal'));
+    await t.deps.stores.sessions.create({ idHash: sessionId, userId: user.id, authTime: now, expiresAt: now + 3600_000 }, now);
+    await setAccountStatus(t.deps.stores, t.clock, user.id, 'active');
+    await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: personal }), 'the raced personal token');
+    await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/', { token: oauth.token }), 'the raced access token');
+    assert.notEqual((await t.deps.stores.grants.findById(oauth.grantId))?.revokedAt, null);
+    assert.equal(await t.deps.stores.sessions.findLive(sessionId, t.clock.now()), undefined);
+    // Active to active is no change: what the account holds stays.
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    await setAccountStatus(t.deps.stores, t.clock, user.id, 'active');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+  });
 
   test('401 without an error attribute when no credentials are sent at all (RFC 6750 3.1)', async () => {
     for (const path of ['/api/open/v1/', '/api/open/v1/me', '/api/open/v1/me/posts']) {

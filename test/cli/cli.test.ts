@@ -72,6 +72,18 @@ forEachDatabase('command line', (database) => {
     assertBadArguments(run('user', 'set-status', '--username', name('ghost'), '--status', 'active', '--json'), /unknown user/);
   });
 
+  test('token create and client create --owner refuse an account that is not active: one line, exit 2, nothing made (INTERFACE section 4)', async () => {
+    const username = name('sus');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    run('user', 'set-status', '--username', username, '--status', 'suspended', '--json');
+    assertBadArguments(run('token', 'create', '--username', username, '--name', 't1', '--scopes', 'profile:read', '--json'),
+      new RegExp(`^svc: account "${username}" is suspended; only an active account can have a personal token\n$`));
+    assertBadArguments(run('client', 'create', '--name', 'App', '--type', 'public', '--redirect-uri', 'https://app.example/cb', '--owner', username, '--json'),
+      new RegExp(`^svc: account "${username}" is suspended; only an active account can own a new app\n$`));
+    assert.deepEqual(await stores.personalTokens.listForUser(user.id), []);
+    assert.deepEqual(await stores.clients.listByOwner(user.id), []);
+  });
+
   test('client create prints id, secret once for a confidential client, type and redirect URIs', () => {
     const owner = name('own');
     run('user', 'create', '--username', owner, '--password', 'long enough pw');
