@@ -5,13 +5,14 @@
  * URI registered) and a public one, so `npm start` is ready to click through.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts.js';
 import { registerClient } from './core/clients.js';
 import type { Stores } from './core/ports.js';
 import { commentOnPost, writePost } from './core/posts.js';
+import { makeDirectories } from './storage/directories.js';
 import type { Clock } from './core/time.js';
 
 export const DEMO_USERNAME = 'demo';
@@ -143,7 +144,7 @@ export function demoCredentialsPath(settings: Settings): string {
 /** Keeps what `seedDemo` made, readable by the operator only: the database holds only hashes. */
 export function saveDemoCredentials(settings: Settings, credentials: DemoCredentials): void {
   const path = demoCredentialsPath(settings);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makeDirectories(dirname(path), 0o700, 'the directory of the demo credentials');
   writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
 }
 

@@ -116,6 +116,20 @@ test('a bad setting stops the start with one line naming it, and creates nothing
   assert.equal(spawnSync('test', ['-e', path]).status, 1, 'no database file was created');
 });
 
+test('a SQLite path whose directory cannot be made stops the start and the command line at once: one line, exit 1', { timeout: 90_000 }, () => {
+  compiled();
+  // /proc makes no directory: Node's recursive mkdir looped there for ever at full CPU. Each
+  // process is given 20 s, so a loop fails this test instead of hanging the suite.
+  const env = { PATH: process.env.PATH ?? '', DATABASE_URL: 'sqlite:/proc/nope/x.sqlite', LOG_LEVEL: 'warn' };
+  for (const args of [['--import', 'tsx', 'src/main.ts'], ['dist/cli/main.js', 'user', 'list', '--json']]) {
+    const result = spawnSync(process.execPath, args, { encoding: 'utf8', env, timeout: 20_000, killSignal: 'SIGKILL' });
+    assert.equal(result.signal, null, `${args.join(' ')} did not end within 20 s`);
+    assert.equal(result.status, 1, result.stderr);
+    assert.equal(result.stdout, '');
+    assert.match(result.stderr, /^(failed to start|svc: failed): cannot create the directory of the SQLite database, \/proc\/nope: mkdir \/proc\/nope: ENOENT: no such file or directory\n$/);
+  }
+});
+
 test('METRICS_PORT serves /metrics apart from the public port, where it is not found', async () => {
   const path = temporarySqlitePath();
   const [port, metricsPort] = [await freePort(), await freePort()];

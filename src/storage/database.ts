@@ -1,5 +1,5 @@
 /** Opens the database named by the settings: embedded SQLite or pooled PostgreSQL. */
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -10,6 +10,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
+import { makeDirectories } from './directories.js';
 import type { Database } from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch } from './lookup-batch.js';
@@ -183,7 +184,7 @@ class FairSqliteDialect extends SqliteDialect {
  * files the database file's mode; those already there are set too.
  */
 function createOwnerOnly(path: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makeDirectories(dirname(path), 0o700, 'the directory of the SQLite database');
   closeSync(openSync(path, 'a', 0o600));
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     if (existsSync(file)) chmodSync(file, 0o600);
