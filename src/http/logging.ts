@@ -16,8 +16,14 @@ const SECRET_PARAMETERS = new Set([
  */
 const NESTED_URL_PARAMETERS = new Set(['return_to']);
 
-/** The URL with the value of every secret-bearing query parameter redacted, in nested addresses too. */
-export function redactUrl(url: string): string {
+/**
+ * The URL with the value of every secret-bearing query parameter redacted, in a nested address
+ * too. The service nests one level (`/login?return_to=/oauth/authorize?…`); a `return_to` inside
+ * that one, or one that does not decode, is redacted whole. Decoding and encoding again at every
+ * level of a request-chosen depth took time and log space that grew with its cube (a 15 kB
+ * `?return_to=?return_to=…` held the event loop for 30 s and wrote a 4 MB line).
+ */
+export function redactUrl(url: string, nested = false): string {
   const q = url.indexOf('?');
   if (q === -1) return url;
   const params = url.slice(q + 1).split('&').map((pair) => {
@@ -25,14 +31,18 @@ export function redactUrl(url: string): string {
     const name = decodeURIComponentSafe(eq === -1 ? pair : pair.slice(0, eq));
     if (SECRET_PARAMETERS.has(name)) return `${pair.slice(0, eq === -1 ? pair.length : eq)}=[redacted]`;
     if (eq === -1 || !NESTED_URL_PARAMETERS.has(name)) return pair;
-    const value = decodeURIComponentSafe(pair.slice(eq + 1).replace(/\+/g, ' '));
-    return `${pair.slice(0, eq)}=${encodeURIComponent(redactUrl(value))}`;
+    const value = nested ? undefined : decodeURIComponentOrUndefined(pair.slice(eq + 1).replace(/\+/g, ' '));
+    return `${pair.slice(0, eq)}=${value === undefined ? '[redacted]' : encodeURIComponent(redactUrl(value, true))}`;
   });
   return `${url.slice(0, q)}?${params.join('&')}`;
 }
 
 function decodeURIComponentSafe(value: string): string {
-  try { return decodeURIComponent(value); } catch { return value; }
+  return decodeURIComponentOrUndefined(value) ?? value;
+}
+
+function decodeURIComponentOrUndefined(value: string): string | undefined {
+  try { return decodeURIComponent(value); } catch { return undefined; }
 }
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

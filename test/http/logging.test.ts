@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { requestLogger } from '../../src/http/logging.js';
+import { redactUrl, requestLogger } from '../../src/http/logging.js';
 
 function parentAt(level: string, lines: string[]): { logger: FastifyBaseLogger; children: () => number } {
   const logger = pino({ level }, { write: (line: string) => { lines.push(line); } });
@@ -33,4 +33,26 @@ test('a request logger at its level writes through one child carrying the bindin
   assert.equal(parent.children(), 1);
   assert.deepEqual(lines.map((line) => JSON.parse(line) as { reqId: string; msg: string }).map(({ reqId, msg }) => ({ reqId, msg })),
     [{ reqId: 'req-2', msg: 'first' }, { reqId: 'req-2', msg: 'second' }]);
+});
+
+test('redactUrl redacts inside the return_to of a sign-in page and keeps the rest readable', () => {
+  const url = `/login?${new URLSearchParams({ return_to: '/oauth/authorize?client_id=abc&state=STATE_1&nonce=NONCE_1' })}`;
+  const redacted = redactUrl(url);
+  assert.equal(decodeURIComponent(redacted.slice('/login?return_to='.length)), '/oauth/authorize?client_id=abc&state=[redacted]&nonce=[redacted]');
+});
+
+test('redactUrl takes linear time and space on a return_to nested a request-chosen number of times', () => {
+  const url = `/login?${'return_to=?'.repeat(1400)}state=SECRET`;
+  const started = performance.now();
+  const redacted = redactUrl(url);
+  assert.ok(performance.now() - started < 500, `took ${performance.now() - started} ms`);
+  assert.ok(redacted.length <= 3 * url.length, `${redacted.length} characters from ${url.length}`);
+  assert.equal(redacted.includes('SECRET'), false);
+});
+
+test('redactUrl redacts a return_to that does not decode, rather than logging it as sent', () => {
+  const url = `/login?return_to=${encodeURIComponent('/oauth/authorize?client_id=abc&state=SECRET_STATE')}%E0&x=1`;
+  const redacted = redactUrl(url);
+  assert.equal(redacted.includes('SECRET_STATE'), false);
+  assert.equal(redacted, '/login?return_to=[redacted]&x=1');
 });
