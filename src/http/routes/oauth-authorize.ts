@@ -1,6 +1,7 @@
 /** GET and POST /oauth/authorize (seed 4.1, INTERFACE sections 1, 3 and 10). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AuthorizeStep, decideAuthorization, startAuthorization } from '../../core/authorize/flow.js';
+import { OAuthError } from '../../core/errors.js';
 import { paramsFromEntries, paramsFromObject } from '../../core/params.js';
 import { csrfToken, currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
@@ -26,13 +27,25 @@ async function answer(request: FastifyRequest, reply: FastifyReply, step: Author
   }
 }
 
+/**
+ * The longest query a POSTed authorization request is sent on with. The GET that follows must fit
+ * Node's 16 kB of request line and headers, cookies included, or the browser meets a 431; and a
+ * 64 kB form re-encoded (a byte that is not UTF-8 becomes nine characters) made a half-megabyte
+ * Location that proxies refuse.
+ */
+export const MAX_POSTED_QUERY_LENGTH = 8192;
+
 /** A parsed form body back in a query string, repeated parameters repeated (RFC 6749 3.1 refuses them). */
 function formQuery(body: Record<string, unknown>): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(body)) {
     for (const one of Array.isArray(value) ? value : [value]) query.append(name, String(one));
   }
-  return query.toString();
+  const encoded = query.toString();
+  if (encoded.length > MAX_POSTED_QUERY_LENGTH) {
+    throw new OAuthError('invalid_request', `This authorization request is too long to go on as a GET (at most ${MAX_POSTED_QUERY_LENGTH} characters once encoded): send fewer or shorter parameters, or push it first (POST /api/oauth/par) and send its request_uri.`);
+  }
+  return encoded;
 }
 
 export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> {
