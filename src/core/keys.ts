@@ -84,7 +84,9 @@ export async function checkKeysSealedAlike(stores: Stores, keysSecret: string | 
  * What a start does before it uses the keys: refuses when the database holds sealed keys that
  * `keysSecret` cannot open (`KeysSecretError`), seals every plaintext key when `keysSecret` is
  * set, and creates a key for every algorithm that has none signing or waiting to sign (the first
- * start), active at once: nothing was signed before it.
+ * start), active at once: nothing was signed before it. Instances starting together on a new
+ * database each find none, and each makes one; the store keeps only the first of each algorithm
+ * (`insertUnlessLive`), so they all sign with the same keys (INTERFACE section 5).
  */
 export async function ensureSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined): Promise<void> {
   const keys = await stores.keys.listAll();
@@ -99,7 +101,7 @@ export async function ensureSigningKeys(stores: Stores, clock: Clock, keysSecret
   const now = clock.now();
   for (const alg of SIGNING_ALGS) {
     const live = keys.some((k) => k.alg === alg && k.retiredAt === null && (k.withdrawnAt === null || k.withdrawnAt > now));
-    if (!live) await stores.keys.insert({ ...(await generateSigningKey(alg, keysSecret)), createdAt: now, activeAt: now });
+    if (!live) await stores.keys.insertUnlessLive({ ...(await generateSigningKey(alg, keysSecret)), createdAt: now, activeAt: now }, now);
   }
 }
 

@@ -515,6 +515,13 @@ export interface SigningKey extends NewSigningKey {
 
 export interface KeyStore {
   insert(key: NewSigningKey): Promise<void>;
+  /**
+   * Inserts `key` unless a key of its algorithm signs or waits to sign at `at` (not retired, not
+   * withdrawn), and says whether it did: one step that no other caller's can interleave with, so
+   * instances starting together on a new database end with one key per algorithm (INTERFACE
+   * section 5: every instance signs with the same keys).
+   */
+  insertUnlessLive(key: NewSigningKey, at: Instant): Promise<boolean>;
   /** Every key, withdrawn ones included (the checks at start). */
   listAll(): Promise<SigningKey[]>;
   /** The keys still in the JWKS at `at` (not withdrawn by then), newest first. */

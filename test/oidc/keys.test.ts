@@ -7,8 +7,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { loadSettings } from '../../src/config/settings.js';
+import { NO_AUDIT } from '../../src/core/audit.js';
 import { hashSecret } from '../../src/core/credentials.js';
-import { openPrivateJwk, rotateSigningKeys, sealPrivateJwk } from '../../src/core/keys.js';
+import { ensureSigningKeys, openPrivateJwk, rotateSigningKeys, sealPrivateJwk } from '../../src/core/keys.js';
+import { createDeps, prepareDatabase } from '../../src/deps.js';
 import { accessTokenHash, issueIdToken } from '../../src/core/oidc/id-token.js';
 import { siteUrls } from '../../src/core/urls.js';
 import { runJanitor } from '../../src/janitor.js';
@@ -211,6 +214,26 @@ function startOnce(database: TestDatabase, env: Record<string, string>, port: nu
     env: { PATH: process.env.PATH ?? '', DATABASE_URL: database.url, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn', ...env },
   });
 }
+
+forEachDatabase('signing keys at a first start', (database) => {
+  test('instances starting together on a new database create one signing key per algorithm, so every instance signs with the same keys', async () => {
+    // Each its own connection (pool), as separate processes have; the schema is made first, as
+    // migrations take turns anyway. Then every one of them runs what a start runs, at once.
+    const settings = loadSettings({ DATABASE_URL: database.url, DEMO: '0' });
+    const starts = Array.from({ length: 4 }, () => createDeps(settings, { audit: NO_AUDIT }));
+    try {
+      await prepareDatabase(starts[0]!);
+      await Promise.all(starts.map((deps) => ensureSigningKeys(deps.stores, deps.clock, undefined)));
+      const rows = await starts[0]!.database.db.selectFrom('signing_keys').select('alg').execute();
+      assert.deepEqual(rows.map((row) => row.alg).sort(), ['ES256', 'RS256'], 'one key per algorithm, not one per instance');
+      // A later start finds them and adds none.
+      await ensureSigningKeys(starts[1]!.stores, starts[1]!.clock, undefined);
+      assert.equal((await starts[0]!.stores.keys.listAll()).length, 2);
+    } finally {
+      for (const deps of starts) await deps.close();
+    }
+  });
+});
 
 forEachDatabase('signing keys at rest (KEYS_SECRET)', (database) => {
   test('with KEYS_SECRET, private keys are encrypted at rest and still sign', async () => {

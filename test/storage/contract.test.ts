@@ -782,6 +782,21 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual((await stores.keys.listAll()).filter((k) => [old, next, newest].includes(k.kid)), []);
   });
 
+  test('signing keys: a first key is added only while its algorithm has none that signs or waits to sign', async () => {
+    const at = T0 + 20 * MINUTE;
+    // RS256 keys other tests left, if any, leave the JWKS at `at`: none of them is live from then.
+    await stores.keys.withdraw('RS256', at);
+    const key = (kid: string, created: number) => ({ kid, alg: 'RS256' as const, publicJwk: '{}', privateJwk: '{"d":"x"}', createdAt: created, activeAt: created });
+    const [first, second, third] = [unique('kid'), unique('kid'), unique('kid')];
+    assert.equal(await stores.keys.insertUnlessLive(key(first, at), at), true);
+    assert.equal(await stores.keys.insertUnlessLive(key(second, at), at), false, 'one signs already');
+    assert.equal(await stores.keys.withdraw('RS256', at + 1), 1);
+    assert.equal(await stores.keys.insertUnlessLive(key(third, at + 1), at + 1), true, 'a withdrawn key is not live');
+    const stored = (await stores.keys.listAll()).find((k) => k.kid === third)!;
+    assert.deepEqual([stored.alg, stored.publicJwk, stored.privateJwk, stored.createdAt, stored.activeAt, stored.retiredAt, stored.withdrawnAt], ['RS256', '{}', '{"d":"x"}', at + 1, at + 1, null, null]);
+    assert.equal((await stores.keys.listAll()).some((k) => k.kid === second), false, 'the refused key was not stored');
+  });
+
   test('a session is live until it ends or expires, and carries its user', async () => {
     const user = await newUser();
     const idHash = unique('s');
