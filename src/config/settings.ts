@@ -187,11 +187,13 @@ export function loadSettings(env: Env = process.env): Settings {
   if (keysSecret !== undefined && keysSecret.length < 32) {
     invalid('KEYS_SECRET', '…', 'a secret of at least 32 characters');
   }
-  const demo = flag(env, 'DEMO', db.kind === 'sqlite');
   // The demo app lives under BASE_URL, and its redirect URIs follow every app's rules (https, or
-  // http on a loopback host): refused here, before anything is created, not at its registration.
-  if (demo && !baseUrl.startsWith('https:') && !isLoopbackHttp(baseUrl)) {
-    throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${JSON.stringify(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; set DEMO=0, or BASE_URL to https://… or http://localhost:…`);
+  // http on a loopback host). Where they cannot, the demo is off by default, and asking for it is
+  // refused here, before anything is created, rather than failing at its registration.
+  const demoPossible = baseUrl.startsWith('https:') || isLoopbackHttp(baseUrl);
+  const demo = flag(env, 'DEMO', db.kind === 'sqlite' && demoPossible);
+  if (demo && !demoPossible) {
+    throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${JSON.stringify(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; leave DEMO unset, or set BASE_URL to https://… or http://localhost:…`);
   }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) invalid('LOG_LEVEL', logLevel, LOG_LEVELS.join(', '));

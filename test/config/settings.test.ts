@@ -27,10 +27,10 @@ test('BASE_URL follows PORT and loses a trailing slash; DEMO defaults to 0 on Po
   assert.deepEqual(loadSettings({ DATABASE_URL: 'sqlite:/tmp/x.db' }).database, { kind: 'sqlite', path: '/tmp/x.db' });
 });
 
-test('the demo needs a BASE_URL its app can be registered under: https, or http on a loopback host', () => {
+test('the demo needs a BASE_URL its app can be registered under (https, or http on a loopback host): off by default elsewhere, refused if asked for', () => {
   for (const BASE_URL of ['http://devbox:3000', 'http://192.168.1.10:3000', 'http://[fd00::1]:3000']) {
-    assert.throws(() => loadSettings({ BASE_URL }), (e: unknown) => e instanceof SettingsError && /^invalid setting DEMO=1 with BASE_URL=.*set DEMO=0/.test(e.message) && !e.message.includes('\n'), BASE_URL);
-    assert.equal(loadSettings({ BASE_URL, DEMO: '0' }).demo, false);
+    assert.equal(loadSettings({ BASE_URL }).demo, false, `${BASE_URL}: an existing install there still starts`);
+    assert.throws(() => loadSettings({ BASE_URL, DEMO: '1' }), (e: unknown) => e instanceof SettingsError && /^invalid setting DEMO=1 with BASE_URL=.*leave DEMO unset/.test(e.message) && !e.message.includes('\n'), BASE_URL);
   }
   for (const BASE_URL of ['https://id.example', 'http://localhost:3000', 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
     assert.equal(loadSettings({ BASE_URL }).demo, true, BASE_URL);
@@ -81,7 +81,7 @@ test('BACKCHANNEL_ALLOW_PRIVATE is on by default only when the service itself ru
     assert.equal(loadSettings({ BASE_URL: base }).backchannelAllowPrivate, true, base);
   }
   for (const base of ['https://id.example', 'http://id.example', 'https://localhost:3000', 'http://10.0.0.5']) {
-    assert.equal(loadSettings({ BASE_URL: base, DEMO: '0' }).backchannelAllowPrivate, false, base);
+    assert.equal(loadSettings({ BASE_URL: base }).backchannelAllowPrivate, false, base);
   }
   assert.equal(loadSettings({ BASE_URL: 'https://id.example', BACKCHANNEL_ALLOW_PRIVATE: '1' }).backchannelAllowPrivate, true);
   assert.equal(loadSettings({ BASE_URL: 'http://localhost:3000', BACKCHANNEL_ALLOW_PRIVATE: '0' }).backchannelAllowPrivate, false);
