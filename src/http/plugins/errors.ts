@@ -133,7 +133,9 @@ export function clientErrorHandler(headers: HeaderSet): (error: NodeJS.ErrnoExce
   return (error, socket) => {
     // A reset connection has no one left to answer (Node's documentation of 'clientError').
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    if (socket.writable) {
+    // As Node's own handler: never a second status line into an answer that has begun.
+    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !inFlight?.headersSent) {
       socket.write(error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? late : error.code === 'HPE_HEADER_OVERFLOW' ? tooLarge : malformed);
     }
     socket.destroy(error);
