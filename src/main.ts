@@ -10,9 +10,11 @@ import { type Settings, SettingsError, loadSettings } from './config/settings.js
 import { ensureSigningKeys } from './core/keys.js';
 import { sealStoredTotpSecrets } from './core/security/two-step.js';
 import { type DemoCredentials, demoCredentialsPath, readDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
+import { createBaseDeps } from './base-deps.js';
 import { createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
+import { checkRedisDatabase } from './redis/connect.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -70,7 +72,9 @@ function nextSteps(settings: Settings): string {
  * whether it seeded, and whether the database has any account at all.
  */
 async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
-  const deps = createDeps(settings);
+  // The database alone: the server's own deps connect to Redis, and a Redis that is down would
+  // be logged as unreachable once here and once again by the server.
+  const deps = createBaseDeps(settings);
   try {
     const { isNew } = await prepareDatabase(deps);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
@@ -158,6 +162,20 @@ function supervise(settings: Settings): Promise<void> {
   });
 }
 
+/**
+ * A REDIS_URL whose database number the Redis does not have is a bad setting (exit 2): its
+ * counters would otherwise have nowhere to go but memory, or another deployment's database 0. A
+ * Redis that does not answer at start is no setting at fault: the server counts in memory until
+ * it does (src/redis/connect.ts), and never counts in another database than the one named.
+ */
+async function refuseMissingRedisDatabase(settings: Settings): Promise<void> {
+  if (settings.redisUrl === undefined) return;
+  const checked = await checkRedisDatabase(settings.redisUrl);
+  if (checked.outcome !== 'refused') return;
+  process.stderr.write(`invalid setting REDIS_URL: this Redis has no database ${checked.db} (${checked.reason}); the number after HOST:PORT/ must name one it has (0 to 15 with Redis's default databases 16)\n`);
+  process.exit(2);
+}
+
 async function main(): Promise<void> {
   let settings: Settings;
   try {
@@ -170,6 +188,7 @@ async function main(): Promise<void> {
     throw error;
   }
   if (cluster.isWorker) return serve(settings);
+  await refuseMissingRedisDatabase(settings);
   const { seeded, accounts } = await prepare(settings);
   if (settings.workers > 1) {
     await supervise(settings);

@@ -52,6 +52,38 @@ export function connectionOf(options: RedisConnection, meanwhile: string): { red
   return { redis: new GuardedRedis(options.url, { meanwhile, commandTimeoutMs: options.commandTimeoutMs, logger: options.logger }), owned: true };
 }
 
+/** Whether `error` is Redis refusing the SELECT of the connection's handshake (no such database). */
+function refusedDatabase(error: unknown): boolean {
+  return (error as { command?: { name?: unknown } } | null)?.command?.name === 'select' && error instanceof Error && error.name === 'ReplyError';
+}
+
+/**
+ * Whether the Redis at `url` has the database its path names, asked once on a connection of its
+ * own: `refused` with Redis's answer when it does not (`ERR DB index is out of range`), `ok` when
+ * it does, `unreachable` when no answer came within `timeoutMs`. The start asks it, so a
+ * REDIS_URL naming a database the server does not have is a bad setting, not a silent fallback.
+ */
+export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise<{ outcome: 'ok' | 'unreachable' } | { outcome: 'refused'; reason: string; db: number }> {
+  const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const client = new Client(url, { lazyConnect: true, connectTimeout: timeoutMs, commandTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    return await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({ outcome: 'unreachable' }), timeoutMs);
+      client.on('error', (error: Error) => {
+        clearTimeout(timer);
+        resolve(refusedDatabase(error) ? { outcome: 'refused', reason: error.message, db: client.options.db ?? 0 } : { outcome: 'unreachable' });
+      });
+      client.on('ready', () => {
+        clearTimeout(timer);
+        resolve({ outcome: 'ok' });
+      });
+      client.connect().catch(() => {});
+    });
+  } finally {
+    client.disconnect();
+  }
+}
+
 export class GuardedRedis {
   readonly client: Redis;
   private readonly logger: RedisLogger | undefined;
@@ -85,7 +117,15 @@ export class GuardedRedis {
       enableAutoPipelining: true,
     });
     // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
-    this.client.on('error', (error: Error) => this.outage(error));
+    this.client.on('error', (error: Error) => {
+      if (!refusedDatabase(error)) return this.outage(error);
+      // ioredis reports the SELECT of REDIS_URL's database number refused, then goes on, ready,
+      // on database 0: another deployment's counters, or whatever else is kept there. This
+      // connection is dropped before it is ready, and each new one (every 2 s at most) asks again.
+      this.outage(error, `REDIS_URL names database ${this.client.options.db}, which this Redis does not have`, 'it does');
+      this.dropped = true;
+      this.client.disconnect(true);
+    });
     this.client.on('close', () => {
       this.closes++;
       if (this.everReady) this.outage(new Error('connection closed'));
@@ -153,11 +193,11 @@ export class GuardedRedis {
     this.client.disconnect(true);
   }
 
-  private outage(error: unknown): void {
+  private outage(error: unknown, what = 'Redis unreachable', until = 'it is back'): void {
     if (this.degraded || this.closed) return;
     this.degraded = true;
     const reason = error instanceof Error ? error.message : String(error);
-    this.logger?.warn({ reason }, `Redis unreachable; ${this.meanwhile} until it is back`);
+    this.logger?.warn({ reason }, `${what}; ${this.meanwhile} until ${until}`);
   }
 
   private recovered(): void {

@@ -1,0 +1,79 @@
+/**
+ * REDIS_URL as an operator writes it: a database number is the one way to keep two deployments'
+ * counters apart in one Redis, so one the Redis does not have is refused at start and, met later,
+ * never exchanged for database 0; a Redis down at start is logged once.
+ */
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { test } from 'node:test';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
+import { temporarySqlitePath } from '../support/databases.js';
+import { compiled, run } from '../support/processes.js';
+import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+
+const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
+
+/** TEST_REDIS_URL with database `db` (Redis has 16 by default: 0 to 15). */
+function withDatabase(db: number): string {
+  const url = new URL(redisUrl!);
+  url.pathname = `/${db}`;
+  return url.toString();
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+test('a REDIS_URL database the Redis does not have is never exchanged for database 0: counters stay in memory, the limiter says degraded', { skip: skipWithoutRedis }, async () => {
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(withDatabase(99), { logger, meanwhile: 'rate limits count in memory per instance' });
+  const keyPrefix = uniqueKeyPrefix();
+  const limiter = new RedisRateLimiter({ redis, keyPrefix });
+  const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  const databaseZero = new Redis(redisUrl!);
+  try {
+    for (let i = 0; i < 3; i++) assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99 - i);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 96, 'still counted in memory after the handshake');
+    assert.equal(limiter.state(), 'degraded');
+    assert.deepEqual(await databaseZero.keys(`${keyPrefix}*`), [], 'nothing written to database 0');
+    assert.deepEqual(lines, ['warn: REDIS_URL names database 99, which this Redis does not have; rate limits count in memory per instance until it does']);
+  } finally {
+    await limiter.close();
+    redis.close();
+    databaseZero.disconnect();
+  }
+});
+
+test('a REDIS_URL database the Redis does not have stops the start with one line naming the setting, exit 2', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
+  compiled();
+  const server = run(process.execPath, ['dist/main.js'], {
+    DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(await freePort()), REDIS_URL: withDatabase(99), LOG_LEVEL: 'warn',
+  });
+  assert.equal(await server.exited, 2, server.output());
+  assert.equal(server.output(), 'invalid setting REDIS_URL: this Redis has no database 99 (ERR DB index is out of range); the number after HOST:PORT/ must name one it has (0 to 15 with Redis\'s default databases 16)\n');
+});
+
+test('a Redis down at start is logged as unreachable once, and the start goes on', { timeout: 60_000 }, async () => {
+  compiled();
+  const server = run(process.execPath, ['dist/main.js'], {
+    DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(await freePort()), REDIS_URL: 'redis://127.0.0.1:1/3', LOG_LEVEL: 'warn',
+  });
+  try {
+    await server.waitFor(/Listening on /, 30_000);
+    // The second line came from the server's own connection, about 300 ms after the start's.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.equal(server.output().match(/Redis unreachable/g)?.length, 1, server.output());
+  } finally {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  }
+});
