@@ -42,8 +42,16 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
   };
 }
 
-/** Brings the schema up to date; says whether the database was new (nothing applied before). */
-export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>): Promise<{ isNew: boolean }> {
-  const { applied } = await migrateToLatest(deps.database.db);
-  return { isNew: applied.includes('2026-11-22-0001-initial') };
+const INITIAL_MIGRATION = '2026-11-22-0001-initial';
+
+/**
+ * Brings the schema up to date; says whether the database was new (nothing applied before). On a
+ * new one `seedNew` runs inside the migrations' turn on PostgreSQL, so an instance starting at
+ * the same moment waits for it and finds what it wrote (SQLite takes no turns).
+ */
+export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seedNew?: () => Promise<void>): Promise<{ isNew: boolean }> {
+  const { applied } = await migrateToLatest(deps.database.db, async (outcome) => {
+    if (seedNew && outcome.applied.includes(INITIAL_MIGRATION)) await seedNew();
+  });
+  return { isNew: applied.includes(INITIAL_MIGRATION) };
 }

@@ -76,13 +76,15 @@ async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts:
   // be logged as unreachable once here and once again by the server.
   const deps = createBaseDeps(settings);
   try {
-    const { isNew } = await prepareDatabase(deps);
+    // The demo is seeded in the migrations' turn: an instance starting at the same moment finds
+    // its accounts, instead of an empty database it would print the next steps for.
+    const demo: { created?: DemoCredentials | undefined } = {};
+    await prepareDatabase(deps, settings.demo ? async () => { demo.created = await seedDemo(deps.stores, deps.clock, settings.baseUrl); } : undefined);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     await sealStoredTotpSecrets(deps.stores, settings.keysSecret);
-    const created = settings.demo && isNew ? await seedDemo(deps.stores, deps.clock, settings.baseUrl) : undefined;
-    if (created) saveDemoCredentials(settings, created);
+    if (demo.created) saveDemoCredentials(settings, demo.created);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
-    return { seeded: created !== undefined, accounts };
+    return { seeded: demo.created !== undefined, accounts };
   } finally {
     await deps.close();
   }

@@ -1,7 +1,7 @@
 /** `npm start` as a newcomer runs it: a new embedded database, the demo, the banner, SIGTERM. */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -209,5 +209,31 @@ forEachDatabase('a start on a database without accounts', (database) => {
     assert.equal(client.code, 0, client.stderr);
     assert.equal(client.json.type, 'confidential');
     assert.doesNotMatch((await start()).banner, /Next steps/);
+  });
+});
+
+forEachDatabase('instances started together on a new database with the demo', (database) => {
+  // PostgreSQL, where instances on several machines start together: the start that made the
+  // database seeds the demo in the migrations' turn, and the other waits for it. Processes
+  // sharing a new SQLite file take no turns (src/storage/migrate.ts).
+  const skip = database.name === 'sqlite' ? 'SQLite: starts on a new file take no turns' : false;
+  test('the instance that does not seed the demo finds it seeded, and neither prints the next steps of a database without accounts', { skip }, async () => {
+    compiled();
+    // The compiled service starts in well under a second, so both reach the database together.
+    const ports = await Promise.all([freePort(), freePort()]);
+    const starts = ports.map((port) => run(process.execPath, ['dist/main.js'], { DATABASE_URL: database.url, PORT: String(port), DEMO: '1', LOG_LEVEL: 'warn' }));
+    try {
+      const banners = await Promise.all(starts.map((start) => start.waitFor(/Listening on[\s\S]*\n$/)));
+      for (const banner of banners) assert.doesNotMatch(banner, /No accounts yet/, banner);
+      assert.equal(banners.filter((banner) => /Demo sign-in: +demo \/ (?!password \()\S+/.test(banner)).length, 1, 'one of them seeded the demo, and printed its password');
+    } finally {
+      for (const start of starts) start.child.kill('SIGTERM');
+      await Promise.all(starts.map((start) => start.exited));
+      if (database.name === 'postgres') {
+        const { loadSettings } = await import('../src/config/settings.js');
+        const { demoCredentialsPath } = await import('../src/demo.js');
+        rmSync(demoCredentialsPath(loadSettings({ DATABASE_URL: database.url, DEMO: '1' })), { force: true });
+      }
+    }
   });
 });

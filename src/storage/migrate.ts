@@ -56,12 +56,16 @@ export interface MigrationOutcome {
  */
 export const SCHEMA_CHANGE_LOCK = 7_305_2026;
 
-/** Every migration, then the data steps; instances starting together take turns on PostgreSQL. */
-export async function migrateToLatest(db: Kysely<any>): Promise<MigrationOutcome> {
+/**
+ * Every migration, then the data steps, then `after` (a start seeds the demo there); instances
+ * starting together take turns on PostgreSQL, so one that waited finds all of it done.
+ */
+export async function migrateToLatest(db: Kysely<any>, after?: (outcome: MigrationOutcome) => Promise<void>): Promise<MigrationOutcome> {
   return underSchemaLock(db, async (migrator) => {
     const outcome = await applied(migrator.migrateToLatest());
     await fillMissingRenderings(db);
     await stripStoredAvatarMetadata(db, Date.now());
+    await after?.(outcome);
     return outcome;
   });
 }

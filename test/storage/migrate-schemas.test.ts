@@ -1,13 +1,22 @@
-/** Migrations on PostgreSQL land in the connection's own schema even when another schema is already migrated. */
+/**
+ * Migrations on PostgreSQL land in the connection's own schema even when another schema is already
+ * migrated, and starts that meet on a new database take turns.
+ */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import pg from 'pg';
-import { openDatabase } from '../../src/storage/database.js';
+import { prepareDatabase } from '../../src/base-deps.js';
+import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { MIGRATION_NAMES, migrateToLatest } from '../../src/storage/migrate.js';
 import { dropSchema } from '../support/databases.js';
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
+
+/** A users row as a seed would write it (its password hash never checked here). */
+const userRow = (username: string) => ({
+  username, username_key: username, password_hash: 'not-a-hash', status: 'active', bio: '', member: false, level: 1, xp: 0, created_at: 0, updated_at: 0,
+});
 
 test('a new schema is migrated while another schema already holds the migration tables', { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set' }, async () => {
   const admin = new pg.Client({ connectionString: postgresUrl });
@@ -28,6 +37,46 @@ test('a new schema is migrated while another schema already holds the migration 
     }
   } finally {
     for (const schema of schemas) await dropSchema(admin, schema);
+    await admin.end();
+  }
+});
+
+test('a new database is seeded in the migrations\' turn: a start at the same moment waits for the seed, and finds what it wrote', { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set' }, async () => {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  const schema = `m_${randomBytes(4).toString('hex')}`;
+  await admin.query(`create schema ${schema}`);
+  const url = new URL(postgresUrl!);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  // Two starts, each with its own connections, as two instances have.
+  const [first, second] = [0, 1].map(() => openDatabase({ kind: 'postgres', url: url.toString() })) as [DatabaseHandle, DatabaseHandle];
+  try {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    let seeding = false;
+    const firstStart = prepareDatabase({ database: first }, async () => {
+      seeding = true;
+      await gate;
+      await first.db.insertInto('users').values(userRow('seeded')).execute();
+    });
+    for (let waited = 0; !seeding; waited += 10) {
+      assert.ok(waited < 20_000, 'the first start seeds the new database');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    let secondDone = false;
+    const secondStart = prepareDatabase({ database: second }, async () => { throw new Error('only the start that made the database seeds it'); })
+      .finally(() => { secondDone = true; });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(secondDone, false, 'the second start waits while the first seeds');
+    release();
+    assert.deepEqual(await firstStart, { isNew: true });
+    assert.deepEqual(await secondStart, { isNew: false });
+    const users = await second.db.selectFrom('users').select('username').execute();
+    assert.deepEqual(users.map((u) => u.username), ['seeded'], 'what the seed wrote is there when the second start goes on');
+  } finally {
+    await first.close();
+    await second.close();
+    await dropSchema(admin, schema);
     await admin.end();
   }
 });
