@@ -117,7 +117,31 @@ function database(env: Env): DatabaseTarget {
 function redis(env: Env): string | undefined {
   const raw = env.REDIS_URL;
   if (raw === undefined || raw === '') return undefined;
-  if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', raw, 'redis://… or rediss://…');
+  const accepts = 'redis://… or rediss://…, with a database number after the port when one is given (redis://host:6379/2)';
+  if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', raw, accepts);
+  // The path is the database (0 when none): the one way to keep two deployments apart in one Redis.
+  let path: string;
+  try {
+    path = new URL(raw).pathname;
+  } catch {
+    return invalid('REDIS_URL', raw, accepts);
+  }
+  if (!/^(\/(\d{1,5})?)?$/.test(path)) invalid('REDIS_URL', raw, accepts);
+  return raw;
+}
+
+/**
+ * HOST: an IP address, or a host name (RFC 1123 2.1: letters, digits and hyphens in dot-separated
+ * labels, the last not all digits, so a mistyped address like 999.1.1.1 is no name). Whether this
+ * machine has it is known only when the server listens.
+ */
+function hostSetting(env: Env): string {
+  const raw = env.HOST || '127.0.0.1';
+  const label = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+  const name = new RegExp(`^(?:${label}\\.)*${label}\\.?$`);
+  if (isIP(raw) === 0 && !(raw.length <= 253 && name.test(raw) && !/(^|\.)\d+\.?$/.test(raw))) {
+    invalid('HOST', raw, 'an IP address of this machine (127.0.0.1, 0.0.0.0, ::) or a host name');
+  }
   return raw;
 }
 
@@ -168,6 +192,14 @@ function secretScanningKeys(env: Env): readonly ScanningKey[] {
   return Object.freeze(keys.map((k) => Object.freeze({ id: k.id as string, pem: k.pem as string })));
 }
 
+/** METRICS_PORT: another port than PORT, or the second server to listen there fails the start. */
+function metricsPort(env: Env, port: number): number | undefined {
+  if (!env.METRICS_PORT) return undefined;
+  const value = integer(env, 'METRICS_PORT', 0, 1, 65535);
+  if (value === port) invalid('METRICS_PORT', env.METRICS_PORT, `a port other than PORT (${port}), where the public server listens`);
+  return value;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Whether BASE_URL is http on a loopback host: a developer's machine, where apps run beside us. */
@@ -180,7 +212,7 @@ function isLoopbackHttp(baseUrl: string): boolean {
 /** Reads and validates every setting; throws a `SettingsError` naming the first bad one. */
 export function loadSettings(env: Env = process.env): Settings {
   const port = integer(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST || '127.0.0.1';
+  const host = hostSetting(env);
   const baseUrl = httpUrl('BASE_URL', env.BASE_URL || `http://localhost:${port}`);
   const db = database(env);
   const keysSecret = env.KEYS_SECRET || undefined;
@@ -216,7 +248,7 @@ export function loadSettings(env: Env = process.env): Settings {
     trustProxy: trustProxy(env),
     workers: integer(env, 'WORKERS', 1, 1, 64),
     janitorIntervalSeconds: integer(env, 'JANITOR_INTERVAL', 600, 0, 86_400),
-    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1, 65535) : undefined,
+    metricsPort: metricsPort(env, port),
     logoutDeliveryIntervalSeconds: integer(env, 'LOGOUT_DELIVERY_INTERVAL', 2, 0, 3600),
     backchannelAllowPrivate: flag(env, 'BACKCHANNEL_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
     secretScanningKeys: secretScanningKeys(env),

@@ -64,6 +64,32 @@ test('a bad setting stops the start with one line naming it and what it accepts'
   }
 });
 
+test('METRICS_PORT equal to PORT is a bad setting, not a start that fails once the public server listens', () => {
+  assert.throws(() => loadSettings({ PORT: '3000', METRICS_PORT: '3000' }),
+    (e: unknown) => e instanceof SettingsError && e.message === 'invalid setting METRICS_PORT="3000": accepts a port other than PORT (3000), where the public server listens');
+  assert.throws(() => loadSettings({ METRICS_PORT: '3000' }), SettingsError, 'PORT\'s default counts too');
+  assert.equal(loadSettings({ PORT: '3000', METRICS_PORT: '9464' }).metricsPort, 9464);
+});
+
+test('HOST is an IP address or a host name: a value that is neither (a typo, a mistyped address) is a bad setting', () => {
+  for (const HOST of ['127.0.0.1', '0.0.0.0', '::', '::1', 'fd00::5', 'localhost', 'idp-1.internal', 'host.example.', '10.0.0.5']) {
+    assert.equal(loadSettings({ HOST }).host, HOST, HOST);
+  }
+  for (const HOST of ['not an ip', '999.1.1.1', '10.0.0', '[::1]', '127.0.0.1:3000', 'http://localhost', '-host', 'a..b', `${'a'.repeat(64)}.example`]) {
+    assert.throws(() => loadSettings({ HOST }),
+      (e: unknown) => e instanceof SettingsError && e.message === `invalid setting HOST=${JSON.stringify(HOST)}: accepts an IP address of this machine (127.0.0.1, 0.0.0.0, ::) or a host name`, HOST);
+  }
+});
+
+test('REDIS_URL\'s path is a database number, or nothing', () => {
+  for (const REDIS_URL of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://h:6379/2', 'rediss://:pw@h:6380/15']) {
+    assert.equal(loadSettings({ REDIS_URL }).redisUrl, REDIS_URL, REDIS_URL);
+  }
+  for (const REDIS_URL of ['redis://h:6379/two', 'redis://h:6379/2/3', 'redis://h:6379/-1']) {
+    assert.throws(() => loadSettings({ REDIS_URL }), (e: unknown) => e instanceof SettingsError && /^invalid setting REDIS_URL=.*database number after the port/.test(e.message), REDIS_URL);
+  }
+});
+
 test('the KEYS_SECRET value never appears in its error', () => {
   assert.throws(() => loadSettings({ KEYS_SECRET: 'hunter2' }), (e: unknown) => !(e as Error).message.includes('hunter2'));
 });
