@@ -90,6 +90,30 @@ async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts:
   }
 }
 
+/** What a failed listen means, for the one line that stops the start. */
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'another process listens on that port (EADDRINUSE)',
+  EADDRNOTAVAIL: 'this machine has no such address, or not yet (EADDRNOTAVAIL)',
+  EACCES: 'this process may not listen on that port (EACCES; ports below 1024 need privileges)',
+  ENOTFOUND: 'the host name does not resolve (ENOTFOUND)',
+  EAI_AGAIN: 'the host name could not be resolved just now (EAI_AGAIN)',
+};
+
+/**
+ * Listens, or throws one line naming HOST and the port setting and what stood in the way. A
+ * failed start (exit 1), not a bad setting: HOST and the port were well-formed (src/config), and
+ * what stands in the way may pass (another process frees the port, the network comes up), so a
+ * process manager retrying is right.
+ */
+async function listenOn(app: { listen(options: { port: number; host: string }): Promise<unknown> }, host: string, setting: 'PORT' | 'METRICS_PORT', port: number): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    throw new Error(`cannot listen on HOST=${host} ${setting}=${port}: ${LISTEN_FAILURES[code] ?? (error as Error).message}`, { cause: error });
+  }
+}
+
 /** Serves until SIGTERM/SIGINT; returns once listening. */
 async function serve(settings: Settings): Promise<void> {
   const deps = createDeps(settings);
@@ -103,7 +127,7 @@ async function serve(settings: Settings): Promise<void> {
       ...(demo.confidentialClient.postLogoutRedirectUri ? { postLogoutRedirectUri: demo.confidentialClient.postLogoutRedirectUri } : {}),
     },
   });
-  await app.listen({ port: settings.port, host: settings.host });
+  await listenOn(app, settings.host, 'PORT', settings.port);
   const stopJanitor = scheduleJanitor(deps, app.log);
   // Under WORKERS=N the primary serves every worker's metrics merged; a worker only answers it
   // (prom-client starts answering when an AggregatorRegistry is made in the worker).
@@ -118,7 +142,10 @@ async function serve(settings: Settings): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    setTimeout(() => {
+      app.log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'requests still in flight 10 s after the signal were cut off; exiting with code 1');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
     stopJanitor();
     await metrics?.close();
     await app.close();
@@ -133,29 +160,47 @@ async function serve(settings: Settings): Promise<void> {
 async function serveMetrics(settings: Settings, source: MetricsSource): Promise<{ close(): Promise<void> } | undefined> {
   if (settings.metricsPort === undefined) return undefined;
   const app = buildMetricsApp(source);
-  await app.listen({ port: settings.metricsPort, host: settings.host });
+  await listenOn(app, settings.host, 'METRICS_PORT', settings.metricsPort);
   return app;
 }
 
-/** The primary of WORKERS=N: forks the workers, replaces one that dies, stops them all on a signal. */
+/**
+ * The primary of WORKERS=N: forks the workers, replaces one that dies once all are serving, stops
+ * them all on a signal. A worker that dies before all are serving failed to start (its line says
+ * why: the port taken, say) and another would too: the others are stopped and the start fails
+ * (exit 1), rather than forking workers that fail for ever.
+ */
 function supervise(settings: Settings): Promise<void> {
   let stopping = false;
+  let exitCode = 0;
   const fork = () => cluster.fork();
   return new Promise((resolve) => {
     let listening = 0;
-    cluster.on('listening', () => { if (++listening === settings.workers) resolve(); });
+    let serving = false;
+    cluster.on('listening', () => {
+      if (++listening !== settings.workers) return;
+      serving = true;
+      resolve();
+    });
     cluster.on('exit', (worker, code) => {
-      if (!stopping) {
+      if (!stopping && serving) {
         process.stderr.write(`worker ${worker.process.pid} exited (${code}); starting another\n`);
         fork();
-      } else if (Object.keys(cluster.workers ?? {}).length === 0) {
-        process.exit(0);
+        return;
       }
+      if (!stopping) {
+        exitCode = 1;
+        stop();
+      }
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
     });
     const stop = () => {
       if (stopping) return;
       stopping = true;
-      setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+      setTimeout(() => {
+        process.stderr.write('workers still running 10 s after the signal were cut off; exiting with code 1\n');
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS).unref();
       for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
     };
     process.on('SIGTERM', stop);

@@ -1,0 +1,84 @@
+/**
+ * What the compiled server does when it cannot listen, and when a stop cannot finish: one line an
+ * operator can act on and the exit code the README gives (1: a failed start, which a process
+ * manager retries; HOST and METRICS_PORT values that can never work are settings, exit 2, tested
+ * in test/config/settings.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { type Server, connect, createServer } from 'node:net';
+import { test } from 'node:test';
+import { temporarySqlitePath } from './support/databases.js';
+import { compiled, run } from './support/processes.js';
+
+/** A port some other process listens on, for as long as the test holds it. */
+function takenPort(): Promise<{ port: number; server: Server }> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, server }));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const { port, server } = await takenPort();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function start(env: Record<string, string>) {
+  compiled();
+  return run(process.execPath, ['dist/main.js'], { DATABASE_URL: `sqlite:${temporarySqlitePath()}`, LOG_LEVEL: 'warn', DEMO: '0', ...env });
+}
+
+test('a start that cannot listen says which HOST and port and why in one line, and exits 1', { timeout: 120_000 }, async () => {
+  const taken = await takenPort();
+  try {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ PORT: String(taken.port) }, `failed to start: cannot listen on HOST=127.0.0.1 PORT=${taken.port}: another process listens on that port (EADDRINUSE)\n`],
+      [{ PORT: String(await freePort()), METRICS_PORT: String(taken.port) }, `failed to start: cannot listen on HOST=127.0.0.1 METRICS_PORT=${taken.port}: another process listens on that port (EADDRINUSE)\n`],
+      // TEST-NET-2 (RFC 5737): an address no machine here has.
+      [{ PORT: '3999', HOST: '198.51.100.77' }, 'failed to start: cannot listen on HOST=198.51.100.77 PORT=3999: this machine has no such address, or not yet (EADDRNOTAVAIL)\n'],
+      [{ PORT: '3999', HOST: 'no-such-host.invalid' }, 'failed to start: cannot listen on HOST=no-such-host.invalid PORT=3999: the host name does not resolve (ENOTFOUND)\n'],
+    ];
+    for (const [env, line] of cases) {
+      const server = start(env);
+      assert.equal(await server.exited, 1, JSON.stringify(env));
+      // The public server's own log line may come first when only the metrics port fails.
+      assert.equal(server.output().replace(/^\{.*\}\n/gm, ''), line, JSON.stringify(env));
+    }
+  } finally {
+    taken.server.close();
+  }
+});
+
+test('WORKERS=2 on a port that is taken fails the start once (exit 1), instead of forking workers that fail for ever', { timeout: 60_000 }, async () => {
+  const taken = await takenPort();
+  try {
+    const server = start({ PORT: String(taken.port), WORKERS: '2' });
+    const exited = await Promise.race([server.exited, new Promise((resolve) => setTimeout(() => resolve('still running after 20 s'), 20_000))]);
+    if (exited !== 1) server.child.kill('SIGKILL');
+    assert.equal(exited, 1, server.output());
+    assert.doesNotMatch(server.output(), /starting another/);
+    assert.match(server.output(), new RegExp(`^failed to start: cannot listen on HOST=127\\.0\\.0\\.1 PORT=${taken.port}: another process listens on that port \\(EADDRINUSE\\)\\n`));
+  } finally {
+    taken.server.close();
+  }
+});
+
+test('a stop that cuts off a request still in flight 10 s after the signal says so in the log, then exits 1', { timeout: 60_000 }, async () => {
+  const port = await freePort();
+  const server = start({ PORT: String(port), LOG_LEVEL: 'info' });
+  await server.waitFor(/Listening on /, 30_000);
+  // A request whose body never finishes arriving (the server gives it 30 s): still in flight.
+  const socket = connect(port, '127.0.0.1');
+  socket.on('error', () => {});
+  socket.write('POST /api/oauth/token HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\ngrant_type=');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const signalled = Date.now();
+  server.child.kill('SIGTERM');
+  assert.equal(await server.exited, 1);
+  assert.ok(Date.now() - signalled >= 9_500, 'after the 10 s grace');
+  socket.destroy();
+  const lines = server.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
+  const last = lines.at(-1)!;
+  assert.equal(last.level, 50);
+  assert.equal(last.msg, 'requests still in flight 10 s after the signal were cut off; exiting with code 1');
+});
