@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
 import { AccountUnusableError, ConflictError, InputError, KeysSecretError } from '../core/errors.js';
 import type { BaseDeps } from '../base-deps.js';
-import { type Command, type CommandIo, Interrupted, UsageError } from './command.js';
+import { type Command, type CommandIo, Interrupted, UsageError, type Values } from './command.js';
 import { clientCreate, clientDeactivate, clientList, clientRequirePar, clientRotateSecret } from './commands/clients.js';
 import { postCreate, tokenCreate, tokenList, tokenRevoke } from './commands/content.js';
 import { demo, janitor, keysRotate, migrate } from './commands/operations.js';
@@ -63,6 +63,33 @@ function help(args: string[], io: CliIo): number {
   return 0;
 }
 
+/**
+ * The command's options, or a UsageError saying what is wrong with them: parseArgs's own message,
+ * but for a value that starts with "-" (parseArgs calls it ambiguous) and for an option of one
+ * value given twice (parseArgs would keep the last without a word).
+ */
+function parseOptions(command: Command<any>, args: string[]): Values {
+  const help = `(svc ${command.name} --help)`;
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false, tokens: true });
+  } catch (error) {
+    const ambiguous = /^Option '(--[\w-]+)' argument is ambiguous/.exec((error as Error).message);
+    const value = ambiguous ? args[args.indexOf(ambiguous[1]!) + 1] : undefined;
+    if (ambiguous && value !== undefined) {
+      throw new UsageError(`${ambiguous[1]} is followed by "${value}", which is read as an option; if it is the value, write ${ambiguous[1]}=${value} ${help}`);
+    }
+    throw new UsageError(`${(error as Error).message.split('\n')[0]} ${help}`);
+  }
+  const given = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option' || command.options[token.name]?.type !== 'string' || command.options[token.name]?.multiple) continue;
+    if (given.has(token.name)) throw new UsageError(`--${token.name} is given twice; give it once ${help}`);
+    given.add(token.name);
+  }
+  return parsed.values;
+}
+
 export async function runCli(args: string[], io: CliIo): Promise<number> {
   let deps: BaseDeps | undefined;
   try {
@@ -70,12 +97,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     const found = findCommand(args);
     if (!found) throw unknownCommand(args);
     const { command, rest } = found;
-    let values;
-    try {
-      ({ values } = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }));
-    } catch (error) {
-      throw new UsageError(`${(error as Error).message.split('\n')[0]} (svc ${command.name} --help)`);
-    }
+    const values = parseOptions(command, rest);
     const settings = loadSettings();
     // Loaded once the arguments are known good: the database drivers are most of a command's
     // start. Only the database's part of the dependencies: no metrics, no Redis client.

@@ -367,6 +367,21 @@ test('no command, a noun alone or an unknown command is a bad argument: one line
   assertBadArguments(svc(url, ['frobnicate', '--help']), /unknown command/);
 });
 
+test('an option of one value given twice is a bad argument, not the last one taken without a word', () => {
+  const path = temporarySqlitePath();
+  assertBadArguments(svc(`sqlite:${path}`, ['user', 'create', '--username', 'carol', '--password', 'long enough pw', '--username', 'dave', '--json']),
+    /^svc: --username is given twice; give it once \(svc user create --help\)\n$/);
+  assert.equal(existsSync(path), false, 'nothing was made');
+});
+
+test('a value that starts with "-" is told how to write it, not called ambiguous', () => {
+  const url = `sqlite:${temporarySqlitePath()}`;
+  assertBadArguments(svc(url, ['user', 'create', '--username', 'carol', '--password', 'long enough pw', '--level', '-1', '--json']),
+    /^svc: --level is followed by "-1", which is read as an option; if it is the value, write --level=-1 \(svc user create --help\)\n$/);
+  assertBadArguments(svc(url, ['user', 'create', '--username', 'carol', '--password', 'long enough pw', '--level=-1', '--json']),
+    /^svc: --level must be a whole number of 0 or more\n$/);
+});
+
 test('npm run --silent svc prints the command\'s JSON and nothing else', () => {
   const url = `sqlite:${temporarySqlitePath()}`;
   const result = spawnSync('npm', ['run', '--silent', 'svc', '--', 'user', 'list', '--json'], {
