@@ -287,6 +287,16 @@ forEachDatabase('command line', (database) => {
     assert.deepEqual(run('token', 'list', '--username', name('nobody'), '--json').code, 2);
   });
 
+  test('a deactivated client is deactivated once: again is the same answer and no second audit event; it gets no new secret', () => {
+    const { json: client } = run('client', 'create', '--name', 'Old', '--type', 'confidential', '--redirect-uri', 'https://old.example/cb', '--json');
+    const first = run('client', 'deactivate', '--client-id', client.client_id, '--json');
+    const again = run('client', 'deactivate', '--client-id', client.client_id, '--json');
+    assert.deepEqual(again.json, first.json);
+    assert.deepEqual([first, again].flatMap(auditLines).map((e) => e.audit), ['client.deactivated']);
+    assertBadArguments(run('client', 'rotate-secret', '--client-id', client.client_id, '--json'),
+      new RegExp(`^svc: client "${client.client_id}" is deactivated; a deactivated client gets no new secret\\n$`));
+  });
+
   test('what a command changes is an audit line on stderr, with ids and no secret; stdout stays one JSON object', () => {
     const username = name('aud');
     const created = runWith('an audited password\n', 'user', 'create', '--username', username, '--password-stdin', '--json');

@@ -1,4 +1,4 @@
-import { deactivateClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/clients.js';
+import { deactivateClient, findClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/clients.js';
 import type { ClientRegistration } from '../../core/clients.js';
 import type { Client, ClientType, IdTokenAlg } from '../../core/ports.js';
 import { formatUtc } from '../../core/time.js';
@@ -119,6 +119,8 @@ export const clientRotateSecret = defineCommand({
     const client = await deps.stores.clients.findById(clientId);
     if (!client) throw new UsageError(`unknown client "${clientId}"`);
     if (client.type !== 'confidential') throw new UsageError(`client "${clientId}" is public and has no secret`);
+    // As at /settings/developers: a deactivated app authenticates no more, and gets no secret.
+    if (client.status !== 'active') throw new UsageError(`client "${clientId}" is deactivated; a deactivated client gets no new secret`);
     const secret = await rotateClientSecret(deps.stores, deps.clock, clientId);
     if (secret === undefined) throw new UsageError(`unknown client "${clientId}"`);
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
@@ -137,6 +139,9 @@ export const clientDeactivate = defineCommand({
   prints: '{"client_id","status"}',
   async run(deps, values) {
     const clientId = requiredString(values, 'client-id');
+    // Deactivated already: the same answer, and no second audit event (as at /settings/developers).
+    const found = await findClient(deps.stores, clientId);
+    if (found?.status === 'deactivated') return { client_id: found.clientId, status: found.status };
     const client = await deactivateClient(deps.stores, deps.clock, clientId);
     if (!client) throw new UsageError(`unknown client "${clientId}"`);
     deps.audit.record({ audit: 'client.deactivated', clientId, ownerId: client.ownerId, via: 'cli' });
