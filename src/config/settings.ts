@@ -88,7 +88,7 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback;
   if (raw === '1' || raw === 'true') return true;
   if (raw === '0' || raw === 'false') return false;
-  return invalid(name, raw, '1 or 0');
+  return invalid(name, raw, '1 or 0 (or true, false)');
 }
 
 function httpUrl(name: string, raw: string): string {

@@ -45,7 +45,7 @@ test('a bad setting stops the start with one line naming it and what it accepts'
     [{ BASE_URL: 'https://x/?q=1' }, /BASE_URL/],
     [{ DATABASE_URL: 'mysql://x' }, /^invalid setting DATABASE_URL=.*sqlite:PATH or postgres/],
     [{ REDIS_URL: 'http://x' }, /REDIS_URL/],
-    [{ DEMO: 'yes' }, /DEMO.*1 or 0/],
+    [{ DEMO: 'yes' }, /^invalid setting DEMO="yes": accepts 1 or 0 \(or true, false\)$/],
     [{ RATE_LIMIT_PER_MINUTE: '0' }, /RATE_LIMIT_PER_MINUTE/],
     [{ SIGN_UPS_PER_HOUR: '0' }, /SIGN_UPS_PER_HOUR/],
     [{ ACCESS_TOKEN_TTL: '-5' }, /ACCESS_TOKEN_TTL/],
