@@ -115,6 +115,11 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
       if (wrapper === undefined) {
         wrapper = wrap(client);
         wrappers.set(client, wrapper);
+        // pg emits 'error' on a client whose connection ends (PostgreSQL restarted, the network
+        // cut), and the pool listens only while the client is idle: one lent out to a request would
+        // crash the process. The request's own query fails with the error and becomes a 503; the
+        // pool drops the broken client when it is released.
+        client.on('error', () => {});
       }
       return wrapper;
     },

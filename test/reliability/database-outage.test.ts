@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { UNAVAILABLE_LOG_INTERVAL_MS } from '../../src/http/plugins/errors.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { TcpRelay } from '../support/relay.js';
@@ -17,12 +18,13 @@ forEachDatabase('database outage', (database) => {
   describe('with PostgreSQL behind a relay', () => {
     let relay: TcpRelay;
     let t: TestApp;
+    const logLines: string[] = [];
     before(async () => {
       const url = new URL(database.url);
       relay = new TcpRelay({ host: url.hostname, port: Number(url.port || 5432) });
       await relay.open();
       url.host = `127.0.0.1:${relay.port}`;
-      t = await startTestApp({ ...database, target: { kind: 'postgres', url: url.toString() }, url: url.toString() });
+      t = await startTestApp({ ...database, target: { kind: 'postgres', url: url.toString() }, url: url.toString() }, { logLines });
     });
     after(async () => {
       await t.close();
@@ -51,6 +53,34 @@ forEachDatabase('database outage', (database) => {
       }
       assert.equal(status, 200);
       assert.equal((await get('/readyz')).status, 200);
+    });
+
+    test('requests that meet PostgreSQL going away never crash the process: each gets 503', async () => {
+      assert.equal((await get('/')).status, 200);
+      await relay.cut();
+      for (let i = 0; i < 5; i++) assert.equal((await get('/')).status, 503, `request ${i + 1}`);
+      // pg's 'error' on a lent-out client, unheard, would have ended the process by now.
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal((await get('/healthz')).status, 200);
+      await relay.open();
+      for (let attempt = 0; attempt < 20 && (await get('/')).status !== 200; attempt++) await new Promise((r) => setTimeout(r, 250));
+    });
+
+    test('an outage is logged once with its error, not a line and a stack per refused request', async () => {
+      assert.equal((await get('/')).status, 200);
+      t.clock.advance(UNAVAILABLE_LOG_INTERVAL_MS);
+      const before = logLines.length;
+      await relay.cut();
+      for (let i = 0; i < 5; i++) assert.equal((await get('/')).status, 503);
+      const unavailable = () => logLines.slice(before).filter((line) => line.includes('"backend unavailable"'));
+      assert.equal(unavailable().length, 1, unavailable().join('\n'));
+      assert.match(unavailable()[0]!, /"err":/);
+      t.clock.advance(UNAVAILABLE_LOG_INTERVAL_MS);
+      assert.equal((await get('/')).status, 503);
+      assert.equal(unavailable().length, 2);
+      assert.match(unavailable()[1]!, /"leftOut":4/, 'the next line says how many it left out');
+      await relay.open();
+      for (let attempt = 0; attempt < 20 && (await get('/')).status !== 200; attempt++) await new Promise((r) => setTimeout(r, 250));
     });
   });
 });

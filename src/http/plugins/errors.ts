@@ -35,6 +35,27 @@ function isUnavailable(error: unknown): boolean {
   return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/.test(message);
 }
 
+/** During an outage, at most one 'backend unavailable' line per this many ms and app, with a count of those left out. */
+export const UNAVAILABLE_LOG_INTERVAL_MS = 10_000;
+const unavailableLogs = new WeakMap<object, { lastAt: number; leftOut: number }>();
+
+/**
+ * Logs that the database (or Redis) could not be reached: the first refusal of an outage with
+ * its error, then one line per `UNAVAILABLE_LOG_INTERVAL_MS` saying how many refusals it left out,
+ * not a line and a stack per request while every request fails.
+ */
+function logUnavailable(request: FastifyRequest, error: unknown): void {
+  const key = request.server.deps;
+  const now = key.clock.now();
+  const state = unavailableLogs.get(key);
+  if (state && now - state.lastAt < UNAVAILABLE_LOG_INTERVAL_MS) {
+    state.leftOut += 1;
+    return;
+  }
+  request.log.error({ err: error, ...(state ? { leftOut: state.leftOut } : {}) }, 'backend unavailable');
+  unavailableLogs.set(key, { lastAt: now, leftOut: 0 });
+}
+
 /** Turns any thrown value into the `OAuthError` the client may see. */
 export function toClientError(error: unknown, request: FastifyRequest): OAuthError {
   if (error instanceof OAuthError) return error;
@@ -61,7 +82,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
     return new OAuthError('invalid_request', description, { status });
   }
   if (isUnavailable(error)) {
-    request.log.error({ err: error }, 'backend unavailable');
+    logUnavailable(request, error);
     return new OAuthError('temporarily_unavailable', 'The service is briefly unavailable; try again shortly.', {
       headers: { 'retry-after': RETRY_AFTER_SECONDS },
     });
