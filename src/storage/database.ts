@@ -115,11 +115,6 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
       if (wrapper === undefined) {
         wrapper = wrap(client);
         wrappers.set(client, wrapper);
-        // pg emits 'error' on a client whose connection ends (PostgreSQL restarted, the network
-        // cut), and the pool listens only while the client is idle: one lent out to a request would
-        // crash the process. The request's own query fails with the error and becomes a 503; the
-        // pool drops the broken client when it is released.
-        client.on('error', () => {});
       }
       return wrapper;
     },
@@ -253,8 +248,12 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     idleTimeoutMillis: 30_000,
     types: pgTypes(driver),
   });
-  // An idle client losing its connection (a restarted server) must not crash the process.
+  // A client losing its connection (a restarted server, the network cut) must not crash the
+  // process. pg emits 'error' on the client, and the pool listens (its 'error') only while the
+  // client is idle, so every client gets a listener of its own as it connects: one lent out to a
+  // request then fails that request's query (a 503) and is dropped by the pool on release.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) });
   return {
     db,
