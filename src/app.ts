@@ -81,7 +81,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     childLoggerFactory: requestLogger,
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
-    clientErrorHandler: clientErrorHandler(headers.api),
+    clientErrorHandler: clientErrorHandler(headers.api, timeouts),
   });
   app.decorate('deps', deps);
   // A signing key this instance cannot open is logged once, with what to do. Every key it signs

@@ -82,6 +82,7 @@ test('a request refused before any route (late, headers too large, not HTTP) get
     const body = answer.body as { error: string; error_description: string };
     assert.deepEqual(Object.keys(body), ['error', 'error_description']);
     assert.equal(body.error, 'invalid_request');
+    if (status === 408) assert.match(body.error_description, /headers within 1 s and the whole request within 2 s/, 'the timeouts in effect');
     assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
     assert.equal(answer.headers.get('cache-control'), 'no-store');
     assert.equal(answer.headers.get('access-control-allow-origin'), '*');

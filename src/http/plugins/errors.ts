@@ -138,7 +138,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
  * the path is not known yet and a browser app calling the token endpoint must be able to read it
  * (it reveals nothing to any origin). The connection is closed after it, as Node does.
  */
-export function clientErrorHandler(headers: HeaderSet): (error: NodeJS.ErrnoException, socket: Socket) => void {
+export function clientErrorHandler(headers: HeaderSet, timeouts: { headersMs: number; requestMs: number }): (error: NodeJS.ErrnoException, socket: Socket) => void {
   const answer = (status: number, description: string): string => {
     const body = JSON.stringify({ error: 'invalid_request', error_description: description });
     const fields = {
@@ -148,7 +148,7 @@ export function clientErrorHandler(headers: HeaderSet): (error: NodeJS.ErrnoExce
     const head = [`HTTP/1.1 ${status} ${STATUS_CODES[status]}`, ...Object.entries(fields).map(([name, value]) => `${name}: ${value}`)];
     return `${head.join('\r\n')}\r\n\r\n${body}`;
   };
-  const late = answer(408, 'The request did not arrive in time: send the headers within 10 seconds and the whole request within 30.');
+  const late = answer(408, `The request did not arrive in time: send the headers within ${timeouts.headersMs / 1000} s and the whole request within ${timeouts.requestMs / 1000} s.`);
   const tooLarge = answer(431, 'The request headers are too large.');
   const malformed = answer(400, 'The request is not well-formed HTTP/1.1.');
   return (error, socket) => {
