@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { hashSecret } from '../src/core/credentials.js';
@@ -10,15 +9,7 @@ import { openDatabase } from '../src/storage/database.js';
 import { svc } from './support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
 import { answers, compiled, descendants, isAlive, run } from './support/processes.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from './support/instances.js';
 
 function startService(env: Record<string, string>): { child: ChildProcess; output: () => string; banner: Promise<string> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH ?? '', ...env } });

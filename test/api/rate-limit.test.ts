@@ -4,7 +4,6 @@
  * refused, and serving on when Redis is unreachable.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { generateToken } from '../../src/core/credentials.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
@@ -13,17 +12,9 @@ import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
+import { freePort } from '../support/instances.js';
 
 const MINUTE = 60_000;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 forEachDatabase('resource API rate limit in memory', (database) => {
   let t: TestApp;

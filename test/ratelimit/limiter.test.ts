@@ -3,7 +3,6 @@
  * limiter does when Redis goes away and comes back.
  */
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { after, describe, test } from 'node:test';
 import type { RateLimiter } from '../../src/core/ports.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
@@ -11,6 +10,7 @@ import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import type { RedisLogger } from '../../src/redis/connect.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
+import { freePort } from '../support/instances.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 30, 48); // 48 s into its minute
 const WINDOW_END = Math.floor(T0 / 60_000) * 60 + 60;
@@ -97,15 +97,6 @@ function recordingLogger() {
     info: (_details, message) => lines.push({ level: 'info', message }),
   };
   return { lines, logger };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function eventually(condition: () => boolean, what: string): Promise<void> {

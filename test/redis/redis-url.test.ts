@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run } from '../support/processes.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { freePort } from '../support/instances.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
 
@@ -20,15 +20,6 @@ function withDatabase(db: number): string {
   const url = new URL(redisUrl!);
   url.pathname = `/${db}`;
   return url.toString();
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 test('a REDIS_URL database the Redis does not have is never exchanged for database 0: counters stay in memory, the limiter says degraded', { skip: skipWithoutRedis }, async () => {

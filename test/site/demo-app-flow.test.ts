@@ -20,20 +20,11 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { holdsWithin } from '../support/eventually.js';
+import { freePort } from '../support/instances.js';
 
 const ARTIFACTS = 'test-artifacts/site';
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('demo app end to end', () => {
   let service: TestApp;
