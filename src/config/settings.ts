@@ -213,6 +213,9 @@ function isLoopbackHttp(baseUrl: string): boolean {
 export function loadSettings(env: Env = process.env): Settings {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = hostSetting(env);
+  // PORT=0 listens on a port the system picks, which the default BASE_URL cannot name: the
+  // issuer and every link would say localhost:0.
+  if (port === 0 && !env.BASE_URL) invalid('PORT', env.PORT!, 'a port from 1 to 65535 without BASE_URL (0 lets the system pick one, which the issuer could not name)');
   const baseUrl = httpUrl('BASE_URL', env.BASE_URL || `http://localhost:${port}`);
   const db = database(env);
   const keysSecret = env.KEYS_SECRET || undefined;

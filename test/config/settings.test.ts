@@ -64,6 +64,12 @@ test('a bad setting stops the start with one line naming it and what it accepts'
   }
 });
 
+test('PORT=0 needs a BASE_URL: the issuer cannot name a port the system picks', () => {
+  assert.throws(() => loadSettings({ PORT: '0' }),
+    (e: unknown) => e instanceof SettingsError && /^invalid setting PORT="0": accepts a port from 1 to 65535 without BASE_URL/.test(e.message));
+  assert.equal(loadSettings({ PORT: '0', BASE_URL: 'https://id.example' }).baseUrl, 'https://id.example');
+});
+
 test('METRICS_PORT equal to PORT is a bad setting, not a start that fails once the public server listens', () => {
   assert.throws(() => loadSettings({ PORT: '3000', METRICS_PORT: '3000' }),
     (e: unknown) => e instanceof SettingsError && e.message === 'invalid setting METRICS_PORT="3000": accepts a port other than PORT (3000), where the public server listens');
