@@ -82,6 +82,19 @@ forEachDatabase('refusals that teach', (database) => {
       /refresh_token parameter is required: the refresh token of the latest token response/);
   });
 
+  test('a malformed code_verifier is told which characters it may hold, in the character set of RFC 6749 5.2', async () => {
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const response = await tokenRequest(t, {
+      grant_type: 'authorization_code', code: await obtainCode(browser, publicClient, { pkce }), redirect_uri: publicClient.redirectUri,
+      code_verifier: 'short', ...clientFields(publicClient),
+    });
+    const description = await refusal(response, 400, 'invalid_grant');
+    assert.match(description, /43 to 128 characters of A-Z, a-z, 0-9/);
+    // RFC 6749 5.2: error_description is %x20-21 / %x23-5B / %x5D-7E, so no quote and no backslash.
+    assert.match(description, /^[\x20-\x21\x23-\x5B\x5D-\x7E]+$/);
+  });
+
   test('revocation without a token says which token to send', async () => {
     const response = await fetch(`${t.baseUrl}/api/oauth/revoke`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(clientFields(publicClient)).toString(),

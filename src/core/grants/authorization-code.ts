@@ -54,7 +54,8 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, dpo
   const verifier = single(params, 'code_verifier');
   if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', UNKNOWN_CODE);
   const codeChallenge = verifier === undefined ? null : challengeOf(verifier);
-  if (codeChallenge === undefined) throw new OAuthError('invalid_grant', 'The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~" (RFC 7636 4.1).');
+  // RFC 6749 5.2: error_description holds no double quote or backslash, so the four signs go unquoted.
+  if (codeChallenge === undefined) throw new OAuthError('invalid_grant', 'The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9 and the signs - . _ ~ (RFC 7636 4.1).');
   const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge, dpopJkt };
   const now = deps.clock.now();
   // The code is consumed (one conditional write, which matches only the request it is bound to)
