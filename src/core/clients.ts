@@ -90,10 +90,15 @@ function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
-/** Where the consent page says the answer goes: a host, or the app a private scheme names. */
+/**
+ * Where the consent page says the answer goes: the host of an http or https URI, or the app a
+ * private-use scheme names. Such a URI may be written with an authority
+ * (`com.example.app://bank.example/cb`), but whatever host it names, the answer goes to the app
+ * that claims the scheme (RFC 8252 7.1), so the page never names that host.
+ */
 export function redirectTarget(redirectUri: string): string {
   const url = new URL(redirectUri);
-  return url.host !== '' ? url.host : `the app ${url.protocol.slice(0, -1)}`;
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url.host : `the app ${url.protocol.slice(0, -1)}`;
 }
 
 /**

@@ -443,6 +443,16 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.match(await page.text(), /sent to <strong>the app com\.example\.app<\/strong>/);
   });
 
+  test('the consent page names the app, not the host, of a private-use scheme URI written with an authority', async () => {
+    // RFC 8252 7.1 writes a private-use redirect with one slash; com.example.app://bank.example/cb
+    // also parses, with bank.example as its host, yet only the app that claims the scheme gets it.
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['com.example.app://bank.example/oauth/cb'] });
+    const text = await (await authorize(browser, authorizeQuery(c, { pkce: pkcePair() }))).text();
+    assert.match(text, /sent to <strong>the app com\.example\.app<\/strong>/);
+    assert.doesNotMatch(text, /sent to <strong>bank\.example/);
+  });
+
   test('prompt=none without a session is login_required', async () => {
     const c = await newClient(t);
     assertErrorRedirect(await authorize(new Browser(t), authorizeQuery(c, { extra: { prompt: 'none' } })), c, 'login_required');
