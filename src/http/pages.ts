@@ -1,6 +1,6 @@
 /** Small helpers the page routes share: sending a page, and requiring a sign-in. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { User } from '../core/ports.js';
+import type { Session, User } from '../core/ports.js';
 import { type Unreadable, unreadableTotpLine } from '../core/security/two-step.js';
 import { currentSignIn } from './plugins/session.js';
 import type { Html } from './views/html.js';
@@ -11,15 +11,28 @@ export function sendPage(reply: FastifyReply, page: Html, status = 200): Fastify
 }
 
 /**
- * The signed-in user, or `undefined` after answering with a redirect to the sign-in page that
- * comes back here (a POST comes back to the page the form was on, `back`).
+ * The signed-in user and session, or `undefined` after answering with a redirect to the sign-in
+ * page that comes back here (a POST comes back to the page the form was on, `back`).
  */
-export async function requireUser(request: FastifyRequest, reply: FastifyReply, back?: string): Promise<User | undefined> {
+export async function requireSignIn(request: FastifyRequest, reply: FastifyReply, back?: string): Promise<{ session: Session; user: User } | undefined> {
   const signIn = await currentSignIn(request);
-  if (signIn) return signIn.user;
+  if (signIn) return signIn;
   const returnTo = back ?? request.url;
   await reply.redirect(`/login?return_to=${encodeURIComponent(returnTo)}`, 303);
   return undefined;
+}
+
+/** The signed-in user, or `undefined` once answered as `requireSignIn` does. */
+export async function requireUser(request: FastifyRequest, reply: FastifyReply, back?: string): Promise<User | undefined> {
+  return (await requireSignIn(request, reply, back))?.user;
+}
+
+/**
+ * Where a signed-in user goes to sign in again before a change that needs a recent sign-in
+ * (`isRecentSignIn`), and comes back to `back` from.
+ */
+export function signInAgainPath(back: string): string {
+  return `/login?reauth=1&return_to=${encodeURIComponent(back)}`;
 }
 
 /** The strings of a form field that may be sent once, many times, or not at all. */

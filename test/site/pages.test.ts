@@ -7,6 +7,7 @@ import { hashSecret } from '../../src/core/credentials.js';
 import { createPersonalToken } from '../../src/core/personal-tokens.js';
 import type { User } from '../../src/core/ports.js';
 import { writePost } from '../../src/core/posts.js';
+import { RECENT_SIGN_IN_MS } from '../../src/core/sessions.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { Visitor, readOnlyField, signedInMember } from './visitor.js';
@@ -485,6 +486,36 @@ forEachDatabase('site pages', (database) => {
     assert.equal(deactivated.status, 303);
     assert.equal((await t.deps.stores.clients.findById(client.clientId))?.status, 'deactivated');
     assert.equal((await visitor.post(`/settings/developers/${client.clientId}/rotate-secret`, { confirm: 'yes' })).status, 400);
+  });
+
+  test('changing an app needs a sign-in of the last 15 minutes: an older one is sent to sign in again and changes nothing', async () => {
+    const { user, visitor } = await member();
+    const { client } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Sudo App', redirectUris: ['https://sudo.example/cb'], type: 'confidential', ownerId: user.id,
+    });
+    const page = `/settings/developers/${client.clientId}`;
+    const again = `/login?reauth=1&return_to=${encodeURIComponent(page)}`;
+    assert.doesNotMatch((await visitor.get(page)).text, /Sign in again/, 'a fresh sign-in is asked nothing');
+    t.clock.advance(RECENT_SIGN_IN_MS + 1000);
+    assert.match((await visitor.get(page)).text, /needs a sign-in from the last 15 minutes/, 'the page says so before a form is sent');
+    const changes: Array<[string, Record<string, string>]> = [
+      ['redirect-uris', { redirect_uris: 'https://evil.example/cb' }],
+      ['logout-uris', { post_logout_redirect_uris: 'https://evil.example/bye', backchannel_logout_uri: '' }],
+      ['pushed-requests', { require_pushed_authorization_requests: '1' }],
+      ['rotate-secret', { confirm: 'yes' }],
+      ['deactivate', { confirm: 'yes' }],
+    ];
+    for (const [action, fields] of changes) {
+      const refused = await visitor.post(`${page}/${action}`, fields);
+      assert.equal(refused.status, 303, action);
+      assert.equal(refused.location, again, action);
+    }
+    assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing changed');
+    assert.match((await visitor.get(again)).text, /This change needs a sign-in from the last 15 minutes/);
+    await visitor.signIn(user.username, PASSWORD);
+    const edited = await visitor.post(`${page}/redirect-uris`, { redirect_uris: 'https://sudo.example/callback' });
+    assert.equal(edited.status, 303, 'signed in again: allowed');
+    assert.deepEqual((await t.deps.stores.clients.findById(client.clientId))?.redirectUris, ['https://sudo.example/callback']);
   });
 
   test('a developer registers post-logout redirect URIs and a back-channel logout URI, edits and clears them; another owner cannot', async () => {

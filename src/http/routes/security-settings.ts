@@ -19,7 +19,7 @@ import type { AttemptOrigin } from '../../core/sign-in.js';
 import { isRecentSignIn } from '../../core/sessions.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
-import { UNREADABLE_STATUS, requireUser, retryMessage, sendPage, unreadableTotp } from '../pages.js';
+import { UNREADABLE_STATUS, requireSignIn, retryMessage, sendPage, signInAgainPath, unreadableTotp } from '../pages.js';
 import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
@@ -43,7 +43,7 @@ const NOTICES: Record<string, string> = {
 /** The changes that need a recent sign-in (`isRecentSignIn`): each could lock the owner out, or let someone in later. */
 const NEEDS_RECENT_SIGN_IN = new Set(['totp-start', 'totp-confirm', 'totp-disable', 'recovery-codes', 'passkey-add', 'passkey-remove']);
 /** Where a stale session goes to sign in again, and comes back from. */
-const SIGN_IN_AGAIN = `/login?reauth=1&return_to=${encodeURIComponent(PATH)}`;
+const SIGN_IN_AGAIN = signInAgainPath(PATH);
 
 /** What a POST handler gets: the signed-in user and session, the form, and how to answer. */
 interface ActionContext {
@@ -209,11 +209,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
   }
 
   /** The signed-in user and session, or a redirect to sign in that comes back here. */
-  async function signedIn(request: FastifyRequest, reply: FastifyReply) {
-    const found = await currentSignIn(request);
-    if (!found) await requireUser(request, reply, request.method === 'GET' ? request.url : PATH);
-    return found;
-  }
+  const signedIn = (request: FastifyRequest, reply: FastifyReply) => requireSignIn(request, reply, request.method === 'GET' ? request.url : PATH);
 
   app.get(PATH, page, async (request, reply) => {
     const found = await signedIn(request, reply);

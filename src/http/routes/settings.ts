@@ -23,10 +23,11 @@ import { deleteAccount } from '../../core/security/account-deletion.js';
 import { secondFactorsOf } from '../../core/security/two-step.js';
 import type { Client, ClientType, User } from '../../core/ports.js';
 import type { SecurityEventKind } from '../../core/security/security-log.js';
+import { isRecentSignIn } from '../../core/sessions.js';
 import { confirmPassword } from '../../core/sign-in.js';
 import { formatUtc } from '../../core/time.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { UNREADABLE_STATUS, fieldValues, requireUser, retryMessage, sendPage, unreadableTotp } from '../pages.js';
+import { UNREADABLE_STATUS, fieldValues, requireSignIn, requireUser, retryMessage, sendPage, signInAgainPath, unreadableTotp } from '../pages.js';
 import {
   attemptOrigin, deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
 } from '../plugins/session.js';
@@ -384,12 +385,22 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   /**
    * What every form on an app's page does first: the CSRF check, the sign-in, and the app, which
    * must be the user's; `undefined` once answered with a redirect to sign in. `base` is the page.
+   * Every change to an app needs a recent sign-in (`isRecentSignIn`, GitHub's "sudo mode"): with
+   * a session stolen an hour ago, a new redirect URI or a rotated secret would let its thief take
+   * the codes of everyone who signs in to the app.
    */
   async function clientForm(request: ClientRequest, reply: FastifyReply): Promise<{ user: User; client: Client; base: string } | undefined> {
     verifyCsrf(request);
     const base = `/settings/developers/${encodeURIComponent(request.params.clientId)}`;
-    const user = await signedIn(request, reply, base);
-    return user && { user, client: await ownClient(user, request.params.clientId), base };
+    const signIn = await requireSignIn(request, reply, base);
+    if (!signIn) return undefined;
+    const { user, session } = signIn;
+    const client = await ownClient(user, request.params.clientId);
+    if (!isRecentSignIn(session, clock.now())) {
+      await reply.redirect(signInAgainPath(base), 303);
+      return undefined;
+    }
+    return { user, client, base };
   }
 
   function refuseUnlessActive(client: Client): void {
@@ -397,11 +408,15 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   }
 
   app.get('/settings/developers/:clientId', { ...page, schema: clientParams }, async (request: ClientRequest, reply) => {
-    const user = await signedIn(request, reply, '/settings/developers');
-    if (!user) return reply;
+    const signIn = await requireSignIn(request, reply, '/settings/developers');
+    if (!signIn) return reply;
+    const { user, session } = signIn;
     const client = await ownClient(user, request.params.clientId);
     const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId });
-    return sendPage(reply, clientPage(await pageContext(request, reply), client, { notice: noticeFrom(request), secret: shown?.secret }));
+    return sendPage(reply, clientPage(await pageContext(request, reply), client, {
+      notice: noticeFrom(request), secret: shown?.secret,
+      signInAgain: isRecentSignIn(session, clock.now()) ? undefined : signInAgainPath(request.url),
+    }));
   });
 
   app.post('/settings/developers/:clientId/redirect-uris', { ...page, schema: { ...clientParams, ...form({ redirect_uris: text }) } },

@@ -415,6 +415,8 @@ export interface ClientPageState {
   redirectUris?: string | undefined;
   /** The sign-out form as sent, when it is shown again with an error. */
   logout?: { postLogoutRedirectUris: string; backchannelLogoutUri: string } | undefined;
+  /** Where to sign in again, when the sign-in is too old for changing the app (`isRecentSignIn`). */
+  signInAgain?: string | undefined;
 }
 
 export function clientPage(context: PageContext, client: Client, state: ClientPageState): Html {
@@ -427,6 +429,7 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
 <p><a href="/settings/developers">← Developer applications</a></p>
 <h1>${client.name}</h1>
 ${notice(state.notice)}
+${active && state.signInAgain ? html`<p class="notice" role="status">Changing this application needs a sign-in from the last 15 minutes. <a href="${state.signInAgain}">Sign in again</a> first.</p>` : ''}
 ${state.secret ? html`<div class="notice created" role="status">${shownOnce('client-secret', 'Client secret', state.secret)}</div>` : ''}
 <dl class="facts">
   <dt>Client ID</dt><dd><input type="text" id="client-id" class="mono" value="${client.clientId}" readonly aria-label="Client ID"></dd>

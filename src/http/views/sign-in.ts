@@ -30,7 +30,9 @@ export function signInPage(context: PageContext, form: SignInForm) {
   return layout('Sign in', context, html`<section class="card narrow">
 <h1>Sign in${continuingTo(form.appName)}</h1>
 ${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error}</p>` : ''}
-${form.reauthenticate ? html`<p class="notice">The application asked you to sign in again before it continues.</p>` : ''}
+${form.reauthenticate ? html`<p class="notice">${form.appName
+    ? 'The application asked you to sign in again before it continues.'
+    : 'This change needs a sign-in from the last 15 minutes. Sign in again, then make it.'}</p>` : ''}
 <form method="post" action="/login">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
