@@ -199,7 +199,7 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
   // Every field is checked, so the registration form names all that are wrong at once.
   const [name, description, , idTokenAlg, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
     () => checkedText('name', registration.name, { kind: 'name', max: 80 }),
-    () => checkedText('description', registration.description ?? '', { kind: 'text', max: 500, min: 0 }),
+    () => checkedText('description', registration.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
     () => {
       if (registration.type !== 'confidential' && registration.type !== 'public') throw new InputError('type', 'type must be confidential or public');
     },

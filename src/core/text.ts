@@ -28,11 +28,15 @@ export function hasVisibleCharacter(value: string): boolean {
 /**
  * Control characters stored text may not hold: PostgreSQL text cannot hold NUL at all, and the
  * others have no place in what people write. A `line` (a title, a bio) holds no tab, line break
- * or bidirectional control either; a `text` (a body, a comment, a description) may hold tabs and
- * line breaks; a `name` holds no invisible character (`INVISIBLE`) and at least one letter or digit.
+ * or bidirectional control either; a `text` (a body, a comment) may hold tabs and line breaks; a
+ * `paragraph` (an application's description, shown where people decide whether to trust it) may
+ * hold them too, but no bidirectional control; a `name` holds no invisible character
+ * (`INVISIBLE`) and at least one letter or digit.
  */
+const TEXT_CONTROLS = '\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f';
 const CONTROLS = {
-  text: /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/,
+  text: new RegExp(`[${TEXT_CONTROLS}]`),
+  paragraph: new RegExp(`[${TEXT_CONTROLS}${BIDI_CONTROLS}]`),
   line: new RegExp(`[\\x00-\\x1f\\x7f${BIDI_CONTROLS}]`),
   name: INVISIBLE,
 } as const;
@@ -52,7 +56,7 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
     throw new InputError(field, min === 0 ? `${field} must be at most ${rule.max} characters` : `${field} must be 1 to ${rule.max} characters`);
   }
   if (CONTROLS[rule.kind].test(text)) {
-    throw new InputError(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : ', direction marks or invisible characters'}`);
+    throw new InputError(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : rule.kind === 'paragraph' ? ' or direction overrides' : ', direction marks or invisible characters'}`);
   }
   if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw new InputError(field, `${field} must contain a letter or a digit`);
   // A required field that draws nothing (a zero-width space, a Hangul filler, a blank Braille

@@ -82,7 +82,7 @@ test('names that would pass for the site or its staff are reserved, in any readi
   }
 });
 
-test('names (of apps and categories) hold no direction marks or invisible characters; lines hold no direction overrides', () => {
+test('names (of apps and categories) hold no direction marks or invisible characters; lines and app descriptions hold no direction overrides', () => {
   for (const sneaky of [
     '\u202e', '\u2066', '\u200b', '\u200d', '\u2060', '\ufeff', '\u00ad', '\u061c', '\u3164', '\u206a', '\u{e0001}', '\u{e0041}',
     '\u034f', '\ufe0f', '\u180b', '\ufff9', '\u{1bca0}', '\u{1d173}', '\u2028', '\u2029', '\u0085',
@@ -90,6 +90,10 @@ test('names (of apps and categories) hold no direction marks or invisible charac
     assert.throws(() => checkedText('name', `Good${sneaky}App`, { kind: 'name', max: 80 }), /must not contain control characters, direction marks or invisible characters/, JSON.stringify(sneaky));
   }
   assert.throws(() => checkedText('title', 'a\u202eb', { kind: 'line', max: 20 }), /must not contain control characters/);
+  for (const override of ['\u202a', '\u202e', '\u2066', '\u2069']) {
+    assert.throws(() => checkedText('description', `Reads${override} posts`, { kind: 'paragraph', max: 500 }), /must not contain control characters or direction overrides/, JSON.stringify(override));
+  }
+  assert.equal(checkedText('description', 'Two lines\nمرحبا', { kind: 'paragraph', max: 500 }), 'Two lines\nمرحبا', 'a paragraph keeps its line breaks and right-to-left letters');
   assert.equal(checkedText('title', 'Family 👨\u200d👩\u200d👧', { kind: 'line', max: 20 }), 'Family 👨\u200d👩\u200d👧', 'a joiner in an emoji is fine in a title');
   assert.equal(checkedText('name', 'مرحبا App', { kind: 'name', max: 80 }), 'مرحبا App', 'right-to-left letters are fine');
   for (const blank of ['\u2800\u2800', '...', '\u00a0\u2800']) {

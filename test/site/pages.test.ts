@@ -598,6 +598,7 @@ forEachDatabase('site pages', (database) => {
       [{ ...good, redirect_uris: '' }, /At least one redirect URI is required/],
       [{ ...good, name: 'Good\u202eppA' }, /Name must not contain control characters, direction marks or invisible characters/],
       [{ ...good, name: 'Pay\u200bPal' }, /Name must not contain control characters, direction marks or invisible characters/],
+      [{ ...good, description: 'Reads your posts \u202eetirw ton seod' }, /Description must not contain control characters or direction overrides/],
       [{ ...good, redirect_uris: 'http://app.example/cb' }, /must use https, http on a loopback host, or an app.{1,5}s own scheme/],
       [{ ...good, redirect_uris: 'https://app.example/callback/ü' }, /outside ASCII/],
       [{ ...good, redirect_uris: 'myapp:/cb' }, /own scheme named by a reverse domain/],
