@@ -42,4 +42,19 @@ describe('/docs quick starts', () => {
     }
     assert.ok(!page.includes(EXAMPLE_DEFAULT_ISSUER), 'no example shows another issuer than this service');
   });
+
+  test('every library tested in process is under "Other libraries" on /docs, with the setting its test uses', async () => {
+    const page = await (await fetch(`${service.baseUrl}/docs`)).text();
+    const others = page.slice(page.indexOf('id="lib-others"'));
+    const settings: Record<string, string> = {
+      'express-openid-connect': "response_type: 'code'",
+      'openid-client-v5': 'openid-client 5',
+      'passport-openidconnect': '<code>nonce</code> option',
+      'badgateway-oauth2-client': '@badgateway/oauth2-client',
+      grant: "scope_delimiter: ' '",
+    };
+    const tested = readdirSync('test/examples').filter((file) => file.endsWith('-library.test.ts')).map((file) => file.replace('-library.test.ts', '')).sort();
+    assert.deepEqual(tested, Object.keys(settings).sort());
+    for (const [library, setting] of Object.entries(settings)) assert.ok(others.includes(setting), `${library}: ${setting}`);
+  });
 });

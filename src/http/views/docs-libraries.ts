@@ -289,6 +289,85 @@ const token = await client.getToken({ code, redirect_uri, code_verifier });`,
   ];
 }
 
+/** A library without a quick start here: what its defaults meet, and the setting that fixes it. */
+interface OtherLibrary {
+  readonly name: string;
+  /** The version tried against this service. */
+  readonly checked: string;
+  readonly problem: Html;
+  readonly fix: Html;
+}
+
+/**
+ * Libraries tried against this service at their defaults, without an app under examples/. Those
+ * marked in docs/oauth.md ("Examples") are also tested in process (`test/examples/*-library.test.ts`).
+ * Most fail for one rule: `openid` needs a `nonce` unless PKCE is sent (INTERFACE section 3).
+ */
+const OTHER_LIBRARIES: readonly OtherLibrary[] = [
+  {
+    name: 'express-openid-connect (Auth0, Node)', checked: '3.4',
+    problem: html`Asks for <code>response_type=id_token</code> by <code>form_post</code>; only the code flow is offered, and the library
+      shows “invalid response encountered”.`,
+    fix: html`<code>authorizationParams: { response_type: 'code', scope: 'openid profile' }</code> and <code>clientSecret</code>. It then sends
+      PKCE, <code>state</code> and <code>nonce</code>; <code>idpLogout: true</code> signs out here too.`,
+  },
+  {
+    name: 'openid-client 5 (Node)', checked: '5.7',
+    problem: html`Works at its defaults. An app registered for ES256 id_tokens gets “unexpected JWT alg received, expected RS256”.`,
+    fix: html`For such an app, <code>id_token_signed_response_alg: 'ES256'</code> in the client's metadata.`,
+  },
+  {
+    name: 'NextAuth.js 4 (Node)', checked: '4.24',
+    problem: html`Its default <code>checks: ['state']</code> sends <code>openid</code> with neither PKCE nor a nonce:
+      <code>invalid_request</code>, shown as <code>?error=Callback</code>.`,
+    fix: html`<code>checks: ['pkce', 'state']</code> and <code>idToken: true</code> on the provider.`,
+  },
+  {
+    name: 'passport-openidconnect (Node)', checked: '0.1',
+    problem: html`No PKCE, and no nonce unless asked: <code>openid</code> is refused with <code>invalid_request</code>.`,
+    fix: html`Its <code>nonce</code> option (any value) in the strategy's options.`,
+  },
+  {
+    name: '@badgateway/oauth2-client (Node, browser)', checked: '3.3',
+    problem: html`Works at its defaults (metadata from <code>/.well-known/oauth-authorization-server</code>, PKCE, Basic).`,
+    fix: html`Nothing.`,
+  },
+  {
+    name: 'grant (Node)', checked: '5.4',
+    problem: html`Joins scopes with commas (<code>invalid_scope</code>: RFC 6749 3.3 separates them by spaces) and sends no <code>state</code>.`,
+    fix: html`<code>scope_delimiter: ' '</code> and <code>pkce: true</code>.`,
+  },
+  {
+    name: 'client-oauth2 (Node)', checked: '4.3',
+    problem: html`Sends an empty <code>state</code> and no PKCE: <code>invalid_request</code>.`,
+    fix: html`A fresh <code>state</code> per sign-in; with <code>openid</code>, also <code>query: { nonce }</code>.`,
+  },
+  {
+    name: '@hapi/bell (Node)', checked: '13.2',
+    problem: html`With <code>openid</code> and no PKCE the request is refused, and bell, which ignores <code>error</code> on its callback,
+      sends the browser back to sign in again and again.`,
+    fix: html`<code>pkce: 'S256'</code> in the provider.`,
+  },
+  {
+    name: 'Authlib (Python)', checked: '1.2',
+    problem: html`A bare <code>OAuth2Session</code> sends <code>state</code> only: <code>openid</code> is refused. Its Flask and Django
+      integrations with <code>server_metadata_url</code> add a nonce and work at their defaults.`,
+    fix: html`<code>code_challenge_method='S256'</code> on the session (and <code>code_verifier</code> to <code>fetch_token</code>), or a <code>nonce</code>.`,
+  },
+  {
+    name: 'requests-oauthlib (Python)', checked: '1.3',
+    problem: html`Sends <code>state</code> only: <code>openid</code> is refused, which oauthlib reports as <code>InvalidClientIdError</code>
+      though the answer is <code>invalid_request</code> about the nonce.`,
+    fix: html`<code>nonce=…</code> (or <code>code_challenge</code> and <code>code_challenge_method='S256'</code>) to <code>authorization_url</code>.`,
+  },
+  {
+    name: 'go-oidc with golang.org/x/oauth2 (Go)', checked: 'go-oidc 2.1, x/oauth2 0.3',
+    problem: html`The README's <code>AuthCodeURL(state)</code> sends <code>state</code> only: <code>openid</code> is refused.`,
+    fix: html`<code>oidc.Nonce(nonce)</code> as an option to <code>AuthCodeURL</code>, checked against the id_token's <code>nonce</code>;
+      or PKCE (<code>oauth2.S256ChallengeOption</code>, x/oauth2 0.13 and later).`,
+  },
+];
+
 /** The section, with `base` (the issuer) and `api` (the resource API's root) filled in. */
 export function libraryErrorsSection(base: string, api: string): Html {
   const all = libraries(base, api);
@@ -298,6 +377,7 @@ export function libraryErrorsSection(base: string, api: string): Html {
 version named. Every refusal also says what to send instead in its <code>error_description</code>; read it before anything else.</p>
 <ul>
 ${all.map((library) => html`<li><a href="#${library.id}">${library.name}</a></li>`)}
+<li><a href="#lib-others">Other libraries</a></li>
 </ul>
 ${all.map((library) => html`<h3 id="${library.id}">${library.name} <span class="muted">(checked: ${library.checked})</span></h3>
 <table>
@@ -309,5 +389,14 @@ ${library.pitfalls.map((pitfall) => html`<tr><td>${pitfall.problem}</td><td>${pi
 <pre><code>${library.settings}</code></pre>
 <p>A complete app with these settings, tested against this service: <a href="#example-${library.example}">its quick start</a>.</p>
 `)}
+<h3 id="lib-others">Other libraries</h3>
+<p>Tried against this service at their defaults. Most that fail do so for one rule: with <code>openid</code>, send a
+<code>nonce</code> or PKCE (both, ideally).</p>
+<table>
+<thead><tr><th scope="col">Library (version tried)</th><th scope="col">With the defaults</th><th scope="col">What to set</th></tr></thead>
+<tbody>
+${OTHER_LIBRARIES.map((other) => html`<tr><td>${other.name} <span class="muted">(${other.checked})</span></td><td>${other.problem}</td><td>${other.fix}</td></tr>`)}
+</tbody>
+</table>
 </section>`;
 }
