@@ -14,14 +14,21 @@ const ARTIFACTS = 'test-artifacts/oauth';
 forEachDatabase('sign-in and consent in Chromium', (database) => {
   let t: TestApp;
   let browser: Chromium;
-  /** Stands in for the third-party app: its callback answers a plain page. */
+  /** Stands in for the third-party app: its callback answers a plain page, and keeps what was posted to it. */
   let app: Server;
   let appPort: number;
+  const posted: Array<{ path: string; body: URLSearchParams }> = [];
 
   before(async () => {
     t = await startOAuthApp(database);
     mkdirSync(ARTIFACTS, { recursive: true });
-    app = createServer((_req, res) => res.end('callback reached'));
+    app = createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => {
+        if (req.method === 'POST') posted.push({ path: req.url!, body: new URLSearchParams(body) });
+        res.end('callback reached');
+      });
+    });
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     appPort = (app.address() as { port: number }).port;
     browser = await chromium.launch({
@@ -66,6 +73,32 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     assert.equal(response.status, 200);
     const tokens = (await response.json()) as { access_token: string };
     assert.equal((await introspect(t, c, tokens.access_token)).username, user.username);
+    await context.close();
+  });
+
+  test('with response_mode=form_post the page posts the code to the app by itself, and it redeems', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+    const user = await newUser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
+    const redirectUri = `http://127.0.0.1:${appPort}/callback`;
+    const pkce = pkcePair();
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri, extra: { response_mode: 'form_post' } })}`);
+    await page.fill('#username', user.username);
+    await page.fill('#password', PASSWORD);
+    await Promise.all([page.waitForURL(/\/oauth\/authorize/), page.click('button[type=submit]:has-text("Sign in")')]);
+    const before = posted.length;
+    await Promise.all([page.waitForURL(/127\.0\.0\.1:\d+\/callback$/), page.click('button[value=approve]')]);
+    assert.equal(new URL(page.url()).search, '', 'nothing in the address');
+    assert.equal(posted.length, before + 1, 'one POST reached the app');
+    const { path, body } = posted.at(-1)!;
+    assert.equal(path, '/callback');
+    assert.equal(body.get('state'), 'state-123');
+    assert.equal(body.get('iss'), t.baseUrl);
+    const response = await tokenRequest(t, {
+      grant_type: 'authorization_code', code: body.get('code')!, redirect_uri: redirectUri, code_verifier: pkce.verifier, ...clientFields(c),
+    });
+    assert.equal(response.status, 200);
     await context.close();
   });
 

@@ -115,7 +115,7 @@ forEachDatabase('refusals that teach', (database) => {
     assert.match(await description(plain), /plain is not accepted.*send code_challenge_method=S256/);
     assert.match(await description(authorizeQuery(confidential, { state: null })), /send a random state, or a code_challenge with code_challenge_method=S256/);
     assert.match(await description(authorizeQuery(confidential, { scope: 'openid' })), /send a random nonce, or a code_challenge/);
-    assert.match(await description(authorizeQuery(confidential, { extra: { response_mode: 'form_post' } })), /leave response_mode out/);
+    assert.match(await description(authorizeQuery(confidential, { extra: { response_mode: 'fragment' } })), /response_mode must be query or form_post: leave it out for query/);
   });
 
   test('the resource API refuses tokens in the query string or a form body, and says to send Authorization: Bearer', async () => {

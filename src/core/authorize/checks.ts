@@ -12,7 +12,9 @@ import { requestedResource } from '../resource.js';
 import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
 import type { Instant } from '../time.js';
 import { verifyPushedMarker } from './pushed.js';
-import { type AuthorizationRequest, type Prompt, PUSHED_MARKER, REQUEST_PARAMETERS, requestFields } from './request.js';
+import {
+  type AuthorizationRequest, type Prompt, PUSHED_MARKER, REQUEST_PARAMETERS, RESPONSE_MODES, type ResponseMode, requestFields,
+} from './request.js';
 
 /** What the checks build up as they pass. */
 export interface CheckContext {
@@ -26,6 +28,8 @@ export interface CheckContext {
   redirectUri?: string;
   /** The state to echo on an error redirect, once it is known to be sent exactly once. */
   state?: string;
+  /** How an error goes back, once `response_mode` is known to be one we answer in. */
+  responseMode?: ResponseMode;
   request: Partial<AuthorizationRequest>;
 }
 
@@ -95,10 +99,25 @@ export const checkResponseType: Check = (ctx) => {
   if (responseType !== 'code') {
     throw new OAuthError('unsupported_response_type', 'Only response_type=code is supported: the authorization code flow with PKCE (no implicit or hybrid flow).');
   }
-  const responseMode = param(ctx, 'response_mode');
-  if (responseMode !== undefined && responseMode !== 'query') {
-    throw new OAuthError('invalid_request', 'Only response_mode=query is supported: leave response_mode out.');
+};
+
+/**
+ * OAuth 2.0 Multiple Response Type Encoding Practices 2.1 and Form Post Response Mode 2: `query`
+ * (the code flow's default) or `form_post`. Checked before anything else that could fail, so
+ * every later error goes back in the mode asked for. A browser cannot post a form to an app's own
+ * scheme (RFC 8252 7.1), so `form_post` needs an http or https redirect URI.
+ */
+export const checkResponseMode: Check = (ctx) => {
+  const sent = param(ctx, 'response_mode');
+  const mode = sent ?? 'query';
+  if (!(RESPONSE_MODES as readonly string[]).includes(mode)) {
+    throw new OAuthError('invalid_request', 'The response_mode must be query or form_post: leave it out for query.');
   }
+  if (mode === 'form_post' && !['https:', 'http:'].includes(new URL(ctx.redirectUri!).protocol)) {
+    throw new OAuthError('invalid_request', 'The response_mode form_post needs an https or http redirect URI: a browser cannot post a form to an app\'s own scheme. Leave response_mode out.');
+  }
+  ctx.responseMode = mode as ResponseMode;
+  ctx.request.responseMode = mode as ResponseMode;
 };
 
 /** Up to three values, each cut short, for an error description (RFC 6749 5.2 charset: scope tokens fit it). */
@@ -262,6 +281,6 @@ export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
-  checkNoRepeats, checkPushed, checkRequestObject, checkResponseType, checkScope, checkResource, checkPkce, checkState, checkNonce,
+  checkNoRepeats, checkResponseMode, checkPushed, checkRequestObject, checkResponseType, checkScope, checkResource, checkPkce, checkState, checkNonce,
   checkPrompt, checkMaxAge, checkLoginHint, checkDpopJkt,
 ];

@@ -13,7 +13,7 @@ import { sessionSid } from '../sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
 import { openPushedRequest, pushedMarker } from './pushed.js';
-import { type AuthorizationRequest, PUSHED_MARKER, appendQuery, requestFields } from './request.js';
+import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
 
 export const AUTHORIZE_PATH = '/oauth/authorize';
 
@@ -24,22 +24,28 @@ export interface SignedIn {
 
 export type AuthorizeStep =
   /** Back to the client: a code or an error. */
-  | { kind: 'redirect'; location: string }
+  | { kind: 'respond'; response: AuthorizationResponse }
   /** Sign in first (again, when `reauthenticate`), then come back to `returnTo`. */
   | { kind: 'sign_in'; returnTo: string; loginHint: string | null; reauthenticate: boolean }
   /** Ask the user. `fields` are the hidden fields that carry the request through the form. */
   | { kind: 'consent'; request: AuthorizationRequest; user: User; owner: string | null; fields: Array<[string, string]> };
 
-type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; location: string };
+type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; response: AuthorizationResponse };
+
+/** Where an answer goes: the verified redirect URI, in the response mode asked for. */
+type Destination = Pick<AuthorizationResponse, 'redirectUri' | 'mode' | 'clientName'>;
+
+function destinationOf(request: AuthorizationRequest): Destination {
+  return { redirectUri: request.redirectUri, mode: request.responseMode, clientName: request.client.name };
+}
 
 /** RFC 6749 4.1.2.1 with RFC 9207: the error goes back to the client with state and iss. */
-function errorRedirect(deps: OAuthDeps, redirectUri: string, error: OAuthError, state: string | null | undefined): string {
-  return appendQuery(redirectUri, {
-    error: error.code,
-    error_description: error.description,
-    state,
-    iss: deps.settings.baseUrl,
-  });
+function errorResponse(deps: OAuthDeps, to: Destination, error: OAuthError, state: string | null | undefined): AuthorizationResponse {
+  return { ...to, parameters: { error: error.code, error_description: error.description, state: state ?? null, iss: deps.settings.baseUrl } };
+}
+
+function respond(response: AuthorizationResponse): AuthorizeStep {
+  return { kind: 'respond', response };
 }
 
 type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error: OAuthError; ctx: CheckContext };
@@ -64,7 +70,9 @@ async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via
 export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params): Promise<Validation> {
   const checked = await runChecks(deps, params, 'browser');
   if (checked.ok) return checked;
-  return { ok: false, location: errorRedirect(deps, checked.ctx.redirectUri!, checked.error, checked.ctx.state) };
+  const { ctx } = checked;
+  const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.responseMode ?? 'query', clientName: ctx.client!.name };
+  return { ok: false, response: errorResponse(deps, to, checked.error, ctx.state) };
 }
 
 /**
@@ -142,10 +150,10 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
   const params = await openPushedRequest(deps.stores, sent, deps.clock.now()) ?? sent;
   const validation = await validateAuthorizationRequest(deps, params);
-  if (!validation.ok) return { kind: 'redirect', location: validation.location };
+  if (!validation.ok) return respond(validation.response);
   const { request } = validation;
   const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): AuthorizeStep =>
-    ({ kind: 'redirect', location: errorRedirect(deps, request.redirectUri, new OAuthError(code, description), request.state) });
+    respond(errorResponse(deps, destinationOf(request), new OAuthError(code, description), request.state));
   const now = deps.clock.now();
   const silent = request.prompt.has('none');
 
@@ -163,7 +171,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   const native = isNativeAppRedirect(request.client, request.redirectUri);
   const consent = native ? undefined : await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
   if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
-    return { kind: 'redirect', location: await approve(deps, request, signedIn!, { remembered: true }) };
+    return respond(await approve(deps, request, signedIn!, { remembered: true }));
   }
   if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
   const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
@@ -176,12 +184,12 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
  */
 export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, decision: string | undefined): Promise<AuthorizeStep> {
   const validation = await validateAuthorizationRequest(deps, params);
-  if (!validation.ok) return { kind: 'redirect', location: validation.location };
+  if (!validation.ok) return respond(validation.response);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
-  if (decision === 'approve') return { kind: 'redirect', location: await approve(deps, request, signedIn) };
+  if (decision === 'approve') return respond(await approve(deps, request, signedIn));
   if (decision === 'deny') {
-    return { kind: 'redirect', location: errorRedirect(deps, request.redirectUri, new OAuthError('access_denied', 'The user denied the request.'), request.state) };
+    return respond(errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user denied the request.'), request.state));
   }
   throw new OAuthError('invalid_request', 'Choose to allow or deny the request.', { status: 400 });
 }
@@ -191,7 +199,7 @@ export async function decideAuthorization(deps: OAuthDeps, params: Params, signe
  * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, all or nothing. A request the
  * remembered consent already `covers` leaves the consent as it is.
  */
-async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean } = { remembered: false }): Promise<string> {
+async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean } = { remembered: false }): Promise<AuthorizationResponse> {
   const code = generateAuthorizationCode();
   const now = deps.clock.now();
   const scope = formatScope(request.scopes);
@@ -233,5 +241,5 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented });
   }
   // RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer.
-  return appendQuery(request.redirectUri, { code, state: request.state, iss: deps.settings.baseUrl });
+  return { ...destinationOf(request), parameters: { code, state: request.state, iss: deps.settings.baseUrl } };
 }

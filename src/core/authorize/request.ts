@@ -6,6 +6,24 @@ import { encodeComponent, percentEncodeNonAscii } from '../urls.js';
 
 export type Prompt = 'none' | 'login' | 'consent';
 
+/**
+ * How the authorization response reaches the redirect URI: in its query (RFC 6749 4.1.2, the
+ * default), or as a form the browser posts there (OAuth 2.0 Form Post Response Mode), which keeps
+ * the code out of the address bar, the history and the app's access logs.
+ */
+export type ResponseMode = 'query' | 'form_post';
+export const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'form_post'];
+
+/** An authorization response, a code or an error, on its way to the client's redirect URI. */
+export interface AuthorizationResponse {
+  redirectUri: string;
+  mode: ResponseMode;
+  /** The application's name, for the page that posts a `form_post` response. */
+  clientName: string;
+  /** `code`, `state`, `iss`; or `error`, `error_description`, `state`, `iss`. A null is not sent. */
+  parameters: Record<string, string | null>;
+}
+
 /** A request that passed every check: the only shape the rest of the flow accepts. */
 export interface AuthorizationRequest {
   client: Client;
@@ -14,6 +32,7 @@ export interface AuthorizationRequest {
   scopes: Scope[];
   /** OpenID scopes the request named that are never granted (`DROPPED_SCOPES`): the consent page says so. */
   droppedScopes: string[];
+  responseMode: ResponseMode;
   /** `null` when not sent: allowed with a PKCE challenge (RFC 9700 2.1.1). */
   state: string | null;
   codeChallenge: string | null;

@@ -4,6 +4,7 @@
  */
 import { DPOP_ALGS } from '../dpop/proof.js';
 import { SIGNING_ALGS } from '../keys.js';
+import { RESPONSE_MODES } from '../authorize/request.js';
 import { ALL_SCOPES } from '../scopes.js';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
@@ -24,7 +25,7 @@ export function providerMetadata(issuer: string) {
     service_documentation: `${issuer}/docs`,
     scopes_supported: [...ALL_SCOPES],
     response_types_supported: ['code'],
-    response_modes_supported: ['query'],
+    response_modes_supported: [...RESPONSE_MODES],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],

@@ -1,16 +1,21 @@
 /** GET and POST /oauth/authorize (seed 4.1, INTERFACE sections 1, 3 and 10). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type AuthorizeStep, decideAuthorization, startAuthorization } from '../../core/authorize/flow.js';
+import { appendQuery } from '../../core/authorize/request.js';
 import { OAuthError } from '../../core/errors.js';
 import { paramsFromEntries, paramsFromObject } from '../../core/params.js';
 import { csrfToken, currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
+import { formPostPage } from '../views/form-post.js';
 
 async function answer(request: FastifyRequest, reply: FastifyReply, step: AuthorizeStep): Promise<FastifyReply> {
   reply.header('cache-control', 'no-store');
   switch (step.kind) {
-    case 'redirect':
-      return reply.redirect(step.location, 302);
+    case 'respond': {
+      const { response } = step;
+      if (response.mode === 'query') return reply.redirect(appendQuery(response.redirectUri, response.parameters), 302);
+      return reply.type('text/html; charset=utf-8').send(formPostPage(await pageContext(request, reply), response).value);
+    }
     case 'sign_in': {
       const query = new URLSearchParams({ return_to: step.returnTo });
       if (step.loginHint) query.set('login_hint', step.loginHint);

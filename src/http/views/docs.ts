@@ -174,6 +174,7 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>code_challenge_method</code></td><td>with a challenge</td><td><code>S256</code> (the only method accepted).</td></tr>
 <tr><td><code>nonce</code></td><td>with <code>openid</code>, unless you send a <code>code_challenge</code></td><td>Random; comes back inside the id_token. With PKCE it may be left out: the id_token then has no <code>nonce</code>.</td></tr>
 <tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
+<tr><td><code>response_mode</code></td><td>no</td><td><code>query</code> (the default) or <code>form_post</code>: the answer is then posted to your redirect URI as a form (<code>code</code>, <code>state</code>, <code>iss</code>, or the error fields) instead of being in its address, so your callback must take a POST, and your own cookies need <code>SameSite=None</code> to come with it. Not for an app's own scheme.</td></tr>
 <tr><td><code>resource</code></td><td>no</td><td>The API's identifier, <code>${api}</code> (RFC 8707): the only resource tokens are issued for. Any other value is refused with <code>invalid_target</code>. Every access token is for the API, sent or not; introspection shows it as <code>aud</code>.</td></tr>
 </tbody>
 </table>

@@ -10,10 +10,11 @@ export interface PageContext {
 
 /**
  * The page frame: header with navigation, main content, footer. No script, except the one file
- * a page loads for passkeys or for a Copy button beside a secret shown once (`script`, served
- * from /static: the CSP forbids inline script). Every page works without it.
+ * a page loads for passkeys, for a Copy button beside a secret shown once, or to post a
+ * `form_post` authorization response (`script`, served from /static: the CSP forbids inline
+ * script). Every page works without it.
  */
-export function layout(title: string, context: PageContext, main: Html, options: { script?: 'webauthn' | 'copy' | undefined } = {}): Html {
+export function layout(title: string, context: PageContext, main: Html, options: { script?: 'webauthn' | 'copy' | 'form-post' | undefined } = {}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
