@@ -42,13 +42,16 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     await t.close();
   });
 
-  test('a user signs in, reads the consent page, allows, and the app gets a working code', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+  /** A new user, a new public app whose callback is `app`'s (any port on 127.0.0.1, RFC 8252 7.3), and a new browser page. */
+  async function freshFlow() {
     const user = await newUser(t);
     const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
-    const redirectUri = `http://127.0.0.1:${appPort}/callback`;
-    const pkce = pkcePair();
     const context = await browser.newContext();
-    const page = await context.newPage();
+    return { user, c, redirectUri: `http://127.0.0.1:${appPort}/callback`, pkce: pkcePair(), context, page: await context.newPage() };
+  }
+
+  test('a user signs in, reads the consent page, allows, and the app gets a working code', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+    const { user, c, redirectUri, pkce, context, page } = await freshFlow();
     await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri })}`);
     assert.equal(new URL(page.url()).pathname, '/login');
     await page.screenshot({ path: `${ARTIFACTS}/1-sign-in-${database.name}.png`, fullPage: true });
@@ -77,12 +80,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
   });
 
   test('with response_mode=form_post the page posts the code to the app by itself, and it redeems', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
-    const user = await newUser(t);
-    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
-    const redirectUri = `http://127.0.0.1:${appPort}/callback`;
-    const pkce = pkcePair();
-    const context = await browser.newContext();
-    const page = await context.newPage();
+    const { user, c, redirectUri, pkce, context, page } = await freshFlow();
     await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri, extra: { response_mode: 'form_post' } })}`);
     await page.fill('#username', user.username);
     await page.fill('#password', PASSWORD);
@@ -103,12 +101,8 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
   });
 
   test('a user who denies is sent back with access_denied', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
-    const user = await newUser(t);
-    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
-    const redirectUri = `http://127.0.0.1:${appPort}/callback`;
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair(), redirectUri })}`);
+    const { user, c, redirectUri, pkce, context, page } = await freshFlow();
+    await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri })}`);
     await page.fill('#username', user.username);
     await page.fill('#password', PASSWORD);
     await Promise.all([page.waitForURL(/\/oauth\/authorize/), page.click('button[type=submit]:has-text("Sign in")')]);
