@@ -1,10 +1,9 @@
 /**
  * express-openid-connect 3.4 (Auth0's Express middleware), in this process against the real
  * service. At its defaults it asks for `response_type=id_token` with `response_mode=form_post`
- * (the implicit flow, id_token only), which this service does not offer (docs/oauth.md,
- * "Authorization endpoint": code only, query only): the request is refused with
- * `unsupported_response_type`, and the library reports it as "invalid response encountered"
- * because it waits for a form POST. With what its README says for the code flow
+ * (the implicit flow, id_token only). This service offers `form_post` but only the code flow
+ * (docs/oauth.md, "Authorization endpoint"): the refusal, `unsupported_response_type`, is posted
+ * to the app's callback, and the library hands the app its code and description. With what its README says for the code flow
  * (`authorizationParams.response_type: 'code'` and `clientSecret`) the whole flow works:
  * sign-in (it sends PKCE, state and nonce), the id_token's claims, UserInfo, /me, a refresh,
  * and RP-initiated logout (`idpLogout: true`) that ends the session at the service.
@@ -30,14 +29,22 @@ forEachDatabase('express-openid-connect 3.4', (database) => {
     const c = await newClient(t, { redirectUris: [`${url}/callback`] });
     const app = express();
     app.use(eoc.auth({ issuerBaseURL: t.baseUrl, baseURL: url, clientID: c.client.clientId, secret: SESSION_SECRET }));
+    // What the library makes of the answer posted to its callback (http-errors carries the fields).
+    app.use((error: { status?: number; error?: string; error_description?: string }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(error.status ?? 500).json({ error: error.error, error_description: error.error_description });
+    });
     const close = await listen(app, port);
     try {
       const browser = await TwoSiteBrowser.signedIn(t);
-      const visit = await browser.visit(`${url}/`, { stop: (to) => to.origin === url && to.pathname === '/callback' });
+      const visit = await browser.visit(`${url}/`);
       const asked = new URL(visit.trail.find((address) => address.startsWith(`${t.baseUrl}/oauth/authorize`))!).searchParams;
       assert.equal(asked.get('response_type'), 'id_token');
       assert.equal(asked.get('response_mode'), 'form_post');
-      assert.equal(visit.url.searchParams.get('error'), 'unsupported_response_type');
+      assert.equal(visit.url.href, `${url}/callback`, 'the refusal was posted to the callback, as form_post asks');
+      assert.equal(visit.status, 400);
+      const shown = JSON.parse(visit.text) as { error: string; error_description: string };
+      assert.equal(shown.error, 'unsupported_response_type');
+      assert.match(shown.error_description, /Only response_type=code is supported/, 'the library hands the app our description');
     } finally {
       await close();
     }

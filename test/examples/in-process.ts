@@ -3,8 +3,9 @@
  * real database (each suite runs on SQLite and PostgreSQL), the library's app listening on a free
  * port of `localhost` in this process (another origin than the service's 127.0.0.1), and a
  * browser of plain HTTP with one cookie jar per site, already signed in at the service, that
- * follows redirects between the two and approves the consent page. No Chromium: what these
- * libraries do happens on their servers, not in a page.
+ * follows redirects between the two, approves the consent page and posts a `form_post` answer's
+ * form to the app, as a browser does. No Chromium: what these libraries do happens on their
+ * servers, not in a page.
  */
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
@@ -12,7 +13,7 @@ import type { TestApp } from '../support/app.js';
 import { CookieJar, browse } from '../support/browser-flow.js';
 import { TestClock } from '../support/clock.js';
 import type { TestDatabase } from '../support/databases.js';
-import { type Browser, consentForm, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
+import { type Browser, consentForm, formPostAnswer, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
 import { freePort } from '../support/instances.js';
 
 /** The service with its clock on real time: the libraries check id_tokens against their own clock. */
@@ -54,8 +55,8 @@ export class TwoSiteBrowser {
 
   /**
    * Opens `start` and follows every redirect on either site, approving the consent page when the
-   * service shows it, until an answer that is not a redirect, or an address `stop` accepts (not
-   * opened then).
+   * service shows it and posting a `form_post` answer as its script would, until an answer that
+   * is not a redirect, or an address `stop` accepts (not opened then).
    */
   async visit(start: string, options: { stop?: (url: URL) => boolean; init?: RequestInit } = {}): Promise<Visit> {
     const trail: string[] = [];
@@ -66,16 +67,21 @@ export class TwoSiteBrowser {
       const onService = url.origin === this.t.baseUrl;
       let response = onService ? await this.service.fetch(url.href, init) : await browse(this.app, url.href, init);
       init = {};
-      if (onService && url.pathname === '/oauth/authorize' && response.status === 200) {
-        response = await this.service.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
+      let page = onService && url.pathname === '/oauth/authorize' && response.status === 200 ? await response.text() : undefined;
+      if (page !== undefined && formPostAnswer(page) === undefined) {
+        response = await this.service.postForm('/oauth/authorize', [...consentForm(page), ['decision', 'approve']]);
+        page = response.status === 200 ? await response.text() : undefined;
       }
+      const posted = page === undefined ? undefined : formPostAnswer(page);
       const location = response.headers.get('location');
-      if (response.status >= 300 && response.status < 400 && location) {
-        await response.body?.cancel();
-        url = new URL(location, url);
+      if (posted || (response.status >= 300 && response.status < 400 && location)) {
+        if (!posted) await response.body?.cancel();
+        url = new URL(posted ? posted.action : location!, url);
+        if (posted) init = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(posted.fields).toString() };
         if (options.stop?.(url)) return { url, status: 0, text: '', trail: [...trail, url.href] };
         continue;
       }
+      if (page !== undefined) return { url, status: response.status, text: page, trail };
       return { url, status: response.status, text: await response.text(), trail };
     }
     assert.fail(`more than 20 redirects: ${trail.join(' -> ')}`);

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  type TestClient, authorizeQuery, clientFields, consentForm, hiddenFields, newClient, pkcePair, redirectParams, signedInBrowser,
+  type TestClient, authorizeQuery, clientFields, consentForm, formPostAnswer, newClient, pkcePair, redirectParams, signedInBrowser,
   startOAuthApp, tokenRequest,
 } from './helpers.js';
 
@@ -28,11 +28,11 @@ forEachDatabase('form_post response mode', (database) => {
     assert.equal(response.headers.get('location'), null);
     assert.equal(response.headers.get('cache-control'), 'no-store');
     const page = await response.text();
-    const form = /<form method="post" action="([^"]*)" id="authorization-response">([\s\S]*?)<\/form>/.exec(page);
+    const form = formPostAnswer(page);
     assert.ok(form, 'the page holds the response form');
     assert.match(page, /<script src="\/static\/form-post.js" defer><\/script>/, 'posted as it loads');
-    assert.match(form[2]!, /<button type="submit">Continue<\/button>/, 'and by hand without JavaScript');
-    return { action: form[1]!.replace(/&amp;/g, '&'), fields: new Map(hiddenFields(form[2]!)) };
+    assert.match(page, /id="authorization-response">[\s\S]*<button type="submit">Continue<\/button>[\s\S]*<\/form>/, 'and by hand without JavaScript');
+    return { action: form.action, fields: new Map(form.fields) };
   }
 
   test('the code, state and iss are posted to the redirect URI as hidden fields, and the code redeems once', async () => {

@@ -81,6 +81,12 @@ export function hiddenFields(html: string): Array<[string, string]> {
   return [...html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [unescape(m[1]!), unescape(m[2]!)]);
 }
 
+/** The form of a `form_post` authorization response page: where the browser posts it, and its fields. */
+export function formPostAnswer(html: string): { action: string; fields: Array<[string, string]> } | undefined {
+  const form = /<form method="post" action="([^"]*)" id="authorization-response">([\s\S]*?)<\/form>/.exec(html);
+  return form ? { action: form[1]!.replace(/&amp;/g, '&'), fields: hiddenFields(form[2]!) } : undefined;
+}
+
 export function consentForm(html: string): Array<[string, string]> {
   const start = html.indexOf('action="/oauth/authorize"');
   assert.ok(start > 0, 'a consent form');

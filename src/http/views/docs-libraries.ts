@@ -306,8 +306,9 @@ interface OtherLibrary {
 const OTHER_LIBRARIES: readonly OtherLibrary[] = [
   {
     name: 'express-openid-connect (Auth0, Node)', checked: '3.4',
-    problem: html`Asks for <code>response_type=id_token</code> by <code>form_post</code>; only the code flow is offered, and the library
-      shows “invalid response encountered”.`,
+    problem: html`Asks for <code>response_type=id_token</code> by <code>form_post</code>; only the code flow is offered, so the
+      <code>unsupported_response_type</code> error is posted to its callback, where the library raises “authorization response from
+      the server is an error” with our <code>error_description</code>.`,
     fix: html`<code>authorizationParams: { response_type: 'code', scope: 'openid profile' }</code> and <code>clientSecret</code>. It then sends
       PKCE, <code>state</code> and <code>nonce</code>; <code>idpLogout: true</code> signs out here too.`,
   },
