@@ -169,9 +169,15 @@ export function checkBackchannelLogoutUri(value: string | undefined | null): str
   return uri;
 }
 
+/**
+ * An http or https address as written, or '' for none. It is shown as text on the consent page,
+ * where a direction override or an invisible character would change the address people read
+ * (CVE-2021-42574), so it holds none, as an app's name does (`checkedText`, kind `name`).
+ */
 function optionalHttpUrl(field: string, value: string | undefined): string {
   const trimmed = (value ?? '').trim();
   if (trimmed === '') return '';
+  checkedText(field, trimmed, { kind: 'name', max: 2000 });
   let url: URL | undefined;
   try { url = new URL(trimmed); } catch { url = undefined; }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || trimmed.length > 2000) {

@@ -599,6 +599,10 @@ forEachDatabase('site pages', (database) => {
       [{ ...good, name: 'Good\u202eppA' }, /Name must not contain control characters, direction marks or invisible characters/],
       [{ ...good, name: 'Pay\u200bPal' }, /Name must not contain control characters, direction marks or invisible characters/],
       [{ ...good, description: 'Reads your posts \u202eetirw ton seod' }, /Description must not contain control characters or direction overrides/],
+      // The homepage is shown as text on the consent page too: an override would reorder the address read there.
+      [{ ...good, homepage: 'https://evil.example/\u202eelpmaxe.knab//:sptth' }, /Homepage must not contain control characters, direction marks or invisible characters/],
+      [{ ...good, homepage: 'https://evil.example/\u2067x' }, /Homepage must not contain control characters, direction marks or invisible characters/],
+      [{ ...good, homepage: 'https://evil.example/\u200ex' }, /Homepage must not contain control characters, direction marks or invisible characters/],
       [{ ...good, redirect_uris: 'http://app.example/cb' }, /must use https, http on a loopback host, or an app.{1,5}s own scheme/],
       [{ ...good, redirect_uris: 'https://app.example/callback/ü' }, /outside ASCII/],
       [{ ...good, redirect_uris: 'myapp:/cb' }, /own scheme named by a reverse domain/],
