@@ -77,6 +77,21 @@ forEachDatabase('form_post response mode', (database) => {
     assert.equal(refused.fields.get('iss'), t.baseUrl);
   });
 
+  test('a repeated parameter with form_post is posted too, with the state; a repeated response_mode goes back in the query', async () => {
+    const { browser } = await signedInBrowser(t);
+    const repeated = authorizeQuery(app, { pkce: pkcePair(), extra: FORM_POST });
+    repeated.append('scope', 'profile:read');
+    const posted = await postedForm(await browser.fetch(`/oauth/authorize?${repeated}`));
+    assert.equal(posted.fields.get('error'), 'invalid_request');
+    assert.match(posted.fields.get('error_description')!, /scope parameter is repeated/);
+    assert.equal(posted.fields.get('state'), 'state-123');
+    const twice = authorizeQuery(app, { pkce: pkcePair(), extra: FORM_POST });
+    twice.append('response_mode', 'form_post');
+    const params = redirectParams(await browser.fetch(`/oauth/authorize?${twice}`));
+    assert.match(params.get('error_description')!, /response_mode parameter is repeated/);
+    assert.equal(params.get('state'), 'state-123');
+  });
+
   test('an unknown response_mode, or form_post to an app\'s own scheme, is refused in the query', async () => {
     const { browser } = await signedInBrowser(t);
     const fragment = redirectParams(await browser.fetch(`/oauth/authorize?${authorizeQuery(app, { pkce: pkcePair(), extra: { response_mode: 'fragment' } })}`));

@@ -81,14 +81,19 @@ export const checkRedirectUri: Check = (ctx) => {
   ctx.request.redirectUri = uri;
 };
 
-/** RFC 6749 3.1: request parameters must not be repeated. State is echoed only when sent once. */
+/**
+ * RFC 6749 4.1.2.1: the state every error goes back with, when it was sent once and fits. Fails
+ * never, so it runs first and even a refused `response_mode` is answered with it.
+ */
+export const echoState: Check = (ctx) => {
+  const sent = (ctx.params.get('state') ?? []).filter((v) => v !== '');
+  if (sent.length === 1 && sent[0]!.length <= MAX_STATE_LENGTH) ctx.state = sent[0];
+};
+
+/** RFC 6749 3.1: request parameters must not be repeated. */
 export const checkNoRepeats: Check = (ctx) => {
   // RFC 8707 2: `resource` may be sent more than once; `checkResource` reads every value.
   const repeated = repeatedNames(ctx.params, REQUEST_PARAMETERS.filter((name) => name !== 'resource'));
-  if (!repeated.includes('state')) {
-    const state = ctx.params.get('state')?.find((v) => v !== '');
-    if (state !== undefined && state.length <= MAX_STATE_LENGTH) ctx.state = state;
-  }
   if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
 };
 
@@ -103,8 +108,9 @@ export const checkResponseType: Check = (ctx) => {
 
 /**
  * OAuth 2.0 Multiple Response Type Encoding Practices 2.1 and Form Post Response Mode 2: `query`
- * (the code flow's default) or `form_post`. Checked before anything else that could fail, so
- * every later error goes back in the mode asked for. A browser cannot post a form to an app's own
+ * (the code flow's default) or `form_post`. Checked before anything else that could fail (a
+ * repeated parameter included), so every later error goes back in the mode asked for; a
+ * repeated `response_mode` names no mode, and goes back in the query. A browser cannot post a form to an app's own
  * scheme (RFC 8252 7.1), so `form_post` needs an http or https redirect URI.
  */
 export const checkResponseMode: Check = (ctx) => {
@@ -281,6 +287,6 @@ export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
-  checkNoRepeats, checkResponseMode, checkPushed, checkRequestObject, checkResponseType, checkScope, checkResource, checkPkce, checkState, checkNonce,
+  echoState, checkResponseMode, checkNoRepeats, checkPushed, checkRequestObject, checkResponseType, checkScope, checkResource, checkPkce, checkState, checkNonce,
   checkPrompt, checkMaxAge, checkLoginHint, checkDpopJkt,
 ];
