@@ -17,7 +17,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
   /** Stands in for the third-party app: its callback answers a plain page, and keeps what was posted to it. */
   let app: Server;
   let appPort: number;
-  const posted: Array<{ path: string; body: URLSearchParams }> = [];
+  const posted: Array<{ path: string; origin: string | undefined; body: URLSearchParams }> = [];
 
   before(async () => {
     t = await startOAuthApp(database);
@@ -25,7 +25,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     app = createServer((req, res) => {
       let body = '';
       req.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => {
-        if (req.method === 'POST') posted.push({ path: req.url!, body: new URLSearchParams(body) });
+        if (req.method === 'POST') posted.push({ path: req.url!, origin: req.headers.origin, body: new URLSearchParams(body) });
         res.end('callback reached');
       });
     });
@@ -89,8 +89,9 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     await Promise.all([page.waitForURL(/127\.0\.0\.1:\d+\/callback$/), page.click('button[value=approve]')]);
     assert.equal(new URL(page.url()).search, '', 'nothing in the address');
     assert.equal(posted.length, before + 1, 'one POST reached the app');
-    const { path, body } = posted.at(-1)!;
+    const { path, origin, body } = posted.at(-1)!;
     assert.equal(path, '/callback');
+    assert.equal(origin, t.baseUrl, 'the app can tell the post came from the issuer');
     assert.equal(body.get('state'), 'state-123');
     assert.equal(body.get('iss'), t.baseUrl);
     const response = await tokenRequest(t, {

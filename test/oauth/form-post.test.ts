@@ -27,6 +27,7 @@ forEachDatabase('form_post response mode', (database) => {
     assert.equal(response.status, 200, 'a page, not a redirect');
     assert.equal(response.headers.get('location'), null);
     assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.equal(response.headers.get('referrer-policy'), 'origin', 'the app sees our origin, never a path or query');
     const page = await response.text();
     const form = formPostAnswer(page);
     assert.ok(form, 'the page holds the response form');

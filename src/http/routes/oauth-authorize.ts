@@ -14,7 +14,10 @@ async function answer(request: FastifyRequest, reply: FastifyReply, step: Author
     case 'respond': {
       const { response } = step;
       if (response.mode === 'query') return reply.redirect(appendQuery(response.redirectUri, response.parameters), 302);
-      return reply.type('text/html; charset=utf-8').send(formPostPage(await pageContext(request, reply), response).value);
+      // The page's POST carries our origin, not `null` as under the site's `same-origin` policy, so
+      // an app that checks Origin can allow the issuer; `origin` sends no path or query.
+      return reply.type('text/html; charset=utf-8').header('referrer-policy', 'origin')
+        .send(formPostPage(await pageContext(request, reply), response).value);
     }
     case 'sign_in': {
       const query = new URLSearchParams({ return_to: step.returnTo });
