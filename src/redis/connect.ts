@@ -106,8 +106,11 @@ export class GuardedRedis {
     this.isReply = (error) => error instanceof ReplyError;
     this.client = new Client(url, {
       commandTimeout: timeout,
-      // A connection with a command unanswered for as long is destroyed and made again: a stall.
-      socketTimeout: timeout,
+      // A connection with a command unanswered for longer is destroyed and made again: a stall.
+      // Later than the command's own timeout, which comes first however late timers run, so the
+      // stall is seen (`failed`) on the connection it happened on; destroyed first, the connection
+      // looked merely closed, and the next handshake was taken for Redis being back.
+      socketTimeout: timeout * 2,
       connectTimeout: Math.max(timeout, 1000),
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(times * 100, 2000),
