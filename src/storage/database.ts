@@ -83,29 +83,61 @@ export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: stri
 }
 
 /**
+ * PostgreSQL's refusal of a prepared statement whose result columns a schema change altered: a
+ * `select *` or `returning *` after a newer release added a column to its table during a
+ * rolling upgrade. The statement fails so on every use until it is prepared anew.
+ */
+export function isStalePlan(error: unknown): boolean {
+  const { code, routine, message } = error as { code?: unknown; routine?: unknown; message?: unknown };
+  return code === '0A000' && (routine === 'RevalidateCachedQuery' || message === 'cached plan must not change result type');
+}
+
+/**
  * pg's pool as Kysely sees it, but sending each SQL text as a named prepared statement, so
  * PostgreSQL parses and plans it once per connection instead of on every query, and the text
  * crosses the wire once (issue 8). As with SQLite, only the first STATEMENT_CACHE_SIZE texts
  * get a name; a name always stands for the same text, so every connection prepares it alike.
+ *
+ * A statement a schema change made stale (`isStalePlan`) starts a new generation of names, so
+ * every connection prepares each statement again on its next use (the stale ones stay unused
+ * until their connection closes). A query run alone is then sent again at once; one inside a
+ * transaction has aborted it, and `inTransaction` runs the transaction again.
  */
 export function withNamedStatements(pool: pg.Pool): PostgresPool {
-  const names = new Map<string, string>();
+  const indexes = new Map<string, number>();
+  let generation = 0;
   const nameOf = (text: string): string | undefined => {
-    let name = names.get(text);
-    if (name === undefined && names.size < STATEMENT_CACHE_SIZE) {
-      name = `svc_${names.size}`;
-      names.set(text, name);
+    let index = indexes.get(text);
+    if (index === undefined && indexes.size < STATEMENT_CACHE_SIZE) {
+      index = indexes.size;
+      indexes.set(text, index);
     }
-    return name;
+    return index === undefined ? undefined : `svc_${generation}_${index}`;
   };
   // One wrapper per pg client: Kysely keeps its connection objects by client identity.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    const query = (text: unknown, values?: unknown[]) => {
-      if (typeof text !== 'string') return client.query(text as pg.Submittable);
+    // Kysely begins and ends its transactions with these texts (PostgresDriver).
+    let inTransactionBlock = false;
+    const send = (text: string, values: unknown[] | undefined) => {
       const name = nameOf(text);
       return client.query(name === undefined ? { text, values } : { name, text, values });
     };
+    const sendAgainIfStale = async (text: string, values: unknown[] | undefined) => {
+      if (/^(begin|start transaction)\b/i.test(text)) inTransactionBlock = true;
+      else if (/^(commit|rollback)\b/i.test(text)) inTransactionBlock = false;
+      const sentIn = generation;
+      try {
+        return await send(text, values);
+      } catch (error) {
+        if (!isStalePlan(error)) throw error;
+        if (sentIn === generation) generation++;
+        if (inTransactionBlock) throw error;
+        return send(text, values);
+      }
+    };
+    const query = (text: unknown, values?: unknown[]) =>
+      typeof text === 'string' ? sendAgainIfStale(text, values) : client.query(text as pg.Submittable);
     return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() };
   };
   return {
@@ -279,14 +311,19 @@ export interface SqliteShortcuts {
   quiet(text: string): void;
 }
 
-/** Times a new transaction that PostgreSQL ended as a deadlock's victim (40P01) is run again. */
-const DEADLOCK_ATTEMPTS = 3;
+/**
+ * Times a new transaction is run when PostgreSQL ended it as a deadlock's victim (40P01), or for
+ * a statement a newer release's migration made stale (`isStalePlan`).
+ */
+const TRANSACTION_ATTEMPTS = 3;
 
 /**
  * Runs `work` in the transaction `db` already is, or in a new one. A new one that PostgreSQL
  * chose as a deadlock's victim is rolled back and run again: a family revocation holding a token
  * that a rotation begun after it must erase the sealed answer of, while it wants that rotation's
- * token, can deadlock however both order their rows, and neither must fail for it.
+ * token, can deadlock however both order their rows, and neither must fail for it. A statement
+ * made stale by a newer release's migration aborts the transaction once per connection; the next
+ * attempt prepares it anew (`withNamedStatements`).
  */
 export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
   if (db.isTransaction) return work(db);
@@ -294,7 +331,8 @@ export async function inTransaction<T>(db: Kysely<Database>, work: (trx: Kysely<
     try {
       return await db.transaction().execute(work);
     } catch (error) {
-      if (attempt >= DEADLOCK_ATTEMPTS || (error as { code?: unknown }).code !== '40P01') throw error;
+      const again = (error as { code?: unknown }).code === '40P01' || isStalePlan(error);
+      if (attempt >= TRANSACTION_ATTEMPTS || !again) throw error;
     }
   }
 }
