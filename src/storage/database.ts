@@ -183,10 +183,23 @@ export class FifoMutex {
   }
 }
 
-/** Kysely's SQLite driver with its one connection handed out in arrival order (`turn`). */
+/**
+ * Kysely's SQLite driver with its one connection handed out in arrival order (`turn`), and a
+ * rollback only while a transaction is open.
+ */
 class FairSqliteDriver extends SqliteDriver {
-  constructor(config: SqliteDialectConfig, private readonly turn: FifoMutex) {
+  constructor(config: SqliteDialectConfig, private readonly turn: FifoMutex, private readonly inTransaction: () => boolean) {
     super(config);
+  }
+
+  /**
+   * SQLite ends a transaction itself on some errors: a full disk (SQLITE_FULL) at a write or at
+   * COMMIT, an I/O error. A ROLLBACK then fails with "cannot rollback - no transaction is active",
+   * and Kysely throws that instead of the error that ended the transaction, so the log said
+   * nothing of the full disk.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.inTransaction()) await super.rollbackTransaction(connection);
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -201,12 +214,12 @@ class FairSqliteDriver extends SqliteDriver {
 }
 
 class FairSqliteDialect extends SqliteDialect {
-  constructor(private readonly driverConfig: SqliteDialectConfig, private readonly turn: FifoMutex) {
+  constructor(private readonly driverConfig: SqliteDialectConfig, private readonly turn: FifoMutex, private readonly inTransaction: () => boolean) {
     super(driverConfig);
   }
 
   override createDriver(): Driver {
-    return new FairSqliteDriver(this.driverConfig, this.turn);
+    return new FairSqliteDriver(this.driverConfig, this.turn, this.inTransaction);
   }
 }
 
@@ -240,7 +253,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     const watch = new SqliteWriteWatch(sqlite);
     const statements = withStatementCache(sqlite, (text) => watch.wrote(text));
     const turn = new FifoMutex();
-    const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn) });
+    const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn, () => sqlite.inTransaction) });
     // better-sqlite3 runs a statement synchronously, so while nobody holds the one connection a
     // hot query runs at once: nothing can interleave, and it skips a dozen promise hops through
     // Kysely's executor and mutexes, which cost more than the query (issue 8). A transaction
