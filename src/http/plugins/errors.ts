@@ -25,10 +25,19 @@ declare module 'fastify' {
 /** How long a client is told to wait before it tries again after a 503 (RFC 9110 10.2.3). */
 const RETRY_AFTER_SECONDS = '5';
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', 'SQLITE_BUSY']);
+/**
+ * Errors of a backend that cannot serve right now but may soon, answered 503 with Retry-After:
+ * unreachable or restarting (sockets, PostgreSQL classes 08 and 57P), out of resources (class 53:
+ * a full disk, no memory, too many connections), SQLite locked by another process or its file
+ * system full (SQLITE_FULL, which rolls the transaction back: nothing was half written).
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006',
+  '53000', '53100', '53200', '53300', '53400', 'SQLITE_BUSY', 'SQLITE_FULL',
+]);
 
-/** Whether the error means the database (or another backend) cannot be reached right now. */
-function isUnavailable(error: unknown): boolean {
+/** Whether the error means the database (or another backend) cannot serve right now. */
+export function isUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
   if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
