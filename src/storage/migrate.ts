@@ -21,6 +21,7 @@ import * as clientSecretIndex from './migrations/2026-11-23-0060-client-secret-i
 import * as postsPageIndex from './migrations/2026-11-23-0070-posts-page-index.js';
 import * as publishedPostCounts from './migrations/2026-11-23-0080-published-post-counts.js';
 import * as avatarMetadata from './migrations/2026-11-23-0090-avatar-metadata.js';
+import * as endedTokenIndexes from './migrations/2026-11-24-0010-ended-token-indexes.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0070-posts-page-index': postsPageIndex,
   '2026-11-23-0080-published-post-counts': publishedPostCounts,
   '2026-11-23-0090-avatar-metadata': avatarMetadata,
+  '2026-11-24-0010-ended-token-indexes': endedTokenIndexes,
 };
 
 /** Every migration's name, in the order they run. */
