@@ -512,6 +512,9 @@ forEachDatabase('site pages', (database) => {
     }
     assert.deepEqual(await t.deps.stores.clients.findById(client.clientId), client, 'nothing changed');
     assert.match((await visitor.get(again)).text, /This change needs a sign-in from the last 15 minutes/);
+    const wrong = await visitor.post('/login', { username: user.username, password: 'not the password', return_to: page, reauth: '1' });
+    assert.equal(wrong.status, 401);
+    assert.match(wrong.text, /This change needs a sign-in from the last 15 minutes/, 'a wrong password keeps saying why');
     await visitor.signIn(user.username, PASSWORD);
     const edited = await visitor.post(`${page}/redirect-uris`, { redirect_uris: 'https://sudo.example/callback' });
     assert.equal(edited.status, 303, 'signed in again: allowed');

@@ -62,6 +62,7 @@ interface SignInBody {
   username?: string;
   password?: string;
   return_to?: string;
+  reauth?: string;
   _csrf?: string;
 }
 
@@ -71,6 +72,8 @@ const signInBody = {
     username: { type: 'string', maxLength: 256 },
     password: { type: 'string', maxLength: 1024 },
     return_to: { type: 'string', maxLength: 8000 },
+    /** `1` when the page asked to sign in again: a failed attempt's page says so again. */
+    reauth: { type: 'string', maxLength: 8 },
     _csrf: { type: 'string', maxLength: 200 },
   },
 } as const;
@@ -104,7 +107,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         ? retryMessage('Too many failed sign-ins for this account or from your network.', outcome.retryAfterSeconds)
         : WRONG_CREDENTIALS;
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
-        .send(signInPage(context, { username, returnTo, appName: await appNameFor(app, returnTo), error, wrongCredentials: outcome.reason !== 'throttled' }).value);
+        .send(signInPage(context, {
+          username, returnTo, appName: await appNameFor(app, returnTo), error, wrongCredentials: outcome.reason !== 'throttled',
+          reauthenticate: request.body.reauth === '1',
+        }).value);
     }
     // An account with two-step verification on is not signed in by its password alone: the
     // browser gets a pending sign-in and the second step's page, and no session yet.

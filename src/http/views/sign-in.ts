@@ -36,6 +36,7 @@ ${form.reauthenticate ? html`<p class="notice">${form.appName
 <form method="post" action="/login">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
+  ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
   <label for="username">Username</label>
   <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${wrong} ${form.username ? '' : html`autofocus`}>
   <label for="password">Password</label>
