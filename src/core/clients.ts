@@ -90,6 +90,11 @@ function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
+/** Whether `url` is an http or https address, which a browser can open or post a form to. */
+export function isWebUrl(url: URL): boolean {
+  return url.protocol === 'https:' || url.protocol === 'http:';
+}
+
 /**
  * Where the consent page says the answer goes: the host of an http or https URI, or the app a
  * private-use scheme names. Such a URI may be written with an authority
@@ -98,7 +103,7 @@ function isLoopbackHost(hostname: string): boolean {
  */
 export function redirectTarget(redirectUri: string): string {
   const url = new URL(redirectUri);
-  return url.protocol === 'https:' || url.protocol === 'http:' ? url.host : `the app ${url.protocol.slice(0, -1)}`;
+  return isWebUrl(url) ? url.host : `the app ${url.protocol.slice(0, -1)}`;
 }
 
 /**
@@ -180,7 +185,7 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   checkedText(field, trimmed, { kind: 'name', max: 2000 });
   let url: URL | undefined;
   try { url = new URL(trimmed); } catch { url = undefined; }
-  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || trimmed.length > 2000) {
+  if (!url || !isWebUrl(url)) {
     throw new InputError(field, `${field} must be an http or https URL`);
   }
   return trimmed;

@@ -3,7 +3,7 @@
  * decide whether we may redirect at all: their errors become an HTML page (seed 4.1 rule 1);
  * every later error is sent back to the verified redirect URI (RFC 6749 4.1.2.1).
  */
-import { findClient, isRegisteredRedirectUri } from '../clients.js';
+import { findClient, isRegisteredRedirectUri, isWebUrl } from '../clients.js';
 import { OAuthError } from '../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
@@ -119,7 +119,7 @@ export const checkResponseMode: Check = (ctx) => {
   if (!(RESPONSE_MODES as readonly string[]).includes(mode)) {
     throw new OAuthError('invalid_request', 'The response_mode must be query or form_post: leave it out for query.');
   }
-  if (mode === 'form_post' && !['https:', 'http:'].includes(new URL(ctx.redirectUri!).protocol)) {
+  if (mode === 'form_post' && !isWebUrl(new URL(ctx.redirectUri!))) {
     throw new OAuthError('invalid_request', 'The response_mode form_post needs an https or http redirect URI: a browser cannot post a form to an app\'s own scheme. Leave response_mode out.');
   }
   ctx.responseMode = mode as ResponseMode;
