@@ -28,8 +28,6 @@ export interface CheckContext {
   redirectUri?: string;
   /** The state to echo on an error redirect, once it is known to be sent exactly once. */
   state?: string;
-  /** How an error goes back, once `response_mode` is known to be one we answer in. */
-  responseMode?: ResponseMode;
   request: Partial<AuthorizationRequest>;
 }
 
@@ -109,9 +107,9 @@ export const checkResponseType: Check = (ctx) => {
 /**
  * OAuth 2.0 Multiple Response Type Encoding Practices 2.1 and Form Post Response Mode 2: `query`
  * (the code flow's default) or `form_post`. Checked before anything else that could fail (a
- * repeated parameter included), so every later error goes back in the mode asked for; a
- * repeated `response_mode` names no mode, and goes back in the query. A browser cannot post a form to an app's own
- * scheme (RFC 8252 7.1), so `form_post` needs an http or https redirect URI.
+ * repeated parameter included), so every later error goes back in the mode asked for; a refused
+ * or repeated `response_mode` names no mode, and goes back in the query. A browser cannot post a
+ * form to an app's own scheme (RFC 8252 7.1), so `form_post` needs an http or https redirect URI.
  */
 export const checkResponseMode: Check = (ctx) => {
   const sent = param(ctx, 'response_mode');
@@ -122,7 +120,6 @@ export const checkResponseMode: Check = (ctx) => {
   if (mode === 'form_post' && !isWebUrl(new URL(ctx.redirectUri!))) {
     throw new OAuthError('invalid_request', 'The response_mode form_post needs an https or http redirect URI: a browser cannot post a form to an app\'s own scheme. Leave response_mode out.');
   }
-  ctx.responseMode = mode as ResponseMode;
   ctx.request.responseMode = mode as ResponseMode;
 };
 

@@ -71,7 +71,7 @@ export async function validateAuthorizationRequest(deps: OAuthDeps, params: Para
   const checked = await runChecks(deps, params, 'browser');
   if (checked.ok) return checked;
   const { ctx } = checked;
-  const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.responseMode ?? 'query', clientName: ctx.client!.name };
+  const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.request.responseMode ?? 'query', clientName: ctx.client!.name };
   return { ok: false, response: errorResponse(deps, to, checked.error, ctx.state) };
 }
 
