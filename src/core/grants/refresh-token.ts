@@ -7,7 +7,7 @@ import type { Client } from '../ports.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import { type ReplayAnswer, isReplay, openReplay, sealReplay } from '../tokens/replay.js';
-import { revokeGrant } from '../tokens/revocation.js';
+import { revokeGrantCounted } from '../tokens/revocation.js';
 import { registerGrantType } from './registry.js';
 
 /** One answer for every refused refresh token: nothing more is revealed. */
@@ -92,7 +92,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
   // again, and not a replay, ends its whole family.
   const known = await deps.stores.tokens.findRefresh(tokenHash);
   if (known && (known.usedAt !== null || known.revokedAt !== null)) {
-    await deps.stores.transaction((tx) => revokeGrant(deps, tx, known.grantId, 'refresh_reuse', deps.clock.now()));
+    await revokeGrantCounted(deps, known.grantId, 'refresh_reuse', deps.clock.now());
     deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId });
   }
   throw new OAuthError('invalid_grant', INVALID);

@@ -7,18 +7,27 @@ import type { Instant } from '../time.js';
 import type { OAuthDeps } from './context.js';
 
 /**
- * Revokes one grant and marks its tokens revoked; counts it once, and queues the app's
- * back-channel logout for the session the grant was approved in (`stores` is the caller's
- * transaction). Tokens first, then the grant: a rotation in flight holds its refresh token's row
- * and then updates the grant, so taking the rows in the same order means the two wait for each
- * other instead of deadlocking.
+ * Revokes one grant and marks its tokens revoked, and queues the app's back-channel logout for
+ * the session the grant was approved in (`stores` is the caller's transaction). Tokens first,
+ * then the grant: a rotation in flight holds its refresh token's row and then updates the grant,
+ * so taking the rows in the same order means the two wait for each other instead of deadlocking.
+ *
+ * Runs in the caller's transaction and returns whether this call revoked the grant, which the
+ * caller counts once the transaction has committed (`revokeGrantCounted`): `inTransaction` may run
+ * the transaction again (a deadlock's victim, a statement made stale by a newer release's
+ * migration), and a count taken inside it would count each attempt.
  */
-export async function revokeGrant(deps: OAuthDeps, stores: Stores, grantId: number, reason: 'refresh_reuse' | 'revoked_by_client', now: Instant): Promise<void> {
+export async function revokeGrant(stores: Stores, grantId: number, reason: 'refresh_reuse' | 'revoked_by_client', now: Instant): Promise<boolean> {
   await stores.tokens.revokeByGrant(grantId, now);
-  if (!(await stores.grants.revoke(grantId, reason, now))) return;
-  deps.metrics.tokensRevoked.inc({ reason });
+  if (!(await stores.grants.revoke(grantId, reason, now))) return false;
   const grant = await stores.grants.findById(grantId);
   if (grant) await queueBackchannelLogouts(stores, now, [{ clientId: grant.clientId, userId: grant.userId, sid: grant.sid, cause: reason }]);
+  return true;
+}
+
+/** `revokeGrant` in a transaction of its own, counted once it has committed. */
+export async function revokeGrantCounted(deps: OAuthDeps, grantId: number, reason: 'refresh_reuse' | 'revoked_by_client', now: Instant): Promise<void> {
+  if (await deps.stores.transaction((tx) => revokeGrant(tx, grantId, reason, now))) deps.metrics.tokensRevoked.inc({ reason });
 }
 
 /**
@@ -60,7 +69,7 @@ export async function revokeToken(deps: OAuthDeps, client: Client, token: string
   } else if (kind === 'refresh') {
     const found = await deps.stores.tokens.findRefresh(hash);
     if (found && found.clientId === client.clientId) {
-      await deps.stores.transaction((tx) => revokeGrant(deps, tx, found.grantId, 'revoked_by_client', now));
+      await revokeGrantCounted(deps, found.grantId, 'revoked_by_client', now);
       record(found, 'refresh');
     }
   }
