@@ -117,7 +117,8 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
   // One wrapper per pg client: Kysely keeps its connection objects by client identity.
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    // Kysely begins and ends its transactions with these texts (PostgresDriver).
+    // Kysely begins and ends its transactions with these texts (PostgresDriver). `rollback to
+    // [savepoint] name` (Kysely's rollbackToSavepoint, or raw SQL) ends no transaction.
     let inTransactionBlock = false;
     const send = (text: string, values: unknown[] | undefined) => {
       const name = nameOf(text);
@@ -125,7 +126,7 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
     };
     const sendAgainIfStale = async (text: string, values: unknown[] | undefined) => {
       if (/^(begin|start transaction)\b/i.test(text)) inTransactionBlock = true;
-      else if (/^(commit|rollback)\b/i.test(text)) inTransactionBlock = false;
+      else if (/^(commit|rollback)\b(?!\s+to\b)/i.test(text)) inTransactionBlock = false;
       const sentIn = generation;
       try {
         return await send(text, values);
