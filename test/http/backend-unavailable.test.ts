@@ -12,8 +12,8 @@ test('a backend that cannot serve for now is unavailable: unreachable, restartin
   assert.equal(isUnavailable(new Error('timeout exceeded when trying to connect')), true);
 });
 
-test('a mistake of ours or a refused statement is not unavailability: it stays a 500', () => {
-  for (const code of ['42P01', '23505', '0A000', 'SQLITE_CONSTRAINT', 'SQLITE_ERROR']) {
+test('a mistake of ours, a refused statement or a query past a configured limit is not unavailability: it stays a 500', () => {
+  for (const code of ['42P01', '23505', '0A000', '53200', '53400', 'SQLITE_CONSTRAINT', 'SQLITE_ERROR']) {
     assert.equal(isUnavailable(failure(code)), false, code);
   }
   assert.equal(isUnavailable(new TypeError('x is undefined')), false);

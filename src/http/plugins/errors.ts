@@ -27,13 +27,15 @@ const RETRY_AFTER_SECONDS = '5';
 
 /**
  * Errors of a backend that cannot serve right now but may soon, answered 503 with Retry-After:
- * unreachable or restarting (sockets, PostgreSQL classes 08 and 57P), out of resources (class 53:
- * a full disk, no memory, too many connections), SQLite locked by another process or its file
- * system full (SQLITE_FULL, which rolls the transaction back: nothing was half written).
+ * unreachable or restarting (sockets, PostgreSQL classes 08 and 57P), out of disk or of
+ * connections (PostgreSQL 53100, 53300), SQLite locked by another process or its file system full
+ * (SQLITE_FULL: SQLite undoes the failed statement or the whole transaction, and the caller's
+ * transaction is rolled back). The rest of class 53 (out of memory, a configured limit such as
+ * `temp_file_limit`) comes of one query and repeats with it: a 500 and its own error line.
  */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006',
-  '53000', '53100', '53200', '53300', '53400', 'SQLITE_BUSY', 'SQLITE_FULL',
+  '53100', '53300', 'SQLITE_BUSY', 'SQLITE_FULL',
 ]);
 
 /** Whether the error means the database (or another backend) cannot serve right now. */
