@@ -244,7 +244,7 @@ export function loadSettings(env: Env = process.env): Settings {
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
-    refreshReplaySeconds: integer(env, 'REFRESH_REPLAY_SECONDS', 20, 0, 300),
+    refreshReplaySeconds: integer(env, 'REFRESH_REPLAY_SECONDS', 0, 0, 300),
     keysSecret,
     signingKeyActivationSeconds: integer(env, 'SIGNING_KEY_ACTIVATION_SECONDS', 120, 0, 86_400),
     logLevel,

@@ -25,7 +25,8 @@ writeFileSync(keysFile, JSON.stringify({
 forEachDatabase('leaked credentials', (database) => {
   let t: TestApp;
   // TRUST_PROXY=1: each test reports from an address of its own (X-Forwarded-For), so the limit per address is the test's alone.
-  before(async () => { t = await startTestApp(database, { env: { SECRET_SCANNING_KEYS: keysFile, TRUST_PROXY: '1' } }); });
+  // The replay window turned on, for what a report does to a rotated token inside it.
+  before(async () => { t = await startTestApp(database, { env: { SECRET_SCANNING_KEYS: keysFile, TRUST_PROXY: '1', REFRESH_REPLAY_SECONDS: '20' } }); });
   after(() => t.close());
 
   const address = () => `198.51.100.${randomBytes(1)[0]! % 250 + 1}`;

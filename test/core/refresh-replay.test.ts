@@ -40,22 +40,30 @@ describe('sealing a successor answer under the rotated token', () => {
 });
 
 describe('what counts as a replay', () => {
-  const rotated: RefreshToken = { id: 1, tokenHash: 'h', grantId: 1, clientId: 'app', userId: 1, scope: 's', createdAt: T0, expiresAt: T0 + 86_400_000, revokedAt: null, usedAt: T0, dpopJkt: null };
+  const rotated: RefreshToken = { id: 1, tokenHash: 'h', grantId: 1, clientId: 'app', userId: 1, scope: 's', createdAt: T0, expiresAt: T0 + 86_400_000, revokedAt: null, usedAt: T0, dpopJkt: null, resource: null };
   const candidate: ReplayCandidate = { token: rotated, sealed: 'r1.x', successor: { usedAt: null, revokedAt: null } };
 
-  test('its own client, within the window, successor unused: a replay', () => {
-    assert.equal(isReplay(candidate, 'app', T0 + 20_000, 20), true);
+  const app = { clientId: 'app', type: 'confidential' } as const;
+  const publicApp = { clientId: 'app', type: 'public' } as const;
+
+  test('its own confidential client, within the window, successor unused: a replay', () => {
+    assert.equal(isReplay(candidate, app, T0 + 20_000, 20), true);
+  });
+
+  test('a public client\'s bearer token is never replayed; its DPoP-bound token is', () => {
+    assert.equal(isReplay(candidate, publicApp, T0, 20), false);
+    assert.equal(isReplay({ ...candidate, token: { ...rotated, dpopJkt: 'jkt' } }, publicApp, T0, 20), true);
   });
 
   test('after the window, another client, a used or revoked successor, no sealed answer, or the window off: reuse', () => {
-    assert.equal(isReplay(candidate, 'app', T0 + 20_001, 20), false);
-    assert.equal(isReplay(candidate, 'other', T0, 20), false);
-    assert.equal(isReplay({ ...candidate, successor: { usedAt: T0 + 1, revokedAt: null } }, 'app', T0 + 2, 20), false);
-    assert.equal(isReplay({ ...candidate, successor: { usedAt: null, revokedAt: T0 + 1 } }, 'app', T0 + 2, 20), false);
-    assert.equal(isReplay({ ...candidate, successor: undefined }, 'app', T0, 20), false);
-    assert.equal(isReplay({ ...candidate, sealed: null }, 'app', T0, 20), false);
-    assert.equal(isReplay({ ...candidate, token: { ...rotated, revokedAt: T0 } }, 'app', T0, 20), false);
-    assert.equal(isReplay({ ...candidate, token: { ...rotated, usedAt: null } }, 'app', T0, 20), false);
-    assert.equal(isReplay(candidate, 'app', T0, 0), false);
+    assert.equal(isReplay(candidate, app, T0 + 20_001, 20), false);
+    assert.equal(isReplay(candidate, { ...app, clientId: 'other' }, T0, 20), false);
+    assert.equal(isReplay({ ...candidate, successor: { usedAt: T0 + 1, revokedAt: null } }, app, T0 + 2, 20), false);
+    assert.equal(isReplay({ ...candidate, successor: { usedAt: null, revokedAt: T0 + 1 } }, app, T0 + 2, 20), false);
+    assert.equal(isReplay({ ...candidate, successor: undefined }, app, T0, 20), false);
+    assert.equal(isReplay({ ...candidate, sealed: null }, app, T0, 20), false);
+    assert.equal(isReplay({ ...candidate, token: { ...rotated, revokedAt: T0 } }, app, T0, 20), false);
+    assert.equal(isReplay({ ...candidate, token: { ...rotated, usedAt: null } }, app, T0, 20), false);
+    assert.equal(isReplay(candidate, app, T0, 0), false);
   });
 });

@@ -22,7 +22,8 @@ const ALGS = DPOP_ALGS.join(' ');
 
 forEachDatabase('DPoP (RFC 9449)', (database) => {
   let t: TestApp;
-  before(async () => { t = await startOAuthApp(database); });
+  // The replay window turned on: a bound token's replay is tested below (INTERFACE section 11).
+  before(async () => { t = await startOAuthApp(database, { env: { REFRESH_REPLAY_SECONDS: '20' } }); });
   after(() => t.close());
 
   const tokenUrl = () => `${t.baseUrl}/api/oauth/token`;

@@ -1,8 +1,9 @@
 /**
  * Races (INTERFACE section 2): 20 parallel redemptions of one code, and 20 parallel refreshes of
- * one refresh token with the replay window off, each give exactly one success; the losers are
- * reuse, so once the race settles the winner's tokens are dead too. With the window on (the
- * default), the refresh race is test/oauth/refresh-replay.test.ts: every racer gets the same answer. A revocation racing a rotation of the same grant takes
+ * one refresh token (the replay window is off by default), each give exactly one success; the
+ * losers are reuse, so once the race settles the winner's tokens are dead too. With the window
+ * turned on, the refresh race is test/oauth/refresh-replay.test.ts: every racer gets the same
+ * answer. A revocation racing a rotation of the same grant takes
  * their rows in the same order (src/core/tokens/revocation.ts), so neither deadlocks.
  */
 import assert from 'node:assert/strict';
@@ -16,8 +17,7 @@ const RACERS = 20;
 
 forEachDatabase('races', (database) => {
   let t: TestApp;
-  // REFRESH_REPLAY_SECONDS=0: strict rotation, as before the replay window (INTERFACE section 11).
-  before(async () => { t = await startOAuthApp(database, { env: { REFRESH_REPLAY_SECONDS: '0' } }); });
+  before(async () => { t = await startOAuthApp(database); });
   after(() => t.close());
 
   /** Sends the same token request RACERS times at once: exactly one wins, every loser is invalid_grant. */
@@ -40,7 +40,7 @@ forEachDatabase('races', (database) => {
     assert.deepEqual(await introspect(t, c, won.refresh_token), { active: false });
   });
 
-  test('without the replay window, 20 parallel refreshes of one refresh token: exactly one succeeds, then its tokens are revoked', async () => {
+  test('20 parallel refreshes of one refresh token: exactly one succeeds, then its tokens are revoked', async () => {
     const c = await newClient(t);
     const { browser } = await signedInBrowser(t);
     const tokens = await obtainTokens(t, browser, c);

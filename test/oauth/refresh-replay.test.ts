@@ -1,8 +1,10 @@
 /**
- * The refresh replay window (INTERFACE section 11, issue 19 item 1): a rotated refresh token
- * presented again by its client within REFRESH_REPLAY_SECONDS, while its successor is unused, gets
- * the same successor answer again; any other reuse revokes the family (RFC 9700 4.14.2). Races
- * run across two app instances on one database, each with its own connections.
+ * The refresh replay window (INTERFACE section 11): off by default, so a rotated refresh token is
+ * invalid the moment its successor is issued (seed section 3 rule 3). Turned on, a rotated token
+ * presented again within REFRESH_REPLAY_SECONDS by a confidential client, or with a proof of the
+ * DPoP key it is bound to, while its successor is unused, gets the same successor answer again;
+ * any other reuse revokes the family (RFC 9700 4.14.2). Races run across two app instances on one
+ * database, each with its own connections.
  */
 import { sql } from 'kysely';
 import assert from 'node:assert/strict';
@@ -15,13 +17,14 @@ import { type TestClient, type Tokens, clientFields, introspect, newClient, obta
 const RACERS = 20;
 const WINDOW_SECONDS = 20;
 
-forEachDatabase('the refresh replay window', (database) => {
+forEachDatabase('the refresh replay window turned on', (database) => {
   let t: TestApp;
   /** A second instance on the same database, reading the same clock. */
   let u: TestApp;
   before(async () => {
-    t = await startOAuthApp(database);
-    u = await startOAuthApp(database, { clock: t.clock });
+    const env = { REFRESH_REPLAY_SECONDS: String(WINDOW_SECONDS) };
+    t = await startOAuthApp(database, { env });
+    u = await startOAuthApp(database, { env, clock: t.clock });
   });
   after(async () => {
     await u.close();
@@ -107,6 +110,17 @@ forEachDatabase('the refresh replay window', (database) => {
     assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
   });
 
+  test('a public client\'s bearer refresh token gets no window: presented again at once, it revokes the family', async () => {
+    const c = await newClient(t, { type: 'public' });
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c);
+    const first = await refreshed(t, c, tokens.refresh_token);
+    await isReuse(await refresh(u, c, tokens.refresh_token));
+    assert.deepEqual(await introspect(t, c, first.access_token), { active: false });
+    assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
+    assert.equal(await t.deps.stores.tokens.findReplay(hashSecret(tokens.refresh_token)).then((r) => r?.sealed ?? null), null, 'no answer is sealed for it');
+  });
+
   test('a replay that asks for another scope than the rotation did is reuse', async () => {
     const { c, tokens } = await start();
     const first = await refreshed(t, c, tokens.refresh_token, { scope: 'profile:read' });
@@ -146,12 +160,33 @@ forEachDatabase('the refresh replay window', (database) => {
   });
 });
 
-forEachDatabase('the refresh replay window turned off', (database) => {
+forEachDatabase('refresh rotation by default', (database) => {
   let t: TestApp;
-  before(async () => { t = await startOAuthApp(database, { env: { REFRESH_REPLAY_SECONDS: '0' } }); });
-  after(() => t.close());
+  /** A second instance on the same database, reading the same clock. */
+  let u: TestApp;
+  before(async () => {
+    t = await startOAuthApp(database);
+    u = await startOAuthApp(database, { clock: t.clock });
+  });
+  after(async () => {
+    await u.close();
+    await t.close();
+  });
 
-  test('with REFRESH_REPLAY_SECONDS=0 a rotated token presented again at once revokes the family', async () => {
+  /** RACERS refreshes of one token, spread over `instances`: exactly one succeeds, every other is invalid_grant. */
+  async function raceOn(instances: TestApp[]): Promise<void> {
+    const c = await newClient(t, { type: 'confidential' });
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c);
+    const responses = await Promise.all(Array.from({ length: RACERS }, (_, i) => tokenRequest(instances[i % instances.length]!, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) })));
+    const statuses = responses.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 200).length, 1, `statuses: ${statuses.join(' ')}`);
+    assert.equal(statuses.filter((s) => s === 400).length, RACERS - 1);
+    for (const r of responses) await r.body?.cancel();
+  }
+
+  test('seed section 3 rule 3: a rotated token is invalid at once; presented again it revokes the family', async () => {
+    assert.equal(t.deps.settings.refreshReplaySeconds, 0);
     const c = await newClient(t, { type: 'confidential' });
     const { browser } = await signedInBrowser(t);
     const tokens = await obtainTokens(t, browser, c);
@@ -160,5 +195,13 @@ forEachDatabase('the refresh replay window turned off', (database) => {
     const again = await rotate();
     assert.equal(again.status, 400);
     assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
+  });
+
+  test('20 racing refreshes of one token on one instance: exactly one succeeds', async () => {
+    await raceOn([t]);
+  });
+
+  test('20 racing refreshes of one token on two instances: exactly one succeeds', async () => {
+    await raceOn([t, u]);
   });
 });

@@ -42,9 +42,10 @@ forEachDatabase('audit events in the server log', (database) => {
     compiled();
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
-    // LOG_LEVEL=warn quiets the request log; audit lines are written all the same.
+    // LOG_LEVEL=warn quiets the request log; audit lines are written all the same. The replay
+    // window is turned on, so a replay's event is written too.
     const server = run(process.execPath, ['dist/main.js'], {
-      DATABASE_URL: database.url, PORT: String(port), BASE_URL: baseUrl, DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
+      DATABASE_URL: database.url, PORT: String(port), BASE_URL: baseUrl, DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0', REFRESH_REPLAY_SECONDS: '20',
     });
     try {
       await server.waitFor(/Listening on/);

@@ -6,7 +6,7 @@ import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
 import type { Client } from '../ports.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
-import { type ReplayAnswer, isReplay, openReplay, sealReplay } from '../tokens/replay.js';
+import { type ReplayAnswer, isReplay, openReplay, replayWindowApplies, sealReplay } from '../tokens/replay.js';
 import { revokeGrantCounted } from '../tokens/revocation.js';
 import { registerGrantType } from './registry.js';
 
@@ -41,7 +41,7 @@ function checkBinding(bound: string | null, presented: string | null): void {
     : 'The DPoP proof is signed with another key than the one this refresh token is bound to: sign it with that key.');
 }
 
-registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt }) => {
+registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt, resource }) => {
   const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
@@ -71,10 +71,10 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt 
     // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
     // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
     // to bound tokens as to any (seed section 3 rule 3).
-    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt }, {
+    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, {
       tokenId: old.id,
       tokenHash,
-      seal: (fresh) => (deps.settings.refreshReplaySeconds > 0 ? sealReplay(token, tokenHash, replayAnswer(fresh, requested)) : null),
+      seal: (fresh) => (deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt) ? sealReplay(token, tokenHash, replayAnswer(fresh, requested)) : null),
     });
   });
   if (issued) {
@@ -122,7 +122,7 @@ async function replay(deps: OAuthDeps, client: Client, token: string, tokenHash:
   if (window <= 0) return undefined;
   const now = deps.clock.now();
   const candidate = await deps.stores.tokens.findReplay(tokenHash);
-  if (!candidate || !isReplay(candidate, client.clientId, now, window)) return undefined;
+  if (!candidate || !isReplay(candidate, client, now, window)) return undefined;
   const answer = openReplay(token, tokenHash, candidate.sealed);
   if (!answer || answer.requestedScope !== requested || answer.dpopJkt !== dpopJkt) return undefined;
   const granted = await deps.stores.grants.findWithUser(candidate.token.grantId);

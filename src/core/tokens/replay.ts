@@ -1,7 +1,9 @@
 /**
- * The refresh replay window (issue 19 item 1, INTERFACE section 11). Strict rotation (RFC 9700
- * 4.14.2) logs a user out when two tabs refresh at once or a token answer is lost on the way: the
- * client presents the rotated token again and the family is revoked. Grace periods (Hydra,
+ * The refresh replay window (INTERFACE section 11), off by default: seed section 3 rule 3 says a
+ * refresh "invalidates the old one immediately". Strict rotation (RFC 9700 4.14.2) logs a user out
+ * when two tabs refresh at once or a token answer is lost on the way: the client presents the
+ * rotated token again and the family is revoked. An operator may open the window, and then only
+ * for a token whose presenter proves more than holding it (`replayWindowApplies`). Grace periods (Hydra,
  * Keycloak) mint a new pair for every reuse, so a thief racing the client gets a family of its
  * own. Here a rotated token presented again, by its own client, within REFRESH_REPLAY_SECONDS,
  * while its successor is unused, gets *the same* successor answer again: no new token exists, so
@@ -13,7 +15,7 @@
  * a copy of the database opens no answer, so it holds no usable token.
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import type { RefreshToken } from '../ports.js';
+import type { Client, RefreshToken } from '../ports.js';
 import type { Instant } from '../time.js';
 
 /** What a replay answers: the strings of the successor's token response, and what it was asked with. */
@@ -86,14 +88,26 @@ export interface ReplayCandidate {
 }
 
 /**
- * Whether a rotated token presented again is a replay (the same answer again) rather than reuse
- * (RFC 9700 4.14.2: the family is revoked): its own client (RFC 6749 10.4), within the window of
- * its rotation, its successor neither used nor revoked, and an answer sealed for it.
+ * Whether a refresh token may ever be answered again (INTERFACE section 11): only a confidential
+ * client's, which the token endpoint authenticated with its secret (RFC 6749 2.3.1), or a token
+ * bound to a DPoP key (RFC 9449 5), whose replay needs a proof of that key. A public client's
+ * bearer token has neither: a replay of it cannot be told from theft (RFC 9700 4.14.2), so it
+ * always ends the family.
  */
-export function isReplay(candidate: ReplayCandidate, clientId: string, now: Instant, windowSeconds: number): candidate is ReplayCandidate & { sealed: string } {
+export function replayWindowApplies(client: Pick<Client, 'type'>, boundJkt: string | null): boolean {
+  return client.type === 'confidential' || boundJkt !== null;
+}
+
+/**
+ * Whether a rotated token presented again is a replay (the same answer again) rather than reuse
+ * (RFC 9700 4.14.2: the family is revoked): its own client (RFC 6749 10.4), one the window applies
+ * to, within the window of its rotation, its successor neither used nor revoked, and an answer
+ * sealed for it.
+ */
+export function isReplay(candidate: ReplayCandidate, client: Pick<Client, 'clientId' | 'type'>, now: Instant, windowSeconds: number): candidate is ReplayCandidate & { sealed: string } {
   const { token, sealed, successor } = candidate;
-  if (windowSeconds <= 0 || sealed === null) return false;
-  if (token.clientId !== clientId || token.usedAt === null || token.revokedAt !== null) return false;
+  if (windowSeconds <= 0 || sealed === null || !replayWindowApplies(client, token.dpopJkt)) return false;
+  if (token.clientId !== client.clientId || token.usedAt === null || token.revokedAt !== null) return false;
   if (now - token.usedAt > windowSeconds * 1000) return false;
   return successor !== undefined && successor.usedAt === null && successor.revokedAt === null;
 }
