@@ -98,7 +98,7 @@ forEachDatabase('RP-initiated logout', (database) => {
     assert.ok(other);
   });
 
-  test('without an id_token_hint the person is asked: the GET ends nothing, and the confirmation form with its CSRF token does', async () => {
+  test('without an id_token_hint the person is asked: the GET ends nothing, and the confirmation form with its CSRF token does, on our own page', async () => {
     const c = await appWithLogout();
     const { browser } = await signedInToApp(c);
     const response = await logout(browser, { client_id: c.client.clientId, post_logout_redirect_uri: BYE, state: 'st-2' });
@@ -108,7 +108,7 @@ forEachDatabase('RP-initiated logout', (database) => {
     assert.match(page, /Test App<\/strong> asked to sign you out/);
     assert.equal(await signedIn(browser), true, 'a GET alone ends nothing');
     const fields = formFields(page, '/oauth/logout');
-    assert.deepEqual(Object.keys(fields).sort(), ['_csrf', 'client_id', 'post_logout_redirect_uri', 'state']);
+    assert.deepEqual(Object.keys(fields).sort(), ['_csrf', 'client_id', 'state']);
 
     const forged = await browser.postForm('/oauth/logout', { ...fields, _csrf: 'x'.repeat(43), decision: 'logout' });
     assert.equal(forged.status, 403);
@@ -119,19 +119,43 @@ forEachDatabase('RP-initiated logout', (database) => {
     assert.equal(otherSite.status, 403);
     assert.equal(await signedIn(browser), true, 'no form without the CSRF token, or from another site, ends it');
 
-    const confirmed = await browser.postForm('/oauth/logout', { ...fields, decision: 'logout' });
-    assert.equal(confirmed.status, 303);
-    assert.equal(confirmed.headers.get('location'), `${BYE}?state=st-2`);
+    const confirmed = await browser.postForm('/oauth/logout', { ...fields, post_logout_redirect_uri: BYE, decision: 'logout' });
+    assert.equal(confirmed.status, 200);
+    assert.equal(confirmed.headers.get('location'), null);
+    assert.match(await confirmed.text(), /You are signed out/);
     assert.equal(await signedIn(browser), false);
   });
 
-  test('"Stay signed in" keeps the session and returns to the app', async () => {
+  test('a confirmed sign-out with a hint of this app returns to its registered URI: the form carries the hint', async () => {
+    const c = await appWithLogout();
+    const { browser, user, idToken } = await signedInToApp(c);
+    // A hint from an earlier sign-in session of the same person: verified, but the person is asked.
+    const settings = await (await browser.fetch('/settings/tokens')).text();
+    await browser.postForm('/logout', { _csrf: formFields(settings, '/logout')._csrf! });
+    assert.equal((await browser.signIn(user!.username)).status, 303);
+    const page = await (await logout(browser, { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'st-6' })).text();
+    const fields = formFields(page, '/oauth/logout');
+    assert.equal(fields.id_token_hint, idToken);
+    const confirmed = await browser.postForm('/oauth/logout', { ...fields, decision: 'logout' });
+    assert.equal(confirmed.status, 303);
+    assert.equal(confirmed.headers.get('location'), `${BYE}?state=st-6`);
+    assert.equal(await signedIn(browser), false);
+  });
+
+  test('"Stay signed in" keeps the session; it returns to the app only with the app\'s hint, else home', async () => {
     const c = await appWithLogout();
     const { browser } = await signedInToApp(c);
     const page = await (await logout(browser, { client_id: c.client.clientId, post_logout_redirect_uri: BYE, state: 'st-3' })).text();
     const stayed = await browser.postForm('/oauth/logout', { ...formFields(page, '/oauth/logout'), decision: 'stay' });
     assert.equal(stayed.status, 303);
-    assert.equal(stayed.headers.get('location'), `${BYE}?state=st-3`);
+    assert.equal(stayed.headers.get('location'), '/');
+    assert.equal(await signedIn(browser), true);
+    // The same person's hint from another browser's session: asked, and "stay" goes back to the app.
+    const other = await signedInBrowser(t);
+    const { idToken: otherHint } = await signedInToApp(c, other.browser);
+    const asked = await (await logout(browser, { id_token_hint: otherHint, post_logout_redirect_uri: BYE, state: 'st-7' })).text();
+    const back = await browser.postForm('/oauth/logout', { ...formFields(asked, '/oauth/logout'), decision: 'stay' });
+    assert.equal(back.headers.get('location'), `${BYE}?state=st-7`);
     assert.equal(await signedIn(browser), true);
   });
 
@@ -229,14 +253,36 @@ forEachDatabase('RP-initiated logout', (database) => {
     assert.equal(await signedIn(browser), true);
   });
 
-  test('with nobody signed in, the registered post_logout_redirect_uri is returned to at once', async () => {
+  test('with nobody signed in, the registered post_logout_redirect_uri is returned to at once with the app\'s hint', async () => {
     const c = await appWithLogout();
-    const response = await logout(new Browser(t), { client_id: c.client.clientId, post_logout_redirect_uri: BYE, state: 'st-4' });
+    const { idToken } = await signedInToApp(c);
+    const response = await logout(new Browser(t), { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'st-4' });
     assert.equal(response.status, 303);
     assert.equal(response.headers.get('location'), `${BYE}?state=st-4`);
     const nowhere = await logout(new Browser(t), {});
     assert.equal(nowhere.status, 200);
     assert.match(await nowhere.text(), /You are signed out/);
+  });
+
+  test('section 3: without an id_token_hint even a registered post_logout_redirect_uri is not redirected to (no open redirect)', async () => {
+    const evil = 'https://evil.example/landing';
+    const c = await newClient(t, { postLogoutRedirectUris: [evil] });
+    const response = await logout(new Browser(t), { client_id: c.client.clientId, post_logout_redirect_uri: evil, state: 's' });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('location'), null);
+    const page = await response.text();
+    assert.match(page, /You are signed out/);
+    assert.match(page, /without proof that it signed you in here/);
+    assert.doesNotMatch(page, /evil\.example\/landing/);
+  });
+
+  test('a hint issued to another app does not open this app\'s registered URI', async () => {
+    const first = await appWithLogout();
+    const second = await appWithLogout();
+    const { idToken } = await signedInToApp(first);
+    const refused = await logout(new Browser(t), { id_token_hint: idToken, client_id: second.client.clientId, post_logout_redirect_uri: BYE });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get('location'), null);
   });
 
   test('an app may POST the logout request: it becomes the same request as a GET, which the session cookie comes with', async () => {

@@ -9,9 +9,11 @@
  *   signed-in user and, when it carries one, this very session (`sid`): RP-Initiated Logout 1.0
  *   section 2 requires the question otherwise. Anything else gets a confirmation page whose form
  *   carries the CSRF token; a GET never ends a session on its own.
- * - `post_logout_redirect_uri` must be registered for the app named by the hint or `client_id`,
- *   matched exactly (section 3). One that is not is never redirected to; the person is still
- *   signed out, and told the app could not be returned to.
+ * - The browser is sent to `post_logout_redirect_uri` only when it is registered for the app,
+ *   matched exactly, and an `id_token_hint` that verifies was issued to that same app (section 3:
+ *   without the hint the OP must not redirect). Otherwise the registration alone would let anyone
+ *   who registers an app bounce people through our origin to any address (an open redirect). A
+ *   refused redirect still signs the person out, on our own page, which says why.
  * - An `id_token_hint` that does not verify (altered, unsigned, another issuer, a `client_id`
  *   that is not its audience) is refused with an error page, and nothing ends. One signed by a
  *   key no longer published counts as absent: the person is asked.
@@ -38,12 +40,19 @@ export interface EndSessionRequest {
   client: Client | undefined;
   /** The verified hint, if one was sent and could be verified. */
   hint: IdTokenHint | undefined;
+  /** The verified hint as sent, for the confirmation form to carry. */
+  hintToken: string | undefined;
   /** Registered for `client`, exactly: where to send the browser afterwards. */
   postLogoutRedirectUri: string | undefined;
-  /** A `post_logout_redirect_uri` was sent that is not registered (or no app was named): no redirect. */
-  refusedRedirect: boolean;
+  /**
+   * Why a `post_logout_redirect_uri` that was sent is not returned to: not registered for the app
+   * (or no app was named), or registered but no verified `id_token_hint` of that app came with it.
+   */
+  refusedRedirect: RefusedRedirect | undefined;
   state: string | undefined;
 }
+
+export type RefusedRedirect = 'unregistered' | 'no_hint';
 
 export interface EndSessionContext {
   readonly params: Params;
@@ -81,7 +90,10 @@ export const checkIdTokenHint: EndSessionCheck = async (ctx) => {
   const token = param(ctx, 'id_token_hint');
   if (token === undefined) return;
   const checked = await verifyIdTokenHint(ctx.keys, ctx.issuer, token, ctx.now);
-  if (checked.kind === 'verified') ctx.request.hint = checked.hint;
+  if (checked.kind === 'verified') {
+    ctx.request.hint = checked.hint;
+    ctx.request.hintToken = token;
+  }
 };
 
 /**
@@ -99,15 +111,21 @@ export const checkClient: EndSessionCheck = async (ctx) => {
   ctx.request.client = client && client.status === 'active' ? client : undefined;
 };
 
-/** Section 3: only a post-logout redirect URI registered for the app, matched exactly, is used. */
+/**
+ * Section 3: a post-logout redirect URI is used only when it is registered for the app, matched
+ * exactly, and a verified `id_token_hint` was issued to that app (`checkClient` made the app the
+ * hint's audience when both are named).
+ */
 export const checkPostLogoutRedirectUri: EndSessionCheck = (ctx) => {
   const uri = param(ctx, 'post_logout_redirect_uri');
-  const client = ctx.request.client;
-  if (uri !== undefined && client !== undefined && isRegisteredPostLogoutRedirectUri(client, uri)) {
-    ctx.request.postLogoutRedirectUri = uri;
-    ctx.request.refusedRedirect = false;
+  if (uri === undefined) return;
+  const { client, hint } = ctx.request;
+  if (client === undefined || !isRegisteredPostLogoutRedirectUri(client, uri)) {
+    ctx.request.refusedRedirect = 'unregistered';
+  } else if (hint === undefined || !hint.audience.includes(client.clientId)) {
+    ctx.request.refusedRedirect = 'no_hint';
   } else {
-    ctx.request.refusedRedirect = uri !== undefined;
+    ctx.request.postLogoutRedirectUri = uri;
   }
 };
 
@@ -124,8 +142,8 @@ export const END_SESSION_CHECKS: readonly EndSessionCheck[] = [checkNoRepeats, c
 export async function validateEndSession(ctx: Omit<EndSessionContext, 'request'>): Promise<EndSessionRequest> {
   const context: EndSessionContext = { ...ctx, request: {} };
   for (const check of END_SESSION_CHECKS) await check(context);
-  const { client, hint, postLogoutRedirectUri, refusedRedirect, state } = context.request;
-  return { client, hint, postLogoutRedirectUri, refusedRedirect: refusedRedirect ?? false, state };
+  const { client, hint, hintToken, postLogoutRedirectUri, refusedRedirect, state } = context.request;
+  return { client, hint, hintToken, postLogoutRedirectUri, refusedRedirect, state };
 }
 
 export interface SignedIn {
@@ -157,9 +175,13 @@ export function postLogoutLocation(request: Pick<EndSessionRequest, 'postLogoutR
   return appendQuery(request.postLogoutRedirectUri, { state: request.state });
 }
 
-/** The confirmation form's hidden fields: the request, re-validated from scratch when it comes back. */
+/**
+ * The confirmation form's hidden fields: the request, re-validated from scratch when it comes
+ * back, so the verified hint comes along (without it the answer could not redirect).
+ */
 export function confirmationFields(request: EndSessionRequest): Array<[string, string]> {
   const fields: Array<[string, string]> = [];
+  if (request.hintToken !== undefined) fields.push(['id_token_hint', request.hintToken]);
   if (request.client) fields.push(['client_id', request.client.clientId]);
   if (request.postLogoutRedirectUri !== undefined) fields.push(['post_logout_redirect_uri', request.postLogoutRedirectUri]);
   if (request.state !== undefined) fields.push(['state', request.state]);

@@ -1,6 +1,6 @@
 /** The pages of RP-Initiated Logout: the question before signing out, and "you are signed out". */
 import type { Client } from '../../core/ports.js';
-import { END_SESSION_PATH } from '../../core/logout/end-session.js';
+import { END_SESSION_PATH, type RefusedRedirect } from '../../core/logout/end-session.js';
 import { html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 
@@ -30,9 +30,14 @@ ${view.fields.map(([name, value]) => html`  <input type="hidden" name="${name}" 
 
 export interface SignedOutView {
   client: Client | undefined;
-  /** A `post_logout_redirect_uri` was sent that the app has not registered: say why we stay here. */
-  refusedRedirect: boolean;
+  /** A `post_logout_redirect_uri` was sent and not returned to: say why we stay here. */
+  refusedRedirect: RefusedRedirect | undefined;
 }
+
+const REFUSAL: Record<RefusedRedirect, string> = {
+  unregistered: 'asked to send you back to an address it has not registered with us, so you stay here.',
+  no_hint: 'asked to send you back to it without proof that it signed you in here, so you stay here. Go back to the app yourself when you are ready.',
+};
 
 /** Shown when there is nowhere registered to send the browser back to. */
 export function signedOutPage(context: PageContext, view: SignedOutView) {
@@ -40,7 +45,8 @@ export function signedOutPage(context: PageContext, view: SignedOutView) {
   return layout('Signed out', context, html`<section class="card narrow">
 <h1>You are signed out</h1>
 <p role="status">You are signed out of Community.</p>
-${view.refusedRedirect ? html`<p>${app} asked to send you back to an address it has not registered with us, so you stay here.</p>` : ''}
+${view.refusedRedirect ? html`<p>${app} ${REFUSAL[view.refusedRedirect]}</p>` : ''}
+${view.client?.homepageUrl ? html`<p>${view.client.name}'s homepage: <a href="${view.client.homepageUrl}" rel="noopener noreferrer">${view.client.homepageUrl}</a></p>` : ''}
 <p><a href="/login">Sign in again</a> · <a href="/">Home</a></p>
 </section>`);
 }
