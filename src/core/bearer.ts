@@ -27,6 +27,8 @@ export interface Bearer {
   /** `null` for personal tokens. */
   grantId: number | null;
   scopes: Scope[];
+  /** The RFC 8707 resource an access token is for alone; `null`: none was named (personal tokens always). */
+  resource: string | null;
   /** A newer DPoP nonce for the answer's `DPoP-Nonce` (RFC 9449 9), when the proof's is about to expire. */
   dpopNonce?: string;
 }
@@ -241,6 +243,7 @@ export async function authenticateBearer(
     clientId: record.clientId,
     grantId: record.grantId,
     scopes: scopeList(record.scope),
+    resource: record.resource,
   };
   if (scheme === 'Bearer') return record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer;
   if (record.dpopJkt === null) return BEARER_REFUSALS.notBound;
@@ -284,6 +287,17 @@ async function possession(dpop: DpopVerifier, proof: PresentedProof & { proof: s
   }
   if (verified.jkt !== jkt) return BEARER_REFUSALS.wrongKey;
   return verified.nonce === undefined ? bearer : { ...bearer, dpopNonce: verified.nonce };
+}
+
+/**
+ * RFC 8707 2 (and RFC 9068 4's rule for audiences): a token issued for a named resource is
+ * accepted by that resource alone. `resource` is the identifier of the endpoint asking; `null` for
+ * one that is no named resource (UserInfo). A token that named none is accepted by both.
+ * `undefined` when the token may be used here, else the 401 to answer (RFC 6750 3.1 `invalid_token`).
+ */
+export function audienceRefusal(bearer: Pick<Bearer, 'resource'>, resource: string | null, scheme: AuthScheme = 'Bearer'): OAuthError | undefined {
+  if (bearer.resource === null || bearer.resource === resource) return undefined;
+  return invalidToken(`This access token was issued for ${bearer.resource} alone (the resource parameter, RFC 8707): for this endpoint, get a token whose authorization and token requests name no resource.`, scheme);
 }
 
 /** The 403 `insufficient_scope` refusal when the token lacks `scope` (RFC 6750 3.1); `undefined` when it holds it. */

@@ -367,13 +367,15 @@ export interface IssuedToken {
   revokedAt: Instant | null;
   /** RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 6); `null`: a bearer token. */
   dpopJkt: string | null;
+  /** The RFC 8707 resource the token is for alone (its audience); `null`: none was named. */
+  resource: string | null;
 }
 
 export interface RefreshToken extends IssuedToken {
   usedAt: Instant | null;
 }
 
-export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt' | 'dpopJkt'> & { dpopJkt?: string | null };
+export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt' | 'dpopJkt' | 'resource'> & { dpopJkt?: string | null; resource?: string | null };
 
 /** What the resource API needs to decide on a bearer token, found in one lookup. */
 /**
@@ -393,6 +395,8 @@ export interface BearerRecord {
   revokedAt: Instant | null;
   /** The DPoP key an OAuth access token is bound to (RFC 9449 6); `null`: a bearer token (personal tokens always). */
   dpopJkt: string | null;
+  /** The RFC 8707 resource an OAuth access token is for alone; `null`: none was named (personal tokens always). */
+  resource: string | null;
 }
 
 /**

@@ -22,6 +22,7 @@ import * as postsPageIndex from './migrations/2026-11-23-0070-posts-page-index.j
 import * as publishedPostCounts from './migrations/2026-11-23-0080-published-post-counts.js';
 import * as avatarMetadata from './migrations/2026-11-23-0090-avatar-metadata.js';
 import * as endedTokenIndexes from './migrations/2026-11-24-0010-ended-token-indexes.js';
+import * as tokenResource from './migrations/2026-11-24-0030-token-resource.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0080-published-post-counts': publishedPostCounts,
   '2026-11-23-0090-avatar-metadata': avatarMetadata,
   '2026-11-24-0010-ended-token-indexes': endedTokenIndexes,
+  '2026-11-24-0030-token-resource': tokenResource,
 };
 
 /** Every migration's name, in the order they run. */

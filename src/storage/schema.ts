@@ -153,6 +153,8 @@ export interface AccessTokensTable {
   revoked_at: number | null;
   /** RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 6); null: a bearer token. */
   dpop_jkt: string | null;
+  /** The RFC 8707 resource the token is for alone; null: none was named. */
+  resource: Generated<string | null>;
 }
 
 export interface RefreshTokensTable {
@@ -168,6 +170,8 @@ export interface RefreshTokensTable {
   revoked_at: number | null;
   /** RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 6); null: a bearer token. */
   dpop_jkt: string | null;
+  /** The RFC 8707 resource the token is for alone; null: none was named. */
+  resource: Generated<string | null>;
   /** Set at rotation: the successor refresh token's `token_hash` (issue 19 item 1). */
   successor_hash: Generated<string | null>;
   /** The successor's token answer, sealed under a key derived from this token (`src/core/tokens/replay.ts`); erased once the successor is used. */

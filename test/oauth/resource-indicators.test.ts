@@ -1,7 +1,8 @@
 /**
  * The resource API as a protected resource: its RFC 9728 metadata, `resource_metadata` in its
  * challenges, RFC 8707 `resource` at the authorization, PAR and token endpoints (the API is the
- * only resource), and the access token's `aud` in introspection.
+ * only resource), the access token's `aud` in introspection, and the audience rule: a token issued
+ * for the API by name is accepted by the API alone, not by UserInfo.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -116,5 +117,43 @@ forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)',
     const refresh = await introspect(t, c, tokens.refresh_token);
     assert.equal(refresh.active, true);
     assert.equal(refresh.aud, undefined);
+  });
+
+  const userInfo = (token: string) => fetch(`${t.baseUrl}/api/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+  const me = (token: string) => fetch(`${api}/me`, { headers: { authorization: `Bearer ${token}` } });
+
+  test('a token whose authorization named the API is accepted by the API alone: UserInfo answers 401 invalid_token', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const named = await obtainTokens(t, browser, c, { scope: 'openid profile:read', extra: { resource: api, nonce: 'n-1' } });
+    assert.equal((await me(named.access_token)).status, 200);
+    const refused = await userInfo(named.access_token);
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    assert.equal(((await refused.json()) as { error: string }).error, 'invalid_token');
+    // Its refresh yields tokens for the API alone too: the authorization named it.
+    const refreshed = (await (await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: named.refresh_token, ...clientFields(c) })).json()) as { access_token: string };
+    assert.equal((await userInfo(refreshed.access_token)).status, 401);
+  });
+
+  test('a token request naming the API narrows that access token alone; a refresh without resource is accepted by UserInfo again', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce, scope: 'openid profile:read', extra: { nonce: 'n-2' } });
+    const granted = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, resource: api, ...clientFields(c) });
+    const tokens = (await granted.json()) as { access_token: string; refresh_token: string };
+    assert.equal((await userInfo(tokens.access_token)).status, 401);
+    assert.equal((await me(tokens.access_token)).status, 200);
+    const refreshed = (await (await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) })).json()) as { access_token: string };
+    assert.equal((await userInfo(refreshed.access_token)).status, 200);
+  });
+
+  test('a token that named no resource is accepted by the API and by UserInfo', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c, { scope: 'openid profile:read', extra: { nonce: 'n-3' } });
+    assert.equal((await me(tokens.access_token)).status, 200);
+    assert.equal((await userInfo(tokens.access_token)).status, 200);
   });
 });

@@ -52,15 +52,15 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
     throw new OAuthError('unsupported_grant_type', 'Only grant_type=authorization_code and grant_type=refresh_token are supported (no client_credentials, password or device code).');
   }
   const client = await authenticateClient(deps.stores, credentials);
-  // RFC 8707 2.2: a token request may name the resource; the only one is the resource API, which
-  // every access token is for (its `aud`), whatever the authorization asked.
-  requestedResource(params, deps.settings.baseUrl);
+  // RFC 8707 2.2: a token request may name the resource; the only one is the resource API. The
+  // access token it yields is then for that resource alone (`issueTokens`).
+  const resource = requestedResource(params, deps.settings.baseUrl);
   const possession = await proofOfPossession(deps, dpop);
   // The keys are read before the grant's transaction (from memory, or from the database once in a
   // while): the id_token is signed inside it, where a read on another connection could wait
   // behind the transaction itself (SQLite has one connection).
   const keys = await deps.keys.keySet();
-  const issued = await handler({ deps, client, params, keys, dpopJkt: possession.jkt });
+  const issued = await handler({ deps, client, params, keys, dpopJkt: possession.jkt, resource });
   if (issued.idToken !== undefined) deps.metrics.tokensIssued.inc({ kind: 'id_token' });
   return possession.nonce === undefined ? issued : { ...issued, dpopNonce: possession.nonce };
 }

@@ -18,6 +18,8 @@ export interface GrantRequest {
   keys: KeySet;
   /** The thumbprint of the request's verified DPoP proof key (RFC 9449 5); `null` without a proof. */
   dpopJkt: string | null;
+  /** The resource the token request named (RFC 8707 2.2); `null` when none. */
+  resource: string | null;
 }
 
 export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;

@@ -39,7 +39,9 @@ export interface Rotation extends Omit<Succession, 'sealed'> {
  * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), both bound to
  * `dpopJkt` when the request carried a DPoP proof (RFC 9449 5), marks the grant
  * used (to the minute), and signs the id_token when `accessScope` has `openid` (OIDC Core 3.1.3.3,
- * and 12.2 on refresh: without nonce, with the original auth_time). On refresh, `rotation` names
+ * and 12.2 on refresh: without nonce, with the original auth_time). RFC 8707: the access token is
+ * for the resource the token request named, else the one the authorization named (`null`: no
+ * audience of its own); the refresh token keeps the authorization's. On refresh, `rotation` names
  * the token replaced, and the new refresh token is recorded as its successor in the same write.
  * Call it inside the transaction that consumed the code or the old refresh token: a signature that
  * fails then rolls the consumption back, and the client can present the code again (issue 16).
@@ -49,7 +51,7 @@ export async function issueTokens(
   now: Instant,
   settings: { baseUrl: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
   keys: KeySet,
-  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null },
+  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null; resource: string | null },
   rotation?: Rotation,
 ): Promise<IssuedTokens> {
   const accessToken = generateToken('access');
@@ -84,8 +86,8 @@ export async function issueTokens(
   };
   const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now, dpopJkt: issue.dpopJkt };
   await tx.tokens.insertPair(
-    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000 },
-    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000 },
+    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000, resource: issue.resource ?? issue.grant.resource },
+    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000, resource: issue.grant.resource },
     rotation && { tokenId: rotation.tokenId, tokenHash: rotation.tokenHash, sealed: rotation.seal(issued) },
   );
   // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
-import { BEARER_REFUSALS, type Bearer, UsageRecorder, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/bearer.js';
+import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/scopes.js';
 import { CORS_HEADERS } from './cors.js';
@@ -46,11 +46,13 @@ function tokenOutsideHeader(request: FastifyRequest): boolean {
 /**
  * Gates every route of `app`; `securityHeaders` join the headers every answer carries. With
  * `resourceMetadata`, every challenge names that RFC 9728 metadata address (`resource_metadata`).
+ * `resource`: the RFC 8707 identifier of what the routes serve (`null`: none), which a token
+ * issued for a named resource must match (`audienceRefusal`).
  */
-export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string } = {}): void {
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null }): void {
   const { deps } = app;
   const extended = new WeakMap<OAuthError, OAuthError>();
-  const { resourceMetadata } = options;
+  const { resourceMetadata, resource } = options;
   const refuse = (refusal: OAuthError, request: FastifyRequest, reply: FastifyReply) =>
     sendError(resourceMetadata === undefined ? refusal : withResourceMetadata(refusal, resourceMetadata, extended), request, reply);
   const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
@@ -88,7 +90,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     if (!decision.allowed) return refuseLimited(request, reply, 'token');
     // RFC 9449 9: a newer nonce for the client's next proof.
     if (bearer.dpopNonce !== undefined) reply.header('dpop-nonce', bearer.dpopNonce);
-    const refusal = scopeRefusal(bearer, scope === '' ? undefined : scope, authorizationToken(authorization)?.scheme);
+    const scheme = authorizationToken(authorization)?.scheme;
+    const refusal = audienceRefusal(bearer, resource, scheme) ?? scopeRefusal(bearer, scope === '' ? undefined : scope, scheme);
     if (refusal) return refuse(refusal, request, reply);
     request.bearer = bearer;
     try {

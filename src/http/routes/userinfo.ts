@@ -25,7 +25,8 @@ const claimsSchema = {
 } as const;
 
 export async function userInfoRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
-  registerBearerGate(app, options.securityHeaders);
+  // UserInfo is no RFC 8707 resource: a token issued for the resource API alone is refused here.
+  registerBearerGate(app, options.securityHeaders, { resource: null });
   const urls = siteUrls(app.deps.settings.baseUrl);
   const handler = async (request: FastifyRequest) => {
     const bearer = requestBearer(request);

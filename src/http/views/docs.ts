@@ -175,7 +175,7 @@ ${code(`${base}/oauth/authorize?response_type=code
 <tr><td><code>nonce</code></td><td>with <code>openid</code>, unless you send a <code>code_challenge</code></td><td>Random; comes back inside the id_token. With PKCE it may be left out: the id_token then has no <code>nonce</code>.</td></tr>
 <tr><td><code>prompt</code>, <code>max_age</code>, <code>login_hint</code></td><td>no</td><td>OpenID Connect: <code>prompt=none|login|consent</code>.</td></tr>
 <tr><td><code>response_mode</code></td><td>no</td><td><code>query</code> (the default) or <code>form_post</code>: the answer is then posted to your redirect URI as a form (<code>code</code>, <code>state</code>, <code>iss</code>, or the error fields) instead of being in its address, so your callback must take a POST, and your own cookies need <code>SameSite=None</code> to come with it. Not for an app's own scheme.</td></tr>
-<tr><td><code>resource</code></td><td>no</td><td>The API's identifier, <code>${api}</code> (RFC 8707): the only resource tokens are issued for. Any other value is refused with <code>invalid_target</code>. Every access token is for the API, sent or not; introspection shows it as <code>aud</code>.</td></tr>
+<tr><td><code>resource</code></td><td>no</td><td>The API's identifier, <code>${api}</code> (RFC 8707): the only resource tokens are issued for. Any other value is refused with <code>invalid_target</code>. Every access token is for the API, sent or not; introspection shows it as <code>aud</code>. With it, the token is for the API <em>alone</em>: UserInfo refuses it, so leave it out if your app also reads UserInfo.</td></tr>
 </tbody>
 </table>
 <p>The user signs in if needed and sees a consent page naming your app and each scope. The sign-in page names your app
@@ -251,14 +251,17 @@ ${code(`curl -X POST ${base}/api/oauth/token \\
   -d client_id=YOUR_CLIENT_ID \\
   -d client_secret=YOUR_CLIENT_SECRET`)}
 <p>The answer has the same shape as the code exchange, with a <strong>new refresh token</strong>. Store it and drop the
-old one: every refresh replaces the refresh token it used, at once. Two tabs refreshing together, or a retry after an
-answer lost on the network, are safe: within ${settings.refreshReplaySeconds} seconds of the refresh, while the new
-refresh token is unused, the old one presented again by your app gets <strong>the same answer again</strong> (the same
-tokens, <code>expires_in</code> counted from the first answer), never a second pair. Any other use of a rotated
-refresh token (later, after the new one was used, or by another app) is treated as theft: it fails with
-<code>invalid_grant</code> and revokes the whole family of tokens of that authorization, so the user has to
-authorize again.</p>
-</section>
+old one: every refresh replaces the refresh token it used, at once, and the old one is then invalid. Presented again
+(two tabs refreshing together, a retry after an answer lost on the network, or a thief), it fails with
+<code>invalid_grant</code> and revokes the whole family of tokens of that authorization, so the user has to authorize
+again. Refresh from one place at a time: a single-page app serialises its refreshes (oidc-client-ts does), a server
+app holds a lock per user.</p>
+${settings.refreshReplaySeconds > 0 ? html`<p>This deployment opens a replay window of ${settings.refreshReplaySeconds} seconds for
+confidential apps (authenticated with their secret) and DPoP-bound tokens (with a proof of their key): within it, while
+the new refresh token is unused, the old one presented again gets <strong>the same answer again</strong> (the same
+tokens, <code>expires_in</code> counted from the first answer), never a second pair. A public app's bearer refresh
+token never gets it.</p>
+` : ''}</section>
 
 <section id="revoke">
 <h2>Revoke and introspect tokens</h2>
@@ -337,9 +340,9 @@ ${code(`${base}/oauth/logout?id_token_hint=ID_TOKEN
 <table>
 <thead><tr><th scope="col">Parameter</th><th scope="col">Value</th></tr></thead>
 <tbody>
-<tr><td><code>id_token_hint</code></td><td>The id_token you got for this person. With it, and when the person is still signed in here in the same session it came from, they are signed out at once. Without it (or for someone else, or from an earlier sign-in) they are asked first. An expired id_token is fine; one that was altered or not issued by us is refused with an error page.</td></tr>
+<tr><td><code>id_token_hint</code></td><td>The id_token you got for this person. With it, and when the person is still signed in here in the same session it came from, they are signed out at once. Without it (or for someone else, or from an earlier sign-in) they are asked first. It is also what lets us send the browser back to you: <strong>without it, there is no redirect</strong>. An expired id_token is fine; one that was altered or not issued by us is refused with an error page.</td></tr>
 <tr><td><code>client_id</code></td><td>Your app's identifier; needed when you send no <code>id_token_hint</code>. With one, it must be the id_token's audience.</td></tr>
-<tr><td><code>post_logout_redirect_uri</code></td><td>One of your registered post-logout redirect URIs, matched exactly like redirect URIs. Any other value is never redirected to: the person sees a “you are signed out” page here instead.</td></tr>
+<tr><td><code>post_logout_redirect_uri</code></td><td>One of your registered post-logout redirect URIs, matched exactly like redirect URIs, sent with an <code>id_token_hint</code> issued to your app (RP-Initiated Logout 1.0 section 3). Any other value, or no hint, is never redirected to: the person sees a “you are signed out” page here instead, with a link to your app's homepage.</td></tr>
 <tr><td><code>state</code></td><td>Random; comes back unchanged on the redirect. Check it.</td></tr>
 </tbody>
 </table>

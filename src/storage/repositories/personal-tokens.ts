@@ -64,6 +64,7 @@ export class KyselyPersonalTokenStore implements PersonalTokenStore {
       expiresAt: row.expires_at,
       revokedAt: row.revoked_at,
       dpopJkt: null,
+      resource: null,
     };
   }
 

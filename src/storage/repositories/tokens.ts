@@ -19,6 +19,7 @@ function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     dpopJkt: row.dpop_jkt,
+    resource: row.resource,
   };
 }
 
@@ -26,7 +27,7 @@ function toRefresh(row: Selectable<RefreshTokensTable>): RefreshToken {
   return { ...toIssued(row), usedAt: row.used_at };
 }
 
-const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0, dpopJkt: '' };
+const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0, dpopJkt: '', resource: '' };
 
 /** The columns of a new token, in the order of the compiled inserts' parameters. */
 function values(token: NewIssuedToken) {
@@ -39,6 +40,7 @@ function values(token: NewIssuedToken) {
     created_at: token.createdAt,
     expires_at: token.expiresAt,
     dpop_jkt: token.dpopJkt ?? null,
+    resource: token.resource ?? null,
   };
 }
 
@@ -55,7 +57,7 @@ function bearerColumns(db: Kysely<Database>) {
     .select(USER_COLUMNS.map((column) => `u.${column}` as const))
     .select([
       't.token_hash', 't.id as token_id', 't.grant_id', 't.client_id', 't.scope', 't.expires_at',
-      't.revoked_at', 't.dpop_jkt', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
+      't.revoked_at', 't.dpop_jkt', 't.resource', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
     ]);
 }
 const accessBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.token_hash', '=', '');
@@ -144,6 +146,7 @@ export class KyselyTokenStore implements TokenStore {
       expiresAt: row.expires_at,
       revokedAt,
       dpopJkt: row.dpop_jkt,
+      resource: row.resource,
     };
   }
 

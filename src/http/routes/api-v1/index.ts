@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '../../../core/resource-api.js';
 import { siteUrls } from '../../../core/urls.js';
-import { resourceMetadataUrl } from '../../../core/resource.js';
+import { apiResource, resourceMetadataUrl } from '../../../core/resource.js';
 import { registerBearerGate, requestBearer } from '../../plugins/bearer.js';
 import { preflight } from '../../plugins/cors.js';
 import type { HeaderSet } from '../../plugins/security-headers.js';
@@ -19,7 +19,7 @@ const errors = { 401: ErrorSchema, 403: ErrorSchema, 429: ErrorSchema } as const
 export async function apiV1Routes(parent: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   // RFC 9728 5.1: every challenge of the API says where its metadata is.
-  registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(app.deps.settings.baseUrl) });
+  registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(app.deps.settings.baseUrl), resource: apiResource(app.deps.settings.baseUrl) });
   const urls = siteUrls(app.deps.settings.baseUrl);
 
   for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) {
