@@ -12,6 +12,7 @@
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
  *                    [--peer-store memory|sqlite]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
+ *   npm run bench -- --avatar-upload [--iterations 10] [--out FILE]   (bench/avatar-upload.ts)
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
  * ceiling, the peer), each load warmed up once; a scenario's figures are the medians of its rounds,
@@ -1094,6 +1095,7 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
 }
 
 async function main(): Promise<void> {
+  if (process.argv.includes('--avatar-upload')) return (await import('./avatar-upload.js')).runAvatarUploadBench();
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string', default: '10' },

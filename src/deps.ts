@@ -5,6 +5,7 @@
  */
 import { type BaseDeps, type BaseDepsOverrides, createBaseDeps } from './base-deps.js';
 import type { Settings } from './config/settings.js';
+import type { ImageReencoder } from './core/avatars.js';
 import { DeviceCookies } from './core/device-cookies.js';
 import { DpopNonces } from './core/dpop/nonces.js';
 import { DpopVerifier } from './core/dpop/verifier.js';
@@ -14,6 +15,7 @@ import type { DpopReplayStore, RateLimiter, Stores } from './core/ports.js';
 import { SecurityLog } from './core/security/security-log.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
+import { sharpReencoder } from './images/sharp-reencoder.js';
 import { HttpLogoutSender } from './outbound/logout-sender.js';
 import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
@@ -36,6 +38,8 @@ export interface Deps extends BaseDeps {
   readonly securityLog: SecurityLog;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
   readonly dpop: DpopVerifier;
+  /** Decodes and encodes anew every uploaded avatar (src/images/). */
+  readonly images: ImageReencoder;
 }
 
 export interface DepsOverrides extends BaseDepsOverrides {
@@ -72,6 +76,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
     securityLog: new SecurityLog(stores.securityEvents, clock, base.audit),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
+    images: sharpReencoder,
     limiter,
     metrics,
     close: async () => {

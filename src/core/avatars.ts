@@ -1,9 +1,20 @@
-/** Avatars: uploaded images recognised by their magic bytes and stored without their metadata, or a generated default. */
+/**
+ * Avatars: uploaded images recognised by their magic bytes, decoded and encoded anew by an image
+ * library (`ImageReencoder`, src/images/), or a generated default.
+ */
 import { InputError } from './errors.js';
-import { type ImageType, withoutMetadata } from './image-metadata.js';
 import type { User } from './ports.js';
 
 export const AVATAR_MAX_BYTES = 512 * 1024;
+/** The longest side of a stored avatar: pages show it at 96 px, so 512 is sharp on any screen. */
+export const AVATAR_MAX_SIDE = 512;
+/**
+ * The most pixels an upload may declare: a 12-megapixel phone photo fits, while a few kilobytes
+ * declaring 50,000 × 50,000 (a decompression bomb) are refused before a pixel is decoded.
+ */
+export const AVATAR_MAX_PIXELS = 24_000_000;
+
+export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
 const SIGNATURES: Array<{ type: ImageType; test: (b: Uint8Array) => boolean }> = [
   { type: 'image/png', test: (b) => startsWith(b, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]) },
@@ -25,25 +36,47 @@ export function detectImageType(bytes: Uint8Array): ImageType | undefined {
   return SIGNATURES.find((s) => s.test(bytes))?.type;
 }
 
-/** An upload as it is stored: its detected type, and the image without EXIF, XMP, IPTC, comments or text. */
+/** Why an image library gave no image back. */
+export type ReencodeRefusal = 'too-many-pixels' | 'undecodable';
+
+/**
+ * Decodes an image and encodes its pixels anew (src/images/): nothing of the bytes given survives,
+ * so neither metadata (EXIF, XMP, ICC profiles, text chunks) nor data hidden in the container (a
+ * polyglot's second file, an unknown chunk) reaches the result.
+ */
+export interface ImageReencoder {
+  /**
+   * `image`, of the type its magic bytes say, decoded only if it declares at most `maxPixels`,
+   * turned upright, shrunk to fit `maxSide` × `maxSide` (never enlarged), and encoded again as
+   * `type` with no metadata; animations keep their first frame.
+   */
+  reencode(image: Uint8Array, type: ImageType, limits: { maxPixels: number; maxSide: number }): Promise<Uint8Array | ReencodeRefusal>;
+}
+
+/** An avatar as it is stored: its type, and the image as the library encoded it. */
 export interface AvatarImage {
   contentType: ImageType;
   image: Uint8Array;
 }
 
+const REFUSALS: Record<ReencodeRefusal, string> = {
+  'too-many-pixels': `the image must be at most ${AVATAR_MAX_PIXELS / 1_000_000} megapixels`,
+  undecodable: 'the image file is damaged or not a complete PNG, JPEG, WebP or GIF image',
+};
+
 /**
- * Checks an upload and returns it as it is stored; the declared type is never trusted. The
- * image is published to anyone, so what only describes it (a phone's GPS position, the camera's
- * serial, times) is taken out first (`withoutMetadata`); an image whose structure does not hold
- * is refused.
+ * Checks an upload and returns it as it is stored; the declared type is never trusted. The image
+ * is published to anyone, so it is decoded and encoded anew: what only describes it (a phone's
+ * GPS position, the camera's serial, times) and whatever else the file carried are gone. What
+ * does not decode is refused with a message for the member.
  */
-export function checkAvatarUpload(bytes: Uint8Array): AvatarImage {
+export async function checkAvatarUpload(bytes: Uint8Array, images: ImageReencoder): Promise<AvatarImage> {
   if (bytes.length === 0) throw new InputError('avatar', 'choose an image file to upload');
   if (bytes.length > AVATAR_MAX_BYTES) throw new InputError('avatar', `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB`);
   const contentType = detectImageType(bytes);
   if (!contentType) throw new InputError('avatar', 'the image must be a PNG, JPEG, WebP or GIF file');
-  const image = withoutMetadata(bytes, contentType);
-  if (!image) throw new InputError('avatar', 'the image file is damaged');
+  const image = await images.reencode(bytes, contentType, { maxPixels: AVATAR_MAX_PIXELS, maxSide: AVATAR_MAX_SIDE });
+  if (typeof image === 'string') throw new InputError('avatar', REFUSALS[image]);
   return { contentType, image };
 }
 

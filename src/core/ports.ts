@@ -54,7 +54,7 @@ export interface UserStore {
   /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */
   list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]>;
   /**
-   * Stores the image as given, already without its metadata (`checkAvatarUpload`), and moves the
+   * Stores the image as given, already encoded anew (`checkAvatarUpload`), and moves the
    * user's `updatedAt`, which versions the avatar's address on pages.
    */
   setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;

@@ -1,11 +1,12 @@
 /**
  * Runs the migrations in order; each is a module listed here, so bundling or compiling keeps them.
  * After them come the data steps that need the application's own rules, which a frozen migration
- * cannot import (see `fill-post-renderings.ts`, `strip-avatar-metadata.ts`).
+ * cannot import (see `fill-post-renderings.ts`, `reencode-stored-avatars.ts`).
  */
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely';
 import { fillMissingRenderings } from './fill-post-renderings.js';
-import { stripStoredAvatarMetadata } from './strip-avatar-metadata.js';
+import { sharpReencoder } from '../images/sharp-reencoder.js';
+import { reencodeStoredAvatars } from './reencode-stored-avatars.js';
 import * as initial from './migrations/2026-11-22-0001-initial.js';
 import * as postRenderings from './migrations/2026-11-23-0001-post-renderings.js';
 import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
@@ -22,6 +23,7 @@ import * as postsPageIndex from './migrations/2026-11-23-0070-posts-page-index.j
 import * as publishedPostCounts from './migrations/2026-11-23-0080-published-post-counts.js';
 import * as avatarMetadata from './migrations/2026-11-23-0090-avatar-metadata.js';
 import * as endedTokenIndexes from './migrations/2026-11-24-0010-ended-token-indexes.js';
+import * as avatarReencoding from './migrations/2026-11-24-0020-avatar-reencoding.js';
 import * as tokenResource from './migrations/2026-11-24-0030-token-resource.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -41,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23-0080-published-post-counts': publishedPostCounts,
   '2026-11-23-0090-avatar-metadata': avatarMetadata,
   '2026-11-24-0010-ended-token-indexes': endedTokenIndexes,
+  '2026-11-24-0020-avatar-reencoding': avatarReencoding,
   '2026-11-24-0030-token-resource': tokenResource,
 };
 
@@ -68,7 +71,7 @@ export async function migrateToLatest(db: Kysely<any>, after?: (outcome: Migrati
   return underSchemaLock(db, async (migrator) => {
     const outcome = await applied(migrator.migrateToLatest());
     await fillMissingRenderings(db);
-    await stripStoredAvatarMetadata(db, Date.now());
+    await reencodeStoredAvatars(db, sharpReencoder, Date.now());
     await after?.(outcome);
     return outcome;
   });

@@ -28,8 +28,9 @@ export interface AvatarsTable {
   image: Uint8Array;
   updated_at: number;
   /**
-   * The `updated_at` of the image whose metadata was taken out (a damaged one is removed instead);
-   * null or any other value means not yet (migration 2026-11-23-0090-avatar-metadata).
+   * The `updated_at` of the image that was last decoded and encoded anew (one that does not decode
+   * is removed instead); null or any other value means not yet (migrations
+   * 2026-11-23-0090-avatar-metadata and 2026-11-24-0020-avatar-reencoding).
    */
   metadata_checked: number | null;
 }

@@ -10,11 +10,12 @@ import { writePost } from '../../src/core/posts.js';
 import { RECENT_SIGN_IN_MS } from '../../src/core/sessions.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { PLAIN_PNG } from '../support/images.js';
 import { Visitor, readOnlyField, signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 const CSRF_MESSAGE = 'This form has expired or came from another site';
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a7a3b9e10000000049454e44ae426082', 'hex');
+const PNG = Buffer.from(PLAIN_PNG);
 
 forEachDatabase('site pages', (database) => {
   let t: TestApp;
@@ -319,7 +320,7 @@ forEachDatabase('site pages', (database) => {
     const form = new FormData();
     form.append('_csrf', await visitor.csrf());
     // Near the limit, and far above the 64 KB limit of ordinary form bodies; what follows IEND is
-    // not part of the image, and is not stored (test/core/image-metadata.test.ts).
+    // not part of the image, and is not stored: the image is encoded anew (avatar-upload.test.ts).
     const large = Buffer.concat([PNG, Buffer.alloc(500 * 1024 - PNG.length)]);
     form.append('avatar', new Blob([large], { type: 'text/plain' }), 'me.png');
     const upload = await visitor.request('/settings/profile/avatar', { method: 'POST', body: form });
@@ -327,7 +328,7 @@ forEachDatabase('site pages', (database) => {
     const served = await fetch(`${t.baseUrl}/avatars/${user.id}`);
     assert.equal(served.headers.get('content-type'), 'image/png', 'the type comes from the bytes, not the upload');
     assert.equal(served.headers.get('x-content-type-options'), 'nosniff');
-    assert.deepEqual(Buffer.from(await served.arrayBuffer()), PNG);
+    assert.ok((await served.arrayBuffer()).byteLength < 1024, 'the image alone');
   });
 
   test('an avatar upload that is not an image, empty or too large is refused with a message', async () => {

@@ -82,7 +82,7 @@ function isConfirmed(body: unknown): boolean {
 }
 
 export async function settingsRoutes(app: FastifyInstance): Promise<void> {
-  const { stores, clock, audit } = app.deps;
+  const { stores, clock, audit, images } = app.deps;
   // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
   await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 5, fieldSize: 1024, parts: 6 } });
 
@@ -198,7 +198,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (!user) return reply;
     try {
       if (problem) throw new InputError(problem.field, problem.message);
-      const avatar = checkAvatarUpload(image ?? new Uint8Array());
+      const avatar = await checkAvatarUpload(image ?? new Uint8Array(), images);
       await stores.users.setAvatar(user.id, avatar.contentType, avatar.image, clock.now());
       return reply.redirect('/settings/profile?notice=avatar', 303);
     } catch (error) {

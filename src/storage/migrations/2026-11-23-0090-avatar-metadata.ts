@@ -5,9 +5,9 @@
  *
  * Taking the metadata out needs the application's image rules, which a frozen migration cannot
  * hold; as for post renderings, this only adds what finds the avatars still to clean, and
- * `migrateToLatest` cleans them right after the migrations (`strip-avatar-metadata.ts`), and again
+ * `migrateToLatest` cleans them right after the migrations (`reencode-stored-avatars.ts`), and again
  * at every later start. `metadata_checked` is the `updated_at` of the image that was cleaned (a
- * damaged one is removed, `strip-avatar-metadata.ts`): null for every avatar stored before, and a replacement by an
+ * damaged one is removed, `reencode-stored-avatars.ts`): null for every avatar stored before, and a replacement by an
  * older release during a rolling upgrade, which moves `updated_at` but knows nothing of this
  * column, leaves it behind. The partial index holds exactly those avatars, so the look at a start
  * with nothing to clean is free, and never reads an image.

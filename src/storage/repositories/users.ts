@@ -92,8 +92,8 @@ export class KyselyUserStore implements UserStore {
 
   async setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void> {
     await inTransaction(this.db, async (trx) => {
-      // Checked: the core took the metadata out (`checkAvatarUpload`), so the data step of
-      // migration 2026-11-23-0090 passes it by.
+      // Checked: the core had it encoded anew (`checkAvatarUpload`), so the data step of the
+      // avatar migrations (`reencode-stored-avatars.ts`) passes it by.
       const values = { content_type: contentType, image, updated_at: now, metadata_checked: now };
       await trx.insertInto('avatars').values({ user_id: userId, ...values })
         .onConflict((oc) => oc.column('user_id').doUpdateSet(values))

@@ -1,0 +1,111 @@
+/**
+ * `npm run bench -- --avatar-upload [--iterations 10] [--out FILE]`: what checking one avatar
+ * upload costs (issue 30 item 4), i.e. `checkAvatarUpload` with sharp: decode under the pixel
+ * limit, turn upright, shrink to 512 × 512, encode anew. No HTTP and no database: the upload route
+ * adds only the multipart read and one write, which the other scenarios measure.
+ *
+ * Each input runs in a child process of its own (pinned to one core, as the servers of the main
+ * bench), uploads one after the other, so its peak RSS (VmHWM) is that input's alone; the figures
+ * are the median and the slowest of its iterations, and the RSS before the first image.
+ * Writes bench/results/<date>-avatar-upload.json.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem, type as osType, release as osRelease } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import sharp from 'sharp';
+import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS, checkAvatarUpload } from '../src/core/avatars.js';
+import { sharpReencoder } from '../src/images/sharp-reencoder.js';
+import { pngDeclaring } from '../test/support/images.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+interface Input { id: string; title: string; make: () => Promise<Uint8Array> }
+
+/** A smooth picture: noise at a fortieth of the size, blown up, so it compresses as photos do. */
+const photo = (width: number, height: number) => sharp({ create: { width: Math.round(width / 40), height: Math.round(height / 40), channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
+  .resize(width, height, { kernel: 'cubic' });
+
+const INPUTS: Input[] = [
+  { id: 'photo-12mp', title: '4000×3000 JPEG photo (12 MP)', make: async () => photo(4000, 3000).jpeg({ quality: 50 }).toBuffer() },
+  { id: 'png-at-limit', title: `6000×4000 PNG of one colour (${AVATAR_MAX_PIXELS / 1e6} MP, the limit)`, make: async () => sharp({ create: { width: 6000, height: 4000, channels: 3, background: '#3366aa' } }).png().toBuffer() },
+  { id: 'png-small', title: '256×256 PNG', make: async () => photo(260, 260).resize(256, 256).png().toBuffer() },
+  { id: 'bomb', title: 'PNG declaring 50,000×50,000 (refused)', make: async () => pngDeclaring(50_000, 50_000) },
+];
+
+interface Figures { bytes: number; outcome: string; medianMs: number; maxMs: number; baselineRssMb: number; peakRssMb: number }
+
+/** In the child: `iterations` checks of the file, one after the other. */
+async function measure(file: string, iterations: number): Promise<Figures> {
+  const bytes = new Uint8Array(readFileSync(file));
+  const baselineRssMb = process.memoryUsage().rss / 2 ** 20;
+  const times: number[] = [];
+  let outcome = '';
+  for (let i = 0; i < iterations; i++) {
+    const started = performance.now();
+    outcome = await checkAvatarUpload(bytes, sharpReencoder).then(
+      ({ image }) => `stored, ${(image.length / 1024).toFixed(1)} KB`,
+      (error: unknown) => `refused: ${(error as Error).message}`,
+    );
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const peak = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  return {
+    bytes: bytes.length, outcome, medianMs: round(times[Math.floor(times.length / 2)]!), maxMs: round(times.at(-1)!),
+    baselineRssMb: round(baselineRssMb), peakRssMb: round(Number(peak) / 1024),
+  };
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { 'avatar-upload': { type: 'boolean' }, child: { type: 'string' }, iterations: { type: 'string', default: '10' }, out: { type: 'string' } } });
+  const iterations = Number(values.iterations);
+  if (typeof values.child === 'string') {
+    process.stdout.write(JSON.stringify(await measure(values.child, iterations)));
+    return;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'avatar-bench-'));
+  const results: Array<{ id: string; title: string } & Figures> = [];
+  try {
+    for (const input of INPUTS) {
+      const file = join(dir, input.id);
+      const bytes = await input.make();
+      if (bytes.length > AVATAR_MAX_BYTES) throw new Error(`${input.id} is ${bytes.length} bytes: over the upload limit`);
+      writeFileSync(file, bytes);
+      const out = execFileSync('taskset', ['-c', '0', process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', file, '--iterations', String(iterations)], { cwd: ROOT, encoding: 'utf8' });
+      const figures = JSON.parse(out) as Figures;
+      results.push({ id: input.id, title: input.title, ...figures });
+      process.stderr.write(`${input.id}: ${figures.outcome}; median ${figures.medianMs} ms, max ${figures.maxMs} ms, peak RSS ${figures.peakRssMb} MB\n`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const cpu = cpus();
+  const report = {
+    date: new Date().toISOString(),
+    machine: { cpu: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGb: Math.round(totalmem() / 1e8) / 10, os: `${osType()} ${osRelease()}`, node: process.version, sharp: sharp.versions.sharp, vips: sharp.versions.vips },
+    setup: { iterations, core: 0, maxPixels: AVATAR_MAX_PIXELS, maxBytes: AVATAR_MAX_BYTES },
+    inputs: results,
+    notes: [
+      'checkAvatarUpload with sharp, in one process per input pinned to core 0; uploads one after the other',
+      'peakRssMb is the process\'s VmHWM after the iterations: Node, tsx and sharp loaded, plus the decoding; baselineRssMb is the RSS before the first image (sharp not loaded yet)',
+    ],
+  };
+  const file = typeof values.out === 'string' ? values.out : join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-avatar-upload.json`);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  process.stderr.write(`results written to ${file}\n`);
+}
+
+export { main as runAvatarUploadBench };
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+    process.exit(1);
+  });
+}
