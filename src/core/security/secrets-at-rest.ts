@@ -23,24 +23,23 @@ export const PLAINTEXT_AT_REST_WARNING = `Warning: KEYS_SECRET is not set, so th
 const SEAL_BATCH = 100;
 
 /**
- * What a start does before anything reads a secret, for every sealed column: refuses
- * (`KeysSecretError`, one line) when a sealed value does not open with `keysSecret` (any, when
- * none is set; with one, those it reads), and with `keysSecret` seals every value stored plain or in an earlier form. Of the
- * values already in the current form one is opened, which tells another KEYS_SECRET from this
- * one without opening them all. Each value is replaced by a conditional write: an instance
- * starting at the same moment may have sealed it, or the value changed meanwhile (it is then
- * another's to seal). Returns how many values this start sealed.
+ * What a start does before anything reads a secret, for every sealed column. First it refuses
+ * (`KeysSecretError`, one line), before writing anything, when a sealed value does not open with
+ * `keysSecret` (none set, or another): one sealed value of each column is opened, which tells one
+ * KEYS_SECRET from another without opening them all. Then, with `keysSecret`, it seals every
+ * value stored plain or in an earlier form, each by a conditional write: an instance starting at
+ * the same moment may have sealed it, or the value changed meanwhile (it is then another's to
+ * seal). Returns how many values this start sealed.
  */
 export async function sealStoredSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
+  const columns = Object.keys(SEALED_COLUMNS) as SealedColumn[];
+  for (const column of columns) {
+    const one = await stores.sealedColumns.findWithPrefix(column, SEALED_MARK);
+    if (one) open(column, one.row, one.stored, keysSecret);
+  }
+  if (keysSecret === undefined) return 0;
   let sealed = 0;
-  for (const column of Object.keys(SEALED_COLUMNS) as SealedColumn[]) {
-    if (keysSecret === undefined) {
-      const one = await stores.sealedColumns.findWithPrefix(column, SEALED_MARK);
-      if (one) open(column, one.row, one.stored, keysSecret);
-      continue;
-    }
-    const current = await stores.sealedColumns.findWithPrefix(column, SEALED_PREFIX);
-    if (current) open(column, current.row, current.stored, keysSecret);
+  for (const column of columns) {
     let after: string | undefined;
     for (;;) {
       const batch = await stores.sealedColumns.listWithoutPrefix(column, SEALED_PREFIX, after, SEAL_BATCH);
