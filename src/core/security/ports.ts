@@ -10,7 +10,7 @@ import type { Instant } from '../time.js';
 /** An authenticator app (RFC 6238). `confirmedAt` is null while enrolment waits for a first code. */
 export interface TotpCredential {
   userId: number;
-  /** As stored: base32, or sealed (`enc:v1:…`) when KEYS_SECRET is set. */
+  /** As stored: base32, or sealed (`enc:v2:…`) when KEYS_SECRET is set. */
   secret: string;
   createdAt: Instant;
   confirmedAt: Instant | null;
