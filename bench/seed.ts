@@ -11,7 +11,8 @@ import { type Insertable, type Kysely, sql } from 'kysely';
 import { generateOpaqueId, generateToken, hashSecret } from '../src/core/credentials.js';
 import { hashPassword } from '../src/core/passwords.js';
 import { sealSecret } from '../src/core/security/sealing.js';
-import { TOTP_SEAL_LABEL, newTotpSecret } from '../src/core/security/totp.js';
+import { newTotpSecret } from '../src/core/security/totp.js';
+import { totpPlace } from '../src/core/security/two-step.js';
 import { renderBody } from '../src/core/posts.js';
 import { registerClient } from '../src/core/clients.js';
 import { ensureSigningKeys } from '../src/core/keys.js';
@@ -240,7 +241,7 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, d
   const totpPerSet = Math.min(size.totpUsers, Math.floor((userIds.length - 2) / chainSets));
   const totpUserIds = userIds.slice(2, 2 + totpPerSet * chainSets);
   await insertChunks(db, 'totp_credentials', totpUserIds.map((userId) => ({
-    user_id: userId, secret: sealSecret(totpSecret, deps.settings.keysSecret, TOTP_SEAL_LABEL), created_at: now, confirmed_at: now, last_step: null,
+    user_id: userId, secret: sealSecret(totpSecret, deps.settings.keysSecret, totpPlace(userId)), created_at: now, confirmed_at: now, last_step: null,
   })));
   // Users and their ids are in the same order (inserted in order, read back by id).
   const totpUsers = Array.from({ length: chainSets }, (_, set) => users

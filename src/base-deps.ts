@@ -7,6 +7,7 @@
 import type { Settings } from './config/settings.js';
 import type { AuditSink } from './core/audit.js';
 import type { Stores } from './core/ports.js';
+import { withSealedServerSecrets } from './core/security/secrets-at-rest.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
 import { type DatabaseHandle, openDatabase } from './storage/database.js';
@@ -35,7 +36,7 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
   return {
     settings,
     database,
-    stores: createStores(database.db, database.queries),
+    stores: withSealedServerSecrets(createStores(database.db, database.queries), settings.keysSecret),
     clock: overrides.clock ?? systemClock,
     audit: overrides.audit ?? pinoAuditSink({ logLevel: settings.logLevel, destination: 1 }),
     close: () => database.close(),

@@ -6,9 +6,9 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
-import { type Settings, SettingsError, loadSettings } from './config/settings.js';
+import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
 import { ensureSigningKeys } from './core/keys.js';
-import { sealStoredTotpSecrets } from './core/security/two-step.js';
+import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/security/secrets-at-rest.js';
 import { type DemoCredentials, demoCredentialsPath, readDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
 import { createBaseDeps } from './base-deps.js';
 import { createDeps, prepareDatabase } from './deps.js';
@@ -29,6 +29,9 @@ function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh:
   if (settings.workers > 1 && settings.redisUrl === undefined) {
     lines.push(`Warning: without REDIS_URL each of the ${settings.workers} workers counts rate limits and sign-in failures on its own, so every limit is ${settings.workers} times higher.`);
   }
+  // A developer's machine keeps its demo database to itself; anywhere else a copy of the
+  // database (a backup, a replica) would hold secrets that sign and verify as this service.
+  if (settings.keysSecret === undefined && !isLoopbackBaseUrl(settings.baseUrl)) lines.push(PLAINTEXT_AT_REST_WARNING);
   if (demo) {
     const { credentials: c, fresh } = demo;
     const kept = `(in ${demoCredentialsPath(settings)})`;
@@ -67,8 +70,8 @@ function nextSteps(settings: Settings): string {
 }
 
 /**
- * Migrates, creates signing keys on first start (and with KEYS_SECRET seals the keys and TOTP
- * secrets stored without it), and seeds the demo on a new database; says
+ * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
+ * cannot open), creates signing keys on first start, and seeds the demo on a new database; says
  * whether it seeded, and whether the database has any account at all.
  */
 async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
@@ -80,8 +83,8 @@ async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts:
     // its accounts, instead of an empty database it would print the next steps for.
     const demo: { created?: DemoCredentials | undefined } = {};
     await prepareDatabase(deps, settings.demo ? async () => { demo.created = await seedDemo(deps.stores, deps.clock, settings.baseUrl); } : undefined);
+    await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-    await sealStoredTotpSecrets(deps.stores, settings.keysSecret);
     if (demo.created) saveDemoCredentials(settings, demo.created);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
     return { seeded: demo.created !== undefined, accounts };

@@ -202,11 +202,15 @@ function metricsPort(env: Env, port: number): number | undefined {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** Whether BASE_URL names a loopback host: a developer's machine. */
+export function isLoopbackBaseUrl(baseUrl: string): boolean {
+  const host = new URL(baseUrl).hostname.replace(/^\[(.*)\]$/, '$1');
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 /** Whether BASE_URL is http on a loopback host: a developer's machine, where apps run beside us. */
 function isLoopbackHttp(baseUrl: string): boolean {
-  const url = new URL(baseUrl);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  return url.protocol === 'http:' && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+  return baseUrl.startsWith('http:') && isLoopbackBaseUrl(baseUrl);
 }
 
 /** Reads and validates every setting; throws a `SettingsError` naming the first bad one. */

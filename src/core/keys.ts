@@ -4,10 +4,10 @@
  * set. A key is published before it signs, and stays published until every id_token it signed
  * has expired; docs/oidc.md tells the whole lifecycle.
  */
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { type JWK, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { KeysSecretError } from './errors.js';
 import type { GeneratedSigningKey, IdTokenAlg, Stores } from './ports.js';
+import { type SealedPlace, isSealed, openSecret, sealSecret } from './security/sealing.js';
 import type { Clock, Instant } from './time.js';
 
 export const SIGNING_ALGS: readonly IdTokenAlg[] = ['RS256', 'ES256'];
@@ -20,36 +20,22 @@ export const RETIRED_KEY_VISIBLE_MS = (ID_TOKEN_LIFETIME_SECONDS + 300) * 1000;
  */
 export const KEY_PROPAGATION_SECONDS = 5;
 
-const SEALED_PREFIX = 'enc:v1:';
-
-function sealingKey(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, 'svc-signing-keys', 'private-jwk', 32));
+/** Where a key's private JWK is stored: it opens for that key only. */
+function placeOf(kid: string): SealedPlace {
+  return { column: 'signing_keys.private_jwk', row: kid };
 }
 
-export function isSealed(stored: string): boolean {
-  return stored.startsWith(SEALED_PREFIX);
+export function sealPrivateJwk(json: string, secret: string | undefined, kid: string): string {
+  return sealSecret(json, secret, placeOf(kid));
 }
 
-export function sealPrivateJwk(json: string, secret: string | undefined): string {
-  if (secret === undefined) return json;
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', sealingKey(secret), iv);
-  const body = Buffer.concat([cipher.update(json, 'utf8'), cipher.final()]);
-  return SEALED_PREFIX + Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
-}
-
-/** The private JWK as JSON; throws when it is sealed and the secret is missing or wrong. */
-export function openPrivateJwk(stored: string, secret: string | undefined): string {
-  if (!isSealed(stored)) return stored;
-  if (secret === undefined) throw new KeysSecretError('signing keys are encrypted and KEYS_SECRET is not set');
-  const raw = Buffer.from(stored.slice(SEALED_PREFIX.length), 'base64url');
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', sealingKey(secret), raw.subarray(0, 12));
-    decipher.setAuthTag(raw.subarray(12, 28));
-    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-  } catch {
-    throw new KeysSecretError('KEYS_SECRET does not open the signing keys (it differs from the one they were encrypted with)');
-  }
+/** The private JWK of key `kid` as JSON; throws `KeysSecretError` when it is sealed and the secret is missing or wrong. */
+export function openPrivateJwk(stored: string, secret: string | undefined, kid: string): string {
+  const opened = openSecret(stored, secret, placeOf(kid));
+  if (opened.ok) return opened.plain;
+  throw new KeysSecretError(opened.reason === 'keys_secret_missing'
+    ? 'signing keys are encrypted and KEYS_SECRET is not set'
+    : 'KEYS_SECRET does not open the signing keys (it differs from the one they were encrypted with)');
 }
 
 /** A new key pair; its `kid` is the RFC 7638 thumbprint of the public key. */
@@ -62,7 +48,7 @@ export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | u
     kid,
     alg,
     publicJwk: JSON.stringify({ ...publicJwk, ...meta }),
-    privateJwk: sealPrivateJwk(JSON.stringify({ ...(await exportJWK(privateKey)), ...meta }), keysSecret),
+    privateJwk: sealPrivateJwk(JSON.stringify({ ...(await exportJWK(privateKey)), ...meta }), keysSecret, kid),
   };
 }
 
@@ -74,30 +60,23 @@ export async function generateSigningKey(alg: IdTokenAlg, keysSecret: string | u
  */
 export async function checkKeysSealedAlike(stores: Stores, keysSecret: string | undefined): Promise<void> {
   const keys = await stores.keys.listAll();
-  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret);
+  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret, key.kid);
   if (keysSecret !== undefined && keys.some((key) => !isSealed(key.privateJwk))) {
     throw new KeysSecretError('the signing keys in the database are not encrypted, so the servers run without KEYS_SECRET: restart them with KEYS_SECRET (they encrypt the keys at start), or run this command without it');
   }
 }
 
 /**
- * What a start does before it uses the keys: refuses when the database holds sealed keys that
- * `keysSecret` cannot open (`KeysSecretError`), seals every plaintext key when `keysSecret` is
- * set, and creates a key for every algorithm that has none signing or waiting to sign (the first
+ * What a start does before it uses the keys, after `sealStoredSecrets` sealed what was stored
+ * plain: refuses when the database holds sealed keys that `keysSecret` cannot open
+ * (`KeysSecretError`), and creates a key for every algorithm that has none signing or waiting to sign (the first
  * start), active at once: nothing was signed before it. Instances starting together on a new
  * database each find none, and each makes one; the store keeps only the first of each algorithm
  * (`insertUnlessLive`), so they all sign with the same keys (INTERFACE section 5).
  */
 export async function ensureSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined): Promise<void> {
   const keys = await stores.keys.listAll();
-  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret);
-  if (keysSecret !== undefined) {
-    for (const key of keys) {
-      if (isSealed(key.privateJwk)) continue;
-      // Conditional: another instance starting at the same moment may have sealed it already.
-      await stores.keys.replacePrivateJwk(key.kid, key.privateJwk, sealPrivateJwk(key.privateJwk, keysSecret));
-    }
-  }
+  for (const key of keys) openPrivateJwk(key.privateJwk, keysSecret, key.kid);
   const now = clock.now();
   for (const alg of SIGNING_ALGS) {
     const live = keys.some((k) => k.alg === alg && k.retiredAt === null && (k.withdrawnAt === null || k.withdrawnAt > now));

@@ -537,8 +537,6 @@ export interface KeyStore {
   retire(alg: IdTokenAlg, at: Instant, withdrawnAt: Instant): Promise<number>;
   /** Every key of `alg` still published at `at` leaves the JWKS at `at` (after a compromise). */
   withdraw(alg: IdTokenAlg, at: Instant): Promise<number>;
-  /** Replaces the stored private JWK if it is still `expected` (sealing it); returns whether it did. */
-  replacePrivateJwk(kid: string, expected: string, replacement: string): Promise<boolean>;
 }
 
 export interface Session {
@@ -619,6 +617,28 @@ export interface LogoutDeliveryStore {
   abandon(id: number, claim: string, now: Instant, error: string): Promise<boolean>;
 }
 
+/** The columns that hold a secret the service must read back, sealed when KEYS_SECRET is set (`src/core/security/sealing.ts`). */
+export type SealedColumn = 'signing_keys.private_jwk' | 'totp_credentials.secret' | 'server_secrets.value';
+
+/** A value of a `SealedColumn` as stored, and the key of its row. */
+export interface StoredSecret {
+  row: string;
+  stored: string;
+}
+
+/** Every `SealedColumn` alike, for the start that seals what was stored plain. */
+export interface SealedColumnStore {
+  /**
+   * Up to `limit` values of `column` that do not start with `prefix`, in the order of their rows,
+   * after the row `after` (when given).
+   */
+  listWithoutPrefix(column: SealedColumn, prefix: string, after: string | undefined, limit: number): Promise<StoredSecret[]>;
+  /** One value of `column` that starts with `prefix`, if any. */
+  findWithPrefix(column: SealedColumn, prefix: string): Promise<StoredSecret | undefined>;
+  /** Replaces the value of `row` if it is still `stored` (one conditional write); whether it was. */
+  replace(column: SealedColumn, row: string, stored: string, replacement: string): Promise<boolean>;
+}
+
 /** Random secrets the instances share, made by whichever asks first. */
 export interface ServerSecretStore {
   /** The secret named `name`; `fresh` is stored when there is none yet, and the stored one returned. */
@@ -674,6 +694,7 @@ export interface Stores {
   keys: KeyStore;
   sessions: SessionStore;
   serverSecrets: ServerSecretStore;
+  sealedColumns: SealedColumnStore;
   logoutDeliveries: LogoutDeliveryStore;
   secondFactors: SecondFactorStore;
   passkeys: PasskeyStore;

@@ -18,6 +18,7 @@ import { KyselyPendingSignInStore } from './repositories/pending-sign-ins.js';
 import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
 import { KyselyPostStore } from './repositories/posts.js';
 import { KyselyPushedRequestStore } from './repositories/pushed-requests.js';
+import { KyselySealedColumnStore } from './repositories/sealed-columns.js';
 import { KyselySecondFactorStore } from './repositories/second-factors.js';
 import { KyselySecurityEventStore } from './repositories/security-events.js';
 import { KyselyServerSecretStore } from './repositories/server-secrets.js';
@@ -39,6 +40,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     keys: new KyselyKeyStore(db),
     sessions: new KyselySessionStore(db, queries),
     serverSecrets: new KyselyServerSecretStore(db),
+    sealedColumns: new KyselySealedColumnStore(db),
     logoutDeliveries: new KyselyLogoutDeliveryStore(db),
     secondFactors: new KyselySecondFactorStore(db),
     passkeys: new KyselyPasskeyStore(db),

@@ -104,7 +104,7 @@ forEachDatabase('KEYS_SECRET switched on one instance at a time', (database) => 
   test('an instance without KEYS_SECRET keeps signing with the keys it holds when another instance starts with KEYS_SECRET and seals them', async () => {
     const rows = await c.deps.database.db.selectFrom('signing_keys').select('private_jwk').execute();
     assert.ok(rows.length >= 2);
-    for (const row of rows) assert.match(row.private_jwk, /^enc:v1:/, 'the start with KEYS_SECRET sealed every key');
+    for (const row of rows) assert.match(row.private_jwk, /^enc:v2:/, 'the start with KEYS_SECRET sealed every key');
     // No request reached the old instance before the sealing: it opened its keys when it started.
     const redeemed = await post(a.base, await codeForm(a.base));
     assert.equal(redeemed.status, 200, JSON.stringify(redeemed.body));
@@ -195,7 +195,7 @@ forEachDatabase('KEYS_SECRET switched on one instance at a time', (database) => 
     // this instance): nothing about the failure is remembered.
     const rows = await c.deps.database.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).execute();
     for (const row of rows) {
-      if (row.private_jwk.startsWith('enc:v1:')) await c.deps.stores.keys.replacePrivateJwk(row.kid, row.private_jwk, openPrivateJwk(row.private_jwk, SECRET));
+      if (row.private_jwk.startsWith('enc:')) await c.deps.stores.sealedColumns.replace('signing_keys.private_jwk', row.kid, row.private_jwk, openPrivateJwk(row.private_jwk, SECRET, row.kid));
     }
     assert.ok(await holdsWithin(PROPAGATION_MS, async () => (await readiness(a.base)).status === 200), 'ready again within 5 s');
     const redeemed = await post(a.base, await codeForm(a.base));

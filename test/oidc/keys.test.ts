@@ -242,7 +242,7 @@ forEachDatabase('signing keys at rest (KEYS_SECRET)', (database) => {
       const rows = await t.deps.database.db.selectFrom('signing_keys').select('private_jwk').execute();
       assert.ok(rows.length >= 2);
       for (const row of rows) {
-        assert.match(row.private_jwk, /^enc:v1:/);
+        assert.match(row.private_jwk, /^enc:v2:/);
         assert.doesNotMatch(row.private_jwk, /"d"/);
       }
       const token = await issueIdToken(await t.deps.keys.keySet(), siteUrls(t.baseUrl), {
@@ -307,8 +307,8 @@ forEachDatabase('signing keys sealed when KEYS_SECRET comes later', (database) =
       const rows = await sealed.deps.database.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).execute();
       assert.equal(rows.length, 4);
       for (const row of rows) {
-        assert.match(row.private_jwk, /^enc:v1:/);
-        assert.match(openPrivateJwk(row.private_jwk, SECRET), /"d"/);
+        assert.match(row.private_jwk, /^enc:v2:/);
+        assert.match(openPrivateJwk(row.private_jwk, SECRET, row.kid), /"d"/);
       }
       assert.equal(await signingKid(sealed, c), kid, 'the same key, now sealed');
     } finally {
@@ -363,7 +363,7 @@ forEachDatabase('a signing failure in a token exchange', (database) => {
     // same refresh token now work, and neither counts as reuse.
     const rows = await t.deps.database.db.selectFrom('signing_keys').select(['kid', 'private_jwk']).where('kid', 'in', Object.values(kids)).execute();
     for (const row of rows) {
-      await t.deps.stores.keys.replacePrivateJwk(row.kid, row.private_jwk, sealPrivateJwk(openPrivateJwk(row.private_jwk, OTHER_SECRET), SECRET));
+      await t.deps.stores.sealedColumns.replace('signing_keys.private_jwk', row.kid, row.private_jwk, sealPrivateJwk(openPrivateJwk(row.private_jwk, OTHER_SECRET, row.kid), SECRET, row.kid));
     }
     t.deps.keys.invalidate();
     const redeemed = await tokenRequest(t, form);

@@ -192,7 +192,7 @@ forEachDatabase('account security', (database) => {
     const { user, browser } = await signedIn();
     const { secret, codes } = await enableTotp(browser);
     const stored = await t.deps.stores.secondFactors.findTotp(user.id);
-    assert.match(stored!.secret, /^enc:v1:/);
+    assert.match(stored!.secret, /^enc:v2:/);
     assert.ok(!stored!.secret.includes(secret));
     const rows = await t.deps.database.db.selectFrom('recovery_codes').select('code_hash').where('user_id', '=', user.id).execute();
     assert.equal(rows.length, 10);

@@ -774,9 +774,9 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.keys.withdraw('ES256', T0 + 3), 3);
     assert.deepEqual(await listed(T0 + 3), []);
     // Sealing replaces a private key only if it is still the one read.
-    assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"other"}', 'enc:v1:x'), false);
-    assert.equal(await stores.keys.replacePrivateJwk(old, '{"d":"x"}', 'enc:v1:x'), true);
-    assert.equal((await stores.keys.listAll()).find((k) => k.kid === old)?.privateJwk, 'enc:v1:x');
+    assert.equal(await stores.sealedColumns.replace('signing_keys.private_jwk', old, '{"d":"other"}', 'enc:v2:x'), false);
+    assert.equal(await stores.sealedColumns.replace('signing_keys.private_jwk', old, '{"d":"x"}', 'enc:v2:x'), true);
+    assert.equal((await stores.keys.listAll()).find((k) => k.kid === old)?.privateJwk, 'enc:v2:x');
     const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 });
     assert.ok(deleted.signing_keys! >= 3);
     assert.deepEqual((await stores.keys.listAll()).filter((k) => [old, next, newest].includes(k.kid)), []);

@@ -5,7 +5,7 @@ import { loadSettings } from '../../src/config/settings.js';
 import type { AuditEvent } from '../../src/core/audit.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
 import { pinoAuditSink } from '../../src/observability/audit.js';
-import { sealStoredTotpSecrets } from '../../src/core/security/two-step.js';
+import { sealStoredSecrets } from '../../src/core/security/secrets-at-rest.js';
 import type { RateLimiter } from '../../src/core/ports.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { TestClock } from './clock.js';
@@ -62,8 +62,8 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     ...(options.limiter ? { limiter: options.limiter } : {}),
   });
   await prepareDatabase(deps);
+  await sealStoredSecrets(deps.stores, settings.keysSecret);
   await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-  await sealStoredTotpSecrets(deps.stores, settings.keysSecret);
   const app = await buildApp(deps, {
     ...(logStream ? { logLevel, logStream } : { logLevel: 'silent' }),
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
 import { NO_AUDIT } from '../../src/core/audit.js';
 import { ensureSigningKeys } from '../../src/core/keys.js';
+import { sealStoredSecrets } from '../../src/core/security/secrets-at-rest.js';
 import type { Clock } from '../../src/core/time.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
@@ -58,6 +59,7 @@ export async function startInstances(
     const deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
     if (list.length === 0) {
       await prepareDatabase(deps);
+      await sealStoredSecrets(deps.stores, settings.keysSecret);
       await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     }
     const { logLines } = options;

@@ -196,7 +196,7 @@ export class KeyRing {
   private privateKey(key: SigningKey): Promise<CryptoKey | Uint8Array> {
     let imported = this.imported.get(key.kid);
     if (!imported) {
-      imported = Promise.resolve().then(() => importJWK(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret)) as JWK, key.alg));
+      imported = Promise.resolve().then(() => importJWK(JSON.parse(openPrivateJwk(key.privateJwk, this.keysSecret, key.kid)) as JWK, key.alg));
       this.imported.set(key.kid, imported);
       imported.catch((error: unknown) => {
         if (this.imported.get(key.kid) === imported) this.imported.delete(key.kid);

@@ -10,7 +10,7 @@ import type { Instant } from '../time.js';
 /** An authenticator app (RFC 6238). `confirmedAt` is null while enrolment waits for a first code. */
 export interface TotpCredential {
   userId: number;
-  /** As stored: base32, or sealed (`enc:v1:…`) when KEYS_SECRET is set. */
+  /** As stored: base32, or sealed (`enc:v2:…`) when KEYS_SECRET is set. */
   secret: string;
   createdAt: Instant;
   confirmedAt: Instant | null;
@@ -31,10 +31,6 @@ export interface SecondFactorStore {
    * later than the last one accepted (RFC 6238 5.2: a code is used once).
    */
   acceptTotpStep(userId: number, step: number): Promise<boolean>;
-  /** Up to `limit` apps whose stored secret does not start with `prefix` (not sealed), by user id. */
-  listTotpWithoutPrefix(prefix: string, limit: number): Promise<Array<Pick<TotpCredential, 'userId' | 'secret'>>>;
-  /** Replaces the stored secret if it is still `stored` (one conditional write); whether it was. */
-  replaceTotpSecret(userId: number, stored: string, replacement: string): Promise<boolean>;
   /** Removes the app and every recovery code; whether there was a confirmed app. */
   removeTotp(userId: number): Promise<boolean>;
   /** Marks the unused recovery code with this hash used, in one conditional write; whether it was. */

@@ -14,9 +14,6 @@ const TOTP_WINDOW = 1;
 /** RFC 4226 4: a shared secret of 160 bits. */
 const SECRET_BYTES = 20;
 
-/** The label sealed TOTP secrets carry (`sealSecret`). */
-export const TOTP_SEAL_LABEL = 'totp-secret';
-
 function totp(secretBase32: string, account = '', issuer = ''): TOTP {
   return new TOTP({ issuer, label: account, algorithm: 'SHA1', digits: TOTP_DIGITS, period: TOTP_PERIOD_SECONDS, secret: Secret.fromBase32(secretBase32) });
 }

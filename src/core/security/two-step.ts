@@ -11,8 +11,8 @@ import { type AttemptOrigin, type SignInDeps, type Throttled, countedCheck, isTh
 import type { Instant } from '../time.js';
 import type { PendingSignIn } from './ports.js';
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from './recovery-codes.js';
-import { SEALED_PREFIX, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from './sealing.js';
-import { TOTP_SEAL_LABEL, looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.js';
+import { type SealedPlace, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from './sealing.js';
+import { looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.js';
 
 /** How long a sign-in waits for its second step after the password. */
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
@@ -46,6 +46,11 @@ export async function requiresSecondStep(stores: Stores, userId: number): Promis
   return (await stores.secondFactors.findTotp(userId))?.confirmedAt != null;
 }
 
+/** Where the TOTP secret of `userId` is stored: sealed, it opens for that account only. */
+export function totpPlace(userId: number): SealedPlace {
+  return { column: 'totp_credentials.secret', row: String(userId) };
+}
+
 // ---- Enrolment --------------------------------------------------------------------------------
 
 export interface TotpEnrolment {
@@ -56,7 +61,7 @@ export interface TotpEnrolment {
 /** Starts (or restarts) enrolment: a new secret, stored sealed, not yet in force. */
 export async function beginTotpEnrolment(deps: TwoStepDeps, user: User): Promise<TotpEnrolment | undefined> {
   const secret = newTotpSecret();
-  const started = await deps.stores.secondFactors.startTotp(user.id, sealSecret(secret, deps.settings.keysSecret, TOTP_SEAL_LABEL), deps.clock.now());
+  const started = await deps.stores.secondFactors.startTotp(user.id, sealSecret(secret, deps.settings.keysSecret, totpPlace(user.id)), deps.clock.now());
   return started ? { secret, uri: totpUri(secret, user.username, TOTP_ISSUER) } : undefined;
 }
 
@@ -65,7 +70,7 @@ export async function pendingTotpEnrolment(deps: TwoStepDeps, user: User): Promi
   const found = await deps.stores.secondFactors.findTotp(user.id);
   if (!found || found.confirmedAt !== null) return undefined;
   // One sealed under another KEYS_SECRET is as good as none: "Set up" starts a new one.
-  const opened = openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL);
+  const opened = openSecret(found.secret, deps.settings.keysSecret, totpPlace(user.id));
   return opened.ok ? { secret: opened.plain, uri: totpUri(opened.plain, user.username, TOTP_ISSUER) } : undefined;
 }
 
@@ -113,7 +118,7 @@ async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant
   if (looksLikeTotpCode(code)) {
     const found = await deps.stores.secondFactors.findTotp(user.id);
     if (!found || found.confirmedAt === null) return undefined;
-    const opened = openSecret(found.secret, deps.settings.keysSecret, TOTP_SEAL_LABEL);
+    const opened = openSecret(found.secret, deps.settings.keysSecret, totpPlace(user.id));
     if (!opened.ok) return { ok: false, reason: 'unreadable', cause: opened.reason };
     const step = matchingStep(opened.plain, code, now);
     return step === undefined ? undefined : { method: 'totp', step };
@@ -257,26 +262,4 @@ export function finishPendingSignIn(deps: { stores: Stores; clock: { now(): Inst
 /** RFC 8176: a password and then a one-time code (an app's, or a recovery code). */
 export function amrAfterCode(pending: PendingSignIn): string[] {
   return [...new Set([...pending.amr, 'otp'])];
-}
-
-/** Apps sealed per round of `sealStoredTotpSecrets`. */
-const SEAL_BATCH = 100;
-
-/**
- * What a start with KEYS_SECRET does, as it does for the signing keys (`ensureSigningKeys`): every
- * authenticator app's secret stored before KEYS_SECRET was set is sealed, so a copy of the
- * database no longer holds secrets that make valid codes. Each one is replaced by a conditional
- * write (another instance starting at the same moment may have sealed it, or the user enrolled
- * again meanwhile). Returns how many this start sealed.
- */
-export async function sealStoredTotpSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
-  if (keysSecret === undefined) return 0;
-  let sealed = 0;
-  for (;;) {
-    const plain = await stores.secondFactors.listTotpWithoutPrefix(SEALED_PREFIX, SEAL_BATCH);
-    for (const { userId, secret } of plain) {
-      if (await stores.secondFactors.replaceTotpSecret(userId, secret, sealSecret(secret, keysSecret, TOTP_SEAL_LABEL))) sealed++;
-    }
-    if (plain.length < SEAL_BATCH) return sealed;
-  }
 }

@@ -79,12 +79,6 @@ export class KyselyKeyStore implements KeyStore {
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
-
-  async replacePrivateJwk(kid: string, expected: string, replacement: string): Promise<boolean> {
-    const result = await this.db.updateTable('signing_keys').set({ private_jwk: replacement })
-      .where('kid', '=', kid).where('private_jwk', '=', expected).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
-  }
 }
 
 async function insertUnlessLive(db: Kysely<Database>, key: NewSigningKey, at: Instant): Promise<boolean> {

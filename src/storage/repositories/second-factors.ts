@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { SecondFactorStore, TotpCredential } from '../../core/security/ports.js';
 import type { Instant } from '../../core/time.js';
 import { inTransaction } from '../database.js';
@@ -33,20 +33,6 @@ export class KyselySecondFactorStore implements SecondFactorStore {
       await replaceCodes(trx, userId, recoveryCodeHashes, now);
       return true;
     });
-  }
-
-  async listTotpWithoutPrefix(prefix: string, limit: number): Promise<Array<Pick<TotpCredential, 'userId' | 'secret'>>> {
-    // substr, not LIKE: the prefix is matched as it is, whatever characters it holds.
-    const rows = await this.db.selectFrom('totp_credentials').select(['user_id', 'secret'])
-      .where(sql<string>`substr(secret, 1, ${prefix.length})`, '<>', prefix)
-      .orderBy('user_id').limit(limit).execute();
-    return rows.map((row) => ({ userId: row.user_id, secret: row.secret }));
-  }
-
-  async replaceTotpSecret(userId: number, stored: string, replacement: string): Promise<boolean> {
-    const result = await this.db.updateTable('totp_credentials').set({ secret: replacement })
-      .where('user_id', '=', userId).where('secret', '=', stored).executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
   }
 
   async acceptTotpStep(userId: number, step: number): Promise<boolean> {
