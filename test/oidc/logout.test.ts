@@ -144,15 +144,16 @@ forEachDatabase('RP-initiated logout', (database) => {
 
   test('"Stay signed in" keeps the session; it returns to the app only with the app\'s hint, else home', async () => {
     const c = await appWithLogout();
-    const { browser } = await signedInToApp(c);
+    const { browser, user } = await signedInToApp(c);
     const page = await (await logout(browser, { client_id: c.client.clientId, post_logout_redirect_uri: BYE, state: 'st-3' })).text();
     const stayed = await browser.postForm('/oauth/logout', { ...formFields(page, '/oauth/logout'), decision: 'stay' });
     assert.equal(stayed.status, 303);
     assert.equal(stayed.headers.get('location'), '/');
     assert.equal(await signedIn(browser), true);
     // The same person's hint from another browser's session: asked, and "stay" goes back to the app.
-    const other = await signedInBrowser(t);
-    const { idToken: otherHint } = await signedInToApp(c, other.browser);
+    const other = new Browser(t);
+    assert.equal((await other.signIn(user!.username)).status, 303);
+    const { idToken: otherHint } = await signedInToApp(c, other);
     const asked = await (await logout(browser, { id_token_hint: otherHint, post_logout_redirect_uri: BYE, state: 'st-7' })).text();
     const back = await browser.postForm('/oauth/logout', { ...formFields(asked, '/oauth/logout'), decision: 'stay' });
     assert.equal(back.headers.get('location'), `${BYE}?state=st-7`);
@@ -253,15 +254,35 @@ forEachDatabase('RP-initiated logout', (database) => {
     assert.equal(await signedIn(browser), true);
   });
 
-  test('with nobody signed in, the registered post_logout_redirect_uri is returned to at once with the app\'s hint', async () => {
+  test('with nobody signed in, nothing ends and the browser stays here, even with the app\'s hint: it names no one signed in', async () => {
     const c = await appWithLogout();
     const { idToken } = await signedInToApp(c);
     const response = await logout(new Browser(t), { id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 'st-4' });
-    assert.equal(response.status, 303);
-    assert.equal(response.headers.get('location'), `${BYE}?state=st-4`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('location'), null);
+    assert.match(await response.text(), /named someone other than the person signed in here/);
     const nowhere = await logout(new Browser(t), {});
     assert.equal(nowhere.status, 200);
     assert.match(await nowhere.text(), /You are signed out/);
+  });
+
+  test('an app owner\'s own hint never sends another person to the app\'s address, whatever they choose (no open redirect)', async () => {
+    const evil = 'https://evil.example/phish';
+    const mallory = await newClient(t, { postLogoutRedirectUris: [evil] });
+    const { idToken: malloryHint } = await signedInToApp(mallory);
+    const request = { id_token_hint: malloryHint, post_logout_redirect_uri: evil, state: 's' };
+    const anonymous = await logout(new Browser(t), request);
+    assert.equal(anonymous.status, 200);
+    assert.equal(anonymous.headers.get('location'), null);
+    for (const decision of ['logout', 'stay']) {
+      const { browser } = await signedInBrowser(t);
+      const page = await (await logout(browser, request)).text();
+      assert.match(page, /Sign out of Community\?/);
+      const fields = formFields(page, '/oauth/logout');
+      const answer = await browser.postForm('/oauth/logout', { ...fields, post_logout_redirect_uri: evil, decision });
+      const location = answer.headers.get('location');
+      assert.ok(location === null || location === '/', `${decision}: ${location}`);
+    }
   });
 
   test('section 3: without an id_token_hint even a registered post_logout_redirect_uri is not redirected to (no open redirect)', async () => {

@@ -10,10 +10,11 @@
  *   section 2 requires the question otherwise. Anything else gets a confirmation page whose form
  *   carries the CSRF token; a GET never ends a session on its own.
  * - The browser is sent to `post_logout_redirect_uri` only when it is registered for the app,
- *   matched exactly, and an `id_token_hint` that verifies was issued to that same app (section 3:
- *   without the hint the OP must not redirect). Otherwise the registration alone would let anyone
- *   who registers an app bounce people through our origin to any address (an open redirect). A
- *   refused redirect still signs the person out, on our own page, which says why.
+ *   matched exactly, an `id_token_hint` that verifies was issued to that same app (section 3:
+ *   without the hint the OP must not redirect), and the hint names the person signed in here, whose
+ *   session the request ends or keeps. Anyone can register an app with any address and hold hints
+ *   of their own; without the last rule they could bounce every visitor through our origin to it
+ *   (an open redirect). A refused redirect still signs the person out, on our own page, which says why.
  * - An `id_token_hint` that does not verify (altered, unsigned, another issuer, a `client_id`
  *   that is not its audience) is refused with an error page, and nothing ends. One signed by a
  *   key no longer published counts as absent: the person is asked.
@@ -52,7 +53,12 @@ export interface EndSessionRequest {
   state: string | undefined;
 }
 
-export type RefusedRedirect = 'unregistered' | 'no_hint';
+/**
+ * Why the browser is not sent back: the URI is not registered for the app (or no app was named);
+ * no verified hint of that app came with it; or the hint names someone other than the person
+ * signed in here (or nobody is).
+ */
+export type RefusedRedirect = 'unregistered' | 'no_hint' | 'not_the_person';
 
 export interface EndSessionContext {
   readonly params: Params;
@@ -159,20 +165,34 @@ export type EndSessionDecision =
   /** Nobody is signed in here: nothing to end. */
   | 'nothing';
 
+/** Whether the verified hint names the person signed in here. */
+function hintNames(hint: IdTokenHint | undefined, signedIn: SignedIn | undefined): boolean {
+  return hint !== undefined && signedIn !== undefined && hint.sub === String(signedIn.user.id);
+}
+
 export function decideEndSession(request: EndSessionRequest, signedIn: SignedIn | undefined): EndSessionDecision {
   if (!signedIn) return 'nothing';
   const { hint } = request;
-  const sameUser = hint !== undefined && hint.sub === String(signedIn.user.id);
+  const sameUser = hintNames(hint, signedIn);
   // The hint must name this very session: one without a `sid` (from a grant older than `sid`)
   // could come from any earlier sign-in, so the person is asked.
   const sameSession = hint?.sid !== undefined && hint.sid === sessionSid(signedIn.session);
   return sameUser && sameSession ? 'end' : 'confirm';
 }
 
-/** Where the browser goes afterwards: the registered URI with `state` (section 3), or nowhere. */
-export function postLogoutLocation(request: Pick<EndSessionRequest, 'postLogoutRedirectUri' | 'state'>): string | undefined {
-  if (request.postLogoutRedirectUri === undefined) return undefined;
+/**
+ * Where the browser goes afterwards: the registered URI with `state` (section 3), when the app's
+ * hint names `signedIn`, the person signed in before this request; or nowhere.
+ */
+export function postLogoutLocation(request: EndSessionRequest, signedIn: SignedIn | undefined): string | undefined {
+  if (request.postLogoutRedirectUri === undefined || !hintNames(request.hint, signedIn)) return undefined;
   return appendQuery(request.postLogoutRedirectUri, { state: request.state });
+}
+
+/** Why a `post_logout_redirect_uri` that was sent is not returned to, for the page to say; `undefined` when it is. */
+export function redirectRefusal(request: EndSessionRequest, signedIn: SignedIn | undefined): RefusedRedirect | undefined {
+  if (request.refusedRedirect !== undefined) return request.refusedRedirect;
+  return request.postLogoutRedirectUri !== undefined && !hintNames(request.hint, signedIn) ? 'not_the_person' : undefined;
 }
 
 /**

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  END_SESSION_PARAMETERS, END_SESSION_PATH, type EndSessionRequest, confirmationFields, decideEndSession, postLogoutLocation,
-  validateEndSession,
+  END_SESSION_PARAMETERS, END_SESSION_PATH, type EndSessionRequest, type SignedIn, confirmationFields, decideEndSession, postLogoutLocation,
+  redirectRefusal, validateEndSession,
 } from '../../core/logout/end-session.js';
 import { OAuthError } from '../../core/errors.js';
 import { type Params, paramsFromEntries, paramsFromObject } from '../../core/params.js';
@@ -22,11 +22,14 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     return validateEndSession({ params, stores: deps.stores, issuer: deps.settings.baseUrl, keys: await deps.keys.keySet(), now: deps.clock.now() });
   }
 
-  /** Back to the app's registered URI with `state` (section 3), or the "signed out" page. */
-  async function finish(request: FastifyRequest, reply: FastifyReply, ended: EndSessionRequest): Promise<FastifyReply> {
-    const location = postLogoutLocation(ended);
+  /**
+   * Back to the app's registered URI with `state` (section 3), or the "signed out" page.
+   * `signedIn`: who was signed in before the request, whom the app's hint must name.
+   */
+  async function finish(request: FastifyRequest, reply: FastifyReply, ended: EndSessionRequest, signedIn: SignedIn | undefined): Promise<FastifyReply> {
+    const location = postLogoutLocation(ended, signedIn);
     if (location !== undefined) return reply.header('cache-control', 'no-store').redirect(location, 303);
-    return sendPage(reply, signedOutPage(await pageContext(request, reply), { client: ended.client, refusedRedirect: ended.refusedRedirect }));
+    return sendPage(reply, signedOutPage(await pageContext(request, reply), { client: ended.client, refusedRedirect: redirectRefusal(ended, signedIn) }));
   }
 
   app.get(END_SESSION_PATH, page, async (request, reply) => {
@@ -35,9 +38,9 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     switch (decideEndSession(ended, signedIn)) {
       case 'end':
         await endSession(request, reply);
-        return finish(request, reply, ended);
+        return finish(request, reply, ended, signedIn);
       case 'nothing':
-        return finish(request, reply, ended);
+        return finish(request, reply, ended, signedIn);
       case 'confirm':
         return sendPage(reply, logoutConfirmationPage(await pageContext(request, reply), {
           client: ended.client, username: signedIn!.user.username, fields: confirmationFields(ended),
@@ -62,11 +65,12 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const { _csrf: _token, decision, ...fields } = body;
     const ended = await validate(paramsFromObject(fields));
+    const signedIn = await currentSignIn(request);
     if (decision === 'logout') {
       await endSession(request, reply);
-      return finish(request, reply, ended);
+      return finish(request, reply, ended, signedIn);
     }
-    if (decision === 'stay') return reply.header('cache-control', 'no-store').redirect(postLogoutLocation(ended) ?? '/', 303);
+    if (decision === 'stay') return reply.header('cache-control', 'no-store').redirect(postLogoutLocation(ended, signedIn) ?? '/', 303);
     throw new OAuthError('invalid_request', 'Choose to sign out or to stay signed in.', { status: 400 });
   });
 }

@@ -37,6 +37,7 @@ export interface SignedOutView {
 const REFUSAL: Record<RefusedRedirect, string> = {
   unregistered: 'asked to send you back to an address it has not registered with us, so you stay here.',
   no_hint: 'asked to send you back to it without proof that it signed you in here, so you stay here. Go back to the app yourself when you are ready.',
+  not_the_person: 'asked to send you back to it, but it named someone other than the person signed in here, so you stay here. Go back to the app yourself when you are ready.',
 };
 
 /** Shown when there is nowhere registered to send the browser back to. */
