@@ -129,6 +129,13 @@ forEachDatabase('the refresh replay window turned on', (database) => {
     assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
   });
 
+  test('a replay that names another resource than the rotation did is reuse (RFC 8707)', async () => {
+    const { c, tokens } = await start();
+    const first = await refreshed(t, c, tokens.refresh_token);
+    await isReuse(await refresh(t, c, tokens.refresh_token, { resource: `${t.baseUrl}/api/open/v1` }));
+    assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
+  });
+
   test('the database holds no usable token of a rotation: no successor string is in any column', async () => {
     const { c, tokens } = await start({ scope: 'openid profile:read' });
     const first = await refreshed(t, c, tokens.refresh_token);

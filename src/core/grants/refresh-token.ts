@@ -74,7 +74,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt,
     return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, {
       tokenId: old.id,
       tokenHash,
-      seal: (fresh) => (deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt) ? sealReplay(token, tokenHash, replayAnswer(fresh, requested)) : null),
+      seal: (fresh) => (deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt) ? sealReplay(token, tokenHash, replayAnswer(fresh, requested, resource)) : null),
     });
   });
   if (issued) {
@@ -86,7 +86,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt,
   // Not rotated here. The conditional write above returns nothing only once a rotation that took
   // the row has committed or rolled back (PostgreSQL makes a racing UPDATE wait on the row's lock;
   // SQLite runs one transaction at a time), so what is read below is the winner's committed work.
-  const replayed = await replay(deps, client, token, tokenHash, requested, dpopJkt);
+  const replayed = await replay(deps, client, token, tokenHash, { scope: requested, resource }, dpopJkt);
   if (replayed) return replayed;
   // Seed section 3 rule 3 and RFC 9700 4.14.2: a rotated or revoked refresh token presented
   // again, and not a replay, ends its whole family.
@@ -98,8 +98,8 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt,
   throw new OAuthError('invalid_grant', INVALID);
 });
 
-/** What a replay must give again: the strings of the answer, and the scope the rotation asked for. */
-function replayAnswer(issued: IssuedTokens, requested: string | null): ReplayAnswer {
+/** What a replay must give again: the strings of the answer, and the scope and resource the rotation asked for. */
+function replayAnswer(issued: IssuedTokens, requested: string | null, resource: string | null): ReplayAnswer {
   return {
     accessToken: issued.accessToken,
     refreshToken: issued.refreshToken,
@@ -108,6 +108,7 @@ function replayAnswer(issued: IssuedTokens, requested: string | null): ReplayAns
     expiresIn: issued.expiresIn,
     issuedAt: issued.issuedAt,
     requestedScope: requested,
+    requestedResource: resource,
     dpopJkt: issued.dpopJkt,
   };
 }
@@ -117,14 +118,16 @@ function replayAnswer(issued: IssuedTokens, requested: string | null): ReplayAns
  * again, or `undefined` when this is not a replay and so reuse. `expires_in` counts from the first
  * answer, so a replay never extends the access token's life.
  */
-async function replay(deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: string | null, dpopJkt: string | null): Promise<IssuedTokens | undefined> {
+async function replay(
+  deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: { scope: string | null; resource: string | null }, dpopJkt: string | null,
+): Promise<IssuedTokens | undefined> {
   const window = deps.settings.refreshReplaySeconds;
   if (window <= 0) return undefined;
   const now = deps.clock.now();
   const candidate = await deps.stores.tokens.findReplay(tokenHash);
   if (!candidate || !isReplay(candidate, client, now, window)) return undefined;
   const answer = openReplay(token, tokenHash, candidate.sealed);
-  if (!answer || answer.requestedScope !== requested || answer.dpopJkt !== dpopJkt) return undefined;
+  if (!answer || answer.requestedScope !== requested.scope || (answer.requestedResource ?? null) !== requested.resource || answer.dpopJkt !== dpopJkt) return undefined;
   const granted = await deps.stores.grants.findWithUser(candidate.token.grantId);
   if (!granted || granted.grant.revokedAt !== null || granted.user.status !== 'active') return undefined;
   deps.audit.record({ audit: 'refresh_token.replayed', via: 'oauth', clientId: client.clientId, userId: granted.user.id, grantId: granted.grant.id });

@@ -31,6 +31,11 @@ export interface ReplayAnswer {
   /** The `scope` parameter of the rotation, normalised; `null` when none was sent. A replay must ask the same. */
   requestedScope: string | null;
   /**
+   * The rotation's RFC 8707 `resource`; `null` when none was sent (absent in answers sealed
+   * before it was kept: none). A replay must name the same, or it would get a token for another audience.
+   */
+  requestedResource?: string | null;
+  /**
    * The DPoP key the successors are bound to (RFC 9449 5); `null`: Bearer. A replay must prove
    * the same key, as a refresh of a bound token must: the old token alone never yields them.
    */
