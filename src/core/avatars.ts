@@ -13,6 +13,12 @@ export const AVATAR_MAX_SIDE = 512;
  * declaring 50,000 × 50,000 (a decompression bomb) are refused before a pixel is decoded.
  */
 export const AVATAR_MAX_PIXELS = 24_000_000;
+/**
+ * The longest side an upload may declare. Within the pixel limit a strip of 1 × 23,999,999 took
+ * libvips 15 s to shrink, holding a worker thread that sign-ins (argon2) need too; no photo is
+ * longer than this.
+ */
+export const AVATAR_MAX_INPUT_SIDE = 8192;
 
 export type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
@@ -36,8 +42,8 @@ export function detectImageType(bytes: Uint8Array): ImageType | undefined {
   return SIGNATURES.find((s) => s.test(bytes))?.type;
 }
 
-/** Why an image library gave no image back. */
-export type ReencodeRefusal = 'too-many-pixels' | 'undecodable';
+/** Why an image library gave no image back: limits, a file it cannot read, or too many images already waiting. */
+export type ReencodeRefusal = 'too-many-pixels' | 'too-long-side' | 'undecodable' | 'busy';
 
 /**
  * Decodes an image and encodes its pixels anew (src/images/): nothing of the bytes given survives,
@@ -46,11 +52,11 @@ export type ReencodeRefusal = 'too-many-pixels' | 'undecodable';
  */
 export interface ImageReencoder {
   /**
-   * `image`, of the type its magic bytes say, decoded only if it declares at most `maxPixels`,
-   * turned upright, shrunk to fit `maxSide` × `maxSide` (never enlarged), and encoded again as
+   * `image`, of the type its magic bytes say, decoded only if it declares at most `maxPixels` and
+   * no side longer than `maxInputSide`, turned upright, shrunk to fit `maxSide` × `maxSide` (never enlarged), and encoded again as
    * `type` with no metadata; animations keep their first frame.
    */
-  reencode(image: Uint8Array, type: ImageType, limits: { maxPixels: number; maxSide: number }): Promise<Uint8Array | ReencodeRefusal>;
+  reencode(image: Uint8Array, type: ImageType, limits: { maxPixels: number; maxInputSide: number; maxSide: number }): Promise<Uint8Array | ReencodeRefusal>;
 }
 
 /** An avatar as it is stored: its type, and the image as the library encoded it. */
@@ -61,6 +67,8 @@ export interface AvatarImage {
 
 const REFUSALS: Record<ReencodeRefusal, string> = {
   'too-many-pixels': `the image must be at most ${AVATAR_MAX_PIXELS / 1_000_000} megapixels`,
+  'too-long-side': `no side of the image may be longer than ${AVATAR_MAX_INPUT_SIDE.toLocaleString('en')} pixels`,
+  busy: 'many images are being processed right now: try again in a minute',
   undecodable: 'the image file is damaged or not a complete PNG, JPEG, WebP or GIF image',
 };
 
@@ -75,7 +83,7 @@ export async function checkAvatarUpload(bytes: Uint8Array, images: ImageReencode
   if (bytes.length > AVATAR_MAX_BYTES) throw new InputError('avatar', `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB`);
   const contentType = detectImageType(bytes);
   if (!contentType) throw new InputError('avatar', 'the image must be a PNG, JPEG, WebP or GIF file');
-  const image = await images.reencode(bytes, contentType, { maxPixels: AVATAR_MAX_PIXELS, maxSide: AVATAR_MAX_SIDE });
+  const image = await images.reencode(bytes, contentType, { maxPixels: AVATAR_MAX_PIXELS, maxInputSide: AVATAR_MAX_INPUT_SIDE, maxSide: AVATAR_MAX_SIDE });
   if (typeof image === 'string') throw new InputError('avatar', REFUSALS[image]);
   return { contentType, image };
 }

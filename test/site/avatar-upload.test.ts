@@ -107,6 +107,15 @@ forEachDatabase('avatar uploads', (database) => {
     assert.equal(await t.deps.stores.users.findAvatar(user.id), undefined);
   });
 
+  test('a strip within the pixel limit but longer than 8,192 pixels is refused before it is decoded', async () => {
+    const { user, visitor } = await member();
+    const strip = pngDeclaring(1, 23_999_999);
+    const refused = await upload(visitor, strip, 'image/png');
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /No side of the image may be longer than 8,192 pixels\./);
+    assert.equal(await t.deps.stores.users.findAvatar(user.id), undefined);
+  });
+
   test('a large image is stored at most 512 × 512, keeping its proportions', async () => {
     const { user, visitor } = await member();
     for (const [bytes, type, size] of [
