@@ -46,6 +46,7 @@ const pushFor = (t: TestApp, c: TestClient, address: string) =>
 /** A 429 in OAuth's shape (RFC 6749 5.2) with `Retry-After` and the RateLimit fields of `policy`; returns Retry-After. */
 async function assertRateLimited(response: Response, policy: string): Promise<number> {
   assert.equal(response.status, 429, await response.clone().text());
+  assert.equal(response.headers.get('cache-control'), 'no-store');
   const body = (await response.json()) as Record<string, string>;
   assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
   assert.equal(body.error, 'rate_limited');
