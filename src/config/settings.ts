@@ -22,6 +22,14 @@ export interface Settings {
   readonly rateLimitPerMinute: number;
   /** Accounts one address may create in an hour (a class or an office behind one NAT signs up together). */
   readonly signUpsPerHour: number;
+  /** Failed client authentications one address may make in 10 minutes (`core/oauth-limits.ts`). */
+  readonly clientAuthFailuresPerAddress: number;
+  /** Failed authentications of one client in 10 minutes before each failing address is refused for it. */
+  readonly clientAuthFailuresPerClient: number;
+  /** Pushed authorization requests one client may make in a minute (RFC 9126). */
+  readonly pushesPerMinutePerClient: number;
+  /** Pushed authorization requests of public clients from one address in a minute. */
+  readonly pushesPerMinutePerAddress: number;
   readonly accessTokenTtlSeconds: number;
   readonly codeTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
@@ -245,6 +253,10 @@ export function loadSettings(env: Env = process.env): Settings {
     demo,
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 60, 1, 100_000_000),
     signUpsPerHour: integer(env, 'SIGN_UPS_PER_HOUR', 50, 1, 1_000_000),
+    clientAuthFailuresPerAddress: integer(env, 'CLIENT_AUTH_FAILURES_PER_ADDRESS', 20, 1, 1_000_000),
+    clientAuthFailuresPerClient: integer(env, 'CLIENT_AUTH_FAILURES_PER_CLIENT', 100, 1, 1_000_000),
+    pushesPerMinutePerClient: integer(env, 'PAR_PER_MINUTE_PER_CLIENT', 600, 1, 100_000_000),
+    pushesPerMinutePerAddress: integer(env, 'PAR_PER_MINUTE_PER_ADDRESS', 300, 1, 100_000_000),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),

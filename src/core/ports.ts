@@ -217,11 +217,17 @@ export interface PushedAuthorizationRequest {
 export interface PushedAuthorizationRequestStore {
   insert(request: PushedAuthorizationRequest): Promise<void>;
   /**
-   * Marks the request used and returns its parameters, in one conditional write that matches only
-   * an unused, unexpired request of `clientId` (RFC 9126 4: single use, bound to the client). Of
-   * racing callers exactly one gets it; a request named with another client_id stays as it was.
+   * Marks the request used, keeps it until `openUntil` (the flow it opens), and returns its
+   * parameters, in one conditional write that matches only an unused, unexpired request of
+   * `clientId` (RFC 9126 4: single use, bound to the client). Of racing callers exactly one gets
+   * it; a request named with another client_id stays as it was.
    */
-  consume(requestHash: string, clientId: string, now: Instant): Promise<PushedAuthorizationRequest | undefined>;
+  consume(requestHash: string, clientId: string, now: Instant, openUntil: Instant): Promise<PushedAuthorizationRequest | undefined>;
+  /**
+   * Completes a used, unexpired request (its answer is on its way to the client), in one
+   * conditional write that deletes it; says whether this call did. Of racing callers exactly one does.
+   */
+  complete(requestHash: string, now: Instant): Promise<boolean>;
 }
 
 /** A user's remembered consent to a client, for the union of scopes approved so far. */

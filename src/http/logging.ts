@@ -5,9 +5,13 @@
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import { clientAddress } from './client-address.js';
 
+/**
+ * `request_uri` opens a pushed request once (RFC 9126 7.1: it must not leak before use), and the
+ * `pushed` marker carries that request on through sign-in and consent: either is a handle on it.
+ */
 const SECRET_PARAMETERS = new Set([
   'code', 'token', 'access_token', 'refresh_token', 'id_token', 'id_token_hint', 'client_secret',
-  'password', 'code_verifier', 'state', 'nonce', '_csrf',
+  'password', 'code_verifier', 'state', 'nonce', '_csrf', 'request_uri', 'pushed',
 ]);
 
 /**

@@ -11,7 +11,11 @@ export interface Metrics {
   /** Revocations, by reason (see `RevocationReason`). */
   readonly tokensRevoked: Counter<'reason'>;
   readonly signInFailures: Counter<'reason'>;
-  readonly rateLimitRefusals: Counter<'scope'>;
+  /**
+   * Requests refused by a rate limit, by what was limited (`scope`) and, at the endpoints where a
+   * client authenticates, by `endpoint` (token, par, revoke, introspect).
+   */
+  readonly rateLimitRefusals: Counter<'scope' | 'endpoint'>;
   /** Back-channel logout attempts, by outcome: delivered, retrying, abandoned. */
   readonly logoutDeliveries: Counter<'outcome'>;
   /** Counts one answered HTTP request (`http_requests_total`) and its duration (`http_request_duration_seconds`). */
@@ -55,7 +59,7 @@ export function createMetrics(): Metrics {
     tokensIssued: new Counter({ name: 'tokens_issued_total', help: 'Tokens issued', labelNames: ['kind'], registers }),
     tokensRevoked: new Counter({ name: 'tokens_revoked_total', help: 'Grants and tokens revoked', labelNames: ['reason'], registers }),
     signInFailures: new Counter({ name: 'sign_in_failures_total', help: 'Failed sign-ins', labelNames: ['reason'], registers }),
-    rateLimitRefusals: new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused by a rate limit', labelNames: ['scope'], registers }),
+    rateLimitRefusals: new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused by a rate limit', labelNames: ['scope', 'endpoint'], registers }),
     logoutDeliveries: new Counter({ name: 'logout_deliveries_total', help: 'Back-channel logout attempts', labelNames: ['outcome'], registers }),
   };
 }

@@ -18,6 +18,15 @@ test('defaults follow INTERFACE section 8', () => {
   assert.ok(Object.isFrozen(s));
 });
 
+test('the token and PAR endpoints\' limits default to strict failures and generous pushes (README)', () => {
+  const s = loadSettings({});
+  assert.deepEqual(
+    [s.clientAuthFailuresPerAddress, s.clientAuthFailuresPerClient, s.pushesPerMinutePerClient, s.pushesPerMinutePerAddress],
+    [20, 100, 600, 300],
+  );
+  assert.throws(() => loadSettings({ PAR_PER_MINUTE_PER_ADDRESS: '0' }), /PAR_PER_MINUTE_PER_ADDRESS/);
+});
+
 test('BASE_URL follows PORT and loses a trailing slash; DEMO defaults to 0 on PostgreSQL', () => {
   assert.equal(loadSettings({ PORT: '8080' }).baseUrl, 'http://localhost:8080');
   assert.equal(loadSettings({ BASE_URL: 'https://id.example/' }).baseUrl, 'https://id.example');

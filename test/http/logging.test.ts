@@ -41,6 +41,14 @@ test('redactUrl redacts inside the return_to of a sign-in page and keeps the res
   assert.equal(decodeURIComponent(redacted.slice('/login?return_to='.length)), '/oauth/authorize?client_id=abc&state=[redacted]&nonce=[redacted]');
 });
 
+test('redactUrl redacts a pushed request\'s request_uri, and its pushed marker in the return_to of a sign-in page', () => {
+  const requestUri = 'urn:ietf:params:oauth:request_uri:REQUEST_URI_SECRET';
+  const opened = redactUrl(`/oauth/authorize?${new URLSearchParams({ client_id: 'abc', request_uri: requestUri })}`);
+  assert.equal(opened, '/oauth/authorize?client_id=abc&request_uri=[redacted]');
+  const url = `/login?${new URLSearchParams({ return_to: '/oauth/authorize?client_id=abc&pushed=1767225600.MARKER_SECRET' })}`;
+  assert.equal(decodeURIComponent(redactUrl(url).slice('/login?return_to='.length)), '/oauth/authorize?client_id=abc&pushed=[redacted]');
+});
+
 test('redactUrl takes linear time and space on a return_to nested a request-chosen number of times', () => {
   const url = `/login?${'return_to=?'.repeat(1400)}state=SECRET`;
   const started = performance.now();

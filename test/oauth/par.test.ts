@@ -248,6 +248,50 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     assert.equal(params.get('code'), null);
   });
 
+  test('a pushed request is answered once: after its code, the consent form sent again yields no other code', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const fields = consentForm(await (await browser.fetch(openAt(c, await pushed(c)))).text());
+    assert.ok(redirectParams(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']])).get('code'));
+    const again = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    assert.equal(again.status, 400);
+    assert.equal(again.headers.get('location'), null);
+    assert.match(await again.text(), /already answered/);
+  });
+
+  test('a pushed request is answered once: after an error went back to the client, its marker yields no code', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const fields = consentForm(await (await browser.fetch(openAt(c, await pushed(c)))).text());
+    assert.equal(redirectParams(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'deny']])).get('error'), 'access_denied');
+    const approved = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    assert.equal(approved.status, 400);
+    assert.equal(approved.headers.get('location'), null);
+  });
+
+  test('the return address of a pushed request, opened again after its code was issued, yields no other code', async () => {
+    const c = await newClient(t);
+    await setRequirePushedRequests(t.deps.stores, t.deps.clock, c.client.clientId, true);
+    const user = await newUser(t);
+    const browser = new Browser(t);
+    const toSignIn = await browser.fetch(openAt(c, await pushed(c)));
+    const returnTo = new URL(toSignIn.headers.get('location')!, t.baseUrl).searchParams.get('return_to')!;
+    const signedIn = await browser.signIn(user.username, PASSWORD, returnTo);
+    assert.ok((await approve(browser, await browser.fetch(signedIn.headers.get('location')!))).get('code'));
+    // The consent is remembered now: the same address would go straight to a code.
+    const again = await browser.fetch(returnTo);
+    assert.equal(again.status, 400);
+    assert.equal(again.headers.get('location'), null);
+  });
+
+  test('of racing answers to one pushed request, exactly one gets a code', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const fields = consentForm(await (await browser.fetch(openAt(c, await pushed(c)))).text());
+    const answers = await Promise.all(Array.from({ length: 5 }, () => browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']])));
+    assert.deepEqual(answers.map((a) => a.status).sort(), [302, 400, 400, 400, 400]);
+  });
+
   test('the PAR endpoint answers CORS like the token endpoint, errors and preflight included', async () => {
     const preflight = await fetch(`${t.baseUrl}/api/oauth/par`, {
       method: 'OPTIONS', headers: { origin: 'https://spa.example', 'access-control-request-method': 'POST' },

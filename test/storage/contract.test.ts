@@ -530,6 +530,33 @@ forEachDatabase('storage contract', (database) => {
     assert.ok((await stores.housekeeping.purge(T0 + 2 * MINUTE + 1, options)).dpop_proofs! >= 1, 'and deletes it after');
   });
 
+  test('a pushed request is consumed once by its client, stays open for its flow, and is completed once (RFC 9126 4)', async () => {
+    const client = await newClient();
+    const requestHash = unique('par');
+    await stores.pushedRequests.insert({ requestHash, clientId: client.clientId, parameters: [['scope', 'openid']], createdAt: T0, expiresAt: T0 + MINUTE });
+    assert.equal(await stores.pushedRequests.complete(requestHash, T0 + 1), false, 'not opened yet');
+    assert.equal(await stores.pushedRequests.consume(requestHash, (await newClient()).clientId, T0 + 1, T0 + 30 * MINUTE), undefined, 'another client');
+    const opened = await Promise.all(Array.from({ length: 5 }, () => stores.pushedRequests.consume(requestHash, client.clientId, T0 + 1, T0 + 30 * MINUTE)));
+    assert.deepEqual(opened.filter(Boolean).map((r) => r!.parameters), [[['scope', 'openid']]]);
+    const completed = await Promise.all(Array.from({ length: 5 }, () => stores.pushedRequests.complete(requestHash, T0 + 10 * MINUTE)));
+    assert.equal(completed.filter(Boolean).length, 1, 'open past the 60 seconds of its request_uri, and completed by exactly one');
+  });
+
+  test('housekeeping deletes pushed requests once expired, unopened or left open past their flow, and keeps one still open', async () => {
+    const client = await newClient();
+    const at = T0 + 40 * 86_400_000;
+    const request = (requestHash: string) => ({ requestHash, clientId: client.clientId, parameters: [], createdAt: at, expiresAt: at + MINUTE });
+    const [unopened, abandoned, open] = [unique('par'), unique('par'), unique('par')];
+    for (const hash of [unopened, abandoned, open]) await stores.pushedRequests.insert(request(hash));
+    await stores.pushedRequests.consume(abandoned, client.clientId, at + 1, at + 2 * MINUTE);
+    await stores.pushedRequests.consume(open, client.clientId, at + 1, at + 30 * MINUTE);
+    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 };
+    assert.ok((await stores.housekeeping.purge(at + 2 * MINUTE + 1, options)).pushed_authorization_requests! >= 2);
+    assert.equal(await stores.pushedRequests.consume(unopened, client.clientId, at + 1, at + 30 * MINUTE), undefined, 'the unopened one is gone');
+    assert.equal(await stores.pushedRequests.complete(abandoned, at + 1), false, 'the abandoned one is gone');
+    assert.equal(await stores.pushedRequests.complete(open, at + 2 * MINUTE + 2), true, 'the open one stayed');
+  });
+
   test('a pair whose refresh token cannot be stored leaves no access token either', async () => {
     const { user, client, grant } = await newGrant();
     const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, createdAt: T0, scope: 's', expiresAt: T0 + MINUTE };

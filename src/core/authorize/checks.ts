@@ -261,13 +261,13 @@ export const checkRequestObject: Check = (ctx) => {
  * pushed. A request opened from its `request_uri`, or carried on with a valid marker, was.
  */
 export const checkPushed: Check = async (ctx) => {
-  ctx.request.pushedUntil = null;
+  ctx.request.pushed = null;
   if (ctx.via === 'push') return;
   const marker = param(ctx, PUSHED_MARKER);
   if (marker !== undefined) {
-    ctx.request.pushedUntil = await verifyPushedMarker(ctx.stores, requestFields(ctx.params), marker, ctx.now) ?? null;
+    ctx.request.pushed = await verifyPushedMarker(ctx.stores, requestFields(ctx.params), marker, ctx.now) ?? null;
   }
-  if (ctx.request.pushedUntil === null && ctx.client!.requirePushedAuthorizationRequests) {
+  if (ctx.request.pushed === null && ctx.client!.requirePushedAuthorizationRequests) {
     throw new OAuthError('invalid_request', marker === undefined
       ? 'This application requires pushed authorization requests (RFC 9126 5): push the parameters to the PAR endpoint (POST /api/oauth/par) and send only client_id and the request_uri it answers with.'
       : 'This authorization request took too long to complete (or was changed on the way): start again from the application.');

@@ -12,7 +12,7 @@ import { formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
-import { openPushedRequest, pushedMarker } from './pushed.js';
+import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
 import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
 
 export const AUTHORIZE_PATH = '/oauth/authorize';
@@ -30,7 +30,8 @@ export type AuthorizeStep =
   /** Ask the user. `fields` are the hidden fields that carry the request through the form. */
   | { kind: 'consent'; request: AuthorizationRequest; user: User; owner: string | null; fields: Array<[string, string]> };
 
-type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; response: AuthorizationResponse };
+/** A refusal says which pushed request it answers, when its marker was checked before the failing check. */
+type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; response: AuthorizationResponse; pushed: PushedFlow | null };
 
 /** Where an answer goes: the verified redirect URI, in the response mode asked for. */
 type Destination = Pick<AuthorizationResponse, 'redirectUri' | 'mode' | 'clientName'>;
@@ -44,8 +45,14 @@ function errorResponse(deps: OAuthDeps, to: Destination, error: OAuthError, stat
   return { ...to, parameters: { error: error.code, error_description: error.description, state: state ?? null, iss: deps.settings.baseUrl } };
 }
 
-function respond(response: AuthorizationResponse): AuthorizeStep {
-  return { kind: 'respond', response };
+/**
+ * The request's one answer, a code or an error, for the client. A pushed request is completed
+ * first (`completePushedRequest`: one conditional write), so a marker yields one answer, and no
+ * code is made for another.
+ */
+async function respond(deps: OAuthDeps, pushed: PushedFlow | null, answer: () => AuthorizationResponse | Promise<AuthorizationResponse>): Promise<AuthorizeStep> {
+  if (pushed !== null) await completePushedRequest(deps.stores, pushed, deps.clock.now());
+  return { kind: 'respond', response: await answer() };
 }
 
 type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error: OAuthError; ctx: CheckContext };
@@ -72,7 +79,7 @@ export async function validateAuthorizationRequest(deps: OAuthDeps, params: Para
   if (checked.ok) return checked;
   const { ctx } = checked;
   const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.request.responseMode ?? 'query', clientName: ctx.client!.name };
-  return { ok: false, response: errorResponse(deps, to, checked.error, ctx.state) };
+  return { ok: false, response: errorResponse(deps, to, checked.error, ctx.state), pushed: ctx.request.pushed ?? null };
 }
 
 /**
@@ -90,8 +97,8 @@ export async function checkPushedRequest(deps: OAuthDeps, params: Params): Promi
  * parameters were pushed (RFC 9126), so a client that requires pushed requests accepts them.
  */
 async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: Array<[string, string]>): Promise<Array<[string, string]>> {
-  if (request.pushedUntil === null) return fields;
-  return [...fields, [PUSHED_MARKER, await pushedMarker(deps.stores, fields, request.pushedUntil, deps.clock.now())]];
+  if (request.pushed === null) return fields;
+  return [...fields, [PUSHED_MARKER, await pushedMarker(deps.stores, fields, request.pushed, deps.clock.now())]];
 }
 
 /**
@@ -150,10 +157,10 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
   const params = await openPushedRequest(deps.stores, sent, deps.clock.now()) ?? sent;
   const validation = await validateAuthorizationRequest(deps, params);
-  if (!validation.ok) return respond(validation.response);
+  if (!validation.ok) return respond(deps, validation.pushed, () => validation.response);
   const { request } = validation;
-  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): AuthorizeStep =>
-    respond(errorResponse(deps, destinationOf(request), new OAuthError(code, description), request.state));
+  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
+    respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError(code, description), request.state));
   const now = deps.clock.now();
   const silent = request.prompt.has('none');
 
@@ -171,7 +178,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   const native = isNativeAppRedirect(request.client, request.redirectUri);
   const consent = native ? undefined : await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
   if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
-    return respond(await approve(deps, request, signedIn!, { remembered: true }));
+    return respond(deps, request.pushed, () => approve(deps, request, signedIn!, { remembered: true }));
   }
   if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
   const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
@@ -184,12 +191,12 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
  */
 export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, decision: string | undefined): Promise<AuthorizeStep> {
   const validation = await validateAuthorizationRequest(deps, params);
-  if (!validation.ok) return respond(validation.response);
+  if (!validation.ok) return respond(deps, validation.pushed, () => validation.response);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
-  if (decision === 'approve') return respond(await approve(deps, request, signedIn));
+  if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn));
   if (decision === 'deny') {
-    return respond(errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user denied the request.'), request.state));
+    return respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user denied the request.'), request.state));
   }
   throw new OAuthError('invalid_request', 'Choose to allow or deny the request.', { status: 400 });
 }

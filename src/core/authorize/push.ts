@@ -8,6 +8,7 @@ import type { PresentedProof } from '../dpop/verifier.js';
 import { OAuthError } from '../errors.js';
 import { proofOfPossession } from '../grants/index.js';
 import type { Params } from '../params.js';
+import type { Client } from '../ports.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { checkPushedRequest } from './flow.js';
 import { PUSHED_REQUEST_LIFETIME_SECONDS, newRequestUri } from './pushed.js';
@@ -25,9 +26,16 @@ export interface Pushed {
   dpopNonce?: string;
 }
 
-export async function pushAuthorizationRequest(deps: OAuthDeps, params: Params, credentials: ClientCredentials, dpop?: PresentedProof): Promise<Pushed> {
+/**
+ * Stores a pushed request and answers its `request_uri`. `admit` counts the push of the
+ * authenticated client against the limits (`OAuthEndpointLimits.admitPush`), and throws to refuse it.
+ */
+export async function pushAuthorizationRequest(
+  deps: OAuthDeps, params: Params, credentials: ClientCredentials, dpop: PresentedProof | undefined, admit: (client: Client) => Promise<void>,
+): Promise<Pushed> {
   // RFC 9126 2.1: client authentication as at the token endpoint; a public client sends client_id.
   const client = await authenticateClient(deps.stores, credentials);
+  await admit(client);
   // RFC 9126 2.1: a request_uri cannot be pushed.
   if ((params.get('request_uri') ?? []).some((v) => v !== '')) {
     throw new OAuthError('invalid_request', 'The request_uri parameter cannot be pushed: push the authorization request\'s parameters themselves (RFC 9126 2.1).');

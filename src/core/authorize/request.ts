@@ -1,5 +1,6 @@
 /** The authorization request (RFC 6749 4.1.1, RFC 7636 4.3, OpenID Connect Core 3.1.2.1). */
 import type { Params } from '../params.js';
+import type { PushedFlow } from './pushed.js';
 import type { Client } from '../ports.js';
 import type { Scope } from '../scopes.js';
 import { encodeComponent, percentEncodeNonAscii } from '../urls.js';
@@ -47,10 +48,10 @@ export interface AuthorizationRequest {
   /** RFC 8707: the resource asked for (only ever the resource API's identifier); `null` when none. */
   resource: string | null;
   /**
-   * Epoch seconds until which the request's parameters are known to be pushed by the client
-   * (RFC 9126: opened from a `request_uri`, carried with a valid `PUSHED_MARKER`); `null` if not.
+   * The pushed request whose parameters these are, known by the client's push (RFC 9126: opened
+   * from a `request_uri`, carried with a valid `PUSHED_MARKER`); `null` if not.
    */
-  pushedUntil: number | null;
+  pushed: PushedFlow | null;
 }
 
 /** The parameters that make up a request: the ones carried through sign-in and the consent form. */

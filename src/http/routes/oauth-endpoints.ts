@@ -6,13 +6,15 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pushAuthorizationRequest } from '../../core/authorize/push.js';
-import { authenticateClient } from '../../core/client-auth.js';
+import { type ClientCredentials, authenticateClient } from '../../core/client-auth.js';
 import { OAuthError } from '../../core/errors.js';
 import { exchangeGrant } from '../../core/grants/index.js';
 import { type Params, paramsFromEntries, refuseParametersInUri, repeatedNames, repeatedParameter, required } from '../../core/params.js';
 import type { IssuedTokens } from '../../core/tokens/issue.js';
+import { type ClientEndpoint, OAuthEndpointLimits } from '../../core/oauth-limits.js';
 import { introspectToken } from '../../core/tokens/introspection.js';
 import { revokeToken } from '../../core/tokens/revocation.js';
+import { clientAddress } from '../client-address.js';
 import { clientCredentials } from '../plugins/client-auth.js';
 import { presentedProof } from '../plugins/dpop.js';
 import { answerCors, preflight } from '../plugins/cors.js';
@@ -62,9 +64,17 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
     (_request, body, done) => done(null, new URLSearchParams(body as string)));
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) => done(null, NOT_A_FORM));
 
+  const { deps } = app;
+  const limits = new OAuthEndpointLimits(deps.limiter, deps.settings, deps.metrics.rateLimitRefusals);
+  /** Runs `work` for the client of `credentials` under the limits of failed client authentications. */
+  const authenticating = <T>(endpoint: ClientEndpoint, request: FastifyRequest, credentials: ClientCredentials, work: () => Promise<T>) =>
+    limits.authenticating(endpoint, clientAddress(request), credentials, deps.clock.now(), work);
+
   app.post('/api/oauth/token', async (request, reply) => {
     const params = formParams(request);
-    const issued = await exchangeGrant(app.deps, params, clientCredentials(request, params), presentedProof(request, app.deps.settings.baseUrl));
+    const credentials = clientCredentials(request, params);
+    const issued = await authenticating('token', request, credentials,
+      () => exchangeGrant(deps, params, credentials, presentedProof(request, deps.settings.baseUrl)));
     // RFC 9449 8.2: a newer nonce for the client's next proof, when its proof's is about to expire.
     if (issued.dpopNonce !== undefined) reply.header('dpop-nonce', issued.dpopNonce);
     // RFC 6749 5.1: token responses are never cached.
@@ -74,31 +84,35 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
   // RFC 9126 2: pushed authorization requests; 201 with the request_uri (2.2), errors as JSON (2.3).
   app.post('/api/oauth/par', async (request, reply) => {
     const params = formParams(request);
-    const pushed = await pushAuthorizationRequest(app.deps, params, clientCredentials(request, params), presentedProof(request, app.deps.settings.baseUrl));
+    const credentials = clientCredentials(request, params);
+    const pushed = await authenticating('par', request, credentials, () => pushAuthorizationRequest(
+      deps, params, credentials, presentedProof(request, deps.settings.baseUrl),
+      (client) => limits.admitPush(client, clientAddress(request), deps.clock.now())));
     // RFC 9449 8.2: a newer nonce for the client's next proof.
     if (pushed.dpopNonce !== undefined) reply.header('dpop-nonce', pushed.dpopNonce);
     return reply.code(201).header('cache-control', 'no-store').header('pragma', 'no-cache').send(pushed.answer);
   });
 
   /** Revocation's and introspection's request: an authenticated client and the token it names. */
-  const tokenRequest = async (request: FastifyRequest) => {
+  const tokenRequest = async (endpoint: ClientEndpoint, request: FastifyRequest) => {
     const params = formParams(request);
     const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
     if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
-    const client = await authenticateClient(app.deps.stores, clientCredentials(request, params));
+    const credentials = clientCredentials(request, params);
+    const client = await authenticating(endpoint, request, credentials, () => authenticateClient(deps.stores, credentials));
     return { client, token: required(params, 'token', 'the access token or refresh token') };
   };
 
   app.post('/api/oauth/revoke', async (request, reply) => {
-    const { client, token } = await tokenRequest(request);
-    await revokeToken(app.deps, client, token);
+    const { client, token } = await tokenRequest('revoke', request);
+    await revokeToken(deps, client, token);
     // RFC 7009 2.2: 200, also for a token that is unknown or not the client's. The body is `{}` as
     // JSON (INTERFACE section 6): some libraries (simple-oauth2) throw on a 200 without a JSON type.
     return reply.code(200).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');
   });
 
   app.post('/api/oauth/introspect', async (request, reply) => {
-    const { client, token } = await tokenRequest(request);
-    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(await introspectToken(app.deps, client, token));
+    const { client, token } = await tokenRequest('introspect', request);
+    return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(await introspectToken(deps, client, token));
   });
 }

@@ -4,6 +4,7 @@
  * so they show exactly the fields the API sends.
  */
 import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
+import { CLIENT_AUTH_WINDOW_SECONDS } from '../../core/oauth-limits.js';
 import { API_REALM, BEARER_REFUSALS } from '../../core/bearer.js';
 import { DPOP_ALGS } from '../../core/dpop/proof.js';
 import type { PostSummary, User } from '../../core/ports.js';
@@ -211,7 +212,8 @@ push a new one for every authorization. Errors come back from the PAR endpoint a
 (<code>invalid_client</code>, <code>invalid_request</code>, <code>invalid_scope</code>, <code>invalid_target</code>,
 <code>request_not_supported</code> for a <code>request</code> object). Libraries do it for you: openid-client's
 <code>buildAuthorizationUrlWithPAR</code>, oauth4webapi's <code>pushedAuthorizationRequest</code>; they find the endpoint
-in discovery (<code>pushed_authorization_request_endpoint</code>). Under Settings → Developer applications you can
+in discovery (<code>pushed_authorization_request_endpoint</code>). Past the <a href="#limits">limit on pushes</a>
+the answer is <code>429</code> <code>rate_limited</code> with <code>Retry-After</code>. Under Settings → Developer applications you can
 <strong>require</strong> pushed requests for your app: any authorization request for it that was not pushed is then
 refused with <code>invalid_request</code>.</p>
 </section>
@@ -240,7 +242,9 @@ ${code(json({
 keep them server-side. The token endpoint answers errors as <code>{"error", "error_description"}</code>:
 <code>invalid_client</code> (401: wrong or rotated secret, app deactivated), <code>invalid_grant</code> (400: code
 expired or used, wrong <code>code_verifier</code> or <code>redirect_uri</code>, refresh token no longer valid),
-<code>invalid_request</code> (400: a field missing) and <code>unsupported_grant_type</code> (400).</p>
+<code>invalid_request</code> (400: a field missing), <code>unsupported_grant_type</code> (400) and
+<code>rate_limited</code> (429, with <code>Retry-After</code>: too many failed client authentications, see
+<a href="#limits">Limits</a>).</p>
 </section>
 
 <section id="refresh">
@@ -536,6 +540,8 @@ ${libraryErrorsSection(base, api)}
 <tbody>
 <tr><td>API requests</td><td>${perMinute} per minute per token (an access token or a personal token), across all our servers. The minute windows start on the full minute.</td></tr>
 <tr><td>Unknown, expired or revoked tokens</td><td>At least ${MIN_FAILURES_PER_ADDRESS} per minute per client address; past that the address gets 429 for every request until the minute ends.</td></tr>
+<tr><td>Failed client authentications (token, PAR, revocation, introspection)</td><td>${settings.clientAuthFailuresPerAddress} per ${CLIENT_AUTH_WINDOW_SECONDS / 60} minutes per client address, whatever the app; past ${settings.clientAuthFailuresPerClient} for one app, each address that fails for it is refused for that app until the window ends. Successful requests never count. Refused: 429 <code>rate_limited</code> with <code>Retry-After</code>, the right secret included.</td></tr>
+<tr><td>Pushed authorization requests</td><td>${settings.pushesPerMinutePerClient} per minute per app; for public apps also ${settings.pushesPerMinutePerAddress} per minute per client address.</td></tr>
 <tr><td>Page size</td><td>Default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.</td></tr>
 <tr><td>Authorization code</td><td>${settings.codeTtlSeconds} seconds, single use.</td></tr>
 <tr><td>Access token</td><td>${settings.accessTokenTtlSeconds} seconds.</td></tr>

@@ -24,12 +24,19 @@ export class KyselyPushedRequestStore implements PushedAuthorizationRequestStore
     }).execute();
   }
 
-  async consume(requestHash: string, clientId: string, now: Instant): Promise<PushedAuthorizationRequest | undefined> {
+  async consume(requestHash: string, clientId: string, now: Instant, openUntil: Instant): Promise<PushedAuthorizationRequest | undefined> {
     // One conditional write (RFC 9126 4: single use): only the first caller changes the row.
-    const row = await this.db.updateTable('pushed_authorization_requests').set({ used_at: now })
+    const row = await this.db.updateTable('pushed_authorization_requests').set({ used_at: now, expires_at: openUntil })
       .where('request_hash', '=', requestHash).where('client_id', '=', clientId)
       .where('used_at', 'is', null).where('expires_at', '>', now)
       .returningAll().executeTakeFirst();
     return row && toRequest(row);
+  }
+
+  async complete(requestHash: string, now: Instant): Promise<boolean> {
+    const result = await this.db.deleteFrom('pushed_authorization_requests')
+      .where('request_hash', '=', requestHash).where('used_at', 'is not', null).where('expires_at', '>', now)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
   }
 }

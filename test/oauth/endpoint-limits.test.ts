@@ -1,0 +1,154 @@
+/**
+ * The limits of the endpoints where a client authenticates (token, PAR, revocation,
+ * introspection) and of pushed authorization requests (`src/core/oauth-limits.ts`): failed client
+ * authentications per address and per client, pushes per client and per address; a refusal is
+ * 429 `rate_limited` in OAuth's JSON shape with `Retry-After` and the RateLimit fields.
+ * Addresses come from X-Forwarded-For (TRUST_PROXY=1), a new one per test.
+ */
+import assert from 'node:assert/strict';
+import { randomInt } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { CLIENT_AUTH_WINDOW_SECONDS } from '../../src/core/oauth-limits.js';
+import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { TestClock } from '../support/clock.js';
+import { forEachDatabase } from '../support/databases.js';
+import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { type TestClient, authorizeQuery, clientFields, newClient, pkcePair, startOAuthApp } from './helpers.js';
+
+const LIMITS = {
+  TRUST_PROXY: '1',
+  CLIENT_AUTH_FAILURES_PER_ADDRESS: '3',
+  CLIENT_AUTH_FAILURES_PER_CLIENT: '3',
+  PAR_PER_MINUTE_PER_CLIENT: '3',
+  PAR_PER_MINUTE_PER_ADDRESS: '3',
+};
+
+/** An address of the documentation range no other test uses. */
+function newAddress(): string {
+  return `198.51.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+}
+
+function post(t: TestApp, path: string, fields: Record<string, string>, address: string): Promise<Response> {
+  return fetch(`${t.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+const wrongSecret = (c: TestClient) => ({ client_id: c.client.clientId, client_secret: 'not-the-secret' });
+const introspect = (t: TestApp, credentials: Record<string, string>, address: string) =>
+  post(t, '/api/oauth/introspect', { token: 'anything', ...credentials }, address);
+const pushFor = (t: TestApp, c: TestClient, address: string) =>
+  post(t, '/api/oauth/par', { ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() })), ...clientFields(c) }, address);
+
+/** A 429 in OAuth's shape (RFC 6749 5.2) with `Retry-After` and the RateLimit fields of `policy`; returns Retry-After. */
+async function assertRateLimited(response: Response, policy: string): Promise<number> {
+  assert.equal(response.status, 429, await response.clone().text());
+  assert.equal(response.headers.get('cache-control'), 'no-store');
+  const body = (await response.json()) as Record<string, string>;
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description']);
+  assert.equal(body.error, 'rate_limited');
+  const retryAfter = Number(response.headers.get('retry-after'));
+  assert.ok(retryAfter >= 1);
+  assert.match(response.headers.get('ratelimit-policy') ?? '', new RegExp(`^"${policy}";q=3;w=\\d+$`));
+  assert.equal(response.headers.get('ratelimit'), `"${policy}";r=0;t=${retryAfter}`);
+  return retryAfter;
+}
+
+async function refusals(t: TestApp, endpoint: string, scope: string): Promise<number> {
+  return (await t.deps.metrics.rateLimitRefusals.get()).values
+    .find((v) => v.labels.endpoint === endpoint && v.labels.scope === scope)?.value ?? 0;
+}
+
+forEachDatabase('limits of the token and PAR endpoints', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database, { env: LIMITS }); });
+  after(() => t.close());
+
+  test('failed client authentications from one address, at any endpoint, are refused with 429 past the limit, even with the right secret, until the window ends', async () => {
+    const c = await newClient(t);
+    const address = newAddress();
+    const counted = await refusals(t, 'introspect', 'client-auth-address');
+    assert.equal((await post(t, '/api/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x', ...wrongSecret(c) }, address)).status, 401);
+    assert.equal((await post(t, '/api/oauth/revoke', { token: 'x', ...wrongSecret(c) }, address)).status, 401);
+    assert.equal((await pushFor(t, { ...c, secret: 'not-the-secret' }, address)).status, 401);
+    const refused = await introspect(t, wrongSecret(c), address);
+    const retryAfter = await assertRateLimited(refused, 'client-auth-address');
+    assert.equal(retryAfter, CLIENT_AUTH_WINDOW_SECONDS - (Math.floor(t.clock.now() / 1000) % CLIENT_AUTH_WINDOW_SECONDS));
+    assert.equal(await refusals(t, 'introspect', 'client-auth-address'), counted + 1);
+    await assertRateLimited(await introspect(t, clientFields(c), address), 'client-auth-address');
+    const other = await newClient(t);
+    await assertRateLimited(await post(t, '/api/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x', ...clientFields(other) }, address), 'client-auth-address');
+    assert.equal((await introspect(t, clientFields(c), newAddress())).status, 200, 'another address is not refused');
+    t.clock.advance(retryAfter * 1000);
+    assert.equal((await introspect(t, clientFields(c), address)).status, 200, 'the next window');
+  });
+
+  test('successful client authentications never count against an address', async () => {
+    const c = await newClient(t);
+    const address = newAddress();
+    for (let i = 0; i < 10; i++) assert.equal((await introspect(t, clientFields(c), address)).status, 200, `request ${i}`);
+    assert.equal((await introspect(t, wrongSecret(c), address)).status, 401);
+  });
+
+  test('past the failures one client may have, each address that fails for it is refused for it, and the app at its own address is not', async () => {
+    const c = await newClient(t);
+    for (let i = 0; i < 3; i++) assert.equal((await introspect(t, wrongSecret(c), newAddress())).status, 401);
+    const guesser = newAddress();
+    await assertRateLimited(await introspect(t, wrongSecret(c), guesser), 'client-auth-client');
+    await assertRateLimited(await introspect(t, clientFields(c), guesser), 'client-auth-client');
+    assert.equal((await introspect(t, clientFields(await newClient(t)), guesser)).status, 200, 'the address is refused only for that client');
+    assert.equal((await introspect(t, clientFields(c), newAddress())).status, 200, 'the app itself');
+    assert.ok(await refusals(t, 'introspect', 'client-auth-client') >= 2);
+  });
+
+  test('pushes of one client are refused with 429 past the limit a minute, from any address', async () => {
+    const c = await newClient(t, { type: 'public' });
+    for (let i = 0; i < 3; i++) assert.equal((await pushFor(t, c, newAddress())).status, 201);
+    const counted = await refusals(t, 'par', 'push-client');
+    await assertRateLimited(await pushFor(t, c, newAddress()), 'push-client');
+    assert.equal(await refusals(t, 'par', 'push-client'), counted + 1);
+  });
+
+  test('pushes of public clients from one address are refused with 429 past the limit a minute; a confidential client\'s are counted per client only', async () => {
+    const address = newAddress();
+    for (let i = 0; i < 3; i++) assert.equal((await pushFor(t, await newClient(t, { type: 'public' }), address)).status, 201);
+    await assertRateLimited(await pushFor(t, await newClient(t, { type: 'public' }), address), 'push-address');
+    assert.equal((await pushFor(t, await newClient(t), address)).status, 201);
+  });
+});
+
+describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRedis }, () => {
+  forEachDatabase('shared by instances', (database) => {
+    const clock = new TestClock();
+    let limiters: RedisRateLimiter[];
+    let apps: TestApp[];
+    before(async () => {
+      const keyPrefix = uniqueKeyPrefix();
+      limiters = [new RedisRateLimiter({ url: redisUrl!, keyPrefix }), new RedisRateLimiter({ url: redisUrl!, keyPrefix })];
+      apps = [
+        await startTestApp(database, { clock, limiter: limiters[0], env: LIMITS }),
+        await startTestApp(database, { clock, limiter: limiters[1], env: LIMITS }),
+      ];
+    });
+    after(async () => {
+      for (const app of apps) await app.close();
+      for (const limiter of limiters) await limiter.close();
+    });
+
+    test('two instances sharing one Redis count one address\'s failed client authentications together', async () => {
+      const c = await newClient(apps[0]!);
+      const address = newAddress();
+      for (let i = 0; i < 3; i++) assert.equal((await introspect(apps[i % 2]!, wrongSecret(c), address)).status, 401, `failure ${i}`);
+      await assertRateLimited(await introspect(apps[1]!, wrongSecret(c), address), 'client-auth-address');
+    });
+
+    test('two instances sharing one Redis count one client\'s pushes together', async () => {
+      const c = await newClient(apps[0]!, { type: 'public' });
+      for (let i = 0; i < 3; i++) assert.equal((await pushFor(apps[i % 2]!, c, newAddress())).status, 201, `push ${i}`);
+      await assertRateLimited(await pushFor(apps[1]!, c, newAddress()), 'push-client');
+    });
+  });
+});
