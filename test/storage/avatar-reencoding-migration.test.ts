@@ -12,7 +12,7 @@ import type { Kysely } from 'kysely';
 import sharp from 'sharp';
 import { sharpReencoder } from '../../src/images/sharp-reencoder.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
-import { migrateTo, migrateToLatest } from '../../src/storage/migrate.js';
+import { MIGRATION_NAMES, migrateTo, migrateToLatest } from '../../src/storage/migrate.js';
 import { reencodeStoredAvatars } from '../../src/storage/reencode-stored-avatars.js';
 import type { Database } from '../../src/storage/schema.js';
 import { createStores } from '../../src/storage/stores.js';
@@ -63,7 +63,8 @@ forEachDatabase('avatar re-encoding migration', (database) => {
 
   test('every avatar stored before is encoded anew at the next start, even one the parser had passed', async () => {
     const started = Date.now();
-    assert.deepEqual(await migrateToLatest(db), { applied: [MIGRATION] });
+    // This migration, and those made after it.
+    assert.deepEqual(await migrateToLatest(db), { applied: MIGRATION_NAMES.filter((name) => name >= MIGRATION) });
 
     const polyglot = (await stored(ids.polyglot!))!;
     assert.ok(!holds(polyglot.image, 'script'), 'what followed the JPEG is gone');

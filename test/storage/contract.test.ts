@@ -496,10 +496,11 @@ forEachDatabase('storage contract', (database) => {
 
   test('an access token and its refresh token are stored together', async () => {
     const { user, client, grant } = await newGrant();
-    // Bound to a DPoP key (RFC 9449 6): both tokens keep the thumbprint.
+    // Bound to a DPoP key (RFC 9449 6): both tokens keep the thumbprint. The access token is for
+    // one resource alone (RFC 8707), the refresh token names none.
     const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, createdAt: T0, dpopJkt: 'jkt-1' };
-    const access = { ...common, tokenHash: unique('at'), scope: 'profile:read', expiresAt: T0 + MINUTE };
-    const refresh = { ...common, tokenHash: unique('rt'), scope: 'profile:read posts:read', expiresAt: T0 + 60 * MINUTE };
+    const access = { ...common, tokenHash: unique('at'), scope: 'profile:read', expiresAt: T0 + MINUTE, resource: 'https://idp.example/api/open/v1' };
+    const refresh = { ...common, tokenHash: unique('rt'), scope: 'profile:read posts:read', expiresAt: T0 + 60 * MINUTE, resource: null };
     await stores.tokens.insertPair(access, refresh);
     assert.deepEqual(await stores.tokens.findAccess(access.tokenHash), { ...access, id: (await stores.tokens.findAccess(access.tokenHash))!.id, revokedAt: null });
     assert.deepEqual(await stores.tokens.findRefresh(refresh.tokenHash), { ...refresh, id: (await stores.tokens.findRefresh(refresh.tokenHash))!.id, revokedAt: null, usedAt: null });
@@ -583,7 +584,7 @@ forEachDatabase('storage contract', (database) => {
     const record = await stores.tokens.findAccessBearer(live);
     assert.deepEqual(record && { ...record, tokenId: 0 }, {
       tokenId: 0, user, clientId: client.clientId,
-      grantId: grant.id, scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null, dpopJkt: null,
+      grantId: grant.id, scope: 'profile:read', expiresAt: T0 + 60 * MINUTE, revokedAt: null, dpopJkt: null, resource: null,
     });
     assert.equal(await stores.tokens.revokeAccess(live, T0 + 1), true);
     assert.equal((await stores.tokens.findAccessBearer(live))?.revokedAt, T0 + 1);
