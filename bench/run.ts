@@ -52,6 +52,8 @@ const LUA_DIR = join(ROOT, 'bench', 'wrk');
 const SERVER_CORE = '0';
 const GENERATOR_CORE = '1';
 const RATE_LIMIT = '100000000';
+/** Pushed requests a minute, per app and per address, far above what a run sends. */
+const PUSH_LIMIT = '100000000';
 /** Our server runs with the Node flags of `npm start`, so the bench measures what operators run. */
 const SERVICE_NODE_FLAGS = serviceNodeFlags();
 /** A generator using less than this share of its core while the server saturates its own is not the bottleneck. */
@@ -684,6 +686,8 @@ function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, p
   return {
     DATABASE_URL: databaseUrl, REDIS_URL: redisUrl ?? '', DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
     RATE_LIMIT_PER_MINUTE: RATE_LIMIT, BASE_URL: `http://127.0.0.1:${port}`, WORKERS: '1', HOST: '127.0.0.1',
+    // Scenario h1 pushes thousands a minute from one address for one app: counted, never refused.
+    PAR_PER_MINUTE_PER_CLIENT: PUSH_LIMIT, PAR_PER_MINUTE_PER_ADDRESS: PUSH_LIMIT,
   };
 }
 
