@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { type ScanningKey, isP256PublicKey } from '../core/secret-scanning.js';
+import { type ScanningKey, isP256PublicKey } from '../core/credentials/secret-scanning.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; path: string }

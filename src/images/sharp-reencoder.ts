@@ -3,7 +3,7 @@
  * GIF instead of a parser of our own. sharp is loaded on the first image, not at start: it costs
  * a third of a second, which a command of the command line (issue 21) never needs to pay.
  */
-import type { ImageReencoder, ImageType, ReencodeRefusal } from '../core/avatars.js';
+import type { ImageReencoder, ImageType, ReencodeRefusal } from '../core/community/avatars.js';
 
 type Sharp = typeof import('sharp').default;
 

@@ -1,6 +1,6 @@
 /** Builds every store over one Kysely handle (a connection pool or a transaction). */
 import type { Kysely } from 'kysely';
-import type { Stores } from '../core/ports.js';
+import type { Stores } from '../core/stores.js';
 import { type CompiledQueries, inTransaction } from './database.js';
 import type { Database } from './schema.js';
 import { KyselyClientStore } from './repositories/clients.js';

@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Client, ClientStatus, ClientStore, ClientType, IdTokenAlg, NewClient } from '../../core/ports.js';
+import type { Client, ClientStatus, ClientStore, ClientType, NewClient } from '../../core/oauth/ports.js';
+import type { IdTokenAlg } from '../../core/oidc/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { ClientsTable, Database } from '../schema.js';

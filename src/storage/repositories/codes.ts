@@ -1,5 +1,5 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../core/ports.js';
+import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../core/oauth/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, inTransaction } from '../database.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';

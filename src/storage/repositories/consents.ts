@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Consent, ConsentStore } from '../../core/ports.js';
+import type { Consent, ConsentStore } from '../../core/oauth/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { ConsentsTable, Database } from '../schema.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DpopReplayStore } from '../../core/ports.js';
+import type { DpopReplayStore } from '../../core/oauth/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { Database } from '../schema.js';

@@ -1,5 +1,5 @@
 import { type Compilable, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../core/ports.js';
+import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../core/oauth/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries, QueryBuilder } from '../database.js';
 import type { Database, GrantsTable } from '../schema.js';

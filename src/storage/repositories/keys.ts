@@ -1,5 +1,5 @@
 import { type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { IdTokenAlg, KeyStore, NewSigningKey, SigningKey } from '../../core/ports.js';
+import type { IdTokenAlg, KeyStore, NewSigningKey, SigningKey } from '../../core/oidc/ports.js';
 import type { Instant } from '../../core/time.js';
 import { inTransaction } from '../database.js';
 import type { Database, SigningKeysTable } from '../schema.js';

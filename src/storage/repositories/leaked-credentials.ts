@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { TokenKind } from '../../core/credentials.js';
-import type { LeakRevocation, LeakedCredentialStore, LeakedHashes, RevokedLeak } from '../../core/ports.js';
+import type { TokenKind } from '../../core/credentials/formats.js';
+import type { LeakRevocation, LeakedCredentialStore, LeakedHashes, RevokedLeak } from '../../core/credentials/ports.js';
 import type { Instant } from '../../core/time.js';
 import { LOOKUP_BATCH_KEYS } from '../lookup-batch.js';
 import type { Database } from '../schema.js';
@@ -57,7 +57,7 @@ export class KyselyLeakedCredentialStore implements LeakedCredentialStore {
       .where('token_hash', 'in', chunk).where('revoked_at', 'is', null).where('expires_at', '>', now)
       .returning(['id', 'token_hash', 'user_id', 'client_id', 'grant_id']).execute());
     // A rotated token whose replay answer is still sealed and whose window is open yields its
-    // successors to whoever presents it (src/core/tokens/replay.ts): it is as live as an unused one.
+    // successors to whoever presents it (src/core/oauth/tokens/replay.ts): it is as live as an unused one.
     const refresh = await perChunk(hashes.refresh, (chunk) => this.db.updateTable('refresh_tokens').set({ revoked_at: now })
       .where('token_hash', 'in', chunk).where('revoked_at', 'is', null).where('expires_at', '>', now)
       .where((eb) => eb.or([

@@ -1,5 +1,5 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { LogoutDelivery, LogoutDeliveryStore, NewLogoutDelivery } from '../../core/ports.js';
+import type { LogoutDelivery, LogoutDeliveryStore, NewLogoutDelivery } from '../../core/oidc/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { Database, LogoutDeliveriesTable } from '../schema.js';
 

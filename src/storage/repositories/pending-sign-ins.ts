@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { PendingSignIn, PendingSignInStore } from '../../core/security/ports.js';
+import type { PendingSignIn, PendingSignInStore } from '../../core/accounts/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { Database } from '../schema.js';
 

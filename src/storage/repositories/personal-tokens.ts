@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { BearerRecord, PersonalToken, PersonalTokenStore } from '../../core/ports.js';
+import type { PersonalToken, PersonalTokenStore } from '../../core/credentials/ports.js';
+import type { BearerRecord } from '../../core/oauth/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { Database, PersonalTokensTable } from '../schema.js';

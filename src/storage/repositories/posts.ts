@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import { escapedText } from '../../core/markdown.js';
-import type { Category, Comment, NewPost, Page, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../core/ports.js';
+import { escapedText } from '../../core/community/markdown.js';
+import type { Category, Comment, NewPost, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../core/community/ports.js';
+import type { Page } from '../../core/stores.js';
 import type { Instant } from '../../core/time.js';
 import type { CompiledQueries } from '../database.js';
 import type { Database } from '../schema.js';

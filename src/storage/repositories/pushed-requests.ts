@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { PushedAuthorizationRequest, PushedAuthorizationRequestStore } from '../../core/ports.js';
+import type { PushedAuthorizationRequest, PushedAuthorizationRequestStore } from '../../core/oauth/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { Database, PushedAuthorizationRequestsTable } from '../schema.js';
 

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import type { SealedColumn, SealedColumnStore, StoredSecret } from '../../core/ports.js';
+import type { SealedColumn, SealedColumnStore, StoredSecret } from '../../core/credentials/ports.js';
 import type { Database } from '../schema.js';
 
 /** Where each sealed column lives: its table, the key of its rows, and whether that key is a number. */

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { SecondFactorStore, TotpCredential } from '../../core/security/ports.js';
+import type { SecondFactorStore, TotpCredential } from '../../core/accounts/ports.js';
 import type { Instant } from '../../core/time.js';
 import { inTransaction } from '../database.js';
 import type { Database } from '../schema.js';

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Page } from '../../core/ports.js';
-import type { SecurityEvent, SecurityEventStore } from '../../core/security/ports.js';
+import type { Page } from '../../core/stores.js';
+import type { SecurityEvent, SecurityEventStore } from '../../core/accounts/ports.js';
 import type { Database } from '../schema.js';
 
 function detailOf(text: string): Record<string, string> {

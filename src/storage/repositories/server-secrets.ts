@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ServerSecretStore } from '../../core/ports.js';
+import type { ServerSecretStore } from '../../core/credentials/ports.js';
 import type { Instant } from '../../core/time.js';
 import type { Database } from '../schema.js';
 

@@ -1,6 +1,6 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { ReplayCandidate } from '../../core/tokens/replay.js';
-import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, Succession, TokenStore } from '../../core/ports.js';
+import type { ReplayCandidate } from '../../core/oauth/tokens/replay.js';
+import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, Succession, TokenStore } from '../../core/oauth/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../database.js';
 import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import { ConflictError } from '../../core/errors.js';
-import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../core/ports.js';
+import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../core/accounts/ports.js';
 import type { Instant } from '../../core/time.js';
 import { type CompiledQueries, inTransaction } from '../database.js';
 import type { Database, UsersTable } from '../schema.js';
