@@ -8,7 +8,7 @@ let list: Set<string> | undefined;
 
 function commonPasswords(): Set<string> {
   if (!list) {
-    const text = readFileSync(new URL('../../resources/common-passwords.txt', import.meta.url), 'utf8');
+    const text = readFileSync(new URL('../../../resources/common-passwords.txt', import.meta.url), 'utf8');
     list = new Set(text.split('\n').filter((line) => line !== '' && !line.startsWith('#')));
   }
   return list;
