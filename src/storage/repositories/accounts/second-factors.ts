@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { SecondFactorStore, TotpCredential } from '../../core/accounts/ports.js';
-import type { Instant } from '../../core/time.js';
-import { inTransaction } from '../database.js';
-import type { Database } from '../schema.js';
+import type { SecondFactorStore, TotpCredential } from '../../../core/accounts/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { inTransaction } from '../../database.js';
+import type { Database } from '../../schema.js';
 
 /** Authenticator apps and recovery codes (issue 18 item 2). */
 export class KyselySecondFactorStore implements SecondFactorStore {

@@ -1,10 +1,10 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { PersonalToken, PersonalTokenStore } from '../../core/credentials/ports.js';
-import type { BearerRecord } from '../../core/oauth/ports.js';
-import type { Instant } from '../../core/time.js';
-import { type CompiledQueries, keyIsAnyOf } from '../database.js';
-import type { Database, PersonalTokensTable } from '../schema.js';
-import { USER_COLUMNS, toUser } from './users.js';
+import type { PersonalToken, PersonalTokenStore } from '../../../core/credentials/ports.js';
+import type { BearerRecord } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
+import type { Database, PersonalTokensTable } from '../../schema.js';
+import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
 function toPersonalToken(row: Omit<Selectable<PersonalTokensTable>, 'token_hash'>): PersonalToken {
   return {

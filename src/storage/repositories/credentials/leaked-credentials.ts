@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { TokenKind } from '../../core/credentials/formats.js';
-import type { LeakRevocation, LeakedCredentialStore, LeakedHashes, RevokedLeak } from '../../core/credentials/ports.js';
-import type { Instant } from '../../core/time.js';
-import { LOOKUP_BATCH_KEYS } from '../lookup-batch.js';
-import type { Database } from '../schema.js';
+import type { TokenKind } from '../../../core/credentials/formats.js';
+import type { LeakRevocation, LeakedCredentialStore, LeakedHashes, RevokedLeak } from '../../../core/credentials/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { LOOKUP_BATCH_KEYS } from '../../lookup-batch.js';
+import type { Database } from '../../schema.js';
 
 /** `list` in slices of at most `LOOKUP_BATCH_KEYS`, the most keys one batched lookup sends. */
 function chunks<T>(list: readonly T[]): T[][] {

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { PushedAuthorizationRequest, PushedAuthorizationRequestStore } from '../../core/oauth/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { Database, PushedAuthorizationRequestsTable } from '../schema.js';
+import type { PushedAuthorizationRequest, PushedAuthorizationRequestStore } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { Database, PushedAuthorizationRequestsTable } from '../../schema.js';
 
 function toRequest(row: Selectable<PushedAuthorizationRequestsTable>): PushedAuthorizationRequest {
   return {

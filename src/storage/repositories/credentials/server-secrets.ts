@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { ServerSecretStore } from '../../core/credentials/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { Database } from '../schema.js';
+import type { ServerSecretStore } from '../../../core/credentials/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { Database } from '../../schema.js';
 
 export class KyselyServerSecretStore implements ServerSecretStore {
   constructor(private readonly db: Kysely<Database>) {}

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { OneTimeSecretStore } from '../../core/credentials/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { Database } from '../schema.js';
+import type { OneTimeSecretStore } from '../../../core/credentials/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { Database } from '../../schema.js';
 
 /** New secrets on their way to the page that shows them once (issue 18 item 7). */
 export class KyselyOneTimeSecretStore implements OneTimeSecretStore {

@@ -1,8 +1,8 @@
 import { type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { IdTokenAlg, KeyStore, NewSigningKey, SigningKey } from '../../core/oidc/ports.js';
-import type { Instant } from '../../core/time.js';
-import { inTransaction } from '../database.js';
-import type { Database, SigningKeysTable } from '../schema.js';
+import type { IdTokenAlg, KeyStore, NewSigningKey, SigningKey } from '../../../core/oidc/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { inTransaction } from '../../database.js';
+import type { Database, SigningKeysTable } from '../../schema.js';
 
 /**
  * The PostgreSQL advisory lock (transaction-level) under which a start creates the first keys:

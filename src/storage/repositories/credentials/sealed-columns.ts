@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
-import type { SealedColumn, SealedColumnStore, StoredSecret } from '../../core/credentials/ports.js';
-import type { Database } from '../schema.js';
+import type { SealedColumn, SealedColumnStore, StoredSecret } from '../../../core/credentials/ports.js';
+import type { Database } from '../../schema.js';
 
 /** Where each sealed column lives: its table, the key of its rows, and whether that key is a number. */
 const PLACES: Record<SealedColumn, { table: keyof Database; key: string; value: string; numericKey: boolean }> = {

@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
-import type { LogoutDelivery, LogoutDeliveryStore, NewLogoutDelivery } from '../../core/oidc/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { Database, LogoutDeliveriesTable } from '../schema.js';
+import type { LogoutDelivery, LogoutDeliveryStore, NewLogoutDelivery } from '../../../core/oidc/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { Database, LogoutDeliveriesTable } from '../../schema.js';
 
 function toDelivery(row: Selectable<LogoutDeliveriesTable>): LogoutDelivery {
   return {

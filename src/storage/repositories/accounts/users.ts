@@ -1,10 +1,10 @@
 import type { Kysely, Selectable } from 'kysely';
-import { ConflictError } from '../../core/errors.js';
-import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../core/accounts/ports.js';
-import type { Instant } from '../../core/time.js';
-import { type CompiledQueries, inTransaction } from '../database.js';
-import type { Database, UsersTable } from '../schema.js';
-import { isUniqueViolation } from './errors.js';
+import { ConflictError } from '../../../core/errors.js';
+import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../../core/accounts/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, inTransaction } from '../../database.js';
+import type { Database, UsersTable } from '../../schema.js';
+import { isUniqueViolation } from '../errors.js';
 
 export const USER_COLUMNS = ['id', 'username', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at'] as const;
 

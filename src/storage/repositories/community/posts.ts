@@ -1,11 +1,11 @@
 import { type Kysely, sql } from 'kysely';
-import { escapedText } from '../../core/community/markdown.js';
-import type { Category, Comment, NewPost, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../core/community/ports.js';
-import type { Page } from '../../core/stores.js';
-import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
-import type { Database } from '../schema.js';
-import { isUniqueViolation } from './errors.js';
+import { escapedText } from '../../../core/community/markdown.js';
+import type { Category, Comment, NewPost, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../../core/community/ports.js';
+import type { Page } from '../../../core/stores.js';
+import type { Instant } from '../../../core/time.js';
+import type { CompiledQueries } from '../../database.js';
+import type { Database } from '../../schema.js';
+import { isUniqueViolation } from '../errors.js';
 
 /**
  * Posts with their author's name and their category's name, without the body: a list shows the

@@ -1,9 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
-import { ConflictError } from '../../core/errors.js';
-import type { ChallengePurpose, Passkey, PasskeyStore } from '../../core/accounts/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { Database, PasskeysTable } from '../schema.js';
-import { isUniqueViolation } from './errors.js';
+import { ConflictError } from '../../../core/errors.js';
+import type { ChallengePurpose, Passkey, PasskeyStore } from '../../../core/accounts/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { Database, PasskeysTable } from '../../schema.js';
+import { isUniqueViolation } from '../errors.js';
 
 function toPasskey(row: Selectable<PasskeysTable>): Passkey {
   return {

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { Page } from '../../core/stores.js';
-import type { SecurityEvent, SecurityEventStore } from '../../core/accounts/ports.js';
-import type { Database } from '../schema.js';
+import type { Page } from '../../../core/stores.js';
+import type { SecurityEvent, SecurityEventStore } from '../../../core/accounts/ports.js';
+import type { Database } from '../../schema.js';
 
 function detailOf(text: string): Record<string, string> {
   try {

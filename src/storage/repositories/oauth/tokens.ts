@@ -1,11 +1,11 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { ReplayCandidate } from '../../core/oauth/tokens/replay.js';
-import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, Succession, TokenStore } from '../../core/oauth/ports.js';
-import type { Instant } from '../../core/time.js';
-import { type CompiledQueries, keyIsAnyOf } from '../database.js';
-import type { AccessTokensTable, Database, RefreshTokensTable } from '../schema.js';
+import type { ReplayCandidate } from '../../../core/oauth/tokens/replay.js';
+import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, Succession, TokenStore } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
+import type { AccessTokensTable, Database, RefreshTokensTable } from '../../schema.js';
 import { consumeWithGrant, consumedWithGrant } from './grants.js';
-import { USER_COLUMNS, toUser } from './users.js';
+import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
 function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
   return {

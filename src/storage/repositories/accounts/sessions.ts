@@ -1,8 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { NewSession, Session, SessionStore, User } from '../../core/accounts/ports.js';
-import type { Instant } from '../../core/time.js';
-import { type CompiledQueries, keyIsAnyOf } from '../database.js';
-import type { Database, SessionsTable } from '../schema.js';
+import type { NewSession, Session, SessionStore, User } from '../../../core/accounts/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
+import type { Database, SessionsTable } from '../../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
 
 /**

@@ -1,9 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Client, ClientStatus, ClientStore, ClientType, NewClient } from '../../core/oauth/ports.js';
-import type { IdTokenAlg } from '../../core/oidc/ports.js';
-import type { Instant } from '../../core/time.js';
-import { type CompiledQueries, keyIsAnyOf } from '../database.js';
-import type { ClientsTable, Database } from '../schema.js';
+import type { Client, ClientStatus, ClientStore, ClientType, NewClient } from '../../../core/oauth/ports.js';
+import type { IdTokenAlg } from '../../../core/oidc/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
+import type { ClientsTable, Database } from '../../schema.js';
 
 function toClient(row: Selectable<ClientsTable>): Client {
   return {

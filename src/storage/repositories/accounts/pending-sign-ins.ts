@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
-import type { PendingSignIn, PendingSignInStore } from '../../core/accounts/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { Database } from '../schema.js';
+import type { PendingSignIn, PendingSignInStore } from '../../../core/accounts/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { Database } from '../../schema.js';
 
 /** Sign-ins whose password passed, waiting for the second step (issue 18 item 2). */
 export class KyselyPendingSignInStore implements PendingSignInStore {

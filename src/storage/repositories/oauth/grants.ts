@@ -1,9 +1,9 @@
 import { type Compilable, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../core/oauth/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { CompiledQueries, QueryBuilder } from '../database.js';
-import type { Database, GrantsTable } from '../schema.js';
-import { USER_COLUMNS, toUser } from './users.js';
+import type { Grant, GrantStore, GrantWithUser, RevocationReason } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { CompiledQueries, QueryBuilder } from '../../database.js';
+import type { Database, GrantsTable } from '../../schema.js';
+import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
 function toGrant(row: Selectable<GrantsTable>): Grant {
   return {

@@ -1,8 +1,8 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../core/oauth/ports.js';
-import type { Instant } from '../../core/time.js';
-import { type CompiledQueries, inTransaction } from '../database.js';
-import type { AuthorizationCodesTable, Database } from '../schema.js';
+import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, inTransaction } from '../../database.js';
+import type { AuthorizationCodesTable, Database } from '../../schema.js';
 import { NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues } from './grants.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {

@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { DpopReplayStore } from '../../core/oauth/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
-import type { Database } from '../schema.js';
+import type { DpopReplayStore } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { CompiledQueries } from '../../database.js';
+import type { Database } from '../../schema.js';
 
 /** Parameters: the key, its expiry, the expiry again (a takeover), now. */
 const claimKey = (db: Kysely<Database>) => db.insertInto('dpop_proofs').values({ key: '', expires_at: 0 })

@@ -1,8 +1,8 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Consent, ConsentStore } from '../../core/oauth/ports.js';
-import type { Instant } from '../../core/time.js';
-import type { CompiledQueries } from '../database.js';
-import type { ConsentsTable, Database } from '../schema.js';
+import type { Consent, ConsentStore } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { CompiledQueries } from '../../database.js';
+import type { ConsentsTable, Database } from '../../schema.js';
 
 function toConsent(row: Selectable<ConsentsTable>): Consent {
   return { userId: row.user_id, clientId: row.client_id, scope: row.scope, createdAt: row.created_at, updatedAt: row.updated_at };
