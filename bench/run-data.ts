@@ -1,8 +1,7 @@
 /**
  * Data a run of the newer paths (issue 20 item 5) makes just before it starts, outside the
  * measured time, because it must be fresh when wrk sends it: DPoP proofs carry the server's
- * current nonce and are accepted once each; a replayed refresh token must have been rotated
- * within the replay window; a TOTP code is of the current time step.
+ * current nonce and are accepted once each; a TOTP code is of the current time step.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type CryptoKey, type JWK, SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
@@ -51,22 +50,6 @@ export class DpopProofs {
     }
     return writeLines(name, lines);
   }
-}
-
-/**
- * Rotates each refresh token once at `tokenUrl`, so that presenting them again falls in the
- * replay window (INTERFACE section 11); returns the now rotated tokens.
- */
-export async function rotateOnce(tokenUrl: string, clientAuth: string, tokens: readonly string[]): Promise<string[]> {
-  for (const token of tokens) {
-    const answer = await fetch(tokenUrl, {
-      method: 'POST',
-      headers: { authorization: clientAuth, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }),
-    });
-    if (answer.status !== 200) throw new Error(`rotating a replay chain answered ${answer.status}: ${await answer.text()}`);
-  }
-  return [...tokens];
 }
 
 /** A CSRF pair for the sign-in form, from `GET /login`: the cookie (name=value) and the form field. */

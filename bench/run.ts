@@ -44,7 +44,7 @@ import { generateToken } from '../src/core/credentials/formats.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
 import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
-import { DpopProofs, currentTotpCode, rotateOnce, signInCsrf } from './run-data.js';
+import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
 import { BENCH_PASSWORD, FULL_SEED, SMOKE_SEED, type SeedSize, type SeededData, seedBench } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -59,7 +59,7 @@ const GENERATOR_BUSY = 0.9;
 const FLOW_SCRIPTS = new Set(['codeflow.lua', 'par.lua', 'signin.lua']);
 /**
  * Data sets to prepare for loads that use theirs up: a run rotates its refresh chains to tokens only
- * wrk knew (d, d2, h3) or uses each two-step account's code (h4), so every run needs a set of its
+ * wrk knew (d, d2) or uses each two-step account's code (h4), so every run needs a set of its
  * own, one for its warm-up and one per round (each such load is in one scenario, measured once a round).
  */
 const chainSets = (rounds: number) => 1 + rounds;
@@ -366,7 +366,7 @@ function load(label: string, server: Server, script: string, path: string, runEn
 
 /**
  * A run's wrk settings; made just before the run (and outside its measured time) where the run's
- * data must be fresh: proofs with the current nonce, tokens rotated within the replay window.
+ * data must be fresh: proofs with the current nonce, TOTP codes of the current time step.
  */
 type RunEnv = (run: number) => Record<string, string> | Promise<Record<string, string>>;
 
@@ -909,7 +909,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const confidentialAuth = basic(seeded.confidential.clientId, seeded.confidential.secret);
     const runSeconds = (run: number) => (run === 0 ? options.warmup : options.seconds);
     const dpopFile = (run: number) => dpop.file((name, lines) => writeLines(work, name, lines), `dpop-${run}.txt`, ours.url + ME, seeded.dpopTokens, runSeconds(run), DPOP_PROOFS_PER_SECOND);
-    const replayFile = async (run: number) => writeLines(work, `replay-${run}.txt`, await rotateOnce(ours.url + TOKEN, confidentialAuth, chainSet(seeded.replayChains, run)));
     const csrf = await signInCsrf(ours.url);
     const totpUsers = seeded.totpUsers.map((users, i) => writeLines(work, `totp-users-${i}.txt`, users));
     const ceilingMe = benchLoad('f: the ceiling, /me', ceiling, 'get.lua', ME, get(ME, files.rotating));
@@ -973,10 +972,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ours: ourLoad('h1', 'par.lua', '/api/oauth/par', () => ({ BENCH_PAR_BODY: parBody, BENCH_AUTHORIZE: parAuthorize, BENCH_COOKIES: files.sessions })),
       },
       { id: 'h2', title: '/me with a DPoP-bound token', ours: ourLoad('h2', 'get.lua', ME, async (run) => get(ME, await dpopFile(run))()) },
-      {
-        id: 'h3', title: 'refresh replayed in the window',
-        ours: ourLoad('h3', 'refresh.lua', TOKEN, async (run) => ({ BENCH_PATH: TOKEN, BENCH_TOKENS: await replayFile(run), BENCH_CLIENT_AUTH: confidentialAuth, BENCH_REPLAY: '1' })),
-      },
       {
         id: 'h4', title: 'sign-in with password and TOTP (sign-ins/s)',
         // Fewer connections: every sign-in in flight counts on the address's failure counter until

@@ -63,8 +63,6 @@ export interface SeededData {
   refreshChains: string[][];
   /** The same without `openid` (PLAIN_SCOPE): no id_token on refresh (scenario d2). */
   plainRefreshChains: string[][];
-  /** Chains for the replay window (scenario h3): each set is rotated once, then presented again. */
-  replayChains: string[][];
   /** Raw access tokens bound to the DPoP key whose thumbprint the caller gave (scenario h2). */
   dpopTokens: string[];
   /** Usernames of accounts whose second step is a TOTP code of `totpSecret`: one array per set. */
@@ -233,7 +231,6 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, d
   };
   const refreshChains = await refreshChainSets(BENCH_SCOPE);
   const plainRefreshChains = await refreshChainSets(PLAIN_SCOPE);
-  const replayChains = await refreshChainSets(BENCH_SCOPE);
 
   // Two-step accounts: every one with the same authenticator secret (each keeps its own last step).
   const totpSecret = newTotpSecret();
@@ -270,7 +267,7 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, d
     redirectUri: BENCH_REDIRECT_URI,
     publicClientId: publicClient.client.clientId,
     confidential: { clientId, secret: confidential.secret! },
-    rotatingTokens: rotating, heavyUserTokens, prolificUserTokens, refreshChains, plainRefreshChains, replayChains, dpopTokens,
+    rotatingTokens: rotating, heavyUserTokens, prolificUserTokens, refreshChains, plainRefreshChains, dpopTokens,
     totpUsers, totpSecret, sessionIds, scope: BENCH_SCOPE,
   };
 }

@@ -1,14 +1,11 @@
 -- The refresh grant in chains: each refresh token in BENCH_TOKENS starts a chain; every answer's
 -- new refresh token replaces the one just used (rotation), so no token is ever sent twice.
 -- The client authenticates with BENCH_CLIENT_AUTH (an Authorization header value).
--- BENCH_REPLAY=1: the tokens were rotated already, and are presented again and again in turn (the
--- replay window: each answer is the successor the first rotation gave).
 dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
 
 local path = os.getenv("BENCH_PATH")
 local auth = os.getenv("BENCH_CLIENT_AUTH")
 local headers = { ["Content-Type"] = "application/x-www-form-urlencoded", ["Authorization"] = auth }
-local replay = os.getenv("BENCH_REPLAY") == "1"
 local debug = os.getenv("BENCH_DEBUG")
 local tokens = fifo()
 
@@ -18,7 +15,6 @@ end
 
 function request()
   local token = tokens.pop() or "none"
-  if replay and token ~= "none" then tokens.push(token) end
   return wrk.format("POST", path, headers, "grant_type=refresh_token&refresh_token=" .. token)
 end
 
@@ -26,7 +22,7 @@ function response(status, headers, body)
   local token = status == 200 and body:match('"refresh_token"%s*:%s*"([^"]+)"')
   if token then
     ok = ok + 1
-    if not replay then tokens.push(token) end
+    tokens.push(token)
   else
     unexpected = unexpected + 1
     if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
