@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import sharp from 'sharp';
-import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS, checkAvatarUpload } from '../src/core/avatars.js';
+import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS, checkAvatarUpload } from '../src/core/community/avatars.js';
 import { sharpReencoder } from '../src/images/sharp-reencoder.js';
 import { pngDeclaring } from '../test/support/images.js';
 

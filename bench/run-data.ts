@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { type CryptoKey, type JWK, SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { totpCode } from '../src/core/security/totp.js';
+import { totpCode } from '../src/core/accounts/totp.js';
 import { systemClock } from '../src/core/time.js';
 
 type WriteLines = (name: string, lines: readonly string[]) => string;

@@ -40,7 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadSettings } from '../src/config/settings.js';
-import { generateToken } from '../src/core/credentials.js';
+import { generateToken } from '../src/core/credentials/formats.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
 import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';

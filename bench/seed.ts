@@ -8,14 +8,14 @@
  * come back to the caller.
  */
 import { type Insertable, type Kysely, sql } from 'kysely';
-import { generateOpaqueId, generateToken, hashSecret } from '../src/core/credentials.js';
-import { hashPassword } from '../src/core/passwords.js';
-import { sealSecret } from '../src/core/security/sealing.js';
-import { newTotpSecret } from '../src/core/security/totp.js';
-import { totpPlace } from '../src/core/security/two-step.js';
-import { renderBody } from '../src/core/posts.js';
-import { registerClient } from '../src/core/clients.js';
-import { ensureSigningKeys } from '../src/core/keys.js';
+import { generateOpaqueId, generateToken, hashSecret } from '../src/core/credentials/formats.js';
+import { hashPassword } from '../src/core/accounts/passwords.js';
+import { sealSecret } from '../src/core/credentials/sealing.js';
+import { newTotpSecret } from '../src/core/accounts/totp.js';
+import { totpPlace } from '../src/core/accounts/two-step.js';
+import { renderBody } from '../src/core/community/posts.js';
+import { registerClient } from '../src/core/oauth/clients.js';
+import { ensureSigningKeys } from '../src/core/oidc/keys.js';
 import { systemClock } from '../src/core/time.js';
 import type { Deps } from '../src/deps.js';
 import type { Database } from '../src/storage/schema.js';

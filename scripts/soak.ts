@@ -11,9 +11,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createAccount } from '../src/core/accounts.js';
-import { registerClient } from '../src/core/clients.js';
-import { writePost } from '../src/core/posts.js';
+import { createAccount } from '../src/core/accounts/accounts.js';
+import { registerClient } from '../src/core/oauth/clients.js';
+import { writePost } from '../src/core/community/posts.js';
 import type { Deps } from '../src/deps.js';
 import { runJanitor } from '../src/janitor.js';
 import { CookieJar, authorize, pkcePair, tokenRequest } from '../test/support/browser-flow.js';

@@ -6,8 +6,8 @@
  */
 import type { Settings } from './config/settings.js';
 import type { AuditSink } from './core/audit.js';
-import type { Stores } from './core/ports.js';
-import { withSealedServerSecrets } from './core/security/secrets-at-rest.js';
+import type { Stores } from './core/stores.js';
+import { withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
 import { type DatabaseHandle, openDatabase } from './storage/database.js';

@@ -8,10 +8,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Settings } from './config/settings.js';
-import { createAccount } from './core/accounts.js';
-import { registerClient } from './core/clients.js';
-import type { Stores } from './core/ports.js';
-import { commentOnPost, writePost } from './core/posts.js';
+import { createAccount } from './core/accounts/accounts.js';
+import { registerClient } from './core/oauth/clients.js';
+import type { Stores } from './core/stores.js';
+import { commentOnPost, writePost } from './core/community/posts.js';
 import { makeDirectories } from './storage/directories.js';
 import type { Clock } from './core/time.js';
 

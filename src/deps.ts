@@ -5,14 +5,16 @@
  */
 import { type BaseDeps, type BaseDepsOverrides, createBaseDeps } from './base-deps.js';
 import type { Settings } from './config/settings.js';
-import type { ImageReencoder } from './core/avatars.js';
-import { DeviceCookies } from './core/device-cookies.js';
-import { DpopNonces } from './core/dpop/nonces.js';
-import { DpopVerifier } from './core/dpop/verifier.js';
-import { SEND_TIMEOUT_MS } from './core/logout/delivery.js';
+import type { ImageReencoder } from './core/community/avatars.js';
+import { DeviceCookies } from './core/accounts/device-cookies.js';
+import { DpopNonces } from './core/oauth/dpop/nonces.js';
+import { DpopVerifier } from './core/oauth/dpop/verifier.js';
+import { SEND_TIMEOUT_MS } from './core/oidc/logout/delivery.js';
 import { KeyRing } from './core/oidc/key-ring.js';
-import type { DpopReplayStore, RateLimiter, Stores } from './core/ports.js';
-import { SecurityLog } from './core/security/security-log.js';
+import type { DpopReplayStore } from './core/oauth/ports.js';
+import type { RateLimiter } from './core/rate-limiter.js';
+import type { Stores } from './core/stores.js';
+import { SecurityLog } from './core/accounts/security-log.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import { sharpReencoder } from './images/sharp-reencoder.js';

@@ -1,5 +1,5 @@
 /** Keeps the tables bounded: what `svc janitor` does, on a timer inside the server. */
-import { DELIVERY_MAX_AGE_MS } from './core/logout/delivery.js';
+import { DELIVERY_MAX_AGE_MS } from './core/oidc/logout/delivery.js';
 import type { Deps } from './deps.js';
 
 /** How long a revoked or expired row is kept for audit before it is deleted. */

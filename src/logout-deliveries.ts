@@ -6,7 +6,7 @@
  * the last run stopped. It runs while the app listens (`buildApp` starts it on `onListen` and
  * stops it on `onClose`, waiting for the attempts under way).
  */
-import { type DeliveryDeps, type DeliveryLog, type DeliveryPass, DELIVERY_BATCH, type LogoutTokenSender, deliverDueLogouts } from './core/logout/delivery.js';
+import { type DeliveryDeps, type DeliveryLog, type DeliveryPass, DELIVERY_BATCH, type LogoutTokenSender, deliverDueLogouts } from './core/oidc/logout/delivery.js';
 
 const QUIET: DeliveryLog = { info: () => {}, warn: () => {} };
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { type ScanningKey, isP256PublicKey } from '../core/secret-scanning.js';
+import { type ScanningKey, isP256PublicKey } from '../core/credentials/secret-scanning.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; path: string }
@@ -22,7 +22,7 @@ export interface Settings {
   readonly rateLimitPerMinute: number;
   /** Accounts one address may create in an hour (a class or an office behind one NAT signs up together). */
   readonly signUpsPerHour: number;
-  /** Failed client authentications one address may make in 10 minutes (`core/oauth-limits.ts`). */
+  /** Failed client authentications one address may make in 10 minutes (`core/oauth/endpoint-limits.ts`). */
   readonly clientAuthFailuresPerAddress: number;
   /** Failed authentications of one client in 10 minutes before each failing address is refused for it. */
   readonly clientAuthFailuresPerClient: number;

@@ -1,7 +1,7 @@
 /**
  * Audit events: the security-relevant things that happened, as records an operator ships to a
  * log system (the pino sink in src/observability/audit.ts writes each as one JSON line with
- * `"audit": "<event>"`). An account's security log (src/core/security/security-log.ts) writes its
+ * `"audit": "<event>"`). An account's security log (src/core/accounts/security-log.ts) writes its
  * events here too, so the server log has one shape and one sink for both.
  *
  * No event carries a secret: no token, code, password, cookie or client secret, not even hashed.
@@ -10,8 +10,9 @@
  * and categories (`reason`). The one free text is the username typed at a
  * failed sign-in, cut to `TYPED_USERNAME_MAX` characters.
  */
-import type { TokenKind } from './credentials.js';
-import type { ClientType, UserStatus } from './ports.js';
+import type { TokenKind } from './credentials/formats.js';
+import type { UserStatus } from './accounts/ports.js';
+import type { ClientType } from './oauth/ports.js';
 
 /** Where an action came from: a person in a browser, a client app at an OAuth endpoint, the command line. */
 export type Via = 'site' | 'oauth' | 'cli';

@@ -1,7 +1,7 @@
 /** Small helpers the page routes share: sending a page, and requiring a sign-in. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Session, User } from '../core/ports.js';
-import { type Unreadable, unreadableTotpLine } from '../core/security/two-step.js';
+import type { Session, User } from '../core/accounts/ports.js';
+import { type Unreadable, unreadableTotpLine } from '../core/accounts/two-step.js';
 import { currentSignIn } from './plugins/session.js';
 import type { Html } from './views/html.js';
 

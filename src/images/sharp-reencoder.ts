@@ -7,7 +7,7 @@
  * worker threads, which argon2 shares, so uploads at once would stall every sign-in. A few more
  * wait their turn; past that an upload is refused as `busy`, and the member tries again.
  */
-import type { ImageReencoder, ImageType, ReencodeRefusal } from '../core/avatars.js';
+import type { ImageReencoder, ImageType, ReencodeRefusal } from '../core/community/avatars.js';
 
 type Sharp = typeof import('sharp').default;
 

@@ -18,7 +18,7 @@ import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'nod
 import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
-import type { LogoutTokenSender, SendOutcome } from '../core/logout/delivery.js';
+import type { LogoutTokenSender, SendOutcome } from '../core/oidc/logout/delivery.js';
 
 /** Addresses no app's back-channel URI may reach unless the operator allows them (IANA special-purpose registries). */
 export const NON_PUBLIC_ADDRESSES = (() => {

@@ -1,5 +1,5 @@
 /** Fixed-window counters in this process's memory: the default, and the fallback when Redis is gone. */
-import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/ports.js';
+import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/rate-limiter.js';
 import type { Instant } from '../core/time.js';
 
 interface Window {

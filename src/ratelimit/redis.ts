@@ -9,7 +9,7 @@
  */
 import type { Redis } from 'ioredis';
 import { type GuardedRedis, type RedisConnection, connectionOf } from '../redis/connect.js';
-import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/ports.js';
+import type { RateLimitDecision, RateLimiter, RateLimiterState } from '../core/rate-limiter.js';
 import type { Instant } from '../core/time.js';
 import { MemoryRateLimiter } from './memory.js';
 

@@ -13,7 +13,7 @@
  * still accept a proof this one took from the database.
  */
 import { type GuardedRedis, type RedisConnection, connectionOf } from '../redis/connect.js';
-import type { DpopReplayStore } from '../core/ports.js';
+import type { DpopReplayStore } from '../core/oauth/ports.js';
 import type { Instant } from '../core/time.js';
 
 /** Proofs accepted from the database that wait for Redis to be back, at most: a long outage keeps the newest. */

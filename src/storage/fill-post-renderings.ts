@@ -5,7 +5,7 @@
  * is missing it is one look into an empty partial index.
  */
 import type { Kysely } from 'kysely';
-import { renderOlderBody } from '../core/posts.js';
+import { renderOlderBody } from '../core/community/posts.js';
 import type { Database } from './schema.js';
 
 /** Posts per transaction: a few megabytes of bodies at most, and no long write lock on SQLite. */

@@ -12,7 +12,7 @@
  * no page points any longer at the address under which the old bytes were cached for a year.
  */
 import { type Kysely, sql } from 'kysely';
-import { type ImageReencoder, checkAvatarUpload } from '../core/avatars.js';
+import { type ImageReencoder, checkAvatarUpload } from '../core/community/avatars.js';
 import { InputError } from '../core/errors.js';
 import { inTransaction } from './database.js';
 import type { Database } from './schema.js';

@@ -175,7 +175,7 @@ export interface RefreshTokensTable {
   resource: Generated<string | null>;
   /** Set at rotation: the successor refresh token's `token_hash` (issue 19 item 1). */
   successor_hash: Generated<string | null>;
-  /** The successor's token answer, sealed under a key derived from this token (`src/core/tokens/replay.ts`); erased once the successor is used. */
+  /** The successor's token answer, sealed under a key derived from this token (`src/core/oauth/tokens/replay.ts`); erased once the successor is used. */
   replay_sealed: Generated<string | null>;
 }
 
@@ -195,7 +195,7 @@ export interface SigningKeysTable {
   kid: string;
   alg: string;
   public_jwk: string;
-  /** The private JWK as JSON, or sealed (`enc:v2:…`, `src/core/security/sealing.ts`) when KEYS_SECRET is set. */
+  /** The private JWK as JSON, or sealed (`enc:v2:…`, `src/core/credentials/sealing.ts`) when KEYS_SECRET is set. */
   private_jwk: string;
   created_at: number;
   /** When it starts signing: published first (INTERFACE section 5). */
@@ -225,7 +225,7 @@ export interface SessionsTable {
 /** An authenticator app (RFC 6238); `confirmed_at` null while enrolment waits for a code. */
 export interface TotpCredentialsTable {
   user_id: number;
-  /** The base32 secret, or sealed (`enc:v2:…`, `src/core/security/sealing.ts`) when KEYS_SECRET is set. */
+  /** The base32 secret, or sealed (`enc:v2:…`, `src/core/credentials/sealing.ts`) when KEYS_SECRET is set. */
   secret: string;
   created_at: number;
   confirmed_at: number | null;
@@ -320,7 +320,7 @@ export interface DpopProofsTable {
 /** Random secrets shared by every instance, made once (`ServerSecretStore`). */
 export interface ServerSecretsTable {
   name: string;
-  /** base64url, or sealed (`enc:v2:…`, `src/core/security/sealing.ts`) when KEYS_SECRET is set. */
+  /** base64url, or sealed (`enc:v2:…`, `src/core/credentials/sealing.ts`) when KEYS_SECRET is set. */
   value: string;
   created_at: number;
 }

@@ -1,30 +1,30 @@
 /** Builds every store over one Kysely handle (a connection pool or a transaction). */
 import type { Kysely } from 'kysely';
-import type { Stores } from '../core/ports.js';
+import type { Stores } from '../core/stores.js';
 import { type CompiledQueries, inTransaction } from './database.js';
 import type { Database } from './schema.js';
-import { KyselyClientStore } from './repositories/clients.js';
-import { KyselyCodeStore } from './repositories/codes.js';
-import { KyselyConsentStore } from './repositories/consents.js';
-import { KyselyDpopProofStore } from './repositories/dpop-proofs.js';
-import { KyselyGrantStore } from './repositories/grants.js';
+import { KyselyClientStore } from './repositories/oauth/clients.js';
+import { KyselyCodeStore } from './repositories/oauth/codes.js';
+import { KyselyConsentStore } from './repositories/oauth/consents.js';
+import { KyselyDpopProofStore } from './repositories/oauth/dpop-proofs.js';
+import { KyselyGrantStore } from './repositories/oauth/grants.js';
 import { KyselyHousekeeping } from './repositories/housekeeping.js';
-import { KyselyKeyStore } from './repositories/keys.js';
-import { KyselyLeakedCredentialStore } from './repositories/leaked-credentials.js';
-import { KyselyLogoutDeliveryStore } from './repositories/logout-deliveries.js';
-import { KyselyOneTimeSecretStore } from './repositories/one-time-secrets.js';
-import { KyselyPasskeyStore } from './repositories/passkeys.js';
-import { KyselyPendingSignInStore } from './repositories/pending-sign-ins.js';
-import { KyselyPersonalTokenStore } from './repositories/personal-tokens.js';
-import { KyselyPostStore } from './repositories/posts.js';
-import { KyselyPushedRequestStore } from './repositories/pushed-requests.js';
-import { KyselySealedColumnStore } from './repositories/sealed-columns.js';
-import { KyselySecondFactorStore } from './repositories/second-factors.js';
-import { KyselySecurityEventStore } from './repositories/security-events.js';
-import { KyselyServerSecretStore } from './repositories/server-secrets.js';
-import { KyselySessionStore } from './repositories/sessions.js';
-import { KyselyTokenStore } from './repositories/tokens.js';
-import { KyselyUserStore } from './repositories/users.js';
+import { KyselyKeyStore } from './repositories/oidc/keys.js';
+import { KyselyLeakedCredentialStore } from './repositories/credentials/leaked-credentials.js';
+import { KyselyLogoutDeliveryStore } from './repositories/oidc/logout-deliveries.js';
+import { KyselyOneTimeSecretStore } from './repositories/credentials/one-time-secrets.js';
+import { KyselyPasskeyStore } from './repositories/accounts/passkeys.js';
+import { KyselyPendingSignInStore } from './repositories/accounts/pending-sign-ins.js';
+import { KyselyPersonalTokenStore } from './repositories/credentials/personal-tokens.js';
+import { KyselyPostStore } from './repositories/community/posts.js';
+import { KyselyPushedRequestStore } from './repositories/oauth/pushed-requests.js';
+import { KyselySealedColumnStore } from './repositories/credentials/sealed-columns.js';
+import { KyselySecondFactorStore } from './repositories/accounts/second-factors.js';
+import { KyselySecurityEventStore } from './repositories/accounts/security-events.js';
+import { KyselyServerSecretStore } from './repositories/credentials/server-secrets.js';
+import { KyselySessionStore } from './repositories/accounts/sessions.js';
+import { KyselyTokenStore } from './repositories/oauth/tokens.js';
+import { KyselyUserStore } from './repositories/accounts/users.js';
 
 /** `queries` are compiled once per database; its transactions' stores share them. */
 export function createStores(db: Kysely<Database>, queries: CompiledQueries): Stores {

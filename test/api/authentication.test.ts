@@ -4,11 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setAccountStatus } from '../../src/core/accounts.js';
-import { deactivateClient, registerClient } from '../../src/core/clients.js';
-import { generateToken, hashSecret } from '../../src/core/credentials.js';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import { deactivateClient, registerClient } from '../../src/core/oauth/clients.js';
+import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
 import { AccountUnusableError } from '../../src/core/errors.js';
-import type { User } from '../../src/core/ports.js';
+import type { User } from '../../src/core/accounts/ports.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { rawRequest } from '../support/raw-request.js';

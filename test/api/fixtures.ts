@@ -3,11 +3,12 @@
  * endpoints that issue tokens belong to another issue): users, clients, access and personal tokens.
  */
 import { randomBytes } from 'node:crypto';
-import { createAccount } from '../../src/core/accounts.js';
-import { registerClient } from '../../src/core/clients.js';
-import { generateToken, hashSecret } from '../../src/core/credentials.js';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import type { Client, User } from '../../src/core/ports.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import type { Client } from '../../src/core/oauth/ports.js';
 import type { Deps } from '../../src/deps.js';
 
 export function unique(prefix: string): string {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { generateToken } from '../../src/core/credentials.js';
+import { generateToken } from '../../src/core/credentials/formats.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { writePost } from '../../src/core/posts.js';
-import type { User } from '../../src/core/ports.js';
+import { writePost } from '../../src/core/community/posts.js';
+import type { User } from '../../src/core/accounts/ports.js';
 import { formatLocalTimestamp } from '../../src/core/time.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -1,9 +1,9 @@
 /** Pure rules of the resource API: paging parameters, the Authorization header. (Excerpts: test/core/markdown.test.ts.) */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bearerToken } from '../../src/core/bearer.js';
+import { bearerToken } from '../../src/core/api/bearer.js';
 import { OAuthError } from '../../src/core/errors.js';
-import { parsePaging } from '../../src/core/resource-api.js';
+import { parsePaging } from '../../src/core/api/views.js';
 
 test('paging defaults to page 0 and size 20', () => {
   assert.deepEqual(parsePaging({}), { page: 0, size: 20 });

@@ -3,8 +3,8 @@ import { test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import {
   checksum, constantTimeEqual, generateAuthorizationCode, generateToken, hashSecret, tokenKind,
-} from '../../src/core/credentials.js';
-import { MAX_CONCURRENT_HASHES, hashPassword, hashSlots, verifyPassword } from '../../src/core/passwords.js';
+} from '../../src/core/credentials/formats.js';
+import { MAX_CONCURRENT_HASHES, hashPassword, hashSlots, verifyPassword } from '../../src/core/accounts/passwords.js';
 
 test('tokens carry their prefix, 32 base62 characters and a 6-character checksum', () => {
   for (const [kind, prefix] of [['access', 'svco_'], ['refresh', 'svcr_'], ['personal', 'svcp_'], ['clientSecret', 'svcs_']] as const) {

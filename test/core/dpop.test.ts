@@ -6,10 +6,11 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { exportJWK } from 'jose';
-import { DpopNonces, NONCE_SLOT_SECONDS } from '../../src/core/dpop/nonces.js';
-import { DPOP_ALGS, DpopProofError, IAT_WINDOW_SECONDS, accessTokenHash, checkProof } from '../../src/core/dpop/proof.js';
-import { DpopVerifier } from '../../src/core/dpop/verifier.js';
-import type { DpopReplayStore, ServerSecretStore } from '../../src/core/ports.js';
+import { DpopNonces, NONCE_SLOT_SECONDS } from '../../src/core/oauth/dpop/nonces.js';
+import { DPOP_ALGS, DpopProofError, IAT_WINDOW_SECONDS, accessTokenHash, checkProof } from '../../src/core/oauth/dpop/proof.js';
+import { DpopVerifier } from '../../src/core/oauth/dpop/verifier.js';
+import type { ServerSecretStore } from '../../src/core/credentials/ports.js';
+import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
 import { TestClock } from '../support/clock.js';
 import { dpopKey, dpopProof, unsignedProof } from '../support/dpop.js';
 

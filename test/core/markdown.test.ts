@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { markdownText, renderMarkdown } from '../../src/core/markdown.js';
-import { excerpt } from '../../src/core/posts.js';
+import { markdownText, renderMarkdown } from '../../src/core/community/markdown.js';
+import { excerpt } from '../../src/core/community/posts.js';
 
 // ---- Rendering ----------------------------------------------------------------------------------
 

@@ -28,8 +28,8 @@ import { Session } from 'node:inspector';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { renderMarkdown } from '../../src/core/markdown.js';
-import { BODY_MAX_LENGTH, excerpt } from '../../src/core/posts.js';
+import { renderMarkdown } from '../../src/core/community/markdown.js';
+import { BODY_MAX_LENGTH, excerpt } from '../../src/core/community/posts.js';
 
 /** What a hostile body is made of: the seven runs issue 16 names, and characters that pair with them. */
 const FRAGMENTS = ['[', '![', '*', '`', '<a', '&#', '_'] as const;

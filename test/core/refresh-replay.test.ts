@@ -1,10 +1,10 @@
-/** The replay window's pure rules (src/core/tokens/replay.ts): sealing under the old token, and what counts as a replay. */
+/** The replay window's pure rules (src/core/oauth/tokens/replay.ts): sealing under the old token, and what counts as a replay. */
 import assert from 'node:assert/strict';
 import { createDecipheriv, hkdfSync } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { generateToken, hashSecret } from '../../src/core/credentials.js';
-import type { RefreshToken } from '../../src/core/ports.js';
-import { type ReplayAnswer, type ReplayCandidate, isReplay, openReplay, sealReplay } from '../../src/core/tokens/replay.js';
+import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
+import type { RefreshToken } from '../../src/core/oauth/ports.js';
+import { type ReplayAnswer, type ReplayCandidate, isReplay, openReplay, sealReplay } from '../../src/core/oauth/tokens/replay.js';
 
 const T0 = Date.UTC(2026, 10, 23);
 const answer: ReplayAnswer = { accessToken: generateToken('access'), refreshToken: generateToken('refresh'), idToken: 'eyJ.x.y', scope: 'openid', expiresIn: 3600, issuedAt: T0, requestedScope: null, dpopJkt: null };

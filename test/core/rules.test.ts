@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts.js';
+import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts/accounts.js';
 import { addressKey } from '../../src/core/addresses.js';
-import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/clients.js';
-import { REGISTERED_SCOPES, formatScope, parseScope, permittedScopes } from '../../src/core/scopes.js';
+import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
+import { REGISTERED_SCOPES, formatScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
 import { checkedText } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
 

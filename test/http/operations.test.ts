@@ -1,7 +1,7 @@
 /** Health, readiness, metrics, headers, error shapes and logging, over real HTTP. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAccount } from '../../src/core/accounts.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
 import { buildMetricsApp } from '../../src/http/metrics-app.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -1,9 +1,9 @@
 /** GET and POST /oauth/authorize: seed 4.1, INTERFACE sections 3, 5 and 10, over real HTTP. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setAccountStatus } from '../../src/core/accounts.js';
-import { hashSecret } from '../../src/core/credentials.js';
-import { deactivateClient } from '../../src/core/clients.js';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import { deactivateClient } from '../../src/core/oauth/clients.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {

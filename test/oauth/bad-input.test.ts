@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { generateToken } from '../../src/core/credentials.js';
+import { generateToken } from '../../src/core/credentials/formats.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type Browser, type TestClient, newClient, pkcePair, signedInBrowser, startOAuthApp } from './helpers.js';

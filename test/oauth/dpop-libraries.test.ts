@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
-import { setRequirePushedRequests } from '../../src/core/clients.js';
+import { setRequirePushedRequests } from '../../src/core/oauth/clients.js';
 import type { TestApp } from '../support/app.js';
 import type { Clock } from '../../src/core/time.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { generateToken } from '../../src/core/credentials.js';
-import { DPOP_ALGS } from '../../src/core/dpop/proof.js';
+import { generateToken } from '../../src/core/credentials/formats.js';
+import { DPOP_ALGS } from '../../src/core/oauth/dpop/proof.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type DpopKey, dpopKey, dpopProof } from '../support/dpop.js';

@@ -1,6 +1,6 @@
 /**
  * The limits of the endpoints where a client authenticates (token, PAR, revocation,
- * introspection) and of pushed authorization requests (`src/core/oauth-limits.ts`): failed client
+ * introspection) and of pushed authorization requests (`src/core/oauth/endpoint-limits.ts`): failed client
  * authentications per address and per client, pushes per client and per address; a refusal is
  * 429 `rate_limited` in OAuth's JSON shape with `Retry-After` and the RateLimit fields.
  * Addresses come from X-Forwarded-For (TRUST_PROXY=1), a new one per test.
@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { CLIENT_AUTH_WINDOW_SECONDS } from '../../src/core/oauth-limits.js';
+import { CLIENT_AUTH_WINDOW_SECONDS } from '../../src/core/oauth/endpoint-limits.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';

@@ -1,9 +1,10 @@
 /** Drives the authorization flow over real HTTP the way a browser and a client app would. */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { createAccount } from '../../src/core/accounts.js';
-import { registerClient } from '../../src/core/clients.js';
-import type { Client, User } from '../../src/core/ports.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import type { Client } from '../../src/core/oauth/ports.js';
 import { type TestApp, type TestAppOptions, startTestApp } from '../support/app.js';
 import type { TestDatabase } from '../support/databases.js';
 import { CookieJar, browse } from '../support/browser-flow.js';

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import * as client from 'openid-client';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { setRequirePushedRequests } from '../../src/core/clients.js';
+import { setRequirePushedRequests } from '../../src/core/oauth/clients.js';
 import { type Browser, type TestClient, consentForm, newClient, signedInBrowser, startOAuthApp } from './helpers.js';
 
 forEachDatabase('openid-client as a third-party app', (database) => {

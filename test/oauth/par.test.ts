@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setRequirePushedRequests } from '../../src/core/clients.js';
+import { setRequirePushedRequests } from '../../src/core/oauth/clients.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { dpopKey, dpopProof } from '../support/dpop.js';

@@ -4,7 +4,7 @@
  * losers are reuse, so once the race settles the winner's tokens are dead too. With the window
  * turned on, the refresh race is test/oauth/refresh-replay.test.ts: every racer gets the same
  * answer. A revocation racing a rotation of the same grant takes
- * their rows in the same order (src/core/tokens/revocation.ts), so neither deadlocks.
+ * their rows in the same order (src/core/oauth/tokens/revocation.ts), so neither deadlocks.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';

@@ -9,7 +9,7 @@
 import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { hashSecret } from '../../src/core/credentials.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type TestClient, type Tokens, clientFields, introspect, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';

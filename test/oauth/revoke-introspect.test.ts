@@ -1,10 +1,10 @@
 /** POST /api/oauth/revoke (RFC 7009) and /api/oauth/introspect (RFC 7662), and what ends tokens (INTERFACE section 2). */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setAccountStatus } from '../../src/core/accounts.js';
-import { deactivateClient } from '../../src/core/clients.js';
-import { hashSecret } from '../../src/core/credentials.js';
-import { withdrawConsent } from '../../src/core/tokens/revocation.js';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
+import { deactivateClient } from '../../src/core/oauth/clients.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import { withdrawConsent } from '../../src/core/oauth/tokens/revocation.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {

@@ -2,13 +2,13 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { appendQuery } from '../../src/core/authorize/request.js';
-import { parseBasicAuthorization } from '../../src/core/client-auth.js';
+import { appendQuery } from '../../src/core/oauth/authorize/request.js';
+import { parseBasicAuthorization } from '../../src/core/oauth/client-auth.js';
 import { OAuthError } from '../../src/core/errors.js';
-import { findGrantHandler, registerGrantType } from '../../src/core/grants/registry.js';
-import '../../src/core/grants/index.js';
-import { paramsFromEntries, repeatedNames, single } from '../../src/core/params.js';
-import { challengeOf, isValidCodeChallenge } from '../../src/core/pkce.js';
+import { findGrantHandler, registerGrantType } from '../../src/core/oauth/grants/registry.js';
+import '../../src/core/oauth/grants/index.js';
+import { paramsFromEntries, repeatedNames, single } from '../../src/core/oauth/params.js';
+import { challengeOf, isValidCodeChallenge } from '../../src/core/oauth/pkce.js';
 
 test('appendQuery adds parameters after an existing query without re-encoding it', () => {
   assert.equal(appendQuery('https://a.example/cb', { code: 'x y', state: undefined }), 'https://a.example/cb?code=x%20y');

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
-import { createAccount } from '../../src/core/accounts.js';
-import { registerClient } from '../../src/core/clients.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
 import type { TestApp } from '../support/app.js';
 import { CookieJar, authorize, pkcePair, tokenRequest } from '../support/browser-flow.js';
 import { svc } from '../support/cli.js';

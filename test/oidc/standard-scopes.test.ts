@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { hashSecret } from '../../src/core/credentials.js';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import type { RateLimiter } from '../../src/core/ports.js';
+import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import type { RedisLogger } from '../../src/redis/connect.js';

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { type Server, type Socket, createServer } from 'node:net';
 import { test } from 'node:test';
-import type { DpopReplayStore } from '../../src/core/ports.js';
+import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { days } from '../../src/core/time.js';
 import { AUDIT_WINDOW_MS, runJanitor } from '../../src/janitor.js';
 import {
@@ -27,7 +27,7 @@ forEachDatabase('bounded tables', (database) => {
   }
 
   async function grantOf(accessToken: string): Promise<number> {
-    const { hashSecret } = await import('../../src/core/credentials.js');
+    const { hashSecret } = await import('../../src/core/credentials/formats.js');
     return (await t.deps.stores.tokens.findAccess(hashSecret(accessToken)))!.grantId;
   }
 

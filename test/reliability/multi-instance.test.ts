@@ -7,8 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAccount } from '../../src/core/accounts.js';
-import { registerClient } from '../../src/core/clients.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
 import { CookieJar, browse, formFields, pkcePair, tokenRequest } from '../support/browser-flow.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type Instances, startInstances } from '../support/instances.js';

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { generateToken } from '../../src/core/credentials.js';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
+import { generateToken } from '../../src/core/credentials/formats.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { type Tokens, clientFields, newClient, obtainTokens, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

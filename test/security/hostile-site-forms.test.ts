@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import { writePost } from '../../src/core/posts.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import { writePost } from '../../src/core/community/posts.js';
 import { Browser, hiddenFields, newClient, newUser, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { checkRedirectUris } from '../../src/core/clients.js';
+import { checkRedirectUris } from '../../src/core/oauth/clients.js';
 import { Browser, PASSWORD, type TestClient, authorizeQuery, hiddenFields, newClient, newUser, obtainCode, redirectParams, signedInBrowser, startOAuthApp } from '../oauth/helpers.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -9,9 +9,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { RateLimiter, User } from '../../src/core/ports.js';
-import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
-import { newTotpSecret, totpCode } from '../../src/core/security/totp.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import type { RateLimiter } from '../../src/core/rate-limiter.js';
+import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
+import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { Browser, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';

@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { openSecret } from '../../src/core/security/sealing.js';
-import { newTotpSecret, totpCode } from '../../src/core/security/totp.js';
-import { totpPlace } from '../../src/core/security/two-step.js';
+import { openSecret } from '../../src/core/credentials/sealing.js';
+import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
+import { totpPlace } from '../../src/core/accounts/two-step.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { Browser, PASSWORD, newUser } from '../oauth/helpers.js';
 import { startTestApp } from '../support/app.js';

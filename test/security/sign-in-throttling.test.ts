@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { setAccountStatus } from '../../src/core/accounts.js';
+import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import {
   SIGN_IN_FAILURES_PER_ACCOUNT, SIGN_IN_FAILURES_PER_ADDRESS, SIGN_IN_FAILURES_PER_DEVICE, SIGN_IN_WINDOW_SECONDS,
-} from '../../src/core/sign-in.js';
+} from '../../src/core/accounts/sign-in.js';
 import { Browser, PASSWORD, hiddenFields, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -4,12 +4,12 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
-import { sealStoredSecrets } from '../../src/core/security/secrets-at-rest.js';
-import { openSecret, sealSecret } from '../../src/core/security/sealing.js';
-import { newTotpSecret, totpCode } from '../../src/core/security/totp.js';
-import { totpPlace } from '../../src/core/security/two-step.js';
-import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
+import { generateRecoveryCodes, hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
+import { sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js';
+import { openSecret, sealSecret } from '../../src/core/credentials/sealing.js';
+import { newTotpSecret, totpCode } from '../../src/core/accounts/totp.js';
+import { totpPlace } from '../../src/core/accounts/two-step.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { Browser, PASSWORD, newUser, unique } from '../oauth/helpers.js';
 import { startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';

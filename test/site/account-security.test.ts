@@ -8,11 +8,11 @@ import { decodeJwt } from 'jose';
 import { sql } from 'kysely';
 import { runJanitor } from '../../src/janitor.js';
 import { AUDIT_EVENTS } from '../../src/core/audit.js';
-import { hashRecoveryCode } from '../../src/core/security/recovery-codes.js';
-import { totpCode } from '../../src/core/security/totp.js';
-import { PENDING_SIGN_IN_MS } from '../../src/core/security/two-step.js';
-import { RECENT_SIGN_IN_MS } from '../../src/core/sessions.js';
-import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/sign-in.js';
+import { hashRecoveryCode } from '../../src/core/accounts/recovery-codes.js';
+import { totpCode } from '../../src/core/accounts/totp.js';
+import { PENDING_SIGN_IN_MS } from '../../src/core/accounts/two-step.js';
+import { RECENT_SIGN_IN_MS } from '../../src/core/accounts/sessions.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import {
   Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
 } from '../oauth/helpers.js';

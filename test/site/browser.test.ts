@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
-import { createAccount } from '../../src/core/accounts.js';
-import { registerClient } from '../../src/core/clients.js';
-import { hashSecret } from '../../src/core/credentials.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqlitePath } from '../support/databases.js';
 

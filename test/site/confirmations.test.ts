@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
-import { registerClient } from '../../src/core/clients.js';
-import { generateToken, hashSecret } from '../../src/core/credentials.js';
-import { ONE_TIME_SECRET_MS } from '../../src/core/one-time-secrets.js';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
+import { ONE_TIME_SECRET_MS } from '../../src/core/credentials/one-time-secrets.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { readOnlyField, signedInMember } from './visitor.js';

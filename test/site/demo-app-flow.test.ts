@@ -13,7 +13,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type Browser, chromium } from 'playwright-core';
-import { registerClient } from '../../src/core/clients.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
 import { demoApp } from '../../src/demo-app/plugin.js';
 import { seedDemo } from '../../src/demo.js';
 import { type TestApp, startTestApp } from '../support/app.js';

@@ -1,13 +1,13 @@
 /** The community site and account settings over real HTTP, on every database (issue 6). */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAccount } from '../../src/core/accounts.js';
-import { registerClient } from '../../src/core/clients.js';
-import { hashSecret } from '../../src/core/credentials.js';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import type { User } from '../../src/core/ports.js';
-import { writePost } from '../../src/core/posts.js';
-import { RECENT_SIGN_IN_MS } from '../../src/core/sessions.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import { writePost } from '../../src/core/community/posts.js';
+import { RECENT_SIGN_IN_MS } from '../../src/core/accounts/sessions.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { PLAIN_PNG } from '../support/images.js';

@@ -5,11 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAccount } from '../../src/core/accounts.js';
-import { renderMarkdown } from '../../src/core/markdown.js';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import type { User } from '../../src/core/ports.js';
-import { commentOnPost, excerpt, writePost } from '../../src/core/posts.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { renderMarkdown } from '../../src/core/community/markdown.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import { commentOnPost, excerpt, writePost } from '../../src/core/community/posts.js';
 import { formatLocalTimestamp } from '../../src/core/time.js';
 import { DEMO_POSTS, DEMO_USERNAME, seedDemo } from '../../src/demo.js';
 import { type TestApp, startTestApp } from '../support/app.js';

@@ -5,12 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAccount } from '../../src/core/accounts.js';
-import { registerClient } from '../../src/core/clients.js';
-import { generateToken, hashSecret } from '../../src/core/credentials.js';
-import { createPersonalToken } from '../../src/core/personal-tokens.js';
-import { totpCode } from '../../src/core/security/totp.js';
-import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/security/two-step.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import { totpCode } from '../../src/core/accounts/totp.js';
+import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { PLAIN_PNG } from '../support/images.js';

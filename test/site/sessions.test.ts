@@ -1,7 +1,7 @@
 /** Sign-in sessions (INTERFACE section 8 and 10): renewal of the CSRF token, idle and absolute ends. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { SESSION_IDLE_MS, SESSION_LIFETIME_MS } from '../../src/core/sessions.js';
+import { SESSION_IDLE_MS, SESSION_LIFETIME_MS } from '../../src/core/accounts/sessions.js';
 import { Browser, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { after, before, test } from 'node:test';
 import { type Browser, chromium } from 'playwright-core';
-import { registerClient } from '../../src/core/clients.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
 import { authorizeQuery, pkcePair, tokenRequest, unique } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { deactivateClient, registerClient } from '../../src/core/clients.js';
+import { deactivateClient, registerClient } from '../../src/core/oauth/clients.js';
 import {
   Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, hiddenFields, pkcePair, redirectParams, tokenRequest, unique,
 } from '../oauth/helpers.js';

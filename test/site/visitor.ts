@@ -1,7 +1,7 @@
 /** A browser stand-in for HTTP tests: keeps cookies, reads the CSRF token, posts forms. */
 import assert from 'node:assert/strict';
-import { createAccount } from '../../src/core/accounts.js';
-import type { User } from '../../src/core/ports.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import type { User } from '../../src/core/accounts/ports.js';
 import type { TestApp } from '../support/app.js';
 
 export interface PageResponse {

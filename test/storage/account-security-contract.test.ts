@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ConflictError } from '../../src/core/errors.js';
-import type { Stores } from '../../src/core/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
 import { storesForSuite } from '../support/stores.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ConflictError } from '../../src/core/errors.js';
-import type { Stores } from '../../src/core/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { createStores } from '../../src/storage/stores.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Stores } from '../../src/core/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import type { DatabaseHandle } from '../../src/storage/database.js';
 import { forEachDatabase } from '../support/databases.js';
 import { storesForSuite } from '../support/stores.js';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Kysely } from 'kysely';
-import type { Stores } from '../../src/core/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import type { Database } from '../../src/storage/schema.js';
 import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Kysely } from 'kysely';
-import { excerpt, renderOlderBody } from '../../src/core/posts.js';
+import { excerpt, renderOlderBody } from '../../src/core/community/posts.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { MIGRATION_NAMES, migrateTo, migrateToLatest } from '../../src/storage/migrate.js';
 import type { Database } from '../../src/storage/schema.js';

@@ -1,7 +1,7 @@
 /** DPoP keys and proofs (RFC 9449 4.2) as a client makes them, with every part open to tampering. */
 import { randomBytes } from 'node:crypto';
 import { type CryptoKey, type JWK, SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { accessTokenHash } from '../../src/core/dpop/proof.js';
+import { accessTokenHash } from '../../src/core/oauth/dpop/proof.js';
 
 export interface DpopKey {
   alg: string;

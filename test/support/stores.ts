@@ -1,6 +1,6 @@
 /** The stores over a migrated test database, for a storage contract suite: opened before it, closed after. */
 import { after, before } from 'node:test';
-import type { Stores } from '../../src/core/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createStores } from '../../src/storage/stores.js';

@@ -1,6 +1,7 @@
-import { deactivateClient, findClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/clients.js';
-import type { ClientRegistration } from '../../core/clients.js';
-import type { Client, ClientType, IdTokenAlg } from '../../core/ports.js';
+import { deactivateClient, findClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/oauth/clients.js';
+import type { ClientRegistration } from '../../core/oauth/clients.js';
+import type { Client, ClientType } from '../../core/oauth/ports.js';
+import type { IdTokenAlg } from '../../core/oidc/ports.js';
 import { formatUtc } from '../../core/time.js';
 import { UsageError, defineCommand, optionalString, requiredString } from '../command.js';
 import { findUser } from './lookup.js';

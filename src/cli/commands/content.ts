@@ -1,6 +1,6 @@
-import { DEFAULT_PERSONAL_TOKEN_DAYS, createPersonalToken } from '../../core/personal-tokens.js';
-import type { PersonalToken } from '../../core/ports.js';
-import { writePost } from '../../core/posts.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS, createPersonalToken } from '../../core/credentials/personal-tokens.js';
+import type { PersonalToken } from '../../core/credentials/ports.js';
+import { writePost } from '../../core/community/posts.js';
 import { type Instant, formatUtc } from '../../core/time.js';
 import { siteUrls } from '../../core/urls.js';
 import { UsageError, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';

@@ -1,4 +1,4 @@
-import type { User } from '../../core/ports.js';
+import type { User } from '../../core/accounts/ports.js';
 import type { BaseDeps } from '../../base-deps.js';
 import { UsageError } from '../command.js';
 

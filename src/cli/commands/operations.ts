@@ -1,4 +1,4 @@
-import { checkKeysSealedAlike, rotateSigningKeys } from '../../core/keys.js';
+import { checkKeysSealedAlike, rotateSigningKeys } from '../../core/oidc/keys.js';
 import { saveDemoCredentials, seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';

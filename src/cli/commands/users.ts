@@ -1,6 +1,6 @@
-import { USERNAME_RULE, checkUsername, createAccount, isUserStatus, setAccountStatus, setPassword } from '../../core/accounts.js';
+import { USERNAME_RULE, checkUsername, createAccount, isUserStatus, setAccountStatus, setPassword } from '../../core/accounts/accounts.js';
 import { ConflictError } from '../../core/errors.js';
-import { USER_STATUSES, type User, type UserStatus } from '../../core/ports.js';
+import { USER_STATUSES, type User, type UserStatus } from '../../core/accounts/ports.js';
 import { formatUtc } from '../../core/time.js';
 import { PASSWORD_OPTIONS, UsageError, defineCommand, optionalCount, optionalString, readPassword, requiredString } from '../command.js';
 import { findUser } from './lookup.js';

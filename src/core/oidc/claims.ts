@@ -1,5 +1,5 @@
 /** Claims about the user, for the id_token and UserInfo (INTERFACE section 5). */
-import type { User } from '../ports.js';
+import type { User } from '../accounts/ports.js';
 import type { SiteUrls } from '../urls.js';
 
 /** The standard claims that match seed table 2.2 (OIDC Core 5.1). */

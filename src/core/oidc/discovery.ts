@@ -2,10 +2,10 @@
  * OpenID Provider metadata (OpenID Connect Discovery 1.0 section 3) and, with the same content,
  * RFC 8414 authorization server metadata. Every address is under the issuer (= BASE_URL).
  */
-import { DPOP_ALGS } from '../dpop/proof.js';
-import { SIGNING_ALGS } from '../keys.js';
-import { RESPONSE_MODES } from '../authorize/request.js';
-import { ALL_SCOPES } from '../scopes.js';
+import { DPOP_ALGS } from '../oauth/dpop/proof.js';
+import { SIGNING_ALGS } from './keys.js';
+import { RESPONSE_MODES } from '../oauth/authorize/request.js';
+import { ALL_SCOPES } from '../oauth/scopes.js';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 

@@ -7,8 +7,8 @@
  */
 import { type JWK, compactVerify, decodeJwt, decodeProtectedHeader, importJWK } from 'jose';
 import { OAuthError } from '../errors.js';
-import { SIGNING_ALGS } from '../keys.js';
-import type { IdTokenAlg } from '../ports.js';
+import { SIGNING_ALGS } from './keys.js';
+import type { IdTokenAlg } from './ports.js';
 import type { Instant } from '../time.js';
 
 /** What a verified hint tells. */

@@ -1,8 +1,9 @@
 /** The id_token (OpenID Connect Core 1.0 section 2, INTERFACE section 5). */
 import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { ID_TOKEN_LIFETIME_SECONDS } from '../keys.js';
-import type { Client, User } from '../ports.js';
+import { ID_TOKEN_LIFETIME_SECONDS } from './keys.js';
+import type { User } from '../accounts/ports.js';
+import type { Client } from '../oauth/ports.js';
 import type { Instant } from '../time.js';
 import type { SiteUrls } from '../urls.js';
 import type { KeySet } from './key-ring.js';

@@ -9,8 +9,9 @@
  */
 import { type JWK, importJWK } from 'jose';
 import { KeysSecretError } from '../errors.js';
-import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from '../keys.js';
-import type { IdTokenAlg, SigningKey, Stores } from '../ports.js';
+import { KEY_PROPAGATION_SECONDS, openPrivateJwk } from './keys.js';
+import type { Stores } from '../stores.js';
+import type { IdTokenAlg, SigningKey } from './ports.js';
 import type { Clock, Instant } from '../time.js';
 
 /**

@@ -1,6 +1,6 @@
 /** The logout token (OpenID Back-Channel Logout 1.0 section 2.4). */
 import { SignJWT } from 'jose';
-import type { Client } from '../ports.js';
+import type { Client } from '../oauth/ports.js';
 import type { Instant } from '../time.js';
 import type { KeySet } from './key-ring.js';
 

@@ -6,10 +6,10 @@
  * A route opts in with `config: { bearerScope }`: a scope, or `''` for any valid token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api-limits.js';
-import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/bearer.js';
+import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
+import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
 import { OAuthError } from '../../core/errors.js';
-import type { Scope } from '../../core/scopes.js';
+import type { Scope } from '../../core/oauth/scopes.js';
 import { CORS_HEADERS } from './cors.js';
 import { presentedProof } from './dpop.js';
 import { sendError } from './errors.js';

@@ -1,7 +1,7 @@
 /** Reads client credentials from a token-endpoint request (RFC 6749 2.3.1) for `authenticateClient`. */
 import type { FastifyRequest } from 'fastify';
-import { type ClientCredentials, parseBasicAuthorization } from '../../core/client-auth.js';
-import { type Params, single } from '../../core/params.js';
+import { type ClientCredentials, parseBasicAuthorization } from '../../core/oauth/client-auth.js';
+import { type Params, single } from '../../core/oauth/params.js';
 import { fieldRepeats } from '../repeated-fields.js';
 
 export function clientCredentials(request: FastifyRequest, params: Params): ClientCredentials {

@@ -5,7 +5,7 @@
  * compared without it (4.3).
  */
 import type { FastifyRequest } from 'fastify';
-import type { PresentedProof } from '../../core/dpop/verifier.js';
+import type { PresentedProof } from '../../core/oauth/dpop/verifier.js';
 
 export function presentedProof(request: FastifyRequest, baseUrl: string): PresentedProof {
   const header = request.headers.dpop;

@@ -7,15 +7,15 @@
  * Cookies are HttpOnly and SameSite=Lax, Secure with the `__Host-` prefix on https.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/credentials.js';
+import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/credentials/formats.js';
 import { OAuthError } from '../../core/errors.js';
-import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/device-cookies.js';
-import { endSignInSession, endSignInSessionWithin } from '../../core/logout/events.js';
+import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/accounts/device-cookies.js';
+import { endSignInSession, endSignInSessionWithin } from '../../core/oidc/logout/events.js';
 import type { SignInMethod } from '../../core/audit.js';
-import type { Session, User } from '../../core/ports.js';
-import type { AttemptOrigin } from '../../core/sign-in.js';
-import { SIGN_IN_METHOD_WORDS } from '../../core/security/security-log.js';
-import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/sessions.js';
+import type { Session, User } from '../../core/accounts/ports.js';
+import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
+import { SIGN_IN_METHOD_WORDS } from '../../core/accounts/security-log.js';
+import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/accounts/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
 import { clientAddress } from '../client-address.js';
@@ -192,7 +192,7 @@ export function clearPendingCookie(request: FastifyRequest, reply: FastifyReply)
 }
 
 /**
- * A new secret on its way to the page that shows it once (`src/core/one-time-secrets.ts`): the
+ * A new secret on its way to the page that shows it once (`src/core/credentials/one-time-secrets.ts`): the
  * cookie holds the id and key of its sealed row, for a few minutes.
  */
 export function setRevealCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {

@@ -4,11 +4,12 @@
  * `url` and `avatarUrl`, so they resolve for every active user and published post.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { findAccount } from '../../core/accounts.js';
-import { defaultAvatarSvg } from '../../core/avatars.js';
+import { findAccount } from '../../core/accounts/accounts.js';
+import { defaultAvatarSvg } from '../../core/community/avatars.js';
 import { InputError, OAuthError } from '../../core/errors.js';
-import type { Post, PostStatus, User } from '../../core/ports.js';
-import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/posts.js';
+import type { User } from '../../core/accounts/ports.js';
+import type { Post, PostStatus } from '../../core/community/ports.js';
+import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/community/posts.js';
 import { requireUser, sendPage } from '../pages.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { deletePostPage, newPostPage, postPage, profilePage } from '../views/community.js';

@@ -7,8 +7,8 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
-import { MAX_CREDENTIAL_LENGTH, MAX_REPORTED_CREDENTIALS, admitLeakReport, handleLeakReport, reportedStrings } from '../../core/leaked-credentials.js';
-import { ScanningKeys, alertFeedback, alertMatches, reportedFromAlert } from '../../core/secret-scanning.js';
+import { MAX_CREDENTIAL_LENGTH, MAX_REPORTED_CREDENTIALS, admitLeakReport, handleLeakReport, reportedStrings } from '../../core/credentials/leaked-credentials.js';
+import { ScanningKeys, alertFeedback, alertMatches, reportedFromAlert } from '../../core/credentials/secret-scanning.js';
 import { type HeaderSet, registerSecurityHeaders } from '../plugins/security-headers.js';
 import { clientAddress } from '../client-address.js';
 

@@ -1,15 +1,15 @@
 /**
  * GET and POST /oauth/logout: OpenID Connect RP-Initiated Logout 1.0 (the `end_session_endpoint`,
- * INTERFACE section 5). The rules are in `src/core/logout/end-session.ts`; this route reads the
+ * INTERFACE section 5). The rules are in `src/core/oidc/logout/end-session.ts`; this route reads the
  * request, ends the session when they say so, and answers with a page or a redirect.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   END_SESSION_PARAMETERS, END_SESSION_PATH, type EndSessionRequest, type SignedIn, confirmationFields, decideEndSession, postLogoutLocation,
   redirectRefusal, validateEndSession,
-} from '../../core/logout/end-session.js';
+} from '../../core/oidc/logout/end-session.js';
 import { OAuthError } from '../../core/errors.js';
-import { type Params, paramsFromEntries, paramsFromObject } from '../../core/params.js';
+import { type Params, paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
 import { sendPage } from '../pages.js';
 import { currentSignIn, endSession, pageContext, verifyCsrf } from '../plugins/session.js';
 import { logoutConfirmationPage, signedOutPage } from '../views/logout.js';

@@ -1,9 +1,9 @@
 /** GET and POST /oauth/authorize (seed 4.1, INTERFACE sections 1, 3 and 10). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type AuthorizeStep, decideAuthorization, startAuthorization } from '../../core/authorize/flow.js';
-import { appendQuery } from '../../core/authorize/request.js';
+import { type AuthorizeStep, decideAuthorization, startAuthorization } from '../../core/oauth/authorize/flow.js';
+import { appendQuery } from '../../core/oauth/authorize/request.js';
 import { OAuthError } from '../../core/errors.js';
-import { paramsFromEntries, paramsFromObject } from '../../core/params.js';
+import { paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
 import { csrfToken, currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
 import { formPostPage } from '../views/form-post.js';

@@ -5,15 +5,15 @@
  * (INTERFACE section 3).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { pushAuthorizationRequest } from '../../core/authorize/push.js';
-import { type ClientCredentials, authenticateClient } from '../../core/client-auth.js';
+import { pushAuthorizationRequest } from '../../core/oauth/authorize/push.js';
+import { type ClientCredentials, authenticateClient } from '../../core/oauth/client-auth.js';
 import { OAuthError } from '../../core/errors.js';
-import { exchangeGrant } from '../../core/grants/index.js';
-import { type Params, paramsFromEntries, refuseParametersInUri, repeatedNames, repeatedParameter, required } from '../../core/params.js';
-import type { IssuedTokens } from '../../core/tokens/issue.js';
-import { type ClientEndpoint, OAuthEndpointLimits } from '../../core/oauth-limits.js';
-import { introspectToken } from '../../core/tokens/introspection.js';
-import { revokeToken } from '../../core/tokens/revocation.js';
+import { type ClientEndpoint, OAuthEndpointLimits } from '../../core/oauth/endpoint-limits.js';
+import { exchangeGrant } from '../../core/oauth/grants/index.js';
+import { type Params, paramsFromEntries, refuseParametersInUri, repeatedNames, repeatedParameter, required } from '../../core/oauth/params.js';
+import type { IssuedTokens } from '../../core/oauth/tokens/issue.js';
+import { introspectToken } from '../../core/oauth/tokens/introspection.js';
+import { revokeToken } from '../../core/oauth/tokens/revocation.js';
 import { clientAddress } from '../client-address.js';
 import { clientCredentials } from '../plugins/client-auth.js';
 import { presentedProof } from '../plugins/dpop.js';

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { providerMetadata } from '../../core/oidc/discovery.js';
 import { jwksMaxAgeSeconds } from '../../core/oidc/key-ring.js';
-import { RESOURCE_METADATA_PATH, protectedResourceMetadata } from '../../core/resource.js';
+import { RESOURCE_METADATA_PATH, protectedResourceMetadata } from '../../core/api/resource.js';
 import { answerCors, preflight } from '../plugins/cors.js';
 
 /** Metadata changes only with a deployment. */

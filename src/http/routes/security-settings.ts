@@ -4,19 +4,19 @@
  * POST of a form with the CSRF token and an `action` naming it, handled by one entry of
  * `ACTIONS`; the one JSON answer is the passkey registration options the page's script asks for.
  */
-import { endOtherSignInSessions, endSignInSession } from '../../core/logout/events.js';
+import { endOtherSignInSessions, endSignInSession } from '../../core/oidc/logout/events.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { InputError } from '../../core/errors.js';
-import type { Session, User } from '../../core/ports.js';
-import { changePassword } from '../../core/security/password-change.js';
-import { checkPasskeyName, passkeyRef, registerPasskey, registrationOptions } from '../../core/security/passkeys.js';
-import type { EventOrigin, NewSecurityEvent } from '../../core/security/security-log.js';
+import type { Session, User } from '../../core/accounts/ports.js';
+import { changePassword } from '../../core/accounts/password-change.js';
+import { checkPasskeyName, passkeyRef, registerPasskey, registrationOptions } from '../../core/accounts/passkeys.js';
+import type { EventOrigin, NewSecurityEvent } from '../../core/accounts/security-log.js';
 import {
   type CodeCheck, beginTotpEnrolment, confirmTotpEnrolment, disableTotp, pendingTotpEnrolment, regenerateRecoveryCodes, secondFactorsOf,
-} from '../../core/security/two-step.js';
-import { describeUserAgent } from '../../core/security/user-agent.js';
-import type { AttemptOrigin } from '../../core/sign-in.js';
-import { isRecentSignIn } from '../../core/sessions.js';
+} from '../../core/accounts/two-step.js';
+import { describeUserAgent } from '../../core/accounts/user-agent.js';
+import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
+import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { UNREADABLE_STATUS, requireSignIn, retryMessage, sendPage, signInAgainPath, unreadableTotp } from '../pages.js';

@@ -10,21 +10,22 @@
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { updateBio } from '../../core/accounts.js';
-import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/applications.js';
-import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/avatars.js';
+import { updateBio } from '../../core/accounts/accounts.js';
+import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/oauth/applications.js';
+import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/community/avatars.js';
 import {
   deactivateClient, findOwnedClient, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
-} from '../../core/clients.js';
+} from '../../core/oauth/clients.js';
 import { InputError, OAuthError, checkAll } from '../../core/errors.js';
-import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/one-time-secrets.js';
-import { checkPersonalTokenRequest, createPersonalToken } from '../../core/personal-tokens.js';
-import { deleteAccount } from '../../core/security/account-deletion.js';
-import { secondFactorsOf } from '../../core/security/two-step.js';
-import type { Client, ClientType, User } from '../../core/ports.js';
-import type { SecurityEventKind } from '../../core/security/security-log.js';
-import { isRecentSignIn } from '../../core/sessions.js';
-import { confirmPassword } from '../../core/sign-in.js';
+import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
+import { checkPersonalTokenRequest, createPersonalToken } from '../../core/credentials/personal-tokens.js';
+import { deleteAccount } from '../../core/accounts/account-deletion.js';
+import { secondFactorsOf } from '../../core/accounts/two-step.js';
+import type { User } from '../../core/accounts/ports.js';
+import type { Client, ClientType } from '../../core/oauth/ports.js';
+import type { SecurityEventKind } from '../../core/accounts/security-log.js';
+import { isRecentSignIn } from '../../core/accounts/sessions.js';
+import { confirmPassword } from '../../core/accounts/sign-in.js';
 import { formatUtc } from '../../core/time.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, fieldValues, requireSignIn, requireUser, retryMessage, sendPage, signInAgainPath, unreadableTotp } from '../pages.js';

@@ -3,16 +3,16 @@
  * accounts with two-step verification or passkeys, and sign-in with a passkey alone (issue 18).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { User } from '../../core/ports.js';
-import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/security/passkeys.js';
-import type { SecurityEventKind } from '../../core/security/security-log.js';
+import type { User } from '../../core/accounts/ports.js';
+import { authenticateWithPasskey, authenticationOptions, passkeyAmr, passkeyRef } from '../../core/accounts/passkeys.js';
+import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import {
   PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
-} from '../../core/security/two-step.js';
+} from '../../core/accounts/two-step.js';
 import { addressKey } from '../../core/addresses.js';
-import { applicationReturnedTo } from '../../core/authorize/flow.js';
-import { recordRefusedSignIn, signIn } from '../../core/sign-in.js';
+import { applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
+import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';

@@ -4,8 +4,8 @@
  * app's consent page (INTERFACE section 11); the page names the app.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { signUp } from '../../core/sign-up.js';
-import { accountKey } from '../../core/device-cookies.js';
+import { signUp } from '../../core/accounts/sign-up.js';
+import { accountKey } from '../../core/accounts/device-cookies.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';

@@ -2,8 +2,9 @@
  * Community pages: home, public profile, a post, writing a post. A post body is Markdown rendered
  * with raw HTML shown as text; a card shows the excerpt stored with the post; comments are text.
  */
-import type { Category, Comment, Post, PostSummary, User } from '../../core/ports.js';
-import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/posts.js';
+import type { User } from '../../core/accounts/ports.js';
+import type { Category, Comment, Post, PostSummary } from '../../core/community/ports.js';
+import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LENGTH } from '../../core/community/posts.js';
 import { Html, html } from './html.js';
 import { type FormErrors, control, errorSummary, fieldMessage } from './forms.js';
 import { type PageContext, layout } from './layout.js';

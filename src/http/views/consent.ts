@@ -1,7 +1,7 @@
 /** The consent page (INTERFACE section 10): who asks, for what, and where the answer goes. */
-import type { AuthorizationRequest } from '../../core/authorize/request.js';
-import { redirectTarget } from '../../core/clients.js';
-import { SCOPES } from '../../core/scopes.js';
+import type { AuthorizationRequest } from '../../core/oauth/authorize/request.js';
+import { redirectTarget } from '../../core/oauth/clients.js';
+import { SCOPES } from '../../core/oauth/scopes.js';
 import { html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 

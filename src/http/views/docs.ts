@@ -3,21 +3,22 @@
  * afternoon. Example answers are produced by the same core functions the API answers with,
  * so they show exactly the fields the API sends.
  */
-import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api-limits.js';
-import { CLIENT_AUTH_WINDOW_SECONDS } from '../../core/oauth-limits.js';
-import { API_REALM, BEARER_REFUSALS } from '../../core/bearer.js';
-import { DPOP_ALGS } from '../../core/dpop/proof.js';
-import type { PostSummary, User } from '../../core/ports.js';
-import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/logout/delivery.js';
+import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api/limits.js';
+import { API_REALM, BEARER_REFUSALS } from '../../core/api/bearer.js';
+import { CLIENT_AUTH_WINDOW_SECONDS } from '../../core/oauth/endpoint-limits.js';
+import { DPOP_ALGS } from '../../core/oauth/dpop/proof.js';
+import type { User } from '../../core/accounts/ports.js';
+import type { PostSummary } from '../../core/community/ports.js';
+import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/oidc/logout/delivery.js';
 import { BACKCHANNEL_LOGOUT_EVENT, LOGOUT_TOKEN_LIFETIME_SECONDS } from '../../core/oidc/logout-token.js';
-import { LEAK_REPORTS_PER_ADDRESS, MAX_REPORTED_CREDENTIALS } from '../../core/leaked-credentials.js';
-import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/personal-tokens.js';
-import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/posts.js';
+import { LEAK_REPORTS_PER_ADDRESS, MAX_REPORTED_CREDENTIALS } from '../../core/credentials/leaked-credentials.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/credentials/personal-tokens.js';
+import { EXCERPT_MAX_LENGTH, excerpt } from '../../core/community/posts.js';
 import {
   API_BASE_PATH, API_ENDPOINTS, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, postItemOf, profileOf, serviceInfo,
-} from '../../core/resource-api.js';
-import { resourceMetadataUrl } from '../../core/resource.js';
-import { RESOURCE_SCOPES, SCOPES } from '../../core/scopes.js';
+} from '../../core/api/views.js';
+import { resourceMetadataUrl } from '../../core/api/resource.js';
+import { RESOURCE_SCOPES, SCOPES } from '../../core/oauth/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
 import { exampleQuickStartsSection } from './docs-examples.js';

@@ -3,7 +3,7 @@
  * fields the browser posts to the app's redirect URI. `/static/form-post.js` sends them as the page
  * loads (the CSP forbids inline script); without JavaScript, its button does.
  */
-import type { AuthorizationResponse } from '../../core/authorize/request.js';
+import type { AuthorizationResponse } from '../../core/oauth/authorize/request.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';

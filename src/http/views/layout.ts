@@ -1,4 +1,4 @@
-import type { User } from '../../core/ports.js';
+import type { User } from '../../core/accounts/ports.js';
 import { Html, html } from './html.js';
 
 export interface PageContext {

@@ -1,6 +1,6 @@
 /** The pages of RP-Initiated Logout: the question before signing out, and "you are signed out". */
-import type { Client } from '../../core/ports.js';
-import { END_SESSION_PATH, type RefusedRedirect } from '../../core/logout/end-session.js';
+import type { Client } from '../../core/oauth/ports.js';
+import { END_SESSION_PATH, type RefusedRedirect } from '../../core/oidc/logout/end-session.js';
 import { html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 

@@ -1,9 +1,10 @@
 /** /settings/security (INTERFACE section 11) and the second step of sign-in (issue 18). */
-import type { Page, Session } from '../../core/ports.js';
-import type { Passkey, SecurityEvent } from '../../core/security/ports.js';
-import { describeEventKind } from '../../core/security/security-log.js';
-import type { SecondFactors, TotpEnrolment } from '../../core/security/two-step.js';
-import { describeUserAgent } from '../../core/security/user-agent.js';
+import type { Session } from '../../core/accounts/ports.js';
+import type { Page } from '../../core/stores.js';
+import type { Passkey, SecurityEvent } from '../../core/accounts/ports.js';
+import { describeEventKind } from '../../core/accounts/security-log.js';
+import type { SecondFactors, TotpEnrolment } from '../../core/accounts/two-step.js';
+import { describeUserAgent } from '../../core/accounts/user-agent.js';
 import { when } from './community.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';

@@ -1,14 +1,16 @@
 /** Settings pages: profile (bio, avatar, deletion), API tokens, authorized applications, developer applications. */
-import type { AuthorizedApplication } from '../../core/applications.js';
-import { AVATAR_MAX_BYTES } from '../../core/avatars.js';
-import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/personal-tokens.js';
-import type { Client, PersonalToken, User } from '../../core/ports.js';
-import { RESOURCE_SCOPES, SCOPES, scopeList } from '../../core/scopes.js';
+import type { AuthorizedApplication } from '../../core/oauth/applications.js';
+import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/credentials/personal-tokens.js';
+import type { User } from '../../core/accounts/ports.js';
+import type { PersonalToken } from '../../core/credentials/ports.js';
+import type { Client } from '../../core/oauth/ports.js';
+import { RESOURCE_SCOPES, SCOPES, scopeList } from '../../core/oauth/scopes.js';
 import { avatarSrc, when } from './community.js';
 import { type Html, html } from './html.js';
 import { type FormError, type FormErrors, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
 import { type PageContext, layout } from './layout.js';
-import { BIO_MAX_LENGTH } from '../../core/accounts.js';
+import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 
 const SECTIONS = [
   { path: '/settings/profile', label: 'Profile' },

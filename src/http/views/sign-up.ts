@@ -1,5 +1,5 @@
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/passwords.js';
-import { USERNAME_RULE } from '../../core/accounts.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
+import { USERNAME_RULE } from '../../core/accounts/accounts.js';
 import { type FormErrors, control, errorSummary, fieldMessage, sentence } from './forms.js';
 import { html } from './html.js';
 import { type PageContext, layout } from './layout.js';

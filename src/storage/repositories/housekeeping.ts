@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import type { Housekeeping } from '../../core/ports.js';
+import type { Housekeeping } from '../../core/stores.js';
 import type { Instant } from '../../core/time.js';
 import type { Database } from '../schema.js';
 

@@ -4,9 +4,9 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '../../../core/resource-api.js';
+import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '../../../core/api/views.js';
 import { siteUrls } from '../../../core/urls.js';
-import { apiResource, resourceMetadataUrl } from '../../../core/resource.js';
+import { apiResource, resourceMetadataUrl } from '../../../core/api/resource.js';
 import { registerBearerGate, requestBearer } from '../../plugins/bearer.js';
 import { preflight } from '../../plugins/cors.js';
 import type { HeaderSet } from '../../plugins/security-headers.js';

@@ -4,9 +4,9 @@
  * document cannot drift from what the service answers.
  */
 import type { TSchema } from '@sinclair/typebox';
-import { API_WINDOW_SECONDS, RETRY_AFTER_SECONDS } from '../../../core/api-limits.js';
-import { API_BASE_PATH, API_ENDPOINTS, API_NAME, API_VERSION } from '../../../core/resource-api.js';
-import { RESOURCE_SCOPES, SCOPES } from '../../../core/scopes.js';
+import { API_WINDOW_SECONDS, RETRY_AFTER_SECONDS } from '../../../core/api/limits.js';
+import { API_BASE_PATH, API_ENDPOINTS, API_NAME, API_VERSION } from '../../../core/api/views.js';
+import { RESOURCE_SCOPES, SCOPES } from '../../../core/oauth/scopes.js';
 import {
   EndpointSchema, ErrorSchema, PageParameterSchema, PostItemSchema, PostPageSchema, ProfileSchema,
   ServiceInfoSchema, SizeParameterSchema,

@@ -4,7 +4,7 @@
  * and the OpenAPI document is generated from the same objects, so the two cannot drift.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { DEFAULT_PAGE_INDEX, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGING_VALUE } from '../../../core/resource-api.js';
+import { DEFAULT_PAGE_INDEX, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_PAGING_VALUE } from '../../../core/api/views.js';
 
 /** Seed section 8: ISO-8601 local time in UTC+8 without offset, e.g. `2026-11-22T08:30:48`. */
 const LocalTimestamp = Type.String({

@@ -1,0 +1,199 @@
+/** Accounts: username and password rules, creation, status (INTERFACE section 4). */
+import { AccountUnusableError, InputError } from '../errors.js';
+import { queueBackchannelLogouts } from '../oidc/logout/events.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
+import type { Stores } from '../stores.js';
+import { USER_STATUSES, type User, type UserStatus } from './ports.js';
+import { checkedText, hasVisibleCharacter } from '../text.js';
+import type { Clock, Instant } from '../time.js';
+
+export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
+const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
+
+export function checkUsername(username: string): void {
+  if (!USERNAME_SHAPE.test(username)) throw new InputError('username', `username must be ${USERNAME_RULE}`);
+}
+
+/**
+ * Whether `value` could name an account at all. Every account was created with a username of
+ * USERNAME_SHAPE, so a value of another shape names none and is never sent to the database
+ * (PostgreSQL text cannot even hold a NUL from an address like `/u/%00`).
+ */
+export function canBeUsername(value: string): boolean {
+  return USERNAME_SHAPE.test(value);
+}
+
+/** The account `username` names (in any letter case), or `undefined`. */
+export async function findAccount(stores: Stores, username: string): Promise<User | undefined> {
+  return canBeUsername(username) ? stores.users.findByUsername(username) : undefined;
+}
+
+/**
+ * Names no one may sign up with: they would pass for the site or its staff (an attacker as
+ * "support" asking for a password).
+ */
+const RESERVED_USERNAMES = new Set([
+  'abuse', 'account', 'accounts', 'admin', 'administrator', 'api', 'apps', 'auth', 'billing', 'community', 'docs',
+  'help', 'hostmaster', 'info', 'login', 'logout', 'mail', 'moderator', 'noreply', 'oauth', 'official', 'openid',
+  'owner', 'postmaster', 'privacy', 'root', 'security', 'settings', 'signin', 'signup', 'staff', 'support', 'svc',
+  'superuser', 'sysadmin', 'system', 'team', 'webmaster', 'www',
+]);
+/** Words that make a reserved name no less official around it ("support-team", "the-admins"). */
+const RESERVED_AFFIXES = ['s', 'the', 'sys', 'super', 'user', 'desk', 'bot', 'service', 'mod', 'ops'];
+/** Digits written for the letters they look like: "adm1n", "r00t", "4dmin". */
+const LOOK_ALIKE: Record<string, string[]> = { 0: ['o'], 1: ['i', 'l'], 3: ['e'], 4: ['a'], 5: ['s'], 7: ['t'] };
+
+/** The spellings a name could be read as: lower-cased, without `_` or `-`, with or without trailing digits, look-alike digits as letters. */
+function readings(username: string): string[] {
+  const bare = username.toLowerCase().replace(/[_-]/g, '');
+  let forms = [bare, bare.replace(/\d+$/, '')];
+  for (const [digit, letters] of Object.entries(LOOK_ALIKE)) {
+    if (forms.some((f) => f.includes(digit))) forms = forms.flatMap((f) => letters.map((l) => f.replaceAll(digit, l)));
+  }
+  return forms;
+}
+
+/** Whether `form` is made wholly of reserved names and affixes, at least one a reserved name. */
+function isMadeOfReservedWords(form: string): boolean {
+  const words = [...RESERVED_USERNAMES, ...RESERVED_AFFIXES];
+  // reachable[i]: form.slice(0, i) splits into words; the value says whether a reserved name was among them.
+  const reachable: Array<boolean | undefined> = [false];
+  for (let i = 0; i < form.length; i++) {
+    const before = reachable[i];
+    if (before === undefined) continue;
+    for (const word of words) {
+      if (!form.startsWith(word, i)) continue;
+      const end = i + word.length;
+      reachable[end] = (reachable[end] ?? false) || before || RESERVED_USERNAMES.has(word);
+    }
+  }
+  return reachable[form.length] === true;
+}
+
+/**
+ * Whether sign-up refuses `username` as one that would pass for the site or its staff: a
+ * reserved name in any reading of it ("Ad-min", "adm1n", "admin2"), alone or with other
+ * reserved names and affixes ("support-team", "official-support", "sysadmins"). The operator can
+ * still create such names from the command line.
+ */
+export function isReservedUsername(username: string): boolean {
+  return readings(username).some(isMadeOfReservedWords);
+}
+
+/**
+ * A password of 8 to 256 characters that is not the username and holds something besides
+ * spaces, control and invisible characters (NIST SP 800-63B 5.1.1.2: refuse what is trivially
+ * guessed).
+ */
+export function checkPassword(password: string, username: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
+    throw new InputError('password', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
+  }
+  if (!hasVisibleCharacter(password)) throw new InputError('password', 'password must not be only spaces, control or invisible characters');
+  if (password.trim().toLowerCase() === username.trim().toLowerCase()) throw new InputError('password', 'password must not be your username');
+}
+
+export const BIO_MAX_LENGTH = 160;
+
+export interface NewAccount {
+  username: string;
+  password: string;
+  bio?: string;
+  member?: boolean;
+  level?: number;
+  xp?: number;
+}
+
+/** Creates an active account; throws `InputError` or `ConflictError` (username taken). */
+export async function createAccount(stores: Stores, clock: Clock, account: NewAccount): Promise<User> {
+  checkUsername(account.username);
+  checkPassword(account.password, account.username);
+  const bio = checkedText('bio', account.bio ?? '', { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
+  for (const field of ['level', 'xp'] as const) {
+    const value = account[field];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new InputError(field, `${field} must be a whole number of 0 or more`);
+    }
+  }
+  return stores.users.create({
+    username: account.username,
+    passwordHash: await hashPassword(account.password),
+    bio,
+    member: account.member ?? false,
+    level: account.level ?? 1,
+    xp: account.xp ?? 0,
+  }, clock.now());
+}
+
+export function isUserStatus(value: string): value is UserStatus {
+  return (USER_STATUSES as readonly string[]).includes(value);
+}
+
+/**
+ * The account `userId` names, if it is active; else `AccountUnusableError`, whose message says the
+ * account can no longer `what` ("have a personal token"). INTERFACE section 4: an account that is
+ * not active had everything acting for it revoked for good, so nothing new is made for it either.
+ */
+export async function requireActiveAccount(stores: Stores, userId: number, what: string): Promise<User> {
+  const user = await stores.users.findById(userId);
+  if (!user) throw new AccountUnusableError(`no account has id ${userId}, so none can ${what}`);
+  if (user.status !== 'active') throw new AccountUnusableError(`account "${user.username}" is ${user.status}; only an active account can ${what}`);
+  return user;
+}
+
+/**
+ * Changes an account's status. Leaving `active` revokes every grant, personal token, remembered
+ * consent and sign-in session of the account for good: making it active again revives none
+ * (INTERFACE section 4). Coming back to `active` ends whatever is live once more: nothing is made
+ * for an account that is not active (`requireActiveAccount`), but a sign-in or a token begun just
+ * before the account left `active` can land just after its revocation, and must not come alive
+ * with the account. Every app whose grant that revoked is sent a back-channel logout of all the
+ * user's sessions (INTERFACE section 5), queued in the same transaction.
+ */
+export async function setAccountStatus(stores: Stores, clock: Clock, userId: number, status: UserStatus): Promise<User | undefined> {
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    const before = await tx.users.findById(userId);
+    if (!before) return undefined;
+    const user = await tx.users.setStatus(userId, status, now);
+    if (user && (status !== 'active' || before.status !== 'active')) await revokeAccountCredentials(tx, now, userId);
+    return user;
+  });
+}
+
+/**
+ * What leaving `active` ends, inside the caller's transaction (INTERFACE sections 4 and 5): every
+ * grant (so every code, access and refresh token) with a back-channel logout to each app it
+ * revoked, every sign-in session, every personal token and every remembered consent.
+ */
+export async function revokeAccountCredentials(tx: Stores, now: Instant, userId: number): Promise<void> {
+  const clients = await tx.grants.revokeForUser(userId, 'account_unusable', now);
+  await queueBackchannelLogouts(tx, now, clients.map((clientId) => ({ clientId, userId, sid: null, cause: 'account_unusable' as const })));
+  await tx.sessions.endForUser(userId, now);
+  await tx.personalTokens.revokeForUser(userId, now);
+  // Consent is an authorization too: an account made active again is asked anew.
+  await tx.consents.removeForUser(userId);
+}
+
+/** A new one-line introduction (seed 2.2 `bio`): at most BIO_MAX_LENGTH characters, trimmed; empty clears it. */
+export async function updateBio(stores: Stores, clock: Clock, userId: number, bio: string): Promise<string> {
+  const checked = checkedText('bio', bio, { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
+  await stores.users.setBio(userId, checked, clock.now());
+  return checked;
+}
+
+/**
+ * Sets a new password (checked by `checkPassword`) and ends every sign-in session of the account:
+ * a session opened with the old password must not outlive it (OWASP ASVS 3.3.3). Grants of apps
+ * and personal tokens stay: they were given by the user and do not hold the password. Returns how
+ * many sessions ended, or `undefined` when there is no such user.
+ */
+export async function setPassword(stores: Stores, clock: Clock, user: Pick<User, 'id' | 'username'>, password: string): Promise<{ sessionsEnded: number } | undefined> {
+  checkPassword(password, user.username);
+  const passwordHash = await hashPassword(password);
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    if (!(await tx.users.setPasswordHash(user.id, passwordHash, now))) return undefined;
+    return { sessionsEnded: await tx.sessions.endForUser(user.id, now) };
+  });
+}

@@ -1,0 +1,222 @@
+/**
+ * Passkeys (W3C Web Authentication Level 3) with @simplewebauthn/server: registration by a
+ * signed-in user, sign-in with a passkey alone (discoverable credentials, user verification
+ * required), and a passkey as the second step after a password. The relying party is the host
+ * of BASE_URL and the only origin accepted is BASE_URL's (WebAuthn 7.1 steps 8–9, 7.2 steps 11–12).
+ *
+ * Challenges are made here, stored, live 5 minutes and are consumed by one conditional write when
+ * a response names them (WebAuthn 13.4.3), so a response is accepted once. A sign-in challenge is
+ * no one's; a registration or second-step challenge is its user's and serves no other account.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type {
+  AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
+} from '@simplewebauthn/server';
+import { ConflictError, InputError } from '../errors.js';
+import type { Stores } from '../stores.js';
+import type { User } from './ports.js';
+import { checkedText } from '../text.js';
+import type { Clock } from '../time.js';
+import type { ChallengePurpose, Passkey } from './ports.js';
+
+export const CHALLENGE_LIFETIME_MS = 5 * 60_000;
+export const PASSKEY_NAME_MAX_LENGTH = 60;
+/** A response as a browser sends it is a few kilobytes; nothing larger is parsed. */
+const RESPONSE_MAX_LENGTH = 16_384;
+const TIMEOUT_MS = 120_000;
+
+/**
+ * @simplewebauthn/server, loaded on the first passkey ceremony: its certificate parsers are the
+ * largest modules of the service, and most instances answer far more API requests than
+ * ceremonies (docs/performance.md, decision 19).
+ */
+const webauthn = () => import('@simplewebauthn/server');
+
+export interface PasskeyDeps {
+  stores: Stores;
+  clock: Clock;
+  settings: { baseUrl: string };
+}
+
+function relyingParty(baseUrl: string): { rpID: string; origin: string } {
+  const url = new URL(baseUrl);
+  return { rpID: url.hostname, origin: url.origin };
+}
+
+/**
+ * The user handle an authenticator stores with the passkey (WebAuthn 14.6.1: no personal data):
+ * a digest of the user id, the same for every passkey of the account.
+ */
+function userHandle(userId: number): Uint8Array {
+  return new Uint8Array(createHash('sha256').update(`svc-webauthn-user:${userId}`).digest().subarray(0, 16));
+}
+
+/**
+ * How the logs name a passkey: 16 characters of the SHA-256 of its credential id. Not the id
+ * itself, which the authenticator chose and may be 1023 bytes long (W3C WebAuthn, "Credential
+ * ID"); never the public key.
+ */
+export function passkeyRef(credentialId: string): string {
+  return createHash('sha256').update(credentialId).digest('base64url').slice(0, 16);
+}
+
+/** RFC 8176 methods a passkey proves: a key held in hardware (or synced, `swk`) and a user present. */
+export function passkeyAmr(passkey: Pick<Passkey, 'backedUp'>): string[] {
+  return [passkey.backedUp ? 'swk' : 'hwk', 'user'];
+}
+
+export function checkPasskeyName(name: string): string {
+  return checkedText('name', name.trim() === '' ? 'Passkey' : name, { kind: 'name', max: PASSKEY_NAME_MAX_LENGTH, min: 1 });
+}
+
+/**
+ * A new random challenge, stored as the base64url text the browser's response will carry. The
+ * library takes it as bytes: a string would be taken as UTF-8 text and encoded once more.
+ */
+async function saveChallenge(deps: PasskeyDeps, purpose: ChallengePurpose, userId: number | null): Promise<Uint8Array> {
+  const bytes = new Uint8Array(randomBytes(32));
+  const now = deps.clock.now();
+  await deps.stores.passkeys.saveChallenge({ challenge: Buffer.from(bytes).toString('base64url'), purpose, userId, expiresAt: now + CHALLENGE_LIFETIME_MS }, now);
+  return bytes;
+}
+
+/** The options for `navigator.credentials.create()`: a discoverable credential, user verification required. */
+export async function registrationOptions(deps: PasskeyDeps, user: User): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const { rpID } = relyingParty(deps.settings.baseUrl);
+  const existing = await deps.stores.passkeys.listForUser(user.id);
+  return (await webauthn()).generateRegistrationOptions({
+    rpName: 'Community',
+    rpID,
+    userName: user.username,
+    userDisplayName: user.username,
+    userID: userHandle(user.id) as never,
+    challenge: (await saveChallenge(deps, 'register', user.id)) as never,
+    timeout: TIMEOUT_MS,
+    attestationType: 'none',
+    // The same authenticator twice would be one passkey under two names.
+    excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+  });
+}
+
+/** The options for `navigator.credentials.get()`: any passkey of the site, or only `user`'s for a second step. */
+export async function authenticationOptions(deps: PasskeyDeps, purpose: 'sign_in' | 'second_step', user?: User): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const { rpID } = relyingParty(deps.settings.baseUrl);
+  const allow = user ? await deps.stores.passkeys.listForUser(user.id) : [];
+  return (await webauthn()).generateAuthenticationOptions({
+    rpID,
+    challenge: (await saveChallenge(deps, purpose, user?.id ?? null)) as never,
+    timeout: TIMEOUT_MS,
+    userVerification: purpose === 'sign_in' ? 'required' : 'preferred',
+    ...(user ? { allowCredentials: allow.map((p) => ({ id: p.credentialId, transports: p.transports })) } : {}),
+  });
+}
+
+function parseResponse<T>(text: string): T | undefined {
+  if (text.length === 0 || text.length > RESPONSE_MAX_LENGTH) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    const shape = parsed as { id?: unknown; rawId?: unknown; type?: unknown; response?: unknown };
+    if (typeof shape !== 'object' || shape === null || typeof shape.id !== 'string' || shape.type !== 'public-key'
+      || typeof shape.response !== 'object' || shape.response === null) return undefined;
+    return parsed as T;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A challenge check for the library: consumes the challenge, once, for `userId` (or anyone). */
+function consuming(deps: PasskeyDeps, purpose: ChallengePurpose, accepts: (owner: number | null) => boolean) {
+  return async (challenge: string): Promise<boolean> => {
+    const found = await deps.stores.passkeys.consumeChallenge(challenge, purpose, deps.clock.now());
+    return found !== undefined && accepts(found.userId);
+  };
+}
+
+/**
+ * Verifies a registration response from `user`'s browser and stores the passkey under `name`.
+ * `undefined` when the response is malformed, its challenge unknown, used, expired or another
+ * user's, or its attestation does not verify.
+ */
+export async function registerPasskey(deps: PasskeyDeps, user: User, responseText: string, name: string): Promise<Passkey | undefined> {
+  const label = checkPasskeyName(name);
+  const response = parseResponse<RegistrationResponseJSON>(responseText);
+  if (!response) return undefined;
+  const { rpID, origin } = relyingParty(deps.settings.baseUrl);
+  let verification;
+  try {
+    verification = await (await webauthn()).verifyRegistrationResponse({
+      response,
+      expectedChallenge: consuming(deps, 'register', (owner) => owner === user.id),
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: true,
+    });
+  } catch {
+    return undefined;
+  }
+  if (!verification.verified) return undefined;
+  const { credential, credentialBackedUp } = verification.registrationInfo;
+  // One insert decides (the credential id is the key): two racing registrations of one passkey
+  // cannot both land, and the loser is told, as a repeat is.
+  try {
+    return await deps.stores.passkeys.insert({
+    credentialId: credential.id,
+    userId: user.id,
+    name: label,
+    publicKey: Buffer.from(credential.publicKey).toString('base64url'),
+    counter: credential.counter,
+    transports: (credential.transports ?? []).filter((t) => /^[a-z-]{1,20}$/.test(t)).slice(0, 8),
+    backedUp: credentialBackedUp,
+    }, deps.clock.now());
+  } catch (error) {
+    if (error instanceof ConflictError) throw new InputError('passkey', 'that passkey is already registered');
+    throw error;
+  }
+}
+
+/**
+ * A verified passkey, or a refusal with the stored passkey the response named, if it named one
+ * (of `expectedUserId`, for a second step), for the logs to say whose passkey failed.
+ */
+export type PasskeyCheck = { ok: true; passkey: Passkey } | { ok: false; passkey?: Passkey };
+
+/**
+ * Verifies an authentication response: for a sign-in with a passkey alone (`purpose` sign_in,
+ * user verification required) or a second step of `expectedUserId`.
+ */
+export async function authenticateWithPasskey(
+  deps: PasskeyDeps,
+  purpose: 'sign_in' | 'second_step',
+  responseText: string,
+  expectedUserId?: number,
+): Promise<PasskeyCheck> {
+  const response = parseResponse<AuthenticationResponseJSON>(responseText);
+  if (!response) return { ok: false };
+  const passkey = await deps.stores.passkeys.find(response.id);
+  if (!passkey) return { ok: false };
+  if (expectedUserId !== undefined && passkey.userId !== expectedUserId) return { ok: false };
+  const refused = { ok: false, passkey } as const;
+  const { rpID, origin } = relyingParty(deps.settings.baseUrl);
+  let verification;
+  try {
+    verification = await (await webauthn()).verifyAuthenticationResponse({
+      response,
+      expectedChallenge: consuming(deps, purpose, (owner) => owner === null || owner === passkey.userId),
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      credential: {
+        id: passkey.credentialId,
+        publicKey: new Uint8Array(Buffer.from(passkey.publicKey, 'base64url')) as never,
+        counter: passkey.counter,
+        transports: passkey.transports as never,
+      },
+      requireUserVerification: purpose === 'sign_in',
+    });
+  } catch {
+    return refused;
+  }
+  if (!verification.verified) return refused;
+  await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now());
+  return { ok: true, passkey: { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp } };
+}

@@ -1,0 +1,66 @@
+/**
+ * A password change (issue 18 item 1): the current password first, counted as a sign-in is
+ * (INTERFACE section 4), then the new one under the sign-up rules (`checkPassword` and the list of
+ * common passwords, NIST SP 800-63B 5.1.1.2). Every other session of the account ends: whoever
+ * knew the old password and signed in with it is signed out (OWASP ASVS 3.3.3).
+ */
+import { endOtherSignInSessions } from '../oidc/logout/events.js';
+import { checkPassword } from './accounts.js';
+import { isCommonPassword } from './common-passwords.js';
+import { type FieldProblem, InputError, checkAll } from '../errors.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import type { User } from './ports.js';
+import { type AttemptOrigin, type SignInDeps, type Throttled, confirmPassword } from './sign-in.js';
+
+export type PasswordChange =
+  | { ok: true; sessionsEnded: number }
+  /** Every field at fault: both, when the current password is missing and the new one breaks a rule. */
+  | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
+  | Throttled;
+
+function invalid(field: 'current_password' | 'new_password', message: string): PasswordChange {
+  return { ok: false, reason: 'invalid', problems: [{ field, message }] };
+}
+
+export async function changePassword(
+  deps: SignInDeps,
+  user: User,
+  form: { current: string; next: string },
+  origin: AttemptOrigin,
+  /** The session that asked: it stays signed in. */
+  keepSessionIdHash: string,
+): Promise<PasswordChange> {
+  try {
+    checkAll(() => {
+      if (form.current === '') throw new InputError('current_password', 'enter your current password');
+    }, () => {
+      try {
+        checkPassword(form.next, user.username);
+        if (isCommonPassword(form.next)) throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
+      } catch (error) {
+        if (error instanceof InputError) throw new InputError('new_password', `new ${error.message}`);
+        throw error;
+      }
+    });
+  } catch (error) {
+    if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
+    throw error;
+  }
+  const confirmed = await confirmPassword(deps, user, form.current, origin);
+  if (!confirmed.ok) {
+    if (confirmed.reason === 'wrong') return invalid('current_password', 'that is not your current password');
+    return confirmed;
+  }
+  const stored = await deps.stores.users.findCredentials(user.username);
+  if (stored && (await verifyPassword(stored.passwordHash, form.next))) {
+    return invalid('new_password', 'the new password must differ from the current one');
+  }
+  const now = deps.clock.now();
+  const passwordHash = await hashPassword(form.next);
+  const sessionsEnded = await deps.stores.transaction(async (tx) => {
+    await tx.users.setPasswordHash(user.id, passwordHash, now);
+    return endOtherSignInSessions(tx, now, user.id, keepSessionIdHash);
+  });
+  await deps.securityLog.record({ userId: user.id, kind: 'password.changed', origin, detail: { other_sessions_signed_out: String(sessionsEnded) } });
+  return { ok: true, sessionsEnded };
+}

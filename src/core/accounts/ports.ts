@@ -1,0 +1,199 @@
+/**
+ * The storage accounts need: users, sign-in sessions, and account security (issue 18 items 1–5).
+ * Single-use things (a TOTP step, a recovery code, a WebAuthn challenge, a sign-in waiting for its
+ * second step) are consumed by one conditional write that says whether this call consumed it.
+ */
+import type { Page } from '../stores.js';
+import type { Instant } from '../time.js';
+
+export type UserStatus = 'active' | 'suspended' | 'banned' | 'deleted';
+
+export const USER_STATUSES: readonly UserStatus[] = ['active', 'suspended', 'banned', 'deleted'];
+
+export interface User {
+  id: number;
+  username: string;
+  status: UserStatus;
+  bio: string;
+  member: boolean;
+  level: number;
+  xp: number;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+export interface NewUser {
+  username: string;
+  passwordHash: string;
+  bio: string;
+  member: boolean;
+  level: number;
+  xp: number;
+}
+
+export interface Avatar {
+  contentType: string;
+  image: Uint8Array;
+  updatedAt: Instant;
+}
+
+export interface UserStore {
+  /** Throws `ConflictError` when the username is taken, in any letter case. */
+  create(user: NewUser, now: Instant): Promise<User>;
+  findById(id: number): Promise<User | undefined>;
+  /** Case-insensitive. */
+  findByUsername(username: string): Promise<User | undefined>;
+  /** The user and the password hash, for sign-in only. */
+  findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined>;
+  /** `from`: only an account in that status changes (one conditional write); `undefined` otherwise. */
+  setStatus(id: number, status: UserStatus, now: Instant, from?: UserStatus): Promise<User | undefined>;
+  setBio(id: number, bio: string, now: Instant): Promise<boolean>;
+  /** Replaces the password hash; returns whether the user exists. */
+  setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean>;
+  /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */
+  list(options: { afterId: number; limit: number; status?: UserStatus }): Promise<User[]>;
+  /**
+   * Stores the image as given, already encoded anew (`checkAvatarUpload`), and moves the
+   * user's `updatedAt`, which versions the avatar's address on pages.
+   */
+  setAvatar(userId: number, contentType: string, image: Uint8Array, now: Instant): Promise<void>;
+  findAvatar(userId: number): Promise<Avatar | undefined>;
+  removeAvatar(userId: number): Promise<void>;
+}
+
+export interface Session {
+  idHash: string;
+  userId: number;
+  authTime: Instant;
+  createdAt: Instant;
+  lastSeenAt: Instant;
+  expiresAt: Instant;
+  /** RFC 8176 methods the sign-in passed: `['pwd']`, `['pwd', 'otp']`, `['hwk', 'user']`… */
+  amr: string[];
+  /** The browser's User-Agent at sign-in (at most 512 characters). */
+  userAgent: string;
+  /** The address the sign-in came from. */
+  address: string;
+}
+
+/** A session to store: `amr` defaults to `['pwd']`, the browser's details to empty. */
+export type NewSession = Omit<Session, 'lastSeenAt' | 'createdAt' | 'amr' | 'userAgent' | 'address'> & Partial<Pick<Session, 'amr' | 'userAgent' | 'address'>>;
+
+export interface SessionStore {
+  create(session: NewSession, now: Instant): Promise<Session>;
+  /** A live session (not ended, not expired) and its user. */
+  findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined>;
+  /** The user's sessions not ended and not expired at `now`, latest activity first. */
+  listForUser(userId: number, now: Instant): Promise<Session[]>;
+  /** Records activity on a session (its idle time starts again). */
+  touch(idHash: string, now: Instant): Promise<void>;
+  /** Ends a session that was not ended yet; returns its user, only to the one call that ended it. */
+  end(idHash: string, now: Instant): Promise<{ userId: number } | undefined>;
+  endForUser(userId: number, now: Instant): Promise<number>;
+  /** Ends every session of the user but `keepIdHash`; the ids (hashed) of those this call ended. */
+  endOthersForUser(userId: number, keepIdHash: string, now: Instant): Promise<string[]>;
+}
+
+/** An authenticator app (RFC 6238). `confirmedAt` is null while enrolment waits for a first code. */
+export interface TotpCredential {
+  userId: number;
+  /** As stored: base32, or sealed (`enc:v2:…`) when KEYS_SECRET is set. */
+  secret: string;
+  createdAt: Instant;
+  confirmedAt: Instant | null;
+  lastStep: number | null;
+}
+
+export interface SecondFactorStore {
+  findTotp(userId: number): Promise<TotpCredential | undefined>;
+  /** Starts (or restarts) an enrolment; `false` when the account already has a confirmed app. */
+  startTotp(userId: number, secret: string, now: Instant): Promise<boolean>;
+  /**
+   * Finishes the enrolment if it is still waiting, accepting `step`, and replaces the recovery
+   * codes with `recoveryCodeHashes`, in one transaction; `false` when nothing was waiting.
+   */
+  confirmTotp(userId: number, step: number, recoveryCodeHashes: readonly string[], now: Instant): Promise<boolean>;
+  /**
+   * Accepts TOTP time step `step` once: one conditional write that succeeds only when `step` is
+   * later than the last one accepted (RFC 6238 5.2: a code is used once).
+   */
+  acceptTotpStep(userId: number, step: number): Promise<boolean>;
+  /** Removes the app and every recovery code; whether there was a confirmed app. */
+  removeTotp(userId: number): Promise<boolean>;
+  /** Marks the unused recovery code with this hash used, in one conditional write; whether it was. */
+  useRecoveryCode(userId: number, codeHash: string, now: Instant): Promise<boolean>;
+  replaceRecoveryCodes(userId: number, codeHashes: readonly string[], now: Instant): Promise<void>;
+  countUnusedRecoveryCodes(userId: number): Promise<number>;
+}
+
+export interface Passkey {
+  /** base64url. */
+  credentialId: string;
+  userId: number;
+  name: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  counter: number;
+  transports: string[];
+  backedUp: boolean;
+  createdAt: Instant;
+  lastUsedAt: Instant | null;
+}
+
+export type ChallengePurpose = 'register' | 'sign_in' | 'second_step';
+
+export interface PasskeyStore {
+  /** Throws `ConflictError` when the credential id is registered already (to anyone). */
+  insert(passkey: Omit<Passkey, 'createdAt' | 'lastUsedAt'>, now: Instant): Promise<Passkey>;
+  listForUser(userId: number): Promise<Passkey[]>;
+  find(credentialId: string): Promise<Passkey | undefined>;
+  rename(userId: number, credentialId: string, name: string): Promise<boolean>;
+  remove(userId: number, credentialId: string): Promise<Passkey | undefined>;
+  recordUse(credentialId: string, counter: number, now: Instant): Promise<void>;
+  saveChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<void>;
+  /**
+   * Consumes a live challenge of `purpose` in one conditional write and returns whom it was made
+   * for (`userId` null: anyone, for a sign-in with a passkey alone); `undefined` when it is
+   * unknown, used or expired (W3C WebAuthn 13.4.3: a challenge is used once).
+   */
+  consumeChallenge(challenge: string, purpose: ChallengePurpose, now: Instant): Promise<{ userId: number | null } | undefined>;
+}
+
+/** A password accepted, waiting for its second step; no session exists yet. */
+export interface PendingSignIn {
+  idHash: string;
+  userId: number;
+  /** The methods passed so far (`['pwd']`). */
+  amr: string[];
+  returnTo: string;
+  createdAt: Instant;
+  expiresAt: Instant;
+}
+
+export interface PendingSignInStore {
+  create(pending: Omit<PendingSignIn, 'createdAt'>, now: Instant): Promise<void>;
+  /** A pending sign-in not used and not expired. */
+  findLive(idHash: string, now: Instant): Promise<PendingSignIn | undefined>;
+  /** Marks it used in one conditional write; whether this call did. */
+  consume(idHash: string, now: Instant): Promise<boolean>;
+  /** Marks every unused one of the user used, so none can finish (the password changed). */
+  cancelForUser(userId: number, now: Instant): Promise<void>;
+}
+
+export interface SecurityEvent {
+  id: number;
+  userId: number;
+  kind: string;
+  createdAt: Instant;
+  address: string;
+  device: string;
+  detail: Record<string, string>;
+}
+
+export interface SecurityEventStore {
+  insert(event: Omit<SecurityEvent, 'id'>): Promise<void>;
+  /** Stores several events, in as few statements as the database allows. */
+  insertMany(events: ReadonlyArray<Omit<SecurityEvent, 'id'>>): Promise<void>;
+  /** Newest first, ties by id (newest first). */
+  listForUser(userId: number, offset: number, limit: number): Promise<Page<SecurityEvent>>;
+}

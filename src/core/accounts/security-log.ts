@@ -1,0 +1,160 @@
+/**
+ * The account's security log (issue 18 item 5): what happened to an account, for its owner to
+ * read on /settings/security (newest first, 90 days). For the operator, each event reaches the
+ * server log once, as an audit event through the one audit port (`AuditSink`, src/core/audit.ts):
+ * `AUDIT_OF` says which, for every kind.
+ *
+ * An event never holds a secret: names of things (an app, a token's label, a passkey's name),
+ * the method of a sign-in, the address and a coarse browser name, nothing that signs anyone in.
+ * Its audit event holds less: ids and categories, no name a person chose.
+ */
+import type { AuditEvent, AuditEventName, AuditSink, SignInMethod } from '../audit.js';
+import type { SecurityEvent, SecurityEventStore } from './ports.js';
+import type { Clock } from '../time.js';
+import { describeUserAgent } from './user-agent.js';
+
+/** Every kind of event, with the words the log page shows for it. */
+export const SECURITY_EVENT_KINDS = {
+  'sign_in.succeeded': 'Signed in',
+  'sign_in.failed': 'Failed sign-in attempt',
+  'password.changed': 'Password changed',
+  'totp.enabled': 'Two-step verification turned on',
+  'totp.disabled': 'Two-step verification turned off',
+  'recovery_codes.regenerated': 'New recovery codes made',
+  'recovery_code.used': 'Recovery code used',
+  'passkey.added': 'Passkey added',
+  'passkey.removed': 'Passkey removed',
+  'session.signed_out': 'A session was signed out',
+  'sessions.signed_out_elsewhere': 'Signed out everywhere else',
+  'personal_token.created': 'Personal token created',
+  'personal_token.revoked': 'Personal token revoked',
+  'app.authorized': 'Application authorized',
+  'app.access_withdrawn': 'Application access withdrawn',
+  'client_secret.rotated': 'Client secret rotated',
+  // A leak report (INTERFACE section 11) named one of the account's credentials, which was revoked.
+  // The words are followed by the reason ("after a leak report") and the app's or token's name.
+  'access_token.revoked_as_leaked': 'Access token of an app revoked',
+  'refresh_token.revoked_as_leaked': 'Sign-in to an app ended: its refresh token was revoked',
+  'personal_token.revoked_as_leaked': 'Personal token revoked',
+  'client_secret.revoked_as_leaked': 'Application deactivated: its client secret was revoked',
+  'client.deactivated': 'Application deactivated',
+  'account.deleted': 'Account deleted',
+} as const;
+
+export type SecurityEventKind = keyof typeof SECURITY_EVENT_KINDS;
+
+/** How the log words each way of signing in (`detail.method` of `sign_in.succeeded`). */
+export const SIGN_IN_METHOD_WORDS: Record<SignInMethod, string> = {
+  password: 'password',
+  password_totp: 'password and authenticator app',
+  password_recovery_code: 'password and recovery code',
+  password_passkey: 'password and passkey',
+  passkey: 'passkey',
+};
+
+/** Where an event came from: the request's address and User-Agent (kept as a coarse name). */
+export interface EventOrigin {
+  address: string;
+  userAgent?: string | undefined;
+}
+
+export interface NewSecurityEvent {
+  userId: number;
+  kind: SecurityEventKind;
+  origin?: EventOrigin | undefined;
+  /** Short names only (`method`, `app`, `client_id`, `name`, `reason`…); never a secret. */
+  detail?: Record<string, string>;
+}
+
+type StoredEvent = Omit<SecurityEvent, 'id'>;
+
+/**
+ * The audit event of each kind: either written by the action that records the kind, beside it
+ * (`writtenBy`: the action has ids the account's log does not keep, such as a token's or a
+ * grant's), or made here from the stored event. Either way one audit event per security event,
+ * so the server log has each once.
+ */
+type AuditOf = { writtenBy: AuditEventName } | ((event: StoredEvent) => AuditEvent);
+
+/** A site action's audit event: the account and the browser's address. */
+const fromBrowser = (event: StoredEvent) => ({ userId: event.userId, via: 'site' as const, address: event.address });
+/** A count the stored event keeps as text (`detail` is strings). */
+const count = (value: string | undefined) => (value !== undefined && /^\d{1,9}$/.test(value) ? Number(value) : 0);
+
+export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
+  // src/http/plugins/session.ts, when the session starts.
+  'sign_in.succeeded': { writtenBy: 'sign_in.succeeded' },
+  // src/core/accounts/sign-in.ts: a wrong password, and `recordRefusedSignIn` (a refused second step or passkey).
+  'sign_in.failed': { writtenBy: 'sign_in.failed' },
+  'password.changed': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.other_sessions_signed_out) }),
+  'totp.enabled': (e) => ({ audit: 'totp.enabled', ...fromBrowser(e) }),
+  'totp.disabled': (e) => ({ audit: 'totp.disabled', ...fromBrowser(e), method: e.detail.method === 'recovery code' ? 'recovery_code' : 'totp' }),
+  'recovery_codes.regenerated': (e) => ({ audit: 'recovery_codes.regenerated', ...fromBrowser(e) }),
+  'recovery_code.used': (e) => ({ audit: 'recovery_code.used', ...fromBrowser(e) }),
+  // The passkey by `passkey_id` (`passkeyRef`), never by the name its owner gave it.
+  'passkey.added': (e) => ({ audit: 'passkey.added', ...fromBrowser(e), passkeyId: e.detail.passkey_id ?? '' }),
+  'passkey.removed': (e) => ({ audit: 'passkey.removed', ...fromBrowser(e), passkeyId: e.detail.passkey_id ?? '' }),
+  'session.signed_out': (e) => ({ audit: 'session.signed_out', ...fromBrowser(e) }),
+  'sessions.signed_out_elsewhere': (e) => ({ audit: 'sessions.signed_out_elsewhere', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions) }),
+  // src/http/routes/settings.ts, with the token's id.
+  'personal_token.created': { writtenBy: 'personal_token.created' },
+  'personal_token.revoked': { writtenBy: 'personal_token.revoked' },
+  // src/core/oauth/authorize/flow.ts, with everything consented to so far.
+  'app.authorized': { writtenBy: 'consent.granted' },
+  // src/http/routes/settings.ts, with the grants it ended.
+  'app.access_withdrawn': { writtenBy: 'consent.withdrawn' },
+  'client_secret.rotated': { writtenBy: 'client.secret_rotated' },
+  'client.deactivated': { writtenBy: 'client.deactivated' },
+  // src/core/credentials/leaked-credentials.ts, after its transaction commits, with the credential's id.
+  'access_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  'refresh_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  'personal_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  'client_secret.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
+  // src/core/accounts/account-deletion.ts, with the apps it deactivated.
+  'account.deleted': { writtenBy: 'account.deleted' },
+};
+
+export class SecurityLog {
+  constructor(private readonly store: SecurityEventStore, private readonly clock: Clock, private readonly audit: AuditSink) {}
+
+  /** Stores the event for its account and writes its audit event, unless its action writes that. */
+  async record(event: NewSecurityEvent): Promise<void> {
+    const stored = this.toStored(event);
+    await this.store.insert(stored);
+    this.writeAudit(stored);
+  }
+
+  /**
+   * Stores several events in as few statements as the database allows, through `store` (a
+   * transaction's, so the events land with what they tell of). Their audit events are written by
+   * the function it answers, for the caller to call once the transaction has committed: a rolled
+   * back action leaves no line.
+   */
+  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<() => void> {
+    if (events.length === 0) return () => {};
+    const stored = events.map((event) => this.toStored(event));
+    await store.insertMany(stored);
+    return () => { for (const event of stored) this.writeAudit(event); };
+  }
+
+  private toStored(event: NewSecurityEvent): StoredEvent {
+    return {
+      userId: event.userId,
+      kind: event.kind,
+      createdAt: this.clock.now(),
+      address: event.origin?.address ?? '',
+      device: event.origin ? describeUserAgent(event.origin.userAgent) : '',
+      detail: Object.fromEntries(Object.entries(event.detail ?? {}).map(([k, v]) => [k, String(v).slice(0, 200)])),
+    };
+  }
+
+  private writeAudit(stored: StoredEvent): void {
+    const of = AUDIT_OF[stored.kind as SecurityEventKind];
+    if (typeof of === 'function') this.audit.record(of(stored));
+  }
+}
+
+/** The words for an event kind, or the kind itself for one this release does not know. */
+export function describeEventKind(kind: string): string {
+  return (SECURITY_EVENT_KINDS as Record<string, string>)[kind] ?? kind;
+}

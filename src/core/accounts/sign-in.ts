@@ -1,0 +1,219 @@
+/**
+ * Password sign-in and the password re-check before a sensitive action, throttled as INTERFACE
+ * section 4 says (RFC 6819 4.4.3.6; OWASP "device cookies"):
+ * - a success never counts, so any number of people behind one address can sign in;
+ * - a browser holding a device cookie for the account counts its failures on its own counter;
+ * - every other failure counts per account (10) and per address (100) in 15-minute windows.
+ * Every failure looks the same from outside, so it never reveals whether an account exists.
+ */
+import { canBeUsername } from './accounts.js';
+import { addressKey } from '../addresses.js';
+import { type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
+import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
+import { verifyPassword } from './passwords.js';
+import type { RateLimiter } from '../rate-limiter.js';
+import type { Stores } from '../stores.js';
+import type { User } from './ports.js';
+import type { SecurityLog } from './security-log.js';
+import type { Clock, Instant } from '../time.js';
+
+export const SIGN_IN_WINDOW_SECONDS = 15 * 60;
+export const SIGN_IN_FAILURES_PER_ACCOUNT = 10;
+export const SIGN_IN_FAILURES_PER_DEVICE = 10;
+export const SIGN_IN_FAILURES_PER_ADDRESS = 100;
+
+export interface SignInDeps {
+  stores: Stores;
+  limiter: RateLimiter;
+  clock: Clock;
+  deviceCookies: DeviceCookies;
+  /** Failed attempts on an existing account are written to its security log (issue 18 item 5). */
+  securityLog: SecurityLog;
+  /** Where audit events go (the server log). */
+  audit: AuditSink;
+}
+
+/** Where a password attempt comes from: the address and the browser's device cookie, if any. */
+export interface AttemptOrigin {
+  address: string;
+  deviceCookie: string | undefined;
+  /** The browser's User-Agent, for the security log. */
+  userAgent?: string | undefined;
+}
+
+export type Throttled = { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+
+export type SignInOutcome =
+  | { ok: true; user: User; deviceCookie: string }
+  | Throttled
+  | { ok: false; reason: 'invalid_credentials' | 'account_unusable' };
+
+interface Counter {
+  key: string;
+  limit: number;
+}
+
+/**
+ * The counters an attempt on `account` is counted on (INTERFACE section 4), the address's first:
+ * an address past its limit is refused before its attempt can make an account's counter.
+ */
+function countersFor(account: string, origin: AttemptOrigin, device: DeviceEntry | undefined): Counter[] {
+  if (device) return [{ key: `signin:device:${device.nonce}`, limit: SIGN_IN_FAILURES_PER_DEVICE }];
+  return [
+    { key: `signin:address:${addressKey(origin.address)}`, limit: SIGN_IN_FAILURES_PER_ADDRESS },
+    { key: `signin:account:${account}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT },
+  ];
+}
+
+/**
+ * Runs `check` (a password verification) under the counters, in order. The attempt is counted
+ * before the check, so racing guesses cannot slip past a limit together, and taken back when
+ * `check` succeeds. Past a limit the check does not run at all, and the counters after the one
+ * that refused are not touched.
+ */
+async function throttledCheck<T>(deps: Omit<SignInDeps, 'securityLog'>, counters: Counter[], check: () => Promise<T | undefined>): Promise<T | Throttled | undefined> {
+  const now: Instant = deps.clock.now();
+  const counted: Counter[] = [];
+  for (const counter of counters) {
+    const decision = await deps.limiter.hit(counter.key, counter.limit, SIGN_IN_WINDOW_SECONDS, now);
+    counted.push(counter);
+    if (!decision.allowed) {
+      return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
+    }
+  }
+  const passed = await check();
+  if (passed !== undefined) await Promise.all(counted.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now)));
+  return passed;
+}
+
+export function isThrottled(value: unknown): value is Throttled {
+  return typeof value === 'object' && value !== null && (value as Throttled).reason === 'throttled';
+}
+
+/**
+ * Checks a password sign-in. A failure is an audit event here; a success is not yet one: the
+ * caller writes `sign_in.succeeded` when the session starts, which for an account with two-step
+ * verification is after its second step.
+ */
+export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<SignInOutcome> {
+  const outcome = await checkSignIn(deps, attempt);
+  const { address } = attempt;
+  if (outcome.ok) return { ok: true, user: outcome.user, deviceCookie: outcome.deviceCookie };
+  deps.audit.record({
+    audit: 'sign_in.failed', username: typedUsername(attempt.username), reason: outcome.reason, address,
+    ...('userId' in outcome && outcome.userId !== undefined ? { userId: outcome.userId } : {}),
+  });
+  return outcome.reason === 'throttled' ? outcome : { ok: false, reason: outcome.reason };
+}
+
+/** An attempt's outcome with, for the audit log only, the account a failed check named (if any). */
+type Checked =
+  | { ok: true; user: User; deviceCookie: string }
+  | Throttled
+  | { ok: false; reason: 'invalid_credentials' | 'account_unusable'; userId: number | undefined };
+
+async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username: string; password: string }): Promise<Checked> {
+  const account = accountKey(attempt.username);
+  const device = await deps.deviceCookies.entryFor(attempt.deviceCookie, account);
+  let unusable = false;
+  let wrongFor: User | undefined;
+  let named: number | undefined;
+  const result = await throttledCheck(deps, countersFor(account, attempt, device), async () => {
+    const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
+    named = found?.user.id;
+    // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
+    const valid = await verifyPassword(found?.passwordHash, attempt.password);
+    if (found && !valid) wrongFor = found.user;
+    if (!found || !valid) return undefined;
+    // The right password of an unusable account is a failure like any other, counted the same,
+    // so the counters cannot tell an attacker that a guess was right.
+    if (found.user.status !== 'active') {
+      unusable = true;
+      return undefined;
+    }
+    return found.user;
+  });
+  if (isThrottled(result)) return result;
+  // Failures are told to the account's owner only when the account exists (issue 18 item 5).
+  if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent }, detail: { reason: 'wrong password' } });
+  if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials', userId: named };
+  return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
+}
+
+/** A refusal after the password, or at a passkey: the account is known. */
+export type RefusedSignIn = Extract<SignInFailure, 'invalid_second_factor' | 'invalid_passkey' | 'throttled'>;
+
+/** How the account's log words each refusal. */
+const REFUSAL_WORDS: Record<RefusedSignIn, string> = {
+  invalid_second_factor: 'wrong second-step code',
+  invalid_passkey: 'passkey not verified',
+  throttled: 'too many wrong second-step codes',
+};
+
+/**
+ * How many refusals of a kind the account's log tells per window. Neither kind is counted, so
+ * each could grow the table at the attacker's pace (a wrong code is bounded by the counters);
+ * one line of "too many" tells the owner what matters, that someone holds the password.
+ */
+const TOLD_PER_WINDOW: Partial<Record<RefusedSignIn, number>> = { throttled: 1, invalid_passkey: SIGN_IN_FAILURES_PER_ACCOUNT };
+
+/**
+ * A sign-in of `user`'s refused after the password (a wrong or throttled second step) or at a
+ * passkey of theirs: an audit event each time, and a line in the account's log, within
+ * `TOLD_PER_WINDOW`.
+ */
+export async function recordRefusedSignIn(
+  deps: SignInDeps,
+  user: Pick<User, 'id' | 'username'>,
+  origin: AttemptOrigin,
+  reason: RefusedSignIn,
+  passkeyId?: string,
+): Promise<void> {
+  const limit = TOLD_PER_WINDOW[reason];
+  const told = limit === undefined || (await deps.limiter.hit(`signin:told:${reason}:${user.id}`, limit, SIGN_IN_WINDOW_SECONDS, deps.clock.now())).allowed;
+  if (told) {
+    await deps.securityLog.record({
+      userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent }, detail: { reason: REFUSAL_WORDS[reason] },
+    });
+  }
+  deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
+}
+
+/**
+ * Runs `check` for a known account under the same counters as its password sign-ins: a second
+ * factor's code after the password, or a re-check before a sensitive action. `undefined` from
+ * `check` is a failure and counts; anything else succeeds and is taken back.
+ */
+export async function countedCheck<T>(
+  deps: Omit<SignInDeps, 'securityLog'>,
+  user: Pick<User, 'username'>,
+  origin: AttemptOrigin,
+  check: () => Promise<T | undefined>,
+): Promise<T | Throttled | undefined> {
+  const account = accountKey(user.username);
+  const device = await deps.deviceCookies.entryFor(origin.deviceCookie, account);
+  return throttledCheck(deps, countersFor(account, origin, device), check);
+}
+
+/**
+ * Asks a signed-in user for the password again before a sensitive action (a new personal
+ * token, a password change), counted exactly as sign-in is, so the form cannot be used to guess.
+ * A right password renews the browser's device cookie, as a sign-in does.
+ */
+export async function confirmPassword(
+  deps: Omit<SignInDeps, 'securityLog'>,
+  user: Pick<User, 'id' | 'username'>,
+  password: string,
+  origin: AttemptOrigin,
+): Promise<{ ok: true; deviceCookie: string } | { ok: false; reason: 'wrong' } | Throttled> {
+  const account = accountKey(user.username);
+  const result = await countedCheck(deps, user, origin, async () => {
+    const found = await deps.stores.users.findCredentials(account);
+    return (await verifyPassword(found?.passwordHash, password)) && found?.user.status === 'active' ? true : undefined;
+  });
+  if (result === true) return { ok: true, deviceCookie: await deps.deviceCookies.afterSignIn(origin.deviceCookie, account) };
+  deps.audit.record({
+    audit: 'password_confirm.failed', userId: user.id, reason: result === undefined ? 'wrong_password' : 'throttled', address: origin.address,
+  });
+  return isThrottled(result) ? result : { ok: false, reason: 'wrong' };
+}

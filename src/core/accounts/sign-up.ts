@@ -1,0 +1,52 @@
+/** Sign-up: the account rules, the list of common passwords, and throttling per address. */
+import { addressKey } from '../addresses.js';
+import { checkPassword, checkUsername, createAccount, isReservedUsername } from './accounts.js';
+import { isCommonPassword } from './common-passwords.js';
+import { ConflictError, type FieldProblem, InputError, checkAll } from '../errors.js';
+import type { RateLimiter } from '../rate-limiter.js';
+import type { Stores } from '../stores.js';
+import type { User } from './ports.js';
+import type { Clock } from '../time.js';
+
+export const SIGN_UP_WINDOW_SECONDS = 3600;
+
+export type SignUpOutcome =
+  | { ok: true; user: User }
+  /** Every field at fault: the username's problem and the password's, when both are wrong. */
+  | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
+  | { ok: false; reason: 'taken' }
+  | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+
+/**
+ * Creates an account. An address may try to create `settings.signUpsPerHour` accounts in an hour
+ * (bad input does not count): enough for a class or an office behind one NAT, few for a script.
+ */
+export async function signUp(
+  deps: { stores: Stores; limiter: RateLimiter; clock: Clock; settings: { signUpsPerHour: number } },
+  attempt: { username: string; password: string; address: string },
+): Promise<SignUpOutcome> {
+  try {
+    checkAll(() => {
+      checkUsername(attempt.username);
+      if (isReservedUsername(attempt.username)) throw new InputError('username', 'that username is reserved; choose another');
+    }, () => {
+      checkPassword(attempt.password, attempt.username);
+      if (isCommonPassword(attempt.password)) {
+        throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
+      }
+    });
+  } catch (error) {
+    if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
+    throw error;
+  }
+  const now = deps.clock.now();
+  const decision = await deps.limiter.hit(`signup:address:${addressKey(attempt.address)}`, deps.settings.signUpsPerHour, SIGN_UP_WINDOW_SECONDS, now);
+  if (!decision.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
+  if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
+  try {
+    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password }) };
+  } catch (error) {
+    if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
+    throw error;
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * Two-step verification (issue 18 item 2): enrolment of an authenticator app, the codes that
+ * prove it (a TOTP code or a recovery code), and the sign-in that waits for them after the
+ * password. A code is counted exactly as a password is (`countedCheck`, INTERFACE section 4), so
+ * the six digits cannot be guessed faster than a password could.
+ */
+import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
+import { InputError } from '../errors.js';
+import type { Stores } from '../stores.js';
+import type { User } from './ports.js';
+import { type AttemptOrigin, type SignInDeps, type Throttled, countedCheck, isThrottled } from './sign-in.js';
+import type { Instant } from '../time.js';
+import type { PendingSignIn } from './ports.js';
+import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from './recovery-codes.js';
+import { type SealedPlace, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from '../credentials/sealing.js';
+import { looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.js';
+
+/** How long a sign-in waits for its second step after the password. */
+export const PENDING_SIGN_IN_MS = 5 * 60_000;
+export const TOTP_ISSUER = 'Community';
+
+export type TwoStepDeps = Omit<SignInDeps, 'securityLog'> & { settings: { keysSecret: string | undefined } };
+
+/** What an account can use for a second step. */
+export interface SecondFactors {
+  totp: boolean;
+  passkeys: number;
+  recoveryCodesLeft: number;
+}
+
+export async function secondFactorsOf(stores: Stores, userId: number): Promise<SecondFactors> {
+  const [totp, passkeys, recoveryCodesLeft] = await Promise.all([
+    stores.secondFactors.findTotp(userId),
+    stores.passkeys.listForUser(userId),
+    stores.secondFactors.countUnusedRecoveryCodes(userId),
+  ]);
+  return { totp: totp?.confirmedAt != null, passkeys: passkeys.length, recoveryCodesLeft };
+}
+
+/**
+ * Whether a password alone no longer signs the account in: two-step verification is on (an
+ * authenticator app confirmed). Passkeys do not turn it on by themselves: without an app there
+ * are no recovery codes, and a lost device would lock its owner out. Once it is on, a passkey
+ * serves as the second step as well as the app's code (as GitHub does).
+ */
+export async function requiresSecondStep(stores: Stores, userId: number): Promise<boolean> {
+  return (await stores.secondFactors.findTotp(userId))?.confirmedAt != null;
+}
+
+/** Where the TOTP secret of `userId` is stored: sealed, it opens for that account only. */
+export function totpPlace(userId: number): SealedPlace {
+  return { column: 'totp_credentials.secret', row: String(userId) };
+}
+
+// ---- Enrolment --------------------------------------------------------------------------------
+
+export interface TotpEnrolment {
+  secret: string;
+  uri: string;
+}
+
+/** Starts (or restarts) enrolment: a new secret, stored sealed, not yet in force. */
+export async function beginTotpEnrolment(deps: TwoStepDeps, user: User): Promise<TotpEnrolment | undefined> {
+  const secret = newTotpSecret();
+  const started = await deps.stores.secondFactors.startTotp(user.id, sealSecret(secret, deps.settings.keysSecret, totpPlace(user.id)), deps.clock.now());
+  return started ? { secret, uri: totpUri(secret, user.username, TOTP_ISSUER) } : undefined;
+}
+
+/** The enrolment waiting for its first code, if any. */
+export async function pendingTotpEnrolment(deps: TwoStepDeps, user: User): Promise<TotpEnrolment | undefined> {
+  const found = await deps.stores.secondFactors.findTotp(user.id);
+  if (!found || found.confirmedAt !== null) return undefined;
+  // One sealed under another KEYS_SECRET is as good as none: "Set up" starts a new one.
+  const opened = openSecret(found.secret, deps.settings.keysSecret, totpPlace(user.id));
+  return opened.ok ? { secret: opened.plain, uri: totpUri(opened.plain, user.username, TOTP_ISSUER) } : undefined;
+}
+
+/**
+ * Finishes enrolment when `code` is the app's current code: the app is in force from now on,
+ * and the ten recovery codes returned are shown once and stored only as hashes.
+ */
+export async function confirmTotpEnrolment(deps: TwoStepDeps, user: User, code: string): Promise<string[]> {
+  const pending = await pendingTotpEnrolment(deps, user);
+  if (!pending) throw new InputError('code', 'start setting up two-step verification first');
+  const now = deps.clock.now();
+  const step = matchingStep(pending.secret, code, now);
+  if (step === undefined) throw new InputError('code', 'that code is not the one your app shows now; check the time on your device and try the next one');
+  const codes = generateRecoveryCodes();
+  if (!(await deps.stores.secondFactors.confirmTotp(user.id, step, codes.map(hashRecoveryCode), now))) {
+    throw new InputError('code', 'start setting up two-step verification first');
+  }
+  return codes;
+}
+
+// ---- Codes ------------------------------------------------------------------------------------
+
+/**
+ * The account's authenticator app is on but its secret does not open with this KEYS_SECRET: none
+ * of its codes can be checked. Not the person's failure, so not counted; a recovery code still works.
+ */
+export type Unreadable = { ok: false; reason: 'unreadable'; cause: UnsealFailure };
+
+export type CodeCheck = { ok: true; method: 'totp' | 'recovery' } | { ok: false; reason: 'wrong' } | Unreadable | Throttled;
+
+/** The operator's log line for `Unreadable`: the cause, never a secret. */
+export function unreadableTotpLine(unreadable: Unreadable): string {
+  return `the authenticator app secret of this account cannot be opened: ${UNSEAL_FAILURES[unreadable.cause]}; its codes are refused, recovery codes still work`;
+}
+
+/** A code found right, not yet spent: the TOTP time step it is, or the hash of the recovery code it may be. */
+type Proof = { method: 'totp'; step: number } | { method: 'recovery'; codeHash: string };
+
+/**
+ * The proof `code` of `user`'s would be: six digits are a TOTP code, which must match a step in
+ * the window around `now` (RFC 6238 5.2; compared in constant time by `otpauth`); anything else
+ * may be a recovery code, which only spending it tells (its hash is looked up, not compared).
+ */
+async function proofOf(deps: TwoStepDeps, user: User, code: string, now: Instant): Promise<Proof | Unreadable | undefined> {
+  if (looksLikeTotpCode(code)) {
+    const found = await deps.stores.secondFactors.findTotp(user.id);
+    if (!found || found.confirmedAt === null) return undefined;
+    const opened = openSecret(found.secret, deps.settings.keysSecret, totpPlace(user.id));
+    if (!opened.ok) return { ok: false, reason: 'unreadable', cause: opened.reason };
+    const step = matchingStep(opened.plain, code, now);
+    return step === undefined ? undefined : { method: 'totp', step };
+  }
+  const normalized = normalizeRecoveryCode(code);
+  return normalized === undefined ? undefined : { method: 'recovery', codeHash: hashRecoveryCode(normalized) };
+}
+
+/**
+ * Spends `proof` by one conditional write through `stores`: a TOTP step only if later than the
+ * last one accepted (RFC 6238 5.2: never twice), a recovery code only if unused. Whether it was.
+ */
+function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Promise<boolean> {
+  return proof.method === 'totp'
+    ? stores.secondFactors.acceptTotpStep(userId, proof.step)
+    : stores.secondFactors.useRecoveryCode(userId, proof.codeHash, now);
+}
+
+/**
+ * Checks a code of `user`'s on the sign-in counters of the account and the browser, and has
+ * `spendProof` spend it: `true` spent, `false` refused (a failure, counted), or `Other`, an
+ * outcome that is not the code's (not counted). A code that cannot be checked (`Unreadable`) is
+ * not counted either.
+ */
+async function checkCode<Other extends { ok: false }>(
+  deps: TwoStepDeps,
+  user: User,
+  code: string,
+  origin: AttemptOrigin,
+  spendProof: (proof: Proof, now: Instant) => Promise<boolean | Other>,
+): Promise<CodeCheck | Other> {
+  const now = deps.clock.now();
+  const result = await countedCheck(deps, user, origin, async () => {
+    const proof = await proofOf(deps, user, code, now);
+    if (proof === undefined || !('method' in proof)) return proof;
+    const spent = await spendProof(proof, now);
+    if (spent === false) return undefined;
+    return spent === true ? proof.method : spent;
+  });
+  if (isThrottled(result)) return result;
+  if (result === undefined) return { ok: false, reason: 'wrong' };
+  return typeof result === 'string' ? { ok: true, method: result } : result;
+}
+
+/**
+ * Checks a code of `user`'s: a TOTP code, accepted for a time step later than the last one
+ * accepted (never twice), or a recovery code, used once. Counted on the sign-in counters of the
+ * account and the browser.
+ */
+export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
+  return checkCode<never>(deps, user, code, origin, (proof, now) => spend(deps.stores, user.id, proof, now));
+}
+
+/** The sign-in a second step was for has been finished (by a racing submission) or has expired. */
+export type PendingGone = { ok: false; reason: 'gone' };
+
+/** Thrown inside the transaction of `finishSignInWithCode` to roll its consumption back. */
+class CodeNotSpent extends Error {}
+
+/**
+ * The second step of `pending`'s sign-in, checked as `checkSecondFactorCode` checks a code. The
+ * sign-in is consumed and the code spent in one transaction, both or neither: the sign-in first,
+ * by its conditional write, so of racing submissions only the one that consumes it goes on to
+ * spend its code (a recovery code, a TOTP step), and the others spend nothing and are told the
+ * sign-in is gone; a code refused rolls the consumption back, so the sign-in can still finish.
+ */
+export function finishSignInWithCode(deps: TwoStepDeps, pending: PendingSignIn, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck | PendingGone> {
+  return checkCode(deps, user, code, origin, async (proof, now): Promise<boolean | PendingGone> => {
+    try {
+      return await deps.stores.transaction(async (tx) => {
+        if (!(await tx.pendingSignIns.consume(pending.idHash, now))) return { ok: false, reason: 'gone' } as const;
+        if (await spend(tx, user.id, proof, now)) return true;
+        throw new CodeNotSpent();
+      });
+    } catch (error) {
+      if (error instanceof CodeNotSpent) return false;
+      throw error;
+    }
+  });
+}
+
+/**
+ * A code asked again of a signed-in `user` before a sensitive action, checked as at sign-in; a
+ * wrong or throttled one is an audit event, as a wrong password there is (`confirmPassword`).
+ */
+export async function confirmSecondFactor(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
+  const checked = await checkSecondFactorCode(deps, user, code, origin);
+  // A code that could not be checked is not the person's failure: the caller logs its cause.
+  if (!checked.ok && checked.reason !== 'unreadable') {
+    deps.audit.record({ audit: 'second_factor_confirm.failed', userId: user.id, reason: checked.reason === 'wrong' ? 'wrong_code' : 'throttled', address: origin.address });
+  }
+  return checked;
+}
+
+/** Turns the authenticator app off and forgets the recovery codes, after a code of it (or a recovery code). */
+export async function disableTotp(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
+  const checked = await confirmSecondFactor(deps, user, code, origin);
+  if (checked.ok) await deps.stores.secondFactors.removeTotp(user.id);
+  return checked;
+}
+
+/** Ten new recovery codes in place of the old ones, after a code; the codes, or why not. */
+export async function regenerateRecoveryCodes(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck | { ok: true; codes: string[] }> {
+  const checked = await confirmSecondFactor(deps, user, code, origin);
+  if (!checked.ok) return checked;
+  const codes = generateRecoveryCodes();
+  await deps.stores.secondFactors.replaceRecoveryCodes(user.id, codes.map(hashRecoveryCode), deps.clock.now());
+  return { ok: true, codes };
+}
+
+// ---- The sign-in waiting for its second step --------------------------------------------------
+
+/**
+ * Records that `user`'s password passed and the sign-in now waits for its second step; returns
+ * the random id the browser keeps (only its SHA-256 is stored). No session exists until then.
+ */
+export async function startPendingSignIn(deps: { stores: Stores; clock: { now(): Instant } }, user: User, amr: string[], returnTo: string): Promise<string> {
+  const id = generateOpaqueId();
+  const now = deps.clock.now();
+  await deps.stores.pendingSignIns.create({ idHash: hashSecret(id), userId: user.id, amr, returnTo, expiresAt: now + PENDING_SIGN_IN_MS }, now);
+  return id;
+}
+
+/** The pending sign-in `id` names and its user, while both are live and the account usable. */
+export async function findPendingSignIn(deps: { stores: Stores; clock: { now(): Instant } }, id: string | undefined): Promise<{ pending: PendingSignIn; user: User } | undefined> {
+  if (!id || !/^[A-Za-z0-9_-]{43}$/.test(id)) return undefined;
+  const pending = await deps.stores.pendingSignIns.findLive(hashSecret(id), deps.clock.now());
+  if (!pending) return undefined;
+  const user = await deps.stores.users.findById(pending.userId);
+  return user && user.status === 'active' ? { pending, user } : undefined;
+}
+
+/**
+ * Consumes the pending sign-in, once: of two racing second steps only one starts a session. A
+ * second step with a code consumes it in `finishSignInWithCode` instead, with the code.
+ */
+export function finishPendingSignIn(deps: { stores: Stores; clock: { now(): Instant } }, pending: PendingSignIn): Promise<boolean> {
+  return deps.stores.pendingSignIns.consume(pending.idHash, deps.clock.now());
+}
+
+/** RFC 8176: a password and then a one-time code (an app's, or a recovery code). */
+export function amrAfterCode(pending: PendingSignIn): string[] {
+  return [...new Set([...pending.amr, 'otp'])];
+}

@@ -1,0 +1,327 @@
+/**
+ * Bearer authentication for the resource API (seed section 5, RFC 6750): an OAuth access token
+ * (`svco_`) or a personal token (`svcp_`) in `Authorization: Bearer`; and a DPoP-bound access
+ * token in `Authorization: DPoP` with a proof of its key (RFC 9449 7). Malformed tokens and bad
+ * checksums are refused offline, so garbage never reaches storage; a well-formed one costs one
+ * lookup that already joins the grant's revocation, the client's status and the user's status.
+ */
+import { hashSecret, tokenKind } from '../credentials/formats.js';
+import { DPOP_ALGS, DpopProofError } from '../oauth/dpop/proof.js';
+import type { DpopVerifier, PresentedProof } from '../oauth/dpop/verifier.js';
+import { OAuthError } from '../errors.js';
+import type { User } from '../accounts/ports.js';
+import type { Stores } from '../stores.js';
+import { type Scope, scopeList } from '../oauth/scopes.js';
+import { type Clock, type Instant, LAST_USED_RESOLUTION_MS } from '../time.js';
+
+/** The realm named in every `WWW-Authenticate` challenge of the resource API. */
+export const API_REALM = 'api';
+
+/** Who a valid bearer token speaks for, and what it may read. */
+export interface Bearer {
+  kind: 'access' | 'personal';
+  tokenId: number;
+  /** The user's row as the lookup found it (the resource API answers `/me` from it). */
+  user: User;
+  /** `null` for personal tokens. */
+  clientId: string | null;
+  /** `null` for personal tokens. */
+  grantId: number | null;
+  scopes: Scope[];
+  /** The RFC 8707 resource an access token is for alone; `null`: none was named (personal tokens always). */
+  resource: string | null;
+  /** A newer DPoP nonce for the answer's `DPoP-Nonce` (RFC 9449 9), when the proof's is about to expire. */
+  dpopNonce?: string;
+}
+
+/** A key naming the token without revealing it, for counters and caches. */
+export function bearerKey(bearer: Pick<Bearer, 'kind' | 'tokenId'>): string {
+  return `${bearer.kind === 'access' ? 'o' : 'p'}:${bearer.tokenId}`;
+}
+
+export type AuthScheme = 'Bearer' | 'DPoP';
+
+function oneChallenge(scheme: AuthScheme, attributes: Record<string, string>): string {
+  const own = scheme === 'DPoP' ? { realm: API_REALM, algs: DPOP_ALGS.join(' ') } : { realm: API_REALM };
+  return `${scheme} ${Object.entries({ ...own, ...attributes }).map(([k, v]) => `${k}="${v}"`).join(', ')}`;
+}
+
+/**
+ * A 401's challenges: Bearer and DPoP (RFC 6750 3, RFC 9449 7.1, with the proof algorithms in
+ * `algs`), the `attributes` (an error) on the scheme the request used, which comes first.
+ */
+function challenge(attributes: Record<string, string> = {}, scheme: AuthScheme = 'Bearer'): string {
+  const other: AuthScheme = scheme === 'Bearer' ? 'DPoP' : 'Bearer';
+  return `${oneChallenge(scheme, attributes)}, ${oneChallenge(other, {})}`;
+}
+
+/**
+ * `attribute` appended to every challenge of a `WWW-Authenticate` value (RFC 9110 11.6.1): after
+ * each challenge's parameters, where the next scheme begins outside a quoted string, and at the end.
+ */
+function addToEachChallenge(header: string, attribute: string): string {
+  let out = '';
+  let quoted = false;
+  for (let i = 0; i < header.length; i += 1) {
+    const c = header[i]!;
+    if (c === '"' && header[i - 1] !== '\\') quoted = !quoted;
+    if (!quoted && c === ',' && /^, (?:Bearer|DPoP) /.test(header.slice(i, i + 9))) out += `, ${attribute}`;
+    out += c;
+  }
+  return `${out}, ${attribute}`;
+}
+
+/**
+ * RFC 9728 5.1: the same refusal with `resource_metadata="<url>"` added to each challenge, so a
+ * client that meets it can find the resource's metadata and its authorization server. A refusal
+ * without a challenge (429) stays as it is. Each refusal is extended once (`extended` keeps it).
+ */
+export function withResourceMetadata(refusal: OAuthError, url: string, extended: WeakMap<OAuthError, OAuthError>): OAuthError {
+  const challengeHeader = refusal.headers['www-authenticate'];
+  if (challengeHeader === undefined) return refusal;
+  let answer = extended.get(refusal);
+  if (answer === undefined) {
+    answer = new OAuthError(refusal.code, refusal.description, {
+      status: refusal.status,
+      headers: { ...refusal.headers, 'www-authenticate': addToEachChallenge(challengeHeader, `resource_metadata="${url}"`) },
+    });
+    extended.set(refusal, answer);
+  }
+  return answer;
+}
+
+/** RFC 6750 3.1 `invalid_token`: malformed, unknown, expired or revoked, or an unusable account. */
+export function invalidToken(description: string, scheme: AuthScheme = 'Bearer'): OAuthError {
+  return new OAuthError('invalid_token', description, {
+    headers: { 'www-authenticate': challenge({ error: 'invalid_token' }, scheme) },
+  });
+}
+
+/**
+ * RFC 6750 3.1 `insufficient_scope`, naming the scope the request needs and where to get it (on
+ * the scheme it used): an app asks for it in its authorization request; a personal token's scopes
+ * are fixed when it is made, so its owner makes another.
+ */
+export function insufficientScope(scope: Scope, scheme: AuthScheme = 'Bearer', kind: Bearer['kind'] = 'access'): OAuthError {
+  const remedy = kind === 'personal'
+    ? 'this personal token was made without it; make one that has it under Settings > API tokens, then use that token.'
+    : 'add it to the scope of the authorization request (the user approves it), then use the new access token.';
+  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}: ${remedy}`, {
+    headers: { 'www-authenticate': oneChallenge(scheme, { error: 'insufficient_scope', scope }) },
+  });
+}
+
+/**
+ * RFC 9449 7.1 and 9: a refused proof at the resource API is a 401 whose DPoP challenge carries
+ * the error (`invalid_dpop_proof`, or `use_dpop_nonce` with the nonce in `DPoP-Nonce`).
+ */
+export function resourceDpopError(error: DpopProofError): OAuthError {
+  const headers: Record<string, string> = { 'www-authenticate': challenge({ error: error.code }, 'DPoP') };
+  if (error.nonce !== undefined) headers['dpop-nonce'] = error.nonce;
+  return new OAuthError(error.code, error.description, { status: 401, headers });
+}
+
+/**
+ * Every way bearer authentication refuses, each built once: a refusal is an ordinary answer on
+ * this path, and the API sends these as they are (issue 8). Each says what to send instead.
+ */
+export const BEARER_REFUSALS = {
+  /** RFC 6750 3.1: a request without any credentials gets a challenge with no error attribute. */
+  missing: new OAuthError('invalid_token', 'This endpoint needs an access token: send "Authorization: Bearer <token>".', {
+    headers: { 'www-authenticate': challenge() },
+  }),
+  /**
+   * RFC 6750 2.2 and 2.3 are not supported (INTERFACE section 5): a token in the query string or a
+   * form body (passport-oauth2's default) ends up in logs and histories. No error attribute: the
+   * request carries no credentials this API reads.
+   */
+  outsideHeader: new OAuthError('invalid_token', 'Tokens in the query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>".', {
+    headers: { 'www-authenticate': challenge() },
+  }),
+  /**
+   * RFC 6750 3.1 `invalid_request` (400): more than one Authorization header (RFC 9110 5.3: it
+   * takes one value). Node would keep the first and drop the rest unseen.
+   */
+  repeatedHeader: new OAuthError('invalid_request', 'The request carried more than one Authorization header: send exactly one, "Authorization: Bearer <token>".', {
+    headers: { 'www-authenticate': challenge({ error: 'invalid_request' }) },
+  }),
+  notBearer: invalidToken('The Authorization header must be "Bearer <token>", with the access token from the token response or a personal token (or "DPoP <token>" with a DPoP proof, for a token of token_type DPoP).'),
+  /** RFC 9449 7.1: the DPoP scheme needs exactly one proof in the `DPoP` header. */
+  dpopWithoutProof: new OAuthError('invalid_dpop_proof', 'Authorization: DPoP needs a DPoP header with a proof made for this request (htm, htu, and ath: the hash of the access token).', {
+    status: 401, headers: { 'www-authenticate': challenge({ error: 'invalid_dpop_proof' }, 'DPoP') },
+  }),
+  /** RFC 9449 7.1: a bearer token (personal tokens included) is not bound to any key. */
+  notBound: invalidToken('This token is a Bearer token, not bound to a DPoP key: send it as "Authorization: Bearer <token>".', 'DPoP'),
+  /** RFC 9449 7.2: a bound token presented as a bearer token is refused (its holder must prove the key). */
+  boundAsBearer: invalidToken('This token is bound to a DPoP key (token_type DPoP): send "Authorization: DPoP <token>" with a DPoP proof signed by that key.', 'DPoP'),
+  /** RFC 9449 7.1: the proof is signed by another key than the token is bound to. */
+  wrongKey: invalidToken('The DPoP proof is signed with another key than the one this token is bound to: sign the proof with the key of the token request.', 'DPoP'),
+  refreshToken: invalidToken('This is a refresh token: send the access_token (svco_...) of the token response here, and the refresh token only to the token endpoint.'),
+  jwt: invalidToken('This is a JWT, such as an id_token: send the access_token (svco_...) of the token response here; the id_token only tells your app who signed in.'),
+  clientSecret: invalidToken('This is a client secret: send an access token (svco_...) or a personal token (svcp_...), and keep the secret on your server.'),
+  notAToken: invalidToken('The token is not an access token (svco_...) or a personal token (svcp_...): send the access_token of the token response, whole.'),
+  unknown: invalidToken('The token is unknown: send the access_token of the latest token response whole, or get a new one by refreshing.'),
+  revoked: invalidToken('The token was revoked (the user withdrew access, the app was deactivated, or the token was revoked): authorize again.'),
+  expired: invalidToken('The token has expired: get a new access token with your refresh token (grant_type=refresh_token).'),
+  // Seed section 3 rule 4: a token of an account whose status is unusable is answered with 401.
+  unusableAccount: invalidToken('The account this token belongs to cannot be used.'),
+} as const;
+
+/** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
+const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([
+  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.repeatedHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpopWithoutProof,
+  BEARER_REFUSALS.refreshToken, BEARER_REFUSALS.jwt, BEARER_REFUSALS.clientSecret, BEARER_REFUSALS.notAToken,
+]);
+
+/**
+ * Whether `refusal` was decided without a lookup (see `OFFLINE_REFUSALS`), or is the server asking
+ * a valid token's holder for a nonce (RFC 9449 9: every DPoP client meets it once): neither counts
+ * as a failed authentication of the address.
+ */
+export function refusedOffline(refusal: OAuthError): boolean {
+  return OFFLINE_REFUSALS.has(refusal) || refusal.code === 'use_dpop_nonce';
+}
+
+/** A compact JWS (RFC 7515 7.1): three base64url parts, the header a JSON object. */
+const JWT_SHAPE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/** Why a well-formed bearer value that is no access or personal token is refused. */
+function wrongKindRefusal(token: string, kind: ReturnType<typeof tokenKind>): OAuthError {
+  if (kind === 'refresh') return BEARER_REFUSALS.refreshToken;
+  if (kind === 'clientSecret') return BEARER_REFUSALS.clientSecret;
+  return JWT_SHAPE.test(token) ? BEARER_REFUSALS.jwt : BEARER_REFUSALS.notAToken;
+}
+
+/** RFC 6750 2.1 and RFC 9449 7.1: `Bearer` or `DPoP` (any letter case), one or more spaces, the token. */
+const AUTHORIZATION_HEADER = /^(Bearer|DPoP) +([^\s]+) *$/i;
+
+/**
+ * The scheme and token of an `Authorization` header: `undefined` when there is no header at all,
+ * `null` when there is one that carries neither a bearer nor a DPoP token.
+ */
+export function authorizationToken(authorization: string | undefined): { scheme: AuthScheme; token: string } | null | undefined {
+  if (authorization === undefined || authorization === '') return undefined;
+  const match = AUTHORIZATION_HEADER.exec(authorization);
+  if (!match) return null;
+  return { scheme: match[1]!.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: match[2]! };
+}
+
+/**
+ * The token in an `Authorization: Bearer` header: `undefined` when there is no header at all,
+ * `null` when there is one that does not carry a bearer token.
+ */
+export function bearerToken(authorization: string | undefined): string | null | undefined {
+  const found = authorizationToken(authorization);
+  if (found === undefined) return undefined;
+  return found?.scheme === 'Bearer' ? found.token : null;
+}
+
+/**
+ * Authenticates the `Authorization` header: the bearer, or the 401 refusal to answer with
+ * (one of `BEARER_REFUSALS`, returned rather than thrown). Malformed tokens and bad checksums are
+ * refused before storage. Expired is `expiresAt <= now`; a revoked token, grant or deactivated
+ * client shows as `revokedAt`. `tokenOutsideHeader`: the request carried a token where this API
+ * does not read one (the query string, a form body), so a request without the header is told so.
+ * `proof`: the request's DPoP proof, checked (after everything else) for `Authorization: DPoP`.
+ */
+export async function authenticateBearer(
+  deps: { stores: Stores; clock: Clock; dpop: DpopVerifier },
+  authorization: string | undefined,
+  tokenOutsideHeader = false,
+  proof?: PresentedProof,
+): Promise<Bearer | OAuthError> {
+  const presented = authorizationToken(authorization);
+  if (presented === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
+  if (presented === null) return BEARER_REFUSALS.notBearer;
+  const { scheme, token } = presented;
+  const refused = await lookup(deps, scheme, token, proof);
+  if (refused instanceof OAuthError) return scheme === 'DPoP' ? onDpopChallenge(refused) : refused;
+  const { kind, record } = refused;
+  const bearer: Bearer = {
+    kind,
+    tokenId: record.tokenId,
+    user: record.user,
+    clientId: record.clientId,
+    grantId: record.grantId,
+    scopes: scopeList(record.scope),
+    resource: record.resource,
+  };
+  if (scheme === 'Bearer') return record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer;
+  if (record.dpopJkt === null) return BEARER_REFUSALS.notBound;
+  return possession(deps.dpop, { ...proof!, proof: proof!.proof! }, token, record.dpopJkt, bearer);
+}
+
+/** The token's record, or the refusal decided before the scheme matters. */
+async function lookup(deps: { stores: Stores; clock: Clock }, scheme: AuthScheme, token: string, proof: PresentedProof | undefined) {
+  const kind = tokenKind(token);
+  if (kind !== 'access' && kind !== 'personal') return wrongKindRefusal(token, kind);
+  if (scheme === 'DPoP' && proof?.proof === undefined) return BEARER_REFUSALS.dpopWithoutProof;
+  const hash = hashSecret(token);
+  const record = kind === 'access'
+    ? await deps.stores.tokens.findAccessBearer(hash)
+    : await deps.stores.personalTokens.findBearer(hash);
+  if (!record) return BEARER_REFUSALS.unknown;
+  const now: Instant = deps.clock.now();
+  if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
+  if (record.expiresAt !== null && record.expiresAt <= now) return BEARER_REFUSALS.expired;
+  if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
+  return { kind, record };
+}
+
+/**
+ * RFC 9449 7.1: a request that used the DPoP scheme gets its `invalid_token` on the DPoP challenge
+ * (those decided offline keep theirs: they stay free of the address's failure count).
+ */
+function onDpopChallenge(refusal: OAuthError): OAuthError {
+  if (refusal.code !== 'invalid_token' || refusedOffline(refusal)) return refusal;
+  return invalidToken(refusal.description, 'DPoP');
+}
+
+/** RFC 9449 7.1: the proof is valid for this request (with `ath` of this token) and signed by the token's key. */
+async function possession(dpop: DpopVerifier, proof: PresentedProof & { proof: string }, token: string, jkt: string, bearer: Bearer): Promise<Bearer | OAuthError> {
+  let verified;
+  try {
+    verified = await dpop.verify(proof, token);
+  } catch (error) {
+    if (error instanceof DpopProofError) return resourceDpopError(error);
+    throw error;
+  }
+  if (verified.jkt !== jkt) return BEARER_REFUSALS.wrongKey;
+  return verified.nonce === undefined ? bearer : { ...bearer, dpopNonce: verified.nonce };
+}
+
+/**
+ * RFC 8707 2 (and RFC 9068 4's rule for audiences): a token issued for a named resource is
+ * accepted by that resource alone. `resource` is the identifier of the endpoint asking; `null` for
+ * one that is no named resource (UserInfo). A token that named none is accepted by both.
+ * `undefined` when the token may be used here, else the 401 to answer (RFC 6750 3.1 `invalid_token`).
+ */
+export function audienceRefusal(bearer: Pick<Bearer, 'resource'>, resource: string | null, scheme: AuthScheme = 'Bearer'): OAuthError | undefined {
+  if (bearer.resource === null || bearer.resource === resource) return undefined;
+  return invalidToken(`This access token was issued for ${bearer.resource} alone (the resource parameter, RFC 8707): for this endpoint, get a token whose authorization and token requests name no resource.`, scheme);
+}
+
+/** The 403 `insufficient_scope` refusal when the token lacks `scope` (RFC 6750 3.1); `undefined` when it holds it. */
+export function scopeRefusal(bearer: Bearer, scope: Scope | undefined, scheme: AuthScheme = 'Bearer'): OAuthError | undefined {
+  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, scheme, bearer.kind);
+}
+
+/**
+ * Remembers when each token's last use was recorded, so `last used` is written at most once per
+ * `intervalMs` per token and the hot path stays a read. Per process; each instance writes its own.
+ */
+export class UsageRecorder {
+  private readonly recorded = new Map<string, Instant>();
+
+  constructor(private readonly intervalMs = LAST_USED_RESOLUTION_MS, private readonly maxEntries = 100_000) {}
+
+  async record(stores: Stores, bearer: Bearer, now: Instant): Promise<void> {
+    const key = bearerKey(bearer);
+    const last = this.recorded.get(key);
+    if (last !== undefined && now - last < this.intervalMs && now >= last) return;
+    if (this.recorded.size >= this.maxEntries) this.recorded.clear();
+    this.recorded.set(key, now);
+    if (bearer.kind === 'personal') await stores.personalTokens.touch(bearer.tokenId, now);
+    else if (bearer.grantId !== null) await stores.grants.touch(bearer.grantId, now);
+  }
+}

@@ -1,0 +1,96 @@
+/** The storage the community needs: posts, their comments and categories. */
+import type { Page } from '../stores.js';
+import type { Instant } from '../time.js';
+
+export type PostStatus = 'published' | 'draft';
+
+/** A post as lists show it: everything but the body. */
+export interface PostSummary {
+  id: number;
+  authorId: number;
+  authorUsername: string;
+  categoryId: number;
+  categoryName: string;
+  title: string;
+  /** Plain text made from the body when the post was written (INTERFACE section 7). */
+  excerpt: string;
+  status: PostStatus;
+  likeCount: number;
+  commentCount: number;
+  viewCount: number;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+/** A post as its page shows it. */
+export interface Post extends PostSummary {
+  /** Markdown (INTERFACE section 7). */
+  body: string;
+  /** The body rendered when the post was written: escaped, bounded HTML (`renderBody`). */
+  bodyHtml: string;
+}
+
+export interface NewPost {
+  authorId: number;
+  categoryId: number;
+  title: string;
+  body: string;
+  bodyHtml: string;
+  excerpt: string;
+  status: PostStatus;
+  likeCount?: number;
+  commentCount?: number;
+  viewCount?: number;
+}
+
+/** What an edit replaces: the text and what is made from it at write time (`renderBody`). */
+export interface PostEdit {
+  categoryId: number;
+  title: string;
+  body: string;
+  bodyHtml: string;
+  excerpt: string;
+  /** Publish a draft with the same write; a published post stays published either way. */
+  publish: boolean;
+}
+
+export interface Comment {
+  id: number;
+  postId: number;
+  authorId: number;
+  authorUsername: string;
+  body: string;
+  createdAt: Instant;
+}
+
+export interface Category {
+  id: number;
+  name: string;
+}
+
+export interface PostStore {
+  /** The category with this name (any letter case), created when it is new. */
+  ensureCategory(name: string): Promise<Category>;
+  listCategories(): Promise<Category[]>;
+  create(post: NewPost, now: Instant): Promise<Post>;
+  findById(id: number): Promise<Post | undefined>;
+  /** Published posts of one author, newest first, ties by id (newest id first). */
+  listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>>;
+  /** An author's drafts, for the author only. */
+  listDraftsByAuthor(authorId: number): Promise<PostSummary[]>;
+  listRecentPublished(limit: number): Promise<PostSummary[]>;
+  /**
+   * Replaces the text of a post of `authorId` in one conditional write; a draft published by it
+   * is dated `now`. False when that author has no post `id` (another's, or deleted).
+   */
+  edit(id: number, authorId: number, edit: PostEdit, now: Instant): Promise<boolean>;
+  /** Publishes a draft of `authorId`, dated `now`, in one conditional write; false when there is no such draft. */
+  publish(id: number, authorId: number, now: Instant): Promise<boolean>;
+  /** Deletes a post of `authorId` with its comments and likes; false when that author has no post `id`. */
+  delete(id: number, authorId: number): Promise<boolean>;
+  countView(postId: number): Promise<void>;
+  /** Likes once per user; returns whether this call added the like. */
+  like(postId: number, userId: number, now: Instant): Promise<boolean>;
+  addComment(postId: number, authorId: number, body: string, now: Instant): Promise<Comment>;
+  listComments(postId: number): Promise<Comment[]>;
+}

@@ -1,0 +1,63 @@
+/** Personal API tokens (seed 5.1, INTERFACE section 2): chosen scopes and lifetime. */
+import { requireActiveAccount } from '../accounts/accounts.js';
+import { generateToken, hashSecret } from './formats.js';
+import { InputError, checkAll } from '../errors.js';
+import type { Stores } from '../stores.js';
+import type { PersonalToken } from './ports.js';
+import { RESOURCE_SCOPES, formatScope } from '../oauth/scopes.js';
+import { checkedText } from '../text.js';
+import { type Clock, days } from '../time.js';
+
+/** Lifetimes a user can choose, in days; `null` is no expiry. 90 is the default. */
+export const PERSONAL_TOKEN_LIFETIMES: readonly (number | null)[] = [7, 30, 90, 365, null];
+export const DEFAULT_PERSONAL_TOKEN_DAYS = 90;
+
+export interface PersonalTokenRequest {
+  userId: number;
+  name: string;
+  scopes: string[];
+  /** Days until expiry, or `null` for none. */
+  expiresInDays: number | null;
+}
+
+/**
+ * The request's name, checked, or one `InputError` naming every field at fault (name, scopes,
+ * expiry), so a form can show them all at once (issue 18 item 10).
+ */
+export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'userId'>): string {
+  const [name] = checkAll(
+    () => checkedText('name', request.name, { kind: 'line', max: 60 }),
+    () => {
+      if (request.scopes.length === 0) throw new InputError('scopes', 'choose at least one scope');
+      const unknown = request.scopes.filter((s) => !(RESOURCE_SCOPES as readonly string[]).includes(s));
+      if (unknown.length > 0) {
+        throw new InputError('scopes', `unknown scope ${unknown.join(', ')}; personal tokens can have ${RESOURCE_SCOPES.join(', ')}`);
+      }
+    },
+    () => {
+      if (!PERSONAL_TOKEN_LIFETIMES.includes(request.expiresInDays)) {
+        throw new InputError('expires_in_days', 'expiry must be 7, 30, 90 or 365 days, or none');
+      }
+    },
+  );
+  return name;
+}
+
+/**
+ * Creates a personal token; the plain token is returned here once and never stored. Only for an
+ * active account (`AccountUnusableError` otherwise, INTERFACE section 4).
+ */
+export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
+  const name = checkPersonalTokenRequest(request);
+  await requireActiveAccount(stores, request.userId, 'have a personal token');
+  const now = clock.now();
+  const token = generateToken('personal');
+  const record = await stores.personalTokens.insert({
+    userId: request.userId,
+    name,
+    tokenHash: hashSecret(token),
+    scope: formatScope(request.scopes),
+    expiresAt: request.expiresInDays === null ? null : now + days(request.expiresInDays),
+  }, now);
+  return { token, record };
+}

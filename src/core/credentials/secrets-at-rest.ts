@@ -1,0 +1,87 @@
+/**
+ * Every secret the database holds in a form the service must read back (KEYS_SECRET in
+ * docs/operations.md): sealed by `sealSecret` when KEYS_SECRET is set, each bound to its column
+ * and row. Values kept only as hashes (passwords, tokens, client secrets, recovery codes) are not
+ * here: nothing reads them back.
+ */
+import { KeysSecretError } from '../errors.js';
+import type { Stores } from '../stores.js';
+import type { SealedColumn, ServerSecretStore } from './ports.js';
+import type { Instant } from '../time.js';
+import { SEALED_MARK, SEALED_PREFIX, UNSEAL_FAILURES, openSecret, sealSecret } from './sealing.js';
+
+/** Each sealed column in the operator's words. */
+export const SEALED_COLUMNS: Readonly<Record<SealedColumn, string>> = {
+  'signing_keys.private_jwk': 'private signing keys',
+  'totp_credentials.secret': 'TOTP seeds of authenticator apps',
+  'server_secrets.value': 'server HMAC secrets (DPoP nonces, device cookies, pushed requests)',
+};
+
+/** The one line a start without KEYS_SECRET prints where BASE_URL is not a loopback address. */
+export const PLAINTEXT_AT_REST_WARNING = `Warning: KEYS_SECRET is not set, so the database holds in plaintext the ${Object.values(SEALED_COLUMNS).join(', ')}; anyone with a copy of it can use them. Set KEYS_SECRET to a random secret of 32 characters or more, the same on every instance (KEYS_SECRET=$(openssl rand -base64 48)): the next start seals them.`;
+
+/** Values read per round of `sealStoredSecrets`. */
+const SEAL_BATCH = 100;
+
+/**
+ * What a start does before anything reads a secret, for every sealed column. First it refuses
+ * (`KeysSecretError`, one line), before writing anything, when a sealed value does not open with
+ * `keysSecret` (none set, or another): one sealed value of each column is opened, which tells one
+ * KEYS_SECRET from another without opening them all. Then, with `keysSecret`, it seals every
+ * value stored plain or in an earlier form, each by a conditional write: an instance starting at
+ * the same moment may have sealed it, or the value changed meanwhile (it is then another's to
+ * seal). Returns how many values this start sealed.
+ */
+export async function sealStoredSecrets(stores: Stores, keysSecret: string | undefined): Promise<number> {
+  const columns = Object.keys(SEALED_COLUMNS) as SealedColumn[];
+  for (const column of columns) {
+    const one = await stores.sealedColumns.findWithPrefix(column, SEALED_MARK);
+    if (one) open(column, one.row, one.stored, keysSecret);
+  }
+  if (keysSecret === undefined) return 0;
+  let sealed = 0;
+  for (const column of columns) {
+    let after: string | undefined;
+    for (;;) {
+      const batch = await stores.sealedColumns.listWithoutPrefix(column, SEALED_PREFIX, after, SEAL_BATCH);
+      for (const { row, stored } of batch) {
+        const plain = open(column, row, stored, keysSecret);
+        if (await stores.sealedColumns.replace(column, row, stored, sealSecret(plain, keysSecret, { column, row }))) sealed++;
+      }
+      if (batch.length < SEAL_BATCH) break;
+      after = batch[batch.length - 1]!.row;
+    }
+  }
+  return sealed;
+}
+
+/** The plain value of `row` in `column`, or the one line that stops the start. */
+function open(column: SealedColumn, row: string, stored: string, keysSecret: string | undefined): string {
+  const opened = openSecret(stored, keysSecret, { column, row });
+  if (opened.ok) return opened.plain;
+  throw new KeysSecretError(`the ${SEALED_COLUMNS[column]} in the database cannot be opened (${column}, row ${row}): ${UNSEAL_FAILURES[opened.reason]}; start every instance with the KEYS_SECRET they were sealed with`);
+}
+
+/**
+ * The shared server secrets, sealed at rest when `keysSecret` is set: a new one is stored sealed
+ * for its name, and the stored one opened. One that `keysSecret` cannot open throws
+ * `KeysSecretError` (a start refuses such a database before anything asks).
+ */
+export class SealedServerSecrets implements ServerSecretStore {
+  constructor(private readonly secrets: ServerSecretStore, private readonly keysSecret: string | undefined) {}
+
+  async getOrCreate(name: string, fresh: string, now: Instant): Promise<string> {
+    const column = 'server_secrets.value';
+    const stored = await this.secrets.getOrCreate(name, sealSecret(fresh, this.keysSecret, { column, row: name }), now);
+    return open(column, name, stored, this.keysSecret);
+  }
+}
+
+/** `stores`, and those of its transactions, with the server secrets sealed at rest. */
+export function withSealedServerSecrets(stores: Stores, keysSecret: string | undefined): Stores {
+  return {
+    ...stores,
+    serverSecrets: new SealedServerSecrets(stores.serverSecrets, keysSecret),
+    transaction: (work) => stores.transaction((tx) => work(withSealedServerSecrets(tx, keysSecret))),
+  };
+}

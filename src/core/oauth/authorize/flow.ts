@@ -1,0 +1,254 @@
+/**
+ * The authorization endpoint's decisions (RFC 6749 4.1, OpenID Connect Core 3.1.2): validate the
+ * request, then sign-in, then consent (remembered or asked), then a code or an error, always
+ * answered on the verified redirect URI with `state` and `iss` (RFC 9207).
+ */
+import { isNativeAppRedirect } from '../clients.js';
+import { generateAuthorizationCode, hashSecret } from '../../credentials/formats.js';
+import { OAuthError } from '../../errors.js';
+import { type Params, paramsFromEntries } from '../params.js';
+import type { Session, User } from '../../accounts/ports.js';
+import type { Stores } from '../../stores.js';
+import type { Client } from '../ports.js';
+import { formatScope, scopeList } from '../scopes.js';
+import { sessionSid } from '../../accounts/sessions.js';
+import type { OAuthDeps } from '../tokens/context.js';
+import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
+import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
+import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
+
+export const AUTHORIZE_PATH = '/oauth/authorize';
+
+export interface SignedIn {
+  user: User;
+  session: Session;
+}
+
+export type AuthorizeStep =
+  /** Back to the client: a code or an error. */
+  | { kind: 'respond'; response: AuthorizationResponse }
+  /** Sign in first (again, when `reauthenticate`), then come back to `returnTo`. */
+  | { kind: 'sign_in'; returnTo: string; loginHint: string | null; reauthenticate: boolean }
+  /** Ask the user. `fields` are the hidden fields that carry the request through the form. */
+  | { kind: 'consent'; request: AuthorizationRequest; user: User; owner: string | null; fields: Array<[string, string]> };
+
+/** A refusal says which pushed request it answers, when its marker was checked before the failing check. */
+type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; response: AuthorizationResponse; pushed: PushedFlow | null };
+
+/** Where an answer goes: the verified redirect URI, in the response mode asked for. */
+type Destination = Pick<AuthorizationResponse, 'redirectUri' | 'mode' | 'clientName'>;
+
+function destinationOf(request: AuthorizationRequest): Destination {
+  return { redirectUri: request.redirectUri, mode: request.responseMode, clientName: request.client.name };
+}
+
+/** RFC 6749 4.1.2.1 with RFC 9207: the error goes back to the client with state and iss. */
+function errorResponse(deps: OAuthDeps, to: Destination, error: OAuthError, state: string | null | undefined): AuthorizationResponse {
+  return { ...to, parameters: { error: error.code, error_description: error.description, state: state ?? null, iss: deps.settings.baseUrl } };
+}
+
+/**
+ * The request's one answer, a code or an error, for the client. A pushed request is completed
+ * first (`completePushedRequest`: one conditional write), so a marker yields one answer, and no
+ * code is made for another.
+ */
+async function respond(deps: OAuthDeps, pushed: PushedFlow | null, answer: () => AuthorizationResponse | Promise<AuthorizationResponse>): Promise<AuthorizeStep> {
+  if (pushed !== null) await completePushedRequest(deps.stores, pushed, deps.clock.now());
+  return { kind: 'respond', response: await answer() };
+}
+
+type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error: OAuthError; ctx: CheckContext };
+
+/** Runs every check in order. Page errors (client, redirect URI) are thrown; later ones come back. */
+async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via']): Promise<Checked> {
+  const ctx: CheckContext = { params, stores: deps.stores, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, request: {} };
+  for (const check of PAGE_CHECKS) await check(ctx);
+  try {
+    for (const check of REDIRECT_CHECKS) await check(ctx);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    return { ok: false, error, ctx };
+  }
+  return { ok: true, request: ctx.request as AuthorizationRequest };
+}
+
+/**
+ * Runs every check in order. Page errors (client, redirect URI) are thrown as `OAuthError`;
+ * later ones come back as the error redirect.
+ */
+export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params): Promise<Validation> {
+  const checked = await runChecks(deps, params, 'browser');
+  if (checked.ok) return checked;
+  const { ctx } = checked;
+  const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.request.responseMode ?? 'query', clientName: ctx.client!.name };
+  return { ok: false, response: errorResponse(deps, to, checked.error, ctx.state), pushed: ctx.request.pushed ?? null };
+}
+
+/**
+ * RFC 9126 2.1: a pushed request passes the same checks as one at the authorization endpoint;
+ * any failure is thrown, to be answered as JSON (RFC 9126 2.3).
+ */
+export async function checkPushedRequest(deps: OAuthDeps, params: Params): Promise<AuthorizationRequest> {
+  const checked = await runChecks(deps, params, 'push');
+  if (!checked.ok) throw checked.error;
+  return checked.request;
+}
+
+/**
+ * The fields that carry the request on (`fields`, the request's own), with a fresh marker when its
+ * parameters were pushed (RFC 9126), so a client that requires pushed requests accepts them.
+ */
+async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: Array<[string, string]>): Promise<Array<[string, string]>> {
+  if (request.pushed === null) return fields;
+  return [...fields, [PUSHED_MARKER, await pushedMarker(deps.stores, fields, request.pushed, deps.clock.now())]];
+}
+
+/**
+ * Where sign-in returns to. A request that forced sign-in (prompt=login, an expired max_age)
+ * comes back without that demand: the new session has just been authenticated, and keeping it
+ * would ask again forever. The fresh `auth_time` is what the client can verify.
+ */
+async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
+  const fields = requestFields(params, (name, value) => {
+    if (name === 'max_age') return undefined;
+    if (name === 'prompt') return value.split(' ').filter((p) => p !== 'login').join(' ');
+    return value;
+  });
+  return `${AUTHORIZE_PATH}?${new URLSearchParams(await carried(deps, request, fields)).toString()}`;
+}
+
+/**
+ * The app whose authorization request `returnTo` (a path on this site, as sign-in and sign-up
+ * carry it) leads back to, so those pages can name it (INTERFACE section 11). Only its
+ * `client_id` is read, by the authorization endpoint's own check: an active client's registered
+ * name is all a page shows, never other text from the address. Another path, or an unknown,
+ * repeated or deactivated client, names no app.
+ */
+export async function applicationReturnedTo(stores: Stores, returnTo: string): Promise<Client | undefined> {
+  let url: URL;
+  try {
+    url = new URL(returnTo, 'http://site.invalid');
+  } catch {
+    return undefined;
+  }
+  if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
+  // checkClient reads only the parameters and the stores.
+  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), stores, issuer: '', now: 0, via: 'browser', request: {} };
+  try {
+    await checkClient(ctx);
+  } catch (error) {
+    if (error instanceof OAuthError) return undefined;
+    throw error;
+  }
+  return ctx.client;
+}
+
+function covers(granted: string | undefined, request: AuthorizationRequest): boolean {
+  if (granted === undefined) return false;
+  const held = new Set(scopeList(granted));
+  return request.scopes.every((s) => held.has(s));
+}
+
+/** OpenID Connect Core 3.1.2.1: the session is too old for max_age. */
+function tooOld(request: AuthorizationRequest, session: Session, now: number): boolean {
+  return request.maxAge !== null && Math.floor((now - session.authTime) / 1000) > request.maxAge;
+}
+
+/** GET /oauth/authorize: what to do with this request for this browser. */
+export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined): Promise<AuthorizeStep> {
+  // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
+  const params = await openPushedRequest(deps.stores, sent, deps.clock.now()) ?? sent;
+  const validation = await validateAuthorizationRequest(deps, params);
+  if (!validation.ok) return respond(deps, validation.pushed, () => validation.response);
+  const { request } = validation;
+  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
+    respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError(code, description), request.state));
+  const now = deps.clock.now();
+  const silent = request.prompt.has('none');
+
+  const hintMismatch = signedIn !== undefined && request.loginHint !== null &&
+    request.loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
+  const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
+  if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
+  if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
+  if (mustSignIn || hintMismatch) {
+    return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
+  }
+
+  // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
+  // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6).
+  const native = isNativeAppRedirect(request.client, request.redirectUri);
+  const consent = native ? undefined : await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
+  if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
+    return respond(deps, request.pushed, () => approve(deps, request, signedIn!, { remembered: true }));
+  }
+  if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
+  const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
+  return { kind: 'consent', request, user: signedIn!.user, owner: owner?.username ?? null, fields: await carried(deps, request, requestFields(params)) };
+}
+
+/**
+ * POST /oauth/authorize: the consent form's answer. The hidden fields are re-validated from
+ * scratch; nothing in them is trusted.
+ */
+export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, decision: string | undefined): Promise<AuthorizeStep> {
+  const validation = await validateAuthorizationRequest(deps, params);
+  if (!validation.ok) return respond(deps, validation.pushed, () => validation.response);
+  const { request } = validation;
+  if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
+  if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn));
+  if (decision === 'deny') {
+    return respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user denied the request.'), request.state));
+  }
+  throw new OAuthError('invalid_request', 'Choose to allow or deny the request.', { status: 400 });
+}
+
+/**
+ * Approval: a new grant with a single-use code bound to everything the token request must repeat
+ * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, all or nothing. A request the
+ * remembered consent already `covers` leaves the consent as it is.
+ */
+async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean } = { remembered: false }): Promise<AuthorizationResponse> {
+  const code = generateAuthorizationCode();
+  const now = deps.clock.now();
+  const scope = formatScope(request.scopes);
+  const userId = signedIn.user.id;
+  const clientId = request.client.clientId;
+  const stored = {
+    codeHash: hashSecret(code),
+    clientId,
+    userId,
+    redirectUri: request.redirectUri,
+    scope,
+    codeChallenge: request.codeChallenge,
+    nonce: request.nonce,
+    authTime: signedIn.session.authTime,
+    // How the session signed in (RFC 8176), kept on the grant for every id_token of it.
+    amr: signedIn.session.amr,
+    // RFC 8707: the resource asked for, kept on the grant.
+    resource: request.resource,
+    createdAt: now,
+    expiresAt: now + deps.settings.codeTtlSeconds * 1000,
+    dpopJkt: request.dpopJkt,
+  };
+  // The grant remembers the sign-in session, for the id_token's `sid` and the logout that ends it.
+  const sid = sessionSid(signedIn.session);
+  if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored, sid);
+  else {
+    const consented = await deps.stores.transaction(async (tx) => {
+      await tx.codes.insertUnderNewGrant(stored, sid);
+      const previous = await tx.consents.find(userId, clientId);
+      const union = formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]);
+      await tx.consents.save(userId, clientId, union, now);
+      return union;
+    });
+    // The user approved on the consent page: the account's security log says so (issue 18 item 5).
+    await deps.securityLog?.record({
+      userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent },
+      detail: { app: request.client.name, client_id: clientId, scope },
+    });
+    deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented });
+  }
+  // RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer.
+  return { ...destinationOf(request), parameters: { code, state: request.state, iss: deps.settings.baseUrl } };
+}

@@ -1,0 +1,120 @@
+/**
+ * Pushed authorization requests at the authorization endpoint (RFC 9126 4). The first GET of
+ * `/oauth/authorize?client_id=…&request_uri=…` exchanges the `request_uri` for the parameters the
+ * client pushed, in one conditional write (single use, 60 seconds, bound to the client), which
+ * also keeps the stored request open for `PUSHED_FLOW_LIFETIME_SECONDS`. The flow then goes on as
+ * for any request: sign-in and the consent form carry those parameters, and with them a *marker*,
+ * an HMAC under a server secret over the parameters, the stored request and a deadline, which
+ * shows that they are exactly what the client pushed. The request's one answer (a code, or an
+ * error sent back to the client) first completes the stored request, in one conditional write
+ * that deletes it: a marker of a completed request yields nothing more. A client that requires
+ * pushed requests (RFC 9126 5) is refused any request that has neither a `request_uri` nor a
+ * valid marker.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../credentials/formats.js';
+import { OAuthError } from '../../errors.js';
+import { type Params, paramsFromEntries, single } from '../params.js';
+import type { ServerSecretStore } from '../../credentials/ports.js';
+import type { Stores } from '../../stores.js';
+import type { Instant } from '../../time.js';
+import { PUSHED_MARKER } from './request.js';
+
+/** RFC 9126 2.2: the prefix of every `request_uri` the PAR endpoint answers with. */
+export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
+
+/** RFC 9126 2.2 and INTERFACE section 11: a pushed request can be opened within 60 seconds. */
+export const PUSHED_REQUEST_LIFETIME_SECONDS = 60;
+
+/**
+ * How long an opened pushed request may take through sign-in and consent: long enough to sign
+ * up or find a second factor, short enough that a copied continuation address soon stops working.
+ */
+export const PUSHED_FLOW_LIFETIME_SECONDS = 30 * 60;
+
+const REQUEST_URI_SHAPE = /^urn:ietf:params:oauth:request_uri:([A-Za-z0-9_-]{43})$/;
+/** `until.requestHash.mac`: the deadline (epoch seconds), the stored request, the HMAC over both and the parameters. */
+const MARKER_SHAPE = /^(\d{1,12})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
+const SECRET_NAME = 'pushed-request-hmac';
+
+/** A fresh `request_uri` and the hash it is stored under (the random part is never stored). */
+export function newRequestUri(): { requestUri: string; requestHash: string } {
+  const random = generateOpaqueId();
+  return { requestUri: `${REQUEST_URI_PREFIX}${random}`, requestHash: hashSecret(random) };
+}
+
+async function markerKey(secrets: ServerSecretStore, now: Instant): Promise<Buffer> {
+  return Buffer.from(await secrets.getOrCreate(SECRET_NAME, randomBytes(32).toString('base64url'), now), 'base64url');
+}
+
+/** An opened pushed request on its way through sign-in and consent: the stored request, open until `until` (epoch seconds). */
+export interface PushedFlow {
+  requestHash: string;
+  until: number;
+}
+
+function mac(key: Buffer, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): string {
+  return createHmac('sha256', key).update(JSON.stringify([flow.until, flow.requestHash, fields])).digest('base64url');
+}
+
+/** The marker for `fields` (the request's parameters, `requestFields` order) of `flow`. */
+export async function pushedMarker(stores: Pick<Stores, 'serverSecrets'>, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, now: Instant): Promise<string> {
+  return `${flow.until}.${flow.requestHash}.${mac(await markerKey(stores.serverSecrets, now), fields, flow)}`;
+}
+
+/**
+ * The flow of a marker that is valid for `fields` now, or `undefined`. Whether its request is
+ * still open is not read here: completing it is the one conditional write that tells.
+ */
+export async function verifyPushedMarker(stores: Pick<Stores, 'serverSecrets'>, fields: ReadonlyArray<readonly [string, string]>, marker: string, now: Instant): Promise<PushedFlow | undefined> {
+  const match = MARKER_SHAPE.exec(marker);
+  if (!match) return undefined;
+  const flow = { until: Number(match[1]), requestHash: match[2]! };
+  if (flow.until * 1000 <= now) return undefined;
+  return constantTimeEqual(match[3]!, mac(await markerKey(stores.serverSecrets, now), fields, flow)) ? flow : undefined;
+}
+
+/**
+ * Completes the pushed request `flow` stands for, before its answer (a code or an error) goes to
+ * the client: one conditional write, so of racing answers exactly one goes, and a marker of a
+ * completed request yields no other (RFC 9126 4: the request_uri's single use covers the flow it opened).
+ */
+export async function completePushedRequest(stores: Pick<Stores, 'pushedRequests'>, flow: PushedFlow, now: Instant): Promise<void> {
+  if (!(await stores.pushedRequests.complete(flow.requestHash, now))) {
+    throw pageError('This authorization request was already answered, or took too long to complete: start again from the application.');
+  }
+}
+
+/** An error shown as a page: without the pushed parameters there is no verified redirect URI. */
+function pageError(description: string): OAuthError {
+  return new OAuthError('invalid_request', description, { status: 400 });
+}
+
+/**
+ * RFC 9126 4: the parameters of the request a `request_uri` names, consumed, with a fresh marker;
+ * `undefined` when `params` carries no `request_uri`. Any other parameter of the GET is ignored:
+ * only what the client pushed counts.
+ */
+export async function openPushedRequest(stores: Stores, params: Params, now: Instant): Promise<Params | undefined> {
+  let requestUri: string | undefined;
+  let clientId: string | undefined;
+  try {
+    requestUri = single(params, 'request_uri');
+    clientId = single(params, 'client_id');
+  } catch {
+    throw pageError('The request_uri or client_id parameter is repeated or malformed.');
+  }
+  if (requestUri === undefined) return undefined;
+  if (clientId === undefined) throw pageError('The request names no application: send client_id with the request_uri (RFC 9126 4).');
+  const random = REQUEST_URI_SHAPE.exec(requestUri)?.[1];
+  // RFC 9126 4: single use, 60 seconds, and only for the client that pushed it. A request_uri of
+  // another kind (RFC 9101's, an address to fetch) is not supported.
+  const until = Math.floor(now / 1000) + PUSHED_FLOW_LIFETIME_SECONDS;
+  const requestHash = random === undefined ? undefined : hashSecret(random);
+  const pushed = requestHash === undefined ? undefined : await stores.pushedRequests.consume(requestHash, clientId, now, until * 1000);
+  if (!pushed || requestHash === undefined) {
+    throw pageError('The request_uri is unknown, expired, already used, or was pushed by another application. If you develop this application: push the authorization request again (POST /api/oauth/par) and send the browser here at once; each request_uri works once, for 60 seconds.');
+  }
+  const marker = await pushedMarker(stores, pushed.parameters, { requestHash, until }, now);
+  return paramsFromEntries([...pushed.parameters, [PUSHED_MARKER, marker]]);
+}

@@ -1,0 +1,96 @@
+/**
+ * Client authentication at the token, revoke and introspect endpoints, in one place
+ * (RFC 6749 2.3.1: `client_secret_basic` and `client_secret_post`; public clients send only
+ * `client_id`, INTERFACE section 3).
+ */
+import { findClient } from './clients.js';
+import { constantTimeEqual, hashSecret } from '../credentials/formats.js';
+import { OAuthError } from '../errors.js';
+import type { Stores } from '../stores.js';
+import type { Client } from './ports.js';
+
+export const CLIENT_REALM = 'svc';
+
+/** What the request carried, as the HTTP layer found it. */
+export interface ClientCredentials {
+  /**
+   * From `Authorization: Basic`, already form-urlencoding-decoded; `malformed` when unreadable,
+   * `repeated` when the request carried more than one Authorization header.
+   */
+  basic?: { clientId: string; secret: string } | 'malformed' | 'repeated';
+  /** `client_id` and `client_secret` from the form body. */
+  bodyClientId?: string | undefined;
+  bodySecret?: string | undefined;
+}
+
+/**
+ * Decodes an `Authorization: Basic` value. RFC 6749 2.3.1: id and secret are
+ * application/x-www-form-urlencoded before they are joined with ':' and base64-encoded.
+ */
+export function parseBasicAuthorization(header: string): ClientCredentials['basic'] {
+  const match = /^Basic +([A-Za-z0-9+/=]+) *$/i.exec(header);
+  if (!match) return 'malformed';
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  try {
+    const form = (s: string) => decodeURIComponent(s.replace(/\+/g, ' '));
+    return { clientId: form(decoded.slice(0, colon)), secret: form(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
+}
+
+/**
+ * The authenticated client, or an `OAuthError`: `invalid_request` for a missing client_id or two
+ * methods at once (RFC 6749 2.3: one method per request), 401 `invalid_client` for an unknown or
+ * deactivated client or a missing or wrong secret (with `WWW-Authenticate` when Basic was used).
+ */
+export async function authenticateClient(stores: Stores, credentials: ClientCredentials): Promise<Client> {
+  const usedBasic = credentials.basic !== undefined;
+  const fail = (description: string) => new OAuthError('invalid_client', description, {
+    headers: usedBasic ? { 'www-authenticate': `Basic realm="${CLIENT_REALM}"` } : {},
+  });
+  let clientId: string | undefined;
+  let secret: string | undefined;
+  if (credentials.basic !== undefined) {
+    if (credentials.basic === 'repeated') {
+      throw new OAuthError('invalid_request', 'The request carried more than one Authorization header: send one, or client_id and client_secret in the body (RFC 6749 2.3: one method per request).');
+    }
+    if (credentials.basic === 'malformed') {
+      throw fail('The Authorization header could not be read: send Basic with the base64 of client_id:client_secret, each form-urlencoded first (RFC 6749 2.3.1), or client_id and client_secret in the body.');
+    }
+    if (credentials.bodySecret !== undefined) {
+      throw new OAuthError('invalid_request', 'The client secret was sent twice, with HTTP Basic and as client_secret in the body: use one of the two (RFC 6749 2.3).');
+    }
+    if (credentials.bodyClientId !== undefined && credentials.bodyClientId !== credentials.basic.clientId) {
+      throw new OAuthError('invalid_request', 'The client_id in the body differs from the one in the Authorization header: send one client_id.');
+    }
+    clientId = credentials.basic.clientId;
+    secret = credentials.basic.secret === '' ? undefined : credentials.basic.secret;
+  } else {
+    clientId = credentials.bodyClientId;
+    secret = credentials.bodySecret;
+  }
+  if (clientId === undefined || clientId === '') {
+    throw new OAuthError('invalid_request', 'The client_id parameter is required: send client_id in the body (with client_secret, for a confidential application), or use HTTP Basic.');
+  }
+  const client = await findClient(stores, clientId);
+  // Client ids are not secret (every authorization request shows one), so the refusals may say
+  // which part failed; a secret is never compared in a way that tells how close it was.
+  if (!client || client.status !== 'active') {
+    throw fail('Client authentication failed: the client_id is unknown or its application was deactivated; check it under Settings > Developer applications.');
+  }
+  if (client.type === 'public') {
+    if (secret !== undefined) throw fail('Client authentication failed: this application is public, so send its client_id alone, without a client secret.');
+    return client;
+  }
+  // A confidential client must prove its secret; a rotated one fails at once (INTERFACE section 2).
+  if (secret === undefined) {
+    throw fail('Client authentication failed: this application is confidential, so send the client secret with HTTP Basic or client_secret in the body.');
+  }
+  if (client.secretHash === null || !constantTimeEqual(hashSecret(secret), client.secretHash)) {
+    throw fail('Client authentication failed: the client secret is wrong or was rotated; use the current one (Settings > Developer applications rotates it).');
+  }
+  return client;
+}

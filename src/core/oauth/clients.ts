@@ -1,0 +1,299 @@
+/** Client registrations (INTERFACE section 3): redirect URI rules, registration, secrets. */
+import { randomBytes } from 'node:crypto';
+import { requireActiveAccount } from '../accounts/accounts.js';
+import { generateToken, hashSecret } from '../credentials/formats.js';
+import { InputError, checkAll } from '../errors.js';
+import type { IdTokenAlg } from '../oidc/ports.js';
+import type { Stores } from '../stores.js';
+import type { Client, ClientType } from './ports.js';
+import { REGISTERED_SCOPES } from './scopes.js';
+import { checkedText } from '../text.js';
+import type { Clock } from '../time.js';
+
+/** Ours are 32 hex characters; nothing longer is ever looked up. */
+const CLIENT_ID_MAX_LENGTH = 200;
+
+/**
+ * Whether `value` could name a client at all. A value that cannot (empty, too long, or holding NUL,
+ * which PostgreSQL text cannot hold) is never sent to the database: it names no client.
+ */
+export function canBeClientId(value: string): boolean {
+  return value !== '' && value.length <= CLIENT_ID_MAX_LENGTH && !value.includes('\u0000');
+}
+
+/** The client `clientId` names, or `undefined`. */
+export async function findClient(stores: Stores, clientId: string): Promise<Client | undefined> {
+  return canBeClientId(clientId) ? stores.clients.findById(clientId) : undefined;
+}
+
+/** RFC 8252 7.1: a private-use URI scheme is a reverse domain name, so it holds a period. */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
+
+/**
+ * Why a URI a client registers is no URI we accept, or the URL it is: absolute, ASCII (RFC 3986:
+ * a URI is ASCII; an IRI must be percent-encoded first), no fragment (RFC 6749 3.1.2), no
+ * credentials, at most 2000 characters.
+ */
+function registeredUri(uri: string): URL | string {
+  if (uri.length > 2000) return 'is longer than 2000 characters';
+  if (/[\s\x00-\x1f\x7f]/.test(uri)) return 'contains spaces or control characters';
+  if (/[^\x21-\x7e]/.test(uri)) return 'contains characters outside ASCII (percent-encode them)';
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (uri.includes('#')) return 'has a fragment';
+  if (url.username || url.password) return 'contains credentials';
+  return url;
+}
+
+/**
+ * Why a redirect URI cannot be registered, or `undefined` when it can: a `registeredUri` with
+ * https, http on a loopback host (RFC 8252 7.3), or a private-use scheme of a native app (RFC
+ * 8252 7.1).
+ */
+export function redirectUriProblem(uri: string): string | undefined {
+  const url = registeredUri(uri);
+  if (typeof url === 'string') return url;
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
+  if (PRIVATE_USE_SCHEME.test(url.protocol)) return undefined;
+  return 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
+}
+
+/** A loopback URI with its port taken out, or `undefined` for any other URI (or a port no socket can have). */
+function withoutLoopbackPort(uri: string): string | undefined {
+  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/.exec(uri);
+  if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
+  return `http://${match[1]}${match[3] ?? ''}`;
+}
+
+/**
+ * Whether a request to `redirectUri` comes from a native app (RFC 8252): a public client sent
+ * back to a loopback address or to its own private-use scheme. Any app on the device can claim
+ * those, so such a request is asked for consent every time (RFC 8252 8.6).
+ */
+export function isNativeAppRedirect(client: Pick<Client, 'type'>, redirectUri: string): boolean {
+  if (client.type !== 'public') return false;
+  let url: URL;
+  try {
+    url = new URL(redirectUri);
+  } catch {
+    return false;
+  }
+  // The parsed host, so every spelling of a loopback address counts (127.1, [0:0:0:0:0:0:0:1]).
+  return (url.protocol === 'http:' && isLoopbackHost(url.hostname)) || PRIVATE_USE_SCHEME.test(url.protocol);
+}
+
+/** A host name as `URL` gives it (IPv4 normalised, IPv6 in brackets and compressed) that names this machine. */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/** Whether `url` is an http or https address, which a browser can open or post a form to. */
+export function isWebUrl(url: URL): boolean {
+  return url.protocol === 'https:' || url.protocol === 'http:';
+}
+
+/**
+ * Where the consent page says the answer goes: the host of an http or https URI, or the app a
+ * private-use scheme names. Such a URI may be written with an authority
+ * (`com.example.app://bank.example/cb`), but whatever host it names, the answer goes to the app
+ * that claims the scheme (RFC 8252 7.1), so the page never names that host.
+ */
+export function redirectTarget(redirectUri: string): string {
+  const url = new URL(redirectUri);
+  return isWebUrl(url) ? url.host : `the app ${url.protocol.slice(0, -1)}`;
+}
+
+/**
+ * Whether `requested` is one of the client's redirect URIs: exact string comparison, no
+ * normalisation (RFC 9700 2.1), except that any port matches a loopback IP URI (RFC 8252 7.3).
+ */
+export function isRegisteredRedirectUri(client: Pick<Client, 'redirectUris'>, requested: string): boolean {
+  if (client.redirectUris.includes(requested)) return true;
+  const requestedLoopback = withoutLoopbackPort(requested);
+  return requestedLoopback !== undefined &&
+    client.redirectUris.some((registered) => withoutLoopbackPort(registered) === requestedLoopback);
+}
+
+/** At most this many redirect URIs, and as many post-logout redirect URIs, per client. */
+const MAX_URIS = 10;
+
+function checkUriList(uris: string[], field: string, what: string, required: boolean): string[] {
+  const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
+  if (required && unique.length === 0) throw new InputError(field, `at least one ${what} is required`);
+  if (unique.length > MAX_URIS) throw new InputError(field, `at most ${MAX_URIS} ${what}s`);
+  for (const uri of unique) {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new InputError(field, `${what} ${JSON.stringify(uri)} ${problem}`);
+  }
+  return unique;
+}
+
+export function checkRedirectUris(uris: string[]): string[] {
+  return checkUriList(uris, 'redirect_uris', 'redirect URI', true);
+}
+
+/**
+ * RP-Initiated Logout 1.0 section 3.1: post-logout redirect URIs follow the redirect URIs' rules
+ * (INTERFACE section 3), and there may be none.
+ */
+export function checkPostLogoutRedirectUris(uris: string[]): string[] {
+  return checkUriList(uris, 'post_logout_redirect_uris', 'post-logout redirect URI', false);
+}
+
+/**
+ * Whether `requested` is one of the client's post-logout redirect URIs, matched exactly as
+ * redirect URIs are (`isRegisteredRedirectUri`, RP-Initiated Logout 1.0 section 3).
+ */
+export function isRegisteredPostLogoutRedirectUri(client: Pick<Client, 'postLogoutRedirectUris'>, requested: string): boolean {
+  return isRegisteredRedirectUri({ redirectUris: client.postLogoutRedirectUris }, requested);
+}
+
+/**
+ * Why a back-channel logout URI cannot be registered, or `undefined` when it can (Back-Channel
+ * Logout 1.0 section 2.2: an absolute URL, port, path and query allowed, no fragment): https, or
+ * http on a loopback host for development; ASCII, no credentials. Whether the address it names
+ * may be reached is decided when a logout token is sent (docs/oidc.md, "Logout").
+ */
+export function backchannelLogoutUriProblem(uri: string): string | undefined {
+  const url = registeredUri(uri);
+  if (typeof url === 'string') return url;
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
+  return 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
+}
+
+/** The back-channel logout URI as given, or `null` when none was (an empty field clears it). */
+export function checkBackchannelLogoutUri(value: string | undefined | null): string | null {
+  const uri = (value ?? '').trim();
+  if (uri === '') return null;
+  const problem = backchannelLogoutUriProblem(uri);
+  if (problem) throw new InputError('backchannel_logout_uri', `back-channel logout URI ${JSON.stringify(uri)} ${problem}`);
+  return uri;
+}
+
+/**
+ * An http or https address as written, or '' for none. It is shown as text on the consent page,
+ * where a direction override or an invisible character would change the address people read
+ * (CVE-2021-42574), so it holds none, as an app's name does (`checkedText`, kind `name`).
+ */
+function optionalHttpUrl(field: string, value: string | undefined): string {
+  const trimmed = (value ?? '').trim();
+  if (trimmed === '') return '';
+  checkedText(field, trimmed, { kind: 'name', max: 2000 });
+  let url: URL | undefined;
+  try { url = new URL(trimmed); } catch { url = undefined; }
+  if (!url || !isWebUrl(url)) {
+    throw new InputError(field, `${field} must be an http or https URL`);
+  }
+  return trimmed;
+}
+
+export interface ClientRegistration {
+  name: string;
+  type: ClientType;
+  redirectUris: string[];
+  ownerId?: number | null;
+  homepageUrl?: string;
+  description?: string;
+  idTokenAlg?: IdTokenAlg;
+  postLogoutRedirectUris?: string[];
+  backchannelLogoutUri?: string | null;
+  /** RFC 9126 5: only pushed authorization requests are accepted for it. */
+  requirePushedAuthorizationRequests?: boolean;
+}
+
+/** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
+export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
+  // Every field is checked, so the registration form names all that are wrong at once.
+  const [name, description, , idTokenAlg, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
+    () => checkedText('name', registration.name, { kind: 'name', max: 80 }),
+    () => checkedText('description', registration.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
+    () => {
+      if (registration.type !== 'confidential' && registration.type !== 'public') throw new InputError('type', 'type must be confidential or public');
+    },
+    (): IdTokenAlg => {
+      const alg = registration.idTokenAlg ?? 'RS256';
+      if (alg !== 'RS256' && alg !== 'ES256') throw new InputError('id_token_alg', 'id-token-alg must be RS256 or ES256');
+      return alg;
+    },
+    () => optionalHttpUrl('homepage', registration.homepageUrl),
+    () => checkRedirectUris(registration.redirectUris),
+    () => checkPostLogoutRedirectUris(registration.postLogoutRedirectUris ?? []),
+    () => checkBackchannelLogoutUri(registration.backchannelLogoutUri),
+  );
+  // An app's owner manages it at /settings/developers: an account that is not active gets none.
+  if (registration.ownerId !== undefined && registration.ownerId !== null) await requireActiveAccount(stores, registration.ownerId, 'own a new app');
+  const secret = registration.type === 'confidential' ? generateToken('clientSecret') : undefined;
+  const client = await stores.clients.create({
+    clientId: randomBytes(16).toString('hex'),
+    name,
+    description,
+    homepageUrl,
+    ownerId: registration.ownerId ?? null,
+    type: registration.type,
+    redirectUris,
+    allowedScopes: [...REGISTERED_SCOPES],
+    secretHash: secret === undefined ? null : hashSecret(secret),
+    idTokenAlg,
+    postLogoutRedirectUris,
+    backchannelLogoutUri,
+    requirePushedAuthorizationRequests: registration.requirePushedAuthorizationRequests ?? false,
+  }, clock.now());
+  return secret === undefined ? { client } : { client, secret };
+}
+
+/** A new secret for a confidential client; the old one fails at once (INTERFACE section 2). */
+export async function rotateClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<string | undefined> {
+  const secret = generateToken('clientSecret');
+  return (await stores.clients.setSecretHash(clientId, hashSecret(secret), clock.now())) ? secret : undefined;
+}
+
+/** Deactivates a client and ends every grant (so every token) it holds, in one transaction. */
+export async function deactivateClient(stores: Stores, clock: Clock, clientId: string): Promise<Client | undefined> {
+  return stores.transaction(async (tx) => {
+    const now = clock.now();
+    const client = await tx.clients.setStatus(clientId, 'deactivated', now);
+    if (client) await tx.grants.revokeForClient(clientId, 'client_deactivated', now);
+    return client;
+  });
+}
+
+/** The client when `ownerId` owns it; `undefined` otherwise, so another owner's app looks absent. */
+export async function findOwnedClient(stores: Stores, ownerId: number, clientId: string): Promise<Client | undefined> {
+  const client = await findClient(stores, clientId);
+  return client && client.ownerId === ownerId ? client : undefined;
+}
+
+/** New redirect URIs for an active client, by the same rules as at registration. */
+export async function updateRedirectUris(stores: Stores, clock: Clock, clientId: string, uris: string[]): Promise<string[]> {
+  const redirectUris = checkRedirectUris(uris);
+  await stores.clients.setRedirectUris(clientId, redirectUris, clock.now());
+  return redirectUris;
+}
+
+/**
+ * New post-logout redirect URIs and back-channel logout URI for an active client, by the same
+ * rules as at registration; both are replaced together (an empty back-channel URI removes it).
+ */
+export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }> {
+  const [postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
+    () => checkPostLogoutRedirectUris(uris.postLogoutRedirectUris),
+    () => checkBackchannelLogoutUri(uris.backchannelLogoutUri),
+  );
+  const checked = { postLogoutRedirectUris, backchannelLogoutUri };
+  await stores.clients.setLogoutUris(clientId, checked, clock.now());
+  return checked;
+}
+
+/**
+ * RFC 9126 5: whether the client's authorization requests must be pushed; from the next
+ * authorization request on. Returns whether the client exists.
+ */
+export async function setRequirePushedRequests(stores: Stores, clock: Clock, clientId: string, required: boolean): Promise<boolean> {
+  return stores.clients.setRequirePushedAuthorizationRequests(clientId, required, clock.now());
+}

@@ -1,0 +1,62 @@
+/**
+ * DPoP proofs as a request presents them (RFC 9449 4.3): the rules of `checkProof`, then the
+ * server nonce (8, 9), then the `jti` replay check (11.1), shared by every instance through
+ * `DpopReplayStore` (Redis or the database). The token endpoint and the resource API both call
+ * `verify`; each turns a `DpopProofError` into its own answer (400 JSON, or 401 with a challenge).
+ */
+import { createHash } from 'node:crypto';
+import type { DpopReplayStore } from '../ports.js';
+import type { Clock } from '../../time.js';
+import type { DpopNonces } from './nonces.js';
+import { type ProofExpectations, DpopProofError, IAT_WINDOW_SECONDS, checkProof } from './proof.js';
+
+/** A proof as it arrived: the DPoP header's value (absent: no proof), and the request it came with. */
+export interface PresentedProof {
+  /** The `DPoP` header; `undefined` when the request had none. */
+  proof: string | undefined;
+  method: string;
+  /** The request's absolute URL at the public address (BASE_URL and the path). */
+  url: string;
+}
+
+export interface VerifiedProof {
+  /** The RFC 7638 thumbprint of the proof's key. */
+  jkt: string;
+  /** A newer nonce to send in `DPoP-Nonce` (RFC 9449 8.2), when the proof's is no longer the current one. */
+  nonce: string | undefined;
+}
+
+export class DpopVerifier {
+  constructor(private readonly nonces: DpopNonces, private readonly replay: DpopReplayStore, private readonly clock: Clock) {}
+
+  /** The nonce a client should use now (the `DPoP-Nonce` of an answer). */
+  currentNonce(): Promise<string> {
+    return this.nonces.current(this.clock.now());
+  }
+
+  /**
+   * Verifies a proof; throws `DpopProofError`. Nonces are always required (docs/oauth.md, "DPoP"):
+   * a proof without one, or with one no longer accepted, is `use_dpop_nonce` with a fresh nonce.
+   * The `jti` is recorded last, so a proof refused for its nonce can be sent again with one.
+   */
+  async verify(presented: PresentedProof & { proof: string }, accessToken?: string): Promise<VerifiedProof> {
+    const now = this.clock.now();
+    const expected: ProofExpectations = { method: presented.method, url: presented.url, now, ...(accessToken === undefined ? {} : { accessToken }) };
+    const checked = await checkProof(presented.proof, expected);
+    const nonce = checked.nonce === undefined ? 'invalid' : await this.nonces.check(checked.nonce, now);
+    if (nonce === 'invalid') {
+      const fresh = await this.nonces.current(now);
+      throw new DpopProofError('use_dpop_nonce', checked.nonce === undefined
+        ? 'This server requires a nonce in DPoP proofs: make the proof again with the nonce of the DPoP-Nonce header.'
+        : 'The DPoP proof\'s nonce has expired: make the proof again with the nonce of the DPoP-Nonce header.', fresh);
+    }
+    // RFC 9449 11.1: a proof is accepted once. Its jti (per key) is remembered as long as its iat
+    // keeps it acceptable.
+    const key = createHash('sha256').update(`${checked.jkt}.${checked.jti}`).digest('base64url');
+    const expiresAt = (checked.iat + IAT_WINDOW_SECONDS + 1) * 1000;
+    if (!(await this.replay.claim(key, expiresAt, now))) {
+      throw new DpopProofError('invalid_dpop_proof', 'This DPoP proof was used already: make a new proof, with a new jti, for every request.');
+    }
+    return { jkt: checked.jkt, nonce: nonce === 'current' ? undefined : await this.nonces.current(now) };
+  }
+}

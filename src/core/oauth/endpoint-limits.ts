@@ -1,0 +1,152 @@
+/**
+ * Rate limits of the endpoints where a client authenticates (token, PAR, revocation,
+ * introspection; RFC 6749 2.3 and RFC 6819 5.1.4.2.3 and 5.2.3.7: guessing a client's secret must be slow)
+ * and of pushed authorization requests (RFC 9126 7.1 leaves their number to the server):
+ * - failed client authentications (`invalid_client`), counted per address and per client in
+ *   windows of `CLIENT_AUTH_WINDOW_SECONDS`. Successes never count, so an app's backend that
+ *   refreshes for thousands of users from one address is never limited. An address past its
+ *   limit is refused before any lookup until the window ends, whatever client it names. Once a
+ *   client is past its own limit, an address that fails for it is refused for that client until
+ *   the window ends: someone sending wrong secrets for a client never locks out the app itself,
+ *   which does not fail, and a guesser spread over many addresses gets one guess per address.
+ * - pushes, counted per client (all) and per address (those of public clients, which anyone can
+ *   make with a client_id: a confidential client's pushes are its own backend's) in windows of
+ *   `PUSH_WINDOW_SECONDS`.
+ * A refusal is 429 `rate_limited` in the endpoints' JSON shape (RFC 6749 5.2) with `Retry-After`
+ * and the IETF RateLimit fields. Counters live in the limiter (shared by every instance with
+ * Redis); the "refused until the window ends" marks live in each instance, as the API's do
+ * (`core/api/limits.ts`), so each instance lets one more failure through to learn of the shared count.
+ */
+import { addressKey } from '../addresses.js';
+import { OAuthError } from '../errors.js';
+import { rateLimitField, rateLimitPolicyField } from '../rate-limit-fields.js';
+import type { RateLimiter } from '../rate-limiter.js';
+import type { Instant } from '../time.js';
+import type { ClientCredentials } from './client-auth.js';
+import type { Client } from './ports.js';
+import type { CounterPort } from './tokens/context.js';
+
+export const CLIENT_AUTH_WINDOW_SECONDS = 600;
+export const PUSH_WINDOW_SECONDS = 60;
+
+/** The endpoints that authenticate a client, as the metrics label them. */
+export type ClientEndpoint = 'token' | 'par' | 'revoke' | 'introspect';
+
+/** What refused a request: the metrics' `scope` and the RateLimit fields' policy name. */
+export type OAuthLimit = 'client-auth-address' | 'client-auth-client' | 'push-address' | 'push-client';
+
+export interface OAuthLimitSettings {
+  /** CLIENT_AUTH_FAILURES_PER_ADDRESS: failed client authentications per address and window. */
+  readonly clientAuthFailuresPerAddress: number;
+  /** CLIENT_AUTH_FAILURES_PER_CLIENT: failed authentications of one client per window. */
+  readonly clientAuthFailuresPerClient: number;
+  /** PAR_PER_MINUTE_PER_CLIENT: pushes of one client a minute. */
+  readonly pushesPerMinutePerClient: number;
+  /** PAR_PER_MINUTE_PER_ADDRESS: pushes of public clients from one address a minute. */
+  readonly pushesPerMinutePerAddress: number;
+}
+
+const DESCRIPTIONS: Readonly<Record<OAuthLimit, string>> = {
+  'client-auth-address': 'Too many failed client authentications from this address; wait for Retry-After seconds, then check the client_id and client secret.',
+  'client-auth-client': 'Too many failed authentications of this client; this address is refused for it until Retry-After seconds pass. Check the client secret (Settings > Developer applications).',
+  'push-address': 'Too many pushed authorization requests from this address this minute; retry after Retry-After seconds.',
+  'push-client': 'Too many pushed authorization requests by this client this minute; retry after Retry-After seconds.',
+};
+
+/** The client_id a request claims, before it is authenticated. */
+function claimedClientId(credentials: ClientCredentials): string | undefined {
+  return typeof credentials.basic === 'object' ? credentials.basic.clientId : credentials.bodyClientId;
+}
+
+/** RFC 6749 2.3: `invalid_client` is the one answer to a failed client authentication. */
+function failedClientAuthentication(error: unknown): boolean {
+  return error instanceof OAuthError && error.code === 'invalid_client';
+}
+
+/** Marks held at most before they are forgotten at once (about 10 MB). */
+const MAX_BLOCKS = 100_000;
+
+export class OAuthEndpointLimits {
+  /** `address:<key>` or `client:<client_id>:<key>`, to the end of their window (epoch seconds). */
+  private readonly blockedUntil = new Map<string, number>();
+
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly settings: OAuthLimitSettings,
+    private readonly refusals: CounterPort<'endpoint' | 'scope'>,
+  ) {}
+
+  /**
+   * Runs `work`, which authenticates the client of `credentials`, unless the address is refused
+   * (for every client, or for this one); counts its failed client authentication, answering 429
+   * instead of 401 when that failure is one too many.
+   */
+  async authenticating<T>(endpoint: ClientEndpoint, address: string, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {
+    const key = addressKey(address);
+    const clientId = claimedClientId(credentials);
+    const pair = clientId === undefined ? undefined : `client:${clientId}:${key}`;
+    this.refuseBlocked(endpoint, `address:${key}`, 'client-auth-address', now);
+    if (pair !== undefined) this.refuseBlocked(endpoint, pair, 'client-auth-client', now);
+    try {
+      return await work();
+    } catch (error) {
+      if (!failedClientAuthentication(error)) throw error;
+      const byAddress = await this.limiter.hit(`client-auth:address:${key}`, this.settings.clientAuthFailuresPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
+      if (!byAddress.allowed) this.block(endpoint, `address:${key}`, 'client-auth-address', byAddress.resetAt, now);
+      if (pair !== undefined) {
+        const byClient = await this.limiter.hit(`client-auth:client:${clientId}`, this.settings.clientAuthFailuresPerClient, CLIENT_AUTH_WINDOW_SECONDS, now);
+        if (!byClient.allowed) this.block(endpoint, pair, 'client-auth-client', byClient.resetAt, now);
+      }
+      throw error;
+    }
+  }
+
+  /** Counts a push of `client` (authenticated) from `address`; throws 429 past either limit. */
+  async admitPush(client: Client, address: string, now: Instant): Promise<void> {
+    const byClient = await this.limiter.hit(`par:client:${client.clientId}`, this.settings.pushesPerMinutePerClient, PUSH_WINDOW_SECONDS, now);
+    if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
+    if (client.type !== 'public') return;
+    const byAddress = await this.limiter.hit(`par:address:${addressKey(address)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
+    if (!byAddress.allowed) this.refuse('par', 'push-address', byAddress.resetAt, now);
+  }
+
+  private quota(limit: OAuthLimit): number {
+    switch (limit) {
+      case 'client-auth-address': return this.settings.clientAuthFailuresPerAddress;
+      case 'client-auth-client': return this.settings.clientAuthFailuresPerClient;
+      case 'push-address': return this.settings.pushesPerMinutePerAddress;
+      case 'push-client': return this.settings.pushesPerMinutePerClient;
+    }
+  }
+
+  private refuseBlocked(endpoint: ClientEndpoint, mark: string, limit: OAuthLimit, now: Instant): void {
+    const until = this.blockedUntil.get(mark);
+    if (until === undefined) return;
+    if (Math.floor(now / 1000) >= until) {
+      this.blockedUntil.delete(mark);
+      return;
+    }
+    this.refuse(endpoint, limit, until, now);
+  }
+
+  /** Refuses `mark` until `resetAt`, starting with this request. */
+  private block(endpoint: ClientEndpoint, mark: string, limit: OAuthLimit, resetAt: number, now: Instant): never {
+    if (this.blockedUntil.size >= MAX_BLOCKS) this.blockedUntil.clear();
+    this.blockedUntil.set(mark, resetAt);
+    return this.refuse(endpoint, limit, resetAt, now);
+  }
+
+  /** 429 with `Retry-After` and the RateLimit fields: nothing left until the window ends. */
+  private refuse(endpoint: ClientEndpoint, limit: OAuthLimit, resetAt: number, now: Instant): never {
+    this.refusals.inc({ endpoint, scope: limit });
+    const seconds = Math.max(1, resetAt - Math.floor(now / 1000));
+    const window = limit.startsWith('push') ? PUSH_WINDOW_SECONDS : CLIENT_AUTH_WINDOW_SECONDS;
+    throw new OAuthError('rate_limited', DESCRIPTIONS[limit], {
+      headers: {
+        'retry-after': String(seconds),
+        'ratelimit-policy': rateLimitPolicyField({ name: limit, quota: this.quota(limit), windowSeconds: window }),
+        ratelimit: rateLimitField(limit, 0, seconds),
+      },
+    });
+  }
+}

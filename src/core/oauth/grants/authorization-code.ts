@@ -1,0 +1,98 @@
+/** The authorization_code grant (RFC 6749 4.1.3, RFC 7636 4.6, seed sections 3 and 4.2). */
+import { hashSecret } from '../../credentials/formats.js';
+import { OAuthError } from '../../errors.js';
+import { required, single } from '../params.js';
+import { challengeOf } from '../pkce.js';
+import type { AuthorizationCode, GrantWithUser, PresentedCode } from '../ports.js';
+import { revokeUserClientGrants } from '../tokens/revocation.js';
+import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
+import type { Instant } from '../../time.js';
+import { registerGrantType } from './registry.js';
+
+const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** One answer for a code that is unknown, used or mistyped: nothing more is revealed. */
+const UNKNOWN_CODE = 'The code is invalid, expired or already used: a code works once, for a few minutes; start the authorization again (a code presented twice also ends the tokens it gave).';
+
+type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
+
+/**
+ * Why an unused code was not consumed by this request: what it is bound to differs. The code
+ * stays as it was, for the request that has it all.
+ */
+function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string {
+  if (code.clientId !== presented.clientId) return 'The code was issued to another client: redeem it with the client_id of the authorization request.';
+  // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
+  if (code.expiresAt <= now) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
+  // RFC 6749 4.1.3: redirect_uri must be identical to the one in the authorization request.
+  if (code.redirectUri !== presented.redirectUri) {
+    return 'The redirect_uri differs from the one in the authorization request: send exactly the same string (behind a proxy, the public address, not the internal one).';
+  }
+  // RFC 9449 10: a code whose authorization request named dpop_jkt is redeemed only with that key.
+  if (code.dpopJkt !== null && presented.dpopJkt !== code.dpopJkt) {
+    return presented.dpopJkt == null
+      ? 'The authorization request named a DPoP key (dpop_jkt): send a DPoP proof signed with that key.'
+      : 'The DPoP proof is signed with another key than the dpop_jkt of the authorization request: sign it with that key.';
+  }
+  // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
+  if (code.codeChallenge !== null && presented.codeChallenge === null) return 'This code was issued for a PKCE code_challenge: send its code_verifier.';
+  if (code.codeChallenge === null) {
+    return 'A code_verifier was sent, but the authorization request had no code_challenge: send the code_challenge with the authorization request.';
+  }
+  return 'The code_verifier does not match the code_challenge: send the verifier whose S256 hash was the code_challenge of this authorization (RFC 7636 4.6).';
+}
+
+/** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
+function redeemable(granted: GrantWithUser | undefined): GrantWithUser | string {
+  if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked (withdrawn by the user, or ended by a reused code): start the authorization again.';
+  if (granted.user.status !== 'active') return 'The account can no longer be used.';
+  return granted;
+}
+
+registerGrantType('authorization_code', async ({ deps, client, params, keys, dpopJkt, resource }) => {
+  const code = required(params, 'code', 'the code your redirect URI received');
+  const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
+  const verifier = single(params, 'code_verifier');
+  if (!CODE_SHAPE.test(code)) throw new OAuthError('invalid_grant', UNKNOWN_CODE);
+  const codeChallenge = verifier === undefined ? null : challengeOf(verifier);
+  // RFC 6749 5.2: error_description holds no double quote or backslash, so the four signs go unquoted.
+  if (codeChallenge === undefined) throw new OAuthError('invalid_grant', 'The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9 and the signs - . _ ~ (RFC 7636 4.1).');
+  const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge, dpopJkt };
+  const now = deps.clock.now();
+  // The code is consumed (one conditional write, which matches only the request it is bound to)
+  // in the same transaction that issues the tokens and signs the id_token; a code whose grant was
+  // revoked stays used, because the transaction commits either way, but a failure to issue (a
+  // signature included) throws and rolls the consumption back.
+  const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
+    const consumed = await tx.codes.consume(presented, now);
+    if (!consumed) return { kind: 'not_consumed' };
+    const redeemed = redeemable(consumed.granted);
+    if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
+    const { grant, user } = redeemed;
+    const { scope, nonce } = consumed.code;
+    // RFC 9449 5: with a proof, both tokens are bound to its key.
+    const tokens = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt, resource });
+    return { kind: 'issued', tokens };
+  });
+  if (outcome.kind === 'issued') {
+    const { tokens } = outcome;
+    deps.metrics.tokensIssued.inc({ kind: 'access' });
+    deps.metrics.tokensIssued.inc({ kind: 'refresh' });
+    deps.audit.record({ audit: 'token.issued', via: 'oauth', clientId: client.clientId, userId: tokens.user.id, grantId: tokens.grant.id, scope: tokens.scope });
+    return tokens;
+  }
+  if (outcome.kind === 'refused') throw new OAuthError('invalid_grant', outcome.description);
+  const known = await deps.stores.codes.find(presented.codeHash);
+  // INTERFACE section 3: a request that does not match the code (another client, a wrong
+  // verifier…) is refused and leaves the code as it was, so whoever merely saw a code cannot burn
+  // it or end the user's grant with it.
+  if (known && (known.usedAt === null || known.clientId !== client.clientId)) {
+    throw new OAuthError('invalid_grant', mismatch(known, presented, now));
+  }
+  // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
+  // grant of that user for that client, the first redemption's tokens with them.
+  if (known) {
+    const grantsRevoked = await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
+    deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked });
+  }
+  throw new OAuthError('invalid_grant', UNKNOWN_CODE);
+});

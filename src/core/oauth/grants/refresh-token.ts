@@ -1,0 +1,147 @@
+/** The refresh_token grant with rotation, the replay window and reuse detection (RFC 6749 6, RFC 9700 4.14.2). */
+import { hashSecret, tokenKind } from '../../credentials/formats.js';
+import { OAuthError } from '../../errors.js';
+import { required, single } from '../params.js';
+import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
+import type { Client } from '../ports.js';
+import type { OAuthDeps } from '../tokens/context.js';
+import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
+import { type ReplayAnswer, isReplay, openReplay, replayWindowApplies, sealReplay } from '../tokens/replay.js';
+import { revokeGrantCounted } from '../tokens/revocation.js';
+import { registerGrantType } from './registry.js';
+
+/** One answer for every refused refresh token: nothing more is revealed. */
+const INVALID = 'The refresh token is invalid, expired or revoked: send the refresh token of the latest token response (each refresh replaces it), or start the authorization again.';
+
+/**
+ * RFC 6749 6: an optional `scope` may only narrow what the refresh token carries. OpenID's
+ * `email`, `address` and `phone` are dropped here as at the authorization endpoint, so they are
+ * never granted by asking again (INTERFACE section 3).
+ */
+function requestedScope(value: string | undefined): Scope[] | undefined {
+  if (value === undefined) return undefined;
+  const parsed = parseScope(value);
+  if (!parsed || 'unknown' in parsed) {
+    throw new OAuthError('invalid_scope', 'The scope is malformed or unknown: leave scope out to keep what was granted, or name some of the granted scopes, separated by spaces.');
+  }
+  if (parsed.scopes.length === 0) {
+    throw new OAuthError('invalid_scope', 'The scope names nothing this service grants: leave scope out to keep what was granted.');
+  }
+  return parsed.scopes;
+}
+
+/**
+ * RFC 9449 5: a refresh token bound to a DPoP key is refreshed only with a proof of that key. The
+ * refusal rolls the rotation back, so the token stays as it was for its rightful holder.
+ */
+function checkBinding(bound: string | null, presented: string | null): void {
+  if (bound === null || bound === presented) return;
+  throw new OAuthError('invalid_grant', presented === null
+    ? 'This refresh token is bound to a DPoP key: send a DPoP proof signed with that key.'
+    : 'The DPoP proof is signed with another key than the one this refresh token is bound to: sign it with that key.');
+}
+
+registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt, resource }) => {
+  const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
+  const narrowed = requestedScope(single(params, 'scope'));
+  if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
+  const tokenHash = hashSecret(token);
+  const requested = narrowed ? formatScope(narrowed) : null;
+  const now = deps.clock.now();
+  // Rotation is one conditional write inside the transaction that signs the id_token and stores the
+  // new pair as the old token's successor with its sealed answer: all of it commits together, so no
+  // instance ever sees the token used without the answer a replay needs. A refusal or a failure
+  // throws, so the transaction rolls back and the token stays as it was.
+  const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
+    const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
+    if (!consumed) return undefined;
+    const { token: old, granted } = consumed;
+    // RFC 6749 10.4: a refresh token is bound to the client it was issued to.
+    if (old.clientId !== client.clientId) throw new OAuthError('invalid_grant', INVALID);
+    if (old.expiresAt <= now) throw new OAuthError('invalid_grant', INVALID);
+    if (!granted || granted.grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
+    checkBinding(old.dpopJkt, dpopJkt);
+    const { grant, user } = granted;
+    if (user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');
+    const held = scopeList(old.scope);
+    if (narrowed && !narrowed.every((s) => held.includes(s))) {
+      throw new OAuthError('invalid_scope', `The scope may only narrow what was granted (${old.scope}): leave scope out, or ask the user to authorize the wider scope.`);
+    }
+    const accessScope = narrowed ? formatScope(narrowed) : old.scope;
+    // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
+    // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
+    // to bound tokens as to any (seed section 3 rule 3).
+    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, {
+      tokenId: old.id,
+      tokenHash,
+      seal: (fresh) => (deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt) ? sealReplay(token, tokenHash, replayAnswer(fresh, requested, resource)) : null),
+    });
+  });
+  if (issued) {
+    deps.metrics.tokensIssued.inc({ kind: 'access' });
+    deps.metrics.tokensIssued.inc({ kind: 'refresh' });
+    deps.audit.record({ audit: 'token.refreshed', via: 'oauth', clientId: client.clientId, userId: issued.user.id, grantId: issued.grant.id, scope: issued.scope });
+    return issued;
+  }
+  // Not rotated here. The conditional write above returns nothing only once a rotation that took
+  // the row has committed or rolled back (PostgreSQL makes a racing UPDATE wait on the row's lock;
+  // SQLite runs one transaction at a time), so what is read below is the winner's committed work.
+  const replayed = await replay(deps, client, token, tokenHash, { scope: requested, resource }, dpopJkt);
+  if (replayed) return replayed;
+  // Seed section 3 rule 3 and RFC 9700 4.14.2: a rotated or revoked refresh token presented
+  // again, and not a replay, ends its whole family.
+  const known = await deps.stores.tokens.findRefresh(tokenHash);
+  if (known && (known.usedAt !== null || known.revokedAt !== null)) {
+    await revokeGrantCounted(deps, known.grantId, 'refresh_reuse', deps.clock.now());
+    deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId });
+  }
+  throw new OAuthError('invalid_grant', INVALID);
+});
+
+/** What a replay must give again: the strings of the answer, and the scope and resource the rotation asked for. */
+function replayAnswer(issued: IssuedTokens, requested: string | null, resource: string | null): ReplayAnswer {
+  return {
+    accessToken: issued.accessToken,
+    refreshToken: issued.refreshToken,
+    ...(issued.idToken === undefined ? {} : { idToken: issued.idToken }),
+    scope: issued.scope,
+    expiresIn: issued.expiresIn,
+    issuedAt: issued.issuedAt,
+    requestedScope: requested,
+    requestedResource: resource,
+    dpopJkt: issued.dpopJkt,
+  };
+}
+
+/**
+ * The replay window (INTERFACE section 11, `src/core/oauth/tokens/replay.ts`): the same successor answer
+ * again, or `undefined` when this is not a replay and so reuse. `expires_in` counts from the first
+ * answer, so a replay never extends the access token's life.
+ */
+async function replay(
+  deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: { scope: string | null; resource: string | null }, dpopJkt: string | null,
+): Promise<IssuedTokens | undefined> {
+  const window = deps.settings.refreshReplaySeconds;
+  if (window <= 0) return undefined;
+  const now = deps.clock.now();
+  const candidate = await deps.stores.tokens.findReplay(tokenHash);
+  if (!candidate || !isReplay(candidate, client, now, window)) return undefined;
+  const answer = openReplay(token, tokenHash, candidate.sealed);
+  if (!answer || answer.requestedScope !== requested.scope || (answer.requestedResource ?? null) !== requested.resource || answer.dpopJkt !== dpopJkt) return undefined;
+  const granted = await deps.stores.grants.findWithUser(candidate.token.grantId);
+  if (!granted || granted.grant.revokedAt !== null || granted.user.status !== 'active') return undefined;
+  deps.audit.record({ audit: 'refresh_token.replayed', via: 'oauth', clientId: client.clientId, userId: granted.user.id, grantId: granted.grant.id });
+  return {
+    accessToken: answer.accessToken,
+    refreshToken: answer.refreshToken,
+    ...(answer.idToken === undefined ? {} : { idToken: answer.idToken }),
+    expiresIn: Math.max(0, answer.expiresIn - Math.floor(Math.max(0, now - answer.issuedAt) / 1000)),
+    scope: answer.scope,
+    grant: granted.grant,
+    user: granted.user,
+    client,
+    issuedAt: answer.issuedAt,
+    nonce: null,
+    dpopJkt: answer.dpopJkt,
+  };
+}

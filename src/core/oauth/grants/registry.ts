@@ -1,0 +1,36 @@
+/**
+ * Grant types live in a map: each file in this folder registers one, so adding a grant type
+ * never edits the token endpoint (RFC 6749 4: the grant decides how tokens are obtained).
+ */
+import type { KeySet } from '../../oidc/key-ring.js';
+import type { Params } from '../params.js';
+import type { Client } from '../ports.js';
+import type { OAuthDeps } from '../tokens/context.js';
+import type { IssuedTokens } from '../tokens/issue.js';
+
+export interface GrantRequest {
+  deps: OAuthDeps;
+  /** The client, already authenticated. */
+  client: Client;
+  /** Every form parameter, each given at most once. */
+  params: Params;
+  /** The signing keys, read before any transaction: `issueTokens` signs the id_token inside it. */
+  keys: KeySet;
+  /** The thumbprint of the request's verified DPoP proof key (RFC 9449 5); `null` without a proof. */
+  dpopJkt: string | null;
+  /** The resource the token request named (RFC 8707 2.2); `null` when none. */
+  resource: string | null;
+}
+
+export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;
+
+const handlers = new Map<string, GrantHandler>();
+
+export function registerGrantType(grantType: string, handler: GrantHandler): void {
+  if (handlers.has(grantType)) throw new Error(`grant type ${grantType} is registered twice`);
+  handlers.set(grantType, handler);
+}
+
+export function findGrantHandler(grantType: string): GrantHandler | undefined {
+  return handlers.get(grantType);
+}

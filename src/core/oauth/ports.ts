@@ -1,0 +1,301 @@
+/** The storage OAuth needs: clients, pushed requests, consents, grants, codes, tokens, DPoP proofs. */
+import type { User } from '../accounts/ports.js';
+import type { IdTokenAlg } from '../oidc/ports.js';
+import type { Instant } from '../time.js';
+import type { ReplayCandidate } from './tokens/replay.js';
+
+export type ClientType = 'confidential' | 'public';
+
+export type ClientStatus = 'active' | 'deactivated';
+
+export interface Client {
+  clientId: string;
+  name: string;
+  description: string;
+  homepageUrl: string;
+  ownerId: number | null;
+  type: ClientType;
+  redirectUris: string[];
+  allowedScopes: string[];
+  status: ClientStatus;
+  /** SHA-256 of the secret; `null` for public clients. */
+  secretHash: string | null;
+  idTokenAlg: IdTokenAlg;
+  /** Where RP-Initiated Logout 1.0 may send the browser back to; matched like `redirectUris`. */
+  postLogoutRedirectUris: string[];
+  /** Where Back-Channel Logout 1.0 logout tokens are POSTed; `null`: none are sent. */
+  backchannelLogoutUri: string | null;
+  /** RFC 9126 5: `/oauth/authorize` accepts only a `request_uri` from the PAR endpoint. */
+  requirePushedAuthorizationRequests: boolean;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>
+  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>>;
+
+export interface ClientStore {
+  create(client: NewClient, now: Instant): Promise<Client>;
+  findById(clientId: string): Promise<Client | undefined>;
+  listByOwner(ownerId: number): Promise<Client[]>;
+  /** Every client, oldest first (the operator's list; registrations are few). */
+  listAll(): Promise<Client[]>;
+  /** Replaces the secret hash; the old secret stops working at once. */
+  setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean>;
+  setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
+  setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
+  setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
+  setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
+}
+
+/** A pushed authorization request (RFC 9126 2) as stored: by the hash of its `request_uri`'s random part. */
+export interface PushedAuthorizationRequest {
+  requestHash: string;
+  clientId: string;
+  /** The authorization request's parameters, each once, as pushed. */
+  parameters: Array<[string, string]>;
+  createdAt: Instant;
+  expiresAt: Instant;
+}
+
+export interface PushedAuthorizationRequestStore {
+  insert(request: PushedAuthorizationRequest): Promise<void>;
+  /**
+   * Marks the request used, keeps it until `openUntil` (the flow it opens), and returns its
+   * parameters, in one conditional write that matches only an unused, unexpired request of
+   * `clientId` (RFC 9126 4: single use, bound to the client). Of racing callers exactly one gets
+   * it; a request named with another client_id stays as it was.
+   */
+  consume(requestHash: string, clientId: string, now: Instant, openUntil: Instant): Promise<PushedAuthorizationRequest | undefined>;
+  /**
+   * Completes a used, unexpired request (its answer is on its way to the client), in one
+   * conditional write that deletes it; says whether this call did. Of racing callers exactly one does.
+   */
+  complete(requestHash: string, now: Instant): Promise<boolean>;
+}
+
+/** A user's remembered consent to a client, for the union of scopes approved so far. */
+export interface Consent {
+  userId: number;
+  clientId: string;
+  scope: string;
+  createdAt: Instant;
+  updatedAt: Instant;
+}
+
+export interface ConsentStore {
+  find(userId: number, clientId: string): Promise<Consent | undefined>;
+  /** Records consent to `scope`, replacing what was remembered. */
+  save(userId: number, clientId: string, scope: string, now: Instant): Promise<void>;
+  /** Forgets the consent; returns whether there was one. */
+  remove(userId: number, clientId: string): Promise<boolean>;
+  /** Forgets every consent of the user; returns how many. */
+  removeForUser(userId: number): Promise<number>;
+  listForUser(userId: number): Promise<Consent[]>;
+}
+
+/**
+ * A grant is one authorization of a client by a user: the family every code, access token and
+ * refresh token issued from it descends from. Revoking it ends all of them (RFC 9700 4.14.2).
+ */
+export interface Grant {
+  id: number;
+  userId: number;
+  clientId: string;
+  scope: string;
+  nonce: string | null;
+  authTime: Instant;
+  createdAt: Instant;
+  lastUsedAt: Instant;
+  revokedAt: Instant | null;
+  revokedReason: string | null;
+  /** The sign-in session it was approved in (`sessionSid`); its id_tokens carry it as `sid`. */
+  sid: string | null;
+  /** RFC 8176 methods of the sign-in that approved it (the id_token's `amr`); null for older grants. */
+  amr: string[] | null;
+  /** The RFC 8707 resource the authorization asked for; `null` when it named none. */
+  resource: string | null;
+}
+
+export type RevocationReason =
+  | 'code_reuse'
+  | 'refresh_reuse'
+  | 'revoked_by_client'
+  | 'consent_withdrawn'
+  | 'client_deactivated'
+  | 'account_unusable'
+  | 'reported_leaked';
+
+/** A grant with its user: what a code or a refresh token gives tokens for. */
+export interface GrantWithUser {
+  grant: Grant;
+  user: User;
+}
+
+export interface GrantStore {
+  create(grant: { userId: number; clientId: string; scope: string; nonce: string | null; authTime: Instant; sid?: string | null; amr?: readonly string[] | null }, now: Instant): Promise<Grant>;
+  findById(id: number): Promise<Grant | undefined>;
+  /** A grant and its user, in one read (what issuing or introspecting a token checks). */
+  findWithUser(id: number): Promise<GrantWithUser | undefined>;
+  /** Marks one grant revoked, once; returns whether this call revoked it. */
+  revoke(id: number, reason: RevocationReason, now: Instant): Promise<boolean>;
+  /** Revokes every live grant of this user for this client; returns how many. */
+  revokeForUserAndClient(userId: number, clientId: string, reason: RevocationReason, now: Instant): Promise<number>;
+  revokeForClient(clientId: string, reason: RevocationReason, now: Instant): Promise<number>;
+  /** Revokes every live grant of this user; returns the client of each grant it revoked. */
+  revokeForUser(userId: number, reason: RevocationReason, now: Instant): Promise<string[]>;
+  /**
+   * The clients this user holds a live grant with that was approved in one of the sign-in
+   * sessions `sids` (the grant's `sid`), each client and session once.
+   */
+  liveClientsOfSessions(userId: number, sids: readonly string[]): Promise<Array<{ clientId: string; sid: string }>>;
+  touch(id: number, now: Instant): Promise<void>;
+  /** Per client, the live grants of a user: first authorized and last used. */
+  summarizeForUser(userId: number): Promise<Array<{ clientId: string; firstAuthorizedAt: Instant; lastUsedAt: Instant }>>;
+}
+
+export interface AuthorizationCode {
+  codeHash: string;
+  grantId: number;
+  clientId: string;
+  userId: number;
+  redirectUri: string;
+  scope: string;
+  codeChallenge: string | null;
+  nonce: string | null;
+  authTime: Instant;
+  createdAt: Instant;
+  expiresAt: Instant;
+  usedAt: Instant | null;
+  /** RFC 9449 10: the `dpop_jkt` of the authorization request; the token request must prove that key. */
+  dpopJkt: string | null;
+}
+
+/** A code as a token request presents it, with what it must be bound to. */
+export interface PresentedCode {
+  codeHash: string;
+  clientId: string;
+  redirectUri: string;
+  /** The S256 challenge of the request's `code_verifier`; `null` when none was sent. */
+  codeChallenge: string | null;
+  /** The thumbprint of the request's DPoP proof key; `null` or absent without a proof. */
+  dpopJkt?: string | null;
+}
+
+export interface CodeStore {
+  insert(code: Omit<AuthorizationCode, 'usedAt' | 'dpopJkt'> & { dpopJkt?: string | null }): Promise<void>;
+  /**
+   * Stores a new grant made of the code's user, client, scope, nonce, `auth_time` and `amr`
+   * (created and last used at the code's `createdAt`) and the sign-in session's `sid`, and the
+   * code under it: both or neither, in one statement where the database can, else in a
+   * transaction (the caller's, or one of its own).
+   */
+  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId' | 'dpopJkt'> & { amr?: readonly string[] | null; dpopJkt?: string | null; resource?: string | null }, sid: string | null): Promise<void>;
+  /**
+   * Marks the code used and returns it, in one conditional write: of any number of racing
+   * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, and
+   * so does a request that does not match what the code is bound to (another client, another
+   * redirect URI, a verifier that is not the challenge's, a DPoP key that is not its `dpopJkt`, an
+   * expired code): such a code stays as
+   * it was, so whoever merely saw it cannot burn it (INTERFACE section 3). With it comes its grant
+   * and user (`granted`, absent if the grant is gone), read in the same statement where the
+   * database can.
+   */
+  consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
+  find(codeHash: string): Promise<AuthorizationCode | undefined>;
+}
+
+export interface IssuedToken {
+  id: number;
+  tokenHash: string;
+  grantId: number;
+  clientId: string;
+  userId: number;
+  scope: string;
+  createdAt: Instant;
+  expiresAt: Instant;
+  revokedAt: Instant | null;
+  /** RFC 7638 thumbprint of the DPoP key the token is bound to (RFC 9449 6); `null`: a bearer token. */
+  dpopJkt: string | null;
+  /** The RFC 8707 resource the token is for alone (its audience); `null`: none was named. */
+  resource: string | null;
+}
+
+export interface RefreshToken extends IssuedToken {
+  usedAt: Instant | null;
+}
+
+export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt' | 'dpopJkt' | 'resource'> & { dpopJkt?: string | null; resource?: string | null };
+
+/** What the resource API needs to decide on a bearer token, found in one lookup. */
+/**
+ * What one bearer lookup returns: the token, what it descends from, and its user's row, so the
+ * resource API answers `/me` without a second read (issue 8).
+ */
+export interface BearerRecord {
+  tokenId: number;
+  user: User;
+  /** `null` for personal tokens. */
+  clientId: string | null;
+  /** The grant an OAuth access token descends from (for `grants.touch`); `null` for personal tokens. */
+  grantId: number | null;
+  scope: string;
+  expiresAt: Instant | null;
+  /** Set when the token or anything it descends from (its grant) was revoked. */
+  revokedAt: Instant | null;
+  /** The DPoP key an OAuth access token is bound to (RFC 9449 6); `null`: a bearer token (personal tokens always). */
+  dpopJkt: string | null;
+  /** The RFC 8707 resource an OAuth access token is for alone; `null`: none was named (personal tokens always). */
+  resource: string | null;
+}
+
+/**
+ * A refresh token just rotated, whose successor is being stored: the old row records the
+ * successor's hash and the successor's answer sealed for a replay (`null`: none kept), and the
+ * token that the old one succeeded loses its sealed answer, now that its successor is used
+ * (INTERFACE section 11).
+ */
+export interface Succession {
+  tokenId: number;
+  tokenHash: string;
+  sealed: string | null;
+}
+
+export interface TokenStore {
+  insertAccess(token: NewIssuedToken): Promise<IssuedToken>;
+  insertRefresh(token: NewIssuedToken): Promise<RefreshToken>;
+  /**
+   * Stores a new access token and its refresh token; in one round trip where the database can.
+   * With `succeeds`, the refresh token is the successor of a token just rotated, and the same
+   * write records it there (see `Succession`).
+   */
+  insertPair(access: NewIssuedToken, refresh: NewIssuedToken, succeeds?: Succession): Promise<void>;
+  findAccess(tokenHash: string): Promise<IssuedToken | undefined>;
+  findRefresh(tokenHash: string): Promise<RefreshToken | undefined>;
+  /** The access token with its grant's revocation and its user's status, in one query. */
+  findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined>;
+  /**
+   * Marks a live refresh token used and returns it, in one conditional write: of racing
+   * callers exactly one rotates it (RFC 9700 4.14.2). Others get `undefined`. With it comes its
+   * grant and user, as `CodeStore.consume` does.
+   */
+  consumeRefresh(tokenHash: string, now: Instant): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined>;
+  /** A refresh token with its sealed answer and its successor's state, in one read (a replay's candidate). */
+  findReplay(tokenHash: string): Promise<ReplayCandidate | undefined>;
+  revokeAccess(tokenHash: string, now: Instant): Promise<boolean>;
+  /** Marks every token of the grant revoked (the grant itself is revoked by `GrantStore`). */
+  revokeByGrant(grantId: number, now: Instant): Promise<number>;
+}
+
+/**
+ * The proofs of possession already accepted (RFC 9449 11.1: a DPoP proof is accepted once), by a
+ * key derived from the proof's key and `jti`, shared by every instance: Redis when configured,
+ * else the database.
+ */
+export interface DpopReplayStore {
+  /**
+   * Records `key` until `expiresAt`, in one conditional write; `false` when it is recorded and not
+   * expired (a replayed proof). Of racing callers exactly one gets `true`.
+   */
+  claim(key: string, expiresAt: Instant, now: Instant): Promise<boolean>;
+}

@@ -1,0 +1,36 @@
+/** What the token rules need from outside: storage, clock, lifetimes, two counters and the audit log. */
+import type { AuditSink } from '../../audit.js';
+import type { DpopVerifier } from '../dpop/verifier.js';
+import type { KeyRing } from '../../oidc/key-ring.js';
+import type { Stores } from '../../stores.js';
+import type { SecurityLog } from '../../accounts/security-log.js';
+import type { Clock } from '../../time.js';
+
+/** A counter as the core sees it (prom-client's `Counter` fits). */
+export interface CounterPort<L extends string> {
+  inc(labels: Partial<Record<L, string>>, value?: number): void;
+}
+
+export interface OAuthDeps {
+  readonly stores: Stores;
+  readonly clock: Clock;
+  /** Signs id_tokens when `openid` was granted. */
+  readonly keys: KeyRing;
+  readonly settings: {
+    readonly baseUrl: string;
+    readonly accessTokenTtlSeconds: number;
+    readonly refreshTokenTtlSeconds: number;
+    /** REFRESH_REPLAY_SECONDS: the replay window of a rotated refresh token (`src/core/oauth/tokens/replay.ts`). */
+    readonly refreshReplaySeconds: number;
+    readonly codeTtlSeconds: number;
+  };
+  readonly metrics: {
+    readonly tokensIssued: CounterPort<'kind'>;
+    readonly tokensRevoked: CounterPort<'reason'>;
+  };
+  /** Approvals on the consent page go to the account's security log. */
+  readonly securityLog?: SecurityLog;
+  readonly audit: AuditSink;
+  /** Checks DPoP proofs (RFC 9449) at the token endpoint. */
+  readonly dpop: DpopVerifier;
+}

@@ -1,0 +1,99 @@
+/** Issuing an access token and a refresh token under a grant (seed table 2.1, INTERFACE section 2). */
+import { generateToken, hashSecret } from '../../credentials/formats.js';
+import { issueIdToken } from '../../oidc/id-token.js';
+import type { KeySet } from '../../oidc/key-ring.js';
+import type { User } from '../../accounts/ports.js';
+import type { Stores } from '../../stores.js';
+import type { Client, Grant, Succession } from '../ports.js';
+import { scopeList } from '../scopes.js';
+import { type Instant, LAST_USED_RESOLUTION_MS } from '../../time.js';
+import { siteUrls } from '../../urls.js';
+
+/** Everything the token response is built from; the route turns it into seed table 2.1's JSON. */
+export interface IssuedTokens {
+  accessToken: string;
+  refreshToken: string;
+  expiresIn: number;
+  /** The access token's scope, space separated. */
+  scope: string;
+  grant: Grant;
+  user: User;
+  client: Client;
+  issuedAt: Instant;
+  /** The nonce to put in an id_token: the authorization request's, and none on refresh (OIDC Core 12.2). */
+  nonce: string | null;
+  /** Signed when the granted scope includes `openid` (OIDC Core 3.1.3.3). */
+  idToken?: string;
+  /** The DPoP key both tokens are bound to (RFC 9449 5): `token_type` DPoP; `null`: Bearer. */
+  dpopJkt: string | null;
+}
+
+/**
+ * A refresh token being rotated: the new refresh token is stored as its successor, with the
+ * answer `seal` makes of the issuance for the replay window (`null`: none kept).
+ */
+export interface Rotation extends Omit<Succession, 'sealed'> {
+  seal(issued: IssuedTokens): string | null;
+}
+
+/**
+ * Stores a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
+ * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), both bound to
+ * `dpopJkt` when the request carried a DPoP proof (RFC 9449 5), marks the grant
+ * used (to the minute), and signs the id_token when `accessScope` has `openid` (OIDC Core 3.1.3.3,
+ * and 12.2 on refresh: without nonce, with the original auth_time). RFC 8707: the access token is
+ * for the resource the token request named, else the one the authorization named (`null`: no
+ * audience of its own); the refresh token keeps the authorization's. On refresh, `rotation` names
+ * the token replaced, and the new refresh token is recorded as its successor in the same write.
+ * Call it inside the transaction that consumed the code or the old refresh token: a signature that
+ * fails then rolls the consumption back, and the client can present the code again (issue 16).
+ */
+export async function issueTokens(
+  tx: Stores,
+  now: Instant,
+  settings: { baseUrl: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
+  keys: KeySet,
+  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null; resource: string | null },
+  rotation?: Rotation,
+): Promise<IssuedTokens> {
+  const accessToken = generateToken('access');
+  const refreshToken = generateToken('refresh');
+  const scopes = scopeList(issue.accessScope);
+  const idToken = scopes.includes('openid')
+    ? await issueIdToken(keys, siteUrls(settings.baseUrl), {
+      issuer: settings.baseUrl,
+      client: issue.client,
+      user: issue.user,
+      scopes,
+      nonce: issue.nonce,
+      authTime: issue.grant.authTime,
+      sid: issue.grant.sid,
+      amr: issue.grant.amr,
+      accessToken,
+      now,
+    })
+    : undefined;
+  const issued: IssuedTokens = {
+    accessToken,
+    refreshToken,
+    expiresIn: settings.accessTokenTtlSeconds,
+    scope: issue.accessScope,
+    grant: issue.grant,
+    user: issue.user,
+    client: issue.client,
+    issuedAt: now,
+    nonce: issue.nonce,
+    ...(idToken === undefined ? {} : { idToken }),
+    dpopJkt: issue.dpopJkt,
+  };
+  const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now, dpopJkt: issue.dpopJkt };
+  await tx.tokens.insertPair(
+    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000, resource: issue.resource ?? issue.grant.resource },
+    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000, resource: issue.grant.resource },
+    rotation && { tokenId: rotation.tokenId, tokenHash: rotation.tokenHash, sealed: rotation.seal(issued) },
+  );
+  // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.
+  const lastUse = issue.grant.lastUsedAt;
+  if (now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse) await tx.grants.touch(issue.grant.id, now);
+  return issued;
+}

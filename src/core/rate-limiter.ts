@@ -1,0 +1,26 @@
+/** Fixed-window counters, for every rate limit and the sign-in throttle. */
+import type { Instant } from './time.js';
+
+/** A fixed-window counter (rate limits and sign-in throttling), in memory or shared in Redis. */
+export interface RateLimiter {
+  /** Counts one hit on `key` and says whether it is within `limit` for the window. */
+  hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision>;
+  /**
+   * Takes back one hit on `key` in the window of `now` (never below zero): a sign-in is counted
+   * before its password is checked, so racing guesses cannot pass the limit, and a success is
+   * then taken back, so successes never count (INTERFACE section 4).
+   */
+  refund(key: string, windowSeconds: number, now: Instant): Promise<void>;
+  /** Where the counters live right now, for readiness: `degraded` is Redis unreachable, memory in use. */
+  state?(): RateLimiterState;
+}
+
+export type RateLimiterState = 'memory' | 'redis' | 'degraded';
+
+export interface RateLimitDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** When the window ends, epoch seconds. */
+  resetAt: number;
+}

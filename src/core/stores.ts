@@ -1,0 +1,56 @@
+/**
+ * What the core needs from the outside world, as small interfaces: each domain declares the ones
+ * it consumes in its own `ports.ts`, and `Stores` gathers them, over one connection or one
+ * transaction. Storage implements them over Kysely (src/storage/repositories); tests run one
+ * contract suite against every implementation. Lookups return `undefined` when nothing
+ * matches; they never throw for "not found".
+ */
+import type { PasskeyStore, PendingSignInStore, SecondFactorStore, SecurityEventStore, SessionStore, UserStore } from './accounts/ports.js';
+import type { PostStore } from './community/ports.js';
+import type { LeakedCredentialStore, OneTimeSecretStore, PersonalTokenStore, SealedColumnStore, ServerSecretStore } from './credentials/ports.js';
+import type { ClientStore, CodeStore, ConsentStore, DpopReplayStore, GrantStore, PushedAuthorizationRequestStore, TokenStore } from './oauth/ports.js';
+import type { KeyStore, LogoutDeliveryStore } from './oidc/ports.js';
+import type { Instant } from './time.js';
+
+export interface Page<T> {
+  items: T[];
+  total: number;
+}
+
+/** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
+export interface Housekeeping {
+  /**
+   * `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime).
+   * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
+   * `securityLogWindowMs`: how long the accounts' security log is kept.
+   */
+  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>>;
+}
+
+/** Every store, over one connection or one transaction. */
+export interface Stores {
+  users: UserStore;
+  posts: PostStore;
+  clients: ClientStore;
+  consents: ConsentStore;
+  grants: GrantStore;
+  codes: CodeStore;
+  tokens: TokenStore;
+  personalTokens: PersonalTokenStore;
+  keys: KeyStore;
+  sessions: SessionStore;
+  serverSecrets: ServerSecretStore;
+  sealedColumns: SealedColumnStore;
+  logoutDeliveries: LogoutDeliveryStore;
+  secondFactors: SecondFactorStore;
+  passkeys: PasskeyStore;
+  pendingSignIns: PendingSignInStore;
+  securityEvents: SecurityEventStore;
+  pushedRequests: PushedAuthorizationRequestStore;
+  leakedCredentials: LeakedCredentialStore;
+  dpopProofs: DpopReplayStore;
+  oneTimeSecrets: OneTimeSecretStore;
+  housekeeping: Housekeeping;
+  /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
+  transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
+}

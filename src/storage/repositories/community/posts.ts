@@ -1,0 +1,225 @@
+import { type Kysely, sql } from 'kysely';
+import { escapedText } from '../../../core/community/markdown.js';
+import type { Category, Comment, NewPost, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../../core/community/ports.js';
+import type { Page } from '../../../core/stores.js';
+import type { Instant } from '../../../core/time.js';
+import type { CompiledQueries } from '../../database.js';
+import type { Database } from '../../schema.js';
+import { isUniqueViolation } from '../errors.js';
+
+/**
+ * Posts with their author's name and their category's name, without the body: a list shows the
+ * excerpt made when the post was written, so a page of posts never reads 20,000-character bodies.
+ */
+function selectPosts(db: Kysely<Database>) {
+  return db.selectFrom('posts')
+    .innerJoin('categories', 'categories.id', 'posts.category_id')
+    .innerJoin('users', 'users.id', 'posts.author_id')
+    .select([
+      'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
+      'posts.title', 'posts.excerpt', 'posts.status', 'posts.like_count', 'posts.comment_count',
+      'posts.view_count', 'posts.created_at', 'posts.updated_at',
+    ]);
+}
+
+/**
+ * One page of an author's published posts, newest first, ties by id (INTERFACE section 7). The
+ * API pages by number, so the page's first post is found by skipping `offset` entries of the
+ * narrow index `posts_by_author` (four integers an entry; `status` is a parameter there, which
+ * keeps both planners on that index), and the page itself is then read by key from the covering
+ * index `posts_published_page` (migration 2026-11-23-0070), which holds every column shown, so
+ * no post row (with its body and HTML) is read. Skipping through the covering index instead, or
+ * joining every skipped entry, made page 500 of 500 twice as slow (docs/performance.md); reading
+ * the rows by id, as before, made the first page slower. `status` is a literal in the outer
+ * query, so both databases can prove the covering index's `status = 'published'` applies.
+ */
+const PUBLISHED = sql<'published'>`'published'`;
+const publishedPageByAuthor = (db: Kysely<Database>) => {
+  const first = db.selectFrom('posts').select(['created_at', 'id'])
+    .where('author_id', '=', 0).where('status', '=', 'published')
+    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(0);
+  return db.selectFrom('posts')
+    .innerJoin('categories', 'categories.id', 'posts.category_id')
+    .select([
+      'posts.id', 'posts.author_id', 'posts.category_id', 'categories.name as category_name',
+      'posts.title', 'posts.excerpt', PUBLISHED.as('status'), 'posts.like_count', 'posts.comment_count',
+      'posts.view_count', 'posts.created_at', 'posts.updated_at',
+    ])
+    .where('posts.author_id', '=', 0).where('posts.status', '=', PUBLISHED)
+    // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
+    .where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
+    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
+};
+/**
+ * The author's published posts, counted by triggers as they change (migration 2026-11-23-0080),
+ * not per page; and the author's name, read here once rather than joined to every post of the page.
+ */
+const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('users')
+  .select(['published_posts as n', 'username'])
+  .where('id', '=', 0);
+
+export class KyselyPostStore implements PostStore {
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
+
+  private selectPosts() {
+    return selectPosts(this.db);
+  }
+
+  async ensureCategory(name: string): Promise<Category> {
+    const key = name.trim().toLowerCase();
+    const existing = await this.db.selectFrom('categories').select(['id', 'name']).where('name_key', '=', key).executeTakeFirst();
+    if (existing) return existing;
+    try {
+      return await this.db.insertInto('categories').values({ name: name.trim(), name_key: key })
+        .returning(['id', 'name']).executeTakeFirstOrThrow();
+    } catch (error) {
+      // Another writer created it between our read and write: theirs is the one.
+      if (!isUniqueViolation(error)) throw error;
+      return this.db.selectFrom('categories').select(['id', 'name']).where('name_key', '=', key).executeTakeFirstOrThrow();
+    }
+  }
+
+  listCategories(): Promise<Category[]> {
+    return this.db.selectFrom('categories').select(['id', 'name']).orderBy('name').execute();
+  }
+
+  async create(post: NewPost, now: Instant): Promise<Post> {
+    const { id } = await this.db.insertInto('posts').values({
+      author_id: post.authorId,
+      category_id: post.categoryId,
+      title: post.title,
+      body: post.body,
+      excerpt: post.excerpt,
+      body_html: post.bodyHtml,
+      status: post.status,
+      like_count: post.likeCount ?? 0,
+      comment_count: post.commentCount ?? 0,
+      view_count: post.viewCount ?? 0,
+      created_at: now,
+      updated_at: now,
+    }).returning('id').executeTakeFirstOrThrow();
+    return (await this.findById(id))!;
+  }
+
+  async findById(id: number): Promise<Post | undefined> {
+    const row = await this.selectPosts().select(['posts.body', 'posts.body_html']).where('posts.id', '=', id).executeTakeFirst();
+    // Null only between a migration and its fill step: the body as escaped text meanwhile.
+    return row && { ...toPostSummary(row), body: row.body, bodyHtml: row.body_html ?? escapedText(row.body) };
+  }
+
+  async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
+    const [{ rows }, count] = await Promise.all([
+      this.queries.execute(this.db, publishedPageByAuthor, [authorId, authorId, 'published', 1, offset, limit]),
+      this.queries.first(this.db, publishedCountByAuthor, [authorId]),
+    ]);
+    // An author whose account row is gone has no posts left either (they go with it).
+    if (count === undefined) return { items: [], total: 0 };
+    return { items: rows.map((row) => toPostOf(row, count.username)), total: Number(count.n) };
+  }
+
+  async listDraftsByAuthor(authorId: number): Promise<PostSummary[]> {
+    const rows = await this.selectPosts()
+      .where('posts.author_id', '=', authorId).where('posts.status', '=', 'draft')
+      .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').execute();
+    return rows.map(toPostSummary);
+  }
+
+  async listRecentPublished(limit: number): Promise<PostSummary[]> {
+    const rows = await this.selectPosts().where('posts.status', '=', 'published')
+      .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(limit).execute();
+    return rows.map(toPostSummary);
+  }
+
+  async edit(id: number, authorId: number, edit: PostEdit, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('posts').set({
+      category_id: edit.categoryId,
+      title: edit.title,
+      body: edit.body,
+      body_html: edit.bodyHtml,
+      excerpt: edit.excerpt,
+      ...(edit.publish ? {
+        status: 'published',
+        // A draft is dated when it is published; a published post keeps its date.
+        created_at: sql<number>`case when status = 'draft' then ${now} else created_at end`,
+      } : {}),
+      updated_at: now,
+    }).where('id', '=', id).where('author_id', '=', authorId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async publish(id: number, authorId: number, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('posts').set({ status: 'published', created_at: now, updated_at: now })
+      .where('id', '=', id).where('author_id', '=', authorId).where('status', '=', 'draft').executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async delete(id: number, authorId: number): Promise<boolean> {
+    // Its comments and likes go with it (`on delete cascade`, migration 2026-11-22-0001).
+    const result = await this.db.deleteFrom('posts').where('id', '=', id).where('author_id', '=', authorId).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
+  }
+
+  async countView(postId: number): Promise<void> {
+    await this.db.updateTable('posts').set({ view_count: sql`view_count + 1` }).where('id', '=', postId).execute();
+  }
+
+  like(postId: number, userId: number, now: Instant): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const inserted = await trx.insertInto('post_likes').values({ post_id: postId, user_id: userId, created_at: now })
+        .onConflict((oc) => oc.columns(['post_id', 'user_id']).doNothing()).executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+      await trx.updateTable('posts').set({ like_count: sql`like_count + 1` }).where('id', '=', postId).execute();
+      return true;
+    });
+  }
+
+  addComment(postId: number, authorId: number, body: string, now: Instant): Promise<Comment> {
+    return this.db.transaction().execute(async (trx) => {
+      const { id } = await trx.insertInto('comments')
+        .values({ post_id: postId, author_id: authorId, body, created_at: now })
+        .returning('id').executeTakeFirstOrThrow();
+      await trx.updateTable('posts').set({ comment_count: sql`comment_count + 1` }).where('id', '=', postId).execute();
+      const author = await trx.selectFrom('users').select('username').where('id', '=', authorId).executeTakeFirstOrThrow();
+      return { id, postId, authorId, authorUsername: author.username, body, createdAt: now };
+    });
+  }
+
+  async listComments(postId: number): Promise<Comment[]> {
+    const rows = await this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
+      .select(['comments.id', 'comments.post_id', 'comments.author_id', 'users.username', 'comments.body', 'comments.created_at'])
+      .where('comments.post_id', '=', postId).orderBy('comments.created_at').orderBy('comments.id').execute();
+    return rows.map((r) => ({
+      id: r.id, postId: r.post_id, authorId: r.author_id, authorUsername: r.username, body: r.body, createdAt: r.created_at,
+    }));
+  }
+}
+
+type PostRow = {
+  id: number; author_id: number; category_id: number; category_name: string; title: string;
+  excerpt: string | null; status: string; like_count: number; comment_count: number; view_count: number;
+  created_at: number; updated_at: number;
+};
+
+/** A row of `selectPosts`, which joins the author's name. */
+function toPostSummary(row: PostRow & { username: string }): PostSummary {
+  return toPostOf(row, row.username);
+}
+
+function toPostOf(row: PostRow, authorUsername: string): PostSummary {
+  return {
+    id: row.id,
+    authorId: row.author_id,
+    authorUsername,
+    categoryId: row.category_id,
+    categoryName: row.category_name,
+    title: row.title,
+    // Null only between a migration and its fill step (see schema.ts): shown as no excerpt.
+    excerpt: row.excerpt ?? '',
+    status: row.status as PostStatus,
+    likeCount: row.like_count,
+    commentCount: row.comment_count,
+    viewCount: row.view_count,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}

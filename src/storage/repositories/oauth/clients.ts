@@ -1,0 +1,107 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Client, ClientStatus, ClientStore, ClientType, NewClient } from '../../../core/oauth/ports.js';
+import type { IdTokenAlg } from '../../../core/oidc/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
+import type { ClientsTable, Database } from '../../schema.js';
+
+function toClient(row: Selectable<ClientsTable>): Client {
+  return {
+    clientId: row.client_id,
+    name: row.name,
+    description: row.description,
+    homepageUrl: row.homepage_url,
+    ownerId: row.owner_id,
+    type: row.type as ClientType,
+    redirectUris: JSON.parse(row.redirect_uris) as string[],
+    allowedScopes: row.allowed_scopes === '' ? [] : row.allowed_scopes.split(' '),
+    status: row.status as ClientStatus,
+    secretHash: row.secret_hash,
+    idTokenAlg: row.id_token_alg as IdTokenAlg,
+    postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+    backchannelLogoutUri: row.backchannel_logout_uri,
+    requirePushedAuthorizationRequests: Boolean(row.require_pushed_authorization_requests),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+const clientById = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where('client_id', '=', '');
+const clientsByIds = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where(keyIsAnyOf('client_id'));
+/** Every authorization request and token request looks its client up, then writes: see `CompiledQueries.lookup` (not remembered). */
+const clientLookup = { one: clientById, many: clientsByIds, keyOf: (row: { client_id: string }) => row.client_id };
+
+export class KyselyClientStore implements ClientStore {
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
+
+  async create(client: NewClient, now: Instant): Promise<Client> {
+    const row = await this.db.insertInto('clients').values({
+      client_id: client.clientId,
+      name: client.name,
+      description: client.description,
+      homepage_url: client.homepageUrl,
+      owner_id: client.ownerId,
+      type: client.type,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      allowed_scopes: client.allowedScopes.join(' '),
+      status: 'active',
+      secret_hash: client.secretHash,
+      id_token_alg: client.idTokenAlg,
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+      backchannel_logout_uri: client.backchannelLogoutUri ?? null,
+      require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+      created_at: now,
+      updated_at: now,
+    }).returningAll().executeTakeFirstOrThrow();
+    return toClient(row);
+  }
+
+  async findById(clientId: string): Promise<Client | undefined> {
+    const row = await this.queries.lookup(this.db, clientId, clientLookup);
+    return row && toClient(row);
+  }
+
+  async listByOwner(ownerId: number): Promise<Client[]> {
+    const rows = await this.db.selectFrom('clients').selectAll().where('owner_id', '=', ownerId)
+      .orderBy('created_at').orderBy('client_id').execute();
+    return rows.map(toClient);
+  }
+
+  async listAll(): Promise<Client[]> {
+    const rows = await this.db.selectFrom('clients').selectAll().orderBy('created_at').orderBy('client_id').execute();
+    return rows.map(toClient);
+  }
+
+  async setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients').set({ secret_hash: secretHash, updated_at: now })
+      .where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now })
+      .where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ post_logout_redirect_uris: JSON.stringify(uris.postLogoutRedirectUris), backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now })
+      .where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ require_pushed_authorization_requests: required ? 1 : 0, updated_at: now })
+      .where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined> {
+    const row = await this.db.updateTable('clients').set({ status, updated_at: now })
+      .where('client_id', '=', clientId).returningAll().executeTakeFirst();
+    return row && toClient(row);
+  }
+}

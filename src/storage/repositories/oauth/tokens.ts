@@ -1,0 +1,197 @@
+import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { ReplayCandidate } from '../../../core/oauth/tokens/replay.js';
+import type { BearerRecord, GrantWithUser, IssuedToken, NewIssuedToken, RefreshToken, Succession, TokenStore } from '../../../core/oauth/ports.js';
+import type { Instant } from '../../../core/time.js';
+import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
+import type { AccessTokensTable, Database, RefreshTokensTable } from '../../schema.js';
+import { consumeWithGrant, consumedWithGrant } from './grants.js';
+import { USER_COLUMNS, toUser } from '../accounts/users.js';
+
+function toIssued(row: Selectable<AccessTokensTable>): IssuedToken {
+  return {
+    id: row.id,
+    tokenHash: row.token_hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scope: row.scope,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
+    dpopJkt: row.dpop_jkt,
+    resource: row.resource,
+  };
+}
+
+function toRefresh(row: Selectable<RefreshTokensTable>): RefreshToken {
+  return { ...toIssued(row), usedAt: row.used_at };
+}
+
+const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0, dpopJkt: '', resource: '' };
+
+/** The columns of a new token, in the order of the compiled inserts' parameters. */
+function values(token: NewIssuedToken) {
+  return {
+    token_hash: token.tokenHash,
+    grant_id: token.grantId,
+    client_id: token.clientId,
+    user_id: token.userId,
+    scope: token.scope,
+    created_at: token.createdAt,
+    expires_at: token.expiresAt,
+    dpop_jkt: token.dpopJkt ?? null,
+    resource: token.resource ?? null,
+  };
+}
+
+/**
+ * The bearer lookup of every API request: one indexed read that joins grant, client and the
+ * user's row (which `/me` answers with); `accessBearer` for one token, `accessBearers` for many
+ * (see `CompiledQueries.lookup`).
+ */
+function bearerColumns(db: Kysely<Database>) {
+  return db.selectFrom('access_tokens as t')
+    .innerJoin('grants as g', 'g.id', 't.grant_id')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .innerJoin('clients as c', 'c.client_id', 't.client_id')
+    .select(USER_COLUMNS.map((column) => `u.${column}` as const))
+    .select([
+      't.token_hash', 't.id as token_id', 't.grant_id', 't.client_id', 't.scope', 't.expires_at',
+      't.revoked_at', 't.dpop_jkt', 't.resource', 'g.revoked_at as grant_revoked_at', 'c.status as client_status',
+    ]);
+}
+const accessBearer = (db: Kysely<Database>) => bearerColumns(db).where('t.token_hash', '=', '');
+const accessBearers = (db: Kysely<Database>) => bearerColumns(db).where(keyIsAnyOf('t.token_hash'));
+const bearerLookup = { one: accessBearer, many: accessBearers, keyOf: (row: { token_hash: string }) => row.token_hash, remember: true } as const;
+
+const insertAccess = (db: Kysely<Database>) => db.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
+const insertRefresh = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN)).returningAll();
+const consumeRefresh = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
+  .where('token_hash', '=', '').where('used_at', 'is', null).where('revoked_at', 'is', null).returningAll();
+const refreshConsumption = consumedWithGrant(consumeRefresh);
+/**
+ * One statement: the rotated token's successor and sealed answer are written, and the sealed
+ * answer of the token it succeeded (the row naming it as successor) is erased, since it has now
+ * been used (INTERFACE section 11). Parameters: id, successor hash, id, sealed answer, id, token hash.
+ */
+const recordSuccessor = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({
+  successor_hash: sql`case when id = ${0} then cast(${''} as text) else successor_hash end`,
+  replay_sealed: sql`case when id = ${0} then cast(${null} as text) else null end`,
+}).where((eb) => eb.or([eb('id', '=', 0), eb('successor_hash', '=', '')]));
+/** Both tokens of an issuance in one statement (PostgreSQL): the access token's columns come first. */
+const insertPair = (db: Kysely<Database>) => db
+  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
+  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+/**
+ * A rotation's writes after the consuming one, in one statement (PostgreSQL): the succession
+ * (`recordSuccessor`'s six parameters), then the access token's columns, then the refresh
+ * token's. The statement's parts see one snapshot, so the update cannot touch the row inserted.
+ */
+const insertPairSucceeding = (db: Kysely<Database>) => db
+  .with('succession', () => recordSuccessor(db))
+  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
+  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+
+function successionParameters(refresh: NewIssuedToken, succeeds: Succession): unknown[] {
+  const { tokenId, tokenHash, sealed } = succeeds;
+  return [tokenId, refresh.tokenHash, tokenId, sealed, tokenId, tokenHash];
+}
+
+export class KyselyTokenStore implements TokenStore {
+  constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
+
+  async insertAccess(token: NewIssuedToken): Promise<IssuedToken> {
+    const row = await this.queries.first(this.db, insertAccess, Object.values(values(token)));
+    return toIssued(row!);
+  }
+
+  async insertRefresh(token: NewIssuedToken): Promise<RefreshToken> {
+    const row = await this.queries.first(this.db, insertRefresh, Object.values(values(token)));
+    return toRefresh(row!);
+  }
+
+  async insertPair(access: NewIssuedToken, refresh: NewIssuedToken, succeeds?: Succession): Promise<void> {
+    const tokens = [...Object.values(values(access)), ...Object.values(values(refresh))];
+    if (this.queries.writesCombine) {
+      if (succeeds) await this.queries.execute(this.db, insertPairSucceeding, [...successionParameters(refresh, succeeds), ...tokens]);
+      else await this.queries.execute(this.db, insertPair, tokens);
+      return;
+    }
+    await this.insertAccess(access);
+    await this.insertRefresh(refresh);
+    if (succeeds) await this.queries.execute(this.db, recordSuccessor, successionParameters(refresh, succeeds));
+  }
+
+  async findAccess(tokenHash: string): Promise<IssuedToken | undefined> {
+    const row = await this.db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    return row && toIssued(row);
+  }
+
+  async findRefresh(tokenHash: string): Promise<RefreshToken | undefined> {
+    const row = await this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    return row && toRefresh(row);
+  }
+
+  async findAccessBearer(tokenHash: string): Promise<BearerRecord | undefined> {
+    const row = await this.queries.lookup(this.db, tokenHash, bearerLookup);
+    if (!row) return undefined;
+    // A deactivated client ends its tokens at once (INTERFACE section 2), like a revoked grant.
+    const revokedAt = row.revoked_at ?? row.grant_revoked_at ?? (row.client_status === 'active' ? null : row.expires_at);
+    return {
+      tokenId: row.token_id,
+      user: toUser(row),
+      clientId: row.client_id,
+      grantId: row.grant_id,
+      scope: row.scope,
+      expiresAt: row.expires_at,
+      revokedAt,
+      dpopJkt: row.dpop_jkt,
+      resource: row.resource,
+    };
+  }
+
+  async consumeRefresh(tokenHash: string, now: Instant): Promise<{ token: RefreshToken; granted: GrantWithUser | undefined } | undefined> {
+    // One conditional write: of racing rotations only the first changes the row (RFC 9700 4.14.2).
+    const consumed = await consumeWithGrant(this.db, this.queries, refreshConsumption, [now, tokenHash]);
+    return consumed && { token: toRefresh(consumed.row), granted: consumed.granted };
+  }
+
+  async findReplay(tokenHash: string): Promise<ReplayCandidate | undefined> {
+    const row = await this.db.selectFrom('refresh_tokens as o')
+      .leftJoin('refresh_tokens as s', 's.token_hash', 'o.successor_hash')
+      .selectAll('o')
+      .select(['s.id as successor_id', 's.used_at as successor_used_at', 's.revoked_at as successor_revoked_at'])
+      .where('o.token_hash', '=', tokenHash).executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      token: toRefresh(row),
+      sealed: row.replay_sealed,
+      successor: row.successor_id === null ? undefined : { usedAt: row.successor_used_at, revokedAt: row.successor_revoked_at },
+    };
+  }
+
+  async revokeAccess(tokenHash: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('access_tokens').set({ revoked_at: now })
+      .where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async revokeByGrant(grantId: number, now: Instant): Promise<number> {
+    if (this.queries.writesCombine) {
+      // PostgreSQL: the family's refresh tokens are taken newest first, the order a rotation takes
+      // them in (the token it consumes, then its predecessor, whose sealed answer it erases), so a
+      // revocation racing a rotation waits for it instead of deadlocking with it (which the scan
+      // order of a plain UPDATE allows), and the UPDATE below, a statement of its own, sees the
+      // successor that rotation committed meanwhile and ends it too.
+      await this.db.selectFrom('refresh_tokens').select('id')
+        .where('grant_id', '=', grantId).where('revoked_at', 'is', null).orderBy('id', 'desc').forUpdate().execute();
+    }
+    const [access, refresh] = await Promise.all([
+      this.db.updateTable('access_tokens').set({ revoked_at: now })
+        .where('grant_id', '=', grantId).where('revoked_at', 'is', null).executeTakeFirst(),
+      this.db.updateTable('refresh_tokens').set({ revoked_at: now })
+        .where('grant_id', '=', grantId).where('revoked_at', 'is', null).executeTakeFirst(),
+    ]);
+    return Number(access.numUpdatedRows) + Number(refresh.numUpdatedRows);
+  }
+}
