@@ -104,12 +104,21 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
     assert.ok(await refusals(t, 'introspect', 'client-auth-client') >= 2);
   });
 
-  test('pushes of one client are refused with 429 past the limit a minute, from any address', async () => {
-    const c = await newClient(t, { type: 'public' });
+  test('pushes of one confidential client are refused with 429 past the limit a minute, from any address', async () => {
+    const c = await newClient(t);
     for (let i = 0; i < 3; i++) assert.equal((await pushFor(t, c, newAddress())).status, 201);
     const counted = await refusals(t, 'par', 'push-client');
     await assertRateLimited(await pushFor(t, c, newAddress()), 'push-client');
     assert.equal(await refusals(t, 'par', 'push-client'), counted + 1);
+  });
+
+  test('pushes for a public client from other addresses never use up its pushes: they count per address only', async () => {
+    const c = await newClient(t, { type: 'public' });
+    for (const address of [newAddress(), newAddress()]) {
+      for (let i = 0; i < 3; i++) assert.equal((await pushFor(t, c, address)).status, 201);
+      await assertRateLimited(await pushFor(t, c, address), 'push-address');
+    }
+    assert.equal((await pushFor(t, c, newAddress())).status, 201, 'the app\'s own users, from their own address');
   });
 
   test('pushes of public clients from one address are refused with 429 past the limit a minute; a confidential client\'s are counted per client only', async () => {
@@ -146,7 +155,7 @@ describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRe
     });
 
     test('two instances sharing one Redis count one client\'s pushes together', async () => {
-      const c = await newClient(apps[0]!, { type: 'public' });
+      const c = await newClient(apps[0]!);
       for (let i = 0; i < 3; i++) assert.equal((await pushFor(apps[i % 2]!, c, newAddress())).status, 201, `push ${i}`);
       await assertRateLimited(await pushFor(apps[1]!, c, newAddress()), 'push-client');
     });

@@ -9,8 +9,8 @@
  *   client is past its own limit, an address that fails for it is refused for that client until
  *   the window ends: someone sending wrong secrets for a client never locks out the app itself,
  *   which does not fail, and a guesser spread over many addresses gets one guess per address.
- * - pushes, counted per client (all) and per address (those of public clients, which anyone can
- *   make with a client_id: a confidential client's pushes are its own backend's) in windows of
+ * - pushes, counted per client for a confidential client (its own backend's) and per address for
+ *   a public client (which anyone can push for with its client_id), in windows of
  *   `PUSH_WINDOW_SECONDS`.
  * A refusal is 429 `rate_limited` in the endpoints' JSON shape (RFC 6749 5.2) with `Retry-After`
  * and the IETF RateLimit fields. Counters live in the limiter (shared by every instance with
@@ -101,11 +101,18 @@ export class OAuthEndpointLimits {
     }
   }
 
-  /** Counts a push of `client` (authenticated) from `address`; throws 429 past either limit. */
+  /**
+   * Counts a push of `client` (authenticated) from `address`; throws 429 past its limit. A
+   * confidential client's pushes come from its own servers and count per client. Anyone can push
+   * for a public client with its client_id alone, so its pushes count per address only: counted
+   * per client, two addresses at the address limit would lock every user of the app out.
+   */
   async admitPush(client: Client, address: string, now: Instant): Promise<void> {
-    const byClient = await this.limiter.hit(`par:client:${client.clientId}`, this.settings.pushesPerMinutePerClient, PUSH_WINDOW_SECONDS, now);
-    if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
-    if (client.type !== 'public') return;
+    if (client.type !== 'public') {
+      const byClient = await this.limiter.hit(`par:client:${client.clientId}`, this.settings.pushesPerMinutePerClient, PUSH_WINDOW_SECONDS, now);
+      if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
+      return;
+    }
     const byAddress = await this.limiter.hit(`par:address:${addressKey(address)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
     if (!byAddress.allowed) this.refuse('par', 'push-address', byAddress.resetAt, now);
   }

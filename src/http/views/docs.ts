@@ -542,7 +542,7 @@ ${libraryErrorsSection(base, api)}
 <tr><td>API requests</td><td>${perMinute} per minute per token (an access token or a personal token), across all our servers. The minute windows start on the full minute.</td></tr>
 <tr><td>Unknown, expired or revoked tokens</td><td>At least ${MIN_FAILURES_PER_ADDRESS} per minute per client address; past that the address gets 429 for every request until the minute ends.</td></tr>
 <tr><td>Failed client authentications (token, PAR, revocation, introspection)</td><td>${settings.clientAuthFailuresPerAddress} per ${CLIENT_AUTH_WINDOW_SECONDS / 60} minutes per client address, whatever the app; past ${settings.clientAuthFailuresPerClient} for one app, each address that fails for it is refused for that app until the window ends. Successful requests never count. Refused: 429 <code>rate_limited</code> with <code>Retry-After</code>, the right secret included.</td></tr>
-<tr><td>Pushed authorization requests</td><td>${settings.pushesPerMinutePerClient} per minute per app; for public apps also ${settings.pushesPerMinutePerAddress} per minute per client address.</td></tr>
+<tr><td>Pushed authorization requests</td><td>${settings.pushesPerMinutePerClient} per minute per confidential app; for public apps ${settings.pushesPerMinutePerAddress} per minute per client address.</td></tr>
 <tr><td>Page size</td><td>Default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.</td></tr>
 <tr><td>Authorization code</td><td>${settings.codeTtlSeconds} seconds, single use.</td></tr>
 <tr><td>Access token</td><td>${settings.accessTokenTtlSeconds} seconds.</td></tr>
