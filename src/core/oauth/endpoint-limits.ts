@@ -19,7 +19,7 @@
  */
 import { addressKey } from '../addresses.js';
 import { OAuthError } from '../errors.js';
-import { rateLimitField, rateLimitPolicyField } from '../rate-limit-fields.js';
+import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Instant } from '../time.js';
 import type { ClientCredentials } from './client-auth.js';
@@ -146,13 +146,11 @@ export class OAuthEndpointLimits {
   /** 429 with `Retry-After` and the RateLimit fields: nothing left until the window ends. */
   private refuse(endpoint: ClientEndpoint, limit: OAuthLimit, resetAt: number, now: Instant): never {
     this.refusals.inc({ endpoint, scope: limit });
-    const seconds = Math.max(1, resetAt - Math.floor(now / 1000));
     const window = limit.startsWith('push') ? PUSH_WINDOW_SECONDS : CLIENT_AUTH_WINDOW_SECONDS;
     throw new OAuthError('rate_limited', DESCRIPTIONS[limit], {
       headers: {
-        'retry-after': String(seconds),
+        ...throttledHeaders(limit, resetAt - Math.floor(now / 1000)),
         'ratelimit-policy': rateLimitPolicyField({ name: limit, quota: this.quota(limit), windowSeconds: window }),
-        ratelimit: rateLimitField(limit, 0, seconds),
       },
     });
   }
