@@ -33,3 +33,11 @@ test('the order: ui_locales, the saved language, the cookie, Accept-Language, En
   assert.equal(chooseLocale({ acceptLanguage: 'zh-HK', cookie: 'klingon' }), 'zh-TW');
   assert.equal(chooseLocale({}), 'en');
 });
+
+test('the untranslated-English check finds an English sentence and passes Chinese with proper nouns', async () => {
+  const { englishSentences } = await import('./untranslated.js');
+  assert.deepEqual(englishSentences('<p>登录以继续使用 <strong>Demo App</strong></p>'), []);
+  assert.deepEqual(englishSentences('<p>请输入密码</p><p>Forgot your password?</p><code>curl -H x y</code>'), ['Forgot your password']);
+  assert.deepEqual(englishSentences('<p>授权 Very Nice App 访问</p>', ['Very Nice App']), []);
+  assert.deepEqual(englishSentences('<input placeholder="Your name here">'), ['Your name here']);
+});
