@@ -89,10 +89,14 @@ forEachDatabase('client authentication under a burst', (database) => {
     // counter in Redis); a failure past the limit answers 429, so the answers cannot tell it.
     const failedChecks = Number(await redis.get(`svc:rl:client-auth:address:${addressKey(address)}:${windowStart}`));
     t.diagnostic(`of ${BURST} wrong secrets at once, ${failedChecks} were checked; ${statuses.filter((s) => s === 401).length} answered 401`);
-    assert.equal(server.output().includes('Redis unreachable'), false, `Redis answered throughout: ${server.output()}`);
-    // Each check holds its place in the address's count from before it starts, and a failure
-    // never gives it back, so no interleaving lets more through.
-    assert.ok(failedChecks <= FAILURES_PER_ADDRESS + CLIENT_AUTH_CHECKS_ALLOWANCE, `${failedChecks} checks`);
+    // A loaded machine can keep the service from reading Redis's answers within its command
+    // timeout; it then counts in its memory until Redis is back, and a check admitted by either
+    // store can end counted in Redis: each store holds the bound on its own.
+    const stores = server.output().includes('Redis unreachable') ? 2 : 1;
+    if (stores === 2) t.diagnostic('Redis was taken for unreachable during the burst: the bound is doubled');
+    // Each check holds its place in the count from before it starts, and a failure never gives it
+    // back, so no interleaving lets more through.
+    assert.ok(failedChecks <= stores * (FAILURES_PER_ADDRESS + CLIENT_AUTH_CHECKS_ALLOWANCE), `${failedChecks} checks`);
     assert.equal((await burst(port, 1, formRequest(port, '/api/oauth/introspect', { token: 'anything', client_id: clientId, client_secret: secret }, address)))[0], 429,
       'the right secret after the burst');
   });

@@ -9,9 +9,9 @@
  *   client is past its own limit, an address that fails for it is refused for that client until
  *   the window ends: someone sending wrong secrets for a client never locks out the app itself,
  *   which does not fail, and a guesser spread over many addresses gets one guess per address.
- * - checks under way, per address: each check is counted before it runs and given back unless it
- *   fails, past failures-per-address + `CLIENT_AUTH_CHECKS_ALLOWANCE` the request is refused
- *   before any lookup. Failures are known only once checked, so without this a burst sent at once
+ * - checks failed or under way, per address: each check is counted before it runs and given back
+ *   unless it fails; past failures-per-address + `CLIENT_AUTH_CHECKS_ALLOWANCE` a request is
+ *   refused before any lookup. Failures are known only once checked, so without this a burst sent at once
  *   was checked whole before its first failures were counted (issue 30).
  * - pushes, counted per client for a confidential client (its own backend's) and per address for
  *   a public client (which anyone can push for with its client_id), in windows of
