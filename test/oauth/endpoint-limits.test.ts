@@ -3,12 +3,17 @@
  * introspection) and of pushed authorization requests (`src/core/oauth/endpoint-limits.ts`): failed client
  * authentications per address and per client, pushes per client and per address; a refusal is
  * 429 `rate_limited` in OAuth's JSON shape with `Retry-After` and the RateLimit fields.
- * Addresses come from X-Forwarded-For (TRUST_PROXY=1), a new one per test.
+ * Addresses come from X-Forwarded-For (TRUST_PROXY=1), a new one per test. Checks under way at
+ * once are held in the test (`OAuthEndpointLimits` on its own); a real burst against the compiled
+ * service is in client-auth-burst.test.ts.
  */
 import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { CLIENT_AUTH_WINDOW_SECONDS } from '../../src/core/oauth/endpoint-limits.js';
+import { OAuthError } from '../../src/core/errors.js';
+import { CLIENT_AUTH_CHECKS_ALLOWANCE, CLIENT_AUTH_WINDOW_SECONDS, OAuthEndpointLimits } from '../../src/core/oauth/endpoint-limits.js';
+import type { RateLimiter } from '../../src/core/rate-limiter.js';
+import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
@@ -161,3 +166,69 @@ describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRe
     });
   });
 });
+
+/** A check the test ends when it chooses: `succeed` or `fail` (with `invalid_client`). */
+function heldCheck() {
+  let succeed!: () => void;
+  let fail!: () => void;
+  const done = new Promise<string>((resolve, reject) => {
+    succeed = () => resolve('authenticated');
+    fail = () => reject(new OAuthError('invalid_client', 'wrong secret'));
+  });
+  return { done, succeed, fail };
+}
+
+/** Lets every hit in flight reach the limiter and come back (Redis answers in another turn). */
+async function settled(started: () => number, expected: number): Promise<void> {
+  while (started() < expected) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Promise<void> }, skip: string | false) {
+  describe(`checks of client secrets under way at once [${name}]`, { skip }, () => {
+    const settings = { clientAuthFailuresPerAddress: 3, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
+    const quota = 3 + CLIENT_AUTH_CHECKS_ALLOWANCE;
+    const credentials = { bodyClientId: 'client', bodySecret: 'secret' };
+
+    test('checks from one address past its failures plus the allowance, under way at once, are refused with 429 before the check; one that succeeds gives its place back, one that fails keeps it', async () => {
+      const limiter = make();
+      const limits = new OAuthEndpointLimits(limiter, settings, { inc: () => {} });
+      const address = newAddress();
+      const now = Date.UTC(2026, 10, 24, 8, 1, 0);
+      let started = 0;
+      const check = (held: ReturnType<typeof heldCheck>) => limits.authenticating('token', address, credentials, now, () => { started += 1; return held.done; });
+      /** A wrong secret checked at once: what a refused request would have met. */
+      const wrongSecret = () => limits.authenticating('token', address, credentials, now, () => { started += 1; return Promise.reject(new OAuthError('invalid_client', 'wrong secret')); })
+        .catch((error: unknown) => error as OAuthError);
+      try {
+        const held = Array.from({ length: quota }, heldCheck);
+        const running = held.map((h) => check(h).catch((error: unknown) => error));
+        await settled(() => started, quota);
+
+        const refused = await wrongSecret();
+        assert.equal(refused.code, 'rate_limited');
+        assert.equal(started, quota, 'the refused request was not checked');
+        assert.equal(refused.headers['ratelimit-policy'], `"client-auth-checks";q=${quota};w=${CLIENT_AUTH_WINDOW_SECONDS}`);
+        assert.equal(refused.headers.ratelimit, `"client-auth-checks";r=0;t=${refused.headers['retry-after']}`);
+
+        held[0]!.fail();
+        assert.equal((await running[0] as OAuthError).code, 'invalid_client');
+        assert.equal((await wrongSecret()).code, 'rate_limited', 'a failure keeps its place');
+
+        held[1]!.succeed();
+        assert.equal(await running[1], 'authenticated');
+        const next = heldCheck();
+        const admitted = check(next);
+        await settled(() => started, quota + 1);
+        next.succeed();
+        assert.equal(await admitted, 'authenticated', 'the place a success gave back');
+        for (const h of held.slice(2)) h.succeed();
+        await Promise.all(running);
+      } finally {
+        await limiter.close?.();
+      }
+    });
+  });
+}
+
+checksUnderWay('memory', () => new MemoryRateLimiter(), false);
+checksUnderWay('redis', () => new RedisRateLimiter({ url: redisUrl!, keyPrefix: uniqueKeyPrefix() }), skipWithoutRedis);
