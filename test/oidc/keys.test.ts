@@ -66,8 +66,8 @@ forEachDatabase('OpenID Connect keys and discovery', (database) => {
   after(() => t.close());
 
   const sign = async (alg: 'RS256' | 'ES256', accessToken = 'svco_example') =>
-    issueIdToken(await t.deps.keys.keySet(), siteUrls(t.baseUrl), {
-      issuer: t.baseUrl, client: { clientId: 'client-1', idTokenAlg: alg }, user: { id: 42, username: 'ann' },
+    issueIdToken(await t.deps.keys.keySet(), { urls: siteUrls(t.baseUrl), timeZone: 'Asia/Shanghai' }, {
+      issuer: t.baseUrl, client: { clientId: 'client-1', idTokenAlg: alg }, user: { id: 42, username: 'ann', nickname: 'ann', language: null, timeZone: null },
       scopes: ['openid', 'profile:read'], nonce: 'n-0S6', authTime: t.clock.now() - 60_000, accessToken, now: t.clock.now(),
     });
 
@@ -245,8 +245,8 @@ forEachDatabase('signing keys at rest (KEYS_SECRET)', (database) => {
         assert.match(row.private_jwk, /^enc:v2:/);
         assert.doesNotMatch(row.private_jwk, /"d"/);
       }
-      const token = await issueIdToken(await t.deps.keys.keySet(), siteUrls(t.baseUrl), {
-        issuer: t.baseUrl, client: { clientId: 'c', idTokenAlg: 'ES256' }, user: { id: 1, username: 'x' },
+      const token = await issueIdToken(await t.deps.keys.keySet(), { urls: siteUrls(t.baseUrl), timeZone: 'Asia/Shanghai' }, {
+        issuer: t.baseUrl, client: { clientId: 'c', idTokenAlg: 'ES256' }, user: { id: 1, username: 'x', nickname: 'x', language: null, timeZone: null },
         scopes: ['openid'], nonce: null, authTime: t.clock.now(), accessToken: 'a', now: t.clock.now(),
       });
       const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(`${t.baseUrl}/.well-known/jwks.json`)), { currentDate: new Date(t.clock.now()) });

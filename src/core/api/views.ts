@@ -26,7 +26,7 @@ export const DEFAULT_PAGE_INDEX = 0;
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 50;
 
-/** Seed table 2.2. */
+/** Seed table 2.2; `username` is its "Display name", the nickname (INTERFACE section 12). */
 export interface Profile {
   id: number;
   username: string;
@@ -73,7 +73,9 @@ export interface ServiceInfo {
 export function profileOf(user: User, urls: SiteUrls): Profile {
   return {
     id: user.id,
-    username: user.username,
+    // Seed 2.2 calls this field the display name and its scope the "Nickname"; the sign-in handle
+    // stays in `profileUrl` and in the id_token's `preferred_username`.
+    username: user.nickname,
     avatarUrl: urls.avatar(user.id),
     bio: user.bio,
     member: user.member,

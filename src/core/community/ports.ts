@@ -9,6 +9,8 @@ export interface PostSummary {
   id: number;
   authorId: number;
   authorUsername: string;
+  /** What pages and the API call the author (INTERFACE section 12); the username when none is set. */
+  authorNickname: string;
   categoryId: number;
   categoryName: string;
   title: string;
@@ -59,6 +61,7 @@ export interface Comment {
   postId: number;
   authorId: number;
   authorUsername: string;
+  authorNickname: string;
   body: string;
   createdAt: Instant;
 }

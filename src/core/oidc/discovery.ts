@@ -36,7 +36,7 @@ export function providerMetadata(issuer: string) {
     subject_types_supported: ['public'],
     claims_supported: [
       'sub', 'iss', 'aud', 'azp', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'sid', 'amr',
-      'preferred_username', 'picture', 'profile',
+      'preferred_username', 'name', 'picture', 'profile', 'locale', 'zoneinfo',
     ],
     prompt_values_supported: ['none', 'login', 'consent'],
     // OpenID Connect Discovery 1.0 section 3: the languages of the pages a person sees (INTERFACE section 12).

@@ -5,9 +5,8 @@ import { ID_TOKEN_LIFETIME_SECONDS } from './keys.js';
 import type { User } from '../accounts/ports.js';
 import type { Client } from '../oauth/ports.js';
 import type { Instant } from '../time.js';
-import type { SiteUrls } from '../urls.js';
 import type { KeySet } from './key-ring.js';
-import { hasProfileClaims, profileClaims } from './claims.js';
+import { type ClaimsSite, type ClaimsUser, hasProfileClaims, profileClaims } from './claims.js';
 
 /**
  * OIDC Core 3.1.3.6: the left-most half of the hash of the access token's ASCII octets, with the
@@ -20,7 +19,7 @@ export function accessTokenHash(accessToken: string): string {
 export interface IdTokenRequest {
   issuer: string;
   client: Pick<Client, 'clientId' | 'idTokenAlg'>;
-  user: Pick<User, 'id' | 'username'>;
+  user: ClaimsUser;
   scopes: readonly string[];
   /** Absent on refresh (OIDC Core 12.2). */
   nonce: string | null;
@@ -34,7 +33,7 @@ export interface IdTokenRequest {
 }
 
 /** Signs with the key of the client's algorithm that is active at `request.now`. */
-export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdTokenRequest): Promise<string> {
+export async function issueIdToken(keys: KeySet, site: ClaimsSite, request: IdTokenRequest): Promise<string> {
   const key = await keys.signingKey(request.client.idTokenAlg, request.now);
   const iat = Math.floor(request.now / 1000);
   const claims: Record<string, unknown> = {
@@ -44,7 +43,7 @@ export async function issueIdToken(keys: KeySet, urls: SiteUrls, request: IdToke
     ...(request.amr && request.amr.length > 0 ? { amr: [...request.amr] } : {}),
     ...(request.nonce === null ? {} : { nonce: request.nonce }),
     ...(request.sid == null ? {} : { sid: request.sid }),
-    ...(hasProfileClaims(request.scopes) ? profileClaims(request.user, urls) : {}),
+    ...(hasProfileClaims(request.scopes) ? profileClaims(request.user, site) : {}),
   };
   return new SignJWT(claims)
     .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })

@@ -19,18 +19,21 @@ const claimsSchema = {
   properties: {
     sub: { type: 'string' },
     preferred_username: { type: 'string' },
+    name: { type: 'string' },
     picture: { type: 'string' },
     profile: { type: 'string' },
+    locale: { type: 'string' },
+    zoneinfo: { type: 'string' },
   },
 } as const;
 
 export async function userInfoRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
   // UserInfo is no RFC 8707 resource: a token issued for the resource API alone is refused here.
   registerBearerGate(app, options.securityHeaders, { resource: null });
-  const urls = siteUrls(app.deps.settings.baseUrl);
+  const site = { urls: siteUrls(app.deps.settings.baseUrl), timeZone: app.deps.settings.siteTimeZone };
   const handler = async (request: FastifyRequest) => {
     const bearer = requestBearer(request);
-    return userInfoClaims(bearer.user, bearer.scopes, urls);
+    return userInfoClaims(bearer.user, bearer.scopes, site);
   };
   const route = { config: { bearerScope: 'openid' as const }, schema: { response: { 200: claimsSchema } } };
   app.get(PATH, route, handler);

@@ -29,14 +29,14 @@ import { type PageContext, layout } from './layout.js';
 const CREATED = Date.UTC(2026, 10, 22, 0, 30, 48);
 
 const SAMPLE_USER: User = {
-  id: 42, username: 'ada', nickname: 'ada', language: null, timeZone: null, status: 'active', bio: 'Writes about gardens and compilers.', member: true, level: 7, xp: 1280,
+  id: 42, username: 'ada', nickname: 'Ada Lovelace', language: null, timeZone: null, status: 'active', bio: 'Writes about gardens and compilers.', member: true, level: 7, xp: 1280,
   createdAt: CREATED, updatedAt: CREATED,
 };
 
 const SAMPLE_BODY = '## Still growing\n\nThe **greenhouse** kept them warm. Here is what I changed this year, and what I would do differently next spring when the seedlings go out again.';
 
 const SAMPLE_POST: PostSummary = {
-  id: 1001, authorId: 42, authorUsername: 'ada', categoryId: 3, categoryName: 'Gardening',
+  id: 1001, authorId: 42, authorUsername: 'ada', authorNickname: 'Ada Lovelace', categoryId: 3, categoryName: 'Gardening',
   title: 'Tomatoes in November', status: 'published', likeCount: 12, commentCount: 3, viewCount: 240,
   excerpt: excerpt(SAMPLE_BODY), createdAt: CREATED + 86_400_000, updatedAt: CREATED + 86_400_000,
 };
@@ -316,8 +316,9 @@ const me = await client.fetchProtectedResource(config, tokens.access_token,
 <code>openid</code> unless the request carries a PKCE <code>code_challenge</code>). The token response then also has an <code>id_token</code>: a JWT signed with RS256 (or ES256 if
 your app was registered for it) carrying <code>iss</code>, <code>sub</code> (the user id as a string), <code>aud</code>
 (your <code>client_id</code>), <code>azp</code>, <code>exp</code>, <code>iat</code>, <code>auth_time</code>,
-<code>nonce</code>, <code>at_hash</code> and <code>sid</code> (the sign-in here it came from; see <a href="#logout">Sign users out</a>); with <code>profile:read</code> or <code>profile</code> also <code>preferred_username</code>,
-<code>picture</code> and <code>profile</code>.</p>
+<code>nonce</code>, <code>at_hash</code> and <code>sid</code> (the sign-in here it came from; see <a href="#logout">Sign users out</a>); with <code>profile:read</code> or <code>profile</code> also <code>preferred_username</code> (the username),
+<code>name</code> (the nickname, in any script: not unique, so tell users apart by <code>sub</code>), <code>picture</code>, <code>profile</code>,
+<code>locale</code> (the language the user chose, when they chose one) and <code>zoneinfo</code> (their time zone, else the site's).</p>
 <p>Verify it offline: check the signature against the keys at <a href="/.well-known/jwks.json"><code>${base}/.well-known/jwks.json</code></a>,
 that <code>iss</code> is <code>${base}</code>, <code>aud</code> is your <code>client_id</code>, <code>exp</code> is in
 the future and <code>nonce</code> is the one you sent. Any OpenID Connect library does this for you from the discovery
@@ -438,7 +439,7 @@ configured their keys.</p>
 <tbody>
 ${RESOURCE_SCOPES.map((scope) => html`<tr><td><code>${scope}</code></td><td>${SCOPES[scope].allows}</td><td>${SCOPES[scope].doesNotAllow}</td></tr>`)}
 <tr><td><code>openid</code></td><td>Signing the user in: an id_token with their user id (see above).</td><td>${SCOPES.openid.doesNotAllow}</td></tr>
-<tr><td><code>profile</code></td><td>With <code>openid</code>: <code>preferred_username</code>, <code>picture</code> and <code>profile</code> in the id_token and from UserInfo. ${SCOPES.profile.allows}</td><td>${SCOPES.profile.doesNotAllow} It gives no access to the API: <code>GET ${API_BASE_PATH}/me</code> needs <code>profile:read</code>.</td></tr>
+<tr><td><code>profile</code></td><td>With <code>openid</code>: <code>preferred_username</code>, <code>name</code>, <code>picture</code>, <code>profile</code>, <code>locale</code> and <code>zoneinfo</code> in the id_token and from UserInfo. ${SCOPES.profile.allows}</td><td>${SCOPES.profile.doesNotAllow} It gives no access to the API: <code>GET ${API_BASE_PATH}/me</code> needs <code>profile:read</code>.</td></tr>
 <tr><td><code>offline_access</code></td><td>Accepted and granted; every app gets a refresh token anyway, so it changes nothing but the consent page, which says so.</td><td>${SCOPES.offline_access.doesNotAllow}</td></tr>
 </tbody>
 </table>
@@ -463,7 +464,9 @@ ${API_ENDPOINTS.map((e) => html`<tr><td>${e.method}</td><td><a href="#${e.path =
 
 <h3 id="get-me">GET ${API_BASE_PATH}/me</h3>
 <p>The profile of the user the token belongs to. Needs <code>profile:read</code>. It never contains the e-mail
-address, account status or other private fields; <code>bio</code> is an empty string when unset.</p>
+address, account status or other private fields; <code>bio</code> is an empty string when unset. <code>username</code> is
+the display name, the nickname the user chose in any script (the username when they chose none): it is not unique, so
+identify users by <code>id</code>; <code>profileUrl</code> carries the username.</p>
 ${code(`curl ${api}/me -H "Authorization: Bearer svco_…"`)}
 ${code(`HTTP/1.1 200 OK
 Content-Type: application/json; charset=utf-8

@@ -18,6 +18,8 @@ export interface OAuthDeps {
   readonly keys: KeyRing;
   readonly settings: {
     readonly baseUrl: string;
+    /** SITE_TIME_ZONE: the id_token's `zoneinfo` for a member who chose no zone. */
+    readonly siteTimeZone: string;
     readonly accessTokenTtlSeconds: number;
     readonly refreshTokenTtlSeconds: number;
     /** REFRESH_REPLAY_SECONDS: the replay window of a rotated refresh token (`src/core/oauth/tokens/replay.ts`). */

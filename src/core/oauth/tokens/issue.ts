@@ -51,7 +51,7 @@ export interface Rotation extends Omit<Succession, 'sealed'> {
 export async function issueTokens(
   tx: Stores,
   now: Instant,
-  settings: { baseUrl: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
+  settings: { baseUrl: string; siteTimeZone: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
   keys: KeySet,
   issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null; resource: string | null },
   rotation?: Rotation,
@@ -60,7 +60,7 @@ export async function issueTokens(
   const refreshToken = generateToken('refresh');
   const scopes = scopeList(issue.accessScope);
   const idToken = scopes.includes('openid')
-    ? await issueIdToken(keys, siteUrls(settings.baseUrl), {
+    ? await issueIdToken(keys, { urls: siteUrls(settings.baseUrl), timeZone: settings.siteTimeZone }, {
       issuer: settings.baseUrl,
       client: issue.client,
       user: issue.user,

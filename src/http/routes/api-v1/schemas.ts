@@ -17,7 +17,7 @@ const AbsoluteUrl = (description: string) => Type.String({ format: 'uri', descri
 
 export const ProfileSchema = Type.Object({
   id: Type.Integer({ description: 'User identifier.' }),
-  username: Type.String({ description: 'Display name.' }),
+  username: Type.String({ description: 'Display name: the nickname the user chose, in any script (e.g. 林小伟); the username when none is set. Not unique and not the sign-in name: identify users by `id`; `profileUrl` carries the username.' }),
   avatarUrl: AbsoluteUrl('Avatar image address.'),
   bio: Type.String({ description: 'One-line introduction; empty when unset.' }),
   member: Type.Boolean({ description: 'Membership status.' }),

@@ -16,7 +16,7 @@ function selectPosts(db: Kysely<Database>) {
     .innerJoin('categories', 'categories.id', 'posts.category_id')
     .innerJoin('users', 'users.id', 'posts.author_id')
     .select([
-      'posts.id', 'posts.author_id', 'users.username', 'posts.category_id', 'categories.name as category_name',
+      'posts.id', 'posts.author_id', 'users.username', 'users.nickname', 'posts.category_id', 'categories.name as category_name',
       'posts.title', 'posts.excerpt', 'posts.status', 'posts.like_count', 'posts.comment_count',
       'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ]);
@@ -52,10 +52,10 @@ const publishedPageByAuthor = (db: Kysely<Database>) => {
 };
 /**
  * The author's published posts, counted by triggers as they change (migration 2026-11-23-0080),
- * not per page; and the author's name, read here once rather than joined to every post of the page.
+ * not per page; and the author's names, read here once rather than joined to every post of the page.
  */
 const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('users')
-  .select(['published_posts as n', 'username'])
+  .select(['published_posts as n', 'username', 'nickname'])
   .where('id', '=', 0);
 
 export class KyselyPostStore implements PostStore {
@@ -114,7 +114,7 @@ export class KyselyPostStore implements PostStore {
     ]);
     // An author whose account row is gone has no posts left either (they go with it).
     if (count === undefined) return { items: [], total: 0 };
-    return { items: rows.map((row) => toPostOf(row, count.username)), total: Number(count.n) };
+    return { items: rows.map((row) => toPostOf(row, count)), total: Number(count.n) };
   }
 
   async listDraftsByAuthor(authorId: number): Promise<PostSummary[]> {
@@ -179,17 +179,17 @@ export class KyselyPostStore implements PostStore {
         .values({ post_id: postId, author_id: authorId, body, created_at: now })
         .returning('id').executeTakeFirstOrThrow();
       await trx.updateTable('posts').set({ comment_count: sql`comment_count + 1` }).where('id', '=', postId).execute();
-      const author = await trx.selectFrom('users').select('username').where('id', '=', authorId).executeTakeFirstOrThrow();
-      return { id, postId, authorId, authorUsername: author.username, body, createdAt: now };
+      const author = await trx.selectFrom('users').select(['username', 'nickname']).where('id', '=', authorId).executeTakeFirstOrThrow();
+      return { id, postId, authorId, ...authorNames(author), body, createdAt: now };
     });
   }
 
   async listComments(postId: number): Promise<Comment[]> {
     const rows = await this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
-      .select(['comments.id', 'comments.post_id', 'comments.author_id', 'users.username', 'comments.body', 'comments.created_at'])
+      .select(['comments.id', 'comments.post_id', 'comments.author_id', 'users.username', 'users.nickname', 'comments.body', 'comments.created_at'])
       .where('comments.post_id', '=', postId).orderBy('comments.created_at').orderBy('comments.id').execute();
     return rows.map((r) => ({
-      id: r.id, postId: r.post_id, authorId: r.author_id, authorUsername: r.username, body: r.body, createdAt: r.created_at,
+      id: r.id, postId: r.post_id, authorId: r.author_id, ...authorNames(r), body: r.body, createdAt: r.created_at,
     }));
   }
 }
@@ -200,16 +200,23 @@ type PostRow = {
   created_at: number; updated_at: number;
 };
 
-/** A row of `selectPosts`, which joins the author's name. */
-function toPostSummary(row: PostRow & { username: string }): PostSummary {
-  return toPostOf(row, row.username);
+/** The author's columns as a user's row holds them: no nickname saved means the username. */
+type AuthorRow = { username: string; nickname: string | null };
+
+function authorNames(author: AuthorRow): { authorUsername: string; authorNickname: string } {
+  return { authorUsername: author.username, authorNickname: author.nickname ?? author.username };
 }
 
-function toPostOf(row: PostRow, authorUsername: string): PostSummary {
+/** A row of `selectPosts`, which joins the author's names. */
+function toPostSummary(row: PostRow & AuthorRow): PostSummary {
+  return toPostOf(row, row);
+}
+
+function toPostOf(row: PostRow, author: AuthorRow): PostSummary {
   return {
     id: row.id,
     authorId: row.author_id,
-    authorUsername,
+    ...authorNames(author),
     categoryId: row.category_id,
     categoryName: row.category_name,
     title: row.title,
