@@ -61,7 +61,8 @@ forEachDatabase("OpenID's standard scopes", (database) => {
     assert.equal(claims.email, undefined);
     const info = await bearer('/api/oauth/userinfo', tokens.access_token);
     assert.deepEqual(await info.json(), {
-      sub: String(user.id), preferred_username: user.username, picture: `${t.baseUrl}/avatars/${user.id}`, profile: `${t.baseUrl}/u/${user.username}`,
+      sub: String(user.id), preferred_username: user.username, name: user.nickname, picture: `${t.baseUrl}/avatars/${user.id}`, profile: `${t.baseUrl}/u/${user.username}`,
+      zoneinfo: t.deps.settings.siteTimeZone,
     });
     // `profile` is no access to the API: /me needs profile:read.
     const me = await bearer('/api/open/v1/me', tokens.access_token);

@@ -190,21 +190,21 @@ forEachDatabase('site pages', (database) => {
   test('writing a post refuses bad input with a message, storing nothing', async () => {
     const { user, visitor } = await member();
     const cases: Array<[Record<string, string>, RegExp]> = [
-      [{ title: '', category: 'General', body: 'Body' }, /Title must be 1 to 120/],
-      [{ title: '   ', category: 'General', body: 'Body' }, /Title must be 1 to 120/],
-      [{ title: 't'.repeat(121), category: 'General', body: 'Body' }, /Title must be 1 to 120/],
-      [{ title: 'Title', category: 'General', body: '' }, /Body must be 1 to 20000/],
-      [{ title: 'Title', category: 'General', body: 'b'.repeat(20_001) }, /Body must be 1 to 20000/],
-      [{ title: 'Title', category: '', body: 'Body' }, /Category must be 1 to 40/],
-      [{ title: 'Title', category: 'c'.repeat(41), body: 'Body' }, /Category must be 1 to 40/],
+      [{ title: '', category: 'General', body: 'Body' }, /Title: Use 1 to 120 characters\./],
+      [{ title: '   ', category: 'General', body: 'Body' }, /Title: Use 1 to 120 characters\./],
+      [{ title: 't'.repeat(121), category: 'General', body: 'Body' }, /Title: Use 1 to 120 characters\./],
+      [{ title: 'Title', category: 'General', body: '' }, /Text: Use 1 to 20,000 characters\./],
+      [{ title: 'Title', category: 'General', body: 'b'.repeat(20_001) }, /Text: Use 1 to 20,000 characters\./],
+      [{ title: 'Title', category: '', body: 'Body' }, /Category: Use 1 to 40 characters\./],
+      [{ title: 'Title', category: 'c'.repeat(41), body: 'Body' }, /Category: Use 1 to 40 characters\./],
       // PostgreSQL text cannot hold NUL: refused as input, never a failed insert.
-      [{ title: 'Ti\u0000tle', category: 'General', body: 'Body' }, /Title must not contain control characters/],
-      [{ title: 'Title', category: '\u0000', body: 'Body' }, /Category must not contain control characters/],
-      [{ title: 'Title', category: 'General', body: 'Bo\u0000dy' }, /Body must not contain control characters/],
-      [{ title: 'Two\nlines', category: 'General', body: 'Body' }, /Title must not contain control characters/],
+      [{ title: 'Ti\u0000tle', category: 'General', body: 'Body' }, /Title: Remove the control or invisible characters\./],
+      [{ title: 'Title', category: '\u0000', body: 'Body' }, /Category: Remove the control or invisible characters\./],
+      [{ title: 'Title', category: 'General', body: 'Bo\u0000dy' }, /Text: Remove the control or invisible characters\./],
+      [{ title: 'Two\nlines', category: 'General', body: 'Body' }, /Title: Remove the control or invisible characters\./],
       // Bodies made to multiply into a page of megabytes (issue 16: one post must not weigh on every view).
-      [{ title: 'Title', category: 'General', body: `[a]: /${'x'.repeat(2000)}\n\n${'[a] '.repeat(4000)}` }, /Body makes a page of more than 256 KB/],
-      [{ title: 'Title', category: 'General', body: `${'|a'.repeat(2500)}|\n${'|-'.repeat(2500)}|\n${'x\n'.repeat(3000)}` }, /Body makes a page of more than 256 KB/],
+      [{ title: 'Title', category: 'General', body: `[a]: /${'x'.repeat(2000)}\n\n${'[a] '.repeat(4000)}` }, /Text: This makes a page of more than 256 KB\./],
+      [{ title: 'Title', category: 'General', body: `${'|a'.repeat(2500)}|\n${'|-'.repeat(2500)}|\n${'x\n'.repeat(3000)}` }, /Text: This makes a page of more than 256 KB\./],
     ];
     for (const [fields, message] of cases) {
       const response = await visitor.post('/posts/new', { ...fields, status: 'published' });
@@ -235,8 +235,8 @@ forEachDatabase('site pages', (database) => {
     assert.equal((await visitor.post(`/posts/${post.id}/like`, {})).status, 303);
     assert.equal((await t.deps.stores.posts.findById(post.id))?.likeCount, 1, 'one like per member');
     assert.equal((await visitor.post(`/posts/${post.id}/comments`, { comment: 'Nice <b>shot</b>' })).status, 303);
-    const tooShortOrLong = /Comment must be 1 to 2000/;
-    for (const [comment, message] of [['', tooShortOrLong], ['   ', tooShortOrLong], ['c'.repeat(2001), tooShortOrLong], ['nul \u0000 inside', /Comment must not contain control characters/]] as const) {
+    const tooShortOrLong = /Use 1 to 2,000 characters\./;
+    for (const [comment, message] of [['', tooShortOrLong], ['   ', tooShortOrLong], ['c'.repeat(2001), tooShortOrLong], ['nul \u0000 inside', /Remove the control or invisible characters\./]] as const) {
       const bad = await visitor.post(`/posts/${post.id}/comments`, { comment });
       assert.equal(bad.status, 400);
       assert.match(bad.text, message);

@@ -152,7 +152,7 @@ forEachDatabase('posts after writing', (database) => {
 
     const bad = await visitor.post(`/posts/${id}/edit`, { title: '', category: 'Edited', body: 'x', status: 'published' });
     assert.equal(bad.status, 400);
-    assert.match(bad.text, /Title must be 1 to 120/);
+    assert.match(bad.text, /Title: Use 1 to 120 characters\./);
     assert.equal((await t.deps.stores.posts.findById(id))?.excerpt, excerpt(hostile), 'a refused edit changes nothing');
   });
 

@@ -28,7 +28,8 @@ export interface RenderedBody {
 export function renderBody(body: string): RenderedBody {
   const html = renderMarkdown(body);
   if (html.length > BODY_HTML_MAX_LENGTH) {
-    throw new InputError('body', `body makes a page of more than ${BODY_HTML_MAX_LENGTH / 1024} KB; repeat long links or wide tables less`);
+    throw InputError.worded('body', `body makes a page of more than ${BODY_HTML_MAX_LENGTH / 1024} KB; repeat long links or wide tables less`,
+      { key: 'community.bodyTooLarge', values: { max: BODY_HTML_MAX_LENGTH / 1024 } });
   }
   return { html, excerpt: excerpt(body) };
 }

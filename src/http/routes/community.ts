@@ -13,7 +13,6 @@ import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../
 import { requireUser, sendPage } from '../pages.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { deletePostPage, newPostPage, postPage, profilePage } from '../views/community.js';
-import { sentence } from '../views/settings.js';
 
 const page = { config: { html: true } };
 const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } }, required: ['id'] } as const;
@@ -203,7 +202,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
       if (!(error instanceof InputError)) throw error;
       const comments = await stores.posts.listComments(post.id);
       return sendPage(reply, postPage(await pageContext(request, reply), post, {
-        comments, error: sentence(error.message), comment: request.body.comment ?? '',
+        comments, error: error.problems, comment: request.body.comment ?? '',
       }), 400);
     }
   });

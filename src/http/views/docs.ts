@@ -58,6 +58,28 @@ const API_ERRORS: Array<[string, number, string, string]> = [
   ['not_found', 404, 'No such endpoint under /api/open/v1.', 'Check the path (see GET /api/open/v1/).'],
 ];
 
+/** The table of contents: each section's anchor and its title in the catalogs. */
+const CONTENTS: ReadonlyArray<{ id: string; key: string }> = [
+  { id: 'quick-start', key: 'docs.quickStart' },
+  { id: 'quick-starts', key: 'docs.quickStarts' },
+  { id: 'register', key: 'docs.register' },
+  { id: 'authorize', key: 'docs.authorize' },
+  { id: 'par', key: 'docs.par' },
+  { id: 'token', key: 'docs.token' },
+  { id: 'refresh', key: 'docs.refresh' },
+  { id: 'revoke', key: 'docs.revoke' },
+  { id: 'dpop', key: 'docs.dpop' },
+  { id: 'openid', key: 'docs.openid' },
+  { id: 'logout', key: 'docs.logout' },
+  { id: 'personal', key: 'docs.personal' },
+  { id: 'leaked', key: 'docs.leaked' },
+  { id: 'scopes', key: 'docs.scopes' },
+  { id: 'endpoints', key: 'docs.endpoints' },
+  { id: 'errors', key: 'docs.errors' },
+  { id: 'library-errors', key: 'docs.libraryErrors' },
+  { id: 'limits', key: 'docs.limits' },
+];
+
 export function docsPage(context: PageContext, settings: Settings): Html {
   const base = settings.baseUrl;
   const api = `${base}${API_BASE_PATH}`;
@@ -73,36 +95,26 @@ export function docsPage(context: PageContext, settings: Settings): Html {
   };
   const rateHeaders = `X-RateLimit-Limit: ${perMinute}\nX-RateLimit-Remaining: ${perMinute - 1}\nX-RateLimit-Reset: ${resetExample}`;
 
-  return layout('Developer documentation', context, html`<article class="docs">
-<h1>Developer documentation</h1>
+  const { t } = context;
+  // INTERFACE section 12: the navigation speaks the reader's language; the body is English, and
+  // says so, so a screen reader reads it in an English voice.
+  return layout(t.text('docs.title'), context, html`<article class="docs">
+<h1>${t.text('docs.title')}</h1>
+${t.locale === 'en' ? '' : html`<p class="notice">${t.text('docs.englishOnly')}</p>`}
+<div lang="en">
 <p>Let people sign in to your app with their Community account, and read their profile and published
 posts with the read-only API. This page takes you from nothing to a working integration. The machine-readable
 description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api}/openapi.json</code></a> (OpenAPI 3.1).</p>
+</div>
 
-<nav class="toc card" aria-label="On this page">
-<h2>On this page</h2>
+<nav class="toc card" aria-label="${t.text('docs.onThisPage')}">
+<h2>${t.text('docs.onThisPage')}</h2>
 <ol>
-  <li><a href="#quick-start">Quick start</a></li>
-  <li><a href="#quick-starts">Quick starts per library</a></li>
-  <li><a href="#register">Register your app</a></li>
-  <li><a href="#authorize">Send the user to authorize (with PKCE)</a></li>
-  <li><a href="#par">Pushed authorization requests</a></li>
-  <li><a href="#token">Exchange the code for tokens</a></li>
-  <li><a href="#refresh">Refresh tokens (rotation)</a></li>
-  <li><a href="#revoke">Revoke and introspect tokens</a></li>
-  <li><a href="#dpop">Sender-constrained tokens (DPoP)</a></li>
-  <li><a href="#openid">Sign users in with OpenID Connect</a></li>
-  <li><a href="#logout">Sign users out</a></li>
-  <li><a href="#personal">Personal tokens</a></li>
-  <li><a href="#leaked">Leaked credentials</a></li>
-  <li><a href="#scopes">Scopes</a></li>
-  <li><a href="#endpoints">API endpoints</a></li>
-  <li><a href="#errors">Errors</a></li>
-  <li><a href="#library-errors">Common errors per library</a></li>
-  <li><a href="#limits">Limits</a></li>
+  ${CONTENTS.map(({ id, key }) => html`<li><a href="#${id}">${t.text(key)}</a></li>`)}
 </ol>
 </nav>
 
+<div lang="en">
 <section id="quick-start">
 <h2>Quick start</h2>
 <ol>
@@ -574,5 +586,6 @@ post lists change slowly. The window is ${API_WINDOW_SECONDS} seconds.</p>
 <p>The API is version <code>v1</code>: it is in the path (<code>${API_BASE_PATH}</code>) and in the <code>version</code>
 field of <code>GET ${API_BASE_PATH}/</code>. A change that would break clients comes as a new version in the path.</p>
 </section>
+</div>
 </article>`);
 }
