@@ -101,11 +101,11 @@ forEachDatabase('posts after writing', (database) => {
     for (const blank of ['\u200b', '\u3164\u3164', '\u2800', '\u0301']) {
       const written = await visitor.post('/posts/new', { title: blank, category: 'Notes', body: blank, status: 'published' });
       assert.equal(written.status, 400, JSON.stringify(blank));
-      assert.match(written.text, /Title must have a character a reader can see/);
-      assert.match(written.text, /Body must have a character a reader can see/);
+      assert.match(written.text, /Title: Use at least one character a reader can see\./);
+      assert.match(written.text, /Text: Use at least one character a reader can see\./);
       const edited = await visitor.post(`/posts/${id}/edit`, { title: blank, category: 'Notes', body: 'Seen.', status: 'published' });
       assert.equal(edited.status, 400, JSON.stringify(blank));
-      assert.match(edited.text, /Title must have a character a reader can see/);
+      assert.match(edited.text, /Title: Use at least one character a reader can see\./);
     }
     assert.equal((await t.deps.stores.posts.findById(id))?.title, 'Seen');
   });
