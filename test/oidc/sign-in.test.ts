@@ -102,8 +102,8 @@ forEachDatabase('OpenID Connect sign-in', (database) => {
     const { config, tokens, user } = await signInWithLibrary(c);
     const info = await client.fetchUserInfo(config, tokens.access_token, String(user.id));
     assert.deepEqual(info, {
-      sub: String(user.id), preferred_username: user.username,
-      picture: `${t.baseUrl}/avatars/${user.id}`, profile: `${t.baseUrl}/u/${user.username}`,
+      sub: String(user.id), preferred_username: user.username, name: user.nickname,
+      picture: `${t.baseUrl}/avatars/${user.id}`, profile: `${t.baseUrl}/u/${user.username}`, zoneinfo: t.deps.settings.siteTimeZone,
     });
     const post = await fetch(`${t.baseUrl}/api/oauth/userinfo`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
     assert.equal(post.status, 200);
