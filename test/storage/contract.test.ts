@@ -137,6 +137,27 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(page.items[0]!.authorUsername, author.username);
   });
 
+  test('posts and comments carry their author\'s nickname, the username when none is set (INTERFACE section 12)', async () => {
+    const author = await newUser();
+    const reader = await newUser();
+    await stores.users.updateProfile(author.id, { nickname: '林小伟' }, T0);
+    const category = await stores.posts.ensureCategory(unique('N'));
+    const make = (status: 'published' | 'draft') =>
+      stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status }, T0);
+    const post = await make('published');
+    await make('draft');
+    const names = (p: { authorUsername: string; authorNickname: string } | undefined) => [p?.authorUsername, p?.authorNickname];
+    const named = [author.username, '林小伟'];
+    assert.deepEqual(names(post), named, 'create');
+    assert.deepEqual(names(await stores.posts.findById(post.id)), named, 'findById');
+    assert.deepEqual(names((await stores.posts.listPublishedByAuthor(author.id, 0, 10)).items[0]), named, 'listPublishedByAuthor');
+    assert.deepEqual(names((await stores.posts.listDraftsByAuthor(author.id))[0]), named, 'listDraftsByAuthor');
+    assert.deepEqual(names((await stores.posts.listRecentPublished(50)).find((p) => p.id === post.id)), named, 'listRecentPublished');
+    assert.deepEqual(names(await stores.posts.addComment(post.id, reader.id, 'hi', T0)), [reader.username, reader.username], 'addComment');
+    await stores.posts.addComment(post.id, author.id, 'thanks', T0 + MINUTE);
+    assert.deepEqual((await stores.posts.listComments(post.id)).map(names), [[reader.username, reader.username], named], 'listComments');
+  });
+
   test('a post is edited, published and deleted by its author only, each in one conditional write', async () => {
     const author = await newUser();
     const other = await newUser();
