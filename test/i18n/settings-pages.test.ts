@@ -92,6 +92,19 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     return { user, visitor, clientId: client.clientId, tokenId: record.id, secret: enrolment!.secret };
   }
 
+  test('after a recovery code is used, the security page says how many are left, as a plural in each language', async () => {
+    const { user } = await member();
+    const enrolment = await beginTotpEnrolment(t.deps, user);
+    const codes = await confirmTotpEnrolment(t.deps, user, totpCode(enrolment!.secret, t.clock.now()));
+    const browser = new Visitor(t.baseUrl);
+    assert.equal((await browser.post('/login', { username: user.username, password: PASSWORD, return_to: '/' })).location, '/login/second-step');
+    assert.equal((await browser.post('/login/second-step', { code: codes[0]! })).status, 303);
+    const left = (lang: string) => browser.request('/settings/security', { headers: { 'accept-language': lang } }).then((page) => /<span class="recovery-left">([^<]*)<\/span>/.exec(page.text)?.[1]);
+    assert.equal(await left('en'), '9 recovery codes left.');
+    assert.equal(await left('zh-CN'), '还剩 9 个恢复码。');
+    assert.equal(await left('zh-TW'), '還剩 9 組復原碼。');
+  });
+
   test('every settings page in Chinese has no English sentence, and its heading is the translated one', async () => {
     const { user, visitor, clientId, tokenId, secret } = await busyMember();
     const pages: Array<[string, Record<string, string>]> = [

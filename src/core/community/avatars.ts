@@ -2,7 +2,7 @@
  * Avatars: uploaded images recognised by their magic bytes, decoded and encoded anew by an image
  * library (`ImageReencoder`, src/images/), or a generated default.
  */
-import { InputError } from '../errors.js';
+import { InputError, type Words } from '../errors.js';
 import type { User } from '../accounts/ports.js';
 
 export const AVATAR_MAX_BYTES = 512 * 1024;
@@ -65,11 +65,12 @@ export interface AvatarImage {
   image: Uint8Array;
 }
 
-const REFUSALS: Record<ReencodeRefusal, string> = {
-  'too-many-pixels': `the image must be at most ${AVATAR_MAX_PIXELS / 1_000_000} megapixels`,
-  'too-long-side': `no side of the image may be longer than ${AVATAR_MAX_INPUT_SIDE.toLocaleString('en')} pixels`,
-  busy: 'many images are being processed right now: try again in a minute',
-  undecodable: 'the image file is damaged or not a complete PNG, JPEG, WebP or GIF image',
+/** Each refusal in English (the log's, the API's) and in the catalogs' words (the profile page's). */
+const REFUSALS: Record<ReencodeRefusal, [string, Words]> = {
+  'too-many-pixels': [`the image must be at most ${AVATAR_MAX_PIXELS / 1_000_000} megapixels`, { key: 'settings.avatarPixels', values: { megapixels: AVATAR_MAX_PIXELS / 1_000_000 } }],
+  'too-long-side': [`no side of the image may be longer than ${AVATAR_MAX_INPUT_SIDE.toLocaleString('en')} pixels`, { key: 'settings.avatarSide', values: { pixels: AVATAR_MAX_INPUT_SIDE } }],
+  busy: ['many images are being processed right now: try again in a minute', { key: 'settings.avatarBusy' }],
+  undecodable: ['the image file is damaged or not a complete PNG, JPEG, WebP or GIF image', { key: 'settings.avatarUndecodable' }],
 };
 
 /**
@@ -79,12 +80,12 @@ const REFUSALS: Record<ReencodeRefusal, string> = {
  * does not decode is refused with a message for the member.
  */
 export async function checkAvatarUpload(bytes: Uint8Array, images: ImageReencoder): Promise<AvatarImage> {
-  if (bytes.length === 0) throw new InputError('avatar', 'choose an image file to upload');
-  if (bytes.length > AVATAR_MAX_BYTES) throw new InputError('avatar', `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB`);
+  if (bytes.length === 0) throw InputError.worded('avatar', 'choose an image file to upload', { key: 'settings.avatarMissing' });
+  if (bytes.length > AVATAR_MAX_BYTES) throw InputError.worded('avatar', `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB`, { key: 'settings.avatarTooLarge', values: { kilobytes: AVATAR_MAX_BYTES / 1024 } });
   const contentType = detectImageType(bytes);
-  if (!contentType) throw new InputError('avatar', 'the image must be a PNG, JPEG, WebP or GIF file');
+  if (!contentType) throw InputError.worded('avatar', 'the image must be a PNG, JPEG, WebP or GIF file', { key: 'settings.avatarType' });
   const image = await images.reencode(bytes, contentType, { maxPixels: AVATAR_MAX_PIXELS, maxInputSide: AVATAR_MAX_INPUT_SIDE, maxSide: AVATAR_MAX_SIDE });
-  if (typeof image === 'string') throw new InputError('avatar', REFUSALS[image]);
+  if (typeof image === 'string') throw InputError.worded('avatar', ...REFUSALS[image]);
   return { contentType, image };
 }
 

@@ -292,7 +292,7 @@ function detailText(t: Translator, event: SecurityEvent): string {
 }
 
 function isEventKind(kind: string): kind is SecurityEventKind {
-  return Object.hasOwn(SECURITY_EVENT_KINDS, kind);
+  return (SECURITY_EVENT_KINDS as readonly string[]).includes(kind);
 }
 
 function logSection(context: PageContext, state: SecurityPageState): Html {

@@ -16,7 +16,7 @@ import { formatSiteTime, timeZoneNames } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
-import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage } from './forms.js';
+import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
 import { type PageContext, layout } from './layout.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
@@ -217,6 +217,7 @@ ${alert(t, avatarErrors)}
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="avatar">${t.text('settings.newAvatar')}</label>
   <input type="file" id="avatar" name="avatar" accept="image/png,image/jpeg,image/webp,image/gif" required ${control(avatarErrors, 'avatar', { hint: 'avatar-hint' })}>
+  ${fieldMessage(avatarErrors, 'avatar', { words: { t } })}
   <p class="hint" id="avatar-hint">${t.text('settings.avatarHint', { kilobytes: AVATAR_MAX_BYTES / 1024 })}</p>
   <div class="actions"><button type="submit">${t.text('settings.uploadAvatar')}</button></div>
 </form>
@@ -258,9 +259,9 @@ export function deleteAccountConfirmation(
     cancel: '/settings/profile',
     error: facts.error,
     inputs: html`<label for="password">${t.text('settings.yourPassword')}</label>
-  <input type="password" id="password" name="password" autocomplete="current-password" maxlength="256" ${control(passwordError, 'password')}>
+  <input type="password" id="password" name="password" autocomplete="current-password" maxlength="256" ${invalid(passwordError, 'password')}>
   ${facts.totp ? html`<label for="code">${t.text('settings.deleteCodeLabel')}</label>
-  <input type="text" id="code" name="code" inputmode="text" autocomplete="one-time-code" maxlength="32" ${control(codeError, 'code')}>` : ''}`,
+  <input type="text" id="code" name="code" inputmode="text" autocomplete="one-time-code" maxlength="32" ${invalid(codeError, 'code')}>` : ''}`,
   };
 }
 
