@@ -22,6 +22,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
 const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
 const STEP = 30_000;
 
 describe('account security in a browser', () => {
@@ -91,6 +92,29 @@ describe('account security in a browser', () => {
     assert.equal(await page.getByRole('list', { name: 'Recovery codes' }).count(), 0, 'shown once');
     assert.match(await page.getByRole('region', { name: 'Two-step verification' }).innerText(), /On: signing in asks for a code/);
     await page.screenshot({ path: `${ARTIFACTS}/security.png`, fullPage: true });
+    await context.close();
+  });
+
+  test('the recovery codes offer Copy, Download and Print, and the security page fits a phone in every language', async () => {
+    await createAccount(t.deps.stores, t.clock, { username: 'phoner', password: 'phoner password' });
+    const { context, page } = await signedInPage('phoner', 'phoner password');
+    await enrol(page);
+    assert.ok(await page.getByRole('button', { name: 'Copy' }).isVisible(), 'Copy is shown with the script');
+    assert.ok(await page.getByRole('button', { name: 'Print' }).isVisible(), 'Print is shown with the script');
+    const download = page.getByRole('link', { name: 'Download' });
+    assert.equal(await download.getAttribute('download'), 'recovery-codes.txt');
+    const file = decodeURIComponent((await download.getAttribute('href'))!.replace(/^data:text\/plain;charset=utf-8,/, ''));
+    const shown = await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').allInnerTexts();
+    assert.deepEqual(file.trim().split('\n').slice(-10), shown, 'the file holds the codes shown');
+    await page.setViewportSize(PHONE);
+    for (const lang of ['en', 'zh-CN', 'zh-TW']) {
+      await context.addCookies([{ name: 'lang', value: lang, url: t.baseUrl }]);
+      await page.goto(`${t.baseUrl}/settings/security`);
+      const widest = await page.evaluate(() => Math.max(...[...document.querySelectorAll('body *')].map((e) => e.getBoundingClientRect().right)));
+      assert.ok(widest <= PHONE.width, `${lang}: nothing reaches past the screen's right edge (${widest}px)`);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), `${lang}: no sideways scrolling`);
+      await page.screenshot({ path: `${ARTIFACTS}/security-phone-${lang}.png`, fullPage: true });
+    }
     await context.close();
   });
 

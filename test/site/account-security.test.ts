@@ -77,8 +77,8 @@ forEachDatabase('account security', (database) => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ current_password: '', new_password: 'a brand new passphrase' }, /Enter your current password/],
       [{ current_password: 'not my password', new_password: 'a brand new passphrase' }, /not your current password/],
-      [{ current_password: PASSWORD, new_password: 'short' }, /New password must be 8 to 256 characters/],
-      [{ current_password: PASSWORD, new_password: user.username }, /New password must not be your username/],
+      [{ current_password: PASSWORD, new_password: 'short' }, /New password: Use 8 to 256 characters/],
+      [{ current_password: PASSWORD, new_password: user.username }, /New password: Your password cannot be your username/],
       [{ current_password: PASSWORD, new_password: 'password123' }, /most common passwords/],
       [{ current_password: PASSWORD, new_password: PASSWORD }, /must differ from the current one/],
     ];
@@ -184,7 +184,7 @@ forEachDatabase('account security', (database) => {
     assert.equal(new Set(codes).size, 10, 'ten different recovery codes');
     const later = await (await browser.fetch('/settings/security')).text();
     assert.ok(codes.every((c) => !later.includes(c)), 'shown once');
-    assert.match(later, /10 of 10 recovery codes left/);
+    assert.match(later, /10 recovery codes left/);
     assert.equal((await new Browser(t).signIn(user.username)).headers.get('location'), '/login/second-step', 'on from now');
   });
 
@@ -412,8 +412,8 @@ forEachDatabase('account security', (database) => {
     assert.match(section, /Chrome on Linux <span class="current-session">\(this browser\)<\/span>/);
     assert.match(section, /Firefox on Windows/);
     assert.equal([...section.matchAll(/127\.0\.0\.1|::1|::ffff:127\.0\.0\.1/g)].length, 2, 'the address of each');
-    const times = [...section.matchAll(/<time datetime="([^"]+)">/g)].map((m) => m[1]);
-    assert.ok(times.includes(new Date(t.clock.now()).toISOString()), 'the last activity of the other browser, touched once a minute');
+    const times = [...section.matchAll(/<time datetime="([^"]+)"/g)].map((m) => m[1]);
+    assert.ok(times.includes(new Date(t.clock.now()).toISOString().replace('.000Z', 'Z')), 'the last activity of the other browser, touched once a minute');
     assert.equal(user.id, (await t.deps.stores.sessions.listForUser(user.id, t.clock.now()))[0]!.userId);
   });
 

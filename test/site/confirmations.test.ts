@@ -223,7 +223,7 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
     await visitor.post('/settings/tokens', TOKEN_FORM);
     const page = await visitor.get('/settings/tokens');
     assert.match(page.text, /<script src="\/static\/copy\.js" defer><\/script>/);
-    assert.match(page.text, /<button type="button" class="secondary" data-copy="new-token" hidden>Copy<\/button>/);
+    assert.match(page.text, /<button type="button" class="secondary" data-copy="new-token" data-copied-label="Copied" data-copy-failed="Press Ctrl\+C to copy" hidden>Copy<\/button>/);
     assert.doesNotMatch(page.text, /<script>/, 'no inline script');
     const csp = page.headers.get('content-security-policy') ?? '';
     assert.match(csp, /script-src 'self'/);

@@ -85,10 +85,10 @@ forEachDatabase('form errors', (database) => {
       post_logout_redirect_uris: 'https://app.example/bye#x', backchannel_logout_uri: 'http://app.example/bc',
     });
     assert.equal(response.status, 400);
-    assertFieldError(response.text, 'name', /Name must be 1 to 80/);
-    assertFieldError(response.text, 'homepage', /Homepage must be an http or https URL/);
+    assertFieldError(response.text, 'name', /^Use 1 to 80 characters/);
+    assertFieldError(response.text, 'homepage', /^Enter an http or https address/);
     assertFieldError(response.text, 'redirect_uris', /must use https/, { hint: 'redirect-hint' });
-    assertFieldError(response.text, 'type', /Type must be confidential or public/);
+    assertFieldError(response.text, 'type', /^Choose Confidential or Public/);
     assertFieldError(response.text, 'post_logout_redirect_uris', /has a fragment/, { hint: 'post-logout-hint' });
     assertFieldError(response.text, 'backchannel_logout_uri', /must use https/, { hint: 'backchannel-hint' });
     assertFieldFine(response.text, 'description');
@@ -115,7 +115,7 @@ forEachDatabase('form errors', (database) => {
     const response = await visitor.post('/settings/security', { action: 'change-password', current_password: '', new_password: 'short' });
     assert.equal(response.status, 400);
     assertFieldError(response.text, 'current_password', /Enter your current password/);
-    assertFieldError(response.text, 'new_password', /New password must be 8 to 256/, { hint: 'new-password-hint' });
+    assertFieldError(response.text, 'new_password', /^Use 8 to 256/, { hint: 'new-password-hint' });
   });
 
   test('writing or editing a post with an empty title, category and body names all three beside their fields', async () => {
@@ -143,7 +143,7 @@ forEachDatabase('form errors', (database) => {
     const visitor = await member();
     const response = await visitor.post('/settings/tokens', { name: '', expires_in_days: '12', password: '' });
     assert.equal(response.status, 400);
-    assertFieldError(response.text, 'name', /^Name must/, { hint: 'name-hint' });
+    assertFieldError(response.text, 'name', /^Use 1 to 60 characters/, { hint: 'name-hint' });
     assertFieldError(response.text, 'scopes', /^Choose at least one scope/);
     assertFieldError(response.text, 'expires_in_days', /^Expiry must be/);
     assertFieldError(response.text, 'password', /^Enter your password/, { hint: 'password-hint' });

@@ -385,9 +385,9 @@ forEachDatabase('site pages', (database) => {
     const cases: Array<[Record<string, string | string[]>, RegExp]> = [
       [{ ...good, password: '' }, /Enter your password/],
       [{ ...good, password: 'wrong password' }, /That password is not right/],
-      [{ ...good, name: '' }, /Name must be 1 to 60/],
-      [{ ...good, name: 'n'.repeat(61) }, /Name must be 1 to 60/],
-      [{ ...good, name: 'n\u0000' }, /Name must not contain control characters/],
+      [{ ...good, name: '' }, /Name: Use 1 to 60 characters/],
+      [{ ...good, name: 'n'.repeat(61) }, /Name: Use 1 to 60 characters/],
+      [{ ...good, name: 'n\u0000' }, /Name: Remove the control or invisible characters/],
       [{ ...good, scopes: [] }, /Choose at least one scope/],
       [{ ...good, scopes: ['openid'] }, /Unknown scope openid/],
       [{ ...good, scopes: ['admin:write'] }, /Unknown scope admin:write/],
@@ -560,13 +560,13 @@ forEachDatabase('site pages', (database) => {
     const { user, visitor } = await member();
     const good = { name: 'App', redirect_uris: 'https://app.example/cb', type: 'public' };
     const cases: Array<[Record<string, string>, RegExp]> = [
-      [{ post_logout_redirect_uris: 'http://app.example/bye' }, /post-logout redirect URI .* must use https/i],
-      [{ post_logout_redirect_uris: 'https://app.example/bye#x' }, /post-logout redirect URI .* has a fragment/i],
-      [{ post_logout_redirect_uris: Array.from({ length: 11 }, (_, i) => `https://app.example/${i}`).join('\n') }, /At most 10 post-logout redirect URIs/],
-      [{ backchannel_logout_uri: 'http://app.example/bc' }, /back-channel logout URI .* must use https, or http on a loopback host/i],
-      [{ backchannel_logout_uri: 'https://app.example/bc#frag' }, /back-channel logout URI .* has a fragment/i],
-      [{ backchannel_logout_uri: 'https://user:pw@app.example/bc' }, /back-channel logout URI .* contains credentials/i],
-      [{ backchannel_logout_uri: 'com.example.app:/bc' }, /back-channel logout URI .* must use https/i],
+      [{ post_logout_redirect_uris: 'http://app.example/bye' }, /post-logout redirect URIs: .* must use https/i],
+      [{ post_logout_redirect_uris: 'https://app.example/bye#x' }, /post-logout redirect URIs: .* has a fragment/i],
+      [{ post_logout_redirect_uris: Array.from({ length: 11 }, (_, i) => `https://app.example/${i}`).join('\n') }, /Post-logout redirect URIs: At most 10 addresses/],
+      [{ backchannel_logout_uri: 'http://app.example/bc' }, /back-channel logout URI: .* must use https, or http on a loopback host/i],
+      [{ backchannel_logout_uri: 'https://app.example/bc#frag' }, /back-channel logout URI: .* has a fragment/i],
+      [{ backchannel_logout_uri: 'https://user:pw@app.example/bc' }, /back-channel logout URI: .* contains credentials/i],
+      [{ backchannel_logout_uri: 'com.example.app:/bc' }, /back-channel logout URI: .* must use https/i],
       [{ backchannel_logout_uri: 'not a url' }, /contains spaces|is not an absolute URL/],
     ];
     for (const [fields, message] of cases) {
@@ -593,28 +593,28 @@ forEachDatabase('site pages', (database) => {
     const { user, visitor } = await member();
     const good = { name: 'App', description: '', homepage: '', redirect_uris: 'https://app.example/cb', type: 'public' };
     const cases: Array<[Record<string, string>, RegExp]> = [
-      [{ ...good, name: '' }, /Name must be 1 to 80/],
-      [{ ...good, name: 'n'.repeat(81) }, /Name must be 1 to 80/],
-      [{ ...good, description: 'd'.repeat(501) }, /Description must be at most 500/],
-      [{ ...good, name: 'A\u0000pp' }, /Name must not contain control characters/],
-      [{ ...good, description: 'two\nlines are fine, \u0000 is not' }, /Description must not contain control characters/],
-      [{ ...good, homepage: 'javascript:alert(1)' }, /Homepage must be an http or https URL/],
-      [{ ...good, redirect_uris: '' }, /At least one redirect URI is required/],
-      [{ ...good, name: 'Good\u202eppA' }, /Name must not contain control characters, direction marks or invisible characters/],
-      [{ ...good, name: 'Pay\u200bPal' }, /Name must not contain control characters, direction marks or invisible characters/],
-      [{ ...good, description: 'Reads your posts \u202eetirw ton seod' }, /Description must not contain control characters or direction overrides/],
+      [{ ...good, name: '' }, /Name: Use 1 to 80 characters/],
+      [{ ...good, name: 'n'.repeat(81) }, /Name: Use 1 to 80 characters/],
+      [{ ...good, description: 'd'.repeat(501) }, /Description: At most 500 characters/],
+      [{ ...good, name: 'A\u0000pp' }, /Name: Remove the control or invisible characters/],
+      [{ ...good, description: 'two\nlines are fine, \u0000 is not' }, /Description: Remove the control or invisible characters/],
+      [{ ...good, homepage: 'javascript:alert(1)' }, /Homepage: Enter an http or https address/],
+      [{ ...good, redirect_uris: '' }, /Redirect URIs: Enter at least one address/],
+      [{ ...good, name: 'Good\u202eppA' }, /Name: Remove the control or invisible characters/],
+      [{ ...good, name: 'Pay\u200bPal' }, /Name: Remove the control or invisible characters/],
+      [{ ...good, description: 'Reads your posts \u202eetirw ton seod' }, /Description: Remove the control or invisible characters/],
       // The homepage is shown as text on the consent page too: an override would reorder the address read there.
-      [{ ...good, homepage: 'https://evil.example/\u202eelpmaxe.knab//:sptth' }, /Homepage must not contain control characters, direction marks or invisible characters/],
-      [{ ...good, homepage: 'https://evil.example/\u2067x' }, /Homepage must not contain control characters, direction marks or invisible characters/],
-      [{ ...good, homepage: 'https://evil.example/\u200ex' }, /Homepage must not contain control characters, direction marks or invisible characters/],
+      [{ ...good, homepage: 'https://evil.example/\u202eelpmaxe.knab//:sptth' }, /Homepage: Remove the control or invisible characters/],
+      [{ ...good, homepage: 'https://evil.example/\u2067x' }, /Homepage: Remove the control or invisible characters/],
+      [{ ...good, homepage: 'https://evil.example/\u200ex' }, /Homepage: Remove the control or invisible characters/],
       [{ ...good, redirect_uris: 'http://app.example/cb' }, /must use https, http on a loopback host, or an app.{1,5}s own scheme/],
       [{ ...good, redirect_uris: 'https://app.example/callback/ü' }, /outside ASCII/],
       [{ ...good, redirect_uris: 'myapp:/cb' }, /own scheme named by a reverse domain/],
       [{ ...good, redirect_uris: 'https://app.example/cb#frag' }, /has a fragment/],
       [{ ...good, redirect_uris: 'not a url' }, /contains spaces|is not an absolute URL/],
       [{ ...good, redirect_uris: 'app.example/cb' }, /is not an absolute URL/],
-      [{ ...good, type: 'secret' }, /Type must be confidential or public/],
-      [{ ...good, type: '' }, /Type must be confidential or public/],
+      [{ ...good, type: 'secret' }, /Type: Choose Confidential or Public/],
+      [{ ...good, type: '' }, /Type: Choose Confidential or Public/],
     ];
     for (const [fields, message] of cases) {
       const response = await visitor.post('/settings/developers', fields);

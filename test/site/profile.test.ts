@@ -34,13 +34,13 @@ forEachDatabase('the profile', (database) => {
     const { user, visitor } = await member();
     const saved = await visitor.post('/settings/profile', { bio: '  Photographer by the harbour  ' });
     assert.equal(saved.status, 303);
-    assert.equal(saved.location, '/settings/profile?notice=bio');
-    assert.match((await visitor.get(saved.location!)).text, /Your bio was saved[\s\S]*value="Photographer by the harbour"/);
+    assert.equal(saved.location, '/settings/profile?notice=profile');
+    assert.match((await visitor.get(saved.location!)).text, /Your profile was saved[\s\S]*value="Photographer by the harbour"/);
     assert.match((await visitor.get(`/u/${user.username}`)).text, /<p>Photographer by the harbour<\/p>/);
     const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'read', scopes: ['profile:read'], expiresInDays: 7 });
     assert.equal(((await (await api(token)).json()) as { bio: string }).bio, 'Photographer by the harbour');
 
-    for (const [bio, message] of [['b'.repeat(161), /Bio must be at most 160 characters/], ['two\nlines', /Bio must not contain control characters/]] as const) {
+    for (const [bio, message] of [['b'.repeat(161), /Bio: At most 160 characters/], ['two\nlines', /Bio: Remove the control or invisible characters/]] as const) {
       const refused = await visitor.post('/settings/profile', { bio });
       assert.equal(refused.status, 400);
       assert.match(refused.text, message);

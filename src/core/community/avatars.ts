@@ -65,12 +65,12 @@ export interface AvatarImage {
   image: Uint8Array;
 }
 
-/** Why an image was refused: in English, and in the catalogs' words for the pages. */
+/** Each refusal in English (the log's, the API's) and in the catalogs' words (the profile page's). */
 const REFUSALS: Record<ReencodeRefusal, [string, Words]> = {
-  'too-many-pixels': [`the image must be at most ${AVATAR_MAX_PIXELS / 1_000_000} megapixels`, { key: 'community.avatarTooManyPixels', values: { max: AVATAR_MAX_PIXELS / 1_000_000 } }],
-  'too-long-side': [`no side of the image may be longer than ${AVATAR_MAX_INPUT_SIDE.toLocaleString('en')} pixels`, { key: 'community.avatarTooLongSide', values: { max: AVATAR_MAX_INPUT_SIDE } }],
-  busy: ['many images are being processed right now: try again in a minute', { key: 'community.avatarBusy' }],
-  undecodable: ['the image file is damaged or not a complete PNG, JPEG, WebP or GIF image', { key: 'community.avatarUndecodable' }],
+  'too-many-pixels': [`the image must be at most ${AVATAR_MAX_PIXELS / 1_000_000} megapixels`, { key: 'settings.avatarPixels', values: { megapixels: AVATAR_MAX_PIXELS / 1_000_000 } }],
+  'too-long-side': [`no side of the image may be longer than ${AVATAR_MAX_INPUT_SIDE.toLocaleString('en')} pixels`, { key: 'settings.avatarSide', values: { pixels: AVATAR_MAX_INPUT_SIDE } }],
+  busy: ['many images are being processed right now: try again in a minute', { key: 'settings.avatarBusy' }],
+  undecodable: ['the image file is damaged or not a complete PNG, JPEG, WebP or GIF image', { key: 'settings.avatarUndecodable' }],
 };
 
 /**
@@ -80,12 +80,10 @@ const REFUSALS: Record<ReencodeRefusal, [string, Words]> = {
  * does not decode is refused with a message for the member.
  */
 export async function checkAvatarUpload(bytes: Uint8Array, images: ImageReencoder): Promise<AvatarImage> {
-  if (bytes.length === 0) throw InputError.worded('avatar', 'choose an image file to upload', { key: 'community.avatarMissing' });
-  if (bytes.length > AVATAR_MAX_BYTES) {
-    throw InputError.worded('avatar', `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB`, { key: 'community.avatarTooLarge', values: { max: AVATAR_MAX_BYTES / 1024 } });
-  }
+  if (bytes.length === 0) throw InputError.worded('avatar', 'choose an image file to upload', { key: 'settings.avatarMissing' });
+  if (bytes.length > AVATAR_MAX_BYTES) throw InputError.worded('avatar', `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB`, { key: 'settings.avatarTooLarge', values: { kilobytes: AVATAR_MAX_BYTES / 1024 } });
   const contentType = detectImageType(bytes);
-  if (!contentType) throw InputError.worded('avatar', 'the image must be a PNG, JPEG, WebP or GIF file', { key: 'community.avatarType' });
+  if (!contentType) throw InputError.worded('avatar', 'the image must be a PNG, JPEG, WebP or GIF file', { key: 'settings.avatarType' });
   const image = await images.reencode(bytes, contentType, { maxPixels: AVATAR_MAX_PIXELS, maxInputSide: AVATAR_MAX_INPUT_SIDE, maxSide: AVATAR_MAX_SIDE });
   if (typeof image === 'string') throw InputError.worded('avatar', ...REFUSALS[image]);
   return { contentType, image };

@@ -28,15 +28,16 @@ export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'u
   const [name] = checkAll(
     () => checkedText('name', request.name, { kind: 'line', max: 60 }),
     () => {
-      if (request.scopes.length === 0) throw new InputError('scopes', 'choose at least one scope');
+      if (request.scopes.length === 0) throw InputError.worded('scopes', 'choose at least one scope', { key: 'tokens.scopesNone' });
       const unknown = request.scopes.filter((s) => !(RESOURCE_SCOPES as readonly string[]).includes(s));
       if (unknown.length > 0) {
-        throw new InputError('scopes', `unknown scope ${unknown.join(', ')}; personal tokens can have ${RESOURCE_SCOPES.join(', ')}`);
+        throw InputError.worded('scopes', `unknown scope ${unknown.join(', ')}; personal tokens can have ${RESOURCE_SCOPES.join(', ')}`,
+          { key: 'tokens.scopesUnknown', values: { unknown: unknown.join(', '), scopes: RESOURCE_SCOPES.join(', ') } });
       }
     },
     () => {
       if (!PERSONAL_TOKEN_LIFETIMES.includes(request.expiresInDays)) {
-        throw new InputError('expires_in_days', 'expiry must be 7, 30, 90 or 365 days, or none');
+        throw InputError.worded('expires_in_days', 'expiry must be 7, 30, 90 or 365 days, or none', { key: 'tokens.expiryUnknown' });
       }
     },
   );

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { requireActiveAccount } from '../accounts/accounts.js';
 import { generateToken, hashSecret } from '../credentials/formats.js';
-import { InputError, checkAll } from '../errors.js';
+import { InputError, type Words, checkAll } from '../errors.js';
 import type { IdTokenAlg } from '../oidc/ports.js';
 import type { Stores } from '../stores.js';
 import type { Client, ClientType } from './ports.js';
@@ -60,8 +60,11 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
   if (PRIVATE_USE_SCHEME.test(url.protocol)) return undefined;
-  return 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
+  return REDIRECT_SCHEME_PROBLEM;
 }
+
+const REDIRECT_SCHEME_PROBLEM = 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
+const BACKCHANNEL_SCHEME_PROBLEM = 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
 
 /** A loopback URI with its port taken out, or `undefined` for any other URI (or a port no socket can have). */
 function withoutLoopbackPort(uri: string): string | undefined {
@@ -122,13 +125,35 @@ export function isRegisteredRedirectUri(client: Pick<Client, 'redirectUris'>, re
 /** At most this many redirect URIs, and as many post-logout redirect URIs, per client. */
 const MAX_URIS = 10;
 
+/**
+ * The pages' words (`apps` namespace) for each problem an address can have; the English problem
+ * stays the message of the API and the command line.
+ */
+const URI_PROBLEM_WORDS: Readonly<Record<string, Words>> = {
+  'is longer than 2000 characters': { key: 'apps.uriTooLong' },
+  'contains spaces or control characters': { key: 'apps.uriSpaces' },
+  'contains characters outside ASCII (percent-encode them)': { key: 'apps.uriNotAscii' },
+  'is not an absolute URL': { key: 'apps.uriNotAbsolute' },
+  'has a fragment': { key: 'apps.uriFragment' },
+  'contains credentials': { key: 'apps.uriCredentials' },
+  [REDIRECT_SCHEME_PROBLEM]: { key: 'apps.uriScheme' },
+  [BACKCHANNEL_SCHEME_PROBLEM]: { key: 'apps.backchannelScheme' },
+};
+
+/** `field`'s address `uri` has `problem` (one of `URI_PROBLEM_WORDS`). */
+function uriProblem(field: string, what: string, uri: string, problem: string): InputError {
+  const words = URI_PROBLEM_WORDS[problem];
+  const message = `${what} ${JSON.stringify(uri)} ${problem}`;
+  return words ? InputError.worded(field, message, { key: words.key, values: { uri } }) : new InputError(field, message);
+}
+
 function checkUriList(uris: string[], field: string, what: string, required: boolean): string[] {
   const unique = [...new Set(uris.map((u) => u.trim()).filter((u) => u !== ''))];
-  if (required && unique.length === 0) throw new InputError(field, `at least one ${what} is required`);
-  if (unique.length > MAX_URIS) throw new InputError(field, `at most ${MAX_URIS} ${what}s`);
+  if (required && unique.length === 0) throw InputError.worded(field, `at least one ${what} is required`, { key: 'apps.urisRequired' });
+  if (unique.length > MAX_URIS) throw InputError.worded(field, `at most ${MAX_URIS} ${what}s`, { key: 'apps.urisAtMost', values: { max: MAX_URIS } });
   for (const uri of unique) {
     const problem = redirectUriProblem(uri);
-    if (problem) throw new InputError(field, `${what} ${JSON.stringify(uri)} ${problem}`);
+    if (problem) throw uriProblem(field, what, uri, problem);
   }
   return unique;
 }
@@ -164,7 +189,7 @@ export function backchannelLogoutUriProblem(uri: string): string | undefined {
   if (typeof url === 'string') return url;
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
-  return 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
+  return BACKCHANNEL_SCHEME_PROBLEM;
 }
 
 /** The back-channel logout URI as given, or `null` when none was (an empty field clears it). */
@@ -172,7 +197,7 @@ export function checkBackchannelLogoutUri(value: string | undefined | null): str
   const uri = (value ?? '').trim();
   if (uri === '') return null;
   const problem = backchannelLogoutUriProblem(uri);
-  if (problem) throw new InputError('backchannel_logout_uri', `back-channel logout URI ${JSON.stringify(uri)} ${problem}`);
+  if (problem) throw uriProblem('backchannel_logout_uri', 'back-channel logout URI', uri, problem);
   return uri;
 }
 
@@ -188,7 +213,7 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   let url: URL | undefined;
   try { url = new URL(trimmed); } catch { url = undefined; }
   if (!url || !isWebUrl(url)) {
-    throw new InputError(field, `${field} must be an http or https URL`);
+    throw InputError.worded(field, `${field} must be an http or https URL`, { key: 'apps.httpUrl' });
   }
   return trimmed;
 }
@@ -214,7 +239,7 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     () => checkedText('name', registration.name, { kind: 'name', max: 80 }),
     () => checkedText('description', registration.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
     () => {
-      if (registration.type !== 'confidential' && registration.type !== 'public') throw new InputError('type', 'type must be confidential or public');
+      if (registration.type !== 'confidential' && registration.type !== 'public') throw InputError.worded('type', 'type must be confidential or public', { key: 'apps.typeUnknown' });
     },
     (): IdTokenAlg => {
       const alg = registration.idTokenAlg ?? 'RS256';

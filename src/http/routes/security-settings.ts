@@ -6,7 +6,7 @@
  */
 import { endOtherSignInSessions, endSignInSession } from '../../core/oidc/logout/events.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InputError } from '../../core/errors.js';
+import { InputError, type Words } from '../../core/errors.js';
 import type { Session, User } from '../../core/accounts/ports.js';
 import { changePassword } from '../../core/accounts/password-change.js';
 import { checkPasskeyName, passkeyRef, registerPasskey, registrationOptions } from '../../core/accounts/passkeys.js';
@@ -19,7 +19,8 @@ import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
-import { UNREADABLE_STATUS, requireSignIn, retryMessage, sendPage, signInAgainPath, unreadableTotp } from '../pages.js';
+import { UNREADABLE_STATUS, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
+import { codesUnreadable, tryAgain } from './settings-problems.js';
 import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
@@ -30,14 +31,15 @@ const text = { type: 'string', maxLength: 20_000 } as const;
 
 type Body = Partial<Record<'action' | 'current_password' | 'new_password' | 'code' | 'name' | 'credential' | 'credential_id' | 'session', string>>;
 
-const NOTICES: Record<string, string> = {
-  password: 'Your password was changed. Every other browser was signed out.',
-  'totp-off': 'Two-step verification is off. Signing in asks for your password only.',
-  'passkey-added': 'The passkey was added. You can sign in with it.',
-  'passkey-renamed': 'The passkey was renamed.',
-  'passkey-removed': 'The passkey was removed. It no longer signs you in.',
-  'signed-out': 'That session was signed out.',
-  'signed-out-others': 'Every other browser was signed out.',
+/** What `?notice=` after a change says, in the catalogs' words. */
+const NOTICES: Readonly<Record<string, Words>> = {
+  password: { key: 'security.noticePassword' },
+  'totp-off': { key: 'security.noticeTotpOff' },
+  'passkey-added': { key: 'security.noticePasskeyAdded' },
+  'passkey-renamed': { key: 'security.noticePasskeyRenamed' },
+  'passkey-removed': { key: 'security.noticePasskeyRemoved' },
+  'signed-out': { key: 'security.noticeSignedOut' },
+  'signed-out-others': { key: 'security.noticeSignedOutOthers' },
 };
 
 /** The changes that need a recent sign-in (`isRecentSignIn`): each could lock the owner out, or let someone in later. */
@@ -62,14 +64,12 @@ interface ActionContext {
 
 /** The answer to a code that was wrong, throttled or could not be checked, in the two-step section. */
 function codeRefused(ctx: ActionContext, checked: Exclude<CodeCheck, { ok: true }>): Promise<FastifyReply> {
-  if (checked.reason === 'unreadable') {
-    return ctx.render({ errors: { field: 'code', message: unreadableTotp(ctx.request, ctx.user.id, checked) } }, UNREADABLE_STATUS);
-  }
+  if (checked.reason === 'unreadable') return ctx.render({ errors: codesUnreadable(ctx.request, ctx.user.id, checked) }, UNREADABLE_STATUS);
   if (checked.reason === 'throttled') {
     ctx.reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
-    return ctx.render({ errors: { field: 'code', message: retryMessage('Too many wrong codes.', checked.retryAfterSeconds) } }, 429);
+    return ctx.render({ errors: tryAgain('code', 'security.tooManyCodes', checked.retryAfterSeconds) }, 429);
   }
-  return ctx.render({ errors: { field: 'code', message: 'that code is not right, or was used already; codes change every 30 seconds' } }, 400);
+  return ctx.render({ errors: { field: 'code', message: 'that code is not right, or was used already; codes change every 30 seconds', words: { key: 'security.codeWrong' } } }, 400);
 }
 
 async function qrDataUri(uri: string): Promise<string> {
@@ -90,12 +90,12 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     }
     if (result.reason === 'invalid') return ctx.render({ errors: result.problems }, 400);
     reply.headers(throttledHeaders('sign-in', result.retryAfterSeconds));
-    return ctx.render({ errors: { field: 'current_password', message: retryMessage('Too many wrong passwords.', result.retryAfterSeconds) } }, 429);
+    return ctx.render({ errors: tryAgain('current_password', 'settings.tooManyPasswords', result.retryAfterSeconds) }, 429);
   },
 
   async 'totp-start'(ctx) {
     const enrolment = await beginTotpEnrolment(ctx.request.server.deps, ctx.user);
-    if (!enrolment) return ctx.render({ errors: { field: 'code', message: 'two-step verification is already on' } }, 409);
+    if (!enrolment) return ctx.render({ errors: { field: 'code', message: 'two-step verification is already on', words: { key: 'security.alreadyOn' } } }, 409);
     return ctx.render({ enrolment: { ...enrolment, qr: await qrDataUri(enrolment.uri) } }, 200);
   },
 
@@ -109,7 +109,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
       if (!(error instanceof InputError)) throw error;
       const pending = await pendingTotpEnrolment(deps, ctx.user);
       return ctx.render({
-        errors: { field: 'code', message: error.message },
+        errors: error.problems.map((p) => ({ ...p, field: 'code' })),
         ...(pending ? { enrolment: { ...pending, qr: await qrDataUri(pending.uri) } } : {}),
       }, 400);
     }
@@ -133,11 +133,11 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     const deps = ctx.request.server.deps;
     try {
       const passkey = await registerPasskey(deps, ctx.user, ctx.body.credential ?? '', ctx.body.name ?? '');
-      if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again' } }, 400);
+      if (!passkey) return ctx.render({ errors: { field: 'passkey', message: 'the passkey could not be verified; try adding it again', words: { key: 'security.passkeyNotVerified' } } }, 400);
       await ctx.record({ kind: 'passkey.added', detail: { name: passkey.name, passkey_id: passkeyRef(passkey.credentialId) } });
       return ctx.done('passkey-added');
     } catch (error) {
-      if (error instanceof InputError) return ctx.render({ errors: { field: error.field === 'name' ? 'name' : 'passkey', message: error.message } }, 400);
+      if (error instanceof InputError) return ctx.render({ errors: error.problems.map((p) => ({ ...p, field: p.field === 'name' ? 'name' : 'passkey' })) }, 400);
       throw error;
     }
   },
@@ -147,18 +147,18 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     try {
       name = checkPasskeyName(ctx.body.name ?? '');
     } catch (error) {
-      if (error instanceof InputError) return ctx.render({ errors: { field: 'name', message: error.message } }, 400);
+      if (error instanceof InputError) return ctx.render({ errors: error.problems }, 400);
       throw error;
     }
     if (!(await ctx.request.server.deps.stores.passkeys.rename(ctx.user.id, ctx.body.credential_id ?? '', name))) {
-      return ctx.render({ errors: { field: 'passkey', message: 'you have no passkey with that id' } }, 404);
+      return ctx.render({ errors: { field: 'passkey', message: 'you have no passkey with that id', words: { key: 'security.noSuchPasskey' } } }, 404);
     }
     return ctx.done('passkey-renamed');
   },
 
   async 'passkey-remove'(ctx) {
     const removed = await ctx.request.server.deps.stores.passkeys.remove(ctx.user.id, ctx.body.credential_id ?? '');
-    if (!removed) return ctx.render({ errors: { field: 'passkey', message: 'you have no passkey with that id; it may have been removed already' } }, 404);
+    if (!removed) return ctx.render({ errors: { field: 'passkey', message: 'you have no passkey with that id; it may have been removed already', words: { key: 'security.noSuchPasskey' } } }, 404);
     await ctx.record({ kind: 'passkey.removed', detail: { name: removed.name, passkey_id: passkeyRef(removed.credentialId) } });
     return ctx.done('passkey-removed');
   },
@@ -176,7 +176,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     // Only a session of this user's own list may be ended, and its apps are told (back-channel).
     const ended = sessions.find((s) => s.idHash === target);
     if (!ended || !(await endSignInSession(stores, clock, target))) {
-      return ctx.render({ errors: { field: 'session', message: 'that session is not signed in any more' } }, 404);
+      return ctx.render({ errors: { field: 'session', message: 'that session is not signed in any more', words: { key: 'security.noSuchSession' } } }, 404);
     }
     await ctx.record({ kind: 'session.signed_out', detail: { device: describeUserAgent(ended.userAgent) } });
     return ctx.done('signed-out');
@@ -236,7 +236,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
       done: (notice) => reply.redirect(`${PATH}?notice=${notice}`, 303),
       record: (event) => app.deps.securityLog.record({ ...event, userId: user.id, origin }),
     };
-    if (!handler) return ctx.render({ errors: { field: 'action', message: 'choose one of the buttons on this page' } as FormError }, 400);
+    if (!handler) return ctx.render({ errors: { field: 'action', message: 'choose one of the buttons on this page', words: { key: 'security.unknownAction' } } as FormError }, 400);
     return handler(ctx);
   });
 

@@ -16,7 +16,7 @@ import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/community/avatar
 import {
   deactivateClient, findOwnedClient, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
 } from '../../core/oauth/clients.js';
-import { InputError, OAuthError, checkAll } from '../../core/errors.js';
+import { InputError, OAuthError, type Words, checkAll } from '../../core/errors.js';
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
 import { checkPersonalTokenRequest, createPersonalToken } from '../../core/credentials/personal-tokens.js';
 import { deleteAccount } from '../../core/accounts/account-deletion.js';
@@ -27,8 +27,9 @@ import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { confirmPassword } from '../../core/accounts/sign-in.js';
 import { formatUtc } from '../../core/time.js';
+import type { Translator } from '../../core/locales.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { UNREADABLE_STATUS, fieldValues, requireSignIn, requireUser, retryMessage, sendPage, signInAgainPath, unreadableTotp } from '../pages.js';
+import { UNREADABLE_STATUS, fieldValues, requireSignIn, requireUser, sendPage, signInAgainPath } from '../pages.js';
 import {
   attemptOrigin, deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
 } from '../plugins/session.js';
@@ -38,26 +39,28 @@ import {
   rotateSecretConfirmation, tokensPage,
 } from '../views/settings.js';
 import { clientAddress } from '../client-address.js';
+import { codesUnreadable, tryAgain } from './settings-problems.js';
 
 const page = { config: { html: true } };
 const text = { type: 'string' } as const;
 const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, ...properties } } });
 const clientParams = { params: { type: 'object', properties: { clientId: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['clientId'] } };
-const NOTICES: Record<string, string> = {
-  revoked: 'The token was revoked. It stops working at once.',
-  'access-revoked': 'Access revoked. The application’s tokens no longer work.',
-  'all-access-revoked': 'Access revoked for every application. None of their tokens work any more.',
-  avatar: 'Your avatar was updated.',
-  bio: 'Your bio was saved.',
-  registered: 'Application registered.',
-  uris: 'Redirect URIs saved.',
-  'logout-uris': 'Sign-out settings saved.',
-  rotated: 'A new secret was made. The old one no longer works.',
-  'pushed-requests': 'Pushed authorization request setting saved.',
-  deactivated: 'The application was deactivated. Its tokens no longer work.',
+/** What `?notice=` after a change says, in the catalogs' words. */
+const NOTICES: Readonly<Record<string, Words>> = {
+  revoked: { key: 'tokens.noticeRevoked' },
+  'access-revoked': { key: 'apps.noticeAccessRevoked' },
+  'all-access-revoked': { key: 'apps.noticeAllAccessRevoked' },
+  avatar: { key: 'settings.noticeAvatar' },
+  profile: { key: 'settings.noticeProfile' },
+  registered: { key: 'apps.noticeRegistered' },
+  uris: { key: 'apps.noticeUris' },
+  'logout-uris': { key: 'apps.noticeLogoutUris' },
+  rotated: { key: 'apps.noticeRotated' },
+  'pushed-requests': { key: 'apps.noticePushedRequests' },
+  deactivated: { key: 'apps.noticeDeactivated' },
 };
 
-function noticeFrom(request: FastifyRequest): string | undefined {
+function noticeFrom(request: FastifyRequest): Words | undefined {
   const key = (request.query as { notice?: unknown } | undefined)?.notice;
   return typeof key === 'string' && Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
 }
@@ -68,14 +71,16 @@ function formErrors(error: unknown): readonly FormError[] {
   throw error;
 }
 
-/** The first field an `InputError` names, for a form that shows one. */
-function formError(error: unknown): FormError {
-  return formErrors(error)[0]!;
-}
-
 function lines(value: string): string[] {
   return value.split(/\r?\n/);
 }
+
+/** The pages' words for each refusal `deleteAccount` words in English. */
+const DELETION_REFUSED: Readonly<Record<string, Words>> = {
+  'that password is not right': { key: 'settings.passwordWrong' },
+  'that code is not right, or was used already': { key: 'settings.codeWrong' },
+  'enter your password to delete your account': { key: 'settings.deletePasswordMissing' },
+};
 
 /** Whether a destructive action's form was the confirmation's (issue 18 item 7). */
 function isConfirmed(body: unknown): boolean {
@@ -98,9 +103,11 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/settings', page, async (_request, reply) => reply.redirect('/settings/tokens', 303));
 
-  /** The page asking before a destructive action; nothing changed yet. */
-  const askFirst = async (request: FastifyRequest, reply: FastifyReply, confirmation: Confirmation, status = 200) =>
-    sendPage(reply, confirmationPage(await pageContext(request, reply), confirmation), status);
+  /** The page asking before a destructive action, in the reader's words; nothing changed yet. */
+  const askFirst = async (request: FastifyRequest, reply: FastifyReply, confirmation: Confirmation | ((t: Translator) => Confirmation), status = 200) => {
+    const context = await pageContext(request, reply);
+    return sendPage(reply, confirmationPage(context, typeof confirmation === 'function' ? confirmation(context.t) : confirmation), status);
+  };
 
   /** Seals a new secret for the page the redirect goes to, where it is shown once. */
   async function carrySecret(request: FastifyRequest, reply: FastifyReply, target: OneTimeTarget, value: Record<string, string>): Promise<void> {
@@ -115,45 +122,60 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   // ---- Profile: avatar ----------------------------------------------------------------------
 
+  const { siteTimeZone } = app.deps.settings;
+
   app.get('/settings/profile', page, async (request, reply) => {
     const user = await signedIn(request, reply, '/settings/profile');
     if (!user) return reply;
-    const notice = noticeFrom(request);
-    return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, notice ? { notice } : {}));
+    return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { notice: noticeFrom(request), siteTimeZone }));
   });
 
-  app.post('/settings/profile', { ...page, schema: form({ bio: text }) }, async (request: FastifyRequest<{ Body: { bio?: string } }>, reply) => {
-    verifyCsrf(request);
-    const user = await signedIn(request, reply, '/settings/profile');
-    if (!user) return reply;
-    try {
-      await updateProfile(stores, clock, user.id, { bio: request.body.bio ?? '' });
-      return reply.redirect('/settings/profile?notice=bio', 303);
-    } catch (error) {
-      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { error: formError(error), bio: request.body.bio ?? '' }), 400);
-    }
-  });
+  type ProfileBody = Partial<Record<'bio' | 'nickname' | 'language' | 'time_zone', string>>;
+
+  // One form saves the nickname, bio, language and time zone together; a field the form did not
+  // send stays as it is. After the redirect the page is in the language just saved.
+  app.post('/settings/profile', { ...page, schema: form({ bio: text, nickname: text, language: text, time_zone: text }) },
+    async (request: FastifyRequest<{ Body: ProfileBody }>, reply) => {
+      verifyCsrf(request);
+      const user = await signedIn(request, reply, '/settings/profile');
+      if (!user) return reply;
+      const b = request.body;
+      try {
+        await updateProfile(stores, clock, user.id, { bio: b.bio, nickname: b.nickname, language: b.language, timeZone: b.time_zone });
+        return reply.redirect('/settings/profile?notice=profile', 303);
+      } catch (error) {
+        const sent = {
+          nickname: b.nickname ?? user.nickname, bio: b.bio ?? user.bio, language: b.language ?? user.language ?? '', timeZone: b.time_zone ?? user.timeZone ?? '',
+        };
+        return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { errors: formErrors(error), form: sent, siteTimeZone }), 400);
+      }
+    });
 
   app.post('/settings/account/delete', { ...page, schema: form({ confirm: text, password: text, code: text }) },
     async (request: FastifyRequest<{ Body: { confirm?: string; password?: string; code?: string } }>, reply) => {
       verifyCsrf(request);
       const user = await signedIn(request, reply, '/settings/profile');
       if (!user) return reply;
-      const facts = async (error?: FormError) => deleteAccountConfirmation(user, {
-        totp: (await secondFactorsOf(stores, user.id)).totp,
-        apps: (await stores.clients.listByOwner(user.id)).filter((c) => c.status === 'active'),
-        publishedPosts: (await stores.posts.listPublishedByAuthor(user.id, 0, 1)).total,
-        error,
-      });
+      const facts = async (error?: FormError) => {
+        const known = {
+          totp: (await secondFactorsOf(stores, user.id)).totp,
+          apps: (await stores.clients.listByOwner(user.id)).filter((c) => c.status === 'active'),
+          publishedPosts: (await stores.posts.listPublishedByAuthor(user.id, 0, 1)).total,
+          error,
+        };
+        return (t: Translator) => deleteAccountConfirmation(t, user, known);
+      };
       if (!isConfirmed(request.body)) return askFirst(request, reply, await facts());
       const origin = attemptOrigin(request);
       const deleted = await deleteAccount(app.deps, user, { password: request.body.password ?? '', code: request.body.code ?? '' }, origin);
       if (!deleted.ok) {
-        if (deleted.reason === 'invalid') return askFirst(request, reply, await facts({ field: deleted.field, message: deleted.message }), 400);
-        if (deleted.reason === 'unreadable') return askFirst(request, reply, await facts({ field: 'code', message: unreadableTotp(request, user.id, deleted) }), UNREADABLE_STATUS);
+        if (deleted.reason === 'invalid') {
+          return askFirst(request, reply, await facts({ field: deleted.field, message: deleted.message, words: DELETION_REFUSED[deleted.message] }), 400);
+        }
+        if (deleted.reason === 'unreadable') return askFirst(request, reply, await facts(codesUnreadable(request, user.id, deleted)), UNREADABLE_STATUS);
         app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
         reply.header('retry-after', String(deleted.retryAfterSeconds));
-        return askFirst(request, reply, await facts({ field: 'password', message: retryMessage('Too many wrong attempts.', deleted.retryAfterSeconds) }), 429);
+        return askFirst(request, reply, await facts(tryAgain('password', 'settings.tooManyAttempts', deleted.retryAfterSeconds)), 429);
       }
       await endSession(request, reply);
       return reply.redirect('/settings/account/deleted', 303);
@@ -184,7 +206,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       const { code, statusCode } = error as { code?: string; statusCode?: number };
       if (code === 'FST_REQ_FILE_TOO_LARGE') {
-        problem = { field: 'avatar', message: `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB` };
+        problem = { field: 'avatar', message: `the image must be at most ${AVATAR_MAX_BYTES / 1024} KB`, words: { key: 'settings.avatarTooLarge', values: { kilobytes: AVATAR_MAX_BYTES / 1024 } } };
       } else if (typeof statusCode === 'number') {
         throw error;
       } else {
@@ -198,12 +220,12 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const user = await signedIn(request, reply, '/settings/profile');
     if (!user) return reply;
     try {
-      if (problem) throw new InputError(problem.field, problem.message);
+      if (problem) throw InputError.of([problem]);
       const avatar = await checkAvatarUpload(image ?? new Uint8Array(), images);
       await stores.users.setAvatar(user.id, avatar.contentType, avatar.image, clock.now());
       return reply.redirect('/settings/profile?notice=avatar', 303);
     } catch (error) {
-      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { error: formError(error) }), 400);
+      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { errors: formErrors(error), siteTimeZone }), 400);
     }
   });
 
@@ -240,17 +262,17 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     try {
       checkAll(
         () => checkPersonalTokenRequest({ name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days }),
-        () => { if (password === '') throw new InputError('password', 'enter your password to create a token'); },
+        () => { if (password === '') throw InputError.worded('password', 'enter your password to create a token', { key: 'tokens.passwordMissing' }); },
       );
     } catch (error) {
       return answer(formErrors(error), 400);
     }
     const confirmed = await confirmPassword(app.deps, user, password, { address: clientAddress(request), deviceCookie: deviceCookie(request) });
     if (!confirmed.ok) {
-      if (confirmed.reason === 'wrong') return answer({ field: 'password', message: 'that password is not right' }, 400);
+      if (confirmed.reason === 'wrong') return answer({ field: 'password', message: 'that password is not right', words: { key: 'settings.passwordWrong' } }, 400);
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });
       reply.headers(throttledHeaders('sign-in', confirmed.retryAfterSeconds));
-      return answer({ field: 'password', message: retryMessage('Too many wrong passwords.', confirmed.retryAfterSeconds) }, 429);
+      return answer(tryAgain('password', 'settings.tooManyPasswords', confirmed.retryAfterSeconds), 429);
     }
     setDeviceCookie(request, reply, confirmed.deviceCookie);
     try {
@@ -279,7 +301,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (!isConfirmed(request.body)) {
         const token = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id && t.revokedAt === null);
         if (!token) throw gone();
-        return askFirst(request, reply, revokeTokenConfirmation(token));
+        return askFirst(request, reply, (t) => revokeTokenConfirmation(t, token));
       }
       if (!(await stores.personalTokens.revoke(id, user.id, clock.now()))) throw gone();
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
@@ -305,7 +327,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (!user) return reply;
       const clientId = request.body.client_id ?? '';
       const nothing = async () => sendPage(reply, applicationsPage(await pageContext(request, reply), await listAuthorizedApplications(stores, user.id), {
-        error: 'That application has no access to your account, so there was nothing to revoke.',
+        error: { key: 'apps.nothingToRevoke' },
       }), 404);
       // INTERFACE section 10 fixes this form's fields (client_id and the CSRF field) for scripts, so
       // the page asks first on itself: the button that acts sits in a disclosure that says what
@@ -327,7 +349,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const apps = await listAuthorizedApplications(stores, user.id);
       if (!isConfirmed(request.body)) {
         if (apps.length === 0) return reply.redirect('/settings/applications', 303);
-        return askFirst(request, reply, revokeAllConfirmation(apps));
+        return askFirst(request, reply, (t) => revokeAllConfirmation(t, apps));
       }
       for (const { clientId, grantsRevoked } of await revokeAllApplicationAccess(stores, clock, user.id)) {
         if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
@@ -472,7 +494,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (client.status !== 'active' || client.type !== 'confidential') {
         throw new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
       }
-      if (!isConfirmed(request.body)) return askFirst(request, reply, rotateSecretConfirmation(client));
+      if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => rotateSecretConfirmation(t, client));
       const secret = await rotateClientSecret(stores, clock, client.clientId);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
       await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
@@ -487,7 +509,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (!form) return reply;
       const { user, client, base } = form;
       if (client.status === 'active') {
-        if (!isConfirmed(request.body)) return askFirst(request, reply, deactivateConfirmation(client));
+        if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => deactivateConfirmation(t, client));
         await deactivateClient(stores, clock, client.clientId);
         app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
         await logEvent(request, user, 'client.deactivated', { app: client.name, client_id: client.clientId });

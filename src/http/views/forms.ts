@@ -5,7 +5,9 @@
  * Everything is in the markup: no script.
  */
 import type { FieldProblem } from '../../core/errors.js';
+import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
+import { problemText } from './words.js';
 
 export type FormError = FieldProblem;
 
@@ -28,23 +30,46 @@ export function errorsFor(errors: FormErrors, ...fields: string[]): FormError[] 
   return errorList(errors).filter((e) => fields.includes(e.field));
 }
 
+/**
+ * How a page words its problems: in the reader's language (the core's words when it has them), and
+ * in the summary after the name of the field at fault, since a worded problem ("At most 160
+ * characters.") leaves the field unsaid. Without it, the core's English sentences, for the pages
+ * not translated yet.
+ */
+export interface ProblemWords {
+  t: Translator;
+  /** The label of each field, by name, as the form shows it. */
+  labels?: Readonly<Record<string, string>>;
+}
+
+function problemSentence(problem: FormError, words: ProblemWords | undefined): string {
+  return words ? sentence(problemText(words.t, problem)) : sentence(problem.message);
+}
+
 /** What is wrong with `field`, as one sentence or more, or `undefined` when nothing is. */
-function messageOf(errors: FormErrors, field: string): string | undefined {
-  const messages = errorList(errors).filter((e) => e.field === field).map((e) => sentence(e.message));
+function messageOf(errors: FormErrors, field: string, words?: ProblemWords): string | undefined {
+  const messages = errorList(errors).filter((e) => e.field === field).map((e) => problemSentence(e, words));
   return messages.length === 0 ? undefined : messages.join(' ');
+}
+
+/** A problem in the summary: after its field's label when the form names one. */
+function summaryLine(problem: FormError, words: ProblemWords | undefined): string {
+  const text = problemSentence(problem, words);
+  const label = words?.labels?.[problem.field];
+  return label === undefined ? text : words!.t.text('settings.problemOfField', { field: label, problem: text });
 }
 
 /**
  * The top of a form sent back with problems: each problem once, in one alert (`id="form-error"`).
  * A problem of the whole form (a throttled one, say) is only here.
  */
-export function errorSummary(errors: FormErrors): Html | '' {
+export function errorSummary(errors: FormErrors, words?: ProblemWords): Html | '' {
   const list = errorList(errors);
   if (list.length === 0) return '';
-  if (list.length === 1) return html`<p class="alert" role="alert" id="form-error">${sentence(list[0]!.message)}</p>`;
+  if (list.length === 1) return html`<p class="alert" role="alert" id="form-error">${summaryLine(list[0]!, words)}</p>`;
   return html`<div class="alert" role="alert" id="form-error">
-  <p>${list.length} things need fixing:</p>
-  <ul>${list.map((e) => html`<li>${sentence(e.message)}</li>`)}</ul>
+  <p>${words ? words.t.text('settings.problemCount', { count: list.length }) : `${list.length} things need fixing:`}</p>
+  <ul>${list.map((e) => html`<li>${summaryLine(e, words)}</li>`)}</ul>
 </div>`;
 }
 
@@ -68,8 +93,8 @@ export function control(errors: FormErrors, field: string, options: ControlOptio
 }
 
 /** `field`'s message, placed right below its control (which `control` points at it). */
-export function fieldMessage(errors: FormErrors, field: string, options: { id?: string } = {}): Html | '' {
-  const message = messageOf(errors, field);
+export function fieldMessage(errors: FormErrors, field: string, options: { id?: string; words?: ProblemWords } = {}): Html | '' {
+  const message = messageOf(errors, field, options.words);
   return message === undefined ? '' : html`<p class="field-error" id="${options.id ?? field}-error">${message}</p>`;
 }
 

@@ -1,24 +1,26 @@
-/** /settings/security (INTERFACE section 11) and the second step of sign-in (issue 18). */
+/**
+ * /settings/security (INTERFACE section 11) and the second step of sign-in (issue 18), in the
+ * reader's language (`security` namespace): each part of the page a card of its own, with its own
+ * heading, so a phone shows them one below the other.
+ */
 import type { Session } from '../../core/accounts/ports.js';
 import type { Page } from '../../core/stores.js';
 import type { Passkey, SecurityEvent } from '../../core/accounts/ports.js';
-import { describeEventKind } from '../../core/accounts/security-log.js';
+import { SECURITY_EVENT_KINDS, type SecurityEventKind } from '../../core/accounts/security-log.js';
 import type { SecondFactors, TotpEnrolment } from '../../core/accounts/two-step.js';
 import { describeUserAgent } from '../../core/accounts/user-agent.js';
-import { when } from './community.js';
+import type { Words } from '../../core/errors.js';
+import type { Translator } from '../../core/locales.js';
+import { formatSiteTime } from '../../core/site-time.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { type FormErrors, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
-import { notice, settingsLayout } from './settings.js';
+import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
+import { at, copyButton, notice, settingsLayout } from './settings.js';
+import { rich } from './words.js';
 
 export const SECURITY_LOG_PAGE_SIZE = 20;
 /** The fields whose problems a section of the page shows beside its own form; others go at the top. */
 const SECTION_FIELDS = ['current_password', 'new_password', 'code', 'passkey', 'name'];
-
-/** An instant as text, UTC to the minute (for labels, where `when`'s markup cannot go). */
-function minute(instant: number): string {
-  return `${new Date(instant).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
 
 export interface SecurityPageState {
   factors: SecondFactors;
@@ -29,7 +31,7 @@ export interface SecurityPageState {
   /** Zero-based page of the log. */
   logPage: number;
   errors?: FormErrors;
-  notice?: string | undefined;
+  notice?: Words | undefined;
   /** Enrolment under way: the secret as a QR code (data: URI) and as text. */
   enrolment?: (TotpEnrolment & { qr: string }) | undefined;
   /** Recovery codes just made: shown this once. */
@@ -41,113 +43,144 @@ function hidden(context: PageContext, action: string): Html {
   <input type="hidden" name="action" value="${action}">`;
 }
 
-function codeField(id: string, label: string, errors: FormErrors, hint: string): Html {
+function codeField(t: Translator, id: string, label: string, errors: FormErrors, hint: string): Html {
   return html`<label for="${id}">${label}</label>
   <input type="text" id="${id}" name="code" class="code" inputmode="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" ${control(errors, 'code', { id, hint: `${id}-hint` })}>
-  ${fieldMessage(errors, 'code', { id })}
+  ${fieldMessage(errors, 'code', { id, words: { t } })}
   <p class="hint" id="${id}-hint">${hint}</p>`;
 }
 
+/**
+ * "Chrome on Linux", as `describeUserAgent` writes it (and the log stored it), in the reader's
+ * words: the browser's and system's names are names, the rest is the catalog's.
+ */
+export function deviceText(t: Translator, described: string): string {
+  if (described === 'Unknown browser') return t.text('security.unknownBrowser');
+  const onSystem = /^A browser on (.+)$/.exec(described);
+  if (onSystem) return t.text('security.browserOnSystem', { system: onSystem[1]! });
+  const both = /^(.+) on (.+)$/.exec(described);
+  return both ? t.text('security.browserOn', { browser: both[1]!, system: both[2]! }) : described;
+}
+
 function passwordSection(context: PageContext, state: SecurityPageState): Html {
+  const { t } = context;
   const errors = errorsFor(state.errors, 'current_password', 'new_password');
+  const labels = { current_password: t.text('security.currentPassword'), new_password: t.text('security.newPassword') };
+  const words: ProblemWords = { t, labels };
   return html`<section class="card" aria-labelledby="password-heading">
-<h2 id="password-heading">Password</h2>
-${errorSummary(errors)}
+<h2 id="password-heading">${t.text('security.passwordHeading')}</h2>
+${errorSummary(errors, words)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'change-password')}
-  <label for="current_password">Current password</label>
+  <label for="current_password">${labels.current_password}</label>
   <input type="password" id="current_password" name="current_password" autocomplete="current-password" required maxlength="256" ${control(errors, 'current_password')}>
-  ${fieldMessage(errors, 'current_password')}
-  <label for="new_password">New password</label>
+  ${fieldMessage(errors, 'current_password', { words })}
+  <label for="new_password">${labels.new_password}</label>
   <input type="password" id="new_password" name="new_password" autocomplete="new-password" required minlength="8" maxlength="256" ${control(errors, 'new_password', { hint: 'new-password-hint' })}>
-  ${fieldMessage(errors, 'new_password')}
-  <p class="hint" id="new-password-hint">8 to 256 characters, not your username and not a common password. Every other browser signed in to your account is signed out.</p>
-  <div class="actions"><button type="submit">Change password</button></div>
+  ${fieldMessage(errors, 'new_password', { words })}
+  <p class="hint" id="new-password-hint">${t.text('security.newPasswordHint')}</p>
+  <div class="actions"><button type="submit">${t.text('security.changePassword')}</button></div>
 </form>
 </section>`;
 }
 
-function twoStepSection(context: PageContext, state: SecurityPageState): Html {
-  const error = errorsFor(state.errors, 'code');
-  if (state.recoveryCodes) {
-    return html`<section class="card" aria-labelledby="two-step-heading">
-<h2 id="two-step-heading">Two-step verification</h2>
-<div class="notice" role="status">
-  <p><strong>Your recovery codes.</strong> Each works once, in place of a code from your app, if you lose it. Keep them somewhere safe: they are shown only now.</p>
-  <ul class="recovery-codes" aria-label="Recovery codes">${state.recoveryCodes.map((c) => html`<li>${c}</li>`)}</ul>
+/**
+ * The codes shown once, with ways to keep them: Copy and Print (public/copy.js, shown only with
+ * script) and Download, a `data:` link holding the very codes on this page, so it works without
+ * script and no later request can fetch them again: once the page is left, they are gone.
+ */
+function recoveryCodesSection(t: Translator, codes: readonly string[]): Html {
+  const file = `${t.text('security.recoveryFileHeading')}\n\n${codes.join('\n')}\n`;
+  return html`<section class="card" aria-labelledby="two-step-heading">
+<h2 id="two-step-heading">${t.text('security.twoStepHeading')}</h2>
+<div class="notice recovery" role="status">
+  <p>${rich(t, 'security.recoveryCodesIntro', { b: (chunks) => html`<strong>${chunks}</strong>` })}</p>
+  <ul class="recovery-codes" id="recovery-codes" aria-label="${t.text('security.recoveryCodes')}">${codes.map((c) => html`<li>${c}</li>`)}</ul>
+  <div class="actions">
+    ${copyButton(t, 'recovery-codes')}
+    <a class="button secondary" href="data:text/plain;charset=utf-8,${encodeURIComponent(file)}" download="recovery-codes.txt">${t.text('security.download')}</a>
+    <button type="button" class="secondary" data-print hidden>${t.text('security.print')}</button>
+  </div>
 </div>
-<p><a href="/settings/security">I have saved them</a></p>
+<p><a href="/settings/security">${t.text('security.savedThem')}</a></p>
 </section>`;
-  }
+}
+
+function twoStepSection(context: PageContext, state: SecurityPageState): Html {
+  const { t } = context;
+  const error = errorsFor(state.errors, 'code');
+  const words: ProblemWords = { t };
+  if (state.recoveryCodes) return recoveryCodesSection(t, state.recoveryCodes);
   if (state.enrolment) {
     return html`<section class="card" aria-labelledby="two-step-heading">
-<h2 id="two-step-heading">Set up two-step verification</h2>
+<h2 id="two-step-heading">${t.text('security.setUpHeading')}</h2>
 <ol>
-  <li>Scan this code with an authenticator app (such as Aegis, FreeOTP, Google Authenticator or 1Password).
-    <img class="qr" src="${state.enrolment.qr}" alt="QR code of the otpauth address below" width="192" height="192"></li>
-  <li>Or enter the key by hand: <code class="mono" id="totp-secret">${state.enrolment.secret.match(/.{1,4}/g)!.join(' ')}</code>
-    <p class="hint">The address the QR code holds: <code class="otpauth-uri" id="otpauth-uri">${state.enrolment.uri}</code></p></li>
-  <li>Type the six-digit code the app shows now.</li>
+  <li>${t.text('security.scanQr')}
+    <img class="qr" src="${state.enrolment.qr}" alt="${t.text('security.qrAlt')}" width="192" height="192"></li>
+  <li>${t.text('security.enterKey')} <code class="mono" id="totp-secret">${state.enrolment.secret.match(/.{1,4}/g)!.join(' ')}</code>
+    <p class="hint">${t.text('security.otpauthAddress')} <code class="otpauth-uri" id="otpauth-uri">${state.enrolment.uri}</code></p></li>
+  <li>${t.text('security.typeCode')}</li>
 </ol>
-${errorSummary(error)}
+${errorSummary(error, words)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'totp-confirm')}
-  ${codeField('enrol-code', 'Code from your app', error, 'Six digits; a new one every 30 seconds.')}
-  <div class="actions"><button type="submit">Turn on two-step verification</button></div>
+  ${codeField(t, 'enrol-code', t.text('security.codeFromApp'), error, t.text('security.codeFromAppHint'))}
+  <div class="actions"><button type="submit">${t.text('security.turnOn')}</button></div>
 </form>
 </section>`;
   }
   if (!state.factors.totp) {
     return html`<section class="card" aria-labelledby="two-step-heading">
-<h2 id="two-step-heading">Two-step verification</h2>
-<p>Off. With it on, signing in asks for a code from an authenticator app after your password, so a stolen password alone does not open your account.</p>
+<h2 id="two-step-heading">${t.text('security.twoStepHeading')}</h2>
+<p>${t.text('security.twoStepOff')}</p>
 <form method="post" action="/settings/security">
   ${hidden(context, 'totp-start')}
-  <div class="actions"><button type="submit">Set up an authenticator app</button></div>
+  <div class="actions"><button type="submit">${t.text('security.setUp')}</button></div>
 </form>
 </section>`;
   }
   return html`<section class="card" aria-labelledby="two-step-heading">
-<h2 id="two-step-heading">Two-step verification</h2>
-<p><strong>On</strong>: signing in asks for a code from your authenticator app. ${state.factors.recoveryCodesLeft} of 10 recovery codes left.</p>
-${errorSummary(error)}
+<h2 id="two-step-heading">${t.text('security.twoStepHeading')}</h2>
+<p>${rich(t, 'security.twoStepOn', { b: (chunks) => html`<strong>${chunks}</strong>` })} <span class="recovery-left">${t.text('security.recoveryCodesLeft', { count: state.factors.recoveryCodesLeft })}</span></p>
+${errorSummary(error, words)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'recovery-codes')}
-  ${codeField('recovery-code', 'Code for new recovery codes', error, 'A code from your app or a recovery code. The old recovery codes stop working.')}
-  <div class="actions"><button type="submit" class="secondary">Make new recovery codes</button></div>
+  ${codeField(t, 'recovery-code', t.text('security.newCodesLabel'), error, t.text('security.newCodesHint'))}
+  <div class="actions"><button type="submit" class="secondary">${t.text('security.newCodes')}</button></div>
 </form>
 <form method="post" action="/settings/security">
   ${hidden(context, 'totp-disable')}
-  ${codeField('disable-code', 'Code to turn it off', error, 'A code from your app or a recovery code.')}
-  <div class="actions"><button type="submit" class="danger">Turn off two-step verification</button></div>
+  ${codeField(t, 'disable-code', t.text('security.turnOffLabel'), error, t.text('security.turnOffHint'))}
+  <div class="actions"><button type="submit" class="danger">${t.text('security.turnOff')}</button></div>
 </form>
 </section>`;
 }
 
 function passkeysSection(context: PageContext, state: SecurityPageState): Html {
+  const { t } = context;
   const error = errorsFor(state.errors, 'passkey', 'name');
   return html`<section class="card" aria-labelledby="passkeys-heading">
-<h2 id="passkeys-heading">Passkeys</h2>
-<p>A passkey signs you in with your device's screen lock or a security key, without a password. With two-step verification on, it also serves as the second step after a password.</p>
-${errorSummary(error)}
-${state.passkeys.length === 0 ? html`<p class="muted">You have no passkeys.</p>` : html`<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+<h2 id="passkeys-heading">${t.text('security.passkeysHeading')}</h2>
+<p>${t.text('security.passkeysIntro')}</p>
+${errorSummary(error, { t })}
+${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPasskeys')}</p>` : html`<div class="table-wrap"><table class="stack">
+  <thead><tr><th scope="col">${t.text('security.passkeyName')}</th><th scope="col">${t.text('security.added')}</th><th scope="col">${t.text('settings.lastUsed')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
   <tbody>${state.passkeys.map((p) => html`<tr>
     <td class="strong">${p.name}</td>
-    <td data-label="Added">${when(p.createdAt)}</td>
-    <td data-label="Last used">${when(p.lastUsedAt)}</td>
+    <td data-label="${t.text('security.added')}">${at(context, p.createdAt)}</td>
+    <td data-label="${t.text('settings.lastUsed')}">${at(context, p.lastUsedAt)}</td>
     <td>
       <form method="post" action="/settings/security" class="inline">
         ${hidden(context, 'passkey-rename')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
-        <label for="rename-${p.credentialId}" class="visually-hidden">New name for passkey ${p.name}</label>
+        <label for="rename-${p.credentialId}" class="visually-hidden">${t.text('security.renameLabel', { name: p.name })}</label>
         <input type="text" id="rename-${p.credentialId}" name="name" value="${p.name}" required maxlength="60">
-        <button type="submit" class="secondary" aria-label="Rename passkey ${p.name}">Rename</button>
+        <button type="submit" class="secondary" aria-label="${t.text('security.renameNamed', { name: p.name })}">${t.text('security.rename')}</button>
       </form>
       <form method="post" action="/settings/security" class="inline">
         ${hidden(context, 'passkey-remove')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
-        <button type="submit" class="danger" aria-label="Remove passkey ${p.name}">Remove</button>
+        <button type="submit" class="danger" aria-label="${t.text('security.removeNamed', { name: p.name })}">${t.text('security.remove')}</button>
       </form>
     </td>
   </tr>`)}</tbody>
@@ -155,106 +188,172 @@ ${state.passkeys.length === 0 ? html`<p class="muted">You have no passkeys.</p>`
 <form method="post" action="/settings/security">
   ${hidden(context, 'passkey-add')}
   <input type="hidden" name="credential" data-webauthn-result>
-  <label for="passkey-name">Name of the new passkey</label>
-  <input type="text" id="passkey-name" name="name" maxlength="60" placeholder="Passkey" aria-describedby="passkey-hint">
-  <p class="hint" id="passkey-hint">Such as “Laptop” or “Phone”. Adding one needs a browser with passkeys and JavaScript.</p>
-  <div class="actions"><button type="button" data-webauthn="create" data-options="/settings/security/passkeys/options" hidden>Add a passkey</button></div>
+  <label for="passkey-name">${t.text('security.newPasskeyName')}</label>
+  <input type="text" id="passkey-name" name="name" maxlength="60" placeholder="${t.text('security.passkeyPlaceholder')}" aria-describedby="passkey-hint">
+  <p class="hint" id="passkey-hint">${t.text('security.passkeyHint')}</p>
+  <div class="actions"><button type="button" data-webauthn="create" data-options="/settings/security/passkeys/options" hidden>${t.text('security.addPasskey')}</button></div>
   <p class="hint" role="status" data-webauthn-status></p>
 </form>
 </section>`;
 }
 
 function sessionsSection(context: PageContext, state: SecurityPageState): Html {
+  const { t } = context;
   return html`<section class="card" aria-labelledby="sessions-heading">
-<h2 id="sessions-heading">Where you are signed in</h2>
+<h2 id="sessions-heading">${t.text('security.sessionsHeading')}</h2>
 <div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">Browser</th><th scope="col">Address</th><th scope="col">Signed in</th><th scope="col">Last active</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+  <thead><tr><th scope="col">${t.text('security.browser')}</th><th scope="col">${t.text('security.address')}</th><th scope="col">${t.text('security.signedIn')}</th><th scope="col">${t.text('security.lastActive')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
   <tbody>${state.sessions.map((s) => {
     const current = s.idHash === state.currentSession;
-    const device = describeUserAgent(s.userAgent);
+    const device = deviceText(t, describeUserAgent(s.userAgent));
     return html`<tr>
-    <td class="strong">${device}${current ? html` <span class="current-session">(this browser)</span>` : ''}</td>
-    <td data-label="Address">${s.address || 'unknown'}</td>
-    <td data-label="Signed in">${when(s.authTime)}</td>
-    <td data-label="Last active">${when(s.lastSeenAt)}</td>
+    <td class="strong">${device}${current ? html` <span class="current-session">${t.text('security.thisBrowser')}</span>` : ''}</td>
+    <td data-label="${t.text('security.address')}">${s.address || t.text('security.unknownAddress')}</td>
+    <td data-label="${t.text('security.signedIn')}">${at(context, s.authTime)}</td>
+    <td data-label="${t.text('security.lastActive')}">${at(context, s.lastSeenAt)}</td>
     <td>${current ? '' : html`<form method="post" action="/settings/security" class="inline">
       ${hidden(context, 'session-sign-out')}
       <input type="hidden" name="session" value="${s.idHash}">
-      <button type="submit" class="danger" aria-label="Sign out ${device} signed in ${minute(s.authTime)}">Sign out</button>
+      <button type="submit" class="danger" aria-label="${t.text('security.signOutNamed', { device, time: formatSiteTime(s.authTime, context.timeZone) })}">${t.text('security.signOut')}</button>
     </form>`}</td>
   </tr>`;
   })}</tbody>
 </table></div>
 ${state.sessions.length > 1 ? html`<form method="post" action="/settings/security">
   ${hidden(context, 'sign-out-others')}
-  <div class="actions"><button type="submit" class="danger">Sign out everywhere else</button></div>
+  <div class="actions"><button type="submit" class="danger">${t.text('security.signOutOthers')}</button></div>
 </form>` : ''}
 </section>`;
 }
 
-function detailText(event: SecurityEvent): string {
+/** Each kind of event in words; a kind the log has but this table not is a compile error. */
+function eventText(t: Translator, kind: SecurityEventKind): string {
+  switch (kind) {
+    case 'sign_in.succeeded': return t.text('security.eventSignIn');
+    case 'sign_in.failed': return t.text('security.eventSignInFailed');
+    case 'password.changed': return t.text('security.eventPasswordChanged');
+    case 'totp.enabled': return t.text('security.eventTotpEnabled');
+    case 'totp.disabled': return t.text('security.eventTotpDisabled');
+    case 'recovery_codes.regenerated': return t.text('security.eventRecoveryCodes');
+    case 'recovery_code.used': return t.text('security.eventRecoveryCodeUsed');
+    case 'passkey.added': return t.text('security.eventPasskeyAdded');
+    case 'passkey.removed': return t.text('security.eventPasskeyRemoved');
+    case 'session.signed_out': return t.text('security.eventSessionSignedOut');
+    case 'sessions.signed_out_elsewhere': return t.text('security.eventSignedOutElsewhere');
+    case 'personal_token.created': return t.text('security.eventTokenCreated');
+    case 'personal_token.revoked': return t.text('security.eventTokenRevoked');
+    case 'app.authorized': return t.text('security.eventAppAuthorized');
+    case 'app.access_withdrawn': return t.text('security.eventAppWithdrawn');
+    case 'client_secret.rotated': return t.text('security.eventSecretRotated');
+    case 'access_token.revoked_as_leaked': return t.text('security.eventAccessTokenLeaked');
+    case 'refresh_token.revoked_as_leaked': return t.text('security.eventRefreshTokenLeaked');
+    case 'personal_token.revoked_as_leaked': return t.text('security.eventTokenRevoked');
+    case 'client_secret.revoked_as_leaked': return t.text('security.eventSecretLeaked');
+    case 'client.deactivated': return t.text('security.eventClientDeactivated');
+    case 'account.deleted': return t.text('security.eventAccountDeleted');
+  }
+}
+
+/**
+ * The English words the core stores for how and why (`SIGN_IN_METHOD_WORDS`, the refusals of
+ * sign-in, the leak reports, the second factor that turned two-step off), in the reader's words.
+ * Rows stored before keep reading right; a phrase not listed is shown as stored.
+ */
+function detailWord(t: Translator, stored: string): string {
+  switch (stored) {
+    case 'password': return t.text('security.methodPassword');
+    case 'password and authenticator app': return t.text('security.methodPasswordTotp');
+    case 'password and recovery code': return t.text('security.methodPasswordRecovery');
+    case 'password and passkey': return t.text('security.methodPasswordPasskey');
+    case 'passkey': return t.text('security.methodPasskey');
+    case 'authenticator app code': return t.text('security.methodTotpCode');
+    case 'recovery code': return t.text('security.methodRecoveryCode');
+    case 'wrong password': return t.text('security.reasonWrongPassword');
+    case 'wrong second-step code': return t.text('security.reasonWrongCode');
+    case 'passkey not verified': return t.text('security.reasonPasskey');
+    case 'too many wrong second-step codes': return t.text('security.reasonThrottled');
+    case 'after a leak report': return t.text('security.reasonLeakReport');
+    case 'after a secret scanner found it exposed': return t.text('security.reasonSecretScanning');
+    default: return stored;
+  }
+}
+
+function detailText(t: Translator, event: SecurityEvent): string {
   const d = event.detail;
   const parts = [
-    d.method && `with ${d.method}`, d.reason, d.app && `“${d.app}”`, d.name && `“${d.name}”`, d.device && `(${d.device})`, d.where && `at ${d.where}`,
+    d.method && t.text('security.detailMethod', { method: detailWord(t, d.method) }),
+    d.reason && detailWord(t, d.reason),
+    d.app && t.text('security.detailQuoted', { name: d.app }),
+    d.name && t.text('security.detailQuoted', { name: d.name }),
+    d.device && t.text('security.detailDevice', { device: deviceText(t, d.device) }),
+    d.where && t.text('security.detailWhere', { where: d.where }),
   ].filter(Boolean);
   return parts.join(' ');
 }
 
-function logSection(state: SecurityPageState): Html {
+function isEventKind(kind: string): kind is SecurityEventKind {
+  return (SECURITY_EVENT_KINDS as readonly string[]).includes(kind);
+}
+
+function logSection(context: PageContext, state: SecurityPageState): Html {
+  const { t } = context;
   const { events, logPage } = state;
   const pages = Math.max(1, Math.ceil(events.total / SECURITY_LOG_PAGE_SIZE));
   return html`<section class="card" aria-labelledby="log-heading">
-<h2 id="log-heading">Security log</h2>
-<p class="hint">Sign-ins, failed attempts and changes to your account's security, newest first, kept 90 days.</p>
-${events.items.length === 0 ? html`<p class="muted">Nothing yet.</p>` : html`<div class="table-wrap"><table class="stack security-log">
-  <thead><tr><th scope="col">When</th><th scope="col">What</th><th scope="col">From</th></tr></thead>
+<h2 id="log-heading">${t.text('security.logHeading')}</h2>
+<p class="hint">${t.text('security.logIntro')}</p>
+${events.items.length === 0 ? html`<p class="muted">${t.text('security.logEmpty')}</p>` : html`<div class="table-wrap"><table class="stack security-log">
+  <thead><tr><th scope="col">${t.text('security.when')}</th><th scope="col">${t.text('security.what')}</th><th scope="col">${t.text('security.from')}</th></tr></thead>
   <tbody>${events.items.map((e) => html`<tr data-kind="${e.kind}">
-    <td>${when(e.createdAt)}</td>
-    <td data-label="What">${describeEventKind(e.kind)} ${detailText(e)}</td>
-    <td data-label="From">${[e.device, e.address].filter((x) => x !== '').join(', ')}</td>
+    <td>${at(context, e.createdAt)}</td>
+    <td data-label="${t.text('security.what')}">${isEventKind(e.kind) ? eventText(t, e.kind) : e.kind} ${detailText(t, e)}</td>
+    <td data-label="${t.text('security.from')}">${[e.device === '' ? '' : deviceText(t, e.device), e.address].filter((x) => x !== '').join(t.text('settings.listSeparator'))}</td>
   </tr>`)}</tbody>
 </table></div>`}
-<nav class="pager" aria-label="Security log pages">
-  ${logPage > 0 ? html`<a href="/settings/security?page=${logPage - 1}#log-heading" rel="prev">Newer</a>` : html`<span></span>`}
-  <span class="muted">Page ${logPage + 1} of ${pages}</span>
-  ${logPage + 1 < pages ? html`<a href="/settings/security?page=${logPage + 1}#log-heading" rel="next">Older</a>` : html`<span></span>`}
+<nav class="pager" aria-label="${t.text('security.logPages')}">
+  ${logPage > 0 ? html`<a href="/settings/security?page=${logPage - 1}#log-heading" rel="prev">${t.text('security.newer')}</a>` : html`<span></span>`}
+  <span class="muted">${t.text('security.pageOf', { page: logPage + 1, pages })}</span>
+  ${logPage + 1 < pages ? html`<a href="/settings/security?page=${logPage + 1}#log-heading" rel="next">${t.text('security.older')}</a>` : html`<span></span>`}
 </nav>
 </section>`;
 }
 
 export function securityPage(context: PageContext, state: SecurityPageState): Html {
-  return settingsLayout('Security', context, '/settings/security', html`<section class="card">
-<h1>Security</h1>
-<p>How you sign in, where you are signed in, and what happened to your account.</p>
-${notice(state.notice)}
-${errorSummary(errorList(state.errors).filter((e) => !SECTION_FIELDS.includes(e.field)))}
+  const { t } = context;
+  return settingsLayout(t.text('security.title'), context, '/settings/security', html`<section class="card">
+<h1>${t.text('security.title')}</h1>
+<p>${t.text('security.intro')}</p>
+${notice(t, state.notice)}
+${errorSummary(errorList(state.errors).filter((e) => !SECTION_FIELDS.includes(e.field)), { t })}
 </section>
 ${twoStepSection(context, state)}
 ${passkeysSection(context, state)}
 ${passwordSection(context, state)}
 ${sessionsSection(context, state)}
-${logSection(state)}`, { script: 'webauthn' });
+${logSection(context, state)}`, { script: state.recoveryCodes ? 'copy' : 'webauthn' });
 }
 
 // ---- The second step of sign-in ----------------------------------------------------------------
 
+/** The second step after the password; `error` is a sentence in the page's language, from the route. */
 export function secondStepPage(context: PageContext, state: { factors: SecondFactors; error?: string | undefined }): Html {
-  return layout('Two-step verification', context, html`<section class="card narrow">
-<h1>Two-step verification</h1>
+  const { t } = context;
+  return layout(t.text('security.twoStepHeading'), context, html`<section class="card narrow">
+<h1>${t.text('security.twoStepHeading')}</h1>
 ${state.error ? html`<p class="alert" role="alert" id="form-error">${state.error}</p>` : ''}
 ${state.factors.totp ? html`<form method="post" action="/login/second-step">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label for="code">Code from your authenticator app</label>
+  <label for="code">${t.text('security.codeFromAuthenticator')}</label>
   <input type="text" id="code" name="code" class="code" inputmode="numeric" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" autofocus ${state.error ? html`aria-describedby="form-error code-hint" aria-invalid="true"` : html`aria-describedby="code-hint"`}>
-  <p class="hint" id="code-hint">Six digits. Lost your device? Enter one of your recovery codes instead.</p>
-  <div class="actions"><button type="submit">Verify</button></div>
+  <p class="hint" id="code-hint">${t.text('security.secondStepHint')}</p>
+  <div class="actions"><button type="submit">${t.text('security.verify')}</button></div>
 </form>` : ''}
 ${state.factors.passkeys > 0 ? html`<form method="post" action="/login/second-step/passkey">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="credential" data-webauthn-result>
-  <div class="actions"><button type="button" class="${state.factors.totp ? 'secondary' : ''}" data-webauthn="get" data-options="/login/second-step/passkey/options" hidden>Use a passkey</button></div>
+  <div class="actions"><button type="button" class="${state.factors.totp ? 'secondary' : ''}" data-webauthn="get" data-options="/login/second-step/passkey/options" hidden>${t.text('security.usePasskey')}</button></div>
   <p class="hint" role="status" data-webauthn-status></p>
 </form>` : ''}
-<p class="muted"><a href="/login">Start again</a></p>
+<p class="muted"><a href="/login">${t.text('security.startAgain')}</a></p>
 </section>`, { script: 'webauthn' });
 }

@@ -1,40 +1,60 @@
-/** Settings pages: profile (bio, avatar, deletion), API tokens, authorized applications, developer applications. */
+/**
+ * Settings pages: profile (nickname, bio, language, time zone, avatar, deletion), API tokens,
+ * authorized applications, developer applications. Every word is the catalogs' (`settings`,
+ * `tokens`, `apps`), every time the reader's (`timeOf`).
+ */
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/credentials/personal-tokens.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
 import type { Client } from '../../core/oauth/ports.js';
-import { RESOURCE_SCOPES, SCOPES, scopeList } from '../../core/oauth/scopes.js';
-import { avatarSrc, when } from './community.js';
+import { RESOURCE_SCOPES, SCOPES, type Scope, scopeList } from '../../core/oauth/scopes.js';
+import type { Words } from '../../core/errors.js';
+import { LOCALES, LOCALE_NAMES, type Translator } from '../../core/locales.js';
+import { formatSiteTime, timeZoneNames } from '../../core/site-time.js';
+import type { Instant } from '../../core/time.js';
+import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
-import { type FormError, type FormErrors, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
+import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
 import { type PageContext, layout } from './layout.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
+import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
+import { type Reader, rich, timeOf } from './words.js';
 
-const SECTIONS = [
-  { path: '/settings/profile', label: 'Profile' },
-  { path: '/settings/tokens', label: 'API tokens' },
-  { path: '/settings/applications', label: 'Authorized applications' },
-  { path: '/settings/developers', label: 'Developer applications' },
-  { path: '/settings/security', label: 'Security' },
-] as const;
+export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security';
 
-export type SettingsSection = (typeof SECTIONS)[number]['path'];
+function sections(t: Translator): ReadonlyArray<{ path: SettingsSection; label: string }> {
+  return [
+    { path: '/settings/profile', label: t.text('settings.navProfile') },
+    { path: '/settings/tokens', label: t.text('settings.navTokens') },
+    { path: '/settings/applications', label: t.text('settings.navApplications') },
+    { path: '/settings/developers', label: t.text('settings.navDevelopers') },
+    { path: '/settings/security', label: t.text('settings.navSecurity') },
+  ];
+}
 
-export { type FormError, type FormErrors, invalid, sentence } from './forms.js';
+export { type FormError, type FormErrors, sentence } from './forms.js';
 
-/** The summary of a form's problems (`errorSummary`), by the name the settings pages know it. */
-export const alert = errorSummary;
+/** The summary of a form's problems (`errorSummary`) in the reader's language, fields named by `labels`. */
+export function alert(t: Translator, errors: FormErrors, labels?: Readonly<Record<string, string>>): Html | '' {
+  return errorSummary(errors, { t, ...(labels ? { labels } : {}) });
+}
 
-export function notice(text: string | undefined): Html | string {
-  return text ? html`<p class="notice" role="status">${text}</p>` : '';
+/** A notice after a change (post/redirect/get): the route names it by its words, the page says them. */
+export function notice(t: Translator, words: Words | undefined): Html | string {
+  return words ? html`<p class="notice" role="status">${t.text(words.key, words.values)}</p>` : '';
+}
+
+/** A time on a settings page: the reader's zone with its offset, "3 minutes ago" when recent; "never" for none. */
+export function at(reader: Reader, instant: Instant | null): Html {
+  return instant === null ? html`<span class="muted">${reader.t.text('settings.never')}</span>` : timeOf(reader, instant, { relative: true });
 }
 
 export function settingsLayout(title: string, context: PageContext, current: SettingsSection, main: Html, options: { script?: 'webauthn' | 'copy' | undefined } = {}): Html {
   return layout(title, context, html`<div class="settings">
-<nav class="settings-nav" aria-label="Settings">
-  <ul>${SECTIONS.map((s) => html`<li><a href="${s.path}" ${s.path === current ? html`aria-current="page"` : ''}>${s.label}</a></li>`)}</ul>
+<nav class="settings-nav" aria-label="${context.t.text('common.settings')}">
+  <ul>${sections(context.t).map((s) => html`<li><a href="${s.path}" ${s.path === current ? html`aria-current="page"` : ''}>${s.label}</a></li>`)}</ul>
 </nav>
 <div class="settings-main">${main}</div>
 </div>`, options);
@@ -44,15 +64,20 @@ export function settingsLayout(title: string, context: PageContext, current: Set
  * A secret shown once, in a read-only field: selectable and copyable without any script. The
  * page's `copy` script (public/copy.js) shows the Copy button, hidden without it.
  */
-export function shownOnce(id: string, label: string, value: string): Html {
+export function shownOnce(t: Translator, id: string, label: string, value: string): Html {
   return html`<div class="secret">
   <label for="${id}">${label}</label>
   <div class="copy-row">
     <input type="text" id="${id}" class="mono" value="${value}" readonly autocomplete="off" spellcheck="false" aria-describedby="${id}-hint">
-    <button type="button" class="secondary" data-copy="${id}" hidden>Copy</button>
+    ${copyButton(t, id)}
   </div>
-  <p class="hint" id="${id}-hint" data-copied="Copied. It will not be shown again.">Select the field and copy it now (Ctrl+C or ⌘C, or long-press on a phone). It will not be shown again.</p>
+  <p class="hint" id="${id}-hint" data-copied="${t.text('settings.copiedOnce')}">${t.text('settings.copyNow')}</p>
 </div>`;
+}
+
+/** The Copy button of public/copy.js, which shows it and says, in the page's words, how it went. */
+export function copyButton(t: Translator, id: string): Html {
+  return html`<button type="button" class="secondary" data-copy="${id}" data-copied-label="${t.text('settings.copied')}" data-copy-failed="${t.text('settings.copyFailed')}" hidden>${t.text('settings.copy')}</button>`;
 }
 
 /**
@@ -78,112 +103,175 @@ export interface Confirmation {
 export function confirmationPage(context: PageContext, c: Confirmation): Html {
   return settingsLayout(c.title, context, c.section, html`<section class="card confirm" aria-labelledby="confirm-heading">
 <h1 id="confirm-heading">${c.title}</h1>
-${alert(c.error)}
+${alert(context.t, c.error)}
 ${c.consequences}
 <form method="post" action="${c.action}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   ${Object.entries(c.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
   <input type="hidden" name="confirm" value="yes">
   ${c.inputs ?? ''}
-  <div class="actions"><button type="submit" class="danger">${c.button}</button> <a href="${c.cancel}" class="button secondary">Cancel</a></div>
+  <div class="actions"><button type="submit" class="danger">${c.button}</button> <a href="${c.cancel}" class="button secondary">${context.t.text('settings.cancel')}</a></div>
 </form>
 </section>`);
 }
 
 
-function scopeItems(scopes: readonly string[]): Html {
-  return html`<ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>${s in SCOPES ? html` — ${SCOPES[s as keyof typeof SCOPES].allows}` : ''}</li>`)}</ul>`;
+/** What a scope lets an app or a token read, and what not, in the reader's language. */
+export function scopeWords(t: Translator, scope: Scope): { allows: string; doesNotAllow: string } {
+  switch (scope) {
+    case 'openid': return { allows: t.text('apps.scopeOpenidAllows'), doesNotAllow: t.text('apps.scopeOpenidNot') };
+    case 'profile': return { allows: t.text('apps.scopeProfileAllows'), doesNotAllow: t.text('apps.scopeProfileNot') };
+    case 'offline_access': return { allows: t.text('apps.scopeOfflineAllows'), doesNotAllow: t.text('apps.scopeOfflineNot') };
+    case 'profile:read': return { allows: t.text('apps.scopeProfileReadAllows'), doesNotAllow: t.text('apps.scopeProfileReadNot') };
+    case 'posts:read': return { allows: t.text('apps.scopePostsReadAllows'), doesNotAllow: t.text('apps.scopePostsReadNot') };
+  }
+}
+
+function scopeItems(t: Translator, scopes: readonly string[]): Html {
+  return html`<ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>${Object.hasOwn(SCOPES, s) ? html` — ${scopeWords(t, s as Scope).allows}` : ''}</li>`)}</ul>`;
 }
 
 // ---- Profile -------------------------------------------------------------------------------
 
+/** The profile form as sent, shown again with its problems. */
+export interface ProfileForm {
+  nickname: string;
+  bio: string;
+  language: string;
+  timeZone: string;
+}
+
 export interface ProfilePageState {
-  error?: FormError | undefined;
-  notice?: string | undefined;
-  /** The bio as sent, shown again with its error. */
-  bio?: string | undefined;
+  errors?: FormErrors;
+  notice?: Words | undefined;
+  form?: ProfileForm | undefined;
+  /** The zone of a member who chose none (`SITE_TIME_ZONE`). */
+  siteTimeZone: string;
+}
+
+/** The zones this community lives in first, then every zone the runtime knows. */
+const COMMON_TIME_ZONES = ['Asia/Shanghai', 'Asia/Taipei', 'Asia/Hong_Kong', 'Asia/Singapore'] as const;
+
+/** `UTC+8`: a zone's offset at `now`, as the site writes times. */
+function offsetOf(timeZone: string, now: Instant): string {
+  return formatSiteTime(now, timeZone).split(' ')[2]!;
+}
+
+function timeZoneOptions(reader: Reader, chosen: string): Html {
+  const option = (zone: string) => html`<option value="${zone}"${zone === chosen ? html` selected` : ''}>${zone.replaceAll('_', ' ')} (${offsetOf(zone, reader.now)})</option>`;
+  return html`<optgroup label="${reader.t.text('settings.timeZonesCommon')}">${COMMON_TIME_ZONES.map(option)}</optgroup>
+    <optgroup label="${reader.t.text('settings.timeZonesAll')}">${timeZoneNames().filter((z) => !(COMMON_TIME_ZONES as readonly string[]).includes(z)).map(option)}</optgroup>`;
 }
 
 export function profileSettingsPage(context: PageContext, user: User, state: ProfilePageState): Html {
-  const bioError = state.error?.field === 'bio' ? state.error : undefined;
-  const avatarError = state.error?.field === 'avatar' ? state.error : undefined;
-  return settingsLayout('Profile', context, '/settings/profile', html`<section class="card">
-<h1>Profile</h1>
-${notice(state.notice)}
+  const { t } = context;
+  const labels = {
+    nickname: t.text('settings.nickname'), bio: t.text('settings.bio'), language: t.text('settings.language'), time_zone: t.text('settings.timeZone'),
+  };
+  const profileErrors = errorsFor(state.errors, 'nickname', 'bio', 'language', 'time_zone');
+  const avatarErrors = errorsFor(state.errors, 'avatar');
+  const words: ProblemWords = { t, labels };
+  const form = state.form ?? { nickname: user.nickname, bio: user.bio, language: user.language ?? '', timeZone: user.timeZone ?? '' };
+  return settingsLayout(t.text('settings.profileTitle'), context, '/settings/profile', html`<section class="card">
+<h1>${t.text('settings.profileTitle')}</h1>
+${notice(t, state.notice)}
 <div class="profile">
-  <img class="avatar" src="${avatarSrc(user)}" alt="Your current avatar" width="96" height="96">
-  <p>Your public page: <a href="/u/${encodeURIComponent(user.username)}">/u/${user.username}</a></p>
+  <img class="avatar" src="${avatarSrc(user)}" alt="${t.text('settings.currentAvatar')}" width="96" height="96">
+  <p>${t.text('settings.publicPage')} <a href="/u/${encodeURIComponent(user.username)}">/u/${user.username}</a></p>
 </div>
 </section>
-<section class="card" aria-labelledby="bio-heading">
-<h2 id="bio-heading">Bio</h2>
-${alert(bioError)}
+<section class="card" aria-labelledby="about-heading">
+<h2 id="about-heading">${t.text('settings.aboutYou')}</h2>
+${errorSummary(profileErrors, words)}
 <form method="post" action="/settings/profile">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label for="bio">One line about you</label>
-  <input type="text" id="bio" name="bio" value="${state.bio ?? user.bio}" maxlength="${BIO_MAX_LENGTH}" aria-describedby="bio-hint" ${invalid(bioError, 'bio')}>
-  <p class="hint" id="bio-hint">Shown on your public page and to apps you allow to read your profile. At most ${BIO_MAX_LENGTH} characters; leave it empty to remove it.</p>
-  <div class="actions"><button type="submit">Save bio</button></div>
+  <label for="nickname">${labels.nickname}</label>
+  <input type="text" id="nickname" name="nickname" value="${form.nickname}" maxlength="${NICKNAME_MAX_LENGTH}" autocomplete="nickname" ${control(profileErrors, 'nickname', { hint: 'nickname-hint' })}>
+  ${fieldMessage(profileErrors, 'nickname', { words })}
+  <p class="hint" id="nickname-hint">${t.text('settings.nicknameHint', { max: NICKNAME_MAX_LENGTH, username: user.username })}</p>
+  <label for="bio">${labels.bio}</label>
+  <input type="text" id="bio" name="bio" value="${form.bio}" maxlength="${BIO_MAX_LENGTH}" ${control(profileErrors, 'bio', { hint: 'bio-hint' })}>
+  ${fieldMessage(profileErrors, 'bio', { words })}
+  <p class="hint" id="bio-hint">${t.text('settings.bioHint', { max: BIO_MAX_LENGTH })}</p>
+  <label for="language">${labels.language}</label>
+  <select id="language" name="language" ${control(profileErrors, 'language', { hint: 'language-hint' })}>
+    <option value=""${form.language === '' ? html` selected` : ''}>${t.text('settings.browserLanguage')}</option>
+    ${LOCALES.map((l) => html`<option value="${l}" lang="${l}"${l === form.language ? html` selected` : ''}>${LOCALE_NAMES[l]}</option>`)}
+  </select>
+  ${fieldMessage(profileErrors, 'language', { words })}
+  <p class="hint" id="language-hint">${t.text('settings.languageHint')}</p>
+  <label for="time_zone">${labels.time_zone}</label>
+  <select id="time_zone" name="time_zone" ${control(profileErrors, 'time_zone', { hint: 'time-zone-hint' })}>
+    <option value=""${form.timeZone === '' ? html` selected` : ''}>${t.text('settings.siteTimeZone', { zone: state.siteTimeZone, offset: offsetOf(state.siteTimeZone, context.now) })}</option>
+    ${timeZoneOptions(context, form.timeZone)}
+  </select>
+  ${fieldMessage(profileErrors, 'time_zone', { words })}
+  <p class="hint" id="time-zone-hint">${t.text('settings.timeZoneHint')}</p>
+  <div class="actions"><button type="submit">${t.text('settings.saveProfile')}</button></div>
 </form>
 </section>
 <section class="card" aria-labelledby="avatar-heading">
-<h2 id="avatar-heading">Avatar</h2>
-${alert(avatarError)}
+<h2 id="avatar-heading">${t.text('settings.avatar')}</h2>
+${alert(t, avatarErrors)}
 <form method="post" action="/settings/profile/avatar" enctype="multipart/form-data">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label for="avatar">New avatar</label>
-  <input type="file" id="avatar" name="avatar" accept="image/png,image/jpeg,image/webp,image/gif" required aria-describedby="avatar-hint" ${invalid(avatarError, 'avatar')}>
-  <p class="hint" id="avatar-hint">PNG, JPEG, WebP or GIF, at most ${AVATAR_MAX_BYTES / 1024} KB.</p>
-  <div class="actions"><button type="submit">Upload avatar</button></div>
+  <label for="avatar">${t.text('settings.newAvatar')}</label>
+  <input type="file" id="avatar" name="avatar" accept="image/png,image/jpeg,image/webp,image/gif" required ${control(avatarErrors, 'avatar', { hint: 'avatar-hint' })}>
+  ${fieldMessage(avatarErrors, 'avatar', { words: { t } })}
+  <p class="hint" id="avatar-hint">${t.text('settings.avatarHint', { kilobytes: AVATAR_MAX_BYTES / 1024 })}</p>
+  <div class="actions"><button type="submit">${t.text('settings.uploadAvatar')}</button></div>
 </form>
 </section>
 <section class="card" aria-labelledby="delete-heading">
-<h2 id="delete-heading">Delete your account</h2>
-<p>Signs you out everywhere, ends every token and app access, deactivates the apps you registered, and removes your bio and avatar. Your username stays reserved. This cannot be undone.</p>
+<h2 id="delete-heading">${t.text('settings.deleteHeading')}</h2>
+<p>${t.text('settings.deleteSummary')}</p>
 <form method="post" action="/settings/account/delete">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <button type="submit" class="danger">Delete account…</button>
+  <button type="submit" class="danger">${t.text('settings.deleteButton')}</button>
 </form>
 </section>`);
 }
 
 /** What deleting the account ends, asked with the password (or a second-factor code) first. */
 export function deleteAccountConfirmation(
-  user: User, facts: { totp: boolean; apps: Client[]; publishedPosts: number; error?: FormError | undefined },
+  t: Translator, user: User, facts: { totp: boolean; apps: Client[]; publishedPosts: number; error?: FormError | undefined },
 ): Confirmation {
   const passwordError = facts.error?.field === 'password' ? facts.error : undefined;
   const codeError = facts.error?.field === 'code' ? facts.error : undefined;
+  const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
   return {
     section: '/settings/profile',
-    title: 'Delete your account?',
-    consequences: html`<p>Deleting <strong>${user.username}</strong>:</p>
+    title: t.text('settings.deleteTitle'),
+    consequences: html`<p>${rich(t, 'settings.deleteIntro', { username: user.username, b: strong })}</p>
 <ul>
-  <li>signs you out of every browser and ends every personal token;</li>
-  <li>withdraws every app’s access: their tokens stop working at once;</li>
-  ${facts.apps.length > 0 ? html`<li>deactivates the ${facts.apps.length === 1 ? 'application' : `${facts.apps.length} applications`} you registered (${facts.apps.map((a, i) => html`${i > 0 ? ', ' : ''}<strong>${a.name}</strong>`)}): no one can sign in with ${facts.apps.length === 1 ? 'it' : 'them'} any more;</li>` : ''}
-  <li>removes your bio, avatar, two-step verification and passkeys, and hides your public page.</li>
+  <li>${t.text('settings.deleteSessions')}</li>
+  <li>${t.text('settings.deleteAppAccess')}</li>
+  ${facts.apps.length > 0 ? html`<li>${rich(t, 'settings.deleteOwnApps', {
+    count: facts.apps.length, names: facts.apps.map((a) => a.name).join(t.text('settings.listSeparator')), b: strong,
+  })}</li>` : ''}
+  <li>${t.text('settings.deleteRemoves')}</li>
 </ul>
-<p>It leaves your ${facts.publishedPosts === 1 ? '1 published post' : `${facts.publishedPosts} published posts`} and your comments public, under your username.
-Delete first any you want gone (<a href="/u/${encodeURIComponent(user.username)}">your posts</a>).</p>
-<p>Your username stays reserved: no one, you included, can sign up with it again. This cannot be undone.</p>`,
+<p>${rich(t, 'settings.deleteKeepsPosts', { count: facts.publishedPosts, a: (chunks) => html`<a href="/u/${encodeURIComponent(user.username)}">${chunks}</a>` })}</p>
+<p>${t.text('settings.deleteUsernameReserved')}</p>`,
     action: '/settings/account/delete',
     fields: {},
-    button: 'Delete my account',
+    button: t.text('settings.deleteConfirm'),
     cancel: '/settings/profile',
     error: facts.error,
-    inputs: html`<label for="password">Your password</label>
+    inputs: html`<label for="password">${t.text('settings.yourPassword')}</label>
   <input type="password" id="password" name="password" autocomplete="current-password" maxlength="256" ${invalid(passwordError, 'password')}>
-  ${facts.totp ? html`<label for="code">Or a code from your authenticator app, or a recovery code</label>
+  ${facts.totp ? html`<label for="code">${t.text('settings.deleteCodeLabel')}</label>
   <input type="text" id="code" name="code" inputmode="text" autocomplete="one-time-code" maxlength="32" ${invalid(codeError, 'code')}>` : ''}`,
   };
 }
 
 /** After the account was deleted: no session, nothing more to do. */
 export function accountDeletedPage(context: PageContext): Html {
-  return layout('Account deleted', context, html`<section class="card narrow">
-<h1>Your account was deleted</h1>
-<p>You are signed out, and every token and app access of the account has ended.</p>
-<p><a href="/">Back to the home page</a></p>
+  const { t } = context;
+  return layout(t.text('settings.deletedTitle'), context, html`<section class="card narrow">
+<h1>${t.text('settings.deletedHeading')}</h1>
+<p>${t.text('settings.deletedText')}</p>
+<p><a href="/">${t.text('common.backHome')}</a></p>
 </section>`);
 }
 
@@ -202,75 +290,92 @@ export interface TokensPageState {
   /** Every field at fault, each named beside its control (issue 18 item 10). */
   errors?: FormErrors;
   created?: { token: string; name: string } | undefined;
-  notice?: string | undefined;
+  notice?: Words | undefined;
 }
 
-function tokenStatus(token: PersonalToken, now: number): string {
-  if (token.revokedAt !== null) return 'Revoked';
-  if (token.expiresAt !== null && token.expiresAt <= now) return 'Expired';
-  return 'Active';
+type TokenStatus = 'revoked' | 'expired' | 'active';
+
+function tokenStatus(token: PersonalToken, now: number): TokenStatus {
+  if (token.revokedAt !== null) return 'revoked';
+  if (token.expiresAt !== null && token.expiresAt <= now) return 'expired';
+  return 'active';
+}
+
+function tokenStatusText(t: Translator, status: TokenStatus): string {
+  switch (status) {
+    case 'revoked': return t.text('tokens.statusRevoked');
+    case 'expired': return t.text('tokens.statusExpired');
+    case 'active': return t.text('tokens.statusActive');
+  }
 }
 
 export function tokensPage(context: PageContext, state: TokensPageState): Html {
+  const { t } = context;
   const form = state.form ?? { name: '', scopes: [...RESOURCE_SCOPES], expiresInDays: String(DEFAULT_PERSONAL_TOKEN_DAYS) };
-  return settingsLayout('API tokens', context, '/settings/tokens', html`<section class="card">
-<h1>API tokens</h1>
-<p>A personal token lets your own scripts read your data through the <a href="/docs">API</a>, like an app you authorized. Send it as <code>Authorization: Bearer …</code>.</p>
-${notice(state.notice)}
+  const labels = { name: t.text('tokens.name'), scopes: t.text('tokens.scopes'), expires_in_days: t.text('tokens.expires'), password: t.text('settings.yourPassword') };
+  const words: ProblemWords = { t, labels };
+  const code = (chunks: Array<string | Html>) => html`<code>${chunks}</code>`;
+  return settingsLayout(t.text('tokens.title'), context, '/settings/tokens', html`<section class="card">
+<h1>${t.text('tokens.title')}</h1>
+<p>${rich(t, 'tokens.intro', { a: (chunks) => html`<a href="/docs">${chunks}</a>`, code })}</p>
+${notice(t, state.notice)}
 ${state.created ? html`<div class="notice created" role="status">
-  <p><strong>Token “${state.created.name}” created.</strong></p>
-  ${shownOnce('new-token', 'Your new token', state.created.token)}
+  <p><strong>${t.text('tokens.created', { name: state.created.name })}</strong></p>
+  ${shownOnce(t, 'new-token', t.text('tokens.yourNewToken'), state.created.token)}
 </div>` : ''}
 </section>
 <section class="card" aria-labelledby="create-heading">
-<h2 id="create-heading">Create a token</h2>
-${errorSummary(state.errors)}
+<h2 id="create-heading">${t.text('tokens.createHeading')}</h2>
+${errorSummary(state.errors, words)}
 <form method="post" action="/settings/tokens">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label for="name">Name</label>
+  <label for="name">${labels.name}</label>
   <input type="text" id="name" name="name" value="${form.name}" required maxlength="60" ${control(state.errors, 'name', { hint: 'name-hint' })}>
-  ${fieldMessage(state.errors, 'name')}
-  <p class="hint" id="name-hint">What the token is for, such as “backup script”.</p>
+  ${fieldMessage(state.errors, 'name', { words })}
+  <p class="hint" id="name-hint">${t.text('tokens.nameHint')}</p>
   <fieldset id="scopes" ${control(state.errors, 'scopes')}>
-    <legend>Scopes</legend>
-    ${fieldMessage(state.errors, 'scopes')}
-    ${RESOURCE_SCOPES.map((scope) => html`<div class="check">
+    <legend>${labels.scopes}</legend>
+    ${fieldMessage(state.errors, 'scopes', { words })}
+    ${RESOURCE_SCOPES.map((scope) => {
+      const described = scopeWords(t, scope);
+      return html`<div class="check">
       <input type="checkbox" id="scope-${scope.replace(':', '-')}" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html`checked` : ''}>
-      <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${SCOPES[scope].allows} Not: ${SCOPES[scope].doesNotAllow}</span></label>
-    </div>`)}
+      <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${described.allows} ${t.text('tokens.scopeNot', { what: described.doesNotAllow })}</span></label>
+    </div>`;
+    })}
   </fieldset>
-  <label for="expires_in_days">Expires</label>
+  <label for="expires_in_days">${labels.expires_in_days}</label>
   <select id="expires_in_days" name="expires_in_days" ${control(state.errors, 'expires_in_days')}>
     ${PERSONAL_TOKEN_LIFETIMES.map((d) => {
       const value = d === null ? 'none' : String(d);
-      return html`<option value="${value}" ${value === form.expiresInDays ? html`selected` : ''}>${d === null ? 'No expiry' : `In ${d} days`}</option>`;
+      return html`<option value="${value}" ${value === form.expiresInDays ? html`selected` : ''}>${d === null ? t.text('tokens.noExpiry') : t.text('tokens.inDays', { days: d })}</option>`;
     })}
   </select>
-  ${fieldMessage(state.errors, 'expires_in_days')}
-  <label for="password">Your password</label>
+  ${fieldMessage(state.errors, 'expires_in_days', { words })}
+  <label for="password">${labels.password}</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${control(state.errors, 'password', { hint: 'password-hint' })}>
-  ${fieldMessage(state.errors, 'password')}
-  <p class="hint" id="password-hint">Asked again because a token can read your data without you being signed in.</p>
-  <div class="actions"><button type="submit">Create token</button></div>
+  ${fieldMessage(state.errors, 'password', { words })}
+  <p class="hint" id="password-hint">${t.text('tokens.passwordHint')}</p>
+  <div class="actions"><button type="submit">${t.text('tokens.create')}</button></div>
 </form>
 </section>
 <section class="card" aria-labelledby="list-heading">
-<h2 id="list-heading">Your tokens</h2>
-${state.tokens.length === 0 ? html`<p class="muted">You have no personal tokens.</p>` : html`<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-  <tbody>${state.tokens.map((t) => {
-    const status = tokenStatus(t, state.now);
+<h2 id="list-heading">${t.text('tokens.listHeading')}</h2>
+${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>` : html`<div class="table-wrap"><table class="stack">
+  <thead><tr><th scope="col">${labels.name}</th><th scope="col">${labels.scopes}</th><th scope="col">${t.text('tokens.createdAt')}</th><th scope="col">${labels.expires_in_days}</th><th scope="col">${t.text('settings.lastUsed')}</th><th scope="col">${t.text('tokens.status')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
+  <tbody>${state.tokens.map((token) => {
+    const status = tokenStatus(token, state.now);
     return html`<tr>
-    <td class="strong">${t.name}</td>
-    <td data-label="Scopes">${scopeList(t.scope).map((s) => html`<code>${s}</code> `)}</td>
-    <td data-label="Created">${when(t.createdAt)}</td>
-    <td data-label="Expires">${t.expiresAt === null ? 'never' : when(t.expiresAt)}</td>
-    <td data-label="Last used">${when(t.lastUsedAt)}</td>
-    <td data-label="Status">${status}</td>
-    <td>${status === 'Active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
+    <td class="strong">${token.name}</td>
+    <td data-label="${labels.scopes}">${scopeList(token.scope).map((s) => html`<code>${s}</code> `)}</td>
+    <td data-label="${t.text('tokens.createdAt')}">${at(context, token.createdAt)}</td>
+    <td data-label="${labels.expires_in_days}">${token.expiresAt === null ? t.text('settings.never') : at(context, token.expiresAt)}</td>
+    <td data-label="${t.text('settings.lastUsed')}">${at(context, token.lastUsedAt)}</td>
+    <td data-label="${t.text('tokens.status')}">${tokenStatusText(t, status)}</td>
+    <td>${status === 'active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
       <input type="hidden" name="_csrf" value="${context.csrf}">
-      <input type="hidden" name="token_id" value="${t.id}">
-      <button type="submit" class="danger" aria-label="Revoke token ${t.name}">Revoke</button>
+      <input type="hidden" name="token_id" value="${token.id}">
+      <button type="submit" class="danger" aria-label="${t.text('tokens.revokeNamed', { name: token.name })}">${t.text('tokens.revoke')}</button>
     </form>` : ''}</td>
   </tr>`;
   })}</tbody>
@@ -279,14 +384,14 @@ ${state.tokens.length === 0 ? html`<p class="muted">You have no personal tokens.
 }
 
 /** Revoking a personal token, asked first. */
-export function revokeTokenConfirmation(token: PersonalToken): Confirmation {
+export function revokeTokenConfirmation(t: Translator, token: PersonalToken): Confirmation {
   return {
     section: '/settings/tokens',
-    title: `Revoke the token “${token.name}”?`,
-    consequences: html`<p>Every script or tool that uses it gets <code>401</code> from its next request on. A revoked token cannot be turned back on; you would create a new one.</p>`,
+    title: t.text('tokens.revokeTitle', { name: token.name }),
+    consequences: html`<p>${rich(t, 'tokens.revokeConsequences', { code: (chunks) => html`<code>${chunks}</code>` })}</p>`,
     action: '/settings/tokens/revoke',
     fields: { token_id: String(token.id) },
-    button: 'Revoke token',
+    button: t.text('tokens.revokeConfirm'),
     cancel: '/settings/tokens',
   };
 }
@@ -294,49 +399,51 @@ export function revokeTokenConfirmation(token: PersonalToken): Confirmation {
 
 // ---- Authorized applications ---------------------------------------------------------------
 
-export function applicationsPage(context: PageContext, apps: AuthorizedApplication[], state: { notice?: string | undefined; error?: string | undefined }): Html {
-  return settingsLayout('Authorized applications', context, '/settings/applications', html`<section class="card">
-<h1>Authorized applications</h1>
-<p>Apps you allowed to read your data. Revoking access ends every token the app holds for you at once; it must ask you again to get new ones.</p>
-${notice(state.notice)}
-${state.error ? html`<p class="alert" role="alert">${state.error}</p>` : ''}
+export function applicationsPage(context: PageContext, apps: AuthorizedApplication[], state: { notice?: Words | undefined; error?: Words | undefined }): Html {
+  const { t } = context;
+  const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
+  return settingsLayout(t.text('apps.authorizedTitle'), context, '/settings/applications', html`<section class="card">
+<h1>${t.text('apps.authorizedTitle')}</h1>
+<p>${t.text('apps.authorizedIntro')}</p>
+${notice(t, state.notice)}
+${state.error ? html`<p class="alert" role="alert">${t.text(state.error.key, state.error.values)}</p>` : ''}
 ${apps.length > 1 ? html`<form method="post" action="/settings/applications/revoke-all">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <button type="submit" class="danger">Revoke access for all ${apps.length} applications…</button>
+  <button type="submit" class="danger">${t.text('apps.revokeAllButton', { count: apps.length })}</button>
 </form>` : ''}
 </section>
-${apps.length === 0 ? html`<p class="muted card">You have not authorized any applications.</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
+${apps.length === 0 ? html`<p class="muted card">${t.text('apps.noneAuthorized')}</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
   <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
   ${app.client.homepageUrl ? html`<p><a href="${app.client.homepageUrl}" rel="noopener noreferrer">${app.client.homepageUrl}</a></p>` : ''}
   ${app.client.description ? html`<p>${app.client.description}</p>` : ''}
-  ${app.scopes.length > 0 ? html`<p>It can read:</p>${scopeItems(app.scopes)}` : ''}
+  ${app.scopes.length > 0 ? html`<p>${t.text('apps.canRead')}</p>${scopeItems(t, app.scopes)}` : ''}
   <dl class="facts">
-    <dt>First authorized</dt><dd>${when(app.firstAuthorizedAt)}</dd>
-    <dt>Last used</dt><dd>${when(app.lastUsedAt)}</dd>
+    <dt>${t.text('apps.firstAuthorized')}</dt><dd>${at(context, app.firstAuthorizedAt)}</dd>
+    <dt>${t.text('settings.lastUsed')}</dt><dd>${at(context, app.lastUsedAt)}</dd>
   </dl>
   <form method="post" action="/settings/applications/revoke">
     <input type="hidden" name="_csrf" value="${context.csrf}">
     <input type="hidden" name="client_id" value="${app.client.clientId}">
     <details class="ask-first">
-      <summary class="button danger">Revoke access…</summary>
-      <p><strong>${app.client.name}</strong> can no longer read your data: every token it holds for you stops working at once, and it is signed out of your account. To use it again you would authorize it anew.</p>
-      <button type="submit" class="danger" aria-label="Revoke access for ${app.client.name}">Yes, revoke access</button>
+      <summary class="button danger">${t.text('apps.revokeAccessButton')}</summary>
+      <p>${rich(t, 'apps.revokeAccessConsequences', { name: app.client.name, b: strong })}</p>
+      <button type="submit" class="danger" aria-label="${t.text('apps.revokeAccessNamed', { name: app.client.name })}">${t.text('apps.revokeAccessConfirm')}</button>
     </details>
   </form>
 </section>`)}`);
 }
 
 /** Withdrawing every app's access, asked first. */
-export function revokeAllConfirmation(apps: AuthorizedApplication[]): Confirmation {
+export function revokeAllConfirmation(t: Translator, apps: AuthorizedApplication[]): Confirmation {
   return {
     section: '/settings/applications',
-    title: 'Revoke access for every application?',
-    consequences: html`<p>${apps.length === 1 ? 'This application' : `These ${apps.length} applications`} can no longer read your data; every token they hold for you stops working at once:</p>
+    title: t.text('apps.revokeAllTitle'),
+    consequences: html`<p>${t.text('apps.revokeAllConsequences', { count: apps.length })}</p>
 <ul>${apps.map((a) => html`<li><strong>${a.client.name}</strong></li>`)}</ul>
-<p>Each would have to ask you again.</p>`,
+<p>${t.text('apps.revokeAllAgain')}</p>`,
     action: '/settings/applications/revoke-all',
     fields: {},
-    button: 'Revoke access for all',
+    button: t.text('apps.revokeAllConfirm'),
     cancel: '/settings/applications',
   };
 }
@@ -356,63 +463,81 @@ export interface ClientForm {
 
 const LOGOUT_FIELDS = ['post_logout_redirect_uris', 'backchannel_logout_uri'];
 
+/** The labels of the registration form's fields, which its problems are named by. */
+function clientLabels(t: Translator): Record<string, string> {
+  return {
+    name: t.text('apps.name'), description: t.text('apps.description'), homepage: t.text('apps.homepage'), redirect_uris: t.text('apps.redirectUris'),
+    type: t.text('apps.type'), post_logout_redirect_uris: t.text('apps.postLogoutUris'), backchannel_logout_uri: t.text('apps.backchannelUri'),
+  };
+}
+
+const optional = (t: Translator) => html` <span class="muted">${t.text('apps.optional')}</span>`;
+const code = (chunks: Array<string | Html>) => html`<code>${chunks}</code>`;
+
 /** The sign-out fields of the registration form and of an app's page (RP-Initiated and Back-Channel Logout). */
-function logoutFields(values: { postLogoutRedirectUris: string; backchannelLogoutUri: string }, errors: FormErrors): Html {
-  return html`<label for="post_logout_redirect_uris">Post-logout redirect URIs <span class="muted">(optional)</span></label>
+function logoutFields(t: Translator, values: { postLogoutRedirectUris: string; backchannelLogoutUri: string }, errors: FormErrors): Html {
+  const words: ProblemWords = { t };
+  return html`<label for="post_logout_redirect_uris">${t.text('apps.postLogoutUris')}${optional(t)}</label>
   <textarea id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2" ${control(errors, 'post_logout_redirect_uris', { hint: 'post-logout-hint' })}>${values.postLogoutRedirectUris}</textarea>
-  ${fieldMessage(errors, 'post_logout_redirect_uris')}
-  <p class="hint" id="post-logout-hint">Where <code>/oauth/logout</code> may send people back after signing them out. One per line, the same rules as redirect URIs; matched exactly.</p>
-  <label for="backchannel_logout_uri">Back-channel logout URI <span class="muted">(optional)</span></label>
+  ${fieldMessage(errors, 'post_logout_redirect_uris', { words })}
+  <p class="hint" id="post-logout-hint">${rich(t, 'apps.postLogoutHint', { code })}</p>
+  <label for="backchannel_logout_uri">${t.text('apps.backchannelUri')}${optional(t)}</label>
   <input type="url" id="backchannel_logout_uri" name="backchannel_logout_uri" value="${values.backchannelLogoutUri}" maxlength="2000" placeholder="https://example.com/backchannel-logout" ${control(errors, 'backchannel_logout_uri', { hint: 'backchannel-hint' })}>
-  ${fieldMessage(errors, 'backchannel_logout_uri')}
-  <p class="hint" id="backchannel-hint">We POST a signed <code>logout_token</code> here when someone who uses your app signs out or withdraws access. https (http on 127.0.0.1, [::1] or localhost for development); no #fragment. Answer 200 or 204.</p>`;
+  ${fieldMessage(errors, 'backchannel_logout_uri', { words })}
+  <p class="hint" id="backchannel-hint">${rich(t, 'apps.backchannelHint', { code })}</p>`;
+}
+
+function clientTypeText(t: Translator, type: string): string {
+  return type === 'public' ? t.text('apps.typePublic') : t.text('apps.typeConfidential');
 }
 
 export function developersPage(context: PageContext, clients: Client[], state: { form?: ClientForm; errors?: FormErrors }): Html {
+  const { t } = context;
   const form = state.form ?? { name: '', description: '', homepage: '', redirectUris: '', type: 'confidential', postLogoutRedirectUris: '', backchannelLogoutUri: '' };
   const errors = state.errors;
-  return settingsLayout('Developer applications', context, '/settings/developers', html`<section class="card">
-<h1>Developer applications</h1>
-<p>Register an app to let people sign in with their account and read their data through the <a href="/docs">API</a>.</p>
-${clients.length === 0 ? html`<p class="muted">You have not registered any applications.</p>` : html`<ul class="app-list">${clients.map((c) => html`<li>
-  <a href="/settings/developers/${c.clientId}">${c.name}</a> <span class="tag">${c.type}</span> ${c.status === 'deactivated' ? html`<span class="tag off">deactivated</span>` : ''}
+  const words: ProblemWords = { t, labels: clientLabels(t) };
+  return settingsLayout(t.text('apps.developersTitle'), context, '/settings/developers', html`<section class="card">
+<h1>${t.text('apps.developersTitle')}</h1>
+<p>${rich(t, 'apps.developersIntro', { a: (chunks) => html`<a href="/docs">${chunks}</a>` })}</p>
+${clients.length === 0 ? html`<p class="muted">${t.text('apps.noneRegistered')}</p>` : html`<ul class="app-list">${clients.map((c) => html`<li>
+  <a href="/settings/developers/${c.clientId}">${c.name}</a> <span class="tag">${clientTypeText(t, c.type)}</span> ${c.status === 'deactivated' ? html`<span class="tag off">${t.text('apps.statusDeactivated')}</span>` : ''}
 </li>`)}</ul>`}
 </section>
 <section class="card" aria-labelledby="register-heading">
-<h2 id="register-heading">Register an application</h2>
-${errorSummary(errors)}
+<h2 id="register-heading">${t.text('apps.registerHeading')}</h2>
+${errorSummary(errors, words)}
 <form method="post" action="/settings/developers">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label for="name">Name</label>
+  <label for="name">${t.text('apps.name')}</label>
   <input type="text" id="name" name="name" value="${form.name}" required maxlength="80" ${control(errors, 'name')}>
-  ${fieldMessage(errors, 'name')}
-  <label for="description">Description <span class="muted">(optional)</span></label>
+  ${fieldMessage(errors, 'name', { words })}
+  <label for="description">${t.text('apps.description')}${optional(t)}</label>
   <textarea id="description" name="description" rows="3" maxlength="500" ${control(errors, 'description')}>${form.description}</textarea>
-  ${fieldMessage(errors, 'description')}
-  <label for="homepage">Homepage <span class="muted">(optional)</span></label>
+  ${fieldMessage(errors, 'description', { words })}
+  <label for="homepage">${t.text('apps.homepage')}${optional(t)}</label>
   <input type="url" id="homepage" name="homepage" value="${form.homepage}" maxlength="2000" placeholder="https://example.com" ${control(errors, 'homepage')}>
-  ${fieldMessage(errors, 'homepage')}
-  <label for="redirect_uris">Redirect URIs</label>
+  ${fieldMessage(errors, 'homepage', { words })}
+  <label for="redirect_uris">${t.text('apps.redirectUris')}</label>
   <textarea id="redirect_uris" name="redirect_uris" rows="3" required ${control(errors, 'redirect_uris', { hint: 'redirect-hint' })}>${form.redirectUris}</textarea>
-  ${fieldMessage(errors, 'redirect_uris')}
-  <p class="hint" id="redirect-hint">One per line. https, or http on 127.0.0.1, [::1] or localhost; no #fragment. Matched exactly.</p>
+  ${fieldMessage(errors, 'redirect_uris', { words })}
+  <p class="hint" id="redirect-hint">${t.text('apps.redirectHintLines')} ${t.text('apps.redirectHint')}</p>
   <fieldset id="type" ${control(errors, 'type')}>
-    <legend>Type</legend>
-    ${fieldMessage(errors, 'type')}
+    <legend>${t.text('apps.type')}</legend>
+    ${fieldMessage(errors, 'type', { words })}
     <div class="check"><input type="radio" id="type-confidential" name="type" value="confidential" ${form.type !== 'public' ? html`checked` : ''}>
-      <label for="type-confidential">Confidential <span class="muted">— runs on a server that can keep a client secret</span></label></div>
+      <label for="type-confidential">${t.text('apps.typeConfidential')} <span class="muted">— ${t.text('apps.typeConfidentialHint')}</span></label></div>
     <div class="check"><input type="radio" id="type-public" name="type" value="public" ${form.type === 'public' ? html`checked` : ''}>
-      <label for="type-public">Public <span class="muted">— a browser, mobile or command-line app; no secret, PKCE required</span></label></div>
+      <label for="type-public">${t.text('apps.typePublic')} <span class="muted">— ${t.text('apps.typePublicHint')}</span></label></div>
   </fieldset>
-  ${logoutFields(form, errors)}
-  <div class="actions"><button type="submit">Register application</button></div>
+  ${logoutFields(t, form, errors)}
+  <div class="actions"><button type="submit">${t.text('apps.register')}</button></div>
 </form>
 </section>`);
 }
 
 export interface ClientPageState {
   secret?: string | undefined;
-  notice?: string | undefined;
+  notice?: Words | undefined;
   errors?: FormErrors;
   redirectUris?: string | undefined;
   /** The sign-out form as sent, when it is shown again with an error. */
@@ -422,98 +547,101 @@ export interface ClientPageState {
 }
 
 export function clientPage(context: PageContext, client: Client, state: ClientPageState): Html {
+  const { t } = context;
   const active = client.status === 'active';
   const base = `/settings/developers/${client.clientId}`;
   const logoutErrors = errorsFor(state.errors, ...LOGOUT_FIELDS);
   const redirectErrors = errorsFor(state.errors, 'redirect_uris');
+  const words: ProblemWords = { t, labels: clientLabels(t) };
   const logout = state.logout ?? { postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'), backchannelLogoutUri: client.backchannelLogoutUri ?? '' };
+  const link = (href: string) => (chunks: Array<string | Html>) => html`<a href="${href}">${chunks}</a>`;
   return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
-<p><a href="/settings/developers">← Developer applications</a></p>
+<p><a href="/settings/developers">← ${t.text('apps.developersTitle')}</a></p>
 <h1>${client.name}</h1>
-${notice(state.notice)}
-${active && state.signInAgain ? html`<p class="notice" role="status">Changing this application needs a sign-in from the last 15 minutes. <a href="${state.signInAgain}">Sign in again</a> first.</p>` : ''}
-${state.secret ? html`<div class="notice created" role="status">${shownOnce('client-secret', 'Client secret', state.secret)}</div>` : ''}
+${notice(t, state.notice)}
+${active && state.signInAgain ? html`<p class="notice" role="status">${rich(t, 'apps.signInAgain', { a: link(state.signInAgain) })}</p>` : ''}
+${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, 'client-secret', t.text('apps.clientSecret'), state.secret)}</div>` : ''}
 <dl class="facts">
-  <dt>Client ID</dt><dd><input type="text" id="client-id" class="mono" value="${client.clientId}" readonly aria-label="Client ID"></dd>
-  <dt>Type</dt><dd>${client.type}${client.type === 'public' ? ' (no secret; PKCE required)' : ''}</dd>
-  <dt>Status</dt><dd>${active ? 'Active' : 'Deactivated'}</dd>
-  ${client.homepageUrl ? html`<dt>Homepage</dt><dd><a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a></dd>` : ''}
-  ${client.description ? html`<dt>Description</dt><dd>${client.description}</dd>` : ''}
-  <dt>Registered</dt><dd>${when(client.createdAt)}</dd>
+  <dt>${t.text('apps.clientId')}</dt><dd><input type="text" id="client-id" class="mono" value="${client.clientId}" readonly aria-label="${t.text('apps.clientId')}"></dd>
+  <dt>${t.text('apps.type')}</dt><dd>${clientTypeText(t, client.type)}${client.type === 'public' ? ` ${t.text('apps.publicNoSecret')}` : ''}</dd>
+  <dt>${t.text('apps.status')}</dt><dd>${active ? t.text('apps.statusActive') : t.text('apps.statusDeactivated')}</dd>
+  ${client.homepageUrl ? html`<dt>${t.text('apps.homepage')}</dt><dd><a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a></dd>` : ''}
+  ${client.description ? html`<dt>${t.text('apps.description')}</dt><dd>${client.description}</dd>` : ''}
+  <dt>${t.text('apps.registered')}</dt><dd>${at(context, client.createdAt)}</dd>
 </dl>
 </section>
 ${active ? html`<section class="card" aria-labelledby="uris-heading">
-<h2 id="uris-heading">Redirect URIs</h2>
-${errorSummary(redirectErrors)}
+<h2 id="uris-heading">${t.text('apps.redirectUris')}</h2>
+${errorSummary(redirectErrors, words)}
 <form method="post" action="${base}/redirect-uris">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label for="redirect_uris">Redirect URIs, one per line</label>
+  <label for="redirect_uris">${t.text('apps.redirectUrisPerLine')}</label>
   <textarea id="redirect_uris" name="redirect_uris" rows="4" required ${control(redirectErrors, 'redirect_uris', { hint: 'redirect-hint' })}>${state.redirectUris ?? client.redirectUris.join('\n')}</textarea>
-  ${fieldMessage(redirectErrors, 'redirect_uris')}
-  <p class="hint" id="redirect-hint">https, or http on 127.0.0.1, [::1] or localhost; no #fragment. Matched exactly.</p>
-  <div class="actions"><button type="submit">Save redirect URIs</button></div>
+  ${fieldMessage(redirectErrors, 'redirect_uris', { words })}
+  <p class="hint" id="redirect-hint">${t.text('apps.redirectHint')}</p>
+  <div class="actions"><button type="submit">${t.text('apps.saveRedirectUris')}</button></div>
 </form>
 </section>
 <section class="card" aria-labelledby="logout-heading">
-<h2 id="logout-heading">Sign-out</h2>
-<p>How your app takes part in signing out: see <a href="/docs#logout">Sign users out</a>.</p>
-${errorSummary(logoutErrors)}
+<h2 id="logout-heading">${t.text('apps.signOutHeading')}</h2>
+<p>${rich(t, 'apps.signOutIntro', { a: link('/docs#logout') })}</p>
+${errorSummary(logoutErrors, words)}
 <form method="post" action="${base}/logout-uris">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  ${logoutFields(logout, logoutErrors)}
-  <div class="actions"><button type="submit">Save sign-out settings</button></div>
+  ${logoutFields(t, logout, logoutErrors)}
+  <div class="actions"><button type="submit">${t.text('apps.saveSignOut')}</button></div>
 </form>
 </section>
 <section class="card" aria-labelledby="par-heading">
-<h2 id="par-heading">Pushed authorization requests</h2>
-<p>Your app can push the parameters of each authorization request to <code>POST /api/oauth/par</code> first and send the browser with only the <code>request_uri</code> it gets back (RFC 9126): nobody can change them on the way. See <a href="/docs#par">Pushed authorization requests</a>.</p>
+<h2 id="par-heading">${t.text('apps.parHeading')}</h2>
+<p>${rich(t, 'apps.parIntro', { code, a: link('/docs#par') })}</p>
 <form method="post" action="${base}/pushed-requests">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label><input type="checkbox" name="require_pushed_authorization_requests" value="1" ${client.requirePushedAuthorizationRequests ? 'checked' : ''}> Require pushed authorization requests</label>
-  <p class="hint">When ticked, an authorization request that was not pushed is refused.</p>
-  <div class="actions"><button type="submit">Save</button></div>
+  <label><input type="checkbox" name="require_pushed_authorization_requests" value="1" ${client.requirePushedAuthorizationRequests ? 'checked' : ''}> ${t.text('apps.parRequire')}</label>
+  <p class="hint">${t.text('apps.parHint')}</p>
+  <div class="actions"><button type="submit">${t.text('apps.save')}</button></div>
 </form>
 </section>
 ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="secret-heading">
-<h2 id="secret-heading">Client secret</h2>
-<p>Rotating makes a new secret; the old one stops working at once.</p>
+<h2 id="secret-heading">${t.text('apps.clientSecret')}</h2>
+<p>${t.text('apps.rotateIntro')}</p>
 <form method="post" action="${base}/rotate-secret">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <button type="submit" class="secondary">Rotate secret…</button>
+  <button type="submit" class="secondary">${t.text('apps.rotateButton')}</button>
 </form>
 </section>` : ''}
 <section class="card" aria-labelledby="deactivate-heading">
-<h2 id="deactivate-heading">Deactivate</h2>
-<p>The app can no longer sign anyone in, and every token it holds ends at once. This cannot be undone here.</p>
+<h2 id="deactivate-heading">${t.text('apps.deactivateHeading')}</h2>
+<p>${t.text('apps.deactivateIntro')}</p>
 <form method="post" action="${base}/deactivate">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <button type="submit" class="danger">Deactivate application…</button>
+  <button type="submit" class="danger">${t.text('apps.deactivateButton')}</button>
 </form>
-</section>` : html`<section class="card"><p>This application is deactivated: it cannot sign anyone in and its tokens no longer work.</p></section>`}`, { script: state.secret ? 'copy' : undefined });
+</section>` : html`<section class="card"><p>${t.text('apps.deactivatedText')}</p></section>`}`, { script: state.secret ? 'copy' : undefined });
 }
 
 /** Rotating a client secret, asked first: the old secret dies at once. */
-export function rotateSecretConfirmation(client: Client): Confirmation {
+export function rotateSecretConfirmation(t: Translator, client: Client): Confirmation {
   return {
     section: '/settings/developers',
-    title: `Rotate the secret of ${client.name}?`,
-    consequences: html`<p>A new secret is made and shown once. <strong>The current secret stops working at once</strong>: until your server uses the new one, its token requests fail with <code>invalid_client</code>.</p>`,
+    title: t.text('apps.rotateTitle', { name: client.name }),
+    consequences: html`<p>${rich(t, 'apps.rotateConsequences', { b: (chunks) => html`<strong>${chunks}</strong>`, code })}</p>`,
     action: `/settings/developers/${client.clientId}/rotate-secret`,
     fields: {},
-    button: 'Rotate secret',
+    button: t.text('apps.rotateConfirm'),
     cancel: `/settings/developers/${client.clientId}`,
   };
 }
 
 /** Deactivating an app, asked first. */
-export function deactivateConfirmation(client: Client): Confirmation {
+export function deactivateConfirmation(t: Translator, client: Client): Confirmation {
   return {
     section: '/settings/developers',
-    title: `Deactivate ${client.name}?`,
-    consequences: html`<p><strong>${client.name}</strong> can no longer sign anyone in, and every token it holds, for every user, stops working at once. A deactivated application cannot be turned back on here.</p>`,
+    title: t.text('apps.deactivateTitle', { name: client.name }),
+    consequences: html`<p>${rich(t, 'apps.deactivateConsequences', { name: client.name, b: (chunks) => html`<strong>${chunks}</strong>` })}</p>`,
     action: `/settings/developers/${client.clientId}/deactivate`,
     fields: {},
-    button: 'Deactivate application',
+    button: t.text('apps.deactivateConfirm'),
     cancel: `/settings/developers/${client.clientId}`,
   };
 }

@@ -1,0 +1,29 @@
+/**
+ * Problems the settings routes word themselves (the core has no rule for them): a throttle's
+ * "try again in 12 minutes" and codes that cannot be checked, each with its English message (the
+ * log's) and the catalogs' words for the page.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Unreadable } from '../../core/accounts/two-step.js';
+import type { FieldProblem } from '../../core/errors.js';
+import { retryMessage, unreadableTotp } from '../pages.js';
+
+/** What a throttled form says (INTERFACE section 4): what went wrong and how long to wait. */
+export type Throttled = 'settings.tooManyPasswords' | 'settings.tooManyAttempts' | 'security.tooManyCodes';
+
+const ENGLISH: Record<Throttled, string> = {
+  'settings.tooManyPasswords': 'Too many wrong passwords.',
+  'settings.tooManyAttempts': 'Too many wrong attempts.',
+  'security.tooManyCodes': 'Too many wrong codes.',
+};
+
+export function tryAgain(field: string, key: Throttled, retryAfterSeconds: number): FieldProblem {
+  const unit = retryAfterSeconds < 60 ? 'seconds' : 'minutes';
+  const wait = unit === 'seconds' ? retryAfterSeconds : Math.ceil(retryAfterSeconds / 60);
+  return { field, message: retryMessage(ENGLISH[key], retryAfterSeconds), words: { key, values: { unit, wait } } };
+}
+
+/** Codes of the authenticator app cannot be unsealed here (logged for the operator once). */
+export function codesUnreadable(request: FastifyRequest, userId: number, unreadable: Unreadable): FieldProblem {
+  return { field: 'code', message: unreadableTotp(request, userId, unreadable), words: { key: 'security.codesUnreadable' } };
+}

@@ -1,0 +1,155 @@
+/**
+ * The settings and security pages in the member's language and clock (INTERFACE section 12, issue
+ * 32), over real HTTP on each database: the profile saves the nickname, language and time zone;
+ * a refused one comes back in the page's language; times are in the member's zone with its
+ * offset; and no page in Chinese shows an English sentence.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
+import { totpCode } from '../../src/core/accounts/totp.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { Visitor, signedInMember } from '../site/visitor.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import { englishSentences } from './untranslated.js';
+import { timeZoneNames } from '../../src/core/site-time.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+/** Names that stay as written in every language: the product's, protocols', formats', apps' and people's. */
+const PROPER_NOUNS = [
+  'Authorization: Bearer', 'Google Authenticator', 'Ctrl+C', 'Demo App', 'Aegis, FreeOTP', 'Aegis', 'FreeOTP', '1Password',
+  // The time zone picker's places (America/Port_of_Spain is shown "Port of Spain").
+  ...timeZoneNames().map((zone) => zone.split('/').pop()!.replaceAll('_', ' ')),
+  'PNG, JPEG, WebP or GIF', 'English',
+];
+
+forEachDatabase('the settings pages in the member\'s language and clock', (database) => {
+  let t: TestApp;
+  let counter = 0;
+  before(async () => { t = await startTestApp(database); });
+  after(async () => t.close());
+
+  const member = () => signedInMember(t, `settler${++counter}`, PASSWORD);
+  const h1 = (text: string) => /<h1[^>]*>([^<]*)<\/h1>/.exec(text)?.[1];
+
+  test('the profile form saves the nickname, language and time zone, and the page speaks the saved language at once', async () => {
+    const { user, visitor } = await member();
+    const saved = await visitor.post('/settings/profile', { nickname: '  小明  ', bio: '', language: 'zh-TW', time_zone: 'Asia/Taipei' });
+    assert.equal(saved.status, 303);
+    assert.equal(saved.location, '/settings/profile?notice=profile');
+    const stored = await t.deps.stores.users.findById(user.id);
+    assert.deepEqual([stored?.nickname, stored?.language, stored?.timeZone], ['小明', 'zh-TW', 'Asia/Taipei']);
+    const page = await visitor.get(saved.location!);
+    assert.match(page.text, /<html lang="zh-TW">/);
+    assert.match(page.text, /個人資料已儲存/);
+    assert.match(page.text, /<option value="Asia\/Taipei" selected>Asia\/Taipei \(UTC\+8\)<\/option>/);
+    assert.match(page.text, /<option value="zh-TW" lang="zh-TW" selected>繁體中文<\/option>/);
+
+    assert.equal((await visitor.post('/settings/profile', { nickname: '', language: '', time_zone: '' })).status, 303);
+    const reset = await t.deps.stores.users.findById(user.id);
+    assert.deepEqual([reset?.nickname, reset?.language, reset?.timeZone], [user.username, null, null], 'empty: the username, the browser\'s language, the site\'s zone');
+  });
+
+  test('a refused nickname or time zone shows the form again, 400, with the problem in the page\'s language and nothing saved', async () => {
+    const { user, visitor } = await member();
+    await visitor.post('/settings/profile', { language: 'zh-CN' });
+    const refused = await visitor.post('/settings/profile', { nickname: '🙂🙂', time_zone: 'Mars/Olympus', bio: 'kept in the form' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /<html lang="zh-CN">/);
+    assert.match(refused.text, /昵称：/, 'the summary names the field');
+    assert.match(refused.text, /id="nickname-error">[^<]*[\u4e00-\u9fff]/, 'the nickname\'s problem in Chinese');
+    assert.match(refused.text, /id="time_zone-error">[^<]*[\u4e00-\u9fff]/, 'the time zone\'s problem in Chinese');
+    assert.match(refused.text, /id="time_zone"[^>]*aria-invalid="true"/);
+    assert.match(refused.text, /value="kept in the form"/);
+    const stored = await t.deps.stores.users.findById(user.id);
+    assert.deepEqual([stored?.nickname, stored?.timeZone, stored?.bio], [user.username, null, ''], 'nothing saved');
+  });
+
+  test('times on the security page are in the member\'s zone with its offset', async () => {
+    const { visitor } = await member();
+    const signedInAt = /<td data-label="Signed in"><time datetime="([^"]+)" title="([^"]+)">/;
+    await visitor.post('/settings/profile', { time_zone: 'Asia/Taipei' });
+    assert.deepEqual(signedInAt.exec((await visitor.get('/settings/security')).text)?.slice(1), ['2026-11-22T00:30:48Z', '2026-11-22 08:30 UTC+8']);
+    await visitor.post('/settings/profile', { time_zone: 'Europe/London' });
+    assert.deepEqual(signedInAt.exec((await visitor.get('/settings/security')).text)?.slice(1), ['2026-11-22T00:30:48Z', '2026-11-22 00:30 UTC'], 'London keeps UTC in November');
+    await visitor.post('/settings/profile', { time_zone: '' });
+    assert.equal(signedInAt.exec((await visitor.get('/settings/security')).text)?.[2], '2026-11-22 08:30 UTC+8', 'the site\'s zone, Asia/Shanghai');
+  });
+
+  /** A member with something on every settings page: a token, an authorized app, an app of their own, two-step on. */
+  async function busyMember(): Promise<{ user: User; visitor: Visitor; clientId: string; tokenId: number; secret: string }> {
+    const { user, visitor } = await member();
+    const { record } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'backup', scopes: ['profile:read'], expiresInDays: 30 });
+    const { client } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Demo App', description: '', homepageUrl: '', redirectUris: ['https://app.example/cb'], type: 'confidential', ownerId: user.id,
+    });
+    const enrolment = await beginTotpEnrolment(t.deps, user);
+    await confirmTotpEnrolment(t.deps, user, totpCode(enrolment!.secret, t.clock.now()));
+    return { user, visitor, clientId: client.clientId, tokenId: record.id, secret: enrolment!.secret };
+  }
+
+  test('after a recovery code is used, the security page says how many are left, as a plural in each language', async () => {
+    const { user } = await member();
+    const enrolment = await beginTotpEnrolment(t.deps, user);
+    const codes = await confirmTotpEnrolment(t.deps, user, totpCode(enrolment!.secret, t.clock.now()));
+    const browser = new Visitor(t.baseUrl);
+    assert.equal((await browser.post('/login', { username: user.username, password: PASSWORD, return_to: '/' })).location, '/login/second-step');
+    assert.equal((await browser.post('/login/second-step', { code: codes[0]! })).status, 303);
+    const left = (lang: string) => browser.request('/settings/security', { headers: { 'accept-language': lang } }).then((page) => /<span class="recovery-left">([^<]*)<\/span>/.exec(page.text)?.[1]);
+    assert.equal(await left('en'), '9 recovery codes left.');
+    assert.equal(await left('zh-CN'), '还剩 9 个恢复码。');
+    assert.equal(await left('zh-TW'), '還剩 9 組復原碼。');
+  });
+
+  test('every settings page in Chinese has no English sentence, and its heading is the translated one', async () => {
+    const { user, visitor, clientId, tokenId, secret } = await busyMember();
+    const pages: Array<[string, Record<string, string>]> = [
+      ['/settings/profile', { 'zh-CN': '个人资料', 'zh-TW': '個人資料' }],
+      ['/settings/tokens', { 'zh-CN': 'API 令牌', 'zh-TW': 'API 權杖' }],
+      ['/settings/applications', { 'zh-CN': '已授权的应用', 'zh-TW': '已授權的應用程式' }],
+      ['/settings/developers', { 'zh-CN': '开发者应用', 'zh-TW': '開發者應用程式' }],
+      [`/settings/developers/${clientId}`, { 'zh-CN': 'Demo App', 'zh-TW': 'Demo App' }],
+      ['/settings/security', { 'zh-CN': '安全', 'zh-TW': '安全性' }],
+    ];
+    for (const locale of ['zh-CN', 'zh-TW'] as const) {
+      visitor.cookies.set('lang', locale);
+      for (const [path, headings] of pages) {
+        const page = await visitor.get(path);
+        assert.equal(page.status, 200, path);
+        assert.equal(h1(page.text), headings[locale], `${locale} ${path}`);
+        assert.deepEqual(englishSentences(page.text, PROPER_NOUNS), [], `${locale} ${path}`);
+      }
+      for (const [path, fields] of [
+        ['/settings/account/delete', {}],
+        ['/settings/tokens/revoke', { token_id: String(tokenId) }],
+        [`/settings/developers/${clientId}/rotate-secret`, {}],
+        [`/settings/developers/${clientId}/deactivate`, {}],
+      ] as const) {
+        const asked = await visitor.post(path, fields);
+        assert.equal(asked.status, 200, path);
+        assert.deepEqual(englishSentences(asked.text, PROPER_NOUNS), [], `${locale} ${path}`);
+      }
+      const refused = await visitor.post('/settings/developers', { name: '', redirect_uris: 'http://evil.example/cb#x', type: 'other' });
+      assert.equal(refused.status, 400);
+      assert.deepEqual(englishSentences(refused.text, [...PROPER_NOUNS, /evil\.example/]), [], `${locale} registration problems`);
+
+      t.clock.advance(30_000);
+      const codes = await visitor.post('/settings/security', { action: 'recovery-codes', code: totpCode(secret, t.clock.now()) });
+      assert.equal(codes.status, 200);
+      assert.match(codes.text, /href="data:text\/plain;charset=utf-8,[^"]+" download="recovery-codes.txt"/, 'the codes can be downloaded');
+      assert.deepEqual(englishSentences(codes.text, PROPER_NOUNS), [], `${locale} recovery codes`);
+
+      const second = new Visitor(t.baseUrl);
+      second.cookies.set('lang', locale);
+      await second.post('/login', { username: user.username, password: PASSWORD, return_to: '/' });
+      const step = await second.get('/login/second-step');
+      assert.equal(step.status, 200);
+      assert.equal(h1(step.text), locale === 'zh-CN' ? '两步验证' : '兩步驟驗證');
+      assert.deepEqual(englishSentences(step.text, PROPER_NOUNS), [], `${locale} second step`);
+    }
+  });
+});
