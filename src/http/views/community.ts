@@ -16,13 +16,6 @@ export function avatarSrc(user: Pick<User, 'id' | 'updatedAt'>): string {
   return `/avatars/${user.id}?v=${user.updatedAt}`;
 }
 
-/** A time for people: UTC, to the minute, with the exact instant in `datetime`. */
-export function when(instant: number | null): Html {
-  if (instant === null) return html`<span class="muted">never</span>`;
-  const iso = new Date(instant).toISOString();
-  return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
-}
-
 /** Paragraphs from blank lines; every character escaped, so a body can never be markup. */
 export function paragraphs(text: string): Html[] {
   return text.split(/\r?\n\s*\r?\n/).map((p) => p.trim()).filter((p) => p !== '').map((p) => html`<p>${p}</p>`);
@@ -155,11 +148,10 @@ export function newPostPage(context: PageContext, categories: Category[], form: 
   // The core's problems in the reader's words (the English stays for the API and the command
   // line): below its field as they are, in the summary after the field's name, which they leave unsaid.
   const errors = errorList(form.errors).map((problem) => ({ field: problem.field, message: sentence(problemText(t, problem)) }));
-  const summary = errors.map((e) => ({ ...e, message: t.text('community.problemOfField', { field: labels[e.field] ?? e.field, problem: e.message }) }));
   const heading = editing ? t.text('community.editPost') : t.text('community.writePost');
   return layout(heading, context, html`<section class="card">
 <h1>${heading}</h1>
-${errorSummary(summary)}
+${errorSummary(form.errors, { t, labels })}
 <form method="post" action="${editing ? `/posts/${editing.id}/edit` : '/posts/new'}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="title">${t.text('community.title')}</label>

@@ -56,7 +56,7 @@ function messageOf(errors: FormErrors, field: string, words?: ProblemWords): str
 function summaryLine(problem: FormError, words: ProblemWords | undefined): string {
   const text = problemSentence(problem, words);
   const label = words?.labels?.[problem.field];
-  return label === undefined ? text : words!.t.text('settings.problemOfField', { field: label, problem: text });
+  return label === undefined ? text : words!.t.text('common.problemOfField', { field: label, problem: text });
 }
 
 /**
@@ -68,7 +68,7 @@ export function errorSummary(errors: FormErrors, words?: ProblemWords): Html | '
   if (list.length === 0) return '';
   if (list.length === 1) return html`<p class="alert" role="alert" id="form-error">${summaryLine(list[0]!, words)}</p>`;
   return html`<div class="alert" role="alert" id="form-error">
-  <p>${words ? words.t.text('settings.problemCount', { count: list.length }) : `${list.length} things need fixing:`}</p>
+  <p>${words ? words.t.text('common.problemCount', { count: list.length }) : `${list.length} things need fixing:`}</p>
   <ul>${list.map((e) => html`<li>${summaryLine(e, words)}</li>`)}</ul>
 </div>`;
 }
