@@ -11,8 +11,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
 import { DEFAULT_LOCALE } from '../../core/locales.js';
 import { RouteMethods } from '../route-methods.js';
-import type { Html } from '../views/html.js';
+import { type Html, html } from '../views/html.js';
 import { errorPage } from '../views/layout.js';
+import { rich } from '../views/words.js';
 import { CORS_HEADERS } from './cors.js';
 import type { HeaderSet } from './security-headers.js';
 import { pageContext } from './session.js';
@@ -165,7 +166,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     const context = await pageContext(request, reply, { mintCsrf: false });
     const { t } = context;
     const page = error.status === 405
-      ? errorPage(context, t.text('errors.didNotWork'), t.text('errors.methodNotAllowed', { allowed: allowed.join(', '), method: request.method }))
+      ? errorPage(context, t.text('errors.didNotWork'), rich(t, 'errors.methodNotAllowed', { allowed: html`<code>${allowed.join(', ')}</code>`, method: html`<code>${request.method}</code>` }))
       : errorPage(context, t.text('errors.notFound'), t.text('errors.nothingHere'));
     return reply.type('text/html; charset=utf-8').send(page.value);
   });

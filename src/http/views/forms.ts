@@ -15,7 +15,7 @@ export type FormErrors = FormError | readonly FormError[] | undefined;
 /** Messages start lower-case in the core ("name must be…"); a page shows a sentence. */
 export function sentence(message: string): string {
   const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return /[.!?]$/.test(text) ? text : `${text}.`;
+  return /[.!?。！？]$/.test(text) ? text : `${text}.`;
 }
 
 export function errorList(errors: FormErrors): readonly FormError[] {

@@ -76,7 +76,7 @@ ${LOCALES.map((locale) => html`<option value="${locale}" lang="${locale}"${local
  * `details`: the error's English description, for the developer of the app that sent the person
  * here, under its own heading on a page in another language (protocol text stays English).
  */
-export function errorPage(context: PageContext, heading: string, message: string, details?: string): Html {
+export function errorPage(context: PageContext, heading: string, message: string | Html, details?: string): Html {
   const { t } = context;
   return layout(heading, context, html`<section class="card narrow">
 <h1>${heading}</h1>
