@@ -171,7 +171,6 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const found = await pendingOr(request, reply);
       if (!found) return pendingGone(request, reply);
       const { pending, user } = found;
-      const context = await secondStepContext(request, reply, pending);
       const origin = attemptOrigin(request);
       // The code is spent only if this request finishes the sign-in (`finishSignInWithCode`).
       const checked = await finishSignInWithCode(deps, pending, user, request.body.code ?? '', origin);
@@ -181,12 +180,14 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       }
       if (!checked.ok && checked.reason === 'unreadable') {
         const factors = await secondFactorsOf(deps.stores, user.id);
+        const context = await secondStepContext(request, reply, pending);
         return sendPage(reply, secondStepPage(context, { factors, error: unreadableTotp(request, user.id, checked, context.t) }), UNREADABLE_STATUS);
       }
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
         await recordRefusedSignIn(deps, user, origin, checked.reason === 'throttled' ? 'throttled' : 'invalid_second_factor');
         const factors = await secondFactorsOf(deps.stores, user.id);
+        const context = await secondStepContext(request, reply, pending);
         if (checked.reason === 'throttled') {
           reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
           return sendPage(reply, secondStepPage(context, {

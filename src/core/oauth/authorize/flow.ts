@@ -179,7 +179,8 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   }
 
   // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
-  // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6).
+  // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6). The
+  // consent is read for every app all the same: the page marks the scopes it did not grant before.
   const native = isNativeAppRedirect(request.client, request.redirectUri);
   const consent = await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
   if (!native && covers(consent?.scope, request) && !request.prompt.has('consent')) {
