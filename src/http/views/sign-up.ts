@@ -1,6 +1,8 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
 import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
-import { type FormErrors, control, errorList, errorSummary, fieldMessage } from './forms.js';
+import type { Words } from '../../core/errors.js';
+import type { Translator } from '../../core/locales.js';
+import { type FormError, type FormErrors, control, errorList, fieldMessage, sentence } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { appName, returnQuery } from './sign-in.js';
@@ -16,6 +18,31 @@ export interface SignUpForm {
   errors?: FormErrors;
 }
 
+/** The field labels the summary names its problems by ("Password: Use 8 to 256 characters."). */
+const LABELS: Readonly<Record<string, Words>> = {
+  username: { key: 'sign-up.username' },
+  nickname: { key: 'sign-up.nicknameField' },
+  password: { key: 'sign-up.password' },
+};
+
+/**
+ * The top of the form sent back with problems (as `errorSummary` makes it, read out when the page
+ * loads), in the reader's words: each problem after its field's label, since the core's words
+ * ("Use 8 to 256 characters.") leave the field unsaid.
+ */
+function problemSummary(t: Translator, errors: readonly FormError[]): Html | '' {
+  const lines = errors.map((e) => {
+    const label = LABELS[e.field];
+    return label === undefined ? sentence(e.message) : t.text('sign-up.problemOfField', { field: t.text(label.key), problem: sentence(e.message) });
+  });
+  if (lines.length === 0) return '';
+  if (lines.length === 1) return html`<p class="alert" role="alert" id="form-error">${lines[0]}</p>`;
+  return html`<div class="alert" role="alert" id="form-error">
+  <p>${t.text('sign-up.problemCount', { count: lines.length })}</p>
+  <ul>${lines.map((line) => html`<li>${line}</li>`)}</ul>
+</div>`;
+}
+
 export function signUpPage(context: PageContext, form: SignUpForm) {
   const { t } = context;
   // The core's problems in the reader's words (their English stays for the API and the CLI).
@@ -24,7 +51,7 @@ export function signUpPage(context: PageContext, form: SignUpForm) {
   return layout(t.text('sign-up.title'), context, html`<section class="card narrow">
 <h1>${form.appName === undefined ? t.text('sign-up.title') : rich(t, 'sign-up.headingForApp', { app: form.appName, b: appName })}</h1>
 <p>${t.text('sign-up.welcome')}</p>
-${errorSummary(errors)}
+${problemSummary(t, errors)}
 <form method="post" action="/signup">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
