@@ -2,6 +2,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Session, User } from '../core/accounts/ports.js';
 import { type Unreadable, unreadableTotpLine } from '../core/accounts/two-step.js';
+import { DEFAULT_LOCALE, type Translator } from '../core/locales.js';
+import { translator } from '../i18n/catalogs.js';
 import { currentSignIn } from './plugins/session.js';
 import type { Html } from './views/html.js';
 
@@ -43,19 +45,23 @@ export function fieldValues(value: unknown): string[] {
 
 /**
  * A code of an authenticator app whose secret does not open with this KEYS_SECRET (`Unreadable`):
- * one error line for the operator naming the cause, and the words for the page, which answers
- * with `UNREADABLE_STATUS`: the fault is the server's, not the person's.
+ * one error line for the operator naming the cause, and the words for the page (in the reader's
+ * language, `t`; English by default), which answers with `UNREADABLE_STATUS`: the fault is the
+ * server's, not the person's.
  */
-export function unreadableTotp(request: FastifyRequest, userId: number, unreadable: Unreadable): string {
+export function unreadableTotp(request: FastifyRequest, userId: number, unreadable: Unreadable, t: Translator = translator(DEFAULT_LOCALE)): string {
   request.log.error({ userId }, unreadableTotpLine(unreadable));
-  return 'Codes from your authenticator app cannot be checked on this site right now. Use one of your recovery codes instead, or contact the site\'s operator.';
+  return t.text('errors.totpUnreadable');
 }
 
 export const UNREADABLE_STATUS = 503;
 
-/** "Try again in 12 minutes": what a throttled person needs to know (INTERFACE section 4). */
-export function retryMessage(what: string, retryAfterSeconds: number): string {
-  const minutes = Math.ceil(retryAfterSeconds / 60);
-  const wait = retryAfterSeconds < 60 ? `${retryAfterSeconds} seconds` : minutes === 1 ? '1 minute' : `${minutes} minutes`;
-  return `${what} Try again in ${wait}.`;
+/**
+ * "Try again in 12 minutes" after `what` (already in the reader's language): what a throttled
+ * person needs to know (INTERFACE section 4), in `t`'s language; English by default.
+ */
+export function retryMessage(what: string, retryAfterSeconds: number, t: Translator = translator(DEFAULT_LOCALE)): string {
+  const unit = retryAfterSeconds < 60 ? 'seconds' : 'minutes';
+  const wait = unit === 'seconds' ? retryAfterSeconds : Math.ceil(retryAfterSeconds / 60);
+  return t.text('errors.retry', { what, unit, wait });
 }

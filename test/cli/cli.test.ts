@@ -57,6 +57,16 @@ forEachDatabase('command line', (database) => {
     assert.equal(r.json.username, username);
   });
 
+  test('user create --nickname stores the nickname in any script; one with a bidi override is a bad argument (INTERFACE section 12)', async () => {
+    const username = name('lin');
+    const r = run('user', 'create', '--username', username, '--password', 'long enough pw', '--nickname', ' 林小伟 ', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await stores.users.findByUsername(username))?.nickname, '林小伟', 'trimmed');
+    const refused = name('rlo');
+    assertBadArguments(run('user', 'create', '--username', refused, '--password', 'long enough pw', '--nickname', 'evil\u202egnp', '--json'), /nickname/);
+    assert.equal(await stores.users.findByUsername(refused), undefined, 'nothing made');
+  });
+
   test('a duplicate username, in any letter case, is a bad argument', () => {
     const username = name('dup');
     assert.equal(run('user', 'create', '--username', username, '--password', 'long enough pw').code, 0);

@@ -39,7 +39,7 @@ describe('examples/openid-client', { skip: skipWithoutChromium }, () => {
 
     await page.goto(`${t.service.baseUrl}/`);
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.waitForURL(`${t.service.baseUrl}/`);
+    await page.waitForURL(`${t.service.baseUrl}/logout`);
     const told = await holdsWithin(20_000, async () => {
       await page.goto(t.example.url);
       return (await page.getByRole('heading', { level: 1 }).innerText()) === 'openid-client example';

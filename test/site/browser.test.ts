@@ -63,13 +63,13 @@ describe('site in a browser', () => {
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content', 'the first Tab offers to skip the navigation');
     await page.getByLabel('Username').fill('browser-user');
-    await page.getByLabel('Password').fill('password');
+    await page.getByLabel('Password', { exact: true }).fill('password');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('alert').waitFor();
     assert.match(await page.getByRole('alert').innerText(), /most common passwords/);
     await snap(page, 'signup-error');
-    await page.getByLabel('Password').fill('a quiet harbour at dawn');
-    await page.getByLabel('Password').press('Enter');
+    await page.getByLabel('Password', { exact: true }).fill('a quiet harbour at dawn');
+    await page.getByLabel('Password', { exact: true }).press('Enter');
     await page.waitForURL(`${t.baseUrl}/u/browser-user`);
     assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'browser-user');
     assert.ok(await page.getByRole('button', { name: 'Sign out' }).isVisible());

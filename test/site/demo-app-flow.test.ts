@@ -124,7 +124,7 @@ describe('demo app end to end', () => {
     const again = await signedInThroughDemoApp();
     await again.goto(`${service.baseUrl}/`);
     await again.getByRole('button', { name: 'Sign out' }).click();
-    await again.waitForURL(`${service.baseUrl}/`);
+    await again.waitForURL(`${service.baseUrl}/logout`);
     const told = await holdsWithin(20_000, async () => {
       await again.goto(`${thirdPartyUrl}/demo-app`);
       return (await again.getByRole('heading', { level: 1 }).innerText()) === 'Demo App';

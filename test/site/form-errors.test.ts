@@ -52,13 +52,13 @@ forEachDatabase('form errors', (database) => {
   test('a sign-up form with a bad username and a bad password names both, each beside its field, marked aria-invalid', async () => {
     const response = await new Visitor(t.baseUrl).post('/signup', { username: 'ab', password: 'short' });
     assert.equal(response.status, 400);
-    assertFieldError(response.text, 'username', /^Username must be 3 to 30/, { hint: 'username-hint' });
-    assertFieldError(response.text, 'password', /^Password must be 8 to 256/, { hint: 'password-hint' });
+    assertFieldError(response.text, 'username', /^Use 3 to 30 letters/, { hint: 'username-hint' });
+    assertFieldError(response.text, 'password', /^Use 8 to 256 characters/, { hint: 'password-hint' });
     const summary = /<div class="alert" role="alert" id="form-error">([\s\S]*?)<\/div>/.exec(response.text)?.[1];
     assert.ok(summary, 'a summary read out when the page loads');
     assert.match(summary, /2 things need fixing/);
-    assert.match(summary, /Username must be/);
-    assert.match(summary, /Password must be/);
+    assert.match(summary, /<li>Username: Use 3 to 30 letters/);
+    assert.match(summary, /<li>Password: Use 8 to 256 characters/);
     assert.equal((await t.deps.stores.users.findByUsername('ab')), undefined);
   });
 
@@ -72,10 +72,10 @@ forEachDatabase('form errors', (database) => {
   test('a sign-up form with one bad field marks that field only', async () => {
     const response = await new Visitor(t.baseUrl).post('/signup', { username: 'fine-name', password: 'short' });
     assert.equal(response.status, 400);
-    assertFieldError(response.text, 'password', /Password must be 8 to 256/);
+    assertFieldError(response.text, 'password', /Use 8 to 256 characters/);
     assertFieldFine(response.text, 'username');
     assert.match(element(response.text, 'username'), /aria-describedby="username-hint"/, 'the hint still describes it');
-    assert.match(response.text, /<p class="alert" role="alert" id="form-error">Password must be 8 to 256/);
+    assert.match(response.text, /<p class="alert" role="alert" id="form-error">Password: Use 8 to 256 characters/);
   });
 
   test('registering an app with several bad fields names every one of them beside its field', async () => {

@@ -60,10 +60,10 @@ forEachDatabase('sign-up from an app in Chromium', (database) => {
     // Two mistakes the browser's own checks let through: both are named, each beside its field,
     // and both fields are marked.
     await page.getByLabel('Username').fill('bad name!');
-    await page.getByLabel('Password').fill('password');
+    await page.getByLabel('Password', { exact: true }).fill('password');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByRole('alert').waitFor();
-    for (const [id, message] of [['username', /Username must be 3 to 30/], ['password', /most common passwords/]] as const) {
+    for (const [id, message] of [['username', /Use 3 to 30 letters/], ['password', /most common passwords/]] as const) {
       const input = page.locator(`#${id}`);
       assert.equal(await input.getAttribute('aria-invalid'), 'true', id);
       assert.match(await page.locator(`#${id}-error`).innerText(), message);
@@ -75,7 +75,7 @@ forEachDatabase('sign-up from an app in Chromium', (database) => {
 
     const username = unique('newcomer');
     await page.getByLabel('Username').fill(username);
-    await page.getByLabel('Password').fill('a quiet harbour at dawn');
+    await page.getByLabel('Password', { exact: true }).fill('a quiet harbour at dawn');
     await Promise.all([page.waitForURL(/\/oauth\/authorize\?/), page.getByRole('button', { name: 'Create account' }).click()]);
     assert.ok(await page.getByText('Demo App').first().isVisible(), 'the consent page names the app');
     await page.screenshot({ path: `${ARTIFACTS}/signup-from-app-consent-${database.name}.png`, fullPage: true });

@@ -1,4 +1,5 @@
 import { USERNAME_RULE, checkUsername, createAccount, isUserStatus, setAccountStatus, setPassword } from '../../core/accounts/accounts.js';
+import { NICKNAME_MAX_LENGTH, checkNickname } from '../../core/accounts/nicknames.js';
 import { ConflictError } from '../../core/errors.js';
 import { USER_STATUSES, type User, type UserStatus } from '../../core/accounts/ports.js';
 import { formatUtc } from '../../core/time.js';
@@ -11,13 +12,14 @@ export const userCreate = defineCommand({
   name: 'user create',
   summary: 'create an account',
   description: `Creates an active account (${PASSWORD_RULE}). Reserved names such as "admin" are allowed here, not at sign-up.`,
-  usage: `--username U ${PASSWORD_OPTIONS.usage} [--bio T] [--member] [--level N] [--xp N]`,
+  usage: `--username U ${PASSWORD_OPTIONS.usage} [--nickname N] [--bio T] [--member] [--level N] [--xp N]`,
   options: {
-    username: { type: 'string' }, ...PASSWORD_OPTIONS.options, bio: { type: 'string' },
+    username: { type: 'string' }, ...PASSWORD_OPTIONS.options, nickname: { type: 'string' }, bio: { type: 'string' },
     member: { type: 'boolean' }, level: { type: 'string' }, xp: { type: 'string' },
   },
   help: {
-    username: USERNAME_RULE, ...PASSWORD_OPTIONS.help, bio: 'a one-line introduction (160 characters at most)',
+    username: USERNAME_RULE, ...PASSWORD_OPTIONS.help,
+    nickname: `the name the site shows, in any script (1 to ${NICKNAME_MAX_LENGTH} characters; default: the username)`, bio: 'a one-line introduction (160 characters at most)',
     member: 'a member', level: 'the user level (default 1)', xp: 'experience points (default 0)',
   },
   prints: '{"id","username"}',
@@ -26,6 +28,8 @@ export const userCreate = defineCommand({
     const username = requiredString(values, 'username');
     // Refused before a password is asked for: nobody types one twice to learn the name was taken.
     checkUsername(username);
+    const nickname = optionalString(values, 'nickname');
+    if (nickname !== undefined) checkNickname(nickname);
     if (await stores.users.findByUsername(username)) throw new ConflictError(`username "${username}" is taken`);
     const bio = optionalString(values, 'bio');
     const level = optionalCount(values, 'level');
@@ -33,6 +37,7 @@ export const userCreate = defineCommand({
     const account: Parameters<typeof createAccount>[2] = {
       username, password: await readPassword(values, io, username), member: values.member === true,
     };
+    if (nickname !== undefined) account.nickname = nickname;
     if (bio !== undefined) account.bio = bio;
     if (level !== undefined) account.level = level;
     if (xp !== undefined) account.xp = xp;

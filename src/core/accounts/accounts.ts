@@ -102,6 +102,8 @@ export const BIO_MAX_LENGTH = 160;
 export interface NewAccount {
   username: string;
   password: string;
+  /** The name the site shows (INTERFACE section 12); absent or empty: the username. */
+  nickname?: string;
   bio?: string;
   member?: boolean;
   level?: number;
@@ -112,6 +114,7 @@ export interface NewAccount {
 export async function createAccount(stores: Stores, clock: Clock, account: NewAccount): Promise<User> {
   checkUsername(account.username);
   checkPassword(account.password, account.username);
+  const nickname = checkNickname(account.nickname ?? '');
   const bio = checkedText('bio', account.bio ?? '', { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
   for (const field of ['level', 'xp'] as const) {
     const value = account[field];
@@ -121,6 +124,7 @@ export async function createAccount(stores: Stores, clock: Clock, account: NewAc
   }
   return stores.users.create({
     username: account.username,
+    nickname,
     passwordHash: await hashPassword(account.password),
     bio,
     member: account.member ?? false,

@@ -5,6 +5,7 @@ import { isCommonPassword } from './common-passwords.js';
 import { ConflictError, type FieldProblem, InputError, checkAll } from '../errors.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
+import { checkNickname } from './nicknames.js';
 import type { User } from './ports.js';
 import type { Clock } from '../time.js';
 
@@ -12,7 +13,7 @@ export const SIGN_UP_WINDOW_SECONDS = 3600;
 
 export type SignUpOutcome =
   | { ok: true; user: User }
-  /** Every field at fault: the username's problem and the password's, when both are wrong. */
+  /** Every field at fault: the username's, the password's and the nickname's problems, when more than one is wrong. */
   | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
   | { ok: false; reason: 'taken' }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
@@ -23,8 +24,9 @@ export type SignUpOutcome =
  */
 export async function signUp(
   deps: { stores: Stores; limiter: RateLimiter; clock: Clock; settings: { signUpsPerHour: number } },
-  attempt: { username: string; password: string; address: string },
+  attempt: { username: string; password: string; address: string; nickname?: string },
 ): Promise<SignUpOutcome> {
+  const nickname = attempt.nickname ?? '';
   try {
     checkAll(() => {
       checkUsername(attempt.username);
@@ -34,7 +36,7 @@ export async function signUp(
       if (isCommonPassword(attempt.password)) {
         throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
       }
-    });
+    }, () => checkNickname(nickname));
   } catch (error) {
     if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
     throw error;
@@ -44,7 +46,7 @@ export async function signUp(
   if (!decision.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {
-    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password }) };
+    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }) };
   } catch (error) {
     if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
     throw error;

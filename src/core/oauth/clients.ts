@@ -106,9 +106,9 @@ export function isWebUrl(url: URL): boolean {
  * (`com.example.app://bank.example/cb`), but whatever host it names, the answer goes to the app
  * that claims the scheme (RFC 8252 7.1), so the page never names that host.
  */
-export function redirectTarget(redirectUri: string): string {
+export function redirectTarget(redirectUri: string): { host: string } | { appScheme: string } {
   const url = new URL(redirectUri);
-  return isWebUrl(url) ? url.host : `the app ${url.protocol.slice(0, -1)}`;
+  return isWebUrl(url) ? { host: url.host } : { appScheme: url.protocol.slice(0, -1) };
 }
 
 /**

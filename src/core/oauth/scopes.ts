@@ -1,9 +1,15 @@
 /** Scopes (seed table 2.6, INTERFACE section 3) and their syntax (RFC 6749 3.3). */
+import type { Words } from '../errors.js';
 
 export interface ScopeDescription {
-  /** What the scope lets an app read, in the words of seed table 2.6. */
+  /** What the scope lets an app read, in the words of seed table 2.6 (English: the API's documents). */
   readonly allows: string;
   readonly doesNotAllow: string;
+  /**
+   * The consent page's words, in the catalogs (INTERFACE section 12): a title in plain words
+   * ("Read your profile"), what it allows and what not, the last limited to what this site holds.
+   */
+  readonly words: { readonly title: Words; readonly allows: Words; readonly doesNotAllow: Words };
 }
 
 /** Every scope that can be granted, in the canonical order of scope strings. */
@@ -11,24 +17,29 @@ export const SCOPES = {
   openid: {
     allows: 'Sign you in: confirm who you are with your user id.',
     doesNotAllow: 'Anything else about you.',
+    words: { title: { key: 'scopes.openidTitle' }, allows: { key: 'scopes.openidAllows' }, doesNotAllow: { key: 'scopes.openidDoesNotAllow' } },
   },
   // OIDC Core 5.4: the profile claims of the id_token and UserInfo; no access to the API.
   profile: {
     allows: 'Nickname, avatar and the address of the public profile page, as part of signing you in.',
     doesNotAllow: 'Bio, membership status, level, experience points; e-mail, account status, devices, wallet.',
+    words: { title: { key: 'scopes.profileTitle' }, allows: { key: 'scopes.profileAllows' }, doesNotAllow: { key: 'scopes.profileDoesNotAllow' } },
   },
   // OIDC Core 11: refresh tokens are issued to every app anyway; the page says so when asked.
   offline_access: {
     allows: 'The items above also while you are not using the app, until you withdraw access under Settings → Applications.',
     doesNotAllow: 'Anything not listed here.',
+    words: { title: { key: 'scopes.offlineAccessTitle' }, allows: { key: 'scopes.offlineAccessAllows' }, doesNotAllow: { key: 'scopes.offlineAccessDoesNotAllow' } },
   },
   'profile:read': {
     allows: 'Nickname, avatar, bio, membership status, level and experience points.',
     doesNotAllow: 'E-mail, account status, devices, wallet.',
+    words: { title: { key: 'scopes.profileReadTitle' }, allows: { key: 'scopes.profileReadAllows' }, doesNotAllow: { key: 'scopes.profileReadDoesNotAllow' } },
   },
   'posts:read': {
     allows: 'The list of posts the user has published (title, excerpt, link, interaction counts).',
     doesNotAllow: "Other people's unpublished content, drafts, private messages.",
+    words: { title: { key: 'scopes.postsReadTitle' }, allows: { key: 'scopes.postsReadAllows' }, doesNotAllow: { key: 'scopes.postsReadDoesNotAllow' } },
   },
 } as const satisfies Record<string, ScopeDescription>;
 

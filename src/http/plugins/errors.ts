@@ -8,9 +8,12 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AccountUnusableError, KeysSecretError, OAuthError } from '../../core/errors.js';
+import { AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
+import { DEFAULT_LOCALE } from '../../core/locales.js';
 import { RouteMethods } from '../route-methods.js';
+import { type Html, html } from '../views/html.js';
 import { errorPage } from '../views/layout.js';
+import { rich } from '../views/words.js';
 import { CORS_HEADERS } from './cors.js';
 import type { HeaderSet } from './security-headers.js';
 import { pageContext } from './session.js';
@@ -102,12 +105,36 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   return new OAuthError('server_error', 'The server could not complete the request.');
 }
 
+/**
+ * What an error page tells a person in their language, by the error's code; the description
+ * stays English (RFC 6749 5.2), shown as is on an English page and as details on another.
+ */
+const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
+  invalid_request: { key: 'errors.invalidRequest' },
+  invalid_client: { key: 'errors.unknownApp' },
+  unauthorized_client: { key: 'errors.unknownApp' },
+  access_denied: { key: 'errors.accessDenied' },
+  rate_limited: { key: 'errors.rateLimited' },
+  server_error: { key: 'errors.serverError' },
+  temporarily_unavailable: { key: 'errors.unavailable' },
+};
+
+/** The refusal of `verifyCsrf`, the one 403 `invalid_request` (a form kept open too long, or sent from another site). */
+const FORM_EXPIRED: Words = { key: 'errors.formExpired' };
+
+/** The error page of `error`: its heading and words in the reader's language. */
+async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: OAuthError): Promise<Html> {
+  const context = await pageContext(request, reply);
+  const { t } = context;
+  const heading = t.text(error.status >= 500 ? 'errors.somethingWentWrong' : 'errors.didNotWork');
+  if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description);
+  const words = error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED : PAGE_WORDS[error.code] ?? { key: 'errors.generic' };
+  return errorPage(context, heading, t.text(words.key), error.description);
+}
+
 export async function sendError(error: OAuthError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   reply.code(error.status).headers(error.headers).header('cache-control', 'no-store');
-  if (request.routeOptions.config?.html) {
-    const heading = error.status >= 500 ? 'Something went wrong' : 'That did not work';
-    return reply.type('text/html; charset=utf-8').send(errorPage(await pageContext(request, reply), heading, error.description).value);
-  }
+  if (request.routeOptions.config?.html) return reply.type('text/html; charset=utf-8').send((await errorPageOf(request, reply, error)).value);
   return reply.send({ error: error.code, error_description: error.description });
 }
 
@@ -136,8 +163,12 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
     // request no route matched passed through no scope, so the page's cookies are read here.
     request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
-    const [heading, text] = error.status === 405 ? ['That did not work', error.description] : ['Page not found', 'There is nothing at this address.'];
-    return reply.type('text/html; charset=utf-8').send(errorPage(await pageContext(request, reply, { mintCsrf: false }), heading, text).value);
+    const context = await pageContext(request, reply, { mintCsrf: false });
+    const { t } = context;
+    const page = error.status === 405
+      ? errorPage(context, t.text('errors.didNotWork'), rich(t, 'errors.methodNotAllowed', { allowed: html`<code>${allowed.join(', ')}</code>`, method: html`<code>${request.method}</code>` }))
+      : errorPage(context, t.text('errors.notFound'), t.text('errors.nothingHere'));
+    return reply.type('text/html; charset=utf-8').send(page.value);
   });
 }
 

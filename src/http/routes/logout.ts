@@ -43,7 +43,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
         return finish(request, reply, ended, signedIn);
       case 'confirm':
         return sendPage(reply, logoutConfirmationPage(await pageContext(request, reply), {
-          client: ended.client, username: signedIn!.user.username, fields: confirmationFields(ended),
+          client: ended.client, user: signedIn!.user, fields: confirmationFields(ended),
         }));
     }
   });

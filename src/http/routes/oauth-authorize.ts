@@ -27,9 +27,11 @@ async function answer(request: FastifyRequest, reply: FastifyReply, step: Author
     }
     case 'consent': {
       csrfToken(request, reply);
-      const context = await pageContext(request, reply);
+      // The request's ui_locales (OpenID Connect Core 3.1.2.1), from its fields: a pushed one's are not in the URL.
+      const uiLocales = step.fields.find(([name]) => name === 'ui_locales')?.[1];
+      const context = await pageContext(request, reply, { uiLocales });
       return reply.type('text/html; charset=utf-8').send(consentPage(context, {
-        request: step.request, owner: step.owner, username: step.user.username, fields: step.fields,
+        request: step.request, owner: step.owner, user: step.user, fields: step.fields, granted: step.granted,
       }).value);
     }
   }

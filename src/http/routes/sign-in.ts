@@ -18,9 +18,10 @@ import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
   type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
-  userAgent, verifyCsrf,
+  uiLocalesOfReturnTo, userAgent, verifyCsrf,
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
+import { signOutPage, signedOutPage } from '../views/logout.js';
 import { signInPage } from '../views/sign-in.js';
 import { clientAddress } from '../client-address.js';
 
@@ -39,10 +40,11 @@ export async function appNameFor(app: FastifyInstance, returnTo: string): Promis
   return (await applicationReturnedTo(app.deps.stores, returnTo))?.name;
 }
 
-const WRONG_CREDENTIALS = 'That username and password do not match an account that can sign in.';
-const WRONG_PASSKEY = 'That passkey could not be verified for an account that can sign in. Try again, or use your password.';
-const WRONG_CODE = 'That code is not right, or was used already. Codes change every 30 seconds; try the next one.';
-const PENDING_GONE = 'Your sign-in took too long or was already finished. Sign in again.';
+/** The refusals of sign-in, in the catalogs. */
+const WRONG_CREDENTIALS = { key: 'sign-in.wrongCredentials' };
+const WRONG_PASSKEY = { key: 'sign-in.wrongPasskey' };
+const WRONG_CODE = { key: 'sign-in.wrongCode' };
+const PENDING_GONE = { key: 'sign-in.pendingGone' };
 
 interface CredentialBody {
   credential?: string;
@@ -104,8 +106,8 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       if (outcome.reason === 'throttled') reply.code(429).headers(throttledHeaders('sign-in', outcome.retryAfterSeconds));
       else reply.code(401);
       const error = outcome.reason === 'throttled'
-        ? retryMessage('Too many failed sign-ins for this account or from your network.', outcome.retryAfterSeconds)
-        : WRONG_CREDENTIALS;
+        ? retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t)
+        : context.t.text(WRONG_CREDENTIALS.key);
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
           username, returnTo, appName: await appNameFor(app, returnTo), error, wrongCredentials: outcome.reason !== 'throttled',
@@ -141,11 +143,25 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     return found;
   }
 
+  /**
+   * The second step's page context: in the language of the authorization request the sign-in
+   * returns to (`ui_locales`, INTERFACE section 12), which the page's own URL no longer carries.
+   */
+  async function secondStepContext(request: FastifyRequest, reply: FastifyReply, pending: { returnTo: string }) {
+    return pageContext(request, reply, { uiLocales: uiLocalesOfReturnTo(pending.returnTo) });
+  }
+
+  /** The sign-in page again, saying the waiting sign-in is gone. */
+  async function pendingGone(request: FastifyRequest, reply: FastifyReply) {
+    const context = await pageContext(request, reply);
+    return sendPage(reply, signInPage(context, { username: '', returnTo: '/', error: context.t.text(PENDING_GONE.key) }), 401);
+  }
+
   app.get('/login/second-step', page, async (request, reply) => {
     const found = await pendingOr(request, reply);
     if (!found) return reply.redirect('/login', 303);
     const factors = await secondFactorsOf(app.deps.stores, found.user.id);
-    return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors }));
+    return sendPage(reply, secondStepPage(await secondStepContext(request, reply, found.pending), { factors }));
   });
 
   app.post('/login/second-step', { ...page, schema: { body: { type: 'object', properties: { code: { type: 'string', maxLength: 100 }, _csrf: { type: 'string', maxLength: 200 } } } } },
@@ -153,30 +169,32 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       verifyCsrf(request);
       const { deps } = app;
       const found = await pendingOr(request, reply);
-      if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+      if (!found) return pendingGone(request, reply);
       const { pending, user } = found;
       const origin = attemptOrigin(request);
       // The code is spent only if this request finishes the sign-in (`finishSignInWithCode`).
       const checked = await finishSignInWithCode(deps, pending, user, request.body.code ?? '', origin);
       if (!checked.ok && checked.reason === 'gone') {
         clearPendingCookie(request, reply);
-        return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+        return pendingGone(request, reply);
       }
       if (!checked.ok && checked.reason === 'unreadable') {
         const factors = await secondFactorsOf(deps.stores, user.id);
-        return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: unreadableTotp(request, user.id, checked) }), UNREADABLE_STATUS);
+        const context = await secondStepContext(request, reply, pending);
+        return sendPage(reply, secondStepPage(context, { factors, error: unreadableTotp(request, user.id, checked, context.t) }), UNREADABLE_STATUS);
       }
       if (!checked.ok) {
         deps.metrics.signInFailures.inc({ reason: checked.reason === 'throttled' ? 'throttled' : 'invalid_credentials' });
         await recordRefusedSignIn(deps, user, origin, checked.reason === 'throttled' ? 'throttled' : 'invalid_second_factor');
         const factors = await secondFactorsOf(deps.stores, user.id);
+        const context = await secondStepContext(request, reply, pending);
         if (checked.reason === 'throttled') {
           reply.headers(throttledHeaders('sign-in', checked.retryAfterSeconds));
-          return sendPage(reply, secondStepPage(await pageContext(request, reply), {
-            factors, error: retryMessage('Too many wrong codes for this account.', checked.retryAfterSeconds),
+          return sendPage(reply, secondStepPage(context, {
+            factors, error: retryMessage(context.t.text('sign-in.tooManyCodes'), checked.retryAfterSeconds, context.t),
           }), 429);
         }
-        return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_CODE }), 401);
+        return sendPage(reply, secondStepPage(context, { factors, error: context.t.text(WRONG_CODE.key) }), 401);
       }
       clearPendingCookie(request, reply);
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
@@ -199,7 +217,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const { deps } = app;
     const found = await pendingOr(request, reply);
-    if (!found) return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+    if (!found) return pendingGone(request, reply);
     const { pending, user } = found;
     const checked = await authenticateWithPasskey(deps, 'second_step', request.body.credential ?? '', user.id);
     if (!checked.ok) {
@@ -207,11 +225,12 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const origin = attemptOrigin(request);
       await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', checked.passkey && passkeyRef(checked.passkey.credentialId));
       const factors = await secondFactorsOf(deps.stores, user.id);
-      return sendPage(reply, secondStepPage(await pageContext(request, reply), { factors, error: WRONG_PASSKEY }), 401);
+      const context = await secondStepContext(request, reply, pending);
+      return sendPage(reply, secondStepPage(context, { factors, error: context.t.text(WRONG_PASSKEY.key) }), 401);
     }
     if (!(await finishPendingSignIn(deps, pending))) {
       clearPendingCookie(request, reply);
-      return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo: '/', error: PENDING_GONE }), 401);
+      return pendingGone(request, reply);
     }
     clearPendingCookie(request, reply);
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
@@ -244,7 +263,8 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: origin.address });
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
       else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
-      return sendPage(reply, signInPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo), error: WRONG_PASSKEY }), 401);
+      const context = await pageContext(request, reply);
+      return sendPage(reply, signInPage(context, { username: '', returnTo, appName: await appNameFor(app, returnTo), error: context.t.text(WRONG_PASSKEY.key) }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
     return signedIn(request, reply, user, { amr: passkeyAmr(checked.passkey), method: 'passkey', passkeyId }, returnTo);
@@ -255,6 +275,14 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const signedIn = await currentSignIn(request);
     await endSession(request, reply);
     if (signedIn) app.deps.audit.record({ audit: 'sign_out', userId: signedIn.user.id, address: clientAddress(request) });
-    return reply.redirect('/', 303);
+    // Post/redirect/get to a page that says so: the person sees the sign-out worked.
+    return reply.redirect('/logout', 303);
+  });
+
+  // Signed out: says so; still signed in (a link, a page kept open): the button to sign out.
+  app.get('/logout', page, async (request, reply) => {
+    const signedIn = await currentSignIn(request);
+    const context = await pageContext(request, reply);
+    return sendPage(reply, signedIn ? signOutPage(context, signedIn.user) : signedOutPage(context, { client: undefined, refusedRedirect: undefined }));
   });
 }

@@ -15,11 +15,12 @@ import { appNameFor, safeReturnTo } from './sign-in.js';
 import { clientAddress } from '../client-address.js';
 
 const MESSAGES = {
-  taken: { field: 'username', message: 'That username is taken. Choose another one.' },
+  taken: { field: 'username', message: 'That username is taken. Choose another one.', words: { key: 'problems.usernameTaken' } },
 } as const;
 
 interface SignUpBody {
   username?: string;
+  nickname?: string;
   password?: string;
   return_to?: string;
   _csrf?: string;
@@ -30,7 +31,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/signup', page, async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
     const returnTo = safeReturnTo(request.query.return_to);
-    return sendPage(reply, signUpPage(await pageContext(request, reply), { username: '', returnTo, appName: await appNameFor(app, returnTo) }));
+    return sendPage(reply, signUpPage(await pageContext(request, reply), { username: '', nickname: '', returnTo, appName: await appNameFor(app, returnTo) }));
   });
 
   app.post('/signup', {
@@ -38,15 +39,16 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     schema: {
       body: {
         type: 'object',
-        properties: { username: { type: 'string' }, password: { type: 'string' }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string' } },
+        properties: { username: { type: 'string' }, nickname: { type: 'string', maxLength: 1000 }, password: { type: 'string' }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string' } },
       },
     },
   }, async (request: FastifyRequest<{ Body: SignUpBody }>, reply) => {
     verifyCsrf(request);
     const username = (request.body.username ?? '').trim();
+    const nickname = request.body.nickname ?? '';
     // The same rule as sign-in's: only a path on this site, never another origin.
     const returnTo = safeReturnTo(request.body.return_to);
-    const outcome = await signUp(app.deps, { username, password: request.body.password ?? '', address: clientAddress(request) });
+    const outcome = await signUp(app.deps, { username, nickname, password: request.body.password ?? '', address: clientAddress(request) });
     if (outcome.ok) {
       const { user } = outcome;
       app.deps.audit.record({ audit: 'account.created', userId: user.id, username: user.username, via: 'site', address: clientAddress(request) });
@@ -61,13 +63,14 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'signup' });
       reply.headers(throttledHeaders('sign-up', outcome.retryAfterSeconds));
     }
+    const context = await pageContext(request, reply);
     const errors: readonly FormError[] = outcome.reason === 'invalid' ? outcome.problems
-      : outcome.reason === 'throttled' ? [{ field: 'form', message: retryMessage('Too many accounts were created from your address.', outcome.retryAfterSeconds) }]
+      : outcome.reason === 'throttled' ? [{ field: 'form', message: retryMessage(context.t.text('sign-up.tooManyAccounts'), outcome.retryAfterSeconds, context.t) }]
       : [MESSAGES[outcome.reason]];
     const status = outcome.reason === 'throttled' ? 429 : outcome.reason === 'taken' ? 409 : 400;
-    // The username is echoed back only when short enough to be a username at all.
-    return sendPage(reply, signUpPage(await pageContext(request, reply), {
-      username: username.slice(0, 64), returnTo, appName: await appNameFor(app, returnTo), errors,
+    // The username and nickname are echoed back only when short enough to be one at all.
+    return sendPage(reply, signUpPage(context, {
+      username: username.slice(0, 64), nickname: nickname.slice(0, 64), returnTo, appName: await appNameFor(app, returnTo), errors,
     }), status);
   });
 }

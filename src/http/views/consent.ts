@@ -1,44 +1,69 @@
-/** The consent page (INTERFACE section 10): who asks, for what, and where the answer goes. */
+/** The consent page (INTERFACE sections 10 and 12): who asks, for what in plain words, and where the answer goes. */
+import type { User } from '../../core/accounts/ports.js';
 import type { AuthorizationRequest } from '../../core/oauth/authorize/request.js';
 import { redirectTarget } from '../../core/oauth/clients.js';
-import { SCOPES } from '../../core/oauth/scopes.js';
-import { html } from './html.js';
+import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
+import type { Translator } from '../../core/locales.js';
+import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
+import { personName, rich } from './words.js';
 
 export interface ConsentView {
   request: AuthorizationRequest;
-  owner: string | null;
-  username: string;
+  owner: Pick<User, 'username' | 'nickname'> | null;
+  user: Pick<User, 'username' | 'nickname'>;
   fields: Array<[string, string]>;
+  /** The scopes the member already granted this app: on a repeat request the others are marked new. */
+  granted: readonly Scope[];
+}
+
+/** "email and phone", in the page's language, each item as markup. */
+function listOf(t: Translator, items: readonly Html[]): Html {
+  const parts = new Intl.ListFormat(t.locale, { type: 'conjunction' }).formatToParts(items.map((_, i) => String(i)));
+  return html`${parts.map((part) => (part.type === 'element' ? items[Number(part.value)]! : part.value))}`;
+}
+
+function scopeItem(t: Translator, scope: Scope, isNew: boolean): Html {
+  const { words } = SCOPES[scope];
+  return html`<li><strong class="scope-title">${t.text(words.title.key)}</strong> <small class="muted"><code>${scope}</code></small>${isNew
+    ? html` <span class="tag">${t.text('consent.newScope')}</span>` : ''}
+  <br>${t.text(words.allows.key)}
+  <br><span class="muted">${t.text('consent.notAllowed', { what: t.text(words.doesNotAllow.key) })}</span></li>`;
 }
 
 export function consentPage(context: PageContext, view: ConsentView) {
+  const { t } = context;
   const { client } = view.request;
-  const redirectHost = redirectTarget(view.request.redirectUri);
-  return layout(`Allow ${client.name}?`, context, html`<section class="card narrow consent">
-<h1>Allow <strong>${client.name}</strong> to use your account?</h1>
-<p>Signed in as <strong>${view.username}</strong>.</p>
-<p class="muted">${client.name} is made by ${view.owner ? html`<strong>${view.owner}</strong>` : 'the site operators'}${client.homepageUrl
-    ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}.</p>
+  const target = redirectTarget(view.request.redirectUri);
+  const destination = 'host' in target ? target.host : t.text('consent.nativeApp', { scheme: target.appScheme });
+  const app = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
+  // A repeat request: the member granted this app something before, so what is new is marked.
+  const repeat = view.granted.length > 0;
+  const dropped = view.request.droppedScopes;
+  return layout(t.text('consent.title', { app: client.name }), context, html`<section class="card narrow consent">
+<h1>${rich(t, 'consent.heading', { app: client.name, b: app })}</h1>
+<p>${rich(t, 'consent.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
+<p class="muted">${view.owner
+    ? rich(t, 'consent.madeBy', { app: client.name, owner: html`<strong>${personName(view.owner)}</strong>` })
+    : t.text('consent.madeByOperators', { app: client.name })}${client.homepageUrl
+    ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>
 ${client.description ? html`<p>${client.description}</p>` : ''}
-<h2>It will be able to read</h2>
+<h2>${t.text('consent.willRead')}</h2>
 <ul class="scopes">
-${view.request.scopes.map((scope) => html`<li><strong>${scope}</strong>: ${SCOPES[scope].allows}
-  <br><span class="muted">Not: ${SCOPES[scope].doesNotAllow}</span></li>`)}
+${view.request.scopes.map((scope) => scopeItem(t, scope, repeat && !view.granted.includes(scope)))}
 </ul>
-${view.request.droppedScopes.length > 0
-    ? html`<p class="muted">It also asked for ${view.request.droppedScopes.map((s, i) => html`${i > 0 ? ' and ' : ''}<code>${s}</code>`)}.
-  This site never shares ${view.request.droppedScopes.length > 1 ? 'these' : 'that'} with applications, so it will not get ${view.request.droppedScopes.length > 1 ? 'them' : 'it'}.</p>` : ''}
-${view.request.scopes.includes('offline_access') ? '' : html`<p class="muted">Every application that you allow keeps this access while you are not using it, until you withdraw it.</p>`}
-<p>After you answer you will be sent to <strong>${redirectHost}</strong>.</p>
+${dropped.length > 0
+    ? html`<p class="muted">${rich(t, 'consent.droppedScopes', { scopes: listOf(t, dropped.map((s) => html`<code>${s}</code>`)), count: dropped.length })}</p>` : ''}
+${view.request.scopes.includes('offline_access') ? '' : html`<p class="muted">${t.text('consent.keepsAccess')}</p>`}
+<p>${rich(t, 'consent.sentTo', { host: html`<strong>${destination}</strong>` })}</p>
 <form method="post" action="/oauth/authorize">
   <input type="hidden" name="_csrf" value="${context.csrf}">
 ${view.fields.map(([name, value]) => html`  <input type="hidden" name="${name}" value="${value}">
 `)}  <div class="actions">
-    <button type="submit" name="decision" value="approve">Allow</button>
-    <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+    <button type="submit" name="decision" value="approve">${t.text('consent.allow')}</button>
+    <button type="submit" name="decision" value="deny" class="secondary">${t.text('consent.deny')}</button>
   </div>
 </form>
-<p class="hint">You can withdraw this later under Settings → Applications.</p>
+<p class="hint">${t.text('consent.withdrawLater')}</p>
 </section>`);
 }

@@ -7,15 +7,18 @@ import type { AuthorizationResponse } from '../../core/oauth/authorize/request.j
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
+import { rich } from './words.js';
 
 export function formPostPage(context: PageContext, response: AuthorizationResponse): Html {
+  const { t } = context;
   const fields = Object.entries(response.parameters).filter((field): field is [string, string] => field[1] !== null);
-  return layout(`Back to ${response.clientName}`, context, html`<section class="card narrow">
-<h1>Back to <strong class="app-name">${response.clientName}</strong></h1>
+  const app = (chunks: Array<string | Html>) => html`<strong class="app-name">${chunks}</strong>`;
+  return layout(t.text('consent.backToTitle', { app: response.clientName }), context, html`<section class="card narrow">
+<h1>${rich(t, 'consent.backTo', { app: response.clientName, b: app })}</h1>
 <form method="post" action="${percentEncodeNonAscii(response.redirectUri)}" id="authorization-response">
 ${fields.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
-<p>Your browser is taking you back to the application. If nothing happens, continue yourself.</p>
-<div class="actions"><button type="submit">Continue</button></div>
+<p>${t.text('consent.takingYouBack')}</p>
+<div class="actions"><button type="submit">${t.text('consent.continue')}</button></div>
 </form>
 </section>`, { script: 'form-post' });
 }

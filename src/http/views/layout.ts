@@ -15,10 +15,10 @@ export interface PageContext extends Reader {
 /**
  * The page frame: header with navigation, main content, footer with the language picker. No
  * script, except the one file a page loads for passkeys, for a Copy button beside a secret shown
- * once, or to post a `form_post` authorization response (`script`, served from /static: the CSP
- * forbids inline script). Every page works without it.
+ * once, to show a password as it is typed, or to post a `form_post` authorization response
+ * (`script`, served from /static: the CSP forbids inline script). Every page works without it.
  */
-export function layout(title: string, context: PageContext, main: Html, options: { script?: 'webauthn' | 'copy' | 'form-post' | undefined } = {}): Html {
+export function layout(title: string, context: PageContext, main: Html, options: { script?: 'webauthn' | 'copy' | 'form-post' | 'show-password' | undefined } = {}): Html {
   const { t } = context;
   return html`<!doctype html>
 <html lang="${t.locale}">
@@ -71,11 +71,17 @@ ${LOCALES.map((locale) => html`<option value="${locale}" lang="${locale}"${local
 </form>`;
 }
 
-/** A short page for an error a person meets: what went wrong, in words, and no redirect. */
-export function errorPage(context: PageContext, heading: string, message: string): Html {
+/**
+ * A short page for an error a person meets: what went wrong, in words, and no redirect.
+ * `details`: the error's English description, for the developer of the app that sent the person
+ * here, under its own heading on a page in another language (protocol text stays English).
+ */
+export function errorPage(context: PageContext, heading: string, message: string | Html, details?: string): Html {
+  const { t } = context;
   return layout(heading, context, html`<section class="card narrow">
 <h1>${heading}</h1>
 <p>${message}</p>
-<p><a href="/">${context.t.text('common.backHome')}</a></p>
+${details === undefined ? '' : html`<details><summary>${t.text('errors.details')}</summary><p><code lang="en">${details}</code></p></details>`}
+<p><a href="/">${t.text('common.backHome')}</a></p>
 </section>`);
 }

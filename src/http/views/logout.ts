@@ -1,29 +1,49 @@
-/** The pages of RP-Initiated Logout: the question before signing out, and "you are signed out". */
+/** The pages of signing out: the question before it, and "you are signed out". */
+import type { User } from '../../core/accounts/ports.js';
+import type { Words } from '../../core/errors.js';
 import type { Client } from '../../core/oauth/ports.js';
 import { END_SESSION_PATH, type RefusedRedirect } from '../../core/oidc/logout/end-session.js';
-import { html } from './html.js';
+import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
+import { personName, rich } from './words.js';
 
 export interface LogoutConfirmationView {
   client: Client | undefined;
-  username: string;
+  user: Pick<User, 'username' | 'nickname'>;
   fields: Array<[string, string]>;
 }
 
+const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
+
 /** Asked when the app's id_token_hint does not prove it signed this person in here (RP-Initiated Logout 1.0 section 2). */
 export function logoutConfirmationPage(context: PageContext, view: LogoutConfirmationView) {
-  return layout('Sign out?', context, html`<section class="card narrow">
-<h1>Sign out of Community?</h1>
-<p>${view.client ? html`<strong>${view.client.name}</strong> asked to sign you out of Community as well.` : 'An application asked to sign you out of Community.'}
-You are signed in as <strong>${view.username}</strong>.</p>
-<p>Signing out ends your session here, and the apps you signed in to with Community are told you signed out.</p>
+  const { t } = context;
+  return layout(t.text('logout.confirmTitle'), context, html`<section class="card narrow">
+<h1>${t.text('logout.confirmHeading', { site: t.text('common.siteName') })}</h1>
+<p>${view.client ? rich(t, 'logout.appAsks', { app: view.client.name, b: strong, site: t.text('common.siteName') }) : t.text('logout.anAppAsks', { site: t.text('common.siteName') })}
+${rich(t, 'logout.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
+<p>${t.text('logout.whatHappens', { site: t.text('common.siteName') })}</p>
 <form method="post" action="${END_SESSION_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
 ${view.fields.map(([name, value]) => html`  <input type="hidden" name="${name}" value="${value}">
 `)}  <div class="actions">
-    <button type="submit" name="decision" value="logout">Sign out</button>
-    <button type="submit" name="decision" value="stay" class="secondary">Stay signed in</button>
+    <button type="submit" name="decision" value="logout">${t.text('logout.signOut')}</button>
+    <button type="submit" name="decision" value="stay" class="secondary">${t.text('logout.stay')}</button>
   </div>
+</form>
+</section>`);
+}
+
+/** `GET /logout` while signed in: the site's own sign-out, one button. */
+export function signOutPage(context: PageContext, user: Pick<User, 'username' | 'nickname'>) {
+  const { t } = context;
+  return layout(t.text('logout.confirmTitle'), context, html`<section class="card narrow">
+<h1>${t.text('logout.confirmHeading', { site: t.text('common.siteName') })}</h1>
+<p>${rich(t, 'logout.signedInAs', { name: html`<strong>${personName(user)}</strong>` })}</p>
+<p>${t.text('logout.whatHappens', { site: t.text('common.siteName') })}</p>
+<form method="post" action="/logout">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <div class="actions"><button type="submit">${t.text('logout.signOut')}</button></div>
 </form>
 </section>`);
 }
@@ -34,20 +54,22 @@ export interface SignedOutView {
   refusedRedirect: RefusedRedirect | undefined;
 }
 
-const REFUSAL: Record<RefusedRedirect, string> = {
-  unregistered: 'asked to send you back to an address it has not registered with us, so you stay here.',
-  no_hint: 'asked to send you back to it without proof that it signed you in here, so you stay here. Go back to the app yourself when you are ready.',
-  not_the_person: 'asked to send you back to it, but it named someone other than the person signed in here, so you stay here. Go back to the app yourself when you are ready.',
+/** Why the browser was not sent back to the app, by the refusal (`{app}` names it). */
+const REFUSAL: Record<RefusedRedirect, Words> = {
+  unregistered: { key: 'logout.refusedUnregistered' },
+  no_hint: { key: 'logout.refusedNoHint' },
+  not_the_person: { key: 'logout.refusedNotThePerson' },
 };
 
-/** Shown when there is nowhere registered to send the browser back to. */
+/** After signing out: on this site's own sign-out, or when there is nowhere registered to send the browser back to. */
 export function signedOutPage(context: PageContext, view: SignedOutView) {
-  const app = view.client ? view.client.name : 'The application';
-  return layout('Signed out', context, html`<section class="card narrow">
-<h1>You are signed out</h1>
-<p role="status">You are signed out of Community.</p>
-${view.refusedRedirect ? html`<p>${app} ${REFUSAL[view.refusedRedirect]}</p>` : ''}
-${view.client?.homepageUrl ? html`<p>${view.client.name}'s homepage: <a href="${view.client.homepageUrl}" rel="noopener noreferrer">${view.client.homepageUrl}</a></p>` : ''}
-<p><a href="/login">Sign in again</a> · <a href="/">Home</a></p>
+  const { t } = context;
+  const app = view.client ? view.client.name : t.text('logout.theApp');
+  return layout(t.text('logout.signedOutTitle'), context, html`<section class="card narrow">
+<h1>${t.text('logout.signedOutHeading')}</h1>
+<p role="status">${t.text('logout.signedOut', { site: t.text('common.siteName') })}</p>
+${view.refusedRedirect ? html`<p>${t.text(REFUSAL[view.refusedRedirect].key, { app })}</p>` : ''}
+${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} <a href="${view.client.homepageUrl}" rel="noopener noreferrer">${view.client.homepageUrl}</a></p>` : ''}
+<p><a href="/login">${t.text('logout.signInAgain')}</a> · <a href="/">${t.text('logout.home')}</a></p>
 </section>`);
 }

@@ -1,9 +1,10 @@
-import { html } from './html.js';
+import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
+import { rich } from './words.js';
 
-/** " to continue to Demo App": the heading's end when an app's authorization request sent the person here. */
-export function continuingTo(appName: string | undefined) {
-  return appName === undefined ? '' : html` to continue to <strong class="app-name">${appName}</strong>`;
+/** The app's name as the headings show it: `<b>` of "Sign in to continue to <b>{app}</b>". */
+export function appName(chunks: Array<string | Html>): Html {
+  return html`<strong class="app-name">${chunks}</strong>`;
 }
 
 /** The query that carries `returnTo` to the other of sign-in and sign-up; none for the home page. */
@@ -25,31 +26,31 @@ export interface SignInForm {
 }
 
 export function signInPage(context: PageContext, form: SignInForm) {
+  const { t } = context;
   // Both fields are marked, and described by the one message: it must not tell which was wrong.
   const wrong = form.wrongCredentials ? html`aria-invalid="true" aria-describedby="form-error"` : '';
-  return layout('Sign in', context, html`<section class="card narrow">
-<h1>Sign in${continuingTo(form.appName)}</h1>
+  const signUpLink = (chunks: Array<string | Html>) => html`<a href="/signup${returnQuery(form.returnTo)}">${chunks}</a>`;
+  return layout(t.text('sign-in.title'), context, html`<section class="card narrow">
+<h1>${form.appName === undefined ? t.text('sign-in.title') : rich(t, 'sign-in.headingForApp', { app: form.appName, b: appName })}</h1>
 ${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error}</p>` : ''}
-${form.reauthenticate ? html`<p class="notice">${form.appName
-    ? 'The application asked you to sign in again before it continues.'
-    : 'This change needs a sign-in from the last 15 minutes. Sign in again, then make it.'}</p>` : ''}
+${form.reauthenticate ? html`<p class="notice">${form.appName ? t.text('sign-in.reauthenticateForApp') : t.text('sign-in.reauthenticate')}</p>` : ''}
 <form method="post" action="/login">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
   ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
-  <label for="username">Username</label>
+  <label for="username">${t.text('sign-in.username')}</label>
   <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${wrong} ${form.username ? '' : html`autofocus`}>
-  <label for="password">Password</label>
+  <label for="password">${t.text('sign-in.password')}</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
-  <div class="actions"><button type="submit">Sign in</button></div>
+  <div class="actions"><button type="submit">${t.text('sign-in.submit')}</button></div>
 </form>
 <form method="post" action="/login/passkey" class="passkey-sign-in">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
   <input type="hidden" name="credential" data-webauthn-result>
-  <div class="actions"><button type="button" class="secondary" data-webauthn="get" data-options="/login/passkey/options" hidden>Sign in with a passkey</button></div>
+  <div class="actions"><button type="button" class="secondary" data-webauthn="get" data-options="/login/passkey/options" hidden>${t.text('sign-in.withPasskey')}</button></div>
   <p class="hint" role="status" data-webauthn-status></p>
 </form>
-<p class="muted">No account yet? <a href="/signup${returnQuery(form.returnTo)}">Create one</a>.</p>
+<p class="muted">${rich(t, 'sign-in.noAccount', { a: signUpLink })}</p>
 </section>`, { script: 'webauthn' });
 }

@@ -10,7 +10,7 @@ import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
 import type { Client } from '../ports.js';
-import { formatScope, scopeList } from '../scopes.js';
+import { type Scope, formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
@@ -29,8 +29,11 @@ export type AuthorizeStep =
   | { kind: 'respond'; response: AuthorizationResponse }
   /** Sign in first (again, when `reauthenticate`), then come back to `returnTo`. */
   | { kind: 'sign_in'; returnTo: string; loginHint: string | null; reauthenticate: boolean }
-  /** Ask the user. `fields` are the hidden fields that carry the request through the form. */
-  | { kind: 'consent'; request: AuthorizationRequest; user: User; owner: string | null; fields: Array<[string, string]> };
+  /**
+   * Ask the user. `fields` are the hidden fields that carry the request through the form;
+   * `granted`, the scopes the user already granted this app, so the page can mark the new ones.
+   */
+  | { kind: 'consent'; request: AuthorizationRequest; user: User; owner: User | null; fields: Array<[string, string]>; granted: Scope[] };
 
 /** A refusal says which pushed request it answers, when its marker was checked before the failing check. */
 type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; response: AuthorizationResponse; pushed: PushedFlow | null };
@@ -176,15 +179,17 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   }
 
   // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
-  // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6).
+  // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6). The
+  // consent is read for every app all the same: the page marks the scopes it did not grant before.
   const native = isNativeAppRedirect(request.client, request.redirectUri);
-  const consent = native ? undefined : await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
-  if (covers(consent?.scope, request) && !request.prompt.has('consent')) {
+  const consent = await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
+  if (!native && covers(consent?.scope, request) && !request.prompt.has('consent')) {
     return respond(deps, request.pushed, () => approve(deps, request, signedIn!, { remembered: true }));
   }
   if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
   const owner = request.client.ownerId === null ? undefined : await deps.stores.users.findById(request.client.ownerId);
-  return { kind: 'consent', request, user: signedIn!.user, owner: owner?.username ?? null, fields: await carried(deps, request, requestFields(params)) };
+  return { kind: 'consent', request, user: signedIn!.user, owner: owner ?? null, fields: await carried(deps, request, requestFields(params)),
+    granted: scopeList(consent?.scope ?? '') };
 }
 
 /**

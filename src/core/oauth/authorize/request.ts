@@ -58,6 +58,8 @@ export interface AuthorizationRequest {
 export const REQUEST_PARAMETERS = [
   'response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method',
   'nonce', 'prompt', 'max_age', 'login_hint', 'response_mode', 'dpop_jkt', 'resource',
+  // OpenID Connect Core 3.1.2.1: the pages' language, kept through sign-in, sign-up and consent (INTERFACE section 12).
+  'ui_locales',
 ] as const;
 
 /**
