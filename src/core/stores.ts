@@ -9,6 +9,7 @@ import type { PasskeyStore, PendingSignInStore, SecondFactorStore, SecurityEvent
 import type { PostStore } from './community/ports.js';
 import type { LeakedCredentialStore, OneTimeSecretStore, PersonalTokenStore, SealedColumnStore, ServerSecretStore } from './credentials/ports.js';
 import type { ClientStore, CodeStore, ConsentStore, DpopReplayStore, GrantStore, PushedAuthorizationRequestStore, TokenStore } from './oauth/ports.js';
+import type { MailOutboxStore } from './mail/ports.js';
 import type { KeyStore, LogoutDeliveryStore } from './oidc/ports.js';
 import type { Instant } from './time.js';
 
@@ -42,6 +43,7 @@ export interface Stores {
   serverSecrets: ServerSecretStore;
   sealedColumns: SealedColumnStore;
   logoutDeliveries: LogoutDeliveryStore;
+  mailOutbox: MailOutboxStore;
   secondFactors: SecondFactorStore;
   passkeys: PasskeyStore;
   pendingSignIns: PendingSignInStore;

@@ -331,6 +331,25 @@ export interface ServerSecretsTable {
  * writing its own `claim` and a `lease_until`; the lease lets another instance take the row over
  * when the one that claimed it died.
  */
+/** The mail outbox (src/core/mail/ports.ts); a row that left the queue keeps no body. */
+export interface MailOutboxTable {
+  id: Generated<number>;
+  user_id: number | null;
+  kind: string;
+  recipient: string;
+  subject: string;
+  body_text: string;
+  body_html: string | null;
+  created_at: number;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  lease_until: number | null;
+  claim: string | null;
+  last_error: string | null;
+  sent_at: number | null;
+  abandoned_at: number | null;
+}
+
 export interface LogoutDeliveriesTable {
   id: Generated<number>;
   client_id: string;
@@ -368,6 +387,7 @@ export interface Database {
   sessions: SessionsTable;
   server_secrets: ServerSecretsTable;
   logout_deliveries: LogoutDeliveriesTable;
+  mail_outbox: MailOutboxTable;
   totp_credentials: TotpCredentialsTable;
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;
