@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { type ScanningKey, isP256PublicKey } from '../core/credentials/secret-scanning.js';
+import { DEFAULT_SITE_TIME_ZONE, isTimeZone } from '../core/site-time.js';
 
 export type DatabaseTarget =
   | { kind: 'sqlite'; path: string }
@@ -15,6 +16,8 @@ export interface Settings {
   readonly host: string;
   /** Issuer and root of every absolute URL, without a trailing slash. */
   readonly baseUrl: string;
+  /** SITE_TIME_ZONE: the IANA zone pages show times in for a viewer who chose none (INTERFACE section 12). */
+  readonly siteTimeZone: string;
   readonly database: DatabaseTarget;
   readonly redisUrl: string | undefined;
   /** Seed the demo data when the database is new. */
@@ -296,12 +299,15 @@ export function loadSettings(env: Env = process.env): Settings {
   if (demo && !demoPossible) {
     throw new SettingsError(`invalid setting DEMO=1 with BASE_URL=${JSON.stringify(baseUrl)}: the demo app's redirect URIs under BASE_URL must be https or http on a loopback host, as every app's are; leave DEMO unset, or set BASE_URL to https://… or http://localhost:…`);
   }
+  const siteTimeZone = env.SITE_TIME_ZONE || DEFAULT_SITE_TIME_ZONE;
+  if (!isTimeZone(siteTimeZone)) invalid('SITE_TIME_ZONE', siteTimeZone, 'an IANA time zone such as Asia/Shanghai, Asia/Taipei or UTC');
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) invalid('LOG_LEVEL', logLevel, LOG_LEVELS.join(', '));
   return Object.freeze({
     port,
     host,
     baseUrl,
+    siteTimeZone,
     database: Object.freeze(db),
     redisUrl: redis(env),
     demo,

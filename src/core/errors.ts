@@ -83,7 +83,16 @@ export class OAuthError extends Error {
 /** One input that breaks a rule: the field it came in and what is wrong with it. */
 export interface FieldProblem {
   field: string;
+  /** English, for the API, the command line and logs. */
   message: string;
+  /** The same problem in the catalogs (`namespace.name`), for pages in the reader's language. */
+  words?: Words | undefined;
+}
+
+/** A message of the catalogs and the values it is filled with. */
+export interface Words {
+  key: string;
+  values?: Record<string, string | number>;
 }
 
 /**
@@ -93,16 +102,21 @@ export interface FieldProblem {
 export class InputError extends Error {
   override readonly name = 'InputError';
   readonly problems: readonly FieldProblem[];
-  constructor(readonly field: string, message: string, others: readonly FieldProblem[] = []) {
+  constructor(readonly field: string, message: string, others: readonly FieldProblem[] = [], words?: Words) {
     super([message, ...others.map((p) => p.message)].join('; '));
-    this.problems = [{ field, message }, ...others];
+    this.problems = [{ field, message, words }, ...others];
   }
 
   /** One error naming every problem in `problems` (at least one). */
   static of(problems: readonly FieldProblem[]): InputError {
     const [first, ...others] = problems;
     if (!first) throw new TypeError('InputError.of needs a problem');
-    return new InputError(first.field, first.message, others);
+    return new InputError(first.field, first.message, others, first.words);
+  }
+
+  /** A problem of one field, in English and in the catalogs' words. */
+  static worded(field: string, message: string, words: Words): InputError {
+    return new InputError(field, message, [], words);
   }
 }
 

@@ -53,14 +53,16 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
   const text = value.trim();
   const min = rule.min ?? 1;
   if (text.length < min || text.length > rule.max) {
-    throw new InputError(field, min === 0 ? `${field} must be at most ${rule.max} characters` : `${field} must be 1 to ${rule.max} characters`);
+    throw InputError.worded(field, min === 0 ? `${field} must be at most ${rule.max} characters` : `${field} must be 1 to ${rule.max} characters`,
+      { key: min === 0 ? 'problems.textTooLong' : 'problems.textLength', values: { max: rule.max } });
   }
   if (CONTROLS[rule.kind].test(text)) {
-    throw new InputError(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : rule.kind === 'paragraph' ? ' or direction overrides' : ', direction marks or invisible characters'}`);
+    throw InputError.worded(field, `${field} must not contain control characters${rule.kind === 'text' ? '' : rule.kind === 'paragraph' ? ' or direction overrides' : ', direction marks or invisible characters'}`,
+      { key: 'problems.textControls' });
   }
-  if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw new InputError(field, `${field} must contain a letter or a digit`);
+  if (rule.kind === 'name' && !/[\p{L}\p{N}]/u.test(text)) throw InputError.worded(field, `${field} must contain a letter or a digit`, { key: 'problems.textLetterOrDigit' });
   // A required field that draws nothing (a zero-width space, a Hangul filler, a blank Braille
   // cell) would be an empty title or comment on every page that shows it.
-  if (min === 1 && !hasVisibleCharacter(text)) throw new InputError(field, `${field} must have a character a reader can see`);
+  if (min === 1 && !hasVisibleCharacter(text)) throw InputError.worded(field, `${field} must have a character a reader can see`, { key: 'problems.textInvisible' });
   return text;
 }

@@ -25,6 +25,7 @@ import * as avatarMetadata from './migrations/2026-11-23-0090-avatar-metadata.js
 import * as endedTokenIndexes from './migrations/2026-11-24-0010-ended-token-indexes.js';
 import * as avatarReencoding from './migrations/2026-11-24-0020-avatar-reencoding.js';
 import * as tokenResource from './migrations/2026-11-24-0030-token-resource.js';
+import * as memberProfile from './migrations/2026-11-24-0040-member-profile.js';
 import * as mailOutbox from './migrations/2026-11-24-0050-mail-outbox.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24-0010-ended-token-indexes': endedTokenIndexes,
   '2026-11-24-0020-avatar-reencoding': avatarReencoding,
   '2026-11-24-0030-token-resource': tokenResource,
+  '2026-11-24-0040-member-profile': memberProfile,
   '2026-11-24-0050-mail-outbox': mailOutbox,
 };
 

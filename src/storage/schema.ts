@@ -20,6 +20,12 @@ export interface UsersTable {
   updated_at: number;
   /** How many of the user's posts are published, kept by triggers on `posts` (migration 2026-11-23-0080). */
   published_posts: Generated<number>;
+  /** The name the site shows (INTERFACE section 12); `null`: the username. */
+  nickname: string | null;
+  /** A supported language tag (`en`, `zh-CN`, `zh-TW`); `null`: none chosen. */
+  language: string | null;
+  /** An IANA time zone; `null`: the site's (`SITE_TIME_ZONE`). */
+  time_zone: string | null;
 }
 
 export interface AvatarsTable {

@@ -1,9 +1,12 @@
 /** Accounts: username and password rules, creation, status (INTERFACE section 4). */
-import { AccountUnusableError, InputError } from '../errors.js';
+import { AccountUnusableError, InputError, checkAll } from '../errors.js';
+import { LOCALES, type Locale, isLocale } from '../locales.js';
+import { isTimeZone } from '../site-time.js';
+import { checkNickname } from './nicknames.js';
 import { queueBackchannelLogouts } from '../oidc/logout/events.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
 import type { Stores } from '../stores.js';
-import { USER_STATUSES, type User, type UserStatus } from './ports.js';
+import { type ProfileChanges, USER_STATUSES, type User, type UserStatus } from './ports.js';
 import { checkedText, hasVisibleCharacter } from '../text.js';
 import type { Clock, Instant } from '../time.js';
 
@@ -11,7 +14,7 @@ export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and 
 const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
 
 export function checkUsername(username: string): void {
-  if (!USERNAME_SHAPE.test(username)) throw new InputError('username', `username must be ${USERNAME_RULE}`);
+  if (!USERNAME_SHAPE.test(username)) throw InputError.worded('username', `username must be ${USERNAME_RULE}`, { key: 'problems.usernameShape' });
 }
 
 /**
@@ -87,10 +90,11 @@ export function isReservedUsername(username: string): boolean {
  */
 export function checkPassword(password: string, username: string): void {
   if (password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
-    throw new InputError('password', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
+    throw InputError.worded('password', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`,
+      { key: 'problems.passwordLength', values: { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH } });
   }
-  if (!hasVisibleCharacter(password)) throw new InputError('password', 'password must not be only spaces, control or invisible characters');
-  if (password.trim().toLowerCase() === username.trim().toLowerCase()) throw new InputError('password', 'password must not be your username');
+  if (!hasVisibleCharacter(password)) throw InputError.worded('password', 'password must not be only spaces, control or invisible characters', { key: 'problems.passwordInvisible' });
+  if (password.trim().toLowerCase() === username.trim().toLowerCase()) throw InputError.worded('password', 'password must not be your username', { key: 'problems.passwordIsUsername' });
 }
 
 export const BIO_MAX_LENGTH = 160;
@@ -175,11 +179,47 @@ export async function revokeAccountCredentials(tx: Stores, now: Instant, userId:
   await tx.consents.removeForUser(userId);
 }
 
-/** A new one-line introduction (seed 2.2 `bio`): at most BIO_MAX_LENGTH characters, trimmed; empty clears it. */
-export async function updateBio(stores: Stores, clock: Clock, userId: number, bio: string): Promise<string> {
-  const checked = checkedText('bio', bio, { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
-  await stores.users.setBio(userId, checked, clock.now());
-  return checked;
+/** What the profile form sends (`/settings/profile`); an absent field stays as it is. */
+export interface ProfileForm {
+  bio?: string | undefined;
+  nickname?: string | undefined;
+  language?: string | undefined;
+  timeZone?: string | undefined;
+}
+
+/**
+ * Checks every field given (`InputError` naming each at fault) and saves them in one write:
+ * the bio (seed 2.2: one line, at most BIO_MAX_LENGTH characters, empty clears it), the
+ * nickname (`checkNickname`, empty: the username), the language and the time zone (INTERFACE
+ * section 12; empty: the browser's language, the site's zone). Returns what was saved.
+ */
+export async function updateProfile(stores: Stores, clock: Clock, userId: number, form: ProfileForm): Promise<ProfileChanges> {
+  const [bio, nickname, language, timeZone] = checkAll(
+    () => form.bio === undefined ? undefined : checkedText('bio', form.bio, { kind: 'line', max: BIO_MAX_LENGTH, min: 0 }),
+    () => form.nickname === undefined ? undefined : checkNickname(form.nickname),
+    () => form.language === undefined ? undefined : checkLanguage(form.language),
+    () => form.timeZone === undefined ? undefined : checkTimeZone(form.timeZone),
+  );
+  const changes: ProfileChanges = {
+    ...(bio !== undefined ? { bio } : {}),
+    ...(nickname !== undefined ? { nickname } : {}),
+    ...(language !== undefined ? { language } : {}),
+    ...(timeZone !== undefined ? { timeZone } : {}),
+  };
+  await stores.users.updateProfile(userId, changes, clock.now());
+  return changes;
+}
+
+function checkLanguage(value: string): Locale | null {
+  if (value === '') return null;
+  if (!isLocale(value)) throw InputError.worded('language', `language must be one of ${LOCALES.join(', ')}`, { key: 'problems.languageUnknown' });
+  return value;
+}
+
+function checkTimeZone(value: string): string | null {
+  if (value === '') return null;
+  if (!isTimeZone(value)) throw InputError.worded('time_zone', 'time zone must be an IANA time zone such as Asia/Shanghai', { key: 'problems.timeZoneUnknown' });
+  return value;
 }
 
 /**

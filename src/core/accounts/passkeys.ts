@@ -170,7 +170,7 @@ export async function registerPasskey(deps: PasskeyDeps, user: User, responseTex
     backedUp: credentialBackedUp,
     }, deps.clock.now());
   } catch (error) {
-    if (error instanceof ConflictError) throw new InputError('passkey', 'that passkey is already registered');
+    if (error instanceof ConflictError) throw InputError.worded('passkey', 'that passkey is already registered', { key: 'problems.passkeyRegistered' });
     throw error;
   }
 }

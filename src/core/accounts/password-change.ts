@@ -32,13 +32,13 @@ export async function changePassword(
 ): Promise<PasswordChange> {
   try {
     checkAll(() => {
-      if (form.current === '') throw new InputError('current_password', 'enter your current password');
+      if (form.current === '') throw InputError.worded('current_password', 'enter your current password', { key: 'problems.currentPasswordMissing' });
     }, () => {
       try {
         checkPassword(form.next, user.username);
-        if (isCommonPassword(form.next)) throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
+        if (isCommonPassword(form.next)) throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
       } catch (error) {
-        if (error instanceof InputError) throw new InputError('new_password', `new ${error.message}`);
+        if (error instanceof InputError) throw new InputError('new_password', `new ${error.message}`, [], error.problems[0]?.words);
         throw error;
       }
     });

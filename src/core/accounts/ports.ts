@@ -3,6 +3,7 @@
  * Single-use things (a TOTP step, a recovery code, a WebAuthn challenge, a sign-in waiting for its
  * second step) are consumed by one conditional write that says whether this call consumed it.
  */
+import type { Locale } from '../locales.js';
 import type { Page } from '../stores.js';
 import type { Instant } from '../time.js';
 
@@ -12,7 +13,14 @@ export const USER_STATUSES: readonly UserStatus[] = ['active', 'suspended', 'ban
 
 export interface User {
   id: number;
+  /** The sign-in handle and the address `/u/{username}`: ASCII, unique in any letter case. */
   username: string;
+  /** The name the site shows (INTERFACE section 12): any script; the username when none was chosen. */
+  nickname: string;
+  /** The language the member chose for pages and mails; `null`: the browser's. */
+  language: Locale | null;
+  /** The IANA time zone the member chose; `null`: the site's. */
+  timeZone: string | null;
   status: UserStatus;
   bio: string;
   member: boolean;
@@ -24,6 +32,10 @@ export interface User {
 
 export interface NewUser {
   username: string;
+  /** Checked by `checkNickname`; absent or `null`: the username. */
+  nickname?: string | null;
+  language?: Locale | null;
+  timeZone?: string | null;
   passwordHash: string;
   bio: string;
   member: boolean;
@@ -37,6 +49,14 @@ export interface Avatar {
   updatedAt: Instant;
 }
 
+/** Profile fields to change; an absent one stays. `null` nickname, language or zone: back to the default. */
+export interface ProfileChanges {
+  bio?: string;
+  nickname?: string | null;
+  language?: Locale | null;
+  timeZone?: string | null;
+}
+
 export interface UserStore {
   /** Throws `ConflictError` when the username is taken, in any letter case. */
   create(user: NewUser, now: Instant): Promise<User>;
@@ -47,7 +67,8 @@ export interface UserStore {
   findCredentials(username: string): Promise<{ user: User; passwordHash: string } | undefined>;
   /** `from`: only an account in that status changes (one conditional write); `undefined` otherwise. */
   setStatus(id: number, status: UserStatus, now: Instant, from?: UserStatus): Promise<User | undefined>;
-  setBio(id: number, bio: string, now: Instant): Promise<boolean>;
+  /** Changes the profile fields given and moves `updatedAt`; returns whether the user exists. */
+  updateProfile(id: number, changes: ProfileChanges, now: Instant): Promise<boolean>;
   /** Replaces the password hash; returns whether the user exists. */
   setPasswordHash(id: number, passwordHash: string, now: Instant): Promise<boolean>;
   /** Up to `limit` users with an id above `afterId` (0: from the first), by id; of one status when given. */

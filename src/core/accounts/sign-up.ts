@@ -28,11 +28,11 @@ export async function signUp(
   try {
     checkAll(() => {
       checkUsername(attempt.username);
-      if (isReservedUsername(attempt.username)) throw new InputError('username', 'that username is reserved; choose another');
+      if (isReservedUsername(attempt.username)) throw InputError.worded('username', 'that username is reserved; choose another', { key: 'problems.usernameReserved' });
     }, () => {
       checkPassword(attempt.password, attempt.username);
       if (isCommonPassword(attempt.password)) {
-        throw new InputError('password', 'password is one of the most common passwords; choose one that is harder to guess');
+        throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
       }
     });
   } catch (error) {

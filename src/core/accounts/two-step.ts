@@ -81,13 +81,13 @@ export async function pendingTotpEnrolment(deps: TwoStepDeps, user: User): Promi
  */
 export async function confirmTotpEnrolment(deps: TwoStepDeps, user: User, code: string): Promise<string[]> {
   const pending = await pendingTotpEnrolment(deps, user);
-  if (!pending) throw new InputError('code', 'start setting up two-step verification first');
+  if (!pending) throw InputError.worded('code', 'start setting up two-step verification first', { key: 'problems.twoStepNotStarted' });
   const now = deps.clock.now();
   const step = matchingStep(pending.secret, code, now);
-  if (step === undefined) throw new InputError('code', 'that code is not the one your app shows now; check the time on your device and try the next one');
+  if (step === undefined) throw InputError.worded('code', 'that code is not the one your app shows now; check the time on your device and try the next one', { key: 'problems.totpWrong' });
   const codes = generateRecoveryCodes();
   if (!(await deps.stores.secondFactors.confirmTotp(user.id, step, codes.map(hashRecoveryCode), now))) {
-    throw new InputError('code', 'start setting up two-step verification first');
+    throw InputError.worded('code', 'start setting up two-step verification first', { key: 'problems.twoStepNotStarted' });
   }
   return codes;
 }

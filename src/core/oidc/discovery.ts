@@ -6,6 +6,7 @@ import { DPOP_ALGS } from '../oauth/dpop/proof.js';
 import { SIGNING_ALGS } from './keys.js';
 import { RESPONSE_MODES } from '../oauth/authorize/request.js';
 import { ALL_SCOPES } from '../oauth/scopes.js';
+import { LOCALES } from '../locales.js';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 
@@ -38,6 +39,8 @@ export function providerMetadata(issuer: string) {
       'preferred_username', 'picture', 'profile',
     ],
     prompt_values_supported: ['none', 'login', 'consent'],
+    // OpenID Connect Discovery 1.0 section 3: the languages of the pages a person sees (INTERFACE section 12).
+    ui_locales_supported: [...LOCALES],
     authorization_response_iss_parameter_supported: true,
     // OpenID Back-Channel Logout 1.0 section 2.1: logout tokens, with `sid` when the ended
     // session is known (and every id_token of a grant approved in a session carries it).

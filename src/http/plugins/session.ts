@@ -18,6 +18,9 @@ import { SIGN_IN_METHOD_WORDS } from '../../core/accounts/security-log.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/accounts/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
+import { type Locale, chooseLocale } from '../../core/locales.js';
+import { AUTHORIZE_PATH } from '../../core/oauth/authorize/flow.js';
+import { translator } from '../../i18n/catalogs.js';
 import { clientAddress } from '../client-address.js';
 
 declare module 'fastify' {
@@ -225,8 +228,56 @@ export function verifyCsrf(request: FastifyRequest): void {
  * a browser's background fetch (a favicon) racing the first page would otherwise replace the
  * cookie that page's forms were given.
  */
-export async function pageContext(request: FastifyRequest, reply: FastifyReply, options: { mintCsrf?: boolean } = {}): Promise<PageContext> {
+export async function pageContext(request: FastifyRequest, reply: FastifyReply, options: { mintCsrf?: boolean; uiLocales?: string | undefined } = {}): Promise<PageContext> {
   const signIn = await currentSignIn(request).catch(() => undefined);
   const csrf = options.mintCsrf === false ? request.cookies[cookieName(request, 'csrf')] ?? '' : csrfToken(request, reply);
-  return { user: signIn?.user, csrf };
+  const locale = chooseLocale({
+    uiLocales: options.uiLocales ?? requestedUiLocales(request),
+    saved: signIn?.user.language,
+    cookie: request.cookies[LANGUAGE_COOKIE],
+    acceptLanguage: request.headers['accept-language'],
+  });
+  // RFC 9110 12.5.5 and 8.5: the page's language, and what chose it, for caches.
+  reply.header('content-language', locale).header('vary', 'Accept-Language, Cookie');
+  return {
+    user: signIn?.user,
+    csrf,
+    t: translator(locale),
+    timeZone: signIn?.user.timeZone ?? request.server.deps.settings.siteTimeZone,
+    now: request.server.deps.clock.now(),
+    path: request.url,
+  };
+}
+
+/** The cookie the language picker sets (INTERFACE section 12): its name is the contract's, without a prefix. */
+export const LANGUAGE_COOKIE = 'lang';
+
+/** A year: the reader's language is a lasting choice. */
+const LANGUAGE_COOKIE_SECONDS = 365 * 86_400;
+
+export function setLanguageCookie(request: FastifyRequest, reply: FastifyReply, locale: Locale): void {
+  reply.setCookie(LANGUAGE_COOKIE, locale, cookieOptions(request, LANGUAGE_COOKIE_SECONDS));
+}
+
+/**
+ * `ui_locales` of the authorization request this page belongs to (OpenID Connect Core 3.1.2.1):
+ * the request itself at the authorization endpoint, or the one `return_to` leads back to on the
+ * sign-in and sign-up pages, which carry it there.
+ */
+function requestedUiLocales(request: FastifyRequest): string | undefined {
+  const url = new URL(request.url, 'http://site.invalid');
+  const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
+  if (url.pathname === AUTHORIZE_PATH) {
+    const sent = url.searchParams.get('ui_locales') ?? body.ui_locales;
+    return typeof sent === 'string' ? sent : undefined;
+  }
+  const back = url.searchParams.get('return_to') ?? body.return_to;
+  return typeof back === 'string' ? uiLocalesOfReturnTo(back) : undefined;
+}
+
+/** `ui_locales` of the authorization request a sign-in returns to (`returnTo`, a path on this site). */
+export function uiLocalesOfReturnTo(returnTo: string): string | undefined {
+  if (!returnTo.startsWith('/') || returnTo.startsWith('//')) return undefined;
+  const target = new URL(returnTo, 'http://site.invalid');
+  return target.pathname === AUTHORIZE_PATH ? target.searchParams.get('ui_locales') ?? undefined : undefined;
 }

@@ -10,7 +10,7 @@
  */
 import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { updateBio } from '../../core/accounts/accounts.js';
+import { updateProfile } from '../../core/accounts/accounts.js';
 import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/community/avatars.js';
 import {
@@ -127,7 +127,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const user = await signedIn(request, reply, '/settings/profile');
     if (!user) return reply;
     try {
-      await updateBio(stores, clock, user.id, request.body.bio ?? '');
+      await updateProfile(stores, clock, user.id, { bio: request.body.bio ?? '' });
       return reply.redirect('/settings/profile?notice=bio', 303);
     } catch (error) {
       return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { error: formError(error), bio: request.body.bio ?? '' }), 400);

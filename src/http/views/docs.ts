@@ -29,7 +29,7 @@ import { type PageContext, layout } from './layout.js';
 const CREATED = Date.UTC(2026, 10, 22, 0, 30, 48);
 
 const SAMPLE_USER: User = {
-  id: 42, username: 'ada', status: 'active', bio: 'Writes about gardens and compilers.', member: true, level: 7, xp: 1280,
+  id: 42, username: 'ada', nickname: 'ada', language: null, timeZone: null, status: 'active', bio: 'Writes about gardens and compilers.', member: true, level: 7, xp: 1280,
   createdAt: CREATED, updatedAt: CREATED,
 };
 

@@ -1,17 +1,21 @@
 import type { Kysely, Selectable } from 'kysely';
 import { ConflictError } from '../../../core/errors.js';
-import type { Avatar, NewUser, User, UserStatus, UserStore } from '../../../core/accounts/ports.js';
+import type { Avatar, NewUser, ProfileChanges, User, UserStatus, UserStore } from '../../../core/accounts/ports.js';
+import { isLocale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, inTransaction } from '../../database.js';
 import type { Database, UsersTable } from '../../schema.js';
 import { isUniqueViolation } from '../errors.js';
 
-export const USER_COLUMNS = ['id', 'username', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at'] as const;
+export const USER_COLUMNS = ['id', 'username', 'nickname', 'language', 'time_zone', 'status', 'bio', 'member', 'level', 'xp', 'created_at', 'updated_at'] as const;
 
 export function toUser(row: Pick<Selectable<UsersTable>, (typeof USER_COLUMNS)[number]>): User {
   return {
     id: row.id,
     username: row.username,
+    nickname: row.nickname ?? row.username,
+    language: isLocale(row.language) ? row.language : null,
+    timeZone: row.time_zone,
     status: row.status as UserStatus,
     bio: row.bio,
     member: Boolean(row.member),
@@ -32,6 +36,9 @@ export class KyselyUserStore implements UserStore {
       const row = await this.db.insertInto('users').values({
         username: user.username,
         username_key: user.username.toLowerCase(),
+        nickname: user.nickname ?? null,
+        language: user.language ?? null,
+        time_zone: user.timeZone ?? null,
         password_hash: user.passwordHash,
         status: 'active',
         bio: user.bio,
@@ -72,8 +79,14 @@ export class KyselyUserStore implements UserStore {
     return row && toUser(row);
   }
 
-  async setBio(id: number, bio: string, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('users').set({ bio, updated_at: now }).where('id', '=', id).executeTakeFirst();
+  async updateProfile(id: number, changes: ProfileChanges, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('users').set({
+      ...(changes.bio !== undefined ? { bio: changes.bio } : {}),
+      ...(changes.nickname !== undefined ? { nickname: changes.nickname } : {}),
+      ...(changes.language !== undefined ? { language: changes.language } : {}),
+      ...(changes.timeZone !== undefined ? { time_zone: changes.timeZone } : {}),
+      updated_at: now,
+    }).where('id', '=', id).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 

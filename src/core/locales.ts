@@ -1,0 +1,90 @@
+/**
+ * The site's languages and how a page's is chosen (INTERFACE section 12). Pure rules: the HTTP
+ * layer hands in what the request carried, the catalogs (`src/i18n/`) hold the words.
+ */
+
+export const LOCALES = ['en', 'zh-CN', 'zh-TW'] as const;
+export type Locale = (typeof LOCALES)[number];
+export const DEFAULT_LOCALE: Locale = 'en';
+
+/** What a language picker shows for each: the name in its own language. */
+export const LOCALE_NAMES: Readonly<Record<Locale, string>> = { en: 'English', 'zh-CN': '简体中文', 'zh-TW': '繁體中文' };
+
+export function isLocale(value: unknown): value is Locale {
+  return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
+}
+
+/**
+ * The supported language a BCP 47 tag asks for, or `undefined`. Chinese is told apart by script
+ * first, then by region: Traditional is written in Taiwan, Hong Kong and Macao, Simplified in
+ * mainland China and Singapore, and a bare `zh` most often means Simplified.
+ */
+export function localeOfTag(tag: string): Locale | undefined {
+  const parts = tag.trim().toLowerCase().split(/[-_]/);
+  const [language, ...rest] = parts;
+  if (language === 'en') return 'en';
+  if (language !== 'zh') return undefined;
+  if (rest.includes('hant')) return 'zh-TW';
+  if (rest.includes('hans')) return 'zh-CN';
+  if (rest.some((part) => part === 'tw' || part === 'hk' || part === 'mo')) return 'zh-TW';
+  return 'zh-CN';
+}
+
+/** OpenID Connect Core 3.1.2.1 `ui_locales`: space-separated tags in order of preference; the first supported wins. */
+export function localeOfUiLocales(uiLocales: string | undefined): Locale | undefined {
+  if (uiLocales === undefined) return undefined;
+  for (const tag of uiLocales.split(' ').slice(0, 20)) {
+    const locale = tag === '' ? undefined : localeOfTag(tag);
+    if (locale) return locale;
+  }
+  return undefined;
+}
+
+/**
+ * RFC 9110 12.5.4 `Accept-Language`: the supported language of the highest q-value (the first
+ * listed among equals); `q=0` refuses a language.
+ */
+export function localeOfAcceptLanguage(header: string | undefined): Locale | undefined {
+  if (header === undefined) return undefined;
+  let best: { locale: Locale; q: number } | undefined;
+  for (const range of header.split(',').slice(0, 50)) {
+    const [tag = '', ...params] = range.split(';');
+    const qParam = params.map((p) => p.trim()).find((p) => p.toLowerCase().startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q) || q <= 0 || q > 1) continue;
+    const locale = localeOfTag(tag);
+    if (locale && (best === undefined || q > best.q)) best = { locale, q };
+  }
+  return best?.locale;
+}
+
+export interface LanguageSignals {
+  /** `ui_locales` of the authorization request the page belongs to. */
+  readonly uiLocales?: string | undefined;
+  /** The signed-in member's saved language. */
+  readonly saved?: string | null | undefined;
+  /** The `lang` cookie a picker set. */
+  readonly cookie?: string | undefined;
+  readonly acceptLanguage?: string | undefined;
+}
+
+/** INTERFACE section 12: the first of the app's `ui_locales`, the member's choice, the picker's, the browser's, English. */
+export function chooseLocale(signals: LanguageSignals): Locale {
+  return localeOfUiLocales(signals.uiLocales)
+    ?? (isLocale(signals.saved) ? signals.saved : undefined)
+    ?? (isLocale(signals.cookie) ? signals.cookie : undefined)
+    ?? localeOfAcceptLanguage(signals.acceptLanguage)
+    ?? DEFAULT_LOCALE;
+}
+
+/** Values a message is filled with; a function wraps the text between a tag's `<x>` and `</x>`. */
+export type MessageValues<T = never> = Record<string, string | number | T | ((chunks: Array<string | T>) => T)>;
+
+/** The words of one language, from the catalogs. */
+export interface Translator {
+  readonly locale: Locale;
+  /** The message `key` (`namespace.name`) as plain text. */
+  text(key: string, values?: MessageValues): string;
+  /** The message as parts, for markup: the strings are text still to escape, the rest as the values gave them. */
+  parts<T extends object>(key: string, values: MessageValues<T>): Array<string | T>;
+}

@@ -1,0 +1,64 @@
+/**
+ * Times as the site shows them (INTERFACE section 12): in the viewer's IANA time zone, with its
+ * offset, so "11:16" is never ambiguous. The API's timestamps follow seed section 8 instead.
+ */
+import type { Locale } from './locales.js';
+import type { Instant } from './time.js';
+
+/** The seed's community keeps UTC+8. */
+export const DEFAULT_SITE_TIME_ZONE = 'Asia/Shanghai';
+
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+function formatIn(timeZone: string): Intl.DateTimeFormat {
+  let format = formats.get(timeZone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'shortOffset',
+    });
+    // A handful of zones are in use at once; the bound only keeps a flood of names from growing it.
+    if (formats.size < 1000) formats.set(timeZone, format);
+  }
+  return format;
+}
+
+/** An IANA zone name this runtime knows (`Asia/Taipei`, `UTC`); nothing else is saved. */
+export function isTimeZone(value: string): boolean {
+  if (value.length === 0 || value.length > 64 || !/^[A-Za-z][A-Za-z0-9_+/-]*$/.test(value)) return false;
+  try {
+    formatIn(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The zones a member can choose from, as the runtime lists them. */
+export function timeZoneNames(): readonly string[] {
+  return Intl.supportedValuesOf('timeZone');
+}
+
+/** `2026-11-24 11:16 UTC+8`: the same shape in every language, as sites in China and Taiwan write it. */
+export function formatSiteTime(instant: Instant, timeZone: string): string {
+  const parts = Object.fromEntries(formatIn(timeZone).formatToParts(new Date(instant)).map((p) => [p.type, p.value]));
+  const offset = (parts.timeZoneName ?? 'GMT').replace(/^GMT(\+0)?$/, 'UTC').replace(/^GMT/, 'UTC');
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${offset}`;
+}
+
+/** The instant for a `<time datetime>` attribute: UTC, to the second. */
+export function machineTime(instant: Instant): string {
+  return new Date(Math.floor(instant / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+const UNITS: ReadonlyArray<[Intl.RelativeTimeFormatUnit, number]> = [['year', 365 * 86_400], ['month', 30 * 86_400], ['day', 86_400], ['hour', 3600], ['minute', 60]];
+
+/** "3 minutes ago", "3 分钟前", "in 2 days": for times within a month or so of now; `undefined` otherwise. */
+export function relativeTime(instant: Instant, now: Instant, locale: Locale): string | undefined {
+  const seconds = Math.round((instant - now) / 1000);
+  const absolute = Math.abs(seconds);
+  if (absolute > 45 * 86_400) return undefined;
+  const format = new Intl.RelativeTimeFormat(locale, { numeric: 'auto' });
+  if (absolute < 60) return format.format(0, 'second');
+  const [unit, size] = UNITS.find(([, s]) => absolute >= s)!;
+  return format.format(Math.trunc(seconds / size), unit);
+}

@@ -1,0 +1,56 @@
+/**
+ * The catalogs' words in templates: plain messages, messages with markup, problems of a form, and
+ * the two things every page names the same way, a time and a person.
+ */
+import { nicknameDiffers } from '../../core/accounts/nicknames.js';
+import type { User } from '../../core/accounts/ports.js';
+import type { FieldProblem } from '../../core/errors.js';
+import type { MessageValues, Translator } from '../../core/locales.js';
+import { formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
+import type { Instant } from '../../core/time.js';
+import { type Html, html } from './html.js';
+
+/** What a template needs to speak the reader's language and clock. */
+export interface Reader {
+  t: Translator;
+  /** The IANA zone times are shown in. */
+  timeZone: string;
+  /** The instant the page is made, for "3 minutes ago". */
+  now: Instant;
+}
+
+/**
+ * A message with tags (`Read <a>the guide</a>`): each tag is given as a function of its content,
+ * which it wraps in markup. The message's text and every string value are escaped.
+ */
+export function rich(t: Translator, key: string, values: MessageValues<Html>): Html {
+  return html`${t.parts<Html>(key, values)}`;
+}
+
+/** A form's problem in the reader's language; English only where the core has no words for it yet. */
+export function problemText(t: Translator, problem: Pick<FieldProblem, 'message' | 'words'>): string {
+  return problem.words ? t.text(problem.words.key, problem.words.values) : problem.message;
+}
+
+/**
+ * A time in the reader's zone with its offset (`2026-11-24 11:16 UTC+8`), carrying the UTC instant
+ * for machines; `relative` adds "3 minutes ago" in the page's language when it is recent.
+ */
+export function timeOf(reader: Reader, instant: Instant, options: { relative?: boolean } = {}): Html {
+  const shown = formatSiteTime(instant, reader.timeZone);
+  const ago = options.relative ? relativeTime(instant, reader.now, reader.t.locale) : undefined;
+  return ago === undefined
+    ? html`<time datetime="${machineTime(instant)}">${shown}</time>`
+    : html`<time datetime="${machineTime(instant)}" title="${shown}">${ago}</time>`;
+}
+
+/**
+ * A member as every page names them: the nickname, and the username beside it whenever they
+ * differ, so two members whose nicknames look alike are told apart (INTERFACE section 12).
+ */
+export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
+  return nicknameDiffers(user)
+    ? html`<span class="nickname">${user.nickname}</span> <span class="handle">@${user.username}</span>`
+    : html`<span class="nickname">${user.username}</span>`;
+}
+

@@ -1,0 +1,67 @@
+/**
+ * The site's words: ICU messages (plurals, selects, tags) in JSON catalogs, one file a namespace
+ * and language, `resources/locales/<locale>/<namespace>.json`; a key is `<namespace>.<name>`.
+ * Read once, compiled on first use. A message missing from a language falls back to English (the
+ * catalog test keeps that from happening); one missing from English is a programming error.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { IntlMessageFormat } from 'intl-messageformat';
+import { DEFAULT_LOCALE, LOCALES, type Locale, type MessageValues, type Translator } from '../core/locales.js';
+
+const ROOT = new URL('../../resources/locales/', import.meta.url);
+
+export type Catalog = ReadonlyMap<string, string>;
+
+/** Every message of `locale`, by key. */
+export function readCatalog(locale: Locale): Catalog {
+  const directory = new URL(`${locale}/`, ROOT);
+  const messages = new Map<string, string>();
+  for (const file of readdirSync(directory).filter((name) => name.endsWith('.json')).sort()) {
+    const namespace = file.slice(0, -'.json'.length);
+    const entries = JSON.parse(readFileSync(new URL(file, directory), 'utf8')) as Record<string, unknown>;
+    for (const [name, message] of Object.entries(entries)) {
+      if (typeof message !== 'string') throw new Error(`${locale}/${file}: "${name}" is not a string`);
+      messages.set(`${namespace}.${name}`, message);
+    }
+  }
+  return messages;
+}
+
+class CatalogTranslator implements Translator {
+  private readonly compiled = new Map<string, IntlMessageFormat>();
+
+  constructor(readonly locale: Locale, private readonly catalog: Catalog, private readonly fallback: Catalog) {}
+
+  text(key: string, values?: MessageValues): string {
+    const formatted = this.format(key).format(values as Record<string, string | number>);
+    return Array.isArray(formatted) ? formatted.join('') : String(formatted);
+  }
+
+  parts<T extends object>(key: string, values: MessageValues<T>): Array<string | T> {
+    const formatted = this.format(key).format<T>(values as never);
+    return (Array.isArray(formatted) ? formatted : [formatted]).flat() as Array<string | T>;
+  }
+
+  private format(key: string): IntlMessageFormat {
+    let format = this.compiled.get(key);
+    if (format === undefined) {
+      const message = this.catalog.get(key) ?? this.fallback.get(key);
+      if (message === undefined) throw new Error(`no message "${key}" in the catalogs`);
+      // Messages hold no markup but ICU tags; apostrophes are text, as translators write them.
+      format = new IntlMessageFormat(message, this.locale, undefined, { ignoreTag: false });
+      this.compiled.set(key, format);
+    }
+    return format;
+  }
+}
+
+let translators: ReadonlyMap<Locale, Translator> | undefined;
+
+/** The translator of `locale`; the catalogs are read on the first call. */
+export function translator(locale: Locale): Translator {
+  if (translators === undefined) {
+    const english = readCatalog(DEFAULT_LOCALE);
+    translators = new Map(LOCALES.map((l) => [l, new CatalogTranslator(l, l === DEFAULT_LOCALE ? english : readCatalog(l), english)]));
+  }
+  return translators.get(locale)!;
+}
