@@ -19,6 +19,7 @@ import { credentialRoutes } from './http/routes/credentials.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
 import { languageRoutes } from './http/routes/language.js';
+import { recoveryRoutes } from './http/routes/recovery.js';
 import { logoutRoutes } from './http/routes/logout.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
@@ -126,6 +127,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(signInRoutes);
     await site.register(homeRoutes);
     await site.register(languageRoutes);
+    await site.register(recoveryRoutes);
     await site.register(signUpRoutes);
     await site.register(communityRoutes);
     await site.register(settingsRoutes);

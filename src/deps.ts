@@ -17,7 +17,9 @@ import type { Stores } from './core/stores.js';
 import { SecurityLog } from './core/accounts/security-log.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { MailDeliveryWorker } from './mail-deliveries.js';
-import type { MailSetting } from './core/mail/outbox.js';
+import { Mailer } from './core/mail/mailer.js';
+import { translator } from './i18n/catalogs.js';
+import { securityNoticeSender } from './core/accounts/security-notices.js';
 import { createMailTransport } from './mail/transports.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import { sharpReencoder } from './images/sharp-reencoder.js';
@@ -41,8 +43,8 @@ export interface Deps extends BaseDeps {
   readonly logoutDeliveries: LogoutDeliveryWorker;
   /** Sends the outbox's mail while the app listens (`buildApp` starts and stops it). */
   readonly mailDeliveries: MailDeliveryWorker;
-  /** Whether the site sends mail at all (SMTP_URL, or `.eml` files on a developer's machine). */
-  readonly mail: MailSetting;
+  /** Renders and queues mail; `enabled` says whether the site sends any (SMTP_URL, or `.eml` files on a developer's machine). */
+  readonly mailer: Mailer;
   /** The accounts' security log; its events reach the server log through `audit`. */
   readonly securityLog: SecurityLog;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
@@ -79,14 +81,15 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const dpopReplay = createDpopReplay(redis, stores);
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   const mailTransport = createMailTransport(settings.mail, settings.mailFrom);
+  const mailer = new Mailer(mailTransport !== undefined, translator, (t) => t.text('common.siteName'));
   return {
     ...base,
     keys,
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
     mailDeliveries: new MailDeliveryWorker({ stores, clock }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
-    mail: { enabled: mailTransport !== undefined },
-    securityLog: new SecurityLog(stores.securityEvents, clock, base.audit),
+    mailer,
+    securityLog: new SecurityLog(stores.securityEvents, clock, base.audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
     images: sharpReencoder,
     limiter,

@@ -39,6 +39,9 @@ export const SECURITY_EVENT_KINDS = {
   'client_secret.revoked_as_leaked': 'Application deactivated: its client secret was revoked',
   'client.deactivated': 'Application deactivated',
   'account.deleted': 'Account deleted',
+  'password.reset': 'Password reset by e-mail',
+  'email.changed': 'E-mail address changed',
+  'email.verified': 'E-mail address verified',
 } as const;
 
 export type SecurityEventKind = keyof typeof SECURITY_EVENT_KINDS;
@@ -112,16 +115,26 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   'client_secret.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
   // src/core/accounts/account-deletion.ts, with the apps it deactivated.
   'account.deleted': { writtenBy: 'account.deleted' },
+  'password.reset': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions_signed_out) }),
+  'email.changed': (e) => ({ audit: 'account.email_changed', ...fromBrowser(e) }),
+  'email.verified': (e) => ({ audit: 'account.email_verified', ...fromBrowser(e) }),
 };
 
 export class SecurityLog {
-  constructor(private readonly store: SecurityEventStore, private readonly clock: Clock, private readonly audit: AuditSink) {}
+  /** `notify` mails the owner the events that call for it (`security-notices.ts`). */
+  constructor(
+    private readonly store: SecurityEventStore,
+    private readonly clock: Clock,
+    private readonly audit: AuditSink,
+    private readonly notify: (event: StoredEvent) => Promise<void> = async () => {},
+  ) {}
 
-  /** Stores the event for its account and writes its audit event, unless its action writes that. */
+  /** Stores the event for its account, writes its audit event (unless its action writes that) and mails its notice. */
   async record(event: NewSecurityEvent): Promise<void> {
     const stored = this.toStored(event);
     await this.store.insert(stored);
     this.writeAudit(stored);
+    await this.notify(stored);
   }
 
   /**
@@ -134,6 +147,8 @@ export class SecurityLog {
     if (events.length === 0) return () => {};
     const stored = events.map((event) => this.toStored(event));
     await store.insertMany(stored);
+    // The notices are queued now, beside the events: a mail is a row of the outbox too.
+    for (const event of stored) await this.notify(event);
     return () => { for (const event of stored) this.writeAudit(event); };
   }
 

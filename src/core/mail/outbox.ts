@@ -8,7 +8,7 @@
 import { backoffDelayMs } from '../backoff.js';
 import { generateOpaqueId } from '../credentials/formats.js';
 import type { Clock, Instant } from '../time.js';
-import type { MailOutboxStore, MailTransport, NewOutgoingMail, OutgoingMail } from './ports.js';
+import type { MailOutboxStore, MailTransport, OutgoingMail } from './ports.js';
 
 /** A mail is tried for this long after it was queued, then given up. */
 export const MAIL_MAX_AGE_MS = 24 * 3600 * 1000;
@@ -37,21 +37,6 @@ export interface MailLog {
 export interface MailDeps {
   readonly stores: { readonly mailOutbox: MailOutboxStore };
   readonly clock: Clock;
-}
-
-/** Where a mail may go: `off` when the site has no mail set up (no SMTP_URL off a developer's machine). */
-export interface MailSetting {
-  readonly enabled: boolean;
-}
-
-/**
- * Queues a mail when the site sends mail; in the caller's transaction when `stores` is one, so
- * the mail goes if and only if what it tells of happened. Whether it was queued.
- */
-export async function enqueueMail(mail: MailSetting, stores: MailDeps['stores'], message: NewOutgoingMail, now: Instant): Promise<boolean> {
-  if (!mail.enabled) return false;
-  await stores.mailOutbox.enqueue(message, now);
-  return true;
 }
 
 /** One pass over the due mails; returns what became of them. */

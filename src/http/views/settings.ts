@@ -18,6 +18,7 @@ const SECTIONS = [
   { path: '/settings/applications', label: 'Authorized applications' },
   { path: '/settings/developers', label: 'Developer applications' },
   { path: '/settings/security', label: 'Security' },
+  { path: '/settings/email', label: 'E-mail', words: 'recovery.emailNav' },
 ] as const;
 
 export type SettingsSection = (typeof SECTIONS)[number]['path'];
@@ -34,7 +35,7 @@ export function notice(text: string | undefined): Html | string {
 export function settingsLayout(title: string, context: PageContext, current: SettingsSection, main: Html, options: { script?: 'webauthn' | 'copy' | undefined } = {}): Html {
   return layout(title, context, html`<div class="settings">
 <nav class="settings-nav" aria-label="Settings">
-  <ul>${SECTIONS.map((s) => html`<li><a href="${s.path}" ${s.path === current ? html`aria-current="page"` : ''}>${s.label}</a></li>`)}</ul>
+  <ul>${SECTIONS.map((s) => html`<li><a href="${s.path}" ${s.path === current ? html`aria-current="page"` : ''}>${'words' in s ? context.t.text(s.words) : s.label}</a></li>`)}</ul>
 </nav>
 <div class="settings-main">${main}</div>
 </div>`, options);

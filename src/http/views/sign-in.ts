@@ -42,6 +42,7 @@ ${form.reauthenticate ? html`<p class="notice">${form.appName
   <label for="password">Password</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">Sign in</button></div>
+  <p class="hint"><a href="/password/forgot">${context.t.text('recovery.forgotLink')}</a></p>
 </form>
 <form method="post" action="/login/passkey" class="passkey-sign-in">
   <input type="hidden" name="_csrf" value="${context.csrf}">
