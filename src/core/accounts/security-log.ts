@@ -139,17 +139,19 @@ export class SecurityLog {
 
   /**
    * Stores several events in as few statements as the database allows, through `store` (a
-   * transaction's, so the events land with what they tell of). Their audit events are written by
-   * the function it answers, for the caller to call once the transaction has committed: a rolled
-   * back action leaves no line.
+   * transaction's, so the events land with what they tell of). Their audit events and notices are
+   * written by the function it answers, for the caller to call once the transaction has committed:
+   * a rolled back action leaves no line and mails nothing (and the notice's reads wait for no
+   * transaction, which on SQLite holds the one connection).
    */
-  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<() => void> {
-    if (events.length === 0) return () => {};
+  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<() => Promise<void>> {
+    if (events.length === 0) return async () => {};
     const stored = events.map((event) => this.toStored(event));
     await store.insertMany(stored);
-    // The notices are queued now, beside the events: a mail is a row of the outbox too.
-    for (const event of stored) await this.notify(event);
-    return () => { for (const event of stored) this.writeAudit(event); };
+    return async () => {
+      for (const event of stored) this.writeAudit(event);
+      for (const event of stored) await this.notify(event);
+    };
   }
 
   private toStored(event: NewSecurityEvent): StoredEvent {

@@ -110,7 +110,7 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
       userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method], ...(known ? {} : { new_browser: 'yes' }) },
     }], tx.securityEvents),
   }));
-  announce();
+  await announce();
   audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: origin.address, method, ...(passkeyId ? { passkeyId } : {}) });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };
