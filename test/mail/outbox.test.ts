@@ -130,6 +130,25 @@ forEachDatabase('mail outbox', (database) => {
     const log = logLines.join('\n');
     for (const secret of [m.link, m.to, m.subject]) assert.ok(!log.includes(secret), `the log holds ${secret}`);
   });
+
+  test('the janitor deletes sent and given-up mails after the audit window, never a waiting one', async () => {
+    const sent = mail();
+    await queue(sent);
+    await send();
+    await smtp.stop();
+    const waiting = mail();
+    try {
+      await queue(waiting);
+      await send();
+    } finally {
+      await smtp.listen();
+    }
+    const options = { auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: MAIL_MAX_AGE_MS, securityLogWindowMs: 90 * 86_400_000 };
+    const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, options);
+    assert.ok(deleted.mail_outbox! >= 1);
+    await assert.rejects(row(sent.to));
+    assert.equal((await row(waiting.to)).sent_at, null, 'a waiting mail stays');
+  });
 });
 
 test('without SMTP_URL a loopback BASE_URL writes mail as .eml files under ./data/mail, and elsewhere mail is off', () => {

@@ -85,7 +85,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
 
   async function resetLink(user: User, email: string): Promise<string> {
     assert.equal((await forgot(user.username)).status, 200);
-    return linkIn(smtp.to(email).findLast((m) => m.text.includes('/password/reset?token=')), '/password/reset');
+    return linkIn(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).at(-1), '/password/reset');
   }
 
   const reset = (link: string, fields: Fields = {}) => {
