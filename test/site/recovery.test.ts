@@ -272,6 +272,19 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok(link);
   });
 
+  test('without mail set up, the forgotten-password page says to ask the staff and the e-mail page has no form', async () => {
+    const off = await startTestApp(database, { env: { BASE_URL: 'https://id.example.test', DEMO: '0' } });
+    try {
+      assert.equal(off.deps.mailer.enabled, false);
+      const page = await new Visitor(off.baseUrl).get('/password/forgot');
+      assert.equal(page.status, 200);
+      assert.match(page.text, /no mail set up/);
+      assert.doesNotMatch(page.text, /name="login"/);
+    } finally {
+      await off.close();
+    }
+  });
+
   test('a personal token created and two-step turned on are mailed to the verified address', async () => {
     const { user, email } = await verifiedMember();
     await t.deps.securityLog.record({ userId: user.id, kind: 'personal_token.created', detail: { name: 'ci' } });
