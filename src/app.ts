@@ -19,6 +19,7 @@ import { credentialRoutes } from './http/routes/credentials.js';
 import { docsRoutes } from './http/routes/docs.js';
 import { homeRoutes } from './http/routes/home.js';
 import { languageRoutes } from './http/routes/language.js';
+import { recoveryRoutes } from './http/routes/recovery.js';
 import { logoutRoutes } from './http/routes/logout.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
@@ -90,9 +91,12 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // database that does not answer yet only postpones that to the first request that needs them.
   deps.keys.reportTo(app.log);
   app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
-  // Each listening instance delivers back-channel logouts; closing waits for its attempts to end.
-  app.addHook('onListen', async () => { deps.logoutDeliveries.start(app.log); });
-  app.addHook('onClose', async () => { await deps.logoutDeliveries.stop(); });
+  // Each listening instance delivers back-channel logouts and sends mail; closing waits for their attempts to end.
+  app.addHook('onListen', async () => {
+    deps.logoutDeliveries.start(app.log);
+    deps.mailDeliveries.start(app.log);
+  });
+  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop()]); });
 
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.observeHttp(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
@@ -123,6 +127,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(signInRoutes);
     await site.register(homeRoutes);
     await site.register(languageRoutes);
+    await site.register(recoveryRoutes);
     await site.register(signUpRoutes);
     await site.register(communityRoutes);
     await site.register(settingsRoutes);

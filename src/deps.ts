@@ -16,6 +16,11 @@ import type { RateLimiter } from './core/rate-limiter.js';
 import type { Stores } from './core/stores.js';
 import { SecurityLog } from './core/accounts/security-log.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
+import { MailDeliveryWorker } from './mail-deliveries.js';
+import { Mailer } from './core/mail/mailer.js';
+import { translator } from './i18n/catalogs.js';
+import { securityNoticeSender } from './core/accounts/security-notices.js';
+import { createMailTransport } from './mail/transports.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import { sharpReencoder } from './images/sharp-reencoder.js';
 import { HttpLogoutSender } from './outbound/logout-sender.js';
@@ -36,6 +41,10 @@ export interface Deps extends BaseDeps {
   readonly deviceCookies: DeviceCookies;
   /** Sends the queued back-channel logouts while the app listens (`buildApp` starts and stops it). */
   readonly logoutDeliveries: LogoutDeliveryWorker;
+  /** Sends the outbox's mail while the app listens (`buildApp` starts and stops it). */
+  readonly mailDeliveries: MailDeliveryWorker;
+  /** Renders and queues mail; `enabled` says whether the site sends any (SMTP_URL, or `.eml` files on a developer's machine). */
+  readonly mailer: Mailer;
   /** The accounts' security log; its events reach the server log through `audit`. */
   readonly securityLog: SecurityLog;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
@@ -71,12 +80,16 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const metrics = createMetrics();
   const dpopReplay = createDpopReplay(redis, stores);
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
+  const mailTransport = createMailTransport(settings.mail, settings.mailFrom);
+  const mailer = new Mailer(mailTransport !== undefined, translator, (t) => t.text('common.siteName'));
   return {
     ...base,
     keys,
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
-    securityLog: new SecurityLog(stores.securityEvents, clock, base.audit),
+    mailDeliveries: new MailDeliveryWorker({ stores, clock }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
+    mailer,
+    securityLog: new SecurityLog(stores.securityEvents, clock, base.audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
     images: sharpReencoder,
     limiter,

@@ -32,6 +32,7 @@ function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh:
   // A developer's machine keeps its demo database to itself; anywhere else a copy of the
   // database (a backup, a replica) would hold secrets that sign and verify as this service.
   if (settings.keysSecret === undefined && !isLoopbackBaseUrl(settings.baseUrl)) lines.push(PLAINTEXT_AT_REST_WARNING);
+  lines.push(mailLine(settings));
   if (demo) {
     const { credentials: c, fresh } = demo;
     const kept = `(in ${demoCredentialsPath(settings)})`;
@@ -49,6 +50,15 @@ function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh:
     if (fresh) lines.push('', `These are shown once; they are kept in ${demoCredentialsPath(settings)}, readable by you only.`);
   }
   return lines.join('\n');
+}
+
+/** Where mail goes, so a developer knows where to find a verification or reset link. */
+function mailLine(settings: Settings): string {
+  switch (settings.mail.kind) {
+    case 'smtp': return `Mail: sent over SMTP to ${new URL(settings.mail.url).host} from ${settings.mailFrom}`;
+    case 'files': return `Mail: no SMTP_URL, so each mail is written as an .eml file under ${settings.mail.directory}/`;
+    case 'off': return 'Mail: off (no SMTP_URL): members cannot verify an e-mail address or reset a forgotten password';
+  }
 }
 
 /**

@@ -69,9 +69,27 @@ export interface Settings {
    * alert endpoint answers 404.
    */
   readonly secretScanningKeys: readonly ScanningKey[];
+  readonly mail: MailTransportSetting;
+  /** The From of every mail: `Name <address>` or an address. */
+  readonly mailFrom: string;
+  /** Seconds between this instance's looks for mail to send; 0: it sends none. */
+  readonly mailDeliveryIntervalSeconds: number;
 }
 
 export type TrustProxy = false | number | readonly string[];
+
+/**
+ * Where mail goes (INTERFACE section 12): an SMTP server; `.eml` files in a folder on a
+ * developer's machine (a loopback BASE_URL without SMTP_URL); or nowhere, and the e-mail pages
+ * say the site has no mail set up.
+ */
+export type MailTransportSetting =
+  | { readonly kind: 'smtp'; readonly url: string }
+  | { readonly kind: 'files'; readonly directory: string }
+  | { readonly kind: 'off' };
+
+/** Where a developer's machine keeps its mail without SMTP_URL. */
+export const MAIL_FILES_DIRECTORY = './data/mail';
 
 export class SettingsError extends Error {
   override readonly name = 'SettingsError';
@@ -211,6 +229,42 @@ function metricsPort(env: Env, port: number): number | undefined {
   return value;
 }
 
+/**
+ * SMTP_URL: `smtp://` (STARTTLS when the server offers it) or `smtps://` (TLS from the start),
+ * optionally `user:pass@`, a host and a port; nothing after them. Unset: `.eml` files on a
+ * loopback BASE_URL, else no mail.
+ */
+function mailTransport(env: Env, baseUrl: string): MailTransportSetting {
+  const raw = env.SMTP_URL;
+  if (raw === undefined || raw === '') {
+    return isLoopbackBaseUrl(baseUrl) ? { kind: 'files', directory: MAIL_FILES_DIRECTORY } : { kind: 'off' };
+  }
+  const accepts = 'smtp://[user:pass@]host[:port] or smtps://[user:pass@]host[:port]';
+  // The URL may hold a password: an error shows only its scheme and host.
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return invalid('SMTP_URL', '…', accepts);
+  }
+  const shown = `${url.protocol}//${url.host}`;
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '' || (url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) {
+    invalid('SMTP_URL', shown, accepts);
+  }
+  return { kind: 'smtp', url: raw };
+}
+
+/** MAIL_FROM: `Name <address>` or a bare address; default `Community <no-reply@{host of BASE_URL}>`. */
+function mailFrom(env: Env, baseUrl: string): string {
+  const raw = (env.MAIL_FROM ?? '').trim();
+  if (raw === '') return `Community <no-reply@${new URL(baseUrl).hostname}>`;
+  // No line breaks: the value becomes a header.
+  if (!/^(?:[^<>\r\n]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(raw)) {
+    invalid('MAIL_FROM', raw, 'an address (no-reply@example.com) or a name and an address (Community <no-reply@example.com>)');
+  }
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Whether BASE_URL names a loopback host: a developer's machine. */
@@ -277,5 +331,8 @@ export function loadSettings(env: Env = process.env): Settings {
     logoutDeliveryIntervalSeconds: integer(env, 'LOGOUT_DELIVERY_INTERVAL', 2, 0, 3600),
     backchannelAllowPrivate: flag(env, 'BACKCHANNEL_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
     secretScanningKeys: secretScanningKeys(env),
+    mail: Object.freeze(mailTransport(env, baseUrl)),
+    mailFrom: mailFrom(env, baseUrl),
+    mailDeliveryIntervalSeconds: integer(env, 'MAIL_DELIVERY_INTERVAL', 2, 0, 3600),
   });
 }

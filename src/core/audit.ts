@@ -91,6 +91,10 @@ export type AuditEvent =
   | ({ audit: 'account.password_changed'; userId: number; sessionsEnded: number } & Actor)
   /** The owner deleted the account at /settings/profile (issue 18 item 8); their own apps were deactivated with it. */
   | ({ audit: 'account.deleted'; userId: number; clientsDeactivated: number } & FromBrowser)
+  /** The owner set a new e-mail address at /settings/email (never the address itself). */
+  | ({ audit: 'account.email_changed'; userId: number } & FromBrowser)
+  /** The owner opened the link that verifies the address. */
+  | ({ audit: 'account.email_verified'; userId: number } & FromBrowser)
   // ---- Signing keys (INTERFACE section 5) ----
   | { audit: 'signing_keys.rotated'; via: 'cli'; kids: Record<string, string>; activeAt: string; immediate: boolean; previousWithdrawn: boolean }
   // ---- Leak reports (INTERFACE section 11) ----
@@ -116,7 +120,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.deactivated',
-  'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'signing_keys.rotated',
+  'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked',
 ];
 

@@ -5,10 +5,11 @@
  * contract suite against every implementation. Lookups return `undefined` when nothing
  * matches; they never throw for "not found".
  */
-import type { PasskeyStore, PendingSignInStore, SecondFactorStore, SecurityEventStore, SessionStore, UserStore } from './accounts/ports.js';
+import type { MemberEmailStore, PasskeyStore, PendingSignInStore, SecondFactorStore, SecurityEventStore, SessionStore, UserStore } from './accounts/ports.js';
 import type { PostStore } from './community/ports.js';
 import type { LeakedCredentialStore, OneTimeSecretStore, PersonalTokenStore, SealedColumnStore, ServerSecretStore } from './credentials/ports.js';
 import type { ClientStore, CodeStore, ConsentStore, DpopReplayStore, GrantStore, PushedAuthorizationRequestStore, TokenStore } from './oauth/ports.js';
+import type { MailOutboxStore } from './mail/ports.js';
 import type { KeyStore, LogoutDeliveryStore } from './oidc/ports.js';
 import type { Instant } from './time.js';
 
@@ -42,6 +43,8 @@ export interface Stores {
   serverSecrets: ServerSecretStore;
   sealedColumns: SealedColumnStore;
   logoutDeliveries: LogoutDeliveryStore;
+  mailOutbox: MailOutboxStore;
+  memberEmails: MemberEmailStore;
   secondFactors: SecondFactorStore;
   passkeys: PasskeyStore;
   pendingSignIns: PendingSignInStore;

@@ -26,6 +26,8 @@ import * as endedTokenIndexes from './migrations/2026-11-24-0010-ended-token-ind
 import * as avatarReencoding from './migrations/2026-11-24-0020-avatar-reencoding.js';
 import * as tokenResource from './migrations/2026-11-24-0030-token-resource.js';
 import * as memberProfile from './migrations/2026-11-24-0040-member-profile.js';
+import * as mailOutbox from './migrations/2026-11-24-0050-mail-outbox.js';
+import * as memberEmail from './migrations/2026-11-24-0060-member-email.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -47,6 +49,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24-0020-avatar-reencoding': avatarReencoding,
   '2026-11-24-0030-token-resource': tokenResource,
   '2026-11-24-0040-member-profile': memberProfile,
+  '2026-11-24-0050-mail-outbox': mailOutbox,
+  '2026-11-24-0060-member-email': memberEmail,
 };
 
 /** Every migration's name, in the order they run. */

@@ -337,6 +337,45 @@ export interface ServerSecretsTable {
  * writing its own `claim` and a `lease_until`; the lease lets another instance take the row over
  * when the one that claimed it died.
  */
+/** A member's one e-mail address (INTERFACE section 12). */
+export interface MemberEmailsTable {
+  user_id: number;
+  address: string;
+  address_key: string;
+  verified_at: number | null;
+  updated_at: number;
+}
+
+/** A single-use link mailed to a member: only its SHA-256 is stored. */
+export interface EmailLinksTable {
+  token_hash: string;
+  user_id: number;
+  purpose: string;
+  address_key: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** The mail outbox (src/core/mail/ports.ts); a row that left the queue keeps no body. */
+export interface MailOutboxTable {
+  id: Generated<number>;
+  user_id: number | null;
+  kind: string;
+  recipient: string;
+  subject: string;
+  body_text: string;
+  body_html: string | null;
+  created_at: number;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  lease_until: number | null;
+  claim: string | null;
+  last_error: string | null;
+  sent_at: number | null;
+  abandoned_at: number | null;
+}
+
 export interface LogoutDeliveriesTable {
   id: Generated<number>;
   client_id: string;
@@ -374,6 +413,9 @@ export interface Database {
   sessions: SessionsTable;
   server_secrets: ServerSecretsTable;
   logout_deliveries: LogoutDeliveriesTable;
+  mail_outbox: MailOutboxTable;
+  member_emails: MemberEmailsTable;
+  email_links: EmailLinksTable;
   totp_credentials: TotpCredentialsTable;
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;

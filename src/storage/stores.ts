@@ -12,6 +12,8 @@ import { KyselyHousekeeping } from './repositories/housekeeping.js';
 import { KyselyKeyStore } from './repositories/oidc/keys.js';
 import { KyselyLeakedCredentialStore } from './repositories/credentials/leaked-credentials.js';
 import { KyselyLogoutDeliveryStore } from './repositories/oidc/logout-deliveries.js';
+import { KyselyMemberEmailStore } from './repositories/accounts/member-emails.js';
+import { KyselyMailOutboxStore } from './repositories/mail/outbox.js';
 import { KyselyOneTimeSecretStore } from './repositories/credentials/one-time-secrets.js';
 import { KyselyPasskeyStore } from './repositories/accounts/passkeys.js';
 import { KyselyPendingSignInStore } from './repositories/accounts/pending-sign-ins.js';
@@ -42,6 +44,8 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     serverSecrets: new KyselyServerSecretStore(db),
     sealedColumns: new KyselySealedColumnStore(db),
     logoutDeliveries: new KyselyLogoutDeliveryStore(db),
+    mailOutbox: new KyselyMailOutboxStore(db),
+    memberEmails: new KyselyMemberEmailStore(db),
     secondFactors: new KyselySecondFactorStore(db),
     passkeys: new KyselyPasskeyStore(db),
     pendingSignIns: new KyselyPendingSignInStore(db),

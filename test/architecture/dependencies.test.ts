@@ -65,9 +65,9 @@ const LAYERS: readonly { readonly name: string; readonly members: readonly strin
   { name: 'core', members: ['src/core/'] },
   {
     name: 'adapters',
-    members: ['src/config/', 'src/storage/', 'src/ratelimit/', 'src/replay/', 'src/redis/', 'src/outbound/', 'src/images/', 'src/observability/', 'src/i18n/'],
+    members: ['src/config/', 'src/storage/', 'src/ratelimit/', 'src/replay/', 'src/redis/', 'src/outbound/', 'src/mail/', 'src/images/', 'src/observability/', 'src/i18n/'],
   },
-  { name: 'wiring', members: ['src/base-deps.ts', 'src/deps.ts', 'src/demo.ts', 'src/janitor.ts', 'src/logout-deliveries.ts'] },
+  { name: 'wiring', members: ['src/base-deps.ts', 'src/deps.ts', 'src/demo.ts', 'src/janitor.ts', 'src/logout-deliveries.ts', 'src/mail-deliveries.ts', 'src/queue-worker.ts'] },
   { name: 'front doors', members: ['src/http/', 'src/cli/'] },
   { name: 'the app', members: ['src/app.ts', 'src/main.ts', 'src/demo-app/'] },
 ];

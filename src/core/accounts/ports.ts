@@ -218,3 +218,41 @@ export interface SecurityEventStore {
   /** Newest first, ties by id (newest first). */
   listForUser(userId: number, offset: number, limit: number): Promise<Page<SecurityEvent>>;
 }
+
+/** A member's one e-mail address (INTERFACE section 12): private, seen only by its owner and staff. */
+export interface MemberEmail {
+  userId: number;
+  address: string;
+  /** `null` until the link mailed to it was opened. */
+  verifiedAt: Instant | null;
+  updatedAt: Instant;
+}
+
+export type EmailLinkPurpose = 'verify_email' | 'reset_password';
+
+/** A single-use link mailed to a member; only its SHA-256 is stored. */
+export interface EmailLink {
+  tokenHash: string;
+  userId: number;
+  purpose: EmailLinkPurpose;
+  /** A verification link's address, lower-cased: it verifies that address only. */
+  addressKey: string | null;
+  expiresAt: Instant;
+}
+
+export interface MemberEmailStore {
+  find(userId: number): Promise<MemberEmail | undefined>;
+  /** Sets the account's address, not verified; returns the one it replaced. */
+  set(userId: number, address: string, now: Instant): Promise<MemberEmail | undefined>;
+  /** The accounts whose verified address is `addressKey` (lower-cased). */
+  verifiedOwners(addressKey: string): Promise<number[]>;
+  /** Marks the address verified if it is still `addressKey`; whether it did. */
+  markVerified(userId: number, addressKey: string, now: Instant): Promise<boolean>;
+  createLink(link: EmailLink, now: Instant): Promise<void>;
+  /** A link of `purpose` not used and not expired. */
+  findLiveLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
+  /** Uses a live link in one conditional write; the link, only to the one call that used it. */
+  consumeLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
+  /** Uses up every live link of the account of `purpose`, so none works any more. */
+  endLinks(userId: number, purpose: EmailLinkPurpose, now: Instant): Promise<void>;
+}

@@ -42,6 +42,9 @@ export const SECURITY_EVENT_KINDS = [
   'client_secret.revoked_as_leaked',
   'client.deactivated',
   'account.deleted',
+  'password.reset',
+  'email.changed',
+  'email.verified',
 ] as const;
 
 export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];
@@ -115,29 +118,43 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   'client_secret.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
   // src/core/accounts/account-deletion.ts, with the apps it deactivated.
   'account.deleted': { writtenBy: 'account.deleted' },
+  'password.reset': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions_signed_out) }),
+  'email.changed': (e) => ({ audit: 'account.email_changed', ...fromBrowser(e) }),
+  'email.verified': (e) => ({ audit: 'account.email_verified', ...fromBrowser(e) }),
 };
 
 export class SecurityLog {
-  constructor(private readonly store: SecurityEventStore, private readonly clock: Clock, private readonly audit: AuditSink) {}
+  /** `notify` mails the owner the events that call for it (`security-notices.ts`). */
+  constructor(
+    private readonly store: SecurityEventStore,
+    private readonly clock: Clock,
+    private readonly audit: AuditSink,
+    private readonly notify: (event: StoredEvent) => Promise<void> = async () => {},
+  ) {}
 
-  /** Stores the event for its account and writes its audit event, unless its action writes that. */
+  /** Stores the event for its account, writes its audit event (unless its action writes that) and mails its notice. */
   async record(event: NewSecurityEvent): Promise<void> {
     const stored = this.toStored(event);
     await this.store.insert(stored);
     this.writeAudit(stored);
+    await this.notify(stored);
   }
 
   /**
    * Stores several events in as few statements as the database allows, through `store` (a
-   * transaction's, so the events land with what they tell of). Their audit events are written by
-   * the function it answers, for the caller to call once the transaction has committed: a rolled
-   * back action leaves no line.
+   * transaction's, so the events land with what they tell of). Their audit events and notices are
+   * written by the function it answers, for the caller to call once the transaction has committed:
+   * a rolled back action leaves no line and mails nothing (and the notice's reads wait for no
+   * transaction, which on SQLite holds the one connection).
    */
-  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<() => void> {
-    if (events.length === 0) return () => {};
+  async recordAll(events: readonly NewSecurityEvent[], store: SecurityEventStore = this.store): Promise<() => Promise<void>> {
+    if (events.length === 0) return async () => {};
     const stored = events.map((event) => this.toStored(event));
     await store.insertMany(stored);
-    return () => { for (const event of stored) this.writeAudit(event); };
+    return async () => {
+      for (const event of stored) this.writeAudit(event);
+      for (const event of stored) await this.notify(event);
+    };
   }
 
   private toStored(event: NewSecurityEvent): StoredEvent {

@@ -154,7 +154,7 @@ export async function handleLeakReport(deps: LeakDeps, report: LeakReport, optio
     return { revoked: outcome.revoked, announce: await deps.securityLog.recordAll(events, tx.securityEvents) };
   });
   // Committed: the owners' events may be written to the log now (each kind here has its line below, `credential.revoked_as_leaked`).
-  announce();
+  await announce();
   if (revoked.length > 0) deps.metrics.tokensRevoked.inc({ reason: 'reported_leaked' }, revoked.length);
   for (const r of revoked) {
     deps.audit.record({

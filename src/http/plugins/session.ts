@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../core/credentials/formats.js';
 import { OAuthError } from '../../core/errors.js';
-import { DEVICE_COOKIE_LIFETIME_SECONDS } from '../../core/accounts/device-cookies.js';
+import { DEVICE_COOKIE_LIFETIME_SECONDS, accountKey } from '../../core/accounts/device-cookies.js';
 import { endSignInSession, endSignInSessionWithin } from '../../core/oidc/logout/events.js';
 import type { SignInMethod } from '../../core/audit.js';
 import type { Session, User } from '../../core/accounts/ports.js';
@@ -94,10 +94,12 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   const { amr, method, passkeyId } = proof;
   await endSession(request, reply);
   setCsrfToken(request, reply, generateOpaqueId());
-  const { stores, clock, securityLog, audit } = request.server.deps;
+  const { stores, clock, securityLog, audit, deviceCookies } = request.server.deps;
   const id = generateOpaqueId();
   const now = clock.now();
   const origin = { address: clientAddress(request), userAgent: userAgent(request) };
+  // A browser that never signed into the account (no device cookie for it) gets its owner a notice (INTERFACE section 12).
+  const known = await deviceCookies.entryFor(deviceCookie(request), accountKey(user.username));
   // The session and its line in the owner's log land together or not at all: a log that cannot
   // be written signs no one in.
   const { session, announce } = await stores.transaction(async (tx) => ({
@@ -105,10 +107,10 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
       idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS, amr: [...amr], ...origin,
     }, now),
     announce: await securityLog.recordAll([{
-      userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method] },
+      userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method], ...(known ? {} : { new_browser: 'yes' }) },
     }], tx.securityEvents),
   }));
-  announce();
+  await announce();
   audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: origin.address, method, ...(passkeyId ? { passkeyId } : {}) });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };

@@ -251,6 +251,9 @@ function eventText(t: Translator, kind: SecurityEventKind): string {
     case 'client_secret.revoked_as_leaked': return t.text('security.eventSecretLeaked');
     case 'client.deactivated': return t.text('security.eventClientDeactivated');
     case 'account.deleted': return t.text('security.eventAccountDeleted');
+    case 'password.reset': return t.text('security.eventPasswordReset');
+    case 'email.changed': return t.text('security.eventEmailChanged');
+    case 'email.verified': return t.text('security.eventEmailVerified');
   }
 }
 

@@ -22,7 +22,7 @@ import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
 import { type Reader, rich, timeOf } from './words.js';
 
-export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security';
+export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security' | '/settings/email';
 
 function sections(t: Translator): ReadonlyArray<{ path: SettingsSection; label: string }> {
   return [
@@ -31,6 +31,7 @@ function sections(t: Translator): ReadonlyArray<{ path: SettingsSection; label: 
     { path: '/settings/applications', label: t.text('settings.navApplications') },
     { path: '/settings/developers', label: t.text('settings.navDevelopers') },
     { path: '/settings/security', label: t.text('settings.navSecurity') },
+    { path: '/settings/email', label: t.text('recovery.emailNav') },
   ];
 }
 

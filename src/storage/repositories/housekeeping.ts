@@ -90,6 +90,19 @@ export class KyselyHousekeeping implements Housekeeping {
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
+    // A mail sent or given up keeps no body already; its row goes after the audit window.
+    await drain('mail_outbox', async () => {
+      const r = await this.db.deleteFrom('mail_outbox').where('id', 'in', (eb) =>
+        eb.selectFrom('mail_outbox').select('id').where((w) => w.or([w('sent_at', '<', before), w('abandoned_at', '<', before)])).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    await drain('email_links', async () => {
+      const r = await this.db.deleteFrom('email_links').where('token_hash', 'in', (eb) =>
+        eb.selectFrom('email_links').select('token_hash').where('expires_at', '<', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
     // Single-use things of account security are worth nothing once expired; a used one only
     // until it would have expired anyway (the conditional write already refuses it).
     await drain('webauthn_challenges', async () => {

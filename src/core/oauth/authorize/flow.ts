@@ -245,14 +245,14 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
       const previous = await tx.consents.find(userId, clientId);
       const union = formatScope([...scopeList(previous?.scope ?? ''), ...request.scopes]);
       await tx.consents.save(userId, clientId, union, now);
-      return union;
+      return { union, firstTime: previous === undefined };
     });
     // The user approved on the consent page: the account's security log says so (issue 18 item 5).
     await deps.securityLog?.record({
       userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent },
-      detail: { app: request.client.name, client_id: clientId, scope },
+      detail: { app: request.client.name, client_id: clientId, scope, ...(consented.firstTime ? { first_time: 'yes' } : {}) },
     });
-    deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented });
+    deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented.union });
   }
   // RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer.
   return { ...destinationOf(request), parameters: { code, state: request.state, iss: deps.settings.baseUrl } };

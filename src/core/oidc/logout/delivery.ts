@@ -6,6 +6,7 @@
  * otherwise tried again after an exponential back-off with jitter, until the delivery is a day
  * old; then it is given up and logged. The logout token itself is never logged or stored.
  */
+import { backoffDelayMs } from '../../backoff.js';
 import { generateOpaqueId } from '../../credentials/formats.js';
 import type { KeyRing, KeySet } from '../key-ring.js';
 import { issueLogoutToken } from '../logout-token.js';
@@ -63,14 +64,9 @@ export interface DeliveryPass {
 
 type Outcome = 'delivered' | 'retrying' | 'abandoned';
 
-/**
- * The wait after the `attempts`-th failed attempt: FIRST_RETRY_MS doubled per earlier attempt, at
- * most RETRY_CAP_MS, of which a random half ("equal jitter"), so apps that came back at the same
- * moment are not all called again at the same moment.
- */
+/** The wait after the `attempts`-th failed attempt (`backoffDelayMs`). */
 export function retryDelayMs(attempts: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(RETRY_CAP_MS, FIRST_RETRY_MS * 2 ** Math.max(0, Math.min(attempts - 1, 30)));
-  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  return backoffDelayMs(attempts, FIRST_RETRY_MS, RETRY_CAP_MS, random);
 }
 
 /** One pass over the due deliveries; returns what became of them. */

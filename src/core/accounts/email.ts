@@ -1,0 +1,101 @@
+/**
+ * A member's e-mail address (INTERFACE section 12): one per account, private, and verified by a
+ * single-use link mailed to it (24 hours, stored as its SHA-256, used by one conditional write).
+ * A change mails the old verified address a notice, so a hijacker cannot move the account's mail
+ * away quietly.
+ */
+import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
+import { InputError } from '../errors.js';
+import { DEFAULT_LOCALE, type Locale } from '../locales.js';
+import type { Mailer } from '../mail/mailer.js';
+import type { Stores } from '../stores.js';
+import type { Clock } from '../time.js';
+import type { EventOrigin, SecurityLog } from './security-log.js';
+import type { MemberEmail, User } from './ports.js';
+
+export const VERIFY_LINK_MS = 24 * 3600 * 1000;
+/** RFC 5321 4.5.3.1.3: a path is at most 256 octets, an address in it 254. */
+export const EMAIL_MAX_LENGTH = 254;
+
+export interface EmailDeps {
+  stores: Stores;
+  clock: Clock;
+  mailer: Mailer;
+  securityLog: SecurityLog;
+  settings: { baseUrl: string };
+}
+
+/**
+ * An address a mail can be sent to: one `@`, a local part and a domain with a dot, no spaces or
+ * control characters, at most 254 characters (RFC 5321 4.5.3.1.3). Whether it exists only the
+ * verification link tells.
+ */
+export function checkEmailAddress(raw: string): string {
+  const address = raw.trim();
+  if (address === '') throw InputError.worded('email', 'enter an e-mail address', { key: 'recovery.emailMissing' });
+  if (address.length > EMAIL_MAX_LENGTH || !/^[^\s@<>()[\]\\,;:"\p{Cc}]+@[^\s@<>()[\]\\,;:"\p{Cc}]+\.[^\s@<>()[\]\\,;:"\p{Cc}.][^\s@<>()[\]\\,;:"\p{Cc}]*$/u.test(address)) {
+    throw InputError.worded('email', 'enter an e-mail address such as name@example.com', { key: 'recovery.emailInvalid' });
+  }
+  return address;
+}
+
+/** The lower-cased address, by which a forgotten-password request finds it. */
+export function emailKey(address: string): string {
+  return address.trim().toLowerCase();
+}
+
+export function localeOf(user: Pick<User, 'language'>): Locale {
+  return user.language ?? DEFAULT_LOCALE;
+}
+
+/** Queues a new verification link for `address` (earlier ones stop working), in `tx`. */
+async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string): Promise<void> {
+  const now = deps.clock.now();
+  const token = generateOpaqueId();
+  await tx.memberEmails.endLinks(user.id, 'verify_email', now);
+  await tx.memberEmails.createLink({ tokenHash: hashSecret(token), userId: user.id, purpose: 'verify_email', addressKey: emailKey(address), expiresAt: now + VERIFY_LINK_MS }, now);
+  await deps.mailer.send(tx, {
+    to: address, userId: user.id, locale: localeOf(user), name: 'verifyEmail',
+    values: { name: user.nickname, link: `${deps.settings.baseUrl}/email/verify?token=${token}`, hours: VERIFY_LINK_MS / 3600_000 },
+  }, now);
+}
+
+export type EmailChange = { ok: true; changed: boolean } | { ok: false; reason: 'no_mail' };
+
+/**
+ * Sets the account's address (unverified) and mails it a link; the same address again, not yet
+ * verified, mails a new link. The old verified address, if another, is told.
+ */
+export async function changeEmail(deps: EmailDeps, user: User, raw: string, origin: EventOrigin): Promise<EmailChange> {
+  if (!deps.mailer.enabled) return { ok: false, reason: 'no_mail' };
+  const address = checkEmailAddress(raw);
+  const current = await deps.stores.memberEmails.find(user.id);
+  if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address)) return { ok: true, changed: false };
+  const previous = await deps.stores.transaction(async (tx) => {
+    const replaced = await tx.memberEmails.set(user.id, address, deps.clock.now());
+    await mailVerificationLink(deps, tx, user, address);
+    if (replaced && replaced.verifiedAt !== null && emailKey(replaced.address) !== emailKey(address)) {
+      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale: localeOf(user), name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: `${deps.settings.baseUrl}/settings/email` } }, deps.clock.now());
+    }
+    return replaced;
+  });
+  if (!previous || emailKey(previous.address) !== emailKey(address)) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
+  return { ok: true, changed: true };
+}
+
+/** Uses a verification link: the address it was mailed to is verified, if it is still the account's. */
+export async function verifyEmail(deps: EmailDeps, token: string, origin: EventOrigin): Promise<boolean> {
+  const now = deps.clock.now();
+  const userId = await deps.stores.transaction(async (tx) => {
+    const link = await tx.memberEmails.consumeLink(hashSecret(token), 'verify_email', now);
+    if (!link || link.addressKey === null) return undefined;
+    return (await tx.memberEmails.markVerified(link.userId, link.addressKey, now)) ? link.userId : undefined;
+  });
+  if (userId === undefined) return false;
+  await deps.securityLog.record({ userId, kind: 'email.verified', origin });
+  return true;
+}
+
+export function findEmail(stores: Stores, userId: number): Promise<MemberEmail | undefined> {
+  return stores.memberEmails.find(userId);
+}

@@ -1,0 +1,125 @@
+/**
+ * A way back into an account whose password is forgotten (INTERFACE section 12). A request names
+ * a username or a verified address; whatever it names, the answer is the same and costs the same:
+ * a link is queued (never sent inline) only when a verified address exists, and the other branch
+ * does the same hashing and the same counting. A link works once, for 30 minutes, and is stored as
+ * its SHA-256. Using it needs the second step when the account has two-step verification, sets a
+ * password under the sign-up rules, and ends every sign-in session; apps' grants stay, as after a
+ * password change (OWASP ASVS 2.5, 3.3.3).
+ */
+import { endOtherSignInSessions } from '../oidc/logout/events.js';
+import { addressKey } from '../addresses.js';
+import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
+import { type FieldProblem, InputError } from '../errors.js';
+import type { Locale } from '../locales.js';
+import type { RateLimiter } from '../rate-limiter.js';
+import { checkPassword, findAccount } from './accounts.js';
+import { isCommonPassword } from './common-passwords.js';
+import { type EmailDeps, emailKey } from './email.js';
+import { hashPassword } from './passwords.js';
+import type { EmailLink, User } from './ports.js';
+import type { AttemptOrigin, Throttled } from './sign-in.js';
+import { type TwoStepDeps, checkSecondFactorCode, requiresSecondStep } from './two-step.js';
+
+export const RESET_LINK_MS = 30 * 60_000;
+/** Reset mails one account may be sent in an hour: enough to retry, too few to flood its owner. */
+export const RESET_MAILS_PER_ACCOUNT = 5;
+/** Requests one address may make in an hour. */
+export const RESET_REQUESTS_PER_ADDRESS = 20;
+export const RESET_WINDOW_SECONDS = 3600;
+
+export type ResetDeps = EmailDeps & TwoStepDeps & { limiter: RateLimiter };
+
+/**
+ * Handles a forgotten-password request for `login` (a username or an address). The answer says
+ * nothing of what `login` names: `ok`, or throttled for the address.
+ */
+export async function requestPasswordReset(deps: ResetDeps, login: string, origin: AttemptOrigin, pageLocale: Locale): Promise<{ ok: true } | Throttled> {
+  const now = deps.clock.now();
+  const byAddress = await deps.limiter.hit(`reset:address:${addressKey(origin.address)}`, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS, now);
+  if (!byAddress.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, byAddress.resetAt - Math.floor(now / 1000)) };
+  const wanted = login.trim();
+  const owners = await accountsNamedBy(deps, wanted);
+  // An unknown name goes through the same steps as a known one, short of the writes: the same
+  // token made and hashed, the same counter hit (its own), so its answer takes as long.
+  for (const owner of owners.length > 0 ? owners : [undefined]) {
+    const token = generateOpaqueId();
+    const tokenHash = hashSecret(token);
+    const perAccount = await deps.limiter.hit(`reset:account:${owner?.user.id ?? `unknown:${emailKey(wanted)}`}`, RESET_MAILS_PER_ACCOUNT, RESET_WINDOW_SECONDS, now);
+    if (!owner || !perAccount.allowed) continue;
+    await deps.stores.transaction(async (tx) => {
+      await tx.memberEmails.createLink({ tokenHash, userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS }, now);
+      await deps.mailer.send(tx, {
+        to: owner.address, userId: owner.user.id, locale: owner.user.language ?? pageLocale, name: 'passwordReset',
+        values: { name: owner.user.nickname, username: owner.user.username, link: `${deps.settings.baseUrl}/password/reset?token=${token}`, minutes: RESET_LINK_MS / 60_000 },
+      }, now);
+    });
+  }
+  return { ok: true };
+}
+
+/** The active accounts `login` names that have a verified address: by username, or by that address. */
+async function accountsNamedBy(deps: ResetDeps, login: string): Promise<Array<{ user: User; address: string }>> {
+  const ids = login.includes('@')
+    ? await deps.stores.memberEmails.verifiedOwners(emailKey(login))
+    : [(await findAccount(deps.stores, login))?.id].filter((id): id is number => id !== undefined);
+  const found: Array<{ user: User; address: string }> = [];
+  // Nothing named: the reads a named account costs all the same.
+  if (ids.length === 0) await Promise.all([deps.stores.users.findById(0), deps.stores.memberEmails.find(0)]);
+  for (const id of ids) {
+    const [user, email] = await Promise.all([deps.stores.users.findById(id), deps.stores.memberEmails.find(id)]);
+    if (user?.status === 'active' && email?.verifiedAt != null) found.push({ user, address: email.address });
+  }
+  return found;
+}
+
+/** A reset link still usable, its account, and whether that account needs the second step. */
+export async function findResetLink(deps: ResetDeps, token: string): Promise<{ link: EmailLink; user: User; needsCode: boolean } | undefined> {
+  if (token === '') return undefined;
+  const link = await deps.stores.memberEmails.findLiveLink(hashSecret(token), 'reset_password', deps.clock.now());
+  const user = link && await deps.stores.users.findById(link.userId);
+  if (!link || user?.status !== 'active') return undefined;
+  return { link, user, needsCode: await requiresSecondStep(deps.stores, user.id) };
+}
+
+export type PasswordReset =
+  | { ok: true; user: User; sessionsEnded: number }
+  /** Used, expired or unknown: nothing changed. */
+  | { ok: false; reason: 'invalid_link' }
+  | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[]; needsCode: boolean }
+  | Throttled;
+
+/** Sets the password with a reset link, the second step first when two-step verification is on. */
+export async function resetPassword(deps: ResetDeps, form: { token: string; password: string; code: string }, origin: AttemptOrigin): Promise<PasswordReset> {
+  const found = await findResetLink(deps, form.token);
+  if (!found) return { ok: false, reason: 'invalid_link' };
+  const { user, needsCode } = found;
+  const invalid = (problem: FieldProblem): PasswordReset => ({ ok: false, reason: 'invalid', problems: [problem], needsCode });
+  try {
+    checkPassword(form.password, user.username);
+    if (isCommonPassword(form.password)) throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
+  } catch (error) {
+    if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems, needsCode };
+    throw error;
+  }
+  if (needsCode) {
+    if (form.code.trim() === '') return invalid({ field: 'code', message: 'enter a code of your authenticator app or a recovery code', words: { key: 'recovery.codeMissing' } });
+    const checked = await checkSecondFactorCode(deps, user, form.code.trim(), origin);
+    if (!checked.ok) {
+      if (checked.reason === 'throttled') return checked;
+      return invalid({ field: 'code', message: 'that code is not right', words: { key: 'recovery.codeWrong' } });
+    }
+  }
+  const passwordHash = await hashPassword(form.password);
+  const now = deps.clock.now();
+  const sessionsEnded = await deps.stores.transaction(async (tx) => {
+    // The link is used by the same transaction that sets the password: two racing resets set one.
+    if (!(await tx.memberEmails.consumeLink(found.link.tokenHash, 'reset_password', now))) return undefined;
+    await tx.memberEmails.endLinks(user.id, 'reset_password', now);
+    await tx.users.setPasswordHash(user.id, passwordHash, now);
+    return endOtherSignInSessions(tx, now, user.id, '');
+  });
+  if (sessionsEnded === undefined) return { ok: false, reason: 'invalid_link' };
+  await deps.securityLog.record({ userId: user.id, kind: 'password.reset', origin, detail: { sessions_signed_out: String(sessionsEnded) } });
+  return { ok: true, user, sessionsEnded };
+}

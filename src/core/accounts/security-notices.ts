@@ -1,0 +1,65 @@
+/**
+ * Security notices by mail (INTERFACE section 12): what happened to an account, mailed to its
+ * verified address in the member's language, so its owner hears of a change they did not make.
+ * The security log calls `notify` for every event it records; `NOTICE_OF` says which tell.
+ * A change of the address itself is told to the old address by `changeEmail`, not here.
+ */
+import type { Mailer } from '../mail/mailer.js';
+import type { MailOutboxStore } from '../mail/ports.js';
+import { DEFAULT_LOCALE } from '../locales.js';
+import { formatSiteTime } from '../site-time.js';
+import type { Clock } from '../time.js';
+import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
+
+/** The kinds that are mailed, and which of their events (`true`: every one). */
+export const NOTICE_OF: Readonly<Record<string, (detail: Record<string, string>) => boolean>> = {
+  // Only from a browser that held no device cookie of the account (`startSession`).
+  'sign_in.succeeded': (detail) => detail.new_browser === 'yes',
+  'password.changed': () => true,
+  'password.reset': () => true,
+  'totp.enabled': () => true,
+  'totp.disabled': () => true,
+  'passkey.added': () => true,
+  'passkey.removed': () => true,
+  // The first authorization of an app, not a later one that adds scopes (`authorize/flow.ts`).
+  'app.authorized': (detail) => detail.first_time === 'yes',
+  'personal_token.created': () => true,
+};
+
+/** The mail's name in `mail.json` for a kind: `noticeSignIn`, `noticePasswordChanged`… */
+function noticeName(kind: string): string {
+  return `notice${kind.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}`;
+}
+
+export interface NoticeDeps {
+  stores: { users: UserStore; memberEmails: MemberEmailStore; mailOutbox: MailOutboxStore };
+  clock: Clock;
+  mailer: Mailer;
+  settings: { siteTimeZone: string; baseUrl: string };
+}
+
+export type NoticeSender = (event: Omit<SecurityEvent, 'id'>) => Promise<void>;
+
+/** Mails the notice of `event` to the account's verified address, when the kind tells and there is one. */
+export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
+  return async (event) => {
+    if (!deps.mailer.enabled || !NOTICE_OF[event.kind]?.(event.detail)) return;
+    const [email, user] = await Promise.all([deps.stores.memberEmails.find(event.userId), deps.stores.users.findById(event.userId)]);
+    if (!email || email.verifiedAt === null || !user) return;
+    await deps.mailer.send(deps.stores, {
+      to: email.address,
+      userId: user.id,
+      locale: user.language ?? DEFAULT_LOCALE,
+      name: noticeName(event.kind),
+      values: {
+        name: user.nickname,
+        time: formatSiteTime(event.createdAt, user.timeZone ?? deps.settings.siteTimeZone),
+        device: event.device || '-',
+        address: event.address || '-',
+        app: event.detail.app ?? '',
+        label: event.detail.name ?? event.detail.label ?? '',
+        settingsLink: `${deps.settings.baseUrl}/settings/security`,
+      },
+    }, deps.clock.now());
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * The storage and the transport mail needs (INTERFACE section 12, "E-mail and the way back in").
+ * A mail is written to the outbox, rendered, in the transaction of the event that causes it, and
+ * sent later by whichever instance claims it, so a restart or an SMTP outage loses none.
+ */
+import type { Instant } from '../time.js';
+
+/** A rendered message: what a person reads, in their language. */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+  /** A simple HTML alternative of `text`; `null`: plain text only. */
+  html: string | null;
+}
+
+export interface NewOutgoingMail extends MailMessage {
+  /** The account it concerns, if any; the mail goes when the account is deleted. */
+  userId: number | null;
+  /** What it is about (`email_verification`, `password_reset`, `notice:…`), for the log. */
+  kind: string;
+}
+
+export interface OutgoingMail extends NewOutgoingMail {
+  id: number;
+  createdAt: Instant;
+  /** Attempts so far, the one just claimed included. */
+  attempts: number;
+  nextAttemptAt: Instant;
+}
+
+/**
+ * The outbox: claimed by one instance at a time under a lease, marked sent or abandoned. An
+ * outcome is written only by the claim that holds the row; a row that leaves the queue keeps no
+ * body, so a link in it lives only as long as it is waiting.
+ */
+export interface MailOutboxStore {
+  /** Queues a mail, due at once. */
+  enqueue(mail: NewOutgoingMail, now: Instant): Promise<void>;
+  /** Whether a pending mail is due at `now` and not leased: a read, so an idle poll writes nothing. */
+  anyDue(now: Instant): Promise<boolean>;
+  /**
+   * Claims up to `limit` pending mails that are due and not leased (or whose lease has expired:
+   * the instance that held it died), in one conditional write that records `claim`, `leaseUntil`
+   * and one more attempt: two callers never get the same row while its lease runs.
+   */
+  claim(claim: string, now: Instant, leaseUntil: Instant, limit: number): Promise<OutgoingMail[]>;
+  /** Marks the mail sent and forgets its body; false when `claim` no longer holds it. */
+  sent(id: number, claim: string, now: Instant): Promise<boolean>;
+  /** Releases the mail to be tried again at `nextAttemptAt`. */
+  retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean>;
+  /** Gives the mail up for good and forgets its body. */
+  abandon(id: number, claim: string, now: Instant, error: string): Promise<boolean>;
+}
+
+/** What an attempt came to. */
+export type MailOutcome = { sent: true } | { sent: false; error: string };
+
+/** Hands a message to the mail system: SMTP, or `.eml` files on a developer's machine (src/mail/). */
+export interface MailTransport {
+  /** Never throws; the error says what went wrong, without the message. `id` names the mail. */
+  send(id: number, message: MailMessage): Promise<MailOutcome>;
+}

@@ -1,0 +1,108 @@
+/**
+ * E-mail and the way back in (INTERFACE section 12): `/settings/email`, `GET /email/verify`,
+ * `/password/forgot` and `/password/reset`. A link's token arrives in the query string, which the
+ * log redacts (`token` in src/http/logging.ts).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { changeEmail, verifyEmail } from '../../core/accounts/email.js';
+import { RESET_LINK_MS, findResetLink, requestPasswordReset, resetPassword } from '../../core/accounts/password-reset.js';
+import { isRecentSignIn } from '../../core/accounts/sessions.js';
+import { InputError } from '../../core/errors.js';
+import { throttledHeaders } from '../../core/rate-limit-fields.js';
+import { requireSignIn, sendPage, signInAgainPath } from '../pages.js';
+import { attemptOrigin, pageContext, userAgent, verifyCsrf } from '../plugins/session.js';
+import { clientAddress } from '../client-address.js';
+import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage, translatedProblems } from '../views/recovery.js';
+
+const EMAIL_PATH = '/settings/email';
+const field = (maxLength: number) => ({ type: 'string', maxLength } as const);
+const csrf = field(200);
+const tokenQuery = { type: 'object', properties: { token: field(200) } } as const;
+
+/** Whole minutes, at least one, for "try again in N minutes". */
+const minutesOf = (seconds: number) => Math.max(1, Math.ceil(seconds / 60));
+
+export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
+  const { deps } = app;
+  const page = { config: { html: true } };
+  const origin = (request: FastifyRequest) => ({ address: clientAddress(request), userAgent: userAgent(request) });
+
+  app.get(EMAIL_PATH, page, async (request, reply) => {
+    const signIn = await requireSignIn(request, reply);
+    if (!signIn) return reply;
+    const email = await deps.stores.memberEmails.find(signIn.user.id);
+    return sendPage(reply, emailSettingsPage(await pageContext(request, reply), { email, mailEnabled: deps.mailer.enabled }));
+  });
+
+  app.post(EMAIL_PATH, { ...page, schema: { body: { type: 'object', properties: { email: field(1000), _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
+    verifyCsrf(request);
+    const signIn = await requireSignIn(request, reply, EMAIL_PATH);
+    if (!signIn) return reply;
+    // The address is the way back in: only a recent sign-in moves it, as it does the second step.
+    if (!isRecentSignIn(signIn.session, deps.clock.now())) return reply.redirect(signInAgainPath(EMAIL_PATH), 303);
+    const value = request.body.email ?? '';
+    const context = await pageContext(request, reply);
+    const state = { mailEnabled: deps.mailer.enabled, value };
+    try {
+      const changed = await changeEmail(deps, signIn.user, value, origin(request));
+      const email = await deps.stores.memberEmails.find(signIn.user.id);
+      if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, email }), 409);
+      const words = changed.changed ? context.t.text('recovery.emailSent', { address: email?.address ?? value }) : context.t.text('recovery.emailUnchanged');
+      return sendPage(reply, emailSettingsPage(context, { ...state, email, notice: words }));
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      const email = await deps.stores.memberEmails.find(signIn.user.id);
+      return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: translatedProblems(context, error.problems) }), 400);
+    }
+  });
+
+  // GET changes state here only as every mailed link does: the single-use token is the proof, and
+  // a prefetch that spends it leaves the address unverified, never verified by someone else.
+  app.get('/email/verify', { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
+    const verified = await verifyEmail(deps, request.query.token ?? '', origin(request));
+    return sendPage(reply, emailVerifiedPage(await pageContext(request, reply), verified), verified ? 200 : 400);
+  });
+
+  const forgotState = () => ({ mailEnabled: deps.mailer.enabled, minutes: RESET_LINK_MS / 60_000 });
+
+  app.get('/password/forgot', page, async (request, reply) =>
+    sendPage(reply, forgotPasswordPage(await pageContext(request, reply), forgotState())));
+
+  app.post('/password/forgot', { ...page, schema: { body: { type: 'object', properties: { login: field(1000), _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { login?: string } }>, reply) => {
+    verifyCsrf(request);
+    const context = await pageContext(request, reply);
+    if (!deps.mailer.enabled) return sendPage(reply, forgotPasswordPage(context, forgotState()));
+    // The same page, status and words whatever `login` names (no account enumeration).
+    const outcome = await requestPasswordReset(deps, request.body.login ?? '', attemptOrigin(request), context.t.locale);
+    if (!outcome.ok) {
+      reply.headers(throttledHeaders('password-reset', outcome.retryAfterSeconds));
+      return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), error: context.t.text('recovery.throttled', { minutes: minutesOf(outcome.retryAfterSeconds) }) }), 429);
+    }
+    return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), sent: true }));
+  });
+
+  app.get('/password/reset', { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
+    const token = request.query.token ?? '';
+    const found = await findResetLink(deps, token);
+    const context = await pageContext(request, reply);
+    if (!found) return sendPage(reply, resetPasswordPage(context, { token: undefined }), 400);
+    return sendPage(reply, resetPasswordPage(context, { token, username: found.user.username, needsCode: found.needsCode }));
+  });
+
+  const resetBody = { type: 'object', properties: { token: field(200), password: field(1024), code: field(64), username: field(256), _csrf: csrf } } as const;
+  app.post('/password/reset', { ...page, schema: { body: resetBody } }, async (request: FastifyRequest<{ Body: { token?: string; password?: string; code?: string } }>, reply) => {
+    verifyCsrf(request);
+    const token = request.body.token ?? '';
+    const outcome = await resetPassword(deps, { token, password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request));
+    const context = await pageContext(request, reply);
+    if (outcome.ok) return sendPage(reply, passwordResetDonePage(context));
+    if (outcome.reason === 'invalid_link') return sendPage(reply, resetPasswordPage(context, { token: undefined }), 400);
+    const found = await findResetLink(deps, token);
+    const state = { token, username: found?.user.username ?? '', needsCode: found?.needsCode ?? false };
+    if (outcome.reason === 'throttled') {
+      reply.headers(throttledHeaders('sign-in', outcome.retryAfterSeconds));
+      return sendPage(reply, resetPasswordPage(context, { ...state, error: context.t.text('recovery.throttled', { minutes: minutesOf(outcome.retryAfterSeconds) }) }), 429);
+    }
+    return sendPage(reply, resetPasswordPage(context, { ...state, errors: translatedProblems(context, outcome.problems) }), 400);
+  });
+}

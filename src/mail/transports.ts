@@ -1,0 +1,79 @@
+/**
+ * The mail transports (src/core/mail/ports.ts), through nodemailer: SMTP (`SMTP_URL`), or `.eml`
+ * files on a developer's machine, which any mail program opens. Neither throws; an error says
+ * what went wrong without the message, which may hold a single-use link.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import nodemailer from 'nodemailer';
+import type { MailTransportSetting } from '../config/settings.js';
+import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports.js';
+
+/** An SMTP exchange that has not moved on by then has failed; the mail is tried again later. */
+const SMTP_TIMEOUT_MS = 15_000;
+
+function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOptions {
+  return {
+    from,
+    to: message.to,
+    subject: message.subject,
+    text: message.text,
+    ...(message.html === null ? {} : { html: message.html }),
+  };
+}
+
+/** Only the error's own words and code: nodemailer's errors may quote the server, never the message. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+}
+
+export class SmtpTransport implements MailTransport {
+  private readonly transporter: nodemailer.Transporter;
+
+  constructor(url: string, private readonly from: string) {
+    this.transporter = nodemailer.createTransport(url, {
+      connectionTimeout: SMTP_TIMEOUT_MS,
+      greetingTimeout: SMTP_TIMEOUT_MS,
+      socketTimeout: SMTP_TIMEOUT_MS,
+    });
+  }
+
+  async send(_id: number, message: MailMessage): Promise<MailOutcome> {
+    try {
+      await this.transporter.sendMail(mailOptions(this.from, message));
+      return { sent: true };
+    } catch (error) {
+      return { sent: false, error: describe(error) };
+    }
+  }
+}
+
+/** Writes each mail, as the SMTP server would receive it, to `{directory}/{id}.eml`. */
+export class EmlFileTransport implements MailTransport {
+  private readonly transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+
+  constructor(private readonly directory: string, private readonly from: string) {}
+
+  async send(id: number, message: MailMessage): Promise<MailOutcome> {
+    try {
+      const info = await this.transporter.sendMail(mailOptions(this.from, message));
+      await mkdir(this.directory, { recursive: true, mode: 0o700 });
+      // The mail's id makes the name: a retry writes the same file again, never a second one.
+      await writeFile(join(this.directory, `${String(id).padStart(8, '0')}.eml`), info.message as Buffer, { mode: 0o600 });
+      return { sent: true };
+    } catch (error) {
+      return { sent: false, error: describe(error) };
+    }
+  }
+}
+
+/** The transport the settings name; `undefined` when the site sends no mail. */
+export function createMailTransport(setting: MailTransportSetting, from: string): MailTransport | undefined {
+  switch (setting.kind) {
+    case 'smtp': return new SmtpTransport(setting.url, from);
+    case 'files': return new EmlFileTransport(setting.directory, from);
+    case 'off': return undefined;
+  }
+}

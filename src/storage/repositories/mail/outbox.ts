@@ -1,0 +1,99 @@
+import { type ExpressionBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
+import type { MailOutboxStore, NewOutgoingMail, OutgoingMail } from '../../../core/mail/ports.js';
+import type { Instant } from '../../../core/time.js';
+import type { Database, MailOutboxTable } from '../../schema.js';
+
+function toMail(row: Selectable<MailOutboxTable>): OutgoingMail {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    kind: row.kind,
+    to: row.recipient,
+    subject: row.subject,
+    text: row.body_text,
+    html: row.body_html,
+    createdAt: Number(row.created_at),
+    attempts: row.attempts,
+    nextAttemptAt: Number(row.next_attempt_at),
+  };
+}
+
+/** Pending, due at `now`, and not held under a lease that still runs. */
+function due(now: Instant) {
+  return (eb: ExpressionBuilder<Database, 'mail_outbox'>) => eb.and([
+    eb('sent_at', 'is', null),
+    eb('abandoned_at', 'is', null),
+    eb('next_attempt_at', '<=', now),
+    eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]),
+  ]);
+}
+
+/** Errors are kept for the operator, never a server's whole answer. */
+const ERROR_MAX_LENGTH = 500;
+/** What a row that left the queue keeps of its message: nothing a link could be read from. */
+const FORGOTTEN = { subject: '', body_text: '', body_html: null } as const;
+
+export class KyselyMailOutboxStore implements MailOutboxStore {
+  private readonly postgres: boolean;
+
+  constructor(private readonly db: Kysely<Database>) {
+    this.postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  }
+
+  async enqueue(mail: NewOutgoingMail, now: Instant): Promise<void> {
+    await this.db.insertInto('mail_outbox').values({
+      user_id: mail.userId, kind: mail.kind, recipient: mail.to, subject: mail.subject, body_text: mail.text, body_html: mail.html,
+      created_at: now, next_attempt_at: now,
+    }).execute();
+  }
+
+  async anyDue(now: Instant): Promise<boolean> {
+    const row = await this.db.selectFrom('mail_outbox').select('id').where(due(now)).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
+  async claim(claim: string, now: Instant, leaseUntil: Instant, limit: number): Promise<OutgoingMail[]> {
+    const claimed = { claim, lease_until: leaseUntil, attempts: sql<number>`attempts + 1` };
+    const oldest = (db: Kysely<Database>) => db.selectFrom('mail_outbox').select('id').where(due(now))
+      .orderBy('next_attempt_at').orderBy('id').limit(limit);
+    const rows = this.postgres
+      // As the logout queue claims (repositories/oidc/logout-deliveries.ts): the candidates chosen
+      // once, in a materialized CTE, FOR UPDATE SKIP LOCKED, and the condition checked again on
+      // every row written, so a row another claim leased since is left alone.
+      ? await this.db
+        .with((cte) => cte('candidates').materialized(), (db) => oldest(db as unknown as Kysely<Database>).forUpdate().skipLocked())
+        .updateTable('mail_outbox').from('candidates').set(claimed)
+        .whereRef('mail_outbox.id', '=', 'candidates.id')
+        .where(due(now))
+        .returningAll('mail_outbox')
+        .execute()
+      // SQLite runs one writer at a time and evaluates the subquery once: the statement is atomic as it stands.
+      : await this.db.updateTable('mail_outbox').set(claimed)
+        .where('id', 'in', oldest(this.db))
+        .where(due(now))
+        .returningAll()
+        .execute();
+    return rows.map(toMail).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.id - b.id);
+  }
+
+  async sent(id: number, claim: string, now: Instant): Promise<boolean> {
+    return this.finish(id, claim, { ...FORGOTTEN, sent_at: now, last_error: null });
+  }
+
+  async retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean> {
+    return this.finish(id, claim, { next_attempt_at: nextAttemptAt, last_error: error.slice(0, ERROR_MAX_LENGTH) });
+  }
+
+  async abandon(id: number, claim: string, now: Instant, error: string): Promise<boolean> {
+    return this.finish(id, claim, { ...FORGOTTEN, abandoned_at: now, last_error: error.slice(0, ERROR_MAX_LENGTH) });
+  }
+
+  /** Writes an attempt's outcome only while `claim` still holds the row (a lease taken over is not ours). */
+  private async finish(id: number, claim: string, values: Partial<Omit<MailOutboxTable, 'id' | 'attempts'>>): Promise<boolean> {
+    const result = await this.db.updateTable('mail_outbox').set({ ...values, lease_until: null, claim: null })
+      .where('id', '=', id).where('claim', '=', claim)
+      .where('sent_at', 'is', null).where('abandoned_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+}

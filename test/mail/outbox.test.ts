@@ -1,0 +1,177 @@
+/**
+ * Mail as a real part (INTERFACE section 12, issue 32 item 4), on each database, with a real SMTP
+ * server in the test process: a queued mail arrives as it was rendered; an SMTP outage loses
+ * none; two senders never send one mail twice; a mail failing for a day is given up; the outbox
+ * and the log never keep a sent mail's link. The sender is driven by hand (`runOnce`) and the
+ * clock by the test.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { simpleParser } from 'mailparser';
+import { loadSettings } from '../../src/config/settings.js';
+import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS } from '../../src/core/mail/outbox.js';
+import type { NewOutgoingMail } from '../../src/core/mail/ports.js';
+import { EmlFileTransport } from '../../src/mail/transports.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { TestClock } from '../support/clock.js';
+import { forEachDatabase } from '../support/databases.js';
+import { TestSmtpServer } from '../support/smtp.js';
+
+/** A mail with a secret link in it, to a fresh address. */
+function mail(overrides: Partial<NewOutgoingMail> = {}): NewOutgoingMail & { link: string } {
+  const link = `http://127.0.0.1/password/reset?token=${randomBytes(16).toString('hex')}`;
+  return {
+    to: `m${randomBytes(4).toString('hex')}@example.test`,
+    subject: 'Reset your password',
+    text: `Open ${link} within 30 minutes.`,
+    html: `<p>Open <a href="${link}">${link}</a> within 30 minutes.</p>`,
+    userId: null,
+    kind: 'test',
+    link,
+    ...overrides,
+  };
+}
+
+forEachDatabase('mail outbox', (database) => {
+  let t: TestApp;
+  let smtp: TestSmtpServer;
+  const logLines: string[] = [];
+
+  before(async () => {
+    smtp = await TestSmtpServer.start();
+    t = await startTestApp(database, {
+      clock: new TestClock(Date.now()),
+      env: { SMTP_URL: smtp.url, MAIL_FROM: 'Test Community <no-reply@example.test>', MAIL_DELIVERY_INTERVAL: '0' },
+      logLines,
+    });
+  });
+  after(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  const send = () => t.deps.mailDeliveries.runOnce();
+  const queue = (m: NewOutgoingMail) => t.deps.stores.mailOutbox.enqueue(m, t.clock.now());
+  const row = (to: string) => t.deps.database.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', to).executeTakeFirstOrThrow();
+
+  test('a queued mail reaches the SMTP server as it was rendered, from MAIL_FROM', async () => {
+    const m = mail();
+    await queue(m);
+    const pass = await send();
+    assert.equal(pass.sent, 1);
+    const [got, ...more] = smtp.to(m.to);
+    assert.equal(more.length, 0);
+    assert.equal(got!.subject, m.subject);
+    assert.equal(got!.text.trim(), m.text);
+    assert.match(got!.html ?? '', /<a href="http:\/\/127\.0\.0\.1\/password\/reset\?token=/);
+    assert.equal(got!.from, '"Test Community" <no-reply@example.test>');
+  });
+
+  test('a sent mail keeps no body in the outbox, so its link is not stored once it is sent', async () => {
+    const m = mail();
+    await queue(m);
+    await send();
+    const stored = await row(m.to);
+    assert.ok(stored.sent_at !== null);
+    assert.deepEqual([stored.subject, stored.body_text, stored.body_html], ['', '', null]);
+  });
+
+  test('mail survives an SMTP outage: it stays in the outbox and arrives once the server is back', async () => {
+    const m = mail();
+    await smtp.stop();
+    try {
+      await queue(m);
+      const failed = await send();
+      assert.equal(failed.retrying, 1);
+      const waiting = await row(m.to);
+      assert.equal(waiting.sent_at, null);
+      assert.ok(Number(waiting.next_attempt_at) > t.clock.now(), 'the next attempt is later');
+      assert.ok(waiting.last_error);
+      // Not due again before its back-off ends.
+      assert.equal((await send()).claimed, 0);
+    } finally {
+      await smtp.listen();
+    }
+    t.clock.advance(MAIL_FIRST_RETRY_MS);
+    assert.equal((await send()).sent, 1);
+    assert.equal(smtp.to(m.to).length, 1);
+    assert.equal((await send()).claimed, 0, 'sent once, never again');
+  });
+
+  test('two senders at once never send one mail twice', async () => {
+    const mails = Array.from({ length: 8 }, () => mail());
+    for (const m of mails) await queue(m);
+    const passes = await Promise.all([send(), send(), send()]);
+    assert.equal(passes.reduce((n, p) => n + p.sent, 0), 8);
+    for (const m of mails) assert.equal(smtp.to(m.to).length, 1, m.to);
+  });
+
+  test('a mail failing for a day is given up, and the log never holds its address, subject or link', async () => {
+    const m = mail({ subject: `Secret subject ${randomBytes(4).toString('hex')}` });
+    await smtp.stop();
+    try {
+      await queue(m);
+      for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
+        await send();
+        t.clock.advance(3600 * 1000);
+      }
+    } finally {
+      await smtp.listen();
+    }
+    const given = await row(m.to);
+    assert.ok(given.abandoned_at !== null);
+    assert.ok(Number(given.abandoned_at) - Number(given.created_at) <= MAIL_MAX_AGE_MS + 3600 * 1000);
+    assert.deepEqual([given.subject, given.body_text, given.body_html], ['', '', null]);
+    assert.ok(logLines.some((l) => l.includes('"mail given up"') && l.includes(`"mail_id":${given.id}`)));
+    const log = logLines.join('\n');
+    for (const secret of [m.link, m.to, m.subject]) assert.ok(!log.includes(secret), `the log holds ${secret}`);
+  });
+
+  test('the janitor deletes sent and given-up mails after the audit window, never a waiting one', async () => {
+    const sent = mail();
+    await queue(sent);
+    await send();
+    await smtp.stop();
+    const waiting = mail();
+    try {
+      await queue(waiting);
+      await send();
+    } finally {
+      await smtp.listen();
+    }
+    const options = { auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: MAIL_MAX_AGE_MS, securityLogWindowMs: 90 * 86_400_000 };
+    const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, options);
+    assert.ok(deleted.mail_outbox! >= 1);
+    await assert.rejects(row(sent.to));
+    assert.equal((await row(waiting.to)).sent_at, null, 'a waiting mail stays');
+  });
+});
+
+test('without SMTP_URL a loopback BASE_URL writes mail as .eml files under ./data/mail, and elsewhere mail is off', () => {
+  assert.deepEqual(loadSettings({ BASE_URL: 'http://localhost:3000' }).mail, { kind: 'files', directory: './data/mail' });
+  assert.deepEqual(loadSettings({ BASE_URL: 'https://id.example.com', DEMO: '0' }).mail, { kind: 'off' });
+  assert.equal(loadSettings({ BASE_URL: 'https://id.example.com', DEMO: '0' }).mailFrom, 'Community <no-reply@id.example.com>');
+});
+
+test('SMTP_URL takes smtp:// or smtps:// with optional credentials, and an error never shows the password', () => {
+  assert.equal(loadSettings({ SMTP_URL: 'smtps://user:pw@mail.example.com:465' }).mail.kind, 'smtp');
+  for (const bad of ['http://mail.example.com', 'smtp://user:hunter2@mail.example.com/path', 'smtp://user:hunter2@mail.example.com?x=1']) {
+    assert.throws(() => loadSettings({ SMTP_URL: bad }), (error: Error) => /SMTP_URL/.test(error.message) && !error.message.includes('hunter2'));
+  }
+  assert.throws(() => loadSettings({ MAIL_FROM: 'Community <no-reply@example.com>\r\nBcc: x@y.z' }), /MAIL_FROM/);
+});
+
+test('an .eml file holds the whole message a mail program opens', async () => {
+  const directory = join(mkdtempSync(join(tmpdir(), 'svc-mail-')), 'mail');
+  const transport = new EmlFileTransport(directory, 'Community <no-reply@localhost>');
+  const m = mail({ subject: '重设密码' });
+  assert.deepEqual(await transport.send(7, m), { sent: true });
+  assert.deepEqual(readdirSync(directory), ['00000007.eml']);
+  const parsed = await simpleParser(readFileSync(join(directory, '00000007.eml')));
+  assert.equal(parsed.subject, '重设密码');
+  assert.equal(parsed.text?.trim(), m.text);
+});

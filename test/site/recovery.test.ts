@@ -1,0 +1,299 @@
+/**
+ * E-mail and the way back into an account (INTERFACE section 12, issue 32 item 4), over real
+ * HTTP on each database, with a real SMTP server in the test process: a private address verified
+ * by a single-use link; a forgotten password reset by a single-use link that needs the second
+ * step when two-step is on and ends every session; answers that never tell whether an account
+ * exists; limits per account and per address; security notices in the member's language.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { createAccount, updateProfile } from '../../src/core/accounts/accounts.js';
+import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS } from '../../src/core/accounts/password-reset.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import { totpCode } from '../../src/core/accounts/totp.js';
+import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { TestClock } from '../support/clock.js';
+import { forEachDatabase } from '../support/databases.js';
+import { type ReceivedMail, TestSmtpServer } from '../support/smtp.js';
+import { type Fields, type PageResponse, Visitor } from './visitor.js';
+
+const PASSWORD = 'correct horse battery';
+const NEW_PASSWORD = 'a brand new passphrase';
+
+/** A browser at an address of its own (TRUST_PROXY=1), so the per-address limits of one test leave the others alone. */
+class AddressedVisitor extends Visitor {
+  constructor(baseUrl: string, readonly address = `10.${randomBytes(1)[0]}.${randomBytes(1)[0]}.${randomBytes(1)[0]! || 1}`) {
+    super(baseUrl);
+  }
+
+  override request(path: string, init: RequestInit = {}): Promise<PageResponse> {
+    return super.request(path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), 'x-forwarded-for': this.address } });
+  }
+}
+
+function linkIn(mail: ReceivedMail | undefined, path: string): string {
+  assert.ok(mail, 'a mail arrived');
+  const found = new RegExp(`http://[^\\s]+${path.replace(/[?/]/g, '\\$&')}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)?.[0];
+  assert.ok(found, `the mail holds a ${path} link`);
+  return found;
+}
+
+/** The page's text without what differs from one request to the next (the CSRF token). */
+const comparable = (page: PageResponse) => page.text.replace(/name="_csrf" value="[^"]*"/g, '');
+
+forEachDatabase('e-mail and the way back in', (database) => {
+  let t: TestApp;
+  let smtp: TestSmtpServer;
+
+  before(async () => {
+    smtp = await TestSmtpServer.start();
+    t = await startTestApp(database, { clock: new TestClock(Date.now()), env: { SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '0', TRUST_PROXY: '1' } });
+  });
+  after(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  const deliver = () => t.deps.mailDeliveries.runOnce();
+  const address = () => `m${randomBytes(5).toString('hex')}@example.test`;
+  const relative = (link: string) => link.slice(t.baseUrl.length);
+
+  async function member(): Promise<{ user: User; visitor: AddressedVisitor }> {
+    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const visitor = new AddressedVisitor(t.baseUrl);
+    await visitor.signIn(user.username, PASSWORD);
+    return { user, visitor };
+  }
+
+  /** A member whose address is verified through the pages and the mailed link. */
+  async function verifiedMember(): Promise<{ user: User; visitor: AddressedVisitor; email: string }> {
+    const { user, visitor } = await member();
+    const email = address();
+    assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    await deliver();
+    assert.equal((await visitor.get(relative(linkIn(smtp.to(email).at(-1), '/email/verify')))).status, 200);
+    return { user, visitor, email };
+  }
+
+  async function forgot(login: string, visitor: Visitor = new AddressedVisitor(t.baseUrl)): Promise<PageResponse> {
+    const page = await visitor.post('/password/forgot', { login });
+    await deliver();
+    return page;
+  }
+
+  async function resetLink(user: User, email: string): Promise<string> {
+    assert.equal((await forgot(user.username)).status, 200);
+    return linkIn(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).at(-1), '/password/reset');
+  }
+
+  const reset = (link: string, fields: Fields = {}) => {
+    const token = new URL(link).searchParams.get('token')!;
+    return new AddressedVisitor(t.baseUrl).post('/password/reset', { token, password: NEW_PASSWORD, ...fields });
+  };
+
+  test('an e-mail address is verified by the link mailed to it, which works once', async () => {
+    const { user, visitor } = await member();
+    const email = address();
+    const saved = await visitor.post('/settings/email', { email });
+    assert.equal(saved.status, 200);
+    assert.match(saved.text, new RegExp(email));
+    await deliver();
+    const link = linkIn(smtp.to(email)[0], '/email/verify');
+    assert.equal((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, null);
+    assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 200, 'the link needs no sign-in');
+    assert.ok((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt);
+    assert.equal((await visitor.get(relative(link))).status, 400, 'used once');
+    assert.equal((await visitor.get('/email/verify?token=nothing')).status, 400);
+  });
+
+  test('a verification link stops working after 24 hours', async () => {
+    const { user, visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    t.clock.advance(24 * 3600 * 1000 + 1000);
+    assert.equal((await visitor.get(relative(linkIn(smtp.to(email)[0], '/email/verify')))).status, 400);
+    assert.equal((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, null);
+  });
+
+  test('the e-mail address is private: no page but the member\'s own settings shows it', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    assert.match((await visitor.get('/settings/email')).text, new RegExp(email));
+    for (const path of [`/u/${user.username}`, '/settings/profile', '/settings/security']) {
+      assert.ok(!(await visitor.get(path)).text.includes(email), path);
+    }
+    const other = await member();
+    assert.ok(!(await other.visitor.get('/settings/email')).text.includes(email));
+  });
+
+  test('a change of address mails a notice to the old verified address', async () => {
+    const { visitor, email } = await verifiedMember();
+    const next = address();
+    assert.equal((await visitor.post('/settings/email', { email: next })).status, 200);
+    await deliver();
+    assert.equal(smtp.to(email).length, 2, 'the verification link, then the notice');
+    assert.match(smtp.to(email)[1]!.subject, /e-mail address .* was changed/);
+    assert.ok(!smtp.to(email)[1]!.text.includes(next), 'the notice does not name the new address');
+    linkIn(smtp.to(next)[0], '/email/verify');
+  });
+
+  test('an address that is not one is refused with the field named', async () => {
+    const { visitor } = await member();
+    const refused = await visitor.post('/settings/email', { email: 'not an address' });
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /aria-invalid="true"/);
+  });
+
+  test('the sign-in page links "Forgot password?" to the forgotten-password page', async () => {
+    const page = await new Visitor(t.baseUrl).get('/login');
+    assert.match(page.text, /<a href="\/password\/forgot">Forgot password\?<\/a>/);
+    assert.equal((await new Visitor(t.baseUrl).get('/password/forgot')).status, 200);
+  });
+
+  test('a forgotten-password request answers the same for an unknown account', async () => {
+    const { user, email } = await verifiedMember();
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const known = await forgot(user.username, visitor);
+    const unknown = await forgot(`nobody${randomBytes(4).toString('hex')}`, visitor);
+    const unknownAddress = await forgot(address(), visitor);
+    const knownAddress = await forgot(email.toUpperCase(), visitor);
+    for (const page of [unknown, unknownAddress, knownAddress]) {
+      assert.equal(page.status, known.status);
+      assert.equal(comparable(page), comparable(known));
+    }
+    assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 2, 'by username and by address');
+  });
+
+  test('an account without a verified address gets no reset mail, and the answer is the same', async () => {
+    const { user, visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    const page = await forgot(user.username);
+    assert.equal(page.status, 200);
+    assert.ok(smtp.to(email).every((m) => !m.text.includes('/password/reset')));
+  });
+
+  test('a reset link works once, sets the password and ends every session', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const other = new AddressedVisitor(t.baseUrl);
+    await other.signIn(user.username, PASSWORD);
+    const link = await resetLink(user, email);
+    const form = await new AddressedVisitor(t.baseUrl).get(relative(link));
+    assert.equal(form.status, 200);
+    assert.match(form.text, /name="password"/);
+    assert.doesNotMatch(form.text, /name="code"/, 'no second step without two-step');
+    assert.equal((await reset(link)).status, 200);
+    for (const browser of [visitor, other]) assert.equal((await browser.get('/settings/email')).status, 303, 'signed out');
+    assert.equal((await new AddressedVisitor(t.baseUrl).post('/login', { username: user.username, password: PASSWORD, return_to: '/' })).status, 401);
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, NEW_PASSWORD);
+    const again = await reset(link, { password: 'yet another passphrase' });
+    assert.equal(again.status, 400, 'used once');
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, NEW_PASSWORD);
+    const events = await t.deps.stores.securityEvents.listForUser(user.id, 0, 50);
+    assert.ok(events.items.some((e) => e.kind === 'password.reset'));
+    await deliver();
+    assert.ok(smtp.to(email).some((m) => /password was reset/.test(m.subject)), 'a notice');
+  });
+
+  test('a used, expired or unknown reset link shows the form again with 400 and changes nothing', async () => {
+    const { user, email } = await verifiedMember();
+    const link = await resetLink(user, email);
+    t.clock.advance(RESET_LINK_MS + 1000);
+    assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 400);
+    const expired = await reset(link);
+    assert.equal(expired.status, 400);
+    assert.match(expired.text, /has expired/);
+    assert.equal((await reset(`${t.baseUrl}/password/reset?token=unknown`)).status, 400);
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+  });
+
+  test('a reset needs the second step when two-step is on', async () => {
+    const { user, email } = await verifiedMember();
+    const enrolment = (await beginTotpEnrolment(t.deps, user))!;
+    const [recoveryCode] = await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
+    const link = await resetLink(user, email);
+    assert.match((await new Visitor(t.baseUrl).get(relative(link))).text, /name="code"/);
+    assert.equal((await reset(link)).status, 400, 'no code');
+    assert.equal((await reset(link, { code: '000000' })).status, 400, 'a wrong code');
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    assert.equal((await reset(link, { code: recoveryCode! })).status, 200, 'a recovery code serves');
+    const fresh = new AddressedVisitor(t.baseUrl);
+    assert.equal((await fresh.post('/login', { username: user.username, password: NEW_PASSWORD, return_to: '/' })).status, 303);
+  });
+
+  test('a reset keeps the password rules of sign-up', async () => {
+    const { user, email } = await verifiedMember();
+    const link = await resetLink(user, email);
+    for (const password of ['short', user.username, 'password123']) {
+      assert.equal((await reset(link, { password })).status, 400, password);
+    }
+    assert.equal((await reset(link)).status, 200, 'the link still works');
+  });
+
+  test('at most 5 reset mails per account an hour', async () => {
+    const { user, email } = await verifiedMember();
+    for (let i = 0; i < RESET_MAILS_PER_ACCOUNT + 2; i += 1) assert.equal((await forgot(user.username)).status, 200);
+    assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, RESET_MAILS_PER_ACCOUNT);
+  });
+
+  test('at most 20 forgotten-password requests per address an hour, then 429 with Retry-After', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    for (let i = 0; i < RESET_REQUESTS_PER_ADDRESS; i += 1) assert.equal((await visitor.post('/password/forgot', { login: `x${i}` })).status, 200);
+    const refused = await visitor.post('/password/forgot', { login: 'x' });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    assert.equal((await new AddressedVisitor(t.baseUrl).post('/password/forgot', { login: 'x' })).status, 200, 'another address goes on');
+  });
+
+  test('a sign-in from a browser without the account\'s device cookie is mailed; one from a known browser is not', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    await deliver();
+    const before = smtp.to(email).length;
+    await visitor.signIn(user.username, PASSWORD);
+    await deliver();
+    assert.equal(smtp.to(email).length, before, 'the browser signed in before');
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    await deliver();
+    const notice = smtp.to(email).at(-1)!;
+    assert.match(notice.subject, /New sign-in/);
+  });
+
+  test('a notice goes out in the member\'s saved language', async () => {
+    const { user, email } = await verifiedMember();
+    await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    await deliver();
+    assert.match(smtp.to(email).at(-1)!.subject, /^你的 .+ 帳號有新的登入$/);
+    await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-CN' });
+    const link = await resetLink(user, email);
+    assert.match(smtp.to(email).at(-1)!.subject, /重设你的 .* 密码/);
+    assert.ok(link);
+  });
+
+  test('without mail set up, the forgotten-password page says to ask the staff and the e-mail page has no form', async () => {
+    const off = await startTestApp(database, { env: { BASE_URL: 'https://id.example.test', DEMO: '0' } });
+    try {
+      assert.equal(off.deps.mailer.enabled, false);
+      const page = await new Visitor(off.baseUrl).get('/password/forgot');
+      assert.equal(page.status, 200);
+      assert.match(page.text, /no mail set up/);
+      assert.doesNotMatch(page.text, /name="login"/);
+    } finally {
+      await off.close();
+    }
+  });
+
+  test('a personal token created and two-step turned on are mailed to the verified address', async () => {
+    const { user, email } = await verifiedMember();
+    await t.deps.securityLog.record({ userId: user.id, kind: 'personal_token.created', detail: { name: 'ci' } });
+    const enrolment = (await beginTotpEnrolment(t.deps, user))!;
+    await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
+    await t.deps.securityLog.record({ userId: user.id, kind: 'totp.enabled' });
+    await deliver();
+    const subjects = smtp.to(email).map((m) => m.subject);
+    assert.ok(subjects.some((s) => /personal API token/.test(s)));
+    assert.ok(subjects.some((s) => /Two-step verification is on/.test(s)));
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * A real SMTP server in the test process (the `smtp-server` package) on a free port, which keeps
+ * every message it accepts, parsed (`mailparser`). It can be stopped and started again on the
+ * same port, as a mail server that goes down and comes back.
+ */
+import { type AddressInfo } from 'node:net';
+import { type ParsedMail, simpleParser } from 'mailparser';
+import { SMTPServer } from 'smtp-server';
+
+export interface ReceivedMail {
+  to: string;
+  from: string;
+  subject: string;
+  text: string;
+  html: string | undefined;
+  parsed: ParsedMail;
+}
+
+export class TestSmtpServer {
+  readonly received: ReceivedMail[] = [];
+  private server: SMTPServer | undefined;
+
+  private constructor(private port: number) {}
+
+  static async start(): Promise<TestSmtpServer> {
+    const smtp = new TestSmtpServer(0);
+    await smtp.listen();
+    return smtp;
+  }
+
+  /** `smtp://127.0.0.1:PORT`, for SMTP_URL. */
+  get url(): string {
+    return `smtp://127.0.0.1:${this.port}`;
+  }
+
+  /** The mails sent to `address`, oldest first. */
+  to(address: string): ReceivedMail[] {
+    return this.received.filter((m) => m.to === address);
+  }
+
+  async listen(): Promise<void> {
+    const server = new SMTPServer({
+      // No TLS and no sign-in: a mail server on the loopback, as a developer's relay.
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      logger: false,
+      onData: (stream, session, callback) => {
+        simpleParser(stream).then((parsed) => {
+          this.received.push({
+            to: session.envelope.rcptTo.map((r) => r.address).join(','),
+            from: parsed.from?.text ?? '',
+            subject: parsed.subject ?? '',
+            text: parsed.text ?? '',
+            html: typeof parsed.html === 'string' ? parsed.html : undefined,
+            parsed,
+          });
+          callback();
+        }, callback);
+      },
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.server.address() as AddressInfo).port;
+    this.server = server;
+  }
+
+  /** Stops accepting connections: the mail server is down until `listen` again. */
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
