@@ -56,12 +56,13 @@
   for (const button of document.querySelectorAll('button[data-webauthn]')) {
     const form = button.form;
     const status = form.querySelector('[data-webauthn-status]');
-    const say = (text) => { if (status) status.textContent = text; };
+    // The page gives the words in its language (`data-waiting`, …); English when it has none.
+    const say = (name, english) => { if (status) status.textContent = status.dataset[name] || english; };
     button.hidden = false;
     button.addEventListener('click', async () => {
       if (!form.reportValidity()) return;
       button.disabled = true;
-      say('Waiting for your passkey…');
+      say('waiting', 'Waiting for your passkey…');
       try {
         const answer = await fetch(button.dataset.options, {
           method: 'POST',
@@ -76,7 +77,12 @@
             window.location.assign(refusal.location);
             return;
           }
-          throw new Error(answer.status === 401 ? 'your sign-in expired; start again' : `the server answered ${answer.status}`);
+          if (answer.status === 401) {
+            say('expired', 'Your sign-in expired. Start again.');
+            button.disabled = false;
+            return;
+          }
+          throw new Error(`the server answered ${answer.status}`);
         }
         const options = await answer.json();
         const credential = button.dataset.webauthn === 'create'
@@ -84,10 +90,12 @@
           : await navigator.credentials.get({ publicKey: requestOptions(options) });
         if (!credential) throw new Error('no passkey was chosen');
         form.querySelector('[data-webauthn-result]').value = JSON.stringify(credentialJson(credential));
-        say('Checking…');
+        say('checking', 'Checking…');
         form.submit();
       } catch (error) {
-        say(`The passkey was not used: ${error && error.message ? error.message : error}. You can try again.`);
+        // The browser's reason is in the browser's language, often not the page's: for developers only.
+        console.warn('passkey not used:', error);
+        say('failed', 'The passkey was not used. You can try again.');
         button.disabled = false;
       }
     });

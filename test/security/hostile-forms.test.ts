@@ -1,6 +1,7 @@
 /**
  * Hostile input (fast-check) at the site's forms: the sign-in form (`POST /login`), sign-out, the
- * consent form (`POST /oauth/authorize`) and RP-initiated logout (`/oauth/logout`) — random, repeated, oversized and wrongly typed
+ * consent form (`POST /oauth/authorize`), RP-initiated logout (`/oauth/logout`), the way back in
+ * (`/password/forgot`, `/password/reset`) and the language picker — random, repeated, oversized and wrongly typed
  * fields, with and without the CSRF token. Each gets a page or a redirect on this site, never a
  * 5xx, and nothing stored changes (no session, no consent, no code).
  */
@@ -81,6 +82,35 @@ forEachDatabase('hostile input at the forms', (database) => {
       const text = await response.text();
       assertSafe(response, text);
       assert.notEqual(response.status, 303, 'no sign-in without the password');
+    }), { numRuns: 150 });
+    assert.equal(await snapshotTables(t.deps.database.db, VOLATILE), before);
+  });
+
+  test('POST /password/forgot and /password/reset: random fields never reset a password, mail or store a link, never a 5xx', async () => {
+    const before = await snapshotTables(t.deps.database.db, VOLATILE);
+    const form = fields(['login', 'token', 'password', 'code', '_csrf'], {
+      _csrf: () => fc.constant(csrf),
+      token: () => fc.constantFrom('', 'x'.repeat(43), '../../etc', '%00'),
+      password: () => fc.constant('a new password that is long'),
+    });
+    await fc.assert(fc.asyncProperty(body(form), fc.boolean(), fc.constantFrom('/password/forgot', '/password/reset'), async (payload, withCookies, path) => {
+      const response = await send(path, payload, withCookies);
+      const text = await response.text();
+      assertSafe(response, text);
+    }), { numRuns: 150 });
+    assert.equal(await snapshotTables(t.deps.database.db, VOLATILE), before);
+  });
+
+  test('POST /language: random fields never redirect off the site, never a 5xx, and change nothing stored', async () => {
+    const before = await snapshotTables(t.deps.database.db, VOLATILE);
+    const form = fields(['lang', 'return_to'], {
+      lang: () => fc.constantFrom('en', 'zh-CN', 'zh-TW', 'zh', 'EN', ''),
+      return_to: () => fc.constantFrom('/', '//evil.example', 'https://evil.example', '/\\evil', '/settings/profile?x=1'),
+    });
+    await fc.assert(fc.asyncProperty(body(form), fc.boolean(), async (payload, withCookies) => {
+      const response = await send('/language', payload, withCookies);
+      const text = await response.text();
+      assertSafe(response, text);
     }), { numRuns: 150 });
     assert.equal(await snapshotTables(t.deps.database.db, VOLATILE), before);
   });

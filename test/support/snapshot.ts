@@ -4,6 +4,7 @@ import { type Kysely, sql } from 'kysely';
 export const STORED_TABLES = [
   'users', 'clients', 'consents', 'grants', 'authorization_codes', 'access_tokens', 'refresh_tokens',
   'personal_tokens', 'sessions', 'posts', 'comments', 'post_likes', 'categories', 'signing_keys', 'logout_deliveries',
+  'member_emails', 'email_links', 'mail_outbox',
 ] as const;
 
 /**

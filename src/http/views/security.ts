@@ -16,7 +16,7 @@ import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
-import { rich } from './words.js';
+import { passkeyStatus, rich } from './words.js';
 
 export const SECURITY_LOG_PAGE_SIZE = 20;
 /** The fields whose problems a section of the page shows beside its own form; others go at the top. */
@@ -192,7 +192,7 @@ ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPassk
   <input type="text" id="passkey-name" name="name" maxlength="60" placeholder="${t.text('security.passkeyPlaceholder')}" aria-describedby="passkey-hint">
   <p class="hint" id="passkey-hint">${t.text('security.passkeyHint')}</p>
   <div class="actions"><button type="button" data-webauthn="create" data-options="/settings/security/passkeys/options" hidden>${t.text('security.addPasskey')}</button></div>
-  <p class="hint" role="status" data-webauthn-status></p>
+  ${passkeyStatus(context.t)}
 </form>
 </section>`;
 }
@@ -355,7 +355,7 @@ ${state.factors.passkeys > 0 ? html`<form method="post" action="/login/second-st
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="credential" data-webauthn-result>
   <div class="actions"><button type="button" class="${state.factors.totp ? 'secondary' : ''}" data-webauthn="get" data-options="/login/second-step/passkey/options" hidden>${t.text('security.usePasskey')}</button></div>
-  <p class="hint" role="status" data-webauthn-status></p>
+  ${passkeyStatus(context.t)}
 </form>` : ''}
 <p class="muted"><a href="/login">${t.text('security.startAgain')}</a></p>
 </section>`, { script: 'webauthn' });

@@ -1,6 +1,6 @@
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { rich } from './words.js';
+import { passkeyStatus, rich } from './words.js';
 
 /** The app's name as the headings show it: `<b>` of "Sign in to continue to <b>{app}</b>". */
 export function appName(chunks: Array<string | Html>): Html {
@@ -50,7 +50,7 @@ ${form.reauthenticate ? html`<p class="notice">${form.appName ? t.text('sign-in.
   <input type="hidden" name="return_to" value="${form.returnTo}">
   <input type="hidden" name="credential" data-webauthn-result>
   <div class="actions"><button type="button" class="secondary" data-webauthn="get" data-options="/login/passkey/options" hidden>${t.text('sign-in.withPasskey')}</button></div>
-  <p class="hint" role="status" data-webauthn-status></p>
+  ${passkeyStatus(context.t)}
 </form>
 <p class="muted">${rich(t, 'sign-in.noAccount', { a: signUpLink })}</p>
 </section>`, { script: 'webauthn' });

@@ -54,3 +54,11 @@ export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
     : html`<span class="nickname">${user.username}</span>`;
 }
 
+
+/**
+ * Where public/webauthn.js says how a passkey ceremony goes: the script only writes, so its words
+ * come from the page, in the page's language.
+ */
+export function passkeyStatus(t: Translator): Html {
+  return html`<p class="hint" role="status" data-webauthn-status data-waiting="${t.text('common.passkeyWaiting')}" data-checking="${t.text('common.passkeyChecking')}" data-failed="${t.text('common.passkeyFailed')}" data-expired="${t.text('common.passkeyExpired')}"></p>`;
+}
