@@ -35,7 +35,7 @@ forEachDatabase('the community pages in Chinese and the names on them', (databas
   function namesOf(page: string, username: string): string[] {
     return [...page.matchAll(new RegExp(`<a href="/u/${username}">([\\s\\S]*?)</a>`, 'g'))].map((m) => m[1]!);
   }
-  const shownAs = (username: string) => `<span class="nickname">林小伟</span> <span class="handle">@${username}</span>`;
+  const shownAs = (username: string) => `<bdi class="nickname">林小伟</bdi> <span class="handle">@${username}</span>`;
 
   test('two members with the same nickname are told apart by their @username on the home page, the post page and the profile page', async () => {
     const real = await writer('linxw', '林小伟');

@@ -8,11 +8,18 @@ import type { User } from './ports.js';
 export const NICKNAME_MAX_LENGTH = 30;
 
 /**
- * Letters, marks, digits, space separators and punctuation of any script. Everything else is
- * refused: control and format characters (bidi overrides that reverse a name on the page,
- * zero-width joiners that hide a difference), unassigned code points, symbols and emoji.
+ * Letters, marks, digits, punctuation and the two spaces names are written with (U+0020, and the
+ * ideographic U+3000), of any script. Everything else is refused: control and format characters
+ * (bidi overrides that reverse a name on the page, zero-width joiners that hide a difference),
+ * unassigned code points, symbols and emoji, and the characters Unicode says to draw as nothing
+ * (Default_Ignorable_Code_Point: the Hangul fillers, variation selectors, the combining grapheme
+ * joiner), with which a name could look blank or like another.
  */
-const NICKNAME_CHARACTERS = /^[\p{L}\p{M}\p{N}\p{P}\p{Zs}]+$/u;
+const NICKNAME_CHARACTERS = /^(?:(?!\p{DI})[\p{L}\p{M}\p{N}\p{P} \u3000])+$/u;
+/** Marks stacked on one character past what any script writes, which draw over the text around them. */
+const STACKED_MARKS = /\p{M}{4,}/u;
+/** Space padding that pushes the @username beside the name out of sight. */
+const REPEATED_SPACES = /[ \u3000]{2,}/u;
 
 /**
  * The nickname as stored: NFC-normalised, so the same name typed on two keyboards is one name,
@@ -26,8 +33,8 @@ export function checkNickname(value: string): string | null {
   if (length > NICKNAME_MAX_LENGTH) {
     throw InputError.worded('nickname', `nickname must be 1 to ${NICKNAME_MAX_LENGTH} characters`, { key: 'problems.nicknameLength', values: { max: NICKNAME_MAX_LENGTH } });
   }
-  if (!NICKNAME_CHARACTERS.test(nickname)) {
-    throw InputError.worded('nickname', 'nickname may hold letters, digits, spaces and punctuation of any script, but no symbols, emoji, control or invisible characters', { key: 'problems.nicknameCharacters' });
+  if (!NICKNAME_CHARACTERS.test(nickname) || STACKED_MARKS.test(nickname) || REPEATED_SPACES.test(nickname)) {
+    throw InputError.worded('nickname', 'nickname may hold letters, digits, punctuation and single spaces of any script, but no symbols, emoji, control or invisible characters', { key: 'problems.nicknameCharacters' });
   }
   if (!/[\p{L}\p{N}]/u.test(nickname)) {
     throw InputError.worded('nickname', 'nickname must contain a letter or a digit', { key: 'problems.nicknameLetter' });

@@ -46,12 +46,18 @@ export function timeOf(reader: Reader, instant: Instant, options: { relative?: b
 
 /**
  * A member as every page names them: the nickname, and the username beside it whenever they
- * differ, so two members whose nicknames look alike are told apart (INTERFACE section 12).
+ * differ, so two members whose nicknames look alike are told apart (INTERFACE section 12). The
+ * nickname is isolated (`<bdi>`): a right-to-left name never reorders the @username beside it.
  */
 export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
   return nicknameDiffers(user)
-    ? html`<span class="nickname">${user.nickname}</span> <span class="handle">@${user.username}</span>`
+    ? html`<bdi class="nickname">${user.nickname}</bdi> <span class="handle">@${user.username}</span>`
     : html`<span class="nickname">${user.username}</span>`;
+}
+
+/** A nickname in plain text beside other words (a `<title>`): isolated as `<bdi>` would (Unicode FSI … PDI). */
+export function isolated(text: string): string {
+  return `\u2068${text}\u2069`;
 }
 
 
