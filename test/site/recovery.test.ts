@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createAccount, updateProfile } from '../../src/core/accounts/accounts.js';
+import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
 import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS } from '../../src/core/accounts/password-reset.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
@@ -236,6 +237,33 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const { user, email } = await verifiedMember();
     for (let i = 0; i < RESET_MAILS_PER_ACCOUNT + 2; i += 1) assert.equal((await forgot(user.username)).status, 200);
     assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, RESET_MAILS_PER_ACCOUNT);
+  });
+
+  test('at most 5 verification mails per account an hour and 3 per address a day, then 429 with Retry-After', async () => {
+    const { visitor } = await member();
+    for (let i = 0; i < VERIFY_MAILS_PER_ACCOUNT; i += 1) assert.equal((await visitor.post('/settings/email', { email: address() })).status, 200);
+    const refused = await visitor.post('/settings/email', { email: address() });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+
+    const victim = address();
+    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await (await member()).visitor.post('/settings/email', { email: victim })).status, 200);
+    assert.equal((await (await member()).visitor.post('/settings/email', { email: victim.toUpperCase() })).status, 429, 'whatever account asks');
+    await deliver();
+    assert.equal(smtp.to(victim).length, VERIFY_MAILS_PER_ADDRESS);
+  });
+
+  test('a verification mail greets by username and links only the site\'s own address, never a nickname shaped like one', async () => {
+    const { user, visitor } = await member();
+    await updateProfile(t.deps.stores, t.clock, user.id, { nickname: 'https://evil.example/unlock' });
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    const mail = smtp.to(email).at(-1)!;
+    assert.doesNotMatch(mail.text, /evil\.example/);
+    assert.match(mail.text, new RegExp(`\\b${user.username}\\b`));
+    const links = [...(mail.html ?? '').matchAll(/<a href="([^"]*)"/g)].map((m) => m[1]!);
+    assert.ok(links.length > 0 && links.every((href) => href.startsWith(`${t.baseUrl}/`)), links.join(' '));
   });
 
   test('at most 20 forgotten-password requests per address an hour, then 429 with Retry-After', async () => {

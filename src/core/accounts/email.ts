@@ -9,16 +9,23 @@ import { InputError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
+import type { RateLimiter } from '../rate-limiter.js';
 import type { Clock } from '../time.js';
+import type { Throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
 import type { MemberEmail, User } from './ports.js';
 
 export const VERIFY_LINK_MS = 24 * 3600 * 1000;
+/** Verification mails one account may send in an hour: enough to fix a typo, too few to flood anyone. */
+export const VERIFY_MAILS_PER_ACCOUNT = 5;
+/** Verification mails one address may be sent in a day, whatever account asks: nobody is mail-bombed through the site. */
+export const VERIFY_MAILS_PER_ADDRESS = 3;
 /** RFC 5321 4.5.3.1.3: a path is at most 256 octets, an address in it 254. */
 export const EMAIL_MAX_LENGTH = 254;
 
 export interface EmailDeps {
   stores: Stores;
+  limiter: RateLimiter;
   clock: Clock;
   mailer: Mailer;
   securityLog: SecurityLog;
@@ -54,13 +61,15 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   const token = generateOpaqueId();
   await tx.memberEmails.endLinks(user.id, 'verify_email', now);
   await tx.memberEmails.createLink({ tokenHash: hashSecret(token), userId: user.id, purpose: 'verify_email', addressKey: emailKey(address), expiresAt: now + VERIFY_LINK_MS }, now);
+  // Greeted by username, not nickname: the address is not known to be the member's yet, and a
+  // nickname is free text that a stranger's mail from the site must not carry.
   await deps.mailer.send(tx, {
     to: address, userId: user.id, locale: localeOf(user), name: 'verifyEmail',
-    values: { name: user.nickname, link: `${deps.settings.baseUrl}/email/verify?token=${token}`, hours: VERIFY_LINK_MS / 3600_000 },
+    values: { name: user.username, link: `${deps.settings.baseUrl}/email/verify?token=${token}`, hours: VERIFY_LINK_MS / 3600_000 },
   }, now);
 }
 
-export type EmailChange = { ok: true; changed: boolean } | { ok: false; reason: 'no_mail' };
+export type EmailChange = { ok: true; changed: boolean } | { ok: false; reason: 'no_mail' } | Throttled;
 
 /**
  * Sets the account's address (unverified) and mails it a link; the same address again, not yet
@@ -71,6 +80,11 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   const address = checkEmailAddress(raw);
   const current = await deps.stores.memberEmails.find(user.id);
   if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address)) return { ok: true, changed: false };
+  const now = deps.clock.now();
+  for (const [key, limit, seconds] of [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600], [`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400]] as const) {
+    const hit = await deps.limiter.hit(key, limit, seconds, now);
+    if (!hit.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, hit.resetAt - Math.floor(now / 1000)) };
+  }
   const previous = await deps.stores.transaction(async (tx) => {
     const replaced = await tx.memberEmails.set(user.id, address, deps.clock.now());
     await mailVerificationLink(deps, tx, user, address);

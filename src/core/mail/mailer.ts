@@ -13,19 +13,26 @@ export interface MailToSend {
   locale: Locale;
   /** The message's name in `mail.json`. */
   name: string;
+  /** The message's values; those named `link` or `…Link` are the site's own addresses, the only ones made links. */
   values?: Record<string, string | number>;
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
 /**
- * The HTML alternative of a plain-text mail: the text escaped, its paragraphs kept, and each of
- * this site's links made a link (a mail program does as much with plain text; some need it shown).
+ * The HTML alternative of a plain-text mail: the text escaped, its paragraphs kept, and `links`
+ * (this site's own addresses the mail carries) made links. Nothing else is linked, however much
+ * it looks like an address: a member's nickname or an app's name must never become a link in a
+ * mail from the site.
  */
-export function htmlOfText(text: string): string {
-  const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+export function htmlOfText(text: string, links: readonly string[]): string {
+  const anchors = new Map(links.map((link) => [escape(link), `<a href="${escape(link)}">${escape(link)}</a>`]));
+  const pattern = anchors.size === 0 ? undefined : new RegExp([...anchors.keys()].map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
   const paragraphs = text.trim().split(/\n{2,}/).map((paragraph) => {
-    const linked = escape(paragraph).replace(/https?:\/\/[^\s<]+/g, (url) => `<a href="${url}">${url}</a>`);
+    const escaped = escape(paragraph);
+    const linked = pattern ? escaped.replace(pattern, (link) => anchors.get(link)!) : escaped;
     return `<p>${linked.replace(/\n/g, '<br>\n')}</p>`;
   });
   return `<!doctype html>\n<html><body style="font-family: -apple-system, 'Segoe UI', 'PingFang SC', 'Microsoft YaHei', 'Noto Sans CJK SC', sans-serif; line-height: 1.5">\n${paragraphs.join('\n')}\n</body></html>\n`;
@@ -40,7 +47,8 @@ export class Mailer {
     const t = this.translate(mail.locale);
     const values = { site: this.siteName(t), ...mail.values };
     const text = `${t.text(`mail.${mail.name}Body`, values)}\n\n-- \n${t.text('mail.footer', values)}\n`;
-    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, values), text, html: htmlOfText(text) };
+    const links = Object.entries(mail.values ?? {}).filter(([name, value]) => (name === 'link' || name.endsWith('Link')) && typeof value === 'string').map(([, value]) => String(value));
+    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, values), text, html: htmlOfText(text, links) };
   }
 
   /** Renders and queues the mail; nothing when the site sends no mail. Whether it was queued. */

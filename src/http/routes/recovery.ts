@@ -46,6 +46,10 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     try {
       const changed = await changeEmail(deps, signIn.user, value, origin(request));
       const email = await deps.stores.memberEmails.find(signIn.user.id);
+      if (!changed.ok && changed.reason === 'throttled') {
+        reply.headers(throttledHeaders('verify-mail', changed.retryAfterSeconds));
+        return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: translatedProblems(context, [{ field: 'email', message: 'too many verification mails', words: { key: 'recovery.throttled', values: { minutes: minutesOf(changed.retryAfterSeconds) } } }]) }), 429);
+      }
       if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, email }), 409);
       const words = changed.changed ? context.t.text('recovery.emailSent', { address: email?.address ?? value }) : context.t.text('recovery.emailUnchanged');
       return sendPage(reply, emailSettingsPage(context, { ...state, email, notice: words }));
