@@ -104,7 +104,7 @@ export class InputError extends Error {
   readonly problems: readonly FieldProblem[];
   constructor(readonly field: string, message: string, others: readonly FieldProblem[] = [], words?: Words) {
     super([message, ...others.map((p) => p.message)].join('; '));
-    this.problems = [{ field, message, words }, ...others];
+    this.problems = [words === undefined ? { field, message } : { field, message, words }, ...others];
   }
 
   /** One error naming every problem in `problems` (at least one). */
