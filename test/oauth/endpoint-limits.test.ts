@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { OAuthError } from '../../src/core/errors.js';
-import { CLIENT_AUTH_CHECKS_ALLOWANCE, CLIENT_AUTH_WINDOW_SECONDS, OAuthEndpointLimits } from '../../src/core/oauth/endpoint-limits.js';
+import { CLIENT_AUTH_CHECKS_AT_ONCE, CLIENT_AUTH_CHECKS_WAITING, CLIENT_AUTH_WINDOW_SECONDS, OAuthEndpointLimits } from '../../src/core/oauth/endpoint-limits.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
@@ -175,6 +175,8 @@ function heldCheck() {
     succeed = () => resolve('authenticated');
     fail = () => reject(new OAuthError('invalid_client', 'wrong secret'));
   });
+  // A request refused before its check never awaits its outcome.
+  done.catch(() => {});
   return { done, succeed, fail };
 }
 
@@ -185,43 +187,73 @@ async function settled(started: () => number, expected: number): Promise<void> {
 
 function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Promise<void> }, skip: string | false) {
   describe(`checks of client secrets under way at once [${name}]`, { skip }, () => {
-    const settings = { clientAuthFailuresPerAddress: 3, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
-    const quota = 3 + CLIENT_AUTH_CHECKS_ALLOWANCE;
+    const failures = 3;
+    const settings = { clientAuthFailuresPerAddress: failures, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
     const credentials = { bodyClientId: 'client', bodySecret: 'secret' };
+    const now = Date.UTC(2026, 10, 24, 8, 1, 0);
 
-    test('checks from one address past its failures plus the allowance, under way at once, are refused with 429 before the check; one that succeeds gives its place back, one that fails keeps it', async () => {
+    function harness() {
       const limiter = make();
       const limits = new OAuthEndpointLimits(limiter, settings, { inc: () => {} });
       const address = newAddress();
-      const now = Date.UTC(2026, 10, 24, 8, 1, 0);
       let started = 0;
-      const check = (held: ReturnType<typeof heldCheck>) => limits.authenticating('token', address, credentials, now, () => { started += 1; return held.done; });
-      /** A wrong secret checked at once: what a refused request would have met. */
-      const wrongSecret = () => limits.authenticating('token', address, credentials, now, () => { started += 1; return Promise.reject(new OAuthError('invalid_client', 'wrong secret')); })
+      const check = (held: ReturnType<typeof heldCheck>) => limits.authenticating('token', address, credentials, now, () => { started += 1; return held.done; })
         .catch((error: unknown) => error as OAuthError);
+      return { limiter, check, started: () => started };
+    }
+
+    test('past the checks at once, a request from the same address waits its turn and is then checked: a backend\'s burst of right secrets is never refused', async () => {
+      const { limiter, check, started } = harness();
       try {
-        const held = Array.from({ length: quota }, heldCheck);
-        const running = held.map((h) => check(h).catch((error: unknown) => error));
-        await settled(() => started, quota);
+        const held = Array.from({ length: CLIENT_AUTH_CHECKS_AT_ONCE }, heldCheck);
+        const running = held.map(check);
+        await settled(started, CLIENT_AUTH_CHECKS_AT_ONCE);
+        const later = heldCheck();
+        const waiting = check(later);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        assert.equal(started(), CLIENT_AUTH_CHECKS_AT_ONCE, 'the one past the turns waits, unchecked');
+        held[0]!.succeed();
+        await settled(started, CLIENT_AUTH_CHECKS_AT_ONCE + 1);
+        later.succeed();
+        assert.equal(await waiting, 'authenticated');
+        for (const h of held.slice(1)) h.succeed();
+        assert.ok((await Promise.all(running)).every((r) => r === 'authenticated'));
+      } finally {
+        await limiter.close?.();
+      }
+    });
 
-        const refused = await wrongSecret();
+    test('a burst of wrong secrets is checked at most the failures per address plus the checks at once; those waiting are refused unchecked once the address is blocked', async () => {
+      const { limiter, check, started } = harness();
+      try {
+        const held = Array.from({ length: CLIENT_AUTH_CHECKS_AT_ONCE + 50 }, heldCheck);
+        const answers = held.map(check);
+        await settled(started, CLIENT_AUTH_CHECKS_AT_ONCE);
+        // Every check that runs fails; each one ending lets the next in line run.
+        for (let i = 0; i < held.length; i += 1) {
+          held[i]!.fail();
+          await answers[i];
+        }
+        const results = await Promise.all(answers);
+        assert.ok(started() <= CLIENT_AUTH_CHECKS_AT_ONCE + failures, `${started()} checked`);
+        assert.equal(results.filter((r) => (r as OAuthError).code === 'invalid_client').length, failures);
+        assert.ok(results.slice(CLIENT_AUTH_CHECKS_AT_ONCE + failures).every((r) => (r as OAuthError).code === 'rate_limited'));
+      } finally {
+        await limiter.close?.();
+      }
+    });
+
+    test('past the requests waiting, one more is refused with 429 client-auth-checks before the check', async () => {
+      const { limiter, check, started } = harness();
+      try {
+        const held = Array.from({ length: CLIENT_AUTH_CHECKS_AT_ONCE + CLIENT_AUTH_CHECKS_WAITING }, heldCheck);
+        const running = held.map(check);
+        await settled(started, CLIENT_AUTH_CHECKS_AT_ONCE);
+        const refused = await check(heldCheck()) as OAuthError;
         assert.equal(refused.code, 'rate_limited');
-        assert.equal(started, quota, 'the refused request was not checked');
-        assert.equal(refused.headers['ratelimit-policy'], `"client-auth-checks";q=${quota};w=${CLIENT_AUTH_WINDOW_SECONDS}`);
-        assert.equal(refused.headers.ratelimit, `"client-auth-checks";r=0;t=${refused.headers['retry-after']}`);
-
-        held[0]!.fail();
-        assert.equal((await running[0] as OAuthError).code, 'invalid_client');
-        assert.equal((await wrongSecret()).code, 'rate_limited', 'a failure keeps its place');
-
-        held[1]!.succeed();
-        assert.equal(await running[1], 'authenticated');
-        const next = heldCheck();
-        const admitted = check(next);
-        await settled(() => started, quota + 1);
-        next.succeed();
-        assert.equal(await admitted, 'authenticated', 'the place a success gave back');
-        for (const h of held.slice(2)) h.succeed();
+        assert.equal(refused.headers['retry-after'], '1');
+        assert.equal(refused.headers['ratelimit-policy'], `"client-auth-checks";q=${CLIENT_AUTH_CHECKS_AT_ONCE + CLIENT_AUTH_CHECKS_WAITING};w=1`);
+        for (const h of held) h.succeed();
         await Promise.all(running);
       } finally {
         await limiter.close?.();

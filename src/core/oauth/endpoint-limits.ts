@@ -9,10 +9,12 @@
  *   client is past its own limit, an address that fails for it is refused for that client until
  *   the window ends: someone sending wrong secrets for a client never locks out the app itself,
  *   which does not fail, and a guesser spread over many addresses gets one guess per address.
- * - checks failed or under way, per address: each check is counted before it runs and given back
- *   unless it fails; past failures-per-address + `CLIENT_AUTH_CHECKS_ALLOWANCE` a request is
- *   refused before any lookup. Failures are known only once checked, so without this a burst sent at once
- *   was checked whole before its first failures were counted (issue 30).
+ * - checks under way at once, per address and instance: at most `CLIENT_AUTH_CHECKS_AT_ONCE`; the
+ *   rest wait their turn (at most `CLIENT_AUTH_CHECKS_WAITING`, then 429) and look again at the
+ *   marks when it comes. Failures are known only once checked, so without this a burst sent at
+ *   once was checked whole before its first failures were counted (issue 30); with it, a burst of
+ *   wrong secrets is checked at most failures-per-address + `CLIENT_AUTH_CHECKS_AT_ONCE` times per
+ *   instance, while an app's backend sending hundreds of right ones at once only waits.
  * - pushes, counted per client for a confidential client (its own backend's) and per address for
  *   a public client (which anyone can push for with its client_id), in windows of
  *   `PUSH_WINDOW_SECONDS`.
@@ -34,14 +36,15 @@ import type { CounterPort } from './tokens/context.js';
 export const CLIENT_AUTH_WINDOW_SECONDS = 600;
 export const PUSH_WINDOW_SECONDS = 60;
 /**
- * Checks of client secrets from one address that may be under way at once beyond its failures.
- * Every check is counted before it runs and taken back unless it fails, so a burst sent at once
- * is checked at most `CLIENT_AUTH_FAILURES_PER_ADDRESS` + this many times in a window, however
- * slow the check and the shared counter are (issue 30: 617 of 1000 were checked with Redis, the
- * failures being counted only after their checks). Not smaller: an app's backend refreshing for
- * many users at once from one address must never be refused while it does not fail.
+ * Checks of client secrets from one address under way at once in one instance; more wait their
+ * turn. A failure counts only once its check ends, so this bounds what a burst gets checked before
+ * its failures block the address (issue 30: 617 of 1000 wrong secrets were checked with Redis).
+ * Waiting rather than refusing: an app's backend refreshing for many users at once from one
+ * address is slowed at worst, never refused. Held in the process, so a crash leaks no turn.
  */
-export const CLIENT_AUTH_CHECKS_ALLOWANCE = 128;
+export const CLIENT_AUTH_CHECKS_AT_ONCE = 128;
+/** Requests of one address waiting for a turn; past it, 429 `client-auth-checks`. */
+export const CLIENT_AUTH_CHECKS_WAITING = 1024;
 
 /** The endpoints that authenticate a client, as the metrics label them. */
 export type ClientEndpoint = 'token' | 'par' | 'revoke' | 'introspect';
@@ -62,7 +65,7 @@ export interface OAuthLimitSettings {
 
 const DESCRIPTIONS: Readonly<Record<OAuthLimit, string>> = {
   'client-auth-address': 'Too many failed client authentications from this address; wait for Retry-After seconds, then check the client_id and client secret.',
-  'client-auth-checks': 'Too many client authentications from this address are failing or under way at once; retry after Retry-After seconds, then check the client_id and client secret.',
+  'client-auth-checks': 'Too many client authentications from this address are waiting to be checked; retry after Retry-After seconds.',
   'client-auth-client': 'Too many failed authentications of this client; this address is refused for it until Retry-After seconds pass. Check the client secret (Settings > Developer applications).',
   'push-address': 'Too many pushed authorization requests from this address this minute; retry after Retry-After seconds.',
   'push-client': 'Too many pushed authorization requests by this client this minute; retry after Retry-After seconds.',
@@ -92,6 +95,8 @@ const MAX_BLOCKS = 100_000;
 export class OAuthEndpointLimits {
   /** `address:<key>` or `client:<clientKey>:<key>`, to the end of their window (epoch seconds). */
   private readonly blockedUntil = new Map<string, number>();
+  /** Per address key: checks under way, and the requests waiting for a turn, first come first served. */
+  private readonly turns = new Map<string, { active: number; waiting: Array<() => void> }>();
 
   constructor(
     private readonly limiter: RateLimiter,
@@ -111,21 +116,14 @@ export class OAuthEndpointLimits {
     const pair = client === undefined ? undefined : `client:${client}:${key}`;
     this.refuseBlocked(endpoint, `address:${key}`, 'client-auth-address', now);
     if (pair !== undefined) this.refuseBlocked(endpoint, pair, 'client-auth-client', now);
-    // Counted before the check, as sign-in attempts are, so checks racing each other cannot all
-    // pass before their failures are counted; a refused one is taken back at once, so a moment of
-    // too many never outlasts itself.
-    const checks = `client-auth:checks:${key}`;
-    const checking = await this.limiter.hit(checks, this.quota('client-auth-checks'), CLIENT_AUTH_WINDOW_SECONDS, now);
-    if (!checking.allowed) {
-      await this.limiter.refund(checks, CLIENT_AUTH_WINDOW_SECONDS, now);
-      this.refuse(endpoint, 'client-auth-checks', checking.resetAt, now);
-    }
-    let failed = false;
+    if (!(await this.takeTurn(key))) this.refuse(endpoint, 'client-auth-checks', Math.floor(now / 1000) + 1, now);
     try {
+      // The failures counted while this request waited may have refused the address by now.
+      this.refuseBlocked(endpoint, `address:${key}`, 'client-auth-address', now);
+      if (pair !== undefined) this.refuseBlocked(endpoint, pair, 'client-auth-client', now);
       return await work();
     } catch (error) {
       if (!failedClientAuthentication(error)) throw error;
-      failed = true;
       const byAddress = await this.limiter.hit(`client-auth:address:${key}`, this.settings.clientAuthFailuresPerAddress, CLIENT_AUTH_WINDOW_SECONDS, now);
       if (!byAddress.allowed) this.block(endpoint, `address:${key}`, 'client-auth-address', byAddress.resetAt, now);
       if (pair !== undefined) {
@@ -134,10 +132,33 @@ export class OAuthEndpointLimits {
       }
       throw error;
     } finally {
-      // A failure keeps its place in the count; anything else (success, or an error that is not
-      // the client's authentication) gives it back, so successes never count.
-      if (!failed) await this.limiter.refund(checks, CLIENT_AUTH_WINDOW_SECONDS, now);
+      // After the failure is counted (and the address perhaps blocked), so the next in line sees it.
+      this.giveTurn(key);
     }
+  }
+
+  /** A turn to check a secret for `key`'s address: at once, after a wait, or `false` when too many wait. */
+  private async takeTurn(key: string): Promise<boolean> {
+    let turns = this.turns.get(key);
+    if (turns === undefined) {
+      turns = { active: 0, waiting: [] };
+      this.turns.set(key, turns);
+    }
+    if (turns.active < CLIENT_AUTH_CHECKS_AT_ONCE) {
+      turns.active += 1;
+      return true;
+    }
+    if (turns.waiting.length >= CLIENT_AUTH_CHECKS_WAITING) return false;
+    // The turn is handed over by `giveTurn`, which leaves `active` as it is.
+    await new Promise<void>((resolve) => turns.waiting.push(resolve));
+    return true;
+  }
+
+  private giveTurn(key: string): void {
+    const turns = this.turns.get(key)!;
+    const next = turns.waiting.shift();
+    if (next !== undefined) next();
+    else if (--turns.active === 0) this.turns.delete(key);
   }
 
   /**
@@ -159,7 +180,7 @@ export class OAuthEndpointLimits {
   private quota(limit: OAuthLimit): number {
     switch (limit) {
       case 'client-auth-address': return this.settings.clientAuthFailuresPerAddress;
-      case 'client-auth-checks': return this.settings.clientAuthFailuresPerAddress + CLIENT_AUTH_CHECKS_ALLOWANCE;
+      case 'client-auth-checks': return CLIENT_AUTH_CHECKS_AT_ONCE + CLIENT_AUTH_CHECKS_WAITING;
       case 'client-auth-client': return this.settings.clientAuthFailuresPerClient;
       case 'push-address': return this.settings.pushesPerMinutePerAddress;
       case 'push-client': return this.settings.pushesPerMinutePerClient;
@@ -186,7 +207,8 @@ export class OAuthEndpointLimits {
   /** 429 with `Retry-After` and the RateLimit fields: nothing left until the window ends. */
   private refuse(endpoint: ClientEndpoint, limit: OAuthLimit, resetAt: number, now: Instant): never {
     this.refusals.inc({ endpoint, scope: limit });
-    const window = limit.startsWith('push') ? PUSH_WINDOW_SECONDS : CLIENT_AUTH_WINDOW_SECONDS;
+    // Turns are not counted in a window: the quota is of requests at once, for a second.
+    const window = limit === 'client-auth-checks' ? 1 : limit.startsWith('push') ? PUSH_WINDOW_SECONDS : CLIENT_AUTH_WINDOW_SECONDS;
     throw new OAuthError('rate_limited', DESCRIPTIONS[limit], {
       headers: {
         ...throttledHeaders(limit, resetAt - Math.floor(now / 1000)),

@@ -5,7 +5,7 @@
  */
 import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } from '../../core/api/limits.js';
 import { API_REALM, BEARER_REFUSALS } from '../../core/api/bearer.js';
-import { CLIENT_AUTH_CHECKS_ALLOWANCE, CLIENT_AUTH_WINDOW_SECONDS } from '../../core/oauth/endpoint-limits.js';
+import { CLIENT_AUTH_CHECKS_AT_ONCE, CLIENT_AUTH_CHECKS_WAITING, CLIENT_AUTH_WINDOW_SECONDS } from '../../core/oauth/endpoint-limits.js';
 import { DPOP_ALGS } from '../../core/oauth/dpop/proof.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PostSummary } from '../../core/community/ports.js';
@@ -556,7 +556,7 @@ ${libraryErrorsSection(base, api)}
 <tbody>
 <tr><td>API requests</td><td>${perMinute} per minute per token (an access token or a personal token), across all our servers. The minute windows start on the full minute.</td></tr>
 <tr><td>Unknown, expired or revoked tokens</td><td>At least ${MIN_FAILURES_PER_ADDRESS} per minute per client address; past that the address gets 429 for every request until the minute ends.</td></tr>
-<tr><td>Failed client authentications (token, PAR, revocation, introspection)</td><td>${settings.clientAuthFailuresPerAddress} per ${CLIENT_AUTH_WINDOW_SECONDS / 60} minutes per client address, whatever the app; past ${settings.clientAuthFailuresPerClient} for one app, each address that fails for it is refused for that app until the window ends. Successful requests never count; checks under way count until they end, and more than ${settings.clientAuthFailuresPerAddress + CLIENT_AUTH_CHECKS_ALLOWANCE} failed or under way at once from one address are refused. Refused: 429 <code>rate_limited</code> with <code>Retry-After</code>, the right secret included.</td></tr>
+<tr><td>Failed client authentications (token, PAR, revocation, introspection)</td><td>${settings.clientAuthFailuresPerAddress} per ${CLIENT_AUTH_WINDOW_SECONDS / 60} minutes per client address, whatever the app; past ${settings.clientAuthFailuresPerClient} for one app, each address that fails for it is refused for that app until the window ends. Successful requests never count. At most ${CLIENT_AUTH_CHECKS_AT_ONCE} requests from one address are checked at once; the rest wait their turn (past ${CLIENT_AUTH_CHECKS_WAITING} waiting, 429). Refused: 429 <code>rate_limited</code> with <code>Retry-After</code>, the right secret included.</td></tr>
 <tr><td>Pushed authorization requests</td><td>${settings.pushesPerMinutePerClient} per minute per confidential app; for public apps ${settings.pushesPerMinutePerAddress} per minute per client address.</td></tr>
 <tr><td>Page size</td><td>Default ${DEFAULT_PAGE_SIZE}, at most ${MAX_PAGE_SIZE}.</td></tr>
 <tr><td>Authorization code</td><td>${settings.codeTtlSeconds} seconds, single use.</td></tr>
