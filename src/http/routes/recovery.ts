@@ -44,7 +44,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     const state = { mailEnabled: deps.mailer.enabled, value };
     try {
-      const changed = await changeEmail(deps, signIn.user, value, origin(request));
+      const changed = await changeEmail(deps, signIn.user, value, origin(request), context.t.locale);
       const email = await deps.stores.memberEmails.find(signIn.user.id);
       if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, email }), 409);
       const words = changed.changed ? context.t.text('recovery.emailSent', { address: email?.address ?? value }) : context.t.text('recovery.emailUnchanged');
