@@ -58,16 +58,17 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
   });
 
   const deliver = () => t.deps.mailDeliveries.runOnce();
-  function linkInLastMail(path: string): string {
-    const mail = smtp.to(EMAIL).filter((m) => m.text.includes(`${path}?token=`)).at(-1);
-    assert.ok(mail, `a mail with a ${path} link arrived`);
-    if (SHOTS && database.name === 'sqlite') writeFileSync(`${SHOTS}/mail-${path.replaceAll('/', '-').slice(1)}.txt`, `${mail.subject}\n\n${mail.text}`);
-    return new RegExp(`http://[^\\s]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)![0];
-  }
 
   test('a member signs up, approves an app, turns on two-step, verifies an address and resets the password, all in Chinese', { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}` }, async () => {
     const problems: string[] = [];
     let shot = 0;
+    /** The link in the latest mail holding one to `path`; the mail, too, must be in Chinese. */
+    function linkInLastMail(path: string): string {
+      const mail = smtp.to(EMAIL).filter((m) => m.text.includes(`${path}?token=`)).at(-1);
+      assert.ok(mail, `a mail with a ${path} link arrived`);
+      for (const sentence of englishSentences(`${mail.subject}\n${mail.text}`)) problems.push(`mail "${mail.subject}": English "${sentence}"`);
+      return new RegExp(`http://[^\\s]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)![0];
+    }
     /** Checks the page as a reader of Chinese meets it; saves it at both widths when asked. */
     async function look(page: Page, name: string): Promise<void> {
       await page.waitForLoadState('load');
@@ -171,13 +172,13 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     await look(page, 'forgot');
     await page.getByLabel('用户名或邮箱').fill(USERNAME);
     await page.getByRole('button', { name: '发送链接' }).click();
-    await page.getByText('重设密码的链接已发出').waitFor();
+    await page.getByText('重置密码的链接已发出').waitFor();
     await look(page, 'forgot-sent');
     await deliver();
     await page.goto(linkInLastMail('/password/reset'));
     await look(page, 'reset');
     await page.getByLabel('新密码').fill('夜来风雨声 花落知多少');
-    await page.getByLabel('身份验证器 App 中的验证码，或一个恢复码').fill(totpCode(secret, t.clock.now()));
+    await page.getByLabel('身份验证器应用中的验证码，或一个恢复码').fill(totpCode(secret, t.clock.now()));
     await page.getByRole('button', { name: '设置新密码' }).click();
     await page.getByText('密码已修改').waitFor();
     await look(page, 'reset-done');
@@ -197,6 +198,8 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     assert.ok(await page.getByRole('button', { name: '退出登录' }).first().isVisible(), 'signed in with the new password');
 
     await context.close();
+    await deliver();
+    if (SHOTS && database.name === 'sqlite') writeFileSync(`${SHOTS}/mails.txt`, smtp.to(EMAIL).map((m) => `${m.subject}\n\n${m.text}`).join('\n\n========\n\n'));
     assert.deepEqual(problems, [], `every page in Chinese, fitting a phone:\n${problems.join('\n')}`);
   });
 });
