@@ -70,12 +70,14 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
       return new RegExp(`http://[^\\s]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)![0];
     }
     /** Checks the page as a reader of Chinese meets it; saves it at both widths when asked. */
-    async function look(page: Page, name: string): Promise<void> {
+    async function look(page: Page, name: string, expected = 'zh-CN'): Promise<void> {
       await page.waitForLoadState('load');
       const where = `${name} (${new URL(page.url()).pathname})`;
       const lang = await page.evaluate(() => document.documentElement.lang);
-      if (lang !== 'zh-CN') problems.push(`${where}: <html lang="${lang}">`);
+      if (lang !== expected) problems.push(`${where}: <html lang="${lang}">`);
       for (const sentence of englishSentences(await page.content(), PROPER_NOUNS)) problems.push(`${where}: English "${sentence}"`);
+      // Chinese sets no space before full-width punctuation, after a full stop, nor between a Chinese word and a quotation.
+      for (const [spaced] of (await page.locator('body').innerText()).matchAll(/.{0,8}(?: [（「，。：；？！]|[\u3400-\u9fff] “|[。！？] [\u3400-\u9fff]).{0,8}/g)) problems.push(`${where}: a space in "${spaced}"`);
       await page.setViewportSize(PHONE);
       const widest = await page.evaluate(() => Math.max(...[...document.querySelectorAll('body *')].map((e) => e.getBoundingClientRect().right)));
       if (widest > PHONE.width) problems.push(`${where}: at ${PHONE.width}px something reaches ${Math.round(widest)}px`);
@@ -196,6 +198,21 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     await page.goto(`${t.baseUrl}/settings/security`);
     await look(page, 'security-after-reset');
     assert.ok(await page.getByRole('button', { name: '退出登录' }).first().isVisible(), 'signed in with the new password');
+
+    // The member switches to Traditional Chinese with the picker: the pages follow, consent too.
+    await page.getByLabel('语言').selectOption('zh-TW');
+    await Promise.all([page.waitForURL(`${t.baseUrl}/settings/security`), page.getByRole('button', { name: '切换' }).click()]);
+    await look(page, 'zh-TW-security', 'zh-TW');
+    await page.goto(`${t.baseUrl}/settings/email`);
+    await look(page, 'zh-TW-email', 'zh-TW');
+    await page.goto(`${t.baseUrl}/u/${USERNAME}`);
+    await look(page, 'zh-TW-profile', 'zh-TW');
+    query.delete('ui_locales');
+    query.set('prompt', 'consent');
+    await page.goto(`${t.baseUrl}/oauth/authorize?${query}`);
+    await look(page, 'zh-TW-consent', 'zh-TW');
+    await page.goto(`${t.baseUrl}/password/forgot`);
+    await look(page, 'zh-TW-forgot', 'zh-TW');
 
     await context.close();
     await deliver();
