@@ -143,15 +143,15 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     const toSignIn = await visitor.request(authorize, { headers: english });
     assert.equal(toSignIn.status, 302);
     const signIn = await visitor.request(toSignIn.location!, { headers: english });
-    assertInChinese(signIn, 'zh-CN', '登录以继续使用 Reader App', 'sign-in');
+    assertInChinese(signIn, 'zh-CN', '登录后继续使用Reader App', 'sign-in');
     const signUpPath = /<a href="(\/signup\?[^"]+)">/.exec(signIn.text)![1]!.replace(/&amp;/g, '&');
     const signUp = await visitor.request(signUpPath, { headers: english });
-    assertInChinese(signUp, 'zh-CN', '注册账号以继续使用 Reader App', 'sign-up');
+    assertInChinese(signUp, 'zh-CN', '注册后继续使用Reader App', 'sign-up');
     const created = await visitor.post('/signup', { username: name('newcomer'), password: PASSWORD, return_to: hidden(signUp.text, 'return_to')! });
     assert.equal(created.status, 303);
     const consent = await visitor.request(created.location!, { headers: english });
     assert.equal(consent.status, 200);
-    assertInChinese(consent, 'zh-CN', '允许 Reader App 使用你的账号？', 'consent');
+    assertInChinese(consent, 'zh-CN', '允许Reader App使用你的账号？', 'consent');
     assert.match(consent.text, /<strong class="scope-title">读取你的个人资料<\/strong> <small class="muted"><code>profile:read<\/code><\/small>/);
   });
 
@@ -193,11 +193,11 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     const toSignIn = await visitor.request(`/oauth/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`, { headers: english });
     assert.equal(toSignIn.status, 302);
     const signIn = await visitor.request(toSignIn.location!, { headers: english });
-    assertInChinese(signIn, 'zh-TW', '登入以繼續使用 Reader App', 'sign-in');
+    assertInChinese(signIn, 'zh-TW', '登入後繼續使用Reader App', 'sign-in');
     const signedIn = await visitor.post('/login', { username, password: PASSWORD, return_to: hidden(signIn.text, 'return_to')! });
     assert.equal(signedIn.status, 303);
     const consent = await visitor.request(signedIn.location!, { headers: english });
-    assertInChinese(consent, 'zh-TW', '允許 Reader App 使用你的帳號？', 'consent');
+    assertInChinese(consent, 'zh-TW', '允許Reader App使用你的帳號？', 'consent');
   });
 
   test('on a repeat request the scopes not granted before are marked new, and the Not list names only what the site holds', async () => {

@@ -6,7 +6,7 @@
  */
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
-import { DEFAULT_LOCALE, type Locale } from '../locales.js';
+import type { Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
 import type { RateLimiter } from '../rate-limiter.js';
@@ -51,12 +51,13 @@ export function emailKey(address: string): string {
   return address.trim().toLowerCase();
 }
 
-export function localeOf(user: Pick<User, 'language'>): Locale {
-  return user.language ?? DEFAULT_LOCALE;
+/** The member's saved language; else else the one of the page they are reading. */
+function localeOf(user: Pick<User, 'language'>, pageLocale: Locale): Locale {
+  return user.language ?? pageLocale;
 }
 
 /** Queues a new verification link for `address` (earlier ones stop working), in `tx`. */
-async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string): Promise<void> {
+async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string, locale: Locale): Promise<void> {
   const now = deps.clock.now();
   const token = generateOpaqueId();
   await tx.memberEmails.endLinks(user.id, 'verify_email', now);
@@ -64,7 +65,7 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   // Greeted by username, not nickname: the address is not known to be the member's yet, and a
   // nickname is free text that a stranger's mail from the site must not carry.
   await deps.mailer.send(tx, {
-    to: address, userId: user.id, locale: localeOf(user), name: 'verifyEmail',
+    to: address, userId: user.id, locale, name: 'verifyEmail',
     values: { name: user.username, link: `${deps.settings.baseUrl}/email/verify?token=${token}`, hours: VERIFY_LINK_MS / 3600_000 },
   }, now);
 }
@@ -75,7 +76,7 @@ export type EmailChange = { ok: true; changed: boolean } | { ok: false; reason: 
  * Sets the account's address (unverified) and mails it a link; the same address again, not yet
  * verified, mails a new link. The old verified address, if another, is told.
  */
-export async function changeEmail(deps: EmailDeps, user: User, raw: string, origin: EventOrigin): Promise<EmailChange> {
+export async function changeEmail(deps: EmailDeps, user: User, raw: string, origin: EventOrigin, pageLocale: Locale): Promise<EmailChange> {
   if (!deps.mailer.enabled) return { ok: false, reason: 'no_mail' };
   const address = checkEmailAddress(raw);
   const current = await deps.stores.memberEmails.find(user.id);
@@ -87,9 +88,11 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   }
   const previous = await deps.stores.transaction(async (tx) => {
     const replaced = await tx.memberEmails.set(user.id, address, deps.clock.now());
-    await mailVerificationLink(deps, tx, user, address);
+    // A member who never chose a language gets the mail in the one of the page they just used.
+    const locale = user.language ?? pageLocale;
+    await mailVerificationLink(deps, tx, user, address, locale);
     if (replaced && replaced.verifiedAt !== null && emailKey(replaced.address) !== emailKey(address)) {
-      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale: localeOf(user), name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: `${deps.settings.baseUrl}/settings/email` } }, deps.clock.now());
+      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: `${deps.settings.baseUrl}/settings/email` } }, deps.clock.now());
     }
     return replaced;
   });

@@ -44,7 +44,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     const state = { mailEnabled: deps.mailer.enabled, value };
     try {
-      const changed = await changeEmail(deps, signIn.user, value, origin(request));
+      const changed = await changeEmail(deps, signIn.user, value, origin(request), context.t.locale);
       const email = await deps.stores.memberEmails.find(signIn.user.id);
       if (!changed.ok && changed.reason === 'throttled') {
         reply.headers(throttledHeaders('verify-mail', changed.retryAfterSeconds));

@@ -139,9 +139,10 @@ ${errorSummary(error, words)}
 </form>
 </section>`;
   }
+  const on = rich(t, 'security.twoStepOn', { b: (chunks) => html`<strong>${chunks}</strong>` });
   return html`<section class="card" aria-labelledby="two-step-heading">
 <h2 id="two-step-heading">${t.text('security.twoStepHeading')}</h2>
-<p>${rich(t, 'security.twoStepOn', { b: (chunks) => html`<strong>${chunks}</strong>` })} <span class="recovery-left">${t.text('security.recoveryCodesLeft', { count: state.factors.recoveryCodesLeft })}</span></p>
+<p>${on}${spaceBetween(on.value, '')}<span class="recovery-left">${t.text('security.recoveryCodesLeft', { count: state.factors.recoveryCodesLeft })}</span></p>
 ${errorSummary(error, words)}
 <form method="post" action="/settings/security">
   ${hidden(context, 'recovery-codes')}
@@ -207,7 +208,7 @@ function sessionsSection(context: PageContext, state: SecurityPageState): Html {
     const current = s.idHash === state.currentSession;
     const device = deviceText(t, describeUserAgent(s.userAgent));
     return html`<tr>
-    <td class="strong">${device}${current ? html` <span class="current-session">${t.text('security.thisBrowser')}</span>` : ''}</td>
+    <td class="strong">${device}${current ? html`${spaceBetween(device, t.text('security.thisBrowser'))}<span class="current-session">${t.text('security.thisBrowser')}</span>` : ''}</td>
     <td data-label="${t.text('security.address')}">${s.address || t.text('security.unknownAddress')}</td>
     <td data-label="${t.text('security.signedIn')}">${at(context, s.authTime)}</td>
     <td data-label="${t.text('security.lastActive')}">${at(context, s.lastSeenAt)}</td>
@@ -294,6 +295,20 @@ function detailText(t: Translator, event: SecurityEvent): string {
   return parts.join(' ');
 }
 
+/** Chinese sets no space beside a full-width bracket, nor between a Chinese word and a quotation. */
+const CHINESE_UNSPACED = / (?=[（「])|(?<=[）」]) |(?<=[\u3400-\u9fff]) (?=“)/g;
+
+/** The space between two runs of words: none after a full-width stop or bracket, nor before a bracket. */
+function spaceBetween(before: string, after: string): string {
+  return /[。！？）」]$/.test(before) || /^[（「]/.test(after) ? '' : ' ';
+}
+
+/** The words of an event and its details, a space between them where the language sets one. */
+function eventLine(t: Translator, event: SecurityEvent): string {
+  const what = isEventKind(event.kind) ? eventText(t, event.kind) : event.kind;
+  return `${what} ${detailText(t, event)}`.trim().replace(CHINESE_UNSPACED, '');
+}
+
 function isEventKind(kind: string): kind is SecurityEventKind {
   return (SECURITY_EVENT_KINDS as readonly string[]).includes(kind);
 }
@@ -309,7 +324,7 @@ ${events.items.length === 0 ? html`<p class="muted">${t.text('security.logEmpty'
   <thead><tr><th scope="col">${t.text('security.when')}</th><th scope="col">${t.text('security.what')}</th><th scope="col">${t.text('security.from')}</th></tr></thead>
   <tbody>${events.items.map((e) => html`<tr data-kind="${e.kind}">
     <td>${at(context, e.createdAt)}</td>
-    <td data-label="${t.text('security.what')}">${isEventKind(e.kind) ? eventText(t, e.kind) : e.kind} ${detailText(t, e)}</td>
+    <td data-label="${t.text('security.what')}">${eventLine(t, e)}</td>
     <td data-label="${t.text('security.from')}">${[e.device === '' ? '' : deviceText(t, e.device), e.address].filter((x) => x !== '').join(t.text('settings.listSeparator'))}</td>
   </tr>`)}</tbody>
 </table></div>`}
