@@ -120,7 +120,7 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
       const refused = await visitor.post('/signup', { username, nickname, password: PASSWORD, return_to: '/' });
       assert.equal(refused.status, 400, JSON.stringify(nickname));
       assert.match(refused.text, /<input type="text" id="nickname" name="nickname"[^>]*aria-invalid="true"/);
-      assert.match(refused.text, /<p class="field-error" id="nickname-error">Use letters, digits, spaces and punctuation of any script/);
+      assert.match(refused.text, /<p class="field-error" id="nickname-error">Use letters, digits, punctuation and single spaces of any script/);
       assert.equal(hidden(refused.text, 'return_to'), '/');
       assert.equal(await t.deps.stores.users.findByUsername(username), undefined);
     }

@@ -54,8 +54,8 @@ forEachDatabase('the community pages in Chinese and the names on them', (databas
 
     for (const username of [linxw, fake]) {
       const profile = (await reader.get(`/u/${username}`)).text;
-      assert.match(profile, new RegExp(`<h1>林小伟</h1>\\s*<p class="handle">@${username}</p>`), username);
-      assert.match(profile, new RegExp(`<title>林小伟 \\(@${username}\\)`), username);
+      assert.match(profile, new RegExp(`<h1><bdi>林小伟</bdi></h1>\\s*<p class="handle">@${username}</p>`), username);
+      assert.match(profile, new RegExp(`<title>\u2068林小伟\u2069 \\(@${username}\\)`), username);
     }
   });
 
@@ -66,11 +66,11 @@ forEachDatabase('the community pages in Chinese and the names on them', (databas
     const draft = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: '草稿', body: '还没写完。', category: '日常', status: 'draft' });
     const headings: Record<'zh-CN' | 'zh-TW', Record<string, string>> = {
       'zh-CN': {
-        '/': '最新帖子', [`/u/${user.username}`]: '王小明', [`/posts/${post.id}`]: post.title, [`/posts/${draft.id}`]: draft.title,
+        '/': '最新帖子', [`/u/${user.username}`]: '<bdi>王小明</bdi>', [`/posts/${post.id}`]: post.title, [`/posts/${draft.id}`]: draft.title,
         '/posts/new': '发帖', [`/posts/${post.id}/edit`]: '编辑帖子', [`/posts/${post.id}/delete`]: `删除“${post.title}”？`, '/docs': '开发者文档',
       },
       'zh-TW': {
-        '/': '最新文章', [`/u/${user.username}`]: '王小明', [`/posts/${post.id}`]: post.title, [`/posts/${draft.id}`]: draft.title,
+        '/': '最新文章', [`/u/${user.username}`]: '<bdi>王小明</bdi>', [`/posts/${post.id}`]: post.title, [`/posts/${draft.id}`]: draft.title,
         '/posts/new': '發表文章', [`/posts/${post.id}/edit`]: '編輯文章', [`/posts/${post.id}/delete`]: `刪除「${post.title}」？`, '/docs': '開發者文件',
       },
     };
