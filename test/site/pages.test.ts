@@ -298,7 +298,7 @@ forEachDatabase('site pages', (database) => {
     const visitor = new Visitor(t.baseUrl);
     const page = await visitor.get(`/u/${user.username.toUpperCase()}`);
     assert.equal(page.status, 200);
-    assert.match(page.text, new RegExp(`<h1>${user.username}</h1>`));
+    assert.match(page.text, new RegExp(`<h1><bdi>${user.username}</bdi></h1>`));
     assert.match(page.text, /Level 1/);
     assert.equal((await visitor.get('/u/nobody-here')).status, 404);
     assert.equal((await visitor.get('/u/%00')).status, 404, 'a NUL names nobody');
