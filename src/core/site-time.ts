@@ -2,7 +2,7 @@
  * Times as the site shows them (INTERFACE section 12): in the viewer's IANA time zone, with its
  * offset, so "11:16" is never ambiguous. The API's timestamps follow seed section 8 instead.
  */
-import type { Locale } from './locales.js';
+import { LOCALES, type Locale } from './locales.js';
 import type { Instant } from './time.js';
 
 /** The seed's community keeps UTC+8. */
@@ -50,6 +50,11 @@ export function machineTime(instant: Instant): string {
   return new Date(Math.floor(instant / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+/** One formatter a language, made once: a settings page shows dozens of times. */
+const relativeFormats: Readonly<Record<Locale, Intl.RelativeTimeFormat>> = Object.fromEntries(
+  LOCALES.map((locale) => [locale, new Intl.RelativeTimeFormat(locale, { numeric: 'auto' })]),
+) as Record<Locale, Intl.RelativeTimeFormat>;
+
 const UNITS: ReadonlyArray<[Intl.RelativeTimeFormatUnit, number]> = [['year', 365 * 86_400], ['month', 30 * 86_400], ['day', 86_400], ['hour', 3600], ['minute', 60]];
 
 /** "3 minutes ago", "3 分钟前", "in 2 days": for times within a month or so of now; `undefined` otherwise. */
@@ -57,7 +62,7 @@ export function relativeTime(instant: Instant, now: Instant, locale: Locale): st
   const seconds = Math.round((instant - now) / 1000);
   const absolute = Math.abs(seconds);
   if (absolute > 45 * 86_400) return undefined;
-  const format = new Intl.RelativeTimeFormat(locale, { numeric: 'auto' });
+  const format = relativeFormats[locale];
   if (absolute < 60) return format.format(0, 'second');
   const [unit, size] = UNITS.find(([, s]) => absolute >= s)!;
   return format.format(Math.trunc(seconds / size), unit);

@@ -61,7 +61,10 @@ export const UNREADABLE_STATUS = 503;
  * person needs to know (INTERFACE section 4), in `t`'s language; English by default.
  */
 export function retryMessage(what: string, retryAfterSeconds: number, t: Translator = translator(DEFAULT_LOCALE)): string {
-  const unit = retryAfterSeconds < 60 ? 'seconds' : 'minutes';
-  const wait = unit === 'seconds' ? retryAfterSeconds : Math.ceil(retryAfterSeconds / 60);
-  return t.text('errors.retry', { what, unit, wait });
+  return t.text('errors.retry', { what, ...retryWait(retryAfterSeconds) });
+}
+
+/** How long to wait, as the catalogs' "try again" messages take it: seconds under a minute, else whole minutes. */
+export function retryWait(retryAfterSeconds: number): { unit: 'seconds' | 'minutes'; wait: number } {
+  return retryAfterSeconds < 60 ? { unit: 'seconds', wait: retryAfterSeconds } : { unit: 'minutes', wait: Math.ceil(retryAfterSeconds / 60) };
 }

@@ -2,6 +2,7 @@
 import { AccountUnusableError, InputError, checkAll } from '../errors.js';
 import { LOCALES, type Locale, isLocale } from '../locales.js';
 import { isTimeZone } from '../site-time.js';
+import { isCommonPassword } from './common-passwords.js';
 import { checkNickname } from './nicknames.js';
 import { queueBackchannelLogouts } from '../oidc/logout/events.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
@@ -81,6 +82,17 @@ function isMadeOfReservedWords(form: string): boolean {
  */
 export function isReservedUsername(username: string): boolean {
   return readings(username).some(isMadeOfReservedWords);
+}
+
+/**
+ * A password a person chooses (sign-up, a change, a reset): `checkPassword`, and not one of the
+ * most common passwords (NIST SP 800-63B 5.1.1.2: compare against values known to be used).
+ */
+export function checkNewPassword(password: string, username: string): void {
+  checkPassword(password, username);
+  if (isCommonPassword(password)) {
+    throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
+  }
 }
 
 /**

@@ -5,8 +5,7 @@
  * knew the old password and signed in with it is signed out (OWASP ASVS 3.3.3).
  */
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
-import { checkPassword } from './accounts.js';
-import { isCommonPassword } from './common-passwords.js';
+import { checkNewPassword } from './accounts.js';
 import { type FieldProblem, InputError, checkAll } from '../errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { User } from './ports.js';
@@ -35,8 +34,7 @@ export async function changePassword(
       if (form.current === '') throw InputError.worded('current_password', 'enter your current password', { key: 'problems.currentPasswordMissing' });
     }, () => {
       try {
-        checkPassword(form.next, user.username);
-        if (isCommonPassword(form.next)) throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
+        checkNewPassword(form.next, user.username);
       } catch (error) {
         if (error instanceof InputError) throw new InputError('new_password', `new ${error.message}`, [], error.problems[0]?.words);
         throw error;

@@ -13,8 +13,7 @@ import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { type FieldProblem, InputError } from '../errors.js';
 import type { Locale } from '../locales.js';
 import type { RateLimiter } from '../rate-limiter.js';
-import { checkPassword, findAccount } from './accounts.js';
-import { isCommonPassword } from './common-passwords.js';
+import { checkNewPassword, findAccount } from './accounts.js';
 import { type EmailDeps, emailKey } from './email.js';
 import { hashPassword } from './passwords.js';
 import type { EmailLink, User } from './ports.js';
@@ -96,8 +95,7 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
   const { user, needsCode } = found;
   const invalid = (problem: FieldProblem): PasswordReset => ({ ok: false, reason: 'invalid', problems: [problem], needsCode });
   try {
-    checkPassword(form.password, user.username);
-    if (isCommonPassword(form.password)) throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
+    checkNewPassword(form.password, user.username);
   } catch (error) {
     if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems, needsCode };
     throw error;

@@ -1,7 +1,6 @@
 /** Sign-up: the account rules, the list of common passwords, and throttling per address. */
 import { addressKey } from '../addresses.js';
-import { checkPassword, checkUsername, createAccount, isReservedUsername } from './accounts.js';
-import { isCommonPassword } from './common-passwords.js';
+import { checkNewPassword, checkUsername, createAccount, isReservedUsername } from './accounts.js';
 import { ConflictError, type FieldProblem, InputError, checkAll } from '../errors.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
@@ -31,12 +30,7 @@ export async function signUp(
     checkAll(() => {
       checkUsername(attempt.username);
       if (isReservedUsername(attempt.username)) throw InputError.worded('username', 'that username is reserved; choose another', { key: 'problems.usernameReserved' });
-    }, () => {
-      checkPassword(attempt.password, attempt.username);
-      if (isCommonPassword(attempt.password)) {
-        throw InputError.worded('password', 'password is one of the most common passwords; choose one that is harder to guess', { key: 'problems.passwordCommon' });
-      }
-    }, () => checkNickname(nickname));
+    }, () => checkNewPassword(attempt.password, attempt.username), () => checkNickname(nickname));
   } catch (error) {
     if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
     throw error;

@@ -106,7 +106,7 @@ export class OAuthEndpointLimits {
 
   /**
    * Runs `work`, which authenticates the client of `credentials`, unless the address is refused
-   * (for every client, or for this one) or has too many checks failed or under way; counts its
+   * (for every client, or for this one) or has too many requests waiting for a turn; counts its
    * failed client authentication, answering 429 instead of 401 when that failure is one too many.
    */
   async authenticating<T>(endpoint: ClientEndpoint, address: string, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {

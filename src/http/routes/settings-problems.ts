@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Unreadable } from '../../core/accounts/two-step.js';
 import type { FieldProblem } from '../../core/errors.js';
-import { retryMessage, unreadableTotp } from '../pages.js';
+import { retryMessage, retryWait, unreadableTotp } from '../pages.js';
 
 /** What a throttled form says (INTERFACE section 4): what went wrong and how long to wait. */
 export type Throttled = 'settings.tooManyPasswords' | 'settings.tooManyAttempts' | 'security.tooManyCodes';
@@ -18,9 +18,7 @@ const ENGLISH: Record<Throttled, string> = {
 };
 
 export function tryAgain(field: string, key: Throttled, retryAfterSeconds: number): FieldProblem {
-  const unit = retryAfterSeconds < 60 ? 'seconds' : 'minutes';
-  const wait = unit === 'seconds' ? retryAfterSeconds : Math.ceil(retryAfterSeconds / 60);
-  return { field, message: retryMessage(ENGLISH[key], retryAfterSeconds), words: { key, values: { unit, wait } } };
+  return { field, message: retryMessage(ENGLISH[key], retryAfterSeconds), words: { key, values: retryWait(retryAfterSeconds) } };
 }
 
 /** Codes of the authenticator app cannot be unsealed here (logged for the operator once). */
