@@ -6,7 +6,8 @@
  * session stays.
  */
 import { after, before, describe, test } from 'node:test';
-import { type Started, confidentialEnv, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+import { type Started, confidentialEnv, provesWholeFlow, startExample } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/authjs', { skip: skipWithoutChromium }, () => {
   let t: Started;

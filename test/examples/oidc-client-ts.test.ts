@@ -6,7 +6,8 @@
  * console error.
  */
 import { after, before, describe, test } from 'node:test';
-import { type Started, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+import { type Started, provesWholeFlow, startExample } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/oidc-client-ts', { skip: skipWithoutChromium }, () => {
   let t: Started;

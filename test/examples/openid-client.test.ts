@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { holdsWithin } from '../support/eventually.js';
 import {
-  type Started, assertNoBrowserErrors, confidentialEnv, heading, provesWholeFlow, signIn, skipWithoutChromium, startExample, watchedPage,
+  type Started, assertNoBrowserErrors, confidentialEnv, heading, provesWholeFlow, signIn, startExample, watchedPage,
 } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/openid-client', { skip: skipWithoutChromium }, () => {
   let t: Started;

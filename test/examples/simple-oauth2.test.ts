@@ -4,7 +4,8 @@
  * simple-oauth2 has no OpenID sign-out, so the service's session stays.
  */
 import { after, before, describe, test } from 'node:test';
-import { type Started, confidentialEnv, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+import { type Started, confidentialEnv, provesWholeFlow, startExample } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/simple-oauth2', { skip: skipWithoutChromium }, () => {
   let t: Started;

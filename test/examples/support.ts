@@ -8,21 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /** `false`, or why the browser tests cannot run here. */
-export const skipWithoutChromium: false | string = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}`;
 
 export const USERNAME = 'ada';
 export const PASSWORD = 'correct horse battery staple';
@@ -102,10 +98,6 @@ export interface WatchedPage {
   page: Page;
   /** Console messages of type error, and uncaught page errors, from every origin the page visited. */
   errors: string[];
-}
-
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
 }
 
 /** A page in a fresh context (no cookies, no storage) whose console errors are collected. */
@@ -261,7 +253,7 @@ export async function startExample(name: string, options: {
     const port = await freePort();
     const app = await registerExample(service, options.registration(`http://localhost:${port}`));
     example = await runExample(name, { ISSUER: service.baseUrl, ...options.env(app) }, port);
-    browser = await launchBrowser();
+    browser = await launchChromium();
     return { service, app, example, browser, close };
   } catch (error) {
     await close();
