@@ -4,13 +4,11 @@
  * they watch (the HTTP server, Fastify, pg, ioredis) are loaded: everything else is imported only
  * afterwards. Without one, no OpenTelemetry module is loaded at all (src/observability/tracing.ts).
  */
-import { SettingsError } from './config/settings.js';
-import { tracingRequested } from './observability/tracing-requested.js';
+import { type OtlpTraces, SettingsError, otlpTraces } from './config/settings.js';
 
-async function startTracing(): Promise<{ shutdown(): Promise<unknown> } | undefined> {
-  if (!tracingRequested(process.env)) return undefined;
+function tracesSetting(): OtlpTraces | undefined {
   try {
-    return await (await import('./observability/tracing.js')).startTracing();
+    return otlpTraces(process.env);
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error;
     process.stderr.write(`${error.message}\n`);
@@ -18,6 +16,7 @@ async function startTracing(): Promise<{ shutdown(): Promise<unknown> } | undefi
   }
 }
 
-const tracing = await startTracing();
+const traces = tracesSetting();
+const tracing = traces && await (await import('./observability/tracing.js')).startTracing(traces.protocol);
 const { runServer } = await import('./server.js');
 await runServer({ beforeExit: async () => { await tracing?.shutdown(); } });

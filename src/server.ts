@@ -27,6 +27,7 @@ function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh:
   const workers = settings.workers > 1 ? `, ${settings.workers} workers` : '';
   const lines = [`Listening on ${settings.baseUrl} (database: ${settings.database.kind}${workers})`];
   if (settings.metricsPort !== undefined) lines.push(`Metrics on http://${settings.host}:${settings.metricsPort}/metrics`);
+  if (settings.otlpTraces !== undefined) lines.push(`Traces: OpenTelemetry over OTLP (${settings.otlpTraces.protocol}) to ${settings.otlpTraces.endpoint}`);
   if (settings.workers > 1 && settings.redisUrl === undefined) {
     lines.push(`Warning: without REDIS_URL each of the ${settings.workers} workers counts rate limits and sign-in failures on its own, so every limit is ${settings.workers} times higher.`);
   }

@@ -2,9 +2,9 @@
  * OpenTelemetry traces over OTLP, when the operator sets OTEL_EXPORTER_OTLP_ENDPOINT (or
  * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT): a server span per request with its route (Node's HTTP
  * server, Fastify's hooks and handler), a span per database query and per Redis command. Loaded
- * only then, by src/main.ts, before the server's own modules (`tracingRequested`): nothing here is
- * in memory otherwise. The SDK reads the standard OTEL_* variables itself (sampler, resource,
- * propagators, batch sizes, exporter headers and timeout); docs/operations.md lists them.
+ * only then (`otlpTraces` in src/config), by src/main.ts, before the server's own modules: nothing
+ * here is in memory otherwise. The SDK reads the standard OTEL_* variables itself (sampler,
+ * resource, propagators, batch sizes, exporter headers and timeout); docs/operations.md lists them.
  *
  * What a span may carry is decided here and in `span-redaction.ts`: statement texts without their
  * values, Redis command names without their arguments, URLs without their query, no header.
@@ -19,7 +19,7 @@ import { defaultResource, resourceFromAttributes } from '@opentelemetry/resource
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { createAddHookMessageChannel } from 'import-in-the-middle';
-import { SettingsError } from '../config/settings.js';
+import type { OtlpProtocol } from '../config/settings.js';
 import { type SqliteQueryTracer, traceSqliteQueriesWith } from '../storage/query-tracing.js';
 import { redactingExporter } from './span-redaction.js';
 
@@ -29,20 +29,12 @@ const SHUTDOWN_FLUSH_MS = 2_000;
 /** `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names another. */
 export const DEFAULT_SERVICE_NAME = 'svc-identity';
 
-/**
- * The OTLP exporter of OTEL_EXPORTER_OTLP_TRACES_PROTOCOL or OTEL_EXPORTER_OTLP_PROTOCOL, as the
- * specification names them (http/protobuf by default); each reads its endpoint, headers,
- * compression and timeout from the OTEL_EXPORTER_OTLP_* variables itself. Only the one chosen
- * is loaded. Another protocol is a bad setting (exit 2), not traces silently lost.
- */
-async function otlpExporter(env: NodeJS.ProcessEnv): Promise<SpanExporter> {
-  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
-  const protocol = (env[name] ?? '').trim() || 'http/protobuf';
+/** The OTLP exporter of the protocol the settings name; it reads its endpoint, headers, compression and timeout from the OTEL_EXPORTER_OTLP_* variables itself. Only the one chosen is loaded. */
+async function otlpExporter(protocol: OtlpProtocol): Promise<SpanExporter> {
   switch (protocol) {
     case 'http/protobuf': return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
     case 'http/json': return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
     case 'grpc': return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
-    default: throw new SettingsError(`invalid setting ${name}=${JSON.stringify(protocol)}: accepts http/protobuf, http/json or grpc`);
   }
 }
 
@@ -87,13 +79,13 @@ function sqliteTracer(): SqliteQueryTracer {
  * ask for) before any of those modules is imported; pg and ioredis, which the service loads with
  * `require`, are patched by the same instrumentations through require-in-the-middle.
  */
-export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<{ shutdown(): Promise<unknown> }> {
+export async function startTracing(protocol: OtlpProtocol): Promise<{ shutdown(): Promise<unknown> }> {
   const { registerOptions, waitForAllMessagesAcknowledged } = createAddHookMessageChannel();
   register('import-in-the-middle/hook.mjs', import.meta.url, registerOptions);
   const sdk = new NodeSDK({
     resource: defaultResource().merge(resourceFromAttributes({ 'service.name': DEFAULT_SERVICE_NAME })),
     // Batched as OTEL_BSP_* say; every span passes the redaction on its way out.
-    traceExporter: redactingExporter(await otlpExporter(env)),
+    traceExporter: redactingExporter(await otlpExporter(protocol)),
     // Traces only: the service's metrics are Prometheus's (METRICS_PORT), its logs are pino's.
     metricReaders: [],
     logRecordProcessors: [],

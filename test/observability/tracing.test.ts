@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -108,14 +108,19 @@ test('without OTEL_EXPORTER_OTLP_ENDPOINT the server loads no OpenTelemetry modu
   }
 });
 
-test('an OTLP protocol the specification does not name stops the start with one line naming the setting, exit 2', async () => {
+test('an OTLP endpoint that is no http(s) URL, or a protocol the specification does not name, stops the start with one line naming the setting, exit 2', async () => {
   compiled();
-  const server = run(process.execPath, ['dist/main.js'], {
-    DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(await freePort()), DEMO: '0',
-    OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'carrier-pigeon',
-  });
-  assert.equal(await server.exited, 2);
-  assert.equal(server.output(), 'invalid setting OTEL_EXPORTER_OTLP_PROTOCOL="carrier-pigeon": accepts http/protobuf, http/json or grpc\n');
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'localhost:4318' }, 'invalid setting OTEL_EXPORTER_OTLP_ENDPOINT="localhost:4318": accepts an absolute http:// or https:// URL without query, fragment or credentials\n'],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_PROTOCOL: 'carrier-pigeon' }, 'invalid setting OTEL_EXPORTER_OTLP_PROTOCOL="carrier-pigeon": accepts http/protobuf, http/json, grpc\n'],
+  ];
+  for (const [env, line] of cases) {
+    const path = temporarySqlitePath();
+    const server = run(process.execPath, ['dist/main.js'], { DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), DEMO: '0', ...env });
+    assert.equal(await server.exited, 2);
+    assert.equal(server.output(), line);
+    assert.equal(existsSync(path), false, 'no database file was created');
+  }
 });
 
 test('a collector that does not answer neither fails nor holds up a stop: SIGTERM exits 0 within the 2 s flush', { timeout: 60_000 }, async () => {
@@ -159,7 +164,7 @@ forEachDatabase('traces over OTLP', (database) => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100',
     });
     try {
-      await server.waitFor(/Listening on/);
+      assert.match(await server.waitFor(/Traces: .*\n/), new RegExp(`Traces: OpenTelemetry over OTLP \\(http/json\\) to ${receiver.url}\n`));
       const t = { baseUrl } as TestApp;
       const app: TestClient = { client: { clientId: registered.client_id } as Client, secret: registered.client_secret, redirectUri: 'https://app.example/callback' };
       const browser = new Browser(t);
