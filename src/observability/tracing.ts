@@ -27,9 +27,13 @@ import { redactingExporter } from './span-redaction.js';
 const SHUTDOWN_FLUSH_MS = 2_000;
 
 /** `service.name` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names another. */
-export const DEFAULT_SERVICE_NAME = 'svc-identity';
+const DEFAULT_SERVICE_NAME = 'svc-identity';
 
-/** The OTLP exporter of the protocol the settings name; it reads its endpoint, headers, compression and timeout from the OTEL_EXPORTER_OTLP_* variables itself. Only the one chosen is loaded. */
+/**
+ * The OTLP exporter of the protocol the settings name; it reads its endpoint, headers,
+ * compression and timeout from the OTEL_EXPORTER_OTLP_* variables itself. Only the one chosen is
+ * loaded.
+ */
 async function otlpExporter(protocol: OtlpProtocol): Promise<SpanExporter> {
   switch (protocol) {
     case 'http/protobuf': return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
@@ -90,7 +94,7 @@ export async function startTracing(protocol: OtlpProtocol): Promise<{ shutdown()
     metricReaders: [],
     logRecordProcessors: [],
     instrumentations: [
-      // No header is copied into a span (none is named here); URLs lose their query in SpanRedaction.
+      // No header is copied into a span (none is named here); URLs lose their query in redactingExporter.
       new HttpInstrumentation(),
       new FastifyOtel.FastifyOtelInstrumentation({ registerOnInitialization: true }),
       // Statement texts only: parameter values are not recorded (`enhancedDatabaseReporting`).
