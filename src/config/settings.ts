@@ -56,6 +56,8 @@ export interface Settings {
   readonly janitorIntervalSeconds: number;
   /** Where `/metrics` is served, on `host`, apart from the public port; `undefined`: nowhere. */
   readonly metricsPort: number | undefined;
+  /** Where OpenTelemetry traces go (OTEL_EXPORTER_OTLP_*), `undefined`: no traces. */
+  readonly otlpTraces: OtlpTraces | undefined;
   /** Seconds between this instance's looks for back-channel logouts to deliver; 0: it delivers none. */
   readonly logoutDeliveryIntervalSeconds: number;
   /**
@@ -131,6 +133,35 @@ function httpUrl(name: string, raw: string): string {
     invalid(name, raw, 'an absolute http:// or https:// URL without query, fragment or credentials');
   }
   return url.href.replace(/\/+$/, '');
+}
+
+export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
+
+export interface OtlpTraces {
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or OTEL_EXPORTER_OTLP_ENDPOINT, the base the SDK adds `/v1/traces` to. */
+  readonly endpoint: string;
+  readonly protocol: OtlpProtocol;
+}
+
+const OTLP_PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json', 'grpc'];
+
+/**
+ * Traces are on when an OTLP endpoint is set, as the OpenTelemetry specification names it
+ * (docs/operations.md, "Traces"), and OTEL_SDK_DISABLED is not `true`. Its URL and the protocol
+ * are checked with the other settings, so a typo stops the start before anything is built; the
+ * SDK reads them, and the other OTEL_* variables, itself. Loads no OpenTelemetry module:
+ * src/main.ts asks before it loads any.
+ */
+export function otlpTraces(env: Env): OtlpTraces | undefined {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined;
+  const endpointName = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const endpoint = env[endpointName]?.trim();
+  if (!endpoint) return undefined;
+  httpUrl(endpointName, endpoint);
+  const protocolName = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = env[protocolName]?.trim() || 'http/protobuf';
+  if (!OTLP_PROTOCOLS.includes(protocol)) invalid(protocolName, protocol, OTLP_PROTOCOLS.join(', '));
+  return { endpoint, protocol: protocol as OtlpProtocol };
 }
 
 function database(env: Env): DatabaseTarget {
@@ -328,6 +359,7 @@ export function loadSettings(env: Env = process.env): Settings {
     workers: integer(env, 'WORKERS', 1, 1, 64),
     janitorIntervalSeconds: integer(env, 'JANITOR_INTERVAL', 600, 0, 86_400),
     metricsPort: metricsPort(env, port),
+    otlpTraces: otlpTraces(env),
     logoutDeliveryIntervalSeconds: integer(env, 'LOGOUT_DELIVERY_INTERVAL', 2, 0, 3600),
     backchannelAllowPrivate: flag(env, 'BACKCHANNEL_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
     secretScanningKeys: secretScanningKeys(env),
