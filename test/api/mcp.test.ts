@@ -12,7 +12,9 @@ import { writePost } from '../../src/core/community/posts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { type TestClient, clientFields, introspect, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import { dpopKey, dpopProof } from '../support/dpop.js';
+import { type TestClient, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -167,6 +169,43 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     const refused = await call(token, 'get_profile');
     assert.equal(refused.status, 401);
     assert.match(refused.headers.get('www-authenticate') ?? '', /^Bearer realm="api", error="invalid_token", resource_metadata="/);
+  });
+
+  test('a personal token works as at the API, its scopes as fixed when it was made', async () => {
+    const { user } = await userWithToken();
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'agent', scopes: ['posts:read'], expiresInDays: 30 });
+    const client = await connect(token);
+    try {
+      const posts = await client.callTool({ name: 'list_posts', arguments: { size: 1 } });
+      assert.equal(JSON.stringify(posts.structuredContent), await (await api('/me/posts?size=1', token)).text());
+    } finally {
+      await client.close();
+    }
+    const refused = await call(token, 'get_profile');
+    assert.equal(refused.status, 403);
+    assert.match(((await refused.json()) as { error_description: string }).error_description, /personal token/);
+  });
+
+  test('a DPoP-bound token needs Authorization: DPoP and a proof for this endpoint; as Bearer it is 401 on the DPoP challenge', async () => {
+    const key = await dpopKey();
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, app, { pkce });
+    const fields = { grant_type: 'authorization_code', code, redirect_uri: app.redirectUri, code_verifier: pkce.verifier, ...clientFields(app) };
+    const tokenUrl = `${t.baseUrl}/api/oauth/token`;
+    const asked = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl, nowMs: t.clock.now() }) });
+    const nonce = asked.headers.get('dpop-nonce')!;
+    const issued = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl, nowMs: t.clock.now(), nonce }) })).json()) as { access_token: string; token_type: string };
+    assert.equal(issued.token_type, 'DPoP');
+    const token = issued.access_token;
+    const proof = await dpopProof(key, { htm: 'POST', htu: mcp, nowMs: t.clock.now(), accessToken: token, nonce });
+    const ok = await call(token, 'get_profile', {}, { authorization: `DPoP ${token}`, dpop: proof });
+    assert.equal(ok.status, 200, await ok.clone().text());
+    const asBearer = await call(token, 'get_profile');
+    assert.equal(asBearer.status, 401);
+    assert.match(asBearer.headers.get('www-authenticate') ?? '', new RegExp(`^DPoP realm="api", algs="[^"]+", error="invalid_token", resource_metadata="${metadataUrl}"`));
+    const replayed = await call(token, 'get_profile', {}, { authorization: `DPoP ${token}`, dpop: proof });
+    assert.equal(replayed.status, 401, 'a proof is good for one request');
   });
 
   test('the per-token limit is one count shared with the API: 60 a minute in all, then 429', async () => {
