@@ -116,6 +116,19 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('concurrent calls with the same JSON-RPC id from different users each get their own answer', async () => {
+    const users = await Promise.all(Array.from({ length: 8 }, () => userWithToken('profile:read')));
+    const answers = await Promise.all(users.flatMap(({ token }) => [1, 2].map(async () => {
+      const response = await call(token, 'get_profile');
+      assert.equal(response.status, 200);
+      return { token, answer: (await response.json()) as { id: number; result: { structuredContent: { id: number } } } };
+    })));
+    for (const { token, answer } of answers) {
+      assert.equal(answer.id, 1);
+      assert.equal(answer.result.structuredContent.id, users.find((u) => u.token === token)!.user.id);
+    }
+  });
+
   test('a request without a token is 401 with a Bearer challenge naming the MCP metadata (resource_metadata)', async () => {
     const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
     assert.equal(response.status, 401);
