@@ -21,7 +21,7 @@ import { resourceMetadataUrl } from '../../core/api/resource.js';
 import { RESOURCE_SCOPES, SCOPES } from '../../core/oauth/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
-import { exampleQuickStartsSection } from './docs-examples.js';
+import { agentQuickStartSection, exampleQuickStartsSection } from './docs-examples.js';
 import { libraryErrorsSection } from './docs-libraries.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
@@ -62,6 +62,7 @@ const API_ERRORS: Array<[string, number, string, string]> = [
 const CONTENTS: ReadonlyArray<{ id: string; key: string }> = [
   { id: 'quick-start', key: 'docs.quickStart' },
   { id: 'quick-starts', key: 'docs.quickStarts' },
+  { id: 'mcp', key: 'docs.connectAgent' },
   { id: 'register', key: 'docs.register' },
   { id: 'authorize', key: 'docs.authorize' },
   { id: 'par', key: 'docs.par' },
@@ -129,9 +130,12 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 <p>Every address below is absolute under <code>${base}</code>. All token-endpoint requests use
 <code>Content-Type: application/x-www-form-urlencoded</code>; every answer is JSON.</p>
 <p>Using a client library? Start from its <a href="#quick-starts">quick start</a>: a complete app, tested against this service.</p>
+<p>Building an AI agent? <a href="#mcp">Connect it through MCP</a>: the same API as tools, with the same tokens.</p>
 </section>
 
 ${exampleQuickStartsSection(base)}
+
+${agentQuickStartSection(base)}
 
 <section id="register">
 <h2>Register your app</h2>
