@@ -147,7 +147,7 @@ export class KyselyHousekeeping implements Housekeeping {
           // 1: PostgreSQL reads it as true.
           .where('self_registered', '=', 1)
           .where('created_at', '<', registeredBefore)
-          .where((w) => w.not(w.exists(w.selectFrom('grants').select('grants.id').whereRef('grants.client_id', '=', 'clients.client_id'))))
+          .where((w) => w.not(w.exists(w.selectFrom('grants').select('id').whereRef('grants.client_id', '=', 'clients.client_id'))))
           .limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
