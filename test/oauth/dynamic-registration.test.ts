@@ -159,6 +159,13 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
       assert.equal(await errorOf(await register(t, { redirect_uris: redirectUris, client_name: 'Agent' })), 'invalid_redirect_uri', JSON.stringify(redirectUris)?.slice(0, 80));
     }
     assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/cb'], post_logout_redirect_uris: ['http://agent.example/bye'] })), 'invalid_redirect_uri');
+    // Wrong in a redirect URI and in another member at once: the redirect URI's code, both problems told.
+    const both = await register(t, { redirect_uris: ['http://agent.example/cb'], client_name: 'x'.repeat(81) });
+    assert.equal(both.status, 400);
+    const told = (await both.json()) as { error: string; error_description: string };
+    assert.equal(told.error, 'invalid_redirect_uri');
+    assert.match(told.error_description, /client_name must be 1 to 80 characters/);
+    assert.match(told.error_description, /redirect URI "http:\/\/agent.example\/cb" must use https/);
     assert.equal((await t.deps.stores.clients.listAll()).length, before);
   });
 

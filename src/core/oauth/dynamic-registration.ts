@@ -55,14 +55,18 @@ export interface RegistrationDeps {
   audit: AuditSink;
 }
 
-/** The problems of a request's redirect URIs are `invalid_redirect_uri`; every other one `invalid_client_metadata` (RFC 7591 3.2.2). */
+/**
+ * RFC 7591 3.2.2: a problem of the redirect URIs is `invalid_redirect_uri`, every other one
+ * `invalid_client_metadata`; a request with both kinds gets the first code, and every problem
+ * in the description.
+ */
 const REDIRECT_FIELDS = new Set(['redirect_uris', 'post_logout_redirect_uris']);
 
 /** The metadata fields `registerClient`'s problems name, as RFC 7591 names them. */
 const METADATA_NAMES: Readonly<Record<string, string>> = { name: 'client_name', homepage: 'client_uri' };
 
 function metadataError(problems: readonly FieldProblem[]): OAuthError {
-  const code = REDIRECT_FIELDS.has(problems[0]!.field) ? 'invalid_redirect_uri' : 'invalid_client_metadata';
+  const code = problems.some((p) => REDIRECT_FIELDS.has(p.field)) ? 'invalid_redirect_uri' : 'invalid_client_metadata';
   const description = problems.map(({ field, message }) => {
     const name = METADATA_NAMES[field];
     return name !== undefined && message.startsWith(`${field} `) ? name + message.slice(field.length) : message;
@@ -153,7 +157,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, addres
   const metadata = body as Record<string, unknown>;
   let read: { method: AuthMethod; redirectUris: string[]; postLogoutRedirectUris: string[]; name: string; homepageUrl: string; scopes: Scope[] };
   try {
-    // The redirect URIs first: their problem decides the error code when there are several.
+    // The redirect URIs first: a request wrong in their shape and in another member's is `invalid_redirect_uri`.
     const redirectUris = optionalStrings(metadata, 'redirect_uris') ?? [];
     const postLogoutRedirectUris = optionalStrings(metadata, 'post_logout_redirect_uris') ?? [];
     const method = authMethod(metadata);
