@@ -211,11 +211,12 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal(answer.headers.get('access-control-allow-credentials'), null);
   });
 
-  test('discovery names the registration endpoint', async () => {
+  test('discovery and the developer docs name the registration endpoint', async () => {
     for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
       const metadata = (await (await fetch(`${t.baseUrl}${path}`)).json()) as Record<string, unknown>;
       assert.equal(metadata.registration_endpoint, `${t.baseUrl}/api/oauth/register`);
     }
+    assert.match(await (await fetch(`${t.baseUrl}/docs`)).text(), new RegExp(`curl -s ${t.baseUrl}/api/oauth/register`));
   });
 
   test(`${REGISTRATIONS_PER_ADDRESS} registrations per address an hour, then 429 with Retry-After; bad metadata does not count; the next hour registers again`, async () => {
@@ -333,12 +334,15 @@ forEachDatabase('dynamic client registration switched off', (database) => {
   before(async () => { t = await startTestApp(database, { env: { ...ENV, DYNAMIC_REGISTRATION: 'off' } }); });
   after(() => t.close());
 
-  test('DYNAMIC_REGISTRATION=off: the endpoint answers 404 and discovery leaves it out', async () => {
+  test('DYNAMIC_REGISTRATION=off: the endpoint answers 404, and discovery and the developer docs leave it out', async () => {
     assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/callback'] }), 404), 'not_found');
     for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
       const metadata = (await (await fetch(`${t.baseUrl}${path}`)).json()) as Record<string, unknown>;
       assert.equal('registration_endpoint' in metadata, false);
     }
+    const docs = await fetch(`${t.baseUrl}/docs`);
+    assert.equal(docs.status, 200);
+    assert.doesNotMatch(await docs.text(), /api\/oauth\/register/);
   });
 });
 
