@@ -135,17 +135,26 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal(((await polluted.json()) as Registered).client_name, 'agent.example');
   });
 
-  test('without client_name the app is named by where it sends people back to', async () => {
+  test('without client_name, or with an empty one, the app is named by where it sends people back to', async () => {
     assert.equal((await registered(t, { redirect_uris: ['https://agent.example:8443/callback'] })).client_name, 'agent.example:8443');
+    assert.equal((await registered(t, { redirect_uris: ['https://agent.example/callback'], client_name: ' ' })).client_name, 'agent.example');
     assert.equal((await registered(t, { redirect_uris: ['com.example.agent:/cb'], token_endpoint_auth_method: 'none' })).client_name, 'com.example.agent');
   });
 
-  test('scope limits what the app may ask for: profile counts as profile:read, unknown scopes are invalid_client_metadata', async () => {
-    const body = await registered(t, { redirect_uris: ['https://agent.example/callback'], scope: 'openid profile' });
+  test('scope limits what the app may ask for to the known scopes it names, profile counting as profile:read; naming none known, or empty, registers every scope', async () => {
+    const redirect = { redirect_uris: ['https://agent.example/callback'] };
+    const body = await registered(t, { ...redirect, scope: 'openid profile mcp:tools' });
     assert.equal(body.scope, 'openid profile offline_access profile:read');
     assert.deepEqual((await t.deps.stores.clients.findById(body.client_id))?.allowedScopes, ['openid', 'profile:read']);
-    assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/callback'], scope: 'admin' })), 'invalid_client_metadata');
-    assert.equal(await errorOf(await register(t, { redirect_uris: ['https://agent.example/callback'], scope: 'offline_access' })), 'invalid_client_metadata');
+    assert.equal((await registered(t, { ...redirect, scope: 'posts:read' })).scope, 'offline_access posts:read');
+    for (const scope of ['', 'mcp:tools', 'offline_access', '  ']) {
+      assert.equal((await registered(t, { ...redirect, scope })).scope, 'openid profile offline_access profile:read posts:read', JSON.stringify(scope));
+    }
+    // Registered for posts:read alone, the app cannot ask for profile:read.
+    const narrow = asTestClient(await registered(t, { ...redirect, scope: 'posts:read', token_endpoint_auth_method: 'none' }));
+    const { browser } = await signedInBrowser(t);
+    const refused = redirectParams(await browser.fetch(`/oauth/authorize?${authorizeQuery(narrow, { pkce: pkcePair(), scope: 'profile:read' })}`));
+    assert.equal(refused.get('error'), 'invalid_scope');
   });
 
   test('redirect URIs follow the site\'s rules; a bad or missing one is invalid_redirect_uri and registers nothing', async () => {
@@ -176,8 +185,8 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
       { response_types: ['token'] }, { response_types: ['code', 'id_token'] }, { response_types: [] }, { response_types: 'code' },
       { grant_types: ['client_credentials'] }, { grant_types: ['implicit', 'authorization_code'] },
       { grant_types: ['refresh_token'] }, { grant_types: [] },
-      { client_name: ['Agent'] }, { client_name: '' }, { client_name: 'x'.repeat(81) }, { client_name: 'Agent\u202e' },
-      { client_uri: 'ftp://agent.example' }, { client_uri: 12 }, { scope: 'openid  profile:read' }, { scope: ['openid'] },
+      { client_name: ['Agent'] }, { client_name: 'x'.repeat(81) }, { client_name: 'Agent\u202e' },
+      { client_uri: 'ftp://agent.example' }, { client_uri: 12 }, { scope: ['openid'] }, { scope: 7 },
     ];
     for (const metadata of bad) {
       assert.equal(await errorOf(await register(t, { ...redirect, ...metadata })), 'invalid_client_metadata', JSON.stringify(metadata).slice(0, 80));

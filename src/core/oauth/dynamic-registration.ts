@@ -16,7 +16,7 @@ import type { Stores } from '../stores.js';
 import type { Clock } from '../time.js';
 import { redirectTarget, registerClient } from './clients.js';
 import type { ClientType } from './ports.js';
-import { REGISTERED_SCOPES, type Scope, formatScope, parseScope, permittedScopes } from './scopes.js';
+import { REGISTERED_SCOPES, type Scope, formatScope, permittedScopes } from './scopes.js';
 
 /** INTERFACE section 13: registrations one address may make in `REGISTRATION_WINDOW_SECONDS`. */
 export const REGISTRATIONS_PER_ADDRESS = 20;
@@ -118,20 +118,17 @@ function checkFlow(body: Record<string, unknown>): void {
 
 /**
  * The scopes the app may ask for: those its `scope` names among the ones a registration lists,
- * OpenID's `profile` counting as `profile:read` (whose data holds the profile claims); all of them
- * when it names none. Unknown scopes are refused as at the authorization endpoint.
+ * OpenID's `profile` counting as `profile:read` (whose data holds the profile claims). Scopes this
+ * service does not know are left out, and a `scope` that names none it knows (or is empty, as the
+ * MCP Inspector sends it) registers all of them: RFC 7591 2 lets the server replace a requested
+ * value, and the list is only an upper bound, since the member consents to each request's own
+ * scopes. The answer's `scope` says what was registered.
  */
 function allowedScopes(body: Record<string, unknown>): Scope[] {
-  const value = optionalString(body, 'scope');
-  if (value === undefined) return [...REGISTERED_SCOPES];
-  const parsed = parseScope(value);
-  if (!parsed) throw invalid('scope', 'scope must be scope names separated by single spaces');
-  if ('unknown' in parsed) throw invalid('scope', `scope holds an unknown scope ${JSON.stringify(parsed.unknown[0]!.slice(0, 40))}; this service knows ${formatScope(permittedScopes(REGISTERED_SCOPES))}`);
-  const asked = new Set<string>(parsed.scopes);
+  const asked = new Set<string>((optionalString(body, 'scope') ?? '').split(/\s+/));
   if (asked.has('profile')) asked.add('profile:read');
   const allowed = REGISTERED_SCOPES.filter((s) => asked.has(s));
-  if (allowed.length === 0) throw invalid('scope', `scope must name at least one of ${REGISTERED_SCOPES.join(', ')} (or profile)`);
-  return allowed;
+  return allowed.length === 0 ? [...REGISTERED_SCOPES] : allowed;
 }
 
 /** A name for an app that gave none: where it sends people back to, which the consent page names too. */
@@ -164,7 +161,8 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, addres
     checkFlow(metadata);
     read = {
       method, redirectUris, postLogoutRedirectUris,
-      name: optionalString(metadata, 'client_name') ?? defaultName(redirectUris),
+      // An empty name is no name (RFC 7591 2: every member is optional but the redirect URIs).
+      name: optionalString(metadata, 'client_name')?.trim() || defaultName(redirectUris),
       homepageUrl: optionalString(metadata, 'client_uri') ?? '',
       scopes: allowedScopes(metadata),
     };
