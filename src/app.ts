@@ -25,6 +25,7 @@ import { mcpRoutes } from './http/routes/mcp.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
+import { oauthRegistrationRoutes } from './http/routes/oauth-registration.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { securitySettingsRoutes } from './http/routes/security-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
@@ -117,6 +118,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await userInfo.register(userInfoRoutes, { securityHeaders: headers.api });
   });
   await app.register(credentialRoutes, { securityHeaders: headers.api });
+  await app.register(oauthRegistrationRoutes, { securityHeaders: headers.api });
   await app.register(async (site) => {
     await site.register(cookie);
     await site.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });

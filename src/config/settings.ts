@@ -76,6 +76,8 @@ export interface Settings {
   readonly mailFrom: string;
   /** Seconds between this instance's looks for mail to send; 0: it sends none. */
   readonly mailDeliveryIntervalSeconds: number;
+  /** DYNAMIC_REGISTRATION: whether apps may register themselves at /api/oauth/register (RFC 7591, INTERFACE section 13). */
+  readonly dynamicRegistration: boolean;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -120,6 +122,15 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   if (raw === '1' || raw === 'true') return true;
   if (raw === '0' || raw === 'false') return false;
   return invalid(name, raw, '1 or 0 (or true, false)');
+}
+
+/** A feature switched `on` or `off` (INTERFACE section 13's settings). */
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  return invalid(name, raw, 'on or off');
 }
 
 function httpUrl(name: string, raw: string): string {
@@ -366,5 +377,6 @@ export function loadSettings(env: Env = process.env): Settings {
     mail: Object.freeze(mailTransport(env, baseUrl)),
     mailFrom: mailFrom(env, baseUrl),
     mailDeliveryIntervalSeconds: integer(env, 'MAIL_DELIVERY_INTERVAL', 2, 0, 3600),
+    dynamicRegistration: onOff(env, 'DYNAMIC_REGISTRATION', true),
   });
 }

@@ -81,7 +81,8 @@ export type AuditEvent =
   | ({ audit: 'personal_token.created'; userId: number; tokenId: number; scope: string; expiresAt: string | null } & Actor)
   | ({ audit: 'personal_token.revoked'; userId: number; tokenId: number } & Actor)
   // ---- Client registrations (INTERFACE section 3) ----
-  | ({ audit: 'client.registered'; clientId: string; ownerId: number | null; type: ClientType } & Actor)
+  /** `via: 'oauth'`: the app registered itself (RFC 7591, INTERFACE section 13) from `address`. */
+  | ({ audit: 'client.registered'; clientId: string; ownerId: number | null; type: ClientType } & (Actor | { via: 'oauth'; address: string }))
   | ({ audit: 'client.secret_rotated'; clientId: string; ownerId: number | null } & Actor)
   | ({ audit: 'client.deactivated'; clientId: string; ownerId: number | null } & Actor)
   // ---- Accounts (INTERFACE section 4) ----

@@ -100,6 +100,8 @@ export interface ClientsTable {
   backchannel_logout_uri: string | null;
   /** RFC 9126 5: authorization requests must be pushed. 0/1 (SQLite) or boolean (PostgreSQL). */
   require_pushed_authorization_requests: Generated<number | boolean>;
+  /** RFC 7591: the app registered itself at /api/oauth/register. 0/1 (SQLite) or boolean (PostgreSQL). */
+  self_registered: Generated<number | boolean>;
   created_at: number;
   updated_at: number;
 }

@@ -131,6 +131,15 @@ test('BACKCHANNEL_ALLOW_PRIVATE is on by default only when the service itself ru
   assert.throws(() => loadSettings({ BACKCHANNEL_ALLOW_PRIVATE: 'yes' }), /BACKCHANNEL_ALLOW_PRIVATE.*1 or 0/);
 });
 
+test('DYNAMIC_REGISTRATION is on unless set off, and takes only on or off (INTERFACE section 13)', () => {
+  assert.equal(loadSettings({}).dynamicRegistration, true);
+  assert.equal(loadSettings({ DYNAMIC_REGISTRATION: 'on' }).dynamicRegistration, true);
+  assert.equal(loadSettings({ DYNAMIC_REGISTRATION: 'off' }).dynamicRegistration, false);
+  for (const value of ['0', 'false', 'OFF', 'no']) {
+    assert.throws(() => loadSettings({ DYNAMIC_REGISTRATION: value }), /invalid setting DYNAMIC_REGISTRATION=.*accepts on or off/, value);
+  }
+});
+
 test('SECRET_SCANNING_KEYS takes GitHub\'s public-key list, inline or as a file, and refuses any key but P-256', () => {
   assert.deepEqual(loadSettings({}).secretScanningKeys, []);
   const pem = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve }).publicKey.export({ type: 'spki', format: 'pem' }) as string;

@@ -6,7 +6,7 @@ import { InputError, type Words, checkAll } from '../errors.js';
 import type { IdTokenAlg } from '../oidc/ports.js';
 import type { Stores } from '../stores.js';
 import type { Client, ClientType } from './ports.js';
-import { REGISTERED_SCOPES } from './scopes.js';
+import { REGISTERED_SCOPES, type Scope } from './scopes.js';
 import { checkedText } from '../text.js';
 import type { Clock } from '../time.js';
 
@@ -218,11 +218,10 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   return trimmed;
 }
 
-export interface ClientRegistration {
+export type ClientRegistration = {
   name: string;
   type: ClientType;
   redirectUris: string[];
-  ownerId?: number | null;
   homepageUrl?: string;
   description?: string;
   idTokenAlg?: IdTokenAlg;
@@ -230,7 +229,13 @@ export interface ClientRegistration {
   backchannelLogoutUri?: string | null;
   /** RFC 9126 5: only pushed authorization requests are accepted for it. */
   requirePushedAuthorizationRequests?: boolean;
-}
+  /** The scopes it may ask for; `REGISTERED_SCOPES` unless told. */
+  allowedScopes?: readonly Scope[];
+} & (
+  | { ownerId?: number | null; selfRegistered?: false }
+  /** RFC 7591: an app that registered itself has no owner (INTERFACE section 13). */
+  | { ownerId?: null; selfRegistered: true }
+);
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
@@ -262,12 +267,13 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     ownerId: registration.ownerId ?? null,
     type: registration.type,
     redirectUris,
-    allowedScopes: [...REGISTERED_SCOPES],
+    allowedScopes: [...(registration.allowedScopes ?? REGISTERED_SCOPES)],
     secretHash: secret === undefined ? null : hashSecret(secret),
     idTokenAlg,
     postLogoutRedirectUris,
     backchannelLogoutUri,
     requirePushedAuthorizationRequests: registration.requirePushedAuthorizationRequests ?? false,
+    selfRegistered: registration.selfRegistered ?? false,
   }, clock.now());
   return secret === undefined ? { client } : { client, secret };
 }

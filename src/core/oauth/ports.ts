@@ -27,12 +27,17 @@ export interface Client {
   backchannelLogoutUri: string | null;
   /** RFC 9126 5: `/oauth/authorize` accepts only a `request_uri` from the PAR endpoint. */
   requirePushedAuthorizationRequests: boolean;
+  /**
+   * RFC 7591: the app registered itself at /api/oauth/register (INTERFACE section 13). It has no
+   * owner, nobody at the site reviewed it, and it is deleted when it got no grant in 30 days.
+   */
+  selfRegistered: boolean;
   createdAt: Instant;
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>
-  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>>;
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>
+  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>>;
 
 export interface ClientStore {
   create(client: NewClient, now: Instant): Promise<Client>;

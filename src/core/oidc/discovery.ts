@@ -10,7 +10,7 @@ import { LOCALES } from '../locales.js';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 
-export function providerMetadata(issuer: string) {
+export function providerMetadata(issuer: string, options: { dynamicRegistration: boolean }) {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -22,6 +22,8 @@ export function providerMetadata(issuer: string) {
     end_session_endpoint: `${issuer}/oauth/logout`,
     // RFC 9126 5: pushed authorization requests, required per client (never for all).
     pushed_authorization_request_endpoint: `${issuer}/api/oauth/par`,
+    // RFC 8414 2, RFC 7591: where apps register themselves, unless DYNAMIC_REGISTRATION is off.
+    ...(options.dynamicRegistration ? { registration_endpoint: `${issuer}/api/oauth/register` } : {}),
     require_pushed_authorization_requests: false,
     service_documentation: `${issuer}/docs`,
     scopes_supported: [...ALL_SCOPES],

@@ -43,10 +43,14 @@ export function consentPage(context: PageContext, view: ConsentView) {
   return layout(t.text('consent.title', { app: client.name }), context, html`<section class="card narrow consent">
 <h1>${rich(t, 'consent.heading', { app: client.name, b: app })}</h1>
 <p>${rich(t, 'consent.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
-<p class="muted">${view.owner
+${client.selfRegistered
+    // INTERFACE section 13: nobody answers for an app that registered itself (RFC 7591).
+    ? html`<p class="alert">${t.text('consent.selfRegistered', { app: client.name })}${client.homepageUrl
+      ? html` <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>`
+    : html`<p class="muted">${view.owner
     ? rich(t, 'consent.madeBy', { app: client.name, owner: html`<strong>${personName(view.owner)}</strong>` })
     : t.text('consent.madeByOperators', { app: client.name })}${client.homepageUrl
-    ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>
+    ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>`}
 ${client.description ? html`<p>${client.description}</p>` : ''}
 <h2>${t.text('consent.willRead')}</h2>
 <ul class="scopes">

@@ -21,6 +21,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     backchannelLogoutUri: row.backchannel_logout_uri,
     requirePushedAuthorizationRequests: Boolean(row.require_pushed_authorization_requests),
+    selfRegistered: Boolean(row.self_registered),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -50,6 +51,7 @@ export class KyselyClientStore implements ClientStore {
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
       backchannel_logout_uri: client.backchannelLogoutUri ?? null,
       require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+      self_registered: client.selfRegistered ? 1 : 0,
       created_at: now,
       updated_at: now,
     }).returningAll().executeTakeFirstOrThrow();
