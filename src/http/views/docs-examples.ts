@@ -91,12 +91,13 @@ export function shownSource(source: string, base: string): string {
   return source.replaceAll(EXAMPLE_DEFAULT_ISSUER, base);
 }
 
-function registration(example: Example): string {
+/** The addresses to register, as code: copied as they are, and wrapped on a phone instead of widening the page. */
+function registration(example: Example): Html {
   const app = `http://localhost:${example.port}`;
-  const parts = [`redirect URI ${app}${example.redirectPath}`];
-  if (example.postLogoutPath) parts.push(`post-logout redirect URI ${app}${example.postLogoutPath}`);
-  if (example.backchannelPath) parts.push(`back-channel logout URI ${app}${example.backchannelPath}`);
-  return parts.join(', ');
+  const parts = [html`redirect URI <code>${app}${example.redirectPath}</code>`];
+  if (example.postLogoutPath) parts.push(html`post-logout redirect URI <code>${app}${example.postLogoutPath}</code>`);
+  if (example.backchannelPath) parts.push(html`back-channel logout URI <code>${app}${example.backchannelPath}</code>`);
+  return html`${parts.map((part, i) => html`${i > 0 ? ', ' : ''}${part}`)}`;
 }
 
 export function exampleQuickStartsSection(base: string): Html {

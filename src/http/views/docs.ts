@@ -98,15 +98,18 @@ export function docsPage(context: PageContext, settings: Settings): Html {
   const { t } = context;
   // INTERFACE section 12: the navigation speaks the reader's language; the body is English, and
   // says so, so a screen reader reads it in an English voice.
-  return layout(t.text('docs.title'), context, html`<article class="docs">
+  // data-copy-*: public/copy.js puts a Copy button, in the reader's words, on every code block.
+  return layout(t.text('docs.title'), context, html`<article class="docs" data-copy-code data-copy-label="${t.text('settings.copy')}" data-copied-label="${t.text('settings.copied')}" data-copy-failed="${t.text('settings.copyFailed')}">
 <h1>${t.text('docs.title')}</h1>
 ${t.locale === 'en' ? '' : html`<p class="notice">${t.text('docs.englishOnly')}</p>`}
 <div lang="en">
 <p>Let people sign in to your app with their Community account, and read their profile and published
 posts with the read-only API. This page takes you from nothing to a working integration. The machine-readable
-description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api}/openapi.json</code></a> (OpenAPI 3.1).</p>
+description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api}/openapi.json</code></a> (OpenAPI 3.1);
+the <a href="/docs/api">API reference</a> shows it as a page.</p>
 </div>
 
+<div class="docs-body">
 <nav class="toc card" aria-label="${t.text('docs.onThisPage')}">
 <h2>${t.text('docs.onThisPage')}</h2>
 <ol>
@@ -114,7 +117,7 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 </ol>
 </nav>
 
-<div lang="en">
+<div lang="en" class="docs-content">
 <section id="quick-start">
 <h2>Quick start</h2>
 <ol>
@@ -587,5 +590,6 @@ post lists change slowly. The window is ${API_WINDOW_SECONDS} seconds.</p>
 field of <code>GET ${API_BASE_PATH}/</code>. A change that would break clients comes as a new version in the path.</p>
 </section>
 </div>
-</article>`);
+</div>
+</article>`, { script: 'copy' });
 }
