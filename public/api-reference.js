@@ -15,6 +15,8 @@
   bundle.src = '/static/swagger-ui/swagger-ui-bundle.js';
   bundle.addEventListener('load', () => {
     root.replaceChildren();
+    // The reference is drawn in English: a screen reader reads it in an English voice.
+    root.lang = 'en';
     window.SwaggerUIBundle({
       url: root.dataset.openapi,
       domNode: root,

@@ -18,7 +18,7 @@ export function apiReferencePage(context: PageContext): Html {
 <h1>${t.text('docs.apiReference')}</h1>
 <p>${rich(t, 'docs.apiReferenceIntro', { openapi: link(OPENAPI_PATH), docs: link('/docs#endpoints') })}</p>
 ${t.locale === 'en' ? '' : html`<p class="notice">${t.text('docs.englishOnly')}</p>`}
-<div id="api-reference" lang="en" data-openapi="${OPENAPI_PATH}">
+<div id="api-reference" data-openapi="${OPENAPI_PATH}">
 <p class="notice">${rich(t, 'docs.apiReferenceNoScript', { docs: link('/docs#endpoints') })}</p>
 </div>
 </article>`, { script: 'api-reference' });
