@@ -576,7 +576,7 @@ ${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, '
   ${client.description ? html`<dt>${t.text('apps.description')}</dt><dd>${client.description}</dd>` : ''}
   <dt>${t.text('apps.registered')}</dt><dd>${at(context, client.createdAt)}</dd>
 </dl>
-<p class="hint">${rich(t, 'apps.connectionHint', {})}</p>
+<p class="hint">${t.text('apps.connectionHint')}</p>
 </section>
 ${active ? html`<section class="card" aria-labelledby="uris-heading">
 <h2 id="uris-heading">${t.text('apps.redirectUris')}</h2>
