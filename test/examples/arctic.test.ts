@@ -20,7 +20,7 @@ for (const type of ['confidential', 'public'] as const) {
     after(async () => t?.close());
 
     test(`a ${type} app signs in, reads /me, refreshes and revokes with its defaults`, async () => {
-      await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read', endsServiceSession: false });
+      await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read posts:read', endsServiceSession: false });
     });
   });
 }

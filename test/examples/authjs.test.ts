@@ -22,7 +22,7 @@ describe('examples/authjs', { skip: skipWithoutChromium }, () => {
   test('a confidential app signs in through Auth.js pages, reads /me, refreshes and revokes with its defaults', async () => {
     await provesWholeFlow(t.browser, t.service, t.example, t.app, {
       // Auth.js asks for email too: the service drops it from the grant.
-      grantedScope: 'openid profile profile:read',
+      grantedScope: 'openid profile profile:read posts:read',
       endsServiceSession: false,
       startSignIn: async (page) => {
         await page.getByRole('link', { name: 'Sign in' }).click();

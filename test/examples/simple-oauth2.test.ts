@@ -15,6 +15,6 @@ describe('examples/simple-oauth2', { skip: skipWithoutChromium }, () => {
   after(async () => t?.close());
 
   test('a confidential app signs in, reads /me, refreshes and revokes with its defaults', async () => {
-    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read', endsServiceSession: false });
+    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read posts:read', endsServiceSession: false });
   });
 });

@@ -258,12 +258,42 @@ forEachDatabase('storage contract', (database) => {
     const owner = await newUser();
     const client = await newClient(owner.id);
     assert.deepEqual(client.redirectUris, ['https://app.example/cb']);
-    assert.equal(await stores.clients.setSecretHash(client.clientId, 'new', T0 + 1), true);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'new', T0 + 10, T0 + 1), true);
     assert.equal((await stores.clients.findById(client.clientId))?.secretHash, 'new');
     await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb'], T0);
     assert.deepEqual((await stores.clients.findById(client.clientId))?.redirectUris, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb']);
     assert.equal((await stores.clients.setStatus(client.clientId, 'deactivated', T0))?.status, 'deactivated');
     assert.deepEqual((await stores.clients.listByOwner(owner.id)).map((c) => c.clientId), [client.clientId]);
+  });
+
+  test('a rotation keeps the replaced secret as the previous one until deleted, one previous secret at a time', async () => {
+    const client = await newClient();
+    const original = client.secretHash!;
+    assert.equal(client.previousSecret, null);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0), true);
+    assert.deepEqual((await stores.clients.findById(client.clientId))?.previousSecret, { hash: original, expiresAt: T0 + 100 });
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'third', T0 + 200, T0 + 1), true);
+    const rotatedTwice = await stores.clients.findById(client.clientId);
+    assert.equal(rotatedTwice?.secretHash, 'third');
+    assert.deepEqual(rotatedTwice?.previousSecret, { hash: 'second', expiresAt: T0 + 200 });
+    assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 2), true);
+    assert.equal((await stores.clients.findById(client.clientId))?.previousSecret, null);
+    assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 3), false);
+  });
+
+  test('a previous secret past its expiry cannot be deleted: it is already gone', async () => {
+    const client = await newClient();
+    await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0);
+    assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 100), false);
+  });
+
+  test('a public client has no secret to rotate', async () => {
+    const client = await stores.clients.create({
+      clientId: unique('client'), name: 'Public', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['http://127.0.0.1/cb'], allowedScopes: ['openid'], secretHash: null, idTokenAlg: 'RS256',
+    }, T0);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'x', T0 + 100, T0), false);
+    assert.equal((await stores.clients.findById(client.clientId))?.previousSecret, null);
   });
 
   test('every client is listed, oldest first, as stored', async () => {

@@ -128,7 +128,7 @@ export const clientRotateSecret = defineCommand({
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
     return { client_id: clientId, client_secret: secret };
   },
-  human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret no longer works)`,
+  human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret keeps working for 7 days, or until deleted at /settings/developers)`,
 });
 
 export const clientDeactivate = defineCommand({

@@ -8,7 +8,7 @@ import type { Stores } from '../stores.js';
 import type { Client, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
 import { checkedText } from '../text.js';
-import type { Clock } from '../time.js';
+import type { Clock, Instant } from '../time.js';
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
 const CLIENT_ID_MAX_LENGTH = 200;
@@ -278,10 +278,31 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
   return secret === undefined ? { client } : { client, secret };
 }
 
-/** A new secret for a confidential client; the old one fails at once (INTERFACE section 2). */
+/**
+ * How long the secret a rotation replaced keeps working, unless its owner deletes it first: long
+ * enough to deploy the new one everywhere without downtime (GitHub keeps an OAuth app's old
+ * secret until it is deleted; we also end it by itself).
+ */
+export const PREVIOUS_SECRET_LIFETIME_MS = 7 * 86_400_000;
+
+/**
+ * A new secret for a confidential client. The one it replaces keeps working for
+ * `PREVIOUS_SECRET_LIFETIME_MS`; a previous secret older than that one stops at once.
+ */
 export async function rotateClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<string | undefined> {
   const secret = generateToken('clientSecret');
-  return (await stores.clients.setSecretHash(clientId, hashSecret(secret), clock.now())) ? secret : undefined;
+  const now = clock.now();
+  return (await stores.clients.rotateSecret(clientId, hashSecret(secret), now + PREVIOUS_SECRET_LIFETIME_MS, now)) ? secret : undefined;
+}
+
+/** The previous secret while it is still accepted at `now`, else `null`. */
+export function livePreviousSecret(client: Client, now: Instant): Client['previousSecret'] {
+  return client.previousSecret !== null && client.previousSecret.expiresAt > now ? client.previousSecret : null;
+}
+
+/** Ends the previous secret before its time; says whether one was still accepted. */
+export async function deletePreviousClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<boolean> {
+  return stores.clients.deletePreviousSecret(clientId, clock.now());
 }
 
 /** Deactivates a client and ends every grant (so every token) it holds, in one transaction. */

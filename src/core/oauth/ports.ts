@@ -20,6 +20,11 @@ export interface Client {
   status: ClientStatus;
   /** SHA-256 of the secret; `null` for public clients. */
   secretHash: string | null;
+  /**
+   * The secret the last rotation replaced: accepted beside the current one until `expiresAt` or
+   * until the owner deletes it (`null`: none). Past `expiresAt` it is ignored wherever it is read.
+   */
+  previousSecret: { hash: string; expiresAt: Instant } | null;
   idTokenAlg: IdTokenAlg;
   /** Where RP-Initiated Logout 1.0 may send the browser back to; matched like `redirectUris`. */
   postLogoutRedirectUris: string[];
@@ -36,7 +41,7 @@ export interface Client {
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>
   & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>>;
 
 export interface ClientStore {
@@ -45,8 +50,14 @@ export interface ClientStore {
   listByOwner(ownerId: number): Promise<Client[]>;
   /** Every client, oldest first (the operator's list; registrations are few). */
   listAll(): Promise<Client[]>;
-  /** Replaces the secret hash; the old secret stops working at once. */
-  setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean>;
+  /**
+   * Replaces a confidential client's secret hash and keeps the one it replaces as the previous
+   * secret until `previousExpiresAt`, in one write (an older previous secret is dropped).
+   * Says whether the client was confidential and existed.
+   */
+  rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant, now: Instant): Promise<boolean>;
+  /** Forgets the previous secret; says whether there was one still accepted at `now`. */
+  deletePreviousSecret(clientId: string, now: Instant): Promise<boolean>;
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;

@@ -38,39 +38,39 @@ export const EXAMPLES: readonly Example[] = [
     name: 'openid-client', title: 'openid-client (Node server)', library: 'lib-openid-client', type: 'confidential',
     files: ['server.mjs'], packages: 'openid-client jose', port: 4001,
     redirectPath: '/callback', postLogoutPath: '/signed-out', backchannelPath: '/backchannel-logout',
-    does: 'Signs in with OpenID Connect and PKCE, reads /me, refreshes, revokes, signs out of Community through the end-session endpoint, and takes back-channel logouts verified with jose.',
+    does: 'Signs in with OpenID Connect and PKCE, reads /me and /me/posts, refreshes, revokes, signs out of Community through the end-session endpoint, and takes back-channel logouts verified with jose.',
   },
   {
     name: 'oidc-client-ts', title: 'oidc-client-ts (browser app)', library: 'lib-oidc-client-ts', type: 'public',
     files: ['app.js', 'index.html', 'server.mjs'], packages: 'oidc-client-ts', port: 4002,
     redirectPath: '/callback', postLogoutPath: '/signed-out',
-    does: 'A single-page app with no server side: signs in with PKCE, reads /me from the page, refreshes, revokes and signs out with signoutRedirect(). server.mjs only serves the files and the library’s own browser build.',
+    does: 'A single-page app with no server side: signs in with PKCE, reads /me and /me/posts from the page, refreshes, revokes and signs out with signoutRedirect(). server.mjs only serves the files and the library’s own browser build.',
   },
   {
     name: 'oauth4webapi-spa', title: 'oauth4webapi (browser app)', library: 'lib-oauth4webapi', type: 'public',
     files: ['app.js', 'index.html', 'server.mjs'], packages: 'oauth4webapi', port: 4003,
     redirectPath: '/callback', postLogoutPath: '/signed-out',
-    does: 'A single-page app that imports oauth4webapi as an ES module (no bundler): signs in with PKCE, reads /me, refreshes, revokes and signs out through the end-session endpoint.',
+    does: 'A single-page app that imports oauth4webapi as an ES module (no bundler): signs in with PKCE, reads /me and /me/posts, refreshes, revokes and signs out through the end-session endpoint.',
   },
   {
     name: 'authjs', title: 'Auth.js (@auth/core, Node server)', library: 'lib-authjs', type: 'confidential',
     files: ['server.mjs'], packages: '@auth/core', port: 4004, redirectPath: '/auth/callback/community',
-    does: 'An oidc provider with Auth.js’s own sign-in and sign-out pages; reads /me, refreshes and revokes as Auth.js’s “Refresh Token Rotation” guide does.',
+    does: 'An oidc provider with Auth.js’s own sign-in and sign-out pages; reads /me and /me/posts, refreshes and revokes as Auth.js’s “Refresh Token Rotation” guide does.',
   },
   {
     name: 'passport-oauth2', title: 'passport-oauth2 (Express)', library: 'lib-passport-oauth2', type: 'confidential',
     files: ['server.mjs'], packages: 'express express-session passport passport-oauth2', port: 4005, redirectPath: '/callback',
-    does: 'Express with passport-oauth2, state and PKCE on; reads /me with the token in the Authorization header, refreshes and revokes.',
+    does: 'Express with passport-oauth2, state and PKCE on; reads /me and /me/posts with the token in the Authorization header, refreshes and revokes.',
   },
   {
     name: 'arctic', title: 'arctic (Node server)', library: 'lib-arctic', type: 'confidential',
     files: ['server.mjs'], packages: 'arctic', port: 4006, redirectPath: '/callback',
-    does: 'arctic’s generic OAuth2Client with PKCE: reads /me, refreshes and revokes.',
+    does: 'arctic’s generic OAuth2Client with PKCE: reads /me and /me/posts, refreshes and revokes.',
   },
   {
     name: 'simple-oauth2', title: 'simple-oauth2 (Node server)', library: 'lib-simple-oauth2', type: 'confidential',
     files: ['server.mjs'], packages: 'simple-oauth2', port: 4007, redirectPath: '/callback',
-    does: 'simple-oauth2’s AuthorizationCode with PKCE: reads /me, refreshes and revokes both tokens.',
+    does: 'simple-oauth2’s AuthorizationCode with PKCE: reads /me and /me/posts, refreshes and revokes both tokens.',
   },
 ];
 
@@ -95,12 +95,13 @@ export function shownSource(source: string, base: string): string {
   return source.replaceAll(EXAMPLE_DEFAULT_ISSUER, base);
 }
 
-function registration(example: Example): string {
+/** The addresses to register, as code: copied as they are, and wrapped on a phone instead of widening the page. */
+function registration(example: Example): Html {
   const app = `http://localhost:${example.port}`;
-  const parts = [`redirect URI ${app}${example.redirectPath}`];
-  if (example.postLogoutPath) parts.push(`post-logout redirect URI ${app}${example.postLogoutPath}`);
-  if (example.backchannelPath) parts.push(`back-channel logout URI ${app}${example.backchannelPath}`);
-  return parts.join(', ');
+  const parts = [html`redirect URI <code>${app}${example.redirectPath}</code>`];
+  if (example.postLogoutPath) parts.push(html`post-logout redirect URI <code>${app}${example.postLogoutPath}</code>`);
+  if (example.backchannelPath) parts.push(html`back-channel logout URI <code>${app}${example.backchannelPath}</code>`);
+  return html`${parts.map((part, i) => html`${i > 0 ? ', ' : ''}${part}`)}`;
 }
 
 export function exampleQuickStartsSection(base: string): Html {
@@ -108,7 +109,7 @@ export function exampleQuickStartsSection(base: string): Html {
 <h2>Quick starts per library</h2>
 <p>One small, complete app per client library, each with the library's defaults and only the settings its own documentation
 names. Each one is run against this service by our test suite on every change: it signs in through the real sign-in and consent
-pages, calls <code>/me</code>, refreshes, revokes and signs out. They are in the <code>examples/</code> folder of the service's
+pages, asks for <code>profile:read</code> and <code>posts:read</code>, calls <code>/me</code> and <code>/me/posts</code>, refreshes, revokes and signs out. They are in the <code>examples/</code> folder of the service's
 source, with a README; the issuer below is already this service.</p>
 <ul>
 ${EXAMPLES.map((example) => html`<li><a href="#example-${example.name}">${example.title}</a></li>`)}

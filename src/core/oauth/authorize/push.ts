@@ -34,7 +34,7 @@ export async function pushAuthorizationRequest(
   deps: OAuthDeps, params: Params, credentials: ClientCredentials, dpop: PresentedProof | undefined, admit: (client: Client) => Promise<void>,
 ): Promise<Pushed> {
   // RFC 9126 2.1: client authentication as at the token endpoint; a public client sends client_id.
-  const client = await authenticateClient(deps.stores, credentials);
+  const client = await authenticateClient(deps.stores, credentials, deps.clock.now());
   await admit(client);
   // RFC 9126 2.1: a request_uri cannot be pushed.
   if ((params.get('request_uri') ?? []).some((v) => v !== '')) {

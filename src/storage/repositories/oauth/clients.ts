@@ -17,6 +17,8 @@ function toClient(row: Selectable<ClientsTable>): Client {
     allowedScopes: row.allowed_scopes === '' ? [] : row.allowed_scopes.split(' '),
     status: row.status as ClientStatus,
     secretHash: row.secret_hash,
+    previousSecret: row.previous_secret_hash === null || row.previous_secret_expires_at === null
+      ? null : { hash: row.previous_secret_hash, expiresAt: Number(row.previous_secret_expires_at) },
     idTokenAlg: row.id_token_alg as IdTokenAlg,
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     backchannelLogoutUri: row.backchannel_logout_uri,
@@ -74,9 +76,22 @@ export class KyselyClientStore implements ClientStore {
     return rows.map(toClient);
   }
 
-  async setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('clients').set({ secret_hash: secretHash, updated_at: now })
-      .where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();
+  async rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant, now: Instant): Promise<boolean> {
+    // The right-hand sides read the row as it was (SQL's UPDATE semantics on both databases): the
+    // previous secret becomes the one being replaced.
+    const result = await this.db.updateTable('clients').set((eb) => ({
+      previous_secret_hash: eb.ref('secret_hash'),
+      previous_secret_expires_at: previousExpiresAt,
+      secret_hash: secretHash,
+      updated_at: now,
+    })).where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async deletePreviousSecret(clientId: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ previous_secret_hash: null, previous_secret_expires_at: null, updated_at: now })
+      .where('client_id', '=', clientId).where('previous_secret_expires_at', '>', now).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
