@@ -10,7 +10,13 @@ import { LOCALES } from '../locales.js';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 
-export function providerMetadata(issuer: string) {
+/** What the site offers beyond the fixed metadata, as its settings say. */
+export interface OfferedFeatures {
+  /** CLIENT_ID_METADATA_DOCUMENTS. */
+  readonly clientIdMetadataDocuments: boolean;
+}
+
+export function providerMetadata(issuer: string, features: OfferedFeatures) {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -51,5 +57,8 @@ export function providerMetadata(issuer: string) {
     request_uri_parameter_supported: false,
     // RFC 9449 5.1: DPoP proofs are accepted at the token endpoint, the resource API and UserInfo.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
+    // draft-ietf-oauth-client-id-metadata-document 5: a URL client_id names the app's document;
+    // left out when the site does not accept them.
+    ...(features.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }

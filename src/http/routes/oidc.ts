@@ -15,7 +15,7 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   // Browser apps (oidc-client-ts, oauth4webapi) read both from their own origin (issue 17.1).
   answerCors(app);
   preflight(app, [...METADATA_PATHS, JWKS_PATH, RESOURCE_METADATA_PATH], ['GET', 'HEAD']);
-  const metadata = JSON.stringify(providerMetadata(app.deps.settings.baseUrl));
+  const metadata = JSON.stringify(providerMetadata(app.deps.settings.baseUrl, { clientIdMetadataDocuments: app.deps.settings.clientMetadata.enabled }));
   // A client may keep the JWKS this long: less than a new key is published before it signs.
   const jwksCache = `public, max-age=${jwksMaxAgeSeconds(app.deps.settings.signingKeyActivationSeconds)}`;
   for (const path of METADATA_PATHS) {

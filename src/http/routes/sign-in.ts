@@ -37,7 +37,7 @@ export function safeReturnTo(value: unknown): string {
 
 /** The registered name of the app whose authorization request `returnTo` leads back to, for the page to name. */
 export async function appNameFor(app: FastifyInstance, returnTo: string): Promise<string | undefined> {
-  return (await applicationReturnedTo(app.deps.stores, returnTo))?.name;
+  return (await applicationReturnedTo(app.deps, returnTo))?.name;
 }
 
 /** The refusals of sign-in, in the catalogs. */
