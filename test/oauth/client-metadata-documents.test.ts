@@ -318,6 +318,15 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const body = await response.json() as { error: string; error_description: string };
     assert.equal(body.error, 'invalid_client');
     assert.match(body.error_description, /answered HTTP 404/);
+    // A failed fetch is not kept; a document that breaks a rule is refused the same way, its
+    // description in RFC 6749 5.2's characters whatever the document holds.
+    documents.document(path, { redirect_uris: ['http://app.example/callback'], grant_types: ['\u202e"\\'] });
+    const invalid = await token({ grant_type: 'refresh_token', refresh_token: refreshToken });
+    assert.equal(invalid.status, 401);
+    const refusal = await invalid.json() as { error: string; error_description: string };
+    assert.equal(refusal.error, 'invalid_client');
+    assert.match(refusal.error_description, /is not valid: redirect URI 'http:\/\/app.example\/callback' must use https/);
+    assert.match(refusal.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
   });
 
   test('a pushed authorization request from a document\'s app is accepted, and its request_uri opens the consent page', async () => {

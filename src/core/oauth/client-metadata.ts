@@ -46,6 +46,11 @@ export interface ClientMetadataSettings {
 /** A document that cannot name an app, and why (English: the error page and `invalid_client` say it). */
 export class ClientDocumentError extends Error {
   override readonly name = 'ClientDocumentError';
+
+  /** RFC 6749 5.2: an error_description holds printable ASCII without `"` and `\`; the document's own text may not. */
+  constructor(message: string) {
+    super(message.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?'));
+  }
 }
 
 /** Whether `clientId` is meant as a document's address: ours are hex, so any http(s) URL is. */
