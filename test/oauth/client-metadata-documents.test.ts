@@ -189,6 +189,14 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.doesNotMatch(webPage, /your own device or local network/);
   });
 
+  test('the sign-in page names a document\'s app by its host, not by the name it claims', async () => {
+    const clientId = documents.document(freshPath('sign-in'), { client_name: 'Your Bank' });
+    const response = await fetch(authorizeUrl(t, clientId), { redirect: 'manual' });
+    const page = await (await fetch(new URL(response.headers.get('location')!, t.baseUrl))).text();
+    assert.ok(page.includes(new URL(clientId).host), 'the host');
+    assert.doesNotMatch(page, /Your Bank/);
+  });
+
   test('a document whose client_id is not its own URL names no app: the error page, no redirect', async () => {
     const path = freshPath('impostor');
     documents.document(path, { client_id: documents.url('/someone-else.json') });
