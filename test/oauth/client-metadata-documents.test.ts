@@ -197,6 +197,23 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.doesNotMatch(page, /Your Bank/);
   });
 
+  test('a client_id URL without a path, with credentials or a fragment, or not in its normal form is refused before anything is fetched', async () => {
+    const path = freshPath('shape');
+    documents.document(path);
+    const port = new URL(documents.origin).port;
+    for (const [clientId, problem] of [
+      [`${documents.origin}/`, /must have a path/],
+      [`http://agent@127.0.0.1:${port}${path}`, /must not hold credentials or a fragment/],
+      [`${documents.url(path)}#x`, /must not hold credentials or a fragment/],
+      [`${documents.origin}/x/..${path}`, /normal form/],
+      [`${documents.origin}/.${path}`, /normal form/],
+      [`http://0x7f.1:${port}${path}`, /normal form/],
+    ] as const) {
+      assert.match(await refusedPage(t, clientId), problem, clientId);
+    }
+    assert.equal(documents.count(path), 0);
+  });
+
   test('a document whose client_id is not its own URL names no app: the error page, no redirect', async () => {
     const path = freshPath('impostor');
     documents.document(path, { client_id: documents.url('/someone-else.json') });

@@ -19,8 +19,8 @@ import { REGISTERED_SCOPES } from './scopes.js';
 export const DOCUMENT_FETCH_TIMEOUT_MS = 5_000;
 export const DOCUMENT_MAX_BYTES = 5 * 1024;
 /** How long a document is kept, whatever its Cache-Control says. */
-export const MIN_CACHE_SECONDS = 5 * 60;
-export const MAX_CACHE_SECONDS = 24 * 60 * 60;
+const MIN_CACHE_SECONDS = 5 * 60;
+const MAX_CACHE_SECONDS = 24 * 60 * 60;
 /** Documents kept at once; the least recently used goes first. */
 export const DOCUMENT_CACHE_ENTRIES = 1000;
 
@@ -54,7 +54,7 @@ export class ClientDocumentError extends Error {
 }
 
 /** Whether `clientId` is meant as a document's address: ours are hex, so any http(s) URL is. */
-export function isDocumentClientId(clientId: string): boolean {
+function isDocumentClientId(clientId: string): boolean {
   return clientId.startsWith('https://') || clientId.startsWith('http://');
 }
 
@@ -64,13 +64,13 @@ export function documentHost(client: Pick<Client, 'clientId'>): string | undefin
 }
 
 /** Whether `hostname` is one `hosts` allows: a name exactly, or under a `*.suffix`. */
-export function hostAllowed(hosts: readonly string[], hostname: string): boolean {
+function hostAllowed(hosts: readonly string[], hostname: string): boolean {
   const host = hostname.toLowerCase();
   return hosts.some((entry) => (entry.startsWith('*.') ? host.endsWith(entry.slice(1)) : host === entry));
 }
 
 /** Seconds a document may be kept: `max-age` clamped to the bounds; none, `no-store` or `no-cache`: the least. */
-export function cacheSeconds(cacheControl: string | undefined): number {
+function cacheSeconds(cacheControl: string | undefined): number {
   const directives = (cacheControl ?? '').toLowerCase().split(',').map((d) => d.trim());
   if (directives.includes('no-store') || directives.includes('no-cache')) return MIN_CACHE_SECONDS;
   const maxAge = directives.map((d) => /^max-age="?(\d{1,10})"?$/.exec(d)).find((m) => m !== null);
@@ -150,7 +150,7 @@ function subsetOf(document: Record<string, unknown>, field: string, allowed: rea
  * `redirect_uris` by the rules of apps registered on the site, a public client (no secret; the
  * only authentication method `none`), and only the grants this service has.
  */
-export function parseClientDocument(clientId: string, fetched: FetchedDocument, settings: ClientMetadataSettings): DocumentClient {
+function parseClientDocument(clientId: string, fetched: FetchedDocument, settings: ClientMetadataSettings): DocumentClient {
   if (!fetched.ok) throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: ${fetched.error}.`);
   if (fetched.status !== 200) {
     const redirect = fetched.status >= 300 && fetched.status < 400 ? ' (redirects are not followed)' : '';
@@ -210,10 +210,9 @@ export class ClientMetadataDocuments {
     private readonly fetcher: ClientMetadataFetcher,
     private readonly clock: Clock,
     readonly settings: ClientMetadataSettings,
-    private readonly capacity = DOCUMENT_CACHE_ENTRIES,
   ) {}
 
-  /** How many documents are kept now (for the bound's test and metrics). */
+  /** How many documents are kept now. */
   get size(): number {
     return this.cache.size;
   }
@@ -269,7 +268,7 @@ export class ClientMetadataDocuments {
     const client = parseClientDocument(clientId, fetched, this.settings);
     const seconds = cacheSeconds(fetched.ok ? fetched.cacheControl : undefined);
     this.cache.set(clientId, { client, expiresAt: this.clock.now() + seconds * 1000 });
-    while (this.cache.size > this.capacity) this.cache.delete(this.cache.keys().next().value!);
+    while (this.cache.size > DOCUMENT_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     return client;
   }
 }
