@@ -67,6 +67,14 @@ export interface Settings {
    */
   readonly backchannelAllowPrivate: boolean;
   /**
+   * Client ID metadata documents (INTERFACE section 13): whether a URL client_id names an app
+   * (CLIENT_ID_METADATA_DOCUMENTS), whether its document may be fetched from a private or
+   * loopback address, or over http from a loopback host (CLIENT_METADATA_ALLOW_PRIVATE, on by
+   * default only for development), and the hosts it may come from (CLIENT_METADATA_HOSTS;
+   * `undefined`: any).
+   */
+  readonly clientMetadata: { readonly enabled: boolean; readonly allowPrivate: boolean; readonly hosts: readonly string[] | undefined };
+  /**
    * The public keys secret-scanning alerts are signed with (SECRET_SCANNING_KEYS); empty: the
    * alert endpoint answers 404.
    */
@@ -131,6 +139,19 @@ function onOff(env: Env, name: string, fallback: boolean): boolean {
   if (raw === 'on') return true;
   if (raw === 'off') return false;
   return invalid(name, raw, 'on or off');
+}
+
+/** A host name, or `*.` and a domain for every host under it. */
+const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function clientMetadataHosts(env: Env): readonly string[] | undefined {
+  const raw = env.CLIENT_METADATA_HOSTS;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase());
+  for (const host of hosts) {
+    if (!HOST_PATTERN.test(host) || host.length > 253) invalid('CLIENT_METADATA_HOSTS', raw, 'a comma-separated list of host names (app.example) and *.domain patterns (*.example.com)');
+  }
+  return Object.freeze(hosts);
 }
 
 function httpUrl(name: string, raw: string): string {
@@ -373,6 +394,11 @@ export function loadSettings(env: Env = process.env): Settings {
     otlpTraces: otlpTraces(env),
     logoutDeliveryIntervalSeconds: integer(env, 'LOGOUT_DELIVERY_INTERVAL', 2, 0, 3600),
     backchannelAllowPrivate: flag(env, 'BACKCHANNEL_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
+    clientMetadata: Object.freeze({
+      enabled: onOff(env, 'CLIENT_ID_METADATA_DOCUMENTS', true),
+      allowPrivate: flag(env, 'CLIENT_METADATA_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
+      hosts: clientMetadataHosts(env),
+    }),
     secretScanningKeys: secretScanningKeys(env),
     mail: Object.freeze(mailTransport(env, baseUrl)),
     mailFrom: mailFrom(env, baseUrl),

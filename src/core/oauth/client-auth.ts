@@ -3,10 +3,10 @@
  * (RFC 6749 2.3.1: `client_secret_basic` and `client_secret_post`; public clients send only
  * `client_id`, INTERFACE section 3).
  */
-import { findClient, livePreviousSecret } from './clients.js';
+import { livePreviousSecret } from './clients.js';
+import { ClientDocumentError, type ClientSources, resolveClient } from './client-metadata.js';
 import { constantTimeEqual, hashSecret } from '../credentials/formats.js';
 import { OAuthError } from '../errors.js';
-import type { Stores } from '../stores.js';
 import type { Instant } from '../time.js';
 import type { Client } from './ports.js';
 
@@ -47,7 +47,7 @@ export function parseBasicAuthorization(header: string): ClientCredentials['basi
  * methods at once (RFC 6749 2.3: one method per request), 401 `invalid_client` for an unknown or
  * deactivated client or a missing or wrong secret (with `WWW-Authenticate` when Basic was used).
  */
-export async function authenticateClient(stores: Stores, credentials: ClientCredentials, now: Instant): Promise<Client> {
+export async function authenticateClient(sources: ClientSources, credentials: ClientCredentials, now: Instant): Promise<Client> {
   const usedBasic = credentials.basic !== undefined;
   const fail = (description: string) => new OAuthError('invalid_client', description, {
     headers: usedBasic ? { 'www-authenticate': `Basic realm="${CLIENT_REALM}"` } : {},
@@ -76,7 +76,14 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
   if (clientId === undefined || clientId === '') {
     throw new OAuthError('invalid_request', 'The client_id parameter is required: send client_id in the body (with client_secret, for a confidential application), or use HTTP Basic.');
   }
-  const client = await findClient(stores, clientId);
+  let client: Client | undefined;
+  try {
+    client = await resolveClient(sources, clientId);
+  } catch (error) {
+    // RFC 6749 5.2: a client whose document is bad or unreachable cannot be authenticated.
+    if (error instanceof ClientDocumentError) throw fail(`Client authentication failed: ${error.message}`);
+    throw error;
+  }
   // Client ids are not secret (every authorization request shows one), so the refusals may say
   // which part failed; a secret is never compared in a way that tells how close it was.
   if (!client || client.status !== 'active') {

@@ -1,5 +1,6 @@
 /** Client registrations (INTERFACE section 3): redirect URI rules, registration, secrets. */
 import { randomBytes } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
 import { requireActiveAccount } from '../accounts/accounts.js';
 import { generateToken, hashSecret } from '../credentials/formats.js';
 import { InputError, type Words, checkAll } from '../errors.js';
@@ -90,8 +91,29 @@ export function isNativeAppRedirect(client: Pick<Client, 'type'>, redirectUri: s
   return (url.protocol === 'http:' && isLoopbackHost(url.hostname)) || PRIVATE_USE_SCHEME.test(url.protocol);
 }
 
+/** Addresses of a local network (RFC 1918, RFC 6598, link-local, RFC 4193). */
+const LOCAL_NETWORK = (() => {
+  const list = new BlockList();
+  for (const [address, prefix] of [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['169.254.0.0', 16]] as const) list.addSubnet(address, prefix, 'ipv4');
+  for (const [address, prefix] of [['fc00::', 7], ['fe80::', 10]] as const) list.addSubnet(address, prefix, 'ipv6');
+  return list;
+})();
+
+/**
+ * Whether an answer sent to `redirectUri` stays on the member's device or local network: a
+ * loopback host, a local network address, or an app's own scheme. Any program there may be
+ * listening, so the consent page warns when an app no one reviewed sends its answer there.
+ */
+export function redirectsToDeviceOrLocalNetwork(redirectUri: string): boolean {
+  const url = new URL(redirectUri);
+  if (!isWebUrl(url)) return true;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const family = isIP(host);
+  return isLoopbackHost(url.hostname) || url.hostname.endsWith('.localhost') || (family !== 0 && LOCAL_NETWORK.check(host, family === 4 ? 'ipv4' : 'ipv6'));
+}
+
 /** A host name as `URL` gives it (IPv4 normalised, IPv6 in brackets and compressed) that names this machine. */
-function isLoopbackHost(hostname: string): boolean {
+export function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 

@@ -62,6 +62,12 @@ export interface ClientStore {
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
+  /**
+   * A client described by a client ID metadata document: inserted, or, when its row exists, its
+   * name, homepage and redirect URIs replaced by the document's (status and creation time stay),
+   * in one conditional write.
+   */
+  saveDescribed(client: NewClient, now: Instant): Promise<void>;
 }
 
 /** A pushed authorization request (RFC 9126 2) as stored: by the hash of its `request_uri`'s random part. */

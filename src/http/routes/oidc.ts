@@ -16,7 +16,7 @@ export async function oidcRoutes(app: FastifyInstance): Promise<void> {
   answerCors(app);
   const resources = protectedResourcesMetadata(app.deps.settings.baseUrl);
   preflight(app, [...METADATA_PATHS, JWKS_PATH, ...resources.map(({ path }) => path)], ['GET', 'HEAD']);
-  const metadata = JSON.stringify(providerMetadata(app.deps.settings.baseUrl, { dynamicRegistration: app.deps.settings.dynamicRegistration }));
+  const metadata = JSON.stringify(providerMetadata(app.deps.settings.baseUrl, { dynamicRegistration: app.deps.settings.dynamicRegistration, clientIdMetadataDocuments: app.deps.settings.clientMetadata.enabled }));
   // A client may keep the JWKS this long: less than a new key is published before it signs.
   const jwksCache = `public, max-age=${jwksMaxAgeSeconds(app.deps.settings.signingKeyActivationSeconds)}`;
   for (const path of METADATA_PATHS) {

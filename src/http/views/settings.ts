@@ -3,6 +3,7 @@
  * authorized applications, developer applications. Every word is the catalogs' (`settings`,
  * `tokens`, `apps`), every time the reader's (`timeOf`).
  */
+import { documentHost } from '../../core/oauth/client-metadata.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/credentials/personal-tokens.js';
@@ -401,6 +402,12 @@ export function revokeTokenConfirmation(t: Translator, token: PersonalToken): Co
 
 // ---- Authorized applications ---------------------------------------------------------------
 
+/** The host whose client ID metadata document describes an app, when one does (INTERFACE section 13). */
+function describedBy(t: Translator, client: Client): Html | '' {
+  const host = documentHost(client);
+  return host === undefined ? '' : html`<p class="document-host">${rich(t, 'consent.documentHost', { host, b: (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>` })}</p>`;
+}
+
 export function applicationsPage(context: PageContext, apps: AuthorizedApplication[], state: { notice?: Words | undefined; error?: Words | undefined }): Html {
   const { t } = context;
   const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
@@ -416,6 +423,7 @@ ${apps.length > 1 ? html`<form method="post" action="/settings/applications/revo
 </section>
 ${apps.length === 0 ? html`<p class="muted card">${t.text('apps.noneAuthorized')}</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
   <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
+  ${describedBy(t, app.client)}
   ${app.client.homepageUrl ? html`<p><a href="${app.client.homepageUrl}" rel="noopener noreferrer">${app.client.homepageUrl}</a></p>` : ''}
   ${app.client.description ? html`<p>${app.client.description}</p>` : ''}
   ${app.scopes.length > 0 ? html`<p>${t.text('apps.canRead')}</p>${scopeItems(t, app.scopes)}` : ''}

@@ -34,30 +34,44 @@ const clientsByIds = (db: Kysely<Database>) => db.selectFrom('clients').selectAl
 /** Every authorization request and token request looks its client up, then writes: see `CompiledQueries.lookup` (not remembered). */
 const clientLookup = { one: clientById, many: clientsByIds, keyOf: (row: { client_id: string }) => row.client_id };
 
+function newRow(client: NewClient, now: Instant) {
+  return {
+    client_id: client.clientId,
+    name: client.name,
+    description: client.description,
+    homepage_url: client.homepageUrl,
+    owner_id: client.ownerId,
+    type: client.type,
+    redirect_uris: JSON.stringify(client.redirectUris),
+    allowed_scopes: client.allowedScopes.join(' '),
+    status: 'active',
+    secret_hash: client.secretHash,
+    id_token_alg: client.idTokenAlg,
+    post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+    backchannel_logout_uri: client.backchannelLogoutUri ?? null,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+    self_registered: client.selfRegistered ? 1 : 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 export class KyselyClientStore implements ClientStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async create(client: NewClient, now: Instant): Promise<Client> {
-    const row = await this.db.insertInto('clients').values({
-      client_id: client.clientId,
-      name: client.name,
-      description: client.description,
-      homepage_url: client.homepageUrl,
-      owner_id: client.ownerId,
-      type: client.type,
-      redirect_uris: JSON.stringify(client.redirectUris),
-      allowed_scopes: client.allowedScopes.join(' '),
-      status: 'active',
-      secret_hash: client.secretHash,
-      id_token_alg: client.idTokenAlg,
-      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
-      backchannel_logout_uri: client.backchannelLogoutUri ?? null,
-      require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
-      self_registered: client.selfRegistered ? 1 : 0,
-      created_at: now,
-      updated_at: now,
-    }).returningAll().executeTakeFirstOrThrow();
+    const row = await this.db.insertInto('clients').values(newRow(client, now)).returningAll().executeTakeFirstOrThrow();
     return toClient(row);
+  }
+
+  async saveDescribed(client: NewClient, now: Instant): Promise<void> {
+    await this.db.insertInto('clients').values(newRow(client, now)).onConflict((conflict) => conflict.column('client_id').doUpdateSet({
+      name: client.name,
+      homepage_url: client.homepageUrl,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+      updated_at: now,
+    })).execute();
   }
 
   async findById(clientId: string): Promise<Client | undefined> {
