@@ -237,10 +237,12 @@ export class ClientMetadataDocuments {
       allowedScopes: [...REGISTERED_SCOPES],
       status: stored?.status ?? 'active',
       secretHash: null,
+      previousSecret: null,
       idTokenAlg: 'RS256',
       postLogoutRedirectUris: described.postLogoutRedirectUris,
       backchannelLogoutUri: null,
       requirePushedAuthorizationRequests: false,
+      selfRegistered: false,
       createdAt: stored?.createdAt ?? now,
       updatedAt: stored?.updatedAt ?? now,
     };
