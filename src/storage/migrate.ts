@@ -28,6 +28,7 @@ import * as tokenResource from './migrations/2026-11-24-0030-token-resource.js';
 import * as memberProfile from './migrations/2026-11-24-0040-member-profile.js';
 import * as mailOutbox from './migrations/2026-11-24-0050-mail-outbox.js';
 import * as memberEmail from './migrations/2026-11-24-0060-member-email.js';
+import * as staff from './migrations/2026-11-24-0100-staff.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -51,6 +52,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24-0040-member-profile': memberProfile,
   '2026-11-24-0050-mail-outbox': mailOutbox,
   '2026-11-24-0060-member-email': memberEmail,
+  '2026-11-24-0100-staff': staff,
 };
 
 /** Every migration's name, in the order they run. */

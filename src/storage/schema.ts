@@ -26,6 +26,22 @@ export interface UsersTable {
   language: string | null;
   /** An IANA time zone; `null`: the site's (`SITE_TIME_ZONE`). */
   time_zone: string | null;
+  /** `member`, `moderator` or `admin` (INTERFACE section 14). */
+  role: Generated<string>;
+}
+
+/** Staff actions, appended only: triggers refuse an update or a delete (migration 2026-11-24-0100). */
+export interface StaffLogTable {
+  id: Generated<number>;
+  created_at: number;
+  actor_id: number | null;
+  actor_name: string;
+  action: string;
+  target_kind: string;
+  target_id: string;
+  target_name: string;
+  detail: string;
+  reason: string;
 }
 
 export interface AvatarsTable {
@@ -425,4 +441,5 @@ export interface Database {
   dpop_proofs: DpopProofsTable;
   one_time_secrets: OneTimeSecretsTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
+  staff_log: StaffLogTable;
 }

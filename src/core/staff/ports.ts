@@ -1,0 +1,54 @@
+/**
+ * The storage the staff console needs (INTERFACE section 14): every account's role, and the staff
+ * log, which is only ever appended to.
+ */
+import type { Instant } from '../time.js';
+
+export type Role = 'member' | 'moderator' | 'admin';
+
+export const ROLES: readonly Role[] = ['member', 'moderator', 'admin'];
+
+/** What staff did, one name per kind of change. */
+export type StaffAction =
+  | 'member.status' | 'member.sessions_revoked' | 'member.two_step_reset' | 'member.role'
+  | 'app.status' | 'app.verified'
+  | 'keys.rotated';
+
+export const STAFF_ACTIONS: readonly StaffAction[] = [
+  'member.status', 'member.sessions_revoked', 'member.two_step_reset', 'member.role', 'app.status', 'app.verified', 'keys.rotated',
+];
+
+/** What an action was on: an account (its id), an app (its client id) or the signing keys. */
+export type StaffTargetKind = 'member' | 'app' | 'keys';
+
+export interface StaffLogEntry {
+  id: number;
+  createdAt: Instant;
+  /** The account that acted; `null`: the operator at the command line. */
+  actorId: number | null;
+  /** The actor's username when it acted, or `cli`. */
+  actorName: string;
+  action: StaffAction;
+  targetKind: StaffTargetKind;
+  /** A user id or a client id as text; empty for the keys. */
+  targetId: string;
+  /** The target's username or app name when it was acted on. */
+  targetName: string;
+  /** What the action set (`{"status":"suspended"}`); never a secret. */
+  detail: Record<string, string>;
+  reason: string;
+}
+
+export interface RoleStore {
+  /** `undefined`: no such account. */
+  roleOf(userId: number): Promise<Role | undefined>;
+  /** Whether the account exists (and now has `role`). */
+  setRole(userId: number, role: Role, now: Instant): Promise<boolean>;
+}
+
+export interface StaffLogStore {
+  /** Appends an entry; nothing updates or deletes one (the table's triggers refuse it too). */
+  append(entry: Omit<StaffLogEntry, 'id'>): Promise<StaffLogEntry>;
+  /** Up to `limit` entries, newest first, with an id below `beforeId` when given; of one target when given. */
+  list(options: { limit: number; beforeId?: number; target?: { kind: StaffTargetKind; id: string } }): Promise<StaffLogEntry[]>;
+}
