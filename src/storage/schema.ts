@@ -30,6 +30,13 @@ export interface UsersTable {
   role: Generated<string>;
 }
 
+/** The overview's counts (`FigureCounter`): one row per day (site's zone) and figure. */
+export interface DailyFiguresTable {
+  day: string;
+  figure: string;
+  count: number | string;
+}
+
 /** Staff actions, appended only: triggers refuse an update or a delete (migration 2026-11-24-0100). */
 export interface StaffLogTable {
   id: Generated<number>;
@@ -442,4 +449,5 @@ export interface Database {
   one_time_secrets: OneTimeSecretsTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   staff_log: StaffLogTable;
+  daily_figures: DailyFiguresTable;
 }

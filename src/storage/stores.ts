@@ -25,7 +25,7 @@ import { KyselySecondFactorStore } from './repositories/accounts/second-factors.
 import { KyselySecurityEventStore } from './repositories/accounts/security-events.js';
 import { KyselyServerSecretStore } from './repositories/credentials/server-secrets.js';
 import { KyselySessionStore } from './repositories/accounts/sessions.js';
-import { KyselyRoleStore, KyselyStaffLogStore } from './repositories/staff/staff-log.js';
+import { KyselyDailyFigureStore, KyselyMemberDirectory, KyselyRoleStore, KyselyStaffLogStore } from './repositories/staff/staff-log.js';
 import { KyselyTokenStore } from './repositories/oauth/tokens.js';
 import { KyselyUserStore } from './repositories/accounts/users.js';
 
@@ -57,6 +57,8 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     oneTimeSecrets: new KyselyOneTimeSecretStore(db),
     roles: new KyselyRoleStore(db),
     staffLog: new KyselyStaffLogStore(db),
+    memberDirectory: new KyselyMemberDirectory(db),
+    dailyFigures: new KyselyDailyFigureStore(db),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

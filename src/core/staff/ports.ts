@@ -2,6 +2,7 @@
  * The storage the staff console needs (INTERFACE section 14): every account's role, and the staff
  * log, which is only ever appended to.
  */
+import type { User } from '../accounts/ports.js';
 import type { Instant } from '../time.js';
 
 export type Role = 'member' | 'moderator' | 'admin';
@@ -51,4 +52,34 @@ export interface StaffLogStore {
   append(entry: Omit<StaffLogEntry, 'id'>): Promise<StaffLogEntry>;
   /** Up to `limit` entries, newest first, with an id below `beforeId` when given; of one target when given. */
   list(options: { limit: number; beforeId?: number; target?: { kind: StaffTargetKind; id: string } }): Promise<StaffLogEntry[]>;
+}
+
+/** Finding members for the console. */
+export interface MemberDirectory {
+  /**
+   * Up to `limit` accounts `query` names, by id: an id (all digits), a username beginning with it,
+   * a nickname holding it, or an e-mail address that is it (any letter case).
+   */
+  search(query: string, limit: number): Promise<User[]>;
+  /** When each account created at or after `since` was created. */
+  joinedSince(since: Instant): Promise<Instant[]>;
+}
+
+/** The figures the console's overview shows a day at a time (INTERFACE section 14). */
+export type Figure = 'sign_ins' | 'new_members' | 'tokens_issued' | 'refusals' | 'throttled';
+
+export const FIGURES: readonly Figure[] = ['sign_ins', 'new_members', 'tokens_issued', 'refusals', 'throttled'];
+
+/** A count of one figure on one day (`YYYY-MM-DD` in the site's time zone). */
+export interface DailyCount {
+  day: string;
+  figure: Figure;
+  count: number;
+}
+
+export interface DailyFigureStore {
+  /** Adds each count to what the day already holds (instances add theirs alike). */
+  add(counts: readonly DailyCount[]): Promise<void>;
+  /** Every count of the days from `firstDay` on. */
+  since(firstDay: string): Promise<DailyCount[]>;
 }

@@ -67,11 +67,12 @@ export type StaffActor = (StaffMember & { via: 'site'; address: string }) | { vi
 export interface StaffChange<T> {
   actor: StaffActor;
   action: StaffAction;
+  /** `name`: the target's name as known before the change; `change` may give it as it reads it. */
   target: { kind: StaffTargetKind; id: string; name: string };
   /** Checked by `checkReason`; from the command line it may be empty. */
   reason: string;
   /** The change itself, inside the transaction that logs it; `undefined`: nothing to change, nothing logged. */
-  change(tx: Stores): Promise<{ result: T; detail: Record<string, string> } | undefined>;
+  change(tx: Stores): Promise<{ result: T; detail: Record<string, string>; targetName?: string } | undefined>;
 }
 
 /**
@@ -91,7 +92,7 @@ export async function makeStaffChange<T>(
       action: change.action,
       targetKind: change.target.kind,
       targetId: change.target.id,
-      targetName: change.target.name,
+      targetName: made.targetName ?? change.target.name,
       detail: made.detail,
       reason: change.reason,
     });

@@ -1,6 +1,6 @@
 /**
- * The staff console (INTERFACE section 14): every account's role, and the staff log, which the
- * service only ever appends to. Triggers refuse an update or a delete of a log row on both
+ * The staff console (INTERFACE section 14): every account's role, the staff log, which the
+ * service only ever appends to, and the overview's daily figures. Triggers refuse an update or a delete of a log row on both
  * databases, so no code path (a repository, housekeeping, a later migration's slip) can rewrite
  * what staff did. The log names people by id and by the username they had then, with no foreign
  * key, so it outlives what it names.
@@ -33,6 +33,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('staff_log_by_target').on('staff_log').columns(['target_kind', 'target_id', 'id']).execute();
 
+  // The overview's counts, a row per day and figure, added to by each instance every few seconds.
+  await db.schema.createTable('daily_figures')
+    .addColumn('day', 'text', (c) => c.notNull())
+    .addColumn('figure', 'text', (c) => c.notNull())
+    .addColumn('count', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('daily_figures_pk', ['day', 'figure'])
+    .execute();
+  // New members of the last days, read without a pass over every account.
+  await db.schema.createIndex('users_created').on('users').column('created_at').execute();
+
   if (sqlite) {
     for (const operation of ['update', 'delete']) {
       await sql`create trigger ${sql.raw(`staff_log_no_${operation}`)} before ${sql.raw(operation)} on staff_log
@@ -48,6 +58,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
+  await db.schema.dropIndex('users_created').execute();
+  await db.schema.dropTable('daily_figures').execute();
   await db.schema.dropTable('staff_log').execute();
   if (!sqlite) await sql`drop function staff_log_append_only()`.execute(db);
   await db.schema.dropIndex('users_staff').execute();

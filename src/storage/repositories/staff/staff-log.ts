@@ -1,7 +1,9 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Role, RoleStore, StaffAction, StaffLogEntry, StaffLogStore, StaffTargetKind } from '../../../core/staff/ports.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { User } from '../../../core/accounts/ports.js';
+import type { DailyCount, DailyFigureStore, Figure, MemberDirectory, Role, RoleStore, StaffAction, StaffLogEntry, StaffLogStore, StaffTargetKind } from '../../../core/staff/ports.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, StaffLogTable } from '../../schema.js';
+import { USER_COLUMNS, toUser } from '../accounts/users.js';
 
 function detailOf(text: string): Record<string, string> {
   try {
@@ -53,5 +55,51 @@ export class KyselyRoleStore implements RoleStore {
   async setRole(userId: number, role: Role, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('users').set({ role, updated_at: now }).where('id', '=', userId).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+}
+
+/** The console's member search: at most `limit` rows, from one pass over the accounts (a member list of 100,000 is read in milliseconds). */
+export class KyselyMemberDirectory implements MemberDirectory {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async search(query: string, limit: number): Promise<User[]> {
+    const text = query.trim();
+    // PostgreSQL text holds no NUL: such a query names no one.
+    if (text === '' || text.includes('\0')) return [];
+    const key = text.toLowerCase();
+    // LIKE's own characters in what was typed match themselves.
+    const literal = key.replace(/[\\%_]/g, (c) => `\\${c}`);
+    const rows = await this.db.selectFrom('users').select(USER_COLUMNS)
+      .where((eb) => eb.or([
+        ...(/^\d{1,15}$/.test(text) ? [eb('id', '=', Number(text))] : []),
+        eb('username_key', 'like', sql<string>`${`${literal}%`} escape '\\'`),
+        eb(sql`lower(nickname)`, 'like', sql<string>`${`%${literal}%`} escape '\\'`),
+        eb('id', 'in', eb.selectFrom('member_emails').select('user_id').where('address_key', '=', key)),
+      ]))
+      .orderBy('id').limit(limit).execute();
+    return rows.map(toUser);
+  }
+
+  async joinedSince(since: Instant): Promise<Instant[]> {
+    const rows = await this.db.selectFrom('users').select('created_at').where('created_at', '>=', since).execute();
+    return rows.map((row) => Number(row.created_at));
+  }
+}
+
+/** The overview's daily counts: each flush adds to the rows in one statement. */
+export class KyselyDailyFigureStore implements DailyFigureStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  async add(counts: readonly DailyCount[]): Promise<void> {
+    if (counts.length === 0) return;
+    await this.db.insertInto('daily_figures')
+      .values(counts.map((c) => ({ day: c.day, figure: c.figure, count: c.count })))
+      .onConflict((oc) => oc.columns(['day', 'figure']).doUpdateSet({ count: sql`daily_figures.count + excluded.count` }))
+      .execute();
+  }
+
+  async since(firstDay: string): Promise<DailyCount[]> {
+    const rows = await this.db.selectFrom('daily_figures').selectAll().where('day', '>=', firstDay).execute();
+    return rows.map((row) => ({ day: row.day, figure: row.figure as Figure, count: Number(row.count) }));
   }
 }

@@ -1,0 +1,251 @@
+/**
+ * The staff console (INTERFACE section 14), under /admin, in a scope of its own whose first hook
+ * is the gate: anyone who is not staff (signed out included) gets the site's not-found answer,
+ * the same as for an address that does not exist; staff without two-step verification get the one
+ * page asking them to turn it on. Every answer here is `no-store` and `noindex`.
+ *
+ * Every change is a POST with the CSRF field and a reason; it needs a sign-in within the last 15
+ * minutes (else the sign-in page, which comes back to the page the form was on); a first POST
+ * answers the page that says what will happen, and only its form (`confirm=yes`) changes
+ * anything, through the core, which writes the staff log in the same transaction.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isUserStatus } from '../../core/accounts/accounts.js';
+import type { UserStatus } from '../../core/accounts/ports.js';
+import { isRecentSignIn } from '../../core/accounts/sessions.js';
+import { secondFactorsOf } from '../../core/accounts/two-step.js';
+import { InputError, OAuthError } from '../../core/errors.js';
+import type { Translator } from '../../core/locales.js';
+import { listAuthorizedApplications } from '../../core/oauth/applications.js';
+import { changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep } from '../../core/staff/console.js';
+import { overview } from '../../core/staff/figures.js';
+import type { Role } from '../../core/staff/ports.js';
+import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
+import { clientAddress } from '../client-address.js';
+import { CONSOLE_HEADERS } from '../console-paths.js';
+import { sendPage, signInAgainPath } from '../pages.js';
+import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
+import {
+  type ConsoleSection, type StaffConfirmation, memberPage, membersPage, overviewPage, refusedPage, roleWord, staffConfirmationPage, staffLogPage, statusWord,
+  twoStepNeededPage,
+} from '../views/admin.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The staff member the console's gate let in. */
+    staff?: StaffMember;
+  }
+}
+
+const page = { config: { html: true } };
+const text = { type: 'string' } as const;
+const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, reason: text, confirm: text, ...properties } } });
+const memberParams = { params: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]{1,15}$' } }, required: ['id'] } };
+const SEARCH_LIMIT = 50;
+const LOG_PAGE = 50;
+
+type ChangeBody = { reason?: string; confirm?: string };
+type MemberRequest<B = ChangeBody> = FastifyRequest<{ Params: { id: string }; Body: B }>;
+
+function refusalWords(t: Translator, refusal: Refusal): string {
+  return t.text('admin.refused', { refusal });
+}
+
+export async function adminRoutes(app: FastifyInstance): Promise<void> {
+  const deps = app.deps;
+  const { stores, clock } = deps;
+
+  // The gate, before anything else of the request is read (its body included).
+  app.addHook('onRequest', async (request, reply) => {
+    reply.headers(CONSOLE_HEADERS);
+    const access = await consoleAccess(stores, (await currentSignIn(request))?.user);
+    if (access.kind === 'none') return reply.callNotFound();
+    if (access.kind === 'needs_two_step') return sendPage(reply, twoStepNeededPage(await pageContext(request, reply)), 403);
+    request.staff = access.staff;
+    return undefined;
+  });
+
+  const staffOf = (request: FastifyRequest): StaffMember => {
+    if (!request.staff) throw new Error('a console route ran without the gate');
+    return request.staff;
+  };
+
+  /**
+   * What every change does first: the CSRF check, then a sign-in within the last 15 minutes (else
+   * to the sign-in page, which comes back to `back`, the page the form was on). `undefined` once
+   * answered.
+   */
+  async function changer(request: FastifyRequest, reply: FastifyReply, back: string): Promise<(StaffActor & { via: 'site' }) | undefined> {
+    verifyCsrf(request);
+    const signIn = await currentSignIn(request);
+    if (!signIn || !isRecentSignIn(signIn.session, clock.now())) {
+      await reply.redirect(signInAgainPath(back), 303);
+      return undefined;
+    }
+    return { ...staffOf(request), via: 'site', address: clientAddress(request) };
+  }
+
+  /**
+   * The confirmation page, unless this is its form and the reason is good: then the checked
+   * reason. A reason out of bounds shows the confirmation again with the problem (400).
+   */
+  async function confirmedReason(request: FastifyRequest<{ Body: ChangeBody }>, reply: FastifyReply, section: ConsoleSection, confirmation: (t: Translator) => Omit<StaffConfirmation, 'reason' | 'errors'>): Promise<string | undefined> {
+    const given = request.body?.reason ?? '';
+    let problem: InputError | undefined;
+    let reason = '';
+    try {
+      reason = checkReason(given);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      problem = error;
+    }
+    if (problem === undefined && request.body?.confirm === 'yes') return reason;
+    const context = await pageContext(request, reply);
+    sendPage(reply, staffConfirmationPage(context, staffOf(request), section, {
+      ...confirmation(context.t), reason: given, ...(problem ? { errors: problem.problems } : {}),
+    }), problem ? 400 : 200);
+    return undefined;
+  }
+
+  async function refused(request: FastifyRequest, reply: FastifyReply, section: ConsoleSection, refusal: Refusal, back: string) {
+    const context = await pageContext(request, reply);
+    return sendPage(reply, refusedPage(context, staffOf(request), section, refusalWords(context.t, refusal), back), 403);
+  }
+
+  const notFound = () => new OAuthError('not_found', 'No such page or endpoint.');
+
+  // ---- The overview ----------------------------------------------------------------------------
+
+  app.get('/admin', page, async (request, reply) => {
+    const { siteTimeZone } = deps.settings;
+    const figures = await overview(stores, clock.now(), siteTimeZone);
+    return sendPage(reply, overviewPage(await pageContext(request, reply), staffOf(request), figures, siteTimeZone));
+  });
+
+  // ---- Members -------------------------------------------------------------------------------
+
+  app.get('/admin/members', { ...page, schema: { querystring: { type: 'object', properties: { q: { type: 'string', maxLength: 200 } } } } },
+    async (request: FastifyRequest<{ Querystring: { q?: string } }>, reply) => {
+      const query = request.query.q ?? '';
+      const found = query.trim() === '' ? undefined : await stores.memberDirectory.search(query, SEARCH_LIMIT);
+      return sendPage(reply, membersPage(await pageContext(request, reply), staffOf(request), query, found, SEARCH_LIMIT));
+    });
+
+  const NOTICES: Record<string, string> = {
+    status: 'admin.noticeStatus', sessions: 'admin.noticeSessions', 'two-step': 'admin.noticeTwoStep', role: 'admin.noticeRole',
+  };
+
+  app.get('/admin/members/:id', { ...page, schema: memberParams }, async (request: MemberRequest, reply) => {
+    const staff = staffOf(request);
+    const id = Number(request.params.id);
+    const [user, role] = await Promise.all([stores.users.findById(id), stores.roles.roleOf(id)]);
+    if (!user || role === undefined) throw notFound();
+    const now = clock.now();
+    const [email, secondFactors, sessions, apps, tokens, securityLog, staffLog] = await Promise.all([
+      stores.memberEmails.find(id), secondFactorsOf(stores, id), stores.sessions.listForUser(id, now), listAuthorizedApplications(stores, id),
+      stores.personalTokens.listForUser(id), stores.securityEvents.listForUser(id, 0, 20),
+      stores.staffLog.list({ limit: 20, target: { kind: 'member', id: String(id) } }),
+    ]);
+    const context = await pageContext(request, reply);
+    const noticeKey = (request.query as { notice?: unknown }).notice;
+    return sendPage(reply, memberPage(context, staff, {
+      user, role, email: email?.address, secondFactors, sessions, apps, tokens, securityLog: securityLog.items, staffLog,
+      mayChange: refusalOnMember(staff, { id, role }) === undefined,
+      mayChangeRole: refusalOnRole(staff, { id }) === undefined,
+      notice: typeof noticeKey === 'string' && Object.hasOwn(NOTICES, noticeKey) ? context.t.text(NOTICES[noticeKey]!) : undefined,
+    }));
+  });
+
+  /**
+   * One change on a member: the gate of changes, the member, the rule (checked again by the core
+   * inside its transaction), the confirmation, then the change; back to the member's page.
+   */
+  async function memberChange<B extends ChangeBody>(
+    request: MemberRequest<B>, reply: FastifyReply, options: {
+      rule: (staff: StaffMember, target: { id: number; role: Role }) => Refusal | undefined;
+      fields: Record<string, string>;
+      confirmation: (t: Translator, name: string) => { title: string; consequences: string; button: string };
+      act: (actor: StaffActor & { via: 'site' }, id: number, reason: string) => Promise<{ ok: true } | { ok: false; refusal: Refusal | 'not_found' }>;
+      notice: string;
+    },
+  ) {
+    const id = Number(request.params.id);
+    const back = `/admin/members/${id}`;
+    const actor = await changer(request, reply, back);
+    if (!actor) return reply;
+    const [user, role] = await Promise.all([stores.users.findById(id), stores.roles.roleOf(id)]);
+    if (!user || role === undefined) throw notFound();
+    const refusal = options.rule(actor, { id, role });
+    if (refusal) return refused(request, reply, 'members', refusal, back);
+    const reason = await confirmedReason(request, reply, 'members', (t) => ({
+      ...options.confirmation(t, user.username), action: request.url, fields: options.fields, cancel: back,
+    }));
+    if (reason === undefined) return reply;
+    const outcome = await options.act(actor, id, reason);
+    if (!outcome.ok) {
+      if (outcome.refusal === 'not_found') throw notFound();
+      return refused(request, reply, 'members', outcome.refusal, back);
+    }
+    return reply.redirect(`${back}?notice=${options.notice}`, 303);
+  }
+
+  app.post('/admin/members/:id/status', { ...page, schema: { ...memberParams, ...form({ status: text }) } },
+    async (request: MemberRequest<ChangeBody & { status?: string }>, reply) => {
+      const status = request.body?.status ?? '';
+      if (!isUserStatus(status)) throw new OAuthError('invalid_request', 'status must be active, suspended, banned or deleted.');
+      return memberChange(request, reply, {
+        rule: refusalOnMember, fields: { status }, notice: 'status',
+        confirmation: (t, name) => ({
+          title: t.text('admin.confirmStatusTitle', { username: name, status: statusWord(t, status as UserStatus) }),
+          consequences: t.text('admin.confirmStatus', { username: name, status }),
+          button: t.text('admin.confirmStatusButton', { status: statusWord(t, status as UserStatus) }),
+        }),
+        act: async (actor, id, reason) => changeMemberStatus(deps, actor, id, status, reason),
+      });
+    });
+
+  app.post('/admin/members/:id/sessions/revoke', { ...page, schema: { ...memberParams, ...form({}) } }, async (request: MemberRequest, reply) =>
+    memberChange(request, reply, {
+      rule: refusalOnMember, fields: {}, notice: 'sessions',
+      confirmation: (t, name) => ({
+        title: t.text('admin.confirmSessionsTitle', { username: name }), consequences: t.text('admin.confirmSessions', { username: name }),
+        button: t.text('admin.signOutEverywhereButton'),
+      }),
+      act: async (actor, id, reason) => endMemberSessions(deps, actor, id, reason),
+    }));
+
+  app.post('/admin/members/:id/two-step/reset', { ...page, schema: { ...memberParams, ...form({}) } }, async (request: MemberRequest, reply) =>
+    memberChange(request, reply, {
+      rule: refusalOnMember, fields: {}, notice: 'two-step',
+      confirmation: (t, name) => ({
+        title: t.text('admin.confirmTwoStepTitle', { username: name }), consequences: t.text('admin.confirmTwoStep', { username: name }),
+        button: t.text('admin.resetTwoStepButton'),
+      }),
+      act: async (actor, id, reason) => resetMemberTwoStep(deps, actor, id, reason),
+    }));
+
+  app.post('/admin/members/:id/role', { ...page, schema: { ...memberParams, ...form({ role: text }) } },
+    async (request: MemberRequest<ChangeBody & { role?: string }>, reply) => {
+      const role = request.body?.role ?? '';
+      if (!isRole(role)) throw new OAuthError('invalid_request', 'role must be member, moderator or admin.');
+      return memberChange(request, reply, {
+        rule: (staff, target) => refusalOnRole(staff, target), fields: { role }, notice: 'role',
+        confirmation: (t, name) => ({
+          title: t.text('admin.confirmRoleTitle', { username: name, role: roleWord(t, role) }),
+          consequences: t.text('admin.confirmRole', { username: name, role }),
+          button: t.text('admin.changeRoleButton'),
+        }),
+        act: async (actor, id, reason) => changeMemberRole(deps, actor, id, role, reason),
+      });
+    });
+
+  // ---- The staff log ---------------------------------------------------------------------------
+
+  app.get('/admin/staff-log', { ...page, schema: { querystring: { type: 'object', properties: { before: { type: 'string', pattern: '^[0-9]{1,15}$' } } } } },
+    async (request: FastifyRequest<{ Querystring: { before?: string } }>, reply) => {
+      const before = request.query.before === undefined ? undefined : Number(request.query.before);
+      const entries = await stores.staffLog.list({ limit: LOG_PAGE, ...(before === undefined ? {} : { beforeId: before }) });
+      const older = entries.length === LOG_PAGE ? `/admin/staff-log?before=${entries[entries.length - 1]!.id}` : undefined;
+      return sendPage(reply, staffLogPage(await pageContext(request, reply), staffOf(request), entries, older));
+    });
+}
