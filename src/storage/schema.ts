@@ -125,6 +125,8 @@ export interface ClientsTable {
   require_pushed_authorization_requests: Generated<number | boolean>;
   created_at: number;
   updated_at: number;
+  /** When staff marked the app verified (INTERFACE section 14); null: not verified. */
+  verified_at: Generated<number | null>;
 }
 
 export interface ConsentsTable {

@@ -25,16 +25,17 @@ import { KyselySecondFactorStore } from './repositories/accounts/second-factors.
 import { KyselySecurityEventStore } from './repositories/accounts/security-events.js';
 import { KyselyServerSecretStore } from './repositories/credentials/server-secrets.js';
 import { KyselySessionStore } from './repositories/accounts/sessions.js';
-import { KyselyDailyFigureStore, KyselyMemberDirectory, KyselyRoleStore, KyselyStaffLogStore } from './repositories/staff/staff-log.js';
+import { KyselyAppDirectory, KyselyDailyFigureStore, KyselyMemberDirectory, KyselyRoleStore, KyselyStaffLogStore } from './repositories/staff/staff-log.js';
 import { KyselyTokenStore } from './repositories/oauth/tokens.js';
 import { KyselyUserStore } from './repositories/accounts/users.js';
 
 /** `queries` are compiled once per database; its transactions' stores share them. */
 export function createStores(db: Kysely<Database>, queries: CompiledQueries): Stores {
+  const clients = new KyselyClientStore(db, queries);
   return {
     users: new KyselyUserStore(db, queries),
     posts: new KyselyPostStore(db, queries),
-    clients: new KyselyClientStore(db, queries),
+    clients,
     consents: new KyselyConsentStore(db, queries),
     grants: new KyselyGrantStore(db, queries),
     codes: new KyselyCodeStore(db, queries),
@@ -59,6 +60,7 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     staffLog: new KyselyStaffLogStore(db),
     memberDirectory: new KyselyMemberDirectory(db),
     dailyFigures: new KyselyDailyFigureStore(db),
+    appDirectory: new KyselyAppDirectory(db, clients),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

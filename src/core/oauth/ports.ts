@@ -27,11 +27,13 @@ export interface Client {
   backchannelLogoutUri: string | null;
   /** RFC 9126 5: `/oauth/authorize` accepts only a `request_uri` from the PAR endpoint. */
   requirePushedAuthorizationRequests: boolean;
+  /** When staff marked it verified (INTERFACE section 14); `null`: not verified, as every app starts. */
+  verifiedAt: Instant | null;
   createdAt: Instant;
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>
   & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>>;
 
 export interface ClientStore {
@@ -45,6 +47,8 @@ export interface ClientStore {
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
+  /** Marks the app verified by staff, or not; `undefined` when there is no such app. */
+  setVerified(clientId: string, verified: boolean, now: Instant): Promise<Client | undefined>;
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
 }
 

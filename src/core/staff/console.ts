@@ -8,6 +8,9 @@ import type { AuditSink } from '../audit.js';
 import { setAccountStatus } from '../accounts/accounts.js';
 import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
+import { deactivateClient } from '../oauth/clients.js';
+import type { ClientStatus } from '../oauth/ports.js';
+import { type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import type { Stores } from '../stores.js';
 import type { Clock } from '../time.js';
@@ -96,4 +99,58 @@ export function changeMemberRole(deps: ConsoleDeps, actor: StaffActor & { via: '
     await tx.roles.setRole(target.id, role, deps.clock.now());
     return { result: role, detail: { from, role } };
   });
+}
+
+/** What a change on an app came to. */
+export type AppChangeOutcome<T> = { ok: true; value: T } | { ok: false; refusal: 'not_found' };
+
+/**
+ * Deactivates an app (every grant of it ends, so every token: the same core as its owner's
+ * button and `svc client deactivate`) or makes it active again (nothing that ended comes back).
+ */
+export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clientId: string, status: ClientStatus, reason: string): Promise<AppChangeOutcome<ClientStatus>> {
+  const done = await makeStaffChange(deps, {
+    actor, action: 'app.status', reason, target: { kind: 'app', id: clientId, name: '' },
+    change: async (tx) => {
+      const before = await tx.clients.findById(clientId);
+      if (!before) return undefined;
+      const after = status === 'deactivated' ? await deactivateClient(tx, deps.clock, clientId) : await tx.clients.setStatus(clientId, 'active', deps.clock.now());
+      if (!after) return undefined;
+      return { result: after.status, detail: { from: before.status, status: after.status }, targetName: before.name };
+    },
+  });
+  return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
+}
+
+/** Marks an app verified, or not: its consent page says "Verified by" the site only when it is. */
+export async function setAppVerified(deps: ConsoleDeps, actor: StaffActor, clientId: string, verified: boolean, reason: string): Promise<AppChangeOutcome<boolean>> {
+  const done = await makeStaffChange(deps, {
+    actor, action: 'app.verified', reason, target: { kind: 'app', id: clientId, name: '' },
+    change: async (tx) => {
+      const client = await tx.clients.setVerified(clientId, verified, deps.clock.now());
+      return client && { result: verified, detail: { verified: verified ? 'yes' : 'no' }, targetName: client.name };
+    },
+  });
+  return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
+}
+
+/**
+ * The command line's key rotation, by an admin (`refusalOnKeys`): the keys are made before the
+ * transaction (slow), stored and logged in it.
+ */
+export async function rotateKeysAsStaff(
+  deps: ConsoleDeps & { settings: { keysSecret: string | undefined; signingKeyActivationSeconds: number } },
+  actor: StaffActor, immediate: boolean, reason: string,
+): Promise<Rotation> {
+  const secret = deps.settings.keysSecret;
+  await checkKeysSealedAlike(deps.stores, secret);
+  const fresh = await generateRotation(secret);
+  const done = await makeStaffChange(deps, {
+    actor, action: 'keys.rotated', reason, target: { kind: 'keys', id: '', name: '' },
+    change: async (tx) => {
+      const rotation = await storeRotation(tx, deps.clock, fresh, { activationSeconds: deps.settings.signingKeyActivationSeconds, now: immediate });
+      return { result: rotation, detail: { ...rotation.kids, active_at: new Date(rotation.activeAt).toISOString() } };
+    },
+  });
+  return done!.result;
 }

@@ -3,6 +3,7 @@
  * log, which is only ever appended to.
  */
 import type { User } from '../accounts/ports.js';
+import type { Client } from '../oauth/ports.js';
 import type { Instant } from '../time.js';
 
 export type Role = 'member' | 'moderator' | 'admin';
@@ -82,4 +83,12 @@ export interface DailyFigureStore {
   add(counts: readonly DailyCount[]): Promise<void>;
   /** Every count of the days from `firstDay` on. */
   since(firstDay: string): Promise<DailyCount[]>;
+}
+
+/** Finding apps for the console, and how much they are used. */
+export interface AppDirectory {
+  /** Up to `limit` apps whose client id is `query` or whose name holds it (any letter case), newest first; every app when `query` is empty. */
+  search(query: string, limit: number): Promise<Client[]>;
+  /** How many accounts hold a live grant for the app, and how many access tokens it was issued since `since`. */
+  usage(clientId: string, since: Instant): Promise<{ users: number; tokensSince: number }>;
 }

@@ -17,16 +17,20 @@ import { secondFactorsOf } from '../../core/accounts/two-step.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
 import { listAuthorizedApplications } from '../../core/oauth/applications.js';
-import { changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep } from '../../core/staff/console.js';
+import { findClient } from '../../core/oauth/clients.js';
+import type { Client } from '../../core/oauth/ports.js';
+import {
+  changeAppStatus, changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep, rotateKeysAsStaff, setAppVerified,
+} from '../../core/staff/console.js';
 import { overview } from '../../core/staff/figures.js';
 import type { Role } from '../../core/staff/ports.js';
-import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
+import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnKeys, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
 import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
 import { sendPage, signInAgainPath } from '../pages.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
-  type ConsoleSection, type StaffConfirmation, memberPage, membersPage, overviewPage, refusedPage, roleWord, staffConfirmationPage, staffLogPage, statusWord,
+  type ConsoleSection, type StaffConfirmation, appPage, appsPage, keysPage, memberPage, membersPage, overviewPage, rotateKeysPage, refusedPage, roleWord, staffConfirmationPage, staffLogPage, statusWord,
   twoStepNeededPage,
 } from '../views/admin.js';
 
@@ -43,6 +47,7 @@ const form = (properties: Record<string, unknown>) => ({ body: { type: 'object',
 const memberParams = { params: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]{1,15}$' } }, required: ['id'] } };
 const SEARCH_LIMIT = 50;
 const LOG_PAGE = 50;
+const DAY_MS = 86_400_000;
 
 type ChangeBody = { reason?: string; confirm?: string };
 type MemberRequest<B = ChangeBody> = FastifyRequest<{ Params: { id: string }; Body: B }>;
@@ -238,6 +243,123 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
         act: async (actor, id, reason) => changeMemberRole(deps, actor, id, role, reason),
       });
     });
+
+  // ---- Apps ----------------------------------------------------------------------------------
+
+  type AppRequest<B = ChangeBody> = FastifyRequest<{ Params: { clientId: string }; Body: B }>;
+  const appParams = { params: { type: 'object', properties: { clientId: { type: 'string', minLength: 1, maxLength: 200 } }, required: ['clientId'] } };
+  const ownerOf = async (client: Client) => (client.ownerId === null ? null : (await stores.users.findById(client.ownerId)) ?? null);
+
+  app.get('/admin/apps', { ...page, schema: { querystring: { type: 'object', properties: { q: { type: 'string', maxLength: 200 } } } } },
+    async (request: FastifyRequest<{ Querystring: { q?: string } }>, reply) => {
+      const query = request.query.q ?? '';
+      const clients = await stores.appDirectory.search(query, SEARCH_LIMIT);
+      const apps = await Promise.all(clients.map(async (client) => ({ client, owner: await ownerOf(client) })));
+      return sendPage(reply, appsPage(await pageContext(request, reply), staffOf(request), query, apps, SEARCH_LIMIT));
+    });
+
+  const APP_NOTICES: Record<string, string> = { status: 'admin.noticeAppStatus', verified: 'admin.noticeVerified' };
+
+  app.get('/admin/apps/:clientId', { ...page, schema: appParams }, async (request: AppRequest, reply) => {
+    const { clientId } = request.params;
+    const client = await findClient(stores, clientId);
+    if (!client) throw notFound();
+    const [owner, usage, staffLog] = await Promise.all([
+      ownerOf(client), stores.appDirectory.usage(clientId, clock.now() - DAY_MS), stores.staffLog.list({ limit: 20, target: { kind: 'app', id: clientId } }),
+    ]);
+    const context = await pageContext(request, reply);
+    const noticeKey = (request.query as { notice?: unknown }).notice;
+    return sendPage(reply, appPage(context, staffOf(request), {
+      client, owner, users: usage.users, tokensLastDay: usage.tokensSince, staffLog,
+      notice: typeof noticeKey === 'string' && Object.hasOwn(APP_NOTICES, noticeKey) ? context.t.text(APP_NOTICES[noticeKey]!) : undefined,
+    }));
+  });
+
+  /** One change on an app: moderators and admins alike (INTERFACE section 14). */
+  async function appChange<B extends ChangeBody>(
+    request: AppRequest<B>, reply: FastifyReply, options: {
+      fields: Record<string, string>;
+      confirmation: (t: Translator, name: string) => { title: string; consequences: string; button: string };
+      act: (actor: StaffActor & { via: 'site' }, reason: string) => Promise<{ ok: boolean }>;
+      notice: string;
+    },
+  ) {
+    const { clientId } = request.params;
+    const back = `/admin/apps/${encodeURIComponent(clientId)}`;
+    const actor = await changer(request, reply, back);
+    if (!actor) return reply;
+    const client = await findClient(stores, clientId);
+    if (!client) throw notFound();
+    const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, client.name), action: request.url, fields: options.fields, cancel: back }));
+    if (reason === undefined) return reply;
+    if (!(await options.act(actor, reason)).ok) throw notFound();
+    return reply.redirect(`${back}?notice=${options.notice}`, 303);
+  }
+
+  app.post('/admin/apps/:clientId/status', { ...page, schema: { ...appParams, ...form({ status: text }) } },
+    async (request: AppRequest<ChangeBody & { status?: string }>, reply) => {
+      const status = request.body?.status;
+      if (status !== 'active' && status !== 'deactivated') throw new OAuthError('invalid_request', 'status must be active or deactivated.');
+      return appChange(request, reply, {
+        fields: { status }, notice: 'status',
+        confirmation: (t, name) => ({
+          title: t.text('admin.confirmAppStatusTitle', { app: name, status }), consequences: t.text('admin.confirmAppStatus', { app: name, status }),
+          button: t.text('admin.appStatusButton', { status }),
+        }),
+        act: (actor, reason) => changeAppStatus(deps, actor, request.params.clientId, status, reason),
+      });
+    });
+
+  app.post('/admin/apps/:clientId/verified', { ...page, schema: { ...appParams, ...form({ verified: text }) } },
+    async (request: AppRequest<ChangeBody & { verified?: string }>, reply) => {
+      const verified = request.body?.verified;
+      if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
+      return appChange(request, reply, {
+        fields: { verified }, notice: 'verified',
+        confirmation: (t, name) => ({
+          title: t.text('admin.confirmVerifiedTitle', { app: name, verified }),
+          consequences: t.text('admin.confirmVerified', { app: name, verified, site: t.text('common.siteName') }),
+          button: t.text('admin.verifiedButton', { verified }),
+        }),
+        act: (actor, reason) => setAppVerified(deps, actor, request.params.clientId, verified === 'yes', reason),
+      });
+    });
+
+  // ---- Signing keys (admins) -----------------------------------------------------------------
+
+  /** The keys' pages are the admins'; a moderator is told so. */
+  async function adminOnly(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const refusal = refusalOnKeys(staffOf(request));
+    if (refusal) await refused(request, reply, 'keys', refusal, '/admin');
+    return refusal === undefined;
+  }
+
+  app.get('/admin/keys', page, async (request: FastifyRequest<{ Querystring: { notice?: string } }>, reply) => {
+    if (!(await adminOnly(request, reply))) return reply;
+    const keys = await stores.keys.listPublished(clock.now());
+    const context = await pageContext(request, reply);
+    return sendPage(reply, keysPage(context, staffOf(request), keys, request.query.notice === 'rotated' ? context.t.text('admin.noticeRotated') : undefined));
+  });
+
+  app.get('/admin/keys/rotate', page, async (request, reply) => {
+    if (!(await adminOnly(request, reply))) return reply;
+    return sendPage(reply, rotateKeysPage(await pageContext(request, reply), staffOf(request), deps.settings.signingKeyActivationSeconds));
+  });
+
+  app.post('/admin/keys/rotate', { ...page, schema: form({ now: text }) }, async (request: FastifyRequest<{ Body: ChangeBody & { now?: string } }>, reply) => {
+    const actor = await changer(request, reply, '/admin/keys/rotate');
+    if (!actor) return reply;
+    if (!(await adminOnly(request, reply))) return reply;
+    const immediate = request.body?.now === 'yes';
+    const seconds = deps.settings.signingKeyActivationSeconds;
+    const reason = await confirmedReason(request, reply, 'keys', (t) => ({
+      title: t.text('admin.rotateKeys'), consequences: t.text('admin.confirmRotate', { now: immediate ? 'yes' : 'no', seconds }),
+      button: t.text('admin.rotateKeysButton'), action: '/admin/keys/rotate', fields: immediate ? { now: 'yes' } : ({} as Record<string, string>), cancel: '/admin/keys',
+    }));
+    if (reason === undefined) return reply;
+    await rotateKeysAsStaff(deps, actor, immediate, reason);
+    return reply.redirect('/admin/keys?notice=rotated', 303);
+  });
 
   // ---- The staff log ---------------------------------------------------------------------------
 

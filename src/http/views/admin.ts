@@ -7,6 +7,8 @@ import { type SecurityEvent, type Session, USER_STATUSES, type User, type UserSt
 import { describeUserAgent } from '../../core/accounts/user-agent.js';
 import type { SecondFactors } from '../../core/accounts/two-step.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
+import type { Client } from '../../core/oauth/ports.js';
+import type { SigningKey } from '../../core/oidc/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
 import type { Translator } from '../../core/locales.js';
 import { FIGURES, type Figure, ROLES, type Role, type StaffLogEntry } from '../../core/staff/ports.js';
@@ -229,7 +231,13 @@ ${staffLogTable(context, m.staffLog)}
 // ---- The staff log ---------------------------------------------------------------------------
 
 export function actionWords(t: Translator, entry: Pick<StaffLogEntry, 'action' | 'detail'>): string {
-  return t.text('admin.action', { action: entry.action.replace('.', '_'), status: entry.detail.status ?? '', role: entry.detail.role ?? '', verified: entry.detail.verified ?? '' });
+  const { status, role, verified } = entry.detail;
+  return t.text('admin.action', {
+    action: entry.action.replace('.', '_'),
+    status: status === undefined ? '' : t.text(entry.action === 'app.status' ? 'admin.appStatus' : 'admin.status', { status }),
+    role: role === undefined ? '' : t.text('admin.role', { role }),
+    verified: verified === undefined ? '' : t.text(verified === 'yes' ? 'admin.yes' : 'admin.no'),
+  });
 }
 
 function targetOf(entry: StaffLogEntry): Html {
@@ -303,5 +311,101 @@ export function overviewPage(context: PageContext, staff: StaffMember, o: Overvi
 <thead><tr><th scope="col">${t.text('admin.day')}</th>${FIGURES.map((f) => html`<th scope="col">${t.text('admin.figure', { figure: f })}</th>`)}</tr></thead>
 <tbody>${[...o.days.keys()].reverse().map((i) => html`<tr><th scope="row">${o.days[i]}</th>${FIGURES.map((f) => html`<td>${o.counts[f][i]}</td>`)}</tr>`)}</tbody>
 </table></div>
+</section>`);
+}
+
+// ---- Apps ------------------------------------------------------------------------------------
+
+/** An app's owner as the console names it: a member's page, or "registered itself" for an app with none. */
+function ownerOf(t: Translator, owner: Pick<User, 'id' | 'username' | 'nickname'> | null): Html {
+  return owner ? html`<a href="/admin/members/${owner.id}">${personName(owner)}</a>` : html`<span class="muted">${t.text('admin.registeredItself')}</span>`;
+}
+
+function verifiedTag(t: Translator, client: Client): Html {
+  return client.verifiedAt === null ? html`${t.text('admin.no')}` : html`<span class="tag member">${t.text('admin.yes')}</span>`;
+}
+
+export function appsPage(context: PageContext, staff: StaffMember, query: string, apps: ReadonlyArray<{ client: Client; owner: Pick<User, 'id' | 'username' | 'nickname'> | null }>, limit: number): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.appsTitle'), context, staff, 'apps', html`<section class="card">
+<h1>${t.text('admin.appsTitle')}</h1>
+${searchForm(t, '/admin/apps', t.text('admin.findApp'), t.text('admin.findAppHint'), query)}
+</section>
+<section class="card" aria-labelledby="results-heading">
+<h2 id="results-heading">${t.text('admin.appResults', { count: apps.length })}</h2>
+${apps.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
+${apps.length === 0 ? '' : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${t.text('admin.app')}</th><th scope="col">${t.text('admin.owner')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.verified')}</th></tr></thead>
+<tbody>${apps.map(({ client, owner }) => html`<tr><td><a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code></td><td>${ownerOf(t, owner)}</td><td>${t.text('admin.appStatus', { status: client.status })}</td><td>${verifiedTag(t, client)}</td></tr>`)}</tbody>
+</table></div>`}
+</section>`);
+}
+
+export interface AppView {
+  client: Client;
+  owner: Pick<User, 'id' | 'username' | 'nickname'> | null;
+  users: number;
+  tokensLastDay: number;
+  staffLog: readonly StaffLogEntry[];
+  notice?: string | undefined;
+}
+
+export function appPage(context: PageContext, staff: StaffMember, a: AppView): Html {
+  const { t } = context;
+  const { client } = a;
+  const base = `/admin/apps/${encodeURIComponent(client.clientId)}`;
+  const next = client.status === 'active' ? 'deactivated' : 'active';
+  return consoleLayout(client.name, context, staff, 'apps', html`<section class="card" aria-labelledby="app-heading">
+<h1 id="app-heading">${client.name}</h1>
+${notice(a.notice)}
+<dl class="facts">
+<dt>${t.text('admin.clientId')}</dt><dd><code>${client.clientId}</code></dd>
+<dt>${t.text('admin.owner')}</dt><dd>${ownerOf(t, a.owner)}</dd>
+<dt>${t.text('admin.statusHeading')}</dt><dd>${t.text('admin.appStatus', { status: client.status })}</dd>
+<dt>${t.text('admin.verified')}</dt><dd>${verifiedTag(t, client)}</dd>
+<dt>${t.text('admin.created')}</dt><dd>${timeOf(context, client.createdAt)}</dd>
+<dt>${t.text('admin.appUsers')}</dt><dd>${a.users}</dd>
+<dt>${t.text('admin.tokensLastDay')}</dt><dd>${a.tokensLastDay}</dd>
+<dt>${t.text('admin.redirectUris')}</dt><dd>${client.redirectUris.map((uri) => html`<code>${uri}</code><br>`)}</dd>
+</dl>
+</section>
+<section class="card" aria-labelledby="actions-heading">
+<h2 id="actions-heading">${t.text('admin.actions')}</h2>
+<h3>${t.text('admin.appStatusHeading')}</h3>
+${changeForm(context, 'app-status', `${base}/status`, html`<input type="hidden" name="status" value="${next}">`, t.text('admin.appStatusButton', { status: next }))}
+<h3>${t.text('admin.verified')}</h3>
+<p class="hint">${t.text('admin.verifiedHint', { site: t.text('common.siteName') })}</p>
+${changeForm(context, 'verified', `${base}/verified`, html`<input type="hidden" name="verified" value="${client.verifiedAt === null ? 'yes' : 'no'}">`, t.text('admin.verifiedButton', { verified: client.verifiedAt === null ? 'yes' : 'no' }))}
+</section>
+<section class="card" aria-labelledby="staff-heading">
+<h2 id="staff-heading">${t.text('admin.staffActionsOnApp')}</h2>
+${staffLogTable(context, a.staffLog)}
+</section>`);
+}
+
+// ---- Signing keys ----------------------------------------------------------------------------
+
+export function keysPage(context: PageContext, staff: StaffMember, keys: readonly SigningKey[], notice_?: string): Html {
+  const { t } = context;
+  const now = context.now;
+  const state = (k: SigningKey) => (k.activeAt > now ? 'waiting' : k.retiredAt !== null && k.retiredAt <= now ? 'retired' : 'signing');
+  return consoleLayout(t.text('admin.keysTitle'), context, staff, 'keys', html`<section class="card">
+<h1>${t.text('admin.keysTitle')}</h1>
+${notice(notice_)}
+<p class="hint">${t.text('admin.keysHint')}</p>
+<div class="table-wrap"><table>
+<thead><tr><th scope="col">kid</th><th scope="col">${t.text('admin.algorithm')}</th><th scope="col">${t.text('admin.keyState')}</th><th scope="col">${t.text('admin.created')}</th><th scope="col">${t.text('admin.signsFrom')}</th></tr></thead>
+<tbody>${keys.map((k) => html`<tr><td><code>${k.kid.slice(0, 16)}…</code></td><td>${k.alg}</td><td>${t.text('admin.keyStateWord', { state: state(k) })}</td><td>${timeOf(context, k.createdAt)}</td><td>${timeOf(context, k.activeAt)}</td></tr>`)}</tbody>
+</table></div>
+<p><a class="button secondary" href="/admin/keys/rotate">${t.text('admin.rotateKeys')}</a></p>
+</section>`);
+}
+
+export function rotateKeysPage(context: PageContext, staff: StaffMember, activationSeconds: number): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.rotateKeys'), context, staff, 'keys', html`<section class="card">
+<h1>${t.text('admin.rotateKeys')}</h1>
+<p>${t.text('admin.rotateKeysHint', { seconds: activationSeconds })}</p>
+${changeForm(context, 'rotate', '/admin/keys/rotate', html`<div class="check"><input type="checkbox" id="now" name="now" value="yes"><label for="now">${t.text('admin.rotateNow')}</label></div>`, t.text('admin.rotateKeysButton'))}
 </section>`);
 }

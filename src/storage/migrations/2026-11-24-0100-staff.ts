@@ -1,6 +1,6 @@
 /**
  * The staff console (INTERFACE section 14): every account's role, the staff log, which the
- * service only ever appends to, and the overview's daily figures. Triggers refuse an update or a delete of a log row on both
+ * service only ever appends to, the overview's daily figures, and whether staff verified an app. Triggers refuse an update or a delete of a log row on both
  * databases, so no code path (a repository, housekeeping, a later migration's slip) can rewrite
  * what staff did. The log names people by id and by the username they had then, with no foreign
  * key, so it outlives what it names.
@@ -40,6 +40,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('count', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('daily_figures_pk', ['day', 'figure'])
     .execute();
+  // An app staff marked verified: its consent page says "Verified by" the site. None is by default.
+  await db.schema.alterTable('clients').addColumn('verified_at', 'bigint').execute();
+  // An app's tokens of the last 24 hours, counted without a pass over every token.
+  await db.schema.createIndex('access_tokens_by_client').on('access_tokens').columns(['client_id', 'created_at']).execute();
   // New members of the last days, read without a pass over every account.
   await db.schema.createIndex('users_created').on('users').column('created_at').execute();
 
@@ -59,6 +63,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
   await db.schema.dropIndex('users_created').execute();
+  await db.schema.dropIndex('access_tokens_by_client').execute();
+  await db.schema.alterTable('clients').dropColumn('verified_at').execute();
   await db.schema.dropTable('daily_figures').execute();
   await db.schema.dropTable('staff_log').execute();
   if (!sqlite) await sql`drop function staff_log_append_only()`.execute(db);

@@ -1,9 +1,16 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { User } from '../../../core/accounts/ports.js';
-import type { DailyCount, DailyFigureStore, Figure, MemberDirectory, Role, RoleStore, StaffAction, StaffLogEntry, StaffLogStore, StaffTargetKind } from '../../../core/staff/ports.js';
+import type { Client } from '../../../core/oauth/ports.js';
+import type { AppDirectory, DailyCount, DailyFigureStore, Figure, MemberDirectory, Role, RoleStore, StaffAction, StaffLogEntry, StaffLogStore, StaffTargetKind } from '../../../core/staff/ports.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, StaffLogTable } from '../../schema.js';
 import { USER_COLUMNS, toUser } from '../accounts/users.js';
+import { KyselyClientStore } from '../oauth/clients.js';
+
+/** What was typed, for a LIKE pattern: LIKE's own characters in it match themselves (`escape '\\'`). */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
 
 function detailOf(text: string): Record<string, string> {
   try {
@@ -67,8 +74,7 @@ export class KyselyMemberDirectory implements MemberDirectory {
     // PostgreSQL text holds no NUL: such a query names no one.
     if (text === '' || text.includes('\0')) return [];
     const key = text.toLowerCase();
-    // LIKE's own characters in what was typed match themselves.
-    const literal = key.replace(/[\\%_]/g, (c) => `\\${c}`);
+    const literal = likeLiteral(key);
     const rows = await this.db.selectFrom('users').select(USER_COLUMNS)
       .where((eb) => eb.or([
         ...(/^\d{1,15}$/.test(text) ? [eb('id', '=', Number(text))] : []),
@@ -101,5 +107,37 @@ export class KyselyDailyFigureStore implements DailyFigureStore {
   async since(firstDay: string): Promise<DailyCount[]> {
     const rows = await this.db.selectFrom('daily_figures').selectAll().where('day', '>=', firstDay).execute();
     return rows.map((row) => ({ day: row.day, figure: row.figure as Figure, count: Number(row.count) }));
+  }
+}
+
+/** The console's app search and each app's use; apps are few (registrations), their tokens many (an index serves those). */
+export class KyselyAppDirectory implements AppDirectory {
+  private readonly clients: KyselyClientStore;
+
+  constructor(private readonly db: Kysely<Database>, clients: KyselyClientStore) {
+    this.clients = clients;
+  }
+
+  async search(query: string, limit: number): Promise<Client[]> {
+    const text = query.trim();
+    if (text.includes('\0')) return [];
+    let q = this.db.selectFrom('clients').select('client_id').orderBy('created_at', 'desc').orderBy('client_id').limit(limit);
+    if (text !== '') {
+      const literal = likeLiteral(text.toLowerCase());
+      q = q.where((eb) => eb.or([eb('client_id', '=', text), eb(sql`lower(name)`, 'like', sql<string>`${`%${literal}%`} escape '\\'`)]));
+    }
+    const ids = (await q.execute()).map((row) => row.client_id);
+    const found = await Promise.all(ids.map((id) => this.clients.findById(id)));
+    return found.filter((c): c is Client => c !== undefined);
+  }
+
+  async usage(clientId: string, since: Instant): Promise<{ users: number; tokensSince: number }> {
+    const [users, tokens] = await Promise.all([
+      this.db.selectFrom('grants').select((eb) => eb.fn.count<number>('user_id').distinct().as('n'))
+        .where('client_id', '=', clientId).where('revoked_at', 'is', null).executeTakeFirst(),
+      this.db.selectFrom('access_tokens').select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('client_id', '=', clientId).where('created_at', '>=', since).executeTakeFirst(),
+    ]);
+    return { users: Number(users?.n ?? 0), tokensSince: Number(tokens?.n ?? 0) };
   }
 }
