@@ -41,8 +41,8 @@ forEachDatabase('a moderator in the staff console, in Chromium', (database) => {
     await page.setViewportSize(PHONE);
     // A table scrolls sideways in its own box (`.table-wrap`): what is inside reaches as far as the box.
     const [widest, element] = await page.evaluate(() => [...document.querySelectorAll('body *')]
-      .map((e) => [(e.closest('.table-wrap') ?? e).getBoundingClientRect().right, `${e.tagName.toLowerCase()}.${e.className}`] as const)
-      .reduce((a, b) => (b[0] > a[0] ? b : a), [0, ''] as const));
+      .map((e): [number, string] => [(e.closest('.table-wrap') ?? e).getBoundingClientRect().right, `${e.tagName.toLowerCase()}.${e.className}`])
+      .reduce((a, b) => (b[0] > a[0] ? b : a), [0, '']));
     assert.ok(widest <= PHONE.width, `${what}: at ${PHONE.width}px ${element} reaches ${Math.round(widest)}px`);
     await page.setViewportSize(DESKTOP);
   }
