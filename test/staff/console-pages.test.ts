@@ -32,6 +32,11 @@ forEachDatabase('staff console pages', (database) => {
     }
     const none = await visitor.get(`/admin/members?q=${encodeURIComponent('%_\\ nobody at all')}`);
     assert.match(none.text, /No member found/);
+    // Past what an id column holds: no query PostgreSQL would refuse, never a 500.
+    assert.equal((await visitor.get('/admin/members?q=99999999999')).status, 200);
+    assert.equal((await visitor.get('/admin/members/99999999999')).status, 400);
+    assert.equal((await visitor.get('/admin/members/2147483647')).status, 404);
+    assert.equal((await visitor.get('/admin/staff-log?before=99999999999')).status, 400);
   });
 
   test('resetting two-step removes the authenticator app and recovery codes: the password alone signs in again', async () => {

@@ -44,13 +44,15 @@ declare module 'fastify' {
 const page = { config: { html: true } };
 const text = { type: 'string' } as const;
 const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, reason: text, confirm: text, ...properties } } });
-const memberParams = { params: { type: 'object', properties: { id: { type: 'string', pattern: '^[0-9]{1,15}$' } }, required: ['id'] } };
+/** A row id as both databases hold it (a 32-bit integer): a larger one is a bad request, never a query PostgreSQL refuses. */
+const ROW_ID = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
+const memberParams = { params: { type: 'object', properties: { id: ROW_ID }, required: ['id'] } };
 const SEARCH_LIMIT = 50;
 const LOG_PAGE = 50;
 const DAY_MS = 86_400_000;
 
 type ChangeBody = { reason?: string; confirm?: string };
-type MemberRequest<B = ChangeBody> = FastifyRequest<{ Params: { id: string }; Body: B }>;
+type MemberRequest<B = ChangeBody> = FastifyRequest<{ Params: { id: number }; Body: B }>;
 
 function refusalWords(t: Translator, refusal: Refusal): string {
   return t.text('admin.refused', { refusal });
@@ -363,9 +365,9 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
 
   // ---- The staff log ---------------------------------------------------------------------------
 
-  app.get('/admin/staff-log', { ...page, schema: { querystring: { type: 'object', properties: { before: { type: 'string', pattern: '^[0-9]{1,15}$' } } } } },
-    async (request: FastifyRequest<{ Querystring: { before?: string } }>, reply) => {
-      const before = request.query.before === undefined ? undefined : Number(request.query.before);
+  app.get('/admin/staff-log', { ...page, schema: { querystring: { type: 'object', properties: { before: ROW_ID } } } },
+    async (request: FastifyRequest<{ Querystring: { before?: number } }>, reply) => {
+      const { before } = request.query;
       const entries = await stores.staffLog.list({ limit: LOG_PAGE, ...(before === undefined ? {} : { beforeId: before }) });
       const older = entries.length === LOG_PAGE ? `/admin/staff-log?before=${entries[entries.length - 1]!.id}` : undefined;
       return sendPage(reply, staffLogPage(await pageContext(request, reply), staffOf(request), entries, older));

@@ -77,7 +77,8 @@ export class KyselyMemberDirectory implements MemberDirectory {
     const literal = likeLiteral(key);
     const rows = await this.db.selectFrom('users').select(USER_COLUMNS)
       .where((eb) => eb.or([
-        ...(/^\d{1,15}$/.test(text) ? [eb('id', '=', Number(text))] : []),
+        // An id as the column holds it (32 bits): PostgreSQL refuses a larger number outright.
+        ...(/^\d{1,10}$/.test(text) && Number(text) <= 2_147_483_647 ? [eb('id', '=', Number(text))] : []),
         eb('username_key', 'like', sql<string>`${`${literal}%`} escape '\\'`),
         eb(sql`lower(nickname)`, 'like', sql<string>`${`%${literal}%`} escape '\\'`),
         eb('id', 'in', eb.selectFrom('member_emails').select('user_id').where('address_key', '=', key)),
