@@ -22,9 +22,11 @@ import { homeRoutes } from './http/routes/home.js';
 import { languageRoutes } from './http/routes/language.js';
 import { recoveryRoutes } from './http/routes/recovery.js';
 import { logoutRoutes } from './http/routes/logout.js';
+import { mcpRoutes } from './http/routes/mcp.js';
 import { oidcRoutes } from './http/routes/oidc.js';
 import { oauthAuthorizeRoutes } from './http/routes/oauth-authorize.js';
 import { oauthEndpointRoutes } from './http/routes/oauth-endpoints.js';
+import { oauthRegistrationRoutes } from './http/routes/oauth-registration.js';
 import { operationsRoutes } from './http/routes/operations.js';
 import { securitySettingsRoutes } from './http/routes/security-settings.js';
 import { settingsRoutes } from './http/routes/settings.js';
@@ -112,12 +114,15 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // and nothing of the site runs for them (issue 20): no cookie parsing or setting, no session, no
   // form parser; the bearer gate is their one hook (besides the metrics hook above, shared by all).
   await app.register(apiV1Routes, { securityHeaders: headers.api });
+  // The same API for agents (MCP), behind a gate of its own: its tokens' audience and challenges name it.
+  await app.register(mcpRoutes, { securityHeaders: headers.api });
   await app.register(async (userInfo) => {
     // OpenID Connect Core 5.3.1 lets a client POST to UserInfo; a form body is read only to refuse a token in it.
     await userInfo.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
     await userInfo.register(userInfoRoutes, { securityHeaders: headers.api });
   });
   await app.register(credentialRoutes, { securityHeaders: headers.api });
+  await app.register(oauthRegistrationRoutes, { securityHeaders: headers.api });
   await app.register(async (site) => {
     await site.register(cookie);
     await site.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });

@@ -26,6 +26,8 @@ import { createMailTransport } from './mail/transports.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import { sharpReencoder } from './images/sharp-reencoder.js';
 import { HttpLogoutSender } from './outbound/logout-sender.js';
+import { HttpClientMetadataFetcher } from './outbound/client-metadata-fetcher.js';
+import { ClientMetadataDocuments } from './core/oauth/client-metadata.js';
 import pino from 'pino';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
@@ -51,6 +53,8 @@ export interface Deps extends BaseDeps {
   readonly securityLog: SecurityLog;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
   readonly dpop: DpopVerifier;
+  /** The apps client ID metadata documents describe, fetched and kept in memory (INTERFACE section 13). */
+  readonly clientDocuments: ClientMetadataDocuments;
   /** Decodes and encodes anew every uploaded avatar (src/images/). */
   readonly images: ImageReencoder;
   /** Counts the staff console's daily figures in memory (`audit` counts what it records). */
@@ -102,6 +106,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     mailer,
     securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
+    clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, settings.clientMetadata),
     images: sharpReencoder,
     limiter,
     metrics,

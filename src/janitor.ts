@@ -1,5 +1,6 @@
 /** Keeps the tables bounded: what `svc janitor` does, on a timer inside the server. */
 import { DELIVERY_MAX_AGE_MS } from './core/oidc/logout/delivery.js';
+import { SELF_REGISTERED_GRACE_MS } from './core/oauth/dynamic-registration.js';
 import type { Deps } from './deps.js';
 
 /** How long a revoked or expired row is kept for audit before it is deleted. */
@@ -16,6 +17,7 @@ export function runJanitor(deps: Pick<Deps, 'stores' | 'clock' | 'settings'>): P
     grantLifetimeMs: deps.settings.refreshTokenTtlSeconds * 1000,
     deliveryMaxAgeMs: DELIVERY_MAX_AGE_MS,
     securityLogWindowMs: SECURITY_LOG_WINDOW_MS,
+    selfRegisteredGraceMs: SELF_REGISTERED_GRACE_MS,
   });
 }
 

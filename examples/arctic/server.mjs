@@ -1,6 +1,6 @@
 /**
  * Community's API from a Node server app with arctic's generic OAuth2Client and its defaults:
- * the authorization code flow with PKCE (S256) and state, /me with the access token, a refresh,
+ * the authorization code flow with PKCE (S256) and state, /me and /me/posts with the access token, a refresh,
  * and revocation when the person signs out. arctic has no OpenID Connect sign-out, so signing
  * out of the app leaves the person signed in at Community.
  *
@@ -42,10 +42,16 @@ function sessionOf(request, response) {
   return session;
 }
 
-async function readMe(accessToken) {
-  const response = await fetch(`${ISSUER}/api/open/v1/me`, { headers: { authorization: `Bearer ${accessToken}` } });
-  if (!response.ok) throw new Error(`/me answered ${response.status}: ${await response.text()}`);
+/** GET {path} of the API with the access token. */
+async function readApi(accessToken, path) {
+  const response = await fetch(`${ISSUER}/api/open/v1${path}`, { headers: { authorization: `Bearer ${accessToken}` } });
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
   return response.json();
+}
+
+/** The person's profile (scope profile:read) and the first page of their published posts (posts:read). */
+async function readAccount(accessToken) {
+  return { me: await readApi(accessToken, '/me'), posts: await readApi(accessToken, '/me/posts') };
 }
 
 const routes = {
@@ -56,6 +62,7 @@ const routes = {
     }
     return page(response, `Signed in as ${session.me.username}`, `${notice(session)}
 <h2>GET /api/open/v1/me</h2><pre id="me">${escape(JSON.stringify(session.me, null, 2))}</pre>
+<h2>GET /api/open/v1/me/posts</h2><pre id="posts">${escape(JSON.stringify(session.posts, null, 2))}</pre>
 <form method="post" action="/refresh"><button>Refresh tokens</button></form>
 <form method="post" action="/logout"><button>Sign out</button></form>`);
   },
@@ -64,7 +71,7 @@ const routes = {
     const state = arctic.generateState();
     const codeVerifier = arctic.generateCodeVerifier();
     session.pending = { state, codeVerifier };
-    const url = oauth.createAuthorizationURLWithPKCE(AUTHORIZATION_ENDPOINT, state, arctic.CodeChallengeMethod.S256, codeVerifier, ['profile:read']);
+    const url = oauth.createAuthorizationURLWithPKCE(AUTHORIZATION_ENDPOINT, state, arctic.CodeChallengeMethod.S256, codeVerifier, ['profile:read', 'posts:read']);
     redirect(response, url.href);
   },
 
@@ -76,7 +83,7 @@ const routes = {
     if (query.has('error')) return page(response, 'Sign-in refused', `<p>${escape(query.get('error_description') ?? query.get('error'))}</p>`, 400);
     const tokens = await oauth.validateAuthorizationCode(TOKEN_ENDPOINT, query.get('code') ?? '', pending.codeVerifier);
     session.tokens = { access: tokens.accessToken(), refresh: tokens.refreshToken() };
-    session.me = await readMe(session.tokens.access);
+    Object.assign(session, await readAccount(session.tokens.access));
     redirect(response, '/');
   },
 
@@ -85,8 +92,8 @@ const routes = {
     // [] keeps the scopes that were granted. Every refresh rotates the refresh token: keep the new one.
     const tokens = await oauth.refreshAccessToken(TOKEN_ENDPOINT, session.tokens.refresh, []);
     session.tokens = { access: tokens.accessToken(), refresh: tokens.refreshToken() };
-    session.me = await readMe(session.tokens.access);
-    session.notice = 'Tokens refreshed; /me read again with the new access token.';
+    Object.assign(session, await readAccount(session.tokens.access));
+    session.notice = 'Tokens refreshed; /me and /me/posts read again with the new access token.';
     redirect(response, '/');
   },
 

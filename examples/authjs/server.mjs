@@ -1,7 +1,7 @@
 /**
  * Sign in with Community from a Node server app with Auth.js (@auth/core) and its defaults: an
  * `oidc` provider found by discovery, checks ["pkce"], HTTP Basic client authentication, its own
- * sign-in and sign-out pages, a JWT session cookie. /me with the access token; refresh and
+ * sign-in and sign-out pages, a JWT session cookie. /me and /me/posts with the access token; refresh and
  * revocation as Auth.js's "Refresh Token Rotation" guide does them (the library does neither):
  * the `jwt` callback refreshes when asked through a session update, and the `signOut` event
  * revokes. Auth.js has no OpenID Connect sign-out, so the person stays signed in at Community.
@@ -45,8 +45,8 @@ const authConfig = {
   secret: AUTH_SECRET,
   providers: [{
     id: 'community', name: 'Community', type: 'oidc', issuer: metadata.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET,
-    // Auth.js's default scope (openid profile email) and the API's profile:read; email is dropped by the service.
-    authorization: { params: { scope: 'openid profile email profile:read' } },
+    // Auth.js's default scope (openid profile email) and the API's profile:read and posts:read; email is dropped by the service.
+    authorization: { params: { scope: 'openid profile email profile:read posts:read' } },
     // The sign-in page's button shows https://authjs.dev/img/providers/{id}.svg unless given a logo,
     // and there is none for "community": the browser reports the failed image.
     style: { logo: '/community.svg' },
@@ -86,10 +86,16 @@ function sessionToken(request) {
   return getToken({ req: { headers: { cookie: request.headers.cookie ?? '' } }, secret: AUTH_SECRET, secureCookie: APP_URL.startsWith('https:') });
 }
 
-async function readMe(accessToken) {
-  const response = await fetch(`${ISSUER}/api/open/v1/me`, { headers: { authorization: `Bearer ${accessToken}` } });
-  if (!response.ok) throw new Error(`/me answered ${response.status}: ${await response.text()}`);
+/** GET {path} of the API with the access token. */
+async function readApi(accessToken, path) {
+  const response = await fetch(`${ISSUER}/api/open/v1${path}`, { headers: { authorization: `Bearer ${accessToken}` } });
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
   return response.json();
+}
+
+/** The person's profile (scope profile:read) and the first page of their published posts (posts:read). */
+async function readAccount(accessToken) {
+  return { me: await readApi(accessToken, '/me'), posts: await readApi(accessToken, '/me/posts') };
 }
 
 const routes = {
@@ -99,9 +105,10 @@ const routes = {
     if (!token) {
       return page(response, 'Auth.js example', '<p><a href="/auth/signin?callbackUrl=%2F">Sign in</a></p>');
     }
-    const me = await readMe(token.accessToken);
-    page(response, `Signed in as ${token.name}`, `${refreshed ? '<p role="status">Tokens refreshed; /me read again with the new access token.</p>' : ''}
+    const { me, posts } = await readAccount(token.accessToken);
+    page(response, `Signed in as ${token.name}`, `${refreshed ? '<p role="status">Tokens refreshed; /me and /me/posts read again with the new access token.</p>' : ''}
 <h2>GET /api/open/v1/me</h2><pre id="me">${escape(JSON.stringify(me, null, 2))}</pre>
+<h2>GET /api/open/v1/me/posts</h2><pre id="posts">${escape(JSON.stringify(posts, null, 2))}</pre>
 <form method="post" action="/refresh"><button>Refresh tokens</button></form>
 <p><a href="/auth/signout?callbackUrl=%2Fsigned-out">Sign out</a></p>`);
   },

@@ -53,7 +53,7 @@ async function signIn() {
   url.searchParams.set('client_id', client.client_id);
   url.searchParams.set('redirect_uri', redirectUri);
   url.searchParams.set('response_type', 'code');
-  url.searchParams.set('scope', 'openid profile profile:read');
+  url.searchParams.set('scope', 'openid profile profile:read posts:read');
   url.searchParams.set('code_challenge', await oauth.calculatePKCECodeChallenge(codeVerifier));
   url.searchParams.set('code_challenge_method', 'S256');
   const pending = { codeVerifier };
@@ -89,9 +89,10 @@ function keep(result, claims) {
   }));
 }
 
-async function readMe(tokens) {
-  const response = await oauth.protectedResourceRequest(tokens.accessToken, 'GET', new URL('/api/open/v1/me', issuer), undefined, undefined, options);
-  if (!response.ok) throw new Error(`/me answered ${response.status}`);
+/** GET {path} of the API with the access token. */
+async function readApi(tokens, path) {
+  const response = await oauth.protectedResourceRequest(tokens.accessToken, 'GET', new URL(`/api/open/v1${path}`, issuer), undefined, undefined, options);
+  if (!response.ok) throw new Error(`${path} answered ${response.status}`);
   return response.json();
 }
 
@@ -124,16 +125,19 @@ async function home() {
     show('oauth4webapi example', button('Sign in with Community', signIn));
     return;
   }
-  const me = await readMe(tokens);
+  const me = await readApi(tokens, '/me');
+  const posts = await readApi(tokens, '/me/posts');
   show(`Signed in as ${tokens.claims.preferred_username}`,
     element('h2', {}, 'GET /api/open/v1/me'),
     element('pre', { id: 'me' }, JSON.stringify(me, null, 2)),
+    element('h2', {}, 'GET /api/open/v1/me/posts'),
+    element('pre', { id: 'posts' }, JSON.stringify(posts, null, 2)),
     element('h2', {}, 'id_token claims'),
     element('pre', { id: 'claims' }, JSON.stringify(tokens.claims, null, 2)),
     button('Refresh tokens', async () => {
       await refresh();
       await home();
-      say('Tokens refreshed; /me read again with the new access token.');
+      say('Tokens refreshed; /me and /me/posts read again with the new access token.');
     }),
     button('Sign out', signOut));
 }

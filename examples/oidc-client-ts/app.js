@@ -10,8 +10,8 @@ const users = new UserManager({
   client_id: config.clientId,
   redirect_uri: `${location.origin}/callback`,
   post_logout_redirect_uri: `${location.origin}/signed-out`,
-  // The default is `openid` alone; profile:read lets the app read /me.
-  scope: 'openid profile profile:read',
+  // The default is `openid` alone; profile:read lets the app read /me, posts:read /me/posts.
+  scope: 'openid profile profile:read posts:read',
   // Documented option: signing out revokes the access and refresh tokens first.
   revokeTokensOnSignout: true,
 });
@@ -40,9 +40,10 @@ function button(label, onClick) {
   return element('button', { type: 'button', onclick: () => onClick().catch(failed) }, label);
 }
 
-async function readMe(user) {
-  const response = await fetch(`${config.issuer}/api/open/v1/me`, { headers: { authorization: `Bearer ${user.access_token}` } });
-  if (!response.ok) throw new Error(`/me answered ${response.status}`);
+/** GET {path} of the API with the user's access token. */
+async function readApi(user, path) {
+  const response = await fetch(`${config.issuer}/api/open/v1${path}`, { headers: { authorization: `Bearer ${user.access_token}` } });
+  if (!response.ok) throw new Error(`${path} answered ${response.status}`);
   return response.json();
 }
 
@@ -52,17 +53,20 @@ async function home() {
     show('oidc-client-ts example', button('Sign in with Community', () => users.signinRedirect()));
     return;
   }
-  const me = await readMe(user);
+  const me = await readApi(user, '/me');
+  const posts = await readApi(user, '/me/posts');
   show(`Signed in as ${user.profile.preferred_username}`,
     element('h2', {}, 'GET /api/open/v1/me'),
     element('pre', { id: 'me' }, JSON.stringify(me, null, 2)),
+    element('h2', {}, 'GET /api/open/v1/me/posts'),
+    element('pre', { id: 'posts' }, JSON.stringify(posts, null, 2)),
     element('h2', {}, 'id_token claims'),
     element('pre', { id: 'claims' }, JSON.stringify(user.profile, null, 2)),
     button('Refresh tokens', async () => {
       // With a refresh token, signinSilent() uses it (no iframe); the new refresh token is kept.
       await users.signinSilent();
       await home();
-      say('Tokens refreshed; /me read again with the new access token.');
+      say('Tokens refreshed; /me and /me/posts read again with the new access token.');
     }),
     button('Sign out', () => users.signoutRedirect()));
 }

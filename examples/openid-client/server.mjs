@@ -1,6 +1,6 @@
 /**
  * Sign in with Community from a Node server app, with openid-client and its defaults:
- * the authorization code flow with PKCE (its quick start), /me with the access token, a refresh,
+ * the authorization code flow with PKCE (its quick start), /me and /me/posts with the access token, a refresh,
  * revocation, sign-out through the end_session_endpoint, and back-channel logout verified
  * with jose against the JWKS.
  *
@@ -20,7 +20,7 @@ const CLIENT_ID = process.env.CLIENT_ID;
 const CLIENT_SECRET = process.env.CLIENT_SECRET;
 const PORT = Number(process.env.PORT ?? 4001);
 const APP_URL = process.env.APP_URL ?? `http://localhost:${PORT}`;
-const SCOPE = 'openid profile profile:read';
+const SCOPE = 'openid profile profile:read posts:read';
 const COOKIE = 'openid_client_example';
 const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-logout';
 if (!CLIENT_ID || !CLIENT_SECRET) {
@@ -48,10 +48,16 @@ function sessionOf(request, response) {
   return session;
 }
 
-async function readMe(accessToken) {
-  const response = await client.fetchProtectedResource(config, accessToken, new URL(`${ISSUER}/api/open/v1/me`), 'GET');
-  if (!response.ok) throw new Error(`/me answered ${response.status}: ${await response.text()}`);
+/** GET {path} of the API with the access token. */
+async function readApi(accessToken, path) {
+  const response = await client.fetchProtectedResource(config, accessToken, new URL(`${ISSUER}/api/open/v1${path}`), 'GET');
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
   return response.json();
+}
+
+/** The person's profile (scope profile:read) and the first page of their published posts (posts:read). */
+async function readAccount(accessToken) {
+  return { me: await readApi(accessToken, '/me'), posts: await readApi(accessToken, '/me/posts') };
 }
 
 const routes = {
@@ -62,6 +68,7 @@ const routes = {
     }
     return page(response, `Signed in as ${session.claims.preferred_username}`, `${notice(session)}
 <h2>GET /api/open/v1/me</h2><pre id="me">${escape(JSON.stringify(session.me, null, 2))}</pre>
+<h2>GET /api/open/v1/me/posts</h2><pre id="posts">${escape(JSON.stringify(session.posts, null, 2))}</pre>
 <h2>id_token claims</h2><pre id="claims">${escape(JSON.stringify(session.claims, null, 2))}</pre>
 <form method="post" action="/refresh"><button>Refresh tokens</button></form>
 <form method="post" action="/logout"><button>Sign out</button></form>`);
@@ -89,7 +96,7 @@ const routes = {
     const tokens = await client.authorizationCodeGrant(config, currentUrl, {
       pkceCodeVerifier: pending.codeVerifier, expectedState: pending.state, idTokenExpected: true,
     });
-    Object.assign(session, { tokens, claims: tokens.claims(), me: await readMe(tokens.access_token) });
+    Object.assign(session, { tokens, claims: tokens.claims() }, await readAccount(tokens.access_token));
     redirect(response, '/');
   },
 
@@ -97,8 +104,8 @@ const routes = {
     if (!session.tokens) return redirect(response, '/');
     // Every refresh rotates the refresh token: keep the new one.
     session.tokens = await client.refreshTokenGrant(config, session.tokens.refresh_token);
-    session.me = await readMe(session.tokens.access_token);
-    session.notice = 'Tokens refreshed; /me read again with the new access token.';
+    Object.assign(session, await readAccount(session.tokens.access_token));
+    session.notice = 'Tokens refreshed; /me and /me/posts read again with the new access token.';
     redirect(response, '/');
   },
 

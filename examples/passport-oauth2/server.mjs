@@ -4,7 +4,7 @@
  * options `state: true` and `pkce: true` (both kept in express-session; its README names neither,
  * its source and CHANGELOG do), and node-oauth's `useAuthorizationHeaderforGET(true)` so the
  * profile request sends the token in a header rather than the query string.
- * /me with the access token, a refresh through the strategy's own OAuth2 client (node-oauth), and
+ * /me and /me/posts with the access token, a refresh through the strategy's own OAuth2 client (node-oauth), and
  * revocation when the person signs out. passport has no OpenID Connect sign-out, so the person
  * stays signed in at Community.
  *
@@ -36,19 +36,14 @@ const strategy = new OAuth2Strategy({
   clientID: CLIENT_ID,
   clientSecret: CLIENT_SECRET,
   callbackURL: `${APP_URL}/callback`,
-  scope: 'profile:read',
+  scope: 'profile:read posts:read',
   state: true,
   pkce: true,
 }, (accessToken, refreshToken, profile, done) => done(null, { profile, accessToken, refreshToken }));
 // node-oauth sends ?access_token= on GET unless told to use the Authorization header; the API reads only the header.
 strategy._oauth2.useAuthorizationHeaderforGET(true);
-// The default userProfile() returns {}: read the person's profile from /me.
-strategy.userProfile = function userProfile(accessToken, done) {
-  this._oauth2.get(`${API}/me`, accessToken, (error, body) => {
-    if (error) return done(new Error(`/me answered ${error.statusCode}: ${error.data}`));
-    done(null, JSON.parse(body));
-  });
-};
+// The default userProfile() returns {}: read the person's profile and published posts instead.
+strategy.userProfile = (accessToken, done) => readAccount(accessToken).then((account) => done(null, account), done);
 passport.use('community', strategy);
 passport.serializeUser((user, done) => done(null, user));
 passport.deserializeUser((user, done) => done(null, user));
@@ -63,8 +58,17 @@ function refresh(refreshToken) {
   });
 }
 
-function readMe(accessToken) {
-  return new Promise((resolve, reject) => strategy.userProfile(accessToken, (error, profile) => (error ? reject(error) : resolve(profile))));
+/** GET {path} of the API with the strategy's OAuth2 client (the token in the Authorization header). */
+function readApi(accessToken, path) {
+  return new Promise((resolve, reject) => strategy._oauth2.get(`${API}${path}`, accessToken, (error, body) => {
+    if (error) reject(new Error(`${path} answered ${error.statusCode}: ${error.data}`));
+    else resolve(JSON.parse(body));
+  }));
+}
+
+/** The person's profile (scope profile:read) and the first page of their published posts (posts:read). */
+async function readAccount(accessToken) {
+  return { me: await readApi(accessToken, '/me'), posts: await readApi(accessToken, '/me/posts') };
 }
 
 /** passport-oauth2 has no revocation: RFC 7009 with the same client credentials in the body. */
@@ -91,8 +95,9 @@ app.get('/', (request, response) => {
     return page(response, 'passport-oauth2 example', `${status}
 <form method="get" action="/login"><button>Sign in with Community</button></form>`);
   }
-  page(response, `Signed in as ${request.user.profile.username}`, `${status}
-<h2>GET /api/open/v1/me</h2><pre id="me">${escape(JSON.stringify(request.user.profile, null, 2))}</pre>
+  page(response, `Signed in as ${request.user.profile.me.username}`, `${status}
+<h2>GET /api/open/v1/me</h2><pre id="me">${escape(JSON.stringify(request.user.profile.me, null, 2))}</pre>
+<h2>GET /api/open/v1/me/posts</h2><pre id="posts">${escape(JSON.stringify(request.user.profile.posts, null, 2))}</pre>
 <form method="post" action="/refresh"><button>Refresh tokens</button></form>
 <form method="post" action="/logout"><button>Sign out</button></form>`);
 });
@@ -104,9 +109,9 @@ app.post('/refresh', async (request, response) => {
   if (!request.user) return response.redirect(303, '/');
   // Every refresh rotates the refresh token: keep the new one.
   const tokens = await refresh(request.user.refreshToken);
-  const profile = await readMe(tokens.accessToken);
+  const profile = await readAccount(tokens.accessToken);
   await new Promise((resolve, reject) => request.login({ profile, ...tokens }, (error) => (error ? reject(error) : resolve())));
-  request.session.notice = 'Tokens refreshed; /me read again with the new access token.';
+  request.session.notice = 'Tokens refreshed; /me and /me/posts read again with the new access token.';
   response.redirect(303, '/');
 });
 

@@ -1,7 +1,7 @@
 /**
  * Community's API from a Node server app with simple-oauth2's AuthorizationCode and its defaults
  * (HTTP Basic client authentication), the paths set as its docs say: the authorization code
- * flow with PKCE (S256, made with node:crypto: the library has no helper) and state, /me with the
+ * flow with PKCE (S256, made with node:crypto: the library has no helper) and state, /me and /me/posts with the
  * access token, a refresh, and revocation of both tokens when the person signs out.
  * simple-oauth2 has no OpenID Connect sign-out, so the person stays signed in at Community.
  *
@@ -45,10 +45,16 @@ function sessionOf(request, response) {
   return session;
 }
 
-async function readMe(accessToken) {
-  const response = await fetch(`${ISSUER}/api/open/v1/me`, { headers: { authorization: `Bearer ${accessToken}` } });
-  if (!response.ok) throw new Error(`/me answered ${response.status}: ${await response.text()}`);
+/** GET {path} of the API with the access token. */
+async function readApi(accessToken, path) {
+  const response = await fetch(`${ISSUER}/api/open/v1${path}`, { headers: { authorization: `Bearer ${accessToken}` } });
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
   return response.json();
+}
+
+/** The person's profile (scope profile:read) and the first page of their published posts (posts:read). */
+async function readAccount(accessToken) {
+  return { me: await readApi(accessToken, '/me'), posts: await readApi(accessToken, '/me/posts') };
 }
 
 const routes = {
@@ -59,6 +65,7 @@ const routes = {
     }
     return page(response, `Signed in as ${session.me.username}`, `${notice(session)}
 <h2>GET /api/open/v1/me</h2><pre id="me">${escape(JSON.stringify(session.me, null, 2))}</pre>
+<h2>GET /api/open/v1/me/posts</h2><pre id="posts">${escape(JSON.stringify(session.posts, null, 2))}</pre>
 <form method="post" action="/refresh"><button>Refresh tokens</button></form>
 <form method="post" action="/logout"><button>Sign out</button></form>`);
   },
@@ -68,7 +75,7 @@ const routes = {
     const codeVerifier = randomBytes(32).toString('base64url');
     session.pending = { state, codeVerifier };
     redirect(response, oauth.authorizeURL({
-      redirect_uri: REDIRECT_URI, scope: 'profile:read', state,
+      redirect_uri: REDIRECT_URI, scope: 'profile:read posts:read', state,
       code_challenge: createHash('sha256').update(codeVerifier).digest('base64url'), code_challenge_method: 'S256',
     }));
   },
@@ -80,7 +87,7 @@ const routes = {
     if (!pending || query.get('state') !== pending.state) return page(response, 'Sign-in not recognised', '<p>This sign-in did not start here.</p>', 400);
     if (query.has('error')) return page(response, 'Sign-in refused', `<p>${escape(query.get('error_description') ?? query.get('error'))}</p>`, 400);
     session.tokens = await oauth.getToken({ code: query.get('code') ?? '', redirect_uri: REDIRECT_URI, code_verifier: pending.codeVerifier });
-    session.me = await readMe(session.tokens.token.access_token);
+    Object.assign(session, await readAccount(session.tokens.token.access_token));
     redirect(response, '/');
   },
 
@@ -88,8 +95,8 @@ const routes = {
     if (!session.tokens) return redirect(response, '/');
     // Every refresh rotates the refresh token: keep the new AccessToken, it holds the new one.
     session.tokens = await session.tokens.refresh();
-    session.me = await readMe(session.tokens.token.access_token);
-    session.notice = 'Tokens refreshed; /me read again with the new access token.';
+    Object.assign(session, await readAccount(session.tokens.token.access_token));
+    session.notice = 'Tokens refreshed; /me and /me/posts read again with the new access token.';
     redirect(response, '/');
   },
 

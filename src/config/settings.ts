@@ -56,6 +56,8 @@ export interface Settings {
   readonly janitorIntervalSeconds: number;
   /** Where `/metrics` is served, on `host`, apart from the public port; `undefined`: nowhere. */
   readonly metricsPort: number | undefined;
+  /** Where OpenTelemetry traces go (OTEL_EXPORTER_OTLP_*), `undefined`: no traces. */
+  readonly otlpTraces: OtlpTraces | undefined;
   /** Seconds between this instance's looks for back-channel logouts to deliver; 0: it delivers none. */
   readonly logoutDeliveryIntervalSeconds: number;
   /**
@@ -64,6 +66,14 @@ export interface Settings {
    * address (development) sends there.
    */
   readonly backchannelAllowPrivate: boolean;
+  /**
+   * Client ID metadata documents (INTERFACE section 13): whether a URL client_id names an app
+   * (CLIENT_ID_METADATA_DOCUMENTS), whether its document may be fetched from a private or
+   * loopback address, or over http from a loopback host (CLIENT_METADATA_ALLOW_PRIVATE, on by
+   * default only for development), and the hosts it may come from (CLIENT_METADATA_HOSTS;
+   * `undefined`: any).
+   */
+  readonly clientMetadata: { readonly enabled: boolean; readonly allowPrivate: boolean; readonly hosts: readonly string[] | undefined };
   /**
    * The public keys secret-scanning alerts are signed with (SECRET_SCANNING_KEYS); empty: the
    * alert endpoint answers 404.
@@ -74,6 +84,8 @@ export interface Settings {
   readonly mailFrom: string;
   /** Seconds between this instance's looks for mail to send; 0: it sends none. */
   readonly mailDeliveryIntervalSeconds: number;
+  /** DYNAMIC_REGISTRATION: whether apps may register themselves at /api/oauth/register (RFC 7591, INTERFACE section 13). */
+  readonly dynamicRegistration: boolean;
 }
 
 export type TrustProxy = false | number | readonly string[];
@@ -120,6 +132,28 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
   return invalid(name, raw, '1 or 0 (or true, false)');
 }
 
+/** A feature switched `on` or `off` (INTERFACE section 13's settings). */
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  return invalid(name, raw, 'on or off');
+}
+
+/** A host name, or `*.` and a domain for every host under it. */
+const HOST_PATTERN = /^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function clientMetadataHosts(env: Env): readonly string[] | undefined {
+  const raw = env.CLIENT_METADATA_HOSTS;
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const hosts = raw.split(',').map((h) => h.trim().toLowerCase());
+  for (const host of hosts) {
+    if (!HOST_PATTERN.test(host) || host.length > 253) invalid('CLIENT_METADATA_HOSTS', raw, 'a comma-separated list of host names (app.example) and *.domain patterns (*.example.com)');
+  }
+  return Object.freeze(hosts);
+}
+
 function httpUrl(name: string, raw: string): string {
   let url: URL;
   try {
@@ -131,6 +165,35 @@ function httpUrl(name: string, raw: string): string {
     invalid(name, raw, 'an absolute http:// or https:// URL without query, fragment or credentials');
   }
   return url.href.replace(/\/+$/, '');
+}
+
+export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
+
+export interface OtlpTraces {
+  /** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as given, or OTEL_EXPORTER_OTLP_ENDPOINT, the base the SDK adds `/v1/traces` to. */
+  readonly endpoint: string;
+  readonly protocol: OtlpProtocol;
+}
+
+const OTLP_PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json', 'grpc'];
+
+/**
+ * Traces are on when an OTLP endpoint is set, as the OpenTelemetry specification names it
+ * (docs/operations.md, "Traces"), and OTEL_SDK_DISABLED is not `true`. Its URL and the protocol
+ * are checked with the other settings, so a typo stops the start before anything is built; the
+ * SDK reads them, and the other OTEL_* variables, itself. Loads no OpenTelemetry module:
+ * src/main.ts asks before it loads any.
+ */
+export function otlpTraces(env: Env): OtlpTraces | undefined {
+  if ((env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() === 'true') return undefined;
+  const endpointName = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const endpoint = env[endpointName]?.trim();
+  if (!endpoint) return undefined;
+  httpUrl(endpointName, endpoint);
+  const protocolName = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const protocol = env[protocolName]?.trim() || 'http/protobuf';
+  if (!OTLP_PROTOCOLS.includes(protocol)) invalid(protocolName, protocol, OTLP_PROTOCOLS.join(', '));
+  return { endpoint, protocol: protocol as OtlpProtocol };
 }
 
 function database(env: Env): DatabaseTarget {
@@ -328,11 +391,18 @@ export function loadSettings(env: Env = process.env): Settings {
     workers: integer(env, 'WORKERS', 1, 1, 64),
     janitorIntervalSeconds: integer(env, 'JANITOR_INTERVAL', 600, 0, 86_400),
     metricsPort: metricsPort(env, port),
+    otlpTraces: otlpTraces(env),
     logoutDeliveryIntervalSeconds: integer(env, 'LOGOUT_DELIVERY_INTERVAL', 2, 0, 3600),
     backchannelAllowPrivate: flag(env, 'BACKCHANNEL_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
+    clientMetadata: Object.freeze({
+      enabled: onOff(env, 'CLIENT_ID_METADATA_DOCUMENTS', true),
+      allowPrivate: flag(env, 'CLIENT_METADATA_ALLOW_PRIVATE', isLoopbackHttp(baseUrl)),
+      hosts: clientMetadataHosts(env),
+    }),
     secretScanningKeys: secretScanningKeys(env),
     mail: Object.freeze(mailTransport(env, baseUrl)),
     mailFrom: mailFrom(env, baseUrl),
     mailDeliveryIntervalSeconds: integer(env, 'MAIL_DELIVERY_INTERVAL', 2, 0, 3600),
+    dynamicRegistration: onOff(env, 'DYNAMIC_REGISTRATION', true),
   });
 }

@@ -82,8 +82,11 @@ export type AuditEvent =
   | ({ audit: 'personal_token.created'; userId: number; tokenId: number; scope: string; expiresAt: string | null } & Actor)
   | ({ audit: 'personal_token.revoked'; userId: number; tokenId: number } & Actor)
   // ---- Client registrations (INTERFACE section 3) ----
-  | ({ audit: 'client.registered'; clientId: string; ownerId: number | null; type: ClientType } & Actor)
+  /** `via: 'oauth'`: the app registered itself (RFC 7591, INTERFACE section 13) from `address`. */
+  | ({ audit: 'client.registered'; clientId: string; ownerId: number | null; type: ClientType } & (Actor | { via: 'oauth'; address: string }))
   | ({ audit: 'client.secret_rotated'; clientId: string; ownerId: number | null } & Actor)
+  /** The owner deleted the secret a rotation replaced before its 7 days were up. */
+  | ({ audit: 'client.previous_secret_deleted'; clientId: string; ownerId: number | null } & FromBrowser)
   | ({ audit: 'client.deactivated'; clientId: string; ownerId: number | null } & Actor)
   // ---- Accounts (INTERFACE section 4) ----
   | ({ audit: 'account.created'; userId: number; username: string } & Actor)
@@ -126,7 +129,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',
   'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
-  'client.registered', 'client.secret_rotated', 'client.deactivated',
+  'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated',
   'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',
 ];

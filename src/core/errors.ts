@@ -1,6 +1,6 @@
 /**
  * The one catalogue of errors a client can see. OAuth codes come from RFC 6749 5.2 and 4.1.2.1,
- * RFC 6750 3.1, RFC 7009 2.2.1, RFC 8707 2, RFC 9449 (DPoP) and OpenID Connect Core 3.1.2.6; the resource API's own codes
+ * RFC 6750 3.1, RFC 7009 2.2.1, RFC 7591 3.2.2, RFC 8707 2, RFC 9449 (DPoP) and OpenID Connect Core 3.1.2.6; the resource API's own codes
  * from INTERFACE section 6. Anything not in this union is a bug and leaves as `server_error`.
  */
 export type OAuthErrorCode =
@@ -18,6 +18,8 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'request_not_supported'
   | 'invalid_target'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
   | 'invalid_token'
   | 'insufficient_scope'
   | 'invalid_dpop_proof'
@@ -43,6 +45,8 @@ export const ERROR_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   interaction_required: 400,
   request_not_supported: 400,
   invalid_target: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
   invalid_token: 401,
   insufficient_scope: 403,
   // RFC 9449 5 and 8: 400 at the token endpoint; the resource API answers both with 401 (7.1, 9).

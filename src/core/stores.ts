@@ -19,14 +19,24 @@ export interface Page<T> {
   total: number;
 }
 
+export interface PurgeOptions {
+  auditWindowMs: number;
+  batchSize: number;
+  grantLifetimeMs: number;
+  deliveryMaxAgeMs: number;
+  securityLogWindowMs: number;
+  selfRegisteredGraceMs: number;
+}
+
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
 export interface Housekeeping {
   /**
    * `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime).
    * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
    * `securityLogWindowMs`: how long the accounts' security log is kept.
+   * `selfRegisteredGraceMs`: how long an app that registered itself may go without a grant.
    */
-  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>>;
+  purge(now: Instant, options: PurgeOptions): Promise<Record<string, number>>;
 }
 
 /** Every store, over one connection or one transaction. */

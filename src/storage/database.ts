@@ -14,6 +14,7 @@ import { makeDirectories } from './directories.js';
 import type { Database } from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch } from './lookup-batch.js';
+import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
 import { SqliteWriteWatch } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -62,8 +63,9 @@ const SQLITE_PAGE_CACHE_KIB = 4_000;
  * for every query, and preparing cost as much as running the query on the hot paths (issue 8).
  * Statements are used synchronously (`all`/`run` return before any other query starts), so sharing
  * one per text is safe. Texts that vary (bulk inserts) stop being cached once the cache is full.
+ * With a `tracer` (traces on), each run of a statement is a span.
  */
-export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: string) => void): SqliteDatabase {
+export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: string) => void, tracer?: SqliteQueryTracer): SqliteDatabase {
   const statements = new Map<string, SQLite.Statement>();
   return {
     close: () => { statements.clear(); sqlite.close(); },
@@ -77,8 +79,18 @@ export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: stri
       }
       // `readonly`, not `reader`: a write with RETURNING answers rows, so it is a reader too.
       if (!statement.readonly) onWrite(text);
-      return statement as unknown as SqliteStatement;
+      return tracer === undefined ? statement as unknown as SqliteStatement : traced(statement, text, tracer);
     },
+  };
+}
+
+/** `statement` with each run reported to `tracer`; Kysely streams no query here, so `iterate` is not traced. */
+function traced(statement: SQLite.Statement, text: string, tracer: SqliteQueryTracer): SqliteStatement {
+  return {
+    reader: statement.reader,
+    all: (parameters) => tracer.trace(text, () => statement.all(parameters as unknown[])),
+    run: (parameters) => tracer.trace(text, () => statement.run(parameters as unknown[])),
+    iterate: (parameters) => statement.iterate(parameters as unknown[]),
   };
 }
 
@@ -252,7 +264,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     sqlite.pragma(`cache_size = -${SQLITE_PAGE_CACHE_KIB}`);
     const checkpointer = file ? startCheckpointer(target.path) : undefined;
     const watch = new SqliteWriteWatch(sqlite);
-    const statements = withStatementCache(sqlite, (text) => watch.wrote(text));
+    const statements = withStatementCache(sqlite, (text) => watch.wrote(text), sqliteQueryTracer());
     const turn = new FifoMutex();
     const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn, () => sqlite.inTransaction) });
     // better-sqlite3 runs a statement synchronously, so while nobody holds the one connection a

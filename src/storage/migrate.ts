@@ -25,9 +25,11 @@ import * as avatarMetadata from './migrations/2026-11-23-0090-avatar-metadata.js
 import * as endedTokenIndexes from './migrations/2026-11-24-0010-ended-token-indexes.js';
 import * as avatarReencoding from './migrations/2026-11-24-0020-avatar-reencoding.js';
 import * as tokenResource from './migrations/2026-11-24-0030-token-resource.js';
+import * as previousClientSecret from './migrations/2026-11-24-0090-previous-client-secret.js';
 import * as memberProfile from './migrations/2026-11-24-0040-member-profile.js';
 import * as mailOutbox from './migrations/2026-11-24-0050-mail-outbox.js';
 import * as memberEmail from './migrations/2026-11-24-0060-member-email.js';
+import * as selfRegisteredClients from './migrations/2026-11-24-0070-self-registered-clients.js';
 import * as staff from './migrations/2026-11-24-0100-staff.js';
 
 const MIGRATIONS: Record<string, Migration> = {
@@ -52,6 +54,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24-0040-member-profile': memberProfile,
   '2026-11-24-0050-mail-outbox': mailOutbox,
   '2026-11-24-0060-member-email': memberEmail,
+  '2026-11-24-0070-self-registered-clients': selfRegisteredClients,
+  '2026-11-24-0090-previous-client-secret': previousClientSecret,
   '2026-11-24-0100-staff': staff,
 };
 

@@ -123,6 +123,11 @@ export interface ClientsTable {
   backchannel_logout_uri: string | null;
   /** RFC 9126 5: authorization requests must be pushed. 0/1 (SQLite) or boolean (PostgreSQL). */
   require_pushed_authorization_requests: Generated<number | boolean>;
+  /** RFC 7591: the app registered itself at /api/oauth/register. 0/1 (SQLite) or boolean (PostgreSQL). */
+  self_registered: Generated<number | boolean>;
+  /** The secret the last rotation replaced, accepted until `previous_secret_expires_at`; both null when none. */
+  previous_secret_hash: Generated<string | null>;
+  previous_secret_expires_at: Generated<number | null>;
   created_at: number;
   updated_at: number;
   /** When staff marked the app verified (INTERFACE section 14); null: not verified. */

@@ -131,6 +131,30 @@ test('BACKCHANNEL_ALLOW_PRIVATE is on by default only when the service itself ru
   assert.throws(() => loadSettings({ BACKCHANNEL_ALLOW_PRIVATE: 'yes' }), /BACKCHANNEL_ALLOW_PRIVATE.*1 or 0/);
 });
 
+test('DYNAMIC_REGISTRATION is on unless set off, and takes only on or off (INTERFACE section 13)', () => {
+  assert.equal(loadSettings({}).dynamicRegistration, true);
+  assert.equal(loadSettings({ DYNAMIC_REGISTRATION: 'on' }).dynamicRegistration, true);
+  assert.equal(loadSettings({ DYNAMIC_REGISTRATION: 'off' }).dynamicRegistration, false);
+  for (const value of ['0', 'false', 'OFF', 'no']) {
+    assert.throws(() => loadSettings({ DYNAMIC_REGISTRATION: value }), /invalid setting DYNAMIC_REGISTRATION=.*accepts on or off/, value);
+  }
+});
+
+test('client ID metadata documents: on by default, private addresses allowed only for a loopback http BASE_URL, hosts a checked list (INTERFACE section 13)', () => {
+  assert.deepEqual(loadSettings({ BASE_URL: 'https://id.example' }).clientMetadata, { enabled: true, allowPrivate: false, hosts: undefined });
+  assert.equal(loadSettings({ BASE_URL: 'http://localhost:3000' }).clientMetadata.allowPrivate, true);
+  assert.equal(loadSettings({ BASE_URL: 'http://localhost:3000', CLIENT_METADATA_ALLOW_PRIVATE: '0' }).clientMetadata.allowPrivate, false);
+  assert.equal(loadSettings({ BASE_URL: 'https://id.example', CLIENT_METADATA_ALLOW_PRIVATE: '1' }).clientMetadata.allowPrivate, true);
+  assert.equal(loadSettings({ CLIENT_ID_METADATA_DOCUMENTS: 'off' }).clientMetadata.enabled, false);
+  assert.equal(loadSettings({ CLIENT_ID_METADATA_DOCUMENTS: 'on' }).clientMetadata.enabled, true);
+  assert.throws(() => loadSettings({ CLIENT_ID_METADATA_DOCUMENTS: '1' }), /CLIENT_ID_METADATA_DOCUMENTS.*on or off/);
+  assert.throws(() => loadSettings({ CLIENT_METADATA_ALLOW_PRIVATE: 'yes' }), /CLIENT_METADATA_ALLOW_PRIVATE.*1 or 0/);
+  assert.deepEqual(loadSettings({ CLIENT_METADATA_HOSTS: ' Agents.Example , *.example.com' }).clientMetadata.hosts, ['agents.example', '*.example.com']);
+  for (const bad of ['https://agents.example', 'agents.example:443', '*example.com', 'a..b', '*.', 'agents.example,', 'ex ample.com']) {
+    assert.throws(() => loadSettings({ CLIENT_METADATA_HOSTS: bad }), /CLIENT_METADATA_HOSTS/, bad);
+  }
+});
+
 test('SECRET_SCANNING_KEYS takes GitHub\'s public-key list, inline or as a file, and refuses any key but P-256', () => {
   assert.deepEqual(loadSettings({}).secretScanningKeys, []);
   const pem = (curve: string) => generateKeyPairSync('ec', { namedCurve: curve }).publicKey.export({ type: 'spki', format: 'pem' }) as string;

@@ -5,7 +5,8 @@
  * arctic has no OpenID sign-out, so the service's session stays.
  */
 import { after, before, describe, test } from 'node:test';
-import { type Started, confidentialEnv, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+import { type Started, confidentialEnv, provesWholeFlow, startExample } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 for (const type of ['confidential', 'public'] as const) {
   describe(`examples/arctic, ${type}`, { skip: skipWithoutChromium }, () => {
@@ -19,7 +20,7 @@ for (const type of ['confidential', 'public'] as const) {
     after(async () => t?.close());
 
     test(`a ${type} app signs in, reads /me, refreshes and revokes with its defaults`, async () => {
-      await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read', endsServiceSession: false });
+      await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read posts:read', endsServiceSession: false });
     });
   });
 }

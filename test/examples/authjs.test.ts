@@ -6,7 +6,8 @@
  * session stays.
  */
 import { after, before, describe, test } from 'node:test';
-import { type Started, confidentialEnv, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+import { type Started, confidentialEnv, provesWholeFlow, startExample } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/authjs', { skip: skipWithoutChromium }, () => {
   let t: Started;
@@ -21,7 +22,7 @@ describe('examples/authjs', { skip: skipWithoutChromium }, () => {
   test('a confidential app signs in through Auth.js pages, reads /me, refreshes and revokes with its defaults', async () => {
     await provesWholeFlow(t.browser, t.service, t.example, t.app, {
       // Auth.js asks for email too: the service drops it from the grant.
-      grantedScope: 'openid profile profile:read',
+      grantedScope: 'openid profile profile:read posts:read',
       endsServiceSession: false,
       startSignIn: async (page) => {
         await page.getByRole('link', { name: 'Sign in' }).click();

@@ -1,12 +1,13 @@
 /**
- * /docs shows every example as a quick start (issue 17): the files exactly as `examples/` has
- * them, which the other tests in this folder run end to end, with the issuer's default replaced
- * by BASE_URL. Every folder of `examples/` is listed and tested, so none can drift or be forgotten.
+ * /docs shows every example as a quick start (issue 17), and the MCP agent in "Connect an AI agent
+ * (MCP)" (issue 33): the files exactly as `examples/` has them, which the other tests in this
+ * folder run end to end, with the issuer's default replaced by BASE_URL. Every folder of
+ * `examples/` is listed and tested, so none can drift or be forgotten.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { EXAMPLES, EXAMPLE_DEFAULT_ISSUER } from '../../src/http/views/docs-examples.js';
+import { AGENT_EXAMPLE, EXAMPLES, EXAMPLE_DEFAULT_ISSUER } from '../../src/http/views/docs-examples.js';
 import { escapeHtml } from '../../src/http/views/html.js';
 import type { TestApp } from '../support/app.js';
 import { startService } from './support.js';
@@ -20,11 +21,22 @@ describe('/docs quick starts', () => {
 
   test('every example folder is on /docs and has its end-to-end test', () => {
     const folders = readdirSync('examples', { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-    assert.deepEqual(EXAMPLES.map((example) => example.name).sort(), folders);
-    for (const example of EXAMPLES) {
-      assert.ok(existsSync(`test/examples/${example.name}.test.ts`), `test/examples/${example.name}.test.ts`);
-      assert.match(readFileSync('examples/README.md', 'utf8'), new RegExp(`\\(${example.name}/\\)`), `examples/README.md links ${example.name}/`);
+    const names = [...EXAMPLES.map((example) => example.name), AGENT_EXAMPLE.name];
+    assert.deepEqual(names.sort(), folders);
+    for (const name of names) {
+      assert.ok(existsSync(`test/examples/${name}.test.ts`), `test/examples/${name}.test.ts`);
+      assert.match(readFileSync('examples/README.md', 'utf8'), new RegExp(`\\(${name}/\\)`), `examples/README.md links ${name}/`);
     }
+  });
+
+  test('"Connect an AI agent (MCP)" shows the tested agent with this service as the issuer, and is in the contents', async () => {
+    const page = await (await fetch(`${service.baseUrl}/docs`)).text();
+    assert.ok(page.includes('<a href="#mcp">Connect an AI agent (MCP)</a>'));
+    const section = page.slice(page.indexOf('<section id="mcp">'), page.indexOf('</section>', page.indexOf('<section id="mcp">')));
+    assert.ok(section.includes(`POST ${service.baseUrl}/api/open/v1/mcp`));
+    const source = readFileSync(`examples/${AGENT_EXAMPLE.name}/${AGENT_EXAMPLE.file}`, 'utf8');
+    assert.ok(section.includes(escapeHtml(source.replaceAll(EXAMPLE_DEFAULT_ISSUER, service.baseUrl))), 'the agent is shown as it is');
+    assert.ok(section.includes(`npm install ${AGENT_EXAMPLE.packages}`));
   });
 
   test('each quick start shows the tested files with this service as the issuer', async () => {

@@ -6,7 +6,8 @@
  * console error.
  */
 import { after, before, describe, test } from 'node:test';
-import { type Started, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+import { type Started, provesWholeFlow, startExample } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/oauth4webapi-spa', { skip: skipWithoutChromium }, () => {
   let t: Started;
@@ -19,6 +20,6 @@ describe('examples/oauth4webapi-spa', { skip: skipWithoutChromium }, () => {
   after(async () => t?.close());
 
   test('a browser app on another origin signs in, reads /me, refreshes, revokes and signs out with no console error', async () => {
-    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'openid profile profile:read', endsServiceSession: true });
+    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'openid profile profile:read posts:read', endsServiceSession: true });
   });
 });

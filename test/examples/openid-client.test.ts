@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { holdsWithin } from '../support/eventually.js';
 import {
-  type Started, assertNoBrowserErrors, confidentialEnv, heading, provesWholeFlow, signIn, skipWithoutChromium, startExample, watchedPage,
+  type Started, assertNoBrowserErrors, confidentialEnv, heading, provesWholeFlow, signIn, startExample, watchedPage,
 } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/openid-client', { skip: skipWithoutChromium }, () => {
   let t: Started;
@@ -25,7 +26,7 @@ describe('examples/openid-client', { skip: skipWithoutChromium }, () => {
   after(async () => t?.close());
 
   test('signs in, reads /me, refreshes, revokes and signs out of the service with its defaults', async () => {
-    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'openid profile profile:read', endsServiceSession: true });
+    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'openid profile profile:read posts:read', endsServiceSession: true });
   });
 
   test('a sign-out at the service reaches the app by back-channel logout', async () => {

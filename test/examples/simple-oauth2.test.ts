@@ -4,7 +4,8 @@
  * simple-oauth2 has no OpenID sign-out, so the service's session stays.
  */
 import { after, before, describe, test } from 'node:test';
-import { type Started, confidentialEnv, provesWholeFlow, skipWithoutChromium, startExample } from './support.js';
+import { type Started, confidentialEnv, provesWholeFlow, startExample } from './support.js';
+import { skipWithoutChromium } from '../support/chromium.js';
 
 describe('examples/simple-oauth2', { skip: skipWithoutChromium }, () => {
   let t: Started;
@@ -14,6 +15,6 @@ describe('examples/simple-oauth2', { skip: skipWithoutChromium }, () => {
   after(async () => t?.close());
 
   test('a confidential app signs in, reads /me, refreshes and revokes with its defaults', async () => {
-    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read', endsServiceSession: false });
+    await provesWholeFlow(t.browser, t.service, t.example, t.app, { grantedScope: 'profile:read posts:read', endsServiceSession: false });
   });
 });

@@ -8,24 +8,23 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
+import { writePost } from '../../src/core/community/posts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 /** `false`, or why the browser tests cannot run here. */
-export const skipWithoutChromium: false | string = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}`;
 
 export const USERNAME = 'ada';
 export const PASSWORD = 'correct horse battery staple';
+/** The one published post of that person, which every example shows from /me/posts. */
+export const POST_TITLE = 'Tomatoes in November';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -41,7 +40,8 @@ export async function freePort(): Promise<number> {
 export async function startService(): Promise<TestApp> {
   const path = temporarySqlitePath();
   const service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
-  await createAccount(service.deps.stores, service.clock, { username: USERNAME, password: PASSWORD, bio: 'Tries every library.' });
+  const person = await createAccount(service.deps.stores, service.clock, { username: USERNAME, password: PASSWORD, bio: 'Tries every library.' });
+  await writePost(service.deps.stores, service.clock, { authorId: person.id, title: POST_TITLE, body: 'Read through `/me/posts`.', category: 'Examples', status: 'published' });
   return service;
 }
 
@@ -104,10 +104,6 @@ export interface WatchedPage {
   errors: string[];
 }
 
-export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-}
-
 /** A page in a fresh context (no cookies, no storage) whose console errors are collected. */
 export async function watchedPage(browser: Browser): Promise<WatchedPage> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
@@ -147,6 +143,11 @@ export async function heading(page: Page, expected: string | RegExp): Promise<st
 }
 
 /** The JSON an example shows in its `<pre id=NAME>` (what it read from the API). */
+/** The titles of a /me/posts page an example shows. */
+function postTitles(posts: Record<string, unknown>): string[] {
+  return (posts.items as Array<{ title: string }>).map((post) => post.title);
+}
+
 export async function shownJson(page: Page, id: string): Promise<Record<string, unknown>> {
   return JSON.parse(await page.locator(`pre#${id}`).innerText()) as Record<string, unknown>;
 }
@@ -212,11 +213,13 @@ export async function provesWholeFlow(browser: Browser, service: TestApp, exampl
     await signInAndApprove(page, service);
     assert.equal(await heading(page, /Signed in|wrong/), `Signed in as ${USERNAME}`, `${await page.content()}${context}`);
     assert.equal((await shownJson(page, 'me')).username, USERNAME, 'the example read /me with its access token');
+    assert.deepEqual(postTitles(await shownJson(page, 'posts')), [POST_TITLE], 'the example read /me/posts with its access token');
     assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: flow.grantedScope, refreshTokens: 1, rotated: 0 }]);
 
     await page.getByRole('button', { name: 'Refresh tokens' }).click();
     await page.getByRole('status').filter({ hasText: 'Tokens refreshed' }).waitFor();
     assert.equal((await shownJson(page, 'me')).username, USERNAME, 'the new access token reads /me');
+    assert.deepEqual(postTitles(await shownJson(page, 'posts')), [POST_TITLE], 'the new access token reads /me/posts');
     assert.deepEqual(await grantsOf(service, app.clientId), [{ revokedReason: null, scope: flow.grantedScope, refreshTokens: 2, rotated: 1 }],
       'the refresh token was rotated once');
 
@@ -261,7 +264,7 @@ export async function startExample(name: string, options: {
     const port = await freePort();
     const app = await registerExample(service, options.registration(`http://localhost:${port}`));
     example = await runExample(name, { ISSUER: service.baseUrl, ...options.env(app) }, port);
-    browser = await launchBrowser();
+    browser = await launchChromium();
     return { service, app, example, browser, close };
   } catch (error) {
     await close();

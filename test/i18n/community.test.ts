@@ -67,11 +67,11 @@ forEachDatabase('the community pages in Chinese and the names on them', (databas
     const headings: Record<'zh-CN' | 'zh-TW', Record<string, string>> = {
       'zh-CN': {
         '/': '最新帖子', [`/u/${user.username}`]: '<bdi>王小明</bdi>', [`/posts/${post.id}`]: post.title, [`/posts/${draft.id}`]: draft.title,
-        '/posts/new': '发帖', [`/posts/${post.id}/edit`]: '编辑帖子', [`/posts/${post.id}/delete`]: `删除“${post.title}”？`, '/docs': '开发者文档',
+        '/posts/new': '发帖', [`/posts/${post.id}/edit`]: '编辑帖子', [`/posts/${post.id}/delete`]: `删除“${post.title}”？`, '/docs': '开发者文档', '/docs/api': 'API 参考',
       },
       'zh-TW': {
         '/': '最新文章', [`/u/${user.username}`]: '<bdi>王小明</bdi>', [`/posts/${post.id}`]: post.title, [`/posts/${draft.id}`]: draft.title,
-        '/posts/new': '發表文章', [`/posts/${post.id}/edit`]: '編輯文章', [`/posts/${post.id}/delete`]: `刪除「${post.title}」？`, '/docs': '開發者文件',
+        '/posts/new': '發表文章', [`/posts/${post.id}/edit`]: '編輯文章', [`/posts/${post.id}/delete`]: `刪除「${post.title}」？`, '/docs': '開發者文件', '/docs/api': 'API 參考',
       },
     };
     const anonymous = new Visitor(t.baseUrl);
@@ -83,7 +83,7 @@ forEachDatabase('the community pages in Chinese and the names on them', (databas
         assert.equal(/<h1>([\s\S]*?)<\/h1>/.exec(page.text)?.[1], heading, `${locale} ${path}`);
         // The documentation's body may stay English (INTERFACE section 12): its navigation may not.
         const checked = path === '/docs'
-          ? page.text.replace(/<div lang="en">[\s\S]*?<\/div>\s*(?=<nav class="toc)/, '').replace(/(<\/nav>\s*)<div lang="en">[\s\S]*<\/article>/, '$1</article>')
+          ? page.text.replace(/<div lang="en">[\s\S]*?<\/div>\s*(?=<div class="docs-body">)/, '').replace(/(<\/nav>\s*)<div lang="en" class="docs-content">[\s\S]*<\/article>/, '$1</article>')
           : page.text;
         assert.deepEqual(englishSentences(checked, PROPER_NOUNS), [], `${locale} ${path}`);
       }

@@ -1,14 +1,14 @@
 /** Sign-in and consent in a real headless Chromium (Debian's `chromium`, driven by playwright-core). */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { after, before, test } from 'node:test';
-import { type Browser as Chromium, chromium } from 'playwright-core';
+import { type Browser as Chromium } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { PASSWORD, authorizeQuery, clientFields, introspect, newClient, newUser, pkcePair, startOAuthApp, tokenRequest } from './helpers.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts/oauth';
 
 forEachDatabase('sign-in and consent in Chromium', (database) => {
@@ -31,10 +31,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     });
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     appPort = (app.address() as { port: number }).port;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -50,7 +47,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     return { user, c, redirectUri: `http://127.0.0.1:${appPort}/callback`, pkce: pkcePair(), context, page: await context.newPage() };
   }
 
-  test('a user signs in, reads the consent page, allows, and the app gets a working code', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+  test('a user signs in, reads the consent page, allows, and the app gets a working code', { skip: skipWithoutChromium }, async () => {
     const { user, c, redirectUri, pkce, context, page } = await freshFlow();
     await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri })}`);
     assert.equal(new URL(page.url()).pathname, '/login');
@@ -79,7 +76,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     await context.close();
   });
 
-  test('with response_mode=form_post the page posts the code to the app by itself, and it redeems', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+  test('with response_mode=form_post the page posts the code to the app by itself, and it redeems', { skip: skipWithoutChromium }, async () => {
     const { user, c, redirectUri, pkce, context, page } = await freshFlow();
     await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri, extra: { response_mode: 'form_post' } })}`);
     await page.fill('#username', user.username);
@@ -101,7 +98,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     await context.close();
   });
 
-  test('a user who denies is sent back with access_denied', { skip: existsSync(CHROMIUM) ? false : 'no Chromium at /usr/bin/chromium' }, async () => {
+  test('a user who denies is sent back with access_denied', { skip: skipWithoutChromium }, async () => {
     const { user, c, redirectUri, pkce, context, page } = await freshFlow();
     await page.goto(`${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce, redirectUri })}`);
     await page.fill('#username', user.username);

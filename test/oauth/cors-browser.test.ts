@@ -7,18 +7,14 @@
  * acted on it. A public client, PKCE, no state: what oidc-client-ts and oauth4webapi send.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { type Browser as Chromium, chromium } from 'playwright-core';
+import { type Browser as Chromium } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { PASSWORD, authorizeQuery, newClient, newUser, pkcePair, startOAuthApp } from './helpers.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
-const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}`;
 
 /** The app's page: no inline script, an empty icon so the browser asks for nothing else. */
 const PAGE = '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>SPA</title>'
@@ -64,7 +60,7 @@ forEachDatabase('a single-page app on another origin in Chromium', (database) =>
     await new Promise<void>((resolve) => spa.listen(0, '127.0.0.1', resolve));
     // Another port and another host name than the server's 127.0.0.1: another origin and another site.
     spaOrigin = `http://localhost:${(spa.address() as { port: number }).port}`;
-    if (!skip) browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    if (!skipWithoutChromium) browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -72,7 +68,7 @@ forEachDatabase('a single-page app on another origin in Chromium', (database) =>
     await t.close();
   });
 
-  test('the app redeems its code with fetch from another origin, reads the JSON, calls UserInfo and /me, refreshes and revokes, with no console error', { skip }, async () => {
+  test('the app redeems its code with fetch from another origin, reads the JSON, calls UserInfo and /me, refreshes and revokes, with no console error', { skip: skipWithoutChromium }, async () => {
     const user = await newUser(t);
     const redirectUri = `${spaOrigin}/callback`;
     const c = await newClient(t, { type: 'public', redirectUris: [redirectUri] });

@@ -1,8 +1,9 @@
 /**
  * The resource API as a protected resource: its RFC 9728 metadata, `resource_metadata` in its
- * challenges, RFC 8707 `resource` at the authorization, PAR and token endpoints (the API is the
- * only resource), the access token's `aud` in introspection, and the audience rule: a token issued
- * for the API by name is accepted by the API alone, not by UserInfo.
+ * challenges, RFC 8707 `resource` at the authorization, PAR and token endpoints (the API and its
+ * MCP server are the resources), the access token's `aud` in introspection, and the audience rule:
+ * a token issued for the API by name is accepted by the API alone, not by UserInfo. The MCP
+ * server's side of it is in test/api/mcp.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -78,6 +79,35 @@ forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)',
       assert.equal(params.get('error'), 'invalid_target', resource);
       assert.equal(params.get('state'), 'state-123');
     }
+  });
+
+  test('an authorization request naming both the API and its MCP server is answered invalid_target: a token is for one resource', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const query = authorizeQuery(c, { pkce: pkcePair() });
+    query.append('resource', api);
+    query.append('resource', `${api}/mcp`);
+    const params = redirectParams(await browser.fetch(`/oauth/authorize?${query}`));
+    assert.equal(params.get('error'), 'invalid_target');
+    // The same resource twice is one resource.
+    const twice = authorizeQuery(c, { pkce: pkcePair() });
+    twice.append('resource', api);
+    twice.append('resource', api);
+    const granted = await browser.fetch(`/oauth/authorize?${twice}`);
+    assert.equal(granted.status, 200, 'the consent page, no error redirect');
+  });
+
+  test('a token request may not name another resource than its authorization did (RFC 8707 2.2), and the code stays unused', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce, extra: { resource: api } });
+    const exchange = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const refused = await tokenRequest(t, { ...exchange, resource: `${api}/mcp` });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as { error: string }).error, 'invalid_target');
+    const granted = await tokenRequest(t, exchange);
+    assert.equal(granted.status, 200, 'the refused request left the code unused');
   });
 
   test('a pushed request naming another resource is answered invalid_target', async () => {

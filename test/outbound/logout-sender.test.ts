@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { type Server, createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { HttpLogoutSender, isPublicAddress } from '../../src/outbound/logout-sender.js';
+import { isPublicAddress } from '../../src/outbound/guarded-request.js';
+import { HttpLogoutSender } from '../../src/outbound/logout-sender.js';
 import { LogoutReceiver } from '../support/logout-receiver.js';
 
 let receiver: LogoutReceiver;

@@ -1,6 +1,6 @@
 /**
  * Hostile input (fast-check) at the bearer endpoints and the public metadata: the resource API
- * (`/api/open/v1/*`), UserInfo, discovery and JWKS. Random and repeated query strings, random
+ * (`/api/open/v1/*`) and its MCP server (random JSON-RPC), UserInfo, discovery and JWKS. Random and repeated query strings, random
  * headers, and every kind of wrong token in `Authorization` (garbage, bad checksums, refresh and
  * personal tokens, a revoked token, an id_token, a JWT with `alg: none`). Each gets 200 or a
  * well-formed error — never a 5xx — and nothing stored changes.
@@ -117,6 +117,53 @@ forEachDatabase('hostile input at the bearer endpoints', (database) => {
       }
     });
   }
+
+  test('the MCP server answers random JSON-RPC messages, bodies, headers and tokens with 2xx or a well-formed error, never a 5xx, and changes nothing', async () => {
+    const tool = fc.constantFrom('get_profile', 'list_posts', 'delete_posts', '__proto__', 'constructor', 'hasOwnProperty', '');
+    const params = fc.oneof(
+      fc.jsonValue({ maxDepth: 2 }),
+      fc.record({ name: fc.oneof(tool, fc.jsonValue({ maxDepth: 1 })), arguments: fc.oneof(fc.dictionary(fc.constantFrom('page', 'size', '__proto__', 'x'), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }), fc.jsonValue({ maxDepth: 1 })) }, { requiredKeys: [] }),
+      fc.record({ protocolVersion: fc.oneof(fc.constantFrom('2025-11-25', '2025-06-18', '2024-11-05'), fc.string({ maxLength: 12 })), capabilities: fc.jsonValue({ maxDepth: 1 }), clientInfo: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] }),
+    );
+    const message = fc.record({
+      jsonrpc: fc.constantFrom('2.0', '1.0'),
+      id: fc.oneof(fc.integer(), fc.string({ maxLength: 8 }), fc.constant(null)),
+      method: fc.oneof(fc.constantFrom('initialize', 'tools/list', 'tools/call', 'ping', 'resources/list', 'notifications/initialized', 'logging/setLevel', '__proto__'), fc.string({ maxLength: 12 })),
+      params,
+    }, { requiredKeys: [] });
+    const body = fc.oneof(
+      message.map((m) => JSON.stringify(m)),
+      fc.array(message, { maxLength: 3 }).map((m) => JSON.stringify(m)),
+      fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v)),
+      fc.string({ maxLength: 40 }),
+    );
+    const mcpHeaders = fc.record({
+      accept: fc.oneof(fc.constantFrom('application/json, text/event-stream', 'application/json', 'text/event-stream', '*/*'), headerValue),
+      'content-type': fc.oneof(fc.constantFrom('application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded'), headerValue),
+      'mcp-protocol-version': fc.oneof(fc.constantFrom('2025-11-25', '2025-06-18', '2025-03-26'), headerValue),
+      'mcp-session-id': headerValue,
+    }, { requiredKeys: [] });
+    const before = await snapshotTables(t.deps.database.db, VOLATILE);
+    await fc.assert(fc.asyncProperty(body, mcpHeaders, authorization(), fc.constantFrom('POST', 'POST', 'POST', 'GET', 'DELETE', 'PUT'),
+      async (payload, headers, auth, method) => {
+        const all: Record<string, string> = { ...headers };
+        if (auth !== undefined) all.authorization = auth;
+        const response = await fetch(`${t.baseUrl}/api/open/v1/mcp`, { method, headers: all, ...(method === 'GET' ? {} : { body: payload }), redirect: 'manual' });
+        const text = await response.text();
+        assert.ok(response.status < 500, `${method} ${payload} answered ${response.status}: ${text}`);
+        if (text === '') return;
+        const answer = JSON.parse(text) as Record<string, unknown>;
+        if ('jsonrpc' in answer) {
+          if (response.status >= 400) assert.equal(typeof (answer.error as { code?: unknown }).code, 'number', text);
+          return;
+        }
+        if (response.status >= 300) {
+          assert.deepEqual(Object.keys(answer).sort(), ['error', 'error_description'], text);
+          assert.ok(API_ERRORS.has(answer.error as string), text);
+        }
+      }), { numRuns: 300 });
+    assert.equal(await snapshotTables(t.deps.database.db, VOLATILE), before);
+  });
 
   test('discovery and JWKS answer random query strings and headers with the same document, never a 5xx', async () => {
     const paths = ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/jwks.json'];

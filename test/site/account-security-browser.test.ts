@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
-import { type Browser, type BrowserContext, type CDPSession, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
@@ -18,9 +19,6 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 const ARTIFACTS = 'test-artifacts/site';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 const STEP = 30_000;
@@ -33,7 +31,7 @@ describe('account security in a browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const path = temporarySqlitePath();
     t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { hostname: 'localhost' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

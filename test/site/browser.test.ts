@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type BrowserContext, type Page, chromium } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
@@ -13,9 +14,6 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 const ARTIFACTS = 'test-artifacts/site';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 const PHONE = { width: 390, height: 844 };
 /** A 16×16 PNG, a blue square. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAFklEQVR4nGOQj99PEmIY1TCqYfhqAADnbD0Q6eftKwAAAABJRU5ErkJggg==', 'base64');
@@ -29,7 +27,7 @@ describe('site in a browser', () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     const path = temporarySqlitePath();
     t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

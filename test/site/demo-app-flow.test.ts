@@ -12,7 +12,8 @@ import { after, before, describe, test } from 'node:test';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { demoApp } from '../../src/demo-app/plugin.js';
 import { seedDemo } from '../../src/demo.js';
@@ -23,8 +24,6 @@ import { holdsWithin } from '../support/eventually.js';
 import { freePort } from '../support/instances.js';
 
 const ARTIFACTS = 'test-artifacts/site';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 describe('demo app end to end', () => {
   let service: TestApp;
@@ -53,7 +52,7 @@ describe('demo app end to end', () => {
       demo: { issuer: service.baseUrl, clientId: client.clientId, clientSecret: secret!, redirectUri: `${thirdPartyUrl}/demo-app/callback` },
     });
     await thirdParty.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -145,7 +144,7 @@ describe('settings against the live API', () => {
     const path = temporarySqlitePath();
     service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
     demoPassword = (await seedDemo(service.deps.stores, service.clock, service.baseUrl))!.password;
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

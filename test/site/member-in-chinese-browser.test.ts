@@ -8,10 +8,11 @@
  * phone width, under /tmp/walk-shots/ for a reader of Chinese to look at (SQLite run only).
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { englishSentences } from '../i18n/untranslated.js';
@@ -21,9 +22,6 @@ import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { TestSmtpServer } from '../support/smtp.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 const SHOTS = process.env.WALK_SHOTS === '1' ? '/tmp/walk-shots' : undefined;
@@ -45,7 +43,7 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     app = createServer((_request, response) => response.end('back at the app'));
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     appPort = (app.address() as { port: number }).port;
-    if (existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    if (!skipWithoutChromium) browser = await launchChromium();
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
   });
   after(async () => {
@@ -57,7 +55,7 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
 
   const deliver = () => t.deps.mailDeliveries.runOnce();
 
-  test('a member signs up, approves an app, turns on two-step, verifies an address and resets the password, all in Chinese', { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}` }, async () => {
+  test('a member signs up, approves an app, turns on two-step, verifies an address and resets the password, all in Chinese', { skip: skipWithoutChromium }, async () => {
     const problems: string[] = [];
     let shot = 0;
     /** The link in the latest mail holding one to `path`; the mail, too, must be in Chinese. */

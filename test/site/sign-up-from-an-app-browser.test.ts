@@ -5,19 +5,17 @@
  * test-artifacts/site/.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { type Server, createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { type Browser, chromium } from 'playwright-core';
+import { type Browser } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { authorizeQuery, pkcePair, tokenRequest, unique } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 
 const ARTIFACTS = 'test-artifacts/site';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 /** `--danger` in public/style.css. */
 const DANGER = 'rgb(179, 38, 30)';
 
@@ -34,7 +32,7 @@ forEachDatabase('sign-up from an app in Chromium', (database) => {
     app = createServer((_request, response) => response.end('back at the app'));
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     appPort = (app.address() as { port: number }).port;
-    if (existsSync(CHROMIUM)) browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    if (!skipWithoutChromium) browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -42,7 +40,7 @@ forEachDatabase('sign-up from an app in Chromium', (database) => {
     await t?.close();
   });
 
-  test('a newcomer sent by an app creates an account, approves, and the app gets a working code', { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}` }, async () => {
+  test('a newcomer sent by an app creates an account, approves, and the app gets a working code', { skip: skipWithoutChromium }, async () => {
     const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Demo App', type: 'public', redirectUris: ['http://127.0.0.1/callback'] });
     const redirectUri = `http://127.0.0.1:${appPort}/callback`;
     const pkce = pkcePair();

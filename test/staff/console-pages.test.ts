@@ -50,11 +50,15 @@ forEachDatabase('staff console pages', (database) => {
     assert.deepEqual(entry?.detail, { authenticator_app: 'removed', passkeys_removed: '0' });
   });
 
-  test('an app shows its owner or "registered itself", its users and tokens of the last 24 hours; deactivating it ends its tokens at once', async () => {
+  test('an app shows its owner, "registered itself" or the site\'s operators, its users and tokens of the last 24 hours; deactivating it ends its tokens at once', async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     const owner = await person(t, 'member', { twoStep: false });
     const owned = await newClient(t, { ownerId: owner.user.id });
-    const ownerless = await newClient(t);
+    const operators = await newClient(t);
+    const ownerless = await t.deps.stores.clients.create({
+      clientId: uniqueName('selfreg'), name: 'Agent App', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['https://agent.example/cb'], allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256', selfRegistered: true,
+    }, t.clock.now());
     const user = await createAccount(t.deps.stores, t.clock, { username: uniqueName('usr'), password: MEMBER_PASSWORD });
     const browser = new Browser(t);
     assert.equal((await browser.signIn(user.username)).status, 303);
@@ -64,8 +68,9 @@ forEachDatabase('staff console pages', (database) => {
     assert.ok(page.text.includes(`href="/admin/members/${owner.user.id}"`), 'the owner');
     assert.match(page.text, /Members who authorized it<\/dt><dd>1</);
     assert.match(page.text, /Access tokens in the last 24 hours<\/dt><dd>1</);
-    assert.match((await moderator.visitor.get(`/admin/apps/${ownerless.client.clientId}`)).text, /registered itself/);
-    assert.match((await moderator.visitor.get(`/admin/apps?q=${ownerless.client.clientId}`)).text, /registered itself/);
+    assert.match((await moderator.visitor.get(`/admin/apps/${ownerless.clientId}`)).text, /registered itself/);
+    assert.match((await moderator.visitor.get(`/admin/apps?q=${ownerless.clientId}`)).text, /registered itself/);
+    assert.match((await moderator.visitor.get(`/admin/apps/${operators.client.clientId}`)).text, /the site&#39;s operators/);
 
     const done = await moderator.visitor.post(`/admin/apps/${owned.client.clientId}/status`, { status: 'deactivated', reason: REASON, confirm: 'yes' });
     assert.equal(done.status, 303);

@@ -258,12 +258,42 @@ forEachDatabase('storage contract', (database) => {
     const owner = await newUser();
     const client = await newClient(owner.id);
     assert.deepEqual(client.redirectUris, ['https://app.example/cb']);
-    assert.equal(await stores.clients.setSecretHash(client.clientId, 'new', T0 + 1), true);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'new', T0 + 10, T0 + 1), true);
     assert.equal((await stores.clients.findById(client.clientId))?.secretHash, 'new');
     await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb'], T0);
     assert.deepEqual((await stores.clients.findById(client.clientId))?.redirectUris, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb']);
     assert.equal((await stores.clients.setStatus(client.clientId, 'deactivated', T0))?.status, 'deactivated');
     assert.deepEqual((await stores.clients.listByOwner(owner.id)).map((c) => c.clientId), [client.clientId]);
+  });
+
+  test('a rotation keeps the replaced secret as the previous one until deleted, one previous secret at a time', async () => {
+    const client = await newClient();
+    const original = client.secretHash!;
+    assert.equal(client.previousSecret, null);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0), true);
+    assert.deepEqual((await stores.clients.findById(client.clientId))?.previousSecret, { hash: original, expiresAt: T0 + 100 });
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'third', T0 + 200, T0 + 1), true);
+    const rotatedTwice = await stores.clients.findById(client.clientId);
+    assert.equal(rotatedTwice?.secretHash, 'third');
+    assert.deepEqual(rotatedTwice?.previousSecret, { hash: 'second', expiresAt: T0 + 200 });
+    assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 2), true);
+    assert.equal((await stores.clients.findById(client.clientId))?.previousSecret, null);
+    assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 3), false);
+  });
+
+  test('a previous secret past its expiry cannot be deleted: it is already gone', async () => {
+    const client = await newClient();
+    await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0);
+    assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 100), false);
+  });
+
+  test('a public client has no secret to rotate', async () => {
+    const client = await stores.clients.create({
+      clientId: unique('client'), name: 'Public', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['http://127.0.0.1/cb'], allowedScopes: ['openid'], secretHash: null, idTokenAlg: 'RS256',
+    }, T0);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'x', T0 + 100, T0), false);
+    assert.equal((await stores.clients.findById(client.clientId))?.previousSecret, null);
   });
 
   test('every client is listed, oldest first, as stored', async () => {
@@ -546,7 +576,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(claims.filter(Boolean).length, 1);
     assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE - 1), false, 'still remembered');
     assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE), true, 'an expired row is taken over');
-    const options = { auditWindowMs: 86_400_000, batchSize: 500, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 };
+    const options = { auditWindowMs: 86_400_000, batchSize: 500, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000 };
     await stores.housekeeping.purge(T0 + 2 * MINUTE - 1, options);
     assert.equal(await stores.dpopProofs.claim(key, T0 + 3 * MINUTE, T0 + 2 * MINUTE - 1), false, 'the janitor keeps a row until it expires');
     assert.ok((await stores.housekeeping.purge(T0 + 2 * MINUTE + 1, options)).dpop_proofs! >= 1, 'and deletes it after');
@@ -572,7 +602,7 @@ forEachDatabase('storage contract', (database) => {
     for (const hash of [unopened, abandoned, open]) await stores.pushedRequests.insert(request(hash));
     await stores.pushedRequests.consume(abandoned, client.clientId, at + 1, at + 2 * MINUTE);
     await stores.pushedRequests.consume(open, client.clientId, at + 1, at + 30 * MINUTE);
-    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 };
+    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000 };
     assert.ok((await stores.housekeeping.purge(at + 2 * MINUTE + 1, options)).pushed_authorization_requests! >= 2);
     assert.equal(await stores.pushedRequests.consume(unopened, client.clientId, at + 1, at + 30 * MINUTE), undefined, 'the unopened one is gone');
     assert.equal(await stores.pushedRequests.complete(abandoned, at + 1), false, 'the abandoned one is gone');
@@ -826,7 +856,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.sealedColumns.replace('signing_keys.private_jwk', old, '{"d":"other"}', 'enc:v2:x'), false);
     assert.equal(await stores.sealedColumns.replace('signing_keys.private_jwk', old, '{"d":"x"}', 'enc:v2:x'), true);
     assert.equal((await stores.keys.listAll()).find((k) => k.kid === old)?.privateJwk, 'enc:v2:x');
-    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 });
+    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000 });
     assert.ok(deleted.signing_keys! >= 3);
     assert.deepEqual((await stores.keys.listAll()).filter((k) => [old, next, newest].includes(k.kid)), []);
   });
@@ -939,7 +969,7 @@ forEachDatabase('storage contract', (database) => {
     await stores.logoutDeliveries.abandon(b!.id, 'c', at, 'gone');
     const jtiCount = async () => Number((await handle.db.selectFrom('logout_deliveries').select((eb) => eb.fn.countAll().as('n'))
       .where('jti', 'in', [...jtis]).executeTakeFirstOrThrow()).n);
-    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 };
+    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000 };
     await stores.housekeeping.purge(at + 86_400_000, options);
     assert.equal(await jtiCount(), 3, 'kept for the audit window');
     const deleted = await stores.housekeeping.purge(at + 86_400_000 + 1, options);
@@ -970,7 +1000,7 @@ forEachDatabase('storage contract', (database) => {
     const liveHash = unique('live');
     await stores.tokens.insertRefresh({ tokenHash: liveHash, grantId: liveGrant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: far, expiresAt: far + MINUTE });
     await stores.sessions.create({ idHash: unique('s'), userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
-    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000 });
+    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000 });
     assert.ok(deleted.authorization_codes! >= 1);
     assert.ok(deleted.access_tokens! >= 1);
     assert.ok(deleted.sessions! >= 1);

@@ -81,7 +81,7 @@ export const clientList = defineCommand({
   usage: '[--owner U]',
   options: { owner: { type: 'string' } },
   help: { owner: 'only the clients this account owns' },
-  prints: '{"clients":[{"client_id","name","type","status","owner","redirect_uris","created_at"}]}: owner is a username or null',
+  prints: '{"clients":[{"client_id","name","type","status","owner","redirect_uris","created_at"}]}: owner is a username or null; "self_registered": true for an app that registered itself (RFC 7591)',
   async run(deps, values) {
     const ownerName = optionalString(values, 'owner');
     const clients = ownerName === undefined
@@ -98,13 +98,14 @@ export const clientList = defineCommand({
       type: client.type,
       status: client.status,
       owner: client.ownerId === null ? null : owners.get(client.ownerId) ?? null,
+      ...(client.selfRegistered ? { self_registered: true } : {}),
       redirect_uris: client.redirectUris,
       created_at: formatUtc(client.createdAt),
     });
     return { clients: clients.map(listed) };
   },
   human: (r) => (r.clients.length === 0 ? 'no clients' : r.clients.map((c) =>
-    `${c.client_id}  ${c.type.padEnd(12)}  ${c.status.padEnd(11)}  ${c.name}${c.owner === null ? '' : ` (owner ${c.owner})`}`).join('\n')),
+    `${c.client_id}  ${c.type.padEnd(12)}  ${c.status.padEnd(11)}  ${c.name}${c.owner !== null ? ` (owner ${c.owner})` : 'self_registered' in c ? ' (registered itself)' : ''}`).join('\n')),
 });
 
 export const clientRotateSecret = defineCommand({
@@ -127,7 +128,7 @@ export const clientRotateSecret = defineCommand({
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
     return { client_id: clientId, client_secret: secret };
   },
-  human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret no longer works)`,
+  human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret keeps working for 7 days, or until deleted at /settings/developers)`,
 });
 
 export const clientDeactivate = defineCommand({

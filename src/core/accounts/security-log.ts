@@ -34,6 +34,7 @@ export const SECURITY_EVENT_KINDS = [
   'app.authorized',
   'app.access_withdrawn',
   'client_secret.rotated',
+  'client_secret.previous_deleted',
   // A leak report (INTERFACE section 11) named one of the account's credentials, which was revoked.
   // The page follows its words by the reason ("after a leak report") and the app's or token's name.
   'access_token.revoked_as_leaked',
@@ -110,6 +111,7 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   // src/http/routes/settings.ts, with the grants it ended.
   'app.access_withdrawn': { writtenBy: 'consent.withdrawn' },
   'client_secret.rotated': { writtenBy: 'client.secret_rotated' },
+  'client_secret.previous_deleted': { writtenBy: 'client.previous_secret_deleted' },
   'client.deactivated': { writtenBy: 'client.deactivated' },
   // src/core/credentials/leaked-credentials.ts, after its transaction commits, with the credential's id.
   'access_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },

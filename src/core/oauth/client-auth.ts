@@ -3,10 +3,11 @@
  * (RFC 6749 2.3.1: `client_secret_basic` and `client_secret_post`; public clients send only
  * `client_id`, INTERFACE section 3).
  */
-import { findClient } from './clients.js';
+import { livePreviousSecret } from './clients.js';
+import { ClientDocumentError, type ClientSources, resolveClient } from './client-metadata.js';
 import { constantTimeEqual, hashSecret } from '../credentials/formats.js';
 import { OAuthError } from '../errors.js';
-import type { Stores } from '../stores.js';
+import type { Instant } from '../time.js';
 import type { Client } from './ports.js';
 
 export const CLIENT_REALM = 'svc';
@@ -46,7 +47,7 @@ export function parseBasicAuthorization(header: string): ClientCredentials['basi
  * methods at once (RFC 6749 2.3: one method per request), 401 `invalid_client` for an unknown or
  * deactivated client or a missing or wrong secret (with `WWW-Authenticate` when Basic was used).
  */
-export async function authenticateClient(stores: Stores, credentials: ClientCredentials): Promise<Client> {
+export async function authenticateClient(sources: ClientSources, credentials: ClientCredentials, now: Instant): Promise<Client> {
   const usedBasic = credentials.basic !== undefined;
   const fail = (description: string) => new OAuthError('invalid_client', description, {
     headers: usedBasic ? { 'www-authenticate': `Basic realm="${CLIENT_REALM}"` } : {},
@@ -75,7 +76,14 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
   if (clientId === undefined || clientId === '') {
     throw new OAuthError('invalid_request', 'The client_id parameter is required: send client_id in the body (with client_secret, for a confidential application), or use HTTP Basic.');
   }
-  const client = await findClient(stores, clientId);
+  let client: Client | undefined;
+  try {
+    client = await resolveClient(sources, clientId);
+  } catch (error) {
+    // RFC 6749 5.2: a client whose document is bad or unreachable cannot be authenticated.
+    if (error instanceof ClientDocumentError) throw fail(`Client authentication failed: ${error.message}`);
+    throw error;
+  }
   // Client ids are not secret (every authorization request shows one), so the refusals may say
   // which part failed; a secret is never compared in a way that tells how close it was.
   if (!client || client.status !== 'active') {
@@ -85,12 +93,24 @@ export async function authenticateClient(stores: Stores, credentials: ClientCred
     if (secret !== undefined) throw fail('Client authentication failed: this application is public, so send its client_id alone, without a client secret.');
     return client;
   }
-  // A confidential client must prove its secret; a rotated one fails at once (INTERFACE section 2).
+  // A confidential client must prove its secret: the current one, or the one the last rotation
+  // replaced while it is still accepted (`rotateClientSecret`).
   if (secret === undefined) {
     throw fail('Client authentication failed: this application is confidential, so send the client secret with HTTP Basic or client_secret in the body.');
   }
-  if (client.secretHash === null || !constantTimeEqual(hashSecret(secret), client.secretHash)) {
-    throw fail('Client authentication failed: the client secret is wrong or was rotated; use the current one (Settings > Developer applications rotates it).');
+  if (client.secretHash === null || !matchesEitherSecret(hashSecret(secret), client.secretHash, livePreviousSecret(client, now)?.hash)) {
+    throw fail('Client authentication failed: the client secret is wrong, or was rotated and its old one deleted or past its 7 days; use the current one (Settings > Developer applications rotates it).');
   }
   return client;
+}
+
+/**
+ * Whether `presented` is the current or the previous secret's hash. Both comparisons always run,
+ * in constant time, and are joined without short-circuit, so the time taken tells neither which
+ * one matched nor whether there is a previous secret at all (the current one stands in for it).
+ */
+function matchesEitherSecret(presented: string, current: string, previous: string | undefined): boolean {
+  const isCurrent = constantTimeEqual(presented, current);
+  const isPrevious = constantTimeEqual(presented, previous ?? current);
+  return isCurrent || isPrevious;
 }

@@ -1,14 +1,15 @@
 /** Client registrations (INTERFACE section 3): redirect URI rules, registration, secrets. */
 import { randomBytes } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
 import { requireActiveAccount } from '../accounts/accounts.js';
 import { generateToken, hashSecret } from '../credentials/formats.js';
 import { InputError, type Words, checkAll } from '../errors.js';
 import type { IdTokenAlg } from '../oidc/ports.js';
 import type { Stores } from '../stores.js';
 import type { Client, ClientType } from './ports.js';
-import { REGISTERED_SCOPES } from './scopes.js';
+import { REGISTERED_SCOPES, type Scope } from './scopes.js';
 import { checkedText } from '../text.js';
-import type { Clock } from '../time.js';
+import type { Clock, Instant } from '../time.js';
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
 const CLIENT_ID_MAX_LENGTH = 200;
@@ -90,8 +91,29 @@ export function isNativeAppRedirect(client: Pick<Client, 'type'>, redirectUri: s
   return (url.protocol === 'http:' && isLoopbackHost(url.hostname)) || PRIVATE_USE_SCHEME.test(url.protocol);
 }
 
+/** Addresses of a local network (RFC 1918, RFC 6598, link-local, RFC 4193). */
+const LOCAL_NETWORK = (() => {
+  const list = new BlockList();
+  for (const [address, prefix] of [['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['100.64.0.0', 10], ['169.254.0.0', 16]] as const) list.addSubnet(address, prefix, 'ipv4');
+  for (const [address, prefix] of [['fc00::', 7], ['fe80::', 10]] as const) list.addSubnet(address, prefix, 'ipv6');
+  return list;
+})();
+
+/**
+ * Whether an answer sent to `redirectUri` stays on the member's device or local network: a
+ * loopback host, a local network address, or an app's own scheme. Any program there may be
+ * listening, so the consent page warns when an app no one reviewed sends its answer there.
+ */
+export function redirectsToDeviceOrLocalNetwork(redirectUri: string): boolean {
+  const url = new URL(redirectUri);
+  if (!isWebUrl(url)) return true;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const family = isIP(host);
+  return isLoopbackHost(url.hostname) || url.hostname.endsWith('.localhost') || (family !== 0 && LOCAL_NETWORK.check(host, family === 4 ? 'ipv4' : 'ipv6'));
+}
+
 /** A host name as `URL` gives it (IPv4 normalised, IPv6 in brackets and compressed) that names this machine. */
-function isLoopbackHost(hostname: string): boolean {
+export function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
 }
 
@@ -218,11 +240,10 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   return trimmed;
 }
 
-export interface ClientRegistration {
+export type ClientRegistration = {
   name: string;
   type: ClientType;
   redirectUris: string[];
-  ownerId?: number | null;
   homepageUrl?: string;
   description?: string;
   idTokenAlg?: IdTokenAlg;
@@ -230,7 +251,13 @@ export interface ClientRegistration {
   backchannelLogoutUri?: string | null;
   /** RFC 9126 5: only pushed authorization requests are accepted for it. */
   requirePushedAuthorizationRequests?: boolean;
-}
+  /** The scopes it may ask for; `REGISTERED_SCOPES` unless told. */
+  allowedScopes?: readonly Scope[];
+} & (
+  | { ownerId?: number | null; selfRegistered?: false }
+  /** RFC 7591: an app that registered itself has no owner (INTERFACE section 13). */
+  | { ownerId?: null; selfRegistered: true }
+);
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
@@ -262,20 +289,42 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     ownerId: registration.ownerId ?? null,
     type: registration.type,
     redirectUris,
-    allowedScopes: [...REGISTERED_SCOPES],
+    allowedScopes: [...(registration.allowedScopes ?? REGISTERED_SCOPES)],
     secretHash: secret === undefined ? null : hashSecret(secret),
     idTokenAlg,
     postLogoutRedirectUris,
     backchannelLogoutUri,
     requirePushedAuthorizationRequests: registration.requirePushedAuthorizationRequests ?? false,
+    selfRegistered: registration.selfRegistered ?? false,
   }, clock.now());
   return secret === undefined ? { client } : { client, secret };
 }
 
-/** A new secret for a confidential client; the old one fails at once (INTERFACE section 2). */
+/**
+ * How long the secret a rotation replaced keeps working, unless its owner deletes it first: long
+ * enough to deploy the new one everywhere without downtime (GitHub keeps an OAuth app's old
+ * secret until it is deleted; we also end it by itself).
+ */
+export const PREVIOUS_SECRET_LIFETIME_MS = 7 * 86_400_000;
+
+/**
+ * A new secret for a confidential client. The one it replaces keeps working for
+ * `PREVIOUS_SECRET_LIFETIME_MS`; a previous secret older than that one stops at once.
+ */
 export async function rotateClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<string | undefined> {
   const secret = generateToken('clientSecret');
-  return (await stores.clients.setSecretHash(clientId, hashSecret(secret), clock.now())) ? secret : undefined;
+  const now = clock.now();
+  return (await stores.clients.rotateSecret(clientId, hashSecret(secret), now + PREVIOUS_SECRET_LIFETIME_MS, now)) ? secret : undefined;
+}
+
+/** The previous secret while it is still accepted at `now`, else `null`. */
+export function livePreviousSecret(client: Client, now: Instant): Client['previousSecret'] {
+  return client.previousSecret !== null && client.previousSecret.expiresAt > now ? client.previousSecret : null;
+}
+
+/** Ends the previous secret before its time; says whether one was still accepted. */
+export async function deletePreviousClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<boolean> {
+  return stores.clients.deletePreviousSecret(clientId, clock.now());
 }
 
 /** Deactivates a client and ends every grant (so every token) it holds, in one transaction. */

@@ -20,6 +20,11 @@ export interface Client {
   status: ClientStatus;
   /** SHA-256 of the secret; `null` for public clients. */
   secretHash: string | null;
+  /**
+   * The secret the last rotation replaced: accepted beside the current one until `expiresAt` or
+   * until the owner deletes it (`null`: none). Past `expiresAt` it is ignored wherever it is read.
+   */
+  previousSecret: { hash: string; expiresAt: Instant } | null;
   idTokenAlg: IdTokenAlg;
   /** Where RP-Initiated Logout 1.0 may send the browser back to; matched like `redirectUris`. */
   postLogoutRedirectUris: string[];
@@ -27,14 +32,19 @@ export interface Client {
   backchannelLogoutUri: string | null;
   /** RFC 9126 5: `/oauth/authorize` accepts only a `request_uri` from the PAR endpoint. */
   requirePushedAuthorizationRequests: boolean;
+  /**
+   * RFC 7591: the app registered itself at /api/oauth/register (INTERFACE section 13). It has no
+   * owner, nobody at the site reviewed it, and it is deleted when it got no grant in 30 days.
+   */
+  selfRegistered: boolean;
   /** When staff marked it verified (INTERFACE section 14); `null`: not verified, as every app starts. */
   verifiedAt: Instant | null;
   createdAt: Instant;
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>
-  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests'>>;
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>
+  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>>;
 
 export interface ClientStore {
   create(client: NewClient, now: Instant): Promise<Client>;
@@ -42,14 +52,26 @@ export interface ClientStore {
   listByOwner(ownerId: number): Promise<Client[]>;
   /** Every client, oldest first (the operator's list; registrations are few). */
   listAll(): Promise<Client[]>;
-  /** Replaces the secret hash; the old secret stops working at once. */
-  setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean>;
+  /**
+   * Replaces a confidential client's secret hash and keeps the one it replaces as the previous
+   * secret until `previousExpiresAt`, in one write (an older previous secret is dropped).
+   * Says whether the client was confidential and existed.
+   */
+  rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant, now: Instant): Promise<boolean>;
+  /** Forgets the previous secret; says whether there was one still accepted at `now`. */
+  deletePreviousSecret(clientId: string, now: Instant): Promise<boolean>;
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   /** Marks the app verified by staff, or not; `undefined` when there is no such app. */
   setVerified(clientId: string, verified: boolean, now: Instant): Promise<Client | undefined>;
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
+  /**
+   * A client described by a client ID metadata document: inserted, or, when its row exists, its
+   * name, homepage and redirect URIs replaced by the document's (status and creation time stay),
+   * in one conditional write.
+   */
+  saveDescribed(client: NewClient, now: Instant): Promise<void>;
 }
 
 /** A pushed authorization request (RFC 9126 2) as stored: by the hash of its `request_uri`'s random part. */

@@ -10,7 +10,15 @@ import { LOCALES } from '../locales.js';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
 
-export function providerMetadata(issuer: string) {
+/** What the site offers beyond the fixed metadata, as its settings say. */
+export interface OfferedFeatures {
+  /** CLIENT_ID_METADATA_DOCUMENTS. */
+  readonly clientIdMetadataDocuments: boolean;
+  /** DYNAMIC_REGISTRATION. */
+  readonly dynamicRegistration: boolean;
+}
+
+export function providerMetadata(issuer: string, features: OfferedFeatures) {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -22,6 +30,8 @@ export function providerMetadata(issuer: string) {
     end_session_endpoint: `${issuer}/oauth/logout`,
     // RFC 9126 5: pushed authorization requests, required per client (never for all).
     pushed_authorization_request_endpoint: `${issuer}/api/oauth/par`,
+    // RFC 8414 2, RFC 7591: where apps register themselves, unless DYNAMIC_REGISTRATION is off.
+    ...(features.dynamicRegistration ? { registration_endpoint: `${issuer}/api/oauth/register` } : {}),
     require_pushed_authorization_requests: false,
     service_documentation: `${issuer}/docs`,
     scopes_supported: [...ALL_SCOPES],
@@ -51,5 +61,8 @@ export function providerMetadata(issuer: string) {
     request_uri_parameter_supported: false,
     // RFC 9449 5.1: DPoP proofs are accepted at the token endpoint, the resource API and UserInfo.
     dpop_signing_alg_values_supported: [...DPOP_ALGS],
+    // draft-ietf-oauth-client-id-metadata-document 5: a URL client_id names the app's document;
+    // left out when the site does not accept them.
+    ...(features.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
   };
 }

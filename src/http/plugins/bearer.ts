@@ -43,13 +43,23 @@ function tokenOutsideHeader(request: FastifyRequest): boolean {
   return request.method === 'POST' && (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
 }
 
+/** What a route behind the gate can still ask of it once the request is read. */
+export interface BearerGate {
+  /**
+   * The 403 `insufficient_scope` answer (RFC 6750 3.1), sent with the gate's challenge, when the
+   * request's token lacks `scope`; `undefined` when it holds it. For a need the body tells (an MCP
+   * tool), which the gate cannot know before the body is read.
+   */
+  requireScope(request: FastifyRequest, reply: FastifyReply, scope: Scope): Promise<FastifyReply> | undefined;
+}
+
 /**
  * Gates every route of `app`; `securityHeaders` join the headers every answer carries. With
  * `resourceMetadata`, every challenge names that RFC 9728 metadata address (`resource_metadata`).
  * `resource`: the RFC 8707 identifier of what the routes serve (`null`: none), which a token
  * issued for a named resource must match (`audienceRefusal`).
  */
-export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null }): void {
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null }): BearerGate {
   const { deps } = app;
   const extended = new WeakMap<OAuthError, OAuthError>();
   const { resourceMetadata, resource } = options;
@@ -102,4 +112,11 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     }
     return undefined;
   });
+
+  return {
+    requireScope(request, reply, scope) {
+      const refusal = scopeRefusal(requestBearer(request), scope, authorizationToken(request.headers.authorization)?.scheme);
+      return refusal && refuse(refusal, request, reply);
+    },
+  };
 }

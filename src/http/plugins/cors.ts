@@ -37,12 +37,15 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 
 export type CorsMethod = 'GET' | 'HEAD' | 'POST';
 
-/** The answer headers of a preflight (an OPTIONS request) for an endpoint that takes `methods`. */
-export function preflightHeaders(methods: readonly CorsMethod[]): Readonly<Record<string, string>> {
+/**
+ * The answer headers of a preflight (an OPTIONS request) for an endpoint that takes `methods`,
+ * and the request headers of its own protocol besides the usual ones (`extraHeaders`).
+ */
+export function preflightHeaders(methods: readonly CorsMethod[], extraHeaders: readonly string[] = []): Readonly<Record<string, string>> {
   return Object.freeze({
     ...CORS_HEADERS,
     'access-control-allow-methods': methods.join(', '),
-    'access-control-allow-headers': ALLOWED_HEADERS,
+    'access-control-allow-headers': [ALLOWED_HEADERS, ...extraHeaders].join(', '),
     'access-control-max-age': String(CORS_MAX_AGE_SECONDS),
   });
 }
@@ -59,8 +62,8 @@ export function answerCors(app: FastifyInstance): void {
   });
 }
 
-/** `OPTIONS` on each of `paths`: the preflight of a cross-origin request, 204 with `preflightHeaders(methods)`. */
-export function preflight(app: FastifyInstance, paths: readonly string[], methods: readonly CorsMethod[]): void {
-  const headers = preflightHeaders(methods);
+/** `OPTIONS` on each of `paths`: the preflight of a cross-origin request, 204 with `preflightHeaders(methods, extraHeaders)`. */
+export function preflight(app: FastifyInstance, paths: readonly string[], methods: readonly CorsMethod[], extraHeaders: readonly string[] = []): void {
+  const headers = preflightHeaders(methods, extraHeaders);
   for (const path of paths) app.options(path, async (_request, reply) => reply.code(204).headers(headers).send());
 }

@@ -99,7 +99,7 @@ export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
     const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
     if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
     const credentials = clientCredentials(request, params);
-    const client = await authenticating(endpoint, request, credentials, () => authenticateClient(deps.stores, credentials));
+    const client = await authenticating(endpoint, request, credentials, () => authenticateClient(deps, credentials, deps.clock.now()));
     return { client, token: required(params, 'token', 'the access token or refresh token') };
   };
 

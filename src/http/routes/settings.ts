@@ -14,7 +14,7 @@ import { updateProfile } from '../../core/accounts/accounts.js';
 import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/community/avatars.js';
 import {
-  deactivateClient, findOwnedClient, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
+  deactivateClient, deletePreviousClientSecret, findOwnedClient, livePreviousSecret, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
 } from '../../core/oauth/clients.js';
 import { InputError, OAuthError, type Words, checkAll } from '../../core/errors.js';
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
@@ -34,7 +34,7 @@ import {
   attemptOrigin, deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
 } from '../plugins/session.js';
 import {
-  type ClientForm, type Confirmation, type FormError, type FormErrors, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation,
+  type ClientForm, type Confirmation, type FormError, type FormErrors, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation, deletePreviousSecretConfirmation,
   deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeTokenConfirmation,
   rotateSecretConfirmation, tokensPage,
 } from '../views/settings.js';
@@ -56,6 +56,7 @@ const NOTICES: Readonly<Record<string, Words>> = {
   uris: { key: 'apps.noticeUris' },
   'logout-uris': { key: 'apps.noticeLogoutUris' },
   rotated: { key: 'apps.noticeRotated' },
+  'previous-secret-deleted': { key: 'apps.noticePreviousDeleted' },
   'pushed-requests': { key: 'apps.noticePushedRequests' },
   deactivated: { key: 'apps.noticeDeactivated' },
 };
@@ -437,7 +438,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const client = await ownClient(user, request.params.clientId);
     const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId });
     return sendPage(reply, clientPage(await pageContext(request, reply), client, {
-      notice: noticeFrom(request), secret: shown?.secret,
+      issuer: app.deps.settings.baseUrl, notice: noticeFrom(request), secret: shown?.secret,
       signInAgain: isRecentSignIn(session, clock.now()) ? undefined : signInAgainPath(request.url),
     }));
   });
@@ -453,7 +454,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         return reply.redirect(`${base}?notice=uris`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, {
-          errors: formErrors(error), redirectUris: request.body.redirect_uris ?? '',
+          issuer: app.deps.settings.baseUrl, errors: formErrors(error), redirectUris: request.body.redirect_uris ?? '',
         }), 400);
       }
     });
@@ -470,7 +471,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
       return reply.redirect(`${base}?notice=logout-uris`, 303);
     } catch (error) {
-      return sendPage(reply, clientPage(await pageContext(request, reply), client, { errors: formErrors(error), logout: sent }), 400);
+      return sendPage(reply, clientPage(await pageContext(request, reply), client, { issuer: app.deps.settings.baseUrl, errors: formErrors(error), logout: sent }), 400);
     }
   });
 
@@ -501,6 +502,21 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
       await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });
       return reply.redirect(`${base}?notice=rotated`, 303);
+    });
+
+  app.post('/settings/developers/:clientId/delete-previous-secret', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },
+    async (request: ClientRequest<{ confirm?: string }>, reply) => {
+      const form = await clientForm(request, reply);
+      if (!form) return reply;
+      const { user, client, base } = form;
+      // Already gone (deleted, or past its 7 days): nothing to ask, and the page says it is gone.
+      if (livePreviousSecret(client, clock.now()) === null) return reply.redirect(`${base}?notice=previous-secret-deleted`, 303);
+      if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => deletePreviousSecretConfirmation(t, client));
+      if (await deletePreviousClientSecret(stores, clock, client.clientId)) {
+        await logEvent(request, user, 'client_secret.previous_deleted', { app: client.name, client_id: client.clientId });
+        audit.record({ audit: 'client.previous_secret_deleted', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
+      }
+      return reply.redirect(`${base}?notice=previous-secret-deleted`, 303);
     });
 
   app.post('/settings/developers/:clientId/deactivate', { ...page, schema: { ...clientParams, ...form({ confirm: text }) } },

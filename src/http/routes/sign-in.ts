@@ -24,6 +24,7 @@ import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
 import { signInPage } from '../views/sign-in.js';
 import { clientAddress } from '../client-address.js';
+import { documentHost } from '../../core/oauth/client-metadata.js';
 
 /**
  * Only a path on this site may be returned to, never another origin (no open redirect); other
@@ -35,9 +36,14 @@ export function safeReturnTo(value: unknown): string {
   return percentEncodeNonAscii(value);
 }
 
-/** The registered name of the app whose authorization request `returnTo` leads back to, for the page to name. */
+/**
+ * The registered name of the app whose authorization request `returnTo` leads back to, for the
+ * page to name; for an app its own document describes, the document's host, which is all anyone
+ * vouches for (its name is its own claim, INTERFACE section 13).
+ */
 export async function appNameFor(app: FastifyInstance, returnTo: string): Promise<string | undefined> {
-  return (await applicationReturnedTo(app.deps.stores, returnTo))?.name;
+  const client = await applicationReturnedTo(app.deps, returnTo);
+  return client && (documentHost(client) ?? client.name);
 }
 
 /** The refusals of sign-in, in the catalogs. */

@@ -316,9 +316,13 @@ export function overviewPage(context: PageContext, staff: StaffMember, o: Overvi
 
 // ---- Apps ------------------------------------------------------------------------------------
 
-/** An app's owner as the console names it: a member's page, or "registered itself" for an app with none. */
-function ownerOf(t: Translator, owner: Pick<User, 'id' | 'username' | 'nickname'> | null): Html {
-  return owner ? html`<a href="/admin/members/${owner.id}">${personName(owner)}</a>` : html`<span class="muted">${t.text('admin.registeredItself')}</span>`;
+/**
+ * An app's owner as the console names it: a member's page; "registered itself" for an app that
+ * registered itself (RFC 7591, INTERFACE section 13); the site's operators for one the command line made.
+ */
+function ownerOf(t: Translator, client: Client, owner: Pick<User, 'id' | 'username' | 'nickname'> | null): Html {
+  if (owner) return html`<a href="/admin/members/${owner.id}">${personName(owner)}</a>`;
+  return html`<span class="muted">${t.text(client.selfRegistered ? 'admin.registeredItself' : 'admin.operators')}</span>`;
 }
 
 function verifiedTag(t: Translator, client: Client): Html {
@@ -336,7 +340,7 @@ ${searchForm(t, '/admin/apps', t.text('admin.findApp'), t.text('admin.findAppHin
 ${apps.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
 ${apps.length === 0 ? '' : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">${t.text('admin.app')}</th><th scope="col">${t.text('admin.owner')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.verified')}</th></tr></thead>
-<tbody>${apps.map(({ client, owner }) => html`<tr><td><a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code></td><td>${ownerOf(t, owner)}</td><td>${t.text('admin.appStatus', { status: client.status })}</td><td>${verifiedTag(t, client)}</td></tr>`)}</tbody>
+<tbody>${apps.map(({ client, owner }) => html`<tr><td><a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code></td><td>${ownerOf(t, client, owner)}</td><td>${t.text('admin.appStatus', { status: client.status })}</td><td>${verifiedTag(t, client)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>`);
 }
@@ -360,7 +364,7 @@ export function appPage(context: PageContext, staff: StaffMember, a: AppView): H
 ${notice(a.notice)}
 <dl class="facts">
 <dt>${t.text('admin.clientId')}</dt><dd><code>${client.clientId}</code></dd>
-<dt>${t.text('admin.owner')}</dt><dd>${ownerOf(t, a.owner)}</dd>
+<dt>${t.text('admin.owner')}</dt><dd>${ownerOf(t, client, a.owner)}</dd>
 <dt>${t.text('admin.statusHeading')}</dt><dd>${t.text('admin.appStatus', { status: client.status })}</dd>
 <dt>${t.text('admin.verified')}</dt><dd>${verifiedTag(t, client)}</dd>
 <dt>${t.text('admin.created')}</dt><dd>${timeOf(context, client.createdAt)}</dd>

@@ -1,7 +1,8 @@
 /** The consent page (INTERFACE sections 10 and 12): who asks, for what in plain words, and where the answer goes. */
 import type { User } from '../../core/accounts/ports.js';
 import type { AuthorizationRequest } from '../../core/oauth/authorize/request.js';
-import { redirectTarget } from '../../core/oauth/clients.js';
+import { redirectTarget, redirectsToDeviceOrLocalNetwork } from '../../core/oauth/clients.js';
+import { documentHost } from '../../core/oauth/client-metadata.js';
 import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
@@ -31,6 +32,12 @@ function scopeItem(t: Translator, scope: Scope, isNew: boolean): Html {
   <br><span class="muted">${t.text('consent.notAllowed', { what: t.text(words.doesNotAllow.key) })}</span></li>`;
 }
 
+/** What the page says of an app no one reviewed, and a warning when its answer stays on this device or network. */
+function describedApp(t: Translator, name: string, host: string, redirectUri: string, destination: string): Html {
+  return html`<p class="muted">${t.text('consent.documentNotReviewed', { app: name, host })}</p>
+${redirectsToDeviceOrLocalNetwork(redirectUri) ? html`<p class="alert" role="alert">${t.text('consent.documentLocalRedirect', { target: destination, host })}</p>` : ''}`;
+}
+
 export function consentPage(context: PageContext, view: ConsentView) {
   const { t } = context;
   const { client } = view.request;
@@ -40,15 +47,24 @@ export function consentPage(context: PageContext, view: ConsentView) {
   // A repeat request: the member granted this app something before, so what is new is marked.
   const repeat = view.granted.length > 0;
   const dropped = view.request.droppedScopes;
+  // An app its own document describes (INTERFACE section 13): the host that vouches for it comes
+  // first, and its name is only its claim.
+  const described = documentHost(client);
   return layout(t.text('consent.title', { app: client.name }), context, html`<section class="card narrow consent">
-<h1>${rich(t, 'consent.heading', { app: client.name, b: app })}</h1>
+${described === undefined ? '' : html`<p class="document-host">${rich(t, 'consent.documentHost', { host: described, b: app })}</p>
+`}<h1>${rich(t, 'consent.heading', { app: client.name, b: app })}</h1>
 <p>${rich(t, 'consent.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
-<p class="muted">${view.owner
+${described !== undefined ? describedApp(t, client.name, described, view.request.redirectUri, destination)
+  : client.selfRegistered
+    // INTERFACE section 13: nobody answers for an app that registered itself (RFC 7591).
+    ? html`<p class="alert">${t.text('consent.selfRegistered', { app: client.name })}${client.homepageUrl
+      ? html` <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>`
+    : html`<p class="muted">${view.owner
     ? rich(t, 'consent.madeBy', { app: client.name, owner: html`<strong>${personName(view.owner)}</strong>` })
     : t.text('consent.madeByOperators', { app: client.name })}${client.homepageUrl
-    ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>
+    ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>`}
 ${client.verifiedAt === null ? '' : html`<p class="verified"><span class="tag member">${t.text('consent.verifiedBy', { site: t.text('common.siteName') })}</span></p>`}
-${client.description ? html`<p>${client.description}</p>` : ''}
+${described === undefined && client.description ? html`<p>${client.description}</p>` : ''}
 <h2>${t.text('consent.willRead')}</h2>
 <ul class="scopes">
 ${view.request.scopes.map((scope) => scopeItem(t, scope, repeat && !view.granted.includes(scope)))}

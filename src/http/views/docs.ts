@@ -7,6 +7,7 @@ import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } fro
 import { API_REALM, BEARER_REFUSALS } from '../../core/api/bearer.js';
 import { CLIENT_AUTH_CHECKS_AT_ONCE, CLIENT_AUTH_CHECKS_WAITING, CLIENT_AUTH_WINDOW_SECONDS } from '../../core/oauth/endpoint-limits.js';
 import { DPOP_ALGS } from '../../core/oauth/dpop/proof.js';
+import { REGISTRATIONS_PER_ADDRESS, SELF_REGISTERED_GRACE_MS } from '../../core/oauth/dynamic-registration.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PostSummary } from '../../core/community/ports.js';
 import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/oidc/logout/delivery.js';
@@ -21,7 +22,7 @@ import { resourceMetadataUrl } from '../../core/api/resource.js';
 import { RESOURCE_SCOPES, SCOPES } from '../../core/oauth/scopes.js';
 import { siteUrls } from '../../core/urls.js';
 import type { Settings } from '../../config/settings.js';
-import { exampleQuickStartsSection } from './docs-examples.js';
+import { agentQuickStartSection, exampleQuickStartsSection } from './docs-examples.js';
 import { libraryErrorsSection } from './docs-libraries.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
@@ -62,6 +63,7 @@ const API_ERRORS: Array<[string, number, string, string]> = [
 const CONTENTS: ReadonlyArray<{ id: string; key: string }> = [
   { id: 'quick-start', key: 'docs.quickStart' },
   { id: 'quick-starts', key: 'docs.quickStarts' },
+  { id: 'mcp', key: 'docs.connectAgent' },
   { id: 'register', key: 'docs.register' },
   { id: 'authorize', key: 'docs.authorize' },
   { id: 'par', key: 'docs.par' },
@@ -98,15 +100,18 @@ export function docsPage(context: PageContext, settings: Settings): Html {
   const { t } = context;
   // INTERFACE section 12: the navigation speaks the reader's language; the body is English, and
   // says so, so a screen reader reads it in an English voice.
-  return layout(t.text('docs.title'), context, html`<article class="docs">
+  // data-copy-*: public/copy.js puts a Copy button, in the reader's words, on every code block.
+  return layout(t.text('docs.title'), context, html`<article class="docs" data-copy-code data-copy-label="${t.text('settings.copy')}" data-copied-label="${t.text('settings.copied')}" data-copy-failed="${t.text('settings.copyFailed')}">
 <h1>${t.text('docs.title')}</h1>
 ${t.locale === 'en' ? '' : html`<p class="notice">${t.text('docs.englishOnly')}</p>`}
 <div lang="en">
 <p>Let people sign in to your app with their Community account, and read their profile and published
 posts with the read-only API. This page takes you from nothing to a working integration. The machine-readable
-description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api}/openapi.json</code></a> (OpenAPI 3.1).</p>
+description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api}/openapi.json</code></a> (OpenAPI 3.1);
+the <a href="/docs/api">API reference</a> shows it as a page.</p>
 </div>
 
+<div class="docs-body">
 <nav class="toc card" aria-label="${t.text('docs.onThisPage')}">
 <h2>${t.text('docs.onThisPage')}</h2>
 <ol>
@@ -114,24 +119,29 @@ description of the API is at <a href="${API_BASE_PATH}/openapi.json"><code>${api
 </ol>
 </nav>
 
-<div lang="en">
+<div lang="en" class="docs-content">
 <section id="quick-start">
 <h2>Quick start</h2>
 <ol>
   <li>Register an app and note its <code>client_id</code> (and <code>client_secret</code> if it is confidential).</li>
   <li>Send the user's browser to <code>${base}/oauth/authorize</code> with <code>response_type=code</code>, your
-    <code>redirect_uri</code>, the <code>scope</code> you need, a random <code>state</code> and a PKCE <code>code_challenge</code>.</li>
+    <code>redirect_uri</code>, the <code>scope</code> you need (<code>profile:read</code> for the profile,
+    <code>posts:read</code> for the posts), a random <code>state</code> and a PKCE <code>code_challenge</code>.</li>
   <li>On your redirect URI, check <code>state</code>, then POST the <code>code</code> and your <code>code_verifier</code> to
     <code>${base}/api/oauth/token</code>.</li>
-  <li>Call the API with <code>Authorization: Bearer &lt;access_token&gt;</code>, e.g. <code>GET ${api}/me</code>.</li>
+  <li>Call the API with <code>Authorization: Bearer &lt;access_token&gt;</code>: <code>GET ${api}/me</code> for the profile,
+    <code>GET ${api}/me/posts</code> for the published posts.</li>
   <li>When the access token expires (after ${settings.accessTokenTtlSeconds} seconds), refresh it and <strong>store the new refresh token</strong>.</li>
 </ol>
 <p>Every address below is absolute under <code>${base}</code>. All token-endpoint requests use
 <code>Content-Type: application/x-www-form-urlencoded</code>; every answer is JSON.</p>
 <p>Using a client library? Start from its <a href="#quick-starts">quick start</a>: a complete app, tested against this service.</p>
+<p>Building an AI agent? <a href="#mcp">Connect it through MCP</a>: the same API as tools, with the same tokens.</p>
 </section>
 
 ${exampleQuickStartsSection(base)}
+
+${agentQuickStartSection(base)}
 
 <section id="register">
 <h2>Register your app</h2>
@@ -146,8 +156,10 @@ ${exampleQuickStartsSection(base)}
 </table>
 <p>The client secret (<code>svcs_…</code>) is shown once, on the app's page right after registering (a Copy button
 beside it; reloading the page does not show it again). Keep it on your server only; never ship it to a browser or an app
-store. "Rotate secret" on the same page asks first, then shows the new secret once: the old one fails at once with
-<code>invalid_client</code>, so put the new one on your server straight away. Deactivating an app also asks first, and
+store. "Rotate secret" on the same page asks first, then shows the new secret once. The old one keeps working for
+7 days, so you can put the new one on every server without downtime; the page shows when it stops, and "Delete old
+secret" ends it at once (do that straight away if the old one may have leaked). Rotating again ends the old one at once.
+The page also shows the issuer and the discovery address to give your library, with Copy buttons. Deactivating an app also asks first, and
 ends every token it holds. An operator can also register an app from the command line:</p>
 ${code(`npm run --silent svc -- client create --name "My App" --type confidential \\
   --redirect-uri https://myapp.example/callback --homepage https://myapp.example --json`)}
@@ -158,6 +170,15 @@ and the key set answer CORS too.</p>
 <p>Redirect URIs are compared as exact strings (scheme, host, port, path and query), with no normalisation.
 They must be https, or http on a loopback address for local development. For a registered
 <code>http://127.0.0.1/…</code> or <code>http://[::1]/…</code> URI any port is accepted (RFC 8252, for native apps).</p>
+${settings.dynamicRegistration ? html`<p id="dynamic-registration"><strong>Apps and agents that register themselves</strong> (RFC 7591): POST the app's
+metadata as JSON to <code>${base}/api/oauth/register</code> (discovery's <code>registration_endpoint</code>) and get a
+<code>client_id</code>, and a <code>client_secret</code> unless <code>token_endpoint_auth_method</code> is <code>none</code>, at once:</p>
+${code(`curl -s ${base}/api/oauth/register -H 'Content-Type: application/json' \
+  -d '{"client_name": "My agent", "redirect_uris": ["http://127.0.0.1:33418/callback"], "token_endpoint_auth_method": "none"}'`)}
+<p>The redirect URIs follow the rules above. Such an app has no owner and no page under Settings; its consent page tells
+the user that it registered itself and that this site has not reviewed it; it is deleted when no one has authorized it
+${SELF_REGISTERED_GRACE_MS / 86_400_000} days after it registered. Each address may register ${REGISTRATIONS_PER_ADDRESS} apps an hour. Errors are 400
+<code>invalid_redirect_uri</code> or <code>invalid_client_metadata</code> with an <code>error_description</code> naming the field.</p>` : ''}
 </section>
 
 <section id="authorize">
@@ -253,7 +274,7 @@ ${code(json({
 <p>Access tokens (<code>svco_…</code>) live ${settings.accessTokenTtlSeconds} seconds; refresh tokens
 (<code>svcr_…</code>) ${Math.round(settings.refreshTokenTtlSeconds / 86_400)} days. Treat both as opaque strings and
 keep them server-side. The token endpoint answers errors as <code>{"error", "error_description"}</code>:
-<code>invalid_client</code> (401: wrong or rotated secret, app deactivated), <code>invalid_grant</code> (400: code
+<code>invalid_client</code> (401: wrong secret, an old secret past its 7 days or deleted, app deactivated), <code>invalid_grant</code> (400: code
 expired or used, wrong <code>code_verifier</code> or <code>redirect_uri</code>, refresh token no longer valid),
 <code>invalid_request</code> (400: a field missing), <code>unsupported_grant_type</code> (400) and
 <code>rate_limited</code> (429, with <code>Retry-After</code>: too many failed client authentications, or too many at once, see
@@ -587,5 +608,6 @@ post lists change slowly. The window is ${API_WINDOW_SECONDS} seconds.</p>
 field of <code>GET ${API_BASE_PATH}/</code>. A change that would break clients comes as a new version in the path.</p>
 </section>
 </div>
-</article>`);
+</div>
+</article>`, { script: 'copy' });
 }

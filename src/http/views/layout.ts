@@ -15,10 +15,11 @@ export interface PageContext extends Reader {
 /**
  * The page frame: header with navigation, main content, footer with the language picker. No
  * script, except the one file a page loads for passkeys, for a Copy button beside a secret shown
- * once, to show a password as it is typed, or to post a `form_post` authorization response
+ * once or a code block, to show a password as it is typed, to post a `form_post` authorization
+ * response, or to draw the API reference
  * (`script`, served from /static: the CSP forbids inline script). Every page works without it.
  */
-export function layout(title: string, context: PageContext, main: Html, options: { script?: 'webauthn' | 'copy' | 'form-post' | 'show-password' | undefined } = {}): Html {
+export function layout(title: string, context: PageContext, main: Html, options: { script?: 'webauthn' | 'copy' | 'form-post' | 'show-password' | 'api-reference' | undefined } = {}): Html {
   const { t } = context;
   return html`<!doctype html>
 <html lang="${t.locale}">

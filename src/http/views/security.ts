@@ -246,6 +246,7 @@ function eventText(t: Translator, kind: SecurityEventKind): string {
     case 'app.authorized': return t.text('security.eventAppAuthorized');
     case 'app.access_withdrawn': return t.text('security.eventAppWithdrawn');
     case 'client_secret.rotated': return t.text('security.eventSecretRotated');
+    case 'client_secret.previous_deleted': return t.text('security.eventPreviousSecretDeleted');
     case 'access_token.revoked_as_leaked': return t.text('security.eventAccessTokenLeaked');
     case 'refresh_token.revoked_as_leaked': return t.text('security.eventRefreshTokenLeaked');
     case 'personal_token.revoked_as_leaked': return t.text('security.eventTokenRevoked');

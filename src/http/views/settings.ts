@@ -3,11 +3,13 @@
  * authorized applications, developer applications. Every word is the catalogs' (`settings`,
  * `tokens`, `apps`), every time the reader's (`timeOf`).
  */
+import { documentHost } from '../../core/oauth/client-metadata.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/credentials/personal-tokens.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
+import { livePreviousSecret } from '../../core/oauth/clients.js';
 import type { Client } from '../../core/oauth/ports.js';
 import { RESOURCE_SCOPES, SCOPES, type Scope, scopeList } from '../../core/oauth/scopes.js';
 import type { Words } from '../../core/errors.js';
@@ -400,6 +402,12 @@ export function revokeTokenConfirmation(t: Translator, token: PersonalToken): Co
 
 // ---- Authorized applications ---------------------------------------------------------------
 
+/** The host whose client ID metadata document describes an app, when one does (INTERFACE section 13). */
+function describedBy(t: Translator, client: Client): Html | '' {
+  const host = documentHost(client);
+  return host === undefined ? '' : html`<p class="document-host">${rich(t, 'consent.documentHost', { host, b: (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>` })}</p>`;
+}
+
 export function applicationsPage(context: PageContext, apps: AuthorizedApplication[], state: { notice?: Words | undefined; error?: Words | undefined }): Html {
   const { t } = context;
   const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
@@ -415,6 +423,7 @@ ${apps.length > 1 ? html`<form method="post" action="/settings/applications/revo
 </section>
 ${apps.length === 0 ? html`<p class="muted card">${t.text('apps.noneAuthorized')}</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
   <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
+  ${describedBy(t, app.client)}
   ${app.client.homepageUrl ? html`<p><a href="${app.client.homepageUrl}" rel="noopener noreferrer">${app.client.homepageUrl}</a></p>` : ''}
   ${app.client.description ? html`<p>${app.client.description}</p>` : ''}
   ${app.scopes.length > 0 ? html`<p>${t.text('apps.canRead')}</p>${scopeItems(t, app.scopes)}` : ''}
@@ -537,6 +546,8 @@ ${errorSummary(errors, words)}
 }
 
 export interface ClientPageState {
+  /** The service's issuer (BASE_URL): what an app's library is pointed at. */
+  issuer: string;
   secret?: string | undefined;
   notice?: Words | undefined;
   errors?: FormErrors;
@@ -556,6 +567,7 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
   const words: ProblemWords = { t, labels: clientLabels(t) };
   const logout = state.logout ?? { postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'), backchannelLogoutUri: client.backchannelLogoutUri ?? '' };
   const link = (href: string) => (chunks: Array<string | Html>) => html`<a href="${href}">${chunks}</a>`;
+  const previous = livePreviousSecret(client, context.now);
   return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
 <p><a href="/settings/developers">← ${t.text('apps.developersTitle')}</a></p>
 <h1>${client.name}</h1>
@@ -563,13 +575,16 @@ ${notice(t, state.notice)}
 ${active && state.signInAgain ? html`<p class="notice" role="status">${rich(t, 'apps.signInAgain', { a: link(state.signInAgain) })}</p>` : ''}
 ${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, 'client-secret', t.text('apps.clientSecret'), state.secret)}</div>` : ''}
 <dl class="facts">
-  <dt>${t.text('apps.clientId')}</dt><dd><input type="text" id="client-id" class="mono" value="${client.clientId}" readonly aria-label="${t.text('apps.clientId')}"></dd>
+  <dt>${t.text('apps.clientId')}</dt><dd>${copyableField(t, 'client-id', t.text('apps.clientId'), client.clientId)}</dd>
+  <dt>${t.text('apps.issuer')}</dt><dd>${copyableField(t, 'issuer', t.text('apps.issuer'), state.issuer)}</dd>
+  <dt>${t.text('apps.discovery')}</dt><dd>${copyableField(t, 'discovery', t.text('apps.discovery'), `${state.issuer}/.well-known/openid-configuration`)}</dd>
   <dt>${t.text('apps.type')}</dt><dd>${clientTypeText(t, client.type)}${client.type === 'public' ? ` ${t.text('apps.publicNoSecret')}` : ''}</dd>
   <dt>${t.text('apps.status')}</dt><dd>${active ? t.text('apps.statusActive') : t.text('apps.statusDeactivated')}</dd>
   ${client.homepageUrl ? html`<dt>${t.text('apps.homepage')}</dt><dd><a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a></dd>` : ''}
   ${client.description ? html`<dt>${t.text('apps.description')}</dt><dd>${client.description}</dd>` : ''}
   <dt>${t.text('apps.registered')}</dt><dd>${at(context, client.createdAt)}</dd>
 </dl>
+<p class="hint">${t.text('apps.connectionHint')}</p>
 </section>
 ${active ? html`<section class="card" aria-labelledby="uris-heading">
 <h2 id="uris-heading">${t.text('apps.redirectUris')}</h2>
@@ -610,6 +625,14 @@ ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="s
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <button type="submit" class="secondary">${t.text('apps.rotateButton')}</button>
 </form>
+${previous ? html`<dl class="facts">
+  <dt>${t.text('apps.previousSecretUntil')}</dt><dd>${timeOf(context, previous.expiresAt)}</dd>
+</dl>
+<p class="hint">${t.text('apps.previousSecretHint')}</p>
+<form method="post" action="${base}/delete-previous-secret">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <button type="submit" class="danger">${t.text('apps.deletePreviousButton')}</button>
+</form>` : ''}
 </section>` : ''}
 <section class="card" aria-labelledby="deactivate-heading">
 <h2 id="deactivate-heading">${t.text('apps.deactivateHeading')}</h2>
@@ -618,10 +641,28 @@ ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="s
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <button type="submit" class="danger">${t.text('apps.deactivateButton')}</button>
 </form>
-</section>` : html`<section class="card"><p>${t.text('apps.deactivatedText')}</p></section>`}`, { script: state.secret ? 'copy' : undefined });
+</section>` : html`<section class="card"><p>${t.text('apps.deactivatedText')}</p></section>`}`, { script: 'copy' });
 }
 
-/** Rotating a client secret, asked first: the old secret dies at once. */
+/** A value to paste into an app's settings: a read-only field (selectable without script) and its Copy button. */
+function copyableField(t: Translator, id: string, label: string, value: string): Html {
+  return html`<div class="copy-row"><input type="text" id="${id}" class="mono" value="${value}" readonly spellcheck="false" aria-label="${label}">${copyButton(t, id)}</div>`;
+}
+
+/** Deleting the secret a rotation replaced, asked first: it stops working at once. */
+export function deletePreviousSecretConfirmation(t: Translator, client: Client): Confirmation {
+  return {
+    section: '/settings/developers',
+    title: t.text('apps.deletePreviousTitle', { name: client.name }),
+    consequences: html`<p>${rich(t, 'apps.deletePreviousConsequences', { b: (chunks) => html`<strong>${chunks}</strong>`, code })}</p>`,
+    action: `/settings/developers/${client.clientId}/delete-previous-secret`,
+    fields: {},
+    button: t.text('apps.deletePreviousConfirm'),
+    cancel: `/settings/developers/${client.clientId}`,
+  };
+}
+
+/** Rotating a client secret, asked first: the old secret keeps working for a while. */
 export function rotateSecretConfirmation(t: Translator, client: Client): Confirmation {
   return {
     section: '/settings/developers',

@@ -1,6 +1,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
-import type { Housekeeping } from '../../core/stores.js';
+import type { Housekeeping, PurgeOptions } from '../../core/stores.js';
 import type { Instant } from '../../core/time.js';
 import type { Database } from '../schema.js';
 
@@ -18,7 +18,7 @@ import type { Database } from '../schema.js';
 export class KyselyHousekeeping implements Housekeeping {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>> {
+  async purge(now: Instant, options: PurgeOptions): Promise<Record<string, number>> {
     const before = now - options.auditWindowMs;
     const batch = options.batchSize;
     const deleted: Record<string, number> = {};
@@ -134,6 +134,21 @@ export class KyselyHousekeeping implements Housekeeping {
     await drain('pushed_authorization_requests', async () => {
       const r = await this.db.deleteFrom('pushed_authorization_requests').where('request_hash', 'in', (eb) =>
         eb.selectFrom('pushed_authorization_requests').select('request_hash').where('expires_at', '<', now).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    // INTERFACE section 13: an app that registered itself (RFC 7591) and got no grant within the
+    // grace period goes, in one conditional delete: a grant made meanwhile keeps it. Its consents
+    // and pushed requests go with it (foreign keys).
+    const registeredBefore = now - options.selfRegisteredGraceMs;
+    await drain('clients', async () => {
+      const r = await this.db.deleteFrom('clients').where('client_id', 'in', (eb) =>
+        eb.selectFrom('clients').select('client_id')
+          // 1: PostgreSQL reads it as true.
+          .where('self_registered', '=', 1)
+          .where('created_at', '<', registeredBefore)
+          .where((w) => w.not(w.exists(w.selectFrom('grants').select('id').whereRef('grants.client_id', '=', 'clients.client_id'))))
+          .limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });

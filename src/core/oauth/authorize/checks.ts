@@ -3,7 +3,8 @@
  * decide whether we may redirect at all: their errors become an HTML page (seed 4.1 rule 1);
  * every later error is sent back to the verified redirect URI (RFC 6749 4.1.2.1).
  */
-import { findClient, isRegisteredRedirectUri, isWebUrl } from '../clients.js';
+import { isRegisteredRedirectUri, isWebUrl } from '../clients.js';
+import { ClientDocumentError, type ClientMetadataDocuments, resolveClient } from '../client-metadata.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
@@ -21,6 +22,7 @@ import {
 export interface CheckContext {
   readonly params: Params;
   readonly stores: Stores;
+  readonly clientDocuments: ClientMetadataDocuments;
   readonly issuer: string;
   readonly now: Instant;
   /** `push`: the PAR endpoint checks a request being pushed (RFC 9126 2.1); `browser`: /oauth/authorize. */
@@ -48,7 +50,10 @@ function param(ctx: CheckContext, name: string): string | undefined {
   return single(ctx.params, name);
 }
 
-/** RFC 6749 4.1.2.1: an unknown, missing or deactivated client gets no redirect. */
+/**
+ * RFC 6749 4.1.2.1: an unknown, missing or deactivated client gets no redirect; nor does an app
+ * whose client ID metadata document is bad or unreachable (INTERFACE section 13).
+ */
 export const checkClient: Check = async (ctx) => {
   let clientId: string | undefined;
   try {
@@ -57,7 +62,13 @@ export const checkClient: Check = async (ctx) => {
     throw pageError('The client_id parameter is repeated or malformed.');
   }
   if (clientId === undefined) throw pageError('The request names no application (client_id is missing).');
-  const client = await findClient(ctx.stores, clientId);
+  let client: Client | undefined;
+  try {
+    client = await resolveClient(ctx, clientId);
+  } catch (error) {
+    if (error instanceof ClientDocumentError) throw pageError(error.message);
+    throw error;
+  }
   // A deactivated client is treated as unknown (INTERFACE section 2).
   if (!client || client.status !== 'active') throw pageError('The application that sent you here is unknown or no longer active.');
   ctx.client = client;

@@ -4,6 +4,7 @@
  * answered on the verified redirect URI with `state` and `iss` (RFC 9207).
  */
 import { isNativeAppRedirect } from '../clients.js';
+import { type ClientSources, storeDocumentClient } from '../client-metadata.js';
 import { generateAuthorizationCode, hashSecret } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
@@ -64,7 +65,7 @@ type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error:
 
 /** Runs every check in order. Page errors (client, redirect URI) are thrown; later ones come back. */
 async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via']): Promise<Checked> {
-  const ctx: CheckContext = { params, stores: deps.stores, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, request: {} };
+  const ctx: CheckContext = { params, stores: deps.stores, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, request: {} };
   for (const check of PAGE_CHECKS) await check(ctx);
   try {
     for (const check of REDIRECT_CHECKS) await check(ctx);
@@ -127,7 +128,7 @@ async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: 
  * name is all a page shows, never other text from the address. Another path, or an unknown,
  * repeated or deactivated client, names no app.
  */
-export async function applicationReturnedTo(stores: Stores, returnTo: string): Promise<Client | undefined> {
+export async function applicationReturnedTo(sources: ClientSources, returnTo: string): Promise<Client | undefined> {
   let url: URL;
   try {
     url = new URL(returnTo, 'http://site.invalid');
@@ -135,8 +136,8 @@ export async function applicationReturnedTo(stores: Stores, returnTo: string): P
     return undefined;
   }
   if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
-  // checkClient reads only the parameters and the stores.
-  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), stores, issuer: '', now: 0, via: 'browser', request: {} };
+  // checkClient reads only the parameters, the stores and the documents.
+  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), ...sources, issuer: '', now: 0, via: 'browser', request: {} };
   try {
     await checkClient(ctx);
   } catch (error) {
@@ -238,6 +239,8 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
   };
   // The grant remembers the sign-in session, for the id_token's `sid` and the logout that ends it.
   const sid = sessionSid(signedIn.session);
+  // A document's app gets its row now, the first time a grant refers to it (client-metadata.ts).
+  await storeDocumentClient(deps.stores, deps.clock, request.client);
   if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored, sid);
   else {
     const consented = await deps.stores.transaction(async (tx) => {

@@ -11,6 +11,7 @@ import type { Params } from '../params.js';
 import type { Client } from '../ports.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { checkPushedRequest } from './flow.js';
+import { storeDocumentClient } from '../client-metadata.js';
 import { PUSHED_REQUEST_LIFETIME_SECONDS, newRequestUri } from './pushed.js';
 import { PUSHED_MARKER, requestFields } from './request.js';
 
@@ -34,7 +35,7 @@ export async function pushAuthorizationRequest(
   deps: OAuthDeps, params: Params, credentials: ClientCredentials, dpop: PresentedProof | undefined, admit: (client: Client) => Promise<void>,
 ): Promise<Pushed> {
   // RFC 9126 2.1: client authentication as at the token endpoint; a public client sends client_id.
-  const client = await authenticateClient(deps.stores, credentials);
+  const client = await authenticateClient(deps, credentials, deps.clock.now());
   await admit(client);
   // RFC 9126 2.1: a request_uri cannot be pushed.
   if ((params.get('request_uri') ?? []).some((v) => v !== '')) {
@@ -57,6 +58,8 @@ export async function pushAuthorizationRequest(
   }
   // RFC 9126 2.1: the same checks as the authorization endpoint, answered as JSON (2.3).
   await checkPushedRequest(deps, request);
+  // The stored request refers to its client's row: a document's app gets it now (client-metadata.ts).
+  await storeDocumentClient(deps.stores, deps.clock, client);
   const now = deps.clock.now();
   const { requestUri, requestHash } = newRequestUri();
   await deps.stores.pushedRequests.insert({

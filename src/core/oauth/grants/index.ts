@@ -51,7 +51,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   if (!handler) {
     throw new OAuthError('unsupported_grant_type', 'Only grant_type=authorization_code and grant_type=refresh_token are supported (no client_credentials, password or device code).');
   }
-  const client = await authenticateClient(deps.stores, credentials);
+  const client = await authenticateClient(deps, credentials, deps.clock.now());
   // RFC 8707 2.2: a token request may name the resource; the only one is the resource API. The
   // access token it yields is then for that resource alone (`issueTokens`).
   const resource = requestedResource(params, deps.settings.baseUrl);

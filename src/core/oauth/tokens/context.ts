@@ -1,5 +1,6 @@
 /** What the token rules need from outside: storage, clock, lifetimes, two counters and the audit log. */
 import type { AuditSink } from '../../audit.js';
+import type { ClientMetadataDocuments } from '../client-metadata.js';
 import type { DpopVerifier } from '../dpop/verifier.js';
 import type { KeyRing } from '../../oidc/key-ring.js';
 import type { Stores } from '../../stores.js';
@@ -35,4 +36,6 @@ export interface OAuthDeps {
   readonly audit: AuditSink;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint. */
   readonly dpop: DpopVerifier;
+  /** The apps that client ID metadata documents describe (INTERFACE section 13). */
+  readonly clientDocuments: ClientMetadataDocuments;
 }

@@ -17,7 +17,7 @@ export type Introspection =
     token_type: string;
     /** RFC 9449 6.2: the DPoP key a bound token is bound to. */
     cnf?: { jkt: string };
-    /** RFC 7662 2.2, RFC 8707: an access token's audience, the resource API. */
+    /** RFC 7662 2.2, RFC 8707: an access token's audience: the resource it was issued for, else the resource API. */
     aud?: string;
   };
 
@@ -52,8 +52,8 @@ export async function introspectToken(deps: OAuthDeps, client: Client, token: st
     // RFC 9449 6.2: a bound access token is of type DPoP, and any bound token shows its key.
     token_type: kind === 'refresh' ? 'refresh_token' : found.dpopJkt === null ? 'Bearer' : 'DPoP',
     ...(found.dpopJkt === null ? {} : { cnf: { jkt: found.dpopJkt } }),
-    // Every access token is for the resource API (RFC 8707: the only resource), whether or not the
-    // authorization named it; a refresh token is for this server alone and has no `aud`.
-    ...(kind === 'access' ? { aud: apiResource(deps.settings.baseUrl) } : {}),
+    // An access token is for the resource its requests named (RFC 8707), else for the resource API
+    // (the MCP server reads the same API); a refresh token is for this server alone and has no `aud`.
+    ...(kind === 'access' ? { aud: found.resource ?? apiResource(deps.settings.baseUrl) } : {}),
   };
 }

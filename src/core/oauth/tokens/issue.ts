@@ -1,4 +1,5 @@
 /** Issuing an access token and a refresh token under a grant (seed table 2.1, INTERFACE section 2). */
+import { checkGrantedResource } from '../../api/resource.js';
 import { generateToken, hashSecret } from '../../credentials/formats.js';
 import { issueIdToken } from '../../oidc/id-token.js';
 import type { KeySet } from '../../oidc/key-ring.js';
@@ -43,7 +44,8 @@ export interface Rotation extends Omit<Succession, 'sealed'> {
  * used (to the minute), and signs the id_token when `accessScope` has `openid` (OIDC Core 3.1.3.3,
  * and 12.2 on refresh: without nonce, with the original auth_time). RFC 8707: the access token is
  * for the resource the token request named, else the one the authorization named (`null`: no
- * audience of its own); the refresh token keeps the authorization's. On refresh, `rotation` names
+ * audience of its own), and only within what the authorization allowed (`invalid_target`
+ * otherwise, thrown before anything is written); the refresh token keeps the authorization's. On refresh, `rotation` names
  * the token replaced, and the new refresh token is recorded as its successor in the same write.
  * Call it inside the transaction that consumed the code or the old refresh token: a signature that
  * fails then rolls the consumption back, and the client can present the code again (issue 16).
@@ -56,6 +58,7 @@ export async function issueTokens(
   issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null; resource: string | null },
   rotation?: Rotation,
 ): Promise<IssuedTokens> {
+  checkGrantedResource(issue.grant.resource, issue.resource);
   const accessToken = generateToken('access');
   const refreshToken = generateToken('refresh');
   const scopes = scopeList(issue.accessScope);

@@ -43,17 +43,17 @@ const SUCCESS: Record<string, { schema: string; summary: string; description: st
   '/': {
     schema: 'ServiceInfo',
     summary: 'Service info; checks that a token is valid',
-    description: 'Seed 2.5. Any valid token: answers with the scopes the token holds and every endpoint with its required scope.',
+    description: 'Any valid token: answers with the scopes the token holds and every endpoint with its required scope.',
   },
   '/me': {
     schema: 'Profile',
     summary: "The token user's profile",
-    description: 'Seed 2.2. Never contains e-mail, account status or other private fields.',
+    description: 'Never contains e-mail, account status or other private fields.',
   },
   '/me/posts': {
     schema: 'PostPage',
     summary: "The token user's published posts",
-    description: 'Seed 2.4. Published posts only, newest first, ties by id (higher first). Drafts never appear.',
+    description: 'Published posts only, newest first, ties by id (higher first). Drafts never appear.',
   },
 };
 

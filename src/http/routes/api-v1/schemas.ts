@@ -25,7 +25,7 @@ export const ProfileSchema = Type.Object({
   xp: Type.Integer({ description: 'Experience points.' }),
   profileUrl: AbsoluteUrl("Address of the user's public profile page."),
   createdAt: LocalTimestamp,
-}, { additionalProperties: false, title: 'Profile', description: 'Seed table 2.2. Never contains e-mail, account status or other private fields.' });
+}, { additionalProperties: false, title: 'Profile', description: 'The profile of the user the token belongs to. Never contains e-mail, account status or other private fields.' });
 
 export const PostItemSchema = Type.Object({
   id: Type.Integer({ description: 'Post identifier.' }),
@@ -37,7 +37,7 @@ export const PostItemSchema = Type.Object({
   likeCount: Type.Integer({ minimum: 0 }),
   commentCount: Type.Integer({ minimum: 0 }),
   viewCount: Type.Integer({ minimum: 0 }),
-}, { additionalProperties: false, title: 'PostItem', description: 'Seed table 2.3.' });
+}, { additionalProperties: false, title: 'PostItem', description: 'One published post of the user, as a list shows it: an excerpt, not the body.' });
 
 export const PostPageSchema = Type.Object({
   items: Type.Array(PostItemSchema, { description: 'Published posts, newest first, ties by id (higher first).' }),
@@ -45,7 +45,7 @@ export const PostPageSchema = Type.Object({
   size: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, description: `Page size in effect (a requested size above ${MAX_PAGE_SIZE} is ${MAX_PAGE_SIZE}).` }),
   totalElements: Type.Integer({ minimum: 0, description: "Total number of the user's published posts." }),
   totalPages: Type.Integer({ minimum: 0, description: 'Total number of pages; 0 when there are no posts.' }),
-}, { additionalProperties: false, title: 'PostPage', description: 'Seed table 2.4.' });
+}, { additionalProperties: false, title: 'PostPage', description: "A page of the user's published posts." });
 
 export const EndpointSchema = Type.Object({
   method: Type.String(),
@@ -59,7 +59,7 @@ export const ServiceInfoSchema = Type.Object({
   scopes: Type.Array(Type.String(), { description: 'Scopes held by the presented token.' }),
   endpoints: Type.Array(EndpointSchema),
   docs: AbsoluteUrl('Address of the developer documentation.'),
-}, { additionalProperties: false, title: 'ServiceInfo', description: 'Seed table 2.5.' });
+}, { additionalProperties: false, title: 'ServiceInfo', description: 'The API: the scopes the token holds, and every endpoint with the scope it needs.' });
 
 export const ErrorSchema = Type.Object({
   error: Type.Unsafe<string>({

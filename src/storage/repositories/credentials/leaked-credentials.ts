@@ -36,8 +36,12 @@ export class KyselyLeakedCredentialStore implements LeakedCredentialStore {
       const rows = await perChunk(hashes[kind], (chunk) => this.db.selectFrom(table).select('token_hash').where('token_hash', 'in', chunk).execute());
       for (const row of rows) found.add(row.token_hash);
     }
-    const clients = await perChunk(hashes.clientSecret, (chunk) => this.db.selectFrom('clients').select('secret_hash').where('secret_hash', 'in', chunk).execute());
-    for (const row of clients) if (row.secret_hash !== null) found.add(row.secret_hash);
+    const clients = await perChunk(hashes.clientSecret, (chunk) => this.db.selectFrom('clients').select(['secret_hash', 'previous_secret_hash'])
+      .where((eb) => eb.or([eb('secret_hash', 'in', chunk), eb('previous_secret_hash', 'in', chunk)])).execute());
+    const reported = new Set(hashes.clientSecret);
+    for (const row of clients) {
+      for (const hash of [row.secret_hash, row.previous_secret_hash]) if (hash !== null && reported.has(hash)) found.add(hash);
+    }
     return found;
   }
 
@@ -45,12 +49,19 @@ export class KyselyLeakedCredentialStore implements LeakedCredentialStore {
     const revoked: RevokedLeak[] = [];
 
     // Rows are taken clients first, then tokens, then grants: the order of `deactivateClient` and `revokeGrant`.
+    // A rotated-out secret that still works (`rotateClientSecret`) is as live as the current one.
+    const reportedSecrets = new Set(hashes.clientSecret);
     const clients = await perChunk(hashes.clientSecret, (chunk) => this.db.updateTable('clients')
       .set({ status: 'deactivated', updated_at: now })
-      .where('secret_hash', 'in', chunk).where('status', '=', 'active')
-      .returning(['client_id', 'owner_id', 'name', 'secret_hash']).execute());
+      .where((eb) => eb.or([
+        eb('secret_hash', 'in', chunk),
+        eb.and([eb('previous_secret_hash', 'in', chunk), eb('previous_secret_expires_at', '>', now)]),
+      ]))
+      .where('status', '=', 'active')
+      .returning(['client_id', 'owner_id', 'name', 'secret_hash', 'previous_secret_hash']).execute());
     for (const c of clients) {
-      revoked.push({ kind: 'clientSecret', tokenHash: c.secret_hash!, clientId: c.client_id, ownerId: c.owner_id, clientName: c.name });
+      const tokenHash = c.secret_hash !== null && reportedSecrets.has(c.secret_hash) ? c.secret_hash : c.previous_secret_hash!;
+      revoked.push({ kind: 'clientSecret', tokenHash, clientId: c.client_id, ownerId: c.owner_id, clientName: c.name });
     }
 
     const access = await perChunk(hashes.access, (chunk) => this.db.updateTable('access_tokens').set({ revoked_at: now })

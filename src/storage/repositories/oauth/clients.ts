@@ -17,10 +17,13 @@ function toClient(row: Selectable<ClientsTable>): Client {
     allowedScopes: row.allowed_scopes === '' ? [] : row.allowed_scopes.split(' '),
     status: row.status as ClientStatus,
     secretHash: row.secret_hash,
+    previousSecret: row.previous_secret_hash === null || row.previous_secret_expires_at === null
+      ? null : { hash: row.previous_secret_hash, expiresAt: Number(row.previous_secret_expires_at) },
     idTokenAlg: row.id_token_alg as IdTokenAlg,
     postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
     backchannelLogoutUri: row.backchannel_logout_uri,
     requirePushedAuthorizationRequests: Boolean(row.require_pushed_authorization_requests),
+    selfRegistered: Boolean(row.self_registered),
     verifiedAt: row.verified_at === null ? null : Number(row.verified_at),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -32,29 +35,44 @@ const clientsByIds = (db: Kysely<Database>) => db.selectFrom('clients').selectAl
 /** Every authorization request and token request looks its client up, then writes: see `CompiledQueries.lookup` (not remembered). */
 const clientLookup = { one: clientById, many: clientsByIds, keyOf: (row: { client_id: string }) => row.client_id };
 
+function newRow(client: NewClient, now: Instant) {
+  return {
+    client_id: client.clientId,
+    name: client.name,
+    description: client.description,
+    homepage_url: client.homepageUrl,
+    owner_id: client.ownerId,
+    type: client.type,
+    redirect_uris: JSON.stringify(client.redirectUris),
+    allowed_scopes: client.allowedScopes.join(' '),
+    status: 'active',
+    secret_hash: client.secretHash,
+    id_token_alg: client.idTokenAlg,
+    post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+    backchannel_logout_uri: client.backchannelLogoutUri ?? null,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+    self_registered: client.selfRegistered ? 1 : 0,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 export class KyselyClientStore implements ClientStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async create(client: NewClient, now: Instant): Promise<Client> {
-    const row = await this.db.insertInto('clients').values({
-      client_id: client.clientId,
-      name: client.name,
-      description: client.description,
-      homepage_url: client.homepageUrl,
-      owner_id: client.ownerId,
-      type: client.type,
-      redirect_uris: JSON.stringify(client.redirectUris),
-      allowed_scopes: client.allowedScopes.join(' '),
-      status: 'active',
-      secret_hash: client.secretHash,
-      id_token_alg: client.idTokenAlg,
-      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
-      backchannel_logout_uri: client.backchannelLogoutUri ?? null,
-      require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
-      created_at: now,
-      updated_at: now,
-    }).returningAll().executeTakeFirstOrThrow();
+    const row = await this.db.insertInto('clients').values(newRow(client, now)).returningAll().executeTakeFirstOrThrow();
     return toClient(row);
+  }
+
+  async saveDescribed(client: NewClient, now: Instant): Promise<void> {
+    await this.db.insertInto('clients').values(newRow(client, now)).onConflict((conflict) => conflict.column('client_id').doUpdateSet({
+      name: client.name,
+      homepage_url: client.homepageUrl,
+      redirect_uris: JSON.stringify(client.redirectUris),
+      post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+      updated_at: now,
+    })).execute();
   }
 
   async findById(clientId: string): Promise<Client | undefined> {
@@ -73,9 +91,22 @@ export class KyselyClientStore implements ClientStore {
     return rows.map(toClient);
   }
 
-  async setSecretHash(clientId: string, secretHash: string, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('clients').set({ secret_hash: secretHash, updated_at: now })
-      .where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();
+  async rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant, now: Instant): Promise<boolean> {
+    // The right-hand sides read the row as it was (SQL's UPDATE semantics on both databases): the
+    // previous secret becomes the one being replaced.
+    const result = await this.db.updateTable('clients').set((eb) => ({
+      previous_secret_hash: eb.ref('secret_hash'),
+      previous_secret_expires_at: previousExpiresAt,
+      secret_hash: secretHash,
+      updated_at: now,
+    })).where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
+  async deletePreviousSecret(clientId: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ previous_secret_hash: null, previous_secret_expires_at: null, updated_at: now })
+      .where('client_id', '=', clientId).where('previous_secret_expires_at', '>', now).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 

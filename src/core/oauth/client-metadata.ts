@@ -1,0 +1,303 @@
+/**
+ * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document, INTERFACE section
+ * 13): a `client_id` that is an https URL with a path names a JSON document that describes the app.
+ * It is fetched when the app first asks (authorize, PAR, token), validated strictly, and kept for
+ * as long as its Cache-Control says, between 5 minutes and 24 hours, in a cache of bounded size.
+ * Such an app is a public client (PKCE required); it is stored as a client row only when a member
+ * approves it or it pushes a request (the rows grants and pushed requests refer to), never merely
+ * because someone named it.
+ */
+import { InputError, checkAll } from '../errors.js';
+import type { Stores } from '../stores.js';
+import { checkedText } from '../text.js';
+import type { Clock } from '../time.js';
+import { canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost } from './clients.js';
+import type { Client } from './ports.js';
+import { REGISTERED_SCOPES } from './scopes.js';
+
+/** The draft's limits, and ours: the fetch ends by then, and reads no more. */
+export const DOCUMENT_FETCH_TIMEOUT_MS = 5_000;
+export const DOCUMENT_MAX_BYTES = 5 * 1024;
+/** How long a document is kept, whatever its Cache-Control says. */
+const MIN_CACHE_SECONDS = 5 * 60;
+const MAX_CACHE_SECONDS = 24 * 60 * 60;
+/** Documents kept at once; the least recently used goes first. */
+export const DOCUMENT_CACHE_ENTRIES = 1000;
+
+/** What the outbound adapter brings back: the answer, or why there is none. */
+export type FetchedDocument =
+  | { ok: true; status: number; cacheControl: string | undefined; body: Buffer }
+  | { ok: false; error: string };
+
+/** The port the outbound adapter implements: one GET through the guarded path, no redirects followed. */
+export interface ClientMetadataFetcher {
+  fetch(url: string): Promise<FetchedDocument>;
+}
+
+export interface ClientMetadataSettings {
+  /** CLIENT_ID_METADATA_DOCUMENTS: off, a URL client_id names no app. */
+  readonly enabled: boolean;
+  /** CLIENT_METADATA_ALLOW_PRIVATE: also `http://` on a loopback host (development). */
+  readonly allowPrivate: boolean;
+  /** CLIENT_METADATA_HOSTS: host names and `*.suffix` patterns; `undefined`: any host. */
+  readonly hosts: readonly string[] | undefined;
+}
+
+/** A document that cannot name an app, and why (English: the error page and `invalid_client` say it). */
+export class ClientDocumentError extends Error {
+  override readonly name = 'ClientDocumentError';
+
+  /** RFC 6749 5.2: an error_description holds printable ASCII without `"` and `\`; the document's own text may not. */
+  constructor(message: string) {
+    super(message.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?'));
+  }
+}
+
+/** Whether `clientId` is meant as a document's address: ours are hex, so any http(s) URL is. */
+function isDocumentClientId(clientId: string): boolean {
+  return clientId.startsWith('https://') || clientId.startsWith('http://');
+}
+
+/** The host a document client's id names, shown first on the consent page and on the member's list. */
+export function documentHost(client: Pick<Client, 'clientId'>): string | undefined {
+  return isDocumentClientId(client.clientId) ? new URL(client.clientId).host : undefined;
+}
+
+/** Whether `hostname` is one `hosts` allows: a name exactly, or under a `*.suffix`. */
+function hostAllowed(hosts: readonly string[], hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return hosts.some((entry) => (entry.startsWith('*.') ? host.endsWith(entry.slice(1)) : host === entry));
+}
+
+/** Seconds a document may be kept: `max-age` clamped to the bounds; none, `no-store` or `no-cache`: the least. */
+function cacheSeconds(cacheControl: string | undefined): number {
+  const directives = (cacheControl ?? '').toLowerCase().split(',').map((d) => d.trim());
+  if (directives.includes('no-store') || directives.includes('no-cache')) return MIN_CACHE_SECONDS;
+  const maxAge = directives.map((d) => /^max-age="?(\d{1,10})"?$/.exec(d)).find((m) => m !== null);
+  const seconds = maxAge ? Number(maxAge[1]) : 0;
+  return Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, seconds));
+}
+
+/** The app a valid document describes. */
+interface DocumentClient {
+  name: string;
+  homepageUrl: string;
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+}
+
+/**
+ * Why `clientId` cannot be a document's address (draft section 3), or `undefined`: https (or http
+ * on a loopback host when private addresses are allowed), a path, no fragment, no credentials, no
+ * dot segments, written as the URL parser writes it (so one app has one id), and short enough to
+ * be a client_id at all.
+ */
+function documentUrlProblem(clientId: string, settings: ClientMetadataSettings): string | undefined {
+  if (!canBeClientId(clientId)) return 'The client_id is too long to be a client ID metadata document URL (at most 200 characters).';
+  let url: URL;
+  try {
+    url = new URL(clientId);
+  } catch {
+    return 'The client_id is not a valid URL.';
+  }
+  const loopbackHttp = url.protocol === 'http:' && settings.allowPrivate && isLoopbackHost(url.hostname);
+  if (url.protocol !== 'https:' && !loopbackHttp) return 'A client ID metadata document URL must use https.';
+  if (url.username || url.password || clientId.includes('#')) return 'A client ID metadata document URL must not hold credentials or a fragment.';
+  if (url.pathname === '/') return 'A client ID metadata document URL must have a path.';
+  // The parser removes dot segments and lower-cases the host: an id it would rewrite is refused.
+  if (url.href !== clientId) return 'A client ID metadata document URL must be written in its normal form, without dot segments.';
+  if (settings.hosts !== undefined && !hostAllowed(settings.hosts, url.hostname)) {
+    return `This service does not accept apps described by documents on ${url.hostname} (CLIENT_METADATA_HOSTS).`;
+  }
+  return undefined;
+}
+
+function optionalString(document: Record<string, unknown>, field: string): string | undefined {
+  const value = document[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new InputError(field, `${field} must be a string`);
+  return value;
+}
+
+function stringArray(document: Record<string, unknown>, field: string): string[] | undefined {
+  const value = document[field];
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) throw new InputError(field, `${field} must be an array of strings`);
+  return value as string[];
+}
+
+/** An https (or, when allowed, loopback http) address the consent page may link to, or ''. */
+function optionalPageUrl(document: Record<string, unknown>, field: string, settings: ClientMetadataSettings): string {
+  const value = optionalString(document, field);
+  if (value === undefined || value === '') return '';
+  checkedText(field, value, { kind: 'name', max: 2000 });
+  let url: URL | undefined;
+  try { url = new URL(value); } catch { url = undefined; }
+  const loopbackHttp = url?.protocol === 'http:' && settings.allowPrivate && isLoopbackHost(url.hostname);
+  if (!url || (url.protocol !== 'https:' && !loopbackHttp) || url.username || url.password) throw new InputError(field, `${field} must be an https URL`);
+  return value;
+}
+
+function subsetOf(document: Record<string, unknown>, field: string, allowed: readonly string[]): void {
+  const values = stringArray(document, field);
+  const other = values?.find((v) => !allowed.includes(v));
+  if (other !== undefined) throw new InputError(field, `${field} may hold only ${allowed.join(', ')}, not ${JSON.stringify(other.slice(0, 40))}`);
+}
+
+/**
+ * The app a fetched document describes, or a `ClientDocumentError` naming every problem (draft
+ * section 4): a JSON object whose `client_id` is the URL it was fetched from, a `client_name`,
+ * `redirect_uris` by the rules of apps registered on the site, a public client (no secret; the
+ * only authentication method `none`), and only the grants this service has.
+ */
+function parseClientDocument(clientId: string, fetched: FetchedDocument, settings: ClientMetadataSettings): DocumentClient {
+  if (!fetched.ok) throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: ${fetched.error}.`);
+  if (fetched.status !== 200) {
+    const redirect = fetched.status >= 300 && fetched.status < 400 ? ' (redirects are not followed)' : '';
+    throw new ClientDocumentError(`The client ID metadata document at ${clientId} answered HTTP ${fetched.status}${redirect}; it must answer 200.`);
+  }
+  let document: unknown;
+  try {
+    document = JSON.parse(fetched.body.toString('utf8'));
+  } catch {
+    throw new ClientDocumentError(`The client ID metadata document at ${clientId} is not JSON.`);
+  }
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    throw new ClientDocumentError(`The client ID metadata document at ${clientId} is not a JSON object.`);
+  }
+  const fields = document as Record<string, unknown>;
+  try {
+    const [, name, homepageUrl, , redirectUris, postLogoutRedirectUris] = checkAll(
+      () => {
+        // Draft section 4.1: the document names itself; any other id is someone else's app.
+        if (fields.client_id !== clientId) throw new InputError('client_id', 'client_id must equal the URL the document was fetched from');
+      },
+      () => checkedText('client_name', optionalString(fields, 'client_name') ?? '', { kind: 'name', max: 80 }),
+      () => optionalPageUrl(fields, 'client_uri', settings),
+      () => optionalPageUrl(fields, 'logo_uri', settings),
+      () => checkRedirectUris(stringArray(fields, 'redirect_uris') ?? []),
+      () => checkPostLogoutRedirectUris(stringArray(fields, 'post_logout_redirect_uris') ?? []),
+      () => {
+        // Draft section 4.1: a document holds no shared secret; so the app is public.
+        if ('client_secret' in fields || 'client_secret_expires_at' in fields) throw new InputError('client_secret', 'a client ID metadata document must not hold client_secret or client_secret_expires_at');
+        const method = optionalString(fields, 'token_endpoint_auth_method');
+        if (method !== undefined && method !== 'none') throw new InputError('token_endpoint_auth_method', 'token_endpoint_auth_method must be none or absent (a public client using PKCE)');
+      },
+      () => subsetOf(fields, 'grant_types', ['authorization_code', 'refresh_token']),
+      () => subsetOf(fields, 'response_types', ['code']),
+    );
+    return { name, homepageUrl, redirectUris, postLogoutRedirectUris };
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    throw new ClientDocumentError(`The client ID metadata document at ${clientId} is not valid: ${error.problems.map((p) => p.message).join('; ')}.`);
+  }
+}
+
+interface CachedDocument {
+  client: DocumentClient;
+  expiresAt: number;
+}
+
+/**
+ * The documents, fetched through the port, kept in a bounded cache. Requests for an id whose
+ * fetch is under way wait for that one fetch, so none waits longer than the fetch limit.
+ */
+export class ClientMetadataDocuments {
+  private readonly cache = new Map<string, CachedDocument>();
+  private readonly fetching = new Map<string, Promise<DocumentClient>>();
+
+  constructor(
+    private readonly fetcher: ClientMetadataFetcher,
+    private readonly clock: Clock,
+    readonly settings: ClientMetadataSettings,
+  ) {}
+
+  /** How many documents are kept now. */
+  get size(): number {
+    return this.cache.size;
+  }
+
+  /**
+   * The app `clientId` names, as a `Client`: its stored row's status and times when it has one,
+   * the document's name and addresses always. Throws `ClientDocumentError`.
+   */
+  async resolve(stores: Stores, clientId: string): Promise<Client> {
+    const problem = documentUrlProblem(clientId, this.settings);
+    if (problem) throw new ClientDocumentError(problem);
+    const [described, stored] = await Promise.all([this.document(clientId), stores.clients.findById(clientId)]);
+    const now = this.clock.now();
+    return {
+      clientId,
+      name: described.name,
+      description: '',
+      homepageUrl: described.homepageUrl,
+      ownerId: null,
+      type: 'public',
+      redirectUris: described.redirectUris,
+      allowedScopes: [...REGISTERED_SCOPES],
+      status: stored?.status ?? 'active',
+      secretHash: null,
+      previousSecret: null,
+      idTokenAlg: 'RS256',
+      postLogoutRedirectUris: described.postLogoutRedirectUris,
+      backchannelLogoutUri: null,
+      requirePushedAuthorizationRequests: false,
+      selfRegistered: false,
+      // Staff may vouch for an app that describes itself too (INTERFACE section 14).
+      verifiedAt: stored?.verifiedAt ?? null,
+      createdAt: stored?.createdAt ?? now,
+      updatedAt: stored?.updatedAt ?? now,
+    };
+  }
+
+  private async document(clientId: string): Promise<DocumentClient> {
+    const now = this.clock.now();
+    const cached = this.cache.get(clientId);
+    if (cached && cached.expiresAt > now) {
+      // Least recently used goes first: a hit moves the entry to the end.
+      this.cache.delete(clientId);
+      this.cache.set(clientId, cached);
+      return cached.client;
+    }
+    if (cached) this.cache.delete(clientId);
+    const underWay = this.fetching.get(clientId);
+    if (underWay) return underWay;
+    const fetch = this.fetchDocument(clientId).finally(() => this.fetching.delete(clientId));
+    this.fetching.set(clientId, fetch);
+    return fetch;
+  }
+
+  private async fetchDocument(clientId: string): Promise<DocumentClient> {
+    const fetched = await this.fetcher.fetch(clientId);
+    const client = parseClientDocument(clientId, fetched, this.settings);
+    const seconds = cacheSeconds(fetched.ok ? fetched.cacheControl : undefined);
+    this.cache.set(clientId, { client, expiresAt: this.clock.now() + seconds * 1000 });
+    while (this.cache.size > DOCUMENT_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
+    return client;
+  }
+}
+
+/** Where an app is looked up: the stores, and the documents when this site accepts them. */
+export interface ClientSources {
+  readonly stores: Stores;
+  readonly clientDocuments: ClientMetadataDocuments;
+}
+
+/**
+ * The client `clientId` names, or `undefined`: a document's app when the id is a URL (and
+ * documents are on), else a registered one. Throws `ClientDocumentError` for a bad document.
+ */
+export async function resolveClient(sources: ClientSources, clientId: string): Promise<Client | undefined> {
+  if (!isDocumentClientId(clientId)) return findClient(sources.stores, clientId);
+  if (!sources.clientDocuments.settings.enabled) return undefined;
+  return sources.clientDocuments.resolve(sources.stores, clientId);
+}
+
+/**
+ * Stores a document's app as a client row, or refreshes the row it has (name and addresses as the
+ * document says now; its status stays), before a grant or a pushed request refers to it.
+ */
+export async function storeDocumentClient(stores: Stores, clock: Clock, client: Client): Promise<void> {
+  if (!isDocumentClientId(client.clientId)) return;
+  await stores.clients.saveDescribed(client, clock.now());
+}

@@ -1,0 +1,162 @@
+/**
+ * POST /api/open/v1/mcp (INTERFACE section 13): the resource API for agents, a Model Context
+ * Protocol server over Streamable HTTP, stateless, answering JSON. The protocol is the official
+ * SDK's (its `Server` and its web-standard Streamable HTTP transport, a new pair per request as it
+ * documents for a stateless server); the tools are the core's (`MCP_TOOLS`), described by the same
+ * schemas the API's routes answer by. The bearer gate is the API's, so tokens, the per-token limit,
+ * DPoP and every 401 are the API's; a tool whose scope the token lacks is a 403 with its challenge.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, type ListToolsResult, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS, type McpToolName, mcpTool } from '../../core/api/mcp.js';
+import { MCP_PATH, mcpResource, resourceMetadataUrl } from '../../core/api/resource.js';
+import { API_NAME, API_VERSION } from '../../core/api/views.js';
+import { OAuthError } from '../../core/errors.js';
+import { siteUrls } from '../../core/urls.js';
+import { registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import { preflight } from '../plugins/cors.js';
+import type { HeaderSet } from '../plugins/security-headers.js';
+import { PageParameterSchema, PostPageSchema, ProfileSchema, SizeParameterSchema } from './api-v1/schemas.js';
+
+/** Each tool's arguments and answer as JSON Schema: the API's own schemas (`/me`, `/me/posts` and its query). */
+const TOOL_SCHEMAS: Record<McpToolName, Pick<Tool, 'inputSchema' | 'outputSchema'>> = {
+  get_profile: { inputSchema: Type.Object({}), outputSchema: ProfileSchema },
+  list_posts: {
+    inputSchema: Type.Object({ page: Type.Optional(PageParameterSchema), size: Type.Optional(SizeParameterSchema) }),
+    outputSchema: PostPageSchema,
+  },
+};
+
+/**
+ * MCP 2025-06-18 "Tools": every tool, whatever the token's scopes. A client learns what exists
+ * from the list and, calling a tool its token lacks the scope of, gets the 403 challenge naming
+ * that scope, which is how it knows to ask the user for more (MCP 2025-11-25, "Scope Challenge
+ * Handling"). Each description names its scope; every tool only reads.
+ */
+const TOOL_LIST: ListToolsResult = {
+  tools: Object.entries(MCP_TOOLS).map(([name, tool]) => ({
+    name,
+    title: tool.title,
+    description: tool.description,
+    ...TOOL_SCHEMAS[name as McpToolName],
+    annotations: { title: tool.title, readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  })),
+};
+
+/** The request headers the transport reads: the token stays out of the SDK. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
+
+/** A JSON-RPC error answer of the transport's shape (JSON-RPC 2.0 section 5.1), for what the SDK would accept but this server does not. */
+function jsonRpcRefusal(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** A plain object, as a JSON-RPC message is. */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * MCP 2025-06-18 "Lifecycle": a server that does not speak the version a client asks for answers
+ * with one it does, its latest. The SDK would also answer older revisions this server does not
+ * offer (INTERFACE section 13), so the request is handed to it asking for the latest instead.
+ */
+function negotiated(message: Record<string, unknown>): Record<string, unknown> {
+  if (message.method !== 'initialize' || !isObject(message.params)) return message;
+  const asked = message.params.protocolVersion;
+  if ((MCP_PROTOCOL_VERSIONS as readonly unknown[]).includes(asked)) return message;
+  return { ...message, params: { ...message.params, protocolVersion: MCP_PROTOCOL_VERSIONS[0] } };
+}
+
+/** The tool result of an `OAuthError` a tool refused its arguments with: the API's error body, for the model to read and correct (MCP 2025-11-25, "Error Handling"). */
+function toolError(error: OAuthError): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: error.code, error_description: error.description }) }] };
+}
+
+export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
+  const { baseUrl } = app.deps.settings;
+  // RFC 9728 5.1 and MCP 2025-06-18 "Authorization": every challenge names this resource's metadata.
+  const gate = registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(baseUrl, MCP_PATH), resource: mcpResource(baseUrl) });
+  const urls = siteUrls(baseUrl);
+  const endpoint = `${baseUrl}${MCP_PATH}`;
+  // The server validates nothing with it (it never asks the client for input); made once, as
+  // building one per request would cost more than the rest of the request.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  // The body is read as text: the transport answers JSON that does not parse with JSON-RPC's own
+  // error (-32700), and the route reads a message that does to know which tool it calls.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const bearer = requestBearer(request);
+    const text = typeof request.body === 'string' ? request.body : undefined;
+    let message: unknown;
+    try {
+      message = text === undefined ? undefined : JSON.parse(text);
+    } catch {
+      message = undefined;
+    }
+    // MCP 2025-06-18 removed JSON-RPC batching; each message comes in a request of its own.
+    if (Array.isArray(message)) return jsonRpcRefusal(reply, 400, ErrorCode.InvalidRequest, 'Invalid Request: batches are not supported (MCP 2025-06-18 and later): send one JSON-RPC message per request.');
+    // MCP 2025-06-18 "Protocol Version Header": an unsupported version is 400.
+    const version = request.headers['mcp-protocol-version'];
+    if (version !== undefined && !(MCP_PROTOCOL_VERSIONS as readonly string[]).includes(String(version))) {
+      return jsonRpcRefusal(reply, 400, ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(String(version).slice(0, 40))}: this server speaks ${MCP_PROTOCOL_VERSIONS.join(' and ')}.`);
+    }
+    if (isObject(message)) {
+      if (message.method === 'tools/call' && isObject(message.params)) {
+        const tool = mcpTool(message.params.name);
+        const refused = tool && gate.requireScope(request, reply, tool.scope);
+        if (refused) return refused;
+      }
+      message = negotiated(message);
+    }
+
+    const server = new Server({ name: API_NAME, version: API_VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator });
+    server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
+    // A failure that is no refusal of the arguments (the database unreachable) is answered as
+    // the API answers it (503, or a logged 500), not as a JSON-RPC error carrying its message.
+    let failure: unknown;
+    server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+      const tool = mcpTool(params.name);
+      // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(params.name.slice(0, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
+      try {
+        const answer = await tool.call({ stores: app.deps.stores, urls, bearer }, params.arguments ?? {});
+        return { structuredContent: { ...answer }, content: [{ type: 'text', text: JSON.stringify(answer) }] };
+      } catch (error) {
+        if (error instanceof OAuthError) return toolError(error);
+        failure = error;
+        throw new McpError(ErrorCode.InternalError, 'The server could not complete the request.');
+      }
+    });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    const headers = new Headers();
+    for (const name of TRANSPORT_HEADERS) {
+      const value = request.headers[name];
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    // A body that parsed is handed over parsed; one that did not, as text, for the transport's parse error.
+    const answer = await transport.handleRequest(
+      new Request(endpoint, { method: 'POST', headers, ...(message === undefined && text !== undefined ? { body: text } : {}) }),
+      message === undefined ? {} : { parsedBody: message },
+    );
+    // Not closed: once the JSON answer is made nothing of the pair is left open (no stream, timer
+    // or pending request), so both are garbage, and closing would only make an McpError per request
+    // for the pending requests there are none of (a fifth of the SDK's cost, measured).
+    if (failure !== undefined) throw failure;
+    reply.code(answer.status);
+    answer.headers.forEach((value, name) => { reply.header(name, value); });
+    const body = await answer.text();
+    return reply.send(body === '' ? undefined : body);
+  };
+
+  app.post(MCP_PATH, { config: { bearerScope: '' } }, handle);
+  // A browser-based agent posts JSON with the protocol's version header from its own origin.
+  preflight(app, [MCP_PATH], ['POST'], ['Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID']);
+}

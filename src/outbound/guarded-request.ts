@@ -1,0 +1,147 @@
+/**
+ * The one way this service makes a request to an address that someone else chose: back-channel
+ * logout tokens POSTed to an app's `backchannel_logout_uri` (logout-sender.ts) and client ID
+ * metadata documents fetched from an app's `client_id` (client-metadata-fetcher.ts). The address
+ * is untrusted input, so the request is kept to what the protocols need (docs/oidc.md, "Logout:
+ * where logout tokens may go"; docs/oauth.md, "Client ID metadata documents"):
+ * - the host's addresses are looked up by us and checked before connecting, and the connection
+ *   goes to the address that was checked (no second lookup a DNS answer could change in between,
+ *   so DNS rebinding cannot swap in an internal address); private, loopback, link-local and other
+ *   non-public addresses are refused unless `allowPrivateAddresses`;
+ * - redirects are not followed (the 3xx itself is the answer);
+ * - the answer's body is read up to `maxBodyBytes`, and the connection is dropped past it;
+ * - the whole exchange, from the lookup to the body's last byte, ends by `timeoutMs`;
+ * - no cookie, credential or header of ours is sent beyond those the caller names and a user agent.
+ */
+import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'node:dns';
+import { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP } from 'node:net';
+
+/** Addresses no request of ours may reach unless the operator allows them (IANA special-purpose registries). */
+export const NON_PUBLIC_ADDRESSES = (() => {
+  const list = new BlockList();
+  const v4: Array<[string, number]> = [
+    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+    ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+    ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ];
+  // Besides the special-purpose ranges, every IPv6 range that carries an IPv4 address a relay or
+  // translator may turn back into one (IPv4-compatible ::/96, SIIT ::ffff:0:0/96, NAT64
+  // 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32), and the deprecated site-local fec0::/10.
+  const v6: Array<[string, number]> = [
+    ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32],
+    ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ];
+  for (const [address, prefix] of v4) list.addSubnet(address, prefix, 'ipv4');
+  // BlockList also matches IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) against the IPv4 ranges.
+  for (const [address, prefix] of v6) list.addSubnet(address, prefix, 'ipv6');
+  return list;
+})();
+
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  return !NON_PUBLIC_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+export interface GuardOptions {
+  /** Reach private, loopback and other non-public addresses too (development). */
+  allowPrivateAddresses: boolean;
+  /** The setting that would allow them, named in a refusal so the operator knows where to look. */
+  allowSetting: string;
+  /** No whole answer by then: the request has failed. */
+  timeoutMs: number;
+  /** The most of a body that is read. */
+  maxBodyBytes: number;
+  /** Past `maxBodyBytes`: `drop` keeps the status and what was read; `fail` fails the request. */
+  oversize: 'drop' | 'fail';
+  userAgent: string;
+}
+
+export interface OutboundRequest {
+  method: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+export type GuardedAnswer =
+  | { ok: true; status: number; headers: IncomingHttpHeaders; body: Buffer }
+  | { ok: false; error: string };
+
+class RefusedAddress extends Error {
+  override readonly name = 'RefusedAddress';
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** One request to `uri` under `options`' rules; never throws, never follows a redirect. */
+export function guardedRequest(uri: string, outbound: OutboundRequest, options: GuardOptions): Promise<GuardedAnswer> {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return Promise.resolve({ ok: false, error: 'the address is not a URL' });
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.resolve({ ok: false, error: 'the address is not http or https' });
+  const allowed = (address: string) => options.allowPrivateAddresses || isPublicAddress(address);
+  const refusal = (address: string, hostname?: string) =>
+    `refused: ${hostname ? `${hostname} resolves to ` : ''}${address}, which is not a public address (${options.allowSetting} is off)`;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host) !== 0 && !allowed(host)) return Promise.resolve({ ok: false, error: refusal(host) });
+  // DNS as `net.connect` asks for it, with every address checked: the connection goes to a checked one.
+  const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const refused = addresses.find((a) => !allowed(a.address));
+      if (refused) return callback(new RefusedAddress(refusal(refused.address, hostname)), []);
+      if (lookupOptions.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      return callback(null, first.address, first.family);
+    });
+  };
+  return new Promise<GuardedAnswer>((resolve) => {
+    let settled = false;
+    const finish = (answer: GuardedAnswer) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      resolve(answer);
+    };
+    const headers: Record<string, string | number> = { ...outbound.headers, 'user-agent': options.userAgent };
+    if (outbound.body !== undefined) headers['content-length'] = Buffer.byteLength(outbound.body);
+    const request: ClientRequest = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
+      method: outbound.method,
+      agent: false,
+      lookup,
+      headers,
+    }, (answer: IncomingMessage) => {
+      const status = answer.statusCode ?? 0;
+      const chunks: Buffer[] = [];
+      let read = 0;
+      const done = () => finish({ ok: true, status, headers: answer.headers, body: Buffer.concat(chunks) });
+      const tooLarge = () => (options.oversize === 'fail'
+        ? finish({ ok: false, error: `the answer is larger than ${options.maxBodyBytes} bytes` })
+        : done());
+      // A declared length past the limit fails before a byte of the body is read.
+      if (options.oversize === 'fail' && Number(answer.headers['content-length'] ?? 0) > options.maxBodyBytes) return tooLarge();
+      answer.on('data', (chunk: Buffer) => {
+        const room = options.maxBodyBytes - read;
+        read += chunk.length;
+        if (room > 0) chunks.push(chunk.subarray(0, room));
+        if (read > options.maxBodyBytes) tooLarge();
+      });
+      answer.on('end', done);
+      answer.on('error', done);
+      answer.on('close', done);
+    });
+    const timer = setTimeout(() => finish({ ok: false, error: `no answer within ${options.timeoutMs / 1000} s` }), options.timeoutMs);
+    request.on('error', (error: NodeJS.ErrnoException) => {
+      const refused = error instanceof RefusedAddress ? error : error.cause instanceof RefusedAddress ? error.cause : undefined;
+      finish({ ok: false, error: refused ? refused.message : error.code ? `${error.code}: ${error.message}` : error.message });
+    });
+    request.end(outbound.body);
+  });
+}

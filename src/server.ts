@@ -1,0 +1,281 @@
+/**
+ * The server process, started by `src/main.ts`: read settings → open and migrate the database →
+ * seed the demo on a new one → serve. SIGTERM and SIGINT finish in-flight requests, close the
+ * database, flush what the process still holds for elsewhere (the last traces) and exit 0.
+ * With WORKERS=N the primary prepares the database once, then N worker processes share the port.
+ */
+import cluster from 'node:cluster';
+import { AggregatorRegistry } from 'prom-client';
+import { buildApp } from './app.js';
+import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
+import { ensureSigningKeys } from './core/oidc/keys.js';
+import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
+import { type DemoCredentials, demoCredentialsPath, readDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
+import { createBaseDeps } from './base-deps.js';
+import { createDeps, prepareDatabase } from './deps.js';
+import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
+import { scheduleJanitor } from './janitor.js';
+import { checkRedisDatabase } from './redis/connect.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/**
+ * What `npm start` prints once listening. The demo's password and client secret are printed when
+ * they were just made; later starts say where they are kept.
+ */
+function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh: boolean } | undefined): string {
+  const workers = settings.workers > 1 ? `, ${settings.workers} workers` : '';
+  const lines = [`Listening on ${settings.baseUrl} (database: ${settings.database.kind}${workers})`];
+  if (settings.metricsPort !== undefined) lines.push(`Metrics on http://${settings.host}:${settings.metricsPort}/metrics`);
+  if (settings.otlpTraces !== undefined) lines.push(`Traces: OpenTelemetry over OTLP (${settings.otlpTraces.protocol}) to ${settings.otlpTraces.endpoint}`);
+  if (settings.workers > 1 && settings.redisUrl === undefined) {
+    lines.push(`Warning: without REDIS_URL each of the ${settings.workers} workers counts rate limits and sign-in failures on its own, so every limit is ${settings.workers} times higher.`);
+  }
+  // A developer's machine keeps its demo database to itself; anywhere else a copy of the
+  // database (a backup, a replica) would hold secrets that sign and verify as this service.
+  if (settings.keysSecret === undefined && !isLoopbackBaseUrl(settings.baseUrl)) lines.push(PLAINTEXT_AT_REST_WARNING);
+  lines.push(mailLine(settings));
+  if (demo) {
+    const { credentials: c, fresh } = demo;
+    const kept = `(in ${demoCredentialsPath(settings)})`;
+    lines.push(
+      '',
+      `Demo sign-in:        ${c.username} / ${fresh ? c.password : `password ${kept}`}   at ${settings.baseUrl}/login`,
+      `Demo app:            ${settings.baseUrl}/demo-app`,
+      `Confidential client: client_id=${c.confidentialClient.clientId}`,
+      `                     client_secret=${fresh ? c.confidentialClient.clientSecret : kept}`,
+      `                     redirect_uri=${c.confidentialClient.redirectUri}`,
+      `Public client:       client_id=${c.publicClient.clientId}`,
+      `                     redirect_uri=${c.publicClient.redirectUri} (any port)`,
+      `Developer docs:      ${settings.baseUrl}/docs`,
+    );
+    if (fresh) lines.push('', `These are shown once; they are kept in ${demoCredentialsPath(settings)}, readable by you only.`);
+  }
+  return lines.join('\n');
+}
+
+/** Where mail goes, so a developer knows where to find a verification or reset link. */
+function mailLine(settings: Settings): string {
+  switch (settings.mail.kind) {
+    case 'smtp': return `Mail: sent over SMTP to ${new URL(settings.mail.url).host} from ${settings.mailFrom}`;
+    case 'files': return `Mail: no SMTP_URL, so each mail is written as an .eml file under ${settings.mail.directory}/`;
+    case 'off': return 'Mail: off (no SMTP_URL): members cannot verify an e-mail address or reset a forgotten password';
+  }
+}
+
+/**
+ * What a start on a database without accounts prints (a PostgreSQL one, where the demo is off by
+ * default): the commands that make it useful, to run with this server's settings.
+ */
+function nextSteps(settings: Settings): string {
+  const svc = 'npm run --silent svc --';
+  return [
+    '',
+    'No accounts yet. Next steps, run with this server\'s settings (the same DATABASE_URL):',
+    '  1. Create the first account (admin is reserved at sign-up, not here); you are asked for its password:',
+    `       ${svc} user create --username admin`,
+    '  2. Register an app that signs users in (a confidential client; its secret is printed once):',
+    `       ${svc} client create --name "My App" --type confidential --redirect-uri https://app.example/callback --owner admin`,
+    `  3. Point the app at ${settings.baseUrl}/.well-known/openid-configuration`,
+    `  ${svc} --help lists every command.`,
+  ].join('\n');
+}
+
+/**
+ * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
+ * cannot open), creates signing keys on first start, and seeds the demo on a new database; says
+ * whether it seeded, and whether the database has any account at all.
+ */
+async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
+  // The database alone: the server's own deps connect to Redis, and a Redis that is down would
+  // be logged as unreachable once here and once again by the server.
+  const deps = createBaseDeps(settings);
+  try {
+    // The demo is seeded in the migrations' turn: an instance starting at the same moment finds
+    // its accounts, instead of an empty database it would print the next steps for.
+    const demo: { created?: DemoCredentials | undefined } = {};
+    await prepareDatabase(deps, settings.demo ? async () => { demo.created = await seedDemo(deps.stores, deps.clock, settings.baseUrl); } : undefined);
+    await sealStoredSecrets(deps.stores, settings.keysSecret);
+    await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+    if (demo.created) saveDemoCredentials(settings, demo.created);
+    const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
+    return { seeded: demo.created !== undefined, accounts };
+  } finally {
+    await deps.close();
+  }
+}
+
+/** What a failed listen means, for the one line that stops the start. */
+const LISTEN_FAILURES: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'another process listens on that port (EADDRINUSE)',
+  EADDRNOTAVAIL: 'this machine has no such address, or not yet (EADDRNOTAVAIL)',
+  EACCES: 'this process may not listen on that port (EACCES; ports below 1024 need privileges)',
+  ENOTFOUND: 'the host name does not resolve (ENOTFOUND)',
+  EAI_AGAIN: 'the host name could not be resolved just now (EAI_AGAIN)',
+};
+
+/**
+ * Listens, or throws one line naming HOST and the port setting and what stood in the way. A
+ * failed start (exit 1), not a bad setting: HOST and the port were well-formed (src/config), and
+ * what stands in the way may pass (another process frees the port, the network comes up), so a
+ * process manager retrying is right.
+ */
+async function listenOn(app: { listen(options: { port: number; host: string }): Promise<unknown> }, host: string, setting: 'PORT' | 'METRICS_PORT', port: number): Promise<void> {
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? '';
+    throw new Error(`cannot listen on HOST=${host} ${setting}=${port}: ${LISTEN_FAILURES[code] ?? (error as Error).message}`, { cause: error });
+  }
+}
+
+/** What the process start hands the server: work to finish before a clean exit. */
+export interface ProcessHooks {
+  /** Runs after the server and the database closed, before exit 0 (src/main.ts: traces are flushed). */
+  beforeExit(): Promise<void>;
+}
+
+/** Serves until SIGTERM/SIGINT; returns once listening. */
+async function serve(settings: Settings, hooks: ProcessHooks): Promise<void> {
+  const deps = createDeps(settings);
+  const demo = settings.demo ? readDemoCredentials(settings) : undefined;
+  const app = await buildApp(deps, {
+    demoApp: demo && {
+      issuer: settings.baseUrl,
+      clientId: demo.confidentialClient.clientId,
+      clientSecret: demo.confidentialClient.clientSecret,
+      redirectUri: demo.confidentialClient.redirectUri,
+      ...(demo.confidentialClient.postLogoutRedirectUri ? { postLogoutRedirectUri: demo.confidentialClient.postLogoutRedirectUri } : {}),
+    },
+  });
+  await listenOn(app, settings.host, 'PORT', settings.port);
+  const stopJanitor = scheduleJanitor(deps, app.log);
+  // Under WORKERS=N the primary serves every worker's metrics merged; a worker only answers it
+  // (prom-client starts answering when an AggregatorRegistry is made in the worker).
+  if (cluster.isWorker) {
+    AggregatorRegistry.setRegistries([deps.metrics.registry]);
+    new AggregatorRegistry();
+  }
+  const metrics = cluster.isWorker ? undefined : await serveMetrics(settings, deps.metrics.registry);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      app.log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'requests still in flight 10 s after the signal were cut off; exiting with code 1');
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
+    stopJanitor();
+    await metrics?.close();
+    await app.close();
+    await deps.close();
+    await hooks.beforeExit();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** Serves `/metrics` on METRICS_PORT when it is set (INTERFACE section 8). */
+async function serveMetrics(settings: Settings, source: MetricsSource): Promise<{ close(): Promise<void> } | undefined> {
+  if (settings.metricsPort === undefined) return undefined;
+  const app = buildMetricsApp(source);
+  await listenOn(app, settings.host, 'METRICS_PORT', settings.metricsPort);
+  return app;
+}
+
+/**
+ * The primary of WORKERS=N: forks the workers, replaces one that dies once all are serving, stops
+ * them all on a signal. A worker that dies before all are serving failed to start (its line says
+ * why: the port taken, say) and another would too: the others are stopped and the start fails
+ * (exit 1), rather than forking workers that fail for ever.
+ */
+function supervise(settings: Settings): Promise<void> {
+  let stopping = false;
+  let exitCode = 0;
+  const fork = () => cluster.fork();
+  return new Promise((resolve) => {
+    let listening = 0;
+    let serving = false;
+    cluster.on('listening', () => {
+      if (++listening !== settings.workers) return;
+      serving = true;
+      resolve();
+    });
+    cluster.on('exit', (worker, code) => {
+      if (!stopping && serving) {
+        process.stderr.write(`worker ${worker.process.pid} exited (${code}); starting another\n`);
+        fork();
+        return;
+      }
+      if (!stopping) {
+        exitCode = 1;
+        stop();
+      }
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+    });
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      setTimeout(() => {
+        process.stderr.write('workers still running 10 s after the signal were cut off; exiting with code 1\n');
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS).unref();
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+    for (let i = 0; i < settings.workers; i++) fork();
+  });
+}
+
+/**
+ * A REDIS_URL whose database number the Redis does not have is a bad setting (exit 2): its
+ * counters would otherwise have nowhere to go but memory, or another deployment's database 0. A
+ * Redis that does not answer at start is no setting at fault: the server counts in memory until
+ * it does (src/redis/connect.ts), and never counts in another database than the one named.
+ */
+async function refuseMissingRedisDatabase(settings: Settings): Promise<void> {
+  if (settings.redisUrl === undefined) return;
+  const checked = await checkRedisDatabase(settings.redisUrl);
+  if (checked.outcome !== 'refused') return;
+  process.stderr.write(`invalid setting REDIS_URL: this Redis has no database ${checked.db} (${checked.reason}); the number after HOST:PORT/ must name one it has (0 to 15 with Redis's default databases 16)\n`);
+  process.exit(2);
+}
+
+/** Starts the server; exits on a bad setting (2) or a failed start (1), with one line saying why. */
+export async function runServer(hooks: ProcessHooks): Promise<void> {
+  try {
+    await start(hooks);
+  } catch (error) {
+    process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  }
+}
+
+async function start(hooks: ProcessHooks): Promise<void> {
+  let settings: Settings;
+  try {
+    settings = loadSettings();
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  if (cluster.isWorker) return serve(settings, hooks);
+  await refuseMissingRedisDatabase(settings);
+  const { seeded, accounts } = await prepare(settings);
+  if (settings.workers > 1) {
+    await supervise(settings);
+    const workers = new AggregatorRegistry();
+    await serveMetrics(settings, { contentType: workers.contentType, metrics: () => workers.clusterMetrics() });
+  } else {
+    await serve(settings, hooks);
+  }
+  const credentials = settings.demo ? readDemoCredentials(settings) : undefined;
+  process.stdout.write(`${banner(settings, credentials && { credentials, fresh: seeded })}${accounts ? '' : nextSteps(settings)}\n`);
+}

@@ -1,0 +1,338 @@
+/**
+ * The resource API for agents (INTERFACE section 13): POST /api/open/v1/mcp, an MCP server over
+ * Streamable HTTP, driven by the official SDK's client with a token from the code flow. Its tools
+ * answer exactly what /me and /me/posts answer; its challenges, audience, limit and refusals are
+ * the API's; bad input is a JSON-RPC or HTTP error, never a 500.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { writePost } from '../../src/core/community/posts.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import { dpopKey, dpopProof } from '../support/dpop.js';
+import { type TestClient, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+
+const ACCEPT = 'application/json, text/event-stream';
+
+forEachDatabase('the resource API for agents (MCP)', (database) => {
+  let t: TestApp;
+  let mcp: string;
+  let metadataUrl: string;
+  let app: TestClient;
+  before(async () => {
+    t = await startOAuthApp(database);
+    mcp = `${t.baseUrl}/api/open/v1/mcp`;
+    metadataUrl = `${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1/mcp`;
+    app = await newClient(t);
+  });
+  after(() => t.close());
+
+  /** A signed-in user with posts, and an access token from the code flow. */
+  async function userWithToken(scope = 'profile:read posts:read', extra: Record<string, string> = {}): Promise<{ user: User; token: string; refreshToken: string }> {
+    const { browser, user } = await signedInBrowser(t);
+    for (const [i, title] of ['First', 'Second', 'Third'].entries()) {
+      await writePost(t.deps.stores, t.clock, { authorId: user.id, title, body: `Post **${i}**, with “quotes” and 中文.`, category: 'General', status: 'published' });
+    }
+    const tokens = await obtainTokens(t, browser, app, { scope, extra });
+    return { user, token: tokens.access_token, refreshToken: tokens.refresh_token };
+  }
+
+  /**
+   * The SDK's client connected with the token in its Authorization header. `version`: the protocol
+   * revision it asks for (the client asks for its latest; an older one is asked by rewriting the
+   * initialize request on its way, as an older client would send it).
+   */
+  async function connect(token: string, version?: string): Promise<Client> {
+    const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    const fetchAsking: typeof fetch = async (url, init) => {
+      if (version !== undefined && typeof init?.body === 'string' && init.body.includes('"initialize"')) {
+        const message = JSON.parse(init.body) as { params: { protocolVersion: string } };
+        message.params.protocolVersion = version;
+        return fetch(url, { ...init, body: JSON.stringify(message) });
+      }
+      return fetch(url, init);
+    };
+    const transport = new StreamableHTTPClientTransport(new URL(mcp), { requestInit: { headers: { authorization: `Bearer ${token}` } }, fetch: fetchAsking });
+    await client.connect(transport);
+    return client;
+  }
+
+  const api = (path: string, token: string) => fetch(`${t.baseUrl}/api/open/v1${path}`, { headers: { authorization: `Bearer ${token}` } });
+
+  /** One JSON-RPC message posted as the protocol asks, with `headers` besides. */
+  const post = (body: string, headers: Record<string, string> = {}) =>
+    fetch(mcp, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body });
+  const call = (token: string, name: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+    post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }), { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25', ...headers });
+
+  for (const version of ['2025-11-25', '2025-06-18']) {
+    test(`the SDK's client (protocol ${version}) lists both tools and their answers are exactly /me and /me/posts`, async () => {
+      const { token } = await userWithToken();
+      const client = await connect(token, version);
+      try {
+        assert.equal(client.getServerVersion()?.name, 'Community Open API');
+        const { tools } = await client.listTools();
+        assert.deepEqual(tools.map((tool) => tool.name), ['get_profile', 'list_posts']);
+        for (const tool of tools) {
+          assert.equal(tool.outputSchema?.type, 'object', `${tool.name} has an output schema`);
+          assert.equal(tool.annotations?.readOnlyHint, true);
+        }
+        const profile = await client.callTool({ name: 'get_profile', arguments: {} });
+        assert.equal(JSON.stringify(profile.structuredContent), await (await api('/me', token)).text());
+        assert.deepEqual(profile.content, [{ type: 'text', text: JSON.stringify(profile.structuredContent) }]);
+        const posts = await client.callTool({ name: 'list_posts', arguments: { page: 1, size: 2 } });
+        assert.equal(JSON.stringify(posts.structuredContent), await (await api('/me/posts?page=1&size=2', token)).text());
+        const defaults = await client.callTool({ name: 'list_posts', arguments: {} });
+        assert.equal(JSON.stringify(defaults.structuredContent), await (await api('/me/posts', token)).text());
+        assert.equal((defaults.structuredContent as { totalElements: number }).totalElements, 3);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
+  test('list_posts refuses page and size as /me/posts does, with its error, as a tool error the model can read', async () => {
+    const { token } = await userWithToken();
+    const client = await connect(token);
+    try {
+      for (const args of [{ page: -1 }, { size: 0 }, { size: 2.5 }, { page: '1e3' }, { page: [1] }, { size: null }, { page: 1_000_000_000 }]) {
+        const query = new URLSearchParams(Object.entries(args).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+        const fromApi = await api(`/me/posts?${query}`, token);
+        assert.equal(fromApi.status, 400, JSON.stringify(args));
+        const result = await client.callTool({ name: 'list_posts', arguments: args });
+        assert.equal(result.isError, true, JSON.stringify(args));
+        assert.equal(result.structuredContent, undefined);
+        assert.deepEqual(result.content, [{ type: 'text', text: await fromApi.text() }], JSON.stringify(args));
+      }
+      // Above 50 the size in effect is 50, and the envelope says so, as /me/posts.
+      const capped = await client.callTool({ name: 'list_posts', arguments: { size: 500 } });
+      assert.equal((capped.structuredContent as { size: number }).size, 50);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('concurrent calls with the same JSON-RPC id from different users each get their own answer', async () => {
+    const users = await Promise.all(Array.from({ length: 8 }, () => userWithToken('profile:read')));
+    const answers = await Promise.all(users.flatMap(({ token }) => [1, 2].map(async () => {
+      const response = await call(token, 'get_profile');
+      assert.equal(response.status, 200);
+      return { token, answer: (await response.json()) as { id: number; result: { structuredContent: { id: number } } } };
+    })));
+    for (const { token, answer } of answers) {
+      assert.equal(answer.id, 1);
+      assert.equal(answer.result.structuredContent.id, users.find((u) => u.token === token)!.user.id);
+    }
+  });
+
+  test('a request without a token is 401 with a Bearer challenge naming the MCP metadata (resource_metadata)', async () => {
+    const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
+    assert.equal(response.status, 401);
+    const challenge = response.headers.get('www-authenticate') ?? '';
+    assert.match(challenge, /^Bearer /);
+    assert.doesNotMatch(challenge.split(', DPoP')[0]!, /error=/);
+    assert.ok(challenge.startsWith(`Bearer realm="api", resource_metadata="${metadataUrl}"`), challenge);
+    assert.equal(((await response.json()) as { error: string }).error, 'invalid_token');
+    // The SDK's client meets the same 401 and says so.
+    const client = new Client({ name: 'test-agent', version: '1.0.0' });
+    await assert.rejects(client.connect(new StreamableHTTPClientTransport(new URL(mcp))), (error: unknown) => error instanceof StreamableHTTPError && error.code === 401);
+  });
+
+  test('the MCP metadata (RFC 9728) names the MCP endpoint, this authorization server, header tokens and both scopes', async () => {
+    const response = await fetch(metadataUrl);
+    assert.equal(response.status, 200);
+    const metadata = (await response.json()) as Record<string, unknown>;
+    assert.equal(metadata.resource, mcp);
+    assert.deepEqual(metadata.authorization_servers, [t.baseUrl]);
+    assert.deepEqual(metadata.scopes_supported, ['profile:read', 'posts:read']);
+    assert.deepEqual(metadata.bearer_methods_supported, ['header']);
+  });
+
+  test('calling a tool whose scope the token lacks is 403 insufficient_scope naming that scope; the token still lists and calls the other', async () => {
+    const { token } = await userWithToken('profile:read');
+    const refused = await call(token, 'list_posts');
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('www-authenticate'), `Bearer realm="api", error="insufficient_scope", scope="posts:read", resource_metadata="${metadataUrl}"`);
+    assert.equal(((await refused.json()) as { error: string }).error, 'insufficient_scope');
+    const client = await connect(token);
+    try {
+      assert.deepEqual((await client.listTools()).tools.map((tool) => tool.name), ['get_profile', 'list_posts']);
+      assert.equal(JSON.stringify((await client.callTool({ name: 'get_profile' })).structuredContent), await (await api('/me', token)).text());
+      await assert.rejects(client.callTool({ name: 'list_posts' }), (error: unknown) => error instanceof StreamableHTTPError && error.code === 403);
+    } finally {
+      await client.close();
+    }
+    const postsOnly = await userWithToken('posts:read');
+    const noProfile = await call(postsOnly.token, 'get_profile');
+    assert.equal(noProfile.status, 403);
+    assert.match(noProfile.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="profile:read"/);
+  });
+
+  test('a revoked token is 401 invalid_token from the next request on', async () => {
+    const { token } = await userWithToken();
+    assert.equal((await call(token, 'get_profile')).status, 200);
+    const revoked = await fetch(`${t.baseUrl}/api/oauth/revoke`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, ...clientFields(app) }),
+    });
+    assert.equal(revoked.status, 200);
+    const refused = await call(token, 'get_profile');
+    assert.equal(refused.status, 401);
+    assert.match(refused.headers.get('www-authenticate') ?? '', /^Bearer realm="api", error="invalid_token", resource_metadata="/);
+  });
+
+  test('a personal token works as at the API, its scopes as fixed when it was made', async () => {
+    const { user } = await userWithToken();
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'agent', scopes: ['posts:read'], expiresInDays: 30 });
+    const client = await connect(token);
+    try {
+      const posts = await client.callTool({ name: 'list_posts', arguments: { size: 1 } });
+      assert.equal(JSON.stringify(posts.structuredContent), await (await api('/me/posts?size=1', token)).text());
+    } finally {
+      await client.close();
+    }
+    const refused = await call(token, 'get_profile');
+    assert.equal(refused.status, 403);
+    assert.match(((await refused.json()) as { error_description: string }).error_description, /personal token/);
+  });
+
+  test('a DPoP-bound token needs Authorization: DPoP and a proof for this endpoint; as Bearer it is 401 on the DPoP challenge', async () => {
+    const key = await dpopKey();
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, app, { pkce });
+    const fields = { grant_type: 'authorization_code', code, redirect_uri: app.redirectUri, code_verifier: pkce.verifier, ...clientFields(app) };
+    const tokenUrl = `${t.baseUrl}/api/oauth/token`;
+    const asked = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl, nowMs: t.clock.now() }) });
+    const nonce = asked.headers.get('dpop-nonce')!;
+    const issued = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl, nowMs: t.clock.now(), nonce }) })).json()) as { access_token: string; token_type: string };
+    assert.equal(issued.token_type, 'DPoP');
+    const token = issued.access_token;
+    const proof = await dpopProof(key, { htm: 'POST', htu: mcp, nowMs: t.clock.now(), accessToken: token, nonce });
+    const ok = await call(token, 'get_profile', {}, { authorization: `DPoP ${token}`, dpop: proof });
+    assert.equal(ok.status, 200, await ok.clone().text());
+    const asBearer = await call(token, 'get_profile');
+    assert.equal(asBearer.status, 401);
+    assert.match(asBearer.headers.get('www-authenticate') ?? '', new RegExp(`^DPoP realm="api", algs="[^"]+", error="invalid_token", resource_metadata="${metadataUrl}"`));
+    const replayed = await call(token, 'get_profile', {}, { authorization: `DPoP ${token}`, dpop: proof });
+    assert.equal(replayed.status, 401, 'a proof is good for one request');
+  });
+
+  test('the per-token limit is one count shared with the API: 60 a minute in all, then 429', async () => {
+    const { token } = await userWithToken();
+    for (let i = 0; i < 30; i++) assert.equal((await api('/me', token)).status, 200);
+    for (let i = 1; i <= 30; i++) {
+      const response = await call(token, 'get_profile');
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('x-ratelimit-remaining'), String(30 - i));
+    }
+    const limited = await call(token, 'get_profile');
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('retry-after'), '60');
+    assert.equal((await api('/me', token)).status, 429);
+    t.clock.advance(60_000);
+  });
+
+  test('a token issued for the MCP server (RFC 8707 resource) works there alone; one issued for the API is refused there', async () => {
+    const forMcp = await userWithToken('profile:read posts:read', { resource: mcp });
+    assert.equal((await introspect(t, app, forMcp.token)).aud, mcp);
+    assert.equal((await call(forMcp.token, 'get_profile')).status, 200);
+    const atApi = await api('/me', forMcp.token);
+    assert.equal(atApi.status, 401);
+    assert.match(atApi.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    const forApi = await userWithToken('profile:read posts:read', { resource: `${t.baseUrl}/api/open/v1` });
+    assert.equal((await api('/me', forApi.token)).status, 200);
+    const atMcp = await call(forApi.token, 'get_profile');
+    assert.equal(atMcp.status, 401);
+    assert.match(atMcp.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    // Its refresh keeps the MCP server as audience; a token request may not widen it to the API.
+    const refreshedForApi = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: forMcp.refreshToken, resource: `${t.baseUrl}/api/open/v1`, ...clientFields(app) });
+    assert.equal(refreshedForApi.status, 400);
+    assert.equal(((await refreshedForApi.json()) as { error: string }).error, 'invalid_target');
+    const refreshed = (await (await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: forMcp.refreshToken, ...clientFields(app) })).json()) as { access_token: string };
+    assert.equal((await introspect(t, app, refreshed.access_token)).aud, mcp);
+  });
+
+  test('the server answers the version asked when it is 2025-06-18 or 2025-11-25, else its latest; another version header is 400', async () => {
+    const { token } = await userWithToken();
+    const initialize = (protocolVersion: string) => post(JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }), { authorization: `Bearer ${token}` });
+    for (const [asked, answered] of [['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2025-03-26', '2025-11-25'], ['2024-11-05', '2025-11-25'], ['1999-01-01', '2025-11-25']]) {
+      const response = await initialize(asked!);
+      assert.equal(response.status, 200, asked);
+      const answer = (await response.json()) as { result: { protocolVersion: string; capabilities: Record<string, unknown> } };
+      assert.equal(answer.result.protocolVersion, answered, asked);
+      assert.ok(answer.result.capabilities.tools, 'tools capability');
+      assert.equal(response.headers.get('mcp-session-id'), null, 'stateless: no session');
+    }
+    const old = await call(token, 'get_profile', {}, { 'mcp-protocol-version': '2025-03-26' });
+    assert.equal(old.status, 400);
+    assert.equal(((await old.json()) as { error: { code: number } }).error.code, -32600);
+  });
+
+  test('GET and DELETE are 405 with Allow: POST (no SSE stream, no session to end)', async () => {
+    const { token } = await userWithToken();
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(mcp, { method, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
+      assert.equal(response.status, 405, method);
+      assert.equal(response.headers.get('allow'), 'POST', method);
+    }
+  });
+
+  test('bad input is a JSON-RPC or HTTP error, never a 500: invalid JSON, a batch, an unknown method or tool, a huge body, a wrong Accept or type', async () => {
+    const { token } = await userWithToken();
+    const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' };
+    const jsonRpcError = async (response: Response) => ((await response.json()) as { jsonrpc: string; error: { code: number } }).error.code;
+
+    const invalid = await post('{"jsonrpc": "2.0", "id": 1, "method": ', auth);
+    assert.equal(invalid.status, 400);
+    assert.equal(await jsonRpcError(invalid), -32700);
+
+    const batch = await post(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_profile' } }]), auth);
+    assert.equal(batch.status, 400);
+    assert.equal(await jsonRpcError(batch), -32600);
+
+    const notJsonRpc = await post(JSON.stringify({ hello: 'world' }), auth);
+    assert.equal(notJsonRpc.status, 400);
+
+    const unknownMethod = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list' }), auth);
+    assert.equal(unknownMethod.status, 200);
+    assert.equal(await jsonRpcError(unknownMethod), -32601);
+
+    const unknownTool = await call(token, 'delete_everything');
+    assert.equal(unknownTool.status, 200);
+    assert.equal(await jsonRpcError(unknownTool), -32602);
+
+    // The SDK answers params of the wrong shape with a JSON-RPC error of its choosing (-32603 in 1.32).
+    const badParams = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 42 } }), auth);
+    assert.equal(badParams.status, 200);
+    assert.equal(typeof await jsonRpcError(badParams), 'number');
+
+    const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { padding: 'x'.repeat(100_000) } }), auth);
+    assert.equal(huge.status, 413);
+
+    const wrongAccept = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }), { ...auth, accept: 'text/html' });
+    assert.equal(wrongAccept.status, 406);
+
+    const wrongType = await fetch(mcp, { method: 'POST', headers: { ...auth, accept: ACCEPT, 'content-type': 'text/plain' }, body: 'tools/list' });
+    assert.equal(wrongType.status, 415);
+
+    const empty = await fetch(mcp, { method: 'POST', headers: { ...auth, accept: ACCEPT } });
+    assert.ok(empty.status >= 400 && empty.status < 500, String(empty.status));
+
+    const notification = await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), auth);
+    assert.equal(notification.status, 202);
+  });
+
+  test('a browser agent may post from its own origin: the preflight allows POST and the protocol header', async () => {
+    const response = await fetch(mcp, { method: 'OPTIONS', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } });
+    assert.equal(response.status, 204);
+    assert.equal(response.headers.get('access-control-allow-origin'), '*');
+    assert.equal(response.headers.get('access-control-allow-methods'), 'POST');
+    assert.match(response.headers.get('access-control-allow-headers') ?? '', /Authorization.*Mcp-Protocol-Version/);
+  });
+});

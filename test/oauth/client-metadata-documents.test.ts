@@ -1,0 +1,443 @@
+/**
+ * Client ID Metadata Documents (INTERFACE section 13, draft-ietf-oauth-client-id-metadata-document):
+ * an app whose client_id is the URL of its own document, served here by a real HTTP server on
+ * 127.0.0.1 (reachable because CLIENT_METADATA_ALLOW_PRIVATE is on by default for a loopback
+ * BASE_URL, as in development). Each rule over real HTTP on both databases.
+ */
+import assert from 'node:assert/strict';
+import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import * as oauth from 'oauth4webapi';
+import { DOCUMENT_CACHE_ENTRIES } from '../../src/core/oauth/client-metadata.js';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { type Browser, consentForm, hiddenFields, pkcePair, signedInBrowser, startOAuthApp } from './helpers.js';
+
+/** How a path of the document server answers. */
+interface Answer {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Wait this long before the status line. */
+  delayMs?: number;
+  /** Send the headers, then one byte of body a second, never ending. */
+  drip?: boolean;
+}
+
+/** A real HTTP server for documents: answers per path, counts each request. */
+class DocumentServer {
+  readonly answers = new Map<string, Answer | ((path: string) => Answer)>();
+  readonly hits = new Map<string, number>();
+  private readonly open = new Set<ServerResponse>();
+  private constructor(private readonly server: Server, readonly origin: string) {}
+
+  static async start(): Promise<DocumentServer> {
+    let documents: DocumentServer | undefined;
+    const server = createServer((request, response) => documents!.handle(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    documents = new DocumentServer(server, `http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    return documents;
+  }
+
+  url(path: string): string {
+    return `${this.origin}${path}`;
+  }
+
+  /** Serves a valid document for `path` (its client_id is its URL), with `extra` members and headers. */
+  document(path: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): string {
+    const clientId = this.url(path);
+    this.answers.set(path, { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({
+      client_id: clientId, client_name: 'Agent Smith', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', ...extra,
+    }) });
+    return clientId;
+  }
+
+  count(path: string): number {
+    return this.hits.get(path) ?? 0;
+  }
+
+  private handle(request: IncomingMessage, response: ServerResponse): void {
+    const path = request.url!;
+    this.hits.set(path, this.count(path) + 1);
+    const found = this.answers.get(path) ?? [...this.answers.entries()].find(([prefix]) => prefix.endsWith('*') && path.startsWith(prefix.slice(0, -1)))?.[1];
+    const answer = typeof found === 'function' ? found(path) : found ?? { status: 404, body: 'not found' };
+    this.open.add(response);
+    response.on('close', () => this.open.delete(response));
+    setTimeout(() => {
+      response.writeHead(answer.status ?? 200, answer.headers ?? {});
+      if (!answer.drip) {
+        response.end(answer.body ?? '');
+        return;
+      }
+      response.write('{');
+      const timer = setInterval(() => response.write(' '), 1000);
+      response.on('close', () => clearInterval(timer));
+    }, answer.delayMs ?? 0);
+  }
+
+  close(): Promise<void> {
+    for (const response of this.open) response.destroy();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let documents: DocumentServer;
+before(async () => { documents = await DocumentServer.start(); });
+after(() => documents.close());
+
+let paths = 0;
+/** A path no other test uses, so no cache entry is shared. */
+function freshPath(name: string): string {
+  paths += 1;
+  return `/${name}-${paths}-${process.hrtime.bigint()}.json`;
+}
+
+/** An authorization request for `clientId` as a browser sends it. */
+function authorizeUrl(t: TestApp, clientId: string, extra: Record<string, string> = {}): string {
+  const query = new URLSearchParams({
+    response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
+    code_challenge: pkcePair().challenge, code_challenge_method: 'S256', ...extra,
+  });
+  return `${t.baseUrl}/oauth/authorize?${query}`;
+}
+
+/** The error page's answer: status 400, never a redirect, and its text. */
+async function refusedPage(t: TestApp, clientId: string, extra: Record<string, string> = {}): Promise<string> {
+  const response = await fetch(authorizeUrl(t, clientId, extra), { redirect: 'manual' });
+  assert.equal(response.status, 400, 'the error page');
+  assert.equal(response.headers.get('location'), null, 'no redirect');
+  assert.match(response.headers.get('content-type') ?? '', /text\/html/);
+  return response.text();
+}
+
+/** An authorization request the checks accept: it goes on to sign-in. */
+async function accepted(t: TestApp, clientId: string): Promise<void> {
+  const response = await fetch(authorizeUrl(t, clientId), { redirect: 'manual' });
+  assert.ok(response.status === 302 || response.status === 303, `accepted, then sent to sign in (got ${response.status}: ${response.status === 400 ? await response.text() : ''})`);
+  assert.match(response.headers.get('location') ?? '', /\/login/);
+}
+
+forEachDatabase('Client ID metadata documents', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+
+  /** The member's part: open the authorization URL, approve, and hand back where the browser lands. */
+  async function approve(browser: Browser, url: URL): Promise<URL> {
+    const consent = await browser.fetch(url.href);
+    assert.equal(consent.status, 200, await consent.clone().text());
+    const answer = await browser.postForm('/oauth/authorize', [...consentForm(await consent.text()), ['decision', 'approve']]);
+    assert.equal(answer.status, 302);
+    return new URL(answer.headers.get('location')!);
+  }
+
+  test('discovery says client_id_metadata_document_supported', async () => {
+    const metadata = await (await fetch(`${t.baseUrl}/.well-known/oauth-authorization-server`)).json() as Record<string, unknown>;
+    assert.equal(metadata.client_id_metadata_document_supported, true);
+  });
+
+  test('a document names a public app: oauth4webapi runs the code flow with PKCE, refreshes and revokes; the member\'s apps page names it by client_name and host', async () => {
+    const clientId = documents.document(freshPath('agent'), { client_uri: 'https://agent.example' });
+    const issuer = new URL(t.baseUrl);
+    const options = { [oauth.allowInsecureRequests]: true };
+    const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, options));
+    const client: oauth.Client = { client_id: clientId };
+    const verifier = oauth.generateRandomCodeVerifier();
+    const url = new URL(as.authorization_endpoint!);
+    for (const [name, value] of Object.entries({
+      client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', response_type: 'code', scope: 'profile:read',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    })) url.searchParams.set(name, value);
+    const { browser } = await signedInBrowser(t);
+    const params = oauth.validateAuthResponse(as, client, await approve(browser, url), oauth.expectNoState);
+    const tokens = await oauth.processAuthorizationCodeResponse(as, client,
+      await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, 'http://127.0.0.1/callback', verifier, options));
+    assert.equal(tokens.token_type, 'bearer');
+    const me = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    assert.equal(me.status, 200);
+    const refreshed = await oauth.processRefreshTokenResponse(as, client,
+      await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, options));
+    assert.ok(refreshed.access_token);
+    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), refreshed.access_token, options));
+    const afterRevocation = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
+    assert.equal(afterRevocation.status, 401);
+    // Without PKCE a public client is refused, back at its redirect URI (INTERFACE section 3).
+    const noPkce = new URL(url);
+    noPkce.searchParams.delete('code_challenge');
+    noPkce.searchParams.delete('code_challenge_method');
+    noPkce.searchParams.set('state', 'xyz');
+    const refused = new URL((await browser.fetch(noPkce.href)).headers.get('location')!);
+    assert.equal(refused.searchParams.get('error'), 'invalid_request');
+    const apps = await (await browser.fetch('/settings/applications')).text();
+    assert.match(apps, /Agent Smith/);
+    assert.ok(apps.includes(new URL(clientId).host), 'the document\'s host');
+  });
+
+  test('the consent page names the document\'s host first, says no one reviewed the app, and warns when the answer goes to this device', async () => {
+    const local = documents.document(freshPath('local'));
+    const { browser } = await signedInBrowser(t);
+    const page = await (await browser.fetch(authorizeUrl(t, local))).text();
+    const host = new URL(local).host;
+    const main = page.slice(page.indexOf('<main'));
+    assert.ok(main.indexOf(host) >= 0 && main.indexOf(host) < main.indexOf('<h1'), 'the host before the heading');
+    assert.match(page, /has not reviewed it/);
+    assert.match(page, /class="alert" role="alert">[^<]*127\.0\.0\.1[^<]*your own device or local network/);
+    assert.doesNotMatch(page, /made by the site operators/);
+    const web = documents.document(freshPath('web'), { redirect_uris: ['https://agent.example/callback'] });
+    const webPage = await (await browser.fetch(authorizeUrl(t, web, { redirect_uri: 'https://agent.example/callback' }))).text();
+    assert.match(webPage, /has not reviewed it/);
+    assert.doesNotMatch(webPage, /your own device or local network/);
+  });
+
+  test('the sign-in page names a document\'s app by its host, not by the name it claims', async () => {
+    const clientId = documents.document(freshPath('sign-in'), { client_name: 'Your Bank' });
+    const response = await fetch(authorizeUrl(t, clientId), { redirect: 'manual' });
+    const page = await (await fetch(new URL(response.headers.get('location')!, t.baseUrl))).text();
+    assert.ok(page.includes(new URL(clientId).host), 'the host');
+    assert.doesNotMatch(page, /Your Bank/);
+  });
+
+  test('a client_id URL without a path, with credentials or a fragment, or not in its normal form is refused before anything is fetched', async () => {
+    const path = freshPath('shape');
+    documents.document(path);
+    const port = new URL(documents.origin).port;
+    for (const [clientId, problem] of [
+      [`${documents.origin}/`, /must have a path/],
+      [`http://agent@127.0.0.1:${port}${path}`, /must not hold credentials or a fragment/],
+      [`${documents.url(path)}#x`, /must not hold credentials or a fragment/],
+      [`${documents.origin}/x/..${path}`, /normal form/],
+      [`${documents.origin}/.${path}`, /normal form/],
+      [`http://0x7f.1:${port}${path}`, /normal form/],
+    ] as const) {
+      assert.match(await refusedPage(t, clientId), problem, clientId);
+    }
+    assert.equal(documents.count(path), 0);
+  });
+
+  test('a document whose client_id is not its own URL names no app: the error page, no redirect', async () => {
+    const path = freshPath('impostor');
+    documents.document(path, { client_id: documents.url('/someone-else.json') });
+    assert.match(await refusedPage(t, documents.url(path)), /client_id must equal the URL/);
+  });
+
+  test('a redirect_uri the document does not list: the error page, no redirect', async () => {
+    const clientId = documents.document(freshPath('listed'));
+    assert.match(await refusedPage(t, clientId, { redirect_uri: 'http://127.0.0.1/other' }), /redirect_uri is not registered/);
+  });
+
+  test('a document that breaks the rules of registered apps, or claims a secret, is refused', async () => {
+    for (const extra of [
+      { redirect_uris: ['http://app.example/callback'] },
+      { redirect_uris: 'http://127.0.0.1/callback' },
+      { redirect_uris: [] },
+      { client_name: 42 },
+      { client_name: '' },
+      { client_name: 'x'.repeat(81) },
+      { client_uri: 'javascript:alert(1)' },
+      { logo_uri: 'ftp://agent.example/logo.png' },
+      { token_endpoint_auth_method: 'client_secret_basic' },
+      { client_secret: 'shh' },
+      { grant_types: ['authorization_code', 'implicit'] },
+      { response_types: ['token'] },
+    ]) {
+      const clientId = documents.document(freshPath('strict'), extra);
+      assert.match(await refusedPage(t, clientId), /is not valid/, JSON.stringify(extra));
+    }
+  });
+
+  test('a document larger than 5 KB is refused, declared or not', async () => {
+    const declared = freshPath('large');
+    documents.answers.set(declared, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(6000) }) });
+    assert.match(await refusedPage(t, documents.url(declared)), /larger than 5120 bytes/);
+    const chunked = freshPath('chunked');
+    documents.answers.set(chunked, { headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, body: JSON.stringify({ pad: 'x'.repeat(6000) }) });
+    assert.match(await refusedPage(t, documents.url(chunked)), /larger than 5120 bytes/);
+  });
+
+  test('a document that is not JSON, or not an object, is refused', async () => {
+    const html = freshPath('html');
+    documents.answers.set(html, { headers: { 'content-type': 'text/html' }, body: '<html>hello</html>' });
+    assert.match(await refusedPage(t, documents.url(html)), /is not JSON/);
+    const list = freshPath('list');
+    documents.answers.set(list, { headers: { 'content-type': 'application/json' }, body: '[]' });
+    assert.match(await refusedPage(t, documents.url(list)), /not a JSON object/);
+  });
+
+  test('a redirect is not followed: the 3xx is the answer', async () => {
+    const target = freshPath('target');
+    documents.document(target);
+    const moved = freshPath('moved');
+    documents.answers.set(moved, { status: 302, headers: { location: documents.url(target) } });
+    assert.match(await refusedPage(t, documents.url(moved)), /answered HTTP 302 \(redirects are not followed\)/);
+    assert.equal(documents.count(target), 0, 'the redirect\'s target was never asked');
+  });
+
+  test('a slow or dripping document never holds a request longer than the 5 s fetch limit, nor do requests that wait for its fetch', async () => {
+    const slow = freshPath('slow');
+    documents.answers.set(slow, { delayMs: 60_000 });
+    const drip = freshPath('drip');
+    documents.answers.set(drip, { headers: { 'content-type': 'application/json' }, drip: true });
+    const started = Date.now();
+    const pages = await Promise.all([
+      refusedPage(t, documents.url(slow)),
+      refusedPage(t, documents.url(drip)),
+      (async () => { await new Promise((resolve) => setTimeout(resolve, 1000)); return refusedPage(t, documents.url(slow)); })(),
+    ]);
+    const elapsed = Date.now() - started;
+    for (const page of pages) assert.match(page, /no answer within 5 s/);
+    assert.ok(elapsed >= 4900 && elapsed < 6500, `answered by about 5 s (took ${elapsed} ms)`);
+    assert.equal(documents.count(slow), 1, 'the later request waited for the fetch under way');
+  });
+
+  test('concurrent first requests for one id share one fetch', async () => {
+    const path = freshPath('crowd');
+    const clientId = documents.document(path);
+    const answer = documents.answers.get(path) as Answer;
+    documents.answers.set(path, { ...answer, delayMs: 300 });
+    await Promise.all(Array.from({ length: 10 }, () => accepted(t, clientId)));
+    assert.equal(documents.count(path), 1);
+  });
+
+  test('a document is kept as its Cache-Control says, between 5 minutes and 24 hours', async () => {
+    const cases: Array<{ cacheControl: string | undefined; keptSeconds: number }> = [
+      { cacheControl: 'public, max-age=3600', keptSeconds: 3600 },
+      { cacheControl: 'max-age=10', keptSeconds: 300 },
+      { cacheControl: 'no-store', keptSeconds: 300 },
+      { cacheControl: undefined, keptSeconds: 300 },
+      { cacheControl: 'max-age=604800', keptSeconds: 86_400 },
+    ];
+    for (const { cacheControl, keptSeconds } of cases) {
+      const path = freshPath('cached');
+      const clientId = documents.document(path, {}, cacheControl === undefined ? {} : { 'cache-control': cacheControl });
+      await accepted(t, clientId);
+      t.clock.advance(keptSeconds * 1000 - 1000);
+      await accepted(t, clientId);
+      assert.equal(documents.count(path), 1, `kept ${keptSeconds} s for ${cacheControl}`);
+      t.clock.advance(2000);
+      await accepted(t, clientId);
+      assert.equal(documents.count(path), 2, `fetched again after ${keptSeconds} s for ${cacheControl}`);
+    }
+  });
+
+  test('at the token endpoint a bad or unreachable document is invalid_client (RFC 6749 5.2)', async () => {
+    const path = freshPath('gone');
+    const clientId = documents.document(path);
+    const { browser } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const consent = await browser.fetch(authorizeUrl(t, clientId, { code_challenge: pkce.challenge }));
+    const answer = await browser.postForm('/oauth/authorize', [...consentForm(await consent.text()), ['decision', 'approve']]);
+    const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
+    const token = (fields: Record<string, string>) => fetch(`${t.baseUrl}/api/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...fields, client_id: clientId }),
+    });
+    const issued = await token({ grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/callback', code_verifier: pkce.verifier });
+    assert.equal(issued.status, 200);
+    const { refresh_token: refreshToken } = await issued.json() as { refresh_token: string };
+    // The document goes away, and its cached copy expires before the app refreshes.
+    documents.answers.set(path, { status: 404, body: 'gone' });
+    t.clock.advance(301_000);
+    const response = await token({ grant_type: 'refresh_token', refresh_token: refreshToken });
+    assert.equal(response.status, 401);
+    const body = await response.json() as { error: string; error_description: string };
+    assert.equal(body.error, 'invalid_client');
+    assert.match(body.error_description, /answered HTTP 404/);
+    // A failed fetch is not kept; a document that breaks a rule is refused the same way, its
+    // description in RFC 6749 5.2's characters whatever the document holds.
+    documents.document(path, { redirect_uris: ['http://app.example/callback'], grant_types: ['\u202e"\\'] });
+    const invalid = await token({ grant_type: 'refresh_token', refresh_token: refreshToken });
+    assert.equal(invalid.status, 401);
+    const refusal = await invalid.json() as { error: string; error_description: string };
+    assert.equal(refusal.error, 'invalid_client');
+    assert.match(refusal.error_description, /is not valid: redirect URI 'http:\/\/app.example\/callback' must use https/);
+    assert.match(refusal.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
+  });
+
+  test('a pushed authorization request from a document\'s app is accepted, and its request_uri opens the consent page', async () => {
+    const clientId = documents.document(freshPath('pushed'));
+    const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
+        code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+    });
+    assert.equal(response.status, 201, await response.clone().text());
+    const { request_uri: requestUri } = await response.json() as { request_uri: string };
+    const { browser } = await signedInBrowser(t);
+    const page = await browser.fetch(`/oauth/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`);
+    assert.equal(page.status, 200);
+    assert.ok(hiddenFields(await page.text()).length > 0);
+  });
+
+  test('the cache holds a bounded number of documents: 10,000 distinct ids leave at most its capacity', async () => {
+    const prefix = `/many-${process.hrtime.bigint()}-`;
+    documents.answers.set(`${prefix}*`, (path) => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify({
+      client_id: documents.url(path), client_name: 'One of many', redirect_uris: ['http://127.0.0.1/callback'],
+    }) }));
+    const ids = Array.from({ length: 10_000 }, (_, i) => documents.url(`${prefix}${i}`));
+    let next = 0;
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (next < ids.length) {
+        const id = ids[next++]!;
+        await t.deps.clientDocuments.resolve(t.deps.stores, id);
+        assert.ok(t.deps.clientDocuments.size <= DOCUMENT_CACHE_ENTRIES);
+      }
+    }));
+    assert.equal(t.deps.clientDocuments.size, DOCUMENT_CACHE_ENTRIES);
+    // The oldest were let go: asking for the first again fetches it again.
+    const first = new URL(ids[0]!).pathname;
+    assert.equal(documents.count(first), 1);
+    await accepted(t, ids[0]!);
+    assert.equal(documents.count(first), 2);
+  });
+});
+
+describe('Client ID metadata documents under stricter settings', () => {
+  forEachDatabase('documents off, hosts limited, private addresses refused', (database) => {
+    test('CLIENT_ID_METADATA_DOCUMENTS=off: a URL client_id names no app, nothing is fetched, discovery does not offer it', async () => {
+      const t = await startOAuthApp(database, { env: { CLIENT_ID_METADATA_DOCUMENTS: 'off' } });
+      try {
+        const path = freshPath('off');
+        const clientId = documents.document(path);
+        assert.match(await refusedPage(t, clientId), /unknown or no longer active/);
+        assert.equal(documents.count(path), 0);
+        const metadata = await (await fetch(`${t.baseUrl}/.well-known/openid-configuration`)).json() as Record<string, unknown>;
+        assert.equal('client_id_metadata_document_supported' in metadata, false);
+      } finally {
+        await t.close();
+      }
+    });
+
+    test('CLIENT_METADATA_HOSTS limits which hosts may name apps', async () => {
+      const limited = await startOAuthApp(database, { env: { CLIENT_METADATA_HOSTS: 'agents.example,*.example.org' } });
+      const allowing = await startOAuthApp(database, { env: { CLIENT_METADATA_HOSTS: '*.example.org, 127.0.0.1' } });
+      try {
+        const path = freshPath('hosts');
+        const clientId = documents.document(path);
+        assert.match(await refusedPage(limited, clientId), /does not accept apps described by documents on 127\.0\.0\.1/);
+        assert.equal(documents.count(path), 0, 'nothing was fetched');
+        await accepted(allowing, clientId);
+        assert.equal(documents.count(path), 1);
+      } finally {
+        await limited.close();
+        await allowing.close();
+      }
+    });
+
+    test('with CLIENT_METADATA_ALLOW_PRIVATE=0 a private or loopback address is refused before any connection, by address and by name', async () => {
+      const t = await startOAuthApp(database, { env: { CLIENT_METADATA_ALLOW_PRIVATE: '0' } });
+      try {
+        const path = freshPath('private');
+        documents.document(path);
+        const port = new URL(documents.origin).port;
+        assert.match(await refusedPage(t, documents.url(path)), /must use https/);
+        assert.match(await refusedPage(t, `https://127.0.0.1:${port}${path}`), /refused: 127\.0\.0\.1, which is not a public address \(CLIENT_METADATA_ALLOW_PRIVATE is off\)/);
+        assert.match(await refusedPage(t, `https://localhost:${port}${path}`), /refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address/);
+        assert.equal(documents.count(path), 0, 'nothing reached the document server');
+      } finally {
+        await t.close();
+      }
+    });
+  });
+});
