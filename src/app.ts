@@ -13,6 +13,7 @@ import type { Deps } from './deps.js';
 import { loggerOptions, requestLogger } from './http/logging.js';
 import { clientErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
+import { adminRoutes } from './http/routes/admin.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
 import { communityRoutes } from './http/routes/community.js';
 import { credentialRoutes } from './http/routes/credentials.js';
@@ -97,10 +98,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   app.addHook('onListen', async () => {
     deps.logoutDeliveries.start(app.log);
     deps.mailDeliveries.start(app.log);
+    deps.figureFlush.start(app.log);
   });
-  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop()]); });
+  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.figureFlush.stop()]); });
 
   app.addHook('onResponse', (request, reply, done) => {
+    // The staff console's overview counts every 429 the site answers (src/core/staff/figures.ts).
+    if (reply.statusCode === 429) deps.figures.count('throttled', deps.clock.now());
     deps.metrics.observeHttp(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
@@ -143,6 +147,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(logoutRoutes);
     await site.register(oauthEndpointRoutes);
     await site.register(docsRoutes);
+    await site.register(adminRoutes);
   });
   return app;
 }

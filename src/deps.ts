@@ -15,6 +15,8 @@ import type { DpopReplayStore } from './core/oauth/ports.js';
 import type { RateLimiter } from './core/rate-limiter.js';
 import type { Stores } from './core/stores.js';
 import { SecurityLog } from './core/accounts/security-log.js';
+import { FigureCounter } from './core/staff/figures.js';
+import { FigureFlush } from './figure-flush.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { MailDeliveryWorker } from './mail-deliveries.js';
 import { Mailer } from './core/mail/mailer.js';
@@ -55,6 +57,10 @@ export interface Deps extends BaseDeps {
   readonly clientDocuments: ClientMetadataDocuments;
   /** Decodes and encodes anew every uploaded avatar (src/images/). */
   readonly images: ImageReencoder;
+  /** Counts the staff console's daily figures in memory (`audit` counts what it records). */
+  readonly figures: FigureCounter;
+  /** Adds those counts to the database while the app listens (`buildApp` starts and stops it). */
+  readonly figureFlush: FigureFlush;
 }
 
 export interface DepsOverrides extends BaseDepsOverrides {
@@ -86,14 +92,19 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   const mailTransport = createMailTransport(settings.mail, settings.mailFrom);
   const mailer = new Mailer(mailTransport !== undefined, translator, (t) => t.text('common.siteName'));
+  const figures = new FigureCounter(settings.siteTimeZone);
+  const audit = figures.counting(base.audit, () => clock.now());
   return {
     ...base,
+    audit,
+    figures,
+    figureFlush: new FigureFlush(figures, stores),
     keys,
     deviceCookies: new DeviceCookies(stores.serverSecrets, clock),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
     mailDeliveries: new MailDeliveryWorker({ stores, clock }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
     mailer,
-    securityLog: new SecurityLog(stores.securityEvents, clock, base.audit, securityNoticeSender({ stores, clock, mailer, settings })),
+    securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
     clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, settings.clientMetadata),
     images: sharpReencoder,

@@ -12,15 +12,16 @@ import { type Command, type CommandIo, Interrupted, UsageError, type Values } fr
 import { clientCreate, clientDeactivate, clientList, clientRequirePar, clientRotateSecret } from './commands/clients.js';
 import { postCreate, tokenCreate, tokenList, tokenRevoke } from './commands/content.js';
 import { demo, janitor, keysRotate, migrate } from './commands/operations.js';
+import { staffLog, userSetRole } from './commands/staff.js';
 import { userCreate, userList, userSetPassword, userSetStatus } from './commands/users.js';
 import { commandHelp, commandHelpJson, overview, overviewJson } from './help.js';
 import { terminalIo } from './terminal.js';
 
 const COMMANDS: readonly Command<any>[] = [
-  userCreate, userList, userSetStatus, userSetPassword,
+  userCreate, userList, userSetStatus, userSetPassword, userSetRole,
   clientCreate, clientList, clientRotateSecret, clientDeactivate, clientRequirePar,
   postCreate, tokenCreate, tokenList, tokenRevoke,
-  keysRotate, migrate, demo, janitor,
+  keysRotate, migrate, demo, janitor, staffLog,
 ];
 
 const HELP_FLAGS = new Set(['--help', '-h']);

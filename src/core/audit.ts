@@ -13,6 +13,7 @@
 import type { TokenKind } from './credentials/formats.js';
 import type { UserStatus } from './accounts/ports.js';
 import type { ClientType } from './oauth/ports.js';
+import type { StaffAction, StaffTargetKind } from './staff/ports.js';
 
 /** Where an action came from: a person in a browser, a client app at an OAuth endpoint, the command line. */
 export type Via = 'site' | 'oauth' | 'cli';
@@ -104,7 +105,13 @@ export type AuditEvent =
   /** A report was handled: how many strings it named, how many live credentials it revoked. */
   | { audit: 'leak_report.received'; source: LeakSource; address: string; submitted: number; revoked: number }
   /** One credential a report revoked, named by its id (a token's) or its client id (a client secret's). */
-  | { audit: 'credential.revoked_as_leaked'; source: LeakSource; kind: TokenKind; userId: number | null; tokenId?: number; clientId?: string };
+  | { audit: 'credential.revoked_as_leaked'; source: LeakSource; kind: TokenKind; userId: number | null; tokenId?: number; clientId?: string }
+  // ---- The staff console (INTERFACE section 14) ----
+  /**
+   * A staff change, as its staff-log entry `staffLogId` holds it (the reason stays there, free
+   * text). `actorId` null: the operator at the command line. `detail`: what it set (a status, a role).
+   */
+  | ({ audit: 'staff.action'; action: StaffAction; staffLogId: number; actorId: number | null; targetKind: StaffTargetKind; targetId: string; detail: Record<string, string> } & Actor);
 
 /** Who reported a leak: anyone at /api/credentials/revoke, or a secret-scanning partner's signed alert. */
 export type LeakSource = 'report' | 'secret_scanning';
@@ -124,7 +131,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated',
   'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'signing_keys.rotated',
-  'leak_report.received', 'credential.revoked_as_leaked',
+  'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',
 ];
 
 /** Where events go. Recording never fails the action it records and never waits on it. */

@@ -45,6 +45,18 @@ export function formatSiteTime(instant: Instant, timeZone: string): string {
   return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute} ${offset}`;
 }
 
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The day `instant` falls on in `timeZone`, as `YYYY-MM-DD`. */
+export function dayIn(instant: Instant, timeZone: string): string {
+  let format = dayFormats.get(timeZone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+    if (dayFormats.size < 1000) dayFormats.set(timeZone, format);
+  }
+  return format.format(new Date(instant));
+}
+
 /** The instant for a `<time datetime>` attribute: UTC, to the second. */
 export function machineTime(instant: Instant): string {
   return new Date(Math.floor(instant / 1000) * 1000).toISOString().replace('.000Z', 'Z');

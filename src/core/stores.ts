@@ -11,6 +11,7 @@ import type { LeakedCredentialStore, OneTimeSecretStore, PersonalTokenStore, Sea
 import type { ClientStore, CodeStore, ConsentStore, DpopReplayStore, GrantStore, PushedAuthorizationRequestStore, TokenStore } from './oauth/ports.js';
 import type { MailOutboxStore } from './mail/ports.js';
 import type { KeyStore, LogoutDeliveryStore } from './oidc/ports.js';
+import type { AppDirectory, DailyFigureStore, MemberDirectory, RoleStore, StaffLogStore } from './staff/ports.js';
 import type { Instant } from './time.js';
 
 export interface Page<T> {
@@ -63,6 +64,11 @@ export interface Stores {
   leakedCredentials: LeakedCredentialStore;
   dpopProofs: DpopReplayStore;
   oneTimeSecrets: OneTimeSecretStore;
+  roles: RoleStore;
+  staffLog: StaffLogStore;
+  memberDirectory: MemberDirectory;
+  dailyFigures: DailyFigureStore;
+  appDirectory: AppDirectory;
   housekeeping: Housekeeping;
   /** Runs `work` in one transaction: all of its writes land, or none (a crash mid-way loses nothing). */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;

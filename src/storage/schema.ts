@@ -26,6 +26,29 @@ export interface UsersTable {
   language: string | null;
   /** An IANA time zone; `null`: the site's (`SITE_TIME_ZONE`). */
   time_zone: string | null;
+  /** `member`, `moderator` or `admin` (INTERFACE section 14). */
+  role: Generated<string>;
+}
+
+/** The overview's counts (`FigureCounter`): one row per day (site's zone) and figure. */
+export interface DailyFiguresTable {
+  day: string;
+  figure: string;
+  count: number | string;
+}
+
+/** Staff actions, appended only: triggers refuse an update or a delete (migration 2026-11-24-0100). */
+export interface StaffLogTable {
+  id: Generated<number>;
+  created_at: number;
+  actor_id: number | null;
+  actor_name: string;
+  action: string;
+  target_kind: string;
+  target_id: string;
+  target_name: string;
+  detail: string;
+  reason: string;
 }
 
 export interface AvatarsTable {
@@ -107,6 +130,8 @@ export interface ClientsTable {
   previous_secret_expires_at: Generated<number | null>;
   created_at: number;
   updated_at: number;
+  /** When staff marked the app verified (INTERFACE section 14); null: not verified. */
+  verified_at: Generated<number | null>;
 }
 
 export interface ConsentsTable {
@@ -430,4 +455,6 @@ export interface Database {
   dpop_proofs: DpopProofsTable;
   one_time_secrets: OneTimeSecretsTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
+  staff_log: StaffLogTable;
+  daily_figures: DailyFiguresTable;
 }

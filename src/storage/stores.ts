@@ -25,15 +25,17 @@ import { KyselySecondFactorStore } from './repositories/accounts/second-factors.
 import { KyselySecurityEventStore } from './repositories/accounts/security-events.js';
 import { KyselyServerSecretStore } from './repositories/credentials/server-secrets.js';
 import { KyselySessionStore } from './repositories/accounts/sessions.js';
+import { KyselyAppDirectory, KyselyDailyFigureStore, KyselyMemberDirectory, KyselyRoleStore, KyselyStaffLogStore } from './repositories/staff/staff-log.js';
 import { KyselyTokenStore } from './repositories/oauth/tokens.js';
 import { KyselyUserStore } from './repositories/accounts/users.js';
 
 /** `queries` are compiled once per database; its transactions' stores share them. */
 export function createStores(db: Kysely<Database>, queries: CompiledQueries): Stores {
+  const clients = new KyselyClientStore(db, queries);
   return {
     users: new KyselyUserStore(db, queries),
     posts: new KyselyPostStore(db, queries),
-    clients: new KyselyClientStore(db, queries),
+    clients,
     consents: new KyselyConsentStore(db, queries),
     grants: new KyselyGrantStore(db, queries),
     codes: new KyselyCodeStore(db, queries),
@@ -54,6 +56,11 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     leakedCredentials: new KyselyLeakedCredentialStore(db),
     dpopProofs: new KyselyDpopProofStore(db, queries),
     oneTimeSecrets: new KyselyOneTimeSecretStore(db),
+    roles: new KyselyRoleStore(db),
+    staffLog: new KyselyStaffLogStore(db),
+    memberDirectory: new KyselyMemberDirectory(db),
+    dailyFigures: new KyselyDailyFigureStore(db),
+    appDirectory: new KyselyAppDirectory(db, clients),
     housekeeping: new KyselyHousekeeping(db),
     transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
   };

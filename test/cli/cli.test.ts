@@ -361,7 +361,7 @@ test('svc --help lists every command and exits 0; a command\'s --help shows its 
   assert.equal(overview.stderr, '');
   for (const command of ['user create', 'user list', 'user set-status', 'user set-password', 'client create', 'client list',
     'client rotate-secret', 'client deactivate', 'post create', 'token create', 'token list', 'token revoke', 'keys rotate',
-    'migrate', 'demo', 'janitor']) {
+    'migrate', 'demo', 'janitor', 'user set-role', 'staff-log']) {
     assert.match(overview.stdout, new RegExp(`^  ${command} `, 'm'));
     const help = svc(url, [...command.split(' '), '--help']);
     assert.equal(help.code, 0, help.stderr);
@@ -373,7 +373,7 @@ test('svc --help lists every command and exits 0; a command\'s --help shows its 
   const json = svc(url, ['user', 'set-password', '--help', '--json']);
   assert.equal(json.json.name, 'user set-password');
   assert.equal(typeof json.json.options['--password-stdin'], 'string');
-  assert.deepEqual(svc(url, ['--help', '--json']).json.commands.length, 17);
+  assert.deepEqual(svc(url, ['--help', '--json']).json.commands.length, 19);
   assert.match(svc(url, ['token', '--help']).stdout, /token create[\s\S]*token list[\s\S]*token revoke/);
   // Help touches no database.
   assert.equal(existsSync(path), false);

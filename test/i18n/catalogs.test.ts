@@ -13,9 +13,32 @@ import { readCatalog } from '../../src/i18n/catalogs.js';
 const catalogs = new Map(LOCALES.map((locale) => [locale, readCatalog(locale)]));
 const english = catalogs.get('en')!;
 
-/** The argument and tag names of a message, sorted: a translation must use the same. */
+/** An element of a parsed message: arguments and tags have a `value` (their name); selects, plurals and tags hold more. */
+interface Element {
+  type: number;
+  value?: unknown;
+  options?: Record<string, { value: Element[] }>;
+  children?: Element[];
+}
+
+/** Literal text (type 0) and `#` in a plural (type 7) name nothing. */
+const NAMELESS = new Set([0, 7]);
+
+/**
+ * The argument and tag names of a message, sorted: a translation must use the same. Read from the
+ * parsed message, so a select's one-word branch (`active {Active}`) is text, not an argument.
+ */
 function argumentsOf(message: string): string[] {
-  return [...new Set([...message.matchAll(/\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*[,}]/g), ...message.matchAll(/<\/?([A-Za-z][A-Za-z0-9]*)>/g)].map((m) => m[1]!))].sort();
+  const names = new Set<string>();
+  const visit = (elements: readonly Element[]): void => {
+    for (const element of elements) {
+      if (!NAMELESS.has(element.type) && typeof element.value === 'string') names.add(element.value);
+      for (const option of Object.values(element.options ?? {})) visit(option.value);
+      visit(element.children ?? []);
+    }
+  };
+  visit(new IntlMessageFormat(message, 'en', undefined, { ignoreTag: false }).getAst() as unknown as Element[]);
+  return [...names].sort();
 }
 
 test('every message exists in every language, and no language has one English lacks', () => {

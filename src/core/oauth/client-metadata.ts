@@ -243,6 +243,8 @@ export class ClientMetadataDocuments {
       backchannelLogoutUri: null,
       requirePushedAuthorizationRequests: false,
       selfRegistered: false,
+      // Staff may vouch for an app that describes itself too (INTERFACE section 14).
+      verifiedAt: stored?.verifiedAt ?? null,
       createdAt: stored?.createdAt ?? now,
       updatedAt: stored?.updatedAt ?? now,
     };

@@ -37,11 +37,13 @@ export interface Client {
    * owner, nobody at the site reviewed it, and it is deleted when it got no grant in 30 days.
    */
   selfRegistered: boolean;
+  /** When staff marked it verified (INTERFACE section 14); `null`: not verified, as every app starts. */
+  verifiedAt: Instant | null;
   createdAt: Instant;
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>
   & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>>;
 
 export interface ClientStore {
@@ -61,6 +63,8 @@ export interface ClientStore {
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
+  /** Marks the app verified by staff, or not; `undefined` when there is no such app. */
+  setVerified(clientId: string, verified: boolean, now: Instant): Promise<Client | undefined>;
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
   /**
    * A client described by a client ID metadata document: inserted, or, when its row exists, its

@@ -107,17 +107,25 @@ export interface Rotation {
  * lifetime plus five minutes after. With `retirePrevious`, older keys leave the JWKS at once.
  */
 export async function rotateSigningKeys(stores: Stores, clock: Clock, keysSecret: string | undefined, options: RotateOptions): Promise<Rotation> {
-  const fresh = await Promise.all(SIGNING_ALGS.map((alg) => generateSigningKey(alg, keysSecret)));
+  const fresh = await generateRotation(keysSecret);
+  return stores.transaction((tx) => storeRotation(tx, clock, fresh, options));
+}
+
+/** The new keys of a rotation, one per algorithm: slow, so made before any transaction begins. */
+export function generateRotation(keysSecret: string | undefined): Promise<GeneratedSigningKey[]> {
+  return Promise.all(SIGNING_ALGS.map((alg) => generateSigningKey(alg, keysSecret)));
+}
+
+/** Stores the keys of `generateRotation` as `rotateSigningKeys` says, inside the caller's transaction. */
+export async function storeRotation(tx: Stores, clock: Clock, fresh: readonly GeneratedSigningKey[], options: RotateOptions): Promise<Rotation> {
   // Read after the (slow) key generation, so the delay counts from the write.
   const now = clock.now();
   const immediate = options.now === true || options.retirePrevious === true;
   const activeAt = immediate ? now : now + options.activationSeconds * 1000;
-  await stores.transaction(async (tx) => {
-    for (const key of fresh) {
-      await tx.keys.retire(key.alg, activeAt, activeAt + RETIRED_KEY_VISIBLE_MS);
-      if (options.retirePrevious) await tx.keys.withdraw(key.alg, now);
-      await tx.keys.insert({ ...key, createdAt: now, activeAt });
-    }
-  });
+  for (const key of fresh) {
+    await tx.keys.retire(key.alg, activeAt, activeAt + RETIRED_KEY_VISIBLE_MS);
+    if (options.retirePrevious) await tx.keys.withdraw(key.alg, now);
+    await tx.keys.insert({ ...key, createdAt: now, activeAt });
+  }
   return { kids: Object.fromEntries(fresh.map((k) => [k.alg, k.kid])) as Record<IdTokenAlg, string>, activeAt };
 }

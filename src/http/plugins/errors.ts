@@ -10,6 +10,7 @@ import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
 import { DEFAULT_LOCALE } from '../../core/locales.js';
+import { CONSOLE_HEADERS, isConsolePath } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
 import { type Html, html } from '../views/html.js';
 import { errorPage } from '../views/layout.js';
@@ -151,7 +152,10 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
     // `Allow`. A route that takes the method and still found nothing (a static file that is not
     // there) is a 404.
-    const allowed = methods.of(request.url);
+    // The staff console tells no one who is not staff which of its addresses exist (INTERFACE
+    // section 14): every answer there that no route gave is a 404, whatever the method.
+    const inConsole = isConsolePath(request.url);
+    const allowed = inConsole ? [] : methods.of(request.url);
     const error = allowed.length > 0 && !allowed.includes(request.method)
       ? new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } })
       : new OAuthError('not_found', 'No such page or endpoint.');
@@ -159,6 +163,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // A browser app that calls a wrong path under the JSON endpoints reads the 404 instead of a
     // network error; nothing there reads the session cookie (INTERFACE section 3).
     reply.code(error.status).headers(wantsJson ? jsonNotFoundHeaders : headers.page).headers(error.headers).header('cache-control', 'no-store');
+    if (inConsole) reply.headers(CONSOLE_HEADERS);
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
     // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
     // request no route matched passed through no scope, so the page's cookies are read here.

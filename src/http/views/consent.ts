@@ -63,6 +63,7 @@ ${described !== undefined ? describedApp(t, client.name, described, view.request
     ? rich(t, 'consent.madeBy', { app: client.name, owner: html`<strong>${personName(view.owner)}</strong>` })
     : t.text('consent.madeByOperators', { app: client.name })}${client.homepageUrl
     ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>`}
+${client.verifiedAt === null ? '' : html`<p class="verified"><span class="tag member">${t.text('consent.verifiedBy', { site: t.text('common.siteName') })}</span></p>`}
 ${described === undefined && client.description ? html`<p>${client.description}</p>` : ''}
 <h2>${t.text('consent.willRead')}</h2>
 <ul class="scopes">

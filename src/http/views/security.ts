@@ -305,7 +305,7 @@ function spaceBetween(before: string, after: string): string {
 }
 
 /** The words of an event and its details, a space between them where the language sets one. */
-function eventLine(t: Translator, event: SecurityEvent): string {
+export function eventLine(t: Translator, event: SecurityEvent): string {
   const what = isEventKind(event.kind) ? eventText(t, event.kind) : event.kind;
   return `${what} ${detailText(t, event)}`.trim().replace(CHINESE_UNSPACED, '');
 }

@@ -24,6 +24,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     backchannelLogoutUri: row.backchannel_logout_uri,
     requirePushedAuthorizationRequests: Boolean(row.require_pushed_authorization_requests),
     selfRegistered: Boolean(row.self_registered),
+    verifiedAt: row.verified_at === null ? null : Number(row.verified_at),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -128,6 +129,12 @@ export class KyselyClientStore implements ClientStore {
       .set({ require_pushed_authorization_requests: required ? 1 : 0, updated_at: now })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  async setVerified(clientId: string, verified: boolean, now: Instant): Promise<Client | undefined> {
+    const row = await this.db.updateTable('clients').set({ verified_at: verified ? now : null, updated_at: now })
+      .where('client_id', '=', clientId).returningAll().executeTakeFirst();
+    return row && toClient(row);
   }
 
   async setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined> {

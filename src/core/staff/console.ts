@@ -1,0 +1,156 @@
+/**
+ * What staff do in the console (INTERFACE section 14), each through `makeStaffChange`: the rule
+ * on who may act is checked inside the change's transaction, against the target as it is then,
+ * and the change reuses the core that does the same thing elsewhere (section 4's status change,
+ * signing out, the key rotation of the command line).
+ */
+import type { AuditSink } from '../audit.js';
+import { setAccountStatus } from '../accounts/accounts.js';
+import type { User, UserStatus } from '../accounts/ports.js';
+import { requiresSecondStep } from '../accounts/two-step.js';
+import { deactivateClient } from '../oauth/clients.js';
+import type { ClientStatus } from '../oauth/ports.js';
+import { type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
+import { endOtherSignInSessions } from '../oidc/logout/events.js';
+import type { Stores } from '../stores.js';
+import type { Clock } from '../time.js';
+import type { Role } from './ports.js';
+import { type Refusal, type StaffActor, type StaffMember, isStaff, makeStaffChange, refusalOnMember, refusalOnRole } from './staff.js';
+
+export interface ConsoleDeps {
+  stores: Stores;
+  clock: Clock;
+  audit: AuditSink;
+}
+
+/** Who may see the console: staff, and among them only those with two-step verification on. */
+export type ConsoleAccess = { kind: 'none' } | { kind: 'needs_two_step' } | { kind: 'staff'; staff: StaffMember };
+
+export async function consoleAccess(stores: Stores, user: User | undefined): Promise<ConsoleAccess> {
+  if (!user || user.status !== 'active') return { kind: 'none' };
+  const role = await stores.roles.roleOf(user.id);
+  if (!isStaff(role)) return { kind: 'none' };
+  if (!(await requiresSecondStep(stores, user.id))) return { kind: 'needs_two_step' };
+  return { kind: 'staff', staff: { id: user.id, username: user.username, role } };
+}
+
+/** What a change on a member came to: done, refused by the rules, or no such member. */
+export type MemberChangeOutcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal } | { ok: false; refusal: 'not_found' };
+
+/**
+ * A change on the account `targetId`, under `rule` (checked against the account's role as the
+ * transaction reads it). `act` makes the change and says what it set.
+ */
+async function changeMember<T>(
+  deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, reason: string,
+  action: 'member.status' | 'member.sessions_revoked' | 'member.two_step_reset' | 'member.role',
+  rule: (actor: StaffMember, target: { id: number; role: Role }) => Refusal | undefined,
+  act: (tx: Stores, target: User) => Promise<{ result: T; detail: Record<string, string> }>,
+): Promise<MemberChangeOutcome<T>> {
+  let outcome: MemberChangeOutcome<T> = { ok: false, refusal: 'not_found' };
+  await makeStaffChange(deps, {
+    actor, action, reason, target: { kind: 'member', id: String(targetId), name: '' },
+    change: async (tx) => {
+      const [target, role] = await Promise.all([tx.users.findById(targetId), tx.roles.roleOf(targetId)]);
+      if (!target || role === undefined) return undefined;
+      const refusal = rule(actor, { id: target.id, role });
+      if (refusal) {
+        outcome = { ok: false, refusal };
+        return undefined;
+      }
+      const made = await act(tx, target);
+      outcome = { ok: true, value: made.result };
+      return { ...made, targetName: target.username };
+    },
+  });
+  return outcome;
+}
+
+/** Section 4's status change, by staff: leaving `active` ends every session, grant and token for good. */
+export function changeMemberStatus(deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, status: UserStatus, reason: string) {
+  return changeMember(deps, actor, targetId, reason, 'member.status', refusalOnMember, async (tx, target) => {
+    await setAccountStatus(tx, deps.clock, target.id, status);
+    return { result: status, detail: { from: target.status, status } };
+  });
+}
+
+/** Signs the member out everywhere: every session and every sign-in waiting for its second step, with their back-channel logouts. */
+export function endMemberSessions(deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, reason: string) {
+  return changeMember(deps, actor, targetId, reason, 'member.sessions_revoked', refusalOnMember, async (tx, target) => {
+    const ended = await endOtherSignInSessions(tx, deps.clock.now(), target.id, '');
+    return { result: ended, detail: { sessions_ended: String(ended) } };
+  });
+}
+
+/** Removes the member's authenticator app, recovery codes and passkeys: they sign in with the password alone until they set it up again. */
+export function resetMemberTwoStep(deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, reason: string) {
+  return changeMember(deps, actor, targetId, reason, 'member.two_step_reset', refusalOnMember, async (tx, target) => {
+    const hadApp = await tx.secondFactors.removeTotp(target.id);
+    const passkeys = await tx.passkeys.listForUser(target.id);
+    for (const passkey of passkeys) await tx.passkeys.remove(target.id, passkey.credentialId);
+    return { result: { hadApp, passkeys: passkeys.length }, detail: { authenticator_app: hadApp ? 'removed' : 'none', passkeys_removed: String(passkeys.length) } };
+  });
+}
+
+/** Admins only, never their own. */
+export function changeMemberRole(deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, role: Role, reason: string) {
+  return changeMember(deps, actor, targetId, reason, 'member.role', refusalOnRole, async (tx, target) => {
+    const from = (await tx.roles.roleOf(target.id)) ?? 'member';
+    await tx.roles.setRole(target.id, role, deps.clock.now());
+    return { result: role, detail: { from, role } };
+  });
+}
+
+/** What a change on an app came to. */
+export type AppChangeOutcome<T> = { ok: true; value: T } | { ok: false; refusal: 'not_found' };
+
+/**
+ * Deactivates an app (every grant of it ends, so every token: the same core as its owner's
+ * button and `svc client deactivate`) or makes it active again (nothing that ended comes back).
+ */
+export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clientId: string, status: ClientStatus, reason: string): Promise<AppChangeOutcome<ClientStatus>> {
+  const done = await makeStaffChange(deps, {
+    actor, action: 'app.status', reason, target: { kind: 'app', id: clientId, name: '' },
+    change: async (tx) => {
+      const before = await tx.clients.findById(clientId);
+      if (!before) return undefined;
+      const after = status === 'deactivated' ? await deactivateClient(tx, deps.clock, clientId) : await tx.clients.setStatus(clientId, 'active', deps.clock.now());
+      if (!after) return undefined;
+      return { result: after.status, detail: { from: before.status, status: after.status }, targetName: before.name };
+    },
+  });
+  return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
+}
+
+/** Marks an app verified, or not: its consent page says "Verified by" the site only when it is. */
+export async function setAppVerified(deps: ConsoleDeps, actor: StaffActor, clientId: string, verified: boolean, reason: string): Promise<AppChangeOutcome<boolean>> {
+  const done = await makeStaffChange(deps, {
+    actor, action: 'app.verified', reason, target: { kind: 'app', id: clientId, name: '' },
+    change: async (tx) => {
+      const client = await tx.clients.setVerified(clientId, verified, deps.clock.now());
+      return client && { result: verified, detail: { verified: verified ? 'yes' : 'no' }, targetName: client.name };
+    },
+  });
+  return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
+}
+
+/**
+ * The command line's key rotation, by an admin (`refusalOnKeys`): the keys are made before the
+ * transaction (slow), stored and logged in it.
+ */
+export async function rotateKeysAsStaff(
+  deps: ConsoleDeps & { settings: { keysSecret: string | undefined; signingKeyActivationSeconds: number } },
+  actor: StaffActor, immediate: boolean, reason: string,
+): Promise<Rotation> {
+  const secret = deps.settings.keysSecret;
+  await checkKeysSealedAlike(deps.stores, secret);
+  const fresh = await generateRotation(secret);
+  const done = await makeStaffChange(deps, {
+    actor, action: 'keys.rotated', reason, target: { kind: 'keys', id: '', name: '' },
+    change: async (tx) => {
+      const rotation = await storeRotation(tx, deps.clock, fresh, { activationSeconds: deps.settings.signingKeyActivationSeconds, now: immediate });
+      return { result: rotation, detail: { ...rotation.kids, active_at: new Date(rotation.activeAt).toISOString() } };
+    },
+  });
+  return done!.result;
+}

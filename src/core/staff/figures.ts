@@ -1,0 +1,104 @@
+/**
+ * The overview's figures (INTERFACE section 14): sign-ins, new members, tokens issued, refusals
+ * and 429s, a day at a time in the site's time zone. Counting must cost the requests nothing: each
+ * instance counts in memory and adds its counts to the `daily_figures` rows every few seconds (one
+ * statement), so no request writes a row others write too. A crash loses at most those seconds.
+ * New members are read from the accounts themselves.
+ */
+import type { AuditEvent, AuditSink } from '../audit.js';
+import { dayIn } from '../site-time.js';
+import type { Stores } from '../stores.js';
+import type { Instant } from '../time.js';
+import { type DailyCount, FIGURES, type Figure } from './ports.js';
+
+export const OVERVIEW_DAYS = 14;
+const DAY_MS = 86_400_000;
+
+/** The figure an audit event counts towards, if any. */
+export function figureOf(event: AuditEvent): Figure | undefined {
+  switch (event.audit) {
+    case 'sign_in.succeeded': return 'sign_ins';
+    case 'token.issued': case 'token.refreshed': return 'tokens_issued';
+    // A refused sign-in; one refused for being past a limit is a 429, counted as such.
+    case 'sign_in.failed': return event.reason === 'throttled' ? undefined : 'refusals';
+    default: return undefined;
+  }
+}
+
+/** An instance's counts not yet added to the database. */
+export class FigureCounter {
+  private readonly pending = new Map<string, DailyCount>();
+
+  constructor(private readonly timeZone: string) {}
+
+  count(figure: Figure, at: Instant): void {
+    const day = dayIn(at, this.timeZone);
+    const key = `${day} ${figure}`;
+    const held = this.pending.get(key);
+    if (held) held.count += 1;
+    else this.pending.set(key, { day, figure, count: 1 });
+  }
+
+  /** The audit sink `sink` that also counts what it records. */
+  counting(sink: AuditSink, now: () => Instant): AuditSink {
+    return {
+      record: (event) => {
+        const figure = figureOf(event);
+        if (figure) this.count(figure, now());
+        sink.record(event);
+      },
+    };
+  }
+
+  /** Adds the counts to the database; counts that could not be written are kept for the next time. */
+  async flush(stores: Stores): Promise<void> {
+    if (this.pending.size === 0) return;
+    const counts = [...this.pending.values()];
+    this.pending.clear();
+    try {
+      await stores.dailyFigures.add(counts);
+    } catch (error) {
+      for (const c of counts) {
+        const key = `${c.day} ${c.figure}`;
+        const held = this.pending.get(key);
+        if (held) held.count += c.count;
+        else this.pending.set(key, c);
+      }
+      throw error;
+    }
+  }
+}
+
+export interface Overview {
+  /** The days, oldest first, `YYYY-MM-DD` in the site's zone; the last is today. */
+  days: string[];
+  /** Each figure's count on each of `days`. */
+  counts: Record<Figure, number[]>;
+}
+
+/** The last 14 days' figures, today included. */
+export async function overview(stores: Stores, now: Instant, timeZone: string): Promise<Overview> {
+  const days: string[] = [];
+  // Noon steps: a day that is 23 or 25 hours long (daylight saving) is neither skipped nor repeated.
+  const today = dayIn(now, timeZone);
+  for (let i = OVERVIEW_DAYS - 1; i >= 0; i--) {
+    const day = dayIn(Date.parse(`${today}T12:00:00Z`) - i * DAY_MS, 'UTC');
+    days.push(day);
+  }
+  const index = new Map(days.map((day, i) => [day, i]));
+  const counts = Object.fromEntries(FIGURES.map((f) => [f, days.map(() => 0)])) as Record<Figure, number[]>;
+  const [stored, joined] = await Promise.all([
+    stores.dailyFigures.since(days[0]!),
+    // A day early: the first day's start in the site's zone is within a day of its UTC date.
+    stores.memberDirectory.joinedSince(Date.parse(`${days[0]}T00:00:00Z`) - DAY_MS),
+  ]);
+  for (const c of stored) {
+    const i = index.get(c.day);
+    if (i !== undefined && c.figure !== 'new_members') counts[c.figure][i]! += c.count;
+  }
+  for (const at of joined) {
+    const i = index.get(dayIn(at, timeZone));
+    if (i !== undefined) counts.new_members[i]! += 1;
+  }
+  return { days, counts };
+}

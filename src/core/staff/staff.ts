@@ -1,0 +1,110 @@
+/**
+ * The staff console's rules (INTERFACE section 14): who may act on whom, what a reason is, and
+ * how every change is made: the change and its staff-log entry in one transaction, then an audit
+ * event. The routes and the command line call these; they decide nothing themselves.
+ */
+import type { AuditSink } from '../audit.js';
+import { InputError } from '../errors.js';
+import type { Stores } from '../stores.js';
+import type { Clock } from '../time.js';
+import { ROLES, type Role, type StaffAction, type StaffLogEntry, type StaffTargetKind } from './ports.js';
+
+export const REASON_MIN_LENGTH = 3;
+export const REASON_MAX_LENGTH = 500;
+
+export function isRole(value: string): value is Role {
+  return (ROLES as readonly string[]).includes(value);
+}
+
+export function isStaff(role: Role | undefined): role is 'moderator' | 'admin' {
+  return role === 'moderator' || role === 'admin';
+}
+
+/** The reason staff give for a change, trimmed: 3 to 500 characters. */
+export function checkReason(value: string): string {
+  const reason = value.trim();
+  const length = [...reason].length;
+  if (length < REASON_MIN_LENGTH || length > REASON_MAX_LENGTH) {
+    throw InputError.worded('reason', `the reason must be ${REASON_MIN_LENGTH} to ${REASON_MAX_LENGTH} characters`,
+      { key: 'problems.staffReasonLength', values: { min: REASON_MIN_LENGTH, max: REASON_MAX_LENGTH } });
+  }
+  return reason;
+}
+
+/** Someone acting in the console: an account and its role. */
+export interface StaffMember {
+  id: number;
+  username: string;
+  role: 'moderator' | 'admin';
+}
+
+/** Why a staff member may not do what they asked; the console answers it with the page that says so. */
+export type Refusal = 'self' | 'staff_target' | 'admins_only';
+
+/**
+ * Whether `actor` may change the account `target` (its status, sessions, two-step): never their
+ * own; moderators only members, admins anyone else.
+ */
+export function refusalOnMember(actor: StaffMember, target: { id: number; role: Role }): Refusal | undefined {
+  if (target.id === actor.id) return 'self';
+  if (actor.role === 'moderator' && target.role !== 'member') return 'staff_target';
+  return undefined;
+}
+
+/** Roles and signing keys are the admins' alone; a role is never one's own. */
+export function refusalOnRole(actor: StaffMember, target: { id: number }): Refusal | undefined {
+  if (actor.role !== 'admin') return 'admins_only';
+  return target.id === actor.id ? 'self' : undefined;
+}
+
+export function refusalOnKeys(actor: StaffMember): Refusal | undefined {
+  return actor.role === 'admin' ? undefined : 'admins_only';
+}
+
+/** Who did it: a staff member from an address, or the operator at the command line. */
+export type StaffActor = (StaffMember & { via: 'site'; address: string }) | { via: 'cli' };
+
+export interface StaffChange<T> {
+  actor: StaffActor;
+  action: StaffAction;
+  /** `name`: the target's name as known before the change; `change` may give it as it reads it. */
+  target: { kind: StaffTargetKind; id: string; name: string };
+  /** Checked by `checkReason`; from the command line it may be empty. */
+  reason: string;
+  /** The change itself, inside the transaction that logs it; `undefined`: nothing to change, nothing logged. */
+  change(tx: Stores): Promise<{ result: T; detail: Record<string, string>; targetName?: string } | undefined>;
+}
+
+/**
+ * Makes a staff change and writes it to the staff log in one transaction (both or neither), then
+ * records the audit event. `undefined` when `change` found nothing to act on.
+ */
+export async function makeStaffChange<T>(
+  deps: { stores: Stores; clock: Clock; audit: AuditSink }, change: StaffChange<T>,
+): Promise<{ result: T; entry: StaffLogEntry } | undefined> {
+  const done = await deps.stores.transaction(async (tx) => {
+    const made = await change.change(tx);
+    if (!made) return undefined;
+    const entry = await tx.staffLog.append({
+      createdAt: deps.clock.now(),
+      actorId: change.actor.via === 'cli' ? null : change.actor.id,
+      actorName: change.actor.via === 'cli' ? 'cli' : change.actor.username,
+      action: change.action,
+      targetKind: change.target.kind,
+      targetId: change.target.id,
+      targetName: made.targetName ?? change.target.name,
+      detail: made.detail,
+      reason: change.reason,
+    });
+    return { result: made.result, entry };
+  });
+  if (done) {
+    const { entry } = done;
+    deps.audit.record({
+      audit: 'staff.action', action: entry.action, staffLogId: entry.id, actorId: entry.actorId,
+      targetKind: entry.targetKind, targetId: entry.targetId, detail: entry.detail,
+      ...(change.actor.via === 'cli' ? { via: 'cli' as const } : { via: 'site' as const, address: change.actor.address }),
+    });
+  }
+  return done;
+}

@@ -1,0 +1,9 @@
+/** The staff console's addresses (INTERFACE section 14), which the console's routes and the not-found answer both know. */
+
+/** Whether a path is the console's: `/admin` and everything under it. */
+export function isConsolePath(url: string): boolean {
+  return url === '/admin' || url.startsWith('/admin/') || url.startsWith('/admin?');
+}
+
+/** Headers of every console answer, the not-found answer included. */
+export const CONSOLE_HEADERS = { 'cache-control': 'no-store', 'x-robots-tag': 'noindex' } as const;

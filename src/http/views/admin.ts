@@ -1,0 +1,415 @@
+/**
+ * The staff console's pages (INTERFACE section 14): the overview, members, apps, signing keys and
+ * the staff log, and the confirmation every change goes through. No script: every form is a POST
+ * that answers a page saying what will happen, whose form repeats it with `confirm=yes`.
+ */
+import { type SecurityEvent, type Session, USER_STATUSES, type User, type UserStatus } from '../../core/accounts/ports.js';
+import { describeUserAgent } from '../../core/accounts/user-agent.js';
+import type { SecondFactors } from '../../core/accounts/two-step.js';
+import type { AuthorizedApplication } from '../../core/oauth/applications.js';
+import type { Client } from '../../core/oauth/ports.js';
+import type { SigningKey } from '../../core/oidc/ports.js';
+import type { PersonalToken } from '../../core/credentials/ports.js';
+import type { Translator } from '../../core/locales.js';
+import { FIGURES, type Figure, ROLES, type Role, type StaffLogEntry } from '../../core/staff/ports.js';
+import type { Overview } from '../../core/staff/figures.js';
+import { REASON_MAX_LENGTH, REASON_MIN_LENGTH, type StaffMember } from '../../core/staff/staff.js';
+import { type FormErrors, errorSummary, errorsFor } from './forms.js';
+import { type Html, html } from './html.js';
+import { type PageContext, layout } from './layout.js';
+import { deviceText, eventLine } from './security.js';
+import { personName, problemText, timeOf } from './words.js';
+
+export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
+
+/** A console page: the console's own navigation above `main`; keys only for admins. */
+export function consoleLayout(title: string, context: PageContext, staff: StaffMember, section: ConsoleSection, main: Html): Html {
+  const { t } = context;
+  const items: Array<[ConsoleSection, string, string]> = [
+    ['overview', '/admin', t.text('admin.navOverview')],
+    ['members', '/admin/members', t.text('admin.navMembers')],
+    ['apps', '/admin/apps', t.text('admin.navApps')],
+    ...(staff.role === 'admin' ? [['keys', '/admin/keys', t.text('admin.navKeys')] as [ConsoleSection, string, string]] : []),
+    ['log', '/admin/staff-log', t.text('admin.navLog')],
+  ];
+  return layout(title, context, html`<div class="settings console">
+<nav class="settings-nav" aria-label="${t.text('admin.consoleNavigation')}"><ul>
+${items.map(([name, href, label]) => html`<li><a href="${href}"${name === section ? html` aria-current="page"` : ''}>${label}</a></li>`)}
+</ul></nav>
+<div class="settings-main">${main}</div>
+</div>`);
+}
+
+/** The one page staff without two-step verification see, whatever they asked for. */
+export function twoStepNeededPage(context: PageContext): Html {
+  const { t } = context;
+  return layout(t.text('admin.twoStepNeededTitle'), context, html`<section class="card narrow">
+<h1>${t.text('admin.twoStepNeededTitle')}</h1>
+<p>${t.text('admin.twoStepNeeded')}</p>
+<p><a class="button" href="/settings/security">${t.text('admin.turnOnTwoStep')}</a></p>
+</section>`);
+}
+
+export function statusWord(t: Translator, status: UserStatus): string {
+  return t.text('admin.status', { status });
+}
+
+export function roleWord(t: Translator, role: Role): string {
+  return t.text('admin.role', { role });
+}
+
+/** The reason field every change asks for (3 to 500 characters), with its problem if it had one. */
+function reasonField(t: Translator, id: string, value: string, errors: FormErrors): Html {
+  const problem = errorsFor(errors, 'reason')[0];
+  return html`<label for="${id}">${t.text('admin.reason')}</label>
+<textarea id="${id}" name="reason" rows="2" required minlength="${REASON_MIN_LENGTH}" maxlength="${REASON_MAX_LENGTH}" aria-describedby="${id}-hint${problem ? html` ${id}-error` : ''}"${problem ? html` aria-invalid="true"` : ''}>${value}</textarea>
+<p class="hint" id="${id}-hint">${t.text('admin.reasonHint', { min: REASON_MIN_LENGTH, max: REASON_MAX_LENGTH })}</p>
+${problem ? html`<p class="field-error" id="${id}-error">${problemText(t, problem)}</p>` : ''}`;
+}
+
+/** A change's first form: its own fields, a reason, and a button that leads to the confirmation. */
+function changeForm(context: PageContext, id: string, action: string, fields: Html, button: string): Html {
+  return html`<form method="post" action="${action}" class="staff-change">
+<input type="hidden" name="_csrf" value="${context.csrf}">
+${fields}
+${reasonField(context.t, `${id}-reason`, '', undefined)}
+<div class="actions"><button type="submit" class="secondary">${button}</button></div>
+</form>`;
+}
+
+export interface StaffConfirmation {
+  title: string;
+  /** What will happen, in words. */
+  consequences: string;
+  action: string;
+  /** The change's own fields, sent again as hidden fields. */
+  fields: Record<string, string>;
+  reason: string;
+  button: string;
+  cancel: string;
+  errors?: FormErrors;
+}
+
+/** The page between a change's form and the change: what will happen, the reason (still editable), and the button that does it. */
+export function staffConfirmationPage(context: PageContext, staff: StaffMember, section: ConsoleSection, c: StaffConfirmation): Html {
+  const { t } = context;
+  return consoleLayout(c.title, context, staff, section, html`<section class="card confirm" aria-labelledby="confirm-heading">
+<h1 id="confirm-heading">${c.title}</h1>
+${errorSummary(c.errors, { t, labels: { reason: t.text('admin.reason') } })}
+<p>${c.consequences}</p>
+<p>${t.text('admin.loggedNote')}</p>
+<form method="post" action="${c.action}">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  ${Object.entries(c.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+  <input type="hidden" name="confirm" value="yes">
+  ${reasonField(t, 'confirm-reason', c.reason, c.errors)}
+  <div class="actions"><button type="submit" class="danger">${c.button}</button> <a href="${c.cancel}" class="button secondary">${t.text('settings.cancel')}</a></div>
+</form>
+</section>`);
+}
+
+/** A change the rules do not allow this staff member (their own account, a fellow staff member, an admin's power). */
+export function refusedPage(context: PageContext, staff: StaffMember, section: ConsoleSection, message: string, back: string): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.refusedTitle'), context, staff, section, html`<section class="card">
+<h1>${t.text('admin.refusedTitle')}</h1>
+<p>${message}</p>
+<p><a href="${back}">${t.text('admin.back')}</a></p>
+</section>`);
+}
+
+function notice(message: string | undefined): Html | '' {
+  return message === undefined ? '' : html`<p class="notice" role="status">${message}</p>`;
+}
+
+// ---- Members ---------------------------------------------------------------------------------
+
+function searchForm(t: Translator, action: string, label: string, hint: string, query: string): Html {
+  return html`<form method="get" action="${action}" role="search" class="console-search">
+<label for="q">${label}</label>
+<input type="text" id="q" name="q" value="${query}" maxlength="200" aria-describedby="q-hint">
+<p class="hint" id="q-hint">${hint}</p>
+<div class="actions"><button type="submit">${t.text('admin.search')}</button></div>
+</form>`;
+}
+
+export function membersPage(context: PageContext, staff: StaffMember, query: string, found: readonly User[] | undefined, limit: number): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.membersTitle'), context, staff, 'members', html`<section class="card">
+<h1>${t.text('admin.membersTitle')}</h1>
+${searchForm(t, '/admin/members', t.text('admin.findMember'), t.text('admin.findMemberHint'), query)}
+</section>
+${found === undefined ? '' : html`<section class="card" aria-labelledby="results-heading">
+<h2 id="results-heading">${t.text('admin.results', { count: found.length })}</h2>
+${found.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
+${found.length === 0 ? '' : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${t.text('admin.member')}</th><th scope="col">${t.text('admin.id')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.joined')}</th></tr></thead>
+<tbody>${found.map((u) => html`<tr><td><a href="/admin/members/${u.id}">${personName(u)}</a></td><td>${u.id}</td><td>${statusWord(t, u.status)}</td><td>${timeOf(context, u.createdAt)}</td></tr>`)}</tbody>
+</table></div>`}
+</section>`}`);
+}
+
+export interface MemberView {
+  user: User;
+  role: Role;
+  email: string | undefined;
+  secondFactors: SecondFactors;
+  sessions: readonly Session[];
+  apps: readonly AuthorizedApplication[];
+  tokens: readonly PersonalToken[];
+  securityLog: readonly SecurityEvent[];
+  staffLog: readonly StaffLogEntry[];
+  /** What this staff member may do here: nothing on themselves, only members for a moderator. */
+  mayChange: boolean;
+  mayChangeRole: boolean;
+  notice?: string | undefined;
+}
+
+export function memberPage(context: PageContext, staff: StaffMember, m: MemberView): Html {
+  const { t } = context;
+  const { user } = m;
+  const base = `/admin/members/${user.id}`;
+  return consoleLayout(t.text('admin.memberTitle', { username: user.username }), context, staff, 'members', html`<section class="card" aria-labelledby="member-heading">
+<h1 id="member-heading">${personName(user)}</h1>
+${notice(m.notice)}
+<dl class="facts">
+<dt>${t.text('admin.id')}</dt><dd>${user.id}</dd>
+<dt>${t.text('admin.statusHeading')}</dt><dd><span class="tag${user.status === 'active' ? ' member' : ' off'}">${statusWord(t, user.status)}</span></dd>
+<dt>${t.text('admin.roleHeading')}</dt><dd>${roleWord(t, m.role)}</dd>
+<dt>${t.text('admin.email')}</dt><dd>${m.email ?? t.text('admin.none')}</dd>
+<dt>${t.text('admin.joined')}</dt><dd>${timeOf(context, user.createdAt)}</dd>
+<dt>${t.text('admin.twoStep')}</dt><dd>${t.text('admin.twoStepSummary', { app: m.secondFactors.totp ? 'on' : 'off', passkeys: m.secondFactors.passkeys, codes: m.secondFactors.recoveryCodesLeft })}</dd>
+</dl>
+<p><a href="/u/${user.username}">${t.text('admin.publicPage')}</a></p>
+</section>
+${m.mayChange ? html`<section class="card" aria-labelledby="actions-heading">
+<h2 id="actions-heading">${t.text('admin.actions')}</h2>
+<h3>${t.text('admin.changeStatus')}</h3>
+${changeForm(context, 'status', `${base}/status`, html`<label for="status">${t.text('admin.newStatus')}</label>
+<select id="status" name="status">${USER_STATUSES.map((s) => html`<option value="${s}"${s === user.status ? html` selected` : ''}>${statusWord(t, s)}</option>`)}</select>`, t.text('admin.changeStatusButton'))}
+<h3>${t.text('admin.signOutEverywhere')}</h3>
+<p class="hint">${t.text('admin.signOutEverywhereHint')}</p>
+${changeForm(context, 'sessions', `${base}/sessions/revoke`, html``, t.text('admin.signOutEverywhereButton'))}
+<h3>${t.text('admin.resetTwoStep')}</h3>
+<p class="hint">${t.text('admin.resetTwoStepHint')}</p>
+${changeForm(context, 'two-step', `${base}/two-step/reset`, html``, t.text('admin.resetTwoStepButton'))}
+${m.mayChangeRole ? html`<h3>${t.text('admin.changeRole')}</h3>
+${changeForm(context, 'role', `${base}/role`, html`<label for="role">${t.text('admin.newRole')}</label>
+<select id="role" name="role">${ROLES.map((r) => html`<option value="${r}"${r === m.role ? html` selected` : ''}>${roleWord(t, r)}</option>`)}</select>`, t.text('admin.changeRoleButton'))}` : ''}
+</section>` : html`<p class="card muted">${t.text(user.id === staff.id ? 'admin.notOnYourself' : 'admin.notOnStaff')}</p>`}
+<section class="card" aria-labelledby="sessions-heading">
+<h2 id="sessions-heading">${t.text('admin.sessions', { count: m.sessions.length })}</h2>
+${m.sessions.length === 0 ? '' : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${t.text('admin.device')}</th><th scope="col">${t.text('admin.address')}</th><th scope="col">${t.text('admin.signedIn')}</th><th scope="col">${t.text('admin.lastSeen')}</th></tr></thead>
+<tbody>${m.sessions.map((s) => html`<tr><td>${deviceText(t, describeUserAgent(s.userAgent))}</td><td>${s.address}</td><td>${timeOf(context, s.authTime)}</td><td>${timeOf(context, s.lastSeenAt, { relative: true })}</td></tr>`)}</tbody>
+</table></div>`}
+</section>
+<section class="card" aria-labelledby="apps-heading">
+<h2 id="apps-heading">${t.text('admin.authorizedApps', { count: m.apps.length })}</h2>
+${m.apps.length === 0 ? '' : html`<ul>${m.apps.map((a) => html`<li><a href="/admin/apps/${encodeURIComponent(a.client.clientId)}">${a.client.name}</a> <span class="muted">${a.scopes.join(' ')}</span></li>`)}</ul>`}
+</section>
+<section class="card" aria-labelledby="tokens-heading">
+<h2 id="tokens-heading">${t.text('admin.personalTokens', { count: m.tokens.length })}</h2>
+${m.tokens.length === 0 ? '' : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${t.text('admin.name')}</th><th scope="col">${t.text('admin.scope')}</th><th scope="col">${t.text('admin.created')}</th><th scope="col">${t.text('admin.statusHeading')}</th></tr></thead>
+<tbody>${m.tokens.map((k) => html`<tr><td>${k.name}</td><td><code>${k.scope}</code></td><td>${timeOf(context, k.createdAt)}</td><td>${t.text('admin.tokenState', { state: k.revokedAt !== null ? 'revoked' : k.expiresAt !== null && k.expiresAt <= context.now ? 'expired' : 'active' })}</td></tr>`)}</tbody>
+</table></div>`}
+</section>
+<section class="card" aria-labelledby="security-heading">
+<h2 id="security-heading">${t.text('admin.securityLog')}</h2>
+${m.securityLog.length === 0 ? html`<p class="muted">${t.text('admin.nothingYet')}</p>` : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${t.text('admin.when')}</th><th scope="col">${t.text('admin.what')}</th><th scope="col">${t.text('admin.address')}</th></tr></thead>
+<tbody>${m.securityLog.map((e) => html`<tr data-kind="${e.kind}"><td>${timeOf(context, e.createdAt)}</td><td>${eventLine(t, e)}</td><td>${[e.device === '' ? '' : deviceText(t, e.device), e.address].filter((x) => x !== '').join(t.text('settings.listSeparator'))}</td></tr>`)}</tbody>
+</table></div>`}
+</section>
+<section class="card" aria-labelledby="staff-heading">
+<h2 id="staff-heading">${t.text('admin.staffActionsHere')}</h2>
+${staffLogTable(context, m.staffLog)}
+</section>`);
+}
+
+// ---- The staff log ---------------------------------------------------------------------------
+
+export function actionWords(t: Translator, entry: Pick<StaffLogEntry, 'action' | 'detail'>): string {
+  const { status, role, verified } = entry.detail;
+  return t.text('admin.action', {
+    action: entry.action.replace('.', '_'),
+    status: status === undefined ? '' : t.text(entry.action === 'app.status' ? 'admin.appStatus' : 'admin.status', { status }),
+    role: role === undefined ? '' : t.text('admin.role', { role }),
+    verified: verified === undefined ? '' : t.text(verified === 'yes' ? 'admin.yes' : 'admin.no'),
+  });
+}
+
+function targetOf(entry: StaffLogEntry): Html {
+  if (entry.targetKind === 'member') return html`<a href="/admin/members/${entry.targetId}">${entry.targetName || entry.targetId}</a>`;
+  if (entry.targetKind === 'app') return html`<a href="/admin/apps/${encodeURIComponent(entry.targetId)}">${entry.targetName || entry.targetId}</a>`;
+  return html``;
+}
+
+export function staffLogTable(context: PageContext, entries: readonly StaffLogEntry[]): Html {
+  const { t } = context;
+  if (entries.length === 0) return html`<p class="muted">${t.text('admin.nothingYet')}</p>`;
+  return html`<div class="table-wrap"><table class="staff-log">
+<thead><tr><th scope="col">${t.text('admin.when')}</th><th scope="col">${t.text('admin.who')}</th><th scope="col">${t.text('admin.what')}</th><th scope="col">${t.text('admin.onWhom')}</th><th scope="col">${t.text('admin.reason')}</th></tr></thead>
+<tbody>${entries.map((e) => html`<tr><td>${timeOf(context, e.createdAt)}</td><td>${e.actorId === null ? t.text('admin.commandLine') : html`<a href="/admin/members/${e.actorId}">${e.actorName}</a>`}</td><td>${actionWords(t, e)}</td><td>${targetOf(e)}</td><td class="reason">${e.reason}</td></tr>`)}</tbody>
+</table></div>`;
+}
+
+export function staffLogPage(context: PageContext, staff: StaffMember, entries: readonly StaffLogEntry[], older: string | undefined): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.logTitle'), context, staff, 'log', html`<section class="card">
+<h1>${t.text('admin.logTitle')}</h1>
+<p class="hint">${t.text('admin.logHint')}</p>
+${staffLogTable(context, entries)}
+${older === undefined ? '' : html`<p><a href="${older}">${t.text('admin.older')}</a></p>`}
+</section>`);
+}
+
+// ---- The overview ----------------------------------------------------------------------------
+
+const CHART = { width: 280, height: 96, top: 14, bottom: 16, gap: 4 } as const;
+
+/**
+ * One figure's 14 days as bars (an SVG drawn here: no script, no library), with the highest day's
+ * count on its scale line and today's bar darker. Colours are attributes, not CSS: the page's CSP
+ * allows no inline style.
+ */
+function figureChart(t: Translator, figure: Figure, days: readonly string[], counts: readonly number[]): Html {
+  const max = Math.max(1, ...counts);
+  const plot = CHART.height - CHART.top - CHART.bottom;
+  const slot = CHART.width / counts.length;
+  const label = t.text('admin.figure', { figure });
+  const id = `chart-${figure}`;
+  return html`<figure class="figure-chart">
+<figcaption id="${id}">${label}: <strong>${counts[counts.length - 1] ?? 0}</strong> ${t.text('admin.today')}</figcaption>
+<svg viewBox="0 0 ${CHART.width} ${CHART.height}" width="100%" role="img" aria-labelledby="${id} ${id}-desc" xmlns="http://www.w3.org/2000/svg">
+<desc id="${id}-desc">${t.text('admin.chartDescription', { figure, max, total: counts.reduce((a, b) => a + b, 0) })}</desc>
+<line x1="0" x2="${CHART.width}" y1="${CHART.top}" y2="${CHART.top}" stroke="#d0d7de" stroke-dasharray="3 3"/>
+<text x="0" y="${CHART.top - 3}" font-size="10" fill="#57606a">${max}</text>
+<line x1="0" x2="${CHART.width}" y1="${CHART.height - CHART.bottom}" y2="${CHART.height - CHART.bottom}" stroke="#8c959f"/>
+${counts.map((count, i) => {
+    const height = Math.round((count / max) * plot);
+    const today = i === counts.length - 1;
+    return html`<rect x="${(i * slot + CHART.gap / 2).toFixed(1)}" y="${CHART.height - CHART.bottom - height}" width="${(slot - CHART.gap).toFixed(1)}" height="${height}" fill="${today ? '#1f4f99' : '#6f9ad8'}"><title>${days[i]}: ${count}</title></rect>`;
+  })}
+<text x="0" y="${CHART.height - 3}" font-size="10" fill="#57606a">${days[0]!.slice(5)}</text>
+<text x="${CHART.width}" y="${CHART.height - 3}" font-size="10" fill="#57606a" text-anchor="end">${days[days.length - 1]!.slice(5)}</text>
+</svg>
+</figure>`;
+}
+
+export function overviewPage(context: PageContext, staff: StaffMember, o: Overview, timeZone: string): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.overviewTitle'), context, staff, 'overview', html`<section class="card" aria-labelledby="overview-heading">
+<h1 id="overview-heading">${t.text('admin.overviewTitle')}</h1>
+<p class="hint">${t.text('admin.overviewHint', { days: o.days.length, zone: timeZone })}</p>
+<div class="figure-charts">${FIGURES.map((f) => figureChart(t, f, o.days, o.counts[f]))}</div>
+</section>
+<section class="card" aria-labelledby="figures-heading">
+<h2 id="figures-heading">${t.text('admin.figuresTable')}</h2>
+<div class="table-wrap"><table class="figures">
+<thead><tr><th scope="col">${t.text('admin.day')}</th>${FIGURES.map((f) => html`<th scope="col">${t.text('admin.figure', { figure: f })}</th>`)}</tr></thead>
+<tbody>${[...o.days.keys()].reverse().map((i) => html`<tr><th scope="row">${o.days[i]}</th>${FIGURES.map((f) => html`<td>${o.counts[f][i]}</td>`)}</tr>`)}</tbody>
+</table></div>
+</section>`);
+}
+
+// ---- Apps ------------------------------------------------------------------------------------
+
+/**
+ * An app's owner as the console names it: a member's page; "registered itself" for an app that
+ * registered itself (RFC 7591, INTERFACE section 13); the site's operators for one the command line made.
+ */
+function ownerOf(t: Translator, client: Client, owner: Pick<User, 'id' | 'username' | 'nickname'> | null): Html {
+  if (owner) return html`<a href="/admin/members/${owner.id}">${personName(owner)}</a>`;
+  return html`<span class="muted">${t.text(client.selfRegistered ? 'admin.registeredItself' : 'admin.operators')}</span>`;
+}
+
+function verifiedTag(t: Translator, client: Client): Html {
+  return client.verifiedAt === null ? html`${t.text('admin.no')}` : html`<span class="tag member">${t.text('admin.yes')}</span>`;
+}
+
+export function appsPage(context: PageContext, staff: StaffMember, query: string, apps: ReadonlyArray<{ client: Client; owner: Pick<User, 'id' | 'username' | 'nickname'> | null }>, limit: number): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.appsTitle'), context, staff, 'apps', html`<section class="card">
+<h1>${t.text('admin.appsTitle')}</h1>
+${searchForm(t, '/admin/apps', t.text('admin.findApp'), t.text('admin.findAppHint'), query)}
+</section>
+<section class="card" aria-labelledby="results-heading">
+<h2 id="results-heading">${t.text('admin.appResults', { count: apps.length })}</h2>
+${apps.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
+${apps.length === 0 ? '' : html`<div class="table-wrap"><table>
+<thead><tr><th scope="col">${t.text('admin.app')}</th><th scope="col">${t.text('admin.owner')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.verified')}</th></tr></thead>
+<tbody>${apps.map(({ client, owner }) => html`<tr><td><a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code></td><td>${ownerOf(t, client, owner)}</td><td>${t.text('admin.appStatus', { status: client.status })}</td><td>${verifiedTag(t, client)}</td></tr>`)}</tbody>
+</table></div>`}
+</section>`);
+}
+
+export interface AppView {
+  client: Client;
+  owner: Pick<User, 'id' | 'username' | 'nickname'> | null;
+  users: number;
+  tokensLastDay: number;
+  staffLog: readonly StaffLogEntry[];
+  notice?: string | undefined;
+}
+
+export function appPage(context: PageContext, staff: StaffMember, a: AppView): Html {
+  const { t } = context;
+  const { client } = a;
+  const base = `/admin/apps/${encodeURIComponent(client.clientId)}`;
+  const next = client.status === 'active' ? 'deactivated' : 'active';
+  return consoleLayout(client.name, context, staff, 'apps', html`<section class="card" aria-labelledby="app-heading">
+<h1 id="app-heading">${client.name}</h1>
+${notice(a.notice)}
+<dl class="facts">
+<dt>${t.text('admin.clientId')}</dt><dd><code>${client.clientId}</code></dd>
+<dt>${t.text('admin.owner')}</dt><dd>${ownerOf(t, client, a.owner)}</dd>
+<dt>${t.text('admin.statusHeading')}</dt><dd>${t.text('admin.appStatus', { status: client.status })}</dd>
+<dt>${t.text('admin.verified')}</dt><dd>${verifiedTag(t, client)}</dd>
+<dt>${t.text('admin.created')}</dt><dd>${timeOf(context, client.createdAt)}</dd>
+<dt>${t.text('admin.appUsers')}</dt><dd>${a.users}</dd>
+<dt>${t.text('admin.tokensLastDay')}</dt><dd>${a.tokensLastDay}</dd>
+<dt>${t.text('admin.redirectUris')}</dt><dd>${client.redirectUris.map((uri) => html`<code>${uri}</code><br>`)}</dd>
+</dl>
+</section>
+<section class="card" aria-labelledby="actions-heading">
+<h2 id="actions-heading">${t.text('admin.actions')}</h2>
+<h3>${t.text('admin.appStatusHeading')}</h3>
+${changeForm(context, 'app-status', `${base}/status`, html`<input type="hidden" name="status" value="${next}">`, t.text('admin.appStatusButton', { status: next }))}
+<h3>${t.text('admin.verified')}</h3>
+<p class="hint">${t.text('admin.verifiedHint', { site: t.text('common.siteName') })}</p>
+${changeForm(context, 'verified', `${base}/verified`, html`<input type="hidden" name="verified" value="${client.verifiedAt === null ? 'yes' : 'no'}">`, t.text('admin.verifiedButton', { verified: client.verifiedAt === null ? 'yes' : 'no' }))}
+</section>
+<section class="card" aria-labelledby="staff-heading">
+<h2 id="staff-heading">${t.text('admin.staffActionsOnApp')}</h2>
+${staffLogTable(context, a.staffLog)}
+</section>`);
+}
+
+// ---- Signing keys ----------------------------------------------------------------------------
+
+export function keysPage(context: PageContext, staff: StaffMember, keys: readonly SigningKey[], notice_?: string): Html {
+  const { t } = context;
+  const now = context.now;
+  const state = (k: SigningKey) => (k.activeAt > now ? 'waiting' : k.retiredAt !== null && k.retiredAt <= now ? 'retired' : 'signing');
+  return consoleLayout(t.text('admin.keysTitle'), context, staff, 'keys', html`<section class="card">
+<h1>${t.text('admin.keysTitle')}</h1>
+${notice(notice_)}
+<p class="hint">${t.text('admin.keysHint')}</p>
+<div class="table-wrap"><table>
+<thead><tr><th scope="col">kid</th><th scope="col">${t.text('admin.algorithm')}</th><th scope="col">${t.text('admin.keyState')}</th><th scope="col">${t.text('admin.created')}</th><th scope="col">${t.text('admin.signsFrom')}</th></tr></thead>
+<tbody>${keys.map((k) => html`<tr><td><code>${k.kid.slice(0, 16)}…</code></td><td>${k.alg}</td><td>${t.text('admin.keyStateWord', { state: state(k) })}</td><td>${timeOf(context, k.createdAt)}</td><td>${timeOf(context, k.activeAt)}</td></tr>`)}</tbody>
+</table></div>
+<p><a class="button secondary" href="/admin/keys/rotate">${t.text('admin.rotateKeys')}</a></p>
+</section>`);
+}
+
+export function rotateKeysPage(context: PageContext, staff: StaffMember, activationSeconds: number): Html {
+  const { t } = context;
+  return consoleLayout(t.text('admin.rotateKeys'), context, staff, 'keys', html`<section class="card">
+<h1>${t.text('admin.rotateKeys')}</h1>
+<p>${t.text('admin.rotateKeysHint', { seconds: activationSeconds })}</p>
+${changeForm(context, 'rotate', '/admin/keys/rotate', html`<div class="check"><input type="checkbox" id="now" name="now" value="yes"><label for="now">${t.text('admin.rotateNow')}</label></div>`, t.text('admin.rotateKeysButton'))}
+</section>`);
+}

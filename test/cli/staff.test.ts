@@ -1,0 +1,59 @@
+/** The staff console's commands (INTERFACE section 14): `user set-role` and `staff-log`, run as a process against each database. */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { before, test } from 'node:test';
+import { svc } from '../support/cli.js';
+import { forEachDatabase } from '../support/databases.js';
+
+const name = (prefix: string) => `${prefix}${randomBytes(3).toString('hex')}`;
+
+forEachDatabase('staff commands', (database) => {
+  const run = (...args: string[]) => svc(database.url, args);
+  before(() => assert.equal(run('migrate', '--json').code, 0));
+
+  test('user set-role prints {"id","role"}; the change is in staff-log and an audit line', () => {
+    const username = name('mod');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    const r = run('user', 'set-role', '--username', username, '--role', 'moderator', '--reason', 'runs the forum', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.json, { id: user.id, role: 'moderator' });
+    const audit = r.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(audit.map((a) => [a.audit, a.action, a.targetId, a.via, a.actorId]), [['staff.action', 'member.role', String(user.id), 'cli', null]]);
+    const log = run('staff-log', '--json');
+    assert.equal(log.code, 0, log.stderr);
+    const [latest] = log.json.entries;
+    assert.deepEqual(
+      { actor: latest.actor, action: latest.action, target_kind: latest.target_kind, target_id: latest.target_id, target: latest.target, detail: latest.detail, reason: latest.reason },
+      { actor: 'cli', action: 'member.role', target_kind: 'member', target_id: String(user.id), target: username, detail: { role: 'moderator' }, reason: 'runs the forum' },
+    );
+    assert.match(latest.at, /Z$/);
+  });
+
+  test('user set-role refuses an unknown role, an unknown user or a reason out of 3 to 500 characters, and logs nothing', () => {
+    const username = name('rol');
+    run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    const before = run('staff-log', '--json').json.entries.length;
+    for (const [args, message] of [
+      [['--username', username, '--role', 'owner'], /unknown role "owner"/],
+      [['--username', name('ghost'), '--role', 'admin'], /unknown user/],
+      [['--username', username, '--role', 'admin', '--reason', 'no'], /reason/],
+    ] as const) {
+      const r = run('user', 'set-role', ...args, '--json');
+      assert.equal(r.code, 2, r.stderr);
+      assert.equal(r.stdout, '');
+      assert.match(r.stderr, message);
+    }
+    assert.equal(run('staff-log', '--json').json.entries.length, before);
+  });
+
+  test('staff-log pages newest first and says where the next page starts', () => {
+    const username = name('pag');
+    run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    for (const role of ['moderator', 'admin', 'member']) run('user', 'set-role', '--username', username, '--role', role, '--json');
+    const page = run('staff-log', '--limit', '2', '--json').json;
+    assert.deepEqual(page.entries.map((e: { detail: { role: string } }) => e.detail.role), ['member', 'admin']);
+    assert.equal(page.next_before, page.entries[1].id);
+    const next = run('staff-log', '--limit', '1', '--before', String(page.next_before), '--json').json;
+    assert.deepEqual(next.entries.map((e: { detail: { role: string } }) => e.detail.role), ['moderator']);
+  });
+});

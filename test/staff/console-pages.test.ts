@@ -1,0 +1,147 @@
+/**
+ * The staff console's pages and what they change (INTERFACE section 14), over real HTTP on each
+ * database: finding members, resetting two-step, apps (owner, users, tokens of the last day;
+ * deactivation ends tokens; the verified mark on the consent page), signing keys for admins, the
+ * overview's figures, and every page in Chinese without an English sentence.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { englishSentences } from '../i18n/untranslated.js';
+import { Browser, PASSWORD as MEMBER_PASSWORD, authorizeQuery, newClient, obtainTokens, pkcePair } from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { person, uniqueName } from './support.js';
+
+const REASON = 'checked with the owner by mail';
+
+forEachDatabase('staff console pages', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  test('members are found by username or its beginning, part of a nickname, e-mail address or id', async () => {
+    const { visitor } = await person(t, 'moderator', { twoStep: true });
+    const username = uniqueName('findme');
+    const member = await createAccount(t.deps.stores, t.clock, { username, password: MEMBER_PASSWORD, nickname: '林小伟' });
+    await t.deps.stores.memberEmails.set(member.id, `${username}@Example.test`, t.clock.now());
+    for (const q of [username.toUpperCase(), username.slice(0, 8), '小伟', `${username}@example.TEST`, String(member.id)]) {
+      const page = await visitor.get(`/admin/members?q=${encodeURIComponent(q)}`);
+      assert.equal(page.status, 200, q);
+      assert.ok(page.text.includes(`href="/admin/members/${member.id}"`), `found by ${q}`);
+    }
+    const none = await visitor.get(`/admin/members?q=${encodeURIComponent('%_\\ nobody at all')}`);
+    assert.match(none.text, /No member found/);
+    // Past what an id column holds: no query PostgreSQL would refuse, never a 500.
+    assert.equal((await visitor.get('/admin/members?q=99999999999')).status, 200);
+    assert.equal((await visitor.get('/admin/members/99999999999')).status, 400);
+    assert.equal((await visitor.get('/admin/members/2147483647')).status, 404);
+    assert.equal((await visitor.get('/admin/staff-log?before=99999999999')).status, 400);
+  });
+
+  test('resetting two-step removes the authenticator app and recovery codes: the password alone signs in again', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: true });
+    const done = await moderator.visitor.post(`/admin/members/${member.user.id}/two-step/reset`, { reason: REASON, confirm: 'yes' });
+    assert.equal(done.status, 303);
+    assert.equal(await t.deps.stores.secondFactors.findTotp(member.user.id), undefined);
+    assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(member.user.id), 0);
+    const [entry] = await t.deps.stores.staffLog.list({ limit: 1, target: { kind: 'member', id: String(member.user.id) } });
+    assert.deepEqual(entry?.detail, { authenticator_app: 'removed', passkeys_removed: '0' });
+  });
+
+  test('an app shows its owner, "registered itself" or the site\'s operators, its users and tokens of the last 24 hours; deactivating it ends its tokens at once', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const owner = await person(t, 'member', { twoStep: false });
+    const owned = await newClient(t, { ownerId: owner.user.id });
+    const operators = await newClient(t);
+    const ownerless = await t.deps.stores.clients.create({
+      clientId: uniqueName('selfreg'), name: 'Agent App', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['https://agent.example/cb'], allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256', selfRegistered: true,
+    }, t.clock.now());
+    const user = await createAccount(t.deps.stores, t.clock, { username: uniqueName('usr'), password: MEMBER_PASSWORD });
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const { access_token: token } = await obtainTokens(t, browser, owned, { scope: 'profile:read' });
+    const page = await moderator.visitor.get(`/admin/apps/${owned.client.clientId}`);
+    assert.equal(page.status, 200);
+    assert.ok(page.text.includes(`href="/admin/members/${owner.user.id}"`), 'the owner');
+    assert.match(page.text, /Members who authorized it<\/dt><dd>1</);
+    assert.match(page.text, /Access tokens in the last 24 hours<\/dt><dd>1</);
+    assert.match((await moderator.visitor.get(`/admin/apps/${ownerless.clientId}`)).text, /registered itself/);
+    assert.match((await moderator.visitor.get(`/admin/apps?q=${ownerless.clientId}`)).text, /registered itself/);
+    assert.match((await moderator.visitor.get(`/admin/apps/${operators.client.clientId}`)).text, /the site&#39;s operators/);
+
+    const done = await moderator.visitor.post(`/admin/apps/${owned.client.clientId}/status`, { status: 'deactivated', reason: REASON, confirm: 'yes' });
+    assert.equal(done.status, 303);
+    const me = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(me.status, 401, 'its token ends at once');
+    const again = await moderator.visitor.post(`/admin/apps/${owned.client.clientId}/status`, { status: 'active', reason: REASON, confirm: 'yes' });
+    assert.equal(again.status, 303);
+    assert.equal((await t.deps.stores.clients.findById(owned.client.clientId))?.status, 'active');
+    const log = await t.deps.stores.staffLog.list({ limit: 5, target: { kind: 'app', id: owned.client.clientId } });
+    assert.deepEqual(log.map((e) => e.detail.status), ['active', 'deactivated']);
+  });
+
+  test('an app staff mark verified has "Verified by" the site on its consent page; no app is verified by default', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const app = await newClient(t, { type: 'public' });
+    const browser = new Browser(t);
+    const user = await createAccount(t.deps.stores, t.clock, { username: uniqueName('cns'), password: MEMBER_PASSWORD });
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const consent = async () => (await browser.fetch(`/oauth/authorize?${authorizeQuery(app, { pkce: pkcePair() })}`)).text();
+    assert.doesNotMatch(await consent(), /Verified by/);
+    assert.equal((await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' })).status, 303);
+    assert.match(await consent(), /Verified by Community/);
+    assert.equal((await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'no', reason: REASON, confirm: 'yes' })).status, 303);
+    assert.doesNotMatch(await consent(), /Verified by/);
+  });
+
+  test('signing keys are the admins\': a moderator is refused; an admin rotates them as the command line does, and it is logged', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    for (const path of ['/admin/keys', '/admin/keys/rotate']) assert.equal((await moderator.visitor.get(path)).status, 403, path);
+    assert.equal((await moderator.visitor.post('/admin/keys/rotate', { reason: REASON, confirm: 'yes' })).status, 403);
+    const admin = await person(t, 'admin', { twoStep: true });
+    const before = await t.deps.stores.keys.listPublished(t.clock.now());
+    assert.match((await admin.visitor.get('/admin/keys')).text, /Signing keys/);
+    const done = await admin.visitor.post('/admin/keys/rotate', { now: 'yes', reason: REASON, confirm: 'yes' });
+    assert.equal(done.status, 303);
+    const afterwards = await t.deps.stores.keys.listPublished(t.clock.now());
+    assert.equal(afterwards.length, before.length + 2, 'a new key for each algorithm');
+    const [entry] = await t.deps.stores.staffLog.list({ limit: 1, target: { kind: 'keys', id: '' } });
+    assert.equal(entry?.actorId, admin.user.id);
+    assert.ok(entry?.detail.RS256 && entry.detail.ES256, 'the new kids');
+  });
+
+  test('the overview shows the last 14 days\' sign-ins, new members, tokens issued, refusals and 429s as charts and a table', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const wrong = new Browser(t);
+    assert.equal((await wrong.signIn(admin.user.username, 'not the password')).status, 401);
+    await t.deps.figures.flush(t.deps.stores);
+    const page = await admin.visitor.get('/admin');
+    assert.equal(page.status, 200);
+    assert.equal([...page.text.matchAll(/<svg [^>]*role="img"/g)].length, 5);
+    const today = /<tbody><tr><th scope="row">[^<]+<\/th>((?:<td>\d+<\/td>){5})<\/tr>/.exec(page.text);
+    assert.ok(today, 'today\'s row comes first');
+    const [signIns, newMembers, , refusals] = [...today[1]!.matchAll(/<td>(\d+)<\/td>/g)].map((m) => Number(m[1]));
+    assert.ok(signIns! >= 1 && newMembers! >= 1 && refusals! >= 1, today[1]);
+  });
+
+  test('the console\'s pages in Chinese hold no English sentence', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    const app = await newClient(t);
+    await admin.visitor.post('/language', { lang: 'zh-CN' });
+    const pages = ['/admin', '/admin/members?q=a', `/admin/members/${member.user.id}`, '/admin/apps', `/admin/apps/${app.client.clientId}`,
+      '/admin/keys', '/admin/keys/rotate', '/admin/staff-log'];
+    for (const path of pages) {
+      const page = await admin.visitor.get(path);
+      assert.equal(page.status, 200, path);
+      assert.match(page.text, /<html lang="zh-CN">/, path);
+      // Names and reasons are what people typed: the staff log shows this suite's English reason.
+      assert.deepEqual(englishSentences(page.text, ['Test App', 'An app under test', REASON]), [], path);
+    }
+    const asked = await admin.visitor.post(`/admin/members/${member.user.id}/status`, { status: 'banned', reason: REASON });
+    assert.deepEqual(englishSentences(asked.text, [REASON]), [], 'the confirmation');
+  });
+});
