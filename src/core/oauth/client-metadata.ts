@@ -237,10 +237,13 @@ export class ClientMetadataDocuments {
       allowedScopes: [...REGISTERED_SCOPES],
       status: stored?.status ?? 'active',
       secretHash: null,
+      previousSecret: null,
       idTokenAlg: 'RS256',
       postLogoutRedirectUris: described.postLogoutRedirectUris,
       backchannelLogoutUri: null,
       requirePushedAuthorizationRequests: false,
+      // Its document answers for it (the consent page names the host), not RFC 7591 registration.
+      selfRegistered: false,
       createdAt: stored?.createdAt ?? now,
       updatedAt: stored?.updatedAt ?? now,
     };
