@@ -237,6 +237,8 @@ export class ClientMetadataDocuments {
       allowedScopes: [...REGISTERED_SCOPES],
       status: stored?.status ?? 'active',
       secretHash: null,
+      previousSecret: null,
+      selfRegistered: false,
       idTokenAlg: 'RS256',
       postLogoutRedirectUris: described.postLogoutRedirectUris,
       backchannelLogoutUri: null,
