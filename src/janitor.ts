@@ -1,5 +1,6 @@
 /** Keeps the tables bounded: what `svc janitor` does, on a timer inside the server. */
 import { DELIVERY_MAX_AGE_MS } from './core/oidc/logout/delivery.js';
+import { DOCUMENT_CLIENT_GRACE_MS } from './core/oauth/client-metadata.js';
 import { SELF_REGISTERED_GRACE_MS } from './core/oauth/dynamic-registration.js';
 import type { Deps } from './deps.js';
 
@@ -18,6 +19,7 @@ export function runJanitor(deps: Pick<Deps, 'stores' | 'clock' | 'settings'>): P
     deliveryMaxAgeMs: DELIVERY_MAX_AGE_MS,
     securityLogWindowMs: SECURITY_LOG_WINDOW_MS,
     selfRegisteredGraceMs: SELF_REGISTERED_GRACE_MS,
+    documentClientGraceMs: DOCUMENT_CLIENT_GRACE_MS,
   });
 }
 

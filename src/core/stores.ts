@@ -26,6 +26,7 @@ export interface PurgeOptions {
   deliveryMaxAgeMs: number;
   securityLogWindowMs: number;
   selfRegisteredGraceMs: number;
+  documentClientGraceMs: number;
 }
 
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */
@@ -35,6 +36,7 @@ export interface Housekeeping {
    * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
    * `securityLogWindowMs`: how long the accounts' security log is kept.
    * `selfRegisteredGraceMs`: how long an app that registered itself may go without a grant.
+   * `documentClientGraceMs`: how long a document's app's row may go unrefreshed without a grant or consent.
    */
   purge(now: Instant, options: PurgeOptions): Promise<Record<string, number>>;
 }

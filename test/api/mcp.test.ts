@@ -172,6 +172,16 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     assert.match(noProfile.headers.get('www-authenticate') ?? '', /error="insufficient_scope", scope="profile:read"/);
   });
 
+  test('a tool whose scope the token lacks is refused however the body is written: one only the SDK\'s parser reads (a leading byte order mark) is a parse error, never a call', async () => {
+    const { token } = await userWithToken('posts:read');
+    const message = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_profile', arguments: {} } });
+    const answer = await post(`\uFEFF${message}`, { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' });
+    assert.equal(answer.status, 400);
+    const body = await answer.json() as { result?: unknown; error: { code: number } };
+    assert.equal(body.result, undefined, 'no tool ran');
+    assert.equal(body.error.code, -32700);
+  });
+
   test('a revoked token is 401 invalid_token from the next request on', async () => {
     const { token } = await userWithToken();
     assert.equal((await call(token, 'get_profile')).status, 200);

@@ -143,7 +143,7 @@ forEachDatabase('mail outbox', (database) => {
     } finally {
       await smtp.listen();
     }
-    const options = { auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: MAIL_MAX_AGE_MS, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000 };
+    const options = { auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: MAIL_MAX_AGE_MS, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000 };
     const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, options);
     assert.ok(deleted.mail_outbox! >= 1);
     await assert.rejects(row(sent.to));

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { DOCUMENT_CACHE_ENTRIES } from '../../src/core/oauth/client-metadata.js';
+import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS } from '../../src/core/oauth/client-metadata.js';
+import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type Browser, consentForm, hiddenFields, pkcePair, signedInBrowser, startOAuthApp } from './helpers.js';
@@ -390,6 +391,35 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(documents.count(first), 1);
     await accepted(t, ids[0]!);
     assert.equal(documents.count(first), 2);
+  });
+
+  test('the janitor deletes a document\'s app that only pushed, a day after its document last refreshed it, and keeps one a member approved or an operator deactivated', async () => {
+    const push = async (clientId: string) => {
+      const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
+          code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+      });
+      assert.equal(response.status, 201, await response.clone().text());
+    };
+    // Anyone can push for any URL that answers a valid document: each push stores a row.
+    const pushedOnly = documents.document(freshPath('pushed-only'));
+    const deactivated = documents.document(freshPath('deactivated'));
+    const approved = documents.document(freshPath('approved'));
+    await push(pushedOnly);
+    await push(deactivated);
+    await t.deps.stores.clients.setStatus(deactivated, 'deactivated', t.clock.now());
+    const { browser } = await signedInBrowser(t);
+    await approve(browser, new URL(authorizeUrl(t, approved)));
+    t.clock.advance(DOCUMENT_CLIENT_GRACE_MS - 1000);
+    await runJanitor(t.deps);
+    assert.ok(await t.deps.stores.clients.findById(pushedOnly), 'kept within the grace period');
+    t.clock.advance(2000);
+    await runJanitor(t.deps);
+    assert.equal(await t.deps.stores.clients.findById(pushedOnly), undefined, 'a push\'s leftover goes');
+    assert.equal((await t.deps.stores.clients.findById(deactivated))?.status, 'deactivated', 'an operator\'s deactivation stays');
+    assert.ok(await t.deps.stores.clients.findById(approved), 'an app a member approved stays');
   });
 });
 

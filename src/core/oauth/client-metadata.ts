@@ -21,6 +21,12 @@ export const DOCUMENT_MAX_BYTES = 5 * 1024;
 /** How long a document is kept, whatever its Cache-Control says. */
 const MIN_CACHE_SECONDS = 5 * 60;
 const MAX_CACHE_SECONDS = 24 * 60 * 60;
+/**
+ * How long a document's app's row is kept with no grant and no consent since its document last
+ * refreshed it: anyone can store one by pushing a request (at most 60 seconds of use), and a host
+ * that answers every path with a valid document would otherwise add rows without end.
+ */
+export const DOCUMENT_CLIENT_GRACE_MS = 86_400_000;
 /** Documents kept at once; the least recently used goes first. */
 export const DOCUMENT_CACHE_ENTRIES = 1000;
 

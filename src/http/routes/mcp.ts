@@ -86,8 +86,8 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   // The server validates nothing with it (it never asks the client for input); made once, as
   // building one per request would cost more than the rest of the request.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
-  // The body is read as text: the transport answers JSON that does not parse with JSON-RPC's own
-  // error (-32700), and the route reads a message that does to know which tool it calls.
+  // The body is read as text and parsed by the route alone: it reads the message to know which
+  // tool it calls (and so which scope it needs), and JSON that does not parse is JSON-RPC's -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
@@ -98,7 +98,10 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     try {
       message = text === undefined ? undefined : JSON.parse(text);
     } catch {
-      message = undefined;
+      // Answered here, never handed to the transport as text: its parser is not this one (it
+      // drops a leading byte order mark, which JSON.parse refuses), so a body only it could read
+      // would run a tool whose scope was never checked.
+      return jsonRpcRefusal(reply, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
     }
     // MCP 2025-06-18 removed JSON-RPC batching; each message comes in a request of its own.
     if (Array.isArray(message)) return jsonRpcRefusal(reply, 400, ErrorCode.InvalidRequest, 'Invalid Request: batches are not supported (MCP 2025-06-18 and later): send one JSON-RPC message per request.');
@@ -141,11 +144,8 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       const value = request.headers[name];
       if (typeof value === 'string') headers.set(name, value);
     }
-    // A body that parsed is handed over parsed; one that did not, as text, for the transport's parse error.
-    const answer = await transport.handleRequest(
-      new Request(endpoint, { method: 'POST', headers, ...(message === undefined && text !== undefined ? { body: text } : {}) }),
-      message === undefined ? {} : { parsedBody: message },
-    );
+    // The body is handed over as parsed and checked above; none at all is the transport's parse error.
+    const answer = await transport.handleRequest(new Request(endpoint, { method: 'POST', headers }), message === undefined ? {} : { parsedBody: message });
     // Not closed: once the JSON answer is made nothing of the pair is left open (no stream, timer
     // or pending request), so both are garbage, and closing would only make an McpError per request
     // for the pending requests there are none of (a fifth of the SDK's cost, measured).

@@ -31,7 +31,7 @@ export class KyselyHousekeeping implements Housekeeping {
         await nextTurn();
         if (n < batch) break;
       }
-      deleted[name] = total;
+      deleted[name] = (deleted[name] ?? 0) + total;
     };
 
     await drain('authorization_codes', async () => {
@@ -148,6 +148,22 @@ export class KyselyHousekeeping implements Housekeeping {
           .where('self_registered', '=', 1)
           .where('created_at', '<', registeredBefore)
           .where((w) => w.not(w.exists(w.selectFrom('grants').select('id').whereRef('grants.client_id', '=', 'clients.client_id'))))
+          .limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    });
+    // A document's app's row (client-metadata.ts) that no member approved and an operator did not
+    // deactivate is only what a push left, storable by anyone for any URL: it goes once its
+    // document has not refreshed it for the grace period (a later push or approval makes it anew).
+    const describedBefore = now - options.documentClientGraceMs;
+    await drain('clients', async () => {
+      const r = await this.db.deleteFrom('clients').where('client_id', 'in', (eb) =>
+        eb.selectFrom('clients').select('client_id')
+          .where((w) => w.or([w('client_id', 'like', 'https://%'), w('client_id', 'like', 'http://%')]))
+          .where('status', '=', 'active')
+          .where('updated_at', '<', describedBefore)
+          .where((w) => w.not(w.exists(w.selectFrom('grants').select('id').whereRef('grants.client_id', '=', 'clients.client_id'))))
+          .where((w) => w.not(w.exists(w.selectFrom('consents').select('user_id').whereRef('consents.client_id', '=', 'clients.client_id'))))
           .limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
