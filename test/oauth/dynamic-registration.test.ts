@@ -19,7 +19,7 @@ import { forEachDatabase } from '../support/databases.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { Visitor } from '../site/visitor.js';
 import {
-  PASSWORD, type TestClient, authorizeQuery, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams, signedInBrowser, tokenRequest,
+  Browser, PASSWORD, type TestClient, authorizeQuery, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams, signedInBrowser, tokenRequest,
 } from './helpers.js';
 
 const ENV = { TRUST_PROXY: '1' };
@@ -153,8 +153,32 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     // Registered for posts:read alone, the app cannot ask for profile:read.
     const narrow = asTestClient(await registered(t, { ...redirect, scope: 'posts:read', token_endpoint_auth_method: 'none' }));
     const { browser } = await signedInBrowser(t);
-    const refused = redirectParams(await browser.fetch(`/oauth/authorize?${authorizeQuery(narrow, { pkce: pkcePair(), scope: 'profile:read' })}`));
+    // Shown on the error page: the member has not authorized this unreviewed app (RFC 9700 4.11.2).
+    const refused = await browser.fetch(`/oauth/authorize?${authorizeQuery(narrow, { pkce: pkcePair(), scope: 'profile:read' })}`);
+    assert.equal(refused.status, 400);
+    assert.match(await refused.text(), /scope/);
+  });
+
+  test('an app that registered itself gets its errors on this site\'s page, not at its redirect URI, until the member has authorized it (RFC 9700 4.11.2)', async () => {
+    const phishing = asTestClient(await registered(t, { redirect_uris: ['https://evil.example/phish'], token_endpoint_auth_method: 'none' }));
+    const pageNotRedirect = async (response: Response, what: string) => {
+      assert.equal(response.status, 400, what);
+      assert.equal(response.headers.get('location'), null, what);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/html/, what);
+    };
+    const visitor = new Browser(t);
+    await pageNotRedirect(await visitor.fetch(`/oauth/authorize?${authorizeQuery(phishing, { pkce: pkcePair(), scope: 'bogus' })}`), 'an unknown scope, signed out');
+    await pageNotRedirect(await visitor.fetch(`/oauth/authorize?${authorizeQuery(phishing, { pkce: pkcePair(), extra: { prompt: 'none' } })}`), 'prompt=none, signed out');
+    const { browser } = await signedInBrowser(t);
+    await pageNotRedirect(await browser.fetch(`/oauth/authorize?${authorizeQuery(phishing, { pkce: pkcePair(), scope: 'bogus' })}`), 'an unknown scope, signed in, never authorized');
+    await pageNotRedirect(await browser.fetch(`/oauth/authorize?${authorizeQuery(phishing, { pkce: pkcePair(), extra: { prompt: 'none' } })}`), 'prompt=none, signed in, never authorized');
+    // Once the member chose to authorize it, its errors go back to it as RFC 6749 4.1.2.1 says.
+    await obtainCode(browser, phishing, { pkce: pkcePair() });
+    const refused = redirectParams(await browser.fetch(`/oauth/authorize?${authorizeQuery(phishing, { pkce: pkcePair(), scope: 'bogus' })}`));
     assert.equal(refused.get('error'), 'invalid_scope');
+    // An app someone answers for is unchanged: its errors go back to it, signed in or not.
+    const site = await newClient(t);
+    assert.equal(redirectParams(await visitor.fetch(`/oauth/authorize?${authorizeQuery(site, { pkce: pkcePair(), scope: 'bogus' })}`)).get('error'), 'invalid_scope');
   });
 
   test('redirect URIs follow the site\'s rules; a bad or missing one is invalid_redirect_uri and registers nothing', async () => {

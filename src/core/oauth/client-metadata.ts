@@ -69,6 +69,14 @@ export function documentHost(client: Pick<Client, 'clientId'>): string | undefin
   return isDocumentClientId(client.clientId) ? new URL(client.clientId).host : undefined;
 }
 
+/**
+ * Whether nobody answers for `client`: it registered itself (RFC 7591) or is named by its own
+ * document, so its name and redirect URIs are its own claims, and staff have not verified it.
+ */
+export function isUnreviewedApp(client: Pick<Client, 'clientId' | 'selfRegistered' | 'verifiedAt'>): boolean {
+  return client.verifiedAt === null && (client.selfRegistered || isDocumentClientId(client.clientId));
+}
+
 /** Whether `hostname` is one `hosts` allows: a name exactly, or under a `*.suffix`. */
 function hostAllowed(hosts: readonly string[], hostname: string): boolean {
   const host = hostname.toLowerCase();

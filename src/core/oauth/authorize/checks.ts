@@ -1,7 +1,8 @@
 /**
  * The authorization request's checks, each enforcing one rule, run in order. The first two
  * decide whether we may redirect at all: their errors become an HTML page (seed 4.1 rule 1);
- * every later error is sent back to the verified redirect URI (RFC 6749 4.1.2.1).
+ * every later error is sent back to the verified redirect URI (RFC 6749 4.1.2.1), unless the app is
+ * one nobody answers for (`mayRedirectErrors` in flow.ts, RFC 9700 4.11.2).
  */
 import { isRegisteredRedirectUri, isWebUrl } from '../clients.js';
 import { ClientDocumentError, type ClientMetadataDocuments, resolveClient } from '../client-metadata.js';

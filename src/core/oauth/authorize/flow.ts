@@ -1,10 +1,11 @@
 /**
  * The authorization endpoint's decisions (RFC 6749 4.1, OpenID Connect Core 3.1.2): validate the
- * request, then sign-in, then consent (remembered or asked), then a code or an error, always
- * answered on the verified redirect URI with `state` and `iss` (RFC 9207).
+ * request, then sign-in, then consent (remembered or asked), then a code or an error, answered on
+ * the verified redirect URI with `state` and `iss` (RFC 9207), but for the errors of an app nobody
+ * answers for (`mayRedirectErrors`).
  */
 import { isNativeAppRedirect } from '../clients.js';
-import { type ClientSources, storeDocumentClient } from '../client-metadata.js';
+import { type ClientSources, isUnreviewedApp, storeDocumentClient } from '../client-metadata.js';
 import { generateAuthorizationCode, hashSecret } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
@@ -36,8 +37,19 @@ export type AuthorizeStep =
    */
   | { kind: 'consent'; request: AuthorizationRequest; user: User; owner: User | null; fields: Array<[string, string]>; granted: Scope[] };
 
-/** A refusal says which pushed request it answers, when its marker was checked before the failing check. */
-type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; response: AuthorizationResponse; pushed: PushedFlow | null };
+/**
+ * An error for the app: where it goes, with which state, and, when its marker was checked before
+ * the failing check, which pushed request it answers.
+ */
+interface Refusal {
+  error: OAuthError;
+  to: Destination;
+  state: string | null | undefined;
+  client: Client;
+  pushed: PushedFlow | null;
+}
+
+type Validation = { ok: true; request: AuthorizationRequest } | ({ ok: false } & Refusal);
 
 /** Where an answer goes: the verified redirect URI, in the response mode asked for. */
 type Destination = Pick<AuthorizationResponse, 'redirectUri' | 'mode' | 'clientName'>;
@@ -49,6 +61,27 @@ function destinationOf(request: AuthorizationRequest): Destination {
 /** RFC 6749 4.1.2.1 with RFC 9207: the error goes back to the client with state and iss. */
 function errorResponse(deps: OAuthDeps, to: Destination, error: OAuthError, state: string | null | undefined): AuthorizationResponse {
   return { ...to, parameters: { error: error.code, error_description: error.description, state: state ?? null, iss: deps.settings.baseUrl } };
+}
+
+/**
+ * RFC 9700 4.11.2: an error goes back to the redirect URI by itself only where someone answers for
+ * that URI. An app that registered itself or is named by its own document chose its redirect URIs
+ * alone, so anyone could make this site send people there; its errors are shown on this site's
+ * error page instead, unless the signed-in member has already authorized it (INTERFACE section 13).
+ */
+async function mayRedirectErrors(deps: OAuthDeps, client: Client, signedIn: SignedIn | undefined): Promise<boolean> {
+  if (!isUnreviewedApp(client)) return true;
+  if (signedIn === undefined) return false;
+  return (await deps.stores.consents.find(signedIn.user.id, client.clientId)) !== undefined;
+}
+
+/** The answer to a refused request: the error sent back to the app, or the error page (`mayRedirectErrors`). */
+async function refuse(deps: OAuthDeps, refusal: Refusal, signedIn: SignedIn | undefined): Promise<AuthorizeStep> {
+  if (await mayRedirectErrors(deps, refusal.client, signedIn)) {
+    return respond(deps, refusal.pushed, () => errorResponse(deps, refusal.to, refusal.error, refusal.state));
+  }
+  if (refusal.pushed !== null) await completePushedRequest(deps.stores, refusal.pushed, deps.clock.now());
+  throw new OAuthError(refusal.error.code, refusal.error.description, { status: 400 });
 }
 
 /**
@@ -85,7 +118,7 @@ export async function validateAuthorizationRequest(deps: OAuthDeps, params: Para
   if (checked.ok) return checked;
   const { ctx } = checked;
   const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.request.responseMode ?? 'query', clientName: ctx.client!.name };
-  return { ok: false, response: errorResponse(deps, to, checked.error, ctx.state), pushed: ctx.request.pushed ?? null };
+  return { ok: false, error: checked.error, to, state: ctx.state, client: ctx.client!, pushed: ctx.request.pushed ?? null };
 }
 
 /**
@@ -163,10 +196,10 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
   const params = await openPushedRequest(deps.stores, sent, deps.clock.now()) ?? sent;
   const validation = await validateAuthorizationRequest(deps, params);
-  if (!validation.ok) return respond(deps, validation.pushed, () => validation.response);
+  if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
-    respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError(code, description), request.state));
+    refuse(deps, { error: new OAuthError(code, description), to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed }, signedIn);
   const now = deps.clock.now();
   const silent = request.prompt.has('none');
 
@@ -199,7 +232,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
  */
 export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, decision: string | undefined): Promise<AuthorizeStep> {
   const validation = await validateAuthorizationRequest(deps, params);
-  if (!validation.ok) return respond(deps, validation.pushed, () => validation.response);
+  if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
   if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn));
