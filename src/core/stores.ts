@@ -23,9 +23,10 @@ export interface Housekeeping {
   /**
    * `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime).
    * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
+   * `mailMaxAgeMs`: how long a mail is tried before it is given up.
    * `securityLogWindowMs`: how long the accounts' security log is kept.
    */
-  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>>;
+  purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; mailMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>>;
 }
 
 /** Every store, over one connection or one transaction. */

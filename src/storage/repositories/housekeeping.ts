@@ -18,7 +18,7 @@ import type { Database } from '../schema.js';
 export class KyselyHousekeeping implements Housekeeping {
   constructor(private readonly db: Kysely<Database>) {}
 
-  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>> {
+  async purge(now: Instant, options: { auditWindowMs: number; batchSize: number; grantLifetimeMs: number; deliveryMaxAgeMs: number; mailMaxAgeMs: number; securityLogWindowMs: number }): Promise<Record<string, number>> {
     const before = now - options.auditWindowMs;
     const batch = options.batchSize;
     const deleted: Record<string, number> = {};
@@ -90,10 +90,14 @@ export class KyselyHousekeeping implements Housekeeping {
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
-    // A mail sent or given up keeps no body already; its row goes after the audit window.
+    // A mail sent or given up keeps no body already; its row goes after the audit window. One
+    // still pending past its maximum age plus that window has had no instance to send it, and
+    // its body (a reset link, perhaps) must not stay forever.
+    const staleMail = before - options.mailMaxAgeMs;
     await drain('mail_outbox', async () => {
       const r = await this.db.deleteFrom('mail_outbox').where('id', 'in', (eb) =>
-        eb.selectFrom('mail_outbox').select('id').where((w) => w.or([w('sent_at', '<', before), w('abandoned_at', '<', before)])).limit(batch),
+        eb.selectFrom('mail_outbox').select('id')
+          .where((w) => w.or([w('sent_at', '<', before), w('abandoned_at', '<', before), w('created_at', '<', staleMail)])).limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
