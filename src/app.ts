@@ -91,12 +91,14 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // database that does not answer yet only postpones that to the first request that needs them.
   deps.keys.reportTo(app.log);
   app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
-  // Each listening instance delivers back-channel logouts and sends mail; closing waits for their attempts to end.
+  // Each listening instance delivers back-channel logouts and sends mail; closing waits for their
+  // attempts to end, and for the work requests left running after their answers.
+  deps.background.reportTo(app.log);
   app.addHook('onListen', async () => {
     deps.logoutDeliveries.start(app.log);
     deps.mailDeliveries.start(app.log);
   });
-  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop()]); });
+  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.background.settled()]); });
 
   app.addHook('onResponse', (request, reply, done) => {
     deps.metrics.observeHttp(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);

@@ -6,6 +6,7 @@
 import { type BaseDeps, type BaseDepsOverrides, createBaseDeps } from './base-deps.js';
 import type { Settings } from './config/settings.js';
 import type { ImageReencoder } from './core/community/avatars.js';
+import { BackgroundTasks } from './core/background.js';
 import { DeviceCookies } from './core/accounts/device-cookies.js';
 import { DpopNonces } from './core/oauth/dpop/nonces.js';
 import { DpopVerifier } from './core/oauth/dpop/verifier.js';
@@ -51,6 +52,8 @@ export interface Deps extends BaseDeps {
   readonly dpop: DpopVerifier;
   /** Decodes and encodes anew every uploaded avatar (src/images/). */
   readonly images: ImageReencoder;
+  /** Work requests start and do not wait for (`buildApp` logs its failures and waits for it on close). */
+  readonly background: BackgroundTasks;
 }
 
 export interface DepsOverrides extends BaseDepsOverrides {
@@ -92,6 +95,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     securityLog: new SecurityLog(stores.securityEvents, clock, base.audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
     images: sharpReencoder,
+    background: new BackgroundTasks(),
     limiter,
     metrics,
     close: async () => {

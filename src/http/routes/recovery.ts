@@ -9,7 +9,7 @@ import { RESET_LINK_MS, findResetLink, requestPasswordReset, resetPassword } fro
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { requireSignIn, sendPage, signInAgainPath } from '../pages.js';
+import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { attemptOrigin, pageContext, userAgent, verifyCsrf } from '../plugins/session.js';
 import { clientAddress } from '../client-address.js';
 import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage, translatedProblems } from '../views/recovery.js';
@@ -82,6 +82,9 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
       reply.headers(throttledHeaders('password-reset', outcome.retryAfterSeconds));
       return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), error: context.t.text('recovery.throttled', { minutes: minutesOf(outcome.retryAfterSeconds) }) }), 429);
     }
+    // Who `login` names is looked up and mailed after the answer has gone, so its timing is the
+    // same whether or not an account exists (INTERFACE section 12).
+    deps.background.run('password reset mail', outcome.mailLinks, answered(reply));
     return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), sent: true }));
   });
 
