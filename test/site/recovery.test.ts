@@ -335,6 +335,18 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(notice.subject, /New sign-in/);
   });
 
+  test('a notice to a member who saved no language goes out in the language of the page the event came from', async () => {
+    const { user, email } = await verifiedMember();
+    const browser = new AddressedVisitor(t.baseUrl);
+    browser.cookies.set('lang', 'zh-TW');
+    await browser.signIn(user.username, PASSWORD);
+    await deliver();
+    assert.match(smtp.to(email).at(-1)!.subject, /^你的.+帳號有新的登入$/);
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    await deliver();
+    assert.match(smtp.to(email).at(-1)!.subject, /^New sign-in/, 'a browser that asks for no language: the site\'s default');
+  });
+
   test('a notice goes out in the member\'s saved language', async () => {
     const { user, email } = await verifiedMember();
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });

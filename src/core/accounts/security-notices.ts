@@ -6,7 +6,7 @@
  */
 import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
-import { DEFAULT_LOCALE } from '../locales.js';
+import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import { formatSiteTime } from '../site-time.js';
 import type { Clock } from '../time.js';
 import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
@@ -38,18 +38,22 @@ export interface NoticeDeps {
   settings: { siteTimeZone: string; baseUrl: string };
 }
 
-export type NoticeSender = (event: Omit<SecurityEvent, 'id'>) => Promise<void>;
+export type NoticeSender = (event: Omit<SecurityEvent, 'id'>, pageLocale: Locale | undefined) => Promise<void>;
 
-/** Mails the notice of `event` to the account's verified address, when the kind tells and there is one. */
+/**
+ * Mails the notice of `event` to the account's verified address, when the kind tells and there is
+ * one: in the member's saved language, else the language of the page the event came from (the one
+ * the member last used, in every case but someone else's sign-in), else the site's default.
+ */
 export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
-  return async (event) => {
+  return async (event, pageLocale) => {
     if (!deps.mailer.enabled || !NOTICE_OF[event.kind]?.(event.detail)) return;
     const [email, user] = await Promise.all([deps.stores.memberEmails.find(event.userId), deps.stores.users.findById(event.userId)]);
     if (!email || email.verifiedAt === null || !user) return;
     await deps.mailer.send(deps.stores, {
       to: email.address,
       userId: user.id,
-      locale: user.language ?? DEFAULT_LOCALE,
+      locale: user.language ?? pageLocale ?? DEFAULT_LOCALE,
       name: noticeName(event.kind),
       values: {
         name: user.nickname,

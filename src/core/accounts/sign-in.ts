@@ -7,6 +7,7 @@
  * Every failure looks the same from outside, so it never reveals whether an account exists.
  */
 import { canBeUsername } from './accounts.js';
+import type { Locale } from '../locales.js';
 import { addressKey } from '../addresses.js';
 import { type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
@@ -39,6 +40,8 @@ export interface AttemptOrigin {
   deviceCookie: string | undefined;
   /** The browser's User-Agent, for the security log. */
   userAgent?: string | undefined;
+  /** The page's language, for a notice the attempt causes (`EventOrigin`). */
+  locale?: Locale | undefined;
 }
 
 export type Throttled = { ok: false; reason: 'throttled'; retryAfterSeconds: number };

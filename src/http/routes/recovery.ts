@@ -10,8 +10,7 @@ import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
-import { attemptOrigin, pageContext, userAgent, verifyCsrf } from '../plugins/session.js';
-import { clientAddress } from '../client-address.js';
+import { attemptOrigin, eventOrigin, pageContext, verifyCsrf } from '../plugins/session.js';
 import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage, translatedProblems } from '../views/recovery.js';
 
 const EMAIL_PATH = '/settings/email';
@@ -25,7 +24,6 @@ const minutesOf = (seconds: number) => Math.max(1, Math.ceil(seconds / 60));
 export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   const { deps } = app;
   const page = { config: { html: true } };
-  const origin = (request: FastifyRequest) => ({ address: clientAddress(request), userAgent: userAgent(request) });
 
   app.get(EMAIL_PATH, page, async (request, reply) => {
     const signIn = await requireSignIn(request, reply);
@@ -44,7 +42,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     const state = { mailEnabled: deps.mailer.enabled, value };
     try {
-      const changed = await changeEmail(deps, signIn.user, value, origin(request), context.t.locale);
+      const changed = await changeEmail(deps, signIn.user, value, eventOrigin(request), context.t.locale);
       const email = await deps.stores.memberEmails.find(signIn.user.id);
       if (!changed.ok && changed.reason === 'throttled') {
         reply.headers(throttledHeaders('verify-mail', changed.retryAfterSeconds));
@@ -63,7 +61,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   // GET changes state here only as every mailed link does: the single-use token is the proof, and
   // a prefetch that spends it leaves the address unverified, never verified by someone else.
   app.get('/email/verify', { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
-    const verified = await verifyEmail(deps, request.query.token ?? '', origin(request));
+    const verified = await verifyEmail(deps, request.query.token ?? '', eventOrigin(request));
     return sendPage(reply, emailVerifiedPage(await pageContext(request, reply), verified), verified ? 200 : 400);
   });
 
