@@ -1,4 +1,5 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import type { FieldProblem } from '../../core/errors.js';
 import { type FormErrors, control, errorSummary, fieldMessage } from './forms.js';
@@ -105,7 +106,7 @@ ${state.error ? html`<p class="alert" role="alert" id="form-error">${state.error
   <input type="hidden" name="token" value="${state.token}">
   <input type="text" name="username" value="${state.username ?? ''}" autocomplete="username" hidden>
   <label for="password">${t.text('recovery.newPassword')}</label>
-  <p class="hint" id="password-hint">${t.text('recovery.passwordHint')}</p>
+  <p class="hint" id="password-hint">${t.text('common.passwordHint', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}</p>
   <input type="password" id="password" name="password" autocomplete="new-password" required minlength="8" maxlength="256" autofocus ${control(state.errors, 'password', { hint: 'password-hint' })}>
   ${fieldMessage(state.errors, 'password')}
   ${state.needsCode ? html`<label for="code">${t.text('recovery.codeLabel')}</label>
