@@ -14,10 +14,10 @@ import { type FieldProblem, InputError } from '../errors.js';
 import type { Locale } from '../locales.js';
 import type { Instant } from '../time.js';
 import { checkNewPassword, findAccount } from './accounts.js';
-import { type EmailDeps, emailKey } from './email.js';
+import { type EmailDeps, emailKey, mailLocale } from './email.js';
 import { hashPassword } from './passwords.js';
 import type { EmailLink, User } from './ports.js';
-import type { AttemptOrigin, Throttled } from './sign-in.js';
+import { type AttemptOrigin, type Throttled, throttled } from './sign-in.js';
 import { type TwoStepDeps, checkSecondFactorCode, requiresSecondStep } from './two-step.js';
 
 export const RESET_LINK_MS = 30 * 60_000;
@@ -37,7 +37,7 @@ export type ResetDeps = EmailDeps & TwoStepDeps;
 export async function requestPasswordReset(deps: ResetDeps, login: string, origin: AttemptOrigin, pageLocale: Locale): Promise<{ ok: true; mailLinks: () => Promise<void> } | Throttled> {
   const now = deps.clock.now();
   const byAddress = await deps.limiter.hit(`reset:address:${addressKey(origin.address)}`, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS, now);
-  if (!byAddress.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, byAddress.resetAt - Math.floor(now / 1000)) };
+  if (!byAddress.allowed) return throttled(byAddress, now);
   return { ok: true, mailLinks: () => mailResetLinks(deps, login.trim(), pageLocale, now) };
 }
 
@@ -50,7 +50,7 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
     await deps.stores.transaction(async (tx) => {
       await tx.memberEmails.createLink({ tokenHash: hashSecret(token), userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS }, now);
       await deps.mailer.send(tx, {
-        to: owner.address, userId: owner.user.id, locale: owner.user.language ?? pageLocale, name: 'passwordReset',
+        to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: 'passwordReset',
         values: { name: owner.user.nickname, username: owner.user.username, link: `${deps.settings.baseUrl}/password/reset?token=${token}`, minutes: RESET_LINK_MS / 60_000 },
       }, now);
     });

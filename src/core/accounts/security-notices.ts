@@ -6,13 +6,15 @@
  */
 import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
-import { DEFAULT_LOCALE, type Locale } from '../locales.js';
+import type { Locale } from '../locales.js';
+import { mailLocale } from './email.js';
 import { formatSiteTime } from '../site-time.js';
 import type { Clock } from '../time.js';
 import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
+import type { SecurityEventKind } from './security-log.js';
 
 /** The kinds that are mailed, and which of their events (`true`: every one). */
-export const NOTICE_OF: Readonly<Record<string, (detail: Record<string, string>) => boolean>> = {
+export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Record<string, string>) => boolean>>> = {
   // Only from a browser that held no device cookie of the account (`startSession`).
   'sign_in.succeeded': (detail) => detail.new_browser === 'yes',
   'password.changed': () => true,
@@ -47,13 +49,13 @@ export type NoticeSender = (event: Omit<SecurityEvent, 'id'>, pageLocale: Locale
  */
 export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
   return async (event, pageLocale) => {
-    if (!deps.mailer.enabled || !NOTICE_OF[event.kind]?.(event.detail)) return;
+    if (!deps.mailer.enabled || !NOTICE_OF[event.kind as SecurityEventKind]?.(event.detail)) return;
     const [email, user] = await Promise.all([deps.stores.memberEmails.find(event.userId), deps.stores.users.findById(event.userId)]);
     if (!email || email.verifiedAt === null || !user) return;
     await deps.mailer.send(deps.stores, {
       to: email.address,
       userId: user.id,
-      locale: user.language ?? pageLocale ?? DEFAULT_LOCALE,
+      locale: mailLocale(user, pageLocale),
       name: noticeName(event.kind),
       values: {
         name: user.nickname,
