@@ -4,6 +4,7 @@
  * A change mails the old verified address a notice, so a hijacker cannot move the account's mail
  * away quietly.
  */
+import { siteUrls } from '../urls.js';
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale } from '../locales.js';
@@ -69,7 +70,7 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   // nickname is free text that a stranger's mail from the site must not carry.
   await deps.mailer.send(tx, {
     to: address, userId: user.id, locale, name: 'verifyEmail',
-    values: { name: user.username, link: `${deps.settings.baseUrl}/email/verify?token=${token}`, hours: VERIFY_LINK_MS / 3600_000 },
+    values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), hours: VERIFY_LINK_MS / 3600_000 },
   }, now);
 }
 
@@ -94,7 +95,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);
     if (replaced && replaced.verifiedAt !== null && emailKey(replaced.address) !== emailKey(address)) {
-      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: `${deps.settings.baseUrl}/settings/email` } }, deps.clock.now());
+      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
     }
     return replaced;
   });

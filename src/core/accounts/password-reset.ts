@@ -7,6 +7,7 @@
  * verification, sets a password under the sign-up rules, and ends every sign-in session; apps'
  * grants stay, as after a password change (OWASP ASVS 2.5, 3.3.3).
  */
+import { siteUrls } from '../urls.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import { addressKey } from '../addresses.js';
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
@@ -51,7 +52,7 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
       await tx.memberEmails.createLink({ tokenHash: hashSecret(token), userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS }, now);
       await deps.mailer.send(tx, {
         to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: 'passwordReset',
-        values: { name: owner.user.nickname, username: owner.user.username, link: `${deps.settings.baseUrl}/password/reset?token=${token}`, minutes: RESET_LINK_MS / 60_000 },
+        values: { name: owner.user.nickname, username: owner.user.username, link: siteUrls(deps.settings.baseUrl).resetPassword(token), minutes: RESET_LINK_MS / 60_000 },
       }, now);
     });
   }

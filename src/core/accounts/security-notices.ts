@@ -4,6 +4,7 @@
  * The security log calls `notify` for every event it records; `NOTICE_OF` says which tell.
  * A change of the address itself is told to the old address by `changeEmail`, not here.
  */
+import { siteUrls } from '../urls.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
 import type { Locale } from '../locales.js';
@@ -64,7 +65,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
         address: event.address || '-',
         app: event.detail.app ?? '',
         label: event.detail.name ?? event.detail.label ?? '',
-        settingsLink: `${deps.settings.baseUrl}/settings/security`,
+        settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
       },
     }, deps.clock.now());
   };
