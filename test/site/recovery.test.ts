@@ -322,6 +322,18 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await new AddressedVisitor(t.baseUrl).post('/password/forgot', { login: 'x' })).status, 200, 'another address goes on');
   });
 
+  test('a refused forgotten-password request says how long to wait in seconds under a minute, as every throttled form does', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    for (let i = 0; i < RESET_REQUESTS_PER_ADDRESS; i += 1) await visitor.post('/password/forgot', { login: `y${i}` });
+    const refused = await visitor.post('/password/forgot', { login: 'y' });
+    assert.match(refused.text, /Try again in \d+ minutes\./);
+    t.clock.advance((Number(refused.headers.get('retry-after')) - 30) * 1000);
+    const soon = await visitor.post('/password/forgot', { login: 'y' });
+    assert.equal(soon.status, 429);
+    assert.match(soon.text, /Try again in 30 seconds\./);
+    assert.match(soon.text, /role="alert" id="form-error"/);
+  });
+
   test('a sign-in from a browser without the account\'s device cookie is mailed; one from a known browser is not', async () => {
     const { user, visitor, email } = await verifiedMember();
     await deliver();
