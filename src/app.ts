@@ -94,13 +94,15 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // database that does not answer yet only postpones that to the first request that needs them.
   deps.keys.reportTo(app.log);
   app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
-  // Each listening instance delivers back-channel logouts and sends mail; closing waits for their attempts to end.
+  // Each listening instance delivers back-channel logouts and sends mail; closing waits for their
+  // attempts to end, and for the work requests left running after their answers.
+  deps.background.reportTo(app.log);
   app.addHook('onListen', async () => {
     deps.logoutDeliveries.start(app.log);
     deps.mailDeliveries.start(app.log);
     deps.figureFlush.start(app.log);
   });
-  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.figureFlush.stop()]); });
+  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.figureFlush.stop(), deps.background.settled()]); });
 
   app.addHook('onResponse', (request, reply, done) => {
     // The staff console's overview counts every 429 the site answers (src/core/staff/figures.ts).

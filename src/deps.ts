@@ -6,6 +6,7 @@
 import { type BaseDeps, type BaseDepsOverrides, createBaseDeps } from './base-deps.js';
 import type { Settings } from './config/settings.js';
 import type { ImageReencoder } from './core/community/avatars.js';
+import { BackgroundTasks } from './core/background.js';
 import { DeviceCookies } from './core/accounts/device-cookies.js';
 import { DpopNonces } from './core/oauth/dpop/nonces.js';
 import { DpopVerifier } from './core/oauth/dpop/verifier.js';
@@ -61,6 +62,8 @@ export interface Deps extends BaseDeps {
   readonly figures: FigureCounter;
   /** Adds those counts to the database while the app listens (`buildApp` starts and stops it). */
   readonly figureFlush: FigureFlush;
+  /** Work requests start and do not wait for (`buildApp` logs its failures and waits for it on close). */
+  readonly background: BackgroundTasks;
 }
 
 export interface DepsOverrides extends BaseDepsOverrides {
@@ -108,6 +111,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
     clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, settings.clientMetadata),
     images: sharpReencoder,
+    background: new BackgroundTasks(),
     limiter,
     metrics,
     close: async () => {

@@ -1,4 +1,5 @@
 /** Keeps the tables bounded: what `svc janitor` does, on a timer inside the server. */
+import { MAIL_MAX_AGE_MS } from './core/mail/outbox.js';
 import { DELIVERY_MAX_AGE_MS } from './core/oidc/logout/delivery.js';
 import { DOCUMENT_CLIENT_GRACE_MS } from './core/oauth/client-metadata.js';
 import { SELF_REGISTERED_GRACE_MS } from './core/oauth/dynamic-registration.js';
@@ -17,6 +18,7 @@ export function runJanitor(deps: Pick<Deps, 'stores' | 'clock' | 'settings'>): P
     batchSize: JANITOR_BATCH_SIZE,
     grantLifetimeMs: deps.settings.refreshTokenTtlSeconds * 1000,
     deliveryMaxAgeMs: DELIVERY_MAX_AGE_MS,
+    mailMaxAgeMs: MAIL_MAX_AGE_MS,
     securityLogWindowMs: SECURITY_LOG_WINDOW_MS,
     selfRegisteredGraceMs: SELF_REGISTERED_GRACE_MS,
     documentClientGraceMs: DOCUMENT_CLIENT_GRACE_MS,

@@ -7,16 +7,12 @@
  * under way).
  */
 
-export interface QueueLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
+import { type Log, QUIET } from './core/log.js';
 
-const QUIET: QueueLog = { info: () => {}, warn: () => {} };
 
 export class QueueWorker<Pass extends { claimed: number }> {
   private timer: NodeJS.Timeout | undefined;
-  private log: QueueLog = QUIET;
+  private log: Log = QUIET;
   private running = false;
   private readonly passes = new Set<Promise<Pass>>();
 
@@ -25,12 +21,12 @@ export class QueueWorker<Pass extends { claimed: number }> {
    * when `runOnce` is called (tests, or another instance sends). `name` says in the log what failed.
    */
   constructor(
-    private readonly pass: (log: QueueLog) => Promise<Pass>,
+    private readonly pass: (log: Log) => Promise<Pass>,
     private readonly options: { intervalMs: number; batch: number; name: string },
   ) {}
 
   /** Starts the timer (unless the interval is 0); passes log through `log`. */
-  start(log: QueueLog): void {
+  start(log: Log): void {
     this.log = log;
     if (this.options.intervalMs === 0 || this.running) return;
     this.running = true;

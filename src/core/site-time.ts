@@ -67,6 +67,9 @@ const relativeFormats: Readonly<Record<Locale, Intl.RelativeTimeFormat>> = Objec
   LOCALES.map((locale) => [locale, new Intl.RelativeTimeFormat(locale, { numeric: 'auto' })]),
 ) as Record<Locale, Intl.RelativeTimeFormat>;
 
+/** "Just now" as Chinese sites write it; Intl's 现在 / 現在 reads as "at present". */
+const JUST_NOW: Partial<Record<Locale, string>> = { 'zh-CN': '刚刚', 'zh-TW': '剛剛' };
+
 const UNITS: ReadonlyArray<[Intl.RelativeTimeFormatUnit, number]> = [['year', 365 * 86_400], ['month', 30 * 86_400], ['day', 86_400], ['hour', 3600], ['minute', 60]];
 
 /** "3 minutes ago", "3 分钟前", "in 2 days": for times within a month or so of now; `undefined` otherwise. */
@@ -75,7 +78,7 @@ export function relativeTime(instant: Instant, now: Instant, locale: Locale): st
   const absolute = Math.abs(seconds);
   if (absolute > 45 * 86_400) return undefined;
   const format = relativeFormats[locale];
-  if (absolute < 60) return format.format(0, 'second');
+  if (absolute < 60) return JUST_NOW[locale] ?? format.format(0, 'second');
   const [unit, size] = UNITS.find(([, s]) => absolute >= s)!;
   return format.format(Math.trunc(seconds / size), unit);
 }

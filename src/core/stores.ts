@@ -24,6 +24,7 @@ export interface PurgeOptions {
   batchSize: number;
   grantLifetimeMs: number;
   deliveryMaxAgeMs: number;
+  mailMaxAgeMs: number;
   securityLogWindowMs: number;
   selfRegisteredGraceMs: number;
   documentClientGraceMs: number;
@@ -34,6 +35,7 @@ export interface Housekeeping {
   /**
    * `grantLifetimeMs`: how long an idle grant can still have a live token (the refresh lifetime).
    * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
+   * `mailMaxAgeMs`: how long a mail is tried before it is given up.
    * `securityLogWindowMs`: how long the accounts' security log is kept.
    * `selfRegisteredGraceMs`: how long an app that registered itself may go without a grant.
    * `documentClientGraceMs`: how long a document's app's row may go unrefreshed without a grant or consent.

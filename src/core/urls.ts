@@ -4,7 +4,15 @@ export interface SiteUrls {
   avatar(userId: number): string;
   post(postId: number): string;
   docs(): string;
+  /** Mailed links (INTERFACE section 12): a token in the query, single use. */
+  verifyEmail(token: string): string;
+  resetPassword(token: string): string;
+  emailSettings(): string;
+  securitySettings(): string;
 }
+
+/** The member's e-mail settings page, which routes, views and mails name. */
+export const EMAIL_SETTINGS_PATH = '/settings/email';
 
 export function siteUrls(baseUrl: string): SiteUrls {
   return {
@@ -12,6 +20,10 @@ export function siteUrls(baseUrl: string): SiteUrls {
     avatar: (userId) => `${baseUrl}/avatars/${userId}`,
     post: (postId) => `${baseUrl}/posts/${postId}`,
     docs: () => `${baseUrl}/docs`,
+    verifyEmail: (token) => `${baseUrl}/email/verify?token=${encodeURIComponent(token)}`,
+    resetPassword: (token) => `${baseUrl}/password/reset?token=${encodeURIComponent(token)}`,
+    emailSettings: () => `${baseUrl}${EMAIL_SETTINGS_PATH}`,
+    securitySettings: () => `${baseUrl}/settings/security`,
   };
 }
 

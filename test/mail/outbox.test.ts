@@ -55,6 +55,7 @@ forEachDatabase('mail outbox', (database) => {
   });
 
   const send = () => t.deps.mailDeliveries.runOnce();
+  const purgeOptions = { auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: MAIL_MAX_AGE_MS, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000 };
   const queue = (m: NewOutgoingMail) => t.deps.stores.mailOutbox.enqueue(m, t.clock.now());
   const row = (to: string) => t.deps.database.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', to).executeTakeFirstOrThrow();
 
@@ -143,11 +144,20 @@ forEachDatabase('mail outbox', (database) => {
     } finally {
       await smtp.listen();
     }
-    const options = { auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: MAIL_MAX_AGE_MS, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000 };
-    const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, options);
+    const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, purgeOptions);
     assert.ok(deleted.mail_outbox! >= 1);
     await assert.rejects(row(sent.to));
     assert.equal((await row(waiting.to)).sent_at, null, 'a waiting mail stays');
+  });
+
+  test('the janitor deletes a mail still pending past its maximum age and the audit window: no instance sent it', async () => {
+    const unsent = mail();
+    await queue(unsent);
+    const queuedAt = t.clock.now();
+    await t.deps.stores.housekeeping.purge(queuedAt + MAIL_MAX_AGE_MS + purgeOptions.auditWindowMs, purgeOptions);
+    assert.equal((await row(unsent.to)).sent_at, null, 'it stays while it could still be sent');
+    await t.deps.stores.housekeeping.purge(queuedAt + MAIL_MAX_AGE_MS + purgeOptions.auditWindowMs + 1, purgeOptions);
+    await assert.rejects(row(unsent.to), 'its body, a link perhaps, is gone');
   });
 });
 

@@ -8,9 +8,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
 import { createAccount, updateProfile } from '../../src/core/accounts/accounts.js';
 import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
-import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS } from '../../src/core/accounts/password-reset.js';
+import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS } from '../../src/core/accounts/password-reset.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
@@ -18,6 +19,7 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type ReceivedMail, TestSmtpServer } from '../support/smtp.js';
+import { TimingClient } from '../support/timing-client.js';
 import { type Fields, type PageResponse, Visitor } from './visitor.js';
 
 const PASSWORD = 'correct horse battery';
@@ -57,7 +59,11 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await smtp.stop();
   });
 
-  const deliver = () => t.deps.mailDeliveries.runOnce();
+  /** Sends what is queued, once the work requests left running (a reset link's mail) is done. */
+  const deliver = async () => {
+    await t.deps.background.settled();
+    return t.deps.mailDeliveries.runOnce();
+  };
   const address = () => `m${randomBytes(5).toString('hex')}@example.test`;
   const relative = (link: string) => link.slice(t.baseUrl.length);
 
@@ -165,6 +171,47 @@ forEachDatabase('e-mail and the way back in', (database) => {
       assert.equal(comparable(page), comparable(known));
     }
     assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 2, 'by username and by address');
+  });
+
+  test('a forgotten-password request takes as long for an unknown account as for a known one', async () => {
+    const { user, email } = await verifiedMember();
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const csrf = await visitor.csrf();
+    const cookie = [...visitor.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const client = await TimingClient.start();
+    const timed = async (login: string) => {
+      // A new hour each time, so no limit cuts either path short, and what the one before left
+      // running is done before the next is timed. The mails wait: sending them would take the
+      // CPU of this process (the SMTP server's) while the next is timed.
+      t.clock.advance(RESET_WINDOW_SECONDS * 1000);
+      await t.deps.background.settled();
+      await setTimeout(20);
+      const answer = await client.time({
+        url: `${t.baseUrl}/password/forgot`, method: 'POST', body: new URLSearchParams({ _csrf: csrf, login }).toString(),
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': visitor.address },
+      });
+      assert.equal(answer.status, 200);
+      return answer.ms;
+    };
+    const median = (ms: number[]) => ms.sort((a, b) => a - b)[Math.floor(ms.length / 2)]!;
+    const known: number[] = [];
+    const unknown: number[] = [];
+    try {
+      await timed(user.username);
+      // In turns K U U K K U…, so each follows either as often: what a known one leaves behind
+      // (its mail written, a checkpoint) weighs on both alike.
+      for (let i = 0; i < 80; i += 1) {
+        const pair = [async () => known.push(await timed(user.username)), async () => unknown.push(await timed(`nobody${randomBytes(4).toString('hex')}`))];
+        for (const next of i % 2 === 0 ? pair : pair.reverse()) await next();
+      }
+    } finally {
+      client.stop();
+    }
+    while ((await deliver()).claimed > 0);
+    assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 81, 'the known account was mailed each time');
+    const [k, u] = [median(known), median(unknown)];
+    // Generous for a loaded machine's noise; the mail written before answering took twice as long.
+    assert.ok(Math.max(k, u) < 1.5 * Math.min(k, u), `median ${k.toFixed(2)} ms for a known account, ${u.toFixed(2)} ms for an unknown one`);
   });
 
   test('an account without a verified address gets no reset mail, and the answer is the same', async () => {
@@ -275,6 +322,18 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await new AddressedVisitor(t.baseUrl).post('/password/forgot', { login: 'x' })).status, 200, 'another address goes on');
   });
 
+  test('a refused forgotten-password request says how long to wait in seconds under a minute, as every throttled form does', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    for (let i = 0; i < RESET_REQUESTS_PER_ADDRESS; i += 1) await visitor.post('/password/forgot', { login: `y${i}` });
+    const refused = await visitor.post('/password/forgot', { login: 'y' });
+    assert.match(refused.text, /Try again in \d+ minutes\./);
+    t.clock.advance((Number(refused.headers.get('retry-after')) - 30) * 1000);
+    const soon = await visitor.post('/password/forgot', { login: 'y' });
+    assert.equal(soon.status, 429);
+    assert.match(soon.text, /Try again in 30 seconds\./);
+    assert.match(soon.text, /role="alert" id="form-error"/);
+  });
+
   test('a sign-in from a browser without the account\'s device cookie is mailed; one from a known browser is not', async () => {
     const { user, visitor, email } = await verifiedMember();
     await deliver();
@@ -286,6 +345,18 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await deliver();
     const notice = smtp.to(email).at(-1)!;
     assert.match(notice.subject, /New sign-in/);
+  });
+
+  test('a notice to a member who saved no language goes out in the language of the page the event came from', async () => {
+    const { user, email } = await verifiedMember();
+    const browser = new AddressedVisitor(t.baseUrl);
+    browser.cookies.set('lang', 'zh-TW');
+    await browser.signIn(user.username, PASSWORD);
+    await deliver();
+    assert.match(smtp.to(email).at(-1)!.subject, /^你的.+帳號有新的登入$/);
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    await deliver();
+    assert.match(smtp.to(email).at(-1)!.subject, /^New sign-in/, 'a browser that asks for no language: the site\'s default');
   });
 
   test('a notice goes out in the member\'s saved language', async () => {

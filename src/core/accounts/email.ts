@@ -4,16 +4,17 @@
  * A change mails the old verified address a notice, so a hijacker cannot move the account's mail
  * away quietly.
  */
+import { siteUrls } from '../urls.js';
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
-import type { Locale } from '../locales.js';
+import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Clock } from '../time.js';
-import type { Throttled } from './sign-in.js';
+import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
-import type { MemberEmail, User } from './ports.js';
+import type { User } from './ports.js';
 
 export const VERIFY_LINK_MS = 24 * 3600 * 1000;
 /** Verification mails one account may send in an hour: enough to fix a typo, too few to flood anyone. */
@@ -51,9 +52,12 @@ export function emailKey(address: string): string {
   return address.trim().toLowerCase();
 }
 
-/** The member's saved language; else else the one of the page they are reading. */
-function localeOf(user: Pick<User, 'language'>, pageLocale: Locale): Locale {
-  return user.language ?? pageLocale;
+/**
+ * The language of a mail to a member: their saved language; else the one of the page that caused
+ * it, the one they last used (none for a mail no page caused); else the site's default.
+ */
+export function mailLocale(user: Pick<User, 'language'>, pageLocale: Locale | undefined): Locale {
+  return user.language ?? pageLocale ?? DEFAULT_LOCALE;
 }
 
 /** Queues a new verification link for `address` (earlier ones stop working), in `tx`. */
@@ -66,7 +70,7 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   // nickname is free text that a stranger's mail from the site must not carry.
   await deps.mailer.send(tx, {
     to: address, userId: user.id, locale, name: 'verifyEmail',
-    values: { name: user.username, link: `${deps.settings.baseUrl}/email/verify?token=${token}`, hours: VERIFY_LINK_MS / 3600_000 },
+    values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), hours: VERIFY_LINK_MS / 3600_000 },
   }, now);
 }
 
@@ -84,15 +88,14 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   const now = deps.clock.now();
   for (const [key, limit, seconds] of [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600], [`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400]] as const) {
     const hit = await deps.limiter.hit(key, limit, seconds, now);
-    if (!hit.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, hit.resetAt - Math.floor(now / 1000)) };
+    if (!hit.allowed) return throttled(hit, now);
   }
   const previous = await deps.stores.transaction(async (tx) => {
     const replaced = await tx.memberEmails.set(user.id, address, deps.clock.now());
-    // A member who never chose a language gets the mail in the one of the page they just used.
-    const locale = user.language ?? pageLocale;
+    const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);
     if (replaced && replaced.verifiedAt !== null && emailKey(replaced.address) !== emailKey(address)) {
-      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: `${deps.settings.baseUrl}/settings/email` } }, deps.clock.now());
+      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
     }
     return replaced;
   });
@@ -113,6 +116,3 @@ export async function verifyEmail(deps: EmailDeps, token: string, origin: EventO
   return true;
 }
 
-export function findEmail(stores: Stores, userId: number): Promise<MemberEmail | undefined> {
-  return stores.memberEmails.find(userId);
-}

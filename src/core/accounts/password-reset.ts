@@ -1,23 +1,24 @@
 /**
  * A way back into an account whose password is forgotten (INTERFACE section 12). A request names
  * a username or a verified address; whatever it names, the answer is the same and costs the same:
- * a link is queued (never sent inline) only when a verified address exists, and the other branch
- * does the same hashing and the same counting. A link works once, for 30 minutes, and is stored as
- * its SHA-256. Using it needs the second step when the account has two-step verification, sets a
- * password under the sign-up rules, and ends every sign-in session; apps' grants stay, as after a
- * password change (OWASP ASVS 2.5, 3.3.3).
+ * only the per-address count is taken before answering; the look-up, the link and its mail are
+ * left for the caller to run once the answer has gone (`mailLinks`). A link works once, for 30 minutes,
+ * and is stored as its SHA-256. Using it needs the second step when the account has two-step
+ * verification, sets a password under the sign-up rules, and ends every sign-in session; apps'
+ * grants stay, as after a password change (OWASP ASVS 2.5, 3.3.3).
  */
+import { siteUrls } from '../urls.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import { addressKey } from '../addresses.js';
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { type FieldProblem, InputError } from '../errors.js';
 import type { Locale } from '../locales.js';
-import type { RateLimiter } from '../rate-limiter.js';
+import type { Instant } from '../time.js';
 import { checkNewPassword, findAccount } from './accounts.js';
-import { type EmailDeps, emailKey } from './email.js';
+import { type EmailDeps, emailKey, mailLocale } from './email.js';
 import { hashPassword } from './passwords.js';
 import type { EmailLink, User } from './ports.js';
-import type { AttemptOrigin, Throttled } from './sign-in.js';
+import { type AttemptOrigin, type Throttled, throttled } from './sign-in.js';
 import { type TwoStepDeps, checkSecondFactorCode, requiresSecondStep } from './two-step.js';
 
 export const RESET_LINK_MS = 30 * 60_000;
@@ -27,34 +28,34 @@ export const RESET_MAILS_PER_ACCOUNT = 5;
 export const RESET_REQUESTS_PER_ADDRESS = 20;
 export const RESET_WINDOW_SECONDS = 3600;
 
-export type ResetDeps = EmailDeps & TwoStepDeps & { limiter: RateLimiter };
+export type ResetDeps = EmailDeps & TwoStepDeps;
 
 /**
- * Handles a forgotten-password request for `login` (a username or an address). The answer says
- * nothing of what `login` names: `ok`, or throttled for the address.
+ * Handles a forgotten-password request for `login` (a username or an address). The outcome says
+ * nothing of what `login` names and nothing in it depends on that: throttled for the address, or
+ * `ok` with `mailLinks`, the work that does depend on it, to run after answering.
  */
-export async function requestPasswordReset(deps: ResetDeps, login: string, origin: AttemptOrigin, pageLocale: Locale): Promise<{ ok: true } | Throttled> {
+export async function requestPasswordReset(deps: ResetDeps, login: string, origin: AttemptOrigin, pageLocale: Locale): Promise<{ ok: true; mailLinks: () => Promise<void> } | Throttled> {
   const now = deps.clock.now();
   const byAddress = await deps.limiter.hit(`reset:address:${addressKey(origin.address)}`, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS, now);
-  if (!byAddress.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, byAddress.resetAt - Math.floor(now / 1000)) };
-  const wanted = login.trim();
-  const owners = await accountsNamedBy(deps, wanted);
-  // An unknown name goes through the same steps as a known one, short of the writes: the same
-  // token made and hashed, the same counter hit (its own), so its answer takes as long.
-  for (const owner of owners.length > 0 ? owners : [undefined]) {
+  if (!byAddress.allowed) return throttled(byAddress, now);
+  return { ok: true, mailLinks: () => mailResetLinks(deps, login.trim(), pageLocale, now) };
+}
+
+/** Queues a reset link to each account `login` names, within the per-account limit. */
+async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale, now: Instant): Promise<void> {
+  for (const owner of await accountsNamedBy(deps, login)) {
+    const perAccount = await deps.limiter.hit(`reset:account:${owner.user.id}`, RESET_MAILS_PER_ACCOUNT, RESET_WINDOW_SECONDS, now);
+    if (!perAccount.allowed) continue;
     const token = generateOpaqueId();
-    const tokenHash = hashSecret(token);
-    const perAccount = await deps.limiter.hit(`reset:account:${owner?.user.id ?? `unknown:${emailKey(wanted)}`}`, RESET_MAILS_PER_ACCOUNT, RESET_WINDOW_SECONDS, now);
-    if (!owner || !perAccount.allowed) continue;
     await deps.stores.transaction(async (tx) => {
-      await tx.memberEmails.createLink({ tokenHash, userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS }, now);
+      await tx.memberEmails.createLink({ tokenHash: hashSecret(token), userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS }, now);
       await deps.mailer.send(tx, {
-        to: owner.address, userId: owner.user.id, locale: owner.user.language ?? pageLocale, name: 'passwordReset',
-        values: { name: owner.user.nickname, username: owner.user.username, link: `${deps.settings.baseUrl}/password/reset?token=${token}`, minutes: RESET_LINK_MS / 60_000 },
+        to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: 'passwordReset',
+        values: { name: owner.user.nickname, username: owner.user.username, link: siteUrls(deps.settings.baseUrl).resetPassword(token), minutes: RESET_LINK_MS / 60_000 },
       }, now);
     });
   }
-  return { ok: true };
 }
 
 /** The active accounts `login` names that have a verified address: by username, or by that address. */
@@ -63,8 +64,6 @@ async function accountsNamedBy(deps: ResetDeps, login: string): Promise<Array<{ 
     ? await deps.stores.memberEmails.verifiedOwners(emailKey(login))
     : [(await findAccount(deps.stores, login))?.id].filter((id): id is number => id !== undefined);
   const found: Array<{ user: User; address: string }> = [];
-  // Nothing named: the reads a named account costs all the same.
-  if (ids.length === 0) await Promise.all([deps.stores.users.findById(0), deps.stores.memberEmails.find(0)]);
   for (const id of ids) {
     const [user, email] = await Promise.all([deps.stores.users.findById(id), deps.stores.memberEmails.find(id)]);
     if (user?.status === 'active' && email?.verifiedAt != null) found.push({ user, address: email.address });

@@ -10,6 +10,7 @@
  */
 import type { AuditEvent, AuditEventName, AuditSink, SignInMethod } from '../audit.js';
 import type { SecurityEvent, SecurityEventStore } from './ports.js';
+import type { Locale } from '../locales.js';
 import type { Clock } from '../time.js';
 import { describeUserAgent } from './user-agent.js';
 
@@ -63,6 +64,8 @@ export const SIGN_IN_METHOD_WORDS: Record<SignInMethod, string> = {
 export interface EventOrigin {
   address: string;
   userAgent?: string | undefined;
+  /** The language of the page it came from: its notice's, when the member saved none. Not stored. */
+  locale?: Locale | undefined;
 }
 
 export interface NewSecurityEvent {
@@ -131,7 +134,7 @@ export class SecurityLog {
     private readonly store: SecurityEventStore,
     private readonly clock: Clock,
     private readonly audit: AuditSink,
-    private readonly notify: (event: StoredEvent) => Promise<void> = async () => {},
+    private readonly notify: (event: StoredEvent, pageLocale: Locale | undefined) => Promise<void> = async () => {},
   ) {}
 
   /** Stores the event for its account, writes its audit event (unless its action writes that) and mails its notice. */
@@ -139,7 +142,7 @@ export class SecurityLog {
     const stored = this.toStored(event);
     await this.store.insert(stored);
     this.writeAudit(stored);
-    await this.notify(stored);
+    await this.notify(stored, event.origin?.locale);
   }
 
   /**
@@ -155,7 +158,7 @@ export class SecurityLog {
     await store.insertMany(stored);
     return async () => {
       for (const event of stored) this.writeAudit(event);
-      for (const event of stored) await this.notify(event);
+      for (const [i, event] of stored.entries()) await this.notify(event, events[i]!.origin?.locale);
     };
   }
 

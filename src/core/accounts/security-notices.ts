@@ -4,15 +4,18 @@
  * The security log calls `notify` for every event it records; `NOTICE_OF` says which tell.
  * A change of the address itself is told to the old address by `changeEmail`, not here.
  */
+import { siteUrls } from '../urls.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
-import { DEFAULT_LOCALE } from '../locales.js';
+import type { Locale } from '../locales.js';
+import { mailLocale } from './email.js';
 import { formatSiteTime } from '../site-time.js';
 import type { Clock } from '../time.js';
 import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
+import type { SecurityEventKind } from './security-log.js';
 
 /** The kinds that are mailed, and which of their events (`true`: every one). */
-export const NOTICE_OF: Readonly<Record<string, (detail: Record<string, string>) => boolean>> = {
+export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Record<string, string>) => boolean>>> = {
   // Only from a browser that held no device cookie of the account (`startSession`).
   'sign_in.succeeded': (detail) => detail.new_browser === 'yes',
   'password.changed': () => true,
@@ -38,18 +41,22 @@ export interface NoticeDeps {
   settings: { siteTimeZone: string; baseUrl: string };
 }
 
-export type NoticeSender = (event: Omit<SecurityEvent, 'id'>) => Promise<void>;
+export type NoticeSender = (event: Omit<SecurityEvent, 'id'>, pageLocale: Locale | undefined) => Promise<void>;
 
-/** Mails the notice of `event` to the account's verified address, when the kind tells and there is one. */
+/**
+ * Mails the notice of `event` to the account's verified address, when the kind tells and there is
+ * one: in the member's saved language, else the language of the page the event came from (the one
+ * the member last used, in every case but someone else's sign-in), else the site's default.
+ */
 export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
-  return async (event) => {
-    if (!deps.mailer.enabled || !NOTICE_OF[event.kind]?.(event.detail)) return;
+  return async (event, pageLocale) => {
+    if (!deps.mailer.enabled || !NOTICE_OF[event.kind as SecurityEventKind]?.(event.detail)) return;
     const [email, user] = await Promise.all([deps.stores.memberEmails.find(event.userId), deps.stores.users.findById(event.userId)]);
     if (!email || email.verifiedAt === null || !user) return;
     await deps.mailer.send(deps.stores, {
       to: email.address,
       userId: user.id,
-      locale: user.language ?? DEFAULT_LOCALE,
+      locale: mailLocale(user, pageLocale),
       name: noticeName(event.kind),
       values: {
         name: user.nickname,
@@ -58,7 +65,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
         address: event.address || '-',
         app: event.detail.app ?? '',
         label: event.detail.name ?? event.detail.label ?? '',
-        settingsLink: `${deps.settings.baseUrl}/settings/security`,
+        settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
       },
     }, deps.clock.now());
   };

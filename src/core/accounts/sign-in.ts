@@ -7,11 +7,12 @@
  * Every failure looks the same from outside, so it never reveals whether an account exists.
  */
 import { canBeUsername } from './accounts.js';
+import type { Locale } from '../locales.js';
 import { addressKey } from '../addresses.js';
 import { type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { verifyPassword } from './passwords.js';
-import type { RateLimiter } from '../rate-limiter.js';
+import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
 import type { User } from './ports.js';
 import type { SecurityLog } from './security-log.js';
@@ -39,9 +40,16 @@ export interface AttemptOrigin {
   deviceCookie: string | undefined;
   /** The browser's User-Agent, for the security log. */
   userAgent?: string | undefined;
+  /** The page's language, for a notice the attempt causes (`EventOrigin`). */
+  locale?: Locale | undefined;
 }
 
 export type Throttled = { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+
+/** The refusal a limiter's decision makes: seconds to the window's end, at least one (`Retry-After`, RFC 9110 10.2.3). */
+export function throttled(decision: RateLimitDecision, now: Instant): Throttled {
+  return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
+}
 
 export type SignInOutcome =
   | { ok: true; user: User; deviceCookie: string }
@@ -77,9 +85,7 @@ async function throttledCheck<T>(deps: Omit<SignInDeps, 'securityLog'>, counters
   for (const counter of counters) {
     const decision = await deps.limiter.hit(counter.key, counter.limit, SIGN_IN_WINDOW_SECONDS, now);
     counted.push(counter);
-    if (!decision.allowed) {
-      return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
-    }
+    if (!decision.allowed) return throttled(decision, now);
   }
   const passed = await check();
   if (passed !== undefined) await Promise.all(counted.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now)));

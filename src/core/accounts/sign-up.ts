@@ -7,6 +7,7 @@ import type { Stores } from '../stores.js';
 import { checkNickname } from './nicknames.js';
 import type { User } from './ports.js';
 import type { Clock } from '../time.js';
+import { throttled } from './sign-in.js';
 
 export const SIGN_UP_WINDOW_SECONDS = 3600;
 
@@ -37,7 +38,7 @@ export async function signUp(
   }
   const now = deps.clock.now();
   const decision = await deps.limiter.hit(`signup:address:${addressKey(attempt.address)}`, deps.settings.signUpsPerHour, SIGN_UP_WINDOW_SECONDS, now);
-  if (!decision.allowed) return { ok: false, reason: 'throttled', retryAfterSeconds: Math.max(1, decision.resetAt - Math.floor(now / 1000)) };
+  if (!decision.allowed) return throttled(decision, now);
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {
     return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }) };

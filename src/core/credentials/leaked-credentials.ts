@@ -18,6 +18,7 @@ import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
 import type { LeakedHashes, RevokedLeak } from './ports.js';
 import type { NewSecurityEvent, SecurityLog } from '../accounts/security-log.js';
+import { throttled } from '../accounts/sign-in.js';
 import type { Clock } from '../time.js';
 import type { CounterPort } from '../oauth/tokens/context.js';
 
@@ -60,7 +61,7 @@ export async function admitLeakReport(deps: Pick<LeakDeps, 'limiter' | 'clock'>,
   const now = deps.clock.now();
   const decision = await deps.limiter.hit(`leak-report:address:${addressKey(address)}`, LEAK_REPORTS_PER_ADDRESS, LEAK_REPORT_WINDOW_SECONDS, now);
   if (decision.allowed) return;
-  const retryAfter = Math.max(1, decision.resetAt - Math.floor(now / 1000));
+  const retryAfter = throttled(decision, now).retryAfterSeconds;
   throw new OAuthError('rate_limited', `Too many reports from this address: at most ${LEAK_REPORTS_PER_ADDRESS} an hour. Try again in ${retryAfter} seconds.`, {
     headers: { 'retry-after': String(retryAfter) },
   });

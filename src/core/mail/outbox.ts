@@ -6,6 +6,7 @@
  * and account, never its address, subject or body: a body may hold a single-use link.
  */
 import { backoffDelayMs } from '../backoff.js';
+import type { Log } from '../log.js';
 import { generateOpaqueId } from '../credentials/formats.js';
 import type { Clock, Instant } from '../time.js';
 import type { MailOutboxStore, MailTransport, OutgoingMail } from './ports.js';
@@ -29,18 +30,13 @@ export interface MailPass {
   abandoned: number;
 }
 
-export interface MailLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
-
 export interface MailDeps {
   readonly stores: { readonly mailOutbox: MailOutboxStore };
   readonly clock: Clock;
 }
 
 /** One pass over the due mails; returns what became of them. */
-export async function sendDueMail(deps: MailDeps, transport: MailTransport, log: MailLog, random: () => number = Math.random): Promise<MailPass> {
+export async function sendDueMail(deps: MailDeps, transport: MailTransport, log: Log, random: () => number = Math.random): Promise<MailPass> {
   const pass: MailPass = { claimed: 0, sent: 0, retrying: 0, abandoned: 0 };
   const store = deps.stores.mailOutbox;
   const now = deps.clock.now();
@@ -54,7 +50,7 @@ export async function sendDueMail(deps: MailDeps, transport: MailTransport, log:
   return pass;
 }
 
-async function sendOne(deps: MailDeps, transport: MailTransport, log: MailLog, claim: string, row: OutgoingMail, random: () => number): Promise<'sent' | 'retrying' | 'abandoned'> {
+async function sendOne(deps: MailDeps, transport: MailTransport, log: Log, claim: string, row: OutgoingMail, random: () => number): Promise<'sent' | 'retrying' | 'abandoned'> {
   const store = deps.stores.mailOutbox;
   const details = { mail_id: row.id, kind: row.kind, user_id: row.userId, attempt: row.attempts };
   const outcome = await transport.send(row.id, row);

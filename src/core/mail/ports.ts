@@ -17,7 +17,7 @@ export interface MailMessage {
 export interface NewOutgoingMail extends MailMessage {
   /** The account it concerns, if any; the mail goes when the account is deleted. */
   userId: number | null;
-  /** What it is about (`email_verification`, `password_reset`, `notice:…`), for the log. */
+  /** What it is about: the mail's name in `mail.json` (`verifyEmail`, `passwordReset`, `noticeSignIn`…), for the log. */
   kind: string;
 }
 

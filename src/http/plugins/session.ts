@@ -14,7 +14,7 @@ import { endSignInSession, endSignInSessionWithin } from '../../core/oidc/logout
 import type { SignInMethod } from '../../core/audit.js';
 import type { Session, User } from '../../core/accounts/ports.js';
 import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
-import { SIGN_IN_METHOD_WORDS } from '../../core/accounts/security-log.js';
+import { type EventOrigin, SIGN_IN_METHOD_WORDS } from '../../core/accounts/security-log.js';
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/accounts/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
@@ -70,9 +70,24 @@ export function userAgent(request: FastifyRequest): string {
   return typeof value === 'string' ? value.slice(0, 512) : '';
 }
 
+/** Where an event of the security log comes from: the address, the browser and the page's language. */
+export function eventOrigin(request: FastifyRequest): EventOrigin {
+  return { address: clientAddress(request), userAgent: userAgent(request), locale: requestLocale(request) };
+}
+
 /** Where a sign-in attempt or a re-check comes from, as its counters and the security log see it. */
 export function attemptOrigin(request: FastifyRequest): AttemptOrigin {
-  return { address: clientAddress(request), deviceCookie: deviceCookie(request), userAgent: userAgent(request) };
+  return { ...eventOrigin(request), deviceCookie: deviceCookie(request) };
+}
+
+/** The page's language (INTERFACE section 12), from what the request carries and the sign-in already read. */
+function requestLocale(request: FastifyRequest, uiLocales = requestedUiLocales(request)): Locale {
+  return chooseLocale({
+    uiLocales,
+    saved: request.signIn?.user.language,
+    cookie: request.cookies[LANGUAGE_COOKIE],
+    acceptLanguage: request.headers['accept-language'],
+  });
 }
 
 /** How a session's user proved who they are: the RFC 8176 methods, and the method the logs name. */
@@ -97,14 +112,14 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   const { stores, clock, securityLog, audit, deviceCookies } = request.server.deps;
   const id = generateOpaqueId();
   const now = clock.now();
-  const origin = { address: clientAddress(request), userAgent: userAgent(request) };
+  const origin = eventOrigin(request);
   // A browser that never signed into the account (no device cookie for it) gets its owner a notice (INTERFACE section 12).
   const known = await deviceCookies.entryFor(deviceCookie(request), accountKey(user.username));
   // The session and its line in the owner's log land together or not at all: a log that cannot
   // be written signs no one in.
   const { session, announce } = await stores.transaction(async (tx) => ({
     session: await tx.sessions.create({
-      idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS, amr: [...amr], ...origin,
+      idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + SESSION_LIFETIME_MS, amr: [...amr], address: origin.address, userAgent: origin.userAgent,
     }, now),
     announce: await securityLog.recordAll([{
       userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method], ...(known ? {} : { new_browser: 'yes' }) },
@@ -233,12 +248,7 @@ export function verifyCsrf(request: FastifyRequest): void {
 export async function pageContext(request: FastifyRequest, reply: FastifyReply, options: { mintCsrf?: boolean; uiLocales?: string | undefined } = {}): Promise<PageContext> {
   const signIn = await currentSignIn(request).catch(() => undefined);
   const csrf = options.mintCsrf === false ? request.cookies[cookieName(request, 'csrf')] ?? '' : csrfToken(request, reply);
-  const locale = chooseLocale({
-    uiLocales: options.uiLocales ?? requestedUiLocales(request),
-    saved: signIn?.user.language,
-    cookie: request.cookies[LANGUAGE_COOKIE],
-    acceptLanguage: request.headers['accept-language'],
-  });
+  const locale = requestLocale(request, options.uiLocales);
   // RFC 9110 12.5.5 and 8.5: the page's language, and what chose it, for caches.
   reply.header('content-language', locale).header('vary', 'Accept-Language, Cookie');
   return {

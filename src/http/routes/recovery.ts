@@ -3,52 +3,48 @@
  * `/password/forgot` and `/password/reset`. A link's token arrives in the query string, which the
  * log redacts (`token` in src/http/logging.ts).
  */
+import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { changeEmail, verifyEmail } from '../../core/accounts/email.js';
 import { RESET_LINK_MS, findResetLink, requestPasswordReset, resetPassword } from '../../core/accounts/password-reset.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { requireSignIn, sendPage, signInAgainPath } from '../pages.js';
-import { attemptOrigin, pageContext, userAgent, verifyCsrf } from '../plugins/session.js';
-import { clientAddress } from '../client-address.js';
-import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage, translatedProblems } from '../views/recovery.js';
+import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
+import { attemptOrigin, eventOrigin, pageContext, verifyCsrf } from '../plugins/session.js';
+import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage } from '../views/recovery.js';
+import { tryAgain } from './settings-problems.js';
 
-const EMAIL_PATH = '/settings/email';
 const field = (maxLength: number) => ({ type: 'string', maxLength } as const);
 const csrf = field(200);
 const tokenQuery = { type: 'object', properties: { token: field(200) } } as const;
 
-/** Whole minutes, at least one, for "try again in N minutes". */
-const minutesOf = (seconds: number) => Math.max(1, Math.ceil(seconds / 60));
-
 export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   const { deps } = app;
   const page = { config: { html: true } };
-  const origin = (request: FastifyRequest) => ({ address: clientAddress(request), userAgent: userAgent(request) });
 
-  app.get(EMAIL_PATH, page, async (request, reply) => {
+  app.get(EMAIL_SETTINGS_PATH, page, async (request, reply) => {
     const signIn = await requireSignIn(request, reply);
     if (!signIn) return reply;
     const email = await deps.stores.memberEmails.find(signIn.user.id);
     return sendPage(reply, emailSettingsPage(await pageContext(request, reply), { email, mailEnabled: deps.mailer.enabled }));
   });
 
-  app.post(EMAIL_PATH, { ...page, schema: { body: { type: 'object', properties: { email: field(1000), _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
+  app.post(EMAIL_SETTINGS_PATH, { ...page, schema: { body: { type: 'object', properties: { email: field(1000), _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
     verifyCsrf(request);
-    const signIn = await requireSignIn(request, reply, EMAIL_PATH);
+    const signIn = await requireSignIn(request, reply, EMAIL_SETTINGS_PATH);
     if (!signIn) return reply;
     // The address is the way back in: only a recent sign-in moves it, as it does the second step.
-    if (!isRecentSignIn(signIn.session, deps.clock.now())) return reply.redirect(signInAgainPath(EMAIL_PATH), 303);
+    if (!isRecentSignIn(signIn.session, deps.clock.now())) return reply.redirect(signInAgainPath(EMAIL_SETTINGS_PATH), 303);
     const value = request.body.email ?? '';
     const context = await pageContext(request, reply);
     const state = { mailEnabled: deps.mailer.enabled, value };
     try {
-      const changed = await changeEmail(deps, signIn.user, value, origin(request), context.t.locale);
+      const changed = await changeEmail(deps, signIn.user, value, eventOrigin(request), context.t.locale);
       const email = await deps.stores.memberEmails.find(signIn.user.id);
       if (!changed.ok && changed.reason === 'throttled') {
         reply.headers(throttledHeaders('verify-mail', changed.retryAfterSeconds));
-        return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: translatedProblems(context, [{ field: 'email', message: 'too many verification mails', words: { key: 'recovery.throttled', values: { minutes: minutesOf(changed.retryAfterSeconds) } } }]) }), 429);
+        return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
       }
       if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, email }), 409);
       const words = changed.changed ? context.t.text('recovery.emailSent', { address: email?.address ?? value }) : context.t.text('recovery.emailUnchanged');
@@ -56,14 +52,14 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       const email = await deps.stores.memberEmails.find(signIn.user.id);
-      return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: translatedProblems(context, error.problems) }), 400);
+      return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: error.problems }), 400);
     }
   });
 
   // GET changes state here only as every mailed link does: the single-use token is the proof, and
   // a prefetch that spends it leaves the address unverified, never verified by someone else.
   app.get('/email/verify', { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
-    const verified = await verifyEmail(deps, request.query.token ?? '', origin(request));
+    const verified = await verifyEmail(deps, request.query.token ?? '', eventOrigin(request));
     return sendPage(reply, emailVerifiedPage(await pageContext(request, reply), verified), verified ? 200 : 400);
   });
 
@@ -80,8 +76,11 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const outcome = await requestPasswordReset(deps, request.body.login ?? '', attemptOrigin(request), context.t.locale);
     if (!outcome.ok) {
       reply.headers(throttledHeaders('password-reset', outcome.retryAfterSeconds));
-      return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), error: context.t.text('recovery.throttled', { minutes: minutesOf(outcome.retryAfterSeconds) }) }), 429);
+      return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), errors: tryAgain('login', 'recovery.throttled', outcome.retryAfterSeconds) }), 429);
     }
+    // Who `login` names is looked up and mailed after the answer has gone, so its timing is the
+    // same whether or not an account exists (INTERFACE section 12).
+    deps.background.run('password reset mail', outcome.mailLinks, answered(reply));
     return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), sent: true }));
   });
 
@@ -105,8 +104,8 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const state = { token, username: found?.user.username ?? '', needsCode: found?.needsCode ?? false };
     if (outcome.reason === 'throttled') {
       reply.headers(throttledHeaders('sign-in', outcome.retryAfterSeconds));
-      return sendPage(reply, resetPasswordPage(context, { ...state, error: context.t.text('recovery.throttled', { minutes: minutesOf(outcome.retryAfterSeconds) }) }), 429);
+      return sendPage(reply, resetPasswordPage(context, { ...state, errors: tryAgain('code', 'recovery.throttled', outcome.retryAfterSeconds) }), 429);
     }
-    return sendPage(reply, resetPasswordPage(context, { ...state, errors: translatedProblems(context, outcome.problems) }), 400);
+    return sendPage(reply, resetPasswordPage(context, { ...state, errors: outcome.problems }), 400);
   });
 }

@@ -1,5 +1,5 @@
 /**
- * Problems the settings routes word themselves (the core has no rule for them): a throttle's
+ * Problems the settings and recovery routes word themselves (the core has no rule for them): a throttle's
  * "try again in 12 minutes" and codes that cannot be checked, each with its English message (the
  * log's) and the catalogs' words for the page.
  */
@@ -9,12 +9,13 @@ import type { FieldProblem } from '../../core/errors.js';
 import { retryMessage, retryWait, unreadableTotp } from '../pages.js';
 
 /** What a throttled form says (INTERFACE section 4): what went wrong and how long to wait. */
-export type Throttled = 'settings.tooManyPasswords' | 'settings.tooManyAttempts' | 'security.tooManyCodes';
+export type Throttled = 'settings.tooManyPasswords' | 'settings.tooManyAttempts' | 'security.tooManyCodes' | 'recovery.throttled';
 
 const ENGLISH: Record<Throttled, string> = {
   'settings.tooManyPasswords': 'Too many wrong passwords.',
   'settings.tooManyAttempts': 'Too many wrong attempts.',
   'security.tooManyCodes': 'Too many wrong codes.',
+  'recovery.throttled': 'Too many requests.',
 };
 
 export function tryAgain(field: string, key: Throttled, retryAfterSeconds: number): FieldProblem {

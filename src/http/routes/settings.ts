@@ -31,7 +31,7 @@ import type { Translator } from '../../core/locales.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, fieldValues, requireSignIn, requireUser, sendPage, signInAgainPath } from '../pages.js';
 import {
-  attemptOrigin, deviceCookie, endSession, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, userAgent, verifyCsrf,
+  attemptOrigin, deviceCookie, endSession, eventOrigin, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, verifyCsrf,
 } from '../plugins/session.js';
 import {
   type ClientForm, type Confirmation, type FormError, type FormErrors, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation, deletePreviousSecretConfirmation,
@@ -95,7 +95,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
 
   /** Writes an event to the user's security log (issue 18 item 5), from this request's browser. */
   const logEvent = (request: FastifyRequest, user: User, kind: SecurityEventKind, detail: Record<string, string>) =>
-    app.deps.securityLog.record({ userId: user.id, kind, origin: { address: clientAddress(request), userAgent: userAgent(request) }, detail });
+    app.deps.securityLog.record({ userId: user.id, kind, origin: eventOrigin(request), detail });
 
   /** A signed-in page: the user, or a redirect to sign in that comes back to `back`. */
   async function signedIn(request: FastifyRequest, reply: FastifyReply, back: string): Promise<User | undefined> {

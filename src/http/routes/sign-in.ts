@@ -17,8 +17,8 @@ import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
-  type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
-  uiLocalesOfReturnTo, userAgent, verifyCsrf,
+  type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, eventOrigin, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
+  uiLocalesOfReturnTo, verifyCsrf,
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
@@ -136,7 +136,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
    * `extra` events of the sign-in, and the browser goes where it was going.
    */
   async function signedIn(request: FastifyRequest, reply: FastifyReply, user: User, proof: SignInProof, returnTo: string, extra: SecurityEventKind[] = []) {
-    const origin = { address: clientAddress(request), userAgent: userAgent(request) };
+    const origin = eventOrigin(request);
     for (const kind of extra) await app.deps.securityLog.record({ userId: user.id, kind, origin });
     await startSession(request, reply, user, proof);
     return reply.redirect(returnTo, 303);

@@ -67,7 +67,6 @@ export function signedOutPage(context: PageContext, view: SignedOutView) {
   const app = view.client ? view.client.name : t.text('logout.theApp');
   return layout(t.text('logout.signedOutTitle'), context, html`<section class="card narrow">
 <h1>${t.text('logout.signedOutHeading')}</h1>
-<p role="status">${t.text('logout.signedOut', { site: t.text('common.siteName') })}</p>
 ${view.refusedRedirect ? html`<p>${t.text(REFUSAL[view.refusedRedirect].key, { app })}</p>` : ''}
 ${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} <a href="${view.client.homepageUrl}" rel="noopener noreferrer">${view.client.homepageUrl}</a></p>` : ''}
 <p><a href="/login">${t.text('logout.signInAgain')}</a> · <a href="/">${t.text('logout.home')}</a></p>

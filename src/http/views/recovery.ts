@@ -1,16 +1,11 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
+import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
-import type { FieldProblem } from '../../core/errors.js';
 import { type FormErrors, control, errorSummary, fieldMessage } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { settingsLayout } from './settings.js';
-import { problemText } from './words.js';
-
-/** A form's problems in the reader's language, as the form helpers show them. */
-export function translatedProblems(context: PageContext, problems: readonly FieldProblem[]): FieldProblem[] {
-  return problems.map((p) => ({ ...p, message: problemText(context.t, p) }));
-}
 
 export interface EmailPageState {
   email: MemberEmail | undefined;
@@ -27,18 +22,18 @@ export function emailSettingsPage(context: PageContext, state: EmailPageState): 
     ? html`<p class="muted">${t.text('recovery.emailNone')}</p>`
     : html`<p>${t.text(email.verifiedAt === null ? 'recovery.emailUnverified' : 'recovery.emailVerified', { address: email.address })}</p>`;
   const form = state.mailEnabled
-    ? html`<form method="post" action="/settings/email">
+    ? html`<form method="post" action="${EMAIL_SETTINGS_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="email">${t.text('recovery.emailLabel')}</label>
   <input type="email" id="email" name="email" value="${state.value ?? email?.address ?? ''}" autocomplete="email" required maxlength="254" ${control(state.errors, 'email')}>
-  ${fieldMessage(state.errors, 'email')}
+  ${fieldMessage(state.errors, 'email', { words: { t } })}
   <div class="actions"><button type="submit">${t.text('recovery.emailSave')}</button></div>
 </form>`
     : html`<p class="notice">${t.text('recovery.emailNoMail')}</p>`;
-  return settingsLayout(t.text('recovery.emailTitle'), context, '/settings/email', html`<section class="card">
+  return settingsLayout(t.text('recovery.emailTitle'), context, EMAIL_SETTINGS_PATH, html`<section class="card">
 <h1>${t.text('recovery.emailTitle')}</h1>
 ${state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''}
-${errorSummary(state.errors)}
+${errorSummary(state.errors, { t })}
 <p class="hint">${t.text('recovery.emailIntro')}</p>
 ${status}
 ${form}
@@ -51,7 +46,7 @@ export function emailVerifiedPage(context: PageContext, verified: boolean): Html
   return layout(t.text('recovery.verifyTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.verifyTitle')}</h1>
 ${verified ? html`<p class="notice" role="status">${t.text('recovery.verifyDone')}</p>` : html`<p class="alert" role="alert">${t.text('recovery.verifyInvalid')}</p>`}
-<p><a href="/settings/email">${t.text('recovery.emailSettings')}</a></p>
+<p><a href="${EMAIL_SETTINGS_PATH}">${t.text('recovery.emailSettings')}</a></p>
 </section>`);
 }
 
@@ -60,7 +55,7 @@ export interface ForgotPageState {
   minutes: number;
   /** The request was taken: the same words whatever it named. */
   sent?: boolean;
-  error?: string | undefined;
+  errors?: FormErrors;
 }
 
 export function forgotPasswordPage(context: PageContext, state: ForgotPageState): Html {
@@ -68,7 +63,7 @@ export function forgotPasswordPage(context: PageContext, state: ForgotPageState)
   const body = !state.mailEnabled
     ? html`<p class="notice">${t.text('recovery.forgotNoMail')}</p>`
     : html`${state.sent ? html`<p class="notice" role="status">${t.text('recovery.forgotSent')}</p>` : ''}
-${state.error ? html`<p class="alert" role="alert" id="form-error">${state.error}</p>` : ''}
+${errorSummary(state.errors, { t })}
 <p class="hint">${t.text('recovery.forgotIntro', { minutes: state.minutes })}</p>
 <form method="post" action="/password/forgot">
   <input type="hidden" name="_csrf" value="${context.csrf}">
@@ -89,7 +84,6 @@ export interface ResetPageState {
   username?: string;
   needsCode?: boolean;
   errors?: FormErrors;
-  error?: string | undefined;
 }
 
 export function resetPasswordPage(context: PageContext, state: ResetPageState): Html {
@@ -97,21 +91,20 @@ export function resetPasswordPage(context: PageContext, state: ResetPageState): 
   const body = state.token === undefined
     ? html`<p class="alert" role="alert" id="form-error">${t.text('recovery.linkInvalid')}</p>
 <p><a href="/password/forgot">${t.text('recovery.askAgain')}</a></p>`
-    : html`${errorSummary(state.errors)}
-${state.error ? html`<p class="alert" role="alert" id="form-error">${state.error}</p>` : ''}
+    : html`${errorSummary(state.errors, { t })}
 <p>${t.text('recovery.resetIntro', { username: state.username ?? '' })}</p>
 <form method="post" action="/password/reset">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="token" value="${state.token}">
   <input type="text" name="username" value="${state.username ?? ''}" autocomplete="username" hidden>
   <label for="password">${t.text('recovery.newPassword')}</label>
-  <p class="hint" id="password-hint">${t.text('recovery.passwordHint')}</p>
-  <input type="password" id="password" name="password" autocomplete="new-password" required minlength="8" maxlength="256" autofocus ${control(state.errors, 'password', { hint: 'password-hint' })}>
-  ${fieldMessage(state.errors, 'password')}
+  <p class="hint" id="password-hint">${t.text('common.passwordHint', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}</p>
+  <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" autofocus ${control(state.errors, 'password', { hint: 'password-hint' })}>
+  ${fieldMessage(state.errors, 'password', { words: { t } })}
   ${state.needsCode ? html`<label for="code">${t.text('recovery.codeLabel')}</label>
   <p class="hint" id="code-hint">${t.text('recovery.codeHint')}</p>
   <input type="text" id="code" name="code" autocomplete="one-time-code" inputmode="text" required maxlength="64" ${control(state.errors, 'code', { hint: 'code-hint' })}>
-  ${fieldMessage(state.errors, 'code')}` : ''}
+  ${fieldMessage(state.errors, 'code', { words: { t } })}` : ''}
   <div class="actions"><button type="submit">${t.text('recovery.resetButton')}</button></div>
 </form>`;
   return layout(t.text('recovery.resetTitle'), context, html`<section class="card narrow">

@@ -4,6 +4,7 @@
  * `tokens`, `apps`), every time the reader's (`timeOf`).
  */
 import { documentHost } from '../../core/oauth/client-metadata.js';
+import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
 import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/credentials/personal-tokens.js';
@@ -33,7 +34,7 @@ function sections(t: Translator): ReadonlyArray<{ path: SettingsSection; label: 
     { path: '/settings/applications', label: t.text('settings.navApplications') },
     { path: '/settings/developers', label: t.text('settings.navDevelopers') },
     { path: '/settings/security', label: t.text('settings.navSecurity') },
-    { path: '/settings/email', label: t.text('recovery.emailNav') },
+    { path: EMAIL_SETTINGS_PATH, label: t.text('recovery.emailNav') },
   ];
 }
 

@@ -66,7 +66,7 @@ ${problemSummary(t, errors)}
   <label for="password">${t.text('sign-up.password')}</label>
   <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" ${control(errors, 'password', { hint: 'password-hint' })}>
   ${fieldMessage(errors, 'password')}
-  <p class="hint" id="password-hint">${t.text('sign-up.passwordHint', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}</p>
+  <p class="hint" id="password-hint">${t.text('common.passwordHint', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}</p>
   <div class="check" hidden><input type="checkbox" id="show-password" data-show-password="password"><label for="show-password">${t.text('sign-up.showPassword')}</label></div>
   <div class="actions"><button type="submit">${t.text('sign-up.submit')}</button></div>
 </form>

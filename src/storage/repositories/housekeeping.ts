@@ -90,10 +90,14 @@ export class KyselyHousekeeping implements Housekeeping {
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
-    // A mail sent or given up keeps no body already; its row goes after the audit window.
+    // A mail sent or given up keeps no body already; its row goes after the audit window. One
+    // still pending past its maximum age plus that window has had no instance to send it, and
+    // its body (a reset link, perhaps) must not stay forever.
+    const staleMail = before - options.mailMaxAgeMs;
     await drain('mail_outbox', async () => {
       const r = await this.db.deleteFrom('mail_outbox').where('id', 'in', (eb) =>
-        eb.selectFrom('mail_outbox').select('id').where((w) => w.or([w('sent_at', '<', before), w('abandoned_at', '<', before)])).limit(batch),
+        eb.selectFrom('mail_outbox').select('id')
+          .where((w) => w.or([w('sent_at', '<', before), w('abandoned_at', '<', before), w('created_at', '<', staleMail)])).limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });

@@ -7,6 +7,7 @@
  * old; then it is given up and logged. The logout token itself is never logged or stored.
  */
 import { backoffDelayMs } from '../../backoff.js';
+import type { Log } from '../../log.js';
 import { generateOpaqueId } from '../../credentials/formats.js';
 import type { KeyRing, KeySet } from '../key-ring.js';
 import { issueLogoutToken } from '../logout-token.js';
@@ -48,11 +49,6 @@ export interface DeliveryDeps {
   readonly metrics: { readonly logoutDeliveries: CounterPort<'outcome'> };
 }
 
-export interface DeliveryLog {
-  info(details: object, message: string): void;
-  warn(details: object, message: string): void;
-}
-
 export interface DeliveryPass {
   claimed: number;
   delivered: number;
@@ -70,7 +66,7 @@ export function retryDelayMs(attempts: number, random: () => number = Math.rando
 }
 
 /** One pass over the due deliveries; returns what became of them. */
-export async function deliverDueLogouts(deps: DeliveryDeps, sender: LogoutTokenSender, log: DeliveryLog, random: () => number = Math.random): Promise<DeliveryPass> {
+export async function deliverDueLogouts(deps: DeliveryDeps, sender: LogoutTokenSender, log: Log, random: () => number = Math.random): Promise<DeliveryPass> {
   const pass: DeliveryPass = { claimed: 0, delivered: 0, retrying: 0, abandoned: 0 };
   const store = deps.stores.logoutDeliveries;
   const now = deps.clock.now();
@@ -92,7 +88,7 @@ export async function deliverDueLogouts(deps: DeliveryDeps, sender: LogoutTokenS
   return pass;
 }
 
-async function deliverOne(deps: DeliveryDeps, sender: LogoutTokenSender, log: DeliveryLog, keys: KeySet, claim: string, row: LogoutDelivery, random: () => number): Promise<Outcome> {
+async function deliverOne(deps: DeliveryDeps, sender: LogoutTokenSender, log: Log, keys: KeySet, claim: string, row: LogoutDelivery, random: () => number): Promise<Outcome> {
   const store = deps.stores.logoutDeliveries;
   const details = { client_id: row.clientId, jti: row.jti, cause: row.cause, attempt: row.attempts };
   const abandon = async (at: Instant, error: string): Promise<Outcome> => {

@@ -1,0 +1,57 @@
+/**
+ * Words a reader of each language sees as its sites write them (issue 32): "just now" in
+ * Chinese, one password rule worded once wherever a password is chosen, and a signed-out page
+ * that says so once.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { generateOpaqueId, hashSecret } from '../../src/core/credentials/formats.js';
+import { LOCALES } from '../../src/core/locales.js';
+import { relativeTime } from '../../src/core/site-time.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { Visitor } from '../site/visitor.js';
+
+test('a time within the minute reads "just now" as Chinese sites write it: 刚刚 / 剛剛', () => {
+  const now = Date.UTC(2026, 10, 24, 12);
+  assert.equal(relativeTime(now - 20_000, now, 'zh-CN'), '刚刚');
+  assert.equal(relativeTime(now, now, 'zh-TW'), '剛剛');
+  assert.equal(relativeTime(now - 20_000, now, 'en'), 'now');
+  assert.equal(relativeTime(now - 3 * 60_000, now, 'zh-CN'), '3分钟前');
+});
+
+forEachDatabase('the words of the pages', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database); });
+  after(async () => t.close());
+
+  const hintOf = (text: string) => /<p class="hint" id="password-hint">([\s\S]*?)<\/p>/.exec(text)?.[1];
+
+  test('the sign-up page and the reset page word the password rule the same, in every language', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: `w${randomBytes(4).toString('hex')}`, password: 'correct horse battery' });
+    const token = generateOpaqueId();
+    await t.deps.stores.memberEmails.createLink({ tokenHash: hashSecret(token), userId: user.id, purpose: 'reset_password', addressKey: null, expiresAt: t.clock.now() + 60_000 }, t.clock.now());
+    for (const locale of LOCALES) {
+      const visitor = new Visitor(t.baseUrl);
+      visitor.cookies.set('lang', locale);
+      const [signUp, reset] = [await visitor.get('/signup'), await visitor.get(`/password/reset?token=${token}`)];
+      assert.equal(reset.status, 200);
+      assert.ok(hintOf(signUp.text), `${locale}: the sign-up page has a password hint`);
+      assert.equal(hintOf(reset.text), hintOf(signUp.text), locale);
+    }
+  });
+
+  test('the signed-out page says it once', async () => {
+    for (const locale of LOCALES) {
+      const visitor = new Visitor(t.baseUrl);
+      visitor.cookies.set('lang', locale);
+      const page = (await visitor.get('/logout')).text;
+      const heading = /<h1>([\s\S]*?)<\/h1>/.exec(page)?.[1];
+      assert.ok(heading, locale);
+      const body = page.slice(page.indexOf('<body'));
+      assert.equal(body.split(heading).length - 1, 1, `${locale}: "${heading}" is said again`);
+    }
+  });
+});
