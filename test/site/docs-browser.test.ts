@@ -6,15 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Browser, type Page, chromium } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 const PHONE = { width: 375, height: 812 };
 const WIDE = { width: 1440, height: 900 };
 
@@ -25,7 +23,7 @@ describe('developer docs in a browser', () => {
   before(async () => {
     const path = temporarySqlitePath();
     t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

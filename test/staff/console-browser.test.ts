@@ -5,9 +5,9 @@
  * API, and the action is in the staff log. The console's pages fit a phone's width.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { type Browser as Chromium, type Page, chromium } from 'playwright-core';
+import { type Browser as Chromium, type Page } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { Browser, PASSWORD as MEMBER_PASSWORD, newClient, obtainTokens } from '../oauth/helpers.js';
@@ -16,9 +16,6 @@ import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { PASSWORD, person, uniqueName } from './support.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
 const REASON = 'Posted phishing links in three threads';
@@ -29,7 +26,7 @@ forEachDatabase('a moderator in the staff console, in Chromium', (database) => {
 
   before(async () => {
     t = await startTestApp(database, { clock: new TestClock(Date.now()) });
-    if (existsSync(CHROMIUM)) chromiumBrowser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    if (!skipWithoutChromium) chromiumBrowser = await launchChromium();
   });
   after(async () => {
     await chromiumBrowser?.close();
@@ -47,7 +44,7 @@ forEachDatabase('a moderator in the staff console, in Chromium', (database) => {
     await page.setViewportSize(DESKTOP);
   }
 
-  test('a moderator with two-step finds a member, suspends them with a reason, the member\'s token answers 401 at once, and the staff log has it', { skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}` }, async () => {
+  test('a moderator with two-step finds a member, suspends them with a reason, the member\'s token answers 401 at once, and the staff log has it', { skip: skipWithoutChromium }, async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     const nickname = `Spammy ${uniqueName('')}`;
     const member = await createAccount(t.deps.stores, t.clock, { username: uniqueName('spam'), password: MEMBER_PASSWORD, nickname });
