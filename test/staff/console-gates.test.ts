@@ -131,6 +131,17 @@ forEachDatabase('staff console gates', (database) => {
     assert.equal((await t.deps.stores.users.findById(member.user.id))?.status, 'active');
   });
 
+  test('a reason holding control characters (NUL, terminal escapes), direction overrides or nothing a reader sees is asked for again (400) and logs nothing', async () => {
+    const { staff, member } = await staffAndMember();
+    const logBefore = (await t.deps.stores.staffLog.list({ limit: 1000 })).length;
+    for (const reason of ['spam\u0000 here', 'spam \u001b[2J\u001b]0;title\u0007', 'spam \u202egnp.exe', '\u200b\u200b\u200b']) {
+      const response = await staff.visitor.post(`/admin/members/${member.user.id}/sessions/revoke`, { reason, confirm: 'yes' });
+      assert.equal(response.status, 400, JSON.stringify(reason));
+      assert.match(response.text, /Remove the control or invisible characters|Use at least one character a reader can see/, JSON.stringify(reason));
+    }
+    assert.equal((await t.deps.stores.staffLog.list({ limit: 1000 })).length, logBefore);
+  });
+
   test('a change 15 minutes after the sign-in goes to the sign-in page and back to the member\'s page; signed in again, it is made', async () => {
     const { staff, member } = await staffAndMember();
     t.clock.advance(RECENT_SIGN_IN_MS + 1000);
