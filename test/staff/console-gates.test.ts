@@ -83,6 +83,18 @@ forEachDatabase('staff console gates', (database) => {
     }
   });
 
+  test('an address under /admin with a segment too long for a route is the same 404 as any other', async () => {
+    const { visitor } = await person(t, 'member', { twoStep: false });
+    const long = 'a'.repeat(300);
+    const nowhere = await visitor.get(`/admin/no-such-page/${long}`);
+    for (const path of [`/admin/members/${long}`, `/admin/apps/${long}`, `/admin/apps/${long}/status`]) {
+      const response = await visitor.get(path);
+      assert.equal(response.status, 404, path);
+      assertConsoleHeaders(response, path);
+      assert.equal(response.headers.get('content-type'), nowhere.headers.get('content-type'), path);
+    }
+  });
+
   async function staffAndMember(role: 'moderator' | 'admin' = 'moderator'): Promise<{ staff: Person; member: Person }> {
     return { staff: await person(t, role, { twoStep: true }), member: await person(t, 'member', { twoStep: false }) };
   }
