@@ -67,6 +67,9 @@ function fastifyTrustProxy(setting: TrustProxy): boolean | string[] | ((address:
   return setting === false ? false : [...setting];
 }
 
+/** See `routerOptions` below. */
+const MAX_PARAM_LENGTH = 16_384;
+
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const timeouts = options.timeouts ?? REQUEST_TIMEOUTS;
   const https = deps.settings.baseUrl.startsWith('https:');
@@ -87,6 +90,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
     clientErrorHandler: clientErrorHandler(headers.api, timeouts),
+    // A parameter as long as the request line may be (Node's 16 KiB of headers bounds it): the
+    // route's own schema refuses one too long. Fastify's default of 100 answered a bare 414 before
+    // any hook, which told who is not staff which addresses under /admin take a parameter
+    // (INTERFACE section 14: everything there is the not-found page to them).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });
   app.decorate('deps', deps);
   // A signing key this instance cannot open is logged once, with what to do. Every key it signs

@@ -56,4 +56,14 @@ forEachDatabase('staff commands', (database) => {
     const next = run('staff-log', '--limit', '1', '--before', String(page.next_before), '--json').json;
     assert.deepEqual(next.entries.map((e: { detail: { role: string } }) => e.detail.role), ['moderator']);
   });
+
+  test('staff-log prints one line per entry, a reason of several lines included', () => {
+    const username = name('lin');
+    run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    run('user', 'set-role', '--username', username, '--role', 'moderator', '--reason', 'first line\n2026-01-01T00:00:00Z  cli  keys.rotated', '--json');
+    const printed = run('staff-log', '--limit', '1');
+    assert.equal(printed.code, 0);
+    assert.equal(printed.stdout.trimEnd().split('\n').length, 2, printed.stdout);
+    assert.match(printed.stdout, /"first line\\n2026-01-01T00:00:00Z {2}cli {2}keys\.rotated"/);
+  });
 });

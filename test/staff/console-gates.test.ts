@@ -83,6 +83,18 @@ forEachDatabase('staff console gates', (database) => {
     }
   });
 
+  test('an address under /admin with a segment too long for a route is the same 404 as any other', async () => {
+    const { visitor } = await person(t, 'member', { twoStep: false });
+    const long = 'a'.repeat(300);
+    const nowhere = await visitor.get(`/admin/no-such-page/${long}`);
+    for (const path of [`/admin/members/${long}`, `/admin/apps/${long}`, `/admin/apps/${long}/status`]) {
+      const response = await visitor.get(path);
+      assert.equal(response.status, 404, path);
+      assertConsoleHeaders(response, path);
+      assert.equal(response.headers.get('content-type'), nowhere.headers.get('content-type'), path);
+    }
+  });
+
   async function staffAndMember(role: 'moderator' | 'admin' = 'moderator'): Promise<{ staff: Person; member: Person }> {
     return { staff: await person(t, role, { twoStep: true }), member: await person(t, 'member', { twoStep: false }) };
   }
@@ -129,6 +141,17 @@ forEachDatabase('staff console gates', (database) => {
       assert.match(response.text, /Give a reason of 3 to 500 characters/);
     }
     assert.equal((await t.deps.stores.users.findById(member.user.id))?.status, 'active');
+  });
+
+  test('a reason holding control characters (NUL, terminal escapes), direction overrides or nothing a reader sees is asked for again (400) and logs nothing', async () => {
+    const { staff, member } = await staffAndMember();
+    const logBefore = (await t.deps.stores.staffLog.list({ limit: 1000 })).length;
+    for (const reason of ['spam\u0000 here', 'spam \u001b[2J\u001b]0;title\u0007', 'spam \u202egnp.exe', '\u200b\u200b\u200b']) {
+      const response = await staff.visitor.post(`/admin/members/${member.user.id}/sessions/revoke`, { reason, confirm: 'yes' });
+      assert.equal(response.status, 400, JSON.stringify(reason));
+      assert.match(response.text, /Remove the control or invisible characters|Use at least one character a reader can see/, JSON.stringify(reason));
+    }
+    assert.equal((await t.deps.stores.staffLog.list({ limit: 1000 })).length, logBefore);
   });
 
   test('a change 15 minutes after the sign-in goes to the sign-in page and back to the member\'s page; signed in again, it is made', async () => {

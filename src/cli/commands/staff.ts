@@ -60,7 +60,8 @@ export const staffLog = defineCommand({
   },
   human: (r) => {
     if (r.entries.length === 0) return 'the staff log is empty';
-    const rows = r.entries.map((e) => `${e.at}  ${e.actor.padEnd(20)}  ${e.action.padEnd(24)}  ${`${e.target_kind} ${e.target}`.padEnd(30)}  ${JSON.stringify(e.detail)}  ${e.reason}`);
+    // The reason as a JSON string: one line per entry, whatever line breaks staff wrote.
+    const rows = r.entries.map((e) => `${e.at}  ${e.actor.padEnd(20)}  ${e.action.padEnd(24)}  ${`${e.target_kind} ${e.target}`.padEnd(30)}  ${JSON.stringify(e.detail)}  ${JSON.stringify(e.reason)}`);
     return [...rows, ...(r.next_before === null ? [] : [`(more: --before ${r.next_before})`])].join('\n');
   },
 });

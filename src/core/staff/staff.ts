@@ -6,6 +6,7 @@
 import type { AuditSink } from '../audit.js';
 import { InputError } from '../errors.js';
 import type { Stores } from '../stores.js';
+import { checkedText } from '../text.js';
 import type { Clock } from '../time.js';
 import { ROLES, type Role, type StaffAction, type StaffLogEntry, type StaffTargetKind } from './ports.js';
 
@@ -20,7 +21,12 @@ export function isStaff(role: Role | undefined): role is 'moderator' | 'admin' {
   return role === 'moderator' || role === 'admin';
 }
 
-/** The reason staff give for a change, trimmed: 3 to 500 characters. */
+/**
+ * The reason staff give for a change, trimmed: 3 to 500 characters, written as a paragraph is
+ * (`checkedText`): line breaks and tabs, but no other control character (PostgreSQL cannot hold
+ * NUL; a terminal escape would rewrite `svc staff-log`'s output), no direction override, and
+ * something a reader sees.
+ */
 export function checkReason(value: string): string {
   const reason = value.trim();
   const length = [...reason].length;
@@ -28,7 +34,8 @@ export function checkReason(value: string): string {
     throw InputError.worded('reason', `the reason must be ${REASON_MIN_LENGTH} to ${REASON_MAX_LENGTH} characters`,
       { key: 'problems.staffReasonLength', values: { min: REASON_MIN_LENGTH, max: REASON_MAX_LENGTH } });
   }
-  return reason;
+  // The length is counted above, in characters; `checkedText` counts UTF-16 units.
+  return checkedText('reason', reason, { kind: 'paragraph', max: reason.length });
 }
 
 /** Someone acting in the console: an account and its role. */
