@@ -174,7 +174,7 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     await look(page, 'forgot');
     await page.getByLabel('用户名或邮箱').fill(USERNAME);
     await page.getByRole('button', { name: '发送链接' }).click();
-    await page.getByText('重置密码的链接已发出').waitFor();
+    await page.getByText('重置密码的链接已发送到该邮箱').waitFor();
     await look(page, 'forgot-sent');
     await deliver();
     await page.goto(linkInLastMail('/password/reset'));

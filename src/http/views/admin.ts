@@ -18,7 +18,7 @@ import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { deviceText, eventLine } from './security.js';
-import { personName, problemText, timeOf } from './words.js';
+import { personName, problemText, rich, timeOf } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
 
@@ -281,7 +281,7 @@ function figureChart(t: Translator, figure: Figure, days: readonly string[], cou
   const label = t.text('admin.figure', { figure });
   const id = `chart-${figure}`;
   return html`<figure class="figure-chart">
-<figcaption id="${id}">${label}: <strong>${counts[counts.length - 1] ?? 0}</strong> ${t.text('admin.today')}</figcaption>
+<figcaption id="${id}">${rich(t, 'admin.figureToday', { figure: label, count: counts[counts.length - 1] ?? 0, b: (chunks) => html`<strong>${chunks}</strong>` })}</figcaption>
 <svg viewBox="0 0 ${CHART.width} ${CHART.height}" width="100%" role="img" aria-labelledby="${id} ${id}-desc" xmlns="http://www.w3.org/2000/svg">
 <desc id="${id}-desc">${t.text('admin.chartDescription', { figure, max, total: counts.reduce((a, b) => a + b, 0) })}</desc>
 <line x1="0" x2="${CHART.width}" y1="${CHART.top}" y2="${CHART.top}" stroke="#d0d7de" stroke-dasharray="3 3"/>
