@@ -353,7 +353,10 @@ forEachDatabase('e-mail and the way back in', (database) => {
     browser.cookies.set('lang', 'zh-TW');
     await browser.signIn(user.username, PASSWORD);
     await deliver();
-    assert.match(smtp.to(email).at(-1)!.subject, /^你的.+帳號有新的登入$/);
+    const notice = smtp.to(email).at(-1)!;
+    assert.match(notice.subject, /^你的.+帳號有新的登入$/);
+    assert.match(notice.text, /瀏覽器：腳本程式/, 'the device in the mail\'s language, as the pages write it');
+    assert.doesNotMatch(notice.text, /a script/);
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
     assert.match(smtp.to(email).at(-1)!.subject, /^New sign-in/, 'a browser that asks for no language: the site\'s default');

@@ -9,6 +9,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
 import type { Locale } from '../locales.js';
 import { mailLocale } from './email.js';
+import { deviceText } from './user-agent.js';
 import { formatSiteTime } from '../site-time.js';
 import type { Clock } from '../time.js';
 import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
@@ -53,15 +54,16 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
     if (!deps.mailer.enabled || !NOTICE_OF[event.kind as SecurityEventKind]?.(event.detail)) return;
     const [email, user] = await Promise.all([deps.stores.memberEmails.find(event.userId), deps.stores.users.findById(event.userId)]);
     if (!email || email.verifiedAt === null || !user) return;
+    const locale = mailLocale(user, pageLocale);
     await deps.mailer.send(deps.stores, {
       to: email.address,
       userId: user.id,
-      locale: mailLocale(user, pageLocale),
+      locale,
       name: noticeName(event.kind),
       values: {
         name: user.nickname,
         time: formatSiteTime(event.createdAt, user.timeZone ?? deps.settings.siteTimeZone),
-        device: event.device || '-',
+        device: event.device ? deviceText(deps.mailer.words(locale), event.device) : '-',
         address: event.address || '-',
         app: event.detail.app ?? '',
         label: event.detail.name ?? event.detail.label ?? '',

@@ -4,6 +4,10 @@
  * families, not a library's database of every device, and never the version numbers that would
  * make a User-Agent a fingerprint on the page.
  */
+import type { Translator } from '../locales.js';
+
+/** What a program that is no browser is called. */
+const SCRIPT = 'a script';
 
 const BROWSERS: ReadonlyArray<[RegExp, string]> = [
   [/\bEdg(e|A|iOS)?\//, 'Edge'],
@@ -14,7 +18,7 @@ const BROWSERS: ReadonlyArray<[RegExp, string]> = [
   [/\b(Chrome|CriOS|Chromium)\//, 'Chrome'],
   [/\bVersion\/[\d.]+.*\bSafari\//, 'Safari'],
   [/\bcurl\//, 'curl'],
-  [/^node$|\bundici\b|\bnode-fetch\b/i, 'a script'],
+  [/^node$|\bundici\b|\bnode-fetch\b/i, SCRIPT],
 ];
 
 const SYSTEMS: ReadonlyArray<[RegExp, string]> = [
@@ -37,4 +41,17 @@ export function describeUserAgent(userAgent: string | undefined): string {
   const system = first(SYSTEMS, ua);
   if (browser && system) return `${browser} on ${system}`;
   return browser ?? (system ? `A browser on ${system}` : 'Unknown browser');
+}
+
+/**
+ * "Chrome on Linux", as `describeUserAgent` writes it (and the log stored it), in the reader's
+ * words: the browser's and system's names are names, the rest is the catalog's.
+ */
+export function deviceText(t: Pick<Translator, 'text'>, described: string): string {
+  if (described === 'Unknown browser') return t.text('security.unknownBrowser');
+  if (described === SCRIPT) return t.text('security.scriptClient');
+  const onSystem = /^A browser on (.+)$/.exec(described);
+  if (onSystem) return t.text('security.browserOnSystem', { system: onSystem[1]! });
+  const both = /^(.+) on (.+)$/.exec(described);
+  return both ? t.text('security.browserOn', { browser: both[1]!, system: both[2]! }) : described;
 }

@@ -42,6 +42,11 @@ export class Mailer {
   /** `enabled`: the site sends mail (SMTP_URL, or files on a developer's machine). */
   constructor(readonly enabled: boolean, private readonly translate: (locale: Locale) => Translator, private readonly siteName: (t: Translator) => string) {}
 
+  /** The catalogs' words in `locale`, for a value that is itself to be read in the mail's language. */
+  words(locale: Locale): Translator {
+    return this.translate(locale);
+  }
+
   /** The message, rendered in `mail.locale`. */
   render(mail: MailToSend): MailMessage {
     const t = this.translate(mail.locale);

@@ -4,7 +4,7 @@
  * that answers a page saying what will happen, whose form repeats it with `confirm=yes`.
  */
 import { type SecurityEvent, type Session, USER_STATUSES, type User, type UserStatus } from '../../core/accounts/ports.js';
-import { describeUserAgent } from '../../core/accounts/user-agent.js';
+import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js';
 import type { SecondFactors } from '../../core/accounts/two-step.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import type { Client } from '../../core/oauth/ports.js';
@@ -17,7 +17,7 @@ import { REASON_MAX_LENGTH, REASON_MIN_LENGTH, type StaffMember } from '../../co
 import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { deviceText, eventLine } from './security.js';
+import { eventLine } from './security.js';
 import { personName, problemText, rich, timeOf } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';

@@ -8,7 +8,7 @@ import type { Page } from '../../core/stores.js';
 import type { Passkey, SecurityEvent } from '../../core/accounts/ports.js';
 import { SECURITY_EVENT_KINDS, type SecurityEventKind } from '../../core/accounts/security-log.js';
 import type { SecondFactors, TotpEnrolment } from '../../core/accounts/two-step.js';
-import { describeUserAgent } from '../../core/accounts/user-agent.js';
+import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js';
 import type { Words } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
 import { formatSiteTime } from '../../core/site-time.js';
@@ -48,18 +48,6 @@ function codeField(t: Translator, id: string, label: string, errors: FormErrors,
   <input type="text" id="${id}" name="code" class="code" inputmode="text" autocomplete="one-time-code" autocapitalize="none" spellcheck="false" required maxlength="40" ${control(errors, 'code', { id, hint: `${id}-hint` })}>
   ${fieldMessage(errors, 'code', { id, words: { t } })}
   <p class="hint" id="${id}-hint">${hint}</p>`;
-}
-
-/**
- * "Chrome on Linux", as `describeUserAgent` writes it (and the log stored it), in the reader's
- * words: the browser's and system's names are names, the rest is the catalog's.
- */
-export function deviceText(t: Translator, described: string): string {
-  if (described === 'Unknown browser') return t.text('security.unknownBrowser');
-  const onSystem = /^A browser on (.+)$/.exec(described);
-  if (onSystem) return t.text('security.browserOnSystem', { system: onSystem[1]! });
-  const both = /^(.+) on (.+)$/.exec(described);
-  return both ? t.text('security.browserOn', { browser: both[1]!, system: both[2]! }) : described;
 }
 
 function passwordSection(context: PageContext, state: SecurityPageState): Html {
