@@ -3,7 +3,8 @@ import type { Page } from '../../../core/stores.js';
 import type { SecurityEvent, SecurityEventStore } from '../../../core/accounts/ports.js';
 import type { Database } from '../../schema.js';
 
-function detailOf(text: string): Record<string, string> {
+/** A stored `detail` column (a JSON object of strings) read back; anything else reads as empty. */
+export function detailOf(text: string): Record<string, string> {
   try {
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed as Record<string, string> : {};

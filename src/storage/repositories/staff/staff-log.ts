@@ -4,21 +4,13 @@ import type { Client } from '../../../core/oauth/ports.js';
 import type { AppDirectory, DailyCount, DailyFigureStore, Figure, MemberDirectory, Role, RoleStore, StaffAction, StaffLogEntry, StaffLogStore, StaffTargetKind } from '../../../core/staff/ports.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, StaffLogTable } from '../../schema.js';
+import { detailOf } from '../accounts/security-events.js';
 import { USER_COLUMNS, toUser } from '../accounts/users.js';
 import { KyselyClientStore } from '../oauth/clients.js';
 
 /** What was typed, for a LIKE pattern: LIKE's own characters in it match themselves (`escape '\\'`). */
 function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
-function detailOf(text: string): Record<string, string> {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed as Record<string, string> : {};
-  } catch {
-    return {};
-  }
 }
 
 function toEntry(row: Selectable<StaffLogTable>): StaffLogEntry {
