@@ -11,7 +11,7 @@ import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { TrustProxy } from './config/settings.js';
 import type { Deps } from './deps.js';
 import { loggerOptions, requestLogger } from './http/logging.js';
-import { clientErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
@@ -90,6 +90,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     bodyLimit: BODY_LIMIT_BYTES,
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
     clientErrorHandler: clientErrorHandler(headers.api, timeouts),
+    frameworkErrors: frameworkErrorHandler(headers),
     // A parameter as long as the request line may be (Node's 16 KiB of headers bounds it): the
     // route's own schema refuses one too long. Fastify's default of 100 answered a bare 414 before
     // any hook, which told who is not staff which addresses under /admin take a parameter

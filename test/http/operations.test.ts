@@ -109,6 +109,24 @@ forEachDatabase('operations and pages', (database) => {
     assert.equal((await fetch(`${t.baseUrl}/api/oauth/nothing`, { method: 'POST' })).status, 404);
   });
 
+  test('an address with a malformed percent-escape is invalid_request with the security headers, never Fastify\'s own answer echoing it', async () => {
+    const api = await fetch(`${t.baseUrl}/api/open/v1/%E0%A4%A`);
+    assert.equal(api.status, 400);
+    assert.equal(api.headers.get('cache-control'), 'no-store');
+    assert.equal(api.headers.get('x-content-type-options'), 'nosniff');
+    assert.deepEqual(await api.json(), { error: 'invalid_request', error_description: 'The request address is not well-formed (a malformed percent-escape).' });
+    const page = await fetch(`${t.baseUrl}/settings/%E0%A4%A`, { headers: { 'accept-language': 'zh-CN' } });
+    assert.equal(page.status, 400);
+    assert.match(page.headers.get('content-security-policy')!, /frame-ancestors 'none'/);
+    const body = await page.text();
+    assert.match(body, /<html lang="zh-CN"/);
+    assert.doesNotMatch(body, /FST_ERR|%E0%A4%A/);
+    // The console tells no one which of its addresses exist (INTERFACE section 14).
+    const console = await fetch(`${t.baseUrl}/admin/members/%E0%A4%A`);
+    assert.equal(console.status, 404);
+    assert.equal(console.headers.get('x-robots-tag'), 'noindex');
+  });
+
   test('an unknown page knows who is signed in: the not-found page reads the session cookie itself', async () => {
     const { cookie } = await signIn(t, 'opsuser', 'ops password 1');
     const page = await fetch(`${t.baseUrl}/nothing-here`, { headers: { cookie } });

@@ -13,7 +13,7 @@ import { DEFAULT_LOCALE } from '../../core/locales.js';
 import { CONSOLE_HEADERS, isConsolePath } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
 import { type Html, html } from '../views/html.js';
-import { errorPage } from '../views/layout.js';
+import { type PageContext, errorPage } from '../views/layout.js';
 import { rich } from '../views/words.js';
 import { CORS_HEADERS } from './cors.js';
 import type { HeaderSet } from './security-headers.js';
@@ -140,12 +140,46 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
 }
 
 /**
- * The one error handler and the not-found answer. `headers` are the security headers of JSON and
- * of page answers: a request no route matched gets no scope's hooks, so it gets them here.
+ * The answer to a request no route took: not found, a method the path does not take (405), or an
+ * address Fastify's router cannot decode (a malformed percent-escape). JSON under the API's
+ * prefixes, a page in the reader's language elsewhere. `headers` are the security headers of JSON
+ * and of page answers: such a request passed through no scope's hooks, so it gets them here.
  */
+function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
+  const jsonHeaders = { ...headers.api, ...CORS_HEADERS };
+  return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page: (t: PageContext['t']) => string | Html): Promise<FastifyReply> => {
+    const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
+    // A browser app that calls a wrong path under the JSON endpoints reads the error instead of a
+    // network error; nothing there reads the session cookie (INTERFACE section 3).
+    reply.code(error.status).headers(wantsJson ? jsonHeaders : headers.page).headers(error.headers).header('cache-control', 'no-store');
+    if (isConsolePath(request.url)) reply.headers(CONSOLE_HEADERS);
+    if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
+    // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
+    // request no route matched passed through no scope, so the page's cookies are read here.
+    request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
+    const context = await pageContext(request, reply, { mintCsrf: false });
+    const heading = context.t.text(error.status === 404 ? 'errors.notFound' : 'errors.didNotWork');
+    return reply.type('text/html; charset=utf-8').send(errorPage(context, heading, page(context.t)).value);
+  };
+}
+
+/**
+ * Fastify's `frameworkErrors`: an address its router cannot decode is answered as every other
+ * malformed request is (INTERFACE section 6: `invalid_request`, the security headers, no-store),
+ * not with Fastify's own JSON, which echoed the path and carried no security header. In the
+ * staff console it is the not-found answer, as everything there no route gave (INTERFACE section 14).
+ */
+export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+  const answer = unroutedAnswer(headers);
+  return (_error, request, reply) => isConsolePath(request.url)
+    ? answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text('errors.nothingHere'))
+    : answer(request, reply, new OAuthError('invalid_request', 'The request address is not well-formed (a malformed percent-escape).'), (t) => t.text('errors.invalidRequest'));
+}
+
+/** The one error handler and the not-found answer. */
 export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
   app.setErrorHandler(async (error, request, reply) => sendError(toClientError(error, request), request, reply));
-  const jsonNotFoundHeaders = { ...headers.api, ...CORS_HEADERS };
+  const answer = unroutedAnswer(headers);
   const methods = new RouteMethods();
   app.addHook('onRoute', (route) => methods.add(route.url, route.method));
   app.setNotFoundHandler(async (request, reply) => {
@@ -154,26 +188,12 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // there) is a 404.
     // The staff console tells no one who is not staff which of its addresses exist (INTERFACE
     // section 14): every answer there that no route gave is a 404, whatever the method.
-    const inConsole = isConsolePath(request.url);
-    const allowed = inConsole ? [] : methods.of(request.url);
-    const error = allowed.length > 0 && !allowed.includes(request.method)
-      ? new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } })
-      : new OAuthError('not_found', 'No such page or endpoint.');
-    const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
-    // A browser app that calls a wrong path under the JSON endpoints reads the 404 instead of a
-    // network error; nothing there reads the session cookie (INTERFACE section 3).
-    reply.code(error.status).headers(wantsJson ? jsonNotFoundHeaders : headers.page).headers(error.headers).header('cache-control', 'no-store');
-    if (inConsole) reply.headers(CONSOLE_HEADERS);
-    if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
-    // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
-    // request no route matched passed through no scope, so the page's cookies are read here.
-    request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
-    const context = await pageContext(request, reply, { mintCsrf: false });
-    const { t } = context;
-    const page = error.status === 405
-      ? errorPage(context, t.text('errors.didNotWork'), rich(t, 'errors.methodNotAllowed', { allowed: html`<code>${allowed.join(', ')}</code>`, method: html`<code>${request.method}</code>` }))
-      : errorPage(context, t.text('errors.notFound'), t.text('errors.nothingHere'));
-    return reply.type('text/html; charset=utf-8').send(page.value);
+    const allowed = isConsolePath(request.url) ? [] : methods.of(request.url);
+    if (allowed.length > 0 && !allowed.includes(request.method)) {
+      const error = new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } });
+      return answer(request, reply, error, (t) => rich(t, 'errors.methodNotAllowed', { allowed: html`<code>${allowed.join(', ')}</code>`, method: html`<code>${request.method}</code>` }));
+    }
+    return answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text('errors.nothingHere'));
   });
 }
 
