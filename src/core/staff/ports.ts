@@ -46,6 +46,11 @@ export interface RoleStore {
   roleOf(userId: number): Promise<Role | undefined>;
   /** Whether the account exists (and now has `role`). */
   setRole(userId: number, role: Role, now: Instant): Promise<boolean>;
+  /**
+   * Whether the account is active and has `role`, claimed for the rest of the transaction: the
+   * row stays locked until it ends (a write), so no concurrent change of that role can pass it.
+   */
+  holdsRole(userId: number, role: Role): Promise<boolean>;
 }
 
 export interface StaffLogStore {

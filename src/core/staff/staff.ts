@@ -4,7 +4,7 @@
  * event. The routes and the command line call these; they decide nothing themselves.
  */
 import type { AuditSink } from '../audit.js';
-import { InputError } from '../errors.js';
+import { InputError, OAuthError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText } from '../text.js';
 import type { Clock } from '../time.js';
@@ -90,6 +90,12 @@ export async function makeStaffChange<T>(
   deps: { stores: Stores; clock: Clock; audit: AuditSink }, change: StaffChange<T>,
 ): Promise<{ result: T; entry: StaffLogEntry } | undefined> {
   const done = await deps.stores.transaction(async (tx) => {
+    // The actor's role was read when the request began; it must still be theirs when the change
+    // commits, or two admins demoting each other at once would both succeed and leave none.
+    const { actor } = change;
+    if (actor.via === 'site' && !(await tx.roles.holdsRole(actor.id, actor.role))) {
+      throw new OAuthError('access_denied', 'Your role changed while you acted: nothing was done.', { status: 403 });
+    }
     const made = await change.change(tx);
     if (!made) return undefined;
     const entry = await tx.staffLog.append({

@@ -55,6 +55,13 @@ export class KyselyRoleStore implements RoleStore {
     const result = await this.db.updateTable('users').set({ role, updated_at: now }).where('id', '=', userId).executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
   }
+
+  async holdsRole(userId: number, role: Role): Promise<boolean> {
+    // An update that changes nothing, for its row lock (PostgreSQL; SQLite runs one writing
+    // transaction at a time): a plain read would let two admins each demote the other at once.
+    const result = await this.db.updateTable('users').set({ role }).where('id', '=', userId).where('role', '=', role).where('status', '=', 'active').executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
 }
 
 /** The console's member search: at most `limit` rows, from one pass over the accounts (a member list of 100,000 is read in milliseconds). */
