@@ -57,6 +57,22 @@ export function dayIn(instant: Instant, timeZone: string): string {
   return format.format(new Date(instant));
 }
 
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * The day `instant` falls on in `timeZone`, written as the language writes a date alone
+ * (`2026年11月24日`, `November 24, 2026`): for what happened on a day, such as joining the site.
+ */
+export function formatSiteDate(instant: Instant, timeZone: string, locale: Locale): string {
+  const key = `${locale} ${timeZone}`;
+  let format = dateFormats.get(key);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat(locale, { timeZone, dateStyle: 'long' });
+    if (dateFormats.size < 1000) dateFormats.set(key, format);
+  }
+  return format.format(new Date(instant));
+}
+
 /** The instant for a `<time datetime>` attribute: UTC, to the second. */
 export function machineTime(instant: Instant): string {
   return new Date(Math.floor(instant / 1000) * 1000).toISOString().replace('.000Z', 'Z');

@@ -51,6 +51,17 @@ forEachDatabase('the profile', (database) => {
     assert.equal((await t.deps.stores.users.findById(user.id))?.bio, '', 'an empty bio clears it');
   });
 
+  test('the public page says the day a member joined, as their language writes a date alone, in the reader\'s zone', async () => {
+    const { user } = await member();
+    const page = async (language: string) => (await fetch(`${t.baseUrl}/u/${user.username}`, { headers: { 'accept-language': language } })).text();
+    const day = new Date(user.createdAt + 8 * 3_600_000);
+    const [y, m, d] = [day.getUTCFullYear(), day.getUTCMonth() + 1, day.getUTCDate()];
+    const datetime = `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+    assert.ok((await page('zh-CN')).includes(`<time datetime="${datetime}">${y}年${m}月${d}日</time>加入`));
+    assert.ok((await page('zh-TW')).includes(`<time datetime="${datetime}">${y}年${m}月${d}日</time>加入`));
+    assert.match(await page('en'), new RegExp(`joined <time datetime="${datetime}">\\w+ ${d}, ${y}</time>`));
+  });
+
   test('a new avatar is shown at once: the page addresses it by a new version, never the cached old one', async () => {
     const { user, visitor } = await member();
     const before = avatarOn((await visitor.get('/settings/profile')).text);

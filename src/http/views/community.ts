@@ -9,7 +9,7 @@ import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LEN
 import { Html, html } from './html.js';
 import { type FormErrors, control, errorList, errorSummary, fieldMessage, sentence } from './forms.js';
 import { type PageContext, layout } from './layout.js';
-import { isolated, personName, problemText, rich, timeOf } from './words.js';
+import { dateOf, isolated, personName, problemText, rich, timeOf } from './words.js';
 
 /** The avatar's address on pages: versioned by the user's last change, so a new image is never hidden by a cached old one. */
 export function avatarSrc(user: Pick<User, 'id' | 'updatedAt'>): string {
@@ -67,7 +67,7 @@ export function profilePage(context: PageContext, user: User, posts: PostSummary
     <h1><bdi>${user.nickname}</bdi></h1>
     <p class="handle">@${user.username}</p>
     ${user.bio ? html`<p>${user.bio}</p>` : html`<p class="muted">${t.text('community.noBio')}</p>`}
-    <p class="meta"><span class="tag">${t.text('community.level', { level: user.level })}</span> ${user.member ? html`<span class="tag member">${t.text('community.memberBadge')}</span>` : ''} · ${t.text('community.xp', { xp: user.xp })} · ${rich(t, 'community.joined', { time: timeOf(context, user.createdAt) })}</p>
+    <p class="meta"><span class="tag">${t.text('community.level', { level: user.level })}</span> ${user.member ? html`<span class="tag member">${t.text('community.memberBadge')}</span>` : ''} · ${t.text('community.xp', { xp: user.xp })} · ${rich(t, 'community.joined', { date: dateOf(context, user.createdAt) })}</p>
     ${own ? html`<p><a href="/settings/profile">${t.text('community.editProfile')}</a> · <a href="/posts/new">${t.text('community.writePost')}</a></p>` : ''}
   </div>
 </section>

@@ -6,7 +6,7 @@ import { nicknameDiffers } from '../../core/accounts/nicknames.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { FieldProblem } from '../../core/errors.js';
 import type { MessageValues, Translator } from '../../core/locales.js';
-import { formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
+import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { type Html, html } from './html.js';
 
@@ -42,6 +42,11 @@ export function timeOf(reader: Reader, instant: Instant, options: { relative?: b
   return ago === undefined
     ? html`<time datetime="${machineTime(instant)}">${shown}</time>`
     : html`<time datetime="${machineTime(instant)}" title="${shown}">${ago}</time>`;
+}
+
+/** A day in the reader's zone, as their language writes a date alone, carrying the day for machines. */
+export function dateOf(reader: Reader, instant: Instant): Html {
+  return html`<time datetime="${dayIn(instant, reader.timeZone)}">${formatSiteDate(instant, reader.timeZone, reader.t.locale)}</time>`;
 }
 
 /**
