@@ -93,6 +93,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const description = fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'The request body is too large.'
       : fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Unsupported content type.'
+      : fastifyError.code === 'FST_ERR_BAD_URL' ? 'The request address is not well-formed (a malformed percent-escape).'
       : 'The request could not be understood.';
     return new OAuthError('invalid_request', description, { status });
   }
@@ -164,16 +165,17 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
 }
 
 /**
- * Fastify's `frameworkErrors`: an address its router cannot decode is answered as every other
- * malformed request is (INTERFACE section 6: `invalid_request`, the security headers, no-store),
- * not with Fastify's own JSON, which echoed the path and carried no security header. In the
- * staff console it is the not-found answer, as everything there no route gave (INTERFACE section 14).
+ * Fastify's `frameworkErrors` (an address its router cannot decode, such as a malformed
+ * percent-escape): answered as every other malformed request is (`toClientError`: INTERFACE
+ * section 6's `invalid_request`, the security headers, no-store), not with Fastify's own JSON,
+ * which echoed the path and carried no security header. In the staff console it is the not-found
+ * answer, as everything there no route gave (INTERFACE section 14).
  */
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);
-  return (_error, request, reply) => isConsolePath(request.url)
+  return (error, request, reply) => isConsolePath(request.url)
     ? answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text('errors.nothingHere'))
-    : answer(request, reply, new OAuthError('invalid_request', 'The request address is not well-formed (a malformed percent-escape).'), (t) => t.text('errors.invalidRequest'));
+    : answer(request, reply, toClientError(error, request), (t) => t.text('errors.invalidRequest'));
 }
 
 /** The one error handler and the not-found answer. */
