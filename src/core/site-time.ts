@@ -8,18 +8,23 @@ import type { Instant } from './time.js';
 /** The seed's community keeps UTC+8. */
 export const DEFAULT_SITE_TIME_ZONE = 'Asia/Shanghai';
 
+/** A formatter made once per key (a zone, or a language and a zone): making one costs far more than using it. */
+function cachedFormat(cache: Map<string, Intl.DateTimeFormat>, key: string, make: () => Intl.DateTimeFormat): Intl.DateTimeFormat {
+  let format = cache.get(key);
+  if (format === undefined) {
+    format = make();
+    // A handful of zones are in use at once; the bound only keeps a flood of names from growing it.
+    if (cache.size < 1000) cache.set(key, format);
+  }
+  return format;
+}
+
 const formats = new Map<string, Intl.DateTimeFormat>();
 
 function formatIn(timeZone: string): Intl.DateTimeFormat {
-  let format = formats.get(timeZone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'shortOffset',
-    });
-    // A handful of zones are in use at once; the bound only keeps a flood of names from growing it.
-    if (formats.size < 1000) formats.set(timeZone, format);
-  }
-  return format;
+  return cachedFormat(formats, timeZone, () => new Intl.DateTimeFormat('en-US', {
+    timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'shortOffset',
+  }));
 }
 
 /** An IANA zone name this runtime knows (`Asia/Taipei`, `UTC`); nothing else is saved. */
@@ -49,11 +54,7 @@ const dayFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** The day `instant` falls on in `timeZone`, as `YYYY-MM-DD`. */
 export function dayIn(instant: Instant, timeZone: string): string {
-  let format = dayFormats.get(timeZone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
-    if (dayFormats.size < 1000) dayFormats.set(timeZone, format);
-  }
+  const format = cachedFormat(dayFormats, timeZone, () => new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }));
   return format.format(new Date(instant));
 }
 
@@ -64,12 +65,7 @@ const dateFormats = new Map<string, Intl.DateTimeFormat>();
  * (`2026年11月24日`, `November 24, 2026`): for what happened on a day, such as joining the site.
  */
 export function formatSiteDate(instant: Instant, timeZone: string, locale: Locale): string {
-  const key = `${locale} ${timeZone}`;
-  let format = dateFormats.get(key);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat(locale, { timeZone, dateStyle: 'long' });
-    if (dateFormats.size < 1000) dateFormats.set(key, format);
-  }
+  const format = cachedFormat(dateFormats, `${locale} ${timeZone}`, () => new Intl.DateTimeFormat(locale, { timeZone, dateStyle: 'long' }));
   return format.format(new Date(instant));
 }
 
