@@ -67,20 +67,22 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
     assertRoundRatios(`${id} ×baseline`, byId[id]!.ratioBaseline, byId[id]!.ratioBaselineRounds, 2);
     assertRoundRatios(`${id} CPU ×baseline`, byId[id]!.cpuRatioBaseline, byId[id]!.cpuRatioBaselineRounds, 2);
   }
-  assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the ceiling and the peer');
+  assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the matched ceiling and the lean route');
+  assert.match(byId.a!.title, /ceiling: matched, peer: lean route/);
+  assert.equal(report.setup.peerStore, 'sqlite', 'the peer is durable by default');
   assert.ok(byId.d!.peer && byId.d2!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
-  for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
+  for (const server of ['ours', 'ceiling', 'matched ceiling', 'peer', 'lean route']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
   assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: CPU ×ceiling \S+ \S+, CPU ×peer \S+ \S+, ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
 });
 
-test('with the durable peer store the peer\'s refresh and code flow run without an unexpected answer', { skip, timeout: 300_000 }, async () => {
-  const report = await smokeRun(runBench, 1, { peerStore: 'sqlite', only: ['d', 'd2', 'e1', 'e2'] });
-  assert.equal(report.setup.peerStore, 'sqlite');
+test('with the peer\'s stock memory store its refresh and code flow run without an unexpected answer', { skip, timeout: 300_000 }, async () => {
+  const report = await smokeRun(runBench, 1, { peerStore: 'memory', only: ['d', 'd2', 'e1', 'e2'] });
+  assert.equal(report.setup.peerStore, 'memory');
   const compared = report.scenarios.filter((s) => s.peer !== undefined);
   assert.deepEqual(compared.map((s) => s.id), ['d', 'd2', 'e1', 'e2']);
   for (const scenario of compared) assertMeasured(`${scenario.id} peer`, scenario.peer!);
-  assert.match(renderTable(report), /peer store: SQLite/);
+  assert.match(renderTable(report), /peer store: its stock memory adapter/);
 });
 
 test('the token scale compares /me on two stored token counts, round after round, and reports every figure', { skip, timeout: 300_000 }, async () => {
