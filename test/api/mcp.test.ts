@@ -129,6 +129,31 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('concurrent requests of one client with the same JSON-RPC id each get the answer to their own method', async () => {
+    const { user, token } = await userWithToken();
+    const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' };
+    const messages = {
+      profile: { method: 'tools/call', params: { name: 'get_profile' } },
+      posts: { method: 'tools/call', params: { name: 'list_posts', arguments: { size: 2 } } },
+      tools: { method: 'tools/list' },
+      ping: { method: 'ping' },
+      unknown: { method: 'resources/list' },
+    };
+    const rounds = await Promise.all(Array.from({ length: 4 }, () => Promise.all(Object.values(messages).map(async (message) => {
+      const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 'same', ...message }), auth);
+      assert.equal(response.status, 200);
+      return (await response.json()) as { id: string; result?: { structuredContent?: { id?: number; size?: number }; tools?: unknown[] }; error?: { code: number } };
+    }))));
+    for (const [profile, posts, tools, ping, unknown] of rounds) {
+      for (const answer of [profile, posts, tools, ping, unknown]) assert.equal(answer!.id, 'same');
+      assert.equal(profile!.result?.structuredContent?.id, user.id);
+      assert.equal(posts!.result?.structuredContent?.size, 2);
+      assert.equal(tools!.result?.tools?.length, 2);
+      assert.deepEqual(ping!.result, {});
+      assert.equal(unknown!.error?.code, -32601);
+    }
+  });
+
   test('a request without a token is 401 with a Bearer challenge naming the MCP metadata (resource_metadata)', async () => {
     const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
     assert.equal(response.status, 401);
