@@ -207,6 +207,28 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     assert.equal(body.error.code, -32700);
   });
 
+  test('a tool that meets the database unavailable is answered 503 as the API answers it, while a call beside it gets its own answer', async () => {
+    const { user, token } = await userWithToken();
+    const posts = t.deps.stores.posts;
+    const listPublishedByAuthor = posts.listPublishedByAuthor;
+    // SQLite's "database is locked": a backend that may serve again soon (src/http/plugins/errors.ts).
+    posts.listPublishedByAuthor = async () => { throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }); };
+    try {
+      const [failed, profile] = await Promise.all([call(token, 'list_posts'), call(token, 'get_profile')]);
+      assert.equal(failed.status, 503);
+      assert.ok(failed.headers.get('retry-after'));
+      const body = (await failed.json()) as Record<string, unknown>;
+      assert.equal(body.error, 'temporarily_unavailable');
+      assert.equal(body.jsonrpc, undefined, 'the API\'s answer, not a JSON-RPC error');
+      assert.doesNotMatch(JSON.stringify(body), /locked/);
+      assert.equal(profile.status, 200);
+      assert.equal(((await profile.json()) as { result: { structuredContent: { id: number } } }).result.structuredContent.id, user.id);
+    } finally {
+      posts.listPublishedByAuthor = listPublishedByAuthor;
+    }
+    assert.equal((await call(token, 'list_posts')).status, 200, 'the next call is served');
+  });
+
   test('a revoked token is 401 invalid_token from the next request on', async () => {
     const { token } = await userWithToken();
     assert.equal((await call(token, 'get_profile')).status, 200);
