@@ -129,6 +129,31 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('concurrent requests of one client with the same JSON-RPC id each get the answer to their own method', async () => {
+    const { user, token } = await userWithToken();
+    const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' };
+    const messages = {
+      profile: { method: 'tools/call', params: { name: 'get_profile' } },
+      posts: { method: 'tools/call', params: { name: 'list_posts', arguments: { size: 2 } } },
+      tools: { method: 'tools/list' },
+      ping: { method: 'ping' },
+      unknown: { method: 'resources/list' },
+    };
+    const rounds = await Promise.all(Array.from({ length: 4 }, () => Promise.all(Object.values(messages).map(async (message) => {
+      const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 'same', ...message }), auth);
+      assert.equal(response.status, 200);
+      return (await response.json()) as { id: string; result?: { structuredContent?: { id?: number; size?: number }; tools?: unknown[] }; error?: { code: number } };
+    }))));
+    for (const [profile, posts, tools, ping, unknown] of rounds) {
+      for (const answer of [profile, posts, tools, ping, unknown]) assert.equal(answer!.id, 'same');
+      assert.equal(profile!.result?.structuredContent?.id, user.id);
+      assert.equal(posts!.result?.structuredContent?.size, 2);
+      assert.equal(tools!.result?.tools?.length, 2);
+      assert.deepEqual(ping!.result, {});
+      assert.equal(unknown!.error?.code, -32601);
+    }
+  });
+
   test('a request without a token is 401 with a Bearer challenge naming the MCP metadata (resource_metadata)', async () => {
     const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }));
     assert.equal(response.status, 401);
@@ -180,6 +205,28 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     const body = await answer.json() as { result?: unknown; error: { code: number } };
     assert.equal(body.result, undefined, 'no tool ran');
     assert.equal(body.error.code, -32700);
+  });
+
+  test('a tool that meets the database unavailable is answered 503 as the API answers it, while a call beside it gets its own answer', async () => {
+    const { user, token } = await userWithToken();
+    const posts = t.deps.stores.posts;
+    const listPublishedByAuthor = posts.listPublishedByAuthor;
+    // SQLite's "database is locked": a backend that may serve again soon (src/http/plugins/errors.ts).
+    posts.listPublishedByAuthor = async () => { throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }); };
+    try {
+      const [failed, profile] = await Promise.all([call(token, 'list_posts'), call(token, 'get_profile')]);
+      assert.equal(failed.status, 503);
+      assert.ok(failed.headers.get('retry-after'));
+      const body = (await failed.json()) as Record<string, unknown>;
+      assert.equal(body.error, 'temporarily_unavailable');
+      assert.equal(body.jsonrpc, undefined, 'the API\'s answer, not a JSON-RPC error');
+      assert.doesNotMatch(JSON.stringify(body), /locked/);
+      assert.equal(profile.status, 200);
+      assert.equal(((await profile.json()) as { result: { structuredContent: { id: number } } }).result.structuredContent.id, user.id);
+    } finally {
+      posts.listPublishedByAuthor = listPublishedByAuthor;
+    }
+    assert.equal((await call(token, 'list_posts')).status, 200, 'the next call is served');
   });
 
   test('a revoked token is 401 invalid_token from the next request on', async () => {
