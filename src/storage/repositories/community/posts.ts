@@ -24,20 +24,22 @@ function selectPosts(db: Kysely<Database>) {
 
 /**
  * One page of an author's published posts, newest first, ties by id (INTERFACE section 7). The
- * API pages by number, so the page's first post is found by skipping `offset` entries of the
- * narrow index `posts_by_author` (four integers an entry; `status` is a parameter there, which
- * keeps both planners on that index), and the page itself is then read by key from the covering
- * index `posts_published_page` (migration 2026-11-23-0070), which holds every column shown, so
- * no post row (with its body and HTML) is read. Skipping through the covering index instead, or
- * joining every skipped entry, made page 500 of 500 twice as slow (docs/performance.md); reading
- * the rows by id, as before, made the first page slower. `status` is a literal in the outer
- * query, so both databases can prove the covering index's `status = 'published'` applies.
+ * API pages by number, so the page's first post is found by skipping entries of the narrow index
+ * `posts_by_author` (four integers an entry; `status` is a parameter there, which keeps both
+ * planners on that index), and the page itself is then read by key from the covering index
+ * `posts_published_page` (migration 2026-11-23-0070), which holds every column shown, so no post
+ * row (with its body and HTML) is read. Skipping is what a deep page costs, so it starts at the
+ * nearer end: from the newest post (`offset` entries) or from the oldest (`total - 1 - offset`),
+ * either way the same page. Skipping through the covering index instead, or joining every
+ * skipped entry, made page 500 of 500 twice as slow (docs/performance.md); reading the rows by
+ * id, as before, made the first page slower. `status` is a literal in the outer query, so both
+ * databases can prove the covering index's `status = 'published'` applies.
  */
 const PUBLISHED = sql<'published'>`'published'`;
-const publishedPageByAuthor = (db: Kysely<Database>) => {
+const publishedPageByAuthor = (skipFrom: 'desc' | 'asc') => (db: Kysely<Database>) => {
   const first = db.selectFrom('posts').select(['created_at', 'id'])
     .where('author_id', '=', 0).where('status', '=', 'published')
-    .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).offset(0);
+    .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(1).offset(0);
   return db.selectFrom('posts')
     .innerJoin('categories', 'categories.id', 'posts.category_id')
     .select([
@@ -50,6 +52,9 @@ const publishedPageByAuthor = (db: Kysely<Database>) => {
     .where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
     .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
 };
+/** Each built once: `CompiledQueries` keeps a compiled query per builder. */
+const pageSkippingFromNewest = publishedPageByAuthor('desc');
+const pageSkippingFromOldest = publishedPageByAuthor('asc');
 /**
  * The author's published posts, counted by triggers as they change (migration 2026-11-23-0080),
  * not per page; and the author's names, read here once rather than joined to every post of the page.
@@ -108,9 +113,17 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
+    const counted = this.queries.first(this.db, publishedCountByAuthor, [authorId]);
+    // The first page starts at the newest post whatever the total, so it is read beside the count;
+    // a later page waits for the total, which says which end its first post is nearer to.
+    const total = offset === 0 ? undefined : Number((await counted)?.n ?? 0);
+    if (total !== undefined && offset >= total) return { items: [], total };
+    const fromOldest = total === undefined ? offset : total - 1 - offset;
     const [{ rows }, count] = await Promise.all([
-      this.queries.execute(this.db, publishedPageByAuthor, [authorId, authorId, 'published', 1, offset, limit]),
-      this.queries.first(this.db, publishedCountByAuthor, [authorId]),
+      fromOldest < offset
+        ? this.queries.execute(this.db, pageSkippingFromOldest, [authorId, authorId, 'published', 1, fromOldest, limit])
+        : this.queries.execute(this.db, pageSkippingFromNewest, [authorId, authorId, 'published', 1, offset, limit]),
+      counted,
     ]);
     // An author whose account row is gone has no posts left either (they go with it).
     if (count === undefined) return { items: [], total: 0 };
