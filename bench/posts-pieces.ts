@@ -7,7 +7,8 @@
  *
  * The pieces, per page of 20, each alone in a loop:
  * - the page's SQL statement, and the author's count and names (`users.published_posts`), run by
- *   better-sqlite3 on a connection of their own: the database's work and the row objects;
+ *   better-sqlite3 on a connection of their own: the database's work and the row objects (and the
+ *   page's statement with rows as arrays, to tell the two apart);
  * - the store's `listPublishedByAuthor`: both statements through Kysely's compiled queries and the
  *   rows made into `PostSummary`s;
  * - the twenty API items (`postItemOf`), and inside them the post URLs and the UTC+8 timestamps alone;
@@ -96,6 +97,10 @@ export async function runPostsPiecesBench(): Promise<void> {
       const summaries = (await deps.stores.posts.listPublishedByAuthor(c.author, offset, SIZE)).items;
       const row: Record<string, number | string> = { id: c.id, title: c.title };
       row.pageStatementUs = await cpuPerCall(iterations, () => pageStatement.all(...pageParameters));
+      // The same statement with rows as arrays: what the driver's row objects cost.
+      pageStatement.raw(true);
+      row.pageStatementArraysUs = await cpuPerCall(iterations, () => pageStatement.all(...pageParameters));
+      pageStatement.raw(false);
       row.countStatementUs = await cpuPerCall(iterations, () => count.get(c.author));
       row.storeUs = await cpuPerCall(iterations, () => deps.stores.posts.listPublishedByAuthor(c.author, offset, SIZE));
       row.itemsUs = await cpuPerCall(iterations, () => summaries.map((post) => postItemOf(post, urls)));
@@ -127,6 +132,7 @@ export async function runPostsPiecesBench(): Promise<void> {
       me,
       notes: [
         'µs of CPU (process.cpuUsage) per call, median of the batches; each piece alone in a loop, so its data stays in the caches',
+        'pageStatementArraysUs: the page statement with rows as arrays (better-sqlite3 raw mode) instead of objects',
         'pageStatementUs and countStatementUs: better-sqlite3 on a connection of their own, the SQL the store compiles; storeUs: listPublishedByAuthor (both statements through Kysely\'s compiled queries, rows made into PostSummary)',
         'itemsUs: the twenty postItemOf calls (the URLs and timestamps included: urlsUs and timestampsUs are those alone); readPostsUs: the whole core function (store, items, envelope)',
         'serialiseUs: fast-json-stringify from PostPageSchema, as Fastify serialises the answer; jsonStringifyUs: JSON.stringify of the same object',
