@@ -13,6 +13,7 @@
  *                    [--peer-store memory|sqlite]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
  *   npm run bench -- --avatar-upload [--iterations 10] [--out FILE]   (bench/avatar-upload.ts)
+ *   npm run bench -- --posts-pieces [--iterations 2000] [--out FILE]  (bench/posts-pieces.ts)
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
  * ceiling, the peer), each load warmed up once; a scenario's figures are the medians of its rounds,
@@ -1123,6 +1124,7 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
 
 async function main(): Promise<void> {
   if (process.argv.includes('--avatar-upload')) return (await import('./avatar-upload.js')).runAvatarUploadBench();
+  if (process.argv.includes('--posts-pieces')) return (await import('./posts-pieces.js')).runPostsPiecesBench();
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string', default: '10' },
