@@ -211,7 +211,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Clock ticks (utime + stime) a process has used so far. */
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -226,7 +226,7 @@ export function cpuUsPerRequest(ticks: number, ticksPerSecond: number, requests:
   return requests > 0 ? Math.round(((ticks / ticksPerSecond) * 1e6 / requests) * 10) / 10 : Number.NaN;
 }
 
-const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+export const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 export function peakRssMb(pid: number): number {
   try {
@@ -779,7 +779,7 @@ export function writeReport(report: BenchReport, out: string | undefined, suffix
 }
 
 /** Installs wrk and taskset when missing and builds dist/ when asked. */
-export function prepareRun(options: BenchOptions) {
+export function prepareRun(options: Pick<BenchOptions, 'build' | 'log' | 'env'>) {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   ensureTools(log);
   if (options.build) {

@@ -286,3 +286,15 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, d
     totpUsers, totpSecret, sessionIds, scope: BENCH_SCOPE,
   };
 }
+
+/**
+ * A browser signed in as `userId` just now, with password and code (`pwd otp`), as a sign-in
+ * writes its session row; returns the session cookie's value.
+ */
+export async function seedSession(db: Kysely<Database>, userId: number, now: number): Promise<string> {
+  const id = generateOpaqueId();
+  await db.insertInto('sessions').values({
+    id_hash: hashSecret(id), user_id: userId, auth_time: now, created_at: now, last_seen_at: now, expires_at: now + DAY_MS, ended_at: null, amr: 'pwd otp',
+  }).execute();
+  return id;
+}
