@@ -2,14 +2,14 @@
  * `npm run bench -- --avatar-upload [--iterations 10] [--out FILE]`: what checking one avatar
  * upload costs (issue 30 item 4), i.e. `checkAvatarUpload` with sharp: decode under the pixel
  * limit, turn upright, shrink to 512 × 512, encode anew. No HTTP and no database: the upload route
- * adds only the multipart read and one write, which the other scenarios measure.
+ * adds the multipart read, one write and the answer (`--route` measures it whole).
  *
  * Each input runs in a child process of its own (pinned to one core, as the servers of the main
  * bench), uploads one after the other, so its peak RSS (VmHWM) is that input's alone; the figures
  * are the median and the slowest of its iterations, and the RSS before the first image.
  * Writes bench/results/<date>-avatar-upload.json.
  *
- * With `--route` (bench/avatar-route.ts), the same inputs go through the real upload route instead.
+ * With `--route` (bench/avatar-route.ts), the same inputs go through our server's upload route instead.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
