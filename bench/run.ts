@@ -12,7 +12,7 @@
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
  *                    [--peer-store memory|sqlite]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
- *   npm run bench -- --avatar-upload [--iterations 10] [--out FILE]   (bench/avatar-upload.ts)
+ *   npm run bench -- --avatar-upload [--route] [--iterations 10] [--out FILE]   (bench/avatar-upload.ts, bench/avatar-route.ts)
  *   npm run bench -- --staff-overview [--small] [same options]   (bench/staff-overview.ts)
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
@@ -372,7 +372,7 @@ export function load(label: string, server: Server, script: string, path: string
  * A run's wrk settings; made just before the run (and outside its measured time) where the run's
  * data must be fresh: proofs with the current nonce, TOTP codes of the current time step.
  */
-export type RunEnv = (run: number) => Record<string, string> | Promise<Record<string, string>>;
+type RunEnv = (run: number) => Record<string, string> | Promise<Record<string, string>>;
 
 /** The data set of run `run` of a load that uses its data up (0 is its warm-up): `sets` has one per run. */
 function chainSet<T>(sets: readonly T[], run: number): T {
