@@ -12,8 +12,9 @@
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
  *                    [--peer-store memory|sqlite]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
- *   npm run bench -- --avatar-upload [--iterations 10] [--out FILE]   (bench/avatar-upload.ts)
+ *   npm run bench -- --avatar-upload [--route] [--iterations 10] [--out FILE]   (bench/avatar-upload.ts, bench/avatar-route.ts)
  *   npm run bench -- --posts-pieces [--iterations 2000] [--out FILE]  (bench/posts-pieces.ts)
+ *   npm run bench -- --staff-overview [--small] [same options]   (bench/staff-overview.ts)
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
  * ceiling, the peer), each load warmed up once; a scenario's figures are the medians of its rounds,
@@ -42,11 +43,11 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadSettings } from '../src/config/settings.js';
 import { generateToken } from '../src/core/credentials/formats.js';
-import { createDeps, prepareDatabase } from '../src/deps.js';
+import { type Deps, createDeps, prepareDatabase } from '../src/deps.js';
 import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
 import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
-import { BENCH_PASSWORD, FULL_SEED, SMOKE_SEED, type SeedSize, type SeededData, seedBench } from './seed.js';
+import { BENCH_PASSWORD, FULL_SEED, SMOKE_SEED, STAFF_OVERVIEW_SEED, STAFF_OVERVIEW_SMOKE_SEED, type SeedSize, type SeededData, seedBench } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const LUA_DIR = join(ROOT, 'bench', 'wrk');
@@ -198,7 +199,7 @@ export function wrkAvailable(): boolean {
   return spawnSync('sh', ['-c', 'command -v wrk && command -v taskset']).status === 0;
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -211,7 +212,7 @@ async function freePort(): Promise<number> {
 }
 
 /** Clock ticks (utime + stime) a process has used so far. */
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -226,9 +227,9 @@ export function cpuUsPerRequest(ticks: number, ticksPerSecond: number, requests:
   return requests > 0 ? Math.round(((ticks / ticksPerSecond) * 1e6 / requests) * 10) / 10 : Number.NaN;
 }
 
-const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+export const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
-function peakRssMb(pid: number): number {
+export function peakRssMb(pid: number): number {
   try {
     const match = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return match ? Math.round(Number(match[1]) / 102.4) / 10 : 0;
@@ -237,7 +238,7 @@ function peakRssMb(pid: number): number {
   }
 }
 
-interface Server {
+export interface Server {
   name: string;
   url: string;
   pid: number;
@@ -355,7 +356,7 @@ export interface Load {
  * runs. `runEnv(run)` gives the warm-up (run 0) and each measured run (1, 2, …) its own data where
  * a run uses it up.
  */
-function load(label: string, server: Server, script: string, path: string, runEnv: RunEnv, length: RunLength): Load {
+export function load(label: string, server: Server, script: string, path: string, runEnv: RunEnv, length: RunLength): Load {
   let measured = 0;
   const run = (env: Record<string, string>, seconds: number) => wrk({ script, url: server.url + path, env }, seconds, length.connections, server);
   return {
@@ -384,7 +385,7 @@ function chainSet<T>(sets: readonly T[], run: number): T {
 /** get.lua's settings: GET `path` rotating through the tokens in the file `tokens`. */
 const get = (path: string, tokens: string, expect = 200) => () => ({ BENCH_PATH: path, BENCH_TOKENS: tokens, BENCH_EXPECT: String(expect) });
 
-function writeLines(dir: string, name: string, lines: readonly string[]): string {
+export function writeLines(dir: string, name: string, lines: readonly string[]): string {
   const path = join(dir, name);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
@@ -449,7 +450,7 @@ function schedule(comparisons: Comparison[], references: Load[], rounds: number)
 }
 
 /** Every run of a block, by load, in round order. */
-async function measureRounds(block: Block, rounds: number, log: (line: string) => void): Promise<Map<Load, Measurement[]>> {
+export async function measureRounds(block: Block, rounds: number, log: (line: string) => void): Promise<Map<Load, Measurement[]>> {
   const runs = new Map<Load, Measurement[]>();
   for (let round = 1; round <= rounds; round++) {
     for (const subject of [...block.references, ...block.comparisons.map((c) => c.ours)]) {
@@ -476,7 +477,7 @@ function median(values: readonly number[]): number {
  * so that a single unexpected answer in any round still shows; the peak RSS after the last round
  * (VmHWM only grows). One round gives that round's figures unchanged.
  */
-function overRounds(runs: readonly Measurement[]): Measurement {
+export function overRounds(runs: readonly Measurement[]): Measurement {
   const middle = (key: keyof Measurement) => median(runs.map((m) => m[key]));
   const total = (key: keyof Measurement) => runs.reduce((sum, m) => sum + m[key], 0);
   return {
@@ -547,7 +548,7 @@ export function starvedRuns(byLoad: Map<Load, Measurement[]>, rounds: number): s
 }
 
 /** The report's note naming the held-back runs, if there were any. */
-function starvedNote(starved: readonly string[]): string[] {
+export function starvedNote(starved: readonly string[]): string[] {
   return starved.length > 0 ? [`runs whose server used less than ${SERVER_STARVED} of its core, so their rates (and their rounds' ratios) understate it: ${starved.join('; ')}`] : [];
 }
 
@@ -662,7 +663,7 @@ export async function preparePeer(peer: string, redirectUri: string, users: numb
 // --- our database and our service -------------------------------------------------------------
 
 /** A fresh, empty database named `name` (an identifier): a file in `work` on SQLite, or a database on DATABASE_URL's server. */
-async function prepareDatabaseTarget(env: Record<string, string | undefined>, work: string, name = 'svc_bench'): Promise<string> {
+export async function prepareDatabaseTarget(env: Record<string, string | undefined>, work: string, name = 'svc_bench'): Promise<string> {
   const url = env.DATABASE_URL;
   if (!url || url.startsWith('sqlite:')) return `sqlite:${join(work, `${name}.sqlite`)}`;
   // A database of its own on the given server, so the bench never touches the operator's data.
@@ -684,7 +685,7 @@ function databaseKind(databaseUrl: string): 'sqlite' | 'postgres' {
 }
 
 /** Our server's settings in every run: the limiter counts every request but never refuses; no janitor, no demo. */
-function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, port: number): Record<string, string> {
+export function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, port: number): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl, REDIS_URL: redisUrl ?? '', DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
     RATE_LIMIT_PER_MINUTE: RATE_LIMIT, BASE_URL: `http://127.0.0.1:${port}`, WORKERS: '1', HOST: '127.0.0.1',
@@ -693,25 +694,33 @@ function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, p
   };
 }
 
-/** Migrates and seeds our server's database; returns the raw values the load needs and how long it took. */
-async function seedDatabase(serviceEnv: Record<string, string>, size: SeedSize, chainSetCount: number, dpopJkt: string, log: (line: string) => void, rotatingTokens?: readonly string[]) {
+/**
+ * Migrates and seeds our server's database, then runs `also` on it (a mode's own rows), inside the
+ * timed seeding; returns the raw values the load needs, what `also` returned and how long it took.
+ */
+export async function seedDatabase<T = undefined>(
+  serviceEnv: Record<string, string>, size: SeedSize, chainSetCount: number, dpopJkt: string, log: (line: string) => void,
+  rotatingTokens?: readonly string[], also?: (deps: Deps, seeded: SeededData) => Promise<T>,
+) {
   log(`seeding ${databaseKind(serviceEnv.DATABASE_URL!)}: ${size.users} users, ${size.posts} posts, ${size.accessTokens} access tokens`);
   const started = Date.now();
   const deps = createDeps(loadSettings({ ...serviceEnv, REDIS_URL: '' }));
   let seeded: SeededData;
+  let extra: T | undefined;
   try {
     await prepareDatabase(deps);
     seeded = await seedBench(deps, size, chainSetCount, dpopJkt, rotatingTokens);
+    extra = await also?.(deps, seeded);
   } finally {
     await deps.close();
   }
   const seconds = Math.round((Date.now() - started) / 100) / 10;
   log(`seeded in ${seconds.toFixed(1)} s`);
-  return { seeded, seeding: { accessTokens: size.accessTokens, seconds } };
+  return { seeded, extra, seeding: { accessTokens: size.accessTokens, seconds } };
 }
 
 /** Starts our service (`dist/`) on the server core; resolves once `/me` answers 200 for `token`, with that answer. */
-async function startService(serviceEnv: Record<string, string>, port: number, env: Record<string, string | undefined>, token: string) {
+export async function startService(serviceEnv: Record<string, string>, port: number, env: Record<string, string | undefined>, token: string) {
   // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
   const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
   const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'], serviceEnv, port, '/readyz');
@@ -742,7 +751,7 @@ function machine(): BenchReport['machine'] {
  * `runs` is every measured run, for that check: a scenario's figures are medians over its rounds, in
  * which one held-back round would not show.
  */
-function buildReport(
+export function buildReport(
   options: BenchOptions, databaseUrl: string, redisUrl: string | undefined,
   measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes'> & { runs: Measurement[] },
 ): BenchReport {
@@ -763,7 +772,7 @@ function buildReport(
 }
 
 /** Writes the report as JSON to `out`, or to bench/results/<date>-<database>[-redis]<suffix>.json. */
-function writeReport(report: BenchReport, out: string | undefined, suffix: string, log: (line: string) => void): void {
+export function writeReport(report: BenchReport, out: string | undefined, suffix: string, log: (line: string) => void): void {
   const file = out ?? join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-${report.setup.database}${report.setup.rateLimiter === 'redis' ? '-redis' : ''}${suffix}.json`);
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
@@ -771,7 +780,7 @@ function writeReport(report: BenchReport, out: string | undefined, suffix: strin
 }
 
 /** Installs wrk and taskset when missing and builds dist/ when asked. */
-function prepareRun(options: BenchOptions) {
+export function prepareRun(options: Pick<BenchOptions, 'build' | 'log' | 'env'>) {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   ensureTools(log);
   if (options.build) {
@@ -784,7 +793,7 @@ function prepareRun(options: BenchOptions) {
 // --- the run ----------------------------------------------------------------------------------
 
 const MISSING = '—';
-const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? MISSING : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+export const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? MISSING : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
 /** The table's columns; a comparison column is shown only when some row of the report has a value in it. */
 const COLUMNS: { header: string; cell: (s: ScenarioResult) => string; left?: true; comparison?: true }[] = [
@@ -1138,6 +1147,7 @@ async function main(): Promise<void> {
       out: { type: 'string' },
       'token-scale': { type: 'boolean', default: false },
       'token-counts': { type: 'string', default: '1000,1000000' },
+      'staff-overview': { type: 'boolean', default: false },
       only: { type: 'string' },
       note: { type: 'string' },
       'peer-store': { type: 'string', default: 'sqlite' },
@@ -1147,12 +1157,13 @@ async function main(): Promise<void> {
   if (!PEER_STORES.some((store) => store === peerStore)) throw new Error(`--peer-store must be one of ${PEER_STORES.join(', ')}: got ${peerStore}`);
   const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
-    seed: values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
+    seed: values['staff-overview'] ? (values.small ? STAFF_OVERVIEW_SMOKE_SEED : STAFF_OVERVIEW_SEED) : values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
     ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore,
     ...(values.only ? { only: values.only.split(',').map((id) => id.trim()) } : {}),
   };
   const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);
-  const report = values['token-scale'] ? await runTokenScale({ ...options, accessTokenCounts: { few, many } }) : await runBench(options);
+  const report = values['staff-overview'] ? await (await import('./staff-overview.js')).runStaffOverview(options)
+    : values['token-scale'] ? await runTokenScale({ ...options, accessTokenCounts: { few, many } }) : await runBench(options);
   process.stdout.write(`\n${renderTable(report)}\n`);
 }
 

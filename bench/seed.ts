@@ -36,18 +36,32 @@ export interface SeedSize {
   rotatingTokens: number;
   /** Accounts with two-step verification, per set (scenario h4): a code is accepted once per account and time step. */
   totpUsers: number;
+  /** Accounts created per day, the last one now: the staff overview counts those of its 14 days. */
+  joinedPerDay: number;
 }
 
 export const FULL_SEED: SeedSize = {
   users: 10_000, posts: 100_000, accessTokens: 100_000, heavyUserPosts: 1_000, prolificUserPosts: 10_000,
-  refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000, totpUsers: 1_500,
+  refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000, totpUsers: 1_500, joinedPerDay: 1_440,
 };
 
 /** The smoke run's data set: small, but with the 1,000-post user so the deep page exists. */
 export const SMOKE_SEED: SeedSize = {
   users: 400, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000, prolificUserPosts: 500,
-  refreshChains: 16, sessions: 50, rotatingTokens: 200, totpUsers: 130,
+  refreshChains: 16, sessions: 50, rotatingTokens: 200, totpUsers: 130, joinedPerDay: 1_440,
 };
+
+/**
+ * `--staff-overview` (issue 35 item 4): 100,000 members, 14,000 of them joined in the last 14
+ * days, and a million access tokens; nothing the overview does not read beyond what seeding needs.
+ */
+export const STAFF_OVERVIEW_SEED: SeedSize = {
+  users: 100_000, posts: 2, accessTokens: 1_000_000, heavyUserPosts: 1, prolificUserPosts: 1,
+  refreshChains: 1, sessions: 1, rotatingTokens: 1, totpUsers: 1, joinedPerDay: 1_000,
+};
+
+/** The staff overview's smoke run: the same shape, small. */
+export const STAFF_OVERVIEW_SMOKE_SEED: SeedSize = { ...STAFF_OVERVIEW_SEED, users: 400, accessTokens: 1_000, joinedPerDay: 40 };
 
 export interface SeededData {
   redirectUri: string;
@@ -78,6 +92,7 @@ export interface SeededData {
  * 32,766), the lower of the two (PostgreSQL takes 65,535). Fewer, larger statements seed faster.
  */
 const PARAMETER_LIMIT = 32_766;
+const DAY_MS = 86_400_000;
 /** Raw access tokens kept for the heavy user and for the prolific one (scenario b rotates through them). */
 const HEAVY_USER_TOKENS = 32;
 const CATEGORIES = ['Announcements', 'Photography', 'Travel', 'Cooking', 'Music'];
@@ -137,7 +152,7 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, d
     return {
       username, username_key: username, password_hash: passwordHash, status: 'active',
       bio: `Member number ${i + 1}. I like long walks and short posts.`, member: i % 3 === 0 ? 1 : 0,
-      level: (i % 40) + 1, xp: (i * 37) % 5000, created_at: now - (size.users - i) * 60_000, updated_at: now,
+      level: (i % 40) + 1, xp: (i * 37) % 5000, created_at: now - Math.round(((size.users - 1 - i) * DAY_MS) / size.joinedPerDay), updated_at: now,
     };
   });
   await insertChunks(db, 'users', users);
@@ -270,4 +285,16 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, d
     rotatingTokens: rotating, heavyUserTokens, prolificUserTokens, refreshChains, plainRefreshChains, dpopTokens,
     totpUsers, totpSecret, sessionIds, scope: BENCH_SCOPE,
   };
+}
+
+/**
+ * A browser signed in as `userId` just now, with password and code (`pwd otp`), as a sign-in
+ * writes its session row; returns the session cookie's value.
+ */
+export async function seedSession(db: Kysely<Database>, userId: number, now: number): Promise<string> {
+  const id = generateOpaqueId();
+  await db.insertInto('sessions').values({
+    id_hash: hashSecret(id), user_id: userId, auth_time: now, created_at: now, last_seen_at: now, expires_at: now + DAY_MS, ended_at: null, amr: 'pwd otp',
+  }).execute();
+  return id;
 }

@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { type BenchOptions, type BenchReport, type Measurement, renderTable, runBench, runTokenScale, wrkAvailable } from '../../bench/run.js';
-import { SMOKE_SEED } from '../../bench/seed.js';
+import { SMOKE_SEED, STAFF_OVERVIEW_SMOKE_SEED } from '../../bench/seed.js';
+import { runStaffOverview } from '../../bench/staff-overview.js';
 
 const skip = wrkAvailable() ? false : 'wrk is not installed';
 
@@ -99,4 +100,14 @@ test('the token scale compares /me on two stored token counts, round after round
   assert.deepEqual(Object.keys(report.peakRssMb), ['ours-1000', 'ours-10000']);
   for (const mb of Object.values(report.peakRssMb)) assert.ok(mb > 0, 'peak RSS missing');
   assert.match(renderTable(report), /×baseline[\s\S]*a-many[\s\S]*ratios by round, a-many: CPU ×baseline \S+ \S+, ×baseline \S+ \S+[\s\S]*seeding[\s\S]*load generator:/);
+});
+
+test('the staff overview loads GET /admin as a signed-in admin with two-step, every answer the overview, and reports it against its budget', { skip, timeout: 300_000 }, async () => {
+  const report = await smokeRun(runStaffOverview, 1, { seed: STAFF_OVERVIEW_SMOKE_SEED });
+  assert.deepEqual(report.scenarios.map((s) => s.id), ['o']);
+  const [overview] = report.scenarios;
+  assertMeasured('o', overview!.ours);
+  assert.ok(overview!.target && typeof overview!.met === 'boolean', 'the budget and whether it was met are missing');
+  assertSeedingReported(report, [STAFF_OVERVIEW_SMOKE_SEED.accessTokens]);
+  assert.ok((report.peakRssMb.ours ?? 0) > 0, 'peak RSS missing');
 });
