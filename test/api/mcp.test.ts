@@ -116,6 +116,21 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('list_posts refuses an argument nested too deep to write as JSON as a tool error, never a 500', async () => {
+    const { token } = await userWithToken('posts:read');
+    // 20,000 levels parse (JSON.parse) but overflow the stack of JSON.stringify; the body is under 64 KiB.
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    for (const argument of [deep, `{"a":${deep}}`]) {
+      const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_posts","arguments":{"page":${argument}}}}`;
+      const response = await post(body, { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' });
+      assert.equal(response.status, 200);
+      const { result } = (await response.json()) as { result: { isError: boolean; content: Array<{ text: string }> } };
+      assert.equal(result.isError, true);
+      assert.equal((JSON.parse(result.content[0]!.text) as { error: string }).error, 'invalid_request');
+    }
+    assert.equal((await call(token, 'list_posts')).status, 200, 'the next call is served');
+  });
+
   test('concurrent calls with the same JSON-RPC id from different users each get their own answer', async () => {
     const users = await Promise.all(Array.from({ length: 8 }, () => userWithToken('profile:read')));
     const answers = await Promise.all(users.flatMap(({ token }) => [1, 2].map(async () => {
