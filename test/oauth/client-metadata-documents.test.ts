@@ -326,6 +326,11 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.match(await refusedPage(t, `http://127.0.0.99:${port}/held-elsewhere`), /fetching too many client ID metadata documents at once/, 'a new host past the instance\'s bound');
     assert.ok(Date.now() - started < 2000, 'refused at once, not held');
     for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
+    // A host is one host however its name is written: with its final dot too.
+    const named = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${port}/held-named-${i}-${process.hrtime.bigint()}`));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.match(await refusedPage(t, `https://localhost.:${port}/held-dotted`), /fetching too many client ID metadata documents at once/, 'the same host with its final dot');
+    await Promise.all(named);
     // The bounds count fetches under way, not fetches ever made.
     const clientId = documents.document(freshPath('after'));
     await accepted(t, clientId);

@@ -289,7 +289,9 @@ export class ClientMetadataDocuments {
     if (cached) this.cache.delete(clientId);
     const underWay = this.fetching.get(clientId);
     if (underWay) return underWay;
-    const host = new URL(clientId).host;
+    // One host however it is written: `example.com.` is `example.com` to DNS.
+    const { hostname, port } = new URL(clientId);
+    const host = `${hostname.replace(/\.$/, '')}:${port}`;
     const toHost = this.fetchingPerHost.get(host) ?? 0;
     if (this.fetching.size >= DOCUMENT_FETCHES_IN_FLIGHT || toHost >= DOCUMENT_FETCHES_PER_HOST) {
       throw new ClientDocumentError('This service is fetching too many client ID metadata documents at once; try again in a few seconds.');
