@@ -50,6 +50,28 @@ forEachDatabase('staff console pages', (database) => {
     assert.deepEqual(entry?.detail, { authenticator_app: 'removed', passkeys_removed: '0' });
   });
 
+  test('a member reads in their security log that staff removed their two-step verification, changed their role and signed them out, in their language, never who or why', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: true });
+    const act = (path: string, fields: Record<string, string> = {}) => admin.visitor.post(`/admin/members/${member.user.id}/${path}`, { ...fields, reason: REASON, confirm: 'yes' });
+    assert.equal((await act('two-step/reset')).status, 303);
+    assert.equal((await act('role', { role: 'moderator' })).status, 303);
+    const english = await member.visitor.get('/settings/security');
+    assert.match(english.text, /Two-step verification removed by the site(&#39;|')s staff/);
+    assert.match(english.text, /Role changed by the site(&#39;|')s staff \(now a moderator\)/);
+    const chinese = await member.visitor.request('/settings/security', { headers: { 'accept-language': 'zh-CN' } });
+    assert.match(chinese.text, /网站管理人员移除了你的两步验证/);
+    assert.match(chinese.text, /网站管理人员更改了你的角色（现为版主）/);
+    assert.equal((await act('sessions/revoke')).status, 303);
+    const events = await t.deps.stores.securityEvents.listForUser(member.user.id, 0, 10);
+    assert.deepEqual(events.items.filter((e) => e.kind.startsWith('staff.')).map((e) => [e.kind, e.detail, e.address]), [
+      ['staff.sessions_revoked', {}, ''], ['staff.role_changed', { role: 'moderator' }, ''], ['staff.two_step_reset', {}, ''],
+    ]);
+    for (const page of [english.text, chinese.text]) {
+      assert.ok(!page.includes(REASON) && !page.includes(admin.user.username), 'neither the reason nor the staff member');
+    }
+  });
+
   test('an app shows its owner, "registered itself" or the site\'s operators, its users and tokens of the last 24 hours; deactivating it ends its tokens at once', async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     const owner = await person(t, 'member', { twoStep: false });

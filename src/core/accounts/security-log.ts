@@ -47,6 +47,11 @@ export const SECURITY_EVENT_KINDS = [
   'password.reset',
   'email.changed',
   'email.verified',
+  // The site's staff acted on the account (INTERFACE section 14): the member reads what, never the
+  // staff's reason or name (those are in the staff log).
+  'staff.sessions_revoked',
+  'staff.two_step_reset',
+  'staff.role_changed',
 ] as const;
 
 export type SecurityEventKind = (typeof SECURITY_EVENT_KINDS)[number];
@@ -126,6 +131,10 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   'password.reset': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions_signed_out) }),
   'email.changed': (e) => ({ audit: 'account.email_changed', ...fromBrowser(e) }),
   'email.verified': (e) => ({ audit: 'account.email_verified', ...fromBrowser(e) }),
+  // src/core/staff/staff.ts, in the staff change's transaction, with its staff log entry.
+  'staff.sessions_revoked': { writtenBy: 'staff.action' },
+  'staff.two_step_reset': { writtenBy: 'staff.action' },
+  'staff.role_changed': { writtenBy: 'staff.action' },
 };
 
 export class SecurityLog {

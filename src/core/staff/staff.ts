@@ -3,6 +3,7 @@
  * how every change is made: the change and its staff-log entry in one transaction, then an audit
  * event. The routes and the command line call these; they decide nothing themselves.
  */
+import type { SecurityEventKind } from '../accounts/security-log.js';
 import type { AuditSink } from '../audit.js';
 import { InputError, OAuthError } from '../errors.js';
 import type { Stores } from '../stores.js';
@@ -68,6 +69,15 @@ export function refusalOnKeys(actor: StaffMember): Refusal | undefined {
   return actor.role === 'admin' ? undefined : 'admins_only';
 }
 
+/** The event of the member's own security log a staff change on them writes, if any. */
+const MEMBER_EVENT_OF: Partial<Record<StaffAction, SecurityEventKind>> = {
+  'member.sessions_revoked': 'staff.sessions_revoked',
+  'member.two_step_reset': 'staff.two_step_reset',
+  'member.role': 'staff.role_changed',
+  // A status change is not: a member who is not active cannot read the log, and one made active
+  // again starts with nothing (section 4).
+};
+
 /** Who did it: a staff member from an address, or the operator at the command line. */
 export type StaffActor = (StaffMember & { via: 'site'; address: string }) | { via: 'cli' };
 
@@ -109,6 +119,14 @@ export async function makeStaffChange<T>(
       detail: made.detail,
       reason: change.reason,
     });
+    // The member reads in their security log that staff acted (never who or why: the staff log has that).
+    const told = MEMBER_EVENT_OF[change.action];
+    if (told && change.target.kind === 'member') {
+      await tx.securityEvents.insert({
+        userId: Number(change.target.id), kind: told, createdAt: entry.createdAt, address: '', device: '',
+        detail: made.detail.role === undefined ? {} : { role: made.detail.role },
+      });
+    }
     return { result: made.result, entry };
   });
   if (done) {

@@ -244,6 +244,9 @@ function eventText(t: Translator, kind: SecurityEventKind): string {
     case 'password.reset': return t.text('security.eventPasswordReset');
     case 'email.changed': return t.text('security.eventEmailChanged');
     case 'email.verified': return t.text('security.eventEmailVerified');
+    case 'staff.sessions_revoked': return t.text('security.eventStaffSessionsRevoked');
+    case 'staff.two_step_reset': return t.text('security.eventStaffTwoStepReset');
+    case 'staff.role_changed': return t.text('security.eventStaffRoleChanged');
   }
 }
 
@@ -280,6 +283,7 @@ function detailText(t: Translator, event: SecurityEvent): string {
     d.name && t.text('security.detailQuoted', { name: d.name }),
     d.device && t.text('security.detailDevice', { device: deviceText(t, d.device) }),
     d.where && t.text('security.detailWhere', { where: d.where }),
+    d.role && t.text('security.detailRole', { role: d.role }),
   ].filter(Boolean);
   return parts.join(' ');
 }
