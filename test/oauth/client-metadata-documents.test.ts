@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS } from '../../src/core/oauth/client-metadata.js';
+import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS } from '../../src/core/oauth/client-metadata.js';
 import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -393,16 +393,18 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(documents.count(first), 2);
   });
 
+  /** A pushed authorization request (RFC 9126) of the app `clientId` names: it stores the app's row. */
+  async function push(clientId: string): Promise<void> {
+    const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
+        code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+    });
+    assert.equal(response.status, 201, await response.clone().text());
+  }
+
   test('the janitor deletes a document\'s app that only pushed, a day after its document last refreshed it, and keeps one a member approved or an operator deactivated', async () => {
-    const push = async (clientId: string) => {
-      const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
-          code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
-      });
-      assert.equal(response.status, 201, await response.clone().text());
-    };
     // Anyone can push for any URL that answers a valid document: each push stores a row.
     const pushedOnly = documents.document(freshPath('pushed-only'));
     const deactivated = documents.document(freshPath('deactivated'));
@@ -420,6 +422,41 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(await t.deps.stores.clients.findById(pushedOnly), undefined, 'a push\'s leftover goes');
     assert.equal((await t.deps.stores.clients.findById(deactivated))?.status, 'deactivated', 'an operator\'s deactivation stays');
     assert.ok(await t.deps.stores.clients.findById(approved), 'an app a member approved stays');
+  });
+
+  test('a push or approval rewrites the app\'s row only when its document changed or the row is older than half the grace, so a row in use outlives its last push by half the grace at least', async () => {
+    const path = freshPath('rewritten');
+    const clientId = documents.document(path);
+    const written = async () => (await t.deps.stores.clients.findById(clientId))!;
+    await push(clientId);
+    const first = await written();
+    t.clock.advance(1000);
+    await push(clientId);
+    assert.equal((await written()).updatedAt, first.updatedAt, 'the same document a second later: not written again');
+    // The document changes; once its cached copy expires (5 minutes), the next push says so at once.
+    documents.document(path, { client_name: 'Agent Jones', redirect_uris: ['http://127.0.0.1/callback', 'http://127.0.0.1/other'] });
+    t.clock.advance(301_000);
+    await push(clientId);
+    const changed = await written();
+    assert.deepEqual([changed.name, changed.redirectUris, changed.updatedAt], ['Agent Jones', ['http://127.0.0.1/callback', 'http://127.0.0.1/other'], t.clock.now()]);
+    t.clock.advance(DOCUMENT_CLIENT_REFRESH_MS - 1000);
+    await push(clientId);
+    assert.equal((await written()).updatedAt, changed.updatedAt, 'unchanged and written less than half the grace ago: left as it is');
+    t.clock.advance(2000);
+    await push(clientId);
+    const refreshed = await written();
+    assert.equal(refreshed.updatedAt, t.clock.now(), 'older than half the grace: written again');
+    // A push just before the next refresh writes nothing; the janitor still keeps the row for at
+    // least the other half of the grace after it, so a pushed request never outlives its app's row.
+    t.clock.advance(DOCUMENT_CLIENT_REFRESH_MS - 1000);
+    await push(clientId);
+    assert.equal((await written()).updatedAt, refreshed.updatedAt);
+    t.clock.advance(DOCUMENT_CLIENT_GRACE_MS - DOCUMENT_CLIENT_REFRESH_MS - 1000);
+    await runJanitor(t.deps);
+    assert.ok(await t.deps.stores.clients.findById(clientId), 'kept half the grace after its last push');
+    t.clock.advance(3000);
+    await runJanitor(t.deps);
+    assert.equal(await t.deps.stores.clients.findById(clientId), undefined, 'gone a whole grace after its last write');
   });
 });
 
