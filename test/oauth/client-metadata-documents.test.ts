@@ -5,82 +5,14 @@
  * BASE_URL, as in development). Each rule over real HTTP on both databases.
  */
 import assert from 'node:assert/strict';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS } from '../../src/core/oauth/client-metadata.js';
 import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { type Answer, DocumentServer } from '../support/document-server.js';
 import { type Browser, consentForm, hiddenFields, pkcePair, signedInBrowser, startOAuthApp } from './helpers.js';
-
-/** How a path of the document server answers. */
-interface Answer {
-  status?: number;
-  headers?: Record<string, string>;
-  body?: string;
-  /** Wait this long before the status line. */
-  delayMs?: number;
-  /** Send the headers, then one byte of body a second, never ending. */
-  drip?: boolean;
-}
-
-/** A real HTTP server for documents: answers per path, counts each request. */
-class DocumentServer {
-  readonly answers = new Map<string, Answer | ((path: string) => Answer)>();
-  readonly hits = new Map<string, number>();
-  private readonly open = new Set<ServerResponse>();
-  private constructor(private readonly server: Server, readonly origin: string) {}
-
-  static async start(): Promise<DocumentServer> {
-    let documents: DocumentServer | undefined;
-    const server = createServer((request, response) => documents!.handle(request, response));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    documents = new DocumentServer(server, `http://127.0.0.1:${(server.address() as { port: number }).port}`);
-    return documents;
-  }
-
-  url(path: string): string {
-    return `${this.origin}${path}`;
-  }
-
-  /** Serves a valid document for `path` (its client_id is its URL), with `extra` members and headers. */
-  document(path: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): string {
-    const clientId = this.url(path);
-    this.answers.set(path, { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({
-      client_id: clientId, client_name: 'Agent Smith', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', ...extra,
-    }) });
-    return clientId;
-  }
-
-  count(path: string): number {
-    return this.hits.get(path) ?? 0;
-  }
-
-  private handle(request: IncomingMessage, response: ServerResponse): void {
-    const path = request.url!;
-    this.hits.set(path, this.count(path) + 1);
-    const found = this.answers.get(path) ?? [...this.answers.entries()].find(([prefix]) => prefix.endsWith('*') && path.startsWith(prefix.slice(0, -1)))?.[1];
-    const answer = typeof found === 'function' ? found(path) : found ?? { status: 404, body: 'not found' };
-    this.open.add(response);
-    response.on('close', () => this.open.delete(response));
-    setTimeout(() => {
-      response.writeHead(answer.status ?? 200, answer.headers ?? {});
-      if (!answer.drip) {
-        response.end(answer.body ?? '');
-        return;
-      }
-      response.write('{');
-      const timer = setInterval(() => response.write(' '), 1000);
-      response.on('close', () => clearInterval(timer));
-    }, answer.delayMs ?? 0);
-  }
-
-  close(): Promise<void> {
-    for (const response of this.open) response.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 let documents: DocumentServer;
 before(async () => { documents = await DocumentServer.start(); });
@@ -373,10 +305,8 @@ forEachDatabase('Client ID metadata documents', (database) => {
 
   test('the cache holds a bounded number of documents: 10,000 distinct ids leave at most its capacity', async () => {
     const prefix = `/many-${process.hrtime.bigint()}-`;
-    documents.answers.set(`${prefix}*`, (path) => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify({
-      client_id: documents.url(path), client_name: 'One of many', redirect_uris: ['http://127.0.0.1/callback'],
-    }) }));
-    const ids = Array.from({ length: 10_000 }, (_, i) => documents.url(`${prefix}${i}`));
+    const under = documents.documentsUnder(prefix, { client_name: 'One of many' });
+    const ids = Array.from({ length: 10_000 }, (_, i) => `${under}${i}`);
     let next = 0;
     await Promise.all(Array.from({ length: 32 }, async () => {
       while (next < ids.length) {
