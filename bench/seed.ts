@@ -3,7 +3,8 @@
  * per table, as many rows per statement as the parameter limit allows): users sharing one argon2
  * hash, posts (one user with 1,000, one with 10,000), one grant per user for the confidential
  * client, live access tokens spread over the grants (and as many DPoP-bound), refresh token chains
- * with and without `openid`, sessions with remembered consent for the code flow, accounts with
+ * with and without `openid`, sessions with remembered consent for the code flow (of a registered
+ * app, and of an app named by a client ID metadata document when the caller names one), accounts with
  * two-step verification. Tokens are stored only as `hashSecret()`; the raw values the load generator needs
  * come back to the caller.
  */
@@ -15,6 +16,7 @@ import { newTotpSecret } from '../src/core/accounts/totp.js';
 import { totpPlace } from '../src/core/accounts/two-step.js';
 import { renderBody } from '../src/core/community/posts.js';
 import { registerClient } from '../src/core/oauth/clients.js';
+import { REGISTERED_SCOPES } from '../src/core/oauth/scopes.js';
 import { ensureSigningKeys } from '../src/core/oidc/keys.js';
 import { systemClock } from '../src/core/time.js';
 import type { Deps } from '../src/deps.js';
@@ -89,6 +91,8 @@ export const BENCH_PASSWORD = 'bench-password';
  * client on a loopback or private-scheme redirect (a native app) never gets (RFC 8252 8.6).
  */
 export const BENCH_REDIRECT_URI = 'https://app.bench.example/callback';
+/** What the bench's client ID metadata documents say (besides their client_id): an agent with the bench's redirect. */
+export const BENCH_AGENT = { client_name: 'Bench Agent', redirect_uris: [BENCH_REDIRECT_URI], token_endpoint_auth_method: 'none' };
 
 /**
  * Inserts the rows into the table in one transaction, each statement as large as the parameter
@@ -118,7 +122,9 @@ const RENDERED = renderBody(BODY);
  * `rotatingTokens` (raw, `size.rotatingTokens` of them) are stored instead of new ones, so that
  * two data sets can be measured with the very same load.
  */
-export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, dpopJkt: string, rotatingTokens?: readonly string[]): Promise<SeededData> {
+export async function seedBench(
+  deps: Deps, size: SeedSize, chainSets: number, dpopJkt: string, rotatingTokens?: readonly string[], documentClientId?: string,
+): Promise<SeededData> {
   if (size.accessTokens < size.rotatingTokens) throw new Error('the rotating tokens are among the stored access tokens: accessTokens must be at least rotatingTokens');
   if (rotatingTokens && rotatingTokens.length !== size.rotatingTokens) throw new Error(`expected ${size.rotatingTokens} rotating tokens, got ${rotatingTokens.length}`);
   const db = deps.database.db;
@@ -256,6 +262,17 @@ export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, d
     user_id: userId, client_id: publicClient.client.clientId, scope: BENCH_SCOPE, created_at: now, updated_at: now,
   }));
   await insertChunks(db, 'consents', consents);
+  if (documentClientId !== undefined) {
+    // The app of a client ID metadata document (BENCH_AGENT's) as the members' approvals left it:
+    // its row as the document describes it, and their consent (scenario e3).
+    await deps.stores.clients.saveDescribed({
+      clientId: documentClientId, name: BENCH_AGENT.client_name, description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: BENCH_AGENT.redirect_uris, allowedScopes: [...REGISTERED_SCOPES], secretHash: null, idTokenAlg: 'RS256',
+    }, now);
+    await insertChunks(db, 'consents', userIds.slice(0, size.sessions).map((userId) => ({
+      user_id: userId, client_id: documentClientId, scope: BENCH_SCOPE, created_at: now, updated_at: now,
+    })));
+  }
 
   if (deps.database.dialect === 'postgres') {
     // Settle the new rows as a running database has them (planner statistics, visibility map), so
