@@ -868,7 +868,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const redisUrl = env.REDIS_URL || undefined;
     const port = await freePort();
     // Client ID metadata documents (scenarios e3, j2, j3) over https, as from a real host: a TLS
-    // handshake per fetch included. Served by this process.
+    // handshake per fetch included. Served by this process, which is not pinned: it also drains
+    // our server's output, whose writes to the pipe are synchronous, so on wrk's core it held our
+    // server back (e2 at 0.14 of its core).
     const certificate = loopbackCertificate(work);
     documents = await DocumentServer.start(certificate);
     const returningAgent = documents.document('/agents/returning.json', BENCH_AGENT, KEPT_A_DAY);
@@ -877,10 +879,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const serviceEnv = serviceEnvironment(databaseUrl, redisUrl, port, certificate.certFile);
     const dpop = await DpopProofs.create();
     const { seeded, seeding } = await seedDatabase(serviceEnv, options.seed, chainSets(options.rounds), dpop.jkt, log, undefined, returningAgent);
-    // From here on this process serves documents and sends little else: it shares wrk's core, so
-    // its answers to the fetches of j2 do not take our server's core (child processes are pinned
-    // where they are started).
-    execFileSync('taskset', ['-a', '-p', '-c', GENERATOR_CORE, String(process.pid)], { stdio: 'ignore' });
 
     const { server: ours, meBody: profileText } = await startService(serviceEnv, port, env, seeded.rotatingTokens[0]!);
     servers.push(ours);
