@@ -26,6 +26,10 @@
  * of stored access tokens (the same rotating tokens in both), one after the other: the issue's
  * "within 10 %" target for 1,000,000 stored tokens against 1,000.
  *
+ * The client ID metadata documents of scenarios e3, j2 and j3 are served by this process over https
+ * on 127.0.0.1 (the tests' document server, test/support/document-server.ts, with a certificate
+ * made for the run), which our server trusts through NODE_EXTRA_CA_CERTS.
+ *
  * Embedded SQLite by default; with DATABASE_URL (postgres://) it creates and uses a database
  * named `svc_bench` (`svc_bench_tokens_<count>` for the token scale) on that server, and with
  * REDIS_URL the rate limiter counts in Redis.
