@@ -66,7 +66,8 @@ const CACHED_DOCUMENTS = 16;
 /** The documents' Cache-Control where they should stay kept for the whole run (the service keeps one at most 24 hours). */
 const KEPT_A_DAY = { 'cache-control': 'max-age=86400' };
 const REGISTER = '/api/oauth/register';
-const AUTHORIZE = '/oauth/authorize';/** Our server runs with the Node flags of `npm start`, so the bench measures what operators run. */
+const AUTHORIZE = '/oauth/authorize';
+/** Our server runs with the Node flags of `npm start`, so the bench measures what operators run. */
 const SERVICE_NODE_FLAGS = serviceNodeFlags();
 /** A generator using less than this share of its core while the server saturates its own is not the bottleneck. */
 const GENERATOR_BUSY = 0.9;
