@@ -2,12 +2,14 @@
  * `npm run bench -- --avatar-upload [--iterations 10] [--out FILE]`: what checking one avatar
  * upload costs (issue 30 item 4), i.e. `checkAvatarUpload` with sharp: decode under the pixel
  * limit, turn upright, shrink to 512 × 512, encode anew. No HTTP and no database: the upload route
- * adds only the multipart read and one write, which the other scenarios measure.
+ * adds the multipart read, one write and the answer (`--route` measures it whole).
  *
  * Each input runs in a child process of its own (pinned to one core, as the servers of the main
  * bench), uploads one after the other, so its peak RSS (VmHWM) is that input's alone; the figures
  * are the median and the slowest of its iterations, and the RSS before the first image.
  * Writes bench/results/<date>-avatar-upload.json.
+ *
+ * With `--route` (bench/avatar-route.ts), the same inputs go through our server's upload route instead.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,13 +24,13 @@ import { pngDeclaring } from '../test/support/images.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-interface Input { id: string; title: string; make: () => Promise<Uint8Array> }
+export interface Input { id: string; title: string; make: () => Promise<Uint8Array> }
 
 /** A smooth picture: noise at a fortieth of the size, blown up, so it compresses as photos do. */
 const photo = (width: number, height: number) => sharp({ create: { width: Math.round(width / 40), height: Math.round(height / 40), channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } } })
   .resize(width, height, { kernel: 'cubic' });
 
-const INPUTS: Input[] = [
+export const INPUTS: Input[] = [
   { id: 'photo-12mp', title: '4000×3000 JPEG photo (12 MP)', make: async () => photo(4000, 3000).jpeg({ quality: 50 }).toBuffer() },
   { id: 'png-at-limit', title: `6000×4000 PNG of one colour (${AVATAR_MAX_PIXELS / 1e6} MP, the limit)`, make: async () => sharp({ create: { width: 6000, height: 4000, channels: 3, background: '#3366aa' } }).png().toBuffer() },
   { id: 'png-small', title: '256×256 PNG', make: async () => photo(260, 260).resize(256, 256).png().toBuffer() },
@@ -51,19 +53,51 @@ async function measure(file: string, iterations: number): Promise<Figures> {
     );
     times.push(performance.now() - started);
   }
-  times.sort((a, b) => a - b);
   const peak = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-  return {
-    bytes: bytes.length, outcome, medianMs: round(times[Math.floor(times.length / 2)]!), maxMs: round(times.at(-1)!),
-    baselineRssMb: round(baselineRssMb), peakRssMb: round(Number(peak) / 1024),
-  };
+  return { bytes: bytes.length, outcome, ...spread(times), baselineRssMb: round(baselineRssMb), peakRssMb: round(Number(peak) / 1024) };
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;
+/** To a tenth. */
+export const round = (n: number) => Math.round(n * 10) / 10;
+
+/** The median and the slowest of an input's times (ms). */
+export function spread(times: readonly number[]): { medianMs: number; maxMs: number } {
+  const sorted = [...times].sort((a, b) => a - b);
+  return { medianMs: round(sorted[Math.floor(sorted.length / 2)]!), maxMs: round(sorted.at(-1)!) };
+}
+
+/** Each input's file (under the upload limit), in `dir`. */
+export async function inputFiles(dir: string): Promise<Array<Input & { file: string }>> {
+  const files: Array<Input & { file: string }> = [];
+  for (const input of INPUTS) {
+    const bytes = await input.make();
+    if (bytes.length > AVATAR_MAX_BYTES) throw new Error(`${input.id} is ${bytes.length} bytes: over the upload limit`);
+    const file = join(dir, input.id);
+    writeFileSync(file, bytes);
+    files.push({ ...input, file });
+  }
+  return files;
+}
+
+/** Writes an avatar report to `out`, or to bench/results/<date>-<name>.json, with the machine and sharp's versions. */
+export function writeAvatarReport(name: string, out: string | undefined, report: { setup: object; inputs: object[]; notes: string[] }): void {
+  const cpu = cpus();
+  const date = new Date().toISOString();
+  const full = {
+    date,
+    machine: { cpu: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGb: Math.round(totalmem() / 1e8) / 10, os: `${osType()} ${osRelease()}`, node: process.version, sharp: sharp.versions.sharp, vips: sharp.versions.vips },
+    ...report,
+  };
+  const file = out ?? join(ROOT, 'bench', 'results', `${date.slice(0, 10)}-${name}.json`);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(full, null, 2)}\n`);
+  process.stderr.write(`results written to ${file}\n`);
+}
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'avatar-upload': { type: 'boolean' }, child: { type: 'string' }, iterations: { type: 'string', default: '10' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { 'avatar-upload': { type: 'boolean' }, route: { type: 'boolean' }, child: { type: 'string' }, iterations: { type: 'string', default: '10' }, out: { type: 'string' } } });
   const iterations = Number(values.iterations);
+  if (values.route) return (await import('./avatar-route.js')).runAvatarRoute(iterations, values.out);
   if (typeof values.child === 'string') {
     process.stdout.write(JSON.stringify(await measure(values.child, iterations)));
     return;
@@ -71,12 +105,8 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'avatar-bench-'));
   const results: Array<{ id: string; title: string } & Figures> = [];
   try {
-    for (const input of INPUTS) {
-      const file = join(dir, input.id);
-      const bytes = await input.make();
-      if (bytes.length > AVATAR_MAX_BYTES) throw new Error(`${input.id} is ${bytes.length} bytes: over the upload limit`);
-      writeFileSync(file, bytes);
-      const out = execFileSync('taskset', ['-c', '0', process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', file, '--iterations', String(iterations)], { cwd: ROOT, encoding: 'utf8' });
+    for (const input of await inputFiles(dir)) {
+      const out = execFileSync('taskset', ['-c', '0', process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', input.file, '--iterations', String(iterations)], { cwd: ROOT, encoding: 'utf8' });
       const figures = JSON.parse(out) as Figures;
       results.push({ id: input.id, title: input.title, ...figures });
       process.stderr.write(`${input.id}: ${figures.outcome}; median ${figures.medianMs} ms, max ${figures.maxMs} ms, peak RSS ${figures.peakRssMb} MB\n`);
@@ -84,21 +114,14 @@ async function main(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  const cpu = cpus();
-  const report = {
-    date: new Date().toISOString(),
-    machine: { cpu: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGb: Math.round(totalmem() / 1e8) / 10, os: `${osType()} ${osRelease()}`, node: process.version, sharp: sharp.versions.sharp, vips: sharp.versions.vips },
+  writeAvatarReport('avatar-upload', values.out, {
     setup: { iterations, core: 0, maxPixels: AVATAR_MAX_PIXELS, maxBytes: AVATAR_MAX_BYTES },
     inputs: results,
     notes: [
       'checkAvatarUpload with sharp, in one process per input pinned to core 0; uploads one after the other',
       'peakRssMb is the process\'s VmHWM after the iterations: Node, tsx and sharp loaded, plus the decoding; baselineRssMb is the RSS before the first image (sharp not loaded yet)',
     ],
-  };
-  const file = typeof values.out === 'string' ? values.out : join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-avatar-upload.json`);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  process.stderr.write(`results written to ${file}\n`);
+  });
 }
 
 export { main as runAvatarUploadBench };

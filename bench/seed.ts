@@ -3,8 +3,7 @@
  * per table, as many rows per statement as the parameter limit allows): users sharing one argon2
  * hash, posts (one user with 1,000, one with 10,000), one grant per user for the confidential
  * client, live access tokens spread over the grants (and as many DPoP-bound), refresh token chains
- * with and without `openid`, sessions with remembered consent for the code flow (of a registered
- * app, and of an app named by a client ID metadata document when the caller names one), accounts with
+ * with and without `openid`, sessions with remembered consent for the code flow, accounts with
  * two-step verification. Tokens are stored only as `hashSecret()`; the raw values the load generator needs
  * come back to the caller.
  */
@@ -38,11 +37,13 @@ export interface SeedSize {
   rotatingTokens: number;
   /** Accounts with two-step verification, per set (scenario h4): a code is accepted once per account and time step. */
   totpUsers: number;
+  /** Accounts created per day, the last one now: the staff overview counts those of its 14 days. */
+  joinedPerDay: number;
 }
 
 export const FULL_SEED: SeedSize = {
   users: 10_000, posts: 100_000, accessTokens: 100_000, heavyUserPosts: 1_000, prolificUserPosts: 10_000,
-  refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000, totpUsers: 1_500,
+  refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000, totpUsers: 1_500, joinedPerDay: 1_440,
 };
 
 /**
@@ -52,8 +53,20 @@ export const FULL_SEED: SeedSize = {
  */
 export const SMOKE_SEED: SeedSize = {
   users: 1_000, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000, prolificUserPosts: 500,
-  refreshChains: 16, sessions: 50, rotatingTokens: 200, totpUsers: 300,
+  refreshChains: 16, sessions: 50, rotatingTokens: 200, totpUsers: 300, joinedPerDay: 1_440,
 };
+
+/**
+ * `--staff-overview` (issue 35 item 4): 100,000 members, 14,000 of them joined in the last 14
+ * days, and a million access tokens; nothing the overview does not read beyond what seeding needs.
+ */
+export const STAFF_OVERVIEW_SEED: SeedSize = {
+  users: 100_000, posts: 2, accessTokens: 1_000_000, heavyUserPosts: 1, prolificUserPosts: 1,
+  refreshChains: 1, sessions: 1, rotatingTokens: 1, totpUsers: 1, joinedPerDay: 1_000,
+};
+
+/** The staff overview's smoke run: the same shape, small. */
+export const STAFF_OVERVIEW_SMOKE_SEED: SeedSize = { ...STAFF_OVERVIEW_SEED, users: 400, accessTokens: 1_000, joinedPerDay: 40 };
 
 export interface SeededData {
   redirectUri: string;
@@ -84,6 +97,7 @@ export interface SeededData {
  * 32,766), the lower of the two (PostgreSQL takes 65,535). Fewer, larger statements seed faster.
  */
 const PARAMETER_LIMIT = 32_766;
+const DAY_MS = 86_400_000;
 /** Raw access tokens kept for the heavy user and for the prolific one (scenario b rotates through them). */
 const HEAVY_USER_TOKENS = 32;
 const CATEGORIES = ['Announcements', 'Photography', 'Travel', 'Cooking', 'Music'];
@@ -126,9 +140,7 @@ const RENDERED = renderBody(BODY);
  * `rotatingTokens` (raw, `size.rotatingTokens` of them) are stored instead of new ones, so that
  * two data sets can be measured with the very same load.
  */
-export async function seedBench(
-  deps: Deps, size: SeedSize, chainSets: number, dpopJkt: string, rotatingTokens?: readonly string[], documentClientId?: string,
-): Promise<SeededData> {
+export async function seedBench(deps: Deps, size: SeedSize, chainSets: number, dpopJkt: string, rotatingTokens?: readonly string[]): Promise<SeededData> {
   if (size.accessTokens < size.rotatingTokens) throw new Error('the rotating tokens are among the stored access tokens: accessTokens must be at least rotatingTokens');
   if (rotatingTokens && rotatingTokens.length !== size.rotatingTokens) throw new Error(`expected ${size.rotatingTokens} rotating tokens, got ${rotatingTokens.length}`);
   const db = deps.database.db;
@@ -147,7 +159,7 @@ export async function seedBench(
     return {
       username, username_key: username, password_hash: passwordHash, status: 'active',
       bio: `Member number ${i + 1}. I like long walks and short posts.`, member: i % 3 === 0 ? 1 : 0,
-      level: (i % 40) + 1, xp: (i * 37) % 5000, created_at: now - (size.users - i) * 60_000, updated_at: now,
+      level: (i % 40) + 1, xp: (i * 37) % 5000, created_at: now - Math.round(((size.users - 1 - i) * DAY_MS) / size.joinedPerDay), updated_at: now,
     };
   });
   await insertChunks(db, 'users', users);
@@ -266,17 +278,6 @@ export async function seedBench(
     user_id: userId, client_id: publicClient.client.clientId, scope: BENCH_SCOPE, created_at: now, updated_at: now,
   }));
   await insertChunks(db, 'consents', consents);
-  if (documentClientId !== undefined) {
-    // The app of a client ID metadata document (BENCH_AGENT's) as the members' approvals left it:
-    // its row as the document describes it, and their consent (scenario e3).
-    await deps.stores.clients.saveDescribed({
-      clientId: documentClientId, name: BENCH_AGENT.client_name, description: '', homepageUrl: '', ownerId: null, type: 'public',
-      redirectUris: BENCH_AGENT.redirect_uris, allowedScopes: [...REGISTERED_SCOPES], secretHash: null, idTokenAlg: 'RS256',
-    }, now);
-    await insertChunks(db, 'consents', userIds.slice(0, size.sessions).map((userId) => ({
-      user_id: userId, client_id: documentClientId, scope: BENCH_SCOPE, created_at: now, updated_at: now,
-    })));
-  }
 
   if (deps.database.dialect === 'postgres') {
     // Settle the new rows as a running database has them (planner statistics, visibility map), so
@@ -291,4 +292,33 @@ export async function seedBench(
     rotatingTokens: rotating, heavyUserTokens, prolificUserTokens, refreshChains, plainRefreshChains, dpopTokens,
     totpUsers, totpSecret, sessionIds, scope: BENCH_SCOPE,
   };
+}
+
+/**
+ * A browser signed in as `userId` just now, with password and code (`pwd otp`), as a sign-in
+ * writes its session row; returns the session cookie's value.
+ */
+export async function seedSession(db: Kysely<Database>, userId: number, now: number): Promise<string> {
+  const id = generateOpaqueId();
+  await db.insertInto('sessions').values({
+    id_hash: hashSecret(id), user_id: userId, auth_time: now, created_at: now, last_seen_at: now, expires_at: now + DAY_MS, ended_at: null, amr: 'pwd otp',
+  }).execute();
+  return id;
+}
+
+/**
+ * The app of the client ID metadata document `clientId` (one that says what BENCH_AGENT says) as
+ * the members' approvals left it, after `seedBench`: its row as the document describes it, and the
+ * consent of every signed-in user (scenario e3).
+ */
+export async function seedDocumentApp(deps: Deps, clientId: string): Promise<void> {
+  const now = systemClock.now();
+  await deps.stores.clients.saveDescribed({
+    clientId, name: BENCH_AGENT.client_name, description: '', homepageUrl: '', ownerId: null, type: 'public',
+    redirectUris: BENCH_AGENT.redirect_uris, allowedScopes: [...REGISTERED_SCOPES], secretHash: null, idTokenAlg: 'RS256',
+  }, now);
+  const signedIn = await deps.database.db.selectFrom('sessions').select('user_id').distinct().execute();
+  await insertChunks(deps.database.db, 'consents', signedIn.map(({ user_id: userId }) => ({
+    user_id: userId, client_id: clientId, scope: BENCH_SCOPE, created_at: now, updated_at: now,
+  })));
 }

@@ -109,7 +109,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     mailer,
     securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
-    clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, settings.clientMetadata),
+    clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, audit, settings.clientMetadata),
     images: sharpReencoder,
     background: new BackgroundTasks(),
     limiter,

@@ -88,6 +88,12 @@ export type AuditEvent =
   /** The owner deleted the secret a rotation replaced before its 7 days were up. */
   | ({ audit: 'client.previous_secret_deleted'; clientId: string; ownerId: number | null } & FromBrowser)
   | ({ audit: 'client.deactivated'; clientId: string; ownerId: number | null } & Actor)
+  /**
+   * A client ID metadata document could not be fetched (INTERFACE section 13): `reason` is the
+   * outbound request's own (a refused address, a DNS or connection error, the time limit), which
+   * the requester is not told, so the service is not a probe of what lies behind it.
+   */
+  | { audit: 'client_document.unreachable'; clientId: string; reason: string }
   // ---- Accounts (INTERFACE section 4) ----
   | ({ audit: 'account.created'; userId: number; username: string } & Actor)
   | { audit: 'account.status_changed'; via: 'cli'; userId: number; status: UserStatus }
@@ -130,6 +136,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated',
+  'client_document.unreachable',
   'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',
 ];

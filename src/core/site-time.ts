@@ -58,6 +58,45 @@ export function dayIn(instant: Instant, timeZone: string): string {
   return format.format(new Date(instant));
 }
 
+/** A zone's offset from UTC lies within these bounds (UTC−12 to UTC+14), so a day starts within them of its UTC midnight. */
+const EARLIEST_OFFSET_MS = -12 * 3_600_000;
+const LATEST_OFFSET_MS = 14 * 3_600_000;
+
+/**
+ * The first instant of `day` (`YYYY-MM-DD`) in `timeZone`: its midnight, or where a clock change
+ * skips midnight, the instant the day begins. `dayIn` of it is `day`, of the millisecond before it
+ * the day before. A guess from the zone's offset at UTC midnight is right on almost every day and
+ * costs three formatted dates; a day whose offset changes near its start is found by halving the
+ * range its start can lie in.
+ */
+export function dayStartIn(day: string, timeZone: string): Instant {
+  const midnightUtc = Date.parse(`${day}T00:00:00Z`);
+  const startsAt = (instant: Instant) => dayIn(instant, timeZone) >= day && dayIn(instant - 1, timeZone) < day;
+  const guess = midnightUtc - offsetAt(midnightUtc, timeZone);
+  if (startsAt(guess)) return guess;
+  // The smallest instant whose day is `day` or later.
+  let low = midnightUtc - LATEST_OFFSET_MS - 1;
+  let high = midnightUtc - EARLIEST_OFFSET_MS;
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (dayIn(middle, timeZone) >= day) high = middle;
+    else low = middle;
+  }
+  return high;
+}
+
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** How far `timeZone`'s clock is ahead of UTC at `instant`, in milliseconds (to the second). */
+function offsetAt(instant: Instant, timeZone: string): number {
+  const format = cachedFormat(offsetFormats, timeZone, () => new Intl.DateTimeFormat('en-US', {
+    timeZone, year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', hourCycle: 'h23',
+  }));
+  const p = Object.fromEntries(format.formatToParts(new Date(instant)).map((part) => [part.type, Number(part.value)]));
+  const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+  return wall - (instant - (((instant % 1000) + 1000) % 1000));
+}
+
 const dateFormats = new Map<string, Intl.DateTimeFormat>();
 
 /**

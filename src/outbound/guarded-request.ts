@@ -65,9 +65,10 @@ export interface OutboundRequest {
   body?: string;
 }
 
+/** A failure is `answered` when the server sent its status line: something there speaks HTTP. */
 export type GuardedAnswer =
   | { ok: true; status: number; headers: IncomingHttpHeaders; body: Buffer }
-  | { ok: false; error: string };
+  | { ok: false; answered: boolean; error: string };
 
 class RefusedAddress extends Error {
   override readonly name = 'RefusedAddress';
@@ -81,14 +82,14 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
   try {
     url = new URL(uri);
   } catch {
-    return Promise.resolve({ ok: false, error: 'the address is not a URL' });
+    return Promise.resolve({ ok: false, answered: false, error: 'the address is not a URL' });
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.resolve({ ok: false, error: 'the address is not http or https' });
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return Promise.resolve({ ok: false, answered: false, error: 'the address is not http or https' });
   const allowed = (address: string) => options.allowPrivateAddresses || isPublicAddress(address);
   const refusal = (address: string, hostname?: string) =>
     `refused: ${hostname ? `${hostname} resolves to ` : ''}${address}, which is not a public address (${options.allowSetting} is off)`;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (isIP(host) !== 0 && !allowed(host)) return Promise.resolve({ ok: false, error: refusal(host) });
+  if (isIP(host) !== 0 && !allowed(host)) return Promise.resolve({ ok: false, answered: false, error: refusal(host) });
   // DNS as `net.connect` asks for it, with every address checked: the connection goes to a checked one.
   const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
@@ -103,6 +104,7 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
   };
   return new Promise<GuardedAnswer>((resolve) => {
     let settled = false;
+    let answered = false;
     const finish = (answer: GuardedAnswer) => {
       if (settled) return;
       settled = true;
@@ -118,12 +120,13 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
       lookup,
       headers,
     }, (answer: IncomingMessage) => {
+      answered = true;
       const status = answer.statusCode ?? 0;
       const chunks: Buffer[] = [];
       let read = 0;
       const done = () => finish({ ok: true, status, headers: answer.headers, body: Buffer.concat(chunks) });
       const tooLarge = () => (options.oversize === 'fail'
-        ? finish({ ok: false, error: `the answer is larger than ${options.maxBodyBytes} bytes` })
+        ? finish({ ok: false, answered, error: `the answer is larger than ${options.maxBodyBytes} bytes` })
         : done());
       // A declared length past the limit fails before a byte of the body is read.
       if (options.oversize === 'fail' && Number(answer.headers['content-length'] ?? 0) > options.maxBodyBytes) return tooLarge();
@@ -137,10 +140,10 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
       answer.on('error', done);
       answer.on('close', done);
     });
-    const timer = setTimeout(() => finish({ ok: false, error: `no answer within ${options.timeoutMs / 1000} s` }), options.timeoutMs);
+    const timer = setTimeout(() => finish({ ok: false, answered, error: `no answer within ${options.timeoutMs / 1000} s` }), options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => {
       const refused = error instanceof RefusedAddress ? error : error.cause instanceof RefusedAddress ? error.cause : undefined;
-      finish({ ok: false, error: refused ? refused.message : error.code ? `${error.code}: ${error.message}` : error.message });
+      finish({ ok: false, answered, error: refused ? refused.message : error.code ? `${error.code}: ${error.message}` : error.message });
     });
     request.end(outbound.body);
   });

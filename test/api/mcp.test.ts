@@ -116,6 +116,21 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('list_posts refuses an argument nested too deep to write as JSON as a tool error, never a 500', async () => {
+    const { token } = await userWithToken('posts:read');
+    // 20,000 levels parse (JSON.parse) but overflow the stack of JSON.stringify; the body is under 64 KiB.
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    for (const argument of [deep, `{"a":${deep}}`]) {
+      const body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_posts","arguments":{"page":${argument}}}}`;
+      const response = await post(body, { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' });
+      assert.equal(response.status, 200);
+      const { result } = (await response.json()) as { result: { isError: boolean; content: Array<{ text: string }> } };
+      assert.equal(result.isError, true);
+      assert.equal((JSON.parse(result.content[0]!.text) as { error: string }).error, 'invalid_request');
+    }
+    assert.equal((await call(token, 'list_posts')).status, 200, 'the next call is served');
+  });
+
   test('concurrent calls with the same JSON-RPC id from different users each get their own answer', async () => {
     const users = await Promise.all(Array.from({ length: 8 }, () => userWithToken('profile:read')));
     const answers = await Promise.all(users.flatMap(({ token }) => [1, 2].map(async () => {
@@ -126,6 +141,31 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     for (const { token, answer } of answers) {
       assert.equal(answer.id, 1);
       assert.equal(answer.result.structuredContent.id, users.find((u) => u.token === token)!.user.id);
+    }
+  });
+
+  test('concurrent requests of one client with the same JSON-RPC id each get the answer to their own method', async () => {
+    const { user, token } = await userWithToken();
+    const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' };
+    const messages = {
+      profile: { method: 'tools/call', params: { name: 'get_profile' } },
+      posts: { method: 'tools/call', params: { name: 'list_posts', arguments: { size: 2 } } },
+      tools: { method: 'tools/list' },
+      ping: { method: 'ping' },
+      unknown: { method: 'resources/list' },
+    };
+    const rounds = await Promise.all(Array.from({ length: 4 }, () => Promise.all(Object.values(messages).map(async (message) => {
+      const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 'same', ...message }), auth);
+      assert.equal(response.status, 200);
+      return (await response.json()) as { id: string; result?: { structuredContent?: { id?: number; size?: number }; tools?: unknown[] }; error?: { code: number } };
+    }))));
+    for (const [profile, posts, tools, ping, unknown] of rounds) {
+      for (const answer of [profile, posts, tools, ping, unknown]) assert.equal(answer!.id, 'same');
+      assert.equal(profile!.result?.structuredContent?.id, user.id);
+      assert.equal(posts!.result?.structuredContent?.size, 2);
+      assert.equal(tools!.result?.tools?.length, 2);
+      assert.deepEqual(ping!.result, {});
+      assert.equal(unknown!.error?.code, -32601);
     }
   });
 
@@ -180,6 +220,28 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     const body = await answer.json() as { result?: unknown; error: { code: number } };
     assert.equal(body.result, undefined, 'no tool ran');
     assert.equal(body.error.code, -32700);
+  });
+
+  test('a tool that meets the database unavailable is answered 503 as the API answers it, while a call beside it gets its own answer', async () => {
+    const { user, token } = await userWithToken();
+    const posts = t.deps.stores.posts;
+    const listPublishedByAuthor = posts.listPublishedByAuthor;
+    // SQLite's "database is locked": a backend that may serve again soon (src/http/plugins/errors.ts).
+    posts.listPublishedByAuthor = async () => { throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }); };
+    try {
+      const [failed, profile] = await Promise.all([call(token, 'list_posts'), call(token, 'get_profile')]);
+      assert.equal(failed.status, 503);
+      assert.ok(failed.headers.get('retry-after'));
+      const body = (await failed.json()) as Record<string, unknown>;
+      assert.equal(body.error, 'temporarily_unavailable');
+      assert.equal(body.jsonrpc, undefined, 'the API\'s answer, not a JSON-RPC error');
+      assert.doesNotMatch(JSON.stringify(body), /locked/);
+      assert.equal(profile.status, 200);
+      assert.equal(((await profile.json()) as { result: { structuredContent: { id: number } } }).result.structuredContent.id, user.id);
+    } finally {
+      posts.listPublishedByAuthor = listPublishedByAuthor;
+    }
+    assert.equal((await call(token, 'list_posts')).status, 200, 'the next call is served');
   });
 
   test('a revoked token is 401 invalid_token from the next request on', async () => {

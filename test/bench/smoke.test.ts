@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { type BenchOptions, type BenchReport, type Measurement, renderTable, runBench, runTokenScale, wrkAvailable } from '../../bench/run.js';
-import { SMOKE_SEED } from '../../bench/seed.js';
+import { SMOKE_SEED, STAFF_OVERVIEW_SMOKE_SEED } from '../../bench/seed.js';
+import { runStaffOverview } from '../../bench/staff-overview.js';
 
 const skip = wrkAvailable() ? false : 'wrk is not installed';
 
@@ -67,20 +68,22 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
     assertRoundRatios(`${id} ×baseline`, byId[id]!.ratioBaseline, byId[id]!.ratioBaselineRounds, 2);
     assertRoundRatios(`${id} CPU ×baseline`, byId[id]!.cpuRatioBaseline, byId[id]!.cpuRatioBaselineRounds, 2);
   }
-  assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the ceiling and the peer');
+  assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the matched ceiling and the lean route');
+  assert.match(byId.a!.title, /ceiling: matched, peer: lean route/);
+  assert.equal(report.setup.peerStore, 'sqlite', 'the peer is durable by default');
   assert.ok(byId.d!.peer && byId.d2!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
-  for (const server of ['ours', 'ceiling', 'peer']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
+  for (const server of ['ours', 'ceiling', 'matched ceiling', 'peer', 'lean route']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
   assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: CPU ×ceiling \S+ \S+, CPU ×peer \S+ \S+, ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
 });
 
-test('with the durable peer store the peer\'s refresh and code flow run without an unexpected answer', { skip, timeout: 300_000 }, async () => {
-  const report = await smokeRun(runBench, 1, { peerStore: 'sqlite', only: ['d', 'd2', 'e1', 'e2'] });
-  assert.equal(report.setup.peerStore, 'sqlite');
+test('with the peer\'s stock memory store its refresh and code flow run without an unexpected answer', { skip, timeout: 300_000 }, async () => {
+  const report = await smokeRun(runBench, 1, { peerStore: 'memory', only: ['d', 'd2', 'e1', 'e2'] });
+  assert.equal(report.setup.peerStore, 'memory');
   const compared = report.scenarios.filter((s) => s.peer !== undefined);
   assert.deepEqual(compared.map((s) => s.id), ['d', 'd2', 'e1', 'e2']);
   for (const scenario of compared) assertMeasured(`${scenario.id} peer`, scenario.peer!);
-  assert.match(renderTable(report), /peer store: SQLite/);
+  assert.match(renderTable(report), /peer store: its stock memory adapter/);
 });
 
 test('the token scale compares /me on two stored token counts, round after round, and reports every figure', { skip, timeout: 300_000 }, async () => {
@@ -97,4 +100,14 @@ test('the token scale compares /me on two stored token counts, round after round
   assert.deepEqual(Object.keys(report.peakRssMb), ['ours-1000', 'ours-10000']);
   for (const mb of Object.values(report.peakRssMb)) assert.ok(mb > 0, 'peak RSS missing');
   assert.match(renderTable(report), /×baseline[\s\S]*a-many[\s\S]*ratios by round, a-many: CPU ×baseline \S+ \S+, ×baseline \S+ \S+[\s\S]*seeding[\s\S]*load generator:/);
+});
+
+test('the staff overview loads GET /admin as a signed-in admin with two-step, every answer the overview, and reports it against its budget', { skip, timeout: 300_000 }, async () => {
+  const report = await smokeRun(runStaffOverview, 1, { seed: STAFF_OVERVIEW_SMOKE_SEED });
+  assert.deepEqual(report.scenarios.map((s) => s.id), ['o']);
+  const [overview] = report.scenarios;
+  assertMeasured('o', overview!.ours);
+  assert.ok(overview!.target && typeof overview!.met === 'boolean', 'the budget and whether it was met are missing');
+  assertSeedingReported(report, [STAFF_OVERVIEW_SMOKE_SEED.accessTokens]);
+  assert.ok((report.peakRssMb.ours ?? 0) > 0, 'peak RSS missing');
 });

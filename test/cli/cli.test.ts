@@ -302,7 +302,7 @@ forEachDatabase('command line', (database) => {
     const first = run('client', 'deactivate', '--client-id', client.client_id, '--json');
     const again = run('client', 'deactivate', '--client-id', client.client_id, '--json');
     assert.deepEqual(again.json, first.json);
-    assert.deepEqual([first, again].flatMap(auditLines).map((e) => e.audit), ['client.deactivated']);
+    assert.deepEqual([first, again].flatMap(auditLines).map((e) => e.audit), ['staff.action', 'client.deactivated']);
     assertBadArguments(run('client', 'rotate-secret', '--client-id', client.client_id, '--json'),
       new RegExp(`^svc: client "${client.client_id}" is deactivated; a deactivated client gets no new secret\\n$`));
   });
@@ -326,7 +326,7 @@ forEachDatabase('command line', (database) => {
     });
     assert.deepEqual(events.map((e) => e.audit), [
       'account.created', 'client.registered', 'client.secret_rotated', 'personal_token.created',
-      'client.deactivated', 'account.status_changed', 'signing_keys.rotated',
+      'staff.action', 'client.deactivated', 'staff.action', 'account.status_changed', 'staff.action', 'signing_keys.rotated',
     ]);
     for (const event of events) {
       assert.equal(event.via, 'cli');

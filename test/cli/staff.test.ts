@@ -1,4 +1,7 @@
-/** The staff console's commands (INTERFACE section 14): `user set-role` and `staff-log`, run as a process against each database. */
+/**
+ * The staff console's commands (INTERFACE section 14): `user set-role` and `staff-log`, and the
+ * operator's other changes the staff log keeps, run as a process against each database.
+ */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, test } from 'node:test';
@@ -44,6 +47,27 @@ forEachDatabase('staff commands', (database) => {
       assert.match(r.stderr, message);
     }
     assert.equal(run('staff-log', '--json').json.entries.length, before);
+  });
+
+  test('the operator\'s status changes, app deactivations and key rotations are in the staff log with their reason, as the console\'s are', () => {
+    const username = name('sus');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    const { json: client } = run('client', 'create', '--name', 'Spam App', '--type', 'public', '--redirect-uri', 'https://spam.example/cb', '--json');
+    assert.equal(run('user', 'set-status', '--username', username, '--status', 'suspended', '--reason', 'spam wave', '--json').code, 0);
+    assert.equal(run('client', 'deactivate', '--client-id', client.client_id, '--reason', 'phishing page', '--json').code, 0);
+    const rotated = run('keys', 'rotate', '--retire-previous', '--reason', 'key leaked', '--json');
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const entries = run('staff-log', '--limit', '3', '--json').json.entries.reverse();
+    const seen = entries.map((e: Record<string, unknown>) => ({ actor: e.actor, action: e.action, target_id: e.target_id, target: e.target, reason: e.reason, detail: e.detail }));
+    assert.deepEqual(seen, [
+      { actor: 'cli', action: 'member.status', target_id: String(user.id), target: username, reason: 'spam wave', detail: { from: 'active', status: 'suspended' } },
+      { actor: 'cli', action: 'app.status', target_id: client.client_id, target: 'Spam App', reason: 'phishing page', detail: { from: 'active', status: 'deactivated' } },
+      { actor: 'cli', action: 'keys.rotated', target_id: '', target: '', reason: 'key leaked', detail: { ...rotated.json.kids, active_at: rotated.json.active_at, previous_withdrawn: 'yes' } },
+    ]);
+    // A reason out of bounds is refused before anything changes.
+    const refused = run('user', 'set-status', '--username', username, '--status', 'active', '--reason', 'no', '--json');
+    assert.equal(refused.code, 2);
+    assert.equal(run('staff-log', '--limit', '1', '--json').json.entries[0].action, 'keys.rotated');
   });
 
   test('staff-log pages newest first and says where the next page starts', () => {

@@ -5,9 +5,10 @@
  * BASE_URL, as in development). Each rule over real HTTP on both databases.
  */
 import assert from 'node:assert/strict';
+import { createServer as createTcpServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS } from '../../src/core/oauth/client-metadata.js';
+import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS, DOCUMENT_FETCHES_IN_FLIGHT, DOCUMENT_FETCHES_PER_HOST } from '../../src/core/oauth/client-metadata.js';
 import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -222,6 +223,51 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(documents.count(slow), 1, 'the later request waited for the fetch under way');
   });
 
+  test('a closed port and a silent host read the same to the requester, and both take the fetch limit', async () => {
+    const closed = createTcpServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const silent = freshPath('silent');
+    documents.answers.set(silent, { delayMs: 60_000 });
+    const refusedId = `http://127.0.0.1:${closedPort}/document.json`;
+    const started = Date.now();
+    const [refusedAt, silentAt] = await Promise.all([refusedId, documents.url(silent)].map(async (id) => {
+      const page = await refusedPage(t, id);
+      const message = /<main[\s\S]*<\/main>/.exec(page)?.[0] ?? '';
+      return { page: message.replaceAll(id, 'ID'), ms: Date.now() - started };
+    }));
+    assert.match(refusedAt!.page, /could not be fetched/);
+    assert.equal(refusedAt!.page, silentAt!.page, 'the same message');
+    assert.ok(refusedAt!.ms >= 4900, `the closed port's answer waited for the limit too (${refusedAt!.ms} ms)`);
+    const reason = t.audit.find((e) => e.audit === 'client_document.unreachable' && e.clientId === refusedId);
+    assert.match(reason?.audit === 'client_document.unreachable' ? reason.reason : '', /ECONNREFUSED/, 'the operator reads why');
+  });
+
+  test('fetches under way are bounded per host and per instance: past either bound a new id is refused at once', async () => {
+    // Eight hosts (loopback addresses, as development allows) that never answer, eight ids each:
+    // the instance's whole allowance, every fetch held to the 5 s limit.
+    const port = new URL(documents.origin).port;
+    documents.answers.set('/held-*', { delayMs: 60_000 });
+    const hosts = Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${i + 1}`);
+    const held = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => `http://${host}:${port}/held-${i}-${process.hrtime.bigint()}`));
+    const holding = held.map((id) => refusedPage(t, id));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = Date.now();
+    assert.match(await refusedPage(t, `http://127.0.0.1:${port}/held-one-more`), /fetching too many client ID metadata documents at once/, 'a ninth id on one host');
+    assert.match(await refusedPage(t, `http://127.0.0.99:${port}/held-elsewhere`), /fetching too many client ID metadata documents at once/, 'a new host past the instance\'s bound');
+    assert.ok(Date.now() - started < 2000, 'refused at once, not held');
+    for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
+    // A host is one host however its name is written: with its final dot too.
+    const named = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${port}/held-named-${i}-${process.hrtime.bigint()}`));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.match(await refusedPage(t, `https://localhost.:${port}/held-dotted`), /fetching too many client ID metadata documents at once/, 'the same host with its final dot');
+    await Promise.all(named);
+    // The bounds count fetches under way, not fetches ever made.
+    const clientId = documents.document(freshPath('after'));
+    await accepted(t, clientId);
+  });
+
   test('concurrent first requests for one id share one fetch', async () => {
     const path = freshPath('crowd');
     const clientId = documents.document(path);
@@ -308,7 +354,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const under = documents.documentsUnder(prefix, { client_name: 'One of many' });
     const ids = Array.from({ length: 10_000 }, (_, i) => `${under}${i}`);
     let next = 0;
-    await Promise.all(Array.from({ length: 32 }, async () => {
+    await Promise.all(Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, async () => {
       while (next < ids.length) {
         const id = ids[next++]!;
         await t.deps.clientDocuments.resolve(t.deps.stores, id);
@@ -422,15 +468,25 @@ describe('Client ID metadata documents under stricter settings', () => {
       }
     });
 
-    test('with CLIENT_METADATA_ALLOW_PRIVATE=0 a private or loopback address is refused before any connection, by address and by name', async () => {
+    test('with CLIENT_METADATA_ALLOW_PRIVATE=0 a private or loopback address is refused before any connection, by address and by name, and reads as a silent host', async () => {
       const t = await startOAuthApp(database, { env: { CLIENT_METADATA_ALLOW_PRIVATE: '0' } });
       try {
         const path = freshPath('private');
         documents.document(path);
         const port = new URL(documents.origin).port;
         assert.match(await refusedPage(t, documents.url(path)), /must use https/);
-        assert.match(await refusedPage(t, `https://127.0.0.1:${port}${path}`), /refused: 127\.0\.0\.1, which is not a public address \(CLIENT_METADATA_ALLOW_PRIVATE is off\)/);
-        assert.match(await refusedPage(t, `https://localhost:${port}${path}`), /refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address/);
+        const byAddress = `https://127.0.0.1:${port}${path}`;
+        const byName = `https://localhost:${port}${path}`;
+        const started = Date.now();
+        const pages = await Promise.all([refusedPage(t, byAddress), refusedPage(t, byName)]);
+        // The requester learns nothing of the address: the page reads as a silent host's, at the
+        // same time; the operator reads why in the audit line.
+        for (const page of pages) assert.match(page, /could not be fetched: no answer within 5 s/);
+        assert.doesNotMatch(pages.join(), /127\.0\.0\.1,|::1|resolves|refused/);
+        assert.ok(Date.now() - started >= 4900, 'held to the fetch limit like a silent host');
+        const reasons = t.audit.flatMap((e) => (e.audit === 'client_document.unreachable' ? [[e.clientId, e.reason]] : []));
+        assert.match(reasons.find(([id]) => id === byAddress)?.[1] ?? '', /refused: 127\.0\.0\.1, which is not a public address \(CLIENT_METADATA_ALLOW_PRIVATE is off\)/);
+        assert.match(reasons.find(([id]) => id === byName)?.[1] ?? '', /refused: localhost resolves to (127\.0\.0\.1|::1), which is not a public address/);
         assert.equal(documents.count(path), 0, 'nothing reached the document server');
       } finally {
         await t.close();

@@ -137,6 +137,35 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(page.items[0]!.authorUsername, author.username);
   });
 
+  test('every page, deep ones read from the oldest end included, is the same slice of the whole list, before and after the total changes', async () => {
+    const author = await newUser();
+    const other = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    const make = (authorId: number, at: number, status: 'published' | 'draft' = 'published') =>
+      stores.posts.create({ authorId, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status }, at);
+    const posts = [];
+    // Three posts a minute, so pages cut through ties that only the id orders.
+    for (let i = 0; i < 41; i += 1) posts.push(await make(author.id, T0 + Math.floor(i / 3) * MINUTE));
+    const draft = await make(author.id, T0 + 5 * MINUTE, 'draft');
+    await make(other.id, T0 + 5 * MINUTE);
+    const everyPage = async (expectedTotal: number) => {
+      const all = await stores.posts.listPublishedByAuthor(author.id, 0, 1000);
+      assert.equal(all.total, expectedTotal);
+      assert.equal(all.items.length, expectedTotal);
+      for (const size of [1, 7, 20]) {
+        for (let offset = 0; offset <= expectedTotal + size; offset += size) {
+          const page = await stores.posts.listPublishedByAuthor(author.id, offset, size);
+          assert.deepEqual(page, { items: all.items.slice(offset, offset + size), total: expectedTotal }, `offset ${offset}, size ${size}`);
+        }
+      }
+    };
+    await everyPage(41);
+    await stores.posts.delete(posts[3]!.id, author.id);
+    await stores.posts.delete(posts[38]!.id, author.id);
+    await stores.posts.publish(draft.id, author.id, T0 + 2 * MINUTE);
+    await everyPage(40);
+  });
+
   test('posts and comments carry their author\'s nickname, the username when none is set (INTERFACE section 12)', async () => {
     const author = await newUser();
     const reader = await newUser();

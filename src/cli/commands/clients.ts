@@ -1,10 +1,12 @@
-import { deactivateClient, findClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/oauth/clients.js';
+import { findClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/oauth/clients.js';
 import type { ClientRegistration } from '../../core/oauth/clients.js';
 import type { Client, ClientType } from '../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../core/oidc/ports.js';
 import { formatUtc } from '../../core/time.js';
 import { UsageError, defineCommand, optionalString, requiredString } from '../command.js';
+import { changeAppStatus } from '../../core/staff/console.js';
 import { findUser } from './lookup.js';
+import { REASON_OPTION } from './staff.js';
 
 export const clientCreate = defineCommand({
   name: 'client create',
@@ -134,20 +136,21 @@ export const clientRotateSecret = defineCommand({
 export const clientDeactivate = defineCommand({
   name: 'client deactivate',
   summary: 'deactivate a client and end its tokens',
-  description: 'Deactivates a client: every token it holds stops working at once, and it can get no new ones.',
-  usage: '--client-id ID',
-  options: { 'client-id': { type: 'string' } },
-  help: { 'client-id': 'the client' },
+  description: 'Deactivates a client: every token it holds stops working at once, and it can get no new ones. Written to the staff log.',
+  usage: `--client-id ID ${REASON_OPTION.usage}`,
+  options: { 'client-id': { type: 'string' }, ...REASON_OPTION.options },
+  help: { 'client-id': 'the client', ...REASON_OPTION.help },
   prints: '{"client_id","status"}',
   async run(deps, values) {
     const clientId = requiredString(values, 'client-id');
+    const reason = REASON_OPTION.read(values);
     // Deactivated already: the same answer, and no second audit event (as at /settings/developers).
     const found = await findClient(deps.stores, clientId);
     if (found?.status === 'deactivated') return { client_id: found.clientId, status: found.status };
-    const client = await deactivateClient(deps.stores, deps.clock, clientId);
-    if (!client) throw new UsageError(`unknown client "${clientId}"`);
-    deps.audit.record({ audit: 'client.deactivated', clientId, ownerId: client.ownerId, via: 'cli' });
-    return { client_id: client.clientId, status: client.status };
+    const changed = found && await changeAppStatus(deps, { via: 'cli' }, clientId, 'deactivated', reason);
+    if (!changed?.ok) throw new UsageError(`unknown client "${clientId}"`);
+    deps.audit.record({ audit: 'client.deactivated', clientId, ownerId: found!.ownerId, via: 'cli' });
+    return { client_id: clientId, status: changed.value };
   },
   human: (r) => `client ${r.client_id} is ${r.status}; its tokens no longer work`,
 });

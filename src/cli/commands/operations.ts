@@ -1,7 +1,8 @@
-import { checkKeysSealedAlike, rotateSigningKeys } from '../../core/oidc/keys.js';
+import { rotateKeysAsStaff } from '../../core/staff/console.js';
 import { saveDemoCredentials, seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
+import { REASON_OPTION } from './staff.js';
 
 export const migrate = defineCommand({
   name: 'migrate',
@@ -35,25 +36,20 @@ export const demo = defineCommand({
 export const keysRotate = defineCommand({
   name: 'keys rotate',
   summary: 'add new id_token signing keys',
-  description: 'Adds new signing keys: every instance publishes them within 5 s; they sign SIGNING_KEY_ACTIVATION_SECONDS later. Run it with the servers\' KEYS_SECRET.',
-  usage: '[--now] [--retire-previous]',
-  options: { now: { type: 'boolean' }, 'retire-previous': { type: 'boolean' } },
+  description: 'Adds new signing keys: every instance publishes them within 5 s; they sign SIGNING_KEY_ACTIVATION_SECONDS later. Run it with the servers\' KEYS_SECRET. Written to the staff log.',
+  usage: `[--now] [--retire-previous] ${REASON_OPTION.usage}`,
+  options: { now: { type: 'boolean' }, 'retire-previous': { type: 'boolean' }, ...REASON_OPTION.options },
   help: {
+    ...REASON_OPTION.help,
     now: 'sign with the new keys at once (the old ones stay published)',
     'retire-previous': 'after a key compromise: sign with the new keys at once and withdraw every old key from the JWKS (id_tokens they signed stop verifying)',
   },
   prints: '{"kid","kids","active_at"}: the new RS256 kid, every algorithm\'s new kid, when they sign (ISO-8601 UTC)',
   async run(deps, values) {
-    const secret = deps.settings.keysSecret;
-    // The new keys are sealed as the stored ones are, or the servers could not sign with them.
-    await checkKeysSealedAlike(deps.stores, secret);
     const immediate = values.now === true;
     const previousWithdrawn = values['retire-previous'] === true;
-    const { kids, activeAt } = await rotateSigningKeys(deps.stores, deps.clock, secret, {
-      activationSeconds: deps.settings.signingKeyActivationSeconds,
-      now: immediate,
-      retirePrevious: previousWithdrawn,
-    });
+    // The new keys are sealed as the stored ones are (checked first), or the servers could not sign with them.
+    const { kids, activeAt } = await rotateKeysAsStaff(deps, { via: 'cli' }, { now: immediate, retirePrevious: previousWithdrawn }, REASON_OPTION.read(values));
     const active = new Date(activeAt).toISOString();
     deps.audit.record({ audit: 'signing_keys.rotated', via: 'cli', kids, activeAt: active, immediate: immediate || previousWithdrawn, previousWithdrawn });
     return { kid: kids.RS256, kids, active_at: active };

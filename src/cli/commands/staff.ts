@@ -1,25 +1,32 @@
 import { ROLES, type StaffLogEntry } from '../../core/staff/ports.js';
 import { REASON_MAX_LENGTH, checkReason, isRole, makeStaffChange } from '../../core/staff/staff.js';
 import { formatUtc } from '../../core/time.js';
-import { UsageError, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
+import { UsageError, type Values, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
 import { findUser } from './lookup.js';
+
+/** `--reason T`: why the operator made a change, for the staff log (none given: empty). */
+export const REASON_OPTION = {
+  options: { reason: { type: 'string' } },
+  help: { reason: `why, for the staff log (3 to ${REASON_MAX_LENGTH} characters; default: none given)` },
+  usage: '[--reason T]',
+  read(values: Values): string {
+    const given = optionalString(values, 'reason');
+    return given === undefined ? '' : checkReason(given);
+  },
+} as const;
 
 export const userSetRole = defineCommand({
   name: 'user set-role',
   summary: 'make an account a member, a moderator or an admin',
   description: 'Sets an account\'s role in the staff console (/admin): moderators act on members and apps, admins also on roles and signing keys. Written to the staff log.',
-  usage: `--username U --role ${ROLES.join('|')} [--reason T]`,
-  options: { username: { type: 'string' }, role: { type: 'string' }, reason: { type: 'string' } },
-  help: {
-    username: 'the account (any letter case)', role: 'the new role',
-    reason: `why, for the staff log (3 to ${REASON_MAX_LENGTH} characters; default: none given)`,
-  },
+  usage: `--username U --role ${ROLES.join('|')} ${REASON_OPTION.usage}`,
+  options: { username: { type: 'string' }, role: { type: 'string' }, ...REASON_OPTION.options },
+  help: { username: 'the account (any letter case)', role: 'the new role', ...REASON_OPTION.help },
   prints: '{"id","role"}',
   async run(deps, values) {
     const role = requiredString(values, 'role');
     if (!isRole(role)) throw new UsageError(`unknown role "${role}": use ${ROLES.join(', ')}`);
-    const given = optionalString(values, 'reason');
-    const reason = given === undefined ? '' : checkReason(given);
+    const reason = REASON_OPTION.read(values);
     const user = await findUser(deps, requiredString(values, 'username'));
     const changed = await makeStaffChange(deps, {
       actor: { via: 'cli' }, action: 'member.role', target: { kind: 'member', id: String(user.id), name: user.username }, reason,

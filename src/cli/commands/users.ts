@@ -2,9 +2,11 @@ import { USERNAME_RULE, checkUsername, createAccount, isUserStatus, setAccountSt
 import { NICKNAME_MAX_LENGTH, checkNickname } from '../../core/accounts/nicknames.js';
 import { ConflictError } from '../../core/errors.js';
 import { USER_STATUSES, type User, type UserStatus } from '../../core/accounts/ports.js';
+import { makeStaffChange } from '../../core/staff/staff.js';
 import { formatUtc } from '../../core/time.js';
 import { PASSWORD_OPTIONS, UsageError, defineCommand, optionalCount, optionalString, readPassword, requiredString } from '../command.js';
 import { findUser } from './lookup.js';
+import { REASON_OPTION } from './staff.js';
 
 const PASSWORD_RULE = 'passwords are 8 to 256 characters, not the username, not only spaces';
 
@@ -89,17 +91,25 @@ export const userList = defineCommand({
 export const userSetStatus = defineCommand({
   name: 'user set-status',
   summary: 'suspend, ban, delete or reactivate an account',
-  description: 'Changes an account\'s status. Leaving active ends every session, app grant and personal token of the account, for good.',
-  usage: `--username U --status ${USER_STATUSES.join('|')}`,
-  options: { username: { type: 'string' }, status: { type: 'string' } },
-  help: { username: 'the account (any letter case)', status: 'the new status' },
+  description: 'Changes an account\'s status. Leaving active ends every session, app grant and personal token of the account, for good. Written to the staff log.',
+  usage: `--username U --status ${USER_STATUSES.join('|')} ${REASON_OPTION.usage}`,
+  options: { username: { type: 'string' }, status: { type: 'string' }, ...REASON_OPTION.options },
+  help: { username: 'the account (any letter case)', status: 'the new status', ...REASON_OPTION.help },
   prints: '{"id","status"}',
   async run(deps, values) {
     const status = requiredString(values, 'status');
     if (!isUserStatus(status)) throw new UsageError(`unknown status "${status}": use ${USER_STATUSES.join(', ')}`);
+    const reason = REASON_OPTION.read(values);
     const user = await findUser(deps, requiredString(values, 'username'));
-    const updated = await setAccountStatus(deps.stores, deps.clock, user.id, status);
-    if (!updated) throw new UsageError(`unknown user "${user.username}"`);
+    const changed = await makeStaffChange(deps, {
+      actor: { via: 'cli' }, action: 'member.status', target: { kind: 'member', id: String(user.id), name: user.username }, reason,
+      change: async (tx) => {
+        const result = await setAccountStatus(tx, deps.clock, user.id, status);
+        return result && { result, detail: { from: user.status, status } };
+      },
+    });
+    if (!changed) throw new UsageError(`unknown user "${user.username}"`);
+    const updated = changed.result;
     deps.audit.record({ audit: 'account.status_changed', via: 'cli', userId: updated.id, status: updated.status });
     return { id: updated.id, status: updated.status };
   },

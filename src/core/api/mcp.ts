@@ -32,12 +32,18 @@ export interface McpTool {
  * An argument as `parsePaging` reads a query parameter: a JSON number in its digits (`2`, and
  * `2.5` or `-1` as such, which it refuses), a string as it is, anything else as its JSON text,
  * which it refuses, so each argument is valid exactly when the same value in the query would be.
+ * A value nested deeper than `JSON.stringify` can recurse (the 64 KiB body holds 30,000 levels)
+ * is refused as well, under a short text of its own, rather than failing the call with a 500.
  */
 function asParameter(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return String(value);
-  return JSON.stringify(value);
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return '[nested too deep]';
+  }
 }
 
 export const MCP_TOOLS = {

@@ -7,6 +7,8 @@
  * approves it or it pushes a request (the rows grants and pushed requests refer to), never merely
  * because someone named it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AuditSink } from '../audit.js';
 import { InputError, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText } from '../text.js';
@@ -37,11 +39,20 @@ export const DOCUMENT_CLIENT_GRACE_MS = 86_400_000;
 export const DOCUMENT_CLIENT_REFRESH_MS = DOCUMENT_CLIENT_GRACE_MS / 2;
 /** Documents kept at once; the least recently used goes first. */
 export const DOCUMENT_CACHE_ENTRIES = 1000;
+/**
+ * Fetches under way at once per instance, and to one host: ids that name slow hosts hold at most
+ * this many outbound connections (each at most the fetch limit), whatever the rate of requests.
+ */
+export const DOCUMENT_FETCHES_IN_FLIGHT = 64;
+export const DOCUMENT_FETCHES_PER_HOST = 8;
 
-/** What the outbound adapter brings back: the answer, or why there is none. */
+/**
+ * What the outbound adapter brings back: the answer, or why there is none; `answered` when the
+ * server sent a status line before the fetch failed (too large, too slow to finish).
+ */
 export type FetchedDocument =
   | { ok: true; status: number; cacheControl: string | undefined; body: Buffer }
-  | { ok: false; error: string };
+  | { ok: false; answered: boolean; error: string };
 
 /** The port the outbound adapter implements: one GET through the guarded path, no redirects followed. */
 export interface ClientMetadataFetcher {
@@ -172,8 +183,7 @@ function subsetOf(document: Record<string, unknown>, field: string, allowed: rea
  * `redirect_uris` by the rules of apps registered on the site, a public client (no secret; the
  * only authentication method `none`), and only the grants this service has.
  */
-function parseClientDocument(clientId: string, fetched: FetchedDocument, settings: ClientMetadataSettings): DocumentClient {
-  if (!fetched.ok) throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: ${fetched.error}.`);
+function parseClientDocument(clientId: string, fetched: FetchedDocument & { ok: true }, settings: ClientMetadataSettings): DocumentClient {
   if (fetched.status !== 200) {
     const redirect = fetched.status >= 300 && fetched.status < 400 ? ' (redirects are not followed)' : '';
     throw new ClientDocumentError(`The client ID metadata document at ${clientId} answered HTTP ${fetched.status}${redirect}; it must answer 200.`);
@@ -236,15 +246,18 @@ interface CachedDocument {
 
 /**
  * The documents, fetched through the port, kept in a bounded cache. Requests for an id whose
- * fetch is under way wait for that one fetch, so none waits longer than the fetch limit.
+ * fetch is under way wait for that one fetch, so none waits longer than the fetch limit; at most
+ * `DOCUMENT_FETCHES_IN_FLIGHT` fetches run at once, `DOCUMENT_FETCHES_PER_HOST` to one host.
  */
 export class ClientMetadataDocuments {
   private readonly cache = new Map<string, CachedDocument>();
   private readonly fetching = new Map<string, Promise<DocumentClient>>();
+  private readonly fetchingPerHost = new Map<string, number>();
 
   constructor(
     private readonly fetcher: ClientMetadataFetcher,
     private readonly clock: Clock,
+    private readonly audit: AuditSink,
     readonly settings: ClientMetadataSettings,
   ) {}
 
@@ -300,13 +313,37 @@ export class ClientMetadataDocuments {
     if (cached) this.cache.delete(clientId);
     const underWay = this.fetching.get(clientId);
     if (underWay) return underWay;
-    const fetch = this.fetchDocument(clientId).finally(() => this.fetching.delete(clientId));
+    // One host however it is written: `example.com.` is `example.com` to DNS.
+    const { hostname, port } = new URL(clientId);
+    const host = `${hostname.replace(/\.$/, '')}:${port}`;
+    const toHost = this.fetchingPerHost.get(host) ?? 0;
+    if (this.fetching.size >= DOCUMENT_FETCHES_IN_FLIGHT || toHost >= DOCUMENT_FETCHES_PER_HOST) {
+      throw new ClientDocumentError('This service is fetching too many client ID metadata documents at once; try again in a few seconds.');
+    }
+    this.fetchingPerHost.set(host, toHost + 1);
+    const fetch = this.fetchDocument(clientId).finally(() => {
+      this.fetching.delete(clientId);
+      const left = this.fetchingPerHost.get(host)! - 1;
+      if (left === 0) this.fetchingPerHost.delete(host);
+      else this.fetchingPerHost.set(host, left);
+    });
     this.fetching.set(clientId, fetch);
     return fetch;
   }
 
   private async fetchDocument(clientId: string): Promise<DocumentClient> {
+    const started = performance.now();
     const fetched = await this.fetcher.fetch(clientId);
+    if (!fetched.ok && fetched.answered) throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: ${fetched.error}.`);
+    if (!fetched.ok) {
+      // Every fetch that got no answer reads the same and ends at the fetch limit: a refused
+      // address, a name that does not resolve, a closed port and a silent host are one to the
+      // requester, so a URL client_id is no probe of hosts and ports (RFC 6819 4.4.1.13 context).
+      // The operator reads the reason in the audit line.
+      this.audit.record({ audit: 'client_document.unreachable', clientId, reason: fetched.error });
+      await sleep(Math.max(0, started + DOCUMENT_FETCH_TIMEOUT_MS - performance.now()));
+      throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: no answer within ${DOCUMENT_FETCH_TIMEOUT_MS / 1000} s from a server this service may reach.`);
+    }
     const client = parseClientDocument(clientId, fetched, this.settings);
     const seconds = cacheSeconds(fetched.ok ? fetched.cacheControl : undefined);
     this.cache.set(clientId, { client, expiresAt: this.clock.now() + seconds * 1000 });

@@ -10,7 +10,7 @@ import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
 import { deactivateClient } from '../oauth/clients.js';
 import type { ClientStatus } from '../oauth/ports.js';
-import { type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
+import { type RotateOptions, type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import type { Stores } from '../stores.js';
 import type { Clock } from '../time.js';
@@ -135,12 +135,12 @@ export async function setAppVerified(deps: ConsoleDeps, actor: StaffActor, clien
 }
 
 /**
- * The command line's key rotation, by an admin (`refusalOnKeys`): the keys are made before the
- * transaction (slow), stored and logged in it.
+ * A key rotation by an admin in the console (`refusalOnKeys`) or the operator at the command line:
+ * the keys are made before the transaction (slow), stored and logged in it.
  */
 export async function rotateKeysAsStaff(
   deps: ConsoleDeps & { settings: { keysSecret: string | undefined; signingKeyActivationSeconds: number } },
-  actor: StaffActor, immediate: boolean, reason: string,
+  actor: StaffActor, options: Pick<RotateOptions, 'now' | 'retirePrevious'>, reason: string,
 ): Promise<Rotation> {
   const secret = deps.settings.keysSecret;
   await checkKeysSealedAlike(deps.stores, secret);
@@ -148,8 +148,9 @@ export async function rotateKeysAsStaff(
   const done = await makeStaffChange(deps, {
     actor, action: 'keys.rotated', reason, target: { kind: 'keys', id: '', name: '' },
     change: async (tx) => {
-      const rotation = await storeRotation(tx, deps.clock, fresh, { activationSeconds: deps.settings.signingKeyActivationSeconds, now: immediate });
-      return { result: rotation, detail: { ...rotation.kids, active_at: new Date(rotation.activeAt).toISOString() } };
+      const rotation = await storeRotation(tx, deps.clock, fresh, { ...options, activationSeconds: deps.settings.signingKeyActivationSeconds });
+      const withdrawn: Record<string, string> = options.retirePrevious === true ? { previous_withdrawn: 'yes' } : {};
+      return { result: rotation, detail: { ...rotation.kids, active_at: new Date(rotation.activeAt).toISOString(), ...withdrawn } };
     },
   });
   return done!.result;

@@ -3,10 +3,10 @@
  * and 429s, a day at a time in the site's time zone. Counting must cost the requests nothing: each
  * instance counts in memory and adds its counts to the `daily_figures` rows every few seconds (one
  * statement), so no request writes a row others write too. A crash loses at most those seconds.
- * New members are read from the accounts themselves.
+ * New members are counted from the accounts themselves, by the database, a day's range at a time.
  */
 import type { AuditEvent, AuditSink } from '../audit.js';
-import { dayIn } from '../site-time.js';
+import { dayIn, dayStartIn } from '../site-time.js';
 import type { Stores } from '../stores.js';
 import type { Instant } from '../time.js';
 import { type DailyCount, FIGURES, type Figure } from './ports.js';
@@ -78,27 +78,19 @@ export interface Overview {
 
 /** The last 14 days' figures, today included. */
 export async function overview(stores: Stores, now: Instant, timeZone: string): Promise<Overview> {
-  const days: string[] = [];
   // Noon steps: a day that is 23 or 25 hours long (daylight saving) is neither skipped nor repeated.
-  const today = dayIn(now, timeZone);
-  for (let i = OVERVIEW_DAYS - 1; i >= 0; i--) {
-    const day = dayIn(Date.parse(`${today}T12:00:00Z`) - i * DAY_MS, 'UTC');
-    days.push(day);
-  }
+  const noonToday = Date.parse(`${dayIn(now, timeZone)}T12:00:00Z`);
+  const dayAfter = (i: number) => dayIn(noonToday + i * DAY_MS, 'UTC');
+  const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => dayAfter(i - OVERVIEW_DAYS + 1));
   const index = new Map(days.map((day, i) => [day, i]));
   const counts = Object.fromEntries(FIGURES.map((f) => [f, days.map(() => 0)])) as Record<Figure, number[]>;
-  const [stored, joined] = await Promise.all([
-    stores.dailyFigures.since(days[0]!),
-    // A day early: the first day's start in the site's zone is within a day of its UTC date.
-    stores.memberDirectory.joinedSince(Date.parse(`${days[0]}T00:00:00Z`) - DAY_MS),
-  ]);
+  // Each day's first instant in the site's zone, and tomorrow's, bound the days' ranges.
+  const bounds = [...days, dayAfter(1)].map((day) => dayStartIn(day, timeZone));
+  const [stored, joined] = await Promise.all([stores.dailyFigures.since(days[0]!), stores.memberDirectory.countJoined(bounds)]);
   for (const c of stored) {
     const i = index.get(c.day);
     if (i !== undefined && c.figure !== 'new_members') counts[c.figure][i]! += c.count;
   }
-  for (const at of joined) {
-    const i = index.get(dayIn(at, timeZone));
-    if (i !== undefined) counts.new_members[i]! += 1;
-  }
+  counts.new_members = joined;
   return { days, counts };
 }

@@ -67,8 +67,11 @@ export interface MemberDirectory {
    * a nickname holding it, or an e-mail address that is it (any letter case).
    */
   search(query: string, limit: number): Promise<User[]>;
-  /** When each account created at or after `since` was created. */
-  joinedSince(since: Instant): Promise<Instant[]>;
+  /**
+   * How many accounts were created in each range between consecutive `bounds` (ascending): the
+   * i-th count is of `bounds[i]` ≤ created_at < `bounds[i + 1]`, so n bounds give n − 1 counts.
+   */
+  countJoined(bounds: readonly Instant[]): Promise<number[]>;
 }
 
 /** The figures the console's overview shows a day at a time (INTERFACE section 14). */

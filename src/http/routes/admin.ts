@@ -359,7 +359,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       button: t.text('admin.rotateKeysButton'), action: '/admin/keys/rotate', fields: immediate ? { now: 'yes' } : ({} as Record<string, string>), cancel: '/admin/keys',
     }));
     if (reason === undefined) return reply;
-    await rotateKeysAsStaff(deps, actor, immediate, reason);
+    await rotateKeysAsStaff(deps, actor, { now: immediate }, reason);
     return reply.redirect('/admin/keys?notice=rotated', 303);
   });
 

@@ -1,22 +1,26 @@
 /**
  * POST /api/open/v1/mcp (INTERFACE section 13): the resource API for agents, a Model Context
  * Protocol server over Streamable HTTP, stateless, answering JSON. The protocol is the official
- * SDK's (its `Server` and its web-standard Streamable HTTP transport, a new pair per request as it
- * documents for a stateless server); the tools are the core's (`MCP_TOOLS`), described by the same
- * schemas the API's routes answer by. The bearer gate is the API's, so tokens, the per-token limit,
- * DPoP and every 401 are the API's; a tool whose scope the token lacks is a 403 with its challenge.
+ * SDK's: one `Server` for the app, connected to `McpRequestTransport`, which hands it each request
+ * under an id of its own; the route answers what the SDK's Streamable HTTP transport answers before
+ * a message reaches a server. The tools are the core's (`MCP_TOOLS`), described by the same schemas
+ * the API's routes answer by. The bearer gate is the API's, so tokens, the per-token limit, DPoP and
+ * every 401 are the API's; a tool whose scope the token lacks is a 403 with its challenge.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, type ListToolsResult, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import {
+  CallToolRequestSchema, type CallToolResult, ErrorCode, isJSONRPCRequest, JSONRPCMessageSchema, ListToolsRequestSchema, type ListToolsResult, McpError, type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS, type McpToolName, mcpTool } from '../../core/api/mcp.js';
 import { MCP_PATH, mcpResource, resourceMetadataUrl } from '../../core/api/resource.js';
 import { API_NAME, API_VERSION } from '../../core/api/views.js';
 import { OAuthError } from '../../core/errors.js';
 import { siteUrls } from '../../core/urls.js';
+import { McpRequestTransport } from '../mcp-transport.js';
 import { registerBearerGate, requestBearer } from '../plugins/bearer.js';
 import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
@@ -47,10 +51,7 @@ const TOOL_LIST: ListToolsResult = {
   })),
 };
 
-/** The request headers the transport reads: the token stays out of the SDK. */
-const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version'] as const;
-
-/** A JSON-RPC error answer of the transport's shape (JSON-RPC 2.0 section 5.1), for what the SDK would accept but this server does not. */
+/** A JSON-RPC error answer of the SDK transport's shape (JSON-RPC 2.0 section 5.1): no request id is known. */
 function jsonRpcRefusal(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
@@ -77,30 +78,56 @@ function toolError(error: OAuthError): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: error.code, error_description: error.description }) }] };
 }
 
+/** What a tool handler needs of its HTTP request, and what it leaves for the route. */
+interface CallContext {
+  bearer: ReturnType<typeof requestBearer>;
+  /** A failure that is no refusal of the arguments (the database unreachable), for the route to answer as the API does. */
+  failure?: unknown;
+}
+
 export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
   const { baseUrl } = app.deps.settings;
   // RFC 9728 5.1 and MCP 2025-06-18 "Authorization": every challenge names this resource's metadata.
   const gate = registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(baseUrl, MCP_PATH), resource: mcpResource(baseUrl) });
   const urls = siteUrls(baseUrl);
-  const endpoint = `${baseUrl}${MCP_PATH}`;
-  // The server validates nothing with it (it never asks the client for input); made once, as
-  // building one per request would cost more than the rest of the request.
-  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   // The body is read as text and parsed by the route alone: it reads the message to know which
   // tool it calls (and so which scope it needs), and JSON that does not parse is JSON-RPC's -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
+  // One server for every request: building a `Server` and a transport per request cost more than
+  // the rest of the call. Its validator is made here too, as the `Server` would build one otherwise;
+  // it validates nothing (this server never asks the client for input). It keeps no state of a
+  // client: what `initialize` leaves in it (the client's capabilities) is read only to ask the
+  // client something, which this server never does.
+  const transport = new McpRequestTransport<CallContext>();
+  const server = new Server({ name: API_NAME, version: API_VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator: new AjvJsonSchemaValidator() });
+  server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
+  server.setRequestHandler(CallToolRequestSchema, async ({ params }, { requestId }) => {
+    const tool = mcpTool(params.name);
+    // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(params.name.slice(0, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
+    const context = transport.contextOf(requestId);
+    try {
+      const answer = await tool.call({ stores: app.deps.stores, urls, bearer: context.bearer }, params.arguments ?? {});
+      return { structuredContent: { ...answer }, content: [{ type: 'text', text: JSON.stringify(answer) }] };
+    } catch (error) {
+      if (error instanceof OAuthError) return toolError(error);
+      context.failure = error;
+      throw new McpError(ErrorCode.InternalError, 'The server could not complete the request.');
+    }
+  });
+  await server.connect(transport);
+
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const bearer = requestBearer(request);
     const text = typeof request.body === 'string' ? request.body : undefined;
     let message: unknown;
     try {
       message = text === undefined ? undefined : JSON.parse(text);
     } catch {
-      // Answered here, never handed to the transport as text: its parser is not this one (it
-      // drops a leading byte order mark, which JSON.parse refuses), so a body only it could read
-      // would run a tool whose scope was never checked.
+      // Answered here: the server is handed only what this parser read, never text another parser
+      // might read otherwise (the SDK's transport drops a leading byte order mark, which JSON.parse
+      // refuses), so the scope check below sees every call the server runs.
       return jsonRpcRefusal(reply, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
     }
     // MCP 2025-06-18 removed JSON-RPC batching; each message comes in a request of its own.
@@ -119,41 +146,28 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       message = negotiated(message);
     }
 
-    const server = new Server({ name: API_NAME, version: API_VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator });
-    server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
-    // A failure that is no refusal of the arguments (the database unreachable) is answered as
-    // the API answers it (503, or a logged 500), not as a JSON-RPC error carrying its message.
-    let failure: unknown;
-    server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
-      const tool = mcpTool(params.name);
-      // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(params.name.slice(0, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
-      try {
-        const answer = await tool.call({ stores: app.deps.stores, urls, bearer }, params.arguments ?? {});
-        return { structuredContent: { ...answer }, content: [{ type: 'text', text: JSON.stringify(answer) }] };
-      } catch (error) {
-        if (error instanceof OAuthError) return toolError(error);
-        failure = error;
-        throw new McpError(ErrorCode.InternalError, 'The server could not complete the request.');
-      }
-    });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
-    const headers = new Headers();
-    for (const name of TRANSPORT_HEADERS) {
-      const value = request.headers[name];
-      if (typeof value === 'string') headers.set(name, value);
+    // MCP 2025-06-18 "Sending Messages to the Server": the answers the SDK's Streamable HTTP
+    // transport gives, in its order, with its words.
+    const accept = request.headers.accept;
+    if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+      return jsonRpcRefusal(reply, 406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
     }
-    // The body is handed over as parsed and checked above; none at all is the transport's parse error.
-    const answer = await transport.handleRequest(new Request(endpoint, { method: 'POST', headers }), message === undefined ? {} : { parsedBody: message });
-    // Not closed: once the JSON answer is made nothing of the pair is left open (no stream, timer
-    // or pending request), so both are garbage, and closing would only make an McpError per request
-    // for the pending requests there are none of (a fifth of the SDK's cost, measured).
-    if (failure !== undefined) throw failure;
-    reply.code(answer.status);
-    answer.headers.forEach((value, name) => { reply.header(name, value); });
-    const body = await answer.text();
-    return reply.send(body === '' ? undefined : body);
+    // A body of another type never gets here (Fastify's 415 first); a request with none may.
+    if (!isJsonContentType(request.headers['content-type'] ?? null)) {
+      return jsonRpcRefusal(reply, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+    }
+    if (message === undefined) return jsonRpcRefusal(reply, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
+    // Only a request has an answer; a notification or a response the client sends has nothing
+    // to do on a stateless server that asks the client nothing and cancels nothing (each request is
+    // answered within its own HTTP request), so it is accepted without reaching the server.
+    if (!isJSONRPCRequest(message)) {
+      if (!JSONRPCMessageSchema.safeParse(message).success) return jsonRpcRefusal(reply, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON-RPC message');
+      return reply.code(202).send();
+    }
+    const context: CallContext = { bearer: requestBearer(request) };
+    const answer = await transport.exchange(message, context);
+    if (context.failure !== undefined) throw context.failure;
+    return reply.type('application/json').send(JSON.stringify(answer));
   };
 
   app.post(MCP_PATH, { config: { bearerScope: '' } }, handle);

@@ -86,9 +86,18 @@ export class KyselyMemberDirectory implements MemberDirectory {
     return rows.map(toUser);
   }
 
-  async joinedSince(since: Instant): Promise<Instant[]> {
-    const rows = await this.db.selectFrom('users').select('created_at').where('created_at', '>=', since).execute();
-    return rows.map((row) => Number(row.created_at));
+  async countJoined(bounds: readonly Instant[]): Promise<number[]> {
+    const counts = bounds.slice(1).map(() => 0);
+    if (counts.length === 0) return counts;
+    // One range scan of the `users_created` index, each row placed in its range by comparisons: the
+    // database answers a row per range, not a row per new member for the caller to place.
+    const ranges = bounds.slice(1).map((end, i) => sql`when created_at < ${end} then ${sql.lit(i)}`);
+    const { rows } = await sql<{ slot: number | string; joined: number | string }>`
+      select case ${sql.join(ranges, sql` `)} end as slot, count(*) as joined from users
+      where created_at >= ${bounds[0]!} and created_at < ${bounds.at(-1)!}
+      group by 1`.execute(this.db);
+    for (const row of rows) counts[Number(row.slot)] = Number(row.joined);
+    return counts;
   }
 }
 

@@ -1,0 +1,73 @@
+/**
+ * The MCP SDK's `Transport` for a stateless server answering JSON (MCP 2025-06-18, "Streamable
+ * HTTP"), one for the whole app: the route hands it each HTTP request's JSON-RPC request once it
+ * has read and checked it, and gets back the SDK `Server`'s response to send.
+ *
+ * One long-lived `Server` serves every request, so the clients' JSON-RPC ids, which each client
+ * picks alone (two agents, or one agent's concurrent requests, may both send `id: 1`), never reach
+ * it: each request is handed over under an id of this transport's, the response is matched by that
+ * id, and the client's id is put back. A handler finds its request's context (the token's user,
+ * what went wrong) by the `extra.requestId` the SDK passes it, which is that id.
+ */
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
+
+/** A request handed to the server and not answered yet. */
+interface Exchange<Context> {
+  context: Context;
+  answer: (response: JSONRPCResponse) => void;
+}
+
+export class McpRequestTransport<Context> implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: Transport['onclose'];
+  onerror?: Transport['onerror'];
+  /** The requests the server is working on, by the id it knows them by. */
+  private readonly exchanges = new Map<RequestId, Exchange<Context>>();
+  private lastId = 0;
+
+  /** Nothing to open: messages come in through `exchange`. */
+  async start(): Promise<void> {}
+
+  /** Nothing to release: nothing is pending once each exchange has its answer. */
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  /**
+   * The server's messages. Only responses have somewhere to go: with no SSE stream (the answer is
+   * JSON), a request or notification of the server's is dropped, as the SDK's own transport drops
+   * them in JSON mode (its tools send none).
+   */
+  async send(message: JSONRPCMessage): Promise<void> {
+    if ('method' in message) return;
+    const { id } = message;
+    const exchange = id === undefined ? undefined : this.exchanges.get(id);
+    if (id === undefined || !exchange) throw new Error(`No request is waiting for the response with id ${String(id)}`);
+    this.exchanges.delete(id);
+    exchange.answer(message);
+  }
+
+  /** The server's response to `request`, carrying the client's own id; `context` is the handler's meanwhile (`contextOf`). */
+  exchange(request: JSONRPCRequest, context: Context): Promise<JSONRPCResponse> {
+    const deliver = this.onmessage;
+    if (!deliver) throw new Error('The MCP transport is not connected to a server');
+    const id = ++this.lastId;
+    return new Promise((resolve) => {
+      this.exchanges.set(id, { context, answer: (response) => resolve({ ...response, id: request.id }) });
+      try {
+        deliver({ ...request, id });
+      } catch (error) {
+        this.exchanges.delete(id);
+        throw error;
+      }
+    });
+  }
+
+  /** The context of the request the server knows as `requestId` (a handler's `extra.requestId`). */
+  contextOf(requestId: RequestId): Context {
+    const exchange = this.exchanges.get(requestId);
+    if (!exchange) throw new Error(`No request is waiting with id ${String(requestId)}`);
+    return exchange.context;
+  }
+}

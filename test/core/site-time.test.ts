@@ -1,0 +1,30 @@
+/** The site's days (INTERFACE section 12): where each day begins in a zone, clock changes included. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { dayIn, dayStartIn } from '../../src/core/site-time.js';
+
+const DAY_MS = 86_400_000;
+
+test('a day in UTC+8 begins at 16:00:00Z the day before', () => {
+  assert.equal(dayStartIn('2026-11-24', 'Asia/Shanghai'), Date.parse('2026-11-23T16:00:00Z'));
+  assert.equal(dayStartIn('2027-01-01', 'Asia/Shanghai'), Date.parse('2026-12-31T16:00:00Z'));
+});
+
+test('a day whose midnight a clock change skips begins when the clock jumps past it', () => {
+  // Chile moves its clocks from 00:00 to 01:00 (UTC−4 to UTC−3) on the first Sunday of September.
+  assert.equal(dayStartIn('2026-09-06', 'America/Santiago'), Date.parse('2026-09-06T04:00:00Z'));
+  assert.equal(dayIn(Date.parse('2026-09-06T04:00:00Z'), 'America/Santiago'), '2026-09-06');
+  assert.equal(dayIn(Date.parse('2026-09-06T03:59:59.999Z'), 'America/Santiago'), '2026-09-05');
+});
+
+test('every day of two years begins where dayIn changes, in zones with and without clock changes', () => {
+  const zones = ['Asia/Shanghai', 'UTC', 'America/Santiago', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Asia/Kolkata', 'Pacific/Kiritimati', 'Pacific/Pago_Pago', 'America/Havana'];
+  for (const zone of zones) {
+    for (let noon = Date.UTC(2026, 0, 1, 12); noon < Date.UTC(2028, 0, 1); noon += DAY_MS) {
+      const day = dayIn(noon, 'UTC');
+      const start = dayStartIn(day, zone);
+      assert.equal(dayIn(start, zone), day, `${zone} ${day}`);
+      assert.ok(dayIn(start - 1, zone) < day, `${zone} ${day}: the millisecond before is the day before`);
+    }
+  }
+});
