@@ -15,6 +15,7 @@ import { newTotpSecret } from '../src/core/accounts/totp.js';
 import { totpPlace } from '../src/core/accounts/two-step.js';
 import { renderBody } from '../src/core/community/posts.js';
 import { registerClient } from '../src/core/oauth/clients.js';
+import { REGISTERED_SCOPES } from '../src/core/oauth/scopes.js';
 import { ensureSigningKeys } from '../src/core/oidc/keys.js';
 import { systemClock } from '../src/core/time.js';
 import type { Deps } from '../src/deps.js';
@@ -45,10 +46,14 @@ export const FULL_SEED: SeedSize = {
   refreshChains: 256, sessions: 1_000, rotatingTokens: 1_000, totpUsers: 1_500, joinedPerDay: 1_440,
 };
 
-/** The smoke run's data set: small, but with the 1,000-post user so the deep page exists. */
+/**
+ * The smoke run's data set: small, but with the 1,000-post user so the deep page exists, and two-step
+ * accounts enough for a second of sign-ins at 300 a second (h4 with 4 connections reached 129 a
+ * second on 2026-11-24 and used up the 130 it had, each account's code being good once a step).
+ */
 export const SMOKE_SEED: SeedSize = {
-  users: 400, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000, prolificUserPosts: 500,
-  refreshChains: 16, sessions: 50, rotatingTokens: 200, totpUsers: 130, joinedPerDay: 1_440,
+  users: 1_000, posts: 2_000, accessTokens: 1_000, heavyUserPosts: 1_000, prolificUserPosts: 500,
+  refreshChains: 16, sessions: 50, rotatingTokens: 200, totpUsers: 300, joinedPerDay: 1_440,
 };
 
 /**
@@ -104,6 +109,8 @@ export const BENCH_PASSWORD = 'bench-password';
  * client on a loopback or private-scheme redirect (a native app) never gets (RFC 8252 8.6).
  */
 export const BENCH_REDIRECT_URI = 'https://app.bench.example/callback';
+/** What the bench's client ID metadata documents say (besides their client_id): an agent with the bench's redirect. */
+export const BENCH_AGENT = { client_name: 'Bench Agent', redirect_uris: [BENCH_REDIRECT_URI], token_endpoint_auth_method: 'none' };
 
 /**
  * Inserts the rows into the table in one transaction, each statement as large as the parameter
@@ -297,4 +304,21 @@ export async function seedSession(db: Kysely<Database>, userId: number, now: num
     id_hash: hashSecret(id), user_id: userId, auth_time: now, created_at: now, last_seen_at: now, expires_at: now + DAY_MS, ended_at: null, amr: 'pwd otp',
   }).execute();
   return id;
+}
+
+/**
+ * The app of the client ID metadata document `clientId` (one that says what BENCH_AGENT says) as
+ * the members' approvals left it, after `seedBench`: its row as the document describes it, and the
+ * consent of every signed-in user (scenario e3).
+ */
+export async function seedDocumentApp(deps: Deps, clientId: string): Promise<void> {
+  const now = systemClock.now();
+  await deps.stores.clients.saveDescribed({
+    clientId, name: BENCH_AGENT.client_name, description: '', homepageUrl: '', ownerId: null, type: 'public',
+    redirectUris: BENCH_AGENT.redirect_uris, allowedScopes: [...REGISTERED_SCOPES], secretHash: null, idTokenAlg: 'RS256',
+  }, now);
+  const signedIn = await deps.database.db.selectFrom('sessions').select('user_id').distinct().execute();
+  await insertChunks(deps.database.db, 'consents', signedIn.map(({ user_id: userId }) => ({
+    user_id: userId, client_id: clientId, scope: BENCH_SCOPE, created_at: now, updated_at: now,
+  })));
 }

@@ -38,6 +38,11 @@ function done(summary, latency, requests)
     e.connect + e.read + e.write, e.timeout))
 end
 
+-- A value as a query parameter carries it (RFC 3986 2.3: only unreserved characters left as they are).
+function urlencode(s)
+  return (s:gsub("[^%w%-%._~]", function(ch) return string.format("%%%02X", string.byte(ch)) end))
+end
+
 -- A first-in first-out queue: a thread's follow-up requests (codes to exchange, request_uris to
 -- open, second steps to send, refresh tokens to use), each sent once.
 function fifo()

@@ -14,10 +14,6 @@ local c = 0
 local uris = fifo()
 local debug = os.getenv("BENCH_DEBUG")
 
-local function encode(s)
-  return (s:gsub("[^%w%-%._~]", function(ch) return string.format("%%%02X", string.byte(ch)) end))
-end
-
 function init(args)
   -- Formatted here, not when the script loads: only then does wrk know the Host header.
   push = wrk.format("POST", path, { ["Content-Type"] = "application/x-www-form-urlencoded" }, body)
@@ -28,7 +24,7 @@ function request()
   local uri = uris.pop()
   if uri then
     c = c % #cookies + 1
-    return wrk.format("GET", authorize .. encode(uri), { ["Cookie"] = cookies[c] })
+    return wrk.format("GET", authorize .. urlencode(uri), { ["Cookie"] = cookies[c] })
   end
   return push
 end

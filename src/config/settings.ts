@@ -33,6 +33,8 @@ export interface Settings {
   readonly pushesPerMinutePerClient: number;
   /** Pushed authorization requests of public clients from one address in a minute. */
   readonly pushesPerMinutePerAddress: number;
+  /** Apps one address may register at /api/oauth/register in an hour (RFC 7591, INTERFACE section 13). */
+  readonly registrationsPerHourPerAddress: number;
   readonly accessTokenTtlSeconds: number;
   readonly codeTtlSeconds: number;
   readonly refreshTokenTtlSeconds: number;
@@ -380,6 +382,7 @@ export function loadSettings(env: Env = process.env): Settings {
     clientAuthFailuresPerClient: integer(env, 'CLIENT_AUTH_FAILURES_PER_CLIENT', 100, 1, 1_000_000),
     pushesPerMinutePerClient: integer(env, 'PAR_PER_MINUTE_PER_CLIENT', 600, 1, 100_000_000),
     pushesPerMinutePerAddress: integer(env, 'PAR_PER_MINUTE_PER_ADDRESS', 300, 1, 100_000_000),
+    registrationsPerHourPerAddress: integer(env, 'REGISTRATIONS_PER_HOUR_PER_ADDRESS', 20, 1, 100_000_000),
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),

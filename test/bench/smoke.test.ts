@@ -54,7 +54,7 @@ function assertSeedingReported(report: BenchReport, accessTokens: number[]): voi
 test('the bench runs every scenario and reports every figure, each round\'s ratios included', { skip, timeout: 300_000 }, async () => {
   const report = await smokeRun(runBench, 2);
   assert.equal(report.setup.rounds, 2);
-  assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'b3', 'b4', 'i', 'c1', 'c2', 'd', 'd2', 'e1', 'e2', 'h1', 'h2', 'h4', 'rss']);
+  assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'b3', 'b4', 'i', 'c1', 'c2', 'd', 'd2', 'e1', 'e2', 'e3', 'h1', 'h2', 'h4', 'j1', 'j2', 'j3', 'rss']);
   for (const scenario of report.scenarios.filter((s) => s.id !== 'rss')) {
     for (const m of [scenario.ours, scenario.ceiling, scenario.peer]) if (m !== undefined) assertMeasured(scenario.id, m);
     if (scenario.ceiling) assertRoundRatios(`${scenario.id} ×ceiling`, scenario.ratioCeiling, scenario.ratioCeilingRounds, 2);
@@ -63,7 +63,7 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
     if (scenario.peer) assertRoundRatios(`${scenario.id} CPU ×peer`, scenario.cpuRatioPeer, scenario.cpuRatioPeerRounds, 2);
   }
   const byId = Object.fromEntries(report.scenarios.map((s) => [s.id, s]));
-  for (const [id, baseline] of [['b1', 'a'], ['b2', 'b1'], ['b3', 'b1'], ['b4', 'b3'], ['i', 'a']] as const) {
+  for (const [id, baseline] of [['b1', 'a'], ['b2', 'b1'], ['b3', 'b1'], ['b4', 'b3'], ['i', 'a'], ['e3', 'e2']] as const) {
     assert.equal(byId[id]!.baseline, baseline, `${id} is compared with ${baseline}`);
     assertRoundRatios(`${id} ×baseline`, byId[id]!.ratioBaseline, byId[id]!.ratioBaselineRounds, 2);
     assertRoundRatios(`${id} CPU ×baseline`, byId[id]!.cpuRatioBaseline, byId[id]!.cpuRatioBaselineRounds, 2);

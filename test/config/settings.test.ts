@@ -18,13 +18,16 @@ test('defaults follow INTERFACE section 8', () => {
   assert.ok(Object.isFrozen(s));
 });
 
-test('the token and PAR endpoints\' limits default to strict failures and generous pushes (README)', () => {
+test('the token, PAR and registration endpoints\' limits default to strict failures, generous pushes and 20 registrations an hour (README)', () => {
   const s = loadSettings({});
   assert.deepEqual(
     [s.clientAuthFailuresPerAddress, s.clientAuthFailuresPerClient, s.pushesPerMinutePerClient, s.pushesPerMinutePerAddress],
     [20, 100, 600, 300],
   );
   assert.throws(() => loadSettings({ PAR_PER_MINUTE_PER_ADDRESS: '0' }), /PAR_PER_MINUTE_PER_ADDRESS/);
+  assert.equal(s.registrationsPerHourPerAddress, 20, 'INTERFACE section 13');
+  assert.equal(loadSettings({ REGISTRATIONS_PER_HOUR_PER_ADDRESS: '500' }).registrationsPerHourPerAddress, 500);
+  assert.throws(() => loadSettings({ REGISTRATIONS_PER_HOUR_PER_ADDRESS: '0' }), /REGISTRATIONS_PER_HOUR_PER_ADDRESS/);
 });
 
 test('BASE_URL follows PORT and loses a trailing slash; DEMO defaults to 0 on PostgreSQL', () => {

@@ -5,83 +5,15 @@
  * BASE_URL, as in development). Each rule over real HTTP on both databases.
  */
 import assert from 'node:assert/strict';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import { createServer as createTcpServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_FETCHES_IN_FLIGHT, DOCUMENT_FETCHES_PER_HOST } from '../../src/core/oauth/client-metadata.js';
+import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS, DOCUMENT_FETCHES_IN_FLIGHT, DOCUMENT_FETCHES_PER_HOST } from '../../src/core/oauth/client-metadata.js';
 import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { type Answer, DocumentServer } from '../support/document-server.js';
 import { type Browser, consentForm, hiddenFields, pkcePair, signedInBrowser, startOAuthApp } from './helpers.js';
-
-/** How a path of the document server answers. */
-interface Answer {
-  status?: number;
-  headers?: Record<string, string>;
-  body?: string;
-  /** Wait this long before the status line. */
-  delayMs?: number;
-  /** Send the headers, then one byte of body a second, never ending. */
-  drip?: boolean;
-}
-
-/** A real HTTP server for documents: answers per path, counts each request. */
-class DocumentServer {
-  readonly answers = new Map<string, Answer | ((path: string) => Answer)>();
-  readonly hits = new Map<string, number>();
-  private readonly open = new Set<ServerResponse>();
-  private constructor(private readonly server: Server, readonly origin: string) {}
-
-  static async start(): Promise<DocumentServer> {
-    let documents: DocumentServer | undefined;
-    const server = createServer((request, response) => documents!.handle(request, response));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    documents = new DocumentServer(server, `http://127.0.0.1:${(server.address() as { port: number }).port}`);
-    return documents;
-  }
-
-  url(path: string): string {
-    return `${this.origin}${path}`;
-  }
-
-  /** Serves a valid document for `path` (its client_id is its URL), with `extra` members and headers. */
-  document(path: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): string {
-    const clientId = this.url(path);
-    this.answers.set(path, { headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({
-      client_id: clientId, client_name: 'Agent Smith', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', ...extra,
-    }) });
-    return clientId;
-  }
-
-  count(path: string): number {
-    return this.hits.get(path) ?? 0;
-  }
-
-  private handle(request: IncomingMessage, response: ServerResponse): void {
-    const path = request.url!;
-    this.hits.set(path, this.count(path) + 1);
-    const found = this.answers.get(path) ?? [...this.answers.entries()].find(([prefix]) => prefix.endsWith('*') && path.startsWith(prefix.slice(0, -1)))?.[1];
-    const answer = typeof found === 'function' ? found(path) : found ?? { status: 404, body: 'not found' };
-    this.open.add(response);
-    response.on('close', () => this.open.delete(response));
-    setTimeout(() => {
-      response.writeHead(answer.status ?? 200, answer.headers ?? {});
-      if (!answer.drip) {
-        response.end(answer.body ?? '');
-        return;
-      }
-      response.write('{');
-      const timer = setInterval(() => response.write(' '), 1000);
-      response.on('close', () => clearInterval(timer));
-    }, answer.delayMs ?? 0);
-  }
-
-  close(): Promise<void> {
-    for (const response of this.open) response.destroy();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 let documents: DocumentServer;
 before(async () => { documents = await DocumentServer.start(); });
@@ -419,10 +351,8 @@ forEachDatabase('Client ID metadata documents', (database) => {
 
   test('the cache holds a bounded number of documents: 10,000 distinct ids leave at most its capacity', async () => {
     const prefix = `/many-${process.hrtime.bigint()}-`;
-    documents.answers.set(`${prefix}*`, (path) => ({ headers: { 'content-type': 'application/json' }, body: JSON.stringify({
-      client_id: documents.url(path), client_name: 'One of many', redirect_uris: ['http://127.0.0.1/callback'],
-    }) }));
-    const ids = Array.from({ length: 10_000 }, (_, i) => documents.url(`${prefix}${i}`));
+    const under = documents.documentsUnder(prefix, { client_name: 'One of many' });
+    const ids = Array.from({ length: 10_000 }, (_, i) => `${under}${i}`);
     let next = 0;
     await Promise.all(Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, async () => {
       while (next < ids.length) {
@@ -439,16 +369,18 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(documents.count(first), 2);
   });
 
+  /** A pushed authorization request (RFC 9126) of the app `clientId` names: it stores the app's row. */
+  async function push(clientId: string): Promise<void> {
+    const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
+        code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
+    });
+    assert.equal(response.status, 201, await response.clone().text());
+  }
+
   test('the janitor deletes a document\'s app that only pushed, a day after its document last refreshed it, and keeps one a member approved or an operator deactivated', async () => {
-    const push = async (clientId: string) => {
-      const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
-          code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
-      });
-      assert.equal(response.status, 201, await response.clone().text());
-    };
     // Anyone can push for any URL that answers a valid document: each push stores a row.
     const pushedOnly = documents.document(freshPath('pushed-only'));
     const deactivated = documents.document(freshPath('deactivated'));
@@ -466,6 +398,41 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(await t.deps.stores.clients.findById(pushedOnly), undefined, 'a push\'s leftover goes');
     assert.equal((await t.deps.stores.clients.findById(deactivated))?.status, 'deactivated', 'an operator\'s deactivation stays');
     assert.ok(await t.deps.stores.clients.findById(approved), 'an app a member approved stays');
+  });
+
+  test('a push or approval rewrites the app\'s row only when its document changed or the row is older than half the grace, so a row in use outlives its last push by half the grace at least', async () => {
+    const path = freshPath('rewritten');
+    const clientId = documents.document(path);
+    const written = async () => (await t.deps.stores.clients.findById(clientId))!;
+    await push(clientId);
+    const first = await written();
+    t.clock.advance(1000);
+    await push(clientId);
+    assert.equal((await written()).updatedAt, first.updatedAt, 'the same document a second later: not written again');
+    // The document changes; once its cached copy expires (5 minutes), the next push says so at once.
+    documents.document(path, { client_name: 'Agent Jones', redirect_uris: ['http://127.0.0.1/callback', 'http://127.0.0.1/other'] });
+    t.clock.advance(301_000);
+    await push(clientId);
+    const changed = await written();
+    assert.deepEqual([changed.name, changed.redirectUris, changed.updatedAt], ['Agent Jones', ['http://127.0.0.1/callback', 'http://127.0.0.1/other'], t.clock.now()]);
+    t.clock.advance(DOCUMENT_CLIENT_REFRESH_MS - 1000);
+    await push(clientId);
+    assert.equal((await written()).updatedAt, changed.updatedAt, 'unchanged and written less than half the grace ago: left as it is');
+    t.clock.advance(2000);
+    await push(clientId);
+    const refreshed = await written();
+    assert.equal(refreshed.updatedAt, t.clock.now(), 'older than half the grace: written again');
+    // A push just before the next refresh writes nothing; the janitor still keeps the row for at
+    // least the other half of the grace after it, so a pushed request never outlives its app's row.
+    t.clock.advance(DOCUMENT_CLIENT_REFRESH_MS - 1000);
+    await push(clientId);
+    assert.equal((await written()).updatedAt, refreshed.updatedAt);
+    t.clock.advance(DOCUMENT_CLIENT_GRACE_MS - DOCUMENT_CLIENT_REFRESH_MS - 1000);
+    await runJanitor(t.deps);
+    assert.ok(await t.deps.stores.clients.findById(clientId), 'kept half the grace after its last push');
+    t.clock.advance(3000);
+    await runJanitor(t.deps);
+    assert.equal(await t.deps.stores.clients.findById(clientId), undefined, 'gone a whole grace after its last write');
   });
 });
 

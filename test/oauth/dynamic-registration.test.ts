@@ -11,7 +11,7 @@ import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { hashSecret } from '../../src/core/credentials/formats.js';
-import { REGISTRATIONS_PER_ADDRESS, REGISTRATION_WINDOW_SECONDS, SELF_REGISTERED_GRACE_MS } from '../../src/core/oauth/dynamic-registration.js';
+import { REGISTRATION_WINDOW_SECONDS, SELF_REGISTERED_GRACE_MS } from '../../src/core/oauth/dynamic-registration.js';
 import { runJanitor } from '../../src/janitor.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
@@ -252,18 +252,20 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.match(await (await fetch(`${t.baseUrl}/docs`)).text(), new RegExp(`curl -s ${t.baseUrl}/api/oauth/register`));
   });
 
-  test(`${REGISTRATIONS_PER_ADDRESS} registrations per address an hour, then 429 with Retry-After; bad metadata does not count; the next hour registers again`, async () => {
+  test('REGISTRATIONS_PER_HOUR_PER_ADDRESS (20 by default) registrations per address an hour, then 429 with Retry-After; bad metadata does not count; the next hour registers again', async () => {
+    const limit = t.deps.settings.registrationsPerHourPerAddress;
+    assert.equal(limit, 20);
     const address = newAddress();
     const other = newAddress();
     const body = { redirect_uris: ['https://agent.example/callback'] };
     assert.equal(await errorOf(await register(t, { redirect_uris: ['http://agent.example/'] }, { address })), 'invalid_redirect_uri');
     assert.equal(await errorOf(await register(t, { ...body, client_uri: 'ftp://agent.example' }, { address })), 'invalid_client_metadata');
-    for (let i = 0; i < REGISTRATIONS_PER_ADDRESS; i += 1) await registered(t, body, address);
+    for (let i = 0; i < limit; i += 1) await registered(t, body, address);
     const refused = await register(t, body, { address });
     assert.equal(await errorOf(refused.clone(), 429), 'rate_limited');
     const retryAfter = Number(refused.headers.get('retry-after'));
     assert.ok(retryAfter >= 1 && retryAfter <= REGISTRATION_WINDOW_SECONDS, String(retryAfter));
-    assert.equal(refused.headers.get('ratelimit-policy'), `"register-address";q=${REGISTRATIONS_PER_ADDRESS};w=${REGISTRATION_WINDOW_SECONDS}`);
+    assert.equal(refused.headers.get('ratelimit-policy'), `"register-address";q=${limit};w=${REGISTRATION_WINDOW_SECONDS}`);
     await registered(t, body, other);
     t.clock.advance(retryAfter * 1000);
     await registered(t, body, address);
@@ -381,14 +383,16 @@ forEachDatabase('dynamic client registration switched off', (database) => {
 
 describe('the registration limit in Redis', { skip: skipWithoutRedis }, () => {
   forEachDatabase('shared by instances', (database) => {
+    /** A limit of the operator's, not the default: the setting is what both instances count against. */
+    const LIMIT = 7;
     let limiters: RedisRateLimiter[];
     let apps: TestApp[];
     before(async () => {
       const keyPrefix = uniqueKeyPrefix();
       limiters = [new RedisRateLimiter({ url: redisUrl!, keyPrefix }), new RedisRateLimiter({ url: redisUrl!, keyPrefix })];
       apps = [
-        await startTestApp(database, { limiter: limiters[0], env: ENV }),
-        await startTestApp(database, { limiter: limiters[1], env: ENV }),
+        await startTestApp(database, { limiter: limiters[0], env: { ...ENV, REGISTRATIONS_PER_HOUR_PER_ADDRESS: String(LIMIT) } }),
+        await startTestApp(database, { limiter: limiters[1], env: { ...ENV, REGISTRATIONS_PER_HOUR_PER_ADDRESS: String(LIMIT) } }),
       ];
     });
     after(async () => {
@@ -396,10 +400,10 @@ describe('the registration limit in Redis', { skip: skipWithoutRedis }, () => {
       for (const limiter of limiters) await limiter.close();
     });
 
-    test(`two instances sharing one Redis count one address's registrations together: ${REGISTRATIONS_PER_ADDRESS}, then 429 with Retry-After`, async () => {
+    test(`two instances sharing one Redis count one address's registrations together: REGISTRATIONS_PER_HOUR_PER_ADDRESS=${LIMIT}, then 429 with Retry-After`, async () => {
       const address = newAddress();
       const body = { redirect_uris: ['https://agent.example/callback'] };
-      for (let i = 0; i < REGISTRATIONS_PER_ADDRESS; i += 1) await registered(apps[i % 2]!, body, address);
+      for (let i = 0; i < LIMIT; i += 1) await registered(apps[i % 2]!, body, address);
       for (const app of apps) {
         const refused = await register(app, body, { address });
         assert.equal(await errorOf(refused.clone(), 429), 'rate_limited');

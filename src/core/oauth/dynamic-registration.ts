@@ -18,8 +18,7 @@ import { redirectTarget, registerClient } from './clients.js';
 import type { ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope, formatScope, permittedScopes } from './scopes.js';
 
-/** INTERFACE section 13: registrations one address may make in `REGISTRATION_WINDOW_SECONDS`. */
-export const REGISTRATIONS_PER_ADDRESS = 20;
+/** INTERFACE section 13: the window of the per-address limit on registrations (REGISTRATIONS_PER_HOUR_PER_ADDRESS). */
 export const REGISTRATION_WINDOW_SECONDS = 3600;
 
 /** How long a self-registered app may go without a grant before the janitor deletes it (INTERFACE section 13). */
@@ -53,6 +52,8 @@ export interface RegistrationDeps {
   clock: Clock;
   limiter: RateLimiter;
   audit: AuditSink;
+  /** REGISTRATIONS_PER_HOUR_PER_ADDRESS: registrations one address may make in `REGISTRATION_WINDOW_SECONDS`. */
+  settings: { registrationsPerHourPerAddress: number };
 }
 
 /**
@@ -144,7 +145,7 @@ function defaultName(redirectUris: readonly string[]): string {
 
 /**
  * Registers the app `body` describes, for a request from `address`; throws an `OAuthError` in RFC
- * 7591 3.2.2's shape for bad metadata and 429 `rate_limited` past `REGISTRATIONS_PER_ADDRESS`.
+ * 7591 3.2.2's shape for bad metadata and 429 `rate_limited` past the address's hourly limit.
  * Only a registration that succeeds keeps its count.
  */
 export async function registerSelf(deps: RegistrationDeps, body: unknown, address: string): Promise<RegisteredClient> {
@@ -173,12 +174,13 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, addres
 
   const now = deps.clock.now();
   const key = `register:address:${addressKey(address)}`;
-  const decision = await deps.limiter.hit(key, REGISTRATIONS_PER_ADDRESS, REGISTRATION_WINDOW_SECONDS, now);
+  const quota = deps.settings.registrationsPerHourPerAddress;
+  const decision = await deps.limiter.hit(key, quota, REGISTRATION_WINDOW_SECONDS, now);
   if (!decision.allowed) {
-    throw new OAuthError('rate_limited', `At most ${REGISTRATIONS_PER_ADDRESS} apps register from one address in an hour; retry after Retry-After seconds.`, {
+    throw new OAuthError('rate_limited', `At most ${quota} apps register from one address in an hour; retry after Retry-After seconds.`, {
       headers: {
         ...throttledHeaders('register-address', decision.resetAt - Math.floor(now / 1000)),
-        'ratelimit-policy': rateLimitPolicyField({ name: 'register-address', quota: REGISTRATIONS_PER_ADDRESS, windowSeconds: REGISTRATION_WINDOW_SECONDS }),
+        'ratelimit-policy': rateLimitPolicyField({ name: 'register-address', quota, windowSeconds: REGISTRATION_WINDOW_SECONDS }),
       },
     });
   }

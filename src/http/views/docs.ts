@@ -7,7 +7,7 @@ import { API_WINDOW_SECONDS, MIN_FAILURES_PER_ADDRESS, RETRY_AFTER_SECONDS } fro
 import { API_REALM, BEARER_REFUSALS } from '../../core/api/bearer.js';
 import { CLIENT_AUTH_CHECKS_AT_ONCE, CLIENT_AUTH_CHECKS_WAITING, CLIENT_AUTH_WINDOW_SECONDS } from '../../core/oauth/endpoint-limits.js';
 import { DPOP_ALGS } from '../../core/oauth/dpop/proof.js';
-import { REGISTRATIONS_PER_ADDRESS, SELF_REGISTERED_GRACE_MS } from '../../core/oauth/dynamic-registration.js';
+import { SELF_REGISTERED_GRACE_MS } from '../../core/oauth/dynamic-registration.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PostSummary } from '../../core/community/ports.js';
 import { DELIVERY_MAX_AGE_MS, SEND_TIMEOUT_MS } from '../../core/oidc/logout/delivery.js';
@@ -177,7 +177,7 @@ ${code(`curl -s ${base}/api/oauth/register -H 'Content-Type: application/json' \
   -d '{"client_name": "My agent", "redirect_uris": ["http://127.0.0.1:33418/callback"], "token_endpoint_auth_method": "none"}'`)}
 <p>The redirect URIs follow the rules above. Such an app has no owner and no page under Settings; its consent page tells
 the user that it registered itself and that this site has not reviewed it; it is deleted when no one has authorized it
-${SELF_REGISTERED_GRACE_MS / 86_400_000} days after it registered. Each address may register ${REGISTRATIONS_PER_ADDRESS} apps an hour. Errors are 400
+${SELF_REGISTERED_GRACE_MS / 86_400_000} days after it registered. Each address may register ${settings.registrationsPerHourPerAddress} apps an hour. Errors are 400
 <code>invalid_redirect_uri</code> or <code>invalid_client_metadata</code> with an <code>error_description</code> naming the field.</p>` : ''}
 </section>
 
