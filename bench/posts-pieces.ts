@@ -14,7 +14,11 @@
  * - the twenty API items (`postItemOf`), and inside them the post URLs and the UTC+8 timestamps alone;
  * - the answer serialised by fast-json-stringify from `PostPageSchema`, as Fastify does it (and by
  *   `JSON.stringify`, to compare);
- * - `/me`'s own route work for reference: `profileOf` and its serialisation.
+ * - `/me`'s own work for reference (issue 35 item 2): `profileOf` and its serialisation, and each
+ *   piece of the bearer gate over the bench's 1,000 rotating tokens: the whole authentication
+ *   (`authenticateBearer`), and in it the token's shape and checksum, its hash and the remembered
+ *   lookup; the per-token limit with its answer headers (the in-memory limiter); the metrics of
+ *   the `onResponse` hook (`observeHttp`).
  *
  * Each figure is CPU time (`process.cpuUsage`, user + system) over a batch of `iterations` calls,
  * the median of nine batches, in µs per call. Run it pinned to one core (`taskset -c 0`) on a quiet
@@ -28,7 +32,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadSettings } from '../src/config/settings.js';
+import { authenticateBearer } from '../src/core/api/bearer.js';
+import { ApiLimits, rateLimitHeaders } from '../src/core/api/limits.js';
 import { postItemOf, profileOf, readPosts } from '../src/core/api/views.js';
+import { hashSecret, tokenKind } from '../src/core/credentials/formats.js';
 import { formatLocalTimestamp } from '../src/core/time.js';
 import { siteUrls } from '../src/core/urls.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
@@ -67,7 +74,7 @@ export async function runPostsPiecesBench(): Promise<void> {
   const rows: Array<Record<string, number | string>> = [];
   try {
     await prepareDatabase(deps);
-    await seedBench(deps, POSTS_SEED, 1, 'bench-posts-pieces');
+    const { rotatingTokens } = await seedBench(deps, POSTS_SEED, 1, 'bench-posts-pieces');
     const { db } = deps.database;
     const [heavy, prolific] = await db.selectFrom('users').select('id').orderBy('id').limit(2).execute();
     const urls = siteUrls(baseUrl);
@@ -115,10 +122,23 @@ export async function runPostsPiecesBench(): Promise<void> {
     }
     const user = (await deps.stores.users.findById(heavy!.id))!;
     const profile = profileOf(user, urls);
+    // The tokens in turn, as scenario a sends them: each lookup is of another row.
+    let turn = 0;
+    const nextToken = () => rotatingTokens[turn++ % rotatingTokens.length]!;
+    const bearer = await authenticateBearer(deps, `Bearer ${nextToken()}`);
+    if (bearer instanceof Error) throw bearer;
+    // The gate's limits with a limit that never refuses, as the HTTP bench sets it.
+    const limits = new ApiLimits(deps.limiter, 100_000_000);
     const me = {
       profileUs: await cpuPerCall(iterations, () => profileOf(user, urls)),
       serialiseUs: await cpuPerCall(iterations, () => serialiseProfile(profile)),
       answerBytes: Buffer.byteLength(serialiseProfile(profile)),
+      authenticateBearerUs: await cpuPerCall(iterations, () => authenticateBearer(deps, `Bearer ${nextToken()}`)),
+      tokenShapeUs: await cpuPerCall(iterations, () => tokenKind(nextToken())),
+      tokenHashUs: await cpuPerCall(iterations, () => hashSecret(nextToken())),
+      lookupUs: await cpuPerCall(iterations, () => deps.stores.tokens.findAccessBearer(hashSecret(nextToken()))),
+      tokenLimitUs: await cpuPerCall(iterations, async () => rateLimitHeaders(await limits.hitToken(bearer, deps.clock.now()), deps.clock.now())),
+      metricsUs: await cpuPerCall(iterations, () => deps.metrics.observeHttp('GET', '/api/open/v1/me', 200, 0.0004)),
     };
     process.stderr.write(`/me: ${JSON.stringify(me)}\n`);
     sqlite.close();
@@ -136,6 +156,7 @@ export async function runPostsPiecesBench(): Promise<void> {
         'pageStatementUs and countStatementUs: better-sqlite3 on a connection of their own, the SQL the store compiles; storeUs: listPublishedByAuthor (both statements through Kysely\'s compiled queries, rows made into PostSummary)',
         'itemsUs: the twenty postItemOf calls (the URLs and timestamps included: urlsUs and timestampsUs are those alone); readPostsUs: the whole core function (store, items, envelope)',
         'serialiseUs: fast-json-stringify from PostPageSchema, as Fastify serialises the answer; jsonStringifyUs: JSON.stringify of the same object',
+        'me: profileUs and serialiseUs the route\'s work; authenticateBearerUs the whole bearer authentication (tokenShapeUs, tokenHashUs and lookupUs, which includes the hash, are pieces of it); tokenLimitUs the per-token count and its five header fields; metricsUs one observeHttp (prom-client counter and histogram)',
       ],
     };
     const out = typeof values.out === 'string' ? values.out : join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-sqlite-posts-pieces.json`);

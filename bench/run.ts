@@ -905,7 +905,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     const ceiling = await startServer('ceiling', ['bench/servers/ceiling.mjs'], { PROFILE_FILE: profileFile }, await freePort());
     servers.push(ceiling);
-    const matched = await startServer('matched ceiling', [...SERVICE_NODE_FLAGS, 'bench/servers/matched-ceiling.mjs'], { PROFILE_FILE: profileFile, HEADERS_FILE: headersFile }, await freePort());
+    // With BENCH_CPU_PROF the matched ceiling is profiled too (in a folder of its own), so the two
+    // profiles show where ours spends what any Fastify server sending the same answer does not.
+    const matchedProfile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(env.BENCH_CPU_PROF, 'matched-ceiling')] : [];
+    const matched = await startServer('matched ceiling', [...SERVICE_NODE_FLAGS, ...matchedProfile, 'bench/servers/matched-ceiling.mjs'], { PROFILE_FILE: profileFile, HEADERS_FILE: headersFile }, await freePort());
     servers.push(matched);
     const selected = (id: string) => options.only === undefined || options.only.includes(id);
     // The peer takes minutes to prepare: started only when a selected scenario compares with it.
