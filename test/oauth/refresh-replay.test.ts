@@ -204,6 +204,18 @@ forEachDatabase('refresh rotation by default', (database) => {
     assert.deepEqual(await introspect(t, c, first.refresh_token), { active: false });
   });
 
+  test('without a window a rotation records no successor and seals no answer: only a replay would read them', async () => {
+    const c = await newClient(t, { type: 'confidential' });
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, c);
+    const response = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) });
+    assert.equal(response.status, 200);
+    const rotated = await t.deps.stores.tokens.findReplay(hashSecret(tokens.refresh_token));
+    assert.notEqual(rotated?.token.usedAt, null);
+    assert.equal(rotated?.successor, undefined);
+    assert.equal(rotated?.sealed, null);
+  });
+
   test('20 racing refreshes of one token on one instance: exactly one succeeds', async () => {
     await raceOn([t]);
   });

@@ -49,8 +49,8 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt,
   const requested = narrowed ? formatScope(narrowed) : null;
   const now = deps.clock.now();
   // Rotation is one conditional write inside the transaction that signs the id_token and stores the
-  // new pair as the old token's successor with its sealed answer: all of it commits together, so no
-  // instance ever sees the token used without the answer a replay needs. A refusal or a failure
+  // new pair (with a replay window, as the old token's successor with its sealed answer): all of it
+  // commits together, so no instance ever sees the token used without the answer a replay needs. A refusal or a failure
   // throws, so the transaction rolls back and the token stays as it was.
   const issued = await deps.stores.transaction(async (tx): Promise<IssuedTokens | undefined> => {
     const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
@@ -71,11 +71,15 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt,
     // The successors are bound to the proof's key: the same key for a bound token; a bearer refresh
     // token refreshed with a proof is bound from now on (docs/oauth.md, "DPoP"). Rotation applies
     // to bound tokens as to any (seed section 3 rule 3).
-    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, {
+    // The successor is recorded only for a replay to find (INTERFACE section 11). Without a window
+    // (the default) or for a client that gets none, nothing ever reads it: recording it cost a
+    // statement and an index entry per rotation.
+    const windowed = deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt);
+    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, windowed ? {
       tokenId: old.id,
       tokenHash,
-      seal: (fresh) => (deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt) ? sealReplay(token, tokenHash, replayAnswer(fresh, requested, resource)) : null),
-    });
+      seal: (fresh) => sealReplay(token, tokenHash, replayAnswer(fresh, requested, resource)),
+    } : undefined);
   });
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });

@@ -30,11 +30,11 @@ export interface IssuedTokens {
 }
 
 /**
- * A refresh token being rotated: the new refresh token is stored as its successor, with the
- * answer `seal` makes of the issuance for the replay window (`null`: none kept).
+ * A refresh token being rotated within a replay window: the new refresh token is stored as its
+ * successor, with the answer `seal` makes of the issuance for a replay to give again.
  */
 export interface Rotation extends Omit<Succession, 'sealed'> {
-  seal(issued: IssuedTokens): string | null;
+  seal(issued: IssuedTokens): string;
 }
 
 /**
@@ -45,8 +45,8 @@ export interface Rotation extends Omit<Succession, 'sealed'> {
  * and 12.2 on refresh: without nonce, with the original auth_time). RFC 8707: the access token is
  * for the resource the token request named, else the one the authorization named (`null`: no
  * audience of its own), and only within what the authorization allowed (`invalid_target`
- * otherwise, thrown before anything is written); the refresh token keeps the authorization's. On refresh, `rotation` names
- * the token replaced, and the new refresh token is recorded as its successor in the same write.
+ * otherwise, thrown before anything is written); the refresh token keeps the authorization's. On a refresh with a replay window,
+ * `rotation` names the token replaced, and the new refresh token is recorded as its successor in the same write.
  * Call it inside the transaction that consumed the code or the old refresh token: a signature that
  * fails then rolls the consumption back, and the client can present the code again (issue 16).
  */

@@ -1,0 +1,35 @@
+/** The overview's counts (src/core/staff/figures.ts): each event lands on its day in the site's zone, the day kept between events. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FigureCounter } from '../../src/core/staff/figures.js';
+import type { DailyCount } from '../../src/core/staff/ports.js';
+import type { Stores } from '../../src/core/stores.js';
+
+async function flushed(counter: FigureCounter): Promise<Record<string, number>> {
+  const added: DailyCount[] = [];
+  await counter.flush({ dailyFigures: { add: async (counts: DailyCount[]) => { added.push(...counts); } } } as unknown as Stores);
+  return Object.fromEntries(added.map((c) => [`${c.day} ${c.figure}`, c.count]));
+}
+
+test('events on either side of midnight in UTC+8 count on their own days, whatever the order', async () => {
+  const counter = new FigureCounter('Asia/Shanghai');
+  const midnight = Date.parse('2026-11-24T16:00:00Z'); // 2026-11-25 00:00 in UTC+8
+  for (const at of [midnight - 60_000, midnight - 1, midnight, midnight + 1, midnight - 1, midnight + 86_400_000 - 1, midnight + 86_400_000, midnight - 86_400_000 - 1]) {
+    counter.count('tokens_issued', at);
+  }
+  assert.deepEqual(await flushed(counter), {
+    '2026-11-24 tokens_issued': 3,
+    '2026-11-25 tokens_issued': 3,
+    '2026-11-26 tokens_issued': 1,
+    '2026-11-23 tokens_issued': 1,
+  });
+});
+
+test('a day a clock change shortens ends where the zone says', async () => {
+  // New York: 2026-11-01 is 25 hours long (UTC−4 until 06:00Z, then UTC−5), so it ends at 05:00Z the next day.
+  const counter = new FigureCounter('America/New_York');
+  counter.count('sign_ins', Date.parse('2026-11-01T12:00:00Z'));
+  counter.count('sign_ins', Date.parse('2026-11-02T04:59:59.999Z'));
+  counter.count('sign_ins', Date.parse('2026-11-02T05:00:00Z'));
+  assert.deepEqual(await flushed(counter), { '2026-11-01 sign_ins': 2, '2026-11-02 sign_ins': 1 });
+});
