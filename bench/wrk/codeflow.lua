@@ -13,7 +13,6 @@ if auth and auth ~= "" then headers["Authorization"] = auth end
 local cookies = {}
 local c = 0
 local codes = fifo()
-local debug = os.getenv("BENCH_DEBUG")
 
 function init(args)
   for _, cookie in ipairs(thread_lines(os.getenv("BENCH_COOKIES"))) do
@@ -35,13 +34,11 @@ function response(status, headers, body)
     if code then
       codes.push(code)
     else
-      unexpected = unexpected + 1
-      if debug and unexpected <= 3 then io.write("unexpected ", status, " ", location, "\n") end
+      tally(false, status, "", location)
     end
   elseif status == 200 and body:find('"access_token"', 1, true) then
     ok = ok + 1
   else
-    unexpected = unexpected + 1
-    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
+    tally(false, status, body)
   end
 end

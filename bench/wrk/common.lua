@@ -12,6 +12,19 @@ end
 ok = 0
 unexpected = 0
 
+local debug = os.getenv("BENCH_DEBUG")
+
+-- Counts an answer as expected or not; with BENCH_DEBUG the first three unexpected ones are
+-- printed, with `detail` (a Location, say) before the start of their body.
+function tally(expected, status, body, detail)
+  if expected then
+    ok = ok + 1
+    return
+  end
+  unexpected = unexpected + 1
+  if debug and unexpected <= 3 then io.write("unexpected ", status, " ", detail and (detail .. " ") or "", body:sub(1, 300), "\n") end
+end
+
 -- Lines of a file, only those of this thread (line n goes to thread ((n-1) % threads) + 1).
 function thread_lines(path)
   local total = tonumber(os.getenv("BENCH_THREADS") or "1")

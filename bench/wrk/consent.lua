@@ -7,7 +7,6 @@ dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
 
 local authorize = os.getenv("BENCH_AUTHORIZE")
 local prefix = os.getenv("BENCH_CLIENT_PREFIX")
-local debug = os.getenv("BENCH_DEBUG")
 local clients = {}
 local cookies = {}
 local c, n = 0, 0
@@ -27,10 +26,5 @@ function request()
 end
 
 function response(status, headers, body)
-  if status == 200 and body:find('name="decision" value="approve"', 1, true) then
-    ok = ok + 1
-  else
-    unexpected = unexpected + 1
-    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", headers["location"] or headers["Location"] or "", " ", body:sub(1, 300), "\n") end
-  end
+  tally(status == 200 and body:find('name="decision" value="approve"', 1, true) ~= nil, status, body, headers["location"] or headers["Location"])
 end

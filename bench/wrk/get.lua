@@ -7,7 +7,6 @@ dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
 
 local path = os.getenv("BENCH_PATH")
 local expect = tonumber(os.getenv("BENCH_EXPECT") or "200")
-local debug = os.getenv("BENCH_DEBUG")
 local requests = {}
 local i = 0
 
@@ -30,10 +29,5 @@ function request()
 end
 
 function response(status, headers, body)
-  if status == expect then
-    ok = ok + 1
-  else
-    unexpected = unexpected + 1
-    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
-  end
+  tally(status == expect, status, body)
 end

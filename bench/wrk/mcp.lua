@@ -6,7 +6,6 @@ dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
 
 local path = os.getenv("BENCH_PATH")
 local body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"' .. os.getenv("BENCH_TOOL") .. '","arguments":{}}}'
-local debug = os.getenv("BENCH_DEBUG")
 local requests = {}
 local i = 0
 
@@ -27,10 +26,5 @@ function request()
 end
 
 function response(status, headers, body)
-  if status == 200 and body:find('"structuredContent"', 1, true) then
-    ok = ok + 1
-  else
-    unexpected = unexpected + 1
-    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
-  end
+  tally(status == 200 and body:find('"structuredContent"', 1, true) ~= nil, status, body)
 end

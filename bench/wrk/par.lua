@@ -12,7 +12,6 @@ local push
 local cookies = {}
 local c = 0
 local uris = fifo()
-local debug = os.getenv("BENCH_DEBUG")
 
 function init(args)
   -- Formatted here, not when the script loads: only then does wrk know the Host header.
@@ -43,6 +42,5 @@ function response(status, headers, body)
       return
     end
   end
-  unexpected = unexpected + 1
-  if debug and unexpected <= 3 then io.write("unexpected ", status, " ", location or "", " ", body:sub(1, 300), "\n") end
+  tally(false, status, body, location)
 end

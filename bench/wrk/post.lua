@@ -7,7 +7,6 @@ local path = os.getenv("BENCH_PATH")
 local body = os.getenv("BENCH_BODY")
 local contentType = os.getenv("BENCH_CONTENT_TYPE")
 local expect = tonumber(os.getenv("BENCH_EXPECT"))
-local debug = os.getenv("BENCH_DEBUG")
 local post
 
 function init(args)
@@ -20,10 +19,5 @@ function request()
 end
 
 function response(status, headers, body)
-  if status == expect then
-    ok = ok + 1
-  else
-    unexpected = unexpected + 1
-    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
-  end
+  tally(status == expect, status, body)
 end

@@ -6,7 +6,6 @@ dofile(os.getenv("BENCH_LUA_DIR") .. "/common.lua")
 local path = os.getenv("BENCH_PATH")
 local auth = os.getenv("BENCH_CLIENT_AUTH")
 local headers = { ["Content-Type"] = "application/x-www-form-urlencoded", ["Authorization"] = auth }
-local debug = os.getenv("BENCH_DEBUG")
 local tokens = fifo()
 
 function init(args)
@@ -20,11 +19,6 @@ end
 
 function response(status, headers, body)
   local token = status == 200 and body:match('"refresh_token"%s*:%s*"([^"]+)"')
-  if token then
-    ok = ok + 1
-    tokens.push(token)
-  else
-    unexpected = unexpected + 1
-    if debug and unexpected <= 3 then io.write("unexpected ", status, " ", body:sub(1, 300), "\n") end
-  end
+  if token then tokens.push(token) end
+  tally(token ~= nil and token ~= false, status, body)
 end

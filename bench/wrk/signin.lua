@@ -13,7 +13,6 @@ local FORM = "application/x-www-form-urlencoded"
 local users = {}
 local u = 0
 local pendings = fifo()
-local debug = os.getenv("BENCH_DEBUG")
 
 function init(args)
   users = thread_lines(os.getenv("BENCH_USERS"))
@@ -44,6 +43,5 @@ function response(status, headers, body)
     ok = ok + 1
     return
   end
-  unexpected = unexpected + 1
-  if debug and unexpected <= 3 then io.write("unexpected ", status, " ", location or "", " ", body:match("Too many[^<]*") or body:sub(1, 300), "\n") end
+  tally(false, status, body:match("Too many[^<]*") or body, location)
 end
