@@ -1,4 +1,4 @@
-// Node's flags for the service, as `npm start` gives them (package.json's start script): whatever
+// Node's flags and environment for the service, as `npm start` gives them (package.json's start script): whatever
 // else starts the service (the bench, `npm run cluster`) starts it the same way, so its memory
 // and speed are what operators get (docs/performance.md, "Node flags in npm start").
 import { readFileSync } from 'node:fs';
