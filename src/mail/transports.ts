@@ -11,7 +11,7 @@ import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports
 
 /**
  * nodemailer is loaded when the first mail is sent, not at start: a server holds about 10 MB less
- * until someone signs up or asks for a reset (docs/performance.md, decision 24).
+ * until someone signs up or asks for a reset (docs/performance.md, decision 29).
  */
 let loaded: Promise<typeof nodemailer> | undefined;
 function loadNodemailer(): Promise<typeof nodemailer> {

@@ -96,7 +96,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   // client: what `initialize` leaves in it (the client's capabilities) is read only to ask the
   // client something, which this server never does. The SDK, and zod under it, is loaded and the
   // server made at the first request to this path: a service no agent calls does not hold them
-  // (docs/performance.md, decision 24).
+  // (docs/performance.md, decision 29).
   let started: ReturnType<typeof startMcp> | undefined;
   async function startMcp() {
     const [{ Server }, { isJsonContentType }, sdkTypes, { AjvJsonSchemaValidator }] = await Promise.all([
