@@ -49,7 +49,7 @@ import { loadSettings } from '../src/config/settings.js';
 import { generateToken } from '../src/core/credentials/formats.js';
 import { DOCUMENT_FETCHES_PER_HOST } from '../src/core/oauth/client-metadata.js';
 import { type Deps, createDeps, prepareDatabase } from '../src/deps.js';
-import { serviceNodeFlags } from '../scripts/service-node-flags.mjs';
+import { serviceNodeFlags, serviceProcessEnv } from '../scripts/service-node-flags.mjs';
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
 import { DocumentServer, loopbackCertificate } from '../test/support/document-server.js';
 import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
@@ -72,6 +72,8 @@ const REGISTER = '/api/oauth/register';
 const AUTHORIZE = '/oauth/authorize';
 /** Our server runs with the Node flags of `npm start`, so the bench measures what operators run. */
 const SERVICE_NODE_FLAGS = serviceNodeFlags();
+/** And the environment it sets (glibc's malloc settings, docs/performance.md decision 30). */
+const SERVICE_PROCESS_ENV = serviceProcessEnv();
 /** A generator using less than this share of its core while the server saturates its own is not the bottleneck. */
 const GENERATOR_BUSY = 0.9;
 const FLOW_SCRIPTS = new Set(['codeflow.lua', 'par.lua', 'signin.lua']);
@@ -756,7 +758,7 @@ export async function seedDatabase<T = undefined>(
 export async function startService(serviceEnv: Record<string, string>, port: number, env: Record<string, string | undefined>, token: string) {
   // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
   const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
-  const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'], serviceEnv, port, '/readyz');
+  const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'], { ...SERVICE_PROCESS_ENV, ...serviceEnv }, port, '/readyz');
   const me = await fetch(`${server.url}${ME}`, { headers: { authorization: `Bearer ${token}` } });
   const meBody = await me.text();
   if (!me.ok) {
@@ -920,7 +922,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // With BENCH_CPU_PROF the matched ceiling is profiled too (in a folder of its own), so the two
     // profiles show where ours spends what any Fastify server sending the same answer does not.
     const matchedProfile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(env.BENCH_CPU_PROF, 'matched-ceiling')] : [];
-    const matched = await startServer('matched ceiling', [...SERVICE_NODE_FLAGS, ...matchedProfile, 'bench/servers/matched-ceiling.mjs'], { PROFILE_FILE: profileFile, HEADERS_FILE: headersFile }, await freePort());
+    const matched = await startServer('matched ceiling', [...SERVICE_NODE_FLAGS, ...matchedProfile, 'bench/servers/matched-ceiling.mjs'], { ...SERVICE_PROCESS_ENV, PROFILE_FILE: profileFile, HEADERS_FILE: headersFile }, await freePort());
     servers.push(matched);
     const selected = (id: string) => options.only === undefined || options.only.includes(id);
     // The peer takes minutes to prepare: started only when a selected scenario compares with it.

@@ -5,9 +5,19 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import type { MailTransportSetting } from '../config/settings.js';
 import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports.js';
+
+/**
+ * nodemailer is loaded when the first mail is sent, not at start: a server holds about 10 MB less
+ * until someone signs up or asks for a reset (docs/performance.md, decision 29).
+ */
+let loaded: Promise<typeof nodemailer> | undefined;
+function loadNodemailer(): Promise<typeof nodemailer> {
+  loaded ??= import('nodemailer').then((module) => module.default);
+  return loaded;
+}
 
 /** An SMTP exchange that has not moved on by then has failed; the mail is tried again later. */
 const SMTP_TIMEOUT_MS = 15_000;
@@ -30,18 +40,17 @@ function describe(error: unknown): string {
 }
 
 export class SmtpTransport implements MailTransport {
-  private readonly transporter: nodemailer.Transporter;
+  private transporter: nodemailer.Transporter | undefined;
 
-  constructor(url: string, private readonly from: string) {
-    this.transporter = nodemailer.createTransport(url, {
-      connectionTimeout: SMTP_TIMEOUT_MS,
-      greetingTimeout: SMTP_TIMEOUT_MS,
-      socketTimeout: SMTP_TIMEOUT_MS,
-    });
-  }
+  constructor(private readonly url: string, private readonly from: string) {}
 
   async send(_id: number, message: MailMessage): Promise<MailOutcome> {
     try {
+      this.transporter ??= (await loadNodemailer()).createTransport(this.url, {
+        connectionTimeout: SMTP_TIMEOUT_MS,
+        greetingTimeout: SMTP_TIMEOUT_MS,
+        socketTimeout: SMTP_TIMEOUT_MS,
+      });
       await this.transporter.sendMail(mailOptions(this.from, message));
       return { sent: true };
     } catch (error) {
@@ -52,12 +61,13 @@ export class SmtpTransport implements MailTransport {
 
 /** Writes each mail, as the SMTP server would receive it, to `{directory}/{id}.eml`. */
 export class EmlFileTransport implements MailTransport {
-  private readonly transporter = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  private transporter: nodemailer.Transporter | undefined;
 
   constructor(private readonly directory: string, private readonly from: string) {}
 
   async send(id: number, message: MailMessage): Promise<MailOutcome> {
     try {
+      this.transporter ??= (await loadNodemailer()).createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
       const info = await this.transporter.sendMail(mailOptions(this.from, message));
       await mkdir(this.directory, { recursive: true, mode: 0o700 });
       // The mail's id makes the name: a retry writes the same file again, never a second one.

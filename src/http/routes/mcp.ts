@@ -9,12 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
-import {
-  CallToolRequestSchema, type CallToolResult, ErrorCode, isJSONRPCRequest, JSONRPCMessageSchema, ListToolsRequestSchema, type ListToolsResult, McpError, type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { CallToolResult, ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS, type McpToolName, mcpTool } from '../../core/api/mcp.js';
 import { MCP_PATH, mcpResource, resourceMetadataUrl } from '../../core/api/resource.js';
 import { API_NAME, API_VERSION } from '../../core/api/views.js';
@@ -99,27 +94,40 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   // the rest of the call. Its validator is made here too, as the `Server` would build one otherwise;
   // it validates nothing (this server never asks the client for input). It keeps no state of a
   // client: what `initialize` leaves in it (the client's capabilities) is read only to ask the
-  // client something, which this server never does.
-  const transport = new McpRequestTransport<CallContext>();
-  const server = new Server({ name: API_NAME, version: API_VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator: new AjvJsonSchemaValidator() });
-  server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
-  server.setRequestHandler(CallToolRequestSchema, async ({ params }, { requestId }) => {
-    const tool = mcpTool(params.name);
-    // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(params.name.slice(0, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
-    const context = transport.contextOf(requestId);
-    try {
-      const answer = await tool.call({ stores: app.deps.stores, urls, bearer: context.bearer }, params.arguments ?? {});
-      return { structuredContent: { ...answer }, content: [{ type: 'text', text: JSON.stringify(answer) }] };
-    } catch (error) {
-      if (error instanceof OAuthError) return toolError(error);
-      context.failure = error;
-      throw new McpError(ErrorCode.InternalError, 'The server could not complete the request.');
-    }
-  });
-  await server.connect(transport);
+  // client something, which this server never does. The SDK, and zod under it, is loaded and the
+  // server made at the first request to this path: a service no agent calls does not hold them
+  // (docs/performance.md, decision 29).
+  let started: ReturnType<typeof startMcp> | undefined;
+  async function startMcp() {
+    const [{ Server }, { isJsonContentType }, sdkTypes, { AjvJsonSchemaValidator }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'), import('@modelcontextprotocol/sdk/shared/mediaType.js'),
+      import('@modelcontextprotocol/sdk/types.js'), import('@modelcontextprotocol/sdk/validation/ajv'),
+    ]);
+    const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = sdkTypes;
+    const transport = new McpRequestTransport<CallContext>();
+    const server = new Server({ name: API_NAME, version: API_VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator: new AjvJsonSchemaValidator() });
+    server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
+    server.setRequestHandler(CallToolRequestSchema, async ({ params }, { requestId }) => {
+      const tool = mcpTool(params.name);
+      // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(params.name.slice(0, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
+      const context = transport.contextOf(requestId);
+      try {
+        const answer = await tool.call({ stores: app.deps.stores, urls, bearer: context.bearer }, params.arguments ?? {});
+        return { structuredContent: { ...answer }, content: [{ type: 'text', text: JSON.stringify(answer) }] };
+      } catch (error) {
+        if (error instanceof OAuthError) return toolError(error);
+        context.failure = error;
+        throw new McpError(ErrorCode.InternalError, 'The server could not complete the request.');
+      }
+    });
+    await server.connect(transport);
+    return { transport, isJsonContentType, ...sdkTypes };
+  }
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    started ??= startMcp();
+    const { transport, isJsonContentType, isJSONRPCRequest, JSONRPCMessageSchema, ErrorCode } = await started;
     const text = typeof request.body === 'string' ? request.body : undefined;
     let message: unknown;
     try {
