@@ -1002,8 +1002,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const ourLoad = (id: string, script: string, path: string, runEnv: RunEnv) => benchLoad(`${id}: ours`, ours, script, path, runEnv);
 
     const limiter = redisUrl ? 'redis' : 'memory';
-    // Issue 20: PostgreSQL + Redis refresh ≥ 1.0 × the peer.
-    const refreshTarget = database === 'sqlite' ? 1.5 : 1.0;
+    // Issue 35 item 1, by CPU against the durable peer: on SQLite ≥ 1.3 × with openid and ≥ 1.5 ×
+    // without; PostgreSQL + Redis ≥ 1.0 × both.
+    const refreshTargets = database === 'sqlite' ? { withOpenid: 1.3, without: 1.5 } : { withOpenid: 1.0, without: 1.0 };
     const posts = '/api/open/v1/me/posts';
     const lastPage = (count: number) => Math.ceil(count / 20) - 1;
     const deep = `${posts}?page=${lastPage(options.seed.heavyUserPosts)}&size=20`;
@@ -1034,12 +1035,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       },
       { id: 'b3', title: `/me/posts first page (${fmt(options.seed.prolificUserPosts)} posts)`, ours: ourLoad('b3', 'get.lua', posts, get(posts, files.prolific)), ceiling: ceilingMe, baseline: 'b1' },
       { id: 'b4', title: `/me/posts page ${pages(options.seed.prolificUserPosts)}`, ours: ourLoad('b4', 'get.lua', prolificDeep, get(prolificDeep, files.prolific)), ceiling: ceilingMe, baseline: 'b3' },
-      // Issues 33 and 35 asked ≥ 0.5 × /me for get_profile (the same answer); with the MCP SDK in the
-      // loop ≥ 0.4 × is what any design can hold as a median (docs/performance.md, "What is not
-      // reached, and why"); judged on CPU per request.
+      // Issues 33 and 35: get_profile, the same answer as /me, ≥ 0.5 × /me, judged on CPU per request.
+      // The shared SDK Server reaches about 0.4 × (docs/performance.md, "What is not reached").
       {
         id: 'i', title: 'get_profile over MCP (tools/call)', ours: ourLoad('i', 'mcp.lua', MCP, () => ({ BENCH_PATH: MCP, BENCH_TOKENS: files.rotating, BENCH_TOOL: 'get_profile' })),
-        ceiling: ceilingMe, baseline: 'a', target: '≥ 0.4 × a (CPU)', met: (s) => s.cpuRatioBaseline !== undefined && s.cpuRatioBaseline >= 0.4,
+        ceiling: ceilingMe, baseline: 'a', target: '≥ 0.5 × a (CPU)', met: (s) => s.cpuRatioBaseline !== undefined && s.cpuRatioBaseline >= 0.5,
       },
       ...([['c1', '401: unknown well-formed', files.unknown], ['c2', '401: garbage', files.garbage]] as const).map(([id, title, file]): Comparison => ({
         id, title, ours: ourLoad(id, 'get.lua', ME, get(ME, file, 401)), ceiling: ceilingMe, target: '≥ 0.8 × ceiling', met: (s) => s.ratioCeiling! >= 0.8,
@@ -1047,12 +1047,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       {
         id: 'd', title: 'refresh, rotating, with openid',
         ours: ourLoad('d', 'refresh.lua', TOKEN, refreshEnv(TOKEN, files.chains, confidentialAuth)),
-        peer: peerRefresh, target: `≥ ${refreshTarget} × peer`, met: (s) => s.ratioPeer! >= refreshTarget,
+        peer: peerRefresh, target: `≥ ${refreshTargets.withOpenid} × peer (CPU)`, met: (s) => s.cpuRatioPeer! >= refreshTargets.withOpenid,
       },
       {
         id: 'd2', title: 'refresh, rotating, without openid',
         ours: ourLoad('d2', 'refresh.lua', TOKEN, refreshEnv(TOKEN, files.plainChains, confidentialAuth)),
-        peer: peerPlainRefresh, target: '≥ 2.5 × peer', met: (s) => s.ratioPeer! >= 2.5,
+        peer: peerPlainRefresh, target: `≥ ${refreshTargets.without} × peer (CPU)`, met: (s) => s.cpuRatioPeer! >= refreshTargets.without,
       },
       ...([['e1', 'openid profile:read posts:read'], ['e2', 'profile:read posts:read']] as const).map(([id, scope]): Comparison => ({
         id, title: `code flow, ${scope.includes('openid') ? 'with' : 'without'} openid (flows/s)`,
