@@ -333,8 +333,8 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.match(refusal.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/);
   });
 
-  test('a pushed authorization request from a document\'s app is accepted, and its request_uri opens the consent page', async () => {
-    const clientId = documents.document(freshPath('pushed'));
+  /** A pushed authorization request (RFC 9126) of the app `clientId` names, accepted: it stores the app's row. Its request_uri. */
+  async function push(clientId: string): Promise<string> {
     const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -342,7 +342,12 @@ forEachDatabase('Client ID metadata documents', (database) => {
         code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
     });
     assert.equal(response.status, 201, await response.clone().text());
-    const { request_uri: requestUri } = await response.json() as { request_uri: string };
+    return ((await response.json()) as { request_uri: string }).request_uri;
+  }
+
+  test('a pushed authorization request from a document\'s app is accepted, and its request_uri opens the consent page', async () => {
+    const clientId = documents.document(freshPath('pushed'));
+    const requestUri = await push(clientId);
     const { browser } = await signedInBrowser(t);
     const page = await browser.fetch(`/oauth/authorize?${new URLSearchParams({ client_id: clientId, request_uri: requestUri })}`);
     assert.equal(page.status, 200);
@@ -369,16 +374,6 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(documents.count(first), 2);
   });
 
-  /** A pushed authorization request (RFC 9126) of the app `clientId` names: it stores the app's row. */
-  async function push(clientId: string): Promise<void> {
-    const response = await fetch(`${t.baseUrl}/api/oauth/par`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: 'http://127.0.0.1/callback', scope: 'profile:read',
-        code_challenge: pkcePair().challenge, code_challenge_method: 'S256' }),
-    });
-    assert.equal(response.status, 201, await response.clone().text());
-  }
 
   test('the janitor deletes a document\'s app that only pushed, a day after its document last refreshed it, and keeps one a member approved or an operator deactivated', async () => {
     // Anyone can push for any URL that answers a valid document: each push stores a row.
