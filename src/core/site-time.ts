@@ -58,6 +58,14 @@ export function dayIn(instant: Instant, timeZone: string): string {
   return format.format(new Date(instant));
 }
 
+/**
+ * The calendar day `days` after `day` (before it when negative), both `YYYY-MM-DD`: counted in
+ * whole dates, so a day 23 or 25 hours long in some zone is neither skipped nor repeated.
+ */
+export function calendarDay(day: string, days: number): string {
+  return new Date(Date.parse(`${day}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
 /** A zone's offset from UTC lies within these bounds (UTC−12 to UTC+14), so a day starts within them of its UTC midnight. */
 const EARLIEST_OFFSET_MS = -12 * 3_600_000;
 const LATEST_OFFSET_MS = 14 * 3_600_000;

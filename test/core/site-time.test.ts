@@ -1,7 +1,7 @@
 /** The site's days (INTERFACE section 12): where each day begins in a zone, clock changes included. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { dayIn, dayStartIn } from '../../src/core/site-time.js';
+import { calendarDay, dayIn, dayStartIn } from '../../src/core/site-time.js';
 
 const DAY_MS = 86_400_000;
 
@@ -27,4 +27,11 @@ test('every day of two years begins where dayIn changes, in zones with and witho
       assert.ok(dayIn(start - 1, zone) < day, `${zone} ${day}: the millisecond before is the day before`);
     }
   }
+});
+
+test('calendarDay counts whole dates across months, years and leap days, forward and back', () => {
+  assert.equal(calendarDay('2026-11-24', 1), '2026-11-25');
+  assert.equal(calendarDay('2026-12-31', 1), '2027-01-01');
+  assert.equal(calendarDay('2028-03-01', -1), '2028-02-29');
+  assert.equal(calendarDay('2026-11-24', -13), '2026-11-11');
 });

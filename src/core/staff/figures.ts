@@ -6,13 +6,12 @@
  * New members are counted from the accounts themselves, by the database, a day's range at a time.
  */
 import type { AuditEvent, AuditSink } from '../audit.js';
-import { dayIn, dayStartIn } from '../site-time.js';
+import { calendarDay, dayIn, dayStartIn } from '../site-time.js';
 import type { Stores } from '../stores.js';
 import type { Instant } from '../time.js';
 import { type DailyCount, FIGURES, type Figure } from './ports.js';
 
 export const OVERVIEW_DAYS = 14;
-const DAY_MS = 86_400_000;
 
 /** The figure an audit event counts towards, if any. */
 export function figureOf(event: AuditEvent): Figure | undefined {
@@ -42,8 +41,7 @@ export class FigureCounter {
     const today = this.today;
     if (at >= today.from && at < today.until) return today.day;
     const day = dayIn(at, this.timeZone);
-    const next = dayIn(Date.parse(`${day}T12:00:00Z`) + DAY_MS, 'UTC');
-    this.today = { day, from: dayStartIn(day, this.timeZone), until: dayStartIn(next, this.timeZone) };
+    this.today = { day, from: dayStartIn(day, this.timeZone), until: dayStartIn(calendarDay(day, 1), this.timeZone) };
     return day;
   }
 
@@ -94,14 +92,12 @@ export interface Overview {
 
 /** The last 14 days' figures, today included. */
 export async function overview(stores: Stores, now: Instant, timeZone: string): Promise<Overview> {
-  // Noon steps: a day that is 23 or 25 hours long (daylight saving) is neither skipped nor repeated.
-  const noonToday = Date.parse(`${dayIn(now, timeZone)}T12:00:00Z`);
-  const dayAfter = (i: number) => dayIn(noonToday + i * DAY_MS, 'UTC');
-  const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => dayAfter(i - OVERVIEW_DAYS + 1));
+  const today = dayIn(now, timeZone);
+  const days = Array.from({ length: OVERVIEW_DAYS }, (_, i) => calendarDay(today, i - OVERVIEW_DAYS + 1));
   const index = new Map(days.map((day, i) => [day, i]));
   const counts = Object.fromEntries(FIGURES.map((f) => [f, days.map(() => 0)])) as Record<Figure, number[]>;
   // Each day's first instant in the site's zone, and tomorrow's, bound the days' ranges.
-  const bounds = [...days, dayAfter(1)].map((day) => dayStartIn(day, timeZone));
+  const bounds = [...days, calendarDay(today, 1)].map((day) => dayStartIn(day, timeZone));
   const [stored, joined] = await Promise.all([stores.dailyFigures.since(days[0]!), stores.memberDirectory.countJoined(bounds)]);
   for (const c of stored) {
     const i = index.get(c.day);
