@@ -345,7 +345,7 @@ export class ClientMetadataDocuments {
       throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: no answer within ${DOCUMENT_FETCH_TIMEOUT_MS / 1000} s from a server this service may reach.`);
     }
     const client = parseClientDocument(clientId, fetched, this.settings);
-    const seconds = cacheSeconds(fetched.ok ? fetched.cacheControl : undefined);
+    const seconds = cacheSeconds(fetched.cacheControl);
     this.cache.set(clientId, { client, expiresAt: this.clock.now() + seconds * 1000 });
     while (this.cache.size > DOCUMENT_CACHE_ENTRIES) this.cache.delete(this.cache.keys().next().value!);
     return client;
