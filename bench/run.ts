@@ -570,6 +570,13 @@ function withBaseline(result: ScenarioResult, ours: readonly Measurement[], base
 const SERVER_STARVED = 0.8;
 
 /** The runs whose server used less than SERVER_STARVED of its core, named for the report's notes. */
+/** A scenario's figures as the run's log says them when it is measured: ours, then its references'. */
+export function scenarioLine(result: ScenarioResult): string {
+  const figures = (m: Measurement) => `${fmt(m.cpuUsPerRequest)} µs CPU/req, ${fmt(m.rate)} /s`;
+  return `${result.id} ${result.title}: ${figures(result.ours)} (p99 ${fmt(result.ours.p99Ms, 2)} ms, unexpected ${result.ours.unexpected})`
+    + (result.ceiling ? `; ceiling ${figures(result.ceiling)}` : '') + (result.peer ? `; peer ${figures(result.peer)}` : '');
+}
+
 export function starvedRuns(byLoad: Map<Load, Measurement[]>, rounds: number): string[] {
   return [...byLoad].flatMap(([load, runs]) => runs.flatMap((m, round) => (m.serverCpu < SERVER_STARVED
     ? [`${load.label}${rounds === 1 ? '' : `, round ${round + 1}`}: ${fmt(m.serverCpu, 2)} of its core`] : [])));
@@ -596,9 +603,7 @@ async function measureComparisons(comparisons: Comparison[], references: Load[],
     for (const comparison of block.comparisons) {
       const result = compared(comparison, byLoad);
       ourRuns.set(comparison.id, byLoad.get(comparison.ours)!);
-      const figures = (m: Measurement) => `${fmt(m.cpuUsPerRequest)} µs CPU/req, ${fmt(m.rate)} /s`;
-      log(`${result.id} ${result.title}: ${figures(result.ours)} (p99 ${fmt(result.ours.p99Ms, 2)} ms, unexpected ${result.ours.unexpected})`
-        + (result.ceiling ? `; ceiling ${figures(result.ceiling)}` : '') + (result.peer ? `; peer ${figures(result.peer)}` : ''));
+      log(scenarioLine(result));
       results.set(comparison, result);
     }
   }
@@ -1198,7 +1203,7 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
         target: '≥ 0.9 × a-few (within 10 %)', met: toFew.median >= 0.9,
       },
     ];
-    for (const s of scenarios) log(`${s.id} ${s.title}: ${fmt(s.ours.cpuUsPerRequest)} µs CPU/req, ${fmt(s.ours.rate)} /s (p99 ${fmt(s.ours.p99Ms, 2)} ms, unexpected ${s.ours.unexpected})`);
+    for (const s of scenarios) log(scenarioLine(s));
     const report = buildReport(options, fewStored.serviceEnv.DATABASE_URL!, redisUrl, {
       seeding: [fewStored.seeding, manyStored.seeding], scenarios, runs: [...fewRuns, ...manyRuns],
       peakRssMb: { [`ours-${few}`]: peakRssMb(fewMe.server.pid), [`ours-${many}`]: peakRssMb(manyMe.server.pid) },

@@ -14,7 +14,7 @@ import { FIGURES } from '../src/core/staff/ports.js';
 import type { Deps } from '../src/deps.js';
 import {
   type BenchOptions, type BenchReport, type ScenarioResult, type Server, buildReport, fmt, freePort, load, measureRounds, overRounds, peakRssMb,
-  prepareDatabaseTarget, prepareRun, seedDatabase, serviceEnvironment, starvedNote, starvedRuns, startService, writeLines, writeReport,
+  prepareDatabaseTarget, prepareRun, scenarioLine, seedDatabase, serviceEnvironment, starvedNote, starvedRuns, startService, writeLines, writeReport,
 } from './run.js';
 import { type SeededData, seedSession } from './seed.js';
 
@@ -65,7 +65,7 @@ export async function runStaffOverview(options: BenchOptions): Promise<BenchRepo
     const runs = await measureRounds({ references: [], comparisons: [{ id: 'o', title, ours: overview }] }, options.rounds, log);
     const ours = overRounds(runs.get(overview)!);
     const scenario: ScenarioResult = { id: 'o', title, ours, target: `< ${BUDGET_US / 1000} ms CPU per overview`, met: ours.cpuUsPerRequest < BUDGET_US };
-    log(`o ${title}: ${fmt(ours.cpuUsPerRequest)} µs CPU/req, ${fmt(ours.rate)} /s (p99 ${fmt(ours.p99Ms, 2)} ms, unexpected ${ours.unexpected})`);
+    log(scenarioLine(scenario));
     const report = buildReport(options, databaseUrl, redisUrl, {
       seeding: [seeding], scenarios: [scenario], runs: runs.get(overview)!, peakRssMb: { ours: peakRssMb(server.pid) },
       notes: [
