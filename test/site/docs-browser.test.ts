@@ -57,6 +57,8 @@ describe('developer docs in a browser', () => {
     await block.getByRole('button', { name: 'Copied' }).waitFor();
     assert.equal(await clipboard(page), await block.locator('pre').innerText());
     assert.match(await clipboard(page), /^curl -X POST .*\/api\/oauth\/token/);
+    // The live region is filled a moment after the button changes, so screen readers notice it (public/copy.js).
+    await page.getByRole('status').filter({ hasText: 'Copied' }).first().waitFor();
     assert.equal(await page.getByRole('status').filter({ hasText: 'Copied' }).count(), 1, 'a screen reader hears it too');
     await block.getByRole('button', { name: 'Copy' }).waitFor({ timeout: 5000 });
     assert.deepEqual(problems, []);
