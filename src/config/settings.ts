@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { type ScanningKey, isP256PublicKey } from '../core/credentials/secret-scanning.js';
+import { REFRESH_REPLAY_MAX_SECONDS } from '../core/oauth/tokens/replay.js';
 import { DEFAULT_SITE_TIME_ZONE, isTimeZone } from '../core/site-time.js';
 
 export type DatabaseTarget =
@@ -386,7 +387,7 @@ export function loadSettings(env: Env = process.env): Settings {
     accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL', 3600, 1, 86_400),
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
-    refreshReplaySeconds: integer(env, 'REFRESH_REPLAY_SECONDS', 0, 0, 300),
+    refreshReplaySeconds: integer(env, 'REFRESH_REPLAY_SECONDS', 0, 0, REFRESH_REPLAY_MAX_SECONDS),
     keysSecret,
     signingKeyActivationSeconds: integer(env, 'SIGNING_KEY_ACTIVATION_SECONDS', 120, 0, 86_400),
     logLevel,

@@ -28,6 +28,8 @@ export interface PurgeOptions {
   securityLogWindowMs: number;
   selfRegisteredGraceMs: number;
   documentClientGraceMs: number;
+  /** A sealed replay answer older than this (since its token was used) is erased: the longest window allowed. */
+  sealedAnswerMaxAgeMs: number;
 }
 
 /** Deletes what no rule needs any more, in small batches (issue 7's janitor). */

@@ -10,6 +10,8 @@ import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { hashSecret } from '../../src/core/credentials/formats.js';
+import { REFRESH_REPLAY_MAX_SECONDS } from '../../src/core/oauth/tokens/replay.js';
+import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type TestClient, type Tokens, clientFields, introspect, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
@@ -164,6 +166,19 @@ forEachDatabase('the refresh replay window turned on', (database) => {
     assert.notEqual(await sealedOf(tokens.refresh_token), null);
     await refreshed(t, c, first.refresh_token);
     assert.equal(await sealedOf(tokens.refresh_token), null);
+  });
+
+  test('the janitor erases a sealed answer once the longest window allowed has passed, and keeps one still within it', async () => {
+    const old = await start();
+    await refreshed(t, old.c, old.tokens.refresh_token);
+    t.clock.advance(REFRESH_REPLAY_MAX_SECONDS * 1000 - 1000);
+    const recent = await start();
+    await refreshed(t, recent.c, recent.tokens.refresh_token);
+    t.clock.advance(1001);
+    await runJanitor(t.deps);
+    const sealedOf = async (token: string) => (await t.deps.stores.tokens.findReplay(hashSecret(token)))!.sealed;
+    assert.equal(await sealedOf(old.tokens.refresh_token), null);
+    assert.notEqual(await sealedOf(recent.tokens.refresh_token), null);
   });
 });
 

@@ -55,7 +55,7 @@ forEachDatabase('staff log storage', (database) => {
 
   test('housekeeping never purges the staff log, however old its entries', async () => {
     const old = await stores.staffLog.append(entry('old', 'a year ago', T0 - 400 * DAY));
-    await stores.housekeeping.purge(T0, { auditWindowMs: DAY, batchSize: 100, grantLifetimeMs: DAY, deliveryMaxAgeMs: DAY, mailMaxAgeMs: DAY, securityLogWindowMs: DAY, selfRegisteredGraceMs: DAY, documentClientGraceMs: DAY });
+    await stores.housekeeping.purge(T0, { auditWindowMs: DAY, batchSize: 100, grantLifetimeMs: DAY, deliveryMaxAgeMs: DAY, mailMaxAgeMs: DAY, securityLogWindowMs: DAY, selfRegisteredGraceMs: DAY, documentClientGraceMs: DAY, sealedAnswerMaxAgeMs: DAY });
     assert.deepEqual((await stores.staffLog.list({ limit: 5, target: { kind: 'member', id: 'old' } })).map((e) => e.id), [old.id]);
   });
 });

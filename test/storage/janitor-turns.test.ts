@@ -33,7 +33,7 @@ forEachDatabase('janitor turns', (database) => {
     };
     setImmediate(count);
     const deleted = await stores.housekeeping.purge(1_000, {
-      auditWindowMs: 0, batchSize: BATCH, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: 0, securityLogWindowMs: 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000,
+      auditWindowMs: 0, batchSize: BATCH, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: 0, securityLogWindowMs: 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000,
     });
     sweeping = false;
 

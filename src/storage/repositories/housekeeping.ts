@@ -49,6 +49,16 @@ export class KyselyHousekeeping implements Housekeeping {
         return Number(r.numDeletedRows);
       });
     }
+    // A sealed replay answer is worth keeping only while a window could honour it (INTERFACE
+    // section 11); past the longest window allowed it is only a liability: whoever held its
+    // rotated token and a copy of the database could open it.
+    const sealedBefore = now - options.sealedAnswerMaxAgeMs;
+    await drain('sealed_replay_answers', async () => {
+      const r = await this.db.updateTable('refresh_tokens').set({ replay_sealed: null }).where('id', 'in', (eb) =>
+        eb.selectFrom('refresh_tokens').select('id').where('replay_sealed', 'is not', null).where('used_at', '<', sealedBefore).limit(batch),
+      ).executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    });
     await drain('personal_tokens', async () => {
       const r = await this.db.deleteFrom('personal_tokens').where('id', 'in', (eb) =>
         eb.selectFrom('personal_tokens').select('id')

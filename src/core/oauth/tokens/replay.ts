@@ -42,6 +42,14 @@ export interface ReplayAnswer {
   dpopJkt: string | null;
 }
 
+/**
+ * The longest window an operator may open. Every instance erases sealed answers older than this
+ * (the janitor), whatever its own window: instances of a rolling deploy may differ, and a rotation
+ * without a window erases nothing, so an answer sealed before the window was turned off would
+ * otherwise stay until its token is deleted.
+ */
+export const REFRESH_REPLAY_MAX_SECONDS = 300;
+
 const INFO = 'svc refresh replay v1';
 /** RFC 5869 2.2: no salt is a salt of HashLen zeros. */
 const NO_SALT = Buffer.alloc(32);
