@@ -75,6 +75,9 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
       const where = `${name} (${new URL(page.url()).pathname})`;
       const lang = await page.evaluate(() => document.documentElement.lang);
       if (lang !== expected) problems.push(`${where}: <html lang="${lang}">`);
+      // A Latin app name or username set between Chinese characters gets the space Chinese typesetting puts there.
+      const autospace = await page.evaluate(() => getComputedStyle(document.body).getPropertyValue('text-autospace'));
+      if (expected.startsWith('zh') && autospace !== 'normal') problems.push(`${where}: text-autospace ${autospace}`);
       for (const sentence of englishSentences(await page.content())) problems.push(`${where}: English "${sentence}"`);
       // Chinese sets no space before full-width punctuation, after a full stop, nor between a Chinese word and a quotation.
       for (const [spaced] of (await page.locator('body').innerText()).matchAll(/.{0,8}(?: [（「，。：；？！]|[\u3400-\u9fff] “|[。！？] [\u3400-\u9fff]).{0,8}/g)) problems.push(`${where}: a space in "${spaced}"`);
