@@ -166,6 +166,45 @@ forEachDatabase('storage contract', (database) => {
     await everyPage(40);
   });
 
+  test('a page of posts carries each post\'s every column as the post itself reads, whether read at once or behind a transaction', async () => {
+    const author = await newUser();
+    const reader = await newUser();
+    await stores.users.updateProfile(author.id, { nickname: unique('Nick') }, T0);
+    const [first, second] = [await stores.posts.ensureCategory(unique('A')), await stores.posts.ensureCategory(unique('B'))];
+    const make = (categoryId: number, title: string, excerpt: string, at: number) =>
+      stores.posts.create({ authorId: author.id, categoryId, title, body: 'b', bodyHtml: '<p>b</p>', excerpt, status: 'published' }, at);
+    const older = await make(first.id, 'older', 'first words', T0);
+    const newer = await make(second.id, 'newer', 'other words', T0 + MINUTE);
+    // Every counter and both instants differ, so a column read from another's place shows.
+    await stores.posts.edit(older.id, author.id, { categoryId: first.id, title: 'older, edited', body: 'b2', bodyHtml: '<p>b2</p>', excerpt: 'edited words', publish: false }, T0 + 5 * MINUTE);
+    await stores.posts.like(older.id, reader.id, T0 + 6 * MINUTE);
+    for (let i = 0; i < 2; i += 1) await stores.posts.addComment(older.id, reader.id, 'hi', T0 + 7 * MINUTE);
+    for (let i = 0; i < 3; i += 1) await stores.posts.countView(older.id);
+    const summary = async (id: number) => {
+      const { body: _body, bodyHtml: _bodyHtml, ...rest } = (await stores.posts.findById(id))!;
+      return rest;
+    };
+    const expected = { items: [await summary(newer.id), await summary(older.id)], total: 2 };
+    assert.deepEqual(await stores.posts.listPublishedByAuthor(author.id, 0, 10), expected);
+    assert.deepEqual(await stores.posts.listPublishedByAuthor(author.id, 1, 1), { items: [expected.items[1]], total: 2 });
+    // While a transaction holds SQLite's one connection, a page waits for it in Kysely's executor.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let begun!: () => void;
+    const holding = new Promise<void>((resolve) => { begun = resolve; });
+    const open = stores.transaction(async (tx) => {
+      await tx.users.findById(reader.id);
+      begun();
+      await held;
+    });
+    await holding;
+    const pages = [stores.posts.listPublishedByAuthor(author.id, 0, 10), stores.posts.listPublishedByAuthor(author.id, 1, 1)];
+    release();
+    await open;
+    assert.deepEqual(await pages[0], expected);
+    assert.deepEqual(await pages[1], { items: [expected.items[1]], total: 2 });
+  });
+
   test('posts and comments carry their author\'s nickname, the username when none is set (INTERFACE section 12)', async () => {
     const author = await newUser();
     const reader = await newUser();

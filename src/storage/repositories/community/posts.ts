@@ -122,10 +122,10 @@ export class KyselyPostStore implements PostStore {
     const total = offset === 0 ? undefined : Number((await counted)?.n ?? 0);
     if (total !== undefined && offset >= total) return { items: [], total };
     const fromOldest = total === undefined ? offset : total - 1 - offset;
-    const [{ rows }, count] = await Promise.all([
-      offset === 0 ? this.queries.execute(this.db, firstPage, [authorId, limit])
-        : fromOldest < offset ? this.queries.execute(this.db, pageSkippingFromOldest, [authorId, authorId, 'published', 1, fromOldest, limit])
-        : this.queries.execute(this.db, pageSkippingFromNewest, [authorId, authorId, 'published', 1, offset, limit]),
+    const [rows, count] = await Promise.all([
+      offset === 0 ? this.queries.rowViews(this.db, firstPage, [authorId, limit])
+        : fromOldest < offset ? this.queries.rowViews(this.db, pageSkippingFromOldest, [authorId, authorId, 'published', 1, fromOldest, limit])
+        : this.queries.rowViews(this.db, pageSkippingFromNewest, [authorId, authorId, 'published', 1, offset, limit]),
       counted,
     ]);
     // An author whose account row is gone has no posts left either (they go with it).
