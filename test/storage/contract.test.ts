@@ -144,10 +144,13 @@ forEachDatabase('storage contract', (database) => {
     const make = (authorId: number, at: number, status: 'published' | 'draft' = 'published') =>
       stores.posts.create({ authorId, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status }, at);
     const posts = [];
-    // Three posts a minute, so pages cut through ties that only the id orders.
-    for (let i = 0; i < 41; i += 1) posts.push(await make(author.id, T0 + Math.floor(i / 3) * MINUTE));
-    const draft = await make(author.id, T0 + 5 * MINUTE, 'draft');
-    await make(other.id, T0 + 5 * MINUTE);
+    // Three posts a minute, so pages cut through ties that only the id orders; enough that pages in
+    // the middle are past what a page skips with OFFSET from either end (200 entries, posts.ts).
+    // They are dated before T0, so they never crowd other tests' posts out of the newest.
+    const start = T0 - 1_000 * MINUTE;
+    for (let i = 0; i < 450; i += 1) posts.push(await make(author.id, start + Math.floor(i / 3) * MINUTE));
+    const draft = await make(author.id, start + 5 * MINUTE, 'draft');
+    await make(other.id, start + 5 * MINUTE);
     const everyPage = async (expectedTotal: number) => {
       const all = await stores.posts.listPublishedByAuthor(author.id, 0, 1000);
       assert.equal(all.total, expectedTotal);
@@ -159,11 +162,11 @@ forEachDatabase('storage contract', (database) => {
         }
       }
     };
-    await everyPage(41);
+    await everyPage(450);
     await stores.posts.delete(posts[3]!.id, author.id);
-    await stores.posts.delete(posts[38]!.id, author.id);
-    await stores.posts.publish(draft.id, author.id, T0 + 2 * MINUTE);
-    await everyPage(40);
+    await stores.posts.delete(posts[438]!.id, author.id);
+    await stores.posts.publish(draft.id, author.id, start + 2 * MINUTE);
+    await everyPage(449);
   });
 
   test('a page of posts carries each post\'s every column as the post itself reads, whether read at once or behind a transaction', async () => {
