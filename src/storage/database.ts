@@ -302,6 +302,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     // hot query runs at once: nothing can interleave, and it skips a dozen promise hops through
     // Kysely's executor and mutexes, which cost more than the query (issue 8). A transaction
     // holds the one connection until it ends, so its own queries run at once too.
+    // `rowView` of each statement read as arrays, by its SQL text: made at its first run.
     const views = new Map<string, (values: unknown[]) => unknown>();
     const run = (query: CompiledQuery<unknown>, asViews: boolean): QueryResult<unknown> => {
       const statement = statements.prepare(query.sql);
@@ -465,7 +466,7 @@ export class CompiledQueries {
    * and made into the caller's own objects: on SQLite's shortcut the driver hands them over as
    * arrays, each seen through a view that reads its columns by name, so no object is built per
    * row in C++ (decision 31); elsewhere (Kysely's executor, PostgreSQL) they are the driver's row
-   * objects. A view has no properties of its own, so a row must not be spread, serialised or kept.
+   * objects. A view has no properties of its own, so a row must not be spread or serialised.
    */
   async rowViews<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<R[]> {
     return (await this.run(db, build, parameters, true)).rows;
