@@ -40,7 +40,7 @@ import { formatLocalTimestamp } from '../src/core/time.js';
 import { siteUrls } from '../src/core/urls.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
 import { PostPageSchema, ProfileSchema } from '../src/http/routes/api-v1/schemas.js';
-import { firstPage, pageSkippingFromNewest, pageSkippingFromOldest, publishedCountByAuthor } from '../src/storage/repositories/community/posts.js';
+import { pageQuery, publishedCountByAuthor } from '../src/storage/repositories/community/posts.js';
 import { FULL_SEED, seedBench } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -80,9 +80,6 @@ export async function runPostsPiecesBench(): Promise<void> {
     const urls = siteUrls(baseUrl);
     const sqlite = new SQLite(file, { readonly: true });
     const statement = (query: { sql: string }) => sqlite.prepare(query.sql);
-    const first = statement(firstPage(db).compile());
-    const fromNewest = statement(pageSkippingFromNewest(db).compile());
-    const fromOldest = statement(pageSkippingFromOldest(db).compile());
     const count = statement(publishedCountByAuthor(db).compile());
     const serialisePage = fastJsonStringify(PostPageSchema);
     const serialiseProfile = fastJsonStringify(ProfileSchema);
@@ -95,10 +92,10 @@ export async function runPostsPiecesBench(): Promise<void> {
     ];
     for (const c of cases) {
       const offset = c.page * SIZE;
-      // The store's choice (posts.ts): the first page skips nothing, a later one from the nearer end.
-      const fromTheOldest = c.total - 1 - offset < offset;
-      const pageStatement = offset === 0 ? first : fromTheOldest ? fromOldest : fromNewest;
-      const pageParameters = offset === 0 ? [c.author, SIZE] : [c.author, c.author, 'published', 1, fromTheOldest ? c.total - 1 - offset : offset, SIZE];
+      // The store's choice (posts.ts): the first page needs no total, a later one skips from the nearer end.
+      const page = pageQuery(c.author, offset, SIZE, offset === 0 ? undefined : c.total);
+      const pageStatement = statement(page.build(db).compile());
+      const pageParameters = page.parameters;
       const answer = await readPosts(deps.stores, c.author, { page: c.page, size: SIZE }, urls);
       if (answer.items.length !== SIZE || pageStatement.all(...pageParameters).length !== SIZE) throw new Error(`${c.id}: expected a full page`);
       const summaries = (await deps.stores.posts.listPublishedByAuthor(c.author, offset, SIZE)).items;

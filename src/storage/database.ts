@@ -58,6 +58,13 @@ const STATEMENT_CACHE_SIZE = 500;
  */
 const SQLITE_PAGE_CACHE_KIB = 4_000;
 
+/** A cached statement: Kysely's view of it, and better-sqlite3's raw mode and column names for `CompiledQueries.rowViews`. */
+export type CachedStatement = SqliteStatement & Pick<SQLite.Statement, 'raw' | 'columns'>;
+
+interface StatementCache extends SqliteDatabase {
+  prepare(text: string): CachedStatement;
+}
+
 /**
  * better-sqlite3 as Kysely sees it, but preparing each SQL text once: Kysely prepares a statement
  * for every query, and preparing cost as much as running the query on the hot paths (issue 8).
@@ -65,7 +72,7 @@ const SQLITE_PAGE_CACHE_KIB = 4_000;
  * one per text is safe. Texts that vary (bulk inserts) stop being cached once the cache is full.
  * With a `tracer` (traces on), each run of a statement is a span.
  */
-export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: string) => void, tracer?: SqliteQueryTracer): SqliteDatabase {
+export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: string) => void, tracer?: SqliteQueryTracer): StatementCache {
   const statements = new Map<string, SQLite.Statement>();
   return {
     close: () => { statements.clear(); sqlite.close(); },
@@ -79,19 +86,43 @@ export function withStatementCache(sqlite: SQLite.Database, onWrite: (text: stri
       }
       // `readonly`, not `reader`: a write with RETURNING answers rows, so it is a reader too.
       if (!statement.readonly) onWrite(text);
-      return tracer === undefined ? statement as unknown as SqliteStatement : traced(statement, text, tracer);
+      return tracer === undefined ? statement as unknown as CachedStatement : traced(statement, text, tracer);
     },
   };
 }
 
 /** `statement` with each run reported to `tracer`; Kysely streams no query here, so `iterate` is not traced. */
-function traced(statement: SQLite.Statement, text: string, tracer: SqliteQueryTracer): SqliteStatement {
+function traced(statement: SQLite.Statement, text: string, tracer: SqliteQueryTracer): CachedStatement {
   return {
     reader: statement.reader,
     all: (parameters) => tracer.trace(text, () => statement.all(parameters as unknown[])),
     run: (parameters) => tracer.trace(text, () => statement.run(parameters as unknown[])),
     iterate: (parameters) => statement.iterate(parameters as unknown[]),
+    raw: (on) => statement.raw(on),
+    columns: () => statement.columns(),
   };
+}
+
+/** Reads a row's values from the array better-sqlite3's raw mode makes, by column name (`rowView`). */
+const VALUES = Symbol('values');
+
+/**
+ * Makes each array of a statement's rows (better-sqlite3's raw mode, in the order of `names`, the
+ * statement's columns) into an object that reads its columns by name, as the driver's row objects
+ * do. better-sqlite3 builds each row's object from C++, setting a property per column, which cost
+ * 0.76 µs a row of ten columns (docs/performance.md, decision 31); a view is one small object whose
+ * getters, on a prototype shared by the statement's rows, read the array.
+ */
+function rowView(names: readonly string[]): (values: unknown[]) => unknown {
+  if (new Set(names).size !== names.length) throw new Error(`a query read as arrays needs distinct column names: ${names.join(', ')}`);
+  class Row {
+    [VALUES]: unknown[];
+    constructor(values: unknown[]) {
+      this[VALUES] = values;
+    }
+  }
+  names.forEach((name, index) => Object.defineProperty(Row.prototype, name, { get(this: Row) { return this[VALUES][index]; } }));
+  return (values) => new Row(values);
 }
 
 /**
@@ -271,8 +302,24 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     // hot query runs at once: nothing can interleave, and it skips a dozen promise hops through
     // Kysely's executor and mutexes, which cost more than the query (issue 8). A transaction
     // holds the one connection until it ends, so its own queries run at once too.
-    const run = (query: CompiledQuery<unknown>): QueryResult<unknown> => {
+    // `rowView` of each statement read as arrays, by its SQL text: made at its first run.
+    const views = new Map<string, (values: unknown[]) => unknown>();
+    const run = (query: CompiledQuery<unknown>, asViews: boolean): QueryResult<unknown> => {
       const statement = statements.prepare(query.sql);
+      if (statement.reader && asViews) {
+        let view = views.get(query.sql);
+        if (view === undefined) {
+          view = rowView(statement.columns().map((column) => column.name));
+          views.set(query.sql, view);
+        }
+        // The statement is Kysely's too: raw for this one synchronous call only.
+        statement.raw(true);
+        try {
+          return { rows: (statement.all(query.parameters) as unknown[][]).map(view) };
+        } finally {
+          statement.raw(false);
+        }
+      }
       if (statement.reader) return { rows: statement.all(query.parameters) };
       const { changes, lastInsertRowid } = statement.run(query.parameters);
       return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
@@ -281,9 +328,9 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       db,
       dialect: 'sqlite',
       queries: new CompiledQueries({
-        runNow: (query) => (turn.free ? run(query) : undefined),
+        runNow: (query, asViews) => (turn.free ? run(query, asViews) : undefined),
         // A free connection means the transaction has ended: Kysely's executor says so.
-        runInTransaction: (query) => (turn.free ? undefined : run(query)),
+        runInTransaction: (query, asViews) => (turn.free ? undefined : run(query, asViews)),
         // While a transaction or a queued query holds the connection, its writes may be under way.
         generation: () => (turn.free ? watch.generation() : undefined),
         quiet: (text) => watch.quiet(text),
@@ -327,10 +374,10 @@ export type QueryBuilder<R> = (db: Kysely<Database>) => Compilable<R>;
 
 /** What SQLite's one connection offers `CompiledQueries` (see `openDatabase`). */
 export interface SqliteShortcuts {
-  /** Runs a query at once when the connection is free, else `undefined`. */
-  runNow(query: CompiledQuery<unknown>): QueryResult<unknown> | undefined;
+  /** Runs a query at once when the connection is free, else `undefined`; `asViews`: its rows as `CompiledQueries.rowViews` reads them. */
+  runNow(query: CompiledQuery<unknown>, asViews: boolean): QueryResult<unknown> | undefined;
   /** Runs a query of the transaction that holds the connection at once, else `undefined`. */
-  runInTransaction(query: CompiledQuery<unknown>): QueryResult<unknown> | undefined;
+  runInTransaction(query: CompiledQuery<unknown>, asViews: boolean): QueryResult<unknown> | undefined;
   /** `SqliteWriteWatch.generation`, or `undefined` while the connection is held. */
   generation(): number | undefined;
   /** `SqliteWriteWatch.quiet`. */
@@ -411,6 +458,21 @@ export class CompiledQueries {
 
   /** Runs `build`'s query with `parameters` (in the compiled SQL's order). */
   execute<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<QueryResult<R>> {
+    return this.run(db, build, parameters, false);
+  }
+
+  /**
+   * `execute`'s rows for the hot reads of many rows (a page of posts), to be read by column name
+   * and made into the caller's own objects: on SQLite's shortcut the driver hands them over as
+   * arrays, each seen through a view that reads its columns by name, so no object is built per
+   * row in C++ (decision 31); elsewhere (Kysely's executor, PostgreSQL) they are the driver's row
+   * objects. A view has no properties of its own, so a row must not be spread or serialised.
+   */
+  async rowViews<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<R[]> {
+    return (await this.run(db, build, parameters, true)).rows;
+  }
+
+  private run<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[], asViews: boolean): Promise<QueryResult<R>> {
     const query = this.compile(db, build);
     // A builder's literals become parameters too: a count that differs means a value went astray.
     if (parameters.length !== query.parameters.length) {
@@ -419,7 +481,7 @@ export class CompiledQueries {
     const bound = { ...query, parameters };
     // On SQLite a query skips Kysely's executor when it can have the connection at once.
     const now = this.sqlite === undefined ? undefined
-      : db.isTransaction ? this.sqlite.runInTransaction(bound) : this.sqlite.runNow(bound);
+      : db.isTransaction ? this.sqlite.runInTransaction(bound, asViews) : this.sqlite.runNow(bound, asViews);
     return now !== undefined ? Promise.resolve(now as QueryResult<R>) : db.executeQuery(bound);
   }
 

@@ -144,10 +144,13 @@ forEachDatabase('storage contract', (database) => {
     const make = (authorId: number, at: number, status: 'published' | 'draft' = 'published') =>
       stores.posts.create({ authorId, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status }, at);
     const posts = [];
-    // Three posts a minute, so pages cut through ties that only the id orders.
-    for (let i = 0; i < 41; i += 1) posts.push(await make(author.id, T0 + Math.floor(i / 3) * MINUTE));
-    const draft = await make(author.id, T0 + 5 * MINUTE, 'draft');
-    await make(other.id, T0 + 5 * MINUTE);
+    // Three posts a minute, so pages cut through ties that only the id orders; enough that pages in
+    // the middle are past what a page skips with OFFSET from either end (200 entries, posts.ts).
+    // They are dated before T0, so they never crowd other tests' posts out of the newest.
+    const start = T0 - 1_000 * MINUTE;
+    for (let i = 0; i < 450; i += 1) posts.push(await make(author.id, start + Math.floor(i / 3) * MINUTE));
+    const draft = await make(author.id, start + 5 * MINUTE, 'draft');
+    await make(other.id, start + 5 * MINUTE);
     const everyPage = async (expectedTotal: number) => {
       const all = await stores.posts.listPublishedByAuthor(author.id, 0, 1000);
       assert.equal(all.total, expectedTotal);
@@ -159,11 +162,50 @@ forEachDatabase('storage contract', (database) => {
         }
       }
     };
-    await everyPage(41);
+    await everyPage(450);
     await stores.posts.delete(posts[3]!.id, author.id);
-    await stores.posts.delete(posts[38]!.id, author.id);
-    await stores.posts.publish(draft.id, author.id, T0 + 2 * MINUTE);
-    await everyPage(40);
+    await stores.posts.delete(posts[438]!.id, author.id);
+    await stores.posts.publish(draft.id, author.id, start + 2 * MINUTE);
+    await everyPage(449);
+  });
+
+  test('a page of posts carries each post\'s every column as the post itself reads, whether read at once or behind a transaction', async () => {
+    const author = await newUser();
+    const reader = await newUser();
+    await stores.users.updateProfile(author.id, { nickname: unique('Nick') }, T0);
+    const [first, second] = [await stores.posts.ensureCategory(unique('A')), await stores.posts.ensureCategory(unique('B'))];
+    const make = (categoryId: number, title: string, excerpt: string, at: number) =>
+      stores.posts.create({ authorId: author.id, categoryId, title, body: 'b', bodyHtml: '<p>b</p>', excerpt, status: 'published' }, at);
+    const older = await make(first.id, 'older', 'first words', T0);
+    const newer = await make(second.id, 'newer', 'other words', T0 + MINUTE);
+    // Every counter and both instants differ, so a column read from another's place shows.
+    await stores.posts.edit(older.id, author.id, { categoryId: first.id, title: 'older, edited', body: 'b2', bodyHtml: '<p>b2</p>', excerpt: 'edited words', publish: false }, T0 + 5 * MINUTE);
+    await stores.posts.like(older.id, reader.id, T0 + 6 * MINUTE);
+    for (let i = 0; i < 2; i += 1) await stores.posts.addComment(older.id, reader.id, 'hi', T0 + 7 * MINUTE);
+    for (let i = 0; i < 3; i += 1) await stores.posts.countView(older.id);
+    const summary = async (id: number) => {
+      const { body: _body, bodyHtml: _bodyHtml, ...rest } = (await stores.posts.findById(id))!;
+      return rest;
+    };
+    const expected = { items: [await summary(newer.id), await summary(older.id)], total: 2 };
+    assert.deepEqual(await stores.posts.listPublishedByAuthor(author.id, 0, 10), expected);
+    assert.deepEqual(await stores.posts.listPublishedByAuthor(author.id, 1, 1), { items: [expected.items[1]], total: 2 });
+    // While a transaction holds SQLite's one connection, a page waits for it in Kysely's executor.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let begun!: () => void;
+    const holding = new Promise<void>((resolve) => { begun = resolve; });
+    const open = stores.transaction(async (tx) => {
+      await tx.users.findById(reader.id);
+      begun();
+      await held;
+    });
+    await holding;
+    const pages = [stores.posts.listPublishedByAuthor(author.id, 0, 10), stores.posts.listPublishedByAuthor(author.id, 1, 1)];
+    release();
+    await open;
+    assert.deepEqual(await pages[0], expected);
+    assert.deepEqual(await pages[1], { items: [expected.items[1]], total: 2 });
   });
 
   test('posts and comments carry their author\'s nickname, the username when none is set (INTERFACE section 12)', async () => {

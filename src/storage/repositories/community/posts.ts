@@ -26,38 +26,70 @@ function selectPosts(db: Kysely<Database>) {
  * One page of an author's published posts, newest first, ties by id (INTERFACE section 7), read
  * from the covering index `posts_published_page` (migration 2026-11-23-0070), which holds every
  * column shown, so no post row (with its body and HTML) is read. The API pages by number, so a
- * later page's first post is found by skipping entries of the narrow index `posts_by_author`
+ * page is found by skipping entries, from the nearer end of the author's posts: the total kept
+ * with the user (`publishedCountByAuthor`) says which. A page within `SKIPPED_IN_PAGE_INDEX`
+ * entries of its end is read from that end of the covering index with OFFSET (from the oldest in
+ * ascending order, turned round by the caller), which skips no more than the page itself reads.
+ * A deeper page finds its first post by skipping entries of the narrow index `posts_by_author`
  * (four integers an entry; `status` is a parameter there, which keeps both planners on that
- * index), and the page is then read by key from its first post on. Skipping is what a deep page
- * costs, so it starts at the nearer end: from the newest post (`offset` entries) or from the
- * oldest (`total - 1 - offset`), either way the same page. The first page skips nothing and
- * reads from the index's newest entry with no subquery (7 µs of its 63 on SQLite).
- * Skipping through the covering index instead, or joining every skipped entry, made page 500 of
- * 500 twice as slow (docs/performance.md); reading the rows by id, as before, made the first page
- * slower. `status` is a literal in the outer query, so both databases can prove the covering
- * index's `status = 'published'` applies. The author and the status are the caller's, not
- * selected: every column selected is a property better-sqlite3 sets on each row's object.
+ * index), then reads the page by key from it: that subquery cost 9 µs on SQLite, where OFFSET
+ * through the covering index costs 0.04 µs an entry skipped (docs/performance.md, decision 32).
+ * Skipping thousands through the covering index, or joining every skipped entry, made page 500 of
+ * 500 twice as slow. `status` is a literal in the outer query, so both databases can prove the
+ * covering index's `status = 'published'` applies. The author and the status are the caller's,
+ * not selected: every column selected is a property of each row better-sqlite3 hands over.
  */
-const publishedPageByAuthor = (skipFrom?: 'desc' | 'asc') => (db: Kysely<Database>) => {
-  const page = db.selectFrom('posts')
+function publishedPageByAuthor(db: Kysely<Database>) {
+  return db.selectFrom('posts')
     .innerJoin('categories', 'categories.id', 'posts.category_id')
     .select([
       'posts.id', 'posts.category_id', 'categories.name as category_name', 'posts.title', 'posts.excerpt',
       'posts.like_count', 'posts.comment_count', 'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ])
-    .where('posts.author_id', '=', 0).where('posts.status', '=', sql<'published'>`'published'`)
-    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
-  if (skipFrom === undefined) return page;
+    .where('posts.author_id', '=', 0).where('posts.status', '=', sql<'published'>`'published'`);
+}
+
+const pageFromEnd = (order: 'desc' | 'asc') => (db: Kysely<Database>) => publishedPageByAuthor(db)
+  .orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
+
+const pageAfterSkipping = (skipFrom: 'desc' | 'asc') => (db: Kysely<Database>) => {
   const first = db.selectFrom('posts').select(['created_at', 'id'])
     .where('author_id', '=', 0).where('status', '=', 'published')
     .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(1).offset(0);
   // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
-  return page.where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`);
+  return publishedPageByAuthor(db).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
+    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
 };
-/** Each built once: `CompiledQueries` keeps a compiled query per builder (exported for bench/posts-pieces.ts). */
-export const firstPage = publishedPageByAuthor();
-export const pageSkippingFromNewest = publishedPageByAuthor('desc');
-export const pageSkippingFromOldest = publishedPageByAuthor('asc');
+
+/** Entries a page may skip with OFFSET in the covering index (measured crossover: about 480). */
+const SKIPPED_IN_PAGE_INDEX = 200;
+
+/** Each built once: `CompiledQueries` keeps a compiled query per builder. */
+const pageFromNewest = pageFromEnd('desc');
+const pageFromOldest = pageFromEnd('asc');
+const pageSkippingFromNewest = pageAfterSkipping('desc');
+const pageSkippingFromOldest = pageAfterSkipping('asc');
+
+/**
+ * The query that reads the page of `limit` posts `offset` from the newest, with its parameters;
+ * `reversed`: its rows come oldest first. `total`, the author's published posts, is known for any
+ * page but the first, which starts at the newest post whatever it is (exported for bench/posts-pieces.ts).
+ */
+export function pageQuery(authorId: number, offset: number, limit: number, total?: number) {
+  // The page's first post, counted from the oldest.
+  const fromOldest = total === undefined ? offset : total - 1 - offset;
+  if (fromOldest >= offset) {
+    return offset <= SKIPPED_IN_PAGE_INDEX
+      ? { build: pageFromNewest, parameters: [authorId, limit, offset], reversed: false }
+      : { build: pageSkippingFromNewest, parameters: [authorId, authorId, 'published', 1, offset, limit], reversed: false };
+  }
+  // The posts older than the page's last one.
+  const older = Math.max(0, fromOldest + 1 - limit);
+  return older <= SKIPPED_IN_PAGE_INDEX
+    ? { build: pageFromOldest, parameters: [authorId, fromOldest + 1 - older, older], reversed: true }
+    : { build: pageSkippingFromOldest, parameters: [authorId, authorId, 'published', 1, fromOldest, limit], reversed: false };
+}
+
 /**
  * The author's published posts, counted by triggers as they change (migration 2026-11-23-0080),
  * not per page; and the author's names, read here once rather than joined to every post of the page.
@@ -121,16 +153,12 @@ export class KyselyPostStore implements PostStore {
     // a later page waits for the total, which says which end its first post is nearer to.
     const total = offset === 0 ? undefined : Number((await counted)?.n ?? 0);
     if (total !== undefined && offset >= total) return { items: [], total };
-    const fromOldest = total === undefined ? offset : total - 1 - offset;
-    const [{ rows }, count] = await Promise.all([
-      offset === 0 ? this.queries.execute(this.db, firstPage, [authorId, limit])
-        : fromOldest < offset ? this.queries.execute(this.db, pageSkippingFromOldest, [authorId, authorId, 'published', 1, fromOldest, limit])
-        : this.queries.execute(this.db, pageSkippingFromNewest, [authorId, authorId, 'published', 1, offset, limit]),
-      counted,
-    ]);
+    const page = pageQuery(authorId, offset, limit, total);
+    const [rows, count] = await Promise.all([this.queries.rowViews(this.db, page.build, page.parameters), counted]);
     // An author whose account row is gone has no posts left either (they go with it).
     if (count === undefined) return { items: [], total: 0 };
-    return { items: rows.map((row) => toPostOf(row, authorId, 'published', count)), total: Number(count.n) };
+    const items = rows.map((row) => toPostOf(row, authorId, 'published', count));
+    return { items: page.reversed ? items.reverse() : items, total: Number(count.n) };
   }
 
   async listDraftsByAuthor(authorId: number): Promise<PostSummary[]> {
