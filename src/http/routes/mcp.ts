@@ -126,7 +126,11 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   }
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    started ??= startMcp();
+    // A start that failed (the SDK could not be loaded) is not kept: the next request tries again.
+    started ??= startMcp().catch((error: unknown) => {
+      started = undefined;
+      throw error;
+    });
     const { transport, isJsonContentType, isJSONRPCRequest, JSONRPCMessageSchema, ErrorCode } = await started;
     const text = typeof request.body === 'string' ? request.body : undefined;
     let message: unknown;
