@@ -19,29 +19,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS } from '../src/core/community/avatars.js';
 import { Visitor } from '../test/site/visitor.js';
-import { inputFiles, round, spread, writeAvatarReport } from './avatar-upload.js';
+import { inputFiles, round, spread, watchChildren, writeAvatarReport } from './avatar-upload.js';
 import { TICKS_PER_SECOND, cpuTicks, freePort, peakRssMb, prepareDatabaseTarget, prepareRun, seedDatabase, serviceEnvironment, startService } from './run.js';
 import { SMOKE_SEED, seedSession } from './seed.js';
 
 const UPLOAD = '/settings/profile/avatar';
-
-/**
- * Watches `pid`'s child processes until stopped: the largest VmHWM read (MB; the last read before
- * a child exits is at most a millisecond late, so this is a floor) and the children seen.
- */
-function watchChildren(pid: number) {
-  let peak = 0;
-  const seen = new Set<number>();
-  const read = (path: string) => { try { return readFileSync(path, 'utf8'); } catch { return ''; } };
-  const timer = setInterval(() => {
-    for (const child of read(`/proc/${pid}/task/${pid}/children`).split(' ').filter(Boolean)) {
-      seen.add(Number(child));
-      const kb = /VmHWM:\s+(\d+) kB/.exec(read(`/proc/${child}/status`))?.[1];
-      if (kb !== undefined) peak = Math.max(peak, Number(kb) / 1024);
-    }
-  }, 1);
-  return { stop: () => { clearInterval(timer); return { childPeakRssMb: round(peak), children: seen.size }; } };
-}
 
 /** What an upload came to: stored (the redirect to the profile page's notice), or the form's error; anything else ends the bench. */
 function outcomeOf(answer: { status: number; location: string | null }): string {
