@@ -46,7 +46,9 @@ function inChild(job: ReencodeJob): Promise<Uint8Array | ReencodeRefusal> {
     let answer: Uint8Array | ReencodeRefusal = 'undecodable';
     child.once('message', (message: Uint8Array | ReencodeRefusal) => { answer = message; });
     child.once('error', () => resolve('undecodable'));
-    child.once('exit', () => resolve(answer));
+    // 'close', not 'exit': it waits for the IPC channel too, so the answer has been read, and
+    // the next image's child starts only once this one has ended.
+    child.once('close', () => resolve(answer));
     child.send(job);
   });
 }
