@@ -11,7 +11,8 @@
  * page served). The server decodes each image in a child process (src/images/sharp-reencoder.ts):
  * the bench reads the children's VmHWM every millisecond while they live, and reports the largest
  * beside the server's, and their sum, what the machine needs at most. Figures per input: the
- * median and slowest upload as the client timed it, and the server's CPU per upload. Embedded SQLite, or DATABASE_URL's PostgreSQL as the main bench.
+ * median and slowest upload as the client timed it, and the CPU per upload of the server and its
+ * children. Embedded SQLite, or DATABASE_URL's PostgreSQL as the main bench.
  * Writes bench/results/<date>-avatar-route.json.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
