@@ -8,8 +8,11 @@
  *
  * Each input gets a server of its own, so the server's peak RSS (VmHWM) after its uploads is that
  * input's alone; `baselinePeakRssMb` is the peak before the first upload (started, the profile
- * page served). Figures per input: the median and slowest upload as the client timed it, and the
- * server's CPU per upload. Embedded SQLite, or DATABASE_URL's PostgreSQL as the main bench.
+ * page served). The server decodes each image in a child process (src/images/sharp-reencoder.ts):
+ * the bench reads the children's VmHWM every millisecond while they live, and reports the largest
+ * beside the server's, and their sum, what the machine needs at most. Figures per input: the
+ * median and slowest upload as the client timed it, and the CPU per upload of the server and its
+ * children. Embedded SQLite, or DATABASE_URL's PostgreSQL as the main bench.
  * Writes bench/results/<date>-avatar-route.json.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS } from '../src/core/community/avatars.js';
 import { Visitor } from '../test/site/visitor.js';
-import { inputFiles, round, spread, writeAvatarReport } from './avatar-upload.js';
+import { inputFiles, round, spread, watchChildren, writeAvatarReport } from './avatar-upload.js';
 import { TICKS_PER_SECOND, cpuTicks, freePort, peakRssMb, prepareDatabaseTarget, prepareRun, seedDatabase, serviceEnvironment, startService } from './run.js';
 import { SMOKE_SEED, seedSession } from './seed.js';
 
@@ -54,7 +57,8 @@ export async function runAvatarRoute(iterations: number, out: string | undefined
         const baselinePeakRssMb = peakRssMb(server.pid);
         const times: number[] = [];
         const outcomes = new Set<string>();
-        const ticksBefore = cpuTicks(server.pid);
+        const ticksBefore = cpuTicks(server.pid, true);
+        const children = watchChildren(server.pid);
         for (let i = 0; i < iterations; i++) {
           const form = new FormData();
           form.append('_csrf', csrf);
@@ -63,10 +67,15 @@ export async function runAvatarRoute(iterations: number, out: string | undefined
           outcomes.add(outcomeOf(await member.request(UPLOAD, { method: 'POST', body: form })));
           times.push(performance.now() - started);
         }
-        const cpuMsPerUpload = round(((cpuTicks(server.pid) - ticksBefore) / TICKS_PER_SECOND) * 1000 / iterations);
-        const figures = { bytes: bytes.length, outcomes: [...outcomes], ...spread(times), cpuMsPerUpload, baselinePeakRssMb, peakRssMb: peakRssMb(server.pid) };
+        const { childPeakRssMb, children: childCount } = children.stop();
+        const cpuMsPerUpload = round(((cpuTicks(server.pid, true) - ticksBefore) / TICKS_PER_SECOND) * 1000 / iterations);
+        const serverPeak = peakRssMb(server.pid);
+        const figures = {
+          bytes: bytes.length, outcomes: [...outcomes], ...spread(times), cpuMsPerUpload, baselinePeakRssMb, peakRssMb: serverPeak,
+          childPeakRssMb, childCount, machinePeakRssMb: round(serverPeak + childPeakRssMb),
+        };
         inputs.push({ id: input.id, title: input.title, ...figures });
-        log(`${input.id}: ${figures.outcomes.join(', ')}; median ${figures.medianMs} ms, max ${figures.maxMs} ms, ${cpuMsPerUpload} ms CPU, peak RSS ${baselinePeakRssMb} → ${figures.peakRssMb} MB`);
+        log(`${input.id}: ${figures.outcomes.join(', ')}; median ${figures.medianMs} ms, max ${figures.maxMs} ms, ${cpuMsPerUpload} ms CPU, peak RSS ${baselinePeakRssMb} → ${figures.peakRssMb} MB, decoding children (${childCount}) ${childPeakRssMb} MB`);
       } finally {
         await server.stop();
       }
@@ -76,8 +85,8 @@ export async function runAvatarRoute(iterations: number, out: string | undefined
       inputs,
       notes: [
         'each input against a fresh server (dist/, the Node flags of npm start, pinned to core 0), uploads one after the other by one signed-in member with the CSRF field',
-        'outcomes: stored (the redirect to the profile page\'s notice) or the form\'s error (400); medianMs and maxMs are the client\'s time for the whole POST; cpuMsPerUpload the server\'s user + system CPU over the uploads divided by them (10 ms clock ticks)',
-        'baselinePeakRssMb is the server\'s VmHWM before the first upload (started, the profile page served; sharp is loaded at the first image); peakRssMb after the last',
+        'outcomes: stored (the redirect to the profile page\'s notice) or the form\'s error (400); medianMs and maxMs are the client\'s time for the whole POST; cpuMsPerUpload the user + system CPU of the server and of its decoding children over the uploads divided by them (10 ms clock ticks)',
+        'baselinePeakRssMb is the server\'s VmHWM before the first upload (started, the profile page served); peakRssMb after the last; childPeakRssMb the largest VmHWM of a decoding child read while it lived (every millisecond, so a floor), childCount the children seen; machinePeakRssMb the server\'s peak plus the child\'s, what the machine needs at most',
       ],
     });
   } finally {

@@ -6,7 +6,8 @@
  *
  * Each input runs in a child process of its own (pinned to one core, as the servers of the main
  * bench), uploads one after the other, so its peak RSS (VmHWM) is that input's alone; the figures
- * are the median and the slowest of its iterations, and the RSS before the first image.
+ * are the median and the slowest of its iterations, the RSS before the first image, and the peak
+ * of the processes that decode (the reencoder forks one per image).
  * Writes bench/results/<date>-avatar-upload.json.
  *
  * With `--route` (bench/avatar-route.ts), the same inputs go through our server's upload route instead.
@@ -37,7 +38,7 @@ export const INPUTS: Input[] = [
   { id: 'bomb', title: 'PNG declaring 50,000×50,000 (refused)', make: async () => pngDeclaring(50_000, 50_000) },
 ];
 
-interface Figures { bytes: number; outcome: string; medianMs: number; maxMs: number; baselineRssMb: number; peakRssMb: number }
+interface Figures { bytes: number; outcome: string; medianMs: number; maxMs: number; baselineRssMb: number; peakRssMb: number; childPeakRssMb: number }
 
 /** In the child: `iterations` checks of the file, one after the other. */
 async function measure(file: string, iterations: number): Promise<Figures> {
@@ -45,6 +46,8 @@ async function measure(file: string, iterations: number): Promise<Figures> {
   const baselineRssMb = process.memoryUsage().rss / 2 ** 20;
   const times: number[] = [];
   let outcome = '';
+  // The reencoder decodes in a child process of its own (src/images/sharp-reencoder.ts).
+  const children = watchChildren(process.pid);
   for (let i = 0; i < iterations; i++) {
     const started = performance.now();
     outcome = await checkAvatarUpload(bytes, sharpReencoder).then(
@@ -53,8 +56,9 @@ async function measure(file: string, iterations: number): Promise<Figures> {
     );
     times.push(performance.now() - started);
   }
+  const { childPeakRssMb } = children.stop();
   const peak = /VmHWM:\s+(\d+) kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-  return { bytes: bytes.length, outcome, ...spread(times), baselineRssMb: round(baselineRssMb), peakRssMb: round(Number(peak) / 1024) };
+  return { bytes: bytes.length, outcome, ...spread(times), baselineRssMb: round(baselineRssMb), peakRssMb: round(Number(peak) / 1024), childPeakRssMb };
 }
 
 /** To a tenth. */
@@ -64,6 +68,24 @@ export const round = (n: number) => Math.round(n * 10) / 10;
 export function spread(times: readonly number[]): { medianMs: number; maxMs: number } {
   const sorted = [...times].sort((a, b) => a - b);
   return { medianMs: round(sorted[Math.floor(sorted.length / 2)]!), maxMs: round(sorted.at(-1)!) };
+}
+
+/**
+ * Watches `pid`'s child processes until stopped: the largest VmHWM read (MB; the last read before
+ * a child exits is at most a millisecond late, so this is a floor) and the children seen.
+ */
+export function watchChildren(pid: number) {
+  let peak = 0;
+  const seen = new Set<number>();
+  const read = (path: string) => { try { return readFileSync(path, 'utf8'); } catch { return ''; } };
+  const timer = setInterval(() => {
+    for (const child of read(`/proc/${pid}/task/${pid}/children`).split(' ').filter(Boolean)) {
+      seen.add(Number(child));
+      const kb = /VmHWM:\s+(\d+) kB/.exec(read(`/proc/${child}/status`))?.[1];
+      if (kb !== undefined) peak = Math.max(peak, Number(kb) / 1024);
+    }
+  }, 1);
+  return { stop: () => { clearInterval(timer); return { childPeakRssMb: round(peak), children: seen.size }; } };
 }
 
 /** Each input's file (under the upload limit), in `dir`. */
@@ -109,7 +131,7 @@ async function main(): Promise<void> {
       const out = execFileSync('taskset', ['-c', '0', process.execPath, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', input.file, '--iterations', String(iterations)], { cwd: ROOT, encoding: 'utf8' });
       const figures = JSON.parse(out) as Figures;
       results.push({ id: input.id, title: input.title, ...figures });
-      process.stderr.write(`${input.id}: ${figures.outcome}; median ${figures.medianMs} ms, max ${figures.maxMs} ms, peak RSS ${figures.peakRssMb} MB\n`);
+      process.stderr.write(`${input.id}: ${figures.outcome}; median ${figures.medianMs} ms, max ${figures.maxMs} ms, peak RSS ${figures.peakRssMb} MB, decoding child ${figures.childPeakRssMb} MB\n`);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -119,7 +141,7 @@ async function main(): Promise<void> {
     inputs: results,
     notes: [
       'checkAvatarUpload with sharp, in one process per input pinned to core 0; uploads one after the other',
-      'peakRssMb is the process\'s VmHWM after the iterations: Node, tsx and sharp loaded, plus the decoding; baselineRssMb is the RSS before the first image (sharp not loaded yet)',
+      'peakRssMb is the process\'s VmHWM after the iterations (Node, tsx, and sharp, which the bench loads to make its inputs); baselineRssMb is its RSS before the first image; childPeakRssMb the largest VmHWM of a decoding child (src/images/sharp-child.ts) read every millisecond while it lived, so a floor',
     ],
   });
 }

@@ -227,12 +227,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Clock ticks (utime + stime) a process has used so far. */
-export function cpuTicks(pid: number): number {
+/** Clock ticks (utime + stime) a process has used so far, with those of its waited-for children if asked. */
+export function cpuTicks(pid: number, withChildren = false): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    // cutime and cstime: the children it has waited for (the avatar bench's decoding children).
+    return Number(fields[11]) + Number(fields[12]) + (withChildren ? Number(fields[13]) + Number(fields[14]) : 0);
   } catch {
     return 0;
   }

@@ -1,32 +1,26 @@
 /**
  * The avatars' `ImageReencoder` on sharp (libvips): a well-kept decoder for PNG, JPEG, WebP and
- * GIF instead of a parser of our own. sharp is loaded on the first image, not at start: it costs
- * a third of a second, which a command of the command line (issue 21) never needs to pay.
+ * GIF instead of a parser of our own.
  *
- * One image at a time per process, on one libvips thread: sharp runs on Node's pool of four
- * worker threads, which argon2 shares, so uploads at once would stall every sign-in. A few more
- * wait their turn; past that an upload is refused as `busy`, and the member tries again.
+ * Each image is decoded in a child process of its own (src/images/sharp-child.ts), which exits
+ * with its answer: libvips and an image's pixels (about 50 MB at the pixel limit) never enter the
+ * server's memory, so its peak RSS stays where its other work holds it (issue 35 item 5). The
+ * child's start-up (Node and sharp, about a tenth of a second of CPU) is paid per image; avatar
+ * uploads are rare.
+ *
+ * One image at a time per process: a decoding child takes a core, as argon2's threads do, so
+ * uploads at once would stall every sign-in. A few more wait their turn; past that an upload is
+ * refused as `busy`, and the member tries again.
  */
-import type { ImageReencoder, ImageType, ReencodeRefusal } from '../core/community/avatars.js';
-
-type Sharp = typeof import('sharp').default;
-
-const FORMATS = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp', 'image/gif': 'gif' } as const satisfies Record<ImageType, string>;
+import { fork } from 'node:child_process';
+import type { ImageReencoder, ReencodeRefusal } from '../core/community/avatars.js';
+import type { ReencodeJob } from './sharp-child.js';
 
 /** Images waiting behind the one being encoded, at most. */
 export const MAX_WAITING_IMAGES = 8;
 
-let loaded: Promise<Sharp> | undefined;
-
-function loadSharp(): Promise<Sharp> {
-  loaded ??= import('sharp').then(({ default: sharp }) => {
-    // Each image is decoded once: libvips' cache of operations would only hold memory.
-    sharp.cache(false);
-    sharp.concurrency(1);
-    return sharp;
-  });
-  return loaded;
-}
+/** The child's module beside this one: `.js` in dist/, `.ts` when run from the sources (tests, bench). */
+const CHILD = new URL(`./sharp-child${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
 
 /** The end of the last image's turn: each new one starts after it. */
 let queue: Promise<unknown> = Promise.resolve();
@@ -44,34 +38,23 @@ function inTurn<T>(work: () => Promise<T>): Promise<T | 'busy'> {
   return turn;
 }
 
+/** One job in a child; a child that dies without answering (libvips crashing on the file) refuses it as undecodable. */
+function inChild(job: ReencodeJob): Promise<Uint8Array | ReencodeRefusal> {
+  return new Promise((resolve) => {
+    // The same Node and flags as the server (its execArgv), and the V8 serializer, which carries bytes as they are.
+    const child = fork(CHILD, { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    let answer: Uint8Array | ReencodeRefusal = 'undecodable';
+    child.once('message', (message: Uint8Array | ReencodeRefusal) => { answer = message; });
+    child.once('error', () => resolve('undecodable'));
+    // 'close', not 'exit': it waits for the IPC channel too, so the answer has been read, and
+    // the next image's child starts only once this one has ended.
+    child.once('close', () => resolve(answer));
+    child.send(job);
+  });
+}
+
 export const sharpReencoder: ImageReencoder = {
   reencode(image, type, limits): Promise<Uint8Array | ReencodeRefusal> {
-    return inTurn(() => reencodeNow(image, type, limits));
+    return inTurn(() => inChild({ image, type, limits }));
   },
 };
-
-async function reencodeNow(image: Uint8Array, type: ImageType, { maxPixels, maxInputSide, maxSide }: Parameters<ImageReencoder['reencode']>[2]): Promise<Uint8Array | ReencodeRefusal> {
-  const sharp = await loadSharp();
-  // 'error' refuses a file cut short or corrupt; a mere warning (extra bytes between JPEG
-  // markers, common in phone photos) still decodes. Only the first frame of an animation.
-  const input = { failOn: 'error', limitInputPixels: maxPixels, pages: 1 } as const;
-  try {
-    // The header alone, read with no limit (sharp's would throw, as for a damaged file), so a
-    // small file declaring a huge canvas is told apart, and refused before any decoding.
-    const { format, width, height } = await sharp(image, { ...input, limitInputPixels: false }).metadata();
-    if (format !== FORMATS[type]) return 'undecodable';
-    if (width * height > maxPixels) return 'too-many-pixels';
-    if (width > maxInputSide || height > maxInputSide) return 'too-long-side';
-    // Output keeps no metadata unless asked (no keepMetadata/withMetadata): EXIF, XMP, IPTC and
-    // the ICC profile are dropped, the pixels converted to sRGB first.
-    return new Uint8Array(await sharp(image, input)
-      .autoOrient()
-      .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true })
-      .toFormat(FORMATS[type])
-      .toBuffer());
-  } catch {
-    // sharp throws plain errors for input it cannot read ("corrupt header", "premature end",
-    // "unknown critical chunk"): the file is the cause, the member's to fix.
-    return 'undecodable';
-  }
-}

@@ -110,7 +110,7 @@ const VALUES = Symbol('values');
  * Makes each array of a statement's rows (better-sqlite3's raw mode, in the order of `names`, the
  * statement's columns) into an object that reads its columns by name, as the driver's row objects
  * do. better-sqlite3 builds each row's object from C++, setting a property per column, which cost
- * 0.76 µs a row of ten columns (docs/performance.md, decision 31); a view is one small object whose
+ * 0.76 µs a row of ten columns (docs/performance.md, decision 34); a view is one small object whose
  * getters, on a prototype shared by the statement's rows, read the array.
  */
 function rowView(names: readonly string[]): (values: unknown[]) => unknown {
@@ -465,7 +465,7 @@ export class CompiledQueries {
    * `execute`'s rows for the hot reads of many rows (a page of posts), to be read by column name
    * and made into the caller's own objects: on SQLite's shortcut the driver hands them over as
    * arrays, each seen through a view that reads its columns by name, so no object is built per
-   * row in C++ (decision 31); elsewhere (Kysely's executor, PostgreSQL) they are the driver's row
+   * row in C++ (decision 34); elsewhere (Kysely's executor, PostgreSQL) they are the driver's row
    * objects. A view has no properties of its own, so a row must not be spread or serialised.
    */
   async rowViews<R>(db: Kysely<Database>, build: QueryBuilder<R>, parameters: readonly unknown[]): Promise<R[]> {

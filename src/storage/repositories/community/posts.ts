@@ -33,7 +33,7 @@ function selectPosts(db: Kysely<Database>) {
  * A deeper page finds its first post by skipping entries of the narrow index `posts_by_author`
  * (four integers an entry; `status` is a parameter there, which keeps both planners on that
  * index), then reads the page by key from it: that subquery cost 9 µs on SQLite, where OFFSET
- * through the covering index costs 0.04 µs an entry skipped (docs/performance.md, decision 32).
+ * through the covering index costs 0.04 µs an entry skipped (docs/performance.md, decision 35).
  * Skipping thousands through the covering index, or joining every skipped entry, made page 500 of
  * 500 twice as slow. `status` is a literal in the outer query, so both databases can prove the
  * covering index's `status = 'published'` applies. The author and the status are the caller's,

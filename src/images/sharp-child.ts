@@ -1,0 +1,48 @@
+/**
+ * The child process that decodes one avatar with sharp (libvips), started by
+ * src/images/sharp-reencoder.ts for each image: loading libvips maps about 19 MB and decoding an
+ * image at the pixel limit holds about 33 MB more, which in the server's own process stayed in
+ * its peak RSS for good (issue 35 item 5). Here they end with the child.
+ *
+ * It takes one job on its IPC channel, answers the reencoded bytes or a refusal, and leaves.
+ */
+import type { ImageReencoder, ImageType, ReencodeRefusal } from '../core/community/avatars.js';
+
+type Limits = Parameters<ImageReencoder['reencode']>[2];
+export interface ReencodeJob { image: Uint8Array; type: ImageType; limits: Limits }
+
+const FORMATS = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/webp': 'webp', 'image/gif': 'gif' } as const satisfies Record<ImageType, string>;
+
+async function reencode({ image, type, limits: { maxPixels, maxInputSide, maxSide } }: ReencodeJob): Promise<Uint8Array | ReencodeRefusal> {
+  const { default: sharp } = await import('sharp');
+  // Each image is decoded once: libvips' cache of operations would only hold memory. One
+  // libvips thread: the server's own threads (argon2, file and DNS work) keep the other cores.
+  sharp.cache(false);
+  sharp.concurrency(1);
+  // 'error' refuses a file cut short or corrupt; a mere warning (extra bytes between JPEG
+  // markers, common in phone photos) still decodes. Only the first frame of an animation.
+  const input = { failOn: 'error', limitInputPixels: maxPixels, pages: 1 } as const;
+  try {
+    // The header alone, read with no limit (sharp's would throw, as for a damaged file), so a
+    // small file declaring a huge canvas is told apart, and refused before any decoding.
+    const { format, width, height } = await sharp(image, { ...input, limitInputPixels: false }).metadata();
+    if (format !== FORMATS[type]) return 'undecodable';
+    if (width * height > maxPixels) return 'too-many-pixels';
+    if (width > maxInputSide || height > maxInputSide) return 'too-long-side';
+    // Output keeps no metadata unless asked (no keepMetadata/withMetadata): EXIF, XMP, IPTC and
+    // the ICC profile are dropped, the pixels converted to sRGB first.
+    return new Uint8Array(await sharp(image, input)
+      .autoOrient()
+      .resize(maxSide, maxSide, { fit: 'inside', withoutEnlargement: true })
+      .toFormat(FORMATS[type])
+      .toBuffer());
+  } catch {
+    // sharp throws plain errors for input it cannot read ("corrupt header", "premature end",
+    // "unknown critical chunk"): the file is the cause, the member's to fix.
+    return 'undecodable';
+  }
+}
+
+process.once('message', (job: ReencodeJob) => {
+  void reencode(job).then((answer) => process.send!(answer, () => process.disconnect()));
+});
