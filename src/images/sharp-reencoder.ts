@@ -38,11 +38,33 @@ function inTurn<T>(work: () => Promise<T>): Promise<T | 'busy'> {
   return turn;
 }
 
-/** One job in a child; a child that dies without answering (libvips crashing on the file) refuses it as undecodable. */
+/** How long a child may take over one image before it is killed and the file refused as undecodable. */
+export const DECODE_TIME_LIMIT_MS = 15_000;
+
+/** The variables a decoding child needs of the server's environment: Node's own and the allocator's, none of the service's secrets. */
+const CHILD_VARIABLES = ['PATH', 'NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_'] as const;
+
+/**
+ * The decoding child's environment. It parses files from strangers with a native library, so it
+ * gets nothing it does not need: not `KEYS_SECRET`, `DATABASE_URL` or `SMTP_URL`, which a flaw in
+ * a decoder could otherwise read out of its own process.
+ */
+export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(CHILD_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
+}
+
+/**
+ * One job in a child; a child that dies without answering (libvips crashing on the file) or takes
+ * longer than `DECODE_TIME_LIMIT_MS` (and is killed, so one file cannot hold every later upload
+ * in the queue) refuses it as undecodable.
+ */
 function inChild(job: ReencodeJob): Promise<Uint8Array | ReencodeRefusal> {
   return new Promise((resolve) => {
     // The same Node and flags as the server (its execArgv), and the V8 serializer, which carries bytes as they are.
-    const child = fork(CHILD, { serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+    const child = fork(CHILD, {
+      serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      env: childEnvironment(process.env), timeout: DECODE_TIME_LIMIT_MS, killSignal: 'SIGKILL',
+    });
     let answer: Uint8Array | ReencodeRefusal = 'undecodable';
     child.once('message', (message: Uint8Array | ReencodeRefusal) => { answer = message; });
     child.once('error', () => resolve('undecodable'));

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import sharp from 'sharp';
-import { MAX_WAITING_IMAGES, sharpReencoder } from '../../src/images/sharp-reencoder.js';
+import { MAX_WAITING_IMAGES, childEnvironment, sharpReencoder } from '../../src/images/sharp-reencoder.js';
 
 const LIMITS = { maxPixels: 24_000_000, maxInputSide: 8192, maxSide: 512 };
 
@@ -20,4 +20,9 @@ test('images arriving at once wait their turn; past the waiting ones they are re
   }
   // Once they are done, the next one is encoded again.
   assert.ok((await sharpReencoder.reencode(png, 'image/png', LIMITS)) instanceof Uint8Array);
+});
+
+test('the decoding child gets none of the service\'s secrets: only the variables Node and the allocator read', () => {
+  const env = { PATH: '/usr/bin', NODE_OPTIONS: '--import tsx', MALLOC_MMAP_THRESHOLD_: '131072', KEYS_SECRET: 'k', DATABASE_URL: 'postgres://u:p@h/db', SMTP_URL: 'smtp://u:p@h', REDIS_URL: 'redis://:p@h' };
+  assert.deepEqual(childEnvironment(env), { PATH: '/usr/bin', NODE_OPTIONS: '--import tsx', MALLOC_MMAP_THRESHOLD_: '131072' });
 });
