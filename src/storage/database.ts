@@ -15,6 +15,7 @@ import type { Database } from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
+import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import { SqliteWriteWatch } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -324,10 +325,12 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       const { changes, lastInsertRowid } = statement.run(query.parameters);
       return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
     };
+    const group = new SqliteGroupCommit(db);
     return {
       db,
       dialect: 'sqlite',
       queries: new CompiledQueries({
+        transaction: (work) => group.run(work),
         runNow: (query, asViews) => (turn.free ? run(query, asViews) : undefined),
         // A free connection means the transaction has ended: Kysely's executor says so.
         runInTransaction: (query, asViews) => (turn.free ? undefined : run(query, asViews)),
@@ -374,6 +377,8 @@ export type QueryBuilder<R> = (db: Kysely<Database>) => Compilable<R>;
 
 /** What SQLite's one connection offers `CompiledQueries` (see `openDatabase`). */
 export interface SqliteShortcuts {
+  /** Runs `work` in a transaction committed with those queued beside it (`SqliteGroupCommit`). */
+  transaction<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T>;
   /** Runs a query at once when the connection is free, else `undefined`; `asViews`: its rows as `CompiledQueries.rowViews` reads them. */
   runNow(query: CompiledQuery<unknown>, asViews: boolean): QueryResult<unknown> | undefined;
   /** Runs a query of the transaction that holds the connection at once, else `undefined`. */
@@ -445,6 +450,15 @@ export class CompiledQueries {
    */
   get writesCombine(): boolean {
     return this.sqlite === undefined;
+  }
+
+  /**
+   * `Stores.transaction`: on SQLite committed in groups (`SqliteGroupCommit`), on PostgreSQL one
+   * transaction each (`inTransaction`, which retries deadlock victims). Inside a transaction, `work`
+   * runs in it.
+   */
+  transaction<T>(db: Kysely<Database>, work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return this.sqlite === undefined || db.isTransaction ? inTransaction(db, work) : this.sqlite.transaction(work);
   }
 
   private compile<R>(db: Kysely<Database>, build: QueryBuilder<R>): CompiledQuery<R> {

@@ -1,7 +1,7 @@
 /** Builds every store over one Kysely handle (a connection pool or a transaction). */
 import type { Kysely } from 'kysely';
 import type { Stores } from '../core/stores.js';
-import { type CompiledQueries, inTransaction } from './database.js';
+import type { CompiledQueries } from './database.js';
 import type { Database } from './schema.js';
 import { KyselyClientStore } from './repositories/oauth/clients.js';
 import { KyselyCodeStore } from './repositories/oauth/codes.js';
@@ -62,6 +62,6 @@ export function createStores(db: Kysely<Database>, queries: CompiledQueries): St
     dailyFigures: new KyselyDailyFigureStore(db),
     appDirectory: new KyselyAppDirectory(db, clients),
     housekeeping: new KyselyHousekeeping(db),
-    transaction: (work) => inTransaction(db, (trx) => work(createStores(trx, queries))),
+    transaction: (work) => queries.transaction(db, (trx) => work(createStores(trx, queries))),
   };
 }

@@ -1,0 +1,119 @@
+/**
+ * The core's transactions on SQLite's one connection, committed in groups (issue 35 item 1,
+ * docs/performance.md decision 36).
+ *
+ * Transactions still run one at a time. While one holds the connection, those asked for meanwhile
+ * wait in a queue of this class's own instead of behind the connection's turn; when it ends they
+ * run next, each in a SAVEPOINT of the same open transaction, and the group is committed once the
+ * queue is empty. Under a stream of rotations with `openid` a transaction holds the connection
+ * while its id_token is signed on another thread, and a few dozen others queue meanwhile: one
+ * COMMIT then writes the pages they share to the WAL once instead of once each.
+ *
+ * The rules that keep this invisible:
+ * - A transaction's promise settles only after the COMMIT that made its writes durable (as durable
+ *   as a COMMIT of its own: `synchronous = NORMAL` in WAL mode), so nothing is answered before.
+ * - One that throws is rolled back to its savepoint (the first of a group, which has none, by
+ *   rolling the whole group back, which holds nothing else yet) and rejected with its error; the
+ *   others are not touched.
+ * - A COMMIT (or a rollback to a savepoint) that fails fails every transaction of the group, each
+ *   with that error: none of their writes is acknowledged.
+ * - The group holds the connection's turn from BEGIN to COMMIT, so a read outside it waits, as it
+ *   waited for any transaction, and never sees uncommitted writes. `SqliteWriteWatch` counted the
+ *   group's writes as they ran, so a row remembered before the group is read again after it.
+ */
+import type { ControlledTransaction, Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+type Work = (trx: Kysely<Database>) => Promise<unknown>;
+
+interface Queued {
+  work: Work;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** The one savepoint name: a group runs its transactions one at a time, so they never nest. */
+const SAVEPOINT = 'grouped';
+
+/**
+ * Rolls back to the savepoint of a transaction that threw `error`. If that fails, SQLite ended the
+ * whole transaction itself (a full disk: see `FairSqliteDriver.rollbackTransaction`), and `error`
+ * is what every transaction of the group must hear.
+ */
+async function undo(inner: ControlledTransaction<Database, [typeof SAVEPOINT]>, error: unknown): Promise<void> {
+  try {
+    await inner.rollbackToSavepoint(SAVEPOINT).execute();
+    await inner.releaseSavepoint(SAVEPOINT).execute();
+  } catch {
+    throw error;
+  }
+}
+
+export class SqliteGroupCommit {
+  readonly #queue: Queued[] = [];
+  #draining = false;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Runs `work` in the current group or the next; settles once its group has committed or failed. */
+  run<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#draining) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0) await this.#group();
+    } finally {
+      this.#draining = false;
+    }
+  }
+
+  /** One group: BEGIN (on the connection's turn), the queued transactions, one COMMIT. */
+  async #group(): Promise<void> {
+    let trx: ControlledTransaction<Database>;
+    try {
+      trx = await this.db.startTransaction().execute();
+    } catch (error) {
+      for (const item of this.#queue.splice(0)) item.reject(error);
+      return;
+    }
+    const done: Array<{ item: Queued; value: unknown }> = [];
+    let current: Queued | undefined = this.#queue.shift()!;
+    try {
+      // The first needs no savepoint: if it throws, rolling the group back undoes only its writes.
+      try {
+        done.push({ item: current, value: await current.work(trx) });
+      } catch (error) {
+        await trx.rollback().execute();
+        current.reject(error);
+        return;
+      }
+      for (current = this.#queue.shift(); current !== undefined; current = this.#queue.shift()) {
+        const inner = await trx.savepoint(SAVEPOINT).execute();
+        let value: unknown;
+        try {
+          value = await current.work(inner);
+        } catch (error) {
+          await undo(inner, error);
+          current.reject(error);
+          continue;
+        }
+        await inner.releaseSavepoint(SAVEPOINT).execute();
+        done.push({ item: current, value });
+      }
+      await trx.commit().execute();
+    } catch (error) {
+      // The group's COMMIT or statements failed, or SQLite ended the transaction itself (a full
+      // disk, an I/O error): none of it is durable.
+      if (!trx.isRolledBack) await trx.rollback().execute().catch(() => { /* the error above is the one to report */ });
+      for (const { item } of done) item.reject(error);
+      current?.reject(error);
+      return;
+    }
+    for (const { item, value } of done) item.resolve(value);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * SQLite's group commit (src/storage/sqlite-group-commit.ts): the transactions queued while one
+ * holds the connection commit together, yet each one's outcome is its own, none is acknowledged
+ * before its COMMIT, and a read outside never sees the group's uncommitted writes. PostgreSQL
+ * commits each transaction alone; test/oauth/races.test.ts holds the rules over HTTP on both.
+ */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { type Kysely, sql } from 'kysely';
+import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
+import type { Database } from '../../src/storage/schema.js';
+import { temporarySqlitePath } from '../support/databases.js';
+
+let handle: DatabaseHandle;
+/** A second connection to the file: it sees only what was committed. */
+let outside: SQLite.Database;
+
+before(async () => {
+  const path = temporarySqlitePath();
+  handle = openDatabase({ kind: 'sqlite', path });
+  await sql`create table parents (id integer primary key)`.execute(handle.db);
+  await sql`create table children (id integer primary key, parent_id integer not null references parents (id) deferrable initially deferred)`.execute(handle.db);
+  await sql`insert into parents (id) values (1)`.execute(handle.db);
+  outside = new SQLite(path, { readonly: true });
+});
+beforeEach(async () => { await sql`delete from children`.execute(handle.db); });
+after(async () => {
+  outside.close();
+  await handle.close();
+});
+
+/** A promise a transaction waits on while it holds the connection, so that others queue behind it. */
+function gate(): { passed: Promise<void>; open(): void } {
+  let open!: () => void;
+  const passed = new Promise<void>((resolve) => { open = resolve; });
+  return { passed, open };
+}
+
+/** `Stores.transaction`'s path: inserts child `id` (of `parent`), then waits for `until`, then throws `failure` if given. */
+function insertChild(id: number, options: { parent?: number; until?: Promise<void>; failure?: Error } = {}): Promise<number> {
+  return handle.queries.transaction(handle.db, async (trx: Kysely<Database>) => {
+    await sql`insert into children (id, parent_id) values (${id}, ${options.parent ?? 1})`.execute(trx);
+    await options.until;
+    if (options.failure) throw options.failure;
+    return id;
+  });
+}
+
+function committedChildren(): number[] {
+  return outside.prepare('select id from children order by id').pluck().all() as number[];
+}
+
+test('a transaction of a group that throws is undone alone: the others of its group commit', async () => {
+  const holding = gate();
+  const first = insertChild(1, { until: holding.passed });
+  const refused = new Error('refused');
+  const queued = [insertChild(2), insertChild(3, { failure: refused }), insertChild(4)];
+  holding.open();
+  assert.deepEqual(await Promise.all([first, queued[0], queued[2]]), [1, 2, 4]);
+  await assert.rejects(queued[1]!, (error) => error === refused);
+  assert.deepEqual(committedChildren(), [1, 2, 4]);
+});
+
+test('the first transaction of a group that throws is undone alone: those queued behind it commit', async () => {
+  const holding = gate();
+  const refused = new Error('refused');
+  const first = insertChild(1, { until: holding.passed, failure: refused });
+  const queued = [insertChild(2), insertChild(3)];
+  holding.open();
+  await assert.rejects(first, (error) => error === refused);
+  assert.deepEqual(await Promise.all(queued), [2, 3]);
+  assert.deepEqual(committedChildren(), [2, 3]);
+});
+
+test('a COMMIT that fails fails every transaction of its group, and none of their writes lands', async () => {
+  const holding = gate();
+  const first = insertChild(1, { until: holding.passed });
+  // A row naming no parent: the deferred foreign key fails the group's COMMIT.
+  const queued = [insertChild(2), insertChild(3, { parent: 99 })];
+  holding.open();
+  const outcomes = await Promise.allSettled([first, ...queued]);
+  assert.ok(outcomes.every((o) => o.status === 'rejected' && /FOREIGN KEY/.test(String(o.reason))), JSON.stringify(outcomes));
+  assert.deepEqual(committedChildren(), []);
+  assert.equal(await insertChild(4), 4, 'the connection serves the next group');
+  assert.deepEqual(committedChildren(), [4]);
+});
+
+test('a transaction settles only once its COMMIT is done, and a read outside the group waits for it', async () => {
+  const holding = gate();
+  const seen: string[] = [];
+  const first = insertChild(1, { until: holding.passed }).then((id) => { seen.push(`committed ${id}: ${committedChildren().join(',')}`); });
+  const queued = insertChild(2).then((id) => { seen.push(`committed ${id}: ${committedChildren().join(',')}`); });
+  const read = handle.db.selectFrom('children' as never).select(sql<number>`count(*)`.as('n')).executeTakeFirst()
+    .then((row) => { seen.push(`read ${(row as { n: number }).n}`); });
+  // The read was asked for while the group held the connection: it has not run.
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(seen, []);
+  assert.deepEqual(committedChildren(), []);
+  holding.open();
+  await Promise.all([first, queued, read]);
+  assert.deepEqual(seen.slice(0, 2), ['committed 1: 1,2', 'committed 2: 1,2']);
+  assert.equal(seen[2], 'read 2');
+});
