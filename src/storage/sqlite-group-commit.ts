@@ -32,6 +32,15 @@ interface Queued {
   reject(error: unknown): void;
 }
 
+/**
+ * Transactions a group takes at most before it commits. Under a closed loop (each client waiting
+ * for its answer) a group is bounded by the requests in flight, but arrivals from many clients do
+ * not wait for answers: without a bound a steady stream would keep one group open, and every
+ * answer in it waiting, for as long as the stream lasts. 32 is the size d's groups reached at 64
+ * connections, where committing together saved what it saves (decision 36).
+ */
+export const MAX_GROUP_SIZE = 32;
+
 /** The one savepoint name: a group runs its transactions one at a time, so they never nest. */
 const SAVEPOINT = 'grouped';
 
@@ -92,7 +101,7 @@ export class SqliteGroupCommit {
         current.reject(error);
         return;
       }
-      for (current = this.#queue.shift(); current !== undefined; current = this.#queue.shift()) {
+      for (let taken = 1; taken < MAX_GROUP_SIZE && (current = this.#queue.shift()) !== undefined; taken += 1) {
         const inner = await trx.savepoint(SAVEPOINT).execute();
         let value: unknown;
         try {

@@ -9,6 +9,7 @@ import { after, before, beforeEach, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
+import { MAX_GROUP_SIZE } from '../../src/storage/sqlite-group-commit.js';
 import type { Database } from '../../src/storage/schema.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
@@ -101,4 +102,15 @@ test('a transaction settles only once its COMMIT is done, and a read outside the
   await Promise.all([first, queued, read]);
   assert.deepEqual(seen.slice(0, 2), ['committed 1: 1,2', 'committed 2: 1,2']);
   assert.equal(seen[2], 'read 2');
+});
+
+test('a group commits after MAX_GROUP_SIZE transactions, so a stream that never stops cannot hold its answers back', async () => {
+  const holding = gate();
+  const first = insertChild(1, { until: holding.passed });
+  const rest = Array.from({ length: MAX_GROUP_SIZE + 4 }, (_, i) => insertChild(i + 2));
+  // Asked for behind more than a group's worth: by the time it runs, the first group is committed.
+  const late = handle.queries.transaction(handle.db, async () => committedChildren().length);
+  holding.open();
+  await Promise.all([first, ...rest]);
+  assert.ok((await late) >= MAX_GROUP_SIZE, `the transaction after ${MAX_GROUP_SIZE + 5} others saw ${await late} committed`);
 });
