@@ -13,7 +13,7 @@
  * refused as `busy`, and the member tries again.
  */
 import { fork } from 'node:child_process';
-import type { ImageReencoder, ReencodeRefusal } from '../core/community/avatars.js';
+import { type ImageReencoder, type ImageType, type ReencodeRefusal, detectImageType } from '../core/community/avatars.js';
 import type { ReencodeJob } from './sharp-child.js';
 
 /** Images waiting behind the one being encoded, at most. */
@@ -47,26 +47,40 @@ const CHILD_VARIABLES = ['PATH', 'NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_'] as co
 /**
  * The decoding child's environment. It parses files from strangers with a native library, so it
  * gets nothing it does not need: not `KEYS_SECRET`, `DATABASE_URL` or `SMTP_URL`, which a flaw in
- * a decoder could otherwise read out of its own process.
+ * a decoder could otherwise read out of its own process. It runs as the server's user, so a flaw
+ * that runs code can still read them from the server's /proc entries (docs/threat-model.md).
  */
 export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(CHILD_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
 }
 
+/** The refusals a decoding child may answer; `busy` is the queue's alone. */
+const CHILD_REFUSALS: readonly unknown[] = ['too-many-pixels', 'too-long-side', 'undecodable'] satisfies ReencodeRefusal[];
+
 /**
- * One job in a child; a child that dies without answering (libvips crashing on the file) or takes
- * longer than `DECODE_TIME_LIMIT_MS` (and is killed, so one file cannot hold every later upload
- * in the queue) refuses it as undecodable.
+ * A child's answer as the server takes it: a child runs a native decoder on a stranger's file, so
+ * one the file took over could answer anything. Only a refusal it may give, or bytes that are an
+ * image of the type asked for, are taken; anything else refuses the file as undecodable.
  */
-function inChild(job: ReencodeJob): Promise<Uint8Array | ReencodeRefusal> {
+function childAnswer(message: unknown, type: ImageType): Uint8Array | ReencodeRefusal {
+  if (CHILD_REFUSALS.includes(message)) return message as ReencodeRefusal;
+  return message instanceof Uint8Array && detectImageType(message) === type ? message : 'undecodable';
+}
+
+/**
+ * One job in a child (`module`: src/images/sharp-child.ts); a child that dies without answering
+ * (libvips crashing on the file) or takes longer than `DECODE_TIME_LIMIT_MS` (and is killed, so
+ * one file cannot hold every later upload in the queue) refuses it as undecodable.
+ */
+export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Uint8Array | ReencodeRefusal> {
   return new Promise((resolve) => {
     // The same Node and flags as the server (its execArgv), and the V8 serializer, which carries bytes as they are.
-    const child = fork(CHILD, {
+    const child = fork(module, {
       serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: childEnvironment(process.env), timeout: DECODE_TIME_LIMIT_MS, killSignal: 'SIGKILL',
     });
     let answer: Uint8Array | ReencodeRefusal = 'undecodable';
-    child.once('message', (message: Uint8Array | ReencodeRefusal) => { answer = message; });
+    child.once('message', (message: unknown) => { answer = childAnswer(message, job.type); });
     child.once('error', () => resolve('undecodable'));
     // 'close', not 'exit': it waits for the IPC channel too, so the answer has been read, and
     // the next image's child starts only once this one has ended.
@@ -77,6 +91,6 @@ function inChild(job: ReencodeJob): Promise<Uint8Array | ReencodeRefusal> {
 
 export const sharpReencoder: ImageReencoder = {
   reencode(image, type, limits): Promise<Uint8Array | ReencodeRefusal> {
-    return inTurn(() => inChild({ image, type, limits }));
+    return inTurn(() => decodeInChild({ image, type, limits }));
   },
 };

@@ -3,9 +3,13 @@
  * worker threads that sign-ins need, and only a few wait their turn (src/images/sharp-reencoder.ts).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import sharp from 'sharp';
-import { MAX_WAITING_IMAGES, childEnvironment, sharpReencoder } from '../../src/images/sharp-reencoder.js';
+import { MAX_WAITING_IMAGES, childEnvironment, decodeInChild, sharpReencoder } from '../../src/images/sharp-reencoder.js';
 
 const LIMITS = { maxPixels: 24_000_000, maxInputSide: 8192, maxSide: 512 };
 
@@ -25,4 +29,26 @@ test('images arriving at once wait their turn; past the waiting ones they are re
 test('the decoding child gets none of the service\'s secrets: only the variables Node and the allocator read', () => {
   const env = { PATH: '/usr/bin', NODE_OPTIONS: '--import tsx', MALLOC_MMAP_THRESHOLD_: '131072', KEYS_SECRET: 'k', DATABASE_URL: 'postgres://u:p@h/db', SMTP_URL: 'smtp://u:p@h', REDIS_URL: 'redis://:p@h' };
   assert.deepEqual(childEnvironment(env), { PATH: '/usr/bin', NODE_OPTIONS: '--import tsx', MALLOC_MMAP_THRESHOLD_: '131072' });
+});
+
+test('a decoding child\'s answer is taken only as a refusal it may give or bytes of the type asked for: a child a hostile file took over gets anything else refused as undecodable', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hostile-child-'));
+  const png = new Uint8Array(await sharp({ create: { width: 4, height: 4, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png().toBuffer());
+  const job = { image: png, type: 'image/png' as const, limits: LIMITS };
+  const answers: Record<string, string> = {
+    'a string no refusal is': "'constructor'",
+    'busy, which only the queue says': "'busy'",
+    'an object': '{ length: 3 }',
+    'bytes of another type': 'new Uint8Array([0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0, 0])',
+    'markup': "new TextEncoder().encode('<html><script>alert(1)</script>')",
+  };
+  try {
+    for (const [name, answer] of Object.entries(answers)) {
+      const child = join(dir, `${name.replace(/\W/g, '-')}.mjs`);
+      writeFileSync(child, `process.once('message', () => process.send(${answer}, () => process.disconnect()));\n`);
+      assert.equal(await decodeInChild(job, pathToFileURL(child)), 'undecodable', name);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
