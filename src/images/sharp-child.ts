@@ -43,6 +43,10 @@ async function reencode({ image, type, limits: { maxPixels, maxInputSide, maxSid
   }
 }
 
+// The server's timer is what kills a child stuck on a file: a server that ended (killed, or
+// crashed) closes the channel, and the child ends with it rather than run on unwatched. Its own
+// disconnect after answering ends it too, the answer sent.
+process.once('disconnect', () => process.exit());
 process.once('message', (job: ReencodeJob) => {
   void reencode(job).then((answer) => process.send!(answer, () => process.disconnect()));
 });

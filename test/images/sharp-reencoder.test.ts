@@ -7,9 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { MAX_WAITING_IMAGES, childEnvironment, decodeInChild, sharpReencoder } from '../../src/images/sharp-reencoder.js';
+import { holdsWithin } from '../support/eventually.js';
+import { isAlive, run } from '../support/processes.js';
 
 const LIMITS = { maxPixels: 24_000_000, maxInputSide: 8192, maxSide: 512 };
 
@@ -49,6 +51,26 @@ test('a decoding child\'s answer is taken only as a refusal it may give or bytes
       assert.equal(await decodeInChild(job, pathToFileURL(child)), 'undecodable', name);
     }
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a decoding child ends with the server: a decoder stuck on a file does not outlive a server that was killed, whose timer would have ended it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'stuck-decoder-'));
+  // The child's `sharp` (through NODE_OPTIONS, which it is given) never answers, as a decoder stuck on a file would not.
+  writeFileSync(join(dir, 'hook.mjs'), "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
+  writeFileSync(join(dir, 'resolve.mjs'), "export function resolve(specifier, context, next) {\n  return specifier === 'sharp' ? { url: new URL('./stuck-sharp.mjs', import.meta.url).href, shortCircuit: true } : next(specifier, context);\n}\n");
+  writeFileSync(join(dir, 'stuck-sharp.mjs'), "process.stderr.write(`decoding child ${process.pid}\\n`);\nsetInterval(() => {}, 1000);\nawait new Promise(() => {});\n");
+  const server = run(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/avatar-decoding-parent.ts', import.meta.url))], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href}` });
+  let child: number | undefined;
+  try {
+    child = Number(/decoding child (\d+)/.exec(await server.waitFor(/decoding child \d+/, 30_000))![1]);
+    server.child.kill('SIGKILL');
+    await server.exited;
+    assert.ok(await holdsWithin(10_000, async () => !isAlive(child!)), 'the decoding child still runs after its server was killed');
+  } finally {
+    server.child.kill('SIGKILL');
+    if (child !== undefined && isAlive(child)) process.kill(child, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 });
