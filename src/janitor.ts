@@ -3,7 +3,7 @@ import { MAIL_MAX_AGE_MS } from './core/mail/outbox.js';
 import { DELIVERY_MAX_AGE_MS } from './core/oidc/logout/delivery.js';
 import { DOCUMENT_CLIENT_GRACE_MS } from './core/oauth/client-metadata.js';
 import { SELF_REGISTERED_GRACE_MS } from './core/oauth/dynamic-registration.js';
-import { REFRESH_REPLAY_MAX_SECONDS } from './core/oauth/tokens/replay.js';
+import { SEALED_ANSWER_KEPT_MS } from './core/oauth/tokens/replay.js';
 import type { Deps } from './deps.js';
 
 /** How long a revoked or expired row is kept for audit before it is deleted. */
@@ -23,7 +23,7 @@ export function runJanitor(deps: Pick<Deps, 'stores' | 'clock' | 'settings'>): P
     securityLogWindowMs: SECURITY_LOG_WINDOW_MS,
     selfRegisteredGraceMs: SELF_REGISTERED_GRACE_MS,
     documentClientGraceMs: DOCUMENT_CLIENT_GRACE_MS,
-    sealedAnswerMaxAgeMs: REFRESH_REPLAY_MAX_SECONDS * 1000,
+    sealedAnswerMaxAgeMs: SEALED_ANSWER_KEPT_MS,
   });
 }
 

@@ -28,7 +28,7 @@ export interface PurgeOptions {
   securityLogWindowMs: number;
   selfRegisteredGraceMs: number;
   documentClientGraceMs: number;
-  /** A sealed replay answer older than this (since its token was used) is erased: the longest window allowed. */
+  /** A sealed replay answer older than this (since its token was used) is erased: the longest window allowed and a margin. */
   sealedAnswerMaxAgeMs: number;
 }
 

@@ -10,9 +10,10 @@ import { sql } from 'kysely';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { hashSecret } from '../../src/core/credentials/formats.js';
-import { REFRESH_REPLAY_MAX_SECONDS } from '../../src/core/oauth/tokens/replay.js';
+import { REFRESH_REPLAY_MAX_SECONDS, SEALED_ANSWER_KEPT_MS } from '../../src/core/oauth/tokens/replay.js';
 import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
+import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type TestClient, type Tokens, clientFields, introspect, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
 
@@ -171,7 +172,7 @@ forEachDatabase('the refresh replay window turned on', (database) => {
   test('the janitor erases a sealed answer once the longest window allowed has passed, and keeps one still within it', async () => {
     const old = await start();
     await refreshed(t, old.c, old.tokens.refresh_token);
-    t.clock.advance(REFRESH_REPLAY_MAX_SECONDS * 1000 - 1000);
+    t.clock.advance(SEALED_ANSWER_KEPT_MS - 1000);
     const recent = await start();
     await refreshed(t, recent.c, recent.tokens.refresh_token);
     t.clock.advance(1001);
@@ -179,6 +180,21 @@ forEachDatabase('the refresh replay window turned on', (database) => {
     const sealedOf = async (token: string) => (await t.deps.stores.tokens.findReplay(hashSecret(token)))!.sealed;
     assert.equal(await sealedOf(old.tokens.refresh_token), null);
     assert.notEqual(await sealedOf(recent.tokens.refresh_token), null);
+  });
+
+  test('a replay in the last seconds of the longest window allowed is honoured though another instance\'s janitor, its clock a few seconds ahead, ran just before', async () => {
+    const longest = await startOAuthApp(database, { env: { REFRESH_REPLAY_SECONDS: String(REFRESH_REPLAY_MAX_SECONDS) }, clock: t.clock });
+    try {
+      const { c, tokens } = await start();
+      const first = await refreshed(longest, c, tokens.refresh_token);
+      t.clock.advance(REFRESH_REPLAY_MAX_SECONDS * 1000 - 2000);
+      // Instances of one deployment disagree on the time by a little; this one is 5 s ahead.
+      await runJanitor({ ...longest.deps, clock: new TestClock(t.clock.now() + 5000) });
+      const again = await refreshed(longest, c, tokens.refresh_token);
+      assert.equal(again.refresh_token, first.refresh_token);
+    } finally {
+      await longest.close();
+    }
   });
 });
 

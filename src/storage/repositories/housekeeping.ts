@@ -50,7 +50,7 @@ export class KyselyHousekeeping implements Housekeeping {
       });
     }
     // A sealed replay answer is worth keeping only while a window could honour it (INTERFACE
-    // section 11); past the longest window allowed it is only a liability: whoever held its
+    // section 11); past the longest window allowed (and a margin) it is only a liability: whoever held its
     // rotated token and a copy of the database could open it.
     const sealedBefore = now - options.sealedAnswerMaxAgeMs;
     await drain('sealed_replay_answers', async () => {

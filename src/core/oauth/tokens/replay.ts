@@ -42,13 +42,18 @@ export interface ReplayAnswer {
   dpopJkt: string | null;
 }
 
-/**
- * The longest window an operator may open. Every instance erases sealed answers older than this
- * (the janitor), whatever its own window: instances of a rolling deploy may differ, and a rotation
- * without a window erases nothing, so an answer sealed before the window was turned off would
- * otherwise stay until its token is deleted.
- */
+/** The longest window an operator may open. */
 export const REFRESH_REPLAY_MAX_SECONDS = 300;
+
+/**
+ * How long after its token's use every instance keeps a sealed answer (the janitor erases it
+ * then), whatever its own window: instances of a rolling deploy may differ, and a rotation without
+ * a window erases nothing, so an answer sealed before the window was turned off would otherwise
+ * stay until its token is deleted. The longest window and a minute: instances' clocks disagree a
+ * little, and a replay reads the time before the answer, so an answer erased exactly at the
+ * window's end made a replay the window honours reuse, which ends the family.
+ */
+export const SEALED_ANSWER_KEPT_MS = (REFRESH_REPLAY_MAX_SECONDS + 60) * 1000;
 
 const INFO = 'svc refresh replay v1';
 /** RFC 5869 2.2: no salt is a salt of HashLen zeros. */
