@@ -54,6 +54,23 @@ export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(CHILD_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
 }
 
+/** `--env-file` (Node 20) and `--env-file-if-exists` (Node 22), with the path joined by `=` or as the next argument. */
+const ENV_FILE_FLAG = /^--env-file(?:-if-exists)?(=|$)/;
+
+/**
+ * The server's Node flags (its execArgv) for the decoding child, less any `--env-file`: with it
+ * the child would read the file itself and hold every secret `childEnvironment` keeps out.
+ */
+export function childFlags(execArgv: readonly string[]): string[] {
+  const flags: string[] = [];
+  for (let i = 0; i < execArgv.length; i += 1) {
+    const match = ENV_FILE_FLAG.exec(execArgv[i]!);
+    if (match === null) flags.push(execArgv[i]!);
+    else if (match[1] === '') i += 1;
+  }
+  return flags;
+}
+
 /** The refusals a decoding child may answer; `busy` is the queue's alone. */
 const CHILD_REFUSALS: readonly unknown[] = ['too-many-pixels', 'too-long-side', 'undecodable'] satisfies ReencodeRefusal[];
 
@@ -74,9 +91,9 @@ function childAnswer(message: unknown, type: ImageType): Uint8Array | ReencodeRe
  */
 export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Uint8Array | ReencodeRefusal> {
   return new Promise((resolve) => {
-    // The same Node and flags as the server (its execArgv), and the V8 serializer, which carries bytes as they are.
+    // The same Node and flags as the server, and the V8 serializer, which carries bytes as they are.
     const child = fork(module, {
-      serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      execArgv: childFlags(process.execArgv), serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: childEnvironment(process.env), timeout: DECODE_TIME_LIMIT_MS, killSignal: 'SIGKILL',
     });
     let answer: Uint8Array | ReencodeRefusal = 'undecodable';

@@ -15,6 +15,19 @@ import { isAlive, run } from '../support/processes.js';
 
 const LIMITS = { maxPixels: 24_000_000, maxInputSide: 8192, maxSide: 512 };
 
+/**
+ * A process standing in for the server (test/support/avatar-decoding-parent.ts) with `nodeFlags`,
+ * whose decoding child imports `sharpModule`'s text as `sharp`: through NODE_OPTIONS, which the
+ * child is given. Its files are written in `dir`.
+ */
+function serverWithSharp(dir: string, sharpModule: string, nodeFlags: string[] = []) {
+  writeFileSync(join(dir, 'hook.mjs'), "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
+  writeFileSync(join(dir, 'resolve.mjs'), "export function resolve(specifier, context, next) {\n  return specifier === 'sharp' ? { url: new URL('./sharp.mjs', import.meta.url).href, shortCircuit: true } : next(specifier, context);\n}\n");
+  writeFileSync(join(dir, 'sharp.mjs'), sharpModule);
+  const parent = fileURLToPath(new URL('../support/avatar-decoding-parent.ts', import.meta.url));
+  return run(process.execPath, [...nodeFlags, '--import', 'tsx', parent], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href}` });
+}
+
 test('images arriving at once wait their turn; past the waiting ones they are refused as busy, and the rest are encoded', async () => {
   const png = new Uint8Array(await sharp({ create: { width: 600, height: 400, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toBuffer());
   const arriving = MAX_WAITING_IMAGES + 2;
@@ -57,11 +70,8 @@ test('a decoding child\'s answer is taken only as a refusal it may give or bytes
 
 test('a decoding child ends with the server: a decoder stuck on a file does not outlive a server that was killed, whose timer would have ended it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'stuck-decoder-'));
-  // The child's `sharp` (through NODE_OPTIONS, which it is given) never answers, as a decoder stuck on a file would not.
-  writeFileSync(join(dir, 'hook.mjs'), "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
-  writeFileSync(join(dir, 'resolve.mjs'), "export function resolve(specifier, context, next) {\n  return specifier === 'sharp' ? { url: new URL('./stuck-sharp.mjs', import.meta.url).href, shortCircuit: true } : next(specifier, context);\n}\n");
-  writeFileSync(join(dir, 'stuck-sharp.mjs'), "process.stderr.write(`decoding child ${process.pid}\\n`);\nsetInterval(() => {}, 1000);\nawait new Promise(() => {});\n");
-  const server = run(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../support/avatar-decoding-parent.ts', import.meta.url))], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href}` });
+  // Its `sharp` never answers, as a decoder stuck on a file would not.
+  const server = serverWithSharp(dir, "process.stderr.write(`decoding child ${process.pid}\\n`);\nsetInterval(() => {}, 1000);\nawait new Promise(() => {});\n");
   let child: number | undefined;
   try {
     child = Number(/decoding child (\d+)/.exec(await server.waitFor(/decoding child \d+/, 30_000))![1]);
@@ -71,6 +81,18 @@ test('a decoding child ends with the server: a decoder stuck on a file does not 
   } finally {
     server.child.kill('SIGKILL');
     if (child !== undefined && isAlive(child)) process.kill(child, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a server started with --env-file gives its decoding child none of that file\'s secrets: the child is not started with the flag', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'env-file-'));
+  try {
+    writeFileSync(join(dir, '.env'), 'KEYS_SECRET=from-the-env-file\n');
+    const server = serverWithSharp(dir, "process.stderr.write(`child sees KEYS_SECRET: ${process.env.KEYS_SECRET ?? 'none'}\\n`);\nexport default undefined;\n", [`--env-file=${join(dir, '.env')}`]);
+    assert.equal(await server.exited, 0, server.output());
+    assert.match(server.output(), /child sees KEYS_SECRET: none/);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
