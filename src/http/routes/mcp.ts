@@ -126,7 +126,9 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   }
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    // A start that failed (the SDK could not be loaded) is not kept: the next request tries again.
+    // A start that failed is not kept: the next request tries again. This recovers from an SDK
+    // not found at the first call (an install still being written); Node keeps a module that was
+    // found but failed to load, and for that only a restart helps.
     started ??= startMcp().catch((error: unknown) => {
       started = undefined;
       throw error;
