@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
-  type Compilable, type CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, type PostgresPool,
+  type Compilable, CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, type PostgresPool,
   type PostgresPoolClient, type QueryResult, SqliteDialect, type SqliteDialectConfig, SqliteDriver, type SqliteDatabase,
   type SqliteStatement, sql,
 } from 'kysely';
@@ -235,6 +235,17 @@ export class FifoMutex {
 class FairSqliteDriver extends SqliteDriver {
   constructor(config: SqliteDialectConfig, private readonly turn: FifoMutex, private readonly inTransaction: () => boolean) {
     super(config);
+  }
+
+  /**
+   * `BEGIN IMMEDIATE`: the write lock is taken at BEGIN, waiting `busy_timeout` for another
+   * instance on the file. A deferred BEGIN took it at the first write, and a transaction (a group
+   * of them, `SqliteGroupCommit`) that read first kept the snapshot of that read: a commit by the
+   * other instance in between made the write fail at once with SQLITE_BUSY_SNAPSHOT (a 503),
+   * which no wait cures.
+   */
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
   /**

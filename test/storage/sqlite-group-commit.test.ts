@@ -114,3 +114,32 @@ test('a group commits after MAX_GROUP_SIZE transactions, so a stream that never 
   await Promise.all([first, ...rest]);
   assert.ok((await late) >= MAX_GROUP_SIZE, `the transaction after ${MAX_GROUP_SIZE + 5} others saw ${await late} committed`);
 });
+
+test('a group takes the write lock at BEGIN, so a commit by another instance on the file cannot leave its writers a stale snapshot', async () => {
+  // Another instance on the same file (test/reliability/multi-instance.test.ts). It waits for no
+  // lock here: in this one thread, waiting would hold up the group it waits for.
+  const instance = new SQLite(outside.name);
+  instance.pragma('busy_timeout = 0');
+  try {
+    const holding = gate();
+    // A first transaction that only reads, then waits (a rotation signing its id_token).
+    const reading = handle.queries.transaction(handle.db, async (trx: Kysely<Database>) => {
+      await sql`select count(*) from children`.execute(trx);
+      await holding.passed;
+    });
+    const writing = insertChild(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The other instance commits meanwhile, if the group lets it: its write waits for the group's
+    // COMMIT instead (SQLITE_BUSY at once, with no timeout).
+    try { instance.prepare('insert into parents (id) values (2)').run(); } catch (error) { assert.equal((error as { code?: string }).code, 'SQLITE_BUSY'); }
+    holding.open();
+    await reading;
+    // A deferred BEGIN read a snapshot the other instance's commit made stale, and the queued
+    // write failed with SQLITE_BUSY_SNAPSHOT (answered 503), though alone it would have written.
+    assert.equal(await writing, 2);
+    assert.deepEqual(committedChildren(), [2]);
+  } finally {
+    instance.prepare('delete from parents where id = 2').run();
+    instance.close();
+  }
+});
