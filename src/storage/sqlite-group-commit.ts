@@ -13,10 +13,11 @@
  * - A transaction's promise settles only after the COMMIT that made its writes durable (as durable
  *   as a COMMIT of its own: `synchronous = NORMAL` in WAL mode), so nothing is answered before.
  * - One that throws is rolled back to its savepoint (the first of a group, which has none, by
- *   rolling the whole group back, which holds nothing else yet) and rejected with its error; the
- *   others are not touched.
+ *   rolling the whole group back, which holds nothing else yet); the others are not touched. It is
+ *   rejected with its error only after the COMMIT too: it may have thrown on what the group's
+ *   earlier transactions wrote (a code already spent, a grant revoked), which a failed COMMIT undoes.
  * - A COMMIT (or a rollback to a savepoint) that fails fails every transaction of the group, each
- *   with that error: none of their writes is acknowledged.
+ *   with that error: none of their writes is acknowledged, nor any refusal based on them.
  * - The group holds the connection's turn from BEGIN to COMMIT, so a read outside it waits, as it
  *   waited for any transaction, and never sees uncommitted writes. `SqliteWriteWatch` counted the
  *   group's writes as they ran, so a row remembered before the group is read again after it.
@@ -91,6 +92,7 @@ export class SqliteGroupCommit {
       return;
     }
     const done: Array<{ item: Queued; value: unknown }> = [];
+    const refused: Array<{ item: Queued; error: unknown }> = [];
     let current: Queued | undefined = this.#queue.shift()!;
     try {
       // The first needs no savepoint: if it throws, rolling the group back undoes only its writes.
@@ -108,7 +110,7 @@ export class SqliteGroupCommit {
           value = await current.work(inner);
         } catch (error) {
           await undo(inner, error);
-          current.reject(error);
+          refused.push({ item: current, error });
           continue;
         }
         await inner.releaseSavepoint(SAVEPOINT).execute();
@@ -119,10 +121,11 @@ export class SqliteGroupCommit {
       // The group's COMMIT or statements failed, or SQLite ended the transaction itself (a full
       // disk, an I/O error): none of it is durable.
       if (!trx.isRolledBack) await trx.rollback().execute().catch(() => { /* the error above is the one to report */ });
-      for (const { item } of done) item.reject(error);
+      for (const { item } of [...done, ...refused]) item.reject(error);
       current?.reject(error);
       return;
     }
     for (const { item, value } of done) item.resolve(value);
+    for (const { item, error } of refused) item.reject(error);
   }
 }

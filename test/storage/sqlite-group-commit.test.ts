@@ -87,6 +87,37 @@ test('a COMMIT that fails fails every transaction of its group, and none of thei
   assert.deepEqual(committedChildren(), [4]);
 });
 
+test('a transaction that throws settles only once its group is committed: what it saw of the others may yet be undone', async () => {
+  const holding = gate();
+  const first = insertChild(1, { until: holding.passed });
+  let settled = false;
+  // Refuses on what it reads: child 1, which its group has not committed.
+  const refusing = handle.queries.transaction(handle.db, async (trx: Kysely<Database>) => {
+    const { rows } = await sql<{ id: number }>`select id from children`.execute(trx);
+    throw new Error(`refused on seeing ${rows.map((r) => r.id).join(',')}`);
+  }).finally(() => { settled = true; });
+  refusing.catch(() => { /* asserted below */ });
+  const reached = gate();
+  const committing = gate();
+  // A row naming no parent: the deferred foreign key fails the group's COMMIT.
+  const failing = handle.queries.transaction(handle.db, async (trx: Kysely<Database>) => {
+    await sql`insert into children (id, parent_id) values (3, 99)`.execute(trx);
+    reached.open();
+    await committing.passed;
+  });
+  holding.open();
+  // The refusal ran before this last transaction of the group: it has been answered, or never is before the COMMIT.
+  await reached.passed;
+  await new Promise((resolve) => setImmediate(resolve));
+  const answeredEarly = settled;
+  committing.open();
+  const outcomes = await Promise.allSettled([first, refusing, failing]);
+  assert.equal(answeredEarly, false, 'the refusal was answered before the COMMIT that could undo what it was based on');
+  // Child 1 never existed: the refusal is the group's failure, not a verdict on a phantom.
+  assert.ok(outcomes.every((o) => o.status === 'rejected' && /FOREIGN KEY/.test(String(o.reason))), JSON.stringify(outcomes.map((o) => o.status === 'rejected' ? String(o.reason) : o.status)));
+  assert.deepEqual(committedChildren(), []);
+});
+
 test('a transaction settles only once its COMMIT is done, and a read outside the group waits for it', async () => {
   const holding = gate();
   const seen: string[] = [];
