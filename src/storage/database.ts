@@ -16,7 +16,7 @@ import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
-import { SqliteWriteWatch } from './sqlite-write-watch.js';
+import { BEGIN_IMMEDIATE, SqliteWriteWatch } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -245,7 +245,7 @@ class FairSqliteDriver extends SqliteDriver {
    * which no wait cures.
    */
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    await connection.executeQuery(CompiledQuery.raw(BEGIN_IMMEDIATE));
   }
 
   /**

@@ -17,11 +17,18 @@
  */
 import type SQLite from 'better-sqlite3';
 
+/**
+ * How this connection's transactions begin (`FairSqliteDriver`). SQLite counts it a write, since it
+ * takes the write lock, but it changes nothing: it is quiet, or every transaction, one that only
+ * reads included, would make every remembered read run again.
+ */
+export const BEGIN_IMMEDIATE = 'begin immediate';
+
 export class SqliteWriteWatch {
   #generation = 0;
   #dataVersion: unknown;
   readonly #readDataVersion: () => unknown;
-  readonly #quiet = new Set<string>();
+  readonly #quiet = new Set<string>([BEGIN_IMMEDIATE]);
   /** Whether `data_version` was read in this turn of the event loop. */
   #readThisTurn = false;
   readonly #nextTurn = () => { this.#readThisTurn = false; };

@@ -8,7 +8,7 @@ import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { withStatementCache } from '../../src/storage/database.js';
-import { SqliteWriteWatch } from '../../src/storage/sqlite-write-watch.js';
+import { BEGIN_IMMEDIATE, SqliteWriteWatch } from '../../src/storage/sqlite-write-watch.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 let path: string;
@@ -45,6 +45,14 @@ test('reads, of this connection or another, and checkpoints leave the generation
   run('select * from tokens where id = ?', 1);
   other.prepare('select * from tokens').all();
   other.pragma('wal_checkpoint(PASSIVE)');
+  assert.equal(watch.generation(), start);
+});
+
+test('a transaction that only reads leaves the generation standing, though SQLite counts its BEGIN IMMEDIATE a write', () => {
+  const start = watch.generation();
+  run(BEGIN_IMMEDIATE);
+  run('select * from tokens where id = ?', 1);
+  run('commit');
   assert.equal(watch.generation(), start);
 });
 
