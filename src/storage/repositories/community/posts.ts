@@ -207,8 +207,10 @@ export class KyselyPostStore implements PostStore {
     await this.db.updateTable('posts').set({ view_count: sql`view_count + 1` }).where('id', '=', postId).execute();
   }
 
+  // Both through `CompiledQueries.transaction`, as `Stores.transaction` is: in place inside one, in
+  // SQLite's group commit, and retried as PostgreSQL's deadlock victim.
   like(postId: number, userId: number, now: Instant): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.queries.transaction(this.db, async (trx) => {
       const inserted = await trx.insertInto('post_likes').values({ post_id: postId, user_id: userId, created_at: now })
         .onConflict((oc) => oc.columns(['post_id', 'user_id']).doNothing()).executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false;
@@ -218,7 +220,7 @@ export class KyselyPostStore implements PostStore {
   }
 
   addComment(postId: number, authorId: number, body: string, now: Instant): Promise<Comment> {
-    return this.db.transaction().execute(async (trx) => {
+    return this.queries.transaction(this.db, async (trx) => {
       const { id } = await trx.insertInto('comments')
         .values({ post_id: postId, author_id: authorId, body, created_at: now })
         .returning('id').executeTakeFirstOrThrow();
