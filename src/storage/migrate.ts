@@ -32,6 +32,7 @@ import * as memberEmail from './migrations/2026-11-24-0060-member-email.js';
 import * as selfRegisteredClients from './migrations/2026-11-24-0070-self-registered-clients.js';
 import * as staff from './migrations/2026-11-24-0100-staff.js';
 import * as sealedAnswerIndex from './migrations/2026-11-24-0110-sealed-answer-index.js';
+import * as partialSuccessorIndex from './migrations/2026-11-25-0010-partial-successor-index.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -59,6 +60,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24-0090-previous-client-secret': previousClientSecret,
   '2026-11-24-0100-staff': staff,
   '2026-11-24-0110-sealed-answer-index': sealedAnswerIndex,
+  '2026-11-25-0010-partial-successor-index': partialSuccessorIndex,
 };
 
 /** Every migration's name, in the order they run. */
