@@ -20,6 +20,7 @@ import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { TestSmtpServer } from '../support/smtp.js';
+import { purgeOptions } from '../support/stores.js';
 
 /** A mail with a secret link in it, to a fresh address. */
 function mail(overrides: Partial<NewOutgoingMail> = {}): NewOutgoingMail & { link: string } {
@@ -55,7 +56,7 @@ forEachDatabase('mail outbox', (database) => {
   });
 
   const send = () => t.deps.mailDeliveries.runOnce();
-  const purgeOptions = { auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: MAIL_MAX_AGE_MS, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000 };
+  const options = purgeOptions({ auditWindowMs: 1000, batchSize: 100, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: MAIL_MAX_AGE_MS });
   const queue = (m: NewOutgoingMail) => t.deps.stores.mailOutbox.enqueue(m, t.clock.now());
   const row = (to: string) => t.deps.database.db.selectFrom('mail_outbox').selectAll().where('recipient', '=', to).executeTakeFirstOrThrow();
 
@@ -144,7 +145,7 @@ forEachDatabase('mail outbox', (database) => {
     } finally {
       await smtp.listen();
     }
-    const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, purgeOptions);
+    const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, options);
     assert.ok(deleted.mail_outbox! >= 1);
     await assert.rejects(row(sent.to));
     assert.equal((await row(waiting.to)).sent_at, null, 'a waiting mail stays');
@@ -154,9 +155,9 @@ forEachDatabase('mail outbox', (database) => {
     const unsent = mail();
     await queue(unsent);
     const queuedAt = t.clock.now();
-    await t.deps.stores.housekeeping.purge(queuedAt + MAIL_MAX_AGE_MS + purgeOptions.auditWindowMs, purgeOptions);
+    await t.deps.stores.housekeeping.purge(queuedAt + MAIL_MAX_AGE_MS + options.auditWindowMs, options);
     assert.equal((await row(unsent.to)).sent_at, null, 'it stays while it could still be sent');
-    await t.deps.stores.housekeeping.purge(queuedAt + MAIL_MAX_AGE_MS + purgeOptions.auditWindowMs + 1, purgeOptions);
+    await t.deps.stores.housekeeping.purge(queuedAt + MAIL_MAX_AGE_MS + options.auditWindowMs + 1, options);
     await assert.rejects(row(unsent.to), 'its body, a link perhaps, is gone');
   });
 });

@@ -12,7 +12,7 @@ import { createStores } from '../../src/storage/stores.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { unique } from '../oauth/helpers.js';
 import { forEachDatabase } from '../support/databases.js';
-import { storesForSuite } from '../support/stores.js';
+import { purgeOptions, storesForSuite } from '../support/stores.js';
 
 const T0 = Date.UTC(2026, 10, 22, 0, 0, 0);
 const MINUTE = 60_000;
@@ -668,7 +668,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(claims.filter(Boolean).length, 1);
     assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE - 1), false, 'still remembered');
     assert.equal(await stores.dpopProofs.claim(key, T0 + 2 * MINUTE, T0 + MINUTE), true, 'an expired row is taken over');
-    const options = { auditWindowMs: 86_400_000, batchSize: 500, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, mailMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000 };
+    const options = purgeOptions();
     await stores.housekeeping.purge(T0 + 2 * MINUTE - 1, options);
     assert.equal(await stores.dpopProofs.claim(key, T0 + 3 * MINUTE, T0 + 2 * MINUTE - 1), false, 'the janitor keeps a row until it expires');
     assert.ok((await stores.housekeeping.purge(T0 + 2 * MINUTE + 1, options)).dpop_proofs! >= 1, 'and deletes it after');
@@ -694,7 +694,7 @@ forEachDatabase('storage contract', (database) => {
     for (const hash of [unopened, abandoned, open]) await stores.pushedRequests.insert(request(hash));
     await stores.pushedRequests.consume(abandoned, client.clientId, at + 1, at + 2 * MINUTE);
     await stores.pushedRequests.consume(open, client.clientId, at + 1, at + 30 * MINUTE);
-    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, mailMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000 };
+    const options = purgeOptions({ batchSize: 1 });
     assert.ok((await stores.housekeeping.purge(at + 2 * MINUTE + 1, options)).pushed_authorization_requests! >= 2);
     assert.equal(await stores.pushedRequests.consume(unopened, client.clientId, at + 1, at + 30 * MINUTE), undefined, 'the unopened one is gone');
     assert.equal(await stores.pushedRequests.complete(abandoned, at + 1), false, 'the abandoned one is gone');
@@ -948,7 +948,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.sealedColumns.replace('signing_keys.private_jwk', old, '{"d":"other"}', 'enc:v2:x'), false);
     assert.equal(await stores.sealedColumns.replace('signing_keys.private_jwk', old, '{"d":"x"}', 'enc:v2:x'), true);
     assert.equal((await stores.keys.listAll()).find((k) => k.kid === old)?.privateJwk, 'enc:v2:x');
-    const deleted = await stores.housekeeping.purge(T0 + 3, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, mailMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000 });
+    const deleted = await stores.housekeeping.purge(T0 + 3, purgeOptions({ batchSize: 1 }));
     assert.ok(deleted.signing_keys! >= 3);
     assert.deepEqual((await stores.keys.listAll()).filter((k) => [old, next, newest].includes(k.kid)), []);
   });
@@ -1061,7 +1061,7 @@ forEachDatabase('storage contract', (database) => {
     await stores.logoutDeliveries.abandon(b!.id, 'c', at, 'gone');
     const jtiCount = async () => Number((await handle.db.selectFrom('logout_deliveries').select((eb) => eb.fn.countAll().as('n'))
       .where('jti', 'in', [...jtis]).executeTakeFirstOrThrow()).n);
-    const options = { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, mailMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000 };
+    const options = purgeOptions({ batchSize: 1 });
     await stores.housekeeping.purge(at + 86_400_000, options);
     assert.equal(await jtiCount(), 3, 'kept for the audit window');
     const deleted = await stores.housekeeping.purge(at + 86_400_000 + 1, options);
@@ -1092,7 +1092,7 @@ forEachDatabase('storage contract', (database) => {
     const liveHash = unique('live');
     await stores.tokens.insertRefresh({ tokenHash: liveHash, grantId: liveGrant.id, clientId: client.clientId, userId: user.id, scope: 's', createdAt: far, expiresAt: far + MINUTE });
     await stores.sessions.create({ idHash: unique('s'), userId: user.id, authTime: T0, expiresAt: T0 + MINUTE }, T0);
-    const deleted = await stores.housekeeping.purge(far, { auditWindowMs: 86_400_000, batchSize: 1, grantLifetimeMs: 30 * 86_400_000, deliveryMaxAgeMs: 86_400_000, mailMaxAgeMs: 86_400_000, securityLogWindowMs: 90 * 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000 });
+    const deleted = await stores.housekeeping.purge(far, purgeOptions({ batchSize: 1 }));
     assert.ok(deleted.authorization_codes! >= 1);
     assert.ok(deleted.access_tokens! >= 1);
     assert.ok(deleted.sessions! >= 1);

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import type { Stores } from '../../src/core/stores.js';
 import type { DatabaseHandle } from '../../src/storage/database.js';
 import { forEachDatabase } from '../support/databases.js';
-import { storesForSuite } from '../support/stores.js';
+import { purgeOptions, storesForSuite } from '../support/stores.js';
 
 const EXPIRED_PROOFS = 12;
 const BATCH = 2;
@@ -32,9 +32,7 @@ forEachDatabase('janitor turns', (database) => {
       setImmediate(count);
     };
     setImmediate(count);
-    const deleted = await stores.housekeeping.purge(1_000, {
-      auditWindowMs: 0, batchSize: BATCH, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: 0, securityLogWindowMs: 86_400_000, selfRegisteredGraceMs: 30 * 86_400_000, documentClientGraceMs: 86_400_000, sealedAnswerMaxAgeMs: 300_000,
-    });
+    const deleted = await stores.housekeeping.purge(1_000, purgeOptions({ auditWindowMs: 0, batchSize: BATCH, grantLifetimeMs: 0, deliveryMaxAgeMs: 0, mailMaxAgeMs: 0, securityLogWindowMs: 86_400_000 }));
     sweeping = false;
 
     assert.equal(deleted.dpop_proofs, EXPIRED_PROOFS);
