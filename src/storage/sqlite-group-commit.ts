@@ -18,6 +18,8 @@
  *   earlier transactions wrote (a code already spent, a grant revoked), which a failed COMMIT undoes.
  * - A COMMIT (or a rollback to a savepoint) that fails fails every transaction of the group, each
  *   with that error: none of their writes is acknowledged, nor any refusal based on them.
+ * - A BEGIN that fails (another instance held the write lock past `busy_timeout`) refuses every
+ *   transaction queued: each waited as long, and each further BEGIN would block as long again.
  * - The group holds the connection's turn from BEGIN to COMMIT, so a read outside it waits, as it
  *   waited for any transaction, and never sees uncommitted writes. `SqliteWriteWatch` counted the
  *   group's writes as they ran, so a row remembered before the group is read again after it.
@@ -49,7 +51,7 @@ const ROLLBACK_TO = sql.raw('rollback to savepoint grouped');
 
 /** What the first transaction of a group threw: the whole group is rolled back for it alone. */
 class FirstRefused {
-  constructor(readonly cause: unknown) {}
+  constructor(readonly item: Queued, readonly cause: unknown) {}
 }
 
 /**
@@ -98,15 +100,17 @@ export class SqliteGroupCommit {
   async #group(): Promise<void> {
     const done: Array<{ item: Queued; value: unknown }> = [];
     const refused: Array<{ item: Queued; error: unknown }> = [];
-    let current: Queued | undefined = this.#queue.shift()!;
-    const first = current;
+    let current: Queued | undefined;
+    let begun = false;
     try {
       await this.db.transaction().execute(async (trx) => {
+        begun = true;
+        current = this.#queue.shift()!;
         // The first needs no savepoint: if it throws, rolling the group back undoes only its writes.
         try {
-          done.push({ item: current!, value: await current!.work(trx) });
+          done.push({ item: current, value: await current.work(trx) });
         } catch (error) {
-          throw new FirstRefused(error);
+          throw new FirstRefused(current, error);
         }
         for (let taken = 1; taken < MAX_GROUP_SIZE && (current = this.#queue.shift()) !== undefined; taken += 1) {
           await SAVEPOINT.execute(trx);
@@ -125,11 +129,18 @@ export class SqliteGroupCommit {
       });
     } catch (error) {
       if (error instanceof FirstRefused) {
-        first.reject(error.cause);
+        error.item.reject(error.cause);
         return;
       }
-      // BEGIN, the group's COMMIT or statements failed, or SQLite ended the transaction itself (a
-      // full disk, an I/O error): none of it is durable. Kysely rolled back what was open.
+      if (!begun) {
+        // BEGIN IMMEDIATE failed: another instance held the write lock past `busy_timeout`, and
+        // every transaction queued has waited that long too. Each further group would block the
+        // event loop as long again (better-sqlite3 waits synchronously), so all of them are refused.
+        for (const item of this.#queue.splice(0)) item.reject(error);
+        return;
+      }
+      // The group's COMMIT or statements failed, or SQLite ended the transaction itself (a full
+      // disk, an I/O error): none of it is durable. Kysely rolled back what was open.
       for (const { item } of [...done, ...refused]) item.reject(error);
       current?.reject(error);
       return;

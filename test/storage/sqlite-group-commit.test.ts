@@ -174,3 +174,24 @@ test('a group takes the write lock at BEGIN, so a commit by another instance on 
     instance.close();
   }
 });
+
+test('a BEGIN that cannot take the write lock refuses every transaction queued with it, not one group after another', async () => {
+  const instance = new SQLite(outside.name);
+  // Ours gives up at once instead of waiting `busy_timeout` (5 s, in this one thread) for the lock.
+  await sql`pragma busy_timeout = 0`.execute(handle.db);
+  try {
+    instance.exec('begin immediate');
+    const queued = [insertChild(1), insertChild(2), insertChild(3)];
+    // The lock is free again as soon as the first is refused: had the others been left queued,
+    // the next group's BEGIN would have taken it and written them.
+    void queued[0]!.catch(() => instance.exec('commit'));
+    const outcomes = await Promise.allSettled(queued);
+    assert.ok(outcomes.every((o) => o.status === 'rejected' && (o.reason as { code?: string }).code === 'SQLITE_BUSY'), JSON.stringify(outcomes));
+    assert.equal(await insertChild(4), 4);
+    assert.deepEqual(committedChildren(), [4]);
+  } finally {
+    if (instance.inTransaction) instance.exec('rollback');
+    instance.close();
+    await sql`pragma busy_timeout = 5000`.execute(handle.db);
+  }
+});
