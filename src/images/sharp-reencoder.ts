@@ -87,7 +87,8 @@ function childAnswer(message: unknown, type: ImageType): Uint8Array | ReencodeRe
 /**
  * One job in a child (`module`: src/images/sharp-child.ts); a child that dies without answering
  * (libvips crashing on the file) or takes longer than `DECODE_TIME_LIMIT_MS` (and is killed, so
- * one file cannot hold every later upload in the queue) refuses it as undecodable.
+ * one file cannot hold every later upload in the queue) refuses it as undecodable; one that cannot
+ * be started answers `busy`.
  */
 export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Uint8Array | ReencodeRefusal> {
   return new Promise((resolve) => {
@@ -98,11 +99,16 @@ export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Ui
     });
     let answer: Uint8Array | ReencodeRefusal = 'undecodable';
     child.once('message', (message: unknown) => { answer = childAnswer(message, job.type); });
-    child.once('error', () => resolve('undecodable'));
+    // A child that could not be started at all (out of processes or memory) is the server's
+    // fault, not the file's: the member is told to try again, not that the file is unreadable.
+    // `on`, not `once`: a failed start can be followed by the failed send of the job, and an
+    // 'error' nobody listens to would end the server.
+    child.on('error', () => resolve(child.pid === undefined ? 'busy' : 'undecodable'));
     // 'close', not 'exit': it waits for the IPC channel too, so the answer has been read, and
     // the next image's child starts only once this one has ended.
     child.once('close', () => resolve(answer));
-    child.send(job);
+    // A send that fails (the child already gone) is answered by 'close' or 'error' above.
+    child.send(job, () => {});
   });
 }
 

@@ -96,3 +96,15 @@ test('a server started with --env-file gives its decoding child none of that fil
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a decoding child that cannot be started is the server\'s fault, not the file\'s: the member is told to try again, not that the file is unreadable', async () => {
+  const png = new Uint8Array(await sharp({ create: { width: 4, height: 4, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png().toBuffer());
+  const node = process.execPath;
+  // `fork` starts `process.execPath`: a path with nothing there fails as running out of processes would.
+  process.execPath = join(tmpdir(), 'no-node-here', 'node');
+  try {
+    assert.equal(await decodeInChild({ image: png, type: 'image/png', limits: LIMITS }), 'busy');
+  } finally {
+    process.execPath = node;
+  }
+});
