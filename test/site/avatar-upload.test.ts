@@ -13,6 +13,7 @@ import {
   LATITUDE_BYTES, PLAIN_PNG, SECRETS, chunk, concat, exifSegment, holds, jpegWith, pngChunkTypes, pngDeclaring, pngWith,
 } from '../support/images.js';
 import { type Visitor, signedInMember } from './visitor.js';
+import { AVATAR_UPLOADS_PER_HOUR } from '../../src/core/community/avatars.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -146,5 +147,22 @@ forEachDatabase('avatar uploads', (database) => {
       assert.match(refused.text, /The image file is damaged or not a complete PNG, JPEG, WebP or GIF image\./);
     }
     assert.deepEqual(await served(user.id), before);
+  });
+
+  test('a member may upload AVATAR_UPLOADS_PER_HOUR images an hour, refused ones too; the next is refused with Retry-After, decoded by no one, and others still upload', async () => {
+    const { user, visitor } = await member();
+    assert.equal((await upload(visitor, PLAIN_PNG, 'image/png')).status, 303);
+    const before = await served(user.id);
+    for (let i = 1; i < AVATAR_UPLOADS_PER_HOUR; i++) {
+      assert.equal((await upload(visitor, Buffer.from('not a picture'), 'image/png')).status, 400, `upload ${i + 1}`);
+    }
+    const refused = await upload(visitor, PLAIN_PNG, 'image/png');
+    assert.equal(refused.status, 429);
+    assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    assert.match(refused.text, /Too many images uploaded this hour\. Try again in \d+ minutes?\./);
+    assert.match(refused.text, /id="avatar"[^>]*aria-invalid="true"/);
+    assert.deepEqual(await served(user.id), before);
+    const other = await member();
+    assert.equal((await upload(other.visitor, PLAIN_PNG, 'image/png')).status, 303);
   });
 });

@@ -6,6 +6,12 @@ import { InputError, type Words } from '../errors.js';
 import type { User } from '../accounts/ports.js';
 
 export const AVATAR_MAX_BYTES = 512 * 1024;
+/**
+ * Uploads a member may make in an hour, refused or not. Each is decoded in a child process of its
+ * own, one at a time per server, and a hostile file can hold that turn until it is killed (15 s):
+ * without a limit one member could keep everyone else's uploads refused as busy.
+ */
+export const AVATAR_UPLOADS_PER_HOUR = 10;
 /** The longest side of a stored avatar: pages show it at 96 px, so 512 is sharp on any screen. */
 export const AVATAR_MAX_SIDE = 512;
 /**

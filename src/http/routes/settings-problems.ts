@@ -9,11 +9,12 @@ import type { FieldProblem } from '../../core/errors.js';
 import { retryMessage, retryWait, unreadableTotp } from '../pages.js';
 
 /** What a throttled form says (INTERFACE section 4): what went wrong and how long to wait. */
-export type Throttled = 'settings.tooManyPasswords' | 'settings.tooManyAttempts' | 'security.tooManyCodes' | 'recovery.throttled';
+export type Throttled = 'settings.tooManyPasswords' | 'settings.tooManyAttempts' | 'settings.tooManyAvatars' | 'security.tooManyCodes' | 'recovery.throttled';
 
 const ENGLISH: Record<Throttled, string> = {
   'settings.tooManyPasswords': 'Too many wrong passwords.',
   'settings.tooManyAttempts': 'Too many wrong attempts.',
+  'settings.tooManyAvatars': 'Too many images uploaded this hour.',
   'security.tooManyCodes': 'Too many wrong codes.',
   'recovery.throttled': 'Too many requests.',
 };

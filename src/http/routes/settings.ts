@@ -12,7 +12,7 @@ import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { updateProfile } from '../../core/accounts/accounts.js';
 import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/oauth/applications.js';
-import { AVATAR_MAX_BYTES, checkAvatarUpload } from '../../core/community/avatars.js';
+import { AVATAR_MAX_BYTES, AVATAR_UPLOADS_PER_HOUR, checkAvatarUpload } from '../../core/community/avatars.js';
 import {
   deactivateClient, deletePreviousClientSecret, findOwnedClient, livePreviousSecret, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
 } from '../../core/oauth/clients.js';
@@ -220,6 +220,15 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const user = await signedIn(request, reply, '/settings/profile');
     if (!user) return reply;
+    const now = clock.now();
+    const decision = await app.deps.limiter.hit(`avatar:user:${user.id}`, AVATAR_UPLOADS_PER_HOUR, 3600, now);
+    if (!decision.allowed) {
+      const retryAfterSeconds = Math.max(1, decision.resetAt - Math.floor(now / 1000));
+      app.deps.metrics.rateLimitRefusals.inc({ scope: 'avatar' });
+      reply.headers(throttledHeaders('avatar', retryAfterSeconds));
+      const errors = [tryAgain('avatar', 'settings.tooManyAvatars', retryAfterSeconds)];
+      return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { errors, siteTimeZone }), 429);
+    }
     try {
       if (problem) throw InputError.of([problem]);
       const avatar = await checkAvatarUpload(image ?? new Uint8Array(), images);
