@@ -13,6 +13,8 @@
  * refused as `busy`, and the member tries again.
  */
 import { fork } from 'node:child_process';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type ImageReencoder, type ImageType, type ReencodeRefusal, detectImageType } from '../core/community/avatars.js';
 import type { ReencodeJob } from './sharp-child.js';
 
@@ -49,26 +51,46 @@ const CHILD_VARIABLES = ['PATH', 'NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_'] as co
  * gets nothing it does not need: not `KEYS_SECRET`, `DATABASE_URL` or `SMTP_URL`, which a flaw in
  * a decoder could otherwise read out of its own process. It runs as the server's user, so a flaw
  * that runs code can still read them from the server's /proc entries (docs/threat-model.md).
+ * Preloads named by a relative path in NODE_OPTIONS are made absolute against `cwd` (see `childFlags`).
  */
-export function childEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return Object.fromEntries(CHILD_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
+export function childEnvironment(env: NodeJS.ProcessEnv, cwd = process.cwd()): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = Object.fromEntries(CHILD_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
+  // Quoted words would need NODE_OPTIONS' own parser: such a value is passed as it is.
+  if (kept.NODE_OPTIONS !== undefined && !/["']/.test(kept.NODE_OPTIONS)) {
+    kept.NODE_OPTIONS = absolutePreloads(kept.NODE_OPTIONS.split(/\s+/).filter((word) => word !== ''), cwd).join(' ');
+  }
+  return kept;
 }
 
 /** `--env-file` (Node 20) and `--env-file-if-exists` (Node 22), with the path joined by `=` or as the next argument. */
 const ENV_FILE_FLAG = /^--env-file(?:-if-exists)?(=|$)/;
+/** The flags that load a module before the main one, with it joined by `=` or as the next argument. */
+const PRELOAD_FLAG = /^(--import|--require|-r|--loader|--experimental-loader)(=|$)/;
+
+/** `flags` with each preload named by a relative path (`./x.mjs`, `../x.cjs`) named by its absolute path under `cwd`. */
+function absolutePreloads(flags: readonly string[], cwd: string): string[] {
+  const absolute = (value: string) => (/^\.\.?\//.test(value) ? resolve(cwd, value) : value);
+  return flags.map((flag, i) => {
+    const match = PRELOAD_FLAG.exec(flag);
+    if (match !== null && match[2] === '=') return `${match[1]}=${absolute(flag.slice(match[0].length))}`;
+    return i > 0 && PRELOAD_FLAG.exec(flags[i - 1]!)?.[2] === '' ? absolute(flag) : flag;
+  });
+}
 
 /**
  * The server's Node flags (its execArgv) for the decoding child, less any `--env-file`: with it
- * the child would read the file itself and hold every secret `childEnvironment` keeps out.
+ * the child would read the file itself and hold every secret `childEnvironment` keeps out. The
+ * child works in another directory (`decodeInChild`), so a preload named by a relative path is
+ * given by its absolute path under the server's working directory `cwd`.
  */
-export function childFlags(execArgv: readonly string[]): string[] {
+export function childFlags(execArgv: readonly string[], cwd = process.cwd()): string[] {
   const flags: string[] = [];
   for (let i = 0; i < execArgv.length; i += 1) {
     const match = ENV_FILE_FLAG.exec(execArgv[i]!);
     if (match === null) flags.push(execArgv[i]!);
     else if (match[1] === '') i += 1;
   }
-  return flags;
+  return absolutePreloads(flags, cwd);
 }
 
 /** The refusals a decoding child may answer; `busy` is the queue's alone. */
@@ -93,7 +115,10 @@ function childAnswer(message: unknown, type: ImageType): Uint8Array | ReencodeRe
 export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Uint8Array | ReencodeRefusal> {
   return new Promise((resolve) => {
     // The same Node and flags as the server, and the V8 serializer, which carries bytes as they are.
+    // It works in its module's directory, not the server's: a preload that reads `.env` from the
+    // working directory (`--import dotenv/config`, `-r dotenv/config`) finds none there.
     const child = fork(module, {
+      cwd: fileURLToPath(new URL('.', module)),
       execArgv: childFlags(process.execArgv), serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       env: childEnvironment(process.env), timeout: DECODE_TIME_LIMIT_MS, killSignal: 'SIGKILL',
     });

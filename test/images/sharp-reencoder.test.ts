@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
-import { MAX_WAITING_IMAGES, childEnvironment, decodeInChild, sharpReencoder } from '../../src/images/sharp-reencoder.js';
+import { MAX_WAITING_IMAGES, childEnvironment, childFlags, decodeInChild, sharpReencoder } from '../../src/images/sharp-reencoder.js';
 import { holdsWithin } from '../support/eventually.js';
 import { isAlive, run } from '../support/processes.js';
 
@@ -17,15 +17,15 @@ const LIMITS = { maxPixels: 24_000_000, maxInputSide: 8192, maxSide: 512 };
 
 /**
  * A process standing in for the server (test/support/avatar-decoding-parent.ts) with `nodeFlags`,
- * whose decoding child imports `sharpModule`'s text as `sharp`: through NODE_OPTIONS, which the
- * child is given. Its files are written in `dir`.
+ * in `cwd` (else this one's), whose decoding child imports `sharpModule`'s text as `sharp`: through
+ * NODE_OPTIONS, which the child is given. Its files are written in `dir`.
  */
-function serverWithSharp(dir: string, sharpModule: string, nodeFlags: string[] = []) {
+function serverWithSharp(dir: string, sharpModule: string, nodeFlags: string[] = [], cwd?: string) {
   writeFileSync(join(dir, 'hook.mjs'), "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
   writeFileSync(join(dir, 'resolve.mjs'), "export function resolve(specifier, context, next) {\n  return specifier === 'sharp' ? { url: new URL('./sharp.mjs', import.meta.url).href, shortCircuit: true } : next(specifier, context);\n}\n");
   writeFileSync(join(dir, 'sharp.mjs'), sharpModule);
   const parent = fileURLToPath(new URL('../support/avatar-decoding-parent.ts', import.meta.url));
-  return run(process.execPath, [...nodeFlags, '--import', 'tsx', parent], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href}` });
+  return run(process.execPath, [...nodeFlags, '--import', import.meta.resolve('tsx'), parent], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href}` }, { cwd });
 }
 
 test('images arriving at once wait their turn; past the waiting ones they are refused as busy, and the rest are encoded', async () => {
@@ -44,6 +44,15 @@ test('images arriving at once wait their turn; past the waiting ones they are re
 test('the decoding child gets none of the service\'s secrets: only the variables Node and the allocator read', () => {
   const env = { PATH: '/usr/bin', NODE_OPTIONS: '--import tsx', MALLOC_MMAP_THRESHOLD_: '131072', KEYS_SECRET: 'k', DATABASE_URL: 'postgres://u:p@h/db', SMTP_URL: 'smtp://u:p@h', REDIS_URL: 'redis://:p@h' };
   assert.deepEqual(childEnvironment(env), { PATH: '/usr/bin', NODE_OPTIONS: '--import tsx', MALLOC_MMAP_THRESHOLD_: '131072' });
+});
+
+test('the decoding child gets the server\'s Node flags less --env-file, its preloads by relative path made absolute, since it works in another directory', () => {
+  assert.deepEqual(
+    childFlags(['--max-old-space-size=1536', '--env-file=.env', '--env-file', 'other.env', '--require', './instrumentation.cjs', '-r', 'dotenv/config', '--import=../otel.mjs', '--import', 'tsx'], '/srv/app'),
+    ['--max-old-space-size=1536', '--require', '/srv/app/instrumentation.cjs', '-r', 'dotenv/config', '--import=/srv/otel.mjs', '--import', 'tsx'],
+  );
+  assert.equal(childEnvironment({ NODE_OPTIONS: '--require ./instrumentation.cjs  --import=tsx' }, '/srv/app').NODE_OPTIONS, '--require /srv/app/instrumentation.cjs --import=tsx');
+  assert.equal(childEnvironment({ NODE_OPTIONS: '--require "./my preload.cjs"' }, '/srv/app').NODE_OPTIONS, '--require "./my preload.cjs"');
 });
 
 test('a decoding child\'s answer is taken only as a refusal it may give or bytes of the type asked for: a child a hostile file took over gets anything else refused as undecodable', async () => {
@@ -106,5 +115,22 @@ test('a decoding child that cannot be started is the server\'s fault, not the fi
     assert.equal(await decodeInChild({ image: png, type: 'image/png', limits: LIMITS }), 'busy');
   } finally {
     process.execPath = node;
+  }
+});
+
+test('a server whose preload reads .env from its working directory (dotenv/config) gives its decoding child none of that file\'s secrets: the child works elsewhere, its preloads still found', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dotenv-'));
+  try {
+    writeFileSync(join(dir, '.env'), 'KEYS_SECRET=from-the-env-file\n');
+    // What `--import dotenv/config` does: `.env` of the working directory into process.env.
+    writeFileSync(join(dir, 'dotenv-config.mjs'), "import { existsSync, readFileSync } from 'node:fs';\nif (existsSync('.env')) for (const [, name, value] of readFileSync('.env', 'utf8').matchAll(/^(\\w+)=(.*)$/gm)) process.env[name] ??= value;\n");
+    // Named by a relative path, as operators often name preloads: the child, which works
+    // elsewhere, must still find it.
+    const preload = ['--import', './dotenv-config.mjs'];
+    const server = serverWithSharp(dir, "process.stderr.write(`child sees KEYS_SECRET: ${process.env.KEYS_SECRET ?? 'none'}\\n`);\nexport default undefined;\n", preload, dir);
+    assert.equal(await server.exited, 0, server.output());
+    assert.match(server.output(), /child sees KEYS_SECRET: none/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -31,8 +31,9 @@ export interface Running {
 }
 
 /** Starts `command` with only the given environment (and PATH, HOME), reading its output. */
-export function run(command: string, args: string[], env: Record<string, string>): Running {
+export function run(command: string, args: string[], env: Record<string, string>, options: { cwd?: string } = {}): Running {
   const child = spawn(command, args, {
+    cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
