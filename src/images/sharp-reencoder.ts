@@ -117,11 +117,19 @@ export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Ui
     // The same Node and flags as the server, and the V8 serializer, which carries bytes as they are.
     // It works in its module's directory, not the server's: a preload that reads `.env` from the
     // working directory (`--import dotenv/config`, `-r dotenv/config`) finds none there.
-    const child = fork(module, {
-      cwd: fileURLToPath(new URL('.', module)),
-      execArgv: childFlags(process.execArgv), serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      env: childEnvironment(process.env), timeout: DECODE_TIME_LIMIT_MS, killSignal: 'SIGKILL',
-    });
+    let child: ReturnType<typeof fork>;
+    try {
+      child = fork(module, {
+        cwd: fileURLToPath(new URL('.', module)),
+        execArgv: childFlags(process.execArgv), serialization: 'advanced', stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+        env: childEnvironment(process.env), timeout: DECODE_TIME_LIMIT_MS, killSignal: 'SIGKILL',
+      });
+    } catch {
+      // Node emits 'error' (below) only for EACCES, EAGAIN, EMFILE, ENFILE and ENOENT; any other
+      // errno of the start, ENOMEM among them, `fork` throws: a start that failed all the same.
+      resolve('busy');
+      return;
+    }
     let answer: Uint8Array | ReencodeRefusal = 'undecodable';
     child.once('message', (message: unknown) => { answer = childAnswer(message, job.type); });
     // A child that could not be started at all (out of processes or memory) is the server's

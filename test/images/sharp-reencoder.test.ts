@@ -118,6 +118,19 @@ test('a decoding child that cannot be started is the server\'s fault, not the fi
   }
 });
 
+test('a decoding child whose start fails at once (spawn ENOTDIR, ENOMEM: errors `fork` throws rather than emits) answers busy too, never a rejection the upload turns into a 500', async () => {
+  const png = new Uint8Array(await sharp({ create: { width: 4, height: 4, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png().toBuffer());
+  const node = process.execPath;
+  // Node emits 'error' only for EACCES, EAGAIN, EMFILE, ENFILE and ENOENT; any other errno of the
+  // start (ENOMEM when the machine is out of memory) is thrown by `fork` itself.
+  process.execPath = '/etc/passwd/node';
+  try {
+    assert.equal(await decodeInChild({ image: png, type: 'image/png', limits: LIMITS }), 'busy');
+  } finally {
+    process.execPath = node;
+  }
+});
+
 test('a server whose preload reads .env from its working directory (dotenv/config) gives its decoding child none of that file\'s secrets: the child works elsewhere, its preloads still found', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'dotenv-'));
   try {
