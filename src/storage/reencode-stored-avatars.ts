@@ -7,7 +7,9 @@
  *
  * An image that an upload would now refuse (one that does not decode, or declares too many
  * pixels) is removed: leaving it would go on publishing whatever it holds; its user gets the
- * default avatar and may upload again. A start never fails on one. A changed or removed image
+ * default avatar and may upload again. A start never fails on one. A library that cannot take an
+ * image at all (`busy`: no decoding child could be started) is no verdict on the file: the step
+ * stops there and leaves the rest unchecked for the next start. A changed or removed image
  * moves its user's `updated_at`, the version in the pages' address of the avatar (`avatarSrc`), so
  * no page points any longer at the address under which the old bytes were cached for a year.
  */
@@ -32,6 +34,17 @@ export interface AvatarReencoding {
 /** Encodes anew every avatar not yet checked, and removes those refused; `now` is the new version of each changed one's user. */
 export async function reencodeStoredAvatars(db: Kysely<Database>, images: ImageReencoder, now: number): Promise<AvatarReencoding> {
   const counts: AvatarReencoding = { reencoded: 0, unchanged: 0, removed: 0 };
+  // `busy` says the library could not take the image (no decoding child could be started), not
+  // that the file is at fault: the avatar is not removed for it, and neither it nor the rest is
+  // read again now. They stay unchecked for the next start.
+  let busy = false;
+  const library: ImageReencoder = {
+    async reencode(image, type, limits) {
+      const answer = await images.reencode(image, type, limits);
+      if (answer === 'busy') busy = true;
+      return answer;
+    },
+  };
   for (let after = 0; ;) {
     // The same condition as the partial index avatars_metadata_unchecked, so it is the one read.
     const rows = await db.selectFrom('avatars').select(['user_id', 'image', 'updated_at'])
@@ -40,10 +53,11 @@ export async function reencodeStoredAvatars(db: Kysely<Database>, images: ImageR
     for (const row of rows) {
       // Decoded outside any transaction: no write lock is held while the library works.
       const image = new Uint8Array(row.image);
-      const checked = await checkAvatarUpload(image, images).catch((error: unknown) => {
+      const checked = await checkAvatarUpload(image, library).catch((error: unknown) => {
         if (error instanceof InputError) return undefined;
         throw error;
       });
+      if (busy) return counts;
       const replacement = checked && Buffer.compare(checked.image, image) !== 0 ? checked : undefined;
       counts[!checked ? 'removed' : replacement ? 'reencoded' : 'unchanged'] += 1;
       await inTransaction(db, async (trx) => {
