@@ -55,11 +55,41 @@ const CHILD_VARIABLES = ['PATH', 'NODE_OPTIONS', 'MALLOC_MMAP_THRESHOLD_'] as co
  */
 export function childEnvironment(env: NodeJS.ProcessEnv, cwd = process.cwd()): NodeJS.ProcessEnv {
   const kept: NodeJS.ProcessEnv = Object.fromEntries(CHILD_VARIABLES.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]])));
-  // Quoted words would need NODE_OPTIONS' own parser: such a value is passed as it is.
-  if (kept.NODE_OPTIONS !== undefined && !/["']/.test(kept.NODE_OPTIONS)) {
-    kept.NODE_OPTIONS = absolutePreloads(kept.NODE_OPTIONS.split(/\s+/).filter((word) => word !== ''), cwd).join(' ');
-  }
+  if (kept.NODE_OPTIONS !== undefined) kept.NODE_OPTIONS = absolutePreloads(nodeOptionsWords(kept.NODE_OPTIONS), cwd).map(nodeOptionsWord).join(' ');
   return kept;
+}
+
+/**
+ * NODE_OPTIONS' words as Node reads them (`ParseNodeOptionsEnvVar`, src/node_options.cc): split
+ * at spaces outside double quotes; a quote opens or closes and is dropped; in quotes a backslash
+ * takes the next character as it is.
+ */
+function nodeOptionsWords(value: string): string[] {
+  const words: string[] = [];
+  let word: string | undefined;
+  let quoted = false;
+  for (let i = 0; i < value.length; i += 1) {
+    let c = value[i]!;
+    if (c === '\\' && quoted && i + 1 < value.length) {
+      i += 1;
+      c = value[i]!;
+    } else if (c === ' ' && !quoted) {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+      continue;
+    } else if (c === '"') {
+      quoted = !quoted;
+      continue;
+    }
+    word = (word ?? '') + c;
+  }
+  if (word !== undefined) words.push(word);
+  return words;
+}
+
+/** `word` as NODE_OPTIONS gives it back to Node: quoted when it holds a space, a quote or a backslash (a path made absolute under a directory named with a space). */
+function nodeOptionsWord(word: string): string {
+  return /[ "\\]/.test(word) ? `"${word.replace(/["\\]/g, '\\$&')}"` : word;
 }
 
 /** `--env-file` (Node 20) and `--env-file-if-exists` (Node 22), with the path joined by `=` or as the next argument. */

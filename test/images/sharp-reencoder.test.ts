@@ -18,14 +18,14 @@ const LIMITS = { maxPixels: 24_000_000, maxInputSide: 8192, maxSide: 512 };
 /**
  * A process standing in for the server (test/support/avatar-decoding-parent.ts) with `nodeFlags`,
  * in `cwd` (else this one's), whose decoding child imports `sharpModule`'s text as `sharp`: through
- * NODE_OPTIONS, which the child is given. Its files are written in `dir`.
+ * NODE_OPTIONS, which the child is given, with `nodeOptions` after. Its files are written in `dir`.
  */
-function serverWithSharp(dir: string, sharpModule: string, nodeFlags: string[] = [], cwd?: string) {
+function serverWithSharp(dir: string, sharpModule: string, nodeFlags: string[] = [], cwd?: string, nodeOptions = '') {
   writeFileSync(join(dir, 'hook.mjs'), "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
   writeFileSync(join(dir, 'resolve.mjs'), "export function resolve(specifier, context, next) {\n  return specifier === 'sharp' ? { url: new URL('./sharp.mjs', import.meta.url).href, shortCircuit: true } : next(specifier, context);\n}\n");
   writeFileSync(join(dir, 'sharp.mjs'), sharpModule);
   const parent = fileURLToPath(new URL('../support/avatar-decoding-parent.ts', import.meta.url));
-  return run(process.execPath, [...nodeFlags, '--import', import.meta.resolve('tsx'), parent], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href}` }, { cwd });
+  return run(process.execPath, [...nodeFlags, '--import', import.meta.resolve('tsx'), parent], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href} ${nodeOptions}` }, { cwd });
 }
 
 test('images arriving at once wait their turn; past the waiting ones they are refused as busy, and the rest are encoded', async () => {
@@ -52,7 +52,23 @@ test('the decoding child gets the server\'s Node flags less --env-file, its prel
     ['--max-old-space-size=1536', '--require', '/srv/app/instrumentation.cjs', '-r', 'dotenv/config', '--import=/srv/otel.mjs', '--import', 'tsx'],
   );
   assert.equal(childEnvironment({ NODE_OPTIONS: '--require ./instrumentation.cjs  --import=tsx' }, '/srv/app').NODE_OPTIONS, '--require /srv/app/instrumentation.cjs --import=tsx');
-  assert.equal(childEnvironment({ NODE_OPTIONS: '--require "./my preload.cjs"' }, '/srv/app').NODE_OPTIONS, '--require "./my preload.cjs"');
+  // NODE_OPTIONS is read as Node reads it (words split at spaces outside double quotes), and a
+  // path that holds a space is quoted again, or the child would read two words.
+  assert.equal(childEnvironment({ NODE_OPTIONS: '--require "./my preload.cjs"' }, '/srv/app').NODE_OPTIONS, '--require "/srv/app/my preload.cjs"');
+  assert.equal(childEnvironment({ NODE_OPTIONS: '--require ./instrumentation.cjs --max-old-space-size=1536' }, '/srv/my app').NODE_OPTIONS, '--require "/srv/my app/instrumentation.cjs" --max-old-space-size=1536');
+  assert.equal(childEnvironment({ NODE_OPTIONS: '--import="./a \\"b\\".mjs" --title="x y"' }, '/srv').NODE_OPTIONS, '"--import=/srv/a \\"b\\".mjs" "--title=x y"');
+});
+
+test('a server working in a directory whose name holds a space, its preload named by a relative path in NODE_OPTIONS, still starts its decoding child', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'my app-'));
+  try {
+    writeFileSync(join(dir, 'instrumentation.cjs'), "process.stderr.write('preloaded\\n');\n");
+    const server = serverWithSharp(dir, "process.stderr.write('child started\\n');\nexport default undefined;\n", [], dir, '--require ./instrumentation.cjs');
+    assert.equal(await server.exited, 0, server.output());
+    assert.match(server.output(), /child started/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a decoding child\'s answer is taken only as a refusal it may give or bytes of the type asked for: a child a hostile file took over gets anything else refused as undecodable', async () => {
