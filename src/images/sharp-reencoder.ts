@@ -97,13 +97,18 @@ const ENV_FILE_FLAG = /^--env-file(?:-if-exists)?(=|$)/;
 /** The flags that load a module before the main one, with it joined by `=` or as the next argument. */
 const PRELOAD_FLAG = /^(--import|--require|-r|--loader|--experimental-loader)(=|$)/;
 
+/** `flag` with its name as the two regular expressions above read it: Node takes `_` in an option's name for `-` (`--experimental_loader`, `--env_file`). */
+function spelled(flag: string): string {
+  return flag.replace(/^--[^=]*/, (name) => name.replace(/_/g, '-'));
+}
+
 /** `flags` with each preload named by a relative path (`./x.mjs`, `../x.cjs`) named by its absolute path under `cwd`. */
 function absolutePreloads(flags: readonly string[], cwd: string): string[] {
   const absolute = (value: string) => (/^\.\.?\//.test(value) ? resolve(cwd, value) : value);
   return flags.map((flag, i) => {
-    const match = PRELOAD_FLAG.exec(flag);
+    const match = PRELOAD_FLAG.exec(spelled(flag));
     if (match !== null && match[2] === '=') return `${match[1]}=${absolute(flag.slice(match[0].length))}`;
-    return i > 0 && PRELOAD_FLAG.exec(flags[i - 1]!)?.[2] === '' ? absolute(flag) : flag;
+    return i > 0 && PRELOAD_FLAG.exec(spelled(flags[i - 1]!))?.[2] === '' ? absolute(flag) : flag;
   });
 }
 
@@ -116,7 +121,7 @@ function absolutePreloads(flags: readonly string[], cwd: string): string[] {
 export function childFlags(execArgv: readonly string[], cwd = process.cwd()): string[] {
   const flags: string[] = [];
   for (let i = 0; i < execArgv.length; i += 1) {
-    const match = ENV_FILE_FLAG.exec(execArgv[i]!);
+    const match = ENV_FILE_FLAG.exec(spelled(execArgv[i]!));
     if (match === null) flags.push(execArgv[i]!);
     else if (match[1] === '') i += 1;
   }

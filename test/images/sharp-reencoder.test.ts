@@ -52,6 +52,11 @@ test('the decoding child gets the server\'s Node flags less --env-file, its prel
     ['--max-old-space-size=1536', '--require', '/srv/app/instrumentation.cjs', '-r', 'dotenv/config', '--import=/srv/otel.mjs', '--import', 'tsx'],
   );
   assert.equal(childEnvironment({ NODE_OPTIONS: '--require ./instrumentation.cjs  --import=tsx' }, '/srv/app').NODE_OPTIONS, '--require /srv/app/instrumentation.cjs --import=tsx');
+  // Node takes `_` in an option's name for `-`.
+  assert.deepEqual(
+    childFlags(['--env_file=.env', '--env_file_if_exists', 'other.env', '--experimental_loader', './hooks.mjs', '--experimental_loader=../up_one.mjs'], '/srv/app'),
+    ['--experimental_loader', '/srv/app/hooks.mjs', '--experimental-loader=/srv/up_one.mjs'],
+  );
   // NODE_OPTIONS is read as Node reads it (words split at spaces outside double quotes), and a
   // path that holds a space is quoted again, or the child would read two words.
   assert.equal(childEnvironment({ NODE_OPTIONS: '--require "./my preload.cjs"' }, '/srv/app').NODE_OPTIONS, '--require "/srv/app/my preload.cjs"');
