@@ -77,7 +77,10 @@ test('a server working in a directory whose name holds a space, its preload name
 });
 
 test('a decoding child\'s answer is taken only as a refusal it may give or bytes of the type asked for: a child a hostile file took over gets anything else refused as undecodable', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'hostile-child-'));
+  // Beside this file, as the real child is beside the server's code: the child works in its
+  // module's directory, and from a directory outside the repository it could not even load the
+  // `--import tsx` it is given, so it never ran and every answer read as undecodable.
+  const dir = mkdtempSync(join(fileURLToPath(new URL('.', import.meta.url)), '.hostile-child-'));
   const png = new Uint8Array(await sharp({ create: { width: 4, height: 4, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png().toBuffer());
   const job = { image: png, type: 'image/png' as const, limits: LIMITS };
   const answers: Record<string, string> = {
