@@ -16,7 +16,7 @@ import { fork } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ImageReencoder, type ImageType, type ReencodeRefusal, detectImageType } from '../core/community/avatars.js';
-import type { ReencodeJob } from './sharp-child.js';
+import type { ChildReady, ReencodeJob } from './sharp-child.js';
 
 /** Images waiting behind the one being encoded, at most. */
 export const MAX_WAITING_IMAGES = 8;
@@ -145,7 +145,7 @@ function childAnswer(message: unknown, type: ImageType): Uint8Array | ReencodeRe
  * One job in a child (`module`: src/images/sharp-child.ts); a child that dies without answering
  * (libvips crashing on the file) or takes longer than `DECODE_TIME_LIMIT_MS` (and is killed, so
  * one file cannot hold every later upload in the queue) refuses it as undecodable; one that cannot
- * be started answers `busy`.
+ * be started, or ends before it has loaded the library and been given the file, answers `busy`.
  */
 export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Uint8Array | ReencodeRefusal> {
   return new Promise((resolve) => {
@@ -165,18 +165,29 @@ export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Ui
       resolve('busy');
       return;
     }
-    let answer: Uint8Array | ReencodeRefusal = 'undecodable';
-    child.once('message', (message: unknown) => { answer = childAnswer(message, job.type); });
+    // The file is sent only once the child says it has loaded the library: a child that ends
+    // before (sharp's native binary missing, a preload that fails) has not seen the file, and is
+    // the server's fault as a failed start is. Taken for an undecodable file, it had every
+    // avatar removed by the first start's data step (src/storage/reencode-stored-avatars.ts).
+    let ready = false;
+    let answer: Uint8Array | ReencodeRefusal | undefined;
+    child.on('message', (message: unknown) => {
+      if (!ready) {
+        ready = message === ('ready' satisfies ChildReady);
+        // A send that fails (the child already gone) is answered by 'close' or 'error' below.
+        if (ready) child.send(job, () => {});
+      } else {
+        answer ??= childAnswer(message, job.type);
+      }
+    });
     // A child that could not be started at all (out of processes or memory) is the server's
     // fault, not the file's: the member is told to try again, not that the file is unreadable.
     // `on`, not `once`: a failed start can be followed by the failed send of the job, and an
     // 'error' nobody listens to would end the server.
-    child.on('error', () => resolve(child.pid === undefined ? 'busy' : 'undecodable'));
+    child.on('error', () => resolve(child.pid === undefined || !ready ? 'busy' : 'undecodable'));
     // 'close', not 'exit': it waits for the IPC channel too, so the answer has been read, and
     // the next image's child starts only once this one has ended.
-    child.once('close', () => resolve(answer));
-    // A send that fails (the child already gone) is answered by 'close' or 'error' above.
-    child.send(job, () => {});
+    child.once('close', () => resolve(ready ? answer ?? 'undecodable' : 'busy'));
   });
 }
 

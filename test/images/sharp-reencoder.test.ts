@@ -93,7 +93,7 @@ test('a decoding child\'s answer is taken only as a refusal it may give or bytes
   try {
     for (const [name, answer] of Object.entries(answers)) {
       const child = join(dir, `${name.replace(/\W/g, '-')}.mjs`);
-      writeFileSync(child, `process.once('message', () => process.send(${answer}, () => process.disconnect()));\n`);
+      writeFileSync(child, `process.once('message', () => process.send(${answer}, () => process.disconnect()));\nprocess.send('ready');\n`);
       assert.equal(await decodeInChild(job, pathToFileURL(child)), 'undecodable', name);
     }
   } finally {
@@ -152,6 +152,24 @@ test('a decoding child whose start fails at once (spawn ENOTDIR, ENOMEM: errors 
     assert.equal(await decodeInChild({ image: png, type: 'image/png', limits: LIMITS }), 'busy');
   } finally {
     process.execPath = node;
+  }
+});
+
+test('a decoding child that cannot load the library (sharp\'s native binary missing) answers busy, not undecodable: it ended before it was given the file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'no-sharp-'));
+  const png = new Uint8Array(await sharp({ create: { width: 4, height: 4, channels: 3, background: { r: 0, g: 0, b: 0 } } }).png().toBuffer());
+  const options = process.env.NODE_OPTIONS;
+  try {
+    writeFileSync(join(dir, 'hook.mjs'), "import { register } from 'node:module';\nregister('./resolve.mjs', import.meta.url);\n");
+    writeFileSync(join(dir, 'resolve.mjs'), "export function resolve(specifier, context, next) {\n  return specifier === 'sharp' ? { url: new URL('./sharp.mjs', import.meta.url).href, shortCircuit: true } : next(specifier, context);\n}\n");
+    writeFileSync(join(dir, 'sharp.mjs'), "throw new Error(\"Could not load the 'sharp' module using the linux-x64 runtime\");\n");
+    // The child is given NODE_OPTIONS: through it, its `sharp` is one that cannot load.
+    process.env.NODE_OPTIONS = `${options ?? ''} --import ${pathToFileURL(join(dir, 'hook.mjs')).href}`;
+    assert.equal(await decodeInChild({ image: png, type: 'image/png', limits: LIMITS }), 'busy');
+  } finally {
+    if (options === undefined) delete process.env.NODE_OPTIONS;
+    else process.env.NODE_OPTIONS = options;
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
