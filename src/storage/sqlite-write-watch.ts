@@ -1,12 +1,22 @@
 /**
- * Knows when a SQLite database may have changed, so that a read remembered since then can be
- * trusted without running it again (`CompiledQueries.firstRemembered`, issue 8).
+ * Knows when a table of a SQLite database may have changed, so that a read remembered since then
+ * can be trusted without running it again (`CompiledQueries.firstRemembered`, issues 8 and 35).
  *
- * Its generation moves on every write statement of this connection but the quiet ones (see
- * `quiet`), and on every commit of any other connection to the file, another process's included:
- * SQLite's `data_version` changes exactly then (https://sqlite.org/pragma.html#pragma_data_version).
- * A remembered read is therefore never older than the last write that could have changed it, which
- * is what lets a revoked token be refused from the next request on (INTERFACE section 2).
+ * Each table has a write counter. A write statement of this connection moves the counter of the
+ * table it writes (`insert into "x"`, `insert or replace into "x"`, `replace into "x"`, an upsert,
+ * `update "x"`, `delete from "x"`, as Kysely writes them) and of every table a foreign key makes
+ * it change in turn (ON DELETE or ON UPDATE CASCADE, SET NULL or SET DEFAULT), transitively. A
+ * statement it cannot place, one that writes a table with triggers or whose foreign keys lead to
+ * one, a schema change, and any commit of another connection to the file (another process's
+ * included: SQLite's `data_version` changes exactly then, https://sqlite.org/pragma.html#pragma_data_version)
+ * move every counter at once. Quiet writes (see `quiet`) move none.
+ *
+ * A remembered read names the tables its SQL reads (`reads`) and keeps `generation(reads)`, a sum
+ * of their counters (counters only grow, so the sum stands exactly while each does). It is
+ * therefore never older than the last write that could have changed the tables it read, which is
+ * what lets a revoked token, a deactivated client or a rotated secret be refused from the next
+ * request on (INTERFACE section 2), while writes to other tables (a token issued, a session
+ * touched) leave it standing.
  *
  * Another connection's commit is looked for once per turn of the event loop: the requests that
  * arrive in one turn are concurrent, and reading `data_version` was a twentieth of a `/me`
@@ -24,19 +34,64 @@ import type SQLite from 'better-sqlite3';
  */
 export const BEGIN_IMMEDIATE = 'begin immediate';
 
+/** The table a write statement writes, as its first identifier after the verb; then a space, `(` or the end (not `.`: a schema-qualified name is not placed). */
+const WRITE_TARGET = /^\s*(?:insert(?:\s+or\s+[a-z]+)?\s+into|replace\s+into|update(?:\s+or\s+[a-z]+)?|delete\s+from)\s+(?:"((?:[^"]|"")+)"|([a-z_][a-z0-9_$]*))(?=[\s(]|$)/i;
+/** A statement that changes the schema: the tables, their foreign keys and triggers are read again. */
+const SCHEMA_CHANGE = /^\s*(?:create|drop|alter)\b/i;
+/** A string literal (skipped), or an identifier: quoted, bracketed, backquoted or bare. */
+const TOKEN = /'(?:[^']|'')*'|"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|\[([^\]]+)\]|([a-z_][a-z0-9_$]*)/gi;
+/** The foreign key actions by which a write to the parent changes rows of the child. */
+const CHANGES_CHILD = new Set(['CASCADE', 'SET NULL', 'SET DEFAULT']);
+
+/** What a write moves: the counters of these tables, or (`null`) all of them. */
+type Moves = readonly number[] | null;
+
+/** Write texts whose `Moves` are kept; past it, a text is placed again on each run (bulk inserts vary). */
+const KEPT_MOVES = 1_000;
+
+/** The tables a query reads (`SqliteWriteWatch.reads`), for `generation`. */
+export interface TableReads {
+  readonly text: string;
+  /** The schema this was worked out against (`SqliteWriteWatch.#schema`). */
+  schema: number;
+  /** Indexes of the tables' counters, or `undefined`: it may read anything (a view, SQLite's own tables, nothing recognised). */
+  tables: readonly number[] | undefined;
+}
+
 export class SqliteWriteWatch {
-  #generation = 0;
+  /** Counter of each table, by index in `#tables`; indexes stay as they are given. */
+  readonly #counters: number[] = [];
+  /** Moves when every table may have changed; part of every generation. */
+  #everything = 0;
+  /** Moves with every write that is not quiet: the generation of a read that may read anything. */
+  #anything = 0;
+  readonly #tables = new Map<string, number>();
+  #views = new Set<string>();
+  /** What a write to each table moves (its foreign-key closure), by table index. */
+  #closures: Moves[] = [];
+  readonly #moves = new Map<string, Moves>();
+  /** Moves each time the schema is read again, so `TableReads` worked out before are worked out anew. */
+  #schema = 0;
+  /** This connection changed the schema, or another did: read it again before it is next needed. */
+  #schemaChanged = true;
+  #schemaVersion: unknown;
   #dataVersion: unknown;
+  readonly #sqlite: SQLite.Database;
   readonly #readDataVersion: () => unknown;
+  readonly #readSchemaVersion: () => unknown;
   readonly #quiet = new Set<string>([BEGIN_IMMEDIATE]);
   /** Whether `data_version` was read in this turn of the event loop. */
   #readThisTurn = false;
   readonly #nextTurn = () => { this.#readThisTurn = false; };
 
   constructor(sqlite: SQLite.Database) {
-    const statement = sqlite.prepare('pragma data_version').pluck();
-    this.#readDataVersion = () => statement.get();
+    this.#sqlite = sqlite;
+    const dataVersion = sqlite.prepare('pragma data_version').pluck();
+    this.#readDataVersion = () => dataVersion.get();
+    const schemaVersion = sqlite.prepare('pragma schema_version').pluck();
+    this.#readSchemaVersion = () => schemaVersion.get();
     this.#dataVersion = this.#readDataVersion();
+    this.#schemaVersion = this.#readSchemaVersion();
   }
 
   /**
@@ -47,26 +102,138 @@ export class SqliteWriteWatch {
     this.#quiet.add(text);
   }
 
-  /** Called before each write statement of this connection runs. */
+  /**
+   * Called before each write statement of this connection runs. While the schema is not known (it
+   * is read by `generation`, between transactions: one under way may yet roll a change of it
+   * back), every write moves every counter.
+   */
   wrote(text: string): void {
-    if (!this.#quiet.has(text)) this.#generation++;
+    if (this.#quiet.has(text)) return;
+    let moves: Moves = null;
+    if (!this.#schemaChanged) {
+      const kept = this.#moves.get(text);
+      if (kept !== undefined) moves = kept;
+      else {
+        moves = this.#place(text);
+        if (this.#moves.size < KEPT_MOVES) this.#moves.set(text, moves);
+      }
+    }
+    this.#anything++;
+    if (moves === null) {
+      this.#everything++;
+      if (SCHEMA_CHANGE.test(text)) this.#schemaChanged = true;
+      return;
+    }
+    for (let i = 0; i < moves.length; i++) this.#counters[moves[i]!]!++;
   }
 
   /**
-   * The current generation: equal to an earlier one only if nothing but quiet writes happened in
-   * between. Call it while no transaction of this connection is open (its snapshot would hide
-   * other connections' commits).
+   * The tables the query `text` reads, for `generation`: every identifier of its text that names a
+   * table (a column or alias spelt as a table only adds a table). Worked out by `generation`
+   * against the schema of the moment, again whenever it changes.
    */
-  generation(): number {
+  reads(text: string): TableReads {
+    return { text, schema: -1, tables: undefined };
+  }
+
+  /**
+   * The generation of the tables `reads` names (every table without it): equal to an earlier one
+   * only if nothing but quiet writes touched them in between. Call it while no transaction of this
+   * connection is open (its snapshot would hide other connections' commits).
+   */
+  generation(reads?: TableReads): number {
     if (!this.#readThisTurn) {
       this.#readThisTurn = true;
       setImmediate(this.#nextTurn);
       const dataVersion = this.#readDataVersion();
       if (dataVersion !== this.#dataVersion) {
         this.#dataVersion = dataVersion;
-        this.#generation++;
+        this.#everything++;
+        this.#anything++;
+        if (this.#readSchemaVersion() !== this.#schemaVersion) this.#schemaChanged = true;
       }
     }
-    return this.#generation;
+    if (this.#schemaChanged) this.#readSchema();
+    if (reads === undefined) return this.#anything;
+    if (reads.schema !== this.#schema) this.#workOut(reads);
+    const tables = reads.tables;
+    if (tables === undefined) return this.#anything;
+    let sum = this.#everything;
+    for (let i = 0; i < tables.length; i++) sum += this.#counters[tables[i]!]!;
+    return sum;
+  }
+
+  /** What the write `text` moves: its table's closure, or everything when its table is not placed. */
+  #place(text: string): Moves {
+    const match = WRITE_TARGET.exec(text);
+    if (match === null) return null;
+    const name = (match[1] === undefined ? match[2]! : match[1].replaceAll('""', '"')).toLowerCase();
+    const index = this.#tables.get(name);
+    return index === undefined ? null : this.#closures[index]!;
+  }
+
+  #workOut(reads: TableReads): void {
+    const tables = new Set<number>();
+    let anything = false;
+    for (const match of reads.text.matchAll(TOKEN)) {
+      const [, doubleQuoted, backQuoted, bracketed, bare] = match;
+      const spelt = doubleQuoted?.replaceAll('""', '"') ?? backQuoted?.replaceAll('``', '`') ?? bracketed ?? bare;
+      if (spelt === undefined) continue; // a string literal
+      const name = spelt.toLowerCase();
+      const index = this.#tables.get(name);
+      if (index !== undefined) tables.add(index);
+      if (this.#views.has(name) || name.startsWith('sqlite_')) anything = true;
+    }
+    reads.schema = this.#schema;
+    reads.tables = anything || tables.size === 0 ? undefined : [...tables];
+  }
+
+  /**
+   * Reads the tables, the foreign keys that change a child when their parent is written, and the
+   * tables with triggers (those of the temp schema too), and works out what a write to each moves.
+   * Every counter moves: the schema change itself may have changed what a query answers.
+   */
+  #readSchema(): void {
+    this.#schemaChanged = false;
+    this.#schemaVersion = this.#readSchemaVersion();
+    const objects = this.#sqlite.prepare(`select type, lower(name) as name, lower(tbl_name) as target from sqlite_master
+      where type in ('table', 'view', 'trigger') union all select type, lower(name), lower(tbl_name) from sqlite_temp_master
+      where type = 'trigger'`).all() as Array<{ type: string; name: string; target: string }>;
+    const keys = this.#sqlite.prepare(`select lower(m.name) as child, lower(f."table") as parent, f.on_update, f.on_delete
+      from sqlite_master m join pragma_foreign_key_list(m.name) f where m.type = 'table'`).all() as Array<{ child: string; parent: string; on_update: string; on_delete: string }>;
+    const triggered = new Set<string>();
+    this.#views = new Set();
+    for (const { type, name, target } of objects) {
+      if (type === 'table' && !this.#tables.has(name)) {
+        this.#tables.set(name, this.#counters.length);
+        this.#counters.push(0);
+      } else if (type === 'view') this.#views.add(name);
+      else if (type === 'trigger') triggered.add(target);
+    }
+    const children = new Map<string, string[]>();
+    for (const { child, parent, on_update, on_delete } of keys) {
+      if (!CHANGES_CHILD.has(on_update.toUpperCase()) && !CHANGES_CHILD.has(on_delete.toUpperCase())) continue;
+      children.set(parent, [...(children.get(parent) ?? []), child]);
+    }
+    this.#closures = [];
+    for (const [name, index] of this.#tables) {
+      const reached = new Set<string>([name]);
+      const pending = [name];
+      while (pending.length > 0) {
+        for (const child of children.get(pending.pop()!) ?? []) {
+          if (!reached.has(child)) {
+            reached.add(child);
+            pending.push(child);
+          }
+        }
+      }
+      const indexes = [...reached].map((table) => this.#tables.get(table));
+      this.#closures[index] = [...reached].some((table) => triggered.has(table)) || indexes.includes(undefined)
+        ? null : indexes as number[];
+    }
+    this.#moves.clear();
+    this.#schema++;
+    this.#everything++;
+    this.#anything++;
   }
 }
