@@ -56,6 +56,12 @@ export interface TableReads {
   schema: number;
   /** Indexes of the tables' counters, or `undefined`: it may read anything (a view, SQLite's own tables, nothing recognised). */
   tables: readonly number[] | undefined;
+  /**
+   * Added to the counters' sum, so that the generations of these reads keep growing when a schema
+   * change gives them other tables (whose counters may sum to less): an earlier generation is
+   * never met again.
+   */
+  offset: number;
 }
 
 export class SqliteWriteWatch {
@@ -133,7 +139,7 @@ export class SqliteWriteWatch {
    * against the schema of the moment, again whenever it changes.
    */
   reads(text: string): TableReads {
-    return { text, schema: -1, tables: undefined };
+    return { text, schema: -1, tables: undefined, offset: 0 };
   }
 
   /**
@@ -155,10 +161,18 @@ export class SqliteWriteWatch {
     }
     if (this.#schemaChanged) this.#readSchema();
     if (reads === undefined) return this.#anything;
-    if (reads.schema !== this.#schema) this.#workOut(reads);
+    if (reads.schema !== this.#schema) {
+      const before = this.#sum(reads);
+      this.#workOut(reads);
+      reads.offset += before + 1 - this.#sum(reads);
+    }
+    return this.#sum(reads);
+  }
+
+  #sum(reads: TableReads): number {
     const tables = reads.tables;
-    if (tables === undefined) return this.#anything;
-    let sum = this.#everything;
+    if (tables === undefined) return reads.offset + this.#anything;
+    let sum = reads.offset + this.#everything;
     for (let i = 0; i < tables.length; i++) sum += this.#counters[tables[i]!]!;
     return sum;
   }
