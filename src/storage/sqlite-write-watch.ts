@@ -5,7 +5,8 @@
  * Each table has a write counter. A write statement of this connection moves the counter of the
  * table it writes (`insert into "x"`, `insert or replace into "x"`, `replace into "x"`, an upsert,
  * `update "x"`, `delete from "x"`, as Kysely writes them) and of every table a foreign key makes
- * it change in turn (ON DELETE or ON UPDATE CASCADE, SET NULL or SET DEFAULT), transitively. A
+ * it change in turn (CASCADE, SET NULL or SET DEFAULT: the ON DELETE actions of a delete or a
+ * replace, the ON UPDATE ones of an update or an upsert; an insert sets none off), transitively. A
  * statement it cannot place, one that writes a table with triggers or whose foreign keys lead to
  * one, a schema change, and any commit of another connection to the file (another process's
  * included: SQLite's `data_version` changes exactly then, https://sqlite.org/pragma.html#pragma_data_version)
@@ -34,14 +35,35 @@ import type SQLite from 'better-sqlite3';
  */
 export const BEGIN_IMMEDIATE = 'begin immediate';
 
-/** The table a write statement writes, as its first identifier after the verb; then a space, `(` or the end (not `.`: a schema-qualified name is not placed). */
-const WRITE_TARGET = /^\s*(?:insert(?:\s+or\s+[a-z]+)?\s+into|replace\s+into|update(?:\s+or\s+[a-z]+)?|delete\s+from)\s+(?:"((?:[^"]|"")+)"|([a-z_][a-z0-9_$]*))(?=[\s(]|$)/i;
+/**
+ * A write statement's verb (`insert`, `replace`, `update`, `delete`, with the conflict resolution
+ * after `or`) and the table it writes, its first identifier after the verb; then a space, `(` or
+ * the end (not `.`: a schema-qualified name is not placed).
+ */
+const WRITE_TARGET = /^\s*(?:(insert|update)(?:\s+or\s+([a-z]+))?(?:\s+into)?|(replace)\s+into|(delete)\s+from)\s+(?:"((?:[^"]|"")+)"|([a-z_][a-z0-9_$]*))(?=[\s(]|$)/i;
+/** An upsert (`insert … on conflict … do update`): it may update rows of its table. */
+const UPSERT = /\bon\s+conflict\b/i;
 /** A statement that changes the schema: the tables, their foreign keys and triggers are read again. */
 const SCHEMA_CHANGE = /^\s*(?:create|drop|alter)\b/i;
 /** A string literal (skipped), or an identifier: quoted, bracketed, backquoted or bare. */
 const TOKEN = /'(?:[^']|'')*'|"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|\[([^\]]+)\]|([a-z_][a-z0-9_$]*)/gi;
 /** The foreign key actions by which a write to the parent changes rows of the child. */
 const CHANGES_CHILD = new Set(['CASCADE', 'SET NULL', 'SET DEFAULT']);
+
+/**
+ * What a statement does to existing rows of a table, which decides the foreign key actions it sets
+ * off: an update's are the `ON UPDATE` ones, a delete's the `ON DELETE` ones (a child's row that
+ * CASCADE deletes is deleted, one that SET NULL or SET DEFAULT changes is updated). An insert
+ * changes no existing row and sets none off.
+ */
+type RowChange = 'update' | 'delete';
+
+/** A foreign key from `child` to a parent, by the change of a parent row that changes child rows, and how. */
+interface ChildKey {
+  child: string;
+  onUpdate: RowChange | undefined;
+  onDelete: RowChange | undefined;
+}
 
 /** What a write moves: the counters of these tables, or (`null`) all of them. */
 type Moves = readonly number[] | null;
@@ -73,8 +95,10 @@ export class SqliteWriteWatch {
   #anything = 0;
   readonly #tables = new Map<string, number>();
   #views = new Set<string>();
-  /** What a write to each table moves (its foreign-key closure), by table index. */
-  #closures: Moves[] = [];
+  /** The foreign keys that change a child when their parent changes, by parent. */
+  #childKeys = new Map<string, ChildKey[]>();
+  /** Tables with triggers. */
+  #triggered = new Set<string>();
   readonly #moves = new Map<string, Moves>();
   /** Moves each time the schema is read again, so `TableReads` worked out before are worked out anew. */
   #schema = 0;
@@ -177,13 +201,42 @@ export class SqliteWriteWatch {
     return sum;
   }
 
-  /** What the write `text` moves: its table's closure, or everything when its table is not placed. */
+  /**
+   * What the write `text` moves: its table and every table the foreign key actions it sets off
+   * change, transitively; everything when it is not placed or reaches a table with triggers.
+   * `insert or replace` and `update or replace` delete the rows they conflict with.
+   */
   #place(text: string): Moves {
     const match = WRITE_TARGET.exec(text);
     if (match === null) return null;
-    const name = (match[1] === undefined ? match[2]! : match[1].replaceAll('""', '"')).toLowerCase();
-    const index = this.#tables.get(name);
-    return index === undefined ? null : this.#closures[index]!;
+    const [, insertOrUpdate, resolution, replace, remove, quoted, bare] = match;
+    const table = (quoted === undefined ? bare! : quoted.replaceAll('""', '"')).toLowerCase();
+    if (!this.#tables.has(table)) return null;
+    const changes: RowChange[] = [];
+    if (replace !== undefined || resolution?.toLowerCase() === 'replace') changes.push('update', 'delete');
+    else if (remove !== undefined) changes.push('delete');
+    else if (insertOrUpdate!.toLowerCase() === 'update' || UPSERT.test(text)) changes.push('update');
+    const reached = new Set<string>([table]);
+    const seen = new Set<string>();
+    const pending = changes.map((change) => ({ table, change }));
+    while (pending.length > 0) {
+      const { table: parent, change } = pending.pop()!;
+      if (seen.has(`${change} ${parent}`)) continue;
+      seen.add(`${change} ${parent}`);
+      for (const key of this.#childKeys.get(parent) ?? []) {
+        const childChange = change === 'update' ? key.onUpdate : key.onDelete;
+        if (childChange === undefined) continue;
+        reached.add(key.child);
+        pending.push({ table: key.child, change: childChange });
+      }
+    }
+    const indexes: number[] = [];
+    for (const name of reached) {
+      const index = this.#tables.get(name);
+      if (index === undefined || this.#triggered.has(name)) return null;
+      indexes.push(index);
+    }
+    return indexes;
   }
 
   #workOut(reads: TableReads): void {
@@ -204,8 +257,8 @@ export class SqliteWriteWatch {
 
   /**
    * Reads the tables, the foreign keys that change a child when their parent is written, and the
-   * tables with triggers (those of the temp schema too), and works out what a write to each moves.
-   * Every counter moves: the schema change itself may have changed what a query answers.
+   * tables with triggers (those of the temp schema too), for `#place`. Every counter moves: the
+   * schema change itself may have changed what a query answers.
    */
   #readSchema(): void {
     this.#schemaChanged = false;
@@ -217,6 +270,7 @@ export class SqliteWriteWatch {
       from sqlite_master m join pragma_foreign_key_list(m.name) f where m.type = 'table'`).all() as Array<{ child: string; parent: string; on_update: string; on_delete: string }>;
     const triggered = new Set<string>();
     this.#views = new Set();
+    this.#triggered = triggered;
     for (const { type, name, target } of objects) {
       if (type === 'table' && !this.#tables.has(name)) {
         this.#tables.set(name, this.#counters.length);
@@ -224,26 +278,14 @@ export class SqliteWriteWatch {
       } else if (type === 'view') this.#views.add(name);
       else if (type === 'trigger') triggered.add(target);
     }
-    const children = new Map<string, string[]>();
+    // ON UPDATE actions leave a child's row in place, changed; ON DELETE CASCADE deletes it.
+    const action = (name: string, onDelete: boolean): RowChange | undefined =>
+      !CHANGES_CHILD.has(name.toUpperCase()) ? undefined : onDelete && name.toUpperCase() === 'CASCADE' ? 'delete' : 'update';
+    this.#childKeys = new Map();
     for (const { child, parent, on_update, on_delete } of keys) {
-      if (!CHANGES_CHILD.has(on_update.toUpperCase()) && !CHANGES_CHILD.has(on_delete.toUpperCase())) continue;
-      children.set(parent, [...(children.get(parent) ?? []), child]);
-    }
-    this.#closures = [];
-    for (const [name, index] of this.#tables) {
-      const reached = new Set<string>([name]);
-      const pending = [name];
-      while (pending.length > 0) {
-        for (const child of children.get(pending.pop()!) ?? []) {
-          if (!reached.has(child)) {
-            reached.add(child);
-            pending.push(child);
-          }
-        }
-      }
-      const indexes = [...reached].map((table) => this.#tables.get(table));
-      this.#closures[index] = [...reached].some((table) => triggered.has(table)) || indexes.includes(undefined)
-        ? null : indexes as number[];
+      const key: ChildKey = { child, onUpdate: action(on_update, false), onDelete: action(on_delete, true) };
+      if (key.onUpdate === undefined && key.onDelete === undefined) continue;
+      this.#childKeys.set(parent, [...(this.#childKeys.get(parent) ?? []), key]);
     }
     this.#moves.clear();
     this.#schema++;

@@ -30,6 +30,8 @@ before(() => {
     create table tokens (id integer primary key, grant_id integer references grants (id) on delete cascade, revoked_at integer, last_used_at integer);
     create table clients (id integer primary key, owner_id integer references users (id) on delete set null, status text);
     create table notes (id integer primary key, user_id integer references users (id));
+    create table labels (id integer primary key, name text unique);
+    create table labelled (id integer primary key, label text references labels (name) on update cascade);
     create table events (id integer primary key, kind text);
     create table posts (id integer primary key);
     create table post_counts (n integer);
@@ -143,9 +145,27 @@ test('a delete from a parent ends the remembered reads of the tables its foreign
   run('insert into "grants" ("id", "user_id") values (?, ?)', 2, 2);
   assert.ok(!stands(tokenOnly, () => run('delete from "users" where "id" = ?', 2)), 'users cascade into grants, grants into tokens');
   run('insert into "users" ("id", "status") values (?, ?)', 2, 'active');
-  assert.ok(!stands(CLIENT_READ, () => run('update "users" set "id" = ? where "id" = ?', 3, 2)), 'users set a client\'s owner null');
+  run('update "clients" set "owner_id" = ? where "id" = ?', 2, 2);
+  assert.ok(!stands(CLIENT_READ, () => run('delete from "users" where "id" = ?', 2)), 'users set a client\'s owner null');
+  run('insert into "users" ("id", "status") values (?, ?)', 2, 'active');
+  assert.ok(!stands(tokenOnly, () => run('replace into "users" ("id", "status") values (?, ?)', 2, 'active')), 'a replace deletes the row it replaces');
   // `notes` references users with no action: writing users never changes a note.
-  assert.ok(stands('select * from "notes"', () => run('update "users" set "status" = ? where "id" = ?', 'suspended', 3)));
+  assert.ok(stands('select * from "notes"', () => run('delete from "users" where "id" = ?', 2)));
+});
+
+test('an update sets off only the ON UPDATE actions, an insert none', () => {
+  // users' keys act only on delete: inserting or updating a user changes no grant, token or client.
+  assert.ok(stands(CLIENT_READ, () => run('update "users" set "status" = ? where "id" = ?', 'suspended', 1)), 'an update of users');
+  assert.ok(stands(CLIENT_READ, () => run('insert into "users" ("id", "status") values (?, ?)', 30, 'active')), 'an insert into users');
+  assert.ok(stands(CLIENT_READ, () => run('insert or ignore into "users" ("id", "status") values (?, ?)', 30, 'active')), 'insert or ignore');
+  run('insert into "labels" ("name") values (?)', 'red');
+  run('insert into "labelled" ("label") values (?)', 'red');
+  const labelled = 'select * from "labelled" where "id" = ?';
+  assert.ok(stands(labelled, () => run('insert into "labels" ("name") values (?)', 'blue')), 'an insert into the parent');
+  assert.ok(!stands(labelled, () => run('update "labels" set "name" = ? where "name" = ?', 'crimson', 'red')), 'ON UPDATE CASCADE');
+  assert.ok(!stands(labelled, () => run('insert into "labels" ("name") values (?) on conflict ("name") do update set "name" = \'scarlet\'', 'crimson')), 'an upsert updates');
+  assert.ok(!stands(labelled, () => run('insert or replace into "labels" ("id", "name") values (?, ?)', 99, 'green')), 'insert or replace');
+  assert.ok(!stands(labelled, () => run('update or replace "labels" set "name" = ? where "name" = ?', 'green2', 'green')), 'update or replace');
 });
 
 test('a write to a table with triggers, and a statement the watch cannot place, end every remembered read', () => {
