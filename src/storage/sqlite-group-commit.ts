@@ -20,7 +20,8 @@
  *   with that error: none of their writes is acknowledged, nor any refusal based on them.
  * - The group holds the connection's turn from BEGIN to COMMIT, so a read outside it waits, as it
  *   waited for any transaction, and never sees uncommitted writes. `SqliteWriteWatch` counted the
- *   group's writes as they ran, so a row remembered before the group is read again after it.
+ *   group's writes as they ran, so a row remembered before the group from a table the group wrote
+ *   is read again after it.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
