@@ -16,7 +16,7 @@ import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
-import { BEGIN_IMMEDIATE, SqliteWriteWatch } from './sqlite-write-watch.js';
+import { BEGIN_IMMEDIATE, SqliteWriteWatch, type TableReads } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -346,7 +346,8 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         // A free connection means the transaction has ended: Kysely's executor says so.
         runInTransaction: (query, asViews) => (turn.free ? undefined : run(query, asViews)),
         // While a transaction or a queued query holds the connection, its writes may be under way.
-        generation: () => (turn.free ? watch.generation() : undefined),
+        generation: (reads) => (turn.free ? watch.generation(reads) : undefined),
+        reads: (text) => watch.reads(text),
         quiet: (text) => watch.quiet(text),
       }),
       ping: async () => { await sql`select 1`.execute(db); },
@@ -394,8 +395,10 @@ export interface SqliteShortcuts {
   runNow(query: CompiledQuery<unknown>, asViews: boolean): QueryResult<unknown> | undefined;
   /** Runs a query of the transaction that holds the connection at once, else `undefined`. */
   runInTransaction(query: CompiledQuery<unknown>, asViews: boolean): QueryResult<unknown> | undefined;
-  /** `SqliteWriteWatch.generation`, or `undefined` while the connection is held. */
-  generation(): number | undefined;
+  /** `SqliteWriteWatch.generation` of the tables `reads` names, or `undefined` while the connection is held. */
+  generation(reads: TableReads): number | undefined;
+  /** `SqliteWriteWatch.reads`: the tables the query `text` reads. */
+  reads(text: string): TableReads;
   /** `SqliteWriteWatch.quiet`. */
   quiet(text: string): void;
 }
@@ -431,10 +434,16 @@ export function keyIsAnyOf(column: string) {
   return sql<boolean>`${sql.ref(column)} = any(${sql.val<string[]>([])})`;
 }
 
-/** A remembered row and the write generation it was read in. */
+/** A remembered row and the write generation of its query's tables it was read in. */
 interface Remembered {
   generation: number;
   row: unknown;
+}
+
+/** The rows `firstRemembered` keeps for one query, by key, and the tables the query reads. */
+interface RememberedQuery {
+  reads: TableReads;
+  rows: Map<string, Remembered>;
 }
 
 /** Rows `firstRemembered` keeps per query; past it, the oldest goes first. */
@@ -448,7 +457,7 @@ const REMEMBERED_ROWS = 5_000;
  */
 export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
-  private readonly rememberedRows = new Map<QueryBuilder<unknown>, Map<string, Remembered>>();
+  private readonly remembered = new Map<QueryBuilder<unknown>, RememberedQuery>();
   private readonly batches = new Map<QueryBuilder<unknown>, LookupBatch<unknown>>();
 
   /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
@@ -548,19 +557,23 @@ export class CompiledQueries {
 
   /**
    * `first` of `build` with the one parameter `key`, answered from memory when it found a row for
-   * `key` before and nothing has been written since, by this process or another
-   * (`SqliteWriteWatch`); on SQLite, outside transactions (`lookup`). For the bearer lookups (issue 8):
-   * a token's row, its grant, client and user do not change between most requests, and when
-   * anything in the database does, every remembered row is read again.
+   * `key` before and no table the query reads has been written since, by this process or another
+   * (`SqliteWriteWatch`); on SQLite, outside transactions (`lookup`). For the bearer lookups (issue
+   * 8) and the client of a token request (issue 35): a token's row, its grant, client and user do
+   * not change between most requests, and a write to a table the query reads (or one that cascades
+   * into it, or one the watch cannot place, or any commit of another connection) makes every row
+   * remembered for the query be read again.
    */
   private async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, key: string): Promise<R | undefined> {
-    const generation = this.sqlite?.generation();
-    if (generation === undefined) return this.first(db, build, [key]);
-    let rows = this.rememberedRows.get(build);
-    if (rows === undefined) {
-      rows = new Map();
-      this.rememberedRows.set(build, rows);
+    let query = this.remembered.get(build);
+    if (query === undefined) {
+      if (this.sqlite === undefined) return this.first(db, build, [key]);
+      query = { reads: this.sqlite.reads(this.compile(db, build).sql), rows: new Map() };
+      this.remembered.set(build, query);
     }
+    const generation = this.sqlite?.generation(query.reads);
+    if (generation === undefined) return this.first(db, build, [key]);
+    const rows = query.rows;
     const hit = rows.get(key);
     if (hit !== undefined && hit.generation === generation) return hit.row as R;
     // No await before the query: with the connection free, it runs in this same turn, so the row

@@ -22,7 +22,8 @@
  *   transaction queued: each waited as long, and each further BEGIN would block as long again.
  * - The group holds the connection's turn from BEGIN to COMMIT, so a read outside it waits, as it
  *   waited for any transaction, and never sees uncommitted writes. `SqliteWriteWatch` counted the
- *   group's writes as they ran, so a row remembered before the group is read again after it.
+ *   group's writes as they ran, so a row remembered before the group from a table the group wrote
+ *   is read again after it.
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';

@@ -1,12 +1,23 @@
 /**
- * Knows when a SQLite database may have changed, so that a read remembered since then can be
- * trusted without running it again (`CompiledQueries.firstRemembered`, issue 8).
+ * Knows when a table of a SQLite database may have changed, so that a read remembered since then
+ * can be trusted without running it again (`CompiledQueries.firstRemembered`, issues 8 and 35).
  *
- * Its generation moves on every write statement of this connection but the quiet ones (see
- * `quiet`), and on every commit of any other connection to the file, another process's included:
- * SQLite's `data_version` changes exactly then (https://sqlite.org/pragma.html#pragma_data_version).
- * A remembered read is therefore never older than the last write that could have changed it, which
- * is what lets a revoked token be refused from the next request on (INTERFACE section 2).
+ * Each table has a write counter. A write statement of this connection moves the counter of the
+ * table it writes (`insert into "x"`, `insert or replace into "x"`, `replace into "x"`, an upsert,
+ * `update "x"`, `delete from "x"`, as Kysely writes them) and of every table a foreign key makes
+ * it change in turn (CASCADE, SET NULL or SET DEFAULT: the ON DELETE actions of a delete or a
+ * replace, the ON UPDATE ones of an update or an upsert; an insert sets none off), transitively. A
+ * statement it cannot place, one that writes a table with triggers or whose foreign keys lead to
+ * one, a schema change, and any commit of another connection to the file (another process's
+ * included: SQLite's `data_version` changes exactly then, https://sqlite.org/pragma.html#pragma_data_version)
+ * move every counter at once. Quiet writes (see `quiet`) move none.
+ *
+ * A remembered read names the tables its SQL reads (`reads`) and keeps `generation(reads)`, a sum
+ * of their counters (counters only grow, so the sum stands exactly while each does). It is
+ * therefore never older than the last write that could have changed the tables it read, which is
+ * what lets a revoked token, a deactivated client or a rotated secret be refused from the next
+ * request on (INTERFACE section 2), while writes to other tables (a token issued, a session
+ * touched) leave it standing.
  *
  * Another connection's commit is looked for once per turn of the event loop: the requests that
  * arrive in one turn are concurrent, and reading `data_version` was a twentieth of a `/me`
@@ -24,19 +35,93 @@ import type SQLite from 'better-sqlite3';
  */
 export const BEGIN_IMMEDIATE = 'begin immediate';
 
+/**
+ * A write statement's verb (`insert`, `replace`, `update`, `delete`, with the conflict resolution
+ * after `or`) and the table it writes, its first identifier after the verb; then a space, `(` or
+ * the end (not `.`: a schema-qualified name is not placed).
+ */
+const WRITE_TARGET = /^\s*(?:(insert|update)(?:\s+or\s+([a-z]+))?(?:\s+into)?|(replace)\s+into|(delete)\s+from)\s+(?:"((?:[^"]|"")+)"|([a-z_][a-z0-9_$]*))(?=[\s(]|$)/i;
+/** An upsert (`insert … on conflict … do update`): it may update rows of its table. */
+const UPSERT = /\bon\s+conflict\b/i;
+/** A statement that changes the schema: the tables, their foreign keys and triggers are read again. */
+const SCHEMA_CHANGE = /^\s*(?:create|drop|alter)\b/i;
+/** A string literal (skipped), or an identifier: quoted, bracketed, backquoted or bare. */
+const TOKEN = /'(?:[^']|'')*'|"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|\[([^\]]+)\]|([a-z_][a-z0-9_$]*)/gi;
+/** The foreign key actions by which a write to the parent changes rows of the child. */
+const CHANGES_CHILD = new Set(['CASCADE', 'SET NULL', 'SET DEFAULT']);
+
+/**
+ * What a statement does to existing rows of a table, which decides the foreign key actions it sets
+ * off: an update's are the `ON UPDATE` ones, a delete's the `ON DELETE` ones (a child's row that
+ * CASCADE deletes is deleted, one that SET NULL or SET DEFAULT changes is updated). An insert
+ * changes no existing row and sets none off.
+ */
+type RowChange = 'update' | 'delete';
+
+/** A foreign key from `child` to a parent, by the change of a parent row that changes child rows, and how. */
+interface ChildKey {
+  child: string;
+  onUpdate: RowChange | undefined;
+  onDelete: RowChange | undefined;
+}
+
+/** What a write moves: the counters of these tables, or (`null`) all of them. */
+type Moves = readonly number[] | null;
+
+/** Write texts whose `Moves` are kept; past it, a text is placed again on each run (bulk inserts vary). */
+const KEPT_MOVES = 1_000;
+
+/** The tables a query reads (`SqliteWriteWatch.reads`), for `generation`. */
+export interface TableReads {
+  readonly text: string;
+  /** The schema this was worked out against (`SqliteWriteWatch.#schema`). */
+  schema: number;
+  /** Indexes of the tables' counters, or `undefined`: it may read anything (a view, SQLite's own tables, nothing recognised). */
+  tables: readonly number[] | undefined;
+  /**
+   * Added to the counters' sum, so that the generations of these reads keep growing when a schema
+   * change gives them other tables (whose counters may sum to less): an earlier generation is
+   * never met again.
+   */
+  offset: number;
+}
+
 export class SqliteWriteWatch {
-  #generation = 0;
+  /** Counter of each table, by index in `#tables`; indexes stay as they are given. */
+  readonly #counters: number[] = [];
+  /** Moves when every table may have changed; part of every generation. */
+  #everything = 0;
+  /** Moves with every write that is not quiet: the generation of a read that may read anything. */
+  #anything = 0;
+  readonly #tables = new Map<string, number>();
+  #views = new Set<string>();
+  /** The foreign keys that change a child when their parent changes, by parent. */
+  #childKeys = new Map<string, ChildKey[]>();
+  /** Tables with triggers. */
+  #triggered = new Set<string>();
+  readonly #moves = new Map<string, Moves>();
+  /** Moves each time the schema is read again, so `TableReads` worked out before are worked out anew. */
+  #schema = 0;
+  /** This connection changed the schema, or another did: read it again before it is next needed. */
+  #schemaChanged = true;
+  #schemaVersion: unknown;
   #dataVersion: unknown;
+  readonly #sqlite: SQLite.Database;
   readonly #readDataVersion: () => unknown;
+  readonly #readSchemaVersion: () => unknown;
   readonly #quiet = new Set<string>([BEGIN_IMMEDIATE]);
   /** Whether `data_version` was read in this turn of the event loop. */
   #readThisTurn = false;
   readonly #nextTurn = () => { this.#readThisTurn = false; };
 
   constructor(sqlite: SQLite.Database) {
-    const statement = sqlite.prepare('pragma data_version').pluck();
-    this.#readDataVersion = () => statement.get();
+    this.#sqlite = sqlite;
+    const dataVersion = sqlite.prepare('pragma data_version').pluck();
+    this.#readDataVersion = () => dataVersion.get();
+    const schemaVersion = sqlite.prepare('pragma schema_version').pluck();
+    this.#readSchemaVersion = () => schemaVersion.get();
     this.#dataVersion = this.#readDataVersion();
+    this.#schemaVersion = this.#readSchemaVersion();
   }
 
   /**
@@ -47,26 +132,164 @@ export class SqliteWriteWatch {
     this.#quiet.add(text);
   }
 
-  /** Called before each write statement of this connection runs. */
+  /**
+   * Called before each write statement of this connection runs. While the schema is not known (it
+   * is read by `generation`, between transactions: one under way may yet roll a change of it
+   * back), every write moves every counter.
+   */
   wrote(text: string): void {
-    if (!this.#quiet.has(text)) this.#generation++;
+    if (this.#quiet.has(text)) return;
+    let moves: Moves = null;
+    if (!this.#schemaChanged) {
+      const kept = this.#moves.get(text);
+      if (kept !== undefined) moves = kept;
+      else {
+        moves = this.#place(text);
+        if (this.#moves.size < KEPT_MOVES) this.#moves.set(text, moves);
+      }
+    }
+    this.#anything++;
+    if (moves === null) {
+      this.#everything++;
+      if (SCHEMA_CHANGE.test(text)) this.#schemaChanged = true;
+      return;
+    }
+    for (let i = 0; i < moves.length; i++) this.#counters[moves[i]!]!++;
   }
 
   /**
-   * The current generation: equal to an earlier one only if nothing but quiet writes happened in
-   * between. Call it while no transaction of this connection is open (its snapshot would hide
-   * other connections' commits).
+   * The tables the query `text` reads, for `generation`: every identifier of its text that names a
+   * table (a column or alias spelt as a table only adds a table). Worked out by `generation`
+   * against the schema of the moment, again whenever it changes.
    */
-  generation(): number {
+  reads(text: string): TableReads {
+    return { text, schema: -1, tables: undefined, offset: 0 };
+  }
+
+  /**
+   * The generation of the tables `reads` names (every table without it): equal to an earlier one
+   * only if nothing but quiet writes touched them in between. Call it while no transaction of this
+   * connection is open (its snapshot would hide other connections' commits).
+   */
+  generation(reads?: TableReads): number {
     if (!this.#readThisTurn) {
       this.#readThisTurn = true;
       setImmediate(this.#nextTurn);
       const dataVersion = this.#readDataVersion();
       if (dataVersion !== this.#dataVersion) {
         this.#dataVersion = dataVersion;
-        this.#generation++;
+        this.#everything++;
+        this.#anything++;
+        if (this.#readSchemaVersion() !== this.#schemaVersion) this.#schemaChanged = true;
       }
     }
-    return this.#generation;
+    if (this.#schemaChanged) this.#readSchema();
+    if (reads === undefined) return this.#anything;
+    if (reads.schema !== this.#schema) {
+      const before = this.#sum(reads);
+      this.#workOut(reads);
+      reads.offset += before + 1 - this.#sum(reads);
+    }
+    return this.#sum(reads);
+  }
+
+  #sum(reads: TableReads): number {
+    const tables = reads.tables;
+    if (tables === undefined) return reads.offset + this.#anything;
+    let sum = reads.offset + this.#everything;
+    for (let i = 0; i < tables.length; i++) sum += this.#counters[tables[i]!]!;
+    return sum;
+  }
+
+  /**
+   * What the write `text` moves: its table and every table the foreign key actions it sets off
+   * change, transitively; everything when it is not placed or reaches a table with triggers.
+   * `insert or replace` and `update or replace` delete the rows they conflict with.
+   */
+  #place(text: string): Moves {
+    const match = WRITE_TARGET.exec(text);
+    if (match === null) return null;
+    const [, insertOrUpdate, resolution, replace, remove, quoted, bare] = match;
+    const table = (quoted === undefined ? bare! : quoted.replaceAll('""', '"')).toLowerCase();
+    if (!this.#tables.has(table)) return null;
+    const changes: RowChange[] = [];
+    if (replace !== undefined || resolution?.toLowerCase() === 'replace') changes.push('update', 'delete');
+    else if (remove !== undefined) changes.push('delete');
+    else if (insertOrUpdate!.toLowerCase() === 'update' || UPSERT.test(text)) changes.push('update');
+    const reached = new Set<string>([table]);
+    const seen = new Set<string>();
+    const pending = changes.map((change) => ({ table, change }));
+    while (pending.length > 0) {
+      const { table: parent, change } = pending.pop()!;
+      if (seen.has(`${change} ${parent}`)) continue;
+      seen.add(`${change} ${parent}`);
+      for (const key of this.#childKeys.get(parent) ?? []) {
+        const childChange = change === 'update' ? key.onUpdate : key.onDelete;
+        if (childChange === undefined) continue;
+        reached.add(key.child);
+        pending.push({ table: key.child, change: childChange });
+      }
+    }
+    const indexes: number[] = [];
+    for (const name of reached) {
+      const index = this.#tables.get(name);
+      if (index === undefined || this.#triggered.has(name)) return null;
+      indexes.push(index);
+    }
+    return indexes;
+  }
+
+  #workOut(reads: TableReads): void {
+    const tables = new Set<number>();
+    let anything = false;
+    for (const match of reads.text.matchAll(TOKEN)) {
+      const [, doubleQuoted, backQuoted, bracketed, bare] = match;
+      const spelt = doubleQuoted?.replaceAll('""', '"') ?? backQuoted?.replaceAll('``', '`') ?? bracketed ?? bare;
+      if (spelt === undefined) continue; // a string literal
+      const name = spelt.toLowerCase();
+      const index = this.#tables.get(name);
+      if (index !== undefined) tables.add(index);
+      if (this.#views.has(name) || name.startsWith('sqlite_')) anything = true;
+    }
+    reads.schema = this.#schema;
+    reads.tables = anything || tables.size === 0 ? undefined : [...tables];
+  }
+
+  /**
+   * Reads the tables, the foreign keys that change a child when their parent is written, and the
+   * tables with triggers (those of the temp schema too), for `#place`. Every counter moves: the
+   * schema change itself may have changed what a query answers.
+   */
+  #readSchema(): void {
+    this.#schemaChanged = false;
+    this.#schemaVersion = this.#readSchemaVersion();
+    const objects = this.#sqlite.prepare(`select type, lower(name) as name, lower(tbl_name) as target from sqlite_master
+      where type in ('table', 'view', 'trigger') union all select type, lower(name), lower(tbl_name) from sqlite_temp_master
+      where type = 'trigger'`).all() as Array<{ type: string; name: string; target: string }>;
+    const keys = this.#sqlite.prepare(`select lower(m.name) as child, lower(f."table") as parent, f.on_update, f.on_delete
+      from sqlite_master m join pragma_foreign_key_list(m.name) f where m.type = 'table'`).all() as Array<{ child: string; parent: string; on_update: string; on_delete: string }>;
+    const triggered = new Set<string>();
+    this.#views = new Set();
+    this.#triggered = triggered;
+    for (const { type, name, target } of objects) {
+      if (type === 'table' && !this.#tables.has(name)) {
+        this.#tables.set(name, this.#counters.length);
+        this.#counters.push(0);
+      } else if (type === 'view') this.#views.add(name);
+      else if (type === 'trigger') triggered.add(target);
+    }
+    // ON UPDATE actions leave a child's row in place, changed; ON DELETE CASCADE deletes it.
+    const action = (name: string, onDelete: boolean): RowChange | undefined =>
+      !CHANGES_CHILD.has(name.toUpperCase()) ? undefined : onDelete && name.toUpperCase() === 'CASCADE' ? 'delete' : 'update';
+    this.#childKeys = new Map();
+    for (const { child, parent, on_update, on_delete } of keys) {
+      const key: ChildKey = { child, onUpdate: action(on_update, false), onDelete: action(on_delete, true) };
+      if (key.onUpdate === undefined && key.onDelete === undefined) continue;
+      this.#childKeys.set(parent, [...(this.#childKeys.get(parent) ?? []), key]);
+    }
+    this.#moves.clear();
+    this.#schema++;
+    this.#everything++;
+    this.#anything++;
   }
 }

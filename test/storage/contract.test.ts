@@ -7,7 +7,9 @@ import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
 import { ConflictError } from '../../src/core/errors.js';
 import type { Stores } from '../../src/core/stores.js';
-import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
+import type { Kysely } from 'kysely';
+import { type DatabaseHandle, keyIsAnyOf, openDatabase } from '../../src/storage/database.js';
+import type { Database } from '../../src/storage/schema.js';
 import { createStores } from '../../src/storage/stores.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { unique } from '../oauth/helpers.js';
@@ -357,6 +359,42 @@ forEachDatabase('storage contract', (database) => {
     const client = await newClient();
     await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0);
     assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 100), false);
+  });
+
+  // On SQLite the client lookup is remembered (issue 35): a write to another table leaves the row
+  // standing, and any change to the client is read from the next lookup on.
+  test('a client looked up before is looked up anew after each change to it, and as it was after writes elsewhere', async () => {
+    const owner = await newUser();
+    const client = await newClient(owner.id);
+    for (let i = 0; i < 2; i++) assert.deepEqual(await stores.clients.findById(client.clientId), client);
+    const grant = await stores.grants.create({ userId: owner.id, clientId: client.clientId, scope: 'profile:read', nonce: null, authTime: T0 }, T0);
+    await stores.tokens.insertAccess({ tokenHash: unique('at'), grantId: grant.id, clientId: client.clientId, userId: owner.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + MINUTE });
+    assert.deepEqual(await stores.clients.findById(client.clientId), client);
+    await stores.clients.rotateSecret(client.clientId, 'rotated', T0 + 100, T0 + 1);
+    assert.equal((await stores.clients.findById(client.clientId))?.secretHash, 'rotated');
+    await stores.clients.deletePreviousSecret(client.clientId, T0 + 2);
+    assert.equal((await stores.clients.findById(client.clientId))?.previousSecret, null);
+    await stores.clients.setStatus(client.clientId, 'deactivated', T0 + 3);
+    assert.equal((await stores.clients.findById(client.clientId))?.status, 'deactivated');
+    await stores.clients.setStatus(client.clientId, 'active', T0 + 4);
+    assert.equal((await stores.clients.findById(client.clientId))?.status, 'active');
+  });
+
+  test('a remembered lookup of a table is looked up anew once a delete from its parent cascades into it', async () => {
+    const { user, client, grant } = await newGrant();
+    const hash = unique('at');
+    await stores.tokens.insertAccess({ tokenHash: hash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + MINUTE });
+    const columns = (db: Kysely<Database>) => db.selectFrom('access_tokens').select(['token_hash', 'grant_id']);
+    // Reads access_tokens alone: only the foreign key from grants tells a delete of the grant ends it.
+    const how = {
+      one: (db: Kysely<Database>) => columns(db).where('token_hash', '=', ''),
+      many: (db: Kysely<Database>) => columns(db).where(keyIsAnyOf('token_hash')),
+      keyOf: (row: { token_hash: string }) => row.token_hash,
+      remember: true,
+    } as const;
+    for (let i = 0; i < 2; i++) assert.equal((await handle.queries.lookup(handle.db, hash, how))?.grant_id, grant.id);
+    await handle.db.deleteFrom('grants').where('id', '=', grant.id).execute();
+    assert.equal(await handle.queries.lookup(handle.db, hash, how), undefined);
   });
 
   test('a public client has no secret to rotate', async () => {
@@ -793,7 +831,9 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(foundClients, [...clients, undefined]);
   });
 
-  test('session and client lookups see what another connection committed, from the next lookup on', async () => {
+  // The client lookup is remembered on SQLite, as the bearer lookups are (below): another
+  // connection's commit counts from the next turn of the event loop on; the session lookup is not.
+  test('session lookups see what another connection committed from the next lookup on, client lookups from the next turn of the event loop on', async () => {
     const user = await newUser();
     const client = await newClient();
     const idHash = unique('s');
@@ -807,6 +847,7 @@ forEachDatabase('storage contract', (database) => {
         assert.equal((await stores.clients.findById(client.clientId))?.status, 'active');
       }
       await other.clients.setStatus(client.clientId, 'deactivated', T0 + 1);
+      await nextTurn();
       assert.equal((await stores.clients.findById(client.clientId))?.status, 'deactivated');
       await other.users.setStatus(user.id, 'suspended', T0 + 2);
       assert.equal((await stores.sessions.findLive(idHash, T0 + 3))?.user.status, 'suspended');

@@ -1,6 +1,7 @@
 /**
- * The write generation behind remembered reads (src/storage/sqlite-write-watch.ts): a remembered
- * row is trusted only while the generation it was read in stands.
+ * The write generations behind remembered reads (src/storage/sqlite-write-watch.ts): a remembered
+ * row is trusted only while the generation of the tables its query reads, as of when it was read,
+ * stands.
  */
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
@@ -22,7 +23,20 @@ before(() => {
   path = temporarySqlitePath();
   serving = new SQLite(path);
   serving.pragma('journal_mode = WAL');
-  serving.exec('create table tokens (id integer primary key, revoked_at integer, last_used_at integer)');
+  serving.pragma('foreign_keys = ON');
+  serving.exec(`
+    create table users (id integer primary key, status text);
+    create table grants (id integer primary key, user_id integer references users (id) on delete cascade, revoked_at integer);
+    create table tokens (id integer primary key, grant_id integer references grants (id) on delete cascade, revoked_at integer, last_used_at integer);
+    create table clients (id integer primary key, owner_id integer references users (id) on delete set null, status text);
+    create table notes (id integer primary key, user_id integer references users (id));
+    create table labels (id integer primary key, name text unique);
+    create table labelled (id integer primary key, label text references labels (name) on update cascade);
+    create table events (id integer primary key, kind text);
+    create table posts (id integer primary key);
+    create table post_counts (n integer);
+    create trigger posts_counted after insert on posts begin update post_counts set n = n + 1; end;
+  `);
   serving.exec('insert into tokens (id) values (1)');
   watch = new SqliteWriteWatch(serving);
   const statements = withStatementCache(serving, (text) => watch.wrote(text));
@@ -89,4 +103,132 @@ test('a commit of another connection to the same file moves the generation from 
   assert.equal(watch.generation(), start);
   await nextTurn();
   assert.notEqual(watch.generation(), start);
+});
+
+/** A remembered read of `text`'s tables stands from `start` to now. */
+function stands(text: string, write: () => void): boolean {
+  const reads = watch.reads(text);
+  const start = watch.generation(reads);
+  write();
+  return watch.generation(reads) === start;
+}
+
+const TOKEN_READ = 'select * from "tokens" as "t" inner join "grants" as "g" on "g"."id" = "t"."grant_id" where "t"."id" = ?';
+const CLIENT_READ = 'select * from "clients" where "id" = ?';
+
+test('a write to a table a remembered read does not read leaves it standing; one to a table it reads ends it', async () => {
+  await nextTurn();
+  run('insert into "users" ("id", "status") values (?, ?)', 1, 'active');
+  run('insert into "grants" ("id", "user_id") values (?, ?)', 1, 1);
+  run('insert into "clients" ("id", "owner_id", "status") values (?, ?, ?)', 1, 1, 'active');
+  assert.ok(stands(TOKEN_READ, () => run('insert into "events" ("kind") values (?)', 'sign-in')), 'an insert into another table');
+  assert.ok(stands(TOKEN_READ, () => run('update "clients" set "status" = ? where "id" = ?', 'deactivated', 1)), 'an update of another table');
+  assert.ok(stands(CLIENT_READ, () => run('insert into "tokens" ("grant_id") values (?)', 1)), 'a token issued');
+  assert.ok(stands(CLIENT_READ, () => run('update "tokens" set "revoked_at" = ? where "grant_id" = ? returning "id"', 3, 1)), 'a token revoked');
+  assert.ok(!stands(CLIENT_READ, () => run('update "clients" set "status" = ? where "id" = ?', 'active', 1)), 'the client updated');
+  assert.ok(!stands(TOKEN_READ, () => run('update "grants" set "revoked_at" = ? where "id" = ?', 4, 1)), 'the joined grant revoked');
+  assert.ok(!stands(TOKEN_READ, () => run('insert or ignore into "tokens" ("id") values (?)', 1)), 'insert or ignore');
+  assert.ok(!stands(TOKEN_READ, () => run('replace into "tokens" ("id", "grant_id") values (?, ?)', 99, 1)), 'replace');
+  assert.ok(!stands(TOKEN_READ, () => run('insert into "tokens" ("id") values (?) on conflict ("id") do update set "revoked_at" = 5', 99)), 'an upsert');
+  assert.ok(!stands(TOKEN_READ, () => run('delete from "tokens" where "id" = ?', 99)), 'a delete');
+  assert.ok(!stands(TOKEN_READ, () => run('update tokens set revoked_at = ? where id = ?', 6, 1)), 'raw SQL, names unquoted');
+});
+
+test('a delete from a parent ends the remembered reads of the tables its foreign keys cascade or set null into, transitively', () => {
+  run('insert into "users" ("id", "status") values (?, ?)', 2, 'active');
+  run('insert into "grants" ("id", "user_id") values (?, ?)', 2, 2);
+  run('insert into "tokens" ("id", "grant_id") values (?, ?)', 20, 2);
+  run('insert into "clients" ("id", "owner_id", "status") values (?, ?, ?)', 2, 2, 'active');
+  run('insert into "notes" ("user_id") values (?)', 1);
+  const tokenOnly = 'select * from "tokens" where "id" = ?';
+  assert.ok(!stands(tokenOnly, () => run('delete from "grants" where "id" = ?', 2)), 'grants cascade into tokens');
+  run('insert into "grants" ("id", "user_id") values (?, ?)', 2, 2);
+  assert.ok(!stands(tokenOnly, () => run('delete from "users" where "id" = ?', 2)), 'users cascade into grants, grants into tokens');
+  run('insert into "users" ("id", "status") values (?, ?)', 2, 'active');
+  run('update "clients" set "owner_id" = ? where "id" = ?', 2, 2);
+  assert.ok(!stands(CLIENT_READ, () => run('delete from "users" where "id" = ?', 2)), 'users set a client\'s owner null');
+  run('insert into "users" ("id", "status") values (?, ?)', 2, 'active');
+  assert.ok(!stands(tokenOnly, () => run('replace into "users" ("id", "status") values (?, ?)', 2, 'active')), 'a replace deletes the row it replaces');
+  // `notes` references users with no action: writing users never changes a note.
+  assert.ok(stands('select * from "notes"', () => run('delete from "users" where "id" = ?', 2)));
+});
+
+test('an update sets off only the ON UPDATE actions, an insert none', () => {
+  // users' keys act only on delete: inserting or updating a user changes no grant, token or client.
+  assert.ok(stands(CLIENT_READ, () => run('update "users" set "status" = ? where "id" = ?', 'suspended', 1)), 'an update of users');
+  assert.ok(stands(CLIENT_READ, () => run('insert into "users" ("id", "status") values (?, ?)', 30, 'active')), 'an insert into users');
+  assert.ok(stands(CLIENT_READ, () => run('insert or ignore into "users" ("id", "status") values (?, ?)', 30, 'active')), 'insert or ignore');
+  run('insert into "labels" ("name") values (?)', 'red');
+  run('insert into "labelled" ("label") values (?)', 'red');
+  const labelled = 'select * from "labelled" where "id" = ?';
+  assert.ok(stands(labelled, () => run('insert into "labels" ("name") values (?)', 'blue')), 'an insert into the parent');
+  assert.ok(!stands(labelled, () => run('update "labels" set "name" = ? where "name" = ?', 'crimson', 'red')), 'ON UPDATE CASCADE');
+  assert.ok(!stands(labelled, () => run('insert into "labels" ("name") values (?) on conflict ("name") do update set "name" = \'scarlet\'', 'crimson')), 'an upsert updates');
+  assert.ok(!stands(labelled, () => run('insert or replace into "labels" ("id", "name") values (?, ?)', 99, 'green')), 'insert or replace');
+  assert.ok(!stands(labelled, () => run('update or replace "labels" set "name" = ? where "name" = ?', 'green2', 'green')), 'update or replace');
+});
+
+test('a write to a table with triggers, and a statement the watch cannot place, end every remembered read', () => {
+  assert.ok(!stands(CLIENT_READ, () => run('insert into "posts" default values')), 'a table with triggers');
+  assert.ok(!stands(CLIENT_READ, () => run('with "old" as (select "id" from "events") delete from "events" where "id" in (select "id" from "old")')), 'a write after WITH');
+  assert.ok(!stands(CLIENT_READ, () => run('delete from main.events where id = ?', 1)), 'a schema-qualified table');
+  assert.ok(!stands(CLIENT_READ, () => run('pragma user_version = 7')), 'a pragma that writes');
+});
+
+test('a read the watch cannot place (no table named, a view) ends with every write', () => {
+  run('create view active_clients as select * from clients where status = \'active\'');
+  const throughView = 'select * from "active_clients" as "c" inner join "events" as "e" on "e"."id" = "c"."id"';
+  assert.ok(!stands(throughView, () => run('update "clients" set "status" = ? where "id" = ?', 'active', 1)), 'a view, read with a table');
+  assert.ok(!stands('select 1', () => run('insert into "events" ("kind") values (?)', 'x')), 'no table');
+});
+
+test('a schema change ends every remembered read, and a foreign key it adds counts from then on', async () => {
+  assert.ok(!stands(CLIENT_READ, () => run('create table audits (id integer primary key, client_id integer references clients (id) on delete cascade)')));
+  run('insert into "audits" ("client_id") values (?)', 1);
+  const auditRead = 'select * from "audits" where "id" = ?';
+  assert.ok(stands(auditRead, () => run('insert into "events" ("kind") values (?)', 'y')));
+  assert.ok(!stands(auditRead, () => run('delete from "clients" where "id" = ?', 1)), 'clients now cascade into audits');
+  // Another connection's schema change: its trigger counts from the next turn on.
+  other.exec('create trigger events_counted after insert on events begin update post_counts set n = n + 1; end');
+  await nextTurn();
+  const countRead = 'select * from "post_counts"';
+  assert.ok(!stands(countRead, () => run('insert into "events" ("kind") values (?)', 'z')), 'events now has a trigger');
+});
+
+test('a commit of another connection ends every remembered read, whichever table it wrote, from the next turn on', async () => {
+  await nextTurn();
+  const reads = watch.reads(CLIENT_READ);
+  const start = watch.generation(reads);
+  other.prepare('insert into "events" ("kind") values (?)').run('elsewhere');
+  assert.equal(watch.generation(reads), start);
+  await nextTurn();
+  assert.notEqual(watch.generation(reads), start);
+});
+
+test('a read whose tables a schema change altered never meets a generation it was given before', () => {
+  const alone = new SQLite(':memory:');
+  alone.pragma('foreign_keys = ON');
+  alone.exec(`
+    create table users (id integer primary key);
+    create table grants (id integer primary key, user_id integer references users (id) on update cascade);
+    create table tokens (id integer primary key, user_id integer references users (id) on update cascade);
+  `);
+  const aloneWatch = new SqliteWriteWatch(alone);
+  const statements = withStatementCache(alone, (text) => aloneWatch.wrote(text));
+  const write = (text: string, ...parameters: unknown[]) => statements.prepare(text).run(parameters);
+  write('insert into "users" ("id") values (?)', 1);
+  // Three tables, each moved by every update of users: their sum grows three times as fast as
+  // the count of writes, which a read of anything is given once `shadow` becomes a view.
+  const reads = aloneWatch.reads('select * from "users", "grants", "tokens", "shadow"');
+  aloneWatch.generation(reads);
+  for (let i = 0; i < 20; i++) write('update "users" set "id" = ? where "id" = ?', i + 2, i + 1);
+  const given = new Set([aloneWatch.generation(reads)]);
+  write('create view shadow as select 1');
+  for (let i = 0; i < 100; i++) {
+    const generation = aloneWatch.generation(reads);
+    assert.ok(!given.has(generation), `generation ${generation} given again`);
+    given.add(generation);
+    write('update "users" set "id" = "id" + 100');
+  }
+  alone.close();
 });

@@ -70,7 +70,7 @@ export async function deliverDueLogouts(deps: DeliveryDeps, sender: LogoutTokenS
   const pass: DeliveryPass = { claimed: 0, delivered: 0, retrying: 0, abandoned: 0 };
   const store = deps.stores.logoutDeliveries;
   const now = deps.clock.now();
-  // A read first: an idle poll never writes (on SQLite a write would also end every remembered row).
+  // A read first: an idle poll never writes.
   if (!(await store.anyDue(now))) return pass;
   // An instance that cannot open the signing keys (KEYS_SECRET missing or another one) leaves the
   // deliveries to one that can, instead of spending their attempts; the key ring has said why.

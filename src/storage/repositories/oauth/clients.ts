@@ -32,8 +32,13 @@ function toClient(row: Selectable<ClientsTable>): Client {
 
 const clientById = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where('client_id', '=', '');
 const clientsByIds = (db: Kysely<Database>) => db.selectFrom('clients').selectAll().where(keyIsAnyOf('client_id'));
-/** Every authorization request and token request looks its client up, then writes: see `CompiledQueries.lookup` (not remembered). */
-const clientLookup = { one: clientById, many: clientsByIds, keyOf: (row: { client_id: string }) => row.client_id };
+/**
+ * Every authorization request and token request looks its client up, then writes: remembered on
+ * SQLite (`CompiledQueries.lookup`), since those writes go to other tables (tokens, codes, grants)
+ * and leave the row standing; a write to `clients` (a secret rotated, a client deactivated), to a
+ * table that cascades into it, or any commit of another instance reads it again (`SqliteWriteWatch`).
+ */
+const clientLookup = { one: clientById, many: clientsByIds, keyOf: (row: { client_id: string }) => row.client_id, remember: true } as const;
 
 function newRow(client: NewClient, now: Instant) {
   return {
