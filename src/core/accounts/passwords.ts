@@ -15,15 +15,17 @@ export const PASSWORD_MAX_LENGTH = 256;
  * Argon2 computations at once in this process. Each holds 19 MiB outside V8's heap while it runs,
  * so this is the bound on that memory: one, so that a burst of sign-ins adds 19 MiB to the peak,
  * not 19 per sign-in in flight (decision 20) nor 38 for two at once (docs/performance.md,
- * decision 38: h4's peak 167 → 149 MB, and no fewer sign-ins a second on a core, where two
- * computations only took turns with each other's caches). Every hash and verification of the
- * process goes through it: sign-in, re-confirmation, sign-up, password change and reset,
- * accounts made by staff or the CLI, the decoy.
+ * decision 38: what sign-in adds to the peak went from 39.6 to 20.2 MB, with sign-ins a second
+ * within the noise on one core and on two, where two computations at once slow each other).
+ * The block comes from the allocator the argon2 binding links in (mimalloc), and is handed back
+ * after each computation. Every hash and verification of the process goes through it: sign-in,
+ * re-confirmation, sign-up, password change and reset, accounts made by staff or the CLI, the
+ * decoy.
  */
 export const PASSWORD_HASHES_AT_ONCE = 1;
 
 /**
- * Computations that wait their turn, at most: at 7–10 ms of CPU each, about half a second of
+ * Computations that wait their turn, at most: at about 6 ms of CPU each, under half a second of
  * work. Past it a password is not checked at all and the request is refused with 503 and
  * `Retry-After` (`PasswordsBusyError`): unbounded waiting would let a flood of sign-ins, each
  * costing its sender nothing, delay everyone's without end.
