@@ -14,7 +14,8 @@ import { forEachDatabase } from '../support/databases.js';
 forEachDatabase('the password hash queue', (database) => {
   let t: TestApp;
   // One proxy in front (INTERFACE section 8), so each test speaks from an address of its own.
-  before(async () => { t = await startTestApp(database, { env: { TRUST_PROXY: '1' } }); });
+  // Two sign-ups an hour per address, so the test of sign-up shows that its refusals count for none.
+  before(async () => { t = await startTestApp(database, { env: { TRUST_PROXY: '1', SIGN_UPS_PER_HOUR: '2' } }); });
   after(() => t.close());
 
   let addresses = 0;
@@ -60,19 +61,26 @@ forEachDatabase('the password hash queue', (database) => {
     assert.equal((await person.signIn(user.username)).status, 303, 'the refusals did not lock the account');
   });
 
-  test('with the queue full, signing up is refused the same way and makes no account', async () => {
-    const username = `queued${Date.now() % 1_000_000}`;
+  test('with the queue full, signing up is refused the same way, makes no account and counts toward no sign-up limit', async () => {
+    const username = (i: number) => `queued${i}x${Date.now() % 1_000_000}`;
     const person = browser();
-    const csrf = hiddenFields(await (await person.fetch('/signup')).text()).find(([n]) => n === '_csrf')![1];
+    const signUp = async (name: string) => {
+      const csrf = hiddenFields(await (await person.fetch('/signup')).text()).find(([n]) => n === '_csrf')![1];
+      return person.postForm('/signup', { username: name, password: PASSWORD, _csrf: csrf });
+    };
+    const limit = t.deps.settings.signUpsPerHour;
     const release = await fillQueue();
-    let answer: Response;
+    const refused: Response[] = [];
     try {
-      answer = await person.postForm('/signup', { username, password: PASSWORD, _csrf: csrf });
+      for (let i = 0; i <= limit; i++) refused.push(await signUp(username(i)));
     } finally {
       await release();
     }
-    assert.equal(answer.status, 503);
-    assert.ok(Number(answer.headers.get('retry-after')) > 0);
-    assert.equal(await t.deps.stores.users.findCredentials(username), undefined, 'no account was made');
+    for (const answer of refused) {
+      assert.equal(answer.status, 503);
+      assert.ok(Number(answer.headers.get('retry-after')) > 0);
+    }
+    for (let i = 0; i <= limit; i++) assert.equal(await t.deps.stores.users.findCredentials(username(i)), undefined, 'no account was made');
+    assert.equal((await signUp(username(limit + 1))).status, 303, 'the refusals did not use up the address\'s sign-ups');
   });
 });
