@@ -4,7 +4,9 @@ import { crc32 } from 'node:zlib';
 import {
   checksum, constantTimeEqual, generateAuthorizationCode, generateToken, hashSecret, tokenKind,
 } from '../../src/core/credentials/formats.js';
-import { MAX_CONCURRENT_HASHES, hashPassword, hashSlots, verifyPassword } from '../../src/core/accounts/passwords.js';
+import {
+  PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, PasswordsBusyError, hashPassword, hashSlots, passwordHashQueue, verifyPassword,
+} from '../../src/core/accounts/passwords.js';
 
 test('tokens carry their prefix, 32 base62 characters and a 6-character checksum', () => {
   for (const [kind, prefix] of [['access', 'svco_'], ['refresh', 'svcr_'], ['personal', 'svcp_'], ['clientSecret', 'svcs_']] as const) {
@@ -67,11 +69,34 @@ test('passwords are hashed with argon2id and verified; an unknown account verifi
   assert.equal(await verifyPassword('not a hash', 'anything'), false);
 });
 
-test('no more argon2 computations run at once than there are slots; the others wait their turn and all finish', async () => {
+test('no more argon2 computations run at once than there are turns; the others wait their turn and all finish', async () => {
   const hash = await hashPassword('correct horse');
-  await verifyPassword(undefined, 'x'); // the decoy hash, made at start, is done and holds no slot
-  const burst = Array.from({ length: MAX_CONCURRENT_HASHES + 3 }, (_, i) => verifyPassword(hash, i === 0 ? 'correct horse' : 'wrong'));
-  assert.deepEqual(hashSlots(), { running: MAX_CONCURRENT_HASHES, waiting: 3 });
-  assert.deepEqual(await Promise.all(burst), [true, ...Array.from({ length: MAX_CONCURRENT_HASHES + 2 }, () => false)]);
+  await verifyPassword(undefined, 'x'); // the decoy hash, made at start, is done and holds no turn
+  const burst = Array.from({ length: PASSWORD_HASHES_AT_ONCE + 3 }, (_, i) => verifyPassword(hash, i === 0 ? 'correct horse' : 'wrong'));
+  const hashing = hashPassword('another password');
+  assert.deepEqual(hashSlots(), { running: PASSWORD_HASHES_AT_ONCE, waiting: 4 }, 'hashing a new password waits in the same line');
+  assert.deepEqual(await Promise.all(burst), [true, ...Array.from({ length: PASSWORD_HASHES_AT_ONCE + 2 }, () => false)]);
+  assert.match(await hashing, /^\$argon2id\$/);
+  assert.deepEqual(hashSlots(), { running: 0, waiting: 0 });
+});
+
+test('with every turn taken and the line full, a password is neither hashed nor checked: 503 temporarily_unavailable with Retry-After', async () => {
+  const hash = await hashPassword('correct horse');
+  await verifyPassword(undefined, 'x');
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => { release = resolve; });
+  const holders = Array.from({ length: PASSWORD_HASHES_AT_ONCE + PASSWORD_HASHES_WAITING }, () => passwordHashQueue.run(() => held));
+  for (const refused of [verifyPassword(hash, 'correct horse'), verifyPassword(undefined, 'x'), hashPassword('a new password')]) {
+    await assert.rejects(refused, (error: unknown) => {
+      assert.ok(error instanceof PasswordsBusyError);
+      assert.equal(error.code, 'temporarily_unavailable');
+      assert.equal(error.status, 503);
+      assert.ok(Number(error.headers['retry-after']) > 0, 'Retry-After in seconds');
+      return true;
+    });
+  }
+  release();
+  await Promise.all(holders);
+  assert.equal(await verifyPassword(hash, 'correct horse'), true, 'a freed line takes passwords again');
   assert.deepEqual(hashSlots(), { running: 0, waiting: 0 });
 });

@@ -12,6 +12,7 @@ import { setTimeout } from 'node:timers/promises';
 import { createAccount, updateProfile } from '../../src/core/accounts/accounts.js';
 import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
 import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS } from '../../src/core/accounts/password-reset.js';
+import { PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, passwordHashQueue } from '../../src/core/accounts/passwords.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
@@ -269,6 +270,27 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await reset(link, { code: recoveryCode! })).status, 200, 'a recovery code serves');
     const fresh = new AddressedVisitor(t.baseUrl);
     assert.equal((await fresh.post('/login', { username: user.username, password: NEW_PASSWORD, return_to: '/' })).status, 303);
+  });
+
+  test('a reset refused because the password hash queue is full spends no recovery code and changes nothing', async () => {
+    const { user, email } = await verifiedMember();
+    const enrolment = (await beginTotpEnrolment(t.deps, user))!;
+    const [recoveryCode] = await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
+    const link = await resetLink(user, email);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const holders = Array.from({ length: PASSWORD_HASHES_AT_ONCE + PASSWORD_HASHES_WAITING }, () => passwordHashQueue.run(() => held));
+    let refused: PageResponse;
+    try {
+      refused = await reset(link, { code: recoveryCode! });
+    } finally {
+      release();
+      await Promise.all(holders);
+    }
+    assert.equal(refused.status, 503);
+    assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    assert.equal((await reset(link, { code: recoveryCode! })).status, 200, 'the same link and recovery code serve once the queue drains');
   });
 
   test('a reset keeps the password rules of sign-up', async () => {

@@ -99,15 +99,17 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
     if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems, needsCode };
     throw error;
   }
+  if (needsCode && form.code.trim() === '') return invalid({ field: 'code', message: 'enter a code of your authenticator app or a recovery code', words: { key: 'recovery.codeMissing' } });
+  // Hashed before the code is spent: a full hash queue (503, `PasswordsBusyError`) after it would
+  // have used up a recovery code, or the TOTP code's time step, for a password never set.
+  const passwordHash = await hashPassword(form.password);
   if (needsCode) {
-    if (form.code.trim() === '') return invalid({ field: 'code', message: 'enter a code of your authenticator app or a recovery code', words: { key: 'recovery.codeMissing' } });
     const checked = await checkSecondFactorCode(deps, user, form.code.trim(), origin);
     if (!checked.ok) {
       if (checked.reason === 'throttled') return checked;
       return invalid({ field: 'code', message: 'that code is not right', words: { key: 'recovery.codeWrong' } });
     }
   }
-  const passwordHash = await hashPassword(form.password);
   const now = deps.clock.now();
   const sessionsEnded = await deps.stores.transaction(async (tx) => {
     // The link is used by the same transaction that sets the password: two racing resets set one.

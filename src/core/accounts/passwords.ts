@@ -1,6 +1,7 @@
 /** User passwords: argon2id (INTERFACE section 2), with OWASP's minimum parameters. */
-import { availableParallelism } from 'node:os';
 import { hash, verify } from '@node-rs/argon2';
+import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
+import { OAuthError } from '../errors.js';
 
 /** `Algorithm.Argon2id`, spelled out: the package exports it as an ambient const enum. */
 const ARGON2ID = 2;
@@ -11,30 +12,56 @@ export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 256;
 
 /**
- * Argon2 computations at once, each holding its 19 MiB: a burst of sign-ins waits its turn
- * instead of growing the process by 19 MiB per sign-in in flight (docs/performance.md,
- * decision 20). One per core keeps the cores busy; at most three, so that one of libuv's four
- * threads stays free for the file and DNS work that shares them.
+ * Argon2 computations at once in this process. Each holds 19 MiB outside V8's heap while it runs,
+ * so this is the bound on that memory: one, so that a burst of sign-ins adds 19 MiB to the peak,
+ * not 19 per sign-in in flight (decision 20) nor 38 for two at once (docs/performance.md,
+ * decision 39: what sign-in adds to the peak went from 39.6 to 20.2 MB, with sign-ins a second
+ * within the noise on one core and on two, where two computations at once slow each other).
+ * The block comes from the allocator the argon2 binding links in (mimalloc), and is handed back
+ * after each computation. Every hash and verification of the process goes through it: sign-in,
+ * re-confirmation, sign-up, password change and reset, accounts made by staff or the CLI, the
+ * decoy.
  */
-export const MAX_CONCURRENT_HASHES = Math.max(1, Math.min(3, availableParallelism()));
-let running = 0;
-const waiting: Array<() => void> = [];
+export const PASSWORD_HASHES_AT_ONCE = 1;
 
-/** How many computations hold a slot and how many wait for one (for tests and diagnostics). */
+/**
+ * Computations that wait their turn, at most: at about 6 ms of CPU each, under half a second of
+ * work. Past it a password is not checked at all and the request is refused with 503 and
+ * `Retry-After` (`PasswordsBusyError`): unbounded waiting would let a flood of sign-ins, each
+ * costing its sender nothing, delay everyone's without end.
+ */
+export const PASSWORD_HASHES_WAITING = 64;
+
+/** Seconds a refused request is told to wait (RFC 9110 10.2.3): the queue drains well within it. */
+export const PASSWORDS_BUSY_RETRY_AFTER_SECONDS = 1;
+
+/** The process's one queue in front of argon2 (exported for tests, which hold its turns). */
+export const passwordHashQueue = new BoundedQueue(PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING);
+
+/**
+ * The refusal when `PASSWORD_HASHES_WAITING` computations already wait: 503
+ * `temporarily_unavailable` (RFC 6749 4.1.2.1's code for a server that cannot serve for now),
+ * an error page on the site's forms. The password was not checked, so a sign-in refused so is
+ * neither a success nor a failure (`throttledCheck` takes its count back).
+ */
+export class PasswordsBusyError extends OAuthError {
+  constructor() {
+    super('temporarily_unavailable', 'Too many passwords are being checked right now; try again in a moment.', {
+      headers: { 'retry-after': String(PASSWORDS_BUSY_RETRY_AFTER_SECONDS) },
+    });
+  }
+}
+
+/** How many computations hold a turn and how many wait for one (for tests and diagnostics). */
 export function hashSlots(): { running: number; waiting: number } {
-  return { running, waiting: waiting.length };
+  return passwordHashQueue.state;
 }
 
 async function withHashSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (running < MAX_CONCURRENT_HASHES) running++;
-  // A finished computation hands its slot to the next in line, so `running` stays as it is.
-  else await new Promise<void>((resolve) => waiting.push(resolve));
   try {
-    return await work();
-  } finally {
-    const next = waiting.shift();
-    if (next) next();
-    else running--;
+    return await passwordHashQueue.run(work);
+  } catch (error) {
+    throw error instanceof QueueFullError ? new PasswordsBusyError() : error;
   }
 }
 
@@ -48,16 +75,13 @@ export function hashPassword(password: string): Promise<string> {
  */
 const decoyHash = hashPassword('decoy password that matches no account');
 
-/** Verifies `password` against `passwordHash`, or spends the same time when there is no hash. */
+/**
+ * Verifies `password` against `passwordHash`, or spends the same time when there is no hash.
+ * Throws `PasswordsBusyError`, having checked nothing, when the queue in front of argon2 is full.
+ */
 export async function verifyPassword(passwordHash: string | undefined, password: string): Promise<boolean> {
-  try {
-    if (passwordHash === undefined) {
-      const decoy = await decoyHash;
-      await withHashSlot(() => verify(decoy, password));
-      return false;
-    }
-    return await withHashSlot(() => verify(passwordHash, password));
-  } catch {
-    return false;
-  }
+  const against = passwordHash ?? (await decoyHash);
+  // A stored hash argon2 cannot read is a wrong password; a full queue is `PasswordsBusyError`.
+  const valid = await withHashSlot(() => verify(against, password).catch(() => false));
+  return valid && passwordHash !== undefined;
 }

@@ -11,7 +11,7 @@ import type { Locale } from '../locales.js';
 import { addressKey } from '../addresses.js';
 import { type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
-import { verifyPassword } from './passwords.js';
+import { PasswordsBusyError, verifyPassword } from './passwords.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
 import type { User } from './ports.js';
@@ -87,8 +87,17 @@ async function throttledCheck<T>(deps: Omit<SignInDeps, 'securityLog'>, counters
     counted.push(counter);
     if (!decision.allowed) return throttled(decision, now);
   }
-  const passed = await check();
-  if (passed !== undefined) await Promise.all(counted.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now)));
+  const refund = () => Promise.all(counted.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now)));
+  let passed: T | undefined;
+  try {
+    passed = await check();
+  } catch (error) {
+    // Refused before the password was checked (the queue in front of argon2 is full): neither a
+    // success nor a failure, so a busy server never counts toward anyone's lockout.
+    if (error instanceof PasswordsBusyError) await refund();
+    throw error;
+  }
+  if (passed !== undefined) await refund();
   return passed;
 }
 

@@ -5,6 +5,7 @@ import { ConflictError, type FieldProblem, InputError, checkAll } from '../error
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
 import { checkNickname } from './nicknames.js';
+import { PasswordsBusyError } from './passwords.js';
 import type { User } from './ports.js';
 import type { Clock } from '../time.js';
 import { throttled } from './sign-in.js';
@@ -37,13 +38,16 @@ export async function signUp(
     throw error;
   }
   const now = deps.clock.now();
-  const decision = await deps.limiter.hit(`signup:address:${addressKey(attempt.address)}`, deps.settings.signUpsPerHour, SIGN_UP_WINDOW_SECONDS, now);
+  const key = `signup:address:${addressKey(attempt.address)}`;
+  const decision = await deps.limiter.hit(key, deps.settings.signUpsPerHour, SIGN_UP_WINDOW_SECONDS, now);
   if (!decision.allowed) return throttled(decision, now);
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {
     return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }) };
   } catch (error) {
     if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
+    // The password hash queue was full (503): nothing was tried, so nothing counts.
+    if (error instanceof PasswordsBusyError) await deps.limiter.refund(key, SIGN_UP_WINDOW_SECONDS, now);
     throw error;
   }
 }

@@ -1,0 +1,81 @@
+/** The queue in front of argon2 (src/core/bounded-queue.ts): its order, its limit, its refusal. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { BoundedQueue, QueueFullError } from '../../src/core/bounded-queue.js';
+
+/** A piece of work that runs until the test releases it, and says when it started. */
+function held(started: string[], name: string): { work: () => Promise<string>; release: () => void } {
+  let release!: () => void;
+  const done = new Promise<void>((resolve) => { release = resolve; });
+  return { work: async () => { started.push(name); await done; return name; }, release };
+}
+
+/** Lets every settled promise's continuations run. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+test('no more than atOnce pieces run; the rest wait and start in arrival order as turns free', async () => {
+  const queue = new BoundedQueue(2, 10);
+  const started: string[] = [];
+  const pieces = ['a', 'b', 'c', 'd', 'e'].map((name) => held(started, name));
+  const results = pieces.map((piece) => queue.run(piece.work));
+  await settle();
+  assert.deepEqual(started, ['a', 'b']);
+  assert.deepEqual(queue.state, { running: 2, waiting: 3 });
+  pieces[1]!.release();
+  await settle();
+  assert.deepEqual(started, ['a', 'b', 'c'], 'the first in line takes the freed turn');
+  assert.deepEqual(queue.state, { running: 2, waiting: 2 });
+  pieces[0]!.release();
+  pieces[2]!.release();
+  await settle();
+  assert.deepEqual(started, ['a', 'b', 'c', 'd', 'e']);
+  pieces[3]!.release();
+  pieces[4]!.release();
+  assert.deepEqual(await Promise.all(results), ['a', 'b', 'c', 'd', 'e'], 'each caller gets its own piece\'s result');
+  assert.deepEqual(queue.state, { running: 0, waiting: 0 });
+});
+
+test('past maxWaiting a piece is refused at once and never runs; a freed place takes the next one', async () => {
+  const queue = new BoundedQueue(1, 2);
+  const started: string[] = [];
+  const pieces = ['a', 'b', 'c'].map((name) => held(started, name));
+  const results = pieces.map((piece) => queue.run(piece.work));
+  let refusedRan = false;
+  await assert.rejects(queue.run(async () => { refusedRan = true; return 'refused'; }), QueueFullError);
+  await settle();
+  assert.equal(refusedRan, false, 'the refused piece never runs');
+  assert.deepEqual(queue.state, { running: 1, waiting: 2 }, 'the refusal took no place');
+  pieces[0]!.release();
+  await settle();
+  const late = held(started, 'd');
+  const lateResult = queue.run(late.work);
+  assert.deepEqual(queue.state, { running: 1, waiting: 2 }, 'the place b left is d\'s');
+  for (const piece of [...pieces.slice(1), late]) piece.release();
+  assert.deepEqual([...(await Promise.all(results)), await lateResult], ['a', 'b', 'c', 'd']);
+  assert.deepEqual(started, ['a', 'b', 'c', 'd']);
+});
+
+test('a piece that fails passes its turn on and its caller gets its error', async () => {
+  const queue = new BoundedQueue(1, 1);
+  const failing = queue.run(async () => { throw new Error('argon2 failed'); });
+  const next = queue.run(async () => 'next');
+  await assert.rejects(failing, /argon2 failed/);
+  assert.equal(await next, 'next');
+  assert.deepEqual(queue.state, { running: 0, waiting: 0 });
+});
+
+test('with no waiting room, only the running pieces are taken', async () => {
+  const queue = new BoundedQueue(1, 0);
+  const piece = held([], 'a');
+  const running = queue.run(piece.work);
+  await assert.rejects(queue.run(async () => 'b'), QueueFullError);
+  piece.release();
+  assert.equal(await running, 'a');
+  assert.equal(await queue.run(async () => 'c'), 'c');
+});
+
+test('bounds that are not positive whole numbers are refused', () => {
+  assert.throws(() => new BoundedQueue(0, 1), RangeError);
+  assert.throws(() => new BoundedQueue(1.5, 1), RangeError);
+  assert.throws(() => new BoundedQueue(1, -1), RangeError);
+});
