@@ -21,11 +21,16 @@
  *
  * Another connection's commit is looked for once per turn of the event loop: the requests that
  * arrive in one turn are concurrent, and reading `data_version` was a twentieth of a `/me`
- * (docs/performance.md). This connection's own writes count at once. One edge: with more than
- * 1,024 connections ready at once libuv polls again within the same turn, so a request read by
- * that second poll may still trust a read made before a commit of that same turn (by less than
- * the turn's length).
+ * (docs/performance.md). This connection's own writes count at once. A turn ends at the event
+ * loop's check phase (`setImmediate`) and at the start of each poll for I/O (`loopTurn`): a
+ * request's I/O callback runs after the poll that brought it began, so a `data_version` read in
+ * its turn was read after the request arrived. (Ended at the check phase alone, a read made in the
+ * check phase or in a timer was trusted through the next poll, by requests that arrived after
+ * another connection's commit.) One edge: with more than 1,024 connections ready at once libuv
+ * polls again within the same turn, so a request read by that second poll may still trust a read
+ * made before a commit of that same turn (by less than the turn's length).
  */
+import { performance } from 'node:perf_hooks';
 import type SQLite from 'better-sqlite3';
 
 /**
@@ -71,6 +76,14 @@ type Moves = readonly number[] | null;
 /** Write texts whose `Moves` are kept; past it, a text is placed again on each run (bulk inserts vary). */
 const KEPT_MOVES = 1_000;
 
+/**
+ * The count of libuv's polls for I/O (`uv_metrics_info`, Node 20.18 and later), which moves just
+ * before each poll: equal for two calls only when no poll began between them. Earlier Nodes have
+ * none (`undefined`): there a turn ends at the check phase alone.
+ */
+const timing = performance.nodeTiming as { uvMetricsInfo?: { loopCount: number } };
+export const loopTurn: (() => number) | undefined = timing.uvMetricsInfo === undefined ? undefined : () => timing.uvMetricsInfo!.loopCount;
+
 /** The tables a query reads (`SqliteWriteWatch.reads`), for `generation`. */
 export interface TableReads {
   readonly text: string;
@@ -110,11 +123,16 @@ export class SqliteWriteWatch {
   readonly #readDataVersion: () => unknown;
   readonly #readSchemaVersion: () => unknown;
   readonly #quiet = new Set<string>([BEGIN_IMMEDIATE]);
-  /** Whether `data_version` was read in this turn of the event loop. */
+  /** Whether `data_version` was read since the last check phase of the event loop. */
   #readThisTurn = false;
   readonly #nextTurn = () => { this.#readThisTurn = false; };
+  /** The `loopTurn` in which `data_version` was last read (0 without one). */
+  #turnRead = -1;
+  readonly #loopTurn: (() => number) | null;
 
-  constructor(sqlite: SQLite.Database) {
+  /** `turns`: `loopTurn`, or `null` for turns that end at the check phase alone (a test tries it). */
+  constructor(sqlite: SQLite.Database, turns: (() => number) | null = loopTurn ?? null) {
+    this.#loopTurn = turns;
     this.#sqlite = sqlite;
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
     this.#readDataVersion = () => dataVersion.get();
@@ -172,9 +190,7 @@ export class SqliteWriteWatch {
    * connection is open (its snapshot would hide other connections' commits).
    */
   generation(reads?: TableReads): number {
-    if (!this.#readThisTurn) {
-      this.#readThisTurn = true;
-      setImmediate(this.#nextTurn);
+    if (this.#newTurn()) {
       const dataVersion = this.#readDataVersion();
       if (dataVersion !== this.#dataVersion) {
         this.#dataVersion = dataVersion;
@@ -191,6 +207,23 @@ export class SqliteWriteWatch {
       reads.offset += before + 1 - this.#sum(reads);
     }
     return this.#sum(reads);
+  }
+
+  /**
+   * Whether no `generation` of this turn of the event loop read `data_version` yet; it will now. A
+   * turn ends at the check phase (`setImmediate`) and, where libuv counts them, at the start of a
+   * poll: a read in the check phase or in a timer would otherwise be trusted by the requests of the
+   * next poll, which may have arrived after another connection's commit.
+   */
+  #newTurn(): boolean {
+    const turn = this.#loopTurn?.() ?? 0;
+    if (this.#readThisTurn && turn === this.#turnRead) return false;
+    this.#turnRead = turn;
+    if (!this.#readThisTurn) {
+      this.#readThisTurn = true;
+      setImmediate(this.#nextTurn);
+    }
+    return true;
   }
 
   #sum(reads: TableReads): number {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
+import { MessageChannel } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { withStatementCache } from '../../src/storage/database.js';
 import { BEGIN_IMMEDIATE, SqliteWriteWatch } from '../../src/storage/sqlite-write-watch.js';
@@ -231,4 +232,38 @@ test('a read whose tables a schema change altered never meets a generation it wa
     write('update "users" set "id" = "id" + 100');
   }
   alone.close();
+});
+
+/**
+ * What `first` (a timer's or an immediate's callback) reads, then another connection's commit, then
+ * what a request that arrived after that commit reads: its bytes come in an I/O callback of the
+ * next poll, as a message on a port does (libuv's async handle).
+ */
+async function readBeforeAndAfterArrival(first: (callback: () => void) => void): Promise<[number, number]> {
+  const reads = watch.reads(CLIENT_READ);
+  const { port1, port2 } = new MessageChannel();
+  try {
+    return await new Promise<[number, number]>((resolve) => {
+      first(() => {
+        const before = watch.generation(reads);
+        other.prepare('insert into "clients" ("status") values (?)').run('active');
+        port1.once('message', () => resolve([before, watch.generation(reads)]));
+        port2.postMessage('a request');
+      });
+    });
+  } finally {
+    port1.close();
+  }
+}
+
+test('a commit of another connection counts for a request that arrived after it, though the turn read data_version in its check phase', async () => {
+  await nextTurn();
+  const [before, after] = await readBeforeAndAfterArrival((callback) => setImmediate(callback));
+  assert.notEqual(after, before);
+});
+
+test('a commit of another connection counts for a request that arrived after it, though the turn read data_version in a timer', async () => {
+  await nextTurn();
+  const [before, after] = await readBeforeAndAfterArrival((callback) => setTimeout(callback, 0));
+  assert.notEqual(after, before);
 });
