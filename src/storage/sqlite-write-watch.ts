@@ -48,7 +48,10 @@ export const BEGIN_IMMEDIATE = 'begin immediate';
 const WRITE_TARGET = /^\s*(?:(insert|update)(?:\s+or\s+([a-z]+))?(?:\s+into)?|(replace)\s+into|(delete)\s+from)\s+(?:"((?:[^"]|"")+)"|([a-z_][a-z0-9_$]*))(?=[\s(]|$)/i;
 /** An upsert (`insert … on conflict … do update`): it may update rows of its table. */
 const UPSERT = /\bon\s+conflict\b/i;
-/** A statement that changes the schema: the tables, their foreign keys and triggers are read again. */
+/**
+ * A statement that changes the schema: the tables, their foreign keys and triggers are read again.
+ * One spelt otherwise (a comment first) is caught by its schema version (`#unplaced`).
+ */
 const SCHEMA_CHANGE = /^\s*(?:create|drop|alter)\b/i;
 /** A string literal (skipped), or an identifier: quoted, bracketed, backquoted or bare. */
 const TOKEN = /'(?:[^']|'')*'|"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|\[([^\]]+)\]|([a-z_][a-z0-9_$]*)/gi;
@@ -117,6 +120,13 @@ export class SqliteWriteWatch {
   #schema = 0;
   /** This connection changed the schema, or another did: read it again before it is next needed. */
   #schemaChanged = true;
+  /**
+   * This connection ran a statement that is neither an insert, update or delete the watch reads
+   * nor a schema change it reads (`SCHEMA_CHANGE`) since `generation` last looked: it may still
+   * have changed the schema (a comment before `create`), so `generation` asks SQLite whether the
+   * schema's version (or the temp schema's) moved.
+   */
+  #unplaced = false;
   #schemaVersion: unknown;
   #dataVersion: unknown;
   readonly #sqlite: SQLite.Database;
@@ -136,8 +146,10 @@ export class SqliteWriteWatch {
     this.#sqlite = sqlite;
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
     this.#readDataVersion = () => dataVersion.get();
-    const schemaVersion = sqlite.prepare('pragma schema_version').pluck();
-    this.#readSchemaVersion = () => schemaVersion.get();
+    // The temp schema's too: a temp trigger of this connection changes only that one.
+    const schemaVersion = sqlite.prepare('pragma main.schema_version').pluck();
+    const tempSchemaVersion = sqlite.prepare('pragma temp.schema_version').pluck();
+    this.#readSchemaVersion = () => `${schemaVersion.get()}.${tempSchemaVersion.get()}`;
     this.#dataVersion = this.#readDataVersion();
     this.#schemaVersion = this.#readSchemaVersion();
   }
@@ -170,6 +182,7 @@ export class SqliteWriteWatch {
     if (moves === null) {
       this.#everything++;
       if (SCHEMA_CHANGE.test(text)) this.#schemaChanged = true;
+      else if (!WRITE_TARGET.test(text)) this.#unplaced = true;
       return;
     }
     for (let i = 0; i < moves.length; i++) this.#counters[moves[i]!]!++;
@@ -198,6 +211,10 @@ export class SqliteWriteWatch {
         this.#anything++;
         if (this.#readSchemaVersion() !== this.#schemaVersion) this.#schemaChanged = true;
       }
+    }
+    if (this.#unplaced) {
+      this.#unplaced = false;
+      if (!this.#schemaChanged && this.#readSchemaVersion() !== this.#schemaVersion) this.#schemaChanged = true;
     }
     if (this.#schemaChanged) this.#readSchema();
     if (reads === undefined) return this.#anything;

@@ -267,3 +267,22 @@ test('a commit of another connection counts for a request that arrived after it,
   const [before, after] = await readBeforeAndAfterArrival((callback) => setTimeout(callback, 0));
   assert.notEqual(after, before);
 });
+
+test('a schema change of this connection that the watch cannot read as one (a comment first) still counts: a trigger it adds, temp or not, is known', () => {
+  for (const ddl of [
+    '/* audit */ create trigger events_deactivate after insert on events begin update clients set status = \'deactivated\'; end',
+    '-- audit\ncreate temp trigger events_deactivate after insert on events begin update clients set status = \'deactivated\'; end',
+  ]) {
+    const alone = new SQLite(':memory:');
+    alone.exec('create table clients (id integer primary key, status text); create table events (id integer primary key); insert into clients values (1, \'active\')');
+    const aloneWatch = new SqliteWriteWatch(alone);
+    const statements = withStatementCache(alone, (text) => aloneWatch.wrote(text));
+    const reads = aloneWatch.reads(CLIENT_READ);
+    aloneWatch.generation(reads);
+    statements.prepare(ddl).run([]);
+    const start = aloneWatch.generation(reads);
+    statements.prepare('insert into "events" default values').run([]);
+    assert.notEqual(aloneWatch.generation(reads), start, ddl);
+    alone.close();
+  }
+});
