@@ -6,7 +6,8 @@
  * table it writes (`insert into "x"`, `insert or replace into "x"`, `replace into "x"`, an upsert,
  * `update "x"`, `delete from "x"`, as Kysely writes them) and of every table a foreign key makes
  * it change in turn (CASCADE, SET NULL or SET DEFAULT: the ON DELETE actions of a delete or a
- * replace, the ON UPDATE ones of an update or an upsert; an insert sets none off), transitively. A
+ * replace, the ON UPDATE ones of an update or an upsert; an insert sets none off, unless its
+ * table resolves a constraint's conflicts by REPLACE, which makes it a replace), transitively. A
  * statement it cannot place, one that writes a table with triggers or whose foreign keys lead to
  * one, a schema change, and any commit of another connection to the file (another process's
  * included: SQLite's `data_version` changes exactly then, https://sqlite.org/pragma.html#pragma_data_version)
@@ -53,6 +54,8 @@ const UPSERT = /\bon\s+conflict\b/i;
  * One spelt otherwise (a comment first) is caught by its schema version (`#unplaced`).
  */
 const SCHEMA_CHANGE = /^\s*(?:create|drop|alter)\b/i;
+/** A constraint's conflict resolution in a CREATE TABLE that deletes the rows a write conflicts with. */
+const ON_CONFLICT_REPLACE = /\bon\s+conflict\s+replace\b/i;
 /** A string literal (skipped), or an identifier: quoted, bracketed, backquoted or bare. */
 const TOKEN = /'(?:[^']|'')*'|"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|\[([^\]]+)\]|([a-z_][a-z0-9_$]*)/gi;
 /** The foreign key actions by which a write to the parent changes rows of the child. */
@@ -115,6 +118,11 @@ export class SqliteWriteWatch {
   #childKeys = new Map<string, ChildKey[]>();
   /** Tables with triggers. */
   #triggered = new Set<string>();
+  /**
+   * Tables with a constraint whose conflicts are resolved by REPLACE (`unique on conflict replace`
+   * in their CREATE TABLE): a plain insert or update of them deletes the rows it conflicts with.
+   */
+  #replacing = new Set<string>();
   readonly #moves = new Map<string, Moves>();
   /** Moves each time the schema is read again, so `TableReads` worked out before are worked out anew. */
   #schema = 0;
@@ -254,7 +262,8 @@ export class SqliteWriteWatch {
   /**
    * What the write `text` moves: its table and every table the foreign key actions it sets off
    * change, transitively; everything when it is not placed or reaches a table with triggers.
-   * `insert or replace` and `update or replace` delete the rows they conflict with.
+   * `insert or replace` and `update or replace` delete the rows they conflict with, as does any
+   * insert or update of a table whose constraint says `on conflict replace`.
    */
   #place(text: string): Moves {
     const match = WRITE_TARGET.exec(text);
@@ -263,7 +272,9 @@ export class SqliteWriteWatch {
     const table = (quoted === undefined ? bare! : quoted.replaceAll('""', '"')).toLowerCase();
     if (!this.#tables.has(table)) return null;
     const changes: RowChange[] = [];
-    if (replace !== undefined || resolution?.toLowerCase() === 'replace') changes.push('update', 'delete');
+    if (replace !== undefined || resolution?.toLowerCase() === 'replace' || (remove === undefined && this.#replacing.has(table))) {
+      changes.push('update', 'delete');
+    }
     else if (remove !== undefined) changes.push('delete');
     else if (insertOrUpdate!.toLowerCase() === 'update' || UPSERT.test(text)) changes.push('update');
     const reached = new Set<string>([table]);
@@ -278,6 +289,7 @@ export class SqliteWriteWatch {
         if (childChange === undefined) continue;
         reached.add(key.child);
         pending.push({ table: key.child, change: childChange });
+        if (childChange === 'update' && this.#replacing.has(key.child)) pending.push({ table: key.child, change: 'delete' });
       }
     }
     const indexes: number[] = [];
@@ -313,15 +325,17 @@ export class SqliteWriteWatch {
   #readSchema(): void {
     this.#schemaChanged = false;
     this.#schemaVersion = this.#readSchemaVersion();
-    const objects = this.#sqlite.prepare(`select type, lower(name) as name, lower(tbl_name) as target from sqlite_master
-      where type in ('table', 'view', 'trigger') union all select type, lower(name), lower(tbl_name) from sqlite_temp_master
-      where type = 'trigger'`).all() as Array<{ type: string; name: string; target: string }>;
+    const objects = this.#sqlite.prepare(`select type, lower(name) as name, lower(tbl_name) as target, sql from sqlite_master
+      where type in ('table', 'view', 'trigger') union all select type, lower(name), lower(tbl_name), sql from sqlite_temp_master
+      where type = 'trigger'`).all() as Array<{ type: string; name: string; target: string; sql: string | null }>;
     const keys = this.#sqlite.prepare(`select lower(m.name) as child, lower(f."table") as parent, f.on_update, f.on_delete
       from sqlite_master m join pragma_foreign_key_list(m.name) f where m.type = 'table'`).all() as Array<{ child: string; parent: string; on_update: string; on_delete: string }>;
     const triggered = new Set<string>();
     this.#views = new Set();
     this.#triggered = triggered;
-    for (const { type, name, target } of objects) {
+    this.#replacing = new Set();
+    for (const { type, name, target, sql } of objects) {
+      if (type === 'table' && sql !== null && ON_CONFLICT_REPLACE.test(sql)) this.#replacing.add(name);
       if (type === 'table' && !this.#tables.has(name)) {
         this.#tables.set(name, this.#counters.length);
         this.#counters.push(0);

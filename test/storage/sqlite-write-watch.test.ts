@@ -286,3 +286,22 @@ test('a schema change of this connection that the watch cannot read as one (a co
     alone.close();
   }
 });
+
+test('a plain insert into a table whose constraint resolves conflicts by REPLACE deletes the row it conflicts with, and sets off its ON DELETE actions', () => {
+  const alone = new SQLite(':memory:');
+  alone.pragma('foreign_keys = ON');
+  alone.exec(`
+    create table parents (id integer primary key on conflict replace, name text);
+    create table kids (id integer primary key, parent_id integer references parents (id) on delete cascade);
+    insert into parents values (1, 'a');
+    insert into kids values (7, 1);
+  `);
+  const aloneWatch = new SqliteWriteWatch(alone);
+  const statements = withStatementCache(alone, (text) => aloneWatch.wrote(text));
+  const reads = aloneWatch.reads('select * from "kids" where "id" = ?');
+  const start = aloneWatch.generation(reads);
+  statements.prepare('insert into "parents" ("id", "name") values (?, ?)').run([1, 'b']);
+  assert.equal(alone.prepare('select count(*) from kids').pluck().get(), 0, 'the kid went with the parent replaced');
+  assert.notEqual(aloneWatch.generation(reads), start);
+  alone.close();
+});
