@@ -11,7 +11,7 @@
  * statement it cannot place, one that writes a table with triggers or whose foreign keys lead to
  * one, a schema change, and any commit of another connection to the file (another process's
  * included: SQLite's `data_version` changes exactly then, https://sqlite.org/pragma.html#pragma_data_version)
- * move every counter at once. Quiet writes (see `quiet`) move none.
+ * move every counter at once. Quiet writes (see `quiet`) move none, unless their table has triggers.
  *
  * A remembered read names the tables its SQL reads (`reads`) and keeps `generation(reads)`, a sum
  * of their counters (counters only grow, so the sum stands exactly while each does). It is
@@ -140,7 +140,7 @@ export class SqliteWriteWatch {
   readonly #sqlite: SQLite.Database;
   readonly #readDataVersion: () => unknown;
   readonly #readSchemaVersion: () => unknown;
-  readonly #quiet = new Set<string>([BEGIN_IMMEDIATE]);
+  readonly #quiet = new Set<string>();
   /** Whether `data_version` was read since the last check phase of the event loop. */
   #readThisTurn = false;
   readonly #nextTurn = () => { this.#readThisTurn = false; };
@@ -176,7 +176,7 @@ export class SqliteWriteWatch {
    * back), every write moves every counter.
    */
   wrote(text: string): void {
-    if (this.#quiet.has(text)) return;
+    if (text === BEGIN_IMMEDIATE) return;
     let moves: Moves = null;
     if (!this.#schemaChanged) {
       const kept = this.#moves.get(text);
@@ -186,6 +186,9 @@ export class SqliteWriteWatch {
         if (this.#moves.size < KEPT_MOVES) this.#moves.set(text, moves);
       }
     }
+    // A quiet write whose table has triggers (or while the schema is not known) is not known to be
+    // quiet: what a trigger writes may be anything.
+    if (moves !== null && this.#quiet.has(text)) return;
     this.#anything++;
     if (moves === null) {
       this.#everything++;

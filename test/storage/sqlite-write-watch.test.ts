@@ -305,3 +305,23 @@ test('a plain insert into a table whose constraint resolves conflicts by REPLACE
   assert.notEqual(aloneWatch.generation(reads), start);
   alone.close();
 });
+
+test('a write declared quiet whose table has triggers ends every remembered read: what the trigger writes is not known to be quiet', () => {
+  const alone = new SQLite(':memory:');
+  alone.exec(`
+    create table clients (id integer primary key, status text);
+    create table grants (id integer primary key, client_id integer, last_used_at integer);
+    create trigger grants_used after update on grants begin update clients set status = 'deactivated' where id = new.client_id; end;
+    insert into clients values (1, 'active');
+    insert into grants values (1, 1, null);
+  `);
+  const aloneWatch = new SqliteWriteWatch(alone);
+  const statements = withStatementCache(alone, (text) => aloneWatch.wrote(text));
+  const touch = 'update "grants" set "last_used_at" = ? where "id" = ?';
+  aloneWatch.quiet(touch);
+  const reads = aloneWatch.reads(CLIENT_READ);
+  const start = aloneWatch.generation(reads);
+  statements.prepare(touch).run([5, 1]);
+  assert.notEqual(aloneWatch.generation(reads), start);
+  alone.close();
+});
