@@ -6,11 +6,12 @@
  * table it writes (`insert into "x"`, `insert or replace into "x"`, `replace into "x"`, an upsert,
  * `update "x"`, `delete from "x"`, as Kysely writes them) and of every table a foreign key makes
  * it change in turn (CASCADE, SET NULL or SET DEFAULT: the ON DELETE actions of a delete or a
- * replace, the ON UPDATE ones of an update or an upsert; an insert sets none off), transitively. A
+ * replace, the ON UPDATE ones of an update or an upsert; an insert sets none off, unless its
+ * table resolves a constraint's conflicts by REPLACE, which makes it a replace), transitively. A
  * statement it cannot place, one that writes a table with triggers or whose foreign keys lead to
  * one, a schema change, and any commit of another connection to the file (another process's
  * included: SQLite's `data_version` changes exactly then, https://sqlite.org/pragma.html#pragma_data_version)
- * move every counter at once. Quiet writes (see `quiet`) move none.
+ * move every counter at once. Quiet writes (see `quiet`) move none, unless their table has triggers.
  *
  * A remembered read names the tables its SQL reads (`reads`) and keeps `generation(reads)`, a sum
  * of their counters (counters only grow, so the sum stands exactly while each does). It is
@@ -21,11 +22,16 @@
  *
  * Another connection's commit is looked for once per turn of the event loop: the requests that
  * arrive in one turn are concurrent, and reading `data_version` was a twentieth of a `/me`
- * (docs/performance.md). This connection's own writes count at once. One edge: with more than
- * 1,024 connections ready at once libuv polls again within the same turn, so a request read by
- * that second poll may still trust a read made before a commit of that same turn (by less than
- * the turn's length).
+ * (docs/performance.md). This connection's own writes count at once. A turn ends at the event
+ * loop's check phase (`setImmediate`) and at the start of each poll for I/O (`loopTurn`): a
+ * request's I/O callback runs after the poll that brought it began, so a `data_version` read in
+ * its turn was read after the request arrived. (Ended at the check phase alone, a read made in the
+ * check phase or in a timer was trusted through the next poll, by requests that arrived after
+ * another connection's commit.) One edge: with more than 1,024 connections ready at once libuv
+ * polls again within the same turn, so a request read by that second poll may still trust a read
+ * made before a commit of that same turn (by less than the turn's length).
  */
+import { performance } from 'node:perf_hooks';
 import type SQLite from 'better-sqlite3';
 
 /**
@@ -43,8 +49,13 @@ export const BEGIN_IMMEDIATE = 'begin immediate';
 const WRITE_TARGET = /^\s*(?:(insert|update)(?:\s+or\s+([a-z]+))?(?:\s+into)?|(replace)\s+into|(delete)\s+from)\s+(?:"((?:[^"]|"")+)"|([a-z_][a-z0-9_$]*))(?=[\s(]|$)/i;
 /** An upsert (`insert … on conflict … do update`): it may update rows of its table. */
 const UPSERT = /\bon\s+conflict\b/i;
-/** A statement that changes the schema: the tables, their foreign keys and triggers are read again. */
+/**
+ * A statement that changes the schema: the tables, their foreign keys and triggers are read again.
+ * One spelt otherwise (a comment first) is caught by its schema version (`#unplaced`).
+ */
 const SCHEMA_CHANGE = /^\s*(?:create|drop|alter)\b/i;
+/** A constraint's conflict resolution in a CREATE TABLE that deletes the rows a write conflicts with. */
+const ON_CONFLICT_REPLACE = /\bon\s+conflict\s+replace\b/i;
 /** A string literal (skipped), or an identifier: quoted, bracketed, backquoted or bare. */
 const TOKEN = /'(?:[^']|'')*'|"((?:[^"]|"")+)"|`((?:[^`]|``)+)`|\[([^\]]+)\]|([a-z_][a-z0-9_$]*)/gi;
 /** The foreign key actions by which a write to the parent changes rows of the child. */
@@ -70,6 +81,14 @@ type Moves = readonly number[] | null;
 
 /** Write texts whose `Moves` are kept; past it, a text is placed again on each run (bulk inserts vary). */
 const KEPT_MOVES = 1_000;
+
+/**
+ * The count of libuv's polls for I/O (`uv_metrics_info`, Node 20.18 and later), which moves just
+ * before each poll: equal for two calls only when no poll began between them. Earlier Nodes have
+ * none (`undefined`): there a turn ends at the check phase alone.
+ */
+const timing = performance.nodeTiming as { uvMetricsInfo?: { loopCount: number } };
+export const loopTurn: (() => number) | undefined = timing.uvMetricsInfo === undefined ? undefined : () => timing.uvMetricsInfo!.loopCount;
 
 /** The tables a query reads (`SqliteWriteWatch.reads`), for `generation`. */
 export interface TableReads {
@@ -99,27 +118,46 @@ export class SqliteWriteWatch {
   #childKeys = new Map<string, ChildKey[]>();
   /** Tables with triggers. */
   #triggered = new Set<string>();
+  /**
+   * Tables with a constraint whose conflicts are resolved by REPLACE (`unique on conflict replace`
+   * in their CREATE TABLE): a plain insert or update of them deletes the rows it conflicts with.
+   */
+  #replacing = new Set<string>();
   readonly #moves = new Map<string, Moves>();
   /** Moves each time the schema is read again, so `TableReads` worked out before are worked out anew. */
   #schema = 0;
   /** This connection changed the schema, or another did: read it again before it is next needed. */
   #schemaChanged = true;
+  /**
+   * This connection ran a statement that is neither an insert, update or delete the watch reads
+   * nor a schema change it reads (`SCHEMA_CHANGE`) since `generation` last looked: it may still
+   * have changed the schema (a comment before `create`), so `generation` asks SQLite whether the
+   * schema's version (or the temp schema's) moved.
+   */
+  #unplaced = false;
   #schemaVersion: unknown;
   #dataVersion: unknown;
   readonly #sqlite: SQLite.Database;
   readonly #readDataVersion: () => unknown;
   readonly #readSchemaVersion: () => unknown;
-  readonly #quiet = new Set<string>([BEGIN_IMMEDIATE]);
-  /** Whether `data_version` was read in this turn of the event loop. */
+  readonly #quiet = new Set<string>();
+  /** Whether `data_version` was read since the last check phase of the event loop. */
   #readThisTurn = false;
   readonly #nextTurn = () => { this.#readThisTurn = false; };
+  /** The `loopTurn` in which `data_version` was last read (0 without one). */
+  #turnRead = -1;
+  readonly #loopTurn: (() => number) | null;
 
-  constructor(sqlite: SQLite.Database) {
+  /** `turns`: `loopTurn`, or `null` for turns that end at the check phase alone (a test tries it). */
+  constructor(sqlite: SQLite.Database, turns: (() => number) | null = loopTurn ?? null) {
+    this.#loopTurn = turns;
     this.#sqlite = sqlite;
     const dataVersion = sqlite.prepare('pragma data_version').pluck();
     this.#readDataVersion = () => dataVersion.get();
-    const schemaVersion = sqlite.prepare('pragma schema_version').pluck();
-    this.#readSchemaVersion = () => schemaVersion.get();
+    // The temp schema's too: a temp trigger of this connection changes only that one.
+    const schemaVersion = sqlite.prepare('pragma main.schema_version').pluck();
+    const tempSchemaVersion = sqlite.prepare('pragma temp.schema_version').pluck();
+    this.#readSchemaVersion = () => `${schemaVersion.get()}.${tempSchemaVersion.get()}`;
     this.#dataVersion = this.#readDataVersion();
     this.#schemaVersion = this.#readSchemaVersion();
   }
@@ -138,7 +176,7 @@ export class SqliteWriteWatch {
    * back), every write moves every counter.
    */
   wrote(text: string): void {
-    if (this.#quiet.has(text)) return;
+    if (text === BEGIN_IMMEDIATE) return;
     let moves: Moves = null;
     if (!this.#schemaChanged) {
       const kept = this.#moves.get(text);
@@ -148,10 +186,14 @@ export class SqliteWriteWatch {
         if (this.#moves.size < KEPT_MOVES) this.#moves.set(text, moves);
       }
     }
+    // A quiet write whose table has triggers (or while the schema is not known) is not known to be
+    // quiet: what a trigger writes may be anything.
+    if (moves !== null && this.#quiet.has(text)) return;
     this.#anything++;
     if (moves === null) {
       this.#everything++;
       if (SCHEMA_CHANGE.test(text)) this.#schemaChanged = true;
+      else if (!WRITE_TARGET.test(text)) this.#unplaced = true;
       return;
     }
     for (let i = 0; i < moves.length; i++) this.#counters[moves[i]!]!++;
@@ -172,9 +214,7 @@ export class SqliteWriteWatch {
    * connection is open (its snapshot would hide other connections' commits).
    */
   generation(reads?: TableReads): number {
-    if (!this.#readThisTurn) {
-      this.#readThisTurn = true;
-      setImmediate(this.#nextTurn);
+    if (this.#newTurn()) {
       const dataVersion = this.#readDataVersion();
       if (dataVersion !== this.#dataVersion) {
         this.#dataVersion = dataVersion;
@@ -182,6 +222,10 @@ export class SqliteWriteWatch {
         this.#anything++;
         if (this.#readSchemaVersion() !== this.#schemaVersion) this.#schemaChanged = true;
       }
+    }
+    if (this.#unplaced) {
+      this.#unplaced = false;
+      if (!this.#schemaChanged && this.#readSchemaVersion() !== this.#schemaVersion) this.#schemaChanged = true;
     }
     if (this.#schemaChanged) this.#readSchema();
     if (reads === undefined) return this.#anything;
@@ -191,6 +235,23 @@ export class SqliteWriteWatch {
       reads.offset += before + 1 - this.#sum(reads);
     }
     return this.#sum(reads);
+  }
+
+  /**
+   * Whether no `generation` of this turn of the event loop read `data_version` yet; it will now. A
+   * turn ends at the check phase (`setImmediate`) and, where libuv counts them, at the start of a
+   * poll: a read in the check phase or in a timer would otherwise be trusted by the requests of the
+   * next poll, which may have arrived after another connection's commit.
+   */
+  #newTurn(): boolean {
+    const turn = this.#loopTurn?.() ?? 0;
+    if (this.#readThisTurn && turn === this.#turnRead) return false;
+    this.#turnRead = turn;
+    if (!this.#readThisTurn) {
+      this.#readThisTurn = true;
+      setImmediate(this.#nextTurn);
+    }
+    return true;
   }
 
   #sum(reads: TableReads): number {
@@ -204,7 +265,8 @@ export class SqliteWriteWatch {
   /**
    * What the write `text` moves: its table and every table the foreign key actions it sets off
    * change, transitively; everything when it is not placed or reaches a table with triggers.
-   * `insert or replace` and `update or replace` delete the rows they conflict with.
+   * `insert or replace` and `update or replace` delete the rows they conflict with, as does any
+   * insert or update of a table whose constraint says `on conflict replace`.
    */
   #place(text: string): Moves {
     const match = WRITE_TARGET.exec(text);
@@ -213,7 +275,9 @@ export class SqliteWriteWatch {
     const table = (quoted === undefined ? bare! : quoted.replaceAll('""', '"')).toLowerCase();
     if (!this.#tables.has(table)) return null;
     const changes: RowChange[] = [];
-    if (replace !== undefined || resolution?.toLowerCase() === 'replace') changes.push('update', 'delete');
+    if (replace !== undefined || resolution?.toLowerCase() === 'replace' || (remove === undefined && this.#replacing.has(table))) {
+      changes.push('update', 'delete');
+    }
     else if (remove !== undefined) changes.push('delete');
     else if (insertOrUpdate!.toLowerCase() === 'update' || UPSERT.test(text)) changes.push('update');
     const reached = new Set<string>([table]);
@@ -228,6 +292,7 @@ export class SqliteWriteWatch {
         if (childChange === undefined) continue;
         reached.add(key.child);
         pending.push({ table: key.child, change: childChange });
+        if (childChange === 'update' && this.#replacing.has(key.child)) pending.push({ table: key.child, change: 'delete' });
       }
     }
     const indexes: number[] = [];
@@ -263,15 +328,17 @@ export class SqliteWriteWatch {
   #readSchema(): void {
     this.#schemaChanged = false;
     this.#schemaVersion = this.#readSchemaVersion();
-    const objects = this.#sqlite.prepare(`select type, lower(name) as name, lower(tbl_name) as target from sqlite_master
-      where type in ('table', 'view', 'trigger') union all select type, lower(name), lower(tbl_name) from sqlite_temp_master
-      where type = 'trigger'`).all() as Array<{ type: string; name: string; target: string }>;
+    const objects = this.#sqlite.prepare(`select type, lower(name) as name, lower(tbl_name) as target, sql from sqlite_master
+      where type in ('table', 'view', 'trigger') union all select type, lower(name), lower(tbl_name), sql from sqlite_temp_master
+      where type = 'trigger'`).all() as Array<{ type: string; name: string; target: string; sql: string | null }>;
     const keys = this.#sqlite.prepare(`select lower(m.name) as child, lower(f."table") as parent, f.on_update, f.on_delete
       from sqlite_master m join pragma_foreign_key_list(m.name) f where m.type = 'table'`).all() as Array<{ child: string; parent: string; on_update: string; on_delete: string }>;
     const triggered = new Set<string>();
     this.#views = new Set();
     this.#triggered = triggered;
-    for (const { type, name, target } of objects) {
+    this.#replacing = new Set();
+    for (const { type, name, target, sql } of objects) {
+      if (type === 'table' && sql !== null && ON_CONFLICT_REPLACE.test(sql)) this.#replacing.add(name);
       if (type === 'table' && !this.#tables.has(name)) {
         this.#tables.set(name, this.#counters.length);
         this.#counters.push(0);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { after, before, test } from 'node:test';
+import { MessageChannel } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { withStatementCache } from '../../src/storage/database.js';
 import { BEGIN_IMMEDIATE, SqliteWriteWatch } from '../../src/storage/sqlite-write-watch.js';
@@ -230,5 +231,97 @@ test('a read whose tables a schema change altered never meets a generation it wa
     given.add(generation);
     write('update "users" set "id" = "id" + 100');
   }
+  alone.close();
+});
+
+/**
+ * What `first` (a timer's or an immediate's callback) reads, then another connection's commit, then
+ * what a request that arrived after that commit reads: its bytes come in an I/O callback of the
+ * next poll, as a message on a port does (libuv's async handle).
+ */
+async function readBeforeAndAfterArrival(first: (callback: () => void) => void): Promise<[number, number]> {
+  const reads = watch.reads(CLIENT_READ);
+  const { port1, port2 } = new MessageChannel();
+  try {
+    return await new Promise<[number, number]>((resolve) => {
+      first(() => {
+        const before = watch.generation(reads);
+        other.prepare('insert into "clients" ("status") values (?)').run('active');
+        port1.once('message', () => resolve([before, watch.generation(reads)]));
+        port2.postMessage('a request');
+      });
+    });
+  } finally {
+    port1.close();
+  }
+}
+
+test('a commit of another connection counts for a request that arrived after it, though the turn read data_version in its check phase', async () => {
+  await nextTurn();
+  const [before, after] = await readBeforeAndAfterArrival((callback) => setImmediate(callback));
+  assert.notEqual(after, before);
+});
+
+test('a commit of another connection counts for a request that arrived after it, though the turn read data_version in a timer', async () => {
+  await nextTurn();
+  const [before, after] = await readBeforeAndAfterArrival((callback) => setTimeout(callback, 0));
+  assert.notEqual(after, before);
+});
+
+test('a schema change of this connection that the watch cannot read as one (a comment first) still counts: a trigger it adds, temp or not, is known', () => {
+  for (const ddl of [
+    '/* audit */ create trigger events_deactivate after insert on events begin update clients set status = \'deactivated\'; end',
+    '-- audit\ncreate temp trigger events_deactivate after insert on events begin update clients set status = \'deactivated\'; end',
+  ]) {
+    const alone = new SQLite(':memory:');
+    alone.exec('create table clients (id integer primary key, status text); create table events (id integer primary key); insert into clients values (1, \'active\')');
+    const aloneWatch = new SqliteWriteWatch(alone);
+    const statements = withStatementCache(alone, (text) => aloneWatch.wrote(text));
+    const reads = aloneWatch.reads(CLIENT_READ);
+    aloneWatch.generation(reads);
+    statements.prepare(ddl).run([]);
+    const start = aloneWatch.generation(reads);
+    statements.prepare('insert into "events" default values').run([]);
+    assert.notEqual(aloneWatch.generation(reads), start, ddl);
+    alone.close();
+  }
+});
+
+test('a plain insert into a table whose constraint resolves conflicts by REPLACE deletes the row it conflicts with, and sets off its ON DELETE actions', () => {
+  const alone = new SQLite(':memory:');
+  alone.pragma('foreign_keys = ON');
+  alone.exec(`
+    create table parents (id integer primary key on conflict replace, name text);
+    create table kids (id integer primary key, parent_id integer references parents (id) on delete cascade);
+    insert into parents values (1, 'a');
+    insert into kids values (7, 1);
+  `);
+  const aloneWatch = new SqliteWriteWatch(alone);
+  const statements = withStatementCache(alone, (text) => aloneWatch.wrote(text));
+  const reads = aloneWatch.reads('select * from "kids" where "id" = ?');
+  const start = aloneWatch.generation(reads);
+  statements.prepare('insert into "parents" ("id", "name") values (?, ?)').run([1, 'b']);
+  assert.equal(alone.prepare('select count(*) from kids').pluck().get(), 0, 'the kid went with the parent replaced');
+  assert.notEqual(aloneWatch.generation(reads), start);
+  alone.close();
+});
+
+test('a write declared quiet whose table has triggers ends every remembered read: what the trigger writes is not known to be quiet', () => {
+  const alone = new SQLite(':memory:');
+  alone.exec(`
+    create table clients (id integer primary key, status text);
+    create table grants (id integer primary key, client_id integer, last_used_at integer);
+    create trigger grants_used after update on grants begin update clients set status = 'deactivated' where id = new.client_id; end;
+    insert into clients values (1, 'active');
+    insert into grants values (1, 1, null);
+  `);
+  const aloneWatch = new SqliteWriteWatch(alone);
+  const statements = withStatementCache(alone, (text) => aloneWatch.wrote(text));
+  const touch = 'update "grants" set "last_used_at" = ? where "id" = ?';
+  aloneWatch.quiet(touch);
+  const reads = aloneWatch.reads(CLIENT_READ);
+  const start = aloneWatch.generation(reads);
+  statements.prepare(touch).run([5, 1]);
+  assert.notEqual(aloneWatch.generation(reads), start);
   alone.close();
 });
