@@ -25,7 +25,7 @@ import type { User } from '../../core/accounts/ports.js';
 import type { Client, ClientType } from '../../core/oauth/ports.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
-import { confirmPassword } from '../../core/accounts/sign-in.js';
+import { confirmPassword, throttled } from '../../core/accounts/sign-in.js';
 import { formatUtc } from '../../core/time.js';
 import type { Translator } from '../../core/locales.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
@@ -223,7 +223,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const now = clock.now();
     const decision = await app.deps.limiter.hit(`avatar:user:${user.id}`, AVATAR_UPLOADS_PER_HOUR, 3600, now);
     if (!decision.allowed) {
-      const retryAfterSeconds = Math.max(1, decision.resetAt - Math.floor(now / 1000));
+      const { retryAfterSeconds } = throttled(decision, now);
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'avatar' });
       reply.headers(throttledHeaders('avatar', retryAfterSeconds));
       const errors = [tryAgain('avatar', 'settings.tooManyAvatars', retryAfterSeconds)];
