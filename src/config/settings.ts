@@ -199,13 +199,18 @@ export function otlpTraces(env: Env): OtlpTraces | undefined {
   return { endpoint, protocol: protocol as OtlpProtocol };
 }
 
+/** A DATABASE_URL that names PostgreSQL; anything else valid is SQLite. */
+export function namesPostgres(raw: string | undefined): boolean {
+  return raw !== undefined && /^postgres(ql)?:\/\/.+/.test(raw);
+}
+
 function database(env: Env): DatabaseTarget {
   const raw = env.DATABASE_URL;
   if (raw === undefined || raw === '') return { kind: 'sqlite', path: './data/svc.sqlite' };
   if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) {
     return { kind: 'sqlite', path: raw.slice('sqlite:'.length) };
   }
-  if (/^postgres(ql)?:\/\/.+/.test(raw)) return { kind: 'postgres', url: raw };
+  if (namesPostgres(raw)) return { kind: 'postgres', url: raw };
   return invalid('DATABASE_URL', raw, 'sqlite:PATH or postgres://…');
 }
 
