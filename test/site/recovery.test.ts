@@ -14,6 +14,7 @@ import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/co
 import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS } from '../../src/core/accounts/password-reset.js';
 import { PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, passwordHashQueue } from '../../src/core/accounts/passwords.js';
 import type { User } from '../../src/core/accounts/ports.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
 import { type TestApp, startTestApp } from '../support/app.js';
@@ -291,6 +292,28 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok(Number(refused.headers.get('retry-after')) > 0);
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     assert.equal((await reset(link, { code: recoveryCode! })).status, 200, 'the same link and recovery code serve once the queue drains');
+  });
+
+  test('a reset whose second step is throttled hashes no password: with the hash queue full it is still 429, not 503', async () => {
+    // Hashing before the counters were looked at let anyone holding a link of a two-step account
+    // make argon2 computations without end, each refused 429 only after its hash: a line of
+    // uncounted work in front of everyone's sign-in.
+    const { user, email } = await verifiedMember();
+    const enrolment = (await beginTotpEnrolment(t.deps, user))!;
+    await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
+    const link = await resetLink(user, email);
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) assert.equal((await reset(link, { code: '000000' })).status, 400, 'a wrong code');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const holders = Array.from({ length: PASSWORD_HASHES_AT_ONCE + PASSWORD_HASHES_WAITING }, () => passwordHashQueue.run(() => held));
+    let refused: PageResponse;
+    try {
+      refused = await reset(link, { code: '000000' });
+    } finally {
+      release();
+      await Promise.all(holders);
+    }
+    assert.equal(refused.status, 429, 'throttled before any hash');
   });
 
   test('a reset keeps the password rules of sign-up', async () => {

@@ -101,21 +101,29 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
   }
   if (needsCode && form.code.trim() === '') return invalid({ field: 'code', message: 'enter a code of your authenticator app or a recovery code', words: { key: 'recovery.codeMissing' } });
   // Hashed before the code is spent: a full hash queue (503, `PasswordsBusyError`) after it would
-  // have used up a recovery code, or the TOTP code's time step, for a password never set.
-  const passwordHash = await hashPassword(form.password);
+  // have used up a recovery code, or the TOTP code's time step, for a password never set. With a
+  // code, hashed once the sign-in counters let the code be tried: a throttled attempt costs no
+  // argon2 computation, so a link cannot buy uncounted turns of the hash queue.
+  let passwordHash: string | undefined;
+  const hashNew = async () => { passwordHash = await hashPassword(form.password); };
   if (needsCode) {
-    const checked = await checkSecondFactorCode(deps, user, form.code.trim(), origin);
+    const checked = await checkSecondFactorCode(deps, user, form.code.trim(), origin, hashNew);
     if (!checked.ok) {
       if (checked.reason === 'throttled') return checked;
       return invalid({ field: 'code', message: 'that code is not right', words: { key: 'recovery.codeWrong' } });
     }
+  } else {
+    await hashNew();
   }
+  // Set by `hashNew` on every path that reaches here (a code checked, or none needed).
+  if (passwordHash === undefined) throw new Error('the new password was not hashed');
+  const newHash = passwordHash;
   const now = deps.clock.now();
   const sessionsEnded = await deps.stores.transaction(async (tx) => {
     // The link is used by the same transaction that sets the password: two racing resets set one.
     if (!(await tx.memberEmails.consumeLink(found.link.tokenHash, 'reset_password', now))) return undefined;
     await tx.memberEmails.endLinks(user.id, 'reset_password', now);
-    await tx.users.setPasswordHash(user.id, passwordHash, now);
+    await tx.users.setPasswordHash(user.id, newHash, now);
     return endOtherSignInSessions(tx, now, user.id, '');
   });
   if (sessionsEnded === undefined) return { ok: false, reason: 'invalid_link' };

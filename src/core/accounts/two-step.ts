@@ -142,7 +142,9 @@ function spend(stores: Stores, userId: number, proof: Proof, now: Instant): Prom
  * Checks a code of `user`'s on the sign-in counters of the account and the browser, and has
  * `spendProof` spend it: `true` spent, `false` refused (a failure, counted), or `Other`, an
  * outcome that is not the code's (not counted). A code that cannot be checked (`Unreadable`) is
- * not counted either.
+ * not counted either. `prepare` runs first, only when the counters let the code be checked: work
+ * that must come before the code is spent (a password reset's hash), which a throttled attempt
+ * never costs; if it throws `PasswordsBusyError` nothing was tried and nothing counts.
  */
 async function checkCode<Other extends { ok: false }>(
   deps: TwoStepDeps,
@@ -150,9 +152,11 @@ async function checkCode<Other extends { ok: false }>(
   code: string,
   origin: AttemptOrigin,
   spendProof: (proof: Proof, now: Instant) => Promise<boolean | Other>,
+  prepare?: () => Promise<void>,
 ): Promise<CodeCheck | Other> {
   const now = deps.clock.now();
   const result = await countedCheck(deps, user, origin, async () => {
+    await prepare?.();
     const proof = await proofOf(deps, user, code, now);
     if (proof === undefined || !('method' in proof)) return proof;
     const spent = await spendProof(proof, now);
@@ -169,8 +173,8 @@ async function checkCode<Other extends { ok: false }>(
  * accepted (never twice), or a recovery code, used once. Counted on the sign-in counters of the
  * account and the browser.
  */
-export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin): Promise<CodeCheck> {
-  return checkCode<never>(deps, user, code, origin, (proof, now) => spend(deps.stores, user.id, proof, now));
+export function checkSecondFactorCode(deps: TwoStepDeps, user: User, code: string, origin: AttemptOrigin, prepare?: () => Promise<void>): Promise<CodeCheck> {
+  return checkCode<never>(deps, user, code, origin, (proof, now) => spend(deps.stores, user.id, proof, now), prepare);
 }
 
 /** The sign-in a second step was for has been finished (by a racing submission) or has expired. */
