@@ -15,6 +15,7 @@
 import { fork } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BoundedQueue, QueueFullError } from '../core/bounded-queue.js';
 import { type ImageReencoder, type ImageType, type ReencodeRefusal, detectImageType } from '../core/community/avatars.js';
 import type { ChildReady, ReencodeJob } from './sharp-child.js';
 
@@ -24,21 +25,8 @@ export const MAX_WAITING_IMAGES = 8;
 /** The child's module beside this one: `.js` in dist/, `.ts` when run from the sources (tests, bench). */
 const CHILD = new URL(`./sharp-child${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
 
-/** The end of the last image's turn: each new one starts after it. */
-let queue: Promise<unknown> = Promise.resolve();
-let waiting = 0;
-
-/** `work` in its turn, one at a time; `'busy'` at once when `MAX_WAITING_IMAGES` already wait. */
-function inTurn<T>(work: () => Promise<T>): Promise<T | 'busy'> {
-  if (waiting >= MAX_WAITING_IMAGES) return Promise.resolve('busy');
-  waiting += 1;
-  const turn = queue.then(async () => {
-    waiting -= 1;
-    return work();
-  });
-  queue = turn.catch(() => undefined);
-  return turn;
-}
+/** One image decoded at a time, `MAX_WAITING_IMAGES` behind it. */
+const decodingQueue = new BoundedQueue(1, MAX_WAITING_IMAGES);
 
 /** How long a child may take over one image before it is killed and the file refused as undecodable. */
 export const DECODE_TIME_LIMIT_MS = 15_000;
@@ -192,7 +180,12 @@ export function decodeInChild(job: ReencodeJob, module: URL = CHILD): Promise<Ui
 }
 
 export const sharpReencoder: ImageReencoder = {
-  reencode(image, type, limits): Promise<Uint8Array | ReencodeRefusal> {
-    return inTurn(() => decodeInChild({ image, type, limits }));
+  async reencode(image, type, limits): Promise<Uint8Array | ReencodeRefusal> {
+    try {
+      return await decodingQueue.run(() => decodeInChild({ image, type, limits }));
+    } catch (error) {
+      if (error instanceof QueueFullError) return 'busy';
+      throw error;
+    }
   },
 };

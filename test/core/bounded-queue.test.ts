@@ -1,4 +1,4 @@
-/** The queue in front of argon2 (src/core/bounded-queue.ts): its order, its limit, its refusal. */
+/** The queue in front of argon2 and the avatar decoder (src/core/bounded-queue.ts): its order, its limits, its refusal. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BoundedQueue, QueueFullError } from '../../src/core/bounded-queue.js';
@@ -55,6 +55,29 @@ test('past maxWaiting a piece is refused at once and never runs; a freed place t
   assert.deepEqual(started, ['a', 'b', 'c', 'd']);
 });
 
+test('one asker holds at most its share of the waiting places; others still get theirs, and a place it leaves is its again', async () => {
+  const queue = new BoundedQueue(1, 4, 2);
+  const started: string[] = [];
+  const pieces = ['a', 'b', 'c'].map((name) => held(started, name));
+  const results = [queue.run(pieces[0]!.work, 'flood'), queue.run(pieces[1]!.work, 'flood'), queue.run(pieces[2]!.work, 'flood')];
+  let refusedRan = false;
+  await assert.rejects(queue.run(async () => { refusedRan = true; return 'refused'; }, 'flood'), QueueFullError);
+  assert.equal(refusedRan, false, 'the refused piece never runs');
+  assert.deepEqual(queue.state, { running: 1, waiting: 2 }, 'the running piece is not counted in the share');
+  const other = queue.run(async () => 'other', 'member');
+  const unnamed = queue.run(async () => 'unnamed');
+  assert.deepEqual(queue.state, { running: 1, waiting: 4 });
+  pieces[0]!.release();
+  await settle();
+  assert.deepEqual(started, ['a', 'b'], 'b leaves the line to run');
+  const again = held(started, 'd');
+  const againResult = queue.run(again.work, 'flood');
+  assert.deepEqual(queue.state, { running: 1, waiting: 4 }, 'the place b left is the asker\'s again');
+  for (const piece of [...pieces.slice(1), again]) piece.release();
+  assert.deepEqual([...(await Promise.all([...results, other, unnamed])), await againResult], ['a', 'b', 'c', 'other', 'unnamed', 'd']);
+  assert.deepEqual(queue.state, { running: 0, waiting: 0 });
+});
+
 test('a piece that fails passes its turn on and its caller gets its error', async () => {
   const queue = new BoundedQueue(1, 1);
   const failing = queue.run(async () => { throw new Error('argon2 failed'); });
@@ -78,4 +101,5 @@ test('bounds that are not positive whole numbers are refused', () => {
   assert.throws(() => new BoundedQueue(0, 1), RangeError);
   assert.throws(() => new BoundedQueue(1.5, 1), RangeError);
   assert.throws(() => new BoundedQueue(1, -1), RangeError);
+  assert.throws(() => new BoundedQueue(1, 1, -1), RangeError);
 });

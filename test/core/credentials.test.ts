@@ -5,7 +5,7 @@ import {
   checksum, constantTimeEqual, generateAuthorizationCode, generateToken, hashSecret, tokenKind,
 } from '../../src/core/credentials/formats.js';
 import {
-  PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, PasswordsBusyError, hashPassword, hashSlots, passwordHashQueue, verifyPassword,
+  PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, PASSWORD_HASHES_WAITING_PER_ADDRESS, PasswordsBusyError, hashPassword, hashSlots, passwordHashQueue, verifyPassword,
 } from '../../src/core/accounts/passwords.js';
 
 test('tokens carry their prefix, 32 base62 characters and a 6-character checksum', () => {
@@ -98,5 +98,23 @@ test('with every turn taken and the line full, a password is neither hashed nor 
   release();
   await Promise.all(holders);
   assert.equal(await verifyPassword(hash, 'correct horse'), true, 'a freed line takes passwords again');
+  assert.deepEqual(hashSlots(), { running: 0, waiting: 0 });
+});
+
+test('one address holds at most its share of the line: its next password is refused, another address\'s is checked', async () => {
+  const hash = await hashPassword('correct horse');
+  await verifyPassword(undefined, 'x');
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => { release = resolve; });
+  // One held running, then the flooding address's share of the line behind it; the addresses of one IPv6 /64 are one sender.
+  const holders = [passwordHashQueue.run(() => held), ...Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS }, (_, i) => verifyPassword(hash, 'wrong', `2001:db8::${i + 1}`))];
+  assert.ok(PASSWORD_HASHES_WAITING_PER_ADDRESS < PASSWORD_HASHES_WAITING, 'a share is less than the whole line');
+  await assert.rejects(verifyPassword(hash, 'correct horse', '2001:db8:0:0:ffff::9'), PasswordsBusyError);
+  await assert.rejects(hashPassword('a new password', '2001:db8::77'), PasswordsBusyError);
+  const other = verifyPassword(hash, 'correct horse', '198.51.100.7');
+  assert.deepEqual(hashSlots(), { running: 1, waiting: PASSWORD_HASHES_WAITING_PER_ADDRESS + 1 });
+  release();
+  await Promise.all(holders);
+  assert.equal(await other, true);
   assert.deepEqual(hashSlots(), { running: 0, waiting: 0 });
 });

@@ -28,11 +28,11 @@ function serverWithSharp(dir: string, sharpModule: string, nodeFlags: string[] =
   return run(process.execPath, [...nodeFlags, '--import', import.meta.resolve('tsx'), parent], { NODE_OPTIONS: `--import ${pathToFileURL(join(dir, 'hook.mjs')).href} ${nodeOptions}` }, { cwd });
 }
 
-test('images arriving at once wait their turn; past the waiting ones they are refused as busy, and the rest are encoded', async () => {
+test('images arriving at once wait their turn; past the one decoding and the waiting ones they are refused as busy, and the rest are encoded', async () => {
   const png = new Uint8Array(await sharp({ create: { width: 600, height: 400, channels: 3, background: { r: 10, g: 120, b: 200 } } }).png().toBuffer());
-  const arriving = MAX_WAITING_IMAGES + 2;
+  const arriving = 1 + MAX_WAITING_IMAGES + 2;
   const answers = await Promise.all(Array.from({ length: arriving }, () => sharpReencoder.reencode(png, 'image/png', LIMITS)));
-  assert.equal(answers.filter((a) => a === 'busy').length, arriving - MAX_WAITING_IMAGES);
+  assert.equal(answers.filter((a) => a === 'busy').length, 2);
   for (const answer of answers.filter((a) => a !== 'busy')) {
     assert.ok(answer instanceof Uint8Array);
     assert.equal((await sharp(answer).metadata()).width, 512);

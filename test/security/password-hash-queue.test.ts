@@ -1,15 +1,19 @@
 /**
  * The queue in front of argon2 over real HTTP (docs/performance.md, decision 39): sign-ins at once
  * all get their answer; a full queue is a 503 page with Retry-After, not a 500 and not a failed
- * sign-in, so it never counts toward a lockout; every form that hashes a password waits in it.
+ * sign-in, so it never counts toward a lockout; every form that hashes a password waits in it;
+ * one address holds only its share of the line.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, hashSlots, passwordHashQueue } from '../../src/core/accounts/passwords.js';
+import {
+  PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, PASSWORD_HASHES_WAITING_PER_ADDRESS, hashSlots, passwordHashQueue,
+} from '../../src/core/accounts/passwords.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { Browser, PASSWORD, hiddenFields, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { holdsWithin } from '../support/eventually.js';
 
 forEachDatabase('the password hash queue', (database) => {
   let t: TestApp;
@@ -59,6 +63,24 @@ forEachDatabase('the password hash queue', (database) => {
     assert.match(await refused[0]!.text(), /Too many passwords are being checked right now/);
     assert.equal(person.cookies.get('svc_session'), undefined, 'no session cookie');
     assert.equal((await person.signIn(user.username)).status, 303, 'the refusals did not lock the account');
+  });
+
+  test('one address sending a right password again and again holds only its share of the line: its extra sign-ins are 503, another address still signs in', async () => {
+    const user = await newUser(t);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const running = Array.from({ length: PASSWORD_HASHES_AT_ONCE }, () => passwordHashQueue.run(() => held));
+    const flooder = { 'x-forwarded-for': '198.51.100.66' };
+    const flood = Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS + 3 }, () => new Browser(t, flooder).signIn(user.username));
+    assert.ok(await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING_PER_ADDRESS), 'the flooding address fills its share');
+    const member = browser().signIn(user.username);
+    const memberWaits = await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING_PER_ADDRESS + 1);
+    release();
+    await Promise.all(running);
+    assert.ok(memberWaits, 'another address still finds a place in the line');
+    const statuses = (await Promise.all(flood)).map((answer) => answer.status).sort();
+    assert.deepEqual(statuses, [...Array(PASSWORD_HASHES_WAITING_PER_ADDRESS).fill(303), 503, 503, 503]);
+    assert.equal((await member).status, 303);
   });
 
   test('with the queue full, signing up is refused the same way, makes no account and counts toward no sign-up limit', async () => {

@@ -122,8 +122,11 @@ export interface NewAccount {
   xp?: number;
 }
 
-/** Creates an active account; throws `InputError` or `ConflictError` (username taken). */
-export async function createAccount(stores: Stores, clock: Clock, account: NewAccount): Promise<User> {
+/**
+ * Creates an active account; throws `InputError` or `ConflictError` (username taken).
+ * `askedFrom` is the client address of a sign-up, for its share of the password hash queue.
+ */
+export async function createAccount(stores: Stores, clock: Clock, account: NewAccount, askedFrom?: string): Promise<User> {
   checkUsername(account.username);
   checkPassword(account.password, account.username);
   const nickname = checkNickname(account.nickname ?? '');
@@ -137,7 +140,7 @@ export async function createAccount(stores: Stores, clock: Clock, account: NewAc
   return stores.users.create({
     username: account.username,
     nickname,
-    passwordHash: await hashPassword(account.password),
+    passwordHash: await hashPassword(account.password, askedFrom),
     bio,
     member: account.member ?? false,
     level: account.level ?? 1,

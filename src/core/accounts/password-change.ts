@@ -50,11 +50,11 @@ export async function changePassword(
     return confirmed;
   }
   const stored = await deps.stores.users.findCredentials(user.username);
-  if (stored && (await verifyPassword(stored.passwordHash, form.next))) {
+  if (stored && (await verifyPassword(stored.passwordHash, form.next, origin.address))) {
     return invalid('new_password', 'the new password must differ from the current one');
   }
   const now = deps.clock.now();
-  const passwordHash = await hashPassword(form.next);
+  const passwordHash = await hashPassword(form.next, origin.address);
   const sessionsEnded = await deps.stores.transaction(async (tx) => {
     await tx.users.setPasswordHash(user.id, passwordHash, now);
     return endOtherSignInSessions(tx, now, user.id, keepSessionIdHash);

@@ -105,7 +105,7 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
   // code, hashed once the sign-in counters let the code be tried: a throttled attempt costs no
   // argon2 computation, so a link cannot buy uncounted turns of the hash queue.
   let passwordHash: string | undefined;
-  const hashNew = async () => { passwordHash = await hashPassword(form.password); };
+  const hashNew = async () => { passwordHash = await hashPassword(form.password, origin.address); };
   if (needsCode) {
     const checked = await checkSecondFactorCode(deps, user, form.code.trim(), origin, hashNew);
     if (!checked.ok) {

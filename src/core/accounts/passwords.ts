@@ -1,5 +1,6 @@
 /** User passwords: argon2id (INTERFACE section 2), with OWASP's minimum parameters. */
 import { hash, verify } from '@node-rs/argon2';
+import { addressKey } from '../addresses.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { OAuthError } from '../errors.js';
 
@@ -32,14 +33,25 @@ export const PASSWORD_HASHES_AT_ONCE = 1;
  */
 export const PASSWORD_HASHES_WAITING = 64;
 
+/**
+ * Waiting places one address may hold. A right password is never counted against any limit
+ * (INTERFACE section 4), so without a share one sender holding a password, its own, could keep
+ * every place full and have everyone else's sign-ins refused. Eight places drain in about 50 ms,
+ * so members behind one shared address (a school, a carrier's NAT) are turned away only when
+ * more than nine of them press the button within the same few hundredths of a second; it takes
+ * eight addresses to fill the line.
+ */
+export const PASSWORD_HASHES_WAITING_PER_ADDRESS = 8;
+
 /** Seconds a refused request is told to wait (RFC 9110 10.2.3): the queue drains well within it. */
 export const PASSWORDS_BUSY_RETRY_AFTER_SECONDS = 1;
 
 /** The process's one queue in front of argon2 (exported for tests, which hold its turns). */
-export const passwordHashQueue = new BoundedQueue(PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING);
+export const passwordHashQueue = new BoundedQueue(PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, PASSWORD_HASHES_WAITING_PER_ADDRESS);
 
 /**
- * The refusal when `PASSWORD_HASHES_WAITING` computations already wait: 503
+ * The refusal when `PASSWORD_HASHES_WAITING` computations already wait, or the asking address's
+ * `PASSWORD_HASHES_WAITING_PER_ADDRESS` do: 503
  * `temporarily_unavailable` (RFC 6749 4.1.2.1's code for a server that cannot serve for now),
  * an error page on the site's forms. The password was not checked, so a sign-in refused so is
  * neither a success nor a failure (`throttledCheck` takes its count back).
@@ -57,16 +69,21 @@ export function hashSlots(): { running: number; waiting: number } {
   return passwordHashQueue.state;
 }
 
-async function withHashSlot<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * `work` in its turn of the queue, counted against the share of `askedFrom` (the client address of
+ * the request that needs it; none for the CLI and start-up, which no stranger can drive).
+ */
+async function withHashSlot<T>(work: () => Promise<T>, askedFrom: string | undefined): Promise<T> {
   try {
-    return await passwordHashQueue.run(work);
+    return await passwordHashQueue.run(work, askedFrom === undefined ? undefined : addressKey(askedFrom));
   } catch (error) {
     throw error instanceof QueueFullError ? new PasswordsBusyError() : error;
   }
 }
 
-export function hashPassword(password: string): Promise<string> {
-  return withHashSlot(() => hash(password, PARAMETERS));
+/** Hashes `password`; `askedFrom` is the client address of the request that sets it (see `withHashSlot`). */
+export function hashPassword(password: string, askedFrom?: string): Promise<string> {
+  return withHashSlot(() => hash(password, PARAMETERS), askedFrom);
 }
 
 /**
@@ -77,11 +94,12 @@ const decoyHash = hashPassword('decoy password that matches no account');
 
 /**
  * Verifies `password` against `passwordHash`, or spends the same time when there is no hash.
- * Throws `PasswordsBusyError`, having checked nothing, when the queue in front of argon2 is full.
+ * Throws `PasswordsBusyError`, having checked nothing, when the queue in front of argon2, or the
+ * share of it `askedFrom` may hold, is full.
  */
-export async function verifyPassword(passwordHash: string | undefined, password: string): Promise<boolean> {
+export async function verifyPassword(passwordHash: string | undefined, password: string, askedFrom?: string): Promise<boolean> {
   const against = passwordHash ?? (await decoyHash);
   // A stored hash argon2 cannot read is a wrong password; a full queue is `PasswordsBusyError`.
-  const valid = await withHashSlot(() => verify(against, password).catch(() => false));
+  const valid = await withHashSlot(() => verify(against, password).catch(() => false), askedFrom);
   return valid && passwordHash !== undefined;
 }

@@ -43,7 +43,7 @@ export async function signUp(
   if (!decision.allowed) return throttled(decision, now);
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {
-    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }) };
+    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }, attempt.address) };
   } catch (error) {
     if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
     // The password hash queue was full (503): nothing was tried, so nothing counts.
