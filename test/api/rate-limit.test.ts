@@ -8,11 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { generateToken } from '../../src/core/credentials/formats.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
-import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { redisUrl, skipWithoutRedis } from '../support/redis.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
-import { freePort } from '../support/instances.js';
+import { freePort, startAppsForSuite } from '../support/instances.js';
 
 const MINUTE = 60_000;
 
@@ -120,19 +119,9 @@ forEachDatabase('resource API rate limit per address', (database) => {
 
 describe('resource API rate limit in Redis', { skip: skipWithoutRedis }, () => {
   forEachDatabase('shared by instances', (database) => {
-    const clock = new TestClock();
-    let limiters: RedisRateLimiter[];
     let apps: TestApp[];
-    before(async () => {
-      const keyPrefix = uniqueKeyPrefix();
-      limiters = [new RedisRateLimiter({ url: redisUrl!, keyPrefix }), new RedisRateLimiter({ url: redisUrl!, keyPrefix })];
-      // Two instances over one database and one Redis: as two servers behind a load balancer.
-      apps = [await startTestApp(database, { clock, limiter: limiters[0] }), await startTestApp(database, { clock, limiter: limiters[1] })];
-    });
-    after(async () => {
-      for (const app of apps) await app.close();
-      for (const limiter of limiters) await limiter.close();
-    });
+    // Two instances over one database and one Redis: as two servers behind a load balancer.
+    startAppsForSuite(database, 2, { redisUrl: redisUrl! }, (started) => { apps = started; });
 
     test('two instances sharing one Redis allow one token 60 requests in total, not 120', async () => {
       const user = await newUser(apps[0]!.deps);

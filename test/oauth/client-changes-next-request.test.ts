@@ -6,26 +6,20 @@
  * instance on the same database. Over real HTTP on both databases.
  */
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { type TestApp, startTestApp } from '../support/app.js';
+import { test } from 'node:test';
+import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { startAppsForSuite } from '../support/instances.js';
 import { readOnlyField, signedInMember } from '../site/visitor.js';
 import { person } from '../staff/support.js';
-import { PASSWORD, newClient, startOAuthApp, tokenRequest, unique } from './helpers.js';
+import { PASSWORD, newClient, tokenRequest, unique } from './helpers.js';
 
 forEachDatabase('a change to a client counts from the next token request', (database) => {
   /** Serves the token requests. */
   let serving: TestApp;
   /** Another instance on the same database (on SQLite, another connection to the same file). */
   let other: TestApp;
-  before(async () => {
-    serving = await startOAuthApp(database);
-    other = await startTestApp(database, { clock: serving.clock });
-  });
-  after(async () => {
-    await other.close();
-    await serving.close();
-  });
+  startAppsForSuite(database, 2, {}, (apps) => { [serving, other] = apps; });
 
   /**
    * What the token endpoint of `serving` answers a refresh with an unknown token: `invalid_grant`

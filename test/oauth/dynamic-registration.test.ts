@@ -13,10 +13,10 @@ import * as oidc from 'openid-client';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { REGISTRATION_WINDOW_SECONDS, SELF_REGISTERED_GRACE_MS } from '../../src/core/oauth/dynamic-registration.js';
 import { runJanitor } from '../../src/janitor.js';
-import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { startAppsForSuite } from '../support/instances.js';
+import { redisUrl, skipWithoutRedis } from '../support/redis.js';
 import { Visitor } from '../site/visitor.js';
 import {
   Browser, PASSWORD, type TestClient, authorizeQuery, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams, signedInBrowser, tokenRequest,
@@ -385,20 +385,8 @@ describe('the registration limit in Redis', { skip: skipWithoutRedis }, () => {
   forEachDatabase('shared by instances', (database) => {
     /** A limit of the operator's, not the default: the setting is what both instances count against. */
     const LIMIT = 7;
-    let limiters: RedisRateLimiter[];
     let apps: TestApp[];
-    before(async () => {
-      const keyPrefix = uniqueKeyPrefix();
-      limiters = [new RedisRateLimiter({ url: redisUrl!, keyPrefix }), new RedisRateLimiter({ url: redisUrl!, keyPrefix })];
-      apps = [
-        await startTestApp(database, { limiter: limiters[0], env: { ...ENV, REGISTRATIONS_PER_HOUR_PER_ADDRESS: String(LIMIT) } }),
-        await startTestApp(database, { limiter: limiters[1], env: { ...ENV, REGISTRATIONS_PER_HOUR_PER_ADDRESS: String(LIMIT) } }),
-      ];
-    });
-    after(async () => {
-      for (const app of apps) await app.close();
-      for (const limiter of limiters) await limiter.close();
-    });
+    startAppsForSuite(database, 2, { redisUrl: redisUrl!, env: { ...ENV, REGISTRATIONS_PER_HOUR_PER_ADDRESS: String(LIMIT) } }, (started) => { apps = started; });
 
     test(`two instances sharing one Redis count one address's registrations together: REGISTRATIONS_PER_HOUR_PER_ADDRESS=${LIMIT}, then 429 with Retry-After`, async () => {
       const address = newAddress();

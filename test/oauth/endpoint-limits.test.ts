@@ -15,9 +15,9 @@ import { CLIENT_AUTH_CHECKS_AT_ONCE, CLIENT_AUTH_CHECKS_WAITING, CLIENT_AUTH_WIN
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
-import { type TestApp, startTestApp } from '../support/app.js';
-import { TestClock } from '../support/clock.js';
+import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { startAppsForSuite } from '../support/instances.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { type TestClient, authorizeQuery, clientFields, newClient, pkcePair, startOAuthApp } from './helpers.js';
 
@@ -136,21 +136,8 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
 
 describe('limits of the token and PAR endpoints in Redis', { skip: skipWithoutRedis }, () => {
   forEachDatabase('shared by instances', (database) => {
-    const clock = new TestClock();
-    let limiters: RedisRateLimiter[];
     let apps: TestApp[];
-    before(async () => {
-      const keyPrefix = uniqueKeyPrefix();
-      limiters = [new RedisRateLimiter({ url: redisUrl!, keyPrefix }), new RedisRateLimiter({ url: redisUrl!, keyPrefix })];
-      apps = [
-        await startTestApp(database, { clock, limiter: limiters[0], env: LIMITS }),
-        await startTestApp(database, { clock, limiter: limiters[1], env: LIMITS }),
-      ];
-    });
-    after(async () => {
-      for (const app of apps) await app.close();
-      for (const limiter of limiters) await limiter.close();
-    });
+    startAppsForSuite(database, 2, { redisUrl: redisUrl!, env: LIMITS }, (started) => { apps = started; });
 
     test('two instances sharing one Redis count one address\'s failed client authentications together', async () => {
       const c = await newClient(apps[0]!);

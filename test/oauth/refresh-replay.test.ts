@@ -8,13 +8,14 @@
  */
 import { sql } from 'kysely';
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { REFRESH_REPLAY_MAX_SECONDS, SEALED_ANSWER_KEPT_MS } from '../../src/core/oauth/tokens/replay.js';
 import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
+import { startAppsForSuite } from '../support/instances.js';
 import { type TestClient, type Tokens, clientFields, introspect, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
 
 const RACERS = 20;
@@ -24,15 +25,7 @@ forEachDatabase('the refresh replay window turned on', (database) => {
   let t: TestApp;
   /** A second instance on the same database, reading the same clock. */
   let u: TestApp;
-  before(async () => {
-    const env = { REFRESH_REPLAY_SECONDS: String(WINDOW_SECONDS) };
-    t = await startOAuthApp(database, { env });
-    u = await startOAuthApp(database, { env, clock: t.clock });
-  });
-  after(async () => {
-    await u.close();
-    await t.close();
-  });
+  startAppsForSuite(database, 2, { env: { REFRESH_REPLAY_SECONDS: String(WINDOW_SECONDS) } }, (apps) => { [t, u] = apps; });
 
   const refresh = (on: TestApp, c: TestClient, token: string, extra: Record<string, string> = {}) =>
     tokenRequest(on, { grant_type: 'refresh_token', refresh_token: token, ...clientFields(c), ...extra });
@@ -202,14 +195,7 @@ forEachDatabase('refresh rotation by default', (database) => {
   let t: TestApp;
   /** A second instance on the same database, reading the same clock. */
   let u: TestApp;
-  before(async () => {
-    t = await startOAuthApp(database);
-    u = await startOAuthApp(database, { clock: t.clock });
-  });
-  after(async () => {
-    await u.close();
-    await t.close();
-  });
+  startAppsForSuite(database, 2, {}, (apps) => { [t, u] = apps; });
 
   /** RACERS refreshes of one token, spread over `instances`: exactly one succeeds, every other is invalid_grant. */
   async function raceOn(instances: TestApp[]): Promise<void> {

@@ -1,9 +1,12 @@
 /**
- * Several app instances on one database (and one Redis when given), sharing one BASE_URL as
- * behind a load balancer: each is its own `createDeps` + `buildApp` on its own port, so nothing
- * in memory is shared between them — only what lives in the database and in Redis.
+ * Several app instances on one database (and one Redis when given), as behind a load balancer:
+ * each is its own `createDeps` + `buildApp` on its own port, so nothing in memory is shared between
+ * them — only what lives in the database and in Redis. `startInstances` gives them one BASE_URL, as
+ * production does; `startAppsForSuite` gives each its own, as `startTestApp` does, for the helpers
+ * that drive a TestApp.
  */
 import { createServer } from 'node:net';
+import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import { loadSettings } from '../../src/config/settings.js';
@@ -13,6 +16,9 @@ import { sealStoredSecrets } from '../../src/core/credentials/secrets-at-rest.js
 import type { Clock } from '../../src/core/time.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { type TestApp, type TestAppOptions, startTestApp } from './app.js';
+import { TestClock } from './clock.js';
+import type { TestDatabase } from './databases.js';
 import { uniqueKeyPrefix } from './redis.js';
 
 export interface Instance {
@@ -78,4 +84,38 @@ export async function startInstances(
       }
     },
   };
+}
+
+export interface SuiteAppsOptions extends Omit<TestAppOptions, 'limiter'> {
+  /** Each app counts in this Redis under one key prefix of the suite's own: the apps share their limits, and no other run's. */
+  redisUrl?: string;
+}
+
+/** `Count` apps as a tuple of that length, so a suite can name each one. */
+export type TestApps<Count extends number, Started extends TestApp[] = []> =
+  number extends Count ? TestApp[] : Started['length'] extends Count ? Started : TestApps<Count, [...Started, TestApp]>;
+
+/**
+ * `count` TestApps over one database, started in the calling suite's `before` and closed in its
+ * `after`, last first. All read one clock (`options.clock`, else a new TestClock), as machines
+ * whose clocks agree. `started` receives them in order, before the first test.
+ */
+export function startAppsForSuite<Count extends number>(
+  database: TestDatabase, count: Count, options: SuiteAppsOptions, started: (apps: TestApps<Count>) => void,
+): void {
+  const apps: TestApp[] = [];
+  before(async () => {
+    const { redisUrl, ...appOptions } = options;
+    const clock = options.clock ?? new TestClock();
+    const keyPrefix = uniqueKeyPrefix();
+    for (let i = 0; i < count; i++) {
+      const limiter = redisUrl ? new RedisRateLimiter({ url: redisUrl, keyPrefix }) : undefined;
+      const app = await startTestApp(database, { ...appOptions, clock, ...(limiter ? { limiter } : {}) });
+      apps.push(limiter ? { ...app, close: async () => { await app.close(); await limiter.close(); } } : app);
+    }
+    started(apps as TestApps<Count>);
+  });
+  after(async () => {
+    for (const app of apps.reverse()) await app.close();
+  });
 }
