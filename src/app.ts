@@ -134,6 +134,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   });
   await app.register(credentialRoutes, { securityHeaders: headers.api });
   await app.register(oauthRegistrationRoutes, { securityHeaders: headers.api });
+  // The OAuth endpoints answer JSON to client apps, which send no cookie: nor does the site's
+  // scope run for them (its cookie hooks, the page headers: docs/performance.md, decision 41).
+  await app.register(oauthEndpointRoutes, { securityHeaders: headers.api });
   await app.register(async (site) => {
     await site.register(cookie);
     await site.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
@@ -156,7 +159,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(oidcRoutes);
     await site.register(oauthAuthorizeRoutes);
     await site.register(logoutRoutes);
-    await site.register(oauthEndpointRoutes);
     await site.register(docsRoutes);
     await site.register(adminRoutes);
   });

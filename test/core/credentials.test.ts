@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { crc32 } from 'node:zlib';
 import {
-  checksum, constantTimeEqual, generateAuthorizationCode, generateToken, hashSecret, tokenKind,
+  checksum, constantTimeEqual, digestsEqual, generateAuthorizationCode, generateOpaqueId, generateToken, hashSecret, tokenKind,
 } from '../../src/core/credentials/formats.js';
 import {
   PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, PASSWORD_HASHES_WAITING_PER_ADDRESS, PasswordsBusyError, hashPassword, hashSlots, passwordHashQueue, verifyPassword,
@@ -47,6 +47,11 @@ test('tokens carry at least 160 random bits and do not repeat', () => {
   assert.equal(seen.size, 2000);
 });
 
+test('tokens, codes and random ids drawn in turn never repeat, across many refills of the random pool', () => {
+  const drawn = Array.from({ length: 3000 }, (_, i) => [generateToken('refresh'), generateAuthorizationCode(), generateOpaqueId()][i % 3]!.slice(-32));
+  assert.equal(new Set(drawn).size, drawn.length);
+});
+
 test('authorization codes are 256 random bits, base64url', () => {
   const code = generateAuthorizationCode();
   assert.match(code, /^[A-Za-z0-9_-]{43}$/);
@@ -58,6 +63,9 @@ test('secrets are stored as SHA-256 and compared in constant time', () => {
   assert.equal(constantTimeEqual('same', 'same'), true);
   assert.equal(constantTimeEqual('same', 'different length'), false);
   assert.equal(constantTimeEqual('abcd', 'abce'), false);
+  assert.equal(digestsEqual(hashSecret('abc'), hashSecret('abc')), true);
+  assert.equal(digestsEqual(hashSecret('abc'), hashSecret('abd')), false);
+  assert.equal(digestsEqual(hashSecret('abc'), hashSecret('abc').slice(1)), false);
 });
 
 test('passwords are hashed with argon2id and verified; an unknown account verifies a decoy', async () => {

@@ -66,8 +66,15 @@ forEachDatabase('operations and pages', (database) => {
   });
 
   test('JSON API answers carry the REST security headers: nosniff, no framing, nothing loaded', async () => {
-    for (const path of ['/api/open/v1/me', '/api/oauth/userinfo', '/api/nothing']) {
-      const res = await fetch(`${t.baseUrl}${path}`);
+    const form = { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=nobody' };
+    const requests: Array<[string, RequestInit]> = [
+      ['/api/open/v1/me', {}], ['/api/oauth/userinfo', {}], ['/api/nothing', {}],
+      // The OAuth endpoints, a client app's JSON: not the pages' headers.
+      ['/api/oauth/token', form], ['/api/oauth/revoke', form], ['/api/oauth/introspect', form], ['/api/oauth/par', form],
+    ];
+    for (const [path, init] of requests) {
+      const res = await fetch(`${t.baseUrl}${path}`, init);
+      assert.equal(res.headers.get('cross-origin-opener-policy'), null, path);
       assert.equal(res.headers.get('content-security-policy'), "default-src 'none'; frame-ancestors 'none'", path);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
       assert.equal(res.headers.get('x-frame-options'), 'DENY', path);

@@ -2,7 +2,7 @@
  * Credential primitives (INTERFACE section 2): random opaque tokens with a type prefix and a
  * CRC32 checksum, SHA-256 digests for storage, constant-time comparison.
  */
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 export const TOKEN_PREFIXES = {
@@ -20,11 +20,31 @@ const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;
 const TOKEN_SHAPE = /^svc[oprs]_[0-9A-Za-z]{38}$/;
 
+/**
+ * Random bytes from OpenSSL's generator, drawn 4 KiB at a time: a call costs about 5 µs of CPU
+ * whatever its size up to 8 KiB (0.1 µs of it per 64 bytes), so a refresh's two tokens took 10 µs
+ * drawn one by one (docs/performance.md, decision 40). Node's `randomUUID` keeps such a pool too.
+ * Each byte is handed out once; the pool has an allocation of its own, outside Node's shared slab.
+ */
+const RANDOM_POOL_BYTES = 4096;
+const randomPool = Buffer.alloc(RANDOM_POOL_BYTES);
+let randomTaken = RANDOM_POOL_BYTES;
+
+/** `length` (at most `RANDOM_POOL_BYTES`) fresh random bytes; a view into the pool, to be read before the next call. */
+function randomBytesOnce(length: number): Buffer {
+  if (randomTaken + length > RANDOM_POOL_BYTES) {
+    randomFillSync(randomPool);
+    randomTaken = 0;
+  }
+  randomTaken += length;
+  return randomPool.subarray(randomTaken - length, randomTaken);
+}
+
 /** Uniform base62 characters by rejection sampling (248 = 4 × 62, so `byte % 62` is unbiased). */
 function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const byte of randomBytes(length * 2)) {
+    for (const byte of randomBytesOnce(length * 2)) {
       if (byte < 248) out += BASE62[byte % 62];
       if (out.length === length) break;
     }
@@ -71,12 +91,12 @@ export function tokenKind(token: string): TokenKind | undefined {
 
 /** An authorization code: 256 random bits, base64url (INTERFACE section 2). */
 export function generateAuthorizationCode(): string {
-  return randomBytes(32).toString('base64url');
+  return randomBytesOnce(32).toString('base64url');
 }
 
 /** A random value for CSRF tokens, session ids and similar: 256 bits, base64url. */
 export function generateOpaqueId(): string {
-  return randomBytes(32).toString('base64url');
+  return randomBytesOnce(32).toString('base64url');
 }
 
 /** The only form in which a token, code or secret is stored: SHA-256, base64url. */
@@ -85,9 +105,18 @@ export function hashSecret(secret: string): string {
   return hash('sha256', secret, 'base64url');
 }
 
+/**
+ * Compares two digests of `hashSecret` in time independent of where they differ. Digests are all
+ * of one length, which tells nothing, so they are compared as they are, not hashed again to equal
+ * lengths as `constantTimeEqual` does (0.3 against 2.0 µs; docs/performance.md, decision 42).
+ */
+export function digestsEqual(a: string, b: string): boolean {
+  return a.length === b.length && timingSafeEqual(Buffer.from(a, 'latin1'), Buffer.from(b, 'latin1'));
+}
+
 /** Compares two secrets in time independent of where they differ (and of their lengths). */
 export function constantTimeEqual(a: string, b: string): boolean {
   // Equal-length digests for `timingSafeEqual`; one-shot, as in `hashSecret` (1.2 against 2.0 µs
-  // a comparison with a Hash object per side; a confidential client's token request makes two).
+  // a comparison with a Hash object per side).
   return timingSafeEqual(hash('sha256', a, 'buffer'), hash('sha256', b, 'buffer'));
 }

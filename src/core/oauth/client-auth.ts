@@ -5,7 +5,7 @@
  */
 import { livePreviousSecret } from './clients.js';
 import { ClientDocumentError, type ClientSources, resolveClient } from './client-metadata.js';
-import { constantTimeEqual, hashSecret } from '../credentials/formats.js';
+import { digestsEqual, hashSecret } from '../credentials/formats.js';
 import { OAuthError } from '../errors.js';
 import type { Instant } from '../time.js';
 import type { Client } from './ports.js';
@@ -110,7 +110,7 @@ export async function authenticateClient(sources: ClientSources, credentials: Cl
  * one matched nor whether there is a previous secret at all (the current one stands in for it).
  */
 function matchesEitherSecret(presented: string, current: string, previous: string | undefined): boolean {
-  const isCurrent = constantTimeEqual(presented, current);
-  const isPrevious = constantTimeEqual(presented, previous ?? current);
+  const isCurrent = digestsEqual(presented, current);
+  const isPrevious = digestsEqual(presented, previous ?? current);
   return isCurrent || isPrevious;
 }

@@ -23,7 +23,7 @@
  * Redis); the "refused until the window ends" marks live in each instance, as the API's do
  * (`core/api/limits.ts`), so each instance lets one more failure through to learn of the shared count.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { addressKey } from '../addresses.js';
 import { OAuthError } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
@@ -81,7 +81,7 @@ function claimedClientId(credentials: ClientCredentials): string | undefined {
  * for a client_id of any length (a request may claim one of several kilobytes).
  */
 function clientKey(clientId: string): string {
-  return createHash('sha256').update(clientId).digest('base64url').slice(0, 22);
+  return hash('sha256', clientId, 'base64url').slice(0, 22);
 }
 
 /** RFC 6749 2.3: `invalid_client` is the one answer to a failed client authentication. */

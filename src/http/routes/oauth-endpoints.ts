@@ -2,7 +2,7 @@
  * POST /api/oauth/token, /api/oauth/revoke, /api/oauth/introspect and /api/oauth/par (seed 4.2
  * and 4.3, RFC 7009, RFC 7662, RFC 9126). Form bodies only: this plugin replaces every body parser with one that keeps each
  * repeated parameter, so the core can refuse it (RFC 6749 3.2). Every answer allows any origin
- * (INTERFACE section 3).
+ * (INTERFACE section 3) and carries the JSON APIs' security headers.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pushAuthorizationRequest } from '../../core/oauth/authorize/push.js';
@@ -18,6 +18,7 @@ import { clientAddress } from '../client-address.js';
 import { clientCredentials } from '../plugins/client-auth.js';
 import { presentedProof } from '../plugins/dpop.js';
 import { answerCors, preflight } from '../plugins/cors.js';
+import { type HeaderSet, registerSecurityHeaders } from '../plugins/security-headers.js';
 
 const NOT_A_FORM = Symbol('not a form');
 
@@ -54,7 +55,8 @@ export function tokenResponse(issued: IssuedTokens): Record<string, string | num
   };
 }
 
-export async function oauthEndpointRoutes(app: FastifyInstance): Promise<void> {
+export async function oauthEndpointRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
+  registerSecurityHeaders(app, options.securityHeaders);
   // Browser apps (public clients) redeem codes, refresh and revoke from their own origin; without
   // CORS the request still runs but the page cannot read the answer (issue 17.1).
   answerCors(app);
