@@ -51,7 +51,7 @@ export const DEMO_POSTS: ReadonlyArray<{
     likedBy: ['mara', 'theo', 'lin', 'sam', 'ines'],
   },
   {
-    category: 'Announcements', title: 'Apps can now sign you in', body: 'Third-party apps can now use <em>Sign in with Community</em> and read your public profile and posts, only with your consent.', views: 130,
+    category: 'Announcements', title: 'Apps can now sign you in', body: 'Third-party apps can now use *Sign in with Community* and read your public profile and posts, only with your consent.', views: 130,
     comments: [['sam', 'Good to know I can withdraw an app\'s access any time from my settings.']],
     likedBy: ['mara', 'sam'],
   },

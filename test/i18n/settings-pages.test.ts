@@ -69,6 +69,22 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     assert.deepEqual([stored?.nickname, stored?.timeZone, stored?.bio], [user.username, null, ''], 'nothing saved');
   });
 
+  test('a refused password change names the problem in the page\'s language: a wrong current password, a new one equal to it', async () => {
+    const { visitor } = await member();
+    for (const locale of ['zh-CN', 'zh-TW'] as const) {
+      visitor.cookies.set('lang', locale);
+      for (const fields of [
+        { current_password: 'not my password', new_password: 'a brand new passphrase' },
+        { current_password: PASSWORD, new_password: PASSWORD },
+      ]) {
+        const refused = await visitor.post('/settings/security', { action: 'change-password', ...fields });
+        assert.equal(refused.status, 400, JSON.stringify(fields));
+        assert.match(refused.text, new RegExp(`<html lang="${locale}">`));
+        assert.deepEqual(englishSentences(refused.text, PROPER_NOUNS), [], `${locale} ${JSON.stringify(fields)}`);
+      }
+    }
+  });
+
   test('times on the security page are in the member\'s zone with its offset', async () => {
     const { visitor } = await member();
     const signedInAt = /<td data-label="Signed in"><time datetime="([^"]+)" title="([^"]+)">/;

@@ -10,6 +10,7 @@ import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
+import { writePost } from '../../src/core/community/posts.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
@@ -216,6 +217,23 @@ describe('site in a browser', () => {
     await page.goto(`${t.baseUrl}/settings/developers`);
     assert.ok(await page.getByRole('link', { name: 'Gallery Sync' }).isVisible());
     await snap(page, 'developers');
+    await context.close();
+  });
+
+  test('one long word a member typed (a link in a post, an app\'s name) wraps at phone width: no page scrolls sideways', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'linker', password: 'linker password 1' });
+    const link = `https://photos.example/albums/${'harbour-at-dawn-'.repeat(12)}full-resolution`;
+    const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: `Album ${'x'.repeat(100)}`, body: `See ${link}`, category: 'Photography', status: 'published' });
+    const { client } = await registerClient(t.deps.stores, t.clock, {
+      name: 'A'.repeat(80), type: 'confidential', redirectUris: ['https://linker.example/cb'], ownerId: user.id,
+    });
+    const { context, page } = await signedInContext('linker', 'linker password 1');
+    await page.setViewportSize(PHONE);
+    for (const path of ['/', `/posts/${post.id}`, '/u/linker', '/settings/developers', `/settings/developers/${client.clientId}`]) {
+      await page.goto(`${t.baseUrl}${path}`);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= PHONE.width, `${path} is ${width} px wide on a ${PHONE.width} px phone`);
+    }
     await context.close();
   });
 

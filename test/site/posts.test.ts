@@ -301,3 +301,9 @@ forEachDatabase('posts after writing', (database) => {
     assert.equal(written.commentCount, 2, 'the command line\'s counts (INTERFACE section 9) still set');
   });
 });
+
+test('the demo posts are Markdown alone, since a page shows HTML in a body as typed: no body holds a tag', () => {
+  for (const post of DEMO_POSTS) {
+    assert.doesNotMatch(renderMarkdown(post.body), /&lt;\/?[a-z]/i, `${post.title}: its page would show a tag as text`);
+  }
+});

@@ -17,8 +17,9 @@ export type PasswordChange =
   | { ok: false; reason: 'invalid'; problems: readonly FieldProblem[] }
   | Throttled;
 
-function invalid(field: 'current_password' | 'new_password', message: string): PasswordChange {
-  return { ok: false, reason: 'invalid', problems: [{ field, message }] };
+/** A problem of one field, in English and in the catalogs' words (the form shows it in the reader's language). */
+function invalid(field: 'current_password' | 'new_password', message: string, key: string): PasswordChange {
+  return { ok: false, reason: 'invalid', problems: [{ field, message, words: { key } }] };
 }
 
 export async function changePassword(
@@ -46,12 +47,12 @@ export async function changePassword(
   }
   const confirmed = await confirmPassword(deps, user, form.current, origin);
   if (!confirmed.ok) {
-    if (confirmed.reason === 'wrong') return invalid('current_password', 'that is not your current password');
+    if (confirmed.reason === 'wrong') return invalid('current_password', 'that is not your current password', 'problems.currentPasswordWrong');
     return confirmed;
   }
   const stored = await deps.stores.users.findCredentials(user.username);
   if (stored && (await verifyPassword(stored.passwordHash, form.next, origin.address))) {
-    return invalid('new_password', 'the new password must differ from the current one');
+    return invalid('new_password', 'the new password must differ from the current one', 'problems.newPasswordSame');
   }
   const now = deps.clock.now();
   const passwordHash = await hashPassword(form.next, origin.address);
