@@ -3,16 +3,29 @@ import { isIPv6 } from 'node:net';
 
 /**
  * The key an address is counted under: an IPv4 address as it is (an IPv4-mapped IPv6 address as
- * its IPv4), an IPv6 address by its /64, the smallest network a provider hands one customer (RFC
- * 6177), so a host cannot dodge a per-address limit by walking through the 2^64 addresses it owns.
+ * its IPv4, however it is spelled), an IPv6 address by its /64, the smallest network a provider
+ * hands one customer (RFC 6177), so a host cannot dodge a per-address limit by walking through
+ * the 2^64 addresses it owns.
  */
 export function addressKey(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
   if (!isIPv6(address)) return address;
-  const [head = '', tail = ''] = address.toLowerCase().split('::');
-  const front = head === '' ? [] : head.split(':');
-  const back = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::') ? [...front, ...Array(8 - front.length - back.length).fill('0'), ...back] : front;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups = ipv6Groups(address);
+  // ::ffff:0:0/96 holds the IPv4 addresses (RFC 4291 2.5.5.2): one client, one key either way.
+  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  }
+  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (RFC 4291 2.2): `::` filled, a dotted IPv4 tail two groups, a zone dropped. */
+function ipv6Groups(address: string): number[] {
+  const [head = '', tail] = address.split('%')[0]!.split('::');
+  const parse = (part: string) => (part === '' ? [] : part.split(':').flatMap((group) => {
+    if (!group.includes('.')) return [parseInt(group, 16)];
+    const [a = 0, b = 0, c = 0, d = 0] = group.split('.').map(Number);
+    return [(a << 8) | b, (c << 8) | d];
+  }));
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
 }

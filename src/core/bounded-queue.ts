@@ -2,7 +2,10 @@
  * Work in turns: at most `atOnce` pieces run, at most `maxWaiting` more wait in arrival order,
  * and past that a new piece is refused at once, before it runs or holds anything. A piece may name
  * who asks for it (an address); one asker holds at most `maxWaitingPerAsker` of the waiting
- * places, so no single sender can fill the line and turn everyone else away.
+ * places, and when the line is full an asker holding at least two fewer places than the one
+ * holding the most takes that one's newest place, which is refused ("longest queue drop"): a
+ * share alone lets `maxWaiting / maxWaitingPerAsker` senders fill the line, while to keep a
+ * newcomer out every waiting place must be held by a different sender.
  *
  * Used in front of argon2 (src/core/accounts/passwords.ts), whose every computation holds 19 MiB:
  * the bound on those at once is the bound on that memory, and the bound on those waiting keeps a
@@ -17,6 +20,7 @@ export class QueueFullError extends Error {
 
 interface Waiting {
   start: () => void;
+  refuse: (error: QueueFullError) => void;
   asker: string | undefined;
 }
 
@@ -39,8 +43,9 @@ export class BoundedQueue {
 
   /**
    * Runs `work` in its turn and returns what it returns; rejects with `QueueFullError` at once,
-   * without calling `work`, when every turn is taken and either `maxWaiting` pieces already wait
-   * or `asker` already holds `maxWaitingPerAsker` of the waiting places.
+   * without calling `work`, when every turn is taken and either `asker` already holds
+   * `maxWaitingPerAsker` of the waiting places or `maxWaiting` pieces already wait and none can
+   * be pushed out for it; rejects so later, still without calling `work`, when it is pushed out.
    */
   async run<T>(work: () => Promise<T>, asker?: string): Promise<T> {
     if (this.#running < this.atOnce) this.#running++;
@@ -59,10 +64,31 @@ export class BoundedQueue {
 
   #wait(asker: string | undefined): Promise<void> {
     const held = asker === undefined ? 0 : this.#waitingPerAsker.get(asker) ?? 0;
-    if (this.#waiting.length >= this.maxWaiting) throw new QueueFullError('every turn is taken and the line is full');
     if (held >= this.maxWaitingPerAsker) throw new QueueFullError('every turn is taken and this asker holds its share of the line');
+    if (this.#waiting.length >= this.maxWaiting && !this.#pushOutFor(asker, held)) throw new QueueFullError('every turn is taken and the line is full');
     if (asker !== undefined) this.#waitingPerAsker.set(asker, held + 1);
-    return new Promise<void>((start) => this.#waiting.push({ start, asker }));
+    return new Promise<void>((start, refuse) => this.#waiting.push({ start, refuse, asker }));
+  }
+
+  /**
+   * Frees a place for a named `asker` holding `held` in a full line: the newest place of the asker
+   * holding the most, if that is at least two more, so two askers never trade one place back and
+   * forth. Pieces that name no asker (the CLI, start-up) are never pushed out.
+   */
+  #pushOutFor(asker: string | undefined, held: number): boolean {
+    if (asker === undefined) return false;
+    let most = held + 1;
+    let holder: string | undefined;
+    for (const [other, count] of this.#waitingPerAsker) {
+      if (count > most) [holder, most] = [other, count];
+    }
+    if (holder === undefined) return false;
+    let newest = this.#waiting.length - 1;
+    while (this.#waiting[newest]!.asker !== holder) newest--;
+    const [pushedOut] = this.#waiting.splice(newest, 1);
+    this.#leave(holder);
+    pushedOut!.refuse(new QueueFullError('the line is full and a sender holding fewer places took this one'));
+    return true;
   }
 
   #leave(asker: string | undefined): void {

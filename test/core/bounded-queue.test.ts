@@ -78,6 +78,28 @@ test('one asker holds at most its share of the waiting places; others still get 
   assert.deepEqual(queue.state, { running: 0, waiting: 0 });
 });
 
+test('in a full line an asker holding fewer places pushes out the newest place of the one holding the most, which never runs; a line of one place each keeps a newcomer out', async () => {
+  const queue = new BoundedQueue(1, 4, 2);
+  const started: string[] = [];
+  const running = held(started, 'a');
+  const pieces = ['x1', 'x2', 'y1', 'y2'].map((name) => held(started, name));
+  const results = [queue.run(running.work), ...pieces.map((piece) => queue.run(piece.work, piece === pieces[0] || piece === pieces[1] ? 'x' : 'y'))];
+  assert.deepEqual(queue.state, { running: 1, waiting: 4 }, 'the line is full');
+  const member = queue.run(async () => 'member', 'member');
+  await assert.rejects(results[2]!, QueueFullError, 'x\'s newest place went to the member');
+  const other = queue.run(async () => 'other', 'other');
+  await assert.rejects(results[4]!, QueueFullError, 'then y\'s');
+  assert.deepEqual(queue.state, { running: 1, waiting: 4 });
+  await assert.rejects(queue.run(async () => 'late', 'late'), QueueFullError, 'every place is held by a different asker');
+  await assert.rejects(queue.run(async () => 'x3', 'x'), QueueFullError, 'an asker pushes out no one holding as many as it does plus one');
+  await assert.rejects(queue.run(async () => 'unnamed'), QueueFullError, 'a piece naming no asker pushes out no one');
+  for (const piece of [running, ...pieces]) piece.release();
+  assert.deepEqual(await Promise.all([results[0], results[1], results[3], member, other]), ['a', 'x1', 'y1', 'member', 'other']);
+  assert.deepEqual(started, ['a', 'x1', 'y1'], 'the pushed-out pieces never ran');
+  assert.deepEqual(queue.state, { running: 0, waiting: 0 });
+  assert.equal(await queue.run(async () => 'x again', 'x'), 'x again', 'no place is left counted for x');
+});
+
 test('a piece that fails passes its turn on and its caller gets its error', async () => {
   const queue = new BoundedQueue(1, 1);
   const failing = queue.run(async () => { throw new Error('argon2 failed'); });

@@ -162,6 +162,13 @@ test('per-address limits count an IPv4 address as itself and an IPv6 address by 
   assert.notEqual(addressKey('2001:db8:1:3::1'), addressKey('2001:db8:1:2::1'));
 });
 
+test('one address is one key however a proxy spells it: an IPv4-mapped address in hex or in full, an IPv6 address with a dotted tail', () => {
+  for (const spelling of ['::ffff:cb00:7109', '0:0:0:0:0:ffff:203.0.113.9', '0::FFFF:203.0.113.9']) assert.equal(addressKey(spelling), '203.0.113.9', spelling);
+    assert.equal(addressKey('2001::3:4:5:6:1.2.3.4'), '2001:0:3:4::/64', 'the dotted tail is two groups, so :: stands for one');
+  assert.equal(addressKey('2001:0:3:4:5:6:1.2.3.4'), '2001:0:3:4::/64');
+  assert.equal(addressKey('::1'), '0:0:0:0::/64');
+});
+
 test("OpenID's standard scopes: profile and offline_access are scopes; email, address and phone are dropped, never granted (INTERFACE section 3)", () => {
   assert.deepEqual(parseScope('openid profile email offline_access'), { scopes: ['openid', 'profile', 'offline_access'], dropped: ['email'] });
   assert.deepEqual(parseScope('phone address email'), { scopes: [], dropped: ['email', 'address', 'phone'] });

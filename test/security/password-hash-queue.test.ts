@@ -83,6 +83,29 @@ forEachDatabase('the password hash queue', (database) => {
     assert.equal((await member).status, 303);
   });
 
+  test('senders filling the line together, each within its share (the /64s of one /56), still let another address sign in: it pushes out a place of one of them', async () => {
+    const senders = PASSWORD_HASHES_WAITING / PASSWORD_HASHES_WAITING_PER_ADDRESS;
+    // One account per sender: its sign-ins in flight stay under the account's failure limit.
+    const users = await Promise.all(Array.from({ length: senders }, () => newUser(t)));
+    const member = await newUser(t);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const running = Array.from({ length: PASSWORD_HASHES_AT_ONCE }, () => passwordHashQueue.run(() => held));
+    const flood = users.flatMap((user, sender) => Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS }, () => (
+      new Browser(t, { 'x-forwarded-for': `2001:db8:1:1${sender.toString(16).padStart(2, '0')}::1` }).signIn(user.username))));
+    assert.ok(await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING), 'the senders fill the line');
+    const signIn = browser().signIn(member.username);
+    const oneRefused = await Promise.race([Promise.any(flood.map(async (answer) => {
+      if ((await answer).status !== 503) throw new Error('not refused');
+    })).then(() => true), signIn.then(() => false)]);
+    release();
+    await Promise.all(running);
+    assert.equal((await signIn).status, 303, 'the member signs in');
+    assert.ok(oneRefused, 'a flooding sign-in was refused to make room, before the member was answered');
+    const statuses = (await Promise.all(flood)).map((answer) => answer.status).sort();
+    assert.deepEqual(statuses, [...Array(PASSWORD_HASHES_WAITING - 1).fill(303), 503]);
+  });
+
   test('with the queue full, signing up is refused the same way, makes no account and counts toward no sign-up limit', async () => {
     const username = (i: number) => `queued${i}x${Date.now() % 1_000_000}`;
     const person = browser();

@@ -38,8 +38,9 @@ export const PASSWORD_HASHES_WAITING = 64;
  * (INTERFACE section 4), so without a share one sender holding a password, its own, could keep
  * every place full and have everyone else's sign-ins refused. Eight places drain in about 50 ms,
  * so members behind one shared address (a school, a carrier's NAT) are turned away only when
- * more than nine of them press the button within the same few hundredths of a second; it takes
- * eight addresses to fill the line.
+ * more than nine of them press the button within the same few hundredths of a second. Eight
+ * addresses within their shares fill the line, so a newcomer pushes out a place of the address
+ * holding the most (`BoundedQueue`): to keep one out takes 64 addresses, one place each.
  */
 export const PASSWORD_HASHES_WAITING_PER_ADDRESS = 8;
 
