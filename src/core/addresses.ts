@@ -8,13 +8,29 @@ import { isIPv6 } from 'node:net';
  * the 2^64 addresses it owns.
  */
 export function addressKey(address: string): string {
+  return networkKey(address, 4);
+}
+
+/**
+ * The key of an address's site: an IPv4 address as `addressKey` counts it, an IPv6 address by its
+ * /48, the network a provider may hand one site (RFC 6177 3) and a home user's /56 lies in. For a
+ * share of something every sender competes for (the line to argon2), where a sender holding the
+ * 256 /64s of a /56 must count as one; too wide for the limits that lock out, which count by
+ * `addressKey`.
+ */
+export function siteKey(address: string): string {
+  return networkKey(address, 3);
+}
+
+/** An IPv4 address as it is (mapped ones too), an IPv6 address by its first `groups` 16-bit groups. */
+function networkKey(address: string, groups: 3 | 4): string {
   if (!isIPv6(address)) return address;
-  const groups = ipv6Groups(address);
+  const all = ipv6Groups(address);
   // ::ffff:0:0/96 holds the IPv4 addresses (RFC 4291 2.5.5.2): one client, one key either way.
-  if (groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
-    return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  if (all.slice(0, 5).every((group) => group === 0) && all[5] === 0xffff) {
+    return [all[6]! >> 8, all[6]! & 0xff, all[7]! >> 8, all[7]! & 0xff].join('.');
   }
-  return `${groups.slice(0, 4).map((group) => group.toString(16)).join(':')}::/64`;
+  return `${all.slice(0, groups).map((group) => group.toString(16)).join(':')}::/${groups * 16}`;
 }
 
 /** The eight 16-bit groups of an IPv6 address (RFC 4291 2.2): `::` filled, a dotted IPv4 tail two groups, a zone dropped. */

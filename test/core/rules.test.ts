@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts/accounts.js';
-import { addressKey } from '../../src/core/addresses.js';
+import { addressKey, siteKey } from '../../src/core/addresses.js';
 import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
 import { REGISTERED_SCOPES, formatScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
 import { checkedText } from '../../src/core/text.js';
@@ -164,9 +164,17 @@ test('per-address limits count an IPv4 address as itself and an IPv6 address by 
 
 test('one address is one key however a proxy spells it: an IPv4-mapped address in hex or in full, an IPv6 address with a dotted tail', () => {
   for (const spelling of ['::ffff:cb00:7109', '0:0:0:0:0:ffff:203.0.113.9', '0::FFFF:203.0.113.9']) assert.equal(addressKey(spelling), '203.0.113.9', spelling);
-    assert.equal(addressKey('2001::3:4:5:6:1.2.3.4'), '2001:0:3:4::/64', 'the dotted tail is two groups, so :: stands for one');
+  assert.equal(addressKey('2001::3:4:5:6:1.2.3.4'), '2001:0:3:4::/64', 'the dotted tail is two groups, so :: stands for one');
   assert.equal(addressKey('2001:0:3:4:5:6:1.2.3.4'), '2001:0:3:4::/64');
   assert.equal(addressKey('::1'), '0:0:0:0::/64');
+});
+
+test('a share of the line to argon2 counts an IPv6 address by its site, the /48 a home user\'s /56 lies in; an IPv4 address as itself', () => {
+  assert.equal(siteKey('2001:db8:1:100::1'), '2001:db8:1::/48');
+  assert.equal(siteKey('2001:db8:1:1ff:a:b:c:d'), siteKey('2001:db8:1:100::1'), 'the 256 /64s of one /56 are one site');
+  assert.notEqual(siteKey('2001:db8:2::1'), siteKey('2001:db8:1::1'));
+  assert.equal(siteKey('203.0.113.9'), '203.0.113.9');
+  assert.equal(siteKey('::ffff:cb00:7109'), '203.0.113.9');
 });
 
 test("OpenID's standard scopes: profile and offline_access are scopes; email, address and phone are dropped, never granted (INTERFACE section 3)", () => {

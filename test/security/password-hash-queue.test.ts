@@ -65,13 +65,12 @@ forEachDatabase('the password hash queue', (database) => {
     assert.equal((await person.signIn(user.username)).status, 303, 'the refusals did not lock the account');
   });
 
-  test('one address sending a right password again and again holds only its share of the line: its extra sign-ins are 503, another address still signs in', async () => {
+  test('one site sending a right password again and again (from the /64s of one /56) holds only its share of the line: its extra sign-ins are 503, another address still signs in', async () => {
     const user = await newUser(t);
     let release!: () => void;
     const held = new Promise<void>((resolve) => { release = resolve; });
     const running = Array.from({ length: PASSWORD_HASHES_AT_ONCE }, () => passwordHashQueue.run(() => held));
-    const flooder = { 'x-forwarded-for': '198.51.100.66' };
-    const flood = Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS + 3 }, () => new Browser(t, flooder).signIn(user.username));
+    const flood = Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS + 3 }, (_, i) => new Browser(t, { 'x-forwarded-for': `2001:db8:1:1${i.toString(16).padStart(2, '0')}::66` }).signIn(user.username));
     assert.ok(await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING_PER_ADDRESS), 'the flooding address fills its share');
     const member = browser().signIn(user.username);
     const memberWaits = await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING_PER_ADDRESS + 1);
@@ -83,7 +82,7 @@ forEachDatabase('the password hash queue', (database) => {
     assert.equal((await member).status, 303);
   });
 
-  test('senders filling the line together, each within its share (the /64s of one /56), still let another address sign in: it pushes out a place of one of them', async () => {
+  test('senders filling the line together, each within its share (each from a /48 of its own), still let another address sign in: it pushes out a place of one of them', async () => {
     const senders = PASSWORD_HASHES_WAITING / PASSWORD_HASHES_WAITING_PER_ADDRESS;
     // One account per sender: its sign-ins in flight stay under the account's failure limit.
     const users = await Promise.all(Array.from({ length: senders }, () => newUser(t)));
@@ -92,7 +91,7 @@ forEachDatabase('the password hash queue', (database) => {
     const held = new Promise<void>((resolve) => { release = resolve; });
     const running = Array.from({ length: PASSWORD_HASHES_AT_ONCE }, () => passwordHashQueue.run(() => held));
     const flood = users.flatMap((user, sender) => Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS }, () => (
-      new Browser(t, { 'x-forwarded-for': `2001:db8:1:1${sender.toString(16).padStart(2, '0')}::1` }).signIn(user.username))));
+      new Browser(t, { 'x-forwarded-for': `2001:db8:${(0x100 + sender).toString(16)}::1` }).signIn(user.username))));
     assert.ok(await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING), 'the senders fill the line');
     const signIn = browser().signIn(member.username);
     const oneRefused = await Promise.race([Promise.any(flood.map(async (answer) => {

@@ -1,6 +1,6 @@
 /** User passwords: argon2id (INTERFACE section 2), with OWASP's minimum parameters. */
 import { hash, verify } from '@node-rs/argon2';
-import { addressKey } from '../addresses.js';
+import { siteKey } from '../addresses.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { OAuthError } from '../errors.js';
 
@@ -40,7 +40,8 @@ export const PASSWORD_HASHES_WAITING = 64;
  * so members behind one shared address (a school, a carrier's NAT) are turned away only when
  * more than nine of them press the button within the same few hundredths of a second. Eight
  * addresses within their shares fill the line, so a newcomer pushes out a place of the address
- * holding the most (`BoundedQueue`): to keep one out takes 64 addresses, one place each.
+ * holding the most (`BoundedQueue`): to keep one out takes 64 addresses, one place each. An
+ * address is its site here (`siteKey`: an IPv6 /48), as a home user's /56 alone holds 256 /64s.
  */
 export const PASSWORD_HASHES_WAITING_PER_ADDRESS = 8;
 
@@ -76,7 +77,7 @@ export function hashSlots(): { running: number; waiting: number } {
  */
 async function withHashSlot<T>(work: () => Promise<T>, askedFrom: string | undefined): Promise<T> {
   try {
-    return await passwordHashQueue.run(work, askedFrom === undefined ? undefined : addressKey(askedFrom));
+    return await passwordHashQueue.run(work, askedFrom === undefined ? undefined : siteKey(askedFrom));
   } catch (error) {
     throw error instanceof QueueFullError ? new PasswordsBusyError() : error;
   }
