@@ -2,12 +2,14 @@
  * The core's transactions on SQLite's one connection, committed in groups (issue 35 item 1,
  * docs/performance.md decision 36).
  *
- * Transactions still run one at a time. While one holds the connection, those asked for meanwhile
- * wait in a queue of this class's own instead of behind the connection's turn; when it ends they
- * run next, each in a SAVEPOINT of the same open transaction, and the group is committed once the
- * queue is empty. Under a stream of rotations with `openid` a transaction holds the connection
- * while its id_token is signed on another thread, and a few dozen others queue meanwhile: one
- * COMMIT then writes the pages they share to the WAL once instead of once each.
+ * Transactions still run one at a time. Those asked for in one turn of the event loop, and those
+ * asked for while a group holds the connection, wait in a queue of this class's own instead of
+ * behind the connection's turn; they run one after another, each but the first in a SAVEPOINT of
+ * the same open transaction, and the group is committed once the queue is empty. Under load the
+ * requests read in one turn reach their transactions in that turn (codes issued, refreshes without
+ * `openid`), and a rotation with `openid` holds the connection while its id_token is signed on
+ * another thread, so that a few dozen others queue: one COMMIT then writes the pages they share to
+ * the WAL once instead of once each.
  *
  * The rules that keep this invisible:
  * - A transaction's promise settles only after the COMMIT that made its writes durable (as durable
@@ -75,22 +77,29 @@ export class SqliteGroupCommit {
 
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Runs `work` in the current group or the next; settles once its group has committed or failed. */
+  /**
+   * Runs `work` in the current group or the next; settles once its group has committed or failed.
+   * A group begins at the end of the event loop's turn (`setImmediate`), not at once: the requests
+   * read in one turn reach their transactions in that turn, so they commit together even when none
+   * waits inside its transaction (a refresh without `openid`, an authorization's code).
+   */
   run<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#draining) void this.#drain();
+      if (!this.#draining) {
+        this.#draining = true;
+        setImmediate(this.#drain);
+      }
     });
   }
 
-  async #drain(): Promise<void> {
-    this.#draining = true;
+  readonly #drain = async (): Promise<void> => {
     try {
       while (this.#queue.length > 0) await this.#group();
     } finally {
       this.#draining = false;
     }
-  }
+  };
 
   /**
    * One group: BEGIN (on the connection's turn), the queued transactions, one COMMIT. Kysely's

@@ -123,6 +123,8 @@ test('a transaction settles only once its COMMIT is done, and a read outside the
   const seen: string[] = [];
   const first = insertChild(1, { until: holding.passed }).then((id) => { seen.push(`committed ${id}: ${committedChildren().join(',')}`); });
   const queued = insertChild(2).then((id) => { seen.push(`committed ${id}: ${committedChildren().join(',')}`); });
+  // The group begins at the end of this turn; the read is asked for once it holds the connection.
+  await new Promise((resolve) => setImmediate(resolve));
   const read = handle.db.selectFrom('children' as never).select(sql<number>`count(*)`.as('n')).executeTakeFirst()
     .then((row) => { seen.push(`read ${(row as { n: number }).n}`); });
   // The read was asked for while the group held the connection: it has not run.
@@ -133,6 +135,21 @@ test('a transaction settles only once its COMMIT is done, and a read outside the
   await Promise.all([first, queued, read]);
   assert.deepEqual(seen.slice(0, 2), ['committed 1: 1,2', 'committed 2: 1,2']);
   assert.equal(seen[2], 'read 2');
+});
+
+test('transactions asked for in one turn of the event loop commit together, though none waits inside its own', async () => {
+  // Two callbacks of one turn, as two requests read in one poll for I/O are.
+  const [first, second] = await new Promise<Array<Promise<string>>>((resolve) => {
+    const asked: Array<Promise<string>> = [];
+    const ask = (id: number) => {
+      asked.push(insertChild(id).then(() => committedChildren().join(',')));
+      if (asked.length === 2) resolve(asked);
+    };
+    setImmediate(ask, 1);
+    setImmediate(ask, 2);
+  });
+  // Each settles after the one COMMIT that wrote both.
+  assert.deepEqual([await first, await second], ['1,2', '1,2']);
 });
 
 test('a group commits after MAX_GROUP_SIZE transactions, so a stream that never stops cannot hold its answers back', async () => {

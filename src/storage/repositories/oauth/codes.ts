@@ -1,7 +1,7 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
 import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import { type CompiledQueries, inTransaction } from '../../database.js';
+import type { CompiledQueries } from '../../database.js';
 import type { AuthorizationCodesTable, Database } from '../../schema.js';
 import { NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues } from './grants.js';
 
@@ -84,7 +84,8 @@ export class KyselyCodeStore implements CodeStore {
       const created = await this.queries.first(db, createGrant, grant);
       await insertRow(db, this.queries, { ...code, grantId: created!.id });
     };
-    await inTransaction(this.db, insertBoth);
+    // SQLite: committed with the other transactions of its turn (`SqliteGroupCommit`).
+    await this.queries.transaction(this.db, insertBoth);
   }
 
   async consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
