@@ -233,19 +233,24 @@ export class FifoMutex {
  * rollback only while a transaction is open.
  */
 class FairSqliteDriver extends SqliteDriver {
-  constructor(config: SqliteDialectConfig, private readonly turn: FifoMutex, private readonly inTransaction: () => boolean) {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly turn: FifoMutex,
+    private readonly inTransaction: () => boolean,
+    private readonly takeWriteLock: () => Promise<void>,
+  ) {
     super(config);
   }
 
   /**
-   * `BEGIN IMMEDIATE`: the write lock is taken at BEGIN, waiting `busy_timeout` for another
-   * instance on the file. A deferred BEGIN took it at the first write, and a transaction (a group
-   * of them, `SqliteGroupCommit`) that read first kept the snapshot of that read: a commit by the
-   * other instance in between made the write fail at once with SQLITE_BUSY_SNAPSHOT (a 503),
-   * which no wait cures.
+   * `BEGIN IMMEDIATE`: the write lock is taken at BEGIN, waiting up to `busy_timeout` for another
+   * instance on the file (`writeLockTaker`). A deferred BEGIN took it at the first write, and a
+   * transaction (a group of them, `SqliteGroupCommit`) that read first kept the snapshot of that
+   * read: a commit by the other instance in between made the write fail at once with
+   * SQLITE_BUSY_SNAPSHOT (a 503), which no wait cures.
    */
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw(BEGIN_IMMEDIATE));
+  override async beginTransaction(): Promise<void> {
+    await this.takeWriteLock();
   }
 
   /**
@@ -270,13 +275,58 @@ class FairSqliteDriver extends SqliteDriver {
 }
 
 class FairSqliteDialect extends SqliteDialect {
-  constructor(private readonly driverConfig: SqliteDialectConfig, private readonly turn: FifoMutex, private readonly inTransaction: () => boolean) {
+  constructor(
+    private readonly driverConfig: SqliteDialectConfig,
+    private readonly turn: FifoMutex,
+    private readonly inTransaction: () => boolean,
+    private readonly takeWriteLock: () => Promise<void>,
+  ) {
     super(driverConfig);
   }
 
   override createDriver(): Driver {
-    return new FairSqliteDriver(this.driverConfig, this.turn, this.inTransaction);
+    return new FairSqliteDriver(this.driverConfig, this.turn, this.inTransaction, this.takeWriteLock);
   }
+}
+
+/** The longest pause between two tries for a write lock another connection holds. */
+const WRITE_LOCK_PAUSE_MAX_MS = 50;
+
+/**
+ * `BEGIN IMMEDIATE` that waits for another connection's write lock without holding up the event
+ * loop: SQLite's own wait (`busy_timeout`) sleeps in the calling thread, so an instance waiting
+ * stopped serving everything else, and two instances in one process (the tests') each waited for
+ * a lock the other could only give back once the wait had ended, 5 s later with SQLITE_BUSY.
+ * Here BEGIN is tried without waiting, and tried again after a pause, until the connection's
+ * `busy_timeout` has passed; then its SQLITE_BUSY is thrown as before.
+ */
+function writeLockTaker(sqlite: SQLite.Database): () => Promise<void> {
+  const begin = sqlite.prepare(BEGIN_IMMEDIATE);
+  const currentWait = sqlite.prepare('pragma busy_timeout').pluck();
+  const setWaits = new Map<number, SQLite.Statement>();
+  const setWait = (ms: number) => {
+    let statement = setWaits.get(ms);
+    if (statement === undefined) setWaits.set(ms, (statement = sqlite.prepare(`pragma busy_timeout = ${ms}`)));
+    statement.get();
+  };
+  return async () => {
+    const waitMs = Number(currentWait.get());
+    setWait(0);
+    try {
+      const deadline = performance.now() + waitMs;
+      for (let pause = 1; ; pause = Math.min(pause * 2, WRITE_LOCK_PAUSE_MAX_MS)) {
+        try {
+          begin.run();
+          return;
+        } catch (error) {
+          if ((error as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() + pause > deadline) throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    } finally {
+      setWait(waitMs);
+    }
+  };
 }
 
 /**
@@ -309,7 +359,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     const watch = new SqliteWriteWatch(sqlite);
     const statements = withStatementCache(sqlite, (text) => watch.wrote(text), sqliteQueryTracer());
     const turn = new FifoMutex();
-    const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn, () => sqlite.inTransaction) });
+    const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn, () => sqlite.inTransaction, writeLockTaker(sqlite)) });
     // better-sqlite3 runs a statement synchronously, so while nobody holds the one connection a
     // hot query runs at once: nothing can interleave, and it skips a dozen promise hops through
     // Kysely's executor and mutexes, which cost more than the query (issue 8). A transaction

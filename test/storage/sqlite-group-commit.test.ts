@@ -192,6 +192,23 @@ test('a group takes the write lock at BEGIN, so a commit by another instance on 
   }
 });
 
+test('a transaction waiting for another instance\'s write lock leaves the event loop free: a holder in the same thread ends its transaction, and the waiter then writes', async () => {
+  const instance = new SQLite(outside.name);
+  try {
+    instance.exec('begin immediate');
+    const waiting = insertChild(5);
+    // SQLite's own wait would sleep in this thread for busy_timeout (5 s): this timer could not
+    // run, the lock would not be given back, and the insert would fail with SQLITE_BUSY.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    instance.exec('commit');
+    assert.equal(await waiting, 5);
+    assert.deepEqual(committedChildren(), [5]);
+  } finally {
+    if (instance.inTransaction) instance.exec('rollback');
+    instance.close();
+  }
+});
+
 test('a BEGIN that cannot take the write lock refuses every transaction queued with it, not one group after another', async () => {
   const instance = new SQLite(outside.name);
   // Ours gives up at once instead of waiting `busy_timeout` (5 s, in this one thread) for the lock.
