@@ -2,6 +2,7 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import {
   type Compilable, CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, type PostgresPool,
@@ -300,8 +301,7 @@ const WRITE_LOCK_PAUSE_MAX_MS = 50;
  * Here BEGIN is tried without waiting, and tried again after a pause, until the connection's
  * `busy_timeout` has passed; then its SQLITE_BUSY is thrown as before.
  */
-function writeLockTaker(sqlite: SQLite.Database): () => Promise<void> {
-  const begin = sqlite.prepare(BEGIN_IMMEDIATE);
+function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): () => Promise<void> {
   const currentWait = sqlite.prepare('pragma busy_timeout').pluck();
   const setWaits = new Map<number, SQLite.Statement>();
   const setWait = (ms: number) => {
@@ -316,12 +316,13 @@ function writeLockTaker(sqlite: SQLite.Database): () => Promise<void> {
       const deadline = performance.now() + waitMs;
       for (let pause = 1; ; pause = Math.min(pause * 2, WRITE_LOCK_PAUSE_MAX_MS)) {
         try {
-          begin.run();
+          // Through the connection's statements, as every query: traced, and heard by the write watch.
+          statements.prepare(BEGIN_IMMEDIATE).run([]);
           return;
         } catch (error) {
           if ((error as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() + pause > deadline) throw error;
         }
-        await new Promise((resolve) => setTimeout(resolve, pause));
+        await sleep(pause);
       }
     } finally {
       setWait(waitMs);
@@ -359,7 +360,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     const watch = new SqliteWriteWatch(sqlite);
     const statements = withStatementCache(sqlite, (text) => watch.wrote(text), sqliteQueryTracer());
     const turn = new FifoMutex();
-    const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn, () => sqlite.inTransaction, writeLockTaker(sqlite)) });
+    const db = new Kysely<Database>({ dialect: new FairSqliteDialect({ database: statements }, turn, () => sqlite.inTransaction, writeLockTaker(sqlite, statements)) });
     // better-sqlite3 runs a statement synchronously, so while nobody holds the one connection a
     // hot query runs at once: nothing can interleave, and it skips a dozen promise hops through
     // Kysely's executor and mutexes, which cost more than the query (issue 8). A transaction
