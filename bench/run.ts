@@ -10,7 +10,7 @@
  * rates swing by a third between identical runs; the CPU a request costs barely moves.
  *
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
- *                    [--peer-store memory|sqlite]
+ *                    [--peer-store memory|sqlite] [--rate-curve]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
  *   npm run bench -- --avatar-upload [--route] [--iterations 10] [--out FILE]   (bench/avatar-upload.ts, bench/avatar-route.ts)
  *   npm run bench -- --posts-pieces [--iterations 2000] [--out FILE]  (bench/posts-pieces.ts)
@@ -23,6 +23,11 @@
  * `--peer-store sqlite` gives the peer a durable store (bench/servers/peer-sqlite-adapter.mjs, one
  * SQLite file set up as ours) instead of its in-memory adapter, so that the refresh and code-flow
  * ratios compare servers that both commit what they issue.
+ *
+ * `--rate-curve`, after the scenarios, measures the matched ceiling again with 0 to 45 µs of busy
+ * work added to each answer: what sending `/me`'s answer costs a server at each of those rates, so
+ * that `/me` is also read against a server sending the same answer as slowly as ours does (a
+ * slower server pays the kernel more per answer: docs/performance.md, "The rate effect").
  *
  * `--token-scale` measures only `/me`, on two fresh databases that differ in nothing but the number
  * of stored access tokens (the same rotating tokens in both), one after the other: the issue's
@@ -109,6 +114,8 @@ export interface BenchOptions {
   note?: string;
   /** Where the peer keeps its tokens and sessions: a SQLite file (the default, durable as ours) or its stock in-memory adapter. */
   peerStore?: PeerStore;
+  /** Whether to measure the matched ceiling slowed by busy work (`--rate-curve`), for `/me` against it at our rate. */
+  rateCurve?: boolean;
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
 }
@@ -176,8 +183,24 @@ export interface ScenarioResult {
   /** The baseline row's CPU per request / ours (above 1: ours is cheaper), the median of the rounds', and each round's. */
   cpuRatioBaseline?: number;
   cpuRatioBaselineRounds?: number[];
+  /**
+   * With `--rate-curve`, on `/me`: what sending our answer costs the matched ceiling when it answers
+   * at our rate (the curve's `sendingUs` at ours' rate), and that / ours' CPU per request.
+   */
+  ceilingAtOurRate?: { sendingUs: number; cpuRatio: number };
   target?: string;
   met?: boolean;
+}
+
+/** One point of `--rate-curve`: the matched ceiling with `busyUs` of work added to each answer. */
+export interface RateCurvePoint {
+  busyUs: number;
+  /** What that work measured in the server, µs of CPU per answer (`GET /busy`). */
+  busyMeasuredUs: number;
+  cpuUsPerRequest: number;
+  rate: number;
+  /** CPU per answer beyond the work: what sending the answer cost at `rate`. */
+  sendingUs: number;
 }
 
 export interface BenchReport {
@@ -187,6 +210,8 @@ export interface BenchReport {
   /** Wall time of seeding each database, migration included. */
   seeding: { accessTokens: number; seconds: number }[];
   scenarios: ScenarioResult[];
+  /** With `--rate-curve`: the matched ceiling's cost of sending `/me`'s answer at several rates. */
+  rateCurve?: RateCurvePoint[];
   /** VmHWM of each server at the end, by server: `ours`, `ceiling`, `peer` (token scale: `ours-<count>`). */
   peakRssMb: Record<string, number>;
   generatorBottleneck: boolean;
@@ -239,9 +264,12 @@ export function cpuTicks(pid: number, withChildren = false): number {
   }
 }
 
+/** `n` to a tenth. */
+const tenths = (n: number) => Math.round(n * 10) / 10;
+
 /** CPU µs per request from the clock ticks a server used over a run of `requests` completed requests (0.1 µs precision; NaN for none). */
 export function cpuUsPerRequest(ticks: number, ticksPerSecond: number, requests: number): number {
-  return requests > 0 ? Math.round(((ticks / ticksPerSecond) * 1e6 / requests) * 10) / 10 : Number.NaN;
+  return requests > 0 ? tenths((ticks / ticksPerSecond) * 1e6 / requests) : Number.NaN;
 }
 
 export const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
@@ -510,7 +538,7 @@ export function overRounds(runs: readonly Measurement[]): Measurement {
   const middle = (key: keyof Measurement) => median(runs.map((m) => m[key]));
   const total = (key: keyof Measurement) => runs.reduce((sum, m) => sum + m[key], 0);
   return {
-    cpuUsPerRequest: Math.round(middle('cpuUsPerRequest') * 10) / 10,
+    cpuUsPerRequest: tenths(middle('cpuUsPerRequest')),
     rate: Math.round(middle('rate')), requests: total('requests'), p50Ms: middle('p50Ms'), p99Ms: middle('p99Ms'),
     unexpected: total('unexpected'), socketErrors: total('socketErrors'),
     serverCpu: round2(middle('serverCpu')), generatorCpu: round2(middle('generatorCpu')),
@@ -616,6 +644,59 @@ async function measureComparisons(comparisons: Comparison[], references: Load[],
     return result;
   });
   return { scenarios, runs, starved };
+}
+
+// --- the rate curve: what sending our answer costs a server as slow as ours ----------------------
+
+/** The work added to each of the matched ceiling's answers, in µs, from none to slower than our `/me`. */
+export const RATE_CURVE_BUSY_US = [0, 10, 20, 30, 45] as const;
+
+/**
+ * `--rate-curve` (docs/performance.md, "The rate effect"): the matched ceiling started again with
+ * each amount of busy work, measured `rounds` times (medians), so that its CPU per answer beyond
+ * that work, what sending the answer costs, is known at rates down to below ours.
+ */
+async function measureRateCurve(start: (busyUs: number) => Promise<Server>, loadOf: (server: Server, busyUs: number) => Load, rounds: number, log: (line: string) => void): Promise<RateCurvePoint[]> {
+  const points: RateCurvePoint[] = [];
+  for (const busyUs of RATE_CURVE_BUSY_US) {
+    const server = await start(busyUs);
+    try {
+      const { busyUs: busyMeasuredUs } = await (await fetch(`${server.url}/busy`)).json() as { busyUs: number };
+      const load = loadOf(server, busyUs);
+      const runs: Measurement[] = [];
+      for (let round = 0; round < rounds; round++) runs.push(await load.measure());
+      const cpu = median(runs.map((run) => run.cpuUsPerRequest));
+      const point = { busyUs, busyMeasuredUs, cpuUsPerRequest: cpu, rate: median(runs.map((run) => run.rate)), sendingUs: tenths(cpu - busyMeasuredUs) };
+      log(`${load.label}: ${point.cpuUsPerRequest} µs CPU/req at ${fmt(point.rate)} /s, the work ${point.busyMeasuredUs.toFixed(1)} µs: sending ${point.sendingUs} µs`);
+      points.push(point);
+    } finally {
+      await server.stop();
+    }
+  }
+  return points;
+}
+
+/** The report's line for `/me` against the matched ceiling at its rate, and the curve it was read from. */
+export function rateCurveNote(curve: readonly RateCurvePoint[], me: ScenarioResult): string {
+  const points = curve.map((p) => `${p.busyUs} µs of work: ${fmt(p.rate)} /s, sending ${p.sendingUs} µs`).join('; ');
+  return `a at its rate, ${fmt(me.ours.rate)} /s: the matched ceiling spends ${me.ceilingAtOurRate!.sendingUs} µs sending the same answer at that rate, `
+    + `${me.ceilingAtOurRate!.cpuRatio.toFixed(2)} × ours' ${me.ours.cpuUsPerRequest} µs (--rate-curve: ${points})`;
+}
+
+/**
+ * What sending costs at `rate`, on straight lines between the curve's points in order of rate;
+ * below the slowest point or above the fastest, that point's figure.
+ */
+export function sendingCostAt(curve: readonly RateCurvePoint[], rate: number): number {
+  const points = [...curve].sort((a, b) => a.rate - b.rate);
+  const slowest = points[0];
+  if (!slowest) throw new Error('the rate curve has no point');
+  if (rate <= slowest.rate) return slowest.sendingUs;
+  for (let i = 1; i < points.length; i++) {
+    const [below, above] = [points[i - 1]!, points[i]!];
+    if (rate <= above.rate) return tenths(below.sendingUs + (above.sendingUs - below.sendingUs) * (rate - below.rate) / (above.rate - below.rate));
+  }
+  return points[points.length - 1]!.sendingUs;
 }
 
 // --- the peer's setup: sign-ins and consents through its interaction, tokens from its endpoint -----
@@ -794,7 +875,7 @@ function machine(): BenchReport['machine'] {
  */
 export function buildReport(
   options: BenchOptions, databaseUrl: string, redisUrl: string | undefined,
-  measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes'> & { runs: Measurement[] },
+  measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes' | 'rateCurve'> & { runs: Measurement[] },
 ): BenchReport {
   return {
     date: new Date().toISOString(),
@@ -806,6 +887,7 @@ export function buildReport(
     },
     seeding: measured.seeding,
     scenarios: measured.scenarios,
+    ...(measured.rateCurve && { rateCurve: measured.rateCurve }),
     peakRssMb: measured.peakRssMb,
     generatorBottleneck: measured.runs.some((m) => m.generatorCpu >= GENERATOR_BUSY && m.serverCpu < GENERATOR_BUSY),
     notes: [...(options.note ? [`operator's note: ${options.note}`] : []), ...measured.notes],
@@ -928,7 +1010,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // With BENCH_CPU_PROF the matched ceiling is profiled too (in a folder of its own), so the two
     // profiles show where ours spends what any Fastify server sending the same answer does not.
     const matchedProfile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(env.BENCH_CPU_PROF, 'matched-ceiling')] : [];
-    const matched = await startServer('matched ceiling', [...SERVICE_NODE_FLAGS, ...matchedProfile, 'bench/servers/matched-ceiling.mjs'], { ...SERVICE_PROCESS_ENV, PROFILE_FILE: profileFile, HEADERS_FILE: headersFile }, await freePort());
+    const startMatched = async (busyUs = 0) => startServer('matched ceiling', [...SERVICE_NODE_FLAGS, ...(busyUs === 0 ? matchedProfile : []), 'bench/servers/matched-ceiling.mjs'],
+      { ...SERVICE_PROCESS_ENV, PROFILE_FILE: profileFile, HEADERS_FILE: headersFile, BUSY_US: String(busyUs) }, await freePort());
+    const matched = await startMatched();
     servers.push(matched);
     const selected = (id: string) => options.only === undefined || options.only.includes(id);
     // The peer takes minutes to prepare: started only when a selected scenario compares with it.
@@ -1116,6 +1200,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // The references in the order a single round measures them, first: as before rounds existed.
     const { scenarios, runs, starved } = await measureComparisons(comparisons, references, options.rounds, log);
     const ourMe = (scenarios.find((s) => s.id === 'a') ?? scenarios[0]!).ours;
+    // Measured after the scenarios, so that ours' RSS and the other loads are as without it.
+    const meResult = scenarios.find((s) => s.id === 'a');
+    const rateCurve = options.rateCurve && meResult
+      ? await measureRateCurve(startMatched, (server, busyUs) => benchLoad(`f: the matched ceiling with ${busyUs} µs of work, /me`, server, 'get.lua', ME, get(ME, files.rotating)), options.rounds, log)
+      : undefined;
+    if (rateCurve && meResult) {
+      const sendingUs = sendingCostAt(rateCurve, meResult.ours.rate);
+      meResult.ceilingAtOurRate = { sendingUs, cpuRatio: Math.round(sendingUs / meResult.ours.cpuUsPerRequest * 1000) / 1000 };
+    }
 
     const peak = {
       ours: peakRssMb(ours.pid), ceiling: peakRssMb(ceiling.pid), 'matched ceiling': peakRssMb(matched.pid),
@@ -1132,8 +1225,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
     scenarios.push(rssTarget);
     const report = buildReport(options, databaseUrl, redisUrl, {
-      seeding: [seeding], scenarios, runs, peakRssMb: peak,
+      seeding: [seeding], scenarios, runs, peakRssMb: peak, ...(rateCurve && { rateCurve }),
       notes: [
+        ...(meResult?.ceilingAtOurRate ? [rateCurveNote(rateCurve!, meResult)] : []),
         'CPU µs/req is the server process\'s user + system CPU time over the run divided by the requests completed; × columns are ours / reference for rates, reference / ours for CPU (above 1 is better in both)',
         'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies and CPU per request mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',
@@ -1239,6 +1333,7 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       note: { type: 'string' },
       'peer-store': { type: 'string', default: 'sqlite' },
+      'rate-curve': { type: 'boolean', default: false },
     },
   });
   const peerStore = values['peer-store'];
@@ -1246,7 +1341,7 @@ async function main(): Promise<void> {
   const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
     seed: values['staff-overview'] ? (values.small ? STAFF_OVERVIEW_SMOKE_SEED : STAFF_OVERVIEW_SEED) : values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
-    ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore,
+    ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore, rateCurve: values['rate-curve'],
     ...(values.only ? { only: values.only.split(',').map((id) => id.trim()) } : {}),
   };
   const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);

@@ -1,7 +1,7 @@
 /** What the bench's report says about its own runs (pure functions of bench/run.ts; no load is run). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type BenchReport, type Load, type Measurement, cpuUsPerRequest, renderTable, starvedRuns } from '../../bench/run.js';
+import { type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, renderTable, sendingCostAt, starvedRuns } from '../../bench/run.js';
 
 function run(serverCpu: number): Measurement {
   return { cpuUsPerRequest: 100, rate: 1, requests: 1, p50Ms: 1, p99Ms: 1, unexpected: 0, socketErrors: 0, serverCpu, generatorCpu: 0.5, serverPeakRssMb: 1 };
@@ -36,4 +36,14 @@ test('the table shows CPU per request first, ours and the references\', before t
   assert.deepEqual(columns.slice(0, 4), ['scenario', 'CPU µs/req', 'ceiling µs', 'CPU ×ceiling']);
   assert.ok(columns.indexOf('ours req/s') > 3, 'the rate comes after the CPU figures');
   assert.deepEqual(row.split(/\s{2,}/).slice(0, 4), ['a /me', '80', '40', '0.50']);
+});
+
+test('what sending costs at a rate is read on straight lines between the rate curve\'s points, and held at its ends', () => {
+  const point = (rate: number, sendingUs: number): RateCurvePoint => ({ busyUs: 0, busyMeasuredUs: 0, cpuUsPerRequest: sendingUs, rate, sendingUs });
+  const curve = [point(45_000, 18), point(12_000, 32), point(20_000, 28)];
+  assert.equal(sendingCostAt(curve, 16_000), 30, 'half way between 12,000 and 20,000 /s');
+  assert.equal(sendingCostAt(curve, 20_000), 28, 'on a point');
+  assert.equal(sendingCostAt(curve, 32_500), 23, 'half way between 20,000 and 45,000 /s');
+  assert.equal(sendingCostAt(curve, 8_000), 32, 'slower than the slowest point: its figure');
+  assert.equal(sendingCostAt(curve, 60_000), 18, 'faster than the fastest point: its figure');
 });
