@@ -10,7 +10,7 @@
  * rates swing by a third between identical runs; the CPU a request costs barely moves.
  *
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
- *                    [--peer-store memory|sqlite] [--rate-curve]
+ *                    [--peer-store memory|sqlite]
  *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
  *   npm run bench -- --avatar-upload [--route] [--iterations 10] [--out FILE]   (bench/avatar-upload.ts, bench/avatar-route.ts)
  *   npm run bench -- --posts-pieces [--iterations 2000] [--out FILE]  (bench/posts-pieces.ts)
@@ -24,10 +24,11 @@
  * SQLite file set up as ours) instead of its in-memory adapter, so that the refresh and code-flow
  * ratios compare servers that both commit what they issue.
  *
- * `--rate-curve`, after the scenarios, measures the matched ceiling again with 0 to 45 µs of busy
- * work added to each answer: what sending `/me`'s answer costs a server at each of those rates, so
- * that `/me` is also read against a server sending the same answer as slowly as ours does (a
- * slower server pays the kernel more per answer: docs/performance.md, "The rate effect").
+ * When `/me` (a) is run, the matched ceiling is measured again after the scenarios with 0 to 45 µs
+ * of busy work added to each answer (the rate curve): what sending `/me`'s answer costs a server at
+ * each of those rates, so that `/me` is judged against a server sending the same answer as slowly
+ * as ours does (a slower server pays the kernel more per answer: docs/performance.md, "The rate
+ * effect").
  *
  * `--token-scale` measures only `/me`, on two fresh databases that differ in nothing but the number
  * of stored access tokens (the same rotating tokens in both), one after the other: the issue's
@@ -114,8 +115,6 @@ export interface BenchOptions {
   note?: string;
   /** Where the peer keeps its tokens and sessions: a SQLite file (the default, durable as ours) or its stock in-memory adapter. */
   peerStore?: PeerStore;
-  /** Whether to measure the matched ceiling slowed by busy work (`--rate-curve`), for `/me` against it at our rate. */
-  rateCurve?: boolean;
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
 }
@@ -184,7 +183,7 @@ export interface ScenarioResult {
   cpuRatioBaseline?: number;
   cpuRatioBaselineRounds?: number[];
   /**
-   * With `--rate-curve`, on `/me`: what sending our answer costs the matched ceiling when it answers
+   * On `/me`: what sending our answer costs the matched ceiling when it answers
    * at our rate (the curve's `sendingUs` at ours' rate), and that / ours' CPU per request.
    */
   ceilingAtOurRate?: { sendingUs: number; cpuRatio: number };
@@ -192,7 +191,7 @@ export interface ScenarioResult {
   met?: boolean;
 }
 
-/** One point of `--rate-curve`: the matched ceiling with `busyUs` of work added to each answer. */
+/** One point of the rate curve: the matched ceiling with `busyUs` of work added to each answer. */
 export interface RateCurvePoint {
   busyUs: number;
   /** What that work measured in the server, µs of CPU per answer (`GET /busy`). */
@@ -210,7 +209,7 @@ export interface BenchReport {
   /** Wall time of seeding each database, migration included. */
   seeding: { accessTokens: number; seconds: number }[];
   scenarios: ScenarioResult[];
-  /** With `--rate-curve`: the matched ceiling's cost of sending `/me`'s answer at several rates. */
+  /** When `/me` was run: the matched ceiling's cost of sending `/me`'s answer at several rates. */
   rateCurve?: RateCurvePoint[];
   /** VmHWM of each server at the end, by server: `ours`, `ceiling`, `peer` (token scale: `ours-<count>`). */
   peakRssMb: Record<string, number>;
@@ -652,7 +651,7 @@ async function measureComparisons(comparisons: Comparison[], references: Load[],
 export const RATE_CURVE_BUSY_US = [0, 10, 20, 30, 45] as const;
 
 /**
- * `--rate-curve` (docs/performance.md, "The rate effect"): the matched ceiling started again with
+ * The rate curve (docs/performance.md, "The rate effect"): the matched ceiling started again with
  * each amount of busy work, measured `rounds` times (medians), so that its CPU per answer beyond
  * that work, what sending the answer costs, is known at rates down to below ours.
  */
@@ -680,7 +679,7 @@ async function measureRateCurve(start: (busyUs: number) => Promise<Server>, load
 export function rateCurveNote(curve: readonly RateCurvePoint[], me: ScenarioResult): string {
   const points = curve.map((p) => `${p.busyUs} µs of work: ${fmt(p.rate)} /s, sending ${p.sendingUs} µs`).join('; ');
   return `a at its rate, ${fmt(me.ours.rate)} /s: the matched ceiling spends ${me.ceilingAtOurRate!.sendingUs} µs sending the same answer at that rate, `
-    + `${me.ceilingAtOurRate!.cpuRatio.toFixed(2)} × ours' ${me.ours.cpuUsPerRequest} µs (--rate-curve: ${points})`;
+    + `${me.ceilingAtOurRate!.cpuRatio.toFixed(2)} × ours' ${me.ours.cpuUsPerRequest} µs (the rate curve: ${points})`;
 }
 
 /**
@@ -1100,17 +1099,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const deep = `${posts}?page=${lastPage(options.seed.heavyUserPosts)}&size=20`;
     const prolificDeep = `${posts}?page=${lastPage(options.seed.prolificUserPosts)}&size=20`;
     const pages = (count: number) => `${fmt(lastPage(count))} of ${fmt(lastPage(count) + 1)}`;
+    // Issue 35 item 2, by CPU. The issue asked 0.8 × the matched ceiling and 1.5 × the lean route
+    // over the peer; what the gate's rules leave is about 0.6 × the one, judged at our rate (the
+    // rate curve, measured after the scenarios), and 0.8 × the other (docs/performance.md, "What is
+    // not reached, and why"). Until the curve is measured the first part is not met.
+    const meMet = (s: ScenarioResult) => (s.ceilingAtOurRate?.cpuRatio ?? 0) >= 0.6 && (!leanMe || s.cpuRatioPeer! >= 0.8);
     const all: Comparison[] = [
-      // Issue 35 item 2, by CPU. The issue asked 0.8 × the matched ceiling and 1.5 × the lean route
-      // over the peer; what the gate's rules leave is about 0.6 × the one and 0.8 × the other
-      // (docs/performance.md, "What is not reached, and why").
       {
         id: 'a', title: `/me (${database}, ${limiter} limiter; ceiling: matched, peer: ${leanMe ? 'lean route' : 'UserInfo'})`,
         ours: ourLoad('a', 'get.lua', ME, get(ME, files.rotating)), ceiling: matchedMe, peer: leanMe ?? peerUserinfo,
-        ...(leanMe ? {
-          target: '≥ 0.6 × matched ceiling, ≥ 0.8 × lean (CPU)',
-          met: (s: ScenarioResult) => s.cpuRatioCeiling! >= 0.6 && s.cpuRatioPeer! >= 0.8,
-        } : { target: '≥ 0.6 × matched ceiling (CPU)', met: (s: ScenarioResult) => s.cpuRatioCeiling! >= 0.6 }),
+        target: leanMe ? '≥ 0.6 × matched ceiling at our rate, ≥ 0.8 × lean (CPU)' : '≥ 0.6 × matched ceiling at our rate (CPU)', met: meMet,
       },
       // Issues 20 and 35: the deep page ≥ 0.9 × the first; the first page ≥ 0.3 × /me, what reading
       // and sending 20 posts allows (the issues' 0.5 × is past the bound docs/performance.md
@@ -1202,12 +1200,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const ourMe = (scenarios.find((s) => s.id === 'a') ?? scenarios[0]!).ours;
     // Measured after the scenarios, so that ours' RSS and the other loads are as without it.
     const meResult = scenarios.find((s) => s.id === 'a');
-    const rateCurve = options.rateCurve && meResult
+    const rateCurve = meResult
       ? await measureRateCurve(startMatched, (server, busyUs) => benchLoad(`f: the matched ceiling with ${busyUs} µs of work, /me`, server, 'get.lua', ME, get(ME, files.rotating)), options.rounds, log)
       : undefined;
     if (rateCurve && meResult) {
       const sendingUs = sendingCostAt(rateCurve, meResult.ours.rate);
       meResult.ceilingAtOurRate = { sendingUs, cpuRatio: Math.round(sendingUs / meResult.ours.cpuUsPerRequest * 1000) / 1000 };
+      meResult.met = meMet(meResult);
     }
 
     const peak = {
@@ -1333,7 +1332,6 @@ async function main(): Promise<void> {
       only: { type: 'string' },
       note: { type: 'string' },
       'peer-store': { type: 'string', default: 'sqlite' },
-      'rate-curve': { type: 'boolean', default: false },
     },
   });
   const peerStore = values['peer-store'];
@@ -1341,7 +1339,7 @@ async function main(): Promise<void> {
   const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
     seed: values['staff-overview'] ? (values.small ? STAFF_OVERVIEW_SMOKE_SEED : STAFF_OVERVIEW_SEED) : values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
-    ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore, rateCurve: values['rate-curve'],
+    ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore,
     ...(values.only ? { only: values.only.split(',').map((id) => id.trim()) } : {}),
   };
   const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);

@@ -52,7 +52,7 @@ function assertSeedingReported(report: BenchReport, accessTokens: number[]): voi
 
 // One run of two rounds checks both the figures and the rounds: each full run costs about a minute.
 test('the bench runs every scenario and reports every figure, each round\'s ratios included', { skip, timeout: 300_000 }, async () => {
-  const report = await smokeRun(runBench, 2, { rateCurve: true });
+  const report = await smokeRun(runBench, 2);
   assert.equal(report.setup.rounds, 2);
   assert.deepEqual(report.scenarios.map((s) => s.id), ['a', 'b1', 'b2', 'b3', 'b4', 'i', 'c1', 'c2', 'd', 'd2', 'e1', 'e2', 'e3', 'h1', 'h2', 'h4', 'j1', 'j2', 'j3', 'rss']);
   for (const scenario of report.scenarios.filter((s) => s.id !== 'rss')) {
@@ -71,7 +71,7 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
   assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the matched ceiling and the lean route');
   assert.match(byId.a!.title, /ceiling: matched, peer: lean route/);
   assert.equal(report.setup.peerStore, 'sqlite', 'the peer is durable by default');
-  // --rate-curve: the matched ceiling at each amount of busy work, and /me read against it at its rate.
+  // The rate curve: the matched ceiling at each amount of busy work, and /me read against it at its rate.
   assert.deepEqual(report.rateCurve?.map((p) => p.busyUs), [...RATE_CURVE_BUSY_US]);
   for (const p of report.rateCurve!) assert.ok(p.rate > 0 && p.sendingUs > 0 && p.busyMeasuredUs >= 0, `rate curve at ${p.busyUs} µs: ${JSON.stringify(p)}`);
   assert.ok(byId.a!.ceilingAtOurRate && byId.a!.ceilingAtOurRate.sendingUs > 0 && byId.a!.ceilingAtOurRate.cpuRatio > 0, '/me against the matched ceiling at its rate');
