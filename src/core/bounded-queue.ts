@@ -5,7 +5,9 @@
  * places, and when the line is full an asker holding at least two fewer places than the one
  * holding the most takes that one's newest place, which is refused ("longest queue drop"): a
  * share alone lets `maxWaiting / maxWaitingPerAsker` senders fill the line, while to keep a
- * newcomer out every waiting place must be held by a different sender.
+ * newcomer out every waiting place must be held by a different sender. A piece may also name whom
+ * it is for within its asker (an account): the same rule holds inside an asker's full share, so one
+ * of the many people behind a shared address cannot keep the others out by sending again and again.
  *
  * Used in front of argon2 (src/core/accounts/passwords.ts), whose every computation holds 19 MiB:
  * the bound on those at once is the bound on that memory, and the bound on those waiting keeps a
@@ -22,6 +24,7 @@ interface Waiting {
   start: () => void;
   refuse: (error: QueueFullError) => void;
   asker: string | undefined;
+  onBehalfOf: string | undefined;
 }
 
 export class BoundedQueue {
@@ -29,6 +32,8 @@ export class BoundedQueue {
   readonly #waiting: Waiting[] = [];
   /** Waiting places held per asker; an asker holding none has no entry. */
   readonly #waitingPerAsker = new Map<string, number>();
+  /** Waiting places per asker and whom they are for; only places naming both are counted. */
+  readonly #waitingOnBehalf = new Map<string, Map<string, number>>();
 
   constructor(readonly atOnce: number, readonly maxWaiting: number, readonly maxWaitingPerAsker: number = maxWaiting) {
     for (const [name, value, least] of [['atOnce', atOnce, 1], ['maxWaiting', maxWaiting, 0], ['maxWaitingPerAsker', maxWaitingPerAsker, 0]] as const) {
@@ -46,28 +51,36 @@ export class BoundedQueue {
    * without calling `work`, when every turn is taken and either `asker` already holds
    * `maxWaitingPerAsker` of the waiting places or `maxWaiting` pieces already wait and none can
    * be pushed out for it; rejects so later, still without calling `work`, when it is pushed out.
+   * `onBehalfOf` names whom the piece is for within `asker`'s share (see the class).
    */
-  async run<T>(work: () => Promise<T>, asker?: string): Promise<T> {
+  async run<T>(work: () => Promise<T>, asker?: string, onBehalfOf?: string): Promise<T> {
     if (this.#running < this.atOnce) this.#running++;
-    else await this.#wait(asker);
+    else await this.#wait(asker, onBehalfOf);
     try {
       return await work();
     } finally {
       // A finished piece hands its turn to the first in line, so `#running` stays as it is.
       const next = this.#waiting.shift();
       if (next) {
-        this.#leave(next.asker);
+        this.#leave(next);
         next.start();
       } else this.#running--;
     }
   }
 
-  #wait(asker: string | undefined): Promise<void> {
+  #wait(asker: string | undefined, onBehalfOf: string | undefined): Promise<void> {
     const held = asker === undefined ? 0 : this.#waitingPerAsker.get(asker) ?? 0;
-    if (held >= this.maxWaitingPerAsker) throw new QueueFullError('every turn is taken and this asker holds its share of the line');
-    if (this.#waiting.length >= this.maxWaiting && !this.#pushOutFor(asker, held)) throw new QueueFullError('every turn is taken and the line is full');
-    if (asker !== undefined) this.#waitingPerAsker.set(asker, held + 1);
-    return new Promise<void>((start, refuse) => this.#waiting.push({ start, refuse, asker }));
+    if (held >= this.maxWaitingPerAsker) {
+      // A place taken within the asker's own share leaves the line as long as it was.
+      if (asker === undefined || !this.#pushOutWithin(asker, onBehalfOf)) throw new QueueFullError('every turn is taken and this asker holds its share of the line');
+    } else if (this.#waiting.length >= this.maxWaiting && !this.#pushOutFor(asker, held)) {
+      throw new QueueFullError('every turn is taken and the line is full');
+    }
+    return new Promise<void>((start, refuse) => {
+      const waiting = { start, refuse, asker, onBehalfOf };
+      this.#enter(waiting);
+      this.#waiting.push(waiting);
+    });
   }
 
   /**
@@ -77,24 +90,61 @@ export class BoundedQueue {
    */
   #pushOutFor(asker: string | undefined, held: number): boolean {
     if (asker === undefined) return false;
-    let most = held + 1;
-    let holder: string | undefined;
-    for (const [other, count] of this.#waitingPerAsker) {
-      if (count > most) [holder, most] = [other, count];
-    }
-    if (holder === undefined) return false;
+    const holder = mostHeld(this.#waitingPerAsker, held);
+    return holder !== undefined && this.#refuseNewest((waiting) => waiting.asker === holder, 'the line is full and a sender holding fewer places took this one');
+  }
+
+  /** As `#pushOutFor`, among the places of `asker`'s full share, by whom they are for. */
+  #pushOutWithin(asker: string, onBehalfOf: string | undefined): boolean {
+    const places = this.#waitingOnBehalf.get(asker);
+    if (onBehalfOf === undefined || places === undefined) return false;
+    const holder = mostHeld(places, places.get(onBehalfOf) ?? 0);
+    return holder !== undefined && this.#refuseNewest((waiting) => waiting.asker === asker && waiting.onBehalfOf === holder,
+      'this sender\'s share is full and a place for someone it holds fewer places for took this one');
+  }
+
+  /** Refuses the newest waiting piece that `matches` (there is one), freeing its place. */
+  #refuseNewest(matches: (waiting: Waiting) => boolean, why: string): true {
     let newest = this.#waiting.length - 1;
-    while (this.#waiting[newest]!.asker !== holder) newest--;
+    while (!matches(this.#waiting[newest]!)) newest--;
     const [pushedOut] = this.#waiting.splice(newest, 1);
-    this.#leave(holder);
-    pushedOut!.refuse(new QueueFullError('the line is full and a sender holding fewer places took this one'));
+    this.#leave(pushedOut!);
+    pushedOut!.refuse(new QueueFullError(why));
     return true;
   }
 
-  #leave(asker: string | undefined): void {
+  #enter({ asker, onBehalfOf }: Waiting): void {
     if (asker === undefined) return;
-    const held = this.#waitingPerAsker.get(asker)! - 1;
-    if (held === 0) this.#waitingPerAsker.delete(asker);
-    else this.#waitingPerAsker.set(asker, held);
+    this.#waitingPerAsker.set(asker, (this.#waitingPerAsker.get(asker) ?? 0) + 1);
+    if (onBehalfOf === undefined) return;
+    const places = this.#waitingOnBehalf.get(asker) ?? new Map<string, number>();
+    places.set(onBehalfOf, (places.get(onBehalfOf) ?? 0) + 1);
+    this.#waitingOnBehalf.set(asker, places);
   }
+
+  #leave({ asker, onBehalfOf }: Waiting): void {
+    if (asker === undefined) return;
+    countDown(this.#waitingPerAsker, asker);
+    if (onBehalfOf === undefined) return;
+    const places = this.#waitingOnBehalf.get(asker)!;
+    countDown(places, onBehalfOf);
+    if (places.size === 0) this.#waitingOnBehalf.delete(asker);
+  }
+}
+
+/** The key holding the most places, if it holds at least two more than `held`. */
+function mostHeld(counts: ReadonlyMap<string, number>, held: number): string | undefined {
+  let most = held + 1;
+  let holder: string | undefined;
+  for (const [key, count] of counts) {
+    if (count > most) [holder, most] = [key, count];
+  }
+  return holder;
+}
+
+/** One place fewer for `key`; a key holding none has no entry. */
+function countDown(counts: Map<string, number>, key: string): void {
+  const held = counts.get(key)! - 1;
+  if (held === 0) counts.delete(key);
+  else counts.set(key, held);
 }

@@ -144,8 +144,8 @@ export class SqliteGroupCommit {
       }
       if (!begun) {
         // BEGIN IMMEDIATE failed: another instance held the write lock past `busy_timeout`, and
-        // every transaction queued has waited that long too. Each further group would block the
-        // event loop as long again (better-sqlite3 waits synchronously), so all of them are refused.
+        // every transaction queued has waited that long too. Each further group would wait as long
+        // again (`writeLockTaker`, in pauses that leave the event loop free), so all are refused.
         for (const item of this.#queue.splice(0)) item.reject(error);
         return;
       }

@@ -100,6 +100,29 @@ test('in a full line an asker holding fewer places pushes out the newest place o
   assert.equal(await queue.run(async () => 'x again', 'x'), 'x again', 'no place is left counted for x');
 });
 
+test('within an asker\'s full share, a piece for someone it holds at least two fewer places for pushes out the newest place of the one it holds the most for', async () => {
+  const queue = new BoundedQueue(1, 8, 3);
+  const started: string[] = [];
+  const running = held(started, 'running');
+  const pieces = ['a1', 'a2', 'a3'].map((name) => held(started, name));
+  const results = [queue.run(running.work), ...pieces.map((piece) => queue.run(piece.work, 'nat', 'flooder'))];
+  await assert.rejects(queue.run(async () => 'a4', 'nat', 'flooder'), QueueFullError, 'the share is full and the flooder holds it all');
+  await assert.rejects(queue.run(async () => 'nameless', 'nat'), QueueFullError, 'a piece naming no one pushes out no one');
+  const member = queue.run(async () => 'member', 'nat', 'member');
+  await assert.rejects(results[3]!, QueueFullError, 'the flooder\'s newest place went to the member');
+  assert.deepEqual(queue.state, { running: 1, waiting: 3 }, 'the share is as long as it was');
+  const second = queue.run(async () => 'second', 'nat', 'second');
+  await assert.rejects(results[2]!, QueueFullError, 'then the flooder\'s next newest, to another newcomer');
+  await assert.rejects(queue.run(async () => 'third', 'nat', 'third'), QueueFullError, 'a share of one place each keeps a newcomer out');
+  await assert.rejects(queue.run(async () => 'member again', 'nat', 'member'), QueueFullError, 'no one pushes out one holding as many as it does plus one');
+  const elsewhere = queue.run(async () => 'elsewhere', 'other', 'flooder');
+  for (const piece of [running, ...pieces]) piece.release();
+  assert.deepEqual(await Promise.all([results[0], results[1], member, second, elsewhere]), ['running', 'a1', 'member', 'second', 'elsewhere']);
+  assert.deepEqual(started, ['running', 'a1'], 'the pushed-out pieces never ran');
+  assert.deepEqual(queue.state, { running: 0, waiting: 0 });
+  assert.equal(await queue.run(async () => 'flooder again', 'nat', 'flooder'), 'flooder again', 'no place is left counted for anyone');
+});
+
 test('a piece that fails passes its turn on and its caller gets its error', async () => {
   const queue = new BoundedQueue(1, 1);
   const failing = queue.run(async () => { throw new Error('argon2 failed'); });

@@ -115,11 +115,11 @@ test('one address holds at most its share of the line: its next password is refu
   let release!: () => void;
   const held = new Promise<void>((resolve) => { release = resolve; });
   // One held running, then the flooding address's share of the line behind it; the addresses of one IPv6 /64 are one sender.
-  const holders = [passwordHashQueue.run(() => held), ...Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS }, (_, i) => verifyPassword(hash, 'wrong', `2001:db8::${i + 1}`))];
+  const holders = [passwordHashQueue.run(() => held), ...Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS }, (_, i) => verifyPassword(hash, 'wrong', { address: `2001:db8::${i + 1}`, account: 'flood' }))];
   assert.ok(PASSWORD_HASHES_WAITING_PER_ADDRESS < PASSWORD_HASHES_WAITING, 'a share is less than the whole line');
-  await assert.rejects(verifyPassword(hash, 'correct horse', '2001:db8:0:0:ffff::9'), PasswordsBusyError);
-  await assert.rejects(hashPassword('a new password', '2001:db8::77'), PasswordsBusyError);
-  const other = verifyPassword(hash, 'correct horse', '198.51.100.7');
+  await assert.rejects(verifyPassword(hash, 'correct horse', { address: '2001:db8:0:0:ffff::9', account: 'flood' }), PasswordsBusyError);
+  await assert.rejects(hashPassword('a new password', { address: '2001:db8::77', account: 'flood' }), PasswordsBusyError);
+  const other = verifyPassword(hash, 'correct horse', { address: '198.51.100.7', account: 'flood' });
   assert.deepEqual(hashSlots(), { running: 1, waiting: PASSWORD_HASHES_WAITING_PER_ADDRESS + 1 });
   release();
   await Promise.all(holders);

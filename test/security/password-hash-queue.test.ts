@@ -70,7 +70,9 @@ forEachDatabase('the password hash queue', (database) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => { release = resolve; });
     const running = Array.from({ length: PASSWORD_HASHES_AT_ONCE }, () => passwordHashQueue.run(() => held));
-    const flood = Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS + 3 }, (_, i) => new Browser(t, { 'x-forwarded-for': `2001:db8:1:1${i.toString(16).padStart(2, '0')}::66` }).signIn(user.username));
+    // One more than the share: the account's failure limit counts each until it is answered, so more at once would be throttled (429), not queued.
+    assert.ok(PASSWORD_HASHES_WAITING_PER_ADDRESS + 1 < SIGN_IN_FAILURES_PER_ACCOUNT);
+    const flood = Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS + 1 }, (_, i) => new Browser(t, { 'x-forwarded-for': `2001:db8:1:1${i.toString(16).padStart(2, '0')}::66` }).signIn(user.username));
     assert.ok(await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING_PER_ADDRESS), 'the flooding address fills its share');
     const member = browser().signIn(user.username);
     const memberWaits = await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING_PER_ADDRESS + 1);
@@ -78,8 +80,32 @@ forEachDatabase('the password hash queue', (database) => {
     await Promise.all(running);
     assert.ok(memberWaits, 'another address still finds a place in the line');
     const statuses = (await Promise.all(flood)).map((answer) => answer.status).sort();
-    assert.deepEqual(statuses, [...Array(PASSWORD_HASHES_WAITING_PER_ADDRESS).fill(303), 503, 503, 503]);
+    assert.deepEqual(statuses, [...Array(PASSWORD_HASHES_WAITING_PER_ADDRESS).fill(303), 503]);
     assert.equal((await member).status, 303);
+  });
+
+  test('one member sending its right password again and again cannot keep out the others behind its address (a NAT): another account\'s sign-in takes a place of the flooder\'s', async () => {
+    const [flooder, member] = await Promise.all([newUser(t), newUser(t)]);
+    const shared = { 'x-forwarded-for': `198.51.100.${++addresses}` };
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const running = Array.from({ length: PASSWORD_HASHES_AT_ONCE }, () => passwordHashQueue.run(() => held));
+    let floodRefused = 0;
+    // One more than the share, fewer at once than the account's failure limit (as above).
+    assert.ok(PASSWORD_HASHES_WAITING_PER_ADDRESS + 1 < SIGN_IN_FAILURES_PER_ACCOUNT);
+    const flood = Array.from({ length: PASSWORD_HASHES_WAITING_PER_ADDRESS + 1 }, () => new Browser(t, shared).signIn(flooder.username).then((answer) => {
+      if (answer.status === 503) floodRefused++;
+      return answer;
+    }));
+    assert.ok(await holdsWithin(5_000, async () => hashSlots().waiting === PASSWORD_HASHES_WAITING_PER_ADDRESS && floodRefused === 1), 'the flooder fills the address\'s share');
+    const signIn = new Browser(t, shared).signIn(member.username);
+    const madeRoom = await holdsWithin(5_000, async () => floodRefused === 2);
+    release();
+    await Promise.all(running);
+    assert.ok(madeRoom, 'a flooding sign-in was refused to make room for the member');
+    assert.equal((await signIn).status, 303, 'the member behind the same address signs in');
+    const statuses = (await Promise.all(flood)).map((answer) => answer.status).sort();
+    assert.deepEqual(statuses, [...Array(PASSWORD_HASHES_WAITING_PER_ADDRESS - 1).fill(303), 503, 503], 'one refused for the full share, one to make room');
   });
 
   test('senders filling the line together, each within its share (each from a /48 of its own), still let another address sign in: it pushes out a place of one of them', async () => {

@@ -5,7 +5,7 @@ import { isTimeZone } from '../site-time.js';
 import { isCommonPassword } from './common-passwords.js';
 import { checkNickname } from './nicknames.js';
 import { queueBackchannelLogouts } from '../oidc/logout/events.js';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
+import { type HashAsker, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword } from './passwords.js';
 import type { Stores } from '../stores.js';
 import { type ProfileChanges, USER_STATUSES, type User, type UserStatus } from './ports.js';
 import { checkedText, hasVisibleCharacter } from '../text.js';
@@ -124,9 +124,9 @@ export interface NewAccount {
 
 /**
  * Creates an active account; throws `InputError` or `ConflictError` (username taken).
- * `askedFrom` is the client address of a sign-up, for its share of the password hash queue.
+ * `askedBy` is who signs up, for its share of the password hash queue.
  */
-export async function createAccount(stores: Stores, clock: Clock, account: NewAccount, askedFrom?: string): Promise<User> {
+export async function createAccount(stores: Stores, clock: Clock, account: NewAccount, askedBy?: HashAsker): Promise<User> {
   checkUsername(account.username);
   checkPassword(account.password, account.username);
   const nickname = checkNickname(account.nickname ?? '');
@@ -140,7 +140,7 @@ export async function createAccount(stores: Stores, clock: Clock, account: NewAc
   return stores.users.create({
     username: account.username,
     nickname,
-    passwordHash: await hashPassword(account.password, askedFrom),
+    passwordHash: await hashPassword(account.password, askedBy),
     bio,
     member: account.member ?? false,
     level: account.level ?? 1,

@@ -7,6 +7,7 @@
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import { checkNewPassword } from './accounts.js';
 import { type FieldProblem, InputError, checkAll } from '../errors.js';
+import { accountKey } from './device-cookies.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { User } from './ports.js';
 import { type AttemptOrigin, type SignInDeps, type Throttled, confirmPassword } from './sign-in.js';
@@ -51,11 +52,12 @@ export async function changePassword(
     return confirmed;
   }
   const stored = await deps.stores.users.findCredentials(user.username);
-  if (stored && (await verifyPassword(stored.passwordHash, form.next, origin.address))) {
+  const askedBy = { address: origin.address, account: accountKey(user.username) };
+  if (stored && (await verifyPassword(stored.passwordHash, form.next, askedBy))) {
     return invalid('new_password', 'the new password must differ from the current one', 'problems.newPasswordSame');
   }
   const now = deps.clock.now();
-  const passwordHash = await hashPassword(form.next, origin.address);
+  const passwordHash = await hashPassword(form.next, askedBy);
   const sessionsEnded = await deps.stores.transaction(async (tx) => {
     await tx.users.setPasswordHash(user.id, passwordHash, now);
     return endOtherSignInSessions(tx, now, user.id, keepSessionIdHash);

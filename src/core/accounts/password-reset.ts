@@ -16,6 +16,7 @@ import type { Locale } from '../locales.js';
 import type { Instant } from '../time.js';
 import { checkNewPassword, findAccount } from './accounts.js';
 import { type EmailDeps, emailKey, mailLocale } from './email.js';
+import { accountKey } from './device-cookies.js';
 import { hashPassword } from './passwords.js';
 import type { EmailLink, User } from './ports.js';
 import { type AttemptOrigin, type Throttled, throttled } from './sign-in.js';
@@ -105,7 +106,7 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
   // code, hashed once the sign-in counters let the code be tried: a throttled attempt costs no
   // argon2 computation, so a link cannot buy uncounted turns of the hash queue.
   let passwordHash: string | undefined;
-  const hashNew = async () => { passwordHash = await hashPassword(form.password, origin.address); };
+  const hashNew = async () => { passwordHash = await hashPassword(form.password, { address: origin.address, account: accountKey(user.username) }); };
   if (needsCode) {
     const checked = await checkSecondFactorCode(deps, user, form.code.trim(), origin, hashNew);
     if (!checked.ok) {

@@ -72,20 +72,27 @@ export function hashSlots(): { running: number; waiting: number } {
 }
 
 /**
- * `work` in its turn of the queue, counted against the share of `askedFrom` (the client address of
- * the request that needs it; none for the CLI and start-up, which no stranger can drive).
+ * Who asks for a computation: the client address of the request that needs it, and the account the
+ * password is for (`accountKey`: the username tried at sign-in, the one chosen at sign-up). None
+ * for the CLI and start-up, which no stranger can drive.
  */
-async function withHashSlot<T>(work: () => Promise<T>, askedFrom: string | undefined): Promise<T> {
+export interface HashAsker {
+  address: string;
+  account: string;
+}
+
+/** `work` in its turn of the queue, counted against the share of `askedBy`'s address and, within it, its account. */
+async function withHashSlot<T>(work: () => Promise<T>, askedBy: HashAsker | undefined): Promise<T> {
   try {
-    return await passwordHashQueue.run(work, askedFrom === undefined ? undefined : siteKey(askedFrom));
+    return await passwordHashQueue.run(work, askedBy && siteKey(askedBy.address), askedBy?.account);
   } catch (error) {
     throw error instanceof QueueFullError ? new PasswordsBusyError() : error;
   }
 }
 
-/** Hashes `password`; `askedFrom` is the client address of the request that sets it (see `withHashSlot`). */
-export function hashPassword(password: string, askedFrom?: string): Promise<string> {
-  return withHashSlot(() => hash(password, PARAMETERS), askedFrom);
+/** Hashes `password`; `askedBy` is who sets it (see `HashAsker`). */
+export function hashPassword(password: string, askedBy?: HashAsker): Promise<string> {
+  return withHashSlot(() => hash(password, PARAMETERS), askedBy);
 }
 
 /**
@@ -97,11 +104,11 @@ const decoyHash = hashPassword('decoy password that matches no account');
 /**
  * Verifies `password` against `passwordHash`, or spends the same time when there is no hash.
  * Throws `PasswordsBusyError`, having checked nothing, when the queue in front of argon2, or the
- * share of it `askedFrom` may hold, is full.
+ * share of it `askedBy` may hold, is full.
  */
-export async function verifyPassword(passwordHash: string | undefined, password: string, askedFrom?: string): Promise<boolean> {
+export async function verifyPassword(passwordHash: string | undefined, password: string, askedBy?: HashAsker): Promise<boolean> {
   const against = passwordHash ?? (await decoyHash);
   // A stored hash argon2 cannot read is a wrong password; a full queue is `PasswordsBusyError`.
-  const valid = await withHashSlot(() => verify(against, password).catch(() => false), askedFrom);
+  const valid = await withHashSlot(() => verify(against, password).catch(() => false), askedBy);
   return valid && passwordHash !== undefined;
 }

@@ -137,7 +137,7 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
     const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
     named = found?.user.id;
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
-    const valid = await verifyPassword(found?.passwordHash, attempt.password, attempt.address);
+    const valid = await verifyPassword(found?.passwordHash, attempt.password, { address: attempt.address, account });
     if (found && !valid) wrongFor = found.user;
     if (!found || !valid) return undefined;
     // The right password of an unusable account is a failure like any other, counted the same,
@@ -224,7 +224,7 @@ export async function confirmPassword(
   const account = accountKey(user.username);
   const result = await countedCheck(deps, user, origin, async () => {
     const found = await deps.stores.users.findCredentials(account);
-    return (await verifyPassword(found?.passwordHash, password, origin.address)) && found?.user.status === 'active' ? true : undefined;
+    return (await verifyPassword(found?.passwordHash, password, { address: origin.address, account })) && found?.user.status === 'active' ? true : undefined;
   });
   if (result === true) return { ok: true, deviceCookie: await deps.deviceCookies.afterSignIn(origin.deviceCookie, account) };
   deps.audit.record({

@@ -5,6 +5,7 @@ import { ConflictError, type FieldProblem, InputError, checkAll } from '../error
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
 import { checkNickname } from './nicknames.js';
+import { accountKey } from './device-cookies.js';
 import { PasswordsBusyError } from './passwords.js';
 import type { User } from './ports.js';
 import type { Clock } from '../time.js';
@@ -43,7 +44,7 @@ export async function signUp(
   if (!decision.allowed) return throttled(decision, now);
   if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
   try {
-    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }, attempt.address) };
+    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }, { address: attempt.address, account: accountKey(attempt.username) }) };
   } catch (error) {
     if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
     // The password hash queue was full (503): nothing was tried, so nothing counts.
