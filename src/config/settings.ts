@@ -44,6 +44,11 @@ export interface Settings {
    * gets the same successor answer again (INTERFACE section 11); 0 turns the window off.
    */
   readonly refreshReplaySeconds: number;
+  /**
+   * Hours the secret a rotation replaced keeps authenticating its client; 0 (the default): it
+   * fails at once, as INTERFACE section 2 and seed table 7.1 say.
+   */
+  readonly previousClientSecretHours: number;
   readonly keysSecret: string | undefined;
   /** How long a rotated signing key is published before it signs (INTERFACE section 5). */
   readonly signingKeyActivationSeconds: number;
@@ -109,6 +114,13 @@ export const MAIL_FILES_DIRECTORY = './data/mail';
 export class SettingsError extends Error {
   override readonly name = 'SettingsError';
 }
+
+/**
+ * The longest PREVIOUS_CLIENT_SECRET_HOURS: a week, long enough to deploy a new client secret
+ * everywhere without downtime (GitHub keeps an OAuth app's old secret until it is deleted; an
+ * operator who turns this on gets one that also ends by itself).
+ */
+export const PREVIOUS_CLIENT_SECRET_MAX_HOURS = 7 * 24;
 
 type Env = Record<string, string | undefined>;
 
@@ -393,6 +405,7 @@ export function loadSettings(env: Env = process.env): Settings {
     codeTtlSeconds: integer(env, 'CODE_TTL', 300, 1, 600),
     refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL', 30 * 86_400, 60, 365 * 86_400),
     refreshReplaySeconds: integer(env, 'REFRESH_REPLAY_SECONDS', 0, 0, REFRESH_REPLAY_MAX_SECONDS),
+    previousClientSecretHours: integer(env, 'PREVIOUS_CLIENT_SECRET_HOURS', 0, 0, PREVIOUS_CLIENT_SECRET_MAX_HOURS),
     keysSecret,
     signingKeyActivationSeconds: integer(env, 'SIGNING_KEY_ACTIVATION_SECONDS', 120, 0, 86_400),
     logLevel,

@@ -30,6 +30,14 @@ test('the token, PAR and registration endpoints\' limits default to strict failu
   assert.throws(() => loadSettings({ REGISTRATIONS_PER_HOUR_PER_ADDRESS: '0' }), /REGISTRATIONS_PER_HOUR_PER_ADDRESS/);
 });
 
+test('a rotated client secret is kept working no time by default (INTERFACE section 2); PREVIOUS_CLIENT_SECRET_HOURS keeps it at most a week', () => {
+  assert.equal(loadSettings({}).previousClientSecretHours, 0);
+  assert.equal(loadSettings({ PREVIOUS_CLIENT_SECRET_HOURS: '168' }).previousClientSecretHours, 168);
+  for (const PREVIOUS_CLIENT_SECRET_HOURS of ['169', '-1', '1.5', 'week']) {
+    assert.throws(() => loadSettings({ PREVIOUS_CLIENT_SECRET_HOURS }), /invalid setting PREVIOUS_CLIENT_SECRET_HOURS=.*from 0 to 168$/, PREVIOUS_CLIENT_SECRET_HOURS);
+  }
+});
+
 test('BASE_URL follows PORT and loses a trailing slash; DEMO defaults to 0 on PostgreSQL', () => {
   assert.equal(loadSettings({ PORT: '8080' }).baseUrl, 'http://localhost:8080');
   assert.equal(loadSettings({ BASE_URL: 'https://id.example/' }).baseUrl, 'https://id.example');

@@ -1,10 +1,12 @@
 /**
- * Rotating a client secret keeps the old one working until its owner deletes it or 7 days pass
- * (as GitHub does for OAuth apps), over real HTTP on both databases, with an injected clock.
+ * Rotating a client secret: by default the old one fails at once (INTERFACE section 2, seed table
+ * 7.1). With PREVIOUS_CLIENT_SECRET_HOURS set, it keeps working until its owner deletes it or
+ * that time passes (as GitHub does for OAuth apps). Over real HTTP on both databases, with an
+ * injected clock.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { PREVIOUS_SECRET_LIFETIME_MS } from '../../src/core/oauth/clients.js';
+import { PREVIOUS_CLIENT_SECRET_MAX_HOURS } from '../../src/config/settings.js';
 import { machineTime } from '../../src/core/site-time.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -12,19 +14,29 @@ import { type Visitor, readOnlyField, signedInMember } from '../site/visitor.js'
 import { PASSWORD, startOAuthApp, unique } from './helpers.js';
 
 forEachDatabase('client secret rotation', (database) => {
+  const PREVIOUS_SECRET_LIFETIME_MS = PREVIOUS_CLIENT_SECRET_MAX_HOURS * 3_600_000;
+  /** A site whose operator keeps a rotated secret working for the longest time allowed. */
   let t: TestApp;
-  before(async () => { t = await startOAuthApp(database); });
-  after(() => t.close());
+  /** A site with the default settings. */
+  let plain: TestApp;
+  before(async () => {
+    t = await startOAuthApp(database, { env: { PREVIOUS_CLIENT_SECRET_HOURS: String(PREVIOUS_CLIENT_SECRET_MAX_HOURS) } });
+    plain = await startOAuthApp(database);
+  });
+  after(async () => {
+    await t.close();
+    await plain.close();
+  });
 
   /** A member with a confidential app registered on the site, and its first secret. */
-  async function developerWithApp(): Promise<{ visitor: Visitor; username: string; clientId: string; secret: string }> {
+  async function developerWithApp(site: TestApp = t): Promise<{ visitor: Visitor; username: string; clientId: string; secret: string }> {
     const username = unique('dev');
-    const { user, visitor } = await signedInMember(t, username, PASSWORD);
+    const { user, visitor } = await signedInMember(site, username, PASSWORD);
     const created = await visitor.post('/settings/developers', {
       name: 'Rotating App', description: '', homepage: 'https://rotating.example', redirect_uris: 'https://rotating.example/cb', type: 'confidential',
     });
     assert.equal(created.status, 303);
-    const [client] = await t.deps.stores.clients.listByOwner(user.id);
+    const [client] = await site.deps.stores.clients.listByOwner(user.id);
     const secret = readOnlyField((await visitor.get(created.location!)).text, 'client-secret');
     assert.ok(client && secret);
     return { visitor, username, clientId: client.clientId, secret };
@@ -40,7 +52,7 @@ forEachDatabase('client secret rotation', (database) => {
   }
 
   /** The status of an introspection request authenticated with `secret`: 200 when the secret is accepted, 401 when not. */
-  async function authenticates(clientId: string, secret: string, method: 'post' | 'basic' = 'post'): Promise<number> {
+  async function authenticates(clientId: string, secret: string, method: 'post' | 'basic' = 'post', site: TestApp = t): Promise<number> {
     const body = new URLSearchParams({ token: 'svco_not_a_token' });
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
     if (method === 'post') {
@@ -49,10 +61,27 @@ forEachDatabase('client secret rotation', (database) => {
     } else {
       headers.authorization = `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
     }
-    const response = await fetch(`${t.baseUrl}/api/oauth/introspect`, { method: 'POST', headers, body: body.toString() });
+    const response = await fetch(`${site.baseUrl}/api/oauth/introspect`, { method: 'POST', headers, body: body.toString() });
     await response.arrayBuffer();
     return response.status;
   }
+
+  test('by default a rotated client secret fails at once with invalid_client (INTERFACE section 2, seed table 7.1)', async () => {
+    const { visitor, clientId, secret: old } = await developerWithApp(plain);
+    const current = await rotate(visitor, clientId);
+    for (const method of ['post', 'basic'] as const) {
+      assert.equal(await authenticates(clientId, old, method, plain), 401, `old secret, ${method}`);
+      assert.equal(await authenticates(clientId, current, method, plain), 200, `new secret, ${method}`);
+    }
+    const refused = await fetch(`${plain.baseUrl}/api/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'svcr_unknown', client_id: clientId, client_secret: old }).toString(),
+    });
+    assert.equal(refused.status, 401);
+    assert.equal(((await refused.json()) as { error: string }).error, 'invalid_client');
+    const page = (await visitor.get(`/settings/developers/${clientId}`)).text;
+    assert.ok(!page.includes('delete-previous-secret'), 'no old secret is listed: there is none');
+  });
 
   test('after a rotation the old secret and the new one both authenticate, in the body and with Basic', async () => {
     const { visitor, clientId, secret: old } = await developerWithApp();

@@ -39,7 +39,7 @@ forEachDatabase('refusals that teach', (database) => {
     assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: confidential.client.clientId }), 401, 'invalid_client'),
       /confidential, so send the client secret with HTTP Basic or client_secret in the body/);
     assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: confidential.client.clientId, client_secret: 'svcs_old' }), 401, 'invalid_client'),
-      /client secret is wrong, or was rotated and its old one deleted or past its 7 days/);
+      /client secret is wrong, or was replaced by a rotation/);
     assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: publicClient.client.clientId, client_secret: 'x' }), 401, 'invalid_client'),
       /public, so send its client_id alone, without a client secret/);
     assert.match(await refusal(await tokenRequest(t, { ...grant, client_id: 'nobody' }), 401, 'invalid_client'), /client_id is unknown/);

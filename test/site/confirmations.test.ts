@@ -51,7 +51,7 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
   const ACTIONS: Array<{ label: string; path: (e: Equipped) => string; fields: (e: Equipped) => Record<string, string>; says: RegExp }> = [
     { label: 'revoking a personal token', path: () => '/settings/tokens/revoke', fields: (e) => ({ token_id: String(e.token.id) }), says: /Revoke the token “kept”\?[\s\S]*401/ },
     { label: 'revoking every app', path: () => '/settings/applications/revoke-all', fields: () => ({}), says: /Revoke access for every application\?(?=[\s\S]*Photo Printer)(?=[\s\S]*Calendar Sync)/ },
-    { label: 'rotating a client secret', path: (e) => `/settings/developers/${e.own.clientId}/rotate-secret`, fields: () => ({}), says: /Rotate the secret of Own App\?[\s\S]*current secret keeps working for 7 days/ },
+    { label: 'rotating a client secret', path: (e) => `/settings/developers/${e.own.clientId}/rotate-secret`, fields: () => ({}), says: /Rotate the secret of Own App\?[\s\S]*current secret stops working at once/ },
     { label: 'deactivating an app', path: (e) => `/settings/developers/${e.own.clientId}/deactivate`, fields: () => ({}), says: /Deactivate Own App\?[\s\S]*stops working at once/ },
   ];
 
@@ -208,15 +208,15 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
     const page = await visitor.get(rotated.location!);
     const next = readOnlyField(page.text, 'client-secret');
     assert.ok(next && next !== secret);
-    assert.match(page.text, /The old one keeps working for 7 days/);
+    assert.match(page.text, /The old one no longer works/);
     assert.equal(readOnlyField((await visitor.get(rotated.location!)).text, 'client-secret'), undefined, 'not on a reload');
     const old = await fetch(`${t.baseUrl}/api/oauth/token`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'svcr_x', client_id: client!.clientId, client_secret: secret! }),
     });
-    // The old secret still authenticates for 7 days (test/oauth/client-secret-rotation.test.ts): only the made-up refresh token fails.
-    assert.equal(old.status, 400);
-    assert.equal(((await old.json()) as { error: string }).error, 'invalid_grant');
+    // A rotated secret fails at once (INTERFACE section 2; test/oauth/client-secret-rotation.test.ts).
+    assert.equal(old.status, 401);
+    assert.equal(((await old.json()) as { error: string }).error, 'invalid_client');
   });
 
   test('the page that shows a secret offers a Copy button from a script file, hidden without JavaScript, under a CSP without inline script', async () => {

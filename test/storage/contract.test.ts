@@ -355,6 +355,15 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 3), false);
   });
 
+  test('a rotation that keeps no previous secret stores none, and ends one kept before', async () => {
+    const client = await newClient();
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0), true);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'third', null, T0 + 1), true);
+    const rotated = await stores.clients.findById(client.clientId);
+    assert.equal(rotated?.secretHash, 'third');
+    assert.equal(rotated?.previousSecret, null);
+  });
+
   test('a previous secret past its expiry cannot be deleted: it is already gone', async () => {
     const client = await newClient();
     await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0);

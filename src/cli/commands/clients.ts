@@ -113,7 +113,7 @@ export const clientList = defineCommand({
 export const clientRotateSecret = defineCommand({
   name: 'client rotate-secret',
   summary: 'give a confidential client a new secret',
-  description: 'Gives a confidential client a new secret, printed once; the old one fails at once.',
+  description: 'Gives a confidential client a new secret, printed once; the old one fails at once (unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while).',
   usage: '--client-id ID',
   options: { 'client-id': { type: 'string' } },
   help: { 'client-id': 'the client' },
@@ -125,12 +125,12 @@ export const clientRotateSecret = defineCommand({
     if (client.type !== 'confidential') throw new UsageError(`client "${clientId}" is public and has no secret`);
     // As at /settings/developers: a deactivated app authenticates no more, and gets no secret.
     if (client.status !== 'active') throw new UsageError(`client "${clientId}" is deactivated; a deactivated client gets no new secret`);
-    const secret = await rotateClientSecret(deps.stores, deps.clock, clientId);
+    const secret = await rotateClientSecret(deps.stores, deps.clock, clientId, deps.settings.previousClientSecretHours);
     if (secret === undefined) throw new UsageError(`unknown client "${clientId}"`);
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
     return { client_id: clientId, client_secret: secret };
   },
-  human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret keeps working for 7 days, or until deleted at /settings/developers)`,
+  human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret stops working at once, unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while)`,
 });
 
 export const clientDeactivate = defineCommand({

@@ -94,12 +94,12 @@ export async function authenticateClient(sources: ClientSources, credentials: Cl
     return client;
   }
   // A confidential client must prove its secret: the current one, or the one the last rotation
-  // replaced while it is still accepted (`rotateClientSecret`).
+  // replaced while the operator keeps it accepted (`rotateClientSecret`; none by default).
   if (secret === undefined) {
     throw fail('Client authentication failed: this application is confidential, so send the client secret with HTTP Basic or client_secret in the body.');
   }
   if (client.secretHash === null || !matchesEitherSecret(hashSecret(secret), client.secretHash, livePreviousSecret(client, now)?.hash)) {
-    throw fail('Client authentication failed: the client secret is wrong, or was rotated and its old one deleted or past its 7 days; use the current one (Settings > Developer applications rotates it).');
+    throw fail('Client authentication failed: the client secret is wrong, or was replaced by a rotation (the replaced one stops working at once, or when the time this site keeps it is up); use the current one (Settings > Developer applications rotates it).');
   }
   return client;
 }

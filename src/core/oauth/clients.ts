@@ -301,20 +301,16 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
 }
 
 /**
- * How long the secret a rotation replaced keeps working, unless its owner deletes it first: long
- * enough to deploy the new one everywhere without downtime (GitHub keeps an OAuth app's old
- * secret until it is deleted; we also end it by itself).
+ * A new secret for a confidential client. By default (`keepPreviousHours` 0) the one it replaces
+ * fails at once (INTERFACE section 2, seed table 7.1: a rotated secret is `invalid_client`); an
+ * operator may keep it working for `keepPreviousHours` (PREVIOUS_CLIENT_SECRET_HOURS). Either way
+ * a previous secret older than the one replaced stops at once.
  */
-export const PREVIOUS_SECRET_LIFETIME_MS = 7 * 86_400_000;
-
-/**
- * A new secret for a confidential client. The one it replaces keeps working for
- * `PREVIOUS_SECRET_LIFETIME_MS`; a previous secret older than that one stops at once.
- */
-export async function rotateClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<string | undefined> {
+export async function rotateClientSecret(stores: Stores, clock: Clock, clientId: string, keepPreviousHours: number): Promise<string | undefined> {
   const secret = generateToken('clientSecret');
   const now = clock.now();
-  return (await stores.clients.rotateSecret(clientId, hashSecret(secret), now + PREVIOUS_SECRET_LIFETIME_MS, now)) ? secret : undefined;
+  const previousExpiresAt = keepPreviousHours > 0 ? now + keepPreviousHours * 3_600_000 : null;
+  return (await stores.clients.rotateSecret(clientId, hashSecret(secret), previousExpiresAt, now)) ? secret : undefined;
 }
 
 /** The previous secret while it is still accepted at `now`, else `null`. */

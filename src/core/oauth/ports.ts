@@ -54,10 +54,10 @@ export interface ClientStore {
   listAll(): Promise<Client[]>;
   /**
    * Replaces a confidential client's secret hash and keeps the one it replaces as the previous
-   * secret until `previousExpiresAt`, in one write (an older previous secret is dropped).
-   * Says whether the client was confidential and existed.
+   * secret until `previousExpiresAt` (with `null`, keeps none), in one write (an older previous
+   * secret is dropped). Says whether the client was confidential and existed.
    */
-  rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant, now: Instant): Promise<boolean>;
+  rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant | null, now: Instant): Promise<boolean>;
   /** Forgets the previous secret; says whether there was one still accepted at `now`. */
   deletePreviousSecret(clientId: string, now: Instant): Promise<boolean>;
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;

@@ -36,7 +36,7 @@ import {
 import {
   type ClientForm, type Confirmation, type FormError, type FormErrors, accountDeletedPage, applicationsPage, clientPage, confirmationPage, deactivateConfirmation, deletePreviousSecretConfirmation,
   deleteAccountConfirmation, developersPage, profileSettingsPage, revokeAllConfirmation, revokeTokenConfirmation,
-  rotateSecretConfirmation, tokensPage,
+  rotateSecretConfirmation, rotationWords, tokensPage,
 } from '../views/settings.js';
 import { clientAddress } from '../client-address.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
@@ -55,15 +55,17 @@ const NOTICES: Readonly<Record<string, Words>> = {
   registered: { key: 'apps.noticeRegistered' },
   uris: { key: 'apps.noticeUris' },
   'logout-uris': { key: 'apps.noticeLogoutUris' },
-  rotated: { key: 'apps.noticeRotated' },
   'previous-secret-deleted': { key: 'apps.noticePreviousDeleted' },
   'pushed-requests': { key: 'apps.noticePushedRequests' },
   deactivated: { key: 'apps.noticeDeactivated' },
 };
 
-function noticeFrom(request: FastifyRequest): Words | undefined {
+/** The notice `?notice=` names; `page` holds a page's own notices, whose words depend on the settings. */
+function noticeFrom(request: FastifyRequest, page: Readonly<Record<string, Words>> = {}): Words | undefined {
   const key = (request.query as { notice?: unknown } | undefined)?.notice;
-  return typeof key === 'string' && Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
+  if (typeof key !== 'string') return undefined;
+  if (Object.hasOwn(page, key)) return page[key];
+  return Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
 }
 
 /** Every field an `InputError` names, for a form to show; anything else is thrown on. */
@@ -440,6 +442,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
   }
 
+  /** What every app page shows from the settings. */
+  const clientPageSettings = { issuer: app.deps.settings.baseUrl, keepPreviousSecretHours: app.deps.settings.previousClientSecretHours };
+
   app.get('/settings/developers/:clientId', { ...page, schema: clientParams }, async (request: ClientRequest, reply) => {
     const signIn = await requireSignIn(request, reply, '/settings/developers');
     if (!signIn) return reply;
@@ -447,7 +452,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const client = await ownClient(user, request.params.clientId);
     const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId });
     return sendPage(reply, clientPage(await pageContext(request, reply), client, {
-      issuer: app.deps.settings.baseUrl, notice: noticeFrom(request), secret: shown?.secret,
+      ...clientPageSettings, secret: shown?.secret,
+      notice: noticeFrom(request, { rotated: rotationWords('apps.noticeRotated', app.deps.settings.previousClientSecretHours) }),
       signInAgain: isRecentSignIn(session, clock.now()) ? undefined : signInAgainPath(request.url),
     }));
   });
@@ -463,7 +469,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         return reply.redirect(`${base}?notice=uris`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, {
-          issuer: app.deps.settings.baseUrl, errors: formErrors(error), redirectUris: request.body.redirect_uris ?? '',
+          ...clientPageSettings, errors: formErrors(error), redirectUris: request.body.redirect_uris ?? '',
         }), 400);
       }
     });
@@ -480,7 +486,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
       return reply.redirect(`${base}?notice=logout-uris`, 303);
     } catch (error) {
-      return sendPage(reply, clientPage(await pageContext(request, reply), client, { issuer: app.deps.settings.baseUrl, errors: formErrors(error), logout: sent }), 400);
+      return sendPage(reply, clientPage(await pageContext(request, reply), client, { ...clientPageSettings, errors: formErrors(error), logout: sent }), 400);
     }
   });
 
@@ -504,8 +510,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (client.status !== 'active' || client.type !== 'confidential') {
         throw new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
       }
-      if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => rotateSecretConfirmation(t, client));
-      const secret = await rotateClientSecret(stores, clock, client.clientId);
+      if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => rotateSecretConfirmation(t, client, app.deps.settings.previousClientSecretHours));
+      const secret = await rotateClientSecret(stores, clock, client.clientId, app.deps.settings.previousClientSecretHours);
       if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
       await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
       audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });

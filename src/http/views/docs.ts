@@ -95,6 +95,14 @@ export function docsPage(context: PageContext, settings: Settings): Html {
     totalElements: 1,
     totalPages: 1,
   };
+  // INTERFACE section 2: a rotated secret fails at once, unless the operator keeps it (PREVIOUS_CLIENT_SECRET_HOURS).
+  const keptHours = settings.previousClientSecretHours;
+  const rotatedSecret = keptHours === 0
+    ? html`The old one stops working at once (a request with it gets <code>invalid_client</code>), so put the new one on
+your servers right away.`
+    : html`The old one keeps working for ${keptHours} hours, so you can put the new one on every server without downtime;
+the page shows when it stops, and "Delete old secret" ends it at once (do that straight away if the old one may have
+leaked). Rotating again ends the old one at once.`;
   const rateHeaders = `X-RateLimit-Limit: ${perMinute}\nX-RateLimit-Remaining: ${perMinute - 1}\nX-RateLimit-Reset: ${resetExample}`;
 
   const { t } = context;
@@ -156,9 +164,7 @@ ${agentQuickStartSection(base)}
 </table>
 <p>The client secret (<code>svcs_…</code>) is shown once, on the app's page right after registering (a Copy button
 beside it; reloading the page does not show it again). Keep it on your server only; never ship it to a browser or an app
-store. "Rotate secret" on the same page asks first, then shows the new secret once. The old one keeps working for
-7 days, so you can put the new one on every server without downtime; the page shows when it stops, and "Delete old
-secret" ends it at once (do that straight away if the old one may have leaked). Rotating again ends the old one at once.
+store. "Rotate secret" on the same page asks first, then shows the new secret once. ${rotatedSecret}
 The page also shows the issuer and the discovery address to give your library, with Copy buttons. Deactivating an app also asks first, and
 ends every token it holds. An operator can also register an app from the command line:</p>
 ${code(`npm run --silent svc -- client create --name "My App" --type confidential \\
@@ -274,7 +280,7 @@ ${code(json({
 <p>Access tokens (<code>svco_…</code>) live ${settings.accessTokenTtlSeconds} seconds; refresh tokens
 (<code>svcr_…</code>) ${Math.round(settings.refreshTokenTtlSeconds / 86_400)} days. Treat both as opaque strings and
 keep them server-side. The token endpoint answers errors as <code>{"error", "error_description"}</code>:
-<code>invalid_client</code> (401: wrong secret, an old secret past its 7 days or deleted, app deactivated), <code>invalid_grant</code> (400: code
+<code>invalid_client</code> (401: wrong secret, a rotated one${keptHours === 0 ? '' : ` past its ${keptHours} hours or deleted`}, app deactivated), <code>invalid_grant</code> (400: code
 expired or used, wrong <code>code_verifier</code> or <code>redirect_uri</code>, refresh token no longer valid),
 <code>invalid_request</code> (400: a field missing), <code>unsupported_grant_type</code> (400) and
 <code>rate_limited</code> (429, with <code>Retry-After</code>: too many failed client authentications, or too many at once, see

@@ -549,6 +549,8 @@ ${errorSummary(errors, words)}
 export interface ClientPageState {
   /** The service's issuer (BASE_URL): what an app's library is pointed at. */
   issuer: string;
+  /** PREVIOUS_CLIENT_SECRET_HOURS: how long a rotated secret keeps working, 0 not at all. */
+  keepPreviousSecretHours: number;
   secret?: string | undefined;
   notice?: Words | undefined;
   errors?: FormErrors;
@@ -569,6 +571,7 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
   const logout = state.logout ?? { postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'), backchannelLogoutUri: client.backchannelLogoutUri ?? '' };
   const link = (href: string) => (chunks: Array<string | Html>) => html`<a href="${href}">${chunks}</a>`;
   const previous = livePreviousSecret(client, context.now);
+  const intro = rotationWords('apps.rotateIntro', state.keepPreviousSecretHours);
   return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
 <p><a href="/settings/developers">← ${t.text('apps.developersTitle')}</a></p>
 <h1>${client.name}</h1>
@@ -621,7 +624,7 @@ ${errorSummary(logoutErrors, words)}
 </section>
 ${client.type === 'confidential' ? html`<section class="card" aria-labelledby="secret-heading">
 <h2 id="secret-heading">${t.text('apps.clientSecret')}</h2>
-<p>${t.text('apps.rotateIntro')}</p>
+<p>${t.text(intro.key, intro.values)}</p>
 <form method="post" action="${base}/rotate-secret">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <button type="submit" class="secondary">${t.text('apps.rotateButton')}</button>
@@ -663,12 +666,21 @@ export function deletePreviousSecretConfirmation(t: Translator, client: Client):
   };
 }
 
-/** Rotating a client secret, asked first: the old secret keeps working for a while. */
-export function rotateSecretConfirmation(t: Translator, client: Client): Confirmation {
+/**
+ * What a rotation does to the old secret, in the words of `key` (the `…Kept` variant when the
+ * operator keeps a rotated secret working for `keepPreviousHours`, PREVIOUS_CLIENT_SECRET_HOURS).
+ */
+export function rotationWords(key: 'apps.rotateIntro' | 'apps.rotateConsequences' | 'apps.noticeRotated', keepPreviousHours: number): Words {
+  return keepPreviousHours > 0 ? { key: `${key}Kept`, values: { hours: keepPreviousHours } } : { key };
+}
+
+/** Rotating a client secret, asked first: the old secret fails at once, or keeps working a while. */
+export function rotateSecretConfirmation(t: Translator, client: Client, keepPreviousHours: number): Confirmation {
+  const words = rotationWords('apps.rotateConsequences', keepPreviousHours);
   return {
     section: '/settings/developers',
     title: t.text('apps.rotateTitle', { name: client.name }),
-    consequences: html`<p>${rich(t, 'apps.rotateConsequences', { b: (chunks) => html`<strong>${chunks}</strong>`, code })}</p>`,
+    consequences: html`<p>${rich(t, words.key, { ...words.values, b: (chunks) => html`<strong>${chunks}</strong>`, code })}</p>`,
     action: `/settings/developers/${client.clientId}/rotate-secret`,
     fields: {},
     button: t.text('apps.rotateConfirm'),

@@ -96,11 +96,11 @@ export class KyselyClientStore implements ClientStore {
     return rows.map(toClient);
   }
 
-  async rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant, now: Instant): Promise<boolean> {
+  async rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant | null, now: Instant): Promise<boolean> {
     // The right-hand sides read the row as it was (SQL's UPDATE semantics on both databases): the
-    // previous secret becomes the one being replaced.
+    // previous secret becomes the one being replaced, unless none is kept.
     const result = await this.db.updateTable('clients').set((eb) => ({
-      previous_secret_hash: eb.ref('secret_hash'),
+      previous_secret_hash: previousExpiresAt === null ? null : eb.ref('secret_hash'),
       previous_secret_expires_at: previousExpiresAt,
       secret_hash: secretHash,
       updated_at: now,
