@@ -7,6 +7,12 @@ import { translator } from '../i18n/catalogs.js';
 import { currentSignIn } from './plugins/session.js';
 import type { Html } from './views/html.js';
 
+/** The notice a page's `?notice=` names among `notices` (after a form's 303), if it names one. */
+export function noticeFrom<Notice>(request: FastifyRequest, notices: Readonly<Record<string, Notice>>): Notice | undefined {
+  const key = (request.query as { notice?: unknown } | undefined)?.notice;
+  return typeof key === 'string' && Object.hasOwn(notices, key) ? notices[key] : undefined;
+}
+
 /** Pages are per person and often hold a fresh secret or CSRF token: never cached. */
 export function sendPage(reply: FastifyReply, page: Html, status = 200): FastifyReply {
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(page.value);

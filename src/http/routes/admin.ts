@@ -27,7 +27,7 @@ import type { Role } from '../../core/staff/ports.js';
 import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnKeys, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
 import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
-import { sendPage, signInAgainPath } from '../pages.js';
+import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
   type ConsoleSection, type StaffConfirmation, appPage, appsPage, keysPage, memberPage, membersPage, overviewPage, rotateKeysPage, refusedPage, roleWord, staffConfirmationPage, staffLogPage, statusWord,
@@ -154,12 +154,12 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       stores.staffLog.list({ limit: 20, target: { kind: 'member', id: String(id) } }),
     ]);
     const context = await pageContext(request, reply);
-    const noticeKey = (request.query as { notice?: unknown }).notice;
+    const noticeKey = noticeFrom(request, NOTICES);
     return sendPage(reply, memberPage(context, staff, {
       user, role, email: email?.address, secondFactors, sessions, apps, tokens, securityLog: securityLog.items, staffLog,
       mayChange: refusalOnMember(staff, { id, role }) === undefined,
       mayChangeRole: refusalOnRole(staff, { id }) === undefined,
-      notice: typeof noticeKey === 'string' && Object.hasOwn(NOTICES, noticeKey) ? context.t.text(NOTICES[noticeKey]!) : undefined,
+      notice: noticeKey === undefined ? undefined : context.t.text(noticeKey),
     }));
   });
 
@@ -270,10 +270,10 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       ownerOf(client), stores.appDirectory.usage(clientId, clock.now() - DAY_MS), stores.staffLog.list({ limit: 20, target: { kind: 'app', id: clientId } }),
     ]);
     const context = await pageContext(request, reply);
-    const noticeKey = (request.query as { notice?: unknown }).notice;
+    const noticeKey = noticeFrom(request, APP_NOTICES);
     return sendPage(reply, appPage(context, staffOf(request), {
       client, owner, users: usage.users, tokensLastDay: usage.tokensSince, staffLog,
-      notice: typeof noticeKey === 'string' && Object.hasOwn(APP_NOTICES, noticeKey) ? context.t.text(APP_NOTICES[noticeKey]!) : undefined,
+      notice: noticeKey === undefined ? undefined : context.t.text(noticeKey),
     }));
   });
 

@@ -19,7 +19,7 @@ import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
-import { UNREADABLE_STATUS, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
+import { UNREADABLE_STATUS, noticeFrom, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
 import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
@@ -194,7 +194,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
   const { stores, clock } = app.deps;
 
   async function render(request: FastifyRequest, reply: FastifyReply, user: User, session: Session, state: Partial<SecurityPageState>, status: number) {
-    const query = request.query as { page?: unknown; notice?: unknown } | undefined;
+    const query = request.query as { page?: unknown } | undefined;
     const requested = typeof query?.page === 'string' && /^\d{1,6}$/.test(query.page) ? Number(query.page) : 0;
     const [factors, passkeys, sessions] = await Promise.all([
       secondFactorsOf(stores, user.id),
@@ -202,7 +202,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
       stores.sessions.listForUser(user.id, clock.now()),
     ]);
     const events = await stores.securityEvents.listForUser(user.id, requested * SECURITY_LOG_PAGE_SIZE, SECURITY_LOG_PAGE_SIZE);
-    const notice = typeof query?.notice === 'string' && Object.hasOwn(NOTICES, query.notice) ? NOTICES[query.notice] : undefined;
+    const notice = noticeFrom(request, NOTICES);
     return sendPage(reply, securityPage(await pageContext(request, reply), {
       factors, passkeys, sessions, currentSession: session.idHash, events, logPage: requested, notice, ...state,
     }), status);

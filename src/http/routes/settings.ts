@@ -29,7 +29,7 @@ import { confirmPassword, throttled } from '../../core/accounts/sign-in.js';
 import { formatUtc } from '../../core/time.js';
 import type { Translator } from '../../core/locales.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { UNREADABLE_STATUS, fieldValues, requireSignIn, requireUser, sendPage, signInAgainPath } from '../pages.js';
+import { UNREADABLE_STATUS, fieldValues, noticeFrom, requireSignIn, requireUser, sendPage, signInAgainPath } from '../pages.js';
 import {
   attemptOrigin, deviceCookie, endSession, eventOrigin, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, verifyCsrf,
 } from '../plugins/session.js';
@@ -60,14 +60,6 @@ const NOTICES: Readonly<Record<string, Words>> = {
   deactivated: { key: 'apps.noticeDeactivated' },
 };
 
-/** The notice `?notice=` names; `page` holds a page's own notices, whose words depend on the settings. */
-function noticeFrom(request: FastifyRequest, page: Readonly<Record<string, Words>> = {}): Words | undefined {
-  const key = (request.query as { notice?: unknown } | undefined)?.notice;
-  if (typeof key !== 'string') return undefined;
-  if (Object.hasOwn(page, key)) return page[key];
-  return Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
-}
-
 /** Every field an `InputError` names, for a form to show; anything else is thrown on. */
 function formErrors(error: unknown): readonly FormError[] {
   if (error instanceof InputError) return error.problems;
@@ -94,6 +86,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   const { stores, clock, audit, images } = app.deps;
   // Multipart only here, for the avatar upload; the limits stop a large file before it is read.
   await app.register(multipart, { limits: { fileSize: AVATAR_MAX_BYTES, files: 1, fields: 5, fieldSize: 1024, parts: 6 } });
+  // What a rotation did to the old secret depends on PREVIOUS_CLIENT_SECRET_HOURS.
+  const notices = { ...NOTICES, rotated: rotationWords('apps.noticeRotated', app.deps.settings.previousClientSecretHours) };
 
   /** Writes an event to the user's security log (issue 18 item 5), from this request's browser. */
   const logEvent = (request: FastifyRequest, user: User, kind: SecurityEventKind, detail: Record<string, string>) =>
@@ -130,7 +124,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/settings/profile', page, async (request, reply) => {
     const user = await signedIn(request, reply, '/settings/profile');
     if (!user) return reply;
-    return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { notice: noticeFrom(request), siteTimeZone }));
+    return sendPage(reply, profileSettingsPage(await pageContext(request, reply), user, { notice: noticeFrom(request, notices), siteTimeZone }));
   });
 
   type ProfileBody = Partial<Record<'bio' | 'nickname' | 'language' | 'time_zone', string>>;
@@ -249,7 +243,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' });
     const tokens = await stores.personalTokens.listForUser(user.id);
     return sendPage(reply, tokensPage(await pageContext(request, reply), {
-      tokens, now: clock.now(), notice: noticeFrom(request), created: shown && { token: shown.token ?? '', name: shown.name ?? '' },
+      tokens, now: clock.now(), notice: noticeFrom(request, notices), created: shown && { token: shown.token ?? '', name: shown.name ?? '' },
     }));
   });
 
@@ -329,7 +323,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const user = await signedIn(request, reply, '/settings/applications');
     if (!user) return reply;
     const apps = await listAuthorizedApplications(stores, user.id);
-    return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, { notice: noticeFrom(request) }));
+    return sendPage(reply, applicationsPage(await pageContext(request, reply), apps, { notice: noticeFrom(request, notices) }));
   });
 
   app.post('/settings/applications/revoke', { ...page, schema: form({ client_id: text }) },
@@ -453,7 +447,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId });
     return sendPage(reply, clientPage(await pageContext(request, reply), client, {
       ...clientPageSettings, secret: shown?.secret,
-      notice: noticeFrom(request, { rotated: rotationWords('apps.noticeRotated', app.deps.settings.previousClientSecretHours) }),
+      notice: noticeFrom(request, notices),
       signInAgain: isRecentSignIn(session, clock.now()) ? undefined : signInAgainPath(request.url),
     }));
   });
