@@ -664,8 +664,8 @@ async function measureRateCurve(start: (busyUs: number) => Promise<Server>, load
       const load = loadOf(server, busyUs);
       const runs: Measurement[] = [];
       for (let round = 0; round < rounds; round++) runs.push(await load.measure());
-      const cpu = median(runs.map((run) => run.cpuUsPerRequest));
-      const point = { busyUs, busyMeasuredUs, cpuUsPerRequest: cpu, rate: median(runs.map((run) => run.rate)), sendingUs: tenths(cpu - busyMeasuredUs) };
+      const { cpuUsPerRequest, rate } = overRounds(runs);
+      const point = { busyUs, busyMeasuredUs, cpuUsPerRequest, rate, sendingUs: tenths(cpuUsPerRequest - busyMeasuredUs) };
       log(`${load.label}: ${point.cpuUsPerRequest} µs CPU/req at ${fmt(point.rate)} /s, the work ${point.busyMeasuredUs.toFixed(1)} µs: sending ${point.sendingUs} µs`);
       points.push(point);
     } finally {
@@ -1205,7 +1205,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       : undefined;
     if (rateCurve && meResult) {
       const sendingUs = sendingCostAt(rateCurve, meResult.ours.rate);
-      meResult.ceilingAtOurRate = { sendingUs, cpuRatio: Math.round(sendingUs / meResult.ours.cpuUsPerRequest * 1000) / 1000 };
+      meResult.ceilingAtOurRate = { sendingUs, cpuRatio: ratioFigure(sendingUs / meResult.ours.cpuUsPerRequest) };
       meResult.met = meMet(meResult);
     }
 

@@ -4,7 +4,7 @@
 // limit. What any Fastify server must spend to send our answer. PORT, PROFILE_FILE, HEADERS_FILE.
 //
 // BUSY_US (default 0): CPU work added to each answer, about that many µs, to slow the server to
-// another's rate: what sending the answer costs depends on the rate it is sent at (`--rate-curve`,
+// another's rate: what sending the answer costs depends on the rate it is sent at (the rate curve,
 // docs/performance.md, "The rate effect"). The work is a loop that allocates nothing (so it adds no
 // garbage), sized at start; GET /busy answers what one answer's work measured there, in µs.
 import { readFileSync } from 'node:fs';
