@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS } from '../src/core/community/avatars.js';
 import { Visitor } from '../test/site/visitor.js';
 import { inputFiles, round, spread, watchChildren, writeAvatarReport } from './avatar-upload.js';
-import { TICKS_PER_SECOND, cpuTicks, freePort, peakRssMb, prepareDatabaseTarget, prepareRun, seedDatabase, serviceEnvironment, startService } from './run.js';
+import { TICKS_PER_SECOND, cpuTicks, peakRssMb, prepareDatabaseTarget, prepareRun, seedDatabase, serviceEnvironment, startService } from './run.js';
 import { SMOKE_SEED, seedSession } from './seed.js';
 
 const UPLOAD = '/settings/profile/avatar';
@@ -38,15 +38,14 @@ export async function runAvatarRoute(iterations: number, out: string | undefined
   const work = mkdtempSync(join(tmpdir(), 'avatar-route-'));
   try {
     const databaseUrl = await prepareDatabaseTarget(env, work, 'svc_bench_avatar');
-    const seedEnv = serviceEnvironment(databaseUrl, undefined, await freePort());
-    const { seeded, extra: sessionId } = await seedDatabase(seedEnv, SMOKE_SEED, 1, 'bench-avatar-route', log, undefined, async (deps) => {
+    const serviceEnv = serviceEnvironment(databaseUrl, undefined);
+    const { seeded, extra: sessionId } = await seedDatabase(serviceEnv, SMOKE_SEED, 1, 'bench-avatar-route', log, undefined, async (deps) => {
       const first = await deps.database.db.selectFrom('users').select('id').orderBy('id').limit(1).executeTakeFirstOrThrow();
       return seedSession(deps.database.db, first.id, deps.clock.now());
     });
     const inputs = [];
     for (const input of await inputFiles(work)) {
-      const port = await freePort();
-      const { server } = await startService(serviceEnvironment(databaseUrl, undefined, port), port, env, seeded.rotatingTokens[0]!);
+      const { server } = await startService(serviceEnv, env, seeded.rotatingTokens[0]!);
       try {
         const member = new Visitor(server.url);
         member.cookies.set('svc_session', sessionId!);

@@ -239,7 +239,7 @@ export function wrkAvailable(): boolean {
   return spawnSync('sh', ['-c', 'command -v wrk && command -v taskset']).status === 0;
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
@@ -290,11 +290,30 @@ export interface Server {
   stop(): Promise<void>;
 }
 
-/** Starts `node args` pinned to the server core; resolves once `readyPath` answers (or "ready" is printed). */
 /** The end of a server's output kept for the message when it fails to start or exits. */
 const OUTPUT_KEPT_CHARS = 4000;
 
-async function startServer(name: string, args: string[], env: Record<string, string | undefined>, port: number, readyPath?: string): Promise<Server> {
+/** How many ports a server is tried on before its start is given up. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts a server on a port free a moment before (`env` may depend on it: our BASE_URL names it).
+ * Another process can take that port before the child binds it (a `listen(0)` anywhere on the
+ * machine, a test beside this run), so a start refused with EADDRINUSE is tried on a new port.
+ */
+async function startServer(name: string, args: string[], env: Record<string, string | undefined> | ((port: number) => Record<string, string | undefined>), readyPath?: string): Promise<Server> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await startServerOn(name, args, typeof env === 'function' ? env(port) : env, port, readyPath);
+    } catch (error) {
+      if (attempt >= PORT_ATTEMPTS || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+/** Starts `node args` pinned to the server core on `port`; resolves once `readyPath` answers (or "ready" is printed). */
+async function startServerOn(name: string, args: string[], env: Record<string, string | undefined>, port: number, readyPath?: string): Promise<Server> {
   // A server that answers `readyPath` writes its standard output to a file: our server writes an
   // audit line per token it issues, synchronously, and through a pipe it waited whenever this
   // process, competing for the two cores, was late to drain it (refresh p99 at 64 connections
@@ -804,11 +823,11 @@ function databaseKind(databaseUrl: string): 'sqlite' | 'postgres' {
  * service then trusts (NODE_EXTRA_CA_CERTS: this process only, no setting of ours) and reaches on
  * 127.0.0.1 (CLIENT_METADATA_ALLOW_PRIVATE).
  */
-export function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, port: number, documentsCertFile?: string): Record<string, string> {
+export function serviceEnvironment(databaseUrl: string, redisUrl: string | undefined, documentsCertFile?: string): Record<string, string> {
   return {
     ...(documentsCertFile !== undefined && { NODE_EXTRA_CA_CERTS: documentsCertFile, CLIENT_METADATA_ALLOW_PRIVATE: '1' }),
     DATABASE_URL: databaseUrl, REDIS_URL: redisUrl ?? '', DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
-    RATE_LIMIT_PER_MINUTE: RATE_LIMIT, BASE_URL: `http://127.0.0.1:${port}`, WORKERS: '1', HOST: '127.0.0.1',
+    RATE_LIMIT_PER_MINUTE: RATE_LIMIT, WORKERS: '1', HOST: '127.0.0.1',
     // Scenario h1 pushes thousands a minute from one address for one app: counted, never refused.
     PAR_PER_MINUTE_PER_CLIENT: PUSH_LIMIT, PAR_PER_MINUTE_PER_ADDRESS: PUSH_LIMIT,
     REGISTRATIONS_PER_HOUR_PER_ADDRESS: REGISTRATION_LIMIT,
@@ -841,10 +860,11 @@ export async function seedDatabase<T = undefined>(
 }
 
 /** Starts our service (`dist/`) on the server core; resolves once `/me` answers 200 for `token`, with that answer. */
-export async function startService(serviceEnv: Record<string, string>, port: number, env: Record<string, string | undefined>, token: string) {
+export async function startService(serviceEnv: Record<string, string>, env: Record<string, string | undefined>, token: string) {
   // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
   const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
-  const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'], { ...SERVICE_PROCESS_ENV, ...serviceEnv }, port, '/readyz');
+  const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'],
+    (port) => ({ ...SERVICE_PROCESS_ENV, ...serviceEnv, BASE_URL: `http://127.0.0.1:${port}` }), '/readyz');
   const me = await fetch(`${server.url}${ME}`, { headers: { authorization: `Bearer ${token}` } });
   const meBody = await me.text();
   if (!me.ok) {
@@ -983,7 +1003,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const databaseUrl = await prepareDatabaseTarget(env, work);
     const database = databaseKind(databaseUrl);
     const redisUrl = env.REDIS_URL || undefined;
-    const port = await freePort();
     // Client ID metadata documents (scenarios e3, j2, j3) over https, as from a real host: a TLS
     // handshake per fetch included. Served by this process, which is not pinned: it also drains
     // our server's output, whose writes to the pipe are synchronous, so on wrk's core it held our
@@ -993,24 +1012,24 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const returningAgent = documents.document('/agents/returning.json', BENCH_AGENT, KEPT_A_DAY);
     const cachedAgents = Array.from({ length: CACHED_DOCUMENTS }, (_, i) => documents!.document(`/agents/kept-${i}.json`, BENCH_AGENT, KEPT_A_DAY));
     const coldAgents = documents.documentsUnder('/agents/cold/', BENCH_AGENT);
-    const serviceEnv = serviceEnvironment(databaseUrl, redisUrl, port, certificate.certFile);
+    const serviceEnv = serviceEnvironment(databaseUrl, redisUrl, certificate.certFile);
     const dpop = await DpopProofs.create();
     const { seeded, seeding } = await seedDatabase(serviceEnv, options.seed, chainSets(options.rounds), dpop.jkt, log, undefined, (deps) => seedDocumentApp(deps, returningAgent));
 
-    const { server: ours, meBody: profileText, meHeaders } = await startService(serviceEnv, port, env, seeded.rotatingTokens[0]!);
+    const { server: ours, meBody: profileText, meHeaders } = await startService(serviceEnv, env, seeded.rotatingTokens[0]!);
     servers.push(ours);
     const profileFile = join(work, 'profile.json');
     writeFileSync(profileFile, profileText);
     const headersFile = join(work, 'me-headers.json');
     writeFileSync(headersFile, JSON.stringify(meHeaders));
 
-    const ceiling = await startServer('ceiling', ['bench/servers/ceiling.mjs'], { PROFILE_FILE: profileFile }, await freePort());
+    const ceiling = await startServer('ceiling', ['bench/servers/ceiling.mjs'], { PROFILE_FILE: profileFile });
     servers.push(ceiling);
     // With BENCH_CPU_PROF the matched ceiling is profiled too (in a folder of its own), so the two
     // profiles show where ours spends what any Fastify server sending the same answer does not.
     const matchedProfile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(env.BENCH_CPU_PROF, 'matched-ceiling')] : [];
     const startMatched = async (busyUs = 0) => startServer('matched ceiling', [...SERVICE_NODE_FLAGS, ...(busyUs === 0 ? matchedProfile : []), 'bench/servers/matched-ceiling.mjs'],
-      { ...SERVICE_PROCESS_ENV, PROFILE_FILE: profileFile, HEADERS_FILE: headersFile, BUSY_US: String(busyUs) }, await freePort());
+      { ...SERVICE_PROCESS_ENV, PROFILE_FILE: profileFile, HEADERS_FILE: headersFile, BUSY_US: String(busyUs) });
     const matched = await startMatched();
     servers.push(matched);
     const selected = (id: string) => options.only === undefined || options.only.includes(id);
@@ -1020,7 +1039,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const peer = needsPeer ? await startServer('peer', ['bench/servers/peer.mjs'], {
       PEER_REDIRECT_URI: seeded.redirectUri, PEER_CLIENT_SECRET: PEER_SECRET, PEER_PROFILE: profileText, NODE_NO_WARNINGS: '1',
       ...(peerFile && { PEER_SQLITE: peerFile }),
-    }, await freePort()) : undefined;
+    }) : undefined;
     if (peer) servers.push(peer);
     const peerUsers = Math.min(200, options.seed.sessions);
     if (peer) log(`preparing the peer: ${peerUsers} sign-ins and ${options.seed.refreshChains * chainSets(options.rounds)} refresh chains`);
@@ -1079,7 +1098,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const ceilingMe = benchLoad('f: the ceiling, /me', ceiling, 'get.lua', ME, get(ME, files.rotating));
     const matchedMe = benchLoad('f: the matched ceiling, /me', matched, 'get.lua', ME, get(ME, files.rotating));
     // The lean route reads the tokens the peer issued from the peer's own file: only with a durable peer.
-    const lean = peer && peerFile ? await startServer('lean route', ['bench/servers/lean-me.mjs'], { PEER_SQLITE: peerFile, PROFILE_FILE: profileFile }, await freePort()) : undefined;
+    const lean = peer && peerFile ? await startServer('lean route', ['bench/servers/lean-me.mjs'], { PEER_SQLITE: peerFile, PROFILE_FILE: profileFile }) : undefined;
     if (lean) servers.push(lean);
     const leanMe = lean && benchLoad('g: the lean route over the peer, /me', lean, 'get.lua', ME, get(ME, files.peerTokens));
     // Without a peer (see needsPeer) its loads are never measured: they point at our server.
@@ -1262,9 +1281,8 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
     const redisUrl = env.REDIS_URL || undefined;
     const { jkt: dpopJkt } = await DpopProofs.create();
     const seedWith = async (accessTokens: number, rotatingTokens?: readonly string[]) => {
-      const port = await freePort();
-      const serviceEnv = serviceEnvironment(await prepareDatabaseTarget(env, work, `svc_bench_tokens_${accessTokens}`), redisUrl, port);
-      return { port, serviceEnv, ...await seedDatabase(serviceEnv, { ...options.seed, accessTokens }, chainSets(options.rounds), dpopJkt, log, rotatingTokens) };
+      const serviceEnv = serviceEnvironment(await prepareDatabaseTarget(env, work, `svc_bench_tokens_${accessTokens}`), redisUrl);
+      return { serviceEnv, ...await seedDatabase(serviceEnv, { ...options.seed, accessTokens }, chainSets(options.rounds), dpopJkt, log, rotatingTokens) };
     };
     const fewStored = await seedWith(few);
     const rotatingTokens = fewStored.seeded.rotatingTokens;
@@ -1273,8 +1291,8 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
 
     // Both servers stay up, pinned to the same core, and take turns round after round (as the main
     // run's comparisons do with --rounds): the idle one costs nothing, and the VM's drift cancels.
-    const meLoad = async ({ port, serviceEnv, seeding }: typeof fewStored) => {
-      const { server } = await startService(serviceEnv, port, env, rotatingTokens[0]!);
+    const meLoad = async ({ serviceEnv, seeding }: typeof fewStored) => {
+      const { server } = await startService(serviceEnv, env, rotatingTokens[0]!);
       servers.push(server);
       return { server, load: load(`/me with ${fmt(seeding.accessTokens)} stored access tokens`, server, 'get.lua', ME, get(ME, tokensFile), options) };
     };

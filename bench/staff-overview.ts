@@ -13,7 +13,7 @@ import { DEFAULT_SITE_TIME_ZONE, dayIn } from '../src/core/site-time.js';
 import { FIGURES } from '../src/core/staff/ports.js';
 import type { Deps } from '../src/deps.js';
 import {
-  type BenchOptions, type BenchReport, type ScenarioResult, type Server, buildReport, fmt, freePort, load, measureRounds, overRounds, peakRssMb,
+  type BenchOptions, type BenchReport, type ScenarioResult, type Server, buildReport, fmt, load, measureRounds, overRounds, peakRssMb,
   prepareDatabaseTarget, prepareRun, scenarioLine, seedDatabase, serviceEnvironment, starvedNote, starvedRuns, startService, writeLines, writeReport,
 } from './run.js';
 import { type SeededData, seedSession } from './seed.js';
@@ -49,11 +49,10 @@ export async function runStaffOverview(options: BenchOptions): Promise<BenchRepo
   try {
     const databaseUrl = await prepareDatabaseTarget(env, work);
     const redisUrl = env.REDIS_URL || undefined;
-    const port = await freePort();
-    const serviceEnv = serviceEnvironment(databaseUrl, redisUrl, port);
+    const serviceEnv = serviceEnvironment(databaseUrl, redisUrl);
     // No DPoP-bound token is used here: any thumbprint will do for the rows seeding writes.
     const { seeded, extra: sessionId, seeding } = await seedDatabase(serviceEnv, options.seed, 1, 'bench-staff-overview', log, undefined, signedInAdmin);
-    const { server } = await startService(serviceEnv, port, env, seeded.rotatingTokens[0]!);
+    const { server } = await startService(serviceEnv, env, seeded.rotatingTokens[0]!);
     servers.push(server);
 
     const cookie = `svc_session=${sessionId!}`;
