@@ -87,13 +87,23 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
 
   test('times on the security page are in the member\'s zone with its offset', async () => {
     const { visitor } = await member();
-    const signedInAt = /<td data-label="Signed in"><time datetime="([^"]+)" title="([^"]+)">/;
+    const signedInAt = /<td data-label="Signed in">[^<]*<time datetime="([^"]+)">([^<]+)<\/time>/;
     await visitor.post('/settings/profile', { time_zone: 'Asia/Taipei' });
     assert.deepEqual(signedInAt.exec((await visitor.get('/settings/security')).text)?.slice(1), ['2026-11-22T00:30:48Z', '2026-11-22 08:30 UTC+8']);
     await visitor.post('/settings/profile', { time_zone: 'Europe/London' });
     assert.deepEqual(signedInAt.exec((await visitor.get('/settings/security')).text)?.slice(1), ['2026-11-22T00:30:48Z', '2026-11-22 00:30 UTC'], 'London keeps UTC in November');
     await visitor.post('/settings/profile', { time_zone: '' });
     assert.equal(signedInAt.exec((await visitor.get('/settings/security')).text)?.[2], '2026-11-22 08:30 UTC+8', 'the site\'s zone, Asia/Shanghai');
+  });
+
+  test('a recent time shows its full time with the offset, the relative words beside it, in the page\'s language', async () => {
+    const { visitor } = await member();
+    const cell = /<td data-label="(?:Signed in|登录时间|登入時間)">([^]*?)<\/td>/;
+    const english = cell.exec((await visitor.get('/settings/security')).text)?.[1];
+    assert.match(english ?? '', /^\w[^<]* \(<time datetime="2026-11-22T00:30:48Z">2026-11-22 08:30 UTC\+8<\/time>\)$/);
+    await visitor.post('/settings/profile', { language: 'zh-CN' });
+    const chinese = cell.exec((await visitor.get('/settings/security')).text)?.[1];
+    assert.match(chinese ?? '', /^[^<\w]+（<time datetime="2026-11-22T00:30:48Z">2026-11-22 08:30 UTC\+8<\/time>）$/);
   });
 
   /** A member with something on every settings page: a token, an authorized app, an app of their own, two-step on. */

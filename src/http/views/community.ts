@@ -31,7 +31,7 @@ function counts(context: PageContext, post: PostSummary): Html {
   return html`<span>${t.text('community.likes', { count: post.likeCount })}</span> · <span>${t.text('community.comments', { count: post.commentCount })}</span> · <span>${t.text('community.views', { count: post.viewCount })}</span>`;
 }
 
-/** A post in a list: recent ones say "3 minutes ago", with the full time on hover. */
+/** A post in a list: recent ones add "3 minutes ago" to the full time. */
 function postCard(context: PageContext, post: PostSummary, options: { showAuthor: boolean }): Html {
   return html`<article class="card post-card">
   <h2><a href="/posts/${post.id}">${post.title}</a></h2>

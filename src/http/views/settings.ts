@@ -50,7 +50,7 @@ export function notice(t: Translator, words: Words | undefined): Html | string {
   return words ? html`<p class="notice" role="status">${t.text(words.key, words.values)}</p>` : '';
 }
 
-/** A time on a settings page: the reader's zone with its offset, "3 minutes ago" when recent; "never" for none. */
+/** A time on a settings page: the reader's zone with its offset, "3 minutes ago" beside it when recent; "never" for none. */
 export function at(reader: Reader, instant: Instant | null): Html {
   return instant === null ? html`<span class="muted">${reader.t.text('settings.never')}</span>` : timeOf(reader, instant, { relative: true });
 }

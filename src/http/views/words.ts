@@ -34,14 +34,14 @@ export function problemText(t: Translator, problem: Pick<FieldProblem, 'message'
 
 /**
  * A time in the reader's zone with its offset (`2026-11-24 11:16 UTC+8`), carrying the UTC instant
- * for machines; `relative` adds "3 minutes ago" in the page's language when it is recent.
+ * for machines; `relative` puts "3 minutes ago" in the page's language before it when it is recent.
+ * The full time is always shown, never only in a title (INTERFACE section 12: every time a page
+ * shows carries its offset; a phone has no hover).
  */
 export function timeOf(reader: Reader, instant: Instant, options: { relative?: boolean } = {}): Html {
-  const shown = formatSiteTime(instant, reader.timeZone);
+  const time = html`<time datetime="${machineTime(instant)}">${formatSiteTime(instant, reader.timeZone)}</time>`;
   const ago = options.relative ? relativeTime(instant, reader.now, reader.t.locale) : undefined;
-  return ago === undefined
-    ? html`<time datetime="${machineTime(instant)}">${shown}</time>`
-    : html`<time datetime="${machineTime(instant)}" title="${shown}">${ago}</time>`;
+  return ago === undefined ? time : rich(reader.t, 'common.recentTime', { ago, time });
 }
 
 /** A day in the reader's zone, as their language writes a date alone, carrying the day for machines. */
