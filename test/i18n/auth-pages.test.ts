@@ -126,6 +126,21 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     }
   });
 
+  test('a nickname far over 30 characters at sign-up gets the nickname\'s own message in the reader\'s language, the form kept, never the bare error page', async () => {
+    // Length is the core's rule with the core's words (docs/site.md, "Pages and errors"): a pasted
+    // paragraph must read "nickname is 1 to 30 characters", not "go back to the app".
+    for (const length of [31, 1001, 5000]) {
+      const username = name('long');
+      const visitor = new Visitor(t.baseUrl);
+      visitor.cookies.set('lang', 'zh-CN');
+      const refused = await visitor.post('/signup', { username, nickname: '林'.repeat(length), password: PASSWORD, return_to: '/' });
+      assert.equal(refused.status, 400, `${length} characters`);
+      assert.match(refused.text, /<p class="field-error" id="nickname-error">昵称为 1 到 30 个字符。<\/p>/, `${length} characters`);
+      assert.ok(refused.text.includes(`name="username" value="${username}"`), `${length} characters: the username is kept`);
+      assert.equal(await t.deps.stores.users.findByUsername(username), undefined);
+    }
+  });
+
   test('the sign-up page welcomes, and offers to show the password by a script file, hidden without it', async () => {
     const page = (await new Visitor(t.baseUrl).get('/signup')).text;
     assert.match(page, /<p>Welcome! /);
