@@ -84,6 +84,25 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     }
   });
 
+  test('a member or a post that does not exist is "page not found" in the reader\'s language, as an address no route takes is', async () => {
+    const words = {
+      en: { heading: 'Page not found', message: 'There is nothing at this address.' },
+      'zh-CN': { heading: '找不到页面', message: '这个地址没有内容。' },
+      'zh-TW': { heading: '找不到頁面', message: '這個網址沒有內容。' },
+    } as const;
+    for (const locale of ['en', 'zh-CN', 'zh-TW'] as const) {
+      const visitor = new Visitor(t.baseUrl);
+      visitor.cookies.set('lang', locale);
+      for (const path of ['/u/nosuchmember', '/posts/2147483647', '/no/such/page']) {
+        const page = await visitor.get(path);
+        assert.equal(page.status, 404, `${locale} ${path}`);
+        assert.equal(langOf(page.text), locale, `${locale} ${path}`);
+        assert.equal(headingOf(page.text)?.trim(), words[locale].heading, `${locale} ${path}`);
+        assert.ok(page.text.includes(`<p>${words[locale].message}</p>`), `${locale} ${path}: ${page.text}`);
+      }
+    }
+  });
+
   test('after POST /logout the page says the person is signed out', async () => {
     const { visitor } = await signedInMember(t, name('leaver'), PASSWORD);
     const csrf = await visitor.csrf();
