@@ -121,13 +121,17 @@ export function machineTime(instant: Instant): string {
   return new Date(Math.floor(instant / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-/** One formatter a language, made once: a settings page shows dozens of times. */
+/**
+ * One formatter a language, made once: a settings page shows dozens of times. Counted always
+ * ("1 day ago", "1天前"), never "yesterday" or "last month": the count is of elapsed time, and 37
+ * hours ago can be two days back on the calendar shown beside it.
+ */
 const relativeFormats: Readonly<Record<Locale, Intl.RelativeTimeFormat>> = Object.fromEntries(
-  LOCALES.map((locale) => [locale, new Intl.RelativeTimeFormat(locale, { numeric: 'auto' })]),
+  LOCALES.map((locale) => [locale, new Intl.RelativeTimeFormat(locale, { numeric: 'always' })]),
 ) as Record<Locale, Intl.RelativeTimeFormat>;
 
-/** "Just now" as Chinese sites write it; Intl's 现在 / 現在 reads as "at present". */
-const JUST_NOW: Partial<Record<Locale, string>> = { 'zh-CN': '刚刚', 'zh-TW': '剛剛' };
+/** "Just now" as each language's sites write it; Intl's 现在 / 現在 reads as "at present". */
+const JUST_NOW: Readonly<Record<Locale, string>> = { en: 'now', 'zh-CN': '刚刚', 'zh-TW': '剛剛' };
 
 const UNITS: ReadonlyArray<[Intl.RelativeTimeFormatUnit, number]> = [['year', 365 * 86_400], ['month', 30 * 86_400], ['day', 86_400], ['hour', 3600], ['minute', 60]];
 
@@ -136,8 +140,7 @@ export function relativeTime(instant: Instant, now: Instant, locale: Locale): st
   const seconds = Math.round((instant - now) / 1000);
   const absolute = Math.abs(seconds);
   if (absolute > 45 * 86_400) return undefined;
-  const format = relativeFormats[locale];
-  if (absolute < 60) return JUST_NOW[locale] ?? format.format(0, 'second');
+  if (absolute < 60) return JUST_NOW[locale];
   const [unit, size] = UNITS.find(([, s]) => absolute >= s)!;
-  return format.format(Math.trunc(seconds / size), unit);
+  return relativeFormats[locale].format(Math.trunc(seconds / size), unit);
 }

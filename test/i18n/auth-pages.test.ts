@@ -84,6 +84,25 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     }
   });
 
+  test('a member or a post that does not exist is "page not found" in the reader\'s language, as an address no route takes is', async () => {
+    const words = {
+      en: { heading: 'Page not found', message: 'There is nothing at this address.' },
+      'zh-CN': { heading: '找不到页面', message: '这个地址没有内容。' },
+      'zh-TW': { heading: '找不到頁面', message: '這個網址沒有內容。' },
+    } as const;
+    for (const locale of ['en', 'zh-CN', 'zh-TW'] as const) {
+      const visitor = new Visitor(t.baseUrl);
+      visitor.cookies.set('lang', locale);
+      for (const path of ['/u/nosuchmember', '/posts/2147483647', '/no/such/page']) {
+        const page = await visitor.get(path);
+        assert.equal(page.status, 404, `${locale} ${path}`);
+        assert.equal(langOf(page.text), locale, `${locale} ${path}`);
+        assert.equal(headingOf(page.text)?.trim(), words[locale].heading, `${locale} ${path}`);
+        assert.ok(page.text.includes(`<p>${words[locale].message}</p>`), `${locale} ${path}: ${page.text}`);
+      }
+    }
+  });
+
   test('after POST /logout the page says the person is signed out', async () => {
     const { visitor } = await signedInMember(t, name('leaver'), PASSWORD);
     const csrf = await visitor.csrf();
@@ -122,6 +141,21 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
       assert.match(refused.text, /<input type="text" id="nickname" name="nickname"[^>]*aria-invalid="true"/);
       assert.match(refused.text, /<p class="field-error" id="nickname-error">Use letters, digits, punctuation and single spaces of any script/);
       assert.equal(hidden(refused.text, 'return_to'), '/');
+      assert.equal(await t.deps.stores.users.findByUsername(username), undefined);
+    }
+  });
+
+  test('a nickname far over 30 characters at sign-up gets the nickname\'s own message in the reader\'s language, the form kept, never the bare error page', async () => {
+    // Length is the core's rule with the core's words (docs/site.md, "Pages and errors"): a pasted
+    // paragraph must read "nickname is 1 to 30 characters", not "go back to the app".
+    for (const length of [31, 1001, 5000]) {
+      const username = name('long');
+      const visitor = new Visitor(t.baseUrl);
+      visitor.cookies.set('lang', 'zh-CN');
+      const refused = await visitor.post('/signup', { username, nickname: '林'.repeat(length), password: PASSWORD, return_to: '/' });
+      assert.equal(refused.status, 400, `${length} characters`);
+      assert.match(refused.text, /<p class="field-error" id="nickname-error">昵称为 1 到 30 个字符。<\/p>/, `${length} characters`);
+      assert.ok(refused.text.includes(`name="username" value="${username}"`), `${length} characters: the username is kept`);
       assert.equal(await t.deps.stores.users.findByUsername(username), undefined);
     }
   });

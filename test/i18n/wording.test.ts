@@ -22,6 +22,20 @@ test('a time within the minute reads "just now" as Chinese sites write it: 刚�
   assert.equal(relativeTime(now - 3 * 60_000, now, 'zh-CN'), '3分钟前');
 });
 
+test('a recent time\'s words never contradict the full time beside them: a day and more ago is counted, never "yesterday" or "last month"', () => {
+  // 2026-11-25 09:00 UTC+8, and 37 hours before it: 2026-11-23 20:00 UTC+8, two days back on the
+  // calendar, which "昨天" beside "（2026-11-23 20:00 UTC+8）" would contradict.
+  const now = Date.UTC(2026, 10, 25, 1);
+  assert.equal(relativeTime(now - 37 * 3_600_000, now, 'zh-CN'), '1天前');
+  assert.equal(relativeTime(now - 37 * 3_600_000, now, 'zh-TW'), '1 天前');
+  assert.equal(relativeTime(now - 37 * 3_600_000, now, 'en'), '1 day ago');
+  assert.equal(relativeTime(now - 60 * 3_600_000, now, 'zh-CN'), '2天前');
+  // 2026-12-31 and 30 days before it, 2026-12-01: the same month, not "上个月".
+  const newYearsEve = Date.UTC(2026, 11, 31, 1);
+  assert.equal(relativeTime(newYearsEve - 30 * 86_400_000, newYearsEve, 'zh-CN'), '1个月前');
+  assert.equal(relativeTime(newYearsEve - 30 * 86_400_000, newYearsEve, 'en'), '1 month ago');
+});
+
 forEachDatabase('the words of the pages', (database) => {
   let t: TestApp;
   before(async () => { t = await startTestApp(database); });

@@ -11,6 +11,7 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { writePost } from '../../src/core/community/posts.js';
+import { pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
@@ -230,6 +231,27 @@ describe('site in a browser', () => {
     const { context, page } = await signedInContext('linker', 'linker password 1');
     await page.setViewportSize(PHONE);
     for (const path of ['/', `/posts/${post.id}`, '/u/linker', '/settings/developers', `/settings/developers/${client.clientId}`]) {
+      await page.goto(`${t.baseUrl}${path}`);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(width <= PHONE.width, `${path} is ${width} px wide on a ${PHONE.width} px phone`);
+    }
+    await context.close();
+  });
+
+  test('a nickname of one long word wraps at phone width: the header, the consent page and the sign-out question never scroll sideways', async () => {
+    // 30 letters and no space is a nickname the rules allow (INTERFACE section 12), wider than a phone.
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'longname_member_of_thirty_char', nickname: 'W'.repeat(30), password: 'longname password 1' });
+    const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'Long name', body: 'Hello', category: 'General', status: 'published' });
+    const { client } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Wide App', type: 'confidential', redirectUris: ['https://wide.example/cb'], ownerId: user.id,
+    });
+    const query = new URLSearchParams({
+      response_type: 'code', client_id: client.clientId, redirect_uri: 'https://wide.example/cb', scope: 'profile:read',
+      state: 'wide-state', code_challenge: pkcePair().challenge, code_challenge_method: 'S256',
+    });
+    const { context, page } = await signedInContext('longname_member_of_thirty_char', 'longname password 1');
+    await page.setViewportSize(PHONE);
+    for (const path of ['/', `/posts/${post.id}`, '/u/longname_member_of_thirty_char', '/settings/profile', `/oauth/authorize?${query}`, '/logout']) {
       await page.goto(`${t.baseUrl}${path}`);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(width <= PHONE.width, `${path} is ${width} px wide on a ${PHONE.width} px phone`);

@@ -113,6 +113,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
  */
 const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   invalid_request: { key: 'errors.invalidRequest' },
+  not_found: { key: 'errors.nothingHere' },
   invalid_client: { key: 'errors.unknownApp' },
   unauthorized_client: { key: 'errors.unknownApp' },
   access_denied: { key: 'errors.accessDenied' },
@@ -128,7 +129,8 @@ const FORM_EXPIRED: Words = { key: 'errors.formExpired' };
 async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: OAuthError): Promise<Html> {
   const context = await pageContext(request, reply);
   const { t } = context;
-  const heading = t.text(error.status >= 500 ? 'errors.somethingWentWrong' : 'errors.didNotWork');
+  // A member or post that does not exist reads as an address no route takes: "Page not found".
+  const heading = t.text(error.status >= 500 ? 'errors.somethingWentWrong' : error.status === 404 ? 'errors.notFound' : 'errors.didNotWork');
   if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description);
   const words = error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED : PAGE_WORDS[error.code] ?? { key: 'errors.generic' };
   return errorPage(context, heading, t.text(words.key), error.description);

@@ -39,7 +39,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     schema: {
       body: {
         type: 'object',
-        properties: { username: { type: 'string' }, nickname: { type: 'string', maxLength: 1000 }, password: { type: 'string' }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string' } },
+        properties: { username: { type: 'string' }, nickname: { type: 'string' }, password: { type: 'string' }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string' } },
       },
     },
   }, async (request: FastifyRequest<{ Body: SignUpBody }>, reply) => {
