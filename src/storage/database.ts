@@ -500,7 +500,7 @@ interface Remembered {
 /** The rows `firstRemembered` keeps for one query, by key, and the tables the query reads. */
 interface RememberedQuery {
   reads: TableReads;
-  rows: Map<string, Remembered>;
+  rows: Map<string | number, Remembered>;
 }
 
 /** Rows `firstRemembered` keeps per query; past it, the oldest goes first. */
@@ -613,15 +613,41 @@ export class CompiledQueries {
   }
 
   /**
+   * Whether `firstOfEachRemembered` answers from memory (SQLite). On PostgreSQL it would read each
+   * row again, a round trip, where a join in the caller's query costs none.
+   */
+  get remembers(): boolean {
+    return this.sqlite !== undefined;
+  }
+
+  /**
+   * `first` of `build` for each of `keys` (its one parameter), as `firstRemembered` reads one, with
+   * one generation for all: for the category names of a page of posts, which SQLite read by twenty
+   * seeks of the categories table through a join, 8.6 µs of a first page's 45 (decision 44). A
+   * key read before, with no write since to a table the query reads, costs a map lookup.
+   */
+  async firstOfEachRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, keys: readonly (string | number)[]): Promise<Array<R | undefined>> {
+    const query = this.remembered.get(build);
+    const generation = query === undefined || db.isTransaction ? undefined : this.sqlite?.generation(query.reads);
+    const found: Array<R | undefined> = [];
+    for (const key of keys) {
+      const hit = generation === undefined ? undefined : query!.rows.get(key);
+      found.push(hit !== undefined && hit.generation === generation ? hit.row as R
+        : db.isTransaction ? await this.first(db, build, [key]) : await this.firstRemembered(db, build, key));
+    }
+    return found;
+  }
+
+  /**
    * `first` of `build` with the one parameter `key`, answered from memory when it found a row for
    * `key` before and no table the query reads has been written since, by this process or another
    * (`SqliteWriteWatch`); on SQLite, outside transactions (`lookup`). For the bearer lookups (issue
-   * 8) and the client of a token request (issue 35): a token's row, its grant, client and user do
-   * not change between most requests, and a write to a table the query reads (or one that cascades
-   * into it, or one the watch cannot place, or any commit of another connection) makes every row
-   * remembered for the query be read again.
+   * 8), the client of a token request (issue 35) and a page's category names: a token's row, its
+   * grant, client and user, a category, do not change between most requests, and a write to a
+   * table the query reads (or one that cascades into it, or one the watch cannot place, or any
+   * commit of another connection) makes every row remembered for the query be read again.
    */
-  private async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, key: string): Promise<R | undefined> {
+  private async firstRemembered<R>(db: Kysely<Database>, build: QueryBuilder<R>, key: string | number): Promise<R | undefined> {
     let query = this.remembered.get(build);
     if (query === undefined) {
       if (this.sqlite === undefined) return this.first(db, build, [key]);

@@ -867,6 +867,28 @@ forEachDatabase('storage contract', (database) => {
     }
   });
 
+  // On SQLite a page's category names are remembered apart from its rows (decision 44): the
+  // service never renames a category, but a write to the table by anyone has them read again.
+  test('a page of posts shows a category renamed by another connection (another instance or process) from the next turn of the event loop on', async () => {
+    const author = await newUser();
+    const [first, second] = [await stores.posts.ensureCategory(unique('Old')), await stores.posts.ensureCategory(unique('Kept'))];
+    for (const [i, category] of [first, second, first].entries()) {
+      await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'published' }, T0 + i);
+    }
+    const names = async () => (await stores.posts.listPublishedByAuthor(author.id, 0, 10)).items.map((post) => post.categoryName);
+    const otherHandle = openDatabase(database.target);
+    try {
+      // Read twice before the other connection writes, so remembered names exist.
+      for (let i = 0; i < 2; i++) assert.deepEqual(await names(), [first.name, second.name, first.name]);
+      const renamed = unique('New');
+      await otherHandle.db.updateTable('categories').set({ name: renamed }).where('id', '=', first.id).execute();
+      await nextTurn();
+      assert.deepEqual(await names(), [renamed, second.name, renamed]);
+    } finally {
+      await otherHandle.close();
+    }
+  });
+
   // On SQLite another connection's commit is looked for once per turn of the event loop (the
   // requests of one turn are concurrent with it): from the next turn on, every lookup sees it.
   test('the bearer lookups see what another connection (another instance or process) committed, from the next turn of the event loop on', async () => {

@@ -39,25 +39,34 @@ function selectPosts(db: Kysely<Database>) {
  * covering index's `status = 'published'` applies. The author and the status are the caller's,
  * not selected: every column selected is a property of each row better-sqlite3 hands over.
  */
-function publishedPageByAuthor(db: Kysely<Database>) {
-  return db.selectFrom('posts')
-    .innerJoin('categories', 'categories.id', 'posts.category_id')
+function publishedPageByAuthor(db: Kysely<Database>, categoryName: CategoryName) {
+  const page = db.selectFrom('posts')
     .select([
-      'posts.id', 'posts.category_id', 'categories.name as category_name', 'posts.title', 'posts.excerpt',
+      'posts.id', 'posts.category_id', 'posts.title', 'posts.excerpt',
       'posts.like_count', 'posts.comment_count', 'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ])
     .where('posts.author_id', '=', 0).where('posts.status', '=', sql<'published'>`'published'`);
+  return categoryName === 'joined'
+    ? page.innerJoin('categories', 'categories.id', 'posts.category_id').select('categories.name as category_name')
+    : page;
 }
 
-const pageFromEnd = (order: 'desc' | 'asc') => (db: Kysely<Database>) => publishedPageByAuthor(db)
-  .orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
+/**
+ * Where a page's category names come from: the page's query joins them (PostgreSQL, where the
+ * join costs no round trip), or the store reads them apart, remembered (SQLite, where the join's
+ * twenty seeks of the categories table were 8.6 µs of the first page's 45: `categoryNameById`).
+ */
+type CategoryName = 'joined' | 'apart';
 
-const pageAfterSkipping = (skipFrom: 'desc' | 'asc') => (db: Kysely<Database>) => {
+const pageFromEnd = (order: 'desc' | 'asc', categoryName: CategoryName) => (db: Kysely<Database>) =>
+  publishedPageByAuthor(db, categoryName).orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
+
+const pageAfterSkipping = (skipFrom: 'desc' | 'asc', categoryName: CategoryName) => (db: Kysely<Database>) => {
   const first = db.selectFrom('posts').select(['created_at', 'id'])
     .where('author_id', '=', 0).where('status', '=', 'published')
     .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(1).offset(0);
   // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
-  return publishedPageByAuthor(db).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
+  return publishedPageByAuthor(db, categoryName).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
     .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
 };
 
@@ -65,30 +74,41 @@ const pageAfterSkipping = (skipFrom: 'desc' | 'asc') => (db: Kysely<Database>) =
 const SKIPPED_IN_PAGE_INDEX = 200;
 
 /** Each built once: `CompiledQueries` keeps a compiled query per builder. */
-const pageFromNewest = pageFromEnd('desc');
-const pageFromOldest = pageFromEnd('asc');
-const pageSkippingFromNewest = pageAfterSkipping('desc');
-const pageSkippingFromOldest = pageAfterSkipping('asc');
+const pageBuilders = (categoryName: CategoryName) => ({
+  fromNewest: pageFromEnd('desc', categoryName),
+  fromOldest: pageFromEnd('asc', categoryName),
+  skippingFromNewest: pageAfterSkipping('desc', categoryName),
+  skippingFromOldest: pageAfterSkipping('asc', categoryName),
+});
+const pages = { joined: pageBuilders('joined'), apart: pageBuilders('apart') };
 
 /**
  * The query that reads the page of `limit` posts `offset` from the newest, with its parameters;
  * `reversed`: its rows come oldest first. `total`, the author's published posts, is known for any
  * page but the first, which starts at the newest post whatever it is (exported for bench/posts-pieces.ts).
  */
-export function pageQuery(authorId: number, offset: number, limit: number, total?: number) {
+export function pageQuery(authorId: number, offset: number, limit: number, total: number | undefined, categoryName: CategoryName) {
+  const page = pages[categoryName];
   // The page's first post, counted from the oldest.
   const fromOldest = total === undefined ? offset : total - 1 - offset;
   if (fromOldest >= offset) {
     return offset <= SKIPPED_IN_PAGE_INDEX
-      ? { build: pageFromNewest, parameters: [authorId, limit, offset], reversed: false }
-      : { build: pageSkippingFromNewest, parameters: [authorId, authorId, 'published', 1, offset, limit], reversed: false };
+      ? { build: page.fromNewest, parameters: [authorId, limit, offset], reversed: false }
+      : { build: page.skippingFromNewest, parameters: [authorId, authorId, 'published', 1, offset, limit], reversed: false };
   }
   // The posts older than the page's last one.
   const older = Math.max(0, fromOldest + 1 - limit);
   return older <= SKIPPED_IN_PAGE_INDEX
-    ? { build: pageFromOldest, parameters: [authorId, fromOldest + 1 - older, older], reversed: true }
-    : { build: pageSkippingFromOldest, parameters: [authorId, authorId, 'published', 1, fromOldest, limit], reversed: false };
+    ? { build: page.fromOldest, parameters: [authorId, fromOldest + 1 - older, older], reversed: true }
+    : { build: page.skippingFromOldest, parameters: [authorId, authorId, 'published', 1, fromOldest, limit], reversed: false };
 }
+
+/**
+ * A category's name by its id, for a page read without the join (SQLite). A category is never
+ * renamed or removed by the service, but the name is remembered as the bearer rows are (decision
+ * 8), so any write to `categories`, by this process or another, has it read again.
+ */
+const categoryNameById = (db: Kysely<Database>) => db.selectFrom('categories').select('name').where('id', '=', 0);
 
 /**
  * The author's published posts, counted by triggers as they change (migration 2026-11-23-0080),
@@ -153,11 +173,15 @@ export class KyselyPostStore implements PostStore {
     // a later page waits for the total, which says which end its first post is nearer to.
     const total = offset === 0 ? undefined : Number((await counted)?.n ?? 0);
     if (total !== undefined && offset >= total) return { items: [], total };
-    const page = pageQuery(authorId, offset, limit, total);
+    const page = pageQuery(authorId, offset, limit, total, this.queries.remembers ? 'apart' : 'joined');
     const [rows, count] = await Promise.all([this.queries.rowViews(this.db, page.build, page.parameters), counted]);
     // An author whose account row is gone has no posts left either (they go with it).
     if (count === undefined) return { items: [], total: 0 };
-    const items = rows.map((row) => toPostOf(row, authorId, 'published', count));
+    const names = this.queries.remembers
+      ? await this.queries.firstOfEachRemembered(this.db, categoryNameById, rows.map((row) => row.category_id))
+      : undefined;
+    // Without `names` each row holds its category's name (`toPostOf`'s default).
+    const items = rows.map((row, i) => toPostOf(row, authorId, 'published', count, names?.[i]?.name));
     return { items: page.reversed ? items.reverse() : items, total: Number(count.n) };
   }
 
@@ -241,7 +265,7 @@ export class KyselyPostStore implements PostStore {
 }
 
 type PostRow = {
-  id: number; category_id: number; category_name: string; title: string; excerpt: string | null;
+  id: number; category_id: number; category_name?: string; title: string; excerpt: string | null;
   like_count: number; comment_count: number; view_count: number; created_at: number; updated_at: number;
 };
 
@@ -257,13 +281,14 @@ function toPostSummary(row: PostRow & AuthorRow & { author_id: number; status: s
   return toPostOf(row, row.author_id, row.status as PostStatus, row);
 }
 
-function toPostOf(row: PostRow, authorId: number, status: PostStatus, author: AuthorRow): PostSummary {
+function toPostOf(row: PostRow, authorId: number, status: PostStatus, author: AuthorRow, categoryName = row.category_name): PostSummary {
   return {
     id: row.id,
     authorId,
     ...authorNames(author),
     categoryId: row.category_id,
-    categoryName: row.category_name,
+    // A foreign key holds every post's category, so a name is missing only if it went meanwhile.
+    categoryName: categoryName ?? '',
     title: row.title,
     // Null only between a migration and its fill step (see schema.ts): shown as no excerpt.
     excerpt: row.excerpt ?? '',
