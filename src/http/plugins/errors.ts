@@ -125,12 +125,19 @@ const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
 /** The refusal of `verifyCsrf`, the one 403 `invalid_request` (a form kept open too long, or sent from another site). */
 const FORM_EXPIRED: Words = { key: 'errors.formExpired' };
 
+/**
+ * An error page's heading by its status, for a route's error and an address no route takes alike:
+ * a member or post that does not exist reads as a missing address, "Page not found".
+ */
+function errorHeading(status: number): string {
+  return status >= 500 ? 'errors.somethingWentWrong' : status === 404 ? 'errors.notFound' : 'errors.didNotWork';
+}
+
 /** The error page of `error`: its heading and words in the reader's language. */
 async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: OAuthError): Promise<Html> {
   const context = await pageContext(request, reply);
   const { t } = context;
-  // A member or post that does not exist reads as an address no route takes: "Page not found".
-  const heading = t.text(error.status >= 500 ? 'errors.somethingWentWrong' : error.status === 404 ? 'errors.notFound' : 'errors.didNotWork');
+  const heading = t.text(errorHeading(error.status));
   if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description);
   const words = error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED : PAGE_WORDS[error.code] ?? { key: 'errors.generic' };
   return errorPage(context, heading, t.text(words.key), error.description);
@@ -161,7 +168,7 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
     // request no route matched passed through no scope, so the page's cookies are read here.
     request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
     const context = await pageContext(request, reply, { mintCsrf: false });
-    const heading = context.t.text(error.status === 404 ? 'errors.notFound' : 'errors.didNotWork');
+    const heading = context.t.text(errorHeading(error.status));
     return reply.type('text/html; charset=utf-8').send(errorPage(context, heading, page(context.t)).value);
   };
 }
