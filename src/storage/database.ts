@@ -503,6 +503,12 @@ interface RememberedQuery {
   rows: Map<string | number, Remembered>;
 }
 
+/** The row remembered for `key` if it was read at `generation`: no table its query reads written since. */
+function rememberedAt<R>(query: RememberedQuery, key: string | number, generation: number): R | undefined {
+  const hit = query.rows.get(key);
+  return hit !== undefined && hit.generation === generation ? hit.row as R : undefined;
+}
+
 /** Rows `firstRemembered` keeps per query; past it, the oldest goes first. */
 const REMEMBERED_ROWS = 5_000;
 
@@ -631,8 +637,8 @@ export class CompiledQueries {
     const generation = query === undefined || db.isTransaction ? undefined : this.sqlite?.generation(query.reads);
     const found: Array<R | undefined> = [];
     for (const key of keys) {
-      const hit = generation === undefined ? undefined : query!.rows.get(key);
-      found.push(hit !== undefined && hit.generation === generation ? hit.row as R
+      const remembered = generation === undefined ? undefined : rememberedAt<R>(query!, key, generation);
+      found.push(remembered !== undefined ? remembered
         : db.isTransaction ? await this.first(db, build, [key]) : await this.firstRemembered(db, build, key));
     }
     return found;
@@ -656,15 +662,15 @@ export class CompiledQueries {
     }
     const generation = this.sqlite?.generation(query.reads);
     if (generation === undefined) return this.first(db, build, [key]);
-    const rows = query.rows;
-    const hit = rows.get(key);
-    if (hit !== undefined && hit.generation === generation) return hit.row as R;
+    const remembered = rememberedAt<R>(query, key, generation);
+    if (remembered !== undefined) return remembered;
     // No await before the query: with the connection free, it runs in this same turn, so the row
     // is what the database held at `generation`.
     const row = await this.first(db, build, [key]);
+    const rows = query.rows;
     if (row === undefined) rows.delete(key);
     else {
-      if (rows.size >= REMEMBERED_ROWS && hit === undefined) rows.delete(rows.keys().next().value!);
+      if (rows.size >= REMEMBERED_ROWS && !rows.has(key)) rows.delete(rows.keys().next().value!);
       rows.set(key, { generation, row });
     }
     return row;
