@@ -17,6 +17,21 @@ test('a nickname is 1 to 30 characters, counted as characters, not UTF-16 units'
   refused('林'.repeat(31));
 });
 
+test('a nickname longer than any normalisation could bring to 30 characters is refused before it is normalised', () => {
+  const normalize = String.prototype.normalize;
+  let normalised = 0;
+  String.prototype.normalize = function (this: string, form?: string) { normalised++; return normalize.call(this, form); };
+  try {
+    refused('\u0344'.repeat(32_500));
+    refused(` ${'林'.repeat(241)} `);
+  } finally {
+    String.prototype.normalize = normalize;
+  }
+  assert.equal(normalised, 0);
+  // The bound keeps every value that normalises to 30: thirty of U+1F82, each written as its four-part decomposition.
+  assert.equal(checkNickname('\u03B1\u0313\u0300\u0345'.repeat(30)), '\u1F82'.repeat(30));
+});
+
 test('control, format, bidi and zero-width characters are refused', () => {
   for (const c of ['\u0000', '\u202E', '\u2066', '\u200B', '\u200D', '\uFEFF', '\u{E0041}']) refused(`a${c}b`);
 });
