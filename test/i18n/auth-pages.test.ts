@@ -103,6 +103,17 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     }
   });
 
+  test('an action on something already gone says it did not work, not "page not found": the page is there', async () => {
+    const { visitor } = await signedInMember(t, name('twotabs'), PASSWORD);
+    visitor.cookies.set('lang', 'zh-CN');
+    const csrf = await visitor.csrf();
+    const revoked = await visitor.post('/settings/tokens/revoke', { token_id: '2147483647', confirm: 'yes' }, { csrf });
+    assert.equal(revoked.status, 404);
+    assert.equal(langOf(revoked.text), 'zh-CN');
+    assert.equal(headingOf(revoked.text)?.trim(), '操作没有成功');
+    assert.ok(!revoked.text.includes('这个地址没有内容。'), revoked.text);
+  });
+
   test('after POST /logout the page says the person is signed out', async () => {
     const { visitor } = await signedInMember(t, name('leaver'), PASSWORD);
     const csrf = await visitor.csrf();

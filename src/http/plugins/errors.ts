@@ -113,7 +113,6 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
  */
 const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   invalid_request: { key: 'errors.invalidRequest' },
-  not_found: { key: 'errors.nothingHere' },
   invalid_client: { key: 'errors.unknownApp' },
   unauthorized_client: { key: 'errors.unknownApp' },
   access_denied: { key: 'errors.accessDenied' },
@@ -125,21 +124,28 @@ const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
 /** The refusal of `verifyCsrf`, the one 403 `invalid_request` (a form kept open too long, or sent from another site). */
 const FORM_EXPIRED: Words = { key: 'errors.formExpired' };
 
+/** The words of a page that is not there: an address no route takes, or a member or post a page reads that does not exist. */
+const NOTHING_HERE: Words = { key: 'errors.nothingHere' };
+
 /**
- * An error page's heading by its status, for a route's error and an address no route takes alike:
- * a member or post that does not exist reads as a missing address, "Page not found".
+ * An error page's heading, for a route's error and an address no route takes alike: server
+ * trouble, a page that is not there, or a refusal (an action on something already gone among
+ * them: its page is there).
  */
-function errorHeading(status: number): string {
-  return status >= 500 ? 'errors.somethingWentWrong' : status === 404 ? 'errors.notFound' : 'errors.didNotWork';
+function errorHeading(status: number, pageMissing: boolean): string {
+  return status >= 500 ? 'errors.somethingWentWrong' : pageMissing ? 'errors.notFound' : 'errors.didNotWork';
 }
 
 /** The error page of `error`: its heading and words in the reader's language. */
 async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: OAuthError): Promise<Html> {
   const context = await pageContext(request, reply);
   const { t } = context;
-  const heading = t.text(errorHeading(error.status));
+  // A read of a member or post that does not exist is a missing page; a form sent about one is a refused action.
+  const pageMissing = error.status === 404 && (request.method === 'GET' || request.method === 'HEAD');
+  const heading = t.text(errorHeading(error.status, pageMissing));
   if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description);
-  const words = error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED : PAGE_WORDS[error.code] ?? { key: 'errors.generic' };
+  const words = pageMissing ? NOTHING_HERE
+    : error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED : PAGE_WORDS[error.code] ?? { key: 'errors.generic' };
   return errorPage(context, heading, t.text(words.key), error.description);
 }
 
@@ -168,7 +174,7 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
     // request no route matched passed through no scope, so the page's cookies are read here.
     request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
     const context = await pageContext(request, reply, { mintCsrf: false });
-    const heading = context.t.text(errorHeading(error.status));
+    const heading = context.t.text(errorHeading(error.status, error.status === 404));
     return reply.type('text/html; charset=utf-8').send(errorPage(context, heading, page(context.t)).value);
   };
 }
@@ -183,7 +189,7 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);
   return (error, request, reply) => isConsolePath(request.url)
-    ? answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text('errors.nothingHere'))
+    ? answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text(NOTHING_HERE.key))
     : answer(request, reply, toClientError(error, request), (t) => t.text('errors.invalidRequest'));
 }
 
@@ -204,7 +210,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
       const error = new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } });
       return answer(request, reply, error, (t) => rich(t, 'errors.methodNotAllowed', { allowed: html`<code>${allowed.join(', ')}</code>`, method: html`<code>${request.method}</code>` }));
     }
-    return answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text('errors.nothingHere'));
+    return answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text(NOTHING_HERE.key));
   });
 }
 
