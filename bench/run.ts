@@ -55,7 +55,7 @@ import { loadSettings } from '../src/config/settings.js';
 import { generateToken } from '../src/core/credentials/formats.js';
 import { DOCUMENT_FETCHES_PER_HOST } from '../src/core/oauth/client-metadata.js';
 import { type Deps, createDeps, prepareDatabase } from '../src/deps.js';
-import { serviceNodeFlags, serviceProcessEnv } from '../scripts/service-node-flags.mjs';
+import { serviceEntry, serviceNodeFlags, serviceProcessEnv } from '../scripts/service-node-flags.mjs';
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
 import { DocumentServer, loopbackCertificate } from '../test/support/document-server.js';
 import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
@@ -80,6 +80,8 @@ const AUTHORIZE = '/oauth/authorize';
 const SERVICE_NODE_FLAGS = serviceNodeFlags();
 /** And the environment it sets (glibc's malloc settings, docs/performance.md decision 30). */
 const SERVICE_PROCESS_ENV = serviceProcessEnv();
+/** And the file it runs, the bundled server (docs/performance.md decision 45). */
+const SERVICE_ENTRY = serviceEntry();
 /** A generator using less than this share of its core while the server saturates its own is not the bottleneck. */
 const GENERATOR_BUSY = 0.9;
 const FLOW_SCRIPTS = new Set(['codeflow.lua', 'par.lua', 'signin.lua']);
@@ -859,11 +861,11 @@ export async function seedDatabase<T = undefined>(
   return { seeded, extra, seeding: { accessTokens: size.accessTokens, seconds } };
 }
 
-/** Starts our service (`dist/`) on the server core; resolves once `/me` answers 200 for `token`, with that answer. */
+/** Starts our service (`dist/bundle/`) on the server core; resolves once `/me` answers 200 for `token`, with that answer. */
 export async function startService(serviceEnv: Record<string, string>, env: Record<string, string | undefined>, token: string) {
   // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
   const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
-  const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, 'dist/main.js'],
+  const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, SERVICE_ENTRY],
     (port) => ({ ...SERVICE_PROCESS_ENV, ...serviceEnv, BASE_URL: `http://127.0.0.1:${port}` }), '/readyz');
   const me = await fetch(`${server.url}${ME}`, { headers: { authorization: `Bearer ${token}` } });
   const meBody = await me.text();

@@ -1,12 +1,13 @@
-// Compiles src/ into dist/ only when the sources changed since the last build, so `npm start`
-// and `npm run svc` start in about a second instead of recompiling every time (issue 21).
+// Compiles src/ into dist/, and bundles the server into dist/bundle/, only when the sources
+// changed since the last build, so `npm start` and `npm run svc` start in about a second instead
+// of recompiling every time (issue 21).
 //
 //   node scripts/build.mjs                   build if a source changed (silent when none did)
 //   node scripts/build.mjs --force           build whatever changed (`npm run build`)
 //   node scripts/build.mjs --check-settings  first validate the settings, as `npm start` will,
 //                                            so a bad one is reported before any build
 //
-// "Changed" is a SHA-256 of every input (src/, the tsconfig files, package-lock.json) compared
+// "Changed" is a SHA-256 of every input (src/, the tsconfig files, package-lock.json, the bundling script) compared
 // with the one the last successful build wrote to dist/.build-hash: contents, not times, so a
 // checkout or a copy that keeps old times cannot leave dist/ stale. tsc runs with --incremental
 // (dist/.tsbuildinfo), so a small change rebuilds in part. Builds by several processes at once
@@ -23,9 +24,9 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const DIST = join(ROOT, 'dist');
 const HASH_FILE = join(DIST, '.build-hash');
 const LOCK = join(ROOT, '.build-lock');
-const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/bundle-service.mjs'];
 /** The entry points; a dist/ without them is rebuilt from scratch whatever its hash says. */
-const ENTRY_POINTS = ['main.js', 'cli/main.js', 'config/settings.js'];
+const ENTRY_POINTS = ['main.js', 'cli/main.js', 'config/settings.js', 'bundle/main.js'];
 const NO_DEV_DEPENDENCIES = 'dist/ is missing or older than src/, and the dev dependencies that build it are not installed: run `npm ci`, then `npm run build`';
 
 /** The SHA-256 of every build input, by path and content. */
@@ -111,6 +112,9 @@ export function ensureBuilt({ force = false } = {}) {
       cwd: ROOT, stdio: ['ignore', 2, 2],
     });
     if (result.status !== 0) throw new Error(`the build failed (tsc exit ${result.status ?? result.signal})`);
+    // The server `npm start` runs is one bundle of what tsc wrote (scripts/bundle-service.mjs).
+    const bundled = spawnSync(process.execPath, [join(ROOT, 'scripts', 'bundle-service.mjs')], { cwd: ROOT, stdio: ['ignore', 2, 2] });
+    if (bundled.status !== 0) throw new Error(`the build failed (bundling exit ${bundled.status ?? bundled.signal})`);
     writeFileSync(HASH_FILE, `${hash}\n`);
     process.stderr.write(`Built in ${((Date.now() - started) / 1000).toFixed(1)} s.\n`);
     return { built: true };

@@ -5,7 +5,7 @@
 // script says which is which. The first instance prepares the database (migrations, keys, demo)
 // before the others start. SIGTERM or Ctrl-C stops them all.
 import { spawn } from 'node:child_process';
-import { serviceNodeFlags, serviceProcessEnv } from './service-node-flags.mjs';
+import { serviceEntry, serviceNodeFlags, serviceProcessEnv } from './service-node-flags.mjs';
 
 function usage(problem) {
   process.stderr.write(`cluster: ${problem}\n`);
@@ -42,7 +42,7 @@ const metricsPortOf = (index) => (firstMetricsPort === undefined ? undefined : f
 function start(index) {
   const port = firstPort + index;
   const metricsPort = metricsPortOf(index);
-  const child = spawn(process.execPath, [...serviceNodeFlags(), 'dist/main.js'], {
+  const child = spawn(process.execPath, [...serviceNodeFlags(), serviceEntry()], {
     env: {
       ...process.env, ...serviceProcessEnv(), PORT: String(port), BASE_URL: baseUrl, WORKERS: '1',
       ...(metricsPort === undefined ? {} : { METRICS_PORT: String(metricsPort) }),

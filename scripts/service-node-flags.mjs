@@ -3,7 +3,7 @@
 // and speed are what operators get (docs/performance.md, "Node flags in npm start").
 import { readFileSync } from 'node:fs';
 
-/** The words of the command that serves: `… && exec env NAME=VALUE… node FLAGS dist/main.js`. */
+/** The words of the command that serves: `… && exec env NAME=VALUE… node FLAGS dist/bundle/main.js`. */
 function serveWords() {
   const start = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).scripts.start;
   const words = start.split(' ');
@@ -20,4 +20,9 @@ export function serviceProcessEnv() {
   const words = serveWords();
   return Object.fromEntries(words.slice(0, words.indexOf('node')).filter((word) => word.includes('='))
     .map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]));
+}
+
+/** The file `npm start` runs: the bundled server (scripts/bundle-service.mjs). */
+export function serviceEntry() {
+  return serveWords().at(-1);
 }

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { type Server, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { temporarySqlitePath } from './support/databases.js';
-import { compiled, run } from './support/processes.js';
+import { compiled, run, SERVICE_ENTRY } from './support/processes.js';
 
 /** A port some other process listens on, for as long as the test holds it. */
 function takenPort(): Promise<{ port: number; server: Server }> {
@@ -25,7 +25,7 @@ async function freePort(): Promise<number> {
 
 function start(env: Record<string, string>) {
   compiled();
-  return run(process.execPath, ['dist/main.js'], { DATABASE_URL: `sqlite:${temporarySqlitePath()}`, LOG_LEVEL: 'warn', DEMO: '0', ...env });
+  return run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: `sqlite:${temporarySqlitePath()}`, LOG_LEVEL: 'warn', DEMO: '0', ...env });
 }
 
 test('a start that cannot listen says which HOST and port and why in one line, and exits 1', { timeout: 120_000 }, async () => {

@@ -8,7 +8,7 @@ import { hashSecret } from '../src/core/credentials/formats.js';
 import { openDatabase } from '../src/storage/database.js';
 import { svc } from './support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
-import { answers, compiled, descendants, isAlive, run } from './support/processes.js';
+import { answers, compiled, descendants, isAlive, run, SERVICE_ENTRY } from './support/processes.js';
 import { freePort } from './support/instances.js';
 
 function startService(env: Record<string, string>): { child: ChildProcess; output: () => string; banner: Promise<string> } {
@@ -181,7 +181,7 @@ forEachDatabase('a start on a database without accounts', (database) => {
     compiled();
     const start = async () => {
       const port = await freePort();
-      const server = run(process.execPath, ['dist/main.js'], { DATABASE_URL: database.url, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn' });
+      const server = run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: database.url, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn' });
       const banner = await server.waitFor(/Listening on[\s\S]*\n$/).finally(() => server.child.kill('SIGTERM'));
       assert.equal(await server.exited, 0);
       return { banner, port };
@@ -213,7 +213,7 @@ forEachDatabase('instances started together on a new database with the demo', (d
     compiled();
     // The compiled service starts in well under a second, so both reach the database together.
     const ports = await Promise.all([freePort(), freePort()]);
-    const starts = ports.map((port) => run(process.execPath, ['dist/main.js'], { DATABASE_URL: database.url, PORT: String(port), DEMO: '1', LOG_LEVEL: 'warn' }));
+    const starts = ports.map((port) => run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: database.url, PORT: String(port), DEMO: '1', LOG_LEVEL: 'warn' }));
     try {
       const banners = await Promise.all(starts.map((start) => start.waitFor(/Listening on[\s\S]*\n$/)));
       for (const banner of banners) assert.doesNotMatch(banner, /No accounts yet/, banner);

@@ -33,7 +33,7 @@ import { createDeps, prepareDatabase } from '../../src/deps.js';
 import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import { forEachDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
-import { type Running, compiled, run } from '../support/processes.js';
+import { compiled, run, type Running, SERVICE_ENTRY } from '../support/processes.js';
 
 const USERNAME = 'agentowner';
 const PASSWORD = 'correct horse battery staple';
@@ -131,7 +131,7 @@ forEachDatabase('the MCP SDK client connects with no pre-registration', (databas
     compiled();
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
-    service = run(process.execPath, ['dist/main.js'], {
+    service = run(process.execPath, [SERVICE_ENTRY], {
       DATABASE_URL: database.url, PORT: String(port), BASE_URL: baseUrl, DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
       NODE_EXTRA_CA_CERTS: tls.certPath,
     });

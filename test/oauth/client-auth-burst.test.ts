@@ -15,7 +15,7 @@ import { CLIENT_AUTH_CHECKS_AT_ONCE, CLIENT_AUTH_WINDOW_SECONDS } from '../../sr
 import { svc } from '../support/cli.js';
 import { forEachDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
-import { type Running, compiled, run } from '../support/processes.js';
+import { compiled, run, type Running, SERVICE_ENTRY } from '../support/processes.js';
 import { redisUrl, skipWithoutRedis } from '../support/redis.js';
 
 const FAILURES_PER_ADDRESS = 20;
@@ -66,7 +66,7 @@ forEachDatabase('client authentication under a burst', (database) => {
     assert.equal(created.code, 0, created.stderr);
     const { client_id: clientId, client_secret: secret } = created.json as { client_id: string; client_secret: string };
     const port = await freePort();
-    const server: Running = run(process.execPath, ['dist/main.js'], {
+    const server: Running = run(process.execPath, [SERVICE_ENTRY], {
       DATABASE_URL: database.url, PORT: String(port), REDIS_URL: redisUrl!, TRUST_PROXY: '1', LOG_LEVEL: 'warn',
       CLIENT_AUTH_FAILURES_PER_ADDRESS: String(FAILURES_PER_ADDRESS),
     });

@@ -14,7 +14,7 @@ import type { Client } from '../../src/core/oauth/ports.js';
 import { svc } from '../support/cli.js';
 import { forEachDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
-import { compiled, run } from '../support/processes.js';
+import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import type { TestApp } from '../support/app.js';
 import { Browser, type TestClient, clientFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
 
@@ -44,7 +44,7 @@ forEachDatabase('audit events in the server log', (database) => {
     const baseUrl = `http://127.0.0.1:${port}`;
     // LOG_LEVEL=warn quiets the request log; audit lines are written all the same. The replay
     // window is turned on, so a replay's event is written too.
-    const server = run(process.execPath, ['dist/main.js'], {
+    const server = run(process.execPath, [SERVICE_ENTRY], {
       DATABASE_URL: database.url, PORT: String(port), BASE_URL: baseUrl, DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0', REFRESH_REPLAY_SECONDS: '20',
     });
     try {

@@ -18,7 +18,7 @@ import type { TestApp } from '../support/app.js';
 import { svc } from '../support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
-import { type Running, compiled, run } from '../support/processes.js';
+import { compiled, run, type Running, SERVICE_ENTRY } from '../support/processes.js';
 import { redisUrl } from '../support/redis.js';
 import { Browser, type TestClient, clientFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
 
@@ -87,7 +87,7 @@ test('without OTEL_EXPORTER_OTLP_ENDPOINT the server loads no OpenTelemetry modu
   const loaded = async (env: Record<string, string>): Promise<string[]> => {
     const file = join(mkdtempSync(join(tmpdir(), 'svc-modules-')), 'loaded.txt');
     const port = await freePort();
-    const server = run(process.execPath, ['--import', './test/support/loaded-modules.mjs', 'dist/main.js'], {
+    const server = run(process.execPath, ['--import', './test/support/loaded-modules.mjs', SERVICE_ENTRY], {
       DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn', LOADED_MODULES_FILE: file, ...env,
     });
     await server.waitFor(/Listening on/);
@@ -116,7 +116,7 @@ test('an OTLP endpoint that is no http(s) URL, or a protocol the specification d
   ];
   for (const [env, line] of cases) {
     const path = temporarySqlitePath();
-    const server = run(process.execPath, ['dist/main.js'], { DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), DEMO: '0', ...env });
+    const server = run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), DEMO: '0', ...env });
     assert.equal(await server.exited, 2);
     assert.equal(server.output(), line);
     assert.equal(existsSync(path), false, 'no database file was created');
@@ -126,7 +126,7 @@ test('an OTLP endpoint that is no http(s) URL, or a protocol the specification d
 test('a collector that does not answer neither fails nor holds up a stop: SIGTERM exits 0 within the 2 s flush', { timeout: 60_000 }, async () => {
   compiled();
   const port = await freePort();
-  const server = run(process.execPath, ['dist/main.js'], {
+  const server = run(process.execPath, [SERVICE_ENTRY], {
     DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn',
     // A port nobody listens on: every export is refused, and the exporter tries again for a while.
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${await freePort()}`, OTEL_BSP_SCHEDULE_DELAY: '100',
@@ -158,7 +158,7 @@ forEachDatabase('traces over OTLP', (database) => {
     const receiver = await otlpReceiver();
     const port = await freePort();
     const baseUrl = `http://127.0.0.1:${port}`;
-    const server = run(process.execPath, ['dist/main.js'], {
+    const server = run(process.execPath, [SERVICE_ENTRY], {
       DATABASE_URL: database.url, PORT: String(port), BASE_URL: baseUrl, DEMO: '0', LOG_LEVEL: 'warn', JANITOR_INTERVAL: '0',
       ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100',

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { temporarySqlitePath } from '../support/databases.js';
-import { compiled, run } from '../support/processes.js';
+import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
 
@@ -46,7 +46,7 @@ test('a REDIS_URL database the Redis does not have is never exchanged for databa
 
 test('a REDIS_URL database the Redis does not have stops the start with one line naming the setting, exit 2', { skip: skipWithoutRedis, timeout: 60_000 }, async () => {
   compiled();
-  const server = run(process.execPath, ['dist/main.js'], {
+  const server = run(process.execPath, [SERVICE_ENTRY], {
     DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(await freePort()), REDIS_URL: withDatabase(99), LOG_LEVEL: 'warn',
   });
   assert.equal(await server.exited, 2, server.output());
@@ -55,7 +55,7 @@ test('a REDIS_URL database the Redis does not have stops the start with one line
 
 test('a Redis down at start is logged as unreachable once, and the start goes on', { timeout: 60_000 }, async () => {
   compiled();
-  const server = run(process.execPath, ['dist/main.js'], {
+  const server = run(process.execPath, [SERVICE_ENTRY], {
     DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(await freePort()), REDIS_URL: 'redis://127.0.0.1:1/3', LOG_LEVEL: 'warn',
   });
   try {

@@ -1,4 +1,4 @@
-// Preloaded into a server process (`node --import ./test/support/loaded-modules.mjs dist/main.js`)
+// Preloaded into a server process (`node --import ./test/support/loaded-modules.mjs dist/bundle/main.js`)
 // to list every module it loads into the file LOADED_MODULES_FILE: ES modules as the loader
 // resolves them (loaded-modules-hook.mjs), CommonJS ones from require's cache at exit.
 import { appendFileSync } from 'node:fs';

@@ -1,10 +1,11 @@
 /**
- * The service as an operator runs it: real processes (`npm start`, `node dist/main.js`, the
- * cluster script), their output read as it comes, their process trees inspected after a signal.
+ * The service as an operator runs it: real processes (`npm start`, `node dist/bundle/main.js`,
+ * the cluster script), their output read as it comes, their process trees inspected after a signal.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { ensureBuilt } from '../../scripts/build.mjs';
+import { serviceEntry } from '../../scripts/service-node-flags.mjs';
 
 let built = false;
 
@@ -14,6 +15,9 @@ export function compiled(): void {
   ensureBuilt();
   built = true;
 }
+
+/** The file `npm start` runs (the bundled server); the tests start the service from it as operators do. */
+export const SERVICE_ENTRY: string = serviceEntry();
 
 export interface Running {
   readonly child: ChildProcess;
