@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { TrustProxy } from './config/settings.js';
 import type { Deps } from './deps.js';
@@ -70,6 +70,16 @@ function fastifyTrustProxy(setting: TrustProxy): boolean | string[] | ((address:
 /** See `routerOptions` below. */
 const MAX_PARAM_LENGTH = 16_384;
 
+/**
+ * A scope written inline, with the name Fastify gives it in its plugin names, which traces carry
+ * in span names and `hook.name` (@fastify/otel). Unnamed, Fastify names it by the first two lines
+ * of its source, which the bundle `npm start` runs rewrites (`site.register(import_cookie2.default)`
+ * there, `site.register(cookie)` unbundled): the same request would be traced under other names.
+ */
+function scope(name: string, plugin: FastifyPluginAsync): FastifyPluginAsync {
+  return Object.assign(plugin, { [Symbol.for('fastify.display-name')]: name });
+}
+
 export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<FastifyInstance> {
   const timeouts = options.timeouts ?? REQUEST_TIMEOUTS;
   const https = deps.settings.baseUrl.startsWith('https:');
@@ -127,17 +137,17 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   await app.register(apiV1Routes, { securityHeaders: headers.api });
   // The same API for agents (MCP), behind a gate of its own: its tokens' audience and challenges name it.
   await app.register(mcpRoutes, { securityHeaders: headers.api });
-  await app.register(async (userInfo) => {
+  await app.register(scope('userinfo', async (userInfo) => {
     // OpenID Connect Core 5.3.1 lets a client POST to UserInfo; a form body is read only to refuse a token in it.
     await userInfo.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
     await userInfo.register(userInfoRoutes, { securityHeaders: headers.api });
-  });
+  }));
   await app.register(credentialRoutes, { securityHeaders: headers.api });
   await app.register(oauthRegistrationRoutes, { securityHeaders: headers.api });
   // The OAuth endpoints answer JSON to client apps, which send no cookie: nor does the site's
   // scope run for them (its cookie hooks, the page headers: docs/performance.md, decision 41).
   await app.register(oauthEndpointRoutes, { securityHeaders: headers.api });
-  await app.register(async (site) => {
+  await app.register(scope('site', async (site) => {
     await site.register(cookie);
     await site.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
     registerSecurityHeaders(site, headers.page);
@@ -161,6 +171,6 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(logoutRoutes);
     await site.register(docsRoutes);
     await site.register(adminRoutes);
-  });
+  }));
   return app;
 }

@@ -141,6 +141,29 @@ test('a collector that does not answer neither fails nor holds up a stop: SIGTER
   assert.ok(Date.now() - stopped < 5_000, `stopped in ${Date.now() - stopped} ms`);
 });
 
+test('spans name the site\'s scopes by name, never by a line of their source, which the bundle npm start runs rewrites', { timeout: 60_000 }, async () => {
+  compiled();
+  const receiver = await otlpReceiver();
+  const port = await freePort();
+  const server = run(process.execPath, [SERVICE_ENTRY], {
+    DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn',
+    OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '100',
+  });
+  try {
+    await server.waitFor(/Listening on/);
+    for (const path of ['/login', '/static/style.css', '/api/oauth/userinfo']) await (await fetch(`http://127.0.0.1:${port}${path}`)).arrayBuffer();
+  } finally {
+    assert.equal(await stop(server), 0, server.output());
+    await receiver.close();
+  }
+  const spans = receiver.requests.flatMap((r) => r.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((s) => s.spans)));
+  const names = [...new Set(spans.flatMap((s) => [s.name, String(attribute(s, 'hook.name') ?? '')]))].filter((n) => n !== '');
+  // Unnamed, Fastify names a scope by its first two lines: `async (site) => { -- await
+  // site.register(cookie);` unbundled, `… site.register(import_cookie2.default);` in the bundle.
+  for (const name of names) assert.doesNotMatch(name, /=>|\bimport_|register\(/, `a span named by source text: ${name}`);
+  assert.ok(names.some((n) => /^site -> @fastify\/cookie/.test(n)), names.join('\n'));
+});
+
 forEachDatabase('traces over OTLP', (database) => {
   test('each request is a server span with its route, its queries and Redis calls are its children, and no secret is in any span', { timeout: 180_000 }, async () => {
     const secrets: string[] = [];
