@@ -12,13 +12,16 @@
 //   files), which a bundler cannot see.
 // Dynamic imports stay lazy: each becomes a chunk of its own, loaded at its first use (decision 29).
 import { build } from 'esbuild';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
-const OUT = join(ROOT, 'dist', 'bundle');
+/** dist/bundle/, or the folder named as the one argument (the tests bundle into a folder of their own). */
+const OUT = process.argv[2] ?? join(ROOT, 'dist', 'bundle');
 const IMPORT_META_URL = /\bimport\.meta\.url\b/g;
+/** The files the last build wrote, one name a line. */
+const WRITTEN = join(OUT, '.written');
 
 /**
  * Gives each bundled module its own `import.meta.url`, the URL of the file it was bundled from,
@@ -37,8 +40,11 @@ const ownModuleUrls = {
   },
 };
 
-await rm(OUT, { recursive: true, force: true });
-await build({
+// A server still running from the previous build loads its lazy chunks (nodemailer, the MCP
+// SDK…) from here at their first use, by names that change with their content: the previous
+// build's files are kept, older ones removed.
+const previous = new Set((await readFile(WRITTEN, 'utf8').catch(() => '')).split('\n').filter(Boolean));
+const result = await build({
   entryPoints: [join(ROOT, 'dist', 'main.js')],
   outdir: OUT,
   bundle: true,
@@ -50,5 +56,14 @@ await build({
   // CommonJS dependencies call `require` for Node's own modules; an ES module has none of its own.
   banner: { js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);" },
   plugins: [ownModuleUrls],
+  // Not `keepNames`: it held about 3 MB more in an idle server. A class that shares its name with
+  // another in the bundle is renamed (`_InputError`), which a logged error's `err.type` would show;
+  // the known errors are answered, not logged (docs/performance.md, decision 45).
+  metafile: true,
   logLevel: 'warning',
 });
+const written = Object.keys(result.metafile.outputs).map((file) => relative(OUT, file));
+for (const file of await readdir(OUT)) {
+  if (file !== '.written' && !written.includes(file) && !previous.has(file)) await rm(join(OUT, file));
+}
+await writeFile(WRITTEN, `${written.join('\n')}\n`);

@@ -6,7 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { escapeHtml } from '../src/http/views/html.js';
 import { temporarySqlitePath } from './support/databases.js';
@@ -52,10 +54,30 @@ test('each module of the bundled server finds the files beside it as it did unbu
 
 test('every chunk of the bundle loads, the ones loaded at first use included (the MCP SDK, nodemailer, passkeys, QR codes)', () => {
   compiled();
-  // main.js would start a server; every other file is a chunk some import loads.
-  const chunks = readdirSync('dist/bundle').filter((file) => file.endsWith('.js') && file !== 'main.js');
+  // The files the last build wrote (the previous build's are kept for servers still running
+  // from it); main.js would start a server, every other file is a chunk some import loads.
+  const chunks = readFileSync('dist/bundle/.written', 'utf8').split('\n').filter((file) => file.endsWith('.js') && file !== 'main.js');
   assert.ok(chunks.length > 5, chunks.join(' '));
   const loader = `for (const chunk of ${JSON.stringify(chunks)}) await import('./dist/bundle/' + chunk);`;
   const loaded = spawnSync(process.execPath, ['--input-type=module', '--eval', loader], { encoding: 'utf8' });
   assert.equal(loaded.status, 0, loaded.stderr);
+});
+
+test('a build keeps the chunks of the build before it, which a server still running from it loads at their first use, and removes older ones', { timeout: 120_000 }, async () => {
+  compiled();
+  const out = mkdtempSync(join(tmpdir(), 'svc-bundle-'));
+  try {
+    writeFileSync(join(out, 'chunk-PREVIOUS.js'), '');
+    writeFileSync(join(out, 'chunk-OLDER.js'), '');
+    writeFileSync(join(out, '.written'), 'main.js\nchunk-PREVIOUS.js\n');
+    const bundled = spawnSync(process.execPath, ['scripts/bundle-service.mjs', out], { encoding: 'utf8' });
+    assert.equal(bundled.status, 0, bundled.stderr);
+    assert.equal(existsSync(join(out, 'chunk-PREVIOUS.js')), true, 'the previous build\'s chunk is kept');
+    assert.equal(existsSync(join(out, 'chunk-OLDER.js')), false, 'a chunk of an older build is removed');
+    const written = readFileSync(join(out, '.written'), 'utf8').split('\n').filter(Boolean);
+    assert.ok(written.includes('main.js') && !written.includes('chunk-PREVIOUS.js'), written.join(' '));
+    assert.ok(written.every((file) => existsSync(join(out, file))), 'every file the build wrote is there');
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
 });

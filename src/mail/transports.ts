@@ -15,7 +15,12 @@ import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports
  */
 let loaded: Promise<typeof nodemailer> | undefined;
 function loadNodemailer(): Promise<typeof nodemailer> {
-  loaded ??= import('nodemailer').then((module) => module.default);
+  // A failed load is forgotten, as the MCP server's start is: the next mail tries again rather
+  // than failing for the life of the process (a chunk of dist/bundle/ replaced by a build under it).
+  loaded ??= import('nodemailer').then((module) => module.default, (error: unknown) => {
+    loaded = undefined;
+    throw error;
+  });
   return loaded;
 }
 
