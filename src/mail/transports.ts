@@ -11,18 +11,11 @@ import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports
 
 /**
  * nodemailer is loaded when the first mail is sent, not at start: a server holds about 10 MB less
- * until someone signs up or asks for a reset (docs/performance.md, decision 29).
+ * until someone signs up or asks for a reset (docs/performance.md, decision 29). Node keeps no
+ * failed import, so a load that failed (a chunk of dist/bundle/ replaced by a build under a
+ * running server) is tried again at the next mail, as passkeys' and QR codes' loads are.
  */
-let loaded: Promise<typeof nodemailer> | undefined;
-function loadNodemailer(): Promise<typeof nodemailer> {
-  // A failed load is forgotten, as the MCP server's start is: the next mail tries again rather
-  // than failing for the life of the process (a chunk of dist/bundle/ replaced by a build under it).
-  loaded ??= import('nodemailer').then((module) => module.default, (error: unknown) => {
-    loaded = undefined;
-    throw error;
-  });
-  return loaded;
-}
+const loadNodemailer = async (): Promise<typeof nodemailer> => (await import('nodemailer')).default;
 
 /** An SMTP exchange that has not moved on by then has failed; the mail is tried again later. */
 const SMTP_TIMEOUT_MS = 15_000;
