@@ -7,11 +7,12 @@
 //   node scripts/build.mjs --check-settings  first validate the settings, as `npm start` will,
 //                                            so a bad one is reported before any build
 //
-// "Changed" is a SHA-256 of every input (src/, the tsconfig files, package-lock.json, the bundling script) compared
-// with the one the last successful build wrote to dist/.build-hash: contents, not times, so a
-// checkout or a copy that keeps old times cannot leave dist/ stale. tsc runs with --incremental
-// (dist/.tsbuildinfo), so a small change rebuilds in part. Builds by several processes at once
-// (tests, `npm run cluster` beside `npm start`) take turns under a lock directory.
+// "Changed" is a SHA-256 of every input (src/, the tsconfig files, package-lock.json, the
+// bundling script) compared with the one the last successful build wrote to dist/.build-hash:
+// contents, not times, so a checkout or a copy that keeps old times cannot leave dist/ stale.
+// tsc runs with --incremental (dist/.tsbuildinfo), so a small change rebuilds in part. Builds by
+// several processes at once (tests, `npm run cluster` beside `npm start`) take turns under a lock
+// directory.
 // Everything this script says goes to standard error: standard output belongs to the command
 // that runs after it (`svc … --json` prints one JSON object there).
 import { spawnSync } from 'node:child_process';
