@@ -271,8 +271,12 @@ export class ClientMetadataDocuments {
    * the document's name and addresses always. Throws `ClientDocumentError`.
    */
   async resolve(stores: Stores, clientId: string): Promise<Client> {
-    const problem = documentUrlProblem(clientId, this.settings);
-    if (problem) throw new ClientDocumentError(problem);
+    // A kept document's address passed these checks before it was fetched, under the same
+    // settings: an agent's every request need not parse its URL again.
+    if (!this.cache.has(clientId)) {
+      const problem = documentUrlProblem(clientId, this.settings);
+      if (problem) throw new ClientDocumentError(problem);
+    }
     const [described, stored] = await Promise.all([this.document(clientId), stores.clients.findById(clientId)]);
     const now = this.clock.now();
     const client: Client = {
