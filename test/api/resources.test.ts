@@ -222,6 +222,21 @@ forEachDatabase('resource API answers', (database) => {
     assert.equal(body.error, 'not_found');
   });
 
+  test('an unknown path under /api/open/v1/ answers a valid token with its rate-limit fields and counts it', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const first = await get(t.baseUrl, '/api/open/v1/nope', { token });
+    assert.equal(first.status, 404);
+    const remaining = Number(first.headers.get('x-ratelimit-remaining'));
+    assert.ok(first.headers.get('x-ratelimit-limit') && first.headers.get('x-ratelimit-reset'), 'the limit and its reset');
+    const second = await get(t.baseUrl, '/api/open/v1/me/drafts', { token });
+    assert.equal(second.status, 404);
+    assert.equal(Number(second.headers.get('x-ratelimit-remaining')), remaining - 1, 'the second answer counted the first');
+    const refused = await get(t.baseUrl, '/api/open/v1/nope', { token: 'pat_not-a-real-token' });
+    assert.equal(refused.status, 401, 'a token sent is checked');
+    assert.equal((await refused.json() as { error: string }).error, 'invalid_token');
+  });
+
   test('/docs is a page that documents every endpoint and scope', async () => {
     const response = await fetch(`${t.baseUrl}/docs`);
     assert.equal(response.status, 200);

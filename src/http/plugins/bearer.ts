@@ -21,6 +21,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a resource API route needs; `''` for any valid token; absent for no token. */
     bearerScope?: Scope | '';
+    /** A request that sends no token passes the gate untouched; one that sends a token is checked and counted. */
+    bearerOptional?: true;
   }
   interface FastifyRequest {
     /** Set by the bearer gate on resource API routes. */
@@ -82,12 +84,13 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
 
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.headers(answerHeaders);
-    const scope = request.routeOptions.config.bearerScope;
+    const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
     if (scope === undefined) return;
+    const { authorization } = request.headers;
+    if (bearerOptional && authorization === undefined && !tokenOutsideHeader(request)) return;
     const now = deps.clock.now();
     const address = clientAddress(request);
     if (limits.isBlocked(address, now)) return refuseLimited(request, reply, { address });
-    const { authorization } = request.headers;
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
       : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
         presentedProof(request, deps.settings.baseUrl));

@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Errors on this route are shown as an HTML page rather than JSON. */
     html?: boolean;
+    /** A catch-all that answers through the not-found handler (`reply.callNotFound()`): its pattern is no address. */
+    notFound?: true;
   }
 }
 
@@ -198,7 +200,9 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   app.setErrorHandler(async (error, request, reply) => sendError(toClientError(error, request), request, reply));
   const answer = unroutedAnswer(headers);
   const methods = new RouteMethods();
-  app.addHook('onRoute', (route) => methods.add(route.url, route.method));
+  app.addHook('onRoute', (route) => {
+    if (!route.config?.notFound) methods.add(route.url, route.method);
+  });
   app.setNotFoundHandler(async (request, reply) => {
     // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
     // `Allow`. A route that takes the method and still found nothing (a static file that is not

@@ -44,6 +44,12 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
   // puts the CORS headers on every answer.
   preflight(app, [`${API_BASE_PATH}/*`, API_BASE_PATH], ['GET', 'HEAD']);
 
+  // INTERFACE section 7: every answer to a valid token carries its rate-limit fields, so an address
+  // the API does not have is answered through the gate too: a token sent is checked and counted,
+  // then the not-found answer (404, or 405 for an address that takes other methods) is the same
+  // one a request without a token gets, as GitHub's API does.
+  app.get(`${API_BASE_PATH}/*`, { config: { bearerScope: '', bearerOptional: true, notFound: true } }, (_request, reply) => reply.callNotFound());
+
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
   app.get(`${API_BASE_PATH}/openapi.json`, async (_request, reply) =>
     reply.type('application/json; charset=utf-8').header('cache-control', 'public, max-age=300').send(document));
