@@ -14,6 +14,7 @@ import type { TokenKind } from './credentials/formats.js';
 import type { UserStatus } from './accounts/ports.js';
 import type { ClientType } from './oauth/ports.js';
 import type { StaffAction, StaffTargetKind } from './staff/ports.js';
+import { firstCharacters } from './text.js';
 
 /** Where an action came from: a person in a browser, a client app at an OAuth endpoint, the command line. */
 export type Via = 'site' | 'oauth' | 'cli';
@@ -153,5 +154,5 @@ export const TYPED_USERNAME_MAX = 64;
 
 /** A name as typed at sign-in, cut so an event stays small whatever was pasted into the field. */
 export function typedUsername(value: string): string {
-  return [...value].slice(0, TYPED_USERNAME_MAX).join('');
+  return firstCharacters(value, TYPED_USERNAME_MAX);
 }

@@ -96,7 +96,8 @@ export interface FieldProblem {
 /** A message of the catalogs and the values it is filled with. */
 export interface Words {
   key: string;
-  values?: Record<string, string | number>;
+  /** A list (`readonly string[]`) is written as the page's language writes one. */
+  values?: Record<string, string | number | readonly string[]>;
 }
 
 /**

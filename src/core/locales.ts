@@ -77,8 +77,26 @@ export function chooseLocale(signals: LanguageSignals): Locale {
     ?? DEFAULT_LOCALE;
 }
 
-/** Values a message is filled with; a function wraps the text between a tag's `<x>` and `</x>`. */
-export type MessageValues<T = never> = Record<string, string | number | T | ((chunks: Array<string | T>) => T)>;
+/**
+ * Values a message is filled with; a list is written as the page's language writes one
+ * (`listFormat`); a function wraps the text between a tag's `<x>` and `</x>`.
+ */
+export type MessageValues<T = never> = Record<string, string | number | readonly string[] | T | ((chunks: Array<string | T>) => T)>;
+
+const LIST_FORMATS = new Map<Locale, Intl.ListFormat>();
+
+/**
+ * How `locale` writes a list of things a person reads: "GET, HEAD, and POST", "GET、HEAD和POST".
+ * Never for a header or a developer's error_description, which stay English (INTERFACE).
+ */
+export function listFormat(locale: Locale): Intl.ListFormat {
+  let format = LIST_FORMATS.get(locale);
+  if (format === undefined) {
+    format = new Intl.ListFormat(locale, { type: 'conjunction' });
+    LIST_FORMATS.set(locale, format);
+  }
+  return format;
+}
 
 /** The words of one language, from the catalogs. */
 export interface Translator {

@@ -20,6 +20,22 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
  */
 const VISIBLE = /[^\s\p{C}\p{M}\p{Default_Ignorable_Code_Point}\u2800\u{1d159}]/u;
 
+/**
+ * The first `max` characters of `value`, counted as code points: a cut never leaves half of a
+ * surrogate pair (an emoji, a rare Han character), which a page would show as U+FFFD. Only the
+ * characters kept are looked at, so a long value costs no more than a short one.
+ */
+export function firstCharacters(value: string, max: number): string {
+  let end = 0;
+  let count = 0;
+  for (const character of value) {
+    if (count === max) break;
+    end += character.length;
+    count += 1;
+  }
+  return value.slice(0, end);
+}
+
 /** Whether `value` holds at least one character a reader sees. */
 export function hasVisibleCharacter(value: string): boolean {
   return VISIBLE.test(value);

@@ -6,7 +6,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { IntlMessageFormat } from 'intl-messageformat';
-import { DEFAULT_LOCALE, LOCALES, type Locale, type MessageValues, type Translator } from '../core/locales.js';
+import { DEFAULT_LOCALE, LOCALES, type Locale, type MessageValues, type Translator, listFormat } from '../core/locales.js';
 
 const ROOT = new URL('../../resources/locales/', import.meta.url);
 
@@ -33,13 +33,20 @@ class CatalogTranslator implements Translator {
   constructor(readonly locale: Locale, private readonly catalog: Catalog, private readonly fallback: Catalog) {}
 
   text(key: string, values?: MessageValues): string {
-    const formatted = this.format(key).format(values as Record<string, string | number>);
+    const formatted = this.format(key).format(this.withLists(values) as Record<string, string | number>);
     return Array.isArray(formatted) ? formatted.join('') : String(formatted);
   }
 
   parts<T extends object>(key: string, values: MessageValues<T>): Array<string | T> {
-    const formatted = this.format(key).format<T>(values as never);
+    const formatted = this.format(key).format<T>(this.withLists(values) as never);
     return (Array.isArray(formatted) ? formatted : [formatted]).flat() as Array<string | T>;
+  }
+
+  /** `values` with each list written as this language writes one. */
+  private withLists<V extends Record<string, unknown>>(values: V | undefined): V | undefined {
+    if (values === undefined || !Object.values(values).some((v) => Array.isArray(v))) return values;
+    const list = listFormat(this.locale);
+    return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Array.isArray(v) ? list.format(v as readonly string[]) : v])) as V;
   }
 
   private format(key: string): IntlMessageFormat {

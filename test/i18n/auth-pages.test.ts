@@ -84,6 +84,16 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     }
   });
 
+  test('a 405 page lists the methods an address takes as the reader\'s language writes a list, not with an English comma', async () => {
+    const visitor = new Visitor(t.baseUrl);
+    visitor.cookies.set('lang', 'zh-CN');
+    const page = await visitor.request('/login', { method: 'DELETE' });
+    assert.equal(page.status, 405);
+    assert.equal(page.headers.get('allow'), 'GET, HEAD, POST', 'the header stays as HTTP writes it');
+    assert.match(page.text, /这个地址只接受 <code>GET<\/code>、<code>HEAD<\/code>和<code>POST<\/code> 请求/);
+    assert.doesNotMatch(page.text, /<\/code>, <code>/);
+  });
+
   test('a member or a post that does not exist is "page not found" in the reader\'s language, as an address no route takes is', async () => {
     const words = {
       en: { heading: 'Page not found', message: 'There is nothing at this address.' },

@@ -78,6 +78,19 @@ forEachDatabase('form errors', (database) => {
     assert.match(response.text, /<p class="alert" role="alert" id="form-error">Password: Use 8 to 256 characters/);
   });
 
+  test('a refused sign-up echoes its username and nickname cut at whole characters, never half an emoji', async () => {
+    const typed = `${'a'.repeat(63)}\u{1f600}`;
+    const response = await new Visitor(t.baseUrl).post('/signup', { username: typed, nickname: typed, password: 'short' });
+    assert.equal(response.status, 400);
+    for (const id of ['username', 'nickname']) {
+      const value = /value="([^"]*)"/.exec(element(response.text, id))?.[1];
+      assert.equal(value, typed, `#${id} keeps the emoji whole`);
+    }
+    assert.doesNotMatch(response.text, /\ufffd/, 'no replacement character');
+    const hinted = await new Visitor(t.baseUrl).get(`/login?login_hint=${encodeURIComponent(typed)}`);
+    assert.equal(/value="([^"]*)"/.exec(element(hinted.text, 'username'))?.[1], typed, 'the sign-in hint keeps it whole too');
+  });
+
   test('registering an app with several bad fields names every one of them beside its field', async () => {
     const visitor = await member();
     const response = await visitor.post('/settings/developers', {

@@ -11,6 +11,7 @@
 import type { AuditEvent, AuditEventName, AuditSink, SignInMethod } from '../audit.js';
 import type { SecurityEvent, SecurityEventStore } from './ports.js';
 import type { Locale } from '../locales.js';
+import { firstCharacters } from '../text.js';
 import type { Clock } from '../time.js';
 import { describeUserAgent } from './user-agent.js';
 
@@ -178,7 +179,7 @@ export class SecurityLog {
       createdAt: this.clock.now(),
       address: event.origin?.address ?? '',
       device: event.origin ? describeUserAgent(event.origin.userAgent) : '',
-      detail: Object.fromEntries(Object.entries(event.detail ?? {}).map(([k, v]) => [k, String(v).slice(0, 200)])),
+      detail: Object.fromEntries(Object.entries(event.detail ?? {}).map(([k, v]) => [k, firstCharacters(String(v), 200)])),
     };
   }
 

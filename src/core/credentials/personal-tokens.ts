@@ -32,7 +32,7 @@ export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'u
       const unknown = request.scopes.filter((s) => !(RESOURCE_SCOPES as readonly string[]).includes(s));
       if (unknown.length > 0) {
         throw InputError.worded('scopes', `unknown scope ${unknown.join(', ')}; personal tokens can have ${RESOURCE_SCOPES.join(', ')}`,
-          { key: 'tokens.scopesUnknown', values: { unknown: unknown.join(', '), scopes: RESOURCE_SCOPES.join(', ') } });
+          { key: 'tokens.scopesUnknown', values: { unknown, scopes: RESOURCE_SCOPES } });
       }
     },
     () => {

@@ -14,7 +14,7 @@ import { CONSOLE_HEADERS, isConsolePath } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
 import { type Html, html } from '../views/html.js';
 import { type PageContext, errorPage } from '../views/layout.js';
-import { rich } from '../views/words.js';
+import { listOf, rich } from '../views/words.js';
 import { CORS_HEADERS } from './cors.js';
 import type { HeaderSet } from './security-headers.js';
 import { pageContext } from './session.js';
@@ -212,7 +212,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     const allowed = isConsolePath(request.url) ? [] : methods.of(request.url);
     if (allowed.length > 0 && !allowed.includes(request.method)) {
       const error = new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } });
-      return answer(request, reply, error, (t) => rich(t, 'errors.methodNotAllowed', { allowed: html`<code>${allowed.join(', ')}</code>`, method: html`<code>${request.method}</code>` }));
+      return answer(request, reply, error, (t) => rich(t, 'errors.methodNotAllowed', { allowed: listOf(t, allowed.map((m) => html`<code>${m}</code>`)), method: html`<code>${request.method}</code>` }));
     }
     return answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text(NOTHING_HERE.key));
   });

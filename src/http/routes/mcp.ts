@@ -14,6 +14,7 @@ import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS, type McpToolName, mcpTool } from '../
 import { MCP_PATH, mcpResource, resourceMetadataUrl } from '../../core/api/resource.js';
 import { API_NAME, API_VERSION } from '../../core/api/views.js';
 import { OAuthError } from '../../core/errors.js';
+import { firstCharacters } from '../../core/text.js';
 import { siteUrls } from '../../core/urls.js';
 import { McpRequestTransport } from '../mcp-transport.js';
 import { registerBearerGate, requestBearer } from '../plugins/bearer.js';
@@ -110,7 +111,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     server.setRequestHandler(CallToolRequestSchema, async ({ params }, { requestId }) => {
       const tool = mcpTool(params.name);
       // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(params.name.slice(0, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(firstCharacters(params.name, 64))}; the tools are ${Object.keys(MCP_TOOLS).join(', ')}.`);
       const context = transport.contextOf(requestId);
       try {
         const answer = await tool.call({ stores: app.deps.stores, urls, bearer: context.bearer }, params.arguments ?? {});
@@ -149,7 +150,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     // MCP 2025-06-18 "Protocol Version Header": an unsupported version is 400.
     const version = request.headers['mcp-protocol-version'];
     if (version !== undefined && !(MCP_PROTOCOL_VERSIONS as readonly string[]).includes(String(version))) {
-      return jsonRpcRefusal(reply, 400, ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(String(version).slice(0, 40))}: this server speaks ${MCP_PROTOCOL_VERSIONS.join(' and ')}.`);
+      return jsonRpcRefusal(reply, 400, ErrorCode.InvalidRequest, `Bad Request: unsupported MCP-Protocol-Version ${JSON.stringify(firstCharacters(String(version), 40))}: this server speaks ${MCP_PROTOCOL_VERSIONS.join(' and ')}.`);
     }
     if (isObject(message)) {
       if (message.method === 'tools/call' && isObject(message.params)) {

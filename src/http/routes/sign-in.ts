@@ -15,6 +15,7 @@ import { applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
 import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
+import { firstCharacters } from '../../core/text.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
   type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, eventOrigin, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
@@ -92,7 +93,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
-    const hint = typeof request.query.login_hint === 'string' ? request.query.login_hint.slice(0, 64) : '';
+    const hint = typeof request.query.login_hint === 'string' ? firstCharacters(request.query.login_hint, 64) : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
       .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, returnTo), reauthenticate: request.query.reauth === '1' }).value);
   });

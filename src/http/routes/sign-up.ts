@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { signUp } from '../../core/accounts/sign-up.js';
 import { accountKey } from '../../core/accounts/device-cookies.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
+import { firstCharacters } from '../../core/text.js';
 import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import type { FormError } from '../views/forms.js';
@@ -68,9 +69,10 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
       : outcome.reason === 'throttled' ? [{ field: 'form', message: retryMessage(context.t.text('sign-up.tooManyAccounts'), outcome.retryAfterSeconds, context.t) }]
       : [MESSAGES[outcome.reason]];
     const status = outcome.reason === 'throttled' ? 429 : outcome.reason === 'taken' ? 409 : 400;
-    // The username and nickname are echoed back only when short enough to be one at all.
+    // The username and nickname are echoed back cut to what could be one at all, whole
+    // characters only (a cut emoji would show as U+FFFD).
     return sendPage(reply, signUpPage(context, {
-      username: username.slice(0, 64), nickname: nickname.slice(0, 64), returnTo, appName: await appNameFor(app, returnTo), errors,
+      username: firstCharacters(username, 64), nickname: firstCharacters(nickname, 64), returnTo, appName: await appNameFor(app, returnTo), errors,
     }), status);
   });
 }

@@ -7,7 +7,7 @@ import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { personName, rich } from './words.js';
+import { listOf, personName, rich } from './words.js';
 
 export interface ConsentView {
   request: AuthorizationRequest;
@@ -16,12 +16,6 @@ export interface ConsentView {
   fields: Array<[string, string]>;
   /** The scopes the member already granted this app: on a repeat request the others are marked new. */
   granted: readonly Scope[];
-}
-
-/** "email and phone", in the page's language, each item as markup. */
-function listOf(t: Translator, items: readonly Html[]): Html {
-  const parts = new Intl.ListFormat(t.locale, { type: 'conjunction' }).formatToParts(items.map((_, i) => String(i)));
-  return html`${parts.map((part) => (part.type === 'element' ? items[Number(part.value)]! : part.value))}`;
 }
 
 function scopeItem(t: Translator, scope: Scope, isNew: boolean): Html {

@@ -251,7 +251,7 @@ export function deleteAccountConfirmation(
   <li>${t.text('settings.deleteSessions')}</li>
   <li>${t.text('settings.deleteAppAccess')}</li>
   ${facts.apps.length > 0 ? html`<li>${rich(t, 'settings.deleteOwnApps', {
-    count: facts.apps.length, names: facts.apps.map((a) => a.name).join(t.text('settings.listSeparator')), b: strong,
+    count: facts.apps.length, names: facts.apps.map((a) => a.name), b: strong,
   })}</li>` : ''}
   <li>${t.text('settings.deleteRemoves')}</li>
 </ul>

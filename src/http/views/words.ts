@@ -5,7 +5,7 @@
 import { nicknameDiffers } from '../../core/accounts/nicknames.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { FieldProblem } from '../../core/errors.js';
-import type { MessageValues, Translator } from '../../core/locales.js';
+import { type MessageValues, type Translator, listFormat } from '../../core/locales.js';
 import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { type Html, html } from './html.js';
@@ -25,6 +25,12 @@ export interface Reader {
  */
 export function rich(t: Translator, key: string, values: MessageValues<Html>): Html {
   return html`${t.parts<Html>(key, values)}`;
+}
+
+/** "email and phone", "email和phone": a list in the page's language, each item as markup. */
+export function listOf(t: Translator, items: readonly Html[]): Html {
+  const parts = listFormat(t.locale).formatToParts(items.map((_, i) => String(i)));
+  return html`${parts.map((part) => (part.type === 'element' ? items[Number(part.value)]! : part.value))}`;
 }
 
 /** A form's problem in the reader's language; English only where the core has no words for it yet. */
