@@ -246,7 +246,7 @@ forEachDatabase('site pages', (database) => {
     const shown = await visitor.get(`/posts/${post.id}`);
     assert.match(shown.text, /Nice &lt;b&gt;shot&lt;\/b&gt;/);
     assert.equal((await anonymous.get('/posts/999999')).status, 404);
-    assert.equal((await anonymous.get('/posts/abc')).status, 400);
+    assert.equal((await anonymous.get('/posts/abc')).status, 404);
   });
 
   test('a post body is Markdown: **first** is shown bold on the post page', async () => {

@@ -300,6 +300,24 @@ forEachDatabase('posts after writing', (database) => {
     const written = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'Core', body: 'x', category: 'Notes', status: 'published', commentCount: 2 });
     assert.equal(written.commentCount, 2, 'the command line\'s counts (INTERFACE section 9) still set');
   });
+
+  test('a post has one address: an id other than its decimal digits without a leading zero is the site\'s 404 page', async () => {
+    const { user, visitor } = await author();
+    const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'One address', body: 'x', category: 'Notes', status: 'published' });
+    const id = post.id;
+    assert.equal((await visitor.get(`/posts/${id}`)).status, 200);
+    // What ajv's type coercion read as the same number, and ids past what an id column holds.
+    const others = [`0x${id.toString(16)}`, `${id}e0`, `+${id}`, `0${id}`, `${id}.0`, `%20${id}`, '0', '-1', '2147483648', '99999999999'];
+    for (const other of others) {
+      for (const path of [`/posts/${other}`, `/posts/${other}/edit`, `/avatars/${other}`]) {
+        const answer = await visitor.get(path);
+        assert.equal(answer.status, 404, path);
+        if (!path.startsWith('/avatars/')) assert.match(answer.text, /Page not found/, path);
+      }
+      assert.equal((await visitor.post(`/posts/${other}/like`, {})).status, 404, `POST /posts/${other}/like`);
+    }
+    assert.equal((await t.deps.stores.posts.findById(id))?.likeCount, 0, 'no like through another address');
+  });
 });
 
 test('the demo posts are Markdown alone, since a page shows HTML in a body as typed: no body holds a tag', () => {

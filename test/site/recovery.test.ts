@@ -150,9 +150,11 @@ forEachDatabase('e-mail and the way back in', (database) => {
 
   test('an address that is not one is refused with the field named', async () => {
     const { visitor } = await member();
-    const refused = await visitor.post('/settings/email', { email: 'not an address' });
-    assert.equal(refused.status, 400);
-    assert.match(refused.text, /aria-invalid="true"/);
+    for (const email of ['not an address', `${'a'.repeat(1001)}@example.test`]) {
+      const refused = await visitor.post('/settings/email', { email });
+      assert.equal(refused.status, 400);
+      assert.match(refused.text, /aria-invalid="true"/);
+    }
   });
 
   test('the sign-in page links "Forgot password?" to the forgotten-password page', async () => {
@@ -257,6 +259,36 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(expired.text, /has expired/);
     assert.equal((await reset(`${t.baseUrl}/password/reset?token=unknown`)).status, 400);
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+  });
+
+  test('a login too long to be any account\'s is sent back on the forgotten-password form with the field named, in the reader\'s language', async () => {
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const english = await visitor.post('/password/forgot', { login: 'a'.repeat(1001) });
+    assert.equal(english.status, 400);
+    assert.match(english.text, /<form method="post" action="\/password\/forgot">/);
+    assert.match(english.text, /<input [^>]*id="login"[^>]*aria-invalid="true"/);
+    assert.match(english.text, /<p class="field-error" id="login-error">No username or e-mail address is that long: at most 1,?000 characters\.<\/p>/);
+    const chinese = await visitor.request('/password/forgot', {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': 'zh-CN' },
+      body: new URLSearchParams({ _csrf: await visitor.csrf(), login: 'a'.repeat(1001) }).toString(),
+    });
+    assert.equal(chinese.status, 400);
+    assert.match(chinese.text, /<p class="field-error" id="login-error">用户名或邮箱不会这么长：最多 1,?000 个字符。<\/p>/);
+    assert.equal((await forgot('a'.repeat(1000), visitor)).status, 200, 'up to the cap, the usual answer');
+  });
+
+  test('a reset or verification token too long to be any link\'s is that page\'s "not valid" answer, not a generic error page', async () => {
+    const token = 'x'.repeat(201);
+    const posted = await new AddressedVisitor(t.baseUrl).post('/password/reset', { token, password: NEW_PASSWORD });
+    const opened = await new Visitor(t.baseUrl).get(`/password/reset?token=${token}`);
+    for (const page of [posted, opened]) {
+      assert.equal(page.status, 400);
+      assert.match(page.text, /This link has been used, has expired or is not valid\./);
+      assert.match(page.text, /<a href="\/password\/forgot">/);
+    }
+    const verify = await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`);
+    assert.equal(verify.status, 400);
+    assert.match(verify.text, /This verification link has been used, has expired or is not valid\./);
   });
 
   test('a reset needs the second step when two-step is on', async () => {

@@ -34,7 +34,8 @@ forEachDatabase('staff console pages', (database) => {
     assert.match(none.text, /No member found/);
     // Past what an id column holds: no query PostgreSQL would refuse, never a 500.
     assert.equal((await visitor.get('/admin/members?q=99999999999')).status, 200);
-    assert.equal((await visitor.get('/admin/members/99999999999')).status, 400);
+    assert.equal((await visitor.get('/admin/members/99999999999')).status, 404);
+    assert.equal((await visitor.get('/admin/members/0x10')).status, 404);
     assert.equal((await visitor.get('/admin/members/2147483647')).status, 404);
     assert.equal((await visitor.get('/admin/staff-log?before=99999999999')).status, 400);
   });

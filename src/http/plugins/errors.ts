@@ -88,6 +88,9 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
     });
   }
   const fastifyError = error as Partial<FastifyError>;
+  // A path parameter that fails its schema (an id that is not canonical decimal, `row-id.ts`)
+  // names no page or resource: the address is not there (RFC 9110 15.5.5), as for any other.
+  if (fastifyError.validation && fastifyError.validationContext === 'params') return new OAuthError('not_found', 'No such page or endpoint.');
   if (fastifyError.validation) {
     return new OAuthError('invalid_request', `Invalid request: ${fastifyError.message ?? 'malformed parameters'}`);
   }

@@ -28,6 +28,7 @@ import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, r
 import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
 import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
+import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
   type ConsoleSection, type StaffConfirmation, appPage, appsPage, keysPage, memberPage, membersPage, overviewPage, rotateKeysPage, refusedPage, roleWord, staffConfirmationPage, staffLogPage, statusWord,
@@ -45,8 +46,8 @@ const page = { config: { html: true } };
 const text = { type: 'string' } as const;
 const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, reason: text, confirm: text, ...properties } } });
 /** A row id as both databases hold it (a 32-bit integer): a larger one is a bad request, never a query PostgreSQL refuses. */
-const ROW_ID = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
-const memberParams = { params: { type: 'object', properties: { id: ROW_ID }, required: ['id'] } };
+const BEFORE_ID = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
+const memberParams = { params: idParams };
 const SEARCH_LIMIT = 50;
 const LOG_PAGE = 50;
 const DAY_MS = 86_400_000;
@@ -365,7 +366,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
 
   // ---- The staff log ---------------------------------------------------------------------------
 
-  app.get('/admin/staff-log', { ...page, schema: { querystring: { type: 'object', properties: { before: ROW_ID } } } },
+  app.get('/admin/staff-log', { ...page, schema: { querystring: { type: 'object', properties: { before: BEFORE_ID } } } },
     async (request: FastifyRequest<{ Querystring: { before?: number } }>, reply) => {
       const { before } = request.query;
       const entries = await stores.staffLog.list({ limit: LOG_PAGE, ...(before === undefined ? {} : { beforeId: before }) });

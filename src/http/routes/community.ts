@@ -11,11 +11,11 @@ import type { User } from '../../core/accounts/ports.js';
 import type { Post, PostStatus } from '../../core/community/ports.js';
 import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/community/posts.js';
 import { requireUser, sendPage } from '../pages.js';
+import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { deletePostPage, newPostPage, postPage, profilePage } from '../views/community.js';
 
 const page = { config: { html: true } };
-const idParams = { type: 'object', properties: { id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } }, required: ['id'] } as const;
 const formField = { type: 'string' } as const;
 
 function notFound(): OAuthError {

@@ -13,11 +13,19 @@ import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { attemptOrigin, eventOrigin, pageContext, verifyCsrf } from '../plugins/session.js';
 import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage } from '../views/recovery.js';
-import { tryAgain } from './settings-problems.js';
+import { loginTooLong, tryAgain } from './settings-problems.js';
 
 const field = (maxLength: number) => ({ type: 'string', maxLength } as const);
 const csrf = field(200);
-const tokenQuery = { type: 'object', properties: { token: field(200) } } as const;
+/**
+ * What a person types or pastes has no cap in the schema, whose refusal is a generic 400 page:
+ * the body limit bounds it, and the form says what is wrong with it in the reader's language (a
+ * token no link has is the page's "this link is not valid"; an address the core refuses).
+ */
+const typed = { type: 'string' } as const;
+const tokenQuery = { type: 'object', properties: { token: typed } } as const;
+/** The longest `login` the forgotten-password form looks up; longer is sent back on the form. */
+const LOGIN_MAX_LENGTH = 1000;
 
 export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   const { deps } = app;
@@ -30,7 +38,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, emailSettingsPage(await pageContext(request, reply), { email, mailEnabled: deps.mailer.enabled }));
   });
 
-  app.post(EMAIL_SETTINGS_PATH, { ...page, schema: { body: { type: 'object', properties: { email: field(1000), _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
+  app.post(EMAIL_SETTINGS_PATH, { ...page, schema: { body: { type: 'object', properties: { email: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { email?: string } }>, reply) => {
     verifyCsrf(request);
     const signIn = await requireSignIn(request, reply, EMAIL_SETTINGS_PATH);
     if (!signIn) return reply;
@@ -68,12 +76,14 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   app.get('/password/forgot', page, async (request, reply) =>
     sendPage(reply, forgotPasswordPage(await pageContext(request, reply), forgotState())));
 
-  app.post('/password/forgot', { ...page, schema: { body: { type: 'object', properties: { login: field(1000), _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { login?: string } }>, reply) => {
+  app.post('/password/forgot', { ...page, schema: { body: { type: 'object', properties: { login: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { login?: string } }>, reply) => {
     verifyCsrf(request);
     const context = await pageContext(request, reply);
     if (!deps.mailer.enabled) return sendPage(reply, forgotPasswordPage(context, forgotState()));
+    const login = request.body.login ?? '';
+    if (login.length > LOGIN_MAX_LENGTH) return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), errors: [loginTooLong('login', LOGIN_MAX_LENGTH)] }), 400);
     // The same page, status and words whatever `login` names (no account enumeration).
-    const outcome = await requestPasswordReset(deps, request.body.login ?? '', attemptOrigin(request), context.t.locale);
+    const outcome = await requestPasswordReset(deps, login, attemptOrigin(request), context.t.locale);
     if (!outcome.ok) {
       reply.headers(throttledHeaders('password-reset', outcome.retryAfterSeconds));
       return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), errors: tryAgain('login', 'recovery.throttled', outcome.retryAfterSeconds) }), 429);
@@ -92,7 +102,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, resetPasswordPage(context, { token, username: found.user.username, needsCode: found.needsCode }));
   });
 
-  const resetBody = { type: 'object', properties: { token: field(200), password: field(1024), code: field(64), username: field(256), _csrf: csrf } } as const;
+  const resetBody = { type: 'object', properties: { token: typed, password: field(1024), code: field(64), username: field(256), _csrf: csrf } } as const;
   app.post('/password/reset', { ...page, schema: { body: resetBody } }, async (request: FastifyRequest<{ Body: { token?: string; password?: string; code?: string } }>, reply) => {
     verifyCsrf(request);
     const token = request.body.token ?? '';

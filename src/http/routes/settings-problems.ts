@@ -23,6 +23,14 @@ export function tryAgain(field: string, key: Throttled, retryAfterSeconds: numbe
   return { field, message: retryMessage(ENGLISH[key], retryAfterSeconds), words: { key, values: retryWait(retryAfterSeconds) } };
 }
 
+/**
+ * A sign-in name longer than any account's, sent back on its form: no account has such a name,
+ * so saying so tells nothing about which accounts exist.
+ */
+export function loginTooLong(field: string, max: number): FieldProblem {
+  return { field, message: `at most ${max} characters`, words: { key: 'recovery.loginTooLong', values: { max } } };
+}
+
 /** Codes of the authenticator app cannot be unsealed here (logged for the operator once). */
 export function codesUnreadable(request: FastifyRequest, userId: number, unreadable: Unreadable): FieldProblem {
   return { field: 'code', message: unreadableTotp(request, userId, unreadable), words: { key: 'security.codesUnreadable' } };

@@ -68,7 +68,8 @@ ${errorSummary(state.errors, { t })}
 <form method="post" action="/password/forgot">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="login">${t.text('recovery.loginLabel')}</label>
-  <input type="text" id="login" name="login" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="254" autofocus>
+  <input type="text" id="login" name="login" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="254" autofocus ${control(state.errors, 'login')}>
+  ${fieldMessage(state.errors, 'login', { words: { t } })}
   <div class="actions"><button type="submit">${t.text('recovery.sendLink')}</button></div>
 </form>`;
   return layout(t.text('recovery.forgotTitle'), context, html`<section class="card narrow">
