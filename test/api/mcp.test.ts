@@ -355,6 +355,23 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('GET and DELETE with a token issued for the MCP server are 405, counted; a bad token is refused with the MCP metadata', async () => {
+    // The SDK's transport opens its SSE stream with GET and the token it got for this resource
+    // (RFC 8707): a 401 there sends it back to authorization, a 405 means "no stream".
+    const { token } = await userWithToken('profile:read posts:read', { resource: mcp });
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(mcp, { method, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } });
+      assert.equal(response.status, 405, method);
+      assert.equal(response.headers.get('allow'), 'POST', method);
+      assert.ok(response.headers.get('x-ratelimit-limit'), `${method}: counted, with its rate-limit fields`);
+      const refused = await fetch(mcp, { method, headers: { authorization: 'Bearer svco_not-a-real-token', accept: 'text/event-stream' } });
+      assert.equal(refused.status, 401, method);
+      assert.match(refused.headers.get('www-authenticate') ?? '', new RegExp(`resource_metadata="${metadataUrl}"`), method);
+      const anonymous = await fetch(mcp, { method, headers: { accept: 'text/event-stream' } });
+      assert.equal(anonymous.status, 405, `${method} without a token`);
+    }
+  });
+
   test('bad input is a JSON-RPC or HTTP error, never a 500: invalid JSON, a batch, an unknown method or tool, a huge body, a wrong Accept or type', async () => {
     const { token } = await userWithToken();
     const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' };

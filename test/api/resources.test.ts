@@ -237,6 +237,32 @@ forEachDatabase('resource API answers', (database) => {
     assert.equal((await refused.json() as { error: string }).error, 'invalid_token');
   });
 
+  test('a method an API address does not take, or any method on an unknown path, answers a valid token with its rate-limit fields; without a token the answer is unchanged', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const send = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
+      fetch(`${t.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+    const cases: [string, string, number, Record<string, string>, string?][] = [
+      ['POST', '/api/open/v1/me', 405, { 'content-type': 'application/json' }, '{"not json'],
+      ['DELETE', '/api/open/v1/me/posts', 405, {}],
+      ['PUT', '/api/open/v1/', 405, { 'content-type': 'application/xml' }, '<x/>'],
+      ['PATCH', '/api/open/v1', 405, {}],
+      ['POST', '/api/open/v1/nope', 404, { 'content-type': 'text/plain' }, 'x'],
+      ['DELETE', '/api/open/v1/nope', 404, {}],
+    ];
+    for (const [method, path, status, headers, body] of cases) {
+      const answer = await send(method, path, { ...headers, authorization: `Bearer ${token}` }, body);
+      assert.equal(answer.status, status, `${method} ${path}: the body is not read`);
+      assert.ok(answer.headers.get('x-ratelimit-limit') && answer.headers.get('x-ratelimit-remaining'), `${method} ${path}: the rate-limit fields`);
+      const anonymous = await send(method, path, headers, body);
+      assert.equal(anonymous.status, status, `${method} ${path} without a token`);
+      assert.equal(anonymous.headers.get('x-ratelimit-limit'), null);
+      if (status === 405) assert.equal(answer.headers.get('allow'), anonymous.headers.get('allow'));
+      const refused = await send(method, path, { ...headers, authorization: 'Bearer pat_not-a-real-token' }, body);
+      assert.equal(refused.status, 401, `${method} ${path}: a token sent is checked`);
+    }
+  });
+
   test('/docs is a page that documents every endpoint and scope', async () => {
     const response = await fetch(`${t.baseUrl}/docs`);
     assert.equal(response.status, 200);

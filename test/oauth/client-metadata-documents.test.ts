@@ -148,6 +148,25 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(documents.count(path), 0);
   });
 
+  test('a kept document skips only its own exact id\'s URL check: another spelling of its address is still refused', async () => {
+    const path = freshPath('kept');
+    const clientId = documents.document(path);
+    await accepted(t, clientId);
+    await accepted(t, clientId);
+    assert.equal(documents.count(path), 1, 'kept after the first request');
+    const port = new URL(documents.origin).port;
+    for (const [other, problem] of [
+      [`${documents.origin}/x/..${path}`, /normal form/],
+      [`${documents.origin}/.${path}`, /normal form/],
+      [`http://0x7f.1:${port}${path}`, /normal form/],
+      [`${clientId}#x`, /must not hold credentials or a fragment/],
+      [`http://agent@127.0.0.1:${port}${path}`, /must not hold credentials or a fragment/],
+    ] as const) {
+      assert.match(await refusedPage(t, other), problem, other);
+    }
+    assert.equal(documents.count(path), 1, 'nothing fetched for the other spellings');
+  });
+
   test('a document whose client_id is not its own URL names no app: the error page, no redirect', async () => {
     const path = freshPath('impostor');
     documents.document(path, { client_id: documents.url('/someone-else.json') });

@@ -186,6 +186,12 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   };
 
   app.post(MCP_PATH, { config: { bearerScope: '' } }, handle);
+  // No SSE stream and no session: GET (and its HEAD), DELETE and the rest are 405 with `Allow: POST` from the
+  // not-found handler. They pass this gate, not the API's catch-all under /api/open/v1/*: the SDK's
+  // transport opens its stream with GET and the token it got for this resource (RFC 8707), which
+  // the API's gate refuses (401 sends the SDK back to authorization; 405 tells it there is no
+  // stream). A token sent is checked and counted as on POST (INTERFACE section 7); none, 405.
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: MCP_PATH, config: { bearerScope: '', bearerOptional: true, notFound: true }, handler: (_request, reply) => reply.callNotFound() });
   // A browser-based agent posts JSON with the protocol's version header from its own origin.
   preflight(app, [MCP_PATH], ['POST'], ['Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID']);
 }

@@ -45,10 +45,27 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
   preflight(app, [`${API_BASE_PATH}/*`, API_BASE_PATH], ['GET', 'HEAD']);
 
   // INTERFACE section 7: every answer to a valid token carries its rate-limit fields, so an address
-  // the API does not have is answered through the gate too: a token sent is checked and counted,
-  // then the not-found answer (404, or 405 for an address that takes other methods) is the same
-  // one a request without a token gets, as GitHub's API does.
-  app.get(`${API_BASE_PATH}/*`, { config: { bearerScope: '', bearerOptional: true, notFound: true } }, (_request, reply) => reply.callNotFound());
+  // the API does not have, or a method an address does not take, is answered through the gate too:
+  // a token sent is checked and counted, then the not-found answer (404, or 405 for an address that
+  // takes other methods) is the same one a request without a token gets, as GitHub's API does.
+  // Its own context reads no body: a body no route wants is neither parsed nor refused (no 400 or
+  // 415 where the answer is 404 or 405). OPTIONS stays the preflight's.
+  await app.register(async (catchAll) => {
+    catchAll.removeAllContentTypeParsers();
+    catchAll.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    catchAll.route({
+      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: `${API_BASE_PATH}/*`,
+      config: { bearerScope: '', bearerOptional: true, notFound: true },
+      handler: (_request, reply) => reply.callNotFound(),
+    });
+    for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) {
+      catchAll.route({
+        method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: path,
+        config: { bearerScope: '', bearerOptional: true, notFound: true },
+        handler: (_request, reply) => reply.callNotFound(),
+      });
+    }
+  });
 
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
   app.get(`${API_BASE_PATH}/openapi.json`, async (_request, reply) =>
