@@ -30,6 +30,16 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The options of a route that is no address: behind the gate, a token sent is checked and counted
+ * (INTERFACE section 7: every answer to a valid token carries its rate-limit fields), none passes
+ * untouched; then the not-found handler answers (404, or 405 with `Allow`), as without a token.
+ */
+export const GATED_NOT_FOUND = {
+  config: { bearerScope: '', bearerOptional: true, notFound: true },
+  handler: (_request: FastifyRequest, reply: FastifyReply) => reply.callNotFound(),
+} as const;
+
 /** The authenticated token of a request that passed the gate. */
 export function requestBearer(request: FastifyRequest): Bearer {
   if (!request.bearer) throw new Error('route has no bearerScope: the bearer gate did not run');

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '../../../core/api/views.js';
 import { siteUrls } from '../../../core/urls.js';
 import { apiResource, resourceMetadataUrl } from '../../../core/api/resource.js';
-import { registerBearerGate, requestBearer } from '../../plugins/bearer.js';
+import { GATED_NOT_FOUND, registerBearerGate, requestBearer } from '../../plugins/bearer.js';
 import { preflight } from '../../plugins/cors.js';
 import type { HeaderSet } from '../../plugins/security-headers.js';
 import { openApiDocument } from './openapi.js';
@@ -53,18 +53,8 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
   await app.register(async (catchAll) => {
     catchAll.removeAllContentTypeParsers();
     catchAll.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    catchAll.route({
-      method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: `${API_BASE_PATH}/*`,
-      config: { bearerScope: '', bearerOptional: true, notFound: true },
-      handler: (_request, reply) => reply.callNotFound(),
-    });
-    for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) {
-      catchAll.route({
-        method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: path,
-        config: { bearerScope: '', bearerOptional: true, notFound: true },
-        handler: (_request, reply) => reply.callNotFound(),
-      });
-    }
+    catchAll.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: `${API_BASE_PATH}/*`, ...GATED_NOT_FOUND });
+    for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) catchAll.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: path, ...GATED_NOT_FOUND });
   });
 
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
