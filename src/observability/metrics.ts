@@ -39,19 +39,23 @@ export function createMetrics(): Metrics {
     labelNames: ['method', 'route', 'status'] as const, registers,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
   });
-  // Label children bound once per (method, route, status): prom-client hashes a label object on
+  // Label children bound once per (route, method, status): prom-client hashes a label object on
   // every call otherwise, which showed in the profile of every request (issue 8). Routes are the
-  // registered patterns, so the set is bounded.
-  const httpSeries = new Map<string, HttpSeries>();
+  // registered patterns, so the set is bounded. Found by route, then method and status, not by a
+  // key joined per request: a route's pattern is the same string each time, whose hash V8 keeps.
+  const httpSeries = new Map<string, Map<string, Map<number, HttpSeries>>>();
   return {
     registry,
     observeHttp(method, route, status, seconds) {
-      const key = `${method} ${status} ${route}`;
-      let series = httpSeries.get(key);
+      let byMethod = httpSeries.get(route);
+      if (byMethod === undefined) httpSeries.set(route, byMethod = new Map());
+      let byStatus = byMethod.get(method);
+      if (byStatus === undefined) byMethod.set(method, byStatus = new Map());
+      let series = byStatus.get(status);
       if (series === undefined) {
         const labels = { method, route, status: String(status) };
         series = { requests: httpRequests.labels(labels), duration: httpDuration.labels(labels) };
-        httpSeries.set(key, series);
+        byStatus.set(status, series);
       }
       series.requests.inc();
       series.duration.observe(seconds);

@@ -30,6 +30,8 @@ export interface Bearer {
   scopes: Scope[];
   /** The RFC 8707 resource an access token is for alone; `null`: none was named (personal tokens always). */
   resource: string | null;
+  /** How the request presented it: its challenges and refusals name this scheme. */
+  scheme: AuthScheme;
   /** A newer DPoP nonce for the answer's `DPoP-Nonce` (RFC 9449 9), when the proof's is about to expire. */
   dpopNonce?: string;
 }
@@ -222,18 +224,20 @@ export function bearerToken(authorization: string | undefined): string | null | 
  * refused before storage. Expired is `expiresAt <= now`; a revoked token, grant or deactivated
  * client shows as `revokedAt`. `tokenOutsideHeader`: the request carried a token where this API
  * does not read one (the query string, a form body), so a request without the header is told so.
- * `proof`: the request's DPoP proof, checked (after everything else) for `Authorization: DPoP`.
+ * `proofOf`: the request's DPoP proof, read and checked (after everything else) for
+ * `Authorization: DPoP` only.
  */
 export async function authenticateBearer(
   deps: { stores: Stores; clock: Clock; dpop: DpopVerifier },
   authorization: string | undefined,
   tokenOutsideHeader = false,
-  proof?: PresentedProof,
+  proofOf?: () => PresentedProof,
 ): Promise<Bearer | OAuthError> {
   const presented = authorizationToken(authorization);
   if (presented === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
   if (presented === null) return BEARER_REFUSALS.notBearer;
   const { scheme, token } = presented;
+  const proof = scheme === 'DPoP' ? proofOf?.() : undefined;
   const refused = await lookup(deps, scheme, token, proof);
   if (refused instanceof OAuthError) return scheme === 'DPoP' ? onDpopChallenge(refused) : refused;
   const { kind, record } = refused;
@@ -245,6 +249,7 @@ export async function authenticateBearer(
     grantId: record.grantId,
     scopes: scopeList(record.scope),
     resource: record.resource,
+    scheme,
   };
   if (scheme === 'Bearer') return record.dpopJkt === null ? bearer : BEARER_REFUSALS.boundAsBearer;
   if (record.dpopJkt === null) return BEARER_REFUSALS.notBound;
@@ -296,14 +301,14 @@ async function possession(dpop: DpopVerifier, proof: PresentedProof & { proof: s
  * one that is no named resource (UserInfo). A token that named none is accepted by both.
  * `undefined` when the token may be used here, else the 401 to answer (RFC 6750 3.1 `invalid_token`).
  */
-export function audienceRefusal(bearer: Pick<Bearer, 'resource'>, resource: string | null, scheme: AuthScheme = 'Bearer'): OAuthError | undefined {
+export function audienceRefusal(bearer: Pick<Bearer, 'resource' | 'scheme'>, resource: string | null): OAuthError | undefined {
   if (bearer.resource === null || bearer.resource === resource) return undefined;
-  return invalidToken(`This access token was issued for ${bearer.resource} alone (the resource parameter, RFC 8707): for this endpoint, get a token whose authorization and token requests name no resource.`, scheme);
+  return invalidToken(`This access token was issued for ${bearer.resource} alone (the resource parameter, RFC 8707): for this endpoint, get a token whose authorization and token requests name no resource.`, bearer.scheme);
 }
 
 /** The 403 `insufficient_scope` refusal when the token lacks `scope` (RFC 6750 3.1); `undefined` when it holds it. */
-export function scopeRefusal(bearer: Bearer, scope: Scope | undefined, scheme: AuthScheme = 'Bearer'): OAuthError | undefined {
-  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, scheme, bearer.kind);
+export function scopeRefusal(bearer: Bearer, scope: Scope | undefined): OAuthError | undefined {
+  return scope === undefined || bearer.scopes.includes(scope) ? undefined : insufficientScope(scope, bearer.scheme, bearer.kind);
 }
 
 /**
@@ -311,12 +316,13 @@ export function scopeRefusal(bearer: Bearer, scope: Scope | undefined, scheme: A
  * `intervalMs` per token and the hot path stays a read. Per process; each instance writes its own.
  */
 export class UsageRecorder {
-  private readonly recorded = new Map<string, Instant>();
+  /** By token: an access token's id, a personal token's negated (a number hashes cheaper than a string key). */
+  private readonly recorded = new Map<number, Instant>();
 
   constructor(private readonly intervalMs = LAST_USED_RESOLUTION_MS, private readonly maxEntries = 100_000) {}
 
   async record(stores: Stores, bearer: Bearer, now: Instant): Promise<void> {
-    const key = bearerKey(bearer);
+    const key = bearer.kind === 'access' ? bearer.tokenId : -bearer.tokenId;
     const last = this.recorded.get(key);
     if (last !== undefined && now - last < this.intervalMs && now >= last) return;
     if (this.recorded.size >= this.maxEntries) this.recorded.clear();

@@ -46,9 +46,19 @@ export function rateLimitHeaders(decision: RateLimitDecision, now: Instant): Rec
     'x-ratelimit-limit': String(decision.limit),
     'x-ratelimit-remaining': String(decision.remaining),
     'x-ratelimit-reset': String(decision.resetAt),
-    'ratelimit-policy': rateLimitPolicyField({ name: TOKEN_POLICY, quota: decision.limit, windowSeconds: API_WINDOW_SECONDS }),
+    'ratelimit-policy': tokenPolicyField(decision.limit),
     ratelimit: rateLimitField(TOKEN_POLICY, decision.remaining, secondsUntil(decision.resetAt, now)),
   };
+}
+
+/** The last token policy's field: every valid token's answer carries it, and its quota rarely changes. */
+let lastTokenPolicy = { quota: -1, field: '' };
+
+function tokenPolicyField(quota: number): string {
+  if (lastTokenPolicy.quota !== quota) {
+    lastTokenPolicy = { quota, field: rateLimitPolicyField({ name: TOKEN_POLICY, quota, windowSeconds: API_WINDOW_SECONDS }) };
+  }
+  return lastTokenPolicy.field;
 }
 
 export class ApiLimits {
@@ -67,10 +77,13 @@ export class ApiLimits {
     return this.limiter.hit(`api:token:${bearerKey(bearer)}`, this.perTokenPerMinute, API_WINDOW_SECONDS, now);
   }
 
-  /** Whether this address is refused for the rest of its window (checked before any lookup). */
-  isBlocked(address: string, now: Instant): boolean {
+  /**
+   * Whether this address is refused for the rest of its window (checked before any lookup).
+   * `addressOf` is called only while some address is refused.
+   */
+  isBlocked(addressOf: () => string, now: Instant): boolean {
     if (this.blockedUntil.size === 0) return false;
-    const key = addressKey(address);
+    const key = addressKey(addressOf());
     const until = this.blockedUntil.get(key);
     if (until === undefined) return false;
     if (Math.floor(now / 1000) < until) return true;

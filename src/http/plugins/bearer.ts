@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
-import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, authorizationToken, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
+import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/oauth/scopes.js';
 import { CORS_HEADERS } from './cors.js';
@@ -99,12 +99,13 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const { authorization } = request.headers;
     if (bearerOptional && authorization === undefined && !tokenOutsideHeader(request)) return;
     const now = deps.clock.now();
-    const address = clientAddress(request);
-    if (limits.isBlocked(address, now)) return refuseLimited(request, reply, { address });
+    const addressOf = () => clientAddress(request);
+    if (limits.isBlocked(addressOf, now)) return refuseLimited(request, reply, { address: addressOf() });
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
       : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
-        presentedProof(request, deps.settings.baseUrl));
+        () => presentedProof(request, deps.settings.baseUrl));
     if (bearer instanceof OAuthError) {
+      const address = addressOf();
       if (!(await limits.hitFailure(address, bearer, now))) return refuseLimited(request, reply, { address });
       return refuse(bearer, request, reply);
     }
@@ -113,8 +114,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     if (!decision.allowed) return refuseLimited(request, reply, 'token');
     // RFC 9449 9: a newer nonce for the client's next proof.
     if (bearer.dpopNonce !== undefined) reply.header('dpop-nonce', bearer.dpopNonce);
-    const scheme = authorizationToken(authorization)?.scheme;
-    const refusal = audienceRefusal(bearer, resource, scheme) ?? scopeRefusal(bearer, scope === '' ? undefined : scope, scheme);
+    const refusal = audienceRefusal(bearer, resource) ?? scopeRefusal(bearer, scope === '' ? undefined : scope);
     if (refusal) return refuse(refusal, request, reply);
     request.bearer = bearer;
     try {
@@ -128,7 +128,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
 
   return {
     requireScope(request, reply, scope) {
-      const refusal = scopeRefusal(requestBearer(request), scope, authorizationToken(request.headers.authorization)?.scheme);
+      const refusal = scopeRefusal(requestBearer(request), scope);
       return refusal && refuse(refusal, request, reply);
     },
   };
