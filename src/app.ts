@@ -2,6 +2,7 @@
  * buildApp(deps): the Fastify application with every plugin and route. It never listens;
  * `main.ts` does, and tests call `inject()` or listen on a free port.
  */
+import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -108,6 +109,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });
   app.decorate('deps', deps);
+  // Node reads a socket's peer address at its first use and keeps it; read after the client has
+  // hung up, it is gone. Read at accept, it is known for the connection's whole life, so a request
+  // whose client resets mid-way is still counted, limited and logged under its own address
+  // (clientAddress), not 'unknown'.
+  app.server.on('connection', (socket: Socket) => { void socket.remoteAddress; });
   // A signing key this instance cannot open is logged once, with what to do. Every key it signs
   // with is opened before it serves, so it keeps them should another instance seal them later; a
   // database that does not answer yet only postpones that to the first request that needs them.

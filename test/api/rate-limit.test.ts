@@ -4,6 +4,7 @@
  * refused, and serving on when Redis is unreachable.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { generateToken } from '../../src/core/credentials/formats.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
@@ -89,6 +90,49 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'the address is refused before any lookup');
     t.clock.advance(MINUTE);
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+  });
+
+  test('a refused token counts against its address even when the client hangs up before its lookup ends', async () => {
+    // Each unknown token's lookup is held until its client has reset the connection, so its
+    // refusal is counted after the socket closed: the address must still be the client's.
+    const personalTokens = t.deps.stores.personalTokens;
+    const findBearer = personalTokens.findBearer;
+    const releases: Array<() => void> = [];
+    let lookupsStarted!: () => void;
+    const allStarted = new Promise<void>((resolve) => { lookupsStarted = resolve; });
+    // The limit is at least 300 failures a minute per address.
+    const hangUps = 300;
+    personalTokens.findBearer = async (hash) => {
+      await new Promise<void>((release) => {
+        releases.push(release);
+        if (releases.length === hangUps) lookupsStarted();
+      });
+      return findBearer.call(personalTokens, hash);
+    };
+    try {
+      const { port } = new URL(t.baseUrl);
+      const sockets = Array.from({ length: hangUps }, () => {
+        const socket = connect(Number(port), '127.0.0.1', () => {
+          socket.write(`GET /api/open/v1/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${generateToken('personal')}\r\n\r\n`);
+        });
+        socket.on('error', () => {});
+        return socket;
+      });
+      await allStarted;
+      await Promise.all(sockets.map((socket) => new Promise<void>((resolve) => {
+        socket.on('close', () => resolve());
+        socket.resetAndDestroy();
+      })));
+      // The server sees each reset in its next turns; then the lookups end and their refusals count.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      for (const release of releases) release();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      personalTokens.findBearer = findBearer;
+    }
+    const refused = await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') });
+    assert.equal(refused.status, 429, 'the refusals of the clients that hung up were counted against 127.0.0.1');
+    t.clock.advance(MINUTE);
   });
 
   test('requests refused before any lookup (no token, malformed, bad checksum) do not count toward the address limit', async () => {

@@ -100,10 +100,13 @@ export class ApiLimits {
     };
   }
 
-  /** Counts a refused token (unless refused offline); says whether the address is still within its limit. */
-  async hitFailure(address: string, refusal: OAuthError, now: Instant): Promise<boolean> {
+  /**
+   * Counts a refused token against its address, `addressOf()` (unless refused offline, which needs
+   * no address); says whether the address is still within its limit.
+   */
+  async hitFailure(addressOf: () => string, refusal: OAuthError, now: Instant): Promise<boolean> {
     if (refusedOffline(refusal)) return true;
-    const key = addressKey(address);
+    const key = addressKey(addressOf());
     const decision = await this.limiter.hit(`api:address:${key}`, this.failuresPerAddress, API_WINDOW_SECONDS, now);
     if (decision.allowed) return true;
     if (this.blockedUntil.size > 100_000) this.blockedUntil.clear();

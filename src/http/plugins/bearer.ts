@@ -99,14 +99,16 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const { authorization } = request.headers;
     if (bearerOptional && authorization === undefined && !tokenOutsideHeader(request)) return;
     const now = deps.clock.now();
-    const addressOf = () => clientAddress(request);
+    // Worked out only when a limit needs it (docs/performance.md, decision 46); the socket's peer
+    // is known from its accept on (buildApp), so also after a client hung up during the lookup.
+    let address: string | undefined;
+    const addressOf = () => (address ??= clientAddress(request));
     if (limits.isBlocked(addressOf, now)) return refuseLimited(request, reply, { address: addressOf() });
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
       : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
         () => presentedProof(request, deps.settings.baseUrl));
     if (bearer instanceof OAuthError) {
-      const address = addressOf();
-      if (!(await limits.hitFailure(address, bearer, now))) return refuseLimited(request, reply, { address });
+      if (!(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
       return refuse(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);
