@@ -922,9 +922,25 @@ export function buildReport(
   };
 }
 
-/** Writes the report as JSON to `out`, or to bench/results/<date>-<database>[-redis]<suffix>.json. */
+/**
+ * `path` (a `.json` file), or the first of `…-2.json`, `…-3.json`, … that `exists` does not find:
+ * a second run of the day without `--out` keeps the first one's figures instead of writing over them.
+ */
+export function unusedPath(path: string, exists: (path: string) => boolean = existsSync): string {
+  if (!exists(path)) return path;
+  const stem = path.replace(/\.json$/, '');
+  for (let n = 2; ; n++) {
+    const candidate = `${stem}-${n}.json`;
+    if (!exists(candidate)) return candidate;
+  }
+}
+
+/**
+ * Writes the report as JSON to `out`, or to bench/results/<date>-<database>[-redis]<suffix>.json
+ * (with `-2`, `-3`, … when that file is there already).
+ */
 export function writeReport(report: BenchReport, out: string | undefined, suffix: string, log: (line: string) => void): void {
-  const file = out ?? join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-${report.setup.database}${report.setup.rateLimiter === 'redis' ? '-redis' : ''}${suffix}.json`);
+  const file = out ?? unusedPath(join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-${report.setup.database}${report.setup.rateLimiter === 'redis' ? '-redis' : ''}${suffix}.json`));
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   log(`results written to ${file}`);

@@ -1,7 +1,7 @@
 /** What the bench's report says about its own runs (pure functions of bench/run.ts; no load is run). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, renderTable, sendingCostAt, starvedRuns } from '../../bench/run.js';
+import { type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, renderTable, sendingCostAt, starvedRuns, unusedPath } from '../../bench/run.js';
 
 function run(serverCpu: number): Measurement {
   return { cpuUsPerRequest: 100, rate: 1, requests: 1, p50Ms: 1, p99Ms: 1, unexpected: 0, socketErrors: 0, serverCpu, generatorCpu: 0.5, serverPeakRssMb: 1 };
@@ -46,4 +46,11 @@ test('what sending costs at a rate is read on straight lines between the rate cu
   assert.equal(sendingCostAt(curve, 32_500), 23, 'half way between 20,000 and 45,000 /s');
   assert.equal(sendingCostAt(curve, 8_000), 32, 'slower than the slowest point: its figure');
   assert.equal(sendingCostAt(curve, 60_000), 18, 'faster than the fastest point: its figure');
+});
+
+test('a run without --out never writes over an earlier run of the day: it takes the next free -N', () => {
+  const taken = new Set(['r/2026-11-25-sqlite.json', 'r/2026-11-25-sqlite-2.json']);
+  const exists = (path: string) => taken.has(path);
+  assert.equal(unusedPath('r/2026-11-25-postgres-redis.json', exists), 'r/2026-11-25-postgres-redis.json', 'the first run of the day keeps the plain name');
+  assert.equal(unusedPath('r/2026-11-25-sqlite.json', exists), 'r/2026-11-25-sqlite-3.json');
 });
