@@ -13,7 +13,7 @@
  * With `--route` (bench/avatar-route.ts), the same inputs go through our server's upload route instead.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, type as osType, release as osRelease } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ import sharp from 'sharp';
 import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS, checkAvatarUpload } from '../src/core/community/avatars.js';
 import { sharpReencoder } from '../src/images/sharp-reencoder.js';
 import { pngDeclaring } from '../test/support/images.js';
+import { writeResults } from './results-file.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -101,7 +102,7 @@ export async function inputFiles(dir: string): Promise<Array<Input & { file: str
   return files;
 }
 
-/** Writes an avatar report to `out`, or to bench/results/<date>-<name>.json, with the machine and sharp's versions. */
+/** Writes an avatar report to `out`, or to bench/results/<date>-<name>[-N].json (`writeResults`), with the machine and sharp's versions. */
 export function writeAvatarReport(name: string, out: string | undefined, report: { setup: object; inputs: object[]; notes: string[] }): void {
   const cpu = cpus();
   const date = new Date().toISOString();
@@ -110,9 +111,7 @@ export function writeAvatarReport(name: string, out: string | undefined, report:
     machine: { cpu: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGb: Math.round(totalmem() / 1e8) / 10, os: `${osType()} ${osRelease()}`, node: process.version, sharp: sharp.versions.sharp, vips: sharp.versions.vips },
     ...report,
   };
-  const file = out ?? join(ROOT, 'bench', 'results', `${date.slice(0, 10)}-${name}.json`);
-  mkdirSync(join(file, '..'), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(full, null, 2)}\n`);
+  const file = writeResults(full, name, date, out);
   process.stderr.write(`results written to ${file}\n`);
 }
 

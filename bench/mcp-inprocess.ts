@@ -18,7 +18,7 @@
  * the figure is the median round's CPU time (user + system) per call.
  * Writes bench/results/<date>-mcp-inprocess.json.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +28,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, type CallToolResult, isJSONRPCRequest, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { McpRequestTransport } from '../src/http/mcp-transport.js';
+import { writeResults } from './results-file.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' }, out: { type: 'string' } } });
@@ -88,6 +89,5 @@ const report = {
   figures,
 };
 for (const [name, { cpuMicrosPerCall }] of Object.entries(figures)) console.log(`${name.padEnd(10)} ${cpuMicrosPerCall.toFixed(1).padStart(7)} µs CPU per call`);
-const file = values.out ?? join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-mcp-inprocess.json`);
-writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+const file = writeResults(report, 'mcp-inprocess', report.date, values.out);
 console.log(`written to ${file}`);

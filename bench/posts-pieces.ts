@@ -26,10 +26,9 @@
  */
 import SQLite from 'better-sqlite3';
 import fastJsonStringify from 'fast-json-stringify';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, type as osType, release as osRelease } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { loadSettings } from '../src/config/settings.js';
 import { authenticateBearer } from '../src/core/api/bearer.js';
@@ -42,8 +41,8 @@ import { createDeps, prepareDatabase } from '../src/deps.js';
 import { PostPageSchema, ProfileSchema } from '../src/http/routes/api-v1/schemas.js';
 import { pageQuery, publishedCountByAuthor } from '../src/storage/repositories/community/posts.js';
 import { FULL_SEED, seedBench } from './seed.js';
+import { writeResults } from './results-file.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const SIZE = 20;
 const BATCHES = 9;
 
@@ -156,9 +155,7 @@ export async function runPostsPiecesBench(): Promise<void> {
         'me: profileUs and serialiseUs the route\'s work; authenticateBearerUs the whole bearer authentication (tokenShapeUs, tokenHashUs and lookupUs, which includes the hash, are pieces of it); tokenLimitUs the per-token count and its five header fields; metricsUs one observeHttp (prom-client counter and histogram)',
       ],
     };
-    const out = typeof values.out === 'string' ? values.out : join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-sqlite-posts-pieces.json`);
-    mkdirSync(join(out, '..'), { recursive: true });
-    writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+    const out = writeResults(report, 'sqlite-posts-pieces', report.date, typeof values.out === 'string' ? values.out : undefined);
     process.stderr.write(`results written to ${out}\n`);
   } finally {
     await deps.close();

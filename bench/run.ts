@@ -44,10 +44,10 @@
  * Every request goes to 127.0.0.1, and every wrk run is bounded in time.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, totalmem, tmpdir, type as osType, release as osRelease } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -60,6 +60,7 @@ import { serviceEntry, serviceNodeFlags, serviceProcessEnv } from '../scripts/se
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
 import { DocumentServer, loopbackCertificate } from '../test/support/document-server.js';
 import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
+import { writeResults } from './results-file.js';
 import { BENCH_AGENT, BENCH_PASSWORD, FULL_SEED, PLAIN_SCOPE, SMOKE_SEED, STAFF_OVERVIEW_SEED, STAFF_OVERVIEW_SMOKE_SEED, type SeedSize, type SeededData, seedBench, seedDocumentApp } from './seed.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -922,27 +923,9 @@ export function buildReport(
   };
 }
 
-/**
- * `path` (a `.json` file), or the first of `…-2.json`, `…-3.json`, … that `exists` does not find:
- * a second run of the day without `--out` keeps the first one's figures instead of writing over them.
- */
-export function unusedPath(path: string, exists: (path: string) => boolean = existsSync): string {
-  if (!exists(path)) return path;
-  const stem = path.replace(/\.json$/, '');
-  for (let n = 2; ; n++) {
-    const candidate = `${stem}-${n}.json`;
-    if (!exists(candidate)) return candidate;
-  }
-}
-
-/**
- * Writes the report as JSON to `out`, or to bench/results/<date>-<database>[-redis]<suffix>.json
- * (with `-2`, `-3`, … when that file is there already).
- */
+/** Writes the report as JSON to `out`, or to bench/results/<date>-<database>[-redis]<suffix>[-N].json (`writeResults`). */
 export function writeReport(report: BenchReport, out: string | undefined, suffix: string, log: (line: string) => void): void {
-  const file = out ?? unusedPath(join(ROOT, 'bench', 'results', `${report.date.slice(0, 10)}-${report.setup.database}${report.setup.rateLimiter === 'redis' ? '-redis' : ''}${suffix}.json`));
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  const file = writeResults(report, `${report.setup.database}${report.setup.rateLimiter === 'redis' ? '-redis' : ''}${suffix}`, report.date, out);
   log(`results written to ${file}`);
 }
 

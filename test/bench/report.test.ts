@@ -1,7 +1,8 @@
 /** What the bench's report says about its own runs (pure functions of bench/run.ts; no load is run). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, renderTable, sendingCostAt, starvedRuns, unusedPath } from '../../bench/run.js';
+import { type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, renderTable, sendingCostAt, starvedRuns } from '../../bench/run.js';
+import { unusedPath } from '../../bench/results-file.js';
 
 function run(serverCpu: number): Measurement {
   return { cpuUsPerRequest: 100, rate: 1, requests: 1, p50Ms: 1, p99Ms: 1, unexpected: 0, socketErrors: 0, serverCpu, generatorCpu: 0.5, serverPeakRssMb: 1 };
