@@ -92,7 +92,7 @@ export async function runPostsPiecesBench(): Promise<void> {
     for (const c of cases) {
       const offset = c.page * SIZE;
       // The store's choice (posts.ts): the first page needs no total, a later one skips from the nearer end.
-      const page = pageQuery(c.author, offset, SIZE, offset === 0 ? undefined : c.total, 'apart');
+      const page = pageQuery(c.author, offset, SIZE, offset === 0 ? undefined : c.total);
       const pageStatement = statement(page.build(db).compile());
       const pageParameters = page.parameters;
       const answer = await readPosts(deps.stores, c.author, { page: c.page, size: SIZE }, urls);

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'kysely';
+import { MAX_PAGING_VALUE } from '../../src/core/api/views.js';
 import { ConflictError } from '../../src/core/errors.js';
 import type { Stores } from '../../src/core/stores.js';
 import type { Kysely } from 'kysely';
@@ -170,6 +171,18 @@ forEachDatabase('storage contract', (database) => {
     await stores.posts.delete(posts[438]!.id, author.id);
     await stores.posts.publish(draft.id, author.id, start + 2 * MINUTE);
     await everyPage(449);
+  });
+
+  test('a page past the end, up to the largest offset the API can ask for, is empty and still says the total', async () => {
+    const author = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    for (let i = 0; i < 3; i += 1) {
+      await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'published' }, T0 + i * MINUTE);
+    }
+    // Twice these passes a 32-bit integer, and the last is the API's last page of its largest size.
+    for (const offset of [3, 2 ** 30, 2 ** 31, MAX_PAGING_VALUE * 50]) {
+      assert.deepEqual(await stores.posts.listPublishedByAuthor(author.id, offset, 50), { items: [], total: 3 }, `offset ${offset}`);
+    }
   });
 
   test('a page of posts carries each post\'s every column as the post itself reads, whether read at once or behind a transaction', async () => {

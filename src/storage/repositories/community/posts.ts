@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type Expression, type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import { escapedText } from '../../../core/community/markdown.js';
 import type { Category, Comment, NewPost, Post, PostEdit, PostStatus, PostStore, PostSummary } from '../../../core/community/ports.js';
 import type { Page } from '../../../core/stores.js';
@@ -39,68 +39,147 @@ function selectPosts(db: Kysely<Database>) {
  * covering index's `status = 'published'` applies. The author and the status are the caller's,
  * not selected: every column selected is a property of each row better-sqlite3 hands over.
  */
-function publishedPageByAuthor(db: Kysely<Database>, categoryName: CategoryName) {
+function publishedPageByAuthor(db: Kysely<Database>, reading: Reading) {
   const page = db.selectFrom('posts')
     .select([
       'posts.id', 'posts.category_id', 'posts.title', 'posts.excerpt',
       'posts.like_count', 'posts.comment_count', 'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ])
     .where('posts.author_id', '=', 0).where('posts.status', '=', sql<'published'>`'published'`);
-  return categoryName === 'joined'
+  return reading === 'withAuthor'
     ? page.innerJoin('categories', 'categories.id', 'posts.category_id').select('categories.name as category_name')
     : page;
 }
 
 /**
- * Where a page's category names come from: the page's query joins them (PostgreSQL, where the
- * join costs no round trip), or the store reads them apart, remembered (SQLite, where the join's
- * twenty seeks of the categories table were 8.6 µs of the first page's 45: `categoryNameById`).
+ * How a page is read. `apart` (SQLite): the author's row is read by a statement of its own and
+ * the category names apart, remembered (the join's twenty seeks of the categories table were
+ * 8.6 µs of the first page's 45: `categoryNameById`). `withAuthor` (PostgreSQL, where each
+ * statement is a round trip and a join costs none): the page is joined laterally to the author's
+ * row (`withAuthor`) and joins the category names. The author is a parameter in both: read from
+ * the author's row, it left PostgreSQL's planner to guess an author's number of posts, and for the
+ * 10,000-post author it sorted them all for the first page (9.7 ms against 1.1).
  */
-type CategoryName = 'joined' | 'apart';
+type Reading = 'apart' | 'withAuthor';
 
-const pageFromEnd = (order: 'desc' | 'asc', categoryName: CategoryName) => (db: Kysely<Database>) =>
-  publishedPageByAuthor(db, categoryName).orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
+const pageFromEnd = (order: 'desc' | 'asc', reading: Reading) => (db: Kysely<Database>) =>
+  publishedPageByAuthor(db, reading).orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
 
-const pageAfterSkipping = (skipFrom: 'desc' | 'asc', categoryName: CategoryName) => (db: Kysely<Database>) => {
-  const first = db.selectFrom('posts').select(['created_at', 'id'])
-    .where('author_id', '=', 0).where('status', '=', 'published')
-    .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(1).offset(0);
-  // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
-  return publishedPageByAuthor(db, categoryName).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`)
-    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
-};
+/**
+ * The page whose first post is `skipped` entries from one end, found on the narrow index; `wanted`,
+ * a condition on the author's row that the skip and the page are read under (`withAuthor`). Put in
+ * the skip's own subquery too: with only the author as its parameter, PostgreSQL ran a skip (of
+ * 9,980 entries for page 499 of 500) even under a half of a union whose condition failed.
+ */
+const pageAfterSkipping = (skipFrom: 'desc' | 'asc', reading: Reading, skipped: Expression<number> = sql<number>`${0}`, wanted?: Expression<boolean>) =>
+  (db: Kysely<Database>) => {
+    const skip = db.selectFrom('posts').select(['created_at', 'id'])
+      .where('author_id', '=', 0).where('status', '=', 'published');
+    const first = (wanted ? skip.where(wanted) : skip)
+      .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(1).offset(skipped);
+    // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
+    const page = publishedPageByAuthor(db, reading).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`);
+    return (wanted ? page.where(wanted) : page).orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
+  };
 
 /** Entries a page may skip with OFFSET in the covering index (measured crossover: about 480). */
 const SKIPPED_IN_PAGE_INDEX = 200;
 
 /** Each built once: `CompiledQueries` keeps a compiled query per builder. */
-const pageBuilders = (categoryName: CategoryName) => ({
-  fromNewest: pageFromEnd('desc', categoryName),
-  fromOldest: pageFromEnd('asc', categoryName),
-  skippingFromNewest: pageAfterSkipping('desc', categoryName),
-  skippingFromOldest: pageAfterSkipping('asc', categoryName),
-});
-const pages = { joined: pageBuilders('joined'), apart: pageBuilders('apart') };
+const pages = {
+  fromNewest: pageFromEnd('desc', 'apart'),
+  fromOldest: pageFromEnd('asc', 'apart'),
+  skippingFromNewest: pageAfterSkipping('desc', 'apart'),
+  skippingFromOldest: pageAfterSkipping('asc', 'apart'),
+};
 
 /**
- * The query that reads the page of `limit` posts `offset` from the newest, with its parameters;
- * `reversed`: its rows come oldest first. `total`, the author's published posts, is known for any
- * page but the first, which starts at the newest post whatever it is (exported for bench/posts-pieces.ts).
+ * SQLite: the query that reads the page of `limit` posts `offset` from the newest, with its
+ * parameters; `reversed`: its rows come oldest first. `total`, the author's published posts, is
+ * known for any page but the first, which starts at the newest post whatever it is (exported for
+ * bench/posts-pieces.ts).
  */
-export function pageQuery(authorId: number, offset: number, limit: number, total: number | undefined, categoryName: CategoryName) {
-  const page = pages[categoryName];
+export function pageQuery(authorId: number, offset: number, limit: number, total: number | undefined) {
   // The page's first post, counted from the oldest.
   const fromOldest = total === undefined ? offset : total - 1 - offset;
   if (fromOldest >= offset) {
     return offset <= SKIPPED_IN_PAGE_INDEX
-      ? { build: page.fromNewest, parameters: [authorId, limit, offset], reversed: false }
-      : { build: page.skippingFromNewest, parameters: [authorId, authorId, 'published', 1, offset, limit], reversed: false };
+      ? { build: pages.fromNewest, parameters: [authorId, limit, offset], reversed: false }
+      : { build: pages.skippingFromNewest, parameters: [authorId, authorId, 'published', 1, offset, limit], reversed: false };
   }
   // The posts older than the page's last one.
   const older = Math.max(0, fromOldest + 1 - limit);
   return older <= SKIPPED_IN_PAGE_INDEX
-    ? { build: page.fromOldest, parameters: [authorId, fromOldest + 1 - older, older], reversed: true }
-    : { build: page.skippingFromOldest, parameters: [authorId, authorId, 'published', 1, fromOldest, limit], reversed: false };
+    ? { build: pages.fromOldest, parameters: [authorId, fromOldest + 1 - older, older], reversed: true }
+    : { build: pages.skippingFromOldest, parameters: [authorId, authorId, 'published', 1, fromOldest, limit], reversed: false };
+}
+
+/** The author's published posts, as the author's row in the statement says. */
+const authorsTotal = sql.ref<number>('users.published_posts');
+
+/**
+ * The page's offset, a parameter, as a `bigint`: beside the total, an `integer`, PostgreSQL would
+ * take it for one, and the API's pages reach offsets of 5 × 10¹⁰ (`MAX_PAGING_VALUE` × 50).
+ */
+const offsetParameter = () => sql<number>`cast(${0} as bigint)`;
+
+/** Any query of a page, whatever it selects from: `withAuthor` says its row (`$castTo`). */
+type AnyPage = SelectQueryBuilder<any, any, object>;
+
+/**
+ * PostgreSQL: a page together with its author's total and names, in one statement. There each
+ * statement is a round trip on one of the pool's connections: read apart, the count and the first
+ * page held two connections at once per request, and a later page waited for the count to choose
+ * its end (docs/performance.md, decision 47). Here the author's row is read once and the page
+ * joined to it laterally, so the total, the choice of end and the page come from one snapshot.
+ * An author with no post on the page still gives one row, its post columns null; no row means no
+ * such author.
+ */
+const withAuthor = (page: (db: Kysely<Database>) => AnyPage) => (db: Kysely<Database>) =>
+  db.selectFrom('users')
+    .leftJoinLateral(page(db).$castTo<PostRow & { category_name: string }>().as('p'), (join) => join.onTrue())
+    .select([
+      'users.published_posts as n', 'users.username', 'users.nickname',
+      'p.id', 'p.category_id', 'p.category_name', 'p.title', 'p.excerpt',
+      'p.like_count', 'p.comment_count', 'p.view_count', 'p.created_at', 'p.updated_at',
+    ])
+    .where('users.id', '=', 0)
+    // The one author row meets the posts in the page's order; said, so that no plan can change it.
+    .orderBy('p.created_at', 'desc').orderBy('p.id', 'desc');
+
+/**
+ * A later page, as `pageQuery` reads it, the end chosen in the statement: a union of the page read
+ * from the newest end (by OFFSET in the covering index or by a skip, as the offset alone says) and
+ * the page read by a skip from the oldest, each under a condition on the author's total that holds
+ * for one of them. PostgreSQL makes each condition a one-time filter and never runs the other half.
+ */
+const laterPageWithAuthor = (fromNewest: 'byOffset' | 'bySkipping') => withAuthor((db) => {
+  const nearNewest = sql<boolean>`${authorsTotal} > 2 * ${offsetParameter()}`;
+  const newest = fromNewest === 'byOffset'
+    ? publishedPageByAuthor(db, 'withAuthor').where(nearNewest)
+      .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0).offset(0)
+    : pageAfterSkipping('desc', 'withAuthor', sql<number>`${0}`, nearNewest)(db);
+  // The page's first post is `total - 1 - offset` entries from the oldest; past the end none is.
+  const oldest = pageAfterSkipping('asc', 'withAuthor', sql<number>`greatest(${authorsTotal} - 1 - ${offsetParameter()}, 0)`,
+    sql<boolean>`${authorsTotal} <= 2 * ${offsetParameter()} and ${authorsTotal} > ${offsetParameter()}`)(db);
+  return db.selectFrom(newest.as('newest')).selectAll().unionAll(db.selectFrom(oldest.as('oldest')).selectAll());
+});
+
+/** Each built once, as `pages`. */
+const pagesWithAuthor = {
+  first: withAuthor(pageFromEnd('desc', 'withAuthor')),
+  laterByOffset: laterPageWithAuthor('byOffset'),
+  laterBySkipping: laterPageWithAuthor('bySkipping'),
+};
+
+/** PostgreSQL: the statement that reads the page of `limit` posts `offset` from the newest with its author's row, and its parameters. */
+function pageWithAuthorQuery(authorId: number, offset: number, limit: number) {
+  if (offset === 0) return { build: pagesWithAuthor.first, parameters: [authorId, limit, 0, authorId] };
+  // The half from the oldest: the page's author, then the skip's author, status, condition, limit and offset; the page's condition and limit.
+  const oldest = [authorId, authorId, 'published', offset, offset, 1, offset, offset, offset, limit];
+  return offset <= SKIPPED_IN_PAGE_INDEX
+    ? { build: pagesWithAuthor.laterByOffset, parameters: [authorId, offset, limit, offset, ...oldest, authorId] }
+    : { build: pagesWithAuthor.laterBySkipping, parameters: [authorId, authorId, 'published', offset, 1, offset, offset, limit, ...oldest, authorId] };
 }
 
 /**
@@ -168,21 +247,35 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
+    return this.queries.remembers ? this.pageReadApart(authorId, offset, limit) : this.pageWithAuthor(authorId, offset, limit);
+  }
+
+  /** SQLite: the author's row, the page and the category names, each remembered or read at once in this process. */
+  private async pageReadApart(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
     const counted = this.queries.first(this.db, publishedCountByAuthor, [authorId]);
     // The first page starts at the newest post whatever the total, so it is read beside the count;
     // a later page waits for the total, which says which end its first post is nearer to.
     const total = offset === 0 ? undefined : Number((await counted)?.n ?? 0);
     if (total !== undefined && offset >= total) return { items: [], total };
-    const page = pageQuery(authorId, offset, limit, total, this.queries.remembers ? 'apart' : 'joined');
+    const page = pageQuery(authorId, offset, limit, total);
     const [rows, count] = await Promise.all([this.queries.rowViews(this.db, page.build, page.parameters), counted]);
     // An author whose account row is gone has no posts left either (they go with it).
     if (count === undefined) return { items: [], total: 0 };
-    const names = this.queries.remembers
-      ? await this.queries.firstOfEachRemembered(this.db, categoryNameById, rows.map((row) => row.category_id))
-      : undefined;
-    // Without `names` each row holds its category's name (`toPostOf`'s default).
-    const items = rows.map((row, i) => toPostOf(row, authorId, 'published', count, names?.[i]?.name));
+    const names = await this.queries.firstOfEachRemembered(this.db, categoryNameById, rows.map((row) => row.category_id));
+    const items = rows.map((row, i) => toPostOf(row, authorId, 'published', count, names[i]?.name));
     return { items: page.reversed ? items.reverse() : items, total: Number(count.n) };
+  }
+
+  /** PostgreSQL: the page with its author's row and category names, one statement (`withAuthor`). */
+  private async pageWithAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
+    const page = pageWithAuthorQuery(authorId, offset, limit);
+    const rows = await this.queries.rowViews(this.db, page.build, page.parameters);
+    const author = rows[0];
+    // An author whose account row is gone has no posts left either (they go with it).
+    if (author === undefined) return { items: [], total: 0 };
+    // The lateral join's one row with no post, or a post on every row.
+    const items = author.id === null ? [] : (rows as Array<PostRow & AuthorRow>).map((row) => toPostOf(row, authorId, 'published', author));
+    return { items, total: Number(author.n) };
   }
 
   async listDraftsByAuthor(authorId: number): Promise<PostSummary[]> {
