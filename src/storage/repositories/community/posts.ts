@@ -58,7 +58,7 @@ function publishedPageByAuthor(db: Kysely<Database>, reading: Reading) {
  * statement is a round trip and a join costs none): the page is joined laterally to the author's
  * row (`withAuthor`) and joins the category names. The author is a parameter in both: read from
  * the author's row, it left PostgreSQL's planner to guess an author's number of posts, and for the
- * 10,000-post author it sorted them all for the first page (9.7 ms against 1.1).
+ * 10,000-post author it sorted them all for the first page (9.7 ms against 0.3).
  */
 type Reading = 'apart' | 'withAuthor';
 
