@@ -39,31 +39,17 @@ function selectPosts(db: Kysely<Database>) {
  * covering index's `status = 'published'` applies. The author and the status are the caller's,
  * not selected: every column selected is a property of each row better-sqlite3 hands over.
  */
-function publishedPageByAuthor(db: Kysely<Database>, reading: Reading) {
-  const page = db.selectFrom('posts')
+function publishedPageByAuthor(db: Kysely<Database>) {
+  return db.selectFrom('posts')
     .select([
       'posts.id', 'posts.category_id', 'posts.title', 'posts.excerpt',
       'posts.like_count', 'posts.comment_count', 'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ])
     .where('posts.author_id', '=', 0).where('posts.status', '=', sql<'published'>`'published'`);
-  return reading === 'withAuthor'
-    ? page.innerJoin('categories', 'categories.id', 'posts.category_id').select('categories.name as category_name')
-    : page;
 }
 
-/**
- * How a page is read. `apart` (SQLite): the author's row is read by a statement of its own and
- * the category names apart, remembered (the join's twenty seeks of the categories table were
- * 8.6 µs of the first page's 45: `categoryNameById`). `withAuthor` (PostgreSQL, where each
- * statement is a round trip and a join costs none): the page is joined laterally to the author's
- * row (`withAuthor`) and joins the category names. The author is a parameter in both: read from
- * the author's row, it left PostgreSQL's planner to guess an author's number of posts, and for the
- * 10,000-post author it sorted them all for the first page (9.7 ms against 0.3).
- */
-type Reading = 'apart' | 'withAuthor';
-
-const pageFromEnd = (order: 'desc' | 'asc', reading: Reading) => (db: Kysely<Database>) =>
-  publishedPageByAuthor(db, reading).orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
+const pageFromEnd = (order: 'desc' | 'asc') => (db: Kysely<Database>) =>
+  publishedPageByAuthor(db).orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
 
 /**
  * The page whose first post is `skipped` entries from one end, found on the narrow index; `wanted`,
@@ -71,14 +57,14 @@ const pageFromEnd = (order: 'desc' | 'asc', reading: Reading) => (db: Kysely<Dat
  * the skip's own subquery too: with only the author as its parameter, PostgreSQL ran a skip (of
  * 9,980 entries for page 499 of 500) even under a half of a union whose condition failed.
  */
-const pageAfterSkipping = (skipFrom: 'desc' | 'asc', reading: Reading, skipped: Expression<number> = sql<number>`${0}`, wanted?: Expression<boolean>) =>
+const pageAfterSkipping = (skipFrom: 'desc' | 'asc', skipped: Expression<number> = sql<number>`${0}`, wanted?: Expression<boolean>) =>
   (db: Kysely<Database>) => {
     const skip = db.selectFrom('posts').select(['created_at', 'id'])
       .where('author_id', '=', 0).where('status', '=', 'published');
     const first = (wanted ? skip.where(wanted) : skip)
       .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(1).offset(skipped);
     // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
-    const page = publishedPageByAuthor(db, reading).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`);
+    const page = publishedPageByAuthor(db).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`);
     return (wanted ? page.where(wanted) : page).orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
   };
 
@@ -87,10 +73,10 @@ const SKIPPED_IN_PAGE_INDEX = 200;
 
 /** Each built once: `CompiledQueries` keeps a compiled query per builder. */
 const pages = {
-  fromNewest: pageFromEnd('desc', 'apart'),
-  fromOldest: pageFromEnd('asc', 'apart'),
-  skippingFromNewest: pageAfterSkipping('desc', 'apart'),
-  skippingFromOldest: pageAfterSkipping('asc', 'apart'),
+  fromNewest: pageFromEnd('desc'),
+  fromOldest: pageFromEnd('asc'),
+  skippingFromNewest: pageAfterSkipping('desc'),
+  skippingFromOldest: pageAfterSkipping('asc'),
 };
 
 /**
@@ -132,15 +118,20 @@ type AnyPage = SelectQueryBuilder<any, any, object>;
  * page held two connections at once per request, and a later page waited for the count to choose
  * its end (docs/performance.md, decision 47). Here the author's row is read once and the page
  * joined to it laterally, so the total, the choice of end and the page come from one snapshot.
- * An author with no post on the page still gives one row, its post columns null; no row means no
- * such author.
+ * The category names are joined to the page's posts once it is read: joined inside the page, on
+ * statistics that said every author had a handful of posts, PostgreSQL hashed all of a prolific
+ * author's posts with their categories and sorted them for each page. The author stays a parameter
+ * of the page for the same reason: read from the author's row, the planner guessed the average
+ * author's ten posts and did the same for the 10,000-post author (9.7 ms against 0.3). An author
+ * with no post on the page still gives one row, its post columns null; no row means no such author.
  */
 const withAuthor = (page: (db: Kysely<Database>) => AnyPage) => (db: Kysely<Database>) =>
   db.selectFrom('users')
-    .leftJoinLateral(page(db).$castTo<PostRow & { category_name: string }>().as('p'), (join) => join.onTrue())
+    .leftJoinLateral(page(db).$castTo<PostRow>().as('p'), (join) => join.onTrue())
+    .leftJoin('categories', 'categories.id', 'p.category_id')
     .select([
       'users.published_posts as n', 'users.username', 'users.nickname',
-      'p.id', 'p.category_id', 'p.category_name', 'p.title', 'p.excerpt',
+      'p.id', 'p.category_id', 'categories.name as category_name', 'p.title', 'p.excerpt',
       'p.like_count', 'p.comment_count', 'p.view_count', 'p.created_at', 'p.updated_at',
     ])
     .where('users.id', '=', 0)
@@ -156,18 +147,18 @@ const withAuthor = (page: (db: Kysely<Database>) => AnyPage) => (db: Kysely<Data
 const laterPageWithAuthor = (fromNewest: 'byOffset' | 'bySkipping') => withAuthor((db) => {
   const nearNewest = sql<boolean>`${authorsTotal} > 2 * ${offsetParameter()}`;
   const newest = fromNewest === 'byOffset'
-    ? publishedPageByAuthor(db, 'withAuthor').where(nearNewest)
+    ? publishedPageByAuthor(db).where(nearNewest)
       .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0).offset(0)
-    : pageAfterSkipping('desc', 'withAuthor', sql<number>`${0}`, nearNewest)(db);
+    : pageAfterSkipping('desc', sql<number>`${0}`, nearNewest)(db);
   // The page's first post is `total - 1 - offset` entries from the oldest; past the end none is.
-  const oldest = pageAfterSkipping('asc', 'withAuthor', sql<number>`greatest(${authorsTotal} - 1 - ${offsetParameter()}, 0)`,
+  const oldest = pageAfterSkipping('asc', sql<number>`greatest(${authorsTotal} - 1 - ${offsetParameter()}, 0)`,
     sql<boolean>`${authorsTotal} <= 2 * ${offsetParameter()} and ${authorsTotal} > ${offsetParameter()}`)(db);
   return db.selectFrom(newest.as('newest')).selectAll().unionAll(db.selectFrom(oldest.as('oldest')).selectAll());
 });
 
 /** Each built once, as `pages`. */
 const pagesWithAuthor = {
-  first: withAuthor(pageFromEnd('desc', 'withAuthor')),
+  first: withAuthor(pageFromEnd('desc')),
   laterByOffset: laterPageWithAuthor('byOffset'),
   laterBySkipping: laterPageWithAuthor('bySkipping'),
 };
