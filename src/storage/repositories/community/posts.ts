@@ -147,8 +147,7 @@ const withAuthor = (page: (db: Kysely<Database>) => AnyPage) => (db: Kysely<Data
 const laterPageWithAuthor = (fromNewest: 'byOffset' | 'bySkipping') => withAuthor((db) => {
   const nearNewest = sql<boolean>`${authorsTotal} > 2 * ${offsetParameter()}`;
   const newest = fromNewest === 'byOffset'
-    ? publishedPageByAuthor(db).where(nearNewest)
-      .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0).offset(0)
+    ? pageFromEnd('desc')(db).where(nearNewest)
     : pageAfterSkipping('desc', sql<number>`${0}`, nearNewest)(db);
   // The page's first post is `total - 1 - offset` entries from the oldest; past the end none is.
   const oldest = pageAfterSkipping('asc', sql<number>`greatest(${authorsTotal} - 1 - ${offsetParameter()}, 0)`,
