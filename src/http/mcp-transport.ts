@@ -25,6 +25,8 @@ export class McpRequestTransport<Context> implements Transport {
   /** The requests the server is working on, by the id it knows them by. */
   private readonly exchanges = new Map<RequestId, Exchange<Context>>();
   private lastId = 0;
+  /** The server's own request dispatch, once `deliverRequestsTo` has found it. */
+  private dispatch?: (request: JSONRPCRequest) => void;
 
   /** Nothing to open: messages come in through `exchange`. */
   async start(): Promise<void> {}
@@ -48,9 +50,25 @@ export class McpRequestTransport<Context> implements Transport {
     exchange.answer(message);
   }
 
+  /**
+   * Requests go straight to the request dispatch of `server`, connected to this transport. The
+   * `onmessage` the SDK's `Protocol.connect` sets tests each message as a result and as an error
+   * response before it tests it as a request: for a request, two zod parses that fail, and since
+   * zod 4.6 each failure is an object literal with accessors, which V8 gives a map of its own in
+   * the old generation, so every call grew the old generation and the server collected it several
+   * times a second (docs/performance.md, decision 48). The route hands this transport only what it
+   * has found to be a request, so requests go where those tests lead one, `Protocol._onrequest`
+   * (private in the SDK's types, a method of its JavaScript since 1.0). In a release without it
+   * requests go through `onmessage` as before.
+   */
+  deliverRequestsTo(server: object): void {
+    const onrequest: unknown = Reflect.get(server, '_onrequest');
+    if (typeof onrequest === 'function') this.dispatch = (request) => Reflect.apply(onrequest, server, [request]);
+  }
+
   /** The server's response to `request`, carrying the client's own id; `context` is the handler's meanwhile (`contextOf`). */
   exchange(request: JSONRPCRequest, context: Context): Promise<JSONRPCResponse> {
-    const deliver = this.onmessage;
+    const deliver = this.dispatch ?? this.onmessage;
     if (!deliver) throw new Error('The MCP transport is not connected to a server');
     const id = ++this.lastId;
     return new Promise((resolve) => {

@@ -123,6 +123,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       }
     });
     await server.connect(transport);
+    transport.deliverRequestsTo(server);
     return { transport, isJsonContentType, ...sdkTypes };
   }
 

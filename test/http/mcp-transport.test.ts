@@ -1,0 +1,69 @@
+/**
+ * The MCP route's transport (src/http/mcp-transport.ts) with the official SDK's `Server`: each
+ * request is answered under the client's own id, and reaches the server's request dispatch
+ * without being parsed as a response first (docs/performance.md, decision 48).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  JSONRPCErrorResponseSchema, JSONRPCResultResponseSchema, ListToolsRequestSchema, type JSONRPCRequest,
+} from '@modelcontextprotocol/sdk/types.js';
+import { McpRequestTransport } from '../../src/http/mcp-transport.js';
+
+/** A server with one tool, connected to a new transport; `dispatch`: hand requests to its request dispatch. */
+async function connected(options: { dispatch: boolean }): Promise<McpRequestTransport<string>> {
+  const transport = new McpRequestTransport<string>();
+  const server = new Server({ name: 'test', version: '1' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, (_request, { requestId }) => ({
+    tools: [{ name: transport.contextOf(requestId), inputSchema: { type: 'object' as const } }],
+  }));
+  await server.connect(transport);
+  if (options.dispatch) transport.deliverRequestsTo(server);
+  return transport;
+}
+
+/** How often the SDK's response schemas are asked to parse a message while `run` runs. */
+async function responseParses(run: () => Promise<unknown>): Promise<number> {
+  // Typed as what is replaced: each schema's own `safeParse`, called by the SDK's type guards.
+  const schemas: Array<{ safeParse: (value: unknown) => unknown }> = [JSONRPCResultResponseSchema, JSONRPCErrorResponseSchema];
+  const originals = schemas.map((schema) => schema.safeParse);
+  let parses = 0;
+  schemas.forEach((schema, i) => {
+    schema.safeParse = (value) => {
+      parses += 1;
+      return originals[i]!(value);
+    };
+  });
+  try {
+    await run();
+  } finally {
+    schemas.forEach((schema, i) => { schema.safeParse = originals[i]!; });
+  }
+  return parses;
+}
+
+const listTools = (id: string | number): JSONRPCRequest => ({ jsonrpc: '2.0', id, method: 'tools/list' });
+
+test('each request is answered under the id its client sent, with its own context, when both clients chose the same id', async () => {
+  const transport = await connected({ dispatch: true });
+  const answers = await Promise.all([transport.exchange(listTools(1), 'first'), transport.exchange(listTools(1), 'second')]);
+  assert.deepEqual(answers, [
+    { jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'first', inputSchema: { type: 'object' } }] } },
+    { jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'second', inputSchema: { type: 'object' } }] } },
+  ]);
+});
+
+test('a request goes to the server\'s request dispatch without being parsed as a response', async () => {
+  const transport = await connected({ dispatch: true });
+  const parses = await responseParses(() => transport.exchange(listTools('a'), 'agent'));
+  assert.equal(parses, 0);
+});
+
+test('before the request dispatch is found, requests go through the SDK\'s onmessage, which parses them as responses first', async () => {
+  const transport = await connected({ dispatch: false });
+  let answer: unknown;
+  const parses = await responseParses(async () => { answer = await transport.exchange(listTools('a'), 'agent'); });
+  assert.equal(parses, 2);
+  assert.deepEqual(answer, { jsonrpc: '2.0', id: 'a', result: { tools: [{ name: 'agent', inputSchema: { type: 'object' } }] } });
+});
