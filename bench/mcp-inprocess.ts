@@ -9,7 +9,10 @@
  *   that the message is a JSON-RPC request (a zod parse);
  * - `dispatch`: the shared `Server` behind `McpRequestTransport`, from the message handed over to
  *   the response back (the SDK's zod parse of the request, its handler call, its zod parse of the
- *   result), the tool answering a fixed `/me`-shaped object at once;
+ *   result), the tool answering a fixed `/me`-shaped object at once; the message goes to the
+ *   server's request dispatch, as the route hands it (`deliverRequestsTo`, decision 48);
+ * - `onmessage`: the same through the `onmessage` the SDK sets, which first parses the message as
+ *   a result and as an error response (the route's way before decision 48);
  * - `answer`: `JSON.stringify` of that response, the body the route sends;
  * - `pair`: for comparison, what the route did before: a `Server` and a web-standard Streamable HTTP
  *   transport per request, the request handed over parsed, the answer read back as text.
@@ -50,14 +53,23 @@ const newServer = () => {
   return server;
 };
 
-const transport = new McpRequestTransport<undefined>();
-await newServer().connect(transport);
+/** A transport connected to a server of its own; `dispatch`: requests go to the server's request dispatch. */
+async function connected(dispatch: boolean): Promise<McpRequestTransport<undefined>> {
+  const transport = new McpRequestTransport<undefined>();
+  const server = newServer();
+  await server.connect(transport);
+  if (dispatch) transport.deliverRequestsTo(server);
+  return transport;
+}
+const transport = await connected(true);
+const throughOnmessage = await connected(false);
 const message = JSON.parse(BODY) as JSONRPCRequest;
 const answer = await transport.exchange(message, undefined);
 
 const pieces: Record<string, () => unknown> = {
   checks: () => isJSONRPCRequest(JSON.parse(BODY)),
   dispatch: () => transport.exchange(message, undefined),
+  onmessage: () => throughOnmessage.exchange(message, undefined),
   answer: () => JSON.stringify(answer),
   pair: async () => {
     const pair = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
