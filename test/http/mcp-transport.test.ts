@@ -67,3 +67,19 @@ test('before the request dispatch is found, requests go through the SDK\'s onmes
   assert.equal(parses, 2);
   assert.deepEqual(answer, { jsonrpc: '2.0', id: 'a', result: { tools: [{ name: 'agent', inputSchema: { type: 'object' } }] } });
 });
+
+test('requests are answered the same through the dispatch as through onmessage', async () => {
+  const [straight, throughOnmessage] = await Promise.all([connected({ dispatch: true }), connected({ dispatch: false })]);
+  const requests: JSONRPCRequest[] = [
+    { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'agent', version: '1' } } },
+    { jsonrpc: '2.0', id: 2, method: 'ping' },
+    listTools(3),
+    { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'get_profile', arguments: {} } },
+    { jsonrpc: '2.0', id: 5, method: 'resources/list' },
+    { jsonrpc: '2.0', id: 6, method: 'tasks/get', params: { taskId: 'x' } },
+    { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: { progressToken: 1, 'io.modelcontextprotocol/related-task': { taskId: 'x' } } } },
+  ];
+  for (const request of requests) {
+    assert.deepEqual(await straight.exchange(request, 'agent'), await throughOnmessage.exchange(request, 'agent'), request.method);
+  }
+});
