@@ -63,7 +63,7 @@ export class McpRequestTransport<Context> implements Transport {
    */
   deliverRequestsTo(server: object): void {
     const onrequest: unknown = Reflect.get(server, '_onrequest');
-    if (typeof onrequest === 'function') this.dispatch = (request) => Reflect.apply(onrequest, server, [request]);
+    if (typeof onrequest === 'function') this.dispatch = (onrequest as (request: JSONRPCRequest) => void).bind(server);
   }
 
   /** The server's response to `request`, carrying the client's own id; `context` is the handler's meanwhile (`contextOf`). */
