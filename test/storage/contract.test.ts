@@ -457,7 +457,7 @@ forEachDatabase('storage contract', (database) => {
       codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
       scope: 'profile:read', codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     });
-    const results = await Promise.all(Array.from({ length: 20 }, () => stores.codes.redeem({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1)));
+    const results = await Promise.all(Array.from({ length: 20 }, () => stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1)));
     assert.equal(results.filter((r) => r !== undefined).length, 1);
     assert.equal((await stores.codes.find(codeHash))?.usedAt, T0 + 1);
   });
@@ -479,11 +479,11 @@ forEachDatabase('storage contract', (database) => {
         { ...right, codeChallenge: challenge === null ? null : 'y'.repeat(43) },
       ]) {
         if (wrong.codeChallenge === right.codeChallenge && wrong.clientId === right.clientId && wrong.redirectUri === right.redirectUri) continue;
-        assert.equal(await stores.codes.redeem(wrong, T0 + 1), undefined, JSON.stringify(wrong));
+        assert.equal(await stores.codes.consume(wrong, T0 + 1), undefined, JSON.stringify(wrong));
       }
-      assert.equal(await stores.codes.redeem(right, T0 + 5 * MINUTE), undefined, 'expired');
+      assert.equal(await stores.codes.consume(right, T0 + 5 * MINUTE), undefined, 'expired');
       assert.equal((await stores.codes.find(codeHash))?.usedAt, null, 'still unused');
-      assert.equal((await stores.codes.redeem(right, T0 + 2))?.code.usedAt, T0 + 2);
+      assert.equal((await stores.codes.consume(right, T0 + 2))?.code.usedAt, T0 + 2);
     }
   });
 
@@ -607,7 +607,7 @@ forEachDatabase('storage contract', (database) => {
       codeChallenge: null, nonce: 'n-1', authTime: T0 - MINUTE, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     };
     await stores.codes.insertUnderNewGrant({ ...code, amr: ['pwd', 'otp'] }, 'sid-1');
-    const consumed = await stores.codes.redeem({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1);
+    const consumed = await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null }, T0 + 1);
     const grantId = consumed!.code.grantId;
     assert.deepEqual(consumed, {
       code: { ...code, grantId, usedAt: T0 + 1, dpopJkt: null },
@@ -643,89 +643,10 @@ forEachDatabase('storage contract', (database) => {
       scope: 'profile:read', codeChallenge: 'challenge', nonce: 'n', authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
     };
     await stores.codes.insert(code);
-    assert.deepEqual(await stores.codes.redeem({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: 'challenge' }, T0 + 1), { code: { ...code, usedAt: T0 + 1, dpopJkt: null }, granted: expected });
+    assert.deepEqual(await stores.codes.consume({ codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: 'challenge' }, T0 + 1), { code: { ...code, usedAt: T0 + 1, dpopJkt: null }, granted: expected });
     const tokenHash = unique('rt');
     const stored = await stores.tokens.insertRefresh({ tokenHash, grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0, expiresAt: T0 + 60 * MINUTE });
     assert.deepEqual(await stores.tokens.consumeRefresh(tokenHash, T0 + 2), { token: { ...stored, usedAt: T0 + 2 }, granted: expected });
-  });
-
-  test('a code is read with its grant and its user, every field as stored, and left unused', async () => {
-    const { user, client, grant } = await newGrant();
-    const codeHash = unique('code');
-    const code = {
-      codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
-      scope: 'profile:read', codeChallenge: 'challenge', nonce: 'n', authTime: T0 - MINUTE, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
-    };
-    await stores.codes.insert({ ...code, dpopJkt: 'jkt' });
-    const expected = { code: { ...code, usedAt: null, dpopJkt: 'jkt' }, granted: { grant: await stores.grants.findById(grant.id), user: await stores.users.findById(user.id) } };
-    assert.deepEqual(await stores.codes.findWithGrant(codeHash), expected);
-    assert.deepEqual(await stores.codes.findWithGrant(codeHash), expected, 'still unused');
-    assert.equal(await stores.codes.findWithGrant(unique('code')), undefined);
-  });
-
-  /** A code under a fresh grant, the request that presents it, and token rows to redeem it with. */
-  async function redeemable(touchGrant = false) {
-    const { user, client, grant } = await newGrant();
-    const codeHash = unique('code');
-    await stores.codes.insert({
-      codeHash, grantId: grant.id, clientId: client.clientId, userId: user.id, redirectUri: 'https://app.example/cb',
-      scope: 'profile:read', codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE,
-    });
-    const presented = { codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null };
-    const common = { grantId: grant.id, clientId: client.clientId, userId: user.id, scope: 'profile:read', createdAt: T0 + 1, dpopJkt: 'jkt' };
-    const tokens = () => ({
-      access: { ...common, tokenHash: unique('at'), expiresAt: T0 + 60 * MINUTE, resource: 'https://api.example/' },
-      refresh: { ...common, tokenHash: unique('rt'), expiresAt: T0 + 600 * MINUTE, resource: null },
-      touchGrant,
-    });
-    return { user, client, grant, presented, tokens };
-  }
-
-  test('a redeemed code stores its two tokens in the same write, every field as given', async () => {
-    const { grant, presented, tokens } = await redeemable();
-    const rows = tokens();
-    const redeemed = await stores.codes.redeem(presented, T0 + 1, rows);
-    assert.equal(redeemed?.code.usedAt, T0 + 1);
-    const access = await stores.tokens.findAccess(rows.access.tokenHash);
-    assert.deepEqual(access, { ...rows.access, id: access!.id, revokedAt: null });
-    const refresh = await stores.tokens.findRefresh(rows.refresh.tokenHash);
-    assert.deepEqual(refresh, { ...rows.refresh, id: refresh!.id, revokedAt: null, usedAt: null });
-    assert.equal((await stores.grants.findById(grant.id))?.lastUsedAt, T0, 'the grant is not marked used unless asked');
-  });
-
-  test('a redeemed code marks its grant used when its tokens say so', async () => {
-    const { grant, presented, tokens } = await redeemable(true);
-    await stores.codes.redeem(presented, T0 + 2 * MINUTE, tokens());
-    assert.equal((await stores.grants.findById(grant.id))?.lastUsedAt, T0 + 2 * MINUTE);
-  });
-
-  test('a code whose grant is revoked, or whose user is not active, is consumed and stores no tokens', async () => {
-    for (const end of ['revoked', 'banned'] as const) {
-      const { user, grant, presented, tokens } = await redeemable(true);
-      if (end === 'revoked') await stores.grants.revoke(grant.id, 'consent_withdrawn', T0 + 1);
-      else await stores.users.setStatus(user.id, 'banned', T0 + 1);
-      const rows = tokens();
-      const redeemed = await stores.codes.redeem(presented, T0 + 2 * MINUTE, rows);
-      assert.equal(redeemed?.code.usedAt, T0 + 2 * MINUTE, end);
-      assert.equal(end === 'revoked' ? redeemed?.granted?.grant.revokedAt : redeemed?.granted?.user.status, end === 'revoked' ? T0 + 1 : 'banned');
-      assert.equal(await stores.tokens.findAccess(rows.access.tokenHash), undefined, end);
-      assert.equal(await stores.tokens.findRefresh(rows.refresh.tokenHash), undefined, end);
-      assert.equal((await stores.grants.findById(grant.id))?.lastUsedAt, T0, end);
-    }
-  });
-
-  test('a redemption that consumes nothing stores nothing, and of 20 racing ones exactly one stores its tokens', async () => {
-    const { client, presented, tokens } = await redeemable();
-    const other = await newClient();
-    const refused = tokens();
-    assert.equal(await stores.codes.redeem({ ...presented, clientId: other.clientId }, T0 + 1, refused), undefined);
-    assert.equal(await stores.tokens.findAccess(refused.access.tokenHash), undefined);
-    assert.equal(await stores.tokens.findRefresh(refused.refresh.tokenHash), undefined);
-    const racing = Array.from({ length: 20 }, tokens);
-    const results = await Promise.all(racing.map((rows) => stores.codes.redeem({ ...presented, clientId: client.clientId }, T0 + 1, rows)));
-    assert.equal(results.filter((r) => r !== undefined).length, 1);
-    const stored = await Promise.all(racing.map(async (rows) => [await stores.tokens.findAccess(rows.access.tokenHash), await stores.tokens.findRefresh(rows.refresh.tokenHash)]));
-    assert.deepEqual(stored.map((pair) => pair.map((token) => token !== undefined)), results.map((r) => [r !== undefined, r !== undefined]));
   });
 
   test('a consumed refresh token shows its grant revoked and its user ended as they are at the rotation', async () => {
@@ -796,9 +717,9 @@ forEachDatabase('storage contract', (database) => {
       codeChallenge: null, nonce: null, authTime: T0, createdAt: T0, expiresAt: T0 + 5 * MINUTE, dpopJkt: 'jkt-1',
     });
     const presented = { codeHash, clientId: client.clientId, redirectUri: 'https://app.example/cb', codeChallenge: null };
-    assert.equal(await stores.codes.redeem(presented, T0 + 1), undefined, 'no proof');
-    assert.equal(await stores.codes.redeem({ ...presented, dpopJkt: 'jkt-2' }, T0 + 1), undefined, 'another key');
-    assert.equal((await stores.codes.redeem({ ...presented, dpopJkt: 'jkt-1' }, T0 + 1))?.code.dpopJkt, 'jkt-1');
+    assert.equal(await stores.codes.consume(presented, T0 + 1), undefined, 'no proof');
+    assert.equal(await stores.codes.consume({ ...presented, dpopJkt: 'jkt-2' }, T0 + 1), undefined, 'another key');
+    assert.equal((await stores.codes.consume({ ...presented, dpopJkt: 'jkt-1' }, T0 + 1))?.code.dpopJkt, 'jkt-1');
   });
 
   test('a DPoP proof key is claimed once until it expires, by exactly one of racing callers (RFC 9449 11.1)', async () => {

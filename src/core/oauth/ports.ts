@@ -224,16 +224,10 @@ export interface CodeStore {
    * redirect URI, a verifier that is not the challenge's, a DPoP key that is not its `dpopJkt`, an
    * expired code): such a code stays as
    * it was, so whoever merely saw it cannot burn it (INTERFACE section 3). With it comes its grant
-   * and user (`granted`, absent if the grant is gone), as they were when it was consumed.
-   *
-   * With `tokens`, the same write stores them and marks the grant used when they say so, but only
-   * if this call consumed the code, its grant is not revoked and its user is active (the rule the
-   * exchange answers by): one statement where the database can, else one transaction.
+   * and user (`granted`, absent if the grant is gone), read in the same statement where the
+   * database can.
    */
-  redeem(presented: PresentedCode, now: Instant, tokens?: TokenRows): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
-  find(codeHash: string): Promise<AuthorizationCode | undefined>;
-  /** The code with its grant and user (`granted`, absent if the grant is gone), in one read; nothing is changed. */
-  findWithGrant(codeHash: string): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
+  consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
   find(codeHash: string): Promise<AuthorizationCode | undefined>;
 }
 
@@ -258,13 +252,6 @@ export interface RefreshToken extends IssuedToken {
 }
 
 export type NewIssuedToken = Omit<IssuedToken, 'id' | 'revokedAt' | 'dpopJkt' | 'resource'> & { dpopJkt?: string | null; resource?: string | null };
-
-/** An issuance's two rows, to store with the write that allows them, and whether it marks their grant used. */
-export interface TokenRows {
-  access: NewIssuedToken;
-  refresh: NewIssuedToken;
-  touchGrant: boolean;
-}
 
 /** What the resource API needs to decide on a bearer token, found in one lookup. */
 /**

@@ -5,20 +5,21 @@ import { required, single } from '../params.js';
 import { challengeOf } from '../pkce.js';
 import type { AuthorizationCode, GrantWithUser, PresentedCode } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
-import { prepareTokens } from '../tokens/issue.js';
+import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import type { Instant } from '../../time.js';
-import type { OAuthDeps } from '../tokens/context.js';
 import { registerGrantType } from './registry.js';
 
 const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** One answer for a code that is unknown, used or mistyped: nothing more is revealed. */
 const UNKNOWN_CODE = 'The code is invalid, expired or already used: a code works once, for a few minutes; start the authorization again (a code presented twice also ends the tokens it gave).';
 
+type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
+
 /**
- * What the request differs in from what the code is bound to, or `undefined` when it matches it
- * all: the conditions of the consuming write (`CodeStore.redeem`), said for the client.
+ * Why an unused code was not consumed by this request: what it is bound to differs. The code
+ * stays as it was, for the request that has it all.
  */
-function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string | undefined {
+function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string {
   if (code.clientId !== presented.clientId) return 'The code was issued to another client: redeem it with the client_id of the authorization request.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
   if (code.expiresAt <= now) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
@@ -33,7 +34,6 @@ function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instan
       : 'The DPoP proof is signed with another key than the dpop_jkt of the authorization request: sign it with that key.';
   }
   // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
-  if (code.codeChallenge === presented.codeChallenge) return undefined;
   if (code.codeChallenge !== null && presented.codeChallenge === null) return 'This code was issued for a PKCE code_challenge: send its code_verifier.';
   if (code.codeChallenge === null) {
     return 'A code_verifier was sent, but the authorization request had no code_challenge: send the code_challenge with the authorization request.';
@@ -48,21 +48,6 @@ function redeemable(granted: GrantWithUser | undefined): GrantWithUser | string 
   return granted;
 }
 
-/**
- * Refuses a code this request cannot redeem: bound to something else (left as it was:
- * INTERFACE section 3, whoever merely saw a code cannot burn it or end the user's grant with it),
- * or already used. Seed section 3 rule 2: a code presented again (the losers of a race included)
- * ends every grant of that user for that client, the first redemption's tokens with them.
- */
-async function refuseUnredeemable(deps: OAuthDeps, code: AuthorizationCode, presented: PresentedCode, now: Instant): Promise<void> {
-  const unbound = code.usedAt === null || code.clientId !== presented.clientId ? mismatch(code, presented, now) : undefined;
-  if (unbound !== undefined) throw new OAuthError('invalid_grant', unbound);
-  if (code.usedAt === null) return;
-  const grantsRevoked = await revokeUserClientGrants(deps, code.userId, code.clientId, 'code_reuse');
-  deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: code.clientId, userId: code.userId, grantsRevoked });
-  throw new OAuthError('invalid_grant', UNKNOWN_CODE);
-}
-
 registerGrantType('authorization_code', async ({ deps, client, params, keys, dpopJkt, resource }) => {
   const code = required(params, 'code', 'the code your redirect URI received');
   const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
@@ -73,33 +58,41 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, dpo
   if (codeChallenge === undefined) throw new OAuthError('invalid_grant', 'The code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9 and the signs - . _ ~ (RFC 7636 4.1).');
   const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge, dpopJkt };
   const now = deps.clock.now();
-  // The code, its grant and user are read first, and the tokens made (the id_token signed) from
-  // them before the one write that consumes the code and stores the tokens (`CodeStore.redeem`):
-  // a signature that fails leaves the code unused, for the client to present again (issue 16). The
-  // write, not the read, decides: it consumes only the code as read, unused, and stores the tokens
-  // only while the grant is live and the user active.
-  const found = await deps.stores.codes.findWithGrant(presented.codeHash);
-  if (!found) throw new OAuthError('invalid_grant', UNKNOWN_CODE);
-  await refuseUnredeemable(deps, found.code, presented, now);
-  const { scope, nonce } = found.code;
-  const readable = redeemable(found.granted);
-  // A code whose grant was revoked is consumed all the same, with nothing stored: it stays used.
-  const prepared = typeof readable === 'string' ? undefined
-    : await prepareTokens(now, deps.settings, keys, { ...readable, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt, resource });
-  const redeemed = await deps.stores.codes.redeem(presented, now, prepared?.rows);
-  // Consumed between the read and the write: the loser of a race, a code presented again.
-  if (!redeemed) {
-    const known = await deps.stores.codes.find(presented.codeHash);
-    if (known) await refuseUnredeemable(deps, known, presented, now);
-    throw new OAuthError('invalid_grant', UNKNOWN_CODE);
+  // The code is consumed (one conditional write, which matches only the request it is bound to)
+  // in the same transaction that issues the tokens and signs the id_token; a code whose grant was
+  // revoked stays used, because the transaction commits either way, but a failure to issue (a
+  // signature included) throws and rolls the consumption back.
+  const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
+    const consumed = await tx.codes.consume(presented, now);
+    if (!consumed) return { kind: 'not_consumed' };
+    const redeemed = redeemable(consumed.granted);
+    if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
+    const { grant, user } = redeemed;
+    const { scope, nonce } = consumed.code;
+    // RFC 9449 5: with a proof, both tokens are bound to its key.
+    const tokens = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt, resource });
+    return { kind: 'issued', tokens };
+  });
+  if (outcome.kind === 'issued') {
+    const { tokens } = outcome;
+    deps.metrics.tokensIssued.inc({ kind: 'access' });
+    deps.metrics.tokensIssued.inc({ kind: 'refresh' });
+    deps.audit.record({ audit: 'token.issued', via: 'oauth', clientId: client.clientId, userId: tokens.user.id, grantId: tokens.grant.id, scope: tokens.scope });
+    return tokens;
   }
-  // Nothing was stored if the write found the grant revoked or the user stopped since the read.
-  const written = redeemable(redeemed.granted);
-  if (typeof written === 'string') throw new OAuthError('invalid_grant', written);
-  if (typeof readable === 'string') throw new OAuthError('invalid_grant', readable);
-  const { issued } = prepared!;
-  deps.metrics.tokensIssued.inc({ kind: 'access' });
-  deps.metrics.tokensIssued.inc({ kind: 'refresh' });
-  deps.audit.record({ audit: 'token.issued', via: 'oauth', clientId: client.clientId, userId: issued.user.id, grantId: issued.grant.id, scope: issued.scope });
-  return issued;
+  if (outcome.kind === 'refused') throw new OAuthError('invalid_grant', outcome.description);
+  const known = await deps.stores.codes.find(presented.codeHash);
+  // INTERFACE section 3: a request that does not match the code (another client, a wrong
+  // verifier…) is refused and leaves the code as it was, so whoever merely saw a code cannot burn
+  // it or end the user's grant with it.
+  if (known && (known.usedAt === null || known.clientId !== client.clientId)) {
+    throw new OAuthError('invalid_grant', mismatch(known, presented, now));
+  }
+  // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
+  // grant of that user for that client, the first redemption's tokens with them.
+  if (known) {
+    const grantsRevoked = await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
+    deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked });
+  }
+  throw new OAuthError('invalid_grant', UNKNOWN_CODE);
 });

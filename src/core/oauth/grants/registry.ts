@@ -14,7 +14,7 @@ export interface GrantRequest {
   client: Client;
   /** Every form parameter, each given at most once. */
   params: Params;
-  /** The signing keys, read before any write: the id_token is signed before the write that stores its tokens commits. */
+  /** The signing keys, read before any transaction: `issueTokens` signs the id_token inside it. */
   keys: KeySet;
   /** The thumbprint of the request's verified DPoP proof key (RFC 9449 5); `null` without a proof. */
   dpopJkt: string | null;

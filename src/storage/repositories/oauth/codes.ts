@@ -1,10 +1,9 @@
-import { type ExpressionBuilder, type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode, TokenRows } from '../../../core/oauth/ports.js';
+import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
+import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import type { CompiledQueries, QueryBuilder } from '../../database.js';
+import type { CompiledQueries } from '../../database.js';
 import type { AuthorizationCodesTable, Database } from '../../schema.js';
-import { type ConsumedWithGrant, GRANT_WITH_USER_COLUMNS, KyselyGrantStore, NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues, toGrantWithUser } from './grants.js';
-import { KyselyTokenStore, NEW_TOKEN, tokenValues } from './tokens.js';
+import { NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues } from './grants.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   return {
@@ -64,47 +63,6 @@ const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorizatio
   .where('used_at', 'is', null).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
 
-/**
- * What the exchange issues tokens for (`redeemable` in src/core/oauth/grants/authorization-code.ts):
- * a grant not revoked, of a user who is active. `redeem` stores tokens only under it.
- */
-const LIVE_GRANT = sql<boolean>`g.revoked_at is null and u.status = 'active'`;
-
-const TOKEN_COLUMNS = Object.keys(NEW_TOKEN) as Array<keyof typeof NEW_TOKEN>;
-/** A new token's row, inserted once for each row of `redeemed` (none or one). */
-const insertTokenIfRedeemed = (table: 'access_tokens' | 'refresh_tokens') => (w: QueryCreator<any>) => w.insertInto(table).columns(TOKEN_COLUMNS)
-  .expression((eb: ExpressionBuilder<any, any>) => eb.selectFrom('redeemed').select((s) => TOKEN_COLUMNS.map((column) => s.val(NEW_TOKEN[column]).as(column))));
-
-/**
- * `redeem` with tokens on PostgreSQL, one statement: the consuming write (`consumeCode`'s seven
- * parameters) as `c`; `redeemed`, its row if its grant is live (`LIVE_GRANT`); for it, the access
- * token's row and the refresh token's (nine parameters each, `tokenValues`' order) and the grant
- * marked used (the instant, then whether to); then `consumedWithGrant`'s answer. Every part sees
- * the one snapshot the statement began with, and commits with it.
- */
-const redeemStoringTokens: QueryBuilder<ConsumedWithGrant<Selectable<AuthorizationCodesTable>>> = (db) => (db as unknown as Kysely<any>)
-  // Kysely cannot type a WITH over a write it knows only as generic (as `consumedWithGrant`).
-  .with('c', consumeCode as never)
-  .with('redeemed', (w) => w.selectFrom('c').innerJoin('grants as g', 'g.id', 'c.grant_id').innerJoin('users as u', 'u.id', 'g.user_id')
-    .where(LIVE_GRANT).select('c.grant_id'))
-  .with('access', insertTokenIfRedeemed('access_tokens'))
-  .with('refresh', insertTokenIfRedeemed('refresh_tokens'))
-  .with('touched', (w) => w.updateTable('grants').set({ last_used_at: 0 })
-    .where('id', 'in', (eb: ExpressionBuilder<any, any>) => eb.selectFrom('redeemed').select('grant_id')).where(sql<boolean>`${false}`))
-  .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
-  .select(sql`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS);
-
-/** A code's columns beside `GRANT_WITH_USER_COLUMNS`: those whose names the grant's or the user's take are renamed. */
-const CODE_BESIDE_GRANT_COLUMNS = [
-  'c.code_hash', 'c.grant_id as code_grant_id', 'c.client_id as code_client_id', 'c.user_id as code_user_id', 'c.redirect_uri',
-  'c.scope as code_scope', 'c.code_challenge', 'c.nonce as code_nonce', 'c.auth_time as code_auth_time',
-  'c.created_at as code_created_at', 'c.expires_at', 'c.used_at', 'c.dpop_jkt',
-] as const;
-const codeWithGrant = (db: Kysely<Database>) => db.selectFrom('authorization_codes as c')
-  .leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
-  .select(CODE_BESIDE_GRANT_COLUMNS).select(GRANT_WITH_USER_COLUMNS)
-  .where('c.code_hash', '=', '');
-
 function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: NewCode) {
   return queries.execute(db, insertCode, Object.values(codeValues(code)));
 }
@@ -130,46 +88,15 @@ export class KyselyCodeStore implements CodeStore {
     await this.queries.transaction(this.db, insertBoth);
   }
 
-  async redeem(presented: PresentedCode, now: Instant, tokens?: TokenRows): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
+  async consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
     // One conditional write: the row changes only for the first caller (RFC 6749 4.1.2).
-    const consuming = [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge, presented.dpopJkt ?? null];
-    if (this.queries.writesCombine && tokens) {
-      const row = await this.queries.first(this.db, redeemStoringTokens,
-        [...consuming, ...Object.values(tokenValues(tokens.access)), ...Object.values(tokenValues(tokens.refresh)), now, tokens.touchGrant]);
-      return row && { code: toCode(row.consumed), granted: toGrantWithUser(row) };
-    }
-    if (!tokens) {
-      const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption, consuming);
-      return consumed && { code: toCode(consumed.row), granted: consumed.granted };
-    }
-    // SQLite: the consuming write, then the tokens, in one transaction (committed with those of its turn).
-    return this.queries.transaction(this.db, async (trx) => {
-      const consumed = await consumeWithGrant(trx, this.queries, codeConsumption, consuming);
-      if (!consumed) return undefined;
-      const { granted } = consumed;
-      // LIVE_GRANT, read here from the row the transaction holds.
-      if (granted && granted.grant.revokedAt === null && granted.user.status === 'active') {
-        await new KyselyTokenStore(trx, this.queries).insertPair(tokens.access, tokens.refresh);
-        if (tokens.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(granted.grant.id, now);
-      }
-      return { code: toCode(consumed.row), granted };
-    });
+    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption,
+      [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge, presented.dpopJkt ?? null]);
+    return consumed && { code: toCode(consumed.row), granted: consumed.granted };
   }
 
   async find(codeHash: string): Promise<AuthorizationCode | undefined> {
     const row = await this.db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
     return row && toCode(row);
-  }
-
-  async findWithGrant(codeHash: string): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
-    const row = await this.queries.first(this.db, codeWithGrant, [codeHash]);
-    return row && {
-      code: toCode({
-        ...row, grant_id: row.code_grant_id, client_id: row.code_client_id, user_id: row.code_user_id, scope: row.code_scope,
-        nonce: row.code_nonce, auth_time: row.code_auth_time, created_at: row.code_created_at,
-      }),
-      // The left join's nulls when the grant is gone.
-      granted: toGrantWithUser(row as Parameters<typeof toGrantWithUser>[0]),
-    };
   }
 }

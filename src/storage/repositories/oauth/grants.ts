@@ -63,7 +63,7 @@ async function findGrantWithUser(db: Kysely<Database>, queries: CompiledQueries,
 }
 
 type ConsumingWrite<R> = (db: QueryCreator<Database>) => Compilable<R>;
-export type ConsumedWithGrant<R> = { consumed: R } & (GrantWithUserRow | { grant_id: null });
+type ConsumedWithGrant<R> = { consumed: R } & (GrantWithUserRow | { grant_id: null });
 
 /**
  * A consuming write (one conditional `UPDATE … RETURNING *` of a row that names its grant) and the
