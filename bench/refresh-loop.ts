@@ -1,34 +1,49 @@
 /**
  * A refresh without `openid` (scenario d2's request: HTTP Basic, `grant_type=refresh_token`) through
- * the whole app in process (`app.inject`), on a SQLite file: Fastify's routing, hooks and reply, our
- * route, the rotation and its COMMIT, the audit line written to /dev/null; not Node's HTTP server.
- * `CHAINS` refresh chains rotate in turn, `AT_ONCE` requests in flight.
+ * the whole app in process (`app.inject`), on a SQLite file or, with `LOOP_DATABASE_URL`, on that
+ * PostgreSQL server: Fastify's routing, hooks and reply, our route, the rotation and its COMMIT,
+ * the audit line written to /dev/null; not Node's HTTP server. `CHAINS` refresh chains rotate in
+ * turn, `AT_ONCE` requests in flight.
  *
- * Given checkouts (default: this one), each gets an app of its own code on a file of its own, and
- * their rounds take turns, so the machine's drift falls on all alike. Prints CPU µs per refresh
- * for each, median of the rounds.
+ * Given checkouts (default: this one), each gets an app of its own code on a file (or a schema,
+ * dropped at the end) of its own, and their rounds take turns, so the machine's drift falls on all
+ * alike. Prints CPU µs per refresh for each, median of the rounds: our process's only, not the
+ * PostgreSQL server's.
  *   npx tsx bench/refresh-loop.ts [CHECKOUT ...]       # e.g. a copy of main, then .
+ *   LOOP_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/refresh-loop.ts /tmp/main .
  */
 import { openSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { temporarySqlitePath } from '../test/support/databases.js';
+import pg from 'pg';
+import { dropSchema, temporarySqlitePath, withSearchPath } from '../test/support/databases.js';
 
 const REFRESHES = Number(process.env.REFRESHES ?? 2_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
 const CHAINS = 64;
 const AT_ONCE = 8;
 const devNull = openSync('/dev/null', 'w');
+const postgresUrl = process.env.LOOP_DATABASE_URL;
+const schemas: string[] = [];
+
+/** A database of its own for each checkout: a temporary SQLite file, or a new schema on `postgresUrl`. */
+async function databaseUrl(admin: pg.Client | undefined): Promise<string> {
+  if (admin === undefined || postgresUrl === undefined) return `sqlite:${temporarySqlitePath()}`;
+  const schema = `refresh_loop_${process.pid}_${schemas.length}`;
+  await admin.query(`create schema ${schema}`);
+  schemas.push(schema);
+  return withSearchPath(postgresUrl, schema);
+}
 
 /** An app of `checkout`'s code with a confidential client and `CHAINS` refresh tokens; `refresh()` rotates the next. */
-async function setUp(checkout: string): Promise<() => Promise<void>> {
+async function setUp(checkout: string, admin: pg.Client | undefined): Promise<() => Promise<void>> {
   const load = (path: string) => import(pathToFileURL(resolve(checkout, path)).href);
   const [{ buildApp }, { loadSettings }, { createAccount }, { registerClient }, { issueTokens }, { ensureSigningKeys }, { createDeps, prepareDatabase }, { pinoAuditSink }] = await Promise.all([
     'src/app.ts', 'src/config/settings.ts', 'src/core/accounts/accounts.ts', 'src/core/oauth/clients.ts', 'src/core/oauth/tokens/issue.ts',
     'src/core/oidc/keys.ts', 'src/deps.ts', 'src/observability/audit.ts',
   ].map(load));
-  const settings = loadSettings({ DATABASE_URL: `sqlite:${temporarySqlitePath()}`, BASE_URL: 'http://127.0.0.1:1', DEMO: '0' });
+  const settings = loadSettings({ DATABASE_URL: await databaseUrl(admin), BASE_URL: 'http://127.0.0.1:1', DEMO: '0' });
   // The audit line written synchronously, as the bench's server writes its standard output to a file.
   const deps = createDeps(settings, { audit: pinoAuditSink({ logLevel: 'info', destination: { write: (line: string) => { writeSync(devNull, line); } } }) });
   await prepareDatabase(deps);
@@ -73,13 +88,17 @@ async function round(refresh: () => Promise<void>): Promise<number> {
 }
 
 const checkouts = process.argv.length > 2 ? process.argv.slice(2) : ['.'];
+const admin = postgresUrl === undefined ? undefined : new pg.Client({ connectionString: postgresUrl });
+await admin?.connect();
 const loops = [];
-for (const checkout of checkouts) loops.push({ checkout, refresh: await setUp(checkout), rounds: [] as number[] });
+for (const checkout of checkouts) loops.push({ checkout, refresh: await setUp(checkout, admin), rounds: [] as number[] });
 for (const loop of loops) await round(loop.refresh);
 for (let r = 0; r < ROUNDS; r++) for (const loop of loops) loop.rounds.push(await round(loop.refresh));
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+for (const schema of schemas) await dropSchema(admin!, schema);
+await admin?.end();
 console.log(JSON.stringify({
-  refreshes: REFRESHES, rounds: ROUNDS,
+  refreshes: REFRESHES, rounds: ROUNDS, database: postgresUrl === undefined ? 'sqlite' : 'postgres',
   cpuUsPerRefresh: loops.map(({ checkout, rounds }) => ({ checkout, median: Math.round(median(rounds) * 10) / 10, all: rounds.map(Math.round) })),
 }));
 process.exit(0);

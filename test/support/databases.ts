@@ -31,7 +31,8 @@ export function temporarySqlitePath(): string {
   return join(mkdtempSync(join(tmpdir(), 'svc-test-')), 'svc.sqlite');
 }
 
-function withSearchPath(url: string, schema: string): string {
+/** `url` with every connection's search path set to `schema`. */
+export function withSearchPath(url: string, schema: string): string {
   const u = new URL(url);
   u.searchParams.set('options', `-c search_path=${schema}`);
   return u.toString();
