@@ -869,22 +869,29 @@ export async function seedDatabase<T = undefined>(
   return { seeded, extra, seeding: { accessTokens: size.accessTokens, seconds } };
 }
 
+/** The headers a matched ceiling sends with our answer: all of ours but those of the connection. */
+const PER_CONNECTION_HEADERS = new Set(['date', 'content-length', 'connection', 'keep-alive', 'transfer-encoding']);
+
+/** Our answer to `GET /me` with `token`: its status, its body, and the headers a matched ceiling sends with it. */
+export async function answerToMe(server: Server, token: string) {
+  const answer = await fetch(`${server.url}${ME}`, { headers: { authorization: `Bearer ${token}` } });
+  const body = await answer.text();
+  const headers = Object.fromEntries([...answer.headers].filter(([name]) => !PER_CONNECTION_HEADERS.has(name)));
+  return { status: answer.status, body, headers };
+}
+
 /** Starts our service (`dist/bundle/`) on the server core; resolves once `/me` answers 200 for `token`, with that answer. */
 export async function startService(serviceEnv: Record<string, string>, env: Record<string, string | undefined>, token: string) {
   // BENCH_CPU_PROF=DIR: our server writes a V8 CPU profile there when it stops (open it in Chrome DevTools or speedscope).
   const profile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', env.BENCH_CPU_PROF] : [];
   const server = await startServer('service', [...SERVICE_NODE_FLAGS, ...profile, SERVICE_ENTRY],
     (port) => ({ ...SERVICE_PROCESS_ENV, ...serviceEnv, BASE_URL: `http://127.0.0.1:${port}` }), '/readyz');
-  const me = await fetch(`${server.url}${ME}`, { headers: { authorization: `Bearer ${token}` } });
-  const meBody = await me.text();
-  if (!me.ok) {
+  const me = await answerToMe(server, token);
+  if (me.status !== 200) {
     await server.stop();
-    throw new Error(`GET /me answered ${me.status}: ${meBody}`);
+    throw new Error(`GET /me answered ${me.status}: ${me.body}`);
   }
-  // The headers the matched ceiling sends with the same body: all of ours but those of the connection.
-  const perConnection = new Set(['date', 'content-length', 'connection', 'keep-alive', 'transfer-encoding']);
-  const meHeaders = Object.fromEntries([...me.headers].filter(([name]) => !perConnection.has(name)));
-  return { server, meBody, meHeaders };
+  return { server, meBody: me.body, meHeaders: me.headers };
 }
 
 // --- the report -------------------------------------------------------------------------------
@@ -1040,6 +1047,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       { ...SERVICE_PROCESS_ENV, PROFILE_FILE: profileFile, HEADERS_FILE: headersFile, BUSY_US: String(busyUs) });
     const matched = await startMatched();
     servers.push(matched);
+    // The matched ceiling of the garbage 401 (c2): our refusal's very bytes, status and headers.
+    const garbage = garbageTokens(1000);
+    const refusal = await answerToMe(ours, garbage[0]!);
+    if (refusal.status !== 401) throw new Error(`GET /me with a garbage token answered ${refusal.status}: ${refusal.body}`);
+    const refusalFile = join(work, 'refusal.json');
+    writeFileSync(refusalFile, refusal.body);
+    const refusalHeadersFile = join(work, 'refusal-headers.json');
+    writeFileSync(refusalHeadersFile, JSON.stringify(refusal.headers));
+    const matchedRefusing = await startServer('matched ceiling, 401', [...SERVICE_NODE_FLAGS, 'bench/servers/matched-ceiling.mjs'],
+      { ...SERVICE_PROCESS_ENV, PROFILE_FILE: refusalFile, HEADERS_FILE: refusalHeadersFile, STATUS: '401' });
+    servers.push(matchedRefusing);
     const selected = (id: string) => options.only === undefined || options.only.includes(id);
     // The peer takes minutes to prepare: started only when a selected scenario compares with it.
     const needsPeer = PEER_SCENARIOS.some(selected);
@@ -1060,7 +1078,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       heavy: writeLines(work, 'heavy.txt', seeded.heavyUserTokens),
       prolific: writeLines(work, 'prolific.txt', seeded.prolificUserTokens),
       unknown: writeLines(work, 'unknown.txt', Array.from({ length: 1000 }, () => generateToken('access'))),
-      garbage: writeLines(work, 'garbage.txt', garbageTokens(1000)),
+      garbage: writeLines(work, 'garbage.txt', garbage),
       sessions: writeLines(work, 'sessions.txt', seeded.sessionIds.map((id) => `svc_session=${id}`)),
       cachedAgents: writeLines(work, 'cached-agents.txt', cachedAgents),
       chains: seeded.refreshChains.map((chain, i) => writeLines(work, `chains-${i}.txt`, chain)),
@@ -1105,6 +1123,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const totpUsers = seeded.totpUsers.map((users, i) => writeLines(work, `totp-users-${i}.txt`, users));
     const ceilingMe = benchLoad('f: the ceiling, /me', ceiling, 'get.lua', ME, get(ME, files.rotating));
     const matchedMe = benchLoad('f: the matched ceiling, /me', matched, 'get.lua', ME, get(ME, files.rotating));
+    const matchedRefusal = benchLoad('f: the matched ceiling, the garbage 401', matchedRefusing, 'get.lua', ME, get(ME, files.garbage, 401));
     // The lean route reads the tokens the peer issued from the peer's own file: only with a durable peer.
     const lean = peer && peerFile ? await startServer('lean route', ['bench/servers/lean-me.mjs'], { PEER_SQLITE: peerFile, PROFILE_FILE: profileFile }) : undefined;
     if (lean) servers.push(lean);
@@ -1156,9 +1175,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         id: 'i', title: 'get_profile over MCP (tools/call)', ours: ourLoad('i', 'mcp.lua', MCP, () => ({ BENCH_PATH: MCP, BENCH_TOKENS: files.rotating, BENCH_TOOL: 'get_profile' })),
         ceiling: ceilingMe, baseline: 'a', target: '≥ 0.5 × a (CPU)', met: (s) => s.cpuRatioBaseline !== undefined && s.cpuRatioBaseline >= 0.5,
       },
-      ...([['c1', '401: unknown well-formed', files.unknown], ['c2', '401: garbage', files.garbage]] as const).map(([id, title, file]): Comparison => ({
-        id, title, ours: ourLoad(id, 'get.lua', ME, get(ME, file, 401)), ceiling: ceilingMe, target: '≥ 0.8 × ceiling', met: (s) => s.ratioCeiling! >= 0.8,
-      })),
+      {
+        id: 'c1', title: '401: unknown well-formed', ours: ourLoad('c1', 'get.lua', ME, get(ME, files.unknown, 401)), ceiling: ceilingMe,
+        target: '≥ 0.8 × ceiling', met: (s) => s.ratioCeiling! >= 0.8,
+      },
+      // Issue 20: the garbage 401 ≥ 0.8 × the ceiling. Its note asked the ceiling to send what ours
+      // sends (docs/performance.md, "What is not reached"): judged on CPU against the matched
+      // ceiling sending our 401, as /me is against the one sending our /me.
+      {
+        id: 'c2', title: '401: garbage (ceiling: matched)', ours: ourLoad('c2', 'get.lua', ME, get(ME, files.garbage, 401)), ceiling: matchedRefusal,
+        target: '≥ 0.8 × matched ceiling (CPU)', met: (s) => s.cpuRatioCeiling! >= 0.8,
+      },
       {
         id: 'd', title: 'refresh, rotating, with openid',
         ours: ourLoad('d', 'refresh.lua', TOKEN, refreshEnv(TOKEN, files.chains, confidentialAuth)),
@@ -1221,7 +1248,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     ];
     const comparisons = all.filter((c) => selected(c.id));
     if (comparisons.length === 0) throw new Error(`--only named no scenario of ${all.map((c) => c.id).join(', ')}`);
-    const references = [ceilingMe, matchedMe, ...(leanMe ? [leanMe] : []), peerCode, peerUserinfo, peerRefresh, peerPlainRefresh].filter((r) => comparisons.some((c) => c.ceiling === r || c.peer === r));
+    const references = [ceilingMe, matchedMe, matchedRefusal, ...(leanMe ? [leanMe] : []), peerCode, peerUserinfo, peerRefresh, peerPlainRefresh].filter((r) => comparisons.some((c) => c.ceiling === r || c.peer === r));
     // The references in the order a single round measures them, first: as before rounds existed.
     const { scenarios, runs, starved } = await measureComparisons(comparisons, references, options.rounds, log);
     const ourMe = (scenarios.find((s) => s.id === 'a') ?? scenarios[0]!).ours;
@@ -1237,7 +1264,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
 
     const peak = {
-      ours: peakRssMb(ours.pid), ceiling: peakRssMb(ceiling.pid), 'matched ceiling': peakRssMb(matched.pid),
+      ours: peakRssMb(ours.pid), ceiling: peakRssMb(ceiling.pid), 'matched ceiling': peakRssMb(matched.pid), 'matched ceiling, 401': peakRssMb(matchedRefusing.pid),
       ...(peer && { peer: peakRssMb(peer.pid) }), ...(lean && { 'lean route': peakRssMb(lean.pid) }),
     };
     // Issue 20's "≤ 150 MB under every scenario" covers the scenarios with targets, measured before

@@ -1,7 +1,9 @@
 // The matched ceiling (issue 35 item 2): bare Fastify on the same Node flags as ours, answering
 // GET /api/open/v1/me with our /me's very bytes and every header ours sends (security, CORS,
 // Cache-Control, Vary, the rate-limit fields), from memory: no hook, no logger, no lookup, no
-// limit. What any Fastify server must spend to send our answer. PORT, PROFILE_FILE, HEADERS_FILE.
+// limit. What any Fastify server must spend to send our answer. PORT, PROFILE_FILE, HEADERS_FILE;
+// STATUS (default 200): with 401 and our refusal's body and headers, the matched ceiling of the
+// garbage 401 (scenario c2).
 //
 // BUSY_US (default 0): CPU work added to each answer, about that many µs, to slow the server to
 // another's rate: what sending the answer costs depends on the rate it is sent at (the rate curve,
@@ -12,6 +14,7 @@ import Fastify from 'fastify';
 
 const body = readFileSync(process.env.PROFILE_FILE, 'utf8');
 const headers = JSON.parse(readFileSync(process.env.HEADERS_FILE, 'utf8'));
+const status = Number(process.env.STATUS ?? 200);
 const busyUs = Number(process.env.BUSY_US ?? 0);
 
 let sink = 0;
@@ -36,7 +39,7 @@ const busyMeasuredUs = busyUs === 0 ? 0 : [0, 1, 2].map(() => cpuUsOf(iterations
 const app = Fastify({ logger: false });
 app.get('/api/open/v1/me', (_request, reply) => {
   if (iterations > 0) work(iterations);
-  reply.headers(headers);
+  reply.code(status).headers(headers);
   return reply.send(body);
 });
 app.get('/busy', async () => ({ busyUs: busyMeasuredUs }));

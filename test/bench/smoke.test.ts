@@ -71,6 +71,10 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
   assert.ok(byId.a!.ceiling && byId.a!.peer, '/me is compared with the matched ceiling and the lean route');
   assert.match(byId.a!.title, /ceiling: matched, peer: lean route/);
   assert.equal(report.setup.peerStore, 'sqlite', 'the peer is durable by default');
+  // The smoke run's answers were all as expected (above), so the matched ceiling of c2 answered 401s.
+  assert.ok(byId.c2!.ceiling, 'the garbage 401 is compared with the matched ceiling sending our 401');
+  assert.match(byId.c2!.title, /ceiling: matched/);
+  assert.match(byId.c2!.target ?? '', /matched ceiling \(CPU\)/);
   // The rate curve: the matched ceiling at each amount of busy work, and /me read against it at its rate.
   assert.deepEqual(report.rateCurve?.map((p) => p.busyUs), [...RATE_CURVE_BUSY_US]);
   for (const p of report.rateCurve!) assert.ok(p.rate > 0 && p.sendingUs > 0 && p.busyMeasuredUs >= 0, `rate curve at ${p.busyUs} µs: ${JSON.stringify(p)}`);
@@ -78,7 +82,7 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
   assert.match(renderTable(report), /note: a at its rate, [\d,]+ \/s: the matched ceiling spends/);
   assert.ok(byId.d!.peer && byId.d2!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
-  for (const server of ['ours', 'ceiling', 'matched ceiling', 'peer', 'lean route']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
+  for (const server of ['ours', 'ceiling', 'matched ceiling', 'matched ceiling, 401', 'peer', 'lean route']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
   assert.match(renderTable(report), /medians of 2 rounds[\s\S]*×ceiling[\s\S]*ratios by round, a: CPU ×ceiling \S+ \S+, CPU ×peer \S+ \S+, ×ceiling \S+ \S+, ×peer[\s\S]*load generator:/);
 });
 
