@@ -1188,7 +1188,6 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         id: 'c2', title: '401: garbage (ceiling: matched)', ours: ourLoad('c2', 'get.lua', ME, get(ME, files.garbage, 401)), ceiling: matchedRefusal,
         target: '≥ 0.6 × matched ceiling (CPU)', met: (s) => s.cpuRatioCeiling! >= 0.6,
       },
-      { id: 'c9', title: 'scratch 401 route', ours: ourLoad('c9', 'get.lua', '/api/open/v1/scratch401', get('/api/open/v1/scratch401', files.garbage, 401)), ceiling: matchedRefusal },
       {
         id: 'd', title: 'refresh, rotating, with openid',
         ours: ourLoad('d', 'refresh.lua', TOKEN, refreshEnv(TOKEN, files.chains, confidentialAuth)),
