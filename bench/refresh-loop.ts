@@ -89,14 +89,25 @@ async function round(refresh: () => Promise<void>): Promise<number> {
 
 const checkouts = process.argv.length > 2 ? process.argv.slice(2) : ['.'];
 const admin = postgresUrl === undefined ? undefined : new pg.Client({ connectionString: postgresUrl });
+// A connection the server drops while the loops run fails the run below, not the process.
+admin?.on('error', () => {});
 await admin?.connect();
-const loops = [];
-for (const checkout of checkouts) loops.push({ checkout, refresh: await setUp(checkout, admin), rounds: [] as number[] });
-for (const loop of loops) await round(loop.refresh);
-for (let r = 0; r < ROUNDS; r++) for (const loop of loops) loop.rounds.push(await round(loop.refresh));
+const loops: Array<{ checkout: string; refresh: () => Promise<void>; rounds: number[] }> = [];
+try {
+  for (const checkout of checkouts) loops.push({ checkout, refresh: await setUp(checkout, admin), rounds: [] });
+  for (const loop of loops) await round(loop.refresh);
+  for (let r = 0; r < ROUNDS; r++) for (const loop of loops) loop.rounds.push(await round(loop.refresh));
+} finally {
+  // The schemas go whether the rounds succeeded or not.
+  if (admin !== undefined) {
+    const cleaner = new pg.Client({ connectionString: postgresUrl });
+    await cleaner.connect();
+    for (const schema of schemas) await dropSchema(cleaner, schema);
+    await cleaner.end();
+    await admin.end().catch(() => undefined);
+  }
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-for (const schema of schemas) await dropSchema(admin!, schema);
-await admin?.end();
 console.log(JSON.stringify({
   refreshes: REFRESHES, rounds: ROUNDS, database: postgresUrl === undefined ? 'sqlite' : 'postgres',
   cpuUsPerRefresh: loops.map(({ checkout, rounds }) => ({ checkout, median: Math.round(median(rounds) * 10) / 10, all: rounds.map(Math.round) })),
