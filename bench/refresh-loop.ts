@@ -27,23 +27,34 @@ const devNull = openSync('/dev/null', 'w');
 const postgresUrl = process.env.LOOP_DATABASE_URL;
 const schemas: string[] = [];
 
+/** Runs `work` on a connection of its own to `postgresUrl`, closed afterwards. */
+async function onPostgres(work: (client: pg.Client) => Promise<void>): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
 /** A database of its own for each checkout: a temporary SQLite file, or a new schema on `postgresUrl`. */
-async function databaseUrl(admin: pg.Client | undefined): Promise<string> {
-  if (admin === undefined || postgresUrl === undefined) return `sqlite:${temporarySqlitePath()}`;
+async function databaseUrl(): Promise<string> {
+  if (postgresUrl === undefined) return `sqlite:${temporarySqlitePath()}`;
   const schema = `refresh_loop_${process.pid}_${schemas.length}`;
-  await admin.query(`create schema ${schema}`);
+  await onPostgres(async (client) => { await client.query(`create schema ${schema}`); });
   schemas.push(schema);
   return withSearchPath(postgresUrl, schema);
 }
 
 /** An app of `checkout`'s code with a confidential client and `CHAINS` refresh tokens; `refresh()` rotates the next. */
-async function setUp(checkout: string, admin: pg.Client | undefined): Promise<() => Promise<void>> {
+async function setUp(checkout: string): Promise<() => Promise<void>> {
   const load = (path: string) => import(pathToFileURL(resolve(checkout, path)).href);
   const [{ buildApp }, { loadSettings }, { createAccount }, { registerClient }, { issueTokens }, { ensureSigningKeys }, { createDeps, prepareDatabase }, { pinoAuditSink }] = await Promise.all([
     'src/app.ts', 'src/config/settings.ts', 'src/core/accounts/accounts.ts', 'src/core/oauth/clients.ts', 'src/core/oauth/tokens/issue.ts',
     'src/core/oidc/keys.ts', 'src/deps.ts', 'src/observability/audit.ts',
   ].map(load));
-  const settings = loadSettings({ DATABASE_URL: await databaseUrl(admin), BASE_URL: 'http://127.0.0.1:1', DEMO: '0' });
+  const settings = loadSettings({ DATABASE_URL: await databaseUrl(), BASE_URL: 'http://127.0.0.1:1', DEMO: '0' });
   // The audit line written synchronously, as the bench's server writes its standard output to a file.
   const deps = createDeps(settings, { audit: pinoAuditSink({ logLevel: 'info', destination: { write: (line: string) => { writeSync(devNull, line); } } }) });
   await prepareDatabase(deps);
@@ -88,24 +99,14 @@ async function round(refresh: () => Promise<void>): Promise<number> {
 }
 
 const checkouts = process.argv.length > 2 ? process.argv.slice(2) : ['.'];
-const admin = postgresUrl === undefined ? undefined : new pg.Client({ connectionString: postgresUrl });
-// A connection the server drops while the loops run fails the run below, not the process.
-admin?.on('error', () => {});
-await admin?.connect();
 const loops: Array<{ checkout: string; refresh: () => Promise<void>; rounds: number[] }> = [];
 try {
-  for (const checkout of checkouts) loops.push({ checkout, refresh: await setUp(checkout, admin), rounds: [] });
+  for (const checkout of checkouts) loops.push({ checkout, refresh: await setUp(checkout), rounds: [] });
   for (const loop of loops) await round(loop.refresh);
   for (let r = 0; r < ROUNDS; r++) for (const loop of loops) loop.rounds.push(await round(loop.refresh));
 } finally {
   // The schemas go whether the rounds succeeded or not.
-  if (admin !== undefined) {
-    const cleaner = new pg.Client({ connectionString: postgresUrl });
-    await cleaner.connect();
-    for (const schema of schemas) await dropSchema(cleaner, schema);
-    await cleaner.end();
-    await admin.end().catch(() => undefined);
-  }
+  if (schemas.length > 0) await onPostgres(async (client) => { for (const schema of schemas) await dropSchema(client, schema); });
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(JSON.stringify({

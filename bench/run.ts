@@ -1033,31 +1033,32 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     const { server: ours, meBody: profileText, meHeaders } = await startService(serviceEnv, env, seeded.rotatingTokens[0]!);
     servers.push(ours);
-    const profileFile = join(work, 'profile.json');
-    writeFileSync(profileFile, profileText);
-    const headersFile = join(work, 'me-headers.json');
-    writeFileSync(headersFile, JSON.stringify(meHeaders));
+    /** An answer of ours written for a matched ceiling to send: its body's file and its headers' file. */
+    const answerFiles = (name: string, body: string, headers: Record<string, string>) => {
+      const files = { body: join(work, `${name}.json`), headers: join(work, `${name}-headers.json`) };
+      writeFileSync(files.body, body);
+      writeFileSync(files.headers, JSON.stringify(headers));
+      return files;
+    };
+    const meFiles = answerFiles('profile', profileText, meHeaders);
 
-    const ceiling = await startServer('ceiling', ['bench/servers/ceiling.mjs'], { PROFILE_FILE: profileFile });
+    const ceiling = await startServer('ceiling', ['bench/servers/ceiling.mjs'], { PROFILE_FILE: meFiles.body });
     servers.push(ceiling);
-    // With BENCH_CPU_PROF the matched ceiling is profiled too (in a folder of its own), so the two
+    // With BENCH_CPU_PROF a matched ceiling is profiled too (in a folder of its own), so the two
     // profiles show where ours spends what any Fastify server sending the same answer does not.
-    const matchedProfile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(env.BENCH_CPU_PROF, 'matched-ceiling')] : [];
-    const startMatched = async (busyUs = 0) => startServer('matched ceiling', [...SERVICE_NODE_FLAGS, ...(busyUs === 0 ? matchedProfile : []), 'bench/servers/matched-ceiling.mjs'],
-      { ...SERVICE_PROCESS_ENV, PROFILE_FILE: profileFile, HEADERS_FILE: headersFile, BUSY_US: String(busyUs) });
-    const matched = await startMatched();
+    const startMatched = (label: string, profileDir: string, answer: { body: string; headers: string }, status: number) => async (busyUs = 0) => {
+      const profile = env.BENCH_CPU_PROF && busyUs === 0 ? ['--cpu-prof', '--cpu-prof-dir', join(env.BENCH_CPU_PROF, profileDir)] : [];
+      return startServer(label, [...SERVICE_NODE_FLAGS, ...profile, 'bench/servers/matched-ceiling.mjs'],
+        { ...SERVICE_PROCESS_ENV, PROFILE_FILE: answer.body, HEADERS_FILE: answer.headers, STATUS: String(status), BUSY_US: String(busyUs) });
+    };
+    const startMatchedMe = startMatched('matched ceiling', 'matched-ceiling', meFiles, 200);
+    const matched = await startMatchedMe();
     servers.push(matched);
     // The matched ceiling of the garbage 401 (c2): our refusal's very bytes, status and headers.
     const garbage = garbageTokens(1000);
     const refusal = await answerToMe(ours, garbage[0]!);
     if (refusal.status !== 401) throw new Error(`GET /me with a garbage token answered ${refusal.status}: ${refusal.body}`);
-    const refusalFile = join(work, 'refusal.json');
-    writeFileSync(refusalFile, refusal.body);
-    const refusalHeadersFile = join(work, 'refusal-headers.json');
-    writeFileSync(refusalHeadersFile, JSON.stringify(refusal.headers));
-    const matchedRefusingProfile = env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(env.BENCH_CPU_PROF, 'matched-ceiling-401')] : [];
-    const matchedRefusing = await startServer('matched ceiling, 401', [...SERVICE_NODE_FLAGS, ...matchedRefusingProfile, 'bench/servers/matched-ceiling.mjs'],
-      { ...SERVICE_PROCESS_ENV, PROFILE_FILE: refusalFile, HEADERS_FILE: refusalHeadersFile, STATUS: '401' });
+    const matchedRefusing = await startMatched('matched ceiling, 401', 'matched-ceiling-401', answerFiles('refusal', refusal.body, refusal.headers), 401)();
     servers.push(matchedRefusing);
     const selected = (id: string) => options.only === undefined || options.only.includes(id);
     // The peer takes minutes to prepare: started only when a selected scenario compares with it.
@@ -1126,7 +1127,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const matchedMe = benchLoad('f: the matched ceiling, /me', matched, 'get.lua', ME, get(ME, files.rotating));
     const matchedRefusal = benchLoad('f: the matched ceiling, the garbage 401', matchedRefusing, 'get.lua', ME, get(ME, files.garbage, 401));
     // The lean route reads the tokens the peer issued from the peer's own file: only with a durable peer.
-    const lean = peer && peerFile ? await startServer('lean route', ['bench/servers/lean-me.mjs'], { PEER_SQLITE: peerFile, PROFILE_FILE: profileFile }) : undefined;
+    const lean = peer && peerFile ? await startServer('lean route', ['bench/servers/lean-me.mjs'], { PEER_SQLITE: peerFile, PROFILE_FILE: meFiles.body }) : undefined;
     if (lean) servers.push(lean);
     const leanMe = lean && benchLoad('g: the lean route over the peer, /me', lean, 'get.lua', ME, get(ME, files.peerTokens));
     // Without a peer (see needsPeer) its loads are never measured: they point at our server.
@@ -1257,7 +1258,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     // Measured after the scenarios, so that ours' RSS and the other loads are as without it.
     const meResult = scenarios.find((s) => s.id === 'a');
     const rateCurve = meResult
-      ? await measureRateCurve(startMatched, (server, busyUs) => benchLoad(`f: the matched ceiling with ${busyUs} µs of work, /me`, server, 'get.lua', ME, get(ME, files.rotating)), options.rounds, log)
+      ? await measureRateCurve(startMatchedMe, (server, busyUs) => benchLoad(`f: the matched ceiling with ${busyUs} µs of work, /me`, server, 'get.lua', ME, get(ME, files.rotating)), options.rounds, log)
       : undefined;
     if (rateCurve && meResult) {
       const sendingUs = sendingCostAt(rateCurve, meResult.ours.rate);
