@@ -168,14 +168,14 @@ export function withNamedStatements(pool: pg.Pool, Query: typeof pg.Query): Post
     // A Query built from the text, not a config object: pg copies every config object it is
     // given, property by property (`normalizeQueryConfig`), about 1.5 µs a statement (decision 49).
     const send = (text: string, values: unknown[] | undefined) => new Promise<pg.QueryResult>((resolve, reject) => {
-      const query = new Query(text, values, (error, result) => {
-        if (!error) return resolve(result as unknown as pg.QueryResult);
-        // As pg does for the promise it returns: a stack from here, not from the socket's reader.
-        Error.captureStackTrace(error);
-        reject(error);
-      });
+      const query = new Query(text, values, (error, result) => (error ? reject(error) : resolve(result as unknown as pg.QueryResult)));
       (query as { name?: string }).name = nameOf(text);
       client.query(query);
+    }).catch((error: Error) => {
+      // As pg does for the promise it returns: the stack taken in a reaction leads back through
+      // the awaits to the caller; taken in the callback, pg's socket reader would be all it shows.
+      Error.captureStackTrace(error);
+      throw error;
     });
     const sendAgainIfStale = async (text: string, values: unknown[] | undefined) => {
       if (/^(begin|start transaction)\b/i.test(text)) inTransactionBlock = true;
