@@ -10,6 +10,8 @@ test('a backend that cannot serve for now is unavailable: unreachable, restartin
     assert.equal(isUnavailable(failure(code)), true, code);
   }
   assert.equal(isUnavailable(new Error('timeout exceeded when trying to connect')), true);
+  // pg's refusal on a lost connection: the rollback of a transaction whose connection died.
+  assert.equal(isUnavailable(new Error('Client has encountered a connection error and is not queryable')), true);
 });
 
 test('a mistake of ours, a refused statement or a query past a configured limit is not unavailability: it stays a 500', () => {

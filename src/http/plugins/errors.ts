@@ -49,7 +49,9 @@ export function isUnavailable(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
   if (typeof e?.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED/.test(message);
+  // pg refuses a query on a connection it has lost ("…has encountered a connection error and is not
+  // queryable"), such as the rollback of a transaction whose connection died under it.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|and is not queryable/.test(message);
 }
 
 /** During an outage, at most one 'backend unavailable' line per this many ms and app, with a count of those left out. */
