@@ -6,11 +6,13 @@
  */
 import { type OtlpTraces, SettingsError, otlpTraces } from './config/settings.js';
 import { setFlagsFromString } from 'node:v8';
+import { holdTickObjectShape } from './tick-shape.js';
 
 // V8 grows the old generation by a fifth at a time instead of its default factor (docs/performance.md,
 // decision 31): the peak RSS is 15-20 MB lower on either database, at no CPU cost measured since the
 // server runs as one bundle. Set before any request is served; V8 reads it at each collection.
 setFlagsFromString('--heap-growing-percent=20');
+holdTickObjectShape();
 
 function tracesSetting(): OtlpTraces | undefined {
   try {

@@ -69,7 +69,7 @@ const LAYERS: readonly { readonly name: string; readonly members: readonly strin
   },
   { name: 'wiring', members: ['src/base-deps.ts', 'src/deps.ts', 'src/demo.ts', 'src/janitor.ts', 'src/logout-deliveries.ts', 'src/mail-deliveries.ts', 'src/queue-worker.ts', 'src/figure-flush.ts'] },
   { name: 'front doors', members: ['src/http/', 'src/cli/'] },
-  { name: 'the app', members: ['src/app.ts', 'src/main.ts', 'src/server.ts', 'src/demo-app/'] },
+  { name: 'the app', members: ['src/app.ts', 'src/main.ts', 'src/tick-shape.ts', 'src/server.ts', 'src/demo-app/'] },
 ];
 
 function layerOf(file: string): number {
