@@ -13,11 +13,23 @@
  * measured under load. A tick object that lives holds its map and, through its back pointers,
  * every map before it.
  */
-import { executionAsyncResource } from 'node:async_hooks';
+import { createHook } from 'node:async_hooks';
 
 let heldTick: object | undefined;
 
-/** Holds the tick object of one `process.nextTick`: inside its callback, it is the resource being executed. */
+/**
+ * Holds the tick object of one `process.nextTick`, handed to an init hook that is there for that
+ * call only. Not `executionAsyncResource()` in the tick's callback: that call tells Node to pass
+ * the current resource into every callback from native code for good, a cost on each socket
+ * event. And the hook is not disabled from inside its own callback: Node 20 then leaves its
+ * count of hooks at one, and every native callback goes through its hooks' trampoline.
+ */
 export function holdTickObjectShape(): void {
-  process.nextTick(() => { heldTick = executionAsyncResource(); });
+  const hook = createHook({
+    init(_asyncId, type, _triggerAsyncId, resource) {
+      if (type === 'TickObject') heldTick = resource;
+    },
+  }).enable();
+  process.nextTick(() => {});
+  hook.disable();
 }

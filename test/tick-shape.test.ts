@@ -7,6 +7,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
+/** Runs `script` as an ES module in a child Node with `flags`; returns what it printed. */
+function runChild(flags: string[], script: string): string {
+  // Printed into a file: V8's print into a pipe, under the test runner, came out cut short in
+  // some runs.
+  const dir = mkdtempSync(join(tmpdir(), 'tick-shape-'));
+  try {
+    const out = openSync(join(dir, 'out'), 'w');
+    const child = spawnSync(process.execPath, ['--import', 'tsx', ...flags, '--input-type=module', '-e', script], {
+      encoding: 'utf8', stdio: ['ignore', out, 'pipe'],
+    });
+    closeSync(out);
+    assert.equal(child.status, 0, child.stderr);
+    return readFileSync(join(dir, 'out'), 'utf8');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Runs ticks, two full collections with none pending, ticks again, and returns the states of
  * the feedback slots that define the tick literal's keys (`%DebugPrint` of `process.nextTick`).
@@ -21,21 +39,8 @@ function tickLiteralSlotStates(holdTheShape: boolean): string[] {
     ticks(); await later();
     %DebugPrint(process.nextTick);
   `;
-  // V8 prints into a file: into a pipe, under the test runner, the print came out cut short in
-  // some runs.
-  const dir = mkdtempSync(join(tmpdir(), 'tick-shape-'));
-  try {
-    const out = openSync(join(dir, 'out'), 'w');
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--allow-natives-syntax', '--expose-gc', '--input-type=module', '-e', script], {
-      encoding: 'utf8', stdio: ['ignore', out, 'pipe'],
-    });
-    closeSync(out);
-    assert.equal(child.status, 0, child.stderr);
-    const printed = readFileSync(join(dir, 'out'), 'utf8');
-    return [...printed.matchAll(/DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((match) => match[1]!);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const printed = runChild(['--allow-natives-syntax', '--expose-gc'], script);
+  return [...printed.matchAll(/DefineKeyedOwnPropertyInLiteral (\w+)/g)].map((match) => match[1]!);
 }
 
 test('without a held tick object, a full collection while no tick is pending sends the tick literal megamorphic (what decision 50 works around; if this fails, Node no longer needs it)', () => {
@@ -46,4 +51,19 @@ test('with a tick object held, the tick literal stays monomorphic across full co
   const states = tickLiteralSlotStates(true);
   assert.equal(states.length, 4);
   assert.deepEqual(new Set(states), new Set(['MONOMORPHIC']));
+});
+
+test('holding the tick object leaves Node\'s async hooks as they were: no hook, and no resource passed into native callbacks', () => {
+  const printed = runChild(['--expose-internals', '--no-warnings'], `
+    import { createRequire } from 'node:module';
+    const { internalBinding } = createRequire(import.meta.url)('internal/test/binding');
+    const { async_hook_fields: fields, constants } = internalBinding('async_wrap');
+    const state = () => [constants.kTotals, constants.kCheck, constants.kUsesExecutionAsyncResource].map((field) => fields[field]);
+    const before = state();
+    (await import('./src/tick-shape.ts')).holdTickObjectShape();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    process.stdout.write(JSON.stringify({ before, after: state() }));
+  `);
+  const { before, after } = JSON.parse(printed) as { before: number[]; after: number[] };
+  assert.deepEqual(after, before);
 });
