@@ -1,5 +1,6 @@
-// Decision 50 (docs/performance.md): one tick object held keeps `process.nextTick`'s feedback
-// for its literal monomorphic across full collections made while no tick is pending.
+// Decision 50 (docs/performance.md): an object shaped as a tick object, held, keeps
+// `process.nextTick`'s feedback for its literal monomorphic across full collections made while
+// no tick is pending.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
