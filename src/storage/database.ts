@@ -14,7 +14,7 @@ import type { DatabaseTarget } from '../config/settings.js';
 import { makeDirectories } from './directories.js';
 import type { Database } from './schema.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
-import { LookupBatch } from './lookup-batch.js';
+import { LookupBatch, TurnBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
 import { BEGIN_IMMEDIATE, SqliteWriteWatch, type TableReads } from './sqlite-write-watch.js';
@@ -499,6 +499,12 @@ export function keyIsAnyOf(column: string) {
   return sql<boolean>`${sql.ref(column)} = any(${sql.val<string[]>([])})`;
 }
 
+/** One read of `CompiledQueries.readTogether`: its parameters when it runs alone, and among others. */
+export interface ReadTogether {
+  one: readonly unknown[];
+  many: readonly unknown[];
+}
+
 /** A remembered row and the write generation of its query's tables it was read in. */
 interface Remembered {
   generation: number;
@@ -530,6 +536,7 @@ export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
   private readonly remembered = new Map<QueryBuilder<unknown>, RememberedQuery>();
   private readonly batches = new Map<QueryBuilder<unknown>, LookupBatch<unknown>>();
+  private readonly readsTogether = new Map<QueryBuilder<unknown>, TurnBatch<ReadTogether, unknown[]>>();
 
   /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
   constructor(private readonly sqlite?: SqliteShortcuts) {}
@@ -624,6 +631,35 @@ export class CompiledQueries {
       this.batches.set(how.many, batch as LookupBatch<unknown>);
     }
     return batch.load(key);
+  }
+
+  /**
+   * PostgreSQL: the rows of one read, sent with the other reads of the same query asked for in
+   * the same turn of the event loop as one statement, as `lookup` sends lookups. A read alone in
+   * its turn, or in a transaction, runs `one` with `read.one`. Several run `many` once, with one
+   * parameter: a JSON array whose elements are the reads' `read.many` (each an array), which it
+   * reads with `jsonb_array_elements(…) with ordinality`, naming in each row's `i` the read it
+   * belongs to, counted from 1. JSON, not an array parameter for each of a read's values:
+   * PostgreSQL counts an array's elements when it plans, so the plan it keeps for any call never
+   * looked cheaper than one made for the call's arrays, and it planned anew at every execution,
+   * which cost it more than running the statement (docs/performance.md, decision 51). Alone, a
+   * read costs both sides less as `one`. Each read is sent as asked, even when another asked the
+   * same: these are reads of many rows (a page of posts), which two requests of one turn rarely
+   * share.
+   */
+  readTogether<R>(db: Kysely<Database>, how: { one: QueryBuilder<R>; many: QueryBuilder<R & { i: number }> }, read: ReadTogether): Promise<R[]> {
+    if (db.isTransaction) return this.rowViews(db, how.one, read.one);
+    let batch = this.readsTogether.get(how.many) as TurnBatch<ReadTogether, R[]> | undefined;
+    if (batch === undefined) {
+      batch = new TurnBatch(async (reads) => {
+        if (reads.length === 1) return [await this.rowViews(db, how.one, reads[0]!.one)];
+        const answers = reads.map((): R[] => []);
+        for (const row of await this.rowViews(db, how.many, [JSON.stringify(reads.map((each) => each.many))])) answers[row.i - 1]!.push(row);
+        return answers;
+      });
+      this.readsTogether.set(how.many, batch as TurnBatch<ReadTogether, unknown[]>);
+    }
+    return batch.ask(read);
   }
 
   /**

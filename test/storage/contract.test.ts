@@ -173,6 +173,21 @@ forEachDatabase('storage contract', (database) => {
     await everyPage(449);
   });
 
+  test('first pages asked at once, of several authors, one twice at two sizes, one with no posts and one with no account, are each the page read alone', async () => {
+    const [one, two, none] = [await newUser(), await newUser(), await newUser()];
+    const category = await stores.posts.ensureCategory(unique('Cat'));
+    for (const [author, count] of [[one, 3], [two, 2]] as const) {
+      for (let i = 0; i < count; i += 1) {
+        await stores.posts.create({ authorId: author.id, categoryId: category.id, title: `${author.id}-${i}`, body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'published' }, T0 + i * MINUTE);
+      }
+    }
+    const asked: Array<[number, number]> = [[one.id, 10], [two.id, 10], [none.id, 10], [one.id, 2], [2 ** 31 - 1, 10], [two.id, 1]];
+    const alone = [];
+    for (const [author, size] of asked) alone.push(await stores.posts.listPublishedByAuthor(author, 0, size));
+    assert.deepEqual(alone.map((page) => [page.items.length, page.total]), [[3, 3], [2, 2], [0, 0], [2, 3], [0, 0], [1, 2]]);
+    assert.deepEqual(await Promise.all(asked.map(([author, size]) => stores.posts.listPublishedByAuthor(author, 0, size))), alone);
+  });
+
   test('a page past the end, up to the largest offset the API can ask for, is empty and still says the total', async () => {
     const author = await newUser();
     const category = await stores.posts.ensureCategory(unique('Cat'));

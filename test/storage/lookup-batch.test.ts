@@ -1,7 +1,7 @@
-/** Lookups sent together (src/storage/lookup-batch.ts), with a loader that records its queries. */
+/** Reads and lookups sent together (src/storage/lookup-batch.ts), with loaders that record their queries. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { LOOKUP_BATCH_KEYS, LookupBatch } from '../../src/storage/lookup-batch.js';
+import { LOOKUP_BATCH_KEYS, LookupBatch, TurnBatch } from '../../src/storage/lookup-batch.js';
 
 interface Row { key: string; value: number }
 
@@ -51,4 +51,18 @@ test('a failed query fails every lookup waiting on it, a loader that throws at o
     assert.deepEqual(results, [{ status: 'rejected', reason: failure }, { status: 'rejected', reason: failure }]);
   }
   assert.deepEqual(await batch.load('a'), { key: 'a', value: 0 });
+});
+
+test('reads asked in one turn go out together, a read asked twice twice, and each gets the answer in its place', async () => {
+  const sent: number[][] = [];
+  const batch = new TurnBatch<number, string>(async (questions) => {
+    sent.push(questions);
+    return questions.map((question, i) => `${question} at ${i}`);
+  });
+  const answers = await Promise.all([3, 1, 3, 2].map((question) => batch.ask(question)));
+  assert.deepEqual(sent, [[3, 1, 3, 2]]);
+  assert.deepEqual(answers, ['3 at 0', '1 at 1', '3 at 2', '2 at 3']);
+  const many = Array.from({ length: LOOKUP_BATCH_KEYS + 1 }, (_, i) => i);
+  await Promise.all(many.map((question) => batch.ask(question)));
+  assert.deepEqual(sent.slice(1).map((questions) => questions.length), [LOOKUP_BATCH_KEYS, 1]);
 });
