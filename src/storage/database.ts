@@ -536,7 +536,7 @@ export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
   private readonly remembered = new Map<QueryBuilder<unknown>, RememberedQuery>();
   private readonly batches = new Map<QueryBuilder<unknown>, LookupBatch<unknown>>();
-  private readonly readsTogether = new Map<QueryBuilder<unknown>, TurnBatch<ReadTogether, unknown[]>>();
+  private readonly readsTogether = new Map<object, TurnBatch<ReadTogether, unknown[]>>();
 
   /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
   constructor(private readonly sqlite?: SqliteShortcuts) {}
@@ -645,11 +645,12 @@ export class CompiledQueries {
    * which cost it more than running the statement (docs/performance.md, decision 51). Alone, a
    * read costs both sides less as `one`. Each read is sent as asked, even when another asked the
    * same: these are reads of many rows (a page of posts), which two requests of one turn rarely
-   * share.
+   * share. `how` is a pair built once: its reads are batched by it. A statement that fails fails
+   * every read in it, as a batched lookup does.
    */
   readTogether<R>(db: Kysely<Database>, how: { one: QueryBuilder<R>; many: QueryBuilder<R & { i: number }> }, read: ReadTogether): Promise<R[]> {
     if (db.isTransaction) return this.rowViews(db, how.one, read.one);
-    let batch = this.readsTogether.get(how.many) as TurnBatch<ReadTogether, R[]> | undefined;
+    let batch = this.readsTogether.get(how) as TurnBatch<ReadTogether, R[]> | undefined;
     if (batch === undefined) {
       batch = new TurnBatch(async (reads) => {
         if (reads.length === 1) return [await this.rowViews(db, how.one, reads[0]!.one)];
@@ -657,7 +658,7 @@ export class CompiledQueries {
         for (const row of await this.rowViews(db, how.many, [JSON.stringify(reads.map((each) => each.many))])) answers[row.i - 1]!.push(row);
         return answers;
       });
-      this.readsTogether.set(how.many, batch as TurnBatch<ReadTogether, unknown[]>);
+      this.readsTogether.set(how, batch as TurnBatch<ReadTogether, unknown[]>);
     }
     return batch.ask(read);
   }

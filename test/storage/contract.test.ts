@@ -141,7 +141,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(page.items[0]!.authorUsername, author.username);
   });
 
-  test('every page, deep ones read from the oldest end included, is the same slice of the whole list, before and after the total changes', async () => {
+  test('every page, deep ones read from the oldest end included, is the same slice of the whole list, read alone or all at once, before and after the total changes', async () => {
     const author = await newUser();
     const other = await newUser();
     const category = await stores.posts.ensureCategory(unique('Cat'));
@@ -159,12 +159,23 @@ forEachDatabase('storage contract', (database) => {
       const all = await stores.posts.listPublishedByAuthor(author.id, 0, 1000);
       assert.equal(all.total, expectedTotal);
       assert.equal(all.items.length, expectedTotal);
+      const asked: Array<[number, number]> = [];
       for (const size of [1, 7, 20]) {
-        for (let offset = 0; offset <= expectedTotal + size; offset += size) {
-          const page = await stores.posts.listPublishedByAuthor(author.id, offset, size);
-          assert.deepEqual(page, { items: all.items.slice(offset, offset + size), total: expectedTotal }, `offset ${offset}, size ${size}`);
-        }
+        for (let offset = 0; offset <= expectedTotal + size; offset += size) asked.push([offset, size]);
       }
+      const expected = ([offset, size]: [number, number]) => ({ items: all.items.slice(offset, offset + size), total: expectedTotal });
+      for (const [offset, size] of asked) {
+        assert.deepEqual(await stores.posts.listPublishedByAuthor(author.id, offset, size), expected([offset, size]), `offset ${offset}, size ${size}`);
+      }
+      // Asked in one turn, with the other author's pages among them (PostgreSQL reads them together).
+      const atOnce = await Promise.all(asked.flatMap(([offset, size]) => [
+        stores.posts.listPublishedByAuthor(author.id, offset, size), stores.posts.listPublishedByAuthor(other.id, offset, size),
+      ]));
+      asked.forEach((read, i) => {
+        assert.deepEqual(atOnce[2 * i], expected(read), `at once: offset ${read[0]}, size ${read[1]}`);
+        assert.equal(atOnce[2 * i + 1]!.total, 1);
+        assert.equal(atOnce[2 * i + 1]!.items.length, read[0] === 0 ? 1 : 0);
+      });
     };
     await everyPage(450);
     await stores.posts.delete(posts[3]!.id, author.id);
@@ -195,9 +206,12 @@ forEachDatabase('storage contract', (database) => {
       await stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'published' }, T0 + i * MINUTE);
     }
     // Twice these passes a 32-bit integer, and the last is the API's last page of its largest size.
-    for (const offset of [3, 2 ** 30, 2 ** 31, MAX_PAGING_VALUE * 50]) {
+    const offsets = [3, 2 ** 30, 2 ** 31, MAX_PAGING_VALUE * 50];
+    for (const offset of offsets) {
       assert.deepEqual(await stores.posts.listPublishedByAuthor(author.id, offset, 50), { items: [], total: 3 }, `offset ${offset}`);
     }
+    const atOnce = await Promise.all(offsets.map((offset) => stores.posts.listPublishedByAuthor(author.id, offset, 50)));
+    assert.deepEqual(atOnce, offsets.map(() => ({ items: [], total: 3 })));
   });
 
   test('a page of posts carries each post\'s every column as the post itself reads, whether read at once or behind a transaction', async () => {

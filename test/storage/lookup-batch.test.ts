@@ -22,6 +22,14 @@ test('lookups asked in one turn go out as one query; each gets its own row, an u
   assert.deepEqual(answers, [{ key: 'a', value: 1 }, { key: 'bb', value: 2 }, undefined, { key: 'a', value: 1 }, { key: 'ccc', value: 3 }]);
 });
 
+test(`a key asked many times in one turn takes one of a query's ${LOOKUP_BATCH_KEYS} places`, async () => {
+  const { batch, queries } = recordingBatch();
+  const keys = [...Array.from({ length: LOOKUP_BATCH_KEYS * 2 }, () => 'same'), ...Array.from({ length: LOOKUP_BATCH_KEYS - 1 }, (_, i) => `k${i}`)];
+  const answers = await Promise.all(keys.map((key) => batch.load(key)));
+  assert.deepEqual(queries.map((query) => query.length), [LOOKUP_BATCH_KEYS]);
+  assert.deepEqual(answers.map((row) => row?.key), keys);
+});
+
 test('lookups of a later turn go out in a query of their own', async () => {
   const { batch, queries } = recordingBatch();
   await batch.load('a');

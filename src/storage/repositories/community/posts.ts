@@ -39,33 +39,72 @@ function selectPosts(db: Kysely<Database>) {
  * covering index's `status = 'published'` applies. The author and the status are the caller's,
  * not selected: every column selected is a property of each row better-sqlite3 hands over.
  */
-function publishedPageByAuthor(db: Kysely<Database>) {
+function publishedPageByAuthor(db: Kysely<Database>, read: PageRead) {
   return db.selectFrom('posts')
     .select([
       'posts.id', 'posts.category_id', 'posts.title', 'posts.excerpt',
       'posts.like_count', 'posts.comment_count', 'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ])
-    .where('posts.author_id', '=', 0).where('posts.status', '=', sql<'published'>`'published'`);
+    .where('posts.author_id', '=', read.author()).where('posts.status', '=', sql<'published'>`'published'`);
 }
 
-const pageFromEnd = (order: 'desc' | 'asc') => (db: Kysely<Database>) =>
-  publishedPageByAuthor(db).orderBy('posts.created_at', order).orderBy('posts.id', order).limit(0).offset(0);
+/**
+ * Where a page's statement takes the values of its read: its own parameters (`asParameters`, one
+ * statement a read), or, for PostgreSQL's pages read together (`CompiledQueries.readTogether`),
+ * the read's element of the statement's JSON parameter, `k.read`: `[author, offset, size,
+ * status]` (`asReadElement`). Built with the parameters, a page's statement is the one it was
+ * before pages were read together, parameter for parameter.
+ */
+interface PageRead {
+  author(): Expression<number>;
+  /** The status a skip reads: a value, never a literal (`publishedPageByAuthor`). */
+  status(): Expression<string>;
+  /** The page's offset as OFFSET takes it; `offsetBigint` beside the author's total. */
+  offset(): Expression<number>;
+  offsetBigint(): Expression<number>;
+  size(): Expression<number>;
+  /** The 1 of a skip's `limit 1`: a parameter in a read's own statement, as Kysely made it. */
+  one(): Expression<number>;
+}
+
+const asParameters: PageRead = {
+  author: () => sql<number>`${0}`,
+  status: () => sql<string>`${'published'}`,
+  offset: () => sql<number>`${0}`,
+  offsetBigint: () => offsetParameter(),
+  size: () => sql<number>`${0}`,
+  one: () => sql<number>`${1}`,
+};
+
+/** The page's author is the author's row joined to the read (`withAuthor`). */
+const asReadElement: PageRead = {
+  author: () => sql.ref<number>('users.id'),
+  status: () => sql<string>`k.read->>3`,
+  offset: () => sql<number>`cast(k.read->>1 as bigint)`,
+  offsetBigint: () => sql<number>`cast(k.read->>1 as bigint)`,
+  size: () => sql<number>`cast(k.read->>2 as integer)`,
+  one: () => sql<number>`1`,
+};
+
+const pageFromEnd = (order: 'desc' | 'asc') => (db: Kysely<Database>, read: PageRead = asParameters) =>
+  publishedPageByAuthor(db, read).orderBy('posts.created_at', order).orderBy('posts.id', order).limit(read.size()).offset(read.offset());
 
 /**
- * The page whose first post is `skipped` entries from one end, found on the narrow index; `wanted`,
- * a condition on the author's row that the skip and the page are read under (`withAuthor`). Put in
- * the skip's own subquery too: with only the author as its parameter, PostgreSQL ran a skip (of
- * 9,980 entries for page 499 of 500) even under a half of a union whose condition failed.
+ * The page whose first post is `skipped` entries from one end (by default the read's offset),
+ * found on the narrow index; `wanted`, a condition on the author's row that the skip and the page
+ * are read under (`withAuthor`). Put in the skip's own subquery too: with only the author as its
+ * parameter, PostgreSQL ran a skip (of 9,980 entries for page 499 of 500) even under a half of a
+ * union whose condition failed.
  */
-const pageAfterSkipping = (skipFrom: 'desc' | 'asc', skipped: Expression<number> = sql<number>`${0}`, wanted?: Expression<boolean>) =>
-  (db: Kysely<Database>) => {
+const pageAfterSkipping = (skipFrom: 'desc' | 'asc', skipped?: (read: PageRead) => Expression<number>, wanted?: (read: PageRead) => Expression<boolean>) =>
+  (db: Kysely<Database>, read: PageRead = asParameters) => {
     const skip = db.selectFrom('posts').select(['created_at', 'id'])
-      .where('author_id', '=', 0).where('status', '=', 'published');
-    const first = (wanted ? skip.where(wanted) : skip)
-      .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(1).offset(skipped);
+      .where('author_id', '=', read.author()).where('status', '=', read.status());
+    const first = (wanted ? skip.where(wanted(read)) : skip)
+      .orderBy('created_at', skipFrom).orderBy('id', skipFrom).limit(read.one()).offset(skipped ? skipped(read) : read.offset());
     // Past the last page the subquery finds no row, the comparison is NULL and the page empty.
-    const page = publishedPageByAuthor(db).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`);
-    return (wanted ? page.where(wanted) : page).orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0);
+    const page = publishedPageByAuthor(db, read).where(sql<boolean>`(posts.created_at, posts.id) <= (${first})`);
+    return (wanted ? page.where(wanted(read)) : page).orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(read.size());
   };
 
 /** Entries a page may skip with OFFSET in the covering index (measured crossover: about 480). */
@@ -113,8 +152,8 @@ const offsetParameter = () => sql<number>`cast(${0} as bigint)`;
 type AnyPage = SelectQueryBuilder<any, any, object>;
 
 /**
- * PostgreSQL: a page together with its author's total and names, in one statement (the first
- * pages asked for in one turn are read together in the same way: `firstPagesWithAuthors`). There each
+ * PostgreSQL: a page together with its author's total and names, in one statement (`one`), and
+ * the pages of one turn that read the same way together (`many`). There each
  * statement is a round trip on one of the pool's connections: read apart, the count and the first
  * page held two connections at once per request, and a later page waited for the count to choose
  * its end (docs/performance.md, decision 47). Here the author's row is read once and the page
@@ -126,18 +165,36 @@ type AnyPage = SelectQueryBuilder<any, any, object>;
  * author's ten posts and did the same for the 10,000-post author (9.7 ms against 0.3). An author
  * with no post on the page still gives one row, its post columns null; no row means no such author.
  */
-const withAuthor = (page: (db: Kysely<Database>) => AnyPage) => (db: Kysely<Database>) =>
-  db.selectFrom('users')
-    .leftJoinLateral(page(db).$castTo<PostRow>().as('p'), (join) => join.onTrue())
+const withAuthor = (page: (db: Kysely<Database>, read: PageRead) => AnyPage) => ({
+  one: (db: Kysely<Database>) => db.selectFrom('users')
+    .leftJoinLateral(page(db, asParameters).$castTo<PostRow>().as('p'), (join) => join.onTrue())
     .leftJoin('categories', 'categories.id', 'p.category_id')
-    .select([
-      'users.published_posts as n', 'users.username', 'users.nickname',
-      'p.id', 'p.category_id', 'categories.name as category_name', 'p.title', 'p.excerpt',
-      'p.like_count', 'p.comment_count', 'p.view_count', 'p.created_at', 'p.updated_at',
-    ])
+    .select(pageWithAuthorColumns)
     .where('users.id', '=', 0)
     // The one author row meets the posts in the page's order; said, so that no plan can change it.
-    .orderBy('p.created_at', 'desc').orderBy('p.id', 'desc');
+    .orderBy('p.created_at', 'desc').orderBy('p.id', 'desc'),
+  /**
+   * The same for the reads of one turn (`CompiledQueries.readTogether`), each read's author row
+   * joined by its key, each row naming its read in `i`. The author row stands in for the author
+   * parameter inside the page: the plan is still a walk of the covering index from the author's
+   * newest entry that stops after the page, whatever the planner guesses of the author's posts
+   * (checked with statistics taken before one author had 20,000; docs/performance.md, decision 51).
+   */
+  many: (db: Kysely<Database>) => db
+    .selectFrom(sql<{ read: unknown; i: number }>`jsonb_array_elements(cast(${sql.val('[]')} as jsonb)) with ordinality`.as<'k'>(sql`k(read, i)`))
+    .innerJoin('users', (join) => join.on('users.id', '=', sql<number>`cast(k.read->>0 as bigint)`))
+    .leftJoinLateral(page(db, asReadElement).$castTo<PostRow>().as('p'), (join) => join.onTrue())
+    .leftJoin('categories', 'categories.id', 'p.category_id')
+    .select([sql<number>`cast(k.i as integer)`.as('i'), ...pageWithAuthorColumns])
+    .orderBy('k.i').orderBy('p.created_at', 'desc').orderBy('p.id', 'desc'),
+});
+
+/** What `withAuthor` selects: the author's total and names, and the page's posts with their category names. */
+const pageWithAuthorColumns = [
+  'users.published_posts as n', 'users.username', 'users.nickname',
+  'p.id', 'p.category_id', 'categories.name as category_name', 'p.title', 'p.excerpt',
+  'p.like_count', 'p.comment_count', 'p.view_count', 'p.created_at', 'p.updated_at',
+] as const;
 
 /**
  * A later page, as `pageQuery` reads it, the end chosen in the statement: a union of the page read
@@ -145,61 +202,33 @@ const withAuthor = (page: (db: Kysely<Database>) => AnyPage) => (db: Kysely<Data
  * the page read by a skip from the oldest, each under a condition on the author's total that holds
  * for one of them. PostgreSQL makes each condition a one-time filter and never runs the other half.
  */
-const laterPageWithAuthor = (fromNewest: 'byOffset' | 'bySkipping') => withAuthor((db) => {
-  const nearNewest = sql<boolean>`${authorsTotal} > 2 * ${offsetParameter()}`;
+const laterPageWithAuthor = (fromNewest: 'byOffset' | 'bySkipping') => withAuthor((db, read) => {
+  const nearNewest = (r: PageRead) => sql<boolean>`${authorsTotal} > 2 * ${r.offsetBigint()}`;
   const newest = fromNewest === 'byOffset'
-    ? pageFromEnd('desc')(db).where(nearNewest)
-    : pageAfterSkipping('desc', sql<number>`${0}`, nearNewest)(db);
+    ? pageFromEnd('desc')(db, read).where(nearNewest(read))
+    : pageAfterSkipping('desc', (r) => r.offset(), nearNewest)(db, read);
   // The page's first post is `total - 1 - offset` entries from the oldest; past the end none is.
-  const oldest = pageAfterSkipping('asc', sql<number>`greatest(${authorsTotal} - 1 - ${offsetParameter()}, 0)`,
-    sql<boolean>`${authorsTotal} <= 2 * ${offsetParameter()} and ${authorsTotal} > ${offsetParameter()}`)(db);
+  const oldest = pageAfterSkipping('asc', (r) => sql<number>`greatest(${authorsTotal} - 1 - ${r.offsetBigint()}, 0)`,
+    (r) => sql<boolean>`${authorsTotal} <= 2 * ${r.offsetBigint()} and ${authorsTotal} > ${r.offsetBigint()}`)(db, read);
   return db.selectFrom(newest.as('newest')).selectAll().unionAll(db.selectFrom(oldest.as('oldest')).selectAll());
 });
 
-/**
- * PostgreSQL: the first pages of several authors, read together (`CompiledQueries.readTogether`:
- * each read is `[author, size]`; a page alone in its turn is `withAuthor`'s), each as `withAuthor`
- * reads a page: the author's row, the newest `size` posts joined to it laterally, then their
- * category names; each row names its read in `i`. The first page is what most requests read (a
- * member's own posts, newest first), and on PostgreSQL a statement costs our process about 55 µs
- * whatever its rows (docs/performance.md, decision 51): the pages asked for in one turn share one.
- * The lateral page is still a walk of the covering index from the author's newest entry that
- * stops after `size`, whatever the planner guesses of the author's posts (checked with statistics
- * taken before one author had 20,000).
- */
-const firstPagesWithAuthors = (db: Kysely<Database>) => db
-  .selectFrom(sql<{ read: unknown; i: number }>`jsonb_array_elements(cast(${sql.val('[]')} as jsonb)) with ordinality`.as<'k'>(sql`k(read, i)`))
-  .innerJoin('users', (join) => join.on('users.id', '=', sql<number>`cast(k.read->>0 as bigint)`))
-  .leftJoinLateral((eb) => eb.selectFrom('posts')
-    .select([
-      'posts.id', 'posts.category_id', 'posts.title', 'posts.excerpt',
-      'posts.like_count', 'posts.comment_count', 'posts.view_count', 'posts.created_at', 'posts.updated_at',
-    ])
-    .whereRef('posts.author_id', '=', 'users.id').where('posts.status', '=', sql<'published'>`'published'`)
-    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(sql<number>`cast(k.read->>1 as integer)`)
-    .as('p'), (join) => join.onTrue())
-  .leftJoin('categories', 'categories.id', 'p.category_id')
-  .select([
-    sql<number>`cast(k.i as integer)`.as('i'), 'users.published_posts as n', 'users.username', 'users.nickname',
-    'p.id', 'p.category_id', 'categories.name as category_name', 'p.title', 'p.excerpt',
-    'p.like_count', 'p.comment_count', 'p.view_count', 'p.created_at', 'p.updated_at',
-  ])
-  .orderBy('k.i').orderBy('p.created_at', 'desc').orderBy('p.id', 'desc');
-
 /** Each built once, as `pages`. */
 const pagesWithAuthor = {
-  first: { one: withAuthor(pageFromEnd('desc')), many: firstPagesWithAuthors },
+  first: withAuthor(pageFromEnd('desc')),
   laterByOffset: laterPageWithAuthor('byOffset'),
   laterBySkipping: laterPageWithAuthor('bySkipping'),
 };
 
-/** PostgreSQL: the statement that reads a later page of `limit` posts `offset` from the newest with its author's row, and its parameters. */
-function laterPageWithAuthorQuery(authorId: number, offset: number, limit: number) {
+/** PostgreSQL: the statements that read the page of `limit` posts `offset` from the newest with its author's row, and a read's parameters for each. */
+function pageWithAuthorQuery(authorId: number, offset: number, limit: number) {
+  const together = [authorId, offset, limit, 'published'];
+  if (offset === 0) return { build: pagesWithAuthor.first, read: { one: [authorId, limit, 0, authorId], many: together } };
   // The half from the oldest: the page's author, then the skip's author, status, condition, limit and offset; the page's condition and limit.
   const oldest = [authorId, authorId, 'published', offset, offset, 1, offset, offset, offset, limit];
   return offset <= SKIPPED_IN_PAGE_INDEX
-    ? { build: pagesWithAuthor.laterByOffset, parameters: [authorId, offset, limit, offset, ...oldest, authorId] }
-    : { build: pagesWithAuthor.laterBySkipping, parameters: [authorId, authorId, 'published', offset, 1, offset, offset, limit, ...oldest, authorId] };
+    ? { build: pagesWithAuthor.laterByOffset, read: { one: [authorId, offset, limit, offset, ...oldest, authorId], many: together } }
+    : { build: pagesWithAuthor.laterBySkipping, read: { one: [authorId, authorId, 'published', offset, 1, offset, offset, limit, ...oldest, authorId], many: together } };
 }
 
 /**
@@ -287,14 +316,12 @@ export class KyselyPostStore implements PostStore {
   }
 
   /**
-   * PostgreSQL: the page with its author's row and category names, one statement (`withAuthor`);
-   * a first page with the others of its turn (`firstPagesWithAuthors`).
+   * PostgreSQL: the page with its author's row and category names (`withAuthor`), in one
+   * statement with the other pages of its turn that read the same way.
    */
   private async pageWithAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
-    const later = offset === 0 ? undefined : laterPageWithAuthorQuery(authorId, offset, limit);
-    const rows = later === undefined
-      ? await this.queries.readTogether(this.db, pagesWithAuthor.first, { one: [authorId, limit, 0, authorId], many: [authorId, limit] })
-      : await this.queries.rowViews(this.db, later.build, later.parameters);
+    const page = pageWithAuthorQuery(authorId, offset, limit);
+    const rows = await this.queries.readTogether(this.db, page.build, page.read);
     const author = rows[0];
     // An author whose account row is gone has no posts left either (they go with it).
     if (author === undefined) return { items: [], total: 0 };
