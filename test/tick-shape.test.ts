@@ -79,10 +79,13 @@ function asyncMachineryAfter(hold: boolean): { fields: number[]; invalidated: st
   };
 }
 
-// The PromiseHook protector is the one an async hook invalidates (decision 50). Other protectors
-// are not compared: a CI run once saw one invalidated in the child without the hold.
-test('holding the tick shape leaves Node\'s async hooks as they were and V8\'s PromiseHook protector valid (no hook, no resource passed into native callbacks, promises still inlined)', () => {
-  const held = asyncMachineryAfter(true);
-  assert.deepEqual(held.fields, asyncMachineryAfter(false).fields);
-  assert.deepEqual(held.invalidated.filter((line) => line.includes('PromiseHook')), []);
+// tsx's loader invalidates V8's ArrayBufferDetaching protector when it loads a file, in either
+// child or neither, as its timing falls (a plain child run through tsx printed it 30 times of 30,
+// without tsx never): that one is left out. Every other protector is compared.
+const byTsx = (line: string) => line.endsWith(' ArrayBufferDetaching');
+
+test('holding the tick shape leaves Node\'s async hooks and V8\'s protectors as they were (no hook, no resource passed into native callbacks, promises still inlined)', () => {
+  const [held, plain] = [asyncMachineryAfter(true), asyncMachineryAfter(false)];
+  assert.deepEqual(held.fields, plain.fields);
+  assert.deepEqual(held.invalidated.filter((line) => !byTsx(line)), plain.invalidated.filter((line) => !byTsx(line)));
 });
