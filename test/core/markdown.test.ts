@@ -48,6 +48,19 @@ test('a table column\'s alignment is a class, never a style attribute the Conten
   assert.match(page, /<th class="align-left">a<\/th>\n<th class="align-center">b<\/th>\n<th class="align-right">c<\/th>/);
 });
 
+test('a code span is the text between a run of backticks and the next run of as many, even inside an unclosed link label (CommonMark 6.1, markdown-it issue 1201)', () => {
+  assert.equal(renderMarkdown('[foo `bar` baz`'), '<p>[foo <code>bar</code> baz`</p>\n');
+  assert.equal(renderMarkdown('![alt `code` x`'), '<p>![alt <code>code</code> x`</p>\n');
+  assert.equal(renderMarkdown('`a``b` and ``c`d``'), '<p><code>a``b</code> and <code>c`d</code></p>\n');
+  assert.equal(renderMarkdown('\\``a` b'), '<p>`<code>a</code> b</p>\n', 'an escaped backtick leaves the rest of its run an opener');
+  assert.equal(renderMarkdown('`` a\nb ``'), '<p><code>a b</code></p>\n', 'line endings are spaces; one space off each end');
+  assert.equal(renderMarkdown('a ``unclosed` text'), '<p>a ``unclosed` text</p>\n');
+});
+
+test('a code span inside a link\'s text closes where it would outside, so a `]` in it does not end the label', () => {
+  assert.equal(renderMarkdown('[a `]` b](/x)'), '<p><a href="/x" rel="nofollow ugc noopener">a <code>]</code> b</a></p>\n');
+});
+
 /** Every tag and attribute markdown-it may write; anything else in the output would be the member's markup. */
 const TAGS = new Set(['p', 'br', 'hr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'strong', 'em', 's', 'code', 'pre', 'blockquote', 'ul', 'ol', 'li', 'a', 'img', 'table', 'thead', 'tbody', 'tr', 'th', 'td']);
 const ATTRIBUTES = new Set(['href', 'title', 'rel', 'src', 'alt', 'class', 'start']);

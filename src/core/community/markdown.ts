@@ -4,10 +4,13 @@
  * excerpt, so both agree on what the body says.
  *
  * markdown-it parses in time linear in its input (its rules keep caches and delimiter bounds for
- * the inputs that once made it quadratic) and limits nesting to 100 levels; everything here walks
- * its tokens once and uses no regular expression, so a body costs time in proportion to its length.
+ * the inputs that once made it quadratic) and limits nesting to 100 levels, once its code-span rule
+ * is replaced by one whose answer does not depend on the order it is asked in (code-spans.ts);
+ * everything here walks its tokens once and uses no regular expression, so a body costs time in
+ * proportion to its length.
  */
 import MarkdownIt, { type Token } from 'markdown-it';
+import { codeSpan } from './code-spans.js';
 
 /**
  * `html: false`: `<em>` and `<script>` in a body are text, escaped on output.
@@ -18,6 +21,7 @@ import MarkdownIt, { type Token } from 'markdown-it';
  * `file:` and every `data:` but raster images; such a link stays text.
  */
 const markdown = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
+markdown.inline.ruler.at('backticks', codeSpan);
 
 /**
  * The longest link or image target taken as one (browsers and servers stop at 2,000 to 8,000):
