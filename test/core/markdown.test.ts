@@ -5,6 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import MarkdownIt from 'markdown-it';
+import { codeSpan } from '../../src/core/community/code-spans.js';
+import { parseLinkLabel } from '../../src/core/community/link-labels.js';
 import { markdownText, renderMarkdown } from '../../src/core/community/markdown.js';
 import { excerpt } from '../../src/core/community/posts.js';
 
@@ -59,6 +62,23 @@ test('a code span is the text between a run of backticks and the next run of as 
 
 test('a code span inside a link\'s text closes where it would outside, so a `]` in it does not end the label', () => {
   assert.equal(renderMarkdown('[a `]` b](/x)'), '<p><a href="/x" rel="nofollow ugc noopener">a <code>]</code> b</a></p>\n');
+});
+
+test('remembering where a search for a label\'s `]` failed changes no page: the same tokens as markdown-it\'s own search, on bodies of brackets, links and code', () => {
+  const withSearch = (remembering: boolean) => {
+    const markdown = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
+    markdown.inline.ruler.at('backticks', codeSpan);
+    if (remembering) markdown.helpers.parseLinkLabel = parseLinkLabel;
+    return markdown;
+  };
+  const ours = withSearch(true);
+  const stock = withSearch(false);
+  const piece = fc.constantFrom('[', '[', '![', ']', '][', '](', '(/u)', '(', ')', '`', '\\', '*', 'a', 'b', ' ', '\n', '<https://a.example>', '[a]', '[b]');
+  const body = fc.tuple(fc.array(piece, { minLength: 1, maxLength: 20 }), fc.integer({ min: 1, max: 40 }))
+    .map(([pieces, repeats]) => `${pieces.join('').repeat(repeats)}\n\n[a]: /a\n[b]: /b\n`);
+  fc.assert(fc.property(body, (text) => {
+    assert.equal(ours.render(text), stock.render(text), JSON.stringify(text));
+  }), { numRuns: 2000 });
 });
 
 /** Every tag and attribute markdown-it may write; anything else in the output would be the member's markup. */

@@ -5,12 +5,14 @@
  *
  * markdown-it parses in time linear in its input (its rules keep caches and delimiter bounds for
  * the inputs that once made it quadratic) and limits nesting to 100 levels, once its code-span rule
- * is replaced by one whose answer does not depend on the order it is asked in (code-spans.ts);
- * everything here walks its tokens once and uses no regular expression, so a body costs time in
- * proportion to its length.
+ * is replaced by one whose answer does not depend on the order it is asked in (code-spans.ts) and
+ * its search for a label's end remembers where a search failed (link-labels.ts); everything here
+ * walks its tokens once and uses no regular expression, so a body costs time in proportion to its
+ * length.
  */
 import MarkdownIt, { type Token } from 'markdown-it';
 import { codeSpan } from './code-spans.js';
+import { parseLinkLabel } from './link-labels.js';
 
 /**
  * `html: false`: `<em>` and `<script>` in a body are text, escaped on output.
@@ -22,6 +24,7 @@ import { codeSpan } from './code-spans.js';
  */
 const markdown = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
 markdown.inline.ruler.at('backticks', codeSpan);
+markdown.helpers.parseLinkLabel = parseLinkLabel;
 
 /**
  * The longest link or image target taken as one (browsers and servers stop at 2,000 to 8,000):
