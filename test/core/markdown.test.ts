@@ -9,7 +9,8 @@ import MarkdownIt from 'markdown-it';
 import { codeSpan } from '../../src/core/community/code-spans.js';
 import { parseLinkLabel } from '../../src/core/community/link-labels.js';
 import { markdownText, renderMarkdown } from '../../src/core/community/markdown.js';
-import { excerpt } from '../../src/core/community/posts.js';
+import { InputError } from '../../src/core/errors.js';
+import { excerpt, renderBody, renderOlderBody } from '../../src/core/community/posts.js';
 
 // ---- Rendering ----------------------------------------------------------------------------------
 
@@ -158,6 +159,12 @@ test('a cut excerpt drops the spaces and punctuation before its "…"', () => {
   assert.equal(excerpt(`${'a'.repeat(100)} ${'b'.repeat(36)}, — ${'c'.repeat(20)}`), `${'a'.repeat(100)} ${'b'.repeat(36)}…`);
 });
 
+test('a single character as a reader sees it longer than the limit is cut inside it, never between the halves of a surrogate pair', () => {
+  const cut = excerpt('👨\u200d'.repeat(100));
+  assert.ok(cut.length <= 140);
+  assert.doesNotMatch(cut, /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/, JSON.stringify(cut.slice(-4)));
+});
+
 test('a single word longer than the limit is cut inside it', () => {
   assert.equal(excerpt('y'.repeat(500)), `${'y'.repeat(139)}…`);
 });
@@ -182,4 +189,20 @@ test('an excerpt never cuts a character as a reader sees it: a flag, an accented
   assert.equal(excerpt(family), `${'👨‍👩‍👧'.repeat(17)}…`, 'a joined emoji is eight units');
   const accented = 'e\u0301'.repeat(100);
   assert.equal(excerpt(accented), `${'e\u0301'.repeat(69)}…`);
+});
+
+// ---- Work ---------------------------------------------------------------------------------------
+
+/** Images nested around nested brackets: every alt text parsed anew, every label searched for in each. */
+const nestedImages = `${'!['.repeat(50)}${'['.repeat(49)}${'*'.repeat(19_602)}${']'.repeat(49)}${'](u)'.repeat(50)}`;
+
+test('a body that costs more work to lay out than its length allows is refused, in the words of the form', () => {
+  assert.throws(() => renderBody(nestedImages), (error) => error instanceof InputError && error.field === 'body' && /too much work to lay out/.test(error.message));
+});
+
+test('an older body too costly to lay out is kept as its escaped text, with the excerpt of its text as typed', () => {
+  const older = renderOlderBody(`<b>old</b>\n\n${nestedImages}`);
+  assert.equal(older.html.startsWith('<p class="plain">&lt;b&gt;old&lt;/b&gt;'), true, older.html.slice(0, 60));
+  assert.match(older.excerpt, /^<b>old<\/b> !\[!\[/);
+  assert.ok(older.excerpt.length <= 140);
 });

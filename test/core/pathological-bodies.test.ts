@@ -29,7 +29,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { renderMarkdown } from '../../src/core/community/markdown.js';
-import { BODY_MAX_LENGTH, excerpt } from '../../src/core/community/posts.js';
+import { BODY_MAX_LENGTH, excerpt, renderBody } from '../../src/core/community/posts.js';
 
 /** What a hostile body is made of: the seven runs issue 16 names, and characters that pair with them. */
 const FRAGMENTS = ['[', '![', '*', '`', '<a', '&#', '_'] as const;
@@ -133,6 +133,25 @@ test('a label that never closes, one in every 50 to 400 characters, costs work i
   for (const gap of [200, 400, 50]) {
     assertLinear(`[${'*'.repeat(gap - 1)}`);
     assertLinear(`![${'_'.repeat(gap - 2)}`);
+  }
+});
+
+/** Bodies of about `length` characters that cost markdown-it work beyond their length's bound (src/core/community/markdown-work.ts). */
+const COSTLY_SHAPES: Record<string, (length: number) => string> = {
+  'images nested around nested brackets': (length) => `${'!['.repeat(50)}${'['.repeat(49)}${'*'.repeat(length - 398)}${']'.repeat(49)}${'](u)'.repeat(50)}`,
+  'tables of filled-in cells': (length) => {
+    const table = `|${'a|'.repeat(181)}\n|${'-|'.repeat(181)}\n${'a\n'.repeat(362)}\n`;
+    return table.repeat(Math.floor(length / table.length));
+  },
+};
+
+test('a body made to cost more than its length allows, images nested around nested brackets or tables of filled-in cells, is refused having spent work in proportion to its length', () => {
+  for (const [name, shape] of Object.entries(COSTLY_SHAPES)) {
+    const refused = (length: number) => blocksExecuted(() => assert.throws(() => renderBody(shape(length)), /too much work to lay out/, name));
+    refused(SHORT);
+    const short = refused(SHORT);
+    const long = refused(BODY_MAX_LENGTH);
+    assert.ok(long <= 20 * short, `${name}: ${short} blocks for ${SHORT} characters, ${long} for ${BODY_MAX_LENGTH}`);
   }
 });
 

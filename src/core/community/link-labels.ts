@@ -16,6 +16,7 @@
  * since it needs as many `]` or more, and it stops there with the same answer.
  */
 import type { StateInline } from 'markdown-it';
+import { type MarkdownEnv, spendWork } from './markdown-work.js';
 
 const OPEN = 0x5b; // [
 const CLOSE = 0x5d; // ]
@@ -39,41 +40,67 @@ function failuresOf(state: StateInline, disableNested: boolean): Failures {
   return failures;
 }
 
-/** The position of the `]` that ends the label opened at `start`, or -1; `state.pos` is left as it was. */
+/**
+ * Where the walks under way record the positions they pass, and the open brackets on arrival, in
+ * pairs: a walk's search for a nested label's end runs inside it and records above it. One array
+ * for all, grown when needed, as a walk that succeeds records nothing and most walks succeed.
+ */
+let passed = new Int32Array(1024);
+let passedTop = 0;
+
+function pass(position: number, level: number): void {
+  if (passedTop + 2 > passed.length) {
+    const grown = new Int32Array(passed.length * 2);
+    grown.set(passed);
+    passed = grown;
+  }
+  passed[passedTop++] = position;
+  passed[passedTop++] = level;
+}
+
+/**
+ * The position of the `]` that ends the label opened at `start`, or -1; `state.pos` is left as it
+ * was. Each step spends a unit of the body's work (markdown-work.ts): nested images search again.
+ */
 export function parseLinkLabel(state: StateInline, start: number, disableNested = false): number {
   const max = state.posMax;
   const oldPos = state.pos;
   const failures = failuresOf(state, disableNested);
-  const passed: number[] = []; // position, open brackets on arrival; pairs
+  const base = passedTop;
   let labelEnd = -1;
   let level = 1;
 
-  state.pos = start + 1;
-  while (state.pos < max) {
-    const failedAt = failures.get(state.pos);
-    if (failedAt !== undefined && failedAt <= level) break;
-    passed.push(state.pos, level);
+  try {
+    state.pos = start + 1;
+    while (state.pos < max) {
+      spendWork(state.env as MarkdownEnv, 1);
+      const failedAt = failures.get(state.pos);
+      if (failedAt !== undefined && failedAt <= level) break;
+      pass(state.pos, level);
 
-    const marker = state.src.charCodeAt(state.pos);
-    if (marker === CLOSE && --level === 0) {
-      labelEnd = state.pos;
-      break;
+      const marker = state.src.charCodeAt(state.pos);
+      if (marker === CLOSE && --level === 0) {
+        labelEnd = state.pos;
+        break;
+      }
+      const tokenStart = state.pos;
+      state.md.inline.skipToken(state);
+      if (marker === OPEN) {
+        // A `[` that is text opens one more; one that starts a link ends a link's label.
+        if (state.pos === tokenStart + 1) level++;
+        else if (disableNested) break;
+      }
     }
-    const tokenStart = state.pos;
-    state.md.inline.skipToken(state);
-    if (marker === OPEN) {
-      // A `[` that is text opens one more; one that starts a link ends a link's label.
-      if (state.pos === tokenStart + 1) level++;
-      else if (disableNested) break;
-    }
-  }
 
-  if (labelEnd < 0) {
-    for (let i = 0; i < passed.length; i += 2) {
-      const failedAt = failures.get(passed[i]!);
-      if (failedAt === undefined || passed[i + 1]! < failedAt) failures.set(passed[i]!, passed[i + 1]!);
+    if (labelEnd < 0) {
+      for (let i = base; i < passedTop; i += 2) {
+        const failedAt = failures.get(passed[i]!);
+        if (failedAt === undefined || passed[i + 1]! < failedAt) failures.set(passed[i]!, passed[i + 1]!);
+      }
     }
+    return labelEnd;
+  } finally {
+    passedTop = base;
+    state.pos = oldPos;
   }
-  state.pos = oldPos;
-  return labelEnd;
 }

@@ -6,13 +6,15 @@
  * markdown-it parses in time linear in its input (its rules keep caches and delimiter bounds for
  * the inputs that once made it quadratic) and limits nesting to 100 levels, once its code-span rule
  * is replaced by one whose answer does not depend on the order it is asked in (code-spans.ts) and
- * its search for a label's end remembers where a search failed (link-labels.ts); everything here
- * walks its tokens once and uses no regular expression, so a body costs time in proportion to its
- * length.
+ * its search for a label's end remembers where a search failed (link-labels.ts); what is left
+ * beyond the length's bound (labels searched again in nested images' alt text, tables' filled-in
+ * cells) is held to a budget (markdown-work.ts). Everything here walks its tokens once and uses no
+ * regular expression, so a body costs time in proportion to its length.
  */
 import MarkdownIt, { type Token } from 'markdown-it';
 import { codeSpan } from './code-spans.js';
 import { parseLinkLabel } from './link-labels.js';
+import { type MarkdownEnv, payForBlockTokens, workBudgetFor } from './markdown-work.js';
 
 /**
  * `html: false`: `<em>` and `<script>` in a body are text, escaped on output.
@@ -25,6 +27,21 @@ import { parseLinkLabel } from './link-labels.js';
 const markdown = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
 markdown.inline.ruler.at('backticks', codeSpan);
 markdown.helpers.parseLinkLabel = parseLinkLabel;
+// Block tokens are paid for as they are made: by a rule tried first at every block's start, which
+// matches nothing, so a table is paid for before the next one is built; and once the blocks are
+// all made, before their inline text is parsed.
+markdown.block.ruler.before('table', 'pay_for_blocks', (state) => {
+  payForBlockTokens(state.env as MarkdownEnv, state.tokens);
+  return false;
+});
+markdown.core.ruler.after('block', 'pay_for_blocks', (state) => {
+  payForBlockTokens(state.env as MarkdownEnv, state.tokens);
+});
+
+/** A parse's `env`, holding the work `body` may spend; a body that spends it throws `MarkdownTooCostly`. */
+function budgeted(body: string): MarkdownEnv {
+  return { workLeft: workBudgetFor(body.length) };
+}
 
 /**
  * The longest link or image target taken as one (browsers and servers stop at 2,000 to 8,000):
@@ -59,7 +76,7 @@ render.th_open = render.td_open = (tokens, idx, options, _env, self) => {
 
 /** The body as HTML for the post page: every character of the member's text escaped, no raw HTML. */
 export function renderMarkdown(body: string): string {
-  return markdown.render(body);
+  return markdown.render(body, budgeted(body));
 }
 
 /** A body as escaped text kept as typed, for a body that is not rendered as Markdown. */
@@ -75,7 +92,7 @@ export function escapedText(body: string): string {
 export function markdownText(body: string): string {
   const text = new PlainText();
   // Inline tokens nest (an image's alt text holds inline tokens); a stack, not recursion, walks them.
-  const pending: Token[] = markdown.parse(body, {}).reverse();
+  const pending: Token[] = markdown.parse(body, budgeted(body)).reverse();
   for (let token = pending.pop(); token !== undefined; token = pending.pop()) {
     switch (token.type) {
       case 'inline':
@@ -102,6 +119,13 @@ export function markdownText(body: string): string {
         if (token.block) text.separate();
     }
   }
+  return text.toString();
+}
+
+/** A body's text as typed, each run of white space one space, none at either end: its Markdown not read. */
+export function typedText(body: string): string {
+  const text = new PlainText();
+  text.add(body);
   return text.toString();
 }
 

@@ -1,6 +1,7 @@
 /** Writing posts: the rules for a title, a body and a category, and the excerpt made from the body. */
 import { InputError, checkAll } from '../errors.js';
-import { escapedText, isWhiteSpace, markdownText, renderMarkdown } from './markdown.js';
+import { escapedText, isWhiteSpace, markdownText, renderMarkdown, typedText } from './markdown.js';
+import { MarkdownTooCostly } from './markdown-work.js';
 import type { Stores } from '../stores.js';
 import type { Post, PostStatus } from './ports.js';
 import { checkedText } from '../text.js';
@@ -24,9 +25,12 @@ export interface RenderedBody {
   excerpt: string;
 }
 
-/** A body's HTML and excerpt; an `InputError` when the HTML would pass `BODY_HTML_MAX_LENGTH`. */
+/**
+ * A body's HTML and excerpt; an `InputError` when the HTML would pass `BODY_HTML_MAX_LENGTH` or
+ * the body costs more work to parse than its length allows (markdown-work.ts).
+ */
 export function renderBody(body: string): RenderedBody {
-  const html = renderMarkdown(body);
+  const html = renderedOrRefused(body);
   if (html.length > BODY_HTML_MAX_LENGTH) {
     throw InputError.worded('body', `body makes a page of more than ${BODY_HTML_MAX_LENGTH / 1024} KB; repeat long links or wide tables less`,
       { key: 'community.bodyTooLarge', values: { max: BODY_HTML_MAX_LENGTH / 1024 } });
@@ -34,16 +38,32 @@ export function renderBody(body: string): RenderedBody {
   return { html, excerpt: excerpt(body) };
 }
 
+function renderedOrRefused(body: string): string {
+  try {
+    return renderMarkdown(body);
+  } catch (error) {
+    if (!(error instanceof MarkdownTooCostly)) throw error;
+    throw InputError.worded('body', 'body takes too much work to lay out; nest fewer brackets and images, or make its tables smaller',
+      { key: 'community.bodyTooCostly' });
+  }
+}
+
 /**
  * A body written before bodies were Markdown, as `renderBody` makes it, or, when its Markdown
- * would pass the bound, its text as it was shown then.
+ * would pass a bound, its text as it was shown then, and an excerpt of the text as typed when
+ * even that would cost too much.
  */
 export function renderOlderBody(body: string): RenderedBody {
   try {
     return renderBody(body);
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
-    return { html: escapedText(body), excerpt: excerpt(body) };
+    try {
+      return { html: escapedText(body), excerpt: excerpt(body) };
+    } catch (parseError) {
+      if (!(parseError instanceof MarkdownTooCostly)) throw parseError;
+      return { html: escapedText(body), excerpt: cutExcerpt(typedText(body)) };
+    }
   }
 }
 
@@ -133,7 +153,10 @@ export function deletePost(stores: Stores, postId: number, authorId: number): Pr
  * however a client counts.
  */
 export function excerpt(body: string, max = EXCERPT_MAX_LENGTH): string {
-  const text = markdownText(body);
+  return cutExcerpt(markdownText(body), max);
+}
+
+function cutExcerpt(text: string, max = EXCERPT_MAX_LENGTH): string {
   if (text.length <= max) return text;
   const cut = graphemeBoundaryAtOrBefore(text, max - 1);
   const head = text.slice(0, cut);
@@ -158,7 +181,11 @@ function graphemeBoundaryAtOrBefore(text: string, index: number): number {
     if (start > index) break;
     boundary = start;
   }
-  return boundary === 0 ? index : boundary;
+  if (boundary > 0) return boundary;
+  // One character as a reader sees it is longer than the excerpt: cut inside it, but never between
+  // the two halves of a surrogate pair.
+  const last = text.charCodeAt(index - 1);
+  return last >= 0xd800 && last <= 0xdbff ? index - 1 : index;
 }
 
 /** Characters an excerpt does not end on before its "…": white space and , ; : . - – — */
