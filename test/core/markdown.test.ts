@@ -200,6 +200,27 @@ test('a body that costs more work to lay out than its length allows is refused, 
   assert.throws(() => renderBody(nestedImages), (error) => error instanceof InputError && error.field === 'body' && /too much work to lay out/.test(error.message));
 });
 
+test('quotes nest 16 deep; a `>` deeper is text', () => {
+  const page = renderMarkdown(`${'>'.repeat(20)} a`);
+  assert.equal(page.split('<blockquote>').length - 1, 16);
+  assert.match(page, /<p>&gt;&gt;&gt;&gt; a<\/p>/);
+});
+
+test('real posts are laid out, however many links, cells or quotes they hold', () => {
+  const posts = {
+    'a sparse wide table (an attendance sheet)': `| Name |${Array.from({ length: 31 }, (_, i) => ` ${i + 1} |`).join('')}\n|${'---|'.repeat(32)}\n${'| A |\n'.repeat(400)}`,
+    'a table of numbers, 20 columns': `|${' c |'.repeat(20)}\n|${'---|'.repeat(20)}\n${`|${' 1234 |'.repeat(20)}\n`.repeat(120)}`,
+    'a list of links with titles': '- [Link](https://example.com/path "A title for the link")\n'.repeat(300),
+    'badges': '[![build](https://img.example/b.svg)](https://ci.example/x) '.repeat(300),
+    'wiki-style links': '[[wiki]] and [[page two]] '.repeat(700),
+    'quotes ten deep': `${'>'.repeat(10)} quoted text\n`.repeat(800),
+  };
+  for (const [name, body] of Object.entries(posts)) {
+    assert.ok(body.length <= 20_000, name);
+    assert.doesNotThrow(() => renderBody(body), name);
+  }
+});
+
 test('an older body too costly to lay out is kept as its escaped text, with the excerpt of its text as typed', () => {
   const older = renderOlderBody(`<b>old</b>\n\n${nestedImages}`);
   assert.equal(older.html.startsWith('<p class="plain">&lt;b&gt;old&lt;/b&gt;'), true, older.html.slice(0, 60));

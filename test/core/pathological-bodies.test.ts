@@ -29,6 +29,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { renderMarkdown } from '../../src/core/community/markdown.js';
+import { InputError } from '../../src/core/errors.js';
 import { BODY_MAX_LENGTH, excerpt, renderBody } from '../../src/core/community/posts.js';
 
 /** What a hostile body is made of: the seven runs issue 16 names, and characters that pair with them. */
@@ -139,20 +140,42 @@ test('a label that never closes, one in every 50 to 400 characters, costs work i
 /** Bodies of about `length` characters that cost markdown-it work beyond their length's bound (src/core/community/markdown-work.ts). */
 const COSTLY_SHAPES: Record<string, (length: number) => string> = {
   'images nested around nested brackets': (length) => `${'!['.repeat(50)}${'['.repeat(49)}${'*'.repeat(length - 398)}${']'.repeat(49)}${'](u)'.repeat(50)}`,
+  'images nested around a label of a reference\'s name': (length) => `[r]: /u\n\n${'!['.repeat(300)}${'İ '.repeat((length - 909) >> 1)}${']'.repeat(300)}`,
+  'a reference whose title is written at every use': (length) => `[r]: /u '${'"'.repeat(length * 0.4)}'\n\n${'![r]'.repeat(length * 0.15)}`,
   'tables of filled-in cells': (length) => {
     const table = `|${'a|'.repeat(181)}\n|${'-|'.repeat(181)}\n${'a\n'.repeat(362)}\n`;
-    return table.repeat(Math.floor(length / table.length));
+    return table.repeat(Math.max(1, Math.floor(length / table.length)));
   },
 };
 
-test('a body made to cost more than its length allows, images nested around nested brackets or tables of filled-in cells, is refused having spent work in proportion to its length', () => {
+/** The work of `renderBody(body)`, whether it lays the body out or refuses it as too costly. */
+function workOfWriting(body: string): number {
+  return blocksExecuted(() => {
+    try {
+      renderBody(body);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+    }
+  });
+}
+
+test('a body made to cost more than its length allows (nested images, references written at every use, tables of filled-in cells) is refused, having spent work in proportion to its length', () => {
   for (const [name, shape] of Object.entries(COSTLY_SHAPES)) {
-    const refused = (length: number) => blocksExecuted(() => assert.throws(() => renderBody(shape(length)), /too much work to lay out/, name));
-    refused(SHORT);
-    const short = refused(SHORT);
-    const long = refused(BODY_MAX_LENGTH);
+    workOfWriting(shape(SHORT));
+    const short = workOfWriting(shape(SHORT));
+    const long = blocksExecuted(() => assert.throws(() => renderBody(shape(BODY_MAX_LENGTH)), /too much work to lay out/, name));
     assert.ok(long <= 20 * short, `${name}: ${short} blocks for ${SHORT} characters, ${long} for ${BODY_MAX_LENGTH}`);
   }
+});
+
+test('quotes nested however deep cost at most a few times one quote over the same lines: a `>` past 16 levels is text', () => {
+  const lines = 'b\n'.repeat(9_950);
+  const deep = `${'>'.repeat(100)}a\n${lines}`;
+  const flat = `>a\n${lines}${'b\n'.repeat(49)}`;
+  workOfWriting(deep);
+  const deepWork = workOfWriting(deep);
+  const flatWork = workOfWriting(flat);
+  assert.ok(deepWork <= 8 * flatWork, `${deepWork} blocks nested, ${flatWork} flat`);
 });
 
 test('any mix of those runs costs work in proportion to its length', () => {

@@ -203,9 +203,11 @@ forEachDatabase('site pages', (database) => {
       [{ title: 'Title', category: 'General', body: 'Bo\u0000dy' }, /Text: Remove the control or invisible characters\./],
       [{ title: 'Two\nlines', category: 'General', body: 'Body' }, /Title: Remove the control or invisible characters\./],
       // Bodies made to multiply into a page of megabytes (issue 16: one post must not weigh on every view).
-      [{ title: 'Title', category: 'General', body: `[a]: /${'x'.repeat(2000)}\n\n${'[a] '.repeat(4000)}` }, /Text: This makes a page of more than 256 KB\./],
+      [{ title: 'Title', category: 'General', body: `|${'a|'.repeat(20)}\n|${'-|'.repeat(20)}\n${'a\n'.repeat(1500)}` }, /Text: This makes a page of more than 256 KB\./],
       // Bodies made to cost seconds of the server's time to lay out (src/core/community/markdown-work.ts);
-      // a table's filled-in cells are work before they are a page's size.
+      // a table's filled-in cells are work before they are a page's size, and a link's target is
+      // written at every use of its reference.
+      [{ title: 'Title', category: 'General', body: `[a]: /${'x'.repeat(2000)}\n\n${'[a] '.repeat(4000)}` }, /Text: This takes too much work to lay out\./],
       [{ title: 'Title', category: 'General', body: `${'|a'.repeat(2500)}|\n${'|-'.repeat(2500)}|\n${'x\n'.repeat(3000)}` }, /Text: This takes too much work to lay out\./],
       [{ title: 'Title', category: 'General', body: `${'!['.repeat(50)}${'['.repeat(49)}${'*'.repeat(19_602)}${']'.repeat(49)}${'](u)'.repeat(50)}` }, /Text: This takes too much work to lay out\./],
       [{ title: 'Title', category: 'General', body: `|${'a|'.repeat(181)}\n|${'-|'.repeat(181)}\n${'a\n'.repeat(362)}\n`.repeat(13) }, /Text: This takes too much work to lay out\./],

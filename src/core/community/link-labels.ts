@@ -16,7 +16,7 @@
  * since it needs as many `]` or more, and it stops there with the same answer.
  */
 import type { StateInline } from 'markdown-it';
-import { type MarkdownEnv, spendWork } from './markdown-work.js';
+import { LABEL_CHARACTER_WORK, type MarkdownEnv, spendWork } from './markdown-work.js';
 
 const OPEN = 0x5b; // [
 const CLOSE = 0x5d; // ]
@@ -60,7 +60,8 @@ function pass(position: number, level: number): void {
 
 /**
  * The position of the `]` that ends the label opened at `start`, or -1; `state.pos` is left as it
- * was. Each step spends a unit of the body's work (markdown-work.ts): nested images search again.
+ * was. Each step spends a unit of the body's work and each character of a label found ten
+ * (markdown-work.ts): nested images search and read their labels again.
  */
 export function parseLinkLabel(state: StateInline, start: number, disableNested = false): number {
   const max = state.posMax;
@@ -81,6 +82,9 @@ export function parseLinkLabel(state: StateInline, start: number, disableNested 
       const marker = state.src.charCodeAt(state.pos);
       if (marker === CLOSE && --level === 0) {
         labelEnd = state.pos;
+        // What follows works on the label's text, in proportion to its length: a reference's name
+        // is normalized, an image's alt text parsed anew, its links normalized again.
+        spendWork(state.env as MarkdownEnv, LABEL_CHARACTER_WORK * (labelEnd - start));
         break;
       }
       const tokenStart = state.pos;

@@ -7,14 +7,16 @@
  * the inputs that once made it quadratic) and limits nesting to 100 levels, once its code-span rule
  * is replaced by one whose answer does not depend on the order it is asked in (code-spans.ts) and
  * its search for a label's end remembers where a search failed (link-labels.ts); what is left
- * beyond the length's bound (labels searched again in nested images' alt text, tables' filled-in
- * cells) is held to a budget (markdown-work.ts). Everything here walks its tokens once and uses no
+ * beyond the length's bound (labels read again in nested images' alt text, links written at every
+ * use of a reference, tables' filled-in cells, lazy lines of deep quotes) is bounded too
+ * (markdown-work.ts). Everything here walks its tokens once and uses no
  * regular expression, so a body costs time in proportion to its length.
  */
 import MarkdownIt, { type Token } from 'markdown-it';
+import blockquote from 'markdown-it/lib/rules_block/blockquote.mjs';
 import { codeSpan } from './code-spans.js';
 import { parseLinkLabel } from './link-labels.js';
-import { type MarkdownEnv, payForBlockTokens, workBudgetFor } from './markdown-work.js';
+import { type MarkdownEnv, checkBlockTokens, payForLinks, workBudgetFor } from './markdown-work.js';
 
 /**
  * `html: false`: `<em>` and `<script>` in a body are text, escaped on output.
@@ -27,16 +29,36 @@ import { type MarkdownEnv, payForBlockTokens, workBudgetFor } from './markdown-w
 const markdown = new MarkdownIt('default', { html: false, linkify: false, typographer: false });
 markdown.inline.ruler.at('backticks', codeSpan);
 markdown.helpers.parseLinkLabel = parseLinkLabel;
-// Block tokens are paid for as they are made: by a rule tried first at every block's start, which
-// matches nothing, so a table is paid for before the next one is built; and once the blocks are
-// all made, before their inline text is parsed.
-markdown.block.ruler.before('table', 'pay_for_blocks', (state) => {
-  payForBlockTokens(state.env as MarkdownEnv, state.tokens);
+// Block tokens are counted as they are made: by a rule tried first at every block's start, which
+// matches nothing, so a table is counted before the next one is built; and once the blocks are
+// all made, before their inline text is parsed. Links are paid for once the inline text is.
+markdown.block.ruler.before('table', 'count_blocks', (state) => {
+  checkBlockTokens(state.env as MarkdownEnv, state.tokens);
   return false;
 });
-markdown.core.ruler.after('block', 'pay_for_blocks', (state) => {
-  payForBlockTokens(state.env as MarkdownEnv, state.tokens);
+markdown.core.ruler.after('block', 'count_blocks', (state) => {
+  checkBlockTokens(state.env as MarkdownEnv, state.tokens);
 });
+markdown.core.ruler.after('inline', 'pay_for_links', (state) => {
+  payForLinks(state.env as MarkdownEnv, state.tokens);
+});
+
+/** Quotes nest at most this deep; a `>` deeper is text (markdown-work.ts says why). */
+const MAX_QUOTE_DEPTH = 16;
+// `at` drops the rule from the chains that end a paragraph, a list… unless they are named again:
+// these are markdown-it's own (its parser_block.mjs).
+const QUOTE_ENDS = ['paragraph', 'reference', 'blockquote', 'list'];
+markdown.block.ruler.at('blockquote', (state, startLine, endLine, silent) => {
+  const env = state.env as MarkdownEnv;
+  const depth = env.quoteDepth ?? 0;
+  if (depth >= MAX_QUOTE_DEPTH) return false;
+  env.quoteDepth = depth + 1;
+  try {
+    return blockquote(state, startLine, endLine, silent);
+  } finally {
+    env.quoteDepth = depth;
+  }
+}, { alt: QUOTE_ENDS });
 
 /** A parse's `env`, holding the work `body` may spend; a body that spends it throws `MarkdownTooCostly`. */
 function budgeted(body: string): MarkdownEnv {
