@@ -206,6 +206,11 @@ test('quotes nest 16 deep; a `>` deeper is text', () => {
   assert.match(page, /<p>&gt;&gt;&gt;&gt; a<\/p>/);
 });
 
+/** `[[[12.34,12.34,12.34],…],…]`, three items a level, `depth` levels. */
+function nestedArray(depth: number): string {
+  return depth === 0 ? '12.34' : `[${Array.from({ length: 3 }, () => nestedArray(depth - 1)).join(',')}]`;
+}
+
 test('real posts are laid out, however many links, cells or quotes they hold', () => {
   const posts = {
     'a sparse wide table (an attendance sheet)': `| Name |${Array.from({ length: 31 }, (_, i) => ` ${i + 1} |`).join('')}\n|${'---|'.repeat(32)}\n${'| A |\n'.repeat(400)}`,
@@ -214,6 +219,7 @@ test('real posts are laid out, however many links, cells or quotes they hold', (
     'badges': '[![build](https://img.example/b.svg)](https://ci.example/x) '.repeat(300),
     'wiki-style links': '[[wiki]] and [[page two]] '.repeat(700),
     'quotes ten deep': `${'>'.repeat(10)} quoted text\n`.repeat(800),
+    'a nested array seven deep, pasted as text': nestedArray(7),
   };
   for (const [name, body] of Object.entries(posts)) {
     assert.ok(body.length <= 20_000, name);

@@ -60,8 +60,8 @@ function pass(position: number, level: number): void {
 
 /**
  * The position of the `]` that ends the label opened at `start`, or -1; `state.pos` is left as it
- * was. Each step spends a unit of the body's work and each character of a label found ten
- * (markdown-work.ts): nested images search and read their labels again.
+ * was. Each step spends a unit of the body's work, and each character of a label found ten
+ * where more work follows (markdown-work.ts): nested images search and read their labels again.
  */
 export function parseLinkLabel(state: StateInline, start: number, disableNested = false): number {
   const max = state.posMax;
@@ -82,9 +82,13 @@ export function parseLinkLabel(state: StateInline, start: number, disableNested 
       const marker = state.src.charCodeAt(state.pos);
       if (marker === CLOSE && --level === 0) {
         labelEnd = state.pos;
-        // What follows works on the label's text, in proportion to its length: a reference's name
-        // is normalized, an image's alt text parsed anew, its links normalized again.
-        spendWork(state.env as MarkdownEnv, LABEL_CHARACTER_WORK * (labelEnd - start));
+        // What may follow works on the label's text, in proportion to its length: an image's alt
+        // text is parsed anew (images search with nested links allowed), a reference's name is
+        // normalized when the body defines references. A link's label in a body without them
+        // costs nothing more, so text such as a nested array pasted as is stays cheap.
+        if (!disableNested || (state.env as { references?: unknown }).references !== undefined) {
+          spendWork(state.env as MarkdownEnv, LABEL_CHARACTER_WORK * (labelEnd - start));
+        }
         break;
       }
       const tokenStart = state.pos;

@@ -6,8 +6,8 @@
  * - A label's search for its `]`, and what is done with a label found, run again in every image's
  *   alt text, which is parsed anew: `![` 50 times around `[` 49 times around `*` took 1.1–1.8 s;
  *   `![` 300 times around `İ ` repeated, 0.6 s (reference names are normalized, case and all).
- *   Each step of a search spends one unit of the body's budget, each character of a label found
- *   ten (link-labels.ts).
+ *   Each step of a search spends one unit of the body's budget, each character of an image's
+ *   label found, or of any label when the body defines references, ten (link-labels.ts).
  * - A link's target and title are escaped into the page at every use, and a reference defines
  *   them once for thousands of uses: a title of 8,000 `"` used 3,000 times took 1 s and 670 MB
  *   before the page's 256 KB bound could refuse it. Each character of every link's and image's
@@ -30,7 +30,7 @@ export function workBudgetFor(length: number): number {
   return 100_000 + 100 * length;
 }
 
-/** Units a character of a label found costs: its text is normalized and, in an image, parsed again. */
+/** Units a character of a label found costs: in an image it is parsed again; with references defined, normalized. */
 export const LABEL_CHARACTER_WORK = 10;
 
 /** The most block tokens a parse may make, whatever the length (see above). */
