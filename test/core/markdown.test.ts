@@ -8,14 +8,14 @@ import fc from 'fast-check';
 import MarkdownIt from 'markdown-it';
 import { codeSpan } from '../../src/core/community/code-spans.js';
 import { parseLinkLabel } from '../../src/core/community/link-labels.js';
-import { markdownText, renderMarkdown } from '../../src/core/community/markdown.js';
+import { markdownText, layOut } from '../../src/core/community/markdown.js';
 import { InputError } from '../../src/core/errors.js';
 import { excerpt, renderBody, renderOlderBody } from '../../src/core/community/posts.js';
 
 // ---- Rendering ----------------------------------------------------------------------------------
 
 test('a body renders as CommonMark: emphasis, headings, lists, quotes, code, links', () => {
-  const page = renderMarkdown('# Title\n\nSome **first** and *second*.\n\n> quoted\n\n- one\n- two\n\n`code` and [a link](https://x.example).');
+  const page = layOut('# Title\n\nSome **first** and *second*.\n\n> quoted\n\n- one\n- two\n\n`code` and [a link](https://x.example).').html;
   assert.match(page, /<h1>Title<\/h1>/);
   assert.match(page, /<strong>first<\/strong> and <em>second<\/em>/);
   assert.match(page, /<blockquote>\n<p>quoted<\/p>\n<\/blockquote>/);
@@ -25,7 +25,7 @@ test('a body renders as CommonMark: emphasis, headings, lists, quotes, code, lin
 });
 
 test('raw HTML in a body is shown as text, never as markup', () => {
-  const page = renderMarkdown('<em>x</em>\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)> and <a href="javascript:alert(1)">y</a>');
+  const page = layOut('<em>x</em>\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)> and <a href="javascript:alert(1)">y</a>').html;
   assert.match(page, /&lt;em&gt;x&lt;\/em&gt;/);
   assert.match(page, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
   assert.match(page, /&lt;img src=x onerror=alert\(1\)&gt;/);
@@ -34,35 +34,35 @@ test('raw HTML in a body is shown as text, never as markup', () => {
 
 test('a link or image to javascript:, vbscript:, file: or a non-image data: URL stays text', () => {
   for (const target of ['javascript:alert(1)', 'JaVaScRiPt:alert(1)', 'vbscript:msgbox(1)', 'file:///etc/passwd', 'data:text/html,<script>alert(1)</script>', 'data:image/svg+xml;base64,PHN2Zz4=']) {
-    const page = renderMarkdown(`[x](${target}) ![y](${target}) <${target}>`);
+    const page = layOut(`[x](${target}) ![y](${target}) <${target}>`).html;
     assert.doesNotMatch(page, /<a |<img /, target);
   }
 });
 
 test('every link carries rel="nofollow ugc noopener"', () => {
-  const page = renderMarkdown('[a](https://a.example) <https://b.example> [c][ref]\n\n[ref]: /posts/1');
+  const page = layOut('[a](https://a.example) <https://b.example> [c][ref]\n\n[ref]: /posts/1').html;
   const links = [...page.matchAll(/<a [^>]*>/g)].map(([tag]) => tag);
   assert.equal(links.length, 3);
   for (const tag of links) assert.match(tag, / rel="nofollow ugc noopener"/);
 });
 
 test('a table column\'s alignment is a class, never a style attribute the Content-Security-Policy would refuse', () => {
-  const page = renderMarkdown('| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |');
+  const page = layOut('| a | b | c |\n|:--|:-:|--:|\n| 1 | 2 | 3 |').html;
   assert.doesNotMatch(page, /style=/);
   assert.match(page, /<th class="align-left">a<\/th>\n<th class="align-center">b<\/th>\n<th class="align-right">c<\/th>/);
 });
 
 test('a code span is the text between a run of backticks and the next run of as many, even inside an unclosed link label (CommonMark 6.1, markdown-it issue 1201)', () => {
-  assert.equal(renderMarkdown('[foo `bar` baz`'), '<p>[foo <code>bar</code> baz`</p>\n');
-  assert.equal(renderMarkdown('![alt `code` x`'), '<p>![alt <code>code</code> x`</p>\n');
-  assert.equal(renderMarkdown('`a``b` and ``c`d``'), '<p><code>a``b</code> and <code>c`d</code></p>\n');
-  assert.equal(renderMarkdown('\\``a` b'), '<p>`<code>a</code> b</p>\n', 'an escaped backtick leaves the rest of its run an opener');
-  assert.equal(renderMarkdown('`` a\nb ``'), '<p><code>a b</code></p>\n', 'line endings are spaces; one space off each end');
-  assert.equal(renderMarkdown('a ``unclosed` text'), '<p>a ``unclosed` text</p>\n');
+  assert.equal(layOut('[foo `bar` baz`').html, '<p>[foo <code>bar</code> baz`</p>\n');
+  assert.equal(layOut('![alt `code` x`').html, '<p>![alt <code>code</code> x`</p>\n');
+  assert.equal(layOut('`a``b` and ``c`d``').html, '<p><code>a``b</code> and <code>c`d</code></p>\n');
+  assert.equal(layOut('\\``a` b').html, '<p>`<code>a</code> b</p>\n', 'an escaped backtick leaves the rest of its run an opener');
+  assert.equal(layOut('`` a\nb ``').html, '<p><code>a b</code></p>\n', 'line endings are spaces; one space off each end');
+  assert.equal(layOut('a ``unclosed` text').html, '<p>a ``unclosed` text</p>\n');
 });
 
 test('a code span inside a link\'s text closes where it would outside, so a `]` in it does not end the label', () => {
-  assert.equal(renderMarkdown('[a `]` b](/x)'), '<p><a href="/x" rel="nofollow ugc noopener">a <code>]</code> b</a></p>\n');
+  assert.equal(layOut('[a `]` b](/x)').html, '<p><a href="/x" rel="nofollow ugc noopener">a <code>]</code> b</a></p>\n');
 });
 
 test('remembering where a search for a label\'s `]` failed changes no page: the same tokens as markdown-it\'s own search, on bodies of brackets, links and code', () => {
@@ -94,7 +94,7 @@ test('rendered hostile bodies hold only markdown-it\'s own tags and attributes: 
     '[x]: javascript:alert(1)\n\n[x]', '| a |\n|:-:|\n| <b>b</b> |', '**', '_', '`', '[', ']', '(', ')', '<', '>', '&', '"', "'", '\n\n', '\n', ' ', 'text',
   );
   fc.assert(fc.property(fc.array(hostile, { maxLength: 25 }), (parts) => {
-    const page = renderMarkdown(parts.join(''));
+    const page = layOut(parts.join('')).html;
     for (const [tag, name, attributes] of page.matchAll(/<\/?([a-z0-9]+)([^>]*)>/g) as IterableIterator<[string, string, string]>) {
       assert.ok(TAGS.has(name), `${tag} in ${page}`);
       for (const [, attribute, value] of attributes.matchAll(/ ([a-z-]+)="([^"]*)"/g) as IterableIterator<[string, string, string]>) {
@@ -201,7 +201,7 @@ test('a body that costs more work to lay out than its length allows is refused, 
 });
 
 test('quotes nest 16 deep; a `>` deeper is text', () => {
-  const page = renderMarkdown(`${'>'.repeat(20)} a`);
+  const page = layOut(`${'>'.repeat(20)} a`).html;
   assert.equal(page.split('<blockquote>').length - 1, 16);
   assert.match(page, /<p>&gt;&gt;&gt;&gt; a<\/p>/);
 });
@@ -225,6 +225,22 @@ test('real posts are laid out, however many links, cells or quotes they hold', (
     assert.ok(body.length <= 20_000, name);
     assert.doesNotThrow(() => renderBody(body), name);
   }
+});
+
+test('a written body\'s page and excerpt come from one reading, and the reading for the excerpt leaves the page whole', () => {
+  const body = '# Title\n\n> **quoted** [link][r]\n\n- ![an *image*](i.png)\n\n| a | b |\n|:-|-:|\n| `c` | d |\n\n[r]: /y "t"\n';
+  assert.deepEqual(renderBody(body), {
+    html: '<h1>Title</h1>\n<blockquote>\n<p><strong>quoted</strong> <a href="/y" title="t" rel="nofollow ugc noopener">link</a></p>\n</blockquote>\n'
+      + '<ul>\n<li><img src="i.png" alt="an image"></li>\n</ul>\n<table>\n<thead>\n<tr>\n<th class="align-left">a</th>\n<th class="align-right">b</th>\n</tr>\n</thead>\n'
+      + '<tbody>\n<tr>\n<td class="align-left"><code>c</code></td>\n<td class="align-right">d</td>\n</tr>\n</tbody>\n</table>\n',
+    excerpt: 'Title quoted link an image a b c d',
+  });
+});
+
+test('an older body whose page would pass 256 KB is kept as its escaped text, with the excerpt of the text its Markdown shows', () => {
+  const older = renderOlderBody(`**Old** table\n\n|${'a|'.repeat(20)}\n|${'-|'.repeat(20)}\n${'a\n'.repeat(1500)}`);
+  assert.ok(older.html.startsWith('<p class="plain">**Old** table'), older.html.slice(0, 60));
+  assert.match(older.excerpt, /^Old table a a a/);
 });
 
 test('an older body too costly to lay out is kept as its escaped text, with the excerpt of its text as typed', () => {

@@ -28,9 +28,9 @@ import { Session } from 'node:inspector';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { renderMarkdown } from '../../src/core/community/markdown.js';
+import { layOut } from '../../src/core/community/markdown.js';
 import { InputError } from '../../src/core/errors.js';
-import { BODY_MAX_LENGTH, excerpt, renderBody } from '../../src/core/community/posts.js';
+import { BODY_MAX_LENGTH, renderBody } from '../../src/core/community/posts.js';
 
 /** What a hostile body is made of: the seven runs issue 16 names, and characters that pair with them. */
 const FRAGMENTS = ['[', '![', '*', '`', '<a', '&#', '_'] as const;
@@ -52,10 +52,9 @@ function bodyOf(pattern: string, length: number): string {
   return pattern.repeat(Math.ceil(length / pattern.length)).slice(0, length);
 }
 
-/** Everything the server does with a body: the excerpt when it is written, the page when it is read. */
+/** What the server does with a body when it is written: one reading for its page and its excerpt's text. */
 function handle(body: string): void {
-  excerpt(body);
-  renderMarkdown(body);
+  layOut(body);
 }
 
 // ---- 1. Work counted ----------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
-import { renderMarkdown } from '../../src/core/community/markdown.js';
+import { layOut } from '../../src/core/community/markdown.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { commentOnPost, excerpt, writePost } from '../../src/core/community/posts.js';
@@ -131,7 +131,7 @@ forEachDatabase('posts after writing', (database) => {
     assert.equal(edited.status, 303);
 
     const stored = await t.deps.stores.posts.findById(id);
-    assert.equal(stored?.bodyHtml, renderMarkdown(hostile), 'the HTML is made again from the new body');
+    assert.equal(stored?.bodyHtml, layOut(hostile).html, 'the HTML is made again from the new body');
     assert.equal(stored?.excerpt, excerpt(hostile));
     assert.equal(stored?.updatedAt, t.clock.now());
     const [listed] = (await apiPosts(token)).items;
@@ -322,6 +322,6 @@ forEachDatabase('posts after writing', (database) => {
 
 test('the demo posts are Markdown alone, since a page shows HTML in a body as typed: no body holds a tag', () => {
   for (const post of DEMO_POSTS) {
-    assert.doesNotMatch(renderMarkdown(post.body), /&lt;\/?[a-z]/i, `${post.title}: its page would show a tag as text`);
+    assert.doesNotMatch(layOut(post.body).html, /&lt;\/?[a-z]/i, `${post.title}: its page would show a tag as text`);
   }
 });

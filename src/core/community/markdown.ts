@@ -1,7 +1,7 @@
 /**
  * Post bodies are Markdown (INTERFACE section 7): CommonMark with GitHub's tables and
- * strikethrough, raw HTML shown as text. One parser reads a body for the post page and for its
- * excerpt, so both agree on what the body says.
+ * strikethrough, raw HTML shown as text. A body written is parsed once, for the post page and for
+ * its excerpt's text, so both agree on what the body says.
  *
  * markdown-it parses in time linear in its input (its rules keep caches and delimiter bounds for
  * the inputs that once made it quadratic) and limits nesting to 100 levels, once its code-span rule
@@ -96,9 +96,19 @@ render.th_open = render.td_open = (tokens, idx, options, _env, self) => {
   return self.renderToken(tokens, idx, options);
 };
 
-/** The body as HTML for the post page: every character of the member's text escaped, no raw HTML. */
-export function renderMarkdown(body: string): string {
-  return markdown.render(body, budgeted(body));
+/** A body laid out: the post page's HTML and the text a reader sees in it. */
+export interface LaidOutBody {
+  /** Every character of the member's text escaped, no raw HTML. */
+  html: string;
+  /** As `markdownText` makes it. */
+  text: string;
+}
+
+/** The body parsed once for both its page and its text, which is most of the work of either. */
+export function layOut(body: string): LaidOutBody {
+  const env = budgeted(body);
+  const tokens = markdown.parse(body, env);
+  return { text: textOf(tokens), html: markdown.renderer.render(tokens, markdown.options, env) };
 }
 
 /** A body as escaped text kept as typed, for a body that is not rendered as Markdown. */
@@ -112,9 +122,14 @@ export function escapedText(body: string): string {
  * Markup (emphasis, link targets, fences) is gone; blocks are separated by a space.
  */
 export function markdownText(body: string): string {
+  return textOf(markdown.parse(body, budgeted(body)));
+}
+
+function textOf(tokens: Token[]): string {
   const text = new PlainText();
   // Inline tokens nest (an image's alt text holds inline tokens); a stack, not recursion, walks them.
-  const pending: Token[] = markdown.parse(body, budgeted(body)).reverse();
+  // The walk reads the tokens and leaves them as they were, for the renderer.
+  const pending: Token[] = tokens.slice().reverse();
   for (let token = pending.pop(); token !== undefined; token = pending.pop()) {
     switch (token.type) {
       case 'inline':

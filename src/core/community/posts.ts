@@ -1,6 +1,6 @@
 /** Writing posts: the rules for a title, a body and a category, and the excerpt made from the body. */
 import { InputError, checkAll } from '../errors.js';
-import { escapedText, isWhiteSpace, markdownText, renderMarkdown, typedText } from './markdown.js';
+import { type LaidOutBody, escapedText, isWhiteSpace, layOut, markdownText, typedText } from './markdown.js';
 import { MarkdownTooCostly } from './markdown-work.js';
 import type { Stores } from '../stores.js';
 import type { Post, PostStatus } from './ports.js';
@@ -30,17 +30,17 @@ export interface RenderedBody {
  * the body costs more work to parse than its length allows (markdown-work.ts).
  */
 export function renderBody(body: string): RenderedBody {
-  const html = renderedOrRefused(body);
+  const { html, text } = laidOutOrRefused(body);
   if (html.length > BODY_HTML_MAX_LENGTH) {
     throw InputError.worded('body', `body makes a page of more than ${BODY_HTML_MAX_LENGTH / 1024} KB; repeat long links or wide tables less`,
       { key: 'community.bodyTooLarge', values: { max: BODY_HTML_MAX_LENGTH / 1024 } });
   }
-  return { html, excerpt: excerpt(body) };
+  return { html, excerpt: cutExcerpt(text) };
 }
 
-function renderedOrRefused(body: string): string {
+function laidOutOrRefused(body: string): LaidOutBody {
   try {
-    return renderMarkdown(body);
+    return layOut(body);
   } catch (error) {
     if (!(error instanceof MarkdownTooCostly)) throw error;
     throw InputError.worded('body', 'body takes too much work to lay out; nest fewer brackets and images, or make its tables smaller',
@@ -49,22 +49,20 @@ function renderedOrRefused(body: string): string {
 }
 
 /**
- * A body written before bodies were Markdown, as `renderBody` makes it, or, when its Markdown
- * would pass a bound, its text as it was shown then, and an excerpt of the text as typed when
- * even that would cost too much.
+ * A body written before bodies were Markdown, as `renderBody` makes it, or, when its page would
+ * pass a bound, its text as it was shown then, with an excerpt of the text a reader sees in its
+ * Markdown, or of the text as typed when even parsing it would cost too much.
  */
 export function renderOlderBody(body: string): RenderedBody {
+  let laidOut: LaidOutBody;
   try {
-    return renderBody(body);
+    laidOut = layOut(body);
   } catch (error) {
-    if (!(error instanceof InputError)) throw error;
-    try {
-      return { html: escapedText(body), excerpt: excerpt(body) };
-    } catch (parseError) {
-      if (!(parseError instanceof MarkdownTooCostly)) throw parseError;
-      return { html: escapedText(body), excerpt: cutExcerpt(typedText(body)) };
-    }
+    if (!(error instanceof MarkdownTooCostly)) throw error;
+    return { html: escapedText(body), excerpt: cutExcerpt(typedText(body)) };
   }
+  const html = laidOut.html.length > BODY_HTML_MAX_LENGTH ? escapedText(body) : laidOut.html;
+  return { html, excerpt: cutExcerpt(laidOut.text) };
 }
 
 export interface PostDraft {
