@@ -141,6 +141,22 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(page.items[0]!.authorUsername, author.username);
   });
 
+  test('a listed post carries its title, excerpt, counts and instants as stored, whatever their characters', async () => {
+    const author = await newUser();
+    const category = await stores.posts.ensureCategory(unique('类别 "q" \\'));
+    const text = '"quoted" \\ back\\slash\ttab\nline \u2028 </script> 引号 😀 \u0001';
+    const post = await stores.posts.create({
+      authorId: author.id, categoryId: category.id, title: text, body: 'b', bodyHtml: '<p>b</p>', excerpt: `${text}…`,
+      status: 'published', likeCount: 2_147_483_647, commentCount: 0, viewCount: 9,
+    }, 4_102_444_800_123);
+    const { body: _body, bodyHtml: _html, ...summary } = (await stores.posts.findById(post.id))!;
+    const alone = await stores.posts.listPublishedByAuthor(author.id, 0, 10);
+    const [together] = await Promise.all([stores.posts.listPublishedByAuthor(author.id, 0, 10), stores.posts.listPublishedByAuthor(author.id, 0, 5)]);
+    assert.deepEqual(alone, { items: [summary], total: 1 });
+    assert.deepEqual(together, alone, 'read with another page of its turn');
+    assert.equal(summary.title, text);
+  });
+
   test('every page, deep ones read from the oldest end included, is the same slice of the whole list, read alone or all at once, before and after the total changes', async () => {
     const author = await newUser();
     const other = await newUser();
