@@ -57,6 +57,13 @@ const CONTROLS = {
   name: INVISIBLE,
 } as const;
 
+/**
+ * Half of a surrogate pair alone, which a JSON body can carry (`"\ud800"`) and no browser form
+ * sends: it is stored as U+FFFD, as a form's UTF-8 would have it. Left alone, PostgreSQL stored
+ * one U+FFFD and SQLite three, so the same title read differently on the two databases.
+ */
+const LONE_SURROGATE = /\p{Cs}/gu;
+
 export interface TextRule {
   kind: keyof typeof CONTROLS;
   max: number;
@@ -66,7 +73,7 @@ export interface TextRule {
 
 /** `value` trimmed, or an InputError for `field` when it breaks `rule`. */
 export function checkedText(field: string, value: string, rule: TextRule): string {
-  const text = value.trim();
+  const text = value.trim().replace(LONE_SURROGATE, '\ufffd');
   const min = rule.min ?? 1;
   if (text.length < min || text.length > rule.max) {
     throw InputError.worded(field, min === 0 ? `${field} must be at most ${rule.max} characters` : `${field} must be 1 to ${rule.max} characters`,

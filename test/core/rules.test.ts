@@ -46,6 +46,13 @@ test('stored text is trimmed, within its length, and free of control characters;
   }
 });
 
+test('half of a surrogate pair alone is stored as U+FFFD, as a form sends it; a whole pair is kept', () => {
+  assert.equal(checkedText('title', 'a\ud800b\udc00c', { kind: 'line', max: 10 }), 'a\ufffdb\ufffdc');
+  assert.equal(checkedText('title', '\udc00\ud800', { kind: 'line', max: 10 }), '\ufffd\ufffd', 'a pair in the wrong order is two halves');
+  assert.equal(checkedText('title', 'emoji 😀 字', { kind: 'line', max: 20 }), 'emoji 😀 字');
+  assert.equal(checkedText('title', 'x\ud83d', { kind: 'line', max: 10 }), 'x\ufffd');
+});
+
 test('usernames: 3 to 30 letters, digits, _ or -, starting and ending with a letter or digit', () => {
   for (const ok of ['abc', 'Ann_Lee', 'a-1', 'x'.repeat(30)]) assert.doesNotThrow(() => checkUsername(ok), ok);
   for (const bad of ['ab', 'x'.repeat(31), '_abc', 'abc-', 'a b', 'añb', 'a/b', '']) assert.throws(() => checkUsername(bad), bad);
