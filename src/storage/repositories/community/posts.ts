@@ -158,7 +158,7 @@ type AnyPage = SelectQueryBuilder<any, any, object>;
  * page held two connections at once per request, and a later page waited for the count to choose
  * its end (docs/performance.md, decision 47). Here the author's row is read once and the page read
  * under it, so the total, the choice of end and the page come from one snapshot.
- * The category names are joined to the page's posts once it is read: joined inside the page, on
+ * The category names are found for the page's posts once it is read: joined inside the page, on
  * statistics that said every author had a handful of posts, PostgreSQL hashed all of a prolific
  * author's posts with their categories and sorted them for each page. The author stays a parameter
  * of the page for the same reason: read from the author's row, the planner guessed the average
