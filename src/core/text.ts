@@ -57,12 +57,18 @@ const CONTROLS = {
   name: INVISIBLE,
 } as const;
 
-/**
- * Half of a surrogate pair alone, which a JSON body can carry (`"\ud800"`) and no browser form
- * sends: it is stored as U+FFFD, as a form's UTF-8 would have it. Left alone, PostgreSQL stored
- * one U+FFFD and SQLite three, so the same title read differently on the two databases.
- */
+/** Half of a surrogate pair alone: in Unicode mode a whole pair is one code point, not `Cs`. */
 const LONE_SURROGATE = /\p{Cs}/gu;
+
+/**
+ * `value` with each half of a surrogate pair alone as U+FFFD, as UTF-8 has it: what a browser
+ * form sends, and the only form a URI or a database can carry (`encodeURIComponent` throws on
+ * one; PostgreSQL stored one U+FFFD and SQLite three, so a title from a JSON body read differently
+ * on the two databases).
+ */
+export function wellFormed(value: string): string {
+  return value.replace(LONE_SURROGATE, '\ufffd');
+}
 
 export interface TextRule {
   kind: keyof typeof CONTROLS;
@@ -73,7 +79,7 @@ export interface TextRule {
 
 /** `value` trimmed, or an InputError for `field` when it breaks `rule`. */
 export function checkedText(field: string, value: string, rule: TextRule): string {
-  const text = value.trim().replace(LONE_SURROGATE, '\ufffd');
+  const text = wellFormed(value.trim());
   const min = rule.min ?? 1;
   if (text.length < min || text.length > rule.max) {
     throw InputError.worded(field, min === 0 ? `${field} must be at most ${rule.max} characters` : `${field} must be 1 to ${rule.max} characters`,

@@ -1,4 +1,6 @@
 /** Absolute addresses of the site's resources (INTERFACE section 7: they resolve, under BASE_URL). */
+import { wellFormed } from './text.js';
+
 export interface SiteUrls {
   profile(username: string): string;
   avatar(userId: number): string;
@@ -27,12 +29,9 @@ export function siteUrls(baseUrl: string): SiteUrls {
   };
 }
 
-/** Lone UTF-16 surrogates, which no URI can carry (`encodeURIComponent` throws on them). */
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
 /** `value` percent-encoded as a URI component (RFC 3986 2.1), a lone surrogate as U+FFFD: never throws. */
 export function encodeComponent(value: string): string {
-  return encodeURIComponent(value.replace(LONE_SURROGATE, '\ufffd'));
+  return encodeURIComponent(wellFormed(value));
 }
 
 /**

@@ -6,6 +6,7 @@ import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oaut
 import { REGISTERED_SCOPES, formatScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
 import { checkedText } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
+import { encodeComponent } from '../../src/core/urls.js';
 
 test('timestamps are ISO-8601 local time in UTC+8 without offset', () => {
   assert.equal(formatLocalTimestamp(Date.UTC(2026, 10, 22, 0, 30, 48)), '2026-11-22T08:30:48');
@@ -51,6 +52,11 @@ test('half of a surrogate pair alone is stored as U+FFFD, as a form sends it; a 
   assert.equal(checkedText('title', '\udc00\ud800', { kind: 'line', max: 10 }), '\ufffd\ufffd', 'a pair in the wrong order is two halves');
   assert.equal(checkedText('title', 'emoji 😀 字', { kind: 'line', max: 20 }), 'emoji 😀 字');
   assert.equal(checkedText('title', 'x\ud83d', { kind: 'line', max: 10 }), 'x\ufffd');
+});
+
+test('a URI component carries half of a surrogate pair alone as U+FFFD, never an exception', () => {
+  assert.equal(encodeComponent('a\ud800b'), 'a%EF%BF%BDb');
+  assert.equal(encodeComponent('😀 \udc00'), '%F0%9F%98%80%20%EF%BF%BD');
 });
 
 test('usernames: 3 to 30 letters, digits, _ or -, starting and ending with a letter or digit', () => {
