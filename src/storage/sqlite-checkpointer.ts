@@ -18,7 +18,12 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-export const CHECKPOINT_INTERVAL_MS = 250;
+/**
+ * Short, so that little is left uncopied when the serving connection's backstop comes: that
+ * checkpoint runs on the event loop and syncs what the worker has not (docs/performance.md,
+ * decision 53: every 250 ms it stalled the server 36-40 ms under sustained writes).
+ */
+export const CHECKPOINT_INTERVAL_MS = 50;
 /** The serving connection's own automatic checkpoint, in pages (SQLite's default is 1,000). */
 export const BACKSTOP_PAGES = 10_000;
 
