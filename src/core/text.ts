@@ -57,19 +57,6 @@ const CONTROLS = {
   name: INVISIBLE,
 } as const;
 
-/** Half of a surrogate pair alone: in Unicode mode a whole pair is one code point, not `Cs`. */
-const LONE_SURROGATE = /\p{Cs}/gu;
-
-/**
- * `value` with each half of a surrogate pair alone as U+FFFD, as UTF-8 has it: what a browser
- * form sends, and the only form a URI or a database can carry (`encodeURIComponent` throws on
- * one; PostgreSQL stored one U+FFFD and SQLite three, so a title from a JSON body read differently
- * on the two databases).
- */
-export function wellFormed(value: string): string {
-  return value.replace(LONE_SURROGATE, '\ufffd');
-}
-
 export interface TextRule {
   kind: keyof typeof CONTROLS;
   max: number;
@@ -79,7 +66,10 @@ export interface TextRule {
 
 /** `value` trimmed, or an InputError for `field` when it breaks `rule`. */
 export function checkedText(field: string, value: string, rule: TextRule): string {
-  const text = wellFormed(value.trim());
+  // Each half of a surrogate pair alone becomes U+FFFD, as UTF-8 has it and a browser form sends
+  // it: PostgreSQL stored one U+FFFD for it and SQLite three, so a title from a JSON body read
+  // differently on the two databases.
+  const text = value.trim().toWellFormed();
   const min = rule.min ?? 1;
   if (text.length < min || text.length > rule.max) {
     throw InputError.worded(field, min === 0 ? `${field} must be at most ${rule.max} characters` : `${field} must be 1 to ${rule.max} characters`,

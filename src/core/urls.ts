@@ -1,5 +1,4 @@
 /** Absolute addresses of the site's resources (INTERFACE section 7: they resolve, under BASE_URL). */
-import { wellFormed } from './text.js';
 
 export interface SiteUrls {
   profile(username: string): string;
@@ -31,7 +30,7 @@ export function siteUrls(baseUrl: string): SiteUrls {
 
 /** `value` percent-encoded as a URI component (RFC 3986 2.1), a lone surrogate as U+FFFD: never throws. */
 export function encodeComponent(value: string): string {
-  return encodeURIComponent(wellFormed(value));
+  return encodeURIComponent(value.toWellFormed());
 }
 
 /**
