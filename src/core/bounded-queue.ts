@@ -12,7 +12,8 @@
  * Used in front of argon2 (src/core/accounts/passwords.ts), whose every computation holds 19 MiB:
  * the bound on those at once is the bound on that memory, and the bound on those waiting keeps a
  * flood of sign-ins from queueing without end (docs/performance.md, decision 39); and in front of
- * the avatar decoder (src/images/sharp-reencoder.ts), whose child takes a core.
+ * the avatar decoder (src/images/sharp-reencoder.ts), whose child takes a core; and per host in front of
+ * the fetches of client ID metadata documents (src/core/oauth/client-metadata.ts).
  */
 
 /** Thrown by `BoundedQueue.run` when the line, or the asker's share of it, is full: nothing was run. */

@@ -263,28 +263,48 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.match(reason?.audit === 'client_document.unreachable' ? reason.reason : '', /ECONNREFUSED/, 'the operator reads why');
   });
 
-  test('fetches under way are bounded per host and per instance: past either bound a new id is refused at once', async () => {
-    // Eight hosts (loopback addresses, as development allows) that never answer, eight ids each:
-    // the instance's whole allowance, every fetch held to the 5 s limit.
+  test('to one host, eight fetches run at once and eight more wait their turn in order; past them a new id is refused at once', async () => {
+    // A host that never answers holds each of its first eight fetches to the 5 s limit.
+    const held = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => documents.url(freshPath(`held-${i}`)));
+    for (const id of held) documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
+    const holding = held.map((id) => refusedPage(t, id));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A burst of first requests for other documents of the same host: each waits for a turn.
+    const started = Date.now();
+    const waiting = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => documents.document(freshPath(`waiting-${i}`)));
+    const served = waiting.map(async (id) => { await accepted(t, id); return Date.now() - started; });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const refusedAt = Date.now();
+    assert.match(await refusedPage(t, documents.document(freshPath('one-too-many'))), /fetching too many client ID metadata documents at once/);
+    assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
+    for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
+    for (const ms of await Promise.all(served)) assert.ok(ms >= 4000 && ms < 9000, `served once a held fetch ended its turn (after ${ms} ms)`);
+    for (const id of waiting) assert.equal(documents.count(new URL(id).pathname), 1, 'each fetched once');
+    // The line counts fetches under way and waiting, not fetches ever made.
+    await accepted(t, documents.document(freshPath('after')));
+  });
+
+  test('a host is one host however its name is written: with its final dot, it waits in the same line', async () => {
     const port = new URL(documents.origin).port;
-    documents.answers.set('/held-*', { delayMs: 60_000 });
+    documents.answers.set('/named-*', { delayMs: 60_000 });
+    const line = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${port}/named-${i}-${process.hrtime.bigint()}`));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.match(await refusedPage(t, `https://localhost.:${port}/named-dotted`), /fetching too many client ID metadata documents at once/);
+    await Promise.all(line);
+  });
+
+  test('per instance, at most 64 fetches are under way or waiting: a new host past that is refused at once', async () => {
+    // Eight hosts (loopback addresses, as development allows) that never answer, eight ids each.
+    const port = new URL(documents.origin).port;
+    documents.answers.set('/instance-*', { delayMs: 60_000 });
     const hosts = Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${i + 1}`);
-    const held = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => `http://${host}:${port}/held-${i}-${process.hrtime.bigint()}`));
+    const held = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => `http://${host}:${port}/instance-${i}-${process.hrtime.bigint()}`));
     const holding = held.map((id) => refusedPage(t, id));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const started = Date.now();
-    assert.match(await refusedPage(t, `http://127.0.0.1:${port}/held-one-more`), /fetching too many client ID metadata documents at once/, 'a ninth id on one host');
-    assert.match(await refusedPage(t, `http://127.0.0.99:${port}/held-elsewhere`), /fetching too many client ID metadata documents at once/, 'a new host past the instance\'s bound');
+    assert.match(await refusedPage(t, `http://127.0.0.99:${port}/instance-elsewhere`), /fetching too many client ID metadata documents at once/);
     assert.ok(Date.now() - started < 2000, 'refused at once, not held');
     for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
-    // A host is one host however its name is written: with its final dot too.
-    const named = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${port}/held-named-${i}-${process.hrtime.bigint()}`));
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.match(await refusedPage(t, `https://localhost.:${port}/held-dotted`), /fetching too many client ID metadata documents at once/, 'the same host with its final dot');
-    await Promise.all(named);
-    // The bounds count fetches under way, not fetches ever made.
-    const clientId = documents.document(freshPath('after'));
-    await accepted(t, clientId);
   });
 
   test('concurrent first requests for one id share one fetch', async () => {

@@ -9,6 +9,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AuditSink } from '../audit.js';
+import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { InputError, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText } from '../text.js';
@@ -40,8 +41,12 @@ export const DOCUMENT_CLIENT_REFRESH_MS = DOCUMENT_CLIENT_GRACE_MS / 2;
 /** Documents kept at once; the least recently used goes first. */
 export const DOCUMENT_CACHE_ENTRIES = 1000;
 /**
- * Fetches under way at once per instance, and to one host: ids that name slow hosts hold at most
- * this many outbound connections (each at most the fetch limit), whatever the rate of requests.
+ * Fetches at once: to one host, at most `DOCUMENT_FETCHES_PER_HOST` under way and as many more
+ * waiting for a turn, in arrival order; per instance, at most `DOCUMENT_FETCHES_IN_FLIGHT` under
+ * way or waiting. Ids that name slow hosts hold at most that many outbound connections (each at
+ * most the fetch limit) whatever the rate of requests; a burst of first requests for different
+ * documents of one host waits its turn instead of being refused. A fetch takes at most the fetch
+ * limit and hands its turn on when it ends, so a waiting place is at most that long.
  */
 export const DOCUMENT_FETCHES_IN_FLIGHT = 64;
 export const DOCUMENT_FETCHES_PER_HOST = 8;
@@ -246,13 +251,14 @@ interface CachedDocument {
 
 /**
  * The documents, fetched through the port, kept in a bounded cache. Requests for an id whose
- * fetch is under way wait for that one fetch, so none waits longer than the fetch limit; at most
- * `DOCUMENT_FETCHES_IN_FLIGHT` fetches run at once, `DOCUMENT_FETCHES_PER_HOST` to one host.
+ * fetch is under way or waiting wait for that one fetch; fetches are bounded per host and per
+ * instance as `DOCUMENT_FETCHES_PER_HOST` says.
  */
 export class ClientMetadataDocuments {
   private readonly cache = new Map<string, CachedDocument>();
   private readonly fetching = new Map<string, Promise<DocumentClient>>();
-  private readonly fetchingPerHost = new Map<string, number>();
+  /** A host's turns; a host with nothing under way or waiting has no entry. */
+  private readonly hostTurns = new Map<string, BoundedQueue>();
 
   constructor(
     private readonly fetcher: ClientMetadataFetcher,
@@ -320,17 +326,18 @@ export class ClientMetadataDocuments {
     // One host however it is written: `example.com.` is `example.com` to DNS.
     const { hostname, port } = new URL(clientId);
     const host = `${hostname.replace(/\.$/, '')}:${port}`;
-    const toHost = this.fetchingPerHost.get(host) ?? 0;
-    if (this.fetching.size >= DOCUMENT_FETCHES_IN_FLIGHT || toHost >= DOCUMENT_FETCHES_PER_HOST) {
-      throw new ClientDocumentError('This service is fetching too many client ID metadata documents at once; try again in a few seconds.');
-    }
-    this.fetchingPerHost.set(host, toHost + 1);
-    const fetch = this.fetchDocument(clientId).finally(() => {
-      this.fetching.delete(clientId);
-      const left = this.fetchingPerHost.get(host)! - 1;
-      if (left === 0) this.fetchingPerHost.delete(host);
-      else this.fetchingPerHost.set(host, left);
-    });
+    if (this.fetching.size >= DOCUMENT_FETCHES_IN_FLIGHT) throw new ClientDocumentError(TOO_MANY_FETCHES);
+    const turns = this.hostTurns.get(host) ?? new BoundedQueue(DOCUMENT_FETCHES_PER_HOST, DOCUMENT_FETCHES_PER_HOST);
+    this.hostTurns.set(host, turns);
+    const fetch = turns.run(() => this.fetchDocument(clientId))
+      .catch((error: unknown) => {
+        throw error instanceof QueueFullError ? new ClientDocumentError(TOO_MANY_FETCHES) : error;
+      })
+      .finally(() => {
+        this.fetching.delete(clientId);
+        const { running, waiting } = turns.state;
+        if (running === 0 && waiting === 0) this.hostTurns.delete(host);
+      });
     this.fetching.set(clientId, fetch);
     return fetch;
   }
@@ -355,6 +362,8 @@ export class ClientMetadataDocuments {
     return client;
   }
 }
+
+const TOO_MANY_FETCHES = 'This service is fetching too many client ID metadata documents at once; try again in a few seconds.';
 
 /** Where an app is looked up: the stores, and the documents when this site accepts them. */
 export interface ClientSources {
