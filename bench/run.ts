@@ -1239,7 +1239,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       {
         // Each request names a document never fetched (the run's number keeps runs apart): one fetch
         // over TLS each. As many connections as the service fetches from one host at once: past
-        // that it refuses the authorization (client-metadata.ts), and every document is on one host.
+        // that a request waits for a turn (client-metadata.ts), and every document is on one host.
         id: 'j2', title: 'first authorization, metadata document fetched (cold)',
         ours: load('j2: ours', ours, 'consent.lua', AUTHORIZE, (run) => ({ BENCH_AUTHORIZE: firstAuthorize, BENCH_CLIENT_PREFIX: `${coldAgents}${run}-`, BENCH_COOKIES: files.sessions }),
           { ...options, connections: Math.min(options.connections, DOCUMENT_FETCHES_PER_HOST) }),
