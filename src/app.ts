@@ -127,6 +127,16 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     deps.mailDeliveries.start(app.log);
     deps.figureFlush.start(app.log);
   });
+  // Before the server stops taking connections and waits for the requests in flight. Closing
+  // ends the connections idle now; one answering a request now would stay open for the whole
+  // keep-alive time after its answer (72 s, past the shutdown's 10 s grace), so from here a
+  // connection ends as soon as it falls idle. A request waiting for a document's fetch to start
+  // is refused now rather than cut off at the grace's end.
+  app.addHook('preClose', (done) => {
+    app.server.keepAliveTimeout = 1;
+    deps.clientDocuments.close();
+    done();
+  });
   app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.figureFlush.stop(), deps.background.settled()]); });
 
   app.addHook('onResponse', (request, reply, done) => {

@@ -69,6 +69,14 @@ export class BoundedQueue {
     }
   }
 
+  /** Refuses every piece still waiting (nothing of theirs was run); pieces holding a turn go on. */
+  refuseWaiting(why: string): void {
+    for (const waiting of this.#waiting.splice(0)) {
+      this.#leave(waiting);
+      waiting.refuse(new QueueFullError(why));
+    }
+  }
+
   #wait(asker: string | undefined, onBehalfOf: string | undefined): Promise<void> {
     const held = asker === undefined ? 0 : this.#waitingPerAsker.get(asker) ?? 0;
     if (held >= this.maxWaitingPerAsker) {

@@ -284,16 +284,18 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await accepted(t, documents.document(freshPath('after')));
   });
 
-  test('a host is one host however its name is written: with its final dot, it waits in the same line', async () => {
-    const port = new URL(documents.origin).port;
+  test('a host is one host however its name is written and on any port: with its final dots, on another port, it waits in the same line', async () => {
+    const port = Number(new URL(documents.origin).port);
     documents.answers.set('/named-*', { delayMs: 60_000 });
     const line = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${port}/named-${i}-${process.hrtime.bigint()}`));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    assert.match(await refusedPage(t, `https://localhost.:${port}/named-dotted`), /fetching too many client ID metadata documents at once/);
+    for (const id of [`https://localhost.:${port}/named-dotted`, `https://localhost..:${port}/named-dotted-twice`, `https://localhost:${port + 1}/named-other-port`]) {
+      assert.match(await refusedPage(t, id), /fetching too many client ID metadata documents at once/, id);
+    }
     await Promise.all(line);
   });
 
-  test('per instance, at most 64 fetches are under way or waiting: a new host past that is refused at once', async () => {
+  test('per instance, at most 64 fetches run and 64 more wait: a new host past the running bound is refused at once, a known host\'s id waits', async () => {
     // Eight hosts (loopback addresses, as development allows) that never answer, eight ids each.
     const port = new URL(documents.origin).port;
     documents.answers.set('/instance-*', { delayMs: 60_000 });
@@ -304,7 +306,27 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const started = Date.now();
     assert.match(await refusedPage(t, `http://127.0.0.99:${port}/instance-elsewhere`), /fetching too many client ID metadata documents at once/);
     assert.ok(Date.now() - started < 2000, 'refused at once, not held');
+    // 127.0.0.1 is one of the eight: its next id takes a waiting place, which holds no connection.
+    const waited = (async () => { await accepted(t, documents.document(freshPath('instance-waits'))); return Date.now() - started; })();
     for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
+    assert.ok(await waited >= 4000, 'served once a fetch of its host ended');
+  });
+
+  test('shutting down refuses the requests waiting for a turn at once; the fetches under way are answered within the fetch limit and their keep-alive connections end after the answers', async () => {
+    const closing = await startOAuthApp(database);
+    const held = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => documents.url(freshPath(`closing-held-${i}`)));
+    for (const id of held) documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
+    const holding = held.map((id) => refusedPage(closing, id));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const waiting = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(closing, documents.document(freshPath(`closing-waiting-${i}`))));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const started = Date.now();
+    const closed = closing.close();
+    for (const page of await Promise.all(waiting)) assert.match(page, /fetching too many client ID metadata documents at once/);
+    assert.ok(Date.now() - started < 2000, 'the waiting were refused at once');
+    for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
+    await closed;
+    assert.ok(Date.now() - started < 6000, `closed once the fetches under way ended (${Date.now() - started} ms)`);
   });
 
   test('concurrent first requests for one id share one fetch', async () => {

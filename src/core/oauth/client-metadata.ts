@@ -41,12 +41,15 @@ export const DOCUMENT_CLIENT_REFRESH_MS = DOCUMENT_CLIENT_GRACE_MS / 2;
 /** Documents kept at once; the least recently used goes first. */
 export const DOCUMENT_CACHE_ENTRIES = 1000;
 /**
- * Fetches at once: to one host, at most `DOCUMENT_FETCHES_PER_HOST` under way and as many more
- * waiting for a turn, in arrival order; per instance, at most `DOCUMENT_FETCHES_IN_FLIGHT` under
- * way or waiting. Ids that name slow hosts hold at most that many outbound connections (each at
- * most the fetch limit) whatever the rate of requests; a burst of first requests for different
- * documents of one host waits its turn instead of being refused. A fetch takes at most the fetch
- * limit and hands its turn on when it ends, so a waiting place is at most that long.
+ * Fetches at once. To one host (its name, whatever the port), at most `DOCUMENT_FETCHES_PER_HOST`
+ * run and as many more wait for a turn, in arrival order; per instance, at most
+ * `DOCUMENT_FETCHES_IN_FLIGHT` run and as many more wait. Ids that name slow hosts hold at most
+ * that many outbound connections (each at most the fetch limit) whatever the rate of requests; a
+ * burst of first requests for different documents of one host waits its turn instead of being
+ * refused. A fetch takes at most the fetch limit and hands its turn on when it ends, so a waiting
+ * place lasts at most that long. A waiting place holds no connection, and places are taken only
+ * behind a host's running fetches, so filling the instance's places still takes as many slow
+ * fetches as before there were any.
  */
 export const DOCUMENT_FETCHES_IN_FLIGHT = 64;
 export const DOCUMENT_FETCHES_PER_HOST = 8;
@@ -252,13 +255,18 @@ interface CachedDocument {
 /**
  * The documents, fetched through the port, kept in a bounded cache. Requests for an id whose
  * fetch is under way or waiting wait for that one fetch; fetches are bounded per host and per
- * instance as `DOCUMENT_FETCHES_PER_HOST` says.
+ * instance as `DOCUMENT_FETCHES_PER_HOST` says. Once the instance closes, the waiting are refused
+ * and no new fetch starts: a request then waits at most for the fetches under way (the fetch
+ * limit), well within the shutdown's grace.
  */
 export class ClientMetadataDocuments {
   private readonly cache = new Map<string, CachedDocument>();
   private readonly fetching = new Map<string, Promise<DocumentClient>>();
   /** A host's turns; a host with nothing under way or waiting has no entry. */
   private readonly hostTurns = new Map<string, BoundedQueue>();
+  /** Fetches holding a turn; the rest of `fetching` wait for one. */
+  private running = 0;
+  private closed = false;
 
   constructor(
     private readonly fetcher: ClientMetadataFetcher,
@@ -323,23 +331,38 @@ export class ClientMetadataDocuments {
     if (cached) this.cache.delete(clientId);
     const underWay = this.fetching.get(clientId);
     if (underWay) return underWay;
-    // One host however it is written: `example.com.` is `example.com` to DNS.
-    const { hostname, port } = new URL(clientId);
-    const host = `${hostname.replace(/\.$/, '')}:${port}`;
-    if (this.fetching.size >= DOCUMENT_FETCHES_IN_FLIGHT) throw new ClientDocumentError(TOO_MANY_FETCHES);
+    // One host however it is written (`example.com.` is `example.com` to DNS) and on any port.
+    const host = new URL(clientId).hostname.replace(/\.+$/, '');
     const turns = this.hostTurns.get(host) ?? new BoundedQueue(DOCUMENT_FETCHES_PER_HOST, DOCUMENT_FETCHES_PER_HOST);
+    const startsNow = turns.state.running < DOCUMENT_FETCHES_PER_HOST;
+    if (this.closed || (startsNow ? this.running : this.fetching.size - this.running) >= DOCUMENT_FETCHES_IN_FLIGHT) {
+      throw new ClientDocumentError(TOO_MANY_FETCHES);
+    }
     this.hostTurns.set(host, turns);
-    const fetch = turns.run(() => this.fetchDocument(clientId))
+    const fetch = turns.run(async () => {
+      this.running += 1;
+      try {
+        return await this.fetchDocument(clientId);
+      } finally {
+        this.running -= 1;
+      }
+    })
       .catch((error: unknown) => {
         throw error instanceof QueueFullError ? new ClientDocumentError(TOO_MANY_FETCHES) : error;
       })
       .finally(() => {
         this.fetching.delete(clientId);
         const { running, waiting } = turns.state;
-        if (running === 0 && waiting === 0) this.hostTurns.delete(host);
+        if (running === 0 && waiting === 0 && this.hostTurns.get(host) === turns) this.hostTurns.delete(host);
       });
     this.fetching.set(clientId, fetch);
     return fetch;
+  }
+
+  /** Refuses the requests waiting for a turn and every new fetch: the instance is shutting down. */
+  close(): void {
+    this.closed = true;
+    for (const turns of this.hostTurns.values()) turns.refuseWaiting('the instance is shutting down');
   }
 
   private async fetchDocument(clientId: string): Promise<DocumentClient> {
