@@ -118,6 +118,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // with is opened before it serves, so it keeps them should another instance seal them later; a
   // database that does not answer yet only postpones that to the first request that needs them.
   deps.keys.reportTo(app.log);
+  deps.database.reportTo(app.log);
   app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
   // Each listening instance delivers back-channel logouts and sends mail; closing waits for their
   // attempts to end, and for the work requests left running after their answers.

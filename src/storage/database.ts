@@ -13,6 +13,7 @@ import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import { makeDirectories } from './directories.js';
 import type { Database } from './schema.js';
+import type { Log } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch, TurnBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
@@ -28,6 +29,8 @@ export interface DatabaseHandle {
   readonly queries: CompiledQueries;
   /** Answers when the database takes a trivial query. */
   ping(): Promise<void>;
+  /** Where the database's own background work (SQLite's checkpoints) reports its failures from now on. */
+  reportTo(log: Log): void;
   close(): Promise<void>;
 }
 
@@ -416,6 +419,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         quiet: (text) => watch.quiet(text),
       }),
       ping: async () => { await sql`select 1`.execute(db); },
+      reportTo: (log) => checkpointer?.reportTo(log),
       close: async () => {
         await checkpointer?.stop();
         await db.destroy();
@@ -445,6 +449,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     dialect: 'postgres',
     queries: new CompiledQueries(),
     ping: async () => { await sql`select 1`.execute(db); },
+    reportTo: () => {},
     close: () => db.destroy(),
   };
 }

@@ -17,6 +17,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { type Log, QUIET } from '../core/log.js';
 
 /**
  * Short, so that little is left uncopied when the serving connection's backstop comes: that
@@ -26,38 +27,86 @@ import { Worker } from 'node:worker_threads';
 export const CHECKPOINT_INTERVAL_MS = 50;
 /** The serving connection's own automatic checkpoint, in pages (SQLite's default is 1,000). */
 export const BACKSTOP_PAGES = 10_000;
+/**
+ * After a pass fails (a full disk, a file it cannot write) the next waits twice as long, up to
+ * this: a pass that cannot write still syncs the log first, and at 20 passes a second that was
+ * 20 failed writes and syncs a second against a disk already in trouble.
+ */
+export const FAILING_INTERVAL_MAX_MS = 5_000;
+
+/** What the worker tells the server: a pass failed, or one worked after passes that failed. */
+export type CheckpointReport = { failed: string; retryInMs: number } | { recovered: true };
 
 /** Plain JavaScript, run as the worker's script: better-sqlite3 is located by the parent. */
 const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
-db.pragma('synchronous = NORMAL');
-const timer = setInterval(() => {
-  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch { /* the serving connection's backstop still checkpoints */ }
-}, workerData.intervalMs);
-parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
+let delay = workerData.intervalMs;
+let failing = false;
+let ready = false;
+let timer;
+function pass() {
+  try {
+    // Set within a pass, so a file unreadable for a moment fails a pass, not the worker.
+    if (!ready) db.pragma('synchronous = NORMAL');
+    ready = true;
+    db.pragma('wal_checkpoint(PASSIVE)');
+    delay = workerData.intervalMs;
+    if (failing) parentPort.postMessage({ recovered: true });
+    failing = false;
+  } catch (error) {
+    // The serving connection's backstop still checkpoints; this one waits longer each time.
+    delay = Math.min(delay * 2, workerData.maxIntervalMs);
+    parentPort.postMessage({ failed: String(error && error.message), retryInMs: delay });
+    failing = true;
+  }
+  timer = setTimeout(pass, delay);
+}
+timer = setTimeout(pass, delay);
+parentPort.on('message', () => { clearTimeout(timer); db.close(); parentPort.close(); });
 `;
 
 export interface Checkpointer {
+  /** Where failures and recoveries are logged from now on. */
+  reportTo(log: Log): void;
   /** Stops the worker and closes its connection. */
   stop(): Promise<void>;
 }
 
+export interface CheckpointerOptions {
+  intervalMs?: number;
+  /** Hears every report, each failed pass included (the log has only the first of a run). */
+  onReport?: (report: CheckpointReport) => void;
+}
+
 /** Starts checkpointing the WAL database at `path` from a worker thread. */
-export function startCheckpointer(path: string, intervalMs = CHECKPOINT_INTERVAL_MS): Checkpointer {
+export function startCheckpointer(path: string, options: CheckpointerOptions = {}): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { driver, path, intervalMs },
+    workerData: { driver, path, intervalMs: options.intervalMs ?? CHECKPOINT_INTERVAL_MS, maxIntervalMs: FAILING_INTERVAL_MAX_MS },
     // A connection and a timer: a small heap is plenty, and it counts in the server's RSS.
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 },
   });
+  let log: Log = QUIET;
+  let failing = false;
+  worker.on('message', (report: CheckpointReport) => {
+    options.onReport?.(report);
+    const failed = 'failed' in report;
+    if (failed === failing) return;
+    failing = failed;
+    if (failed) log.warn({ err: report.failed, retryInMs: report.retryInMs }, 'SQLite checkpoint failed; the serving connection still checkpoints at its backstop');
+    else log.info({}, 'SQLite checkpoints work again');
+  });
   // A worker that fails (the file gone, a limit hit) leaves checkpoints to the backstop.
-  worker.on('error', () => {});
+  worker.on('error', (error) => log.warn({ err: error }, 'the SQLite checkpointer stopped; the serving connection still checkpoints at its backstop'));
   worker.unref();
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
+    reportTo(to) {
+      log = to;
+    },
     async stop() {
       worker.ref(); // unreferenced, the worker would let the process end before it has closed
       worker.postMessage('stop');
