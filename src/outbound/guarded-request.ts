@@ -18,6 +18,7 @@ import { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, req
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import { type SecureContext, createSecureContext } from 'node:tls';
+import { BoundedQueue } from '../core/bounded-queue.js';
 
 /** Addresses no request of ours may reach unless the operator allows them (IANA special-purpose registries). */
 export const NON_PUBLIC_ADDRESSES = (() => {
@@ -75,6 +76,16 @@ class RefusedAddress extends Error {
   override readonly name = 'RefusedAddress';
 }
 
+/**
+ * DNS lookups at once, per process. `dns.lookup` runs getaddrinfo on libuv's pool of 4 threads,
+ * which password hashing (argon2) and the id_tokens' signatures share: a name whose DNS never
+ * answers holds a thread for the system resolver's whole timeout, long past our own, so 64
+ * fetches of documents named under such a domain would stall every sign-in and token of the
+ * instance. With at most this many lookups running, slow names only wait for each other.
+ */
+export const LOOKUPS_AT_ONCE = 2;
+const lookupTurns = new BoundedQueue(LOOKUPS_AT_ONCE, 256);
+
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 let secureContext: SecureContext | undefined;
@@ -99,20 +110,25 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
     `refused: ${hostname ? `${hostname} resolves to ` : ''}${address}, which is not a public address (${options.allowSetting} is off)`;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(host) !== 0 && !allowed(host)) return Promise.resolve({ ok: false, answered: false, error: refusal(host) });
-  // DNS as `net.connect` asks for it, with every address checked: the connection goes to a checked one.
+  let settled = false;
+  // DNS as `net.connect` asks for it, with every address checked: the connection goes to a checked
+  // one. In its turn (`LOOKUPS_AT_ONCE`); a request that ended while waiting for it asks nothing.
   const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const refused = addresses.find((a) => !allowed(a.address));
-      if (refused) return callback(new RefusedAddress(refusal(refused.address, hostname)), []);
-      if (lookupOptions.all) return callback(null, addresses);
-      const first = addresses[0];
-      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
-      return callback(null, first.address, first.family);
-    });
+    lookupTurns.run(() => new Promise<void>((release) => {
+      if (settled) return release();
+      dnsLookup(hostname, { ...lookupOptions, all: true }, (error, addresses) => {
+        release();
+        if (error) return callback(error, []);
+        const refused = addresses.find((a) => !allowed(a.address));
+        if (refused) return callback(new RefusedAddress(refusal(refused.address, hostname)), []);
+        if (lookupOptions.all) return callback(null, addresses);
+        const first = addresses[0];
+        if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+        return callback(null, first.address, first.family);
+      });
+    })).catch(() => callback(Object.assign(new Error('too many names being looked up at once'), { code: 'EAI_AGAIN' }), []));
   };
   return new Promise<GuardedAnswer>((resolve) => {
-    let settled = false;
     let answered = false;
     const finish = (answer: GuardedAnswer) => {
       if (settled) return;
