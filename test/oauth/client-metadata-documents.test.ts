@@ -5,7 +5,7 @@
  * BASE_URL, as in development). Each rule over real HTTP on both databases.
  */
 import assert from 'node:assert/strict';
-import { createServer as createTcpServer } from 'node:net';
+import { type Server, type Socket, createServer as createTcpServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS, DOCUMENT_FETCHES_IN_FLIGHT, DOCUMENT_FETCHES_PER_HOST } from '../../src/core/oauth/client-metadata.js';
@@ -24,6 +24,42 @@ let paths = 0;
 function freshPath(name: string): string {
   paths += 1;
   return `/${name}-${paths}-${process.hrtime.bigint()}.json`;
+}
+
+/**
+ * A TCP server on one port of each of `addresses` that takes connections and never says a word:
+ * a fetch from it holds its turn to the fetch limit (a refused connection gives it back at once).
+ * An address this machine lacks (::1 without IPv6) is left out.
+ */
+async function silentServer(addresses: readonly string[]): Promise<{ port: number; close: () => void }> {
+  const sockets = new Set<Socket>();
+  const servers: Server[] = [];
+  let port = 0;
+  for (const address of addresses) {
+    const server = createTcpServer((socket) => { sockets.add(socket); socket.on('close', () => sockets.delete(socket)); });
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false)).listen(port, address, () => resolve(true));
+    });
+    if (!listening) continue;
+    servers.push(server);
+    port = (server.address() as { port: number }).port;
+  }
+  return {
+    port,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      for (const server of servers) server.close();
+    },
+  };
+}
+
+/** A port of 127.0.0.1 nothing listens on: a connection to it is refused at once. */
+async function closedPort(): Promise<number> {
+  const closed = createTcpServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
+  const port = (closed.address() as { port: number }).port;
+  await new Promise((resolve) => closed.close(resolve));
+  return port;
 }
 
 /** An authorization request for `clientId` as a browser sends it. */
@@ -243,13 +279,9 @@ forEachDatabase('Client ID metadata documents', (database) => {
   });
 
   test('a closed port and a silent host read the same to the requester, and both take the fetch limit', async () => {
-    const closed = createTcpServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', () => resolve()));
-    const closedPort = (closed.address() as { port: number }).port;
-    await new Promise((resolve) => closed.close(resolve));
     const silent = freshPath('silent');
     documents.answers.set(silent, { delayMs: 60_000 });
-    const refusedId = `http://127.0.0.1:${closedPort}/document.json`;
+    const refusedId = `http://127.0.0.1:${await closedPort()}/document.json`;
     const started = Date.now();
     const [refusedAt, silentAt] = await Promise.all([refusedId, documents.url(silent)].map(async (id) => {
       const page = await refusedPage(t, id);
@@ -285,22 +317,49 @@ forEachDatabase('Client ID metadata documents', (database) => {
   });
 
   test('a host is one host however its name is written and on any port: with its final dots, on another port, it waits in the same line', async () => {
-    const port = Number(new URL(documents.origin).port);
-    documents.answers.set('/named-*', { delayMs: 60_000 });
-    const line = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${port}/named-${i}-${process.hrtime.bigint()}`));
+    const silent = await silentServer(['127.0.0.1', '::1']);
+    const line = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${silent.port}/named-${i}-${process.hrtime.bigint()}`));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    for (const id of [`https://localhost.:${port}/named-dotted`, `https://localhost..:${port}/named-dotted-twice`, `https://localhost:${port + 1}/named-other-port`]) {
+    const otherPort = new URL(documents.origin).port;
+    for (const id of [`https://localhost.:${silent.port}/named-dotted`, `https://localhost..:${silent.port}/named-dotted-twice`, `https://localhost:${otherPort}/named-other-port`]) {
       assert.match(await refusedPage(t, id), /fetching too many client ID metadata documents at once/, id);
     }
     await Promise.all(line);
+    silent.close();
+  });
+
+  test('a fetch with no answer gives its host\'s turn back at once: ids on a host\'s closed ports keep none of its documents waiting', async () => {
+    const port = await closedPort();
+    const started = Date.now();
+    const unanswered = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://127.0.0.1:${port}/closed-${i}-${process.hrtime.bigint()}`));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await accepted(t, documents.document(freshPath('beside-closed')));
+    assert.ok(Date.now() - started < 2500, `the host's document was fetched at once (${Date.now() - started} ms)`);
+    for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
+    assert.ok(Date.now() - started >= 4900, 'each id with no answer still reads as one at the fetch limit');
+  });
+
+  test('fetches with no answer, held to the fetch limit, take none of the instance\'s waiting places', async () => {
+    // 64 ids on closed ports of eight other hosts: refused at once, then held to the limit.
+    const port = await closedPort();
+    const hosts = Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${i + 2}`);
+    const unanswered = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://${host}:${port}/unanswered-${i}-${process.hrtime.bigint()}`)));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // 127.0.0.1's every turn held by a host that never answers: its next id must wait, and may.
+    const silent = await silentServer(['127.0.0.1']);
+    const holding = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://127.0.0.1:${silent.port}/unanswered-held-${i}-${process.hrtime.bigint()}`));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await accepted(t, documents.document(freshPath('waits-beside-unanswered')));
+    for (const page of await Promise.all([...unanswered, ...holding])) assert.match(page, /could not be fetched: no answer within 5 s/);
+    silent.close();
   });
 
   test('per instance, at most 64 fetches run and 64 more wait: a new host past the running bound is refused at once, a known host\'s id waits', async () => {
     // Eight hosts (loopback addresses, as development allows) that never answer, eight ids each.
-    const port = new URL(documents.origin).port;
-    documents.answers.set('/instance-*', { delayMs: 60_000 });
     const hosts = Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${i + 1}`);
-    const held = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => `http://${host}:${port}/instance-${i}-${process.hrtime.bigint()}`));
+    const silent = await silentServer(hosts);
+    const port = new URL(documents.origin).port;
+    const held = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => `http://${host}:${silent.port}/instance-${i}-${process.hrtime.bigint()}`));
     const holding = held.map((id) => refusedPage(t, id));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const started = Date.now();
@@ -310,6 +369,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const waited = (async () => { await accepted(t, documents.document(freshPath('instance-waits'))); return Date.now() - started; })();
     for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
     assert.ok(await waited >= 4000, 'served once a fetch of its host ended');
+    silent.close();
   });
 
   test('shutting down refuses the requests waiting for a turn at once; the fetches under way are answered within the fetch limit and their keep-alive connections end after the answers', async () => {

@@ -47,9 +47,10 @@ export const DOCUMENT_CACHE_ENTRIES = 1000;
  * that many outbound connections (each at most the fetch limit) whatever the rate of requests; a
  * burst of first requests for different documents of one host waits its turn instead of being
  * refused. A fetch takes at most the fetch limit and hands its turn on when it ends, so a waiting
- * place lasts at most that long. A waiting place holds no connection, and places are taken only
- * behind a host's running fetches, so filling the instance's places still takes as many slow
- * fetches as before there were any.
+ * place lasts at most that long; one that got no answer (a closed port, a refused address) hands
+ * it on at once, though its requester hears so only at the fetch limit. A waiting place holds no
+ * connection, and places are taken only behind a host's running fetches, so filling the
+ * instance's places still takes as many slow fetches as before there were any.
  */
 export const DOCUMENT_FETCHES_IN_FLIGHT = 64;
 export const DOCUMENT_FETCHES_PER_HOST = 8;
@@ -264,8 +265,13 @@ export class ClientMetadataDocuments {
   private readonly fetching = new Map<string, Promise<DocumentClient>>();
   /** A host's turns; a host with nothing under way or waiting has no entry. */
   private readonly hostTurns = new Map<string, BoundedQueue>();
-  /** Fetches holding a turn; the rest of `fetching` wait for one. */
+  /** Fetches holding a turn. */
   private running = 0;
+  /**
+   * Fetches that got no answer and gave their turn back, held to the fetch limit before they say
+   * so; the rest of `fetching`, beyond these and `running`, wait for a turn.
+   */
+  private unanswered = 0;
   private closed = false;
 
   constructor(
@@ -335,14 +341,19 @@ export class ClientMetadataDocuments {
     const host = new URL(clientId).hostname.replace(/\.+$/, '');
     const turns = this.hostTurns.get(host) ?? new BoundedQueue(DOCUMENT_FETCHES_PER_HOST, DOCUMENT_FETCHES_PER_HOST);
     const startsNow = turns.state.running < DOCUMENT_FETCHES_PER_HOST;
-    if (this.closed || (startsNow ? this.running : this.fetching.size - this.running) >= DOCUMENT_FETCHES_IN_FLIGHT) {
+    const waiting = this.fetching.size - this.running - this.unanswered;
+    if (this.closed || (startsNow ? this.running : waiting) >= DOCUMENT_FETCHES_IN_FLIGHT) {
       throw new ClientDocumentError(TOO_MANY_FETCHES);
     }
     this.hostTurns.set(host, turns);
+    // The turn is held only while the fetcher runs: a fetch with no answer (a closed port) gives it
+    // back before it is held to the fetch limit, so ids on a host's closed ports cannot keep its
+    // real documents waiting.
     const fetch = turns.run(async () => {
       this.running += 1;
+      const started = performance.now();
       try {
-        return await this.fetchDocument(clientId);
+        return { started, fetched: await this.fetcher.fetch(clientId) };
       } finally {
         this.running -= 1;
       }
@@ -350,6 +361,7 @@ export class ClientMetadataDocuments {
       .catch((error: unknown) => {
         throw error instanceof QueueFullError ? new ClientDocumentError(TOO_MANY_FETCHES) : error;
       })
+      .then(({ started, fetched }) => this.documentFrom(clientId, started, fetched))
       .finally(() => {
         this.fetching.delete(clientId);
         const { running, waiting } = turns.state;
@@ -365,9 +377,8 @@ export class ClientMetadataDocuments {
     for (const turns of this.hostTurns.values()) turns.refuseWaiting('the instance is shutting down');
   }
 
-  private async fetchDocument(clientId: string): Promise<DocumentClient> {
-    const started = performance.now();
-    const fetched = await this.fetcher.fetch(clientId);
+  /** The app `fetched` describes, kept in the cache; or why there is none, said at the fetch limit when nothing answered. */
+  private async documentFrom(clientId: string, started: number, fetched: FetchedDocument): Promise<DocumentClient> {
     if (!fetched.ok && fetched.answered) throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: ${fetched.error}.`);
     if (!fetched.ok) {
       // Every fetch that got no answer reads the same and ends at the fetch limit: a refused
@@ -375,7 +386,12 @@ export class ClientMetadataDocuments {
       // requester, so a URL client_id is no probe of hosts and ports (RFC 6819 4.4.1.13 context).
       // The operator reads the reason in the audit line.
       this.audit.record({ audit: 'client_document.unreachable', clientId, reason: fetched.error });
-      await sleep(Math.max(0, started + DOCUMENT_FETCH_TIMEOUT_MS - performance.now()));
+      this.unanswered += 1;
+      try {
+        await sleep(Math.max(0, started + DOCUMENT_FETCH_TIMEOUT_MS - performance.now()));
+      } finally {
+        this.unanswered -= 1;
+      }
       throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: no answer within ${DOCUMENT_FETCH_TIMEOUT_MS / 1000} s from a server this service may reach.`);
     }
     const client = parseClientDocument(clientId, fetched, this.settings);
