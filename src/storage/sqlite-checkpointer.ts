@@ -42,8 +42,8 @@ const WORKER_SOURCE = `
 const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path);
+// Longer than the interval only after a failed pass (the interval is below the most it grows to).
 let delay = workerData.intervalMs;
-let failing = false;
 let ready = false;
 let timer;
 function pass() {
@@ -52,14 +52,12 @@ function pass() {
     if (!ready) db.pragma('synchronous = NORMAL');
     ready = true;
     db.pragma('wal_checkpoint(PASSIVE)');
+    if (delay !== workerData.intervalMs) parentPort.postMessage({ recovered: true });
     delay = workerData.intervalMs;
-    if (failing) parentPort.postMessage({ recovered: true });
-    failing = false;
   } catch (error) {
     // The serving connection's backstop still checkpoints; this one waits longer each time.
     delay = Math.min(delay * 2, workerData.maxIntervalMs);
     parentPort.postMessage({ failed: String(error && error.message), retryInMs: delay });
-    failing = true;
   }
   timer = setTimeout(pass, delay);
 }
