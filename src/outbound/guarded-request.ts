@@ -8,22 +8,22 @@
  *   goes to the address that was checked (no second lookup a DNS answer could change in between,
  *   so DNS rebinding cannot swap in an internal address); private, loopback, link-local and other
  *   non-public addresses are refused unless `allowPrivateAddresses`;
- * - names are asked of the name servers in /etc/resolv.conf by c-ares (`dns.Resolver`), not by the
- *   system's getaddrinfo: a query holds no thread of libuv's pool (which argon2 and the id_tokens'
- *   signatures share) and is cancelled when the request ends, so names whose DNS never answers
- *   cost their requests' time and nothing else. So /etc/hosts is not read: localhost names are
- *   loopback by RFC 6761 6.3, and any other name must be in DNS, fully qualified;
+ * - names are asked of the name servers by c-ares on a thread of its own (name-resolver.ts), and
+ *   the query is cancelled when the request ends: names whose DNS never answers, or answers with
+ *   thousands of addresses, cost their requests' time and that thread's, nothing else. So
+ *   /etc/hosts is not read: localhost names are loopback by RFC 6761 6.3, and any other name must
+ *   be in DNS, fully qualified;
  * - redirects are not followed (the 3xx itself is the answer);
  * - the answer's body is read up to `maxBodyBytes`, and the connection is dropped past it;
  * - the whole exchange, from the lookup to the body's last byte, ends by `timeoutMs`;
  * - no cookie, credential or header of ours is sent beyond those the caller names and a user agent.
  */
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { Resolver } from 'node:dns/promises';
 import { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP } from 'node:net';
 import { type SecureContext, createSecureContext } from 'node:tls';
+import { NameResolver } from './name-resolver.js';
 
 /** Addresses no request of ours may reach unless the operator allows them (IANA special-purpose registries). */
 export const NON_PUBLIC_ADDRESSES = (() => {
@@ -81,12 +81,7 @@ class RefusedAddress extends Error {
   override readonly name = 'RefusedAddress';
 }
 
-/**
- * How long a name server has to answer a query on its first try (c-ares lengthens later tries),
- * and how many tries each gets; the request's own limit cancels whatever is still being asked.
- */
-const QUERY_TIMEOUT_MS = 2_000;
-const QUERY_TRIES = 2;
+const names = new NameResolver(NON_PUBLIC_ADDRESSES);
 
 /** RFC 6761 6.3: `localhost` and the names under it are the loopback addresses, asked of no name server. */
 const LOOPBACK_ADDRESSES: readonly LookupAddress[] = [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
@@ -94,22 +89,6 @@ const LOOPBACK_ADDRESSES: readonly LookupAddress[] = [{ address: '127.0.0.1', fa
 function isLocalhostName(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost');
-}
-
-/** `hostname`'s addresses of `family` (0: both), IPv4 first: its A and AAAA records asked at once. */
-async function resolveAddresses(resolver: Resolver, hostname: string, family: 0 | 4 | 6): Promise<LookupAddress[]> {
-  if (isLocalhostName(hostname)) return LOOPBACK_ADDRESSES.filter((a) => family === 0 || a.family === family);
-  const [v4, v6] = await Promise.allSettled([
-    family === 6 ? [] : resolver.resolve4(hostname),
-    family === 4 ? [] : resolver.resolve6(hostname),
-  ]);
-  const addresses = [
-    ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
-    ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
-  ];
-  if (addresses.length > 0) return addresses;
-  const failure = v4.status === 'rejected' ? v4.reason : v6.status === 'rejected' ? v6.reason : undefined;
-  throw failure ?? Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -136,19 +115,23 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
     `refused: ${hostname ? `${hostname} resolves to ` : ''}${address}, which is not a public address (${options.allowSetting} is off)`;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   if (isIP(host) !== 0 && !allowed(host)) return Promise.resolve({ ok: false, answered: false, error: refusal(host) });
-  // Made at the first lookup; cancelled when the request ends, so no query outlives it.
-  let resolver: Resolver | undefined;
+  // Ended when the request ends, so no query outlives it.
+  let cancelLookup: (() => void) | undefined;
   // DNS as `net.connect` asks for it, with every address checked: the connection goes to a checked one.
   const lookup = (hostname: string, lookupOptions: LookupOptions, callback: LookupCallback): void => {
-    resolver ??= new Resolver({ timeout: QUERY_TIMEOUT_MS, tries: QUERY_TRIES });
     const family = lookupOptions.family === 4 || lookupOptions.family === 'IPv4' ? 4 : lookupOptions.family === 6 || lookupOptions.family === 'IPv6' ? 6 : 0;
-    resolveAddresses(resolver, hostname, family).then((addresses) => {
+    const connectTo = (addresses: readonly LookupAddress[]) => {
       const refused = addresses.find((a) => !allowed(a.address));
       if (refused) return callback(new RefusedAddress(refusal(refused.address, hostname)), []);
-      if (lookupOptions.all) return callback(null, addresses);
-      const first = addresses[0]!;
-      return callback(null, first.address, first.family);
-    }, (error: NodeJS.ErrnoException) => callback(error, []));
+      if (lookupOptions.all) return callback(null, [...addresses]);
+      return callback(null, addresses[0]!.address, addresses[0]!.family);
+    };
+    if (isLocalhostName(hostname)) return connectTo(LOOPBACK_ADDRESSES.filter((a) => family === 0 || a.family === family));
+    cancelLookup = names.resolve(hostname, family, !options.allowPrivateAddresses, (resolved) => {
+      if ('refused' in resolved) return callback(new RefusedAddress(refusal(resolved.refused, hostname)), []);
+      if ('error' in resolved) return callback(Object.assign(new Error(resolved.error.message), { code: resolved.error.code }), []);
+      return connectTo(resolved.addresses);
+    });
   };
   return new Promise<GuardedAnswer>((resolve) => {
     let answered = false;
@@ -158,7 +141,7 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
       settled = true;
       clearTimeout(timer);
       request.destroy();
-      resolver?.cancel();
+      cancelLookup?.();
       resolve(answer);
     };
     const headers: Record<string, string | number> = { ...outbound.headers, 'user-agent': options.userAgent };
@@ -196,7 +179,9 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
     const timer = setTimeout(() => finish({ ok: false, answered, error: `no answer within ${options.timeoutMs / 1000} s` }), options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => {
       const refused = error instanceof RefusedAddress ? error : error.cause instanceof RefusedAddress ? error.cause : undefined;
-      finish({ ok: false, answered, error: refused ? refused.message : error.code ? `${error.code}: ${error.message}` : error.message });
+      // Trying several addresses, net fails with an AggregateError whose own message is empty.
+      const message = error instanceof AggregateError ? error.errors.map((e: Error) => e.message).join('; ') : error.message;
+      finish({ ok: false, answered, error: refused ? refused.message : error.code ? `${error.code}: ${message}` : message });
     });
     request.end(outbound.body);
   });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { type Server, type Socket, createServer as createTcpServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS, DOCUMENT_FETCHES_IN_FLIGHT, DOCUMENT_FETCHES_PER_HOST } from '../../src/core/oauth/client-metadata.js';
+import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS, DOCUMENT_FETCHES_HELD, DOCUMENT_FETCHES_IN_FLIGHT, DOCUMENT_FETCHES_PER_HOST } from '../../src/core/oauth/client-metadata.js';
 import { runJanitor } from '../../src/janitor.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -316,7 +316,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await accepted(t, documents.document(freshPath('after')));
   });
 
-  test('a host is one host however its name is written and on any port: with its final dots, on another port, it waits in the same line', async () => {
+  test('a host is one host however its name is written: with its final dots, on another of its ports, it waits in the same line; its default port has a line of its own', async () => {
     const silent = await silentServer(['127.0.0.1', '::1']);
     const line = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${silent.port}/named-${i}-${process.hrtime.bigint()}`));
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -324,6 +324,8 @@ forEachDatabase('Client ID metadata documents', (database) => {
     for (const id of [`https://localhost.:${silent.port}/named-dotted`, `https://localhost..:${silent.port}/named-dotted-twice`, `https://localhost:${otherPort}/named-other-port`]) {
       assert.match(await refusedPage(t, id), /fetching too many client ID metadata documents at once/, id);
     }
+    // http's own port 80, where nothing of the test listens: fetched, not refused for the line.
+    assert.doesNotMatch(await refusedPage(t, 'http://localhost/named-default-port'), /too many/);
     await Promise.all(line);
     silent.close();
   });
@@ -339,22 +341,24 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.ok(Date.now() - started >= 4900, 'each id with no answer still reads as one at the fetch limit');
   });
 
-  test('fetches with no answer, held to the fetch limit, take none of the instance\'s waiting places', async () => {
-    // 64 ids on closed ports of eight other hosts: refused at once, then held to the limit.
+  test('fetches with no answer count among the 128 an instance holds until the fetch limit: past them a new id is refused at once, so ids that fail fast start at most 128 fetches per 5 s', async () => {
+    // Two waves of 64 ids on closed ports of sixteen hosts: each fetch fails at once and is held to the limit.
     const port = await closedPort();
-    const hosts = Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${i + 2}`);
-    const unanswered = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://${host}:${port}/unanswered-${i}-${process.hrtime.bigint()}`)));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    // 127.0.0.1's every turn held by a host that never answers: its next id must wait, and may.
-    const silent = await silentServer(['127.0.0.1']);
-    const holding = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://127.0.0.1:${silent.port}/unanswered-held-${i}-${process.hrtime.bigint()}`));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    await accepted(t, documents.document(freshPath('waits-beside-unanswered')));
-    for (const page of await Promise.all([...unanswered, ...holding])) assert.match(page, /could not be fetched: no answer within 5 s/);
-    silent.close();
+    const waves = [0, 1].map((wave) => Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${2 + wave * 8 + i}`));
+    const unanswered: Array<Promise<string>> = [];
+    for (const hosts of waves) {
+      unanswered.push(...hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://${host}:${port}/unanswered-${i}-${process.hrtime.bigint()}`))));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD);
+    const refusedAt = Date.now();
+    assert.match(await refusedPage(t, documents.document(freshPath('past-the-held'))), /fetching too many client ID metadata documents at once/);
+    assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
+    for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
+    await accepted(t, documents.document(freshPath('after-the-held')));
   });
 
-  test('per instance, at most 64 fetches run and 64 more wait: a new host past the running bound is refused at once, a known host\'s id waits', async () => {
+  test('per instance, at most 64 fetches run: a new host past them is refused at once, a known host\'s id waits its turn', async () => {
     // Eight hosts (loopback addresses, as development allows) that never answer, eight ids each.
     const hosts = Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${i + 1}`);
     const silent = await silentServer(hosts);

@@ -1,21 +1,24 @@
 /**
- * The one guarded outbound request (src/outbound/guarded-request.ts): how it asks DNS. Its
- * resolver is pointed at a real name server on 127.0.0.1 that the test runs (a UDP socket that
- * answers A and AAAA queries from a table, or says nothing), so c-ares does what it does against
- * any name server; only the server's address is ours.
+ * The one guarded outbound request (src/outbound/guarded-request.ts): how it asks DNS. Names are
+ * asked of a real name server on 127.0.0.1 that the test runs (a UDP socket that answers A and
+ * AAAA queries from a table, or says nothing), set with `dns.setServers` before the resolver's
+ * thread starts, so c-ares does what it does against any name server; only the server is ours.
  */
 import assert from 'node:assert/strict';
 import { type Socket as UdpSocket, createSocket } from 'node:dgram';
-import dnsPromises from 'node:dns/promises';
+import dns from 'node:dns';
 import { type Server, createServer } from 'node:http';
 import { isIPv4 } from 'node:net';
-import { syncBuiltinESMExports } from 'node:module';
 import { after, before, test } from 'node:test';
 import { guardedRequest } from '../../src/outbound/guarded-request.js';
+import { ADDRESSES_PER_FAMILY } from '../../src/outbound/name-resolver.js';
 
 const options = { allowPrivateAddresses: false, allowSetting: 'TEST_ALLOW', timeoutMs: 300, maxBodyBytes: 1024, oversize: 'fail', userAgent: 'test' } as const;
 
-/** A name server: the addresses of each name it knows (A and AAAA by their form), NXDOMAIN for the rest; silent for names in `silent`. */
+/**
+ * A name server: the addresses of each name it knows (A and AAAA by their form), NXDOMAIN for the
+ * rest; silent for the names in `silent`, or for one type of query (`name AAAA`).
+ */
 class NameServer {
   readonly records = new Map<string, string[]>();
   readonly silent = new Set<string>();
@@ -35,22 +38,23 @@ class NameServer {
   }
 
   /** RFC 1035 4.1: the question is copied back, with one answer record per address of the asked type. */
-  private answer(query: Buffer, port: number, address: string): void {
+  private answer(packet: Buffer, port: number, address: string): void {
     const labels: string[] = [];
     let at = 12;
-    while (query[at]! > 0) {
-      labels.push(query.subarray(at + 1, at + 1 + query[at]!).toString('latin1'));
-      at += 1 + query[at]!;
+    while (packet[at]! > 0) {
+      labels.push(packet.subarray(at + 1, at + 1 + packet[at]!).toString('latin1'));
+      at += 1 + packet[at]!;
     }
-    const type = query.readUInt16BE(at + 1);
-    const question = query.subarray(12, at + 5);
+    const type = packet.readUInt16BE(at + 1);
+    const question = packet.subarray(12, at + 5);
     const name = labels.join('.').toLowerCase();
-    this.asked.push(`${name} ${type === 1 ? 'A' : type === 28 ? 'AAAA' : type}`);
-    if (this.silent.has(name)) return;
+    const query = `${name} ${type === 1 ? 'A' : type === 28 ? 'AAAA' : type}`;
+    this.asked.push(query);
+    if (this.silent.has(name) || this.silent.has(query)) return;
     const known = this.records.get(name);
     const matching = (known ?? []).filter((a) => (type === 1 ? isIPv4(a) : type === 28 && !isIPv4(a)));
     const header = Buffer.alloc(12);
-    header.writeUInt16BE(query.readUInt16BE(0), 0);
+    header.writeUInt16BE(packet.readUInt16BE(0), 0);
     header.writeUInt16BE(known ? 0x8180 : 0x8183, 2); // a response, recursion available; NXDOMAIN for an unknown name
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(matching.length, 6);
@@ -82,27 +86,19 @@ function ipv6Bytes(address: string): Buffer {
 let names: NameServer;
 let site: Server;
 let sitePort: number;
-const originalResolver = dnsPromises.Resolver;
+const originalServers = dns.getServers();
 
 before(async () => {
   names = await NameServer.start();
-  const servers = [names.address];
-  // Every resolver the guarded request makes asks our name server instead of /etc/resolv.conf's.
-  dnsPromises.Resolver = class extends originalResolver {
-    constructor(resolverOptions?: ConstructorParameters<typeof originalResolver>[0]) {
-      super(resolverOptions);
-      this.setServers(servers);
-    }
-  };
-  syncBuiltinESMExports();
+  // The resolver's thread starts at the first lookup, with the process's name servers then.
+  dns.setServers([names.address]);
   site = createServer((_request, response) => response.end('hello'));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   sitePort = (site.address() as { port: number }).port;
 });
 
 after(() => {
-  dnsPromises.Resolver = originalResolver;
-  syncBuiltinESMExports();
+  dns.setServers(originalServers);
   names.close();
   site.close();
 });
@@ -147,4 +143,29 @@ test('localhost and the names under it are the loopback addresses, asked of no n
   const refused = await guardedRequest(`https://localhost:${sitePort}/`, { method: 'GET' }, options);
   assert.deepEqual(refused, { ok: false, answered: false, error: 'refused: localhost resolves to 127.0.0.1, which is not a public address (TEST_ALLOW is off)' });
   assert.equal(names.asked.length, askedBefore, 'no name server was asked');
+});
+
+test('every address of a name with many is checked, and the connection is offered only the first four of each family', async () => {
+  const many = Array.from({ length: 40 }, (_, i) => `93.184.216.${i + 1}`);
+  names.records.set('many-public.test', [...many.slice(0, 39), '10.0.0.1']);
+  const refused = await guardedRequest('https://many-public.test/doc.json', { method: 'GET' }, options);
+  assert.deepEqual(refused, { ok: false, answered: false, error: 'refused: many-public.test resolves to 10.0.0.1, which is not a public address (TEST_ALLOW is off)' });
+  // Forty loopback addresses, none listening on the port: each address tried is one refusal in the error.
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const closedPort = (closed.address() as { port: number }).port;
+  await new Promise((resolve) => closed.close(resolve));
+  names.records.set('many-loopback.test', Array.from({ length: 40 }, (_, i) => `127.0.1.${i + 1}`));
+  const answer = await guardedRequest(`http://many-loopback.test:${closedPort}/`, { method: 'GET' }, { ...options, allowPrivateAddresses: true, timeoutMs: 3000 });
+  assert.equal(answer.ok, false);
+  const tried = new Set((!answer.ok ? answer.error : '').match(/127\.0\.1\.\d+/g));
+  assert.ok(tried.size >= 1 && tried.size <= ADDRESSES_PER_FAMILY, `tried ${[...tried].join(', ')}`);
+  assert.equal(ADDRESSES_PER_FAMILY, 4);
+});
+
+test('a name server that answers A but never AAAA costs the request a moment, not its limit: the family that answered is used', async () => {
+  names.records.set('no-aaaa.test', ['127.0.0.1']);
+  names.silent.add('no-aaaa.test AAAA');
+  const answer = await guardedRequest(`http://no-aaaa.test:${sitePort}/`, { method: 'GET' }, { ...options, allowPrivateAddresses: true, timeoutMs: 3000 });
+  assert.equal(answer.ok && answer.body.toString(), 'hello', 'answered before the first try of AAAA (2 s) would have ended');
 });

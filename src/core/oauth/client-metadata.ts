@@ -41,18 +41,21 @@ export const DOCUMENT_CLIENT_REFRESH_MS = DOCUMENT_CLIENT_GRACE_MS / 2;
 /** Documents kept at once; the least recently used goes first. */
 export const DOCUMENT_CACHE_ENTRIES = 1000;
 /**
- * Fetches at once. To one host (its name, whatever the port), at most `DOCUMENT_FETCHES_PER_HOST`
- * run and as many more wait for a turn, in arrival order; per instance, at most
- * `DOCUMENT_FETCHES_IN_FLIGHT` run and as many more wait. Ids that name slow hosts hold at most
- * that many outbound connections (each at most the fetch limit) whatever the rate of requests; a
- * burst of first requests for different documents of one host waits its turn instead of being
- * refused. A fetch takes at most the fetch limit and hands its turn on when it ends, so a waiting
- * place lasts at most that long; one that got no answer (a closed port, a refused address) hands
- * it on at once, though its requester hears so only at the fetch limit. A waiting place holds no
- * connection, and places are taken only behind a host's running fetches, so filling the
- * instance's places still takes as many slow fetches as before there were any.
+ * Fetches at once. To one host, at most `DOCUMENT_FETCHES_PER_HOST` run and as many more wait for a
+ * turn, in arrival order; a host is its name (final dots aside), and its default port is one line
+ * and every other port together another, so ids on ports a firewall drops, each holding a turn to
+ * the fetch limit, cannot keep the host's real documents waiting. Per instance, at most
+ * `DOCUMENT_FETCHES_IN_FLIGHT` run, and at most `DOCUMENT_FETCHES_HELD` are held in all: running,
+ * waiting for a turn, or held to the fetch limit after getting no answer. A fetch hands its turn
+ * on when the fetcher ends, so one that got no answer (a closed port, a refused address) hands it
+ * on at once though its requester hears so only at the fetch limit, and it counts among those
+ * held until then: ids that fail fast start at most `DOCUMENT_FETCHES_HELD` fetches per fetch
+ * limit, whatever the rate of requests. Ids that name slow hosts hold at most
+ * `DOCUMENT_FETCHES_IN_FLIGHT` outbound connections; a burst of first requests for different
+ * documents of one host waits its turn instead of being refused.
  */
 export const DOCUMENT_FETCHES_IN_FLIGHT = 64;
+export const DOCUMENT_FETCHES_HELD = 2 * DOCUMENT_FETCHES_IN_FLIGHT;
 export const DOCUMENT_FETCHES_PER_HOST = 8;
 
 /**
@@ -265,13 +268,8 @@ export class ClientMetadataDocuments {
   private readonly fetching = new Map<string, Promise<DocumentClient>>();
   /** A host's turns; a host with nothing under way or waiting has no entry. */
   private readonly hostTurns = new Map<string, BoundedQueue>();
-  /** Fetches holding a turn. */
+  /** Fetches holding a turn; the rest of `fetching` wait for one or are held to the fetch limit. */
   private running = 0;
-  /**
-   * Fetches that got no answer and gave their turn back, held to the fetch limit before they say
-   * so; the rest of `fetching`, beyond these and `running`, wait for a turn.
-   */
-  private unanswered = 0;
   private closed = false;
 
   constructor(
@@ -337,18 +335,18 @@ export class ClientMetadataDocuments {
     if (cached) this.cache.delete(clientId);
     const underWay = this.fetching.get(clientId);
     if (underWay) return underWay;
-    // One host however it is written (`example.com.` is `example.com` to DNS) and on any port.
-    const host = new URL(clientId).hostname.replace(/\.+$/, '');
+    // One host however it is written (`example.com.` is `example.com` to DNS): a line for its
+    // default port, one for all its others.
+    const url = new URL(clientId);
+    const host = `${url.hostname.replace(/\.+$/, '')}${url.port === '' ? '' : ' (other ports)'}`;
     const turns = this.hostTurns.get(host) ?? new BoundedQueue(DOCUMENT_FETCHES_PER_HOST, DOCUMENT_FETCHES_PER_HOST);
     const startsNow = turns.state.running < DOCUMENT_FETCHES_PER_HOST;
-    const waiting = this.fetching.size - this.running - this.unanswered;
-    if (this.closed || (startsNow ? this.running : waiting) >= DOCUMENT_FETCHES_IN_FLIGHT) {
+    if (this.closed || this.fetching.size >= DOCUMENT_FETCHES_HELD || (startsNow && this.running >= DOCUMENT_FETCHES_IN_FLIGHT)) {
       throw new ClientDocumentError(TOO_MANY_FETCHES);
     }
     this.hostTurns.set(host, turns);
     // The turn is held only while the fetcher runs: a fetch with no answer (a closed port) gives it
-    // back before it is held to the fetch limit, so ids on a host's closed ports cannot keep its
-    // real documents waiting.
+    // back before it is held to the fetch limit, still counted in `fetching` until then.
     const fetch = turns.run(async () => {
       this.running += 1;
       const started = performance.now();
@@ -386,12 +384,7 @@ export class ClientMetadataDocuments {
       // requester, so a URL client_id is no probe of hosts and ports (RFC 6819 4.4.1.13 context).
       // The operator reads the reason in the audit line.
       this.audit.record({ audit: 'client_document.unreachable', clientId, reason: fetched.error });
-      this.unanswered += 1;
-      try {
-        await sleep(Math.max(0, started + DOCUMENT_FETCH_TIMEOUT_MS - performance.now()));
-      } finally {
-        this.unanswered -= 1;
-      }
+      await sleep(Math.max(0, started + DOCUMENT_FETCH_TIMEOUT_MS - performance.now()));
       throw new ClientDocumentError(`The client ID metadata document at ${clientId} could not be fetched: no answer within ${DOCUMENT_FETCH_TIMEOUT_MS / 1000} s from a server this service may reach.`);
     }
     const client = parseClientDocument(clientId, fetched, this.settings);
