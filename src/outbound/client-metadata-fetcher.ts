@@ -5,8 +5,11 @@
  */
 import { type ClientMetadataFetcher, DOCUMENT_FETCH_TIMEOUT_MS, DOCUMENT_MAX_BYTES, type FetchedDocument } from '../core/oauth/client-metadata.js';
 import { guardedRequest } from './guarded-request.js';
+import { NameResolver } from './name-resolver.js';
 
 export class HttpClientMetadataFetcher implements ClientMetadataFetcher {
+  private readonly names = new NameResolver();
+
   /** `allowPrivateAddresses`: CLIENT_METADATA_ALLOW_PRIVATE (development). */
   constructor(private readonly allowPrivateAddresses: boolean) {}
 
@@ -18,6 +21,7 @@ export class HttpClientMetadataFetcher implements ClientMetadataFetcher {
       maxBodyBytes: DOCUMENT_MAX_BYTES,
       oversize: 'fail',
       userAgent: 'svc-client-metadata/1',
+      names: this.names,
     });
     if (!answer.ok) return answer;
     const cacheControl = answer.headers['cache-control'];

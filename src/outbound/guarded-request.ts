@@ -21,38 +21,16 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
 import { type SecureContext, createSecureContext } from 'node:tls';
-import { NameResolver } from './name-resolver.js';
-
-/** Addresses no request of ours may reach unless the operator allows them (IANA special-purpose registries). */
-export const NON_PUBLIC_ADDRESSES = (() => {
-  const list = new BlockList();
-  const v4: Array<[string, number]> = [
-    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-    ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-    ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-  ];
-  // Besides the special-purpose ranges, every IPv6 range that carries an IPv4 address a relay or
-  // translator may turn back into one (IPv4-compatible ::/96, SIIT ::ffff:0:0/96, NAT64
-  // 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32), and the deprecated site-local fec0::/10.
-  const v6: Array<[string, number]> = [
-    ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32],
-    ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-  ];
-  for (const [address, prefix] of v4) list.addSubnet(address, prefix, 'ipv4');
-  // BlockList also matches IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) against the IPv4 ranges.
-  for (const [address, prefix] of v6) list.addSubnet(address, prefix, 'ipv6');
-  return list;
-})();
-
-export function isPublicAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 0) return false;
-  return !NON_PUBLIC_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');
-}
+import { type NameResolver, isPublicAddress } from './name-resolver.js';
 
 export interface GuardOptions {
+  /**
+   * The thread that resolves names for this kind of request: one per kind, so a flood of one
+   * (document fetches, which anyone can cause) does not slow the other (back-channel logout).
+   */
+  names: NameResolver;
   /** Reach private, loopback and other non-public addresses too (development). */
   allowPrivateAddresses: boolean;
   /** The setting that would allow them, named in a refusal so the operator knows where to look. */
@@ -80,8 +58,6 @@ export type GuardedAnswer =
 class RefusedAddress extends Error {
   override readonly name = 'RefusedAddress';
 }
-
-const names = new NameResolver(NON_PUBLIC_ADDRESSES);
 
 /** RFC 6761 6.3: `localhost` and the names under it are the loopback addresses, asked of no name server. */
 const LOOPBACK_ADDRESSES: readonly LookupAddress[] = [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
@@ -127,7 +103,7 @@ export function guardedRequest(uri: string, outbound: OutboundRequest, options: 
       return callback(null, addresses[0]!.address, addresses[0]!.family);
     };
     if (isLocalhostName(hostname)) return connectTo(LOOPBACK_ADDRESSES.filter((a) => family === 0 || a.family === family));
-    cancelLookup = names.resolve(hostname, family, !options.allowPrivateAddresses, (resolved) => {
+    cancelLookup = options.names.resolve(hostname, family, !options.allowPrivateAddresses, (resolved) => {
       if ('refused' in resolved) return callback(new RefusedAddress(refusal(resolved.refused, hostname)), []);
       if ('error' in resolved) return callback(Object.assign(new Error(resolved.error.message), { code: resolved.error.code }), []);
       return connectTo(resolved.addresses);

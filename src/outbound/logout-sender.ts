@@ -6,6 +6,7 @@
  */
 import type { LogoutTokenSender, SendOutcome } from '../core/oidc/logout/delivery.js';
 import { guardedRequest } from './guarded-request.js';
+import { NameResolver } from './name-resolver.js';
 
 /** The most of an answer's body that is read; the rest is dropped with the connection. */
 const ANSWER_LIMIT_BYTES = 16 * 1024;
@@ -18,6 +19,8 @@ export interface LogoutSenderOptions {
 }
 
 export class HttpLogoutSender implements LogoutTokenSender {
+  private readonly names = new NameResolver();
+
   constructor(private readonly options: LogoutSenderOptions) {}
 
   async send(uri: string, logoutToken: string): Promise<SendOutcome> {
@@ -32,6 +35,7 @@ export class HttpLogoutSender implements LogoutTokenSender {
       maxBodyBytes: ANSWER_LIMIT_BYTES,
       oversize: 'drop',
       userAgent: 'svc-backchannel-logout/1',
+      names: this.names,
     });
     if (!answer.ok) return { delivered: false, error: answer.error };
     if (answer.status === 200 || answer.status === 204) return { delivered: true };

@@ -1,6 +1,7 @@
 /**
- * The addresses of a name someone else chose, for the guarded request (guarded-request.ts),
- * asked of DNS by c-ares on a worker thread of its own:
+ * Which addresses are public, and the addresses of a name someone else chose, for the guarded
+ * request (guarded-request.ts), asked of DNS by c-ares on a worker thread of its own (one per kind
+ * of request, so a flood of document fetches does not slow back-channel logout):
  * - not the system's getaddrinfo, which runs on libuv's pool of four threads that argon2 and the
  *   id_tokens' signatures share, and holds one for the system resolver's whole timeout when a
  *   name server never answers; a c-ares query holds no thread and is cancelled with its request;
@@ -12,8 +13,35 @@
  * each address it is given in turn, so thousands would mean thousands of connection attempts.
  */
 import dns, { type LookupAddress } from 'node:dns';
-import type { BlockList } from 'node:net';
+import { BlockList, isIP } from 'node:net';
 import { Worker } from 'node:worker_threads';
+
+/** Addresses no request of ours may reach unless the operator allows them (IANA special-purpose registries). */
+export const NON_PUBLIC_ADDRESSES = (() => {
+  const list = new BlockList();
+  const v4: Array<[string, number]> = [
+    ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+    ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
+    ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ];
+  // Besides the special-purpose ranges, every IPv6 range that carries an IPv4 address a relay or
+  // translator may turn back into one (IPv4-compatible ::/96, SIIT ::ffff:0:0/96, NAT64
+  // 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32), and the deprecated site-local fec0::/10.
+  const v6: Array<[string, number]> = [
+    ['::', 96], ['::ffff:0:0:0', 96], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 32], ['2001:db8::', 32],
+    ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ];
+  for (const [address, prefix] of v4) list.addSubnet(address, prefix, 'ipv4');
+  // BlockList also matches IPv4-mapped IPv6 addresses (::ffff:10.0.0.1) against the IPv4 ranges.
+  for (const [address, prefix] of v6) list.addSubnet(address, prefix, 'ipv6');
+  return list;
+})();
+
+export function isPublicAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 0) return false;
+  return !NON_PUBLIC_ADDRESSES.check(address, family === 4 ? 'ipv4' : 'ipv6');
+}
 
 /** How long a name server has to answer on its first try (c-ares lengthens later tries), and the tries each gets. */
 const QUERY_TIMEOUT_MS = 2_000;
@@ -64,6 +92,7 @@ parentPort.on('message', async (message) => {
   resolver.setServers(servers);
   resolvers.set(id, resolver);
   const found = await lookup(resolver, hostname, family);
+  resolver.cancel(); // the family the grace cut short is asked no longer
   if (!resolvers.delete(id)) return;
   if (found.error) return parentPort.postMessage({ id, error: found.error });
   const refused = checked && (found.v4.find((a) => nonPublic.check(a, 'ipv4')) || found.v6.find((a) => nonPublic.check(a, 'ipv6')));
@@ -78,15 +107,15 @@ parentPort.on('message', async (message) => {
 type Answer = ResolvedName & { id: number };
 
 /**
- * One worker per process, started at the first lookup and started again after a failure; the
- * name servers it asks are those the process read at start (/etc/resolv.conf), or `dns.setServers`'.
+ * A worker thread, started at the first lookup and started again after a failure; the name
+ * servers it asks are those the process read at start (/etc/resolv.conf), or `dns.setServers`'.
+ * One per kind of request (guarded-request.ts, `GuardOptions.names`).
  */
 export class NameResolver {
   #worker: Worker | undefined;
   #nextId = 0;
   readonly #waiting = new Map<number, (answer: ResolvedName) => void>();
 
-  constructor(private readonly nonPublic: BlockList) {}
 
   /**
    * Looks `hostname` up (A and AAAA, or `family`'s only); with `checked`, any non-public address
@@ -106,11 +135,12 @@ export class NameResolver {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
-        servers: dns.getServers(), nonPublic: this.nonPublic, timeoutMs: QUERY_TIMEOUT_MS, tries: QUERY_TRIES,
+        servers: dns.getServers(), nonPublic: NON_PUBLIC_ADDRESSES, timeoutMs: QUERY_TIMEOUT_MS, tries: QUERY_TRIES,
         perFamily: ADDRESSES_PER_FAMILY, graceMs: OTHER_FAMILY_GRACE_MS,
       },
-      // Queries and their answers: a small heap is plenty, and it counts in the server's RSS.
-      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 4 },
+      // Queries and their answers, 4,000 addresses each at worst: 64 such at once (a kind's bound)
+      // sometimes outgrew 16 MB (attack55). Used only as answers need it; it counts in the RSS.
+      resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4 },
     });
     worker.on('message', (answer: Answer) => {
       const done = this.#waiting.get(answer.id);

@@ -11,9 +11,9 @@ import { type Server, createServer } from 'node:http';
 import { isIPv4 } from 'node:net';
 import { after, before, test } from 'node:test';
 import { guardedRequest } from '../../src/outbound/guarded-request.js';
-import { ADDRESSES_PER_FAMILY } from '../../src/outbound/name-resolver.js';
+import { ADDRESSES_PER_FAMILY, NameResolver } from '../../src/outbound/name-resolver.js';
 
-const options = { allowPrivateAddresses: false, allowSetting: 'TEST_ALLOW', timeoutMs: 300, maxBodyBytes: 1024, oversize: 'fail', userAgent: 'test' } as const;
+const options = { allowPrivateAddresses: false, allowSetting: 'TEST_ALLOW', timeoutMs: 300, maxBodyBytes: 1024, oversize: 'fail', userAgent: 'test', names: new NameResolver() } as const;
 
 /**
  * A name server: the addresses of each name it knows (A and AAAA by their form), NXDOMAIN for the
@@ -163,9 +163,12 @@ test('every address of a name with many is checked, and the connection is offere
   assert.equal(ADDRESSES_PER_FAMILY, 4);
 });
 
-test('a name server that answers A but never AAAA costs the request a moment, not its limit: the family that answered is used', async () => {
+test('a name server that answers A but never AAAA costs the request a moment, not its limit: the family that answered is used, and the other query ends', async () => {
   names.records.set('no-aaaa.test', ['127.0.0.1']);
   names.silent.add('no-aaaa.test AAAA');
   const answer = await guardedRequest(`http://no-aaaa.test:${sitePort}/`, { method: 'GET' }, { ...options, allowPrivateAddresses: true, timeoutMs: 3000 });
   assert.equal(answer.ok && answer.body.toString(), 'hello', 'answered before the first try of AAAA (2 s) would have ended');
+  // The query cut short is cancelled with the lookup: it is not tried again after its first 2 s.
+  await new Promise((resolve) => setTimeout(resolve, 2500));
+  assert.deepEqual(names.asked.filter((q) => q === 'no-aaaa.test AAAA'), ['no-aaaa.test AAAA']);
 });

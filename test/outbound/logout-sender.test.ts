@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { type Server, createServer } from 'node:http';
 import { after, before, test } from 'node:test';
-import { isPublicAddress } from '../../src/outbound/guarded-request.js';
+import { isPublicAddress } from '../../src/outbound/name-resolver.js';
 import { HttpLogoutSender } from '../../src/outbound/logout-sender.js';
 import { LogoutReceiver } from '../support/logout-receiver.js';
 
