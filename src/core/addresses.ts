@@ -14,9 +14,9 @@ export function addressKey(address: string): string {
 /**
  * The key of an address's site: an IPv4 address as `addressKey` counts it, an IPv6 address by its
  * /48, the network a provider may hand one site (RFC 6177 3) and a home user's /56 lies in. For a
- * share of something every sender competes for (the line to argon2), where a sender holding the
- * 256 /64s of a /56 must count as one; too wide for the limits that lock out, which count by
- * `addressKey`.
+ * share of something every sender competes for (the line to argon2, the document fetches held),
+ * where a sender holding the 256 /64s of a /56 must count as one; too wide for the limits that
+ * lock out, which count by `addressKey`.
  */
 export function siteKey(address: string): string {
   return networkKey(address, 3);

@@ -9,8 +9,9 @@
  *   so DNS rebinding cannot swap in an internal address); private, loopback, link-local and other
  *   non-public addresses are refused unless `allowPrivateAddresses`;
  * - names are asked of the name servers by c-ares on a thread per kind of request
- *   (name-resolver.ts), and the query is cancelled when the request ends: names whose DNS never answers, or answers with
- *   thousands of addresses, cost their requests' time and that thread's, nothing else. So
+ *   (name-resolver.ts), and the query is cancelled when the request ends: names whose DNS never
+ *   answers, or answers with thousands of addresses, cost their requests' time and that thread's,
+ *   nothing else. So
  *   /etc/hosts is not read: localhost names are loopback by RFC 6761 6.3, and any other name must
  *   be in DNS, fully qualified;
  * - redirects are not followed (the 3xx itself is the answer);

@@ -1,7 +1,7 @@
 /**
  * Which addresses are public, and the addresses of a name someone else chose, for the guarded
- * request (guarded-request.ts), asked of DNS by c-ares on a worker thread of its own (one per kind
- * of request, so a flood of document fetches does not slow back-channel logout):
+ * request (guarded-request.ts), asked of DNS by c-ares on a worker thread, one per kind of request
+ * (so a flood of document fetches does not slow back-channel logout):
  * - not the system's getaddrinfo, which runs on libuv's pool of four threads that argon2 and the
  *   id_tokens' signatures share, and holds one for the system resolver's whole timeout when a
  *   name server never answers; a c-ares query holds no thread and is cancelled with its request;

@@ -8,12 +8,20 @@ import assert from 'node:assert/strict';
 import { type Server, type Socket, createServer as createTcpServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as oauth from 'oauth4webapi';
-import { DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS, DOCUMENT_FETCHES_HELD, DOCUMENT_FETCHES_IN_FLIGHT, DOCUMENT_FETCHES_PER_HOST } from '../../src/core/oauth/client-metadata.js';
+import {
+  DOCUMENT_CACHE_ENTRIES, DOCUMENT_CLIENT_GRACE_MS, DOCUMENT_CLIENT_REFRESH_MS, DOCUMENT_FETCHES_HELD, DOCUMENT_FETCHES_HELD_PER_ADDRESS, DOCUMENT_FETCHES_IN_FLIGHT,
+  DOCUMENT_FETCHES_PER_HOST,
+} from '../../src/core/oauth/client-metadata.js';
 import { runJanitor } from '../../src/janitor.js';
+import { addressesIn } from '../support/addresses.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type Answer, DocumentServer } from '../support/document-server.js';
 import { type Browser, consentForm, hiddenFields, pkcePair, signedInBrowser, startOAuthApp } from './helpers.js';
+
+/** Requests carry their address in X-Forwarded-For, a new one each unless a test names it: the share of one address is a test of its own. */
+const ADDRESSED = { TRUST_PROXY: '1' };
+const newAddress = addressesIn('100.64');
 
 let documents: DocumentServer;
 before(async () => { documents = await DocumentServer.start(); });
@@ -72,8 +80,8 @@ function authorizeUrl(t: TestApp, clientId: string, extra: Record<string, string
 }
 
 /** The error page's answer: status 400, never a redirect, and its text. */
-async function refusedPage(t: TestApp, clientId: string, extra: Record<string, string> = {}): Promise<string> {
-  const response = await fetch(authorizeUrl(t, clientId, extra), { redirect: 'manual' });
+async function refusedPage(t: TestApp, clientId: string, extra: Record<string, string> = {}, from = newAddress()): Promise<string> {
+  const response = await fetch(authorizeUrl(t, clientId, extra), { redirect: 'manual', headers: { 'x-forwarded-for': from } });
   assert.equal(response.status, 400, 'the error page');
   assert.equal(response.headers.get('location'), null, 'no redirect');
   assert.match(response.headers.get('content-type') ?? '', /text\/html/);
@@ -81,15 +89,15 @@ async function refusedPage(t: TestApp, clientId: string, extra: Record<string, s
 }
 
 /** An authorization request the checks accept: it goes on to sign-in. */
-async function accepted(t: TestApp, clientId: string): Promise<void> {
-  const response = await fetch(authorizeUrl(t, clientId), { redirect: 'manual' });
+async function accepted(t: TestApp, clientId: string, from = newAddress()): Promise<void> {
+  const response = await fetch(authorizeUrl(t, clientId), { redirect: 'manual', headers: { 'x-forwarded-for': from } });
   assert.ok(response.status === 302 || response.status === 303, `accepted, then sent to sign in (got ${response.status}: ${response.status === 400 ? await response.text() : ''})`);
   assert.match(response.headers.get('location') ?? '', /\/login/);
 }
 
 forEachDatabase('Client ID metadata documents', (database) => {
   let t: TestApp;
-  before(async () => { t = await startOAuthApp(database); });
+  before(async () => { t = await startOAuthApp(database, { env: ADDRESSED }); });
   after(() => t.close());
 
   /** The member's part: open the authorization URL, approve, and hand back where the browser lands. */
@@ -358,6 +366,22 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await accepted(t, documents.document(freshPath('after-the-held')));
   });
 
+  test('one address holds at most 8 of the fetches until they end: its next new id is refused at once, another address\'s is fetched, and an IPv6 address counts by its /48', async () => {
+    const port = await closedPort();
+    for (const [sender, neighbour] of [['100.64.255.1', '100.64.255.1'], ['2001:db8:35:1::1', '2001:db8:35:ffff::2']] as const) {
+      const unanswered = Array.from({ length: DOCUMENT_FETCHES_HELD_PER_ADDRESS }, (_, i) => refusedPage(t, `http://127.0.0.1:${port}/share-${i}-${process.hrtime.bigint()}`, {}, sender));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const document = documents.document(freshPath('share-next'));
+      const refusedAt = Date.now();
+      assert.match(await refusedPage(t, document, {}, neighbour), /Requests from your network are waiting for 8 client ID metadata documents already/, neighbour);
+      assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
+      assert.equal(documents.count(new URL(document).pathname), 0, 'nothing fetched for it');
+      await accepted(t, document, newAddress());
+      for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
+      await accepted(t, documents.document(freshPath('share-after')), neighbour);
+    }
+  });
+
   test('per instance, at most 64 fetches run: a new host past them is refused at once, a known host\'s id waits its turn', async () => {
     // Eight hosts (loopback addresses, as development allows) that never answer, eight ids each.
     const hosts = Array.from({ length: DOCUMENT_FETCHES_IN_FLIGHT / DOCUMENT_FETCHES_PER_HOST }, (_, i) => `127.0.0.${i + 1}`);
@@ -377,7 +401,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
   });
 
   test('shutting down refuses the requests waiting for a turn at once; the fetches under way are answered within the fetch limit and their keep-alive connections end after the answers', async () => {
-    const closing = await startOAuthApp(database);
+    const closing = await startOAuthApp(database, { env: ADDRESSED });
     const held = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => documents.url(freshPath(`closing-held-${i}`)));
     for (const id of held) documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
     const holding = held.map((id) => refusedPage(closing, id));
@@ -487,7 +511,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await Promise.all(Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, async () => {
       while (next < ids.length) {
         const id = ids[next++]!;
-        await t.deps.clientDocuments.resolve(t.deps.stores, id);
+        await t.deps.clientDocuments.resolve(t.deps.stores, id, '127.0.0.1');
         assert.ok(t.deps.clientDocuments.size <= DOCUMENT_CACHE_ENTRIES);
       }
     }));

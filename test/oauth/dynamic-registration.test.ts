@@ -7,12 +7,12 @@
  * (TRUST_PROXY=1), a new one per registration unless a test counts them.
  */
 import assert from 'node:assert/strict';
-import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { REGISTRATION_WINDOW_SECONDS, SELF_REGISTERED_GRACE_MS } from '../../src/core/oauth/dynamic-registration.js';
 import { runJanitor } from '../../src/janitor.js';
+import { addressesIn } from '../support/addresses.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startAppsForSuite } from '../support/instances.js';
@@ -26,13 +26,7 @@ const ENV = { TRUST_PROXY: '1' };
 const DAY_MS = 86_400_000;
 
 /** An address of the documentation range (RFC 5737) no other registration uses. */
-// Each a different address of the range: drawn at random, two of a run's could meet, and a test
-// counting one address's requests up to a limit would see its limit reached early.
-let addressesMade = randomInt(0, 256 * 254);
-function newAddress(): string {
-  const n = addressesMade++ % (256 * 254);
-  return `203.0.${Math.floor(n / 254)}.${(n % 254) + 1}`;
-}
+const newAddress = addressesIn('203.0');
 
 function register(t: TestApp, body: unknown, options: { address?: string; contentType?: string; raw?: string } = {}): Promise<Response> {
   return fetch(`${t.baseUrl}/api/oauth/register`, {

@@ -8,13 +8,13 @@
  * service is in client-auth-burst.test.ts.
  */
 import assert from 'node:assert/strict';
-import { randomInt } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { OAuthError } from '../../src/core/errors.js';
 import { CLIENT_AUTH_CHECKS_AT_ONCE, CLIENT_AUTH_CHECKS_WAITING, CLIENT_AUTH_WINDOW_SECONDS, OAuthEndpointLimits } from '../../src/core/oauth/endpoint-limits.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
+import { addressesIn } from '../support/addresses.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startAppsForSuite } from '../support/instances.js';
@@ -30,13 +30,7 @@ const LIMITS = {
 };
 
 /** An address of the documentation range no other test uses. */
-// Each a different address of the range: drawn at random, two of a run's could meet, and a test
-// counting one address's requests up to a limit would see its limit reached early.
-let addressesMade = randomInt(0, 256 * 254);
-function newAddress(): string {
-  const n = addressesMade++ % (256 * 254);
-  return `198.51.${Math.floor(n / 254)}.${(n % 254) + 1}`;
-}
+const newAddress = addressesIn('198.51');
 
 function post(t: TestApp, path: string, fields: Record<string, string>, address: string): Promise<Response> {
   return fetch(`${t.baseUrl}${path}`, {
@@ -180,7 +174,7 @@ function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Prom
   describe(`checks of client secrets under way at once [${name}]`, { skip }, () => {
     const failures = 3;
     const settings = { clientAuthFailuresPerAddress: failures, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
-    const credentials = { bodyClientId: 'client', bodySecret: 'secret' };
+    const credentials = { bodyClientId: 'client', bodySecret: 'secret', askedFrom: '192.0.2.1' };
     const now = Date.UTC(2026, 10, 24, 8, 1, 0);
 
     function harness() {

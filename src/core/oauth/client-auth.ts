@@ -22,6 +22,8 @@ export interface ClientCredentials {
   /** `client_id` and `client_secret` from the form body. */
   bodyClientId?: string | undefined;
   bodySecret?: string | undefined;
+  /** The request's client address: a document fetch the client's id starts counts against its share. */
+  askedFrom: string;
 }
 
 /**
@@ -78,7 +80,7 @@ export async function authenticateClient(sources: ClientSources, credentials: Cl
   }
   let client: Client | undefined;
   try {
-    client = await resolveClient(sources, clientId);
+    client = await resolveClient(sources, clientId, credentials.askedFrom);
   } catch (error) {
     // RFC 6749 5.2: a client whose document is bad or unreachable cannot be authenticated.
     if (error instanceof ClientDocumentError) throw fail(`Client authentication failed: ${error.message}`);

@@ -8,6 +8,7 @@
  * because someone named it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { siteKey } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { InputError, checkAll } from '../errors.js';
@@ -57,6 +58,16 @@ export const DOCUMENT_CACHE_ENTRIES = 1000;
 export const DOCUMENT_FETCHES_IN_FLIGHT = 64;
 export const DOCUMENT_FETCHES_HELD = 2 * DOCUMENT_FETCHES_IN_FLIGHT;
 export const DOCUMENT_FETCHES_PER_HOST = 8;
+/**
+ * Fetches one address may hold of the `DOCUMENT_FETCHES_HELD`: those it started, until they end
+ * (a fetch it joins is not counted again). Without a share, one sender naming ids on hosts that do
+ * not exist, about 26 requests a second, kept every place full and every new document app refused
+ * on the instance. A fetch that answers gives its place back within its round trip, so eight are
+ * reached only by ids that fail, or by more than eight people behind one address each bringing a
+ * new app within the same few seconds. Sixteen senders are needed to fill the places. An address
+ * is its site here (`siteKey`: an IPv6 /48), as for the line to argon2.
+ */
+export const DOCUMENT_FETCHES_HELD_PER_ADDRESS = 8;
 
 /**
  * What the outbound adapter brings back: the answer, or why there is none; `answered` when the
@@ -270,6 +281,8 @@ export class ClientMetadataDocuments {
   private readonly hostTurns = new Map<string, BoundedQueue>();
   /** Fetches holding a turn; the rest of `fetching` wait for one or are held to the fetch limit. */
   private running = 0;
+  /** Fetches in `fetching` by the site of the address that started them; a site holding none has no entry. */
+  private readonly heldBySite = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -286,16 +299,17 @@ export class ClientMetadataDocuments {
 
   /**
    * The app `clientId` names, as a `Client`: its stored row's status and times when it has one,
-   * the document's name and addresses always. Throws `ClientDocumentError`.
+   * the document's name and addresses always. A fetch it starts counts against the share of
+   * `askedFrom`, the client address of the request. Throws `ClientDocumentError`.
    */
-  async resolve(stores: Stores, clientId: string): Promise<Client> {
+  async resolve(stores: Stores, clientId: string, askedFrom: string): Promise<Client> {
     // A kept document's address passed these checks before it was fetched, under the same
     // settings: an agent's every request need not parse its URL again.
     if (!this.cache.has(clientId)) {
       const problem = documentUrlProblem(clientId, this.settings);
       if (problem) throw new ClientDocumentError(problem);
     }
-    const [described, stored] = await Promise.all([this.document(clientId), stores.clients.findById(clientId)]);
+    const [described, stored] = await Promise.all([this.document(clientId, askedFrom), stores.clients.findById(clientId)]);
     const now = this.clock.now();
     const client: Client = {
       clientId,
@@ -323,7 +337,7 @@ export class ClientMetadataDocuments {
     return client;
   }
 
-  private async document(clientId: string): Promise<DocumentClient> {
+  private async document(clientId: string, askedFrom: string): Promise<DocumentClient> {
     const now = this.clock.now();
     const cached = this.cache.get(clientId);
     if (cached && cached.expiresAt > now) {
@@ -341,10 +355,14 @@ export class ClientMetadataDocuments {
     const host = `${url.hostname.replace(/\.+$/, '')}${url.port === '' ? '' : ' (other ports)'}`;
     const turns = this.hostTurns.get(host) ?? new BoundedQueue(DOCUMENT_FETCHES_PER_HOST, DOCUMENT_FETCHES_PER_HOST);
     const startsNow = turns.state.running < DOCUMENT_FETCHES_PER_HOST;
+    const site = siteKey(askedFrom);
+    const heldBySite = this.heldBySite.get(site) ?? 0;
     if (this.closed || this.fetching.size >= DOCUMENT_FETCHES_HELD || (startsNow && this.running >= DOCUMENT_FETCHES_IN_FLIGHT)) {
       throw new ClientDocumentError(TOO_MANY_FETCHES);
     }
+    if (heldBySite >= DOCUMENT_FETCHES_HELD_PER_ADDRESS) throw new ClientDocumentError(TOO_MANY_FETCHES_FROM_ADDRESS);
     this.hostTurns.set(host, turns);
+    this.heldBySite.set(site, heldBySite + 1);
     // The turn is held only while the fetcher runs: a fetch with no answer (a closed port) gives it
     // back before it is held to the fetch limit, still counted in `fetching` until then.
     const fetch = turns.run(async () => {
@@ -362,6 +380,9 @@ export class ClientMetadataDocuments {
       .then(({ started, fetched }) => this.documentFrom(clientId, started, fetched))
       .finally(() => {
         this.fetching.delete(clientId);
+        const held = this.heldBySite.get(site)! - 1;
+        if (held === 0) this.heldBySite.delete(site);
+        else this.heldBySite.set(site, held);
         const { running, waiting } = turns.state;
         if (running === 0 && waiting === 0 && this.hostTurns.get(host) === turns) this.hostTurns.delete(host);
       });
@@ -396,6 +417,7 @@ export class ClientMetadataDocuments {
 }
 
 const TOO_MANY_FETCHES = 'This service is fetching too many client ID metadata documents at once; try again in a few seconds.';
+const TOO_MANY_FETCHES_FROM_ADDRESS = `Requests from your network are waiting for ${DOCUMENT_FETCHES_HELD_PER_ADDRESS} client ID metadata documents already; try again in a few seconds.`;
 
 /** Where an app is looked up: the stores, and the documents when this site accepts them. */
 export interface ClientSources {
@@ -405,12 +427,13 @@ export interface ClientSources {
 
 /**
  * The client `clientId` names, or `undefined`: a document's app when the id is a URL (and
- * documents are on), else a registered one. Throws `ClientDocumentError` for a bad document.
+ * documents are on), else a registered one. `askedFrom` is the request's client address, whose
+ * share a document fetch counts against. Throws `ClientDocumentError` for a bad document.
  */
-export async function resolveClient(sources: ClientSources, clientId: string): Promise<Client | undefined> {
+export async function resolveClient(sources: ClientSources, clientId: string, askedFrom: string): Promise<Client | undefined> {
   if (!isDocumentClientId(clientId)) return findClient(sources.stores, clientId);
   if (!sources.clientDocuments.settings.enabled) return undefined;
-  return sources.clientDocuments.resolve(sources.stores, clientId);
+  return sources.clientDocuments.resolve(sources.stores, clientId, askedFrom);
 }
 
 /**

@@ -28,6 +28,8 @@ export interface CheckContext {
   readonly now: Instant;
   /** `push`: the PAR endpoint checks a request being pushed (RFC 9126 2.1); `browser`: /oauth/authorize. */
   readonly via: 'browser' | 'push';
+  /** The request's client address: a document fetch `checkClient` starts counts against its share. */
+  readonly askedFrom: string;
   client?: Client;
   redirectUri?: string;
   /** The state to echo on an error redirect, once it is known to be sent exactly once. */
@@ -65,7 +67,7 @@ export const checkClient: Check = async (ctx) => {
   if (clientId === undefined) throw pageError('The request names no application (client_id is missing).');
   let client: Client | undefined;
   try {
-    client = await resolveClient(ctx, clientId);
+    client = await resolveClient(ctx, clientId, ctx.askedFrom);
   } catch (error) {
     if (error instanceof ClientDocumentError) throw pageError(error.message);
     throw error;

@@ -97,8 +97,8 @@ async function respond(deps: OAuthDeps, pushed: PushedFlow | null, answer: () =>
 type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error: OAuthError; ctx: CheckContext };
 
 /** Runs every check in order. Page errors (client, redirect URI) are thrown; later ones come back. */
-async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via']): Promise<Checked> {
-  const ctx: CheckContext = { params, stores: deps.stores, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, request: {} };
+async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via'], askedFrom: string): Promise<Checked> {
+  const ctx: CheckContext = { params, stores: deps.stores, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, askedFrom, request: {} };
   for (const check of PAGE_CHECKS) await check(ctx);
   try {
     for (const check of REDIRECT_CHECKS) await check(ctx);
@@ -111,10 +111,10 @@ async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via
 
 /**
  * Runs every check in order. Page errors (client, redirect URI) are thrown as `OAuthError`;
- * later ones come back as the error redirect.
+ * later ones come back as the error redirect. `askedFrom` is the browser's address.
  */
-export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params): Promise<Validation> {
-  const checked = await runChecks(deps, params, 'browser');
+export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params, askedFrom: string): Promise<Validation> {
+  const checked = await runChecks(deps, params, 'browser', askedFrom);
   if (checked.ok) return checked;
   const { ctx } = checked;
   const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.request.responseMode ?? 'query', clientName: ctx.client!.name };
@@ -125,8 +125,8 @@ export async function validateAuthorizationRequest(deps: OAuthDeps, params: Para
  * RFC 9126 2.1: a pushed request passes the same checks as one at the authorization endpoint;
  * any failure is thrown, to be answered as JSON (RFC 9126 2.3).
  */
-export async function checkPushedRequest(deps: OAuthDeps, params: Params): Promise<AuthorizationRequest> {
-  const checked = await runChecks(deps, params, 'push');
+export async function checkPushedRequest(deps: OAuthDeps, params: Params, askedFrom: string): Promise<AuthorizationRequest> {
+  const checked = await runChecks(deps, params, 'push', askedFrom);
   if (!checked.ok) throw checked.error;
   return checked.request;
 }
@@ -161,7 +161,7 @@ async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: 
  * name is all a page shows, never other text from the address. Another path, or an unknown,
  * repeated or deactivated client, names no app.
  */
-export async function applicationReturnedTo(sources: ClientSources, returnTo: string): Promise<Client | undefined> {
+export async function applicationReturnedTo(sources: ClientSources, returnTo: string, askedFrom: string): Promise<Client | undefined> {
   let url: URL;
   try {
     url = new URL(returnTo, 'http://site.invalid');
@@ -170,7 +170,7 @@ export async function applicationReturnedTo(sources: ClientSources, returnTo: st
   }
   if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
   // checkClient reads only the parameters, the stores and the documents.
-  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), ...sources, issuer: '', now: 0, via: 'browser', request: {} };
+  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), ...sources, issuer: '', now: 0, via: 'browser', askedFrom, request: {} };
   try {
     await checkClient(ctx);
   } catch (error) {
@@ -191,11 +191,11 @@ function tooOld(request: AuthorizationRequest, session: Session, now: number): b
   return request.maxAge !== null && Math.floor((now - session.authTime) / 1000) > request.maxAge;
 }
 
-/** GET /oauth/authorize: what to do with this request for this browser. */
-export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined): Promise<AuthorizeStep> {
+/** GET /oauth/authorize: what to do with this request for this browser, at the client address `askedFrom`. */
+export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedFrom: string): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
   const params = await openPushedRequest(deps.stores, sent, deps.clock.now()) ?? sent;
-  const validation = await validateAuthorizationRequest(deps, params);
+  const validation = await validateAuthorizationRequest(deps, params, askedFrom);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
@@ -230,8 +230,8 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
  * POST /oauth/authorize: the consent form's answer. The hidden fields are re-validated from
  * scratch; nothing in them is trusted.
  */
-export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, decision: string | undefined): Promise<AuthorizeStep> {
-  const validation = await validateAuthorizationRequest(deps, params);
+export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, askedFrom: string, decision: string | undefined): Promise<AuthorizeStep> {
+  const validation = await validateAuthorizationRequest(deps, params, askedFrom);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
