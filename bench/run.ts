@@ -505,8 +505,10 @@ interface Comparison {
   ceiling?: Load;
   peer?: Load;
   /**
-   * The id of another scenario of the run this one is compared with (its ours). Not measured next
-   * to it, so the rate ratio carries the machine's drift; the CPU ratio does not.
+   * The id of another scenario this one is compared with (its ours). With rounds, that scenario's
+   * load is measured again in this one's block, round by round beside it, whether or not it is run
+   * itself: runs minutes apart differ by a third on this VM, in CPU per request as in rate
+   * (docs/performance.md, "Full runs on AMD EPYC hosts": the bare ceiling too).
    */
   baseline?: string;
   target?: string;
@@ -514,24 +516,33 @@ interface Comparison {
   met?: (result: ScenarioResult) => boolean;
 }
 
-/** Loads measured together, round after round: each round runs every reference once, then each of ours. */
+/**
+ * Loads measured together, round after round: each round runs every reference once, then each of
+ * ours. `baselines` holds the load of each comparison's baseline, when the block measures it.
+ */
 interface Block {
   references: Load[];
   comparisons: Comparison[];
+  baselines?: Map<Comparison, Load>;
 }
 
 /**
  * The order of the runs. One round is the run as it was before rounds: every reference once, first,
  * shared by every scenario compared with it. With more, each scenario takes turns with its own
- * references (ceiling, ours, ceiling, ours, …): this VM's speed drifts by a quarter over minutes,
- * so a round's ratio only cancels that drift when its two runs are next to each other in time.
+ * references (ceiling, ours, ceiling, ours, …) and its baseline's load (`baselineOf`): this VM's
+ * speed drifts by a quarter over minutes, so a round's ratio only cancels that drift when its two
+ * runs are next to each other in time.
  */
-function schedule(comparisons: Comparison[], references: Load[], rounds: number): Block[] {
+export function schedule(comparisons: Comparison[], references: Load[], rounds: number, baselineOf: (comparison: Comparison) => Load | undefined): Block[] {
   if (rounds === 1) return [{ references, comparisons }];
-  return comparisons.map((comparison) => ({
-    references: [comparison.ceiling, comparison.peer].filter((reference) => reference !== undefined),
-    comparisons: [comparison],
-  }));
+  return comparisons.map((comparison) => {
+    const baseline = baselineOf(comparison);
+    return {
+      references: [comparison.ceiling, comparison.peer, baseline].filter((reference) => reference !== undefined),
+      comparisons: [comparison],
+      baselines: new Map(baseline ? [[comparison, baseline]] : []),
+    };
+  });
 }
 
 /** Every run of a block, by load, in round order. */
@@ -646,27 +657,32 @@ export function starvedNote(starved: readonly string[]): string[] {
 
 /**
  * Measures the comparisons in `rounds` (see `schedule`): their results in their order, every
- * measured run, and the runs whose server did not get its core.
+ * measured run, and the runs whose server did not get its core. `baselineOf` is the load of a
+ * comparison's baseline, measured in its block with rounds; in one round the baseline's figures
+ * are its own scenario's, when it is run.
  */
-async function measureComparisons(comparisons: Comparison[], references: Load[], rounds: number, log: (line: string) => void) {
+async function measureComparisons(comparisons: Comparison[], references: Load[], rounds: number, baselineOf: (comparison: Comparison) => Load | undefined, log: (line: string) => void) {
   const results = new Map<Comparison, ScenarioResult>();
   const runs: Measurement[] = [];
   const ourRuns = new Map<string, Measurement[]>();
+  const baselineRuns = new Map<Comparison, Measurement[]>();
   const starved: string[] = [];
-  for (const block of schedule(comparisons, references, rounds)) {
+  for (const block of schedule(comparisons, references, rounds, baselineOf)) {
     const byLoad = await measureRounds(block, rounds, log);
     runs.push(...[...byLoad.values()].flat());
     starved.push(...starvedRuns(byLoad, rounds));
     for (const comparison of block.comparisons) {
       const result = compared(comparison, byLoad);
       ourRuns.set(comparison.id, byLoad.get(comparison.ours)!);
+      const baseline = block.baselines?.get(comparison);
+      if (baseline) baselineRuns.set(comparison, byLoad.get(baseline)!);
       log(scenarioLine(result));
       results.set(comparison, result);
     }
   }
   const scenarios = comparisons.map((comparison) => {
     let result = results.get(comparison)!;
-    const baseline = comparison.baseline === undefined ? undefined : ourRuns.get(comparison.baseline);
+    const baseline = comparison.baseline === undefined ? undefined : baselineRuns.get(comparison) ?? ourRuns.get(comparison.baseline);
     if (baseline) result = withBaseline(result, ourRuns.get(comparison.id)!, comparison.baseline!, baseline);
     if (comparison.met) result.met = comparison.met(result);
     return result;
@@ -1255,7 +1271,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     if (comparisons.length === 0) throw new Error(`--only named no scenario of ${all.map((c) => c.id).join(', ')}`);
     const references = [ceilingMe, matchedMe, matchedRefusal, ...(leanMe ? [leanMe] : []), peerCode, peerUserinfo, peerRefresh, peerPlainRefresh].filter((r) => comparisons.some((c) => c.ceiling === r || c.peer === r));
     // The references in the order a single round measures them, first: as before rounds existed.
-    const { scenarios, runs, starved } = await measureComparisons(comparisons, references, options.rounds, log);
+    const baselineOf = (comparison: Comparison) => all.find((c) => c.id === comparison.baseline)?.ours;
+    const { scenarios, runs, starved } = await measureComparisons(comparisons, references, options.rounds, baselineOf, log);
     const ourMe = (scenarios.find((s) => s.id === 'a') ?? scenarios[0]!).ours;
     // Measured after the scenarios, so that ours' RSS and the other loads are as without it.
     const meResult = scenarios.find((s) => s.id === 'a');
@@ -1289,7 +1306,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         'CPU µs/req is the server process\'s user + system CPU time over the run divided by the requests completed; × columns are ours / reference for rates, reference / ours for CPU (above 1 is better in both)',
         'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies and CPU per request mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',
-        'a baseline (×baseline) is another scenario of this run, measured minutes apart: its rate ratio carries the machine\'s drift, its CPU ratio does not',
+        options.rounds === 1
+          ? 'a baseline (×baseline) is another scenario of this run, measured minutes apart: its ratios carry the machine\'s drift'
+          : 'a baseline (×baseline) is another scenario\'s load, measured again in the scenario\'s block, round by round beside it',
         ...(options.only ? [`only the scenarios ${comparisons.map((c) => c.id).join(', ')} were run (--only)`] : []),
         ...starvedNote(starved),
       ],

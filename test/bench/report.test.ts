@@ -1,7 +1,9 @@
 /** What the bench's report says about its own runs (pure functions of bench/run.ts; no load is run). */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, renderTable, sendingCostAt, starvedRuns } from '../../bench/run.js';
+import {
+  type BenchReport, type Load, type Measurement, type RateCurvePoint, cpuUsPerRequest, measureRounds, renderTable, schedule, sendingCostAt, starvedRuns,
+} from '../../bench/run.js';
 import { unusedPath } from '../../bench/results-file.js';
 
 function run(serverCpu: number): Measurement {
@@ -17,6 +19,22 @@ test('the report names every run whose server used less than 0.8 of its core, wi
   assert.deepEqual(starvedRuns(runs, 2), ['a: ours, round 2: 0.13 of its core', 'f: the ceiling, /me, round 1: 0.79 of its core']);
   assert.deepEqual(starvedRuns(new Map([[load('d: ours'), [run(0.5)]]]), 1), ['d: ours: 0.50 of its core'], 'one round names no round');
   assert.deepEqual(starvedRuns(new Map([[load('d: ours'), [run(0.8), run(1)]]]), 2), []);
+});
+
+test('with rounds, a scenario\'s block measures its baseline\'s load beside it, round by round, whether or not the baseline\'s own scenario is run', async () => {
+  const order: string[] = [];
+  const recorded = (label: string): Load => ({ label, measure: () => { order.push(label); return Promise.resolve(run(1)); } });
+  const [meOurs, pageOurs, ceiling] = [recorded('a: ours'), recorded('b1: ours'), recorded('f: the ceiling')];
+  const page = { id: 'b1', title: 'first page', ours: pageOurs, ceiling, baseline: 'a' };
+  const baselineOf = (comparison: { baseline?: string }) => (comparison.baseline === 'a' ? meOurs : undefined);
+  const blocks = schedule([page], [ceiling], 2, baselineOf);
+  assert.equal(blocks.length, 1);
+  const runs = await measureRounds(blocks[0]!, 2, () => {});
+  assert.deepEqual(order, ['f: the ceiling', 'a: ours', 'b1: ours', 'f: the ceiling', 'a: ours', 'b1: ours']);
+  assert.equal(runs.get(meOurs)?.length, 2, 'the baseline\'s runs are the block\'s');
+  assert.equal(blocks[0]!.baselines?.get(page), meOurs);
+  const [single] = schedule([page], [ceiling], 1, baselineOf);
+  assert.deepEqual(single!.references, [ceiling], 'one round measures the baseline only as its own scenario');
 });
 
 test('CPU per request is the server\'s clock ticks over the run, in µs, divided by the requests completed', () => {
