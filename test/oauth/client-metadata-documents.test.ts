@@ -88,6 +88,19 @@ async function refusedPage(t: TestApp, clientId: string, extra: Record<string, s
   return response.text();
 }
 
+/**
+ * The authorization endpoint's answer when a document may not be fetched now: a page, 503 with
+ * Retry-After at the fetch limit, no redirect.
+ */
+async function busyPage(t: TestApp, clientId: string, from = newAddress()): Promise<string> {
+  const response = await fetch(authorizeUrl(t, clientId), { redirect: 'manual', headers: { 'x-forwarded-for': from } });
+  assert.equal(response.status, 503, 'the busy page');
+  assert.equal(response.headers.get('retry-after'), '5');
+  assert.equal(response.headers.get('location'), null, 'no redirect');
+  assert.match(response.headers.get('content-type') ?? '', /text\/html/);
+  return response.text();
+}
+
 /** An authorization request the checks accept: it goes on to sign-in. */
 async function accepted(t: TestApp, clientId: string, from = newAddress()): Promise<void> {
   const response = await fetch(authorizeUrl(t, clientId), { redirect: 'manual', headers: { 'x-forwarded-for': from } });
@@ -173,6 +186,21 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const page = await (await fetch(new URL(response.headers.get('location')!, t.baseUrl))).text();
     assert.ok(page.includes(new URL(clientId).host), 'the host');
     assert.doesNotMatch(page, /Your Bank/);
+  });
+
+  test('the sign-in and sign-up pages fetch no document: a return_to naming one not kept names no app, at once', async () => {
+    const slow = freshPath('sign-in-not-kept');
+    const clientId = documents.document(slow, { client_name: 'Never fetched' });
+    documents.answers.set(slow, { ...(documents.answers.get(slow) as Answer), delayMs: 60_000 });
+    const returnTo = new URL(authorizeUrl(t, clientId));
+    for (const page of ['/login', '/signup']) {
+      const started = Date.now();
+      const response = await fetch(`${t.baseUrl}${page}?${new URLSearchParams({ return_to: `${returnTo.pathname}${returnTo.search}` })}`);
+      assert.equal(response.status, 200, page);
+      assert.ok(!(await response.text()).includes(new URL(clientId).host), `${page} names no app`);
+      assert.ok(Date.now() - started < 2000, `${page} answered at once (${Date.now() - started} ms)`);
+    }
+    assert.equal(documents.count(slow), 0, 'nothing fetched');
   });
 
   test('a client_id URL without a path, with credentials or a fragment, or not in its normal form is refused before anything is fetched', async () => {
@@ -315,7 +343,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const served = waiting.map(async (id) => { await accepted(t, id); return Date.now() - started; });
     await new Promise((resolve) => setTimeout(resolve, 200));
     const refusedAt = Date.now();
-    assert.match(await refusedPage(t, documents.document(freshPath('one-too-many'))), /fetching too many client ID metadata documents at once/);
+    assert.match(await busyPage(t, documents.document(freshPath('one-too-many'))), /fetching too many client ID metadata documents at once/);
     assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
     for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
     for (const ms of await Promise.all(served)) assert.ok(ms >= 4000 && ms < 9000, `served once a held fetch ended its turn (after ${ms} ms)`);
@@ -330,7 +358,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     const otherPort = new URL(documents.origin).port;
     for (const id of [`https://localhost.:${silent.port}/named-dotted`, `https://localhost..:${silent.port}/named-dotted-twice`, `https://localhost:${otherPort}/named-other-port`]) {
-      assert.match(await refusedPage(t, id), /fetching too many client ID metadata documents at once/, id);
+      assert.match(await busyPage(t, id), /fetching too many client ID metadata documents at once/, id);
     }
     // http's own port 80, where nothing of the test listens: fetched, not refused for the line.
     assert.doesNotMatch(await refusedPage(t, 'http://localhost/named-default-port'), /too many/);
@@ -360,7 +388,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     }
     assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD);
     const refusedAt = Date.now();
-    assert.match(await refusedPage(t, documents.document(freshPath('past-the-held'))), /fetching too many client ID metadata documents at once/);
+    assert.match(await busyPage(t, documents.document(freshPath('past-the-held'))), /fetching too many client ID metadata documents at once/);
     assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
     for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
     await accepted(t, documents.document(freshPath('after-the-held')));
@@ -373,12 +401,40 @@ forEachDatabase('Client ID metadata documents', (database) => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const document = documents.document(freshPath('share-next'));
       const refusedAt = Date.now();
-      assert.match(await refusedPage(t, document, {}, neighbour), /Requests from your network are waiting for 8 client ID metadata documents already/, neighbour);
+      assert.match(await busyPage(t, document, neighbour), /Requests from your network are waiting for 8 client ID metadata documents already/, neighbour);
       assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
+      // At the token endpoint the same refusal is RFC 6749 5.2's JSON, and not invalid_client: nothing
+      // is wrong with the app, so it is not a failed authentication either, which the address's 20
+      // failures a minute would count (attack56: the neighbours of a share's holder were locked out).
+      for (let exchanges = 0; exchanges <= 20; exchanges++) {
+        const exchange = await fetch(`${t.baseUrl}/api/oauth/token`, {
+          method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': neighbour },
+          body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: document }),
+        });
+        assert.equal(exchange.status, 503);
+        assert.equal(exchange.headers.get('retry-after'), '5');
+        assert.equal(((await exchange.json()) as { error: string }).error, 'temporarily_unavailable');
+      }
       assert.equal(documents.count(new URL(document).pathname), 0, 'nothing fetched for it');
       await accepted(t, document, newAddress());
       for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
       await accepted(t, documents.document(freshPath('share-after')), neighbour);
+    }
+  });
+
+  test('fetches started at the token, pushed-request, revocation and introspection endpoints count against the address\'s share too, and end in invalid_client', async () => {
+    const port = await closedPort();
+    const sender = newAddress();
+    const unanswered = ['token', 'par', 'revoke', 'introspect'].flatMap((endpoint) => [0, 1].map((i) => fetch(`${t.baseUrl}/api/oauth/${endpoint}`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': sender },
+      body: new URLSearchParams({ client_id: `http://127.0.0.1:${port}/${endpoint}-${i}-${process.hrtime.bigint()}`, grant_type: 'authorization_code', code: 'none', token: 'none', response_type: 'code' }),
+    })));
+    assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD_PER_ADDRESS);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.match(await busyPage(t, documents.document(freshPath('after-endpoints')), sender), /Requests from your network/);
+    for (const response of await Promise.all(unanswered)) {
+      assert.equal(response.status, 401);
+      assert.equal(((await response.json()) as { error: string }).error, 'invalid_client');
     }
   });
 
@@ -391,7 +447,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const holding = held.map((id) => refusedPage(t, id));
     await new Promise((resolve) => setTimeout(resolve, 500));
     const started = Date.now();
-    assert.match(await refusedPage(t, `http://127.0.0.99:${port}/instance-elsewhere`), /fetching too many client ID metadata documents at once/);
+    assert.match(await busyPage(t, `http://127.0.0.99:${port}/instance-elsewhere`), /fetching too many client ID metadata documents at once/);
     assert.ok(Date.now() - started < 2000, 'refused at once, not held');
     // 127.0.0.1 is one of the eight: its next id takes a waiting place, which holds no connection.
     const waited = (async () => { await accepted(t, documents.document(freshPath('instance-waits'))); return Date.now() - started; })();
@@ -406,7 +462,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     for (const id of held) documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
     const holding = held.map((id) => refusedPage(closing, id));
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const waiting = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(closing, documents.document(freshPath(`closing-waiting-${i}`))));
+    const waiting = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => busyPage(closing, documents.document(freshPath(`closing-waiting-${i}`))));
     await new Promise((resolve) => setTimeout(resolve, 200));
     const started = Date.now();
     const closed = closing.close();

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { siteKey } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
-import { InputError, checkAll } from '../errors.js';
+import { InputError, OAuthError, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText } from '../text.js';
 import type { Clock } from '../time.js';
@@ -98,6 +98,20 @@ export class ClientDocumentError extends Error {
   /** RFC 6749 5.2: an error_description holds printable ASCII without `"` and `\`; the document's own text may not. */
   constructor(message: string) {
     super(message.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?'));
+  }
+}
+
+/**
+ * A document not fetched because the instance holds as many fetches as it may, in all or for the
+ * asking address (`DOCUMENT_FETCHES_HELD`, `DOCUMENT_FETCHES_HELD_PER_ADDRESS`), or is shutting
+ * down: nothing is wrong with the app, so it is 503 `temporarily_unavailable` with `Retry-After`
+ * (RFC 6749 4.1.2.1's code for a server that cannot serve for now) wherever the app is named, a
+ * page at the authorization endpoint and JSON at the others, never `invalid_client`, which a
+ * client library may take as its registration gone. Held fetches end within the fetch limit.
+ */
+export class DocumentFetchesBusyError extends OAuthError {
+  constructor(description: string) {
+    super('temporarily_unavailable', description, { headers: { 'retry-after': String(DOCUMENT_FETCH_TIMEOUT_MS / 1000) } });
   }
 }
 
@@ -300,7 +314,8 @@ export class ClientMetadataDocuments {
   /**
    * The app `clientId` names, as a `Client`: its stored row's status and times when it has one,
    * the document's name and addresses always. A fetch it starts counts against the share of
-   * `askedFrom`, the client address of the request. Throws `ClientDocumentError`.
+   * `askedFrom`, the client address of the request. Throws `ClientDocumentError`, or
+   * `DocumentFetchesBusyError` when it may not fetch now.
    */
   async resolve(stores: Stores, clientId: string, askedFrom: string): Promise<Client> {
     // A kept document's address passed these checks before it was fetched, under the same
@@ -310,6 +325,16 @@ export class ClientMetadataDocuments {
       if (problem) throw new ClientDocumentError(problem);
     }
     const [described, stored] = await Promise.all([this.document(clientId, askedFrom), stores.clients.findById(clientId)]);
+    return this.clientOf(clientId, described, stored);
+  }
+
+  /** The app of `clientId` when its document is kept now, else `undefined`: nothing is fetched. */
+  async resolveKept(stores: Stores, clientId: string): Promise<Client | undefined> {
+    const described = this.kept(clientId);
+    return described && this.clientOf(clientId, described, await stores.clients.findById(clientId));
+  }
+
+  private clientOf(clientId: string, described: DocumentClient, stored: Client | undefined): Client {
     const now = this.clock.now();
     const client: Client = {
       clientId,
@@ -337,16 +362,20 @@ export class ClientMetadataDocuments {
     return client;
   }
 
-  private async document(clientId: string, askedFrom: string): Promise<DocumentClient> {
-    const now = this.clock.now();
+  /** The document of `clientId` if it is kept and fresh; an expired one is let go. */
+  private kept(clientId: string): DocumentClient | undefined {
     const cached = this.cache.get(clientId);
-    if (cached && cached.expiresAt > now) {
-      // Least recently used goes first: a hit moves the entry to the end.
-      this.cache.delete(clientId);
-      this.cache.set(clientId, cached);
-      return cached.client;
-    }
-    if (cached) this.cache.delete(clientId);
+    if (cached === undefined) return undefined;
+    this.cache.delete(clientId);
+    if (cached.expiresAt <= this.clock.now()) return undefined;
+    // Least recently used goes first: a hit moves the entry to the end.
+    this.cache.set(clientId, cached);
+    return cached.client;
+  }
+
+  private async document(clientId: string, askedFrom: string): Promise<DocumentClient> {
+    const kept = this.kept(clientId);
+    if (kept) return kept;
     const underWay = this.fetching.get(clientId);
     if (underWay) return underWay;
     // One host however it is written (`example.com.` is `example.com` to DNS): a line for its
@@ -358,9 +387,9 @@ export class ClientMetadataDocuments {
     const site = siteKey(askedFrom);
     const heldBySite = this.heldBySite.get(site) ?? 0;
     if (this.closed || this.fetching.size >= DOCUMENT_FETCHES_HELD || (startsNow && this.running >= DOCUMENT_FETCHES_IN_FLIGHT)) {
-      throw new ClientDocumentError(TOO_MANY_FETCHES);
+      throw new DocumentFetchesBusyError(TOO_MANY_FETCHES);
     }
-    if (heldBySite >= DOCUMENT_FETCHES_HELD_PER_ADDRESS) throw new ClientDocumentError(TOO_MANY_FETCHES_FROM_ADDRESS);
+    if (heldBySite >= DOCUMENT_FETCHES_HELD_PER_ADDRESS) throw new DocumentFetchesBusyError(TOO_MANY_FETCHES_FROM_ADDRESS);
     this.hostTurns.set(host, turns);
     this.heldBySite.set(site, heldBySite + 1);
     // The turn is held only while the fetcher runs: a fetch with no answer (a closed port) gives it
@@ -375,7 +404,7 @@ export class ClientMetadataDocuments {
       }
     })
       .catch((error: unknown) => {
-        throw error instanceof QueueFullError ? new ClientDocumentError(TOO_MANY_FETCHES) : error;
+        throw error instanceof QueueFullError ? new DocumentFetchesBusyError(TOO_MANY_FETCHES) : error;
       })
       .then(({ started, fetched }) => this.documentFrom(clientId, started, fetched))
       .finally(() => {
@@ -428,12 +457,25 @@ export interface ClientSources {
 /**
  * The client `clientId` names, or `undefined`: a document's app when the id is a URL (and
  * documents are on), else a registered one. `askedFrom` is the request's client address, whose
- * share a document fetch counts against. Throws `ClientDocumentError` for a bad document.
+ * share a document fetch counts against. Throws `ClientDocumentError` for a bad document, and
+ * `DocumentFetchesBusyError` when the document may not be fetched now.
  */
 export async function resolveClient(sources: ClientSources, clientId: string, askedFrom: string): Promise<Client | undefined> {
   if (!isDocumentClientId(clientId)) return findClient(sources.stores, clientId);
   if (!sources.clientDocuments.settings.enabled) return undefined;
   return sources.clientDocuments.resolve(sources.stores, clientId, askedFrom);
+}
+
+/**
+ * The client `clientId` names when it is known without a fetch, or `undefined`: a registered one,
+ * or a document's app whose document is kept. For pages that only name the app of a request the
+ * authorization endpoint has already checked (and fetched for): such a page starts no fetch, so a
+ * link to it cannot spend its visitor's share of fetches or hold the page for the fetch limit.
+ */
+export async function keptClient(sources: ClientSources, clientId: string): Promise<Client | undefined> {
+  if (!isDocumentClientId(clientId)) return findClient(sources.stores, clientId);
+  if (!sources.clientDocuments.settings.enabled) return undefined;
+  return sources.clientDocuments.resolveKept(sources.stores, clientId);
 }
 
 /**
