@@ -188,19 +188,34 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.doesNotMatch(page, /Your Bank/);
   });
 
-  test('the sign-in and sign-up pages fetch no document: a return_to naming one not kept names no app, at once', async () => {
-    const slow = freshPath('sign-in-not-kept');
-    const clientId = documents.document(slow, { client_name: 'Never fetched' });
-    documents.answers.set(slow, { ...(documents.answers.get(slow) as Answer), delayMs: 60_000 });
-    const returnTo = new URL(authorizeUrl(t, clientId));
-    for (const page of ['/login', '/signup']) {
+  test('an instance that does not keep the document still names its app on the sign-in and sign-up pages: it fetches it, on the visitor\'s share', async () => {
+    const other = await startOAuthApp(database, { env: ADDRESSED });
+    try {
+      const path = freshPath('other-instance');
+      const clientId = documents.document(path);
+      const visitor = newAddress();
+      const sentToSignIn = await fetch(authorizeUrl(t, clientId), { redirect: 'manual', headers: { 'x-forwarded-for': visitor } });
+      const signIn = new URL(sentToSignIn.headers.get('location')!, other.baseUrl);
+      const signUp = new URL(`/signup${signIn.search}`, other.baseUrl);
+      for (const page of [signIn, signUp]) {
+        assert.ok((await (await fetch(page, { headers: { 'x-forwarded-for': visitor } })).text()).includes(new URL(clientId).host), `${page.pathname} names the app`);
+      }
+      assert.equal(documents.count(path), 2, 'fetched once by each instance');
+      // A visitor whose share is spent sees the page at once, naming no app.
+      const port = await closedPort();
+      const held = Array.from({ length: DOCUMENT_FETCHES_HELD_PER_ADDRESS }, (_, i) => refusedPage(other, `http://127.0.0.1:${port}/page-share-${i}-${process.hrtime.bigint()}`, {}, visitor));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const unnamed = documents.document(freshPath('page-share-next'));
+      const returnTo = new URL(authorizeUrl(other, unnamed));
       const started = Date.now();
-      const response = await fetch(`${t.baseUrl}${page}?${new URLSearchParams({ return_to: `${returnTo.pathname}${returnTo.search}` })}`);
-      assert.equal(response.status, 200, page);
-      assert.ok(!(await response.text()).includes(new URL(clientId).host), `${page} names no app`);
-      assert.ok(Date.now() - started < 2000, `${page} answered at once (${Date.now() - started} ms)`);
+      const page = await fetch(new URL(`/login?${new URLSearchParams({ return_to: returnTo.pathname + returnTo.search })}`, other.baseUrl), { headers: { 'x-forwarded-for': visitor } });
+      assert.equal(page.status, 200);
+      assert.ok(!(await page.text()).includes(new URL(unnamed).host), 'no app named');
+      assert.ok(Date.now() - started < 2000, 'answered at once');
+      await Promise.all(held);
+    } finally {
+      await other.close();
     }
-    assert.equal(documents.count(slow), 0, 'nothing fetched');
   });
 
   test('a client_id URL without a path, with credentials or a fragment, or not in its normal form is refused before anything is fetched', async () => {

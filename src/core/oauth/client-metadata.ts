@@ -325,16 +325,6 @@ export class ClientMetadataDocuments {
       if (problem) throw new ClientDocumentError(problem);
     }
     const [described, stored] = await Promise.all([this.document(clientId, askedFrom), stores.clients.findById(clientId)]);
-    return this.clientOf(clientId, described, stored);
-  }
-
-  /** The app of `clientId` when its document is kept now, else `undefined`: nothing is fetched. */
-  async resolveKept(stores: Stores, clientId: string): Promise<Client | undefined> {
-    const described = this.kept(clientId);
-    return described && this.clientOf(clientId, described, await stores.clients.findById(clientId));
-  }
-
-  private clientOf(clientId: string, described: DocumentClient, stored: Client | undefined): Client {
     const now = this.clock.now();
     const client: Client = {
       clientId,
@@ -464,18 +454,6 @@ export async function resolveClient(sources: ClientSources, clientId: string, as
   if (!isDocumentClientId(clientId)) return findClient(sources.stores, clientId);
   if (!sources.clientDocuments.settings.enabled) return undefined;
   return sources.clientDocuments.resolve(sources.stores, clientId, askedFrom);
-}
-
-/**
- * The client `clientId` names when it is known without a fetch, or `undefined`: a registered one,
- * or a document's app whose document is kept. For pages that only name the app of a request the
- * authorization endpoint has already checked (and fetched for): such a page starts no fetch, so a
- * link to it cannot spend its visitor's share of fetches or hold the page for the fetch limit.
- */
-export async function keptClient(sources: ClientSources, clientId: string): Promise<Client | undefined> {
-  if (!isDocumentClientId(clientId)) return findClient(sources.stores, clientId);
-  if (!sources.clientDocuments.settings.enabled) return undefined;
-  return sources.clientDocuments.resolveKept(sources.stores, clientId);
 }
 
 /**

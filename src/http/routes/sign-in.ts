@@ -42,8 +42,8 @@ export function safeReturnTo(value: unknown): string {
  * page to name; for an app its own document describes, the document's host, which is all anyone
  * vouches for (its name is its own claim, INTERFACE section 13).
  */
-export async function appNameFor(app: FastifyInstance, returnTo: string): Promise<string | undefined> {
-  const client = await applicationReturnedTo(app.deps, returnTo);
+export async function appNameFor(app: FastifyInstance, request: FastifyRequest, returnTo: string): Promise<string | undefined> {
+  const client = await applicationReturnedTo(app.deps, returnTo, clientAddress(request));
   return client && (documentHost(client) ?? client.name);
 }
 
@@ -95,7 +95,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     const returnTo = safeReturnTo(request.query.return_to);
     const hint = typeof request.query.login_hint === 'string' ? firstCharacters(request.query.login_hint, 64) : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
-      .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, returnTo), reauthenticate: request.query.reauth === '1' }).value);
+      .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1' }).value);
   });
 
   app.post('/login', { ...page, schema: { body: signInBody } }, async (request: FastifyRequest<{ Body: SignInBody }>, reply) => {
@@ -117,7 +117,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
         : context.t.text(WRONG_CREDENTIALS.key);
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
-          username, returnTo, appName: await appNameFor(app, returnTo), error, wrongCredentials: outcome.reason !== 'throttled',
+          username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason !== 'throttled',
           reauthenticate: request.body.reauth === '1',
         }).value);
     }
@@ -271,7 +271,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
       else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
       const context = await pageContext(request, reply);
-      return sendPage(reply, signInPage(context, { username: '', returnTo, appName: await appNameFor(app, returnTo), error: context.t.text(WRONG_PASSKEY.key) }), 401);
+      return sendPage(reply, signInPage(context, { username: '', returnTo, appName: await appNameFor(app, request, returnTo), error: context.t.text(WRONG_PASSKEY.key) }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
     return signedIn(request, reply, user, { amr: passkeyAmr(checked.passkey), method: 'passkey', passkeyId }, returnTo);

@@ -32,7 +32,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
 
   app.get('/signup', page, async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
     const returnTo = safeReturnTo(request.query.return_to);
-    return sendPage(reply, signUpPage(await pageContext(request, reply), { username: '', nickname: '', returnTo, appName: await appNameFor(app, returnTo) }));
+    return sendPage(reply, signUpPage(await pageContext(request, reply), { username: '', nickname: '', returnTo, appName: await appNameFor(app, request, returnTo) }));
   });
 
   app.post('/signup', {
@@ -72,7 +72,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     // The username and nickname are echoed back cut to what could be one at all, whole
     // characters only (a cut emoji would show as U+FFFD).
     return sendPage(reply, signUpPage(context, {
-      username: firstCharacters(username, 64), nickname: firstCharacters(nickname, 64), returnTo, appName: await appNameFor(app, returnTo), errors,
+      username: firstCharacters(username, 64), nickname: firstCharacters(nickname, 64), returnTo, appName: await appNameFor(app, request, returnTo), errors,
     }), status);
   });
 }

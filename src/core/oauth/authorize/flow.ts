@@ -5,17 +5,17 @@
  * answers for (`mayRedirectErrors`).
  */
 import { isNativeAppRedirect } from '../clients.js';
-import { type ClientSources, isUnreviewedApp, keptClient, storeDocumentClient } from '../client-metadata.js';
+import { type ClientSources, isUnreviewedApp, storeDocumentClient } from '../client-metadata.js';
 import { generateAuthorizationCode, hashSecret } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
-import { type Params, paramsFromEntries, single } from '../params.js';
+import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
 import type { Client } from '../ports.js';
 import { type Scope, formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
-import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS } from './checks.js';
+import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
 import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
 import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
 
@@ -157,23 +157,29 @@ async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: 
 /**
  * The app whose authorization request `returnTo` (a path on this site, as sign-in and sign-up
  * carry it) leads back to, so those pages can name it (INTERFACE section 11). Only its
- * `client_id` is read, as the authorization endpoint reads it, and only an app known without a
- * fetch (`keptClient`): the endpoint fetched its document before it sent the browser here. An
- * active client's registered name is all a page shows, never other text from the address. Another
- * path, or an unknown, repeated or deactivated client, names no app.
+ * `client_id` is read, by the authorization endpoint's own check: an active client's registered
+ * name is all a page shows, never other text from the address. A document not kept on this
+ * instance is fetched, counted against the visitor's share (`askedFrom`), so the page names the
+ * app whichever instance serves it. Another path, or an unknown, repeated or deactivated client,
+ * or a document that cannot be fetched now, names no app.
  */
-export async function applicationReturnedTo(sources: ClientSources, returnTo: string): Promise<Client | undefined> {
+export async function applicationReturnedTo(sources: ClientSources, returnTo: string, askedFrom: string): Promise<Client | undefined> {
   let url: URL;
-  let clientId: string | undefined;
   try {
     url = new URL(returnTo, 'http://site.invalid');
-    clientId = single(paramsFromEntries(url.searchParams), 'client_id');
   } catch {
     return undefined;
   }
-  if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH || clientId === undefined) return undefined;
-  const client = await keptClient(sources, clientId);
-  return client?.status === 'active' ? client : undefined;
+  if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
+  // checkClient reads only the parameters, the stores and the documents.
+  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), ...sources, issuer: '', now: 0, via: 'browser', askedFrom, request: {} };
+  try {
+    await checkClient(ctx);
+  } catch (error) {
+    if (error instanceof OAuthError) return undefined;
+    throw error;
+  }
+  return ctx.client;
 }
 
 function covers(granted: string | undefined, request: AuthorizationRequest): boolean {
