@@ -22,7 +22,10 @@ export interface ClientCredentials {
   /** `client_id` and `client_secret` from the form body. */
   bodyClientId?: string | undefined;
   bodySecret?: string | undefined;
-  /** The request's client address: a document fetch the client's id starts counts against its share. */
+  /**
+   * The request's client address (`clientAddress`, read once per request): the endpoints' limits
+   * count it, and a document fetch the client's id starts counts against its share.
+   */
   askedFrom: string;
 }
 

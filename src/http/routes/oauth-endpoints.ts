@@ -14,7 +14,6 @@ import { type Params, paramsFromEntries, refuseParametersInUri, repeatedNames, r
 import type { IssuedTokens } from '../../core/oauth/tokens/issue.js';
 import { introspectToken } from '../../core/oauth/tokens/introspection.js';
 import { revokeToken } from '../../core/oauth/tokens/revocation.js';
-import { clientAddress } from '../client-address.js';
 import { clientCredentials } from '../plugins/client-auth.js';
 import { presentedProof } from '../plugins/dpop.js';
 import { answerCors, preflight } from '../plugins/cors.js';
@@ -68,14 +67,14 @@ export async function oauthEndpointRoutes(app: FastifyInstance, options: { secur
 
   const { deps } = app;
   const limits = new OAuthEndpointLimits(deps.limiter, deps.settings, deps.metrics.rateLimitRefusals);
-  /** Runs `work` for the client of `credentials` under the limits of failed client authentications. */
-  const authenticating = <T>(endpoint: ClientEndpoint, request: FastifyRequest, credentials: ClientCredentials, work: () => Promise<T>) =>
-    limits.authenticating(endpoint, clientAddress(request), credentials, deps.clock.now(), work);
+  /** Runs `work` for the client of `credentials` under the limits of failed client authentications, counted at its request's address. */
+  const authenticating = <T>(endpoint: ClientEndpoint, credentials: ClientCredentials, work: () => Promise<T>) =>
+    limits.authenticating(endpoint, credentials.askedFrom, credentials, deps.clock.now(), work);
 
   app.post('/api/oauth/token', async (request, reply) => {
     const params = formParams(request);
     const credentials = clientCredentials(request, params);
-    const issued = await authenticating('token', request, credentials,
+    const issued = await authenticating('token', credentials,
       () => exchangeGrant(deps, params, credentials, presentedProof(request, deps.settings.baseUrl)));
     // RFC 9449 8.2: a newer nonce for the client's next proof, when its proof's is about to expire.
     if (issued.dpopNonce !== undefined) reply.header('dpop-nonce', issued.dpopNonce);
@@ -87,9 +86,9 @@ export async function oauthEndpointRoutes(app: FastifyInstance, options: { secur
   app.post('/api/oauth/par', async (request, reply) => {
     const params = formParams(request);
     const credentials = clientCredentials(request, params);
-    const pushed = await authenticating('par', request, credentials, () => pushAuthorizationRequest(
+    const pushed = await authenticating('par', credentials, () => pushAuthorizationRequest(
       deps, params, credentials, presentedProof(request, deps.settings.baseUrl),
-      (client) => limits.admitPush(client, clientAddress(request), deps.clock.now())));
+      (client) => limits.admitPush(client, credentials.askedFrom, deps.clock.now())));
     // RFC 9449 8.2: a newer nonce for the client's next proof.
     if (pushed.dpopNonce !== undefined) reply.header('dpop-nonce', pushed.dpopNonce);
     return reply.code(201).header('cache-control', 'no-store').header('pragma', 'no-cache').send(pushed.answer);
@@ -101,7 +100,7 @@ export async function oauthEndpointRoutes(app: FastifyInstance, options: { secur
     const repeated = repeatedNames(params, ENDPOINT_PARAMETERS);
     if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
     const credentials = clientCredentials(request, params);
-    const client = await authenticating(endpoint, request, credentials, () => authenticateClient(deps, credentials, deps.clock.now()));
+    const client = await authenticating(endpoint, credentials, () => authenticateClient(deps, credentials, deps.clock.now()));
     return { client, token: required(params, 'token', 'the access token or refresh token') };
   };
 
