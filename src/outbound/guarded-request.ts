@@ -11,9 +11,8 @@
  * - names are asked of the name servers by c-ares on a thread per kind of request
  *   (name-resolver.ts), and the query is cancelled when the request ends: names whose DNS never
  *   answers, or answers with thousands of addresses, cost their requests' time and that thread's,
- *   nothing else. So
- *   /etc/hosts is not read: localhost names are loopback by RFC 6761 6.3, and any other name must
- *   be in DNS, fully qualified;
+ *   nothing else. So /etc/hosts is not read: localhost names are loopback by RFC 6761 6.3, and any
+ *   other name must be in DNS, fully qualified;
  * - redirects are not followed (the 3xx itself is the answer);
  * - the answer's body is read up to `maxBodyBytes`, and the connection is dropped past it;
  * - the whole exchange, from the lookup to the body's last byte, ends by `timeoutMs`;
