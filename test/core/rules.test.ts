@@ -182,6 +182,17 @@ test('one address is one key however a proxy spells it: an IPv4-mapped address i
   assert.equal(addressKey('::1'), '0:0:0:0::/64');
 });
 
+test('an IPv4 client seen through a translator is counted as its IPv4 address: the well-known NAT64 prefix and IPv4-compatible addresses, not only mapped ones', () => {
+  for (const spelling of ['64:ff9b::203.0.113.9', '64:ff9b::cb00:7109', '0064:FF9B:0:0:0:0:cb00:7109', '::203.0.113.9', '::cb00:7109']) {
+    assert.equal(addressKey(spelling), '203.0.113.9', spelling);
+    assert.equal(siteKey(spelling), '203.0.113.9', spelling);
+  }
+  assert.notEqual(addressKey('64:ff9b::198.51.100.7'), addressKey('64:ff9b::203.0.113.9'), 'two IPv4 clients behind one translator are two keys');
+  assert.equal(addressKey('64:ff9b:1::cb00:7109'), '64:ff9b:1:0::/64', 'a network-specific prefix may put the IPv4 address elsewhere (RFC 6052 2.2)');
+  assert.equal(addressKey('::'), '0:0:0:0::/64', 'the unspecified address is no IPv4 client');
+  assert.equal(addressKey('::0.1.2.3'), '0:0:0:0::/64', '0.0.0.0/8 is no IPv4 client');
+});
+
 test('a share of the line to argon2 counts an IPv6 address by its site, the /48 a home user\'s /56 lies in; an IPv4 address as itself', () => {
   assert.equal(siteKey('2001:db8:1:100::1'), '2001:db8:1::/48');
   assert.equal(siteKey('2001:db8:1:1ff:a:b:c:d'), siteKey('2001:db8:1:100::1'), 'the 256 /64s of one /56 are one site');
