@@ -5,7 +5,6 @@ import { appendQuery } from '../../core/oauth/authorize/request.js';
 import { OAuthError } from '../../core/errors.js';
 import { paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
 import { clientAddress } from '../client-address.js';
-import { refuseUnlessNavigatedTo } from '../navigations.js';
 import { csrfToken, currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
 import { formPostPage } from '../views/form-post.js';
@@ -63,7 +62,7 @@ function formQuery(body: Record<string, unknown>): string {
 export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/oauth/authorize', { ...page, onRequest: refuseUnlessNavigatedTo }, async (request, reply) => {
+  app.get('/oauth/authorize', page, async (request, reply) => {
     const query = new URL(request.url, 'http://localhost').searchParams;
     const step = await startAuthorization(app.deps, paramsFromEntries(query), await currentSignIn(request), clientAddress(request));
     return answer(request, reply, step);

@@ -25,7 +25,6 @@ import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
 import { signInPage } from '../views/sign-in.js';
 import { clientAddress } from '../client-address.js';
-import { refuseUnlessNavigatedTo } from '../navigations.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
 /**
@@ -91,7 +90,7 @@ const signInBody = {
 export async function signInRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/login', { ...page, onRequest: refuseUnlessNavigatedTo }, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string } }>, reply) => {
+  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
     const hint = typeof request.query.login_hint === 'string' ? firstCharacters(request.query.login_hint, 64) : '';

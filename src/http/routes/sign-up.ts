@@ -14,7 +14,6 @@ import type { FormError } from '../views/forms.js';
 import { signUpPage } from '../views/sign-up.js';
 import { appNameFor, safeReturnTo } from './sign-in.js';
 import { clientAddress } from '../client-address.js';
-import { refuseUnlessNavigatedTo } from '../navigations.js';
 
 const MESSAGES = {
   taken: { field: 'username', message: 'That username is taken. Choose another one.', words: { key: 'problems.usernameTaken' } },
@@ -31,7 +30,7 @@ interface SignUpBody {
 export async function signUpRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/signup', { ...page, onRequest: refuseUnlessNavigatedTo }, async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
+  app.get('/signup', page, async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
     const returnTo = safeReturnTo(request.query.return_to);
     return sendPage(reply, signUpPage(await pageContext(request, reply), { username: '', nickname: '', returnTo, appName: await appNameFor(app, request, returnTo) }));
   });
