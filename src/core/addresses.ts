@@ -2,10 +2,10 @@
 import { isIPv6 } from 'node:net';
 
 /**
- * The key an address is counted under: an IPv4 address as it is (an IPv6 address that carries an
- * IPv4 one as that IPv4, however it is spelled: `embeddedIPv4`), an IPv6 address by its /64, the smallest network a provider
- * hands one customer (RFC 6177), so a host cannot dodge a per-address limit by walking through
- * the 2^64 addresses it owns.
+ * The key an address is counted under: an IPv4 address as it is (an IPv6 address that stands for
+ * an IPv4 one as that IPv4, however it is spelled: `embeddedIPv4`), an IPv6 address by its /64,
+ * the smallest network a provider hands one customer (RFC 6177), so a host cannot dodge a
+ * per-address limit by walking through the 2^64 addresses it owns.
  */
 export function addressKey(address: string): string {
   return networkKey(address, 4);
@@ -26,27 +26,35 @@ export function siteKey(address: string): string {
 function networkKey(address: string, groups: 3 | 4): string {
   if (!isIPv6(address)) return address;
   const all = ipv6Groups(address);
-  if (embedsIPv4(all)) return [all[6]! >> 8, all[6]! & 0xff, all[7]! >> 8, all[7]! & 0xff].join('.');
+  const ipv4 = embeddedIPv4(all);
+  if (ipv4 !== undefined) return [ipv4[0] >> 8, ipv4[0] & 0xff, ipv4[1] >> 8, ipv4[1] & 0xff].join('.');
   return `${all.slice(0, groups).map((group) => group.toString(16)).join(':')}::/${groups * 16}`;
 }
 
 /**
- * Whether an IPv6 address is an IPv4 client's, in its last 32 bits: one client, one key, whichever
- * way it reached us. Counted by its /64 or /48, every IPv4 client seen through a translator would
- * share one key, and one sender's failures would lock them all out.
+ * The IPv4 address (as two 16-bit groups) of an IPv6 address that stands for an IPv4 client or
+ * network: one client, one key, whichever way it reached us. Counted by its /64 or /48, every
+ * IPv4 client seen through a translator would share one key, and one sender's failures would
+ * lock them all out; and one IPv4 address would own 65,536 /64s under 6to4.
  * - `::ffff:0:0/96`, IPv4-mapped (RFC 4291 2.5.5.2): a dual-stack socket's IPv4 peers.
  * - `64:ff9b::/96`, the well-known prefix (RFC 6052 2.1): an IPv6-only service behind a stateless
  *   translator (SIIT-DC, RFC 7755) sees its IPv4 clients so. A network-specific prefix can put the
  *   IPv4 address elsewhere (RFC 6052 2.2) and is counted as any IPv6 network.
+ * - `::ffff:0:0:0/96`, IPv4-translated (RFC 2765 2.1), older SIIT's spelling of the same.
  * - `::/96`, IPv4-compatible (RFC 4291 2.5.5.1, deprecated), but for `::`, `::1` and the rest of
  *   0.0.0.0/8, which are no client's IPv4 address.
+ * - `2002::/16`, 6to4 (RFC 3056 2): the /48 of the IPv4 address in its second and third groups,
+ *   whatever follows.
  */
-function embedsIPv4(all: number[]): boolean {
-  const prefix = all.slice(0, 6);
+function embeddedIPv4(all: number[]): [number, number] | undefined {
   const zeroes = (groups: number[]) => groups.every((group) => group === 0);
-  if (zeroes(prefix.slice(0, 5)) && prefix[5] === 0xffff) return true;
-  if (prefix[0] === 0x64 && prefix[1] === 0xff9b && zeroes(prefix.slice(2))) return true;
-  return zeroes(prefix) && all[6]! >> 8 !== 0;
+  const last: [number, number] = [all[6]!, all[7]!];
+  if (zeroes(all.slice(0, 5)) && all[5] === 0xffff) return last;
+  if (all[0] === 0x64 && all[1] === 0xff9b && zeroes(all.slice(2, 6))) return last;
+  if (zeroes(all.slice(0, 4)) && all[4] === 0xffff && all[5] === 0) return last;
+  if (zeroes(all.slice(0, 6)) && all[6]! >> 8 !== 0) return last;
+  if (all[0] === 0x2002) return [all[1]!, all[2]!];
+  return undefined;
 }
 
 /** The eight 16-bit groups of an IPv6 address (RFC 4291 2.2): `::` filled, a dotted IPv4 tail two groups, a zone dropped. */

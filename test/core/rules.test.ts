@@ -182,8 +182,8 @@ test('one address is one key however a proxy spells it: an IPv4-mapped address i
   assert.equal(addressKey('::1'), '0:0:0:0::/64');
 });
 
-test('an IPv4 client seen through a translator is counted as its IPv4 address: the well-known NAT64 prefix and IPv4-compatible addresses, not only mapped ones', () => {
-  for (const spelling of ['64:ff9b::203.0.113.9', '64:ff9b::cb00:7109', '0064:FF9B:0:0:0:0:cb00:7109', '::203.0.113.9', '::cb00:7109']) {
+test('an IPv4 client seen through a translator is counted as its IPv4 address: the well-known NAT64 prefix, IPv4-translated, IPv4-compatible and 6to4 addresses, not only mapped ones', () => {
+  for (const spelling of ['64:ff9b::203.0.113.9', '64:ff9b::cb00:7109', '0064:FF9B:0:0:0:0:cb00:7109', '::ffff:0:203.0.113.9', '::203.0.113.9', '::cb00:7109', '2002:cb00:7109::1', '2002:cb00:7109:ffff:1:2:3:4']) {
     assert.equal(addressKey(spelling), '203.0.113.9', spelling);
     assert.equal(siteKey(spelling), '203.0.113.9', spelling);
   }
