@@ -89,6 +89,25 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
     assert.equal((await introspect(t, clientFields(c), address)).status, 200, 'the next window');
   });
 
+  test('a request that offers no secret guesses none: its failures do not count, and an address refused for wrong secrets still serves browser and native apps (another site\'s page cannot lock its visitors out)', async () => {
+    const app = await newClient(t, { type: 'public' });
+    const backend = await newClient(t);
+    const address = newAddress();
+    const revoke = (credentials: Record<string, string>) => post(t, '/api/oauth/revoke', { token: 'x', ...credentials }, address);
+    // Unknown client_ids, as a page on another site can make its visitors' browsers send them.
+    for (let i = 0; i < 5; i++) assert.equal((await revoke({ client_id: `unknown-${i}` })).status, 401, `failure ${i}`);
+    const basicWithoutPassword = await fetch(`${t.baseUrl}/api/oauth/revoke`, {
+      method: 'POST', body: new URLSearchParams({ token: 'x' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address, authorization: `Basic ${Buffer.from('unknown-basic:').toString('base64')}` },
+    });
+    assert.equal(basicWithoutPassword.status, 401, 'Basic with an empty password offers no secret either');
+    assert.equal((await revoke(clientFields(backend))).status, 200, 'not counted: the address is not refused');
+    for (let i = 0; i < 3; i++) assert.equal((await revoke(wrongSecret(backend))).status, 401);
+    await assertRateLimited(await revoke(wrongSecret(backend)), 'client-auth-address');
+    await assertRateLimited(await revoke(clientFields(backend)), 'client-auth-address');
+    assert.equal((await revoke(clientFields(app))).status, 200, 'the public app at the refused address');
+  });
+
   test('successful client authentications never count against an address', async () => {
     const c = await newClient(t);
     const address = newAddress();

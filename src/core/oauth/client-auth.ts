@@ -30,6 +30,17 @@ export interface ClientCredentials {
 }
 
 /**
+ * Whether the request offers a secret to check: a client secret (Basic with a password, or
+ * `client_secret` in the body), or an Authorization header that could not be read. A public
+ * client's request offers none (RFC 6749 2.1: it has no secret), and Basic with an empty password
+ * is read as none, as `authenticateClient` reads it.
+ */
+export function offersSecret(credentials: ClientCredentials): boolean {
+  const { basic } = credentials;
+  return credentials.bodySecret !== undefined || (basic !== undefined && (typeof basic !== 'object' || basic.secret !== ''));
+}
+
+/**
  * Decodes an `Authorization: Basic` value. RFC 6749 2.3.1: id and secret are
  * application/x-www-form-urlencoded before they are joined with ':' and base64-encoded.
  */

@@ -9,6 +9,10 @@
  *   client is past its own limit, an address that fails for it is refused for that client until
  *   the window ends: someone sending wrong secrets for a client never locks out the app itself,
  *   which does not fail, and a guesser spread over many addresses gets one guess per address.
+ *   A request that offers no secret (`offersSecret`: a public client's, client_id alone) guesses
+ *   none, so it is neither refused nor counted: otherwise another site's page could send 21
+ *   failing requests from its visitors' browsers and lock every browser and native app at their
+ *   address (a carrier's NAT included) out of their tokens for the window (attack58).
  * - checks under way at once, per address and instance: at most `CLIENT_AUTH_CHECKS_AT_ONCE`; the
  *   rest wait their turn (at most `CLIENT_AUTH_CHECKS_WAITING`, then 429) and look again at the
  *   marks when it comes. Failures are known only once checked, so without this a burst sent at
@@ -29,7 +33,7 @@ import { OAuthError } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Instant } from '../time.js';
-import type { ClientCredentials } from './client-auth.js';
+import { type ClientCredentials, offersSecret } from './client-auth.js';
 import type { Client } from './ports.js';
 import type { CounterPort } from './tokens/context.js';
 
@@ -110,6 +114,7 @@ export class OAuthEndpointLimits {
    * failed client authentication, answering 429 instead of 401 when that failure is one too many.
    */
   async authenticating<T>(endpoint: ClientEndpoint, address: string, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {
+    if (!offersSecret(credentials)) return work();
     const key = addressKey(address);
     const clientId = claimedClientId(credentials);
     const client = clientId === undefined ? undefined : clientKey(clientId);
