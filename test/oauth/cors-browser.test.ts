@@ -4,7 +4,8 @@
  * and approves on our pages; the app's own script then reads discovery, redeems the code with
  * `fetch`, calls UserInfo and /me with its bearer token (preflighted requests), refreshes, and
  * revokes. Without CORS each of these is a network error in the page, although the server
- * acted on it. A public client, PKCE, no state: what oidc-client-ts and oauth4webapi send.
+ * acted on it. A public client, PKCE, no state: what oidc-client-ts and oauth4webapi send. And
+ * such an app's silent sign-in, in a hidden iframe.
  */
 import assert from 'node:assert/strict';
 import { type Server, createServer } from 'node:http';
@@ -146,6 +147,26 @@ forEachDatabase('a single-page app on another origin in Chromium', (database) =>
     });
     assert.equal(reused.status, 400);
     assert.equal((reused.body as { error: string }).error, 'invalid_grant');
+    await context.close();
+  });
+
+  test('silent sign-in in a hidden iframe (prompt=none, as oidc-client-ts signinSilent sends it) gets its answer back in the frame: login_required without a session', { skip: skipWithoutChromium }, async () => {
+    const redirectUri = `${spaOrigin}/callback`;
+    const c = await newClient(t, { type: 'public', redirectUris: [redirectUri] });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(redirectUri);
+    const silent = `${t.baseUrl}/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair(), state: 'silent', redirectUri, scope: 'openid', extra: { prompt: 'none' } })}`;
+    const answered = page.waitForEvent('framenavigated', { predicate: (frame) => frame !== page.mainFrame() && frame.url().startsWith(`${redirectUri}?`) });
+    await page.evaluate((src) => {
+      const frame = document.createElement('iframe');
+      frame.hidden = true;
+      frame.src = src;
+      document.body.append(frame);
+    }, silent);
+    const answer = new URL((await answered).url()).searchParams;
+    assert.equal(answer.get('error'), 'login_required', 'the session cookie (SameSite=Lax) does not go with another site\'s frame');
+    assert.equal(answer.get('state'), 'silent');
     await context.close();
   });
 });
