@@ -201,7 +201,7 @@ function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Prom
       const limits = new OAuthEndpointLimits(limiter, settings, { inc: () => {} });
       const address = newAddress();
       let started = 0;
-      const check = (held: ReturnType<typeof heldCheck>) => limits.authenticating('token', address, credentials, now, () => { started += 1; return held.done; })
+      const check = (held: ReturnType<typeof heldCheck>) => limits.authenticating('token', { ...credentials, askedFrom: address }, now, () => { started += 1; return held.done; })
         .catch((error: unknown) => error as OAuthError);
       return { limiter, check, started: () => started };
     }

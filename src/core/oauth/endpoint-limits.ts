@@ -109,13 +109,14 @@ export class OAuthEndpointLimits {
   ) {}
 
   /**
-   * Runs `work`, which authenticates the client of `credentials`, unless the address is refused
-   * (for every client, or for this one) or has too many requests waiting for a turn; counts its
-   * failed client authentication, answering 429 instead of 401 when that failure is one too many.
+   * Runs `work`, which authenticates the client of `credentials`, unless its address
+   * (`askedFrom`) is refused (for every client, or for this one) or has too many requests waiting
+   * for a turn; counts its failed client authentication, answering 429 instead of 401 when that
+   * failure is one too many.
    */
-  async authenticating<T>(endpoint: ClientEndpoint, address: string, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {
+  async authenticating<T>(endpoint: ClientEndpoint, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {
     if (!offersSecret(credentials)) return work();
-    const key = addressKey(address);
+    const key = addressKey(credentials.askedFrom);
     const clientId = claimedClientId(credentials);
     const client = clientId === undefined ? undefined : clientKey(clientId);
     const pair = client === undefined ? undefined : `client:${client}:${key}`;

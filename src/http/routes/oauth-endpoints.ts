@@ -69,7 +69,7 @@ export async function oauthEndpointRoutes(app: FastifyInstance, options: { secur
   const limits = new OAuthEndpointLimits(deps.limiter, deps.settings, deps.metrics.rateLimitRefusals);
   /** Runs `work` for the client of `credentials` under the limits of failed client authentications, counted at its request's address. */
   const authenticating = <T>(endpoint: ClientEndpoint, credentials: ClientCredentials, work: () => Promise<T>) =>
-    limits.authenticating(endpoint, credentials.askedFrom, credentials, deps.clock.now(), work);
+    limits.authenticating(endpoint, credentials, deps.clock.now(), work);
 
   app.post('/api/oauth/token', async (request, reply) => {
     const params = formParams(request);
