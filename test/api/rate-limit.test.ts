@@ -13,6 +13,7 @@ import { forEachDatabase } from '../support/databases.js';
 import { redisUrl, skipWithoutRedis } from '../support/redis.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 import { freePort, startAppsForSuite } from '../support/instances.js';
+import { PASSWORD, newClient as newOAuthClient, obtainTokens, signedInBrowser } from '../oauth/helpers.js';
 
 const MINUTE = 60_000;
 
@@ -87,9 +88,47 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal(refused.headers.get('ratelimit-policy'), '"per-address";q=300;w=60');
     assert.equal(refused.headers.get('ratelimit'), `"per-address";r=0;t=${left}`);
     assert.equal((await get(t.baseUrl, '/api/open/v1/')).status, 429, 'no credentials: refused too');
-    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'the address is refused before any lookup');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'a token this instance never issued nor served is refused before any lookup');
     t.clock.advance(MINUTE);
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+  });
+
+  test('an address refused for unknown tokens is still served the tokens this instance issued or served, and no other is looked up (another site\'s page cannot cut its visitors\' apps off)', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const served = await newPersonalToken(t.deps, user, ['profile:read']);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: served.token })).status, 200);
+    await browser.fetch('/settings/tokens');
+    const form = { _csrf: browser.cookies.get('svc_csrf')!, name: 'script', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD };
+    assert.equal((await browser.postForm('/settings/tokens', form)).status, 303);
+    const created = { token: /svcp_\w+/.exec(await (await browser.fetch('/settings/tokens')).text())![0] };
+    const issued = await obtainTokens(t, browser, await newOAuthClient(t), { scope: 'profile:read' });
+    const unseen = await newPersonalToken(t.deps, user, ['profile:read']);
+    // A page on another site has its visitors' browsers present 300 made-up tokens (attack59 M2).
+    for (let i = 0; i < 300; i++) {
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken(i % 2 === 0 ? 'personal' : 'access') })).status, 401);
+    }
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') })).status, 429);
+    const { personalTokens, tokens } = t.deps.stores;
+    const [findPersonal, findAccess] = [personalTokens.findBearer, tokens.findAccessBearer];
+    let lookups = 0;
+    personalTokens.findBearer = (hash) => { lookups += 1; return findPersonal.call(personalTokens, hash); };
+    tokens.findAccessBearer = (hash) => { lookups += 1; return findAccess.call(tokens, hash); };
+    try {
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: served.token })).status, 200, 'a token served here before');
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: created.token })).status, 200, 'a personal token made on the settings page here');
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: issued.access_token })).status, 200, 'an access token issued here');
+      assert.equal(lookups, 3);
+      const refused = await get(t.baseUrl, '/api/open/v1/', { token: unseen.token });
+      assert.equal(refused.status, 429, 'a valid token this instance never issued nor served');
+      assert.equal(refused.headers.get('ratelimit'), `"per-address";r=0;t=${60 - (Math.floor(t.clock.now() / 1000) % 60)}`);
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') })).status, 429, 'a made-up token');
+      assert.equal(lookups, 3, 'neither was looked up');
+    } finally {
+      personalTokens.findBearer = findPersonal;
+      tokens.findAccessBearer = findAccess;
+    }
+    t.clock.advance(MINUTE);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: unseen.token })).status, 200);
   });
 
   test('a refused token counts against its address even when the client hangs up before its lookup ends', async () => {

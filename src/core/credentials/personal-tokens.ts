@@ -2,6 +2,7 @@
 import { requireActiveAccount } from '../accounts/accounts.js';
 import { generateToken, hashSecret } from './formats.js';
 import { InputError, checkAll } from '../errors.js';
+import type { KnownTokens } from '../api/known-tokens.js';
 import type { Stores } from '../stores.js';
 import type { PersonalToken } from './ports.js';
 import { RESOURCE_SCOPES, formatScope } from '../oauth/scopes.js';
@@ -46,19 +47,22 @@ export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'u
 
 /**
  * Creates a personal token; the plain token is returned here once and never stored. Only for an
- * active account (`AccountUnusableError` otherwise, INTERFACE section 4).
+ * active account (`AccountUnusableError` otherwise, INTERFACE section 4). `known`: the serving
+ * instance's tokens, which the new one joins (none from the command line, which serves nothing).
  */
-export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
+export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest, known?: KnownTokens): Promise<{ token: string; record: PersonalToken }> {
   const name = checkPersonalTokenRequest(request);
   await requireActiveAccount(stores, request.userId, 'have a personal token');
   const now = clock.now();
   const token = generateToken('personal');
+  const tokenHash = hashSecret(token);
   const record = await stores.personalTokens.insert({
     userId: request.userId,
     name,
-    tokenHash: hashSecret(token),
+    tokenHash,
     scope: formatScope(request.scopes),
     expiresAt: request.expiresInDays === null ? null : now + days(request.expiresInDays),
   }, now);
+  known?.add(tokenHash);
   return { token, record };
 }

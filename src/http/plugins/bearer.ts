@@ -103,12 +103,14 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // is known from its accept on (buildApp), so also after a client hung up during the lookup.
     let address: string | undefined;
     const addressOf = () => (address ??= clientAddress(request));
-    if (limits.isBlocked(addressOf, now)) return refuseLimited(request, reply, { address: addressOf() });
+    // A refused address is still served the tokens issued or served here (`KnownTokens`); any
+    // other request from it is refused, before any lookup, and counted no further.
+    const blocked = limits.isBlocked(addressOf, now);
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
       : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
-        () => presentedProof(request, deps.settings.baseUrl));
+        () => presentedProof(request, deps.settings.baseUrl), blocked);
     if (bearer instanceof OAuthError) {
-      if (!(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
+      if (blocked || !(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
       return refuse(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);

@@ -1,6 +1,7 @@
 /** The token endpoint's rules (RFC 6749 3.2 and 5): parameters, client authentication, the grant. */
 import { type ClientCredentials, authenticateClient } from '../client-auth.js';
 import { DpopProofError } from '../dpop/proof.js';
+import { hashSecret } from '../../credentials/formats.js';
 import type { PresentedProof } from '../dpop/verifier.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
@@ -61,6 +62,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   // behind the transaction itself (SQLite has one connection).
   const keys = await deps.keys.keySet();
   const issued = await handler({ deps, client, params, keys, dpopJkt: possession.jkt, resource });
+  deps.knownTokens.add(hashSecret(issued.accessToken));
   if (issued.idToken !== undefined) deps.metrics.tokensIssued.inc({ kind: 'id_token' });
   return possession.nonce === undefined ? issued : { ...issued, dpopNonce: possession.nonce };
 }
