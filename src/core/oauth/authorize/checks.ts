@@ -5,7 +5,7 @@
  * one nobody answers for (`mayRedirectErrors` in flow.ts, RFC 9700 4.11.2).
  */
 import { isRegisteredRedirectUri, isWebUrl } from '../clients.js';
-import { ClientDocumentError, type ClientMetadataDocuments, resolveClient } from '../client-metadata.js';
+import { ClientDocumentError, type ClientMetadataDocuments, type ClientSources, resolveClient } from '../client-metadata.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
@@ -55,25 +55,32 @@ function param(ctx: CheckContext, name: string): string | undefined {
 
 /**
  * RFC 6749 4.1.2.1: an unknown, missing or deactivated client gets no redirect; nor does an app
- * whose client ID metadata document is bad or unreachable (INTERFACE section 13).
+ * whose client ID metadata document is bad or unreachable (INTERFACE section 13). The app that
+ * the authorization request `params` names, or the page error saying why there is none; a
+ * document fetch counts against the share of `askedFrom`, the request's client address.
  */
-export const checkClient: Check = async (ctx) => {
+export async function requestedClient(sources: ClientSources, params: Params, askedFrom: string): Promise<Client> {
   let clientId: string | undefined;
   try {
-    clientId = param(ctx, 'client_id');
+    clientId = single(params, 'client_id');
   } catch {
     throw pageError('The client_id parameter is repeated or malformed.');
   }
   if (clientId === undefined) throw pageError('The request names no application (client_id is missing).');
   let client: Client | undefined;
   try {
-    client = await resolveClient(ctx, clientId, ctx.askedFrom);
+    client = await resolveClient(sources, clientId, askedFrom);
   } catch (error) {
     if (error instanceof ClientDocumentError) throw pageError(error.message);
     throw error;
   }
   // A deactivated client is treated as unknown (INTERFACE section 2).
   if (!client || client.status !== 'active') throw pageError('The application that sent you here is unknown or no longer active.');
+  return client;
+}
+
+export const checkClient: Check = async (ctx) => {
+  const client = await requestedClient(ctx, ctx.params, ctx.askedFrom);
   ctx.client = client;
   ctx.request.client = client;
 };

@@ -15,7 +15,7 @@ import type { Client } from '../ports.js';
 import { type Scope, formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
-import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, checkClient } from './checks.js';
+import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, requestedClient } from './checks.js';
 import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
 import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
 
@@ -171,15 +171,12 @@ export async function applicationReturnedTo(sources: ClientSources, returnTo: st
     return undefined;
   }
   if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
-  // checkClient reads only the parameters, the stores and the documents.
-  const ctx: CheckContext = { params: paramsFromEntries(url.searchParams), ...sources, issuer: '', now: 0, via: 'browser', askedFrom, request: {} };
   try {
-    await checkClient(ctx);
+    return await requestedClient(sources, paramsFromEntries(url.searchParams), askedFrom);
   } catch (error) {
     if (error instanceof OAuthError) return undefined;
     throw error;
   }
-  return ctx.client;
 }
 
 function covers(granted: string | undefined, request: AuthorizationRequest): boolean {
