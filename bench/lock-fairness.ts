@@ -43,7 +43,7 @@ async function seed(): Promise<Seed> {
   await prepareDatabase(deps);
   await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
   const now = deps.clock.now();
-  const keys = await deps.keys.keySet();
+  const signing = { keys: await deps.keys.keySet(), marker: await deps.tokenMarks.ready() };
   const { client, secret } = await registerClient(deps.stores, deps.clock, {
     name: 'Fairness', type: 'confidential', redirectUris: ['https://app.example/callback'], ownerId: null,
     homepageUrl: 'https://app.example', description: 'The lock fairness bench.',
@@ -54,7 +54,7 @@ async function seed(): Promise<Seed> {
     for (let i = 0; i < CHAINS; i++) {
       const user = await createAccount(deps.stores, deps.clock, { username: `fair${instance}x${i}`, password: 'correct horse battery' });
       const grant = await deps.stores.grants.create({ userId: user.id, clientId: client.clientId, scope: SCOPE, nonce: null, authTime: now }, now);
-      const issued = await deps.stores.transaction((tx) => issueTokens(tx, now, settings, keys, {
+      const issued = await deps.stores.transaction((tx) => issueTokens(tx, now, settings, signing, {
         grant, user, client, accessScope: 'profile:read', refreshScope: SCOPE, nonce: null, dpopJkt: null, resource: null,
       }));
       own.push(issued.refreshToken);

@@ -8,6 +8,7 @@ import type { Settings } from './config/settings.js';
 import type { AuditSink } from './core/audit.js';
 import type { Stores } from './core/stores.js';
 import { withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
+import { TokenMarks } from './core/credentials/token-marks.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
 import { type DatabaseHandle, openDatabase } from './storage/database.js';
@@ -21,6 +22,8 @@ export interface BaseDeps {
   readonly clock: Clock;
   /** Where audit events go (src/core/audit.ts): the log, as JSON lines. */
   readonly audit: AuditSink;
+  /** The service's mark in the access and personal tokens it issues (src/core/credentials/token-marks.ts). */
+  readonly tokenMarks: TokenMarks;
   /** Releases every connection; the process can then exit. */
   close(): Promise<void>;
 }
@@ -33,11 +36,14 @@ export interface BaseDepsOverrides {
 
 export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides = {}): BaseDeps {
   const database = openDatabase(settings.database);
+  const stores = withSealedServerSecrets(createStores(database.db, database.queries), settings.keysSecret);
+  const clock = overrides.clock ?? systemClock;
   return {
     settings,
     database,
-    stores: withSealedServerSecrets(createStores(database.db, database.queries), settings.keysSecret),
-    clock: overrides.clock ?? systemClock,
+    stores,
+    clock,
+    tokenMarks: new TokenMarks(stores.serverSecrets, clock),
     audit: overrides.audit ?? pinoAuditSink({ logLevel: settings.logLevel, destination: 1 }),
     close: () => database.close(),
   };

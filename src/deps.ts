@@ -10,7 +10,6 @@ import { BackgroundTasks } from './core/background.js';
 import { DeviceCookies } from './core/accounts/device-cookies.js';
 import { DpopNonces } from './core/oauth/dpop/nonces.js';
 import { DpopVerifier } from './core/oauth/dpop/verifier.js';
-import { KnownTokens } from './core/api/known-tokens.js';
 import { SEND_TIMEOUT_MS } from './core/oidc/logout/delivery.js';
 import { KeyRing } from './core/oidc/key-ring.js';
 import type { DpopReplayStore } from './core/oauth/ports.js';
@@ -55,8 +54,6 @@ export interface Deps extends BaseDeps {
   readonly securityLog: SecurityLog;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
   readonly dpop: DpopVerifier;
-  /** The access and personal tokens this instance issued or served: what an address refused for unknown tokens is still served. */
-  readonly knownTokens: KnownTokens;
   /** The apps client ID metadata documents describe, fetched and kept in memory (INTERFACE section 13). */
   readonly clientDocuments: ClientMetadataDocuments;
   /** Decodes and encodes anew every uploaded avatar (src/images/). */
@@ -112,7 +109,6 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     mailer,
     securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(stores.serverSecrets), dpopReplay, clock),
-    knownTokens: new KnownTokens(),
     clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, audit, settings.clientMetadata),
     images: sharpReencoder,
     background: new BackgroundTasks(),

@@ -46,7 +46,7 @@ export async function newAccessToken(deps: Deps, user: User, scope: string, clie
 }
 
 export async function newPersonalToken(deps: Deps, user: User, scopes: string[], expiresInDays: number | null = 90) {
-  return createPersonalToken(deps.stores, deps.clock, { userId: user.id, name: 'script', scopes, expiresInDays });
+  return createPersonalToken(deps.stores, deps.clock, deps.tokenMarks, { userId: user.id, name: 'script', scopes, expiresInDays });
 }
 
 /** GET with an optional bearer token (or a raw Authorization header). */

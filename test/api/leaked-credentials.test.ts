@@ -93,14 +93,14 @@ forEachDatabase('leaked credentials', (database) => {
 
   test('a report may also be the bare JSON list of strings', async () => {
     const user = await newUser(t);
-    const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'bare', scopes: ['profile:read'], expiresInDays: 30 });
+    const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, t.deps.tokenMarks, { userId: user.id, name: 'bare', scopes: ['profile:read'], expiresInDays: 30 });
     await assertAccepted(await report(JSON.stringify([token])));
     assert.equal((await me(token)).status, 401);
   });
 
   test('a reported personal token is refused and its owner told by its label, never the token', async () => {
     const user = await newUser(t);
-    const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'ci deploy', scopes: ['profile:read'], expiresInDays: 30 });
+    const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, t.deps.tokenMarks, { userId: user.id, name: 'ci deploy', scopes: ['profile:read'], expiresInDays: 30 });
     assert.equal((await me(token)).status, 200);
     await assertAccepted(await report([token]));
     assert.equal((await me(token)).status, 401);
@@ -127,7 +127,7 @@ forEachDatabase('leaked credentials', (database) => {
   test('reports racing over the same credentials revoke each once and tell its owner once', async () => {
     const user = await newUser(t);
     const created = await Promise.all([1, 2, 3].map((n) =>
-      createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: `token ${n}`, scopes: ['profile:read'], expiresInDays: 30 })));
+      createPersonalToken(t.deps.stores, t.deps.clock, t.deps.tokenMarks, { userId: user.id, name: `token ${n}`, scopes: ['profile:read'], expiresInDays: 30 })));
     const tokens = created.map((c) => c.token);
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => report(i % 2 === 0 ? tokens : [...tokens].reverse())));
     for (const answer of answers) await assertAccepted(answer);

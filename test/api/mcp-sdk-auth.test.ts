@@ -108,7 +108,7 @@ forEachDatabase('the MCP SDK client connects with no pre-registration', (databas
     for (const title of ['Hello, agents', 'Second thoughts', 'Third time']) {
       await writePost(seed.stores, seed.clock, { authorId: member.id, title, body: 'Some **words**.', category: 'General', status: 'published' });
     }
-    apiToken = (await createPersonalToken(seed.stores, seed.clock, { userId: member.id, name: 'compare', scopes: ['profile:read', 'posts:read'], expiresInDays: 7 })).token;
+    apiToken = (await createPersonalToken(seed.stores, seed.clock, seed.tokenMarks, { userId: member.id, name: 'compare', scopes: ['profile:read', 'posts:read'], expiresInDays: 7 })).token;
     await seed.close();
 
     callback = createServer((req, res) => {

@@ -258,7 +258,7 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
 
   test('a personal token works as at the API, its scopes as fixed when it was made', async () => {
     const { user } = await userWithToken();
-    const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'agent', scopes: ['posts:read'], expiresInDays: 30 });
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'agent', scopes: ['posts:read'], expiresInDays: 30 });
     const client = await connect(token);
     try {
       const posts = await client.callTool({ name: 'list_posts', arguments: { size: 1 } });

@@ -13,7 +13,7 @@ import { forEachDatabase } from '../support/databases.js';
 import { redisUrl, skipWithoutRedis } from '../support/redis.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 import { freePort, startAppsForSuite } from '../support/instances.js';
-import { PASSWORD, newClient as newOAuthClient, obtainTokens, signedInBrowser } from '../oauth/helpers.js';
+import { PASSWORD, clientFields, newClient as newOAuthClient, obtainTokens, signedInBrowser } from '../oauth/helpers.js';
 
 const MINUTE = 60_000;
 
@@ -75,7 +75,8 @@ forEachDatabase('resource API rate limit per address', (database) => {
 
   test('an address over its limit of refused tokens gets 429 for the rest of the minute, before any lookup', async () => {
     const user = await newUser(t.deps);
-    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    // Stored as the service stores tokens, without its mark (as a token made before marks).
+    const { token } = await newAccessToken(t.deps, user, 'profile:read');
     // The limit is at least 300 failures a minute per address.
     for (let i = 0; i < 300; i++) {
       assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') })).status, 401);
@@ -88,21 +89,19 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal(refused.headers.get('ratelimit-policy'), '"per-address";q=300;w=60');
     assert.equal(refused.headers.get('ratelimit'), `"per-address";r=0;t=${left}`);
     assert.equal((await get(t.baseUrl, '/api/open/v1/')).status, 429, 'no credentials: refused too');
-    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'a token this instance never issued nor served is refused before any lookup');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'a token without the service\'s mark is refused before any lookup');
     t.clock.advance(MINUTE);
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
   });
 
-  test('an address refused for unknown tokens is still served the tokens this instance issued or served, and no other is looked up (another site\'s page cannot cut its visitors\' apps off)', async () => {
+  test('an address refused for unknown tokens is still served the tokens that bear the service\'s mark, and no other token is looked up (another site\'s page cannot cut its visitors\' apps off)', async () => {
     const { browser, user } = await signedInBrowser(t);
-    const served = await newPersonalToken(t.deps, user, ['profile:read']);
-    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: served.token })).status, 200);
     await browser.fetch('/settings/tokens');
     const form = { _csrf: browser.cookies.get('svc_csrf')!, name: 'script', scopes: 'profile:read', expires_in_days: '30', password: PASSWORD };
     assert.equal((await browser.postForm('/settings/tokens', form)).status, 303);
-    const created = { token: /svcp_\w+/.exec(await (await browser.fetch('/settings/tokens')).text())![0] };
+    const created = /svcp_\w+/.exec(await (await browser.fetch('/settings/tokens')).text())![0];
     const issued = await obtainTokens(t, browser, await newOAuthClient(t), { scope: 'profile:read' });
-    const unseen = await newPersonalToken(t.deps, user, ['profile:read']);
+    const unmarked = await newAccessToken(t.deps, user, 'profile:read');
     // A page on another site has its visitors' browsers present 300 made-up tokens (attack59 M2).
     for (let i = 0; i < 300; i++) {
       assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken(i % 2 === 0 ? 'personal' : 'access') })).status, 401);
@@ -114,21 +113,20 @@ forEachDatabase('resource API rate limit per address', (database) => {
     personalTokens.findBearer = (hash) => { lookups += 1; return findPersonal.call(personalTokens, hash); };
     tokens.findAccessBearer = (hash) => { lookups += 1; return findAccess.call(tokens, hash); };
     try {
-      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: served.token })).status, 200, 'a token served here before');
-      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: created.token })).status, 200, 'a personal token made on the settings page here');
-      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: issued.access_token })).status, 200, 'an access token issued here');
-      assert.equal(lookups, 3);
-      const refused = await get(t.baseUrl, '/api/open/v1/', { token: unseen.token });
-      assert.equal(refused.status, 429, 'a valid token this instance never issued nor served');
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: created })).status, 200, 'a personal token made on the settings page');
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: issued.access_token })).status, 200, 'an access token from the token endpoint');
+      assert.equal(lookups, 2);
+      const refused = await get(t.baseUrl, '/api/open/v1/', { token: unmarked.token });
+      assert.equal(refused.status, 429, 'a valid token without the mark');
       assert.equal(refused.headers.get('ratelimit'), `"per-address";r=0;t=${60 - (Math.floor(t.clock.now() / 1000) % 60)}`);
       assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') })).status, 429, 'a made-up token');
-      assert.equal(lookups, 3, 'neither was looked up');
+      assert.equal(lookups, 2, 'neither was looked up');
     } finally {
       personalTokens.findBearer = findPersonal;
       tokens.findAccessBearer = findAccess;
     }
     t.clock.advance(MINUTE);
-    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: unseen.token })).status, 200);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: unmarked.token })).status, 200);
   });
 
   test('a refused token counts against its address even when the client hangs up before its lookup ends', async () => {
@@ -221,6 +219,26 @@ describe('resource API rate limit in Redis', { skip: skipWithoutRedis }, () => {
       }
       const ready = await (await fetch(`${apps[0]!.baseUrl}/readyz`)).json() as { checks: Record<string, string> };
       assert.equal(ready.checks.rateLimiter, 'redis');
+    });
+
+    test('at an address both instances refuse, an access token one issued is served by the other, and once revoked by neither', async () => {
+      const [a, b] = apps as [TestApp, TestApp];
+      const { browser } = await signedInBrowser(a);
+      const app = await newOAuthClient(a);
+      const issued = await obtainTokens(a, browser, app, { scope: 'profile:read' });
+      // The 300 made-up tokens, spread over both as a load balancer would: the count is shared.
+      for (let i = 0; i < 300; i++) await get(apps[i % 2]!.baseUrl, '/api/open/v1/', { token: generateToken('access') });
+      for (const instance of [a, b]) {
+        assert.equal((await get(instance.baseUrl, '/api/open/v1/', { token: generateToken('access') })).status, 429);
+        assert.equal((await get(instance.baseUrl, '/api/open/v1/', { token: issued.access_token })).status, 200);
+      }
+      const revoked = await fetch(`${b.baseUrl}/api/oauth/revoke`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: issued.access_token, ...clientFields(app) }),
+      });
+      assert.equal(revoked.status, 200);
+      for (const instance of [a, b]) assert.equal((await get(instance.baseUrl, '/api/open/v1/', { token: issued.access_token })).status, 429);
+      a.clock.advance(MINUTE); // the instances read one clock
     });
   });
 

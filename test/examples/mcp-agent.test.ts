@@ -34,7 +34,7 @@ describe('examples/mcp-agent', () => {
   after(async () => service?.close());
 
   const token = async (scopes: string[]) =>
-    (await createPersonalToken(service.deps.stores, service.clock, { userId, name: 'agent', scopes, expiresInDays: 30 })).token;
+    (await createPersonalToken(service.deps.stores, service.clock, service.deps.tokenMarks, { userId, name: 'agent', scopes, expiresInDays: 30 })).token;
   const api = async (path: string, bearer: string) =>
     (await fetch(`${service.baseUrl}/api/open/v1${path}`, { headers: { authorization: `Bearer ${bearer}` } })).text();
 

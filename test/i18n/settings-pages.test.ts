@@ -109,7 +109,7 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
   /** A member with something on every settings page: a token, an authorized app, an app of their own, two-step on. */
   async function busyMember(): Promise<{ user: User; visitor: Visitor; clientId: string; tokenId: number; secret: string }> {
     const { user, visitor } = await member();
-    const { record } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'backup', scopes: ['profile:read'], expiresInDays: 30 });
+    const { record } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'backup', scopes: ['profile:read'], expiresInDays: 30 });
     const { client } = await registerClient(t.deps.stores, t.clock, {
       name: 'Demo App', description: '', homepageUrl: '', redirectUris: ['https://app.example/cb'], type: 'confidential', ownerId: user.id,
     });

@@ -123,7 +123,7 @@ forEachDatabase("OpenID's standard scopes", (database) => {
   test('personal tokens stay limited to profile:read and posts:read', async () => {
     const { user } = await signedInBrowser(t);
     for (const scope of ['profile', 'offline_access', 'openid', 'email']) {
-      await assert.rejects(createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'x', scopes: [scope], expiresInDays: 7 }), /personal tokens can have profile:read, posts:read/);
+      await assert.rejects(createPersonalToken(t.deps.stores, t.deps.clock, t.deps.tokenMarks, { userId: user.id, name: 'x', scopes: [scope], expiresInDays: 7 }), /personal tokens can have profile:read, posts:read/);
     }
   });
 });

@@ -52,7 +52,7 @@ forEachDatabase('bounded tables', (database) => {
     const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: rotated.refresh_token, ...clientFields(c) });
     assert.equal(refreshed.status, 200);
     await obtainCode(browser, c, { pkce: pkcePair() });
-    const personal = await createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'old', scopes: ['profile:read'], expiresInDays: 7 });
+    const personal = await createPersonalToken(t.deps.stores, t.deps.clock, t.deps.tokenMarks, { userId: user.id, name: 'old', scopes: ['profile:read'], expiresInDays: 7 });
     await t.deps.stores.personalTokens.revoke(personal.record.id, user.id, t.deps.clock.now());
     const sessionsBefore = await rows('sessions', 'user_id', user.id);
     assert.equal(sessionsBefore, 1);

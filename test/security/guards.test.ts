@@ -44,7 +44,7 @@ forEachDatabase('security guards', (database) => {
       const redeemed = await tokenRequest(oauth, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
       const tokens = await redeemed.json() as { access_token: string; refresh_token: string };
       const more = await obtainTokens(oauth, browser, c, { scope: 'openid profile:read', extra: { nonce: 'n' } });
-      const personal = await createPersonalToken(oauth.deps.stores, oauth.deps.clock, { userId: user.id, name: 'p', scopes: ['profile:read'], expiresInDays: 7 });
+      const personal = await createPersonalToken(oauth.deps.stores, oauth.deps.clock, oauth.deps.tokenMarks, { userId: user.id, name: 'p', scopes: ['profile:read'], expiresInDays: 7 });
       const plain = [code, tokens.access_token, tokens.refresh_token, more.access_token, more.refresh_token, c.secret!, personal.token, PASSWORD,
         browser.cookies.get('svc_session')!];
       assert.ok(browser.cookies.get('svc_session'), 'the session cookie is among them');

@@ -41,7 +41,7 @@ forEachDatabase('hostile input at the bearer endpoints', (database) => {
       body: new URLSearchParams({ token: revoked.refresh_token, ...clientFields(c) }),
     });
     assert.equal(revoke.status, 200);
-    const personal = await createPersonalToken(t.deps.stores, t.deps.clock, { userId: user.id, name: 'fuzz', scopes: ['profile:read'], expiresInDays: 7 });
+    const personal = await createPersonalToken(t.deps.stores, t.deps.clock, t.deps.tokenMarks, { userId: user.id, name: 'fuzz', scopes: ['profile:read'], expiresInDays: 7 });
     assert.ok(full.id_token, 'an id_token to present as a bearer token');
     const now = Math.floor(t.deps.clock.now() / 1000);
     tokens = {

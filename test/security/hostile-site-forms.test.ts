@@ -36,7 +36,7 @@ forEachDatabase('hostile input at the site forms', (database) => {
     const theirPost = await writePost(stores, clock, { authorId: victim.id, title: 'Theirs', body: 'Hello', category: 'General', status: 'published' });
     const myClient = await newClient(t, { ownerId: signed.user.id });
     const theirClient = await newClient(t, { ownerId: victim.id });
-    const theirToken = await createPersonalToken(stores, clock, { userId: victim.id, name: 'theirs', scopes: ['profile:read'], expiresInDays: 7 });
+    const theirToken = await createPersonalToken(stores, clock, t.deps.tokenMarks, { userId: victim.id, name: 'theirs', scopes: ['profile:read'], expiresInDays: 7 });
     const theirSession = await stores.sessions.create({ idHash: `their-session-${victim.id}`, userId: victim.id, authTime: clock.now(), expiresAt: clock.now() + 86_400_000 }, clock.now());
     ids = {
       myPost: myPost.id, theirPost: theirPost.id, myClient: myClient.client.clientId, theirClient: theirClient.client.clientId, theirToken: theirToken.record.id,

@@ -31,7 +31,7 @@ forEachDatabase('destructive actions and secrets shown once', (database) => {
     const { user, visitor } = await member();
     const { stores } = t.deps;
     const now = t.clock.now();
-    const { record: token } = await createPersonalToken(stores, t.clock, { userId: user.id, name: 'kept', scopes: ['profile:read'], expiresInDays: 30 });
+    const { record: token } = await createPersonalToken(stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'kept', scopes: ['profile:read'], expiresInDays: 30 });
     const own = await registerClient(stores, t.clock, { name: 'Own App', type: 'confidential', redirectUris: ['https://own.example/cb'], ownerId: user.id });
     const authorized: Array<{ clientId: string; access: string; accessHash: string; grantId: number }> = [];
     for (const name of ['Photo Printer', 'Calendar Sync']) {

@@ -86,7 +86,7 @@ forEachDatabase('site pages', (database) => {
   test('every form refuses a missing or forged CSRF token and changes nothing', async () => {
     const { user, visitor } = await member();
     const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'Hello', body: 'Body', category: 'General', status: 'published' });
-    const { record } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'kept', scopes: ['profile:read'], expiresInDays: 30 });
+    const { record } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'kept', scopes: ['profile:read'], expiresInDays: 30 });
     const { client } = await registerClient(t.deps.stores, t.clock, { name: 'Mine', type: 'confidential', redirectUris: ['https://app.example/cb'], ownerId: user.id });
     const forms: Array<[string, Record<string, string>]> = [
       ['/signup', { username: 'csrf-victim', password: PASSWORD }],
@@ -408,7 +408,7 @@ forEachDatabase('site pages', (database) => {
     }
     assert.deepEqual(await t.deps.stores.personalTokens.listForUser(user.id), []);
     const { visitor: other } = await member();
-    const [kept] = [await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'mine', scopes: ['posts:read'], expiresInDays: 7 })];
+    const [kept] = [await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'mine', scopes: ['posts:read'], expiresInDays: 7 })];
     const foreign = await other.post('/settings/tokens/revoke', { token_id: String(kept.record.id) });
     assert.equal(foreign.status, 404, "another user's token cannot be revoked");
     assert.equal((await other.post('/settings/tokens/revoke', { token_id: 'abc' })).status, 404);

@@ -36,7 +36,7 @@ forEachDatabase('posts after writing', (database) => {
     const user = await createAccount(t.deps.stores, t.clock, { username: `writer${counter}`, password: PASSWORD });
     const visitor = new Visitor(t.baseUrl);
     await visitor.signIn(user.username, PASSWORD);
-    const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'reader', scopes: ['posts:read'], expiresInDays: 30 });
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'reader', scopes: ['posts:read'], expiresInDays: 30 });
     return { user, visitor, token };
   }
 
@@ -250,7 +250,7 @@ forEachDatabase('posts after writing', (database) => {
     await seedDemo(t.deps.stores, t.clock, t.baseUrl);
     const db = t.deps.database.db;
     const demo = (await t.deps.stores.users.findByUsername(DEMO_USERNAME))!;
-    const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: demo.id, name: 'check', scopes: ['posts:read'], expiresInDays: 7 });
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: demo.id, name: 'check', scopes: ['posts:read'], expiresInDays: 7 });
     const listed = await apiPosts(token);
     assert.equal(listed.totalElements, DEMO_POSTS.length, 'every published post, not the draft');
     const profile = (await new Visitor(t.baseUrl).get(`/u/${DEMO_USERNAME}`)).text;

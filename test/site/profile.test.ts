@@ -37,7 +37,7 @@ forEachDatabase('the profile', (database) => {
     assert.equal(saved.location, '/settings/profile?notice=profile');
     assert.match((await visitor.get(saved.location!)).text, /Your profile was saved[\s\S]*value="Photographer by the harbour"/);
     assert.match((await visitor.get(`/u/${user.username}`)).text, /<p>Photographer by the harbour<\/p>/);
-    const { token } = await createPersonalToken(t.deps.stores, t.clock, { userId: user.id, name: 'read', scopes: ['profile:read'], expiresInDays: 7 });
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'read', scopes: ['profile:read'], expiresInDays: 7 });
     assert.equal(((await (await api(token)).json()) as { bio: string }).bio, 'Photographer by the harbour');
 
     for (const [bio, message] of [['b'.repeat(161), /Bio: At most 160 characters/], ['two\nlines', /Bio: Remove the control or invisible characters/]] as const) {
@@ -138,7 +138,7 @@ forEachDatabase('the profile', (database) => {
     const { user, visitor } = await member();
     const { stores } = t.deps;
     const now = t.clock.now();
-    const { token: personal } = await createPersonalToken(stores, t.clock, { userId: user.id, name: 'script', scopes: ['profile:read'], expiresInDays: 30 });
+    const { token: personal } = await createPersonalToken(stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'script', scopes: ['profile:read'], expiresInDays: 30 });
     const { client: third } = await registerClient(stores, t.clock, { name: 'Reader', type: 'public', redirectUris: ['https://reader.example/cb'] });
     await stores.consents.save(user.id, third.clientId, 'profile:read', now);
     const grant = await stores.grants.create({ userId: user.id, clientId: third.clientId, scope: 'profile:read', nonce: null, authTime: now }, now);

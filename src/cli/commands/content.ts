@@ -62,7 +62,7 @@ export const tokenCreate = defineCommand({
       : optionalCount(values, 'expires-in-days')!;
     const scopes = requiredString(values, 'scopes').split(/\s+/).filter((s) => s !== '');
     if (scopes.length === 0) throw new UsageError('--scopes is required');
-    const { token, record } = await createPersonalToken(deps.stores, deps.clock, {
+    const { token, record } = await createPersonalToken(deps.stores, deps.clock, deps.tokenMarks, {
       userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays,
     });
     const expiresAt = record.expiresAt === null ? null : formatUtc(record.expiresAt);

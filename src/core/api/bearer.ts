@@ -8,7 +8,7 @@
 import { hashSecret, tokenKind } from '../credentials/formats.js';
 import { DPOP_ALGS, DpopProofError } from '../oauth/dpop/proof.js';
 import type { DpopVerifier, PresentedProof } from '../oauth/dpop/verifier.js';
-import type { KnownTokens } from './known-tokens.js';
+import type { TokenMarks } from '../credentials/token-marks.js';
 import { OAuthError } from '../errors.js';
 import type { User } from '../accounts/ports.js';
 import type { Stores } from '../stores.js';
@@ -44,12 +44,12 @@ export function bearerKey(bearer: Pick<Bearer, 'kind' | 'tokenId'>): string {
 
 export type AuthScheme = 'Bearer' | 'DPoP';
 
-/** What bearer authentication reads: the stores, the clock, DPoP proofs, and the tokens seen here. */
+/** What bearer authentication reads: the stores, the clock, DPoP proofs, and the service's token mark. */
 export interface BearerDeps {
   stores: Stores;
   clock: Clock;
   dpop: DpopVerifier;
-  knownTokens: KnownTokens;
+  tokenMarks: TokenMarks;
 }
 
 function oneChallenge(scheme: AuthScheme, attributes: Record<string, string>): string {
@@ -234,23 +234,23 @@ export function bearerToken(authorization: string | undefined): string | null | 
  * client shows as `revokedAt`. `tokenOutsideHeader`: the request carried a token where this API
  * does not read one (the query string, a form body), so a request without the header is told so.
  * `proofOf`: the request's DPoP proof, read and checked (after everything else) for
- * `Authorization: DPoP` only. `onlyKnown`: the request's address is refused for unknown tokens,
- * so a token `knownTokens` does not hold is refused as unknown without a lookup. Every token found
- * valid joins `knownTokens`.
+ * `Authorization: DPoP` only. `onlyMarked`: the request's address is refused for unknown tokens,
+ * so a token that does not bear the service's mark (`TokenMarks`) is refused as unknown without a
+ * lookup.
  */
 export async function authenticateBearer(
   deps: BearerDeps,
   authorization: string | undefined,
   tokenOutsideHeader = false,
   proofOf?: () => PresentedProof,
-  onlyKnown = false,
+  onlyMarked = false,
 ): Promise<Bearer | OAuthError> {
   const presented = authorizationToken(authorization);
   if (presented === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
   if (presented === null) return BEARER_REFUSALS.notBearer;
   const { scheme, token } = presented;
   const proof = scheme === 'DPoP' ? proofOf?.() : undefined;
-  const refused = await lookup(deps, scheme, token, proof, onlyKnown);
+  const refused = await lookup(deps, scheme, token, proof, onlyMarked);
   if (refused instanceof OAuthError) return scheme === 'DPoP' ? onDpopChallenge(refused) : refused;
   const { kind, record } = refused;
   const bearer: Bearer = {
@@ -269,12 +269,12 @@ export async function authenticateBearer(
 }
 
 /** The token's record, or the refusal decided before the scheme matters. */
-async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof: PresentedProof | undefined, onlyKnown: boolean) {
+async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof: PresentedProof | undefined, onlyMarked: boolean) {
   const kind = tokenKind(token);
   if (kind !== 'access' && kind !== 'personal') return wrongKindRefusal(token, kind);
   if (scheme === 'DPoP' && proof?.proof === undefined) return BEARER_REFUSALS.dpopWithoutProof;
+  if (onlyMarked && !(await deps.tokenMarks.ready()).bears(token)) return BEARER_REFUSALS.unknown;
   const hash = hashSecret(token);
-  if (onlyKnown && !deps.knownTokens.has(hash)) return BEARER_REFUSALS.unknown;
   const record = kind === 'access'
     ? await deps.stores.tokens.findAccessBearer(hash)
     : await deps.stores.personalTokens.findBearer(hash);
@@ -283,7 +283,6 @@ async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof
   if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
   if (record.expiresAt !== null && record.expiresAt <= now) return BEARER_REFUSALS.expired;
   if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
-  deps.knownTokens.add(hash);
   return { kind, record };
 }
 

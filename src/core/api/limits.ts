@@ -4,9 +4,9 @@
  *   instances when the limiter is Redis; past it 429 `rate_limited` with `Retry-After: 60`;
  * - per client address, for tokens that were looked up and refused (unknown, expired, revoked, an
  *   unusable account): so guessing tokens is slow. Once an address is over its limit, this
- *   instance refuses it until the window ends, before any lookup, except for the tokens it issued
- *   or served (`KnownTokens`): those are looked up and served as before, so the apps behind an
- *   address that another site's page fills with made-up tokens go on. Refusals made offline (no token,
+ *   instance refuses it until the window ends, before any lookup, except for the tokens that bear
+ *   the service's mark (`TokenMarks`): those are looked up and served as before, so the apps
+ *   behind an address that another site's page fills with made-up tokens go on. Refusals made offline (no token,
  *   a malformed one, a bad checksum) are not counted: a guess has to pass the checksum to be one,
  *   refusing such a request costs no more than answering it, and counting it would turn a flood
  *   of garbage, which never reaches storage, into a write per request to the shared counter.
@@ -81,7 +81,7 @@ export class ApiLimits {
 
   /**
    * Whether this address is refused for the rest of its window (checked before any lookup: only
-   * the tokens `KnownTokens` holds are then looked up). `addressOf` is called only while some
+   * the tokens that bear the service's mark are then looked up). `addressOf` is called only while some
    * address is refused.
    */
   isBlocked(addressOf: () => string, now: Instant): boolean {

@@ -17,7 +17,12 @@ export type TokenKind = keyof typeof TOKEN_PREFIXES;
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** 32 base62 characters carry 190 bits, above the 160 that INTERFACE section 2 requires. */
 const RANDOM_LENGTH = 32;
-const CHECKSUM_LENGTH = 6;
+/**
+ * The last characters of the random part, in a token that bears the service's mark
+ * (`src/core/credentials/token-marks.ts`): the 27 random ones before them carry 160.8 bits.
+ */
+export const MARK_LENGTH = 5;
+export const CHECKSUM_LENGTH = 6;
 const TOKEN_SHAPE = /^svc[oprs]_[0-9A-Za-z]{38}$/;
 
 /**
@@ -52,7 +57,8 @@ function randomBase62(length: number): string {
   return out;
 }
 
-function base62(value: number, width: number): string {
+/** `value` in base62, padded with zeros to `width`. */
+export function base62(value: number, width: number): string {
   let out = '';
   let rest = value;
   do {
@@ -67,9 +73,13 @@ export function checksum(body: string): string {
   return base62(crc32(body), CHECKSUM_LENGTH);
 }
 
-/** A new opaque token of the given kind: prefix + 32 random base62 + 6-character checksum. */
-export function generateToken(kind: TokenKind): string {
-  const body = TOKEN_PREFIXES[kind] + randomBase62(RANDOM_LENGTH);
+/**
+ * A new opaque token of the given kind: prefix + 32 random base62 + 6-character checksum. With
+ * `mark`, the last `MARK_LENGTH` of the 32 are `mark` of the prefix and the random ones before.
+ */
+export function generateToken(kind: TokenKind, mark?: (random: string) => string): string {
+  const random = TOKEN_PREFIXES[kind] + randomBase62(mark === undefined ? RANDOM_LENGTH : RANDOM_LENGTH - MARK_LENGTH);
+  const body = mark === undefined ? random : random + mark(random);
   return body + checksum(body);
 }
 

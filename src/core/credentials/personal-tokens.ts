@@ -1,8 +1,8 @@
 /** Personal API tokens (seed 5.1, INTERFACE section 2): chosen scopes and lifetime. */
 import { requireActiveAccount } from '../accounts/accounts.js';
-import { generateToken, hashSecret } from './formats.js';
+import { hashSecret } from './formats.js';
+import type { TokenMarks } from './token-marks.js';
 import { InputError, checkAll } from '../errors.js';
-import type { KnownTokens } from '../api/known-tokens.js';
 import type { Stores } from '../stores.js';
 import type { PersonalToken } from './ports.js';
 import { RESOURCE_SCOPES, formatScope } from '../oauth/scopes.js';
@@ -47,22 +47,20 @@ export function checkPersonalTokenRequest(request: Omit<PersonalTokenRequest, 'u
 
 /**
  * Creates a personal token; the plain token is returned here once and never stored. Only for an
- * active account (`AccountUnusableError` otherwise, INTERFACE section 4). `known`: the serving
- * instance's tokens, which the new one joins (none from the command line, which serves nothing).
+ * active account (`AccountUnusableError` otherwise, INTERFACE section 4). It bears the service's
+ * mark (`marks`).
  */
-export async function createPersonalToken(stores: Stores, clock: Clock, request: PersonalTokenRequest, known?: KnownTokens): Promise<{ token: string; record: PersonalToken }> {
+export async function createPersonalToken(stores: Stores, clock: Clock, marks: TokenMarks, request: PersonalTokenRequest): Promise<{ token: string; record: PersonalToken }> {
   const name = checkPersonalTokenRequest(request);
   await requireActiveAccount(stores, request.userId, 'have a personal token');
   const now = clock.now();
-  const token = generateToken('personal');
-  const tokenHash = hashSecret(token);
+  const token = (await marks.ready()).generate('personal');
   const record = await stores.personalTokens.insert({
     userId: request.userId,
     name,
-    tokenHash,
+    tokenHash: hashSecret(token),
     scope: formatScope(request.scopes),
     expiresAt: request.expiresInDays === null ? null : now + days(request.expiresInDays),
   }, now);
-  known?.add(tokenHash);
   return { token, record };
 }

@@ -14,7 +14,7 @@ import { SEALED_MARK, SEALED_PREFIX, UNSEAL_FAILURES, openSecret, sealSecret } f
 export const SEALED_COLUMNS: Readonly<Record<SealedColumn, string>> = {
   'signing_keys.private_jwk': 'private signing keys',
   'totp_credentials.secret': 'TOTP seeds of authenticator apps',
-  'server_secrets.value': 'server HMAC secrets (DPoP nonces, device cookies, pushed requests)',
+  'server_secrets.value': 'server HMAC secrets (DPoP nonces, device cookies, pushed requests, token marks)',
 };
 
 /** The one line a start without KEYS_SECRET prints where BASE_URL is not a loopback address. */

@@ -103,8 +103,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // is known from its accept on (buildApp), so also after a client hung up during the lookup.
     let address: string | undefined;
     const addressOf = () => (address ??= clientAddress(request));
-    // A refused address is still served the tokens issued or served here (`KnownTokens`); any
-    // other request from it is refused, before any lookup, and counted no further.
+    // A refused address is still served the tokens that bear the service's mark (`TokenMarks`);
+    // any other request from it is refused, before any lookup, and counted no further.
     const blocked = limits.isBlocked(addressOf, now);
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
       : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),

@@ -282,7 +282,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     }
     setDeviceCookie(request, reply, confirmed.deviceCookie);
     try {
-      const { token, record } = await createPersonalToken(stores, clock, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days }, app.deps.knownTokens);
+      const { token, record } = await createPersonalToken(stores, clock, app.deps.tokenMarks, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
       app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
       await logEvent(request, user, 'personal_token.created', { name: record.name, scope: record.scope });
       audit.record({

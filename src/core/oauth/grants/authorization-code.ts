@@ -48,7 +48,7 @@ function redeemable(granted: GrantWithUser | undefined): GrantWithUser | string 
   return granted;
 }
 
-registerGrantType('authorization_code', async ({ deps, client, params, keys, dpopJkt, resource }) => {
+registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource }) => {
   const code = required(params, 'code', 'the code your redirect URI received');
   const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
   const verifier = single(params, 'code_verifier');
@@ -70,7 +70,7 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, dpo
     const { grant, user } = redeemed;
     const { scope, nonce } = consumed.code;
     // RFC 9449 5: with a proof, both tokens are bound to its key.
-    const tokens = await issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt, resource });
+    const tokens = await issueTokens(tx, now, deps.settings, { keys, marker }, { grant, user, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt, resource });
     return { kind: 'issued', tokens };
   });
   if (outcome.kind === 'issued') {

@@ -1,7 +1,6 @@
 /** The token endpoint's rules (RFC 6749 3.2 and 5): parameters, client authentication, the grant. */
 import { type ClientCredentials, authenticateClient } from '../client-auth.js';
 import { DpopProofError } from '../dpop/proof.js';
-import { hashSecret } from '../../credentials/formats.js';
 import type { PresentedProof } from '../dpop/verifier.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
@@ -57,12 +56,12 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   // access token it yields is then for that resource alone (`issueTokens`).
   const resource = requestedResource(params, deps.settings.baseUrl);
   const possession = await proofOfPossession(deps, dpop);
-  // The keys are read before the grant's transaction (from memory, or from the database once in a
+  // The keys (and the tokens' mark's) are read before the grant's transaction (from memory, or from the database once in a
   // while): the id_token is signed inside it, where a read on another connection could wait
   // behind the transaction itself (SQLite has one connection).
   const keys = await deps.keys.keySet();
-  const issued = await handler({ deps, client, params, keys, dpopJkt: possession.jkt, resource });
-  deps.knownTokens.add(hashSecret(issued.accessToken));
+  const marker = await deps.tokenMarks.ready();
+  const issued = await handler({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource });
   if (issued.idToken !== undefined) deps.metrics.tokensIssued.inc({ kind: 'id_token' });
   return possession.nonce === undefined ? issued : { ...issued, dpopNonce: possession.nonce };
 }

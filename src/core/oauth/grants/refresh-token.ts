@@ -41,7 +41,7 @@ function checkBinding(bound: string | null, presented: string | null): void {
     : 'The DPoP proof is signed with another key than the one this refresh token is bound to: sign it with that key.');
 }
 
-registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt, resource }) => {
+registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource }) => {
   const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
@@ -75,7 +75,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, dpopJkt,
     // (the default) or for a client that gets none, nothing ever reads it: recording it cost a
     // statement and an index entry per rotation.
     const windowed = deps.settings.refreshReplaySeconds > 0 && replayWindowApplies(client, old.dpopJkt);
-    return issueTokens(tx, now, deps.settings, keys, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, windowed ? {
+    return issueTokens(tx, now, deps.settings, { keys, marker }, { grant, user, client, accessScope, refreshScope: old.scope, nonce: null, dpopJkt, resource }, windowed ? {
       tokenId: old.id,
       tokenHash,
       seal: (fresh) => sealReplay(token, tokenHash, replayAnswer(fresh, requested, resource)),

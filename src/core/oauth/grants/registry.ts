@@ -3,6 +3,7 @@
  * never edits the token endpoint (RFC 6749 4: the grant decides how tokens are obtained).
  */
 import type { KeySet } from '../../oidc/key-ring.js';
+import type { TokenMarker } from '../../credentials/token-marks.js';
 import type { Params } from '../params.js';
 import type { Client } from '../ports.js';
 import type { OAuthDeps } from '../tokens/context.js';
@@ -16,6 +17,8 @@ export interface GrantRequest {
   params: Params;
   /** The signing keys, read before any transaction: `issueTokens` signs the id_token inside it. */
   keys: KeySet;
+  /** Marks the access token as the service's, its key read before any transaction too. */
+  marker: TokenMarker;
   /** The thumbprint of the request's verified DPoP proof key (RFC 9449 5); `null` without a proof. */
   dpopJkt: string | null;
   /** The resource the token request named (RFC 8707 2.2); `null` when none. */

@@ -2,7 +2,7 @@
 import type { AuditSink } from '../../audit.js';
 import type { ClientMetadataDocuments } from '../client-metadata.js';
 import type { DpopVerifier } from '../dpop/verifier.js';
-import type { KnownTokens } from '../../api/known-tokens.js';
+import type { TokenMarks } from '../../credentials/token-marks.js';
 import type { KeyRing } from '../../oidc/key-ring.js';
 import type { Stores } from '../../stores.js';
 import type { SecurityLog } from '../../accounts/security-log.js';
@@ -37,8 +37,8 @@ export interface OAuthDeps {
   readonly audit: AuditSink;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint. */
   readonly dpop: DpopVerifier;
-  /** Every access token issued joins it, so an address refused for unknown tokens is served it at once (`src/core/api/limits.ts`). */
-  readonly knownTokens: KnownTokens;
+  /** Marks every access token issued as the service's (`src/core/credentials/token-marks.ts`). */
+  readonly tokenMarks: TokenMarks;
   /** The apps that client ID metadata documents describe (INTERFACE section 13). */
   readonly clientDocuments: ClientMetadataDocuments;
 }

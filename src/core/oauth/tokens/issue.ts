@@ -1,6 +1,7 @@
 /** Issuing an access token and a refresh token under a grant (seed table 2.1, INTERFACE section 2). */
 import { checkGrantedResource } from '../../api/resource.js';
 import { generateToken, hashSecret } from '../../credentials/formats.js';
+import type { TokenMarker } from '../../credentials/token-marks.js';
 import { issueIdToken } from '../../oidc/id-token.js';
 import type { KeySet } from '../../oidc/key-ring.js';
 import type { User } from '../../accounts/ports.js';
@@ -54,12 +55,14 @@ export async function issueTokens(
   tx: Stores,
   now: Instant,
   settings: { baseUrl: string; siteTimeZone: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
-  keys: KeySet,
+  signing: { keys: KeySet; marker: TokenMarker },
   issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null; resource: string | null },
   rotation?: Rotation,
 ): Promise<IssuedTokens> {
   checkGrantedResource(issue.grant.resource, issue.resource);
-  const accessToken = generateToken('access');
+  const { keys, marker } = signing;
+  // The access token bears the service's mark, for the resource API to tell it from a made-up one.
+  const accessToken = marker.generate('access');
   const refreshToken = generateToken('refresh');
   const scopes = scopeList(issue.accessScope);
   const idToken = scopes.includes('openid')
