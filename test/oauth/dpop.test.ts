@@ -186,6 +186,25 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.notEqual(again.headers.get('dpop-nonce'), nonce);
   });
 
+  test('at an address refused for unknown tokens, a DPoP client whose nonce expired is told a fresh one and served with it', async () => {
+    const c = await newClient(t);
+    const key = await dpopKey();
+    const { tokens, nonce } = await dpopTokens(c, key);
+    t.clock.advance(180_000);
+    // A page on another site has its visitors' browsers present 300 made-up tokens.
+    for (let i = 0; i < 300; i++) await me(`Bearer ${generateToken('access')}`);
+    assert.equal((await me(`Bearer ${generateToken('access')}`)).status, 429);
+    const asked = await me(`DPoP ${tokens.access_token}`, await meProof(key, tokens.access_token, nonce));
+    assert.equal(asked.status, 401);
+    assert.equal(((await asked.json()) as { error: string }).error, 'use_dpop_nonce');
+    const fresh = asked.headers.get('dpop-nonce')!;
+    assert.notEqual(fresh, nonce);
+    assert.equal((await me(`DPoP ${tokens.access_token}`, await meProof(key, tokens.access_token, fresh))).status, 200);
+    const otherKey = await meProof(await dpopKey(), tokens.access_token, fresh);
+    assert.equal((await me(`DPoP ${tokens.access_token}`, otherKey)).status, 429, 'any other refusal is the address\'s');
+    t.clock.advance(60_000);
+  });
+
   test('a replayed proof is refused (jti)', async () => {
     const c = await newClient(t);
     const key = await dpopKey();

@@ -68,6 +68,13 @@ export function base62(value: number, width: number): string {
   return out.padStart(width, '0');
 }
 
+/** The number base62 `digits` spell (each one of `BASE62`). */
+export function base62Value(digits: string): number {
+  let value = 0;
+  for (const digit of digits) value = value * 62 + BASE62.indexOf(digit);
+  return value;
+}
+
 /** CRC32 of everything before the checksum (prefix included), base62, padded to 6. */
 export function checksum(body: string): string {
   return base62(crc32(body), CHECKSUM_LENGTH);

@@ -103,14 +103,15 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // is known from its accept on (buildApp), so also after a client hung up during the lookup.
     let address: string | undefined;
     const addressOf = () => (address ??= clientAddress(request));
-    // A refused address is still served the tokens that bear the service's mark (`TokenMarks`);
+    // A refused address is still served the tokens that bear the service's mark (`TokenMarks`),
+    // and told a valid one's nonce (RFC 9449 9: a DPoP client idle for minutes needs a new one);
     // any other request from it is refused, before any lookup, and counted no further.
     const blocked = limits.isBlocked(addressOf, now);
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
       : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
         () => presentedProof(request, deps.settings.baseUrl), blocked);
     if (bearer instanceof OAuthError) {
-      if (blocked || !(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
+      if (blocked ? bearer.code !== 'use_dpop_nonce' : !(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
       return refuse(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);
