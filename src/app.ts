@@ -120,11 +120,11 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   deps.keys.reportTo(app.log);
   deps.database.reportTo(app.log);
   app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
-  // The tokens' mark key is read (made, on a new database) before serving too: no request then
-  // writes it (on SQLite such a write waits for another instance's write lock), and an instance
-  // keeps the key it read should another seal it later (a KEYS_SECRET rollout).
+  // The shared HMAC keys are read (made, on a new database) before serving too: no request then
+  // writes one (on SQLite such a write waits for another instance's write lock), and an instance
+  // keeps the keys it read should another seal them later (a KEYS_SECRET rollout).
   app.addHook('onReady', async () => {
-    await deps.tokenMarks.ready().catch((error: unknown) => app.log.warn({ err: error }, 'the key of the tokens\' mark could not be read; the first request that needs it reads it'));
+    await deps.sharedKeys.readAll().catch((error: unknown) => app.log.warn({ err: error }, 'the shared HMAC keys could not be read; the first request that needs one reads it'));
   });
   // Each listening instance delivers back-channel logouts and sends mail; closing waits for their
   // attempts to end, and for the work requests left running after their answers.

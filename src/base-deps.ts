@@ -8,6 +8,7 @@ import type { Settings } from './config/settings.js';
 import type { AuditSink } from './core/audit.js';
 import type { Stores } from './core/stores.js';
 import { withSealedServerSecrets } from './core/credentials/secrets-at-rest.js';
+import { SharedKeys } from './core/credentials/shared-keys.js';
 import { TokenMarks } from './core/credentials/token-marks.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
@@ -22,6 +23,8 @@ export interface BaseDeps {
   readonly clock: Clock;
   /** Where audit events go (src/core/audit.ts): the log, as JSON lines. */
   readonly audit: AuditSink;
+  /** The HMAC keys every instance shares (src/core/credentials/shared-keys.ts). */
+  readonly sharedKeys: SharedKeys;
   /** The service's mark in the access and personal tokens it issues (src/core/credentials/token-marks.ts). */
   readonly tokenMarks: TokenMarks;
   /** Releases every connection; the process can then exit. */
@@ -38,12 +41,14 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
   const database = openDatabase(settings.database);
   const stores = withSealedServerSecrets(createStores(database.db, database.queries), settings.keysSecret);
   const clock = overrides.clock ?? systemClock;
+  const sharedKeys = new SharedKeys(stores.serverSecrets, clock);
   return {
     settings,
     database,
     stores,
     clock,
-    tokenMarks: new TokenMarks(stores.serverSecrets, clock),
+    sharedKeys,
+    tokenMarks: new TokenMarks(sharedKeys),
     audit: overrides.audit ?? pinoAuditSink({ logLevel: settings.logLevel, destination: 1 }),
     close: () => database.close(),
   };

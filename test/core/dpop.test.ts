@@ -9,7 +9,7 @@ import { exportJWK } from 'jose';
 import { DpopNonces, NONCE_SLOT_SECONDS } from '../../src/core/oauth/dpop/nonces.js';
 import { DPOP_ALGS, DpopProofError, IAT_WINDOW_SECONDS, accessTokenHash, checkProof } from '../../src/core/oauth/dpop/proof.js';
 import { DpopVerifier } from '../../src/core/oauth/dpop/verifier.js';
-import type { ServerSecretStore } from '../../src/core/credentials/ports.js';
+import { memoryServerSecrets, memorySharedKeys } from '../support/server-secrets.js';
 import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
 import { TestClock } from '../support/clock.js';
 import { dpopKey, dpopProof, unsignedProof } from '../support/dpop.js';
@@ -134,14 +134,9 @@ function memoryReplay(): DpopReplayStore {
   };
 }
 
-function memorySecrets(): ServerSecretStore {
-  const secrets = new Map<string, string>();
-  return { getOrCreate: async (name, fresh) => { if (!secrets.has(name)) secrets.set(name, fresh); return secrets.get(name)!; } };
-}
-
 test('the verifier asks for a nonce, accepts its proof, and accepts each jti once', async () => {
   const clock = new TestClock(NOW);
-  const verifier = new DpopVerifier(new DpopNonces(memorySecrets()), memoryReplay(), clock);
+  const verifier = new DpopVerifier(new DpopNonces(memorySharedKeys()), memoryReplay(), clock);
   const key = await dpopKey();
   const presented = async (options: { nonce?: string; jti?: string }) => ({ method: 'POST', url: HTU, proof: await dpopProof(key, { htu: HTU, nowMs: clock.now(), ...options }) });
 
@@ -160,7 +155,7 @@ test('the verifier asks for a nonce, accepts its proof, and accepts each jti onc
 
 test('a nonce rotates with its time slot, stays valid for two more slots, and is then refused with a fresh one', async () => {
   const clock = new TestClock(NOW);
-  const verifier = new DpopVerifier(new DpopNonces(memorySecrets()), memoryReplay(), clock);
+  const verifier = new DpopVerifier(new DpopNonces(memorySharedKeys()), memoryReplay(), clock);
   const key = await dpopKey();
   const nonce = await verifier.currentNonce();
   clock.advance(NONCE_SLOT_SECONDS * 1000);
@@ -177,9 +172,9 @@ test('a nonce rotates with its time slot, stays valid for two more slots, and is
 });
 
 test('nonces are the same on every instance that shares the secret', async () => {
-  const secrets = memorySecrets();
-  const [a, b] = [new DpopNonces(secrets), new DpopNonces(secrets)];
+  const secrets = memoryServerSecrets();
+  const [a, b] = [new DpopNonces(memorySharedKeys(secrets)), new DpopNonces(memorySharedKeys(secrets))];
   assert.equal(await a.current(NOW), await b.current(NOW));
   assert.equal(await b.check(await a.current(NOW), NOW), 'current');
-  assert.equal(await new DpopNonces(memorySecrets()).check(await a.current(NOW), NOW), 'invalid', 'another secret, another nonce');
+  assert.equal(await new DpopNonces(memorySharedKeys()).check(await a.current(NOW), NOW), 'invalid', 'another secret, another nonce');
 });

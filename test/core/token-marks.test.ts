@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { TokenMarker, TokenMarks } from '../../src/core/credentials/token-marks.js';
 import { checksum, generateToken, tokenKind } from '../../src/core/credentials/formats.js';
-import { TestClock } from '../support/clock.js';
+import { memoryServerSecrets, memorySharedKeys } from '../support/server-secrets.js';
 
 test('a marked token has the format of any other and bears the mark; of 100,000 unmarked ones, none does', () => {
   const marker = new TokenMarker(randomBytes(32));
@@ -30,8 +30,7 @@ test('a token marked under another key, or changed in one character and given a 
 });
 
 test('every instance reads one key: a token one marks, another tells', async () => {
-  const secrets = new Map<string, string>();
-  const store = { getOrCreate: async (name: string, fresh: string) => secrets.get(name) ?? (secrets.set(name, fresh), fresh) };
-  const [one, other] = [new TokenMarks(store, new TestClock()), new TokenMarks(store, new TestClock())];
+  const secrets = memoryServerSecrets();
+  const [one, other] = [new TokenMarks(memorySharedKeys(secrets)), new TokenMarks(memorySharedKeys(secrets))];
   assert.equal((await other.ready()).bears((await one.ready()).generate('personal')), true);
 });

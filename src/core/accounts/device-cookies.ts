@@ -5,17 +5,16 @@
  *
  * The cookie holds up to `MAX_ACCOUNTS` entries `account.nonce.mac`, newest first: `account` is
  * the lower-cased username (usernames are never reused), `nonce` random, `mac` an HMAC-SHA256 of
- * both under a secret every instance shares (`ServerSecretStore`), compared in constant time.
+ * both under a key every instance shares (`SharedKeys`, `device-cookie-hmac`), compared in
+ * constant time.
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { constantTimeEqual } from '../credentials/formats.js';
-import type { ServerSecretStore } from '../credentials/ports.js';
-import type { Clock } from '../time.js';
+import type { SharedKeys } from '../credentials/shared-keys.js';
 
 export const DEVICE_COOKIE_LIFETIME_SECONDS = 365 * 86_400;
 const MAX_ACCOUNTS = 5;
 const ENTRY_SHAPE = /^([a-z0-9][a-z0-9_-]{1,28}[a-z0-9])\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
-const SECRET_NAME = 'device-cookie-hmac';
 
 /** The lower-cased account name an attempt names, bounded so a counter key stays small. */
 export function accountKey(username: string): string {
@@ -30,9 +29,7 @@ export interface DeviceEntry {
 }
 
 export class DeviceCookies {
-  private secret: Promise<Buffer> | undefined;
-
-  constructor(private readonly secrets: ServerSecretStore, private readonly clock: Clock) {}
+  constructor(private readonly keys: SharedKeys) {}
 
   /** The entry of `cookie` for `account` whose signature holds, or `undefined`. */
   async entryFor(cookie: string | undefined, account: string): Promise<DeviceEntry | undefined> {
@@ -57,13 +54,7 @@ export class DeviceCookies {
   }
 
   private async mac(account: string, nonce: string): Promise<string> {
-    this.secret ??= this.secrets.getOrCreate(SECRET_NAME, randomBytes(32).toString('base64url'), this.clock.now())
-      .then((value) => Buffer.from(value, 'base64url'))
-      .catch((error: unknown) => {
-        this.secret = undefined;
-        throw error;
-      });
-    return createHmac('sha256', await this.secret).update(`${account}.${nonce}`).digest('base64url');
+    return createHmac('sha256', await this.keys.key('device-cookie-hmac')).update(`${account}.${nonce}`).digest('base64url');
   }
 }
 

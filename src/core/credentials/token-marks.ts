@@ -1,9 +1,9 @@
 /**
  * A mark only this service can make, in the random part of each access and personal token it
  * issues: the last 5 of its 32 base62 characters are an HMAC-SHA256 of the prefix and the 27
- * random characters before them (160.8 bits, INTERFACE section 2's 160 and more), under a secret
- * every instance shares (`ServerSecretStore`, sealed with KEYS_SECRET like the others). A token
- * still looks and checks as any other: prefix, base62, CRC32.
+ * random characters before them (160.8 bits, INTERFACE section 2's 160 and more), under a key
+ * every instance shares (`SharedKeys`, `token-mark-hmac`). A token still looks and checks as any
+ * other: prefix, base62, CRC32.
  *
  * What it is for: at an address refused for unknown tokens (`src/core/api/limits.ts`) only marked
  * tokens are looked up. A made-up token bears the mark one time in 916 million, and its lookup
@@ -12,12 +12,10 @@
  * cannot cut the apps behind their address off from the API (threat model T13). Tokens made
  * before marks carry none: they are refused at such an address, as every token was before.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { CHECKSUM_LENGTH, MARK_LENGTH, base62, base62Value, generateToken } from './formats.js';
-import type { ServerSecretStore } from './ports.js';
-import type { Clock } from '../time.js';
+import type { SharedKeys } from './shared-keys.js';
 
-const SECRET_NAME = 'token-mark-hmac';
 const MARK_VALUES = 62 ** MARK_LENGTH;
 
 /** Makes marked tokens and tells them, with the key read. */
@@ -44,21 +42,13 @@ export class TokenMarker {
 }
 
 export class TokenMarks {
-  private marker: Promise<TokenMarker> | undefined;
-
-  constructor(private readonly secrets: ServerSecretStore, private readonly clock: Clock) {}
+  constructor(private readonly keys: SharedKeys) {}
 
   /**
-   * The marker, its key read once. Ask for it before a transaction: on SQLite's one connection,
-   * the first read of the key from inside one would wait for that transaction to end.
+   * The marker, with the key. Ask for it before a transaction: on SQLite's one connection, a
+   * first read of the key from inside one would wait for that transaction to end.
    */
-  ready(): Promise<TokenMarker> {
-    this.marker ??= this.secrets.getOrCreate(SECRET_NAME, randomBytes(32).toString('base64url'), this.clock.now())
-      .then((key) => new TokenMarker(Buffer.from(key, 'base64url')))
-      .catch((error: unknown) => {
-        this.marker = undefined;
-        throw error;
-      });
-    return this.marker;
+  async ready(): Promise<TokenMarker> {
+    return new TokenMarker(await this.keys.key('token-mark-hmac'));
   }
 }

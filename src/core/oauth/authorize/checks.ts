@@ -10,6 +10,7 @@ import { OAuthError } from '../../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import type { Stores } from '../../stores.js';
+import type { SharedKeys } from '../../credentials/shared-keys.js';
 import type { Client } from '../ports.js';
 import { requestedResource } from '../../api/resource.js';
 import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
@@ -23,6 +24,8 @@ import {
 export interface CheckContext {
   readonly params: Params;
   readonly stores: Stores;
+  /** Checks a pushed request's marker (`pushed.ts`). */
+  readonly sharedKeys: SharedKeys;
   readonly clientDocuments: ClientMetadataDocuments;
   readonly issuer: string;
   readonly now: Instant;
@@ -287,7 +290,7 @@ export const checkPushed: Check = async (ctx) => {
   if (ctx.via === 'push') return;
   const marker = param(ctx, PUSHED_MARKER);
   if (marker !== undefined) {
-    ctx.request.pushed = await verifyPushedMarker(ctx.stores, requestFields(ctx.params), marker, ctx.now) ?? null;
+    ctx.request.pushed = await verifyPushedMarker(ctx.sharedKeys, requestFields(ctx.params), marker, ctx.now) ?? null;
   }
   if (ctx.request.pushed === null && ctx.client!.requirePushedAuthorizationRequests) {
     throw new OAuthError('invalid_request', marker === undefined

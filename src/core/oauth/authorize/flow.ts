@@ -98,7 +98,7 @@ type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error:
 
 /** Runs every check in order. Page errors (client, redirect URI) are thrown; later ones come back. */
 async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via'], askedFrom: string): Promise<Checked> {
-  const ctx: CheckContext = { params, stores: deps.stores, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, askedFrom, request: {} };
+  const ctx: CheckContext = { params, stores: deps.stores, sharedKeys: deps.sharedKeys, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, askedFrom, request: {} };
   for (const check of PAGE_CHECKS) await check(ctx);
   try {
     for (const check of REDIRECT_CHECKS) await check(ctx);
@@ -137,7 +137,7 @@ export async function checkPushedRequest(deps: OAuthDeps, params: Params, askedF
  */
 async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: Array<[string, string]>): Promise<Array<[string, string]>> {
   if (request.pushed === null) return fields;
-  return [...fields, [PUSHED_MARKER, await pushedMarker(deps.stores, fields, request.pushed, deps.clock.now())]];
+  return [...fields, [PUSHED_MARKER, await pushedMarker(deps.sharedKeys, fields, request.pushed)]];
 }
 
 /**
@@ -193,7 +193,7 @@ function tooOld(request: AuthorizationRequest, session: Session, now: number): b
 /** GET /oauth/authorize: what to do with this request for this browser, at the client address `askedFrom`. */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedFrom: string): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
-  const params = await openPushedRequest(deps.stores, sent, deps.clock.now()) ?? sent;
+  const params = await openPushedRequest(deps.stores, deps.sharedKeys, sent, deps.clock.now()) ?? sent;
   const validation = await validateAuthorizationRequest(deps, params, askedFrom);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;

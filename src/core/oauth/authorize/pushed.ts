@@ -11,11 +11,11 @@
  * pushed requests (RFC 9126 5) is refused any request that has neither a `request_uri` nor a
  * valid marker.
  */
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries, single } from '../params.js';
-import type { ServerSecretStore } from '../../credentials/ports.js';
+import type { SharedKeys } from '../../credentials/shared-keys.js';
 import type { Stores } from '../../stores.js';
 import type { Instant } from '../../time.js';
 import { PUSHED_MARKER } from './request.js';
@@ -35,16 +35,11 @@ export const PUSHED_FLOW_LIFETIME_SECONDS = 30 * 60;
 const REQUEST_URI_SHAPE = /^urn:ietf:params:oauth:request_uri:([A-Za-z0-9_-]{43})$/;
 /** `until.requestHash.mac`: the deadline (epoch seconds), the stored request, the HMAC over both and the parameters. */
 const MARKER_SHAPE = /^(\d{1,12})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
-const SECRET_NAME = 'pushed-request-hmac';
 
 /** A fresh `request_uri` and the hash it is stored under (the random part is never stored). */
 export function newRequestUri(): { requestUri: string; requestHash: string } {
   const random = generateOpaqueId();
   return { requestUri: `${REQUEST_URI_PREFIX}${random}`, requestHash: hashSecret(random) };
-}
-
-async function markerKey(secrets: ServerSecretStore, now: Instant): Promise<Buffer> {
-  return Buffer.from(await secrets.getOrCreate(SECRET_NAME, randomBytes(32).toString('base64url'), now), 'base64url');
 }
 
 /** An opened pushed request on its way through sign-in and consent: the stored request, open until `until` (epoch seconds). */
@@ -53,25 +48,25 @@ export interface PushedFlow {
   until: number;
 }
 
-function mac(key: Buffer, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): string {
-  return createHmac('sha256', key).update(JSON.stringify([flow.until, flow.requestHash, fields])).digest('base64url');
+async function mac(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<string> {
+  return createHmac('sha256', await keys.key('pushed-request-hmac')).update(JSON.stringify([flow.until, flow.requestHash, fields])).digest('base64url');
 }
 
 /** The marker for `fields` (the request's parameters, `requestFields` order) of `flow`. */
-export async function pushedMarker(stores: Pick<Stores, 'serverSecrets'>, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, now: Instant): Promise<string> {
-  return `${flow.until}.${flow.requestHash}.${mac(await markerKey(stores.serverSecrets, now), fields, flow)}`;
+export async function pushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<string> {
+  return `${flow.until}.${flow.requestHash}.${await mac(keys, fields, flow)}`;
 }
 
 /**
  * The flow of a marker that is valid for `fields` now, or `undefined`. Whether its request is
  * still open is not read here: completing it is the one conditional write that tells.
  */
-export async function verifyPushedMarker(stores: Pick<Stores, 'serverSecrets'>, fields: ReadonlyArray<readonly [string, string]>, marker: string, now: Instant): Promise<PushedFlow | undefined> {
+export async function verifyPushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, marker: string, now: Instant): Promise<PushedFlow | undefined> {
   const match = MARKER_SHAPE.exec(marker);
   if (!match) return undefined;
   const flow = { until: Number(match[1]), requestHash: match[2]! };
   if (flow.until * 1000 <= now) return undefined;
-  return constantTimeEqual(match[3]!, mac(await markerKey(stores.serverSecrets, now), fields, flow)) ? flow : undefined;
+  return constantTimeEqual(match[3]!, await mac(keys, fields, flow)) ? flow : undefined;
 }
 
 /**
@@ -95,7 +90,7 @@ function pageError(description: string): OAuthError {
  * `undefined` when `params` carries no `request_uri`. Any other parameter of the GET is ignored:
  * only what the client pushed counts.
  */
-export async function openPushedRequest(stores: Stores, params: Params, now: Instant): Promise<Params | undefined> {
+export async function openPushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<Params | undefined> {
   let requestUri: string | undefined;
   let clientId: string | undefined;
   try {
@@ -115,6 +110,6 @@ export async function openPushedRequest(stores: Stores, params: Params, now: Ins
   if (!pushed || requestHash === undefined) {
     throw pageError('The request_uri is unknown, expired, already used, or was pushed by another application. If you develop this application: push the authorization request again (POST /api/oauth/par) and send the browser here at once; each request_uri works once, for 60 seconds.');
   }
-  const marker = await pushedMarker(stores, pushed.parameters, { requestHash, until }, now);
+  const marker = await pushedMarker(keys, pushed.parameters, { requestHash, until });
   return paramsFromEntries([...pushed.parameters, [PUSHED_MARKER, marker]]);
 }

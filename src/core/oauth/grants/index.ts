@@ -56,9 +56,9 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   // access token it yields is then for that resource alone (`issueTokens`).
   const resource = requestedResource(params, deps.settings.baseUrl);
   const possession = await proofOfPossession(deps, dpop);
-  // The keys (and the tokens' mark's) are read before the grant's transaction (from memory, or from the database once in a
-  // while): the id_token is signed inside it, where a read on another connection could wait
-  // behind the transaction itself (SQLite has one connection).
+  // The signing keys and the tokens' mark are read before the grant's transaction (from memory,
+  // or from the database once in a while): the tokens are made inside it, where a read on another
+  // connection could wait behind the transaction itself (SQLite has one connection).
   const keys = await deps.keys.keySet();
   const marker = await deps.tokenMarks.ready();
   const issued = await handler({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource });

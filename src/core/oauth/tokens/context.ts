@@ -2,6 +2,7 @@
 import type { AuditSink } from '../../audit.js';
 import type { ClientMetadataDocuments } from '../client-metadata.js';
 import type { DpopVerifier } from '../dpop/verifier.js';
+import type { SharedKeys } from '../../credentials/shared-keys.js';
 import type { TokenMarks } from '../../credentials/token-marks.js';
 import type { KeyRing } from '../../oidc/key-ring.js';
 import type { Stores } from '../../stores.js';
@@ -37,6 +38,8 @@ export interface OAuthDeps {
   readonly audit: AuditSink;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint. */
   readonly dpop: DpopVerifier;
+  /** The keys of the pushed requests' markers (src/core/oauth/authorize/pushed.ts). */
+  readonly sharedKeys: SharedKeys;
   /** Marks every access token issued as the service's (`src/core/credentials/token-marks.ts`). */
   readonly tokenMarks: TokenMarks;
   /** The apps that client ID metadata documents describe (INTERFACE section 13). */
