@@ -184,13 +184,18 @@ const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([
   BEARER_REFUSALS.refreshToken, BEARER_REFUSALS.jwt, BEARER_REFUSALS.clientSecret, BEARER_REFUSALS.notAToken,
 ]);
 
-/**
- * Whether `refusal` was decided without a lookup (see `OFFLINE_REFUSALS`), or is the server asking
- * a valid token's holder for a nonce (RFC 9449 9: every DPoP client meets it once): neither counts
- * as a failed authentication of the address.
- */
+/** Whether `refusal` was decided without a lookup (see `OFFLINE_REFUSALS`). */
 export function refusedOffline(refusal: OAuthError): boolean {
-  return OFFLINE_REFUSALS.has(refusal) || refusal.code === 'use_dpop_nonce';
+  return OFFLINE_REFUSALS.has(refusal);
+}
+
+/**
+ * Whether `refusal` is meant for a valid token's holder: the server asking for a DPoP nonce
+ * (RFC 9449 9; every DPoP client meets it, again after a nonce expires). It is no failed
+ * authentication of the address, and is told even at an address refused for unknown tokens.
+ */
+export function meantForValidHolder(refusal: OAuthError): boolean {
+  return refusal.code === 'use_dpop_nonce';
 }
 
 /** A compact JWS (RFC 7515 7.1): three base64url parts, the header a JSON object. */

@@ -4,15 +4,16 @@
  *   instances when the limiter is Redis; past it 429 `rate_limited` with `Retry-After: 60`;
  * - per client address, for tokens that were looked up and refused (unknown, expired, revoked, an
  *   unusable account): so guessing tokens is slow. Once an address is over its limit, this
- *   instance refuses it until the window ends, before any lookup, except for the tokens that bear
- *   the service's mark (`TokenMarks`): those are looked up and served as before, so the apps
- *   behind an address that another site's page fills with made-up tokens go on. Refusals made offline (no token,
- *   a malformed one, a bad checksum) are not counted: a guess has to pass the checksum to be one,
- *   refusing such a request costs no more than answering it, and counting it would turn a flood
- *   of garbage, which never reaches storage, into a write per request to the shared counter.
+ *   instance refuses it until the window ends, before any lookup, except for the tokens that
+ *   bear the service's mark (`TokenMarks`): those are looked up and served as before, so the
+ *   apps behind an address that another site's page fills with made-up tokens go on. Refusals
+ *   made offline (no token, a malformed one, a bad checksum) are not counted: a guess has to pass
+ *   the checksum to be one, refusing such a request costs no more than answering it, and
+ *   counting it would turn a flood of garbage, which never reaches storage, into a write per
+ *   request to the shared counter.
  */
 import { addressKey } from '../addresses.js';
-import { type Bearer, bearerKey, refusedOffline } from './bearer.js';
+import { type Bearer, bearerKey, meantForValidHolder, refusedOffline } from './bearer.js';
 import { OAuthError } from '../errors.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
 import { rateLimitField, rateLimitPolicyField } from '../rate-limit-fields.js';
@@ -105,10 +106,11 @@ export class ApiLimits {
 
   /**
    * Counts a refused token against its address, `addressOf()` (unless refused offline, which needs
-   * no address); says whether the address is still within its limit.
+   * no address, or meant for a valid token's holder); says whether the address is still within
+   * its limit.
    */
   async hitFailure(addressOf: () => string, refusal: OAuthError, now: Instant): Promise<boolean> {
-    if (refusedOffline(refusal)) return true;
+    if (refusedOffline(refusal) || meantForValidHolder(refusal)) return true;
     const key = addressKey(addressOf());
     const decision = await this.limiter.hit(`api:address:${key}`, this.failuresPerAddress, API_WINDOW_SECONDS, now);
     if (decision.allowed) return true;

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
-import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
+import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, meantForValidHolder, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/oauth/scopes.js';
 import { CORS_HEADERS } from './cors.js';
@@ -111,7 +111,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
         () => presentedProof(request, deps.settings.baseUrl), blocked);
     if (bearer instanceof OAuthError) {
-      if (blocked ? bearer.code !== 'use_dpop_nonce' : !(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
+      if (blocked ? !meantForValidHolder(bearer) : !(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
       return refuse(bearer, request, reply);
     }
     const decision = await limits.hitToken(bearer, now);
