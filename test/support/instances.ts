@@ -45,45 +45,60 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** How many times a port taken by another test file between `freePort` and `listen` is chosen again. */
+const PORT_ATTEMPTS = 5;
+
 /**
  * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
  * (so repeated runs never share sign-in or API counts). With `clock`, every instance reads that
  * one clock, as machines whose clocks agree would. With `logLines`, the instances' log lines (at
- * `info`) are collected there instead of silenced.
+ * `info`) are collected there instead of silenced. Should one fail to start, those started are
+ * closed before the error is thrown: a server left listening would keep the test process alive.
  */
 export async function startInstances(
   databaseUrl: string, count: number, env: Record<string, string | undefined> = {}, options: { clock?: Clock; logLines?: string[] } = {},
 ): Promise<Instances> {
   const keyPrefix = uniqueKeyPrefix();
-  const ports: number[] = [];
-  for (let i = 0; i < count; i++) ports.push(await freePort());
-  const issuer = `http://127.0.0.1:${ports[0]}`;
   const list: Instance[] = [];
-  for (const port of ports) {
-    const settings = loadSettings({ DATABASE_URL: databaseUrl, BASE_URL: issuer, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
-    const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
-    const deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
-    if (list.length === 0) {
-      await prepareDatabase(deps);
-      await sealStoredSecrets(deps.stores, settings.keysSecret);
-      await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-    }
-    const { logLines } = options;
-    const app = await buildApp(deps, logLines ? { logLevel: 'info', logStream: { write: (line) => { logLines.push(line); } } } : { logLevel: 'silent' });
-    await app.listen({ port, host: '127.0.0.1' });
-    list.push({ app, deps, base: `http://127.0.0.1:${port}`, ...(limiter ? { limiter } : {}) });
-  }
-  return {
-    list,
-    issuer,
-    close: async () => {
-      for (const instance of list) {
-        await instance.app.close();
-        await instance.deps.close();
-        await instance.limiter?.close();
-      }
-    },
+  const close = async () => {
+    for (const instance of list) await closeInstance(instance);
   };
+  try {
+    for (let attempts = 0; list.length < count;) {
+      const port = await freePort();
+      const base = `http://127.0.0.1:${port}`;
+      const settings = loadSettings({ DATABASE_URL: databaseUrl, BASE_URL: list[0]?.base ?? base, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
+      const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
+      const deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+      let app: FastifyInstance | undefined;
+      try {
+        if (list.length === 0) {
+          await prepareDatabase(deps);
+          await sealStoredSecrets(deps.stores, settings.keysSecret);
+          await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+        }
+        const { logLines } = options;
+        app = await buildApp(deps, logLines ? { logLevel: 'info', logStream: { write: (line) => { logLines.push(line); } } } : { logLevel: 'silent' });
+        await app.listen({ port, host: '127.0.0.1' });
+      } catch (error) {
+        await closeInstance({ app, deps, limiter });
+        // Another test file running at the same time took the port since `freePort` chose it.
+        if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE' && ++attempts < PORT_ATTEMPTS) continue;
+        throw error;
+      }
+      list.push({ app, deps, base, ...(limiter ? { limiter } : {}) });
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { list, issuer: list[0]!.base, close };
+}
+
+async function closeInstance(instance: { app?: FastifyInstance | undefined; deps: Deps; limiter?: RedisRateLimiter | undefined }): Promise<void> {
+  await instance.app?.close();
+  await instance.deps.close();
+  await instance.limiter?.close();
 }
 
 export interface SuiteAppsOptions extends Omit<TestAppOptions, 'limiter'> {
