@@ -30,6 +30,7 @@ import { HttpLogoutSender } from './outbound/logout-sender.js';
 import { HttpClientMetadataFetcher } from './outbound/client-metadata-fetcher.js';
 import { ClientMetadataDocuments } from './core/oauth/client-metadata.js';
 import pino from 'pino';
+import { ApiLimits } from './core/api/limits.js';
 import { MemoryRateLimiter } from './ratelimit/memory.js';
 import { RedisRateLimiter } from './ratelimit/redis.js';
 import { RedisReplayStore } from './replay/redis.js';
@@ -39,6 +40,11 @@ export { prepareDatabase } from './base-deps.js';
 
 export interface Deps extends BaseDeps {
   readonly limiter: RateLimiter;
+  /**
+   * The resource API's limits (src/core/api/limits.ts), one for every gate of the instance
+   * (`/api/open/v1`, `/mcp`, `/userinfo`): an address refused at one is refused at all.
+   */
+  readonly apiLimits: ApiLimits;
   readonly metrics: Metrics;
   /** id_token signing keys and the JWKS, shared by every request. */
   readonly keys: KeyRing;
@@ -113,6 +119,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     images: sharpReencoder,
     background: new BackgroundTasks(),
     limiter,
+    apiLimits: new ApiLimits(limiter, settings.rateLimitPerMinute),
     metrics,
     close: async () => {
       redis?.close();

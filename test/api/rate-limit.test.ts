@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { MCP_PATH } from '../../src/core/api/resource.js';
 import { generateToken } from '../../src/core/credentials/formats.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
@@ -92,6 +93,30 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 429, 'a token without the service\'s mark is refused before any lookup');
     t.clock.advance(MINUTE);
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token })).status, 200);
+  });
+
+  test('an address refused at one gate is refused at every gate of the instance (the API, UserInfo, MCP), before any lookup', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    for (let i = 0; i < 300; i++) {
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') })).status, 401);
+    }
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') })).status, 429);
+    const { tokens } = t.deps.stores;
+    const findAccess = tokens.findAccessBearer;
+    let lookups = 0;
+    tokens.findAccessBearer = (hash) => { lookups += 1; return findAccess.call(tokens, hash); };
+    try {
+      for (const path of ['/api/oauth/userinfo', MCP_PATH]) {
+        assert.equal((await get(t.baseUrl, path, { token: generateToken('access') })).status, 429, `${path}: a made-up token`);
+        assert.equal((await get(t.baseUrl, path, { token })).status, 429, `${path}: a token without the service's mark`);
+      }
+      assert.equal(lookups, 0, 'none was looked up');
+    } finally {
+      tokens.findAccessBearer = findAccess;
+    }
+    t.clock.advance(MINUTE);
+    assert.equal((await get(t.baseUrl, '/api/oauth/userinfo', { token })).status, 200);
   });
 
   test('an address refused for unknown tokens is still served the tokens that bear the service\'s mark, and no other token is looked up (another site\'s page cannot cut its visitors\' apps off)', async () => {

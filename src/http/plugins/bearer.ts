@@ -6,7 +6,7 @@
  * A route opts in with `config: { bearerScope }`: a scope, or `''` for any valid token.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiLimits, rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
+import { rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
 import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, meantForValidHolder, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/oauth/scopes.js';
@@ -77,7 +77,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const { resourceMetadata, resource } = options;
   const refuse = (refusal: OAuthError, request: FastifyRequest, reply: FastifyReply) =>
     sendError(resourceMetadata === undefined ? refusal : withResourceMetadata(refusal, resourceMetadata, extended), request, reply);
-  const limits = new ApiLimits(deps.limiter, deps.settings.rateLimitPerMinute);
+  const limits = deps.apiLimits;
   const usage = new UsageRecorder();
   // Built once; refusals are sent from here, not thrown through the error handler (issue 8).
   // Browser apps call the API from their own origin with the token in a header: CORS, no credentials.
