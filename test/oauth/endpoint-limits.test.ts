@@ -32,10 +32,10 @@ const LIMITS = {
 /** An address of the documentation range no other test uses. */
 const newAddress = addressesIn('198.51');
 
-function post(t: TestApp, path: string, fields: Record<string, string>, address: string): Promise<Response> {
+function post(t: TestApp, path: string, fields: Record<string, string>, address: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${t.baseUrl}${path}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': address, ...headers },
     body: new URLSearchParams(fields).toString(),
   });
 }
@@ -43,8 +43,8 @@ function post(t: TestApp, path: string, fields: Record<string, string>, address:
 const wrongSecret = (c: TestClient) => ({ client_id: c.client.clientId, client_secret: 'not-the-secret' });
 const introspect = (t: TestApp, credentials: Record<string, string>, address: string) =>
   post(t, '/api/oauth/introspect', { token: 'anything', ...credentials }, address);
-const pushFor = (t: TestApp, c: TestClient, address: string) =>
-  post(t, '/api/oauth/par', { ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() })), ...clientFields(c) }, address);
+const pushFor = (t: TestApp, c: TestClient, address: string, headers: Record<string, string> = {}) =>
+  post(t, '/api/oauth/par', { ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() })), ...clientFields(c) }, address, headers);
 
 /** A 429 in OAuth's shape (RFC 6749 5.2) with `Retry-After` and the RateLimit fields of `policy`; returns Retry-After. */
 async function assertRateLimited(response: Response, policy: string): Promise<number> {
@@ -148,6 +148,18 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
     for (let i = 0; i < 3; i++) assert.equal((await pushFor(t, await newClient(t, { type: 'public' }), address)).status, 201);
     await assertRateLimited(await pushFor(t, await newClient(t, { type: 'public' }), address), 'push-address');
     assert.equal((await pushFor(t, await newClient(t), address)).status, 201);
+  });
+
+  test('browsers\' pushes for public clients count apart from other programs\' at an address: a page that has its visitors\' browsers push cannot refuse the native apps behind their address', async () => {
+    const address = newAddress();
+    const pagesApp = await newClient(t, { type: 'public' });
+    const browsers: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }];
+    for (const headers of browsers) assert.equal((await pushFor(t, pagesApp, address, headers)).status, 201);
+    await assertRateLimited(await pushFor(t, pagesApp, address, { origin: 'https://evil.example' }), 'push-address');
+    await assertRateLimited(await pushFor(t, await newClient(t, { type: 'public' }), address, { 'sec-fetch-site': 'same-site' }), 'push-address');
+    const nativeApp = await newClient(t, { type: 'public' });
+    for (let i = 0; i < 3; i++) assert.equal((await pushFor(t, nativeApp, address)).status, 201, `the native app's push ${i}`);
+    await assertRateLimited(await pushFor(t, nativeApp, address), 'push-address');
   });
 });
 

@@ -21,7 +21,10 @@
  *   instance, while an app's backend sending hundreds of right ones at once only waits.
  * - pushes, counted per client for a confidential client (its own backend's) and per address for
  *   a public client (which anyone can push for with its client_id), in windows of
- *   `PUSH_WINDOW_SECONDS`.
+ *   `PUSH_WINDOW_SECONDS`; at an address, browsers' pushes and other programs' count apart.
+ *   Every browser sends `Origin` with a POST (Fetch, "append a request Origin header"), so a page
+ *   on another site that has its visitors' browsers push can use up only the browsers' share:
+ *   the native apps and command-line tools behind the same address (a carrier's NAT) push on.
  * A refusal is 429 `rate_limited` in the endpoints' JSON shape (RFC 6749 5.2) with `Retry-After`
  * and the IETF RateLimit fields. Counters live in the limiter (shared by every instance with
  * Redis); the "refused until the window ends" marks live in each instance, as the API's do
@@ -172,14 +175,17 @@ export class OAuthEndpointLimits {
    * confidential client's pushes come from its own servers and count per client. Anyone can push
    * for a public client with its client_id alone, so its pushes count per address only: counted
    * per client, two addresses at the address limit would lock every user of the app out.
+   * `fromBrowser`: the push came from a browser (it sent `Origin` or `Sec-Fetch-Site`), and counts
+   * in the address's share for browsers.
    */
-  async admitPush(client: Client, address: string, now: Instant): Promise<void> {
+  async admitPush(client: Client, address: string, fromBrowser: boolean, now: Instant): Promise<void> {
     if (client.type !== 'public') {
       const byClient = await this.limiter.hit(`par:client:${client.clientId}`, this.settings.pushesPerMinutePerClient, PUSH_WINDOW_SECONDS, now);
       if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
       return;
     }
-    const byAddress = await this.limiter.hit(`par:address:${addressKey(address)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
+    const share = fromBrowser ? 'par:browsers' : 'par:address';
+    const byAddress = await this.limiter.hit(`${share}:${addressKey(address)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
     if (!byAddress.allowed) this.refuse('par', 'push-address', byAddress.resetAt, now);
   }
 
