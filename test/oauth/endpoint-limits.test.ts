@@ -108,6 +108,22 @@ forEachDatabase('limits of the token and PAR endpoints', (database) => {
     assert.equal((await revoke(clientFields(app))).status, 200, 'the public app at the refused address');
   });
 
+  test('wrong secrets that browsers send use up only the browsers\' share of an address and of a client: the confidential app\'s backend behind that address is served (another site\'s page cannot lock it out)', async () => {
+    const backend = await newClient(t);
+    const [address, other] = [newAddress(), newAddress()];
+    const fromPage = { origin: 'https://evil.example' };
+    const revoke = (credentials: Record<string, string>, at: string, headers: Record<string, string> = {}) =>
+      post(t, '/api/oauth/revoke', { token: 'x', ...credentials }, at, headers);
+    for (let i = 0; i < 3; i++) assert.equal((await revoke(wrongSecret(backend), address, fromPage)).status, 401, `failure ${i}`);
+    await assertRateLimited(await revoke(wrongSecret(backend), address, fromPage), 'client-auth-address');
+    await assertRateLimited(await revoke(clientFields(backend), address, { 'sec-fetch-site': 'cross-site' }), 'client-auth-address');
+    assert.equal((await revoke(clientFields(backend), address)).status, 200, 'the backend at the address');
+    // Past the client's own limit, an address whose browsers fail for it is refused for it; its backend is not.
+    assert.equal((await revoke(wrongSecret(backend), other, fromPage)).status, 429);
+    await assertRateLimited(await revoke(clientFields(backend), other, fromPage), 'client-auth-client');
+    assert.equal((await revoke(clientFields(backend), other)).status, 200, 'the backend at the other address');
+  });
+
   test('successful client authentications never count against an address', async () => {
     const c = await newClient(t);
     const address = newAddress();
@@ -205,7 +221,7 @@ function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Prom
   describe(`checks of client secrets under way at once [${name}]`, { skip }, () => {
     const failures = 3;
     const settings = { clientAuthFailuresPerAddress: failures, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
-    const credentials = { bodyClientId: 'client', bodySecret: 'secret', askedFrom: '192.0.2.1' };
+    const credentials = { bodyClientId: 'client', bodySecret: 'secret', askedFrom: '192.0.2.1', fromBrowser: false };
     const now = Date.UTC(2026, 10, 24, 8, 1, 0);
 
     function harness() {

@@ -27,6 +27,11 @@ export interface ClientCredentials {
    * count it, and a document fetch the client's id starts counts against its share.
    */
   askedFrom: string;
+  /**
+   * A browser sent the request (it carried `Origin` or `Sec-Fetch-Site`): the endpoints' limits
+   * count a browser's requests apart from other programs' at the same address.
+   */
+  fromBrowser: boolean;
 }
 
 /**

@@ -13,6 +13,12 @@
  *   none, so it is neither refused nor counted: otherwise another site's page could send 21
  *   failing requests from its visitors' browsers and lock every browser and native app at their
  *   address (a carrier's NAT included) out of their tokens for the window (attack58).
+ * - at an address, what browsers send and what other programs send count apart (`addressShare`):
+ *   every browser sends `Origin` with a POST and a page cannot remove it, so a page on another
+ *   site that has its visitors' browsers send wrong secrets, or push for its own public app, uses
+ *   up only the browsers' share of their address; the confidential apps' backends, native apps
+ *   and command-line tools behind it (an office's or a carrier's NAT) go on. A guesser at one
+ *   address gets the two shares' quota, no more.
  * - checks under way at once, per address and instance: at most `CLIENT_AUTH_CHECKS_AT_ONCE`; the
  *   rest wait their turn (at most `CLIENT_AUTH_CHECKS_WAITING`, then 429) and look again at the
  *   marks when it comes. Failures are known only once checked, so without this a burst sent at
@@ -21,10 +27,7 @@
  *   instance, while an app's backend sending hundreds of right ones at once only waits.
  * - pushes, counted per client for a confidential client (its own backend's) and per address for
  *   a public client (which anyone can push for with its client_id), in windows of
- *   `PUSH_WINDOW_SECONDS`; at an address, browsers' pushes and other programs' count apart.
- *   Every browser sends `Origin` with a POST (Fetch, "append a request Origin header"), so a page
- *   on another site that has its visitors' browsers push can use up only the browsers' share:
- *   the native apps and command-line tools behind the same address (a carrier's NAT) push on.
+ *   `PUSH_WINDOW_SECONDS`.
  * A refusal is 429 `rate_limited` in the endpoints' JSON shape (RFC 6749 5.2) with `Retry-After`
  * and the IETF RateLimit fields. Counters live in the limiter (shared by every instance with
  * Redis); the "refused until the window ends" marks live in each instance, as the API's do
@@ -78,6 +81,12 @@ const DESCRIPTIONS: Readonly<Record<OAuthLimit, string>> = {
   'push-client': 'Too many pushed authorization requests by this client this minute; retry after Retry-After seconds.',
 };
 
+/** The share of its address a request counts in: its browsers', or its other programs'. */
+function addressShare(credentials: ClientCredentials): string {
+  const key = addressKey(credentials.askedFrom);
+  return credentials.fromBrowser ? `browsers:${key}` : key;
+}
+
 /** The client_id a request claims, before it is authenticated. */
 function claimedClientId(credentials: ClientCredentials): string | undefined {
   return typeof credentials.basic === 'object' ? credentials.basic.clientId : credentials.bodyClientId;
@@ -119,7 +128,7 @@ export class OAuthEndpointLimits {
    */
   async authenticating<T>(endpoint: ClientEndpoint, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {
     if (!offersSecret(credentials)) return work();
-    const key = addressKey(credentials.askedFrom);
+    const key = addressShare(credentials);
     const clientId = claimedClientId(credentials);
     const client = clientId === undefined ? undefined : clientKey(clientId);
     const pair = client === undefined ? undefined : `client:${client}:${key}`;
@@ -175,17 +184,14 @@ export class OAuthEndpointLimits {
    * confidential client's pushes come from its own servers and count per client. Anyone can push
    * for a public client with its client_id alone, so its pushes count per address only: counted
    * per client, two addresses at the address limit would lock every user of the app out.
-   * `fromBrowser`: the push came from a browser (it sent `Origin` or `Sec-Fetch-Site`), and counts
-   * in the address's share for browsers.
    */
-  async admitPush(client: Client, address: string, fromBrowser: boolean, now: Instant): Promise<void> {
+  async admitPush(client: Client, credentials: ClientCredentials, now: Instant): Promise<void> {
     if (client.type !== 'public') {
       const byClient = await this.limiter.hit(`par:client:${client.clientId}`, this.settings.pushesPerMinutePerClient, PUSH_WINDOW_SECONDS, now);
       if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
       return;
     }
-    const share = fromBrowser ? 'par:browsers' : 'par:address';
-    const byAddress = await this.limiter.hit(`${share}:${addressKey(address)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
+    const byAddress = await this.limiter.hit(`par:address:${addressShare(credentials)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
     if (!byAddress.allowed) this.refuse('par', 'push-address', byAddress.resetAt, now);
   }
 

@@ -40,15 +40,6 @@ function formParams(request: FastifyRequest): Params {
   return paramsFromEntries(body);
 }
 
-/**
- * Whether a browser sent the request: every browser sends `Origin` with a POST (Fetch, "append a
- * request Origin header"; `null` from an opaque origin), and `Sec-Fetch-Site` to secure origins. A
- * native app or a server sends neither unless it chooses to, which a page cannot make it do.
- */
-function sentByBrowser(request: FastifyRequest): boolean {
-  return request.headers.origin !== undefined || request.headers['sec-fetch-site'] !== undefined;
-}
-
 const ENDPOINT_PARAMETERS = ['token', 'token_type_hint', 'client_id', 'client_secret'];
 
 /** Seed table 2.1; `id_token` only when `openid` was granted; `DPoP` for tokens bound to a key (RFC 9449 5). */
@@ -97,7 +88,7 @@ export async function oauthEndpointRoutes(app: FastifyInstance, options: { secur
     const credentials = clientCredentials(request, params);
     const pushed = await authenticating('par', credentials, () => pushAuthorizationRequest(
       deps, params, credentials, presentedProof(request, deps.settings.baseUrl),
-      (client) => limits.admitPush(client, credentials.askedFrom, sentByBrowser(request), deps.clock.now())));
+      (client) => limits.admitPush(client, credentials, deps.clock.now())));
     // RFC 9449 8.2: a newer nonce for the client's next proof.
     if (pushed.dpopNonce !== undefined) reply.header('dpop-nonce', pushed.dpopNonce);
     return reply.code(201).header('cache-control', 'no-store').header('pragma', 'no-cache').send(pushed.answer);
