@@ -68,10 +68,12 @@ export async function startInstances(
       const port = await freePort();
       const base = `http://127.0.0.1:${port}`;
       const settings = loadSettings({ DATABASE_URL: databaseUrl, BASE_URL: list[0]?.base ?? base, PORT: String(port), DEMO: '0', JANITOR_INTERVAL: '0', ...env });
-      const limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
-      const deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+      let limiter: RedisRateLimiter | undefined;
+      let deps: Deps | undefined;
       let app: FastifyInstance | undefined;
       try {
+        limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
+        deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
         if (list.length === 0) {
           await prepareDatabase(deps);
           await sealStoredSecrets(deps.stores, settings.keysSecret);
@@ -95,9 +97,9 @@ export async function startInstances(
   return { list, issuer: list[0]!.base, close };
 }
 
-async function closeInstance(instance: { app?: FastifyInstance | undefined; deps: Deps; limiter?: RedisRateLimiter | undefined }): Promise<void> {
+async function closeInstance(instance: { app?: FastifyInstance | undefined; deps?: Deps | undefined; limiter?: RedisRateLimiter | undefined }): Promise<void> {
   await instance.app?.close();
-  await instance.deps.close();
+  await instance.deps?.close();
   await instance.limiter?.close();
 }
 
