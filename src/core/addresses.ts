@@ -12,6 +12,19 @@ export function addressKey(address: string): string {
 }
 
 /**
+ * The key of the share of its address a request counts in, where a limit could otherwise be used
+ * up by a page on another site from its visitors' browsers: the browsers' share (`fromBrowser`: the
+ * request carried `Origin` or `Sec-Fetch-Site`, which every browser sends with a POST and a page
+ * cannot remove), or other programs' (an app's backend, a native app, a command-line tool), so
+ * such a page never refuses the programs behind its visitors' address (a carrier's NAT). A sender
+ * that writes the headers itself gets both shares, twice the quota, no more.
+ */
+export function addressShare(address: string, fromBrowser: boolean): string {
+  const key = addressKey(address);
+  return fromBrowser ? `browsers:${key}` : key;
+}
+
+/**
  * The key of an address's site: an IPv4 address as `addressKey` counts it, an IPv6 address by its
  * /48, the network a provider may hand one site (RFC 6177 3) and a home user's /56 lies in. For a
  * share of something every sender competes for (the line to argon2, the document fetches held),

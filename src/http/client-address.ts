@@ -2,6 +2,7 @@
  * The client's address as the service counts and records it (rate limits, sign-in throttling, the
  * security log, the audit log, the request log).
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 
 /** Fastify's request, as far as an address goes. */
@@ -16,6 +17,17 @@ const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})$/;
 const IPV6_WITH_PORT = /^\[([0-9A-Fa-f:.]+(?:%[0-9A-Za-z-]+)?)\]:(\d{1,5})$/;
 /** The highest TCP port: a number above it after an address makes no `address:port`. */
 const MAX_PORT = 65535;
+
+/**
+ * Whether a browser sent the request: every browser sends `Origin` with a POST (Fetch, "append a
+ * request Origin header"; `null` from an opaque origin or after a redirect across origins), and
+ * `Sec-Fetch-Site` to secure origins. A native app or a server sends neither unless it chooses
+ * to, which a page cannot make it do. Apps in a web view (Capacitor, Cordova, Electron) send
+ * `Origin` too, and count as browsers.
+ */
+export function sentByBrowser(request: { readonly headers: IncomingHttpHeaders }): boolean {
+  return request.headers.origin !== undefined || request.headers['sec-fetch-site'] !== undefined;
+}
 
 /**
  * Fastify's `request.ip`: the socket's peer, or the X-Forwarded-For entry TRUST_PROXY points at

@@ -28,10 +28,13 @@ const DAY_MS = 86_400_000;
 /** An address of the documentation range (RFC 5737) no other registration uses. */
 const newAddress = addressesIn('203.0');
 
-function register(t: TestApp, body: unknown, options: { address?: string; contentType?: string; raw?: string } = {}): Promise<Response> {
+function register(t: TestApp, body: unknown, options: { address?: string; contentType?: string; raw?: string; origin?: string } = {}): Promise<Response> {
   return fetch(`${t.baseUrl}/api/oauth/register`, {
     method: 'POST',
-    headers: { 'content-type': options.contentType ?? 'application/json', 'x-forwarded-for': options.address ?? newAddress() },
+    headers: {
+      'content-type': options.contentType ?? 'application/json', 'x-forwarded-for': options.address ?? newAddress(),
+      ...(options.origin === undefined ? {} : { origin: options.origin }),
+    },
     body: options.raw ?? JSON.stringify(body),
   });
 }
@@ -266,6 +269,15 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal(refused.headers.get('ratelimit-policy'), `"register-address";q=${limit};w=${REGISTRATION_WINDOW_SECONDS}`);
     await registered(t, body, other);
     t.clock.advance(retryAfter * 1000);
+    await registered(t, body, address);
+  });
+
+  test('registrations that browsers send use up only the browsers\' share of an address: a page that has its visitors\' browsers register cannot refuse the agents and tools behind their address', async () => {
+    const limit = t.deps.settings.registrationsPerHourPerAddress;
+    const address = newAddress();
+    const body = { redirect_uris: ['https://agent.example/callback'] };
+    for (let i = 0; i < limit; i += 1) assert.equal((await register(t, body, { address, origin: 'https://evil.example' })).status, 201);
+    assert.equal(await errorOf(await register(t, body, { address, origin: 'https://evil.example' }), 429), 'rate_limited');
     await registered(t, body, address);
   });
 

@@ -1,7 +1,8 @@
 /**
  * A page on another site has its visitors' browsers push authorization requests for its own
- * public app (attack59 M1), or send wrong secrets for a confidential app, in a real headless
- * Chromium: with `fetch` (no-cors, so no preflight) and with a form posted into a hidden frame.
+ * public app (attack59 M1), send wrong secrets for a confidential app, or register apps
+ * (attack62 M1), in a real headless Chromium: with `fetch` (no-cors, so no preflight; CORS for
+ * the registrations) and with a form posted into a hidden frame.
  * Chromium sends `Origin` with each, so they use up only the browsers' share of the address, and
  * a native app or an app's backend behind the same address (here Node's `fetch`, which sends no
  * `Origin`) goes on (`src/core/oauth/endpoint-limits.ts`).
@@ -43,7 +44,7 @@ forEachDatabase('another site\'s page posting to the client endpoints from its v
   let page = '';
 
   before(async () => {
-    t = await startOAuthApp(database, { env: { PAR_PER_MINUTE_PER_ADDRESS: String(SHARE), CLIENT_AUTH_FAILURES_PER_ADDRESS: String(SHARE) } });
+    t = await startOAuthApp(database, { env: { PAR_PER_MINUTE_PER_ADDRESS: String(SHARE), CLIENT_AUTH_FAILURES_PER_ADDRESS: String(SHARE), REGISTRATIONS_PER_HOUR_PER_ADDRESS: String(SHARE) } });
     site = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page));
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
     if (!skipWithoutChromium) browser = await launchChromium();
@@ -88,6 +89,23 @@ forEachDatabase('another site\'s page posting to the client endpoints from its v
     await sendByFetch(tab, revoke, SHARE + 1, wrong);
     assert.equal(await refusals(t, 'revoke', 'client-auth-address'), 1, 'the page\'s failure past the browsers\' share is refused');
     assert.equal((await postForm(revoke, { token: 'x', ...clientFields(backend) })).status, 200, 'the backend at the same address');
+    await tab.context().close();
+  });
+
+  test('registrations a page has a browser send (RFC 7591, CORS) leave an agent behind the same address its own', { skip: skipWithoutChromium }, async () => {
+    const register = `${t.baseUrl}/api/oauth/register`;
+    const body = JSON.stringify({ redirect_uris: ['https://agent.example/callback'], token_endpoint_auth_method: 'none' });
+    page = '<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,"></head><body></body></html>';
+    const tab = await (await browser.newContext()).newPage();
+    await tab.goto(`http://localhost:${(site.address() as { port: number }).port}/`);
+    const statuses = await tab.evaluate(async ({ register, body, count }) => {
+      const answered: number[] = [];
+      for (let i = 0; i < count; i++) answered.push((await fetch(register, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status);
+      return answered;
+    }, { register, body, count: SHARE + 1 });
+    assert.deepEqual(statuses, [...Array<number>(SHARE).fill(201), 429], 'the page reads its answers: the endpoint answers CORS');
+    const agent = await fetch(register, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    assert.equal(agent.status, 201, await agent.clone().text());
     await tab.context().close();
   });
 });

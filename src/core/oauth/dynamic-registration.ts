@@ -7,7 +7,7 @@
  * member of the request is ignored (RFC 7591 2: "the authorization server MUST ignore any client
  * metadata sent by the client that it does not understand").
  */
-import { addressKey } from '../addresses.js';
+import { addressShare } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
 import { InputError, OAuthError, type FieldProblem } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
@@ -144,11 +144,13 @@ function defaultName(redirectUris: readonly string[]): string {
 }
 
 /**
- * Registers the app `body` describes, for a request from `address`; throws an `OAuthError` in RFC
- * 7591 3.2.2's shape for bad metadata and 429 `rate_limited` past the address's hourly limit.
- * Only a registration that succeeds keeps its count.
+ * Registers the app `body` describes, for a request from `address` (`fromBrowser`: a browser sent
+ * it); throws an `OAuthError` in RFC 7591 3.2.2's shape for bad metadata and 429 `rate_limited`
+ * past the hourly limit of the address's share (`addressShare`: a page on another site that has
+ * its visitors' browsers register cannot refuse the agents and tools behind their address). Only
+ * a registration that succeeds keeps its count.
  */
-export async function registerSelf(deps: RegistrationDeps, body: unknown, address: string): Promise<RegisteredClient> {
+export async function registerSelf(deps: RegistrationDeps, body: unknown, address: string, fromBrowser: boolean): Promise<RegisteredClient> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata (RFC 7591 2), sent with Content-Type: application/json.');
   }
@@ -173,7 +175,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, addres
   }
 
   const now = deps.clock.now();
-  const key = `register:address:${addressKey(address)}`;
+  const key = `register:address:${addressShare(address, fromBrowser)}`;
   const quota = deps.settings.registrationsPerHourPerAddress;
   const decision = await deps.limiter.hit(key, quota, REGISTRATION_WINDOW_SECONDS, now);
   if (!decision.allowed) {

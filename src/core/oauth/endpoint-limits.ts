@@ -34,7 +34,7 @@
  * (`core/api/limits.ts`), so each instance lets one more failure through to learn of the shared count.
  */
 import { hash } from 'node:crypto';
-import { addressKey } from '../addresses.js';
+import { addressShare } from '../addresses.js';
 import { OAuthError } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
@@ -81,12 +81,6 @@ const DESCRIPTIONS: Readonly<Record<OAuthLimit, string>> = {
   'push-client': 'Too many pushed authorization requests by this client this minute; retry after Retry-After seconds.',
 };
 
-/** The share of its address a request counts in: its browsers', or its other programs'. */
-function addressShare(credentials: ClientCredentials): string {
-  const key = addressKey(credentials.askedFrom);
-  return credentials.fromBrowser ? `browsers:${key}` : key;
-}
-
 /** The client_id a request claims, before it is authenticated. */
 function claimedClientId(credentials: ClientCredentials): string | undefined {
   return typeof credentials.basic === 'object' ? credentials.basic.clientId : credentials.bodyClientId;
@@ -128,7 +122,7 @@ export class OAuthEndpointLimits {
    */
   async authenticating<T>(endpoint: ClientEndpoint, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {
     if (!offersSecret(credentials)) return work();
-    const key = addressShare(credentials);
+    const key = addressShare(credentials.askedFrom, credentials.fromBrowser);
     const clientId = claimedClientId(credentials);
     const client = clientId === undefined ? undefined : clientKey(clientId);
     const pair = client === undefined ? undefined : `client:${client}:${key}`;
@@ -191,7 +185,7 @@ export class OAuthEndpointLimits {
       if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
       return;
     }
-    const byAddress = await this.limiter.hit(`par:address:${addressShare(credentials)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
+    const byAddress = await this.limiter.hit(`par:address:${addressShare(credentials.askedFrom, credentials.fromBrowser)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
     if (!byAddress.allowed) this.refuse('par', 'push-address', byAddress.resetAt, now);
   }
 
