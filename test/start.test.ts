@@ -64,7 +64,7 @@ test('npm start on a new embedded database seeds the demo, prints working creden
   assert.doesNotMatch(home, /Half-written thoughts/, 'the draft is not public');
   // The demo app's credentials sit beside the database, readable by the operator only, and so do
   // the database and its log (INTERFACE section 8).
-  for (const file of ['demo-credentials.json', 'svc.sqlite', 'svc.sqlite-wal', 'svc.sqlite-shm']) {
+  for (const file of ['demo-credentials.json', 'svc.sqlite', 'svc.sqlite-wal', 'svc.sqlite-shm', 'svc.sqlite-migration']) {
     assert.equal(statSync(join(dirname(path), file)).mode & 0o777, 0o600, file);
   }
 
@@ -95,6 +95,26 @@ test('a second start on the same database does not seed again, and says where th
   const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
   await db.close();
   assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines'], 'the demo user and the members who comment, once');
+});
+
+test('two starts at once on a new SQLite file take turns to migrate: both serve, and the demo is seeded once', async () => {
+  const path = temporarySqlitePath();
+  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
+  const services = [startService({ ...env, PORT: String(await freePort()) }), startService({ ...env, PORT: String(await freePort()) })];
+  try {
+    const banners = await Promise.all(services.map((service) => service.banner));
+    assert.equal(banners.filter((banner) => /client_secret=svcs_/.test(banner)).length, 1, 'one start seeded the demo and printed its secret');
+  } finally {
+    await Promise.all(services.map((service) => {
+      const exited = new Promise((resolve) => service.child.on('exit', resolve));
+      service.child.kill('SIGTERM');
+      return exited;
+    }));
+  }
+  const db = openDatabase({ kind: 'sqlite', path });
+  const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
+  await db.close();
+  assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines']);
 });
 
 test('a bad setting stops the start with one line naming it, and creates nothing', () => {

@@ -18,6 +18,7 @@ import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch, TurnBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
+import { inMigrationTurn, migrationTurnFile } from './sqlite-migration-turn.js';
 import { BEGIN_IMMEDIATE, SqliteWriteWatch, type TableReads } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -29,6 +30,12 @@ export interface DatabaseHandle {
   readonly queries: CompiledQueries;
   /** Answers when the database takes a trivial query. */
   ping(): Promise<void>;
+  /**
+   * Runs `work` (the migrations) in this database's turn: instances starting together on one
+   * SQLite file migrate one after the other (`sqlite-migration-turn.ts`); on PostgreSQL the
+   * migrations take their own turn (`migrateToLatest`), and in memory there is no other instance.
+   */
+  inMigrationTurn<T>(work: () => Promise<T>): Promise<T>;
   /** Where the database's own background work (SQLite's checkpoints) reports its failures from now on. */
   reportTo(log: Log): void;
   close(): Promise<void>;
@@ -355,7 +362,8 @@ function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): ()
 function createOwnerOnly(path: string): void {
   makeDirectories(dirname(path), 0o700, 'the directory of the SQLite database');
   closeSync(openSync(path, 'a', 0o600));
-  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+  closeSync(openSync(migrationTurnFile(path), 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`, migrationTurnFile(path)]) {
     if (existsSync(file)) chmodSync(file, 0o600);
   }
 }
@@ -419,6 +427,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         quiet: (text) => watch.quiet(text),
       }),
       ping: async () => { await sql`select 1`.execute(db); },
+      inMigrationTurn: (work) => (file ? inMigrationTurn(target.path, work) : work()),
       reportTo: (log) => checkpointer?.reportTo(log),
       close: async () => {
         await checkpointer?.stop();
@@ -449,6 +458,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     dialect: 'postgres',
     queries: new CompiledQueries(),
     ping: async () => { await sql`select 1`.execute(db); },
+    inMigrationTurn: (work) => work(),
     reportTo: () => {},
     close: () => db.destroy(),
   };

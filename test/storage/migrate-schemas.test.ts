@@ -1,6 +1,6 @@
 /**
  * Migrations on PostgreSQL land in the connection's own schema even when another schema is already
- * migrated, and starts that meet on a new database take turns.
+ * migrated, and starts that meet on a new database take turns, on PostgreSQL and on SQLite.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -9,14 +9,9 @@ import pg from 'pg';
 import { prepareDatabase } from '../../src/base-deps.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { MIGRATION_NAMES, migrateToLatest } from '../../src/storage/migrate.js';
-import { dropSchema } from '../support/databases.js';
+import { dropSchema, temporarySqlitePath } from '../support/databases.js';
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
-
-/** A users row as a seed would write it (its password hash never checked here). */
-const userRow = (username: string) => ({
-  username, username_key: username, password_hash: 'not-a-hash', status: 'active', bio: '', member: false, level: 1, xp: 0, created_at: 0, updated_at: 0,
-});
 
 test('a new schema is migrated while another schema already holds the migration tables', { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set' }, async () => {
   const admin = new pg.Client({ connectionString: postgresUrl });
@@ -41,6 +36,35 @@ test('a new schema is migrated while another schema already holds the migration 
   }
 });
 
+/**
+ * Two starts on one new database, each with its own connections, as two instances have: the first
+ * seeds while the second waits for the migrations' turn, then finds what the seed wrote.
+ */
+async function seededInTurn(first: DatabaseHandle, second: DatabaseHandle): Promise<void> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => { release = resolve; });
+  let seeding = false;
+  const firstStart = prepareDatabase({ database: first }, async () => {
+    seeding = true;
+    await gate;
+    await first.db.insertInto('server_secrets').values({ name: 'seeded', value: 'by the first start', created_at: 0 }).execute();
+  });
+  for (let waited = 0; !seeding; waited += 10) {
+    assert.ok(waited < 20_000, 'the first start seeds the new database');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  let secondDone = false;
+  const secondStart = prepareDatabase({ database: second }, async () => { throw new Error('only the start that made the database seeds it'); })
+    .finally(() => { secondDone = true; });
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(secondDone, false, 'the second start waits while the first seeds');
+  release();
+  assert.deepEqual(await firstStart, { isNew: true });
+  assert.deepEqual(await secondStart, { isNew: false });
+  const rows = await second.db.selectFrom('server_secrets').select('name').execute();
+  assert.deepEqual(rows.map((row) => row.name), ['seeded'], 'what the seed wrote is there when the second start goes on');
+}
+
 test('a new database is seeded in the migrations\' turn: a start at the same moment waits for the seed, and finds what it wrote', { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set' }, async () => {
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
@@ -48,35 +72,24 @@ test('a new database is seeded in the migrations\' turn: a start at the same mom
   await admin.query(`create schema ${schema}`);
   const url = new URL(postgresUrl!);
   url.searchParams.set('options', `-c search_path=${schema}`);
-  // Two starts, each with its own connections, as two instances have.
   const [first, second] = [0, 1].map(() => openDatabase({ kind: 'postgres', url: url.toString() })) as [DatabaseHandle, DatabaseHandle];
   try {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    let seeding = false;
-    const firstStart = prepareDatabase({ database: first }, async () => {
-      seeding = true;
-      await gate;
-      await first.db.insertInto('users').values(userRow('seeded')).execute();
-    });
-    for (let waited = 0; !seeding; waited += 10) {
-      assert.ok(waited < 20_000, 'the first start seeds the new database');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    let secondDone = false;
-    const secondStart = prepareDatabase({ database: second }, async () => { throw new Error('only the start that made the database seeds it'); })
-      .finally(() => { secondDone = true; });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(secondDone, false, 'the second start waits while the first seeds');
-    release();
-    assert.deepEqual(await firstStart, { isNew: true });
-    assert.deepEqual(await secondStart, { isNew: false });
-    const users = await second.db.selectFrom('users').select('username').execute();
-    assert.deepEqual(users.map((u) => u.username), ['seeded'], 'what the seed wrote is there when the second start goes on');
+    await seededInTurn(first, second);
   } finally {
     await first.close();
     await second.close();
     await dropSchema(admin, schema);
     await admin.end();
+  }
+});
+
+test('a new SQLite file is migrated and seeded in turns too: a start at the same moment waits for the seed, and finds what it wrote', async () => {
+  const path = temporarySqlitePath();
+  const [first, second] = [0, 1].map(() => openDatabase({ kind: 'sqlite', path })) as [DatabaseHandle, DatabaseHandle];
+  try {
+    await seededInTurn(first, second);
+  } finally {
+    await first.close();
+    await second.close();
   }
 });

@@ -1,0 +1,47 @@
+/**
+ * Instances starting together on one SQLite file take turns to migrate it. Kysely's migrator
+ * takes no lock on SQLite and runs each migration outside a transaction, so two starts on a new
+ * file both created the tables and one failed (`table "users" already exists`), or both seeded
+ * the demo (attack62). PostgreSQL's turn is an advisory lock (`SCHEMA_CHANGE_LOCK`).
+ *
+ * The turn is an exclusive transaction on a small file beside the database (`<file>-migration`,
+ * empty): SQLite's own file lock, which the system gives back if its holder dies, and which a
+ * second connection in the same process waits for too. It is another file so that the database
+ * itself stays open to the migrations, on the holder's one connection.
+ */
+import SQLite from 'better-sqlite3';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** How long a start waits for another's migrations: a large database's data steps (renderings, avatars) take minutes. */
+const TURN_WAIT_MS = 15 * 60_000;
+const TRY_PAUSE_MS = 50;
+
+/** The lock file of the database at `databaseFile`. */
+export function migrationTurnFile(databaseFile: string): string {
+  return `${databaseFile}-migration`;
+}
+
+/** Runs `work` in the database's migration turn, waiting (without holding up the event loop) for another start's. */
+export async function inMigrationTurn<T>(databaseFile: string, work: () => Promise<T>): Promise<T> {
+  const lock = new SQLite(migrationTurnFile(databaseFile));
+  try {
+    lock.pragma('busy_timeout = 0');
+    const deadline = performance.now() + TURN_WAIT_MS;
+    for (;;) {
+      try {
+        lock.exec('BEGIN EXCLUSIVE');
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() > deadline) throw error;
+      }
+      await sleep(TRY_PAUSE_MS);
+    }
+    try {
+      return await work();
+    } finally {
+      lock.exec('ROLLBACK');
+    }
+  } finally {
+    lock.close();
+  }
+}
