@@ -5,8 +5,8 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import {
-  type Compilable, CompiledQuery, type DatabaseConnection, type Driver, Kysely, PostgresDialect, type PostgresPool,
-  type PostgresPoolClient, type QueryResult, SqliteDialect, type SqliteDialectConfig, SqliteDriver, type SqliteDatabase,
+  type Compilable, CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, Kysely, PostgresDialect, type PostgresPool,
+  type PostgresPoolClient, type QueryResult, SqliteAdapter, SqliteDialect, type SqliteDialectConfig, SqliteDriver, type SqliteDatabase,
   type SqliteStatement, sql,
 } from 'kysely';
 import type pg from 'pg';
@@ -293,6 +293,19 @@ class FairSqliteDriver extends SqliteDriver {
   }
 }
 
+/**
+ * SQLite runs DDL inside transactions; Kysely's adapter says it does not (for the `PRAGMA
+ * foreign_keys` of table rebuilds, which no migration here makes), so its migrator ran each
+ * statement on its own, and a start killed mid-migration left a migration half applied that no
+ * later start could apply (`duplicate column name`, attack63). Said so, the migrator runs the
+ * migrations and their bookkeeping in one transaction: all of them land, or none.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class FairSqliteDialect extends SqliteDialect {
   constructor(
     private readonly driverConfig: SqliteDialectConfig,
@@ -305,6 +318,10 @@ class FairSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     return new FairSqliteDriver(this.driverConfig, this.turn, this.inTransaction, this.takeWriteLock);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
 
@@ -362,8 +379,7 @@ function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): ()
 function createOwnerOnly(path: string): void {
   makeDirectories(dirname(path), 0o700, 'the directory of the SQLite database');
   closeSync(openSync(path, 'a', 0o600));
-  closeSync(openSync(migrationTurnFile(path), 'a', 0o600));
-  for (const file of [path, `${path}-wal`, `${path}-shm`, migrationTurnFile(path)]) {
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     if (existsSync(file)) chmodSync(file, 0o600);
   }
 }
@@ -372,6 +388,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   if (target.kind === 'sqlite') {
     const file = target.path !== ':memory:';
     if (file) createOwnerOnly(target.path);
+    const turnFile = file ? migrationTurnFile(target.path) : undefined;
     const sqlite = new SQLite(target.path);
     if (file) {
       sqlite.pragma('journal_mode = WAL');
@@ -427,7 +444,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         quiet: (text) => watch.quiet(text),
       }),
       ping: async () => { await sql`select 1`.execute(db); },
-      inMigrationTurn: (work) => (file ? inMigrationTurn(target.path, work) : work()),
+      inMigrationTurn: (work) => (turnFile === undefined ? work() : inMigrationTurn(turnFile, work)),
       reportTo: (log) => checkpointer?.reportTo(log),
       close: async () => {
         await checkpointer?.stop();

@@ -5,10 +5,11 @@
  * the demo (attack62). PostgreSQL's turn is an advisory lock (`SCHEMA_CHANGE_LOCK`).
  *
  * The turn is an exclusive transaction on a small file beside the database (`<file>-migration`,
- * empty): SQLite's own file lock, which the system gives back if its holder dies, and which a
- * second connection in the same process waits for too. It is another file so that the database
- * itself stays open to the migrations, on the holder's one connection.
+ * empty; `migrationTurnFile`): SQLite's own file lock, which the system gives back if its holder
+ * dies, and which a second connection in the same process waits for too. It is another file so
+ * that the database itself stays open to the migrations, on the holder's one connection.
  */
+import { closeSync, constants, fchmodSync, fchownSync, openSync, realpathSync, statSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -16,14 +17,32 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const TURN_WAIT_MS = 15 * 60_000;
 const TRY_PAUSE_MS = 50;
 
-/** The lock file of the database at `databaseFile`. */
+/**
+ * The lock file of the database at `databaseFile` (which exists), made when missing. Named after
+ * the database's real path, so two spellings of it (a symlink) share one turn. Mode 0600, never
+ * opened through a symlink (one planted there would have the service create or chmod another
+ * file), and, made by a command run as root (as docs/operations.md shows), owned by the
+ * database's owner, or the service could not open it at its next start.
+ */
 export function migrationTurnFile(databaseFile: string): string {
-  return `${databaseFile}-migration`;
+  const database = realpathSync(databaseFile);
+  const lockFile = `${database}-migration`;
+  const descriptor = openSync(lockFile, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
+  try {
+    fchmodSync(descriptor, 0o600);
+    if (process.getuid?.() === 0) {
+      const owner = statSync(database);
+      fchownSync(descriptor, owner.uid, owner.gid);
+    }
+  } finally {
+    closeSync(descriptor);
+  }
+  return lockFile;
 }
 
-/** Runs `work` in the database's migration turn, waiting (without holding up the event loop) for another start's. */
-export async function inMigrationTurn<T>(databaseFile: string, work: () => Promise<T>): Promise<T> {
-  const lock = new SQLite(migrationTurnFile(databaseFile));
+/** Runs `work` in the migration turn of `lockFile` (`migrationTurnFile`), waiting (without holding up the event loop) for another start's. */
+export async function inMigrationTurn<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
+  const lock = new SQLite(lockFile);
   try {
     lock.pragma('busy_timeout = 0');
     const deadline = performance.now() + TURN_WAIT_MS;

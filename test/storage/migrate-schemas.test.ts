@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { prepareDatabase } from '../../src/base-deps.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
@@ -91,5 +92,22 @@ test('a new SQLite file is migrated and seeded in turns too: a start at the same
   } finally {
     await first.close();
     await second.close();
+  }
+});
+
+test('on SQLite a start\'s migrations land all or none: one that fails (or a start killed midway) leaves none applied, and the next start applies them all', async () => {
+  const path = temporarySqlitePath();
+  const handle = openDatabase({ kind: 'sqlite', path });
+  try {
+    // A table a later migration creates, there already: that migration fails.
+    await sql`create table mail_outbox (x integer)`.execute(handle.db);
+    await assert.rejects(migrateToLatest(handle.db), /mail_outbox/);
+    const tables = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name = 'users'`.execute(handle.db);
+    assert.deepEqual(tables.rows, [], 'the migrations before it were rolled back with it');
+    assert.deepEqual((await sql<{ n: number }>`select count(*) as n from kysely_migration`.execute(handle.db)).rows, [{ n: 0 }]);
+    await sql`drop table mail_outbox`.execute(handle.db);
+    assert.deepEqual(await migrateToLatest(handle.db), { applied: [...MIGRATION_NAMES] });
+  } finally {
+    await handle.close();
   }
 });

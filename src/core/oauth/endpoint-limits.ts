@@ -8,7 +8,8 @@
  *   limit is refused before any lookup until the window ends, whatever client it names. Once a
  *   client is past its own limit, an address that fails for it is refused for that client until
  *   the window ends: someone sending wrong secrets for a client never locks out the app itself,
- *   which does not fail, and a guesser spread over many addresses gets one guess per address.
+ *   which does not fail, and a guesser spread over many addresses gets one guess per address
+ *   and share (two, writing `Origin` on one of them).
  *   A request that offers no secret (`offersSecret`: a public client's, client_id alone) guesses
  *   none, so it is neither refused nor counted: otherwise another site's page could send 21
  *   failing requests from its visitors' browsers and lock every browser and native app at their

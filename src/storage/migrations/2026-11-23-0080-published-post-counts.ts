@@ -15,7 +15,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   // another writer (an instance of the previous release, the command line) publishes meanwhile is
   // counted once: by the count if it committed before it, else by a trigger. On PostgreSQL the
   // migrator's transaction holds posts from `create trigger` on (a writer under way is waited for);
-  // SQLite migrations run outside one, so this one opens its own and holds the write lock throughout.
+  // on SQLite, where the releases before attack63 migrated outside a transaction, this one opens
+  // its own unless the migrator's holds the write lock already.
   const steps = async (trx: Kysely<any>) => {
     await trx.schema.alterTable('users').addColumn('published_posts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
     if (sqlite) {
@@ -45,7 +46,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     }
     await sql`update users set published_posts = (select count(*) from posts where posts.author_id = users.id and posts.status = 'published')`.execute(trx);
   };
-  await (sqlite ? db.transaction().execute(steps) : steps(db));
+  await (sqlite && !db.isTransaction ? db.transaction().execute(steps) : steps(db));
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

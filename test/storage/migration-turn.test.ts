@@ -1,0 +1,48 @@
+/** The SQLite migration turn's lock file (`src/storage/sqlite-migration-turn.ts`). */
+import assert from 'node:assert/strict';
+import { chownSync, existsSync, lstatSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { openDatabase } from '../../src/storage/database.js';
+import { migrationTurnFile } from '../../src/storage/sqlite-migration-turn.js';
+import { temporarySqlitePath } from '../support/databases.js';
+
+const asRoot = process.getuid?.() === 0;
+
+test('the lock file is named after the database\'s real path: two spellings of one database (a symlink) share one turn', () => {
+  const path = temporarySqlitePath();
+  writeFileSync(path, '');
+  const alias = join(dirname(path), 'alias.sqlite');
+  symlinkSync(path, alias);
+  assert.equal(migrationTurnFile(alias), migrationTurnFile(path));
+  assert.equal(statSync(migrationTurnFile(path)).mode & 0o777, 0o600);
+});
+
+test('a symlink planted where the lock file goes is not followed: nothing is made or changed through it', async () => {
+  const path = temporarySqlitePath();
+  const elsewhere = join(dirname(path), 'elsewhere');
+  const kept = join(dirname(path), 'kept.conf');
+  writeFileSync(kept, 'setting=1\n', { mode: 0o644 });
+  writeFileSync(path, '');
+  symlinkSync(elsewhere, `${path}-migration`);
+  assert.throws(() => openDatabase({ kind: 'sqlite', path }), /ELOOP/);
+  assert.equal(existsSync(elsewhere), false, 'no file made through the link');
+  symlinkSync(kept, join(dirname(path), 'other.sqlite-migration'));
+  writeFileSync(join(dirname(path), 'other.sqlite'), '');
+  assert.throws(() => openDatabase({ kind: 'sqlite', path: join(dirname(path), 'other.sqlite') }), /ELOOP/);
+  assert.equal(statSync(kept).mode & 0o777, 0o644, 'no mode changed through the link');
+  assert.ok(lstatSync(`${path}-migration`).isSymbolicLink());
+});
+
+test('a command run as root makes the lock file the database owner\'s, so the service can open it at its next start', { skip: asRoot ? false : 'not run as root' }, async () => {
+  const directory = dirname(temporarySqlitePath());
+  const path = join(directory, 'data', 'svc.sqlite');
+  mkdirSync(dirname(path));
+  writeFileSync(path, '');
+  chownSync(dirname(path), 65534, 65534);
+  chownSync(path, 65534, 65534);
+  const handle = openDatabase({ kind: 'sqlite', path });
+  await handle.close();
+  const lock = statSync(`${path}-migration`);
+  assert.deepEqual([lock.uid, lock.gid, lock.mode & 0o777], [65534, 65534, 0o600]);
+});
