@@ -11,16 +11,35 @@ export function addressKey(address: string): string {
   return networkKey(address, 4);
 }
 
+/** Who sent a request, as the per-address limits count it. */
+export interface Requester {
+  /** The client address (`clientAddress`). */
+  readonly address: string;
+  /**
+   * A browser sent it: it carried `Origin` or `Sec-Fetch-Site`, which every browser sends with a
+   * POST and a page cannot remove, or it came to a page only a browser opens (the authorization
+   * endpoint, sign-in).
+   */
+  readonly fromBrowser: boolean;
+}
+
 /**
  * The key of the share of its address a request counts in, where a limit could otherwise be used
- * up by a page on another site from its visitors' browsers: the browsers' share (`fromBrowser`: the
- * request carried `Origin` or `Sec-Fetch-Site`, which every browser sends with a POST and a page
- * cannot remove), or other programs' (an app's backend, a native app, a command-line tool), so
- * such a page never refuses the programs behind its visitors' address (a carrier's NAT). A sender
- * that writes the headers itself gets both shares, twice the quota, no more.
+ * up by a page on another site from its visitors' browsers: the browsers' share, or other
+ * programs' (an app's backend, a native app, a command-line tool), so such a page never refuses
+ * the programs behind its visitors' address (a carrier's NAT). A sender that writes the headers
+ * itself gets both shares, twice the quota, no more.
  */
-export function addressShare(address: string, fromBrowser: boolean): string {
-  const key = addressKey(address);
+export function addressShare(requester: Requester): string {
+  return inShare(addressKey(requester.address), requester.fromBrowser);
+}
+
+/** `addressShare` by the address's site (`siteKey`), for the shares every sender competes for. */
+export function siteShare(requester: Requester): string {
+  return inShare(siteKey(requester.address), requester.fromBrowser);
+}
+
+function inShare(key: string, fromBrowser: boolean): string {
   return fromBrowser ? `browsers:${key}` : key;
 }
 

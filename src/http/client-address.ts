@@ -4,6 +4,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
+import type { Requester } from '../core/addresses.js';
 
 /** Fastify's request, as far as an address goes. */
 interface AddressedRequest {
@@ -25,8 +26,21 @@ const MAX_PORT = 65535;
  * to, which a page cannot make it do. Apps in a web view (Capacitor, Cordova, Electron) send
  * `Origin` too, and count as browsers.
  */
-export function sentByBrowser(request: { readonly headers: IncomingHttpHeaders }): boolean {
+function sentByBrowser(request: { readonly headers: IncomingHttpHeaders }): boolean {
   return request.headers.origin !== undefined || request.headers['sec-fetch-site'] !== undefined;
+}
+
+/** Who sent a request to an endpoint any program may call: its address, and whether a browser sent it. */
+export function requester(request: AddressedRequest & { readonly headers: IncomingHttpHeaders }): Requester {
+  return { address: clientAddress(request), fromBrowser: sentByBrowser(request) };
+}
+
+/**
+ * The browser on one of the site's pages that only a browser opens (the authorization endpoint,
+ * sign-in), whether or not it sent `Origin`: a GET over plain http carries neither header.
+ */
+export function visitor(request: AddressedRequest): Requester {
+  return { address: clientAddress(request), fromBrowser: true };
 }
 
 /**

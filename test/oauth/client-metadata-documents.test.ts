@@ -409,7 +409,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await accepted(t, documents.document(freshPath('after-the-held')));
   });
 
-  test('one address holds at most 8 of the fetches until they end: its next new id is refused at once, another address\'s is fetched, and an IPv6 address counts by its /48', async () => {
+  test('one address\'s browsers hold at most 8 of the fetches until they end: their next new id is refused at once, another address\'s is fetched, and so is the same address\'s other programs\' (a native app, an agent); an IPv6 address counts by its /48', async () => {
     const port = await closedPort();
     for (const [sender, neighbour] of [['100.64.255.1', '100.64.255.1'], ['2001:db8:35:1::1', '2001:db8:35:ffff::2']] as const) {
       const unanswered = Array.from({ length: DOCUMENT_FETCHES_HELD_PER_ADDRESS }, (_, i) => refusedPage(t, `http://127.0.0.1:${port}/share-${i}-${process.hrtime.bigint()}`, {}, sender));
@@ -418,26 +418,32 @@ forEachDatabase('Client ID metadata documents', (database) => {
       const refusedAt = Date.now();
       assert.match(await busyPage(t, document, neighbour), /Requests from your network are waiting for 8 client ID metadata documents already/, neighbour);
       assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
-      // At the token endpoint the same refusal is RFC 6749 5.2's JSON, and not invalid_client: nothing
-      // is wrong with the app, so it is not a failed authentication either, which the address's 20
-      // failures a minute would count (attack56: the neighbours of a share's holder were locked out).
+      // At the token endpoint, from a browser, the same refusal is RFC 6749 5.2's JSON, and not
+      // invalid_client: nothing is wrong with the app, so it is not a failed authentication either,
+      // which the address's 20 failures a minute would count (attack56: the neighbours of a share's
+      // holder were locked out).
+      const exchange = (headers: Record<string, string>) => fetch(`${t.baseUrl}/api/oauth/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': neighbour, ...headers },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: document }),
+      });
       for (let exchanges = 0; exchanges <= 20; exchanges++) {
-        const exchange = await fetch(`${t.baseUrl}/api/oauth/token`, {
-          method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': neighbour },
-          body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: document }),
-        });
-        assert.equal(exchange.status, 503);
-        assert.equal(exchange.headers.get('retry-after'), '5');
-        assert.equal(((await exchange.json()) as { error: string }).error, 'temporarily_unavailable');
+        const refused = await exchange({ origin: 'https://app.example' });
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.get('retry-after'), '5');
+        assert.equal(((await refused.json()) as { error: string }).error, 'temporarily_unavailable');
       }
       assert.equal(documents.count(new URL(document).pathname), 0, 'nothing fetched for it');
+      // A program behind the same address (no Origin) is in another share: its app's document is fetched.
+      const fromProgram = await exchange({});
+      assert.equal(((await fromProgram.json()) as { error: string }).error, 'invalid_grant');
+      assert.equal(documents.count(new URL(document).pathname), 1, 'fetched for the program');
       await accepted(t, document, newAddress());
       for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
       await accepted(t, documents.document(freshPath('share-after')), neighbour);
     }
   });
 
-  test('fetches started at the token, pushed-request, revocation and introspection endpoints count against the address\'s share too, and end in invalid_client', async () => {
+  test('fetches started at the token, pushed-request, revocation and introspection endpoints by programs count against the address\'s programs\' share, and end in invalid_client; its browsers\' share is untouched', async () => {
     const port = await closedPort();
     const sender = newAddress();
     const unanswered = ['token', 'par', 'revoke', 'introspect'].flatMap((endpoint) => [0, 1].map((i) => fetch(`${t.baseUrl}/api/oauth/${endpoint}`, {
@@ -446,7 +452,13 @@ forEachDatabase('Client ID metadata documents', (database) => {
     })));
     assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD_PER_ADDRESS);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.match(await busyPage(t, documents.document(freshPath('after-endpoints')), sender), /Requests from your network/);
+    const next = await fetch(`${t.baseUrl}/api/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': sender },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', client_id: documents.document(freshPath('after-endpoints')) }),
+    });
+    assert.equal(next.status, 503, 'the programs\' share is spent');
+    assert.equal(((await next.json()) as { error: string }).error, 'temporarily_unavailable');
+    await accepted(t, documents.document(freshPath('after-endpoints-browser')), sender);
     for (const response of await Promise.all(unanswered)) {
       assert.equal(response.status, 401);
       assert.equal(((await response.json()) as { error: string }).error, 'invalid_client');
@@ -582,7 +594,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await Promise.all(Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, async () => {
       while (next < ids.length) {
         const id = ids[next++]!;
-        await t.deps.clientDocuments.resolve(t.deps.stores, id, '127.0.0.1');
+        await t.deps.clientDocuments.resolve(t.deps.stores, id, { address: '127.0.0.1', fromBrowser: false });
         assert.ok(t.deps.clientDocuments.size <= DOCUMENT_CACHE_ENTRIES);
       }
     }));

@@ -221,7 +221,7 @@ function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Prom
   describe(`checks of client secrets under way at once [${name}]`, { skip }, () => {
     const failures = 3;
     const settings = { clientAuthFailuresPerAddress: failures, clientAuthFailuresPerClient: 1000, pushesPerMinutePerClient: 3, pushesPerMinutePerAddress: 3 };
-    const credentials = { bodyClientId: 'client', bodySecret: 'secret', askedFrom: '192.0.2.1', fromBrowser: false };
+    const credentials = { bodyClientId: 'client', bodySecret: 'secret', askedBy: { address: '192.0.2.1', fromBrowser: false } };
     const now = Date.UTC(2026, 10, 24, 8, 1, 0);
 
     function harness() {
@@ -229,7 +229,7 @@ function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Prom
       const limits = new OAuthEndpointLimits(limiter, settings, { inc: () => {} });
       const address = newAddress();
       let started = 0;
-      const check = (held: ReturnType<typeof heldCheck>) => limits.authenticating('token', { ...credentials, askedFrom: address }, now, () => { started += 1; return held.done; })
+      const check = (held: ReturnType<typeof heldCheck>) => limits.authenticating('token', { ...credentials, askedBy: { address, fromBrowser: false } }, now, () => { started += 1; return held.done; })
         .catch((error: unknown) => error as OAuthError);
       return { limiter, check, started: () => started };
     }

@@ -7,6 +7,7 @@ import { livePreviousSecret } from './clients.js';
 import { ClientDocumentError, type ClientSources, resolveClient } from './client-metadata.js';
 import { digestsEqual, hashSecret } from '../credentials/formats.js';
 import { OAuthError } from '../errors.js';
+import type { Requester } from '../addresses.js';
 import type { Instant } from '../time.js';
 import type { Client } from './ports.js';
 
@@ -23,15 +24,11 @@ export interface ClientCredentials {
   bodyClientId?: string | undefined;
   bodySecret?: string | undefined;
   /**
-   * The request's client address (`clientAddress`, read once per request): the endpoints' limits
-   * count it, and a document fetch the client's id starts counts against its share.
+   * Who sent the request (its client address read once, and whether a browser sent it): the
+   * endpoints' limits count it in its address's share, and a document fetch the client's id
+   * starts counts against its site's share.
    */
-  askedFrom: string;
-  /**
-   * A browser sent the request (it carried `Origin` or `Sec-Fetch-Site`): the endpoints' limits
-   * count a browser's requests apart from other programs' at the same address.
-   */
-  fromBrowser: boolean;
+  askedBy: Requester;
 }
 
 /**
@@ -99,7 +96,7 @@ export async function authenticateClient(sources: ClientSources, credentials: Cl
   }
   let client: Client | undefined;
   try {
-    client = await resolveClient(sources, clientId, credentials.askedFrom);
+    client = await resolveClient(sources, clientId, credentials.askedBy);
   } catch (error) {
     // RFC 6749 5.2: a client whose document is bad or unreachable cannot be authenticated.
     if (error instanceof ClientDocumentError) throw fail(`Client authentication failed: ${error.message}`);

@@ -8,7 +8,7 @@
  * because someone named it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { siteKey } from '../addresses.js';
+import { type Requester, siteShare } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { InputError, OAuthError, checkAll } from '../errors.js';
@@ -65,7 +65,10 @@ export const DOCUMENT_FETCHES_PER_HOST = 8;
  * on the instance. A fetch that answers gives its place back within its round trip, so eight are
  * reached only by ids that fail, or by more than eight people behind one address each bringing a
  * new app within the same few seconds. Sixteen senders are needed to fill the places. An address
- * is its site here (`siteKey`: an IPv6 /48), as for the line to argon2.
+ * is its site here (`siteKey`: an IPv6 /48), as for the line to argon2, and its browsers count
+ * apart from its other programs (`siteShare`): a page that has its visitors' browsers open the
+ * authorization endpoint with ids on hosts that never answer holds only the browsers' places,
+ * and a native app or agent behind the same address still has its document fetched (attack62).
  */
 export const DOCUMENT_FETCHES_HELD_PER_ADDRESS = 8;
 
@@ -314,17 +317,17 @@ export class ClientMetadataDocuments {
   /**
    * The app `clientId` names, as a `Client`: its stored row's status and times when it has one,
    * the document's name and addresses always. A fetch it starts counts against the share of
-   * `askedFrom`, the client address of the request. Throws `ClientDocumentError`, or
+   * `askedBy`, who sent the request. Throws `ClientDocumentError`, or
    * `DocumentFetchesBusyError` when it may not fetch now.
    */
-  async resolve(stores: Stores, clientId: string, askedFrom: string): Promise<Client> {
+  async resolve(stores: Stores, clientId: string, askedBy: Requester): Promise<Client> {
     // A kept document's address passed these checks before it was fetched, under the same
     // settings: an agent's every request need not parse its URL again.
     if (!this.cache.has(clientId)) {
       const problem = documentUrlProblem(clientId, this.settings);
       if (problem) throw new ClientDocumentError(problem);
     }
-    const [described, stored] = await Promise.all([this.document(clientId, askedFrom), stores.clients.findById(clientId)]);
+    const [described, stored] = await Promise.all([this.document(clientId, askedBy), stores.clients.findById(clientId)]);
     const now = this.clock.now();
     const client: Client = {
       clientId,
@@ -363,7 +366,7 @@ export class ClientMetadataDocuments {
     return cached.client;
   }
 
-  private async document(clientId: string, askedFrom: string): Promise<DocumentClient> {
+  private async document(clientId: string, askedBy: Requester): Promise<DocumentClient> {
     const kept = this.kept(clientId);
     if (kept) return kept;
     const underWay = this.fetching.get(clientId);
@@ -374,7 +377,7 @@ export class ClientMetadataDocuments {
     const host = `${url.hostname.replace(/\.+$/, '')}${url.port === '' ? '' : ' (other ports)'}`;
     const turns = this.hostTurns.get(host) ?? new BoundedQueue(DOCUMENT_FETCHES_PER_HOST, DOCUMENT_FETCHES_PER_HOST);
     const startsNow = turns.state.running < DOCUMENT_FETCHES_PER_HOST;
-    const site = siteKey(askedFrom);
+    const site = siteShare(askedBy);
     const heldBySite = this.heldBySite.get(site) ?? 0;
     if (this.closed || this.fetching.size >= DOCUMENT_FETCHES_HELD || (startsNow && this.running >= DOCUMENT_FETCHES_IN_FLIGHT)) {
       throw new DocumentFetchesBusyError(TOO_MANY_FETCHES);
@@ -446,14 +449,14 @@ export interface ClientSources {
 
 /**
  * The client `clientId` names, or `undefined`: a document's app when the id is a URL (and
- * documents are on), else a registered one. `askedFrom` is the request's client address, whose
- * share a document fetch counts against. Throws `ClientDocumentError` for a bad document, and
+ * documents are on), else a registered one. `askedBy` sent the request, and a document fetch
+ * counts against its share. Throws `ClientDocumentError` for a bad document, and
  * `DocumentFetchesBusyError` when the document may not be fetched now.
  */
-export async function resolveClient(sources: ClientSources, clientId: string, askedFrom: string): Promise<Client | undefined> {
+export async function resolveClient(sources: ClientSources, clientId: string, askedBy: Requester): Promise<Client | undefined> {
   if (!isDocumentClientId(clientId)) return findClient(sources.stores, clientId);
   if (!sources.clientDocuments.settings.enabled) return undefined;
-  return sources.clientDocuments.resolve(sources.stores, clientId, askedFrom);
+  return sources.clientDocuments.resolve(sources.stores, clientId, askedBy);
 }
 
 /**

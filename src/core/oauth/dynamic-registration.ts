@@ -7,7 +7,7 @@
  * member of the request is ignored (RFC 7591 2: "the authorization server MUST ignore any client
  * metadata sent by the client that it does not understand").
  */
-import { addressShare } from '../addresses.js';
+import { type Requester, addressShare } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
 import { InputError, OAuthError, type FieldProblem } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
@@ -144,13 +144,12 @@ function defaultName(redirectUris: readonly string[]): string {
 }
 
 /**
- * Registers the app `body` describes, for a request from `address` (`fromBrowser`: a browser sent
- * it); throws an `OAuthError` in RFC 7591 3.2.2's shape for bad metadata and 429 `rate_limited`
+ * Registers the app `body` describes, for a request `askedBy`; throws an `OAuthError` in RFC 7591 3.2.2's shape for bad metadata and 429 `rate_limited`
  * past the hourly limit of the address's share (`addressShare`: a page on another site that has
  * its visitors' browsers register cannot refuse the agents and tools behind their address). Only
  * a registration that succeeds keeps its count.
  */
-export async function registerSelf(deps: RegistrationDeps, body: unknown, address: string, fromBrowser: boolean): Promise<RegisteredClient> {
+export async function registerSelf(deps: RegistrationDeps, body: unknown, askedBy: Requester): Promise<RegisteredClient> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata (RFC 7591 2), sent with Content-Type: application/json.');
   }
@@ -175,7 +174,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, addres
   }
 
   const now = deps.clock.now();
-  const key = `register:address:${addressShare(address, fromBrowser)}`;
+  const key = `register:address:${addressShare(askedBy)}`;
   const quota = deps.settings.registrationsPerHourPerAddress;
   const decision = await deps.limiter.hit(key, quota, REGISTRATION_WINDOW_SECONDS, now);
   if (!decision.allowed) {
@@ -200,7 +199,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, addres
     throw error;
   }
   const { client, secret } = registered;
-  deps.audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: null, type: client.type, via: 'oauth', address });
+  deps.audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: null, type: client.type, via: 'oauth', address: askedBy.address });
   return {
     client_id: client.clientId,
     client_id_issued_at: Math.floor(client.createdAt / 1000),

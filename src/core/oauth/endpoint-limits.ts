@@ -117,13 +117,13 @@ export class OAuthEndpointLimits {
 
   /**
    * Runs `work`, which authenticates the client of `credentials`, unless its address
-   * (`askedFrom`) is refused (for every client, or for this one) or has too many requests waiting
+   * (`askedBy`) is refused (for every client, or for this one) or has too many requests waiting
    * for a turn; counts its failed client authentication, answering 429 instead of 401 when that
    * failure is one too many.
    */
   async authenticating<T>(endpoint: ClientEndpoint, credentials: ClientCredentials, now: Instant, work: () => Promise<T>): Promise<T> {
     if (!offersSecret(credentials)) return work();
-    const key = addressShare(credentials.askedFrom, credentials.fromBrowser);
+    const key = addressShare(credentials.askedBy);
     const clientId = claimedClientId(credentials);
     const client = clientId === undefined ? undefined : clientKey(clientId);
     const pair = client === undefined ? undefined : `client:${client}:${key}`;
@@ -186,7 +186,7 @@ export class OAuthEndpointLimits {
       if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
       return;
     }
-    const byAddress = await this.limiter.hit(`par:address:${addressShare(credentials.askedFrom, credentials.fromBrowser)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
+    const byAddress = await this.limiter.hit(`par:address:${addressShare(credentials.askedBy)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
     if (!byAddress.allowed) this.refuse('par', 'push-address', byAddress.resetAt, now);
   }
 

@@ -2,7 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import { type ClientCredentials, parseBasicAuthorization } from '../../core/oauth/client-auth.js';
 import { type Params, single } from '../../core/oauth/params.js';
-import { clientAddress, sentByBrowser } from '../client-address.js';
+import { requester } from '../client-address.js';
 import { fieldRepeats } from '../repeated-fields.js';
 
 export function clientCredentials(request: FastifyRequest, params: Params): ClientCredentials {
@@ -10,8 +10,7 @@ export function clientCredentials(request: FastifyRequest, params: Params): Clie
   const credentials: ClientCredentials = {
     bodyClientId: single(params, 'client_id'),
     bodySecret: single(params, 'client_secret'),
-    askedFrom: clientAddress(request),
-    fromBrowser: sentByBrowser(request),
+    askedBy: requester(request),
   };
   if (header !== undefined && fieldRepeats(request, 'authorization')) credentials.basic = 'repeated';
   else if (typeof header === 'string' && /^basic\b/i.test(header)) credentials.basic = parseBasicAuthorization(header);

@@ -4,7 +4,7 @@ import { type AuthorizeStep, decideAuthorization, startAuthorization } from '../
 import { appendQuery } from '../../core/oauth/authorize/request.js';
 import { OAuthError } from '../../core/errors.js';
 import { paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
-import { clientAddress } from '../client-address.js';
+import { visitor } from '../client-address.js';
 import { csrfToken, currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
 import { formPostPage } from '../views/form-post.js';
@@ -64,7 +64,7 @@ export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> 
 
   app.get('/oauth/authorize', page, async (request, reply) => {
     const query = new URL(request.url, 'http://localhost').searchParams;
-    const step = await startAuthorization(app.deps, paramsFromEntries(query), await currentSignIn(request), clientAddress(request));
+    const step = await startAuthorization(app.deps, paramsFromEntries(query), await currentSignIn(request), visitor(request));
     return answer(request, reply, step);
   });
 
@@ -79,7 +79,7 @@ export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> 
     }
     verifyCsrf(request);
     const { _csrf: _ignored, decision, ...fields } = body;
-    const step = await decideAuthorization(app.deps, paramsFromObject(fields), await currentSignIn(request), clientAddress(request),
+    const step = await decideAuthorization(app.deps, paramsFromObject(fields), await currentSignIn(request), visitor(request),
       typeof decision === 'string' ? decision : undefined);
     return answer(request, reply, step);
   });

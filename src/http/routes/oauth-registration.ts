@@ -9,7 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
 import { registerSelf } from '../../core/oauth/dynamic-registration.js';
-import { clientAddress, sentByBrowser } from '../client-address.js';
+import { requester } from '../client-address.js';
 import { answerCors, preflight } from '../plugins/cors.js';
 import { sendError, toClientError } from '../plugins/errors.js';
 import { type HeaderSet, registerSecurityHeaders } from '../plugins/security-headers.js';
@@ -41,7 +41,7 @@ export async function oauthRegistrationRoutes(app: FastifyInstance, options: { s
   });
 
   app.post(REGISTRATION_PATH, async (request, reply) => {
-    const registered = await registerSelf(app.deps, request.body === NOT_JSON ? undefined : request.body, clientAddress(request), sentByBrowser(request));
+    const registered = await registerSelf(app.deps, request.body === NOT_JSON ? undefined : request.body, requester(request));
     // RFC 7591 3.2.1: 201; the answer holds the client secret, so no cache keeps it (RFC 6749 5.1).
     return reply.code(201).header('cache-control', 'no-store').header('pragma', 'no-cache').send(registered);
   });

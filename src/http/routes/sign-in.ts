@@ -24,7 +24,7 @@ import {
 import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
 import { signInPage } from '../views/sign-in.js';
-import { clientAddress } from '../client-address.js';
+import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
 /**
@@ -43,7 +43,7 @@ export function safeReturnTo(value: unknown): string {
  * vouches for (its name is its own claim, INTERFACE section 13).
  */
 export async function appNameFor(app: FastifyInstance, request: FastifyRequest, returnTo: string): Promise<string | undefined> {
-  const client = await applicationReturnedTo(app.deps, returnTo, clientAddress(request));
+  const client = await applicationReturnedTo(app.deps, returnTo, visitor(request));
   return client && (documentHost(client) ?? client.name);
 }
 

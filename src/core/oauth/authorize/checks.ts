@@ -10,6 +10,7 @@ import { OAuthError } from '../../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import type { Stores } from '../../stores.js';
+import type { Requester } from '../../addresses.js';
 import type { SharedKeys } from '../../credentials/shared-keys.js';
 import type { Client } from '../ports.js';
 import { requestedResource } from '../../api/resource.js';
@@ -32,7 +33,7 @@ export interface CheckContext {
   /** `push`: the PAR endpoint checks a request being pushed (RFC 9126 2.1); `browser`: /oauth/authorize. */
   readonly via: 'browser' | 'push';
   /** The request's client address: a document fetch `checkClient` starts counts against its share. */
-  readonly askedFrom: string;
+  readonly askedBy: Requester;
   client?: Client;
   redirectUri?: string;
   /** The state to echo on an error redirect, once it is known to be sent exactly once. */
@@ -60,9 +61,9 @@ function param(ctx: CheckContext, name: string): string | undefined {
  * RFC 6749 4.1.2.1: an unknown, missing or deactivated client gets no redirect; nor does an app
  * whose client ID metadata document is bad or unreachable (INTERFACE section 13). The app that
  * the authorization request `params` names, or the page error saying why there is none; a
- * document fetch counts against the share of `askedFrom`, the request's client address.
+ * document fetch counts against the share of `askedBy`, who sent the request.
  */
-export async function requestedClient(sources: ClientSources, params: Params, askedFrom: string): Promise<Client> {
+export async function requestedClient(sources: ClientSources, params: Params, askedBy: Requester): Promise<Client> {
   let clientId: string | undefined;
   try {
     clientId = single(params, 'client_id');
@@ -72,7 +73,7 @@ export async function requestedClient(sources: ClientSources, params: Params, as
   if (clientId === undefined) throw pageError('The request names no application (client_id is missing).');
   let client: Client | undefined;
   try {
-    client = await resolveClient(sources, clientId, askedFrom);
+    client = await resolveClient(sources, clientId, askedBy);
   } catch (error) {
     if (error instanceof ClientDocumentError) throw pageError(error.message);
     throw error;
@@ -83,7 +84,7 @@ export async function requestedClient(sources: ClientSources, params: Params, as
 }
 
 export const checkClient: Check = async (ctx) => {
-  const client = await requestedClient(ctx, ctx.params, ctx.askedFrom);
+  const client = await requestedClient(ctx, ctx.params, ctx.askedBy);
   ctx.client = client;
   ctx.request.client = client;
 };

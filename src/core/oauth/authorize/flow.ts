@@ -11,6 +11,7 @@ import { OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
+import type { Requester } from '../../addresses.js';
 import type { Client } from '../ports.js';
 import { type Scope, formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
@@ -97,8 +98,8 @@ async function respond(deps: OAuthDeps, pushed: PushedFlow | null, answer: () =>
 type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error: OAuthError; ctx: CheckContext };
 
 /** Runs every check in order. Page errors (client, redirect URI) are thrown; later ones come back. */
-async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via'], askedFrom: string): Promise<Checked> {
-  const ctx: CheckContext = { params, stores: deps.stores, sharedKeys: deps.sharedKeys, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, askedFrom, request: {} };
+async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via'], askedBy: Requester): Promise<Checked> {
+  const ctx: CheckContext = { params, stores: deps.stores, sharedKeys: deps.sharedKeys, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, askedBy, request: {} };
   for (const check of PAGE_CHECKS) await check(ctx);
   try {
     for (const check of REDIRECT_CHECKS) await check(ctx);
@@ -111,10 +112,10 @@ async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via
 
 /**
  * Runs every check in order. Page errors (client, redirect URI) are thrown as `OAuthError`;
- * later ones come back as the error redirect. `askedFrom` is the browser's address.
+ * later ones come back as the error redirect. `askedBy` is the browser that sent it.
  */
-export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params, askedFrom: string): Promise<Validation> {
-  const checked = await runChecks(deps, params, 'browser', askedFrom);
+export async function validateAuthorizationRequest(deps: OAuthDeps, params: Params, askedBy: Requester): Promise<Validation> {
+  const checked = await runChecks(deps, params, 'browser', askedBy);
   if (checked.ok) return checked;
   const { ctx } = checked;
   const to: Destination = { redirectUri: ctx.redirectUri!, mode: ctx.request.responseMode ?? 'query', clientName: ctx.client!.name };
@@ -125,8 +126,8 @@ export async function validateAuthorizationRequest(deps: OAuthDeps, params: Para
  * RFC 9126 2.1: a pushed request passes the same checks as one at the authorization endpoint;
  * any failure is thrown, to be answered as JSON (RFC 9126 2.3).
  */
-export async function checkPushedRequest(deps: OAuthDeps, params: Params, askedFrom: string): Promise<AuthorizationRequest> {
-  const checked = await runChecks(deps, params, 'push', askedFrom);
+export async function checkPushedRequest(deps: OAuthDeps, params: Params, askedBy: Requester): Promise<AuthorizationRequest> {
+  const checked = await runChecks(deps, params, 'push', askedBy);
   if (!checked.ok) throw checked.error;
   return checked.request;
 }
@@ -159,11 +160,11 @@ async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: 
  * carry it) leads back to, so those pages can name it (INTERFACE section 11). Only its
  * `client_id` is read, by the authorization endpoint's own check: an active client's registered
  * name is all a page shows, never other text from the address. A document not kept on this
- * instance is fetched, counted against the visitor's share (`askedFrom`), so the page names the
+ * instance is fetched, counted against the visitor's share (`askedBy`), so the page names the
  * app whichever instance serves it. Another path, or an unknown, repeated or deactivated client,
  * or a document that cannot be fetched now, names no app.
  */
-export async function applicationReturnedTo(sources: ClientSources, returnTo: string, askedFrom: string): Promise<Client | undefined> {
+export async function applicationReturnedTo(sources: ClientSources, returnTo: string, askedBy: Requester): Promise<Client | undefined> {
   let url: URL;
   try {
     url = new URL(returnTo, 'http://site.invalid');
@@ -172,7 +173,7 @@ export async function applicationReturnedTo(sources: ClientSources, returnTo: st
   }
   if (url.origin !== 'http://site.invalid' || url.pathname !== AUTHORIZE_PATH) return undefined;
   try {
-    return await requestedClient(sources, paramsFromEntries(url.searchParams), askedFrom);
+    return await requestedClient(sources, paramsFromEntries(url.searchParams), askedBy);
   } catch (error) {
     if (error instanceof OAuthError) return undefined;
     throw error;
@@ -190,11 +191,11 @@ function tooOld(request: AuthorizationRequest, session: Session, now: number): b
   return request.maxAge !== null && Math.floor((now - session.authTime) / 1000) > request.maxAge;
 }
 
-/** GET /oauth/authorize: what to do with this request for this browser, at the client address `askedFrom`. */
-export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedFrom: string): Promise<AuthorizeStep> {
+/** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
+export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
   const params = await openPushedRequest(deps.stores, deps.sharedKeys, sent, deps.clock.now()) ?? sent;
-  const validation = await validateAuthorizationRequest(deps, params, askedFrom);
+  const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
@@ -229,8 +230,8 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
  * POST /oauth/authorize: the consent form's answer. The hidden fields are re-validated from
  * scratch; nothing in them is trusted.
  */
-export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, askedFrom: string, decision: string | undefined): Promise<AuthorizeStep> {
-  const validation = await validateAuthorizationRequest(deps, params, askedFrom);
+export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, askedBy: Requester, decision: string | undefined): Promise<AuthorizeStep> {
+  const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };

@@ -57,7 +57,7 @@ export async function pushAuthorizationRequest(
     request.set('dpop_jkt', [possession.jkt]);
   }
   // RFC 9126 2.1: the same checks as the authorization endpoint, answered as JSON (2.3).
-  await checkPushedRequest(deps, request, credentials.askedFrom);
+  await checkPushedRequest(deps, request, credentials.askedBy);
   // The stored request refers to its client's row: a document's app gets it now (client-metadata.ts).
   await storeDocumentClient(deps.stores, deps.clock, client);
   const now = deps.clock.now();
