@@ -1,6 +1,6 @@
 /** `npm start` as a newcomer runs it: a new embedded database, the demo, the banner, SIGTERM. */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -8,21 +8,19 @@ import { hashSecret } from '../src/core/credentials/formats.js';
 import { openDatabase } from '../src/storage/database.js';
 import { svc } from './support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
-import { answers, compiled, descendants, isAlive, run, SERVICE_ENTRY } from './support/processes.js';
+import { answers, compiled, descendants, isAlive, run, type Running, SERVICE_ENTRY } from './support/processes.js';
 import { freePort } from './support/instances.js';
 
-function startService(env: Record<string, string>): { child: ChildProcess; output: () => string; banner: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH ?? '', ...env } });
-  let out = '';
-  child.stderr!.on('data', (d) => { out += d; });
-  const banner = new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (d) => {
-      out += d;
-      if (out.includes('Developer docs:')) resolve(out);
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)));
-  });
-  return { child, output: () => out, banner };
+/** The service from its sources, as `npm start` runs it; `banner` resolves once it has printed all of it. */
+function startService(env: Record<string, string>): Running & { banner: Promise<string> } {
+  const service = run(process.execPath, ['--import', 'tsx', 'src/main.ts'], env);
+  return { ...service, banner: service.waitFor(/Developer docs:/) };
+}
+
+/** SIGTERM, then the exit code; a service that has already exited resolves at once. */
+function stop(service: Running): Promise<number | string> {
+  service.child.kill('SIGTERM');
+  return service.exited;
 }
 
 test('npm start on a new embedded database seeds the demo, prints working credentials, and stops cleanly on SIGTERM', async () => {
@@ -70,8 +68,7 @@ test('npm start on a new embedded database seeds the demo, prints working creden
 
   // A request in flight when SIGTERM arrives is finished, then the process exits 0.
   const inFlight = fetch(`${base}/`);
-  const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
-  service.child.kill('SIGTERM');
+  const exited = stop(service);
   assert.equal((await inFlight).status, 200);
   assert.equal(await exited, 0);
 });
@@ -87,9 +84,7 @@ test('a second start on the same database does not seed again, and says where th
       assert.doesNotMatch(banner, /svcs_/, 'a secret is printed once');
       assert.match(banner, /Demo sign-in: +demo \/ password \(in .*demo-credentials\.json\)/);
     }
-    const exited = new Promise((resolve) => service.child.on('exit', resolve));
-    service.child.kill('SIGTERM');
-    await exited;
+    await stop(service);
   }
   const db = openDatabase({ kind: 'sqlite', path });
   const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
@@ -105,11 +100,7 @@ test('two starts at once on a new SQLite file take turns to migrate: both serve,
     const banners = await Promise.all(services.map((service) => service.banner));
     assert.equal(banners.filter((banner) => /client_secret=svcs_/.test(banner)).length, 1, 'one start seeded the demo and printed its secret');
   } finally {
-    await Promise.all(services.map((service) => {
-      const exited = new Promise((resolve) => service.child.on('exit', resolve));
-      service.child.kill('SIGTERM');
-      return exited;
-    }));
+    await Promise.all(services.map(stop));
   }
   const db = openDatabase({ kind: 'sqlite', path });
   const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
@@ -149,9 +140,7 @@ test('METRICS_PORT serves /metrics apart from the public port, where it is not f
   await fetch(`http://127.0.0.1:${port}/healthz`);
   assert.equal((await fetch(`http://127.0.0.1:${port}/metrics`)).status, 404);
   assert.match(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text(), /http_requests_total\{method="GET",route="\/healthz",status="200"\} 1/);
-  const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
-  service.child.kill('SIGTERM');
-  assert.equal(await exited, 0);
+  assert.equal(await stop(service), 0);
 });
 
 test('WORKERS=2 serves from two worker processes on one port, their metrics merged on METRICS_PORT, and stops them all on SIGTERM', async () => {
@@ -167,9 +156,7 @@ test('WORKERS=2 serves from two worker processes on one port, their metrics merg
   // Each worker logs with its own pid; both must have started a server.
   const started = service.output().match(/"pid":(\d+)[^\n]*Server listening/g) ?? [];
   assert.equal(new Set(started.map((line) => /"pid":(\d+)/.exec(line)![1])).size, 2);
-  const exited = new Promise<number | null>((resolve) => service.child.on('exit', resolve));
-  service.child.kill('SIGTERM');
-  assert.equal(await exited, 0);
+  assert.equal(await stop(service), 0);
 });
 
 // What a process manager does: signal the process it started, which is npm. npm hands the start
@@ -225,8 +212,8 @@ forEachDatabase('a start on a database without accounts', (database) => {
 
 forEachDatabase('instances started together on a new database with the demo', (database) => {
   // PostgreSQL, where instances on several machines start together: the start that made the
-  // database seeds the demo in the migrations' turn, and the other waits for it. Processes
-  // sharing a new SQLite file take no turns (src/storage/migrate.ts).
+  // database seeds the demo in the migrations' turn, and the other waits for it. SQLite's turn is
+  // tested above ("two starts at once"), from the sources.
   // Registered on PostgreSQL only, so that no test is skipped on CI.
   if (database.name === 'sqlite') return;
   test('the instance that does not seed the demo finds it seeded, and neither prints the next steps of a database without accounts', async () => {
@@ -239,8 +226,7 @@ forEachDatabase('instances started together on a new database with the demo', (d
       for (const banner of banners) assert.doesNotMatch(banner, /No accounts yet/, banner);
       assert.equal(banners.filter((banner) => /Demo sign-in: +demo \/ (?!password \()\S+/.test(banner)).length, 1, 'one of them seeded the demo, and printed its password');
     } finally {
-      for (const start of starts) start.child.kill('SIGTERM');
-      await Promise.all(starts.map((start) => start.exited));
+      await Promise.all(starts.map(stop));
       if (database.name === 'postgres') {
         const { loadSettings } = await import('../src/config/settings.js');
         const { demoCredentialsPath } = await import('../src/demo.js');
