@@ -2,7 +2,6 @@
 import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import {
   type Compilable, CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, Kysely, PostgresDialect, type PostgresPool,
@@ -18,7 +17,8 @@ import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch, TurnBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
 import { SqliteGroupCommit } from './sqlite-group-commit.js';
-import { inMigrationTurn, migrationTurnFile } from './sqlite-migration-turn.js';
+import { untilNotBusy } from './sqlite-busy.js';
+import { inMigrationTurn, prepareMigrationTurnFile } from './sqlite-migration-turn.js';
 import { BEGIN_IMMEDIATE, SqliteWriteWatch, type TableReads } from './sqlite-write-watch.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -336,11 +336,8 @@ const WRITE_LOCK_PAUSE_MAX_MS = 2;
 
 /**
  * `BEGIN IMMEDIATE` that waits for another connection's write lock without holding up the event
- * loop: SQLite's own wait (`busy_timeout`) sleeps in the calling thread, so an instance waiting
- * stopped serving everything else, and two instances in one process (the tests') each waited for
- * a lock the other could only give back once the wait had ended, 5 s later with SQLITE_BUSY.
- * Here BEGIN is tried without waiting, and tried again after a pause, until the connection's
- * `busy_timeout` has passed; then its SQLITE_BUSY is thrown as before.
+ * loop (`untilNotBusy`): tried without waiting, and tried again after a pause, until the
+ * connection's `busy_timeout` has passed; then its SQLITE_BUSY is thrown as before.
  */
 function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): () => Promise<void> {
   const currentWait = sqlite.prepare('pragma busy_timeout').pluck();
@@ -354,17 +351,8 @@ function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): ()
     const waitMs = Number(currentWait.get());
     setWait(0);
     try {
-      const deadline = performance.now() + waitMs;
-      for (let pause = 1; ; pause = Math.min(pause * 2, WRITE_LOCK_PAUSE_MAX_MS)) {
-        try {
-          // Through the connection's statements, as every query: traced, and heard by the write watch.
-          statements.prepare(BEGIN_IMMEDIATE).run([]);
-          return;
-        } catch (error) {
-          if ((error as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() + pause > deadline) throw error;
-        }
-        await sleep(pause);
-      }
+      // Through the connection's statements, as every query: traced, and heard by the write watch.
+      await untilNotBusy(() => statements.prepare(BEGIN_IMMEDIATE).run([]), waitMs, { firstPauseMs: 1, maxPauseMs: WRITE_LOCK_PAUSE_MAX_MS });
     } finally {
       setWait(waitMs);
     }
@@ -388,7 +376,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   if (target.kind === 'sqlite') {
     const file = target.path !== ':memory:';
     if (file) createOwnerOnly(target.path);
-    const turnFile = file ? migrationTurnFile(target.path) : undefined;
+    const turnFile = file ? prepareMigrationTurnFile(target.path) : undefined;
     const sqlite = new SQLite(target.path);
     if (file) {
       sqlite.pragma('journal_mode = WAL');

@@ -1,17 +1,18 @@
 /**
  * Instances starting together on one SQLite file take turns to migrate it. Kysely's migrator
- * takes no lock on SQLite and runs each migration outside a transaction, so two starts on a new
- * file both created the tables and one failed (`table "users" already exists`), or both seeded
- * the demo (attack62). PostgreSQL's turn is an advisory lock (`SCHEMA_CHANGE_LOCK`).
+ * takes no lock on SQLite, so two starts on a new file both created the tables and one failed
+ * (`table "users" already exists`), or both seeded the demo (attack62). PostgreSQL's turn is an
+ * advisory lock (`SCHEMA_CHANGE_LOCK`).
  *
- * The turn is an exclusive transaction on a small file beside the database (`<file>-migration`,
- * empty; `migrationTurnFile`): SQLite's own file lock, which the system gives back if its holder
- * dies, and which a second connection in the same process waits for too. It is another file so
- * that the database itself stays open to the migrations, on the holder's one connection.
+ * The turn is an exclusive transaction on a small empty file beside the database
+ * (`<file>-migration`, `prepareMigrationTurnFile`): SQLite's own file lock, which the system
+ * gives back if its holder dies, and which a second connection in the same process waits for
+ * too. It is another file so that the database itself stays open to the migrations, on the
+ * holder's one connection.
  */
 import { closeSync, constants, fchmodSync, fchownSync, openSync, realpathSync, statSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { untilNotBusy } from './sqlite-busy.js';
 
 /** How long a start waits for another's migrations: a large database's data steps (renderings, avatars) take minutes. */
 const TURN_WAIT_MS = 15 * 60_000;
@@ -24,7 +25,7 @@ const TRY_PAUSE_MS = 50;
  * file), and, made by a command run as root (as docs/operations.md shows), owned by the
  * database's owner, or the service could not open it at its next start.
  */
-export function migrationTurnFile(databaseFile: string): string {
+export function prepareMigrationTurnFile(databaseFile: string): string {
   const database = realpathSync(databaseFile);
   const lockFile = `${database}-migration`;
   const descriptor = openSync(lockFile, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
@@ -40,21 +41,12 @@ export function migrationTurnFile(databaseFile: string): string {
   return lockFile;
 }
 
-/** Runs `work` in the migration turn of `lockFile` (`migrationTurnFile`), waiting (without holding up the event loop) for another start's. */
+/** Runs `work` in the migration turn of `lockFile` (`prepareMigrationTurnFile`), waiting (without holding up the event loop) for another start's. */
 export async function inMigrationTurn<T>(lockFile: string, work: () => Promise<T>): Promise<T> {
   const lock = new SQLite(lockFile);
   try {
     lock.pragma('busy_timeout = 0');
-    const deadline = performance.now() + TURN_WAIT_MS;
-    for (;;) {
-      try {
-        lock.exec('BEGIN EXCLUSIVE');
-        break;
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || performance.now() > deadline) throw error;
-      }
-      await sleep(TRY_PAUSE_MS);
-    }
+    await untilNotBusy(() => lock.exec('BEGIN EXCLUSIVE'), TURN_WAIT_MS, { firstPauseMs: TRY_PAUSE_MS, maxPauseMs: TRY_PAUSE_MS });
     try {
       return await work();
     } finally {

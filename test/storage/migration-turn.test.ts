@@ -4,7 +4,7 @@ import { chownSync, existsSync, lstatSync, mkdirSync, statSync, symlinkSync, wri
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../src/storage/database.js';
-import { migrationTurnFile } from '../../src/storage/sqlite-migration-turn.js';
+import { prepareMigrationTurnFile } from '../../src/storage/sqlite-migration-turn.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -14,8 +14,8 @@ test('the lock file is named after the database\'s real path: two spellings of o
   writeFileSync(path, '');
   const alias = join(dirname(path), 'alias.sqlite');
   symlinkSync(path, alias);
-  assert.equal(migrationTurnFile(alias), migrationTurnFile(path));
-  assert.equal(statSync(migrationTurnFile(path)).mode & 0o777, 0o600);
+  assert.equal(prepareMigrationTurnFile(alias), prepareMigrationTurnFile(path));
+  assert.equal(statSync(prepareMigrationTurnFile(path)).mode & 0o777, 0o600);
 });
 
 test('a symlink planted where the lock file goes is not followed: nothing is made or changed through it', async () => {
