@@ -42,6 +42,9 @@ export class TokenMarker {
 }
 
 export class TokenMarks {
+  /** Built once from the key read; the key never changes under a running instance (`SharedKeys`). */
+  private marker: TokenMarker | undefined;
+
   constructor(private readonly keys: SharedKeys) {}
 
   /**
@@ -49,6 +52,7 @@ export class TokenMarks {
    * first read of the key from inside one would wait for that transaction to end.
    */
   async ready(): Promise<TokenMarker> {
-    return new TokenMarker(await this.keys.key('token-mark-hmac'));
+    this.marker ??= new TokenMarker(await this.keys.key('token-mark-hmac'));
+    return this.marker;
   }
 }
