@@ -443,6 +443,36 @@ forEachDatabase('Client ID metadata documents', (database) => {
     }
   });
 
+  test('a host\'s line goes first to the share holding the fewest places: when two addresses\' browsers fill its turns and its line, a program\'s document on that host waits its turn and is fetched, and the newest browser request waiting is refused', async () => {
+    const [first, second] = [newAddress(), newAddress()];
+    const held = (name: string) => {
+      const id = documents.url(freshPath(name));
+      documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
+      return id;
+    };
+    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, held(`line-running-${i}`), {}, first));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const waiting: Array<Promise<Response>> = [];
+    for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST; i++) {
+      waiting.push(fetch(authorizeUrl(t, held(`line-waiting-${i}`)), { redirect: 'manual', headers: { 'x-forwarded-for': second } }));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // A native app behind the first address (no Origin) brings its app's document, on the same host.
+    const document = documents.document(freshPath('line-program'));
+    const started = Date.now();
+    const fromProgram = await fetch(`${t.baseUrl}/api/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': first },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: document }),
+    });
+    assert.equal(((await fromProgram.json()) as { error: string }).error, 'invalid_grant', 'the document was fetched and named the app');
+    assert.equal(documents.count(new URL(document).pathname), 1);
+    assert.ok(Date.now() - started >= 4000, 'it waited for a turn, which the held fetches gave back at the fetch limit');
+    const statuses = await Promise.all(waiting.map(async (response) => (await response).status));
+    assert.deepEqual(statuses, [...Array(DOCUMENT_FETCHES_PER_HOST - 1).fill(400), 503], 'the second address\'s newest request lost its place; the others were fetched in turn');
+    await Promise.all(running);
+  });
+
   test('fetches started at the token, pushed-request, revocation and introspection endpoints by programs count against the address\'s programs\' share, and end in invalid_client; its browsers\' share is untouched', async () => {
     const port = await closedPort();
     const sender = newAddress();

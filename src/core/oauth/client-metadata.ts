@@ -43,7 +43,8 @@ export const DOCUMENT_CLIENT_REFRESH_MS = DOCUMENT_CLIENT_GRACE_MS / 2;
 export const DOCUMENT_CACHE_ENTRIES = 1000;
 /**
  * Fetches at once. To one host, at most `DOCUMENT_FETCHES_PER_HOST` run and as many more wait for a
- * turn, in arrival order; a host is its name (final dots aside), and its default port is one line
+ * turn, in arrival order, a share (`siteShare`) taking the newest place of the share holding the
+ * most when the line is full (`BoundedQueue`); a host is its name (final dots aside), and its default port is one line
  * and every other port together another, so ids on ports a firewall drops, each holding a turn to
  * the fetch limit, cannot keep the host's real documents waiting. Per instance, at most
  * `DOCUMENT_FETCHES_IN_FLIGHT` run, and at most `DOCUMENT_FETCHES_HELD` are held in all: running,
@@ -386,7 +387,10 @@ export class ClientMetadataDocuments {
     this.hostTurns.set(host, turns);
     this.heldBySite.set(site, heldBySite + 1);
     // The turn is held only while the fetcher runs: a fetch with no answer (a closed port) gives it
-    // back before it is held to the fetch limit, still counted in `fetching` until then.
+    // back before it is held to the fetch limit, still counted in `fetching` until then. The line
+    // is asked for by the share (`BoundedQueue`'s longest queue drop): when two addresses' browsers
+    // fill a host's turns and line, a native app's fetch takes the newest place of the share
+    // holding the most, and waits its turn instead of being refused (attack64).
     const fetch = turns.run(async () => {
       this.running += 1;
       const started = performance.now();
@@ -395,7 +399,7 @@ export class ClientMetadataDocuments {
       } finally {
         this.running -= 1;
       }
-    })
+    }, site)
       .catch((error: unknown) => {
         throw error instanceof QueueFullError ? new DocumentFetchesBusyError(TOO_MANY_FETCHES) : error;
       })
