@@ -26,6 +26,8 @@ interface Waiting {
   refuse: (error: QueueFullError) => void;
   asker: string | undefined;
   onBehalfOf: string | undefined;
+  /** The piece's name, for `shareWith`. */
+  piece: string | undefined;
 }
 
 export class BoundedQueue {
@@ -52,11 +54,12 @@ export class BoundedQueue {
    * without calling `work`, when every turn is taken and either `asker` already holds
    * `maxWaitingPerAsker` of the waiting places or `maxWaiting` pieces already wait and none can
    * be pushed out for it; rejects so later, still without calling `work`, when it is pushed out.
-   * `onBehalfOf` names whom the piece is for within `asker`'s share (see the class).
+   * `onBehalfOf` names whom the piece is for within `asker`'s share (see the class); `piece`
+   * names the piece itself, for `shareWith`.
    */
-  async run<T>(work: () => Promise<T>, asker?: string, onBehalfOf?: string): Promise<T> {
+  async run<T>(work: () => Promise<T>, asker?: string, onBehalfOf?: string, piece?: string): Promise<T> {
     if (this.#running < this.atOnce) this.#running++;
-    else await this.#wait(asker, onBehalfOf);
+    else await this.#wait(asker, onBehalfOf, piece);
     try {
       return await work();
     } finally {
@@ -77,7 +80,25 @@ export class BoundedQueue {
     }
   }
 
-  #wait(asker: string | undefined, onBehalfOf: string | undefined): Promise<void> {
+  /**
+   * For a piece several askers wait for (a document fetch that others' requests join): hands the
+   * waiting place of `piece` to `asker` when `asker` holds at least two fewer waiting places than
+   * its holder. Otherwise the asker that put it in line could fill the line around it and have it
+   * pushed out, refusing everyone waiting for it (attack65); held by the lighter asker, it is
+   * pushed out only when that one holds the most.
+   */
+  shareWith(piece: string, asker: string): void {
+    const waiting = this.#waiting.find((entry) => entry.piece === piece);
+    if (waiting?.asker === undefined || waiting.asker === asker) return;
+    const held = this.#waitingPerAsker.get(asker) ?? 0;
+    if (held >= this.maxWaitingPerAsker || held > this.#waitingPerAsker.get(waiting.asker)! - 2) return;
+    this.#leave(waiting);
+    waiting.asker = asker;
+    waiting.onBehalfOf = undefined;
+    this.#enter(waiting);
+  }
+
+  #wait(asker: string | undefined, onBehalfOf: string | undefined, piece: string | undefined): Promise<void> {
     const held = asker === undefined ? 0 : this.#waitingPerAsker.get(asker) ?? 0;
     if (held >= this.maxWaitingPerAsker) {
       // A place taken within the asker's own share leaves the line as long as it was.
@@ -86,7 +107,7 @@ export class BoundedQueue {
       throw new QueueFullError('every turn is taken and the line is full');
     }
     return new Promise<void>((start, refuse) => {
-      const waiting = { start, refuse, asker, onBehalfOf };
+      const waiting = { start, refuse, asker, onBehalfOf, piece };
       this.#enter(waiting);
       this.#waiting.push(waiting);
     });

@@ -123,6 +123,29 @@ test('within an asker\'s full share, a piece for someone it holds at least two f
   assert.equal(await queue.run(async () => 'flooder again', 'nat', 'flooder'), 'flooder again', 'no place is left counted for anyone');
 });
 
+test('a waiting piece shared with an asker holding at least two fewer places becomes that asker\'s: the one that put it in line can no longer have it pushed out', async () => {
+  const queue = new BoundedQueue(1, 4);
+  const started: string[] = [];
+  const running = held(started, 'running');
+  const pieces = ['x1', 'x2', 'x3', 'shared'].map((name) => held(started, name));
+  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, 'x', undefined, i === 3 ? 'shared' : undefined))];
+  queue.shareWith('shared', 'x');
+  queue.shareWith('unknown', 'app');
+  queue.shareWith('shared', 'app');
+  const newcomer = queue.run(async () => 'newcomer', 'newcomer');
+  await assert.rejects(results[3]!, QueueFullError, 'x\'s newest place of its own went, not the shared one');
+  queue.shareWith('shared', 'x');
+  const another = queue.run(async () => 'another', 'another');
+  await assert.rejects(results[2]!, QueueFullError, 'then x\'s next newest: the shared place is still the app\'s');
+  queue.shareWith('shared', 'another');
+  await assert.rejects(queue.run(async () => 'late', 'late'), QueueFullError, 'every place is held by a different asker: the app\'s place stayed its own, another holding as many');
+  for (const piece of [running, ...pieces]) piece.release();
+  assert.deepEqual(await Promise.all([results[0], results[1], results[4], newcomer, another]), ['running', 'x1', 'shared', 'newcomer', 'another']);
+  assert.deepEqual(started, ['running', 'x1', 'shared']);
+  assert.deepEqual(queue.state, { running: 0, waiting: 0 });
+  assert.equal(await queue.run(async () => 'app again', 'app'), 'app again', 'no place is left counted for the app');
+});
+
 test('a piece that fails passes its turn on and its caller gets its error', async () => {
   const queue = new BoundedQueue(1, 1);
   const failing = queue.run(async () => { throw new Error('argon2 failed'); });

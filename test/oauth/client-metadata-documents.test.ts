@@ -473,6 +473,43 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await Promise.all(running);
   });
 
+  test('a request that joins a waiting fetch takes its place when its share holds fewer: the share that started the fetch cannot fill the line around it and have it pushed out from under the joiner', async () => {
+    const [attacker, pusher, app] = [newAddress(), newAddress(), newAddress()];
+    const held = (name: string) => {
+      const id = documents.url(freshPath(name));
+      documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
+      return id;
+    };
+    /** A code exchange for `clientId`, as a program sends it (no Origin). */
+    const exchange = (clientId: string, from: string) => fetch(`${t.baseUrl}/api/oauth/token`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': from },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: clientId }),
+    });
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    // The attacker's browsers hold the host's turns; its programs the line, the app's document newest.
+    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, held(`join-running-${i}`), {}, attacker));
+    await pause(300);
+    const line: Array<Promise<Response>> = [];
+    for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST - 1; i++) {
+      line.push(exchange(held(`join-waiting-${i}`), attacker));
+      await pause(20);
+    }
+    const document = documents.document(freshPath('join-app'));
+    line.push(exchange(document, attacker));
+    await pause(200);
+    // The app's own request joins that fetch, then a new id from another address fills the line.
+    const started = Date.now();
+    const fromApp = exchange(document, app);
+    await pause(200);
+    const pushing = refusedPage(t, held('join-pusher'), {}, pusher);
+    assert.equal(((await (await fromApp).json()) as { error: string }).error, 'invalid_grant', 'the document was fetched and named the app');
+    assert.ok(Date.now() - started >= 4000, 'it waited for a turn');
+    assert.equal(documents.count(new URL(document).pathname), 1);
+    const statuses = await Promise.all(line.map(async (response) => (await response).status));
+    assert.deepEqual(statuses, [...Array(DOCUMENT_FETCHES_PER_HOST - 2).fill(401), 503, 400], 'the attacker\'s newest place of its own was pushed out; the app\'s answered');
+    await Promise.all([...running, pushing]);
+  });
+
   test('fetches started at the token, pushed-request, revocation and introspection endpoints by programs count against the address\'s programs\' share, and end in invalid_client; its browsers\' share is untouched', async () => {
     const port = await closedPort();
     const sender = newAddress();

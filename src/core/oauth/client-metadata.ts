@@ -370,15 +370,18 @@ export class ClientMetadataDocuments {
   private async document(clientId: string, askedBy: Requester): Promise<DocumentClient> {
     const kept = this.kept(clientId);
     if (kept) return kept;
-    const underWay = this.fetching.get(clientId);
-    if (underWay) return underWay;
     // One host however it is written (`example.com.` is `example.com` to DNS): a line for its
     // default port, one for all its others.
     const url = new URL(clientId);
     const host = `${url.hostname.replace(/\.+$/, '')}${url.port === '' ? '' : ' (other ports)'}`;
+    const site = siteShare(askedBy);
+    const underWay = this.fetching.get(clientId);
+    if (underWay) {
+      this.hostTurns.get(host)?.shareWith(clientId, site);
+      return underWay;
+    }
     const turns = this.hostTurns.get(host) ?? new BoundedQueue(DOCUMENT_FETCHES_PER_HOST, DOCUMENT_FETCHES_PER_HOST);
     const startsNow = turns.state.running < DOCUMENT_FETCHES_PER_HOST;
-    const site = siteShare(askedBy);
     const heldBySite = this.heldBySite.get(site) ?? 0;
     if (this.closed || this.fetching.size >= DOCUMENT_FETCHES_HELD || (startsNow && this.running >= DOCUMENT_FETCHES_IN_FLIGHT)) {
       throw new DocumentFetchesBusyError(TOO_MANY_FETCHES);
@@ -390,7 +393,9 @@ export class ClientMetadataDocuments {
     // back before it is held to the fetch limit, still counted in `fetching` until then. The line
     // is asked for by the share (`BoundedQueue`'s longest queue drop): when two addresses' browsers
     // fill a host's turns and line, a native app's fetch takes the newest place of the share
-    // holding the most, and waits its turn instead of being refused (attack64).
+    // holding the most, and waits its turn instead of being refused (attack64). A request that
+    // joins a waiting fetch takes its place when its share holds fewer (`shareWith`), so the
+    // share that started it cannot have it pushed out from under the joiner (attack65).
     const fetch = turns.run(async () => {
       this.running += 1;
       const started = performance.now();
@@ -399,7 +404,7 @@ export class ClientMetadataDocuments {
       } finally {
         this.running -= 1;
       }
-    }, site)
+    }, site, undefined, clientId)
       .catch((error: unknown) => {
         throw error instanceof QueueFullError ? new DocumentFetchesBusyError(TOO_MANY_FETCHES) : error;
       })
