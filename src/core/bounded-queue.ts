@@ -8,6 +8,8 @@
  * newcomer out every waiting place must be held by a different sender. A piece may also name whom
  * it is for within its asker (an account): the same rule holds inside an asker's full share, so one
  * of the many people behind a shared address cannot keep the others out by sending again and again.
+ * A piece several askers wait for (`shareWith`) is a place of each of them, and is pushed out only
+ * when every one of them holds at least two places more than the newcomer.
  *
  * Used in front of argon2 (src/core/accounts/passwords.ts), whose every computation holds 19 MiB:
  * the bound on those at once is the bound on that memory, and the bound on those waiting keeps a
@@ -24,7 +26,9 @@ export class QueueFullError extends Error {
 interface Waiting {
   start: () => void;
   refuse: (error: QueueFullError) => void;
-  asker: string | undefined;
+  /** Who wait for the piece: the asker that put it in line, then those `shareWith` added; none if it named none. */
+  askers: string[];
+  /** Whom the piece is for within its first asker's share. */
   onBehalfOf: string | undefined;
   /** The piece's name, for `shareWith`. */
   piece: string | undefined;
@@ -81,21 +85,18 @@ export class BoundedQueue {
   }
 
   /**
-   * For a piece several askers wait for (a document fetch that others' requests join): hands the
-   * waiting place of `piece` to `asker` when `asker` holds at least two fewer waiting places than
-   * its holder. Otherwise the asker that put it in line could fill the line around it and have it
-   * pushed out, refusing everyone waiting for it (attack65); held by the lighter asker, it is
-   * pushed out only when that one holds the most.
+   * For a piece several askers wait for (a document fetch that others' requests join): the
+   * waiting place of `piece` becomes `asker`'s too, counted in its share, and is pushed out only
+   * when every asker waiting for it holds at least two places more than the newcomer. Held by its
+   * first asker alone, that asker could fill the line around it and have it pushed out, refusing
+   * everyone waiting for it (attack65); handed to one lighter asker, a decoy holding it alone could
+   * (attack66). A piece that named no asker stays one that is never pushed out.
    */
   shareWith(piece: string, asker: string): void {
     const waiting = this.#waiting.find((entry) => entry.piece === piece);
-    if (waiting?.asker === undefined || waiting.asker === asker) return;
-    const held = this.#waitingPerAsker.get(asker) ?? 0;
-    if (held >= this.maxWaitingPerAsker || held > this.#waitingPerAsker.get(waiting.asker)! - 2) return;
-    this.#leave(waiting);
-    waiting.asker = asker;
-    waiting.onBehalfOf = undefined;
-    this.#enter(waiting);
+    if (waiting === undefined || waiting.askers.length === 0 || waiting.askers.includes(asker)) return;
+    waiting.askers.push(asker);
+    this.#waitingPerAsker.set(asker, (this.#waitingPerAsker.get(asker) ?? 0) + 1);
   }
 
   #wait(asker: string | undefined, onBehalfOf: string | undefined, piece: string | undefined): Promise<void> {
@@ -107,21 +108,34 @@ export class BoundedQueue {
       throw new QueueFullError('every turn is taken and the line is full');
     }
     return new Promise<void>((start, refuse) => {
-      const waiting = { start, refuse, asker, onBehalfOf, piece };
+      const waiting = { start, refuse, askers: asker === undefined ? [] : [asker], onBehalfOf, piece };
       this.#enter(waiting);
       this.#waiting.push(waiting);
     });
   }
 
   /**
-   * Frees a place for a named `asker` holding `held` in a full line: the newest place of the asker
-   * holding the most, if that is at least two more, so two askers never trade one place back and
-   * forth. Pieces that name no asker (the CLI, start-up) are never pushed out.
+   * Frees a place for a named `asker` holding `held` in a full line: a place whose every asker
+   * holds at least two more, so two askers never trade one place back and forth. Of those, the
+   * one whose lightest asker holds the most (for a place of one asker, the newest place of the
+   * asker holding the most), then the one fewer askers wait for, then the newest. Pieces that name
+   * no asker (the CLI, start-up) are never pushed out.
    */
   #pushOutFor(asker: string | undefined, held: number): boolean {
     if (asker === undefined) return false;
-    const holder = mostHeld(this.#waitingPerAsker, held);
-    return holder !== undefined && this.#refuseNewest((waiting) => waiting.asker === holder, 'the line is full and a sender holding fewer places took this one');
+    let chosen: number | undefined;
+    let chosenLeast = held + 1;
+    let chosenAskers = 0;
+    this.#waiting.forEach((waiting, index) => {
+      if (waiting.askers.length === 0) return;
+      const least = Math.min(...waiting.askers.map((each) => this.#waitingPerAsker.get(each)!));
+      if (least > chosenLeast || (chosen !== undefined && least === chosenLeast && waiting.askers.length <= chosenAskers)) {
+        [chosen, chosenLeast, chosenAskers] = [index, least, waiting.askers.length];
+      }
+    });
+    if (chosen === undefined) return false;
+    this.#refuse(chosen, 'the line is full and a sender holding fewer places took this one');
+    return true;
   }
 
   /** As `#pushOutFor`, among the places of `asker`'s full share, by whom they are for. */
@@ -129,21 +143,22 @@ export class BoundedQueue {
     const places = this.#waitingOnBehalf.get(asker);
     if (onBehalfOf === undefined || places === undefined) return false;
     const holder = mostHeld(places, places.get(onBehalfOf) ?? 0);
-    return holder !== undefined && this.#refuseNewest((waiting) => waiting.asker === asker && waiting.onBehalfOf === holder,
-      'this sender\'s share is full and a place for someone it holds fewer places for took this one');
-  }
-
-  /** Refuses the newest waiting piece that `matches` (there is one), freeing its place. */
-  #refuseNewest(matches: (waiting: Waiting) => boolean, why: string): true {
+    if (holder === undefined) return false;
     let newest = this.#waiting.length - 1;
-    while (!matches(this.#waiting[newest]!)) newest--;
-    const [pushedOut] = this.#waiting.splice(newest, 1);
-    this.#leave(pushedOut!);
-    pushedOut!.refuse(new QueueFullError(why));
+    while (this.#waiting[newest]!.askers[0] !== asker || this.#waiting[newest]!.onBehalfOf !== holder) newest--;
+    this.#refuse(newest, 'this sender\'s share is full and a place for someone it holds fewer places for took this one');
     return true;
   }
 
-  #enter({ asker, onBehalfOf }: Waiting): void {
+  /** Refuses the waiting piece at `index`, freeing its place. */
+  #refuse(index: number, why: string): void {
+    const [pushedOut] = this.#waiting.splice(index, 1);
+    this.#leave(pushedOut!);
+    pushedOut!.refuse(new QueueFullError(why));
+  }
+
+  #enter({ askers, onBehalfOf }: Waiting): void {
+    const [asker] = askers;
     if (asker === undefined) return;
     this.#waitingPerAsker.set(asker, (this.#waitingPerAsker.get(asker) ?? 0) + 1);
     if (onBehalfOf === undefined) return;
@@ -152,10 +167,10 @@ export class BoundedQueue {
     this.#waitingOnBehalf.set(asker, places);
   }
 
-  #leave({ asker, onBehalfOf }: Waiting): void {
-    if (asker === undefined) return;
-    countDown(this.#waitingPerAsker, asker);
-    if (onBehalfOf === undefined) return;
+  #leave({ askers, onBehalfOf }: Waiting): void {
+    for (const each of askers) countDown(this.#waitingPerAsker, each);
+    const [asker] = askers;
+    if (asker === undefined || onBehalfOf === undefined) return;
     const places = this.#waitingOnBehalf.get(asker)!;
     countDown(places, onBehalfOf);
     if (places.size === 0) this.#waitingOnBehalf.delete(asker);

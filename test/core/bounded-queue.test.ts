@@ -86,9 +86,9 @@ test('in a full line an asker holding fewer places pushes out the newest place o
   const results = [queue.run(running.work), ...pieces.map((piece) => queue.run(piece.work, piece === pieces[0] || piece === pieces[1] ? 'x' : 'y'))];
   assert.deepEqual(queue.state, { running: 1, waiting: 4 }, 'the line is full');
   const member = queue.run(async () => 'member', 'member');
-  await assert.rejects(results[2]!, QueueFullError, 'x\'s newest place went to the member');
+  await assert.rejects(results[4]!, QueueFullError, 'the newest place of those holding the most went to the member: y\'s');
   const other = queue.run(async () => 'other', 'other');
-  await assert.rejects(results[4]!, QueueFullError, 'then y\'s');
+  await assert.rejects(results[2]!, QueueFullError, 'then x\'s, which now holds the most');
   assert.deepEqual(queue.state, { running: 1, waiting: 4 });
   await assert.rejects(queue.run(async () => 'late', 'late'), QueueFullError, 'every place is held by a different asker');
   await assert.rejects(queue.run(async () => 'x3', 'x'), QueueFullError, 'an asker pushes out no one holding as many as it does plus one');
@@ -123,27 +123,55 @@ test('within an asker\'s full share, a piece for someone it holds at least two f
   assert.equal(await queue.run(async () => 'flooder again', 'nat', 'flooder'), 'flooder again', 'no place is left counted for anyone');
 });
 
-test('a waiting piece shared with an asker holding at least two fewer places becomes that asker\'s: the one that put it in line can no longer have it pushed out', async () => {
+test('a piece several askers wait for is a place of each, and is pushed out only when every one of them holds at least two places more than the newcomer', async () => {
   const queue = new BoundedQueue(1, 4);
   const started: string[] = [];
   const running = held(started, 'running');
-  const pieces = ['x1', 'x2', 'x3', 'shared'].map((name) => held(started, name));
-  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, 'x', undefined, i === 3 ? 'shared' : undefined))];
-  queue.shareWith('shared', 'x');
-  queue.shareWith('unknown', 'app');
-  queue.shareWith('shared', 'app');
-  const newcomer = queue.run(async () => 'newcomer', 'newcomer');
-  await assert.rejects(results[3]!, QueueFullError, 'x\'s newest place of its own went, not the shared one');
-  queue.shareWith('shared', 'x');
-  const another = queue.run(async () => 'another', 'another');
-  await assert.rejects(results[2]!, QueueFullError, 'then x\'s next newest: the shared place is still the app\'s');
-  queue.shareWith('shared', 'another');
-  await assert.rejects(queue.run(async () => 'late', 'late'), QueueFullError, 'every place is held by a different asker: the app\'s place stayed its own, another holding as many');
+  // A decoy puts the app's piece in line alone, behind x's; the app joins it; then the decoy
+  // joins x's places, to be the asker holding the most with the app's piece its newest (attack66).
+  const pieces = ['x1', 'x2', 'x3', 'app'].map((name) => held(started, name));
+  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, i === 3 ? 'decoy' : 'x', undefined, ['x1', 'x2', 'x3', 'app'][i]))];
+  queue.shareWith('app', 'app');
+  for (const piece of ['x1', 'x2', 'x3', 'unknown']) queue.shareWith(piece, 'decoy');
+  const first = queue.run(async () => 'first', 'first');
+  await assert.rejects(results[3]!, QueueFullError, 'x\'s newest went: every asker of it holds two more than the newcomer');
+  const second = queue.run(async () => 'second', 'second');
+  await assert.rejects(results[2]!, QueueFullError, 'then x\'s next newest');
+  await assert.rejects(queue.run(async () => 'third', 'third'), QueueFullError, 'the app holds one place: its piece is not pushed out, nor x1, which x holds alone now');
   for (const piece of [running, ...pieces]) piece.release();
-  assert.deepEqual(await Promise.all([results[0], results[1], results[4], newcomer, another]), ['running', 'x1', 'shared', 'newcomer', 'another']);
-  assert.deepEqual(started, ['running', 'x1', 'shared']);
+  assert.deepEqual(await Promise.all([results[0], results[1], results[4], first, second]), ['running', 'x1', 'app', 'first', 'second']);
   assert.deepEqual(queue.state, { running: 0, waiting: 0 });
-  assert.equal(await queue.run(async () => 'app again', 'app'), 'app again', 'no place is left counted for the app');
+  // No place is left counted: with the turn taken, each of them may wait for the whole line.
+  const again = held(started, 'again');
+  const holding = queue.run(again.work);
+  for (const asker of ['x', 'decoy', 'app']) {
+    const line = Array.from({ length: 4 }, () => queue.run(async () => asker, asker));
+    assert.deepEqual(queue.state, { running: 1, waiting: 4 }, asker);
+    await assert.rejects(queue.run(async () => 'past', asker), QueueFullError);
+    queue.refuseWaiting('next asker');
+    await Promise.allSettled(line);
+  }
+  again.release();
+  await holding;
+});
+
+test('of the places a newcomer may push out, one that fewer askers wait for goes first, then the newest', async () => {
+  const queue = new BoundedQueue(1, 5);
+  const started: string[] = [];
+  const running = held(started, 'running');
+  // The app's share waits for one piece of its own; it joins its document's, which a1 put in line.
+  const names = ['own', 'a1', 'a2', 'document'];
+  const pieces = names.map((name) => held(started, name));
+  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, i === 0 ? 'app' : 'a', undefined, names[i]))];
+  queue.shareWith('document', 'app');
+  const newcomer = queue.run(async () => 'newcomer', 'newcomer');
+  assert.deepEqual(queue.state, { running: 1, waiting: 5 });
+  const second = queue.run(async () => 'second', 'second');
+  await assert.rejects(results[3]!, QueueFullError, 'a\'s own newest goes, not the document a and the app both wait for');
+  const third = queue.run(async () => 'third', 'third');
+  await assert.rejects(results[2]!, QueueFullError, 'then a\'s next: all hold two, and the document has two askers');
+  for (const piece of [running, ...pieces]) piece.release();
+  assert.deepEqual(await Promise.all([results[0], results[1], results[4], newcomer, second, third]), ['running', 'own', 'document', 'newcomer', 'second', 'third']);
 });
 
 test('a piece that fails passes its turn on and its caller gets its error', async () => {

@@ -394,8 +394,8 @@ export class ClientMetadataDocuments {
     // is asked for by the share (`BoundedQueue`'s longest queue drop): when two addresses' browsers
     // fill a host's turns and line, a native app's fetch takes the newest place of the share
     // holding the most, and waits its turn instead of being refused (attack64). A request that
-    // joins a waiting fetch takes its place when its share holds fewer (`shareWith`), so the
-    // share that started it cannot have it pushed out from under the joiner (attack65).
+    // joins a waiting fetch makes the place its share's too (`shareWith`), so whoever started it
+    // cannot have it pushed out from under the joiner (attack65, attack66).
     const fetch = turns.run(async () => {
       this.running += 1;
       const started = performance.now();
