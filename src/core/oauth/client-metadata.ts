@@ -44,15 +44,15 @@ export const DOCUMENT_CACHE_ENTRIES = 1000;
 /**
  * Fetches at once. To one host, at most `DOCUMENT_FETCHES_PER_HOST` run and as many more wait for a
  * turn, in arrival order, a share (`siteShare`) taking the newest place of the share holding the
- * most when the line is full (`BoundedQueue`); a host is its name (final dots aside), and its default port is one line
- * and every other port together another, so ids on ports a firewall drops, each holding a turn to
- * the fetch limit, cannot keep the host's real documents waiting. Per instance, at most
- * `DOCUMENT_FETCHES_IN_FLIGHT` run, and at most `DOCUMENT_FETCHES_HELD` are held in all: running,
- * waiting for a turn, or held to the fetch limit after getting no answer. A fetch hands its turn
- * on when the fetcher ends, so one that got no answer (a closed port, a refused address) hands it
- * on at once though its requester hears so only at the fetch limit, and it counts among those
- * held until then: ids that fail fast start at most `DOCUMENT_FETCHES_HELD` fetches per fetch
- * limit, whatever the rate of requests. Ids that name slow hosts hold at most
+ * most when the line is full (`BoundedQueue`); a host is its name (final dots aside), and its
+ * default port is one line and every other port together another, so ids on ports a firewall
+ * drops, each holding a turn to the fetch limit, cannot keep the host's real documents waiting.
+ * Per instance, at most `DOCUMENT_FETCHES_IN_FLIGHT` run, and at most `DOCUMENT_FETCHES_HELD` are
+ * held in all: running, waiting for a turn, or held to the fetch limit after getting no answer. A
+ * fetch hands its turn on when the fetcher ends, so one that got no answer (a closed port, a
+ * refused address) hands it on at once though its requester hears so only at the fetch limit, and
+ * it counts among those held until then: ids that fail fast start at most `DOCUMENT_FETCHES_HELD`
+ * fetches per fetch limit, whatever the rate of requests. Ids that name slow hosts hold at most
  * `DOCUMENT_FETCHES_IN_FLIGHT` outbound connections; a burst of first requests for different
  * documents of one host waits its turn instead of being refused.
  */
