@@ -128,7 +128,8 @@ export class BoundedQueue {
     let chosenAskers = 0;
     this.#waiting.forEach((waiting, index) => {
       if (waiting.askers.length === 0) return;
-      const least = Math.min(...waiting.askers.map((each) => this.#waitingPerAsker.get(each)!));
+      let least = Infinity;
+      for (const each of waiting.askers) least = Math.min(least, this.#waitingPerAsker.get(each)!);
       if (least > chosenLeast || (chosen !== undefined && least === chosenLeast && waiting.askers.length <= chosenAskers)) {
         [chosen, chosenLeast, chosenAskers] = [index, least, waiting.askers.length];
       }
