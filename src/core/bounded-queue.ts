@@ -96,7 +96,7 @@ export class BoundedQueue {
     const waiting = this.#waiting.find((entry) => entry.piece === piece);
     if (waiting === undefined || waiting.askers.length === 0 || waiting.askers.includes(asker)) return;
     waiting.askers.push(asker);
-    this.#waitingPerAsker.set(asker, (this.#waitingPerAsker.get(asker) ?? 0) + 1);
+    countUp(this.#waitingPerAsker, asker);
   }
 
   #wait(asker: string | undefined, onBehalfOf: string | undefined, piece: string | undefined): Promise<void> {
@@ -161,10 +161,10 @@ export class BoundedQueue {
   #enter({ askers, onBehalfOf }: Waiting): void {
     const [asker] = askers;
     if (asker === undefined) return;
-    this.#waitingPerAsker.set(asker, (this.#waitingPerAsker.get(asker) ?? 0) + 1);
+    countUp(this.#waitingPerAsker, asker);
     if (onBehalfOf === undefined) return;
     const places = this.#waitingOnBehalf.get(asker) ?? new Map<string, number>();
-    places.set(onBehalfOf, (places.get(onBehalfOf) ?? 0) + 1);
+    countUp(places, onBehalfOf);
     this.#waitingOnBehalf.set(asker, places);
   }
 
@@ -186,6 +186,11 @@ function mostHeld(counts: ReadonlyMap<string, number>, held: number): string | u
     if (count > most) [holder, most] = [key, count];
   }
   return holder;
+}
+
+/** One place more for `key`. */
+function countUp(counts: Map<string, number>, key: string): void {
+  counts.set(key, (counts.get(key) ?? 0) + 1);
 }
 
 /** One place fewer for `key`; a key holding none has no entry. */

@@ -144,10 +144,11 @@ function defaultName(redirectUris: readonly string[]): string {
 }
 
 /**
- * Registers the app `body` describes, for a request `askedBy`; throws an `OAuthError` in RFC 7591 3.2.2's shape for bad metadata and 429 `rate_limited`
- * past the hourly limit of the address's share (`addressShare`: a page on another site that has
- * its visitors' browsers register cannot refuse the agents and tools behind their address). Only
- * a registration that succeeds keeps its count.
+ * Registers the app `body` describes, for a request `askedBy`; throws an `OAuthError` in RFC 7591
+ * 3.2.2's shape for bad metadata and 429 `rate_limited` past the hourly limit of the address's
+ * share (`addressShare`: a page on another site that has its visitors' browsers register cannot
+ * refuse the agents and tools behind their address). Only a registration that succeeds keeps its
+ * count.
  */
 export async function registerSelf(deps: RegistrationDeps, body: unknown, askedBy: Requester): Promise<RegisteredClient> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {

@@ -32,7 +32,7 @@ export interface CheckContext {
   readonly now: Instant;
   /** `push`: the PAR endpoint checks a request being pushed (RFC 9126 2.1); `browser`: /oauth/authorize. */
   readonly via: 'browser' | 'push';
-  /** The request's client address: a document fetch `checkClient` starts counts against its share. */
+  /** Who sent the request: a document fetch `checkClient` starts counts against its share. */
   readonly askedBy: Requester;
   client?: Client;
   redirectUri?: string;
