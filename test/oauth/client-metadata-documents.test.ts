@@ -108,6 +108,21 @@ async function accepted(t: TestApp, clientId: string, from = newAddress()): Prom
   assert.match(response.headers.get('location') ?? '', /\/login/);
 }
 
+/** A document id on the document server whose answer never comes: its fetch holds a turn to the fetch limit. */
+function hangingDocument(name: string): string {
+  const id = documents.url(freshPath(name));
+  documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
+  return id;
+}
+
+/** A code exchange for `clientId` at the token endpoint, from `from`, as a program sends it unless `headers` add `Origin`. */
+function codeExchange(t: TestApp, clientId: string, from: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${t.baseUrl}/api/oauth/token`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': from, ...headers },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: clientId }),
+  });
+}
+
 forEachDatabase('Client ID metadata documents', (database) => {
   let t: TestApp;
   before(async () => { t = await startOAuthApp(database, { env: ADDRESSED }); });
@@ -348,8 +363,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
 
   test('to one host, eight fetches run at once and eight more wait their turn in order; past them a new id is refused at once', async () => {
     // A host that never answers holds each of its first eight fetches to the 5 s limit.
-    const held = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => documents.url(freshPath(`held-${i}`)));
-    for (const id of held) documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
+    const held = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => hangingDocument(`held-${i}`));
     const holding = held.map((id) => refusedPage(t, id));
     await new Promise((resolve) => setTimeout(resolve, 500));
     // A burst of first requests for other documents of the same host: each waits for a turn.
@@ -422,19 +436,15 @@ forEachDatabase('Client ID metadata documents', (database) => {
       // invalid_client: nothing is wrong with the app, so it is not a failed authentication either,
       // which the address's 20 failures a minute would count (attack56: the neighbours of a share's
       // holder were locked out).
-      const exchange = (headers: Record<string, string>) => fetch(`${t.baseUrl}/api/oauth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': neighbour, ...headers },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: document }),
-      });
       for (let exchanges = 0; exchanges <= 20; exchanges++) {
-        const refused = await exchange({ origin: 'https://app.example' });
+        const refused = await codeExchange(t, document, neighbour, { origin: 'https://app.example' });
         assert.equal(refused.status, 503);
         assert.equal(refused.headers.get('retry-after'), '5');
         assert.equal(((await refused.json()) as { error: string }).error, 'temporarily_unavailable');
       }
       assert.equal(documents.count(new URL(document).pathname), 0, 'nothing fetched for it');
       // A program behind the same address (no Origin) is in another share: its app's document is fetched.
-      const fromProgram = await exchange({});
+      const fromProgram = await codeExchange(t, document, neighbour);
       assert.equal(((await fromProgram.json()) as { error: string }).error, 'invalid_grant');
       assert.equal(documents.count(new URL(document).pathname), 1, 'fetched for the program');
       await accepted(t, document, newAddress());
@@ -445,26 +455,18 @@ forEachDatabase('Client ID metadata documents', (database) => {
 
   test('a host\'s line goes first to the share holding the fewest places: when two addresses\' browsers fill its turns and its line, a program\'s document on that host waits its turn and is fetched, and the newest browser request waiting is refused', async () => {
     const [first, second] = [newAddress(), newAddress()];
-    const held = (name: string) => {
-      const id = documents.url(freshPath(name));
-      documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
-      return id;
-    };
-    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, held(`line-running-${i}`), {}, first));
+    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, hangingDocument(`line-running-${i}`), {}, first));
     await new Promise((resolve) => setTimeout(resolve, 300));
     const waiting: Array<Promise<Response>> = [];
     for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST; i++) {
-      waiting.push(fetch(authorizeUrl(t, held(`line-waiting-${i}`)), { redirect: 'manual', headers: { 'x-forwarded-for': second } }));
+      waiting.push(fetch(authorizeUrl(t, hangingDocument(`line-waiting-${i}`)), { redirect: 'manual', headers: { 'x-forwarded-for': second } }));
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await new Promise((resolve) => setTimeout(resolve, 300));
     // A native app behind the first address (no Origin) brings its app's document, on the same host.
     const document = documents.document(freshPath('line-program'));
     const started = Date.now();
-    const fromProgram = await fetch(`${t.baseUrl}/api/oauth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': first },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: document }),
-    });
+    const fromProgram = await codeExchange(t, document, first);
     assert.equal(((await fromProgram.json()) as { error: string }).error, 'invalid_grant', 'the document was fetched and named the app');
     assert.equal(documents.count(new URL(document).pathname), 1);
     assert.ok(Date.now() - started >= 4000, 'it waited for a turn, which the held fetches gave back at the fetch limit');
@@ -473,35 +475,25 @@ forEachDatabase('Client ID metadata documents', (database) => {
     await Promise.all(running);
   });
 
-  test('a request that joins a waiting fetch takes its place when its share holds fewer: the share that started the fetch cannot fill the line around it and have it pushed out from under the joiner', async () => {
+  test('a request that joins a waiting fetch makes the place its share\'s too: the share that started the fetch cannot fill the line around it and have it pushed out from under the joiner', async () => {
     const [attacker, pusher, app] = [newAddress(), newAddress(), newAddress()];
-    const held = (name: string) => {
-      const id = documents.url(freshPath(name));
-      documents.answers.set(new URL(id).pathname, { delayMs: 60_000 });
-      return id;
-    };
-    /** A code exchange for `clientId`, as a program sends it (no Origin). */
-    const exchange = (clientId: string, from: string) => fetch(`${t.baseUrl}/api/oauth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': from },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', redirect_uri: 'http://127.0.0.1/callback', code_verifier: 'v'.repeat(43), client_id: clientId }),
-    });
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     // The attacker's browsers hold the host's turns; its programs the line, the app's document newest.
-    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, held(`join-running-${i}`), {}, attacker));
+    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, hangingDocument(`join-running-${i}`), {}, attacker));
     await pause(300);
     const line: Array<Promise<Response>> = [];
     for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST - 1; i++) {
-      line.push(exchange(held(`join-waiting-${i}`), attacker));
+      line.push(codeExchange(t, hangingDocument(`join-waiting-${i}`), attacker));
       await pause(20);
     }
     const document = documents.document(freshPath('join-app'));
-    line.push(exchange(document, attacker));
+    line.push(codeExchange(t, document, attacker));
     await pause(200);
     // The app's own request joins that fetch, then a new id from another address fills the line.
     const started = Date.now();
-    const fromApp = exchange(document, app);
+    const fromApp = codeExchange(t, document, app);
     await pause(200);
-    const pushing = refusedPage(t, held('join-pusher'), {}, pusher);
+    const pushing = refusedPage(t, hangingDocument('join-pusher'), {}, pusher);
     assert.equal(((await (await fromApp).json()) as { error: string }).error, 'invalid_grant', 'the document was fetched and named the app');
     assert.ok(Date.now() - started >= 4000, 'it waited for a turn');
     assert.equal(documents.count(new URL(document).pathname), 1);
@@ -519,10 +511,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
     })));
     assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD_PER_ADDRESS);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const next = await fetch(`${t.baseUrl}/api/oauth/token`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': sender },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'none', client_id: documents.document(freshPath('after-endpoints')) }),
-    });
+    const next = await codeExchange(t, documents.document(freshPath('after-endpoints')), sender);
     assert.equal(next.status, 503, 'the programs\' share is spent');
     assert.equal(((await next.json()) as { error: string }).error, 'temporarily_unavailable');
     await accepted(t, documents.document(freshPath('after-endpoints-browser')), sender);
