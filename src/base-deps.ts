@@ -54,17 +54,11 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
   };
 }
 
-const INITIAL_MIGRATION = '2026-11-22-0001-initial';
-
 /**
- * Brings the schema up to date; says whether the database was new (nothing applied before). On a
- * new one `seedNew` runs inside the migrations' turn (an advisory lock on PostgreSQL, a lock file
+ * Brings the schema up to date. `seed` runs after the migrations inside their turn (an advisory lock on PostgreSQL, a lock file
  * beside a SQLite file), so an instance starting at the same moment waits for it and finds what
- * it wrote.
+ * it wrote; it decides for itself whether there is anything to seed.
  */
-export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seedNew?: () => Promise<void>): Promise<{ isNew: boolean }> {
-  const { applied } = await deps.database.inMigrationTurn(() => migrateToLatest(deps.database.db, async (outcome) => {
-    if (seedNew && outcome.applied.includes(INITIAL_MIGRATION)) await seedNew();
-  }));
-  return { isNew: applied.includes(INITIAL_MIGRATION) };
+export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<void> {
+  await deps.database.inMigrationTurn(() => migrateToLatest(deps.database.db, seed));
 }

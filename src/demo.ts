@@ -76,12 +76,43 @@ export const DEMO_POSTS: ReadonlyArray<{
 ];
 
 /**
- * Seeds the demo unless the demo user already exists; returns what was created. The demo user's
- * password is random (INTERFACE section 8): a fixed one would own the demo clients on every
- * install that kept the demo.
+ * When the demo is seeded: `svc demo` adds it to a database without the demo user; a start seeds
+ * it only on a database without any account (a new one, or one whose first start was killed
+ * before its seed committed), never beside an operator's own members.
  */
-export async function seedDemo(stores: Stores, clock: Clock, baseUrl: string): Promise<DemoCredentials | undefined> {
-  if (await stores.users.findByUsername(DEMO_USERNAME)) return undefined;
+export type DemoSeedCondition = 'no demo user' | 'no account';
+
+/** How a demo is seeded. */
+export interface DemoSeeding {
+  /** The service's address, in the demo clients' redirect URIs. */
+  baseUrl: string;
+  when: DemoSeedCondition;
+  /** Keeps the credentials for the operator (`saveDemoCredentials`), before the seed commits. */
+  keep?: (credentials: DemoCredentials) => void;
+}
+
+/**
+ * Seeds the demo if `when` holds, in one transaction: all of it or none, so a start killed midway
+ * leaves a database the next start seeds. The credentials are kept before the commit, so a
+ * committed demo always has them; a file kept for a seed that then failed to commit is
+ * overwritten by the next seed. Returns what was created. The demo user's password is random
+ * (INTERFACE section 8): a fixed one would own the demo clients on every install that kept the
+ * demo.
+ */
+export async function seedDemo(stores: Stores, clock: Clock, { baseUrl, when, keep }: DemoSeeding): Promise<DemoCredentials | undefined> {
+  return stores.transaction(async (tx) => {
+    const present = when === 'no demo user'
+      ? await tx.users.findByUsername(DEMO_USERNAME) !== undefined
+      : (await tx.users.list({ afterId: 0, limit: 1 })).length > 0;
+    if (present) return undefined;
+    const credentials = await seedDemoData(tx, clock, baseUrl);
+    keep?.(credentials);
+    return credentials;
+  });
+}
+
+/** The demo's accounts, posts and clients. */
+async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Promise<DemoCredentials> {
   const password = randomBytes(15).toString('base64url');
   const user = await createAccount(stores, clock, {
     username: DEMO_USERNAME, password, bio: 'I try every feature first.', member: true, level: 7, xp: 1830,

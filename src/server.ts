@@ -83,7 +83,8 @@ function nextSteps(settings: Settings): string {
 
 /**
  * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
- * cannot open), creates signing keys on first start, and seeds the demo on a new database; says
+ * cannot open), creates signing keys on first start, and seeds the demo on a database without
+ * accounts; says
  * whether it seeded, and whether the database has any account at all.
  */
 async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
@@ -94,10 +95,13 @@ async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts:
     // The demo is seeded in the migrations' turn: an instance starting at the same moment finds
     // its accounts, instead of an empty database it would print the next steps for.
     const demo: { created?: DemoCredentials | undefined } = {};
-    await prepareDatabase(deps, settings.demo ? async () => { demo.created = await seedDemo(deps.stores, deps.clock, settings.baseUrl); } : undefined);
+    const seedDemoIfEmpty = async () => {
+      const keep = (credentials: DemoCredentials) => saveDemoCredentials(settings, credentials);
+      demo.created = await seedDemo(deps.stores, deps.clock, { baseUrl: settings.baseUrl, when: 'no account', keep });
+    };
+    await prepareDatabase(deps, settings.demo ? seedDemoIfEmpty : undefined);
     await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-    if (demo.created) saveDemoCredentials(settings, demo.created);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
     return { seeded: demo.created !== undefined, accounts };
   } finally {

@@ -92,6 +92,42 @@ test('a second start on the same database does not seed again, and says where th
   assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines'], 'the demo user and the members who comment, once');
 });
 
+test('a start on a database migrated but never seeded (its first start killed between the two) seeds the demo', async () => {
+  const path = temporarySqlitePath();
+  // What a first start killed after its migrations committed leaves: the schema, no account.
+  assert.equal(svc(`sqlite:${path}`, ['migrate', '--json']).code, 0);
+  const service = startService({ DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+  try {
+    const banner = await service.banner;
+    assert.match(banner, /Demo sign-in: +demo \/ (?!password \()\S+/, 'the demo\'s password, printed as at a first start');
+    assert.match(banner, /client_secret=svcs_/);
+    assert.ok(readFileSync(join(dirname(path), 'demo-credentials.json'), 'utf8').includes('"password"'));
+  } finally {
+    await stop(service);
+  }
+  const db = openDatabase({ kind: 'sqlite', path });
+  const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
+  await db.close();
+  assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines']);
+});
+
+test('a start with the demo on finds an operator\'s account and seeds nothing beside it', async () => {
+  const path = temporarySqlitePath();
+  const admin = svc(`sqlite:${path}`, ['user', 'create', '--username', 'admin', '--password-stdin', '--json'], {}, 'the admin password\n');
+  assert.equal(admin.code, 0, admin.stderr);
+  // Without the demo the banner has no "Developer docs:" line for `startService` to wait for.
+  const service = run(process.execPath, ['--import', 'tsx', 'src/main.ts'], { DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+  try {
+    assert.doesNotMatch(await service.waitFor(/Listening on[\s\S]*\n$/), /Demo sign-in|No accounts yet/);
+  } finally {
+    await stop(service);
+  }
+  const db = openDatabase({ kind: 'sqlite', path });
+  const users = await db.db.selectFrom('users').select('username').execute();
+  await db.close();
+  assert.deepEqual(users.map((u) => u.username), ['admin']);
+});
+
 test('two starts at once on a new SQLite file take turns to migrate: both serve, and the demo is seeded once', async () => {
   const path = temporarySqlitePath();
   const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };

@@ -83,12 +83,12 @@ export const SCHEMA_CHANGE_LOCK = 7_305_2026;
  * Every migration, then the data steps, then `after` (a start seeds the demo there); instances
  * starting together take turns on PostgreSQL, so one that waited finds all of it done.
  */
-export async function migrateToLatest(db: Kysely<any>, after?: (outcome: MigrationOutcome) => Promise<void>): Promise<MigrationOutcome> {
+export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<void>): Promise<MigrationOutcome> {
   return underSchemaLock(db, async (migrator) => {
     const outcome = await applied(migrator.migrateToLatest());
     await fillMissingRenderings(db);
     await reencodeStoredAvatars(db, sharpReencoder, Date.now());
-    await after?.(outcome);
+    await after?.();
     return outcome;
   });
 }

@@ -37,7 +37,7 @@ describe('demo app end to end', () => {
     const path = temporarySqlitePath();
     // id_tokens are checked against the browser's real time, so the service's clock starts now.
     service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
-    demoPassword = (await seedDemo(service.deps.stores, service.clock, service.baseUrl))!.password;
+    demoPassword = (await seedDemo(service.deps.stores, service.clock, { baseUrl: service.baseUrl, when: 'no demo user' }))!.password;
     // The third-party app runs on a server of its own, as a real one would.
     const port = await freePort();
     thirdPartyUrl = `http://127.0.0.1:${port}`;
@@ -143,7 +143,7 @@ describe('settings against the live API', () => {
   before(async () => {
     const path = temporarySqlitePath();
     service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
-    demoPassword = (await seedDemo(service.deps.stores, service.clock, service.baseUrl))!.password;
+    demoPassword = (await seedDemo(service.deps.stores, service.clock, { baseUrl: service.baseUrl, when: 'no demo user' }))!.password;
     browser = await launchChromium();
   });
   after(async () => {

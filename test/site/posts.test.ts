@@ -247,7 +247,7 @@ forEachDatabase('posts after writing', (database) => {
   });
 
   test('the demo shows counts its rows agree with: comments listed, likes given, posts on each profile', async () => {
-    await seedDemo(t.deps.stores, t.clock, t.baseUrl);
+    await seedDemo(t.deps.stores, t.clock, { baseUrl: t.baseUrl, when: 'no demo user' });
     const db = t.deps.database.db;
     const demo = (await t.deps.stores.users.findByUsername(DEMO_USERNAME))!;
     const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: demo.id, name: 'check', scopes: ['posts:read'], expiresInDays: 7 });

@@ -26,8 +26,9 @@ export const demo = defineCommand({
   prints: '{"ok":true}',
   async run(deps) {
     // The demo user's password is random: kept where `npm start` keeps it, for the operator.
-    const created = await seedDemo(deps.stores, deps.clock, deps.settings.baseUrl);
-    if (created) saveDemoCredentials(deps.settings, created);
+    await seedDemo(deps.stores, deps.clock, {
+      baseUrl: deps.settings.baseUrl, when: 'no demo user', keep: (credentials) => saveDemoCredentials(deps.settings, credentials),
+    });
     return { ok: true as const };
   },
   human: () => 'demo data is in place; its sign-in and client secret are in demo-credentials.json beside the database (./data without SQLite)',
