@@ -23,6 +23,16 @@ export class QueueFullError extends Error {
   override readonly name = 'QueueFullError';
 }
 
+/** What `BoundedQueue.run` is told of a piece; each is optional (see the class). */
+export interface PieceNames {
+  /** Who asks for the piece (an address, a site): its share of the line. */
+  asker?: string | undefined;
+  /** Whom the piece is for within `asker`'s share (an account). */
+  onBehalfOf?: string | undefined;
+  /** The piece itself, for `shareWith`. */
+  piece?: string | undefined;
+}
+
 interface Waiting {
   start: () => void;
   refuse: (error: QueueFullError) => void;
@@ -58,12 +68,10 @@ export class BoundedQueue {
    * without calling `work`, when every turn is taken and either `asker` already holds
    * `maxWaitingPerAsker` of the waiting places or `maxWaiting` pieces already wait and none can
    * be pushed out for it; rejects so later, still without calling `work`, when it is pushed out.
-   * `onBehalfOf` names whom the piece is for within `asker`'s share (see the class); `piece`
-   * names the piece itself, for `shareWith`.
    */
-  async run<T>(work: () => Promise<T>, asker?: string, onBehalfOf?: string, piece?: string): Promise<T> {
+  async run<T>(work: () => Promise<T>, names: PieceNames = {}): Promise<T> {
     if (this.#running < this.atOnce) this.#running++;
-    else await this.#wait(asker, onBehalfOf, piece);
+    else await this.#wait(names);
     try {
       return await work();
     } finally {
@@ -99,7 +107,7 @@ export class BoundedQueue {
     countUp(this.#waitingPerAsker, asker);
   }
 
-  #wait(asker: string | undefined, onBehalfOf: string | undefined, piece: string | undefined): Promise<void> {
+  #wait({ asker, onBehalfOf, piece }: PieceNames): Promise<void> {
     const held = asker === undefined ? 0 : this.#waitingPerAsker.get(asker) ?? 0;
     if (held >= this.maxWaitingPerAsker) {
       // A place taken within the asker's own share leaves the line as long as it was.

@@ -59,19 +59,19 @@ test('one asker holds at most its share of the waiting places; others still get 
   const queue = new BoundedQueue(1, 4, 2);
   const started: string[] = [];
   const pieces = ['a', 'b', 'c'].map((name) => held(started, name));
-  const results = [queue.run(pieces[0]!.work, 'flood'), queue.run(pieces[1]!.work, 'flood'), queue.run(pieces[2]!.work, 'flood')];
+  const results = [queue.run(pieces[0]!.work, { asker: 'flood' }), queue.run(pieces[1]!.work, { asker: 'flood' }), queue.run(pieces[2]!.work, { asker: 'flood' })];
   let refusedRan = false;
-  await assert.rejects(queue.run(async () => { refusedRan = true; return 'refused'; }, 'flood'), QueueFullError);
+  await assert.rejects(queue.run(async () => { refusedRan = true; return 'refused'; }, { asker: 'flood' }), QueueFullError);
   assert.equal(refusedRan, false, 'the refused piece never runs');
   assert.deepEqual(queue.state, { running: 1, waiting: 2 }, 'the running piece is not counted in the share');
-  const other = queue.run(async () => 'other', 'member');
+  const other = queue.run(async () => 'other', { asker: 'member' });
   const unnamed = queue.run(async () => 'unnamed');
   assert.deepEqual(queue.state, { running: 1, waiting: 4 });
   pieces[0]!.release();
   await settle();
   assert.deepEqual(started, ['a', 'b'], 'b leaves the line to run');
   const again = held(started, 'd');
-  const againResult = queue.run(again.work, 'flood');
+  const againResult = queue.run(again.work, { asker: 'flood' });
   assert.deepEqual(queue.state, { running: 1, waiting: 4 }, 'the place b left is the asker\'s again');
   for (const piece of [...pieces.slice(1), again]) piece.release();
   assert.deepEqual([...(await Promise.all([...results, other, unnamed])), await againResult], ['a', 'b', 'c', 'other', 'unnamed', 'd']);
@@ -83,21 +83,21 @@ test('in a full line an asker holding fewer places pushes out the newest place o
   const started: string[] = [];
   const running = held(started, 'a');
   const pieces = ['x1', 'x2', 'y1', 'y2'].map((name) => held(started, name));
-  const results = [queue.run(running.work), ...pieces.map((piece) => queue.run(piece.work, piece === pieces[0] || piece === pieces[1] ? 'x' : 'y'))];
+  const results = [queue.run(running.work), ...pieces.map((piece) => queue.run(piece.work, { asker: piece === pieces[0] || piece === pieces[1] ? 'x' : 'y' }))];
   assert.deepEqual(queue.state, { running: 1, waiting: 4 }, 'the line is full');
-  const member = queue.run(async () => 'member', 'member');
+  const member = queue.run(async () => 'member', { asker: 'member' });
   await assert.rejects(results[4]!, QueueFullError, 'the newest place of those holding the most went to the member: y\'s');
-  const other = queue.run(async () => 'other', 'other');
+  const other = queue.run(async () => 'other', { asker: 'other' });
   await assert.rejects(results[2]!, QueueFullError, 'then x\'s, which now holds the most');
   assert.deepEqual(queue.state, { running: 1, waiting: 4 });
-  await assert.rejects(queue.run(async () => 'late', 'late'), QueueFullError, 'every place is held by a different asker');
-  await assert.rejects(queue.run(async () => 'x3', 'x'), QueueFullError, 'an asker pushes out no one holding as many as it does plus one');
+  await assert.rejects(queue.run(async () => 'late', { asker: 'late' }), QueueFullError, 'every place is held by a different asker');
+  await assert.rejects(queue.run(async () => 'x3', { asker: 'x' }), QueueFullError, 'an asker pushes out no one holding as many as it does plus one');
   await assert.rejects(queue.run(async () => 'unnamed'), QueueFullError, 'a piece naming no asker pushes out no one');
   for (const piece of [running, ...pieces]) piece.release();
   assert.deepEqual(await Promise.all([results[0], results[1], results[3], member, other]), ['a', 'x1', 'y1', 'member', 'other']);
   assert.deepEqual(started, ['a', 'x1', 'y1'], 'the pushed-out pieces never ran');
   assert.deepEqual(queue.state, { running: 0, waiting: 0 });
-  assert.equal(await queue.run(async () => 'x again', 'x'), 'x again', 'no place is left counted for x');
+  assert.equal(await queue.run(async () => 'x again', { asker: 'x' }), 'x again', 'no place is left counted for x');
 });
 
 test('within an asker\'s full share, a piece for someone it holds at least two fewer places for pushes out the newest place of the one it holds the most for', async () => {
@@ -105,22 +105,22 @@ test('within an asker\'s full share, a piece for someone it holds at least two f
   const started: string[] = [];
   const running = held(started, 'running');
   const pieces = ['a1', 'a2', 'a3'].map((name) => held(started, name));
-  const results = [queue.run(running.work), ...pieces.map((piece) => queue.run(piece.work, 'nat', 'flooder'))];
-  await assert.rejects(queue.run(async () => 'a4', 'nat', 'flooder'), QueueFullError, 'the share is full and the flooder holds it all');
-  await assert.rejects(queue.run(async () => 'nameless', 'nat'), QueueFullError, 'a piece naming no one pushes out no one');
-  const member = queue.run(async () => 'member', 'nat', 'member');
+  const results = [queue.run(running.work), ...pieces.map((piece) => queue.run(piece.work, { asker: 'nat', onBehalfOf: 'flooder' }))];
+  await assert.rejects(queue.run(async () => 'a4', { asker: 'nat', onBehalfOf: 'flooder' }), QueueFullError, 'the share is full and the flooder holds it all');
+  await assert.rejects(queue.run(async () => 'nameless', { asker: 'nat' }), QueueFullError, 'a piece naming no one pushes out no one');
+  const member = queue.run(async () => 'member', { asker: 'nat', onBehalfOf: 'member' });
   await assert.rejects(results[3]!, QueueFullError, 'the flooder\'s newest place went to the member');
   assert.deepEqual(queue.state, { running: 1, waiting: 3 }, 'the share is as long as it was');
-  const second = queue.run(async () => 'second', 'nat', 'second');
+  const second = queue.run(async () => 'second', { asker: 'nat', onBehalfOf: 'second' });
   await assert.rejects(results[2]!, QueueFullError, 'then the flooder\'s next newest, to another newcomer');
-  await assert.rejects(queue.run(async () => 'third', 'nat', 'third'), QueueFullError, 'a share of one place each keeps a newcomer out');
-  await assert.rejects(queue.run(async () => 'member again', 'nat', 'member'), QueueFullError, 'no one pushes out one holding as many as it does plus one');
-  const elsewhere = queue.run(async () => 'elsewhere', 'other', 'flooder');
+  await assert.rejects(queue.run(async () => 'third', { asker: 'nat', onBehalfOf: 'third' }), QueueFullError, 'a share of one place each keeps a newcomer out');
+  await assert.rejects(queue.run(async () => 'member again', { asker: 'nat', onBehalfOf: 'member' }), QueueFullError, 'no one pushes out one holding as many as it does plus one');
+  const elsewhere = queue.run(async () => 'elsewhere', { asker: 'other', onBehalfOf: 'flooder' });
   for (const piece of [running, ...pieces]) piece.release();
   assert.deepEqual(await Promise.all([results[0], results[1], member, second, elsewhere]), ['running', 'a1', 'member', 'second', 'elsewhere']);
   assert.deepEqual(started, ['running', 'a1'], 'the pushed-out pieces never ran');
   assert.deepEqual(queue.state, { running: 0, waiting: 0 });
-  assert.equal(await queue.run(async () => 'flooder again', 'nat', 'flooder'), 'flooder again', 'no place is left counted for anyone');
+  assert.equal(await queue.run(async () => 'flooder again', { asker: 'nat', onBehalfOf: 'flooder' }), 'flooder again', 'no place is left counted for anyone');
 });
 
 test('a piece several askers wait for is a place of each, and is pushed out only when every one of them holds at least two places more than the newcomer', async () => {
@@ -130,14 +130,14 @@ test('a piece several askers wait for is a place of each, and is pushed out only
   // A decoy puts the app's piece in line alone, behind x's; the app joins it; then the decoy
   // joins x's places, to be the asker holding the most with the app's piece its newest (attack66).
   const pieces = ['x1', 'x2', 'x3', 'app'].map((name) => held(started, name));
-  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, i === 3 ? 'decoy' : 'x', undefined, ['x1', 'x2', 'x3', 'app'][i]))];
+  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, { asker: i === 3 ? 'decoy' : 'x', piece: ['x1', 'x2', 'x3', 'app'][i] }))];
   queue.shareWith('app', 'app');
   for (const piece of ['x1', 'x2', 'x3', 'unknown']) queue.shareWith(piece, 'decoy');
-  const first = queue.run(async () => 'first', 'first');
+  const first = queue.run(async () => 'first', { asker: 'first' });
   await assert.rejects(results[3]!, QueueFullError, 'x\'s newest went: every asker of it holds two more than the newcomer');
-  const second = queue.run(async () => 'second', 'second');
+  const second = queue.run(async () => 'second', { asker: 'second' });
   await assert.rejects(results[2]!, QueueFullError, 'then x\'s next newest');
-  await assert.rejects(queue.run(async () => 'third', 'third'), QueueFullError, 'the app holds one place: its piece is not pushed out, nor x1, which x holds alone now');
+  await assert.rejects(queue.run(async () => 'third', { asker: 'third' }), QueueFullError, 'the app holds one place: its piece is not pushed out, nor x1, which x holds alone now');
   for (const piece of [running, ...pieces]) piece.release();
   assert.deepEqual(await Promise.all([results[0], results[1], results[4], first, second]), ['running', 'x1', 'app', 'first', 'second']);
   assert.deepEqual(queue.state, { running: 0, waiting: 0 });
@@ -145,9 +145,9 @@ test('a piece several askers wait for is a place of each, and is pushed out only
   const again = held(started, 'again');
   const holding = queue.run(again.work);
   for (const asker of ['x', 'decoy', 'app']) {
-    const line = Array.from({ length: 4 }, () => queue.run(async () => asker, asker));
+    const line = Array.from({ length: 4 }, () => queue.run(async () => asker, { asker: asker }));
     assert.deepEqual(queue.state, { running: 1, waiting: 4 }, asker);
-    await assert.rejects(queue.run(async () => 'past', asker), QueueFullError);
+    await assert.rejects(queue.run(async () => 'past', { asker: asker }), QueueFullError);
     queue.refuseWaiting('next asker');
     await Promise.allSettled(line);
   }
@@ -162,13 +162,13 @@ test('of the places a newcomer may push out, one that fewer askers wait for goes
   // The app's share waits for one piece of its own; it joins its document's, which a1 put in line.
   const names = ['own', 'a1', 'a2', 'document'];
   const pieces = names.map((name) => held(started, name));
-  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, i === 0 ? 'app' : 'a', undefined, names[i]))];
+  const results = [queue.run(running.work), ...pieces.map((piece, i) => queue.run(piece.work, { asker: i === 0 ? 'app' : 'a', piece: names[i] }))];
   queue.shareWith('document', 'app');
-  const newcomer = queue.run(async () => 'newcomer', 'newcomer');
+  const newcomer = queue.run(async () => 'newcomer', { asker: 'newcomer' });
   assert.deepEqual(queue.state, { running: 1, waiting: 5 });
-  const second = queue.run(async () => 'second', 'second');
+  const second = queue.run(async () => 'second', { asker: 'second' });
   await assert.rejects(results[3]!, QueueFullError, 'a\'s own newest goes, not the document a and the app both wait for');
-  const third = queue.run(async () => 'third', 'third');
+  const third = queue.run(async () => 'third', { asker: 'third' });
   await assert.rejects(results[2]!, QueueFullError, 'then a\'s next: all hold two, and the document has two askers');
   for (const piece of [running, ...pieces]) piece.release();
   assert.deepEqual(await Promise.all([results[0], results[1], results[4], newcomer, second, third]), ['running', 'own', 'document', 'newcomer', 'second', 'third']);

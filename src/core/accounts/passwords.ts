@@ -84,7 +84,7 @@ export interface HashAsker {
 /** `work` in its turn of the queue, counted against the share of `askedBy`'s address and, within it, its account. */
 async function withHashSlot<T>(work: () => Promise<T>, askedBy: HashAsker | undefined): Promise<T> {
   try {
-    return await passwordHashQueue.run(work, askedBy && siteKey(askedBy.address), askedBy?.account);
+    return await passwordHashQueue.run(work, { asker: askedBy && siteKey(askedBy.address), onBehalfOf: askedBy?.account });
   } catch (error) {
     throw error instanceof QueueFullError ? new PasswordsBusyError() : error;
   }

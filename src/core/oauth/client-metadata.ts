@@ -404,7 +404,7 @@ export class ClientMetadataDocuments {
       } finally {
         this.running -= 1;
       }
-    }, site, undefined, clientId)
+    }, { asker: site, piece: clientId })
       .catch((error: unknown) => {
         throw error instanceof QueueFullError ? new DocumentFetchesBusyError(TOO_MANY_FETCHES) : error;
       })
