@@ -5,14 +5,13 @@
  * URI registered) and a public one, so `npm start` is ready to click through.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts/accounts.js';
 import { registerClient } from './core/oauth/clients.js';
 import type { Stores } from './core/stores.js';
 import { commentOnPost, writePost } from './core/community/posts.js';
-import { makeDirectories } from './storage/directories.js';
+import { makeDirectories, readPrivateFile, writePrivateFile } from './storage/directories.js';
 import type { Clock } from './core/time.js';
 
 export const DEMO_USERNAME = 'demo';
@@ -77,10 +76,19 @@ export const DEMO_POSTS: ReadonlyArray<{
 
 /**
  * When the demo is seeded: `svc demo` adds it to a database without the demo user; a start seeds
- * it only on a database without any account (a new one, or one whose first start was killed
- * before its seed committed), never beside an operator's own members.
+ * it only on a new database, one without any account that no start has finished preparing (no
+ * signing key: a start makes its keys after its seed). So a first start killed between its
+ * migrations and its seed leaves a database the next start seeds; a database whose first start
+ * ran with `DEMO=0`, or whose accounts were all removed, is never given the demo by a later one
+ * (attack68); and an operator's own members never get it beside them.
  */
-export type DemoSeedCondition = 'no demo user' | 'no account';
+export type DemoSeedCondition = 'no demo user' | 'new database';
+
+/** Whether `when` holds, read in the seed's transaction. */
+async function seedable(tx: Stores, when: DemoSeedCondition): Promise<boolean> {
+  if (when === 'no demo user') return await tx.users.findByUsername(DEMO_USERNAME) === undefined;
+  return (await tx.users.list({ afterId: 0, limit: 1 })).length === 0 && (await tx.keys.listAll()).length === 0;
+}
 
 /** How a demo is seeded. */
 export interface DemoSeeding {
@@ -101,10 +109,7 @@ export interface DemoSeeding {
  */
 export async function seedDemo(stores: Stores, clock: Clock, { baseUrl, when, keep }: DemoSeeding): Promise<DemoCredentials | undefined> {
   return stores.transaction(async (tx) => {
-    const present = when === 'no demo user'
-      ? await tx.users.findByUsername(DEMO_USERNAME) !== undefined
-      : (await tx.users.list({ afterId: 0, limit: 1 })).length > 0;
-    if (present) return undefined;
+    if (!await seedable(tx, when)) return undefined;
     const credentials = await seedDemoData(tx, clock, baseUrl);
     keep?.(credentials);
     return credentials;
@@ -172,16 +177,20 @@ export function demoCredentialsPath(settings: Settings): string {
   return join('./data', `demo-credentials-${name}.json`);
 }
 
-/** Keeps what `seedDemo` made, readable by the operator only: the database holds only hashes. */
+/**
+ * Keeps what `seedDemo` made, readable by the operator only (`writePrivateFile`): the database
+ * holds only hashes. A start that cannot write it fails, saying so, before the seed commits.
+ */
 export function saveDemoCredentials(settings: Settings, credentials: DemoCredentials): void {
   const path = demoCredentialsPath(settings);
-  makeDirectories(dirname(path), 0o700, 'the directory of the demo credentials');
-  writeFileSync(path, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  makeDirectories(dirname(path), 0o700, 'the directory of the demo credentials (DEMO=0 starts without the demo)');
+  writePrivateFile(path, `${JSON.stringify(credentials, null, 2)}\n`, 'the demo credentials (DEMO=0 starts without the demo)');
 }
 
 export function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
   try {
-    return JSON.parse(readFileSync(demoCredentialsPath(settings), 'utf8')) as DemoCredentials;
+    const text = readPrivateFile(demoCredentialsPath(settings));
+    return text === undefined ? undefined : JSON.parse(text) as DemoCredentials;
   } catch {
     return undefined;
   }

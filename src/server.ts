@@ -83,8 +83,7 @@ function nextSteps(settings: Settings): string {
 
 /**
  * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
- * cannot open), creates signing keys on first start, and seeds the demo on a database without
- * accounts; says
+ * cannot open), seeds the demo on a new database, and creates signing keys on first start; says
  * whether it seeded, and whether the database has any account at all.
  */
 async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
@@ -95,11 +94,11 @@ async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts:
     // The demo is seeded in the migrations' turn: an instance starting at the same moment finds
     // its accounts, instead of an empty database it would print the next steps for.
     const demo: { created?: DemoCredentials | undefined } = {};
-    const seedDemoIfEmpty = async () => {
+    const seedDemoIfNew = async () => {
       const keep = (credentials: DemoCredentials) => saveDemoCredentials(settings, credentials);
-      demo.created = await seedDemo(deps.stores, deps.clock, { baseUrl: settings.baseUrl, when: 'no account', keep });
+      demo.created = await seedDemo(deps.stores, deps.clock, { baseUrl: settings.baseUrl, when: 'new database', keep });
     };
-    await prepareDatabase(deps, settings.demo ? seedDemoIfEmpty : undefined);
+    await prepareDatabase(deps, settings.demo ? seedDemoIfNew : undefined);
     await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;

@@ -220,11 +220,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 forEachDatabase('a start on a database without accounts', (database) => {
-  test('prints the next steps, whose commands work as printed, and stops printing them once there is an account', async () => {
+  test('prints the next steps, whose commands work as printed, and stops printing them once there is an account; a later start with the demo on does not seed it', async () => {
     compiled();
-    const start = async () => {
+    const start = async (demo = '0') => {
       const port = await freePort();
-      const server = run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: database.url, PORT: String(port), DEMO: '0', LOG_LEVEL: 'warn' });
+      const server = run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: database.url, PORT: String(port), DEMO: demo, LOG_LEVEL: 'warn' });
       const banner = await server.waitFor(/Listening on[\s\S]*\n$/).finally(() => server.child.kill('SIGTERM'));
       assert.equal(await server.exited, 0);
       return { banner, port };
@@ -232,6 +232,11 @@ forEachDatabase('a start on a database without accounts', (database) => {
     const { banner, port } = await start();
     assert.match(banner, /No accounts yet\. Next steps/);
     assert.match(banner, new RegExp(`Point the app at http://localhost:${port}/\\.well-known/openid-configuration`));
+    // The database is no longer new once a start has prepared it: a later start with the demo on
+    // does not put the demo where the first start was told to leave it out (attack68).
+    const withDemo = (await start('1')).banner;
+    assert.match(withDemo, /No accounts yet\. Next steps/);
+    assert.doesNotMatch(withDemo, /Demo sign-in/);
     const commands = [...banner.matchAll(/^ {7}npm run --silent svc -- (.+)$/gm)].map((m) => m[1]!);
     assert.equal(commands.length, 2, banner);
     // The printed commands, as an operator would type them: words, with "My App" quoted.
