@@ -76,18 +76,19 @@ export const DEMO_POSTS: ReadonlyArray<{
 
 /**
  * When the demo is seeded: `svc demo` adds it to a database without the demo user; a start seeds
- * it only on a new database, one without any account that no start has finished preparing (no
+ * it only on a new database: no account, no client, and no start has finished preparing it (no
  * signing key: a start makes its keys after its seed). So a first start killed between its
  * migrations and its seed leaves a database the next start seeds; a database whose first start
  * ran with `DEMO=0`, or whose accounts were all removed, is never given the demo by a later one
- * (attack68); and an operator's own members never get it beside them.
+ * (attack68); and an operator's own members and apps never get it beside them.
  */
 export type DemoSeedCondition = 'no demo user' | 'new database';
 
 /** Whether `when` holds, read in the seed's transaction. */
 async function seedable(tx: Stores, when: DemoSeedCondition): Promise<boolean> {
   if (when === 'no demo user') return await tx.users.findByUsername(DEMO_USERNAME) === undefined;
-  return (await tx.users.list({ afterId: 0, limit: 1 })).length === 0 && (await tx.keys.listAll()).length === 0;
+  return (await tx.users.list({ afterId: 0, limit: 1 })).length === 0 && (await tx.keys.listAll()).length === 0
+    && (await tx.clients.listAll()).length === 0;
 }
 
 /** How a demo is seeded. */
@@ -183,11 +184,25 @@ export function demoCredentialsPath(settings: Settings): string {
  */
 export function saveDemoCredentials(settings: Settings, credentials: DemoCredentials): void {
   const path = demoCredentialsPath(settings);
-  makeDirectories(dirname(path), 0o700, 'the directory of the demo credentials (DEMO=0 starts without the demo)');
-  writePrivateFile(path, `${JSON.stringify(credentials, null, 2)}\n`, 'the demo credentials (DEMO=0 starts without the demo)');
+  const what = 'the demo credentials (DEMO=0 starts without the demo, for good: the database is no longer new)';
+  makeDirectories(dirname(path), 0o700, `the directory of ${what}`);
+  // Made by a command run as root, the file is the database's owner's, as its lock file is.
+  const { database } = settings;
+  writePrivateFile(path, `${JSON.stringify(credentials, null, 2)}\n`, what, database.kind === 'sqlite' && database.path !== ':memory:' ? database.path : dirname(path));
 }
 
-export function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
+/**
+ * The kept credentials, if they are this database's: a file left by a seed that never committed
+ * (a start killed just before), or kept from a database since replaced, names a client the
+ * database does not have, and the banner would show it and the demo app use it (attack69).
+ */
+export async function liveDemoCredentials(settings: Settings, stores: Stores): Promise<DemoCredentials | undefined> {
+  const credentials = readDemoCredentials(settings);
+  const client = credentials && await stores.clients.findById(credentials.confidentialClient.clientId);
+  return client?.status === 'active' ? credentials : undefined;
+}
+
+function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
   try {
     const text = readPrivateFile(demoCredentialsPath(settings));
     return text === undefined ? undefined : JSON.parse(text) as DemoCredentials;

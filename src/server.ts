@@ -10,7 +10,7 @@ import { buildApp } from './app.js';
 import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
 import { ensureSigningKeys } from './core/oidc/keys.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
-import { type DemoCredentials, demoCredentialsPath, readDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
+import { type DemoCredentials, demoCredentialsPath, liveDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
 import { createBaseDeps } from './base-deps.js';
 import { createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
@@ -84,9 +84,10 @@ function nextSteps(settings: Settings): string {
 /**
  * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
  * cannot open), seeds the demo on a new database, and creates signing keys on first start; says
- * whether it seeded, and whether the database has any account at all.
+ * what the banner shows of the demo (its credentials, fresh if just made), and whether the
+ * database has any account at all.
  */
-async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts: boolean }> {
+async function prepare(settings: Settings): Promise<{ demo: { credentials: DemoCredentials; fresh: boolean } | undefined; accounts: boolean }> {
   // The database alone: the server's own deps connect to Redis, and a Redis that is down would
   // be logged as unreachable once here and once again by the server.
   const deps = createBaseDeps(settings);
@@ -102,7 +103,8 @@ async function prepare(settings: Settings): Promise<{ seeded: boolean; accounts:
     await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
-    return { seeded: demo.created !== undefined, accounts };
+    const credentials = demo.created ?? (settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined);
+    return { demo: credentials && { credentials, fresh: demo.created !== undefined }, accounts };
   } finally {
     await deps.close();
   }
@@ -141,7 +143,7 @@ export interface ProcessHooks {
 /** Serves until SIGTERM/SIGINT; returns once listening. */
 async function serve(settings: Settings, hooks: ProcessHooks): Promise<void> {
   const deps = createDeps(settings);
-  const demo = settings.demo ? readDemoCredentials(settings) : undefined;
+  const demo = settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined;
   const app = await buildApp(deps, {
     demoApp: demo && {
       issuer: settings.baseUrl,
@@ -271,7 +273,7 @@ async function start(hooks: ProcessHooks): Promise<void> {
   }
   if (cluster.isWorker) return serve(settings, hooks);
   await refuseMissingRedisDatabase(settings);
-  const { seeded, accounts } = await prepare(settings);
+  const { demo, accounts } = await prepare(settings);
   if (settings.workers > 1) {
     await supervise(settings);
     const workers = new AggregatorRegistry();
@@ -279,6 +281,5 @@ async function start(hooks: ProcessHooks): Promise<void> {
   } else {
     await serve(settings, hooks);
   }
-  const credentials = settings.demo ? readDemoCredentials(settings) : undefined;
-  process.stdout.write(`${banner(settings, credentials && { credentials, fresh: seeded })}${accounts ? '' : nextSteps(settings)}\n`);
+  process.stdout.write(`${banner(settings, demo)}${accounts ? '' : nextSteps(settings)}\n`);
 }

@@ -1,7 +1,7 @@
 /** `npm start` as a newcomer runs it: a new embedded database, the demo, the banner, SIGTERM. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { hashSecret } from '../src/core/credentials/formats.js';
@@ -126,6 +126,26 @@ test('a start with the demo on finds an operator\'s account and seeds nothing be
   const users = await db.db.selectFrom('users').select('username').execute();
   await db.close();
   assert.deepEqual(users.map((u) => u.username), ['admin']);
+});
+
+test('kept demo credentials that name a client the database does not have (a seed that never committed, a database replaced) are neither shown nor used by the demo app', async () => {
+  const path = temporarySqlitePath();
+  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
+  const first = startService({ ...env, PORT: String(await freePort()) });
+  await first.banner;
+  await stop(first);
+  const file = join(dirname(path), 'demo-credentials.json');
+  const kept = JSON.parse(readFileSync(file, 'utf8')) as { confidentialClient: { clientId: string } };
+  kept.confidentialClient.clientId = 'a-client-this-database-does-not-have';
+  writeFileSync(file, JSON.stringify(kept), { mode: 0o600 });
+  const port = await freePort();
+  const service = run(process.execPath, ['--import', 'tsx', 'src/main.ts'], { ...env, PORT: String(port) });
+  try {
+    assert.doesNotMatch(await service.waitFor(/Listening on[\s\S]*\n$/), /Demo sign-in|a-client-this-database-does-not-have/);
+    assert.match(await (await fetch(`http://localhost:${port}/demo-app`)).text(), /The demo app has no client credentials/);
+  } finally {
+    await stop(service);
+  }
 });
 
 test('two starts at once on a new SQLite file take turns to migrate: both serve, and the demo is seeded once', async () => {

@@ -1,6 +1,6 @@
 /** Directories the service writes its files in (the embedded database, the demo's credentials), and its private files. */
-import { randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fchownSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
@@ -28,26 +28,34 @@ export function makeDirectories(path: string, mode: number, what: string): void 
   }
 }
 
+/** The most a private file holds: anything larger at its name was not written by us, and is not read. */
+const PRIVATE_FILE_MAX_BYTES = 64 * 1024;
+
 /**
  * Writes `text` to `path` for its owner only (0600), whole or not at all: into a new file beside
  * it (`O_EXCL | O_NOFOLLOW`, so nothing planted there is written through), synced, then renamed
- * over `path`. The rename replaces whatever `path` is, a symlink included, and never follows it:
- * written in place, a symlink planted at `path` by anyone who can write its directory had the
- * secrets written into a file of their choosing, and a file already there kept its own mode (0644
- * stayed readable by all). A process killed midway leaves the old file or the new one, never an
- * empty one; the directory is synced too, so after a power cut the file is there with what the
- * caller went on to commit (attack68). Made by a command run as root, the file is its directory's
- * owner's, or the service could not read it. Throws one line naming `what`.
+ * over `path`. The rename replaces whatever `path` is, a symlink or a hard link included, and never
+ * writes through it: written in place, a symlink planted at `path` by anyone who can write its
+ * directory had the secrets written into a file of their choosing, and a file already there kept
+ * its own mode (0644 stayed readable by all). A process killed midway leaves the old file or the
+ * new one, never an empty one, and the next write removes the new file it left unrenamed; the
+ * directory is synced too where the system lets it be opened, so after a power cut the file is
+ * there with what the caller went on to commit (attack68, attack69). Made by a command run as
+ * root, the file is the owner's of `ownerOf` (the database), or the service could not read it.
+ * Throws one line naming `what`.
  */
-export function writePrivateFile(path: string, text: string, what: string): void {
+export function writePrivateFile(path: string, text: string, what: string, ownerOf: string): void {
   const directory = dirname(path);
-  const temporary = join(directory, `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  // Bounded, whatever the length of the name: a name near the system's limit has room for it.
+  const prefix = `.${createHash('sha256').update(basename(path)).digest('hex').slice(0, 16)}.`;
+  const temporary = join(directory, `${prefix}${randomBytes(6).toString('hex')}.tmp`);
   try {
+    removeLeftovers(directory, prefix);
     const descriptor = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
       fchmodSync(descriptor, 0o600);
       if (process.getuid?.() === 0) {
-        const owner = statSync(directory);
+        const owner = statSync(ownerOf);
         fchownSync(descriptor, owner.uid, owner.gid);
       }
       const bytes = Buffer.from(text);
@@ -59,31 +67,64 @@ export function writePrivateFile(path: string, text: string, what: string): void
     renameSync(temporary, path);
     syncDirectory(directory);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // What went wrong first is what the operator needs to read.
+    }
     throw new Error(`cannot write ${what}, ${path}: ${(error as Error).message}`, { cause: error });
   }
 }
 
-/** Reads a file written by `writePrivateFile`, never through a symlink; `undefined` if there is none to read. */
+/** The temporary files an earlier write into `directory` left when it was killed before its rename. */
+function removeLeftovers(directory: string, prefix: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(directory);
+  } catch {
+    return; // a directory that cannot be listed (mode 0300) fails at the write, if anywhere
+  }
+  for (const name of names) if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(directory, name), { force: true });
+}
+
+/**
+ * Reads a file written by `writePrivateFile`; `undefined` if there is none to read: nothing at
+ * `path`, a symlink (never followed), or anything but a regular file of at most 64 KiB (opened
+ * without waiting, so a FIFO planted there cannot hold the start).
+ */
 export function readPrivateFile(path: string): string | undefined {
   let descriptor: number;
   try {
-    descriptor = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+    descriptor = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }
   try {
+    const stat = fstatSync(descriptor);
+    if (!stat.isFile() || stat.size > PRIVATE_FILE_MAX_BYTES) return undefined;
     return readFileSync(descriptor, 'utf8');
   } finally {
     closeSync(descriptor);
   }
 }
 
-/** Makes a rename in `directory` durable (POSIX: the new name is the directory's data). */
+/**
+ * Makes a rename in `directory` durable (POSIX: the new name is the directory's data). A
+ * directory the service may write but not read (mode 0300), or a file system that cannot sync
+ * one, leaves the rename as durable as that system makes it: refusing to start there would leave
+ * the file of a seed never committed beside a database no start could prepare (attack69).
+ */
 function syncDirectory(directory: string): void {
-  const descriptor = openSync(directory, constants.O_RDONLY);
+  let descriptor: number;
+  try {
+    descriptor = openSync(directory, constants.O_RDONLY);
+  } catch {
+    return;
+  }
   try {
     fsyncSync(descriptor);
+  } catch (error) {
+    if (!['EINVAL', 'ENOTSUP', 'EOPNOTSUPP'].includes((error as NodeJS.ErrnoException).code ?? '')) throw error;
   } finally {
     closeSync(descriptor);
   }

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { ensureSigningKeys } from '../../src/core/oidc/keys.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
 import type { Stores } from '../../src/core/stores.js';
 import { type DemoCredentials, seedDemo } from '../../src/demo.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
@@ -40,7 +41,7 @@ forEachDatabase('the demo\'s seed', (database) => {
     assert.equal(await seedDemo(stores, clock, { baseUrl, when: 'new database' }), undefined, 'a database with accounts is not seeded again');
   });
 
-  test('a start\'s seed ("new database") adds nothing to a database a start has prepared, nor beside an operator\'s account; `svc demo`\'s ("no demo user") adds the demo', async () => {
+  test('a start\'s seed ("new database") adds nothing to a database a start has prepared, nor beside an operator\'s app or account; `svc demo`\'s ("no demo user") adds the demo', async () => {
     await handle.db.deleteFrom('clients').execute();
     await handle.db.deleteFrom('users').execute();
     // A start with DEMO=0 (or one whose accounts were all removed since) made its signing keys.
@@ -48,6 +49,11 @@ forEachDatabase('the demo\'s seed', (database) => {
     assert.equal(await seedDemo(stores, clock, { baseUrl, when: 'new database' }), undefined);
     assert.equal(await count('users'), 0);
     await handle.db.deleteFrom('signing_keys').execute();
+    // An app the operator registered before the first start, with no owner.
+    await registerClient(stores, clock, { name: 'Ops App', type: 'confidential', redirectUris: ['https://app.example/callback'] });
+    assert.equal(await seedDemo(stores, clock, { baseUrl, when: 'new database' }), undefined);
+    assert.equal(await count('users'), 0);
+    await handle.db.deleteFrom('clients').execute();
     await createAccount(stores, clock, { username: 'admin', password: 'the admin password' });
     assert.equal(await seedDemo(stores, clock, { baseUrl, when: 'new database' }), undefined);
     assert.equal(await count('users'), 1);
