@@ -55,9 +55,10 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
 }
 
 /**
- * Brings the schema up to date. `seed` runs after the migrations inside their turn (an advisory lock on PostgreSQL, a lock file
- * beside a SQLite file), so an instance starting at the same moment waits for it and finds what
- * it wrote; it decides for itself whether there is anything to seed.
+ * Brings the schema up to date. `seed` runs after the migrations inside their turn (an advisory
+ * lock on PostgreSQL, a lock file beside a SQLite file), so an instance starting at the same
+ * moment waits for it and finds what it wrote; it decides for itself whether there is anything
+ * to seed.
  */
 export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<void> {
   await deps.database.inMigrationTurn(() => migrateToLatest(deps.database.db, seed));

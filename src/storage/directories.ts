@@ -82,7 +82,7 @@ function removeLeftovers(directory: string, prefix: string): void {
   try {
     names = readdirSync(directory);
   } catch {
-    return; // a directory that cannot be listed (mode 0300) fails at the write, if anywhere
+    return; // a directory the service may write but not list (mode 0300) keeps them
   }
   for (const name of names) if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(directory, name), { force: true });
 }
