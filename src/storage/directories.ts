@@ -41,8 +41,7 @@ const PRIVATE_FILE_MAX_BYTES = 64 * 1024;
  * new one, never an empty one, and the next write removes the new file it left unrenamed; the
  * directory is synced too where the system lets it be opened, so after a power cut the file is
  * there with what the caller went on to commit (attack68, attack69). Made by a command run as
- * root, the file is the owner's of `ownerOf` (the database), or the service could not read it.
- * Throws one line naming `what`.
+ * root, the file is the owner's of `ownerOf` (`giveToOwnerOf`). Throws one line naming `what`.
  */
 export function writePrivateFile(path: string, text: string, what: string, ownerOf: string): void {
   const directory = dirname(path);
@@ -54,10 +53,7 @@ export function writePrivateFile(path: string, text: string, what: string, owner
     const descriptor = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
     try {
       fchmodSync(descriptor, 0o600);
-      if (process.getuid?.() === 0) {
-        const owner = statSync(ownerOf);
-        fchownSync(descriptor, owner.uid, owner.gid);
-      }
+      giveToOwnerOf(descriptor, ownerOf);
       const bytes = Buffer.from(text);
       for (let written = 0; written < bytes.length;) written += writeSync(descriptor, bytes, written);
       fsyncSync(descriptor);
@@ -74,6 +70,17 @@ export function writePrivateFile(path: string, text: string, what: string, owner
     }
     throw new Error(`cannot write ${what}, ${path}: ${(error as Error).message}`, { cause: error });
   }
+}
+
+/**
+ * Run as root (a command, as docs/operations.md shows), hands the open file `descriptor` to the
+ * owner of `reference` (the database): a file root made and kept would be one the service, run as
+ * that owner, could not open at its next start (attack63).
+ */
+export function giveToOwnerOf(descriptor: number, reference: string): void {
+  if (process.getuid?.() !== 0) return;
+  const owner = statSync(reference);
+  fchownSync(descriptor, owner.uid, owner.gid);
 }
 
 /** The temporary files an earlier write into `directory` left when it was killed before its rename. */

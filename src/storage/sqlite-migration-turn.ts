@@ -10,8 +10,9 @@
  * too. It is another file so that the database itself stays open to the migrations, on the
  * holder's one connection.
  */
-import { closeSync, constants, fchmodSync, fchownSync, openSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, openSync, realpathSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
+import { giveToOwnerOf } from './directories.js';
 import { untilNotBusy } from './sqlite-busy.js';
 
 /** How long a start waits for another's migrations: a large database's data steps (renderings, avatars) take minutes. */
@@ -31,10 +32,7 @@ export function prepareMigrationTurnFile(databaseFile: string): string {
   const descriptor = openSync(lockFile, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o600);
   try {
     fchmodSync(descriptor, 0o600);
-    if (process.getuid?.() === 0) {
-      const owner = statSync(database);
-      fchownSync(descriptor, owner.uid, owner.gid);
-    }
+    giveToOwnerOf(descriptor, database);
   } finally {
     closeSync(descriptor);
   }
