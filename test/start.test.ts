@@ -11,10 +11,25 @@ import { forEachDatabase, temporarySqlitePath } from './support/databases.js';
 import { answers, compiled, descendants, isAlive, run, type Running, SERVICE_ENTRY } from './support/processes.js';
 import { freePort } from './support/instances.js';
 
-/** The service from its sources, as `npm start` runs it; `banner` resolves once it has printed all of it. */
+/** The service from its sources, as `npm start` runs it. */
+function fromSources(env: Record<string, string>): Running {
+  return run(process.execPath, ['--import', 'tsx', 'src/main.ts'], env);
+}
+
+/** `fromSources` with the demo on; `banner` resolves once it has printed all of it (its last line is the demo's). */
 function startService(env: Record<string, string>): Running & { banner: Promise<string> } {
-  const service = run(process.execPath, ['--import', 'tsx', 'src/main.ts'], env);
+  const service = fromSources(env);
   return { ...service, banner: service.waitFor(/Developer docs:/) };
+}
+
+/** The usernames the SQLite database at `path` holds, oldest first. */
+async function usernames(path: string): Promise<string[]> {
+  const db = openDatabase({ kind: 'sqlite', path });
+  try {
+    return (await db.db.selectFrom('users').select('username').orderBy('id').execute()).map((u) => u.username);
+  } finally {
+    await db.close();
+  }
 }
 
 /** SIGTERM, then the exit code; a service that has already exited resolves at once. */
@@ -86,10 +101,7 @@ test('a second start on the same database does not seed again, and says where th
     }
     await stop(service);
   }
-  const db = openDatabase({ kind: 'sqlite', path });
-  const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
-  await db.close();
-  assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines'], 'the demo user and the members who comment, once');
+  assert.deepEqual(await usernames(path), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines'], 'the demo user and the members who comment, once');
 });
 
 test('a start on a database migrated but never seeded (its first start killed between the two) seeds the demo', async () => {
@@ -105,10 +117,7 @@ test('a start on a database migrated but never seeded (its first start killed be
   } finally {
     await stop(service);
   }
-  const db = openDatabase({ kind: 'sqlite', path });
-  const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
-  await db.close();
-  assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines']);
+  assert.deepEqual(await usernames(path), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines']);
 });
 
 test('a start with the demo on finds an operator\'s account and seeds nothing beside it', async () => {
@@ -116,16 +125,13 @@ test('a start with the demo on finds an operator\'s account and seeds nothing be
   const admin = svc(`sqlite:${path}`, ['user', 'create', '--username', 'admin', '--password-stdin', '--json'], {}, 'the admin password\n');
   assert.equal(admin.code, 0, admin.stderr);
   // Without the demo the banner has no "Developer docs:" line for `startService` to wait for.
-  const service = run(process.execPath, ['--import', 'tsx', 'src/main.ts'], { DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), LOG_LEVEL: 'warn' });
+  const service = fromSources({ DATABASE_URL: `sqlite:${path}`, PORT: String(await freePort()), LOG_LEVEL: 'warn' });
   try {
     assert.doesNotMatch(await service.waitFor(/Listening on[\s\S]*\n$/), /Demo sign-in|No accounts yet/);
   } finally {
     await stop(service);
   }
-  const db = openDatabase({ kind: 'sqlite', path });
-  const users = await db.db.selectFrom('users').select('username').execute();
-  await db.close();
-  assert.deepEqual(users.map((u) => u.username), ['admin']);
+  assert.deepEqual(await usernames(path), ['admin']);
 });
 
 test('kept demo credentials that name a client the database does not have (a seed that never committed, a database replaced) are neither shown nor used by the demo app', async () => {
@@ -139,7 +145,7 @@ test('kept demo credentials that name a client the database does not have (a see
   kept.confidentialClient.clientId = 'a-client-this-database-does-not-have';
   writeFileSync(file, JSON.stringify(kept), { mode: 0o600 });
   const port = await freePort();
-  const service = run(process.execPath, ['--import', 'tsx', 'src/main.ts'], { ...env, PORT: String(port) });
+  const service = fromSources({ ...env, PORT: String(port) });
   try {
     assert.doesNotMatch(await service.waitFor(/Listening on[\s\S]*\n$/), /Demo sign-in|a-client-this-database-does-not-have/);
     assert.match(await (await fetch(`http://localhost:${port}/demo-app`)).text(), /The demo app has no client credentials/);
@@ -158,10 +164,7 @@ test('two starts at once on a new SQLite file take turns to migrate: both serve,
   } finally {
     await Promise.all(services.map(stop));
   }
-  const db = openDatabase({ kind: 'sqlite', path });
-  const users = await db.db.selectFrom('users').select('username').orderBy('id').execute();
-  await db.close();
-  assert.deepEqual(users.map((u) => u.username), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines']);
+  assert.deepEqual(await usernames(path), ['demo', 'mara', 'theo', 'lin', 'sam', 'ines']);
 });
 
 test('a bad setting stops the start with one line naming it, and creates nothing', () => {
