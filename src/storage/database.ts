@@ -1,5 +1,5 @@
 /** Opens the database named by the settings: embedded SQLite or pooled PostgreSQL. */
-import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -10,7 +10,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
-import { makeDirectories } from './directories.js';
+import { giveToOwnerOf, makeDirectories } from './directories.js';
 import type { Database } from './schema.js';
 import type { Log } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -362,11 +362,29 @@ function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): ()
 /**
  * The SQLite file holds password hashes and signing keys: it is created readable by its owner
  * only (INTERFACE section 8), and an existing one is made so. SQLite gives its `-wal` and `-shm`
- * files the database file's mode; those already there are set too.
+ * files the database file's mode (and, run as root, its owner); those already there are set too.
+ * Created by a command run as root, the file is its directory's owner's: docs/operations.md makes
+ * `data/` the service user's and runs commands in a root shell, and a `svc user create` before the
+ * first start left a root-owned database the service could not open (EACCES at every start).
  */
 function createOwnerOnly(path: string): void {
-  makeDirectories(dirname(path), 0o700, 'the directory of the SQLite database');
-  closeSync(openSync(path, 'a', 0o600));
+  const directory = dirname(path);
+  makeDirectories(directory, 0o700, 'the directory of the SQLite database');
+  let descriptor: number;
+  let created = true;
+  try {
+    descriptor = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    // There already, or a link to where it is to be (made through it, as before).
+    descriptor = openSync(path, 'a', 0o600);
+    created = false;
+  }
+  try {
+    if (created) giveToOwnerOf(descriptor, directory);
+  } finally {
+    closeSync(descriptor);
+  }
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     if (existsSync(file)) chmodSync(file, 0o600);
   }

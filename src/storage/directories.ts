@@ -1,6 +1,6 @@
 /** Directories the service writes its files in (the embedded database, the demo's credentials), and its private files. */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, lchownSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 /**
@@ -8,7 +8,8 @@ import { basename, dirname, join, resolve } from 'node:path';
  * the directory is for (`what`) and the one it could not make. Not `mkdirSync(path, { recursive: true })`: Node 20's spins for ever at full CPU when a
  * directory cannot be made in a parent that exists (`/proc/nope`: ENOENT from a filesystem that
  * makes none, taken for a missing parent, whose mkdir says EEXIST, and again), so a start on
- * `DATABASE_URL=sqlite:/proc/nope/x.sqlite` never ended.
+ * `DATABASE_URL=sqlite:/proc/nope/x.sqlite` never ended. Made by a command run as root, each
+ * directory is its parent's owner's (`ownerAsRoot`).
  */
 export function makeDirectories(path: string, mode: number, what: string): void {
   const missing: string[] = [];
@@ -19,6 +20,9 @@ export function makeDirectories(path: string, mode: number, what: string): void 
   for (const dir of missing) {
     try {
       mkdirSync(dir, { mode });
+      const owner = ownerAsRoot(dirname(dir));
+      // Not followed: a link put in its place since the mkdir is not what was made.
+      if (owner) lchownSync(dir, owner.uid, owner.gid);
     } catch (error) {
       // Another process (a second instance starting) made it first: as good.
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
@@ -74,13 +78,20 @@ export function writePrivateFile(path: string, text: string, what: string, owner
 
 /**
  * Run as root (a command, as docs/operations.md shows), hands the open file `descriptor` to the
- * owner of `reference` (the database): a file root made and kept would be one the service, run as
- * that owner, could not open at its next start (attack63).
+ * owner of `reference` (the database, or the directory of a file made beside nothing of ours): a
+ * file root made and kept would be one the service, run as that owner, could not open at its next
+ * start (attack63).
  */
 export function giveToOwnerOf(descriptor: number, reference: string): void {
-  if (process.getuid?.() !== 0) return;
-  const owner = statSync(reference);
-  fchownSync(descriptor, owner.uid, owner.gid);
+  const owner = ownerAsRoot(reference);
+  if (owner) fchownSync(descriptor, owner.uid, owner.gid);
+}
+
+/** Run as root, whose `reference` is: what root makes for the service becomes theirs; otherwise nothing to hand over. */
+function ownerAsRoot(reference: string): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const { uid, gid } = statSync(reference);
+  return { uid, gid };
 }
 
 /** The temporary files an earlier write into `directory` left when it was killed before its rename. */
