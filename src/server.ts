@@ -9,6 +9,7 @@ import { AggregatorRegistry } from 'prom-client';
 import { buildApp } from './app.js';
 import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from './config/settings.js';
 import { ensureSigningKeys } from './core/oidc/keys.js';
+import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
 import { type DemoCredentials, demoCredentialsPath, liveDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
 import { createBaseDeps } from './base-deps.js';
@@ -19,11 +20,18 @@ import { checkRedisDatabase } from './redis/connect.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
+/** What the banner shows of the demo: its credentials, fresh if just made, and its account's status (`undefined`: gone). */
+interface DemoShown {
+  credentials: DemoCredentials;
+  fresh: boolean;
+  accountStatus: UserStatus | undefined;
+}
+
 /**
  * What `npm start` prints once listening. The demo's password and client secret are printed when
  * they were just made; later starts say where they are kept.
  */
-function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh: boolean } | undefined): string {
+function banner(settings: Settings, demo: DemoShown | undefined): string {
   const workers = settings.workers > 1 ? `, ${settings.workers} workers` : '';
   const lines = [`Listening on ${settings.baseUrl} (database: ${settings.database.kind}${workers})`];
   if (settings.metricsPort !== undefined) lines.push(`Metrics on http://${settings.host}:${settings.metricsPort}/metrics`);
@@ -36,11 +44,13 @@ function banner(settings: Settings, demo: { credentials: DemoCredentials; fresh:
   if (settings.keysSecret === undefined && !isLoopbackBaseUrl(settings.baseUrl)) lines.push(PLAINTEXT_AT_REST_WARNING);
   lines.push(mailLine(settings));
   if (demo) {
-    const { credentials: c, fresh } = demo;
+    const { credentials: c, fresh, accountStatus } = demo;
     const kept = `(in ${demoCredentialsPath(settings)})`;
     lines.push(
       '',
-      `Demo sign-in:        ${c.username} / ${fresh ? c.password : `password ${kept}`}   at ${settings.baseUrl}/login`,
+      accountStatus === 'active'
+        ? `Demo sign-in:        ${c.username} / ${fresh ? c.password : `password ${kept}`}   at ${settings.baseUrl}/login`
+        : `Demo sign-in:        none: the ${c.username} account is ${accountStatus ?? 'gone'} (its apps still sign members in)`,
       `Demo app:            ${settings.baseUrl}/demo-app`,
       `Confidential client: client_id=${c.confidentialClient.clientId}`,
       `                     client_secret=${fresh ? c.confidentialClient.clientSecret : kept}`,
@@ -65,12 +75,18 @@ function mailLine(settings: Settings): string {
 
 /**
  * What a start on a database without accounts prints (a PostgreSQL one, where the demo is off by
- * default): the commands that make it useful, to run with this server's settings.
+ * default): the commands that make it useful, to run with this server's settings. With the demo
+ * on, why there is none: the database was prepared without it, and a start seeds only a new one.
  */
 function nextSteps(settings: Settings): string {
   const svc = 'npm run --silent svc --';
   return [
     '',
+    ...settings.demo ? [
+      'No demo: a start seeds it only on a new database, and this one was prepared without it (signing keys or apps',
+      `made by a start with DEMO=0 or by a command such as keys rotate). To add it: ${svc} demo`,
+      '',
+    ] : [],
     'No accounts yet. Next steps, run with this server\'s settings (the same DATABASE_URL):',
     '  1. Create the first account (admin is reserved at sign-up, not here); you are asked for its password:',
     `       ${svc} user create --username admin`,
@@ -87,7 +103,7 @@ function nextSteps(settings: Settings): string {
  * what the banner shows of the demo (its credentials, fresh if just made), and whether the
  * database has any account at all.
  */
-async function prepare(settings: Settings): Promise<{ demo: { credentials: DemoCredentials; fresh: boolean } | undefined; accounts: boolean }> {
+async function prepare(settings: Settings): Promise<{ demo: DemoShown | undefined; accounts: boolean }> {
   // The database alone: the server's own deps connect to Redis, and a Redis that is down would
   // be logged as unreachable once here and once again by the server.
   const deps = createBaseDeps(settings);
@@ -104,7 +120,9 @@ async function prepare(settings: Settings): Promise<{ demo: { credentials: DemoC
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
     const credentials = demo.created ?? (settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined);
-    return { demo: credentials && { credentials, fresh: demo.created !== undefined }, accounts };
+    // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no longer signs in (attack68).
+    const accountStatus = credentials && (await deps.stores.users.findByUsername(credentials.username))?.status;
+    return { demo: credentials && { credentials, fresh: demo.created !== undefined, accountStatus }, accounts };
   } finally {
     await deps.close();
   }

@@ -154,6 +154,27 @@ test('kept demo credentials that name a client the database does not have (a see
   }
 });
 
+test('a demo account since suspended or deleted is not offered as a sign-in: the banner says its status, and the demo app is still shown', async () => {
+  const path = temporarySqlitePath();
+  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
+  const first = startService({ ...env, PORT: String(await freePort()) });
+  await first.banner;
+  await stop(first);
+  for (const status of ['suspended', 'deleted']) {
+    const changed = svc(`sqlite:${path}`, ['user', 'set-status', '--username', 'demo', '--status', status, '--reason', 'a test', '--json']);
+    assert.equal(changed.code, 0, changed.stderr);
+    const service = startService({ ...env, PORT: String(await freePort()) });
+    try {
+      const banner = await service.banner;
+      assert.match(banner, new RegExp(`Demo sign-in: +none: the demo account is ${status}`));
+      assert.doesNotMatch(banner, /demo \/ password/);
+      assert.match(banner, /Demo app: +http:\/\/localhost:\d+\/demo-app/);
+    } finally {
+      await stop(service);
+    }
+  }
+});
+
 test('two starts at once on a new SQLite file take turns to migrate: both serve, and the demo is seeded once', async () => {
   const path = temporarySqlitePath();
   const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
@@ -260,6 +281,9 @@ forEachDatabase('a start on a database without accounts', (database) => {
     const withDemo = (await start('1')).banner;
     assert.match(withDemo, /No accounts yet\. Next steps/);
     assert.doesNotMatch(withDemo, /Demo sign-in/);
+    // It says why there is no demo, and how to add it.
+    assert.match(withDemo, /No demo: a start seeds it only on a new database[\s\S]*To add it: npm run --silent svc -- demo\n/);
+    assert.doesNotMatch(banner, /No demo/, 'with the demo off, nothing about it');
     const commands = [...banner.matchAll(/^ {7}npm run --silent svc -- (.+)$/gm)].map((m) => m[1]!);
     assert.equal(commands.length, 2, banner);
     // The printed commands, as an operator would type them: words, with "My App" quoted.
