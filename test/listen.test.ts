@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { type Server, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { temporarySqlitePath } from './support/databases.js';
+import { freePort } from './support/instances.js';
 import { compiled, run, SERVICE_ENTRY } from './support/processes.js';
 
 /** A port some other process listens on, for as long as the test holds it. */
@@ -15,12 +16,6 @@ function takenPort(): Promise<{ port: number; server: Server }> {
   return new Promise((resolve) => {
     const server = createServer().listen(0, '127.0.0.1', () => resolve({ port: (server.address() as { port: number }).port, server }));
   });
-}
-
-async function freePort(): Promise<number> {
-  const { port, server } = await takenPort();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 function start(env: Record<string, string>) {

@@ -8,7 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { type Browser, type Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
@@ -17,6 +16,7 @@ import { registerClient } from '../../src/core/oauth/clients.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { temporarySqlitePath } from '../support/databases.js';
+import { freePort } from '../support/instances.js';
 
 
 /** `false`, or why the browser tests cannot run here. */
@@ -25,16 +25,6 @@ export const USERNAME = 'ada';
 export const PASSWORD = 'correct horse battery staple';
 /** The one published post of that person, which every example shows from /me/posts. */
 export const POST_TITLE = 'Tomatoes in November';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
 
 /** The service on a fresh SQLite file, its clock on real time (libraries check id_tokens against it), and one person. */
 export async function startService(): Promise<TestApp> {

@@ -36,12 +36,14 @@ export interface Instances {
   close(): Promise<void>;
 }
 
+/** A port no process listened on a moment ago: another may take it before the caller listens (`PORT_ATTEMPTS`). */
 export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address() as { port: number };
       server.close(() => resolve(port));
     });
+    server.once('error', reject);
   });
 }
 
