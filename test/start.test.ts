@@ -32,6 +32,16 @@ async function usernames(path: string): Promise<string[]> {
   }
 }
 
+/** A new SQLite database a first start seeded with the demo, then stopped; `env` starts the service on it again. */
+async function seededByAFirstStart(): Promise<{ path: string; env: Record<string, string> }> {
+  const path = temporarySqlitePath();
+  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
+  const first = startService({ ...env, PORT: String(await freePort()) });
+  await first.banner;
+  await stop(first);
+  return { path, env };
+}
+
 /** SIGTERM, then the exit code; a service that has already exited resolves at once. */
 function stop(service: Running): Promise<number | string> {
   service.child.kill('SIGTERM');
@@ -135,11 +145,7 @@ test('a start with the demo on finds an operator\'s account and seeds nothing be
 });
 
 test('kept demo credentials that name a client the database does not have (a seed that never committed, a database replaced) are neither shown nor used by the demo app', async () => {
-  const path = temporarySqlitePath();
-  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
-  const first = startService({ ...env, PORT: String(await freePort()) });
-  await first.banner;
-  await stop(first);
+  const { path, env } = await seededByAFirstStart();
   const file = join(dirname(path), 'demo-credentials.json');
   const kept = JSON.parse(readFileSync(file, 'utf8')) as { confidentialClient: { clientId: string } };
   kept.confidentialClient.clientId = 'a-client-this-database-does-not-have';
@@ -155,11 +161,7 @@ test('kept demo credentials that name a client the database does not have (a see
 });
 
 test('a demo account since suspended or deleted is not offered as a sign-in: the banner says its status, and the demo app is still shown', async () => {
-  const path = temporarySqlitePath();
-  const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
-  const first = startService({ ...env, PORT: String(await freePort()) });
-  await first.banner;
-  await stop(first);
+  const { path, env } = await seededByAFirstStart();
   for (const status of ['suspended', 'deleted']) {
     const changed = svc(`sqlite:${path}`, ['user', 'set-status', '--username', 'demo', '--status', status, '--reason', 'a test', '--json']);
     assert.equal(changed.code, 0, changed.stderr);
