@@ -181,8 +181,11 @@ forEachDatabase('command line', (database) => {
     assert.match(run('keys', 'rotate', '--json').json.kid, /^[A-Za-z0-9_-]{43}$/);
     const janitor = run('janitor', '--json');
     assert.equal(typeof janitor.json.deleted.access_tokens, 'number');
-    assert.deepEqual(run('demo', '--json').json, { ok: true });
-    assert.deepEqual(run('demo', '--json').json, { ok: true });
+    const seeded = run('demo', '--json').json;
+    assert.equal(seeded.seeded, true);
+    assert.ok(existsSync(seeded.credentials_file), 'the file it names holds the demo\'s sign-in');
+    assert.deepEqual(run('demo', '--json').json, { ...seeded, seeded: false });
+    assert.match(run('demo').stdout, /a user named demo is already there: nothing seeded/);
   });
 
   test('a KEYS_SECRET that does not fit the stored keys is a bad setting: one line, exit 2', () => {

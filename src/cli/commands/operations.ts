@@ -1,5 +1,5 @@
 import { rotateKeysAsStaff } from '../../core/staff/console.js';
-import { saveDemoCredentials, seedDemo } from '../../demo.js';
+import { demoCredentialsPath, saveDemoCredentials, seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
 import { REASON_OPTION } from './staff.js';
@@ -19,19 +19,21 @@ export const migrate = defineCommand({
 export const demo = defineCommand({
   name: 'demo',
   summary: 'seed the demo data',
-  description: 'Seeds the demo (user, posts, two clients) unless it is there; its sign-in and secret go to demo-credentials.json.',
+  description: 'Seeds the demo (user, posts, two clients) unless a user named demo is there; its sign-in and client secret are kept in a file readable by you only, named in the answer.',
   usage: '',
   options: {},
   help: {},
-  prints: '{"ok":true}',
+  prints: '{"ok":true,"seeded","credentials_file"}: whether this run seeded it, and where its sign-in and secret are kept',
   async run(deps) {
     // The demo user's password is random: kept where `npm start` keeps it, for the operator.
-    await seedDemo(deps.stores, deps.clock, {
+    const seeded = await seedDemo(deps.stores, deps.clock, {
       baseUrl: deps.settings.baseUrl, when: 'no demo user', keep: (credentials) => saveDemoCredentials(deps.settings, credentials),
     });
-    return { ok: true as const };
+    return { ok: true as const, seeded: seeded !== undefined, credentials_file: demoCredentialsPath(deps.settings) };
   },
-  human: () => 'demo data is in place; its sign-in and client secret are in demo-credentials.json beside the database (./data without SQLite)',
+  human: (r) => r.seeded
+    ? `demo seeded; its sign-in and client secret are in ${r.credentials_file}`
+    : `a user named demo is already there: nothing seeded (its sign-in and client secret were kept in ${r.credentials_file} when it was)`,
 });
 
 export const keysRotate = defineCommand({
