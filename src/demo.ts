@@ -205,8 +205,23 @@ export async function liveDemoCredentials(settings: Settings, stores: Stores): P
 function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
   try {
     const text = readPrivateFile(demoCredentialsPath(settings));
-    return text === undefined ? undefined : JSON.parse(text) as DemoCredentials;
+    const kept: unknown = text === undefined ? undefined : JSON.parse(text);
+    return isDemoCredentials(kept) ? kept : undefined;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether `kept` has the shape `seedDemo` writes: a file of another shape (edited by hand, or
+ * planted) failed every start on its first missing field (attack70). Checked by hand: zod, loaded
+ * with the MCP SDK only when first needed, would be loaded at every start for this.
+ */
+function isDemoCredentials(kept: unknown): kept is DemoCredentials {
+  const strings = (value: unknown, ...names: string[]) => typeof value === 'object' && value !== null
+    && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'string');
+  const { confidentialClient, publicClient } = (kept ?? {}) as Partial<Record<keyof DemoCredentials, unknown>>;
+  const signOut = (confidentialClient as { postLogoutRedirectUri?: unknown } | undefined)?.postLogoutRedirectUri;
+  return strings(kept, 'username', 'password') && strings(confidentialClient, 'clientId', 'clientSecret', 'redirectUri')
+    && (signOut === undefined || typeof signOut === 'string') && strings(publicClient, 'clientId', 'redirectUri');
 }

@@ -160,6 +160,21 @@ test('kept demo credentials that name a client the database does not have (a see
   }
 });
 
+test('kept demo credentials of another shape (a field missing or not text) are ignored: the start serves without them', async () => {
+  const { path, env } = await seededByAFirstStart();
+  const file = join(dirname(path), 'demo-credentials.json');
+  const kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  for (const reshaped of [{ ...kept, username: undefined }, { ...kept, username: 5 }, { ...kept, confidentialClient: null }, [], 'text']) {
+    writeFileSync(file, JSON.stringify(reshaped), { mode: 0o600 });
+    const service = fromSources({ ...env, PORT: String(await freePort()) });
+    try {
+      assert.doesNotMatch(await service.waitFor(/Listening on[\s\S]*\n$/), /Demo sign-in/);
+    } finally {
+      assert.equal(await stop(service), 0, JSON.stringify(reshaped));
+    }
+  }
+});
+
 test('a demo account since suspended or deleted is not offered as a sign-in: the banner says its status, and the demo app is still shown', async () => {
   const { path, env } = await seededByAFirstStart();
   for (const status of ['suspended', 'deleted']) {

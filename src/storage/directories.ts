@@ -1,15 +1,14 @@
 /** Directories the service writes its files in (the embedded database, the demo's credentials), and its private files. */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, lchownSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { basename, dirname, join, resolve, sep } from 'node:path';
 
 /**
  * `mkdir -p`: makes `path` and each missing parent with `mode`, or throws one line naming what
  * the directory is for (`what`) and the one it could not make. Not `mkdirSync(path, { recursive: true })`: Node 20's spins for ever at full CPU when a
  * directory cannot be made in a parent that exists (`/proc/nope`: ENOENT from a filesystem that
  * makes none, taken for a missing parent, whose mkdir says EEXIST, and again), so a start on
- * `DATABASE_URL=sqlite:/proc/nope/x.sqlite` never ended. Made by a command run as root, each
- * directory is its parent's owner's (`ownerAsRoot`).
+ * `DATABASE_URL=sqlite:/proc/nope/x.sqlite` never ended.
  */
 export function makeDirectories(path: string, mode: number, what: string): void {
   const missing: string[] = [];
@@ -20,9 +19,6 @@ export function makeDirectories(path: string, mode: number, what: string): void 
   for (const dir of missing) {
     try {
       mkdirSync(dir, { mode });
-      const owner = ownerAsRoot(dirname(dir));
-      // Not followed: a link put in its place since the mkdir is not what was made.
-      if (owner) lchownSync(dir, owner.uid, owner.gid);
     } catch (error) {
       // Another process (a second instance starting) made it first: as good.
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
@@ -76,22 +72,52 @@ export function writePrivateFile(path: string, text: string, what: string, owner
   }
 }
 
+/** Whether this process runs as root (a command, as docs/operations.md shows). */
+export const runsAsRoot = (): boolean => process.getuid?.() === 0;
+
 /**
- * Run as root (a command, as docs/operations.md shows), hands the open file `descriptor` to the
- * owner of `reference` (the database, or the directory of a file made beside nothing of ours): a
- * file root made and kept would be one the service, run as that owner, could not open at its next
- * start (attack63).
+ * Run as root, hands the open file `descriptor` to the owner of `reference` (the database, or the
+ * directory a new database is made in): a file root made and kept would be one the service, run
+ * as that owner, could not open at its next start (attack63).
  */
 export function giveToOwnerOf(descriptor: number, reference: string): void {
-  const owner = ownerAsRoot(reference);
-  if (owner) fchownSync(descriptor, owner.uid, owner.gid);
+  if (!runsAsRoot()) return;
+  const owner = statSync(reference);
+  fchownSync(descriptor, owner.uid, owner.gid);
 }
 
-/** Run as root, whose `reference` is: what root makes for the service becomes theirs; otherwise nothing to hand over. */
-function ownerAsRoot(reference: string): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
-  const { uid, gid } = statSync(reference);
-  return { uid, gid };
+/**
+ * Throws unless the open `descriptor` (of `path`, for `what`) is a regular file and, run as root,
+ * has no other name: a FIFO would hold a start for ever, and a hard link to one of root's files,
+ * planted where the service keeps its own (possible where `fs.protected_hardlinks` is 0), would have
+ * root change that file's mode or owner (attack70).
+ */
+export function refuseUnlessOwnFile(descriptor: number, path: string, what: string): void {
+  const stat = fstatSync(descriptor);
+  if (!stat.isFile()) throw new Error(`cannot open ${what}, ${path}: not a regular file`);
+  if (stat.nlink > 1 && runsAsRoot()) throw new Error(`cannot open ${what}, ${path}: it has ${stat.nlink} names (hard links), and a command run as root changes only a file of one`);
+}
+
+/**
+ * Run as root, throws if a symbolic link on the way to `path` (its last name included) is another
+ * user's: a service user who owns the data directory could point the database there at any file
+ * and have root create, write or change the mode of it (attack70). Links of root's own are followed.
+ */
+export function refuseOthersLinksAsRoot(path: string, what: string): void {
+  if (!runsAsRoot()) return;
+  const names = resolve(path).split(sep).filter(Boolean);
+  for (let i = 1; i <= names.length; i++) {
+    const at = `${sep}${names.slice(0, i).join(sep)}`;
+    let stat;
+    try {
+      stat = lstatSync(at);
+    } catch {
+      return; // made from here on
+    }
+    if (stat.isSymbolicLink() && stat.uid !== 0) {
+      throw new Error(`cannot open ${what}, ${path}: ${at} is a symbolic link of user ${stat.uid}, which a command run as root does not follow`);
+    }
+  }
 }
 
 /** The temporary files an earlier write into `directory` left when it was killed before its rename. */

@@ -1,5 +1,6 @@
 /** The SQLite migration turn's lock file (`src/storage/sqlite-migration-turn.ts`). */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, lstatSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -45,4 +46,13 @@ test('a command run as root makes the lock file the database owner\'s, so the se
   await handle.close();
   const lock = statSync(`${path}-migration`);
   assert.deepEqual([lock.uid, lock.gid, lock.mode & 0o777], [65534, 65534, 0o600]);
+});
+
+test('a FIFO at the database\'s name or at its lock file\'s fails the open at once with one line, instead of holding it for ever', () => {
+  for (const fifoAt of ['', '-migration']) {
+    const path = temporarySqlitePath();
+    if (fifoAt !== '') writeFileSync(path, '');
+    assert.equal(spawnSync('mkfifo', [`${path}${fifoAt}`]).status, 0);
+    assert.throws(() => openDatabase({ kind: 'sqlite', path }), /not a regular file|ENXIO/);
+  }
 });
