@@ -139,13 +139,14 @@ async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Prom
     authorId: user.id, title: 'Half-written thoughts on lenses', body: 'Draft: not ready to share yet.',
     category: 'Photography', status: 'draft',
   });
-  const demoAppRedirect = `${baseUrl}/demo-app/callback`;
-  const demoAppSignedOut = `${baseUrl}/demo-app/signed-out`;
+  const demoApp = demoAppAddresses(baseUrl);
+  const demoAppRedirect = demoApp.redirect;
+  const demoAppSignedOut = demoApp.signedOut;
   const confidential = await registerClient(stores, clock, {
     name: 'Demo App', type: 'confidential', redirectUris: [demoAppRedirect], ownerId: user.id,
-    homepageUrl: `${baseUrl}/demo-app`, description: 'The example app that ships with the service.',
+    homepageUrl: demoApp.home, description: 'The example app that ships with the service.',
     // The demo app signs out through /oauth/logout and is told of sign-outs at the site.
-    postLogoutRedirectUris: [demoAppSignedOut], backchannelLogoutUri: `${baseUrl}/demo-app/backchannel-logout`,
+    postLogoutRedirectUris: [demoAppSignedOut], backchannelLogoutUri: demoApp.backchannel,
   });
   const publicRedirect = 'http://127.0.0.1/callback';
   const publicClient = await registerClient(stores, clock, {
@@ -160,6 +161,51 @@ async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Prom
     },
     publicClient: { clientId: publicClient.client.clientId, redirectUri: publicRedirect },
   };
+}
+
+/** The demo app's addresses when the service is at `baseUrl`. */
+function demoAppAddresses(baseUrl: string) {
+  return {
+    home: `${baseUrl}/demo-app`,
+    redirect: `${baseUrl}/demo-app/callback`,
+    signedOut: `${baseUrl}/demo-app/signed-out`,
+    backchannel: `${baseUrl}/demo-app/backchannel-logout`,
+  };
+}
+
+/**
+ * The kept demo, its app moved to the service's address when a start serves at another one than
+ * the demo was seeded for (another `PORT` or `BASE_URL`): the demo app sent members back to the
+ * first start's port, where nothing listened. Only the demo clients' addresses of the demo app
+ * change, in one transaction, then the kept file; any other address a person gave them stays.
+ */
+export async function moveDemoApp(settings: Settings, stores: Stores, clock: Clock, credentials: DemoCredentials): Promise<DemoCredentials> {
+  const kept = credentials.confidentialClient;
+  const wanted = demoAppAddresses(settings.baseUrl);
+  const suffix = '/demo-app/callback';
+  if (kept.redirectUri === wanted.redirect || !kept.redirectUri.endsWith(suffix)) return credentials;
+  const was = demoAppAddresses(kept.redirectUri.slice(0, -suffix.length));
+  const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut : uri === was.backchannel ? wanted.backchannel : uri;
+  const movedCredentials: DemoCredentials = {
+    ...credentials,
+    confidentialClient: { ...kept, redirectUri: wanted.redirect, ...kept.postLogoutRedirectUri === undefined ? {} : { postLogoutRedirectUri: moved(kept.postLogoutRedirectUri) } },
+  };
+  await stores.transaction(async (tx) => {
+    const now = clock.now();
+    for (const clientId of [kept.clientId, credentials.publicClient.clientId]) {
+      const client = await tx.clients.findById(clientId);
+      if (!client) continue;
+      await tx.clients.setRedirectUris(clientId, client.redirectUris.map(moved), now);
+      await tx.clients.setLogoutUris(clientId, {
+        postLogoutRedirectUris: client.postLogoutRedirectUris.map(moved),
+        backchannelLogoutUri: client.backchannelLogoutUri === null ? null : moved(client.backchannelLogoutUri),
+      }, now);
+    }
+  });
+  // After the commit: a start that stops before it finds the file's old addresses again, and moves
+  // the demo once more (each address already moved stays as it is).
+  saveDemoCredentials(settings, movedCredentials);
+  return movedCredentials;
 }
 
 /**

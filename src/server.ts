@@ -11,7 +11,7 @@ import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from '.
 import { ensureSigningKeys } from './core/oidc/keys.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
-import { type DemoCredentials, demoCredentialsPath, liveDemoCredentials, saveDemoCredentials, seedDemo } from './demo.js';
+import { type DemoCredentials, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
 import { createBaseDeps } from './base-deps.js';
 import { createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
@@ -99,7 +99,8 @@ function nextSteps(settings: Settings): string {
 
 /**
  * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
- * cannot open), seeds the demo on a new database, and creates signing keys on first start; says
+ * cannot open), seeds the demo on a new database (or moves a kept demo's app to this start's
+ * address), and creates signing keys on first start; says
  * what the banner shows of the demo (its credentials, fresh if just made), and whether the
  * database has any account at all.
  */
@@ -119,7 +120,8 @@ async function prepare(settings: Settings): Promise<{ demo: DemoShown | undefine
     await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
-    const credentials = demo.created ?? (settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined);
+    const kept = demo.created || !settings.demo ? undefined : await liveDemoCredentials(settings, deps.stores);
+    const credentials = demo.created ?? (kept && await moveDemoApp(settings, deps.stores, deps.clock, kept));
     // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no longer signs in (attack68).
     const accountStatus = credentials && (await deps.stores.users.findByUsername(credentials.username))?.status;
     return { demo: credentials && { credentials, fresh: demo.created !== undefined, accountStatus }, accounts };

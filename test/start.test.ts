@@ -192,6 +192,32 @@ test('a demo account since suspended or deleted is not offered as a sign-in: the
   }
 });
 
+test('a start at another address than the demo was seeded for moves the demo app there: its sign-in comes back to this start', async () => {
+  const { path, env } = await seededByAFirstStart();
+  const port = await freePort();
+  const callback = `http://localhost:${port}/demo-app/callback`;
+  const service = startService({ ...env, PORT: String(port) });
+  try {
+    assert.match(await service.banner, new RegExp(`redirect_uri=${callback}`));
+    const login = await fetch(`http://localhost:${port}/demo-app/login`, { redirect: 'manual' });
+    assert.equal(new URL(login.headers.get('location')!).searchParams.get('redirect_uri'), callback);
+  } finally {
+    await stop(service);
+  }
+  const kept = JSON.parse(readFileSync(join(dirname(path), 'demo-credentials.json'), 'utf8')) as { confidentialClient: { redirectUri: string; postLogoutRedirectUri: string } };
+  assert.deepEqual([kept.confidentialClient.redirectUri, kept.confidentialClient.postLogoutRedirectUri], [callback, `http://localhost:${port}/demo-app/signed-out`]);
+  const db = openDatabase({ kind: 'sqlite', path });
+  try {
+    const clients = await db.db.selectFrom('clients').select(['name', 'redirect_uris', 'post_logout_redirect_uris', 'backchannel_logout_uri']).orderBy('name').execute();
+    assert.deepEqual(clients.map((c) => [c.name, JSON.parse(c.redirect_uris), JSON.parse(c.post_logout_redirect_uris), c.backchannel_logout_uri]), [
+      ['Demo App', [callback], [`http://localhost:${port}/demo-app/signed-out`], `http://localhost:${port}/demo-app/backchannel-logout`],
+      ['Demo CLI', ['http://127.0.0.1/callback', callback], [], null],
+    ]);
+  } finally {
+    await db.close();
+  }
+});
+
 test('two starts at once on a new SQLite file take turns to migrate: both serve, and the demo is seeded once', async () => {
   const path = temporarySqlitePath();
   const env = { DATABASE_URL: `sqlite:${path}`, LOG_LEVEL: 'warn' };
