@@ -10,7 +10,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
-import { giveToOwnerOf, makeDirectories, refuseOthersLinksAsRoot, refuseUnlessOwnFile } from './directories.js';
+import { makeDirectories, refuseUnsafePathAsRoot, refuseUnlessOwnFile } from './directories.js';
 import type { Database } from './schema.js';
 import type { Log } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -362,38 +362,24 @@ function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): ()
 /**
  * The SQLite file holds password hashes and signing keys: it is created readable by its owner
  * only (INTERFACE section 8), and an existing one is made so, as are its `-wal` and `-shm` files
- * (SQLite gives new ones the database file's mode, and, run as root, its owner). Each is changed
- * through a descriptor of a regular file (`refuseUnlessOwnFile`), never by path: a symlink planted
- * at `-wal` had a command run as root make any file of the system 0600 (attack70). Created by a
- * command run as root, the file is its directory's owner's: docs/operations.md makes `data/` the
- * service user's and runs commands in a root shell, and a `svc user create` before the first
- * start left a root-owned database the service could not open (EACCES at every start).
+ * (SQLite gives new ones the database file's mode). Each is changed through a descriptor of a
+ * regular file (`refuseUnlessOwnFile`), never by path. Run as root, only a database reached through
+ * directories only root can change is opened (`refuseUnsafePathAsRoot`): in the service user's
+ * `data/`, a command is run as that user (docs/operations.md).
  */
 function createOwnerOnly(path: string): void {
   const what = 'the SQLite database';
-  const directory = dirname(path);
-  makeDirectories(directory, 0o700, `the directory of ${what}`);
-  refuseOthersLinksAsRoot(path, what);
+  refuseUnsafePathAsRoot(path, what);
+  makeDirectories(dirname(path), 0o700, `the directory of ${what}`);
   // Not waiting: a FIFO at the name fails here instead of holding the start.
-  const flags = constants.O_WRONLY | constants.O_NONBLOCK;
-  let descriptor: number;
-  let created = true;
-  try {
-    descriptor = openSync(path, flags | constants.O_CREAT | constants.O_EXCL, 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    // There already, or a link to where it is to be (made through it: a link of root's own, as root).
-    descriptor = openSync(path, flags | constants.O_CREAT, 0o600);
-    created = false;
-  }
+  const descriptor = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
   try {
     refuseUnlessOwnFile(descriptor, path, what);
     fchmodSync(descriptor, 0o600);
-    if (created) giveToOwnerOf(descriptor, directory);
   } finally {
     closeSync(descriptor);
   }
-  for (const file of [`${path}-wal`, `${path}-shm`]) makeOwnerOnly(file, what);
+  for (const file of [`${path}-wal`, `${path}-shm`, `${path}-journal`]) makeOwnerOnly(file, what);
 }
 
 /** `file`, if there, made 0600 through its descriptor; a symlink there is refused (SQLite would not open it either). */

@@ -1,7 +1,7 @@
 /** Directories the service writes its files in (the embedded database, the demo's credentials), and its private files. */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename, dirname, join, resolve, sep } from 'node:path';
+import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
  * `mkdir -p`: makes `path` and each missing parent with `mode`, or throws one line naming what
@@ -98,25 +98,51 @@ export function refuseUnlessOwnFile(descriptor: number, path: string, what: stri
   if (stat.nlink > 1 && runsAsRoot()) throw new Error(`cannot open ${what}, ${path}: it has ${stat.nlink} names (hard links), and a command run as root changes only a file of one`);
 }
 
+/** Links followed at most on the way to a path, as the kernel's own limit (ELOOP). */
+const MAX_LINKS = 40;
+
 /**
- * Run as root, throws if a symbolic link on the way to `path` (its last name included) is another
- * user's: a service user who owns the data directory could point the database there at any file
- * and have root create, write or change the mode of it (attack70). Links of root's own are followed.
+ * Run as root, throws unless `path` is reached through directories only root can change: each
+ * directory the kernel passes through (links followed, `..` after them) root's and writable by no
+ * one else but sticky ones (`/tmp`), and each link on the way root's. A user who can change one of
+ * them (the service user, owner of `data/`) could swap a name between any check of ours and
+ * SQLite's own opening of the path, and have root create, write or change the mode of any file of
+ * the system (attack70, attack71: a rename raced with the open won 18 times in 20). So a command run
+ * as root on the service user's database stops with one line: run it as that user. Up to the first
+ * name that does not exist yet: what is made from there on is made by root in a directory of root's.
  */
-export function refuseOthersLinksAsRoot(path: string, what: string): void {
+export function refuseUnsafePathAsRoot(path: string, what: string): void {
   if (!runsAsRoot()) return;
-  const names = resolve(path).split(sep).filter(Boolean);
-  for (let i = 1; i <= names.length; i++) {
-    const at = `${sep}${names.slice(0, i).join(sep)}`;
-    let stat;
+  const names = (from: string) => from.split(sep).filter((name) => name !== '' && name !== '.');
+  let reached: string = sep;
+  let rest = names(isAbsolute(path) ? path : `${process.cwd()}${sep}${path}`);
+  for (let links = 0; rest.length > 0;) {
+    const name = rest.shift()!;
+    if (name === '..') {
+      reached = dirname(reached);
+      continue;
+    }
+    const directory = statSync(reached);
+    const othersMayWrite = (directory.mode & 0o022) !== 0 && (directory.mode & 0o1000) === 0;
+    if (directory.uid !== 0 || othersMayWrite) {
+      throw new Error(`cannot open ${what}, ${path}: ${reached} is ${directory.uid !== 0 ? `user ${directory.uid}'s` : 'writable by others'}, so a command run as root does not open it; run the command as that directory's owner (runuser -u <user> -- …, docs/operations.md)`);
+    }
+    const at = join(reached, name);
+    let entry;
     try {
-      stat = lstatSync(at);
+      entry = lstatSync(at);
     } catch {
-      return; // made from here on
+      return;
     }
-    if (stat.isSymbolicLink() && stat.uid !== 0) {
-      throw new Error(`cannot open ${what}, ${path}: ${at} is a symbolic link of user ${stat.uid}, which a command run as root does not follow`);
+    if (!entry.isSymbolicLink()) {
+      reached = at;
+      continue;
     }
+    if (entry.uid !== 0) throw new Error(`cannot open ${what}, ${path}: ${at} is a symbolic link of user ${entry.uid}, which a command run as root does not follow`);
+    if (++links > MAX_LINKS) throw new Error(`cannot open ${what}, ${path}: more than ${MAX_LINKS} symbolic links on the way`);
+    const target = readlinkSync(at);
+    if (isAbsolute(target)) reached = sep;
+    rest = [...names(target), ...rest];
   }
 }
 
@@ -128,7 +154,14 @@ function removeLeftovers(directory: string, prefix: string): void {
   } catch {
     return; // a directory the service may write but not list (mode 0300) keeps them
   }
-  for (const name of names) if (name.startsWith(prefix) && name.endsWith('.tmp')) rmSync(join(directory, name), { force: true });
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    try {
+      rmSync(join(directory, name), { force: true });
+    } catch {
+      // Not a file a write of ours left (a directory planted under such a name): not ours to remove (attack71).
+    }
+  }
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import { closeSync, constants, fchmodSync, openSync, realpathSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
-import { giveToOwnerOf, refuseUnlessOwnFile } from './directories.js';
+import { refuseUnlessOwnFile } from './directories.js';
 import { untilNotBusy } from './sqlite-busy.js';
 
 /** How long a start waits for another's migrations: a large database's data steps (renderings, avatars) take minutes. */
@@ -23,8 +23,9 @@ const TRY_PAUSE_MS = 50;
  * The lock file of the database at `databaseFile` (which exists), made when missing. Named after
  * the database's real path, so two spellings of it (a symlink) share one turn. Mode 0600, never
  * opened through a symlink (one planted there would have the service create or chmod another
- * file), never a FIFO or, as root, a hard link (`refuseUnlessOwnFile`), and, made by a command run as root (as docs/operations.md shows), owned by the
- * database's owner, or the service could not open it at its next start.
+ * file), never a FIFO or, as root, a hard link (`refuseUnlessOwnFile`). A command run as root
+ * makes it only beside a database in a directory of root's (`refuseUnsafePathAsRoot`), so it is
+ * never handed to another owner.
  */
 export function prepareMigrationTurnFile(databaseFile: string): string {
   const database = realpathSync(databaseFile);
@@ -33,7 +34,6 @@ export function prepareMigrationTurnFile(databaseFile: string): string {
   try {
     refuseUnlessOwnFile(descriptor, lockFile, 'the migration lock file');
     fchmodSync(descriptor, 0o600);
-    giveToOwnerOf(descriptor, database);
   } finally {
     closeSync(descriptor);
   }

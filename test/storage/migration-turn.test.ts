@@ -1,14 +1,13 @@
 /** The SQLite migration turn's lock file (`src/storage/sqlite-migration-turn.ts`). */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chownSync, existsSync, lstatSync, mkdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../src/storage/database.js';
 import { prepareMigrationTurnFile } from '../../src/storage/sqlite-migration-turn.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
-const asRoot = process.getuid?.() === 0;
 
 test('the lock file is named after the database\'s real path: two spellings of one database (a symlink) share one turn', () => {
   const path = temporarySqlitePath();
@@ -33,19 +32,6 @@ test('a symlink planted where the lock file goes is not followed: nothing is mad
   assert.throws(() => openDatabase({ kind: 'sqlite', path: join(dirname(path), 'other.sqlite') }), /ELOOP/);
   assert.equal(statSync(kept).mode & 0o777, 0o644, 'no mode changed through the link');
   assert.ok(lstatSync(`${path}-migration`).isSymbolicLink());
-});
-
-test('a command run as root makes the lock file the database owner\'s, so the service can open it at its next start', { skip: asRoot ? false : 'not run as root' }, async () => {
-  const directory = dirname(temporarySqlitePath());
-  const path = join(directory, 'data', 'svc.sqlite');
-  mkdirSync(dirname(path));
-  writeFileSync(path, '');
-  chownSync(dirname(path), 65534, 65534);
-  chownSync(path, 65534, 65534);
-  const handle = openDatabase({ kind: 'sqlite', path });
-  await handle.close();
-  const lock = statSync(`${path}-migration`);
-  assert.deepEqual([lock.uid, lock.gid, lock.mode & 0o777], [65534, 65534, 0o600]);
 });
 
 test('a FIFO at the database\'s name or at its lock file\'s fails the open at once with one line, instead of holding it for ever', () => {

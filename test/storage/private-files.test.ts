@@ -63,6 +63,16 @@ test('a write killed before its rename leaves a temporary file that the next wri
   assert.deepEqual(readdirSync(dir).sort(), ['other.tmp', 'secrets.json']);
 });
 
+test('a directory planted under a leftover\'s name is left where it is, and does not fail the write', () => {
+  const dir = directory();
+  const path = join(dir, 'secrets.json');
+  const planted = `.${createHash('sha256').update('secrets.json').digest('hex').slice(0, 16)}.planted.tmp`;
+  mkdirSync(join(dir, planted));
+  writePrivateFile(path, 'written\n', 'the secrets', dir);
+  assert.equal(readFileSync(path, 'utf8'), 'written\n');
+  assert.deepEqual(readdirSync(dir).sort(), [planted, 'secrets.json']);
+});
+
 test('a private file is not read through a symlink', () => {
   const dir = directory();
   const elsewhere = join(dir, 'planted.json');

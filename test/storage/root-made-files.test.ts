@@ -1,14 +1,13 @@
 /**
- * What a command run as root makes for the service is the service's (docs/operations.md runs the
- * commands in a root shell, beside a `data/` directory of the service user's), and what the service
- * user plants there cannot turn root against the rest of the system (attack70).
+ * A command run as root opens only a SQLite database that no other user can swap a name on the way
+ * to (attack70, attack71): the service user, owner of `data/` in docs/operations.md, could
+ * otherwise point root at any file of the system between our checks and SQLite's own open.
  */
 import assert from 'node:assert/strict';
-import { chownSync, existsSync, linkSync, lchownSync, mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, lchownSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -21,38 +20,20 @@ const ownerAndMode = (path: string) => {
   return [uid, gid, mode & 0o777];
 };
 
+/** A directory of root's, writable by root only. */
+const rootsDirectory = () => dirname(temporarySqlitePath());
+
 /** A `data/` directory of the service user's, as docs/operations.md makes it. */
 function serviceDataDirectory(): string {
-  const directory = join(dirname(temporarySqlitePath()), 'data');
+  const directory = join(rootsDirectory(), 'data');
   mkdirSync(directory, { mode: 0o700 });
   chownSync(directory, SERVICE, SERVICE);
   return directory;
 }
 
-test('a SQLite database a command run as root creates is its directory\'s owner\'s, its lock file and write-ahead log too', { skip: notRoot }, async () => {
-  const path = join(serviceDataDirectory(), 'svc.sqlite');
-  const handle = openDatabase({ kind: 'sqlite', path });
-  try {
-    await handle.inMigrationTurn(() => migrateToLatest(handle.db));
-    assert.deepEqual(ownerAndMode(path), [SERVICE, SERVICE, 0o600]);
-    assert.deepEqual(ownerAndMode(`${path}-migration`), [SERVICE, SERVICE, 0o600]);
-    assert.deepEqual(ownerAndMode(`${path}-wal`).slice(0, 2), [SERVICE, SERVICE]);
-  } finally {
-    await handle.close();
-  }
-});
-
-test('a SQLite database already there keeps its owner when a command run as root opens it', { skip: notRoot }, async () => {
-  const path = join(serviceDataDirectory(), 'svc.sqlite');
-  writeFileSync(path, '', { mode: 0o600 });
-  const handle = openDatabase({ kind: 'sqlite', path });
-  await handle.close();
-  assert.deepEqual(ownerAndMode(path), [0, 0, 0o600]);
-});
-
-/** A file of root's elsewhere, mode 0644, that the service user would like root to change. */
+/** A file of root's, mode 0644, that the service user would like root to change. */
 function rootsFile(): string {
-  const file = join(dirname(temporarySqlitePath()), 'roots-file');
+  const file = join(rootsDirectory(), 'roots-file');
   writeFileSync(file, 'root:x:0:0\n', { mode: 0o644 });
   return file;
 }
@@ -63,44 +44,61 @@ async function open(path: string): Promise<void> {
   await handle.close();
 }
 
-test('a symlink the service user put at the database\'s -wal or -shm is refused by a command run as root, and nothing is changed through it', { skip: notRoot }, async () => {
-  for (const side of ['-wal', '-shm']) {
-    const path = join(serviceDataDirectory(), 'svc.sqlite');
-    await open(path);
-    const target = rootsFile();
-    rmSync(`${path}${side}`, { force: true });
-    symlinkSync(target, `${path}${side}`);
-    lchownSync(`${path}${side}`, SERVICE, SERVICE);
-    await assert.rejects(open(path), new RegExp(`svc\\.sqlite${side}: it is a symbolic link`));
-    assert.deepEqual(ownerAndMode(target), [0, 0, 0o644], side);
+test('a command run as root does not open a database in the service user\'s directory: one line says to run it as that user, and nothing is made or changed', { skip: notRoot }, async () => {
+  const data = serviceDataDirectory();
+  const existing = join(data, 'existing.sqlite');
+  writeFileSync(existing, '', { mode: 0o644 });
+  chownSync(existing, SERVICE, SERVICE);
+  for (const path of [existing, join(data, 'new.sqlite'), join(data, 'sub', 'new.sqlite')]) {
+    assert.throws(() => openDatabase({ kind: 'sqlite', path }), new RegExp(`${data} is user ${SERVICE}'s, so a command run as root does not open it; run the command as that directory's owner`));
   }
+  assert.deepEqual(readdirSync(data), ['existing.sqlite']);
+  assert.deepEqual(ownerAndMode(existing), [SERVICE, SERVICE, 0o644]);
 });
 
-test('a command run as root does not follow the service user\'s symlink at the database path: nothing is made or changed where it points', { skip: notRoot }, async () => {
-  const data = serviceDataDirectory();
+test('a command run as root does not follow another user\'s symlink on the way to the database, before or after a ..', { skip: notRoot }, async () => {
+  const directory = rootsDirectory();
   const target = rootsFile();
   const missing = join(dirname(target), 'made-by-root.sqlite');
-  for (const [name, to] of [['existing.sqlite', target], ['missing.sqlite', missing]] as const) {
-    symlinkSync(to, join(data, name));
-    lchownSync(join(data, name), SERVICE, SERVICE);
-    await assert.rejects(open(join(data, name)), new RegExp(`${name} is a symbolic link of user ${SERVICE}`));
+  for (const [name, to] of [['existing.sqlite', target], ['missing.sqlite', missing], ['sub', dirname(target)]] as const) {
+    symlinkSync(to, join(directory, name));
+    lchownSync(join(directory, name), SERVICE, SERVICE);
+  }
+  for (const [path, link] of [['existing.sqlite', 'existing.sqlite'], ['missing.sqlite', 'missing.sqlite'], ['sub/made-by-root.sqlite', 'sub'], ['sub/../x.sqlite', 'sub']] as const) {
+    // Not `join`, which would take `sub/..` away before the kernel could follow `sub`.
+    assert.throws(() => openDatabase({ kind: 'sqlite', path: `${directory}/${path}` }), new RegExp(`${join(directory, link)} is a symbolic link of user ${SERVICE}`), path);
   }
   assert.deepEqual(ownerAndMode(target), [0, 0, 0o644]);
   assert.equal(existsSync(missing), false);
   assert.equal(existsSync(`${target}-migration`), false);
 });
 
-test('a command run as root follows a symlink of root\'s own at the database path', { skip: notRoot }, async () => {
-  const data = serviceDataDirectory();
-  const elsewhere = join(dirname(data), 'elsewhere.sqlite');
-  symlinkSync(elsewhere, join(data, 'svc.sqlite'));
-  await open(join(data, 'svc.sqlite'));
+test('a command run as root follows root\'s own symlink to a database in a directory of root\'s, and not one into the service user\'s directory', { skip: notRoot }, async () => {
+  const directory = rootsDirectory();
+  const elsewhere = join(rootsDirectory(), 'elsewhere.sqlite');
+  symlinkSync(elsewhere, join(directory, 'svc.sqlite'));
+  await open(join(directory, 'svc.sqlite'));
   assert.deepEqual(ownerAndMode(elsewhere), [0, 0, 0o600]);
+  const data = serviceDataDirectory();
+  symlinkSync(join(data, 'svc.sqlite'), join(directory, 'into-data.sqlite'));
+  assert.throws(() => openDatabase({ kind: 'sqlite', path: join(directory, 'into-data.sqlite') }), new RegExp(`${data} is user ${SERVICE}'s`));
+});
+
+test('a symlink at the database\'s -wal, -shm or -journal is refused, and nothing is changed through it', async () => {
+  for (const side of ['-wal', '-shm', '-journal']) {
+    const path = temporarySqlitePath();
+    await open(path);
+    const target = rootsFile();
+    rmSync(`${path}${side}`, { force: true });
+    symlinkSync(target, `${path}${side}`);
+    assert.throws(() => openDatabase({ kind: 'sqlite', path }), new RegExp(`${path}${side}: it is a symbolic link`));
+    assert.equal(statSync(target).mode & 0o777, 0o644, side);
+  }
 });
 
 test('a database with a second name (a hard link) is not opened by a command run as root', { skip: notRoot }, async () => {
-  const path = join(serviceDataDirectory(), 'svc.sqlite');
+  const path = temporarySqlitePath();
   await open(path);
   linkSync(path, join(dirname(path), 'second-name'));
-  await assert.rejects(open(path), /svc\.sqlite: it has 2 names \(hard links\)/);
+  assert.throws(() => openDatabase({ kind: 'sqlite', path }), /\.sqlite: it has 2 names \(hard links\)/);
 });
