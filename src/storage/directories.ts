@@ -109,7 +109,8 @@ const MAX_LINKS = 40;
  * SQLite's own opening of the path, and have root create, write or change the mode of any file of
  * the system (attack70, attack71: a rename raced with the open won 18 times in 20). So a command run
  * as root on the service user's database stops with one line: run it as that user. Up to the first
- * name that does not exist yet: what is made from there on is made by root in a directory of root's.
+ * name that does not exist yet: what is made from there on is made by root in a directory of root's,
+ * and the caller walks again once it is made (another user may have made a name first in `/tmp`).
  */
 export function refuseUnsafePathAsRoot(path: string, what: string): void {
   if (!runsAsRoot()) return;
@@ -123,8 +124,10 @@ export function refuseUnsafePathAsRoot(path: string, what: string): void {
       continue;
     }
     const directory = statSync(reached);
-    const othersMayWrite = (directory.mode & 0o022) !== 0 && (directory.mode & 0o1000) === 0;
-    if (directory.uid !== 0 || othersMayWrite) {
+    // A sticky directory others may write (`/tmp`) may be passed through, to root's entries only:
+    // the database's own would let anyone make the names SQLite makes beside it (`-wal`, `-shm`).
+    const othersMayWrite = (directory.mode & 0o022) !== 0;
+    if (directory.uid !== 0 || (othersMayWrite && ((directory.mode & 0o1000) === 0 || rest.length === 0))) {
       throw new Error(`cannot open ${what}, ${path}: ${reached} is ${directory.uid !== 0 ? `user ${directory.uid}'s` : 'writable by others'}, so a command run as root does not open it; run the command as that directory's owner (runuser -u <user> -- …, docs/operations.md)`);
     }
     const at = join(reached, name);
@@ -134,6 +137,7 @@ export function refuseUnsafePathAsRoot(path: string, what: string): void {
     } catch {
       return;
     }
+    if (othersMayWrite && entry.uid !== 0) throw new Error(`cannot open ${what}, ${path}: ${at} is user ${entry.uid}'s, in a directory others may write, which a command run as root does not pass through`);
     if (!entry.isSymbolicLink()) {
       reached = at;
       continue;

@@ -4,7 +4,7 @@
  * otherwise point root at any file of the system between our checks and SQLite's own open.
  */
 import assert from 'node:assert/strict';
-import { chownSync, existsSync, lchownSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../src/storage/database.js';
@@ -82,6 +82,19 @@ test('a command run as root follows root\'s own symlink to a database in a direc
   const data = serviceDataDirectory();
   symlinkSync(join(data, 'svc.sqlite'), join(directory, 'into-data.sqlite'));
   assert.throws(() => openDatabase({ kind: 'sqlite', path: join(directory, 'into-data.sqlite') }), new RegExp(`${data} is user ${SERVICE}'s`));
+});
+
+test('a command run as root passes through a sticky directory anyone may write (as /tmp) only by root\'s names, and keeps no database in one', { skip: notRoot }, async () => {
+  const shared = join(rootsDirectory(), 'shared');
+  mkdirSync(shared);
+  chmodSync(shared, 0o1777);
+  mkdirSync(join(shared, 'theirs'));
+  chownSync(join(shared, 'theirs'), SERVICE, SERVICE);
+  assert.throws(() => openDatabase({ kind: 'sqlite', path: join(shared, 'theirs', 'x.sqlite') }), new RegExp(`${join(shared, 'theirs')} is user ${SERVICE}'s, in a directory others may write`));
+  assert.throws(() => openDatabase({ kind: 'sqlite', path: join(shared, 'x.sqlite') }), new RegExp(`${shared} is writable by others`));
+  await open(join(shared, 'roots', 'x.sqlite'));
+  assert.deepEqual(ownerAndMode(join(shared, 'roots')), [0, 0, 0o700]);
+  assert.deepEqual(readdirSync(join(shared, 'theirs')), []);
 });
 
 test('a symlink at the database\'s -wal, -shm or -journal is refused, and nothing is changed through it', async () => {
