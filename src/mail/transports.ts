@@ -3,11 +3,11 @@
  * files on a developer's machine, which any mail program opens. Neither throws; an error says
  * what went wrong without the message, which may hold a single-use link.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type nodemailer from 'nodemailer';
 import type { MailTransportSetting } from '../config/settings.js';
 import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports.js';
+import { makeDirectories, refuseUnsafePathAsRoot, writePrivateFile } from '../storage/directories.js';
 
 /**
  * nodemailer is loaded when the first mail is sent, not at start: a server holds about 10 MB less
@@ -67,9 +67,14 @@ export class EmlFileTransport implements MailTransport {
     try {
       this.transporter ??= (await loadNodemailer()).createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
       const info = await this.transporter.sendMail(mailOptions(this.from, message));
-      await mkdir(this.directory, { recursive: true, mode: 0o700 });
       // The mail's id makes the name: a retry writes the same file again, never a second one.
-      await writeFile(join(this.directory, `${String(id).padStart(8, '0')}.eml`), info.message as Buffer, { mode: 0o600 });
+      const file = join(this.directory, `${String(id).padStart(8, '0')}.eml`);
+      // Run as root (a start), not through another user's directory or links (docs/threat-model.md T60).
+      refuseUnsafePathAsRoot(file, 'the mail directory');
+      makeDirectories(this.directory, 0o700, 'the mail directory');
+      refuseUnsafePathAsRoot(file, 'the mail directory', { made: true });
+      // Whole or not at all, through a new file renamed over the name: never written through a link planted there.
+      writePrivateFile(file, info.message as Buffer, 'a mail', this.directory);
       return { sent: true };
     } catch (error) {
       return { sent: false, error: describe(error) };

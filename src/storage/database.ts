@@ -372,7 +372,7 @@ function createOwnerOnly(path: string): void {
   refuseUnsafePathAsRoot(path, what);
   makeDirectories(dirname(path), 0o700, `the directory of ${what}`);
   // Again, through what was just made: in a sticky directory (`/tmp`) another user may have made a name first.
-  refuseUnsafePathAsRoot(path, what);
+  refuseUnsafePathAsRoot(path, what, { made: true });
   // Not waiting: a FIFO at the name fails here instead of holding the start.
   const descriptor = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
   try {

@@ -32,7 +32,7 @@ export function makeDirectories(path: string, mode: number, what: string): void 
 const PRIVATE_FILE_MAX_BYTES = 64 * 1024;
 
 /**
- * Writes `text` to `path` for its owner only (0600), whole or not at all: into a new file beside
+ * Writes `contents` to `path` for its owner only (0600), whole or not at all: into a new file beside
  * it (`O_EXCL | O_NOFOLLOW`, so nothing planted there is written through), synced, then renamed
  * over `path`. The rename replaces whatever `path` is, a symlink or a hard link included, and never
  * writes through it: written in place, a symlink planted at `path` by anyone who can write its
@@ -43,7 +43,7 @@ const PRIVATE_FILE_MAX_BYTES = 64 * 1024;
  * there with what the caller went on to commit (attack68, attack69). Made by a command run as
  * root, the file is the owner's of `ownerOf` (`giveToOwnerOf`). Throws one line naming `what`.
  */
-export function writePrivateFile(path: string, text: string, what: string, ownerOf: string): void {
+export function writePrivateFile(path: string, contents: string | Uint8Array, what: string, ownerOf: string): void {
   const directory = dirname(path);
   // Bounded, whatever the length of the name: a name near the system's limit has room for it.
   const prefix = `.${createHash('sha256').update(basename(path)).digest('hex').slice(0, 16)}.`;
@@ -54,7 +54,7 @@ export function writePrivateFile(path: string, text: string, what: string, owner
     try {
       fchmodSync(descriptor, 0o600);
       giveToOwnerOf(descriptor, ownerOf);
-      const bytes = Buffer.from(text);
+      const bytes = typeof contents === 'string' ? Buffer.from(contents) : contents;
       for (let written = 0; written < bytes.length;) written += writeSync(descriptor, bytes, written);
       fsyncSync(descriptor);
     } finally {
@@ -110,9 +110,10 @@ const MAX_LINKS = 40;
  * the system (attack70, attack71: a rename raced with the open won 18 times in 20). So a command run
  * as root on the service user's database stops with one line: run it as that user. Up to the first
  * name that does not exist yet: what is made from there on is made by root in a directory of root's,
- * and the caller walks again once it is made (another user may have made a name first in `/tmp`).
+ * and the caller walks again once it is made (`made`: another user may have made a name first in
+ * `/tmp`, or removed it to make it again).
  */
-export function refuseUnsafePathAsRoot(path: string, what: string): void {
+export function refuseUnsafePathAsRoot(path: string, what: string, { made = false }: { made?: boolean } = {}): void {
   if (!runsAsRoot()) return;
   const names = (from: string) => from.split(sep).filter((name) => name !== '' && name !== '.');
   let reached: string = sep;
@@ -135,6 +136,8 @@ export function refuseUnsafePathAsRoot(path: string, what: string): void {
     try {
       entry = lstatSync(at);
     } catch {
+      // Once its directories are made only the last name may be missing: another user removed one to make it again.
+      if (made && rest.length > 0) throw new Error(`cannot open ${what}, ${path}: ${at} was removed as it was made`);
       return;
     }
     if (othersMayWrite && entry.uid !== 0) throw new Error(`cannot open ${what}, ${path}: ${at} is user ${entry.uid}'s, in a directory others may write, which a command run as root does not pass through`);

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { simpleParser } from 'mailparser';
 import { loadSettings } from '../../src/config/settings.js';
@@ -185,4 +185,22 @@ test('an .eml file holds the whole message a mail program opens', async () => {
   const parsed = await simpleParser(readFileSync(join(directory, '00000007.eml')));
   assert.equal(parsed.subject, '重设密码');
   assert.equal(parsed.text?.trim(), m.text);
+});
+
+test('an .eml file is never written through a link planted at its name, nor, run as root, in another user\'s directory', async () => {
+  const directory = join(mkdtempSync(join(tmpdir(), 'svc-mail-')), 'mail');
+  const transport = new EmlFileTransport(directory, 'Community <no-reply@localhost>');
+  mkdirSync(directory, { mode: 0o700 });
+  const elsewhere = join(dirname(directory), 'elsewhere');
+  writeFileSync(elsewhere, 'kept\n', { mode: 0o644 });
+  symlinkSync(elsewhere, join(directory, '00000007.eml'));
+  assert.deepEqual(await transport.send(7, mail({})), { sent: true });
+  assert.equal(readFileSync(elsewhere, 'utf8'), 'kept\n');
+  assert.ok(lstatSync(join(directory, '00000007.eml')).isFile(), 'the link replaced by the mail');
+  if (process.getuid?.() !== 0) return;
+  chownSync(directory, 65534, 65534);
+  const refused = await transport.send(8, mail({}));
+  assert.equal(refused.sent, false);
+  assert.match(String((refused as { error: unknown }).error), /is user 65534's, so a command run as root does not open it/);
+  assert.equal(existsSync(join(directory, '00000008.eml')), false);
 });

@@ -8,6 +8,7 @@ import { chmodSync, chownSync, existsSync, lchownSync, linkSync, mkdirSync, read
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../src/storage/database.js';
+import { refuseUnsafePathAsRoot } from '../../src/storage/directories.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -95,6 +96,12 @@ test('a command run as root passes through a sticky directory anyone may write (
   await open(join(shared, 'roots', 'x.sqlite'));
   assert.deepEqual(ownerAndMode(join(shared, 'roots')), [0, 0, 0o700]);
   assert.deepEqual(readdirSync(join(shared, 'theirs')), []);
+});
+
+test('once its directories are made, a path with a directory missing again is refused as root: another user removed it to make it again', { skip: notRoot }, () => {
+  const directory = rootsDirectory();
+  assert.throws(() => refuseUnsafePathAsRoot(join(directory, 'made', 'x.sqlite'), 'a test\'s database', { made: true }), new RegExp(`${join(directory, 'made')} was removed as it was made`));
+  refuseUnsafePathAsRoot(join(directory, 'x.sqlite'), 'a test\'s database', { made: true });
 });
 
 test('a symlink at the database\'s -wal, -shm or -journal is refused, and nothing is changed through it', async () => {
