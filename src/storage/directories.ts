@@ -1,6 +1,6 @@
 /** Directories the service writes its files in (the embedded database, the demo's credentials), and its private files. */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
 /**
@@ -8,7 +8,8 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
  * the directory is for (`what`) and the one it could not make. Not `mkdirSync(path, { recursive: true })`: Node 20's spins for ever at full CPU when a
  * directory cannot be made in a parent that exists (`/proc/nope`: ENOENT from a filesystem that
  * makes none, taken for a missing parent, whose mkdir says EEXIST, and again), so a start on
- * `DATABASE_URL=sqlite:/proc/nope/x.sqlite` never ended.
+ * `DATABASE_URL=sqlite:/proc/nope/x.sqlite` never ended. Run as root, it makes directories only in
+ * root's own (`refuseUnsafePathAsRoot` walks the path again once they are made).
  */
 export function makeDirectories(path: string, mode: number, what: string): void {
   const missing: string[] = [];
@@ -16,15 +17,20 @@ export function makeDirectories(path: string, mode: number, what: string): void 
     missing.unshift(dir);
     if (dirname(dir) === dir) break;
   }
+  const parent = missing.length > 0 && runsAsRoot() ? lstatSync(dirname(missing[0]!)) : undefined;
+  if (parent?.isSymbolicLink() && parent.uid !== 0) throw new Error(`cannot create ${what}, ${path}: ${dirname(missing[0]!)} is a symbolic link of user ${parent.uid}`);
   for (const dir of missing) {
     try {
       mkdirSync(dir, { mode });
     } catch (error) {
-      // Another process (a second instance starting) made it first: as good.
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
       const reason = (error as Error).message.replace(/, mkdir .*$/s, '');
-      throw new Error(`cannot create ${what}, ${path}: mkdir ${dir}: ${reason}`, { cause: error });
+      // Another process (a second instance starting) made it first: as good.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`cannot create ${what}, ${path}: mkdir ${dir}: ${reason}`, { cause: error });
     }
+    // Run as root, the next is made in this one only if it is root's own directory: another user
+    // could have put a link to a directory of their choosing at its name (in `/tmp`, attack73).
+    const made = runsAsRoot() ? lstatSync(dir) : undefined;
+    if (made && (!made.isDirectory() || made.uid !== 0)) throw new Error(`cannot create ${what}, ${path}: ${dir} is not a directory of root's`);
   }
 }
 
@@ -117,7 +123,9 @@ export function refuseUnsafePathAsRoot(path: string, what: string, { made = fals
   if (!runsAsRoot()) return;
   const names = (from: string) => from.split(sep).filter((name) => name !== '' && name !== '.');
   let reached: string = sep;
-  let rest = names(isAbsolute(path) ? path : `${process.cwd()}${sep}${path}`);
+  // From the working directory as the kernel has it: `process.cwd()` is remembered from the start,
+  // and a directory above it renamed since would leave it naming another (attack73).
+  let rest = names(isAbsolute(path) ? path : `${realpathSync.native('.')}${sep}${path}`);
   for (let links = 0; rest.length > 0;) {
     const name = rest.shift()!;
     if (name === '..') {
@@ -129,7 +137,9 @@ export function refuseUnsafePathAsRoot(path: string, what: string, { made = fals
     // the database's own would let anyone make the names SQLite makes beside it (`-wal`, `-shm`).
     const othersMayWrite = (directory.mode & 0o022) !== 0;
     if (directory.uid !== 0 || (othersMayWrite && ((directory.mode & 0o1000) === 0 || rest.length === 0))) {
-      throw new Error(`cannot open ${what}, ${path}: ${reached} is ${directory.uid !== 0 ? `user ${directory.uid}'s` : 'writable by others'}, so a command run as root does not open it; run the command as that directory's owner (runuser -u <user> -- …, docs/operations.md)`);
+      throw new Error(`cannot open ${what}, ${path}: ${reached} is ${directory.uid !== 0
+        ? `user ${directory.uid}'s, so a command run as root does not open it; run the command as that directory's owner (runuser -u <user> -- …, docs/operations.md)`
+        : 'writable by others, so a command run as root does not open it; choose a directory only root may write'}`);
     }
     const at = join(reached, name);
     let entry;

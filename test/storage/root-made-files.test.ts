@@ -4,11 +4,11 @@
  * otherwise point root at any file of the system between our checks and SQLite's own open.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, existsSync, lchownSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { openDatabase } from '../../src/storage/database.js';
-import { refuseUnsafePathAsRoot } from '../../src/storage/directories.js';
+import { makeDirectories, refuseUnsafePathAsRoot } from '../../src/storage/directories.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 const asRoot = process.getuid?.() === 0;
@@ -102,6 +102,32 @@ test('once its directories are made, a path with a directory missing again is re
   const directory = rootsDirectory();
   assert.throws(() => refuseUnsafePathAsRoot(join(directory, 'made', 'x.sqlite'), 'a test\'s database', { made: true }), new RegExp(`${join(directory, 'made')} was removed as it was made`));
   refuseUnsafePathAsRoot(join(directory, 'x.sqlite'), 'a test\'s database', { made: true });
+});
+
+test('a relative path is walked from the working directory as the kernel has it, not as it was named at the start', { skip: notRoot }, () => {
+  const theirs = join(rootsDirectory(), 'theirs');
+  mkdirSync(join(theirs, 'app'), { recursive: true });
+  chownSync(theirs, SERVICE, SERVICE);
+  const started = process.cwd();
+  process.chdir(join(theirs, 'app'));
+  // Node remembers the working directory once asked, as a running server has been.
+  assert.equal(process.cwd(), join(theirs, 'app'));
+  try {
+    // What the service user can do to a directory of its own above the working directory.
+    renameSync(theirs, `${theirs}-renamed`);
+    assert.throws(() => refuseUnsafePathAsRoot('data/mail/00000001.eml', 'the mail directory'), new RegExp(`${theirs}-renamed is user ${SERVICE}'s`));
+  } finally {
+    process.chdir(started);
+  }
+});
+
+test('directories are made as root only in root\'s own: not through another user\'s link put where the walk found nothing', { skip: notRoot }, () => {
+  const directory = rootsDirectory();
+  const elsewhere = rootsDirectory();
+  symlinkSync(elsewhere, join(directory, 'late'));
+  lchownSync(join(directory, 'late'), SERVICE, SERVICE);
+  assert.throws(() => makeDirectories(join(directory, 'late', 'sub'), 0o700, 'a test\'s directory'), new RegExp(`${join(directory, 'late')} is a symbolic link of user ${SERVICE}`));
+  assert.deepEqual(readdirSync(elsewhere), []);
 });
 
 test('a symlink at the database\'s -wal, -shm or -journal is refused, and nothing is changed through it', async () => {
