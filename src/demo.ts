@@ -11,7 +11,7 @@ import { createAccount } from './core/accounts/accounts.js';
 import { registerClient } from './core/oauth/clients.js';
 import type { Stores } from './core/stores.js';
 import { commentOnPost, writePost } from './core/community/posts.js';
-import { makeDirectories, readPrivateFile, writePrivateFile } from './storage/directories.js';
+import { makeDirectoriesFor, readPrivateFile, writePrivateFile } from './storage/directories.js';
 import type { Clock } from './core/time.js';
 
 export const DEMO_USERNAME = 'demo';
@@ -231,7 +231,7 @@ export function demoCredentialsPath(settings: Settings): string {
 export function saveDemoCredentials(settings: Settings, credentials: DemoCredentials): void {
   const path = demoCredentialsPath(settings);
   const what = 'the demo credentials (DEMO=0 starts without the demo, for good: the database is no longer new)';
-  makeDirectories(dirname(path), 0o700, `the directory of ${what}`);
+  makeDirectoriesFor(path, what);
   // Made by a command run as root, the file is the database's owner's, as its lock file is.
   const { database } = settings;
   writePrivateFile(path, `${JSON.stringify(credentials, null, 2)}\n`, what, database.kind === 'sqlite' && database.path !== ':memory:' ? database.path : dirname(path));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type nodemailer from 'nodemailer';
 import type { MailTransportSetting } from '../config/settings.js';
 import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports.js';
-import { makeDirectories, refuseUnsafePathAsRoot, writePrivateFile } from '../storage/directories.js';
+import { makeDirectoriesFor, writePrivateFile } from '../storage/directories.js';
 
 /**
  * nodemailer is loaded when the first mail is sent, not at start: a server holds about 10 MB less
@@ -69,10 +69,7 @@ export class EmlFileTransport implements MailTransport {
       const info = await this.transporter.sendMail(mailOptions(this.from, message));
       // The mail's id makes the name: a retry writes the same file again, never a second one.
       const file = join(this.directory, `${String(id).padStart(8, '0')}.eml`);
-      // Run as root (a start), not through another user's directory or links (docs/threat-model.md T60).
-      refuseUnsafePathAsRoot(file, 'the mail directory');
-      makeDirectories(this.directory, 0o700, 'the mail directory');
-      refuseUnsafePathAsRoot(file, 'the mail directory', { made: true });
+      makeDirectoriesFor(file, 'a mail');
       // Whole or not at all, through a new file renamed over the name: never written through a link planted there.
       writePrivateFile(file, info.message as Buffer, 'a mail', this.directory);
       return { sent: true };

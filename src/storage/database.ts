@@ -1,7 +1,6 @@
 /** Opens the database named by the settings: embedded SQLite or pooled PostgreSQL. */
 import { closeSync, constants, fchmodSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
   type Compilable, CompiledQuery, type DatabaseConnection, type DialectAdapter, type Driver, Kysely, PostgresDialect, type PostgresPool,
@@ -10,7 +9,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
-import { makeDirectories, refuseUnsafePathAsRoot, refuseUnlessOwnFile } from './directories.js';
+import { makeDirectoriesFor, refuseUnlessOwnFile } from './directories.js';
 import type { Database } from './schema.js';
 import type { Log } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -364,15 +363,12 @@ function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): ()
  * only (INTERFACE section 8), and an existing one is made so, as are its `-wal` and `-shm` files
  * (SQLite gives new ones the database file's mode). Each is changed through a descriptor of a
  * regular file (`refuseUnlessOwnFile`), never by path. Run as root, only a database reached through
- * directories only root can change is opened (`refuseUnsafePathAsRoot`): in the service user's
+ * directories only root can change is opened (`makeDirectoriesFor`): in the service user's
  * `data/`, a command is run as that user (docs/operations.md).
  */
 function createOwnerOnly(path: string): void {
   const what = 'the SQLite database';
-  refuseUnsafePathAsRoot(path, what);
-  makeDirectories(dirname(path), 0o700, `the directory of ${what}`);
-  // Again, through what was just made: in a sticky directory (`/tmp`) another user may have made a name first.
-  refuseUnsafePathAsRoot(path, what, { made: true });
+  makeDirectoriesFor(path, what);
   // Not waiting: a FIFO at the name fails here instead of holding the start.
   const descriptor = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
   try {

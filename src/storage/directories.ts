@@ -9,7 +9,7 @@ import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
  * directory cannot be made in a parent that exists (`/proc/nope`: ENOENT from a filesystem that
  * makes none, taken for a missing parent, whose mkdir says EEXIST, and again), so a start on
  * `DATABASE_URL=sqlite:/proc/nope/x.sqlite` never ended. Run as root, it makes directories only in
- * root's own (`refuseUnsafePathAsRoot` walks the path again once they are made).
+ * root's own (`makeDirectoriesFor` walks the path before and after).
  */
 export function makeDirectories(path: string, mode: number, what: string): void {
   const missing: string[] = [];
@@ -32,6 +32,20 @@ export function makeDirectories(path: string, mode: number, what: string): void 
     const made = runsAsRoot() ? lstatSync(dir) : undefined;
     if (made && (!made.isDirectory() || made.uid !== 0)) throw new Error(`cannot create ${what}, ${path}: ${dir} is not a directory of root's`);
   }
+}
+
+/**
+ * Makes the missing directories of `file` (0700), and, run as root, walks `file`'s path before and
+ * after (`refuseUnsafePathAsRoot`): before, so nothing is made through another user's directory
+ * or link; after, through what was just made, since in a sticky directory (`/tmp`) another user may
+ * have made a name first. What the caller then opens or writes at `file` is reached only through
+ * directories of root's (docs/threat-model.md T60). `what` is what the file is, for the one line an
+ * operator reads.
+ */
+export function makeDirectoriesFor(file: string, what: string): void {
+  refuseUnsafePathAsRoot(file, what);
+  makeDirectories(dirname(file), 0o700, `the directory of ${what}`);
+  refuseUnsafePathAsRoot(file, what, { made: true });
 }
 
 /** The most a private file holds: anything larger at its name was not written by us, and is not read. */

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, chownSync, existsSync, lchownSync, linkSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { saveDemoCredentials } from '../../src/demo.js';
+import type { Settings } from '../../src/config/settings.js';
 import { openDatabase } from '../../src/storage/database.js';
 import { makeDirectories, refuseUnsafePathAsRoot } from '../../src/storage/directories.js';
 import { temporarySqlitePath } from '../support/databases.js';
@@ -147,4 +149,22 @@ test('a database with a second name (a hard link) is not opened by a command run
   await open(path);
   linkSync(path, join(dirname(path), 'second-name'));
   assert.throws(() => openDatabase({ kind: 'sqlite', path }), /\.sqlite: it has 2 names \(hard links\)/);
+});
+
+test('a command run as root does not write the demo\'s credentials for PostgreSQL into the service user\'s ./data: nothing is written there', { skip: notRoot }, () => {
+  const data = serviceDataDirectory();
+  const settings = { database: { kind: 'postgres', url: 'postgres://postgres@127.0.0.1:5432/test' } } as Settings;
+  const credentials = {
+    username: 'demo', password: 'a-password',
+    confidentialClient: { clientId: 'c', clientSecret: 's', redirectUri: 'http://localhost:3000/demo-app/callback' },
+    publicClient: { clientId: 'p', redirectUri: 'http://localhost:3000/demo-app/callback' },
+  };
+  const started = process.cwd();
+  process.chdir(dirname(data));
+  try {
+    assert.throws(() => saveDemoCredentials(settings, credentials), new RegExp(`${data} is user ${SERVICE}'s, so a command run as root does not open it`));
+  } finally {
+    process.chdir(started);
+  }
+  assert.deepEqual(readdirSync(data), []);
 });
