@@ -176,8 +176,8 @@ function demoAppAddresses(baseUrl: string) {
 /**
  * The kept demo, its app moved to the service's address when a start serves at another one than
  * the demo was seeded for (another `PORT` or `BASE_URL`): the demo app sent members back to the
- * first start's port, where nothing listened. Only the demo clients' addresses of the demo app
- * change, in one transaction, then the kept file; any other address a person gave them stays.
+ * first start's port, where nothing listened, and its home page was linked there. Only the demo
+ * clients' addresses of the demo app change, in one transaction, then the kept file; any other address a person gave them stays.
  */
 export async function moveDemoApp(settings: Settings, stores: Stores, clock: Clock, credentials: DemoCredentials): Promise<DemoCredentials> {
   const kept = credentials.confidentialClient;
@@ -185,7 +185,7 @@ export async function moveDemoApp(settings: Settings, stores: Stores, clock: Clo
   const suffix = '/demo-app/callback';
   if (kept.redirectUri === wanted.redirect || !kept.redirectUri.endsWith(suffix)) return credentials;
   const was = demoAppAddresses(kept.redirectUri.slice(0, -suffix.length));
-  const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut : uri === was.backchannel ? wanted.backchannel : uri;
+  const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut : uri === was.backchannel ? wanted.backchannel : uri === was.home ? wanted.home : uri;
   const movedCredentials: DemoCredentials = {
     ...credentials,
     confidentialClient: { ...kept, redirectUri: wanted.redirect, ...kept.postLogoutRedirectUri === undefined ? {} : { postLogoutRedirectUri: moved(kept.postLogoutRedirectUri) } },
@@ -200,6 +200,8 @@ export async function moveDemoApp(settings: Settings, stores: Stores, clock: Clo
         postLogoutRedirectUris: client.postLogoutRedirectUris.map(moved),
         backchannelLogoutUri: client.backchannelLogoutUri === null ? null : moved(client.backchannelLogoutUri),
       }, now);
+      // The link the consent page and the member's list of apps show for it.
+      if (moved(client.homepageUrl) !== client.homepageUrl) await tx.clients.setHomepageUrl(clientId, moved(client.homepageUrl), now);
     }
   });
   // After the commit: a start that stops before it finds the file's old addresses again, and moves

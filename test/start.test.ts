@@ -208,10 +208,10 @@ test('a start at another address than the demo was seeded for moves the demo app
   assert.deepEqual([kept.confidentialClient.redirectUri, kept.confidentialClient.postLogoutRedirectUri], [callback, `http://localhost:${port}/demo-app/signed-out`]);
   const db = openDatabase({ kind: 'sqlite', path });
   try {
-    const clients = await db.db.selectFrom('clients').select(['name', 'redirect_uris', 'post_logout_redirect_uris', 'backchannel_logout_uri']).orderBy('name').execute();
-    assert.deepEqual(clients.map((c) => [c.name, JSON.parse(c.redirect_uris), JSON.parse(c.post_logout_redirect_uris), c.backchannel_logout_uri]), [
-      ['Demo App', [callback], [`http://localhost:${port}/demo-app/signed-out`], `http://localhost:${port}/demo-app/backchannel-logout`],
-      ['Demo CLI', ['http://127.0.0.1/callback', callback], [], null],
+    const clients = await db.db.selectFrom('clients').select(['name', 'homepage_url', 'redirect_uris', 'post_logout_redirect_uris', 'backchannel_logout_uri']).orderBy('name').execute();
+    assert.deepEqual(clients.map((c) => [c.name, c.homepage_url, JSON.parse(c.redirect_uris), JSON.parse(c.post_logout_redirect_uris), c.backchannel_logout_uri]), [
+      ['Demo App', `http://localhost:${port}/demo-app`, [callback], [`http://localhost:${port}/demo-app/signed-out`], `http://localhost:${port}/demo-app/backchannel-logout`],
+      ['Demo CLI', '', ['http://127.0.0.1/callback', callback], [], null],
     ]);
   } finally {
     await db.close();

@@ -1020,6 +1020,14 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual([plain.postLogoutRedirectUris, plain.backchannelLogoutUri], [[], null]);
   });
 
+  test('a client\'s homepage can be replaced', async () => {
+    const client = await newClient();
+    assert.equal(await stores.clients.setHomepageUrl(client.clientId, 'https://app.example/home', T0 + 1), true);
+    const changed = await stores.clients.findById(client.clientId);
+    assert.deepEqual([changed?.homepageUrl, changed?.updatedAt], ['https://app.example/home', T0 + 1]);
+    assert.equal(await stores.clients.setHomepageUrl(unique('client'), 'https://app.example/home', T0 + 1), false, 'no such client');
+  });
+
   test('a grant is read with its user in one read, every field of both as stored', async () => {
     const { user, grant } = await newGrant();
     await stores.grants.touch(grant.id, T0 + MINUTE);

@@ -62,6 +62,7 @@ export interface ClientStore {
   deletePreviousSecret(clientId: string, now: Instant): Promise<boolean>;
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
+  setHomepageUrl(clientId: string, homepageUrl: string, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   /** Marks the app verified by staff, or not; `undefined` when there is no such app. */
   setVerified(clientId: string, verified: boolean, now: Instant): Promise<Client | undefined>;

@@ -129,6 +129,11 @@ export class KyselyClientStore implements ClientStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
+  async setHomepageUrl(clientId: string, homepageUrl: string, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('clients').set({ homepage_url: homepageUrl, updated_at: now }).where('client_id', '=', clientId).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  }
+
   async setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('clients')
       .set({ require_pushed_authorization_requests: required ? 1 : 0, updated_at: now })
