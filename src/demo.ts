@@ -9,6 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts/accounts.js';
 import { registerClient } from './core/oauth/clients.js';
+import type { UserStatus } from './core/accounts/ports.js';
 import type { Stores } from './core/stores.js';
 import { commentOnPost, writePost } from './core/community/posts.js';
 import { makeDirectoriesFor, readPrivateFile, writePrivateFile } from './storage/directories.js';
@@ -19,6 +20,12 @@ export const DEMO_USERNAME = 'demo';
 export interface DemoCredentials {
   username: string;
   password: string;
+  /**
+   * SHA-256 of the password hash stored when `password` was set (`passwordHashDigest`): a hash
+   * stored since differs, so the banner knows the password was set again without hashing it with
+   * argon2 at each start. Absent from credentials written before it was kept.
+   */
+  passwordHashDigest?: string;
   /** `postLogoutRedirectUri` is absent from credentials written before logout existed. */
   confidentialClient: { clientId: string; clientSecret: string; redirectUri: string; postLogoutRedirectUri?: string };
   publicClient: { clientId: string; redirectUri: string };
@@ -123,6 +130,7 @@ async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Prom
   const user = await createAccount(stores, clock, {
     username: DEMO_USERNAME, password, bio: 'I try every feature first.', member: true, level: 7, xp: 1830,
   });
+  const { passwordHash } = (await stores.users.findCredentials(DEMO_USERNAME))!;
   const ids = new Map<Member, number>([[DEMO_USERNAME, user.id]]);
   for (const member of MEMBERS) {
     const account = await createAccount(stores, clock, { username: member.username, password: randomBytes(15).toString('base64url'), bio: member.bio });
@@ -156,6 +164,7 @@ async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Prom
   return {
     username: DEMO_USERNAME,
     password,
+    passwordHashDigest: passwordHashDigest(passwordHash),
     confidentialClient: {
       clientId: confidential.client.clientId, clientSecret: confidential.secret!, redirectUri: demoAppRedirect, postLogoutRedirectUri: demoAppSignedOut,
     },
@@ -250,6 +259,20 @@ export async function liveDemoCredentials(settings: Settings, stores: Stores): P
   return client?.status === 'active' ? credentials : undefined;
 }
 
+/** What the kept hash is compared by: its digest, so the file holds no second copy of the hash itself. */
+const passwordHashDigest = (passwordHash: string): string => createHash('sha256').update(passwordHash).digest('hex');
+
+/**
+ * The demo account as the banner shows it: its status (`undefined` once it is gone), and whether
+ * the kept password still signs it in (`svc user set-password`, a reset or a change on the site
+ * set another: attack70 7). Known only for credentials kept with their hash's digest.
+ */
+export async function demoAccount(stores: Stores, credentials: DemoCredentials): Promise<{ status: UserStatus | undefined; passwordKept: boolean }> {
+  const found = await stores.users.findCredentials(credentials.username);
+  const kept = credentials.passwordHashDigest;
+  return { status: found?.user.status, passwordKept: found === undefined || kept === undefined || passwordHashDigest(found.passwordHash) === kept };
+}
+
 function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
   try {
     const text = readPrivateFile(demoCredentialsPath(settings));
@@ -270,6 +293,8 @@ function isDemoCredentials(kept: unknown): kept is DemoCredentials {
     && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'string');
   const { confidentialClient, publicClient } = (kept ?? {}) as Partial<Record<keyof DemoCredentials, unknown>>;
   const signOut = (confidentialClient as { postLogoutRedirectUri?: unknown } | undefined)?.postLogoutRedirectUri;
-  return strings(kept, 'username', 'password') && strings(confidentialClient, 'clientId', 'clientSecret', 'redirectUri')
+  const digest = (kept as { passwordHashDigest?: unknown } | undefined)?.passwordHashDigest;
+  return strings(kept, 'username', 'password') && (digest === undefined || typeof digest === 'string')
+    && strings(confidentialClient, 'clientId', 'clientSecret', 'redirectUri')
     && (signOut === undefined || typeof signOut === 'string') && strings(publicClient, 'clientId', 'redirectUri');
 }

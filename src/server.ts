@@ -11,7 +11,7 @@ import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from '.
 import { ensureSigningKeys } from './core/oidc/keys.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
-import { type DemoCredentials, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
+import { type DemoCredentials, demoAccount, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
 import { createBaseDeps } from './base-deps.js';
 import { createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
@@ -25,6 +25,8 @@ interface DemoShown {
   credentials: DemoCredentials;
   fresh: boolean;
   accountStatus: UserStatus | undefined;
+  /** Whether the kept password still signs the demo account in (`demoAccount`). */
+  passwordKept: boolean;
 }
 
 /**
@@ -44,13 +46,15 @@ function banner(settings: Settings, demo: DemoShown | undefined): string {
   if (settings.keysSecret === undefined && !isLoopbackBaseUrl(settings.baseUrl)) lines.push(PLAINTEXT_AT_REST_WARNING);
   lines.push(mailLine(settings));
   if (demo) {
-    const { credentials: c, fresh, accountStatus } = demo;
+    const { credentials: c, fresh, accountStatus, passwordKept } = demo;
     const kept = `(in ${demoCredentialsPath(settings)})`;
     lines.push(
       '',
-      accountStatus === 'active'
-        ? `Demo sign-in:        ${c.username} / ${fresh ? c.password : `password ${kept}`}   at ${settings.baseUrl}/login`
-        : `Demo sign-in:        none: the ${c.username} account is ${accountStatus ?? 'gone'} (its apps still sign members in)`,
+      accountStatus !== 'active'
+        ? `Demo sign-in:        none: the ${c.username} account is ${accountStatus ?? 'gone'} (its apps still sign members in)`
+        : passwordKept
+          ? `Demo sign-in:        ${c.username} / ${fresh ? c.password : `password ${kept}`}   at ${settings.baseUrl}/login`
+          : `Demo sign-in:        ${c.username} / the password set since the demo was seeded (the one kept in ${demoCredentialsPath(settings)} no longer works)   at ${settings.baseUrl}/login`,
       `Demo app:            ${settings.baseUrl}/demo-app`,
       `Confidential client: client_id=${c.confidentialClient.clientId}`,
       `                     client_secret=${fresh ? c.confidentialClient.clientSecret : kept}`,
@@ -122,9 +126,10 @@ async function prepare(settings: Settings): Promise<{ demo: DemoShown | undefine
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
     const kept = demo.created || !settings.demo ? undefined : await liveDemoCredentials(settings, deps.stores);
     const credentials = demo.created ?? (kept && await moveDemoApp(settings, deps.stores, deps.clock, kept));
-    // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no longer signs in (attack68).
-    const accountStatus = credentials && (await deps.stores.users.findByUsername(credentials.username))?.status;
-    return { demo: credentials && { credentials, fresh: demo.created !== undefined, accountStatus }, accounts };
+    // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
+    // longer signs in (attack68), nor does its kept password once another was set (attack70).
+    const account = credentials && await demoAccount(deps.stores, credentials);
+    return { demo: credentials && account && { credentials, fresh: demo.created !== undefined, accountStatus: account.status, passwordKept: account.passwordKept }, accounts };
   } finally {
     await deps.close();
   }
