@@ -9,6 +9,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Settings } from './config/settings.js';
 import { createAccount } from './core/accounts/accounts.js';
 import { registerClient } from './core/oauth/clients.js';
+import type { Client } from './core/oauth/ports.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import type { Stores } from './core/stores.js';
 import { commentOnPost, writePost } from './core/community/posts.js';
@@ -182,41 +183,66 @@ function demoAppAddresses(baseUrl: string) {
   };
 }
 
+/** A move of the kept demo's app to the service's address (`moveDemoApp`). */
+export interface DemoMove {
+  /** The service's address, where the demo app is to be. */
+  baseUrl: string;
+  credentials: DemoCredentials;
+  /** Keeps the moved credentials for the operator (`saveDemoCredentials`), before the move commits. */
+  keep: (credentials: DemoCredentials) => void;
+}
+
 /**
  * The kept demo, its app moved to the service's address when a start serves at another one than
  * the demo was seeded for (another `PORT` or `BASE_URL`): the demo app sent members back to the
- * first start's port, where nothing listened, and its home page was linked there. Only the demo
- * clients' addresses of the demo app change, in one transaction, then the kept file; any other address a person gave them stays.
+ * first start's port, where nothing listened, and its home page was linked there. Only the demo's
+ * own clients (the demo account's) change, and of their addresses only the demo app's; any other
+ * address a person gave them stays. In one transaction, the file kept before it commits: a start
+ * that cannot write it (a root start refused the service user's `./data`, a full disk) leaves the
+ * database as it was, where a move committed first left the demo app at an address the file did
+ * not name, never moved back (attack74). Where the demo app is, is the file's address, or the
+ * database's if it has the app elsewhere (a file written by a move whose commit never came).
  */
-export async function moveDemoApp(settings: Settings, stores: Stores, clock: Clock, credentials: DemoCredentials): Promise<DemoCredentials> {
+export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, credentials, keep }: DemoMove): Promise<DemoCredentials> {
   const kept = credentials.confidentialClient;
-  const wanted = demoAppAddresses(settings.baseUrl);
   const suffix = '/demo-app/callback';
-  if (kept.redirectUri === wanted.redirect || !kept.redirectUri.endsWith(suffix)) return credentials;
-  const was = demoAppAddresses(kept.redirectUri.slice(0, -suffix.length));
-  const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut : uri === was.backchannel ? wanted.backchannel : uri === was.home ? wanted.home : uri;
-  const movedCredentials: DemoCredentials = {
-    ...credentials,
-    confidentialClient: { ...kept, redirectUri: wanted.redirect, ...kept.postLogoutRedirectUri === undefined ? {} : { postLogoutRedirectUri: moved(kept.postLogoutRedirectUri) } },
-  };
-  await stores.transaction(async (tx) => {
-    const now = clock.now();
+  // A file edited by hand to name another address: left as it is.
+  if (!kept.redirectUri.endsWith(suffix)) return credentials;
+  const wanted = demoAppAddresses(baseUrl);
+  return stores.transaction(async (tx) => {
+    const owner = await tx.users.findByUsername(DEMO_USERNAME);
+    const clients: Client[] = [];
     for (const clientId of [kept.clientId, credentials.publicClient.clientId]) {
       const client = await tx.clients.findById(clientId);
-      if (!client) continue;
-      await tx.clients.setRedirectUris(clientId, client.redirectUris.map(moved), now);
-      await tx.clients.setLogoutUris(clientId, {
-        postLogoutRedirectUris: client.postLogoutRedirectUris.map(moved),
-        backchannelLogoutUri: client.backchannelLogoutUri === null ? null : moved(client.backchannelLogoutUri),
-      }, now);
-      // The link the consent page and the member's list of apps show for it.
-      if (moved(client.homepageUrl) !== client.homepageUrl) await tx.clients.setHomepageUrl(clientId, moved(client.homepageUrl), now);
+      // Another owner's client named in the file is never changed through it (attack74).
+      if (client && owner && client.ownerId === owner.id) clients.push(client);
     }
+    const app = clients.find((client) => client.clientId === kept.clientId);
+    const at = app === undefined || app.redirectUris.includes(kept.redirectUri) ? kept.redirectUri
+      : app.redirectUris.find((uri) => uri.endsWith(suffix)) ?? kept.redirectUri;
+    const was = demoAppAddresses(at.slice(0, -suffix.length));
+    const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut : uri === was.backchannel ? wanted.backchannel : uri;
+    const differ = (a: readonly string[], b: readonly string[]) => a.some((uri, i) => uri !== b[i]);
+    const now = clock.now();
+    for (const client of clients) {
+      const redirectUris = client.redirectUris.map(moved);
+      if (differ(redirectUris, client.redirectUris)) await tx.clients.setRedirectUris(client.clientId, redirectUris, now);
+      const postLogoutRedirectUris = client.postLogoutRedirectUris.map(moved);
+      const backchannelLogoutUri = client.backchannelLogoutUri === null ? null : moved(client.backchannelLogoutUri);
+      if (differ(postLogoutRedirectUris, client.postLogoutRedirectUris) || backchannelLogoutUri !== client.backchannelLogoutUri) {
+        await tx.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris, backchannelLogoutUri }, now);
+      }
+      // The link the consent page and the member's list of apps show: the demo app's home page at
+      // the service's address, wherever it was (a move by an earlier release left it at the first start's).
+      if (client.homepageUrl.endsWith('/demo-app') && client.homepageUrl !== wanted.home) await tx.clients.setHomepageUrl(client.clientId, wanted.home, now);
+    }
+    const movedCredentials: DemoCredentials = {
+      ...credentials,
+      confidentialClient: { ...kept, redirectUri: wanted.redirect, ...kept.postLogoutRedirectUri === undefined ? {} : { postLogoutRedirectUri: moved(kept.postLogoutRedirectUri) } },
+    };
+    if (movedCredentials.confidentialClient.redirectUri !== kept.redirectUri || movedCredentials.confidentialClient.postLogoutRedirectUri !== kept.postLogoutRedirectUri) keep(movedCredentials);
+    return movedCredentials;
   });
-  // After the commit: a start that stops before it finds the file's old addresses again, and moves
-  // the demo once more (each address already moved stays as it is).
-  saveDemoCredentials(settings, movedCredentials);
-  return movedCredentials;
 }
 
 /**

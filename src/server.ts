@@ -54,7 +54,7 @@ function banner(settings: Settings, demo: DemoShown | undefined): string {
         ? `Demo sign-in:        none: the ${c.username} account is ${accountStatus ?? 'gone'} (its apps still sign members in)`
         : passwordKept
           ? `Demo sign-in:        ${c.username} / ${fresh ? c.password : `password ${kept}`}   at ${settings.baseUrl}/login`
-          : `Demo sign-in:        ${c.username} / the password set since the demo was seeded (the one kept in ${demoCredentialsPath(settings)} no longer works)   at ${settings.baseUrl}/login`,
+          : `Demo sign-in:        ${c.username} / its password was set again since the demo was seeded: the one kept in ${demoCredentialsPath(settings)} may no longer work   at ${settings.baseUrl}/login`,
       `Demo app:            ${settings.baseUrl}/demo-app`,
       `Confidential client: client_id=${c.confidentialClient.clientId}`,
       `                     client_secret=${fresh ? c.confidentialClient.clientSecret : kept}`,
@@ -125,7 +125,7 @@ async function prepare(settings: Settings): Promise<{ demo: DemoShown | undefine
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
     const kept = demo.created || !settings.demo ? undefined : await liveDemoCredentials(settings, deps.stores);
-    const credentials = demo.created ?? (kept && await moveDemoApp(settings, deps.stores, deps.clock, kept));
+    const credentials = demo.created ?? (kept && await moveDemoApp(deps.stores, deps.clock, { baseUrl: settings.baseUrl, credentials: kept, keep: (moved) => saveDemoCredentials(settings, moved) }));
     // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
     // longer signs in (attack68), nor does its kept password once another was set (attack70).
     const account = credentials && await demoAccount(deps.stores, credentials);

@@ -192,14 +192,14 @@ test('a demo account since suspended or deleted is not offered as a sign-in: the
   }
 });
 
-test('a demo password set again since the seed is not offered as the kept one: the banner says the kept one no longer works', async () => {
+test('a demo password set again since the seed is not offered as the kept one: the banner says the kept one may no longer work', async () => {
   const { path, env } = await seededByAFirstStart();
   const changed = svc(`sqlite:${path}`, ['user', 'set-password', '--username', 'demo', '--password-stdin', '--json'], {}, 'another-long-password-1\n');
   assert.equal(changed.code, 0, changed.stderr);
   const service = startService({ ...env, PORT: String(await freePort()) });
   try {
     const banner = await service.banner;
-    assert.match(banner, /Demo sign-in: +demo \/ the password set since the demo was seeded \(the one kept in .*demo-credentials\.json no longer works\)/);
+    assert.match(banner, /Demo sign-in: +demo \/ its password was set again since the demo was seeded: the one kept in .*demo-credentials\.json may no longer work/);
     assert.doesNotMatch(banner, /demo \/ password \(in/);
   } finally {
     await stop(service);

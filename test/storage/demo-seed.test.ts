@@ -5,7 +5,7 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import { ensureSigningKeys } from '../../src/core/oidc/keys.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import type { Stores } from '../../src/core/stores.js';
-import { type DemoCredentials, seedDemo } from '../../src/demo.js';
+import { type DemoCredentials, moveDemoApp, seedDemo } from '../../src/demo.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { migrateToLatest } from '../../src/storage/migrate.js';
 import { createStores } from '../../src/storage/stores.js';
@@ -60,5 +60,53 @@ forEachDatabase('the demo\'s seed', (database) => {
     assert.ok(await seedDemo(stores, clock, { baseUrl, when: 'no demo user' }));
     assert.equal(await count('users'), 7);
     assert.equal(await seedDemo(stores, clock, { baseUrl, when: 'no demo user' }), undefined);
+  });
+
+  /** A database with only the demo, seeded at `baseUrl`: its credentials as kept. */
+  async function onlyTheDemo(): Promise<DemoCredentials> {
+    await handle.db.deleteFrom('clients').execute();
+    await handle.db.deleteFrom('users').execute();
+    return (await seedDemo(stores, clock, { baseUrl, when: 'no demo user' }))!;
+  }
+
+  const addressesOf = async (clientId: string) => {
+    const client = (await stores.clients.findById(clientId))!;
+    return [client.homepageUrl, client.redirectUris, client.postLogoutRedirectUris, client.backchannelLogoutUri];
+  };
+  const demoAppAt = (base: string) => [`${base}/demo-app`, [`${base}/demo-app/callback`], [`${base}/demo-app/signed-out`], `${base}/demo-app/backchannel-logout`];
+  const elsewhere = 'http://localhost:4000';
+
+  test('a move of the demo app whose credentials cannot be kept changes nothing, and the next start moves it', async () => {
+    const credentials = await onlyTheDemo();
+    const diskFull = () => { throw new Error('ENOSPC: no space left on device'); };
+    await assert.rejects(moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials, keep: diskFull }), /ENOSPC/);
+    assert.deepEqual(await addressesOf(credentials.confidentialClient.clientId), demoAppAt(baseUrl));
+    let kept: DemoCredentials | undefined;
+    const moved = await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials, keep: (c) => { kept = c; } });
+    assert.deepEqual(kept, moved);
+    assert.equal(moved.confidentialClient.redirectUri, `${elsewhere}/demo-app/callback`);
+    assert.deepEqual(await addressesOf(credentials.confidentialClient.clientId), demoAppAt(elsewhere));
+    assert.deepEqual((await stores.clients.findById(credentials.publicClient.clientId))!.redirectUris, ['http://127.0.0.1/callback', `${elsewhere}/demo-app/callback`]);
+  });
+
+  test('a move finds the demo app where the database has it when the kept file is ahead (written by a move that never committed), and moves a home page an earlier release left behind', async () => {
+    const credentials = await onlyTheDemo();
+    await stores.clients.setHomepageUrl(credentials.confidentialClient.clientId, 'http://localhost:3999/demo-app', clock.now());
+    const ahead = { ...credentials, confidentialClient: { ...credentials.confidentialClient, redirectUri: `${elsewhere}/demo-app/callback`, postLogoutRedirectUri: `${elsewhere}/demo-app/signed-out` } };
+    let kept: DemoCredentials | undefined;
+    await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials: ahead, keep: (c) => { kept = c; } });
+    assert.deepEqual(await addressesOf(credentials.confidentialClient.clientId), demoAppAt(elsewhere));
+    assert.equal(kept, undefined, 'the file already names this address');
+  });
+
+  test('a move changes only the demo account\'s clients: another owner\'s app named in the kept file stays as it is', async () => {
+    const credentials = await onlyTheDemo();
+    const { client: partner } = await registerClient(stores, clock, {
+      name: 'Partner', type: 'confidential', homepageUrl: 'http://localhost:3000/demo-app', redirectUris: ['http://localhost:3000/demo-app/callback'],
+    });
+    const planted = { ...credentials, publicClient: { ...credentials.publicClient, clientId: partner.clientId } };
+    await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials: planted, keep: () => {} });
+    assert.deepEqual(await addressesOf(partner.clientId), ['http://localhost:3000/demo-app', ['http://localhost:3000/demo-app/callback'], [], null]);
+    assert.deepEqual(await addressesOf(credentials.confidentialClient.clientId), demoAppAt(elsewhere));
   });
 });
