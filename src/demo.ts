@@ -200,8 +200,9 @@ export interface DemoMove {
  * address a person gave them stays. In one transaction, the file kept before it commits: a start
  * that cannot write it (a root start refused the service user's `./data`, a full disk) leaves the
  * database as it was, where a move committed first left the demo app at an address the file did
- * not name, never moved back (attack74). Where the demo app is, is the file's address, or the
- * database's if it has the app elsewhere (a file written by a move whose commit never came).
+ * not name, never moved back (attack74). The file is the record of where the demo app is: only
+ * its addresses at the file's origin move, so an address an operator added, at any other origin,
+ * stays (attack75 found one rewritten when the database's addresses were read as the demo's).
  */
 export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, credentials, keep }: DemoMove): Promise<DemoCredentials> {
   const kept = credentials.confidentialClient;
@@ -217,11 +218,9 @@ export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, crede
       // Another owner's client named in the file is never changed through it (attack74).
       if (client && owner && client.ownerId === owner.id) clients.push(client);
     }
-    const app = clients.find((client) => client.clientId === kept.clientId);
-    const at = app === undefined || app.redirectUris.includes(kept.redirectUri) ? kept.redirectUri
-      : app.redirectUris.find((uri) => uri.endsWith(suffix)) ?? kept.redirectUri;
-    const was = demoAppAddresses(at.slice(0, -suffix.length));
-    const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut : uri === was.backchannel ? wanted.backchannel : uri;
+    const was = demoAppAddresses(kept.redirectUri.slice(0, -suffix.length));
+    const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut
+      : uri === was.backchannel ? wanted.backchannel : uri === was.home ? wanted.home : uri;
     const differ = (a: readonly string[], b: readonly string[]) => a.some((uri, i) => uri !== b[i]);
     const now = clock.now();
     for (const client of clients) {
@@ -232,9 +231,8 @@ export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, crede
       if (differ(postLogoutRedirectUris, client.postLogoutRedirectUris) || backchannelLogoutUri !== client.backchannelLogoutUri) {
         await tx.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris, backchannelLogoutUri }, now);
       }
-      // The link the consent page and the member's list of apps show: the demo app's home page at
-      // the service's address, wherever it was (a move by an earlier release left it at the first start's).
-      if (client.homepageUrl.endsWith('/demo-app') && client.homepageUrl !== wanted.home) await tx.clients.setHomepageUrl(client.clientId, wanted.home, now);
+      // The link the consent page and the member's list of apps show.
+      if (moved(client.homepageUrl) !== client.homepageUrl) await tx.clients.setHomepageUrl(client.clientId, moved(client.homepageUrl), now);
     }
     const movedCredentials: DemoCredentials = {
       ...credentials,
