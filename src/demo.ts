@@ -13,7 +13,7 @@ import type { Client } from './core/oauth/ports.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import type { Stores } from './core/stores.js';
 import { commentOnPost, writePost } from './core/community/posts.js';
-import { makeDirectoriesFor, readPrivateFile, writePrivateFile } from './storage/directories.js';
+import { readPrivateFile, writePrivateFile } from './storage/directories.js';
 import type { Clock } from './core/time.js';
 
 export const DEMO_USERNAME = 'demo';
@@ -266,7 +266,6 @@ export function demoCredentialsPath(settings: Settings): string {
 export function saveDemoCredentials(settings: Settings, credentials: DemoCredentials): void {
   const path = demoCredentialsPath(settings);
   const what = 'the demo credentials (DEMO=0 starts without the demo, for good: the database is no longer new)';
-  makeDirectoriesFor(path, what);
   // Made by a command run as root, the file is the database's owner's, as its lock file is.
   const { database } = settings;
   writePrivateFile(path, `${JSON.stringify(credentials, null, 2)}\n`, what, database.kind === 'sqlite' && database.path !== ':memory:' ? database.path : dirname(path));

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type nodemailer from 'nodemailer';
 import type { MailTransportSetting } from '../config/settings.js';
 import type { MailMessage, MailOutcome, MailTransport } from '../core/mail/ports.js';
-import { makeDirectoriesFor, writePrivateFile } from '../storage/directories.js';
+import { writePrivateFile } from '../storage/directories.js';
 
 /**
  * nodemailer is loaded when the first mail is sent, not at start: a server holds about 10 MB less
@@ -69,8 +69,8 @@ export class EmlFileTransport implements MailTransport {
       const info = await this.transporter.sendMail(mailOptions(this.from, message));
       // The mail's id makes the name: a retry writes the same file again, never a second one.
       const file = join(this.directory, `${String(id).padStart(8, '0')}.eml`);
-      makeDirectoriesFor(file, 'a mail');
-      // Whole or not at all, through a new file renamed over the name: never written through a link planted there.
+      // Whole or not at all, through a new file renamed over the name: never written through a link
+      // planted there, nor, run as root, through another user's directory.
       writePrivateFile(file, info.message as Buffer, 'a mail', this.directory);
       return { sent: true };
     } catch (error) {

@@ -60,10 +60,13 @@ const PRIVATE_FILE_MAX_BYTES = 64 * 1024;
  * its own mode (0644 stayed readable by all). A process killed midway leaves the old file or the
  * new one, never an empty one, and the next write removes the new file it left unrenamed; the
  * directory is synced too where the system lets it be opened, so after a power cut the file is
- * there with what the caller went on to commit (attack68, attack69). Made by a command run as
- * root, the file is the owner's of `ownerOf` (`giveToOwnerOf`). Throws one line naming `what`.
+ * there with what the caller went on to commit (attack68, attack69). Its missing directories are
+ * made first, and run as root it is written only through directories of root's
+ * (`makeDirectoriesFor`). Made by a command run as root, the file is the owner's of `ownerOf`
+ * (`giveToOwnerOf`). Throws one line naming `what`.
  */
 export function writePrivateFile(path: string, contents: string | Uint8Array, what: string, ownerOf: string): void {
+  makeDirectoriesFor(path, what);
   const directory = dirname(path);
   // Bounded, whatever the length of the name: a name near the system's limit has room for it.
   const prefix = `.${createHash('sha256').update(basename(path)).digest('hex').slice(0, 16)}.`;
