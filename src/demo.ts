@@ -207,9 +207,9 @@ export interface DemoMove {
 export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, credentials, keep }: DemoMove): Promise<DemoCredentials> {
   const kept = credentials.confidentialClient;
   const suffix = '/demo-app/callback';
-  // A file edited by hand to name another address: left as it is.
-  if (!kept.redirectUri.endsWith(suffix)) return credentials;
   const wanted = demoAppAddresses(baseUrl);
+  // Where it is already (every start but a move's), or a file edited by hand to name another address: nothing to move.
+  if (kept.redirectUri === wanted.redirect || !kept.redirectUri.endsWith(suffix)) return credentials;
   return stores.transaction(async (tx) => {
     const owner = await tx.users.findByUsername(DEMO_USERNAME);
     const clients: Client[] = [];
@@ -238,7 +238,7 @@ export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, crede
       ...credentials,
       confidentialClient: { ...kept, redirectUri: wanted.redirect, ...kept.postLogoutRedirectUri === undefined ? {} : { postLogoutRedirectUri: moved(kept.postLogoutRedirectUri) } },
     };
-    if (movedCredentials.confidentialClient.redirectUri !== kept.redirectUri || movedCredentials.confidentialClient.postLogoutRedirectUri !== kept.postLogoutRedirectUri) keep(movedCredentials);
+    keep(movedCredentials);
     return movedCredentials;
   });
 }
