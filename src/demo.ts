@@ -27,8 +27,12 @@ export interface DemoCredentials {
    * argon2 at each start. Absent from credentials written before it was kept.
    */
   passwordHashDigest?: string;
-  /** `postLogoutRedirectUri` is absent from credentials written before logout existed. */
-  confidentialClient: { clientId: string; clientSecret: string; redirectUri: string; postLogoutRedirectUri?: string };
+  /**
+   * `postLogoutRedirectUri` is absent from credentials written before logout existed. `movedFrom`
+   * is the demo app's redirect URI before a move of it (`moveDemoApp`): the file is kept before
+   * the move commits, so until a start finds the database at `redirectUri` it may still be there.
+   */
+  confidentialClient: { clientId: string; clientSecret: string; redirectUri: string; postLogoutRedirectUri?: string; movedFrom?: string };
   publicClient: { clientId: string; redirectUri: string };
 }
 
@@ -192,6 +196,8 @@ export interface DemoMove {
   keep: (credentials: DemoCredentials) => void;
 }
 
+const DEMO_APP_REDIRECT = '/demo-app/callback';
+
 /**
  * The kept demo, its app moved to the service's address when a start serves at another one than
  * the demo was seeded for (another `PORT` or `BASE_URL`): the demo app sent members back to the
@@ -203,13 +209,16 @@ export interface DemoMove {
  * not name, never moved back (attack74). The file is the record of where the demo app is: only
  * its addresses at the file's origin move, so an address an operator added, at any other origin,
  * stays (attack75 found one rewritten when the database's addresses were read as the demo's).
+ * A file kept for a move also names where the move came from (`movedFrom`), until a start finds
+ * the database at its address: a process killed between keeping the file and the commit left
+ * the file ahead of the database, and the demo app at an address its client did not have, for good.
  */
 export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, credentials, keep }: DemoMove): Promise<DemoCredentials> {
   const kept = credentials.confidentialClient;
-  const suffix = '/demo-app/callback';
   const wanted = demoAppAddresses(baseUrl);
-  // Where it is already (every start but a move's), or a file edited by hand to name another address: nothing to move.
-  if (kept.redirectUri === wanted.redirect || !kept.redirectUri.endsWith(suffix)) return credentials;
+  const demoApps = (redirect: string | undefined) => redirect?.endsWith(DEMO_APP_REDIRECT) ? [demoAppAddresses(redirect.slice(0, -DEMO_APP_REDIRECT.length))] : [];
+  // Where it is already (every start but a move's and the one after), or a file edited by hand to name another address: nothing to move.
+  if ((kept.redirectUri === wanted.redirect && kept.movedFrom === undefined) || demoApps(kept.redirectUri).length === 0) return credentials;
   return stores.transaction(async (tx) => {
     const owner = await tx.users.findByUsername(DEMO_USERNAME);
     const clients: Client[] = [];
@@ -218,9 +227,17 @@ export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, crede
       // Another owner's client named in the file is never changed through it (attack74).
       if (client && owner && client.ownerId === owner.id) clients.push(client);
     }
-    const was = demoAppAddresses(kept.redirectUri.slice(0, -suffix.length));
-    const moved = (uri: string) => uri === was.redirect ? wanted.redirect : uri === was.signedOut ? wanted.signedOut
-      : uri === was.backchannel ? wanted.backchannel : uri === was.home ? wanted.home : uri;
+    // Still where the file's move came from when that move never committed; else where the file says.
+    const registered = clients.find((client) => client.clientId === kept.clientId)?.redirectUris ?? [];
+    const from = kept.movedFrom !== undefined && !registered.includes(kept.redirectUri) && registered.includes(kept.movedFrom) ? kept.movedFrom : kept.redirectUri;
+    const mover = (...olds: ReturnType<typeof demoAppAddresses>[]) => (uri: string) => {
+      for (const old of olds) {
+        const which = (Object.keys(old) as (keyof typeof old)[]).find((key) => old[key] === uri);
+        if (which) return wanted[which];
+      }
+      return uri;
+    };
+    const moved = mover(...demoApps(from));
     const differ = (a: readonly string[], b: readonly string[]) => a.some((uri, i) => uri !== b[i]);
     const now = clock.now();
     for (const client of clients) {
@@ -234,9 +251,16 @@ export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, crede
       // The link the consent page and the member's list of apps show.
       if (moved(client.homepageUrl) !== client.homepageUrl) await tx.clients.setHomepageUrl(client.clientId, moved(client.homepageUrl), now);
     }
+    // The file's own sign-out address is at its own origin, which a move that never committed left ahead of `from`'s.
+    const movedInFile = mover(...demoApps(from), ...demoApps(kept.redirectUri));
+    const { movedFrom: _settled, ...rest } = kept;
     const movedCredentials: DemoCredentials = {
       ...credentials,
-      confidentialClient: { ...kept, redirectUri: wanted.redirect, ...kept.postLogoutRedirectUri === undefined ? {} : { postLogoutRedirectUri: moved(kept.postLogoutRedirectUri) } },
+      confidentialClient: {
+        ...rest, redirectUri: wanted.redirect,
+        ...kept.postLogoutRedirectUri === undefined ? {} : { postLogoutRedirectUri: movedInFile(kept.postLogoutRedirectUri) },
+        ...from === wanted.redirect ? {} : { movedFrom: from },
+      },
     };
     keep(movedCredentials);
     return movedCredentials;
@@ -315,9 +339,9 @@ function isDemoCredentials(kept: unknown): kept is DemoCredentials {
   const strings = (value: unknown, ...names: string[]) => typeof value === 'object' && value !== null
     && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'string');
   const { confidentialClient, publicClient } = (kept ?? {}) as Partial<Record<keyof DemoCredentials, unknown>>;
-  const signOut = (confidentialClient as { postLogoutRedirectUri?: unknown } | undefined)?.postLogoutRedirectUri;
+  const { postLogoutRedirectUri: signOut, movedFrom } = (confidentialClient ?? {}) as { postLogoutRedirectUri?: unknown; movedFrom?: unknown };
   const digest = (kept as { passwordHashDigest?: unknown } | undefined)?.passwordHashDigest;
   return strings(kept, 'username', 'password') && (digest === undefined || typeof digest === 'string')
     && strings(confidentialClient, 'clientId', 'clientSecret', 'redirectUri')
-    && (signOut === undefined || typeof signOut === 'string') && strings(publicClient, 'clientId', 'redirectUri');
+    && [signOut, movedFrom].every((uri) => uri === undefined || typeof uri === 'string') && strings(publicClient, 'clientId', 'redirectUri');
 }

@@ -89,6 +89,32 @@ forEachDatabase('the demo\'s seed', (database) => {
     assert.deepEqual((await stores.clients.findById(credentials.publicClient.clientId))!.redirectUris, ['http://127.0.0.1/callback', `${elsewhere}/demo-app/callback`]);
   });
 
+  test('a move killed between keeping its file and its commit is finished by the next start, which the file names where the move came from', async () => {
+    const credentials = await onlyTheDemo();
+    let kept: DemoCredentials | undefined;
+    // The file's rename done, the process gone before the commit: the file names the new address, the database the old.
+    const killed = (c: DemoCredentials) => { kept = c; throw new Error('killed'); };
+    await assert.rejects(moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials, keep: killed }), /killed/);
+    assert.equal(kept!.confidentialClient.movedFrom, `${baseUrl}/demo-app/callback`);
+    assert.deepEqual(await addressesOf(credentials.confidentialClient.clientId), demoAppAt(baseUrl));
+
+    const finished = await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials: kept!, keep: (c) => { kept = c; } });
+    assert.deepEqual(await addressesOf(credentials.confidentialClient.clientId), demoAppAt(elsewhere));
+    assert.deepEqual(kept, finished);
+    // The start after finds the database where the file says, and the file stops naming where the move came from.
+    const settled = await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials: finished, keep: (c) => { kept = c; } });
+    assert.equal(settled.confidentialClient.movedFrom, undefined);
+    assert.deepEqual(settled.confidentialClient, { ...credentials.confidentialClient, redirectUri: `${elsewhere}/demo-app/callback`, postLogoutRedirectUri: `${elsewhere}/demo-app/signed-out` });
+    assert.equal(await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials: settled, keep: () => assert.fail('a settled file is not kept again') }), settled);
+
+    // Killed again on its way to a third address: the next start there moves it from where the database has it.
+    const third = 'http://localhost:5000';
+    await assert.rejects(moveDemoApp(stores, clock, { baseUrl: third, credentials: settled, keep: killed }), /killed/);
+    const again = await moveDemoApp(stores, clock, { baseUrl: baseUrl, credentials: kept!, keep: () => {} });
+    assert.deepEqual(await addressesOf(credentials.confidentialClient.clientId), demoAppAt(baseUrl));
+    assert.equal(again.confidentialClient.postLogoutRedirectUri, `${baseUrl}/demo-app/signed-out`);
+  });
+
   test('a move changes only the demo app\'s addresses at the kept file\'s origin: an operator\'s address ending as the demo app\'s stays', async () => {
     const credentials = await onlyTheDemo();
     const app = credentials.confidentialClient.clientId;
