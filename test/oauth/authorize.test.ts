@@ -144,6 +144,18 @@ forEachDatabase('authorization endpoint', (database) => {
     await assertErrorPage(posted);
   });
 
+  test('an authorization request POSTed with fields that are not a form\'s strings gets the error page, never a 500', async () => {
+    const browser = new Browser(t);
+    const json = (body: string) => browser.fetch('/oauth/authorize', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    for (const body of ['{"client_id":{"toString":1}}', '{"scope":[{"valueOf":1}]}', '[["a"]]', `${'['.repeat(5000)}${']'.repeat(5000)}`]) {
+      await assertErrorPage(await json(body));
+    }
+    // A JSON body of strings is what a form would have said: it goes on as the GET.
+    const posted = await json('{"client_id":"app","response_type":"code"}');
+    assert.equal(posted.status, 303);
+    assert.equal(posted.headers.get('location'), '/oauth/authorize?client_id=app&response_type=code');
+  });
+
   test('a consent decision without its CSRF field is refused, not taken for an authorization request', async () => {
     const c = await newClient(t);
     const { browser } = await signedInBrowser(t);

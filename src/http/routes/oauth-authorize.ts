@@ -46,11 +46,21 @@ async function answer(request: FastifyRequest, reply: FastifyReply, step: Author
  */
 export const MAX_POSTED_QUERY_LENGTH = 8192;
 
+/**
+ * Whether `body` is what a form parses to: each field a string, or strings where it repeats. A JSON
+ * body of objects had its fields turned into text for the GET, and `{"toString":1}` or arrays nested
+ * thousands deep threw there: a 500 and a logged stack for anyone's request (attack77).
+ */
+function hasFormFields(body: object): body is Record<string, string | string[]> {
+  return !Array.isArray(body) && Object.values(body).every((value) => typeof value === 'string'
+    || (Array.isArray(value) && value.every((one) => typeof one === 'string')));
+}
+
 /** A parsed form body back in a query string, repeated parameters repeated (RFC 6749 3.1 refuses them). */
-function formQuery(body: Record<string, unknown>): string {
+function formQuery(body: Record<string, string | string[]>): string {
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(body)) {
-    for (const one of Array.isArray(value) ? value : [value]) query.append(name, String(one));
+    for (const one of Array.isArray(value) ? value : [value]) query.append(name, one);
   }
   const encoded = query.toString();
   if (encoded.length > MAX_POSTED_QUERY_LENGTH) {
@@ -69,8 +79,12 @@ export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> 
   });
 
   app.post('/oauth/authorize', page, async (request, reply) => {
-    const form = typeof request.body === 'object' && request.body !== null;
-    const body = (form ? request.body : {}) as Record<string, unknown>;
+    const posted = request.body;
+    const form = typeof posted === 'object' && posted !== null;
+    const body = form ? posted : {};
+    if (!hasFormFields(body)) {
+      throw new OAuthError('invalid_request', 'An authorization request sent by POST is a form (application/x-www-form-urlencoded, OpenID Connect Core 3.1.2.1): each parameter a string.');
+    }
     // OpenID Connect Core 3.1.2.1: an authorization request may come by POST. One is told from the
     // consent form's submission by carrying neither of its fields. The session cookie (SameSite=Lax)
     // does not come with another site's POST, so the request goes on as the same GET, which brings it.
