@@ -13,7 +13,7 @@ import { TokenMarks } from './core/credentials/token-marks.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
 import { type DatabaseHandle, openDatabase } from './storage/database.js';
-import { migrateToLatest } from './storage/migrate.js';
+import { inSchemaTurn, migrateToLatest } from './storage/migrate.js';
 import { createStores } from './storage/stores.js';
 
 export interface BaseDeps {
@@ -62,4 +62,9 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
  */
 export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<void> {
   await deps.database.inMigrationTurn(() => migrateToLatest(deps.database.db, seed));
+}
+
+/** Runs `work` in the same turn as `prepareDatabase`'s, with nothing to migrate: starting instances wait for each other's. */
+export async function inStartTurn<T>(deps: Pick<BaseDeps, 'database'>, work: () => Promise<T>): Promise<T> {
+  return deps.database.inMigrationTurn(() => inSchemaTurn(deps.database.db, work));
 }

@@ -178,7 +178,7 @@ async function seedDemoData(stores: Stores, clock: Clock, baseUrl: string): Prom
 }
 
 /** The demo app's addresses when the service is at `baseUrl`. */
-function demoAppAddresses(baseUrl: string) {
+export function demoAppAddresses(baseUrl: string) {
   return {
     home: `${baseUrl}/demo-app`,
     redirect: `${baseUrl}/demo-app/callback`,

@@ -1,6 +1,6 @@
 /**
  * The server process, started by `src/main.ts`: read settings → open and migrate the database →
- * seed the demo on a new one → serve. SIGTERM and SIGINT finish in-flight requests, close the
+ * seed the demo on a new one → serve → move a kept demo's app to this start's address. SIGTERM and SIGINT finish in-flight requests, close the
  * database, flush what the process still holds for elsewhere (the last traces) and exit 0.
  * With WORKERS=N the primary prepares the database once, then N worker processes share the port.
  */
@@ -11,9 +11,9 @@ import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from '.
 import { ensureSigningKeys } from './core/oidc/keys.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
-import { type DemoCredentials, demoAccount, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
-import { createBaseDeps } from './base-deps.js';
-import { createDeps, prepareDatabase } from './deps.js';
+import { type DemoCredentials, demoAccount, demoAppAddresses, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
+import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
+import { type Deps, createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
 import { checkRedisDatabase } from './redis/connect.js';
@@ -103,12 +103,10 @@ function nextSteps(settings: Settings): string {
 
 /**
  * Migrates, with KEYS_SECRET seals the secrets stored without it (or refuses sealed ones it
- * cannot open), seeds the demo on a new database (or moves a kept demo's app to this start's
- * address), and creates signing keys on first start; says
- * what the banner shows of the demo (its credentials, fresh if just made), and whether the
- * database has any account at all.
+ * cannot open), seeds the demo on a new database, and creates signing keys on first start; says
+ * what it seeded, and whether the database has any account at all.
  */
-async function prepare(settings: Settings): Promise<{ demo: DemoShown | undefined; accounts: boolean }> {
+async function prepare(settings: Settings): Promise<{ created: DemoCredentials | undefined; accounts: boolean }> {
   // The database alone: the server's own deps connect to Redis, and a Redis that is down would
   // be logged as unreachable once here and once again by the server.
   const deps = createBaseDeps(settings);
@@ -124,15 +122,30 @@ async function prepare(settings: Settings): Promise<{ demo: DemoShown | undefine
     await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
-    const kept = demo.created || !settings.demo ? undefined : await liveDemoCredentials(settings, deps.stores);
-    const credentials = demo.created ?? (kept && await moveDemoApp(deps.stores, deps.clock, { baseUrl: settings.baseUrl, credentials: kept, keep: (moved) => saveDemoCredentials(settings, moved) }));
-    // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
-    // longer signs in (attack68), nor does its kept password once another was set (attack70).
-    const account = credentials && await demoAccount(deps.stores, credentials);
-    return { demo: credentials && account && { credentials, fresh: demo.created !== undefined, accountStatus: account.status, passwordKept: account.passwordKept }, accounts };
+    return { created: demo.created, accounts };
   } finally {
     await deps.close();
   }
+}
+
+/**
+ * The demo as the banner shows it (`created` if just seeded), a kept demo's app moved to this
+ * start's address first (`moveDemoApp`, another `PORT` or `BASE_URL`). Once the server listens,
+ * so a start that never serves (its port taken) leaves the demo app where a running instance has
+ * it (attack76); in the turn starting instances take, the kept file read in it, so two starts
+ * move it one after the other, each from where the other left it (attack76: a file read before
+ * another start's move committed was taken for the record, and the demo app left at an address
+ * its client did not have).
+ */
+async function demoShown(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, created: DemoCredentials | undefined): Promise<DemoShown | undefined> {
+  const credentials = created ?? (settings.demo ? await inStartTurn(deps, async () => {
+    const kept = await liveDemoCredentials(settings, deps.stores);
+    return kept && moveDemoApp(deps.stores, deps.clock, { baseUrl: settings.baseUrl, credentials: kept, keep: (moved) => saveDemoCredentials(settings, moved) });
+  }) : undefined);
+  // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
+  // longer signs in (attack68), nor does its kept password once another was set (attack70).
+  const account = credentials && await demoAccount(deps.stores, credentials);
+  return credentials && account && { credentials, fresh: created !== undefined, accountStatus: account.status, passwordKept: account.passwordKept };
 }
 
 /** What a failed listen means, for the one line that stops the start. */
@@ -165,17 +178,19 @@ export interface ProcessHooks {
   beforeExit(): Promise<void>;
 }
 
-/** Serves until SIGTERM/SIGINT; returns once listening. */
-async function serve(settings: Settings, hooks: ProcessHooks): Promise<void> {
+/** Serves until SIGTERM/SIGINT; returns once listening, with the server's deps. */
+async function serve(settings: Settings, hooks: ProcessHooks): Promise<Deps> {
   const deps = createDeps(settings);
   const demo = settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined;
+  // The demo app's addresses are this start's: its client is moved there once the server listens (`demoShown`).
+  const at = demoAppAddresses(settings.baseUrl);
   const app = await buildApp(deps, {
     demoApp: demo && {
       issuer: settings.baseUrl,
       clientId: demo.confidentialClient.clientId,
       clientSecret: demo.confidentialClient.clientSecret,
-      redirectUri: demo.confidentialClient.redirectUri,
-      ...(demo.confidentialClient.postLogoutRedirectUri ? { postLogoutRedirectUri: demo.confidentialClient.postLogoutRedirectUri } : {}),
+      redirectUri: at.redirect,
+      ...(demo.confidentialClient.postLogoutRedirectUri ? { postLogoutRedirectUri: at.signedOut } : {}),
     },
   });
   await listenOn(app, settings.host, 'PORT', settings.port);
@@ -206,6 +221,7 @@ async function serve(settings: Settings, hooks: ProcessHooks): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  return deps;
 }
 
 /** Serves `/metrics` on METRICS_PORT when it is set (INTERFACE section 8). */
@@ -296,15 +312,29 @@ async function start(hooks: ProcessHooks): Promise<void> {
     }
     throw error;
   }
-  if (cluster.isWorker) return serve(settings, hooks);
+  if (cluster.isWorker) {
+    await serve(settings, hooks);
+    return;
+  }
   await refuseMissingRedisDatabase(settings);
-  const { demo, accounts } = await prepare(settings);
+  const { created, accounts } = await prepare(settings);
+  let demo: DemoShown | undefined;
   if (settings.workers > 1) {
     await supervise(settings);
     const workers = new AggregatorRegistry();
     await serveMetrics(settings, { contentType: workers.contentType, metrics: () => workers.clusterMetrics() });
+    const deps = createBaseDeps(settings);
+    try {
+      demo = await demoShown(settings, deps, created);
+    } finally {
+      await deps.close();
+    }
   } else {
-    await serve(settings, hooks);
+    // The server's own connection, not a second one to the SQLite file in this process: opening
+    // one makes the file's WAL and index owner-only through descriptors of its own, and closing
+    // those drops every POSIX lock the process holds on them, the first connection's too; another
+    // process's close then found the WAL unused and removed it from under the server.
+    demo = await demoShown(settings, await serve(settings, hooks), created);
   }
   process.stdout.write(`${banner(settings, demo)}${accounts ? '' : nextSteps(settings)}\n`);
 }

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { hashSecret } from '../src/core/credentials/formats.js';
@@ -230,6 +231,31 @@ test('a start at another address than the demo was seeded for moves the demo app
   } finally {
     await db.close();
   }
+});
+
+test('a start that cannot listen moves nothing: the demo app stays where the instance that serves it has it', async () => {
+  const { path, env } = await seededByAFirstStart();
+  const file = join(dirname(path), 'demo-credentials.json');
+  const addresses = async () => {
+    const db = openDatabase({ kind: 'sqlite', path });
+    try {
+      return await db.db.selectFrom('clients').select(['homepage_url', 'redirect_uris', 'post_logout_redirect_uris', 'backchannel_logout_uri']).orderBy('name').execute();
+    } finally {
+      await db.close();
+    }
+  };
+  const [keptBefore, before] = [readFileSync(file, 'utf8'), await addresses()];
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const service = fromSources({ ...env, PORT: String((taken.address() as AddressInfo).port) });
+    assert.equal(await service.exited, 1);
+    assert.match(service.output(), /cannot listen on .*EADDRINUSE/);
+  } finally {
+    taken.close();
+  }
+  assert.equal(readFileSync(file, 'utf8'), keptBefore);
+  assert.deepEqual(await addresses(), before);
 });
 
 test('two starts at once on a new SQLite file take turns to migrate: both serve, and the demo is seeded once', async () => {

@@ -94,6 +94,14 @@ export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<voi
 }
 
 /**
+ * `work` in the turn instances starting together take on PostgreSQL (the schema lock), with no
+ * migration: what a start does once it serves, one start after the other.
+ */
+export async function inSchemaTurn<T>(db: Kysely<any>, work: () => Promise<T>): Promise<T> {
+  return underSchemaLock(db, () => work());
+}
+
+/**
  * The migrations up to and including `name`, and no data step: the database as the release that
  * shipped `name` left it, for the tests of a later migration.
  */
