@@ -5,6 +5,7 @@ import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import { hashSecret } from '../src/core/credentials/formats.js';
 import { openDatabase } from '../src/storage/database.js';
 import { svc } from './support/cli.js';
@@ -256,6 +257,26 @@ test('a start that cannot listen moves nothing: the demo app stays where the ins
   }
   assert.equal(readFileSync(file, 'utf8'), keptBefore);
   assert.deepEqual(await addresses(), before);
+});
+
+test('a move that fails once the server listens costs the demo\'s move, not the service: a warning, and the server goes on serving', async () => {
+  const { path, env } = await seededByAFirstStart();
+  const file = join(dirname(path), 'demo-credentials.json');
+  const keptBefore = readFileSync(file, 'utf8');
+  // What a database held past the move's waits does to it (another start's turn, a long write).
+  const db = openDatabase({ kind: 'sqlite', path });
+  await sql`create trigger held before update on clients begin select raise(abort, 'database is locked'); end`.execute(db.db);
+  await db.close();
+  const port = await freePort();
+  const service = fromSources({ ...env, PORT: String(port) });
+  try {
+    await service.waitFor(/Listening on/);
+    assert.match(service.output(), /Warning: the demo app was not moved to http:\/\/localhost:\d+\/demo-app: .*database is locked.*\. The next start moves it\./);
+    assert.equal((await fetch(`http://localhost:${port}/`)).status, 200);
+  } finally {
+    assert.equal(await stop(service), 0);
+  }
+  assert.equal(readFileSync(file, 'utf8'), keptBefore);
 });
 
 test('two starts at once on a new SQLite file take turns to migrate: both serve, and the demo is seeded once', async () => {
