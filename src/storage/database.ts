@@ -9,7 +9,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
-import { makeDirectoriesFor, refuseUnlessOwnFile } from './directories.js';
+import { isOwnerOnlyFile, makeDirectoriesFor, refuseUnlessOwnFile } from './directories.js';
 import type { Database } from './schema.js';
 import type { Log } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -369,19 +369,22 @@ function writeLockTaker(sqlite: SQLite.Database, statements: StatementCache): ()
 function createOwnerOnly(path: string): void {
   const what = 'the SQLite database';
   makeDirectoriesFor(path, what);
-  // Not waiting: a FIFO at the name fails here instead of holding the start.
-  const descriptor = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
-  try {
-    refuseUnlessOwnFile(descriptor, path, what);
-    fchmodSync(descriptor, 0o600);
-  } finally {
-    closeSync(descriptor);
+  if (!isOwnerOnlyFile(path)) {
+    // Not waiting: a FIFO at the name fails here instead of holding the start.
+    const descriptor = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK, 0o600);
+    try {
+      refuseUnlessOwnFile(descriptor, path, what);
+      fchmodSync(descriptor, 0o600);
+    } finally {
+      closeSync(descriptor);
+    }
   }
   for (const file of [`${path}-wal`, `${path}-shm`, `${path}-journal`]) makeOwnerOnly(file, what);
 }
 
-/** `file`, if there, made 0600 through its descriptor; a symlink there is refused (SQLite would not open it either). */
+/** `file`, if there, made 0600 through its descriptor (unless it is already: `isOwnerOnlyFile`); a symlink there is refused (SQLite would not open it either). */
 function makeOwnerOnly(file: string, what: string): void {
+  if (isOwnerOnlyFile(file)) return;
   let descriptor: number;
   try {
     descriptor = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);

@@ -110,6 +110,18 @@ export function giveToOwnerOf(descriptor: number, reference: string): void {
 }
 
 /**
+ * Whether `path` is already a regular file of this user's, of mode 0600 and one name, as the
+ * service keeps its database's files: then it is left unopened. Closing a descriptor drops every
+ * POSIX lock the process holds on the file, and SQLite's connections in this process hold theirs
+ * on the database, its log, its shared memory and the migration lock file: another process then
+ * took itself for the last connection and removed the log from under them, or took the turn.
+ */
+export function isOwnerOnlyFile(path: string): boolean {
+  const seen = lstatSync(path, { throwIfNoEntry: false });
+  return seen !== undefined && seen.isFile() && (seen.mode & 0o777) === 0o600 && seen.uid === process.getuid?.() && seen.nlink === 1;
+}
+
+/**
  * Throws unless the open `descriptor` (of `path`, for `what`) is a regular file and, run as root,
  * has no other name: a FIFO would hold a start for ever, and a hard link to one of root's files,
  * planted where the service keeps its own (possible where `fs.protected_hardlinks` is 0), would have

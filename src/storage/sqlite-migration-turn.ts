@@ -12,7 +12,7 @@
  */
 import { closeSync, constants, fchmodSync, openSync, realpathSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
-import { refuseUnlessOwnFile } from './directories.js';
+import { isOwnerOnlyFile, refuseUnlessOwnFile } from './directories.js';
 import { untilNotBusy } from './sqlite-busy.js';
 
 /** How long a start waits for another's migrations: a large database's data steps (renderings, avatars) take minutes. */
@@ -30,6 +30,7 @@ const TRY_PAUSE_MS = 50;
 export function prepareMigrationTurnFile(databaseFile: string): string {
   const database = realpathSync(databaseFile);
   const lockFile = `${database}-migration`;
+  if (isOwnerOnlyFile(lockFile)) return lockFile;
   const descriptor = openSync(lockFile, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o600);
   try {
     refuseUnlessOwnFile(descriptor, lockFile, 'the migration lock file');
