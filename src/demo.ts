@@ -199,6 +199,16 @@ export interface DemoMove {
 const DEMO_APP_REDIRECT = '/demo-app/callback';
 
 /**
+ * Whether `moveDemoApp` has anything to do for a start at `baseUrl`: not when the kept file names
+ * the demo app there and no move left to settle (every start but a move's and the one after), nor
+ * when it names no demo app (a file edited by hand to another address).
+ */
+export function demoAppMoves(credentials: DemoCredentials, baseUrl: string): boolean {
+  const kept = credentials.confidentialClient;
+  return kept.redirectUri.endsWith(DEMO_APP_REDIRECT) && (kept.redirectUri !== demoAppAddresses(baseUrl).redirect || kept.movedFrom !== undefined);
+}
+
+/**
  * The kept demo, its app moved to the service's address when a start serves at another one than
  * the demo was seeded for (another `PORT` or `BASE_URL`): the demo app sent members back to the
  * first start's port, where nothing listened, and its home page was linked there. Only the demo's
@@ -214,11 +224,10 @@ const DEMO_APP_REDIRECT = '/demo-app/callback';
  * the file ahead of the database, and the demo app at an address its client did not have, for good.
  */
 export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, credentials, keep }: DemoMove): Promise<DemoCredentials> {
+  if (!demoAppMoves(credentials, baseUrl)) return credentials;
   const kept = credentials.confidentialClient;
   const wanted = demoAppAddresses(baseUrl);
   const demoApps = (redirect: string | undefined) => redirect?.endsWith(DEMO_APP_REDIRECT) ? [demoAppAddresses(redirect.slice(0, -DEMO_APP_REDIRECT.length))] : [];
-  // Where it is already (every start but a move's and the one after), or a file edited by hand to name another address: nothing to move.
-  if ((kept.redirectUri === wanted.redirect && kept.movedFrom === undefined) || demoApps(kept.redirectUri).length === 0) return credentials;
   return stores.transaction(async (tx) => {
     const owner = await tx.users.findByUsername(DEMO_USERNAME);
     const clients: Client[] = [];

@@ -11,7 +11,7 @@ import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from '.
 import { ensureSigningKeys } from './core/oidc/keys.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
-import { type DemoCredentials, demoAccount, demoAppAddresses, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
+import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
 import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
 import { type Deps, createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
@@ -129,6 +129,20 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
 }
 
 /**
+ * The kept demo, its app moved to this start's address if it is elsewhere. The move reads the
+ * file again in the turn: another start may have moved it since. A file that needs no move is
+ * taken as it is, without the turn (nearly every start): such a start is as if it had gone first.
+ */
+async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>): Promise<DemoCredentials | undefined> {
+  const kept = await liveDemoCredentials(settings, deps.stores);
+  if (!kept || !demoAppMoves(kept, settings.baseUrl)) return kept;
+  return inStartTurn(deps, async () => {
+    const now = await liveDemoCredentials(settings, deps.stores);
+    return now && moveDemoApp(deps.stores, deps.clock, { baseUrl: settings.baseUrl, credentials: now, keep: (moved) => saveDemoCredentials(settings, moved) });
+  });
+}
+
+/**
  * The demo as the banner shows it (`created` if just seeded), a kept demo's app moved to this
  * start's address first (`moveDemoApp`, another `PORT` or `BASE_URL`). Once the server listens,
  * so a start that never serves (its port taken) leaves the demo app where a running instance has
@@ -139,10 +153,7 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
  */
 async function demoShown(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, created: DemoCredentials | undefined): Promise<DemoShown | undefined> {
   try {
-    const credentials = created ?? (settings.demo ? await inStartTurn(deps, async () => {
-      const kept = await liveDemoCredentials(settings, deps.stores);
-      return kept && moveDemoApp(deps.stores, deps.clock, { baseUrl: settings.baseUrl, credentials: kept, keep: (moved) => saveDemoCredentials(settings, moved) });
-    }) : undefined);
+    const credentials = created ?? (settings.demo ? await keptDemoMoved(settings, deps) : undefined);
     // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
     // longer signs in (attack68), nor does its kept password once another was set (attack70).
     const account = credentials && await demoAccount(deps.stores, credentials);
