@@ -4,9 +4,11 @@
  * cannot import (see `fill-post-renderings.ts`, `reencode-stored-avatars.ts`).
  */
 import { type Kysely, type Migration, type MigrationResultSet, Migrator, PostgresAdapter, sql } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fillMissingRenderings } from './fill-post-renderings.js';
 import { sharpReencoder } from '../images/sharp-reencoder.js';
 import { reencodeStoredAvatars } from './reencode-stored-avatars.js';
+import { TURN_WAIT_MS } from './sqlite-migration-turn.js';
 import * as initial from './migrations/2026-11-22-0001-initial.js';
 import * as postRenderings from './migrations/2026-11-23-0001-post-renderings.js';
 import * as signingKeyActivation from './migrations/2026-11-23-0002-signing-key-activation.js';
@@ -112,7 +114,7 @@ export async function migrateTo(db: Kysely<any>, name: string): Promise<Migratio
 async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator) => Promise<T>): Promise<T> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined));
   return db.connection().execute(async (connection) => {
-    await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
+    await takeSchemaLock(connection);
     try {
       // The migrator looks for its own tables in every schema unless told which one; name the
       // current schema so a database shared by several schemas never confuses it.
@@ -122,6 +124,22 @@ async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator) =>
       await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     }
   });
+}
+
+/**
+ * Takes the schema lock on `connection`, tried again and again rather than waited for: the pool's
+ * `query_timeout` (10 s, src/storage/database.ts) ended a `pg_advisory_lock` waiting for another
+ * start's longer turn, and that start failed (attack78: `Query read timeout`). Waits as long as
+ * SQLite's turn does (`TURN_WAIT_MS`).
+ */
+async function takeSchemaLock(connection: Kysely<any>): Promise<void> {
+  const deadline = Date.now() + TURN_WAIT_MS;
+  for (let pauseMs = 10; ; pauseMs = Math.min(pauseMs * 2, 200)) {
+    const { rows } = await sql<{ taken: boolean }>`select pg_try_advisory_lock(${SCHEMA_CHANGE_LOCK}) as taken`.execute(connection);
+    if (rows[0]?.taken) return;
+    if (Date.now() >= deadline) throw new Error(`another start has held the migrations' turn (PostgreSQL advisory lock ${SCHEMA_CHANGE_LOCK}) for ${TURN_WAIT_MS / 60_000} minutes`);
+    await sleep(pauseMs);
+  }
 }
 
 function migratorFor(db: Kysely<any>, migrationTableSchema: string | undefined): Migrator {

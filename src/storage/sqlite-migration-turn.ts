@@ -15,8 +15,8 @@ import SQLite from 'better-sqlite3';
 import { isOwnerOnlyFile, refuseUnlessOwnFile } from './directories.js';
 import { untilNotBusy } from './sqlite-busy.js';
 
-/** How long a start waits for another's migrations: a large database's data steps (renderings, avatars) take minutes. */
-const TURN_WAIT_MS = 15 * 60_000;
+/** How long a start waits for another's migrations, on SQLite and PostgreSQL: a large database's data steps (renderings, avatars) take minutes. */
+export const TURN_WAIT_MS = 15 * 60_000;
 const TRY_PAUSE_MS = 50;
 
 /**

@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { prepareDatabase } from '../../src/base-deps.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
-import { MIGRATION_NAMES, migrateToLatest } from '../../src/storage/migrate.js';
+import { inSchemaTurn, MIGRATION_NAMES, migrateToLatest, SCHEMA_CHANGE_LOCK } from '../../src/storage/migrate.js';
 import { dropSchema, temporarySqlitePath } from '../support/databases.js';
 
 const postgresUrl = process.env.TEST_DATABASE_URL;
@@ -85,6 +85,27 @@ test('a new database is seeded in the migrations\' turn: a start at the same mom
     await second.close();
     await dropSchema(admin, schema);
     await admin.end();
+  }
+});
+
+test('a start waits for another\'s turn on PostgreSQL longer than a query may take: the turn is not one query the pool\'s timeout ends', { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set' }, async () => {
+  const holder = new pg.Client({ connectionString: postgresUrl });
+  await holder.connect();
+  // A pool whose queries time out after 300 ms, as the service's do after 10 s (src/storage/database.ts).
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 1, query_timeout: 300 }) }) });
+  try {
+    await holder.query('select pg_advisory_lock($1)', [SCHEMA_CHANGE_LOCK]);
+    let done = false;
+    const waiting = inSchemaTurn(db, async () => 'my turn').finally(() => { done = true; });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal(done, false, 'still waiting for the turn');
+    await holder.query('select pg_advisory_unlock($1)', [SCHEMA_CHANGE_LOCK]);
+    assert.equal(await waiting, 'my turn');
+    const held = await holder.query('select count(*)::int as n from pg_locks where locktype = \'advisory\' and objid = $1', [SCHEMA_CHANGE_LOCK]);
+    assert.equal(held.rows[0].n, 0, 'the turn is given back, and no wait is left behind');
+  } finally {
+    await db.destroy();
+    await holder.end();
   }
 });
 
