@@ -396,11 +396,6 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     assert.equal(unknownTool.status, 200);
     assert.equal(await jsonRpcError(unknownTool), -32602);
 
-    // The SDK answers params of the wrong shape with a JSON-RPC error of its choosing (-32603 in 1.32).
-    const badParams = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 42 } }), auth);
-    assert.equal(badParams.status, 200);
-    assert.equal(typeof await jsonRpcError(badParams), 'number');
-
     const huge = await post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { padding: 'x'.repeat(100_000) } }), auth);
     assert.equal(huge.status, 413);
 
@@ -415,6 +410,25 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
 
     const notification = await post(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }), auth);
     assert.equal(notification.status, 202);
+  });
+
+  test('params of the wrong shape are JSON-RPC -32602 Invalid params, naming the first field at fault in a line, with the request\'s id', async () => {
+    const { token } = await userWithToken();
+    const cases: Array<[string, unknown]> = [
+      ['tools/call', { name: 42 }],
+      ['tools/call', { name: 'get_profile', arguments: 'all of it' }],
+      ['tools/call', { name: 'list_posts', arguments: [1, 2] }],
+      ['initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: 'an agent' }],
+    ];
+    for (const [method, params] of cases) {
+      const response = await post(JSON.stringify({ jsonrpc: '2.0', id: 'bad-7', method, params }), { authorization: `Bearer ${token}` });
+      assert.equal(response.status, 200);
+      const body = await response.json() as { id: unknown; error: { code: number; message: string } };
+      assert.equal(body.id, 'bad-7');
+      assert.equal(body.error.code, -32602, `${method} ${JSON.stringify(params)}: ${body.error.message}`);
+      assert.match(body.error.message, /^Invalid params: params\.\w+: /);
+      assert.ok(body.error.message.length < 300 && !body.error.message.includes('\n'), body.error.message);
+    }
   });
 
   test('a browser agent may post from its own origin: the preflight allows POST and the protocol header', async () => {

@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import type { CallToolResult, ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, JSONRPCRequest, JSONRPCResponse, ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS, type McpToolName, mcpTool } from '../../core/api/mcp.js';
 import { MCP_PATH, mcpResource, resourceMetadataUrl } from '../../core/api/resource.js';
 import { API_NAME, API_VERSION } from '../../core/api/views.js';
@@ -124,7 +124,25 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     });
     await server.connect(transport);
     transport.deliverRequestsTo(server);
-    return { transport, isJsonContentType, ...sdkTypes };
+    // The methods this server answers, by the schema the SDK reads each request's params with.
+    const requestSchemas: Readonly<Record<string, { safeParse(request: unknown): { success: boolean; error?: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> } } }>> = {
+      'initialize': sdkTypes.InitializeRequestSchema, 'ping': sdkTypes.PingRequestSchema, 'tools/list': ListToolsRequestSchema, 'tools/call': CallToolRequestSchema,
+    };
+    /**
+     * JSON-RPC 2.0 section 5.1: params of the wrong shape are -32602 "Invalid params". The SDK
+     * answers its own reading of them -32603 with zod's issues, every one, as the message
+     * (attack77). Read again only once the SDK has refused, so a call that reads costs nothing more.
+     */
+    const paramsRefused = (request: JSONRPCRequest, answer: JSONRPCResponse): JSONRPCResponse => {
+      const error = (answer as { error?: { code?: unknown } }).error;
+      if (error?.code !== ErrorCode.InternalError) return answer;
+      const read = requestSchemas[request.method]?.safeParse(request);
+      const issue = read?.success === false ? read.error?.issues[0] : undefined;
+      if (!issue) return answer;
+      const where = issue.path.map(String).join('.') || 'params';
+      return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${firstCharacters(where, 64)}: ${firstCharacters(issue.message, 160)}` } } as unknown as JSONRPCResponse;
+    };
+    return { transport, isJsonContentType, paramsRefused, ...sdkTypes };
   }
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -135,7 +153,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       started = undefined;
       throw error;
     });
-    const { transport, isJsonContentType, isJSONRPCRequest, JSONRPCMessageSchema, ErrorCode } = await started;
+    const { transport, isJsonContentType, isJSONRPCRequest, JSONRPCMessageSchema, ErrorCode, paramsRefused } = await started;
     const text = typeof request.body === 'string' ? request.body : undefined;
     let message: unknown;
     try {
@@ -183,7 +201,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     const context: CallContext = { bearer: requestBearer(request) };
     const answer = await transport.exchange(message, context);
     if (context.failure !== undefined) throw context.failure;
-    return reply.type('application/json').send(JSON.stringify(answer));
+    return reply.type('application/json').send(JSON.stringify(paramsRefused(message, answer)));
   };
 
   app.post(MCP_PATH, { config: { bearerScope: '' } }, handle);
