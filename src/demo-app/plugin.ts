@@ -18,6 +18,8 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
+import { chooseLocale, type Translator } from '../core/locales.js';
+import { translator } from '../i18n/catalogs.js';
 import { demoAppPage, demoErrorPage, demoSignedOutPage } from './views.js';
 
 export interface DemoAppOptions {
@@ -55,7 +57,7 @@ export interface DemoSession {
   /** While a sign-out at the service is under way: the state its return must carry. */
   pendingLogout?: { state: string };
   /** Why the last session ended, shown once. */
-  notice?: string;
+  notice?: 'back-channel logout';
 }
 
 export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOptions | undefined }): Promise<void> {
@@ -99,12 +101,15 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
   }
 
   function send(reply: FastifyReply, body: string, status = 200): FastifyReply {
-    return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(body);
+    return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').header('vary', 'Accept-Language').send(body);
   }
+
+  /** The reader's language, as the browser asks for it: the app is another site's, and knows nothing of the service's picker. */
+  const wordsFor = (request: FastifyRequest): Translator => translator(chooseLocale({ acceptLanguage: request.headers['accept-language'] }));
 
   app.get('/demo-app', async (request, reply) => {
     const s = settings ? session(request, reply) : undefined;
-    return send(reply, demoAppPage({ configured: settings !== undefined, session: s, scope: SCOPE }));
+    return send(reply, demoAppPage(wordsFor(request), { configured: settings !== undefined, session: s, scope: SCOPE }));
   });
 
   app.get('/demo-app/login', async (request, reply) => {
@@ -124,7 +129,8 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
       });
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: discovery failed');
-      return send(reply, demoErrorPage('The demo app could not read the service’s OpenID configuration.'), 502);
+      const t = wordsFor(request);
+      return send(reply, demoErrorPage(t, t.text('demo-app.discoveryFailed')), 502);
     }
     s.pending = pending;
     return reply.redirect(url.href, 303);
@@ -136,11 +142,13 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     const pending = s.pending;
     delete s.pending;
     const query = request.query as Record<string, unknown>;
+    const t = wordsFor(request);
     if (typeof query.error === 'string') {
       const description = typeof query.error_description === 'string' ? query.error_description : '';
-      return send(reply, demoErrorPage(`Sign-in did not complete: ${query.error}${description ? ` (${description})` : ''}.`), 400);
+      const message = description ? t.text('demo-app.signInIncompleteDescribed', { error: query.error, description }) : t.text('demo-app.signInIncomplete', { error: query.error });
+      return send(reply, demoErrorPage(t, message), 400);
     }
-    if (!pending) return send(reply, demoErrorPage('This sign-in was not started here, or it was already finished. Start again.'), 400);
+    if (!pending) return send(reply, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
     try {
       const demoConfig = await config(settings);
       const currentUrl = new URL(request.url, settings.redirectUri);
@@ -159,7 +167,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: sign-in failed');
       const message = error instanceof Error ? error.message : 'unknown error';
-      return send(reply, demoErrorPage(`Sign-in failed: ${message}`), 400);
+      return send(reply, demoErrorPage(t, t.text('demo-app.signInFailed', { reason: message })), 400);
     }
   });
 
@@ -182,7 +190,8 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
       return reply.redirect(url.href, 303);
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: discovery failed');
-      return send(reply, demoErrorPage('Signed out of the demo app, but the service’s OpenID configuration could not be read to sign out there too.'), 502);
+      const t = wordsFor(request);
+      return send(reply, demoErrorPage(t, t.text('demo-app.signOutDiscoveryFailed')), 502);
     }
   });
 
@@ -193,7 +202,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     const expected = s.pendingLogout?.state;
     delete s.pendingLogout;
     const state = (request.query as { state?: unknown }).state;
-    return send(reply, demoSignedOutPage({ stateMatched: expected !== undefined && state === expected }));
+    return send(reply, demoSignedOutPage(wordsFor(request), { stateMatched: expected !== undefined && state === expected }));
   });
 
   /**
@@ -232,7 +241,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
       const matches = typeof sid === 'string' ? signedIn.sid === sid : signedIn.sub === sub;
       if (matches) {
         delete s.signedIn;
-        s.notice = 'Community told this app that you signed out there (back-channel logout), so the app signed you out too.';
+        s.notice = 'back-channel logout';
       }
     }
     return reply.code(200).send();

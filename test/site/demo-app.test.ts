@@ -8,6 +8,7 @@ import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { demoApp } from '../../src/demo-app/plugin.js';
+import { englishSentences } from '../i18n/untranslated.js';
 
 let configured: FastifyInstance;
 let unconfigured: FastifyInstance;
@@ -78,4 +79,25 @@ test('the demo app reports a service it cannot discover', async () => {
   const response = await configured.inject('/demo-app/login');
   assert.equal(response.statusCode, 502);
   assert.match(response.body, /could not read the service’s OpenID configuration/);
+});
+
+test('the demo app speaks the browser\'s language: every page of it in Chinese, English for a browser that asks for none it has', async () => {
+  const pages = [
+    { app: configured, url: '/demo-app' },
+    { app: unconfigured, url: '/demo-app' },
+    { app: configured, url: '/demo-app/callback?code=abc&state=forged' },
+    { app: configured, url: '/demo-app/callback?error=access_denied&error_description=no' },
+    { app: configured, url: '/demo-app/signed-out?state=forged' },
+    { app: configured, url: '/demo-app/login' },
+  ];
+  for (const [language, locale] of [['zh-CN,zh;q=0.9,en;q=0.5', 'zh-CN'], ['zh-TW', 'zh-TW']] as const) {
+    for (const { app, url } of pages) {
+      const response = await app.inject({ url, headers: { 'accept-language': language } });
+      assert.match(response.body, new RegExp(`<html lang="${locale}">`), url);
+      assert.match(String(response.headers.vary), /Accept-Language/, url);
+      assert.deepEqual(englishSentences(response.body, ['OpenID Connect', 'npm start']), [], `${locale} ${url}`);
+    }
+  }
+  const english = await configured.inject({ url: '/demo-app', headers: { 'accept-language': 'fr' } });
+  assert.match(english.body, /<html lang="en">[\s\S]*This is an example third-party application/);
 });
