@@ -64,7 +64,11 @@ export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: (
   await deps.database.inMigrationTurn(() => migrateToLatest(deps.database.db, seed));
 }
 
-/** Runs `work` in the same turn as `prepareDatabase`'s, with nothing to migrate: starting instances wait for each other's. */
-export async function inStartTurn<T>(deps: Pick<BaseDeps, 'database'>, work: () => Promise<T>): Promise<T> {
-  return deps.database.inMigrationTurn(() => inSchemaTurn(deps.database.db, work));
+/**
+ * Runs `work` in the same turn as `prepareDatabase`'s, with nothing to migrate: starting instances
+ * wait for each other's. `stop` ends a wait on PostgreSQL (`inSchemaTurn`); SQLite's for the lock
+ * file holds no connection a stop waits for.
+ */
+export async function inStartTurn<T>(deps: Pick<BaseDeps, 'database'>, work: () => Promise<T>, stop?: AbortSignal): Promise<T> {
+  return deps.database.inMigrationTurn(() => inSchemaTurn(deps.database.db, work, stop));
 }

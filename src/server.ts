@@ -133,13 +133,13 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
  * file again in the turn: another start may have moved it since. A file that needs no move is
  * taken as it is, without the turn (nearly every start): such a start is as if it had gone first.
  */
-async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>): Promise<DemoCredentials | undefined> {
+async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, stop: AbortSignal | undefined): Promise<DemoCredentials | undefined> {
   const kept = await liveDemoCredentials(settings, deps.stores);
   if (!kept || !demoAppMoves(kept, settings.baseUrl)) return kept;
   return inStartTurn(deps, async () => {
     const now = await liveDemoCredentials(settings, deps.stores);
     return now && moveDemoApp(deps.stores, deps.clock, { baseUrl: settings.baseUrl, credentials: now, keep: (moved) => saveDemoCredentials(settings, moved) });
-  });
+  }, stop);
 }
 
 /**
@@ -151,14 +151,16 @@ async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database'
  * another start's move committed was taken for the record, and the demo app left at an address
  * its client did not have).
  */
-async function demoShown(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, created: DemoCredentials | undefined): Promise<DemoShown | undefined> {
+async function demoShown(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, created: DemoCredentials | undefined, stop?: AbortSignal): Promise<DemoShown | undefined> {
   try {
-    const credentials = created ?? (settings.demo ? await keptDemoMoved(settings, deps) : undefined);
+    const credentials = created ?? (settings.demo ? await keptDemoMoved(settings, deps, stop) : undefined);
     // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
     // longer signs in (attack68), nor does its kept password once another was set (attack70).
     const account = credentials && await demoAccount(deps.stores, credentials);
     return credentials && account && { credentials, fresh: created !== undefined, accountStatus: account.status, passwordKept: account.passwordKept };
   } catch (error) {
+    // A signal stopped the server meanwhile (attack80: a wait for another start's turn held the stop 10 s, exit 1).
+    if (stop?.aborted) return undefined;
     // The server already serves: a database held past its waits (another start's turn, a long
     // write) costs the demo's move, not the service (attack78: the start failed, exit 1).
     process.stderr.write(`Warning: the demo app was not moved to ${settings.baseUrl}/demo-app: ${error instanceof Error ? error.message : String(error)}. The next start moves it.\n`);
@@ -196,8 +198,8 @@ export interface ProcessHooks {
   beforeExit(): Promise<void>;
 }
 
-/** Serves until SIGTERM/SIGINT; returns once listening, with the server's deps. */
-async function serve(settings: Settings, hooks: ProcessHooks): Promise<Deps> {
+/** Serves until SIGTERM/SIGINT; returns once listening, with the server's deps and a signal aborted when a stop begins. */
+async function serve(settings: Settings, hooks: ProcessHooks): Promise<{ deps: Deps; stopped: AbortSignal }> {
   const deps = createDeps(settings);
   const demo = settings.demo ? await liveDemoCredentials(settings, deps.stores) : undefined;
   // The demo app's addresses are this start's: its client is moved there once the server listens (`demoShown`).
@@ -221,10 +223,10 @@ async function serve(settings: Settings, hooks: ProcessHooks): Promise<Deps> {
   }
   const metrics = cluster.isWorker ? undefined : await serveMetrics(settings, deps.metrics.registry);
 
-  let stopping = false;
+  const stopped = new AbortController();
   const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    if (stopped.signal.aborted) return;
+    stopped.abort();
     app.log.info({ signal }, 'shutting down');
     setTimeout(() => {
       app.log.error({ graceMs: SHUTDOWN_GRACE_MS }, 'requests still in flight 10 s after the signal were cut off; exiting with code 1');
@@ -239,7 +241,7 @@ async function serve(settings: Settings, hooks: ProcessHooks): Promise<Deps> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  return deps;
+  return { deps, stopped: stopped.signal };
 }
 
 /** Serves `/metrics` on METRICS_PORT when it is set (INTERFACE section 8). */
@@ -348,11 +350,11 @@ async function start(hooks: ProcessHooks): Promise<void> {
       await deps.close();
     }
   } else {
-    // The server's own connection, not a second one to the SQLite file in this process: opening
-    // one makes the file's WAL and index owner-only through descriptors of its own, and closing
-    // those drops every POSIX lock the process holds on them, the first connection's too; another
-    // process's close then found the WAL unused and removed it from under the server.
-    demo = await demoShown(settings, await serve(settings, hooks), created);
+    // The server's own connection: the move needs no other.
+    const served = await serve(settings, hooks);
+    demo = await demoShown(settings, served.deps, created, served.stopped);
+    // A signal during the move: the log says "shutting down", and no banner invites a visit.
+    if (served.stopped.aborted) return;
   }
   process.stdout.write(`${banner(settings, demo)}${accounts ? '' : nextSteps(settings)}\n`);
 }

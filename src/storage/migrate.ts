@@ -97,10 +97,12 @@ export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<voi
 
 /**
  * `work` in the turn instances starting together take on PostgreSQL (the schema lock), with no
- * migration: what a start does once it serves, one start after the other.
+ * migration: what a start does once it serves, one start after the other. `stop` ends the wait
+ * for the turn (a server stopping on a signal), which else holds a connection the pool's close
+ * waits for.
  */
-export async function inSchemaTurn<T>(db: Kysely<any>, work: () => Promise<T>): Promise<T> {
-  return underSchemaLock(db, () => work());
+export async function inSchemaTurn<T>(db: Kysely<any>, work: () => Promise<T>, stop?: AbortSignal): Promise<T> {
+  return underSchemaLock(db, () => work(), stop);
 }
 
 /**
@@ -111,10 +113,10 @@ export async function migrateTo(db: Kysely<any>, name: string): Promise<Migratio
   return underSchemaLock(db, (migrator) => applied(migrator.migrateTo(name)));
 }
 
-async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator) => Promise<T>): Promise<T> {
+async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator) => Promise<T>, stop?: AbortSignal): Promise<T> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined));
   return db.connection().execute(async (connection) => {
-    await takeSchemaLock(connection);
+    await takeSchemaLock(connection, stop);
     try {
       // The migrator looks for its own tables in every schema unless told which one; name the
       // current schema so a database shared by several schemas never confuses it.
@@ -132,13 +134,14 @@ async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator) =>
  * start's longer turn, and that start failed (attack78: `Query read timeout`). Waits as long as
  * SQLite's turn does (`TURN_WAIT_MS`).
  */
-async function takeSchemaLock(connection: Kysely<any>): Promise<void> {
+async function takeSchemaLock(connection: Kysely<any>, stop?: AbortSignal): Promise<void> {
   const deadline = Date.now() + TURN_WAIT_MS;
   for (let pauseMs = 10; ; pauseMs = Math.min(pauseMs * 2, 200)) {
+    stop?.throwIfAborted();
     const { rows } = await sql<{ taken: boolean }>`select pg_try_advisory_lock(${SCHEMA_CHANGE_LOCK}) as taken`.execute(connection);
     if (rows[0]?.taken) return;
     if (Date.now() >= deadline) throw new Error(`another start has held the migrations' turn (PostgreSQL advisory lock ${SCHEMA_CHANGE_LOCK}) for ${TURN_WAIT_MS / 60_000} minutes`);
-    await sleep(pauseMs);
+    await sleep(pauseMs, undefined, { signal: stop }).catch(() => {});
   }
 }
 

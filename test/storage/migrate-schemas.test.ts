@@ -109,6 +109,28 @@ test('a start waits for another\'s turn on PostgreSQL longer than a query may ta
   }
 });
 
+test('a wait for another\'s turn on PostgreSQL ends when its stop is signalled, and gives its connection back', { skip: postgresUrl ? false : 'TEST_DATABASE_URL is not set' }, async () => {
+  const holder = new pg.Client({ connectionString: postgresUrl });
+  await holder.connect();
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 1 }) }) });
+  try {
+    await holder.query('select pg_advisory_lock($1)', [SCHEMA_CHANGE_LOCK]);
+    const stop = new AbortController();
+    let ran = false;
+    const waiting = inSchemaTurn(db, async () => { ran = true; }, stop.signal);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stop.abort();
+    await assert.rejects(Promise.race([waiting, new Promise((resolve) => setTimeout(resolve, 5000, 'still waiting 5 s later'))]), { name: 'AbortError' });
+    assert.equal(ran, false);
+    // The pool's one connection is free again: a query gets it while the turn is still held.
+    assert.deepEqual((await sql<{ one: number }>`select 1 as one`.execute(db)).rows, [{ one: 1 }]);
+  } finally {
+    await holder.query('select pg_advisory_unlock($1)', [SCHEMA_CHANGE_LOCK]);
+    await db.destroy();
+    await holder.end();
+  }
+});
+
 test('a new SQLite file is migrated and seeded in turns too: a start at the same moment waits for the seed, and finds what it wrote', async () => {
   const path = temporarySqlitePath();
   const [first, second] = [0, 1].map(() => openDatabase({ kind: 'sqlite', path })) as [DatabaseHandle, DatabaseHandle];
