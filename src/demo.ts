@@ -330,13 +330,29 @@ export async function demoAccount(stores: Stores, credentials: DemoCredentials):
 }
 
 function readDemoCredentials(settings: Settings): DemoCredentials | undefined {
+  return readKeptDemo(settings).credentials;
+}
+
+/**
+ * Why a kept credentials file is not taken, when one is there and cannot be (edited by hand into
+ * another shape, or cut short), for the start's one line: without it the banner and the demo app
+ * went without the demo and nothing said why (attack80 F4). `undefined` when there is no file to
+ * read or it is taken.
+ */
+export function keptDemoProblem(settings: Settings): string | undefined {
+  return readKeptDemo(settings).problem;
+}
+
+function readKeptDemo(settings: Settings): { credentials?: DemoCredentials; problem?: string } {
+  let kept: unknown;
   try {
     const text = readPrivateFile(demoCredentialsPath(settings));
-    const kept: unknown = text === undefined ? undefined : JSON.parse(text);
-    return isDemoCredentials(kept) ? kept : undefined;
+    if (text === undefined) return {};
+    kept = JSON.parse(text);
   } catch {
-    return undefined;
+    return { problem: 'it is not JSON' };
   }
+  return isDemoCredentials(kept) ? { credentials: kept } : { problem: 'it is not what a start writes (a field missing, or not text)' };
 }
 
 /**

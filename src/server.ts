@@ -11,7 +11,7 @@ import { type Settings, SettingsError, isLoopbackBaseUrl, loadSettings } from '.
 import { ensureSigningKeys } from './core/oidc/keys.js';
 import type { UserStatus } from './core/accounts/ports.js';
 import { PLAINTEXT_AT_REST_WARNING, sealStoredSecrets } from './core/credentials/secrets-at-rest.js';
-import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
+import { type DemoCredentials, demoAccount, demoAppAddresses, demoAppMoves, demoCredentialsPath, keptDemoProblem, liveDemoCredentials, moveDemoApp, saveDemoCredentials, seedDemo } from './demo.js';
 import { type BaseDeps, createBaseDeps, inStartTurn } from './base-deps.js';
 import { type Deps, createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
@@ -154,6 +154,8 @@ async function keptDemoMoved(settings: Settings, deps: Pick<BaseDeps, 'database'
 async function demoShown(settings: Settings, deps: Pick<BaseDeps, 'database' | 'stores' | 'clock'>, created: DemoCredentials | undefined, stop?: AbortSignal): Promise<DemoShown | undefined> {
   try {
     const credentials = created ?? (settings.demo ? await keptDemoMoved(settings, deps, stop) : undefined);
+    const problem = settings.demo && credentials === undefined ? keptDemoProblem(settings) : undefined;
+    if (problem) process.stderr.write(`Warning: the kept demo credentials in ${demoCredentialsPath(settings)} are ignored: ${problem}. The banner and the demo app go without them.\n`);
     // A demo account since suspended, banned or deleted (the staff's or `svc user set-status`) no
     // longer signs in (attack68), nor does its kept password once another was set (attack70).
     const account = credentials && await demoAccount(deps.stores, credentials);

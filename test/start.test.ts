@@ -162,18 +162,30 @@ test('kept demo credentials that name a client the database does not have (a see
   }
 });
 
-test('kept demo credentials of another shape (a field missing or not text) are ignored: the start serves without them', async () => {
+test('kept demo credentials of another shape (a field missing or not text) are ignored: the start serves without them, and says so in one line', async () => {
   const { path, env } = await seededByAFirstStart();
   const file = join(dirname(path), 'demo-credentials.json');
-  const kept = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  for (const reshaped of [{ ...kept, username: undefined }, { ...kept, username: 5 }, { ...kept, confidentialClient: null }, [], 'text']) {
-    writeFileSync(file, JSON.stringify(reshaped), { mode: 0o600 });
+  const keptText = readFileSync(file, 'utf8');
+  const kept = JSON.parse(keptText) as Record<string, unknown>;
+  const ignored = (why: string) => new RegExp(`Warning: the kept demo credentials in \\S*demo-credentials\\.json are ignored: ${why}[^\\n]*\\. The banner and the demo app go without them\\.\n`);
+  const reshapes = [{ ...kept, username: undefined }, { ...kept, username: 5 }, { ...kept, confidentialClient: null }, [], 'text'].map((reshaped) => JSON.stringify(reshaped));
+  for (const [text, why] of [...reshapes.map((text) => [text, 'it is not what a start writes']), [keptText.slice(0, 40), 'it is not JSON']] as const) {
+    writeFileSync(file, text, { mode: 0o600 });
     const service = fromSources({ ...env, PORT: String(await freePort()) });
     try {
-      assert.doesNotMatch(await service.waitFor(/Listening on[\s\S]*\n$/), /Demo sign-in/);
+      const output = await service.waitFor(/Listening on[\s\S]*\n$/);
+      assert.doesNotMatch(output, /Demo sign-in/);
+      assert.match(output, ignored(why), text);
     } finally {
-      assert.equal(await stop(service), 0, JSON.stringify(reshaped));
+      assert.equal(await stop(service), 0, text);
     }
+  }
+  writeFileSync(file, keptText, { mode: 0o600 });
+  const service = startService({ ...env, PORT: String(await freePort()) });
+  try {
+    assert.doesNotMatch(await service.banner, /Warning/);
+  } finally {
+    await stop(service);
   }
 });
 
