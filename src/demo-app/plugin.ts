@@ -109,7 +109,10 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
 
   app.get('/demo-app', async (request, reply) => {
     const s = settings ? session(request, reply) : undefined;
-    return send(reply, demoAppPage(wordsFor(request), { configured: settings !== undefined, session: s, scope: SCOPE }));
+    const page = demoAppPage(wordsFor(request), { configured: settings !== undefined, session: s, scope: SCOPE });
+    // Shown once (attack81: it stayed until the next sign-in).
+    if (s) delete s.notice;
+    return send(reply, page);
   });
 
   app.get('/demo-app/login', async (request, reply) => {

@@ -131,6 +131,8 @@ describe('demo app end to end', () => {
     assert.ok(told, 'the demo app was signed out by the logout token');
     assert.match(await again.getByRole('status').innerText(), /back-channel logout/);
     await again.screenshot({ path: `${ARTIFACTS}/demo-app-backchannel-logout.png`, fullPage: true });
+    await again.reload();
+    assert.equal(await again.getByRole('status').count(), 0, 'the notice is shown once');
     await again.close();
   });
 });
