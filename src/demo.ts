@@ -344,10 +344,15 @@ export function keptDemoProblem(settings: Settings): string | undefined {
 }
 
 function readKeptDemo(settings: Settings): { credentials?: DemoCredentials; problem?: string } {
+  let text: string | undefined;
+  try {
+    text = readPrivateFile(demoCredentialsPath(settings));
+  } catch {
+    return {};
+  }
+  if (text === undefined) return {};
   let kept: unknown;
   try {
-    const text = readPrivateFile(demoCredentialsPath(settings));
-    if (text === undefined) return {};
     kept = JSON.parse(text);
   } catch {
     return { problem: 'it is not JSON' };
