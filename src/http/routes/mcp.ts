@@ -134,13 +134,12 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
      * (attack77). Read again only once the SDK has refused, so a call that reads costs nothing more.
      */
     const paramsRefused = (request: JSONRPCRequest, answer: JSONRPCResponse): JSONRPCResponse => {
-      const error = (answer as { error?: { code?: unknown } }).error;
-      if (error?.code !== ErrorCode.InternalError) return answer;
+      if (!('error' in answer) || answer.error.code !== ErrorCode.InternalError) return answer;
       const read = requestSchemas[request.method]?.safeParse(request);
       const issue = read?.success === false ? read.error?.issues[0] : undefined;
       if (!issue) return answer;
       const where = issue.path.map(String).join('.') || 'params';
-      return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${firstCharacters(where, 64)}: ${firstCharacters(issue.message, 160)}` } } as unknown as JSONRPCResponse;
+      return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${firstCharacters(where, 64)}: ${firstCharacters(issue.message, 160)}` } };
     };
     return { transport, isJsonContentType, paramsRefused, ...sdkTypes };
   }
