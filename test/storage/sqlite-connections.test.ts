@@ -1,12 +1,11 @@
 /** Connections to one embedded database file, in one process and in several. */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../src/storage/database.js';
+import { temporarySqlitePath } from '../support/databases.js';
 
 /** The files this process holds open that the kernel says were removed. */
 function removedFilesHeld(): string[] {
@@ -21,8 +20,7 @@ function removedFilesHeld(): string[] {
 }
 
 test('a second connection to the file in the process leaves the first one\'s locks: another process closing its own does not remove the log from under it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-connections-'));
-  const path = join(dir, 'svc.sqlite');
+  const path = temporarySqlitePath();
   const first = openDatabase({ kind: 'sqlite', path });
   try {
     await sql`create table notes (body text not null)`.execute(first.db);
@@ -38,13 +36,11 @@ test('a second connection to the file in the process leaves the first one\'s loc
     assert.deepEqual((await sql<{ body: string }>`select body from notes order by rowid`.execute(first.db)).rows.map((r) => r.body), ['kept', 'after']);
   } finally {
     await first.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test('a connection opened in the process during its migration turn leaves the turn held: another process still waits for it', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-sqlite-connections-'));
-  const path = join(dir, 'svc.sqlite');
+  const path = temporarySqlitePath();
   const first = openDatabase({ kind: 'sqlite', path });
   try {
     const otherTakesTurn = () => spawnSync(process.execPath, ['-e', `
@@ -58,6 +54,5 @@ test('a connection opened in the process during its migration turn leaves the tu
     assert.equal(otherTakesTurn(), 'taken');
   } finally {
     await first.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
