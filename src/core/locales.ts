@@ -14,20 +14,26 @@ export function isLocale(value: unknown): value is Locale {
   return typeof value === 'string' && (LOCALES as readonly string[]).includes(value);
 }
 
+/** Chinese as BCP 47 names it: the macrolanguage, Mandarin, and Cantonese (`yue`, or `zh-yue` with the extended subtag). */
+const CHINESE_LANGUAGES = new Set(['zh', 'cmn', 'yue']);
+
 /**
  * The supported language a BCP 47 tag asks for, or `undefined`. Chinese is told apart by script
  * first, then by region: Traditional is written in Taiwan, Hong Kong and Macao, Simplified in
- * mainland China and Singapore, and a bare `zh` most often means Simplified.
+ * mainland China and Singapore, and a bare `zh` most often means Simplified. Cantonese with no
+ * script or region is read in Traditional, as Hong Kong and Macao write it (CLDR's likely
+ * subtags: `yue` → `yue-Hant-HK`, `yue-CN` → `yue-Hans-CN`).
  */
 export function localeOfTag(tag: string): Locale | undefined {
   const parts = tag.trim().toLowerCase().split(/[-_]/);
-  const [language, ...rest] = parts;
+  const [language = '', ...rest] = parts;
   if (language === 'en') return 'en';
-  if (language !== 'zh') return undefined;
+  if (!CHINESE_LANGUAGES.has(language)) return undefined;
   if (rest.includes('hant')) return 'zh-TW';
   if (rest.includes('hans')) return 'zh-CN';
   if (rest.some((part) => part === 'tw' || part === 'hk' || part === 'mo')) return 'zh-TW';
-  return 'zh-CN';
+  if (rest.some((part) => part === 'cn' || part === 'sg')) return 'zh-CN';
+  return language === 'yue' || rest[0] === 'yue' ? 'zh-TW' : 'zh-CN';
 }
 
 /** OpenID Connect Core 3.1.2.1 `ui_locales`: space-separated tags in order of preference; the first supported wins. */
@@ -40,9 +46,13 @@ export function localeOfUiLocales(uiLocales: string | undefined): Locale | undef
   return undefined;
 }
 
+/** RFC 9110 12.4.2: `qvalue = ( "0" [ "." 0*3DIGIT ] ) / ( "1" [ "." 0*3("0") ] )`, after `q=`. */
+const WEIGHT = /^q=(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/i;
+
 /**
  * RFC 9110 12.5.4 `Accept-Language`: the supported language of the highest q-value (the first
- * listed among equals); `q=0` refuses a language.
+ * listed among equals); `q=0` refuses a language, and a range whose weight is not a qvalue
+ * (`q=0x1`, `q=1e0`, `q=abc`) is passed over rather than read as a number.
  */
 export function localeOfAcceptLanguage(header: string | undefined): Locale | undefined {
   if (header === undefined) return undefined;
@@ -50,8 +60,10 @@ export function localeOfAcceptLanguage(header: string | undefined): Locale | und
   for (const range of header.split(',').slice(0, 50)) {
     const [tag = '', ...params] = range.split(';');
     const qParam = params.map((p) => p.trim()).find((p) => p.toLowerCase().startsWith('q='));
-    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
-    if (!Number.isFinite(q) || q <= 0 || q > 1) continue;
+    const weight = qParam === undefined ? undefined : WEIGHT.exec(qParam);
+    if (weight === null) continue;
+    const q = weight === undefined ? 1 : Number(weight[1]);
+    if (q === 0) continue;
     const locale = localeOfTag(tag);
     if (locale && (best === undefined || q > best.q)) best = { locale, q };
   }

@@ -147,8 +147,11 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     const query = request.query as Record<string, unknown>;
     const t = wordsFor(request);
     if (typeof query.error === 'string') {
+      // RFC 6749 4.1.2.1: `error` is a code, so an empty one says nothing; and the description only explains a code.
+      const error = query.error.trim();
       const description = typeof query.error_description === 'string' ? query.error_description : '';
-      const message = description ? t.text('demo-app.signInIncompleteDescribed', { error: query.error, description }) : t.text('demo-app.signInIncomplete', { error: query.error });
+      const message = error === '' ? t.text('demo-app.signInIncompleteNoReason')
+        : description ? t.text('demo-app.signInIncompleteDescribed', { error, description }) : t.text('demo-app.signInIncomplete', { error });
       return send(reply, demoErrorPage(t, message), 400);
     }
     if (!pending) return send(reply, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
@@ -205,7 +208,8 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     const expected = s.pendingLogout?.state;
     delete s.pendingLogout;
     const state = (request.query as { state?: unknown }).state;
-    return send(reply, demoSignedOutPage(wordsFor(request), { stateMatched: expected !== undefined && state === expected }));
+    const stateMatched = expected !== undefined && state === expected;
+    return send(reply, demoSignedOutPage(wordsFor(request), { stateMatched, stillSignedIn: s.signedIn !== undefined }), stateMatched ? 200 : 400);
   });
 
   /**

@@ -53,10 +53,20 @@ ${notice === 'back-channel logout' ? html`<p class="notice" role="status">${t.te
 <section class="card" aria-labelledby="claims-heading"><h2 id="claims-heading">${t.text('demo-app.claimsHeading')}</h2><pre>${json(signedIn.claims)}</pre></section>`);
 }
 
-export function demoSignedOutPage(t: Translator, state: { stateMatched: boolean }): string {
-  return page(t, t.text('demo-app.signedOutTitle'), html`<section class="card"><h1>${t.text('demo-app.signedOutTitle')}</h1>
+/**
+ * Where the service sends the browser back after a sign-out. Only a return carrying the state
+ * the app sent says "signed out": any page may link here (attack81), and the member it reaches
+ * may well still be signed in.
+ */
+export function demoSignedOutPage(t: Translator, state: { stateMatched: boolean; stillSignedIn: boolean }): string {
+  if (state.stateMatched) {
+    return page(t, t.text('demo-app.signedOutTitle'), html`<section class="card"><h1>${t.text('demo-app.signedOutTitle')}</h1>
 <p role="status">${t.text('demo-app.signedOut')}</p>
-${state.stateMatched ? '' : html`<p class="alert" role="alert">${t.text('demo-app.stateMismatch')}</p>`}
+<p><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
+  }
+  return page(t, t.text('demo-app.signOutUnconfirmedTitle'), html`<section class="card"><h1>${t.text('demo-app.signOutUnconfirmedTitle')}</h1>
+<p class="alert" role="alert">${t.text('demo-app.stateMismatch')}</p>
+${state.stillSignedIn ? html`<p>${t.text('demo-app.stillSignedIn')}</p>` : ''}
 <p><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
 }
 

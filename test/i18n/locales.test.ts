@@ -10,6 +10,12 @@ test('Chinese tags map by script first, then by region', () => {
   for (const tag of ['ja', 'fr-FR', '', '*']) assert.equal(localeOfTag(tag), undefined, tag);
 });
 
+test('Cantonese reads Traditional unless its tag says Simplified; Mandarin reads as Chinese', () => {
+  for (const tag of ['yue', 'zh-yue', 'yue-HK', 'zh-yue-HK']) assert.equal(localeOfTag(tag), 'zh-TW', tag);
+  for (const tag of ['yue-Hans', 'zh-yue-Hans', 'yue-CN', 'cmn', 'zh-cmn', 'cmn-Hans-CN']) assert.equal(localeOfTag(tag), 'zh-CN', tag);
+  for (const tag of ['cmn-Hant', 'cmn-TW']) assert.equal(localeOfTag(tag), 'zh-TW', tag);
+});
+
 test('ui_locales: the first supported tag of the list wins', () => {
   assert.equal(localeOfUiLocales('ja zh-TW en'), 'zh-TW');
   assert.equal(localeOfUiLocales('fr de'), undefined);
@@ -22,6 +28,15 @@ test('Accept-Language: the highest q-value wins, the first among equals, q=0 ref
   assert.equal(localeOfAcceptLanguage('fr, en;q=0.1'), 'en');
   assert.equal(localeOfAcceptLanguage('zh;q=0, en;q=0.2'), 'en');
   assert.equal(localeOfAcceptLanguage('zh;q=abc'), undefined);
+});
+
+test('Accept-Language: a weight that is not an RFC 9110 qvalue passes its range over', () => {
+  for (const weight of ['0x1', '1e0', '1.5', '0.1234', '.5', '+1', ' 1', '1.001']) {
+    assert.equal(localeOfAcceptLanguage(`zh-CN;q=${weight}, en;q=0.5`), 'en', weight);
+  }
+  for (const weight of ['q=1', 'q=1.', 'q=1.000', 'q=0.9', 'q=0.001', 'Q=1']) {
+    assert.equal(localeOfAcceptLanguage(`zh-CN;${weight}, en;q=0`), 'zh-CN', weight);
+  }
   assert.equal(localeOfAcceptLanguage('de'), undefined);
 });
 

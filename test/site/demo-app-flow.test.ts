@@ -108,6 +108,17 @@ describe('demo app end to end', () => {
     return page;
   }
 
+  test('a return from signing out that the demo app did not start leaves the member signed in, and says so', async () => {
+    const page = await signedInThroughDemoApp();
+    const response = await page.goto(`${thirdPartyUrl}/demo-app/signed-out?state=forged`);
+    assert.equal(response?.status(), 400);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Sign-out not confirmed');
+    assert.match(await page.locator('main').innerText(), /You are still signed in to the demo app\./);
+    await page.goto(`${thirdPartyUrl}/demo-app`);
+    assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Signed in as demo');
+    await page.close();
+  });
+
   test('the demo app signs out through the end_session_endpoint, and a sign-out at the service reaches it by back-channel logout', async () => {
     // RP-initiated: the demo app's "Sign out" ends its session, then the service's, and comes back with its state.
     const page = await signedInThroughDemoApp();

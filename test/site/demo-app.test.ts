@@ -69,10 +69,19 @@ test('the demo app refuses a logout token it cannot verify, and one that is miss
   assert.equal(forged.headers['cache-control'], 'no-store');
 });
 
-test('a return from signing out that the demo app did not start says so', async () => {
+test('a callback with an empty error says the service gave no reason', async () => {
+  const response = await configured.inject('/demo-app/callback?error=&error_description=ignored');
+  assert.equal(response.statusCode, 400);
+  assert.match(response.body, /Sign-in did not complete, and the service gave no reason\./);
+  assert.doesNotMatch(response.body, /ignored|complete: \./);
+});
+
+test('a return from signing out that the demo app did not start says so, and not that the member signed out', async () => {
   const response = await configured.inject('/demo-app/signed-out?state=forged');
-  assert.equal(response.statusCode, 200);
+  assert.equal(response.statusCode, 400);
+  assert.match(response.body, /<h1>Sign-out not confirmed<\/h1>/);
   assert.match(response.body, /did not carry the state the demo app sent/);
+  assert.doesNotMatch(response.body, /You are signed out/);
 });
 
 test('the demo app reports a service it cannot discover', async () => {
@@ -87,6 +96,7 @@ test('the demo app speaks the browser\'s language: every page of it in Chinese, 
     { app: unconfigured, url: '/demo-app' },
     { app: configured, url: '/demo-app/callback?code=abc&state=forged' },
     { app: configured, url: '/demo-app/callback?error=access_denied&error_description=no' },
+    { app: configured, url: '/demo-app/callback?error=' },
     { app: configured, url: '/demo-app/signed-out?state=forged' },
     { app: configured, url: '/demo-app/login' },
   ];
