@@ -431,6 +431,32 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('JSON that is no JSON-RPC message is -32600 Invalid Request with its id when it has one, and a request whose params are no object -32602 with its id', async () => {
+    const { token } = await userWithToken();
+    const auth = { authorization: `Bearer ${token}` };
+    const cases: Array<[unknown, number, number, string | number | null, RegExp]> = [
+      [{ jsonrpc: '2.0', id: 3, method: 'tools/list', params: [1, 2] }, 200, -32602, 3, /^Invalid params: params: /],
+      [{ jsonrpc: '2.0', id: 'm', method: 'tools/call', params: 'x' }, 200, -32602, 'm', /^Invalid params: params: /],
+      [{ jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'get_profile', _meta: 5 } }, 200, -32602, 'a', /^Invalid params: params\._meta: /],
+      [{ jsonrpc: '2.0', id: 4, method: 'ping', extra: 1 }, 400, -32600, 4, /^Invalid Request: message: .*extra/],
+      [{ jsonrpc: '1.0', id: 5, method: 'ping' }, 400, -32600, 5, /^Invalid Request: jsonrpc: /],
+      [{ jsonrpc: '2.0', id: null, method: 'ping' }, 400, -32600, null, /^Invalid Request: id: /],
+      [{ jsonrpc: '2.0', id: 1.5, method: 'ping' }, 400, -32600, null, /^Invalid Request: id: /],
+      [{ hello: 'world' }, 400, -32600, null, /^Invalid Request: /],
+      ['x', 400, -32600, null, /^Invalid Request: message: /],
+      [{ jsonrpc: '2.0', id: 6, result: 'not an object' }, 400, -32600, 6, /^Invalid Request: /],
+    ];
+    for (const [message, status, code, id, words] of cases) {
+      const response = await post(JSON.stringify(message), auth);
+      const body = await response.json() as { jsonrpc: string; id: unknown; result?: unknown; error: { code: number; message: string } };
+      const what = JSON.stringify(message);
+      assert.equal(response.status, status, what);
+      assert.deepEqual([body.jsonrpc, body.id, body.error.code, body.result], ['2.0', id, code, undefined], what);
+      assert.match(body.error.message, words, what);
+      assert.ok(body.error.message.length < 300 && !body.error.message.includes('\n'), body.error.message);
+    }
+  });
+
   test('a browser agent may post from its own origin: the preflight allows POST and the protocol header', async () => {
     const response = await fetch(mcp, { method: 'OPTIONS', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } });
     assert.equal(response.status, 204);

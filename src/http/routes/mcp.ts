@@ -52,6 +52,21 @@ function jsonRpcRefusal(reply: FastifyReply, status: number, code: number, messa
   return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
+/** One of the SDK's zod schemas, as far as a refusal reads it. */
+interface MessageSchema {
+  safeParse(message: unknown): { success: boolean; error?: { issues: ReadonlyArray<MessageIssue> } | undefined };
+}
+interface MessageIssue { path: readonly PropertyKey[]; message: string }
+
+/**
+ * The first field at fault and what is wrong with it, in a line: `params.arguments: Invalid input:
+ * expected record, received string`; `whole` names the value itself.
+ */
+function issueText(issue: MessageIssue, whole: string): string {
+  const where = issue.path.map(String).join('.') || whole;
+  return `${firstCharacters(where, 64)}: ${firstCharacters(issue.message, 160)}`;
+}
+
 /** A plain object, as a JSON-RPC message is. */
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -125,7 +140,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     await server.connect(transport);
     transport.deliverRequestsTo(server);
     // The methods this server answers, by the schema the SDK reads each request's params with.
-    const requestSchemas: Readonly<Record<string, { safeParse(request: unknown): { success: boolean; error?: { issues: ReadonlyArray<{ path: readonly PropertyKey[]; message: string }> } } }>> = {
+    const requestSchemas: Readonly<Record<string, MessageSchema>> = {
       'initialize': sdkTypes.InitializeRequestSchema, 'ping': sdkTypes.PingRequestSchema, 'tools/list': ListToolsRequestSchema, 'tools/call': CallToolRequestSchema,
     };
     /**
@@ -138,10 +153,28 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       const read = requestSchemas[request.method]?.safeParse(request);
       const issue = read?.success === false ? read.error?.issues[0] : undefined;
       if (!issue) return answer;
-      const where = issue.path.map(String).join('.') || 'params';
-      return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${firstCharacters(where, 64)}: ${firstCharacters(issue.message, 160)}` } };
+      return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${issueText(issue, 'params')}` } };
     };
-    return { transport, isJsonContentType, paramsRefused, ...sdkTypes };
+    /**
+     * JSON that is no JSON-RPC message, by the SDK's schemas. JSON-RPC 2.0 section 5.1 keeps -32700
+     * for text that is not JSON, which the SDK's transport answers here too, with `id: null`
+     * (attack80): a request (an `id` and a `method`) whose params are of the wrong shape is -32602
+     * with its id, as the `Server` answers one whose params it cannot read; anything else is -32600
+     * "Invalid Request", with the id when it has one of the right type.
+     */
+    const messageRefused = (message: unknown): { status: number; body: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string } } } => {
+      const fields = isObject(message) ? message : {};
+      const id = typeof fields.id === 'string' || Number.isInteger(fields.id) ? fields.id as string | number : null;
+      const schema = !('id' in fields) ? sdkTypes.JSONRPCNotificationSchema : 'method' in fields ? sdkTypes.JSONRPCRequestSchema : sdkTypes.JSONRPCResponseSchema;
+      const read = schema.safeParse(message);
+      const issue = read.success ? undefined : read.error?.issues[0];
+      const described = issue ? issueText(issue, 'message') : 'not a JSON-RPC message';
+      if (id !== null && 'method' in fields && issue?.path[0] === 'params') {
+        return { status: 200, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${described}` } } };
+      }
+      return { status: 400, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${described}` } } };
+    };
+    return { transport, isJsonContentType, paramsRefused, messageRefused, ...sdkTypes };
   }
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -152,7 +185,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       started = undefined;
       throw error;
     });
-    const { transport, isJsonContentType, isJSONRPCRequest, JSONRPCMessageSchema, ErrorCode, paramsRefused } = await started;
+    const { transport, isJsonContentType, isJSONRPCRequest, JSONRPCMessageSchema, ErrorCode, paramsRefused, messageRefused } = await started;
     const text = typeof request.body === 'string' ? request.body : undefined;
     let message: unknown;
     try {
@@ -194,7 +227,10 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     // to do on a stateless server that asks the client nothing and cancels nothing (each request is
     // answered within its own HTTP request), so it is accepted without reaching the server.
     if (!isJSONRPCRequest(message)) {
-      if (!JSONRPCMessageSchema.safeParse(message).success) return jsonRpcRefusal(reply, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON-RPC message');
+      if (!JSONRPCMessageSchema.safeParse(message).success) {
+        const { status, body } = messageRefused(message);
+        return reply.code(status).type('application/json').send(body);
+      }
       return reply.code(202).send();
     }
     const context: CallContext = { bearer: requestBearer(request) };
