@@ -197,18 +197,26 @@ export interface ScenarioResult {
    * at our rate (the curve's `sendingUs` at ours' rate), and that / ours' CPU per request.
    */
   ceilingAtOurRate?: { sendingUs: number; cpuRatio: number };
+  /**
+   * On `/me` against the lean route: the lean route's own CPU per answer when it answers at our
+   * rate (its rate curve's `sendingUs` at ours' rate), and that / ours' CPU per request.
+   */
+  peerAtOurRate?: { cpuUs: number; cpuRatio: number };
   target?: string;
   met?: boolean;
 }
 
-/** One point of the rate curve: the matched ceiling with `busyUs` of work added to each answer. */
+/** One point of a rate curve: a reference server with `busyUs` of work added to each answer. */
 export interface RateCurvePoint {
   busyUs: number;
   /** What that work measured in the server, µs of CPU per answer (`GET /busy`). */
   busyMeasuredUs: number;
   cpuUsPerRequest: number;
   rate: number;
-  /** CPU per answer beyond the work: what sending the answer cost at `rate`. */
+  /**
+   * CPU per answer beyond the work: what the server's own answer cost at `rate` (for the matched
+   * ceiling, sending it; for the lean route, the token's lookup too).
+   */
   sendingUs: number;
 }
 
@@ -221,6 +229,8 @@ export interface BenchReport {
   scenarios: ScenarioResult[];
   /** When `/me` was run: the matched ceiling's cost of sending `/me`'s answer at several rates. */
   rateCurve?: RateCurvePoint[];
+  /** When `/me` was run against the lean route: the lean route's own cost of an answer at several rates. */
+  leanRateCurve?: RateCurvePoint[];
   /** VmHWM of each server at the end, by server: `ours`, `ceiling`, `peer` (token scale: `ours-<count>`). */
   peakRssMb: Record<string, number>;
   generatorBottleneck: boolean;
@@ -692,13 +702,13 @@ async function measureComparisons(comparisons: Comparison[], references: Load[],
 
 // --- the rate curve: what sending our answer costs a server as slow as ours ----------------------
 
-/** The work added to each of the matched ceiling's answers, in µs, from none to slower than our `/me`. */
+/** The work added to each of a reference's answers, in µs, from none to slower than our `/me`. */
 export const RATE_CURVE_BUSY_US = [0, 10, 20, 30, 45] as const;
 
 /**
- * The rate curve (docs/performance.md, "The rate effect"): the matched ceiling started again with
- * each amount of busy work, measured `rounds` times (medians), so that its CPU per answer beyond
- * that work, what sending the answer costs, is known at rates down to below ours.
+ * A rate curve (docs/performance.md, "The rate effect"): a reference (the matched ceiling, the lean
+ * route) started again with each amount of busy work, measured `rounds` times (medians), so that
+ * its CPU per answer beyond that work is known at rates down to below ours.
  */
 async function measureRateCurve(start: (busyUs: number) => Promise<Server>, loadOf: (server: Server, busyUs: number) => Load, rounds: number, log: (line: string) => void): Promise<RateCurvePoint[]> {
   const points: RateCurvePoint[] = [];
@@ -722,9 +732,18 @@ async function measureRateCurve(start: (busyUs: number) => Promise<Server>, load
 
 /** The report's line for `/me` against the matched ceiling at its rate, and the curve it was read from. */
 export function rateCurveNote(curve: readonly RateCurvePoint[], me: ScenarioResult): string {
-  const points = curve.map((p) => `${p.busyUs} µs of work: ${fmt(p.rate)} /s, sending ${p.sendingUs} µs`).join('; ');
   return `a at its rate, ${fmt(me.ours.rate)} /s: the matched ceiling spends ${me.ceilingAtOurRate!.sendingUs} µs sending the same answer at that rate, `
-    + `${me.ceilingAtOurRate!.cpuRatio.toFixed(2)} × ours' ${me.ours.cpuUsPerRequest} µs (the rate curve: ${points})`;
+    + `${me.ceilingAtOurRate!.cpuRatio.toFixed(2)} × ours' ${me.ours.cpuUsPerRequest} µs (the rate curve: ${curvePoints(curve, 'sending')})`;
+}
+
+/** The report's line for `/me` against the lean route at its rate, and the lean route's curve. */
+export function leanRateCurveNote(curve: readonly RateCurvePoint[], me: ScenarioResult): string {
+  return `a at its rate, ${fmt(me.ours.rate)} /s: the lean route spends ${me.peerAtOurRate!.cpuUs} µs on an answer at that rate, `
+    + `${me.peerAtOurRate!.cpuRatio.toFixed(2)} × ours' ${me.ours.cpuUsPerRequest} µs (its rate curve: ${curvePoints(curve, 'its own')})`;
+}
+
+function curvePoints(curve: readonly RateCurvePoint[], what: string): string {
+  return curve.map((p) => `${p.busyUs} µs of work: ${fmt(p.rate)} /s, ${what} ${p.sendingUs} µs`).join('; ');
 }
 
 /**
@@ -927,7 +946,7 @@ function machine(): BenchReport['machine'] {
  */
 export function buildReport(
   options: BenchOptions, databaseUrl: string, redisUrl: string | undefined,
-  measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes' | 'rateCurve'> & { runs: Measurement[] },
+  measured: Pick<BenchReport, 'seeding' | 'scenarios' | 'peakRssMb' | 'notes' | 'rateCurve' | 'leanRateCurve'> & { runs: Measurement[] },
 ): BenchReport {
   return {
     date: new Date().toISOString(),
@@ -940,6 +959,7 @@ export function buildReport(
     seeding: measured.seeding,
     scenarios: measured.scenarios,
     ...(measured.rateCurve && { rateCurve: measured.rateCurve }),
+    ...(measured.leanRateCurve && { leanRateCurve: measured.leanRateCurve }),
     peakRssMb: measured.peakRssMb,
     generatorBottleneck: measured.runs.some((m) => m.generatorCpu >= GENERATOR_BUSY && m.serverCpu < GENERATOR_BUSY),
     notes: [...(options.note ? [`operator's note: ${options.note}`] : []), ...measured.notes],
@@ -1143,7 +1163,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const matchedMe = benchLoad('f: the matched ceiling, /me', matched, 'get.lua', ME, get(ME, files.rotating));
     const matchedRefusal = benchLoad('f: the matched ceiling, the garbage 401', matchedRefusing, 'get.lua', ME, get(ME, files.garbage, 401));
     // The lean route reads the tokens the peer issued from the peer's own file: only with a durable peer.
-    const lean = peer && peerFile ? await startServer('lean route', ['bench/servers/lean-me.mjs'], { PEER_SQLITE: peerFile, PROFILE_FILE: meFiles.body }) : undefined;
+    const startLean = (busyUs = 0) => startServer('lean route', ['bench/servers/lean-me.mjs'], { PEER_SQLITE: peerFile, PROFILE_FILE: meFiles.body, BUSY_US: String(busyUs) });
+    const lean = peer && peerFile ? await startLean() : undefined;
     if (lean) servers.push(lean);
     const leanMe = lean && benchLoad('g: the lean route over the peer, /me', lean, 'get.lua', ME, get(ME, files.peerTokens));
     // Without a peer (see needsPeer) its loads are never measured: they point at our server.
@@ -1164,15 +1185,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const prolificDeep = `${posts}?page=${lastPage(options.seed.prolificUserPosts)}&size=20`;
     const pages = (count: number) => `${fmt(lastPage(count))} of ${fmt(lastPage(count) + 1)}`;
     // Issue 35 item 2, by CPU. The issue asked 0.8 × the matched ceiling and 1.5 × the lean route
-    // over the peer; what the gate's rules leave is about 0.6 × the one, judged at our rate (the
-    // rate curve, measured after the scenarios), and 0.8 × the other (docs/performance.md, "What is
-    // not reached, and why"). Until the curve is measured the first part is not met.
-    const meMet = (s: ScenarioResult) => (s.ceilingAtOurRate?.cpuRatio ?? 0) >= 0.6 && (!leanMe || s.cpuRatioPeer! >= 0.8);
+    // over the peer; what the gate's rules leave is about 0.6 × the one and 0.8 × the other, each
+    // judged at our rate (the rate curves, measured after the scenarios; docs/performance.md, "What
+    // is not reached, and why"). Until a curve is measured its part is not met.
+    const meMet = (s: ScenarioResult) => (s.ceilingAtOurRate?.cpuRatio ?? 0) >= 0.6 && (!leanMe || (s.peerAtOurRate?.cpuRatio ?? 0) >= 0.8);
     const all: Comparison[] = [
       {
         id: 'a', title: `/me (${database}, ${limiter} limiter; ceiling: matched, peer: ${leanMe ? 'lean route' : 'UserInfo'})`,
         ours: ourLoad('a', 'get.lua', ME, get(ME, files.rotating)), ceiling: matchedMe, peer: leanMe ?? peerUserinfo,
-        target: leanMe ? '≥ 0.6 × matched ceiling at our rate, ≥ 0.8 × lean (CPU)' : '≥ 0.6 × matched ceiling at our rate (CPU)', met: meMet,
+        target: leanMe ? '≥ 0.6 × matched ceiling, ≥ 0.8 × lean, both at our rate (CPU)' : '≥ 0.6 × matched ceiling at our rate (CPU)', met: meMet,
       },
       // Issues 20 and 35: the deep page ≥ 0.9 × the first; the first page ≥ 0.3 × /me, what reading
       // and sending 20 posts allows (the issues' 0.5 × is past the bound docs/performance.md
@@ -1279,9 +1300,16 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const rateCurve = meResult
       ? await measureRateCurve(startMatchedMe, (server, busyUs) => benchLoad(`f: the matched ceiling with ${busyUs} µs of work, /me`, server, 'get.lua', ME, get(ME, files.rotating)), options.rounds, log)
       : undefined;
+    const leanRateCurve = meResult && lean
+      ? await measureRateCurve(startLean, (server, busyUs) => benchLoad(`g: the lean route with ${busyUs} µs of work, /me`, server, 'get.lua', ME, get(ME, files.peerTokens)), options.rounds, log)
+      : undefined;
     if (rateCurve && meResult) {
       const sendingUs = sendingCostAt(rateCurve, meResult.ours.rate);
       meResult.ceilingAtOurRate = { sendingUs, cpuRatio: ratioFigure(sendingUs / meResult.ours.cpuUsPerRequest) };
+      if (leanRateCurve) {
+        const cpuUs = sendingCostAt(leanRateCurve, meResult.ours.rate);
+        meResult.peerAtOurRate = { cpuUs, cpuRatio: ratioFigure(cpuUs / meResult.ours.cpuUsPerRequest) };
+      }
       meResult.met = meMet(meResult);
     }
 
@@ -1300,9 +1328,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
     scenarios.push(rssTarget);
     const report = buildReport(options, databaseUrl, redisUrl, {
-      seeding: [seeding], scenarios, runs, peakRssMb: peak, ...(rateCurve && { rateCurve }),
+      seeding: [seeding], scenarios, runs, peakRssMb: peak, ...(rateCurve && { rateCurve }), ...(leanRateCurve && { leanRateCurve }),
       notes: [
         ...(meResult?.ceilingAtOurRate ? [rateCurveNote(rateCurve!, meResult)] : []),
+        ...(meResult?.peerAtOurRate ? [leanRateCurveNote(leanRateCurve!, meResult)] : []),
         'CPU µs/req is the server process\'s user + system CPU time over the run divided by the requests completed; × columns are ours / reference for rates, reference / ours for CPU (above 1 is better in both)',
         'code flow rates are completed flows (authorize 302 + token 200) per second; its latencies and CPU per request mix both requests',
         'the peer answers the code flow with openid only (its id_token is always issued); both our variants are compared with it',

@@ -87,6 +87,11 @@ test('the bench runs every scenario and reports every figure, each round\'s rati
   for (const p of report.rateCurve!) assert.ok(p.rate > 0 && p.sendingUs > 0 && p.busyMeasuredUs >= 0, `rate curve at ${p.busyUs} µs: ${JSON.stringify(p)}`);
   assert.ok(byId.a!.ceilingAtOurRate && byId.a!.ceilingAtOurRate.sendingUs > 0 && byId.a!.ceilingAtOurRate.cpuRatio > 0, '/me against the matched ceiling at its rate');
   assert.match(renderTable(report), /note: a at its rate, [\d,]+ \/s: the matched ceiling spends/);
+  // The lean route's own rate curve, and /me read against it at its rate.
+  assert.deepEqual(report.leanRateCurve?.map((p) => p.busyUs), [...RATE_CURVE_BUSY_US]);
+  for (const p of report.leanRateCurve!) assert.ok(p.rate > 0 && p.sendingUs > 0 && p.busyMeasuredUs >= 0, `lean rate curve at ${p.busyUs} µs: ${JSON.stringify(p)}`);
+  assert.ok(byId.a!.peerAtOurRate && byId.a!.peerAtOurRate.cpuUs > 0 && byId.a!.peerAtOurRate.cpuRatio > 0, '/me against the lean route at its rate');
+  assert.match(renderTable(report), /note: a at its rate, [\d,]+ \/s: the lean route spends/);
   assert.ok(byId.d!.peer && byId.d2!.peer && byId.e1!.peer && byId.e2!.peer, 'refresh and code flow are compared with the peer');
   assertSeedingReported(report, [SMOKE_SEED.accessTokens]);
   for (const server of ['ours', 'ceiling', 'matched ceiling', 'matched ceiling, 401', 'peer', 'lean route']) assert.ok((report.peakRssMb[server] ?? 0) > 0, `peak RSS of ${server} missing`);
