@@ -125,6 +125,7 @@ export interface ClientsTable {
   require_pushed_authorization_requests: Generated<number | boolean>;
   /** RFC 7591: the app registered itself at /api/oauth/register. 0/1 (SQLite) or boolean (PostgreSQL). */
   self_registered: Generated<number | boolean>;
+  member_registered: Generated<number | boolean>;
   /** The secret the last rotation replaced, accepted until `previous_secret_expires_at`; both null when none. */
   previous_secret_hash: Generated<string | null>;
   previous_secret_expires_at: Generated<number | null>;

@@ -7,9 +7,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
-  type AuthorizeOptions, Browser, type TestClient, authorizeQuery, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair,
-  signedInBrowser, startOAuthApp, tokenRequest,
+  type AuthorizeOptions, Browser, type TestClient, authorizeQuery, clientFields, hiddenFields, introspect, newClient, obtainCode, obtainTokens, pkcePair,
+  redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
+import { person } from '../staff/support.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { snapshotTables } from '../support/snapshot.js';
@@ -121,6 +122,40 @@ forEachDatabase('named tricks', (database) => {
       const page = await fresh.fetch(`/login?return_to=${encodeURIComponent(returnTo)}`);
       assert.match(await page.text(), /name="return_to" value="\/"/);
     }
+  });
+
+  test('open redirect: an app a member registered on the developer page gets its errors on this site\'s page until the member asking owns it or authorized it, or staff verified it (RFC 9700 4.11.2)', async () => {
+    // Any account may register an app, and an account costs one request: nobody answers for its redirect URIs.
+    const { browser: owner } = await signedInBrowser(t);
+    const csrf = hiddenFields(await (await owner.fetch('/settings/developers')).text()).find(([name]) => name === '_csrf')!;
+    const registered = await owner.postForm('/settings/developers', [csrf, ['name', 'Landing'], ['type', 'public'], ['redirect_uris', 'https://evil.example/landing']]);
+    assert.equal(registered.status, 303);
+    const clientId = decodeURIComponent(/^\/settings\/developers\/([^?]+)\?/.exec(registered.headers.get('location') ?? '')![1]!);
+    const landing: TestClient = { client: { clientId } as TestClient['client'], redirectUri: 'https://evil.example/landing' };
+    const pageNotRedirect = (response: Response, what: string) => {
+      assert.equal(response.status, 400, what);
+      assert.equal(response.headers.get('location'), null, what);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/html/, what);
+    };
+    const badScope = () => `/oauth/authorize?${authorizeQuery(landing, { pkce: pkcePair(), scope: 'bogus' })}`;
+    const silent = () => `/oauth/authorize?${authorizeQuery(landing, { pkce: pkcePair(), extra: { prompt: 'none' } })}`;
+    const visitor = new Browser(t);
+    pageNotRedirect(await visitor.fetch(badScope()), 'an unknown scope, signed out');
+    pageNotRedirect(await visitor.fetch(silent()), 'prompt=none, signed out');
+    const { browser: member } = await signedInBrowser(t);
+    pageNotRedirect(await member.fetch(badScope()), 'an unknown scope, signed in, never authorized');
+    pageNotRedirect(await member.fetch(`/oauth/authorize?${authorizeQuery(landing, { pkce: pkcePair(), extra: { response_mode: 'form_post', prompt: 'none' } })}`), 'form_post, never authorized');
+    // Its owner tries it out: the errors are theirs to see at their own address.
+    assert.equal(redirectParams(await owner.fetch(badScope())).get('error'), 'invalid_scope');
+    // Once the member chose to authorize it, its errors go back to it as RFC 6749 4.1.2.1 says.
+    await obtainCode(member, landing, { pkce: pkcePair() });
+    assert.equal(redirectParams(await member.fetch(badScope())).get('error'), 'invalid_scope');
+    // Staff vouch for it: from then on it is answered for, signed in or not.
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    assert.equal((await moderator.visitor.post(`/admin/apps/${clientId}/verified`, { verified: 'yes', reason: 'checked with the owner', confirm: 'yes' })).status, 303);
+    assert.equal(redirectParams(await visitor.fetch(silent())).get('error'), 'login_required');
+    // An app the operator registered (the command line's) is unchanged: its errors go back to it, signed in or not.
+    assert.equal(redirectParams(await new Browser(t).fetch(`/oauth/authorize?${authorizeQuery(good, { pkce: pkcePair(), scope: 'bogus' })}`)).get('error'), 'invalid_scope');
   });
 
   test('PKCE downgrade: no challenge from a public client, method plain, a missing verifier or the challenge as verifier are all refused', async () => {

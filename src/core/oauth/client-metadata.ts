@@ -130,11 +130,13 @@ export function documentHost(client: Pick<Client, 'clientId'>): string | undefin
 }
 
 /**
- * Whether nobody answers for `client`: it registered itself (RFC 7591) or is named by its own
- * document, so its name and redirect URIs are its own claims, and staff have not verified it.
+ * Whether nobody answers for `client`: it registered itself (RFC 7591), is named by its own
+ * document, or a member registered it on the developer page (an account anyone can make), so its
+ * redirect URIs are its own claims; and staff have not verified it. The operator's apps (the
+ * command line's, the demo's) are answered for by the operator.
  */
-export function isUnreviewedApp(client: Pick<Client, 'clientId' | 'selfRegistered' | 'verifiedAt'>): boolean {
-  return client.verifiedAt === null && (client.selfRegistered || isDocumentClientId(client.clientId));
+export function isUnreviewedApp(client: Pick<Client, 'clientId' | 'selfRegistered' | 'memberRegistered' | 'verifiedAt'>): boolean {
+  return client.verifiedAt === null && (client.selfRegistered || client.memberRegistered || isDocumentClientId(client.clientId));
 }
 
 /** Whether `hostname` is one `hosts` allows: a name exactly, or under a `*.suffix`. */
@@ -347,6 +349,7 @@ export class ClientMetadataDocuments {
       backchannelLogoutUri: null,
       requirePushedAuthorizationRequests: false,
       selfRegistered: false,
+      memberRegistered: false,
       // Staff may vouch for an app that describes itself too (INTERFACE section 14).
       verifiedAt: stored?.verifiedAt ?? null,
       createdAt: stored?.createdAt ?? now,

@@ -254,9 +254,10 @@ export type ClientRegistration = {
   /** The scopes it may ask for; `REGISTERED_SCOPES` unless told. */
   allowedScopes?: readonly Scope[];
 } & (
-  | { ownerId?: number | null; selfRegistered?: false }
+  /** `memberRegistered`: registered by its owner on the developer page, not by the operator. */
+  | { ownerId?: number | null; selfRegistered?: false; memberRegistered?: boolean }
   /** RFC 7591: an app that registered itself has no owner (INTERFACE section 13). */
-  | { ownerId?: null; selfRegistered: true }
+  | { ownerId?: null; selfRegistered: true; memberRegistered?: false }
 );
 
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
@@ -296,6 +297,7 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
     backchannelLogoutUri,
     requirePushedAuthorizationRequests: registration.requirePushedAuthorizationRequests ?? false,
     selfRegistered: registration.selfRegistered ?? false,
+    memberRegistered: registration.memberRegistered ?? false,
   }, clock.now());
   return secret === undefined ? { client } : { client, secret };
 }

@@ -37,14 +37,19 @@ export interface Client {
    * owner, nobody at the site reviewed it, and it is deleted when it got no grant in 30 days.
    */
   selfRegistered: boolean;
+  /**
+   * A member registered it on the developer page: its owner is an account anyone can make, so
+   * until staff verify it nobody answers for its redirect URIs (`isUnreviewedApp`).
+   */
+  memberRegistered: boolean;
   /** When staff marked it verified (INTERFACE section 14); `null`: not verified, as every app starts. */
   verifiedAt: Instant | null;
   createdAt: Instant;
   updatedAt: Instant;
 }
 
-export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>
-  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered'>>;
+export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered' | 'memberRegistered'>
+  & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered' | 'memberRegistered'>>;
 
 export interface ClientStore {
   create(client: NewClient, now: Instant): Promise<Client>;

@@ -389,7 +389,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     try {
       const { client, secret } = await registerClient(stores, clock, {
         name: clientForm.name, description: clientForm.description, homepageUrl: clientForm.homepage,
-        redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id,
+        redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id, memberRegistered: true,
         postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
       });
       audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: clientAddress(request) });

@@ -227,7 +227,10 @@ ${code(`https://myapp.example/callback?code=AUTHORIZATION_CODE&state=RANDOM_STAT
 <p>Check that <code>state</code> is yours and <code>iss</code> is <code>${base}</code> (RFC 9207). On refusal or an error
 you get <code>error</code>, <code>error_description</code>, <code>state</code> and <code>iss</code> instead, e.g.
 <code>error=access_denied</code> or <code>error=invalid_scope</code>. An unknown <code>client_id</code> or an unregistered
-<code>redirect_uri</code> is never redirected: the user sees an error page.</p>
+<code>redirect_uri</code> is never redirected: the user sees an error page. Until this site's staff verify an app registered
+under Settings or by itself, its errors other than the user's own refusal are shown on that page too, to anyone who has not
+authorized the app yet (you, its owner, get them at your redirect URI): otherwise anyone could register an app and use this
+site's address to send people anywhere (RFC 9700 4.11.2).</p>
 </section>
 
 <section id="par">

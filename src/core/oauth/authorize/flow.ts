@@ -66,13 +66,15 @@ function errorResponse(deps: OAuthDeps, to: Destination, error: OAuthError, stat
 
 /**
  * RFC 9700 4.11.2: an error goes back to the redirect URI by itself only where someone answers for
- * that URI. An app that registered itself or is named by its own document chose its redirect URIs
- * alone, so anyone could make this site send people there; its errors are shown on this site's
- * error page instead, unless the signed-in member has already authorized it (INTERFACE section 13).
+ * that URI. An app that registered itself, is named by its own document or was registered by a
+ * member (`isUnreviewedApp`) chose its redirect URIs alone, so anyone could make this site send
+ * people there; its errors are shown on this site's error page instead, unless the signed-in
+ * member owns it or has already authorized it (INTERFACE section 13).
  */
 async function mayRedirectErrors(deps: OAuthDeps, client: Client, signedIn: SignedIn | undefined): Promise<boolean> {
   if (!isUnreviewedApp(client)) return true;
   if (signedIn === undefined) return false;
+  if (client.ownerId === signedIn.user.id) return true;
   return (await deps.stores.consents.find(signedIn.user.id, client.clientId)) !== undefined;
 }
 

@@ -24,6 +24,7 @@ function toClient(row: Selectable<ClientsTable>): Client {
     backchannelLogoutUri: row.backchannel_logout_uri,
     requirePushedAuthorizationRequests: Boolean(row.require_pushed_authorization_requests),
     selfRegistered: Boolean(row.self_registered),
+    memberRegistered: Boolean(row.member_registered),
     verifiedAt: row.verified_at === null ? null : Number(row.verified_at),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -57,6 +58,7 @@ function newRow(client: NewClient, now: Instant) {
     backchannel_logout_uri: client.backchannelLogoutUri ?? null,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
     self_registered: client.selfRegistered ? 1 : 0,
+    member_registered: client.memberRegistered ? 1 : 0,
     created_at: now,
     updated_at: now,
   };
