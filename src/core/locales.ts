@@ -26,7 +26,9 @@ const CHINESE_LANGUAGES = new Set(['zh', 'cmn', 'yue']);
  */
 export function localeOfTag(tag: string): Locale | undefined {
   const parts = tag.trim().toLowerCase().split(/[-_]/);
-  const [language = '', ...rest] = parts;
+  // A singleton (`x-`, `u-`, `t-`…) begins extensions and private use: what follows is no region or script.
+  const singleton = parts.findIndex((part, i) => i > 0 && part.length === 1);
+  const [language = '', ...rest] = singleton < 0 ? parts : parts.slice(0, singleton);
   if (language === 'en') return 'en';
   if (!CHINESE_LANGUAGES.has(language)) return undefined;
   if (rest.includes('hant')) return 'zh-TW';
@@ -52,14 +54,15 @@ const WEIGHT = /^q=(0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/i;
 /**
  * RFC 9110 12.5.4 `Accept-Language`: the supported language of the highest q-value (the first
  * listed among equals); `q=0` refuses a language, and a range whose weight is not a qvalue
- * (`q=0x1`, `q=1e0`, `q=abc`) is passed over rather than read as a number.
+ * (`q=0x1`, `q=1e0`, `q=abc`, `q =0`) is passed over rather than read as a number or as no weight.
  */
 export function localeOfAcceptLanguage(header: string | undefined): Locale | undefined {
   if (header === undefined) return undefined;
   let best: { locale: Locale; q: number } | undefined;
   for (const range of header.split(',').slice(0, 50)) {
     const [tag = '', ...params] = range.split(';');
-    const qParam = params.map((p) => p.trim()).find((p) => p.toLowerCase().startsWith('q='));
+    // A parameter named q, however it is written (`q =0` too), is the weight: it must be a qvalue.
+    const qParam = params.map((p) => p.trim()).find((p) => /^q\s*(?:=|$)/i.test(p));
     const weight = qParam === undefined ? undefined : WEIGHT.exec(qParam);
     if (weight === null) continue;
     const q = weight === undefined ? 1 : Number(weight[1]);

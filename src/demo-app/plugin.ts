@@ -42,6 +42,9 @@ const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-lo
 const SEEN_JTI_MS = 10 * 60 * 1000;
 
 const SCOPE = 'openid profile:read posts:read';
+
+/** A value the service sent, as a page shows it: without control or invisible format characters, trimmed. */
+const shown = (value: string): string => value.replace(/[\p{Cc}\p{Cf}]/gu, '').trim();
 const COOKIE = 'demo_app_session';
 const SESSION_LIFETIME_MS = 60 * 60 * 1000;
 const MAX_SESSIONS = 1000;
@@ -100,8 +103,10 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     return created;
   }
 
-  function send(reply: FastifyReply, body: string, status = 200): FastifyReply {
-    return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').header('vary', 'Accept-Language').send(body);
+  /** A page in `t`'s language, which it names in `Content-Language` as the service's pages do. */
+  function send(reply: FastifyReply, t: Translator, body: string, status = 200): FastifyReply {
+    return reply.code(status).type('text/html; charset=utf-8').header('content-language', t.locale).header('cache-control', 'no-store')
+      .header('vary', 'Accept-Language').send(body);
   }
 
   /** The reader's language, as the browser asks for it: the app is another site's, and knows nothing of the service's picker. */
@@ -109,10 +114,11 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
 
   app.get('/demo-app', async (request, reply) => {
     const s = settings ? session(request, reply) : undefined;
-    const page = demoAppPage(wordsFor(request), { configured: settings !== undefined, session: s, scope: SCOPE });
+    const t = wordsFor(request);
+    const page = demoAppPage(t, { configured: settings !== undefined, session: s, scope: SCOPE });
     // Shown once (attack81: it stayed until the next sign-in).
     if (s) delete s.notice;
-    return send(reply, page);
+    return send(reply, t, page);
   });
 
   app.get('/demo-app/login', async (request, reply) => {
@@ -133,7 +139,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: discovery failed');
       const t = wordsFor(request);
-      return send(reply, demoErrorPage(t, t.text('demo-app.discoveryFailed')), 502);
+      return send(reply, t, demoErrorPage(t, t.text('demo-app.discoveryFailed')), 502);
     }
     s.pending = pending;
     return reply.redirect(url.href, 303);
@@ -148,13 +154,13 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     const t = wordsFor(request);
     if (typeof query.error === 'string') {
       // RFC 6749 4.1.2.1: `error` is a code, so an empty one says nothing; and the description only explains a code.
-      const error = query.error.trim();
-      const description = typeof query.error_description === 'string' ? query.error_description : '';
+      const error = shown(query.error);
+      const description = typeof query.error_description === 'string' ? shown(query.error_description) : '';
       const message = error === '' ? t.text('demo-app.signInIncompleteNoReason')
         : description ? t.text('demo-app.signInIncompleteDescribed', { error, description }) : t.text('demo-app.signInIncomplete', { error });
-      return send(reply, demoErrorPage(t, message), 400);
+      return send(reply, t, demoErrorPage(t, message), 400);
     }
-    if (!pending) return send(reply, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
+    if (!pending) return send(reply, t, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
     try {
       const demoConfig = await config(settings);
       const currentUrl = new URL(request.url, settings.redirectUri);
@@ -173,7 +179,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: sign-in failed');
       const message = error instanceof Error ? error.message : 'unknown error';
-      return send(reply, demoErrorPage(t, t.text('demo-app.signInFailed', { reason: message })), 400);
+      return send(reply, t, demoErrorPage(t, t.text('demo-app.signInFailed', { reason: message })), 400);
     }
   });
 
@@ -197,7 +203,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: discovery failed');
       const t = wordsFor(request);
-      return send(reply, demoErrorPage(t, t.text('demo-app.signOutDiscoveryFailed')), 502);
+      return send(reply, t, demoErrorPage(t, t.text('demo-app.signOutDiscoveryFailed')), 502);
     }
   });
 
@@ -205,11 +211,16 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
   app.get('/demo-app/signed-out', async (request, reply) => {
     if (!settings) return reply.redirect('/demo-app', 303);
     const s = session(request, reply);
+    const t = wordsFor(request);
     const expected = s.pendingLogout?.state;
-    delete s.pendingLogout;
     const state = (request.query as { state?: unknown }).state;
-    const stateMatched = expected !== undefined && state === expected;
-    return send(reply, demoSignedOutPage(wordsFor(request), { stateMatched, stillSignedIn: s.signedIn !== undefined }), stateMatched ? 200 : 400);
+    if (expected !== undefined && state === expected) {
+      delete s.pendingLogout;
+      return send(reply, t, demoSignedOutPage(t, 'signed out'));
+    }
+    // Not this app's return (a link from anywhere, or this page reloaded): the sign-out under way,
+    // if any, still waits for its own (attack82), and only a member still signed in is warned.
+    return s.signedIn === undefined ? send(reply, t, demoSignedOutPage(t, 'not signed in')) : send(reply, t, demoSignedOutPage(t, 'still signed in'), 400);
   });
 
   /**

@@ -54,19 +54,19 @@ ${notice === 'back-channel logout' ? html`<p class="notice" role="status">${t.te
 }
 
 /**
- * Where the service sends the browser back after a sign-out. Only a return carrying the state
- * the app sent says "signed out": any page may link here (attack81), and the member it reaches
- * may well still be signed in.
+ * Where the service sends the browser back after a sign-out. Only a return carrying the state the
+ * app sent says the member signed out of Community: any page may link here (attack81), and the
+ * member it reaches may well still be signed in, which is then said with the alert.
  */
-export function demoSignedOutPage(t: Translator, state: { stateMatched: boolean; stillSignedIn: boolean }): string {
-  if (state.stateMatched) {
-    return page(t, t.text('demo-app.signedOutTitle'), html`<section class="card"><h1>${t.text('demo-app.signedOutTitle')}</h1>
-<p role="status">${t.text('demo-app.signedOut')}</p>
+export function demoSignedOutPage(t: Translator, outcome: 'signed out' | 'not signed in' | 'still signed in'): string {
+  if (outcome === 'still signed in') {
+    return page(t, t.text('demo-app.signOutUnconfirmedTitle'), html`<section class="card"><h1>${t.text('demo-app.signOutUnconfirmedTitle')}</h1>
+<p class="alert" role="alert">${t.text('demo-app.stateMismatch')}</p>
+<p>${t.text('demo-app.stillSignedIn')}</p>
 <p><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
   }
-  return page(t, t.text('demo-app.signOutUnconfirmedTitle'), html`<section class="card"><h1>${t.text('demo-app.signOutUnconfirmedTitle')}</h1>
-<p class="alert" role="alert">${t.text('demo-app.stateMismatch')}</p>
-${state.stillSignedIn ? html`<p>${t.text('demo-app.stillSignedIn')}</p>` : ''}
+  return page(t, t.text('demo-app.signedOutTitle'), html`<section class="card"><h1>${t.text('demo-app.signedOutTitle')}</h1>
+<p role="status">${t.text(outcome === 'signed out' ? 'demo-app.signedOut' : 'demo-app.notSignedIn')}</p>
 <p><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
 }
 

@@ -445,6 +445,13 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
       [{ hello: 'world' }, 400, -32600, null, /^Invalid Request: /],
       ['x', 400, -32600, null, /^Invalid Request: message: /],
       [{ jsonrpc: '2.0', id: 6, result: 'not an object' }, 400, -32600, 6, /^Invalid Request: /],
+      // An id JSON-RPC's numbers cannot hold exactly is not echoed as another number.
+      [{ jsonrpc: '2.0', id: 12345678901234567890, method: 'ping' }, 400, -32600, null, /^Invalid Request: id: /],
+      // A method this server has not is -32601 whatever its params, as the Server answers it.
+      [{ jsonrpc: '2.0', id: 7, method: 'nope', params: 1 }, 200, -32601, 7, /^Method not found$/],
+      [{ jsonrpc: '2.0', id: 8, method: '__proto__', params: 5 }, 200, -32601, 8, /^Method not found$/],
+      // A key holding a line break is escaped: the message stays one line.
+      [{ jsonrpc: '2.0', id: 9, method: 'ping', 'bad\nkey\u2028': 5 }, 400, -32600, 9, /^Invalid Request: message: Unrecognized key: "bad\\u000akey\\u2028"$/],
     ];
     for (const [message, status, code, id, words] of cases) {
       const response = await post(JSON.stringify(message), auth);
@@ -453,7 +460,7 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
       assert.equal(response.status, status, what);
       assert.deepEqual([body.jsonrpc, body.id, body.error.code, body.result], ['2.0', id, code, undefined], what);
       assert.match(body.error.message, words, what);
-      assert.ok(body.error.message.length < 300 && !body.error.message.includes('\n'), body.error.message);
+      assert.ok(body.error.message.length < 300 && !/[\n\u2028]/.test(body.error.message), body.error.message);
     }
   });
 

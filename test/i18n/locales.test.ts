@@ -16,6 +16,11 @@ test('Cantonese reads Traditional unless its tag says Simplified; Mandarin reads
   for (const tag of ['cmn-Hant', 'cmn-TW']) assert.equal(localeOfTag(tag), 'zh-TW', tag);
 });
 
+test('extensions and private use say nothing of script or region: the subtags before the first singleton do', () => {
+  for (const tag of ['zh-CN-x-tw', 'zh-x-hant', 'zh-CN-u-rg-twzzzz', 'zh-Hans-t-zh-hant']) assert.equal(localeOfTag(tag), 'zh-CN', tag);
+  for (const tag of ['zh-TW-x-cn', 'zh-Hant-u-nu-hans']) assert.equal(localeOfTag(tag), 'zh-TW', tag);
+});
+
 test('ui_locales: the first supported tag of the list wins', () => {
   assert.equal(localeOfUiLocales('ja zh-TW en'), 'zh-TW');
   assert.equal(localeOfUiLocales('fr de'), undefined);
@@ -31,8 +36,8 @@ test('Accept-Language: the highest q-value wins, the first among equals, q=0 ref
 });
 
 test('Accept-Language: a weight that is not an RFC 9110 qvalue passes its range over', () => {
-  for (const weight of ['0x1', '1e0', '1.5', '0.1234', '.5', '+1', ' 1', '1.001']) {
-    assert.equal(localeOfAcceptLanguage(`zh-CN;q=${weight}, en;q=0.5`), 'en', weight);
+  for (const weight of ['q=0x1', 'q=1e0', 'q=1.5', 'q=0.1234', 'q=.5', 'q=+1', 'q= 1', 'q=1.001', 'q =1', 'Q = 1', 'q', 'q =0']) {
+    assert.equal(localeOfAcceptLanguage(`zh-CN;${weight}, en;q=0.5`), 'en', weight);
   }
   for (const weight of ['q=1', 'q=1.', 'q=1.000', 'q=0.9', 'q=0.001', 'Q=1']) {
     assert.equal(localeOfAcceptLanguage(`zh-CN;${weight}, en;q=0`), 'zh-CN', weight);

@@ -126,6 +126,10 @@ describe('demo app end to end', () => {
     await page.waitForURL(`${thirdPartyUrl}/demo-app/signed-out?**`);
     assert.equal(await page.getByRole('heading', { level: 1 }).innerText(), 'Signed out');
     assert.equal(await page.getByRole('alert').count(), 0, 'the state it sent came back');
+    // Reloaded, the return's state is spent: the page says what it knows, with no alarm.
+    assert.equal((await page.reload())?.status(), 200);
+    assert.equal(await page.getByRole('status').innerText(), 'You are not signed in to the demo app.');
+    assert.equal(await page.getByRole('alert').count(), 0, 'a reload is no forged return');
     await page.goto(`${service.baseUrl}/settings/tokens`);
     assert.match(new URL(page.url()).pathname, /^\/login/, 'signed out of the service too, without being asked');
     await page.close();

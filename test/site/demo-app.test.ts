@@ -69,19 +69,23 @@ test('the demo app refuses a logout token it cannot verify, and one that is miss
   assert.equal(forged.headers['cache-control'], 'no-store');
 });
 
-test('a callback with an empty error says the service gave no reason', async () => {
-  const response = await configured.inject('/demo-app/callback?error=&error_description=ignored');
-  assert.equal(response.statusCode, 400);
-  assert.match(response.body, /Sign-in did not complete, and the service gave no reason\./);
-  assert.doesNotMatch(response.body, /ignored|complete: \./);
+test('a callback with an empty error says the service gave no reason; control and invisible characters are not shown', async () => {
+  for (const error of ['', '%20', '%E2%80%8B', '%00%0A']) {
+    const response = await configured.inject(`/demo-app/callback?error=${error}&error_description=ignored`);
+    assert.equal(response.statusCode, 400, error);
+    assert.match(response.body, /Sign-in did not complete, and the service gave no reason\./, error);
+    assert.doesNotMatch(response.body, /ignored|complete: \./, error);
+  }
+  const described = await configured.inject('/demo-app/callback?error=a%00b&error_description=%20%E2%80%8B');
+  assert.match(described.body, /Sign-in did not complete: ab\./);
+  assert.doesNotMatch(described.body, /\u0000|\u200b/);
 });
 
-test('a return from signing out that the demo app did not start says so, and not that the member signed out', async () => {
+test('a return from signing out that the demo app did not start, to a member not signed in to it, says only that', async () => {
   const response = await configured.inject('/demo-app/signed-out?state=forged');
-  assert.equal(response.statusCode, 400);
-  assert.match(response.body, /<h1>Sign-out not confirmed<\/h1>/);
-  assert.match(response.body, /did not carry the state the demo app sent/);
-  assert.doesNotMatch(response.body, /You are signed out/);
+  assert.equal(response.statusCode, 200);
+  assert.match(response.body, /You are not signed in to the demo app\./);
+  assert.doesNotMatch(response.body, /You are signed out of the demo app and of Community|role="alert"/);
 });
 
 test('the demo app reports a service it cannot discover', async () => {
@@ -104,6 +108,7 @@ test('the demo app speaks the browser\'s language: every page of it in Chinese, 
     for (const { app, url } of pages) {
       const response = await app.inject({ url, headers: { 'accept-language': language } });
       assert.match(response.body, new RegExp(`<html lang="${locale}">`), url);
+      assert.equal(response.headers['content-language'], locale, url);
       assert.match(String(response.headers.vary), /Accept-Language/, url);
       assert.deepEqual(englishSentences(response.body, ['OpenID Connect', 'npm start']), [], `${locale} ${url}`);
     }

@@ -64,7 +64,12 @@ interface MessageIssue { path: readonly PropertyKey[]; message: string }
  */
 function issueText(issue: MessageIssue, whole: string): string {
   const where = issue.path.map(String).join('.') || whole;
-  return `${firstCharacters(where, 64)}: ${firstCharacters(issue.message, 160)}`;
+  return `${firstCharacters(oneLine(where), 64)}: ${firstCharacters(oneLine(issue.message), 160)}`;
+}
+
+/** Keys a client sent may hold line breaks: escaped as JSON escapes them, so a message stays one line (attack82). */
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** A plain object, as a JSON-RPC message is. */
@@ -140,9 +145,9 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     await server.connect(transport);
     transport.deliverRequestsTo(server);
     // The methods this server answers, by the schema the SDK reads each request's params with.
-    const requestSchemas: Readonly<Record<string, MessageSchema>> = {
-      'initialize': sdkTypes.InitializeRequestSchema, 'ping': sdkTypes.PingRequestSchema, 'tools/list': ListToolsRequestSchema, 'tools/call': CallToolRequestSchema,
-    };
+    const requestSchemas: ReadonlyMap<string, MessageSchema> = new Map<string, MessageSchema>([
+      ['initialize', sdkTypes.InitializeRequestSchema], ['ping', sdkTypes.PingRequestSchema], ['tools/list', ListToolsRequestSchema], ['tools/call', CallToolRequestSchema],
+    ]);
     /**
      * JSON-RPC 2.0 section 5.1: params of the wrong shape are -32602 "Invalid params". The SDK
      * answers its own reading of them -32603 with zod's issues, every one, as the message
@@ -150,7 +155,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
      */
     const paramsRefused = (request: JSONRPCRequest, answer: JSONRPCResponse): JSONRPCResponse => {
       if (!('error' in answer) || answer.error.code !== ErrorCode.InternalError) return answer;
-      const read = requestSchemas[request.method]?.safeParse(request);
+      const read = requestSchemas.get(request.method)?.safeParse(request);
       const issue = read?.success === false ? read.error?.issues[0] : undefined;
       if (!issue) return answer;
       return { jsonrpc: '2.0', id: request.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${issueText(issue, 'params')}` } };
@@ -159,17 +164,22 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
      * JSON that is no JSON-RPC message, by the SDK's schemas. JSON-RPC 2.0 section 5.1 keeps -32700
      * for text that is not JSON, which the SDK's transport answers here too, with `id: null`
      * (attack80): a request (an `id` and a `method`) whose params are of the wrong shape is -32602
-     * with its id, as the `Server` answers one whose params it cannot read; anything else is -32600
-     * "Invalid Request", with the id when it has one of the right type.
+     * with its id, as the `Server` answers one whose params it cannot read, or -32601 when this
+     * server has no such method, as the `Server` answers whatever the params; anything else is
+     * -32600 "Invalid Request", with the id when it is one the SDK takes (a string, or an integer
+     * JSON's numbers hold exactly: a larger one would be echoed as another number).
      */
     const messageRefused = (message: unknown): { status: number; body: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string } } } => {
       const fields = isObject(message) ? message : {};
-      const id = typeof fields.id === 'string' || Number.isInteger(fields.id) ? fields.id as string | number : null;
+      const id = typeof fields.id === 'string' || Number.isSafeInteger(fields.id) ? fields.id as string | number : null;
       const schema = !('id' in fields) ? sdkTypes.JSONRPCNotificationSchema : 'method' in fields ? sdkTypes.JSONRPCRequestSchema : sdkTypes.JSONRPCResponseSchema;
       const read = schema.safeParse(message);
       const issue = read.success ? undefined : read.error?.issues[0];
       const described = issue ? issueText(issue, 'message') : 'not a JSON-RPC message';
       if (id !== null && 'method' in fields && issue?.path[0] === 'params') {
+        if (typeof fields.method === 'string' && !requestSchemas.has(fields.method)) {
+          return { status: 200, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } } };
+        }
         return { status: 200, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${described}` } } };
       }
       return { status: 400, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${described}` } } };
