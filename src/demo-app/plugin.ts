@@ -42,12 +42,12 @@ const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backchannel-lo
 const SEEN_JTI_MS = 10 * 60 * 1000;
 
 const SCOPE = 'openid profile:read posts:read';
-
-/** A value the service sent, as a page shows it: without control or invisible format characters, trimmed. */
-const shown = (value: string): string => value.replace(/[\p{Cc}\p{Cf}]/gu, '').trim();
 const COOKIE = 'demo_app_session';
 const SESSION_LIFETIME_MS = 60 * 60 * 1000;
 const MAX_SESSIONS = 1000;
+
+/** A value the service sent, as a page shows it: without control or invisible format characters, trimmed. */
+const shown = (value: string): string => value.replace(/[\p{Cc}\p{Cf}]/gu, '').trim();
 
 /** What the app remembers for one browser. */
 export interface DemoSession {
