@@ -251,11 +251,11 @@ export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, crede
     const now = clock.now();
     for (const client of clients) {
       const redirectUris = client.redirectUris.map(moved);
-      if (differ(redirectUris, client.redirectUris)) await tx.clients.setRedirectUris(client.clientId, redirectUris, now);
+      if (differ(redirectUris, client.redirectUris)) await tx.clients.setRedirectUris(client.clientId, redirectUris, now, 'operator');
       const postLogoutRedirectUris = client.postLogoutRedirectUris.map(moved);
       const backchannelLogoutUri = client.backchannelLogoutUri === null ? null : moved(client.backchannelLogoutUri);
       if (differ(postLogoutRedirectUris, client.postLogoutRedirectUris) || backchannelLogoutUri !== client.backchannelLogoutUri) {
-        await tx.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris, backchannelLogoutUri }, now);
+        await tx.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris, backchannelLogoutUri }, now, 'operator');
       }
       // The link the consent page and the member's list of apps show.
       if (moved(client.homepageUrl) !== client.homepageUrl) await tx.clients.setHomepageUrl(client.clientId, moved(client.homepageUrl), now);

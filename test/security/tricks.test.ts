@@ -124,9 +124,9 @@ forEachDatabase('named tricks', (database) => {
     }
   });
 
-  test('open redirect: an app a member registered on the developer page gets its errors on this site\'s page until the member asking owns it or authorized it, or staff verified it (RFC 9700 4.11.2)', async () => {
+  test('open redirect: an app a member registered, or whose redirect URIs a member changed, on the developer page gets its errors on this site\'s page until the member asking owns it or authorized it, or staff verified it since (RFC 9700 4.11.2)', async () => {
     // Any account may register an app, and an account costs one request: nobody answers for its redirect URIs.
-    const { browser: owner } = await signedInBrowser(t);
+    const { browser: owner, user: ownerUser } = await signedInBrowser(t);
     const csrf = hiddenFields(await (await owner.fetch('/settings/developers')).text()).find(([name]) => name === '_csrf')!;
     const registered = await owner.postForm('/settings/developers', [csrf, ['name', 'Landing'], ['type', 'public'], ['redirect_uris', 'https://evil.example/landing']]);
     assert.equal(registered.status, 303);
@@ -154,8 +154,20 @@ forEachDatabase('named tricks', (database) => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     assert.equal((await moderator.visitor.post(`/admin/apps/${clientId}/verified`, { verified: 'yes', reason: 'checked with the owner', confirm: 'yes' })).status, 303);
     assert.equal(redirectParams(await visitor.fetch(silent())).get('error'), 'login_required');
-    // An app the operator registered (the command line's) is unchanged: its errors go back to it, signed in or not.
+    // The owner adds an address after staff looked: they vouched for the old ones only (attack84).
+    const redirectUris = (id: string, uris: string[]) => owner.postForm(`/settings/developers/${id}/redirect-uris`, [csrf, ['redirect_uris', uris.join('\n')]]);
+    const appPage = async () => (await owner.fetch(`/settings/developers/${clientId}`)).text();
+    assert.match(await appPage(), /Staff have verified this app\. Saving other redirect URIs/, 'the owner is told before changing them');
+    assert.equal((await redirectUris(clientId, ['https://evil.example/landing', 'https://evil.example/other'])).status, 303);
+    assert.doesNotMatch(await appPage(), /Staff have verified this app/);
+    pageNotRedirect(await visitor.fetch(`/oauth/authorize?${authorizeQuery({ ...landing, redirectUri: 'https://evil.example/other' }, { pkce: pkcePair(), scope: 'bogus' })}`), 'a redirect URI added after verification');
+    // An app the operator registered (the command line's) is unchanged: its errors go back to it, signed in or not...
     assert.equal(redirectParams(await new Browser(t).fetch(`/oauth/authorize?${authorizeQuery(good, { pkce: pkcePair(), scope: 'bogus' })}`)).get('error'), 'invalid_scope');
+    // ...until the member the operator made its owner changes its redirect URIs: then they are that member's claim.
+    const operators = await newClient(t, { ownerId: ownerUser.id, redirectUris: ['https://ops.example/cb'] });
+    assert.equal(redirectParams(await visitor.fetch(`/oauth/authorize?${authorizeQuery(operators, { pkce: pkcePair(), scope: 'bogus' })}`)).get('error'), 'invalid_scope');
+    assert.equal((await redirectUris(operators.client.clientId, ['https://ops.example/cb', 'https://evil.example/ops'])).status, 303);
+    pageNotRedirect(await visitor.fetch(`/oauth/authorize?${authorizeQuery({ ...operators, redirectUri: 'https://evil.example/ops' }, { pkce: pkcePair(), scope: 'bogus' })}`), 'an operator\'s app whose owner added a redirect URI');
   });
 
   test('PKCE downgrade: no challenge from a public client, method plain, a missing verifier or the challenge as verifier are all refused', async () => {

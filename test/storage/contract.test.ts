@@ -386,13 +386,39 @@ forEachDatabase('storage contract', (database) => {
     assert.equal((await stores.posts.listComments(post.id))[0]?.authorUsername, reader.username);
   });
 
+  test('an owner\'s new addresses make an app the member\'s and end its verification in the same write; the same addresses, or the operator\'s change, leave both', async () => {
+    const owner = await newUser();
+    const client = await newClient(owner.id);
+    const state = async () => {
+      const found = await stores.clients.findById(client.clientId);
+      return { memberRegistered: found?.memberRegistered, verified: found?.verifiedAt !== null };
+    };
+    await stores.clients.setVerified(client.clientId, true, T0);
+    await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb'], T0 + 1, 'owner');
+    assert.deepEqual(await state(), { memberRegistered: false, verified: true }, 'the same redirect URIs saved again');
+    await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb', 'https://elsewhere.example/cb'], T0 + 2, 'operator');
+    assert.deepEqual(await state(), { memberRegistered: false, verified: true }, 'the operator\'s change');
+    await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb', 'https://evil.example/cb'], T0 + 3, 'owner');
+    assert.deepEqual(await state(), { memberRegistered: true, verified: false }, 'the owner\'s new redirect URI');
+    assert.deepEqual((await stores.clients.findById(client.clientId))?.redirectUris, ['https://app.example/cb', 'https://evil.example/cb']);
+
+    const other = await newClient(owner.id);
+    await stores.clients.setVerified(other.clientId, true, T0);
+    const logout = (uris: string[], changedBy: 'owner' | 'operator') => stores.clients.setLogoutUris(other.clientId, { postLogoutRedirectUris: uris, backchannelLogoutUri: null }, T0 + 4, changedBy);
+    await logout([], 'owner');
+    assert.equal((await stores.clients.findById(other.clientId))?.verifiedAt !== null, true, 'the same post-logout URIs (none) saved again');
+    await logout(['https://evil.example/bye'], 'owner');
+    const changed = await stores.clients.findById(other.clientId);
+    assert.deepEqual([changed?.memberRegistered, changed?.verifiedAt, changed?.postLogoutRedirectUris], [true, null, ['https://evil.example/bye']]);
+  });
+
   test('a client keeps its redirect URIs as exact strings; secret and status change', async () => {
     const owner = await newUser();
     const client = await newClient(owner.id);
     assert.deepEqual(client.redirectUris, ['https://app.example/cb']);
     assert.equal(await stores.clients.rotateSecret(client.clientId, 'new', T0 + 10, T0 + 1), true);
     assert.equal((await stores.clients.findById(client.clientId))?.secretHash, 'new');
-    await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb'], T0);
+    await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb'], T0, 'operator');
     assert.deepEqual((await stores.clients.findById(client.clientId))?.redirectUris, ['https://app.example/cb?x=1', 'http://127.0.0.1/cb']);
     assert.equal((await stores.clients.setStatus(client.clientId, 'deactivated', T0))?.status, 'deactivated');
     assert.deepEqual((await stores.clients.listByOwner(owner.id)).map((c) => c.clientId), [client.clientId]);
@@ -1013,7 +1039,7 @@ forEachDatabase('storage contract', (database) => {
     }, T0);
     assert.deepEqual(await stores.clients.findById(client.clientId), client);
     assert.deepEqual([client.postLogoutRedirectUris, client.backchannelLogoutUri], [['https://app.example/bye'], 'https://app.example/bc']);
-    assert.equal(await stores.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris: [], backchannelLogoutUri: null }, T0 + 1), true);
+    assert.equal(await stores.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris: [], backchannelLogoutUri: null }, T0 + 1, 'operator'), true);
     const changed = await stores.clients.findById(client.clientId);
     assert.deepEqual([changed?.postLogoutRedirectUris, changed?.backchannelLogoutUri, changed?.updatedAt], [[], null, T0 + 1]);
     const plain = await newClient();

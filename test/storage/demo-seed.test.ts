@@ -119,7 +119,7 @@ forEachDatabase('the demo\'s seed', (database) => {
     const credentials = await onlyTheDemo();
     const app = credentials.confidentialClient.clientId;
     const operators = 'https://ops.example/demo-app/callback';
-    await stores.clients.setRedirectUris(app, [operators, `${baseUrl}/demo-app/callback`], clock.now());
+    await stores.clients.setRedirectUris(app, [operators, `${baseUrl}/demo-app/callback`], clock.now(), 'operator');
     // A file naming an address the database does not have (edited by hand): nothing is taken for the demo app's.
     const astray = { ...credentials, confidentialClient: { ...credentials.confidentialClient, redirectUri: 'http://localhost:7600/demo-app/callback' } };
     await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials: astray, keep: () => {} });

@@ -341,16 +341,20 @@ export async function findOwnedClient(stores: Stores, ownerId: number, clientId:
   return client && client.ownerId === ownerId ? client : undefined;
 }
 
-/** New redirect URIs for an active client, by the same rules as at registration. */
+/**
+ * New redirect URIs for an active client, by the same rules as at registration, from its owner
+ * on the developer page: new ones are the member's claim, which ends a staff verification.
+ */
 export async function updateRedirectUris(stores: Stores, clock: Clock, clientId: string, uris: string[]): Promise<string[]> {
   const redirectUris = checkRedirectUris(uris);
-  await stores.clients.setRedirectUris(clientId, redirectUris, clock.now());
+  await stores.clients.setRedirectUris(clientId, redirectUris, clock.now(), 'owner');
   return redirectUris;
 }
 
 /**
  * New post-logout redirect URIs and back-channel logout URI for an active client, by the same
- * rules as at registration; both are replaced together (an empty back-channel URI removes it).
+ * rules as at registration, from its owner as `updateRedirectUris`; both are replaced together
+ * (an empty back-channel URI removes it).
  */
 export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }> {
   const [postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
@@ -358,7 +362,7 @@ export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: s
     () => checkBackchannelLogoutUri(uris.backchannelLogoutUri),
   );
   const checked = { postLogoutRedirectUris, backchannelLogoutUri };
-  await stores.clients.setLogoutUris(clientId, checked, clock.now());
+  await stores.clients.setLogoutUris(clientId, checked, clock.now(), 'owner');
   return checked;
 }
 

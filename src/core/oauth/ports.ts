@@ -48,6 +48,9 @@ export interface Client {
   updatedAt: Instant;
 }
 
+/** Who changes a client's addresses: its owner on the developer page, or the operator. */
+export type ClientChanger = 'owner' | 'operator';
+
 export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered' | 'memberRegistered'>
   & Partial<Pick<Client, 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered' | 'memberRegistered'>>;
 
@@ -65,8 +68,15 @@ export interface ClientStore {
   rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant | null, now: Instant): Promise<boolean>;
   /** Forgets the previous secret; says whether there was one still accepted at `now`. */
   deletePreviousSecret(clientId: string, now: Instant): Promise<boolean>;
-  setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean>;
-  setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean>;
+  /**
+   * New redirect URIs. Changed by the app's `'owner'` (the developer page), URIs that differ from
+   * the stored ones are the member's own claim: in the same write the app is marked
+   * `memberRegistered` and loses its staff verification, which vouched for the old ones (attack84).
+   * The `'operator'`'s change (the demo's move) leaves both.
+   */
+  setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean>;
+  /** New logout URIs; post-logout redirect URIs that differ, changed by the `'owner'`, as `setRedirectUris`. */
+  setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean>;
   setHomepageUrl(clientId: string, homepageUrl: string, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   /** Marks the app verified by staff, or not; `undefined` when there is no such app. */

@@ -1,5 +1,5 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Client, ClientStatus, ClientStore, ClientType, NewClient } from '../../../core/oauth/ports.js';
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { Client, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient } from '../../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../../core/oidc/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
@@ -64,6 +64,18 @@ function newRow(client: NewClient, now: Instant) {
   };
 }
 
+/**
+ * What an owner's change of `column` to `stored` also sets, unless the column already holds it:
+ * the app marked as the member's (`member_registered`), its verification ended. A `case` of the
+ * same write, which reads the row as it was before the update.
+ */
+function ownersClaimUnless(column: 'redirect_uris' | 'post_logout_redirect_uris', stored: string) {
+  return {
+    member_registered: sql<number | boolean>`case when ${sql.ref(column)} = ${stored} then member_registered else ${1} end`,
+    verified_at: sql<number | null>`case when ${sql.ref(column)} = ${stored} then verified_at else null end`,
+  };
+}
+
 export class KyselyClientStore implements ClientStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
@@ -117,16 +129,21 @@ export class KyselyClientStore implements ClientStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async setRedirectUris(clientId: string, redirectUris: string[], now: Instant): Promise<boolean> {
+  async setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean> {
+    const stored = JSON.stringify(redirectUris);
     const result = await this.db.updateTable('clients')
-      .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now })
+      .set({ redirect_uris: stored, updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless('redirect_uris', stored) : {}) })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant): Promise<boolean> {
+  async setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean> {
+    const stored = JSON.stringify(uris.postLogoutRedirectUris);
     const result = await this.db.updateTable('clients')
-      .set({ post_logout_redirect_uris: JSON.stringify(uris.postLogoutRedirectUris), backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now })
+      .set({
+        post_logout_redirect_uris: stored, backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now,
+        ...(changedBy === 'owner' ? ownersClaimUnless('post_logout_redirect_uris', stored) : {}),
+      })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
