@@ -10,7 +10,7 @@ import {
   type AuthorizeOptions, Browser, type TestClient, authorizeQuery, clientFields, hiddenFields, introspect, newClient, obtainCode, obtainTokens, pkcePair,
   redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
-import { person } from '../staff/support.js';
+import { appReview, person } from '../staff/support.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { snapshotTables } from '../support/snapshot.js';
@@ -152,7 +152,7 @@ forEachDatabase('named tricks', (database) => {
     assert.equal(redirectParams(await member.fetch(badScope())).get('error'), 'invalid_scope');
     // Staff vouch for it: from then on it is answered for, signed in or not.
     const moderator = await person(t, 'moderator', { twoStep: true });
-    assert.equal((await moderator.visitor.post(`/admin/apps/${clientId}/verified`, { verified: 'yes', reason: 'checked with the owner', confirm: 'yes' })).status, 303);
+    assert.equal((await (await appReview(moderator, clientId)).verify('checked with the owner')).status, 303);
     assert.equal(redirectParams(await visitor.fetch(silent())).get('error'), 'login_required');
     // The owner adds an address after staff looked: they vouched for the old ones only (attack84).
     const redirectUris = (id: string, uris: string[]) => owner.postForm(`/settings/developers/${id}/redirect-uris`, [csrf, ['redirect_uris', uris.join('\n')]]);

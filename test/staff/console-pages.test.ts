@@ -11,7 +11,7 @@ import { englishSentences } from '../i18n/untranslated.js';
 import { Browser, PASSWORD as MEMBER_PASSWORD, authorizeQuery, newClient, obtainTokens, pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { person, uniqueName } from './support.js';
+import { appReview, person, uniqueName } from './support.js';
 
 const REASON = 'checked with the owner by mail';
 
@@ -114,10 +114,30 @@ forEachDatabase('staff console pages', (database) => {
     assert.equal((await browser.signIn(user.username)).status, 303);
     const consent = async () => (await browser.fetch(`/oauth/authorize?${authorizeQuery(app, { pkce: pkcePair() })}`)).text();
     assert.doesNotMatch(await consent(), /Verified by/);
-    assert.equal((await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' })).status, 303);
+    assert.equal((await (await appReview(moderator, app.client.clientId)).verify(REASON)).status, 303);
     assert.match(await consent(), /Verified by Community/);
     assert.equal((await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'no', reason: REASON, confirm: 'yes' })).status, 303);
     assert.doesNotMatch(await consent(), /Verified by/);
+  });
+
+  test('staff vouch for the addresses they saw: an app whose addresses changed after its page was loaded is not marked verified, and the page shows every address', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const app = await newClient(t, { postLogoutRedirectUris: ['https://app.example/bye'], backchannelLogoutUri: 'https://app.example/bc' });
+    const review = await appReview(moderator, app.client.clientId);
+    for (const address of ['https://app.example/callback', 'https://app.example/bye', 'https://app.example/bc']) assert.match(review.page, new RegExp(`<code>${address}</code>`), address);
+    // Its owner adds an address while the page is open (attack85).
+    await t.deps.stores.clients.setRedirectUris(app.client.clientId, ['https://app.example/callback', 'https://evil.example/cb'], t.clock.now(), 'owner');
+    const refused = await review.verify(REASON);
+    assert.equal(refused.status, 303);
+    assert.equal(refused.location, `/admin/apps/${app.client.clientId}?notice=addresses-changed`);
+    assert.match((await moderator.visitor.get(refused.location!)).text, /addresses changed after the page was loaded, so it was not marked verified/);
+    assert.equal((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
+    // A form without the addresses (a hand-made one) is sent back the same way.
+    const bare = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' });
+    assert.equal(bare.location, `/admin/apps/${app.client.clientId}?notice=addresses-changed`);
+    // Reviewed again as they now are, they are vouched for.
+    assert.equal((await (await appReview(moderator, app.client.clientId)).verify(REASON)).location, `/admin/apps/${app.client.clientId}?notice=verified`);
+    assert.notEqual((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
   });
 
   test('signing keys are the admins\': a moderator is refused; an admin rotates them as the command line does, and it is logged', async () => {

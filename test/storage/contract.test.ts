@@ -389,11 +389,15 @@ forEachDatabase('storage contract', (database) => {
   test('an owner\'s new addresses make an app the member\'s and end its verification in the same write; the same addresses, or the operator\'s change, leave both', async () => {
     const owner = await newUser();
     const client = await newClient(owner.id);
-    const state = async () => {
-      const found = await stores.clients.findById(client.clientId);
+    const verify = async (clientId: string) => {
+      const found = (await stores.clients.findById(clientId))!;
+      return stores.clients.setVerified(clientId, true, T0, found);
+    };
+    const state = async (clientId = client.clientId) => {
+      const found = await stores.clients.findById(clientId);
       return { memberRegistered: found?.memberRegistered, verified: found?.verifiedAt !== null };
     };
-    await stores.clients.setVerified(client.clientId, true, T0);
+    await verify(client.clientId);
     await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb'], T0 + 1, 'owner');
     assert.deepEqual(await state(), { memberRegistered: false, verified: true }, 'the same redirect URIs saved again');
     await stores.clients.setRedirectUris(client.clientId, ['https://app.example/cb', 'https://elsewhere.example/cb'], T0 + 2, 'operator');
@@ -403,13 +407,49 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual((await stores.clients.findById(client.clientId))?.redirectUris, ['https://app.example/cb', 'https://evil.example/cb']);
 
     const other = await newClient(owner.id);
-    await stores.clients.setVerified(other.clientId, true, T0);
-    const logout = (uris: string[], changedBy: 'owner' | 'operator') => stores.clients.setLogoutUris(other.clientId, { postLogoutRedirectUris: uris, backchannelLogoutUri: null }, T0 + 4, changedBy);
-    await logout([], 'owner');
-    assert.equal((await stores.clients.findById(other.clientId))?.verifiedAt !== null, true, 'the same post-logout URIs (none) saved again');
-    await logout(['https://evil.example/bye'], 'owner');
+    await verify(other.clientId);
+    const logout = (postLogoutRedirectUris: string[], backchannelLogoutUri: string | null) =>
+      stores.clients.setLogoutUris(other.clientId, { postLogoutRedirectUris, backchannelLogoutUri }, T0 + 4, 'owner');
+    await logout([], null);
+    assert.deepEqual(await state(other.clientId), { memberRegistered: false, verified: true }, 'the same logout addresses (none) saved again');
+    await logout([], 'https://elsewhere.example/bc');
+    assert.deepEqual(await state(other.clientId), { memberRegistered: false, verified: false }, 'a new back-channel address: no browser goes there, but staff saw another');
+    await verify(other.clientId);
+    await logout(['https://evil.example/bye'], 'https://elsewhere.example/bc');
     const changed = await stores.clients.findById(other.clientId);
     assert.deepEqual([changed?.memberRegistered, changed?.verifiedAt, changed?.postLogoutRedirectUris], [true, null, ['https://evil.example/bye']]);
+  });
+
+  test('a document naming other addresses ends its app\'s verification as it is saved; the same addresses keep it', async () => {
+    const described = {
+      clientId: `https://docs.example/${unique('app')}.json`, name: 'Described', description: '', homepageUrl: '', ownerId: null, type: 'public' as const,
+      redirectUris: ['https://docs.example/cb'], allowedScopes: ['openid' as const], secretHash: null, idTokenAlg: 'RS256' as const, postLogoutRedirectUris: [],
+    };
+    await stores.clients.saveDescribed(described, T0);
+    const saved = (await stores.clients.findById(described.clientId))!;
+    assert.notEqual((await stores.clients.setVerified(described.clientId, true, T0, saved))?.verifiedAt, null);
+    await stores.clients.saveDescribed({ ...described, name: 'Described, renamed' }, T0 + 1);
+    assert.notEqual((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'the same addresses');
+    await stores.clients.saveDescribed({ ...described, postLogoutRedirectUris: ['https://evil.example/bye'] }, T0 + 2);
+    assert.equal((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'a post-logout address of its own');
+    await stores.clients.setVerified(described.clientId, true, T0 + 3, (await stores.clients.findById(described.clientId))!);
+    await stores.clients.saveDescribed({ ...described, redirectUris: ['https://docs.example/cb', 'https://evil.example/cb'] }, T0 + 4);
+    assert.equal((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'a redirect URI of its own');
+  });
+
+  test('verifying a client takes the addresses staff reviewed, and happens only while the client still has exactly those', async () => {
+    const client = await newClient();
+    const reviewed = { redirectUris: client.redirectUris, postLogoutRedirectUris: client.postLogoutRedirectUris, backchannelLogoutUri: client.backchannelLogoutUri };
+    for (const other of [
+      { ...reviewed, redirectUris: [...reviewed.redirectUris, 'https://evil.example/cb'] },
+      { ...reviewed, postLogoutRedirectUris: ['https://app.example/bye'] },
+      { ...reviewed, backchannelLogoutUri: 'https://app.example/bc' },
+    ]) {
+      assert.equal(await stores.clients.setVerified(client.clientId, true, T0, other), undefined, JSON.stringify(other));
+    }
+    assert.equal((await stores.clients.findById(client.clientId))?.verifiedAt, null);
+    assert.equal((await stores.clients.setVerified(client.clientId, true, T0, reviewed))?.verifiedAt, T0);
+    assert.equal((await stores.clients.setVerified(client.clientId, false, T0 + 1))?.verifiedAt, null, 'a mark removed needs no review');
   });
 
   test('a client keeps its redirect URIs as exact strings; secret and status change', async () => {

@@ -48,6 +48,9 @@ export interface Client {
   updatedAt: Instant;
 }
 
+/** Where a client sends browsers and logout tokens: what staff review before they verify it. */
+export type ClientAddresses = Pick<Client, 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
+
 /** Who changes a client's addresses: its owner on the developer page, or the operator. */
 export type ClientChanger = 'owner' | 'operator';
 
@@ -80,7 +83,12 @@ export interface ClientStore {
   setHomepageUrl(clientId: string, homepageUrl: string, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   /** Marks the app verified by staff, or not; `undefined` when there is no such app. */
-  setVerified(clientId: string, verified: boolean, now: Instant): Promise<Client | undefined>;
+  /**
+   * Marks the client verified, or not. Verifying takes the addresses staff `reviewed` and happens
+   * only while the client still has exactly these, in one conditional write (attack85: an owner's
+   * edit between the page and the form must not be vouched for); otherwise `undefined`.
+   */
+  setVerified(clientId: string, verified: boolean, now: Instant, reviewed?: ClientAddresses): Promise<Client | undefined>;
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
   /**
    * A client described by a client ID metadata document: inserted, or, when its row exists, its

@@ -9,7 +9,7 @@ import { setAccountStatus } from '../accounts/accounts.js';
 import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
 import { deactivateClient } from '../oauth/clients.js';
-import type { ClientStatus } from '../oauth/ports.js';
+import type { ClientAddresses, ClientStatus } from '../oauth/ports.js';
 import { type RotateOptions, type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import type { Stores } from '../stores.js';
@@ -104,6 +104,29 @@ export function changeMemberRole(deps: ConsoleDeps, actor: StaffActor & { via: '
 /** What a change on an app came to. */
 export type AppChangeOutcome<T> = { ok: true; value: T } | { ok: false; refusal: 'not_found' };
 
+/** The addresses staff see on an app's page, as its verify form carries them (`reviewedAddressesFrom` reads them back). */
+export function reviewedAddressesText(client: ClientAddresses): string {
+  return JSON.stringify([client.redirectUris, client.postLogoutRedirectUris, client.backchannelLogoutUri]);
+}
+
+/** The addresses a verify form carried, or `undefined` when it carried nothing of that shape. */
+export function reviewedAddressesFrom(text: string | undefined): ClientAddresses | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text ?? '');
+  } catch {
+    return undefined;
+  }
+  const strings = (list: unknown): list is string[] => Array.isArray(list) && list.every((item) => typeof item === 'string');
+  if (!Array.isArray(value) || value.length !== 3) return undefined;
+  const [redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = value as unknown[];
+  if (!strings(redirectUris) || !strings(postLogoutRedirectUris) || (backchannelLogoutUri !== null && typeof backchannelLogoutUri !== 'string')) return undefined;
+  return { redirectUris, postLogoutRedirectUris, backchannelLogoutUri };
+}
+
+/** What marking an app verified may answer: `changed`, its addresses are no longer those staff reviewed. */
+export type VerifyOutcome = AppChangeOutcome<boolean> | { ok: false; refusal: 'changed' };
+
 /**
  * Deactivates an app (every grant of it ends, so every token: the same core as its owner's
  * button and `svc client deactivate`) or makes it active again (nothing that ended comes back).
@@ -122,16 +145,24 @@ export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clie
   return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
 }
 
-/** Marks an app verified, or not: its consent page says "Verified by" the site only when it is. */
-export async function setAppVerified(deps: ConsoleDeps, actor: StaffActor, clientId: string, verified: boolean, reason: string): Promise<AppChangeOutcome<boolean>> {
+/**
+ * Marks an app verified, or not: its consent page says "Verified by" the site only when it is, and
+ * its authorization errors go back to it (`isUnreviewedApp`). Staff vouch for the addresses they
+ * `reviewed`: the mark is set only while the app still has exactly those (attack85).
+ */
+export async function setAppVerified(
+  deps: ConsoleDeps, actor: StaffActor, clientId: string, change: { verified: true; reviewed: ClientAddresses } | { verified: false }, reason: string,
+): Promise<VerifyOutcome> {
+  const { verified } = change;
   const done = await makeStaffChange(deps, {
     actor, action: 'app.verified', reason, target: { kind: 'app', id: clientId, name: '' },
     change: async (tx) => {
-      const client = await tx.clients.setVerified(clientId, verified, deps.clock.now());
+      const client = await tx.clients.setVerified(clientId, verified, deps.clock.now(), change.verified ? change.reviewed : undefined);
       return client && { result: verified, detail: { verified: verified ? 'yes' : 'no' }, targetName: client.name };
     },
   });
-  return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
+  if (done) return { ok: true, value: done.result };
+  return verified && (await deps.stores.clients.findById(clientId)) ? { ok: false, refusal: 'changed' } : { ok: false, refusal: 'not_found' };
 }
 
 /**

@@ -20,7 +20,8 @@ import { listAuthorizedApplications } from '../../core/oauth/applications.js';
 import { findClient } from '../../core/oauth/clients.js';
 import type { Client } from '../../core/oauth/ports.js';
 import {
-  changeAppStatus, changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep, rotateKeysAsStaff, setAppVerified,
+  changeAppStatus, changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep, reviewedAddressesFrom, rotateKeysAsStaff,
+  setAppVerified,
 } from '../../core/staff/console.js';
 import { overview } from '../../core/staff/figures.js';
 import type { Role } from '../../core/staff/ports.js';
@@ -261,7 +262,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       return sendPage(reply, appsPage(await pageContext(request, reply), staffOf(request), query, apps, SEARCH_LIMIT));
     });
 
-  const APP_NOTICES: Record<string, string> = { status: 'admin.noticeAppStatus', verified: 'admin.noticeVerified' };
+  const APP_NOTICES: Record<string, string> = { status: 'admin.noticeAppStatus', verified: 'admin.noticeVerified', 'addresses-changed': 'admin.noticeAddressesChanged' };
 
   app.get('/admin/apps/:clientId', { ...page, schema: appParams }, async (request: AppRequest, reply) => {
     const { clientId } = request.params;
@@ -283,7 +284,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     request: AppRequest<B>, reply: FastifyReply, options: {
       fields: Record<string, string>;
       confirmation: (t: Translator, name: string) => { title: string; consequences: string; button: string };
-      act: (actor: StaffActor & { via: 'site' }, reason: string) => Promise<{ ok: boolean }>;
+      act: (actor: StaffActor & { via: 'site' }, reason: string) => Promise<{ ok: true } | { ok: false; refusal: string }>;
       notice: string;
     },
   ) {
@@ -295,7 +296,9 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     if (!client) throw notFound();
     const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, client.name), action: request.url, fields: options.fields, cancel: back }));
     if (reason === undefined) return reply;
-    if (!(await options.act(actor, reason)).ok) throw notFound();
+    const outcome = await options.act(actor, reason);
+    if (!outcome.ok && outcome.refusal === 'changed') return reply.redirect(`${back}?notice=addresses-changed`, 303);
+    if (!outcome.ok) throw notFound();
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
 
@@ -313,18 +316,24 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       });
     });
 
-  app.post('/admin/apps/:clientId/verified', { ...page, schema: { ...appParams, ...form({ verified: text }) } },
-    async (request: AppRequest<ChangeBody & { verified?: string }>, reply) => {
+  app.post('/admin/apps/:clientId/verified', { ...page, schema: { ...appParams, ...form({ verified: text, reviewed: text }) } },
+    async (request: AppRequest<ChangeBody & { verified?: string; reviewed?: string }>, reply) => {
       const verified = request.body?.verified;
       if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
+      // The addresses the app's page showed staff, carried through the confirmation: vouched for
+      // only while the app still has them; a form without them is sent back to the page as well.
+      const reviewed = verified === 'yes' ? reviewedAddressesFrom(request.body?.reviewed) : undefined;
       return appChange(request, reply, {
-        fields: { verified }, notice: 'verified',
+        fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
           title: t.text('admin.confirmVerifiedTitle', { app: name, verified }),
           consequences: t.text('admin.confirmVerified', { app: name, verified, site: t.text('common.siteName') }),
           button: t.text('admin.verifiedButton', { verified }),
         }),
-        act: (actor, reason) => setAppVerified(deps, actor, request.params.clientId, verified === 'yes', reason),
+        act: async (actor, reason) => {
+          if (verified === 'no') return setAppVerified(deps, actor, request.params.clientId, { verified: false }, reason);
+          return reviewed ? setAppVerified(deps, actor, request.params.clientId, { verified: true, reviewed }, reason) : { ok: false, refusal: 'changed' };
+        },
       });
     });
 

@@ -13,6 +13,7 @@ import type { PersonalToken } from '../../core/credentials/ports.js';
 import type { Translator } from '../../core/locales.js';
 import { FIGURES, type Figure, ROLES, type Role, type StaffLogEntry } from '../../core/staff/ports.js';
 import type { Overview } from '../../core/staff/figures.js';
+import { reviewedAddressesText } from '../../core/staff/console.js';
 import { REASON_MAX_LENGTH, REASON_MIN_LENGTH, type StaffMember } from '../../core/staff/staff.js';
 import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
@@ -371,6 +372,8 @@ ${notice(a.notice)}
 <dt>${t.text('admin.appUsers')}</dt><dd>${a.users}</dd>
 <dt>${t.text('admin.tokensLastDay')}</dt><dd>${a.tokensLastDay}</dd>
 <dt>${t.text('admin.redirectUris')}</dt><dd>${client.redirectUris.map((uri) => html`<code>${uri}</code><br>`)}</dd>
+<dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${client.postLogoutRedirectUris.length === 0 ? t.text('admin.none') : client.postLogoutRedirectUris.map((uri) => html`<code>${uri}</code><br>`)}</dd>
+<dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${client.backchannelLogoutUri === null ? t.text('admin.none') : html`<code>${client.backchannelLogoutUri}</code>`}</dd>
 </dl>
 </section>
 <section class="card" aria-labelledby="actions-heading">
@@ -379,7 +382,10 @@ ${notice(a.notice)}
 ${changeForm(context, 'app-status', `${base}/status`, html`<input type="hidden" name="status" value="${next}">`, t.text('admin.appStatusButton', { status: next }))}
 <h3>${t.text('admin.verified')}</h3>
 <p class="hint">${t.text('admin.verifiedHint', { site: t.text('common.siteName') })}</p>
-${changeForm(context, 'verified', `${base}/verified`, html`<input type="hidden" name="verified" value="${client.verifiedAt === null ? 'yes' : 'no'}">`, t.text('admin.verifiedButton', { verified: client.verifiedAt === null ? 'yes' : 'no' }))}
+${changeForm(context, 'verified', `${base}/verified`, client.verifiedAt === null
+    // The addresses above, vouched for only while the app still has them (an owner may change them meanwhile).
+    ? html`<input type="hidden" name="verified" value="yes"><input type="hidden" name="reviewed" value="${reviewedAddressesText(client)}">`
+    : html`<input type="hidden" name="verified" value="no">`, t.text('admin.verifiedButton', { verified: client.verifiedAt === null ? 'yes' : 'no' }))}
 </section>
 <section class="card" aria-labelledby="staff-heading">
 <h2 id="staff-heading">${t.text('admin.staffActionsOnApp')}</h2>

@@ -589,10 +589,10 @@ ${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, '
   <dt>${t.text('apps.registered')}</dt><dd>${at(context, client.createdAt)}</dd>
 </dl>
 <p class="hint">${t.text('apps.connectionHint')}</p>
+${client.verifiedAt === null ? '' : html`<p class="notice">${t.text('apps.verifiedChangeHint')}</p>`}
 </section>
 ${active ? html`<section class="card" aria-labelledby="uris-heading">
 <h2 id="uris-heading">${t.text('apps.redirectUris')}</h2>
-${client.verifiedAt === null ? '' : html`<p class="notice">${t.text('apps.verifiedChangeHint')}</p>`}
 ${errorSummary(redirectErrors, words)}
 <form method="post" action="${base}/redirect-uris">
   <input type="hidden" name="_csrf" value="${context.csrf}">

@@ -1,5 +1,5 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
-import type { Client, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient } from '../../../core/oauth/ports.js';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
+import type { Client, ClientAddresses, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient } from '../../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../../core/oidc/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
@@ -65,14 +65,15 @@ function newRow(client: NewClient, now: Instant) {
 }
 
 /**
- * What an owner's change of `column` to `stored` also sets, unless the column already holds it:
- * the app marked as the member's (`member_registered`), its verification ended. A `case` of the
- * same write, which reads the row as it was before the update.
+ * What an owner's change of a client's addresses also sets, by `case`s of the same write (which
+ * read the row as it was before it): the app marked as the member's unless the addresses browsers
+ * are sent to are `unchangedForBrowsers`, its staff verification ended unless every address staff
+ * saw is `unchanged` (attack84, attack85).
  */
-function ownersClaimUnless(column: 'redirect_uris' | 'post_logout_redirect_uris', stored: string) {
+function ownersClaimUnless(unchangedForBrowsers: RawBuilder<boolean>, unchanged = unchangedForBrowsers) {
   return {
-    member_registered: sql<number | boolean>`case when ${sql.ref(column)} = ${stored} then member_registered else ${1} end`,
-    verified_at: sql<number | null>`case when ${sql.ref(column)} = ${stored} then verified_at else null end`,
+    member_registered: sql<number | boolean>`case when ${unchangedForBrowsers} then member_registered else ${1} end`,
+    verified_at: sql<number | null>`case when ${unchanged} then verified_at else null end`,
   };
 }
 
@@ -90,6 +91,9 @@ export class KyselyClientStore implements ClientStore {
       homepage_url: client.homepageUrl,
       redirect_uris: JSON.stringify(client.redirectUris),
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
+      // Staff vouched for the addresses they saw (attack85): a document naming others ends it.
+      verified_at: sql<number | null>`case when ${sql.ref('clients.redirect_uris')} = ${JSON.stringify(client.redirectUris)}
+        and ${sql.ref('clients.post_logout_redirect_uris')} = ${JSON.stringify(client.postLogoutRedirectUris ?? [])} then ${sql.ref('clients.verified_at')} else null end`,
       updated_at: now,
     })).execute();
   }
@@ -132,17 +136,20 @@ export class KyselyClientStore implements ClientStore {
   async setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean> {
     const stored = JSON.stringify(redirectUris);
     const result = await this.db.updateTable('clients')
-      .set({ redirect_uris: stored, updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless('redirect_uris', stored) : {}) })
+      .set({ redirect_uris: stored, updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless(sql<boolean>`redirect_uris = ${stored}`) : {}) })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
   async setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean> {
     const stored = JSON.stringify(uris.postLogoutRedirectUris);
+    const sameForBrowsers = sql<boolean>`post_logout_redirect_uris = ${stored}`;
+    // No address is empty: '' stands for none, so that both databases compare a null alike.
+    const same = sql<boolean>`${sameForBrowsers} and coalesce(backchannel_logout_uri, '') = ${uris.backchannelLogoutUri ?? ''}`;
     const result = await this.db.updateTable('clients')
       .set({
         post_logout_redirect_uris: stored, backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now,
-        ...(changedBy === 'owner' ? ownersClaimUnless('post_logout_redirect_uris', stored) : {}),
+        ...(changedBy === 'owner' ? ownersClaimUnless(sameForBrowsers, same) : {}),
       })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
@@ -160,9 +167,15 @@ export class KyselyClientStore implements ClientStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async setVerified(clientId: string, verified: boolean, now: Instant): Promise<Client | undefined> {
-    const row = await this.db.updateTable('clients').set({ verified_at: verified ? now : null, updated_at: now })
-      .where('client_id', '=', clientId).returningAll().executeTakeFirst();
+  async setVerified(clientId: string, verified: boolean, now: Instant, reviewed?: ClientAddresses): Promise<Client | undefined> {
+    let update = this.db.updateTable('clients').set({ verified_at: verified ? now : null, updated_at: now }).where('client_id', '=', clientId);
+    if (verified) {
+      if (reviewed === undefined) throw new Error('verifying a client takes the addresses staff reviewed');
+      update = update.where('redirect_uris', '=', JSON.stringify(reviewed.redirectUris))
+        .where('post_logout_redirect_uris', '=', JSON.stringify(reviewed.postLogoutRedirectUris))
+        .where('backchannel_logout_uri', reviewed.backchannelLogoutUri === null ? 'is' : '=', reviewed.backchannelLogoutUri);
+    }
+    const row = await update.returningAll().executeTakeFirst();
     return row && toClient(row);
   }
 
