@@ -17,6 +17,7 @@ import type { User } from '../../src/core/accounts/ports.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
+import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -440,6 +441,19 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
     assert.match(smtp.to(email).at(-1)!.subject, /^New sign-in/, 'a browser that asks for no language: the site\'s default');
+  });
+
+  test('the first authorization of an app is mailed in the language of the consent page the member read', async () => {
+    const { visitor, email } = await verifiedMember();
+    visitor.cookies.set('lang', 'zh-CN');
+    const app = await newClient(t, { type: 'public' });
+    const page = await visitor.get(`/oauth/authorize?${authorizeQuery(app, { pkce: pkcePair() })}`);
+    assert.equal(page.status, 200, 'the consent page');
+    const fields = Object.fromEntries(consentForm(page.text).filter(([name]) => name !== '_csrf'));
+    assert.equal((await visitor.post('/oauth/authorize', { ...fields, decision: 'approve' })).status, 302);
+    await deliver();
+    const notice = smtp.to(email).at(-1)!;
+    assert.match(notice.subject, /^Test App 已获得你的.+账号授权$/, 'not in English (attack86)');
   });
 
   test('a notice goes out in the member\'s saved language', async () => {

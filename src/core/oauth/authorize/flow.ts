@@ -12,6 +12,7 @@ import { type Params, paramsFromEntries } from '../params.js';
 import type { Session, User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
 import type { Requester } from '../../addresses.js';
+import type { Locale } from '../../locales.js';
 import type { Client } from '../ports.js';
 import { type Scope, formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
@@ -232,12 +233,18 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
  * POST /oauth/authorize: the consent form's answer. The hidden fields are re-validated from
  * scratch; nothing in them is trusted.
  */
-export async function decideAuthorization(deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, askedBy: Requester, decision: string | undefined): Promise<AuthorizeStep> {
+/**
+ * The consent page's answer. `pageLocale` is the language the page was read in: the first
+ * authorization's notice mail is in it when the member saved no language (attack86).
+ */
+export async function decideAuthorization(
+  deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, askedBy: Requester, decision: string | undefined, pageLocale?: Locale,
+): Promise<AuthorizeStep> {
   const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
-  if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn));
+  if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale }));
   if (decision === 'deny') {
     return respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user denied the request.'), request.state));
   }
@@ -249,7 +256,7 @@ export async function decideAuthorization(deps: OAuthDeps, params: Params, signe
  * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, all or nothing. A request the
  * remembered consent already `covers` leaves the consent as it is.
  */
-async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean } = { remembered: false }): Promise<AuthorizationResponse> {
+async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean; pageLocale?: Locale | undefined }): Promise<AuthorizationResponse> {
   const code = generateAuthorizationCode();
   const now = deps.clock.now();
   const scope = formatScope(request.scopes);
@@ -287,7 +294,7 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     });
     // The user approved on the consent page: the account's security log says so (issue 18 item 5).
     await deps.securityLog?.record({
-      userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent },
+      userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent, locale: consent.pageLocale },
       detail: { app: request.client.name, client_id: clientId, scope, ...(consented.firstTime ? { first_time: 'yes' } : {}) },
     });
     deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented.union });
