@@ -238,6 +238,19 @@ describe('site in a browser', () => {
     await context.close();
   });
 
+  test('an e-mail address wraps at phone width inside Chinese, which has no spaces to break at: the e-mail page never scrolls sideways', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: 'mailer', password: 'mailer password 1' });
+    await t.deps.stores.memberEmails.set(user.id, 'zhangxiaoming.beijing2024.longer.than.a.phone@foxmail.com', t.clock.now());
+    const { context, page } = await signedInContext('mailer', 'mailer password 1');
+    await page.setViewportSize(PHONE);
+    await context.addCookies([{ name: 'lang', value: 'zh-CN', url: t.baseUrl }]);
+    await page.goto(`${t.baseUrl}/settings/email`);
+    assert.match(await page.locator('main').innerText(), /尚未验证/, 'the page in Chinese, naming the address');
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= PHONE.width, `/settings/email is ${width} px wide on a ${PHONE.width} px phone (attack86)`);
+    await context.close();
+  });
+
   test('a nickname of one long word wraps at phone width: the header, the consent page and the sign-out question never scroll sideways', async () => {
     // 30 letters and no space is a nickname the rules allow (INTERFACE section 12), wider than a phone.
     const user = await createAccount(t.deps.stores, t.clock, { username: 'longname_member_of_thirty_char', nickname: 'W'.repeat(30), password: 'longname password 1' });
