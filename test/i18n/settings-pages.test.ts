@@ -131,6 +131,17 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     assert.equal(await left('zh-TW'), '還剩 9 組復原碼。');
   });
 
+  test('the tokens table calls a token\'s end its expiry time, and the form\'s choice its validity, in each language', async () => {
+    const { visitor } = await busyMember();
+    const expectations = { 'zh-CN': ['到期时间', '有效期'], 'zh-TW': ['到期時間', '有效期限'], en: ['Expires', 'Expires'] } as const;
+    for (const [locale, [column, field]] of Object.entries(expectations)) {
+      visitor.cookies.set('lang', locale);
+      const page = (await visitor.get('/settings/tokens')).text;
+      assert.match(page, new RegExp(`<th scope="col">${column}</th>`), `${locale}: the column of end dates`);
+      assert.match(page, new RegExp(`<label for="[^"]*">${field}</label>`), `${locale}: the form's choice`);
+    }
+  });
+
   test('every settings page in Chinese has no English sentence, and its heading is the translated one', async () => {
     const { user, visitor, clientId, tokenId, secret } = await busyMember();
     const pages: Array<[string, Record<string, string>]> = [

@@ -366,14 +366,14 @@ ${errorSummary(state.errors, words)}
 <section class="card" aria-labelledby="list-heading">
 <h2 id="list-heading">${t.text('tokens.listHeading')}</h2>
 ${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>` : html`<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">${labels.name}</th><th scope="col">${labels.scopes}</th><th scope="col">${t.text('tokens.createdAt')}</th><th scope="col">${labels.expires_in_days}</th><th scope="col">${t.text('settings.lastUsed')}</th><th scope="col">${t.text('tokens.status')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
+  <thead><tr><th scope="col">${labels.name}</th><th scope="col">${labels.scopes}</th><th scope="col">${t.text('tokens.createdAt')}</th><th scope="col">${t.text('tokens.expiresAt')}</th><th scope="col">${t.text('settings.lastUsed')}</th><th scope="col">${t.text('tokens.status')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
   <tbody>${state.tokens.map((token) => {
     const status = tokenStatus(token, state.now);
     return html`<tr>
     <td class="strong">${token.name}</td>
     <td data-label="${labels.scopes}">${scopeList(token.scope).map((s) => html`<code>${s}</code> `)}</td>
     <td data-label="${t.text('tokens.createdAt')}">${at(context, token.createdAt)}</td>
-    <td data-label="${labels.expires_in_days}">${token.expiresAt === null ? t.text('settings.never') : at(context, token.expiresAt)}</td>
+    <td data-label="${t.text('tokens.expiresAt')}">${token.expiresAt === null ? t.text('settings.never') : at(context, token.expiresAt)}</td>
     <td data-label="${t.text('settings.lastUsed')}">${at(context, token.lastUsedAt)}</td>
     <td data-label="${t.text('tokens.status')}">${tokenStatusText(t, status)}</td>
     <td>${status === 'active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
