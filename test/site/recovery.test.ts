@@ -428,6 +428,24 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(notice.subject, /New sign-in/);
   });
 
+  test('a new browser\'s sign-in notice asks to turn two-step verification on only of an account that has it off', async () => {
+    const { user, email } = await verifiedMember();
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    await deliver();
+    assert.match(smtp.to(email).at(-1)!.text, /change your password at once and turn on two-step verification/);
+    const enrolment = await beginTotpEnrolment(t.deps, user);
+    await confirmTotpEnrolment(t.deps, user, totpCode(enrolment!.secret, t.clock.now()));
+    t.clock.advance(30_000);
+    const browser = new AddressedVisitor(t.baseUrl);
+    assert.equal((await browser.post('/login', { username: user.username, password: PASSWORD, return_to: '/' })).location, '/login/second-step');
+    assert.equal((await browser.post('/login/second-step', { code: totpCode(enrolment!.secret, t.clock.now()) })).status, 303);
+    await deliver();
+    const notice = smtp.to(email).at(-1)!;
+    assert.match(notice.subject, /New sign-in/);
+    assert.match(notice.text, /someone passed your two-step verification too: change your password at once, sign out everywhere else/);
+    assert.doesNotMatch(notice.text, /turn on two-step/, 'it is on (attack86)');
+  });
+
   test('a notice to a member who saved no language goes out in the language of the page the event came from', async () => {
     const { user, email } = await verifiedMember();
     const browser = new AddressedVisitor(t.baseUrl);

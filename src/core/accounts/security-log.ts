@@ -66,6 +66,11 @@ export const SIGN_IN_METHOD_WORDS: Record<SignInMethod, string> = {
   passkey: 'passkey',
 };
 
+/** The `detail.method` words of a sign-in that passed a second step: its account has two-step verification on. */
+export const SECOND_STEP_METHOD_WORDS: ReadonlySet<string> = new Set([
+  SIGN_IN_METHOD_WORDS.password_totp, SIGN_IN_METHOD_WORDS.password_recovery_code, SIGN_IN_METHOD_WORDS.password_passkey,
+]);
+
 /** Where an event came from: the request's address and User-Agent (kept as a coarse name). */
 export interface EventOrigin {
   address: string;
