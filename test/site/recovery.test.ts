@@ -474,12 +474,13 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(notice.subject, /^Test App 已获得你的.+账号授权$/, 'not in English (attack86)');
   });
 
-  test('a notice goes out in the member\'s saved language', async () => {
+  test('a notice goes out in the member\'s saved language, and its HTML says so', async () => {
     const { user, email } = await verifiedMember();
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
     assert.match(smtp.to(email).at(-1)!.subject, /^你的.+帳號有新的登入$/);
+    assert.match(smtp.to(email).at(-1)!.html ?? '', /^<!doctype html>\n<html lang="zh-TW">/, 'its HTML names its language, for screen readers');
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-CN' });
     const link = await resetLink(user, email);
     assert.match(smtp.to(email).at(-1)!.subject, /重置你的.*密码/);

@@ -22,12 +22,12 @@ const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;'
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 /**
- * The HTML alternative of a plain-text mail: the text escaped, its paragraphs kept, and `links`
- * (this site's own addresses the mail carries) made links. Nothing else is linked, however much
- * it looks like an address: a member's nickname or an app's name must never become a link in a
- * mail from the site.
+ * The HTML alternative of a plain-text mail in `locale`: the text escaped, its paragraphs kept, and
+ * `links` (this site's own addresses the mail carries) made links. Nothing else is linked, however
+ * much it looks like an address: a member's nickname or an app's name must never become a link in
+ * a mail from the site. Its language is named, so a screen reader reads it in the right voice.
  */
-export function htmlOfText(text: string, links: readonly string[]): string {
+export function htmlOfText(text: string, links: readonly string[], locale: Locale): string {
   const anchors = new Map(links.map((link) => [escape(link), `<a href="${escape(link)}">${escape(link)}</a>`]));
   const pattern = anchors.size === 0 ? undefined : new RegExp([...anchors.keys()].map((l) => l.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
   const paragraphs = text.trim().split(/\n{2,}/).map((paragraph) => {
@@ -35,7 +35,7 @@ export function htmlOfText(text: string, links: readonly string[]): string {
     const linked = pattern ? escaped.replace(pattern, (link) => anchors.get(link)!) : escaped;
     return `<p>${linked.replace(/\n/g, '<br>\n')}</p>`;
   });
-  return `<!doctype html>\n<html><body style="font-family: -apple-system, 'Segoe UI', 'PingFang SC', 'Microsoft YaHei', 'Noto Sans CJK SC', sans-serif; line-height: 1.5">\n${paragraphs.join('\n')}\n</body></html>\n`;
+  return `<!doctype html>\n<html lang="${locale}"><body style="font-family: -apple-system, 'Segoe UI', 'PingFang SC', 'Microsoft YaHei', 'Noto Sans CJK SC', sans-serif; line-height: 1.5">\n${paragraphs.join('\n')}\n</body></html>\n`;
 }
 
 export class Mailer {
@@ -53,7 +53,7 @@ export class Mailer {
     const values = { site: this.siteName(t), ...mail.values };
     const text = `${t.text(`mail.${mail.name}Body`, values)}\n\n-- \n${t.text('mail.footer', values)}\n`;
     const links = Object.entries(mail.values ?? {}).filter(([name, value]) => (name === 'link' || name.endsWith('Link')) && typeof value === 'string').map(([, value]) => String(value));
-    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, values), text, html: htmlOfText(text, links) };
+    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, values), text, html: htmlOfText(text, links, mail.locale) };
   }
 
   /** Renders and queues the mail; nothing when the site sends no mail. Whether it was queued. */
