@@ -113,6 +113,9 @@ test('the demo app speaks the browser\'s language: every page of it in Chinese, 
       assert.deepEqual(englishSentences(response.body, ['OpenID Connect', 'npm start']), [], `${locale} ${url}`);
     }
   }
+  // The service's error_description is English ASCII (RFC 6749 4.1.2.1): marked so in Chinese, as the library's words are.
+  const described = await configured.inject({ url: '/demo-app/callback?error=access_denied&error_description=The+user+denied+the+request.', headers: { 'accept-language': 'zh-CN' } });
+  assert.match(described.body, /登录未完成：access_denied（社区给出的说明，英文：The user denied the request\.）。/);
   const english = await configured.inject({ url: '/demo-app', headers: { 'accept-language': 'fr' } });
   assert.match(english.body, /<html lang="en">[\s\S]*This is an example third-party application/);
 });
