@@ -391,7 +391,7 @@ forEachDatabase('storage contract', (database) => {
     const client = await newClient(owner.id);
     const verify = async (clientId: string) => {
       const found = (await stores.clients.findById(clientId))!;
-      return stores.clients.setVerified(clientId, true, T0, found);
+      return stores.clients.setVerified(clientId, { verified: true, reviewed: found }, T0);
     };
     const state = async (clientId = client.clientId) => {
       const found = await stores.clients.findById(clientId);
@@ -427,12 +427,12 @@ forEachDatabase('storage contract', (database) => {
     };
     await stores.clients.saveDescribed(described, T0);
     const saved = (await stores.clients.findById(described.clientId))!;
-    assert.notEqual((await stores.clients.setVerified(described.clientId, true, T0, saved))?.verifiedAt, null);
+    assert.notEqual((await stores.clients.setVerified(described.clientId, { verified: true, reviewed: saved }, T0))?.verifiedAt, null);
     await stores.clients.saveDescribed({ ...described, name: 'Described, renamed' }, T0 + 1);
     assert.notEqual((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'the same addresses');
     await stores.clients.saveDescribed({ ...described, postLogoutRedirectUris: ['https://evil.example/bye'] }, T0 + 2);
     assert.equal((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'a post-logout address of its own');
-    await stores.clients.setVerified(described.clientId, true, T0 + 3, (await stores.clients.findById(described.clientId))!);
+    await stores.clients.setVerified(described.clientId, { verified: true, reviewed: (await stores.clients.findById(described.clientId))! }, T0 + 3);
     await stores.clients.saveDescribed({ ...described, redirectUris: ['https://docs.example/cb', 'https://evil.example/cb'] }, T0 + 4);
     assert.equal((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'a redirect URI of its own');
   });
@@ -445,11 +445,11 @@ forEachDatabase('storage contract', (database) => {
       { ...reviewed, postLogoutRedirectUris: ['https://app.example/bye'] },
       { ...reviewed, backchannelLogoutUri: 'https://app.example/bc' },
     ]) {
-      assert.equal(await stores.clients.setVerified(client.clientId, true, T0, other), undefined, JSON.stringify(other));
+      assert.equal(await stores.clients.setVerified(client.clientId, { verified: true, reviewed: other }, T0), undefined, JSON.stringify(other));
     }
     assert.equal((await stores.clients.findById(client.clientId))?.verifiedAt, null);
-    assert.equal((await stores.clients.setVerified(client.clientId, true, T0, reviewed))?.verifiedAt, T0);
-    assert.equal((await stores.clients.setVerified(client.clientId, false, T0 + 1))?.verifiedAt, null, 'a mark removed needs no review');
+    assert.equal((await stores.clients.setVerified(client.clientId, { verified: true, reviewed }, T0))?.verifiedAt, T0);
+    assert.equal((await stores.clients.setVerified(client.clientId, { verified: false }, T0 + 1))?.verifiedAt, null, 'a mark removed needs no review');
   });
 
   test('a client keeps its redirect URIs as exact strings; secret and status change', async () => {

@@ -51,6 +51,9 @@ export interface Client {
 /** Where a client sends browsers and logout tokens: what staff review before they verify it. */
 export type ClientAddresses = Pick<Client, 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
 
+/** Staff's verified mark: set, for the addresses they reviewed, or removed. */
+export type VerifiedMark = { verified: true; reviewed: ClientAddresses } | { verified: false };
+
 /** Who changes a client's addresses: its owner on the developer page, or the operator. */
 export type ClientChanger = 'owner' | 'operator';
 
@@ -82,13 +85,12 @@ export interface ClientStore {
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean>;
   setHomepageUrl(clientId: string, homepageUrl: string, now: Instant): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
-  /** Marks the app verified by staff, or not; `undefined` when there is no such app. */
   /**
-   * Marks the client verified, or not. Verifying takes the addresses staff `reviewed` and happens
-   * only while the client still has exactly these, in one conditional write (attack85: an owner's
-   * edit between the page and the form must not be vouched for); otherwise `undefined`.
+   * Marks the client verified by staff, or not; `undefined` when there is no such client, or when
+   * verifying it and it no longer has exactly the addresses staff `reviewed` (one conditional
+   * write, attack85: an owner's edit between the page and the form must not be vouched for).
    */
-  setVerified(clientId: string, verified: boolean, now: Instant, reviewed?: ClientAddresses): Promise<Client | undefined>;
+  setVerified(clientId: string, mark: VerifiedMark, now: Instant): Promise<Client | undefined>;
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
   /**
    * A client described by a client ID metadata document: inserted, or, when its row exists, its

@@ -9,7 +9,7 @@ import { setAccountStatus } from '../accounts/accounts.js';
 import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
 import { deactivateClient } from '../oauth/clients.js';
-import type { ClientAddresses, ClientStatus } from '../oauth/ports.js';
+import type { ClientAddresses, ClientStatus, VerifiedMark } from '../oauth/ports.js';
 import { type RotateOptions, type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import type { Stores } from '../stores.js';
@@ -150,14 +150,12 @@ export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clie
  * its authorization errors go back to it (`isUnreviewedApp`). Staff vouch for the addresses they
  * `reviewed`: the mark is set only while the app still has exactly those (attack85).
  */
-export async function setAppVerified(
-  deps: ConsoleDeps, actor: StaffActor, clientId: string, change: { verified: true; reviewed: ClientAddresses } | { verified: false }, reason: string,
-): Promise<VerifyOutcome> {
-  const { verified } = change;
+export async function setAppVerified(deps: ConsoleDeps, actor: StaffActor, clientId: string, mark: VerifiedMark, reason: string): Promise<VerifyOutcome> {
+  const { verified } = mark;
   const done = await makeStaffChange(deps, {
     actor, action: 'app.verified', reason, target: { kind: 'app', id: clientId, name: '' },
     change: async (tx) => {
-      const client = await tx.clients.setVerified(clientId, verified, deps.clock.now(), change.verified ? change.reviewed : undefined);
+      const client = await tx.clients.setVerified(clientId, mark, deps.clock.now());
       return client && { result: verified, detail: { verified: verified ? 'yes' : 'no' }, targetName: client.name };
     },
   });

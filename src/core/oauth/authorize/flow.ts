@@ -231,11 +231,8 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
 
 /**
  * POST /oauth/authorize: the consent form's answer. The hidden fields are re-validated from
- * scratch; nothing in them is trusted.
- */
-/**
- * The consent page's answer. `pageLocale` is the language the page was read in: the first
- * authorization's notice mail is in it when the member saved no language (attack86).
+ * scratch; nothing in them is trusted. `pageLocale` is the language the page was read in: the
+ * first authorization's notice mail is in it when the member saved no language (attack86).
  */
 export async function decideAuthorization(
   deps: OAuthDeps, params: Params, signedIn: SignedIn | undefined, askedBy: Requester, decision: string | undefined, pageLocale?: Locale,

@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
-import type { Client, ClientAddresses, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient } from '../../../core/oauth/ports.js';
+import type { Client, ClientAddresses, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient, VerifiedMark } from '../../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../../core/oidc/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
@@ -65,15 +65,29 @@ function newRow(client: NewClient, now: Instant) {
 }
 
 /**
- * What an owner's change of a client's addresses also sets, by `case`s of the same write (which
- * read the row as it was before it): the app marked as the member's unless the addresses browsers
- * are sent to are `unchangedForBrowsers`, its staff verification ended unless every address staff
- * saw is `unchanged` (attack84, attack85).
+ * Whether the row holds exactly these of its addresses, as stored JSON: a condition of the write it
+ * is part of, which reads the row as it was before the write. Columns are named with their table,
+ * as an upsert's update must; '' stands for no back-channel URI (none is empty), so that both
+ * databases compare a null alike.
+ */
+function sameAddresses(addresses: Partial<ClientAddresses>): RawBuilder<boolean> {
+  const conditions = [
+    ...(addresses.redirectUris ? [sql`clients.redirect_uris = ${JSON.stringify(addresses.redirectUris)}`] : []),
+    ...(addresses.postLogoutRedirectUris ? [sql`clients.post_logout_redirect_uris = ${JSON.stringify(addresses.postLogoutRedirectUris)}`] : []),
+    ...(addresses.backchannelLogoutUri === undefined ? [] : [sql`coalesce(clients.backchannel_logout_uri, '') = ${addresses.backchannelLogoutUri ?? ''}`]),
+  ];
+  return sql<boolean>`${sql.join(conditions, sql` and `)}`;
+}
+
+/**
+ * What an owner's change of a client's addresses also sets, by `case`s of the same write: the app
+ * marked as the member's unless the addresses browsers are sent to are `unchangedForBrowsers`, its
+ * staff verification ended unless every address staff saw is `unchanged` (attack84, attack85).
  */
 function ownersClaimUnless(unchangedForBrowsers: RawBuilder<boolean>, unchanged = unchangedForBrowsers) {
   return {
-    member_registered: sql<number | boolean>`case when ${unchangedForBrowsers} then member_registered else ${1} end`,
-    verified_at: sql<number | null>`case when ${unchanged} then verified_at else null end`,
+    member_registered: sql<number | boolean>`case when ${unchangedForBrowsers} then clients.member_registered else ${1} end`,
+    verified_at: sql<number | null>`case when ${unchanged} then clients.verified_at else null end`,
   };
 }
 
@@ -92,8 +106,8 @@ export class KyselyClientStore implements ClientStore {
       redirect_uris: JSON.stringify(client.redirectUris),
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
       // Staff vouched for the addresses they saw (attack85): a document naming others ends it.
-      verified_at: sql<number | null>`case when ${sql.ref('clients.redirect_uris')} = ${JSON.stringify(client.redirectUris)}
-        and ${sql.ref('clients.post_logout_redirect_uris')} = ${JSON.stringify(client.postLogoutRedirectUris ?? [])} then ${sql.ref('clients.verified_at')} else null end`,
+      verified_at: sql<number | null>`case when ${sameAddresses({ redirectUris: client.redirectUris, postLogoutRedirectUris: client.postLogoutRedirectUris ?? [] })}
+        then clients.verified_at else null end`,
       updated_at: now,
     })).execute();
   }
@@ -134,22 +148,17 @@ export class KyselyClientStore implements ClientStore {
   }
 
   async setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean> {
-    const stored = JSON.stringify(redirectUris);
     const result = await this.db.updateTable('clients')
-      .set({ redirect_uris: stored, updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless(sql<boolean>`redirect_uris = ${stored}`) : {}) })
+      .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless(sameAddresses({ redirectUris })) : {}) })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
   async setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean> {
-    const stored = JSON.stringify(uris.postLogoutRedirectUris);
-    const sameForBrowsers = sql<boolean>`post_logout_redirect_uris = ${stored}`;
-    // No address is empty: '' stands for none, so that both databases compare a null alike.
-    const same = sql<boolean>`${sameForBrowsers} and coalesce(backchannel_logout_uri, '') = ${uris.backchannelLogoutUri ?? ''}`;
     const result = await this.db.updateTable('clients')
       .set({
-        post_logout_redirect_uris: stored, backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now,
-        ...(changedBy === 'owner' ? ownersClaimUnless(sameForBrowsers, same) : {}),
+        post_logout_redirect_uris: JSON.stringify(uris.postLogoutRedirectUris), backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now,
+        ...(changedBy === 'owner' ? ownersClaimUnless(sameAddresses({ postLogoutRedirectUris: uris.postLogoutRedirectUris }), sameAddresses(uris)) : {}),
       })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
@@ -167,15 +176,9 @@ export class KyselyClientStore implements ClientStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async setVerified(clientId: string, verified: boolean, now: Instant, reviewed?: ClientAddresses): Promise<Client | undefined> {
-    let update = this.db.updateTable('clients').set({ verified_at: verified ? now : null, updated_at: now }).where('client_id', '=', clientId);
-    if (verified) {
-      if (reviewed === undefined) throw new Error('verifying a client takes the addresses staff reviewed');
-      update = update.where('redirect_uris', '=', JSON.stringify(reviewed.redirectUris))
-        .where('post_logout_redirect_uris', '=', JSON.stringify(reviewed.postLogoutRedirectUris))
-        .where('backchannel_logout_uri', reviewed.backchannelLogoutUri === null ? 'is' : '=', reviewed.backchannelLogoutUri);
-    }
-    const row = await update.returningAll().executeTakeFirst();
+  async setVerified(clientId: string, mark: VerifiedMark, now: Instant): Promise<Client | undefined> {
+    const update = this.db.updateTable('clients').set({ verified_at: mark.verified ? now : null, updated_at: now }).where('client_id', '=', clientId);
+    const row = await (mark.verified ? update.where(sameAddresses(mark.reviewed)) : update).returningAll().executeTakeFirst();
     return row && toClient(row);
   }
 
