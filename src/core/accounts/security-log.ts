@@ -66,8 +66,17 @@ export const SIGN_IN_METHOD_WORDS: Record<SignInMethod, string> = {
   passkey: 'passkey',
 };
 
-/** The `detail.method` words of a sign-in that passed a second step: its account has two-step verification on. */
-export const SECOND_STEP_METHOD_WORDS: ReadonlySet<string> = new Set([
+/**
+ * What a sign-in's `detail.method` words say a stranger holding it had: the password alone (so
+ * the account has no second step), the password and a second step, or a passkey alone. Its
+ * notice's advice depends on it (attack86, attack87).
+ */
+export function signInProofOf(methodWords: string | undefined): 'password' | 'second_step' | 'passkey' {
+  if (methodWords === SIGN_IN_METHOD_WORDS.passkey) return 'passkey';
+  return SECOND_STEP_METHOD_WORDS.has(methodWords ?? '') ? 'second_step' : 'password';
+}
+
+const SECOND_STEP_METHOD_WORDS: ReadonlySet<string> = new Set([
   SIGN_IN_METHOD_WORDS.password_totp, SIGN_IN_METHOD_WORDS.password_recovery_code, SIGN_IN_METHOD_WORDS.password_passkey,
 ]);
 

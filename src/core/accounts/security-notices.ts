@@ -13,7 +13,7 @@ import { deviceText } from './user-agent.js';
 import { formatSiteTime } from '../site-time.js';
 import type { Clock } from '../time.js';
 import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
-import { SECOND_STEP_METHOD_WORDS, type SecurityEventKind } from './security-log.js';
+import { type SecurityEventKind, signInProofOf } from './security-log.js';
 
 /** The kinds that are mailed, and which of their events (`true`: every one). */
 export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Record<string, string>) => boolean>>> = {
@@ -68,8 +68,8 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
         app: event.detail.app ?? '',
         label: event.detail.name ?? event.detail.label ?? '',
         settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
-        // A sign-in that passed a second step: the advice is not to turn on what is on (attack86).
-        twoStep: SECOND_STEP_METHOD_WORDS.has(event.detail.method ?? '') ? 'on' : 'off',
+        // What the one who signed in held decides the advice: never to turn on what is on (attack86, attack87).
+        proof: signInProofOf(event.detail.method),
       },
     }, deps.clock.now());
   };
