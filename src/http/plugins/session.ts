@@ -81,7 +81,7 @@ export function attemptOrigin(request: FastifyRequest): AttemptOrigin {
 }
 
 /** The page's language (INTERFACE section 12), from what the request carries and the sign-in already read. */
-function requestLocale(request: FastifyRequest, uiLocales = requestedUiLocales(request)): Locale {
+export function requestLocale(request: FastifyRequest, uiLocales = requestedUiLocales(request)): Locale {
   return chooseLocale({
     uiLocales,
     saved: request.signIn?.user.language,

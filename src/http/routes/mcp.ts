@@ -47,9 +47,9 @@ const TOOL_LIST: ListToolsResult = {
   })),
 };
 
-/** A JSON-RPC error answer of the SDK transport's shape (JSON-RPC 2.0 section 5.1): no request id is known. */
-function jsonRpcRefusal(reply: FastifyReply, status: number, code: number, message: string): FastifyReply {
-  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id: null });
+/** A JSON-RPC error answer of the SDK transport's shape (JSON-RPC 2.0 section 5.1), with the request's id when it is known. */
+function jsonRpcRefusal(reply: FastifyReply, status: number, code: number, message: string, id: string | number | null = null): FastifyReply {
+  return reply.code(status).type('application/json').send({ jsonrpc: '2.0', error: { code, message }, id });
 }
 
 /** One of the SDK's zod schemas, as far as a refusal reads it. */
@@ -169,7 +169,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
      * -32600 "Invalid Request", with the id when it is one the SDK takes (a string, or an integer
      * JSON's numbers hold exactly: a larger one would be echoed as another number).
      */
-    const messageRefused = (message: unknown): { status: number; body: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string } } } => {
+    const messageRefused = (message: unknown): { status: number; code: number; message: string; id: string | number | null } => {
       const fields = isObject(message) ? message : {};
       const id = typeof fields.id === 'string' || Number.isSafeInteger(fields.id) ? fields.id as string | number : null;
       const schema = !('id' in fields) ? sdkTypes.JSONRPCNotificationSchema : 'method' in fields ? sdkTypes.JSONRPCRequestSchema : sdkTypes.JSONRPCResponseSchema;
@@ -178,11 +178,11 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
       const described = issue ? issueText(issue, 'message') : 'not a JSON-RPC message';
       if (id !== null && 'method' in fields && issue?.path[0] === 'params') {
         if (typeof fields.method === 'string' && !requestSchemas.has(fields.method)) {
-          return { status: 200, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.MethodNotFound, message: 'Method not found' } } };
+          return { status: 200, code: ErrorCode.MethodNotFound, message: 'Method not found', id };
         }
-        return { status: 200, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${described}` } } };
+        return { status: 200, code: ErrorCode.InvalidParams, message: `Invalid params: ${described}`, id };
       }
-      return { status: 400, body: { jsonrpc: '2.0', id, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${described}` } } };
+      return { status: 400, code: ErrorCode.InvalidRequest, message: `Invalid Request: ${described}`, id };
     };
     return { transport, isJsonContentType, paramsRefused, messageRefused, ...sdkTypes };
   }
@@ -238,8 +238,8 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     // answered within its own HTTP request), so it is accepted without reaching the server.
     if (!isJSONRPCRequest(message)) {
       if (!JSONRPCMessageSchema.safeParse(message).success) {
-        const { status, body } = messageRefused(message);
-        return reply.code(status).type('application/json').send(body);
+        const refused = messageRefused(message);
+        return jsonRpcRefusal(reply, refused.status, refused.code, refused.message, refused.id);
       }
       return reply.code(202).send();
     }

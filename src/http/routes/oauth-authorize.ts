@@ -5,7 +5,7 @@ import { appendQuery } from '../../core/oauth/authorize/request.js';
 import { OAuthError } from '../../core/errors.js';
 import { paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
 import { visitor } from '../client-address.js';
-import { csrfToken, currentSignIn, eventOrigin, pageContext, verifyCsrf } from '../plugins/session.js';
+import { csrfToken, currentSignIn, pageContext, requestLocale, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
 import { formPostPage } from '../views/form-post.js';
 
@@ -94,7 +94,7 @@ export async function oauthAuthorizeRoutes(app: FastifyInstance): Promise<void> 
     verifyCsrf(request);
     const { _csrf: _ignored, decision, ...fields } = body;
     const step = await decideAuthorization(app.deps, paramsFromObject(fields), await currentSignIn(request), visitor(request),
-      typeof decision === 'string' ? decision : undefined, eventOrigin(request).locale);
+      typeof decision === 'string' ? decision : undefined, requestLocale(request));
     return answer(request, reply, step);
   });
 }
