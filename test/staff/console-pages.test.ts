@@ -132,9 +132,13 @@ forEachDatabase('staff console pages', (database) => {
     assert.equal(refused.location, `/admin/apps/${app.client.clientId}?notice=addresses-changed`);
     assert.match((await moderator.visitor.get(refused.location!)).text, /addresses changed after the page was loaded, so it was not marked verified/);
     assert.equal((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
-    // A form without the addresses (a hand-made one) is sent back the same way.
-    const bare = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' });
-    assert.equal(bare.location, `/admin/apps/${app.client.clientId}?notice=addresses-changed`);
+    // A form without the addresses, or with something else in their place (a hand-made one), is refused as such.
+    for (const reviewed of [undefined, '[1,2,3]', 'not json']) {
+      const bare = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes', ...(reviewed === undefined ? {} : { reviewed }) });
+      assert.equal(bare.status, 400, String(reviewed));
+      assert.match(bare.text, /did not carry the addresses the app(&#39;|')s page showed/, String(reviewed));
+    }
+    assert.equal((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
     // Reviewed again as they now are, they are vouched for.
     assert.equal((await (await appReview(moderator, app.client.clientId)).verify(REASON)).location, `/admin/apps/${app.client.clientId}?notice=verified`);
     assert.notEqual((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);

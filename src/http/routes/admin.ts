@@ -321,7 +321,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       const verified = request.body?.verified;
       if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
       // The addresses the app's page showed staff, carried through the confirmation: vouched for
-      // only while the app still has them; a form without them is sent back to the page as well.
+      // only while the app still has them. A form without them is refused once its sender is
+      // known to be staff (attack87: it was told the addresses had changed).
       const reviewed = verified === 'yes' ? reviewedAddressesFrom(request.body?.reviewed) : undefined;
       return appChange(request, reply, {
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
@@ -332,7 +333,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
         }),
         act: async (actor, reason) => {
           if (verified === 'no') return setAppVerified(deps, actor, request.params.clientId, { verified: false }, reason);
-          return reviewed ? setAppVerified(deps, actor, request.params.clientId, { verified: true, reviewed }, reason) : { ok: false, refusal: 'changed' };
+          if (!reviewed) throw new OAuthError('invalid_request', 'The form did not carry the addresses the app\'s page showed: load the page again and verify from there.');
+          return setAppVerified(deps, actor, request.params.clientId, { verified: true, reviewed }, reason);
         },
       });
     });
