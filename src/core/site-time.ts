@@ -43,6 +43,27 @@ export function timeZoneNames(): readonly string[] {
   return Intl.supportedValuesOf('timeZone');
 }
 
+const genericNames = new Map<string, string | null>();
+
+/**
+ * `中国标准时间`, `Eastern Time`: a zone's generic name in `locale` (CLDR's, through ICU), for a
+ * member who looks for where they live rather than for an IANA name such as `Asia/Calcutta`; none
+ * where the runtime has only an offset for it (`Etc/GMT+5`). A name does not change with daylight
+ * saving time, so each is kept as a string and its formatter let go (a formatter per zone and
+ * language would hold ICU memory for a list read on one settings page).
+ */
+export function timeZoneGenericName(timeZone: string, locale: Locale): string | undefined {
+  const key = `${locale} ${timeZone}`;
+  let name = genericNames.get(key);
+  if (name === undefined) {
+    const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'longGeneric' }).formatToParts(0).find((p) => p.type === 'timeZoneName');
+    name = part === undefined || /^(GMT|UTC)([+-]|$)/.test(part.value) ? null : part.value;
+    // Every zone in every language is about 1,300 short strings; the bound keeps it so.
+    if (genericNames.size < 2000) genericNames.set(key, name);
+  }
+  return name ?? undefined;
+}
+
 /** `2026-11-24 11:16 UTC+8`: the same shape in every language, as sites in China and Taiwan write it. */
 export function formatSiteTime(instant: Instant, timeZone: string): string {
   const parts = Object.fromEntries(formatIn(timeZone).formatToParts(new Date(instant)).map((p) => [p.type, p.value]));

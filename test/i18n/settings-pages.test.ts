@@ -46,12 +46,27 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     const page = await visitor.get(saved.location!);
     assert.match(page.text, /<html lang="zh-TW">/);
     assert.match(page.text, /個人資料已儲存/);
-    assert.match(page.text, /<option value="Asia\/Taipei" selected>Asia\/Taipei \(UTC\+8\)<\/option>/);
+    assert.match(page.text, /<option value="Asia\/Taipei" selected>台北標準時間 · Asia\/Taipei（UTC\+8）<\/option>/);
     assert.match(page.text, /<option value="zh-TW" lang="zh-TW" selected>繁體中文<\/option>/);
 
     assert.equal((await visitor.post('/settings/profile', { nickname: '', language: '', time_zone: '' })).status, 303);
     const reset = await t.deps.stores.users.findById(user.id);
     assert.deepEqual([reset?.nickname, reset?.language, reset?.timeZone], [user.username, null, null], 'empty: the username, the browser\'s language, the site\'s zone');
+  });
+
+  test('the time-zone list names each zone in the page\'s language where the runtime has a name for it, beside its IANA name and offset, and keeps a chosen zone it does not list', async () => {
+    const { visitor } = await member();
+    const option = (text: string, zone: string) => new RegExp(`<option value="${zone.replaceAll('/', '\\/').replaceAll('+', '\\+')}">([^<]*)</option>`).exec(text)?.[1];
+    await visitor.post('/settings/profile', { language: 'zh-CN' });
+    const chinese = (await visitor.get('/settings/profile')).text;
+    assert.match(chinese, /<option value="" selected>本站时区：中国标准时间 · Asia\/Shanghai（UTC\+8）<\/option>/);
+    assert.equal(option(chinese, 'Asia/Calcutta'), '印度时间 · Asia/Calcutta（UTC+5:30）', 'a member from Kolkata finds India by its name');
+    await visitor.post('/settings/profile', { time_zone: 'Etc/GMT+5' });
+    assert.match((await visitor.get('/settings/profile')).text, /<option value="Etc\/GMT\+5" selected>Etc\/GMT\+5（UTC-5）<\/option>/,
+      'a zone the runtime takes but does not list is shown when chosen, by its offset alone');
+    await visitor.post('/settings/profile', { language: 'en' });
+    const english = (await visitor.get('/settings/profile')).text;
+    assert.equal(option(english, 'America/New_York'), 'Eastern Time · America/New York (UTC-5)');
   });
 
   test('a refused nickname or time zone shows the form again, 400, with the problem in the page\'s language and nothing saved', async () => {

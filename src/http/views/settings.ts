@@ -15,7 +15,7 @@ import type { Client } from '../../core/oauth/ports.js';
 import { RESOURCE_SCOPES, SCOPES, type Scope, scopeList } from '../../core/oauth/scopes.js';
 import type { Words } from '../../core/errors.js';
 import { LOCALES, LOCALE_NAMES, type Translator } from '../../core/locales.js';
-import { formatSiteTime, timeZoneNames } from '../../core/site-time.js';
+import { formatSiteTime, isTimeZone, timeZoneGenericName, timeZoneNames } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
@@ -161,10 +161,21 @@ function offsetOf(timeZone: string, now: Instant): string {
   return formatSiteTime(now, timeZone).split(' ')[2]!;
 }
 
+/** `中国标准时间 · Asia/Shanghai（UTC+8）`: the zone's name in the reader's language where ICU has one, its IANA name and its offset now. */
+function timeZoneLabel(reader: Reader, zone: string): string {
+  const place = { zone: zone.replaceAll('_', ' '), offset: offsetOf(zone, reader.now) };
+  const name = timeZoneGenericName(zone, reader.t.locale);
+  return name === undefined ? reader.t.text('settings.timeZoneUnnamed', place) : reader.t.text('settings.timeZoneNamed', { ...place, name });
+}
+
 function timeZoneOptions(reader: Reader, chosen: string): Html {
-  const option = (zone: string) => html`<option value="${zone}"${zone === chosen ? html` selected` : ''}>${zone.replaceAll('_', ' ')} (${offsetOf(zone, reader.now)})</option>`;
-  return html`<optgroup label="${reader.t.text('settings.timeZonesCommon')}">${COMMON_TIME_ZONES.map(option)}</optgroup>
-    <optgroup label="${reader.t.text('settings.timeZonesAll')}">${timeZoneNames().filter((z) => !(COMMON_TIME_ZONES as readonly string[]).includes(z)).map(option)}</optgroup>`;
+  const option = (zone: string) => html`<option value="${zone}"${zone === chosen ? html` selected` : ''}>${timeZoneLabel(reader, zone)}</option>`;
+  // A zone the runtime takes but does not list (`UTC`, `Etc/GMT+5`) is shown when chosen, so that
+  // saving the form again keeps it rather than the site's zone; a refused one is only in the form.
+  const listed = timeZoneNames();
+  const common = [...COMMON_TIME_ZONES, ...(isTimeZone(chosen) && !listed.includes(chosen) ? [chosen] : [])];
+  return html`<optgroup label="${reader.t.text('settings.timeZonesCommon')}">${common.map(option)}</optgroup>
+    <optgroup label="${reader.t.text('settings.timeZonesAll')}">${listed.filter((z) => !(COMMON_TIME_ZONES as readonly string[]).includes(z)).map(option)}</optgroup>`;
 }
 
 export function profileSettingsPage(context: PageContext, user: User, state: ProfilePageState): Html {
@@ -206,7 +217,7 @@ ${errorSummary(profileErrors, words)}
   <p class="hint" id="language-hint">${t.text('settings.languageHint')}</p>
   <label for="time_zone">${labels.time_zone}</label>
   <select id="time_zone" name="time_zone" ${control(profileErrors, 'time_zone', { hint: 'time-zone-hint' })}>
-    <option value=""${form.timeZone === '' ? html` selected` : ''}>${t.text('settings.siteTimeZone', { zone: state.siteTimeZone, offset: offsetOf(state.siteTimeZone, context.now) })}</option>
+    <option value=""${form.timeZone === '' ? html` selected` : ''}>${t.text('settings.siteTimeZone', { zone: timeZoneLabel(context, state.siteTimeZone) })}</option>
     ${timeZoneOptions(context, form.timeZone)}
   </select>
   ${fieldMessage(profileErrors, 'time_zone', { words })}
