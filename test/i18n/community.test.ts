@@ -55,8 +55,16 @@ forEachDatabase('the community pages in Chinese and the names on them', (databas
     for (const username of [linxw, fake]) {
       const profile = (await reader.get(`/u/${username}`)).text;
       assert.match(profile, new RegExp(`<h1><bdi>林小伟</bdi></h1>\\s*<p class="handle">@${username}</p>`), username);
-      assert.match(profile, new RegExp(`<title>\u2068林小伟\u2069 \\(@${username}\\)`), username);
+      assert.match(profile, new RegExp(`<title>林小伟 \\(@${username}\\)`), username);
     }
+  });
+
+  test('a profile\'s title isolates a nickname with right-to-left letters from the @username, and leaves other nicknames bare', async () => {
+    const { user } = await writer('shalom', 'שלום 12');
+    const profile = (await new Visitor(t.baseUrl).get(`/u/${user.username}`)).text;
+    assert.match(profile, new RegExp(`<title>\u2068שלום 12\u2069 \\(@${user.username}\\)`), 'the digits stay with the name, not with the @username');
+    const { user: chinese } = await writer('wangxm', '王小明');
+    assert.match((await new Visitor(t.baseUrl).get(`/u/${chinese.username}`)).text, new RegExp(`<title>王小明 \\(@${chinese.username}\\)`));
   });
 
   test('every community page in zh-CN and zh-TW has no English sentence, and its heading is translated', async () => {

@@ -66,9 +66,20 @@ export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
     : html`<span class="nickname">${user.username}</span>`;
 }
 
-/** A nickname in plain text beside other words (a `<title>`): isolated as `<bdi>` would (Unicode FSI … PDI). */
+/**
+ * The blocks Unicode gives right-to-left letters by default (bidi classes R and AL: Hebrew, Arabic,
+ * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
+ */
+const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
+
+/**
+ * A nickname in plain text beside other words (a `<title>`): isolated as `<bdi>` would (Unicode FSI
+ * … PDI) when it holds a right-to-left letter, the one case where it could reorder the @username
+ * beside it; other names are left bare, as bookmarks and tab lists of some systems show the
+ * isolates as boxes (attack86).
+ */
 export function isolated(text: string): string {
-  return `\u2068${text}\u2069`;
+  return RIGHT_TO_LEFT.test(text) ? `\u2068${text}\u2069` : text;
 }
 
 
