@@ -250,6 +250,15 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok(smtp.to(email).some((m) => /password was reset/.test(m.subject)), 'a notice');
   });
 
+  test('the reset page offers to show the new password, by the sign-up page\'s script, hidden without it', async () => {
+    const { user, email } = await verifiedMember();
+    const form = (await new AddressedVisitor(t.baseUrl).get(relative(await resetLink(user, email)))).text;
+    assert.match(form, /<div class="check" hidden><input type="checkbox" id="show-password" data-show-password="password">/);
+    assert.match(form, /<script src="\/static\/show-password.js" defer><\/script>/);
+    const used = (await new AddressedVisitor(t.baseUrl).get('/password/reset?token=nope')).text;
+    assert.doesNotMatch(used, /show-password/, 'no form, no switch');
+  });
+
   test('a used, expired or unknown reset link shows the form again with 400 and changes nothing', async () => {
     const { user, email } = await verifiedMember();
     const link = await resetLink(user, email);

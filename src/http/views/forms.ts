@@ -105,3 +105,12 @@ export function fieldMessage(errors: FormErrors, field: string, options: { id?: 
 export function invalid(errors: FormErrors, ...fields: string[]): Html | string {
   return errorsFor(errors, ...fields).length > 0 ? html`aria-invalid="true" aria-describedby="form-error"` : '';
 }
+
+/**
+ * "Show password" for the password field `field`, shown by /static/show-password.js and hidden
+ * without it (the form works as is): a person typing a new password on a phone sees what they
+ * typed before it is the account's.
+ */
+export function showPasswordSwitch(t: Translator, field: string): Html {
+  return html`<div class="check" hidden><input type="checkbox" id="show-${field}" data-show-password="${field}"><label for="show-${field}">${t.text('common.showPassword')}</label></div>`;
+}

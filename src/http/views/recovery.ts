@@ -2,7 +2,7 @@
 import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
-import { type FormErrors, control, errorSummary, fieldMessage } from './forms.js';
+import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { settingsLayout } from './settings.js';
@@ -102,6 +102,7 @@ export function resetPasswordPage(context: PageContext, state: ResetPageState): 
   <p class="hint" id="password-hint">${t.text('common.passwordHint', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}</p>
   <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" autofocus ${control(state.errors, 'password', { hint: 'password-hint' })}>
   ${fieldMessage(state.errors, 'password', { words: { t } })}
+  ${showPasswordSwitch(t, 'password')}
   ${state.needsCode ? html`<label for="code">${t.text('recovery.codeLabel')}</label>
   <p class="hint" id="code-hint">${t.text('recovery.codeHint')}</p>
   <input type="text" id="code" name="code" autocomplete="one-time-code" inputmode="text" required maxlength="64" ${control(state.errors, 'code', { hint: 'code-hint' })}>
@@ -111,7 +112,7 @@ export function resetPasswordPage(context: PageContext, state: ResetPageState): 
   return layout(t.text('recovery.resetTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.resetTitle')}</h1>
 ${body}
-</section>`);
+</section>`, { script: state.token === undefined ? undefined : 'show-password' });
 }
 
 export function passwordResetDonePage(context: PageContext): Html {

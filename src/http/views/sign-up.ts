@@ -2,7 +2,7 @@ import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/pa
 import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
 import type { Words } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
-import { type FormError, type FormErrors, control, errorList, fieldMessage, sentence } from './forms.js';
+import { type FormError, type FormErrors, control, errorList, fieldMessage, sentence, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { appName, returnQuery } from './sign-in.js';
@@ -67,7 +67,7 @@ ${problemSummary(t, errors)}
   <input type="password" id="password" name="password" autocomplete="new-password" required minlength="${PASSWORD_MIN_LENGTH}" maxlength="${PASSWORD_MAX_LENGTH}" ${control(errors, 'password', { hint: 'password-hint' })}>
   ${fieldMessage(errors, 'password')}
   <p class="hint" id="password-hint">${t.text('common.passwordHint', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH })}</p>
-  <div class="check" hidden><input type="checkbox" id="show-password" data-show-password="password"><label for="show-password">${t.text('sign-up.showPassword')}</label></div>
+  ${showPasswordSwitch(t, 'password')}
   <div class="actions"><button type="submit">${t.text('sign-up.submit')}</button></div>
 </form>
 <p class="muted">${rich(t, 'sign-up.haveAccount', { a: signInLink })}</p>
