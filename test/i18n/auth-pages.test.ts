@@ -84,6 +84,22 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     }
   });
 
+  test('a refused request of an app nobody answers for, shown on this site\'s page, says what went wrong in the reader\'s language', async () => {
+    const owner = await createAccount(t.deps.stores, t.clock, { username: name('owner'), password: PASSWORD });
+    const { client } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Reader App', type: 'public', redirectUris: [REDIRECT_URI], ownerId: owner.id, memberRegistered: true,
+    });
+    const refused = (extra: Record<string, string>) => new Visitor(t.baseUrl)
+      .request(`/oauth/authorize?${authorizeQuery({ client_id: client.clientId, ...extra })}`, { headers: { 'accept-language': 'zh-CN' } });
+    const badScope = await refused({ scope: 'bogus' });
+    assert.equal(badScope.status, 400);
+    assert.match(badScope.text, /这个应用请求了本站没有提供、或不允许它请求的权限。/);
+    const silent = await refused({ prompt: 'none' });
+    assert.equal(silent.status, 400);
+    assert.match(silent.text, /这个应用想在不打扰你的情况下完成登录，但你需要先登录本站或同意授权。/);
+    assert.match(silent.text, /<details><summary>开发者参考信息<\/summary>/, 'the English description stays for the developer');
+  });
+
   test('a 405 page lists the methods an address takes as the reader\'s language writes a list, not with an English comma', async () => {
     const visitor = new Visitor(t.baseUrl);
     visitor.cookies.set('lang', 'zh-CN');

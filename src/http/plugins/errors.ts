@@ -120,6 +120,14 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
  */
 const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   invalid_request: { key: 'errors.invalidRequest' },
+  // What an app nobody answers for meets on this site's page instead of its redirect URI (RFC 9700 4.11.2).
+  unsupported_response_type: { key: 'errors.invalidRequest' },
+  request_not_supported: { key: 'errors.invalidRequest' },
+  invalid_target: { key: 'errors.invalidRequest' },
+  invalid_scope: { key: 'errors.invalidScope' },
+  login_required: { key: 'errors.interactionRequired' },
+  consent_required: { key: 'errors.interactionRequired' },
+  interaction_required: { key: 'errors.interactionRequired' },
   invalid_client: { key: 'errors.unknownApp' },
   unauthorized_client: { key: 'errors.unknownApp' },
   access_denied: { key: 'errors.accessDenied' },
