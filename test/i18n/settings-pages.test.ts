@@ -69,6 +69,15 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     assert.equal(option(english, 'America/New_York'), 'Eastern Time · America/New York (UTC-5)');
   });
 
+  test('the personal-token form describes each scope in the consent page\'s words, naming nothing the site does not hold', async () => {
+    const { visitor } = await member();
+    await visitor.post('/settings/profile', { language: 'zh-CN' });
+    const form = (await visitor.get('/settings/tokens')).text;
+    assert.match(form, /<code>profile:read<\/code> <span class="muted">昵称、头像、个人简介、会员身份、等级和经验值。[^<]*你的邮箱地址和账号状态。/);
+    assert.match(form, /<code>posts:read<\/code> <span class="muted">你已发布的帖子列表/);
+    assert.doesNotMatch(form, /钱包|会员状态|该用户/);
+  });
+
   test('a refused nickname or time zone shows the form again, 400, with the problem in the page\'s language and nothing saved', async () => {
     const { user, visitor } = await member();
     await visitor.post('/settings/profile', { language: 'zh-CN' });

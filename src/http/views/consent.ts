@@ -3,11 +3,11 @@ import type { User } from '../../core/accounts/ports.js';
 import type { AuthorizationRequest } from '../../core/oauth/authorize/request.js';
 import { redirectTarget, redirectsToDeviceOrLocalNetwork } from '../../core/oauth/clients.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
-import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
+import type { Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { listOf, personName, rich } from './words.js';
+import { listOf, personName, rich, scopeWords } from './words.js';
 
 export interface ConsentView {
   request: AuthorizationRequest;
@@ -19,11 +19,11 @@ export interface ConsentView {
 }
 
 function scopeItem(t: Translator, scope: Scope, isNew: boolean): Html {
-  const { words } = SCOPES[scope];
-  return html`<li><strong class="scope-title">${t.text(words.title.key)}</strong> <small class="muted"><code>${scope}</code></small>${isNew
+  const words = scopeWords(t, scope);
+  return html`<li><strong class="scope-title">${words.title}</strong> <small class="muted"><code>${scope}</code></small>${isNew
     ? html` <span class="tag">${t.text('consent.newScope')}</span>` : ''}
-  <br>${t.text(words.allows.key)}
-  <br><span class="muted">${t.text('consent.notAllowed', { what: t.text(words.doesNotAllow.key) })}</span></li>`;
+  <br>${words.allows}
+  <br><span class="muted">${words.notAllowed}</span></li>`;
 }
 
 /** What the page says of an app no one reviewed, and a warning when its answer stays on this device or network. */

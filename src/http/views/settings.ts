@@ -23,7 +23,7 @@ import { type FormError, type FormErrors, type ProblemWords, control, errorSumma
 import { type PageContext, layout } from './layout.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
-import { type Reader, rich, timeOf } from './words.js';
+import { type Reader, rich, scopeWords, timeOf } from './words.js';
 
 export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security' | '/settings/email';
 
@@ -119,17 +119,6 @@ ${c.consequences}
 </section>`);
 }
 
-
-/** What a scope lets an app or a token read, and what not, in the reader's language. */
-export function scopeWords(t: Translator, scope: Scope): { allows: string; doesNotAllow: string } {
-  switch (scope) {
-    case 'openid': return { allows: t.text('apps.scopeOpenidAllows'), doesNotAllow: t.text('apps.scopeOpenidNot') };
-    case 'profile': return { allows: t.text('apps.scopeProfileAllows'), doesNotAllow: t.text('apps.scopeProfileNot') };
-    case 'offline_access': return { allows: t.text('apps.scopeOfflineAllows'), doesNotAllow: t.text('apps.scopeOfflineNot') };
-    case 'profile:read': return { allows: t.text('apps.scopeProfileReadAllows'), doesNotAllow: t.text('apps.scopeProfileReadNot') };
-    case 'posts:read': return { allows: t.text('apps.scopePostsReadAllows'), doesNotAllow: t.text('apps.scopePostsReadNot') };
-  }
-}
 
 function scopeItems(t: Translator, scopes: readonly string[]): Html {
   return html`<ul class="scopes">${scopes.map((s) => html`<li><code>${s}</code>${Object.hasOwn(SCOPES, s) ? html` — ${scopeWords(t, s as Scope).allows}` : ''}</li>`)}</ul>`;
@@ -355,7 +344,7 @@ ${errorSummary(state.errors, words)}
       const described = scopeWords(t, scope);
       return html`<div class="check">
       <input type="checkbox" id="scope-${scope.replace(':', '-')}" name="scopes" value="${scope}" ${form.scopes.includes(scope) ? html`checked` : ''}>
-      <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${described.allows} ${t.text('tokens.scopeNot', { what: described.doesNotAllow })}</span></label>
+      <label for="scope-${scope.replace(':', '-')}"><code>${scope}</code> <span class="muted">${described.allows} ${described.notAllowed}</span></label>
     </div>`;
     })}
   </fieldset>

@@ -6,6 +6,7 @@ import { nicknameDiffers } from '../../core/accounts/nicknames.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { FieldProblem } from '../../core/errors.js';
 import { type MessageValues, type Translator, listFormat } from '../../core/locales.js';
+import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
 import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { type Html, html } from './html.js';
@@ -89,4 +90,14 @@ export function isolated(text: string): string {
  */
 export function passkeyStatus(t: Translator): Html {
   return html`<p class="hint" role="status" data-webauthn-status data-waiting="${t.text('common.passkeyWaiting')}" data-checking="${t.text('common.passkeyChecking')}" data-failed="${t.text('common.passkeyFailed')}" data-expired="${t.text('common.passkeyExpired')}"></p>`;
+}
+
+/**
+ * What a scope lets an app or a token read, and what not ("Not: …"), in the reader's language: one
+ * set of words for the consent page, the authorized apps and the personal-token form, so that a
+ * member reads the same promise wherever the scope is named.
+ */
+export function scopeWords(t: Translator, scope: Scope): { title: string; allows: string; notAllowed: string } {
+  const { words } = SCOPES[scope];
+  return { title: t.text(words.title.key), allows: t.text(words.allows.key), notAllowed: t.text('scopes.notAllowed', { what: t.text(words.doesNotAllow.key) }) };
 }
