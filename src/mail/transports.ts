@@ -27,6 +27,8 @@ function mailOptions(from: string, message: MailMessage): nodemailer.SendMailOpt
     subject: message.subject,
     text: message.text,
     ...(message.html === null ? {} : { html: message.html }),
+    // RFC 3282: what a mail client or a screen reader reading the text part goes by.
+    ...(message.language === null ? {} : { headers: { 'Content-Language': message.language } }),
   };
 }
 

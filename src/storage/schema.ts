@@ -397,6 +397,8 @@ export interface MailOutboxTable {
   subject: string;
   body_text: string;
   body_html: string | null;
+  /** The language the mail was written in (`en`, `zh-CN`, `zh-TW`); null for a mail queued before it was kept. */
+  language: string | null;
   created_at: number;
   attempts: Generated<number>;
   next_attempt_at: number;

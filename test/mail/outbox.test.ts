@@ -30,6 +30,7 @@ function mail(overrides: Partial<NewOutgoingMail> = {}): NewOutgoingMail & { lin
     subject: 'Reset your password',
     text: `Open ${link} within 30 minutes.`,
     html: `<p>Open <a href="${link}">${link}</a> within 30 minutes.</p>`,
+    language: 'en',
     userId: null,
     kind: 'test',
     link,

@@ -496,6 +496,20 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok(link);
   });
 
+  test('a mail names its language in a Content-Language header (RFC 3282), the tag its HTML names', async () => {
+    const { user, email } = await verifiedMember();
+    await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-CN' });
+    await resetLink(user, email);
+    const mail = smtp.to(email).at(-1)!;
+    assert.match(mail.subject, /重置你的.*密码/);
+    assert.equal(mail.parsed.headers.get('content-language'), 'zh-CN');
+    assert.match(mail.html ?? '', /<html lang="zh-CN">/, 'the same tag as the HTML part');
+    await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });
+    await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
+    await deliver();
+    assert.equal(smtp.to(email).at(-1)!.parsed.headers.get('content-language'), 'zh-TW');
+  });
+
   test('without mail set up, the forgotten-password page says to ask the staff and the e-mail page has no form', async () => {
     const off = await startTestApp(database, { env: { BASE_URL: 'https://id.example.test', DEMO: '0' } });
     try {

@@ -53,7 +53,7 @@ export class Mailer {
     const values = { site: this.siteName(t), ...mail.values };
     const text = `${t.text(`mail.${mail.name}Body`, values)}\n\n-- \n${t.text('mail.footer', values)}\n`;
     const links = Object.entries(mail.values ?? {}).filter(([name, value]) => (name === 'link' || name.endsWith('Link')) && typeof value === 'string').map(([, value]) => String(value));
-    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, values), text, html: htmlOfText(text, links, mail.locale) };
+    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, values), text, html: htmlOfText(text, links, mail.locale), language: mail.locale };
   }
 
   /** Renders and queues the mail; nothing when the site sends no mail. Whether it was queued. */

@@ -3,6 +3,7 @@
  * A mail is written to the outbox, rendered, in the transaction of the event that causes it, and
  * sent later by whichever instance claims it, so a restart or an SMTP outage loses none.
  */
+import type { Locale } from '../locales.js';
 import type { Instant } from '../time.js';
 
 /** A rendered message: what a person reads, in their language. */
@@ -12,6 +13,11 @@ export interface MailMessage {
   text: string;
   /** A simple HTML alternative of `text`; `null`: plain text only. */
   html: string | null;
+  /**
+   * The language it is written in, sent as `Content-Language` (RFC 3282) with the tag its HTML
+   * names in `<html lang>`; `null` (a mail queued before the language was kept): no header.
+   */
+  language: Locale | null;
 }
 
 export interface NewOutgoingMail extends MailMessage {

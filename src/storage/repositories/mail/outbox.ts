@@ -1,5 +1,6 @@
 import { type ExpressionBuilder, type Kysely, PostgresAdapter, type Selectable, sql } from 'kysely';
 import type { MailOutboxStore, NewOutgoingMail, OutgoingMail } from '../../../core/mail/ports.js';
+import { isLocale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, MailOutboxTable } from '../../schema.js';
 
@@ -12,6 +13,7 @@ function toMail(row: Selectable<MailOutboxTable>): OutgoingMail {
     subject: row.subject,
     text: row.body_text,
     html: row.body_html,
+    language: isLocale(row.language) ? row.language : null,
     createdAt: Number(row.created_at),
     attempts: row.attempts,
     nextAttemptAt: Number(row.next_attempt_at),
@@ -42,7 +44,7 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
 
   async enqueue(mail: NewOutgoingMail, now: Instant): Promise<void> {
     await this.db.insertInto('mail_outbox').values({
-      user_id: mail.userId, kind: mail.kind, recipient: mail.to, subject: mail.subject, body_text: mail.text, body_html: mail.html,
+      user_id: mail.userId, kind: mail.kind, recipient: mail.to, subject: mail.subject, body_text: mail.text, body_html: mail.html, language: mail.language,
       created_at: now, next_attempt_at: now,
     }).execute();
   }
