@@ -17,6 +17,8 @@ import type { User } from '../../src/core/accounts/ports.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
+import { MAIL_FIRST_RETRY_MS } from '../../src/core/mail/outbox.js';
+import { formatSiteTime } from '../../src/core/site-time.js';
 import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
@@ -97,6 +99,10 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await forgot(user.username)).status, 200);
     return linkIn(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).at(-1), '/password/reset');
   }
+
+  /** When the newest link of `purpose` mailed to the account ends, as stored. */
+  const storedExpiry = async (user: User, purpose: 'verify_email' | 'reset_password') => Number((await t.deps.database.db.selectFrom('email_links')
+    .select('expires_at').where('user_id', '=', user.id).where('purpose', '=', purpose).orderBy('created_at', 'desc').executeTakeFirstOrThrow()).expires_at);
 
   const reset = (link: string, fields: Fields = {}) => {
     const token = new URL(link).searchParams.get('token')!;
@@ -508,6 +514,40 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
     assert.equal(smtp.to(email).at(-1)!.parsed.headers.get('content-language'), 'zh-TW');
+  });
+
+  test('a reset mail names the time its link ends, as stored, though the mail arrives hours later after an SMTP outage', async () => {
+    const { user, email } = await verifiedMember();
+    await smtp.stop();
+    try {
+      assert.equal((await forgot(user.username)).status, 200);
+      assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 0, 'the server is away');
+      t.clock.advance(2 * 3600 * 1000);
+    } finally {
+      await smtp.listen();
+    }
+    t.clock.advance(MAIL_FIRST_RETRY_MS);
+    await deliver();
+    const mail = smtp.to(email).at(-1)!;
+    assert.match(mail.text, /\/password\/reset\?token=/);
+    const expires = await storedExpiry(user, 'reset_password');
+    assert.ok(mail.text.includes(`for 30 minutes: until ${formatSiteTime(expires, 'Asia/Shanghai')}.`), mail.text);
+    assert.match(mail.text, /UTC\+8\./, 'no zone saved: the site\'s');
+    assert.ok(expires < t.clock.now(), 'already over when it arrived, and the mail lets the member see so');
+  });
+
+  test('a verification mail in Chinese names the time its link ends in the member\'s own time zone', async () => {
+    const { user, visitor } = await member();
+    await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-CN', timeZone: 'Asia/Tokyo' });
+    const email = address();
+    assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    await deliver();
+    const mail = smtp.to(email).at(-1)!;
+    assert.match(mail.subject, /^验证你在.+的邮箱$/);
+    const expires = await storedExpiry(user, 'verify_email');
+    const shown = formatSiteTime(expires, 'Asia/Tokyo');
+    assert.match(shown, /UTC\+9$/);
+    assert.ok(mail.text.includes(`有效期 24 小时，${shown} 后失效。`), mail.text);
   });
 
   test('without mail set up, the forgotten-password page says to ask the staff and the e-mail page has no form', async () => {

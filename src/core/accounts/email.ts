@@ -11,7 +11,8 @@ import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
 import type { RateLimiter } from '../rate-limiter.js';
-import type { Clock } from '../time.js';
+import { formatSiteTime } from '../site-time.js';
+import type { Clock, Instant } from '../time.js';
 import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
 import type { User } from './ports.js';
@@ -30,7 +31,7 @@ export interface EmailDeps {
   clock: Clock;
   mailer: Mailer;
   securityLog: SecurityLog;
-  settings: { baseUrl: string };
+  settings: { baseUrl: string; siteTimeZone: string };
 }
 
 /**
@@ -60,17 +61,24 @@ export function mailLocale(user: Pick<User, 'language'>, pageLocale: Locale | un
   return user.language ?? pageLocale ?? DEFAULT_LOCALE;
 }
 
+/** A time in a mail to a member, as the pages show it to them: in their saved zone, else the site's. */
+export function mailTime(instant: Instant, user: Pick<User, 'timeZone'>, siteTimeZone: string): string {
+  return formatSiteTime(instant, user.timeZone ?? siteTimeZone);
+}
+
 /** Queues a new verification link for `address` (earlier ones stop working), in `tx`. */
 async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, address: string, locale: Locale): Promise<void> {
   const now = deps.clock.now();
   const token = generateOpaqueId();
   await tx.memberEmails.endLinks(user.id, 'verify_email', now);
-  await tx.memberEmails.createLink({ tokenHash: hashSecret(token), userId: user.id, purpose: 'verify_email', addressKey: emailKey(address), expiresAt: now + VERIFY_LINK_MS }, now);
+  const link = { tokenHash: hashSecret(token), userId: user.id, purpose: 'verify_email', addressKey: emailKey(address), expiresAt: now + VERIFY_LINK_MS } as const;
+  await tx.memberEmails.createLink(link, now);
   // Greeted by username, not nickname: the address is not known to be the member's yet, and a
-  // nickname is free text that a stranger's mail from the site must not carry.
+  // nickname is free text that a stranger's mail from the site must not carry. The end of the
+  // link is the one stored, as a time: the mail may wait in the outbox long after it was queued.
   await deps.mailer.send(tx, {
     to: address, userId: user.id, locale, name: 'verifyEmail',
-    values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), hours: VERIFY_LINK_MS / 3600_000 },
+    values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), hours: VERIFY_LINK_MS / 3600_000, expires: mailTime(link.expiresAt, user, deps.settings.siteTimeZone) },
   }, now);
 }
 

@@ -2,8 +2,8 @@
  * A way back into an account whose password is forgotten (INTERFACE section 12). A request names
  * a username or a verified address; whatever it names, the answer is the same and costs the same:
  * only the per-address count is taken before answering; the look-up, the link and its mail are
- * left for the caller to run once the answer has gone (`mailLinks`). A link works once, for 30 minutes,
- * and is stored as its SHA-256. Using it needs the second step when the account has two-step
+ * left for the caller to run once the answer has gone (`mailLinks`). A link works once, for 30 minutes
+ * (its mail says until when), and is stored as its SHA-256. Using it needs the second step when the account has two-step
  * verification, sets a password under the sign-up rules, and ends every sign-in session; apps'
  * grants stay, as after a password change (OWASP ASVS 2.5, 3.3.3).
  */
@@ -15,7 +15,7 @@ import { type FieldProblem, InputError } from '../errors.js';
 import type { Locale } from '../locales.js';
 import type { Instant } from '../time.js';
 import { checkNewPassword, findAccount } from './accounts.js';
-import { type EmailDeps, emailKey, mailLocale } from './email.js';
+import { type EmailDeps, emailKey, mailLocale, mailTime } from './email.js';
 import { accountKey } from './device-cookies.js';
 import { hashPassword } from './passwords.js';
 import type { EmailLink, User } from './ports.js';
@@ -50,10 +50,15 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
     if (!perAccount.allowed) continue;
     const token = generateOpaqueId();
     await deps.stores.transaction(async (tx) => {
-      await tx.memberEmails.createLink({ tokenHash: hashSecret(token), userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS }, now);
+      const link = { tokenHash: hashSecret(token), userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS } as const;
+      await tx.memberEmails.createLink(link, now);
+      // The end of the link is the one stored, as a time: the mail may wait in the outbox long after it was queued.
       await deps.mailer.send(tx, {
         to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: 'passwordReset',
-        values: { name: owner.user.nickname, username: owner.user.username, link: siteUrls(deps.settings.baseUrl).resetPassword(token), minutes: RESET_LINK_MS / 60_000 },
+        values: {
+          name: owner.user.nickname, username: owner.user.username, link: siteUrls(deps.settings.baseUrl).resetPassword(token),
+          minutes: RESET_LINK_MS / 60_000, expires: mailTime(link.expiresAt, owner.user, deps.settings.siteTimeZone),
+        },
       }, now);
     });
   }

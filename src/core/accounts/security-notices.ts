@@ -8,9 +8,8 @@ import { siteUrls } from '../urls.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
 import type { Locale } from '../locales.js';
-import { mailLocale } from './email.js';
+import { mailLocale, mailTime } from './email.js';
 import { deviceText } from './user-agent.js';
-import { formatSiteTime } from '../site-time.js';
 import type { Clock } from '../time.js';
 import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
 import { type SecurityEventKind, signInProofOf } from './security-log.js';
@@ -62,7 +61,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
       name: noticeName(event.kind),
       values: {
         name: user.nickname,
-        time: formatSiteTime(event.createdAt, user.timeZone ?? deps.settings.siteTimeZone),
+        time: mailTime(event.createdAt, user, deps.settings.siteTimeZone),
         device: event.device ? deviceText(deps.mailer.words(locale), event.device) : '-',
         address: event.address || '-',
         app: event.detail.app ?? '',
