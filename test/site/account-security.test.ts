@@ -72,6 +72,17 @@ forEachDatabase('account security', (database) => {
 
   // ---- 1. Password change ----------------------------------------------------------------------
 
+  test('the authenticator entry is named by a fixed issuer, Community, whatever the language of the page it was set up from', async () => {
+    const { user } = await signedIn();
+    const browser = new Browser(t, { 'user-agent': CHROME, 'accept-language': 'zh-CN' });
+    assert.equal((await browser.signIn(user.username)).status, 303);
+    const page = await (await security(browser, { action: 'totp-start' })).text();
+    assert.match(page, /<html lang="zh-CN"/);
+    const uri = /id="otpauth-uri">([^<]+)</.exec(page)![1]!.replace(/&amp;/g, '&');
+    assert.match(uri, new RegExp(`^otpauth://totp/Community:${user.username}\\?`));
+    assert.equal(new URL(uri).searchParams.get('issuer'), 'Community', 'not 社区: apps key an entry by its issuer (docs/site.md)');
+  });
+
   test('password change: the current password is required and the new one follows the sign-up rules', async () => {
     const { user, browser } = await signedIn();
     const cases: Array<[Record<string, string>, RegExp]> = [
