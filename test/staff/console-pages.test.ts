@@ -136,7 +136,7 @@ forEachDatabase('staff console pages', (database) => {
     for (const reviewed of [undefined, '[1,2,3]', 'not json']) {
       const bare = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes', ...(reviewed === undefined ? {} : { reviewed }) });
       assert.equal(bare.status, 400, String(reviewed));
-      assert.match(bare.text, /did not carry the addresses the app(&#39;|')s page showed/, String(reviewed));
+      assert.match(bare.text, /did not carry the name, homepage and addresses the app(&#39;|')s page showed/, String(reviewed));
     }
     assert.equal((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
     // Reviewed again as they now are, they are vouched for.

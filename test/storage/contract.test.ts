@@ -428,7 +428,7 @@ forEachDatabase('storage contract', (database) => {
     await stores.clients.saveDescribed(described, T0);
     const saved = (await stores.clients.findById(described.clientId))!;
     assert.notEqual((await stores.clients.setVerified(described.clientId, { verified: true, reviewed: saved }, T0))?.verifiedAt, null);
-    await stores.clients.saveDescribed({ ...described, name: 'Described, renamed' }, T0 + 1);
+    await stores.clients.saveDescribed(described, T0 + 1);
     assert.notEqual((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'the same addresses');
     await stores.clients.saveDescribed({ ...described, postLogoutRedirectUris: ['https://evil.example/bye'] }, T0 + 2);
     assert.equal((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'a post-logout address of its own');
@@ -437,10 +437,51 @@ forEachDatabase('storage contract', (database) => {
     assert.equal((await stores.clients.findById(described.clientId))?.verifiedAt, null, 'a redirect URI of its own');
   });
 
-  test('verifying a client takes the addresses staff reviewed, and happens only while the client still has exactly those', async () => {
+  test('a document naming another name or homepage ends its app\'s verification as it is saved; the same name and homepage keep it', async () => {
+    const described = {
+      clientId: `https://docs.example/${unique('app')}.json`, name: 'Community Tools', description: '', homepageUrl: 'https://docs.example/', ownerId: null, type: 'public' as const,
+      redirectUris: ['https://docs.example/cb'], allowedScopes: ['openid' as const], secretHash: null, idTokenAlg: 'RS256' as const, postLogoutRedirectUris: [],
+    };
+    const verify = async () => stores.clients.setVerified(described.clientId, { verified: true, reviewed: (await stores.clients.findById(described.clientId))! }, T0);
+    const verified = async () => (await stores.clients.findById(described.clientId))?.verifiedAt !== null;
+    await stores.clients.saveDescribed(described, T0);
+    await verify();
+    await stores.clients.saveDescribed(described, T0 + 1);
+    assert.equal(await verified(), true, 'the same name and homepage');
+    await stores.clients.saveDescribed({ ...described, name: 'Community Official Tools' }, T0 + 2);
+    assert.equal(await verified(), false, 'another name (attack87: "Verified by" beside a name staff never saw)');
+    await verify();
+    await stores.clients.saveDescribed({ ...described, name: 'Community Official Tools', homepageUrl: 'https://docs.example/official' }, T0 + 3);
+    assert.equal(await verified(), false, 'another homepage');
+    assert.deepEqual(await stores.clients.findById(described.clientId).then((c) => [c?.name, c?.homepageUrl]), ['Community Official Tools', 'https://docs.example/official']);
+  });
+
+  test('an owner\'s new homepage ends its app\'s verification in the same write; the same homepage, or the operator\'s change, keep it', async () => {
+    const owner = await newUser();
+    const client = await newClient(owner.id);
+    await stores.clients.setVerified(client.clientId, { verified: true, reviewed: client }, T0);
+    const state = async () => {
+      const found = await stores.clients.findById(client.clientId);
+      return { memberRegistered: found?.memberRegistered, verified: found?.verifiedAt !== null };
+    };
+    await stores.clients.setHomepageUrl(client.clientId, '', T0 + 1, 'owner');
+    assert.deepEqual(await state(), { memberRegistered: false, verified: true }, 'the same homepage (none) saved again');
+    await stores.clients.setHomepageUrl(client.clientId, 'https://app.example/', T0 + 2, 'operator');
+    assert.deepEqual(await state(), { memberRegistered: false, verified: true }, 'the operator\'s change (the demo\'s move)');
+    await stores.clients.setHomepageUrl(client.clientId, 'https://official.example/', T0 + 3, 'owner');
+    assert.deepEqual(await state(), { memberRegistered: false, verified: false }, 'the owner\'s new homepage: no browser is sent there, but staff saw another');
+    assert.equal((await stores.clients.findById(client.clientId))?.homepageUrl, 'https://official.example/');
+  });
+
+  test('verifying a client takes its name, homepage and addresses as staff reviewed them, and happens only while the client still has exactly those', async () => {
     const client = await newClient();
-    const reviewed = { redirectUris: client.redirectUris, postLogoutRedirectUris: client.postLogoutRedirectUris, backchannelLogoutUri: client.backchannelLogoutUri };
+    const reviewed = {
+      name: client.name, homepageUrl: client.homepageUrl,
+      redirectUris: client.redirectUris, postLogoutRedirectUris: client.postLogoutRedirectUris, backchannelLogoutUri: client.backchannelLogoutUri,
+    };
     for (const other of [
+      { ...reviewed, name: 'App, renamed' },
+      { ...reviewed, homepageUrl: 'https://app.example/' },
       { ...reviewed, redirectUris: [...reviewed.redirectUris, 'https://evil.example/cb'] },
       { ...reviewed, postLogoutRedirectUris: ['https://app.example/bye'] },
       { ...reviewed, backchannelLogoutUri: 'https://app.example/bc' },
@@ -1088,10 +1129,10 @@ forEachDatabase('storage contract', (database) => {
 
   test('a client\'s homepage can be replaced', async () => {
     const client = await newClient();
-    assert.equal(await stores.clients.setHomepageUrl(client.clientId, 'https://app.example/home', T0 + 1), true);
+    assert.equal(await stores.clients.setHomepageUrl(client.clientId, 'https://app.example/home', T0 + 1, 'owner'), true);
     const changed = await stores.clients.findById(client.clientId);
     assert.deepEqual([changed?.homepageUrl, changed?.updatedAt], ['https://app.example/home', T0 + 1]);
-    assert.equal(await stores.clients.setHomepageUrl(unique('client'), 'https://app.example/home', T0 + 1), false, 'no such client');
+    assert.equal(await stores.clients.setHomepageUrl(unique('client'), 'https://app.example/home', T0 + 1, 'owner'), false, 'no such client');
   });
 
   test('a grant is read with its user in one read, every field of both as stored', async () => {

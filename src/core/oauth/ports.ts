@@ -48,13 +48,16 @@ export interface Client {
   updatedAt: Instant;
 }
 
-/** Where a client sends browsers and logout tokens: what staff review before they verify it. */
-export type ClientAddresses = Pick<Client, 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
+/**
+ * What staff review of a client before they verify it: the name and homepage its consent page
+ * shows beside "Verified by", and where it sends browsers and logout tokens.
+ */
+export type ReviewedClient = Pick<Client, 'name' | 'homepageUrl' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
 
-/** Staff's verified mark: set, for the addresses they reviewed, or removed. */
-export type VerifiedMark = { verified: true; reviewed: ClientAddresses } | { verified: false };
+/** Staff's verified mark: set, for the client as they reviewed it, or removed. */
+export type VerifiedMark = { verified: true; reviewed: ReviewedClient } | { verified: false };
 
-/** Who changes a client's addresses: its owner on the developer page, or the operator. */
+/** Who changes a client's addresses or homepage: its owner on the developer page, or the operator. */
 export type ClientChanger = 'owner' | 'operator';
 
 export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered' | 'memberRegistered'>
@@ -83,19 +86,26 @@ export interface ClientStore {
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean>;
   /** New logout URIs; post-logout redirect URIs that differ, changed by the `'owner'`, as `setRedirectUris`. */
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean>;
-  setHomepageUrl(clientId: string, homepageUrl: string, now: Instant): Promise<boolean>;
+  /**
+   * A new homepage. Another one, changed by the `'owner'`, ends a staff verification in the same
+   * write, which vouched for the homepage staff saw beside the name (attack87); it is no address
+   * browsers are sent to, so the app stays as it was marked. The `'operator'`'s change leaves it.
+   */
+  setHomepageUrl(clientId: string, homepageUrl: string, now: Instant, changedBy: ClientChanger): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   /**
    * Marks the client verified by staff, or not; `undefined` when there is no such client, or when
-   * verifying it and it no longer has exactly the addresses staff `reviewed` (one conditional
-   * write, attack85: an owner's edit between the page and the form must not be vouched for).
+   * verifying it and it no longer has exactly the name, homepage and addresses staff `reviewed`
+   * (one conditional write, attack85, attack87: a change between the page and the form must not
+   * be vouched for).
    */
   setVerified(clientId: string, mark: VerifiedMark, now: Instant): Promise<Client | undefined>;
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
   /**
    * A client described by a client ID metadata document: inserted, or, when its row exists, its
    * name, homepage and redirect URIs replaced by the document's (status and creation time stay),
-   * in one conditional write.
+   * in one conditional write, which ends a staff verification when any of them differ (attack85,
+   * attack87: staff vouched for what they saw).
    */
   saveDescribed(client: NewClient, now: Instant): Promise<void>;
 }

@@ -9,7 +9,7 @@ import { setAccountStatus } from '../accounts/accounts.js';
 import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
 import { deactivateClient } from '../oauth/clients.js';
-import type { ClientAddresses, ClientStatus, VerifiedMark } from '../oauth/ports.js';
+import type { ClientStatus, ReviewedClient, VerifiedMark } from '../oauth/ports.js';
 import { type RotateOptions, type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import type { Stores } from '../stores.js';
@@ -104,27 +104,32 @@ export function changeMemberRole(deps: ConsoleDeps, actor: StaffActor & { via: '
 /** What a change on an app came to. */
 export type AppChangeOutcome<T> = { ok: true; value: T } | { ok: false; refusal: 'not_found' };
 
-/** The addresses staff see on an app's page, as its verify form carries them (`reviewedAddressesFrom` reads them back). */
-export function reviewedAddressesText(client: ClientAddresses): string {
-  return JSON.stringify([client.redirectUris, client.postLogoutRedirectUris, client.backchannelLogoutUri]);
+/**
+ * What staff see of an app on its page (its name, homepage and addresses), as its verify form
+ * carries them (`reviewedFrom` reads them back).
+ */
+export function reviewedText(client: ReviewedClient): string {
+  const { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = client;
+  return JSON.stringify({ name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri });
 }
 
-/** The addresses a verify form carried, or `undefined` when it carried nothing of that shape. */
-export function reviewedAddressesFrom(text: string | undefined): ClientAddresses | undefined {
+/** What a verify form carried of the app's page, or `undefined` when it carried nothing of that shape. */
+export function reviewedFrom(text: string | undefined): ReviewedClient | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text ?? '');
   } catch {
     return undefined;
   }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = value as Record<string, unknown>;
   const strings = (list: unknown): list is string[] => Array.isArray(list) && list.every((item) => typeof item === 'string');
-  if (!Array.isArray(value) || value.length !== 3) return undefined;
-  const [redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = value as unknown[];
-  if (!strings(redirectUris) || !strings(postLogoutRedirectUris) || (backchannelLogoutUri !== null && typeof backchannelLogoutUri !== 'string')) return undefined;
-  return { redirectUris, postLogoutRedirectUris, backchannelLogoutUri };
+  if (typeof name !== 'string' || typeof homepageUrl !== 'string' || !strings(redirectUris) || !strings(postLogoutRedirectUris)
+    || (backchannelLogoutUri !== null && typeof backchannelLogoutUri !== 'string')) return undefined;
+  return { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri };
 }
 
-/** What marking an app verified may answer: `changed`, its addresses are no longer those staff reviewed. */
+/** What marking an app verified may answer: `changed`, it is no longer as staff reviewed it. */
 export type VerifyOutcome = AppChangeOutcome<boolean> | { ok: false; refusal: 'changed' };
 
 /**
@@ -147,8 +152,9 @@ export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clie
 
 /**
  * Marks an app verified, or not: its consent page says "Verified by" the site only when it is, and
- * its authorization errors go back to it (`isUnreviewedApp`). Staff vouch for the addresses they
- * `reviewed`: the mark is set only while the app still has exactly those (attack85).
+ * its authorization errors go back to it (`isUnreviewedApp`). Staff vouch for the name, homepage
+ * and addresses they `reviewed`: the mark is set only while the app still has exactly those
+ * (attack85, attack87).
  */
 export async function setAppVerified(deps: ConsoleDeps, actor: StaffActor, clientId: string, mark: VerifiedMark, reason: string): Promise<VerifyOutcome> {
   const { verified } = mark;

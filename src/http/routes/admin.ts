@@ -20,7 +20,7 @@ import { listAuthorizedApplications } from '../../core/oauth/applications.js';
 import { findClient } from '../../core/oauth/clients.js';
 import type { Client } from '../../core/oauth/ports.js';
 import {
-  changeAppStatus, changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep, reviewedAddressesFrom, rotateKeysAsStaff,
+  changeAppStatus, changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep, reviewedFrom, rotateKeysAsStaff,
   setAppVerified,
 } from '../../core/staff/console.js';
 import { overview } from '../../core/staff/figures.js';
@@ -320,10 +320,10 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     async (request: AppRequest<ChangeBody & { verified?: string; reviewed?: string }>, reply) => {
       const verified = request.body?.verified;
       if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
-      // The addresses the app's page showed staff, carried through the confirmation: vouched for
-      // only while the app still has them. A form without them is refused once its sender is
-      // known to be staff (attack87: it was told the addresses had changed).
-      const reviewed = verified === 'yes' ? reviewedAddressesFrom(request.body?.reviewed) : undefined;
+      // The name, homepage and addresses the app's page showed staff, carried through the
+      // confirmation: vouched for only while the app still has them. A form without them is
+      // refused once its sender is known to be staff (attack87: it was told the app had changed).
+      const reviewed = verified === 'yes' ? reviewedFrom(request.body?.reviewed) : undefined;
       return appChange(request, reply, {
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
@@ -333,7 +333,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
         }),
         act: async (actor, reason) => {
           if (verified === 'no') return setAppVerified(deps, actor, request.params.clientId, { verified: false }, reason);
-          if (!reviewed) throw new OAuthError('invalid_request', 'The form did not carry the addresses the app\'s page showed: load the page again and verify from there.');
+          if (!reviewed) throw new OAuthError('invalid_request', 'The form did not carry the name, homepage and addresses the app\'s page showed: load the page again and verify from there.');
           return setAppVerified(deps, actor, request.params.clientId, { verified: true, reviewed }, reason);
         },
       });

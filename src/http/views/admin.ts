@@ -13,7 +13,7 @@ import type { PersonalToken } from '../../core/credentials/ports.js';
 import type { Translator } from '../../core/locales.js';
 import { FIGURES, type Figure, ROLES, type Role, type StaffLogEntry } from '../../core/staff/ports.js';
 import type { Overview } from '../../core/staff/figures.js';
-import { reviewedAddressesText } from '../../core/staff/console.js';
+import { reviewedText } from '../../core/staff/console.js';
 import { REASON_MAX_LENGTH, REASON_MIN_LENGTH, type StaffMember } from '../../core/staff/staff.js';
 import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
@@ -383,8 +383,8 @@ ${changeForm(context, 'app-status', `${base}/status`, html`<input type="hidden" 
 <h3>${t.text('admin.verified')}</h3>
 <p class="hint">${t.text('admin.verifiedHint', { site: t.text('common.siteName') })}</p>
 ${changeForm(context, 'verified', `${base}/verified`, client.verifiedAt === null
-    // The addresses above, vouched for only while the app still has them (an owner may change them meanwhile).
-    ? html`<input type="hidden" name="verified" value="yes"><input type="hidden" name="reviewed" value="${reviewedAddressesText(client)}">`
+    // The name, homepage and addresses of this page, vouched for only while the app still has them (its owner or its document may change them meanwhile).
+    ? html`<input type="hidden" name="verified" value="yes"><input type="hidden" name="reviewed" value="${reviewedText(client)}">`
     : html`<input type="hidden" name="verified" value="no">`, t.text('admin.verifiedButton', { verified: client.verifiedAt === null ? 'yes' : 'no' }))}
 </section>
 <section class="card" aria-labelledby="staff-heading">

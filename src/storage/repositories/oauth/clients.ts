@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
-import type { Client, ClientAddresses, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient, VerifiedMark } from '../../../core/oauth/ports.js';
+import type { Client, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient, ReviewedClient, VerifiedMark } from '../../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../../core/oidc/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
@@ -65,18 +65,28 @@ function newRow(client: NewClient, now: Instant) {
 }
 
 /**
- * Whether the row holds exactly these of its addresses, as stored JSON: a condition of the write it
- * is part of, which reads the row as it was before the write. Columns are named with their table,
- * as an upsert's update must; '' stands for no back-channel URI (none is empty), so that both
- * databases compare a null alike.
+ * Whether the row holds exactly these of what staff review (its name, homepage and addresses, the
+ * addresses as stored JSON): a condition of the write it is part of, which reads the row as it was
+ * before the write. Columns are named with their table, as an upsert's update must; '' stands for
+ * no back-channel URI (none is empty), so that both databases compare a null alike.
  */
-function sameAddresses(addresses: Partial<ClientAddresses>): RawBuilder<boolean> {
+function rowHolds(reviewed: Partial<ReviewedClient>): RawBuilder<boolean> {
   const conditions = [
-    ...(addresses.redirectUris ? [sql`clients.redirect_uris = ${JSON.stringify(addresses.redirectUris)}`] : []),
-    ...(addresses.postLogoutRedirectUris ? [sql`clients.post_logout_redirect_uris = ${JSON.stringify(addresses.postLogoutRedirectUris)}`] : []),
-    ...(addresses.backchannelLogoutUri === undefined ? [] : [sql`coalesce(clients.backchannel_logout_uri, '') = ${addresses.backchannelLogoutUri ?? ''}`]),
+    ...(reviewed.name === undefined ? [] : [sql`clients.name = ${reviewed.name}`]),
+    ...(reviewed.homepageUrl === undefined ? [] : [sql`clients.homepage_url = ${reviewed.homepageUrl}`]),
+    ...(reviewed.redirectUris ? [sql`clients.redirect_uris = ${JSON.stringify(reviewed.redirectUris)}`] : []),
+    ...(reviewed.postLogoutRedirectUris ? [sql`clients.post_logout_redirect_uris = ${JSON.stringify(reviewed.postLogoutRedirectUris)}`] : []),
+    ...(reviewed.backchannelLogoutUri === undefined ? [] : [sql`coalesce(clients.backchannel_logout_uri, '') = ${reviewed.backchannelLogoutUri ?? ''}`]),
   ];
   return sql<boolean>`${sql.join(conditions, sql` and `)}`;
+}
+
+/**
+ * A staff verification ended, by a `case` of the write that changes what staff saw, unless the
+ * row holds it `unchanged` (saved again as it was): staff vouched for what they saw (attack85, attack87).
+ */
+function verificationEndsUnless(unchanged: RawBuilder<boolean>) {
+  return { verified_at: sql<number | null>`case when ${unchanged} then clients.verified_at else null end` };
 }
 
 /**
@@ -87,7 +97,7 @@ function sameAddresses(addresses: Partial<ClientAddresses>): RawBuilder<boolean>
 function ownersClaimUnless(unchangedForBrowsers: RawBuilder<boolean>, unchanged = unchangedForBrowsers) {
   return {
     member_registered: sql<number | boolean>`case when ${unchangedForBrowsers} then clients.member_registered else ${1} end`,
-    verified_at: sql<number | null>`case when ${unchanged} then clients.verified_at else null end`,
+    ...verificationEndsUnless(unchanged),
   };
 }
 
@@ -105,9 +115,10 @@ export class KyselyClientStore implements ClientStore {
       homepage_url: client.homepageUrl,
       redirect_uris: JSON.stringify(client.redirectUris),
       post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris ?? []),
-      // Staff vouched for the addresses they saw (attack85): a document naming others ends it.
-      verified_at: sql<number | null>`case when ${sameAddresses({ redirectUris: client.redirectUris, postLogoutRedirectUris: client.postLogoutRedirectUris ?? [] })}
-        then clients.verified_at else null end`,
+      // A document naming another name, homepage or addresses than staff saw ends their verification.
+      ...verificationEndsUnless(rowHolds({
+        name: client.name, homepageUrl: client.homepageUrl, redirectUris: client.redirectUris, postLogoutRedirectUris: client.postLogoutRedirectUris ?? [],
+      })),
       updated_at: now,
     })).execute();
   }
@@ -149,7 +160,7 @@ export class KyselyClientStore implements ClientStore {
 
   async setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean> {
     const result = await this.db.updateTable('clients')
-      .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless(sameAddresses({ redirectUris })) : {}) })
+      .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless(rowHolds({ redirectUris })) : {}) })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
@@ -158,14 +169,16 @@ export class KyselyClientStore implements ClientStore {
     const result = await this.db.updateTable('clients')
       .set({
         post_logout_redirect_uris: JSON.stringify(uris.postLogoutRedirectUris), backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now,
-        ...(changedBy === 'owner' ? ownersClaimUnless(sameAddresses({ postLogoutRedirectUris: uris.postLogoutRedirectUris }), sameAddresses(uris)) : {}),
+        ...(changedBy === 'owner' ? ownersClaimUnless(rowHolds({ postLogoutRedirectUris: uris.postLogoutRedirectUris }), rowHolds(uris)) : {}),
       })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async setHomepageUrl(clientId: string, homepageUrl: string, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('clients').set({ homepage_url: homepageUrl, updated_at: now }).where('client_id', '=', clientId).executeTakeFirst();
+  async setHomepageUrl(clientId: string, homepageUrl: string, now: Instant, changedBy: ClientChanger): Promise<boolean> {
+    const result = await this.db.updateTable('clients')
+      .set({ homepage_url: homepageUrl, updated_at: now, ...(changedBy === 'owner' ? verificationEndsUnless(rowHolds({ homepageUrl })) : {}) })
+      .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
@@ -178,7 +191,7 @@ export class KyselyClientStore implements ClientStore {
 
   async setVerified(clientId: string, mark: VerifiedMark, now: Instant): Promise<Client | undefined> {
     const update = this.db.updateTable('clients').set({ verified_at: mark.verified ? now : null, updated_at: now }).where('client_id', '=', clientId);
-    const row = await (mark.verified ? update.where(sameAddresses(mark.reviewed)) : update).returningAll().executeTakeFirst();
+    const row = await (mark.verified ? update.where(rowHolds(mark.reviewed)) : update).returningAll().executeTakeFirst();
     return row && toClient(row);
   }
 
