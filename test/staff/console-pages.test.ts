@@ -129,11 +129,13 @@ forEachDatabase('staff console pages', (database) => {
     await t.deps.stores.clients.setRedirectUris(app.client.clientId, ['https://app.example/callback', 'https://evil.example/cb'], t.clock.now(), 'owner');
     const refused = await review.verify(REASON);
     assert.equal(refused.status, 303);
-    assert.equal(refused.location, `/admin/apps/${app.client.clientId}?notice=addresses-changed`);
-    assert.match((await moderator.visitor.get(refused.location!)).text, /addresses changed after the page was loaded, so it was not marked verified/);
+    assert.equal(refused.location, `/admin/apps/${app.client.clientId}?notice=app-changed`);
+    assert.match((await moderator.visitor.get(refused.location!)).text, /name, homepage or addresses changed after the page was loaded, so it was not marked verified/);
     assert.equal((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
     // A form without the addresses, or with something else in their place (a hand-made one), is refused as such.
-    for (const reviewed of [undefined, '[1,2,3]', 'not json']) {
+    // The addresses alone, as the form carried them before it carried the name and homepage, are not enough.
+    const addressesAlone = JSON.stringify([['https://app.example/callback', 'https://evil.example/cb'], ['https://app.example/bye'], 'https://app.example/bc']);
+    for (const reviewed of [undefined, '[1,2,3]', 'not json', addressesAlone]) {
       const bare = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes', ...(reviewed === undefined ? {} : { reviewed }) });
       assert.equal(bare.status, 400, String(reviewed));
       assert.match(bare.text, /did not carry the name, homepage and addresses the app(&#39;|')s page showed/, String(reviewed));
@@ -142,6 +144,52 @@ forEachDatabase('staff console pages', (database) => {
     // Reviewed again as they now are, they are vouched for.
     assert.equal((await (await appReview(moderator, app.client.clientId)).verify(REASON)).location, `/admin/apps/${app.client.clientId}?notice=verified`);
     assert.notEqual((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
+  });
+
+  test('staff vouch for the name and homepage they saw: an app renamed, or given another homepage, after its page was loaded is not marked verified, and the page says it changed', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const described = {
+      clientId: `https://docs.example/${uniqueName('app')}.json`, name: 'Community Tools', description: '', homepageUrl: 'https://docs.example/', ownerId: null,
+      type: 'public' as const, redirectUris: ['https://docs.example/cb'], allowedScopes: ['openid' as const], secretHash: null, idTokenAlg: 'RS256' as const,
+    };
+    const verifiedAt = async () => (await t.deps.stores.clients.findById(described.clientId))?.verifiedAt;
+    const back = `/admin/apps/${encodeURIComponent(described.clientId)}`;
+    await t.deps.stores.clients.saveDescribed(described, t.clock.now());
+    // Its document names it anew while the page is open (attack87: "Verified by" beside a name staff never saw).
+    const renamed = await appReview(moderator, described.clientId);
+    await t.deps.stores.clients.saveDescribed({ ...described, name: 'Community Official Tools' }, t.clock.now());
+    const refused = await renamed.verify(REASON);
+    assert.equal(refused.location, `${back}?notice=app-changed`);
+    assert.match((await moderator.visitor.get(refused.location!)).text, /name, homepage or addresses changed after the page was loaded, so it was not marked verified/);
+    assert.equal(await verifiedAt(), null);
+    // Another homepage while the page is open: the operator's, which ends no verification, is still not the one staff saw.
+    const moved = await appReview(moderator, described.clientId);
+    await t.deps.stores.clients.setHomepageUrl(described.clientId, 'https://official.example/', t.clock.now(), 'operator');
+    assert.equal((await moved.verify(REASON)).location, `${back}?notice=app-changed`);
+    assert.equal(await verifiedAt(), null);
+    // Reviewed as it now is, it is vouched for.
+    assert.equal((await (await appReview(moderator, described.clientId)).verify(REASON)).location, `${back}?notice=verified`);
+    assert.notEqual(await verifiedAt(), null);
+  });
+
+  test('the app page and the confirmation of "Mark verified…" show the name, homepage and addresses staff vouch for, the homepage as text, never a link', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    // A homepage no check let through today, as a row from before homepages were checked might hold.
+    const app = await t.deps.stores.clients.create({
+      clientId: uniqueName('app'), name: 'Community Tools', description: '', homepageUrl: 'javascript:alert(1)', ownerId: null, type: 'public',
+      redirectUris: ['https://tools.example/cb'], allowedScopes: ['openid'], secretHash: null, idTokenAlg: 'RS256', postLogoutRedirectUris: ['https://tools.example/bye'],
+    }, t.clock.now());
+    const review = await appReview(moderator, app.clientId);
+    const confirmation = await moderator.visitor.post(`/admin/apps/${app.clientId}/verified`, { verified: 'yes', reviewed: review.reviewed, reason: REASON });
+    assert.equal(confirmation.status, 200);
+    for (const page of [review.page, confirmation.text]) {
+      assert.match(page, /<dt>Homepage<\/dt><dd><code>javascript:alert\(1\)<\/code><\/dd>/);
+      assert.doesNotMatch(page, /href="javascript:/);
+      assert.match(page, /<dt>Name<\/dt><dd>Community Tools<\/dd>/);
+      for (const address of ['https://tools.example/cb', 'https://tools.example/bye']) assert.match(page, new RegExp(`<code>${address}</code>`), address);
+    }
+    assert.match(confirmation.text, /You vouch for what the app(&#39;|')s page showed you/);
+    assert.equal(/name="reviewed" value="([^"]*)"/.exec(confirmation.text)?.[1], /name="reviewed" value="([^"]*)"/.exec(review.page)?.[1], 'the confirmation carries what the page showed');
   });
 
   test('signing keys are the admins\': a moderator is refused; an admin rotates them as the command line does, and it is logged', async () => {
@@ -186,9 +234,13 @@ forEachDatabase('staff console pages', (database) => {
       assert.equal(page.status, 200, path);
       assert.match(page.text, /<html lang="zh-CN">/, path);
       // Names and reasons are what people typed: the staff log shows this suite's English reason.
-      assert.deepEqual(englishSentences(page.text, ['Test App', 'An app under test', REASON]), [], path);
+      assert.deepEqual(englishSentences(page.text, ['Test App', 'An app under test', 'Community Official Tools', 'Community Tools', REASON]), [], path);
     }
     const asked = await admin.visitor.post(`/admin/members/${member.user.id}/status`, { status: 'banned', reason: REASON });
     assert.deepEqual(englishSentences(asked.text, [REASON]), [], 'the confirmation');
+    const { reviewed } = await appReview(admin, app.client.clientId);
+    const vouching = await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reviewed, reason: REASON });
+    assert.match(vouching.text, /主页/);
+    assert.deepEqual(englishSentences(vouching.text, ['Test App', REASON]), [], 'the confirmation of "Mark verified…"');
   });
 });

@@ -38,15 +38,16 @@ export async function person(t: TestApp, role: Role, options: { twoStep: boolean
 }
 
 /**
- * The app's page as `who` loads it, and a function posting its "Mark verified" form (with the
- * addresses the page showed, as a browser would) whenever the test likes, with `reason` confirmed.
+ * The app's page as `who` loads it, what its "Mark verified" form carries of it (`reviewed`: the
+ * name, homepage and addresses the page showed), and a function posting that form, as a browser
+ * would, whenever the test likes, with `reason` confirmed.
  */
-export async function appReview(who: Person, clientId: string): Promise<{ page: string; verify: (reason: string) => ReturnType<Visitor['post']> }> {
+export async function appReview(who: Person, clientId: string): Promise<{ page: string; reviewed: string; verify: (reason: string) => ReturnType<Visitor['post']> }> {
   const page = (await who.visitor.get(`/admin/apps/${encodeURIComponent(clientId)}`)).text;
   const reviewed = /name="reviewed" value="([^"]*)"/.exec(page)?.[1];
   assert.ok(reviewed !== undefined, 'the page offers to mark the app verified');
   const unescaped = reviewed.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
-  return { page, verify: (reason) => who.visitor.post(`/admin/apps/${encodeURIComponent(clientId)}/verified`, { verified: 'yes', reviewed: unescaped, reason, confirm: 'yes' }) };
+  return { page, reviewed: unescaped, verify: (reason) => who.visitor.post(`/admin/apps/${encodeURIComponent(clientId)}/verified`, { verified: 'yes', reviewed: unescaped, reason, confirm: 'yes' }) };
 }
 
 /** Signs `who` in again (password, then a code of the app), as the console asks after 15 minutes. */

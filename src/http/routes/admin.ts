@@ -33,8 +33,9 @@ import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
   type ConsoleSection, type StaffConfirmation, appPage, appsPage, keysPage, memberPage, membersPage, overviewPage, rotateKeysPage, refusedPage, roleWord, staffConfirmationPage, staffLogPage, statusWord,
-  twoStepNeededPage,
+  twoStepNeededPage, vouchedFor,
 } from '../views/admin.js';
+import type { Html } from '../views/html.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -262,7 +263,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       return sendPage(reply, appsPage(await pageContext(request, reply), staffOf(request), query, apps, SEARCH_LIMIT));
     });
 
-  const APP_NOTICES: Record<string, string> = { status: 'admin.noticeAppStatus', verified: 'admin.noticeVerified', 'addresses-changed': 'admin.noticeAddressesChanged' };
+  const APP_NOTICES: Record<string, string> = { status: 'admin.noticeAppStatus', verified: 'admin.noticeVerified', 'app-changed': 'admin.noticeAppChanged' };
 
   app.get('/admin/apps/:clientId', { ...page, schema: appParams }, async (request: AppRequest, reply) => {
     const { clientId } = request.params;
@@ -283,7 +284,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   async function appChange<B extends ChangeBody>(
     request: AppRequest<B>, reply: FastifyReply, options: {
       fields: Record<string, string>;
-      confirmation: (t: Translator, name: string) => { title: string; consequences: string; button: string };
+      confirmation: (t: Translator, name: string) => { title: string; consequences: string; details?: Html; button: string };
       act: (actor: StaffActor & { via: 'site' }, reason: string) => Promise<{ ok: true } | { ok: false; refusal: string }>;
       notice: string;
     },
@@ -297,7 +298,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, client.name), action: request.url, fields: options.fields, cancel: back }));
     if (reason === undefined) return reply;
     const outcome = await options.act(actor, reason);
-    if (!outcome.ok && outcome.refusal === 'changed') return reply.redirect(`${back}?notice=addresses-changed`, 303);
+    if (!outcome.ok && outcome.refusal === 'changed') return reply.redirect(`${back}?notice=app-changed`, 303);
     if (!outcome.ok) throw notFound();
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
@@ -321,14 +322,16 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       const verified = request.body?.verified;
       if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
       // The name, homepage and addresses the app's page showed staff, carried through the
-      // confirmation: vouched for only while the app still has them. A form without them is
-      // refused once its sender is known to be staff (attack87: it was told the app had changed).
+      // confirmation, which lists them: vouched for only while the app still has them. A form
+      // without them is refused once its sender is known to be staff (attack87: it was told the
+      // app had changed).
       const reviewed = verified === 'yes' ? reviewedFrom(request.body?.reviewed) : undefined;
       return appChange(request, reply, {
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
-          title: t.text('admin.confirmVerifiedTitle', { app: name, verified }),
-          consequences: t.text('admin.confirmVerified', { app: name, verified, site: t.text('common.siteName') }),
+          title: t.text('admin.confirmVerifiedTitle', { app: reviewed?.name ?? name, verified }),
+          consequences: t.text('admin.confirmVerified', { app: reviewed?.name ?? name, verified, site: t.text('common.siteName') }),
+          ...(reviewed ? { details: vouchedFor(t, reviewed) } : {}),
           button: t.text('admin.verifiedButton', { verified }),
         }),
         act: async (actor, reason) => {

@@ -7,7 +7,7 @@ import { type SecurityEvent, type Session, USER_STATUSES, type User, type UserSt
 import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js';
 import type { SecondFactors } from '../../core/accounts/two-step.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
-import type { Client } from '../../core/oauth/ports.js';
+import type { Client, ReviewedClient } from '../../core/oauth/ports.js';
 import type { SigningKey } from '../../core/oidc/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
 import type { Translator } from '../../core/locales.js';
@@ -82,6 +82,8 @@ export interface StaffConfirmation {
   title: string;
   /** What will happen, in words. */
   consequences: string;
+  /** What the change is about, shown below its consequences (an app's identity staff vouch for). */
+  details?: Html;
   action: string;
   /** The change's own fields, sent again as hidden fields. */
   fields: Record<string, string>;
@@ -98,6 +100,7 @@ export function staffConfirmationPage(context: PageContext, staff: StaffMember, 
 <h1 id="confirm-heading">${c.title}</h1>
 ${errorSummary(c.errors, { t, labels: { reason: t.text('admin.reason') } })}
 <p>${c.consequences}</p>
+${c.details ?? ''}
 <p>${t.text('admin.loggedNote')}</p>
 <form method="post" action="${c.action}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
@@ -346,6 +349,31 @@ ${apps.length === 0 ? '' : html`<div class="table-wrap"><table>
 </section>`);
 }
 
+/**
+ * What staff vouch for when they verify an app, as `<dt>`/`<dd>` pairs: the name and homepage its
+ * consent page shows beside "Verified by", and its addresses. The homepage is text, never a link,
+ * as the addresses are: homepages are checked to be http(s) where they are written, but the
+ * console, with a staff session, does not rely on every row having passed that check (a
+ * `javascript:` link would run here).
+ */
+function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
+  const addresses = (uris: readonly string[]) => (uris.length === 0 ? t.text('admin.none') : uris.map((uri) => html`<code>${uri}</code><br>`));
+  const address = (uri: string | null) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>`);
+  return html`<dt>${t.text('admin.name')}</dt><dd>${reviewed.name}</dd>
+<dt>${t.text('admin.homepage')}</dt><dd>${address(reviewed.homepageUrl)}</dd>
+<dt>${t.text('admin.redirectUris')}</dt><dd>${addresses(reviewed.redirectUris)}</dd>
+<dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${addresses(reviewed.postLogoutRedirectUris)}</dd>
+<dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${address(reviewed.backchannelLogoutUri)}</dd>`;
+}
+
+/** The confirmation's list of what marking an app verified vouches for: the app as its page showed it. */
+export function vouchedFor(t: Translator, reviewed: ReviewedClient): Html {
+  return html`<p>${t.text('admin.confirmVerifiedReviewed')}</p>
+<dl class="facts">
+${reviewedFacts(t, reviewed)}
+</dl>`;
+}
+
 export interface AppView {
   client: Client;
   owner: Pick<User, 'id' | 'username' | 'nickname'> | null;
@@ -371,9 +399,7 @@ ${notice(a.notice)}
 <dt>${t.text('admin.created')}</dt><dd>${timeOf(context, client.createdAt)}</dd>
 <dt>${t.text('admin.appUsers')}</dt><dd>${a.users}</dd>
 <dt>${t.text('admin.tokensLastDay')}</dt><dd>${a.tokensLastDay}</dd>
-<dt>${t.text('admin.redirectUris')}</dt><dd>${client.redirectUris.map((uri) => html`<code>${uri}</code><br>`)}</dd>
-<dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${client.postLogoutRedirectUris.length === 0 ? t.text('admin.none') : client.postLogoutRedirectUris.map((uri) => html`<code>${uri}</code><br>`)}</dd>
-<dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${client.backchannelLogoutUri === null ? t.text('admin.none') : html`<code>${client.backchannelLogoutUri}</code>`}</dd>
+${reviewedFacts(t, client)}
 </dl>
 </section>
 <section class="card" aria-labelledby="actions-heading">
@@ -383,7 +409,7 @@ ${changeForm(context, 'app-status', `${base}/status`, html`<input type="hidden" 
 <h3>${t.text('admin.verified')}</h3>
 <p class="hint">${t.text('admin.verifiedHint', { site: t.text('common.siteName') })}</p>
 ${changeForm(context, 'verified', `${base}/verified`, client.verifiedAt === null
-    // The name, homepage and addresses of this page, vouched for only while the app still has them (its owner or its document may change them meanwhile).
+    // The name, homepage and addresses above, vouched for only while the app still has them (its owner or its document may change them meanwhile).
     ? html`<input type="hidden" name="verified" value="yes"><input type="hidden" name="reviewed" value="${reviewedText(client)}">`
     : html`<input type="hidden" name="verified" value="no">`, t.text('admin.verifiedButton', { verified: client.verifiedAt === null ? 'yes' : 'no' }))}
 </section>
