@@ -115,6 +115,16 @@ forEachDatabase('the demo\'s seed', (database) => {
     assert.equal(again.confidentialClient.postLogoutRedirectUri, `${baseUrl}/demo-app/signed-out`);
   });
 
+  test('a move keeps staff\'s verification of the demo app: the operator moves its homepage and addresses, which is no owner\'s claim', async () => {
+    const credentials = await onlyTheDemo();
+    const app = credentials.confidentialClient.clientId;
+    const verifiedAt = (await stores.clients.setVerified(app, { verified: true, reviewed: (await stores.clients.findById(app))! }, clock.now()))?.verifiedAt;
+    assert.notEqual(verifiedAt, undefined);
+    await moveDemoApp(stores, clock, { baseUrl: elsewhere, credentials, keep: () => {} });
+    assert.deepEqual(await addressesOf(app), demoAppAt(elsewhere));
+    assert.equal((await stores.clients.findById(app))?.verifiedAt, verifiedAt);
+  });
+
   test('a move changes only the demo app\'s addresses at the kept file\'s origin: an operator\'s address ending as the demo app\'s stays', async () => {
     const credentials = await onlyTheDemo();
     const app = credentials.confidentialClient.clientId;
