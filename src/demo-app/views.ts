@@ -63,14 +63,14 @@ export function demoSignedOutPage(t: Translator, outcome: 'signed out' | 'not si
     return page(t, t.text('demo-app.signOutUnconfirmedTitle'), html`<section class="card"><h1>${t.text('demo-app.signOutUnconfirmedTitle')}</h1>
 <p class="alert" role="alert">${t.text('demo-app.stateMismatch')}</p>
 <p>${t.text('demo-app.stillSignedIn')}</p>
-<p><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
+<p class="links"><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
   }
   return page(t, t.text('demo-app.signedOutTitle'), html`<section class="card"><h1>${t.text('demo-app.signedOutTitle')}</h1>
 <p role="status">${t.text(outcome === 'signed out' ? 'demo-app.signedOut' : 'demo-app.notSignedIn')}</p>
-<p><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
+<p class="links"><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
 }
 
 export function demoErrorPage(t: Translator, message: string): string {
   return page(t, t.text('demo-app.problemTitle'), html`<section class="card"><h1>${t.text('demo-app.problemTitle')}</h1><p role="alert">${message}</p>
-<p><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
+<p class="links"><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
 }

@@ -68,12 +68,12 @@ export function profilePage(context: PageContext, user: User, posts: PostSummary
     <p class="handle">@${user.username}</p>
     ${user.bio ? html`<p>${user.bio}</p>` : html`<p class="muted">${t.text('community.noBio')}</p>`}
     <p class="meta"><span class="tag">${t.text('community.level', { level: user.level })}</span> ${user.member ? html`<span class="tag member">${t.text('community.memberBadge')}</span>` : ''} · ${t.text('community.xp', { xp: user.xp })} · ${rich(t, 'community.joined', { date: dateOf(context, user.createdAt) })}</p>
-    ${own ? html`<p><a href="/settings/profile">${t.text('community.editProfile')}</a> · <a href="/posts/new">${t.text('community.writePost')}</a></p>` : ''}
+    ${own ? html`<p class="links"><a href="/settings/profile">${t.text('community.editProfile')}</a> · <a href="/posts/new">${t.text('community.writePost')}</a></p>` : ''}
   </div>
 </section>
 ${own && drafts.length > 0 ? html`<h2>${t.text('community.yourDrafts')}</h2>
 <p class="hint">${t.text('community.draftsHint')}</p>
-<ul>${drafts.map((d) => html`<li><a href="/posts/${d.id}">${d.title}</a> <span class="muted">(${d.categoryName})</span> · <a href="/posts/${d.id}/edit">${t.text('community.edit')}</a></li>`)}</ul>` : ''}
+<ul class="links">${drafts.map((d) => html`<li><a href="/posts/${d.id}">${d.title}</a> <span class="muted">(${d.categoryName})</span> · <a href="/posts/${d.id}/edit">${t.text('community.edit')}</a></li>`)}</ul>` : ''}
 <h2>${t.text('community.publishedPosts')}</h2>
 ${posts.length === 0 ? html`<p class="muted">${t.text('community.noPublished')}</p>` : posts.map((post) => postCard(context, post, { showAuthor: false }))}`);
 }

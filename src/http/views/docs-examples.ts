@@ -111,7 +111,7 @@ export function exampleQuickStartsSection(base: string): Html {
 names. Each one is run against this service by our test suite on every change: it signs in through the real sign-in and consent
 pages, asks for <code>profile:read</code> and <code>posts:read</code>, calls <code>/me</code> and <code>/me/posts</code>, refreshes, revokes and signs out. They are in the <code>examples/</code> folder of the service's
 source, with a README; the issuer below is already this service.</p>
-<ul>
+<ul class="links">
 ${EXAMPLES.map((example) => html`<li><a href="#example-${example.name}">${example.title}</a></li>`)}
 </ul>
 ${EXAMPLES.map((example) => html`<h3 id="example-${example.name}">${example.title}</h3>

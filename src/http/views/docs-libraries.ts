@@ -376,7 +376,7 @@ export function libraryErrorsSection(base: string, api: string): Html {
 <h2>Common errors per library</h2>
 <p>What goes wrong with each library's defaults here, and what to set. Each was checked against the library's source at the
 version named. Every refusal also says what to send instead in its <code>error_description</code>; read it before anything else.</p>
-<ul>
+<ul class="links">
 ${all.map((library) => html`<li><a href="#${library.id}">${library.name}</a></li>`)}
 <li><a href="#lib-others">Other libraries</a></li>
 </ul>

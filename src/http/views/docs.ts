@@ -500,7 +500,7 @@ offset, e.g. <code>2026-11-22T08:30:48</code>.</p>
 <table>
 <thead><tr><th scope="col">Method</th><th scope="col">Path</th><th scope="col">Scope</th></tr></thead>
 <tbody>
-${API_ENDPOINTS.map((e) => html`<tr><td>${e.method}</td><td><a href="#${e.path === `${API_BASE_PATH}/` ? 'get-info' : e.path.endsWith('/posts') ? 'get-posts' : 'get-me'}"><code>${e.path}</code></a></td><td>${e.scope === '' ? 'any valid token' : html`<code>${e.scope}</code>`}</td></tr>`)}
+${API_ENDPOINTS.map((e) => html`<tr><td>${e.method}</td><td class="links"><a href="#${e.path === `${API_BASE_PATH}/` ? 'get-info' : e.path.endsWith('/posts') ? 'get-posts' : 'get-me'}"><code>${e.path}</code></a></td><td>${e.scope === '' ? 'any valid token' : html`<code>${e.scope}</code>`}</td></tr>`)}
 </tbody>
 </table>
 

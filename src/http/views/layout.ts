@@ -83,6 +83,6 @@ export function errorPage(context: PageContext, heading: string, message: string
 <h1>${heading}</h1>
 <p>${message}</p>
 ${details === undefined ? '' : html`<details><summary>${t.text('errors.details')}</summary><p><code lang="en">${details}</code></p></details>`}
-<p><a href="/">${t.text('common.backHome')}</a></p>
+<p class="links"><a href="/">${t.text('common.backHome')}</a></p>
 </section>`);
 }

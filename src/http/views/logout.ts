@@ -69,6 +69,6 @@ export function signedOutPage(context: PageContext, view: SignedOutView) {
 <h1>${t.text('logout.signedOutHeading')}</h1>
 ${view.refusedRedirect ? html`<p>${t.text(REFUSAL[view.refusedRedirect].key, { app })}</p>` : ''}
 ${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} <a href="${view.client.homepageUrl}" rel="noopener noreferrer">${view.client.homepageUrl}</a></p>` : ''}
-<p><a href="/login">${t.text('logout.signInAgain')}</a> · <a href="/">${t.text('logout.home')}</a></p>
+<p class="links"><a href="/login">${t.text('logout.signInAgain')}</a> · <a href="/">${t.text('logout.home')}</a></p>
 </section>`);
 }

@@ -46,7 +46,7 @@ export function emailVerifiedPage(context: PageContext, verified: boolean): Html
   return layout(t.text('recovery.verifyTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.verifyTitle')}</h1>
 ${verified ? html`<p class="notice" role="status">${t.text('recovery.verifyDone')}</p>` : html`<p class="alert" role="alert">${t.text('recovery.verifyInvalid')}</p>`}
-<p><a href="${EMAIL_SETTINGS_PATH}">${t.text('recovery.emailSettings')}</a></p>
+<p class="links"><a href="${EMAIL_SETTINGS_PATH}">${t.text('recovery.emailSettings')}</a></p>
 </section>`);
 }
 
@@ -75,7 +75,7 @@ ${errorSummary(state.errors, { t })}
   return layout(t.text('recovery.forgotTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.forgotTitle')}</h1>
 ${body}
-<p class="muted"><a href="/login">${t.text('recovery.backToSignIn')}</a></p>
+<p class="muted links"><a href="/login">${t.text('recovery.backToSignIn')}</a></p>
 </section>`);
 }
 
@@ -91,7 +91,7 @@ export function resetPasswordPage(context: PageContext, state: ResetPageState): 
   const { t } = context;
   const body = state.token === undefined
     ? html`<p class="alert" role="alert" id="form-error">${t.text('recovery.linkInvalid')}</p>
-<p><a href="/password/forgot">${t.text('recovery.askAgain')}</a></p>`
+<p class="links"><a href="/password/forgot">${t.text('recovery.askAgain')}</a></p>`
     : html`${errorSummary(state.errors, { t })}
 <p>${t.text('recovery.resetIntro', { username: state.username ?? '' })}</p>
 <form method="post" action="/password/reset">
@@ -120,6 +120,6 @@ export function passwordResetDonePage(context: PageContext): Html {
   return layout(t.text('recovery.resetTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.resetTitle')}</h1>
 <p class="notice" role="status">${t.text('recovery.resetDone')}</p>
-<p><a href="/login">${t.text('recovery.signIn')}</a></p>
+<p class="links"><a href="/login">${t.text('recovery.signIn')}</a></p>
 </section>`);
 }

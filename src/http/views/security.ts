@@ -90,7 +90,7 @@ function recoveryCodesSection(t: Translator, codes: readonly string[]): Html {
     <button type="button" class="secondary" data-print hidden>${t.text('security.print')}</button>
   </div>
 </div>
-<p><a href="/settings/security">${t.text('security.savedThem')}</a></p>
+<p class="links"><a href="/settings/security">${t.text('security.savedThem')}</a></p>
 </section>`;
 }
 
@@ -321,7 +321,7 @@ ${events.items.length === 0 ? html`<p class="muted">${t.text('security.logEmpty'
     <td data-label="${t.text('security.from')}">${[e.device === '' ? '' : deviceText(t, e.device), e.address].filter((x) => x !== '').join(t.text('settings.listSeparator'))}</td>
   </tr>`)}</tbody>
 </table></div>`}
-<nav class="pager" aria-label="${t.text('security.logPages')}">
+<nav class="pager links" aria-label="${t.text('security.logPages')}">
   ${logPage > 0 ? html`<a href="/settings/security?page=${logPage - 1}#log-heading" rel="prev">${t.text('security.newer')}</a>` : html`<span></span>`}
   <span class="muted">${t.text('security.pageOf', { page: logPage + 1, pages })}</span>
   ${logPage + 1 < pages ? html`<a href="/settings/security?page=${logPage + 1}#log-heading" rel="next">${t.text('security.older')}</a>` : html`<span></span>`}
@@ -365,6 +365,6 @@ ${state.factors.passkeys > 0 ? html`<form method="post" action="/login/second-st
   <div class="actions"><button type="button" class="${state.factors.totp ? 'secondary' : ''}" data-webauthn="get" data-options="/login/second-step/passkey/options" hidden>${t.text('security.usePasskey')}</button></div>
   ${passkeyStatus(context.t)}
 </form>` : ''}
-<p class="muted"><a href="/login">${t.text('security.startAgain')}</a></p>
+<p class="muted links"><a href="/login">${t.text('security.startAgain')}</a></p>
 </section>`, { script: 'webauthn' });
 }

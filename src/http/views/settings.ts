@@ -275,7 +275,7 @@ export function accountDeletedPage(context: PageContext): Html {
   return layout(t.text('settings.deletedTitle'), context, html`<section class="card narrow">
 <h1>${t.text('settings.deletedHeading')}</h1>
 <p>${t.text('settings.deletedText')}</p>
-<p><a href="/">${t.text('common.backHome')}</a></p>
+<p class="links"><a href="/">${t.text('common.backHome')}</a></p>
 </section>`);
 }
 
@@ -425,7 +425,7 @@ ${apps.length > 1 ? html`<form method="post" action="/settings/applications/revo
 ${apps.length === 0 ? html`<p class="muted card">${t.text('apps.noneAuthorized')}</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
   <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
   ${describedBy(t, app.client)}
-  ${app.client.homepageUrl ? html`<p><a href="${app.client.homepageUrl}" rel="noopener noreferrer">${app.client.homepageUrl}</a></p>` : ''}
+  ${app.client.homepageUrl ? html`<p class="links"><a href="${app.client.homepageUrl}" rel="noopener noreferrer">${app.client.homepageUrl}</a></p>` : ''}
   ${app.client.description ? html`<p>${app.client.description}</p>` : ''}
   ${app.scopes.length > 0 ? html`<p>${t.text('apps.canRead')}</p>${scopeItems(t, app.scopes)}` : ''}
   <dl class="facts">
@@ -510,7 +510,7 @@ export function developersPage(context: PageContext, clients: Client[], state: {
   return settingsLayout(t.text('apps.developersTitle'), context, '/settings/developers', html`<section class="card">
 <h1>${t.text('apps.developersTitle')}</h1>
 <p>${rich(t, 'apps.developersIntro', { a: (chunks) => html`<a href="/docs">${chunks}</a>` })}</p>
-${clients.length === 0 ? html`<p class="muted">${t.text('apps.noneRegistered')}</p>` : html`<ul class="app-list">${clients.map((c) => html`<li>
+${clients.length === 0 ? html`<p class="muted">${t.text('apps.noneRegistered')}</p>` : html`<ul class="app-list links">${clients.map((c) => html`<li>
   <a href="/settings/developers/${c.clientId}">${c.name}</a> <span class="tag">${clientTypeText(t, c.type)}</span> ${c.status === 'deactivated' ? html`<span class="tag off">${t.text('apps.statusDeactivated')}</span>` : ''}
 </li>`)}</ul>`}
 </section>
@@ -573,7 +573,7 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
   const previous = livePreviousSecret(client, context.now);
   const intro = rotationWords('apps.rotateIntro', state.keepPreviousSecretHours);
   return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
-<p><a href="/settings/developers">← ${t.text('apps.developersTitle')}</a></p>
+<p class="links"><a href="/settings/developers">← ${t.text('apps.developersTitle')}</a></p>
 <h1>${client.name}</h1>
 ${notice(t, state.notice)}
 ${active && state.signInAgain ? html`<p class="notice" role="status">${rich(t, 'apps.signInAgain', { a: link(state.signInAgain) })}</p>` : ''}
@@ -584,7 +584,7 @@ ${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, '
   <dt>${t.text('apps.discovery')}</dt><dd>${copyableField(t, 'discovery', t.text('apps.discovery'), `${state.issuer}/.well-known/openid-configuration`)}</dd>
   <dt>${t.text('apps.type')}</dt><dd>${clientTypeText(t, client.type)}${client.type === 'public' ? ` ${t.text('apps.publicNoSecret')}` : ''}</dd>
   <dt>${t.text('apps.status')}</dt><dd>${active ? t.text('apps.statusActive') : t.text('apps.statusDeactivated')}</dd>
-  ${client.homepageUrl ? html`<dt>${t.text('apps.homepage')}</dt><dd><a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a></dd>` : ''}
+  ${client.homepageUrl ? html`<dt>${t.text('apps.homepage')}</dt><dd class="links"><a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a></dd>` : ''}
   ${client.description ? html`<dt>${t.text('apps.description')}</dt><dd>${client.description}</dd>` : ''}
   <dt>${t.text('apps.registered')}</dt><dd>${at(context, client.createdAt)}</dd>
 </dl>
@@ -618,7 +618,7 @@ ${errorSummary(logoutErrors, words)}
 <p>${rich(t, 'apps.parIntro', { code, a: link('/docs#par') })}</p>
 <form method="post" action="${base}/pushed-requests">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label><input type="checkbox" name="require_pushed_authorization_requests" value="1" ${client.requirePushedAuthorizationRequests ? 'checked' : ''}> ${t.text('apps.parRequire')}</label>
+  <div class="check"><input type="checkbox" id="require-par" name="require_pushed_authorization_requests" value="1" ${client.requirePushedAuthorizationRequests ? 'checked' : ''}><label for="require-par">${t.text('apps.parRequire')}</label></div>
   <p class="hint">${t.text('apps.parHint')}</p>
   <div class="actions"><button type="submit">${t.text('apps.save')}</button></div>
 </form>

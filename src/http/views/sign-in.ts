@@ -43,7 +43,7 @@ ${form.reauthenticate ? html`<p class="notice">${form.appName ? t.text('sign-in.
   <label for="password">${t.text('sign-in.password')}</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256" ${wrong} ${form.username ? html`autofocus` : ''}>
   <div class="actions"><button type="submit">${t.text('sign-in.submit')}</button></div>
-  <p class="hint"><a href="/password/forgot">${t.text('recovery.forgotLink')}</a></p>
+  <p class="hint links"><a href="/password/forgot">${t.text('recovery.forgotLink')}</a></p>
 </form>
 <form method="post" action="/login/passkey" class="passkey-sign-in">
   <input type="hidden" name="_csrf" value="${context.csrf}">

