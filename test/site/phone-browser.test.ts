@@ -17,7 +17,7 @@ import { writePost } from '../../src/core/community/posts.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
-import type { Locale } from '../../src/core/locales.js';
+import { LOCALES, type Locale } from '../../src/core/locales.js';
 import { pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqlitePath } from '../support/databases.js';
@@ -138,5 +138,34 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
       for (const line of small) problems.push(`${path}: ${line}`);
     });
     assert.deepEqual(problems, [], `targets under ${MINIMUM}×${MINIMUM} CSS px:\n${problems.join('\n')}`);
+  });
+  test('Label in Name, WCAG 2.5.3: the accessible name of every link and button that shows words starts with those words, in every language', async () => {
+    const problems: string[] = [];
+    for (const locale of LOCALES) {
+      await walk(locale, async (page, path) => {
+        // The words each control shows, then its name as Chromium gives it to assistive technology.
+        const shown = await page.evaluate((selector) => [...document.querySelectorAll(selector)].flatMap((element, index) => {
+          element.removeAttribute('data-label-in-name');
+          const box = element.getBoundingClientRect();
+          const words = element instanceof HTMLInputElement ? element.value : (element as HTMLElement).innerText;
+          if (box.width === 0 || box.height === 0 || !words.trim()) return [];
+          element.setAttribute('data-label-in-name', String(index));
+          return [{ words, markup: element.outerHTML.slice(0, 160) }];
+        }), 'a[href], button, summary, input[type=submit], input[type=button]');
+        const cdp = await page.context().newCDPSession(page);
+        const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
+        const { nodeIds } = await cdp.send('DOM.querySelectorAll', { nodeId: root.nodeId, selector: '[data-label-in-name]' });
+        assert.equal(nodeIds.length, shown.length);
+        // Compared as a voice command hears them: case, spaces and punctuation aside.
+        const spoken = (text: string) => text.toLowerCase().replace(/[\s\p{P}\p{S}]/gu, '');
+        for (const [i, nodeId] of nodeIds.entries()) {
+          const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { nodeId, fetchRelatives: false });
+          const name = String(nodes[0]?.name?.value ?? '');
+          if (!spoken(name).startsWith(spoken(shown[i]!.words))) problems.push(`${locale} ${path}: shows "${shown[i]!.words.trim()}", named "${name}": ${shown[i]!.markup}`);
+        }
+        await cdp.detach();
+      });
+    }
+    assert.deepEqual(problems, [], `names that do not start with the words shown:\n${problems.join('\n')}`);
   });
 });
