@@ -168,4 +168,49 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     }
     assert.deepEqual(problems, [], `names that do not start with the words shown:\n${problems.join('\n')}`);
   });
+
+  test('Chinese beside Latin (W3C clreq 3.2.2): a Latin app name between Han characters stands a narrow space apart from them, a Chinese name stands close', async () => {
+    const page = await member.newPage();
+    await member.addCookies([{ name: 'lang', value: 'zh-CN', url: t.baseUrl }]);
+    const problems: string[] = [];
+    for (const [path, name, spaced] of [[consentLatin, 'Demo App', true], [consentChinese, '读书笔记', false]] as const) {
+      await page.goto(`${t.baseUrl}${path}`);
+      // The heading "允许<b>{app}</b>使用你的账号？" against a copy of it set with no spacing of any kind:
+      // how much further the name, and the character after it, stand. (Chromium widens the
+      // character before a boundary, so the gap is not between the boxes: it is measured by
+      // where the glyphs start.)
+      const shift = await page.locator('h1 strong').evaluate((strong) => {
+        const heading = strong.parentElement!;
+        const bare = heading.cloneNode(true) as HTMLElement;
+        bare.style.cssText = 'position: absolute; left: 0; top: 0; white-space: nowrap; text-autospace: no-autospace';
+        for (const element of bare.querySelectorAll<HTMLElement>('*')) element.style.cssText = 'margin: 0; padding: 0; text-autospace: no-autospace';
+        heading.after(bare);
+        const [spaced, plain] = [heading, bare].map((h1) => {
+          const name = h1.querySelector('strong')!;
+          const first = h1.firstChild as Text;
+          const next = document.createRange();
+          next.setStart(name.nextSibling!, 0);
+          next.setEnd(name.nextSibling!, 1);
+          const begin = document.createRange();
+          begin.setStart(first, 0);
+          begin.setEnd(first, 1);
+          const origin = begin.getBoundingClientRect().left;
+          return { name: name.getClientRects()[0]!.left - origin, after: next.getBoundingClientRect().left - origin, top: [begin.getBoundingClientRect().top, next.getBoundingClientRect().top] };
+        }) as [{ name: number; after: number; top: number[] }, { name: number; after: number; top: number[] }];
+        bare.remove();
+        const em = parseFloat(getComputedStyle(strong).fontSize);
+        return { before: (spaced.name - plain.name) / em, after: (spaced.after - plain.after) / em - (spaced.name - plain.name) / em, oneLine: spaced.top[0] === spaced.top[1] };
+      });
+      if (!shift.oneLine) problems.push(`${name}: the heading wraps around the name`);
+      // The marks a browser without text-autospace spaces by (this Chromium has it, so they are not what spaces it here).
+      const marks = (await page.locator('h1 strong').getAttribute('class'))?.split(' ').filter((c) => c.startsWith('latin-')).join(' ');
+      if (marks !== (spaced ? 'latin-start latin-end' : '')) problems.push(`${name}: marked "${marks}"`);
+      for (const side of ['before', 'after'] as const) {
+        const gap = shift[side];
+        if (spaced ? gap < 0.08 : Math.abs(gap) > 0.01) problems.push(`${name}: ${gap.toFixed(3)} em ${side} it (${spaced ? 'a narrow space, about 1/8 em, wanted' : 'none wanted'})`);
+      }
+    }
+    await page.close();
+    assert.deepEqual(problems, []);
+  });
 });

@@ -7,7 +7,7 @@ import type { Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { listOf, personName, rich, scopeWords } from './words.js';
+import { appName, listOf, personName, rich, scopeWords } from './words.js';
 
 export interface ConsentView {
   request: AuthorizationRequest;
@@ -37,7 +37,6 @@ export function consentPage(context: PageContext, view: ConsentView) {
   const { client } = view.request;
   const target = redirectTarget(view.request.redirectUri);
   const destination = 'host' in target ? target.host : t.text('consent.nativeApp', { scheme: target.appScheme });
-  const app = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>`;
   // A repeat request: the member granted this app something before, so what is new is marked.
   const repeat = view.granted.length > 0;
   const dropped = view.request.droppedScopes;
@@ -45,8 +44,8 @@ export function consentPage(context: PageContext, view: ConsentView) {
   // first, and its name is only its claim.
   const described = documentHost(client);
   return layout(t.text('consent.title', { app: client.name }), context, html`<section class="card narrow consent">
-${described === undefined ? '' : html`<p class="document-host">${rich(t, 'consent.documentHost', { host: described, b: app })}</p>
-`}<h1>${rich(t, 'consent.heading', { app: client.name, b: app })}</h1>
+${described === undefined ? '' : html`<p class="document-host">${rich(t, 'consent.documentHost', { host: described, b: (chunks) => html`<strong>${chunks}</strong>` })}</p>
+`}<h1>${rich(t, 'consent.heading', { app: client.name, b: appName })}</h1>
 <p>${rich(t, 'consent.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
 ${described !== undefined ? describedApp(t, client.name, described, view.request.redirectUri, destination)
   : client.selfRegistered

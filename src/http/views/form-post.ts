@@ -7,14 +7,13 @@ import type { AuthorizationResponse } from '../../core/oauth/authorize/request.j
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { rich } from './words.js';
+import { appName, rich } from './words.js';
 
 export function formPostPage(context: PageContext, response: AuthorizationResponse): Html {
   const { t } = context;
   const fields = Object.entries(response.parameters).filter((field): field is [string, string] => field[1] !== null);
-  const app = (chunks: Array<string | Html>) => html`<strong class="app-name">${chunks}</strong>`;
   return layout(t.text('consent.backToTitle', { app: response.clientName }), context, html`<section class="card narrow">
-<h1>${rich(t, 'consent.backTo', { app: response.clientName, b: app })}</h1>
+<h1>${rich(t, 'consent.backTo', { app: response.clientName, b: appName })}</h1>
 <form method="post" action="${percentEncodeNonAscii(response.redirectUri)}" id="authorization-response">
 ${fields.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
 <p>${t.text('consent.takingYouBack')}</p>

@@ -1,11 +1,6 @@
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { passkeyStatus, rich } from './words.js';
-
-/** The app's name as the headings show it: `<b>` of "Sign in to continue to <b>{app}</b>". */
-export function appName(chunks: Array<string | Html>): Html {
-  return html`<strong class="app-name">${chunks}</strong>`;
-}
+import { appName, passkeyStatus, rich } from './words.js';
 
 /** The query that carries `returnTo` to the other of sign-in and sign-up; none for the home page. */
 export function returnQuery(returnTo: string): string {

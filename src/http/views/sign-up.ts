@@ -5,8 +5,8 @@ import type { Translator } from '../../core/locales.js';
 import { type FormError, type FormErrors, control, errorList, fieldMessage, sentence, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { appName, returnQuery } from './sign-in.js';
-import { problemText, rich } from './words.js';
+import { returnQuery } from './sign-in.js';
+import { appName, problemText, rich } from './words.js';
 
 export interface SignUpForm {
   username: string;

@@ -28,6 +28,21 @@ export function rich(t: Translator, key: string, values: MessageValues<Html>): H
   return html`${t.parts<Html>(key, values)}`;
 }
 
+/** A letter or digit that is not an ideograph, kana, Hangul or Bopomofo: CSS Text 4's "non-ideographic letters and numerals". */
+const NON_IDEOGRAPHIC = /^(?![\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Bopomofo}])[\p{L}\p{N}]$/u;
+
+/**
+ * An app's name in bold where a message sets it (`允许<b>{app}</b>使用你的账号？`). Chinese puts a
+ * narrow space between Han characters and a Latin word (W3C clreq 3.2.2); a browser with CSS
+ * `text-autospace` sets it, and for one without, a Latin first or last character is marked
+ * (`latin-start`, `latin-end`) for the stylesheet's fallback margin. A Chinese name gets no mark.
+ */
+export function appName(chunks: Array<string | Html>): Html {
+  const text = chunks.join('');
+  const edges = [NON_IDEOGRAPHIC.test([...text].at(0) ?? '') ? ' latin-start' : '', NON_IDEOGRAPHIC.test([...text].at(-1) ?? '') ? ' latin-end' : ''].join('');
+  return html`<strong class="app-name${edges}">${chunks}</strong>`;
+}
+
 /** "email and phone", "email和phone": a list in the page's language, each item as markup. */
 export function listOf(t: Translator, items: readonly Html[]): Html {
   const parts = listFormat(t.locale).formatToParts(items.map((_, i) => String(i)));
