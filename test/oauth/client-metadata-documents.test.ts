@@ -193,6 +193,34 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const webPage = await (await browser.fetch(authorizeUrl(t, web, { redirect_uri: 'https://agent.example/callback' }))).text();
     assert.match(webPage, /has not reviewed it/);
     assert.doesNotMatch(webPage, /your own device or local network/);
+    // An answer sent back to the document's own host names it once (attack88: "…, not to 127.0.0.1:4887" of 127.0.0.1:4887).
+    const sameHost = documents.document(freshPath('same-host'), { redirect_uris: [`${documents.origin}/callback`] });
+    const sameHostPage = await (await browser.fetch(authorizeUrl(t, sameHost, { redirect_uri: `${documents.origin}/callback` }))).text();
+    assert.match(sameHostPage, /class="alert" role="alert">[^<]*your own device or local network\. Allow only/);
+    assert.doesNotMatch(sameHostPage, /local network, not to/);
+  });
+
+  test('a verified document\'s app whose document names another name or addresses is not verified from the first request that reads it: no "Verified by", its errors on this site\'s page (attack88)', async () => {
+    const path = freshPath('verified');
+    const clientId = documents.document(path, { client_name: 'Good Agent' });
+    await push(clientId);
+    const row = (await t.deps.stores.clients.findById(clientId))!;
+    const { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = row;
+    await t.deps.stores.clients.setVerified(clientId, { verified: true, reviewed: { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } }, t.clock.now());
+    const { browser } = await signedInBrowser(t);
+    const verified = await (await browser.fetch(authorizeUrl(t, clientId))).text();
+    assert.match(verified, /Verified by Community/);
+    assert.doesNotMatch(verified, /has not reviewed it/, 'never "not reviewed" beside "Verified by"');
+    const answered = await fetch(authorizeUrl(t, clientId, { scope: 'bogus' }), { redirect: 'manual', headers: { 'x-forwarded-for': newAddress() } });
+    assert.equal(answered.status, 302, 'a verified app\'s errors go back to it');
+    // The document names another app and another address; the kept copy expires, and nothing has written the row since.
+    documents.document(path, { client_name: 'Community Official', redirect_uris: ['http://127.0.0.1/callback', 'https://evil.example/cb'] });
+    t.clock.advance(301_000);
+    const renamed = await (await browser.fetch(authorizeUrl(t, clientId))).text();
+    assert.match(renamed, /Community Official/);
+    assert.doesNotMatch(renamed, /Verified by/);
+    assert.match(renamed, /has not reviewed it/);
+    await refusedPage(t, clientId, { redirect_uri: 'https://evil.example/cb', scope: 'bogus' });
   });
 
   test('the sign-in page names a document\'s app by its host, not by the name it claims', async () => {

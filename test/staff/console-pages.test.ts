@@ -118,6 +118,18 @@ forEachDatabase('staff console pages', (database) => {
     assert.match(await consent(), /Verified by Community/);
     assert.equal((await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'no', reason: REASON, confirm: 'yes' })).status, 303);
     assert.doesNotMatch(await consent(), /Verified by/);
+    // An app that registered itself is "not reviewed" until staff verify it, and then only verified (attack88).
+    const selfRegistered = await t.deps.stores.clients.create({
+      clientId: uniqueName('self'), name: 'Self Reg', description: '', homepageUrl: 'https://self.example/', ownerId: null, type: 'public', selfRegistered: true,
+      redirectUris: ['https://self.example/cb'], allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256',
+    }, t.clock.now());
+    const selfConsent = async () => (await browser.fetch(`/oauth/authorize?${authorizeQuery({ client: selfRegistered, redirectUri: 'https://self.example/cb' }, { pkce: pkcePair(), scope: 'profile:read' })}`)).text();
+    assert.match(await selfConsent(), /registered itself with this site, which has not reviewed it/);
+    assert.equal((await (await appReview(moderator, selfRegistered.clientId)).verify(REASON)).status, 303);
+    const verifiedSelf = await selfConsent();
+    assert.match(verifiedSelf, /Verified by Community/);
+    assert.doesNotMatch(verifiedSelf, /has not reviewed it/);
+    assert.match(verifiedSelf, /href="https:\/\/self\.example\/"/, 'its homepage is still shown');
   });
 
   test('staff vouch for the addresses they saw: an app whose addresses changed after its page was loaded is not marked verified, and the page shows every address', async () => {

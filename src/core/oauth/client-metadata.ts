@@ -332,6 +332,7 @@ export class ClientMetadataDocuments {
     }
     const [described, stored] = await Promise.all([this.document(clientId, askedBy), stores.clients.findById(clientId)]);
     const now = this.clock.now();
+    const describedAsStored = stored !== undefined && rowDescribes(stored, described);
     const client: Client = {
       clientId,
       name: described.name,
@@ -350,12 +351,14 @@ export class ClientMetadataDocuments {
       requirePushedAuthorizationRequests: false,
       selfRegistered: false,
       memberRegistered: false,
-      // Staff may vouch for an app that describes itself too (INTERFACE section 14).
-      verifiedAt: stored?.verifiedAt ?? null,
+      // Staff may vouch for an app that describes itself too (INTERFACE section 14), for the name,
+      // homepage and addresses they saw, which are the row's: a document that says otherwise is not
+      // what they vouched for, from the moment it is read, before any write ends the mark (attack88).
+      verifiedAt: describedAsStored ? stored.verifiedAt : null,
       createdAt: stored?.createdAt ?? now,
       updatedAt: stored?.updatedAt ?? now,
     };
-    if (stored && now - stored.updatedAt < DOCUMENT_CLIENT_REFRESH_MS && rowDescribes(stored, described)) currentRows.add(client);
+    if (describedAsStored && now - stored.updatedAt < DOCUMENT_CLIENT_REFRESH_MS) currentRows.add(client);
     return client;
   }
 

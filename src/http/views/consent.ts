@@ -3,6 +3,7 @@ import type { User } from '../../core/accounts/ports.js';
 import type { AuthorizationRequest } from '../../core/oauth/authorize/request.js';
 import { redirectTarget, redirectsToDeviceOrLocalNetwork } from '../../core/oauth/clients.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
+import type { Client } from '../../core/oauth/ports.js';
 import type { Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
@@ -26,10 +27,23 @@ function scopeItem(t: Translator, scope: Scope, isNew: boolean): Html {
   <br><span class="muted">${words.notAllowed}</span></li>`;
 }
 
-/** What the page says of an app no one reviewed, and a warning when its answer stays on this device or network. */
-function describedApp(t: Translator, name: string, host: string, redirectUri: string, destination: string): Html {
-  return html`<p class="muted">${t.text('consent.documentNotReviewed', { app: name, host })}</p>
-${redirectsToDeviceOrLocalNetwork(redirectUri) ? html`<p class="alert" role="alert">${t.text('consent.documentLocalRedirect', { target: destination, host })}</p>` : ''}`;
+/**
+ * What the page says of an app its own document describes: that no one reviewed it, unless staff
+ * did (then "Verified by" says so, and the two would contradict each other), and a warning when its
+ * answer stays on this device or network, which names the document's host apart only when it is
+ * another.
+ */
+function describedApp(t: Translator, client: Client, host: string, redirectUri: string, destination: string): Html {
+  const local = !redirectsToDeviceOrLocalNetwork(redirectUri) ? undefined
+    : destination === host ? t.text('consent.documentLocalRedirectSameHost', { target: destination })
+    : t.text('consent.documentLocalRedirect', { target: destination, host });
+  return html`${client.verifiedAt === null ? html`<p class="muted">${t.text('consent.documentNotReviewed', { app: client.name, host })}</p>` : ''}
+${local === undefined ? '' : html`<p class="alert" role="alert">${local}</p>`}`;
+}
+
+/** A link to the app's homepage, after what the page says of who made it. */
+function homepageLink(client: Client, separator: string): Html | '' {
+  return client.homepageUrl ? html`${separator}<a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : '';
 }
 
 export function consentPage(context: PageContext, view: ConsentView) {
@@ -47,15 +61,15 @@ export function consentPage(context: PageContext, view: ConsentView) {
 ${described === undefined ? '' : html`<p class="document-host">${rich(t, 'consent.documentHost', { host: described, b: (chunks) => html`<strong>${chunks}</strong>` })}</p>
 `}<h1>${rich(t, 'consent.heading', { app: client.name, b: appName })}</h1>
 <p>${rich(t, 'consent.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
-${described !== undefined ? describedApp(t, client.name, described, view.request.redirectUri, destination)
+${described !== undefined ? describedApp(t, client, described, view.request.redirectUri, destination)
   : client.selfRegistered
-    // INTERFACE section 13: nobody answers for an app that registered itself (RFC 7591).
-    ? html`<p class="alert">${t.text('consent.selfRegistered', { app: client.name })}${client.homepageUrl
-      ? html` <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>`
+    // INTERFACE section 13: nobody answers for an app that registered itself (RFC 7591), until staff verify it.
+    ? client.verifiedAt === null
+      ? html`<p class="alert">${t.text('consent.selfRegistered', { app: client.name })}${homepageLink(client, ' ')}</p>`
+      : client.homepageUrl ? html`<p class="muted">${homepageLink(client, '')}</p>` : ''
     : html`<p class="muted">${view.owner
     ? rich(t, 'consent.madeBy', { app: client.name, owner: html`<strong>${personName(view.owner)}</strong>` })
-    : t.text('consent.madeByOperators', { app: client.name })}${client.homepageUrl
-    ? html` · <a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : ''}</p>`}
+    : t.text('consent.madeByOperators', { app: client.name })}${homepageLink(client, ' · ')}</p>`}
 ${client.verifiedAt === null ? '' : html`<p class="verified"><span class="tag member">${t.text('consent.verifiedBy', { site: t.text('common.siteName') })}</span></p>`}
 ${described === undefined && client.description ? html`<p>${client.description}</p>` : ''}
 <h2>${t.text('consent.willRead')}</h2>
