@@ -43,6 +43,36 @@ export function timeZoneNames(): readonly string[] {
   return Intl.supportedValuesOf('timeZone');
 }
 
+/**
+ * The zone times are shown to a member in: the one they saved, else the site's. A saved zone this
+ * runtime does not know (saved under another ICU, before a rollback or from a restored database)
+ * reads as none, so that no page or mail fails on it (attack88).
+ */
+export function readerTimeZone(saved: string | null, siteTimeZone: string): string {
+  return saved !== null && isTimeZone(saved) ? saved : siteTimeZone;
+}
+
+/**
+ * IANA's current names of zones this runtime's ICU still lists under names IANA has moved to its
+ * `backward` file (Asia/Calcutta has been Asia/Kolkata since 2008, Europe/Kiev Europe/Kyiv since
+ * 2022): a member looks for their city as it is written now. Only what is shown changes; the value
+ * saved stays the runtime's, which every Intl API takes.
+ */
+const CURRENT_NAMES: Readonly<Record<string, string>> = {
+  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires', 'America/Catamarca': 'America/Argentina/Catamarca',
+  'America/Coral_Harbour': 'America/Atikokan', 'America/Cordoba': 'America/Argentina/Cordoba',
+  'America/Godthab': 'America/Nuuk', 'America/Indianapolis': 'America/Indiana/Indianapolis',
+  'America/Jujuy': 'America/Argentina/Jujuy', 'America/Louisville': 'America/Kentucky/Louisville',
+  'America/Mendoza': 'America/Argentina/Mendoza', 'Asia/Calcutta': 'Asia/Kolkata', 'Asia/Katmandu': 'Asia/Kathmandu',
+  'Asia/Rangoon': 'Asia/Yangon', 'Asia/Saigon': 'Asia/Ho_Chi_Minh', 'Atlantic/Faeroe': 'Atlantic/Faroe',
+  'Europe/Kiev': 'Europe/Kyiv', 'Pacific/Enderbury': 'Pacific/Kanton', 'Pacific/Ponape': 'Pacific/Pohnpei', 'Pacific/Truk': 'Pacific/Chuuk',
+};
+
+/** `Asia/Kolkata` for the runtime's `Asia/Calcutta`: a zone's IANA name as IANA writes it today. */
+export function currentZoneName(timeZone: string): string {
+  return CURRENT_NAMES[timeZone] ?? timeZone;
+}
+
 const genericNames = new Map<string, string | null>();
 
 /**
@@ -52,11 +82,12 @@ const genericNames = new Map<string, string | null>();
  * saving time, so each is kept as a string and its formatter let go (a formatter per zone and
  * language would hold ICU memory for a list read on one settings page).
  */
-export function timeZoneGenericName(timeZone: string, locale: Locale): string | undefined {
+export function timeZoneGenericName(timeZone: string, locale: Locale, now: Instant): string | undefined {
   const key = `${locale} ${timeZone}`;
   let name = genericNames.get(key);
   if (name === undefined) {
-    const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'longGeneric' }).formatToParts(0).find((p) => p.type === 'timeZoneName');
+    // The name as of now: zones change hands (Europe/Kiev was in Moscow's zone in 1970, attack88).
+    const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'longGeneric' }).formatToParts(now).find((p) => p.type === 'timeZoneName');
     name = part === undefined || /^(GMT|UTC)([+-]|$)/.test(part.value) ? null : part.value;
     // Every zone in every language is about 1,300 short strings; the bound keeps it so.
     if (genericNames.size < 2000) genericNames.set(key, name);

@@ -15,7 +15,7 @@ import { forEachDatabase } from '../support/databases.js';
 import { Visitor, signedInMember } from '../site/visitor.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { englishSentences } from './untranslated.js';
-import { timeZoneNames } from '../../src/core/site-time.js';
+import { currentZoneName, timeZoneNames } from '../../src/core/site-time.js';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -23,7 +23,7 @@ const PASSWORD = 'correct horse battery staple';
 const PROPER_NOUNS = [
   'Authorization: Bearer', 'Google Authenticator', 'Ctrl+C', 'Demo App', 'Aegis, FreeOTP', 'Aegis', 'FreeOTP', '1Password',
   // The time zone picker's places (America/Port_of_Spain is shown "Port of Spain").
-  ...timeZoneNames().map((zone) => zone.split('/').pop()!.replaceAll('_', ' ')),
+  ...timeZoneNames().map((zone) => currentZoneName(zone).split('/').pop()!.replaceAll('_', ' ')),
   'PNG, JPEG, WebP or GIF', 'English',
 ];
 
@@ -46,7 +46,7 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     const page = await visitor.get(saved.location!);
     assert.match(page.text, /<html lang="zh-TW">/);
     assert.match(page.text, /個人資料已儲存/);
-    assert.match(page.text, /<option value="Asia\/Taipei" selected>台北標準時間 · Asia\/Taipei（UTC\+8）<\/option>/);
+    assert.match(page.text, /<option value="Asia\/Taipei" selected>台北標準時間（UTC\+8）· Asia\/Taipei<\/option>/);
     assert.match(page.text, /<option value="zh-TW" lang="zh-TW" selected>繁體中文<\/option>/);
 
     assert.equal((await visitor.post('/settings/profile', { nickname: '', language: '', time_zone: '' })).status, 303);
@@ -59,14 +59,24 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     const option = (text: string, zone: string) => new RegExp(`<option value="${zone.replaceAll('/', '\\/').replaceAll('+', '\\+')}">([^<]*)</option>`).exec(text)?.[1];
     await visitor.post('/settings/profile', { language: 'zh-CN' });
     const chinese = (await visitor.get('/settings/profile')).text;
-    assert.match(chinese, /<option value="" selected>本站时区：中国标准时间 · Asia\/Shanghai（UTC\+8）<\/option>/);
-    assert.equal(option(chinese, 'Asia/Calcutta'), '印度时间 · Asia/Calcutta（UTC+5:30）', 'a member from Kolkata finds India by its name');
+    assert.match(chinese, /<option value="" selected>本站时区：中国标准时间（UTC\+8）· Asia\/Shanghai<\/option>/);
+    assert.equal(option(chinese, 'Asia/Calcutta'), '印度时间（UTC+5:30）· Asia/Kolkata', 'a member from Kolkata finds India by its name, and the city as IANA writes it now');
+    assert.equal(option(chinese, 'Europe/Kiev'), '东欧时间（UTC+2）· Europe/Kyiv', 'named as it is today, not as in 1970 (Moscow\'s zone)');
     await visitor.post('/settings/profile', { time_zone: 'Etc/GMT+5' });
     assert.match((await visitor.get('/settings/profile')).text, /<option value="Etc\/GMT\+5" selected>Etc\/GMT\+5（UTC-5）<\/option>/,
       'a zone the runtime takes but does not list is shown when chosen, by its offset alone');
     await visitor.post('/settings/profile', { language: 'en' });
     const english = (await visitor.get('/settings/profile')).text;
-    assert.equal(option(english, 'America/New_York'), 'Eastern Time · America/New York (UTC-5)');
+    assert.equal(option(english, 'America/New_York'), 'Eastern Time (UTC-5) · America/New York');
+  });
+
+  test('a saved zone this runtime does not know reads as the site\'s: the pages and the mails of that member do not fail on it', async () => {
+    const { user, visitor } = await member();
+    assert.equal(await t.deps.stores.users.updateProfile(user.id, { timeZone: 'Mars/Olympus' }, t.clock.now()), true, 'as a zone saved under another ICU');
+    const security = await visitor.get('/settings/security');
+    assert.equal(security.status, 200);
+    assert.match(security.text, /UTC\+8/, 'times in the site\'s zone');
+    assert.equal((await visitor.get('/settings/profile')).status, 200);
   });
 
   test('the personal-token form describes each scope in the consent page\'s words, naming nothing the site does not hold', async () => {

@@ -11,7 +11,7 @@ import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
 import type { RateLimiter } from '../rate-limiter.js';
-import { formatSiteTime } from '../site-time.js';
+import { formatSiteTime, readerTimeZone } from '../site-time.js';
 import type { Clock, Instant } from '../time.js';
 import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
@@ -63,7 +63,7 @@ export function mailLocale(user: Pick<User, 'language'>, pageLocale: Locale | un
 
 /** A time in a mail to a member, as the pages show it to them: in their saved zone, else the site's. */
 export function mailTime(instant: Instant, user: Pick<User, 'timeZone'>, siteTimeZone: string): string {
-  return formatSiteTime(instant, user.timeZone ?? siteTimeZone);
+  return formatSiteTime(instant, readerTimeZone(user.timeZone, siteTimeZone));
 }
 
 /** Queues a new verification link for `address` (earlier ones stop working), in `tx`. */

@@ -20,6 +20,7 @@ import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
 import { type Locale, chooseLocale } from '../../core/locales.js';
 import { AUTHORIZE_PATH } from '../../core/oauth/authorize/flow.js';
+import { readerTimeZone } from '../../core/site-time.js';
 import { translator } from '../../i18n/catalogs.js';
 import { clientAddress } from '../client-address.js';
 
@@ -255,7 +256,7 @@ export async function pageContext(request: FastifyRequest, reply: FastifyReply, 
     user: signIn?.user,
     csrf,
     t: translator(locale),
-    timeZone: signIn?.user.timeZone ?? request.server.deps.settings.siteTimeZone,
+    timeZone: readerTimeZone(signIn?.user.timeZone ?? null, request.server.deps.settings.siteTimeZone),
     now: request.server.deps.clock.now(),
     path: request.url,
   };

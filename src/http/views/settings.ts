@@ -15,7 +15,7 @@ import type { Client } from '../../core/oauth/ports.js';
 import { RESOURCE_SCOPES, SCOPES, type Scope, scopeList } from '../../core/oauth/scopes.js';
 import type { Words } from '../../core/errors.js';
 import { LOCALES, LOCALE_NAMES, type Translator } from '../../core/locales.js';
-import { formatSiteTime, isTimeZone, timeZoneGenericName, timeZoneNames } from '../../core/site-time.js';
+import { currentZoneName, formatSiteTime, isTimeZone, timeZoneGenericName, timeZoneNames } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
@@ -150,10 +150,14 @@ function offsetOf(timeZone: string, now: Instant): string {
   return formatSiteTime(now, timeZone).split(' ')[2]!;
 }
 
-/** `中国标准时间 · Asia/Shanghai（UTC+8）`: the zone's name in the reader's language where ICU has one, its IANA name and its offset now. */
+/**
+ * `中国标准时间（UTC+8）· Asia/Shanghai`: the zone's name in the reader's language where ICU has one,
+ * its offset now and its IANA name, in that order, so that a select cut short on a phone still shows
+ * the offset.
+ */
 function timeZoneLabel(reader: Reader, zone: string): string {
-  const place = { zone: zone.replaceAll('_', ' '), offset: offsetOf(zone, reader.now) };
-  const name = timeZoneGenericName(zone, reader.t.locale);
+  const place = { zone: currentZoneName(zone).replaceAll('_', ' '), offset: offsetOf(zone, reader.now) };
+  const name = timeZoneGenericName(zone, reader.t.locale, reader.now);
   return name === undefined ? reader.t.text('settings.timeZoneUnnamed', place) : reader.t.text('settings.timeZoneNamed', { ...place, name });
 }
 
@@ -164,7 +168,8 @@ function timeZoneOptions(reader: Reader, chosen: string): Html {
   const listed = timeZoneNames();
   const common = [...COMMON_TIME_ZONES, ...(isTimeZone(chosen) && !listed.includes(chosen) ? [chosen] : [])];
   return html`<optgroup label="${reader.t.text('settings.timeZonesCommon')}">${common.map(option)}</optgroup>
-    <optgroup label="${reader.t.text('settings.timeZonesAll')}">${listed.filter((z) => !(COMMON_TIME_ZONES as readonly string[]).includes(z)).map(option)}</optgroup>`;
+    <optgroup label="${reader.t.text('settings.timeZonesAll')}">${listed.filter((z) => !(COMMON_TIME_ZONES as readonly string[]).includes(z))
+      .map((zone) => ({ zone, shown: currentZoneName(zone) })).sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0)).map(({ zone }) => option(zone))}</optgroup>`;
 }
 
 export function profileSettingsPage(context: PageContext, user: User, state: ProfilePageState): Html {
