@@ -59,7 +59,7 @@ export function readerTimeZone(saved: string | null, siteTimeZone: string): stri
  * saved stays the runtime's, which every Intl API takes.
  */
 const CURRENT_NAMES: Readonly<Record<string, string>> = {
-  'America/Buenos_Aires': 'America/Argentina/Buenos_Aires', 'America/Catamarca': 'America/Argentina/Catamarca',
+  'Africa/Asmera': 'Africa/Asmara', 'America/Buenos_Aires': 'America/Argentina/Buenos_Aires', 'America/Catamarca': 'America/Argentina/Catamarca',
   'America/Coral_Harbour': 'America/Atikokan', 'America/Cordoba': 'America/Argentina/Cordoba',
   'America/Godthab': 'America/Nuuk', 'America/Indianapolis': 'America/Indiana/Indianapolis',
   'America/Jujuy': 'America/Argentina/Jujuy', 'America/Louisville': 'America/Kentucky/Louisville',
