@@ -151,6 +151,9 @@ forEachDatabase('staff console pages', (database) => {
       const bare = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes', ...(reviewed === undefined ? {} : { reviewed }) });
       assert.equal(bare.status, 400, String(reviewed));
       assert.match(bare.text, /did not carry the name, homepage and addresses the app(&#39;|')s page showed/, String(reviewed));
+      // Before the confirmation too: staff are not asked for a reason only to be refused (attack88).
+      const unconfirmed = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', ...(reviewed === undefined ? {} : { reviewed }) });
+      assert.equal(unconfirmed.status, 400, `${String(reviewed)}, unconfirmed`);
     }
     assert.equal((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
     // Reviewed again as they now are, they are vouched for.

@@ -18,7 +18,7 @@ import { InputError, OAuthError } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
 import { listAuthorizedApplications } from '../../core/oauth/applications.js';
 import { findClient } from '../../core/oauth/clients.js';
-import type { Client } from '../../core/oauth/ports.js';
+import type { Client, VerifiedMark } from '../../core/oauth/ports.js';
 import {
   changeAppStatus, changeMemberRole, changeMemberStatus, consoleAccess, endMemberSessions, resetMemberTwoStep, reviewedFrom, rotateKeysAsStaff,
   setAppVerified,
@@ -287,6 +287,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       confirmation: (t: Translator, name: string) => { title: string; consequences: string; details?: Html; button: string };
       act: (actor: StaffActor & { via: 'site' }, reason: string) => Promise<{ ok: true } | { ok: false; refusal: string }>;
       notice: string;
+      /** What is wrong with the form itself: refused once its sender is known to be staff, before any confirmation is asked for. */
+      problem?: OAuthError | undefined;
     },
   ) {
     const { clientId } = request.params;
@@ -295,6 +297,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     if (!actor) return reply;
     const client = await findClient(stores, clientId);
     if (!client) throw notFound();
+    if (options.problem) throw options.problem;
     const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, client.name), action: request.url, fields: options.fields, cancel: back }));
     if (reason === undefined) return reply;
     const outcome = await options.act(actor, reason);
@@ -326,7 +329,12 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       // without them is refused once its sender is known to be staff (attack87: it was told the
       // app had changed).
       const reviewed = verified === 'yes' ? reviewedFrom(request.body?.reviewed) : undefined;
+      const mark: VerifiedMark | undefined = verified === 'no' ? { verified: false } : reviewed && { verified: true, reviewed };
       return appChange(request, reply, {
+        // Refused before the confirmation, which would ask for a reason only to refuse it (attack88).
+        problem: mark === undefined
+          ? new OAuthError('invalid_request', 'The form did not carry the name, homepage and addresses the app\'s page showed: load the page again and verify from there.')
+          : undefined,
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
           title: t.text('admin.confirmVerifiedTitle', { app: reviewed?.name ?? name, verified }),
@@ -334,11 +342,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
           ...(reviewed ? { details: vouchedFor(t, reviewed) } : {}),
           button: t.text('admin.verifiedButton', { verified }),
         }),
-        act: async (actor, reason) => {
-          if (verified === 'no') return setAppVerified(deps, actor, request.params.clientId, { verified: false }, reason);
-          if (!reviewed) throw new OAuthError('invalid_request', 'The form did not carry the name, homepage and addresses the app\'s page showed: load the page again and verify from there.');
-          return setAppVerified(deps, actor, request.params.clientId, { verified: true, reviewed }, reason);
-        },
+        act: (actor, reason) => setAppVerified(deps, actor, request.params.clientId, mark!, reason),
       });
     });
 
