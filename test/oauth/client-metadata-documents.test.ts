@@ -205,8 +205,8 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const clientId = documents.document(path, { client_name: 'Good Agent' });
     await push(clientId);
     const row = (await t.deps.stores.clients.findById(clientId))!;
-    const { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = row;
-    await t.deps.stores.clients.setVerified(clientId, { verified: true, reviewed: { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } }, t.clock.now());
+    const { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = row;
+    await t.deps.stores.clients.setVerified(clientId, { verified: true, reviewed: { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } }, t.clock.now());
     const { browser } = await signedInBrowser(t);
     const verified = await (await browser.fetch(authorizeUrl(t, clientId))).text();
     assert.match(verified, /Verified by Community/);

@@ -187,11 +187,11 @@ forEachDatabase('staff console pages', (database) => {
     assert.notEqual(await verifiedAt(), null);
   });
 
-  test('the app page and the confirmation of "Mark verified…" show the name, homepage and addresses staff vouch for, the homepage as text, never a link', async () => {
+  test('the app page and the confirmation of "Mark verified…" show the name, description, homepage and addresses staff vouch for, the homepage as text, never a link', async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     // A homepage no check let through today, as a row from before homepages were checked might hold.
     const app = await t.deps.stores.clients.create({
-      clientId: uniqueName('app'), name: 'Community Tools', description: '', homepageUrl: 'javascript:alert(1)', ownerId: null, type: 'public',
+      clientId: uniqueName('app'), name: 'Community Tools', description: 'Official: sign in on the next page.', homepageUrl: 'javascript:alert(1)', ownerId: null, type: 'public',
       redirectUris: ['https://tools.example/cb'], allowedScopes: ['openid'], secretHash: null, idTokenAlg: 'RS256', postLogoutRedirectUris: ['https://tools.example/bye'],
     }, t.clock.now());
     const review = await appReview(moderator, app.clientId);
@@ -201,6 +201,8 @@ forEachDatabase('staff console pages', (database) => {
       assert.match(page, /<dt>Homepage<\/dt><dd><code>javascript:alert\(1\)<\/code><\/dd>/);
       assert.doesNotMatch(page, /href="javascript:/);
       assert.match(page, /<dt>Name<\/dt><dd>Community Tools<\/dd>/);
+      // The consent page shows it under "Verified by" (attack89).
+      assert.match(page, /<dt>Description<\/dt><dd>Official: sign in on the next page\.<\/dd>/);
       for (const address of ['https://tools.example/cb', 'https://tools.example/bye']) assert.match(page, new RegExp(`<code>${address}</code>`), address);
     }
     assert.match(confirmation.text, /You vouch for what the app(&#39;|')s page showed you/);
@@ -256,6 +258,6 @@ forEachDatabase('staff console pages', (database) => {
     const { reviewed } = await appReview(admin, app.client.clientId);
     const vouching = await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reviewed, reason: REASON });
     assert.match(vouching.text, /主页/);
-    assert.deepEqual(englishSentences(vouching.text, ['Test App', REASON]), [], 'the confirmation of "Mark verified…"');
+    assert.deepEqual(englishSentences(vouching.text, ['Test App', 'An app under test', REASON]), [], 'the confirmation of "Mark verified…"');
   });
 });

@@ -473,14 +473,15 @@ forEachDatabase('storage contract', (database) => {
     assert.equal((await stores.clients.findById(client.clientId))?.homepageUrl, 'https://official.example/');
   });
 
-  test('verifying a client takes its name, homepage and addresses as staff reviewed them, and happens only while the client still has exactly those', async () => {
+  test('verifying a client takes its name, description, homepage and addresses as staff reviewed them, and happens only while the client still has exactly those', async () => {
     const client = await newClient();
     const reviewed = {
-      name: client.name, homepageUrl: client.homepageUrl,
+      name: client.name, description: client.description, homepageUrl: client.homepageUrl,
       redirectUris: client.redirectUris, postLogoutRedirectUris: client.postLogoutRedirectUris, backchannelLogoutUri: client.backchannelLogoutUri,
     };
     for (const other of [
       { ...reviewed, name: 'App, renamed' },
+      { ...reviewed, description: 'Official: enter your password on the next page.' },
       { ...reviewed, homepageUrl: 'https://app.example/' },
       { ...reviewed, redirectUris: [...reviewed.redirectUris, 'https://evil.example/cb'] },
       { ...reviewed, postLogoutRedirectUris: ['https://app.example/bye'] },

@@ -52,7 +52,7 @@ export interface Client {
  * What staff review of a client before they verify it: the name and homepage its consent page
  * shows beside "Verified by", and where it sends browsers and logout tokens.
  */
-export type ReviewedClient = Pick<Client, 'name' | 'homepageUrl' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
+export type ReviewedClient = Pick<Client, 'name' | 'description' | 'homepageUrl' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
 
 /** Staff's verified mark: set, for the client as they reviewed it, or removed. */
 export type VerifiedMark = { verified: true; reviewed: ReviewedClient } | { verified: false };

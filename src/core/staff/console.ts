@@ -105,12 +105,12 @@ export function changeMemberRole(deps: ConsoleDeps, actor: StaffActor & { via: '
 export type AppChangeOutcome<T> = { ok: true; value: T } | { ok: false; refusal: 'not_found' };
 
 /**
- * What staff see of an app on its page (its name, homepage and addresses), as its verify form
+ * What staff see of an app on its page (its name, description, homepage and addresses), as its verify form
  * carries them (`reviewedFrom` reads them back).
  */
 export function reviewedText(client: ReviewedClient): string {
-  const { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = client;
-  return JSON.stringify({ name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri });
+  const { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = client;
+  return JSON.stringify({ name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri });
 }
 
 /** What a verify form carried of the app's page, or `undefined` when it carried nothing of that shape. */
@@ -122,11 +122,11 @@ export function reviewedFrom(text: string | undefined): ReviewedClient | undefin
     return undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = value as Record<string, unknown>;
+  const { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = value as Record<string, unknown>;
   const strings = (list: unknown): list is string[] => Array.isArray(list) && list.every((item) => typeof item === 'string');
-  if (typeof name !== 'string' || typeof homepageUrl !== 'string' || !strings(redirectUris) || !strings(postLogoutRedirectUris)
+  if (typeof name !== 'string' || typeof description !== 'string' || typeof homepageUrl !== 'string' || !strings(redirectUris) || !strings(postLogoutRedirectUris)
     || (backchannelLogoutUri !== null && typeof backchannelLogoutUri !== 'string')) return undefined;
-  return { name, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri };
+  return { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri };
 }
 
 /** What marking an app verified may answer: `changed`, it is no longer as staff reviewed it. */

@@ -350,8 +350,9 @@ ${apps.length === 0 ? '' : html`<div class="table-wrap"><table>
 }
 
 /**
- * What staff vouch for when they verify an app, as `<dt>`/`<dd>` pairs: the name and homepage its
- * consent page shows beside "Verified by", and its addresses. The homepage is text, never a link,
+ * What staff vouch for when they verify an app, as `<dt>`/`<dd>` pairs: the name, description and
+ * homepage its consent page shows beside "Verified by" (attack89: an owner's description stood
+ * under the mark unseen), and its addresses. The homepage is text, never a link,
  * as the addresses are: homepages are checked to be http(s) where they are written, but the
  * console, with a staff session, does not rely on every row having passed that check (a
  * `javascript:` link would run here).
@@ -360,6 +361,7 @@ function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
   const addresses = (uris: readonly string[]) => (uris.length === 0 ? t.text('admin.none') : uris.map((uri) => html`<code>${uri}</code><br>`));
   const address = (uri: string | null) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>`);
   return html`<dt>${t.text('admin.name')}</dt><dd>${reviewed.name}</dd>
+<dt>${t.text('admin.description')}</dt><dd>${reviewed.description === '' ? t.text('admin.none') : reviewed.description}</dd>
 <dt>${t.text('admin.homepage')}</dt><dd>${address(reviewed.homepageUrl)}</dd>
 <dt>${t.text('admin.redirectUris')}</dt><dd>${addresses(reviewed.redirectUris)}</dd>
 <dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${addresses(reviewed.postLogoutRedirectUris)}</dd>

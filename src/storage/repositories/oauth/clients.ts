@@ -73,6 +73,7 @@ function newRow(client: NewClient, now: Instant) {
 function rowHolds(reviewed: Partial<ReviewedClient>): RawBuilder<boolean> {
   const conditions = [
     ...(reviewed.name === undefined ? [] : [sql`clients.name = ${reviewed.name}`]),
+    ...(reviewed.description === undefined ? [] : [sql`clients.description = ${reviewed.description}`]),
     ...(reviewed.homepageUrl === undefined ? [] : [sql`clients.homepage_url = ${reviewed.homepageUrl}`]),
     ...(reviewed.redirectUris ? [sql`clients.redirect_uris = ${JSON.stringify(reviewed.redirectUris)}`] : []),
     ...(reviewed.postLogoutRedirectUris ? [sql`clients.post_logout_redirect_uris = ${JSON.stringify(reviewed.postLogoutRedirectUris)}`] : []),
