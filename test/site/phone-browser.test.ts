@@ -63,6 +63,11 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     const now = t.clock.now();
     await stores.consents.save(user.id, authorized.clientId, 'profile:read', now);
     await stores.grants.create({ userId: user.id, clientId: authorized.clientId, scope: 'profile:read', nonce: null, authTime: now }, now);
+    // And one whose name is a single word longer than the phone is wide (attack89: 509 px at 390).
+    const { client: longNamed } = await registerClient(stores, t.clock, {
+      name: 'Supercalifragilisticexpialidocious-Extraordinarily-Long-Application-Name', type: 'confidential', redirectUris: ['https://long.example/cb'],
+    });
+    await stores.consents.save(user.id, longNamed.clientId, 'profile:read', now);
     // An app the member made, a passkey and another signed-in browser: their rows carry buttons.
     const { client: own } = await registerClient(stores, t.clock, { name: '我的应用', type: 'confidential', redirectUris: ['https://mine.example/cb'], ownerId: user.id });
     await stores.passkeys.insert({ credentialId: 'phone-test-key', userId: user.id, name: 'iPhone', publicKey: 'pk', counter: 0, transports: ['internal'], backedUp: true }, now);
@@ -139,6 +144,17 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     });
     assert.deepEqual(problems, [], `targets under ${MINIMUM}×${MINIMUM} CSS px:\n${problems.join('\n')}`);
   });
+  test('no page is wider than the phone, in any language, an app named by one word longer than the screen included', async () => {
+    const problems: string[] = [];
+    for (const locale of LOCALES) {
+      await walk(locale, async (page, path) => {
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        if (width > PHONE.width) problems.push(`${locale} ${path}: ${width} px`);
+      });
+    }
+    assert.deepEqual(problems, [], `pages wider than ${PHONE.width} px:\n${problems.join('\n')}`);
+  });
+
   test('Label in Name, WCAG 2.5.3: the accessible name of every link and button that shows words starts with those words, in every language', async () => {
     const problems: string[] = [];
     for (const locale of LOCALES) {
