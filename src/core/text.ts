@@ -85,3 +85,37 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
   if (min === 1 && !hasVisibleCharacter(text)) throw InputError.worded(field, `${field} must have a character a reader can see`, { key: 'problems.textInvisible' });
   return text;
 }
+
+/**
+ * Alphabets whose letters pass for one another's (Latin a and Cyrillic а, Latin C and Cherokee Ꮯ:
+ * Unicode TS #39's usual confusables). A word mixing two of them imitates a word of one; a name
+ * mixing Han with Latin ("读书App") is ordinary Chinese and not among them.
+ */
+const LOOK_ALIKE_ALPHABETS = ['Latin', 'Cyrillic', 'Greek', 'Armenian', 'Cherokee', 'Georgian', 'Coptic', 'Lisu', 'Canadian_Aboriginal']
+  .map((script) => new RegExp(`\\p{Script=${script}}`, 'u'));
+
+/** What may make a name pass for another, for staff who vouch for it: mixed alphabets, full-width letters, the site's own name. */
+export type LookAlikeSign = 'mixed_alphabets' | 'full_width' | 'site_name';
+
+/**
+ * The signs that `name` may pass for another name (attack88: "Pаypal" with a Cyrillic а, "ＣＯＭＭＵＮＩＴＹ",
+ * "社区官方"): a word whose letters come from two look-alike alphabets, full-width Latin letters or
+ * digits, or one of `siteNames` inside it once both are folded by NFKC and letter case.
+ */
+export function lookAlikeSigns(name: string, siteNames: readonly string[]): LookAlikeSign[] {
+  const words = name.split(/[^\p{L}\p{M}]+/u);
+  const mixed = words.some((word) => {
+    const alphabets = new Set<number>();
+    for (const letter of word) {
+      const index = LOOK_ALIKE_ALPHABETS.findIndex((alphabet) => alphabet.test(letter));
+      if (index >= 0) alphabets.add(index);
+    }
+    return alphabets.size > 1;
+  });
+  const folded = (text: string) => text.normalize('NFKC').toLowerCase();
+  return [
+    ...(mixed ? ['mixed_alphabets' as const] : []),
+    ...(/[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/u.test(name) ? ['full_width' as const] : []),
+    ...(siteNames.some((site) => site !== '' && folded(name).includes(folded(site))) ? ['site_name' as const] : []),
+  ];
+}

@@ -209,6 +209,21 @@ forEachDatabase('staff console pages', (database) => {
     assert.equal(/name="reviewed" value="([^"]*)"/.exec(confirmation.text)?.[1], /name="reviewed" value="([^"]*)"/.exec(review.page)?.[1], 'the confirmation carries what the page showed');
   });
 
+  test('an app\'s page warns staff of a name that may pass for another\'s (mixed look-alike alphabets, full-width letters, the site\'s name); an ordinary one gets no warning', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const named = async (name: string) => (await t.deps.stores.clients.create({
+      clientId: uniqueName('app'), name, description: '', homepageUrl: 'https://app.example/', ownerId: null, type: 'public',
+      redirectUris: ['https://app.example/cb'], allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256',
+    }, t.clock.now())).clientId;
+    const page = async (clientId: string) => (await moderator.visitor.get(`/admin/apps/${clientId}`)).text;
+    const imitation = await page(await named('P\u0430ypal'));
+    assert.match(imitation, /Before you vouch for this name, look at it closely/);
+    assert.match(imitation, /mixes letters of alphabets that look alike/);
+    assert.match(await page(await named('社区官方')), /holds this site(’|&#39;)s own name/);
+    assert.match(await page(await named('Ｐｈｏｔｏ')), /full-width Latin letters/);
+    assert.doesNotMatch(await page(await named('读书App')), /look at it closely/);
+  });
+
   test('signing keys are the admins\': a moderator is refused; an admin rotates them as the command line does, and it is logged', async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     for (const path of ['/admin/keys', '/admin/keys/rotate']) assert.equal((await moderator.visitor.get(path)).status, 403, path);

@@ -15,7 +15,7 @@ import type { UserStatus } from '../../core/accounts/ports.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { secondFactorsOf } from '../../core/accounts/two-step.js';
 import { InputError, OAuthError } from '../../core/errors.js';
-import type { Translator } from '../../core/locales.js';
+import { LOCALES, type Translator } from '../../core/locales.js';
 import { listAuthorizedApplications } from '../../core/oauth/applications.js';
 import { findClient } from '../../core/oauth/clients.js';
 import type { Client, VerifiedMark } from '../../core/oauth/ports.js';
@@ -26,6 +26,8 @@ import {
 import { overview } from '../../core/staff/figures.js';
 import type { Role } from '../../core/staff/ports.js';
 import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnKeys, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
+import { lookAlikeSigns } from '../../core/text.js';
+import { translator } from '../../i18n/catalogs.js';
 import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
 import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
@@ -277,6 +279,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, appPage(context, staffOf(request), {
       client, owner, users: usage.users, tokensLastDay: usage.tokensSince, staffLog,
       notice: noticeKey === undefined ? undefined : context.t.text(noticeKey),
+      nameSigns: lookAlikeSigns(client.name, LOCALES.map((locale) => translator(locale).text('common.siteName'))),
     }));
   });
 

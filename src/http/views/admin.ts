@@ -8,6 +8,7 @@ import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js
 import type { SecondFactors } from '../../core/accounts/two-step.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import type { Client, ReviewedClient } from '../../core/oauth/ports.js';
+import type { LookAlikeSign } from '../../core/text.js';
 import type { SigningKey } from '../../core/oidc/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
 import type { Translator } from '../../core/locales.js';
@@ -383,6 +384,8 @@ export interface AppView {
   tokensLastDay: number;
   staffLog: readonly StaffLogEntry[];
   notice?: string | undefined;
+  /** What may make its name pass for another's, for staff about to vouch for it (`lookAlikeSigns`). */
+  nameSigns: readonly LookAlikeSign[];
 }
 
 export function appPage(context: PageContext, staff: StaffMember, a: AppView): Html {
@@ -403,6 +406,7 @@ ${notice(a.notice)}
 <dt>${t.text('admin.tokensLastDay')}</dt><dd>${a.tokensLastDay}</dd>
 ${reviewedFacts(t, client)}
 </dl>
+${a.nameSigns.length === 0 ? '' : html`<div class="alert" role="note"><p>${t.text('admin.nameLooksAlike')}</p><ul>${a.nameSigns.map((sign) => html`<li>${t.text('admin.lookAlikeSign', { sign })}</li>`)}</ul></div>`}
 </section>
 <section class="card" aria-labelledby="actions-heading">
 <h2 id="actions-heading">${t.text('admin.actions')}</h2>
