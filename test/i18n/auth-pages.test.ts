@@ -100,6 +100,14 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     assert.match(silent.text, /<details><summary>开发者参考信息<\/summary>/, 'the English description stays for the developer');
   });
 
+  test('a consent page\'s title in Chinese sets a Latin app name apart by spaces, as no stylesheet reaches a title; a Chinese name stands close', async () => {
+    const { visitor } = await signedInMember(t, name('titled'), PASSWORD);
+    const titleOf = async (query: string) => /<title>([^<]*)<\/title>/.exec((await visitor.request(`/oauth/authorize?${query}`, { headers: { 'accept-language': 'zh-CN' } })).text)?.[1];
+    assert.equal(await titleOf(authorizeQuery()), '允许 Reader App 访问？ · 社区');
+    const { client } = await registerClient(t.deps.stores, t.clock, { name: '读书笔记', type: 'public', redirectUris: [REDIRECT_URI] });
+    assert.equal(await titleOf(authorizeQuery({ client_id: client.clientId })), '允许读书笔记访问？ · 社区');
+  });
+
   test('a 405 page lists the methods an address takes as the reader\'s language writes a list, not with an English comma', async () => {
     const visitor = new Visitor(t.baseUrl);
     visitor.cookies.set('lang', 'zh-CN');

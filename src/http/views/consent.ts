@@ -8,7 +8,7 @@ import type { Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { appName, listOf, personName, rich, scopeWords } from './words.js';
+import { appName, appNameInTitle, listOf, personName, rich, scopeWords } from './words.js';
 
 export interface ConsentView {
   request: AuthorizationRequest;
@@ -57,7 +57,7 @@ export function consentPage(context: PageContext, view: ConsentView) {
   // An app its own document describes (INTERFACE section 13): the host that vouches for it comes
   // first, and its name is only its claim.
   const described = documentHost(client);
-  return layout(t.text('consent.title', { app: client.name }), context, html`<section class="card narrow consent">
+  return layout(t.text('consent.title', { app: appNameInTitle(t, client.name) }), context, html`<section class="card narrow consent">
 ${described === undefined ? '' : html`<p class="document-host">${rich(t, 'consent.documentHost', { host: described, b: (chunks) => html`<strong>${chunks}</strong>` })}</p>
 `}<h1>${rich(t, 'consent.heading', { app: client.name, b: appName })}</h1>
 <p>${rich(t, 'consent.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>

@@ -7,12 +7,12 @@ import type { AuthorizationResponse } from '../../core/oauth/authorize/request.j
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { appName, rich } from './words.js';
+import { appName, appNameInTitle, rich } from './words.js';
 
 export function formPostPage(context: PageContext, response: AuthorizationResponse): Html {
   const { t } = context;
   const fields = Object.entries(response.parameters).filter((field): field is [string, string] => field[1] !== null);
-  return layout(t.text('consent.backToTitle', { app: response.clientName }), context, html`<section class="card narrow">
+  return layout(t.text('consent.backToTitle', { app: appNameInTitle(t, response.clientName) }).trim(), context, html`<section class="card narrow">
 <h1>${rich(t, 'consent.backTo', { app: response.clientName, b: appName })}</h1>
 <form method="post" action="${percentEncodeNonAscii(response.redirectUri)}" id="authorization-response">
 ${fields.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}

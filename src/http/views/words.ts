@@ -38,9 +38,24 @@ const NON_IDEOGRAPHIC = /^(?![\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hang
  * (`latin-start`, `latin-end`) for the stylesheet's fallback margin. A Chinese name gets no mark.
  */
 export function appName(chunks: Array<string | Html>): Html {
-  const text = chunks.join('');
-  const edges = [NON_IDEOGRAPHIC.test([...text].at(0) ?? '') ? ' latin-start' : '', NON_IDEOGRAPHIC.test([...text].at(-1) ?? '') ? ' latin-end' : ''].join('');
-  return html`<strong class="app-name${edges}">${chunks}</strong>`;
+  const { start, end } = latinEdges(chunks.join(''));
+  return html`<strong class="app-name${start ? ' latin-start' : ''}${end ? ' latin-end' : ''}">${chunks}</strong>`;
+}
+
+/** Whether `text` starts, and whether it ends, with a non-ideographic letter or digit. */
+function latinEdges(text: string): { start: boolean; end: boolean } {
+  return { start: NON_IDEOGRAPHIC.test([...text].at(0) ?? ''), end: NON_IDEOGRAPHIC.test([...text].at(-1) ?? '') };
+}
+
+/**
+ * An app's name in a page's `<title>`, which no stylesheet reaches: in Chinese, a Latin edge gets a
+ * plain space, as Chinese sites write mixed text by hand ("允许 Demo App 访问？"); a Chinese name,
+ * and every name in English, as it is.
+ */
+export function appNameInTitle(t: Translator, name: string): string {
+  if (!t.locale.startsWith('zh')) return name;
+  const { start, end } = latinEdges(name);
+  return `${start ? ' ' : ''}${name}${end ? ' ' : ''}`;
 }
 
 /** "email and phone", "email和phone": a list in the page's language, each item as markup. */
