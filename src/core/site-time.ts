@@ -38,6 +38,15 @@ export function isTimeZone(value: string): boolean {
   }
 }
 
+/**
+ * The runtime's own name of a zone it takes (`asia/shanghai`, `PRC` → `Asia/Shanghai`;
+ * `Asia/Kolkata` → `Asia/Calcutta`, shown as Kolkata): what is saved, so that one zone is never
+ * listed twice under two spellings (attack90).
+ */
+export function canonicalTimeZone(timeZone: string): string {
+  return formatIn(timeZone).resolvedOptions().timeZone;
+}
+
 /** The zones a member can choose from, as the runtime lists them. */
 export function timeZoneNames(): readonly string[] {
   return Intl.supportedValuesOf('timeZone');

@@ -87,35 +87,43 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
 }
 
 /**
- * Alphabets whose letters pass for one another's (Latin a and Cyrillic а, Latin C and Cherokee Ꮯ:
- * Unicode TS #39's usual confusables). A word mixing two of them imitates a word of one; a name
- * mixing Han with Latin ("读书App") is ordinary Chinese and not among them.
+ * Alphabets whose letters pass for one another's (Latin a and Cyrillic а, Greek Ρ and Latin P:
+ * Unicode TS #39's usual confusables), told apart when a word mixes two of them without Latin.
  */
-const LOOK_ALIKE_ALPHABETS = ['Latin', 'Cyrillic', 'Greek', 'Armenian', 'Cherokee', 'Georgian', 'Coptic', 'Lisu', 'Canadian_Aboriginal']
+const LOOK_ALIKE_ALPHABETS = ['Cyrillic', 'Greek', 'Armenian', 'Cherokee', 'Georgian', 'Coptic', 'Lisu', 'Canadian_Aboriginal']
   .map((script) => new RegExp(`\\p{Script=${script}}`, 'u'));
+const LATIN = /\p{Script=Latin}/u;
+/** Scripts a Chinese, Japanese or Korean name mixes with Latin as a matter of course ("读书App"). */
+const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
+/** A letter of a script of its own: not Latin, not East Asian, not shared by scripts (µ, ª) or inherited (marks). */
+const OTHER_SCRIPT = /(?![\p{Script=Latin}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}\p{Script=Common}\p{Script=Inherited}])\p{L}/u;
 
-/** What may make a name pass for another, for staff who vouch for it: mixed alphabets, full-width letters, the site's own name. */
-export type LookAlikeSign = 'mixed_alphabets' | 'full_width' | 'site_name';
+/** What may make a name pass for another, for staff who vouch for it: mixed alphabets, styled letters, the site's own name. */
+export type LookAlikeSign = 'mixed_alphabets' | 'styled_letters' | 'site_name';
+
+/** Whether one word's letters come from a script of their own beside Latin, or from two look-alike alphabets. */
+function mixesAlphabets(word: string): boolean {
+  const letters = [...word].filter((c) => /\p{L}/u.test(c) && !EAST_ASIAN.test(c));
+  if (letters.some((c) => LATIN.test(c)) && letters.some((c) => OTHER_SCRIPT.test(c))) return true;
+  return new Set(letters.map((c) => LOOK_ALIKE_ALPHABETS.findIndex((alphabet) => alphabet.test(c))).filter((i) => i >= 0)).size > 1;
+}
 
 /**
- * The signs that `name` may pass for another name (attack88: "Pаypal" with a Cyrillic а, "ＣＯＭＭＵＮＩＴＹ",
- * "社区官方"): a word whose letters come from two look-alike alphabets, full-width Latin letters or
- * digits, or one of `siteNames` inside it once both are folded by NFKC and letter case.
+ * The signs that `name` may pass for another name (attack88, attack90): a word whose letters mix
+ * Latin with another script, or two look-alike alphabets ("Pаypal" with a Cyrillic а, "Gⵔⵔgle"; only
+ * the plain space parts words here, not a hair or thin one); letters or digits in a compatibility
+ * form, which NFKC folds into plain ones (full-width ＣＯＭ, bold 𝐏𝐚𝐲, circled Ⓟ, Roman numeral Ⅽ,
+ * long ſ); or one of `siteNames` inside it once both are folded by NFKC and letter case and rid of
+ * spaces, punctuation and symbols ("社 区官方", "C.o.m.m.u.n.i.t.y"). Nothing is refused: a sign is
+ * for the person deciding.
  */
 export function lookAlikeSigns(name: string, siteNames: readonly string[]): LookAlikeSign[] {
-  const words = name.split(/[^\p{L}\p{M}]+/u);
-  const mixed = words.some((word) => {
-    const alphabets = new Set<number>();
-    for (const letter of word) {
-      const index = LOOK_ALIKE_ALPHABETS.findIndex((alphabet) => alphabet.test(letter));
-      if (index >= 0) alphabets.add(index);
-    }
-    return alphabets.size > 1;
-  });
-  const folded = (text: string) => text.normalize('NFKC').toLowerCase();
+  const words = name.replace(/(?! )\p{Zs}/gu, '').split(/[^\p{L}\p{M}]+/u);
+  const styled = [...name].some((c) => c.normalize('NFKC') !== c && /[\p{L}\p{N}]/u.test(c.normalize('NFKC')));
+  const folded = (text: string) => text.normalize('NFKC').toLowerCase().replace(/[\p{Z}\p{P}\p{S}]/gu, '');
   return [
-    ...(mixed ? ['mixed_alphabets' as const] : []),
-    ...(/[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]/u.test(name) ? ['full_width' as const] : []),
-    ...(siteNames.some((site) => site !== '' && folded(name).includes(folded(site))) ? ['site_name' as const] : []),
+    ...(words.some(mixesAlphabets) ? ['mixed_alphabets' as const] : []),
+    ...(styled ? ['styled_letters' as const] : []),
+    ...(siteNames.some((site) => folded(site) !== '' && folded(name).includes(folded(site))) ? ['site_name' as const] : []),
   ];
 }

@@ -70,6 +70,16 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     assert.equal(option(english, 'America/New_York'), 'Eastern Time (UTC-5) · America/New York');
   });
 
+  test('a zone is saved under the runtime\'s own name, however it was spelt, so that no zone is listed twice', async () => {
+    const { user, visitor } = await member();
+    for (const [sent, saved] of [['asia/shanghai', 'Asia/Shanghai'], ['PRC', 'Asia/Shanghai'], ['Asia/Kolkata', 'Asia/Calcutta'], ['US/Pacific', 'America/Los_Angeles']]) {
+      assert.equal((await visitor.post('/settings/profile', { time_zone: sent! })).status, 303, sent);
+      assert.equal((await t.deps.stores.users.findById(user.id))?.timeZone, saved, sent);
+    }
+    const page = (await visitor.get('/settings/profile')).text;
+    assert.equal([...page.matchAll(/value="America\/Los_Angeles"/g)].length, 1, 'listed once, and selected');
+  });
+
   test('a saved zone this runtime does not know reads as the site\'s: the pages and the mails of that member do not fail on it', async () => {
     const { user, visitor } = await member();
     assert.equal(await t.deps.stores.users.updateProfile(user.id, { timeZone: 'Mars/Olympus' }, t.clock.now()), true, 'as a zone saved under another ICU');

@@ -150,7 +150,7 @@ forEachDatabase('staff console pages', (database) => {
     for (const reviewed of [undefined, '[1,2,3]', 'not json', addressesAlone]) {
       const bare = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes', ...(reviewed === undefined ? {} : { reviewed }) });
       assert.equal(bare.status, 400, String(reviewed));
-      assert.match(bare.text, /did not carry the name, homepage and addresses the app(&#39;|')s page showed/, String(reviewed));
+      assert.match(bare.text, /did not carry the name, description, homepage and addresses the app(&#39;|')s page showed/, String(reviewed));
       // Before the confirmation too: staff are not asked for a reason only to be refused (attack88).
       const unconfirmed = await moderator.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', ...(reviewed === undefined ? {} : { reviewed }) });
       assert.equal(unconfirmed.status, 400, `${String(reviewed)}, unconfirmed`);
@@ -209,7 +209,7 @@ forEachDatabase('staff console pages', (database) => {
     assert.equal(/name="reviewed" value="([^"]*)"/.exec(confirmation.text)?.[1], /name="reviewed" value="([^"]*)"/.exec(review.page)?.[1], 'the confirmation carries what the page showed');
   });
 
-  test('an app\'s page warns staff of a name that may pass for another\'s (mixed look-alike alphabets, full-width letters, the site\'s name); an ordinary one gets no warning', async () => {
+  test('an app\'s page warns staff of a name that may pass for another\'s (mixed scripts, letters in a special form, the site\'s name), on the page and again on the confirmation; an ordinary one gets no warning', async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     const named = async (name: string) => (await t.deps.stores.clients.create({
       clientId: uniqueName('app'), name, description: '', homepageUrl: 'https://app.example/', ownerId: null, type: 'public',
@@ -218,9 +218,14 @@ forEachDatabase('staff console pages', (database) => {
     const page = async (clientId: string) => (await moderator.visitor.get(`/admin/apps/${clientId}`)).text;
     const imitation = await page(await named('P\u0430ypal'));
     assert.match(imitation, /Before you vouch for this name, look at it closely/);
-    assert.match(imitation, /mixes letters of alphabets that look alike/);
+    assert.match(imitation, /mixes letters of different scripts/);
     assert.match(await page(await named('社区官方')), /holds this site(’|&#39;)s own name/);
-    assert.match(await page(await named('Ｐｈｏｔｏ')), /full-width Latin letters/);
+    assert.match(await page(await named('Ｐｈｏｔｏ')), /letters or digits in a special form/);
+    const imitator = await named('P\u0430ypal');
+    const review = await appReview(moderator, imitator);
+    const confirmation = await moderator.visitor.post(`/admin/apps/${imitator}/verified`, { verified: 'yes', reviewed: review.reviewed, reason: REASON });
+    assert.equal(confirmation.status, 200);
+    assert.match(confirmation.text, /Before you vouch for this name, look at it closely/, 'where staff confirm, too');
     assert.doesNotMatch(await page(await named('读书App')), /look at it closely/);
   });
 

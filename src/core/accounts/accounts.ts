@@ -1,7 +1,7 @@
 /** Accounts: username and password rules, creation, status (INTERFACE section 4). */
 import { AccountUnusableError, InputError, checkAll } from '../errors.js';
 import { LOCALES, type Locale, isLocale } from '../locales.js';
-import { isTimeZone } from '../site-time.js';
+import { canonicalTimeZone, isTimeZone } from '../site-time.js';
 import { isCommonPassword } from './common-passwords.js';
 import { checkNickname } from './nicknames.js';
 import { queueBackchannelLogouts } from '../oidc/logout/events.js';
@@ -238,7 +238,7 @@ function checkLanguage(value: string): Locale | null {
 function checkTimeZone(value: string): string | null {
   if (value === '') return null;
   if (!isTimeZone(value)) throw InputError.worded('time_zone', 'time zone must be an IANA time zone such as Asia/Shanghai', { key: 'problems.timeZoneUnknown' });
-  return value;
+  return canonicalTimeZone(value);
 }
 
 /**

@@ -279,9 +279,12 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, appPage(context, staffOf(request), {
       client, owner, users: usage.users, tokensLastDay: usage.tokensSince, staffLog,
       notice: noticeKey === undefined ? undefined : context.t.text(noticeKey),
-      nameSigns: lookAlikeSigns(client.name, LOCALES.map((locale) => translator(locale).text('common.siteName'))),
+      nameSigns: lookAlikeSigns(client.name, siteNames()),
     }));
   });
+
+  /** The site's name in every language, which an app's name should not pass for. */
+  const siteNames = () => LOCALES.map((locale) => translator(locale).text('common.siteName'));
 
   /** One change on an app: moderators and admins alike (INTERFACE section 14). */
   async function appChange<B extends ChangeBody>(
@@ -327,7 +330,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     async (request: AppRequest<ChangeBody & { verified?: string; reviewed?: string }>, reply) => {
       const verified = request.body?.verified;
       if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
-      // The name, homepage and addresses the app's page showed staff, carried through the
+      // The name, description, homepage and addresses the app's page showed staff, carried through the
       // confirmation, which lists them: vouched for only while the app still has them. A form
       // without them is refused once its sender is known to be staff (attack87: it was told the
       // app had changed).
@@ -336,13 +339,13 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       return appChange(request, reply, {
         // Refused before the confirmation, which would ask for a reason only to refuse it (attack88).
         problem: mark === undefined
-          ? new OAuthError('invalid_request', 'The form did not carry the name, homepage and addresses the app\'s page showed: load the page again and verify from there.')
+          ? new OAuthError('invalid_request', 'The form did not carry the name, description, homepage and addresses the app\'s page showed: load the page again and verify from there.')
           : undefined,
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
           title: t.text('admin.confirmVerifiedTitle', { app: reviewed?.name ?? name, verified }),
           consequences: t.text('admin.confirmVerified', { app: reviewed?.name ?? name, verified, site: t.text('common.siteName') }),
-          ...(reviewed ? { details: vouchedFor(t, reviewed) } : {}),
+          ...(reviewed ? { details: vouchedFor(t, reviewed, lookAlikeSigns(reviewed.name, siteNames())) } : {}),
           button: t.text('admin.verifiedButton', { verified }),
         }),
         act: (actor, reason) => setAppVerified(deps, actor, request.params.clientId, mark!, reason),

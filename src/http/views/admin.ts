@@ -369,12 +369,19 @@ function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
 <dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${address(reviewed.backchannelLogoutUri)}</dd>`;
 }
 
-/** The confirmation's list of what marking an app verified vouches for: the app as its page showed it. */
-export function vouchedFor(t: Translator, reviewed: ReviewedClient): Html {
+/** The signs that an app's name may pass for another's (`lookAlikeSigns`), where staff look at it before vouching for it. */
+function lookAlikeWarning(t: Translator, signs: readonly LookAlikeSign[]): Html | '' {
+  return signs.length === 0 ? ''
+    : html`<div class="alert" role="note"><p>${t.text('admin.nameLooksAlike')}</p><ul>${signs.map((sign) => html`<li>${t.text('admin.lookAlikeSign', { sign })}</li>`)}</ul></div>`;
+}
+
+/** The confirmation's list of what marking an app verified vouches for: the app as its page showed it, and the signs its name may imitate another's. */
+export function vouchedFor(t: Translator, reviewed: ReviewedClient, signs: readonly LookAlikeSign[]): Html {
   return html`<p>${t.text('admin.confirmVerifiedReviewed')}</p>
 <dl class="facts">
 ${reviewedFacts(t, reviewed)}
-</dl>`;
+</dl>
+${lookAlikeWarning(t, signs)}`;
 }
 
 export interface AppView {
@@ -406,7 +413,7 @@ ${notice(a.notice)}
 <dt>${t.text('admin.tokensLastDay')}</dt><dd>${a.tokensLastDay}</dd>
 ${reviewedFacts(t, client)}
 </dl>
-${a.nameSigns.length === 0 ? '' : html`<div class="alert" role="note"><p>${t.text('admin.nameLooksAlike')}</p><ul>${a.nameSigns.map((sign) => html`<li>${t.text('admin.lookAlikeSign', { sign })}</li>`)}</ul></div>`}
+${lookAlikeWarning(t, a.nameSigns)}
 </section>
 <section class="card" aria-labelledby="actions-heading">
 <h2 id="actions-heading">${t.text('admin.actions')}</h2>
