@@ -49,8 +49,8 @@ export interface Client {
 }
 
 /**
- * What staff review of a client before they verify it: the name and homepage its consent page
- * shows beside "Verified by", and where it sends browsers and logout tokens.
+ * What staff review of a client before they verify it: the name, description and homepage its
+ * consent page shows beside "Verified by", and where it sends browsers and logout tokens.
  */
 export type ReviewedClient = Pick<Client, 'name' | 'description' | 'homepageUrl' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
 
@@ -95,7 +95,7 @@ export interface ClientStore {
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   /**
    * Marks the client verified by staff, or not; `undefined` when there is no such client, or when
-   * verifying it and it no longer has exactly the name, homepage and addresses staff `reviewed`
+   * verifying it and it no longer has exactly the name, description, homepage and addresses staff `reviewed`
    * (one conditional write, attack85, attack87: a change between the page and the form must not
    * be vouched for).
    */

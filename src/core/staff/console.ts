@@ -152,9 +152,9 @@ export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clie
 
 /**
  * Marks an app verified, or not: its consent page says "Verified by" the site only when it is, and
- * its authorization errors go back to it (`isUnreviewedApp`). Staff vouch for the name, homepage
- * and addresses they `reviewed`: the mark is set only while the app still has exactly those
- * (attack85, attack87).
+ * its authorization errors go back to it (`isUnreviewedApp`). Staff vouch for the name, description,
+ * homepage and addresses they `reviewed`: the mark is set only while the app still has exactly
+ * those (attack85, attack87, attack89).
  */
 export async function setAppVerified(deps: ConsoleDeps, actor: StaffActor, clientId: string, mark: VerifiedMark, reason: string): Promise<VerifyOutcome> {
   const { verified } = mark;

@@ -422,7 +422,7 @@ ${changeForm(context, 'app-status', `${base}/status`, html`<input type="hidden" 
 <h3>${t.text('admin.verified')}</h3>
 <p class="hint">${t.text('admin.verifiedHint', { site: t.text('common.siteName') })}</p>
 ${changeForm(context, 'verified', `${base}/verified`, client.verifiedAt === null
-    // The name, homepage and addresses above, vouched for only while the app still has them (its owner or its document may change them meanwhile).
+    // The name, description, homepage and addresses above, vouched for only while the app still has them (its owner or its document may change them meanwhile).
     ? html`<input type="hidden" name="verified" value="yes"><input type="hidden" name="reviewed" value="${reviewedText(client)}">`
     : html`<input type="hidden" name="verified" value="no">`, t.text('admin.verifiedButton', { verified: client.verifiedAt === null ? 'yes' : 'no' }))}
 </section>

@@ -65,7 +65,7 @@ function newRow(client: NewClient, now: Instant) {
 }
 
 /**
- * Whether the row holds exactly these of what staff review (its name, homepage and addresses, the
+ * Whether the row holds exactly these of what staff review (its name, description, homepage and addresses, the
  * addresses as stored JSON): a condition of the write it is part of, which reads the row as it was
  * before the write. Columns are named with their table, as an upsert's update must; '' stands for
  * no back-channel URI (none is empty), so that both databases compare a null alike.
