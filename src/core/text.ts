@@ -93,10 +93,13 @@ export function checkedText(field: string, value: string, rule: TextRule): strin
 const LOOK_ALIKE_ALPHABETS = ['Cyrillic', 'Greek', 'Armenian', 'Cherokee', 'Georgian', 'Coptic', 'Lisu', 'Canadian_Aboriginal']
   .map((script) => new RegExp(`\\p{Script=${script}}`, 'u'));
 const LATIN = /\p{Script=Latin}/u;
-/** Scripts a Chinese, Japanese or Korean name mixes with Latin as a matter of course ("读书App"). */
-const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
-/** A letter of a script of its own: not Latin, not East Asian, not shared by scripts (µ, ª) or inherited (marks). */
-const OTHER_SCRIPT = /(?![\p{Script=Latin}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}\p{Script=Common}\p{Script=Inherited}])\p{L}/u;
+/**
+ * A character of the scripts Chinese, Japanese and Korean are written in (ideographs, kana, Hangul,
+ * Bopomofo), which mix with Latin as a matter of course ("读书App") and take no spacing from it.
+ */
+export const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
+/** Characters no one script owns (µ, ª) or that take their neighbour's (combining marks). */
+const SHARED = /[\p{Script=Common}\p{Script=Inherited}]/u;
 
 /** What may make a name pass for another, for staff who vouch for it: mixed alphabets, styled letters, the site's own name. */
 export type LookAlikeSign = 'mixed_alphabets' | 'styled_letters' | 'site_name';
@@ -104,7 +107,7 @@ export type LookAlikeSign = 'mixed_alphabets' | 'styled_letters' | 'site_name';
 /** Whether one word's letters come from a script of their own beside Latin, or from two look-alike alphabets. */
 function mixesAlphabets(word: string): boolean {
   const letters = [...word].filter((c) => /\p{L}/u.test(c) && !EAST_ASIAN.test(c));
-  if (letters.some((c) => LATIN.test(c)) && letters.some((c) => OTHER_SCRIPT.test(c))) return true;
+  if (letters.some((c) => LATIN.test(c)) && letters.some((c) => !LATIN.test(c) && !SHARED.test(c))) return true;
   return new Set(letters.map((c) => LOOK_ALIKE_ALPHABETS.findIndex((alphabet) => alphabet.test(c))).filter((i) => i >= 0)).size > 1;
 }
 

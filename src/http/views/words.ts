@@ -7,6 +7,7 @@ import type { User } from '../../core/accounts/ports.js';
 import type { FieldProblem } from '../../core/errors.js';
 import { type MessageValues, type Translator, listFormat } from '../../core/locales.js';
 import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
+import { EAST_ASIAN } from '../../core/text.js';
 import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { type Html, html } from './html.js';
@@ -29,7 +30,7 @@ export function rich(t: Translator, key: string, values: MessageValues<Html>): H
 }
 
 /** A letter or digit that is not an ideograph, kana, Hangul or Bopomofo: CSS Text 4's "non-ideographic letters and numerals". */
-const NON_IDEOGRAPHIC = /^(?![\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Hangul}\p{sc=Bopomofo}])[\p{L}\p{N}]$/u;
+const nonIdeographic = (character: string) => /^[\p{L}\p{N}]$/u.test(character) && !EAST_ASIAN.test(character);
 
 /**
  * An app's name in bold where a message sets it (`允许<b>{app}</b>使用你的账号？`). Chinese puts a
@@ -44,7 +45,7 @@ export function appName(chunks: Array<string | Html>): Html {
 
 /** Whether `text` starts, and whether it ends, with a non-ideographic letter or digit. */
 function latinEdges(text: string): { start: boolean; end: boolean } {
-  return { start: NON_IDEOGRAPHIC.test([...text].at(0) ?? ''), end: NON_IDEOGRAPHIC.test([...text].at(-1) ?? '') };
+  return { start: nonIdeographic([...text].at(0) ?? ''), end: nonIdeographic([...text].at(-1) ?? '') };
 }
 
 /**
