@@ -15,7 +15,7 @@ import { writePost } from '../../src/core/community/posts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
 
 
@@ -28,8 +28,7 @@ export const POST_TITLE = 'Tomatoes in November';
 
 /** The service on a fresh SQLite file, its clock on real time (libraries check id_tokens against it), and one person. */
 export async function startService(): Promise<TestApp> {
-  const path = temporarySqlitePath();
-  const service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
+  const service = await startTestApp(temporarySqliteDatabase(), { clock: new TestClock(Date.now()) });
   const person = await createAccount(service.deps.stores, service.clock, { username: USERNAME, password: PASSWORD, bio: 'Tries every library.' });
   await writePost(service.deps.stores, service.clock, { authorId: person.id, title: POST_TITLE, body: 'Read through `/me/posts`.', category: 'Examples', status: 'published' });
   return service;

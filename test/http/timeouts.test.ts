@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { REQUEST_TIMEOUTS } from '../../src/app.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 
 /** Writes `chunks` to a raw socket and returns everything the server sends until it closes. */
 function rawExchange(port: number, first: string, trickle?: string): Promise<string> {
@@ -23,14 +23,12 @@ function rawExchange(port: number, first: string, trickle?: string): Promise<str
 
 let t: TestApp;
 before(async () => {
-  const path = temporarySqlitePath();
-  t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { timeouts: { headersMs: 1000, requestMs: 2000, idleMs: 5000, keepAliveMs: 1000 } });
+  t = await startTestApp(temporarySqliteDatabase(), { timeouts: { headersMs: 1000, requestMs: 2000, idleMs: 5000, keepAliveMs: 1000 } });
 });
 after(() => t.close());
 
 test("the service's own server waits 10 s for the headers, 30 s for the whole request, and 75 s on a socket where nothing moves", async () => {
-  const path = temporarySqlitePath();
-  const served = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+  const served = await startTestApp(temporarySqliteDatabase());
   try {
     assert.deepEqual(REQUEST_TIMEOUTS, { headersMs: 10_000, requestMs: 30_000, idleMs: 75_000, keepAliveMs: 72_000 });
     assert.equal(served.app.server.headersTimeout, 10_000);

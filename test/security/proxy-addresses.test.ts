@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startTestApp } from '../support/app.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 
 /** The address the service saw for one request sending `forwardedFor`, as its request log has it. */
 async function addressSeen(trustProxy: string, forwardedFor: string): Promise<string> {
-  const path = temporarySqlitePath();
   const logLines: string[] = [];
-  const t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { env: { TRUST_PROXY: trustProxy }, logLines });
+  const t = await startTestApp(temporarySqliteDatabase(), { env: { TRUST_PROXY: trustProxy }, logLines });
   try {
     await fetch(`${t.baseUrl}/healthz?probe=1`, { headers: { 'x-forwarded-for': forwardedFor } });
     const line = logLines.map((l) => JSON.parse(l) as { req?: { url: string; ip: string } }).find((l) => l.req?.url === '/healthz?probe=1');

@@ -16,7 +16,7 @@ import { registerClient } from '../../src/core/oauth/clients.js';
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 
 const ARTIFACTS = 'test-artifacts/site';
 const DESKTOP = { width: 1280, height: 900 };
@@ -29,8 +29,7 @@ describe('account security in a browser', () => {
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const path = temporarySqlitePath();
-    t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { hostname: 'localhost' });
+    t = await startTestApp(temporarySqliteDatabase(), { hostname: 'localhost' });
     browser = await launchChromium();
   });
   after(async () => {

@@ -13,7 +13,7 @@ import { hashSecret } from '../../src/core/credentials/formats.js';
 import { writePost } from '../../src/core/community/posts.js';
 import { pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 
 const ARTIFACTS = 'test-artifacts/site';
 const PHONE = { width: 390, height: 844 };
@@ -27,8 +27,7 @@ describe('site in a browser', () => {
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const path = temporarySqlitePath();
-    t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+    t = await startTestApp(temporarySqliteDatabase());
     browser = await launchChromium();
   });
   after(async () => {

@@ -19,7 +19,7 @@ import { demoApp } from '../../src/demo-app/plugin.js';
 import { seedDemo } from '../../src/demo.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 import { holdsWithin } from '../support/eventually.js';
 import { freePort } from '../support/instances.js';
 
@@ -34,9 +34,8 @@ describe('demo app end to end', () => {
 
   before(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
-    const path = temporarySqlitePath();
     // id_tokens are checked against the browser's real time, so the service's clock starts now.
-    service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
+    service = await startTestApp(temporarySqliteDatabase(), { clock: new TestClock(Date.now()) });
     demoPassword = (await seedDemo(service.deps.stores, service.clock, { baseUrl: service.baseUrl, when: 'no demo user' }))!.password;
     // The third-party app runs on a server of its own, as a real one would.
     const port = await freePort();
@@ -158,8 +157,7 @@ describe('settings against the live API', () => {
   let demoPassword: string;
 
   before(async () => {
-    const path = temporarySqlitePath();
-    service = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` }, { clock: new TestClock(Date.now()) });
+    service = await startTestApp(temporarySqliteDatabase(), { clock: new TestClock(Date.now()) });
     demoPassword = (await seedDemo(service.deps.stores, service.clock, { baseUrl: service.baseUrl, when: 'no demo user' }))!.password;
     browser = await launchChromium();
   });

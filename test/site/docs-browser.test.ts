@@ -11,7 +11,7 @@ import { launchChromium } from '../support/chromium.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 
 const PHONE = { width: 375, height: 812 };
 const WIDE = { width: 1440, height: 900 };
@@ -21,8 +21,7 @@ describe('developer docs in a browser', () => {
   let browser: Browser;
 
   before(async () => {
-    const path = temporarySqlitePath();
-    t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+    t = await startTestApp(temporarySqliteDatabase());
     browser = await launchChromium();
   });
   after(async () => {

@@ -20,7 +20,7 @@ import { registerClient } from '../../src/core/oauth/clients.js';
 import { LOCALES, type Locale } from '../../src/core/locales.js';
 import { pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { temporarySqlitePath } from '../support/databases.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
 
 const PHONE = { width: 390, height: 844 };
 /** With PHONE_SHOTS=1 every page walked is saved there, to look at. */
@@ -47,8 +47,7 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
   let consentChinese: string;
 
   before(async () => {
-    const path = temporarySqlitePath();
-    t = await startTestApp({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+    t = await startTestApp(temporarySqliteDatabase());
     browser = await launchChromium();
     if (SHOTS) mkdirSync(SHOTS, { recursive: true });
     const { stores } = t.deps;

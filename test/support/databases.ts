@@ -31,6 +31,12 @@ export function temporarySqlitePath(): string {
   return join(mkdtempSync(join(tmpdir(), 'svc-test-')), 'svc.sqlite');
 }
 
+/** A database in a fresh temporary SQLite file, for a suite that runs on SQLite alone (a browser's, the server's timeouts). */
+export function temporarySqliteDatabase(): TestDatabase {
+  const path = temporarySqlitePath();
+  return { name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` };
+}
+
 /** `url` with every connection's search path set to `schema`. */
 export function withSearchPath(url: string, schema: string): string {
   const u = new URL(url);
@@ -50,8 +56,7 @@ export async function dropSchema(admin: pg.Client, schema: string): Promise<void
 
 export function forEachDatabase(title: string, suite: (database: TestDatabase) => void): void {
   describe(`${title} [sqlite]`, () => {
-    const path = temporarySqlitePath();
-    suite({ name: 'sqlite', target: { kind: 'sqlite', path }, url: `sqlite:${path}` });
+    suite(temporarySqliteDatabase());
   });
 
   const schema = `t_${process.pid}_${randomBytes(4).toString('hex')}`;
