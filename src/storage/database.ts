@@ -572,8 +572,21 @@ function rememberedAt<R>(query: RememberedQuery, key: string | number, generatio
   return hit !== undefined && hit.generation === generation ? hit.row as R : undefined;
 }
 
-/** Rows `firstRemembered` keeps per query; past it, the oldest goes first. */
+/** Keeps `row` for `key` as read at `generation`, at most `most` keys: past it, the oldest goes first. */
+function remember(query: RememberedQuery, key: string | number, generation: number, row: unknown, most: number): void {
+  const rows = query.rows;
+  if (rows.size >= most && !rows.has(key)) rows.delete(rows.keys().next().value!);
+  rows.set(key, { generation, row });
+}
+
+/** Rows `firstRemembered` keeps per query. */
 const REMEMBERED_ROWS = 5_000;
+
+/**
+ * Answers `rememberedAnswer` keeps per kind: pages of posts, each at most 50 (INTERFACE section
+ * 7; a profile page's 50), about 0.5 KB a post, so a few MB at most (issue 35 item 5).
+ */
+const REMEMBERED_ANSWERS = 128;
 
 /**
  * The queries of the hot paths, each built and compiled once per database and shared with its
@@ -584,6 +597,7 @@ const REMEMBERED_ROWS = 5_000;
 export class CompiledQueries {
   private readonly compiled = new Map<QueryBuilder<unknown>, CompiledQuery<unknown>>();
   private readonly remembered = new Map<QueryBuilder<unknown>, RememberedQuery>();
+  private readonly answers = new Map<readonly QueryBuilder<unknown>[], RememberedQuery>();
   private readonly batches = new Map<QueryBuilder<unknown>, LookupBatch<unknown>>();
   private readonly readsTogether = new Map<object, TurnBatch<ReadTogether, unknown[]>>();
 
@@ -761,12 +775,34 @@ export class CompiledQueries {
     // No await before the query: with the connection free, it runs in this same turn, so the row
     // is what the database held at `generation`.
     const row = await this.first(db, build, [key]);
-    const rows = query.rows;
-    if (row === undefined) rows.delete(key);
-    else {
-      if (rows.size >= REMEMBERED_ROWS && !rows.has(key)) rows.delete(rows.keys().next().value!);
-      rows.set(key, { generation, row });
-    }
+    if (row === undefined) query.rows.delete(key);
+    else remember(query, key, generation, row, REMEMBERED_ROWS);
     return row;
+  }
+
+  /**
+   * SQLite: what `read` answered for `key` before, while no table that the queries `reads` names
+   * read has been written since, by this process or another (as `firstRemembered` keeps rows);
+   * else `read` runs, as it always does on PostgreSQL and in a transaction. For an answer made of
+   * several reads: a page of posts (its author's row, the page, the category names), which API
+   * clients read again and again between two writes (issue 35 item 3). The generation is taken
+   * before `read` begins, so a write while it reads has the answer read again next time, never an
+   * older answer kept as newer. `reads` is a list built once, which names the kind of answer. An
+   * answer is shared by every caller that asks for it: none may change it.
+   */
+  async rememberedAnswer<T>(db: Kysely<Database>, reads: readonly QueryBuilder<unknown>[], key: string, read: () => Promise<T>): Promise<T> {
+    if (this.sqlite === undefined || db.isTransaction) return read();
+    let answers = this.answers.get(reads);
+    if (answers === undefined) {
+      answers = { reads: this.sqlite.reads(reads.map((build) => this.compile(db, build).sql).join('\n')), rows: new Map() };
+      this.answers.set(reads, answers);
+    }
+    const generation = this.sqlite.generation(answers.reads);
+    if (generation === undefined) return read();
+    const remembered = rememberedAt<T>(answers, key, generation);
+    if (remembered !== undefined) return remembered;
+    const answer = await read();
+    remember(answers, key, generation, answer, REMEMBERED_ANSWERS);
+    return answer;
   }
 }

@@ -1055,6 +1055,43 @@ forEachDatabase('storage contract', (database) => {
     }
   });
 
+  // On SQLite a page of posts is remembered whole until a post, a user or a category is written
+  // (decision 54): this connection's writes count from the next read, another's from the next turn.
+  test('a page of posts read again shows each change to its posts and author: this connection\'s at once, another connection\'s from the next turn of the event loop on', async () => {
+    const author = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Page'));
+    const post = (title: string, i: number) => stores.posts.create({ authorId: author.id, categoryId: category.id, title, body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'published' }, T0 + i);
+    const [older, newer] = [await post('older', 0), await post('newer', 1)];
+    const page = async () => {
+      const { items, total } = await stores.posts.listPublishedByAuthor(author.id, 0, 10);
+      return { total, items: items.map((item) => `${item.title} ${item.viewCount} ${item.authorNickname}`) };
+    };
+    const name = author.nickname;
+    const otherHandle = openDatabase(database.target);
+    try {
+      const other = createStores(otherHandle.db, otherHandle.queries);
+      // Read twice before each write, so a remembered page exists.
+      for (let i = 0; i < 2; i++) assert.deepEqual(await page(), { total: 2, items: [`newer 0 ${name}`, `older 0 ${name}`] });
+      await stores.posts.countView(older.id);
+      assert.deepEqual((await page()).items, [`newer 0 ${name}`, `older 1 ${name}`], 'a view counted');
+      await page();
+      await stores.posts.edit(newer.id, author.id, { categoryId: category.id, title: 'edited', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', publish: false }, T0 + 2);
+      assert.deepEqual((await page()).items, [`edited 0 ${name}`, `older 1 ${name}`], 'a post edited');
+      await page();
+      await stores.users.updateProfile(author.id, { nickname: 'Renamed' }, T0 + 3);
+      assert.deepEqual((await page()).items, ['edited 0 Renamed', 'older 1 Renamed'], 'the author renamed');
+      await page();
+      await other.posts.delete(older.id, author.id);
+      await nextTurn();
+      assert.deepEqual(await page(), { total: 1, items: ['edited 0 Renamed'] }, 'a post deleted by another connection');
+      await page();
+      await post('newest', 4);
+      assert.deepEqual(await page(), { total: 2, items: ['newest 0 Renamed', 'edited 0 Renamed'] }, 'a post published');
+    } finally {
+      await otherHandle.close();
+    }
+  });
+
   // On SQLite another connection's commit is looked for once per turn of the event loop (the
   // requests of one turn are concurrent with it): from the next turn on, every lookup sees it.
   test('the bearer lookups see what another connection (another instance or process) committed, from the next turn of the event loop on', async () => {

@@ -264,6 +264,12 @@ export const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('u
   .select(['published_posts as n', 'username', 'nickname'])
   .where('id', '=', 0);
 
+/**
+ * What a page read on SQLite reads (`pageReadApart`): remembered with it until a post, a user or
+ * a category is written (`CompiledQueries.rememberedAnswer`; docs/performance.md, decision 54).
+ */
+const pageReads = [publishedCountByAuthor, ...Object.values(pages), categoryNameById];
+
 export class KyselyPostStore implements PostStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
@@ -314,7 +320,8 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
-    return this.queries.remembers ? this.pageReadApart(authorId, offset, limit) : this.pageWithAuthor(authorId, offset, limit);
+    if (!this.queries.remembers) return this.pageWithAuthor(authorId, offset, limit);
+    return this.queries.rememberedAnswer(this.db, pageReads, `${authorId} ${offset} ${limit}`, () => this.pageReadApart(authorId, offset, limit));
   }
 
   /** SQLite: the author's row, the page and the category names, each remembered or read at once in this process. */
