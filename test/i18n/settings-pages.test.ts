@@ -63,11 +63,30 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     assert.equal(option(chinese, 'Asia/Calcutta'), '印度时间（UTC+5:30）· Asia/Kolkata', 'a member from Kolkata finds India by its name, and the city as IANA writes it now');
     assert.equal(option(chinese, 'Europe/Kiev'), '东欧时间（UTC+2）· Europe/Kyiv', 'named as it is today, not as in 1970 (Moscow\'s zone)');
     await visitor.post('/settings/profile', { time_zone: 'Etc/GMT+5' });
-    assert.match((await visitor.get('/settings/profile')).text, /<option value="Etc\/GMT\+5" selected>Etc\/GMT\+5（UTC-5）<\/option>/,
-      'a zone the runtime takes but does not list is shown when chosen, by its offset alone');
+    assert.match((await visitor.get('/settings/profile')).text, /<option value="Etc\/GMT\+5" selected>UTC-5 · Etc\/GMT\+5<\/option>/,
+      'a zone the runtime takes but does not list is shown when chosen, its offset first where a name would be');
     await visitor.post('/settings/profile', { language: 'en' });
     const english = (await visitor.get('/settings/profile')).text;
     assert.equal(option(english, 'America/New_York'), 'Eastern Time (UTC-5) · America/New York');
+  });
+
+  test('a zone the runtime names by its offset alone is labelled by that offset, and no label says the same thing twice: UTC is "UTC", in every language', async () => {
+    const { visitor } = await member();
+    const selected = (text: string) => /<option value="([^"]*)" selected>([^<]*)<\/option>/.exec(text.slice(text.indexOf('id="time_zone"')))?.slice(1);
+    for (const language of ['en', 'zh-CN', 'zh-TW']) {
+      await visitor.post('/settings/profile', { language, time_zone: 'Etc/UTC' });
+      const page = (await visitor.get('/settings/profile')).text;
+      assert.deepEqual(selected(page), ['UTC', 'UTC'], `${language}: saved as UTC, shown as UTC, never "UTC（UTC）"`);
+      await visitor.post('/settings/profile', { time_zone: 'Etc/GMT-3' });
+      assert.deepEqual(selected((await visitor.get('/settings/profile')).text), ['Etc/GMT-3', 'UTC+3 · Etc/GMT-3'], `${language}: the offset first, as a name stands`);
+      // Every zone listed: its name, offset and IANA name, none of them twice.
+      const repeated = [...page.matchAll(/<option value="[^"]+"(?: selected)?>([^<]*)<\/option>/g)].map((m) => m[1]!)
+        .filter((label) => {
+          const pieces = label.split(/\s*[（）()·]\s*/).filter((piece) => piece !== '');
+          return new Set(pieces).size !== pieces.length;
+        });
+      assert.deepEqual(repeated, [], language);
+    }
   });
 
   test('a zone is saved under the runtime\'s own name, however it was spelt, so that no zone is listed twice', async () => {

@@ -153,12 +153,15 @@ function offsetOf(timeZone: string, now: Instant): string {
 /**
  * `中国标准时间（UTC+8）· Asia/Shanghai`: the zone's name in the reader's language where ICU has one,
  * its offset now and its IANA name, in that order, so that a select cut short on a phone still shows
- * the offset.
+ * the offset. A zone ICU names only by its offset (`UTC`, `Etc/GMT+5`) has the offset where the name
+ * stands (`UTC-5 · Etc/GMT+5`), and `UTC`, whose IANA name is its offset, is that word alone: it
+ * read `UTC（UTC）`.
  */
 function timeZoneLabel(reader: Reader, zone: string): string {
   const place = { zone: currentZoneName(zone).replaceAll('_', ' '), offset: offsetOf(zone, reader.now) };
   const name = timeZoneGenericName(zone, reader.t.locale, reader.now);
-  return name === undefined ? reader.t.text('settings.timeZoneUnnamed', place) : reader.t.text('settings.timeZoneNamed', { ...place, name });
+  if (name !== undefined) return reader.t.text('settings.timeZoneNamed', { ...place, name });
+  return place.zone === place.offset ? place.offset : reader.t.text('settings.timeZoneUnnamed', place);
 }
 
 function timeZoneOptions(reader: Reader, chosen: string): Html {
