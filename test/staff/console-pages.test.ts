@@ -2,11 +2,13 @@
  * The staff console's pages and what they change (INTERFACE section 14), over real HTTP on each
  * database: finding members, resetting two-step, apps (owner, users, tokens of the last day;
  * deactivation ends tokens; the verified mark on the consent page), signing keys for admins, the
- * overview's figures, and every page in Chinese without an English sentence.
+ * overview's figures, every page in Chinese without an English sentence, and error pages meant for staff.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
+import { LOCALES } from '../../src/core/locales.js';
+import { translator } from '../../src/i18n/catalogs.js';
 import { englishSentences } from '../i18n/untranslated.js';
 import { Browser, PASSWORD as MEMBER_PASSWORD, authorizeQuery, newClient, obtainTokens, pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
@@ -279,5 +281,24 @@ forEachDatabase('staff console pages', (database) => {
     const vouching = await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reviewed, reason: REASON });
     assert.match(vouching.text, /主页/);
     assert.deepEqual(englishSentences(vouching.text, ['Test App', 'An app under test', REASON]), [], 'the confirmation of "Mark verified…"');
+  });
+  test('an error in the console speaks to staff in every language: no advice about an app that sent them, and the way back is to the console', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const app = await newClient(t);
+    for (const locale of LOCALES) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      // A verify form made by hand, without what the app's page showed (attack88's refusal), and a member who is not there.
+      const refused = await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' });
+      const missing = await admin.visitor.get('/admin/members/2147483647');
+      for (const [page, status] of [[refused, 400], [missing, 404]] as const) {
+        assert.equal(page.status, status, `${locale} ${status}`);
+        assert.match(page.text, new RegExp(`<html lang="${locale}">`));
+        assert.ok(!page.text.includes(words.text('errors.invalidRequest')), `${locale} ${status}: the member's advice about an app`);
+        assert.ok(page.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale} ${status}: back to the console`);
+        assert.ok(!page.text.includes(`<a href="/">${words.text('common.backHome')}</a>`), `${locale} ${status}: not to the home page`);
+      }
+      if (locale !== 'en') assert.ok(refused.text.includes(words.text('errors.consoleInvalidRequest')), `${locale}: the console's words`);
+    }
   });
 });

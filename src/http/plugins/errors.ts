@@ -136,6 +136,20 @@ const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   temporarily_unavailable: { key: 'errors.unavailable' },
 };
 
+/**
+ * An error's words in the staff console, for staff past its gate: what its pages and forms meet,
+ * never the member's advice to go back to an app that sent them; any other code is the generic
+ * words. Its page leads back to the console (`CONSOLE_WAY_BACK`).
+ */
+const CONSOLE_PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
+  invalid_request: { key: 'errors.consoleInvalidRequest' },
+  rate_limited: { key: 'errors.rateLimited' },
+  server_error: { key: 'errors.serverError' },
+  temporarily_unavailable: { key: 'errors.unavailable' },
+};
+
+const CONSOLE_WAY_BACK = { href: '/admin', key: 'admin.backToConsole' } as const;
+
 /** The refusal of `verifyCsrf`, the one 403 `invalid_request` (a form kept open too long, or sent from another site). */
 const FORM_EXPIRED: Words = { key: 'errors.formExpired' };
 
@@ -151,17 +165,24 @@ function errorHeading(status: number, pageMissing: boolean): string {
   return status >= 500 ? 'errors.somethingWentWrong' : pageMissing ? 'errors.notFound' : 'errors.didNotWork';
 }
 
-/** The error page of `error`: its heading and words in the reader's language. */
+/**
+ * The error page of `error`: its heading and words in the reader's language; in the staff console,
+ * for staff, its own words and the way back to it (the gate sets `request.staff`, so no one else
+ * learns from an error that the console is there).
+ */
 async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: OAuthError): Promise<Html> {
   const context = await pageContext(request, reply);
   const { t } = context;
+  const inConsole = request.staff !== undefined;
+  const back = inConsole ? { href: CONSOLE_WAY_BACK.href, words: t.text(CONSOLE_WAY_BACK.key) } : undefined;
   // A read of a member or post that does not exist is a missing page; a form sent about one is a refused action.
   const pageMissing = error.status === 404 && (request.method === 'GET' || request.method === 'HEAD');
   const heading = t.text(errorHeading(error.status, pageMissing));
-  if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description);
+  if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description, { back });
   const words = pageMissing ? NOTHING_HERE
-    : error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED : PAGE_WORDS[error.code] ?? { key: 'errors.generic' };
-  return errorPage(context, heading, t.text(words.key), error.description);
+    : error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED
+    : (inConsole ? CONSOLE_PAGE_WORDS : PAGE_WORDS)[error.code] ?? { key: 'errors.generic' };
+  return errorPage(context, heading, t.text(words.key), { details: error.description, back });
 }
 
 export async function sendError(error: OAuthError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

@@ -39,13 +39,6 @@ import {
 } from '../views/admin.js';
 import type { Html } from '../views/html.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The staff member the console's gate let in. */
-    staff?: StaffMember;
-  }
-}
-
 const page = { config: { html: true } };
 const text = { type: 'string' } as const;
 const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, reason: text, confirm: text, ...properties } } });

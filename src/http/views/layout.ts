@@ -76,13 +76,16 @@ ${LOCALES.map((locale) => html`<option value="${locale}" lang="${locale}"${local
  * A short page for an error a person meets: what went wrong, in words, and no redirect.
  * `details`: the error's English description, for the developer of the app that sent the person
  * here, under its own heading on a page in another language (protocol text stays English).
+ * `back`: the way out, the home page unless the error is met somewhere with a home of its own (the
+ * staff console).
  */
-export function errorPage(context: PageContext, heading: string, message: string | Html, details?: string): Html {
+export function errorPage(context: PageContext, heading: string, message: string | Html, options: { details?: string; back?: { href: string; words: string } } = {}): Html {
   const { t } = context;
+  const { details, back = { href: '/', words: t.text('common.backHome') } } = options;
   return layout(heading, context, html`<section class="card narrow">
 <h1>${heading}</h1>
 <p>${message}</p>
 ${details === undefined ? '' : html`<details><summary>${t.text('errors.details')}</summary><p><code lang="en">${details}</code></p></details>`}
-<p class="links"><a href="/">${t.text('common.backHome')}</a></p>
+<p class="links"><a href="${back.href}">${back.words}</a></p>
 </section>`);
 }
