@@ -12,6 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
+import { MINIMUM_TARGET, namesNotStartingWithLabel, pageWidth, smallTargets } from '../support/page-measures.js';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { writePost } from '../../src/core/community/posts.js';
 import { hashSecret } from '../../src/core/credentials/formats.js';
@@ -27,11 +28,6 @@ const PHONE = { width: 390, height: 844 };
 const SHOTS = process.env.PHONE_SHOTS === '1' ? '/tmp/phone-shots' : undefined;
 const USERNAME = 'shouji';
 const PASSWORD = 'a phone in the hand';
-/** WCAG 2.2 SC 2.5.8: a target is at least 24 by 24 CSS pixels. */
-const MINIMUM = 24;
-
-/** What the elements a pointer or a voice command acts on are, on our pages. */
-const TARGETS = 'a[href], button, input:not([type=hidden]), select, textarea, summary';
 
 describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromium }, () => {
   let t: TestApp;
@@ -124,30 +120,15 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
   test('Target Size (Minimum), WCAG 2.2 SC 2.5.8: every pointer target not inline in a sentence is at least 24 by 24 CSS px at 390 px in zh-CN', async () => {
     const problems: string[] = [];
     await walk('zh-CN', async (page, path) => {
-      const small = await page.evaluate(({ selector, minimum }) => [...document.querySelectorAll(selector)].flatMap((element) => {
-        const box = element.getBoundingClientRect();
-        // Not shown, or moved off the page until focused (the skip link, measured where it appears).
-        if (box.width === 0 || box.height === 0 || box.right <= 0 || getComputedStyle(element).visibility === 'hidden') return [];
-        // The SC's "inline" exception, concretely: a link whose parent is a paragraph, list item,
-        // definition or table cell holding words (a letter or digit) of its own beside the link,
-        // so the link's height is the line's. Header, footer and navigation hold standalone links,
-        // whatever separates them.
-        const parent = element.parentElement;
-        if (element.localName === 'a' && parent && /^(p|li|dd|td)$/.test(parent.localName) && !element.closest('header, footer, nav')
-          && /[\p{L}\p{N}]/u.test([...parent.childNodes].filter((node) => node !== element).map((node) => node.textContent).join(''))) return [];
-        if (box.width >= minimum - 0.01 && box.height >= minimum - 0.01) return [];
-        const words = (element as HTMLElement).innerText?.trim() || element.getAttribute('aria-label') || element.getAttribute('type') || '';
-        return [`${element.localName}${element.className ? `.${element.className.split(' ').join('.')}` : ''} "${words.slice(0, 30)}" ${box.width.toFixed(1)}×${box.height.toFixed(1)}`];
-      }), { selector: TARGETS, minimum: MINIMUM });
-      for (const line of small) problems.push(`${path}: ${line}`);
+      for (const line of await smallTargets(page)) problems.push(`${path}: ${line}`);
     });
-    assert.deepEqual(problems, [], `targets under ${MINIMUM}×${MINIMUM} CSS px:\n${problems.join('\n')}`);
+    assert.deepEqual(problems, [], `targets under ${MINIMUM_TARGET}×${MINIMUM_TARGET} CSS px:\n${problems.join('\n')}`);
   });
   test('no page is wider than the phone, in any language, an app named by one word longer than the screen included', async () => {
     const problems: string[] = [];
     for (const locale of LOCALES) {
       await walk(locale, async (page, path) => {
-        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        const width = await pageWidth(page);
         if (width > PHONE.width) problems.push(`${locale} ${path}: ${width} px`);
       });
     }
@@ -158,27 +139,7 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     const problems: string[] = [];
     for (const locale of LOCALES) {
       await walk(locale, async (page, path) => {
-        // The words each control shows, then its name as Chromium gives it to assistive technology.
-        const shown = await page.evaluate((selector) => [...document.querySelectorAll(selector)].flatMap((element, index) => {
-          element.removeAttribute('data-label-in-name');
-          const box = element.getBoundingClientRect();
-          const words = element instanceof HTMLInputElement ? element.value : (element as HTMLElement).innerText;
-          if (box.width === 0 || box.height === 0 || !words.trim()) return [];
-          element.setAttribute('data-label-in-name', String(index));
-          return [{ words, markup: element.outerHTML.slice(0, 160) }];
-        }), 'a[href], button, summary, input[type=submit], input[type=button]');
-        const cdp = await page.context().newCDPSession(page);
-        const { root } = await cdp.send('DOM.getDocument', { depth: 0 });
-        const { nodeIds } = await cdp.send('DOM.querySelectorAll', { nodeId: root.nodeId, selector: '[data-label-in-name]' });
-        assert.equal(nodeIds.length, shown.length);
-        // Compared as a voice command hears them: case, spaces and punctuation aside.
-        const spoken = (text: string) => text.toLowerCase().replace(/[\s\p{P}\p{S}]/gu, '');
-        for (const [i, nodeId] of nodeIds.entries()) {
-          const { nodes } = await cdp.send('Accessibility.getPartialAXTree', { nodeId, fetchRelatives: false });
-          const name = String(nodes[0]?.name?.value ?? '');
-          if (!spoken(name).startsWith(spoken(shown[i]!.words))) problems.push(`${locale} ${path}: shows "${shown[i]!.words.trim()}", named "${name}": ${shown[i]!.markup}`);
-        }
-        await cdp.detach();
+        for (const line of await namesNotStartingWithLabel(page)) problems.push(`${locale} ${path}: ${line}`);
       });
     }
     assert.deepEqual(problems, [], `names that do not start with the words shown:\n${problems.join('\n')}`);
