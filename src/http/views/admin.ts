@@ -119,7 +119,7 @@ export function refusedPage(context: PageContext, staff: StaffMember, section: C
   return consoleLayout(t.text('admin.refusedTitle'), context, staff, section, html`<section class="card">
 <h1>${t.text('admin.refusedTitle')}</h1>
 <p>${message}</p>
-<p><a href="${back}">${t.text('admin.back')}</a></p>
+<p class="links"><a href="${back}">${t.text('admin.back')}</a></p>
 </section>`);
 }
 
@@ -149,7 +149,7 @@ ${found === undefined ? '' : html`<section class="card" aria-labelledby="results
 ${found.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
 ${found.length === 0 ? '' : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">${t.text('admin.member')}</th><th scope="col">${t.text('admin.id')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.joined')}</th></tr></thead>
-<tbody>${found.map((u) => html`<tr><td><a href="/admin/members/${u.id}">${personName(u)}</a></td><td>${u.id}</td><td>${statusWord(t, u.status)}</td><td>${timeOf(context, u.createdAt)}</td></tr>`)}</tbody>
+<tbody>${found.map((u) => html`<tr><td class="links"><a href="/admin/members/${u.id}">${personName(u)}</a></td><td>${u.id}</td><td>${statusWord(t, u.status)}</td><td>${timeOf(context, u.createdAt)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>`}`);
 }
@@ -185,7 +185,7 @@ ${notice(m.notice)}
 <dt>${t.text('admin.joined')}</dt><dd>${timeOf(context, user.createdAt)}</dd>
 <dt>${t.text('admin.twoStep')}</dt><dd>${t.text('admin.twoStepSummary', { app: m.secondFactors.totp ? 'on' : 'off', passkeys: m.secondFactors.passkeys, codes: m.secondFactors.recoveryCodesLeft })}</dd>
 </dl>
-<p><a href="/u/${user.username}">${t.text('admin.publicPage')}</a></p>
+<p class="links"><a href="/u/${user.username}">${t.text('admin.publicPage')}</a></p>
 </section>
 ${m.mayChange ? html`<section class="card" aria-labelledby="actions-heading">
 <h2 id="actions-heading">${t.text('admin.actions')}</h2>
@@ -211,7 +211,7 @@ ${m.sessions.length === 0 ? '' : html`<div class="table-wrap"><table>
 </section>
 <section class="card" aria-labelledby="apps-heading">
 <h2 id="apps-heading">${t.text('admin.authorizedApps', { count: m.apps.length })}</h2>
-${m.apps.length === 0 ? '' : html`<ul>${m.apps.map((a) => html`<li><a href="/admin/apps/${encodeURIComponent(a.client.clientId)}">${a.client.name}</a> <span class="muted">${a.scopes.join(' ')}</span></li>`)}</ul>`}
+${m.apps.length === 0 ? '' : html`<ul class="links">${m.apps.map((a) => html`<li><a href="/admin/apps/${encodeURIComponent(a.client.clientId)}">${a.client.name}</a> <span class="muted">${a.scopes.join(' ')}</span></li>`)}</ul>`}
 </section>
 <section class="card" aria-labelledby="tokens-heading">
 <h2 id="tokens-heading">${t.text('admin.personalTokens', { count: m.tokens.length })}</h2>
@@ -256,7 +256,7 @@ export function staffLogTable(context: PageContext, entries: readonly StaffLogEn
   if (entries.length === 0) return html`<p class="muted">${t.text('admin.nothingYet')}</p>`;
   return html`<div class="table-wrap"><table class="staff-log">
 <thead><tr><th scope="col">${t.text('admin.when')}</th><th scope="col">${t.text('admin.who')}</th><th scope="col">${t.text('admin.what')}</th><th scope="col">${t.text('admin.onWhom')}</th><th scope="col">${t.text('admin.reason')}</th></tr></thead>
-<tbody>${entries.map((e) => html`<tr><td>${timeOf(context, e.createdAt)}</td><td>${e.actorId === null ? t.text('admin.commandLine') : html`<a href="/admin/members/${e.actorId}">${e.actorName}</a>`}</td><td>${actionWords(t, e)}</td><td>${targetOf(e)}</td><td class="reason">${e.reason}</td></tr>`)}</tbody>
+<tbody>${entries.map((e) => html`<tr><td>${timeOf(context, e.createdAt)}</td><td class="links">${e.actorId === null ? t.text('admin.commandLine') : html`<a href="/admin/members/${e.actorId}">${e.actorName}</a>`}</td><td>${actionWords(t, e)}</td><td class="links">${targetOf(e)}</td><td class="reason">${e.reason}</td></tr>`)}</tbody>
 </table></div>`;
 }
 
@@ -266,7 +266,7 @@ export function staffLogPage(context: PageContext, staff: StaffMember, entries: 
 <h1>${t.text('admin.logTitle')}</h1>
 <p class="hint">${t.text('admin.logHint')}</p>
 ${staffLogTable(context, entries)}
-${older === undefined ? '' : html`<p><a href="${older}">${t.text('admin.older')}</a></p>`}
+${older === undefined ? '' : html`<p class="links"><a href="${older}">${t.text('admin.older')}</a></p>`}
 </section>`);
 }
 
@@ -345,7 +345,7 @@ ${searchForm(t, '/admin/apps', t.text('admin.findApp'), t.text('admin.findAppHin
 ${apps.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
 ${apps.length === 0 ? '' : html`<div class="table-wrap"><table>
 <thead><tr><th scope="col">${t.text('admin.app')}</th><th scope="col">${t.text('admin.owner')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.verified')}</th></tr></thead>
-<tbody>${apps.map(({ client, owner }) => html`<tr><td><a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code></td><td>${ownerOf(t, client, owner)}</td><td>${t.text('admin.appStatus', { status: client.status })}</td><td>${verifiedTag(t, client)}</td></tr>`)}</tbody>
+<tbody>${apps.map(({ client, owner }) => html`<tr><td class="links"><a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code></td><td class="links">${ownerOf(t, client, owner)}</td><td>${t.text('admin.appStatus', { status: client.status })}</td><td>${verifiedTag(t, client)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>`);
 }
@@ -405,7 +405,7 @@ export function appPage(context: PageContext, staff: StaffMember, a: AppView): H
 ${notice(a.notice)}
 <dl class="facts">
 <dt>${t.text('admin.clientId')}</dt><dd><code>${client.clientId}</code></dd>
-<dt>${t.text('admin.owner')}</dt><dd>${ownerOf(t, client, a.owner)}</dd>
+<dt>${t.text('admin.owner')}</dt><dd class="links">${ownerOf(t, client, a.owner)}</dd>
 <dt>${t.text('admin.statusHeading')}</dt><dd>${t.text('admin.appStatus', { status: client.status })}</dd>
 <dt>${t.text('admin.verified')}</dt><dd>${verifiedTag(t, client)}</dd>
 <dt>${t.text('admin.created')}</dt><dd>${timeOf(context, client.createdAt)}</dd>
