@@ -258,7 +258,9 @@ export async function moveDemoApp(stores: Stores, clock: Clock, { baseUrl, crede
         await tx.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris, backchannelLogoutUri }, now, 'operator');
       }
       // The link the consent page and the member's list of apps show.
-      if (moved(client.homepageUrl) !== client.homepageUrl) await tx.clients.setHomepageUrl(client.clientId, moved(client.homepageUrl), now, 'operator');
+      if (moved(client.homepageUrl) !== client.homepageUrl) {
+        await tx.clients.setDetails(client.clientId, { name: client.name, description: client.description, homepageUrl: moved(client.homepageUrl) }, now, 'operator');
+      }
     }
     // The file's own sign-out address is at its own origin, which a move that never committed left ahead of `from`'s.
     const movedInFile = mover(...demoApps(from), ...demoApps(kept.redirectUri));

@@ -181,7 +181,7 @@ forEachDatabase('staff console pages', (database) => {
     assert.equal(await verifiedAt(), null);
     // Another homepage while the page is open: the operator's, which ends no verification, is still not the one staff saw.
     const moved = await appReview(moderator, described.clientId);
-    await t.deps.stores.clients.setHomepageUrl(described.clientId, 'https://official.example/', t.clock.now(), 'operator');
+    await t.deps.stores.clients.setDetails(described.clientId, { name: 'Community Official Tools', description: '', homepageUrl: 'https://official.example/' }, t.clock.now(), 'operator');
     assert.equal((await moved.verify(REASON)).location, `${back}?notice=app-changed`);
     assert.equal(await verifiedAt(), null);
     // Reviewed as it now is, it is vouched for.

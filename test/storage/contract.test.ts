@@ -456,21 +456,31 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await stores.clients.findById(described.clientId).then((c) => [c?.name, c?.homepageUrl]), ['Community Official Tools', 'https://docs.example/official']);
   });
 
-  test('an owner\'s new homepage ends its app\'s verification in the same write; the same homepage, or the operator\'s change, keep it', async () => {
+  test('an owner\'s other name, description or homepage ends its app\'s verification in the same write; the same ones, or the operator\'s change, keep it', async () => {
     const owner = await newUser();
-    const client = await newClient(owner.id);
-    await stores.clients.setVerified(client.clientId, { verified: true, reviewed: client }, T0);
-    const state = async () => {
+    const stored = { name: 'App', description: '', homepageUrl: '' };
+    const changes: Array<[string, Partial<typeof stored>]> = [
+      ['name', { name: 'Community Official Tools' }],
+      ['description', { description: 'Official: sign in on the next page.' }],
+      ['homepage', { homepageUrl: 'https://official.example/' }],
+    ];
+    for (const [what, change] of changes) {
+      const client = await newClient(owner.id);
+      await stores.clients.setVerified(client.clientId, { verified: true, reviewed: client }, T0);
+      const state = async () => {
+        const found = await stores.clients.findById(client.clientId);
+        return { memberRegistered: found?.memberRegistered, verified: found?.verifiedAt !== null };
+      };
+      await stores.clients.setDetails(client.clientId, stored, T0 + 1, 'owner');
+      assert.deepEqual(await state(), { memberRegistered: false, verified: true }, `${what}: the same details saved again`);
+      await stores.clients.setDetails(client.clientId, { ...stored, ...change }, T0 + 2, 'operator');
+      assert.deepEqual(await state(), { memberRegistered: false, verified: true }, `${what}: the operator's change (the demo's move)`);
+      await stores.clients.setDetails(client.clientId, stored, T0 + 3, 'operator');
+      await stores.clients.setDetails(client.clientId, { ...stored, ...change }, T0 + 4, 'owner');
+      assert.deepEqual(await state(), { memberRegistered: false, verified: false }, `${what}: the owner's other one; no browser is sent there, but staff saw another`);
       const found = await stores.clients.findById(client.clientId);
-      return { memberRegistered: found?.memberRegistered, verified: found?.verifiedAt !== null };
-    };
-    await stores.clients.setHomepageUrl(client.clientId, '', T0 + 1, 'owner');
-    assert.deepEqual(await state(), { memberRegistered: false, verified: true }, 'the same homepage (none) saved again');
-    await stores.clients.setHomepageUrl(client.clientId, 'https://app.example/', T0 + 2, 'operator');
-    assert.deepEqual(await state(), { memberRegistered: false, verified: true }, 'the operator\'s change (the demo\'s move)');
-    await stores.clients.setHomepageUrl(client.clientId, 'https://official.example/', T0 + 3, 'owner');
-    assert.deepEqual(await state(), { memberRegistered: false, verified: false }, 'the owner\'s new homepage: no browser is sent there, but staff saw another');
-    assert.equal((await stores.clients.findById(client.clientId))?.homepageUrl, 'https://official.example/');
+      assert.deepEqual(found && { name: found.name, description: found.description, homepageUrl: found.homepageUrl }, { ...stored, ...change });
+    }
   });
 
   test('verifying a client takes its name, description, homepage and addresses as staff reviewed them, and happens only while the client still has exactly those', async () => {
@@ -1165,12 +1175,13 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual([plain.postLogoutRedirectUris, plain.backchannelLogoutUri], [[], null]);
   });
 
-  test('a client\'s homepage can be replaced', async () => {
+  test('a client\'s name, description and homepage can be replaced', async () => {
     const client = await newClient();
-    assert.equal(await stores.clients.setHomepageUrl(client.clientId, 'https://app.example/home', T0 + 1, 'owner'), true);
+    const details = { name: 'Renamed', description: 'Now with a description', homepageUrl: 'https://app.example/home' };
+    assert.equal(await stores.clients.setDetails(client.clientId, details, T0 + 1, 'owner'), true);
     const changed = await stores.clients.findById(client.clientId);
-    assert.deepEqual([changed?.homepageUrl, changed?.updatedAt], ['https://app.example/home', T0 + 1]);
-    assert.equal(await stores.clients.setHomepageUrl(unique('client'), 'https://app.example/home', T0 + 1, 'owner'), false, 'no such client');
+    assert.deepEqual(changed, { ...client, ...details, updatedAt: T0 + 1 });
+    assert.equal(await stores.clients.setDetails(unique('client'), details, T0 + 1, 'owner'), false, 'no such client');
   });
 
   test('a grant is read with its user in one read, every field of both as stored', async () => {

@@ -6,7 +6,7 @@ import { generateToken, hashSecret } from '../credentials/formats.js';
 import { InputError, type Words, checkAll } from '../errors.js';
 import type { IdTokenAlg } from '../oidc/ports.js';
 import type { Stores } from '../stores.js';
-import type { Client, ClientType } from './ports.js';
+import type { Client, ClientDetails, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
 import { checkedText } from '../text.js';
 import type { Clock, Instant } from '../time.js';
@@ -240,6 +240,20 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   return trimmed;
 }
 
+/**
+ * An app's name, description and homepage as it may hold them, at registration and after (the
+ * registration form's rules, INTERFACE section 3): every field checked, so a form names all that
+ * are wrong at once.
+ */
+export function checkClientDetails(details: { name: string; description?: string | undefined; homepageUrl?: string | undefined }): ClientDetails {
+  const [name, description, homepageUrl] = checkAll(
+    () => checkedText('name', details.name, { kind: 'name', max: 80 }),
+    () => checkedText('description', details.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
+    () => optionalHttpUrl('homepage', details.homepageUrl),
+  );
+  return { name, description, homepageUrl };
+}
+
 export type ClientRegistration = {
   name: string;
   type: ClientType;
@@ -263,9 +277,8 @@ export type ClientRegistration = {
 /** A new client and, for a confidential one, its secret: shown once, stored only as a hash. */
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
   // Every field is checked, so the registration form names all that are wrong at once.
-  const [name, description, , idTokenAlg, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
-    () => checkedText('name', registration.name, { kind: 'name', max: 80 }),
-    () => checkedText('description', registration.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
+  const [details, , idTokenAlg, redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
+    () => checkClientDetails(registration),
     () => {
       if (registration.type !== 'confidential' && registration.type !== 'public') throw InputError.worded('type', 'type must be confidential or public', { key: 'apps.typeUnknown' });
     },
@@ -274,7 +287,6 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
       if (alg !== 'RS256' && alg !== 'ES256') throw new InputError('id_token_alg', 'id-token-alg must be RS256 or ES256');
       return alg;
     },
-    () => optionalHttpUrl('homepage', registration.homepageUrl),
     () => checkRedirectUris(registration.redirectUris),
     () => checkPostLogoutRedirectUris(registration.postLogoutRedirectUris ?? []),
     () => checkBackchannelLogoutUri(registration.backchannelLogoutUri),
@@ -284,9 +296,7 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
   const secret = registration.type === 'confidential' ? generateToken('clientSecret') : undefined;
   const client = await stores.clients.create({
     clientId: randomBytes(16).toString('hex'),
-    name,
-    description,
-    homepageUrl,
+    ...details,
     ownerId: registration.ownerId ?? null,
     type: registration.type,
     redirectUris,
@@ -349,6 +359,17 @@ export async function updateRedirectUris(stores: Stores, clock: Clock, clientId:
   const redirectUris = checkRedirectUris(uris);
   await stores.clients.setRedirectUris(clientId, redirectUris, clock.now(), 'owner');
   return redirectUris;
+}
+
+/**
+ * A new name, description and homepage for an active client, by the same rules as at
+ * registration, from its owner on the developer page: details other than stored end a staff
+ * verification, which vouched for those it saw, in the same write (`ClientStore.setDetails`).
+ */
+export async function updateClientDetails(stores: Stores, clock: Clock, clientId: string, details: { name: string; description: string; homepageUrl: string }): Promise<ClientDetails> {
+  const checked = checkClientDetails(details);
+  await stores.clients.setDetails(clientId, checked, clock.now(), 'owner');
+  return checked;
 }
 
 /**

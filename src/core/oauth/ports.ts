@@ -48,16 +48,19 @@ export interface Client {
   updatedAt: Instant;
 }
 
+/** What an app says about itself: its name, description and homepage, which its consent page shows. */
+export type ClientDetails = Pick<Client, 'name' | 'description' | 'homepageUrl'>;
+
 /**
- * What staff review of a client before they verify it: the name, description and homepage its
- * consent page shows beside "Verified by", and where it sends browsers and logout tokens.
+ * What staff review of a client before they verify it: the details its consent page shows beside
+ * "Verified by", and where it sends browsers and logout tokens.
  */
-export type ReviewedClient = Pick<Client, 'name' | 'description' | 'homepageUrl' | 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
+export type ReviewedClient = ClientDetails & Pick<Client, 'redirectUris' | 'postLogoutRedirectUris' | 'backchannelLogoutUri'>;
 
 /** Staff's verified mark: set, for the client as they reviewed it, or removed. */
 export type VerifiedMark = { verified: true; reviewed: ReviewedClient } | { verified: false };
 
-/** Who changes a client's addresses or homepage: its owner on the developer page, or the operator. */
+/** Who changes a client's addresses or details: its owner on the developer page, or the operator. */
 export type ClientChanger = 'owner' | 'operator';
 
 export type NewClient = Omit<Client, 'createdAt' | 'updatedAt' | 'status' | 'previousSecret' | 'verifiedAt' | 'postLogoutRedirectUris' | 'backchannelLogoutUri' | 'requirePushedAuthorizationRequests' | 'selfRegistered' | 'memberRegistered'>
@@ -87,11 +90,12 @@ export interface ClientStore {
   /** New logout URIs; post-logout redirect URIs that differ, changed by the `'owner'`, as `setRedirectUris`. */
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean>;
   /**
-   * A new homepage. Another one, changed by the `'owner'`, ends a staff verification in the same
-   * write, which vouched for the homepage staff saw beside the name (attack87); it is no address
-   * browsers are sent to, so the app stays as it was marked. The `'operator'`'s change leaves it.
+   * A new name, description and homepage. Any of them other than stored, changed by the
+   * `'owner'`, ends a staff verification in the same write, which vouched for the details staff
+   * saw beside "Verified by" (attack87, attack89); none is an address browsers are sent to, so
+   * the app stays as it was marked. The `'operator'`'s change (the demo's move) leaves it.
    */
-  setHomepageUrl(clientId: string, homepageUrl: string, now: Instant, changedBy: ClientChanger): Promise<boolean>;
+  setDetails(clientId: string, details: ClientDetails, now: Instant, changedBy: ClientChanger): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;
   /**
    * Marks the client verified by staff, or not; `undefined` when there is no such client, or when

@@ -1,5 +1,5 @@
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
-import type { Client, ClientChanger, ClientStatus, ClientStore, ClientType, NewClient, ReviewedClient, VerifiedMark } from '../../../core/oauth/ports.js';
+import type { Client, ClientChanger, ClientDetails, ClientStatus, ClientStore, ClientType, NewClient, ReviewedClient, VerifiedMark } from '../../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../../core/oidc/ports.js';
 import type { Instant } from '../../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
@@ -176,9 +176,12 @@ export class KyselyClientStore implements ClientStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async setHomepageUrl(clientId: string, homepageUrl: string, now: Instant, changedBy: ClientChanger): Promise<boolean> {
+  async setDetails(clientId: string, details: ClientDetails, now: Instant, changedBy: ClientChanger): Promise<boolean> {
     const result = await this.db.updateTable('clients')
-      .set({ homepage_url: homepageUrl, updated_at: now, ...(changedBy === 'owner' ? verificationEndsUnless(rowHolds({ homepageUrl })) : {}) })
+      .set({
+        name: details.name, description: details.description, homepage_url: details.homepageUrl, updated_at: now,
+        ...(changedBy === 'owner' ? verificationEndsUnless(rowHolds(details)) : {}),
+      })
       .where('client_id', '=', clientId).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
