@@ -89,6 +89,8 @@ export type AuditEvent =
   /** The owner deleted the secret a rotation replaced before its 7 days were up. */
   | ({ audit: 'client.previous_secret_deleted'; clientId: string; ownerId: number | null } & FromBrowser)
   | ({ audit: 'client.deactivated'; clientId: string; ownerId: number | null } & Actor)
+  /** The owner saved its name, description and homepage on the developer page (never the words themselves). */
+  | ({ audit: 'client.details_changed'; clientId: string; ownerId: number | null } & FromBrowser)
   /**
    * A client ID metadata document could not be fetched (INTERFACE section 13): `reason` is the
    * outbound request's own (a refused address, a DNS or connection error, the time limit), which
@@ -136,7 +138,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',
   'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
-  'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated',
+  'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated', 'client.details_changed',
   'client_document.unreachable',
   'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',

@@ -236,6 +236,9 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
       const refused = await visitor.post('/settings/developers', { name: '', redirect_uris: 'http://evil.example/cb#x', type: 'other' });
       assert.equal(refused.status, 400);
       assert.deepEqual(englishSentences(refused.text, [...PROPER_NOUNS, /evil\.example/]), [], `${locale} registration problems`);
+      const detailsRefused = await visitor.post(`/settings/developers/${clientId}/details`, { name: '', description: '', homepage: 'javascript:alert(1)' });
+      assert.equal(detailsRefused.status, 400);
+      assert.deepEqual(englishSentences(detailsRefused.text, [...PROPER_NOUNS, /javascript:alert\(1\)/]), [], `${locale} app details problems`);
 
       t.clock.advance(30_000);
       const codes = await visitor.post('/settings/security', { action: 'recovery-codes', code: totpCode(secret, t.clock.now()) });

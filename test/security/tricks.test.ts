@@ -157,7 +157,7 @@ forEachDatabase('named tricks', (database) => {
     // The owner adds an address after staff looked: they vouched for the old ones only (attack84).
     const redirectUris = (id: string, uris: string[]) => owner.postForm(`/settings/developers/${id}/redirect-uris`, [csrf, ['redirect_uris', uris.join('\n')]]);
     const appPage = async () => (await owner.fetch(`/settings/developers/${clientId}`)).text();
-    assert.match(await appPage(), /Staff have verified this app\. Saving other redirect URIs/, 'the owner is told before changing them');
+    assert.match(await appPage(), /Staff have verified this app\. Saving another name, description or homepage, or other redirect URIs/, 'the owner is told before changing them');
     assert.equal((await redirectUris(clientId, ['https://evil.example/landing', 'https://evil.example/other'])).status, 303);
     assert.doesNotMatch(await appPage(), /Staff have verified this app/);
     pageNotRedirect(await visitor.fetch(`/oauth/authorize?${authorizeQuery({ ...landing, redirectUri: 'https://evil.example/other' }, { pkce: pkcePair(), scope: 'bogus' })}`), 'a redirect URI added after verification');

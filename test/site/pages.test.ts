@@ -103,6 +103,7 @@ forEachDatabase('site pages', (database) => {
       ['/settings/profile', { bio: 'forged' }],
       ['/settings/account/delete', { confirm: 'yes', password: PASSWORD }],
       ['/settings/developers', { name: 'Forged', redirect_uris: 'https://x.example/cb', type: 'public' }],
+      [`/settings/developers/${client.clientId}/details`, { name: 'Forged', description: '', homepage: 'https://evil.example/' }],
       [`/settings/developers/${client.clientId}/redirect-uris`, { redirect_uris: 'https://evil.example/cb' }],
       [`/settings/developers/${client.clientId}/logout-uris`, { post_logout_redirect_uris: 'https://evil.example/bye', backchannel_logout_uri: 'https://evil.example/bc' }],
       [`/settings/developers/${client.clientId}/rotate-secret`, { confirm: 'yes' }],
@@ -506,6 +507,7 @@ forEachDatabase('site pages', (database) => {
     t.clock.advance(RECENT_SIGN_IN_MS + 1000);
     assert.match((await visitor.get(page)).text, /needs a sign-in from the last 15 minutes/, 'the page says so before a form is sent');
     const changes: Array<[string, Record<string, string>]> = [
+      ['details', { name: 'Sudo App Official', description: '', homepage: 'https://evil.example/' }],
       ['redirect-uris', { redirect_uris: 'https://evil.example/cb' }],
       ['logout-uris', { post_logout_redirect_uris: 'https://evil.example/bye', backchannel_logout_uri: '' }],
       ['pushed-requests', { require_pushed_authorization_requests: '1' }],

@@ -44,6 +44,7 @@ export const SECURITY_EVENT_KINDS = [
   'personal_token.revoked_as_leaked',
   'client_secret.revoked_as_leaked',
   'client.deactivated',
+  'client.details_changed',
   'account.deleted',
   'password.reset',
   'email.changed',
@@ -136,6 +137,7 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   'client_secret.rotated': { writtenBy: 'client.secret_rotated' },
   'client_secret.previous_deleted': { writtenBy: 'client.previous_secret_deleted' },
   'client.deactivated': { writtenBy: 'client.deactivated' },
+  'client.details_changed': { writtenBy: 'client.details_changed' },
   // src/core/credentials/leaked-credentials.ts, after its transaction commits, with the credential's id.
   'access_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },
   'refresh_token.revoked_as_leaked': { writtenBy: 'credential.revoked_as_leaked' },

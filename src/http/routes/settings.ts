@@ -14,7 +14,8 @@ import { updateProfile } from '../../core/accounts/accounts.js';
 import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES, AVATAR_UPLOADS_PER_HOUR, checkAvatarUpload } from '../../core/community/avatars.js';
 import {
-  deactivateClient, deletePreviousClientSecret, findOwnedClient, livePreviousSecret, registerClient, rotateClientSecret, setRequirePushedRequests, updateLogoutUris, updateRedirectUris,
+  deactivateClient, deletePreviousClientSecret, findOwnedClient, livePreviousSecret, registerClient, rotateClientSecret, setRequirePushedRequests, updateClientDetails,
+  updateLogoutUris, updateRedirectUris,
 } from '../../core/oauth/clients.js';
 import { InputError, OAuthError, type Words, checkAll } from '../../core/errors.js';
 import { ONE_TIME_SECRET_MS, type OneTimeTarget, stashSecret, takeSecret } from '../../core/credentials/one-time-secrets.js';
@@ -53,6 +54,7 @@ const NOTICES: Readonly<Record<string, Words>> = {
   avatar: { key: 'settings.noticeAvatar' },
   profile: { key: 'settings.noticeProfile' },
   registered: { key: 'apps.noticeRegistered' },
+  details: { key: 'apps.noticeDetails' },
   uris: { key: 'apps.noticeUris' },
   'logout-uris': { key: 'apps.noticeLogoutUris' },
   'previous-secret-deleted': { key: 'apps.noticePreviousDeleted' },
@@ -451,6 +453,23 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       signInAgain: isRecentSignIn(session, clock.now()) ? undefined : signInAgainPath(request.url),
     }));
   });
+
+  app.post('/settings/developers/:clientId/details', { ...page, schema: { ...clientParams, ...form({ name: text, description: text, homepage: text }) } },
+    async (request: ClientRequest<{ name?: string; description?: string; homepage?: string }>, reply) => {
+      const form = await clientForm(request, reply);
+      if (!form) return reply;
+      const { user, client, base } = form;
+      refuseUnlessActive(client);
+      const sent = { name: request.body.name ?? '', description: request.body.description ?? '', homepage: request.body.homepage ?? '' };
+      try {
+        const details = await updateClientDetails(stores, clock, client.clientId, { name: sent.name, description: sent.description, homepageUrl: sent.homepage });
+        await logEvent(request, user, 'client.details_changed', { app: details.name, client_id: client.clientId });
+        audit.record({ audit: 'client.details_changed', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
+        return reply.redirect(`${base}?notice=details`, 303);
+      } catch (error) {
+        return sendPage(reply, clientPage(await pageContext(request, reply), client, { ...clientPageSettings, errors: formErrors(error), details: sent }), 400);
+      }
+    });
 
   app.post('/settings/developers/:clientId/redirect-uris', { ...page, schema: { ...clientParams, ...form({ redirect_uris: text }) } },
     async (request: ClientRequest<{ redirect_uris?: string }>, reply) => {

@@ -240,6 +240,7 @@ function eventText(t: Translator, kind: SecurityEventKind): string {
     case 'personal_token.revoked_as_leaked': return t.text('security.eventTokenRevoked');
     case 'client_secret.revoked_as_leaked': return t.text('security.eventSecretLeaked');
     case 'client.deactivated': return t.text('security.eventClientDeactivated');
+    case 'client.details_changed': return t.text('security.eventClientDetailsChanged');
     case 'account.deleted': return t.text('security.eventAccountDeleted');
     case 'password.reset': return t.text('security.eventPasswordReset');
     case 'email.changed': return t.text('security.eventEmailChanged');

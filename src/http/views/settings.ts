@@ -506,6 +506,22 @@ function logoutFields(t: Translator, values: { postLogoutRedirectUris: string; b
   <p class="hint" id="backchannel-hint">${rich(t, 'apps.backchannelHint', { code })}</p>`;
 }
 
+/** What an app says about itself, as the form holds it: at registration and on the app's page. */
+export type ClientDetailsForm = Pick<ClientForm, 'name' | 'description' | 'homepage'>;
+
+/** The name, description and homepage fields of the registration form and of an app's page (`checkClientDetails`'s rules). */
+function detailsFields(t: Translator, values: ClientDetailsForm, errors: FormErrors, words: ProblemWords): Html {
+  return html`<label for="name">${t.text('apps.name')}</label>
+  <input type="text" id="name" name="name" value="${values.name}" required maxlength="80" ${control(errors, 'name')}>
+  ${fieldMessage(errors, 'name', { words })}
+  <label for="description">${t.text('apps.description')}${optional(t)}</label>
+  <textarea id="description" name="description" rows="3" maxlength="500" ${control(errors, 'description')}>${values.description}</textarea>
+  ${fieldMessage(errors, 'description', { words })}
+  <label for="homepage">${t.text('apps.homepage')}${optional(t)}</label>
+  <input type="url" id="homepage" name="homepage" value="${values.homepage}" maxlength="2000" placeholder="https://example.com" ${control(errors, 'homepage')}>
+  ${fieldMessage(errors, 'homepage', { words })}`;
+}
+
 function clientTypeText(t: Translator, type: string): string {
   return type === 'public' ? t.text('apps.typePublic') : t.text('apps.typeConfidential');
 }
@@ -527,15 +543,7 @@ ${clients.length === 0 ? html`<p class="muted">${t.text('apps.noneRegistered')}<
 ${errorSummary(errors, words)}
 <form method="post" action="/settings/developers">
   <input type="hidden" name="_csrf" value="${context.csrf}">
-  <label for="name">${t.text('apps.name')}</label>
-  <input type="text" id="name" name="name" value="${form.name}" required maxlength="80" ${control(errors, 'name')}>
-  ${fieldMessage(errors, 'name', { words })}
-  <label for="description">${t.text('apps.description')}${optional(t)}</label>
-  <textarea id="description" name="description" rows="3" maxlength="500" ${control(errors, 'description')}>${form.description}</textarea>
-  ${fieldMessage(errors, 'description', { words })}
-  <label for="homepage">${t.text('apps.homepage')}${optional(t)}</label>
-  <input type="url" id="homepage" name="homepage" value="${form.homepage}" maxlength="2000" placeholder="https://example.com" ${control(errors, 'homepage')}>
-  ${fieldMessage(errors, 'homepage', { words })}
+  ${detailsFields(t, form, errors, words)}
   <label for="redirect_uris">${t.text('apps.redirectUris')}</label>
   <textarea id="redirect_uris" name="redirect_uris" rows="3" required ${control(errors, 'redirect_uris', { hint: 'redirect-hint' })}>${form.redirectUris}</textarea>
   ${fieldMessage(errors, 'redirect_uris', { words })}
@@ -563,6 +571,8 @@ export interface ClientPageState {
   notice?: Words | undefined;
   errors?: FormErrors;
   redirectUris?: string | undefined;
+  /** The details form as sent, when it is shown again with an error. */
+  details?: ClientDetailsForm | undefined;
   /** The sign-out form as sent, when it is shown again with an error. */
   logout?: { postLogoutRedirectUris: string; backchannelLogoutUri: string } | undefined;
   /** Where to sign in again, when the sign-in is too old for changing the app (`isRecentSignIn`). */
@@ -575,6 +585,8 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
   const base = `/settings/developers/${client.clientId}`;
   const logoutErrors = errorsFor(state.errors, ...LOGOUT_FIELDS);
   const redirectErrors = errorsFor(state.errors, 'redirect_uris');
+  const detailErrors = errorsFor(state.errors, 'name', 'description', 'homepage');
+  const details = state.details ?? { name: client.name, description: client.description, homepage: client.homepageUrl };
   const words: ProblemWords = { t, labels: clientLabels(t) };
   const logout = state.logout ?? { postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'), backchannelLogoutUri: client.backchannelLogoutUri ?? '' };
   const link = (href: string) => (chunks: Array<string | Html>) => html`<a href="${href}">${chunks}</a>`;
@@ -599,7 +611,17 @@ ${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, '
 <p class="hint">${t.text('apps.connectionHint')}</p>
 ${client.verifiedAt === null ? '' : html`<p class="notice">${t.text('apps.verifiedChangeHint')}</p>`}
 </section>
-${active ? html`<section class="card" aria-labelledby="uris-heading">
+${active ? html`<section class="card" aria-labelledby="details-heading">
+<h2 id="details-heading">${t.text('apps.detailsHeading')}</h2>
+<p>${t.text('apps.detailsIntro')}</p>
+${errorSummary(detailErrors, words)}
+<form method="post" action="${base}/details">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  ${detailsFields(t, details, detailErrors, words)}
+  <div class="actions"><button type="submit">${t.text('apps.saveDetails')}</button></div>
+</form>
+</section>
+<section class="card" aria-labelledby="uris-heading">
 <h2 id="uris-heading">${t.text('apps.redirectUris')}</h2>
 ${errorSummary(redirectErrors, words)}
 <form method="post" action="${base}/redirect-uris">
