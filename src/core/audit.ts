@@ -92,6 +92,15 @@ export type AuditEvent =
   /** The owner saved its name, description and homepage on the developer page (never the words themselves). */
   | ({ audit: 'client.details_changed'; clientId: string; ownerId: number | null } & FromBrowser)
   /**
+   * The owner saved the app's redirect URIs, or its sign-out addresses, on the developer page:
+   * the addresses are public settings, and after a stolen session they are what an incident
+   * needs first (where codes or people were sent from then on).
+   */
+  | ({ audit: 'client.redirect_uris_changed'; clientId: string; ownerId: number | null; redirectUris: string[] } & FromBrowser)
+  | ({ audit: 'client.logout_uris_changed'; clientId: string; ownerId: number | null; postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null } & FromBrowser)
+  /** The owner required pushed authorization requests (RFC 9126 6), or stopped requiring them. */
+  | ({ audit: 'client.pushed_requests_changed'; clientId: string; ownerId: number | null; required: boolean } & FromBrowser)
+  /**
    * A client ID metadata document could not be fetched (INTERFACE section 13): `reason` is the
    * outbound request's own (a refused address, a DNS or connection error, the time limit), which
    * the requester is not told, so the service is not a probe of what lies behind it.
@@ -139,6 +148,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated', 'client.details_changed',
+  'client.redirect_uris_changed', 'client.logout_uris_changed', 'client.pushed_requests_changed',
   'client_document.unreachable',
   'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',

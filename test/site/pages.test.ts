@@ -564,6 +564,30 @@ forEachDatabase('site pages', (database) => {
     assert.deepEqual([stored?.postLogoutRedirectUris, stored?.backchannelLogoutUri], [[], null]);
   });
 
+  test('each change to an app\'s redirect URIs, sign-out addresses or pushed-request setting is in its owner\'s security log and the audit log, with what was saved', async () => {
+    const { user, visitor } = await member();
+    assert.equal((await visitor.post('/settings/developers', { name: 'Logged App', redirect_uris: 'https://logged.example/cb', type: 'public' })).status, 303);
+    const [client] = await t.deps.stores.clients.listByOwner(user.id);
+    const page = `/settings/developers/${client!.clientId}`;
+    const changes: Array<[string, Record<string, string>]> = [
+      ['redirect-uris', { redirect_uris: 'https://logged.example/cb\nhttps://logged.example/other' }],
+      ['logout-uris', { post_logout_redirect_uris: 'https://logged.example/bye', backchannel_logout_uri: 'https://logged.example/bc' }],
+      ['pushed-requests', { require_pushed_authorization_requests: '1' }],
+    ];
+    for (const [form, fields] of changes) assert.equal((await visitor.post(`${page}/${form}`, fields)).status, 303, form);
+    const events = (await t.deps.stores.securityEvents.listForUser(user.id, 0, 3)).items.map((event) => [event.kind, event.detail]);
+    const detail = { app: 'Logged App', client_id: client!.clientId };
+    assert.deepEqual(events, [['client.pushed_requests_changed', detail], ['client.logout_uris_changed', detail], ['client.redirect_uris_changed', detail]]);
+    const audited = t.audit.filter((e) => 'clientId' in e && e.clientId === client!.clientId && e.audit !== 'client.registered');
+    assert.deepEqual(audited.map((event) => ({ ...event, address: undefined })), [
+      { audit: 'client.redirect_uris_changed', clientId: client!.clientId, ownerId: user.id, redirectUris: ['https://logged.example/cb', 'https://logged.example/other'], via: 'site', address: undefined },
+      { audit: 'client.logout_uris_changed', clientId: client!.clientId, ownerId: user.id, postLogoutRedirectUris: ['https://logged.example/bye'], backchannelLogoutUri: 'https://logged.example/bc', via: 'site', address: undefined },
+      { audit: 'client.pushed_requests_changed', clientId: client!.clientId, ownerId: user.id, required: true, via: 'site', address: undefined },
+    ]);
+    const shown = (await visitor.get('/settings/security')).text;
+    for (const words of ['Application redirect URIs changed', 'Application sign-out addresses changed', 'Application pushed authorization request setting changed']) assert.ok(shown.includes(words), words);
+  });
+
   test('bad post-logout redirect URIs or back-channel logout URIs are refused with a message, storing nothing', async () => {
     const { user, visitor } = await member();
     const good = { name: 'App', redirect_uris: 'https://app.example/cb', type: 'public' };

@@ -144,7 +144,7 @@ forEachDatabase('staff console pages', (database) => {
     const refused = await review.verify(REASON);
     assert.equal(refused.status, 303);
     assert.equal(refused.location, `/admin/apps/${app.client.clientId}?notice=app-changed`);
-    assert.match((await moderator.visitor.get(refused.location!)).text, /name, homepage or addresses changed after the page was loaded, so it was not marked verified/);
+    assert.match((await moderator.visitor.get(refused.location!)).text, /name, description, homepage or addresses changed after the page was loaded, so it was not marked verified/);
     assert.equal((await t.deps.stores.clients.findById(app.client.clientId))?.verifiedAt, null);
     // A form without the addresses, or with something else in their place (a hand-made one), is refused as such.
     // The addresses alone, as the form carried them before it carried the name and homepage, are not enough.
@@ -177,7 +177,7 @@ forEachDatabase('staff console pages', (database) => {
     await t.deps.stores.clients.saveDescribed({ ...described, name: 'Community Official Tools' }, t.clock.now());
     const refused = await renamed.verify(REASON);
     assert.equal(refused.location, `${back}?notice=app-changed`);
-    assert.match((await moderator.visitor.get(refused.location!)).text, /name, homepage or addresses changed after the page was loaded, so it was not marked verified/);
+    assert.match((await moderator.visitor.get(refused.location!)).text, /name, description, homepage or addresses changed after the page was loaded, so it was not marked verified/);
     assert.equal(await verifiedAt(), null);
     // Another homepage while the page is open: the operator's, which ends no verification, is still not the one staff saw.
     const moved = await appReview(moderator, described.clientId);

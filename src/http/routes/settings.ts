@@ -475,10 +475,12 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     async (request: ClientRequest<{ redirect_uris?: string }>, reply) => {
       const form = await clientForm(request, reply);
       if (!form) return reply;
-      const { client, base } = form;
+      const { user, client, base } = form;
       refuseUnlessActive(client);
       try {
-        await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
+        const redirectUris = await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
+        await logEvent(request, user, 'client.redirect_uris_changed', { app: client.name, client_id: client.clientId });
+        audit.record({ audit: 'client.redirect_uris_changed', clientId: client.clientId, ownerId: user.id, redirectUris, via: 'site', address: clientAddress(request) });
         return reply.redirect(`${base}?notice=uris`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, {
@@ -492,11 +494,13 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   }, async (request: ClientRequest<{ post_logout_redirect_uris?: string; backchannel_logout_uri?: string }>, reply) => {
     const form = await clientForm(request, reply);
     if (!form) return reply;
-    const { client, base } = form;
+    const { user, client, base } = form;
     refuseUnlessActive(client);
     const sent = { postLogoutRedirectUris: request.body.post_logout_redirect_uris ?? '', backchannelLogoutUri: request.body.backchannel_logout_uri ?? '' };
     try {
-      await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
+      const saved = await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
+      await logEvent(request, user, 'client.logout_uris_changed', { app: client.name, client_id: client.clientId });
+      audit.record({ audit: 'client.logout_uris_changed', clientId: client.clientId, ownerId: user.id, ...saved, via: 'site', address: clientAddress(request) });
       return reply.redirect(`${base}?notice=logout-uris`, 303);
     } catch (error) {
       return sendPage(reply, clientPage(await pageContext(request, reply), client, { ...clientPageSettings, errors: formErrors(error), logout: sent }), 400);
@@ -508,10 +512,14 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   }, async (request: ClientRequest<{ require_pushed_authorization_requests?: string }>, reply) => {
     const form = await clientForm(request, reply);
     if (!form) return reply;
-    const { client, base } = form;
+    const { user, client, base } = form;
     refuseUnlessActive(client);
     // An unticked checkbox is not sent at all (HTML forms): absent is "not required".
-    await setRequirePushedRequests(stores, clock, client.clientId, request.body.require_pushed_authorization_requests === '1');
+    const required = request.body.require_pushed_authorization_requests === '1';
+    if (await setRequirePushedRequests(stores, clock, client.clientId, required)) {
+      await logEvent(request, user, 'client.pushed_requests_changed', { app: client.name, client_id: client.clientId });
+      audit.record({ audit: 'client.pushed_requests_changed', clientId: client.clientId, ownerId: user.id, required, via: 'site', address: clientAddress(request) });
+    }
     return reply.redirect(`${base}?notice=pushed-requests`, 303);
   });
 

@@ -241,6 +241,9 @@ function eventText(t: Translator, kind: SecurityEventKind): string {
     case 'client_secret.revoked_as_leaked': return t.text('security.eventSecretLeaked');
     case 'client.deactivated': return t.text('security.eventClientDeactivated');
     case 'client.details_changed': return t.text('security.eventClientDetailsChanged');
+    case 'client.redirect_uris_changed': return t.text('security.eventClientRedirectUrisChanged');
+    case 'client.logout_uris_changed': return t.text('security.eventClientLogoutUrisChanged');
+    case 'client.pushed_requests_changed': return t.text('security.eventClientPushedRequestsChanged');
     case 'account.deleted': return t.text('security.eventAccountDeleted');
     case 'password.reset': return t.text('security.eventPasswordReset');
     case 'email.changed': return t.text('security.eventEmailChanged');
