@@ -1,4 +1,7 @@
 /** Text people type and we store: trimmed, within its length, and free of control characters. */
+import { CustomConverter } from 'opencc-js/core';
+import TS_CHARACTERS from 'opencc-js/dict/TSCharacters';
+import unhomoglyph from 'unhomoglyph';
 import { InputError } from './errors.js';
 
 /**
@@ -100,9 +103,36 @@ const LATIN = /\p{Script=Latin}/u;
 export const EAST_ASIAN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Bopomofo}]/u;
 /** Characters no one script owns (µ, ª) or that take their neighbour's (combining marks). */
 const SHARED = /[\p{Script=Common}\p{Script=Inherited}]/u;
+/**
+ * The Phonetic Extensions and their Supplement (U+1D00–U+1DBF): small capitals (ᴘ, ᴀ), turned and
+ * hooked letters that write speech in phonetic transcription and no language's words, so a name
+ * that holds one is styled. Unicode TS #39 leaves the small capitals unmapped (a capital drawn at
+ * the height of a small letter is not the same glyph), yet "ᴘᴀʏᴘᴀʟ" reads as PAYPAL.
+ */
+const PHONETIC = /[\u1d00-\u1dbf]/u;
+/** Digits in full width (U+FF10–U+FF19), which Chinese and Japanese input writes among ideographs ("第１课"). */
+const FULL_WIDTH_DIGIT = /[\uff10-\uff19]/u;
 
-/** What may make a name pass for another, for staff who vouch for it: mixed alphabets, styled letters, the site's own name. */
-export type LookAlikeSign = 'mixed_alphabets' | 'styled_letters' | 'site_name';
+/**
+ * The skeleton of `text` (Unicode TS #39 section 4): NFD, each character replaced by its
+ * prototype from the Unicode confusables data (`unhomoglyph`), NFD again. Two strings that look
+ * alike have one skeleton ("Рауреу" and "Paypey"); a skeleton is for comparing, not for reading
+ * (m becomes rn).
+ */
+export function skeleton(text: string): string {
+  return unhomoglyph(text.normalize('NFD')).normalize('NFD');
+}
+
+/** Traditional Chinese characters as Simplified ones (OpenCC's character table), so 社區 reads as 社区. */
+const simplified = CustomConverter(TS_CHARACTERS);
+
+/** What may make a name pass for another, for staff who vouch for it: mixed alphabets, a name in another alphabet that reads as Latin, styled letters, the site's own name. */
+export type LookAlikeSign = 'mixed_alphabets' | 'reads_as_latin' | 'styled_letters' | 'site_name';
+
+/** Which of Latin (0) and the look-alike alphabets (1…) writes `letter`; -1 for none of them (Han, digits, symbols). */
+function alphabetOf(letter: string): number {
+  return [LATIN, ...LOOK_ALIKE_ALPHABETS].findIndex((alphabet) => alphabet.test(letter));
+}
 
 /** Whether one word's letters come from a script of their own beside Latin, or from two look-alike alphabets. */
 function mixesAlphabets(word: string): boolean {
@@ -112,21 +142,132 @@ function mixesAlphabets(word: string): boolean {
 }
 
 /**
+ * Whether the name's words in a look-alike alphabet are all in one of them, hold no Latin letter
+ * (that is `mixesAlphabets`'s sign) and read, skeleton by skeleton, as plain Latin letters
+ * ("Рауреу" reads as Paypey): a whole name spelt so passes for a Latin one without mixing
+ * anything. "Яндекс Maps" does not read so (Я, н, д), and neither does "Ελληνικά".
+ */
+function readsAsLatin(words: readonly string[]): boolean {
+  const foreign = words.filter((word) => [...word].some((c) => alphabetOf(c) > 0));
+  const alphabets = new Set(foreign.flatMap((word) => [...word].map(alphabetOf).filter((i) => i > 0)));
+  return foreign.length > 0 && alphabets.size === 1
+    && foreign.every((word) => !LATIN.test(word) && /^[A-Za-z]+$/.test(skeleton(word)));
+}
+
+/**
+ * Whether the character at `index` of `characters` stands in for a plain letter or digit:
+ * - a compatibility form NFKC folds into a letter or digit (full-width ＣＯＭ, bold 𝐏, circled Ⓟ,
+ *   Roman numeral Ⅽ, long ſ), except full-width digits touching an East Asian character, the
+ *   digits Chinese and Japanese input types there ("第１课"), and a form whose fold reads as a
+ *   letter of none of the alphabets the name's plain letters are in: the micro sign is a Greek μ
+ *   by another code point, which no reader of "µTorrent" takes for a Latin letter;
+ * - a Latin letter that is neither ASCII nor a plain letter with marks (é, ñ are spelling) but a
+ *   phonetic one (`PHONETIC`) or one whose skeleton is a single plain letter (the IPA ɡ and ɑ,
+ *   dotless ı, ꜱ: Turkish names pay for ı with a false alarm).
+ */
+function standsInForPlain(characters: readonly string[], index: number, plainAlphabets: ReadonlySet<number>): boolean {
+  const c = characters[index]!;
+  const fold = c.normalize('NFKC');
+  if (fold !== c) {
+    if (!/[\p{L}\p{N}]/u.test(fold)) return false;
+    if (FULL_WIDTH_DIGIT.test(c) && touchesEastAsian(characters, index)) return false;
+    const foldAlphabets = [...skeleton(fold)].map(alphabetOf).filter((i) => i >= 0);
+    return plainAlphabets.size === 0 || foldAlphabets.length === 0 || foldAlphabets.some((i) => plainAlphabets.has(i));
+  }
+  if (!LATIN.test(c) || !/\p{L}/u.test(c) || /^[\x00-\x7f]/.test(c.normalize('NFD'))) return false;
+  return PHONETIC.test(c) || /^[A-Za-z]$/.test(skeleton(c));
+}
+
+/** Whether the run of full-width digits around `index` has an East Asian character at either end. */
+function touchesEastAsian(characters: readonly string[], index: number): boolean {
+  let before = index - 1;
+  while (before >= 0 && FULL_WIDTH_DIGIT.test(characters[before]!)) before -= 1;
+  let after = index + 1;
+  while (after < characters.length && FULL_WIDTH_DIGIT.test(characters[after]!)) after += 1;
+  return EAST_ASIAN.test(characters[before] ?? '') || EAST_ASIAN.test(characters[after] ?? '');
+}
+
+/**
+ * Words that, after the site's name in Chinese, claim to be its own service rather than make a
+ * longer word with it: official (site), verified, sign-in, account, customer service, team,
+ * administration. Simplified only: names are read through `simplified` first.
+ */
+const CLAIM_WORDS = ['官方', '官网', '认证', '登录', '登入', '账号', '帐号', '账户', '帐户', '客服', '团队', '管理'];
+
+/** One letter or digit of a name as `site_name` reads it: folded, and where a word may begin. */
+interface FoldedCharacter {
+  character: string;
+  /** A space, punctuation or symbol came before it, or it begins the name. */
+  afterGap: boolean;
+  /** Written as a capital, which begins a word inside "MyCommunity". */
+  capital: boolean;
+}
+
+/**
+ * `text` folded by NFKC, Traditional to Simplified Chinese and letter case, rid of spaces,
+ * punctuation and symbols (which may part a name's letters: "社 区", "C.o.m.m.u.n.i.t.y") but
+ * remembering where they were.
+ */
+function foldedCharacters(text: string): FoldedCharacter[] {
+  const folded: FoldedCharacter[] = [];
+  let gap = true;
+  for (const character of simplified(text.normalize('NFKC'))) {
+    if (/[\p{Z}\p{P}\p{S}]/u.test(character)) {
+      gap = true;
+      continue;
+    }
+    for (const lower of character.toLowerCase()) folded.push({ character: lower, afterGap: gap, capital: lower !== character });
+    gap = false;
+  }
+  return folded;
+}
+
+/**
+ * Whether `site` stands in `name` as a name of its own rather than inside a longer word. A site
+ * name in an alphabet must be a whole word: a gap, a capital or a non-letter at both ends
+ * ("community tools", "MyCommunity", not "Communityhub"). Chinese writes no gaps and puts what a
+ * thing is last, so 社区 names the app where no more Han follows it, or only a claim
+ * (`CLAIM_WORDS`): 官方社区, 社区官方, 社区 App; 社区团购 is a kind of group buying and 社群媒體
+ * a medium, no claim to be the site.
+ */
+function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
+  const sought = [...site];
+  const rest = (end: number) => name.slice(end).map(({ character }) => character).join('');
+  for (let start = 0; start + sought.length <= name.length; start += 1) {
+    if (sought.some((character, i) => name[start + i]!.character !== character)) continue;
+    const end = start + sought.length;
+    const next = name[end];
+    if (EAST_ASIAN.test(site)) {
+      if (next === undefined || !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => rest(end).startsWith(word))) return true;
+      continue;
+    }
+    const letter = (c: FoldedCharacter | undefined) => c !== undefined && /\p{L}/u.test(c.character);
+    const begins = name[start]!.afterGap || !letter(name[start - 1]) || (name[start]!.capital && !name[start - 1]!.capital);
+    const ends = next === undefined || next.afterGap || !letter(next) || (next.capital && !name[end - 1]!.capital);
+    if (begins && ends) return true;
+  }
+  return false;
+}
+
+/**
  * The signs that `name` may pass for another name (attack88, attack90): a word whose letters mix
  * Latin with another script, or two look-alike alphabets ("Pаypal" with a Cyrillic а, "Gⵔⵔgle"; only
- * the plain space parts words here, not a hair or thin one); letters or digits in a compatibility
- * form, which NFKC folds into plain ones (full-width ＣＯＭ, bold 𝐏𝐚𝐲, circled Ⓟ, Roman numeral Ⅽ,
- * long ſ); or one of `siteNames` inside it once both are folded by NFKC and letter case and rid of
- * spaces, punctuation and symbols ("社 区官方", "C.o.m.m.u.n.i.t.y"). Nothing is refused: a sign is
- * for the person deciding.
+ * the plain space parts words here, not a hair or thin one); a name in a look-alike alphabet that
+ * reads as Latin ("Рауреу", `readsAsLatin`); a letter or digit standing in for a plain one
+ * (`standsInForPlain`: ＣＯＭ, 𝐏𝐚𝐲, Ⓟ, ᴘᴀʏᴘᴀʟ, ɡoogle); or one of `siteNames` standing as a name
+ * of its own (`standsAsName`) once both are folded ("社 區官方", "C.o.m.m.u.n.i.t.y"). Nothing is
+ * refused: a sign is for the person deciding.
  */
 export function lookAlikeSigns(name: string, siteNames: readonly string[]): LookAlikeSign[] {
   const words = name.replace(/(?! )\p{Zs}/gu, '').split(/[^\p{L}\p{M}]+/u);
-  const styled = [...name].some((c) => c.normalize('NFKC') !== c && /[\p{L}\p{N}]/u.test(c.normalize('NFKC')));
-  const folded = (text: string) => text.normalize('NFKC').toLowerCase().replace(/[\p{Z}\p{P}\p{S}]/gu, '');
+  const characters = [...name];
+  const plainAlphabets = new Set(characters.filter((c) => c.normalize('NFKC') === c).map(alphabetOf).filter((i) => i >= 0));
+  const folded = foldedCharacters(name);
+  const siteForms = siteNames.map((site) => foldedCharacters(site).map(({ character }) => character).join('')).filter((site) => site !== '');
   return [
     ...(words.some(mixesAlphabets) ? ['mixed_alphabets' as const] : []),
-    ...(styled ? ['styled_letters' as const] : []),
-    ...(siteNames.some((site) => folded(site) !== '' && folded(name).includes(folded(site))) ? ['site_name' as const] : []),
+    ...(readsAsLatin(words) ? ['reads_as_latin' as const] : []),
+    ...(characters.some((_, i) => standsInForPlain(characters, i, plainAlphabets)) ? ['styled_letters' as const] : []),
+    ...(siteForms.some((site) => standsAsName(folded, site)) ? ['site_name' as const] : []),
   ];
 }

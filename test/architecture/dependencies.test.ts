@@ -83,8 +83,11 @@ function packageName(specifier: string): string {
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
 }
 
-/** What the rules themselves use: cryptography, password hashing, TOTP, Markdown, WebAuthn. */
-const CORE_PACKAGES = new Set(['jose', '@node-rs/argon2', 'otpauth', 'markdown-it', '@simplewebauthn/server']);
+/**
+ * What the rules themselves use: cryptography, password hashing, TOTP, Markdown, WebAuthn, and
+ * Unicode's confusables and OpenCC's Traditional-to-Simplified table for look-alike names.
+ */
+const CORE_PACKAGES = new Set(['jose', '@node-rs/argon2', 'otpauth', 'markdown-it', '@simplewebauthn/server', 'unhomoglyph', 'opencc-js']);
 
 function isCorePackage(specifier: string): boolean {
   return specifier.startsWith('node:') || CORE_PACKAGES.has(packageName(specifier));
