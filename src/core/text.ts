@@ -1,7 +1,4 @@
 /** Text people type and we store: trimmed, within its length, and free of control characters. */
-import { CustomConverter } from 'opencc-js/core';
-import TS_CHARACTERS from 'opencc-js/dict/TSCharacters';
-import unhomoglyph from 'unhomoglyph';
 import { InputError } from './errors.js';
 
 /**
@@ -114,17 +111,22 @@ const PHONETIC = /[\u1d00-\u1dbf]/u;
 const FULL_WIDTH_DIGIT = /[\uff10-\uff19]/u;
 
 /**
- * The skeleton of `text` (Unicode TS #39 section 4): NFD, each character replaced by its
- * prototype from the Unicode confusables data (`unhomoglyph`), NFD again. Two strings that look
- * alike have one skeleton ("Рауреу" and "Paypey"); a skeleton is for comparing, not for reading
- * (m becomes rn).
+ * What the look-alike check reads with: the Unicode confusables data (`unhomoglyph`) and OpenCC's
+ * table of Traditional characters as Simplified ones (社區 reads as 社区).
  */
-export function skeleton(text: string): string {
-  return unhomoglyph(text.normalize('NFD')).normalize('NFD');
+interface LookAlikeTables {
+  unhomoglyph: (text: string) => string;
+  simplified: (text: string) => string;
 }
 
-/** Traditional Chinese characters as Simplified ones (OpenCC's character table), so 社區 reads as 社区. */
-const simplified = CustomConverter(TS_CHARACTERS);
+/**
+ * The skeleton of `text` (Unicode TS #39 section 4): NFD, each character replaced by its
+ * prototype from the confusables data, NFD again. Two strings that look alike have one skeleton
+ * ("Рауреу" and "Paypey"); a skeleton is for comparing, not for reading (m becomes rn).
+ */
+function skeleton(text: string, tables: LookAlikeTables): string {
+  return tables.unhomoglyph(text.normalize('NFD')).normalize('NFD');
+}
 
 /** What may make a name pass for another, for staff who vouch for it: mixed alphabets, a name in another alphabet that reads as Latin, styled letters, the site's own name. */
 export type LookAlikeSign = 'mixed_alphabets' | 'reads_as_latin' | 'styled_letters' | 'site_name';
@@ -147,11 +149,11 @@ function mixesAlphabets(word: string): boolean {
  * ("Рауреу" reads as Paypey): a whole name spelt so passes for a Latin one without mixing
  * anything. "Яндекс Maps" does not read so (Я, н, д), and neither does "Ελληνικά".
  */
-function readsAsLatin(words: readonly string[]): boolean {
+function readsAsLatin(words: readonly string[], tables: LookAlikeTables): boolean {
   const foreign = words.filter((word) => [...word].some((c) => alphabetOf(c) > 0));
   const alphabets = new Set(foreign.flatMap((word) => [...word].map(alphabetOf).filter((i) => i > 0)));
   return foreign.length > 0 && alphabets.size === 1
-    && foreign.every((word) => !LATIN.test(word) && /^[A-Za-z]+$/.test(skeleton(word)));
+    && foreign.every((word) => !LATIN.test(word) && /^[A-Za-z]+$/.test(skeleton(word, tables)));
 }
 
 /**
@@ -165,17 +167,17 @@ function readsAsLatin(words: readonly string[]): boolean {
  *   phonetic one (`PHONETIC`) or one whose skeleton is a single plain letter (the IPA ɡ and ɑ,
  *   dotless ı, ꜱ: Turkish names pay for ı with a false alarm).
  */
-function standsInForPlain(characters: readonly string[], index: number, plainAlphabets: ReadonlySet<number>): boolean {
+function standsInForPlain(characters: readonly string[], index: number, plainAlphabets: ReadonlySet<number>, tables: LookAlikeTables): boolean {
   const c = characters[index]!;
   const fold = c.normalize('NFKC');
   if (fold !== c) {
     if (!/[\p{L}\p{N}]/u.test(fold)) return false;
     if (FULL_WIDTH_DIGIT.test(c) && touchesEastAsian(characters, index)) return false;
-    const foldAlphabets = [...skeleton(fold)].map(alphabetOf).filter((i) => i >= 0);
+    const foldAlphabets = [...skeleton(fold, tables)].map(alphabetOf).filter((i) => i >= 0);
     return plainAlphabets.size === 0 || foldAlphabets.length === 0 || foldAlphabets.some((i) => plainAlphabets.has(i));
   }
   if (!LATIN.test(c) || !/\p{L}/u.test(c) || /^[\x00-\x7f]/.test(c.normalize('NFD'))) return false;
-  return PHONETIC.test(c) || /^[A-Za-z]$/.test(skeleton(c));
+  return PHONETIC.test(c) || /^[A-Za-z]$/.test(skeleton(c, tables));
 }
 
 /** Whether the run of full-width digits around `index` has an East Asian character at either end. */
@@ -208,10 +210,10 @@ interface FoldedCharacter {
  * punctuation and symbols (which may part a name's letters: "社 区", "C.o.m.m.u.n.i.t.y") but
  * remembering where they were.
  */
-function foldedCharacters(text: string): FoldedCharacter[] {
+function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacter[] {
   const folded: FoldedCharacter[] = [];
   let gap = true;
-  for (const character of simplified(text.normalize('NFKC'))) {
+  for (const character of tables.simplified(text.normalize('NFKC'))) {
     if (/[\p{Z}\p{P}\p{S}]/u.test(character)) {
       gap = true;
       continue;
@@ -258,16 +260,33 @@ function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
  * of its own (`standsAsName`) once both are folded ("社 區官方", "C.o.m.m.u.n.i.t.y"). Nothing is
  * refused: a sign is for the person deciding.
  */
-export function lookAlikeSigns(name: string, siteNames: readonly string[]): LookAlikeSign[] {
+function lookAlikeSigns(name: string, siteNames: readonly string[], tables: LookAlikeTables): LookAlikeSign[] {
   const words = name.replace(/(?! )\p{Zs}/gu, '').split(/[^\p{L}\p{M}]+/u);
   const characters = [...name];
   const plainAlphabets = new Set(characters.filter((c) => c.normalize('NFKC') === c).map(alphabetOf).filter((i) => i >= 0));
-  const folded = foldedCharacters(name);
-  const siteForms = siteNames.map((site) => foldedCharacters(site).map(({ character }) => character).join('')).filter((site) => site !== '');
+  const folded = foldedCharacters(name, tables);
+  const siteForms = siteNames.map((site) => foldedCharacters(site, tables).map(({ character }) => character).join('')).filter((site) => site !== '');
   return [
     ...(words.some(mixesAlphabets) ? ['mixed_alphabets' as const] : []),
-    ...(readsAsLatin(words) ? ['reads_as_latin' as const] : []),
-    ...(characters.some((_, i) => standsInForPlain(characters, i, plainAlphabets)) ? ['styled_letters' as const] : []),
+    ...(readsAsLatin(words, tables) ? ['reads_as_latin' as const] : []),
+    ...(characters.some((_, i) => standsInForPlain(characters, i, plainAlphabets, tables)) ? ['styled_letters' as const] : []),
     ...(siteForms.some((site) => standsAsName(folded, site)) ? ['site_name' as const] : []),
   ];
+}
+
+let loading: Promise<LookAlikeTables> | undefined;
+
+/**
+ * `lookAlikeSigns`, once its tables are loaded: they are loaded when staff first look at an app,
+ * not at start-up, as 2 MB of heap that no other request reads (issue 35 item 5: peak RSS).
+ */
+export async function lookAlikeCheck(): Promise<(name: string, siteNames: readonly string[]) => LookAlikeSign[]> {
+  loading ??= (async () => {
+    const [{ default: unhomoglyph }, { CustomConverter }, { default: tsCharacters }] = await Promise.all([
+      import('unhomoglyph'), import('opencc-js/core'), import('opencc-js/dict/TSCharacters'),
+    ]);
+    return { unhomoglyph, simplified: CustomConverter(tsCharacters) };
+  })();
+  const tables = await loading;
+  return (name, siteNames) => lookAlikeSigns(name, siteNames, tables);
 }

@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { lookAlikeSigns } from '../../src/core/text.js';
+import { lookAlikeCheck } from '../../src/core/text.js';
+
+const lookAlikeSigns = await lookAlikeCheck();
 
 const SITE_NAMES = ['Community', '社区', '社群'];
 

@@ -26,7 +26,7 @@ import {
 import { overview } from '../../core/staff/figures.js';
 import type { Role } from '../../core/staff/ports.js';
 import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnKeys, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
-import { lookAlikeSigns } from '../../core/text.js';
+import { lookAlikeCheck } from '../../core/text.js';
 import { translator } from '../../i18n/catalogs.js';
 import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
@@ -272,7 +272,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, appPage(context, staffOf(request), {
       client, owner, users: usage.users, tokensLastDay: usage.tokensSince, staffLog,
       notice: noticeKey === undefined ? undefined : context.t.text(noticeKey),
-      nameSigns: lookAlikeSigns(client.name, siteNames()),
+      nameSigns: (await lookAlikeCheck())(client.name, siteNames()),
     }));
   });
 
@@ -329,6 +329,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       // app had changed).
       const reviewed = verified === 'yes' ? reviewedFrom(request.body?.reviewed) : undefined;
       const mark: VerifiedMark | undefined = verified === 'no' ? { verified: false } : reviewed && { verified: true, reviewed };
+      const lookAlikeSigns = await lookAlikeCheck();
       return appChange(request, reply, {
         // Refused before the confirmation, which would ask for a reason only to refuse it (attack88).
         problem: mark === undefined
