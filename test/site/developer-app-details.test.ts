@@ -71,6 +71,9 @@ forEachDatabase('an app\'s details on the developer page', (database) => {
     const cases: Array<[Record<string, string>, RegExp]> = [
       [{ homepage: 'http://' }, /Homepage: Enter an http or https address/],
       [{ homepage: 'javascript:alert(1)' }, /Homepage: Enter an http or https address/],
+      // A user name before an @ reads as the host on the consent page (attack92).
+      [{ homepage: 'https://community.example%2Flogin@evil.example/' }, /Homepage: .*contains credentials \(a user name or password\)/],
+      [{ homepage: 'https://user:secret@evil.example/' }, /Homepage: .*contains credentials/],
       [{ homepage: 'https://evil.example/\u202eelpmaxe.knab//:sptth' }, /Homepage: Remove the control or invisible characters/],
       [{ name: '' }, /Name: Use 1 to 80 characters/],
       [{ name: 'Pay\u200bPal' }, /Name: Remove the control or invisible characters/],

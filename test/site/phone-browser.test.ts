@@ -63,6 +63,8 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
       name: 'Supercalifragilisticexpialidocious-Extraordinarily-Long-Application-Name', type: 'confidential', redirectUris: ['https://long.example/cb'],
     });
     await stores.consents.save(user.id, longNamed.clientId, 'profile:read', now);
+    // An app of 80 letters with no place to break, authorized: the security log names it (attack92: 1,332 px at 390).
+    await stores.securityEvents.insert({ userId: user.id, kind: 'app.authorized', createdAt: now, address: '192.0.2.1', device: 'Chrome', detail: { app: 'M'.repeat(80), client_id: longNamed.clientId, scope: 'profile:read' } });
     // An app the member made, a passkey and another signed-in browser: their rows carry buttons.
     const { client: own } = await registerClient(stores, t.clock, { name: '我的应用', type: 'confidential', redirectUris: ['https://mine.example/cb'], ownerId: user.id });
     await stores.passkeys.insert({ credentialId: 'phone-test-key', userId: user.id, name: 'iPhone', publicKey: 'pk', counter: 0, transports: ['internal'], backedUp: true }, now);

@@ -237,6 +237,9 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   if (!url || !isWebUrl(url)) {
     throw InputError.worded(field, `${field} must be an http or https URL`, { key: 'apps.httpUrl' });
   }
+  // A user name before an @ reads as the host: "https://community.example%2Flogin@evil.example/"
+  // shown on the consent page reads as the site and goes elsewhere (attack92).
+  if (url.username || url.password) throw uriProblem(field, field, trimmed, 'contains credentials');
   return trimmed;
 }
 

@@ -438,6 +438,13 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
   }
 
+  /**
+   * Whether a save holds other values than `client` held when its form was read: a save of the
+   * same values changes nothing, and is no event in the logs (attack92).
+   */
+  const changes = (client: Client, saved: Partial<Client>) =>
+    Object.entries(saved).some(([field, value]) => JSON.stringify(value) !== JSON.stringify(client[field as keyof Client]));
+
   /** What every app page shows from the settings. */
   const clientPageSettings = { issuer: app.deps.settings.baseUrl, keepPreviousSecretHours: app.deps.settings.previousClientSecretHours };
 
@@ -463,8 +470,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const sent = { name: request.body.name ?? '', description: request.body.description ?? '', homepage: request.body.homepage ?? '' };
       try {
         const details = await updateClientDetails(stores, clock, client.clientId, { name: sent.name, description: sent.description, homepageUrl: sent.homepage });
-        await logEvent(request, user, 'client.details_changed', { app: details.name, client_id: client.clientId });
-        audit.record({ audit: 'client.details_changed', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
+        if (changes(client, details)) {
+          await logEvent(request, user, 'client.details_changed', { app: details.name, client_id: client.clientId });
+          audit.record({ audit: 'client.details_changed', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
+        }
         return reply.redirect(`${base}?notice=details`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, { ...clientPageSettings, errors: formErrors(error), details: sent }), 400);
@@ -479,8 +488,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       refuseUnlessActive(client);
       try {
         const redirectUris = await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
-        await logEvent(request, user, 'client.redirect_uris_changed', { app: client.name, client_id: client.clientId });
-        audit.record({ audit: 'client.redirect_uris_changed', clientId: client.clientId, ownerId: user.id, redirectUris, via: 'site', address: clientAddress(request) });
+        if (changes(client, { redirectUris })) {
+          await logEvent(request, user, 'client.redirect_uris_changed', { app: client.name, client_id: client.clientId });
+          audit.record({ audit: 'client.redirect_uris_changed', clientId: client.clientId, ownerId: user.id, redirectUris, via: 'site', address: clientAddress(request) });
+        }
         return reply.redirect(`${base}?notice=uris`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, {
@@ -499,8 +510,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const sent = { postLogoutRedirectUris: request.body.post_logout_redirect_uris ?? '', backchannelLogoutUri: request.body.backchannel_logout_uri ?? '' };
     try {
       const saved = await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
-      await logEvent(request, user, 'client.logout_uris_changed', { app: client.name, client_id: client.clientId });
-      audit.record({ audit: 'client.logout_uris_changed', clientId: client.clientId, ownerId: user.id, ...saved, via: 'site', address: clientAddress(request) });
+      if (changes(client, saved)) {
+        await logEvent(request, user, 'client.logout_uris_changed', { app: client.name, client_id: client.clientId });
+        audit.record({ audit: 'client.logout_uris_changed', clientId: client.clientId, ownerId: user.id, ...saved, via: 'site', address: clientAddress(request) });
+      }
       return reply.redirect(`${base}?notice=logout-uris`, 303);
     } catch (error) {
       return sendPage(reply, clientPage(await pageContext(request, reply), client, { ...clientPageSettings, errors: formErrors(error), logout: sent }), 400);
@@ -516,7 +529,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     refuseUnlessActive(client);
     // An unticked checkbox is not sent at all (HTML forms): absent is "not required".
     const required = request.body.require_pushed_authorization_requests === '1';
-    if (await setRequirePushedRequests(stores, clock, client.clientId, required)) {
+    await setRequirePushedRequests(stores, clock, client.clientId, required);
+    if (changes(client, { requirePushedAuthorizationRequests: required })) {
       await logEvent(request, user, 'client.pushed_requests_changed', { app: client.name, client_id: client.clientId });
       audit.record({ audit: 'client.pushed_requests_changed', clientId: client.clientId, ownerId: user.id, required, via: 'site', address: clientAddress(request) });
     }
