@@ -132,7 +132,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   app.addHook('onListen', async () => {
     deps.logoutDeliveries.start(app.log);
     deps.mailDeliveries.start(app.log);
-    deps.figureFlush.start(app.log);
+    deps.countFlush.start(app.log);
   });
   // Before the server stops taking connections and waits for the requests in flight. Closing
   // ends the connections idle now; one answering a request now would stay open for the whole
@@ -144,7 +144,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     deps.clientDocuments.close();
     done();
   });
-  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.figureFlush.stop(), deps.background.settled()]); });
+  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.countFlush.stop(), deps.background.settled()]); });
 
   app.addHook('onResponse', (request, reply, done) => {
     // The staff console's overview counts every 429 the site answers (src/core/staff/figures.ts).

@@ -17,7 +17,7 @@ import type { RateLimiter } from './core/rate-limiter.js';
 import type { Stores } from './core/stores.js';
 import { SecurityLog } from './core/accounts/security-log.js';
 import { FigureCounter } from './core/staff/figures.js';
-import { FigureFlush } from './figure-flush.js';
+import { CountFlush } from './count-flush.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { MailDeliveryWorker } from './mail-deliveries.js';
 import { Mailer } from './core/mail/mailer.js';
@@ -67,7 +67,7 @@ export interface Deps extends BaseDeps {
   /** Counts the staff console's daily figures in memory (`audit` counts what it records). */
   readonly figures: FigureCounter;
   /** Adds those counts to the database while the app listens (`buildApp` starts and stops it). */
-  readonly figureFlush: FigureFlush;
+  readonly countFlush: CountFlush;
   /** Work requests start and do not wait for (`buildApp` logs its failures and waits for it on close). */
   readonly background: BackgroundTasks;
 }
@@ -107,7 +107,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     ...base,
     audit,
     figures,
-    figureFlush: new FigureFlush(figures, stores),
+    countFlush: new CountFlush({ 'overview figures': figures }, stores),
     keys,
     deviceCookies: new DeviceCookies(base.sharedKeys),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
