@@ -1,7 +1,7 @@
 /**
  * Adds an instance's counts kept in memory to the database every few seconds while it listens,
  * and once more as it closes (`buildApp` starts and stops it): the overview's figures
- * (src/core/staff/figures.ts).
+ * (src/core/staff/figures.ts) and the posts' views (src/core/community/views.ts).
  */
 import type { Stores } from './core/stores.js';
 

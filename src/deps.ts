@@ -17,6 +17,7 @@ import type { RateLimiter } from './core/rate-limiter.js';
 import type { Stores } from './core/stores.js';
 import { SecurityLog } from './core/accounts/security-log.js';
 import { FigureCounter } from './core/staff/figures.js';
+import { ViewCounter } from './core/community/views.js';
 import { CountFlush } from './count-flush.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { MailDeliveryWorker } from './mail-deliveries.js';
@@ -66,7 +67,9 @@ export interface Deps extends BaseDeps {
   readonly images: ImageReencoder;
   /** Counts the staff console's daily figures in memory (`audit` counts what it records). */
   readonly figures: FigureCounter;
-  /** Adds those counts to the database while the app listens (`buildApp` starts and stops it). */
+  /** Counts the posts' views in memory (the post page counts each view of a published post). */
+  readonly views: ViewCounter;
+  /** Adds the figures' and the views' counts to the database while the app listens (`buildApp` starts and stops it). */
   readonly countFlush: CountFlush;
   /** Work requests start and do not wait for (`buildApp` logs its failures and waits for it on close). */
   readonly background: BackgroundTasks;
@@ -103,11 +106,13 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const mailer = new Mailer(mailTransport !== undefined, translator, (t) => t.text('common.siteName'));
   const figures = new FigureCounter(settings.siteTimeZone);
   const audit = figures.counting(base.audit, () => clock.now());
+  const views = new ViewCounter();
   return {
     ...base,
     audit,
     figures,
-    countFlush: new CountFlush({ 'overview figures': figures }, stores),
+    views,
+    countFlush: new CountFlush({ 'overview figures': figures, 'post views': views }, stores),
     keys,
     deviceCookies: new DeviceCookies(base.sharedKeys),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),

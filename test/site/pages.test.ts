@@ -233,6 +233,8 @@ forEachDatabase('site pages', (database) => {
     assert.ok(!page.text.includes('<img src=x'), 'no raw markup from the body');
     assert.match(page.text, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
     assert.match(page.text, /&lt;b&gt;Bold\?&lt;\/b&gt;/);
+    assert.match(page.text, /<span>1 view<\/span>/, 'the page shows the view it counted');
+    await t.deps.views.flush(t.deps.stores);
     assert.equal((await t.deps.stores.posts.findById(post.id))?.viewCount, 1);
     assert.equal((await anonymous.post(`/posts/${post.id}/like`, {})).status, 303, 'anonymous is sent to sign in');
     assert.equal((await t.deps.stores.posts.findById(post.id))?.likeCount, 0);

@@ -243,7 +243,7 @@ forEachDatabase('storage contract', (database) => {
     await stores.posts.edit(older.id, author.id, { categoryId: first.id, title: 'older, edited', body: 'b2', bodyHtml: '<p>b2</p>', excerpt: 'edited words', publish: false }, T0 + 5 * MINUTE);
     await stores.posts.like(older.id, reader.id, T0 + 6 * MINUTE);
     for (let i = 0; i < 2; i += 1) await stores.posts.addComment(older.id, reader.id, 'hi', T0 + 7 * MINUTE);
-    for (let i = 0; i < 3; i += 1) await stores.posts.countView(older.id);
+    await stores.posts.addViews(new Map([[older.id, 3]]));
     const summary = async (id: number) => {
       const { body: _body, bodyHtml: _bodyHtml, ...rest } = (await stores.posts.findById(id))!;
       return rest;
@@ -341,7 +341,7 @@ forEachDatabase('storage contract', (database) => {
     const another = await make(author.id, 'draft');
     await make(other.id, 'published');
     assert.equal(await total(), 1);
-    await stores.posts.countView(published.id);
+    await stores.posts.addViews(new Map([[published.id, 1]]));
     await stores.posts.like(published.id, other.id, T0);
     await stores.posts.edit(published.id, author.id, { categoryId: category.id, title: 'e', body: 'e', bodyHtml: '<p>e</p>', excerpt: 'e', publish: true }, T0);
     assert.equal(await total(), 1, 'views, likes and edits of a published post');
@@ -366,6 +366,18 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await total(), 14);
   });
 
+  test('views are added to many posts at once, each its own count; a post deleted meanwhile is left out', async () => {
+    const author = await newUser();
+    const category = await stores.posts.ensureCategory(unique('Views'));
+    const make = (views: number) => stores.posts.create({ authorId: author.id, categoryId: category.id, title: 't', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', status: 'published', viewCount: views }, T0);
+    const [first, second, untouched, deleted] = [await make(0), await make(40), await make(7), await make(0)];
+    await stores.posts.delete(deleted.id, author.id);
+    await stores.posts.addViews(new Map([[first.id, 1], [second.id, 2_000], [deleted.id, 5]]));
+    await stores.posts.addViews(new Map());
+    const views = async (id: number) => (await stores.posts.findById(id))?.viewCount;
+    assert.deepEqual([await views(first.id), await views(second.id), await views(untouched.id), await views(deleted.id)], [1, 2_040, 7, undefined]);
+  });
+
   test('a category is found in any letter case instead of being created twice', async () => {
     const name = unique('Travel');
     const first = await stores.posts.ensureCategory(name);
@@ -380,7 +392,7 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.posts.like(post.id, reader.id, T0), true);
     assert.equal(await stores.posts.like(post.id, reader.id, T0), false);
     await stores.posts.addComment(post.id, reader.id, 'nice', T0);
-    await stores.posts.countView(post.id);
+    await stores.posts.addViews(new Map([[post.id, 1]]));
     const after = await stores.posts.findById(post.id);
     assert.deepEqual([after?.likeCount, after?.commentCount, after?.viewCount], [1, 1, 1]);
     assert.equal((await stores.posts.listComments(post.id))[0]?.authorUsername, reader.username);
@@ -1082,8 +1094,8 @@ forEachDatabase('storage contract', (database) => {
       const other = createStores(otherHandle.db, otherHandle.queries);
       // Read twice before each write, so a remembered page exists.
       for (let i = 0; i < 2; i++) assert.deepEqual(await page(), { total: 2, items: [`newer 0 ${name}`, `older 0 ${name}`] });
-      await stores.posts.countView(older.id);
-      assert.deepEqual((await page()).items, [`newer 0 ${name}`, `older 1 ${name}`], 'a view counted');
+      await stores.posts.addViews(new Map([[older.id, 1]]));
+      assert.deepEqual((await page()).items, [`newer 0 ${name}`, `older 1 ${name}`], 'a view added');
       await page();
       await stores.posts.edit(newer.id, author.id, { categoryId: category.id, title: 'edited', body: 'b', bodyHtml: '<p>b</p>', excerpt: 'b', publish: false }, T0 + 2);
       assert.deepEqual((await page()).items, [`edited 0 ${name}`, `older 1 ${name}`], 'a post edited');

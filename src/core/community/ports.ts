@@ -91,7 +91,11 @@ export interface PostStore {
   publish(id: number, authorId: number, now: Instant): Promise<boolean>;
   /** Deletes a post of `authorId` with its comments and likes; false when that author has no post `id`. */
   delete(id: number, authorId: number): Promise<boolean>;
-  countView(postId: number): Promise<void>;
+  /**
+   * Adds `views` (a count by post id) to the posts' view counts in one statement; a post deleted
+   * meanwhile is left out (`ViewCounter.flush`).
+   */
+  addViews(views: ReadonlyMap<number, number>): Promise<void>;
   /** Likes once per user; returns whether this call added the like. */
   like(postId: number, userId: number, now: Instant): Promise<boolean>;
   addComment(postId: number, authorId: number, body: string, now: Instant): Promise<Comment>;

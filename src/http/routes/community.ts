@@ -23,7 +23,7 @@ function notFound(): OAuthError {
 }
 
 export async function communityRoutes(app: FastifyInstance): Promise<void> {
-  const { stores, clock } = app.deps;
+  const { stores, clock, views } = app.deps;
 
   /** A post the viewer may see: published, or a draft of their own. Anything else is 404. */
   async function visiblePost(request: FastifyRequest, id: number): Promise<Post> {
@@ -173,8 +173,9 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
   app.get('/posts/:id', { ...page, schema: { params: idParams } }, async (request: FastifyRequest<{ Params: { id: number } }>, reply) => {
     let post = await visiblePost(request, request.params.id);
     if (post.status === 'published') {
-      // A view is a counter, not a change anyone asked for: the one write a GET makes here.
-      await stores.posts.countView(post.id);
+      // Counted in memory and added to the post within seconds (src/core/community/views.ts): a
+      // GET writes nothing, and the page shows its own view at once.
+      views.count(post.id);
       post = { ...post, viewCount: post.viewCount + 1 };
     }
     const comments = post.status === 'published' ? await stores.posts.listComments(post.id) : [];

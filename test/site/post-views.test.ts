@@ -1,0 +1,121 @@
+/**
+ * A published post's views (src/core/community/views.ts) over real HTTP, on every database: each
+ * instance counts them in memory and adds them to the post when its counts are flushed (every
+ * 10 s while it listens, and as it closes). Here the tests flush, so the flush timer is stopped.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Post } from '../../src/core/community/ports.js';
+import { writePost } from '../../src/core/community/posts.js';
+import type { Stores } from '../../src/core/stores.js';
+import { openDatabase } from '../../src/storage/database.js';
+import { traceSqliteQueriesWith } from '../../src/storage/query-tracing.js';
+import { createStores } from '../../src/storage/stores.js';
+import { get, newAccessToken, newPersonalToken, newUser } from '../api/fixtures.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { type TestDatabase, forEachDatabase, temporarySqliteDatabase } from '../support/databases.js';
+import { startAppsForSuite } from '../support/instances.js';
+import { Visitor } from './visitor.js';
+
+/** Every statement the SQLite databases opened in this file run, as its SQL text (src/storage/query-tracing.ts). */
+const statements: string[] = [];
+traceSqliteQueriesWith({ trace: (text, execute) => { statements.push(text); return execute(); } });
+
+/** A published post by a new member of `t`. */
+async function publishedPost(t: TestApp): Promise<Post> {
+  const author = await newUser(t.deps);
+  return writePost(t.deps.stores, t.clock, { authorId: author.id, title: 'Seen', body: 'Words.', category: 'General', status: 'published' });
+}
+
+/** Opens `post`'s page `times` times on `t`, each answered 200. */
+async function view(t: TestApp, post: Post, times: number): Promise<void> {
+  const visitor = new Visitor(t.baseUrl);
+  for (let i = 0; i < times; i++) assert.equal((await visitor.get(`/posts/${post.id}`)).status, 200);
+}
+
+/** Starts an app whose counts only the test flushes (or its closing). */
+async function startWithoutFlushTimer(database: TestDatabase): Promise<TestApp> {
+  const t = await startTestApp(database);
+  await t.deps.countFlush.stop();
+  return t;
+}
+
+forEachDatabase('post views', (database) => {
+  let a: TestApp;
+  let b: TestApp;
+  startAppsForSuite(database, 2, {}, (apps) => { [a, b] = apps; });
+  before(async () => {
+    for (const t of [a, b]) await t.deps.countFlush.stop();
+  });
+
+  const viewCount = async (post: Post) => (await a.deps.stores.posts.findById(post.id))?.viewCount;
+
+  test('a post\'s views are in the database after the flush, and its page shows those written and its own', async () => {
+    const post = await publishedPost(a);
+    await view(a, post, 3);
+    assert.equal(await viewCount(post), 0, 'a view writes nothing');
+    await a.deps.views.flush(a.deps.stores);
+    assert.equal(await viewCount(post), 3);
+    assert.match((await new Visitor(a.baseUrl).get(`/posts/${post.id}`)).text, /<span>4 views<\/span>/, 'the views written and its own');
+    await a.deps.views.flush(a.deps.stores);
+    assert.equal(await viewCount(post), 4);
+  });
+
+  test('two instances\' views of one post add up', async () => {
+    const post = await publishedPost(a);
+    await view(a, post, 2);
+    await view(b, post, 3);
+    await Promise.all([a.deps.views.flush(a.deps.stores), b.deps.views.flush(b.deps.stores)]);
+    assert.equal(await viewCount(post), 5);
+  });
+
+  test('closing an app writes the views it has not written yet', async () => {
+    const post = await publishedPost(a);
+    const closing = await startWithoutFlushTimer(database);
+    try {
+      await view(closing, post, 2);
+      await closing.app.close();
+      assert.equal(await viewCount(post), 2);
+    } finally {
+      await closing.close();
+    }
+  });
+
+  test('views that could not be written, the database away, are kept and written by the next flush', async () => {
+    const post = await publishedPost(a);
+    // Stores over a connection that has closed: each write fails as it would with the database away.
+    const away = openDatabase(database.target);
+    const awayStores: Stores = createStores(away.db, away.queries);
+    await away.ping();
+    await away.close();
+    await view(a, post, 2);
+    await assert.rejects(a.deps.views.flush(awayStores));
+    assert.equal(await viewCount(post), 0);
+    await view(a, post, 1);
+    await a.deps.views.flush(a.deps.stores);
+    assert.equal(await viewCount(post), 3);
+  });
+});
+
+describe('a post\'s view and the API\'s remembered reads [sqlite]', () => {
+  const database = temporarySqliteDatabase();
+  let t: TestApp;
+  before(async () => { t = await startWithoutFlushTimer(database); });
+  after(() => t.close());
+
+  // On SQLite a write to `posts`, which has triggers, makes every remembered read be read again
+  // (src/storage/sqlite-write-watch.ts): a write per view kept the bearer lookups cold.
+  test('viewing a post page leaves the bearer lookups remembered: the API\'s next calls read no token row', async () => {
+    const user = await newUser(t.deps);
+    const post = await publishedPost(t);
+    const tokens = [(await newAccessToken(t.deps, user, 'profile:read')).token, (await newPersonalToken(t.deps, user, ['profile:read'])).token];
+    const tokenReads = () => statements.splice(0).filter((text) => /^select\b/i.test(text) && /"(access|personal)_tokens"/.test(text));
+    for (let i = 0; i < 2; i++) for (const token of tokens) assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
+    tokenReads();
+    for (const token of tokens) assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
+    assert.deepEqual(tokenReads(), [], 'remembered before any view');
+    await view(t, post, 1);
+    for (const token of tokens) assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
+    assert.deepEqual(tokenReads(), [], 'still remembered after a view');
+  });
+});
