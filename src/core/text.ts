@@ -192,9 +192,14 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
 /**
  * Words that, after the site's name in Chinese, claim to be its own service rather than make a
  * longer word with it: official (site), verified, sign-in, account, customer service, team,
- * administration. Simplified only: names are read through `simplified` first.
+ * administration, and the services a phishing page names (attack92: security centre,
+ * verification, pass, payment, wallet, password, service, help, notices). Simplified only: names
+ * are read through `simplified` first.
  */
-const CLAIM_WORDS = ['官方', '官网', '认证', '登录', '登入', '账号', '帐号', '账户', '帐户', '客服', '团队', '管理'];
+const CLAIM_WORDS = [
+  '官方', '的官方', '官网', '认证', '验证', '登录', '登入', '账号', '帐号', '账户', '帐户', '客服', '团队', '管理',
+  '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助', '通知',
+];
 
 /** One letter or digit of a name as `site_name` reads it: folded, and where a word may begin. */
 interface FoldedCharacter {
@@ -208,7 +213,9 @@ interface FoldedCharacter {
 /**
  * `text` folded by NFKC, Traditional to Simplified Chinese and letter case, rid of spaces,
  * punctuation and symbols (which may part a name's letters: "社 区", "C.o.m.m.u.n.i.t.y") but
- * remembering where they were.
+ * remembering where they were; a letter outside East Asian scripts as its skeleton without marks,
+ * so that "Cornmunity" (rn for m) and a dot over or under a letter ("Commun\u0307ity") fold as
+ * the site's name does (attack92).
  */
 function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacter[] {
   const folded: FoldedCharacter[] = [];
@@ -218,8 +225,11 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
       gap = true;
       continue;
     }
-    for (const lower of character.toLowerCase()) folded.push({ character: lower, afterGap: gap, capital: lower !== character });
-    gap = false;
+    const lower = character.toLowerCase();
+    const capital = lower !== character;
+    const parts = EAST_ASIAN.test(character) ? lower : skeleton(lower, tables).replace(/\p{M}/gu, '').toLowerCase();
+    for (const part of parts) folded.push({ character: part, afterGap: gap, capital });
+    if (parts !== '') gap = false;
   }
   return folded;
 }
@@ -243,7 +253,8 @@ function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
       if (next === undefined || !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => rest(end).startsWith(word))) return true;
       continue;
     }
-    const letter = (c: FoldedCharacter | undefined) => c !== undefined && /\p{L}/u.test(c.character);
+    // Han beside a Latin name parts it as a gap would: "Community官方".
+    const letter = (c: FoldedCharacter | undefined) => c !== undefined && /\p{L}/u.test(c.character) && !EAST_ASIAN.test(c.character);
     const begins = name[start]!.afterGap || !letter(name[start - 1]) || (name[start]!.capital && !name[start - 1]!.capital);
     const ends = next === undefined || next.afterGap || !letter(next) || (next.capital && !name[end - 1]!.capital);
     if (begins && ends) return true;

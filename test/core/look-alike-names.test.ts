@@ -11,7 +11,9 @@ const lookAlikeSigns = await lookAlikeCheck();
 const SITE_NAMES = ['Community', '社区', '社群'];
 
 test('a word mixing Latin with another script, or two look-alike alphabets, is a sign, even parted by a hair space; Han beside Latin, and one script alone, are not', () => {
-  for (const name of ['P\u0430ypal', '\u13dfOMMUNITY', 'G\u2d54\u2d54gle', '\u0421\u200aommunity', 'G\u200a\u043e\u043e\u200agle', '\u0395\u03a1\u0421'])
+  // Read through their skeletons, the Cherokee Ꮯ's "ᏟOMMUNITY" and the Cyrillic С's are the site's name too.
+  for (const name of ['\u13dfOMMUNITY', '\u0421\u200aommunity']) assert.deepEqual(lookAlikeSigns(name, SITE_NAMES), ['mixed_alphabets', 'site_name'], name);
+  for (const name of ['P\u0430ypal', 'G\u2d54\u2d54gle', 'G\u200a\u043e\u043e\u200agle', '\u0395\u03a1\u0421'])
     assert.deepEqual(lookAlikeSigns(name, SITE_NAMES), ['mixed_alphabets'], name);
   for (const name of ['Demo App', '读书App', 'Photo 打印机', 'Ελληνικά', 'Яндекс Maps', 'ポケモンGO', '네이버 Map', 'Café Crème', 'Tiếng Việt'])
     assert.deepEqual(lookAlikeSigns(name, SITE_NAMES), [], name);
@@ -51,6 +53,13 @@ test('the site\'s own name standing as a name, in any language, Chinese script, 
   for (const name of ['ＣＯＭＭＵＮＩＴＹ', 'Ｃｏｍｍｕｎｉｔｙ'])
     assert.deepEqual(lookAlikeSigns(name, SITE_NAMES), ['styled_letters', 'site_name'], name);
   assert.deepEqual(lookAlikeSigns('Commune', SITE_NAMES), []);
+});
+
+test('the site\'s name before a phishing page\'s service, beside Han, with a mark on a letter or written with look-alike letters, is a sign', () => {
+  for (const name of ['社区安全中心', '社区验证', '社區通行證', '社群支付', '社区钱包', '社区密码', '社区的官方', 'Community官方', 'The Community账号', 'Commun\u0307ity', 'Communi\u0323ty', 'Cornmunity', 'Comrnunity'])
+    assert.deepEqual(lookAlikeSigns(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Common Tools', 'Crm Tools', 'Warmup'])
+    assert.deepEqual(lookAlikeSigns(name, SITE_NAMES), [], name);
 });
 
 test('the site\'s name inside a longer word is no sign: Han after it that is no claim, or letters on either side', () => {
