@@ -27,12 +27,20 @@
  * request's I/O callback runs after the poll that brought it began, so a `data_version` read in
  * its turn was read after the request arrived. (Ended at the check phase alone, a read made in the
  * check phase or in a timer was trusted through the next poll, by requests that arrived after
- * another connection's commit.) One edge: with more than 1,024 connections ready at once libuv
- * polls again within the same turn, so a request read by that second poll may still trust a read
- * made before a commit of that same turn (by less than the turn's length).
+ * another connection's commit.) With more than 1,024 connections ready at once libuv polls again
+ * within the same turn, up to 48 times, so a turn of a saturated server lasts seconds (attack91:
+ * another instance's commit unseen for 1.9–3.7 s under 2,500 busy connections): a read is also
+ * trusted for at most `DATA_VERSION_TRUSTED_MS`.
  */
 import { performance } from 'node:perf_hooks';
 import type SQLite from 'better-sqlite3';
+
+/**
+ * How long a `data_version` read is trusted within one turn of the event loop: another
+ * connection's commit counts from at most this long after it. A read costs about 4 µs, so at most
+ * 4 ms a second.
+ */
+export const DATA_VERSION_TRUSTED_MS = 1;
 
 /**
  * How this connection's transactions begin (`FairSqliteDriver`). SQLite counts it a write, since it
@@ -146,6 +154,8 @@ export class SqliteWriteWatch {
   readonly #nextTurn = () => { this.#readThisTurn = false; };
   /** The `loopTurn` in which `data_version` was last read (0 without one). */
   #turnRead = -1;
+  /** When `data_version` was last read (`performance.now()`). */
+  #readAt = 0;
   readonly #loopTurn: (() => number) | null;
 
   /** `turns`: `loopTurn`, or `null` for turns that end at the check phase alone (a test tries it). */
@@ -241,12 +251,15 @@ export class SqliteWriteWatch {
    * Whether no `generation` of this turn of the event loop read `data_version` yet; it will now. A
    * turn ends at the check phase (`setImmediate`) and, where libuv counts them, at the start of a
    * poll: a read in the check phase or in a timer would otherwise be trusted by the requests of the
-   * next poll, which may have arrived after another connection's commit.
+   * next poll, which may have arrived after another connection's commit. A read older than
+   * `DATA_VERSION_TRUSTED_MS` is made again, however long the turn.
    */
   #newTurn(): boolean {
     const turn = this.#loopTurn?.() ?? 0;
-    if (this.#readThisTurn && turn === this.#turnRead) return false;
+    const now = performance.now();
+    if (this.#readThisTurn && turn === this.#turnRead && now - this.#readAt < DATA_VERSION_TRUSTED_MS) return false;
     this.#turnRead = turn;
+    this.#readAt = now;
     if (!this.#readThisTurn) {
       this.#readThisTurn = true;
       setImmediate(this.#nextTurn);

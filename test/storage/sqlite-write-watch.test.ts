@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import { MessageChannel } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { withStatementCache } from '../../src/storage/database.js';
-import { BEGIN_IMMEDIATE, SqliteWriteWatch } from '../../src/storage/sqlite-write-watch.js';
+import { BEGIN_IMMEDIATE, DATA_VERSION_TRUSTED_MS, SqliteWriteWatch } from '../../src/storage/sqlite-write-watch.js';
 import { temporarySqlitePath } from '../support/databases.js';
 
 let path: string;
@@ -324,4 +324,16 @@ test('a write declared quiet whose table has triggers ends every remembered read
   statements.prepare(touch).run([5, 1]);
   assert.notEqual(aloneWatch.generation(reads), start);
   alone.close();
+});
+
+// libuv polls again within one turn while 1,024 connections are ready at once, so under load a
+// turn lasts seconds (attack91: 1.9–3.7 s): a read of data_version is trusted for a millisecond at most.
+test('a commit of another connection counts within a turn that does not end, once the last read of data_version is a millisecond old', () => {
+  const endless = new SqliteWriteWatch(serving, () => 0);
+  const reads = endless.reads(CLIENT_READ);
+  const before = endless.generation(reads);
+  other.prepare('insert into "clients" ("status") values (?)').run('active');
+  const since = performance.now();
+  while (performance.now() - since <= DATA_VERSION_TRUSTED_MS) { /* the turn goes on */ }
+  assert.notEqual(endless.generation(reads), before);
 });
