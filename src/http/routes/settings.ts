@@ -25,6 +25,7 @@ import { secondFactorsOf } from '../../core/accounts/two-step.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { Client, ClientType } from '../../core/oauth/ports.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
+import type { AuditEvent } from '../../core/audit.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { confirmPassword, throttled } from '../../core/accounts/sign-in.js';
 import { formatUtc } from '../../core/time.js';
@@ -439,11 +440,16 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   }
 
   /**
-   * Whether a save holds other values than `client` held when its form was read: a save of the
-   * same values changes nothing, and is no event in the logs (attack92).
+   * An owner's save on an app's page, in the security log (named `name`) and the audit log
+   * (`event`), when it holds other values than `client` held when its form was read: a save of the
+   * same values changes nothing, and is no event (attack92).
    */
-  const changes = (client: Client, saved: Partial<Client>) =>
-    Object.entries(saved).some(([field, value]) => JSON.stringify(value) !== JSON.stringify(client[field as keyof Client]));
+  async function recordAppChange(request: FastifyRequest, user: User, client: Client, saved: Partial<Client>,
+    event: Extract<AuditEvent, { audit: SecurityEventKind }>, name = client.name): Promise<void> {
+    if (!Object.entries(saved).some(([field, value]) => JSON.stringify(value) !== JSON.stringify(client[field as keyof Client]))) return;
+    await logEvent(request, user, event.audit, { app: name, client_id: client.clientId });
+    audit.record(event);
+  }
 
   /** What every app page shows from the settings. */
   const clientPageSettings = { issuer: app.deps.settings.baseUrl, keepPreviousSecretHours: app.deps.settings.previousClientSecretHours };
@@ -470,10 +476,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const sent = { name: request.body.name ?? '', description: request.body.description ?? '', homepage: request.body.homepage ?? '' };
       try {
         const details = await updateClientDetails(stores, clock, client.clientId, { name: sent.name, description: sent.description, homepageUrl: sent.homepage });
-        if (changes(client, details)) {
-          await logEvent(request, user, 'client.details_changed', { app: details.name, client_id: client.clientId });
-          audit.record({ audit: 'client.details_changed', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
-        }
+        await recordAppChange(request, user, client, details,
+          { audit: 'client.details_changed', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) }, details.name);
         return reply.redirect(`${base}?notice=details`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, { ...clientPageSettings, errors: formErrors(error), details: sent }), 400);
@@ -488,10 +492,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       refuseUnlessActive(client);
       try {
         const redirectUris = await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
-        if (changes(client, { redirectUris })) {
-          await logEvent(request, user, 'client.redirect_uris_changed', { app: client.name, client_id: client.clientId });
-          audit.record({ audit: 'client.redirect_uris_changed', clientId: client.clientId, ownerId: user.id, redirectUris, via: 'site', address: clientAddress(request) });
-        }
+        await recordAppChange(request, user, client, { redirectUris },
+          { audit: 'client.redirect_uris_changed', clientId: client.clientId, ownerId: user.id, redirectUris, via: 'site', address: clientAddress(request) });
         return reply.redirect(`${base}?notice=uris`, 303);
       } catch (error) {
         return sendPage(reply, clientPage(await pageContext(request, reply), client, {
@@ -510,10 +512,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const sent = { postLogoutRedirectUris: request.body.post_logout_redirect_uris ?? '', backchannelLogoutUri: request.body.backchannel_logout_uri ?? '' };
     try {
       const saved = await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
-      if (changes(client, saved)) {
-        await logEvent(request, user, 'client.logout_uris_changed', { app: client.name, client_id: client.clientId });
-        audit.record({ audit: 'client.logout_uris_changed', clientId: client.clientId, ownerId: user.id, ...saved, via: 'site', address: clientAddress(request) });
-      }
+      await recordAppChange(request, user, client, saved,
+        { audit: 'client.logout_uris_changed', clientId: client.clientId, ownerId: user.id, ...saved, via: 'site', address: clientAddress(request) });
       return reply.redirect(`${base}?notice=logout-uris`, 303);
     } catch (error) {
       return sendPage(reply, clientPage(await pageContext(request, reply), client, { ...clientPageSettings, errors: formErrors(error), logout: sent }), 400);
@@ -530,10 +530,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     // An unticked checkbox is not sent at all (HTML forms): absent is "not required".
     const required = request.body.require_pushed_authorization_requests === '1';
     await setRequirePushedRequests(stores, clock, client.clientId, required);
-    if (changes(client, { requirePushedAuthorizationRequests: required })) {
-      await logEvent(request, user, 'client.pushed_requests_changed', { app: client.name, client_id: client.clientId });
-      audit.record({ audit: 'client.pushed_requests_changed', clientId: client.clientId, ownerId: user.id, required, via: 'site', address: clientAddress(request) });
-    }
+    await recordAppChange(request, user, client, { requirePushedAuthorizationRequests: required },
+      { audit: 'client.pushed_requests_changed', clientId: client.clientId, ownerId: user.id, required, via: 'site', address: clientAddress(request) });
     return reply.redirect(`${base}?notice=pushed-requests`, 303);
   });
 
