@@ -29,7 +29,16 @@ test('a counter whose write fails holds up none of the others, and is named in t
   t.mock.timers.tick(COUNT_FLUSH_INTERVAL_MS);
   await flush.stop();
   assert.deepEqual([failing.counter.flushes, fine.counter.flushes], [2, 2], 'a turn, then the last one on closing');
-  assert.deepEqual(warnings.map((w) => w.counts), ['post views']);
+  assert.deepEqual(warnings.map((w) => w.counts), ['post views', 'post views']);
+});
+
+test('counts the database does not take as the server closes are told lost in the log, as no turn follows', async () => {
+  const failing = counts({ failing: true });
+  const warnings: string[] = [];
+  const flush = new CountFlush({ 'post views': failing.counter }, stores);
+  flush.start({ warn: (_object, message) => { warnings.push(message); } });
+  await flush.stop();
+  assert.deepEqual(warnings, ['counts not written as the server closed; lost']);
 });
 
 test('a turn still under way leaves the next one out, and closing waits for it before its last write', async (t) => {

@@ -477,6 +477,10 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     connectionTimeoutMillis: 5000,
     // Nor does a query wait forever on a server that stopped answering.
     query_timeout: 10_000,
+    // And the server ends a statement before the client stops waiting for it: one left running
+    // (waiting for a lock) would commit after its caller was told it failed, a flush of counts
+    // added twice (attack93), and hold the connection the pool lends out next.
+    statement_timeout: 9_000,
     idleTimeoutMillis: 30_000,
     types: pgTypes(driver),
   });

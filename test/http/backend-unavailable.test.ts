@@ -6,9 +6,12 @@ import { isUnavailable } from '../../src/http/plugins/errors.js';
 const failure = (code: string, message = 'failed') => Object.assign(new Error(message), { code });
 
 test('a backend that cannot serve for now is unavailable: unreachable, restarting, out of resources, locked or out of disk', () => {
-  for (const code of ['ECONNREFUSED', 'ECONNRESET', '57P01', '08006', '53100', '53300', 'SQLITE_BUSY', 'SQLITE_FULL']) {
+  // 57014: a statement PostgreSQL ended at statement_timeout, a lock held too long (attack93).
+  for (const code of ['ECONNREFUSED', 'ECONNRESET', '57P01', '08006', '53100', '53300', '57014', 'SQLITE_BUSY', 'SQLITE_FULL']) {
     assert.equal(isUnavailable(failure(code)), true, code);
   }
+  // pg's own query_timeout: a server that stopped answering.
+  assert.equal(isUnavailable(new Error('Query read timeout')), true);
   assert.equal(isUnavailable(new Error('timeout exceeded when trying to connect')), true);
   // pg's refusal on a lost connection: the rollback of a transaction whose connection died.
   assert.equal(isUnavailable(new Error('Client has encountered a connection error and is not queryable')), true);

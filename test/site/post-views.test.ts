@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import SQLite from 'better-sqlite3';
 import type { Post } from '../../src/core/community/ports.js';
 import { writePost } from '../../src/core/community/posts.js';
 import type { Stores } from '../../src/core/stores.js';
@@ -117,5 +118,27 @@ describe('a post\'s view and the API\'s remembered reads [sqlite]', () => {
     await view(t, post, 1);
     for (const token of tokens) assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 200);
     assert.deepEqual(tokenReads(), [], 'still remembered after a view');
+  });
+
+  // A bare statement slept in SQLite's busy wait while another connection held the write lock:
+  // the instance answered nothing for up to 5 s at each flush (attack93).
+  test('a flush waits for another connection\'s write lock without holding up the event loop', async () => {
+    const post = await publishedPost(t);
+    await view(t, post, 1);
+    assert.equal(database.target.kind, 'sqlite');
+    const other = new SQLite(database.target.path);
+    const order: string[] = [];
+    try {
+      other.exec('begin immediate');
+      const flushing = t.deps.views.flush(t.deps.stores).then(() => { order.push('flushed'); });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      order.push('a timer ran');
+      other.exec('commit');
+      await flushing;
+    } finally {
+      other.close();
+    }
+    assert.deepEqual(order, ['a timer ran', 'flushed']);
+    assert.equal((await t.deps.stores.posts.findById(post.id))?.viewCount, 1);
   });
 });

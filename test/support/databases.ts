@@ -20,7 +20,7 @@ export interface TestDatabase {
   readonly url: string;
 }
 
-const postgresUrl = process.env.TEST_DATABASE_URL;
+export const postgresUrl = process.env.TEST_DATABASE_URL;
 
 if (!postgresUrl && process.env.CI === 'true') {
   throw new Error('TEST_DATABASE_URL is not set: on CI every PostgreSQL test must run');

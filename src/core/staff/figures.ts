@@ -70,7 +70,8 @@ export class FigureCounter {
     const counts = [...this.pending.values()];
     this.pending.clear();
     try {
-      await stores.dailyFigures.add(counts);
+      // In a transaction, as the views are (src/core/community/views.ts): never in SQLite's busy wait.
+      await stores.transaction((tx) => tx.dailyFigures.add(counts));
     } catch (error) {
       for (const c of counts) {
         const key = `${c.day} ${c.figure}`;

@@ -42,6 +42,8 @@ const RETRY_AFTER_SECONDS = '5';
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006',
   '53100', '53300', 'SQLITE_BUSY', 'SQLITE_FULL',
+  // A statement PostgreSQL ended at `statement_timeout` (src/storage/database.ts): a lock held too long.
+  '57014',
 ]);
 
 /** Whether the error means the database (or another backend) cannot serve right now. */
@@ -51,7 +53,8 @@ export function isUnavailable(error: unknown): boolean {
   const message = typeof e?.message === 'string' ? e.message : '';
   // pg refuses a query on a connection it has lost ("…has encountered a connection error and is not
   // queryable"), such as the rollback of a transaction whose connection died under it.
-  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|and is not queryable/.test(message);
+  // pg's own `query_timeout` ("Query read timeout"): a server that stopped answering.
+  return /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|and is not queryable|Query read timeout/.test(message);
 }
 
 /** During an outage, at most one 'backend unavailable' line per this many ms and app, with a count of those left out. */
