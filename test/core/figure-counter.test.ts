@@ -7,7 +7,11 @@ import type { Stores } from '../../src/core/stores.js';
 
 async function flushed(counter: FigureCounter): Promise<Record<string, number>> {
   const added: DailyCount[] = [];
-  await counter.flush({ dailyFigures: { add: async (counts: DailyCount[]) => { added.push(...counts); } } } as unknown as Stores);
+  const stores = {
+    dailyFigures: { add: async (counts: DailyCount[]) => { added.push(...counts); } },
+    transaction: (work: (tx: Stores) => Promise<unknown>) => work(stores),
+  } as unknown as Stores;
+  await counter.flush(stores);
   return Object.fromEntries(added.map((c) => [`${c.day} ${c.figure}`, c.count]));
 }
 

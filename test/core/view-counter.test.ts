@@ -14,6 +14,7 @@ function postsStore(away: () => boolean = () => false) {
         writes.push(Object.fromEntries(views));
       },
     },
+    transaction: (work: (tx: Stores) => Promise<unknown>) => work(stores),
   } as unknown as Stores;
   return { stores, writes };
 }
@@ -49,7 +50,10 @@ test('views counted while a write is under way go to the next flush, not lost wi
   const counter = new ViewCounter();
   const written: Array<Record<number, number>> = [];
   let finish!: () => void;
-  const slow = { posts: { addViews: (views: ReadonlyMap<number, number>) => new Promise<void>((resolve) => { written.push(Object.fromEntries(views)); finish = resolve; }) } } as unknown as Stores;
+  const slow = {
+    posts: { addViews: (views: ReadonlyMap<number, number>) => new Promise<void>((resolve) => { written.push(Object.fromEntries(views)); finish = resolve; }) },
+    transaction: (work: (tx: Stores) => Promise<unknown>) => work(slow),
+  } as unknown as Stores;
   counter.count(1);
   const first = counter.flush(slow);
   counter.count(1);
