@@ -61,7 +61,7 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
  * to seed.
  */
 export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<void> {
-  await deps.database.inMigrationTurn(() => migrateToLatest(deps.database.db, seed));
+  await deps.database.inMigrationTurn((db) => migrateToLatest(db, seed));
 }
 
 /**
@@ -70,5 +70,5 @@ export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: (
  * file holds no connection a stop waits for.
  */
 export async function inStartTurn<T>(deps: Pick<BaseDeps, 'database'>, work: () => Promise<T>, stop?: AbortSignal): Promise<T> {
-  return deps.database.inMigrationTurn(() => inSchemaTurn(deps.database.db, work, stop));
+  return deps.database.inMigrationTurn((db) => inSchemaTurn(db, work, stop));
 }

@@ -30,11 +30,13 @@ export interface DatabaseHandle {
   /** Answers when the database takes a trivial query. */
   ping(): Promise<void>;
   /**
-   * Runs `work` (the migrations) in this database's turn: instances starting together on one
-   * SQLite file migrate one after the other (`sqlite-migration-turn.ts`); on PostgreSQL the
+   * Runs `work` (the migrations) in this database's turn, on `db`: instances starting together on
+   * one SQLite file migrate one after the other (`sqlite-migration-turn.ts`); on PostgreSQL the
    * migrations take their own turn (`migrateToLatest`), and in memory there is no other instance.
+   * On PostgreSQL `db` is a connection of its own with no time limit on a statement: an upgrade's
+   * index or count over large tables takes what it takes, where a request's statement ends at 9 s.
    */
-  inMigrationTurn<T>(work: () => Promise<T>): Promise<T>;
+  inMigrationTurn<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   /** Where the database's own background work (SQLite's checkpoints) reports its failures from now on. */
   reportTo(log: Log): void;
   close(): Promise<void>;
@@ -461,7 +463,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         quiet: (text) => watch.quiet(text),
       }),
       ping: async () => { await sql`select 1`.execute(db); },
-      inMigrationTurn: (work) => (turnFile === undefined ? work() : inMigrationTurn(turnFile, work)),
+      inMigrationTurn: (work) => (turnFile === undefined ? work(db) : inMigrationTurn(turnFile, () => work(db))),
       reportTo: (log) => checkpointer?.reportTo(log),
       close: async () => {
         await checkpointer?.stop();
@@ -470,18 +472,48 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     };
   }
   const driver = loadPg();
-  const pool = new driver.Pool({
-    connectionString: target.url,
+  const pool = postgresPool(driver, target.url, {
     max: options.poolSize ?? 10,
-    // A request never waits long for a connection: a PostgreSQL outage becomes a prompt 503.
-    connectionTimeoutMillis: 5000,
-    // Nor does a query wait forever on a server that stopped answering.
+    // A query does not wait forever on a server that stopped answering.
     query_timeout: 10_000,
     // And the server ends a statement before the client stops waiting for it: one left running
     // (waiting for a lock) would commit after its caller was told it failed, a flush of counts
     // added twice (attack93), and hold the connection the pool lends out next.
     statement_timeout: 9_000,
     idleTimeoutMillis: 30_000,
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, driver.Query) }) });
+  return {
+    db,
+    dialect: 'postgres',
+    queries: new CompiledQueries(),
+    ping: async () => { await sql`select 1`.execute(db); },
+    inMigrationTurn: async (work) => {
+      // One connection, which the migrations' lock and their statements share (`migrate.ts`),
+      // waited on by the client as long as the server works (TCP keepalive tells a lost server).
+      const migrations = new Kysely<Database>({
+        dialect: new PostgresDialect({ pool: postgresPool(driver, target.url, { max: 1, keepAlive: true }) }),
+      });
+      try {
+        // A role's or server's own default must not cut an upgrade short either.
+        await sql`set statement_timeout = 0`.execute(migrations);
+        return await work(migrations);
+      } finally {
+        await migrations.destroy();
+      }
+    },
+    reportTo: () => {},
+    close: () => db.destroy(),
+  };
+}
+
+/** A pg pool of `url` with `limits`, reading instants as numbers, whose lost connections crash nothing. */
+function postgresPool(driver: typeof pg, url: string, limits: pg.PoolConfig): pg.Pool {
+  const pool = new driver.Pool({
+    connectionString: url,
+    // A request never waits long for a connection: a PostgreSQL outage becomes a prompt 503.
+    connectionTimeoutMillis: 5000,
+    ...limits,
     types: pgTypes(driver),
   });
   // A client losing its connection (a restarted server, the network cut) must not crash the
@@ -490,16 +522,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
   // request then fails that request's query (a 503) and is dropped by the pool on release.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool, driver.Query) }) });
-  return {
-    db,
-    dialect: 'postgres',
-    queries: new CompiledQueries(),
-    ping: async () => { await sql`select 1`.execute(db); },
-    inMigrationTurn: (work) => work(),
-    reportTo: () => {},
-    close: () => db.destroy(),
-  };
+  return pool;
 }
 
 /** Builds a query from placeholders; it must not branch on values (see `CompiledQueries`). */

@@ -90,10 +90,10 @@ export const SCHEMA_CHANGE_LOCK = 7_305_2026;
  * starting together take turns on PostgreSQL, so one that waited finds all of it done.
  */
 export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<void>): Promise<MigrationOutcome> {
-  return underSchemaLock(db, async (migrator) => {
+  return underSchemaLock(db, async (migrator, lockHolder) => {
     const outcome = await applied(migrator.migrateToLatest());
-    await fillMissingRenderings(db);
-    await reencodeStoredAvatars(db, sharpReencoder, Date.now());
+    await fillMissingRenderings(lockHolder);
+    await reencodeStoredAvatars(lockHolder, sharpReencoder, Date.now());
     await after?.();
     return outcome;
   });
@@ -117,15 +117,20 @@ export async function migrateTo(db: Kysely<any>, name: string): Promise<Migratio
   return underSchemaLock(db, (migrator) => applied(migrator.migrateTo(name)));
 }
 
-async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator) => Promise<T>, stop?: AbortSignal): Promise<T> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined));
+/**
+ * Runs `work` holding the schema lock, its migrator and statements on the connection that holds
+ * it: one connection is all a start's migrations need (`DatabaseHandle.inMigrationTurn` gives them
+ * one of their own, with no statement time limit).
+ */
+async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lockHolder: Kysely<any>) => Promise<T>, stop?: AbortSignal): Promise<T> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined), db);
   return db.connection().execute(async (connection) => {
     await takeSchemaLock(connection, stop);
     try {
       // The migrator looks for its own tables in every schema unless told which one; name the
       // current schema so a database shared by several schemas never confuses it.
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(connection);
-      return await work(migratorFor(db, rows[0]?.schema));
+      return await work(migratorFor(connection, rows[0]?.schema), connection);
     } finally {
       await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     }
