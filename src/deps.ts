@@ -22,7 +22,8 @@ import { CountFlush } from './count-flush.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { MailDeliveryWorker } from './mail-deliveries.js';
 import { Mailer } from './core/mail/mailer.js';
-import { translator } from './i18n/catalogs.js';
+import type { Locale, Translator } from './core/locales.js';
+import { siteTranslator } from './i18n/catalogs.js';
 import { securityNoticeSender } from './core/accounts/security-notices.js';
 import { createMailTransport } from './mail/transports.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
@@ -55,6 +56,8 @@ export interface Deps extends BaseDeps {
   readonly logoutDeliveries: LogoutDeliveryWorker;
   /** Sends the outbox's mail while the app listens (`buildApp` starts and stops it). */
   readonly mailDeliveries: MailDeliveryWorker;
+  /** The site's words in a language, the site named as SITE_NAME names it (`Settings.siteNames`). */
+  readonly words: (locale: Locale) => Translator;
   /** Renders and queues mail; `enabled` says whether the site sends any (SMTP_URL, or `.eml` files on a developer's machine). */
   readonly mailer: Mailer;
   /** The accounts' security log; its events reach the server log through `audit`. */
@@ -103,7 +106,8 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const dpopReplay = createDpopReplay(redis, stores);
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   const mailTransport = createMailTransport(settings.mail, settings.mailFrom);
-  const mailer = new Mailer(mailTransport !== undefined, translator, (t) => t.text('common.siteName'));
+  const words = siteTranslator(settings.siteNames);
+  const mailer = new Mailer(mailTransport !== undefined, words, (t) => t.text('common.siteName'));
   const figures = new FigureCounter(settings.siteTimeZone);
   const audit = figures.counting(base.audit, () => clock.now());
   const views = new ViewCounter();
@@ -117,6 +121,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     deviceCookies: new DeviceCookies(base.sharedKeys),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
     mailDeliveries: new MailDeliveryWorker({ stores, clock }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
+    words,
     mailer,
     securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(base.sharedKeys), dpopReplay, clock),

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { type ScanningKey, isP256PublicKey } from '../core/credentials/secret-scanning.js';
 import { REFRESH_REPLAY_MAX_SECONDS } from '../core/oauth/tokens/replay.js';
+import { LOCALES, type Locale } from '../core/locales.js';
+import { type SiteNames, labelName } from '../core/site-name.js';
 import { DEFAULT_SITE_TIME_ZONE, isTimeZone } from '../core/site-time.js';
 
 export type DatabaseTarget =
@@ -19,6 +21,8 @@ export interface Settings {
   readonly baseUrl: string;
   /** SITE_TIME_ZONE: the IANA zone pages show times in for a viewer who chose none (INTERFACE section 12). */
   readonly siteTimeZone: string;
+  /** SITE_NAME and SITE_NAME_<LANGUAGE>: the site's name in each language that has one set; else the catalogs' ("Community", 社区, 社群). */
+  readonly siteNames: SiteNames;
   readonly database: DatabaseTarget;
   readonly redisUrl: string | undefined;
   /** Seed the demo data when the database is new. */
@@ -337,10 +341,42 @@ function mailTransport(env: Env, baseUrl: string): MailTransportSetting {
   return { kind: 'smtp', url: raw };
 }
 
-/** MAIL_FROM: `Name <address>` or a bare address; default `Community <no-reply@{host of BASE_URL}>`. */
-function mailFrom(env: Env, baseUrl: string): string {
+/** Longest site name, in characters: a page title, a mail's sender and an authenticator's label hold it. */
+const SITE_NAME_MAX = 60;
+
+/**
+ * SITE_NAME names the site in every language; SITE_NAME_EN, SITE_NAME_ZH_CN and SITE_NAME_ZH_TW in
+ * one (a community called 河畔 in Chinese and Riverside in English). No control or format
+ * characters: the name stands beside the app's in a consent page and in a mail's header, where a
+ * right-to-left override would make it read as something else.
+ */
+function siteNames(env: Env): SiteNames {
+  const named = (name: string): string | undefined => {
+    const raw = env[name]?.normalize('NFC').trim();
+    if (raw === undefined || raw === '') return undefined;
+    if ([...raw].length > SITE_NAME_MAX || /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}<>"]/u.test(raw)) {
+      invalid(name, raw, `a name of up to ${SITE_NAME_MAX} characters, without control characters, < > or "`);
+    }
+    return raw;
+  };
+  const everywhere = named('SITE_NAME');
+  const names: Partial<Record<Locale, string>> = {};
+  for (const locale of LOCALES) {
+    const name = named(`SITE_NAME_${locale.toUpperCase().replace('-', '_')}`) ?? everywhere;
+    if (name !== undefined) names[locale] = name;
+  }
+  return Object.freeze(names);
+}
+
+/** RFC 5322 3.2.3 and 3.4: a display name holding specials (a comma, a dot) is a quoted string. */
+function displayName(name: string): string {
+  return /[()<>[\]:;@\\,."]/.test(name) ? `"${name.replace(/[\\"]/g, '\\$&')}"` : name;
+}
+
+/** MAIL_FROM: `Name <address>` or a bare address; default `{SITE_NAME or Community} <no-reply@{host of BASE_URL}>`. */
+function mailFrom(env: Env, baseUrl: string, names: SiteNames): string {
   const raw = (env.MAIL_FROM ?? '').trim();
-  if (raw === '') return `Community <no-reply@${new URL(baseUrl).hostname}>`;
+  if (raw === '') return `${displayName(labelName(names))} <no-reply@${new URL(baseUrl).hostname}>`;
   // No line breaks: the value becomes a header.
   if (!/^(?:[^<>\r\n]*<[^\s<>@]+@[^\s<>@]+>|[^\s<>@]+@[^\s<>@]+)$/.test(raw)) {
     invalid('MAIL_FROM', raw, 'an address (no-reply@example.com) or a name and an address (Community <no-reply@example.com>)');
@@ -384,6 +420,7 @@ export function loadSettings(env: Env = process.env): Settings {
   }
   const siteTimeZone = env.SITE_TIME_ZONE || DEFAULT_SITE_TIME_ZONE;
   if (!isTimeZone(siteTimeZone)) invalid('SITE_TIME_ZONE', siteTimeZone, 'an IANA time zone such as Asia/Shanghai, Asia/Taipei or UTC');
+  const names = siteNames(env);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) invalid('LOG_LEVEL', logLevel, LOG_LEVELS.join(', '));
   return Object.freeze({
@@ -391,6 +428,7 @@ export function loadSettings(env: Env = process.env): Settings {
     host,
     baseUrl,
     siteTimeZone,
+    siteNames: names,
     database: Object.freeze(db),
     redisUrl: redis(env),
     demo,
@@ -423,7 +461,7 @@ export function loadSettings(env: Env = process.env): Settings {
     }),
     secretScanningKeys: secretScanningKeys(env),
     mail: Object.freeze(mailTransport(env, baseUrl)),
-    mailFrom: mailFrom(env, baseUrl),
+    mailFrom: mailFrom(env, baseUrl, names),
     mailDeliveryIntervalSeconds: integer(env, 'MAIL_DELIVERY_INTERVAL', 2, 0, 3600),
     dynamicRegistration: onOff(env, 'DYNAMIC_REGISTRATION', true),
   });

@@ -27,12 +27,25 @@ export function readCatalog(locale: Locale): Catalog {
   return messages;
 }
 
-class CatalogTranslator implements Translator {
-  private readonly compiled = new Map<string, IntlMessageFormat>();
+/** The key of the site's name, which an operator's SITE_NAME replaces (`Settings.siteNames`). */
+const SITE_NAME_KEY = 'common.siteName';
 
-  constructor(readonly locale: Locale, private readonly catalog: Catalog, private readonly fallback: Catalog) {}
+class CatalogTranslator implements Translator {
+  constructor(
+    readonly locale: Locale,
+    private readonly catalog: Catalog,
+    private readonly fallback: Catalog,
+    private readonly siteName?: string,
+    private readonly compiled = new Map<string, IntlMessageFormat>(),
+  ) {}
+
+  /** This language's words naming the site `siteName`: words, not a message, so its braces and apostrophes are text. */
+  withSiteName(siteName: string): CatalogTranslator {
+    return new CatalogTranslator(this.locale, this.catalog, this.fallback, siteName, this.compiled);
+  }
 
   text(key: string, values?: MessageValues): string {
+    if (key === SITE_NAME_KEY && this.siteName !== undefined) return this.siteName;
     const formatted = this.format(key).format(this.withLists(values) as Record<string, string | number>);
     return Array.isArray(formatted) ? formatted.join('') : String(formatted);
   }
@@ -62,13 +75,25 @@ class CatalogTranslator implements Translator {
   }
 }
 
-let translators: ReadonlyMap<Locale, Translator> | undefined;
+let translators: ReadonlyMap<Locale, CatalogTranslator> | undefined;
+/** Translators of a site's own name, by language and name (a process serves one site; tests, a few). */
+const named = new Map<string, Translator>();
 
-/** The translator of `locale`; the catalogs are read on the first call. */
-export function translator(locale: Locale): Translator {
+/** The translator of `locale`, naming the site `siteName` when given; the catalogs are read on the first call. */
+export function translator(locale: Locale, siteName?: string): Translator {
   if (translators === undefined) {
     const english = readCatalog(DEFAULT_LOCALE);
     translators = new Map(LOCALES.map((l) => [l, new CatalogTranslator(l, l === DEFAULT_LOCALE ? english : readCatalog(l), english)]));
   }
-  return translators.get(locale)!;
+  const catalogs = translators.get(locale)!;
+  if (siteName === undefined) return catalogs;
+  const key = `${locale}\n${siteName}`;
+  let found = named.get(key);
+  if (found === undefined) named.set(key, (found = catalogs.withSiteName(siteName)));
+  return found;
+}
+
+/** The translators of a site named `siteNames` (SITE_NAME), by language. */
+export function siteTranslator(siteNames: Readonly<Partial<Record<Locale, string>>>): (locale: Locale) => Translator {
+  return (locale) => translator(locale, siteNames[locale]);
 }

@@ -176,3 +176,22 @@ test('SECRET_SCANNING_KEYS takes GitHub\'s public-key list, inline or as a file,
   assert.throws(() => loadSettings({ SECRET_SCANNING_KEYS: '/nonexistent/keys.json' }), /SECRET_SCANNING_KEYS/);
   assert.throws(() => loadSettings({ SECRET_SCANNING_KEYS: '{"public_keys": []}' }), /SECRET_SCANNING_KEYS/);
 });
+
+test('SITE_NAME names the site in every language and SITE_NAME_<LANGUAGE> in one; unset, the catalogs name it and MAIL_FROM says Community (INTERFACE section 12)', () => {
+  assert.deepEqual(loadSettings({}).siteNames, {});
+  assert.equal(loadSettings({}).mailFrom, 'Community <no-reply@localhost>');
+  assert.deepEqual(loadSettings({ SITE_NAME: ' Riverside ', SITE_NAME_ZH_CN: '河畔' }).siteNames, { en: 'Riverside', 'zh-CN': '河畔', 'zh-TW': 'Riverside' });
+  assert.deepEqual(loadSettings({ SITE_NAME_ZH_TW: '河畔' }).siteNames, { 'zh-TW': '河畔' });
+  assert.equal(loadSettings({ SITE_NAME_ZH_TW: '河畔' }).mailFrom, '河畔 <no-reply@localhost>', 'the sender carries a name set in any language');
+  assert.equal(loadSettings({ SITE_NAME: 'Riverside' }).mailFrom, 'Riverside <no-reply@localhost>');
+  assert.equal(loadSettings({ SITE_NAME: 'A.B\\C' }).mailFrom, '"A.B\\\\C" <no-reply@localhost>', 'specials make a quoted string, its backslash escaped (RFC 5322 3.2.4)');
+  assert.equal(loadSettings({ SITE_NAME: 'Riverside', MAIL_FROM: 'Ops <ops@example.com>' }).mailFrom, 'Ops <ops@example.com>');
+});
+
+test('a site name with a control or format character, a quote or an angle bracket, or over 60 characters, is refused', () => {
+  for (const name of ['River\u202Eedis', 'River\nside', 'River\u200Bside', 'Say "hi"', 'a<b>', 'x'.repeat(61)]) {
+    assert.throws(() => loadSettings({ SITE_NAME: name }), (error: Error) => error instanceof SettingsError && /SITE_NAME/.test(error.message), JSON.stringify(name));
+  }
+  assert.throws(() => loadSettings({ SITE_NAME_ZH_CN: '河\u202E畔' }), /SITE_NAME_ZH_CN/);
+  assert.equal(loadSettings({ SITE_NAME: '河'.repeat(60) }).siteNames.en, '河'.repeat(60), '60 characters, not bytes');
+});

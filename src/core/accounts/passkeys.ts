@@ -18,6 +18,7 @@ import type { User } from './ports.js';
 import { checkedText } from '../text.js';
 import type { Clock } from '../time.js';
 import type { ChallengePurpose, Passkey } from './ports.js';
+import { type SiteNames, labelName } from '../site-name.js';
 
 export const CHALLENGE_LIFETIME_MS = 5 * 60_000;
 export const PASSKEY_NAME_MAX_LENGTH = 60;
@@ -35,7 +36,7 @@ const webauthn = () => import('@simplewebauthn/server');
 export interface PasskeyDeps {
   stores: Stores;
   clock: Clock;
-  settings: { baseUrl: string };
+  settings: { baseUrl: string; siteNames: SiteNames };
 }
 
 function relyingParty(baseUrl: string): { rpID: string; origin: string } {
@@ -85,7 +86,7 @@ export async function registrationOptions(deps: PasskeyDeps, user: User): Promis
   const { rpID } = relyingParty(deps.settings.baseUrl);
   const existing = await deps.stores.passkeys.listForUser(user.id);
   return (await webauthn()).generateRegistrationOptions({
-    rpName: 'Community',
+    rpName: labelName(deps.settings.siteNames),
     rpID,
     userName: user.username,
     userDisplayName: user.username,

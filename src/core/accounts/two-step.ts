@@ -13,13 +13,13 @@ import type { Instant } from '../time.js';
 import type { PendingSignIn } from './ports.js';
 import { generateRecoveryCodes, hashRecoveryCode, normalizeRecoveryCode } from './recovery-codes.js';
 import { type SealedPlace, UNSEAL_FAILURES, type UnsealFailure, openSecret, sealSecret } from '../credentials/sealing.js';
+import { type SiteNames, labelName } from '../site-name.js';
 import { looksLikeTotpCode, matchingStep, newTotpSecret, totpUri } from './totp.js';
 
 /** How long a sign-in waits for its second step after the password. */
 export const PENDING_SIGN_IN_MS = 5 * 60_000;
-export const TOTP_ISSUER = 'Community';
 
-export type TwoStepDeps = Omit<SignInDeps, 'securityLog'> & { settings: { keysSecret: string | undefined } };
+export type TwoStepDeps = Omit<SignInDeps, 'securityLog'> & { settings: { keysSecret: string | undefined; siteNames: SiteNames } };
 
 /** What an account can use for a second step. */
 export interface SecondFactors {
@@ -63,7 +63,7 @@ export interface TotpEnrolment {
 export async function beginTotpEnrolment(deps: TwoStepDeps, user: User): Promise<TotpEnrolment | undefined> {
   const secret = newTotpSecret();
   const started = await deps.stores.secondFactors.startTotp(user.id, sealSecret(secret, deps.settings.keysSecret, totpPlace(user.id)), deps.clock.now());
-  return started ? { secret, uri: totpUri(secret, user.username, TOTP_ISSUER) } : undefined;
+  return started ? { secret, uri: totpUri(secret, user.username, labelName(deps.settings.siteNames)) } : undefined;
 }
 
 /** The enrolment waiting for its first code, if any. */
@@ -72,7 +72,7 @@ export async function pendingTotpEnrolment(deps: TwoStepDeps, user: User): Promi
   if (!found || found.confirmedAt !== null) return undefined;
   // One sealed under another KEYS_SECRET is as good as none: "Set up" starts a new one.
   const opened = openSecret(found.secret, deps.settings.keysSecret, totpPlace(user.id));
-  return opened.ok ? { secret: opened.plain, uri: totpUri(opened.plain, user.username, TOTP_ISSUER) } : undefined;
+  return opened.ok ? { secret: opened.plain, uri: totpUri(opened.plain, user.username, labelName(deps.settings.siteNames)) } : undefined;
 }
 
 /**

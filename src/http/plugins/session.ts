@@ -21,7 +21,6 @@ import type { PageContext } from '../views/layout.js';
 import { type Locale, chooseLocale } from '../../core/locales.js';
 import { AUTHORIZE_PATH } from '../../core/oauth/authorize/flow.js';
 import { readerTimeZone } from '../../core/site-time.js';
-import { translator } from '../../i18n/catalogs.js';
 import { clientAddress } from '../client-address.js';
 
 declare module 'fastify' {
@@ -255,7 +254,7 @@ export async function pageContext(request: FastifyRequest, reply: FastifyReply, 
   return {
     user: signIn?.user,
     csrf,
-    t: translator(locale),
+    t: request.server.deps.words(locale),
     timeZone: readerTimeZone(signIn?.user.timeZone ?? null, request.server.deps.settings.siteTimeZone),
     now: request.server.deps.clock.now(),
     path: request.url,

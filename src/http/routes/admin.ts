@@ -27,7 +27,6 @@ import { overview } from '../../core/staff/figures.js';
 import type { Role } from '../../core/staff/ports.js';
 import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnKeys, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
 import { lookAlikeCheck } from '../../core/text.js';
-import { translator } from '../../i18n/catalogs.js';
 import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
 import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
@@ -277,7 +276,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   });
 
   /** The site's name in every language, which an app's name should not pass for. */
-  const siteNames = () => LOCALES.map((locale) => translator(locale).text('common.siteName'));
+  const siteNames = () => LOCALES.map((locale) => app.deps.words(locale).text('common.siteName'));
 
   /** One change on an app: moderators and admins alike (INTERFACE section 14). */
   async function appChange<B extends ChangeBody>(

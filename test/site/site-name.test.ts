@@ -1,0 +1,58 @@
+/**
+ * The site's name as its operator sets it (SITE_NAME, SITE_NAME_<LANGUAGE>; docs/operations.md):
+ * the pages in each language, the mail's subject and sender, the authenticator app's entry and a
+ * passkey carry it. Not storage: one database.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { beginTotpEnrolment } from '../../src/core/accounts/two-step.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
+import { TestSmtpServer } from '../support/smtp.js';
+import { signedInMember } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe('a site named by its operator', () => {
+  let t: TestApp;
+  let smtp: TestSmtpServer;
+  before(async () => {
+    smtp = await TestSmtpServer.start();
+    t = await startTestApp(temporarySqliteDatabase(), {
+      hostname: 'localhost',
+      env: { SITE_NAME: 'Riverside, Est. 2009', SITE_NAME_ZH_CN: '河畔{社区}', SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '0' },
+    });
+  });
+  after(async () => {
+    await t.close();
+    await smtp.stop();
+  });
+
+  const page = async (language: string) => (await fetch(`${t.baseUrl}/`, { headers: { 'accept-language': language } })).text();
+
+  test('pages name the site in the language\'s own name where one is set, else in SITE_NAME', async () => {
+    const chinese = await page('zh-CN');
+    assert.match(chinese, /<title>[^<]* · 河畔\{社区\}<\/title>/, 'braces are the name\'s own, not a message\'s');
+    assert.match(chinese, /<a class="brand" href="\/">河畔\{社区\}<\/a>/);
+    for (const language of ['en', 'zh-TW']) {
+      assert.match(await page(language), /<a class="brand" href="\/">Riverside, Est\. 2009<\/a>/, language);
+    }
+  });
+
+  test('a mail names the site in its subject, in the reader\'s language, and in its sender', async () => {
+    await t.deps.mailer.send(t.deps.stores, { to: 'reader@example.test', userId: null, locale: 'zh-CN', name: 'passwordReset', values: { name: 'reader', username: 'reader', link: `${t.baseUrl}/password/reset?token=x`, minutes: 30, expires: 'soon' } }, t.clock.now());
+    await t.deps.mailDeliveries.runOnce();
+    const [mail] = smtp.to('reader@example.test');
+    assert.equal(mail?.subject, '重置你的河畔{社区}密码');
+    assert.equal(mail?.from, '"Riverside, Est. 2009" <no-reply@localhost>', 'a name with a comma is a quoted string (RFC 5322 3.4)');
+  });
+
+  test('the authenticator app\'s entry and a new passkey carry the site\'s name', async () => {
+    const { user, visitor } = await signedInMember(t, 'named1', PASSWORD);
+    const enrolment = await beginTotpEnrolment(t.deps, user);
+    assert.equal(new URL(enrolment!.uri).searchParams.get('issuer'), 'Riverside, Est. 2009');
+    const options = await visitor.post('/settings/security/passkeys/options', {});
+    assert.equal(options.status, 200);
+    assert.equal((JSON.parse(options.text) as { rp: { name: string } }).rp.name, 'Riverside, Est. 2009');
+  });
+});
