@@ -188,7 +188,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(communityRoutes);
     await site.register(settingsRoutes);
     await site.register(securitySettingsRoutes);
-    await site.register(demoApp, { demo: options.demoApp });
+    await site.register(demoApp, { demo: options.demoApp, words: deps.words });
     await site.register(oidcRoutes);
     await site.register(oauthAuthorizeRoutes);
     await site.register(logoutRoutes);

@@ -18,9 +18,9 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
-import { chooseLocale, type Translator } from '../core/locales.js';
+import { type Locale, type Translator, chooseLocale } from '../core/locales.js';
 import { translator } from '../i18n/catalogs.js';
-import { demoAppPage, demoErrorPage, demoSignedOutPage } from './views.js';
+import { demoAppPage, demoErrorPage, demoSignedOutPage, site } from './views.js';
 
 export interface DemoAppOptions {
   /** The service's issuer (its BASE_URL); discovery is at `{issuer}/.well-known/openid-configuration`. */
@@ -63,8 +63,13 @@ export interface DemoSession {
   notice?: 'back-channel logout';
 }
 
-export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOptions | undefined }): Promise<void> {
+/**
+ * `words`: the service's words in a language, naming the service as its pages do (SITE_NAME);
+ * the catalogs' own without it.
+ */
+export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOptions | undefined; words?: (locale: Locale) => Translator }): Promise<void> {
   const settings = options.demo;
+  const words = options.words ?? ((locale: Locale) => translator(locale));
   const sessions = new Map<string, DemoSession>();
   /** `jti` of logout tokens already taken, until they could no longer be valid. */
   const seenJtis = new Map<string, number>();
@@ -110,7 +115,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
   }
 
   /** The reader's language, as the browser asks for it: the app is another site's, and knows nothing of the service's picker. */
-  const wordsFor = (request: FastifyRequest): Translator => translator(chooseLocale({ acceptLanguage: request.headers['accept-language'] }));
+  const wordsFor = (request: FastifyRequest): Translator => words(chooseLocale({ acceptLanguage: request.headers['accept-language'] }));
 
   app.get('/demo-app', async (request, reply) => {
     const s = settings ? session(request, reply) : undefined;
@@ -157,7 +162,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
       const error = shown(query.error);
       const description = typeof query.error_description === 'string' ? shown(query.error_description) : '';
       const message = error === '' ? t.text('demo-app.signInIncompleteNoReason')
-        : description ? t.text('demo-app.signInIncompleteDescribed', { error, description }) : t.text('demo-app.signInIncomplete', { error });
+        : description ? t.text('demo-app.signInIncompleteDescribed', { ...site(t), error, description }) : t.text('demo-app.signInIncomplete', { error });
       return send(reply, t, demoErrorPage(t, message), 400);
     }
     if (!pending) return send(reply, t, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
@@ -203,7 +208,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: discovery failed');
       const t = wordsFor(request);
-      return send(reply, t, demoErrorPage(t, t.text('demo-app.signOutDiscoveryFailed')), 502);
+      return send(reply, t, demoErrorPage(t, t.text('demo-app.signOutDiscoveryFailed', site(t))), 502);
     }
   });
 

@@ -58,7 +58,7 @@ test('a callback the demo app did not start is refused', async () => {
 test('a callback with an error shows it, escaped', async () => {
   const response = await configured.inject('/demo-app/callback?error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E');
   assert.equal(response.statusCode, 400);
-  assert.match(response.body, /access_denied \(&lt;b&gt;no&lt;\/b&gt;\)/);
+  assert.match(response.body, /access_denied \(Community said: &lt;b&gt;no&lt;\/b&gt;\)/);
 });
 
 test('the demo app refuses a logout token it cannot verify, and one that is missing', async () => {

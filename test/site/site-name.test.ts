@@ -39,6 +39,12 @@ describe('a site named by its operator', () => {
     }
   });
 
+  test('the demo app names the service as the service\'s pages do', async () => {
+    const demo = async (language: string) => (await fetch(`${t.baseUrl}/demo-app`, { headers: { 'accept-language': language } })).text();
+    assert.match(await demo('en'), /It is not part of Riverside, Est\. 2009:/);
+    assert.match(await demo('zh-CN'), /它不属于河畔\{社区\}：/);
+  });
+
   test('a mail names the site in its subject, in the reader\'s language, and in its sender', async () => {
     await t.deps.mailer.send(t.deps.stores, { to: 'reader@example.test', userId: null, locale: 'zh-CN', name: 'passwordReset', values: { name: 'reader', username: 'reader', link: `${t.baseUrl}/password/reset?token=x`, minutes: 30, expires: 'soon' } }, t.clock.now());
     await t.deps.mailDeliveries.runOnce();
