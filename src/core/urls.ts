@@ -10,6 +10,8 @@ export interface SiteUrls {
   resetPassword(token: string): string;
   emailSettings(): string;
   securitySettings(): string;
+  /** An app's page for its owner. */
+  developerApp(clientId: string): string;
 }
 
 /** The member's e-mail settings page, which routes, views and mails name. */
@@ -25,6 +27,7 @@ export function siteUrls(baseUrl: string): SiteUrls {
     resetPassword: (token) => `${baseUrl}/password/reset?token=${encodeURIComponent(token)}`,
     emailSettings: () => `${baseUrl}${EMAIL_SETTINGS_PATH}`,
     securitySettings: () => `${baseUrl}/settings/security`,
+    developerApp: (clientId) => `${baseUrl}/settings/developers/${encodeURIComponent(clientId)}`,
   };
 }
 

@@ -489,6 +489,26 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(notice.subject, /^Test App 已获得你的.+账号授权$/, 'not in English (attack86)');
   });
 
+  test('an app\'s new client secret and changed redirect URIs are mailed to its owner, with a link to the app\'s page', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    assert.equal((await visitor.post('/settings/developers', { name: 'Harbour Reader', redirect_uris: 'https://harbour.example/cb', type: 'confidential' })).status, 303);
+    const [client] = await t.deps.stores.clients.listByOwner(user.id);
+    const appPage = `${t.baseUrl}/settings/developers/${client!.clientId}`;
+    assert.equal((await visitor.post(`/settings/developers/${client!.clientId}/rotate-secret`, { confirm: 'yes' })).status, 303);
+    await deliver();
+    const rotated = smtp.to(email).at(-1)!;
+    assert.match(rotated.subject, /^A new client secret was made for Harbour Reader on /);
+    assert.ok(rotated.text.includes(appPage), 'the app\'s page');
+    assert.equal((await visitor.post(`/settings/developers/${client!.clientId}/redirect-uris`, { redirect_uris: 'https://harbour.example/cb' })).status, 303);
+    await deliver();
+    assert.equal(smtp.to(email).at(-1), rotated, 'the same addresses saved again change nothing and tell nothing');
+    assert.equal((await visitor.post(`/settings/developers/${client!.clientId}/redirect-uris`, { redirect_uris: 'https://elsewhere.example/cb' })).status, 303);
+    await deliver();
+    const changed = smtp.to(email).at(-1)!;
+    assert.match(changed.subject, /^The redirect URIs of Harbour Reader on .+ were changed$/);
+    assert.ok(changed.text.includes(appPage));
+  });
+
   test('a notice goes out in the member\'s saved language, and its HTML says so', async () => {
     const { user, email } = await verifiedMember();
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });

@@ -27,6 +27,10 @@ export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Reco
   // The first authorization of an app, not a later one that adds scopes (`authorize/flow.ts`).
   'app.authorized': (detail) => detail.first_time === 'yes',
   'personal_token.created': () => true,
+  // Either hands the app's members to whoever made it: a secret acts as the app, a redirect URI
+  // receives their codes (RFC 6819 4.1.5, 4.4.1.7).
+  'client_secret.rotated': () => true,
+  'client.redirect_uris_changed': () => true,
 };
 
 /** The mail's name in `mail.json` for a kind: `noticeSignIn`, `noticePasswordChanged`… */
@@ -67,6 +71,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
         app: event.detail.app ?? '',
         label: event.detail.name ?? event.detail.label ?? '',
         settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
+        appLink: event.detail.client_id ? siteUrls(deps.settings.baseUrl).developerApp(event.detail.client_id) : '',
         // What the one who signed in held decides the advice: never to turn on what is on (attack86, attack87).
         proof: signInProofOf(event.detail.method),
       },
