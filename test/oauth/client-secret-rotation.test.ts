@@ -135,6 +135,19 @@ forEachDatabase('client secret rotation', (database) => {
     assert.equal(await authenticates(clientId, old), 200);
   });
 
+  test('a deactivated app\'s old secret cannot be deleted: refused as every other change to a deactivated app', async () => {
+    const { visitor, clientId } = await developerWithApp();
+    await rotate(visitor, clientId);
+    const kept = (await t.deps.stores.clients.findById(clientId))?.previousSecret;
+    assert.equal((await visitor.post(`/settings/developers/${clientId}/deactivate`, { confirm: 'yes' })).status, 303);
+    for (const body of [{}, { confirm: 'yes' }] as Array<Record<string, string>>) {
+      const refused = await visitor.post(`/settings/developers/${clientId}/delete-previous-secret`, body);
+      assert.equal(refused.status, 400, JSON.stringify(body));
+      assert.match(refused.text, /A deactivated application cannot be changed/);
+    }
+    assert.deepEqual((await t.deps.stores.clients.findById(clientId))?.previousSecret, kept);
+  });
+
   test('a leak report of the old secret deactivates the app while the old secret still works', async () => {
     const { visitor, clientId, secret: old } = await developerWithApp();
     const current = await rotate(visitor, clientId);

@@ -1196,6 +1196,14 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(await stores.clients.setDetails(unique('client'), details, T0 + 1, 'owner'), false, 'no such client');
   });
 
+  test('a deactivated client keeps its previous secret: deletePreviousSecret is conditional on status = active', async () => {
+    const client = await newClient();
+    await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0);
+    const deactivated = await stores.clients.setStatus(client.clientId, 'deactivated', T0 + 1);
+    assert.equal(await stores.clients.deletePreviousSecret(client.clientId, T0 + 2), false);
+    assert.deepEqual(await stores.clients.findById(client.clientId), deactivated);
+  });
+
   test('a grant is read with its user in one read, every field of both as stored', async () => {
     const { user, grant } = await newGrant();
     await stores.grants.touch(grant.id, T0 + MINUTE);

@@ -333,7 +333,7 @@ export function livePreviousSecret(client: Client, now: Instant): Client['previo
   return client.previousSecret !== null && client.previousSecret.expiresAt > now ? client.previousSecret : null;
 }
 
-/** Ends the previous secret before its time; says whether one was still accepted. */
+/** Ends an active client's previous secret before its time; says whether one was still accepted. */
 export async function deletePreviousClientSecret(stores: Stores, clock: Clock, clientId: string): Promise<boolean> {
   return stores.clients.deletePreviousSecret(clientId, clock.now());
 }

@@ -78,7 +78,7 @@ export interface ClientStore {
    * secret is dropped). Says whether the client was confidential and existed.
    */
   rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant | null, now: Instant): Promise<boolean>;
-  /** Forgets the previous secret; says whether there was one still accepted at `now`. */
+  /** Forgets an active client's previous secret; says whether there was one still accepted at `now`. */
   deletePreviousSecret(clientId: string, now: Instant): Promise<boolean>;
   /**
    * New redirect URIs. Changed by the app's `'owner'` (the developer page), URIs that differ from

@@ -557,6 +557,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const form = await clientForm(request, reply);
       if (!form) return reply;
       const { user, client, base } = form;
+      refuseUnlessActive(client);
       // Already gone (deleted, or past its 7 days): nothing to ask, and the page says it is gone.
       if (livePreviousSecret(client, clock.now()) === null) return reply.redirect(`${base}?notice=previous-secret-deleted`, 303);
       if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => deletePreviousSecretConfirmation(t, client));

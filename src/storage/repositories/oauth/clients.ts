@@ -155,7 +155,7 @@ export class KyselyClientStore implements ClientStore {
   async deletePreviousSecret(clientId: string, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('clients')
       .set({ previous_secret_hash: null, previous_secret_expires_at: null, updated_at: now })
-      .where('client_id', '=', clientId).where('previous_secret_expires_at', '>', now).executeTakeFirst();
+      .where('client_id', '=', clientId).where('status', '=', 'active').where('previous_secret_expires_at', '>', now).executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
