@@ -1204,6 +1204,15 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await stores.clients.findById(client.clientId), deactivated);
   });
 
+  test('a deactivated client keeps its name, description and homepage: setDetails is conditional on status = active', async () => {
+    const client = await newClient();
+    const deactivated = await stores.clients.setStatus(client.clientId, 'deactivated', T0 + 1);
+    for (const changedBy of ['owner', 'operator'] as const) {
+      assert.equal(await stores.clients.setDetails(client.clientId, { name: 'Revived', description: 'Changed', homepageUrl: 'https://app.example/' }, T0 + 2, changedBy), false, changedBy);
+    }
+    assert.deepEqual(await stores.clients.findById(client.clientId), deactivated);
+  });
+
   test('a grant is read with its user in one read, every field of both as stored', async () => {
     const { user, grant } = await newGrant();
     await stores.grants.touch(grant.id, T0 + MINUTE);

@@ -368,11 +368,11 @@ export async function updateRedirectUris(stores: Stores, clock: Clock, clientId:
  * A new name, description and homepage for an active client, by the same rules as at
  * registration, from its owner on the developer page: details other than stored end a staff
  * verification, which vouched for those it saw, in the same write (`ClientStore.setDetails`).
+ * The details saved; `undefined` when the client is no longer active (or no longer exists).
  */
-export async function updateClientDetails(stores: Stores, clock: Clock, clientId: string, details: { name: string; description: string; homepageUrl: string }): Promise<ClientDetails> {
+export async function updateClientDetails(stores: Stores, clock: Clock, clientId: string, details: { name: string; description: string; homepageUrl: string }): Promise<ClientDetails | undefined> {
   const checked = checkClientDetails(details);
-  await stores.clients.setDetails(clientId, checked, clock.now(), 'owner');
-  return checked;
+  return (await stores.clients.setDetails(clientId, checked, clock.now(), 'owner')) ? checked : undefined;
 }
 
 /**

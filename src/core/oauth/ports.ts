@@ -94,6 +94,8 @@ export interface ClientStore {
    * `'owner'`, ends a staff verification in the same write, which vouched for the details staff
    * saw beside "Verified by" (attack87, attack89); none is an address browsers are sent to, so
    * the app stays as it was marked. The `'operator'`'s change (the demo's move) leaves it.
+   * Only an active client's are replaced (the owner's save racing staff deactivation); says
+   * whether they were.
    */
   setDetails(clientId: string, details: ClientDetails, now: Instant, changedBy: ClientChanger): Promise<boolean>;
   setStatus(clientId: string, status: ClientStatus, now: Instant): Promise<Client | undefined>;

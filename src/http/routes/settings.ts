@@ -435,8 +435,11 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return { user, client, base };
   }
 
+  /** The answer to a change to a deactivated app: as read, or as a write conditional on its being active found it. */
+  const deactivatedApp = () => new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
+
   function refuseUnlessActive(client: Client): void {
-    if (client.status !== 'active') throw new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
+    if (client.status !== 'active') throw deactivatedApp();
   }
 
   /**
@@ -476,6 +479,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const sent = { name: request.body.name ?? '', description: request.body.description ?? '', homepage: request.body.homepage ?? '' };
       try {
         const details = await updateClientDetails(stores, clock, client.clientId, { name: sent.name, description: sent.description, homepageUrl: sent.homepage });
+        if (!details) throw deactivatedApp();
         await recordAppChange(request, user, client, details,
           { audit: 'client.details_changed', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) }, details.name);
         return reply.redirect(`${base}?notice=details`, 303);

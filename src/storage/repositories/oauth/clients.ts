@@ -182,7 +182,7 @@ export class KyselyClientStore implements ClientStore {
         name: details.name, description: details.description, homepage_url: details.homepageUrl, updated_at: now,
         ...(changedBy === 'owner' ? verificationEndsUnless(rowHolds(details)) : {}),
       })
-      .where('client_id', '=', clientId).executeTakeFirst();
+      .where('client_id', '=', clientId).where('status', '=', 'active').executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
