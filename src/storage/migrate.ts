@@ -37,6 +37,7 @@ import * as sealedAnswerIndex from './migrations/2026-11-24-0110-sealed-answer-i
 import * as partialSuccessorIndex from './migrations/2026-11-25-0010-partial-successor-index.js';
 import * as memberRegisteredClients from './migrations/2026-11-28-0010-member-registered-clients.js';
 import * as mailLanguage from './migrations/2026-11-28-0020-mail-language.js';
+import * as bigintCounters from './migrations/2026-11-28-0030-bigint-counters.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-25-0010-partial-successor-index': partialSuccessorIndex,
   '2026-11-28-0010-member-registered-clients': memberRegisteredClients,
   '2026-11-28-0020-mail-language': mailLanguage,
+  '2026-11-28-0030-bigint-counters': bigintCounters,
 };
 
 /** Every migration's name, in the order they run. */

@@ -57,6 +57,13 @@ forEachDatabase('command line', (database) => {
     assert.equal(r.json.username, username);
   });
 
+  test('user create --xp takes any count it accepts, past 2^31 too, on both databases (migration 2026-11-28-0030-bigint-counters)', async () => {
+    const username = name('xp');
+    const r = run('user', 'create', '--username', username, '--password', 'long enough pw', '--xp', '999999999999999', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((await stores.users.findByUsername(username))?.xp, 999_999_999_999_999);
+  });
+
   test('user create --nickname stores the nickname in any script; one with a bidi override is a bad argument (INTERFACE section 12)', async () => {
     const username = name('lin');
     const r = run('user', 'create', '--username', username, '--password', 'long enough pw', '--nickname', ' 林小伟 ', '--json');

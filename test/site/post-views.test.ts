@@ -82,6 +82,17 @@ forEachDatabase('post views', (database) => {
     }
   });
 
+  test('a post\'s view count past 2^31 is stored, and read by the API as a JSON number (migration 2026-11-28-0030-bigint-counters)', async () => {
+    const post = await publishedPost(a);
+    await a.deps.stores.posts.addViews(new Map([[post.id, 2 ** 31 - 1]]));
+    await a.deps.stores.posts.addViews(new Map([[post.id, 5]]));
+    assert.equal(await viewCount(post), 2 ** 31 + 4);
+    const { token } = await newAccessToken(a.deps, (await a.deps.stores.users.findById(post.authorId))!, 'posts:read');
+    const response = await get(a.baseUrl, '/api/open/v1/me/posts', { token });
+    assert.equal(response.status, 200);
+    assert.match(await response.text(), new RegExp(`"viewCount":${2 ** 31 + 4}[,}]`));
+  });
+
   test('views that could not be written, the database away, are kept and written by the next flush', async () => {
     const post = await publishedPost(a);
     // Stores over a connection that has closed: each write fails as it would with the database away.

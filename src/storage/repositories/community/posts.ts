@@ -408,7 +408,7 @@ export class KyselyPostStore implements PostStore {
     if (views.size === 0) return;
     const counts = JSON.stringify(Object.fromEntries(views));
     await (this.postgres
-      ? sql`update posts set view_count = view_count + cast(v.n as integer)
+      ? sql`update posts set view_count = view_count + cast(v.n as bigint)
           from jsonb_each_text(cast(${counts} as jsonb)) as v(id, n) where posts.id = cast(v.id as integer)`
       : sql`update posts set view_count = view_count + v.value
           from json_each(${counts}) as v where posts.id = cast(v.key as integer)`).execute(this.db);
