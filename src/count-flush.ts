@@ -4,17 +4,25 @@
  * (src/core/staff/figures.ts) and the posts' views (src/core/community/views.ts).
  */
 import type { Stores } from './core/stores.js';
+import type { Clock, Instant } from './core/time.js';
 
 export const COUNT_FLUSH_INTERVAL_MS = 10_000;
 
-/** Counts kept in memory: `flush` adds them to the database, and keeps those it could not write. */
+/** Counts kept in memory: `flush` adds them to the database and says how many, and keeps those it could not write. */
 export interface PendingCounts {
-  flush(stores: Stores): Promise<void>;
+  flush(stores: Stores): Promise<number>;
 }
 
-/** Where a flush that failed is told. */
+/** Where flushes are told: a counter's first failure in a row, its counts lost on closing, and its recovery. */
 interface FlushLog {
   warn(object: object, message: string): void;
+  info(object: object, message: string): void;
+}
+
+/** A counter whose writes fail turn after turn: since its first failure, and how many turns. */
+interface Failing {
+  since: Instant;
+  turns: number;
 }
 
 export class CountFlush {
@@ -22,9 +30,12 @@ export class CountFlush {
   private log: FlushLog | undefined;
   /** The flush under way, if any: turns never overlap, and closing waits for it. */
   private running: Promise<void> | undefined;
+  /** Counters whose last turn failed, by what they count. */
+  private readonly failing = new Map<string, Failing>();
 
   /** `counters` by what they count, as the log names them. */
-  constructor(private readonly counters: Readonly<Record<string, PendingCounts>>, private readonly stores: Stores, private readonly intervalMs = COUNT_FLUSH_INTERVAL_MS) {}
+  constructor(private readonly counters: Readonly<Record<string, PendingCounts>>, private readonly stores: Stores, private readonly clock: Clock,
+    private readonly intervalMs = COUNT_FLUSH_INTERVAL_MS) {}
 
   start(log: FlushLog): void {
     if (this.timer) return;
@@ -32,18 +43,43 @@ export class CountFlush {
     this.timer = setInterval(() => {
       // A turn still waiting for a database that is away leaves this one out: its counts wait.
       if (this.running) return;
-      this.running = this.flush('counts not written; kept for the next turn').finally(() => { this.running = undefined; });
+      this.running = this.flush(false).finally(() => { this.running = undefined; });
     }, this.intervalMs);
     this.timer.unref();
   }
 
   /**
    * Each counter apart, so one whose write fails holds up none of the others; a database that is
-   * away keeps the counts for the next turn.
+   * away keeps the counts for the next turn. A counter failing turn after turn is told once, with
+   * its error, and once more when it writes again (a warning with its stack every 10 s per counter
+   * filled the log while the database was away).
    */
-  private async flush(failed: string): Promise<void> {
-    await Promise.all(Object.entries(this.counters).map(([counts, counter]) => counter.flush(this.stores)
-      .catch((error: unknown) => this.log?.warn({ err: error, counts }, failed))));
+  private async flush(closing: boolean): Promise<void> {
+    await Promise.all(Object.entries(this.counters).map(async ([counts, counter]) => {
+      try {
+        const written = await counter.flush(this.stores);
+        const failed = this.failing.get(counts);
+        if (!failed) return;
+        this.failing.delete(counts);
+        this.log?.info({ counts, failedTurns: failed.turns, failedForMs: this.clock.now() - failed.since, written }, 'counts written again, kept while they could not be');
+      } catch (error) {
+        this.failed(counts, error, closing);
+      }
+    }));
+  }
+
+  private failed(counts: string, error: unknown, closing: boolean): void {
+    const failed = this.failing.get(counts);
+    // No turn follows: what the database does not take now is lost, and the log says so (attack93).
+    if (closing) {
+      const before = failed && { failedTurns: failed.turns, failedForMs: this.clock.now() - failed.since };
+      this.log?.warn({ err: error, counts, ...before }, 'counts not written as the server closed; lost');
+    } else if (failed) {
+      failed.turns++;
+    } else {
+      this.failing.set(counts, { since: this.clock.now(), turns: 1 });
+      this.log?.warn({ err: error, counts }, 'counts not written; kept for the next turn, and not told again until written');
+    }
   }
 
   /** Stops the timer, waits for a turn under way and writes what is left. */
@@ -51,7 +87,6 @@ export class CountFlush {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.running;
-    // No turn follows: what the database does not take now is lost, and the log says so (attack93).
-    await this.flush('counts not written as the server closed; lost');
+    await this.flush(true);
   }
 }

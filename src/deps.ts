@@ -116,7 +116,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     audit,
     figures,
     views,
-    countFlush: new CountFlush({ 'overview figures': figures, 'post views': views }, stores),
+    countFlush: new CountFlush({ 'overview figures': figures, 'post views': views }, stores, clock),
     keys,
     deviceCookies: new DeviceCookies(base.sharedKeys),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),

@@ -11,7 +11,8 @@ async function flushed(counter: FigureCounter): Promise<Record<string, number>> 
     dailyFigures: { add: async (counts: DailyCount[]) => { added.push(...counts); } },
     transaction: (work: (tx: Stores) => Promise<unknown>) => work(stores),
   } as unknown as Stores;
-  await counter.flush(stores);
+  const written = await counter.flush(stores);
+  assert.equal(written, added.reduce((sum, c) => sum + c.count, 0), 'the flush says how many it wrote');
   return Object.fromEntries(added.map((c) => [`${c.day} ${c.figure}`, c.count]));
 }
 

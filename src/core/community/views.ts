@@ -16,15 +16,16 @@ export class ViewCounter {
     this.pending.set(postId, (this.pending.get(postId) ?? 0) + 1);
   }
 
-  /** Adds the counts to the database; counts that could not be written are kept for the next time. */
-  async flush(stores: Stores): Promise<void> {
-    if (this.pending.size === 0) return;
+  /** Adds the counts to the database and says how many views; counts that could not be written are kept for the next time. */
+  async flush(stores: Stores): Promise<number> {
+    if (this.pending.size === 0) return 0;
     const views = this.pending;
     this.pending = new Map();
     try {
       // In a transaction: on SQLite its turn for the write lock is waited for off the event loop,
       // where a bare statement slept in SQLite's busy wait, the instance serving nothing (attack93: 5 s).
       await stores.transaction((tx) => tx.posts.addViews(views));
+      return [...views.values()].reduce((sum, n) => sum + n, 0);
     } catch (error) {
       for (const [postId, n] of views) this.pending.set(postId, (this.pending.get(postId) ?? 0) + n);
       throw error;

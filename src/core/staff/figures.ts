@@ -64,14 +64,15 @@ export class FigureCounter {
     };
   }
 
-  /** Adds the counts to the database; counts that could not be written are kept for the next time. */
-  async flush(stores: Stores): Promise<void> {
-    if (this.pending.size === 0) return;
+  /** Adds the counts to the database and says how many; counts that could not be written are kept for the next time. */
+  async flush(stores: Stores): Promise<number> {
+    if (this.pending.size === 0) return 0;
     const counts = [...this.pending.values()];
     this.pending.clear();
     try {
       // In a transaction, as the views are (src/core/community/views.ts): never in SQLite's busy wait.
       await stores.transaction((tx) => tx.dailyFigures.add(counts));
+      return counts.reduce((sum, c) => sum + c.count, 0);
     } catch (error) {
       for (const c of counts) {
         const key = `${c.day} ${c.figure}`;
