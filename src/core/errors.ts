@@ -70,10 +70,13 @@ export class OAuthError extends Error {
   /** Headers the answer must carry, such as `WWW-Authenticate` (RFC 6749 5.2, RFC 6750 3). */
   readonly headers: Readonly<Record<string, string>>;
 
+  /** The description in the catalogs, for an error page in the reader's language; the description stays English (RFC 6749 5.2). */
+  readonly words: Words | undefined;
+
   constructor(
     readonly code: OAuthErrorCode,
     readonly description: string,
-    options?: { cause?: unknown; headers?: Record<string, string>; status?: number },
+    options?: { cause?: unknown; headers?: Record<string, string>; status?: number; words?: Words },
   ) {
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
@@ -81,6 +84,7 @@ export class OAuthError extends Error {
     Error.stackTraceLimit = stackTraceLimit;
     this.status = options?.status ?? ERROR_STATUS[code];
     this.headers = options?.headers ?? {};
+    this.words = options?.words;
   }
 }
 

@@ -52,8 +52,9 @@ forEachDatabase('staff console gates', (database) => {
       const url = path.replace(/:(\w+)/g, (_, name: string) => values[name] ?? '1');
       for (const method of methods) {
         for (const [who, visitor, expected] of visitors) {
+          // An address no page has is behind the gate too: staff without two-step are asked to turn it on there as well.
           const nowhere = await visitor.get('/admin/no-such-page');
-          assert.equal(nowhere.status, 404);
+          assert.equal(nowhere.status, expected === 'not_found' ? 404 : 403);
           const what = `${method} ${url} as ${who}`;
           const response = method === 'POST'
             ? await visitor.post(url, { reason: REASON, confirm: 'yes', status: 'suspended', role: 'admin', verified: 'yes', now: 'yes' })

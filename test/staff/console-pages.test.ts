@@ -298,7 +298,75 @@ forEachDatabase('staff console pages', (database) => {
         assert.ok(page.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale} ${status}: back to the console`);
         assert.ok(!page.text.includes(`<a href="/">${words.text('common.backHome')}</a>`), `${locale} ${status}: not to the home page`);
       }
-      if (locale !== 'en') assert.ok(refused.text.includes(words.text('errors.consoleInvalidRequest')), `${locale}: the console's words`);
+      if (locale !== 'en') assert.ok(refused.text.includes(words.text('admin.verifyFormIncomplete')), `${locale}: the refusal's own words`);
     }
+  });
+  test('a console error in Chinese is told in the page\'s language where the error has words, and where it has none its English message is named as the untranslated original, never as for developers', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    const app = await newClient(t);
+    for (const locale of LOCALES.filter((l) => l !== 'en')) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      // attack88's refusal (a verify form made by hand) has words of its own: nothing in English.
+      const refused = await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' });
+      assert.equal(refused.status, 400, locale);
+      assert.ok(refused.text.includes(words.text('admin.verifyFormIncomplete')), `${locale}: the refusal's own words`);
+      assert.ok(!refused.text.includes('<details>') && !refused.text.includes('The form did not carry'), `${locale}: no English left`);
+      // A status no form offers has none: the console's words, and its message below, named as what it is.
+      const odd = await admin.visitor.post(`/admin/members/${member.user.id}/status`, { status: 'frozen', reason: REASON, confirm: 'yes' });
+      assert.equal(odd.status, 400, locale);
+      assert.ok(odd.text.includes(words.text('errors.consoleInvalidRequest')), `${locale}: the console's words`);
+      assert.ok(odd.text.includes(`<details><summary>${words.text('errors.untranslatedMessage')}</summary><p><code lang="en">status must be active, suspended, banned or deleted.</code>`), `${locale}: the untranslated message, named so`);
+      assert.ok(!odd.text.includes(words.text('errors.details')), `${locale}: staff are not told it is for developers`);
+      // A member who is not there: the not-found words, nothing in English.
+      const missing = await admin.visitor.get('/admin/members/2147483647');
+      assert.equal(missing.status, 404, locale);
+      assert.ok(missing.text.includes(words.text('errors.nothingHere')) && !missing.text.includes('<details>'), `${locale}: a missing member`);
+      for (const page of [refused, odd, missing]) assert.deepEqual(englishSentences(page.text), [], `${locale}: ${page.status}`);
+    }
+  });
+
+  test('staff whose role changed while they acted read it in their language, and nothing was done', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    admin.visitor.cookies.set('lang', 'zh-CN');
+    // Another admin makes them a moderator after the gate read their role, before the change's transaction.
+    const stores = t.deps.stores;
+    const transaction = stores.transaction;
+    stores.transaction = (async (work: Parameters<typeof transaction>[0]) => {
+      stores.transaction = transaction;
+      await stores.roles.setRole(admin.user.id, 'moderator', t.clock.now());
+      return transaction.call(stores, work);
+    }) as typeof transaction;
+    try {
+      const refused = await admin.visitor.post(`/admin/members/${member.user.id}/status`, { status: 'suspended', reason: REASON, confirm: 'yes' });
+      assert.equal(refused.status, 403);
+      assert.ok(refused.text.includes(translator('zh-CN').text('admin.roleChangedWhileActing')), 'its own words');
+      assert.deepEqual(englishSentences(refused.text), []);
+    } finally {
+      stores.transaction = transaction;
+    }
+    assert.equal((await stores.users.findById(member.user.id))?.status, 'active', 'nothing was done');
+  });
+
+  test('an address under /admin that does not exist leads staff back to the console, in their language; anyone else gets the site\'s own not-found page', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    for (const locale of LOCALES) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      for (const path of ['/admin/nonexistent', '/admin/members/1/nonexistent']) {
+        const page = await admin.visitor.get(path);
+        assert.equal(page.status, 404, `${locale} ${path}`);
+        assert.ok(page.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale} ${path}: back to the console`);
+        assert.ok(!page.text.includes('<a href="/">'), `${locale} ${path}: not to the home page`);
+        if (locale !== 'en') assert.deepEqual(englishSentences(page.text), [], `${locale} ${path}`);
+      }
+    }
+    const elsewhere = (await member.visitor.get('/nonexistent')).text;
+    const console = (await member.visitor.get('/admin/nonexistent')).text;
+    const withoutReturn = (text: string) => text.replace(/action="\/language\?[^"]*"/, '');
+    assert.equal(withoutReturn(console), withoutReturn(elsewhere), 'a member learns nothing of the console');
   });
 });

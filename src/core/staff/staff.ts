@@ -104,7 +104,7 @@ export async function makeStaffChange<T>(
     // commits, or two admins demoting each other at once would both succeed and leave none.
     const { actor } = change;
     if (actor.via === 'site' && !(await tx.roles.holdsRole(actor.id, actor.role))) {
-      throw new OAuthError('access_denied', 'Your role changed while you acted: nothing was done.', { status: 403 });
+      throw new OAuthError('access_denied', 'Your role changed while you acted: nothing was done.', { status: 403, words: { key: 'admin.roleChangedWhileActing' } });
     }
     const made = await change.change(tx);
     if (!made) return undefined;

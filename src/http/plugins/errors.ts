@@ -118,8 +118,9 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
 }
 
 /**
- * What an error page tells a person in their language, by the error's code; the description
- * stays English (RFC 6749 5.2), shown as is on an English page and as details on another.
+ * What an error page tells a person in their language, by the error's code, unless the error
+ * carries words of its own; the description stays English (RFC 6749 5.2), shown as is on an
+ * English page and, when the page has no words of the error's own, as details on another.
  */
 const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   invalid_request: { key: 'errors.invalidRequest' },
@@ -182,10 +183,15 @@ async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: 
   const pageMissing = error.status === 404 && (request.method === 'GET' || request.method === 'HEAD');
   const heading = t.text(errorHeading(error.status, pageMissing));
   if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description, { back });
+  // The error's own words say what its description says: nothing is left to read in English.
+  if (error.words) return errorPage(context, heading, t.text(error.words.key, error.words.values), { back });
   const words = pageMissing ? NOTHING_HERE
     : error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED
     : (inConsole ? CONSOLE_PAGE_WORDS : PAGE_WORDS)[error.code] ?? { key: 'errors.generic' };
-  return errorPage(context, heading, t.text(words.key), { details: error.description, back });
+  // Words of the error's kind only: the description below, for the app's developer on the site's
+  // pages, and in the console, where staff are no developers, named as the error's own untranslated message.
+  const summary = t.text(inConsole ? 'errors.untranslatedMessage' : 'errors.details');
+  return errorPage(context, heading, t.text(words.key), { details: { summary, text: error.description }, back });
 }
 
 export async function sendError(error: OAuthError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

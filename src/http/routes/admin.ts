@@ -116,7 +116,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, refusedPage(context, staffOf(request), section, refusalWords(context.t, refusal), back), 403);
   }
 
-  const notFound = () => new OAuthError('not_found', 'No such page or endpoint.');
+  const notFound = () => new OAuthError('not_found', 'No such page or endpoint.', { words: { key: 'errors.nothingHere' } });
 
   // ---- The overview ----------------------------------------------------------------------------
 
@@ -332,7 +332,9 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       return appChange(request, reply, {
         // Refused before the confirmation, which would ask for a reason only to refuse it (attack88).
         problem: mark === undefined
-          ? new OAuthError('invalid_request', 'The form did not carry the name, description, homepage and addresses the app\'s page showed: load the page again and verify from there.')
+          ? new OAuthError('invalid_request', 'The form did not carry the name, description, homepage and addresses the app\'s page showed: load the page again and verify from there.', {
+            words: { key: 'admin.verifyFormIncomplete' },
+          })
           : undefined,
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
@@ -390,4 +392,10 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       const older = entries.length === LOG_PAGE ? `/admin/staff-log?before=${entries[entries.length - 1]!.id}` : undefined;
       return sendPage(reply, staffLogPage(await pageContext(request, reply), staffOf(request), entries, older));
     });
+
+  // ---- Any other address under /admin --------------------------------------------------------
+
+  // Behind the gate, so that staff read the console's not-found page, which leads back to the
+  // console; anyone else gets the site's own, as for any address that does not exist.
+  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/admin/*', config: { html: true, notFound: true }, handler: async () => { throw notFound(); } });
 }

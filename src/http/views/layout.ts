@@ -79,13 +79,14 @@ ${LOCALES.map((locale) => html`<option value="${locale}" lang="${locale}"${local
  * `back`: the way out, the home page unless the error is met somewhere with a home of its own (the
  * staff console).
  */
-export function errorPage(context: PageContext, heading: string, message: string | Html, options: { details?: string; back?: { href: string; words: string } } = {}): Html {
+export function errorPage(context: PageContext, heading: string, message: string | Html,
+  options: { details?: { summary: string; text: string }; back?: { href: string; words: string } } = {}): Html {
   const { t } = context;
   const { details, back = { href: '/', words: t.text('common.backHome') } } = options;
   return layout(heading, context, html`<section class="card narrow">
 <h1>${heading}</h1>
 <p>${message}</p>
-${details === undefined ? '' : html`<details><summary>${t.text('errors.details')}</summary><p><code lang="en">${details}</code></p></details>`}
+${details === undefined ? '' : html`<details><summary>${details.summary}</summary><p><code lang="en">${details.text}</code></p></details>`}
 <p class="links"><a href="${back.href}">${back.words}</a></p>
 </section>`);
 }
