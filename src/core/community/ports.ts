@@ -71,16 +71,25 @@ export interface Category {
   name: string;
 }
 
+/**
+ * What is read for people to see (`findById`, `listPublishedByAuthor`, `listRecentPublished`,
+ * `listComments`) is only what members whose account is active wrote, decided in the statement
+ * that reads: any other status is unusable (INTERFACE section 4), and staff suspend a member to
+ * stop what they wrote reaching people. Nothing is deleted: it all shows again once they are active.
+ */
 export interface PostStore {
   /** The category with this name (any letter case), created when it is new. */
   ensureCategory(name: string): Promise<Category>;
   listCategories(): Promise<Category[]>;
+  /** The post as written, whatever its author's status. */
   create(post: NewPost, now: Instant): Promise<Post>;
+  /** Post `id`, published or draft, while its author is active. */
   findById(id: number): Promise<Post | undefined>;
-  /** Published posts of one author, newest first, ties by id (newest id first). */
+  /** Published posts of one author, newest first, ties by id (newest id first); none while the author is not active. */
   listPublishedByAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>>;
   /** An author's drafts, for the author only. */
   listDraftsByAuthor(authorId: number): Promise<PostSummary[]>;
+  /** The newest published posts of authors who are active. */
   listRecentPublished(limit: number): Promise<PostSummary[]>;
   /**
    * Replaces the text of a post of `authorId` in one conditional write; a draft published by it
@@ -99,5 +108,6 @@ export interface PostStore {
   /** Likes once per user; returns whether this call added the like. */
   like(postId: number, userId: number, now: Instant): Promise<boolean>;
   addComment(postId: number, authorId: number, body: string, now: Instant): Promise<Comment>;
+  /** A post's comments by members who are active, oldest first. */
   listComments(postId: number): Promise<Comment[]>;
 }

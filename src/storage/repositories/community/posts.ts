@@ -8,6 +8,15 @@ import type { Database } from '../../schema.js';
 import { isUniqueViolation } from '../errors.js';
 
 /**
+ * The condition on the author's row (`users`) of what the site shows, posts and comments alike:
+ * only what a member whose account is active wrote. Any other status is unusable (INTERFACE
+ * section 4), and staff suspend a member to stop what they wrote reaching people; nothing is
+ * deleted, so it all shows again once they are active. Part of the statement that reads, so no
+ * second read can disagree with it; a literal, so the compiled queries' parameters stay as they were.
+ */
+const byActiveAuthor = sql<boolean>`users.status = 'active'`;
+
+/**
  * Posts with their author's name and their category's name, without the body: a list shows the
  * excerpt made when the post was written, so a page of posts never reads 20,000-character bodies.
  */
@@ -168,7 +177,7 @@ type AnyPage = SelectQueryBuilder<any, any, object>;
 const withAuthor = (page: (db: Kysely<Database>, read: PageRead) => AnyPage) => ({
   one: (db: Kysely<Database>) => db.selectFrom('users')
     .select([...authorColumns, postsAsJson(db, page(db, asParameters))])
-    .where('users.id', '=', 0),
+    .where(byActiveAuthor).where('users.id', '=', 0),
   /**
    * The same for the reads of one turn (`CompiledQueries.readTogether`), each read's author row
    * joined by its key, each row naming its read in `i`. The author row stands in for the author
@@ -180,7 +189,7 @@ const withAuthor = (page: (db: Kysely<Database>, read: PageRead) => AnyPage) => 
     .selectFrom(sql<{ read: unknown; i: number }>`jsonb_array_elements(cast(${sql.val('[]')} as jsonb)) with ordinality`.as<'k'>(sql`k(read, i)`))
     .innerJoin('users', (join) => join.on('users.id', '=', sql<number>`cast(k.read->>0 as bigint)`))
     .select([sql<number>`cast(k.i as integer)`.as('i'), ...authorColumns, postsAsJson(db, page(db, asReadElement))])
-    .orderBy('k.i'),
+    .where(byActiveAuthor).orderBy('k.i'),
 });
 
 /** What `withAuthor` selects of the author: the total and the names. */
@@ -259,10 +268,11 @@ const categoryNameById = (db: Kysely<Database>) => db.selectFrom('categories').s
 /**
  * The author's published posts, counted by triggers as they change (migration 2026-11-23-0080),
  * not per page; and the author's names, read here once rather than joined to every post of the page.
+ * No row for an author who is not active: the page is then empty.
  */
 export const publishedCountByAuthor = (db: Kysely<Database>) => db.selectFrom('users')
   .select(['published_posts as n', 'username', 'nickname'])
-  .where('id', '=', 0);
+  .where(byActiveAuthor).where('id', '=', 0);
 
 /**
  * What a page read on SQLite reads (`pageReadApart`): remembered with it until a post, a user or
@@ -314,11 +324,18 @@ export class KyselyPostStore implements PostStore {
       created_at: now,
       updated_at: now,
     }).returning('id').executeTakeFirstOrThrow();
-    return (await this.findById(id))!;
+    // Whatever the author's status: the CLI writes posts for any account.
+    return (await this.post(id, { shown: false }))!;
   }
 
-  async findById(id: number): Promise<Post | undefined> {
-    const row = await this.selectPosts().select(['posts.body', 'posts.body_html']).where('posts.id', '=', id).executeTakeFirst();
+  findById(id: number): Promise<Post | undefined> {
+    return this.post(id, { shown: true });
+  }
+
+  /** Post `id`; with `shown`, only while its author is active (`byActiveAuthor`). */
+  private async post(id: number, { shown }: { shown: boolean }): Promise<Post | undefined> {
+    const query = this.selectPosts().select(['posts.body', 'posts.body_html']).where('posts.id', '=', id);
+    const row = await (shown ? query.where(byActiveAuthor) : query).executeTakeFirst();
     // Null only between a migration and its fill step: the body as escaped text meanwhile.
     return row && { ...toPostSummary(row), body: row.body, bodyHtml: row.body_html ?? escapedText(row.body) };
   }
@@ -337,7 +354,7 @@ export class KyselyPostStore implements PostStore {
     if (total !== undefined && offset >= total) return { items: [], total };
     const page = pageQuery(authorId, offset, limit, total);
     const [rows, count] = await Promise.all([this.queries.rowViews(this.db, page.build, page.parameters), counted]);
-    // An author whose account row is gone has no posts left either (they go with it).
+    // No author row: the account is gone (its posts with it) or not active (`byActiveAuthor`).
     if (count === undefined) return { items: [], total: 0 };
     const names = await this.queries.firstOfEachRemembered(this.db, categoryNameById, rows.map((row) => row.category_id));
     const items = rows.map((row, i) => toPostOf(row, authorId, 'published', count, names[i]?.name));
@@ -351,7 +368,7 @@ export class KyselyPostStore implements PostStore {
   private async pageWithAuthor(authorId: number, offset: number, limit: number): Promise<Page<PostSummary>> {
     const page = pageWithAuthorQuery(authorId, offset, limit);
     const [author] = await this.queries.readTogether(this.db, page.build, page.read);
-    // An author whose account row is gone has no posts left either (they go with it).
+    // No author row: the account is gone (its posts with it) or not active (`byActiveAuthor`).
     if (author === undefined) return { items: [], total: 0 };
     const items = (author.posts ?? []).map((post) => toPostOf(rowOf(post), authorId, 'published', author));
     return { items, total: Number(author.n) };
@@ -365,7 +382,7 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listRecentPublished(limit: number): Promise<PostSummary[]> {
-    const rows = await this.selectPosts().where('posts.status', '=', 'published')
+    const rows = await this.selectPosts().where('posts.status', '=', 'published').where(byActiveAuthor)
       .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(limit).execute();
     return rows.map(toPostSummary);
   }
@@ -440,7 +457,7 @@ export class KyselyPostStore implements PostStore {
   async listComments(postId: number): Promise<Comment[]> {
     const rows = await this.db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id')
       .select(['comments.id', 'comments.post_id', 'comments.author_id', 'users.username', 'users.nickname', 'comments.body', 'comments.created_at'])
-      .where('comments.post_id', '=', postId).orderBy('comments.created_at').orderBy('comments.id').execute();
+      .where('comments.post_id', '=', postId).where(byActiveAuthor).orderBy('comments.created_at').orderBy('comments.id').execute();
     return rows.map((r) => ({
       id: r.id, postId: r.post_id, authorId: r.author_id, ...authorNames(r), body: r.body, createdAt: r.created_at,
     }));
