@@ -104,18 +104,17 @@ forEachDatabase('the profile', (database) => {
     assert.equal((await visitor.get('/settings/profile')).status, 200, 'still signed in');
   });
 
-  test('deleting the account says first that its published posts and comments stay public, and links to them', async () => {
+  test('deleting the account says first that its published posts and comments will be hidden, and then they are', async () => {
     const { user, visitor } = await member();
-    assert.equal((await visitor.post('/posts/new', { title: 'Stays', category: 'Notes', body: 'Still here.', status: 'published' })).status, 303);
+    assert.equal((await visitor.post('/posts/new', { title: 'Goes', category: 'Notes', body: 'Hidden soon.', status: 'published' })).status, 303);
+    const post = (await t.deps.stores.posts.listPublishedByAuthor(user.id, 0, 1)).items[0]!;
     const asked = await visitor.post('/settings/account/delete', {});
     assert.equal(asked.status, 200);
-    assert.match(asked.text, /leaves your 1 published post and your comments public/);
-    assert.match(asked.text, new RegExp(`href="/u/${user.username}"`));
+    assert.match(asked.text, /hides your 1 published post and your comments too/);
 
     const deleted = await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD });
     assert.equal(deleted.status, 303);
-    const post = (await t.deps.stores.posts.listPublishedByAuthor(user.id, 0, 1)).items[0]!;
-    assert.equal((await new Visitor(t.baseUrl).get(`/posts/${post.id}`)).status, 200, 'what the page said: the post stays');
+    assert.equal((await new Visitor(t.baseUrl).get(`/posts/${post.id}`)).status, 404, 'what the page said: the post is hidden');
   });
 
   test('a code of the authenticator app (or a recovery code) deletes the account in place of the password', async () => {

@@ -263,7 +263,7 @@ export function deleteAccountConfirmation(
   })}</li>` : ''}
   <li>${t.text('settings.deleteRemoves')}</li>
 </ul>
-<p>${rich(t, 'settings.deleteKeepsPosts', { count: facts.publishedPosts, a: (chunks) => html`<a href="/u/${encodeURIComponent(user.username)}">${chunks}</a>` })}</p>
+<p>${t.text('settings.deleteHidesPosts', { count: facts.publishedPosts })}</p>
 <p>${t.text('settings.deleteUsernameReserved')}</p>`,
     action: '/settings/account/delete',
     fields: {},
