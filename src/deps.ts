@@ -70,7 +70,7 @@ export interface Deps extends BaseDeps {
   readonly images: ImageReencoder;
   /** Counts the staff console's daily figures in memory (`audit` counts what it records). */
   readonly figures: FigureCounter;
-  /** Counts the posts' views in memory (the post page counts each view of a published post). */
+  /** Counts the posts' views in memory: a published post's page, not its author's, once an hour per viewer. */
   readonly views: ViewCounter;
   /** Adds the figures' and the views' counts to the database while the app listens (`buildApp` starts and stops it). */
   readonly countFlush: CountFlush;

@@ -2,6 +2,8 @@
  * A published post's views (src/core/community/views.ts) over real HTTP, on every database: each
  * instance counts them in memory and adds them to the post when its counts are flushed (every
  * 10 s while it listens, and as it closes). Here the tests flush, so the flush timer is stopped.
+ * A view counts as a reader would expect: not the author's own, and one viewer (a signed-in member,
+ * else an address; here each visitor has its own, TRUST_PROXY=1) at most once per post an hour.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -13,14 +15,21 @@ import { openDatabase } from '../../src/storage/database.js';
 import { traceSqliteQueriesWith } from '../../src/storage/query-tracing.js';
 import { createStores } from '../../src/storage/stores.js';
 import { get, newAccessToken, newPersonalToken, newUser } from '../api/fixtures.js';
+import { VIEW_WINDOW_MS } from '../../src/core/community/views.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { type TestDatabase, forEachDatabase, temporarySqliteDatabase } from '../support/databases.js';
 import { startAppsForSuite } from '../support/instances.js';
-import { Visitor } from './visitor.js';
+import { uniqueName } from '../staff/support.js';
+import { AddressedVisitor, Visitor, signedInMember } from './visitor.js';
 
 /** Every statement the SQLite databases opened in this file run, as its SQL text (src/storage/query-tracing.ts). */
 const statements: string[] = [];
 traceSqliteQueriesWith({ trace: (text, execute) => { statements.push(text); return execute(); } });
+
+const PASSWORD = 'correct horse battery';
+
+/** Each visitor at an address of its own, as X-Forwarded-For says. */
+const APP_OPTIONS = { env: { TRUST_PROXY: '1' } };
 
 /** A published post by a new member of `t`. */
 async function publishedPost(t: TestApp): Promise<Post> {
@@ -28,15 +37,25 @@ async function publishedPost(t: TestApp): Promise<Post> {
   return writePost(t.deps.stores, t.clock, { authorId: author.id, title: 'Seen', body: 'Words.', category: 'General', status: 'published' });
 }
 
-/** Opens `post`'s page `times` times on `t`, each answered 200. */
-async function view(t: TestApp, post: Post, times: number): Promise<void> {
-  const visitor = new Visitor(t.baseUrl);
-  for (let i = 0; i < times; i++) assert.equal((await visitor.get(`/posts/${post.id}`)).status, 200);
+/** Opens `post`'s page on `t` once each from `viewers` new visitors, each at an address of its own and answered 200. */
+async function view(t: TestApp, post: Post, viewers: number): Promise<void> {
+  for (let i = 0; i < viewers; i++) assert.equal((await new AddressedVisitor(t.baseUrl).get(`/posts/${post.id}`)).status, 200);
+}
+
+/** Opens `post`'s page as `visitor`, `times` times; the views its page showed each time. */
+async function viewsSeenBy(visitor: Visitor, post: Post, times = 1): Promise<number[]> {
+  const seen: number[] = [];
+  for (let i = 0; i < times; i++) {
+    const page = await visitor.get(`/posts/${post.id}`);
+    assert.equal(page.status, 200);
+    seen.push(Number(/<span>(\d+) views?<\/span>/.exec(page.text)![1]));
+  }
+  return seen;
 }
 
 /** Starts an app whose counts only the test flushes (or its closing). */
 async function startWithoutFlushTimer(database: TestDatabase): Promise<TestApp> {
-  const t = await startTestApp(database);
+  const t = await startTestApp(database, APP_OPTIONS);
   await t.deps.countFlush.stop();
   return t;
 }
@@ -44,7 +63,7 @@ async function startWithoutFlushTimer(database: TestDatabase): Promise<TestApp> 
 forEachDatabase('post views', (database) => {
   let a: TestApp;
   let b: TestApp;
-  startAppsForSuite(database, 2, {}, (apps) => { [a, b] = apps; });
+  startAppsForSuite(database, 2, APP_OPTIONS, (apps) => { [a, b] = apps; });
   before(async () => {
     for (const t of [a, b]) await t.deps.countFlush.stop();
   });
@@ -68,6 +87,49 @@ forEachDatabase('post views', (database) => {
     await view(b, post, 3);
     await Promise.all([a.deps.views.flush(a.deps.stores), b.deps.views.flush(b.deps.stores)]);
     assert.equal(await viewCount(post), 5);
+  });
+
+  test('an author\'s views of their own post do not count', async () => {
+    const { user, visitor } = await signedInMember(a, uniqueName('author'), PASSWORD);
+    const post = await writePost(a.deps.stores, a.clock, { authorId: user.id, title: 'Mine', body: 'Words.', category: 'General', status: 'published' });
+    assert.deepEqual(await viewsSeenBy(visitor, post, 3), [0, 0, 0], 'the page adds no view of its own');
+    await a.deps.views.flush(a.deps.stores);
+    assert.equal(await viewCount(post), 0);
+  });
+
+  test('one address counts at most one view of a post an hour', async () => {
+    const [post, other] = [await publishedPost(a), await publishedPost(a)];
+    const reader = new AddressedVisitor(a.baseUrl);
+    assert.deepEqual(await viewsSeenBy(reader, post, 3), [1, 1, 1], 'its page shows the one view counted each time');
+    assert.deepEqual(await viewsSeenBy(reader, other), [1], 'another post counts its own');
+    a.clock.advance(VIEW_WINDOW_MS - 1);
+    await viewsSeenBy(reader, post);
+    await a.deps.views.flush(a.deps.stores);
+    assert.equal(await viewCount(post), 1, 'within the hour');
+    a.clock.advance(1);
+    await viewsSeenBy(reader, post, 2);
+    await a.deps.views.flush(a.deps.stores);
+    assert.equal(await viewCount(post), 2, 'an hour after the view counted, one more');
+  });
+
+  test('a signed-in member counts at most one view of a post an hour, from whatever address', async () => {
+    const post = await publishedPost(a);
+    const { visitor } = await signedInMember(a, uniqueName('reader'), PASSWORD);
+    const elsewhere = new AddressedVisitor(a.baseUrl);
+    for (const [name, value] of visitor.cookies) elsewhere.cookies.set(name, value);
+    await viewsSeenBy(visitor, post, 2);
+    await viewsSeenBy(elsewhere, post, 2);
+    await a.deps.views.flush(a.deps.stores);
+    assert.equal(await viewCount(post), 1);
+  });
+
+  test('two instances may each count one view by the same viewer: each remembers its own viewers', async () => {
+    const post = await publishedPost(a);
+    const reader = new AddressedVisitor(a.baseUrl);
+    await viewsSeenBy(reader, post, 2);
+    await viewsSeenBy(new AddressedVisitor(b.baseUrl, reader.address), post, 2);
+    await Promise.all([a.deps.views.flush(a.deps.stores), b.deps.views.flush(b.deps.stores)]);
+    assert.equal(await viewCount(post), 2);
   });
 
   test('closing an app writes the views it has not written yet', async () => {

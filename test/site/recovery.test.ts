@@ -25,21 +25,10 @@ import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type ReceivedMail, TestSmtpServer } from '../support/smtp.js';
 import { TimingClient } from '../support/timing-client.js';
-import { type Fields, type PageResponse, Visitor } from './visitor.js';
+import { AddressedVisitor, type Fields, type PageResponse, Visitor } from './visitor.js';
 
 const PASSWORD = 'correct horse battery';
 const NEW_PASSWORD = 'a brand new passphrase';
-
-/** A browser at an address of its own (TRUST_PROXY=1), so the per-address limits of one test leave the others alone. */
-class AddressedVisitor extends Visitor {
-  constructor(baseUrl: string, readonly address = `10.${randomBytes(1)[0]}.${randomBytes(1)[0]}.${randomBytes(1)[0]! || 1}`) {
-    super(baseUrl);
-  }
-
-  override request(path: string, init: RequestInit = {}): Promise<PageResponse> {
-    return super.request(path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), 'x-forwarded-for': this.address } });
-  }
-}
 
 function linkIn(mail: ReceivedMail | undefined, path: string): string {
   assert.ok(mail, 'a mail arrived');

@@ -1,5 +1,6 @@
 /** A browser stand-in for HTTP tests: keeps cookies, reads the CSRF token, posts forms. */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import type { TestApp } from '../support/app.js';
@@ -79,6 +80,17 @@ export class Visitor {
 /** The value of the read-only field with this id on a page (a token or secret shown once). */
 export function readOnlyField(text: string, id: string): string | undefined {
   return new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(text)?.[1];
+}
+
+/** A browser at an address of its own (TRUST_PROXY=1): the per-address limits of one test leave the others alone, and views count by address. */
+export class AddressedVisitor extends Visitor {
+  constructor(baseUrl: string, readonly address = `10.${randomBytes(1)[0]}.${randomBytes(1)[0]}.${randomBytes(1)[0]! || 1}`) {
+    super(baseUrl);
+  }
+
+  override request(path: string, init: RequestInit = {}): Promise<PageResponse> {
+    return super.request(path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), 'x-forwarded-for': this.address } });
+  }
 }
 
 /** A new account, signed in from a Visitor of its own: where most site tests begin. */

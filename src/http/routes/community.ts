@@ -10,6 +10,7 @@ import { InputError, OAuthError } from '../../core/errors.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { Post, PostStatus } from '../../core/community/ports.js';
 import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/community/posts.js';
+import { clientAddress } from '../client-address.js';
 import { requireUser, sendPage } from '../pages.js';
 import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
@@ -174,9 +175,9 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
     let post = await visiblePost(request, request.params.id);
     if (post.status === 'published') {
       // Counted in memory and added to the post within seconds (src/core/community/views.ts): a
-      // GET writes nothing, and the page shows its own view at once.
-      views.count(post.id);
-      post = { ...post, viewCount: post.viewCount + 1 };
+      // GET writes nothing, and the page shows at once the views this instance has not written yet.
+      views.count(post, { memberId: (await currentSignIn(request))?.user.id, address: clientAddress(request) }, clock.now());
+      post = { ...post, viewCount: post.viewCount + views.unwritten(post.id) };
     }
     const comments = post.status === 'published' ? await stores.posts.listComments(post.id) : [];
     return sendPage(reply, postPage(await pageContext(request, reply), post, { comments }));
