@@ -79,8 +79,10 @@ test('a flush that keeps failing is told once with its error, quiet while it fai
     t.mock.timers.tick(COUNT_FLUSH_INTERVAL_MS);
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   };
+  // Six readers of one post, each counted once.
+  const read = (reader: number) => views.count({ id: 7, authorId: 1 }, { memberId: 100 + reader, address: '192.0.2.1' }, clock.now());
   for (let i = 0; i < 6; i++) {
-    views.count(7);
+    read(i);
     await turn();
   }
   assert.equal(lines.length, 1, 'six failed turns, one line');
@@ -99,7 +101,7 @@ test('a flush that keeps failing is told once with its error, quiet while it fai
     msg: 'counts written again, kept while they could not be',
   });
 
-  views.count(7);
+  read(6);
   await turn();
   await flush.stop();
   assert.equal(lines.length, 2, 'a flush that writes, as every one should, is not told');
