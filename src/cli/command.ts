@@ -60,11 +60,18 @@ export function optionalString(values: Values, name: string): string | undefined
   return typeof value === 'string' ? value : undefined;
 }
 
-export function optionalCount(values: Values, name: string): number | undefined {
+/** The most an `integer` column holds on PostgreSQL (ids, levels, counts of rows): past it the statement fails. */
+export const INTEGER_MAX = 2_147_483_647;
+
+/** The most a `bigint` counter (views, experience points) is given here: 15 digits, exact as a number. */
+export const COUNTER_MAX = 999_999_999_999_999;
+
+/** `--name`'s whole number, from 0 to `max` (what its column holds). */
+export function optionalCount(values: Values, name: string, max = INTEGER_MAX): number | undefined {
   const value = values[name];
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) {
-    throw new UsageError(`--${name} must be a whole number of 0 or more`);
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value) || Number(value) > max) {
+    throw new UsageError(`--${name} must be a whole number from 0 to ${max}`);
   }
   return Number(value);
 }

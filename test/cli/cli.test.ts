@@ -415,7 +415,16 @@ test('a value that starts with "-" is told how to write it, not called ambiguous
   assertBadArguments(svc(url, ['user', 'create', '--username', 'carol', '--password', 'long enough pw', '--level', '-1', '--json']),
     /^svc: --level is followed by "-1", which is read as an option; if it is the value, write --level=-1 \(svc user create --help\)\n$/);
   assertBadArguments(svc(url, ['user', 'create', '--username', 'carol', '--password', 'long enough pw', '--level=-1', '--json']),
-    /^svc: --level must be a whole number of 0 or more\n$/);
+    /^svc: --level must be a whole number from 0 to 2147483647\n$/);
+});
+
+test('a number past what its column holds is refused as a usage error, before it reaches the database', () => {
+  const url = `sqlite:${temporarySqlitePath()}`;
+  assertBadArguments(svc(url, ['user', 'create', '--username', 'carol', '--password', 'long enough pw', '--level=2147483648', '--json']),
+    /^svc: --level must be a whole number from 0 to 2147483647\n$/);
+  assertBadArguments(svc(url, ['user', 'list', '--after=2147483648', '--json']), /^svc: --after must be a whole number from 0 to 2147483647\n$/);
+  assertBadArguments(svc(url, ['user', 'create', '--username', 'carol', '--password', 'long enough pw', '--xp=1000000000000000', '--json']),
+    /^svc: --xp must be a whole number from 0 to 999999999999999\n$/);
 });
 
 test('npm run --silent svc prints the command\'s JSON and nothing else', () => {

@@ -3,7 +3,7 @@ import type { PersonalToken } from '../../core/credentials/ports.js';
 import { writePost } from '../../core/community/posts.js';
 import { type Instant, formatUtc } from '../../core/time.js';
 import { siteUrls } from '../../core/urls.js';
-import { UsageError, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
+import { COUNTER_MAX, UsageError, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
 import { findUser } from './lookup.js';
 
 export const postCreate = defineCommand({
@@ -31,7 +31,7 @@ export const postCreate = defineCommand({
     };
     const likes = optionalCount(values, 'likes');
     const comments = optionalCount(values, 'comments');
-    const views = optionalCount(values, 'views');
+    const views = optionalCount(values, 'views', COUNTER_MAX);
     if (likes !== undefined) draft.likeCount = likes;
     if (comments !== undefined) draft.commentCount = comments;
     if (views !== undefined) draft.viewCount = views;

@@ -4,7 +4,7 @@ import { ConflictError } from '../../core/errors.js';
 import { USER_STATUSES, type User, type UserStatus } from '../../core/accounts/ports.js';
 import { makeStaffChange } from '../../core/staff/staff.js';
 import { formatUtc } from '../../core/time.js';
-import { PASSWORD_OPTIONS, UsageError, defineCommand, optionalCount, optionalString, readPassword, requiredString } from '../command.js';
+import { COUNTER_MAX, PASSWORD_OPTIONS, UsageError, defineCommand, optionalCount, optionalString, readPassword, requiredString } from '../command.js';
 import { findUser } from './lookup.js';
 import { REASON_OPTION } from './staff.js';
 
@@ -35,7 +35,7 @@ export const userCreate = defineCommand({
     if (await stores.users.findByUsername(username)) throw new ConflictError(`username "${username}" is taken`);
     const bio = optionalString(values, 'bio');
     const level = optionalCount(values, 'level');
-    const xp = optionalCount(values, 'xp');
+    const xp = optionalCount(values, 'xp', COUNTER_MAX);
     const account: Parameters<typeof createAccount>[2] = {
       username, password: await readPassword(values, io, username), member: values.member === true,
     };
