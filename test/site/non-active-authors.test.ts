@@ -52,6 +52,22 @@ forEachDatabase('what members who are not active wrote', (database) => {
     }
   });
 
+  test('the avatar of a member who is not active is the 404 of a member who does not exist, and is back when they are active again', async () => {
+    const { author } = await postByNewMember();
+    const avatar = () => fetch(`${t.baseUrl}/avatars/${author.id}`);
+    assert.equal((await avatar()).status, 200);
+    const unknown = await fetch(`${t.baseUrl}/avatars/2000000000`);
+    for (const status of NOT_ACTIVE) {
+      await setStatus(author, status);
+      const hidden = await avatar();
+      assert.equal(hidden.status, 404, status);
+      assert.equal(await hidden.text(), await (await fetch(`${t.baseUrl}/avatars/2000000000`)).text(), `${status}: nothing telling it apart from an unknown id`);
+      await setStatus(author, 'active');
+      assert.equal((await avatar()).status, 200, `active again after ${status}`);
+    }
+    assert.equal(unknown.status, 404);
+  });
+
   test('a post whose author is not active is on no list: not on the home page, nor on the author\'s page', async () => {
     const { author, post } = await postByNewMember();
     const reader = new Visitor(t.baseUrl);

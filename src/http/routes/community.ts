@@ -77,7 +77,8 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
     schema: { params: idParams, querystring: { type: 'object', properties: { v: { type: 'string', maxLength: 20 } } } },
   }, async (request: FastifyRequest<{ Params: { id: number }; Querystring: { v?: string } }>, reply) => {
     const user = await stores.users.findById(request.params.id);
-    if (!user) throw notFound();
+    // A member who is not active shows nothing, as their profile and posts do (docs/site.md).
+    if (!user || user.status !== 'active') throw notFound();
     const current = request.query.v === String(user.updatedAt);
     reply.header('x-content-type-options', 'nosniff').header('cache-control', current ? 'public, max-age=31536000, immutable' : 'public, max-age=300')
       .header('content-security-policy', "default-src 'none'; sandbox");
