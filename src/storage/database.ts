@@ -497,6 +497,12 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       try {
         // A role's or server's own default must not cut an upgrade short either.
         await sql`set statement_timeout = 0`.execute(migrations);
+        // But a statement waiting for a table's lock stops soon: while it waits, every query of
+        // the instances serving the site queues behind it (attack95: each page a 503 after 9 s,
+        // for as long as a `psql` session kept its transaction open). `migrateToLatest` tries again.
+        await sql`set lock_timeout = ${sql.lit(`${MIGRATION_LOCK_WAIT_MS}ms`)}`.execute(migrations);
+        // And ends when the start that sent it is gone (PostgreSQL 14 and later), not at its own end.
+        await sql`select set_config('client_connection_check_interval', '1s', false) where current_setting('server_version_num')::int >= 140000`.execute(migrations);
         return await work(migrations);
       } finally {
         await migrations.destroy();
@@ -506,6 +512,9 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     close: () => db.destroy(),
   };
 }
+
+/** How long a migration's statement waits for a lock on PostgreSQL before giving up (and `migrateToLatest` trying again). */
+export const MIGRATION_LOCK_WAIT_MS = 5_000;
 
 /** A pg pool of `url` with `limits`, reading instants as numbers, whose lost connections crash nothing. */
 function postgresPool(driver: typeof pg, url: string, limits: pg.PoolConfig): pg.Pool {

@@ -93,12 +93,39 @@ export const SCHEMA_CHANGE_LOCK = 7_305_2026;
  */
 export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<void>): Promise<MigrationOutcome> {
   return underSchemaLock(db, async (migrator, lockHolder) => {
-    const outcome = await applied(migrator.migrateToLatest());
-    await fillMissingRenderings(lockHolder);
-    await reencodeStoredAvatars(lockHolder, sharpReencoder, Date.now());
+    const outcome = await triedAgainWhileLocked(async () => {
+      const migrated = await applied(migrator.migrateToLatest());
+      await fillMissingRenderings(lockHolder);
+      await reencodeStoredAvatars(lockHolder, sharpReencoder, Date.now());
+      return migrated;
+    });
     await after?.();
     return outcome;
   });
+}
+
+/** Pauses between tries of a migration that found a table locked: about 20 s of waiting for locks in all. */
+const LOCKED_TABLE_PAUSES_MS = [1_000, 2_000, 4_000];
+
+/**
+ * `work` (the migrations, one transaction, and the data steps, which fill only what is missing), tried
+ * again after a pause when PostgreSQL gave up waiting for a lock (55P03, `lock_timeout`): another
+ * session's open transaction held a table the migration alters. Between tries the instances serving
+ * the site read on; a lock held past the last try fails the start, naming it.
+ */
+async function triedAgainWhileLocked<T>(work: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await work();
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55P03') throw error;
+      const pauseMs = LOCKED_TABLE_PAUSES_MS[tries - 1];
+      if (pauseMs === undefined) {
+        throw new Error(`the migrations found a table locked by another session in each of ${tries} tries (pg_locks and pg_stat_activity show which): ${(error as Error).message}`, { cause: error });
+      }
+      await sleep(pauseMs);
+    }
+  }
 }
 
 /**
