@@ -348,14 +348,15 @@ const SITE_NAME_MAX = 60;
  * SITE_NAME names the site in every language; SITE_NAME_EN, SITE_NAME_ZH_CN and SITE_NAME_ZH_TW in
  * one (a community called 河畔 in Chinese and Riverside in English). No control or format
  * characters: the name stands beside the app's in a consent page and in a mail's header, where a
- * right-to-left override would make it read as something else.
+ * right-to-left override would make it read as something else. No colon: an authenticator app
+ * reads the issuer up to the first one in `Issuer:account` (Key URI Format).
  */
 function siteNames(env: Env): SiteNames {
   const named = (name: string): string | undefined => {
     const raw = env[name]?.normalize('NFC').trim();
     if (raw === undefined || raw === '') return undefined;
-    if ([...raw].length > SITE_NAME_MAX || /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}<>"]/u.test(raw)) {
-      invalid(name, raw, `a name of up to ${SITE_NAME_MAX} characters, without control characters, < > or "`);
+    if ([...raw].length > SITE_NAME_MAX || /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}<>":]/u.test(raw)) {
+      invalid(name, raw, `a name of up to ${SITE_NAME_MAX} characters, without control characters, < > " or :`);
     }
     return raw;
   };

@@ -188,8 +188,8 @@ test('SITE_NAME names the site in every language and SITE_NAME_<LANGUAGE> in one
   assert.equal(loadSettings({ SITE_NAME: 'Riverside', MAIL_FROM: 'Ops <ops@example.com>' }).mailFrom, 'Ops <ops@example.com>');
 });
 
-test('a site name with a control or format character, a quote or an angle bracket, or over 60 characters, is refused', () => {
-  for (const name of ['River\u202Eedis', 'River\nside', 'River\u200Bside', 'Say "hi"', 'a<b>', 'x'.repeat(61)]) {
+test('a site name with a control or format character, a quote, an angle bracket or a colon, or over 60 characters, is refused', () => {
+  for (const name of ['River\u202Eedis', 'River\nside', 'River\u200Bside', 'Say "hi"', 'a<b>', 'Bank: Riverside', 'x'.repeat(61)]) {
     assert.throws(() => loadSettings({ SITE_NAME: name }), (error: Error) => error instanceof SettingsError && /SITE_NAME/.test(error.message), JSON.stringify(name));
   }
   assert.throws(() => loadSettings({ SITE_NAME_ZH_CN: '河\u202E畔' }), /SITE_NAME_ZH_CN/);
