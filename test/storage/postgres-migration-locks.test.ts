@@ -2,7 +2,8 @@
  * A migration on PostgreSQL waits for a table's lock a few seconds at a time
  * (`MIGRATION_LOCK_WAIT_MS`, src/storage/database.ts), and tries again (`migrateToLatest`): while a
  * statement waits for a lock every query of the table queues behind it, and attack95 saw each page
- * of the site a 503 for as long as another session kept its transaction open.
+ * of the site a 503 for as long as another session kept its transaction open. And the migrations read
+ * their own schema alone (`CurrentSchemaPostgresDialect`), so other schemas' changes cannot fail them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -32,6 +33,25 @@ describe('PostgreSQL migrations and other sessions\' locks', { skip: postgresUrl
     await handle.close();
     await dropSchema(admin, schema);
     await Promise.all([admin.end(), holder.end()]);
+  });
+
+  test('what the migrator reads of the database is the current schema alone: a table another schema drops meanwhile cannot fail a start', async () => {
+    // Kysely's own reading looked up every schema's tables by name, and one dropped in that instant
+    // failed a start's migrations with 'relation … does not exist' (CI, beside the other tests' schemas).
+    const other = `t_${process.pid}_another_application`;
+    await admin.query(`create schema ${other}; create table ${other}.items (id serial primary key)`);
+    try {
+      const tables = await handle.db.introspection.getTables({ withInternalKyselyTables: true });
+      assert.deepEqual([...new Set(tables.map((table) => table.schema))], [schema]);
+      assert.ok(tables.some((table) => table.name === 'kysely_migration'));
+      const posts = tables.find((table) => table.name === 'posts')!;
+      assert.deepEqual(posts.columns.find((column) => column.name === 'id'), {
+        name: 'id', dataType: 'int4', dataTypeSchema: 'pg_catalog', isNullable: false, hasDefaultValue: false, isAutoIncrementing: true,
+      });
+      assert.ok(!(await handle.db.introspection.getTables()).some((table) => table.name.startsWith('kysely_')));
+    } finally {
+      await dropSchema(admin, other);
+    }
   });
 
   test('a migration waiting for a table another session holds lets the site read it between tries, and is applied once the lock is let go', async () => {
