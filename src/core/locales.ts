@@ -116,7 +116,7 @@ export function listFormat(locale: Locale): Intl.ListFormat {
 /** The words of one language, from the catalogs. */
 export interface Translator {
   readonly locale: Locale;
-  /** The message `key` (`namespace.name`) as plain text. */
+  /** The message `key` (`namespace.name`) as plain text; its `{site}` is the site's name, which the translator gives. */
   text(key: string, values?: MessageValues): string;
   /** The message as parts, for markup: the strings are text still to escape, the rest as the values gave them. */
   parts<T extends object>(key: string, values: MessageValues<T>): Array<string | T>;

@@ -7,6 +7,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { DEFAULT_LOCALE, LOCALES, type Locale, type MessageValues, type Translator, listFormat } from '../core/locales.js';
+import type { SiteNames } from '../core/site-name.js';
 
 const ROOT = new URL('../../resources/locales/', import.meta.url);
 
@@ -31,13 +32,18 @@ export function readCatalog(locale: Locale): Catalog {
 const SITE_NAME_KEY = 'common.siteName';
 
 class CatalogTranslator implements Translator {
+  /** The site's name, the operator's else the catalog's: `common.siteName`, and `{site}` in every message. */
+  private readonly siteName: string;
+
   constructor(
     readonly locale: Locale,
     private readonly catalog: Catalog,
     private readonly fallback: Catalog,
-    private readonly siteName?: string,
+    operatorsName?: string,
     private readonly compiled = new Map<string, IntlMessageFormat>(),
-  ) {}
+  ) {
+    this.siteName = operatorsName ?? String(this.format(SITE_NAME_KEY).format());
+  }
 
   /** This language's words naming the site `siteName`: words, not a message, so its braces and apostrophes are text. */
   withSiteName(siteName: string): CatalogTranslator {
@@ -45,21 +51,25 @@ class CatalogTranslator implements Translator {
   }
 
   text(key: string, values?: MessageValues): string {
-    if (key === SITE_NAME_KEY && this.siteName !== undefined) return this.siteName;
-    const formatted = this.format(key).format(this.withLists(values) as Record<string, string | number>);
+    if (key === SITE_NAME_KEY) return this.siteName;
+    const formatted = this.format(key).format(this.filled(values) as Record<string, string | number>);
     return Array.isArray(formatted) ? formatted.join('') : String(formatted);
   }
 
   parts<T extends object>(key: string, values: MessageValues<T>): Array<string | T> {
-    const formatted = this.format(key).format<T>(this.withLists(values) as never);
+    const formatted = this.format(key).format<T>(this.filled(values) as never);
     return (Array.isArray(formatted) ? formatted : [formatted]).flat() as Array<string | T>;
   }
 
-  /** `values` with each list written as this language writes one. */
-  private withLists<V extends Record<string, unknown>>(values: V | undefined): V | undefined {
-    if (values === undefined || !Object.values(values).some((v) => Array.isArray(v))) return values;
+  /**
+   * `values` as a message takes them: the site's name as `site`, a value and never a message, so
+   * ICU syntax in it is text; each list written as this language writes one.
+   */
+  private filled(values: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> {
+    const hasList = values !== undefined && Object.values(values).some((v) => Array.isArray(v));
     const list = listFormat(this.locale);
-    return Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Array.isArray(v) ? list.format(v as readonly string[]) : v])) as V;
+    const written = hasList ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Array.isArray(v) ? list.format(v as readonly string[]) : v])) : values;
+    return { ...written, site: this.siteName };
   }
 
   private format(key: string): IntlMessageFormat {
@@ -94,6 +104,6 @@ export function translator(locale: Locale, siteName?: string): Translator {
 }
 
 /** The translators of a site named `siteNames` (SITE_NAME), by language. */
-export function siteTranslator(siteNames: Readonly<Partial<Record<Locale, string>>>): (locale: Locale) => Translator {
+export function siteTranslator(siteNames: SiteNames): (locale: Locale) => Translator {
   return (locale) => translator(locale, siteNames[locale]);
 }
