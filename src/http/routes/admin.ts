@@ -339,7 +339,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
           title: t.text('admin.confirmVerifiedTitle', { app: reviewed?.name ?? name, verified }),
-          consequences: t.text('admin.confirmVerified', { app: reviewed?.name ?? name, verified, site: t.text('common.siteName') }),
+          consequences: t.text('admin.confirmVerified', { app: reviewed?.name ?? name, verified }),
           ...(reviewed ? { details: vouchedFor(t, reviewed, lookAlikeSigns(reviewed.name, siteNames())) } : {}),
           button: t.text('admin.verifiedButton', { verified }),
         }),

@@ -420,7 +420,7 @@ ${lookAlikeWarning(t, a.nameSigns)}
 <h3>${t.text('admin.appStatusHeading')}</h3>
 ${changeForm(context, 'app-status', `${base}/status`, html`<input type="hidden" name="status" value="${next}">`, t.text('admin.appStatusButton', { status: next }))}
 <h3>${t.text('admin.verified')}</h3>
-<p class="hint">${t.text('admin.verifiedHint', { site: t.text('common.siteName') })}</p>
+<p class="hint">${t.text('admin.verifiedHint')}</p>
 ${changeForm(context, 'verified', `${base}/verified`, client.verifiedAt === null
     // The name, description, homepage and addresses above, vouched for only while the app still has them (its owner or its document may change them meanwhile).
     ? html`<input type="hidden" name="verified" value="yes"><input type="hidden" name="reviewed" value="${reviewedText(client)}">`

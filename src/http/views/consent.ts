@@ -70,7 +70,7 @@ ${described !== undefined ? describedApp(t, client, described, view.request.redi
     : html`<p class="muted">${view.owner
     ? rich(t, 'consent.madeBy', { app: client.name, owner: html`<strong>${personName(view.owner)}</strong>` })
     : t.text('consent.madeByOperators', { app: client.name })}${homepageLink(client, ' · ')}</p>`}
-${client.verifiedAt === null ? '' : html`<p class="verified"><span class="tag member">${t.text('consent.verifiedBy', { site: t.text('common.siteName') })}</span></p>`}
+${client.verifiedAt === null ? '' : html`<p class="verified"><span class="tag member">${t.text('consent.verifiedBy')}</span></p>`}
 ${described === undefined && client.description ? html`<p>${client.description}</p>` : ''}
 <h2>${t.text('consent.willRead')}</h2>
 <ul class="scopes">

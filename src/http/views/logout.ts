@@ -19,10 +19,10 @@ const strong = (chunks: Array<string | Html>) => html`<strong>${chunks}</strong>
 export function logoutConfirmationPage(context: PageContext, view: LogoutConfirmationView) {
   const { t } = context;
   return layout(t.text('logout.confirmTitle'), context, html`<section class="card narrow">
-<h1>${t.text('logout.confirmHeading', { site: t.text('common.siteName') })}</h1>
-<p>${view.client ? rich(t, 'logout.appAsks', { app: view.client.name, b: strong, site: t.text('common.siteName') }) : t.text('logout.anAppAsks', { site: t.text('common.siteName') })}
+<h1>${t.text('logout.confirmHeading')}</h1>
+<p>${view.client ? rich(t, 'logout.appAsks', { app: view.client.name, b: strong }) : t.text('logout.anAppAsks')}
 ${rich(t, 'logout.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
-<p>${t.text('logout.whatHappens', { site: t.text('common.siteName') })}</p>
+<p>${t.text('logout.whatHappens')}</p>
 <form method="post" action="${END_SESSION_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
 ${view.fields.map(([name, value]) => html`  <input type="hidden" name="${name}" value="${value}">
@@ -38,9 +38,9 @@ ${view.fields.map(([name, value]) => html`  <input type="hidden" name="${name}" 
 export function signOutPage(context: PageContext, user: Pick<User, 'username' | 'nickname'>) {
   const { t } = context;
   return layout(t.text('logout.confirmTitle'), context, html`<section class="card narrow">
-<h1>${t.text('logout.confirmHeading', { site: t.text('common.siteName') })}</h1>
+<h1>${t.text('logout.confirmHeading')}</h1>
 <p>${rich(t, 'logout.signedInAs', { name: html`<strong>${personName(user)}</strong>` })}</p>
-<p>${t.text('logout.whatHappens', { site: t.text('common.siteName') })}</p>
+<p>${t.text('logout.whatHappens')}</p>
 <form method="post" action="/logout">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <div class="actions"><button type="submit">${t.text('logout.signOut')}</button></div>
