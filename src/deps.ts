@@ -107,7 +107,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
   const mailTransport = createMailTransport(settings.mail, settings.mailFrom);
   const words = siteTranslator(settings.siteNames);
-  const mailer = new Mailer(mailTransport !== undefined, words, (t) => t.text('common.siteName'));
+  const mailer = new Mailer(mailTransport !== undefined, words);
   const figures = new FigureCounter(settings.siteTimeZone);
   const audit = figures.counting(base.audit, () => clock.now());
   const views = new ViewCounter();

@@ -14,7 +14,7 @@ test('a sign-in\'s method words say what its holder had: the password alone, a s
 });
 
 test('the notice asks to turn two-step verification on only after a password alone, in every language', () => {
-  const mailer = new Mailer(true, translator, (t) => t.text('common.siteName'));
+  const mailer = new Mailer(true, translator);
   const turnOn = { en: /turn on two-step verification/, 'zh-CN': /开启两步验证/, 'zh-TW': /開啟兩步驟驗證/ } as const;
   const passkey = { en: /one of your passkeys/, 'zh-CN': /通行密钥/, 'zh-TW': /通行金鑰/ } as const;
   for (const locale of LOCALES) {

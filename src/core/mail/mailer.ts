@@ -39,8 +39,8 @@ export function htmlOfText(text: string, links: readonly string[], locale: Local
 }
 
 export class Mailer {
-  /** `enabled`: the site sends mail (SMTP_URL, or files on a developer's machine). */
-  constructor(readonly enabled: boolean, private readonly translate: (locale: Locale) => Translator, private readonly siteName: (t: Translator) => string) {}
+  /** `enabled`: the site sends mail (SMTP_URL, or files on a developer's machine); `translate`: its words, which name the site. */
+  constructor(readonly enabled: boolean, private readonly translate: (locale: Locale) => Translator) {}
 
   /** The catalogs' words in `locale`, for a value that is itself to be read in the mail's language. */
   words(locale: Locale): Translator {
@@ -50,10 +50,9 @@ export class Mailer {
   /** The message, rendered in `mail.locale`. */
   render(mail: MailToSend): MailMessage {
     const t = this.translate(mail.locale);
-    const values = { site: this.siteName(t), ...mail.values };
-    const text = `${t.text(`mail.${mail.name}Body`, values)}\n\n-- \n${t.text('mail.footer', values)}\n`;
+    const text = `${t.text(`mail.${mail.name}Body`, mail.values)}\n\n-- \n${t.text('mail.footer')}\n`;
     const links = Object.entries(mail.values ?? {}).filter(([name, value]) => (name === 'link' || name.endsWith('Link')) && typeof value === 'string').map(([, value]) => String(value));
-    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, values), text, html: htmlOfText(text, links, mail.locale), language: mail.locale };
+    return { to: mail.to, subject: t.text(`mail.${mail.name}Subject`, mail.values), text, html: htmlOfText(text, links, mail.locale), language: mail.locale };
   }
 
   /** Renders and queues the mail; nothing when the site sends no mail. Whether it was queued. */
