@@ -20,7 +20,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { type Locale, type Translator, chooseLocale } from '../core/locales.js';
 import { translator } from '../i18n/catalogs.js';
-import { demoAppPage, demoErrorPage, demoSignedOutPage, site } from './views.js';
+import { demoAppPage, demoErrorPage, demoSignedOutPage } from './views.js';
 
 export interface DemoAppOptions {
   /** The service's issuer (its BASE_URL); discovery is at `{issuer}/.well-known/openid-configuration`. */
@@ -162,7 +162,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
       const error = shown(query.error);
       const description = typeof query.error_description === 'string' ? shown(query.error_description) : '';
       const message = error === '' ? t.text('demo-app.signInIncompleteNoReason')
-        : description ? t.text('demo-app.signInIncompleteDescribed', { ...site(t), error, description }) : t.text('demo-app.signInIncomplete', { error });
+        : description ? t.text('demo-app.signInIncompleteDescribed', { error, description }) : t.text('demo-app.signInIncomplete', { error });
       return send(reply, t, demoErrorPage(t, message), 400);
     }
     if (!pending) return send(reply, t, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
@@ -208,7 +208,7 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     } catch (error) {
       request.log.warn({ err: error }, 'demo app: discovery failed');
       const t = wordsFor(request);
-      return send(reply, t, demoErrorPage(t, t.text('demo-app.signOutDiscoveryFailed', site(t))), 502);
+      return send(reply, t, demoErrorPage(t, t.text('demo-app.signOutDiscoveryFailed')), 502);
     }
   });
 

@@ -15,19 +15,14 @@ function page(t: Translator, title: string, main: Html): string {
 <link rel="icon" href="data:,">
 </head>
 <body>
-<header class="site-header"><a class="brand" href="/demo-app">${t.text('demo-app.appName')}</a><nav aria-label="${t.text('demo-app.navLabel')}"><a href="/">${t.text('demo-app.backToCommunity', site(t))}</a></nav></header>
+<header class="site-header"><a class="brand" href="/demo-app">${t.text('demo-app.appName')}</a><nav aria-label="${t.text('demo-app.navLabel')}"><a href="/">${t.text('demo-app.backToCommunity')}</a></nav></header>
 <main id="main">
-<p class="demo-banner" role="note">${rich(t, 'demo-app.banner', { ...site(t), b: (chunks) => html`<strong>${chunks}</strong>` })}</p>
+<p class="demo-banner" role="note">${rich(t, 'demo-app.banner', { b: (chunks) => html`<strong>${chunks}</strong>` })}</p>
 ${main}
 </main>
 </body>
 </html>
 `.value;
-}
-
-/** The service's name, which the app's words give as its users know it (SITE_NAME). */
-export function site(t: Translator): { site: string } {
-  return { site: t.text('common.siteName') };
 }
 
 function json(value: unknown): string {
@@ -43,15 +38,15 @@ export function demoAppPage(t: Translator, state: { configured: boolean; session
   if (!signedIn) {
     const notice = state.session?.notice;
     return page(t, t.text('demo-app.signInTitle'), html`<section class="card"><h1>${t.text('demo-app.appName')}</h1>
-${notice === 'back-channel logout' ? html`<p class="notice" role="status">${t.text('demo-app.backchannelNotice', site(t))}</p>` : ''}
-<p>${rich(t, 'demo-app.signInIntro', { ...site(t), scope: html`<code>${state.scope}</code>` })}</p>
-<p><a class="button" href="/demo-app/login">${t.text('demo-app.signInButton', site(t))}</a></p></section>`);
+${notice === 'back-channel logout' ? html`<p class="notice" role="status">${t.text('demo-app.backchannelNotice')}</p>` : ''}
+<p>${rich(t, 'demo-app.signInIntro', { scope: html`<code>${state.scope}</code>` })}</p>
+<p><a class="button" href="/demo-app/login">${t.text('demo-app.signInButton')}</a></p></section>`);
   }
   const name = String(signedIn.claims.preferred_username ?? signedIn.claims.sub ?? '?');
   return page(t, t.text('demo-app.signedInTitle'), html`<section class="card"><h1>${t.text('demo-app.signedInAs', { name })}</h1>
 <p>${rich(t, 'demo-app.grantedScopes', { scope: html`<code>${signedIn.scope}</code>` })}</p>
 <form method="post" action="/demo-app/logout"><input type="hidden" name="csrf" value="${state.session?.csrf ?? ''}"><button type="submit" class="secondary">${t.text('demo-app.signOut')}</button></form>
-<p class="hint">${t.text('demo-app.signOutHint', site(t))}</p>
+<p class="hint">${t.text('demo-app.signOutHint')}</p>
 </section>
 <section class="card" aria-labelledby="profile-heading"><h2 id="profile-heading">${rich(t, 'demo-app.profileHeading', { request: html`<code>GET /api/open/v1/me</code>` })}</h2><pre>${json(signedIn.profile)}</pre></section>
 <section class="card" aria-labelledby="posts-heading"><h2 id="posts-heading">${rich(t, 'demo-app.postsHeading', { request: html`<code>GET /api/open/v1/me/posts</code>` })}</h2><pre>${json(signedIn.posts)}</pre></section>
@@ -71,7 +66,7 @@ export function demoSignedOutPage(t: Translator, outcome: 'signed out' | 'not si
 <p class="links"><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
   }
   return page(t, t.text('demo-app.signedOutTitle'), html`<section class="card"><h1>${t.text('demo-app.signedOutTitle')}</h1>
-<p role="status">${t.text(outcome === 'signed out' ? 'demo-app.signedOut' : 'demo-app.notSignedIn', site(t))}</p>
+<p role="status">${t.text(outcome === 'signed out' ? 'demo-app.signedOut' : 'demo-app.notSignedIn')}</p>
 <p class="links"><a href="/demo-app">${t.text('demo-app.backToDemoApp')}</a></p></section>`);
 }
 
