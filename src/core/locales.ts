@@ -94,9 +94,10 @@ export function chooseLocale(signals: LanguageSignals): Locale {
 
 /**
  * Values a message is filled with; a list is written as the page's language writes one
- * (`listFormat`); a function wraps the text between a tag's `<x>` and `</x>`.
+ * (`listFormat`); a function wraps the text between a tag's `<x>` and `</x>`. Never `site`: the
+ * translator gives every message the site's name itself.
  */
-export type MessageValues<T = never> = Record<string, string | number | readonly string[] | T | ((chunks: Array<string | T>) => T)>;
+export type MessageValues<T = never> = Record<string, string | number | readonly string[] | T | ((chunks: Array<string | T>) => T)> & { readonly site?: never };
 
 const LIST_FORMATS = new Map<Locale, Intl.ListFormat>();
 
