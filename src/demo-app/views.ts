@@ -55,7 +55,7 @@ ${notice === 'back-channel logout' ? html`<p class="notice" role="status">${t.te
 
 /**
  * Where the service sends the browser back after a sign-out. Only a return carrying the state the
- * app sent says the member signed out of Community: any page may link here (attack81), and the
+ * app sent says the member signed out of the site (SITE_NAME): any page may link here (attack81), and the
  * member it reaches may well still be signed in, which is then said with the alert.
  */
 export function demoSignedOutPage(t: Translator, outcome: 'signed out' | 'not signed in' | 'still signed in'): string {

@@ -34,6 +34,8 @@ const SITE_NAME_KEY = 'common.siteName';
 class CatalogTranslator implements Translator {
   /** The site's name, the operator's else the catalog's: `common.siteName`, and `{site}` in every message. */
   private readonly siteName: string;
+  /** The values of a message given none: one object, not one a call. */
+  private readonly siteOnly: Readonly<Record<string, string>>;
 
   constructor(
     readonly locale: Locale,
@@ -43,6 +45,7 @@ class CatalogTranslator implements Translator {
     private readonly compiled = new Map<string, IntlMessageFormat>(),
   ) {
     this.siteName = operatorsName ?? String(this.format(SITE_NAME_KEY).format());
+    this.siteOnly = Object.freeze({ site: this.siteName });
   }
 
   /** This language's words naming the site `siteName`: words, not a message, so its braces and apostrophes are text. */
@@ -66,10 +69,10 @@ class CatalogTranslator implements Translator {
    * ICU syntax in it is text; each list written as this language writes one.
    */
   private filled(values: Readonly<Record<string, unknown>> | undefined): Readonly<Record<string, unknown>> {
-    const hasList = values !== undefined && Object.values(values).some((v) => Array.isArray(v));
+    if (values === undefined) return this.siteOnly;
+    if (!Object.values(values).some((v) => Array.isArray(v))) return { ...values, site: this.siteName };
     const list = listFormat(this.locale);
-    const written = hasList ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Array.isArray(v) ? list.format(v as readonly string[]) : v])) : values;
-    return { ...written, site: this.siteName };
+    return { ...Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Array.isArray(v) ? list.format(v as readonly string[]) : v])), site: this.siteName };
   }
 
   private format(key: string): IntlMessageFormat {
