@@ -10,7 +10,7 @@ import {
 import type pg from 'pg';
 import type { DatabaseTarget } from '../config/settings.js';
 import { isOwnerOnlyFile, makeDirectoriesFor, refuseUnlessOwnFile } from './directories.js';
-import { CurrentSchemaPostgresDialect } from './postgres-introspection.js';
+import { OwnSchemaPostgresDialect } from './postgres-dialect.js';
 import type { Database } from './schema.js';
 import type { Log } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
@@ -483,7 +483,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     statement_timeout: 9_000,
     idleTimeoutMillis: 30_000,
   });
-  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: withNamedStatements(pool, driver.Query) }) });
+  const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: withNamedStatements(pool, driver.Query) }) });
   return {
     db,
     dialect: 'postgres',
@@ -493,7 +493,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       // One connection, which the migrations' lock and their statements share (`migrate.ts`),
       // waited on by the client as long as the server works (TCP keepalive tells a lost server).
       const migrations = new Kysely<Database>({
-        dialect: new CurrentSchemaPostgresDialect({ pool: postgresPool(driver, target.url, { max: 1, keepAlive: true }) }),
+        dialect: new OwnSchemaPostgresDialect({ pool: postgresPool(driver, target.url, { max: 1, keepAlive: true }) }),
       });
       try {
         // A role's or server's own default must not cut an upgrade short either.

@@ -38,6 +38,7 @@ import * as partialSuccessorIndex from './migrations/2026-11-25-0010-partial-suc
 import * as memberRegisteredClients from './migrations/2026-11-28-0010-member-registered-clients.js';
 import * as mailLanguage from './migrations/2026-11-28-0020-mail-language.js';
 import * as bigintCounters from './migrations/2026-11-28-0030-bigint-counters.js';
+import * as triggerSearchPath from './migrations/2026-11-28-0040-trigger-search-path.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -69,6 +70,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28-0010-member-registered-clients': memberRegisteredClients,
   '2026-11-28-0020-mail-language': mailLanguage,
   '2026-11-28-0030-bigint-counters': bigintCounters,
+  '2026-11-28-0040-trigger-search-path': triggerSearchPath,
 };
 
 /** Every migration's name, in the order they run. */
@@ -156,14 +158,61 @@ async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lo
   return db.connection().execute(async (connection) => {
     await takeSchemaLock(connection, stop);
     try {
+      const schema = await serviceSchema(connection);
       // The migrator looks for its own tables in every schema unless told which one; name the
       // current schema so a database shared by several schemas never confuses it.
-      const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(connection);
-      return await work(migratorFor(connection, rows[0]?.schema), connection);
+      return await work(migratorFor(connection, schema), connection).catch((error: unknown) => { throw explained(error, schema); });
     } finally {
       await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     }
   });
+}
+
+/**
+ * The schema the service's tables are in on PostgreSQL: the current one, the first of `search_path`
+ * that exists. Refused, naming the fix, when no schema of the search path exists, and when the
+ * current schema holds none of the service's tables while a schema after it on the search path
+ * does: a schema made later ahead of the deployment's (PostgreSQL 15's advice, `create schema svc
+ * authorization svc`, is the `"$user"` of the default `"$user", public`) was given a second, empty
+ * set of tables, and the start served a service with no account, no app and new signing keys
+ * (helper-72).
+ */
+async function serviceSchema(connection: Kysely<any>): Promise<string> {
+  const { rows: [place] } = await sql<{ schema: string | null; path: string }>`select current_schema() as schema, current_setting('search_path') as path`.execute(connection);
+  if (!place?.schema) {
+    throw new Error(`no schema on DATABASE_URL's search path exists (search_path: ${place?.path}): create the schema the service is to use (create schema NAME authorization ROLE), or name an existing one (?options=-c%20search_path%3DNAME)`);
+  }
+  const { rows: later } = await sql<{ schema: string }>`
+    select s.name as schema from unnest(current_schemas(false)) with ordinality as s(name, place)
+    where s.name <> current_schema() and not exists (select 1 from pg_catalog.pg_tables where schemaname = current_schema() and tablename = 'kysely_migration')
+      and exists (select 1 from pg_catalog.pg_tables where schemaname = s.name and tablename = 'kysely_migration')
+    order by s.place`.execute(connection);
+  for (const { schema } of later) {
+    // Another application's Kysely migrations may sit there too: the service's first one tells.
+    const ours = await sql`select 1 from ${sql.id(schema, 'kysely_migration')} where name = ${MIGRATION_NAMES[0]}`.execute(connection).catch(() => ({ rows: [] }));
+    if (ours.rows.length > 0) {
+      throw new Error(`the service's tables are in schema "${schema}", but schema "${place.schema}", which holds none of them, now comes first on the search path (search_path: ${place.path}): a start would make a second, empty service there. Name the service's schema alone in DATABASE_URL (?options=-c%20search_path%3D${encodeURIComponent(schema)})`);
+    }
+  }
+  return place.schema;
+}
+
+/**
+ * `error` from the migrations on PostgreSQL, with what an operator does about the ones a role's
+ * or a shared schema's setup causes (docs/operations.md, "PostgreSQL: the role and the schema").
+ */
+function explained(error: unknown, schema: string): unknown {
+  if (!(error instanceof Error)) return error;
+  const code = (error as { code?: string }).code;
+  let advice: string | undefined;
+  if (code === '42501' && /permission denied for schema/.test(error.message)) {
+    advice = `the database role may not create tables in schema "${schema}": since PostgreSQL 15 only the database's owner may create in public. Make the role the database's owner (alter database … owner to ROLE), grant it create on schema ${schema}, or give it a schema of its own (create schema ROLE authorization ROLE)`;
+  } else if (code === '42501' && /permission denied for (table|sequence)/.test(error.message)) {
+    advice = `another role made the service's tables in schema "${schema}": the role the service connects as must own them (reassign owned by THAT_ROLE to ROLE)`;
+  } else if (error.message.startsWith('corrupted migrations')) {
+    advice = `schema "${schema}" has run a migration this release does not have: a newer release migrated it (going back takes the backup made before the upgrade), or another application that uses Kysely keeps its migrations there (give the service a schema of its own)`;
+  }
+  return advice === undefined ? error : new Error(`${error.message}: ${advice}`, { cause: error });
 }
 
 /**

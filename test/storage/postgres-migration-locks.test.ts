@@ -3,7 +3,7 @@
  * (`MIGRATION_LOCK_WAIT_MS`, src/storage/database.ts), and tries again (`migrateToLatest`): while a
  * statement waits for a lock every query of the table queues behind it, and attack95 saw each page
  * of the site a 503 for as long as another session kept its transaction open. And the migrations read
- * their own schema alone (`CurrentSchemaPostgresDialect`), so other schemas' changes cannot fail them.
+ * their own schema alone (`OwnSchemaPostgresDialect`), so other schemas' changes cannot fail them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -68,7 +68,7 @@ describe('PostgreSQL migrations and other sessions\' locks', { skip: postgresUrl
       await holder.query('commit');
     }
     const { applied } = await migrating;
-    assert.deepEqual(applied, ['2026-11-28-0030-bigint-counters']);
+    assert.deepEqual(applied, ['2026-11-28-0030-bigint-counters', '2026-11-28-0040-trigger-search-path']);
     const { rows } = await admin.query(`select data_type from information_schema.columns where table_schema = $1 and table_name = 'posts' and column_name = 'view_count'`, [schema]);
     assert.equal(rows[0].data_type, 'bigint');
   });

@@ -1,17 +1,39 @@
 /**
- * PostgreSQL's dialect with an introspector that reads the current schema alone: Kysely's migrator
- * asks the introspector whether its own table exists before every run.
+ * PostgreSQL as the service uses it: its own schema (the current one, the first of `search_path`
+ * that exists), beside which a database may hold other applications' schemas. Kysely's migrator
+ * reads the database through the dialect's introspector and takes the dialect adapter's migration
+ * lock; both reached past the service's schema.
  */
 import {
   type DatabaseIntrospector, type DatabaseMetadata, type DatabaseMetadataOptions, DEFAULT_MIGRATION_LOCK_TABLE, DEFAULT_MIGRATION_TABLE,
-  type Kysely, PostgresDialect, PostgresIntrospector, type SchemaMetadata, type TableMetadata, sql,
+  type DialectAdapter, type Kysely, PostgresAdapter, PostgresDialect, PostgresIntrospector, type SchemaMetadata, type TableMetadata, sql,
 } from 'kysely';
 
-/** `PostgresDialect` whose `db.introspection` sees the tables of `current_schema()` and no other's. */
-export class CurrentSchemaPostgresDialect extends PostgresDialect {
+/**
+ * `PostgresDialect` whose `db.introspection` sees the tables of `current_schema()` and no other's,
+ * and whose migrator takes no lock of its own.
+ */
+export class OwnSchemaPostgresDialect extends PostgresDialect {
   override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new CurrentSchemaIntrospector(db);
   }
+
+  override createAdapter(): DialectAdapter {
+    return new SchemaTurnAdapter();
+  }
+}
+
+/**
+ * The migrator's lock is the migrations' turn (`SCHEMA_CHANGE_LOCK`, src/storage/migrate.ts), which
+ * every migrator of the service runs inside. Kysely's own is one advisory lock for every Kysely
+ * application of the database, waited for up to an hour (its `lock_timeout`, over the migrations'
+ * 5 s): another application migrating its own schema held a start that long, saying nothing, and
+ * the start held the service's other instances behind it (helper-72).
+ */
+class SchemaTurnAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(): Promise<void> {}
+
+  override async releaseMigrationLock(): Promise<void> {}
 }
 
 interface ColumnRow {
