@@ -82,10 +82,9 @@ export interface MigrationOutcome {
 }
 
 /**
- * A PostgreSQL advisory lock held while migrating. The migrator reads the catalog of every schema,
- * which fails if another process drops a schema at that moment; whoever creates or drops schemas
- * in a shared database (the tests do) takes the same lock. Instances starting together also
- * migrate one after the other.
+ * A PostgreSQL advisory lock held while migrating: instances starting together migrate one after
+ * the other, and it is the migrator's only lock (`OwnSchemaPostgresDialect`). The tests take it to
+ * drop their schemas, so no start of theirs reads a schema half dropped.
  */
 export const SCHEMA_CHANGE_LOCK = 7_305_2026;
 
