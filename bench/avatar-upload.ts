@@ -17,11 +17,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, type as osType, release as osRelease } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import sharp from 'sharp';
 import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS, checkAvatarUpload } from '../src/core/community/avatars.js';
 import { sharpReencoder } from '../src/images/sharp-reencoder.js';
 import { pngDeclaring } from '../test/support/images.js';
+import { parseBenchArguments } from './arguments.js';
 import { writeResults } from './results-file.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -116,7 +116,7 @@ export function writeAvatarReport(name: string, out: string | undefined, report:
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'avatar-upload': { type: 'boolean' }, route: { type: 'boolean' }, child: { type: 'string' }, iterations: { type: 'string', default: '10' }, out: { type: 'string' } } });
+  const values = parseBenchArguments({ 'avatar-upload': { type: 'boolean' }, route: { type: 'boolean' }, child: { type: 'string' }, iterations: { type: 'string', default: '10' }, out: { type: 'string' } });
   const iterations = Number(values.iterations);
   if (values.route) return (await import('./avatar-route.js')).runAvatarRoute(iterations, values.out);
   if (typeof values.child === 'string') {

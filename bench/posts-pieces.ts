@@ -29,7 +29,6 @@ import fastJsonStringify from 'fast-json-stringify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir, totalmem, type as osType, release as osRelease } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { loadSettings } from '../src/config/settings.js';
 import { authenticateBearer } from '../src/core/api/bearer.js';
 import { ApiLimits, rateLimitHeaders } from '../src/core/api/limits.js';
@@ -40,6 +39,7 @@ import { siteUrls } from '../src/core/urls.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
 import { PostPageSchema, ProfileSchema } from '../src/http/routes/api-v1/schemas.js';
 import { pageQuery, publishedCountByAuthor } from '../src/storage/repositories/community/posts.js';
+import { parseBenchArguments } from './arguments.js';
 import { FULL_SEED, seedBench } from './seed.js';
 import { writeResults } from './results-file.js';
 
@@ -64,7 +64,7 @@ async function cpuPerCall(iterations: number, run: () => unknown): Promise<numbe
 }
 
 export async function runPostsPiecesBench(): Promise<void> {
-  const { values } = parseArgs({ options: { 'posts-pieces': { type: 'boolean' }, iterations: { type: 'string', default: '2000' }, out: { type: 'string' } } });
+  const values = parseBenchArguments({ 'posts-pieces': { type: 'boolean' }, iterations: { type: 'string', default: '2000' }, out: { type: 'string' } });
   const iterations = Number(values.iterations);
   const work = mkdtempSync(join(tmpdir(), 'posts-pieces-'));
   const file = join(work, 'posts.sqlite');

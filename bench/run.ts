@@ -15,6 +15,7 @@
  *   npm run bench -- --avatar-upload [--route] [--iterations 10] [--out FILE]   (bench/avatar-upload.ts, bench/avatar-route.ts)
  *   npm run bench -- --posts-pieces [--iterations 2000] [--out FILE]  (bench/posts-pieces.ts)
  *   npm run bench -- --staff-overview [--small] [same options]   (bench/staff-overview.ts)
+ *   npm run bench -- --help   (every option, one a line; an unknown one exits 2)
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
  * ceiling, the peer), each load warmed up once; a scenario's figures are the medians of its rounds,
@@ -49,7 +50,6 @@ import { createServer } from 'node:net';
 import { cpus, totalmem, tmpdir, type as osType, release as osRelease } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadSettings } from '../src/config/settings.js';
 import { PASSWORD_HASHES_WAITING_PER_ADDRESS } from '../src/core/accounts/passwords.js';
@@ -60,6 +60,7 @@ import { serviceEntry, serviceNodeFlags, serviceProcessEnv } from '../scripts/se
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
 import { DocumentServer, loopbackCertificate } from '../test/support/document-server.js';
 import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
+import { BenchUsageError, parseBenchArguments } from './arguments.js';
 import { writeResults } from './results-file.js';
 import { BENCH_AGENT, BENCH_PASSWORD, FULL_SEED, PLAIN_SCOPE, SMOKE_SEED, STAFF_OVERVIEW_SEED, STAFF_OVERVIEW_SMOKE_SEED, type SeedSize, type SeededData, seedBench, seedDocumentApp } from './seed.js';
 
@@ -1420,28 +1421,64 @@ export async function runTokenScale(options: TokenScaleOptions): Promise<BenchRe
   }
 }
 
+/** The options of `npm run bench` as `parseArgs` reads them. */
+const BENCH_OPTIONS = {
+  seconds: { type: 'string', default: '10' },
+  warmup: { type: 'string', default: '3' },
+  connections: { type: 'string', default: '64' },
+  rounds: { type: 'string', default: '1' },
+  'no-build': { type: 'boolean', default: false },
+  small: { type: 'boolean', default: false },
+  out: { type: 'string' },
+  only: { type: 'string' },
+  note: { type: 'string' },
+  'peer-store': { type: 'string', default: 'sqlite' },
+  'token-scale': { type: 'boolean', default: false },
+  'token-counts': { type: 'string', default: '1000,1000000' },
+  'staff-overview': { type: 'boolean', default: false },
+  'avatar-upload': { type: 'boolean', default: false },
+  'posts-pieces': { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+} as const;
+
+/** The line `--help` prints for each option. */
+const BENCH_OPTION_HELP: Readonly<Record<keyof typeof BENCH_OPTIONS, string>> = {
+  seconds: 'measured seconds of each scenario (default 10)',
+  warmup: 'seconds of warm-up before each measured run (default 3)',
+  connections: 'wrk connections (default 64)',
+  rounds: 'measure each scenario N times in turn with its references, and report the medians (default 1)',
+  'no-build': 'run dist/ as it is, without building it first',
+  small: 'the smoke test\'s small data set',
+  out: 'write the JSON there instead of bench/results/<date>-<database>.json',
+  only: 'only these scenarios, comma-separated (a,b1,c2), with their references',
+  note: 'a remark kept in the JSON\'s notes',
+  'peer-store': 'where node-oidc-provider keeps its data: sqlite (default) or memory',
+  'token-scale': '/me only, with the two stored access token counts of --token-counts',
+  'token-counts': 'the two counts of --token-scale (default 1000,1000000)',
+  'staff-overview': 'GET /admin over the staff overview\'s data set (--small for the smoke test\'s)',
+  'avatar-upload': 'avatar uploads instead (bench/avatar-upload.ts; with --route through POST /settings/profile/avatar, --iterations N, --out FILE)',
+  'posts-pieces': 'the posts pages\' pieces instead (bench/posts-pieces.ts; --iterations N, --out FILE)',
+  help: 'print these options and exit',
+};
+
+/** `--help`: one line per option. */
+function benchHelp(): string {
+  const names = Object.keys(BENCH_OPTIONS) as Array<keyof typeof BENCH_OPTIONS>;
+  const typed = (name: keyof typeof BENCH_OPTIONS) => `--${name}${BENCH_OPTIONS[name].type === 'string' ? ' VALUE' : ''}`;
+  const width = Math.max(...names.map((name) => typed(name).length));
+  return ['usage: npm run bench -- [options]', ...names.map((name) => `  ${typed(name).padEnd(width)}  ${BENCH_OPTION_HELP[name]}`)].join('\n');
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--help')) {
+    process.stdout.write(`${benchHelp()}\n`);
+    return;
+  }
   if (process.argv.includes('--avatar-upload')) return (await import('./avatar-upload.js')).runAvatarUploadBench();
   if (process.argv.includes('--posts-pieces')) return (await import('./posts-pieces.js')).runPostsPiecesBench();
-  const { values } = parseArgs({
-    options: {
-      seconds: { type: 'string', default: '10' },
-      warmup: { type: 'string', default: '3' },
-      connections: { type: 'string', default: '64' },
-      rounds: { type: 'string', default: '1' },
-      'no-build': { type: 'boolean', default: false },
-      small: { type: 'boolean', default: false },
-      out: { type: 'string' },
-      'token-scale': { type: 'boolean', default: false },
-      'token-counts': { type: 'string', default: '1000,1000000' },
-      'staff-overview': { type: 'boolean', default: false },
-      only: { type: 'string' },
-      note: { type: 'string' },
-      'peer-store': { type: 'string', default: 'sqlite' },
-    },
-  });
+  const values = parseBenchArguments(BENCH_OPTIONS);
   const peerStore = values['peer-store'];
-  if (!PEER_STORES.some((store) => store === peerStore)) throw new Error(`--peer-store must be one of ${PEER_STORES.join(', ')}: got ${peerStore}`);
+  if (!PEER_STORES.some((store) => store === peerStore)) throw new BenchUsageError(`--peer-store must be one of ${PEER_STORES.join(', ')}: got ${peerStore}`);
   const options: BenchOptions = {
     seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
     seed: values['staff-overview'] ? (values.small ? STAFF_OVERVIEW_SMOKE_SEED : STAFF_OVERVIEW_SEED) : values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
@@ -1456,6 +1493,10 @@ async function main(): Promise<void> {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   main().catch((error: unknown) => {
+    if (error instanceof BenchUsageError) {
+      process.stderr.write(`bench: ${error.message}; npm run bench -- --help lists the options\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
     process.exit(1);
   });
