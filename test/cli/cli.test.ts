@@ -323,6 +323,15 @@ forEachDatabase('command line', (database) => {
       new RegExp(`^svc: client "${client.client_id}" is deactivated; a deactivated client gets no new secret\\n$`));
   });
 
+  test('a deactivated client\'s pushed-request setting stays as it is: client require-par is a bad argument and writes nothing', async () => {
+    const { json: client } = run('client', 'create', '--name', 'Parked', '--type', 'public', '--redirect-uri', 'https://parked.example/cb', '--json');
+    assert.equal(run('client', 'deactivate', '--client-id', client.client_id, '--json').code, 0);
+    assertBadArguments(run('client', 'require-par', '--client-id', client.client_id, '--json'),
+      new RegExp(`^svc: client "${client.client_id}" is deactivated; a deactivated client keeps its settings\\n$`));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal((await stores.clients.findById(client.client_id))?.requirePushedAuthorizationRequests, false);
+  });
+
   test('what a command changes is an audit line on stderr, with ids and no secret; stdout stays one JSON object', () => {
     const username = name('aud');
     const created = runWith('an audited password\n', 'user', 'create', '--username', username, '--password-stdin', '--json');

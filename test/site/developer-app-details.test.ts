@@ -116,26 +116,6 @@ forEachDatabase('an app\'s details on the developer page', (database) => {
     assert.equal((await stored(client.clientId)).name, DETAILS.name);
   });
 
-  test('an owner\'s save racing staff deactivation is refused as for a deactivated app, and does not land on it', async () => {
-    const { visitor, client, page } = await ownerAndApp();
-    // Staff deactivate the app after the route read it active, just before its write.
-    const clients = t.deps.stores.clients;
-    const setDetails = clients.setDetails;
-    clients.setDetails = async (...args) => {
-      await clients.setStatus(client.clientId, 'deactivated', t.clock.now());
-      return setDetails.apply(clients, args);
-    };
-    try {
-      const refused = await visitor.post(`${page}/details`, { ...DETAILS, name: 'Revived' });
-      assert.equal(refused.status, 400);
-      assert.match(refused.text, /A deactivated application cannot be changed/);
-    } finally {
-      clients.setDetails = setDetails;
-    }
-    assert.equal((await stored(client.clientId)).name, DETAILS.name);
-    assert.deepEqual(t.audit.filter((e) => 'clientId' in e && e.clientId === client.clientId).map((e) => e.audit), [], 'no change recorded');
-  });
-
   test('a verified app loses its "Verified by" mark when its owner changes its name, description or homepage, and keeps it when the same ones are saved again', async () => {
     for (const change of [{ name: 'Community Official Tools' }, { description: 'Official: sign in on the next page.' }, { homepage: 'https://official.example/' }]) {
       const what = Object.keys(change)[0]!;

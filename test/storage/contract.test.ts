@@ -1213,6 +1213,18 @@ forEachDatabase('storage contract', (database) => {
     assert.deepEqual(await stores.clients.findById(client.clientId), deactivated);
   });
 
+  test('a deactivated client keeps its secret, addresses and pushed-request setting: rotateSecret, setRedirectUris, setLogoutUris and setRequirePushedAuthorizationRequests are conditional on status = active', async () => {
+    const client = await newClient();
+    const deactivated = await stores.clients.setStatus(client.clientId, 'deactivated', T0 + 1);
+    assert.equal(await stores.clients.rotateSecret(client.clientId, 'second', T0 + 100, T0 + 2), false, 'rotateSecret');
+    assert.equal(await stores.clients.setRequirePushedAuthorizationRequests(client.clientId, true, T0 + 2), false, 'setRequirePushedAuthorizationRequests');
+    for (const changedBy of ['owner', 'operator'] as const) {
+      assert.equal(await stores.clients.setRedirectUris(client.clientId, ['https://elsewhere.example/cb'], T0 + 2, changedBy), false, `setRedirectUris by ${changedBy}`);
+      assert.equal(await stores.clients.setLogoutUris(client.clientId, { postLogoutRedirectUris: ['https://elsewhere.example/bye'], backchannelLogoutUri: 'https://elsewhere.example/bc' }, T0 + 2, changedBy), false, `setLogoutUris by ${changedBy}`);
+    }
+    assert.deepEqual(await stores.clients.findById(client.clientId), deactivated);
+  });
+
   test('a grant is read with its user in one read, every field of both as stored', async () => {
     const { user, grant } = await newGrant();
     await stores.grants.touch(grant.id, T0 + MINUTE);

@@ -1,4 +1,5 @@
 import { findClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/oauth/clients.js';
+import type { BaseDeps } from '../../base-deps.js';
 import type { ClientRegistration } from '../../core/oauth/clients.js';
 import type { Client, ClientType } from '../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../core/oidc/ports.js';
@@ -7,6 +8,15 @@ import { UsageError, defineCommand, optionalString, requiredString } from '../co
 import { changeAppStatus } from '../../core/staff/console.js';
 import { findUser } from './lookup.js';
 import { REASON_OPTION } from './staff.js';
+
+/**
+ * Why a change to a client was not written, the store writing only an active client's (as
+ * /settings/developers changes it): there is no such client, or it is deactivated.
+ */
+async function unchangedClient(deps: BaseDeps, clientId: string, deactivatedClient: string): Promise<UsageError> {
+  const client = await findClient(deps.stores, clientId);
+  return new UsageError(client ? `client "${clientId}" is deactivated; a deactivated client ${deactivatedClient}` : `unknown client "${clientId}"`);
+}
 
 export const clientCreate = defineCommand({
   name: 'client create',
@@ -123,10 +133,10 @@ export const clientRotateSecret = defineCommand({
     const client = await deps.stores.clients.findById(clientId);
     if (!client) throw new UsageError(`unknown client "${clientId}"`);
     if (client.type !== 'confidential') throw new UsageError(`client "${clientId}" is public and has no secret`);
-    // As at /settings/developers: a deactivated app authenticates no more, and gets no secret.
-    if (client.status !== 'active') throw new UsageError(`client "${clientId}" is deactivated; a deactivated client gets no new secret`);
+    // As at /settings/developers: a deactivated app authenticates no more, and gets no new secret,
+    // also when staff deactivate it meanwhile (the write is conditional on its being active).
     const secret = await rotateClientSecret(deps.stores, deps.clock, clientId, deps.settings.previousClientSecretHours);
-    if (secret === undefined) throw new UsageError(`unknown client "${clientId}"`);
+    if (secret === undefined) throw await unchangedClient(deps, clientId, 'gets no new secret');
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
     return { client_id: clientId, client_secret: secret };
   },
@@ -158,7 +168,7 @@ export const clientDeactivate = defineCommand({
 export const clientRequirePar = defineCommand({
   name: 'client require-par',
   summary: 'require (or stop requiring) pushed authorization requests',
-  description: 'Sets whether a client must push its authorization requests (RFC 9126 5): when required, /oauth/authorize refuses every request of it that does not come with a request_uri from POST /api/oauth/par.',
+  description: 'Sets whether an active client must push its authorization requests (RFC 9126 5): when required, /oauth/authorize refuses every request of it that does not come with a request_uri from POST /api/oauth/par.',
   usage: '--client-id ID [--off]',
   options: { 'client-id': { type: 'string' }, off: { type: 'boolean' } },
   help: { 'client-id': 'the client', off: 'stop requiring them (the default of a new client)' },
@@ -166,7 +176,7 @@ export const clientRequirePar = defineCommand({
   async run(deps, values) {
     const clientId = requiredString(values, 'client-id');
     const required = values.off !== true;
-    if (!(await setRequirePushedRequests(deps.stores, deps.clock, clientId, required))) throw new UsageError(`unknown client "${clientId}"`);
+    if (!(await setRequirePushedRequests(deps.stores, deps.clock, clientId, required))) throw await unchangedClient(deps, clientId, 'keeps its settings');
     return { client_id: clientId, require_pushed_authorization_requests: required };
   },
   human: (r) => `client ${r.client_id} ${r.require_pushed_authorization_requests ? 'must now push' : 'no longer has to push'} its authorization requests`,

@@ -319,7 +319,8 @@ export async function registerClient(stores: Stores, clock: Clock, registration:
  * A new secret for a confidential client. By default (`keepPreviousHours` 0) the one it replaces
  * fails at once (INTERFACE section 2, seed table 7.1: a rotated secret is `invalid_client`); an
  * operator may keep it working for `keepPreviousHours` (PREVIOUS_CLIENT_SECRET_HOURS). Either way
- * a previous secret older than the one replaced stops at once.
+ * a previous secret older than the one replaced stops at once. `undefined` when the client is not
+ * an active confidential one (or no longer exists), and nothing was written.
  */
 export async function rotateClientSecret(stores: Stores, clock: Clock, clientId: string, keepPreviousHours: number): Promise<string | undefined> {
   const secret = generateToken('clientSecret');
@@ -357,11 +358,11 @@ export async function findOwnedClient(stores: Stores, ownerId: number, clientId:
 /**
  * New redirect URIs for an active client, by the same rules as at registration, from its owner
  * on the developer page: new ones are the member's claim, which ends a staff verification.
+ * The URIs saved; `undefined` when the client is no longer active (or no longer exists).
  */
-export async function updateRedirectUris(stores: Stores, clock: Clock, clientId: string, uris: string[]): Promise<string[]> {
+export async function updateRedirectUris(stores: Stores, clock: Clock, clientId: string, uris: string[]): Promise<string[] | undefined> {
   const redirectUris = checkRedirectUris(uris);
-  await stores.clients.setRedirectUris(clientId, redirectUris, clock.now(), 'owner');
-  return redirectUris;
+  return (await stores.clients.setRedirectUris(clientId, redirectUris, clock.now(), 'owner')) ? redirectUris : undefined;
 }
 
 /**
@@ -378,21 +379,22 @@ export async function updateClientDetails(stores: Stores, clock: Clock, clientId
 /**
  * New post-logout redirect URIs and back-channel logout URI for an active client, by the same
  * rules as at registration, from its owner as `updateRedirectUris`; both are replaced together
- * (an empty back-channel URI removes it).
+ * (an empty back-channel URI removes it). The URIs saved; `undefined` when the client is no longer
+ * active (or no longer exists).
  */
-export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }> {
+export async function updateLogoutUris(stores: Stores, clock: Clock, clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null | undefined }): Promise<{ postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null } | undefined> {
   const [postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
     () => checkPostLogoutRedirectUris(uris.postLogoutRedirectUris),
     () => checkBackchannelLogoutUri(uris.backchannelLogoutUri),
   );
   const checked = { postLogoutRedirectUris, backchannelLogoutUri };
-  await stores.clients.setLogoutUris(clientId, checked, clock.now(), 'owner');
-  return checked;
+  return (await stores.clients.setLogoutUris(clientId, checked, clock.now(), 'owner')) ? checked : undefined;
 }
 
 /**
  * RFC 9126 5: whether the client's authorization requests must be pushed; from the next
- * authorization request on. Returns whether the client exists.
+ * authorization request on, for an active client. Returns whether it was written: `false` when
+ * the client is not active (or does not exist).
  */
 export async function setRequirePushedRequests(stores: Stores, clock: Clock, clientId: string, required: boolean): Promise<boolean> {
   return stores.clients.setRequirePushedAuthorizationRequests(clientId, required, clock.now());

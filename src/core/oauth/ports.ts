@@ -73,9 +73,10 @@ export interface ClientStore {
   /** Every client, oldest first (the operator's list; registrations are few). */
   listAll(): Promise<Client[]>;
   /**
-   * Replaces a confidential client's secret hash and keeps the one it replaces as the previous
-   * secret until `previousExpiresAt` (with `null`, keeps none), in one write (an older previous
-   * secret is dropped). Says whether the client was confidential and existed.
+   * Replaces an active confidential client's secret hash and keeps the one it replaces as the
+   * previous secret until `previousExpiresAt` (with `null`, keeps none), in one write (an older
+   * previous secret is dropped). Says whether the client existed, confidential and active (a
+   * rotation racing staff deactivation must not give the deactivated app a secret).
    */
   rotateSecret(clientId: string, secretHash: string, previousExpiresAt: Instant | null, now: Instant): Promise<boolean>;
   /** Forgets an active client's previous secret; says whether there was one still accepted at `now`. */
@@ -84,10 +85,11 @@ export interface ClientStore {
    * New redirect URIs. Changed by the app's `'owner'` (the developer page), URIs that differ from
    * the stored ones are the member's own claim: in the same write the app is marked
    * `memberRegistered` and loses its staff verification, which vouched for the old ones (attack84).
-   * The `'operator'`'s change (the demo's move) leaves both.
+   * The `'operator'`'s change (the demo's move) leaves both. Only an active client's are replaced
+   * (an owner's save racing staff deactivation); says whether they were.
    */
   setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean>;
-  /** New logout URIs; post-logout redirect URIs that differ, changed by the `'owner'`, as `setRedirectUris`. */
+  /** New logout URIs of an active client, as `setRedirectUris`, whose rules for the `'owner'`'s change the post-logout redirect URIs follow. */
   setLogoutUris(clientId: string, uris: { postLogoutRedirectUris: string[]; backchannelLogoutUri: string | null }, now: Instant, changedBy: ClientChanger): Promise<boolean>;
   /**
    * A new name, description and homepage. Any of them other than stored, changed by the
@@ -106,6 +108,7 @@ export interface ClientStore {
    * be vouched for).
    */
   setVerified(clientId: string, mark: VerifiedMark, now: Instant): Promise<Client | undefined>;
+  /** Whether an active client must push its authorization requests; says whether it was written (the client exists and is active). */
   setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean>;
   /**
    * A client described by a client ID metadata document: inserted, or, when its row exists, its

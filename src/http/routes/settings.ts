@@ -438,6 +438,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   /** The answer to a change to a deactivated app: as read, or as a write conditional on its being active found it. */
   const deactivatedApp = () => new OAuthError('invalid_request', 'A deactivated application cannot be changed.');
 
+  /** The answer to a rotation of a public or deactivated app's secret: as read, or as the write conditional on both found it. */
+  const noSecretToRotate = () => new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
+
   function refuseUnlessActive(client: Client): void {
     if (client.status !== 'active') throw deactivatedApp();
   }
@@ -496,6 +499,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       refuseUnlessActive(client);
       try {
         const redirectUris = await updateRedirectUris(stores, clock, client.clientId, lines(request.body.redirect_uris ?? ''));
+        if (!redirectUris) throw deactivatedApp();
         await recordAppChange(request, user, client, { redirectUris },
           { audit: 'client.redirect_uris_changed', clientId: client.clientId, ownerId: user.id, redirectUris, via: 'site', address: clientAddress(request) });
         return reply.redirect(`${base}?notice=uris`, 303);
@@ -516,6 +520,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     const sent = { postLogoutRedirectUris: request.body.post_logout_redirect_uris ?? '', backchannelLogoutUri: request.body.backchannel_logout_uri ?? '' };
     try {
       const saved = await updateLogoutUris(stores, clock, client.clientId, { postLogoutRedirectUris: lines(sent.postLogoutRedirectUris), backchannelLogoutUri: sent.backchannelLogoutUri });
+      if (!saved) throw deactivatedApp();
       await recordAppChange(request, user, client, saved,
         { audit: 'client.logout_uris_changed', clientId: client.clientId, ownerId: user.id, ...saved, via: 'site', address: clientAddress(request) });
       return reply.redirect(`${base}?notice=logout-uris`, 303);
@@ -533,7 +538,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     refuseUnlessActive(client);
     // An unticked checkbox is not sent at all (HTML forms): absent is "not required".
     const required = request.body.require_pushed_authorization_requests === '1';
-    await setRequirePushedRequests(stores, clock, client.clientId, required);
+    if (!(await setRequirePushedRequests(stores, clock, client.clientId, required))) throw deactivatedApp();
     await recordAppChange(request, user, client, { requirePushedAuthorizationRequests: required },
       { audit: 'client.pushed_requests_changed', clientId: client.clientId, ownerId: user.id, required, via: 'site', address: clientAddress(request) });
     return reply.redirect(`${base}?notice=pushed-requests`, 303);
@@ -544,12 +549,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const form = await clientForm(request, reply);
       if (!form) return reply;
       const { user, client, base } = form;
-      if (client.status !== 'active' || client.type !== 'confidential') {
-        throw new OAuthError('invalid_request', 'Only an active confidential application has a secret to rotate.');
-      }
+      if (client.status !== 'active' || client.type !== 'confidential') throw noSecretToRotate();
       if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => rotateSecretConfirmation(t, client, app.deps.settings.previousClientSecretHours));
       const secret = await rotateClientSecret(stores, clock, client.clientId, app.deps.settings.previousClientSecretHours);
-      if (!secret) throw new OAuthError('not_found', 'You have no application with that client ID.');
+      if (!secret) throw noSecretToRotate();
       await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
       audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
       await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });

@@ -148,7 +148,7 @@ export class KyselyClientStore implements ClientStore {
       previous_secret_expires_at: previousExpiresAt,
       secret_hash: secretHash,
       updated_at: now,
-    })).where('client_id', '=', clientId).where('type', '=', 'confidential').executeTakeFirst();
+    })).where('client_id', '=', clientId).where('type', '=', 'confidential').where('status', '=', 'active').executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
@@ -162,7 +162,7 @@ export class KyselyClientStore implements ClientStore {
   async setRedirectUris(clientId: string, redirectUris: string[], now: Instant, changedBy: ClientChanger): Promise<boolean> {
     const result = await this.db.updateTable('clients')
       .set({ redirect_uris: JSON.stringify(redirectUris), updated_at: now, ...(changedBy === 'owner' ? ownersClaimUnless(rowHolds({ redirectUris })) : {}) })
-      .where('client_id', '=', clientId).executeTakeFirst();
+      .where('client_id', '=', clientId).where('status', '=', 'active').executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
@@ -172,7 +172,7 @@ export class KyselyClientStore implements ClientStore {
         post_logout_redirect_uris: JSON.stringify(uris.postLogoutRedirectUris), backchannel_logout_uri: uris.backchannelLogoutUri, updated_at: now,
         ...(changedBy === 'owner' ? ownersClaimUnless(rowHolds({ postLogoutRedirectUris: uris.postLogoutRedirectUris }), rowHolds(uris)) : {}),
       })
-      .where('client_id', '=', clientId).executeTakeFirst();
+      .where('client_id', '=', clientId).where('status', '=', 'active').executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
@@ -189,7 +189,7 @@ export class KyselyClientStore implements ClientStore {
   async setRequirePushedAuthorizationRequests(clientId: string, required: boolean, now: Instant): Promise<boolean> {
     const result = await this.db.updateTable('clients')
       .set({ require_pushed_authorization_requests: required ? 1 : 0, updated_at: now })
-      .where('client_id', '=', clientId).executeTakeFirst();
+      .where('client_id', '=', clientId).where('status', '=', 'active').executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 

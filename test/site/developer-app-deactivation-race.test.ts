@@ -1,0 +1,61 @@
+/**
+ * An owner's change on an app's page racing staff deactivation, over real HTTP on every database:
+ * the route reads the app active, staff deactivate it before the route's write, and the write,
+ * conditional on the app being active (`ClientStore`), changes nothing; the page answers as for
+ * an app it read deactivated, and nothing is recorded or mailed as changed.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import type { ClientStore } from '../../src/core/oauth/ports.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { signedInMember } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+const DEACTIVATED = /A deactivated application cannot be changed/;
+
+/** Each change on an app's page: its form, what it sends, the store's write it makes, and the page's answer for a deactivated app. */
+const CHANGES: ReadonlyArray<{ form: string; fields: Record<string, string>; write: keyof ClientStore; refusal: RegExp }> = [
+  { form: 'details', fields: { name: 'Revived', description: '', homepage: '' }, write: 'setDetails', refusal: DEACTIVATED },
+  { form: 'redirect-uris', fields: { redirect_uris: 'https://elsewhere.example/cb' }, write: 'setRedirectUris', refusal: DEACTIVATED },
+  { form: 'logout-uris', fields: { post_logout_redirect_uris: 'https://elsewhere.example/bye', backchannel_logout_uri: 'https://elsewhere.example/bc' }, write: 'setLogoutUris', refusal: DEACTIVATED },
+  { form: 'pushed-requests', fields: { require_pushed_authorization_requests: '1' }, write: 'setRequirePushedAuthorizationRequests', refusal: DEACTIVATED },
+  { form: 'rotate-secret', fields: { confirm: 'yes' }, write: 'rotateSecret', refusal: /Only an active confidential application has a secret to rotate/ },
+];
+
+forEachDatabase('an owner\'s change racing staff deactivation', (database) => {
+  let t: TestApp;
+  let counter = 0;
+  before(async () => { t = await startTestApp(database); });
+  after(() => t.close());
+
+  test('an owner\'s change racing staff deactivation is refused as for a deactivated app, and does not land on it', async () => {
+    for (const change of CHANGES) {
+      const { user, visitor } = await signedInMember(t, `race${++counter}`, PASSWORD);
+      const { client } = await registerClient(t.deps.stores, t.clock, {
+        name: 'Race App', type: 'confidential', redirectUris: ['https://race.example/cb'], ownerId: user.id, memberRegistered: true,
+      });
+      const clients = t.deps.stores.clients;
+      const write = clients[change.write] as (...args: unknown[]) => Promise<unknown>;
+      let deactivated: unknown;
+      // Staff deactivate the app after the route read it active, just before its write.
+      Object.assign(clients, {
+        [change.write]: async (...args: unknown[]) => {
+          deactivated = await clients.setStatus(client.clientId, 'deactivated', t.clock.now());
+          return write.apply(clients, args);
+        },
+      });
+      try {
+        const refused = await visitor.post(`/settings/developers/${client.clientId}/${change.form}`, change.fields);
+        assert.equal(refused.status, 400, change.form);
+        assert.match(refused.text, change.refusal, change.form);
+      } finally {
+        Object.assign(clients, { [change.write]: write });
+      }
+      assert.deepEqual(await clients.findById(client.clientId), deactivated, `${change.form}: nothing written`);
+      assert.deepEqual(t.audit.filter((e) => 'clientId' in e && e.clientId === client.clientId).map((e) => e.audit), [], `${change.form}: no change recorded`);
+      assert.deepEqual((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.filter((e) => e.kind.startsWith('client')), [], `${change.form}: none in the security log`);
+    }
+  });
+});
