@@ -33,9 +33,11 @@ interface DemoShown {
  * What `npm start` prints once listening. The demo's password and client secret are printed when
  * they were just made; later starts say where they are kept.
  */
-function banner(settings: Settings, demo: DemoShown | undefined): string {
+function banner(settings: Settings, demo: DemoShown | undefined, schema: string | undefined): string {
   const workers = settings.workers > 1 ? `, ${settings.workers} workers` : '';
-  const lines = [`Listening on ${settings.baseUrl} (database: ${settings.database.kind}${workers})`];
+  // Where the tables are, on PostgreSQL: a search path can name more than one schema.
+  const place = schema === undefined ? '' : `, schema "${schema}"`;
+  const lines = [`Listening on ${settings.baseUrl} (database: ${settings.database.kind}${place}${workers})`];
   if (settings.metricsPort !== undefined) lines.push(`Metrics on http://${settings.host}:${settings.metricsPort}/metrics`);
   if (settings.otlpTraces !== undefined) lines.push(`Traces: OpenTelemetry over OTLP (${settings.otlpTraces.protocol}) to ${settings.otlpTraces.endpoint}`);
   if (settings.workers > 1 && settings.redisUrl === undefined) {
@@ -106,7 +108,7 @@ function nextSteps(settings: Settings): string {
  * cannot open), seeds the demo on a new database, and creates signing keys on first start; says
  * what it seeded, and whether the database has any account at all.
  */
-async function prepare(settings: Settings): Promise<{ created: DemoCredentials | undefined; accounts: boolean }> {
+async function prepare(settings: Settings): Promise<{ created: DemoCredentials | undefined; accounts: boolean; schema: string | undefined }> {
   // The database alone: the server's own deps connect to Redis, and a Redis that is down would
   // be logged as unreachable once here and once again by the server.
   const deps = createBaseDeps(settings);
@@ -118,11 +120,11 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
       const keep = (credentials: DemoCredentials) => saveDemoCredentials(settings, credentials);
       demo.created = await seedDemo(deps.stores, deps.clock, { baseUrl: settings.baseUrl, when: 'new database', keep });
     };
-    await prepareDatabase(deps, settings.demo ? seedDemoIfNew : undefined);
+    const { schema } = await prepareDatabase(deps, settings.demo ? seedDemoIfNew : undefined);
     await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
-    return { created: demo.created, accounts };
+    return { created: demo.created, accounts, schema };
   } finally {
     await deps.close();
   }
@@ -339,7 +341,7 @@ async function start(hooks: ProcessHooks): Promise<void> {
     return;
   }
   await refuseMissingRedisDatabase(settings);
-  const { created, accounts } = await prepare(settings);
+  const { created, accounts, schema } = await prepare(settings);
   let demo: DemoShown | undefined;
   if (settings.workers > 1) {
     await supervise(settings);
@@ -358,5 +360,5 @@ async function start(hooks: ProcessHooks): Promise<void> {
     // A signal during the move: the log says "shutting down", and no banner invites a visit.
     if (served.stopped.aborted) return;
   }
-  process.stdout.write(`${banner(settings, demo)}${accounts ? '' : nextSteps(settings)}\n`);
+  process.stdout.write(`${banner(settings, demo, schema)}${accounts ? '' : nextSteps(settings)}\n`);
 }

@@ -428,6 +428,8 @@ forEachDatabase('instances started together on a new database with the demo', (d
     try {
       const banners = await Promise.all(starts.map((start) => start.waitFor(/Listening on[\s\S]*\n$/)));
       for (const banner of banners) assert.doesNotMatch(banner, /No accounts yet/, banner);
+      // Each names the schema its tables are in.
+      for (const banner of banners) assert.match(banner, new RegExp(`\\(database: postgres, schema "${new URL(database.url).searchParams.get('options')!.replace('-c search_path=', '')}"\\)`));
       assert.equal(banners.filter((banner) => /Demo sign-in: +demo \/ (?!password \()\S+/.test(banner)).length, 1, 'one of them seeded the demo, and printed its password');
     } finally {
       await Promise.all(starts.map(stop));

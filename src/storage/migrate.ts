@@ -81,6 +81,8 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort()
 export interface MigrationOutcome {
   /** Names of the migrations this run applied; empty when the database was up to date. */
   applied: string[];
+  /** On PostgreSQL, the schema the service's tables are in (`serviceSchema`). */
+  schema?: string;
 }
 
 /**
@@ -95,7 +97,7 @@ export const SCHEMA_CHANGE_LOCK = 7_305_2026;
  * starting together take turns on PostgreSQL, so one that waited finds all of it done.
  */
 export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<void>): Promise<MigrationOutcome> {
-  return underSchemaLock(db, async (migrator, lockHolder) => {
+  return underSchemaLock(db, async (migrator, lockHolder, schema) => {
     const outcome = await triedAgainWhileLocked(async () => {
       const migrated = await applied(migrator.migrateToLatest());
       await fillMissingRenderings(lockHolder);
@@ -103,7 +105,7 @@ export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<voi
       return migrated;
     });
     await after?.();
-    return outcome;
+    return schema === undefined ? outcome : { ...outcome, schema };
   });
 }
 
@@ -154,7 +156,7 @@ export async function migrateTo(db: Kysely<any>, name: string): Promise<Migratio
  * it: one connection is all a start's migrations need (`DatabaseHandle.inMigrationTurn` gives them
  * one of their own, with no statement time limit).
  */
-async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lockHolder: Kysely<any>) => Promise<T>, stop?: AbortSignal): Promise<T> {
+async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lockHolder: Kysely<any>, schema?: string) => Promise<T>, stop?: AbortSignal): Promise<T> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined), db);
   return db.connection().execute(async (connection) => {
     await takeSchemaLock(connection, stop);
@@ -162,7 +164,7 @@ async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lo
       const schema = await serviceSchema(connection);
       // The migrator looks for its own tables in every schema unless told which one; name the
       // current schema so a database shared by several schemas never confuses it.
-      return await work(migratorFor(connection, schema), connection).catch((error: unknown) => { throw explained(error, schema); });
+      return await work(migratorFor(connection, schema), connection, schema).catch((error: unknown) => { throw explained(error, schema); });
     } finally {
       await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     }
