@@ -39,7 +39,6 @@ import * as memberRegisteredClients from './migrations/2026-11-28-0010-member-re
 import * as mailLanguage from './migrations/2026-11-28-0020-mail-language.js';
 import * as bigintCounters from './migrations/2026-11-28-0030-bigint-counters.js';
 import * as triggerSearchPath from './migrations/2026-11-28-0040-trigger-search-path.js';
-import * as postsAuthorActive from './migrations/2026-11-28-0050-posts-author-active.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -72,7 +71,6 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28-0020-mail-language': mailLanguage,
   '2026-11-28-0030-bigint-counters': bigintCounters,
   '2026-11-28-0040-trigger-search-path': triggerSearchPath,
-  '2026-11-28-0050-posts-author-active': postsAuthorActive,
 };
 
 /** Every migration's name, in the order they run. */

@@ -89,11 +89,6 @@ export interface PostsTable {
   view_count: Generated<number>;
   created_at: number;
   updated_at: number;
-  /**
-   * Whether the author is active, kept by triggers from `users.status` (migration
-   * 2026-11-28-0050-posts-author-active), second in `posts_recent`, the index of the home page's recent posts.
-   */
-  author_active: Generated<number | boolean>;
 }
 
 export interface PostLikesTable {

@@ -68,7 +68,7 @@ describe('PostgreSQL migrations and other sessions\' locks', { skip: postgresUrl
       await holder.query('commit');
     }
     const { applied } = await migrating;
-    assert.equal(applied[0], '2026-11-28-0030-bigint-counters');
+    assert.deepEqual(applied, ['2026-11-28-0030-bigint-counters', '2026-11-28-0040-trigger-search-path']);
     const { rows } = await admin.query(`select data_type from information_schema.columns where table_schema = $1 and table_name = 'posts' and column_name = 'view_count'`, [schema]);
     assert.equal(rows[0].data_type, 'bigint');
   });
