@@ -15,12 +15,17 @@ import { KeyRing } from './core/oidc/key-ring.js';
 import type { DpopReplayStore } from './core/oauth/ports.js';
 import type { RateLimiter } from './core/rate-limiter.js';
 import type { Stores } from './core/stores.js';
+import { SecurityLog } from './core/accounts/security-log.js';
 import { FigureCounter } from './core/staff/figures.js';
 import { ViewCounter } from './core/community/views.js';
 import { CountFlush } from './count-flush.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { MailDeliveryWorker } from './mail-deliveries.js';
-import { type Mailing, createMailing } from './mailing.js';
+import { Mailer } from './core/mail/mailer.js';
+import type { Locale, Translator } from './core/locales.js';
+import { siteTranslator } from './i18n/catalogs.js';
+import { securityNoticeSender } from './core/accounts/security-notices.js';
+import { createMailTransport } from './mail/transports.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import { sharpReencoder } from './images/sharp-reencoder.js';
 import { HttpLogoutSender } from './outbound/logout-sender.js';
@@ -35,8 +40,7 @@ import { GuardedRedis } from './redis/connect.js';
 
 export { prepareDatabase } from './base-deps.js';
 
-/** With the site's words, mailer and security log (src/mailing.ts). */
-export interface Deps extends BaseDeps, Omit<Mailing, 'mailTransport'> {
+export interface Deps extends BaseDeps {
   readonly limiter: RateLimiter;
   /**
    * The resource API's limits (src/core/api/limits.ts), one for every gate of the instance
@@ -52,6 +56,12 @@ export interface Deps extends BaseDeps, Omit<Mailing, 'mailTransport'> {
   readonly logoutDeliveries: LogoutDeliveryWorker;
   /** Sends the outbox's mail while the app listens (`buildApp` starts and stops it). */
   readonly mailDeliveries: MailDeliveryWorker;
+  /** The site's words in a language, the site named as SITE_NAME names it (`Settings.siteNames`). */
+  readonly words: (locale: Locale) => Translator;
+  /** Renders and queues mail; `enabled` says whether the site sends any (SMTP_URL, or `.eml` files on a developer's machine). */
+  readonly mailer: Mailer;
+  /** The accounts' security log; its events reach the server log through `audit`. */
+  readonly securityLog: SecurityLog;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint, the resource API and UserInfo. */
   readonly dpop: DpopVerifier;
   /** The apps client ID metadata documents describe, fetched and kept in memory (INTERFACE section 13). */
@@ -95,9 +105,11 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
   const metrics = createMetrics();
   const dpopReplay = createDpopReplay(redis, stores);
   const sender = new HttpLogoutSender({ allowPrivateAddresses: settings.backchannelAllowPrivate, timeoutMs: SEND_TIMEOUT_MS });
+  const mailTransport = createMailTransport(settings.mail, settings.mailFrom);
+  const words = siteTranslator(settings.siteNames);
+  const mailer = new Mailer(mailTransport !== undefined, words);
   const figures = new FigureCounter(settings.siteTimeZone);
   const audit = figures.counting(base.audit, () => clock.now());
-  const { mailTransport, words, mailer, securityLog } = createMailing(base, audit);
   const views = new ViewCounter();
   return {
     ...base,
@@ -111,7 +123,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     mailDeliveries: new MailDeliveryWorker({ stores, clock }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
     words,
     mailer,
-    securityLog,
+    securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
     dpop: new DpopVerifier(new DpopNonces(base.sharedKeys), dpopReplay, clock),
     clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, audit, settings.clientMetadata),
     images: sharpReencoder,

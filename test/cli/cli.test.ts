@@ -313,36 +313,6 @@ forEachDatabase('command line', (database) => {
     assert.deepEqual(run('token', 'list', '--username', name('nobody'), '--json').code, 2);
   });
 
-  test('client rotate-secret tells the owner as the app\'s page does: client_secret.rotated in their security log, mailed only to a verified address', async () => {
-    /** An owner with `address`, verified or not, and a confidential app of theirs. */
-    const ownerAndApp = async (address: string, verified: boolean) => {
-      const username = name('own');
-      const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
-      await stores.memberEmails.set(user.id, address, Date.now());
-      if (verified) assert.equal(await stores.memberEmails.markVerified(user.id, address, Date.now()), true);
-      const { json: client } = run('client', 'create', '--name', 'Harbour Reader', '--type', 'confidential', '--redirect-uri', 'https://harbour.example/cb', '--owner', username, '--json');
-      return { userId: user.id as number, clientId: client.client_id as string };
-    };
-    const queuedTo = (address: string) => handle.db.selectFrom('mail_outbox').select(['subject', 'body_text']).where('recipient', '=', address).execute();
-    const verified = `${name('v')}@mail.example`;
-    const unverified = `${name('u')}@mail.example`;
-    for (const [address, isVerified] of [[verified, true], [unverified, false]] as const) {
-      const { userId, clientId } = await ownerAndApp(address, isVerified);
-      const rotated = svc(database.url, ['client', 'rotate-secret', '--client-id', clientId, '--json'], { SMTP_URL: 'smtp://mail.example:587' });
-      assert.equal(rotated.code, 0, rotated.stderr);
-      const [event] = (await stores.securityEvents.listForUser(userId, 0, 1)).items;
-      assert.deepEqual([event?.kind, event?.detail], ['client_secret.rotated', { app: 'Harbour Reader', client_id: clientId }], address);
-      const mails = await queuedTo(address);
-      if (!isVerified) {
-        assert.deepEqual(mails, [], 'nothing to an address not verified');
-        continue;
-      }
-      assert.equal(mails.length, 1);
-      assert.match(mails[0]!.subject, /^A new client secret was made for Harbour Reader on /);
-      assert.ok(mails[0]!.body_text.includes(`http://localhost:3000/settings/developers/${clientId}`), 'the app\'s page');
-    }
-  });
-
   test('a deactivated client is deactivated once: again is the same answer and no second audit event; it gets no new secret', () => {
     const { json: client } = run('client', 'create', '--name', 'Old', '--type', 'confidential', '--redirect-uri', 'https://old.example/cb', '--json');
     const first = run('client', 'deactivate', '--client-id', client.client_id, '--json');

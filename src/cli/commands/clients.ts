@@ -123,7 +123,7 @@ export const clientList = defineCommand({
 export const clientRotateSecret = defineCommand({
   name: 'client rotate-secret',
   summary: 'give a confidential client a new secret',
-  description: 'Gives a confidential client a new secret, printed once; the old one fails at once (unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while). Its owner is told as by the app\'s page: in their security log, and by mail to a verified address.',
+  description: 'Gives a confidential client a new secret, printed once; the old one fails at once (unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while).',
   usage: '--client-id ID',
   options: { 'client-id': { type: 'string' } },
   help: { 'client-id': 'the client' },
@@ -138,13 +138,6 @@ export const clientRotateSecret = defineCommand({
     const secret = await rotateClientSecret(deps.stores, deps.clock, clientId, deps.settings.previousClientSecretHours);
     if (secret === undefined) throw await unchangedClient(deps, clientId, 'gets no new secret');
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
-    // Its owner is told as of a rotation on the app's page: the same event in their security log,
-    // mailed to a verified address (`NOTICE_OF`; a secret acts as the app, RFC 6819 4.1.5). Loaded
-    // here, so other commands load no catalogs.
-    if (client.ownerId !== null) {
-      const { securityLog } = (await import('../../mailing.js')).createMailing(deps, deps.audit);
-      await securityLog.record({ userId: client.ownerId, kind: 'client_secret.rotated', detail: { app: client.name, client_id: clientId } });
-    }
     return { client_id: clientId, client_secret: secret };
   },
   human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret stops working at once, unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while)`,
