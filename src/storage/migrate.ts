@@ -181,19 +181,20 @@ async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lo
 async function serviceSchema(connection: Kysely<any>): Promise<string> {
   const { rows: [place] } = await sql<{ schema: string | null; path: string }>`select current_schema() as schema, current_setting('search_path') as path`.execute(connection);
   if (!place?.schema) {
-    throw new Error(`no schema on DATABASE_URL's search path exists (search_path: ${place?.path}): create the schema the service is to use (create schema NAME authorization ROLE), or name an existing one (?options=-c%20search_path%3DNAME)`);
+    // current_schema() passes over a schema the role may not use as over one that does not exist.
+    throw new Error(`no schema on DATABASE_URL's search path exists that the role may use (search_path: ${place?.path}): create the schema the service is to use (create schema NAME authorization ROLE), grant the role usage and create on it, or name another (?options=-c%20search_path%3DNAME)`);
   }
-  const { rows: later } = await sql<{ schema: string }>`
+  // The schemas of the search path that hold the service's migrations, in the path's order: another
+  // application's Kysely migrations may sit beside them, and the service's first one tells.
+  const { rows: candidates } = await sql<{ schema: string }>`
     select s.name as schema from unnest(current_schemas(false)) with ordinality as s(name, place)
-    where s.name <> current_schema() and not exists (select 1 from pg_catalog.pg_tables where schemaname = current_schema() and tablename = 'kysely_migration')
-      and exists (select 1 from pg_catalog.pg_tables where schemaname = s.name and tablename = 'kysely_migration')
+    where exists (select 1 from pg_catalog.pg_tables where schemaname = s.name and tablename = 'kysely_migration')
     order by s.place`.execute(connection);
-  for (const { schema } of later) {
-    // Another application's Kysely migrations may sit there too: the service's first one tells.
+  for (const { schema } of candidates) {
     const ours = await sql`select 1 from ${sql.id(schema, 'kysely_migration')} where name = ${MIGRATION_NAMES[0]}`.execute(connection).catch(() => ({ rows: [] }));
-    if (ours.rows.length > 0) {
-      throw new Error(`the service's tables are in schema "${schema}", but schema "${place.schema}", which holds none of them, now comes first on the search path (search_path: ${place.path}): a start would make a second, empty service there. Name the service's schema alone in DATABASE_URL (?options=-c%20search_path%3D${encodeURIComponent(schema)})`);
-    }
+    if (ours.rows.length === 0) continue;
+    if (schema === place.schema) break;
+    throw new Error(`the service's tables are in schema "${schema}", but schema "${place.schema}", which holds none of them, now comes first on the search path (search_path: ${place.path}): a start would make a second, empty service there. Name the service's schema alone in DATABASE_URL (?options=-c%20search_path%3D${encodeURIComponent(schema)})`);
   }
   return place.schema;
 }
@@ -207,7 +208,8 @@ function explained(error: unknown, schema: string): unknown {
   const code = (error as { code?: string }).code;
   let advice: string | undefined;
   if (code === '42501' && /permission denied for schema/.test(error.message)) {
-    advice = `the database role may not create tables in schema "${schema}": since PostgreSQL 15 only the database's owner may create in public. Make the role the database's owner (alter database … owner to ROLE), grant it create on schema ${schema}, or give it a schema of its own (create schema ROLE authorization ROLE)`;
+    const publicRule = schema === 'public' ? ': since PostgreSQL 15 only the database\'s owner may create in public. Make the role the database\'s owner (alter database … owner to ROLE),' : '. Make the role its owner,';
+    advice = `the database role may not create tables in schema "${schema}"${publicRule} grant it create on schema ${schema}, or give it a schema of its own (create schema ROLE authorization ROLE)`;
   } else if (code === '42501' && /permission denied for (table|sequence)/.test(error.message)) {
     advice = `another role made the service's tables in schema "${schema}": the role the service connects as must own them (reassign owned by THAT_ROLE to ROLE)`;
   } else if (error.message.startsWith('corrupted migrations')) {

@@ -58,10 +58,31 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     assert.equal(rows[0].tables, 0, `a start made ${rows[0].tables} tables in ${ahead} beside the deployment's in ${home}`);
   });
 
+  test('the schema ahead holding another application\'s Kysely migrations does not hide that the service\'s tables are in a later one', async () => {
+    const home = await schema('home_behind');
+    const theirs = await schema('theirs');
+    const url = withSearchPath(postgresUrl!, `${theirs},${home}`);
+    await admin.query(`create table ${theirs}.kysely_migration (name varchar(255) primary key, timestamp varchar(255) not null); insert into ${theirs}.kysely_migration values ('2020-01-01-other-app', '2020-01-01T00:00:00Z')`);
+    let handle = openDatabase({ kind: 'postgres', url: withSearchPath(postgresUrl!, home) });
+    try {
+      await handle.inMigrationTurn((db) => migrateToLatest(db));
+    } finally {
+      await handle.close();
+    }
+    handle = openDatabase({ kind: 'postgres', url });
+    try {
+      await assert.rejects(handle.inMigrationTurn((db) => migrateToLatest(db)), new RegExp(`the service's tables are in schema "${home}", but schema "${theirs}"`));
+    } finally {
+      await handle.close();
+    }
+    const { rows } = await admin.query('select tablename from pg_tables where schemaname = $1', [theirs]);
+    assert.deepEqual(rows.map((row) => row.tablename), ['kysely_migration'], 'nothing made in the other application\'s schema');
+  });
+
   test('a search path naming no schema that exists is refused, saying to create one', async () => {
     const handle = openDatabase({ kind: 'postgres', url: withSearchPath(postgresUrl!, `${prefix}_never_made`) });
     try {
-      await assert.rejects(handle.inMigrationTurn((db) => migrateToLatest(db)), /^Error: no schema on DATABASE_URL's search path exists \(search_path: t_\w+_never_made\): create the schema/);
+      await assert.rejects(handle.inMigrationTurn((db) => migrateToLatest(db)), /^Error: no schema on DATABASE_URL's search path exists that the role may use \(search_path: t_\w+_never_made\): create the schema/);
     } finally {
       await handle.close();
     }
@@ -78,7 +99,7 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     const handle = openDatabase({ kind: 'postgres', url: url.toString() });
     try {
       await assert.rejects(handle.inMigrationTurn((db) => migrateToLatest(db)),
-        new RegExp(`permission denied for schema ${locked}: the database role may not create tables in schema "${locked}": .*grant it create on schema ${locked}`));
+        new RegExp(`permission denied for schema ${locked}: the database role may not create tables in schema "${locked}"\\. Make the role its owner, grant it create on schema ${locked}`));
     } finally {
       await handle.close();
       await admin.query(`drop schema ${locked} cascade; drop role ${role}`);
