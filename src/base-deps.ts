@@ -13,7 +13,7 @@ import { TokenMarks } from './core/credentials/token-marks.js';
 import { type Clock, systemClock } from './core/time.js';
 import { pinoAuditSink } from './observability/audit.js';
 import { type DatabaseHandle, openDatabase } from './storage/database.js';
-import { type MigrationOutcome, inSchemaTurn, migrateToLatest } from './storage/migrate.js';
+import { inSchemaTurn, migrateToLatest } from './storage/migrate.js';
 import { createStores } from './storage/stores.js';
 
 export interface BaseDeps {
@@ -60,8 +60,8 @@ export function createBaseDeps(settings: Settings, overrides: BaseDepsOverrides 
  * moment waits for it and finds what it wrote; it decides for itself whether there is anything
  * to seed.
  */
-export function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<MigrationOutcome> {
-  return deps.database.inMigrationTurn((db) => migrateToLatest(db, seed));
+export async function prepareDatabase(deps: Pick<BaseDeps, 'database'>, seed?: () => Promise<void>): Promise<void> {
+  await deps.database.inMigrationTurn((db) => migrateToLatest(db, seed));
 }
 
 /**

@@ -17,6 +17,7 @@ import { type Deps, createDeps, prepareDatabase } from './deps.js';
 import { type MetricsSource, buildMetricsApp } from './http/metrics-app.js';
 import { scheduleJanitor } from './janitor.js';
 import { checkRedisDatabase } from './redis/connect.js';
+import { tablesSchema } from './storage/migrate.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -120,11 +121,11 @@ async function prepare(settings: Settings): Promise<{ created: DemoCredentials |
       const keep = (credentials: DemoCredentials) => saveDemoCredentials(settings, credentials);
       demo.created = await seedDemo(deps.stores, deps.clock, { baseUrl: settings.baseUrl, when: 'new database', keep });
     };
-    const { schema } = await prepareDatabase(deps, settings.demo ? seedDemoIfNew : undefined);
+    await prepareDatabase(deps, settings.demo ? seedDemoIfNew : undefined);
     await sealStoredSecrets(deps.stores, settings.keysSecret);
     await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
     const accounts = (await deps.stores.users.list({ afterId: 0, limit: 1 })).length > 0;
-    return { created: demo.created, accounts, schema };
+    return { created: demo.created, accounts, schema: await tablesSchema(deps.database.db) };
   } finally {
     await deps.close();
   }

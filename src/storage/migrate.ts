@@ -79,8 +79,6 @@ export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort()
 export interface MigrationOutcome {
   /** Names of the migrations this run applied; empty when the database was up to date. */
   applied: string[];
-  /** On PostgreSQL, the schema the service's tables are in (`serviceSchema`). */
-  schema?: string;
 }
 
 /**
@@ -95,7 +93,7 @@ export const SCHEMA_CHANGE_LOCK = 7_305_2026;
  * starting together take turns on PostgreSQL, so one that waited finds all of it done.
  */
 export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<void>): Promise<MigrationOutcome> {
-  return underSchemaLock(db, async (migrator, lockHolder, schema) => {
+  return underSchemaLock(db, async (migrator, lockHolder) => {
     const outcome = await triedAgainWhileLocked(async () => {
       const migrated = await applied(migrator.migrateToLatest());
       await fillMissingRenderings(lockHolder);
@@ -103,7 +101,7 @@ export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<voi
       return migrated;
     });
     await after?.();
-    return schema === undefined ? outcome : { ...outcome, schema };
+    return outcome;
   });
 }
 
@@ -154,7 +152,7 @@ export async function migrateTo(db: Kysely<any>, name: string): Promise<Migratio
  * it: one connection is all a start's migrations need (`DatabaseHandle.inMigrationTurn` gives them
  * one of their own, with no statement time limit).
  */
-async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lockHolder: Kysely<any>, schema?: string) => Promise<T>, stop?: AbortSignal): Promise<T> {
+async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lockHolder: Kysely<any>) => Promise<T>, stop?: AbortSignal): Promise<T> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined), db);
   return db.connection().execute(async (connection) => {
     await takeSchemaLock(connection, stop);
@@ -162,7 +160,7 @@ async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lo
       const schema = await serviceSchema(connection);
       // The migrator looks for its own tables in every schema unless told which one; name the
       // current schema so a database shared by several schemas never confuses it.
-      return await work(migratorFor(connection, schema), connection, schema).catch((error: unknown) => { throw explained(error, schema); });
+      return await work(migratorFor(connection, schema), connection).catch((error: unknown) => { throw explained(error, schema); });
     } finally {
       await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     }
@@ -197,6 +195,13 @@ async function serviceSchema(connection: Kysely<any>): Promise<string> {
     throw new Error(`the service's tables are in schema "${schema}", but schema "${place.schema}", which holds none of them, now comes first on the search path (search_path: ${place.path}): a start would make a second, empty service there. Name the service's schema alone in DATABASE_URL (?options=-c%20search_path%3D${encodeURIComponent(schema)})`);
   }
   return place.schema;
+}
+
+/** The schema the service's tables are in on PostgreSQL, the one `serviceSchema` let the migrations use; none on SQLite. */
+export async function tablesSchema(db: Kysely<any>): Promise<string | undefined> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
+  return rows[0]?.schema ?? undefined;
 }
 
 /**
