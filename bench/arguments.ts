@@ -10,7 +10,7 @@ export function parseBenchArguments<O extends NonNullable<ParseArgsConfig['optio
     return parseArgs({ options }).values;
   } catch (error) {
     // Node's parseArgs errors (ERR_PARSE_ARGS_*) name the option in their first sentence; the rest is advice for scripts.
-    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) throw new BenchUsageError((error as Error).message.split('. ')[0]);
+    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) throw new BenchUsageError((error as Error).message.split(/\.\s/)[0]!);
     throw error;
   }
 }

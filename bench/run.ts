@@ -1469,6 +1469,13 @@ function benchHelp(): string {
   return ['usage: npm run bench -- [options]', ...names.map((name) => `  ${typed(name).padEnd(width)}  ${BENCH_OPTION_HELP[name]}`)].join('\n');
 }
 
+/** `typed` as a whole number from `least`; else a usage error naming the option (Number('abc') ran a whole bench of NaN-second loads). */
+function wholeNumber(typed: string, option: string, least: number): number {
+  const value = Number(typed);
+  if (!/^\d+$/.test(typed) || !Number.isSafeInteger(value) || value < least) throw new BenchUsageError(`${option} must be a whole number from ${least}: got '${typed}'`);
+  return value;
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--help')) {
     process.stdout.write(`${benchHelp()}\n`);
@@ -1480,7 +1487,8 @@ async function main(): Promise<void> {
   const peerStore = values['peer-store'];
   if (!PEER_STORES.some((store) => store === peerStore)) throw new BenchUsageError(`--peer-store must be one of ${PEER_STORES.join(', ')}: got ${peerStore}`);
   const options: BenchOptions = {
-    seconds: Number(values.seconds), warmup: Number(values.warmup), connections: Number(values.connections), rounds: Number(values.rounds),
+    seconds: wholeNumber(values.seconds, '--seconds', 1), warmup: wholeNumber(values.warmup, '--warmup', 0),
+    connections: wholeNumber(values.connections, '--connections', 1), rounds: wholeNumber(values.rounds, '--rounds', 1),
     seed: values['staff-overview'] ? (values.small ? STAFF_OVERVIEW_SMOKE_SEED : STAFF_OVERVIEW_SEED) : values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
     ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore,
     ...(values.only ? { only: values.only.split(',').map((id) => id.trim()) } : {}),

@@ -29,3 +29,18 @@ test('an unknown option is one line naming it and pointing to --help, exit code 
     assert.equal(stderr, 'bench: Unknown option \'--nope\'; npm run bench -- --help lists the options\n', args.join(' '));
   }
 });
+
+test('a count that is no whole number is one line naming the option, exit code 2, before anything is built or run', () => {
+  for (const [option, typed, least] of [['--seconds', 'abc', 1], ['--rounds', '0', 1], ['--connections', '1.5', 1], ['--warmup', '-1', 0]] as const) {
+    const { code, stdout, stderr } = bench(`${option}=${typed}`);
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, '');
+    assert.equal(stderr, `bench: ${option} must be a whole number from ${least}: got '${typed}'; npm run bench -- --help lists the options\n`);
+  }
+});
+
+test('a value that looks like an option is one line, its first sentence, exit code 2', () => {
+  const { code, stderr } = bench('--warmup', '-1');
+  assert.equal(code, 2, stderr);
+  assert.equal(stderr, 'bench: Option \'--warmup\' argument is ambiguous; npm run bench -- --help lists the options\n');
+});
