@@ -180,21 +180,32 @@ async function serviceSchema(connection: Kysely<any>): Promise<string> {
   const { rows: [place] } = await sql<{ schema: string | null; path: string }>`select current_schema() as schema, current_setting('search_path') as path`.execute(connection);
   if (!place?.schema) {
     // current_schema() passes over a schema the role may not use as over one that does not exist.
-    throw new Error(`no schema on DATABASE_URL's search path exists that the role may use (search_path: ${place?.path}): create the schema the service is to use (create schema NAME authorization ROLE), grant the role usage and create on it, or name another (?options=-c%20search_path%3DNAME)`);
+    throw new Error(`no schema on DATABASE_URL's search path exists that the role may use (search_path: ${place?.path}): create the schema the service is to use (create schema NAME authorization ROLE), grant the role usage and create on it, or name another (options=-c%20search_path%3DNAME in DATABASE_URL)`);
   }
   // The schemas of the search path that hold the service's migrations, in the path's order: another
-  // application's Kysely migrations may sit beside them, and the service's first one tells.
+  // application's Kysely migrations may sit beside them, and the service's first one tells. A
+  // deployment is this role's when the role is a member of its owner (a superuser is of every
+  // role): another role's deployment it may read is no reason to refuse (helper-74).
   const { rows: candidates } = await sql<{ schema: string }>`
     select s.name as schema from unnest(current_schemas(false)) with ordinality as s(name, place)
-    where exists (select 1 from pg_catalog.pg_tables where schemaname = s.name and tablename = 'kysely_migration')
+    where exists (select 1 from pg_catalog.pg_tables where schemaname = s.name and tablename = 'kysely_migration' and pg_has_role(tableowner, 'MEMBER'))
     order by s.place`.execute(connection);
   for (const { schema } of candidates) {
-    const ours = await sql`select 1 from ${sql.id(schema, 'kysely_migration')} where name = ${MIGRATION_NAMES[0]}`.execute(connection).catch(() => ({ rows: [] }));
+    // Only a table the role may not read is passed over: any other failure (a lock held past
+    // lock_timeout: VACUUM FULL, CLUSTER, LOCK TABLE) fails the start rather than let it make a
+    // second service ahead of the one it could not read (helper-74).
+    const ours = await sql`select 1 from ${sql.id(schema, 'kysely_migration')} where name = ${MIGRATION_NAMES[0]}`.execute(connection)
+      .catch((error: unknown) => { if ((error as { code?: string }).code === '42501') return { rows: [] }; throw error; });
     if (ours.rows.length === 0) continue;
     if (schema === place.schema) break;
-    throw new Error(`the service's tables are in schema "${schema}", but schema "${place.schema}", which holds none of them, now comes first on the search path (search_path: ${place.path}): a start would make a second, empty service there. Name the service's schema alone in DATABASE_URL (?options=-c%20search_path%3D${encodeURIComponent(schema)})`);
+    throw new Error(`the service's tables are in schema "${schema}", but schema "${place.schema}", which holds none of them, now comes first on the search path (search_path: ${place.path}): a start would make a second, empty service there. Name the service's schema alone in DATABASE_URL's options (options=-c%20search_path%3D${encodeURIComponent(searchPathEntry(schema))})`);
   }
   return place.schema;
+}
+
+/** `schema` as `search_path` reads it: quoted unless PostgreSQL would read it bare (it folds a bare name to lower case). */
+function searchPathEntry(schema: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(schema) ? schema : `"${schema.replaceAll('"', '""')}"`;
 }
 
 /** The schema the service's tables are in on PostgreSQL, the one `serviceSchema` let the migrations use; none on SQLite. */
@@ -216,7 +227,7 @@ function explained(error: unknown, schema: string): unknown {
     const publicRule = schema === 'public' ? ': since PostgreSQL 15 only the database\'s owner may create in public. Make the role the database\'s owner (alter database … owner to ROLE),' : '. Make the role its owner,';
     advice = `the database role may not create tables in schema "${schema}"${publicRule} grant it create on schema ${schema}, or give it a schema of its own (create schema ROLE authorization ROLE)`;
   } else if (code === '42501' && /permission denied for (table|sequence)/.test(error.message)) {
-    advice = `another role made the service's tables in schema "${schema}": the role the service connects as must own them (reassign owned by THAT_ROLE to ROLE)`;
+    advice = `another role made the service's tables in schema "${schema}": the role the service connects as must own them (as their owner or a superuser, alter table … owner to ROLE for each; reassign owned by OWNER to ROLE does it at once unless OWNER is a superuser such as postgres)`;
   } else if (error.message.startsWith('corrupted migrations')) {
     advice = `schema "${schema}" has run a migration this release does not have: a newer release migrated it (going back takes the backup made before the upgrade), or another application that uses Kysely keeps its migrations there (give the service a schema of its own)`;
   }

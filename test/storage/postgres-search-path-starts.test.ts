@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { openDatabase } from '../../src/storage/database.js';
-import { migrateToLatest } from '../../src/storage/migrate.js';
+import { migrateToLatest, tablesSchema } from '../../src/storage/migrate.js';
 import { dropSchema, postgresUrl, withSearchPath } from '../support/databases.js';
 
 /** Kysely's own migration lock: one advisory lock id for every Kysely application of a database. */
@@ -77,6 +77,32 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     }
     const { rows } = await admin.query('select tablename from pg_tables where schemaname = $1', [theirs]);
     assert.deepEqual(rows.map((row) => row.tablename), ['kysely_migration'], 'nothing made in the other application\'s schema');
+  });
+
+  test('another role\'s deployment later on the search path, which this role may read, is no reason to refuse a start of its own', async () => {
+    const [owner, reader] = [`${prefix}_owner`, `${prefix}_reader`];
+    const [theirs, mine] = [`${prefix}_owners_home`, `${prefix}_readers_home`];
+    const as = (role: string, path: string) => { const url = new URL(withSearchPath(postgresUrl!, path)); url.username = role; url.password = 'pw'; return url.toString(); };
+    await admin.query(`create role ${owner} login password 'pw'; create role ${reader} login password 'pw';
+      create schema ${theirs} authorization ${owner}; create schema ${mine} authorization ${reader}`);
+    try {
+      let handle = openDatabase({ kind: 'postgres', url: as(owner, theirs) });
+      try {
+        await handle.inMigrationTurn((db) => migrateToLatest(db));
+      } finally {
+        await handle.close();
+      }
+      await admin.query(`grant usage on schema ${theirs} to ${reader}; grant select on ${theirs}.kysely_migration to ${reader}`);
+      handle = openDatabase({ kind: 'postgres', url: as(reader, `${mine},${theirs}`) });
+      try {
+        await handle.inMigrationTurn((db) => migrateToLatest(db));
+        assert.equal(await tablesSchema(handle.db), mine);
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      await admin.query(`drop schema if exists ${theirs} cascade; drop schema if exists ${mine} cascade; drop owned by ${owner}; drop owned by ${reader}; drop role ${owner}; drop role ${reader}`);
+    }
   });
 
   test('a search path naming no schema that exists is refused, saying to create one', async () => {
