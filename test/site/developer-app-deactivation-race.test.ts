@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { registerClient } from '../../src/core/oauth/clients.js';
+import { registerClient, rotateClientSecret } from '../../src/core/oauth/clients.js';
 import type { ClientStore } from '../../src/core/oauth/ports.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -16,12 +16,13 @@ const PASSWORD = 'correct horse battery staple';
 const DEACTIVATED = /A deactivated application cannot be changed/;
 
 /** Each change on an app's page: its form, what it sends, the store's write it makes, and the page's answer for a deactivated app. */
-const CHANGES: ReadonlyArray<{ form: string; fields: Record<string, string>; write: keyof ClientStore; refusal: RegExp }> = [
+const CHANGES: ReadonlyArray<{ form: string; fields: Record<string, string>; write: keyof ClientStore; refusal: RegExp; previousSecret?: true }> = [
   { form: 'details', fields: { name: 'Revived', description: '', homepage: '' }, write: 'setDetails', refusal: DEACTIVATED },
   { form: 'redirect-uris', fields: { redirect_uris: 'https://elsewhere.example/cb' }, write: 'setRedirectUris', refusal: DEACTIVATED },
   { form: 'logout-uris', fields: { post_logout_redirect_uris: 'https://elsewhere.example/bye', backchannel_logout_uri: 'https://elsewhere.example/bc' }, write: 'setLogoutUris', refusal: DEACTIVATED },
   { form: 'pushed-requests', fields: { require_pushed_authorization_requests: '1' }, write: 'setRequirePushedAuthorizationRequests', refusal: DEACTIVATED },
   { form: 'rotate-secret', fields: { confirm: 'yes' }, write: 'rotateSecret', refusal: /Only an active confidential application has a secret to rotate/ },
+  { form: 'delete-previous-secret', fields: { confirm: 'yes' }, write: 'deletePreviousSecret', refusal: DEACTIVATED, previousSecret: true },
 ];
 
 forEachDatabase('an owner\'s change racing staff deactivation', (database) => {
@@ -36,6 +37,8 @@ forEachDatabase('an owner\'s change racing staff deactivation', (database) => {
       const { client } = await registerClient(t.deps.stores, t.clock, {
         name: 'Race App', type: 'confidential', redirectUris: ['https://race.example/cb'], ownerId: user.id, memberRegistered: true,
       });
+      // A previous secret still accepted, for the page to offer its deletion.
+      if (change.previousSecret) await rotateClientSecret(t.deps.stores, t.clock, client.clientId, 24);
       const clients = t.deps.stores.clients;
       const write = clients[change.write] as (...args: unknown[]) => Promise<unknown>;
       let deactivated: unknown;

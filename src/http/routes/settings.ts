@@ -571,6 +571,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (await deletePreviousClientSecret(stores, clock, client.clientId)) {
         await logEvent(request, user, 'client_secret.previous_deleted', { app: client.name, client_id: client.clientId });
         audit.record({ audit: 'client.previous_secret_deleted', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
+      } else if ((await stores.clients.findById(client.clientId))?.status !== 'active') {
+        // Nothing written, and not because the secret was gone already: staff deactivated the app meanwhile.
+        throw deactivatedApp();
       }
       return reply.redirect(`${base}?notice=previous-secret-deleted`, 303);
     });
