@@ -1,7 +1,8 @@
 /**
  * Starts on PostgreSQL as operators set them up (attack helper-72): the service's schema is the
  * current schema, the first of `search_path` that exists, and the database may hold other
- * applications' schemas. Each test fails on the code of commit 22d8ce9.
+ * applications' schemas. Each test fails on the code before its mend (helper-72's on 22d8ce9,
+ * helper-74's on 8cbf510).
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -24,6 +25,14 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     await admin.query(`create schema ${full}`);
     return full;
   };
+  const migrate = async (url: string) => {
+    const handle = openDatabase({ kind: 'postgres', url });
+    try {
+      await handle.inMigrationTurn((db) => migrateToLatest(db));
+    } finally {
+      await handle.close();
+    }
+  };
   before(async () => {
     admin = new pg.Client({ connectionString: postgresUrl });
     await admin.connect();
@@ -40,14 +49,9 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     const home = await schema('home');
     const ahead = `${prefix}_ahead`;
     const url = withSearchPath(postgresUrl!, `${ahead},${home}`);
-    let handle = openDatabase({ kind: 'postgres', url });
-    try {
-      await handle.inMigrationTurn((db) => migrateToLatest(db));
-    } finally {
-      await handle.close();
-    }
+    await migrate(url);
     await schema('ahead');
-    handle = openDatabase({ kind: 'postgres', url });
+    const handle = openDatabase({ kind: 'postgres', url });
     try {
       await assert.rejects(handle.inMigrationTurn((db) => migrateToLatest(db)),
         new RegExp(`the service's tables are in schema "${home}", but schema "${ahead}", which holds none of them, now comes first .*search_path%3D${home}`));
@@ -63,13 +67,8 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     const theirs = await schema('theirs');
     const url = withSearchPath(postgresUrl!, `${theirs},${home}`);
     await admin.query(`create table ${theirs}.kysely_migration (name varchar(255) primary key, timestamp varchar(255) not null); insert into ${theirs}.kysely_migration values ('2020-01-01-other-app', '2020-01-01T00:00:00Z')`);
-    let handle = openDatabase({ kind: 'postgres', url: withSearchPath(postgresUrl!, home) });
-    try {
-      await handle.inMigrationTurn((db) => migrateToLatest(db));
-    } finally {
-      await handle.close();
-    }
-    handle = openDatabase({ kind: 'postgres', url });
+    await migrate(withSearchPath(postgresUrl!, home));
+    const handle = openDatabase({ kind: 'postgres', url });
     try {
       await assert.rejects(handle.inMigrationTurn((db) => migrateToLatest(db)), new RegExp(`the service's tables are in schema "${home}", but schema "${theirs}"`));
     } finally {
@@ -86,14 +85,9 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     await admin.query(`create role ${owner} login password 'pw'; create role ${reader} login password 'pw';
       create schema ${theirs} authorization ${owner}; create schema ${mine} authorization ${reader}`);
     try {
-      let handle = openDatabase({ kind: 'postgres', url: as(owner, theirs) });
-      try {
-        await handle.inMigrationTurn((db) => migrateToLatest(db));
-      } finally {
-        await handle.close();
-      }
+      await migrate(as(owner, theirs));
       await admin.query(`grant usage on schema ${theirs} to ${reader}; grant select on ${theirs}.kysely_migration to ${reader}`);
-      handle = openDatabase({ kind: 'postgres', url: as(reader, `${mine},${theirs}`) });
+      const handle = openDatabase({ kind: 'postgres', url: as(reader, `${mine},${theirs}`) });
       try {
         await handle.inMigrationTurn((db) => migrateToLatest(db));
         assert.equal(await tablesSchema(handle.db), mine);
@@ -137,12 +131,7 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     // public) it updated another application's `users` in public, or failed the operator's update.
     const ours = await schema('ours');
     const other = await schema('other');
-    const handle = openDatabase({ kind: 'postgres', url: withSearchPath(postgresUrl!, ours) });
-    try {
-      await handle.inMigrationTurn((db) => migrateToLatest(db));
-    } finally {
-      await handle.close();
-    }
+    await migrate(withSearchPath(postgresUrl!, ours));
     await admin.query(`create table ${other}.users (id integer primary key, published_posts integer not null default 0); insert into ${other}.users values (1, 0)`);
     await admin.query(`insert into ${ours}.users (id, username, username_key, password_hash, member, created_at, updated_at) values (1, 'alice', 'alice', 'x', true, 0, 0)`);
     await admin.query(`insert into ${ours}.categories (id, name, name_key) values (1, 'General', 'general') on conflict do nothing`);
@@ -181,6 +170,48 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
       await holder.query('select pg_advisory_unlock($1)', [KYSELY_MIGRATION_LOCK]);
       await holder.end();
       await migrated.catch(() => {});
+      await handle.close();
+    }
+  });
+
+  test('a lock held on the deployment\'s kysely_migration does not let a start make a second, empty set of tables in a schema ahead of it', async () => {
+    // The check reads each later schema's kysely_migration and takes any error as "not ours":
+    // a VACUUM FULL, CLUSTER or LOCK TABLE on it for the 5 s of lock_timeout made the start
+    // migrate the empty schema ahead, and serve an empty service from it.
+    const home = await schema('locked_home');
+    await migrate(withSearchPath(postgresUrl!, home));
+    const ahead = await schema('ahead_of_locked');
+    const holder = new pg.Client({ connectionString: postgresUrl });
+    await holder.connect();
+    try {
+      await holder.query(`begin; lock table ${home}.kysely_migration in access exclusive mode`);
+      await migrate(withSearchPath(postgresUrl!, `${ahead},${home}`)).catch(() => {});
+    } finally {
+      await holder.query('rollback');
+      await holder.end();
+    }
+    const { rows } = await admin.query('select count(*)::int as tables from pg_tables where schemaname = $1', [ahead]);
+    assert.equal(rows[0].tables, 0, `a start made ${rows[0].tables} tables in ${ahead} beside the deployment's in ${home}`);
+  });
+
+  test('the search path the refusal advises finds a schema whose name needs quoting', async () => {
+    // The advice put the name in search_path unquoted: PostgreSQL folds it to lower case, and
+    // the start then said no schema on the search path exists, and to create one.
+    const home = `${prefix}_Quoted`;
+    made.push(`"${home}"`);
+    await admin.query(`create schema "${home}"`);
+    await migrate(withSearchPath(postgresUrl!, `"${home}"`));
+    const ahead = await schema('ahead_of_quoted');
+    const refusal = await migrate(withSearchPath(postgresUrl!, `${ahead},"${home}"`)).then(() => undefined, (error: Error) => error.message);
+    const advised = /\(options=(\S+)\)$/.exec(refusal ?? '')?.[1];
+    assert.ok(advised, `no search path advised: ${refusal}`);
+    const url = new URL(postgresUrl!);
+    url.searchParams.set('options', decodeURIComponent(advised));
+    const handle = openDatabase({ kind: 'postgres', url: url.toString() });
+    try {
+      await handle.inMigrationTurn((db) => migrateToLatest(db));
+      assert.equal(await tablesSchema(handle.db), home);
+    } finally {
       await handle.close();
     }
   });
