@@ -93,7 +93,7 @@ export const SCHEMA_CHANGE_LOCK = 7_305_2026;
  * starting together take turns on PostgreSQL, so one that waited finds all of it done.
  */
 export async function migrateToLatest(db: Kysely<any>, after?: () => Promise<void>): Promise<MigrationOutcome> {
-  return underSchemaLock(db, async (migrator, lockHolder) => {
+  return migrating(db, async (migrator, lockHolder) => {
     const outcome = await triedAgainWhileLocked(async () => {
       const migrated = await applied(migrator.migrateToLatest());
       await fillMissingRenderings(lockHolder);
@@ -144,23 +144,34 @@ export async function inSchemaTurn<T>(db: Kysely<any>, work: () => Promise<T>, s
  * shipped `name` left it, for the tests of a later migration.
  */
 export async function migrateTo(db: Kysely<any>, name: string): Promise<MigrationOutcome> {
-  return underSchemaLock(db, (migrator) => applied(migrator.migrateTo(name)));
+  return migrating(db, (migrator) => applied(migrator.migrateTo(name)));
 }
 
 /**
- * Runs `work` holding the schema lock, its migrator and statements on the connection that holds
- * it: one connection is all a start's migrations need (`DatabaseHandle.inMigrationTurn` gives them
- * one of their own, with no statement time limit).
+ * Runs `work` with a migrator, holding the schema lock on PostgreSQL, its migrator and statements
+ * on the connection that holds it: one connection is all a start's migrations need
+ * (`DatabaseHandle.inMigrationTurn` gives them one of their own, with no statement time limit).
  */
-async function underSchemaLock<T>(db: Kysely<any>, work: (migrator: Migrator, lockHolder: Kysely<any>) => Promise<T>, stop?: AbortSignal): Promise<T> {
+async function migrating<T>(db: Kysely<any>, work: (migrator: Migrator, lockHolder: Kysely<any>) => Promise<T>): Promise<T> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(migratorFor(db, undefined), db);
+  return underSchemaLock(db, async (connection) => {
+    const schema = await serviceSchema(connection);
+    // The migrator looks for its own tables in every schema unless told which one; name the
+    // current schema so a database shared by several schemas never confuses it.
+    return work(migratorFor(connection, schema), connection).catch((error: unknown) => { throw explained(error, schema); });
+  });
+}
+
+/**
+ * Runs `work` holding the schema lock on PostgreSQL (on SQLite the lock file of
+ * `inMigrationTurn` is the turn), passing it the connection that holds the lock.
+ */
+async function underSchemaLock<T>(db: Kysely<any>, work: (lockHolder: Kysely<any>) => Promise<T>, stop?: AbortSignal): Promise<T> {
+  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return work(db);
   return db.connection().execute(async (connection) => {
     await takeSchemaLock(connection, stop);
     try {
-      const schema = await serviceSchema(connection);
-      // The migrator looks for its own tables in every schema unless told which one; name the
-      // current schema so a database shared by several schemas never confuses it.
-      return await work(migratorFor(connection, schema), connection).catch((error: unknown) => { throw explained(error, schema); });
+      return await work(connection);
     } finally {
       await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
     }
