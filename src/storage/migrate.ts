@@ -211,6 +211,14 @@ async function serviceSchema(connection: Kysely<any>): Promise<string> {
     if (schema === place.schema) break;
     throw new Error(`the service's tables are in schema "${schema}", but schema "${place.schema}", which holds none of them, now comes first on the search path (search_path: ${place.path}): a start would make a second, empty service there. Name the service's schema alone in DATABASE_URL's options (options=-c%20search_path%3D${encodeURIComponent(searchPathEntry(schema))})`);
   }
+  // PostgreSQL's own schemas exist in every database, so a search path naming one first makes it
+  // current: the migrations failed in pg_catalog on a permission, and in the session's temporary
+  // schema made tables that vanished with the connection (helper-74). A session's temporary schema
+  // is made at its first temporary table, so until then only the path's text names it.
+  const system = /^\s*pg_temp\s*(,|$)/i.test(place.path) ? 'pg_temp' : place.schema;
+  if (system === 'pg_catalog' || system === 'pg_temp' || system.startsWith('pg_temp_') || system.startsWith('pg_toast')) {
+    throw new Error(`schema "${system}", which comes first on the search path (search_path: ${place.path}), is PostgreSQL's own: the service's tables cannot be kept there. Name the service's schema first in DATABASE_URL's options (options=-c%20search_path%3DNAME)`);
+  }
   return place.schema;
 }
 

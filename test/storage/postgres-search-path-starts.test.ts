@@ -108,6 +108,23 @@ describe('PostgreSQL starts beside other schemas', { skip: postgresUrl ? false :
     }
   });
 
+  for (const system of ['pg_catalog', 'pg_temp']) {
+    test(`a search path naming PostgreSQL's own ${system} first is refused, with nothing made anywhere`, async () => {
+      // pg_catalog failed on a permission with no advice; pg_temp made the tables in the
+      // connection's temporary schema, which vanished with it, and failed at the trigger's migration.
+      const home = await schema(`after_${system}`);
+      const handle = openDatabase({ kind: 'postgres', url: withSearchPath(postgresUrl!, `${system},${home}`) });
+      try {
+        await assert.rejects(handle.inMigrationTurn((db) => migrateToLatest(db)),
+          new RegExp(`^Error: schema "${system}\\w*", which comes first on the search path .* is PostgreSQL's own: the service's tables cannot be kept there`));
+      } finally {
+        await handle.close();
+      }
+      const { rows } = await admin.query('select count(*)::int as tables from pg_tables where schemaname = $1', [home]);
+      assert.equal(rows[0].tables, 0);
+    });
+  }
+
   test('a role that may not create tables in its schema is told the grants that let it', async () => {
     // PostgreSQL 15's default: only the database's owner creates in public.
     const locked = await schema('locked');
