@@ -23,6 +23,7 @@ import { checkPersonalTokenRequest, createPersonalToken } from '../../core/crede
 import { deleteAccount } from '../../core/accounts/account-deletion.js';
 import { secondFactorsOf } from '../../core/accounts/two-step.js';
 import type { User } from '../../core/accounts/ports.js';
+import type { Stores } from '../../core/stores.js';
 import type { Client, ClientType } from '../../core/oauth/ports.js';
 import type { SecurityEventKind } from '../../core/accounts/security-log.js';
 import type { AuditEvent } from '../../core/audit.js';
@@ -62,6 +63,16 @@ const NOTICES: Readonly<Record<string, Words>> = {
   'pushed-requests': { key: 'apps.noticePushedRequests' },
   deactivated: { key: 'apps.noticeDeactivated' },
 };
+
+/** What `issueSecret`'s write made, and what it tells. */
+interface Issued<T> {
+  made: T;
+  /** The secret, for the page that shows it once; none for a public app, which has no secret. */
+  carry?: { target: OneTimeTarget; value: Record<string, string> } | undefined;
+  /** The owner's security-log line; none for a registration, which the log does not list. */
+  event?: { kind: SecurityEventKind; detail: Record<string, string> } | undefined;
+  audit: AuditEvent;
+}
 
 /** Every field an `InputError` names, for a form to show; anything else is thrown on. */
 function formErrors(error: unknown): readonly FormError[] {
@@ -109,9 +120,34 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, confirmationPage(context, typeof confirmation === 'function' ? confirmation(context.t) : confirmation), status);
   };
 
-  /** Seals a new secret for the page the redirect goes to, where it is shown once. */
-  async function carrySecret(request: FastifyRequest, reply: FastifyReply, target: OneTimeTarget, value: Record<string, string>): Promise<void> {
-    setRevealCookie(request, reply, await stashSecret(stores, clock, target, value), ONE_TIME_SECRET_MS / 1000);
+  /**
+   * Makes a new secret (`make`, writing through the transaction it is given) and seals it for the
+   * page the redirect goes to, where it is shown once, in one transaction with the owner's
+   * security-log line: the secret, its sealed copy and its line land together or not at all.
+   * Written one after another, a failure between them (a statement timeout, a lost connection)
+   * left a secret the app now had and no one was shown: a rotation's old secret ended, the
+   * developer locked out of their own app. Once committed nothing may answer in place of the
+   * redirect: the audit line and the notice mail follow, and a failure of theirs is logged, never
+   * shown. `undefined` when `make` wrote nothing.
+   */
+  async function issueSecret<T>(request: FastifyRequest, reply: FastifyReply, user: User, make: (tx: Stores) => Promise<Issued<T> | undefined>): Promise<T | undefined> {
+    const done = await stores.transaction(async (tx) => {
+      const issued = await make(tx);
+      if (!issued) return undefined;
+      const { carry, event } = issued;
+      const cookie = carry && await stashSecret(tx, clock, carry.target, carry.value);
+      const announce = await app.deps.securityLog.recordAll(event ? [{ ...event, userId: user.id, origin: eventOrigin(request) }] : [], tx.securityEvents);
+      return { issued, cookie, announce };
+    });
+    if (!done) return undefined;
+    if (done.cookie !== undefined) setRevealCookie(request, reply, done.cookie, ONE_TIME_SECRET_MS / 1000);
+    try {
+      audit.record(done.issued.audit);
+      await done.announce();
+    } catch (error) {
+      request.log.error({ err: error }, 'a new secret was made and is shown to its owner, but its audit line or notice mail could not be written');
+    }
+    return done.issued.made;
   }
 
   /** The secret a redirect carried to this page, once; `undefined` on any later load. */
@@ -243,8 +279,9 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   app.get('/settings/tokens', page, async (request, reply) => {
     const user = await signedIn(request, reply, '/settings/tokens');
     if (!user) return reply;
-    const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' });
+    // Read before the token is taken: a read failing after it would lose the one showing it gets.
     const tokens = await stores.personalTokens.listForUser(user.id);
+    const shown = await shownSecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' });
     return sendPage(reply, tokensPage(await pageContext(request, reply), {
       tokens, now: clock.now(), notice: noticeFrom(request, notices), created: shown && { token: shown.token ?? '', name: shown.name ?? '' },
     }));
@@ -285,15 +322,22 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     }
     setDeviceCookie(request, reply, confirmed.deviceCookie);
     try {
-      const { token, record } = await createPersonalToken(stores, clock, app.deps.tokenMarks, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
-      app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
-      await logEvent(request, user, 'personal_token.created', { name: record.name, scope: record.scope });
-      audit.record({
-        audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope,
-        expiresAt: record.expiresAt === null ? null : formatUtc(record.expiresAt), via: 'site', address: clientAddress(request),
-      });
+      // The tokens' mark is read before the transaction: on SQLite its first read would wait behind it.
+      await app.deps.tokenMarks.ready();
       // Post/redirect/get: reloading the page that shows the token makes no second one.
-      await carrySecret(request, reply, { userId: user.id, purpose: 'personal_token', subject: '' }, { token, name: record.name });
+      await issueSecret(request, reply, user, async (tx) => {
+        const { token, record } = await createPersonalToken(tx, clock, app.deps.tokenMarks, { userId: user.id, name: tokenForm.name, scopes: tokenForm.scopes, expiresInDays: days });
+        return {
+          made: record,
+          carry: { target: { userId: user.id, purpose: 'personal_token', subject: '' }, value: { token, name: record.name } },
+          event: { kind: 'personal_token.created', detail: { name: record.name, scope: record.scope } },
+          audit: {
+            audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope,
+            expiresAt: record.expiresAt === null ? null : formatUtc(record.expiresAt), via: 'site', address: clientAddress(request),
+          },
+        };
+      });
+      app.deps.metrics.tokensIssued.inc({ kind: 'personal' });
       return reply.redirect('/settings/tokens', 303);
     } catch (error) {
       return answer(formErrors(error), 400);
@@ -390,14 +434,19 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       postLogoutRedirectUris: b.post_logout_redirect_uris ?? '', backchannelLogoutUri: b.backchannel_logout_uri ?? '',
     };
     try {
-      const { client, secret } = await registerClient(stores, clock, {
-        name: clientForm.name, description: clientForm.description, homepageUrl: clientForm.homepage,
-        redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id, memberRegistered: true,
-        postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
-      });
-      audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: clientAddress(request) });
       // Post/redirect/get: the app's page shows the secret once; reloading it registers nothing.
-      if (secret !== undefined) await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });
+      const client = (await issueSecret(request, reply, user, async (tx) => {
+        const { client, secret } = await registerClient(tx, clock, {
+          name: clientForm.name, description: clientForm.description, homepageUrl: clientForm.homepage,
+          redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id, memberRegistered: true,
+          postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
+        });
+        return {
+          made: client,
+          carry: secret === undefined ? undefined : { target: { userId: user.id, purpose: 'client_secret', subject: client.clientId }, value: { secret } },
+          audit: { audit: 'client.registered', clientId: client.clientId, ownerId: user.id, type: client.type, via: 'site', address: clientAddress(request) },
+        };
+      }))!;
       return reply.redirect(`/settings/developers/${encodeURIComponent(client.clientId)}?notice=registered`, 303);
     } catch (error) {
       const errors = formErrors(error);
@@ -551,11 +600,16 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const { user, client, base } = form;
       if (client.status !== 'active' || client.type !== 'confidential') throw noSecretToRotate();
       if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => rotateSecretConfirmation(t, client, app.deps.settings.previousClientSecretHours));
-      const secret = await rotateClientSecret(stores, clock, client.clientId, app.deps.settings.previousClientSecretHours);
-      if (!secret) throw noSecretToRotate();
-      await logEvent(request, user, 'client_secret.rotated', { app: client.name, client_id: client.clientId });
-      audit.record({ audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
-      await carrySecret(request, reply, { userId: user.id, purpose: 'client_secret', subject: client.clientId }, { secret });
+      const rotated = await issueSecret(request, reply, user, async (tx) => {
+        const secret = await rotateClientSecret(tx, clock, client.clientId, app.deps.settings.previousClientSecretHours);
+        return secret === undefined ? undefined : {
+          made: true,
+          carry: { target: { userId: user.id, purpose: 'client_secret', subject: client.clientId }, value: { secret } },
+          event: { kind: 'client_secret.rotated', detail: { app: client.name, client_id: client.clientId } },
+          audit: { audit: 'client.secret_rotated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) },
+        };
+      });
+      if (!rotated) throw noSecretToRotate();
       return reply.redirect(`${base}?notice=rotated`, 303);
     });
 
