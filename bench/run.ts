@@ -50,6 +50,7 @@ import { createServer } from 'node:net';
 import { cpus, totalmem, tmpdir, type as osType, release as osRelease } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadSettings } from '../src/config/settings.js';
 import { PASSWORD_HASHES_WAITING_PER_ADDRESS } from '../src/core/accounts/passwords.js';
@@ -107,6 +108,21 @@ const DPOP_PROOFS_PER_SECOND = 12_000;
  * run starts. One hash runs at a time, so four browsers already keep it busy.
  */
 const SIGN_IN_CONNECTIONS = PASSWORD_HASHES_WAITING_PER_ADDRESS / 2;
+/** Every scenario of a run, in its order: the ids `--only` may name (`runBench` defines each). */
+export const SCENARIO_IDS: readonly string[] = ['a', 'b1', 'b2', 'b3', 'b4', 'i', 'c1', 'c2', 'd', 'd2', 'e1', 'e2', 'e3', 'h1', 'h2', 'h4', 'j1', 'j2', 'j3'];
+
+/**
+ * `--only`'s comma-separated ids, each a scenario's; else a usage error naming the known ones,
+ * before anything is built: an unknown id was passed over in silence beside a known one, and alone
+ * it failed the run after minutes of preparing it.
+ */
+export function onlyScenarios(typed: string): string[] {
+  const ids = typed.split(',').map((id) => id.trim());
+  const unknown = ids.filter((id) => !SCENARIO_IDS.includes(id));
+  if (unknown.length > 0) throw new BenchUsageError(`--only names no scenario '${unknown.join("', '")}': the scenarios are ${SCENARIO_IDS.join(', ')}`);
+  return ids;
+}
+
 /** The scenarios compared with the peer (node-oidc-provider), which is started only for them. */
 const PEER_SCENARIOS = ['a', 'd', 'd2', 'e1', 'e2'];
 
@@ -1289,7 +1305,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       },
     ];
     const comparisons = all.filter((c) => selected(c.id));
-    if (comparisons.length === 0) throw new Error(`--only named no scenario of ${all.map((c) => c.id).join(', ')}`);
+    // `--only` was checked against SCENARIO_IDS before anything ran: the list must be this one.
+    if (all.map((c) => c.id).join() !== SCENARIO_IDS.join()) throw new Error(`SCENARIO_IDS is not the run's scenarios: ${all.map((c) => c.id).join(', ')}`);
     const references = [ceilingMe, matchedMe, matchedRefusal, ...(leanMe ? [leanMe] : []), peerCode, peerUserinfo, peerRefresh, peerPlainRefresh].filter((r) => comparisons.some((c) => c.ceiling === r || c.peer === r));
     // The references in the order a single round measures them, first: as before rounds existed.
     const baselineOf = (comparison: Comparison) => all.find((c) => c.id === comparison.baseline)?.ours;
@@ -1449,8 +1466,8 @@ const BENCH_OPTION_HELP: Readonly<Record<keyof typeof BENCH_OPTIONS, string>> = 
   'no-build': 'run dist/ as it is, without building it first',
   small: 'the smoke test\'s small data set',
   out: 'write the JSON there instead of bench/results/<date>-<database>.json',
-  only: 'only these scenarios, comma-separated (a,b1,c2), with their references',
-  note: 'a remark kept in the JSON\'s notes',
+  only: `only these scenarios, comma-separated, with their references: ${SCENARIO_IDS.join(',')}`,
+  note: 'a remark kept in the JSON\'s notes (one that starts with - as --note=-TEXT)',
   'peer-store': 'where node-oidc-provider keeps its data: sqlite (default) or memory',
   'token-scale': '/me only, with the two stored access token counts of --token-counts',
   'token-counts': 'the two counts of --token-scale (default 1000,1000000)',
@@ -1476,12 +1493,17 @@ function wholeNumber(typed: string, option: string, least: number): number {
 }
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--help')) {
+  // The mode and --help are read as parseArgs reads options, never as a word anywhere in the
+  // arguments: `--note --help` is a note that parseArgs refuses as ambiguous below (a value that
+  // starts with "-" is written --note=--help), not a request for help. Leniently here (no refusal,
+  // as each mode has options of its own), strictly by the mode.
+  const mode = parseArgs({ options: BENCH_OPTIONS, strict: false }).values;
+  if (mode.help === true) {
     process.stdout.write(`${benchHelp()}\n`);
     return;
   }
-  if (process.argv.includes('--avatar-upload')) return (await import('./avatar-upload.js')).runAvatarUploadBench();
-  if (process.argv.includes('--posts-pieces')) return (await import('./posts-pieces.js')).runPostsPiecesBench();
+  if (mode['avatar-upload'] === true) return (await import('./avatar-upload.js')).runAvatarUploadBench();
+  if (mode['posts-pieces'] === true) return (await import('./posts-pieces.js')).runPostsPiecesBench();
   const values = parseBenchArguments(BENCH_OPTIONS);
   const peerStore = values['peer-store'];
   if (!PEER_STORES.some((store) => store === peerStore)) throw new BenchUsageError(`--peer-store must be one of ${PEER_STORES.join(', ')}: got ${peerStore}`);
@@ -1490,7 +1512,7 @@ async function main(): Promise<void> {
     connections: wholeNumber(values.connections, '--connections', 1), rounds: wholeNumber(values.rounds, '--rounds', 1),
     seed: values['staff-overview'] ? (values.small ? STAFF_OVERVIEW_SMOKE_SEED : STAFF_OVERVIEW_SEED) : values.small ? SMOKE_SEED : FULL_SEED, build: !values['no-build'], ...(values.out ? { out: values.out } : {}),
     ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore,
-    ...(values.only ? { only: values.only.split(',').map((id) => id.trim()) } : {}),
+    ...(values.only !== undefined ? { only: onlyScenarios(values.only) } : {}),
   };
   const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);
   const report = values['staff-overview'] ? await (await import('./staff-overview.js')).runStaffOverview(options)

@@ -44,3 +44,30 @@ test('a value that looks like an option is one line, its first sentence, exit co
   assert.equal(code, 2, stderr);
   assert.equal(stderr, 'bench: Option \'--warmup\' argument is ambiguous; npm run bench -- --help lists the options\n');
 });
+
+test('--only naming an unknown scenario is one line naming it and the known ones, exit code 2, before anything is built or run', () => {
+  const known = 'a, b1, b2, b3, b4, i, c1, c2, d, d2, e1, e2, e3, h1, h2, h4, j1, j2, j3';
+  for (const [typed, unknown] of [['nosuch', "'nosuch'"], ['a,nosuch', "'nosuch'"], ['a,', "''"], ['x,b1,y', "'x', 'y'"]] as const) {
+    const { code, stdout, stderr } = bench('--only', typed);
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, '');
+    assert.equal(stderr, `bench: --only names no scenario ${unknown}: the scenarios are ${known}; npm run bench -- --help lists the options\n`, typed);
+  }
+});
+
+test('--help as the value of an option is no request for help: refused as ambiguous, exit code 2; written --note=--help it is the value', () => {
+  for (const option of ['--note', '--only', '--out']) {
+    const { code, stdout, stderr } = bench(option, '--help');
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, '', option);
+    assert.equal(stderr, `bench: Option '${option}' argument is ambiguous; npm run bench -- --help lists the options\n`);
+  }
+  // The mode's words are options only where parseArgs reads options, and a value names none.
+  const { code, stderr } = bench('--note', '--posts-pieces');
+  assert.equal(code, 2, stderr);
+  assert.equal(stderr, 'bench: Option \'--note\' argument is ambiguous; npm run bench -- --help lists the options\n');
+  // Accepted as the note, and the run goes on to the next check: the count below is refused.
+  const explicit = bench('--note=--help', '--seconds=0');
+  assert.equal(explicit.code, 2, explicit.stderr);
+  assert.equal(explicit.stderr, 'bench: --seconds must be a whole number from 1: got \'0\'; npm run bench -- --help lists the options\n');
+});
