@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { registerClient, rotateClientSecret } from '../../src/core/oauth/clients.js';
 import type { ClientStore } from '../../src/core/oauth/ports.js';
+import type { Stores } from '../../src/core/stores.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { signedInMember } from './visitor.js';
@@ -39,22 +40,30 @@ forEachDatabase('an owner\'s change racing staff deactivation', (database) => {
       });
       // A previous secret still accepted, for the page to offer its deletion.
       if (change.previousSecret) await rotateClientSecret(t.deps.stores, t.clock, client.clientId, 24);
-      const clients = t.deps.stores.clients;
-      const write = clients[change.write] as (...args: unknown[]) => Promise<unknown>;
+      const { stores } = t.deps;
+      const { clients, transaction } = stores;
       let deactivated: unknown;
-      // Staff deactivate the app after the route read it active, just before its write.
-      Object.assign(clients, {
-        [change.write]: async (...args: unknown[]) => {
-          deactivated = await clients.setStatus(client.clientId, 'deactivated', t.clock.now());
-          return write.apply(clients, args);
-        },
-      });
+      /** Staff deactivate the app after the route read it active, just before its write through `within` (the stores or a transaction's). */
+      const racing = (within: ClientStore) => {
+        const write = within[change.write] as (...args: unknown[]) => Promise<unknown>;
+        Object.assign(within, {
+          [change.write]: async (...args: unknown[]) => {
+            deactivated = await within.setStatus(client.clientId, 'deactivated', t.clock.now());
+            return write.apply(within, args);
+          },
+        });
+        return () => Object.assign(within, { [change.write]: write });
+      };
+      const restore = racing(clients);
+      // A rotation writes in a transaction, with the sealed copy of its secret: the race is in there.
+      stores.transaction = <T>(work: (tx: Stores) => Promise<T>) => transaction.call(stores, (tx: Stores) => { racing(tx.clients); return work(tx); }) as Promise<T>;
       try {
         const refused = await visitor.post(`/settings/developers/${client.clientId}/${change.form}`, change.fields);
         assert.equal(refused.status, 400, change.form);
         assert.match(refused.text, change.refusal, change.form);
       } finally {
-        Object.assign(clients, { [change.write]: write });
+        restore();
+        stores.transaction = transaction;
       }
       assert.deepEqual(await clients.findById(client.clientId), deactivated, `${change.form}: nothing written`);
       assert.deepEqual(t.audit.filter((e) => 'clientId' in e && e.clientId === client.clientId).map((e) => e.audit), [], `${change.form}: no change recorded`);
