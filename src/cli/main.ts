@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { SettingsError, loadSettings } from '../config/settings.js';
 import { AccountUnusableError, ConflictError, InputError, KeysSecretError } from '../core/errors.js';
 import type { BaseDeps } from '../base-deps.js';
+import type { AuditEvent, AuditSink } from '../core/audit.js';
 import { type Command, type CommandIo, Interrupted, UsageError, type Values } from './command.js';
 import { clientCreate, clientDeactivate, clientList, clientRequirePar, clientRotateSecret } from './commands/clients.js';
 import { postCreate, tokenCreate, tokenList, tokenRevoke } from './commands/content.js';
@@ -91,8 +92,35 @@ function parseOptions(command: Command<any>, args: string[]): Values {
   return parsed.values;
 }
 
+/**
+ * The audit sink of one command: its events are held until its answer is printed, then written
+ * (`flush`) to standard error. A command that prints a new secret (`client create`, `client
+ * rotate-secret`, `token create`) has made it the app's or the account's by then: written first,
+ * an audit line that could not be (standard error on a full disk) failed the command after the
+ * write and the secret was never printed. A line that cannot be written now loses the line, not
+ * the answer, and the exit code stays the command's: a script that saw it fail would run it again.
+ */
+function heldAudit(io: CliIo, sink: AuditSink): AuditSink & { flush(): void } {
+  const held: AuditEvent[] = [];
+  return {
+    record: (event) => { held.push(event); },
+    flush() {
+      try {
+        for (const event of held.splice(0)) sink.record(event);
+      } catch (error) {
+        try {
+          io.err(`svc: an audit line could not be written: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
+        } catch {
+          // Standard error itself failed: there is nowhere left to say it.
+        }
+      }
+    },
+  };
+}
+
 export async function runCli(args: string[], io: CliIo): Promise<number> {
   let deps: BaseDeps | undefined;
+  let audit: ReturnType<typeof heldAudit> | undefined;
   try {
     if (args.some((a) => HELP_FLAGS.has(a)) || args[0] === 'help') return help(args.filter((a) => a !== 'help'), io);
     const found = findCommand(args);
@@ -105,12 +133,15 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     const [{ createBaseDeps, prepareDatabase }, { pinoAuditSink }] = await Promise.all([
       import('../base-deps.js'), import('../observability/audit.js'),
     ]);
-    deps = createBaseDeps(settings, { audit: pinoAuditSink({ logLevel: settings.logLevel, destination: 2 }) });
+    audit = heldAudit(io, pinoAuditSink({ logLevel: settings.logLevel, destination: 2 }));
+    deps = createBaseDeps(settings, { audit });
     await prepareDatabase(deps);
     const result = await command.run(deps, values, io);
     io.out(values.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
     return 0;
   } catch (error) {
+    // What the command changed before it failed is told before why it failed.
+    audit?.flush();
     if (error instanceof Interrupted) {
       io.err('svc: interrupted; nothing was changed\n');
       return 130;
@@ -125,9 +156,13 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     io.err(`svc: failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
     return 1;
   } finally {
+    audit?.flush();
     await deps?.close();
   }
 }
 
+// A standard error that cannot be written (a full disk) fails its writes later, as an 'error'
+// event: unheard, it ended the process with exit code 1 after the answer was out (`heldAudit`).
+process.stderr.on('error', () => {});
 const io: CliIo = { ...terminalIo(), out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
 process.exitCode = await runCli(process.argv.slice(2), io);

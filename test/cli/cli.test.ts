@@ -10,7 +10,7 @@ import { verifyPassword } from '../../src/core/accounts/passwords.js';
 import type { Stores } from '../../src/core/stores.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { createStores } from '../../src/storage/stores.js';
-import { type CliResult, svc, svcAtTerminal } from '../support/cli.js';
+import { type CliResult, svc, svcAtTerminal, svcWithStderrAt } from '../support/cli.js';
 import { forEachDatabase, temporarySqlitePath } from '../support/databases.js';
 
 const name = (prefix: string) => `${prefix}${randomBytes(3).toString('hex')}`;
@@ -161,6 +161,21 @@ forEachDatabase('command line', (database) => {
     assert.notEqual(r.json.client_secret, client.client_secret);
     assert.deepEqual(run('client', 'deactivate', '--client-id', client.client_id, '--json').json, { client_id: client.client_id, status: 'deactivated' });
     assertBadArguments(run('client', 'rotate-secret', '--client-id', 'nope', '--json'), /unknown client/);
+  });
+
+  test('a new secret is printed though its audit line cannot be written (standard error on a full disk), and it is the one the app has', async () => {
+    const owner = name('full');
+    run('user', 'create', '--username', owner, '--password', 'long enough pw');
+    const full = (...args: string[]) => svcWithStderrAt('/dev/full', database.url, args);
+    const created = full('client', 'create', '--name', 'F', '--type', 'confidential', '--redirect-uri', 'https://f.example/cb', '--json');
+    assert.equal(created.code, 0);
+    assert.equal((await stores.clients.findById(created.json.client_id))?.secretHash, hashSecret(created.json.client_secret));
+    const rotated = full('client', 'rotate-secret', '--client-id', created.json.client_id, '--json');
+    assert.equal(rotated.code, 0);
+    assert.equal((await stores.clients.findById(created.json.client_id))?.secretHash, hashSecret(rotated.json.client_secret));
+    const token = full('token', 'create', '--username', owner, '--name', 'f', '--scopes', 'profile:read', '--json');
+    assert.equal(token.code, 0);
+    assert.ok(await stores.personalTokens.findBearer(hashSecret(token.json.token)));
   });
 
   test('post create prints the id and the absolute post URL; drafts too', () => {

@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { compiled } from './processes.js';
 
 export interface CliResult {
@@ -26,6 +27,21 @@ export function svc(databaseUrl: string, args: string[], env: Record<string, str
   compiled();
   const run = spawnSync(process.execPath, ['dist/cli/main.js', ...args], { encoding: 'utf8', input, env: environment(databaseUrl, env) });
   return result(run.status, run.stdout, run.stderr);
+}
+
+/**
+ * `svc` as `svc`, with its standard error written to `path` instead of read: `/dev/full` fails
+ * every write there as a full disk does. `stderr` is then empty.
+ */
+export function svcWithStderrAt(path: string, databaseUrl: string, args: string[]): CliResult {
+  compiled();
+  const stderr = openSync(path, 'w');
+  try {
+    const run = spawnSync(process.execPath, ['dist/cli/main.js', ...args], { encoding: 'utf8', env: environment(databaseUrl, {}), stdio: ['pipe', 'pipe', stderr] });
+    return result(run.status, run.stdout, '');
+  } finally {
+    closeSync(stderr);
+  }
 }
 
 /**
