@@ -17,7 +17,7 @@ import {
   Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
 } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { forEachDatabase } from '../support/databases.js';
+import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -329,6 +329,17 @@ forEachDatabase('account security', (database) => {
     assert.equal(fresh.length, 10);
     assert.equal((await signInWithCode(new Browser(t), user.username, codes[1]!)).status, 401, 'an old code no longer works');
     assert.equal((await signInWithCode(new Browser(t), user.username, fresh[0]!)).status, 303);
+  });
+
+  test('a change made is answered as made when its security-log line cannot be written: new recovery codes are shown, not lost behind an error page', async () => {
+    const { user, browser } = await signedIn();
+    const { secret } = await enableTotp(browser);
+    const made = await whileInsertsFail(t.deps.database.db, database, 'security_events',
+      () => security(browser, { action: 'recovery-codes', code: totpCode(secret, t.clock.now()) }));
+    assert.equal(made.status, 200);
+    const fresh = [...(await made.text()).matchAll(/<li>([a-z2-7-]{19})<\/li>/g)].map((m) => m[1]!);
+    assert.equal(fresh.length, 10, 'the codes the account now holds are on the page');
+    assert.equal((await signInWithCode(new Browser(t), user.username, fresh[0]!)).status, 303, 'and they sign in');
   });
 
   test('the authorization flow keeps working through the second step (prompt=login, max_age), and amr says pwd, then pwd and otp', async () => {

@@ -7,10 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { sql } from 'kysely';
 import { hashSecret } from '../../src/core/credentials/formats.js';
 import type { TestApp } from '../support/app.js';
-import { forEachDatabase } from '../support/databases.js';
+import { forEachDatabase, whileInsertsFail as failingInserts } from '../support/databases.js';
 import { PASSWORD, startOAuthApp, unique } from '../oauth/helpers.js';
 import { type Visitor, readOnlyField, signedInMember } from './visitor.js';
 
@@ -22,26 +21,7 @@ forEachDatabase('a new secret is always shown to its owner', (database) => {
   });
   after(() => t.close());
 
-  /**
-   * Runs `work` while every insert into `table` fails, as a statement timeout or a lost connection
-   * would fail it: a trigger raising an error, dropped afterwards.
-   */
-  async function whileInsertsFail<T>(table: string, work: () => Promise<T>): Promise<T> {
-    const { db } = t.deps.database;
-    const name = sql.raw(`refuse_${table}`);
-    if (database.name === 'sqlite') {
-      await sql`create trigger ${name} before insert on ${sql.table(table)} begin select raise(abort, 'refused by the test'); end`.execute(db);
-    } else {
-      await sql`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$`.execute(db);
-      await sql`create trigger ${name} before insert on ${sql.table(table)} for each row execute function ${name}()`.execute(db);
-    }
-    try {
-      return await work();
-    } finally {
-      await sql`drop trigger ${name}${database.name === 'sqlite' ? sql`` : sql` on ${sql.table(table)}`}`.execute(db);
-      if (database.name === 'postgres') await sql`drop function ${name}()`.execute(db);
-    }
-  }
+  const whileInsertsFail = <T>(table: string, work: () => Promise<T>) => failingInserts(t.deps.database.db, database, table, work);
 
   /** A member with a verified address (so a rotation mails a notice) and a confidential app, with its first secret. */
   async function developerWithApp(): Promise<{ visitor: Visitor; userId: number; clientId: string; secret: string }> {

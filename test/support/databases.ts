@@ -8,6 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../../src/config/settings.js';
 import { SCHEMA_CHANGE_LOCK } from '../../src/storage/migrate.js';
@@ -74,4 +75,24 @@ export function forEachDatabase(title: string, suite: (database: TestDatabase) =
     });
     suite({ name: 'postgres', target: { kind: 'postgres', url }, url });
   });
+}
+
+/**
+ * Runs `work` while every insert into `table` fails, as a statement timeout or a lost connection
+ * would fail it: a trigger raising an error, dropped afterwards.
+ */
+export async function whileInsertsFail<T>(db: Kysely<any>, database: TestDatabase, table: string, work: () => Promise<T>): Promise<T> {
+  const name = sql.raw(`refuse_${table}`);
+  if (database.name === 'sqlite') {
+    await sql`create trigger ${name} before insert on ${sql.table(table)} begin select raise(abort, 'refused by the test'); end`.execute(db);
+  } else {
+    await sql`create function ${name}() returns trigger language plpgsql as $$ begin raise exception 'refused by the test'; end $$`.execute(db);
+    await sql`create trigger ${name} before insert on ${sql.table(table)} for each row execute function ${name}()`.execute(db);
+  }
+  try {
+    return await work();
+  } finally {
+    await sql`drop trigger ${name}${database.name === 'sqlite' ? sql`` : sql` on ${sql.table(table)}`}`.execute(db);
+    if (database.name === 'postgres') await sql`drop function ${name}()`.execute(db);
+  }
 }

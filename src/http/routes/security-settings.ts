@@ -59,6 +59,11 @@ interface ActionContext {
   render(state: Partial<SecurityPageState>, status: number): Promise<FastifyReply>;
   /** Back to the page with a notice (post/redirect/get). */
   done(notice: keyof typeof NOTICES): FastifyReply;
+  /**
+   * Writes the change's security-log line (and its notice), after the change committed. A line that
+   * cannot be written is the operators' error line, not the member's error page: the page answers
+   * what was done, and new recovery codes, shown once, are not lost behind a 500.
+   */
   record(event: Omit<NewSecurityEvent, 'userId' | 'origin'>): Promise<void>;
 }
 
@@ -234,7 +239,9 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
       request, reply, user, session, body: request.body, origin,
       render: (state, status) => render(request, reply, user, request.signIn?.session ?? session, state, status),
       done: (notice) => reply.redirect(`${PATH}?notice=${notice}`, 303),
-      record: (event) => app.deps.securityLog.record({ ...event, userId: user.id, origin }),
+      record: (event) => app.deps.securityLog.record({ ...event, userId: user.id, origin }).catch((error: unknown) => {
+        request.log.error({ err: error, kind: event.kind, userId: user.id }, 'a change to a member\'s account security was made, but its security-log line could not be written');
+      }),
     };
     if (!handler) return ctx.render({ errors: { field: 'action', message: 'choose one of the buttons on this page', words: { key: 'security.unknownAction' } } as FormError }, 400);
     return handler(ctx);
