@@ -40,8 +40,8 @@
  * made for the run), which our server trusts through NODE_EXTRA_CA_CERTS.
  *
  * Embedded SQLite by default; with DATABASE_URL (postgres://) it creates and uses a database
- * named `svc_bench` (`svc_bench_tokens_<count>` for the token scale) on that server, and with
- * REDIS_URL the rate limiter counts in Redis.
+ * named `svc_bench` (`svc_bench_tokens_<count>` for the token scale), or BENCH_DATABASE, on that
+ * server, and with REDIS_URL the rate limiter counts in Redis.
  * Every request goes to 127.0.0.1, and every wrk run is bounded in time.
  */
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -875,6 +875,17 @@ export async function prepareDatabaseTarget(env: Record<string, string | undefin
   return target.toString();
 }
 
+/**
+ * The database a run drops and creates on PostgreSQL: `svc_bench`, or BENCH_DATABASE (an
+ * identifier of lower-case letters, digits and underscores), so two runs on one server at once do
+ * not drop each other's.
+ */
+function benchDatabaseName(env: Record<string, string | undefined>): string {
+  const name = env.BENCH_DATABASE ?? 'svc_bench';
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`BENCH_DATABASE must be lower-case letters, digits and underscores: ${name}`);
+  return name;
+}
+
 function databaseKind(databaseUrl: string): 'sqlite' | 'postgres' {
   return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
 }
@@ -1067,7 +1078,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const servers: Server[] = [];
   let documents: DocumentServer | undefined;
   try {
-    const databaseUrl = await prepareDatabaseTarget(env, work);
+    const databaseUrl = await prepareDatabaseTarget(env, work, benchDatabaseName(env));
     const database = databaseKind(databaseUrl);
     const redisUrl = env.REDIS_URL || undefined;
     // Client ID metadata documents (scenarios e3, j2, j3) over https, as from a real host: a TLS
