@@ -273,8 +273,41 @@ export interface CodeStore {
    * database can.
    */
   consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined>;
+  /**
+   * Redeems a code (RFC 6749 4.1.3): consumes it as `consume` does, in one conditional write, and
+   * stores the tokens `how.issue` makes for it, both or neither. `how.refusal` says why a consumed
+   * code's grant gives no tokens (gone or revoked, its user no longer active): such a code stays
+   * used and nothing is stored. `how.issue` runs either after the consuming write, in its
+   * transaction, or before it with the code as read, unused (PostgreSQL: the write then stores the
+   * tokens in the same statement, only while the grant is live and its user active, and no
+   * transaction is needed); it answers `undefined` when the request does not match the code
+   * (nothing is written then), and whatever it throws leaves the code unused.
+   */
+  redeem<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>>;
   find(codeHash: string): Promise<AuthorizationCode | undefined>;
 }
+
+/** What `CodeStore.redeem` stores with a code's consumption, and the answer made with it. */
+export interface CodeIssuance<T> {
+  access: NewIssuedToken;
+  refresh: NewIssuedToken;
+  /** Whether the grant's "last used" time is due to be written (to the minute). */
+  touchGrant: boolean;
+  answer: T;
+}
+
+/** The token endpoint's rules for a code being redeemed (`CodeStore.redeem`). */
+export interface CodeRedemption<T> {
+  refusal(granted: GrantWithUser | undefined): string | undefined;
+  issue(code: AuthorizationCode, granted: GrantWithUser): Promise<CodeIssuance<T> | undefined>;
+}
+
+export type Redemption<T> =
+  | { kind: 'issued'; answer: T }
+  /** Consumed, but its grant gives no tokens (`CodeRedemption.refusal`'s reason). */
+  | { kind: 'refused'; reason: string }
+  /** Unknown, used, or not this request's (another client, verifier, redirect URI, key; expired): left as it was. */
+  | { kind: 'not_consumed' };
 
 export interface IssuedToken {
   id: number;

@@ -5,7 +5,7 @@ import { required, single } from '../params.js';
 import { challengeOf } from '../pkce.js';
 import type { AuthorizationCode, GrantWithUser, PresentedCode } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
-import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
+import { prepareTokens } from '../tokens/issue.js';
 import type { Instant } from '../../time.js';
 import { registerGrantType } from './registry.js';
 
@@ -13,13 +13,11 @@ const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 /** One answer for a code that is unknown, used or mistyped: nothing more is revealed. */
 const UNKNOWN_CODE = 'The code is invalid, expired or already used: a code works once, for a few minutes; start the authorization again (a code presented twice also ends the tokens it gave).';
 
-type Outcome = { kind: 'issued'; tokens: IssuedTokens } | { kind: 'not_consumed' } | { kind: 'refused'; description: string };
-
 /**
- * Why an unused code was not consumed by this request: what it is bound to differs. The code
- * stays as it was, for the request that has it all.
+ * Why an unused code is not redeemed by this request: what it is bound to differs; `undefined`
+ * when the request has it all. The code stays as it was, for the request that has it all.
  */
-function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string {
+function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string | undefined {
   if (code.clientId !== presented.clientId) return 'The code was issued to another client: redeem it with the client_id of the authorization request.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
   if (code.expiresAt <= now) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
@@ -35,17 +33,20 @@ function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instan
   }
   // RFC 7636 4.6: the verifier must match the challenge; one without the other is refused.
   if (code.codeChallenge !== null && presented.codeChallenge === null) return 'This code was issued for a PKCE code_challenge: send its code_verifier.';
-  if (code.codeChallenge === null) {
+  if (code.codeChallenge === null && presented.codeChallenge !== null) {
     return 'A code_verifier was sent, but the authorization request had no code_challenge: send the code_challenge with the authorization request.';
   }
-  return 'The code_verifier does not match the code_challenge: send the verifier whose S256 hash was the code_challenge of this authorization (RFC 7636 4.6).';
+  if (code.codeChallenge !== presented.codeChallenge) {
+    return 'The code_verifier does not match the code_challenge: send the verifier whose S256 hash was the code_challenge of this authorization (RFC 7636 4.6).';
+  }
+  return undefined;
 }
 
-/** The grant and user a freshly consumed code gives tokens for, or why it gives none. */
-function redeemable(granted: GrantWithUser | undefined): GrantWithUser | string {
+/** Why a freshly consumed code's grant gives no tokens, or `undefined` when it gives them. */
+function refusal(granted: GrantWithUser | undefined): string | undefined {
   if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked (withdrawn by the user, or ended by a reused code): start the authorization again.';
   if (granted.user.status !== 'active') return 'The account can no longer be used.';
-  return granted;
+  return undefined;
 }
 
 registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource }) => {
@@ -59,34 +60,32 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   const presented: PresentedCode = { codeHash: hashSecret(code), clientId: client.clientId, redirectUri, codeChallenge, dpopJkt };
   const now = deps.clock.now();
   // The code is consumed (one conditional write, which matches only the request it is bound to)
-  // in the same transaction that issues the tokens and signs the id_token; a code whose grant was
-  // revoked stays used, because the transaction commits either way, but a failure to issue (a
-  // signature included) throws and rolls the consumption back.
-  const outcome = await deps.stores.transaction(async (tx): Promise<Outcome> => {
-    const consumed = await tx.codes.consume(presented, now);
-    if (!consumed) return { kind: 'not_consumed' };
-    const redeemed = redeemable(consumed.granted);
-    if (typeof redeemed === 'string') return { kind: 'refused', description: redeemed };
-    const { grant, user } = redeemed;
-    const { scope, nonce } = consumed.code;
-    // RFC 9449 5: with a proof, both tokens are bound to its key.
-    const tokens = await issueTokens(tx, now, deps.settings, { keys, marker }, { grant, user, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt, resource });
-    return { kind: 'issued', tokens };
+  // with the tokens stored, all or nothing; a code whose grant was revoked stays used, but a
+  // failure to issue (a signature included) throws and leaves the code unused (`CodeStore.redeem`).
+  const redemption = await deps.stores.codes.redeem(presented, now, {
+    refusal,
+    issue: async (code, { grant, user }) => {
+      if (mismatch(code, presented, now) !== undefined) return undefined;
+      const { scope, nonce } = code;
+      // RFC 9449 5: with a proof, both tokens are bound to its key.
+      const prepared = await prepareTokens(now, deps.settings, { keys, marker }, { grant, user, client, accessScope: scope, refreshScope: scope, nonce, dpopJkt, resource });
+      return { access: prepared.access, refresh: prepared.refresh, touchGrant: prepared.touchGrant, answer: prepared.issued };
+    },
   });
-  if (outcome.kind === 'issued') {
-    const { tokens } = outcome;
+  if (redemption.kind === 'issued') {
+    const tokens = redemption.answer;
     deps.metrics.tokensIssued.inc({ kind: 'access' });
     deps.metrics.tokensIssued.inc({ kind: 'refresh' });
     deps.audit.record({ audit: 'token.issued', via: 'oauth', clientId: client.clientId, userId: tokens.user.id, grantId: tokens.grant.id, scope: tokens.scope });
     return tokens;
   }
-  if (outcome.kind === 'refused') throw new OAuthError('invalid_grant', outcome.description);
+  if (redemption.kind === 'refused') throw new OAuthError('invalid_grant', redemption.reason);
   const known = await deps.stores.codes.find(presented.codeHash);
   // INTERFACE section 3: a request that does not match the code (another client, a wrong
   // verifier…) is refused and leaves the code as it was, so whoever merely saw a code cannot burn
   // it or end the user's grant with it.
   if (known && (known.usedAt === null || known.clientId !== client.clientId)) {
-    throw new OAuthError('invalid_grant', mismatch(known, presented, now));
+    throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
   }
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
   // grant of that user for that client, the first redemption's tokens with them.

@@ -6,7 +6,7 @@ import { issueIdToken } from '../../oidc/id-token.js';
 import type { KeySet } from '../../oidc/key-ring.js';
 import type { User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
-import type { Client, Grant, Succession } from '../ports.js';
+import type { Client, Grant, NewIssuedToken, Succession } from '../ports.js';
 import { scopeList } from '../scopes.js';
 import { type Instant, LAST_USED_RESOLUTION_MS } from '../../time.js';
 import { siteUrls } from '../../urls.js';
@@ -38,27 +38,29 @@ export interface Rotation extends Omit<Succession, 'sealed'> {
   seal(issued: IssuedTokens): string;
 }
 
+/** An issuance made and signed, not yet stored: the answer, both tokens' rows, and whether the grant's "last used" is due. */
+export interface PreparedTokens {
+  issued: IssuedTokens;
+  access: NewIssuedToken;
+  refresh: NewIssuedToken;
+  /** "Last used" to the minute, as for API use: a chain of quick refreshes writes it once. */
+  touchGrant: boolean;
+}
+
+type IssueSettings = { baseUrl: string; siteTimeZone: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number };
+type Issue = { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null; resource: string | null };
+
 /**
- * Stores a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
+ * Makes a new access token (scope `accessScope`) and refresh token (scope `refreshScope`,
  * RFC 6749 6: a rotated refresh token keeps the scope of the one it replaces), both bound to
- * `dpopJkt` when the request carried a DPoP proof (RFC 9449 5), marks the grant
- * used (to the minute), and signs the id_token when `accessScope` has `openid` (OIDC Core 3.1.3.3,
- * and 12.2 on refresh: without nonce, with the original auth_time). RFC 8707: the access token is
- * for the resource the token request named, else the one the authorization named (`null`: no
- * audience of its own), and only within what the authorization allowed (`invalid_target`
- * otherwise, thrown before anything is written); the refresh token keeps the authorization's. On a refresh with a replay window,
- * `rotation` names the token replaced, and the new refresh token is recorded as its successor in the same write.
- * Call it inside the transaction that consumed the code or the old refresh token: a signature that
- * fails then rolls the consumption back, and the client can present the code again (issue 16).
+ * `dpopJkt` when the request carried a DPoP proof (RFC 9449 5), and signs the id_token when
+ * `accessScope` has `openid` (OIDC Core 3.1.3.3, and 12.2 on refresh: without nonce, with the
+ * original auth_time). RFC 8707: the access token is for the resource the token request named,
+ * else the one the authorization named (`null`: no audience of its own), and only within what the
+ * authorization allowed (`invalid_target` otherwise, thrown before anything is made); the refresh
+ * token keeps the authorization's. Nothing is stored: `issueTokens` stores them, or a code's redemption with its consumption (`CodeStore.redeem`).
  */
-export async function issueTokens(
-  tx: Stores,
-  now: Instant,
-  settings: { baseUrl: string; siteTimeZone: string; accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number },
-  signing: { keys: KeySet; marker: TokenMarker },
-  issue: { grant: Grant; user: User; client: Client; accessScope: string; refreshScope: string; nonce: string | null; dpopJkt: string | null; resource: string | null },
-  rotation?: Rotation,
-): Promise<IssuedTokens> {
+export async function prepareTokens(now: Instant, settings: IssueSettings, signing: { keys: KeySet; marker: TokenMarker }, issue: Issue): Promise<PreparedTokens> {
   checkGrantedResource(issue.grant.resource, issue.resource);
   const { keys, marker } = signing;
   // The access token bears the service's mark, for the resource API to tell it from a made-up one.
@@ -93,13 +95,25 @@ export async function issueTokens(
     dpopJkt: issue.dpopJkt,
   };
   const common = { grantId: issue.grant.id, clientId: issue.client.clientId, userId: issue.user.id, createdAt: now, dpopJkt: issue.dpopJkt };
-  await tx.tokens.insertPair(
-    { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000, resource: issue.resource ?? issue.grant.resource },
-    { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000, resource: issue.grant.resource },
-    rotation && { tokenId: rotation.tokenId, tokenHash: rotation.tokenHash, sealed: rotation.seal(issued) },
-  );
-  // "Last used" to the minute, as for API use: a chain of quick refreshes writes it once.
   const lastUse = issue.grant.lastUsedAt;
-  if (now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse) await tx.grants.touch(issue.grant.id, now);
+  return {
+    issued,
+    access: { ...common, tokenHash: hashSecret(accessToken), scope: issue.accessScope, expiresAt: now + settings.accessTokenTtlSeconds * 1000, resource: issue.resource ?? issue.grant.resource },
+    refresh: { ...common, tokenHash: hashSecret(refreshToken), scope: issue.refreshScope, expiresAt: now + settings.refreshTokenTtlSeconds * 1000, resource: issue.grant.resource },
+    touchGrant: now - lastUse >= LAST_USED_RESOLUTION_MS || now < lastUse,
+  };
+}
+
+/**
+ * Makes the tokens (`prepareTokens`), stores both, and marks the grant used (to the minute). On a
+ * refresh with a replay window, `rotation` names the token replaced, and the new refresh token is
+ * recorded as its successor in the same write.
+ * Call it inside the transaction that consumed the old refresh token: a signature that fails then
+ * rolls the consumption back (issue 16).
+ */
+export async function issueTokens(tx: Stores, now: Instant, settings: IssueSettings, signing: { keys: KeySet; marker: TokenMarker }, issue: Issue, rotation?: Rotation): Promise<IssuedTokens> {
+  const { issued, access, refresh, touchGrant } = await prepareTokens(now, settings, signing, issue);
+  await tx.tokens.insertPair(access, refresh, rotation && { tokenId: rotation.tokenId, tokenHash: rotation.tokenHash, sealed: rotation.seal(issued) });
+  if (touchGrant) await tx.grants.touch(issue.grant.id, now);
   return issued;
 }

@@ -1,9 +1,12 @@
 import { type Kysely, type QueryCreator, type Selectable, sql } from 'kysely';
-import type { AuthorizationCode, CodeStore, GrantWithUser, PresentedCode } from '../../../core/oauth/ports.js';
+import type { AuthorizationCode, CodeRedemption, CodeStore, GrantWithUser, PresentedCode, Redemption } from '../../../core/oauth/ports.js';
 import type { Instant } from '../../../core/time.js';
-import type { CompiledQueries } from '../../database.js';
+import { type CompiledQueries, type QueryBuilder, keyIsAnyOf } from '../../database.js';
 import type { AuthorizationCodesTable, Database } from '../../schema.js';
-import { NEW_GRANT, consumeWithGrant, consumedWithGrant, createGrant, grantValues } from './grants.js';
+import {
+  GRANT_WITH_USER_COLUMNS, KyselyGrantStore, NEW_GRANT, type GrantWithUserRow, consumeWithGrant, consumedWithGrant, createGrant, grantValues, toGrantWithUser,
+} from './grants.js';
+import { KyselyTokenStore, PLACEHOLDER_TOKEN, tokenValues } from './tokens.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
   return {
@@ -63,6 +66,46 @@ const consumeCode = (db: QueryCreator<Database>) => db.updateTable('authorizatio
   .where('used_at', 'is', null).returningAll();
 const codeConsumption = consumedWithGrant(consumeCode);
 
+type CodeWithGrantRow = { code: Selectable<AuthorizationCodesTable> } & (GrantWithUserRow | { grant_id: null });
+
+/** A code as stored (`to_jsonb`, its columns share names with the grant's) beside its grant and user (PostgreSQL). */
+const codeWithGrantColumns = (db: Kysely<Database>) => (db as unknown as Kysely<any>)
+  .selectFrom('authorization_codes as c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
+  .select(sql`to_jsonb(c)`.as('code')).select(GRANT_WITH_USER_COLUMNS);
+const codeWithGrant: QueryBuilder<CodeWithGrantRow> = (db) => codeWithGrantColumns(db).where('c.code_hash', '=', '');
+const codesWithGrant: QueryBuilder<CodeWithGrantRow> = (db) => codeWithGrantColumns(db).where(keyIsAnyOf('c.code_hash'));
+/** The code a token request presents, read with the others of its turn (`CompiledQueries.lookup`). */
+const codeLookup = { one: codeWithGrant, many: codesWithGrant, keyOf: (row: CodeWithGrantRow) => row.code.code_hash };
+
+const TOKEN_ROW = tokenValues(PLACEHOLDER_TOKEN);
+const TOKEN_COLUMNS = Object.keys(TOKEN_ROW) as Array<keyof typeof TOKEN_ROW>;
+/** Inserts one token's row (its columns, in `tokenValues`' order) for each row of `live`: none when the code's grant gives none. */
+const insertTokenIfLive = (table: 'access_tokens' | 'refresh_tokens') => (w: QueryCreator<any>) => w.insertInto(table).columns(TOKEN_COLUMNS)
+  .expression((eb: any) => eb.selectFrom('live').select((s: any) => TOKEN_COLUMNS.map((column) => s.val(TOKEN_ROW[column]).as(column))));
+/**
+ * A code's redemption in one statement (PostgreSQL): `consumeCode` (its seven parameters), then
+ * the access token's row and the refresh token's, stored only when the write consumed the code
+ * and its grant is live (not revoked, its user active, as `CodeRedemption.refusal` reads them);
+ * answers the consumed row, its grant and user as `consumedWithGrant` does, and `issued`.
+ */
+const consumeIssuing: QueryBuilder<ConsumedIssuing> = (db) => (db as unknown as Kysely<any>)
+  .with('c', consumeCode as never)
+  .with('live', (w) => w.selectFrom('c').innerJoin('grants as g', 'g.id', 'c.grant_id').innerJoin('users as u', 'u.id', 'g.user_id')
+    .where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`).select('c.grant_id'))
+  .with('access', insertTokenIfLive('access_tokens'))
+  .with('refresh', (w) => insertTokenIfLive('refresh_tokens')(w).returning('id'))
+  .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
+  .select(sql`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS)
+  .select(sql<boolean>`exists (select 1 from refresh)`.as('issued'));
+type ConsumedIssuing = { consumed: Selectable<AuthorizationCodesTable>; issued: boolean } & (GrantWithUserRow | { grant_id: null });
+
+const NOT_CONSUMED = { kind: 'not_consumed' } as const;
+
+/** `consumeCode`'s parameters, in the order of its compiled SQL. */
+function consumeParameters(presented: PresentedCode, now: Instant): unknown[] {
+  return [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge, presented.dpopJkt ?? null];
+}
+
 function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: NewCode) {
   return queries.execute(db, insertCode, Object.values(codeValues(code)));
 }
@@ -90,9 +133,56 @@ export class KyselyCodeStore implements CodeStore {
 
   async consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {
     // One conditional write: the row changes only for the first caller (RFC 6749 4.1.2).
-    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption,
-      [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge, presented.dpopJkt ?? null]);
+    const consumed = await consumeWithGrant(this.db, this.queries, codeConsumption, consumeParameters(presented, now));
     return consumed && { code: toCode(consumed.row), granted: consumed.granted };
+  }
+
+  redeem<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
+    return this.queries.writesCombine ? this.redeemInOneWrite(presented, now, how) : this.redeemInTransaction(presented, now, how);
+  }
+
+  /** The consumption, then the tokens made for it, in one transaction (SQLite: committed with the others of its turn). */
+  private redeemInTransaction<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
+    return this.queries.transaction(this.db, async (trx): Promise<Redemption<T>> => {
+      const consumed = await new KyselyCodeStore(trx, this.queries).consume(presented, now);
+      if (!consumed) return NOT_CONSUMED;
+      const reason = how.refusal(consumed.granted);
+      if (reason !== undefined) return { kind: 'refused', reason };
+      const issuance = await how.issue(consumed.code, consumed.granted!);
+      // The write matched everything the code is bound to: a request it matched is the code's.
+      if (issuance === undefined) throw new Error('a consumed code did not match the request that consumed it');
+      await new KyselyTokenStore(trx, this.queries).insertPair(issuance.access, issuance.refresh);
+      if (issuance.touchGrant) await new KyselyGrantStore(trx, this.queries).touch(issuance.access.grantId, now);
+      return { kind: 'issued', answer: issuance.answer };
+    });
+  }
+
+  /**
+   * PostgreSQL: the code, its grant and user read first (with the other token requests of the
+   * turn), the tokens made from them, then one statement that consumes the code and stores the
+   * tokens (`consumeIssuing`), committed alone: two round trips where the transaction took four
+   * (BEGIN, the consuming write, the tokens, COMMIT). The read decides nothing: the write checks
+   * all again. A code used or unknown when read is not written to.
+   */
+  private async redeemInOneWrite<T>(presented: PresentedCode, now: Instant, how: CodeRedemption<T>): Promise<Redemption<T>> {
+    const found = await this.queries.lookup(this.db, presented.codeHash, codeLookup);
+    if (found === undefined || found.code.used_at !== null) return NOT_CONSUMED;
+    const reason = how.refusal(toGrantWithUser(found));
+    if (reason !== undefined) {
+      // As the transaction did: the code is consumed all the same, and stays used.
+      const consumed = await this.consume(presented, now);
+      return consumed ? { kind: 'refused', reason: how.refusal(consumed.granted) ?? reason } : NOT_CONSUMED;
+    }
+    const issuance = await how.issue(toCode(found.code), toGrantWithUser(found)!);
+    if (issuance === undefined) return NOT_CONSUMED;
+    const written = await this.queries.first(this.db, consumeIssuing, [
+      ...consumeParameters(presented, now), ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)),
+    ]);
+    if (written === undefined) return NOT_CONSUMED;
+    // Not issued: the grant was revoked or its user changed since the read, as `refusal` says.
+    if (!written.issued) return { kind: 'refused', reason: how.refusal(toGrantWithUser(written)) ?? 'The authorization can no longer be used.' };
+    if (issuance.touchGrant) await new KyselyGrantStore(this.db, this.queries).touch(issuance.access.grantId, now);
+    return { kind: 'issued', answer: issuance.answer };
   }
 
   async find(codeHash: string): Promise<AuthorizationCode | undefined> {

@@ -42,7 +42,7 @@ export const GRANT_WITH_USER_COLUMNS = [
   'g.last_used_at', 'g.revoked_at', 'g.revoked_reason', 'g.sid', 'g.amr', 'g.resource',
 ] as const;
 
-type GrantWithUserRow = Omit<Selectable<GrantsTable>, 'id' | 'created_at'> & Parameters<typeof toUser>[0] & { grant_id: number; grant_created_at: number };
+export type GrantWithUserRow = Omit<Selectable<GrantsTable>, 'id' | 'created_at'> & Parameters<typeof toUser>[0] & { grant_id: number; grant_created_at: number };
 
 /** A row of `GRANT_WITH_USER_COLUMNS`; `undefined` for the nulls of an outer join that found no grant. */
 export function toGrantWithUser(row: GrantWithUserRow | { grant_id: null }): GrantWithUser | undefined {

@@ -27,10 +27,10 @@ function toRefresh(row: Selectable<RefreshTokensTable>): RefreshToken {
   return { ...toIssued(row), usedAt: row.used_at };
 }
 
-const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0, dpopJkt: '', resource: '' };
+export const PLACEHOLDER_TOKEN: NewIssuedToken = { tokenHash: '', grantId: 0, clientId: '', userId: 0, scope: '', createdAt: 0, expiresAt: 0, dpopJkt: '', resource: '' };
 
 /** The columns of a new token, in the order of the compiled inserts' parameters. */
-function values(token: NewIssuedToken) {
+export function tokenValues(token: NewIssuedToken) {
   return {
     token_hash: token.tokenHash,
     grant_id: token.grantId,
@@ -65,8 +65,8 @@ const accessBearers = (db: Kysely<Database>) => bearerColumns(db).where(keyIsAny
 const bearerLookup = { one: accessBearer, many: accessBearers, keyOf: (row: { token_hash: string }) => row.token_hash, remember: true } as const;
 
 /** A new token's row, nothing read back: an issuance knows all it needs of the tokens it stores. */
-const insertAccessRow = (db: Kysely<Database>) => db.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN));
-const insertRefreshRow = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+const insertAccessRow = (db: Kysely<Database>) => db.insertInto('access_tokens').values(tokenValues(PLACEHOLDER_TOKEN));
+const insertRefreshRow = (db: Kysely<Database>) => db.insertInto('refresh_tokens').values(tokenValues(PLACEHOLDER_TOKEN));
 const insertAccess = (db: Kysely<Database>) => insertAccessRow(db).returningAll();
 const insertRefresh = (db: Kysely<Database>) => insertRefreshRow(db).returningAll();
 const consumeRefresh = (db: QueryCreator<Database>) => db.updateTable('refresh_tokens').set({ used_at: 0 })
@@ -83,8 +83,8 @@ const recordSuccessor = (db: QueryCreator<Database>) => db.updateTable('refresh_
 }).where((eb) => eb.or([eb('id', '=', 0), eb('successor_hash', '=', '')]));
 /** Both tokens of an issuance in one statement (PostgreSQL): the access token's columns come first. */
 const insertPair = (db: Kysely<Database>) => db
-  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
-  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+  .with('access', (w) => w.insertInto('access_tokens').values(tokenValues(PLACEHOLDER_TOKEN)))
+  .insertInto('refresh_tokens').values(tokenValues(PLACEHOLDER_TOKEN));
 /**
  * A rotation's writes after the consuming one, in one statement (PostgreSQL): the succession
  * (`recordSuccessor`'s six parameters), then the access token's columns, then the refresh
@@ -92,8 +92,8 @@ const insertPair = (db: Kysely<Database>) => db
  */
 const insertPairSucceeding = (db: Kysely<Database>) => db
   .with('succession', () => recordSuccessor(db))
-  .with('access', (w) => w.insertInto('access_tokens').values(values(PLACEHOLDER_TOKEN)))
-  .insertInto('refresh_tokens').values(values(PLACEHOLDER_TOKEN));
+  .with('access', (w) => w.insertInto('access_tokens').values(tokenValues(PLACEHOLDER_TOKEN)))
+  .insertInto('refresh_tokens').values(tokenValues(PLACEHOLDER_TOKEN));
 
 function successionParameters(refresh: NewIssuedToken, succeeds: Succession): unknown[] {
   const { tokenId, tokenHash, sealed } = succeeds;
@@ -104,25 +104,25 @@ export class KyselyTokenStore implements TokenStore {
   constructor(private readonly db: Kysely<Database>, private readonly queries: CompiledQueries) {}
 
   async insertAccess(token: NewIssuedToken): Promise<IssuedToken> {
-    const row = await this.queries.first(this.db, insertAccess, Object.values(values(token)));
+    const row = await this.queries.first(this.db, insertAccess, Object.values(tokenValues(token)));
     return toIssued(row!);
   }
 
   async insertRefresh(token: NewIssuedToken): Promise<RefreshToken> {
-    const row = await this.queries.first(this.db, insertRefresh, Object.values(values(token)));
+    const row = await this.queries.first(this.db, insertRefresh, Object.values(tokenValues(token)));
     return toRefresh(row!);
   }
 
   async insertPair(access: NewIssuedToken, refresh: NewIssuedToken, succeeds?: Succession): Promise<void> {
-    const tokens = [...Object.values(values(access)), ...Object.values(values(refresh))];
+    const tokens = [...Object.values(tokenValues(access)), ...Object.values(tokenValues(refresh))];
     if (this.queries.writesCombine) {
       if (succeeds) await this.queries.execute(this.db, insertPairSucceeding, [...successionParameters(refresh, succeeds), ...tokens]);
       else await this.queries.execute(this.db, insertPair, tokens);
       return;
     }
     // SQLite: a statement each. Reading the rows back (RETURNING) made better-sqlite3 build two row objects nobody used.
-    await this.queries.execute(this.db, insertAccessRow, Object.values(values(access)));
-    await this.queries.execute(this.db, insertRefreshRow, Object.values(values(refresh)));
+    await this.queries.execute(this.db, insertAccessRow, Object.values(tokenValues(access)));
+    await this.queries.execute(this.db, insertRefreshRow, Object.values(tokenValues(refresh)));
     if (succeeds) await this.queries.execute(this.db, recordSuccessor, successionParameters(refresh, succeeds));
   }
 
