@@ -474,12 +474,17 @@ export async function resolveClient(sources: ClientSources, clientId: string, as
   return sources.clientDocuments.resolve(sources.stores, clientId, askedBy);
 }
 
+/** Whether `storeDocumentClient` has nothing to write for `client`: a registered app, or a document's whose row says what it says now. */
+export function hasCurrentRow(client: Client): boolean {
+  return !isDocumentClientId(client.clientId) || currentRows.has(client);
+}
+
 /**
  * Stores a document's app as a client row, or refreshes the row it has (name and addresses as the
  * document says now; its status stays), before a grant or a pushed request refers to it; nothing
  * when `resolve` found the row saying the same and written within `DOCUMENT_CLIENT_REFRESH_MS`.
  */
 export async function storeDocumentClient(stores: Stores, clock: Clock, client: Client): Promise<void> {
-  if (!isDocumentClientId(client.clientId) || currentRows.has(client)) return;
+  if (hasCurrentRow(client)) return;
   await stores.clients.saveDescribed(client, clock.now());
 }

@@ -253,6 +253,9 @@ export interface PresentedCode {
   dpopJkt?: string | null;
 }
 
+/** A code to store with the grant made for it (`CodeStore.insertUnderNewGrant`). */
+export type NewCodeUnderGrant = Omit<AuthorizationCode, 'usedAt' | 'grantId' | 'dpopJkt'> & { amr?: readonly string[] | null; dpopJkt?: string | null; resource?: string | null };
+
 export interface CodeStore {
   insert(code: Omit<AuthorizationCode, 'usedAt' | 'dpopJkt'> & { dpopJkt?: string | null }): Promise<void>;
   /**
@@ -261,7 +264,13 @@ export interface CodeStore {
    * code under it: both or neither, in one statement where the database can, else in a
    * transaction (the caller's, or one of its own).
    */
-  insertUnderNewGrant(code: Omit<AuthorizationCode, 'usedAt' | 'grantId' | 'dpopJkt'> & { amr?: readonly string[] | null; dpopJkt?: string | null; resource?: string | null }, sid: string | null): Promise<void>;
+  insertUnderNewGrant(code: NewCodeUnderGrant, sid: string | null): Promise<void>;
+  /**
+   * `insertUnderNewGrant`, but only while the user's remembered consent for the code's client
+   * holds every scope of the code (INTERFACE section 10), decided by the same statement that writes
+   * where the database can (else in a transaction with the consent's read); whether it was stored.
+   */
+  insertUnderRememberedConsent(code: NewCodeUnderGrant, sid: string | null): Promise<boolean>;
   /**
    * Marks the code used and returns it, in one conditional write: of any number of racing
    * callers exactly one gets the code (RFC 6749 4.1.2: single use). Others get `undefined`, and

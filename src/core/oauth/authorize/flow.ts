@@ -5,7 +5,7 @@
  * answers for (`mayRedirectErrors`).
  */
 import { isNativeAppRedirect } from '../clients.js';
-import { type ClientSources, isUnreviewedApp, storeDocumentClient } from '../client-metadata.js';
+import { type ClientSources, hasCurrentRow, isUnreviewedApp, storeDocumentClient } from '../client-metadata.js';
 import { generateAuthorizationCode, hashSecret } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries } from '../params.js';
@@ -13,7 +13,7 @@ import type { Session, User } from '../../accounts/ports.js';
 import type { Stores } from '../../stores.js';
 import type { Requester } from '../../addresses.js';
 import type { Locale } from '../../locales.js';
-import type { Client } from '../ports.js';
+import type { Client, NewCodeUnderGrant } from '../ports.js';
 import { type Scope, formatScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
@@ -218,9 +218,16 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
   // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6). The
   // consent is read for every app all the same: the page marks the scopes it did not grant before.
-  const native = isNativeAppRedirect(request.client, request.redirectUri);
+  const mayRemember = !request.prompt.has('consent') && !isNativeAppRedirect(request.client, request.redirectUri);
+  // Without a pushed request to complete first, and no app row to write first, the code is
+  // stored only if the remembered consent covers the request, decided by the write itself: the
+  // consent is read only when it does not (`approveIfRemembered`).
+  if (mayRemember && request.pushed === null && hasCurrentRow(request.client)) {
+    const response = await approveIfRemembered(deps, request, signedIn!);
+    if (response !== undefined) return { kind: 'respond', response };
+  }
   const consent = await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
-  if (!native && covers(consent?.scope, request) && !request.prompt.has('consent')) {
+  if (mayRemember && covers(consent?.scope, request)) {
     return respond(deps, request.pushed, () => approve(deps, request, signedIn!, { remembered: true }));
   }
   if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');
@@ -248,23 +255,16 @@ export async function decideAuthorization(
   throw new OAuthError('invalid_request', 'Choose to allow or deny the request.', { status: 400 });
 }
 
-/**
- * Approval: a new grant with a single-use code bound to everything the token request must repeat
- * (RFC 6749 4.1.2, RFC 7636 4.4), and the remembered consent, all or nothing. A request the
- * remembered consent already `covers` leaves the consent as it is.
- */
-async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean; pageLocale?: Locale | undefined }): Promise<AuthorizationResponse> {
+/** A new single-use code, and its row, bound to everything the token request must repeat (RFC 6749 4.1.2, RFC 7636 4.4). */
+function newCode(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn): { code: string; stored: NewCodeUnderGrant } {
   const code = generateAuthorizationCode();
   const now = deps.clock.now();
-  const scope = formatScope(request.scopes);
-  const userId = signedIn.user.id;
-  const clientId = request.client.clientId;
-  const stored = {
+  const stored: NewCodeUnderGrant = {
     codeHash: hashSecret(code),
-    clientId,
-    userId,
+    clientId: request.client.clientId,
+    userId: signedIn.user.id,
     redirectUri: request.redirectUri,
-    scope,
+    scope: formatScope(request.scopes),
     codeChallenge: request.codeChallenge,
     nonce: request.nonce,
     authTime: signedIn.session.authTime,
@@ -276,6 +276,34 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     expiresAt: now + deps.settings.codeTtlSeconds * 1000,
     dpopJkt: request.dpopJkt,
   };
+  return { code, stored };
+}
+
+/** RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer. */
+function codeResponse(deps: OAuthDeps, request: AuthorizationRequest, code: string): AuthorizationResponse {
+  return { ...destinationOf(request), parameters: { code, state: request.state, iss: deps.settings.baseUrl } };
+}
+
+/**
+ * Approval by the remembered consent, in one conditional write: a new grant and its code, stored
+ * only while the user's consent holds every scope asked for (INTERFACE section 10); `undefined`
+ * when it does not, and nothing is stored. The consent stays as it is. For an app whose row needs
+ * no write first (`hasCurrentRow`).
+ */
+async function approveIfRemembered(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn): Promise<AuthorizationResponse | undefined> {
+  const { code, stored } = newCode(deps, request, signedIn);
+  // The grant remembers the sign-in session, for the id_token's `sid` and the logout that ends it.
+  const approved = await deps.stores.codes.insertUnderRememberedConsent(stored, sessionSid(signedIn.session));
+  return approved ? codeResponse(deps, request, code) : undefined;
+}
+
+/**
+ * Approval: a new grant with a single-use code (`newCode`), and the remembered consent, all or
+ * nothing. A request the remembered consent already `covers` leaves the consent as it is.
+ */
+async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean; pageLocale?: Locale | undefined }): Promise<AuthorizationResponse> {
+  const { code, stored } = newCode(deps, request, signedIn);
+  const { userId, clientId, scope, createdAt: now } = stored;
   // The grant remembers the sign-in session, for the id_token's `sid` and the logout that ends it.
   const sid = sessionSid(signedIn.session);
   // A document's app gets its row now, the first time a grant refers to it (client-metadata.ts).
@@ -296,6 +324,5 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     });
     deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented.union });
   }
-  // RFC 6749 4.1.2 and RFC 9207 2: code, the original state (none when none was sent), and the issuer.
-  return { ...destinationOf(request), parameters: { code, state: request.state, iss: deps.settings.baseUrl } };
+  return codeResponse(deps, request, code);
 }

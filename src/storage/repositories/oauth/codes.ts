@@ -6,6 +6,8 @@ import type { AuthorizationCodesTable, Database } from '../../schema.js';
 import {
   GRANT_WITH_USER_COLUMNS, KyselyGrantStore, NEW_GRANT, type GrantWithUserRow, consumeWithGrant, consumedWithGrant, createGrant, grantValues, toGrantWithUser,
 } from './grants.js';
+import { scopeList } from '../../../core/oauth/scopes.js';
+import { KyselyConsentStore } from './consents.js';
 import { KyselyTokenStore, PLACEHOLDER_TOKEN, tokenValues } from './tokens.js';
 
 function toCode(row: Selectable<AuthorizationCodesTable>): AuthorizationCode {
@@ -47,12 +49,29 @@ const PLACEHOLDER_CODE = codeValues({
   codeHash: '', grantId: 0, clientId: '', userId: 0, redirectUri: '', scope: '', codeChallenge: '', nonce: '', authTime: 0, createdAt: 0, expiresAt: 0, dpopJkt: '',
 });
 const insertCode = (db: Kysely<Database>) => db.insertInto('authorization_codes').values(PLACEHOLDER_CODE);
+/** A statement that inserts a grant as `g` before the code: the code's columns but `grant_id`, which is the new grant's. */
+type AfterNewGrant = QueryCreator<Database & { g: { id: number } }>;
+const CODE_COLUMNS = Object.keys(PLACEHOLDER_CODE) as Array<keyof typeof PLACEHOLDER_CODE>;
+const insertCodeUnderGrant = (db: AfterNewGrant) => db
+  .insertInto('authorization_codes').columns(CODE_COLUMNS)
+  .expression((eb) => eb.selectFrom('g').select((s) => CODE_COLUMNS.map((column) =>
+    column === 'grant_id' ? s.ref('g.id').as(column) : s.val(PLACEHOLDER_CODE[column]).as(column))));
 /** A new grant and its code in one statement (PostgreSQL): the grant's columns, then the code's but `grant_id`. */
-const insertCodeUnderNewGrant = (db: Kysely<Database>) => db
-  .with('g', (w) => w.insertInto('grants').values(NEW_GRANT).returning('id'))
-  .insertInto('authorization_codes').columns(Object.keys(PLACEHOLDER_CODE) as Array<keyof typeof PLACEHOLDER_CODE>)
-  .expression((eb) => eb.selectFrom('g').select((s) => Object.keys(PLACEHOLDER_CODE).map((column) =>
-    column === 'grant_id' ? s.ref('g.id').as(column) : s.val(PLACEHOLDER_CODE[column as keyof typeof PLACEHOLDER_CODE]).as(column))));
+const insertCodeUnderNewGrant = (db: Kysely<Database>) => insertCodeUnderGrant(db
+  .with('g', (w) => w.insertInto('grants').values(NEW_GRANT).returning('id')));
+const GRANT_COLUMNS = Object.keys(NEW_GRANT) as Array<keyof typeof NEW_GRANT>;
+/**
+ * `insertCodeUnderNewGrant`, only while the user's consent for the client holds every scope of
+ * the code (PostgreSQL): the grant's columns are selected from the consent's row, then come its
+ * user, client and the code's scope, then the code's columns but `grant_id`. A scope is a list
+ * separated by single spaces (`formatScope`); an empty one is held by any consent.
+ */
+const insertCodeUnderConsent = (db: Kysely<Database>) => insertCodeUnderGrant(db
+  .with('g', (w) => w.insertInto('grants').columns(GRANT_COLUMNS)
+    .expression((eb) => eb.selectFrom('consents').select((s) => GRANT_COLUMNS.map((column) => s.val(NEW_GRANT[column]).as(column)))
+      .where('consents.user_id', '=', 0).where('consents.client_id', '=', '')
+      .where(sql<boolean>`string_to_array(consents.scope, ' ') @> string_to_array(${''}, ' ')`))
+    .returning('id')));
 /**
  * The consuming write: the code changes only when it is unused, unexpired and presented with
  * everything it is bound to (client, redirect URI, PKCE challenge; `is not distinct from`, so a
@@ -101,6 +120,12 @@ type ConsumedIssuing = { consumed: Selectable<AuthorizationCodesTable>; issued: 
 
 const NOT_CONSUMED = { kind: 'not_consumed' } as const;
 
+/** Whether the scope list `held` has every scope of `asked` (both separated by spaces). */
+function holdsEvery(held: string, asked: string): boolean {
+  const scopes = new Set(scopeList(held));
+  return scopeList(asked).every((scope) => scopes.has(scope));
+}
+
 /** `consumeCode`'s parameters, in the order of its compiled SQL. */
 function consumeParameters(presented: PresentedCode, now: Instant): unknown[] {
   return [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge, presented.dpopJkt ?? null];
@@ -108,6 +133,12 @@ function consumeParameters(presented: PresentedCode, now: Instant): unknown[] {
 
 function insertRow(db: Kysely<Database>, queries: CompiledQueries, code: NewCode) {
   return queries.execute(db, insertCode, Object.values(codeValues(code)));
+}
+
+/** SQLite: the grant (`grant`, `createGrant`'s parameters), then the code under it; in the caller's transaction. */
+async function insertGrantThenCode(trx: Kysely<Database>, queries: CompiledQueries, grant: unknown[], code: Omit<NewCode, 'grantId'>): Promise<void> {
+  const created = await queries.first(trx, createGrant, grant);
+  await insertRow(trx, queries, { ...code, grantId: created!.id });
 }
 
 export class KyselyCodeStore implements CodeStore {
@@ -123,12 +154,23 @@ export class KyselyCodeStore implements CodeStore {
       await this.queries.execute(this.db, insertCodeUnderNewGrant, [...grant, ...Object.values(valuesBesideGrant(code))]);
       return;
     }
-    const insertBoth = async (db: Kysely<Database>) => {
-      const created = await this.queries.first(db, createGrant, grant);
-      await insertRow(db, this.queries, { ...code, grantId: created!.id });
-    };
     // SQLite: committed with the other transactions of its turn (`SqliteGroupCommit`).
-    await this.queries.transaction(this.db, insertBoth);
+    await this.queries.transaction(this.db, (trx) => insertGrantThenCode(trx, this.queries, grant, code));
+  }
+
+  async insertUnderRememberedConsent(code: Omit<NewCode, 'grantId'> & { amr?: readonly string[] | null }, sid: string | null): Promise<boolean> {
+    const grant = Object.values(grantValues({ ...code, sid }, code.createdAt));
+    if (this.queries.writesCombine) {
+      const result = await this.queries.execute(this.db, insertCodeUnderConsent, [...grant, code.userId, code.clientId, code.scope, ...Object.values(valuesBesideGrant(code))]);
+      return Number(result.numAffectedRows ?? 0n) === 1;
+    }
+    // SQLite: the consent read in the transaction that writes, which holds the one connection.
+    return this.queries.transaction(this.db, async (trx) => {
+      const consent = await new KyselyConsentStore(trx, this.queries).find(code.userId, code.clientId);
+      if (consent === undefined || !holdsEvery(consent.scope, code.scope)) return false;
+      await insertGrantThenCode(trx, this.queries, grant, code);
+      return true;
+    });
   }
 
   async consume(presented: PresentedCode, now: Instant): Promise<{ code: AuthorizationCode; granted: GrantWithUser | undefined } | undefined> {

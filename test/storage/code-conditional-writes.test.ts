@@ -1,7 +1,9 @@
 /**
- * `CodeStore.redeem` on each database: a code's consumption and the tokens made for it are stored
- * together or not at all (RFC 6749 4.1.2: single use; issue 16: a failure to issue leaves the code
- * unused). PostgreSQL makes the tokens before its one write, SQLite inside its transaction.
+ * The code's conditional writes on each database. `CodeStore.redeem`: a code's consumption and the
+ * tokens made for it are stored together or not at all (RFC 6749 4.1.2: single use; issue 16: a
+ * failure to issue leaves the code unused); PostgreSQL makes the tokens before its one write,
+ * SQLite inside its transaction. `CodeStore.insertUnderRememberedConsent`: a code is stored only
+ * while the remembered consent holds every scope it asks for (INTERFACE section 10).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -37,7 +39,7 @@ function issuing(before?: (code: AuthorizationCode) => Promise<void>): CodeRedem
   };
 }
 
-forEachDatabase('code redemption', (database) => {
+forEachDatabase('the code\'s conditional writes', (database) => {
   let stores: Stores;
   storesForSuite(database, (opened) => { stores = opened; });
 
@@ -113,5 +115,34 @@ forEachDatabase('code redemption', (database) => {
       assert.equal(await stores.tokens.findAccess(how.made[0]!), undefined, `${end}: no access token`);
       assert.equal((await stores.codes.find(presented.codeHash))?.usedAt, T0 + 1, end);
     }
+  });
+
+  test('a code is stored under a new grant only while the remembered consent holds every scope it asks for', async () => {
+    const { presented, userId } = await newCode();
+    const { clientId } = presented;
+    const code = (scope: string) => ({
+      codeHash: unique('code'), clientId, userId, redirectUri: REDIRECT, scope, codeChallenge: null, nonce: null, authTime: T0,
+      createdAt: T0, expiresAt: T0 + 5 * MINUTE, amr: ['pwd'],
+    });
+    const stored = async (scope: string) => {
+      const asked = code(scope);
+      const answer = await stores.codes.insertUnderRememberedConsent(asked, 'sid');
+      const found = await stores.codes.find(asked.codeHash);
+      assert.equal(found !== undefined, answer, `${scope}: the answer says what was stored`);
+      if (found) assert.equal((await stores.grants.findById(found.grantId))?.sid, 'sid');
+      return answer;
+    };
+    assert.equal(await stored('profile:read'), false, 'no consent');
+    await stores.consents.save(userId, clientId, 'openid profile:read', T0);
+    assert.equal(await stored('profile:read'), true);
+    assert.equal(await stored('openid profile:read'), true);
+    assert.equal(await stored('profile:read openid'), true, 'in any order');
+    assert.equal(await stored('openid profile:read posts:read'), false, 'a scope not granted');
+    assert.equal(await stored('profile'), false, 'part of a scope\'s name');
+    const other = await newCode();
+    await stores.consents.save(other.userId, other.presented.clientId, 'posts:read', T0);
+    assert.equal(await stored('posts:read'), false, 'another user\'s consent, for another client');
+    await stores.consents.remove(userId, clientId);
+    assert.equal(await stored('profile:read'), false, 'withdrawn');
   });
 });
