@@ -1,0 +1,119 @@
+/**
+ * The returning user's code flow (scenarios e1 and e2: a signed-in browser whose consent is
+ * remembered asks GET /oauth/authorize, 302 with a code; the public client redeems it with its
+ * PKCE verifier) through the whole app in process (`app.inject`), on a SQLite file or, with
+ * `LOOP_DATABASE_URL`, on that PostgreSQL server: Fastify's routing, hooks and reply, our routes,
+ * the statements, the audit line written to /dev/null; not Node's HTTP server. `USERS` signed-in
+ * users take turns, `AT_ONCE` flows in flight; `SCOPE` is e1's (`openid profile:read posts:read`,
+ * the default) or e2's (`profile:read posts:read`).
+ *
+ * Given checkouts (default: this one), each gets an app of its own code on a file (or a schema,
+ * dropped at the end) of its own, and their rounds take turns, so the machine's drift falls on all
+ * alike. Prints CPU µs per flow (both requests) for each, median of the rounds: our process's
+ * only, not the PostgreSQL server's.
+ *   LOOP_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test SCOPE='profile:read posts:read' npx tsx bench/codeflow-loop.ts /tmp/main .
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { openSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { dropSchema, temporarySqlitePath, withSearchPath } from '../test/support/databases.js';
+
+const FLOWS = Number(process.env.FLOWS ?? 1_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 9);
+const SCOPE = process.env.SCOPE ?? 'openid profile:read posts:read';
+const USERS = 64;
+const AT_ONCE = 8;
+const REDIRECT = 'https://app.example/callback';
+const devNull = openSync('/dev/null', 'w');
+const postgresUrl = process.env.LOOP_DATABASE_URL;
+const schemas: string[] = [];
+
+async function onPostgres(work: (client: pg.Client) => Promise<void>): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function databaseUrl(): Promise<string> {
+  if (postgresUrl === undefined) return `sqlite:${temporarySqlitePath()}`;
+  const schema = `codeflow_loop_${process.pid}_${schemas.length}`;
+  await onPostgres(async (client) => { await client.query(`create schema ${schema}`); });
+  schemas.push(schema);
+  return withSearchPath(postgresUrl, schema);
+}
+
+/** An app of `checkout`'s code with a public client and `USERS` signed-in users who consented; `flow()` runs one flow. */
+async function setUp(checkout: string): Promise<() => Promise<void>> {
+  const load = (path: string) => import(pathToFileURL(resolve(checkout, path)).href);
+  const [{ buildApp }, { loadSettings }, { createAccount }, { registerClient }, { ensureSigningKeys }, { createDeps, prepareDatabase }, { pinoAuditSink }, { hashSecret }] = await Promise.all([
+    'src/app.ts', 'src/config/settings.ts', 'src/core/accounts/accounts.ts', 'src/core/oauth/clients.ts',
+    'src/core/oidc/keys.ts', 'src/deps.ts', 'src/observability/audit.ts', 'src/core/credentials/formats.ts',
+  ].map(load));
+  const settings = loadSettings({ DATABASE_URL: await databaseUrl(), BASE_URL: 'http://127.0.0.1:1', DEMO: '0', ...(process.env.LOOP_REDIS_URL ? { REDIS_URL: process.env.LOOP_REDIS_URL } : {}) });
+  const deps = createDeps(settings, { audit: pinoAuditSink({ logLevel: 'info', destination: { write: (line: string) => { writeSync(devNull, line); } } }) });
+  await prepareDatabase(deps);
+  await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+  const app: FastifyInstance = await buildApp(deps, { logLevel: 'silent' });
+  await app.ready();
+  const now = deps.clock.now();
+  const { client } = await registerClient(deps.stores, deps.clock, {
+    name: 'Loop', type: 'public', redirectUris: [REDIRECT], ownerId: null, homepageUrl: 'https://app.example', description: 'The code flow loop.',
+  });
+  const cookies: string[] = [];
+  for (let i = 0; i < USERS; i++) {
+    const user = await createAccount(deps.stores, deps.clock, { username: `loop${i}`, password: 'correct horse battery' });
+    const id = randomBytes(32).toString('base64url');
+    await deps.stores.sessions.create({ idHash: hashSecret(id), userId: user.id, authTime: now, expiresAt: now + 86_400_000, amr: ['pwd'] }, now);
+    await deps.stores.consents.save(user.id, client.clientId, SCOPE, now);
+    cookies.push(`svc_session=${id}`);
+  }
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = `/oauth/authorize?${new URLSearchParams({
+    response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT, scope: SCOPE, state: 'loop', nonce: 'loop',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+  })}`;
+  const exchange = new URLSearchParams({ grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: client.clientId, code_verifier: verifier }).toString();
+  let next = 0;
+  return async () => {
+    const cookie = cookies[next++ % USERS]!;
+    const redirect = await app.inject({ method: 'GET', url: authorize, headers: { cookie } });
+    const code = redirect.statusCode === 302 ? new URL(redirect.headers.location as string).searchParams.get('code') : null;
+    if (code === null) throw new Error(`authorize: ${redirect.statusCode} ${redirect.body.slice(0, 200)}`);
+    const response = await app.inject({
+      method: 'POST', url: '/api/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: `${exchange}&code=${code}`,
+    });
+    if (response.statusCode !== 200) throw new Error(`token: ${response.statusCode} ${response.body}`);
+  };
+}
+
+async function round(flow: () => Promise<void>): Promise<number> {
+  const start = process.cpuUsage();
+  let started = 0;
+  const lane = async () => { while (started++ < FLOWS) await flow(); };
+  await Promise.all(Array.from({ length: AT_ONCE }, lane));
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / FLOWS;
+}
+
+const checkouts = process.argv.length > 2 ? process.argv.slice(2) : ['.'];
+const loops: Array<{ checkout: string; flow: () => Promise<void>; rounds: number[] }> = [];
+try {
+  for (const checkout of checkouts) loops.push({ checkout, flow: await setUp(checkout), rounds: [] });
+  for (const loop of loops) await round(loop.flow);
+  for (let r = 0; r < ROUNDS; r++) for (const loop of loops) loop.rounds.push(await round(loop.flow));
+} finally {
+  if (schemas.length > 0) await onPostgres(async (client) => { for (const schema of schemas) await dropSchema(client, schema); });
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(JSON.stringify({
+  flows: FLOWS, rounds: ROUNDS, scope: SCOPE, database: postgresUrl === undefined ? 'sqlite' : 'postgres', redis: process.env.LOOP_REDIS_URL !== undefined,
+  cpuUsPerFlow: loops.map(({ checkout, rounds }) => ({ checkout, median: Math.round(median(rounds) * 10) / 10, all: rounds.map(Math.round) })),
+}));
+process.exit(0);
