@@ -14,54 +14,20 @@
  *   LOOP_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test SCOPE='profile:read posts:read' npx tsx bench/codeflow-loop.ts /tmp/main .
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { openSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
-import { dropSchema, temporarySqlitePath, withSearchPath } from '../test/support/databases.js';
+import { alternatingRounds, loader, postgresUrl, startLoopApp } from './in-process-loop.js';
 
 const FLOWS = Number(process.env.FLOWS ?? 1_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
 const SCOPE = process.env.SCOPE ?? 'openid profile:read posts:read';
 const USERS = 64;
-const AT_ONCE = 8;
 const REDIRECT = 'https://app.example/callback';
-const devNull = openSync('/dev/null', 'w');
-const postgresUrl = process.env.LOOP_DATABASE_URL;
-const schemas: string[] = [];
-
-async function onPostgres(work: (client: pg.Client) => Promise<void>): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
-  try {
-    await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-async function databaseUrl(): Promise<string> {
-  if (postgresUrl === undefined) return `sqlite:${temporarySqlitePath()}`;
-  const schema = `codeflow_loop_${process.pid}_${schemas.length}`;
-  await onPostgres(async (client) => { await client.query(`create schema ${schema}`); });
-  schemas.push(schema);
-  return withSearchPath(postgresUrl, schema);
-}
 
 /** An app of `checkout`'s code with a public client and `USERS` signed-in users who consented; `flow()` runs one flow. */
 async function setUp(checkout: string): Promise<() => Promise<void>> {
-  const load = (path: string) => import(pathToFileURL(resolve(checkout, path)).href);
-  const [{ buildApp }, { loadSettings }, { createAccount }, { registerClient }, { ensureSigningKeys }, { createDeps, prepareDatabase }, { pinoAuditSink }, { hashSecret }] = await Promise.all([
-    'src/app.ts', 'src/config/settings.ts', 'src/core/accounts/accounts.ts', 'src/core/oauth/clients.ts',
-    'src/core/oidc/keys.ts', 'src/deps.ts', 'src/observability/audit.ts', 'src/core/credentials/formats.ts',
-  ].map(load));
-  const settings = loadSettings({ DATABASE_URL: await databaseUrl(), BASE_URL: 'http://127.0.0.1:1', DEMO: '0', ...(process.env.LOOP_REDIS_URL ? { REDIS_URL: process.env.LOOP_REDIS_URL } : {}) });
-  const deps = createDeps(settings, { audit: pinoAuditSink({ logLevel: 'info', destination: { write: (line: string) => { writeSync(devNull, line); } } }) });
-  await prepareDatabase(deps);
-  await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-  const app: FastifyInstance = await buildApp(deps, { logLevel: 'silent' });
-  await app.ready();
+  const [{ createAccount }, { registerClient }, { hashSecret }] = await Promise.all([
+    'src/core/accounts/accounts.ts', 'src/core/oauth/clients.ts', 'src/core/credentials/formats.ts',
+  ].map(loader(checkout)));
+  const { app, deps } = await startLoopApp(checkout, 'codeflow_loop', process.env.LOOP_REDIS_URL ? { REDIS_URL: process.env.LOOP_REDIS_URL } : {});
   const now = deps.clock.now();
   const { client } = await registerClient(deps.stores, deps.clock, {
     name: 'Loop', type: 'public', redirectUris: [REDIRECT], ownerId: null, homepageUrl: 'https://app.example', description: 'The code flow loop.',
@@ -93,27 +59,9 @@ async function setUp(checkout: string): Promise<() => Promise<void>> {
   };
 }
 
-async function round(flow: () => Promise<void>): Promise<number> {
-  const start = process.cpuUsage();
-  let started = 0;
-  const lane = async () => { while (started++ < FLOWS) await flow(); };
-  await Promise.all(Array.from({ length: AT_ONCE }, lane));
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / FLOWS;
-}
-
 const checkouts = process.argv.length > 2 ? process.argv.slice(2) : ['.'];
-const loops: Array<{ checkout: string; flow: () => Promise<void>; rounds: number[] }> = [];
-try {
-  for (const checkout of checkouts) loops.push({ checkout, flow: await setUp(checkout), rounds: [] });
-  for (const loop of loops) await round(loop.flow);
-  for (let r = 0; r < ROUNDS; r++) for (const loop of loops) loop.rounds.push(await round(loop.flow));
-} finally {
-  if (schemas.length > 0) await onPostgres(async (client) => { for (const schema of schemas) await dropSchema(client, schema); });
-}
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const rounds = await alternatingRounds(checkouts, setUp, FLOWS, ROUNDS);
 console.log(JSON.stringify({
-  flows: FLOWS, rounds: ROUNDS, scope: SCOPE, database: postgresUrl === undefined ? 'sqlite' : 'postgres', redis: process.env.LOOP_REDIS_URL !== undefined,
-  cpuUsPerFlow: loops.map(({ checkout, rounds }) => ({ checkout, median: Math.round(median(rounds) * 10) / 10, all: rounds.map(Math.round) })),
+  flows: FLOWS, rounds: ROUNDS, scope: SCOPE, database: postgresUrl === undefined ? 'sqlite' : 'postgres', redis: process.env.LOOP_REDIS_URL !== undefined, cpuUsPerFlow: rounds,
 }));
 process.exit(0);
