@@ -28,6 +28,12 @@ export interface UsersTable {
   time_zone: string | null;
   /** `member`, `moderator` or `admin` (INTERFACE section 14). */
   role: Generated<string>;
+  /**
+   * How far the passes have brought the `author_hidden` flags of the member's posts: `none` (none
+   * flagged), `some` (a pass under way), `all` (all flagged when the last pass ended). A post is
+   * flagged only while this is not `none` (migration 2026-11-29-0010).
+   */
+  posts_flagged: Generated<'none' | 'some' | 'all'>;
 }
 
 /** The overview's counts (`FigureCounter`): one row per day (site's zone) and figure. */
@@ -89,6 +95,12 @@ export interface PostsTable {
   view_count: Generated<number>;
   created_at: number;
   updated_at: number;
+  /**
+   * 1 once a pass (`syncHiddenFlags`) has marked the post of a member who is not active, so the home
+   * page's index `posts_recent_shown` leaves it out (migration 2026-11-29-0010). Only an
+   * accelerator: what is shown is decided by the author's `users.status`.
+   */
+  author_hidden: Generated<number>;
 }
 
 export interface PostLikesTable {

@@ -92,6 +92,12 @@ export interface PostStore {
   /** The newest published posts of authors who are active. */
   listRecentPublished(limit: number): Promise<PostSummary[]>;
   /**
+   * Brings up to `batch` posts' mark of a hidden author (which lets `listRecentPublished` skip them
+   * without reading them) to their authors' status as it is now; returns how many it changed, fewer
+   * than `batch` once none is left. Safe beside any status change and another instance's pass.
+   */
+  syncHiddenFlags(batch: number): Promise<number>;
+  /**
    * Replaces the text of a post of `authorId` in one conditional write; a draft published by it
    * is dated `now`. False when that author has no post `id` (another's, or deleted).
    */

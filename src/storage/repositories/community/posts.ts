@@ -17,6 +17,20 @@ import { isUniqueViolation } from '../errors.js';
 const byActiveAuthor = sql<boolean>`users.status = 'active'`;
 
 /**
+ * The members whose posts' `author_hidden` flags disagree with their status, whom a pass of
+ * `syncHiddenFlags` has work for: made active with posts still flagged, or not active with posts
+ * not all flagged. The very condition of the partial index `users_post_flags_due` (migration
+ * 2026-11-29-0010), so both databases read it from that index, which holds next to no one once the
+ * passes have caught up.
+ */
+const flagsDue = sql<boolean>`((users.status = 'active' and users.posts_flagged <> 'none') or (users.status <> 'active' and users.posts_flagged <> 'all'))`;
+
+/** The first key of the PostgreSQL advisory lock a pass holds on a member (the second is the member's id). */
+const HIDDEN_FLAGS_LOCK = 7305;
+/** Members one pass of `syncHiddenFlags` looks at, each in its own transaction. */
+const MEMBERS_PER_PASS = 16;
+
+/**
  * Posts with their author's name and their category's name, without the body: a list shows the
  * excerpt made when the post was written, so a page of posts never reads 20,000-character bodies.
  */
@@ -29,6 +43,31 @@ function selectPosts(db: Kysely<Database>) {
       'posts.title', 'posts.excerpt', 'posts.status', 'posts.like_count', 'posts.comment_count',
       'posts.view_count', 'posts.created_at', 'posts.updated_at',
     ]);
+}
+
+/**
+ * The home page's posts (`listRecentPublished`; its three parameters are the limit): two runs of
+ * posts, newest first, in one statement. The published posts no pass has flagged, from
+ * `posts_recent_shown`, which holds no flagged post, so a hidden member's posts that a pass has
+ * flagged are never walked (each cost 0.15 µs; docs/performance.md, decision 56); and the flagged
+ * posts of members made active again whose flags no pass has cleared yet, the members found first
+ * through `users_post_flags_due` (`in`, so neither planner walks posts to find them), their posts
+ * through `posts_author_flag`. `byActiveAuthor` stays the rule in both: the flag only says where to
+ * look, so a post of a member suspended a moment ago, not yet flagged, is left out by the join as
+ * before (and walked, until a pass flags it). The literals match the partial indexes' conditions.
+ */
+export function recentPublished(db: Kysely<Database>) {
+  const published = sql<'published'>`'published'`;
+  const shown = db.selectFrom(selectPosts(db)
+    .where('posts.status', '=', published).where('posts.author_hidden', '=', sql<number>`0`).where(byActiveAuthor)
+    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0).as('shown')).selectAll();
+  const stillFlagged = db.selectFrom(selectPosts(db)
+    .where('posts.author_id', 'in', (eb) => eb.selectFrom('users').select('users.id').where(flagsDue).where(byActiveAuthor))
+    .where('posts.author_hidden', '=', sql<number>`1`).where('posts.status', '=', published).where(byActiveAuthor)
+    .where('posts.created_at', '>=', sql<number>`coalesce((select p.created_at from posts p where p.author_id = users.id and p.author_hidden = 1
+      and p.status = 'published' order by p.created_at desc, p.id desc limit 1 offset 29), -1)`)
+    .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(0).as('flagged')).selectAll();
+  return shown.unionAll(stillFlagged).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(0);
 }
 
 /**
@@ -382,9 +421,55 @@ export class KyselyPostStore implements PostStore {
   }
 
   async listRecentPublished(limit: number): Promise<PostSummary[]> {
-    const rows = await this.selectPosts().where('posts.status', '=', 'published').where(byActiveAuthor)
-      .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(limit).execute();
+    const { rows } = await this.queries.execute(this.db, recentPublished, [limit, limit, limit]);
     return rows.map(toPostSummary);
+  }
+
+  /**
+   * One pass over the members whose posts' flags disagree with their status (`flagsDue`): for
+   * each, in a transaction of its own, up to `batch` posts (all members' together), newest first,
+   * are flagged (member not active) or cleared (member active). Returns how many posts it changed:
+   * fewer than `batch` once there is nothing left to do.
+   *
+   * The rule that keeps the home page right whatever the timing: a post is flagged only in a
+   * transaction that also leaves its author's `posts_flagged` other than `none`, and `none` is
+   * written only by a statement that finds none of their posts flagged. A member's pass runs
+   * alone: on PostgreSQL under an advisory lock on the member (another instance's pass skips them
+   * until the next), on SQLite under the write lock every transaction takes at BEGIN. The status
+   * is read, never written, and the member's row is written last, so a moderation action waits at
+   * most for that one row's commit; a status changed meanwhile leaves the member due, and the next
+   * pass goes the other way. Each pass starts from the rows as they are, so a crash or restart
+   * loses nothing.
+   */
+  async syncHiddenFlags(batch: number): Promise<number> {
+    const due = await this.db.selectFrom('users').select('users.id').where(flagsDue)
+      .orderBy('users.id').limit(MEMBERS_PER_PASS).execute();
+    let changed = 0;
+    for (const { id } of due) {
+      if (changed >= batch) break;
+      changed += await this.queries.transaction(this.db, (trx) => this.syncMemberFlags(trx, id, batch - changed));
+    }
+    return changed;
+  }
+
+  private async syncMemberFlags(trx: Kysely<Database>, memberId: number, batch: number): Promise<number> {
+    if (this.postgres) {
+      const { rows } = await sql<{ held: boolean }>`select pg_try_advisory_xact_lock(${HIDDEN_FLAGS_LOCK}, cast(${memberId} as integer)) as held`.execute(trx);
+      if (!rows[0]?.held) return 0;
+    }
+    const member = await trx.selectFrom('users').select(['status', 'posts_flagged']).where('id', '=', memberId).executeTakeFirst();
+    const hide = member?.status !== 'active';
+    if (member === undefined || member.posts_flagged === (hide ? 'all' : 'none')) return 0;
+    const [from, to] = hide ? [0, 1] : [1, 0];
+    const result = await trx.updateTable('posts').set({ author_hidden: to }).where('id', 'in', (eb) =>
+      eb.selectFrom('posts').select('id').where('author_id', '=', memberId).where('author_hidden', '=', from)
+        .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(batch),
+    ).executeTakeFirst();
+    // `some` while a post is left to change (either way: a member hidden again before all their
+    // flags are cleared is due again), else done; in the same commit as the flags.
+    await sql`update users set posts_flagged = case when exists (select 1 from posts where author_id = ${memberId} and author_hidden = ${from})
+      then 'some' else ${hide ? 'all' : 'none'} end where id = ${memberId}`.execute(trx);
+    return Number(result.numUpdatedRows);
   }
 
   async edit(id: number, authorId: number, edit: PostEdit, now: Instant): Promise<boolean> {
