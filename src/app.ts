@@ -126,12 +126,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   app.addHook('onReady', async () => {
     await deps.sharedKeys.readAll().catch((error: unknown) => app.log.warn({ err: error }, 'the shared HMAC keys could not be read; the first request that needs one reads it'));
   });
-  // Each listening instance delivers back-channel logouts and sends mail; closing waits for their
-  // attempts to end, and for the work requests left running after their answers.
+  // Each listening instance delivers back-channel logouts, sends mail and marks hidden members'
+  // posts; closing waits for their attempts to end, and for the work requests left running after their answers.
   deps.background.reportTo(app.log);
   app.addHook('onListen', async () => {
     deps.logoutDeliveries.start(app.log);
     deps.mailDeliveries.start(app.log);
+    deps.hiddenFlags.start(app.log);
     deps.countFlush.start(app.log);
   });
   // Before the server stops taking connections and waits for the requests in flight. Closing
@@ -144,7 +145,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     deps.clientDocuments.close();
     done();
   });
-  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.countFlush.stop(), deps.background.settled()]); });
+  app.addHook('onClose', async () => { await Promise.all([deps.logoutDeliveries.stop(), deps.mailDeliveries.stop(), deps.hiddenFlags.stop(), deps.countFlush.stop(), deps.background.settled()]); });
 
   app.addHook('onResponse', (request, reply, done) => {
     // The staff console's overview counts every 429 the site answers (src/core/staff/figures.ts).

@@ -21,6 +21,7 @@ import { ViewCounter } from './core/community/views.js';
 import { CountFlush } from './count-flush.js';
 import { LogoutDeliveryWorker } from './logout-deliveries.js';
 import { MailDeliveryWorker } from './mail-deliveries.js';
+import { HiddenFlagsWorker } from './hidden-flags.js';
 import { Mailer } from './core/mail/mailer.js';
 import type { Locale, Translator } from './core/locales.js';
 import { siteTranslator } from './i18n/catalogs.js';
@@ -56,6 +57,8 @@ export interface Deps extends BaseDeps {
   readonly logoutDeliveries: LogoutDeliveryWorker;
   /** Sends the outbox's mail while the app listens (`buildApp` starts and stops it). */
   readonly mailDeliveries: MailDeliveryWorker;
+  /** Marks hidden members' posts for the home page while the app listens (`buildApp` starts and stops it). */
+  readonly hiddenFlags: HiddenFlagsWorker;
   /** The site's words in a language, the site named as SITE_NAME names it (`Settings.siteNames`). */
   readonly words: (locale: Locale) => Translator;
   /** Renders and queues mail; `enabled` says whether the site sends any (SMTP_URL, or `.eml` files on a developer's machine). */
@@ -121,6 +124,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     deviceCookies: new DeviceCookies(base.sharedKeys),
     logoutDeliveries: new LogoutDeliveryWorker({ stores, clock, keys, settings, metrics }, sender, settings.logoutDeliveryIntervalSeconds * 1000),
     mailDeliveries: new MailDeliveryWorker({ stores, clock }, mailTransport, settings.mailDeliveryIntervalSeconds * 1000),
+    hiddenFlags: new HiddenFlagsWorker(stores.posts),
     words,
     mailer,
     securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
