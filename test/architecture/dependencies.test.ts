@@ -67,7 +67,7 @@ const LAYERS: readonly { readonly name: string; readonly members: readonly strin
     name: 'adapters',
     members: ['src/config/', 'src/storage/', 'src/ratelimit/', 'src/replay/', 'src/redis/', 'src/outbound/', 'src/mail/', 'src/images/', 'src/observability/', 'src/i18n/'],
   },
-  { name: 'wiring', members: ['src/base-deps.ts', 'src/deps.ts', 'src/demo.ts', 'src/janitor.ts', 'src/logout-deliveries.ts', 'src/mail-deliveries.ts', 'src/queue-worker.ts', 'src/count-flush.ts'] },
+  { name: 'wiring', members: ['src/base-deps.ts', 'src/deps.ts', 'src/demo.ts', 'src/janitor.ts', 'src/logout-deliveries.ts', 'src/mail-deliveries.ts', 'src/hidden-flags.ts', 'src/queue-worker.ts', 'src/count-flush.ts'] },
   { name: 'front doors', members: ['src/http/', 'src/cli/'] },
   { name: 'the app', members: ['src/app.ts', 'src/main.ts', 'src/tick-shape.ts', 'src/server.ts', 'src/demo-app/'] },
 ];
