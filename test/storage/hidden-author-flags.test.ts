@@ -203,8 +203,8 @@ forEachDatabase('hidden authors\' post flags', (database) => {
     for (let i = 0; i < rows.length; i += 500) await handle.db.insertInto('posts').values(rows.slice(i, i + 500)).execute();
     await handle.db.updateTable('users').set({ posts_flagged: 'all' }).where('id', '=', returning.id).execute();
     if (handle.dialect === 'postgres') await sql`analyze`.execute(handle.db);
-    const query = recentPublished(handle.db).compile();
-    const explained = CompiledQuery.raw(`${handle.dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${query.sql}`, [30, 30, 30]);
+    const query = recentPublished(handle.db, 30).compile();
+    const explained = CompiledQuery.raw(`${handle.dialect === 'sqlite' ? 'explain query plan' : 'explain'} ${query.sql}`, []);
     if (handle.dialect === 'sqlite') {
       const plan = (await handle.db.executeQuery<{ detail: string }>(explained)).rows.map((row) => row.detail).join('\n');
       assert.match(plan, /SCAN posts USING INDEX posts_recent_shown/);
