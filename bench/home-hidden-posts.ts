@@ -12,6 +12,8 @@
  *   first, as autovacuum would);
  * - the member made active again, the home read right after (checked to show their posts), the
  *   passes again, the home read once more.
+ * Last, `statusWriteMs`: the median of `calls` status changes of the member, suspended and made
+ * active in turn (after 20), with no pass between.
  * Each read figure is the median of `calls` calls after 20, in ms. Run it against a checkout
  * without `syncHiddenFlags` for the figures before.
  * Writes bench/results/<date>-<sqlite|postgres>-home-hidden-posts[-NAME].json.
@@ -102,7 +104,7 @@ async function measure(hidden: number) {
     const stores = createStores(handle.db, handle.queries);
     const category = await stores.posts.ensureCategory('Bench');
     const user = (i: number) => stores.users.create({ username: `bench-${i}`, passwordHash: 'h', bio: '', member: false, level: 1, xp: 0 }, T0);
-    const active = [];
+    const active: Array<{ id: number }> = [];
     for (let i = 0; i < ACTIVE_MEMBERS; i++) active.push(await user(i));
     const member = await user(ACTIVE_MEMBERS);
     const post = (authorId: number, at: number) => ({
@@ -119,7 +121,7 @@ async function measure(hidden: number) {
     const settle = async (vacuum: boolean) => {
       if (handle.dialect === 'postgres') await sql.raw(vacuum ? 'vacuum analyze' : 'analyze').execute(handle.db);
     };
-    await settle(false);
+    await settle(true);
     const home = () => stores.posts.listRecentPublished(30);
     const shows = async () => (await home()).some((p) => p.authorId === member.id);
     const sync = syncOf(stores);
@@ -141,6 +143,9 @@ async function measure(hidden: number) {
       await settle(true);
       result.reactivatedSyncedMs = await median(home);
     }
+    // The status write alone, 100 times each way, the member's posts as they are.
+    let toggle = 0;
+    result.statusWriteMs = await median(() => stores.users.setStatus(member.id, toggle++ % 2 === 0 ? 'suspended' : 'active', T0 + 3));
     return result;
   } finally {
     await handle.close();

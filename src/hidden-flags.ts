@@ -2,7 +2,7 @@
  * Marks the posts of members who are not active, and clears the marks of members made active
  * again, on every server instance (`PostStore.syncHiddenFlags`), on the timer every durable queue
  * shares (`queue-worker.ts`): the mark lets the home page skip a hidden member's posts without
- * reading them (docs/performance.md, decision 56). A status change writes no post; this catches
+ * reading them (docs/performance.md, decision 57). A status change writes no post; this catches
  * up after it, a batch at a time, each batch its own transaction, from the rows as they are, so a
  * restart or another instance's passes lose and repeat nothing harmful.
  */

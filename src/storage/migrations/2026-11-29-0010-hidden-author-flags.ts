@@ -1,5 +1,5 @@
 /**
- * The home page's recent posts without walking a hidden member's (docs/performance.md, decision 56).
+ * The home page's recent posts without walking a hidden member's (docs/performance.md, decision 57).
  *
  * - `posts.author_hidden`: 1 once a background pass (`syncHiddenFlags`) has marked the post of a
  *   member who is not active. Only an accelerator: the home page still joins the author's

@@ -49,7 +49,7 @@ function selectPosts(db: Kysely<Database>) {
  * The home page's `limit` newest posts (`listRecentPublished`): two runs of
  * posts, newest first, in one statement. The published posts no pass has flagged, from
  * `posts_recent_shown`, which holds no flagged post, so a hidden member's posts that a pass has
- * flagged are never walked (each cost 0.15 µs; docs/performance.md, decision 56); and the flagged
+ * flagged are never walked (each cost 0.15 µs; docs/performance.md, decision 57); and the flagged
  * posts of members made active again whose flags no pass has cleared yet, the members found first
  * through `users_post_flags_due` (`in`, so neither planner walks posts to find them), their posts
  * through `posts_author_flag`. `byActiveAuthor` stays the rule in both: the flag only says where to
