@@ -69,7 +69,7 @@ export function recentPublished(db: Kysely<Database>, limit: number) {
     .where('posts.author_id', 'in', (eb) => eb.selectFrom('users').select('users.id').where(flagsDue).where(byActiveAuthor))
     .where('posts.author_hidden', '=', sql<number>`1`).where('posts.status', '=', published).where(byActiveAuthor)
     .where('posts.created_at', '>=', sql<number>`coalesce((select p.created_at from posts p where p.author_id = users.id and p.author_hidden = 1
-      and p.status = 'published' order by p.created_at desc, p.id desc limit 1 offset 29), -1)`)
+      and p.status = 'published' order by p.created_at desc, p.id desc limit 1 offset ${sql.lit(Math.max(0, limit - 1))}), -1)`)
     .orderBy('posts.created_at', 'desc').orderBy('posts.id', 'desc').limit(most).as('flagged')).selectAll();
   return shown.unionAll(stillFlagged).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(most);
 }
