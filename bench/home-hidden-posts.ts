@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/home-hidden-posts.ts [--hidden 0,5000,50000] [--calls 200] [--name NAME] [--out FILE]`:
  * what the home page's read (`stores.posts.listRecentPublished(30)`) costs when a member who is
- * not active wrote the newest posts (docs/performance.md, decision 56). SQLite in a temporary file;
+ * not active wrote the newest posts (docs/performance.md, decision 57). SQLite in a temporary file;
  * with `LOOP_DATABASE_URL=postgres://…`, PostgreSQL in a schema of its own, dropped after.
  *
  * For each count of hidden posts, a fresh database: 50 active members with 20,000 older posts,

@@ -1,7 +1,7 @@
 /**
  * The home page's recent posts and the marks that let it skip a hidden member's posts
  * (`posts.author_hidden`, brought to the authors' status by `syncHiddenFlags`; migration
- * 2026-11-29-0010, docs/performance.md decision 56), on SQLite and PostgreSQL. The marks only
+ * 2026-11-29-0010, docs/performance.md decision 57), on SQLite and PostgreSQL. The marks only
  * speed the read: what is shown follows `users.status` at every moment, whatever the passes did
  * or did not do yet, and a status change stays one write to the member's row.
  * Each test makes the members and posts it needs, dated after every earlier test's, so its
@@ -213,7 +213,7 @@ forEachDatabase('hidden authors\' post flags', (database) => {
       assert.match(plan, /SEARCH posts USING INDEX posts_author_flag \(author_id=\? AND author_hidden=\? AND created_at>\?\)/);
     } else {
       // Still small enough that PostgreSQL would rather read all of `posts` and `users` at once: without
-      // that, the plan it takes at 70,000 posts (bench/home-hidden-posts.ts, docs/performance.md decision 56).
+      // that, the plan it takes at 70,000 posts (bench/home-hidden-posts.ts, docs/performance.md decision 57).
       const plan = await handle.db.transaction().execute(async (trx) => {
         await sql`set local enable_seqscan = off`.execute(trx);
         await sql`set local enable_bitmapscan = off`.execute(trx);
