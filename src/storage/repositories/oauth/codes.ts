@@ -64,13 +64,20 @@ const GRANT_COLUMNS = Object.keys(NEW_GRANT) as Array<keyof typeof NEW_GRANT>;
  * `insertCodeUnderNewGrant`, only while the user's consent for the client holds every scope of
  * the code (PostgreSQL): the grant's columns are selected from the consent's row, then come its
  * user, client and the code's scope, then the code's columns but `grant_id`. A scope is a list
- * separated by single spaces (`formatScope`); an empty one is held by any consent.
+ * separated by single spaces (`formatScope`); an empty one is held by any consent. The consent's
+ * row is read `FOR SHARE`, so a withdrawal racing the statement is either waited for or waits.
  */
 const insertCodeUnderConsent = (db: Kysely<Database>) => insertCodeUnderGrant(db
   .with('g', (w) => w.insertInto('grants').columns(GRANT_COLUMNS)
     .expression((eb) => eb.selectFrom('consents').select((s) => GRANT_COLUMNS.map((column) => s.val(NEW_GRANT[column]).as(column)))
       .where('consents.user_id', '=', 0).where('consents.client_id', '=', '')
-      .where(sql<boolean>`string_to_array(consents.scope, ' ') @> string_to_array(${''}, ' ')`))
+      .where(sql<boolean>`string_to_array(consents.scope, ' ') @> string_to_array(${''}, ' ')`)
+      // The consent's row is locked while the grant is written: a withdrawal that has deleted it
+      // and not yet committed is waited for (and the row, gone, writes nothing), and one that
+      // comes after waits for this statement, then its revoking UPDATE sees the new grant. Without
+      // the lock the statement read the consent as of its snapshot and wrote a grant the
+      // withdrawal's UPDATE never saw (test/security/attack78-remembered-consent-race.test.ts).
+      .forShare())
     .returning('id')));
 /**
  * The consuming write: the code changes only when it is unused, unexpired and presented with
