@@ -308,8 +308,14 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
   const sid = sessionSid(signedIn.session);
   // A document's app gets its row now, the first time a grant refers to it (client-metadata.ts).
   await storeDocumentClient(deps.stores, deps.clock, request.client);
-  if (consent.remembered) await deps.stores.codes.insertUnderNewGrant(stored, sid);
-  else {
+  if (consent.remembered) {
+    // Written only while the consent still covers it, as `approveIfRemembered` writes: the consent
+    // was read before (a pushed request completed meanwhile), and a withdrawal may have committed
+    // since, or be under way (attack78).
+    if (!(await deps.stores.codes.insertUnderRememberedConsent(stored, sid))) {
+      return errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user withdrew the consent to this application meanwhile: start the authorization again.'), request.state);
+    }
+  } else {
     const consented = await deps.stores.transaction(async (tx) => {
       await tx.codes.insertUnderNewGrant(stored, sid);
       const previous = await tx.consents.find(userId, clientId);
