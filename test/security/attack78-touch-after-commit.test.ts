@@ -1,0 +1,51 @@
+/**
+ * attack78: on PostgreSQL a code's redemption commits the consumption and the tokens in one
+ * statement, then writes the grant's "last used" time in a second (when due: a minute after the
+ * grant's last use). When that second write fails (here: it waits on the grant's row past
+ * `statement_timeout`, 9 s), the token endpoint answered an error although the code was already
+ * used and the tokens stored: the client, told the exchange failed, presents the code again, which
+ * is a reuse and ends the user's grants. A failure to issue must leave the code unused (docs/oauth.md),
+ * and a code whose tokens were committed must be answered.
+ */
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { clientFields, newClient, obtainCode, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+
+forEachDatabase('attack78 the grant touched after the redemption committed', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+
+  test('a redemption whose grant row is held past the statement timeout either answers its tokens or leaves the code usable', { skip: database.name !== 'postgres' && 'needs a second connection', timeout: 60_000 }, async () => {
+    const c = await newClient(t);
+    const { browser, user } = await signedInBrowser(t);
+    const pkce = pkcePair();
+    const code = await obtainCode(browser, c, { pkce });
+    // The grant's "last used" is due again: its code is redeemed two minutes after the approval.
+    t.clock.advance(120_000);
+    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const outside = new pg.Client({ connectionString: database.url });
+    await outside.connect();
+    let first: Response;
+    try {
+      // A lock that lets the tokens' foreign keys through (FOR KEY SHARE) but not an UPDATE of the row.
+      await outside.query('begin');
+      await outside.query('select id from grants where user_id = $1 and client_id = $2 for no key update', [user.id, c.client.clientId]);
+      const answer = tokenRequest(t, fields);
+      await sleep(200);
+      first = await Promise.race([answer, sleep(15_000).then(() => { throw new Error('no answer in 15 s'); })]);
+      await outside.query('commit');
+    } finally {
+      await outside.query('rollback').catch(() => undefined);
+      await outside.end();
+    }
+    if (first.status === 200) return;
+    // The client was told the exchange failed: it tries again, as it may.
+    const again = await tokenRequest(t, fields);
+    assert.equal(again.status, 200, `first ${first.status} ${await first.text()}, then ${await again.text()}`);
+  });
+});
