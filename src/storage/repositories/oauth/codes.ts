@@ -111,7 +111,8 @@ const insertTokenIfLive = (table: 'access_tokens' | 'refresh_tokens') => (w: Que
 /**
  * A code's redemption in one statement (PostgreSQL): `consumeCode` (its seven parameters), then
  * the access token's row and the refresh token's, stored only when the write consumed the code
- * and its grant is live (not revoked, its user active, as `CodeRedemption.refusal` reads them);
+ * and its grant is live (not revoked, its user active, as `CodeRedemption.refusal` reads them),
+ * then the grant's "last used" (the time, and whether it is due: `CodeIssuance.touchGrant`);
  * answers the consumed row, its grant and user as `consumedWithGrant` does, and `issued`.
  */
 const consumeIssuing: QueryBuilder<ConsumedIssuing> = (db) => (db as unknown as Kysely<any>)
@@ -120,6 +121,11 @@ const consumeIssuing: QueryBuilder<ConsumedIssuing> = (db) => (db as unknown as 
     .where('g.revoked_at', 'is', null).where(sql<boolean>`u.status = 'active'`).select('c.grant_id'))
   .with('access', insertTokenIfLive('access_tokens'))
   .with('refresh', (w) => insertTokenIfLive('refresh_tokens')(w).returning('id'))
+  // The grant's "last used" (its time, then whether it is due), in the same statement: written
+  // after the commit, a write that failed (a row held past statement_timeout) answered an error
+  // for a code already used, whose retry was then a reuse (attack78).
+  .with('touched', (w) => w.updateTable('grants').set({ last_used_at: 0 })
+    .where('id', 'in', (eb: any) => eb.selectFrom('live').select('live.grant_id')).where(sql<boolean>`${false}::boolean`))
   .selectFrom('c').leftJoin('grants as g', 'g.id', 'c.grant_id').leftJoin('users as u', 'u.id', 'g.user_id')
   .select(sql`to_jsonb(c)`.as('consumed')).select(GRANT_WITH_USER_COLUMNS)
   .select(sql<boolean>`exists (select 1 from refresh)`.as('issued'));
@@ -226,11 +232,11 @@ export class KyselyCodeStore implements CodeStore {
     if (issuance === undefined) return NOT_CONSUMED;
     const written = await this.queries.first(this.db, consumeIssuing, [
       ...consumeParameters(presented, now), ...Object.values(tokenValues(issuance.access)), ...Object.values(tokenValues(issuance.refresh)),
+      now, issuance.touchGrant,
     ]);
     if (written === undefined) return NOT_CONSUMED;
     // Not issued: the grant was revoked or its user changed since the read, as `refusal` says.
     if (!written.issued) return { kind: 'refused', reason: how.refusal(toGrantWithUser(written)) ?? 'The authorization can no longer be used.' };
-    if (issuance.touchGrant) await new KyselyGrantStore(this.db, this.queries).touch(issuance.access.grantId, now);
     return { kind: 'issued', answer: issuance.answer };
   }
 
