@@ -88,6 +88,19 @@ class RequestLogger {
   }
 }
 
+/**
+ * Runs what follows a committed change (its audit or security-log line, its notice mail): the
+ * change is made and its answer must say so, so a failure here is the operators' error line
+ * (`what`, with `context`), never answered in place of the change's page.
+ */
+export async function afterCommit(log: FastifyBaseLogger, what: string, context: Record<string, unknown>, work: () => unknown): Promise<void> {
+  try {
+    await work();
+  } catch (error) {
+    log.error({ err: error, ...context }, what);
+  }
+}
+
 /** Fastify's `childLoggerFactory`: request loggers made on first use (see `RequestLogger`). */
 export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger {
   return new RequestLogger(logger as Parent, bindings, options) as unknown as FastifyBaseLogger;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { checkPassword, checkUsername, isReservedUsername } from '../../src/core/accounts/accounts.js';
 import { addressKey, siteKey } from '../../src/core/addresses.js';
 import { isRegisteredRedirectUri, redirectUriProblem } from '../../src/core/oauth/clients.js';
-import { REGISTERED_SCOPES, formatScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
+import { REGISTERED_SCOPES, formatScope, holdsEveryScope, parseScope, permittedScopes } from '../../src/core/oauth/scopes.js';
 import { checkedText } from '../../src/core/text.js';
 import { formatLocalTimestamp, formatUtc } from '../../src/core/time.js';
 import { encodeComponent } from '../../src/core/urls.js';
@@ -199,6 +199,17 @@ test('a share of the line to argon2 counts an IPv6 address by its site, the /48 
   assert.notEqual(siteKey('2001:db8:2::1'), siteKey('2001:db8:1::1'));
   assert.equal(siteKey('203.0.113.9'), '203.0.113.9');
   assert.equal(siteKey('::ffff:cb00:7109'), '203.0.113.9');
+});
+
+test('a remembered consent holds a request only when it holds every scope asked; none held holds nothing', () => {
+  assert.equal(holdsEveryScope('openid profile:read posts:read', ['openid', 'posts:read']), true);
+  assert.equal(holdsEveryScope('openid profile:read', ['openid', 'posts:read']), false);
+  assert.equal(holdsEveryScope('openid', []), true);
+  assert.equal(holdsEveryScope('', []), true);
+  assert.equal(holdsEveryScope('', ['openid']), false);
+  assert.equal(holdsEveryScope(undefined, []), false);
+  // A stored list is whole scopes separated by spaces: a prefix is not a scope.
+  assert.equal(holdsEveryScope('profile:read', ['profile']), false);
 });
 
 test("OpenID's standard scopes: profile and offline_access are scopes; email, address and phone are dropped, never granted (INTERFACE section 3)", () => {

@@ -106,3 +106,14 @@ export function formatScope(scopes: Iterable<string>): string {
 export function scopeList(stored: string): Scope[] {
   return stored === '' ? [] : (stored.split(' ').filter(isScope));
 }
+
+/**
+ * Whether a stored scope string (a consent's, say) holds every scope asked: a consent is remembered
+ * only for what the user approved (RFC 6749 4.1.1, INTERFACE section 3). Nothing asked is held by
+ * anything; nothing stored holds nothing asked.
+ */
+export function holdsEveryScope(held: string | undefined, asked: readonly string[]): boolean {
+  if (held === undefined) return false;
+  const scopes = new Set<string>(scopeList(held));
+  return asked.every((scope) => scopes.has(scope));
+}

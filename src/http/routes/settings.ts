@@ -33,6 +33,7 @@ import { formatUtc } from '../../core/time.js';
 import type { Translator } from '../../core/locales.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, fieldValues, noticeFrom, requireSignIn, requireUser, sendPage, signInAgainPath } from '../pages.js';
+import { afterCommit } from '../logging.js';
 import {
   attemptOrigin, deviceCookie, endSession, eventOrigin, pageContext, setDeviceCookie, setRevealCookie, takeRevealCookie, verifyCsrf,
 } from '../plugins/session.js';
@@ -141,12 +142,10 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     });
     if (!done) return undefined;
     if (done.cookie !== undefined) setRevealCookie(request, reply, done.cookie, ONE_TIME_SECRET_MS / 1000);
-    try {
+    await afterCommit(request.log, 'a new secret was made and is shown to its owner, but its audit line or notice mail could not be written', { userId: user.id }, async () => {
       audit.record(done.issued.audit);
       await done.announce();
-    } catch (error) {
-      request.log.error({ err: error }, 'a new secret was made and is shown to its owner, but its audit line or notice mail could not be written');
-    }
+    });
     return done.issued.made;
   }
 

@@ -14,7 +14,7 @@ import type { Stores } from '../../stores.js';
 import type { Requester } from '../../addresses.js';
 import type { Locale } from '../../locales.js';
 import type { Client, NewCodeUnderGrant } from '../ports.js';
-import { type Scope, formatScope, scopeList } from '../scopes.js';
+import { type Scope, formatScope, holdsEveryScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, requestedClient } from './checks.js';
@@ -183,12 +183,6 @@ export async function applicationReturnedTo(sources: ClientSources, returnTo: st
   }
 }
 
-function covers(granted: string | undefined, request: AuthorizationRequest): boolean {
-  if (granted === undefined) return false;
-  const held = new Set(scopeList(granted));
-  return request.scopes.every((s) => held.has(s));
-}
-
 /** OpenID Connect Core 3.1.2.1: the session is too old for max_age. */
 function tooOld(request: AuthorizationRequest, session: Session, now: number): boolean {
   return request.maxAge !== null && Math.floor((now - session.authTime) / 1000) > request.maxAge;
@@ -227,7 +221,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
     if (response !== undefined) return { kind: 'respond', response };
   }
   const consent = await deps.stores.consents.find(signedIn!.user.id, request.client.clientId);
-  if (mayRemember && covers(consent?.scope, request)) {
+  if (mayRemember && holdsEveryScope(consent?.scope, request.scopes)) {
     return respond(deps, request.pushed, () => approve(deps, request, signedIn!, { remembered: true }));
   }
   if (silent) return fail('consent_required', 'The user has not approved this application (or it is a native app, which is asked every time): send the request again without prompt=none.');

@@ -6,7 +6,7 @@ import type { AuthorizationCodesTable, Database } from '../../schema.js';
 import {
   GRANT_WITH_USER_COLUMNS, KyselyGrantStore, NEW_GRANT, type GrantWithUserRow, consumeWithGrant, consumedWithGrant, createGrant, grantValues, toGrantWithUser,
 } from './grants.js';
-import { scopeList } from '../../../core/oauth/scopes.js';
+import { holdsEveryScope, scopeList } from '../../../core/oauth/scopes.js';
 import { KyselyConsentStore } from './consents.js';
 import { KyselyTokenStore, PLACEHOLDER_TOKEN, tokenValues } from './tokens.js';
 
@@ -64,8 +64,9 @@ const GRANT_COLUMNS = Object.keys(NEW_GRANT) as Array<keyof typeof NEW_GRANT>;
  * `insertCodeUnderNewGrant`, only while the user's consent for the client holds every scope of
  * the code (PostgreSQL): the grant's columns are selected from the consent's row, then come its
  * user, client and the code's scope, then the code's columns but `grant_id`. A scope is a list
- * separated by single spaces (`formatScope`); an empty one is held by any consent. The consent's
- * row is read `FOR SHARE`, so a withdrawal racing the statement is either waited for or waits.
+ * separated by single spaces (`formatScope`); the `@>` is `holdsEveryScope` in SQL, an empty one
+ * held by any consent. The consent's row is read `FOR SHARE`, so a withdrawal racing the
+ * statement is either waited for or waits.
  */
 const insertCodeUnderConsent = (db: Kysely<Database>) => insertCodeUnderGrant(db
   .with('g', (w) => w.insertInto('grants').columns(GRANT_COLUMNS)
@@ -133,12 +134,6 @@ type ConsumedIssuing = { consumed: Selectable<AuthorizationCodesTable>; issued: 
 
 const NOT_CONSUMED = { kind: 'not_consumed' } as const;
 
-/** Whether the scope list `held` has every scope of `asked` (both separated by spaces). */
-function holdsEvery(held: string, asked: string): boolean {
-  const scopes = new Set(scopeList(held));
-  return scopeList(asked).every((scope) => scopes.has(scope));
-}
-
 /** `consumeCode`'s parameters, in the order of its compiled SQL. */
 function consumeParameters(presented: PresentedCode, now: Instant): unknown[] {
   return [now, presented.codeHash, presented.clientId, presented.redirectUri, now, presented.codeChallenge, presented.dpopJkt ?? null];
@@ -180,7 +175,7 @@ export class KyselyCodeStore implements CodeStore {
     // SQLite: the consent read in the transaction that writes, which holds the one connection.
     return this.queries.transaction(this.db, async (trx) => {
       const consent = await new KyselyConsentStore(trx, this.queries).find(code.userId, code.clientId);
-      if (consent === undefined || !holdsEvery(consent.scope, code.scope)) return false;
+      if (!holdsEveryScope(consent?.scope, scopeList(code.scope))) return false;
       await insertGrantThenCode(trx, this.queries, grant, code);
       return true;
     });
