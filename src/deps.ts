@@ -15,7 +15,7 @@ import { KeyRing } from './core/oidc/key-ring.js';
 import type { DpopReplayStore } from './core/oauth/ports.js';
 import type { RateLimiter } from './core/rate-limiter.js';
 import type { Stores } from './core/stores.js';
-import { SecurityLog } from './core/accounts/security-log.js';
+import type { SecurityLog } from './core/accounts/security-log.js';
 import { FigureCounter } from './core/staff/figures.js';
 import { ViewCounter } from './core/community/views.js';
 import { CountFlush } from './count-flush.js';
@@ -25,7 +25,7 @@ import { HiddenFlagsWorker } from './hidden-flags.js';
 import { Mailer } from './core/mail/mailer.js';
 import type { Locale, Translator } from './core/locales.js';
 import { siteTranslator } from './i18n/catalogs.js';
-import { securityNoticeSender } from './core/accounts/security-notices.js';
+import { noticingSecurityLog } from './core/accounts/security-notices.js';
 import { createMailTransport } from './mail/transports.js';
 import { type Metrics, createMetrics } from './observability/metrics.js';
 import { sharpReencoder } from './images/sharp-reencoder.js';
@@ -127,7 +127,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     hiddenFlags: new HiddenFlagsWorker(stores.posts),
     words,
     mailer,
-    securityLog: new SecurityLog(stores.securityEvents, clock, audit, securityNoticeSender({ stores, clock, mailer, settings })),
+    securityLog: noticingSecurityLog({ stores, clock, mailer, settings }, audit),
     dpop: new DpopVerifier(new DpopNonces(base.sharedKeys), dpopReplay, clock),
     clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, audit, settings.clientMetadata),
     images: sharpReencoder,

@@ -33,6 +33,12 @@ export interface CommandIo {
   readonly interactive: boolean;
   /** Asks on the terminal without echoing what is typed (a password). */
   askHidden(question: string): Promise<string>;
+  /**
+   * Runs `work` (what follows a committed change: an owner's notice mail) once the answer is
+   * printed, as the audit lines are (src/cli/main.ts, `heldAudit`): a failure of it is one line on
+   * standard error beginning with `what`, never an answer lost, and the exit code stays the command's.
+   */
+  afterAnswer(what: string, work: () => Promise<unknown>): void;
 }
 
 /** Bad arguments: one line on stderr and exit code 2 (INTERFACE section 9). */

@@ -44,9 +44,20 @@ function unknownCommand(args: string[]): UsageError {
   return new UsageError(`unknown command "${words.join(' ')}" (svc --help lists them)`);
 }
 
-export interface CliIo extends CommandIo {
+export interface CliIo extends Omit<CommandIo, 'afterAnswer'> {
   out(text: string): void;
   err(text: string): void;
+}
+
+const firstLine = (error: unknown) => (error instanceof Error ? error.message.split('\n')[0] : String(error));
+
+/** Writes `text` on standard error if it can; when standard error itself fails there is nowhere left to say it. */
+function tell(io: CliIo, text: string): void {
+  try {
+    io.err(text);
+  } catch {
+    // Nowhere left to say it.
+  }
 }
 
 /** `--help` anywhere: the overview, a noun's commands, or one command's options. */
@@ -108,10 +119,27 @@ function heldAudit(io: CliIo, sink: AuditSink): AuditSink & { flush(): void } {
       try {
         for (const event of held.splice(0)) sink.record(event);
       } catch (error) {
+        tell(io, `svc: an audit line could not be written: ${firstLine(error)}\n`);
+      }
+    },
+  };
+}
+
+/**
+ * What a command asked to run once its answer is printed (`CommandIo.afterAnswer`), for the reason
+ * `heldAudit` holds the audit lines: its change is made and, for a new secret, printed only now;
+ * a failure here (an owner's notice mail that could not be queued) is a line, not the answer lost.
+ */
+function afterAnswers(io: CliIo): { add: CommandIo['afterAnswer']; run(): Promise<void> } {
+  const held: Array<{ what: string; work: () => Promise<unknown> }> = [];
+  return {
+    add: (what, work) => { held.push({ what, work }); },
+    async run() {
+      for (const { what, work } of held.splice(0)) {
         try {
-          io.err(`svc: an audit line could not be written: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
-        } catch {
-          // Standard error itself failed: there is nowhere left to say it.
+          await work();
+        } catch (error) {
+          tell(io, `svc: ${what}: ${firstLine(error)}\n`);
         }
       }
     },
@@ -121,6 +149,7 @@ function heldAudit(io: CliIo, sink: AuditSink): AuditSink & { flush(): void } {
 export async function runCli(args: string[], io: CliIo): Promise<number> {
   let deps: BaseDeps | undefined;
   let audit: ReturnType<typeof heldAudit> | undefined;
+  const after = afterAnswers(io);
   try {
     if (args.some((a) => HELP_FLAGS.has(a)) || args[0] === 'help') return help(args.filter((a) => a !== 'help'), io);
     const found = findCommand(args);
@@ -136,7 +165,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     audit = heldAudit(io, pinoAuditSink({ logLevel: settings.logLevel, destination: 2 }));
     deps = createBaseDeps(settings, { audit });
     await prepareDatabase(deps);
-    const result = await command.run(deps, values, io);
+    const result = await command.run(deps, values, { ...io, afterAnswer: after.add });
     io.out(values.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
     return 0;
   } catch (error) {
@@ -153,9 +182,11 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
       io.err(`svc: ${error.message}\n`);
       return 2;
     }
-    io.err(`svc: failed: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}\n`);
+    io.err(`svc: failed: ${firstLine(error)}\n`);
     return 1;
   } finally {
+    // Before the audit lines: what follows a change may write some of its own.
+    await after.run();
     audit?.flush();
     await deps?.close();
   }

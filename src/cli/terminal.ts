@@ -8,7 +8,7 @@ const CTRL_D = '\u0004';
 const ESCAPE = '\u001b';
 const BACKSPACE = new Set(['\u007f', '\b']);
 
-export function terminalIo(input: NodeJS.ReadStream = process.stdin, prompt: NodeJS.WriteStream = process.stderr): CommandIo {
+export function terminalIo(input: NodeJS.ReadStream = process.stdin, prompt: NodeJS.WriteStream = process.stderr): Omit<CommandIo, 'afterAnswer'> {
   return {
     interactive: input.isTTY === true,
     async readStdin() {

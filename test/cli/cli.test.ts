@@ -11,7 +11,7 @@ import type { Stores } from '../../src/core/stores.js';
 import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js';
 import { createStores } from '../../src/storage/stores.js';
 import { type CliResult, svc, svcAtTerminal, svcWithStderrAt } from '../support/cli.js';
-import { forEachDatabase, temporarySqlitePath } from '../support/databases.js';
+import { forEachDatabase, temporarySqlitePath, whileInsertsFail } from '../support/databases.js';
 
 const name = (prefix: string) => `${prefix}${randomBytes(3).toString('hex')}`;
 
@@ -176,6 +176,61 @@ forEachDatabase('command line', (database) => {
     const token = full('token', 'create', '--username', owner, '--name', 'f', '--scopes', 'profile:read', '--json');
     assert.equal(token.code, 0);
     assert.ok(await stores.personalTokens.findBearer(hashSecret(token.json.token)));
+  });
+
+  /** An account with a verified address (so a change to its app mails it a notice) and a confidential app it owns. */
+  async function ownerWithApp(prefix: string): Promise<{ userId: number; clientId: string; secret: string }> {
+    const owner = name(prefix);
+    const { json: user } = run('user', 'create', '--username', owner, '--password', 'long enough pw', '--json');
+    const address = `${owner}@example.test`;
+    await stores.memberEmails.set(user.id, address, Date.now());
+    assert.ok(await stores.memberEmails.markVerified(user.id, address, Date.now()));
+    const { json: client } = run('client', 'create', '--name', 'Owned App', '--type', 'confidential', '--redirect-uri', 'https://owned.example/cb', '--owner', owner, '--json');
+    return { userId: user.id, clientId: client.client_id, secret: client.client_secret };
+  }
+  const rotationsLogged = async (userId: number) => (await stores.securityEvents.listForUser(userId, 0, 10)).items.filter((e) => e.kind === 'client_secret.rotated');
+  /** `svc` with mail on: a notice is queued in the outbox; nothing delivers it. */
+  const runWithMail = (...args: string[]) => svc(database.url, args, { SMTP_URL: 'smtp://127.0.0.1:9' });
+  const noticesTo = (userId: number) => handle.db.selectFrom('mail_outbox').select(['kind', 'body_text']).where('user_id', '=', userId).execute();
+
+  test('client rotate-secret writes client_secret.rotated to the owner\'s security log, as the site\'s rotation does, from the site\'s staff', async () => {
+    const { userId, clientId } = await ownerWithApp('told');
+    const rotated = run('client', 'rotate-secret', '--client-id', clientId, '--json');
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const logged = await rotationsLogged(userId);
+    assert.deepEqual(logged.map((e) => ({ detail: e.detail, address: e.address, device: e.device })),
+      [{ detail: { app: 'Owned App', client_id: clientId }, address: '', device: 'the site\'s staff' }]);
+  });
+
+  test('client rotate-secret whose owner\'s security-log line cannot be written changes nothing: no secret printed, the app keeps its own', async () => {
+    const { userId, clientId, secret } = await ownerWithApp('lost');
+    const refused = await whileInsertsFail(handle.db, database, 'security_events', async () => run('client', 'rotate-secret', '--client-id', clientId, '--json'));
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.equal(refused.stdout, '', 'no secret printed');
+    const client = await stores.clients.findById(clientId);
+    assert.equal(client?.secretHash, hashSecret(secret), 'the secret its owner holds is still the app\'s');
+    assert.equal(client?.previousSecret, null, 'and no rotation put it aside');
+    assert.deepEqual(await rotationsLogged(userId), []);
+  });
+
+  test('client rotate-secret mails the owner the notice the site\'s rotation mails, saying the site\'s staff made it', async () => {
+    const { userId, clientId } = await ownerWithApp('mail');
+    const rotated = runWithMail('client', 'rotate-secret', '--client-id', clientId, '--json');
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const notices = await noticesTo(userId);
+    assert.deepEqual(notices.map((n) => n.kind), ['noticeClientSecretRotated']);
+    assert.match(notices[0]!.body_text, /“Owned App” at .* \(the site's staff, -\)/);
+  });
+
+  test('client rotate-secret prints the new secret, the app\'s, though its owner\'s notice cannot be queued, and says so on standard error', async () => {
+    const { userId, clientId, secret } = await ownerWithApp('unmailed');
+    const rotated = await whileInsertsFail(handle.db, database, 'mail_outbox', async () => runWithMail('client', 'rotate-secret', '--client-id', clientId, '--json'));
+    assert.equal(rotated.code, 0, rotated.stderr);
+    assert.notEqual(rotated.json.client_secret, secret);
+    assert.equal((await stores.clients.findById(clientId))?.secretHash, hashSecret(rotated.json.client_secret), 'the one printed is the app\'s');
+    assert.equal((await rotationsLogged(userId)).length, 1, 'the owner\'s log tells of it');
+    assert.deepEqual(await noticesTo(userId), []);
+    assert.match(rotated.stderr, /^svc: the owner's notice mail could not be queued: .*refused by the test/m);
   });
 
   test('post create prints the id and the absolute post URL; drafts too', () => {
@@ -365,7 +420,7 @@ forEachDatabase('command line', (database) => {
       return auditLines(r);
     });
     assert.deepEqual(events.map((e) => e.audit), [
-      'account.created', 'client.registered', 'client.secret_rotated', 'personal_token.created',
+      'account.created', 'client.registered', 'staff.action', 'client.secret_rotated', 'personal_token.created',
       'staff.action', 'client.deactivated', 'staff.action', 'account.status_changed', 'staff.action', 'signing_keys.rotated',
     ]);
     for (const event of events) {

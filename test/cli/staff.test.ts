@@ -70,6 +70,20 @@ forEachDatabase('staff commands', (database) => {
     assert.equal(run('staff-log', '--limit', '1', '--json').json.entries[0].action, 'keys.rotated');
   });
 
+  test('the operator\'s secret rotation of an app is in the staff log with its reason, as app.secret_rotated, without the secret', () => {
+    const { json: client } = run('client', 'create', '--name', 'Leaky App', '--type', 'confidential', '--redirect-uri', 'https://leaky.example/cb', '--json');
+    const rotated = run('client', 'rotate-secret', '--client-id', client.client_id, '--reason', 'secret posted in a public repository', '--json');
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const audit = rotated.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(audit.map((a) => [a.audit, a.action ?? null, a.via]), [['staff.action', 'app.secret_rotated', 'cli'], ['client.secret_rotated', null, 'cli']]);
+    const [latest] = run('staff-log', '--limit', '1', '--json').json.entries;
+    assert.deepEqual(
+      { actor: latest.actor, action: latest.action, target_kind: latest.target_kind, target_id: latest.target_id, target: latest.target, detail: latest.detail, reason: latest.reason },
+      { actor: 'cli', action: 'app.secret_rotated', target_kind: 'app', target_id: client.client_id, target: 'Leaky App', detail: {}, reason: 'secret posted in a public repository' },
+    );
+    assert.ok(!JSON.stringify(latest).includes(rotated.json.client_secret), 'no secret in the staff log');
+  });
+
   test('staff-log pages newest first and says where the next page starts', () => {
     const username = name('pag');
     run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');

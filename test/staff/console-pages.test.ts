@@ -12,6 +12,7 @@ import { translator } from '../../src/i18n/catalogs.js';
 import { englishSentences } from '../i18n/untranslated.js';
 import { Browser, PASSWORD as MEMBER_PASSWORD, authorizeQuery, newClient, obtainTokens, pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
+import { svc } from '../support/cli.js';
 import { forEachDatabase } from '../support/databases.js';
 import { appReview, person, uniqueName } from './support.js';
 
@@ -229,6 +230,22 @@ forEachDatabase('staff console pages', (database) => {
     assert.equal(confirmation.status, 200);
     assert.match(confirmation.text, /Before you vouch for this name, look at it closely/, 'where staff confirm, too');
     assert.doesNotMatch(await page(await named('读书App')), /look at it closely/);
+  });
+
+  test('a secret rotation at the command line is in the app\'s staff log in the staff\'s words, and its owner reads that the site\'s staff made it, in each language', async () => {
+    const moderator = await person(t, 'moderator', { twoStep: true });
+    const owner = await person(t, 'member', { twoStep: false });
+    const app = await newClient(t, { ownerId: owner.user.id });
+    const rotated = svc(database.url, ['client', 'rotate-secret', '--client-id', app.client.clientId, '--reason', REASON, '--json']);
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const staffPage = (language: string) => moderator.visitor.request(`/admin/apps/${app.client.clientId}`, { headers: { 'accept-language': language } });
+    assert.match((await staffPage('en')).text, /<td>Rotated the app(&#39;|')s client secret<\/td>/);
+    assert.match((await staffPage('zh-CN')).text, /<td>轮换应用的客户端密钥<\/td>/);
+    assert.match((await staffPage('zh-TW')).text, /<td>輪替應用程式的用戶端密鑰<\/td>/);
+    const ownerPage = (language: string) => owner.visitor.request('/settings/security', { headers: { 'accept-language': language } });
+    assert.match((await ownerPage('en')).text, /Client secret rotated “Test App”<\/td>\s*<td data-label="From">the site(&#39;|')s staff<\/td>/);
+    assert.match((await ownerPage('zh-CN')).text, /轮换了客户端密钥“Test App”<\/td>\s*<td data-label="来源">网站管理人员<\/td>/);
+    assert.match((await ownerPage('zh-TW')).text, /輪替了用戶端密鑰「Test App」<\/td>\s*<td data-label="來源">網站管理人員<\/td>/);
   });
 
   test('signing keys are the admins\': a moderator is refused; an admin rotates them as the command line does, and it is logged', async () => {

@@ -1,11 +1,11 @@
-import { findClient, registerClient, rotateClientSecret, setRequirePushedRequests } from '../../core/oauth/clients.js';
+import { findClient, registerClient, setRequirePushedRequests } from '../../core/oauth/clients.js';
 import type { BaseDeps } from '../../base-deps.js';
 import type { ClientRegistration } from '../../core/oauth/clients.js';
 import type { Client, ClientType } from '../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../core/oidc/ports.js';
 import { formatUtc } from '../../core/time.js';
 import { UsageError, defineCommand, optionalString, requiredString } from '../command.js';
-import { changeAppStatus } from '../../core/staff/console.js';
+import { changeAppStatus, rotateAppSecret } from '../../core/staff/console.js';
 import { findUser } from './lookup.js';
 import { REASON_OPTION } from './staff.js';
 
@@ -123,22 +123,28 @@ export const clientList = defineCommand({
 export const clientRotateSecret = defineCommand({
   name: 'client rotate-secret',
   summary: 'give a confidential client a new secret',
-  description: 'Gives a confidential client a new secret, printed once; the old one fails at once (unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while).',
-  usage: '--client-id ID',
-  options: { 'client-id': { type: 'string' } },
-  help: { 'client-id': 'the client' },
+  description: 'Gives a confidential client a new secret, printed once; the old one fails at once (unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while). '
+    + 'Written to the staff log, and to the owner\'s security log as from the site\'s staff, with the notice mail the owner\'s own rotation sends.',
+  usage: `--client-id ID ${REASON_OPTION.usage}`,
+  options: { 'client-id': { type: 'string' }, ...REASON_OPTION.options },
+  help: { 'client-id': 'the client', ...REASON_OPTION.help },
   prints: '{"client_id","client_secret"}',
-  async run(deps, values) {
+  async run(deps, values, io) {
     const clientId = requiredString(values, 'client-id');
+    const reason = REASON_OPTION.read(values);
     const client = await deps.stores.clients.findById(clientId);
     if (!client) throw new UsageError(`unknown client "${clientId}"`);
     if (client.type !== 'confidential') throw new UsageError(`client "${clientId}" is public and has no secret`);
     // As at /settings/developers: a deactivated app authenticates no more, and gets no new secret,
-    // also when staff deactivate it meanwhile (the write is conditional on its being active).
-    const secret = await rotateClientSecret(deps.stores, deps.clock, clientId, deps.settings.previousClientSecretHours);
-    if (secret === undefined) throw await unchangedClient(deps, clientId, 'gets no new secret');
+    // also when staff deactivate it meanwhile (the write is conditional on its being active). The
+    // secret, the owner's security-log line and the staff-log entry land in one transaction.
+    const { ownersSecurityLog } = await import('../owner-notices.js');
+    const rotated = await rotateAppSecret({ ...deps, securityLog: ownersSecurityLog(deps) }, { via: 'cli' }, clientId, reason);
+    if (!rotated) throw await unchangedClient(deps, clientId, 'gets no new secret');
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
-    return { client_id: clientId, client_secret: secret };
+    // The owner's notice mail once the secret is printed: its failure must not lose the secret.
+    io.afterAnswer('the owner\'s notice mail could not be queued', rotated.announce);
+    return { client_id: clientId, client_secret: rotated.secret };
   },
   human: (r) => `client_id:     ${r.client_id}\nclient_secret: ${r.client_secret}   (shown once; the old secret stops working at once, unless PREVIOUS_CLIENT_SECRET_HOURS keeps it working a while)`,
 });

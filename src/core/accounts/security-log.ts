@@ -13,7 +13,7 @@ import type { SecurityEvent, SecurityEventStore } from './ports.js';
 import type { Locale } from '../locales.js';
 import { firstCharacters } from '../text.js';
 import type { Clock } from '../time.js';
-import { describeUserAgent } from './user-agent.js';
+import { SITE_STAFF, describeUserAgent } from './user-agent.js';
 
 /**
  * Every kind of event. The log page words each in the reader's language (the `security` catalog,
@@ -90,7 +90,12 @@ export interface EventOrigin {
   userAgent?: string | undefined;
   /** The language of the page it came from: its notice's, when the member saved none. Not stored. */
   locale?: Locale | undefined;
+  /** The site's staff made it (the operator at the command line): stored as from `SITE_STAFF`, with no address. */
+  staff?: true;
 }
+
+/** The origin of an event the site's staff made: no address, no browser, told as theirs. */
+export const STAFF_ORIGIN: EventOrigin = { address: '', staff: true };
 
 export interface NewSecurityEvent {
   userId: number;
@@ -200,7 +205,7 @@ export class SecurityLog {
       kind: event.kind,
       createdAt: this.clock.now(),
       address: event.origin?.address ?? '',
-      device: event.origin ? describeUserAgent(event.origin.userAgent) : '',
+      device: event.origin?.staff ? SITE_STAFF : event.origin ? describeUserAgent(event.origin.userAgent) : '',
       detail: Object.fromEntries(Object.entries(event.detail ?? {}).map(([k, v]) => [k, firstCharacters(String(v), 200)])),
     };
   }

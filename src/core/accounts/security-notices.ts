@@ -11,8 +11,9 @@ import type { Locale } from '../locales.js';
 import { mailLocale, mailTime } from './email.js';
 import { deviceText } from './user-agent.js';
 import type { Clock } from '../time.js';
-import type { MemberEmailStore, SecurityEvent, UserStore } from './ports.js';
-import { type SecurityEventKind, signInProofOf } from './security-log.js';
+import type { AuditSink } from '../audit.js';
+import type { MemberEmailStore, SecurityEvent, SecurityEventStore, UserStore } from './ports.js';
+import { type SecurityEventKind, SecurityLog, signInProofOf } from './security-log.js';
 
 /** The kinds that are mailed, and which of their events (`true`: every one). */
 export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Record<string, string>) => boolean>>> = {
@@ -39,7 +40,7 @@ function noticeName(kind: string): string {
 }
 
 export interface NoticeDeps {
-  stores: { users: UserStore; memberEmails: MemberEmailStore; mailOutbox: MailOutboxStore };
+  stores: { users: UserStore; memberEmails: MemberEmailStore; mailOutbox: MailOutboxStore; securityEvents: SecurityEventStore };
   clock: Clock;
   mailer: Mailer;
   settings: { siteTimeZone: string; baseUrl: string };
@@ -77,4 +78,12 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
       },
     }, deps.clock.now());
   };
+}
+
+/**
+ * The security log that mails its notices: the server's, and the command line's where the operator
+ * changes a member's app (`svc client rotate-secret`), so its owner hears of it as from the site.
+ */
+export function noticingSecurityLog(deps: NoticeDeps, audit: AuditSink): SecurityLog {
+  return new SecurityLog(deps.stores.securityEvents, deps.clock, audit, securityNoticeSender(deps));
 }

@@ -9,6 +9,12 @@ import type { Translator } from '../locales.js';
 /** What a program that is no browser is called. */
 const SCRIPT = 'a script';
 
+/**
+ * Where an event the site's staff made comes from, in a member's security log and its notice
+ * mail: the operator at the command line has no browser and no address the member should see.
+ */
+export const SITE_STAFF = 'the site\'s staff';
+
 const BROWSERS: ReadonlyArray<[RegExp, string]> = [
   [/\bEdg(e|A|iOS)?\//, 'Edge'],
   [/\b(OPR|Opera)\//, 'Opera'],
@@ -50,6 +56,7 @@ export function describeUserAgent(userAgent: string | undefined): string {
 export function deviceText(t: Pick<Translator, 'text'>, described: string): string {
   if (described === 'Unknown browser') return t.text('security.unknownBrowser');
   if (described === SCRIPT) return t.text('security.scriptClient');
+  if (described === SITE_STAFF) return t.text('security.siteStaff');
   const onSystem = /^A browser on (.+)$/.exec(described);
   if (onSystem) return t.text('security.browserOnSystem', { system: onSystem[1]! });
   const both = /^(.+) on (.+)$/.exec(described);

@@ -6,9 +6,10 @@
  */
 import type { AuditSink } from '../audit.js';
 import { setAccountStatus } from '../accounts/accounts.js';
+import { type SecurityLog, STAFF_ORIGIN } from '../accounts/security-log.js';
 import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
-import { deactivateClient } from '../oauth/clients.js';
+import { deactivateClient, rotateClientSecret } from '../oauth/clients.js';
 import type { ClientStatus, ReviewedClient, VerifiedMark } from '../oauth/ports.js';
 import { type RotateOptions, type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
@@ -148,6 +149,35 @@ export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clie
     },
   });
   return done ? { ok: true, value: done.result } : { ok: false, refusal: 'not_found' };
+}
+
+/**
+ * A new secret for a confidential app, by the operator at the command line (`svc client
+ * rotate-secret`), as its owner's rotation at /settings/developers makes one: the secret, the
+ * owner's security-log line (`client_secret.rotated`, from the site's staff) and the staff-log
+ * entry in one transaction, so no secret is made without its lines nor a line without its secret.
+ * Only an active app gets one (the write is conditional on it). `announce` writes what follows the
+ * commit (the owner's notice mail), for the caller to run once the secret is out of harm's way.
+ */
+export async function rotateAppSecret(
+  deps: ConsoleDeps & { securityLog: SecurityLog; settings: { previousClientSecretHours: number } },
+  actor: StaffActor, clientId: string, reason: string,
+): Promise<{ secret: string; announce: () => Promise<void> } | undefined> {
+  const done = await makeStaffChange(deps, {
+    actor, action: 'app.secret_rotated', reason, target: { kind: 'app', id: clientId, name: '' },
+    change: async (tx) => {
+      const client = await tx.clients.findById(clientId);
+      if (client?.type !== 'confidential') return undefined;
+      const secret = await rotateClientSecret(tx, deps.clock, clientId, deps.settings.previousClientSecretHours);
+      if (secret === undefined) return undefined;
+      const told = client.ownerId === null ? [] : [{
+        userId: client.ownerId, kind: 'client_secret.rotated' as const, origin: STAFF_ORIGIN, detail: { app: client.name, client_id: client.clientId },
+      }];
+      const announce = await deps.securityLog.recordAll(told, tx.securityEvents);
+      return { result: { secret, announce }, detail: {}, targetName: client.name };
+    },
+  });
+  return done?.result;
 }
 
 /**

@@ -13,11 +13,12 @@ export const ROLES: readonly Role[] = ['member', 'moderator', 'admin'];
 /** What staff did, one name per kind of change. */
 export type StaffAction =
   | 'member.status' | 'member.sessions_revoked' | 'member.two_step_reset' | 'member.role'
-  | 'app.status' | 'app.verified'
+  | 'app.status' | 'app.verified' | 'app.secret_rotated'
   | 'keys.rotated';
 
 export const STAFF_ACTIONS: readonly StaffAction[] = [
-  'member.status', 'member.sessions_revoked', 'member.two_step_reset', 'member.role', 'app.status', 'app.verified', 'keys.rotated',
+  'member.status', 'member.sessions_revoked', 'member.two_step_reset', 'member.role', 'app.status', 'app.verified', 'app.secret_rotated',
+  'keys.rotated',
 ];
 
 /** What an action was on: an account (its id), an app (its client id) or the signing keys. */
