@@ -21,7 +21,7 @@ import sharp from 'sharp';
 import { AVATAR_MAX_BYTES, AVATAR_MAX_PIXELS, checkAvatarUpload } from '../src/core/community/avatars.js';
 import { sharpReencoder } from '../src/images/sharp-reencoder.js';
 import { pngDeclaring } from '../test/support/images.js';
-import { parseBenchArguments } from './arguments.js';
+import { AVATAR_UPLOAD_OPTIONS, BENCH_HINT, parseBenchArguments, runBenchMain, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -116,8 +116,8 @@ export function writeAvatarReport(name: string, out: string | undefined, report:
 }
 
 async function main(): Promise<void> {
-  const values = parseBenchArguments({ 'avatar-upload': { type: 'boolean' }, route: { type: 'boolean' }, child: { type: 'string' }, iterations: { type: 'string', default: '10' }, out: { type: 'string' } });
-  const iterations = Number(values.iterations);
+  const values = parseBenchArguments(AVATAR_UPLOAD_OPTIONS);
+  const iterations = wholeNumber(values.iterations, '--iterations', 1);
   if (values.route) return (await import('./avatar-route.js')).runAvatarRoute(iterations, values.out);
   if (typeof values.child === 'string') {
     process.stdout.write(JSON.stringify(await measure(values.child, iterations)));
@@ -147,9 +147,4 @@ async function main(): Promise<void> {
 
 export { main as runAvatarUploadBench };
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  });
-}
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) runBenchMain(main, BENCH_HINT);

@@ -19,7 +19,6 @@
  * Writes bench/results/<date>-<sqlite|postgres>-home-hidden-posts[-NAME].json.
  */
 import { cpus } from 'node:os';
-import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,16 +29,17 @@ import type { Stores } from '../src/core/stores.js';
 import { openDatabase } from '../src/storage/database.js';
 import { migrateToLatest } from '../src/storage/migrate.js';
 import { createStores } from '../src/storage/stores.js';
+import { parseBenchArguments, readBenchArguments, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
 
-const { values } = parseArgs({
-  options: {
+const USAGE = 'usage: npx tsx bench/home-hidden-posts.ts [--hidden 0,5000,50000] [--calls 200] [--name NAME] [--out FILE]';
+const { values, counts, calls } = readBenchArguments(() => {
+  const typed = parseBenchArguments({
     hidden: { type: 'string', default: '0,5000,50000' }, calls: { type: 'string', default: '200' },
     name: { type: 'string' }, out: { type: 'string' },
-  },
-});
-const counts = values.hidden.split(',').map(Number);
-const calls = Number(values.calls);
+  });
+  return { values: typed, counts: typed.hidden.split(',').map((count) => wholeNumber(count, '--hidden', 0)), calls: wholeNumber(typed.calls, '--calls', 1) };
+}, USAGE);
 const postgresUrl = process.env.LOOP_DATABASE_URL;
 const T0 = Date.UTC(2026, 10, 1);
 const ACTIVE_MEMBERS = 50;

@@ -25,18 +25,20 @@ import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, type CallToolResult, isJSONRPCRequest, type JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { McpRequestTransport } from '../src/http/mcp-transport.js';
+import { parseBenchArguments, readBenchArguments, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' }, out: { type: 'string' } } });
-const calls = Number(values.calls);
-const rounds = Number(values.rounds);
+const USAGE = 'usage: npx tsx bench/mcp-inprocess.ts [--calls 20000] [--rounds 5] [--out FILE]';
+const { values, calls, rounds } = readBenchArguments(() => {
+  const typed = parseBenchArguments({ calls: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' }, out: { type: 'string' } });
+  return { values: typed, calls: wholeNumber(typed.calls, '--calls', 1), rounds: wholeNumber(typed.rounds, '--rounds', 1) };
+}, USAGE);
 
 /** What scenario i posts (bench/wrk/mcp.lua). */
 const BODY = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_profile","arguments":{}}}';

@@ -39,7 +39,7 @@ import { siteUrls } from '../src/core/urls.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
 import { PostPageSchema, ProfileSchema } from '../src/http/routes/api-v1/schemas.js';
 import { pageQuery, publishedCountByAuthor } from '../src/storage/repositories/community/posts.js';
-import { parseBenchArguments } from './arguments.js';
+import { POSTS_PIECES_OPTIONS, parseBenchArguments, wholeNumber } from './arguments.js';
 import { FULL_SEED, seedBench } from './seed.js';
 import { writeResults } from './results-file.js';
 
@@ -64,8 +64,8 @@ async function cpuPerCall(iterations: number, run: () => unknown): Promise<numbe
 }
 
 export async function runPostsPiecesBench(): Promise<void> {
-  const values = parseBenchArguments({ 'posts-pieces': { type: 'boolean' }, iterations: { type: 'string', default: '2000' }, out: { type: 'string' } });
-  const iterations = Number(values.iterations);
+  const values = parseBenchArguments(POSTS_PIECES_OPTIONS);
+  const iterations = wholeNumber(values.iterations, '--iterations', 1);
   const work = mkdtempSync(join(tmpdir(), 'posts-pieces-'));
   const file = join(work, 'posts.sqlite');
   const baseUrl = 'http://127.0.0.1:8080';

@@ -11,10 +11,10 @@
  *
  *   npm run bench -- [--seconds 10] [--warmup 3] [--connections 64] [--rounds 1] [--no-build] [--out FILE] [--only a,b1,c2] [--note TEXT]
  *                    [--peer-store memory|sqlite]
- *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --rounds]
+ *   npm run bench -- --token-scale [--token-counts 1000,1000000] [same options but --only]
  *   npm run bench -- --avatar-upload [--route] [--iterations 10] [--out FILE]   (bench/avatar-upload.ts, bench/avatar-route.ts)
  *   npm run bench -- --posts-pieces [--iterations 2000] [--out FILE]  (bench/posts-pieces.ts)
- *   npm run bench -- --staff-overview [--small] [same options]   (bench/staff-overview.ts)
+ *   npm run bench -- --staff-overview [--small] [same options but --only]   (bench/staff-overview.ts)
  *   npm run bench -- --help   (every option, one a line; an unknown one exits 2)
  *
  * `--rounds N` (N > 1) measures each of our scenarios N times in turn with its references (the
@@ -61,7 +61,7 @@ import { serviceEntry, serviceNodeFlags, serviceProcessEnv } from '../scripts/se
 import { CookieJar, browse, pkcePair } from '../test/support/browser-flow.js';
 import { DocumentServer, loopbackCertificate } from '../test/support/document-server.js';
 import { DpopProofs, currentTotpCode, signInCsrf } from './run-data.js';
-import { BenchUsageError, parseBenchArguments } from './arguments.js';
+import { AVATAR_UPLOAD_OPTIONS, BENCH_HINT, BenchUsageError, POSTS_PIECES_OPTIONS, parseBenchArguments, runBenchMain, wholeNumber } from './arguments.js';
 import { writeResults } from './results-file.js';
 import { BENCH_AGENT, BENCH_PASSWORD, FULL_SEED, PLAIN_SCOPE, SMOKE_SEED, STAFF_OVERVIEW_SEED, STAFF_OVERVIEW_SMOKE_SEED, type SeedSize, type SeededData, seedBench, seedDocumentApp } from './seed.js';
 
@@ -1496,19 +1496,16 @@ function benchHelp(): string {
   return ['usage: npm run bench -- [options]', ...names.map((name) => `  ${typed(name).padEnd(width)}  ${BENCH_OPTION_HELP[name]}`)].join('\n');
 }
 
-/** `typed` as a whole number from `least`; else a usage error naming the option (Number('abc') ran a whole bench of NaN-second loads). */
-function wholeNumber(typed: string, option: string, least: number): number {
-  const value = Number(typed);
-  if (!/^\d+$/.test(typed) || !Number.isSafeInteger(value) || value < least) throw new BenchUsageError(`${option} must be a whole number from ${least}: got '${typed}'`);
-  return value;
-}
+/** What each mode that runs no scenario of the comparison measures instead: `--only` names none of it. */
+const SCENARIOLESS_MODES = { 'token-scale': '/me alone', 'staff-overview': 'GET /admin alone' } as const;
 
 async function main(): Promise<void> {
   // The mode and --help are read as parseArgs reads options, never as a word anywhere in the
   // arguments: `--note --help` is a note that parseArgs refuses as ambiguous below (a value that
   // starts with "-" is written --note=--help), not a request for help. Leniently here (no refusal,
-  // as each mode has options of its own), strictly by the mode.
-  const mode = parseArgs({ options: BENCH_OPTIONS, strict: false }).values;
+  // as each mode has options of its own), strictly by the mode; every mode's options are known
+  // here, so `--avatar-upload --iterations --help` is refused by its mode as `--note --help` is.
+  const mode = parseArgs({ options: { ...AVATAR_UPLOAD_OPTIONS, ...POSTS_PIECES_OPTIONS, ...BENCH_OPTIONS }, strict: false }).values;
   if (mode.help === true) {
     process.stdout.write(`${benchHelp()}\n`);
     return;
@@ -1516,6 +1513,11 @@ async function main(): Promise<void> {
   if (mode['avatar-upload'] === true) return (await import('./avatar-upload.js')).runAvatarUploadBench();
   if (mode['posts-pieces'] === true) return (await import('./posts-pieces.js')).runPostsPiecesBench();
   const values = parseBenchArguments(BENCH_OPTIONS);
+  for (const [scenarioless, measures] of Object.entries(SCENARIOLESS_MODES)) {
+    if (values[scenarioless as keyof typeof SCENARIOLESS_MODES] && values.only !== undefined) {
+      throw new BenchUsageError(`--only picks scenarios of the comparison run; --${scenarioless} measures ${measures}`);
+    }
+  }
   const peerStore = values['peer-store'];
   if (!PEER_STORES.some((store) => store === peerStore)) throw new BenchUsageError(`--peer-store must be one of ${PEER_STORES.join(', ')}: got ${peerStore}`);
   const options: BenchOptions = {
@@ -1531,13 +1533,4 @@ async function main(): Promise<void> {
   process.stdout.write(`\n${renderTable(report)}\n`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  main().catch((error: unknown) => {
-    if (error instanceof BenchUsageError) {
-      process.stderr.write(`bench: ${error.message}; npm run bench -- --help lists the options\n`);
-      process.exit(2);
-    }
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  });
-}
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) runBenchMain(main, BENCH_HINT);

@@ -71,3 +71,51 @@ test('--help as the value of an option is no request for help: refused as ambigu
   assert.equal(explicit.code, 2, explicit.stderr);
   assert.equal(explicit.stderr, 'bench: --seconds must be a whole number from 1: got \'0\'; npm run bench -- --help lists the options\n');
 });
+
+test('--help as the value of --iterations (or any option a mode takes a value for) is no request for help: refused as ambiguous, exit code 2', () => {
+  for (const args of [['--avatar-upload', '--iterations'], ['--avatar-upload', '--route', '--iterations'], ['--avatar-upload', '--child'], ['--posts-pieces', '--iterations']]) {
+    const { code, stdout, stderr } = bench(...args, '--help');
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, '', args.join(' '));
+    assert.equal(stderr, `bench: Option '${args.at(-1)}' argument is ambiguous; npm run bench -- --help lists the options\n`, args.join(' '));
+  }
+});
+
+test('--iterations that is no whole number from 1 is one line naming it, exit code 2, before anything is measured', () => {
+  for (const mode of ['--avatar-upload', '--posts-pieces']) {
+    for (const typed of ['0', '-1', 'abc', '1.5']) {
+      const { code, stdout, stderr } = bench(mode, `--iterations=${typed}`);
+      assert.equal(code, 2, stderr);
+      assert.equal(stdout, '');
+      assert.equal(stderr, `bench: --iterations must be a whole number from 1: got '${typed}'; npm run bench -- --help lists the options\n`, `${mode} ${typed}`);
+    }
+  }
+});
+
+test('--only with --token-scale or --staff-overview, which run no scenario it names, is one line saying so, exit code 2, before anything is built or run', () => {
+  for (const [mode, runs] of [['--token-scale', '/me alone'], ['--staff-overview', 'GET /admin alone']] as const) {
+    const { code, stdout, stderr } = bench(mode, '--only', 'a');
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, '');
+    assert.equal(stderr, `bench: --only picks scenarios of the comparison run; ${mode} measures ${runs}; npm run bench -- --help lists the options\n`);
+  }
+});
+
+test('the benches run on their own refuse a value that looks like an option and a count that is no whole number: one line, exit code 2', () => {
+  const own = (file: string, ...args: string[]) => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', `bench/${file}`, ...args], { encoding: 'utf8', timeout: 60_000 });
+    return { code: run.status, stdout: run.stdout, stderr: run.stderr };
+  };
+  for (const [file, option, usage] of [
+    ['home-hidden-posts.ts', '--calls', 'npx tsx bench/home-hidden-posts.ts [--hidden 0,5000,50000] [--calls 200] [--name NAME] [--out FILE]'],
+    ['mcp-inprocess.ts', '--rounds', 'npx tsx bench/mcp-inprocess.ts [--calls 20000] [--rounds 5] [--out FILE]'],
+  ] as const) {
+    const ambiguous = own(file, option, '--help');
+    assert.equal(ambiguous.code, 2, ambiguous.stderr);
+    assert.equal(ambiguous.stdout, '');
+    assert.equal(ambiguous.stderr, `bench: Option '${option}' argument is ambiguous; usage: ${usage}\n`);
+    const zero = own(file, `${option}=0`);
+    assert.equal(zero.code, 2, zero.stderr);
+    assert.equal(zero.stderr, `bench: ${option} must be a whole number from 1: got '0'; usage: ${usage}\n`);
+  }
+});
