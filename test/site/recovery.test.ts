@@ -22,7 +22,7 @@ import { formatSiteTime } from '../../src/core/site-time.js';
 import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
-import { forEachDatabase } from '../support/databases.js';
+import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 import { type ReceivedMail, TestSmtpServer } from '../support/smtp.js';
 import { TimingClient } from '../support/timing-client.js';
 import { AddressedVisitor, type Fields, type PageResponse, Visitor } from './visitor.js';
@@ -294,6 +294,17 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const verify = await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`);
     assert.equal(verify.status, 400);
     assert.match(verify.text, /This verification link has been used, has expired or is not valid\./);
+  });
+
+  test('a change on the security page whose security-log line cannot be written is still mailed to the member: the notice is no part of the line', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const enrolment = (await beginTotpEnrolment(t.deps, user))!;
+    const turnedOn = await whileInsertsFail(t.deps.database.db, database, 'security_events',
+      () => visitor.post('/settings/security', { action: 'totp-confirm', code: totpCode(enrolment.secret, t.clock.now()) }));
+    assert.equal(turnedOn.status, 200, 'the change is answered as made');
+    assert.deepEqual((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.filter((e) => e.kind === 'totp.enabled'), [], 'no line was written');
+    await deliver();
+    assert.match(smtp.to(email).at(-1)?.subject ?? '', /^Two-step verification is on for your .* account$/, 'the member is told');
   });
 
   test('a reset needs the second step when two-step is on', async () => {

@@ -174,12 +174,28 @@ export class SecurityLog {
     private readonly notify: (event: StoredEvent, pageLocale: Locale | undefined) => Promise<void> = async () => {},
   ) {}
 
-  /** Stores the event for its account, writes its audit event (unless its action writes that) and mails its notice. */
+  /**
+   * Stores the event for its account, writes its audit event (unless its action writes that) and
+   * mails its notice, each whatever became of the others, then throws the first failure. It is
+   * called once the change is made: a line that could not be stored (a statement timeout, a
+   * constraint of that one table) must not also keep the member from hearing of the change, when
+   * the outbox, another table, may well take the mail; the audit line, the server's, goes too.
+   */
   async record(event: NewSecurityEvent): Promise<void> {
     const stored = this.toStored(event);
-    await this.store.insert(stored);
-    this.writeAudit(stored);
-    await this.notify(stored, event.origin?.locale);
+    const failures: unknown[] = [];
+    const attempt = async (part: () => unknown) => {
+      try {
+        await part();
+      } catch (error) {
+        failures.push(error);
+      }
+    };
+    await attempt(() => this.store.insert(stored));
+    await attempt(() => this.writeAudit(stored));
+    await attempt(() => this.notify(stored, event.origin?.locale));
+    if (failures.length === 1) throw failures[0];
+    if (failures.length > 1) throw new AggregateError(failures, 'the security-log line, its audit event or its notice mail could not be written');
   }
 
   /**
