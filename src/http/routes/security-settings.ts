@@ -63,7 +63,8 @@ interface ActionContext {
   /**
    * Writes the change's security-log line (and its notice), after the change committed. A line that
    * cannot be written is the operators' error line, not the member's error page: the page answers
-   * what was done, and new recovery codes, shown once, are not lost behind a 500.
+   * what was done, and new recovery codes, shown once, are not lost behind a 500. Its notice is
+   * mailed all the same (`SecurityLog.record`).
    */
   record(event: Omit<NewSecurityEvent, 'userId' | 'origin'>): Promise<void>;
 }
@@ -240,7 +241,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
       request, reply, user, session, body: request.body, origin,
       render: (state, status) => render(request, reply, user, request.signIn?.session ?? session, state, status),
       done: (notice) => reply.redirect(`${PATH}?notice=${notice}`, 303),
-      record: (event) => afterCommit(request.log, 'a change to a member\'s account security was made, but its security-log line could not be written',
+      record: (event) => afterCommit(request.log, 'a change to a member\'s account security was made, but its security-log line, audit line or notice mail could not be written',
         { kind: event.kind, userId: user.id }, () => app.deps.securityLog.record({ ...event, userId: user.id, origin })),
     };
     if (!handler) return ctx.render({ errors: { field: 'action', message: 'choose one of the buttons on this page', words: { key: 'security.unknownAction' } } as FormError }, 400);
