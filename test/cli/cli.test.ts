@@ -233,6 +233,52 @@ forEachDatabase('command line', (database) => {
     assert.match(rotated.stderr, /^svc: the owner's notice mail could not be queued: .*refused by the test/m);
   });
 
+  /** An account with a verified address, so a token made for it mails it a notice. */
+  async function memberWithAddress(prefix: string): Promise<{ userId: number; username: string }> {
+    const username = name(prefix);
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    const address = `${username}@example.test`;
+    await stores.memberEmails.set(user.id, address, Date.now());
+    assert.ok(await stores.memberEmails.markVerified(user.id, address, Date.now()));
+    return { userId: user.id, username };
+  }
+  const tokensLogged = async (userId: number) => (await stores.securityEvents.listForUser(userId, 0, 10)).items.filter((e) => e.kind === 'personal_token.created');
+
+  test('token create writes personal_token.created to the member\'s security log, as the member\'s own token does, from the site\'s staff', async () => {
+    const { userId, username } = await memberWithAddress('tokd');
+    const made = run('token', 'create', '--username', username, '--name', 'made for you', '--scopes', 'profile:read', '--json');
+    assert.equal(made.code, 0, made.stderr);
+    assert.deepEqual((await tokensLogged(userId)).map((e) => ({ detail: e.detail, address: e.address, device: e.device })),
+      [{ detail: { name: 'made for you', scope: 'profile:read' }, address: '', device: 'the site\'s staff' }]);
+  });
+
+  test('token create whose member\'s security-log line cannot be written makes no token and prints none', async () => {
+    const { userId, username } = await memberWithAddress('tokl');
+    const refused = await whileInsertsFail(handle.db, database, 'security_events', async () => run('token', 'create', '--username', username, '--name', 'n', '--scopes', 'profile:read', '--json'));
+    assert.equal(refused.code, 1, refused.stderr);
+    assert.equal(refused.stdout, '', 'no token printed');
+    assert.deepEqual(await stores.personalTokens.listForUser(userId), []);
+  });
+
+  test('token create mails the member the notice their own token mails, saying the site\'s staff made it', async () => {
+    const { userId, username } = await memberWithAddress('tokm');
+    const made = runWithMail('token', 'create', '--username', username, '--name', 'made for you', '--scopes', 'profile:read', '--json');
+    assert.equal(made.code, 0, made.stderr);
+    const notices = await noticesTo(userId);
+    assert.deepEqual(notices.map((n) => n.kind), ['noticePersonalTokenCreated']);
+    assert.match(notices[0]!.body_text, /“made for you” was created for your account at .* \(the site's staff, -\)/);
+  });
+
+  test('token create prints the token, a working one, though the member\'s notice cannot be queued, and says so on standard error', async () => {
+    const { userId, username } = await memberWithAddress('toku');
+    const made = await whileInsertsFail(handle.db, database, 'mail_outbox', async () => runWithMail('token', 'create', '--username', username, '--name', 'n', '--scopes', 'profile:read', '--json'));
+    assert.equal(made.code, 0, made.stderr);
+    assert.ok(await stores.personalTokens.findBearer(hashSecret(made.json.token)), 'the token printed is stored');
+    assert.equal((await tokensLogged(userId)).length, 1, 'the member\'s log tells of it');
+    assert.deepEqual(await noticesTo(userId), []);
+    assert.match(made.stderr, /^svc: the member's notice mail could not be queued: .*refused by the test/m);
+  });
+
   test('post create prints the id and the absolute post URL; drafts too', () => {
     const author = name('pat');
     run('user', 'create', '--username', author, '--password', 'long enough pw');
@@ -420,7 +466,7 @@ forEachDatabase('command line', (database) => {
       return auditLines(r);
     });
     assert.deepEqual(events.map((e) => e.audit), [
-      'account.created', 'client.registered', 'staff.action', 'client.secret_rotated', 'personal_token.created',
+      'account.created', 'client.registered', 'staff.action', 'client.secret_rotated', 'staff.action', 'personal_token.created',
       'staff.action', 'client.deactivated', 'staff.action', 'account.status_changed', 'staff.action', 'signing_keys.rotated',
     ]);
     for (const event of events) {

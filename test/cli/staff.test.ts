@@ -84,6 +84,22 @@ forEachDatabase('staff commands', (database) => {
     assert.ok(!JSON.stringify(latest).includes(rotated.json.client_secret), 'no secret in the staff log');
   });
 
+  test('the operator\'s personal token for a member is in the staff log with its reason, name, scopes and expiry, as member.token_created, without the token', () => {
+    const username = name('tok');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    const made = run('token', 'create', '--username', username, '--name', 'support export', '--scopes', 'posts:read', '--expires-in-days', 'none', '--reason', 'the member asked for an export', '--json');
+    assert.equal(made.code, 0, made.stderr);
+    const audit = made.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(audit.map((a) => [a.audit, a.action ?? null, a.via]), [['staff.action', 'member.token_created', 'cli'], ['personal_token.created', null, 'cli']]);
+    const [latest] = run('staff-log', '--limit', '1', '--json').json.entries;
+    assert.deepEqual(
+      { actor: latest.actor, action: latest.action, target_kind: latest.target_kind, target_id: latest.target_id, target: latest.target, detail: latest.detail, reason: latest.reason },
+      { actor: 'cli', action: 'member.token_created', target_kind: 'member', target_id: String(user.id), target: username,
+        detail: { name: 'support export', scope: 'posts:read', expires: 'never' }, reason: 'the member asked for an export' },
+    );
+    assert.ok(!JSON.stringify(latest).includes(made.json.token), 'no token in the staff log');
+  });
+
   test('staff-log pages newest first and says where the next page starts', () => {
     const username = name('pag');
     run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');

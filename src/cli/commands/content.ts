@@ -1,10 +1,12 @@
-import { DEFAULT_PERSONAL_TOKEN_DAYS, createPersonalToken } from '../../core/credentials/personal-tokens.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/credentials/personal-tokens.js';
+import { createMemberToken } from '../../core/staff/console.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
 import { writePost } from '../../core/community/posts.js';
 import { type Instant, formatUtc } from '../../core/time.js';
 import { siteUrls } from '../../core/urls.js';
 import { COUNTER_MAX, UsageError, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
 import { findUser } from './lookup.js';
+import { REASON_OPTION } from './staff.js';
 
 export const postCreate = defineCommand({
   name: 'post create',
@@ -44,17 +46,19 @@ export const postCreate = defineCommand({
 export const tokenCreate = defineCommand({
   name: 'token create',
   summary: 'create a personal API token for an account',
-  description: 'Creates a personal API token for an account, printed once; only its hash is kept.',
-  usage: '--username U --name LABEL --scopes "profile:read posts:read" [--expires-in-days 7|30|90|365|none]',
+  description: 'Creates a personal API token for an account, printed once; only its hash is kept. '
+    + 'Written to the staff log, and to the account\'s security log as from the site\'s staff, with the notice mail the member\'s own token sends.',
+  usage: `--username U --name LABEL --scopes "profile:read posts:read" [--expires-in-days 7|30|90|365|none] ${REASON_OPTION.usage}`,
   options: {
-    username: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-in-days': { type: 'string' },
+    username: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'string' }, 'expires-in-days': { type: 'string' }, ...REASON_OPTION.options,
   },
   help: {
     username: 'the account the token acts for', name: 'a label the user sees in their settings',
     scopes: 'profile:read, posts:read or both, separated by spaces', 'expires-in-days': `its lifetime (default ${DEFAULT_PERSONAL_TOKEN_DAYS}); none: no expiry`,
+    ...REASON_OPTION.help,
   },
   prints: '{"token","expires_at"}: expires_at in ISO-8601 UTC, or null',
-  async run(deps, values) {
+  async run(deps, values, io) {
     const user = await findUser(deps, requiredString(values, 'username'));
     const rawDays = optionalString(values, 'expires-in-days');
     const expiresInDays = rawDays === undefined ? DEFAULT_PERSONAL_TOKEN_DAYS
@@ -62,11 +66,17 @@ export const tokenCreate = defineCommand({
       : optionalCount(values, 'expires-in-days')!;
     const scopes = requiredString(values, 'scopes').split(/\s+/).filter((s) => s !== '');
     if (scopes.length === 0) throw new UsageError('--scopes is required');
-    const { token, record } = await createPersonalToken(deps.stores, deps.clock, deps.tokenMarks, {
-      userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays,
-    });
+    const reason = REASON_OPTION.read(values);
+    // The token, the member's security-log line and the staff-log entry land in one transaction.
+    const { ownersSecurityLog } = await import('../owner-notices.js');
+    const made = await createMemberToken({ ...deps, securityLog: ownersSecurityLog(deps) }, { via: 'cli' },
+      { userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays }, reason);
+    if (!made) throw new UsageError(`unknown user "${user.username}"`);
+    const { token, record } = made;
     const expiresAt = record.expiresAt === null ? null : formatUtc(record.expiresAt);
     deps.audit.record({ audit: 'personal_token.created', userId: user.id, tokenId: record.id, scope: record.scope, expiresAt, via: 'cli' });
+    // The member's notice mail once the token is printed: its failure must not lose the token.
+    io.afterAnswer('the member\'s notice mail could not be queued', made.announce);
     return { token, expires_at: expiresAt };
   },
   human: (r) => `${r.token}\n(shown once; expires ${r.expires_at ?? 'never'})`,

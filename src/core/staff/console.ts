@@ -9,12 +9,15 @@ import { setAccountStatus } from '../accounts/accounts.js';
 import { type SecurityLog, STAFF_ORIGIN } from '../accounts/security-log.js';
 import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
+import { type PersonalTokenRequest, createPersonalToken } from '../credentials/personal-tokens.js';
+import type { TokenMarks } from '../credentials/token-marks.js';
+import type { PersonalToken } from '../credentials/ports.js';
 import { deactivateClient, rotateClientSecret } from '../oauth/clients.js';
 import type { ClientStatus, ReviewedClient, VerifiedMark } from '../oauth/ports.js';
 import { type RotateOptions, type Rotation, checkKeysSealedAlike, generateRotation, storeRotation } from '../oidc/keys.js';
 import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import type { Stores } from '../stores.js';
-import type { Clock } from '../time.js';
+import { type Clock, formatUtc } from '../time.js';
 import type { Role } from './ports.js';
 import { type Refusal, type StaffActor, type StaffMember, isStaff, makeStaffChange, refusalOnMember, refusalOnRole } from './staff.js';
 
@@ -175,6 +178,37 @@ export async function rotateAppSecret(
       }];
       const announce = await deps.securityLog.recordAll(told, tx.securityEvents);
       return { result: { secret, announce }, detail: {}, targetName: client.name };
+    },
+  });
+  return done?.result;
+}
+
+/**
+ * A personal API token for a member's account, by the operator at the command line (`svc token
+ * create`), as the member's own at /settings/tokens makes one: the token, the member's
+ * security-log line (`personal_token.created`, from the site's staff) and the staff-log entry in
+ * one transaction. A token that acts as a member is the most a staff change can hand out, so the
+ * member reads of it in their log and mail as of their own, and the staff log keeps who made it
+ * (its name, scopes and expiry, never the token). `announce` writes the member's notice mail, for
+ * the caller to run once the token is printed. `undefined` when there is no such account.
+ */
+export async function createMemberToken(
+  deps: ConsoleDeps & { securityLog: SecurityLog; tokenMarks: TokenMarks },
+  actor: StaffActor, request: PersonalTokenRequest, reason: string,
+): Promise<{ token: string; record: PersonalToken; announce: () => Promise<void> } | undefined> {
+  // The tokens' mark is read before the transaction: on SQLite its first read would wait behind it.
+  await deps.tokenMarks.ready();
+  const done = await makeStaffChange(deps, {
+    actor, action: 'member.token_created', reason, target: { kind: 'member', id: String(request.userId), name: '' },
+    change: async (tx) => {
+      const member = await tx.users.findById(request.userId);
+      if (!member) return undefined;
+      const { token, record } = await createPersonalToken(tx, deps.clock, deps.tokenMarks, request);
+      const announce = await deps.securityLog.recordAll([{
+        userId: member.id, kind: 'personal_token.created', origin: STAFF_ORIGIN, detail: { name: record.name, scope: record.scope },
+      }], tx.securityEvents);
+      const expires = record.expiresAt === null ? 'never' : formatUtc(record.expiresAt);
+      return { result: { token, record, announce }, detail: { name: record.name, scope: record.scope, expires }, targetName: member.username };
     },
   });
   return done?.result;

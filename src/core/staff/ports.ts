@@ -12,12 +12,12 @@ export const ROLES: readonly Role[] = ['member', 'moderator', 'admin'];
 
 /** What staff did, one name per kind of change. */
 export type StaffAction =
-  | 'member.status' | 'member.sessions_revoked' | 'member.two_step_reset' | 'member.role'
+  | 'member.status' | 'member.sessions_revoked' | 'member.two_step_reset' | 'member.role' | 'member.token_created'
   | 'app.status' | 'app.verified' | 'app.secret_rotated'
   | 'keys.rotated';
 
 export const STAFF_ACTIONS: readonly StaffAction[] = [
-  'member.status', 'member.sessions_revoked', 'member.two_step_reset', 'member.role', 'app.status', 'app.verified', 'app.secret_rotated',
+  'member.status', 'member.sessions_revoked', 'member.two_step_reset', 'member.role', 'member.token_created', 'app.status', 'app.verified', 'app.secret_rotated',
   'keys.rotated',
 ];
 
