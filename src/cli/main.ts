@@ -45,7 +45,8 @@ function unknownCommand(args: string[]): UsageError {
 }
 
 export interface CliIo extends Omit<CommandIo, 'afterAnswer'> {
-  out(text: string): void;
+  /** Writes on standard output; what it answers settles once the text is written, or fails as the write did. */
+  out(text: string): void | Promise<void>;
   err(text: string): void;
 }
 
@@ -61,18 +62,18 @@ function tell(io: CliIo, text: string): void {
 }
 
 /** `--help` anywhere: the overview, a noun's commands, or one command's options. */
-function help(args: string[], io: CliIo): number {
+async function help(args: string[], io: CliIo): Promise<number> {
   const json = args.includes('--json');
   const words = args.filter((a) => !a.startsWith('-'));
   const found = findCommand(words);
   if (found) {
-    io.out(json ? `${JSON.stringify(commandHelpJson(found.command))}\n` : commandHelp(found.command));
+    await io.out(json ? `${JSON.stringify(commandHelpJson(found.command))}\n` : commandHelp(found.command));
     return 0;
   }
   const noun = words.length === 1 ? COMMANDS.filter((c) => c.name.split(' ')[0] === words[0]) : [];
   if (words.length > 0 && noun.length === 0) throw unknownCommand(words);
   const listed = words.length === 0 ? COMMANDS : noun;
-  io.out(json ? `${JSON.stringify(overviewJson(listed))}\n` : overview(listed));
+  await io.out(json ? `${JSON.stringify(overviewJson(listed))}\n` : overview(listed));
   return 0;
 }
 
@@ -151,7 +152,7 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
   let audit: ReturnType<typeof heldAudit> | undefined;
   const after = afterAnswers(io);
   try {
-    if (args.some((a) => HELP_FLAGS.has(a)) || args[0] === 'help') return help(args.filter((a) => a !== 'help'), io);
+    if (args.some((a) => HELP_FLAGS.has(a)) || args[0] === 'help') return await help(args.filter((a) => a !== 'help'), io);
     const found = findCommand(args);
     if (!found) throw unknownCommand(args);
     const { command, rest } = found;
@@ -166,7 +167,16 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
     deps = createBaseDeps(settings, { audit });
     await prepareDatabase(deps);
     const result = await command.run(deps, values, { ...io, afterAnswer: after.add });
-    io.out(values.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
+    try {
+      await io.out(values.json ? `${JSON.stringify(result)}\n` : `${command.human(result)}\n`);
+    } catch (error) {
+      // The change is made (a secret's rotation committed): only its answer is lost. Said in one
+      // line with exit code 1, before the audit lines and what follows the change (the owner's
+      // notice), which still run: standard output failing (a full disk, a closed pipe) was an
+      // unhandled 'error' event that ended the process with a stack trace and ran neither (attack82).
+      tell(io, `svc: the answer could not be written to standard output: ${firstLine(error)}; what the command changed is changed (a secret it printed is lost: make another)\n`);
+      return 1;
+    }
     return 0;
   } catch (error) {
     // What the command changed before it failed is told before why it failed.
@@ -195,5 +205,14 @@ export async function runCli(args: string[], io: CliIo): Promise<number> {
 // A standard error that cannot be written (a full disk) fails its writes later, as an 'error'
 // event: unheard, it ended the process with exit code 1 after the answer was out (`heldAudit`).
 process.stderr.on('error', () => {});
-const io: CliIo = { ...terminalIo(), out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) };
+// Standard output's failures are the write's own (`out` fails with them, and `runCli` says so):
+// unheard as an 'error' event, one ended the process before the answer's failure was told.
+process.stdout.on('error', () => {});
+const io: CliIo = {
+  ...terminalIo(),
+  out: (s) => new Promise<void>((resolve, reject) => {
+    process.stdout.write(s, (error) => (error ? reject(error) : resolve()));
+  }),
+  err: (s) => process.stderr.write(s),
+};
 process.exitCode = await runCli(process.argv.slice(2), io);

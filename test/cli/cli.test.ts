@@ -213,13 +213,13 @@ forEachDatabase('command line', (database) => {
     assert.deepEqual(await rotationsLogged(userId), []);
   });
 
-  test('client rotate-secret mails the owner the notice the site\'s rotation mails, saying the site\'s staff made it', async () => {
+  test('client rotate-secret mails the owner a notice saying the site\'s staff made it (words of its own: attack82)', async () => {
     const { userId, clientId } = await ownerWithApp('mail');
     const rotated = runWithMail('client', 'rotate-secret', '--client-id', clientId, '--json');
     assert.equal(rotated.code, 0, rotated.stderr);
     const notices = await noticesTo(userId);
-    assert.deepEqual(notices.map((n) => n.kind), ['noticeClientSecretRotated']);
-    assert.match(notices[0]!.body_text, /“Owned App” at .* \(the site's staff, -\)/);
+    assert.deepEqual(notices.map((n) => n.kind), ['noticeClientSecretRotatedByStaff']);
+    assert.match(notices[0]!.body_text, /The site's staff made a new client secret for your application “Owned App” at /);
   });
 
   test('client rotate-secret prints the new secret, the app\'s, though its owner\'s notice cannot be queued, and says so on standard error', async () => {

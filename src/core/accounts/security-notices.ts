@@ -9,7 +9,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
 import type { Locale } from '../locales.js';
 import { mailLocale, mailTime } from './email.js';
-import { deviceText } from './user-agent.js';
+import { SITE_STAFF, deviceText } from './user-agent.js';
 import type { Clock } from '../time.js';
 import type { AuditSink } from '../audit.js';
 import type { MemberEmailStore, SecurityEvent, SecurityEventStore, UserStore } from './ports.js';
@@ -34,9 +34,18 @@ export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Reco
   'client.redirect_uris_changed': () => true,
 };
 
-/** The mail's name in `mail.json` for a kind: `noticeSignIn`, `noticePasswordChanged`… */
-function noticeName(kind: string): string {
-  return `notice${kind.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}`;
+/**
+ * The kinds the site's staff may make (`STAFF_ORIGIN`, at the command line) whose notice then has
+ * words of its own (`…ByStaff`): the member's own notice asks them to change their password if it
+ * was not them, which a staff action never is, and says nothing of what the member must do now
+ * (an app whose secret staff replaced needs one its owner holds). attack82.
+ */
+const STAFF_WORDED: ReadonlySet<SecurityEventKind> = new Set(['client_secret.rotated']);
+
+/** The mail's name in `mail.json` for an event: `noticeSignIn`, `noticePasswordChanged`, `noticeClientSecretRotatedByStaff`… */
+function noticeName(event: Pick<SecurityEvent, 'kind' | 'device'>): string {
+  const name = `notice${event.kind.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}`;
+  return event.device === SITE_STAFF && STAFF_WORDED.has(event.kind as SecurityEventKind) ? `${name}ByStaff` : name;
 }
 
 export interface NoticeDeps {
@@ -63,7 +72,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
       to: email.address,
       userId: user.id,
       locale,
-      name: noticeName(event.kind),
+      name: noticeName(event),
       values: {
         name: user.nickname,
         time: mailTime(event.createdAt, user, deps.settings.siteTimeZone),
