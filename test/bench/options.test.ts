@@ -119,3 +119,21 @@ test('the benches run on their own refuse a value that looks like an option and 
     assert.equal(zero.stderr, `bench: ${option} must be a whole number from 1: got '0'; usage: ${usage}\n`);
   }
 });
+
+test('--token-counts is --token-scale\'s alone and its two counts are checked as usage; --token-scale and --staff-overview are one run or the other: one line, exit code 2, before anything is built or run (attack82)', () => {
+  // --seconds=0 after each: a run that got past these checks would stop at it, not start a bench.
+  for (const [args, message] of [
+    [['--token-counts', '5,10'], '--token-counts gives --token-scale\'s two stored token counts; without --token-scale nothing reads it'],
+    [['--staff-overview', '--token-counts', '5,10'], '--token-counts gives --token-scale\'s two stored token counts; without --token-scale nothing reads it'],
+    [['--token-scale', '--token-counts=abc,10'], '--token-counts must be a whole number from 1: got \'abc\''],
+    [['--token-scale', '--token-counts=1000,1000'], '--token-counts must be two counts, the first below the second: got \'1000,1000\''],
+    [['--token-scale', '--token-counts=1000'], '--token-counts must be two counts, the first below the second: got \'1000\''],
+    [['--token-scale', '--token-counts=1e3,1e6'], '--token-counts must be a whole number from 1: got \'1e3\''],
+    [['--token-scale', '--staff-overview'], '--token-scale and --staff-overview are two runs of their own: give one'],
+  ] as const) {
+    const { code, stdout, stderr } = bench(...args, '--seconds=0');
+    assert.equal(code, 2, stderr);
+    assert.equal(stdout, '');
+    assert.equal(stderr, `bench: ${message}; npm run bench -- --help lists the options\n`, args.join(' '));
+  }
+});
