@@ -1461,7 +1461,8 @@ const BENCH_OPTIONS = {
   note: { type: 'string' },
   'peer-store': { type: 'string', default: 'sqlite' },
   'token-scale': { type: 'boolean', default: false },
-  'token-counts': { type: 'string', default: '1000,1000000' },
+  // No default here: given without --token-scale it is refused (`tokenCounts`), so it must be told from absent.
+  'token-counts': { type: 'string' },
   'staff-overview': { type: 'boolean', default: false },
   'avatar-upload': { type: 'boolean', default: false },
   'posts-pieces': { type: 'boolean', default: false },
@@ -1496,6 +1497,17 @@ function benchHelp(): string {
   return ['usage: npm run bench -- [options]', ...names.map((name) => `  ${typed(name).padEnd(width)}  ${BENCH_OPTION_HELP[name]}`)].join('\n');
 }
 
+/** `--token-scale`'s two counts when --token-counts is not given. */
+const DEFAULT_TOKEN_COUNTS = '1000,1000000';
+
+/** `--token-counts` as typed: two whole numbers from 1, the first below the second; else a usage error. */
+export function tokenCounts(typed: string): { few: number; many: number } {
+  const parts = typed.split(',');
+  const counts = parts.map((count) => wholeNumber(count, '--token-counts', 1));
+  if (counts.length !== 2 || counts[0]! >= counts[1]!) throw new BenchUsageError(`--token-counts must be two counts, the first below the second: got '${typed}'`);
+  return { few: counts[0]!, many: counts[1]! };
+}
+
 /** What each mode that runs no scenario of the comparison measures instead: `--only` names none of it. */
 const SCENARIOLESS_MODES = { 'token-scale': '/me alone', 'staff-overview': 'GET /admin alone' } as const;
 
@@ -1513,6 +1525,12 @@ async function main(): Promise<void> {
   if (mode['avatar-upload'] === true) return (await import('./avatar-upload.js')).runAvatarUploadBench();
   if (mode['posts-pieces'] === true) return (await import('./posts-pieces.js')).runPostsPiecesBench();
   const values = parseBenchArguments(BENCH_OPTIONS);
+  // Each refused before anything is built or run, as --only is below: a run would have ignored it (attack82).
+  if (values['token-scale'] && values['staff-overview']) throw new BenchUsageError('--token-scale and --staff-overview are two runs of their own: give one');
+  if (values['token-counts'] !== undefined && !values['token-scale']) {
+    throw new BenchUsageError('--token-counts gives --token-scale\'s two stored token counts; without --token-scale nothing reads it');
+  }
+  const accessTokenCounts = values['token-scale'] ? tokenCounts(values['token-counts'] ?? DEFAULT_TOKEN_COUNTS) : undefined;
   for (const [scenarioless, measures] of Object.entries(SCENARIOLESS_MODES)) {
     if (values[scenarioless as keyof typeof SCENARIOLESS_MODES] && values.only !== undefined) {
       throw new BenchUsageError(`--only picks scenarios of the comparison run; --${scenarioless} measures ${measures}`);
@@ -1527,9 +1545,8 @@ async function main(): Promise<void> {
     ...(values.note ? { note: values.note } : {}), peerStore: peerStore as PeerStore,
     ...(values.only !== undefined ? { only: onlyScenarios(values.only) } : {}),
   };
-  const [few = Number.NaN, many = Number.NaN] = values['token-counts'].split(',').map(Number);
   const report = values['staff-overview'] ? await (await import('./staff-overview.js')).runStaffOverview(options)
-    : values['token-scale'] ? await runTokenScale({ ...options, accessTokenCounts: { few, many } }) : await runBench(options);
+    : accessTokenCounts ? await runTokenScale({ ...options, accessTokenCounts }) : await runBench(options);
   process.stdout.write(`\n${renderTable(report)}\n`);
 }
 
