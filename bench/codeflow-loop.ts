@@ -10,7 +10,8 @@
  * Given checkouts (default: this one), each gets an app of its own code on a file (or a schema,
  * dropped at the end) of its own, and their rounds take turns, so the machine's drift falls on all
  * alike. Prints CPU µs per flow (both requests) for each, median of the rounds: our process's
- * only, not the PostgreSQL server's.
+ * (`median`) and, on a PostgreSQL server on this machine, its backends' (`databaseMedian`, read
+ * from /proc by their `application_name`).
  *   LOOP_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test SCOPE='profile:read posts:read' npx tsx bench/codeflow-loop.ts /tmp/main .
  */
 import { createHash, randomBytes } from 'node:crypto';

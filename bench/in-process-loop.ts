@@ -2,9 +2,12 @@
  * What the in-process loops (`refresh-loop.ts`, `codeflow-loop.ts`) share: a database of its own
  * for each checkout (a temporary SQLite file, or a schema on `LOOP_DATABASE_URL`, dropped at the
  * end), rounds of `count` requests with `AT_ONCE` in flight timed by our process's CPU, and the
- * checkouts' rounds taking turns so the machine's drift falls on all alike.
+ * checkouts' rounds taking turns so the machine's drift falls on all alike. On PostgreSQL each
+ * checkout's connections carry its schema's name as `application_name`, and when the server runs
+ * on this machine (its backends' /proc entries readable) a round also reads their CPU: what the
+ * database server spent per request beside our process.
  */
-import { openSync, writeSync } from 'node:fs';
+import { openSync, readFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
@@ -32,7 +35,25 @@ export async function loopDatabaseUrl(name: string): Promise<string> {
   const schema = `${name}_${process.pid}_${schemas.length}`;
   await onPostgres(async (client) => { await client.query(`create schema ${schema}`); });
   schemas.push(schema);
-  return withSearchPath(postgresUrl, schema);
+  const url = new URL(withSearchPath(postgresUrl, schema));
+  url.searchParams.set('application_name', schema);
+  return url.toString();
+}
+
+/** CPU ticks (user + system, 1/100 s) of a process, 0 when it is not readable here. */
+function ticksOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL backends serving `schema`'s app (`application_name`), with their CPU ticks. */
+async function backendTicks(monitor: pg.Client, schema: string): Promise<Map<number, number>> {
+  const { rows } = await monitor.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [schema]);
+  return new Map(rows.map(({ pid }) => [pid, ticksOf(pid)]));
 }
 
 const devNull = openSync('/dev/null', 'w');
@@ -61,14 +82,20 @@ export async function startLoopApp(checkout: string, name: string, env: Record<s
   return { app, deps, settings };
 }
 
-/** CPU µs of our process per request over `count` requests, `AT_ONCE` in flight. */
-async function round(request: () => Promise<void>, count: number): Promise<number> {
+/** CPU µs of our process per request over `count` requests, `AT_ONCE` in flight; and of the PostgreSQL backends of `schema`, when given. */
+async function round(request: () => Promise<void>, count: number, monitor?: { client: pg.Client; schema: string }): Promise<{ ours: number; database?: number }> {
+  const before = monitor && await backendTicks(monitor.client, monitor.schema);
   const start = process.cpuUsage();
   let started = 0;
   const lane = async () => { while (started++ < count) await request(); };
   await Promise.all(Array.from({ length: AT_ONCE }, lane));
   const used = process.cpuUsage(start);
-  return (used.user + used.system) / count;
+  const ours = (used.user + used.system) / count;
+  if (!monitor || !before) return { ours };
+  const after = await backendTicks(monitor.client, monitor.schema);
+  let ticks = 0;
+  for (const [pid, now] of after) ticks += now - (before.get(pid) ?? 0);
+  return { ours, database: (ticks * 10_000) / count };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -79,14 +106,30 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * checkout's median and rounds, in CPU µs per request.
  */
 export async function alternatingRounds(checkouts: string[], setUp: (checkout: string) => Promise<() => Promise<void>>, count: number, rounds: number):
-  Promise<Array<{ checkout: string; median: number; all: number[] }>> {
-  const loops: Array<{ checkout: string; request: () => Promise<void>; rounds: number[] }> = [];
+  Promise<Array<{ checkout: string; median: number; all: number[]; databaseMedian?: number; databaseAll?: number[] }>> {
+  const loops: Array<{ checkout: string; request: () => Promise<void>; rounds: number[]; database: number[]; schema?: string }> = [];
+  const monitor = postgresUrl === undefined ? undefined : new pg.Client({ connectionString: postgresUrl });
+  await monitor?.connect();
   try {
-    for (const checkout of checkouts) loops.push({ checkout, request: await setUp(checkout), rounds: [] });
-    for (const loop of loops) await round(loop.request, count);
-    for (let r = 0; r < rounds; r++) for (const loop of loops) loop.rounds.push(await round(loop.request, count));
+    for (const checkout of checkouts) {
+      const request = await setUp(checkout);
+      loops.push({ checkout, request, rounds: [], database: [], schema: schemas.at(-1) });
+    }
+    const watch = (loop: (typeof loops)[number]) => (monitor && loop.schema ? { client: monitor, schema: loop.schema } : undefined);
+    for (const loop of loops) await round(loop.request, count, watch(loop));
+    for (let r = 0; r < rounds; r++) {
+      for (const loop of loops) {
+        const { ours, database } = await round(loop.request, count, watch(loop));
+        loop.rounds.push(ours);
+        if (database !== undefined) loop.database.push(database);
+      }
+    }
   } finally {
+    await monitor?.end();
     if (schemas.length > 0) await onPostgres(async (client) => { for (const schema of schemas) await dropSchema(client, schema); });
   }
-  return loops.map(({ checkout, rounds: all }) => ({ checkout, median: Math.round(median(all) * 10) / 10, all: all.map(Math.round) }));
+  return loops.map(({ checkout, rounds: all, database }) => ({
+    checkout, median: Math.round(median(all) * 10) / 10, all: all.map(Math.round),
+    ...(database.length > 0 ? { databaseMedian: Math.round(median(database) * 10) / 10, databaseAll: database.map(Math.round) } : {}),
+  }));
 }
