@@ -716,7 +716,12 @@ export class CompiledQueries {
    * API, the client of a token request, the session of a page; issue 8). On PostgreSQL the lookups
    * asked for in one turn of the event loop go out together as one query, `many`, which takes the
    * array of keys as its only parameter: one round trip, one parse of the reply, one execution in
-   * PostgreSQL for all of them. On SQLite `one` (which takes the key) runs, remembered
+   * PostgreSQL for all of them. A key alone in its turn (or asked only by several requests of the
+   * turn, as every token request of one app asks for its client) goes as `one`: PostgreSQL counts
+   * the array's elements when it plans `many`, so for some tables the plan it keeps for any array
+   * never looks cheaper than one made for a single key, and it planned `many` anew at every
+   * execution (the clients': no generic plan in 200 executions, twice the server's CPU of `one`;
+   * decision 58, and decision 51 for the same trap). On SQLite `one` (which takes the key) runs, remembered
    * (`firstRemembered`) when `remember` is set: for the reads that come many times between two
    * writes, as API calls do; on a path that writes, remembering costs a check and never finds the
    * row again. A lookup still reads what is committed after it was asked for. In a transaction
@@ -727,7 +732,7 @@ export class CompiledQueries {
     if (this.sqlite !== undefined) return how.remember ? this.firstRemembered(db, how.one, key) : this.first(db, how.one, [key]);
     let batch = this.batches.get(how.many) as LookupBatch<R> | undefined;
     if (batch === undefined) {
-      batch = new LookupBatch((keys) => this.execute(db, how.many, [keys]).then((result) => result.rows), how.keyOf);
+      batch = new LookupBatch((keys) => this.execute(db, keys.length === 1 ? how.one : how.many, keys.length === 1 ? keys : [keys]).then((result) => result.rows), how.keyOf);
       this.batches.set(how.many, batch as LookupBatch<unknown>);
     }
     return batch.load(key);
