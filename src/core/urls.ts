@@ -10,6 +10,8 @@ export interface SiteUrls {
   resetPassword(token: string): string;
   emailSettings(): string;
   securitySettings(): string;
+  /** The member's personal API tokens, where one is revoked. */
+  tokenSettings(): string;
   /** An app's page for its owner. */
   developerApp(clientId: string): string;
 }
@@ -27,6 +29,7 @@ export function siteUrls(baseUrl: string): SiteUrls {
     resetPassword: (token) => `${baseUrl}/password/reset?token=${encodeURIComponent(token)}`,
     emailSettings: () => `${baseUrl}${EMAIL_SETTINGS_PATH}`,
     securitySettings: () => `${baseUrl}/settings/security`,
+    tokenSettings: () => `${baseUrl}/settings/tokens`,
     developerApp: (clientId) => `${baseUrl}/settings/developers/${encodeURIComponent(clientId)}`,
   };
 }

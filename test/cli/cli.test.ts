@@ -260,13 +260,16 @@ forEachDatabase('command line', (database) => {
     assert.deepEqual(await stores.personalTokens.listForUser(userId), []);
   });
 
-  test('token create mails the member the notice their own token mails, saying the site\'s staff made it', async () => {
+  test('token create mails the member a notice saying the site\'s staff made the token and kept it, and where to revoke it', async () => {
     const { userId, username } = await memberWithAddress('tokm');
     const made = runWithMail('token', 'create', '--username', username, '--name', 'made for you', '--scopes', 'profile:read', '--json');
     assert.equal(made.code, 0, made.stderr);
     const notices = await noticesTo(userId);
-    assert.deepEqual(notices.map((n) => n.kind), ['noticePersonalTokenCreated']);
-    assert.match(notices[0]!.body_text, /“made for you” was created for your account at .* \(the site's staff, -\)/);
+    // Words of its own: the member's own notice asks them to change their password if it was not them.
+    assert.deepEqual(notices.map((n) => n.kind), ['noticePersonalTokenCreatedByStaff']);
+    assert.match(notices[0]!.body_text, /The site's staff created the personal API token “made for you” for your account at .*, and kept it/);
+    assert.match(notices[0]!.body_text, /revoke it on your tokens page: http:\/\/localhost:3000\/settings\/tokens/);
+    assert.doesNotMatch(notices[0]!.body_text, /change your password/);
   });
 
   test('token create prints the token, a working one, though the member\'s notice cannot be queued, and says so on standard error', async () => {

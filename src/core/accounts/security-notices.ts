@@ -38,9 +38,10 @@ export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Reco
  * The kinds the site's staff may make (`STAFF_ORIGIN`, at the command line) whose notice then has
  * words of its own (`…ByStaff`): the member's own notice asks them to change their password if it
  * was not them, which a staff action never is, and says nothing of what the member must do now
- * (an app whose secret staff replaced needs one its owner holds). attack82.
+ * (an app whose secret staff replaced needs one its owner holds; a token staff made for a member
+ * is revoked on their tokens page if they did not ask for it). attack82.
  */
-const STAFF_WORDED: ReadonlySet<SecurityEventKind> = new Set(['client_secret.rotated']);
+const STAFF_WORDED: ReadonlySet<SecurityEventKind> = new Set(['client_secret.rotated', 'personal_token.created']);
 
 /** The mail's name in `mail.json` for an event: `noticeSignIn`, `noticePasswordChanged`, `noticeClientSecretRotatedByStaff`… */
 function noticeName(event: Pick<SecurityEvent, 'kind' | 'device'>): string {
@@ -81,6 +82,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
         app: event.detail.app ?? '',
         label: event.detail.name ?? event.detail.label ?? '',
         settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
+        tokensLink: siteUrls(deps.settings.baseUrl).tokenSettings(),
         appLink: event.detail.client_id ? siteUrls(deps.settings.baseUrl).developerApp(event.detail.client_id) : '',
         // What the one who signed in held decides the advice: never to turn on what is on (attack86, attack87).
         proof: signInProofOf(event.detail.method),
