@@ -250,6 +250,26 @@ forEachDatabase('token endpoint', (database) => {
     }
   });
 
+  test('a used code presented by a request it is not bound to (wrong verifier, redirect_uri or none) is refused and revokes nothing: only its own request again is reuse', async () => {
+    for (const type of ['public', 'confidential'] as const) {
+      const { fields } = await freshCode(type);
+      const redeemed = await tokenRequest(t, fields);
+      assert.equal(redeemed.status, 200);
+      const { access_token: token } = await redeemed.json() as { access_token: string };
+      const { code_verifier: _, ...withoutVerifier } = fields;
+      // Whoever merely saw the code (a log, a referrer, a race with the app) holds none of these.
+      for (const wrong of [
+        { ...fields, code_verifier: pkcePair().verifier }, { ...fields, redirect_uri: `${fields.redirect_uri}/` }, withoutVerifier,
+      ]) {
+        await assertError(await tokenRequest(t, wrong), 400, 'invalid_grant');
+      }
+      const me = () => fetch(`${t.baseUrl}/api/open/v1/`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal((await me()).status, 200, `${type}: the redeemed code's tokens still work`);
+      await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
+      assert.equal((await me()).status, 401, `${type}: its own request again is reuse, and ends them (seed section 3 rule 2)`);
+    }
+  });
+
   test('an expired code presented again is not reuse: the user\'s other tokens with the app live on', async () => {
     const { fields, browser, c } = await freshCode();
     const earlier = await obtainTokens(t, browser, c);

@@ -21,6 +21,15 @@ function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instan
   if (code.clientId !== presented.clientId) return 'The code was issued to another client: redeem it with the client_id of the authorization request.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
   if (code.expiresAt <= now) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
+  return unboundRequest(code, presented);
+}
+
+/**
+ * Why this request of the code's own client is not the one the code is bound to (its redirect
+ * URI, DPoP key, PKCE verifier); `undefined` when it is. Such a request could not redeem the code,
+ * used or not, so it is never counted as the code presented again.
+ */
+function unboundRequest(code: AuthorizationCode, presented: PresentedCode): string | undefined {
   // RFC 6749 4.1.3: redirect_uri must be identical to the one in the authorization request.
   if (code.redirectUri !== presented.redirectUri) {
     return 'The redirect_uri differs from the one in the authorization request: send exactly the same string (behind a proxy, the public address, not the internal one).';
@@ -88,8 +97,11 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
     throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
   }
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
-  // grant of that user for that client, the first redemption's tokens with them.
-  if (known) {
+  // grant of that user for that client, the first redemption's tokens with them. Only by the
+  // request it is bound to: one with another verifier, redirect URI or DPoP key could not have
+  // redeemed it, and counting it let whoever merely saw a used code (or lost a race to the app
+  // with a wrong guess) end the user's grants; it is refused as an unknown code, revealing nothing.
+  if (known && unboundRequest(known, presented) === undefined) {
     const grantsRevoked = await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
     deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked });
   }
