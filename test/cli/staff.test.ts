@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { before, test } from 'node:test';
-import { svc } from '../support/cli.js';
+import { type CliResult, svc } from '../support/cli.js';
 import { forEachDatabase } from '../support/databases.js';
 
 const name = (prefix: string) => `${prefix}${randomBytes(3).toString('hex')}`;
@@ -70,34 +70,32 @@ forEachDatabase('staff commands', (database) => {
     assert.equal(run('staff-log', '--limit', '1', '--json').json.entries[0].action, 'keys.rotated');
   });
 
+  /**
+   * A command that made a secret wrote its staff-log entry (`expected`, the latest) and its audit
+   * lines (`staff.action`, then `audit`), and neither holds the secret it printed.
+   */
+  function assertStaffLogged(result: CliResult, audit: string, secret: string, expected: Record<string, unknown>): void {
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(lines.map((a) => [a.audit, a.action ?? null, a.via]), [['staff.action', expected.action, 'cli'], [audit, null, 'cli']]);
+    const [latest] = run('staff-log', '--limit', '1', '--json').json.entries;
+    assert.deepEqual(Object.fromEntries(Object.keys(expected).map((key) => [key, latest[key]])), expected);
+    assert.ok(!JSON.stringify(latest).includes(secret) && !result.stderr.includes(secret), 'no secret in the staff log or the audit lines');
+  }
+
   test('the operator\'s secret rotation of an app is in the staff log with its reason, as app.secret_rotated, without the secret', () => {
     const { json: client } = run('client', 'create', '--name', 'Leaky App', '--type', 'confidential', '--redirect-uri', 'https://leaky.example/cb', '--json');
     const rotated = run('client', 'rotate-secret', '--client-id', client.client_id, '--reason', 'secret posted in a public repository', '--json');
-    assert.equal(rotated.code, 0, rotated.stderr);
-    const audit = rotated.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.deepEqual(audit.map((a) => [a.audit, a.action ?? null, a.via]), [['staff.action', 'app.secret_rotated', 'cli'], ['client.secret_rotated', null, 'cli']]);
-    const [latest] = run('staff-log', '--limit', '1', '--json').json.entries;
-    assert.deepEqual(
-      { actor: latest.actor, action: latest.action, target_kind: latest.target_kind, target_id: latest.target_id, target: latest.target, detail: latest.detail, reason: latest.reason },
-      { actor: 'cli', action: 'app.secret_rotated', target_kind: 'app', target_id: client.client_id, target: 'Leaky App', detail: {}, reason: 'secret posted in a public repository' },
-    );
-    assert.ok(!JSON.stringify(latest).includes(rotated.json.client_secret), 'no secret in the staff log');
+    assertStaffLogged(rotated, 'client.secret_rotated', rotated.json.client_secret,
+      { actor: 'cli', action: 'app.secret_rotated', target_kind: 'app', target_id: client.client_id, target: 'Leaky App', detail: {}, reason: 'secret posted in a public repository' });
   });
 
   test('the operator\'s personal token for a member is in the staff log with its reason, name, scopes and expiry, as member.token_created, without the token', () => {
     const username = name('tok');
     const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
     const made = run('token', 'create', '--username', username, '--name', 'support export', '--scopes', 'posts:read', '--expires-in-days', 'none', '--reason', 'the member asked for an export', '--json');
-    assert.equal(made.code, 0, made.stderr);
-    const audit = made.stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
-    assert.deepEqual(audit.map((a) => [a.audit, a.action ?? null, a.via]), [['staff.action', 'member.token_created', 'cli'], ['personal_token.created', null, 'cli']]);
-    const [latest] = run('staff-log', '--limit', '1', '--json').json.entries;
-    assert.deepEqual(
-      { actor: latest.actor, action: latest.action, target_kind: latest.target_kind, target_id: latest.target_id, target: latest.target, detail: latest.detail, reason: latest.reason },
-      { actor: 'cli', action: 'member.token_created', target_kind: 'member', target_id: String(user.id), target: username,
-        detail: { name: 'support export', scope: 'posts:read', expires: 'never' }, reason: 'the member asked for an export' },
-    );
-    assert.ok(!JSON.stringify(latest).includes(made.json.token), 'no token in the staff log');
+    assertStaffLogged(made, 'personal_token.created', made.json.token, { actor: 'cli', action: 'member.token_created', target_kind: 'member',
+      target_id: String(user.id), target: username, detail: { name: 'support export', scope: 'posts:read', expires: 'never' }, reason: 'the member asked for an export' });
   });
 
   test('staff-log pages newest first and says where the next page starts', () => {
