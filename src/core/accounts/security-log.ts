@@ -183,19 +183,7 @@ export class SecurityLog {
    */
   async record(event: NewSecurityEvent): Promise<void> {
     const stored = this.toStored(event);
-    const failures: unknown[] = [];
-    const attempt = async (part: () => unknown) => {
-      try {
-        await part();
-      } catch (error) {
-        failures.push(error);
-      }
-    };
-    await attempt(() => this.store.insert(stored));
-    await attempt(() => this.writeAudit(stored));
-    await attempt(() => this.notify(stored, event.origin?.locale));
-    if (failures.length === 1) throw failures[0];
-    if (failures.length > 1) throw new AggregateError(failures, 'the security-log line, its audit event or its notice mail could not be written');
+    await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored), () => this.notify(stored, event.origin?.locale)]);
   }
 
   /**
@@ -209,10 +197,12 @@ export class SecurityLog {
     if (events.length === 0) return async () => {};
     const stored = events.map((event) => this.toStored(event));
     await store.insertMany(stored);
-    return async () => {
-      for (const event of stored) this.writeAudit(event);
-      for (const [i, event] of stored.entries()) await this.notify(event, events[i]!.origin?.locale);
-    };
+    // Each audit line and notice whatever became of the others: one member's mail that cannot be
+    // queued must not silence the next member's.
+    return () => eachAttempted([
+      ...stored.map((event) => () => this.writeAudit(event)),
+      ...stored.map((event, i) => () => this.notify(event, events[i]!.origin?.locale)),
+    ]);
   }
 
   private toStored(event: NewSecurityEvent): StoredEvent {
@@ -230,4 +220,21 @@ export class SecurityLog {
     const of = AUDIT_OF[stored.kind as SecurityEventKind];
     if (typeof of === 'function') this.audit.record(of(stored));
   }
+}
+
+/**
+ * Runs every part, one after another, whatever became of the ones before, then throws the first
+ * failure (several: all of them, as one `AggregateError`).
+ */
+async function eachAttempted(parts: ReadonlyArray<() => unknown>): Promise<void> {
+  const failures: unknown[] = [];
+  for (const part of parts) {
+    try {
+      await part();
+    } catch (error) {
+      failures.push(error);
+    }
+  }
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, 'a security-log line, its audit event or its notice mail could not be written');
 }
