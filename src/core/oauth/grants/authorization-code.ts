@@ -90,20 +90,21 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   }
   if (redemption.kind === 'refused') throw new OAuthError('invalid_grant', redemption.reason);
   const known = await deps.stores.codes.find(presented.codeHash);
-  // INTERFACE section 3: a request that does not match the code (another client, a wrong
-  // verifier…) is refused and leaves the code as it was, so whoever merely saw a code cannot burn
-  // it or end the user's grant with it.
-  if (known && (known.usedAt === null || known.clientId !== client.clientId)) {
-    throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
-  }
   // Seed section 3 rule 2: a code presented again (the losers of a race included) ends every
   // grant of that user for that client, the first redemption's tokens with them. Only by the
   // request it is bound to: one with another verifier, redirect URI or DPoP key could not have
   // redeemed it, and counting it let whoever merely saw a used code (or lost a race to the app
-  // with a wrong guess) end the user's grants; it is refused as an unknown code, revealing nothing.
-  if (known && unboundRequest(known, presented) === undefined) {
+  // with a wrong guess) end the user's grants.
+  if (known && known.usedAt !== null && known.clientId === client.clientId && unboundRequest(known, presented) === undefined) {
     const grantsRevoked = await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
     deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked });
+    throw new OAuthError('invalid_grant', UNKNOWN_CODE);
   }
+  // INTERFACE section 3: a request that does not match the code (another client, a wrong
+  // verifier…) is refused and leaves the code as it was, so whoever merely saw a code cannot burn
+  // it or end the user's grant with it. Used or not, it is told what differs, in the same words:
+  // answering a used code as unknown told whoever held only the code that the app had redeemed it
+  // (attack83).
+  if (known) throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
   throw new OAuthError('invalid_grant', UNKNOWN_CODE);
 });
