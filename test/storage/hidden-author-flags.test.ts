@@ -221,7 +221,13 @@ forEachDatabase('hidden authors\' post flags', (database) => {
       });
       assert.match(plan, /Index Scan Backward using posts_recent_shown on posts/);
       assert.match(plan, /Index Scan using users_post_flags_due on users/);
-      assert.match(plan, /Index Scan using posts_author_flag on posts[^\n]*\n\s+Index Cond: \(\(author_id = users_\d+\.id\) AND \(author_hidden = 1\) AND \(created_at >= COALESCE\(\(SubPlan 1\)/);
+      assert.match(plan, /Index Scan using posts_author_flag on posts[^\n]*\n\s+Index Cond: \(\(author_id = users_\d+\.id\) AND \(author_hidden = 1\)/);
+      // The bound to each member's newest 30 is in the index condition when PostgreSQL's estimate of
+      // the member's flagged posts is near the truth, and a join filter after the scan when it is
+      // far below (the average over authors: seen once in CI with this small table), a plan
+      // that reads every flagged post of the member until the passes clear them (docs/performance.md,
+      // decision 57). Either way it is applied.
+      assert.match(plan, /(Index Cond|Join Filter|Filter): .*created_at >= COALESCE\(\(SubPlan 1\)/);
     }
     const newest = await handle.db.selectFrom('posts').select('id').where('author_id', '=', returning.id)
       .orderBy('created_at', 'desc').limit(30).execute();
