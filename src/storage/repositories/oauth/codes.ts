@@ -233,8 +233,8 @@ export class KyselyCodeStore implements CodeStore {
     if (!written.issued) {
       // Consumed, not issued: the grant was revoked or its user changed since the read, as
       // `refusal` says of them read again (the write decided; the reading only words it).
-      const now = await this.queries.first(this.db, codeWithGrant, [presented.codeHash]);
-      return { kind: 'refused', reason: (now && how.refusal(toGrantWithUser(now))) ?? 'The authorization can no longer be used.' };
+      const reread = await this.queries.first(this.db, codeWithGrant, [presented.codeHash]);
+      return { kind: 'refused', reason: (reread && how.refusal(toGrantWithUser(reread))) ?? 'The authorization can no longer be used.' };
     }
     return { kind: 'issued', answer: issuance.answer };
   }
