@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
+import { SITE_STAFF } from '../../src/core/accounts/user-agent.js';
 import { LOCALES } from '../../src/core/locales.js';
 import { translator } from '../../src/i18n/catalogs.js';
 import { englishSentences } from '../i18n/untranslated.js';
@@ -68,9 +69,12 @@ forEachDatabase('staff console pages', (database) => {
     assert.match(chinese.text, /网站管理人员更改了你的角色（现为版主）/);
     assert.equal((await act('sessions/revoke')).status, 303);
     const events = await t.deps.stores.securityEvents.listForUser(member.user.id, 0, 10);
-    assert.deepEqual(events.items.filter((e) => e.kind.startsWith('staff.')).map((e) => [e.kind, e.detail, e.address]), [
-      ['staff.sessions_revoked', {}, ''], ['staff.role_changed', { role: 'moderator' }, ''], ['staff.two_step_reset', {}, ''],
+    assert.deepEqual(events.items.filter((e) => e.kind.startsWith('staff.')).map((e) => [e.kind, e.detail, e.address, e.device]), [
+      ['staff.sessions_revoked', {}, '', SITE_STAFF], ['staff.role_changed', { role: 'moderator' }, '', SITE_STAFF], ['staff.two_step_reset', {}, '', SITE_STAFF],
     ]);
+    // The "From" column names who acted, as for the command line's changes; never blank.
+    assert.match(english.text, /Role changed by the site(&#39;|')s staff[^<]*<\/td>\s*<td data-label="From">the site(&#39;|')s staff<\/td>/);
+    assert.match(chinese.text, /网站管理人员更改了你的角色[^<]*<\/td>\s*<td data-label="[^"]+">网站管理人员<\/td>/);
     for (const page of [english.text, chinese.text]) {
       assert.ok(!page.includes(REASON) && !page.includes(admin.user.username), 'neither the reason nor the staff member');
     }

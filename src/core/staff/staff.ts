@@ -4,6 +4,7 @@
  * event. The routes and the command line call these; they decide nothing themselves.
  */
 import type { SecurityEventKind } from '../accounts/security-log.js';
+import { SITE_STAFF } from '../accounts/user-agent.js';
 import type { AuditSink } from '../audit.js';
 import { InputError, OAuthError } from '../errors.js';
 import type { Stores } from '../stores.js';
@@ -119,11 +120,12 @@ export async function makeStaffChange<T>(
       detail: made.detail,
       reason: change.reason,
     });
-    // The member reads in their security log that staff acted (never who or why: the staff log has that).
+    // The member reads in their security log that staff acted, from "the site's staff" (never who or
+    // why: the staff log has that), as the command line's changes read (`STAFF_ORIGIN`).
     const told = MEMBER_EVENT_OF[change.action];
     if (told && change.target.kind === 'member') {
       await tx.securityEvents.insert({
-        userId: Number(change.target.id), kind: told, createdAt: entry.createdAt, address: '', device: '',
+        userId: Number(change.target.id), kind: told, createdAt: entry.createdAt, address: '', device: SITE_STAFF,
         detail: made.detail.role === undefined ? {} : { role: made.detail.role },
       });
     }
