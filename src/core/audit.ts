@@ -72,6 +72,11 @@ export type AuditEvent =
   | { audit: 'token.revoked'; via: 'oauth'; clientId: string; userId: number; grantId: number; kind: 'access' | 'refresh' }
   /** Seed section 3 rule 2: a code presented again; every grant of the user for the client was revoked. */
   | { audit: 'code.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantsRevoked: number }
+  /**
+   * A used code presented by a request it is not bound to (another client, code_verifier,
+   * redirect_uri or DPoP key): refused, nothing revoked, but whoever sent it saw the code (a log, a referrer).
+   */
+  | { audit: 'code.used_presented_unbound'; via: 'oauth'; clientId: string; userId: number; presentedBy: string }
   /** RFC 9700 4.14.2: a rotated refresh token presented again; its grant (the family) was revoked. */
   | { audit: 'refresh_token.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantId: number }
   /** INTERFACE section 11: a rotated refresh token presented again within the replay window got the same successor answer. */
@@ -144,7 +149,8 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'sign_in.succeeded', 'sign_in.failed', 'password_confirm.failed', 'second_factor_confirm.failed', 'sign_out',
   'totp.enabled', 'totp.disabled', 'recovery_codes.regenerated', 'recovery_code.used', 'passkey.added', 'passkey.removed',
   'session.signed_out', 'sessions.signed_out_elsewhere',
-  'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'refresh_token.reuse_detected',
+  'token.issued', 'token.refreshed', 'token.revoked', 'code.reuse_detected', 'code.used_presented_unbound',
+  'refresh_token.reuse_detected',
   'refresh_token.replayed',
   'consent.granted', 'consent.withdrawn', 'personal_token.created', 'personal_token.revoked',
   'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated', 'client.details_changed',

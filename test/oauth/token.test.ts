@@ -252,7 +252,7 @@ forEachDatabase('token endpoint', (database) => {
 
   test('a used code presented by a request it is not bound to (wrong verifier, redirect_uri or none) is refused and revokes nothing: only its own request again is reuse', async () => {
     for (const type of ['public', 'confidential'] as const) {
-      const { fields } = await freshCode(type);
+      const { fields, c } = await freshCode(type);
       const redeemed = await tokenRequest(t, fields);
       assert.equal(redeemed.status, 200);
       const { access_token: token } = await redeemed.json() as { access_token: string };
@@ -265,6 +265,8 @@ forEachDatabase('token endpoint', (database) => {
       }
       const me = () => fetch(`${t.baseUrl}/api/open/v1/`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal((await me()).status, 200, `${type}: the redeemed code's tokens still work`);
+      assert.equal(t.audit.filter((e) => e.audit === 'code.used_presented_unbound' && e.presentedBy === c.client.clientId).length, 3, `${type}: each is an audit line`);
+      assert.ok(!t.audit.some((e) => e.audit === 'code.reuse_detected' && e.clientId === c.client.clientId), `${type}: none is reuse`);
       await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
       assert.equal((await me()).status, 401, `${type}: its own request again is reuse, and ends them (seed section 3 rule 2)`);
     }

@@ -105,6 +105,8 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   // it or end the user's grant with it. Used or not, it is told what differs, in the same words:
   // answering a used code as unknown told whoever held only the code that the app had redeemed it
   // (attack83).
+  // A used one tells the operator its code was seen by someone who could not redeem it.
+  if (known?.usedAt != null) deps.audit.record({ audit: 'code.used_presented_unbound', via: 'oauth', clientId: known.clientId, userId: known.userId, presentedBy: client.clientId });
   if (known) throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
   throw new OAuthError('invalid_grant', UNKNOWN_CODE);
 });
