@@ -119,6 +119,8 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
   // database that does not answer yet only postpones that to the first request that needs them.
   deps.keys.reportTo(app.log);
   deps.database.reportTo(app.log);
+  // A security-log line that cannot be written after its change is made is an error here, not the change's answer.
+  deps.securityLog.reportTo(app.log);
   app.addHook('onReady', async () => { await deps.keys.unopenable().catch(() => undefined); });
   // The shared HMAC keys are read (made, on a new database) before serving too: no request then
   // writes one (on SQLite such a write waits for another instance's write lock), and an instance

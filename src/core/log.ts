@@ -2,7 +2,8 @@
 export interface Log {
   info(details: object, message: string): void;
   warn(details: object, message: string): void;
+  error(details: object, message: string): void;
 }
 
 /** Reports nowhere: until the app gives its logger. */
-export const QUIET: Log = { info: () => {}, warn: () => {} };
+export const QUIET: Log = { info: () => {}, warn: () => {}, error: () => {} };

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import type { SecurityEvent, SecurityEventStore } from '../../src/core/accounts/ports.js';
 import { SecurityLog } from '../../src/core/accounts/security-log.js';
 import type { AuditEvent } from '../../src/core/audit.js';
+import { QUIET } from '../../src/core/log.js';
 
 function memoryStore(failing = false): SecurityEventStore & { stored: Array<Omit<SecurityEvent, 'id'>> } {
   const stored: Array<Omit<SecurityEvent, 'id'>> = [];
@@ -28,11 +29,21 @@ test('one member\'s notice that cannot be queued leaves the notices and audit li
   assert.equal(audited.length, 3);
 });
 
-test('a security-log line that cannot be stored still mails its notice and writes its audit line, then throws', async () => {
+test('a security-log line that cannot be stored still mails its notice and writes its audit line, and is reported to the server\'s log, never thrown', async () => {
   const audited: AuditEvent[] = [];
   const mailed: number[] = [];
+  const reported: string[] = [];
   const log = new SecurityLog(memoryStore(true), { now: () => 0 }, { record: (e) => audited.push(e) }, async (event) => { mailed.push(event.userId); });
-  await assert.rejects(log.record({ userId: 7, kind: 'password.changed' }), /insert refused/);
+  log.reportTo({ ...QUIET, error: (details) => reported.push(String((details as { err: Error }).err.message)) });
+  await log.record({ userId: 7, kind: 'password.changed' });
   assert.deepEqual(mailed, [7]);
   assert.equal(audited.length, 1);
+  assert.deepEqual(reported, ['insert refused']);
+});
+
+test('a security-log line that cannot be stored keeps the audit event its action writes (a kind AUDIT_OF says its action writes)', async () => {
+  const audited: AuditEvent[] = [];
+  const log = new SecurityLog(memoryStore(true), { now: () => 0 }, { record: (e) => audited.push(e) });
+  await log.record({ userId: 7, kind: 'account.deleted' }, { audit: 'account.deleted', userId: 7, clientsDeactivated: 0, via: 'site', address: '' });
+  assert.deepEqual(audited.map((e) => e.audit), ['account.deleted']);
 });

@@ -12,7 +12,7 @@ import { createPersonalToken } from '../../src/core/credentials/personal-tokens.
 import { totpCode } from '../../src/core/accounts/totp.js';
 import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
 import { type TestApp, startTestApp } from '../support/app.js';
-import { forEachDatabase } from '../support/databases.js';
+import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 import { PLAIN_PNG } from '../support/images.js';
 import { Visitor, signedInMember } from './visitor.js';
 
@@ -166,6 +166,16 @@ forEachDatabase('the profile', (database) => {
     assert.equal((await visitor.get(`/u/${user.username}`)).status, 404, 'no public page');
     assert.ok((await stores.securityEvents.listForUser(user.id, 0, 50)).items.some((e) => e.kind === 'account.deleted'), 'the security log');
     assert.ok(t.audit.some((e) => e.audit === 'account.deleted' && e.userId === user.id && e.clientsDeactivated === 1), 'the audit log');
+  });
+
+  test('an account deletion whose security-log line cannot be written is answered as made and keeps its audit line', async () => {
+    const { user, visitor } = await member();
+    const deleted = await whileInsertsFail(t.deps.database.db, database, 'security_events',
+      () => visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD }));
+    assert.equal(deleted.status, 303, 'not an error page: the account is deleted');
+    assert.equal(deleted.location, '/settings/account/deleted');
+    assert.equal((await t.deps.stores.users.findById(user.id))?.status, 'deleted');
+    assert.ok(t.audit.some((e) => e.audit === 'account.deleted' && e.userId === user.id), 'the audit line is written all the same');
   });
 
   test('the username of a deleted account stays reserved: no one can sign up with it, in any letter case', async () => {

@@ -443,6 +443,15 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(notice.subject, /New sign-in/);
   });
 
+  test('a sign-in from a new browser whose notice mail cannot be queued still signs the member in: the notice is no part of the sign-in', async () => {
+    const { user } = await verifiedMember();
+    const visitor = new AddressedVisitor(t.baseUrl);
+    const signedIn = await whileInsertsFail(t.deps.database.db, database, 'mail_outbox', () => visitor.post('/login', { username: user.username, password: PASSWORD, return_to: '/' }));
+    assert.equal(signedIn.status, 303, 'the sign-in is answered as made');
+    assert.equal((await visitor.get('/settings/profile')).status, 200, 'and the browser is signed in');
+    assert.ok((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.some((e) => e.kind === 'sign_in.succeeded' && e.detail.new_browser === 'yes'), 'its line is in the log');
+  });
+
   test('a new browser\'s sign-in notice asks to turn two-step verification on only of an account that has it off', async () => {
     const { user, email } = await verifiedMember();
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);

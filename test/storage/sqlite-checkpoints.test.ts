@@ -54,7 +54,7 @@ test('a checkpoint that fails waits twice as long before the next, up to 5 s; th
   const lines: Array<[level: string, message: string]> = [];
   const intervalMs = 10;
   const checkpointer = startCheckpointer(path, { intervalMs, onReport: (report) => reports.push(report) });
-  checkpointer.reportTo({ info: (_, message) => lines.push(['info', message]), warn: (_, message) => lines.push(['warn', message]) });
+  checkpointer.reportTo({ info: (_, message) => lines.push(['info', message]), warn: (_, message) => lines.push(['warn', message]), error: (_, message) => lines.push(['error', message]) });
   // The worker keeps no process alive: a timer waits for it.
   const until = async (done: () => boolean) => {
     const deadline = Date.now() + 30_000;

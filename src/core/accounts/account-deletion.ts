@@ -58,7 +58,7 @@ export async function deleteAccount(
     return deactivated;
   });
   if (clientsDeactivated === undefined) return { ok: true, clientsDeactivated: 0 };
-  await deps.securityLog.record({ userId: user.id, kind: 'account.deleted', origin, detail: { applications_deactivated: String(clientsDeactivated) } });
-  deps.audit.record({ audit: 'account.deleted', userId: user.id, clientsDeactivated, via: 'site', address: origin.address });
+  await deps.securityLog.record({ userId: user.id, kind: 'account.deleted', origin, detail: { applications_deactivated: String(clientsDeactivated) } },
+    { audit: 'account.deleted', userId: user.id, clientsDeactivated, via: 'site', address: origin.address });
   return { ok: true, clientsDeactivated };
 }

@@ -11,6 +11,7 @@
 import type { AuditEvent, AuditEventName, AuditSink, SignInMethod } from '../audit.js';
 import type { SecurityEvent, SecurityEventStore } from './ports.js';
 import type { Locale } from '../locales.js';
+import { type Log, QUIET } from '../log.js';
 import { firstCharacters } from '../text.js';
 import type { Clock } from '../time.js';
 import { SITE_STAFF, describeUserAgent } from './user-agent.js';
@@ -166,6 +167,8 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
 };
 
 export class SecurityLog {
+  private log: Log = QUIET;
+
   /** `notify` mails the owner the events that call for it (`security-notices.ts`). */
   constructor(
     private readonly store: SecurityEventStore,
@@ -174,16 +177,31 @@ export class SecurityLog {
     private readonly notify: (event: StoredEvent, pageLocale: Locale | undefined) => Promise<void> = async () => {},
   ) {}
 
+  /** What `record` could not write is logged through `log` from now on (the server's logger). */
+  reportTo(log: Log): void {
+    this.log = log;
+  }
+
   /**
-   * Stores the event for its account, writes its audit event (unless its action writes that) and
-   * mails its notice, each whatever became of the others, then throws the first failure. It is
-   * called once the change is made: a line that could not be stored (a statement timeout, a
-   * constraint of that one table) must not also keep the member from hearing of the change, when
-   * the outbox, another table, may well take the mail; the audit line, the server's, goes too.
+   * Stores the event for its account, writes its audit event and mails its notice, each whatever
+   * became of the others. It is called once the change is made, so it never throws: a failure is
+   * an error in the server's log, and the change is answered as made. A line that could not be
+   * stored (a statement timeout, a constraint of that one table) must not also keep the member
+   * from hearing of the change, when the outbox, another table, may well take the mail, nor keep
+   * the operator's audit line from the server log, nor turn a made change (an account deleted, a
+   * recovery code spent on a sign-in) into an error page that says it was not.
+   *
+   * `ownAudit` is the action's own audit event, for a kind whose audit event its action writes
+   * (`AUDIT_OF`'s `writtenBy`): written here among the parts, so a line that fails does not take it too.
    */
-  async record(event: NewSecurityEvent): Promise<void> {
+  async record(event: NewSecurityEvent, ownAudit?: AuditEvent): Promise<void> {
     const stored = this.toStored(event);
-    await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored), () => this.notify(stored, event.origin?.locale)]);
+    try {
+      await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored, ownAudit), () => this.notify(stored, event.origin?.locale)]);
+    } catch (error) {
+      this.log.error({ err: error, kind: stored.kind, userId: stored.userId },
+        'a change to an account was made, but its security-log line, audit line or notice mail could not be written');
+    }
   }
 
   /**
@@ -216,9 +234,10 @@ export class SecurityLog {
     };
   }
 
-  private writeAudit(stored: StoredEvent): void {
+  private writeAudit(stored: StoredEvent, ownAudit?: AuditEvent): void {
     const of = AUDIT_OF[stored.kind as SecurityEventKind];
     if (typeof of === 'function') this.audit.record(of(stored));
+    else if (ownAudit) this.audit.record(ownAudit);
   }
 }
 

@@ -9,7 +9,7 @@
 import { canBeUsername } from './accounts.js';
 import type { Locale } from '../locales.js';
 import { addressKey } from '../addresses.js';
-import { type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
+import { type AuditEvent, type AuditSink, type SignInFailure, typedUsername } from '../audit.js';
 import { type DeviceCookies, type DeviceEntry, accountKey } from './device-cookies.js';
 import { PasswordsBusyError, verifyPassword } from './passwords.js';
 import type { RateLimitDecision, RateLimiter } from '../rate-limiter.js';
@@ -186,12 +186,11 @@ export async function recordRefusedSignIn(
 ): Promise<void> {
   const limit = TOLD_PER_WINDOW[reason];
   const told = limit === undefined || (await deps.limiter.hit(`signin:told:${reason}:${user.id}`, limit, SIGN_IN_WINDOW_SECONDS, deps.clock.now())).allowed;
-  if (told) {
-    await deps.securityLog.record({
-      userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent }, detail: { reason: REFUSAL_WORDS[reason] },
-    });
-  }
-  deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
+  const audit: AuditEvent = { audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) };
+  if (!told) return deps.audit.record(audit);
+  await deps.securityLog.record({
+    userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent }, detail: { reason: REFUSAL_WORDS[reason] },
+  }, audit);
 }
 
 /**

@@ -154,8 +154,6 @@ export async function handleLeakReport(deps: LeakDeps, report: LeakReport, optio
     const events = outcome.revoked.map((r) => ownerEvent(r, report.source, foundAt.get(r.tokenHash))).filter((e) => e !== undefined);
     return { revoked: outcome.revoked, announce: await deps.securityLog.recordAll(events, tx.securityEvents) };
   });
-  // Committed: the owners' events may be written to the log now (each kind here has its line below, `credential.revoked_as_leaked`).
-  await announce();
   if (revoked.length > 0) deps.metrics.tokensRevoked.inc({ reason: 'reported_leaked' }, revoked.length);
   for (const r of revoked) {
     deps.audit.record({
@@ -164,5 +162,8 @@ export async function handleLeakReport(deps: LeakDeps, report: LeakReport, optio
     });
   }
   deps.audit.record({ audit: 'leak_report.received', source: report.source, address: report.address, submitted: report.credentials.length, revoked: revoked.length });
+  // Committed and audited: the owners' notices now (each kind here has its audit line above,
+  // `credential.revoked_as_leaked`), so one that cannot be queued loses no audit line.
+  await announce();
   return sorted.map((s) => known.has(s.hash));
 }

@@ -22,6 +22,7 @@ import { type Locale, chooseLocale } from '../../core/locales.js';
 import { AUTHORIZE_PATH } from '../../core/oauth/authorize/flow.js';
 import { readerTimeZone } from '../../core/site-time.js';
 import { clientAddress } from '../client-address.js';
+import { afterCommit } from '../logging.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -125,7 +126,8 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
       userId: user.id, kind: 'sign_in.succeeded', origin, detail: { method: SIGN_IN_METHOD_WORDS[method], ...(known ? {} : { new_browser: 'yes' }) },
     }], tx.securityEvents),
   }));
-  await announce();
+  // The member is signed in: a notice that cannot be queued is the operators' error line, not a failed sign-in.
+  await afterCommit(request.log, 'a member signed in, but the sign-in\'s notice mail could not be queued', { userId: user.id }, announce);
   audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: origin.address, method, ...(passkeyId ? { passkeyId } : {}) });
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };

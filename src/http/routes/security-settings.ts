@@ -21,7 +21,6 @@ import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { UNREADABLE_STATUS, noticeFrom, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
-import { afterCommit } from '../logging.js';
 import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
 import { SECURITY_LOG_PAGE_SIZE, type SecurityPageState, securityPage } from '../views/security.js';
 import type { FormError } from '../views/settings.js';
@@ -241,8 +240,7 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
       request, reply, user, session, body: request.body, origin,
       render: (state, status) => render(request, reply, user, request.signIn?.session ?? session, state, status),
       done: (notice) => reply.redirect(`${PATH}?notice=${notice}`, 303),
-      record: (event) => afterCommit(request.log, 'a change to a member\'s account security was made, but its security-log line, audit line or notice mail could not be written',
-        { kind: event.kind, userId: user.id }, () => app.deps.securityLog.record({ ...event, userId: user.id, origin })),
+      record: (event) => app.deps.securityLog.record({ ...event, userId: user.id, origin }),
     };
     if (!handler) return ctx.render({ errors: { field: 'action', message: 'choose one of the buttons on this page', words: { key: 'security.unknownAction' } } as FormError }, 400);
     return handler(ctx);

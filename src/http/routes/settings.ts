@@ -104,9 +104,12 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   // What a rotation did to the old secret depends on PREVIOUS_CLIENT_SECRET_HOURS.
   const notices = { ...NOTICES, rotated: rotationWords('apps.noticeRotated', app.deps.settings.previousClientSecretHours) };
 
-  /** Writes an event to the user's security log (issue 18 item 5), from this request's browser. */
-  const logEvent = (request: FastifyRequest, user: User, kind: SecurityEventKind, detail: Record<string, string>) =>
-    app.deps.securityLog.record({ userId: user.id, kind, origin: eventOrigin(request), detail });
+  /**
+   * Writes an event to the user's security log (issue 18 item 5), from this request's browser,
+   * with the action's own audit event (`ownAudit`, for the kinds whose audit event their action writes).
+   */
+  const logEvent = (request: FastifyRequest, user: User, kind: SecurityEventKind, detail: Record<string, string>, ownAudit: AuditEvent) =>
+    app.deps.securityLog.record({ userId: user.id, kind, origin: eventOrigin(request), detail }, ownAudit);
 
   /** A signed-in page: the user, or a redirect to sign in that comes back to `back`. */
   async function signedIn(request: FastifyRequest, reply: FastifyReply, back: string): Promise<User | undefined> {
@@ -358,8 +361,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (!(await stores.personalTokens.revoke(id, user.id, clock.now()))) throw gone();
       app.deps.metrics.tokensRevoked.inc({ reason: 'revoked_by_user' });
       const revoked = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id);
-      await logEvent(request, user, 'personal_token.revoked', { name: revoked?.name ?? '' });
-      audit.record({ audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'site', address: clientAddress(request) });
+      await logEvent(request, user, 'personal_token.revoked', { name: revoked?.name ?? '' },
+        { audit: 'personal_token.revoked', userId: user.id, tokenId: id, via: 'site', address: clientAddress(request) });
       return reply.redirect('/settings/tokens?notice=revoked', 303);
     });
 
@@ -388,8 +391,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (!found) return nothing();
       if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
       const client = await stores.clients.findById(request.body.client_id ?? '');
-      await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: client?.clientId ?? '' });
-      audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: clientAddress(request) });
+      await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: client?.clientId ?? '' },
+        { audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: clientAddress(request) });
       return reply.redirect('/settings/applications?notice=access-revoked', 303);
     });
 
@@ -406,8 +409,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       for (const { clientId, grantsRevoked } of await revokeAllApplicationAccess(stores, clock, user.id)) {
         if (grantsRevoked > 0) app.deps.metrics.tokensRevoked.inc({ reason: 'consent_withdrawn' }, grantsRevoked);
         const client = apps.find((a) => a.client.clientId === clientId)?.client ?? await stores.clients.findById(clientId);
-        await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: clientId });
-        audit.record({ audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: clientAddress(request) });
+        await logEvent(request, user, 'app.access_withdrawn', { app: client?.name ?? '', client_id: clientId },
+          { audit: 'consent.withdrawn', userId: user.id, clientId, grantsRevoked, via: 'site', address: clientAddress(request) });
       }
       return reply.redirect('/settings/applications?notice=all-access-revoked', 303);
     });
@@ -501,8 +504,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   async function recordAppChange(request: FastifyRequest, user: User, client: Client, saved: Partial<Client>,
     event: Extract<AuditEvent, { audit: SecurityEventKind }>, name = client.name): Promise<void> {
     if (!Object.entries(saved).some(([field, value]) => JSON.stringify(value) !== JSON.stringify(client[field as keyof Client]))) return;
-    await logEvent(request, user, event.audit, { app: name, client_id: client.clientId });
-    audit.record(event);
+    await logEvent(request, user, event.audit, { app: name, client_id: client.clientId }, event);
   }
 
   /** What every app page shows from the settings. */
@@ -622,8 +624,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       if (livePreviousSecret(client, clock.now()) === null) return reply.redirect(`${base}?notice=previous-secret-deleted`, 303);
       if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => deletePreviousSecretConfirmation(t, client));
       if (await deletePreviousClientSecret(stores, clock, client.clientId)) {
-        await logEvent(request, user, 'client_secret.previous_deleted', { app: client.name, client_id: client.clientId });
-        audit.record({ audit: 'client.previous_secret_deleted', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
+        await logEvent(request, user, 'client_secret.previous_deleted', { app: client.name, client_id: client.clientId },
+          { audit: 'client.previous_secret_deleted', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
       } else if ((await stores.clients.findById(client.clientId))?.status !== 'active') {
         // Nothing written, and not because the secret was gone already: staff deactivated the app meanwhile.
         throw deactivatedApp();
@@ -640,8 +642,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
         if (!isConfirmed(request.body)) return askFirst(request, reply, (t) => deactivateConfirmation(t, client));
         await deactivateClient(stores, clock, client.clientId);
         app.deps.metrics.tokensRevoked.inc({ reason: 'client_deactivated' });
-        await logEvent(request, user, 'client.deactivated', { app: client.name, client_id: client.clientId });
-        audit.record({ audit: 'client.deactivated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
+        await logEvent(request, user, 'client.deactivated', { app: client.name, client_id: client.clientId },
+          { audit: 'client.deactivated', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) });
       }
       return reply.redirect(`${base}?notice=deactivated`, 303);
     });

@@ -321,8 +321,7 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     await deps.securityLog?.record({
       userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent, locale: consent.pageLocale },
       detail: { app: request.client.name, client_id: clientId, scope, ...(consented.firstTime ? { first_time: 'yes' } : {}) },
-    });
-    deps.audit.record({ audit: 'consent.granted', userId, clientId, scope: consented.union });
+    }, { audit: 'consent.granted', userId, clientId, scope: consented.union });
   }
   return codeResponse(deps, request, code);
 }
