@@ -535,7 +535,7 @@ interface Comparison {
    * The id of another scenario this one is compared with (its ours). With rounds, that scenario's
    * load is measured again in this one's block, round by round beside it, whether or not it is run
    * itself: runs minutes apart differ by a third on this VM, in CPU per request as in rate
-   * (docs/performance.md, "Full runs on AMD EPYC hosts": the bare ceiling too).
+   * (docs/performance.md, "How much a run's figures move": the bare ceiling too).
    */
   baseline?: string;
   target?: string;
