@@ -318,7 +318,7 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
       return { union, firstTime: previous === undefined };
     });
     // The user approved on the consent page: the account's security log says so (issue 18 item 5).
-    await deps.securityLog?.record({
+    await deps.securityLog.record({
       userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent, locale: consent.pageLocale },
       detail: { app: request.client.name, client_id: clientId, scope, ...(consented.firstTime ? { first_time: 'yes' } : {}) },
     }, { audit: 'consent.granted', userId, clientId, scope: consented.union });

@@ -34,7 +34,7 @@ export interface OAuthDeps {
     readonly tokensRevoked: CounterPort<'reason'>;
   };
   /** Approvals on the consent page go to the account's security log. */
-  readonly securityLog?: SecurityLog;
+  readonly securityLog: SecurityLog;
   readonly audit: AuditSink;
   /** Checks DPoP proofs (RFC 9449) at the token endpoint. */
   readonly dpop: DpopVerifier;
