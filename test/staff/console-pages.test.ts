@@ -243,9 +243,9 @@ forEachDatabase('staff console pages', (database) => {
     const rotated = svc(database.url, ['client', 'rotate-secret', '--client-id', app.client.clientId, '--reason', REASON, '--json']);
     assert.equal(rotated.code, 0, rotated.stderr);
     const staffPage = (language: string) => moderator.visitor.request(`/admin/apps/${app.client.clientId}`, { headers: { 'accept-language': language } });
-    assert.match((await staffPage('en')).text, /<td>Rotated the app(&#39;|')s client secret<\/td>/);
-    assert.match((await staffPage('zh-CN')).text, /<td>轮换应用的客户端密钥<\/td>/);
-    assert.match((await staffPage('zh-TW')).text, /<td>輪替應用程式的用戶端密鑰<\/td>/);
+    assert.match((await staffPage('en')).text, /<td data-label="[^"]+">Rotated the app(&#39;|')s client secret<\/td>/);
+    assert.match((await staffPage('zh-CN')).text, /<td data-label="[^"]+">轮换应用的客户端密钥<\/td>/);
+    assert.match((await staffPage('zh-TW')).text, /<td data-label="[^"]+">輪替應用程式的用戶端密鑰<\/td>/);
     const ownerPage = (language: string) => owner.visitor.request('/settings/security', { headers: { 'accept-language': language } });
     assert.match((await ownerPage('en')).text, /Client secret rotated “Test App”<\/td>\s*<td data-label="From">the site(&#39;|')s staff<\/td>/);
     assert.match((await ownerPage('zh-CN')).text, /轮换了客户端密钥“Test App”<\/td>\s*<td data-label="来源">网站管理人员<\/td>/);
