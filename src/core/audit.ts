@@ -74,9 +74,11 @@ export type AuditEvent =
   | { audit: 'code.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantsRevoked: number }
   /**
    * A used code presented by a request it is not bound to (another client, code_verifier,
-   * redirect_uri or DPoP key): refused, nothing revoked, but whoever sent it saw the code (a log, a referrer).
+   * redirect_uri or DPoP key): refused, nothing revoked, but whoever sent it saw the code (a log, a
+   * referrer). `presentedBy` is the client_id the request named, which for a public client anyone
+   * may send: `address` is what says who sent it.
    */
-  | { audit: 'code.used_presented_unbound'; via: 'oauth'; clientId: string; userId: number; presentedBy: string }
+  | { audit: 'code.used_presented_unbound'; via: 'oauth'; clientId: string; userId: number; presentedBy: string; address: string }
   /** RFC 9700 4.14.2: a rotated refresh token presented again; its grant (the family) was revoked. */
   | { audit: 'refresh_token.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantId: number }
   /** INTERFACE section 11: a rotated refresh token presented again within the replay window got the same successor answer. */

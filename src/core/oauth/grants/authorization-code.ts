@@ -58,7 +58,7 @@ function refusal(granted: GrantWithUser | undefined): string | undefined {
   return undefined;
 }
 
-registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource }) => {
+registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource, address }) => {
   const code = required(params, 'code', 'the code your redirect URI received');
   const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
   const verifier = single(params, 'code_verifier');
@@ -105,8 +105,11 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   // it or end the user's grant with it. Used or not, it is told what differs, in the same words:
   // answering a used code as unknown told whoever held only the code that the app had redeemed it
   // (attack83).
-  // A used one tells the operator its code was seen by someone who could not redeem it.
-  if (known?.usedAt != null) deps.audit.record({ audit: 'code.used_presented_unbound', via: 'oauth', clientId: known.clientId, userId: known.userId, presentedBy: client.clientId });
+  // A used one tells the operator its code was seen by someone who could not redeem it, and from
+  // where: a public client's id, `presentedBy`, is anyone's to send (attack84).
+  if (known?.usedAt != null) {
+    deps.audit.record({ audit: 'code.used_presented_unbound', via: 'oauth', clientId: known.clientId, userId: known.userId, presentedBy: client.clientId, address });
+  }
   if (known) throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
   throw new OAuthError('invalid_grant', UNKNOWN_CODE);
 });

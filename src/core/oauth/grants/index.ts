@@ -61,7 +61,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   // connection could wait behind the transaction itself (SQLite has one connection).
   const keys = await deps.keys.keySet();
   const marker = await deps.tokenMarks.ready();
-  const issued = await handler({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource });
+  const issued = await handler({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource, address: credentials.askedBy.address });
   if (issued.idToken !== undefined) deps.metrics.tokensIssued.inc({ kind: 'id_token' });
   return possession.nonce === undefined ? issued : { ...issued, dpopNonce: possession.nonce };
 }

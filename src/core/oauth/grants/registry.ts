@@ -23,6 +23,11 @@ export interface GrantRequest {
   dpopJkt: string | null;
   /** The resource the token request named (RFC 8707 2.2); `null` when none. */
   resource: string | null;
+  /**
+   * The address the request came from (`clientAddress`): an audit line of what the request may
+   * have done without being the client (a public client's id is anyone's to send) names it.
+   */
+  address: string;
 }
 
 export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;
