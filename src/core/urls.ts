@@ -12,6 +12,8 @@ export interface SiteUrls {
   securitySettings(): string;
   /** The member's personal API tokens, where one is revoked. */
   tokenSettings(): string;
+  /** A developer's apps, where a new one is registered. */
+  developers(): string;
   /** An app's page for its owner. */
   developerApp(clientId: string): string;
 }
@@ -30,6 +32,7 @@ export function siteUrls(baseUrl: string): SiteUrls {
     emailSettings: () => `${baseUrl}${EMAIL_SETTINGS_PATH}`,
     securitySettings: () => `${baseUrl}/settings/security`,
     tokenSettings: () => `${baseUrl}/settings/tokens`,
+    developers: () => `${baseUrl}/settings/developers`,
     developerApp: (clientId) => `${baseUrl}/settings/developers/${encodeURIComponent(clientId)}`,
   };
 }

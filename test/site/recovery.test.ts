@@ -10,6 +10,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { createAccount, updateProfile } from '../../src/core/accounts/accounts.js';
+import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
+import { registerClient } from '../../src/core/oauth/clients.js';
 import { VERIFY_MAILS_PER_ACCOUNT, VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
 import { RESET_LINK_MS, RESET_MAILS_PER_ACCOUNT, RESET_REQUESTS_PER_ADDRESS, RESET_WINDOW_SECONDS } from '../../src/core/accounts/password-reset.js';
 import { PASSWORD_HASHES_AT_ONCE, PASSWORD_HASHES_WAITING, passwordHashQueue } from '../../src/core/accounts/passwords.js';
@@ -516,6 +519,54 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const changed = smtp.to(email).at(-1)!;
     assert.match(changed.subject, /^The redirect URIs of Harbour Reader on .+ were changed$/);
     assert.ok(changed.text.includes(appPage));
+  });
+
+  test('a personal token or a client secret reported exposed is mailed to its holder, with what to do now, in their language; an app\'s access token is not', async () => {
+    const report = (credentials: string[]) => fetch(`${t.baseUrl}/api/credentials/revoke`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': new AddressedVisitor(t.baseUrl).address }, body: JSON.stringify({ credentials }),
+    });
+    const { user, email } = await verifiedMember();
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'deploy script', scopes: ['profile:read'], expiresInDays: 30 });
+    const { client, secret } = await registerClient(t.deps.stores, t.clock, { name: 'Harbour Reader', type: 'confidential', redirectUris: ['https://harbour.example/cb'], ownerId: user.id });
+    await deliver();
+    const before = smtp.to(email).length;
+    assert.equal((await report([token, secret!])).status, 202);
+    await deliver();
+    const mailed = smtp.to(email).slice(before);
+    assert.equal(mailed.length, 2);
+    const tokenMail = mailed.find((m) => /personal API token/.test(m.subject))!;
+    assert.match(tokenMail.subject, /^A personal API token of your .+ account was found exposed and revoked$/);
+    assert.match(tokenMail.text, /“deploy script”[\s\S]*revoked: it works no more/);
+    assert.ok(tokenMail.text.includes(`${t.baseUrl}/settings/tokens`), 'where to make a new one');
+    const appMail = mailed.find((m) => /Harbour Reader/.test(m.subject))!;
+    assert.match(appMail.subject, /^Harbour Reader on .+ was deactivated: its client secret was found exposed$/);
+    assert.match(appMail.text, /cannot be turned on again[\s\S]*register a new application/);
+    assert.ok(appMail.text.includes(`${t.baseUrl}/settings/developers\n`), 'where to register one');
+    assert.ok(appMail.text.includes(`${t.baseUrl}/settings/developers/${client.clientId}`), 'the app\'s page');
+
+    const reader = await verifiedMember();
+    await updateProfile(t.deps.stores, t.clock, reader.user.id, { language: 'zh-CN' });
+    const { token: readerToken } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: reader.user.id, name: '备份脚本', scopes: ['profile:read'], expiresInDays: 30 });
+    await deliver();
+    const readerBefore = smtp.to(reader.email).length;
+    assert.equal((await report([readerToken])).status, 202);
+    await deliver();
+    const chinese = smtp.to(reader.email).slice(readerBefore);
+    assert.equal(chinese.length, 1);
+    assert.match(chinese[0]!.subject, /^你的.+账号有个人 API 令牌被发现公开泄露，已撤销$/);
+    assert.match(chinese[0]!.text, /“备份脚本”/);
+
+    // An app's access token issued for the member: the app's owner fixes that leak, and the member
+    // holds nothing to replace. Their log says so; no mail.
+    const now = t.clock.now();
+    const { client: app } = await registerClient(t.deps.stores, t.clock, { name: 'Tide Tables', type: 'public', redirectUris: ['https://tides.example/cb'] });
+    const grant = await t.deps.stores.grants.create({ userId: user.id, clientId: app.clientId, scope: 'profile:read', nonce: null, authTime: now }, now);
+    const access = generateToken('access');
+    await t.deps.stores.tokens.insertAccess({ tokenHash: hashSecret(access), grantId: grant.id, clientId: app.clientId, userId: user.id, scope: 'profile:read', createdAt: now, expiresAt: now + 3_600_000 });
+    assert.equal((await report([access])).status, 202);
+    await deliver();
+    assert.equal(smtp.to(email).length, before + 2, 'no mail');
+    assert.ok((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.some((e) => e.kind === 'access_token.revoked_as_leaked'), 'a line in the log');
   });
 
   test('a notice goes out in the member\'s saved language, and its HTML says so', async () => {

@@ -32,6 +32,11 @@ export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Reco
   // receives their codes (RFC 6819 4.1.5, 4.4.1.7).
   'client_secret.rotated': () => true,
   'client.redirect_uris_changed': () => true,
+  // A credential the member holds, reported exposed (docs/api.md, "Leaked credentials"): what used
+  // it stops working at once, an app for good, so its holder hears why and what to do now. Not an
+  // app's access or refresh token: the member holds neither, and the app's owner fixes the leak.
+  'personal_token.revoked_as_leaked': () => true,
+  'client_secret.revoked_as_leaked': () => true,
 };
 
 /**
@@ -84,6 +89,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
         settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
         tokensLink: siteUrls(deps.settings.baseUrl).tokenSettings(),
         appLink: event.detail.client_id ? siteUrls(deps.settings.baseUrl).developerApp(event.detail.client_id) : '',
+        developersLink: siteUrls(deps.settings.baseUrl).developers(),
         // What the one who signed in held decides the advice: never to turn on what is on (attack86, attack87).
         proof: signInProofOf(event.detail.method),
       },
