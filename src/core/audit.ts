@@ -71,7 +71,7 @@ export type AuditEvent =
   | { audit: 'token.refreshed'; via: 'oauth'; clientId: string; userId: number; grantId: number; scope: string }
   | { audit: 'token.revoked'; via: 'oauth'; clientId: string; userId: number; grantId: number; kind: 'access' | 'refresh' }
   /** Seed section 3 rule 2: a code presented again; every grant of the user for the client was revoked. */
-  | { audit: 'code.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantsRevoked: number }
+  | { audit: 'code.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantsRevoked: number; address: string }
   /**
    * A used code presented by a request it is not bound to (another client, code_verifier,
    * redirect_uri or DPoP key): refused, nothing revoked, but whoever sent it saw the code (a log, a
@@ -80,7 +80,7 @@ export type AuditEvent =
    */
   | { audit: 'code.used_presented_unbound'; via: 'oauth'; clientId: string; userId: number; presentedBy: string; address: string }
   /** RFC 9700 4.14.2: a rotated refresh token presented again; its grant (the family) was revoked. */
-  | { audit: 'refresh_token.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantId: number }
+  | { audit: 'refresh_token.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantId: number; address: string }
   /** INTERFACE section 11: a rotated refresh token presented again within the replay window got the same successor answer. */
   | { audit: 'refresh_token.replayed'; via: 'oauth'; clientId: string; userId: number; grantId: number }
   // ---- Consent (INTERFACE section 10) ----

@@ -160,8 +160,10 @@ forEachDatabase('audit events in the server log', (database) => {
     const issued = find('token.issued');
     assert.deepEqual(pick(issued, 'via', 'clientId', 'userId', 'scope'), { via: 'oauth', clientId: registered.client_id, userId: user.id, scope: 'profile:read posts:read' });
     assert.equal(typeof issued.grantId, 'number');
-    assert.deepEqual(pick(find('code.reuse_detected'), 'clientId', 'userId', 'grantsRevoked'), { clientId: registered.client_id, userId: user.id, grantsRevoked: 1 });
+    // A reuse names the address it came from: the code or the token was in someone's hands.
+    assert.deepEqual(pick(find('code.reuse_detected'), 'clientId', 'userId', 'grantsRevoked', 'address'), { clientId: registered.client_id, userId: user.id, grantsRevoked: 1, address: '127.0.0.1' });
     assert.equal(find('refresh_token.reuse_detected').grantId, find('token.issued', 1).grantId);
+    assert.equal(find('refresh_token.reuse_detected').address, '127.0.0.1');
     assert.deepEqual(pick(find('refresh_token.replayed'), 'via', 'clientId', 'userId', 'grantId'),
       { via: 'oauth', clientId: registered.client_id, userId: user.id, grantId: find('token.issued', 1).grantId });
     assert.deepEqual(pick(find('token.revoked'), 'kind', 'grantId'), { kind: 'refresh', grantId: find('token.issued', 2).grantId });

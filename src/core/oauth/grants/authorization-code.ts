@@ -97,7 +97,7 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   // with a wrong guess) end the user's grants.
   if (known && known.usedAt !== null && known.clientId === client.clientId && unboundRequest(known, presented) === undefined) {
     const grantsRevoked = await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
-    deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked });
+    deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked, address });
     throw new OAuthError('invalid_grant', UNKNOWN_CODE);
   }
   // INTERFACE section 3: a request that does not match the code (another client, a wrong

@@ -41,7 +41,7 @@ function checkBinding(bound: string | null, presented: string | null): void {
     : 'The DPoP proof is signed with another key than the one this refresh token is bound to: sign it with that key.');
 }
 
-registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource }) => {
+registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource, address }) => {
   const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
@@ -97,7 +97,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
   const known = await deps.stores.tokens.findRefresh(tokenHash);
   if (known && (known.usedAt !== null || known.revokedAt !== null)) {
     await revokeGrantCounted(deps, known.grantId, 'refresh_reuse', deps.clock.now());
-    deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId });
+    deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId, address });
   }
   throw new OAuthError('invalid_grant', INVALID);
 });
