@@ -40,6 +40,7 @@ import * as mailLanguage from './migrations/2026-11-28-0020-mail-language.js';
 import * as bigintCounters from './migrations/2026-11-28-0030-bigint-counters.js';
 import * as triggerSearchPath from './migrations/2026-11-28-0040-trigger-search-path.js';
 import * as hiddenAuthorFlags from './migrations/2026-11-29-0010-hidden-author-flags.js';
+import * as staffEventDevice from './migrations/2026-11-29-0020-staff-event-device.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -73,6 +74,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28-0030-bigint-counters': bigintCounters,
   '2026-11-28-0040-trigger-search-path': triggerSearchPath,
   '2026-11-29-0010-hidden-author-flags': hiddenAuthorFlags,
+  '2026-11-29-0020-staff-event-device': staffEventDevice,
 };
 
 /** Every migration's name, in the order they run. */
