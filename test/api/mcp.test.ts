@@ -14,7 +14,9 @@ import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { dpopKey, dpopProof } from '../support/dpop.js';
-import { type TestClient, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import {
+  type TestClient, clientFields, codeExchangeFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest,
+} from '../oauth/helpers.js';
 
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -276,7 +278,7 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     const { browser } = await signedInBrowser(t);
     const pkce = pkcePair();
     const code = await obtainCode(browser, app, { pkce });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: app.redirectUri, code_verifier: pkce.verifier, ...clientFields(app) };
+    const fields = codeExchangeFields(app, code, pkce);
     const tokenUrl = `${t.baseUrl}/api/oauth/token`;
     const asked = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl, nowMs: t.clock.now() }) });
     const nonce = asked.headers.get('dpop-nonce')!;

@@ -7,7 +7,7 @@ import { deactivateClient } from '../../src/core/oauth/clients.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  Browser, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams,
+  Browser, type TestClient, authorizeQuery, codeExchangeFields, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams,
   signedInBrowser, startOAuthApp, tokenRequest, unique,
 } from './helpers.js';
 
@@ -194,10 +194,7 @@ forEachDatabase('authorization endpoint', (database) => {
       assert.ok(location.startsWith(`${c.redirectUri}?code=`), location);
       assert.ok(!/[?&]state=/.test(location), location);
       assert.equal(redirectParams(response).get('iss'), t.baseUrl);
-      const tokens = await tokenRequest(t, {
-        grant_type: 'authorization_code', code: redirectParams(response).get('code')!, redirect_uri: c.redirectUri,
-        code_verifier: pkce.verifier, ...clientFields(c),
-      });
+      const tokens = await tokenRequest(t, codeExchangeFields(c, redirectParams(response).get('code')!, pkce));
       assert.equal(tokens.status, 200);
       // Remembered consent: the code comes at once, still without state.
       const again = await authorize(browser, authorizeQuery(c, { pkce: pkcePair(), state: null }));

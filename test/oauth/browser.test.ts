@@ -7,7 +7,7 @@ import { type Browser as Chromium } from 'playwright-core';
 import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { PASSWORD, authorizeQuery, clientFields, introspect, newClient, newUser, pkcePair, startOAuthApp, tokenRequest } from './helpers.js';
+import { PASSWORD, authorizeQuery, codeExchangeFields, introspect, newClient, newUser, pkcePair, startOAuthApp, tokenRequest } from './helpers.js';
 
 const ARTIFACTS = 'test-artifacts/oauth';
 
@@ -66,10 +66,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     const callback = new URL(page.url());
     assert.equal(callback.searchParams.get('state'), 'state-123');
     assert.equal(callback.searchParams.get('iss'), t.baseUrl);
-    const response = await tokenRequest(t, {
-      grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri,
-      code_verifier: pkce.verifier, ...clientFields(c),
-    });
+    const response = await tokenRequest(t, codeExchangeFields(c, callback.searchParams.get('code')!, pkce, { redirect_uri: redirectUri }));
     assert.equal(response.status, 200);
     const tokens = (await response.json()) as { access_token: string };
     assert.equal((await introspect(t, c, tokens.access_token)).username, user.username);
@@ -91,9 +88,7 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     assert.equal(origin, t.baseUrl, 'the app can tell the post came from the issuer');
     assert.equal(body.get('state'), 'state-123');
     assert.equal(body.get('iss'), t.baseUrl);
-    const response = await tokenRequest(t, {
-      grant_type: 'authorization_code', code: body.get('code')!, redirect_uri: redirectUri, code_verifier: pkce.verifier, ...clientFields(c),
-    });
+    const response = await tokenRequest(t, codeExchangeFields(c, body.get('code')!, pkce, { redirect_uri: redirectUri }));
     assert.equal(response.status, 200);
     await context.close();
   });

@@ -14,7 +14,7 @@ import { type Browser as Chromium } from 'playwright-core';
 import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { PASSWORD, authorizeQuery, newClient, newUser, pkcePair, startOAuthApp } from './helpers.js';
+import { PASSWORD, authorizeQuery, codeExchangeFields, newClient, newUser, pkcePair, startOAuthApp } from './helpers.js';
 
 
 /** The app's page: no inline script, an empty icon so the browser asks for nothing else. */
@@ -105,9 +105,7 @@ forEachDatabase('a single-page app on another origin in Chromium', (database) =>
     assert.equal(jwks.status, 200);
     assert.ok(Array.isArray((jwks.body as { keys: unknown[] }).keys));
 
-    const issued = await spa('token', metadata.token_endpoint, {
-      grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pkce.verifier, client_id: c.client.clientId,
-    });
+    const issued = await spa('token', metadata.token_endpoint, codeExchangeFields(c, code, pkce));
     assert.equal(issued.status, 200, JSON.stringify(issued.body));
     assert.match(issued.type ?? '', /^application\/json/);
     const tokens = issued.body as { access_token: string; refresh_token: string; id_token: string; scope: string; token_type: string };
@@ -142,9 +140,7 @@ forEachDatabase('a single-page app on another origin in Chromium', (database) =>
     const revokedRead = await spa('bearer', `${t.baseUrl}/api/open/v1/me`, rotated.access_token);
     assert.equal(revokedRead.status, 401);
     assert.match(revokedRead.wwwAuthenticate ?? '', /error="invalid_token"/);
-    const reused = await spa('token', metadata.token_endpoint, {
-      grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pkce.verifier, client_id: c.client.clientId,
-    });
+    const reused = await spa('token', metadata.token_endpoint, codeExchangeFields(c, code, pkce));
     assert.equal(reused.status, 400);
     assert.equal((reused.body as { error: string }).error, 'invalid_grant');
     await context.close();

@@ -9,7 +9,7 @@ import { BODY_LIMIT_BYTES } from '../../src/app.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  type TestClient, clientFields, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp,
+  type TestClient, clientFields, codeExchangeFields, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp,
 } from './helpers.js';
 
 const ORIGIN = 'https://spa.example';
@@ -78,9 +78,8 @@ forEachDatabase('CORS', (database) => {
     const { browser } = await signedInBrowser(t);
     const pkce = pkcePair();
     const code = await obtainCode(browser, publicClient, { pkce });
-    const issued = await post('/api/oauth/token', form({
-      grant_type: 'authorization_code', code, redirect_uri: publicClient.redirectUri, code_verifier: pkce.verifier, ...clientFields(publicClient),
-    }));
+    const exchange = codeExchangeFields(publicClient, code, pkce);
+    const issued = await post('/api/oauth/token', form(exchange));
     assert.equal(issued.status, 200);
     assertCors(issued, 'token 200');
     const tokens = (await issued.json()) as { refresh_token: string };
@@ -92,7 +91,7 @@ forEachDatabase('CORS', (database) => {
     const errors: Array<[string, Promise<Response>, number]> = [
       ['no grant_type', post('/api/oauth/token', form({ client_id: publicClient.client.clientId })), 400],
       ['unsupported grant', post('/api/oauth/token', form({ grant_type: 'password' })), 400],
-      ['used code', post('/api/oauth/token', form({ grant_type: 'authorization_code', code, redirect_uri: publicClient.redirectUri, code_verifier: pkce.verifier, ...clientFields(publicClient) })), 400],
+      ['used code', post('/api/oauth/token', form(exchange)), 400],
       ['wrong secret in the body', post('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: 'x', client_id: confidential.client.clientId, client_secret: 'wrong' })), 401],
       ['wrong secret with Basic', post('/api/oauth/token', form({ grant_type: 'refresh_token', refresh_token: 'x' }), { authorization: basic(confidential.client.clientId, 'wrong') }), 401],
       ['not a form', post('/api/oauth/token', '{}', { 'content-type': 'application/json' }), 400],

@@ -15,7 +15,8 @@ import { type DpopKey, dpopKey, dpopProof } from '../support/dpop.js';
 import { type Instances, startInstances } from '../support/instances.js';
 import { redisUrl } from '../support/redis.js';
 import {
-  type TestClient, type Tokens, clientFields, introspect, newClient, obtainCode, pkcePair, signedInBrowser, startOAuthApp, tokenRequest,
+  type TestClient, type Tokens, clientFields, codeExchangeFields, freshCode, introspect, newClient, obtainCode, pkcePair, signedInBrowser,
+  startOAuthApp, tokenRequest,
 } from './helpers.js';
 
 const ALGS = DPOP_ALGS.join(' ');
@@ -42,7 +43,7 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     const { browser } = await signedInBrowser(t);
     const pkce = pkcePair();
     const code = await obtainCode(browser, c, { pkce, ...(options.dpopJkt ? { extra: { dpop_jkt: options.dpopJkt } } : {}) });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const fields = codeExchangeFields(c, code, pkce);
     const nonce = await nonceFromTokenEndpoint(key, fields);
     const response = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) });
     assert.equal(response.status, 200, await response.clone().text());
@@ -75,11 +76,8 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   });
 
   test('without a proof everything stays Bearer (seed 2.1): token_type Bearer, no cnf', async () => {
-    const c = await newClient(t);
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const response = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+    const { c, fields } = await freshCode(t);
+    const response = await tokenRequest(t, fields);
     const tokens = (await response.json()) as Tokens;
     assert.equal(tokens.token_type, 'Bearer');
     assert.equal(response.headers.get('dpop-nonce'), null);
@@ -90,12 +88,8 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   });
 
   test('the token endpoint requires a nonce: 400 use_dpop_nonce with DPoP-Nonce, readable cross-origin; the code is not consumed', async () => {
-    const c = await newClient(t, { type: 'public' });
+    const { fields } = await freshCode(t, { type: 'public' });
     const key = await dpopKey();
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
     const asked = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now() }), origin: 'https://spa.example' });
     assert.equal(asked.status, 400);
     assert.equal(((await asked.json()) as { error: string }).error, 'use_dpop_nonce');
@@ -110,12 +104,8 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   });
 
   test('a bad proof at the token endpoint is 400 invalid_dpop_proof and leaves the code unused', async () => {
-    const c = await newClient(t);
+    const { fields } = await freshCode(t);
     const key = await dpopKey();
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
     const nonce = await nonceFromTokenEndpoint(key, fields);
     const wrongUri = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: `${t.baseUrl}/api/oauth/revoke`, nowMs: t.clock.now(), nonce }) });
     assert.equal(wrongUri.status, 400);
@@ -217,12 +207,8 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   });
 
   test('UserInfo accepts Authorization: DPoP with a proof', async () => {
-    const c = await newClient(t);
+    const { fields } = await freshCode(t, {}, { scope: 'openid profile:read' });
     const key = await dpopKey();
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce, scope: 'openid profile:read' });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
     const nonce = await nonceFromTokenEndpoint(key, fields);
     const tokens = (await (await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) })).json()) as Tokens;
     const url = `${t.baseUrl}/api/oauth/userinfo`;
@@ -270,13 +256,9 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
   });
 
   test('dpop_jkt at the authorization request binds the code to that key (RFC 9449 10)', async () => {
-    const c = await newClient(t);
     const key = await dpopKey();
     const other = await dpopKey();
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce, extra: { dpop_jkt: key.jkt } });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const { fields } = await freshCode(t, {}, { extra: { dpop_jkt: key.jkt } });
     const noProof = await tokenRequest(t, fields);
     assert.equal(noProof.status, 400);
     assert.match(((await noProof.json()) as { error_description: string }).error_description, /named a DPoP key \(dpop_jkt\)/);
@@ -312,14 +294,10 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     const cluster: Instances = await startInstances(database.url, 2, redisUrl ? { REDIS_URL: redisUrl } : {}, { clock: t.clock });
     try {
       const [a, b] = cluster.list as [Instances['list'][0], Instances['list'][0]];
-      const c = await newClient(t);
+      const { fields } = await freshCode(t);
       const key = await dpopKey();
-      const { browser } = await signedInBrowser(t);
-      const pkce = pkcePair();
-      const code = await obtainCode(browser, c, { pkce });
-      const fields = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
       const post = (base: string, dpop: string) => fetch(`${base}/api/oauth/token`, {
-        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop }, body: fields.toString(),
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop }, body: new URLSearchParams(fields).toString(),
       });
       const htu = `${cluster.issuer}/api/oauth/token`;
       // A nonce given by A is valid on B (stateless, one shared secret).
@@ -330,7 +308,7 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
       const proof = await dpopProof(key, { htu, nonce, nowMs: t.clock.now() });
       const spent = await fetch(`${a.base}/api/oauth/token`, {
         method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: proof },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x'.repeat(43), redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) }).toString(),
+        body: new URLSearchParams({ ...fields, code: 'x'.repeat(43) }).toString(),
       });
       assert.equal(((await spent.json()) as { error: string }).error, 'invalid_grant');
       // …and B refuses it.

@@ -19,7 +19,8 @@ import { startAppsForSuite } from '../support/instances.js';
 import { redisUrl, skipWithoutRedis } from '../support/redis.js';
 import { Visitor } from '../site/visitor.js';
 import {
-  Browser, PASSWORD, type TestClient, authorizeQuery, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams, signedInBrowser, tokenRequest,
+  Browser, PASSWORD, type TestClient, authorizeQuery, codeExchangeFields, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams,
+  signedInBrowser, tokenRequest,
 } from './helpers.js';
 
 const ENV = { TRUST_PROXY: '1' };
@@ -120,7 +121,7 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     const c = asTestClient(body);
     const pkce = pkcePair();
     const code = await obtainCode(browser, c, { pkce });
-    const tokens = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, client_id: body.client_id, client_secret: body.client_secret! });
+    const tokens = await tokenRequest(t, codeExchangeFields(c, code, pkce));
     assert.equal(tokens.status, 200, await tokens.clone().text());
   });
 

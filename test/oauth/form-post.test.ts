@@ -7,8 +7,8 @@ import { after, before, test } from 'node:test';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  type TestClient, authorizeQuery, clientFields, consentForm, formPostAnswer, newClient, pkcePair, redirectParams, signedInBrowser,
-  startOAuthApp, tokenRequest,
+  type TestClient, authorizeQuery, clientFields, codeExchangeFields, consentForm, formPostAnswer, newClient, pkcePair, redirectParams,
+  signedInBrowser, startOAuthApp, tokenRequest,
 } from './helpers.js';
 
 const FORM_POST = { response_mode: 'form_post' };
@@ -46,9 +46,7 @@ forEachDatabase('form_post response mode', (database) => {
     assert.deepEqual([...fields.keys()], ['code', 'state', 'iss']);
     assert.equal(fields.get('state'), 'state-123');
     assert.equal(fields.get('iss'), t.baseUrl);
-    const exchange = () => tokenRequest(t, {
-      grant_type: 'authorization_code', code: fields.get('code')!, redirect_uri: app.redirectUri, code_verifier: pkce.verifier, ...clientFields(app),
-    });
+    const exchange = () => tokenRequest(t, codeExchangeFields(app, fields.get('code')!, pkce));
     assert.equal((await exchange()).status, 200);
     assert.equal((await exchange()).status, 400, 'used once');
   });

@@ -149,6 +149,19 @@ export function clientFields(c: TestClient): Record<string, string> {
   return c.secret ? { client_id: c.client.clientId, client_secret: c.secret } : { client_id: c.client.clientId };
 }
 
+/**
+ * The token request that redeems `code` as the authorization request asked: its redirect_uri, the
+ * verifier of its code_challenge (none without PKCE), and the client's credentials; `extra` adds or replaces fields.
+ */
+export function codeExchangeFields(
+  c: TestClient, code: string, pkce: { verifier: string } | null, extra: Record<string, string> = {},
+): Record<string, string> & { grant_type: string; code: string; redirect_uri: string } {
+  return {
+    grant_type: 'authorization_code', code, redirect_uri: c.redirectUri,
+    ...(pkce ? { code_verifier: pkce.verifier } : {}), ...clientFields(c), ...extra,
+  };
+}
+
 export interface Tokens {
   access_token: string;
   refresh_token: string;
@@ -163,10 +176,7 @@ export interface Tokens {
 export async function obtainTokens(t: TestApp, browser: Browser, c: TestClient, options: AuthorizeOptions = {}): Promise<Tokens> {
   const pkce = options.pkce === undefined ? pkcePair() : options.pkce;
   const code = await obtainCode(browser, c, { ...options, pkce });
-  const response = await tokenRequest(t, {
-    grant_type: 'authorization_code', code, redirect_uri: options.redirectUri ?? c.redirectUri,
-    ...(pkce ? { code_verifier: pkce.verifier } : {}), ...clientFields(c),
-  });
+  const response = await tokenRequest(t, codeExchangeFields(c, code, pkce, options.redirectUri ? { redirect_uri: options.redirectUri } : {}));
   assert.equal(response.status, 200, await response.clone().text());
   return (await response.json()) as Tokens;
 }
@@ -188,6 +198,15 @@ export async function signedInBrowser(t: TestApp): Promise<{ browser: Browser; u
   const response = await browser.signIn(user.username);
   assert.equal(response.status, 303);
   return { browser, user };
+}
+
+/** A fresh code for a new user and a new client, with the token request's fields that redeem it. */
+export async function freshCode(t: TestApp, client: NewClientOptions = {}, authorize: Omit<AuthorizeOptions, 'pkce'> = {}) {
+  const c = await newClient(t, client);
+  const { browser, user } = await signedInBrowser(t);
+  const pkce = pkcePair();
+  const code = await obtainCode(browser, c, { ...authorize, pkce });
+  return { c, browser, user, pkce, code, fields: codeExchangeFields(c, code, pkce) };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { dpopKey, dpopProof } from '../support/dpop.js';
 import {
-  Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, hiddenFields, newClient, newUser, pkcePair,
+  Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, codeExchangeFields, consentForm, hiddenFields, newClient, newUser, pkcePair,
   redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
 } from './helpers.js';
 
@@ -72,9 +72,7 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     const params = await approve(browser, await browser.fetch(openAt(c, requestUri)));
     assert.equal(params.get('state'), 'state-123');
     assert.equal(params.get('iss'), t.baseUrl);
-    const tokens = await tokenRequest(t, {
-      grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c),
-    });
+    const tokens = await tokenRequest(t, codeExchangeFields(c, params.get('code')!, pkce));
     assert.equal(tokens.status, 200);
     assert.equal(((await tokens.json()) as { scope: string }).scope, 'profile:read posts:read');
   });
@@ -96,7 +94,7 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     const requestUri = ((await response.json()) as { request_uri: string }).request_uri;
     const { browser } = await signedInBrowser(t);
     const code = (await approve(browser, await browser.fetch(openAt(c, requestUri)))).get('code')!;
-    const redeem = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const redeem = codeExchangeFields(c, code, pkce);
     const tokenUrl = `${t.baseUrl}/api/oauth/token`;
     const unbound = await tokenRequest(t, redeem);
     assert.equal(await errorOf(unbound, 400), 'invalid_grant', 'the code needs a proof of the key');
@@ -143,9 +141,7 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     const pkce = pkcePair();
     const requestUri = await pushed(c, pkce);
     const params = await approve(browser, await browser.fetch(openAt(c, requestUri)));
-    const tokens = await tokenRequest(t, {
-      grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, client_id: c.client.clientId,
-    });
+    const tokens = await tokenRequest(t, codeExchangeFields(c, params.get('code')!, pkce));
     assert.equal(tokens.status, 200);
   });
 

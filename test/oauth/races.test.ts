@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import { LAST_USED_RESOLUTION_MS } from '../../src/core/time.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { type Tokens, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
+import { type Tokens, clientFields, freshCode, introspect, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from './helpers.js';
 
 const RACERS = 20;
 
@@ -32,11 +32,8 @@ forEachDatabase('races', (database) => {
   }
 
   test('20 parallel redemptions of one code: exactly one succeeds, then its tokens are revoked', async () => {
-    const c = await newClient(t);
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const won = await raceForOneWinner({ grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+    const { c, fields } = await freshCode(t);
+    const won = await raceForOneWinner(fields);
     assert.deepEqual(await introspect(t, c, won.access_token), { active: false });
     assert.deepEqual(await introspect(t, c, won.refresh_token), { active: false });
   });

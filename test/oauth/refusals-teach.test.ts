@@ -10,7 +10,7 @@ import { newPersonalToken } from '../api/fixtures.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  type TestClient, authorizeQuery, clientFields, newClient, obtainCode, obtainTokens, pkcePair, redirectParams, signedInBrowser,
+  type TestClient, authorizeQuery, clientFields, codeExchangeFields, newClient, obtainCode, obtainTokens, pkcePair, redirectParams, signedInBrowser,
   startOAuthApp, tokenRequest,
 } from './helpers.js';
 
@@ -65,10 +65,8 @@ forEachDatabase('refusals that teach', (database) => {
   test('code exchange refusals name what differs from the authorization request', async () => {
     const { browser } = await signedInBrowser(t);
     const pkce = pkcePair();
-    const exchange = async (fields: Record<string, string>) => tokenRequest(t, {
-      grant_type: 'authorization_code', code: await obtainCode(browser, publicClient, { pkce }), redirect_uri: publicClient.redirectUri,
-      code_verifier: pkce.verifier, ...clientFields(publicClient), ...fields,
-    });
+    const exchange = async (fields: Record<string, string>) =>
+      tokenRequest(t, codeExchangeFields(publicClient, await obtainCode(browser, publicClient, { pkce }), pkce, fields));
     assert.match(await refusal(await exchange({ redirect_uri: `${publicClient.redirectUri}/` }), 400, 'invalid_grant'), /send exactly the same string/);
     assert.match(await refusal(await exchange({ code_verifier: pkcePair().verifier }), 400, 'invalid_grant'), /send the verifier whose S256 hash was the code_challenge/);
     const noVerifier = await tokenRequest(t, {

@@ -11,7 +11,7 @@ import { hashSecret } from '../../src/core/credentials/formats.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  authorizeQuery, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
+  authorizeQuery, clientFields, freshCode, introspect, newClient, obtainTokens, pkcePair, redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
 } from './helpers.js';
 
 forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)', (database) => {
@@ -98,15 +98,11 @@ forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)',
   });
 
   test('a token request may not name another resource than its authorization did (RFC 8707 2.2), and the code stays unused', async () => {
-    const c = await newClient(t);
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce, extra: { resource: api } });
-    const exchange = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
-    const refused = await tokenRequest(t, { ...exchange, resource: `${api}/mcp` });
+    const { fields } = await freshCode(t, {}, { extra: { resource: api } });
+    const refused = await tokenRequest(t, { ...fields, resource: `${api}/mcp` });
     assert.equal(refused.status, 400);
     assert.equal(((await refused.json()) as { error: string }).error, 'invalid_target');
-    const granted = await tokenRequest(t, exchange);
+    const granted = await tokenRequest(t, fields);
     assert.equal(granted.status, 200, 'the refused request left the code unused');
   });
 
@@ -122,15 +118,11 @@ forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)',
   });
 
   test('a token request may name the API as resource; any other resource is invalid_target', async () => {
-    const c = await newClient(t);
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const exchange = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
-    const refused = await tokenRequest(t, { ...exchange, resource: 'https://other.example/' });
+    const { c, fields } = await freshCode(t);
+    const refused = await tokenRequest(t, { ...fields, resource: 'https://other.example/' });
     assert.equal(refused.status, 400);
     assert.equal(((await refused.json()) as { error: string }).error, 'invalid_target');
-    const granted = await tokenRequest(t, { ...exchange, resource: api });
+    const granted = await tokenRequest(t, { ...fields, resource: api });
     assert.equal(granted.status, 200, 'the refused request left the code unused');
     const { refresh_token } = (await granted.json()) as { refresh_token: string };
     const refreshRefused = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token, resource: `${api}/me`, ...clientFields(c) });
@@ -167,11 +159,8 @@ forEachDatabase('the resource API as a protected resource (RFC 9728, RFC 8707)',
   });
 
   test('a token request naming the API narrows that access token alone; a refresh without resource is accepted by UserInfo again', async () => {
-    const c = await newClient(t);
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce, scope: 'openid profile:read', extra: { nonce: 'n-2' } });
-    const granted = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, resource: api, ...clientFields(c) });
+    const { c, fields } = await freshCode(t, {}, { scope: 'openid profile:read', extra: { nonce: 'n-2' } });
+    const granted = await tokenRequest(t, { ...fields, resource: api });
     const tokens = (await granted.json()) as { access_token: string; refresh_token: string };
     assert.equal((await userInfo(tokens.access_token)).status, 401);
     assert.equal((await me(tokens.access_token)).status, 200);

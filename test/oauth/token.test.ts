@@ -12,8 +12,8 @@ import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { rawRequest } from '../support/raw-request.js';
 import {
-  type TestClient, type Tokens, clientFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser,
-  startOAuthApp, tokenRequest,
+  type TestClient, type Tokens, clientFields, codeExchangeFields, freshCode, introspect, newClient, obtainCode, obtainTokens, pkcePair,
+  signedInBrowser, startOAuthApp, tokenRequest,
 } from './helpers.js';
 
 function basic(id: string, secret: string): string {
@@ -36,21 +36,11 @@ forEachDatabase('token endpoint', (database) => {
     return body;
   }
 
-  /** A fresh code for a new user and client, with what the token request must repeat. */
-  async function freshCode(type: 'confidential' | 'public' = 'confidential') {
-    const c = await newClient(t, { type });
-    const { browser, user } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
-    return { c, browser, user, pkce, code, fields };
-  }
-
   const refresh = (c: TestClient, refreshToken: string, extra: Record<string, string> = {}) =>
     tokenRequest(t, { grant_type: 'refresh_token', refresh_token: refreshToken, ...clientFields(c), ...extra });
 
   test('the token response is exactly seed table 2.1, never cached', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     const response = await tokenRequest(t, fields);
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('cache-control'), 'no-store');
@@ -66,68 +56,68 @@ forEachDatabase('token endpoint', (database) => {
 
   // Seed table 7.1, invalid_client (401).
   test('invalid_client: a wrong client_secret', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     await assertError(await tokenRequest(t, { ...fields, client_secret: 'svcs_wrong' }), 401, 'invalid_client');
   });
 
   test('invalid_client: a rotated client_secret fails at once', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     await rotateClientSecret(t.deps.stores, t.deps.clock, c.client.clientId, t.deps.settings.previousClientSecretHours);
     await assertError(await tokenRequest(t, fields), 401, 'invalid_client');
   });
 
   test('invalid_client: a deactivated application', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     await deactivateClient(t.deps.stores, t.deps.clock, c.client.clientId);
     await assertError(await tokenRequest(t, fields), 401, 'invalid_client');
   });
 
   test('invalid_client: an unknown client_id', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     await assertError(await tokenRequest(t, { ...fields, client_id: 'nobody' }), 401, 'invalid_client');
   });
 
   test('invalid_client: a confidential client without its secret', async () => {
-    const { fields } = await freshCode();
-    const { client_secret: _s, ...withoutSecret } = fields as Record<string, string>;
+    const { fields } = await freshCode(t);
+    const { client_secret: _s, ...withoutSecret } = fields;
     await assertError(await tokenRequest(t, withoutSecret), 401, 'invalid_client');
   });
 
   test('invalid_client: a public client that sends a secret', async () => {
-    const { fields } = await freshCode('public');
+    const { fields } = await freshCode(t, { type: 'public' });
     await assertError(await tokenRequest(t, { ...fields, client_secret: 'svcs_anything' }), 401, 'invalid_client');
   });
 
   test('invalid_client with Basic authentication carries WWW-Authenticate: Basic', async () => {
-    const { fields, c } = await freshCode();
-    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const { fields, c } = await freshCode(t);
+    const { client_secret: _s, client_id: _i, ...rest } = fields;
     const response = await tokenRequest(t, rest, { authorization: basic(c.client.clientId, 'svcs_wrong') });
     assert.match(response.headers.get('www-authenticate') ?? '', /^Basic realm="[^"]+"$/);
     await assertError(response, 401, 'invalid_client');
   });
 
   test('invalid_client: Basic credentials with a NUL character are refused, not a server error', async () => {
-    const { fields } = await freshCode();
-    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const { fields } = await freshCode(t);
+    const { client_secret: _s, client_id: _i, ...rest } = fields;
     const response = await tokenRequest(t, rest, { authorization: `Basic ${Buffer.from('\u0000:x').toString('base64')}` });
     await assertError(response, 401, 'invalid_client');
   });
 
   test('client_secret_basic authenticates, with form-urlencoded credentials (RFC 6749 2.3.1)', async () => {
-    const { fields, c } = await freshCode();
-    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const { fields, c } = await freshCode(t);
+    const { client_secret: _s, client_id: _i, ...rest } = fields;
     const response = await tokenRequest(t, rest, { authorization: basic(c.client.clientId, c.secret!) });
     assert.equal(response.status, 200, await response.clone().text());
   });
 
   test('invalid_request: two client authentication methods at once', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     await assertError(await tokenRequest(t, fields, { authorization: basic(c.client.clientId, c.secret!) }), 400, 'invalid_request');
   });
 
   test('invalid_request: two Authorization headers, even both right (RFC 6749 2.3)', async () => {
-    const { fields, c } = await freshCode();
-    const { client_secret: _s, client_id: _i, ...rest } = fields as Record<string, string>;
+    const { fields, c } = await freshCode(t);
+    const { client_secret: _s, client_id: _i, ...rest } = fields;
     const right = basic(c.client.clientId, c.secret!);
     const answer = await rawRequest('POST', `${t.baseUrl}/api/oauth/token`,
       ['Content-Type', 'application/x-www-form-urlencoded', 'Authorization', right, 'Authorization', right], new URLSearchParams(rest).toString());
@@ -138,25 +128,25 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('a public client authenticates with client_id and PKCE only', async () => {
-    const { fields } = await freshCode('public');
+    const { fields } = await freshCode(t, { type: 'public' });
     assert.equal((await tokenRequest(t, fields)).status, 200);
   });
 
   // Seed table 7.1, invalid_grant (400).
   test('invalid_grant: the code has expired (seed section 3 rule 1: 5 minutes)', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     t.clock.advance(300_000);
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
   });
 
   test('a code is still good just before 5 minutes', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     t.clock.advance(299_000);
     assert.equal((await tokenRequest(t, fields)).status, 200);
   });
 
   test('invalid_grant: the code was already used (seed section 3 rule 2)', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     assert.equal((await tokenRequest(t, fields)).status, 200);
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
   });
@@ -167,7 +157,7 @@ forEachDatabase('token endpoint', (database) => {
     const earlier = await obtainTokens(t, browser, c);
     const pkce = pkcePair();
     const code = await obtainCode(browser, c, { pkce });
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const fields = codeExchangeFields(c, code, pkce);
     const first = (await (await tokenRequest(t, fields)).json()) as Tokens;
     assert.equal((await introspect(t, c, first.access_token)).active, true);
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
@@ -179,7 +169,7 @@ forEachDatabase('token endpoint', (database) => {
 
   test('a reused code leaves the same user\'s tokens for other applications alone', async () => {
     const other = await newClient(t);
-    const { browser, fields } = await freshCode();
+    const { browser, fields } = await freshCode(t);
     const kept = await obtainTokens(t, browser, other);
     await tokenRequest(t, fields);
     await tokenRequest(t, fields);
@@ -187,12 +177,12 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('invalid_grant: code_verifier does not match (RFC 7636 4.6)', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     await assertError(await tokenRequest(t, { ...fields, code_verifier: pkcePair().verifier }), 400, 'invalid_grant');
   });
 
   test('invalid_grant: code_verifier missing when a code_challenge was sent', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     const { code_verifier: _v, ...rest } = fields;
     await assertError(await tokenRequest(t, rest), 400, 'invalid_grant');
   });
@@ -201,9 +191,7 @@ forEachDatabase('token endpoint', (database) => {
     const c = await newClient(t);
     const { browser } = await signedInBrowser(t);
     const code = await obtainCode(browser, c, { pkce: null });
-    await assertError(await tokenRequest(t, {
-      grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkcePair().verifier, ...clientFields(c),
-    }), 400, 'invalid_grant');
+    await assertError(await tokenRequest(t, codeExchangeFields(c, code, null, { code_verifier: pkcePair().verifier })), 400, 'invalid_grant');
   });
 
   test('a confidential client without PKCE can redeem its code', async () => {
@@ -214,17 +202,12 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('invalid_grant: redirect_uri differs from the authorization request', async () => {
-    const c = await newClient(t, { redirectUris: ['https://app.example/callback', 'https://app.example/other'] });
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    await assertError(await tokenRequest(t, {
-      grant_type: 'authorization_code', code, redirect_uri: 'https://app.example/other', code_verifier: pkce.verifier, ...clientFields(c),
-    }), 400, 'invalid_grant');
+    const { fields } = await freshCode(t, { redirectUris: ['https://app.example/callback', 'https://app.example/other'] });
+    await assertError(await tokenRequest(t, { ...fields, redirect_uri: 'https://app.example/other' }), 400, 'invalid_grant');
   });
 
   test('invalid_grant: a code issued to another client, which neither consumes it nor counts as reuse (INTERFACE section 3)', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     const thief = await newClient(t);
     await assertError(await tokenRequest(t, { ...fields, ...clientFields(thief) }), 400, 'invalid_grant');
     const own = await tokenRequest(t, fields);
@@ -235,7 +218,7 @@ forEachDatabase('token endpoint', (database) => {
 
   test('a request that does not match the code (wrong verifier, redirect_uri or none) leaves it for the right one, and revokes nothing (INTERFACE section 3)', async () => {
     for (const type of ['public', 'confidential'] as const) {
-      const { fields, browser, c } = await freshCode(type);
+      const { fields, browser, c } = await freshCode(t, { type });
       // The user's earlier tokens with this app, which a counted "reuse" would end.
       const earlier = await obtainTokens(t, browser, c);
       const { code_verifier: _, ...withoutVerifier } = fields;
@@ -252,7 +235,7 @@ forEachDatabase('token endpoint', (database) => {
 
   test('a used code presented by a request it is not bound to (wrong verifier, redirect_uri or none) is refused and revokes nothing: only its own request again is reuse', async () => {
     for (const type of ['public', 'confidential'] as const) {
-      const { fields, c } = await freshCode(type);
+      const { fields, c } = await freshCode(t, { type });
       const redeemed = await tokenRequest(t, fields);
       assert.equal(redeemed.status, 200);
       const { access_token: token } = await redeemed.json() as { access_token: string };
@@ -273,7 +256,7 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('an expired code presented again is not reuse: the user\'s other tokens with the app live on', async () => {
-    const { fields, browser, c } = await freshCode();
+    const { fields, browser, c } = await freshCode(t);
     const earlier = await obtainTokens(t, browser, c);
     t.clock.advance(300_000);
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
@@ -282,12 +265,12 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('invalid_grant: an unknown code', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     await assertError(await tokenRequest(t, { ...fields, code: 'A'.repeat(43) }), 400, 'invalid_grant');
   });
 
   test('invalid_grant: consent withdrawn between authorization and redemption', async () => {
-    const { fields, user, c } = await freshCode();
+    const { fields, user, c } = await freshCode(t);
     await withdrawConsent(t.deps, user.id, c.client.clientId);
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
   });
@@ -306,13 +289,13 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('invalid_grant: the account is no longer active when the code is redeemed', async () => {
-    const { fields, user } = await freshCode();
+    const { fields, user } = await freshCode(t);
     await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'suspended');
     await assertError(await tokenRequest(t, fields), 400, 'invalid_grant');
   });
 
   test('invalid_grant: the refresh token obtains nothing new after rotation (seed section 3 rule 3)', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     const rotated = await refresh(c, tokens.refresh_token);
     assert.equal(rotated.status, 200);
@@ -325,7 +308,7 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('a rotated refresh token presented again revokes its whole family (RFC 9700 4.14.2)', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     const next = (await (await refresh(c, tokens.refresh_token)).json()) as Tokens;
     await refresh(c, tokens.refresh_token);
@@ -334,28 +317,28 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('invalid_grant: a refresh token of another client', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     await assertError(await refresh(await newClient(t), tokens.refresh_token), 400, 'invalid_grant');
     assert.equal((await refresh(c, tokens.refresh_token)).status, 200);
   });
 
   test('invalid_grant: an expired refresh token (30 days)', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     t.clock.advance(30 * 86_400_000);
     await assertError(await refresh(c, tokens.refresh_token), 400, 'invalid_grant');
   });
 
   test('invalid_grant: refresh for an account that is no longer active', async () => {
-    const { fields, c, user } = await freshCode();
+    const { fields, c, user } = await freshCode(t);
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     await setAccountStatus(t.deps.stores, t.deps.clock, user.id, 'banned');
     await assertError(await refresh(c, tokens.refresh_token), 400, 'invalid_grant');
   });
 
   test('refresh may narrow the scope; the refresh token keeps the granted scope', async () => {
-    const { fields, c } = await freshCode();
+    const { fields, c } = await freshCode(t);
     const tokens = (await (await tokenRequest(t, fields)).json()) as Tokens;
     const narrowed = (await (await refresh(c, tokens.refresh_token, { scope: 'posts:read' })).json()) as Tokens;
     assert.equal(narrowed.scope, 'posts:read');
@@ -376,7 +359,7 @@ forEachDatabase('token endpoint', (database) => {
   // Seed table 7.1, invalid_request (400).
   for (const missing of ['grant_type', 'client_id', 'code', 'redirect_uri']) {
     test(`invalid_request: ${missing} is missing`, async () => {
-      const { fields } = await freshCode();
+      const { fields } = await freshCode(t);
       const without = Object.fromEntries(Object.entries(fields).filter(([k]) => k !== missing && !(missing === 'client_id' && k === 'client_secret')));
       await assertError(await tokenRequest(t, without), 400, 'invalid_request');
     });
@@ -388,12 +371,12 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('invalid_request: a repeated parameter (RFC 6749 3.2)', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     await assertError(await tokenRequest(t, [...Object.entries(fields), ['code', fields.code]]), 400, 'invalid_request');
   });
 
   test('invalid_request: a body that is not a form, saying what came instead', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     const said = async (response: Response) => (await assertError(response, 400, 'invalid_request')).error_description;
     const json = await fetch(`${t.baseUrl}/api/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(fields) });
     assert.match(String(await said(json)), /this request sent JSON/);
@@ -407,7 +390,7 @@ forEachDatabase('token endpoint', (database) => {
   });
 
   test('a form body with a charset is accepted', async () => {
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     const response = await fetch(`${t.baseUrl}/api/oauth/token`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=UTF-8' }, body: new URLSearchParams(fields).toString(),
     });
@@ -427,7 +410,7 @@ forEachDatabase('token endpoint', (database) => {
       (await t.deps.metrics.registry.getSingleMetric(name)!.get()).values.find((v) => Object.values(v.labels).includes(label))?.value ?? 0;
     const before = await counter('tokens_issued_total', 'access');
     const revokedBefore = await counter('tokens_revoked_total', 'code_reuse');
-    const { fields } = await freshCode();
+    const { fields } = await freshCode(t);
     await tokenRequest(t, fields);
     await tokenRequest(t, fields);
     assert.equal(await counter('tokens_issued_total', 'access'), before + 1);

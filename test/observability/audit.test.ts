@@ -16,7 +16,7 @@ import { forEachDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
 import type { TestApp } from '../support/app.js';
-import { Browser, type TestClient, clientFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
+import { Browser, type TestClient, clientFields, codeExchangeFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
 
 type Line = Record<string, unknown> & { audit: string };
 
@@ -62,15 +62,16 @@ forEachDatabase('audit events in the server log', (database) => {
       const redeem = async () => {
         const pkce = pkcePair();
         const code = keep(await obtainCode(browser, app, { pkce }));
-        const response = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: app.redirectUri, code_verifier: pkce.verifier, ...clientFields(app) });
+        const fields = codeExchangeFields(app, code, pkce);
+        const response = await tokenRequest(t, fields);
         assert.equal(response.status, 200);
         const tokens = (await response.json()) as { access_token: string; refresh_token: string };
         keep(tokens.access_token);
         keep(tokens.refresh_token);
-        return { code, verifier: pkce.verifier, tokens };
+        return { fields, tokens };
       };
       const first = await redeem();
-      const again = await tokenRequest(t, { grant_type: 'authorization_code', code: first.code, redirect_uri: app.redirectUri, code_verifier: first.verifier, ...clientFields(app) });
+      const again = await tokenRequest(t, first.fields);
       assert.equal(again.status, 400);
       const second = await redeem();
       const refreshed = await tokenRequest(t, { grant_type: 'refresh_token', refresh_token: second.tokens.refresh_token, ...clientFields(app) });

@@ -20,7 +20,7 @@ import { forEachDatabase, temporarySqlitePath } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
 import { compiled, run, type Running, SERVICE_ENTRY } from '../support/processes.js';
 import { redisUrl } from '../support/redis.js';
-import { Browser, type TestClient, clientFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
+import { Browser, type TestClient, codeExchangeFields, obtainCode, pkcePair, tokenRequest } from '../oauth/helpers.js';
 
 /** An OTLP attribute as the JSON protocol encodes it. */
 interface OtlpAttribute {
@@ -196,7 +196,7 @@ forEachDatabase('traces over OTLP', (database) => {
       keep(pkce.verifier);
       const state = keep(`state-${randomBytes(8).toString('hex')}`);
       const code = keepWithHash(await obtainCode(browser, app, { pkce, state }));
-      const response = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: app.redirectUri, code_verifier: pkce.verifier, ...clientFields(app) });
+      const response = await tokenRequest(t, codeExchangeFields(app, code, pkce));
       assert.equal(response.status, 200);
       const tokens = (await response.json()) as { access_token: string; refresh_token: string };
       keep(tokens.access_token);

@@ -21,7 +21,8 @@ import { forEachDatabase } from '../support/databases.js';
 import { holdsWithin } from '../support/eventually.js';
 import { LogoutReceiver } from '../support/logout-receiver.js';
 import {
-  Browser, PASSWORD, type TestClient, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest,
+  Browser, PASSWORD, type TestClient, clientFields, codeExchangeFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, signedInBrowser,
+  startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
 
 const MANUAL = { LOGOUT_DELIVERY_INTERVAL: '0' };
@@ -205,7 +206,7 @@ forEachDatabase('back-channel logout', (database) => {
     const { browser } = await signedInBrowser(t);
     const pkce = pkcePair();
     const code = await obtainCode(browser, c, { scope: 'openid', pkce, extra: { nonce: 'n' } });
-    const exchange = () => tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+    const exchange = () => tokenRequest(t, codeExchangeFields(c, code, pkce));
     assert.equal((await exchange()).status, 200);
     assert.equal((await exchange()).status, 400);
     await deliver();

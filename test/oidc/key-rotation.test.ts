@@ -15,7 +15,7 @@ import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
 import { holdsWithin } from '../support/eventually.js';
 import { type Instance, type Instances, startInstances } from '../support/instances.js';
-import { type TestClient, newClient, startOAuthApp } from '../oauth/helpers.js';
+import { type TestClient, codeExchangeFields, newClient, startOAuthApp } from '../oauth/helpers.js';
 
 const PASSWORD = 'correct horse battery';
 /** What INTERFACE section 5 allows an instance to take to list a new key. */
@@ -60,9 +60,7 @@ forEachDatabase('svc keys rotate', (database) => {
     const back = await authorize(jar, t.baseUrl, {
       clientId: c.client.clientId, redirectUri: c.redirectUri, scope: 'openid', codeChallenge: pkce.challenge, nonce: 'n',
     }, { credentials: { username: user.username, password: PASSWORD } });
-    const response = await tokenRequest(t.baseUrl, {
-      grant_type: 'authorization_code', code: back.get('code')!, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, client_id: c.client.clientId,
-    });
+    const response = await tokenRequest(t.baseUrl, codeExchangeFields(c, back.get('code')!, pkce));
     assert.equal(response.status, 200, JSON.stringify(response.body));
     return decodeProtectedHeader(response.body.id_token).kid!;
   }

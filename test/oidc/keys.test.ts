@@ -22,7 +22,7 @@ import { holdsWithin } from '../support/eventually.js';
 import { type TestDatabase, forEachDatabase } from '../support/databases.js';
 import { freePort } from '../support/instances.js';
 import {
-  type TestClient, authorizeQuery, clientFields, consentForm, newClient, pkcePair, redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
+  type TestClient, clientFields, codeExchangeFields, newClient, obtainCode, pkcePair, signedInBrowser, startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -43,14 +43,8 @@ async function jwksKids(base: string): Promise<string[]> {
 async function openidCode(t: TestApp, c: TestClient): Promise<Record<string, string>> {
   const { browser } = await signedInBrowser(t);
   const pkce = pkcePair();
-  let response = await browser.fetch(`/oauth/authorize?${authorizeQuery(c, { scope: 'openid profile:read', pkce, extra: { nonce: 'n-0S6' } })}`);
-  if (response.status === 200) {
-    response = await browser.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
-  }
-  const params = redirectParams(response);
-  assert.equal(params.get('error'), null, params.get('error_description') ?? '');
-  const code = params.get('code')!;
-  return { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+  const code = await obtainCode(browser, c, { scope: 'openid profile:read', pkce, extra: { nonce: 'n-0S6' } });
+  return codeExchangeFields(c, code, pkce);
 }
 
 /** The kid of the id_token a whole code flow on `t` gets now. */

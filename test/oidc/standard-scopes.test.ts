@@ -11,7 +11,7 @@ import { createPersonalToken } from '../../src/core/credentials/personal-tokens.
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  type TestClient, authorizeQuery, clientFields, consentForm, newClient, obtainCode, obtainTokens, pkcePair, redirectParams,
+  type TestClient, authorizeQuery, clientFields, codeExchangeFields, consentForm, newClient, obtainCode, obtainTokens, pkcePair, redirectParams,
   signedInBrowser, startOAuthApp, tokenRequest, unique,
 } from '../oauth/helpers.js';
 
@@ -45,10 +45,7 @@ forEachDatabase("OpenID's standard scopes", (database) => {
     assert.ok(!page.includes('<code>email</code></small>'));
     assert.match(page, /It also asked for <code>email<\/code>\.\s+This site never shares that with applications, so it will not get it\./);
     const approved = await browser.postForm('/oauth/authorize', [...consentForm(page), ['decision', 'approve']]);
-    const response = await tokenRequest(t, {
-      grant_type: 'authorization_code', code: redirectParams(approved).get('code')!, redirect_uri: c.redirectUri,
-      code_verifier: pkce.verifier, ...clientFields(c),
-    });
+    const response = await tokenRequest(t, codeExchangeFields(c, redirectParams(approved).get('code')!, pkce));
     assert.equal(response.status, 200);
     const tokens = (await response.json()) as { access_token: string; refresh_token: string; scope: string; id_token: string };
     // RFC 6749 3.3: the response's scope says what was granted.

@@ -12,7 +12,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { type Tokens, clientFields, newClient, obtainCode, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { type Tokens, clientFields, freshCode, pkcePair, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 
 forEachDatabase('attack78 code redemption races', (database) => {
   let t: TestApp;
@@ -27,16 +27,13 @@ forEachDatabase('attack78 code redemption races', (database) => {
   ] as const) {
     // PostgreSQL alone: on SQLite the redemption's one transaction waits for the other writer.
     if (database.name === 'postgres') test(`a redemption racing ${what} (uncommitted meanwhile) leaves no working token`, async () => {
-      const c = await newClient(t);
-      const { browser, user } = await signedInBrowser(t);
-      const pkce = pkcePair();
-      const code = await obtainCode(browser, c, { pkce });
+      const { c, user, fields } = await freshCode(t);
       const outside = new pg.Client({ connectionString: database.url });
       await outside.connect();
       try {
         await outside.query('begin');
         await outside.query(write, [user.id, c.client.clientId]);
-        const redemption = tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+        const redemption = tokenRequest(t, fields);
         await sleep(300);
         await outside.query('commit');
         const response = await redemption;
@@ -57,11 +54,7 @@ forEachDatabase('attack78 code redemption races', (database) => {
   }
 
   test('mismatched requests racing the right one: exactly one success, the others refused without ending it', async () => {
-    const c = await newClient(t);
-    const { browser } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
-    const right = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+    const { c, fields: right } = await freshCode(t);
     const wrong = [
       { ...right, code_verifier: pkcePair().verifier },
       { ...right, redirect_uri: `${c.redirectUri}/other` },

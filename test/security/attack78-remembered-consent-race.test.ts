@@ -18,7 +18,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import type { TestApp } from '../support/app.js';
 import { onPostgres } from '../support/databases.js';
-import { type TestClient, authorizeQuery, clientFields, newClient, obtainCode, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { type TestClient, authorizeQuery, clientFields, codeExchangeFields, freshCode, pkcePair, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 
 onPostgres('attack78 remembered consent racing its withdrawal', (database) => {
   let t: TestApp;
@@ -26,11 +26,8 @@ onPostgres('attack78 remembered consent racing its withdrawal', (database) => {
   after(() => t.close());
 
   for (const pushed of [false, true]) test(`a code approved by a remembered consent while that consent is being withdrawn yields no working token${pushed ? ' (a pushed request, RFC 9126)' : ''}`, async () => {
-    const c = await newClient(t);
-    const { browser, user } = await signedInBrowser(t);
     // The first authorization, through the consent page: a consent and a first grant.
-    const first = pkcePair();
-    await obtainCode(browser, c, { pkce: first });
+    const { c, browser, user } = await freshCode(t);
 
     const outside = new pg.Client({ connectionString: database.url });
     await outside.connect();
@@ -58,7 +55,7 @@ onPostgres('attack78 remembered consent racing its withdrawal', (database) => {
       if (answer.status !== 302) return; // the consent page: no code, as it should be
       const code = new URL(answer.headers.get('location')!).searchParams.get('code');
       if (code === null) return;
-      const redeemed = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+      const redeemed = await tokenRequest(t, codeExchangeFields(c, code, pkce));
       if (redeemed.status !== 200) return;
       const tokens = (await redeemed.json()) as { access_token: string };
       const me = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });

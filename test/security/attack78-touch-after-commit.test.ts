@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import type { TestApp } from '../support/app.js';
 import { onPostgres } from '../support/databases.js';
-import { clientFields, newClient, obtainCode, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { freshCode, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 
 onPostgres('attack78 the grant touched after the redemption committed', (database) => {
   let t: TestApp;
@@ -21,13 +21,9 @@ onPostgres('attack78 the grant touched after the redemption committed', (databas
   after(() => t.close());
 
   test('a redemption whose grant row is held past the statement timeout either answers its tokens or leaves the code usable', { timeout: 60_000 }, async () => {
-    const c = await newClient(t);
-    const { browser, user } = await signedInBrowser(t);
-    const pkce = pkcePair();
-    const code = await obtainCode(browser, c, { pkce });
+    const { c, user, fields } = await freshCode(t);
     // The grant's "last used" is due again: its code is redeemed two minutes after the approval.
     t.clock.advance(120_000);
-    const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
     const outside = new pg.Client({ connectionString: database.url });
     await outside.connect();
     let first: Response;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { clientFields, newClient, obtainCode, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { freshCode, pkcePair, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 
 forEachDatabase('attack83: a used code is not told apart from an unused one by a request it is not bound to', (database) => {
   let t: TestApp;
@@ -27,11 +27,7 @@ forEachDatabase('attack83: a used code is not told apart from an unused one by a
 
   test('a wrong verifier, redirect_uri or missing verifier gets the same answer before and after the app redeems the code', async () => {
     for (const type of ['public', 'confidential'] as const) {
-      const c = await newClient(t, { type });
-      const { browser } = await signedInBrowser(t);
-      const pkce = pkcePair();
-      const code = await obtainCode(browser, c, { pkce });
-      const fields = { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) };
+      const { fields } = await freshCode(t, { type });
       const { code_verifier: _, ...withoutVerifier } = fields;
       const probes: Array<Record<string, string>> = [
         { ...fields, code_verifier: pkcePair().verifier }, { ...fields, redirect_uri: `${fields.redirect_uri}/` }, withoutVerifier,

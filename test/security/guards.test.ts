@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
-import { Browser, PASSWORD, clientFields, newClient, newUser, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
+import { PASSWORD, freshCode, newClient, obtainTokens, signedInBrowser, startOAuthApp, tokenRequest } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { snapshotTables } from '../support/snapshot.js';
@@ -37,11 +37,8 @@ forEachDatabase('security guards', (database) => {
   test('no code, token, client secret, session id or password is stored in plain text', async () => {
     const oauth = await startOAuthApp(database);
     try {
-      const c = await newClient(oauth);
-      const { browser, user } = await signedInBrowser(oauth);
-      const pkce = pkcePair();
-      const code = await obtainCode(browser, c, { pkce });
-      const redeemed = await tokenRequest(oauth, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+      const { c, browser, user, code, fields } = await freshCode(oauth);
+      const redeemed = await tokenRequest(oauth, fields);
       const tokens = await redeemed.json() as { access_token: string; refresh_token: string };
       const more = await obtainTokens(oauth, browser, c, { scope: 'openid profile:read', extra: { nonce: 'n' } });
       const personal = await createPersonalToken(oauth.deps.stores, oauth.deps.clock, oauth.deps.tokenMarks, { userId: user.id, name: 'p', scopes: ['profile:read'], expiresInDays: 7 });

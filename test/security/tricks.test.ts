@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {
-  type AuthorizeOptions, Browser, type TestClient, authorizeQuery, clientFields, hiddenFields, introspect, newClient, obtainCode, obtainTokens, pkcePair,
-  redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
+  type AuthorizeOptions, Browser, type TestClient, authorizeQuery, clientFields, codeExchangeFields, hiddenFields, introspect, newClient, obtainCode,
+  obtainTokens, pkcePair, redirectParams, signedInBrowser, startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
 import { appReview, person } from '../staff/support.js';
 import type { TestApp } from '../support/app.js';
@@ -103,7 +103,7 @@ forEachDatabase('named tricks', (database) => {
       const pkce = pkcePair();
       const code = await obtainCode(browser, good, { pkce });
       const before = await t.deps.database.db.selectFrom('access_tokens').select(t.deps.database.db.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
-      const response = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: pkce.verifier, ...clientFields(good) });
+      const response = await tokenRequest(t, codeExchangeFields(good, code, pkce, { redirect_uri: redirectUri }));
       assert.equal(response.status, 400, redirectUri);
       assert.equal((await response.json()).error, 'invalid_grant');
       const afterCount = await t.deps.database.db.selectFrom('access_tokens').select(t.deps.database.db.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
@@ -184,7 +184,7 @@ forEachDatabase('named tricks', (database) => {
     for (const verifier of [undefined, 'challenge', '']) {
       const pkce = pkcePair();
       const code = await obtainCode(browser, publicClient, { pkce });
-      const fields: Record<string, string> = { grant_type: 'authorization_code', code, redirect_uri: publicClient.redirectUri, client_id: publicClient.client.clientId };
+      const fields = codeExchangeFields(publicClient, code, null);
       if (verifier === 'challenge') fields.code_verifier = pkce.challenge;
       else if (verifier === '') fields.code_verifier = '';
       const tokensBefore = await snapshotTables(t.deps.database.db, VOLATILE).then((s) => s.split('\n').filter((l) => l.startsWith('access_tokens:') || l.startsWith('refresh_tokens:')).join());
@@ -199,7 +199,7 @@ forEachDatabase('named tricks', (database) => {
   test("a code, a refresh token or an access token of another client is refused, and the owner's tokens keep working", async () => {
     const pkce = pkcePair();
     const code = await obtainCode(browser, good, { pkce });
-    const stolenCode = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: good.redirectUri, code_verifier: pkce.verifier, ...clientFields(other) });
+    const stolenCode = await tokenRequest(t, { ...codeExchangeFields(good, code, pkce), ...clientFields(other) });
     assert.equal(stolenCode.status, 400);
     assert.equal((await stolenCode.json()).error, 'invalid_grant');
 

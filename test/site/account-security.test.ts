@@ -14,7 +14,7 @@ import { PENDING_SIGN_IN_MS } from '../../src/core/accounts/two-step.js';
 import { RECENT_SIGN_IN_MS } from '../../src/core/accounts/sessions.js';
 import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
 import {
-  Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
+  Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, codeExchangeFields, consentForm, newClient, newUser, pkcePair, tokenRequest, unique,
 } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
@@ -352,7 +352,7 @@ forEachDatabase('account security', (database) => {
     };
     const redeem = async (location: string, pkce: { verifier: string }) => {
       const code = new URL(location).searchParams.get('code')!;
-      const response = await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) });
+      const response = await tokenRequest(t, codeExchangeFields(c, code, pkce));
       assert.equal(response.status, 200);
       return (await response.json()) as { id_token: string; refresh_token: string };
     };
@@ -406,7 +406,7 @@ forEachDatabase('account security', (database) => {
     let response = await browser.fetch(`/oauth/authorize?${query}`);
     response = await browser.postForm('/oauth/authorize', [...consentForm(await response.text()), ['decision', 'approve']]);
     const code = new URL(response.headers.get('location')!).searchParams.get('code')!;
-    const tokens = await (await tokenRequest(t, { grant_type: 'authorization_code', code, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c) })).json() as { access_token: string; id_token: string };
+    const tokens = await (await tokenRequest(t, codeExchangeFields(c, code, pkce))).json() as { access_token: string; id_token: string };
     const me = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     const profile = await me.json() as Record<string, unknown>;
     assert.deepEqual(Object.keys(profile).sort(), ['avatarUrl', 'bio', 'createdAt', 'id', 'level', 'member', 'profileUrl', 'username', 'xp'], 'seed table 2.2 and nothing else');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { deactivateClient, registerClient } from '../../src/core/oauth/clients.js';
 import {
-  Browser, PASSWORD, type TestClient, authorizeQuery, clientFields, consentForm, hiddenFields, pkcePair, redirectParams, tokenRequest, unique,
+  Browser, PASSWORD, type TestClient, authorizeQuery, codeExchangeFields, consentForm, hiddenFields, pkcePair, redirectParams, tokenRequest, unique,
 } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -78,9 +78,7 @@ forEachDatabase('sign-up from an app', (database) => {
     const params = redirectParams(back);
     assert.equal(new URL(back.headers.get('location')!).origin + new URL(back.headers.get('location')!).pathname, c.redirectUri);
     assert.equal(params.get('state'), 'state-123');
-    const tokens = await tokenRequest(t, {
-      grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: c.redirectUri, code_verifier: pkce.verifier, ...clientFields(c),
-    });
+    const tokens = await tokenRequest(t, codeExchangeFields(c, params.get('code')!, pkce));
     assert.equal(tokens.status, 200);
     const me = await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${((await tokens.json()) as { access_token: string }).access_token}` } });
     assert.equal(((await me.json()) as { username: string }).username, username, 'the token is the new account\'s');
