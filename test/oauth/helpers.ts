@@ -1,13 +1,13 @@
 /** Drives the authorization flow over real HTTP the way a browser and a client app would. */
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import type { Client } from '../../src/core/oauth/ports.js';
 import { type TestApp, type TestAppOptions, startTestApp } from '../support/app.js';
 import type { TestDatabase } from '../support/databases.js';
-import { CookieJar, browse } from '../support/browser-flow.js';
+import { CookieJar, browse, pkcePair } from '../support/browser-flow.js';
 
 export const PASSWORD = 'correct horse battery';
 
@@ -44,10 +44,8 @@ export async function newClient(t: TestApp, options: NewClientOptions = {}): Pro
   return { client: registered.client, ...(registered.secret ? { secret: registered.secret } : {}), redirectUri: redirectUris[0]! };
 }
 
-export function pkcePair(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
+/** A PKCE verifier and its S256 challenge (RFC 7636 4.1, 4.2), the one the browser-flow helpers make. */
+export { pkcePair } from '../support/browser-flow.js';
 
 /** A browser's cookies, carried by hand; `headers` go with every request (a User-Agent, X-Forwarded-For behind a proxy). */
 export class Browser {
