@@ -19,7 +19,7 @@ import { REASON_MAX_LENGTH, REASON_MIN_LENGTH, type StaffMember } from '../../co
 import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { eventLine } from './security.js';
+import { eventFrom, eventLine } from './security.js';
 import { personName, problemText, rich, timeOf } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
@@ -224,7 +224,7 @@ ${m.tokens.length === 0 ? '' : html`<div class="table-wrap"><table class="stack"
 <h2 id="security-heading">${t.text('admin.securityLog')}</h2>
 ${m.securityLog.length === 0 ? html`<p class="muted">${t.text('admin.nothingYet')}</p>` : html`<div class="table-wrap"><table class="stack">
 <thead><tr><th scope="col">${t.text('admin.when')}</th><th scope="col">${t.text('admin.what')}</th><th scope="col">${t.text('admin.address')}</th></tr></thead>
-<tbody>${m.securityLog.map((e) => html`<tr data-kind="${e.kind}"><td>${timeOf(context, e.createdAt)}</td><td data-label="${t.text('admin.what')}">${eventLine(t, e)}</td><td data-label="${t.text('admin.address')}">${[e.device === '' ? '' : deviceText(t, e.device), e.address].filter((x) => x !== '').join(t.text('settings.listSeparator'))}</td></tr>`)}</tbody>
+<tbody>${m.securityLog.map((e) => html`<tr data-kind="${e.kind}"><td>${timeOf(context, e.createdAt)}</td><td data-label="${t.text('admin.what')}">${eventLine(t, e)}</td><td data-label="${t.text('admin.address')}">${eventFrom(t, e)}</td></tr>`)}</tbody>
 </table></div>`}
 </section>
 <section class="card" aria-labelledby="staff-heading">

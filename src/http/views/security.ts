@@ -300,6 +300,11 @@ function spaceBetween(before: string, after: string): string {
   return /[。！？）」]$/.test(before) || /^[（「]/.test(after) ? '' : ' ';
 }
 
+/** Where an event came from: its browser (or "the site's staff") and its address, whichever it has. */
+export function eventFrom(t: Translator, event: SecurityEvent): string {
+  return [event.device === '' ? '' : deviceText(t, event.device), event.address].filter((x) => x !== '').join(t.text('settings.listSeparator'));
+}
+
 /** The words of an event and its details, a space between them where the language sets one. */
 export function eventLine(t: Translator, event: SecurityEvent): string {
   const what = isEventKind(event.kind) ? eventText(t, event.kind) : event.kind;
@@ -322,7 +327,7 @@ ${events.items.length === 0 ? html`<p class="muted">${t.text('security.logEmpty'
   <tbody>${events.items.map((e) => html`<tr data-kind="${e.kind}">
     <td>${at(context, e.createdAt)}</td>
     <td data-label="${t.text('security.what')}">${eventLine(t, e)}</td>
-    <td data-label="${t.text('security.from')}">${[e.device === '' ? '' : deviceText(t, e.device), e.address].filter((x) => x !== '').join(t.text('settings.listSeparator'))}</td>
+    <td data-label="${t.text('security.from')}">${eventFrom(t, e)}</td>
   </tr>`)}</tbody>
 </table></div>`}
 <nav class="pager links" aria-label="${t.text('security.logPages')}">
