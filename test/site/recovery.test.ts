@@ -569,6 +569,17 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.some((e) => e.kind === 'access_token.revoked_as_leaked'), 'a line in the log');
   });
 
+  test('a leak report whose notice cannot be queued is answered 202 all the same: the credential is revoked, and the notice is no part of the report', async () => {
+    const { user } = await verifiedMember();
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'ci token', scopes: ['profile:read'], expiresInDays: 30 });
+    const reported = await whileInsertsFail(t.deps.database.db, database, 'mail_outbox', () => fetch(`${t.baseUrl}/api/credentials/revoke`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': new AddressedVisitor(t.baseUrl).address }, body: JSON.stringify({ credentials: [token] }),
+    }));
+    assert.equal(reported.status, 202);
+    assert.equal((await fetch(`${t.baseUrl}/api/open/v1/me`, { headers: { authorization: `Bearer ${token}` } })).status, 401, 'revoked');
+    assert.ok(t.audit.some((e) => e.audit === 'credential.revoked_as_leaked' && e.userId === user.id), 'its audit line');
+  });
+
   test('a notice goes out in the member\'s saved language, and its HTML says so', async () => {
     const { user, email } = await verifiedMember();
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });

@@ -139,9 +139,13 @@ function ownerEvent(revoked: RevokedLeak, source: LeakSource, foundAt: string | 
  * Revokes every live credential a report names, in one transaction with its back-channel logouts
  * and its owners' security-log events, then writes the audit lines. With `identify`, also says of
  * each reported string whether it names a credential ever issued here (a secret scanner's
- * `true_positive`); the public endpoint never asks.
+ * `true_positive`); the public endpoint never asks. `announce` queues the owners' notices, for the
+ * caller to run after its commit as every change's (`afterCommit`): the credentials are revoked
+ * by then, and a notice that cannot be queued must not answer the report as failed.
  */
-export async function handleLeakReport(deps: LeakDeps, report: LeakReport, options: { identify: boolean } = { identify: false }): Promise<boolean[]> {
+export async function handleLeakReport(
+  deps: LeakDeps, report: LeakReport, options: { identify: boolean } = { identify: false },
+): Promise<{ known: boolean[]; announce: () => Promise<void> }> {
   const { sorted, hashes } = sortReport(report.credentials);
   const known = options.identify ? await deps.stores.leakedCredentials.known(hashes) : new Set<string>();
   const foundAt = new Map(sorted.filter((s) => s.foundAt).map((s) => [s.hash, s.foundAt]));
@@ -162,8 +166,5 @@ export async function handleLeakReport(deps: LeakDeps, report: LeakReport, optio
     });
   }
   deps.audit.record({ audit: 'leak_report.received', source: report.source, address: report.address, submitted: report.credentials.length, revoked: revoked.length });
-  // Committed and audited: the owners' notices now (each kind here has its audit line above,
-  // `credential.revoked_as_leaked`), so one that cannot be queued loses no audit line.
-  await announce();
-  return sorted.map((s) => known.has(s.hash));
+  return { known: sorted.map((s) => known.has(s.hash)), announce };
 }

@@ -11,6 +11,7 @@ import { MAX_CREDENTIAL_LENGTH, MAX_REPORTED_CREDENTIALS, admitLeakReport, handl
 import { ScanningKeys, alertFeedback, alertMatches, reportedFromAlert } from '../../core/credentials/secret-scanning.js';
 import { type HeaderSet, registerSecurityHeaders } from '../plugins/security-headers.js';
 import { clientAddress } from '../client-address.js';
+import { afterCommit } from '../logging.js';
 
 /**
  * A report's body: 1,000 strings of the longest length with their quotes and commas fit; anything
@@ -21,6 +22,8 @@ export const REPORT_BODY_LIMIT_BYTES = MAX_REPORTED_CREDENTIALS * (MAX_CREDENTIA
 export const ALERT_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 
 const NOT_JSON = Symbol('not JSON');
+/** The error line of a report whose credentials are revoked but whose owners' notices could not all be queued. */
+const NOTICES_LOST = 'a leak report revoked its credentials, but an owner\'s notice mail could not be queued';
 
 /** The raw body as sent; anything but `application/json` is `invalid_request`. */
 function rawJson(request: FastifyRequest): Buffer {
@@ -51,7 +54,8 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
     // GitHub's shape, {"credentials": […]}, or the bare list INTERFACE section 11 speaks of.
     const body = parseJson(rawJson(request)) as { credentials?: unknown } | unknown[] | null;
     const strings = reportedStrings(Array.isArray(body) ? body : typeof body === 'object' && body !== null ? body.credentials : undefined);
-    await handleLeakReport(app.deps, { source: 'report', address: clientAddress(request), credentials: strings.map((value) => ({ value })) });
+    const { announce } = await handleLeakReport(app.deps, { source: 'report', address: clientAddress(request), credentials: strings.map((value) => ({ value })) });
+    await afterCommit(request.log, NOTICES_LOST, {}, announce);
     // The same answer whatever the strings named (T54): 202 and an empty JSON object.
     return reply.code(202).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');
   });
@@ -72,7 +76,8 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
       throw error;
     }
     const matches = alertMatches(parseJson(raw));
-    const known = await handleLeakReport(app.deps, { source: 'secret_scanning', address: clientAddress(request), credentials: reportedFromAlert(matches) }, { identify: true });
+    const { known, announce } = await handleLeakReport(app.deps, { source: 'secret_scanning', address: clientAddress(request), credentials: reportedFromAlert(matches) }, { identify: true });
+    await afterCommit(request.log, NOTICES_LOST, {}, announce);
     return reply.header('cache-control', 'no-store').send(alertFeedback(matches, known));
   });
 }
