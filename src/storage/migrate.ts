@@ -41,6 +41,7 @@ import * as bigintCounters from './migrations/2026-11-28-0030-bigint-counters.js
 import * as triggerSearchPath from './migrations/2026-11-28-0040-trigger-search-path.js';
 import * as hiddenAuthorFlags from './migrations/2026-11-29-0010-hidden-author-flags.js';
 import * as staffEventDevice from './migrations/2026-11-29-0020-staff-event-device.js';
+import * as addressLanguage from './migrations/2026-11-29-0030-address-language.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -75,6 +76,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28-0040-trigger-search-path': triggerSearchPath,
   '2026-11-29-0010-hidden-author-flags': hiddenAuthorFlags,
   '2026-11-29-0020-staff-event-device': staffEventDevice,
+  '2026-11-29-0030-address-language': addressLanguage,
 };
 
 /** Every migration's name, in the order they run. */

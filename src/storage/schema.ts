@@ -387,6 +387,8 @@ export interface MemberEmailsTable {
   address_key: string;
   verified_at: number | null;
   updated_at: number;
+  /** The language of the page the address was given on (`null` for one given before it was kept). */
+  language: string | null;
 }
 
 /** A single-use link mailed to a member: only its SHA-256 is stored. */

@@ -183,7 +183,7 @@ forEachDatabase('command line', (database) => {
     const owner = name(prefix);
     const { json: user } = run('user', 'create', '--username', owner, '--password', 'long enough pw', '--json');
     const address = `${owner}@example.test`;
-    await stores.memberEmails.set(user.id, address, Date.now());
+    await stores.memberEmails.set(user.id, address, 'en', Date.now());
     assert.ok(await stores.memberEmails.markVerified(user.id, address, Date.now()));
     const { json: client } = run('client', 'create', '--name', 'Owned App', '--type', 'confidential', '--redirect-uri', 'https://owned.example/cb', '--owner', owner, '--json');
     return { userId: user.id, clientId: client.client_id, secret: client.client_secret };
@@ -238,7 +238,7 @@ forEachDatabase('command line', (database) => {
     const username = name(prefix);
     const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
     const address = `${username}@example.test`;
-    await stores.memberEmails.set(user.id, address, Date.now());
+    await stores.memberEmails.set(user.id, address, 'en', Date.now());
     assert.ok(await stores.memberEmails.markVerified(user.id, address, Date.now()));
     return { userId: user.id, username };
   }

@@ -34,7 +34,7 @@ forEachDatabase('attack82: an operator\'s secret rotation', (database) => {
     const owner = name(prefix);
     const user = svc(database.url, ['user', 'create', '--username', owner, '--password', 'long enough pw', '--json']).json;
     const address = `${owner}@example.test`;
-    await stores.memberEmails.set(user.id, address, Date.now());
+    await stores.memberEmails.set(user.id, address, 'en', Date.now());
     assert.ok(await stores.memberEmails.markVerified(user.id, address, Date.now()));
     if (locale) await handle.db.updateTable('users').set({ language: locale }).where('id', '=', user.id).execute();
     const client = svc(database.url, ['client', 'create', '--name', 'Owned App', '--type', 'confidential', '--redirect-uri', 'https://owned.example/cb', '--owner', owner, '--json']).json;

@@ -239,7 +239,7 @@ describe('site in a browser', () => {
 
   test('an e-mail address wraps at phone width inside Chinese, which has no spaces to break at: the e-mail page never scrolls sideways', async () => {
     const user = await createAccount(t.deps.stores, t.clock, { username: 'mailer', password: 'mailer password 1' });
-    await t.deps.stores.memberEmails.set(user.id, 'zhangxiaoming.beijing2024.longer.than.a.phone@foxmail.com', t.clock.now());
+    await t.deps.stores.memberEmails.set(user.id, 'zhangxiaoming.beijing2024.longer.than.a.phone@foxmail.com', 'en', t.clock.now());
     const { context, page } = await signedInContext('mailer', 'mailer password 1');
     await page.setViewportSize(PHONE);
     await context.addCookies([{ name: 'lang', value: 'zh-CN', url: t.baseUrl }]);

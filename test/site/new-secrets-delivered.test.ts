@@ -27,7 +27,7 @@ forEachDatabase('a new secret is always shown to its owner', (database) => {
   async function developerWithApp(): Promise<{ visitor: Visitor; userId: number; clientId: string; secret: string }> {
     const { user, visitor } = await signedInMember(t, unique('dev'), PASSWORD);
     const address = `${user.username}@example.test`;
-    await t.deps.stores.memberEmails.set(user.id, address, t.clock.now());
+    await t.deps.stores.memberEmails.set(user.id, address, 'en', t.clock.now());
     assert.ok(await t.deps.stores.memberEmails.markVerified(user.id, address, t.clock.now()));
     const created = await visitor.post('/settings/developers', {
       name: 'Kept App', description: '', homepage: 'https://kept.example', redirect_uris: 'https://kept.example/cb', type: 'confidential',

@@ -569,6 +569,27 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.some((e) => e.kind === 'access_token.revoked_as_leaked'), 'a line in the log');
   });
 
+  test('a notice no page caused goes out, for a member who saved no language, in the language of the page they gave their address on', async () => {
+    const { user, visitor } = await member();
+    visitor.cookies.set('lang', 'zh-TW');
+    const email = address();
+    assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    await deliver();
+    assert.equal((await new AddressedVisitor(t.baseUrl).get(relative(linkIn(smtp.to(email).at(-1), '/email/verify')))).status, 200, 'verified from a browser that asks for no language');
+    const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: '部署腳本', scopes: ['profile:read'], expiresInDays: 30 });
+    await deliver();
+    const before = smtp.to(email).length;
+    const report = await fetch(`${t.baseUrl}/api/credentials/revoke`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': new AddressedVisitor(t.baseUrl).address }, body: JSON.stringify({ credentials: [token] }),
+    });
+    assert.equal(report.status, 202);
+    await deliver();
+    const mailed = smtp.to(email).slice(before);
+    assert.equal(mailed.length, 1);
+    assert.match(mailed[0]!.subject, /個人 API 權杖/, 'in Traditional Chinese, not the site\'s default');
+    assert.equal(mailed[0]!.parsed.headers.get('content-language'), 'zh-TW');
+  });
+
   test('a leak report whose notice cannot be queued is answered 202 all the same: the credential is revoked, and the notice is no part of the report', async () => {
     const { user } = await verifiedMember();
     const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'ci token', scopes: ['profile:read'], expiresInDays: 30 });

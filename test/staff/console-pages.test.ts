@@ -28,7 +28,7 @@ forEachDatabase('staff console pages', (database) => {
     const { visitor } = await person(t, 'moderator', { twoStep: true });
     const username = uniqueName('findme');
     const member = await createAccount(t.deps.stores, t.clock, { username, password: MEMBER_PASSWORD, nickname: '林小伟' });
-    await t.deps.stores.memberEmails.set(member.id, `${username}@Example.test`, t.clock.now());
+    await t.deps.stores.memberEmails.set(member.id, `${username}@Example.test`, 'en', t.clock.now());
     for (const q of [username.toUpperCase(), username.slice(0, 8), '小伟', `${username}@example.TEST`, String(member.id)]) {
       const page = await visitor.get(`/admin/members?q=${encodeURIComponent(q)}`);
       assert.equal(page.status, 200, q);

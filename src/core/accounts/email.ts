@@ -15,7 +15,7 @@ import { formatSiteTime, readerTimeZone } from '../site-time.js';
 import type { Clock, Instant } from '../time.js';
 import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
-import type { User } from './ports.js';
+import type { MemberEmail, User } from './ports.js';
 
 export const VERIFY_LINK_MS = 24 * 3600 * 1000;
 /** Verification mails one account may send in an hour: enough to fix a typo, too few to flood anyone. */
@@ -55,10 +55,11 @@ export function emailKey(address: string): string {
 
 /**
  * The language of a mail to a member: their saved language; else the one of the page that caused
- * it, the one they last used (none for a mail no page caused); else the site's default.
+ * it, the one they last used; else, for a mail no page caused (a leak report, a change by staff),
+ * the one of the page they gave their address on; else the site's default.
  */
-export function mailLocale(user: Pick<User, 'language'>, pageLocale: Locale | undefined): Locale {
-  return user.language ?? pageLocale ?? DEFAULT_LOCALE;
+export function mailLocale(user: Pick<User, 'language'>, pageLocale: Locale | undefined, address?: Pick<MemberEmail, 'language'>): Locale {
+  return user.language ?? pageLocale ?? address?.language ?? DEFAULT_LOCALE;
 }
 
 /** A time in a mail to a member, as the pages show it to them: in their saved zone, else the site's. */
@@ -99,7 +100,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     if (!hit.allowed) return throttled(hit, now);
   }
   const previous = await deps.stores.transaction(async (tx) => {
-    const replaced = await tx.memberEmails.set(user.id, address, deps.clock.now());
+    const replaced = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
     const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);
     if (replaced && replaced.verifiedAt !== null && emailKey(replaced.address) !== emailKey(address)) {

@@ -226,6 +226,8 @@ export interface MemberEmail {
   /** `null` until the link mailed to it was opened. */
   verifiedAt: Instant | null;
   updatedAt: Instant;
+  /** The language of the page the address was given on: the member's, as far as the site knows, when they saved none. */
+  language: Locale | null;
 }
 
 export type EmailLinkPurpose = 'verify_email' | 'reset_password';
@@ -242,8 +244,8 @@ export interface EmailLink {
 
 export interface MemberEmailStore {
   find(userId: number): Promise<MemberEmail | undefined>;
-  /** Sets the account's address, not verified; returns the one it replaced. */
-  set(userId: number, address: string, now: Instant): Promise<MemberEmail | undefined>;
+  /** Sets the account's address, not verified, given on a page in `language`; returns the one it replaced. */
+  set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail | undefined>;
   /** The accounts whose verified address is `addressKey` (lower-cased). */
   verifiedOwners(addressKey: string): Promise<number[]>;
   /** Marks the address verified if it is still `addressKey`; whether it did. */

@@ -66,14 +66,15 @@ export type NoticeSender = (event: Omit<SecurityEvent, 'id'>, pageLocale: Locale
 /**
  * Mails the notice of `event` to the account's verified address, when the kind tells and there is
  * one: in the member's saved language, else the language of the page the event came from (the one
- * the member last used, in every case but someone else's sign-in), else the site's default.
+ * the member last used, in every case but someone else's sign-in), else the one of the page the
+ * address was given on (`mailLocale`).
  */
 export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
   return async (event, pageLocale) => {
     if (!deps.mailer.enabled || !NOTICE_OF[event.kind as SecurityEventKind]?.(event.detail)) return;
     const [email, user] = await Promise.all([deps.stores.memberEmails.find(event.userId), deps.stores.users.findById(event.userId)]);
     if (!email || email.verifiedAt === null || !user) return;
-    const locale = mailLocale(user, pageLocale);
+    const locale = mailLocale(user, pageLocale, email);
     await deps.mailer.send(deps.stores, {
       to: email.address,
       userId: user.id,

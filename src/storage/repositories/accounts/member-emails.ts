@@ -1,10 +1,14 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { EmailLink, EmailLinkPurpose, MemberEmail, MemberEmailStore } from '../../../core/accounts/ports.js';
+import { isLocale, type Locale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, EmailLinksTable, MemberEmailsTable } from '../../schema.js';
 
 function toEmail(row: Selectable<MemberEmailsTable>): MemberEmail {
-  return { userId: row.user_id, address: row.address, verifiedAt: row.verified_at === null ? null : Number(row.verified_at), updatedAt: Number(row.updated_at) };
+  return {
+    userId: row.user_id, address: row.address, verifiedAt: row.verified_at === null ? null : Number(row.verified_at), updatedAt: Number(row.updated_at),
+    language: isLocale(row.language) ? row.language : null,
+  };
 }
 
 function toLink(row: Selectable<EmailLinksTable>): EmailLink {
@@ -19,9 +23,9 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
     return row && toEmail(row);
   }
 
-  async set(userId: number, address: string, now: Instant): Promise<MemberEmail | undefined> {
+  async set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail | undefined> {
     const previous = await this.find(userId);
-    const values = { address, address_key: address.toLowerCase(), verified_at: null, updated_at: now };
+    const values = { address, address_key: address.toLowerCase(), verified_at: null, updated_at: now, language };
     await this.db.insertInto('member_emails').values({ user_id: userId, ...values })
       .onConflict((oc) => oc.column('user_id').doUpdateSet(values)).execute();
     return previous;
