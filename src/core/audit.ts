@@ -82,7 +82,7 @@ export type AuditEvent =
   /** RFC 9700 4.14.2: a rotated refresh token presented again; its grant (the family) was revoked. */
   | { audit: 'refresh_token.reuse_detected'; via: 'oauth'; clientId: string; userId: number; grantId: number; address: string }
   /** INTERFACE section 11: a rotated refresh token presented again within the replay window got the same successor answer. */
-  | { audit: 'refresh_token.replayed'; via: 'oauth'; clientId: string; userId: number; grantId: number }
+  | { audit: 'refresh_token.replayed'; via: 'oauth'; clientId: string; userId: number; grantId: number; address: string }
   // ---- Consent (INTERFACE section 10) ----
   | { audit: 'consent.granted'; userId: number; clientId: string; scope: string }
   | ({ audit: 'consent.withdrawn'; userId: number; clientId: string; grantsRevoked: number } & FromBrowser)

@@ -165,8 +165,8 @@ forEachDatabase('audit events in the server log', (database) => {
     assert.deepEqual(pick(find('code.reuse_detected'), 'clientId', 'userId', 'grantsRevoked', 'address'), { clientId: registered.client_id, userId: user.id, grantsRevoked: 1, address: '127.0.0.1' });
     assert.equal(find('refresh_token.reuse_detected').grantId, find('token.issued', 1).grantId);
     assert.equal(find('refresh_token.reuse_detected').address, '127.0.0.1');
-    assert.deepEqual(pick(find('refresh_token.replayed'), 'via', 'clientId', 'userId', 'grantId'),
-      { via: 'oauth', clientId: registered.client_id, userId: user.id, grantId: find('token.issued', 1).grantId });
+    assert.deepEqual(pick(find('refresh_token.replayed'), 'via', 'clientId', 'userId', 'grantId', 'address'),
+      { via: 'oauth', clientId: registered.client_id, userId: user.id, grantId: find('token.issued', 1).grantId, address: '127.0.0.1' });
     assert.deepEqual(pick(find('token.revoked'), 'kind', 'grantId'), { kind: 'refresh', grantId: find('token.issued', 2).grantId });
     assert.deepEqual(pick(find('personal_token.created'), 'userId', 'tokenId', 'scope', 'via', 'address'),
       { userId: user.id, tokenId: Number(find('personal_token.revoked').tokenId), scope: 'profile:read', via: 'site', address: '127.0.0.1' });

@@ -90,7 +90,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
   // Not rotated here. The conditional write above returns nothing only once a rotation that took
   // the row has committed or rolled back (PostgreSQL makes a racing UPDATE wait on the row's lock;
   // SQLite runs one transaction at a time), so what is read below is the winner's committed work.
-  const replayed = await replay(deps, client, token, tokenHash, { scope: requested, resource }, dpopJkt);
+  const replayed = await replay(deps, client, token, tokenHash, { scope: requested, resource }, dpopJkt, address);
   if (replayed) return replayed;
   // Seed section 3 rule 3 and RFC 9700 4.14.2: a rotated or revoked refresh token presented
   // again, and not a replay, ends its whole family.
@@ -123,7 +123,7 @@ function replayAnswer(issued: IssuedTokens, requested: string | null, resource: 
  * answer, so a replay never extends the access token's life.
  */
 async function replay(
-  deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: { scope: string | null; resource: string | null }, dpopJkt: string | null,
+  deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: { scope: string | null; resource: string | null }, dpopJkt: string | null, address: string,
 ): Promise<IssuedTokens | undefined> {
   const window = deps.settings.refreshReplaySeconds;
   if (window <= 0) return undefined;
@@ -134,7 +134,7 @@ async function replay(
   if (!answer || answer.requestedScope !== requested.scope || (answer.requestedResource ?? null) !== requested.resource || answer.dpopJkt !== dpopJkt) return undefined;
   const granted = await deps.stores.grants.findWithUser(candidate.token.grantId);
   if (!granted || granted.grant.revokedAt !== null || granted.user.status !== 'active') return undefined;
-  deps.audit.record({ audit: 'refresh_token.replayed', via: 'oauth', clientId: client.clientId, userId: granted.user.id, grantId: granted.grant.id });
+  deps.audit.record({ audit: 'refresh_token.replayed', via: 'oauth', clientId: client.clientId, userId: granted.user.id, grantId: granted.grant.id, address });
   return {
     accessToken: answer.accessToken,
     refreshToken: answer.refreshToken,
