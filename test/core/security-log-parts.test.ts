@@ -29,16 +29,16 @@ test('one member\'s notice that cannot be queued leaves the notices and audit li
   assert.equal(audited.length, 3);
 });
 
-test('a security-log line that cannot be stored still mails its notice and writes its audit line, and is reported to the server\'s log, never thrown', async () => {
+test('a security-log line that cannot be stored still mails its notice and writes its audit line, and is reported to the server\'s log with its request\'s id, never thrown', async () => {
   const audited: AuditEvent[] = [];
   const mailed: number[] = [];
   const reported: string[] = [];
   const log = new SecurityLog(memoryStore(true), { now: () => 0 }, { record: (e) => audited.push(e) }, async (event) => { mailed.push(event.userId); });
-  log.reportTo({ ...QUIET, error: (details) => reported.push(String((details as { err: Error }).err.message)) });
-  await log.record({ userId: 7, kind: 'password.changed' });
+  log.reportTo({ ...QUIET, error: (details) => reported.push(`${(details as { err: Error }).err.message} in ${(details as { reqId?: string }).reqId}`) });
+  await log.record({ userId: 7, kind: 'password.changed', origin: { address: '192.0.2.7', requestId: 'req-42' } });
   assert.deepEqual(mailed, [7]);
   assert.equal(audited.length, 1);
-  assert.deepEqual(reported, ['insert refused']);
+  assert.deepEqual(reported, ['insert refused in req-42'], 'with the id of the request that made the change');
 });
 
 test('a security-log line that cannot be stored keeps the audit event its action writes (a kind AUDIT_OF says its action writes)', async () => {

@@ -22,7 +22,8 @@ const PNG = Buffer.from(PLAIN_PNG);
 forEachDatabase('the profile', (database) => {
   let t: TestApp;
   let counter = 0;
-  before(async () => { t = await startTestApp(database); });
+  const logLines: string[] = [];
+  before(async () => { t = await startTestApp(database, { logLines }); });
   after(async () => t.close());
 
   const member = () => signedInMember(t, `profiled${++counter}`, PASSWORD);
@@ -176,6 +177,11 @@ forEachDatabase('the profile', (database) => {
     assert.equal(deleted.location, '/settings/account/deleted');
     assert.equal((await t.deps.stores.users.findById(user.id))?.status, 'deleted');
     assert.ok(t.audit.some((e) => e.audit === 'account.deleted' && e.userId === user.id), 'the audit line is written all the same');
+    // The server's error line names the request, so an operator finds which one it was.
+    const lines = logLines.map((line) => JSON.parse(line) as { reqId?: string; msg?: string; req?: { url?: string }; userId?: number });
+    const failed = lines.find((line) => line.userId === user.id && /security-log line/.test(line.msg ?? ''));
+    assert.ok(failed?.reqId, 'the error line carries the request\'s id');
+    assert.ok(lines.some((line) => line.reqId === failed.reqId && line.req?.url === '/settings/account/delete'), 'the id of the deletion\'s request');
   });
 
   test('the username of a deleted account stays reserved: no one can sign up with it, in any letter case', async () => {

@@ -91,6 +91,8 @@ export interface EventOrigin {
   userAgent?: string | undefined;
   /** The language of the page it came from: its notice's, when the member saved none. Not stored. */
   locale?: Locale | undefined;
+  /** The request's id, as its log lines carry it (`reqId`): a part that fails is logged with it. Not stored. */
+  requestId?: string | undefined;
   /** The site's staff made it (the operator at the command line): stored as from `SITE_STAFF`, with no address. */
   staff?: true;
 }
@@ -199,7 +201,7 @@ export class SecurityLog {
     try {
       await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored, ownAudit), () => this.notify(stored, event.origin?.locale)]);
     } catch (error) {
-      this.log.error({ err: error, kind: stored.kind, userId: stored.userId },
+      this.log.error({ err: error, kind: stored.kind, userId: stored.userId, ...(event.origin?.requestId === undefined ? {} : { reqId: event.origin.requestId }) },
         'a change to an account was made, but its security-log line, audit line or notice mail could not be written');
     }
   }

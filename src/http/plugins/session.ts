@@ -71,9 +71,9 @@ export function userAgent(request: FastifyRequest): string {
   return typeof value === 'string' ? value.slice(0, 512) : '';
 }
 
-/** Where an event of the security log comes from: the address, the browser and the page's language. */
+/** Where an event of the security log comes from: the address, the browser, the page's language and the request's id. */
 export function eventOrigin(request: FastifyRequest): EventOrigin {
-  return { address: clientAddress(request), userAgent: userAgent(request), locale: requestLocale(request) };
+  return { address: clientAddress(request), userAgent: userAgent(request), locale: requestLocale(request), requestId: request.id };
 }
 
 /** Where a sign-in attempt or a re-check comes from, as its counters and the security log see it. */
