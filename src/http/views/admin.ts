@@ -19,6 +19,7 @@ import { REASON_MAX_LENGTH, REASON_MIN_LENGTH, type StaffMember } from '../../co
 import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
+import { stackedTable } from './stacked-table.js';
 import { eventFrom, eventLine } from './security.js';
 import { personName, problemText, rich, timeOf } from './words.js';
 
@@ -147,10 +148,9 @@ ${searchForm(t, '/admin/members', t.text('admin.findMember'), t.text('admin.find
 ${found === undefined ? '' : html`<section class="card" aria-labelledby="results-heading">
 <h2 id="results-heading">${t.text('admin.results', { count: found.length })}</h2>
 ${found.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
-${found.length === 0 ? '' : html`<div class="table-wrap"><table class="stack">
-<thead><tr><th scope="col">${t.text('admin.member')}</th><th scope="col">${t.text('admin.id')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.joined')}</th></tr></thead>
-<tbody>${found.map((u) => html`<tr><td class="links"><a href="/admin/members/${u.id}">${personName(u)}</a></td><td data-label="${t.text('admin.id')}">${u.id}</td><td data-label="${t.text('admin.statusHeading')}">${statusWord(t, u.status)}</td><td data-label="${t.text('admin.joined')}">${timeOf(context, u.createdAt)}</td></tr>`)}</tbody>
-</table></div>`}
+${found.length === 0 ? '' : stackedTable(
+    [{ heading: t.text('admin.member'), cellClass: 'links' }, { heading: t.text('admin.id') }, { heading: t.text('admin.statusHeading') }, { heading: t.text('admin.joined') }],
+    found.map((u) => ({ cells: [html`<a href="/admin/members/${u.id}">${personName(u)}</a>`, u.id, statusWord(t, u.status), timeOf(context, u.createdAt)] })))}
 </section>`}`);
 }
 
@@ -204,10 +204,9 @@ ${changeForm(context, 'role', `${base}/role`, html`<label for="role">${t.text('a
 </section>` : html`<p class="card muted">${t.text(user.id === staff.id ? 'admin.notOnYourself' : 'admin.notOnStaff')}</p>`}
 <section class="card" aria-labelledby="sessions-heading">
 <h2 id="sessions-heading">${t.text('admin.sessions', { count: m.sessions.length })}</h2>
-${m.sessions.length === 0 ? '' : html`<div class="table-wrap"><table class="stack">
-<thead><tr><th scope="col">${t.text('admin.device')}</th><th scope="col">${t.text('admin.address')}</th><th scope="col">${t.text('admin.signedIn')}</th><th scope="col">${t.text('admin.lastSeen')}</th></tr></thead>
-<tbody>${m.sessions.map((s) => html`<tr><td>${deviceText(t, describeUserAgent(s.userAgent))}</td><td data-label="${t.text('admin.address')}">${s.address}</td><td data-label="${t.text('admin.signedIn')}">${timeOf(context, s.authTime)}</td><td data-label="${t.text('admin.lastSeen')}">${timeOf(context, s.lastSeenAt, { relative: true })}</td></tr>`)}</tbody>
-</table></div>`}
+${m.sessions.length === 0 ? '' : stackedTable(
+    [{ heading: t.text('admin.device') }, { heading: t.text('admin.address') }, { heading: t.text('admin.signedIn') }, { heading: t.text('admin.lastSeen') }],
+    m.sessions.map((s) => ({ cells: [deviceText(t, describeUserAgent(s.userAgent)), s.address, timeOf(context, s.authTime), timeOf(context, s.lastSeenAt, { relative: true })] })))}
 </section>
 <section class="card" aria-labelledby="apps-heading">
 <h2 id="apps-heading">${t.text('admin.authorizedApps', { count: m.apps.length })}</h2>
@@ -215,17 +214,15 @@ ${m.apps.length === 0 ? '' : html`<ul class="links">${m.apps.map((a) => html`<li
 </section>
 <section class="card" aria-labelledby="tokens-heading">
 <h2 id="tokens-heading">${t.text('admin.personalTokens', { count: m.tokens.length })}</h2>
-${m.tokens.length === 0 ? '' : html`<div class="table-wrap"><table class="stack">
-<thead><tr><th scope="col">${t.text('admin.name')}</th><th scope="col">${t.text('admin.scope')}</th><th scope="col">${t.text('admin.created')}</th><th scope="col">${t.text('admin.statusHeading')}</th></tr></thead>
-<tbody>${m.tokens.map((k) => html`<tr><td>${k.name}</td><td data-label="${t.text('admin.scope')}"><code>${k.scope}</code></td><td data-label="${t.text('admin.created')}">${timeOf(context, k.createdAt)}</td><td data-label="${t.text('admin.statusHeading')}">${t.text('admin.tokenState', { state: k.revokedAt !== null ? 'revoked' : k.expiresAt !== null && k.expiresAt <= context.now ? 'expired' : 'active' })}</td></tr>`)}</tbody>
-</table></div>`}
+${m.tokens.length === 0 ? '' : stackedTable(
+    [{ heading: t.text('admin.name') }, { heading: t.text('admin.scope') }, { heading: t.text('admin.created') }, { heading: t.text('admin.statusHeading') }],
+    m.tokens.map((k) => ({ cells: [k.name, html`<code>${k.scope}</code>`, timeOf(context, k.createdAt), t.text('admin.tokenState', { state: k.revokedAt !== null ? 'revoked' : k.expiresAt !== null && k.expiresAt <= context.now ? 'expired' : 'active' })] })))}
 </section>
 <section class="card" aria-labelledby="security-heading">
 <h2 id="security-heading">${t.text('admin.securityLog')}</h2>
-${m.securityLog.length === 0 ? html`<p class="muted">${t.text('admin.nothingYet')}</p>` : html`<div class="table-wrap"><table class="stack">
-<thead><tr><th scope="col">${t.text('admin.when')}</th><th scope="col">${t.text('admin.what')}</th><th scope="col">${t.text('admin.address')}</th></tr></thead>
-<tbody>${m.securityLog.map((e) => html`<tr data-kind="${e.kind}"><td>${timeOf(context, e.createdAt)}</td><td data-label="${t.text('admin.what')}">${eventLine(t, e)}</td><td data-label="${t.text('admin.address')}">${eventFrom(t, e)}</td></tr>`)}</tbody>
-</table></div>`}
+${m.securityLog.length === 0 ? html`<p class="muted">${t.text('admin.nothingYet')}</p>` : stackedTable(
+    [{ heading: t.text('admin.when') }, { heading: t.text('admin.what') }, { heading: t.text('admin.address') }],
+    m.securityLog.map((e) => ({ kind: e.kind, cells: [timeOf(context, e.createdAt), eventLine(t, e), eventFrom(t, e)] })))}
 </section>
 <section class="card" aria-labelledby="staff-heading">
 <h2 id="staff-heading">${t.text('admin.staffActionsHere')}</h2>
@@ -254,10 +251,11 @@ function targetOf(entry: StaffLogEntry): Html {
 export function staffLogTable(context: PageContext, entries: readonly StaffLogEntry[]): Html {
   const { t } = context;
   if (entries.length === 0) return html`<p class="muted">${t.text('admin.nothingYet')}</p>`;
-  return html`<div class="table-wrap"><table class="stack staff-log">
-<thead><tr><th scope="col">${t.text('admin.when')}</th><th scope="col">${t.text('admin.who')}</th><th scope="col">${t.text('admin.what')}</th><th scope="col">${t.text('admin.onWhom')}</th><th scope="col">${t.text('admin.reason')}</th></tr></thead>
-<tbody>${entries.map((e) => html`<tr><td>${timeOf(context, e.createdAt)}</td><td class="links" data-label="${t.text('admin.who')}">${e.actorId === null ? t.text('admin.commandLine') : html`<a href="/admin/members/${e.actorId}">${e.actorName}</a>`}</td><td data-label="${t.text('admin.what')}">${actionWords(t, e)}</td><td class="links" data-label="${t.text('admin.onWhom')}">${targetOf(e)}</td><td class="reason" data-label="${t.text('admin.reason')}">${e.reason}</td></tr>`)}</tbody>
-</table></div>`;
+  return stackedTable(
+    [{ heading: t.text('admin.when') }, { heading: t.text('admin.who'), cellClass: 'links' }, { heading: t.text('admin.what') }, { heading: t.text('admin.onWhom'), cellClass: 'links' }, { heading: t.text('admin.reason'), cellClass: 'reason' }],
+    entries.map((e) => ({ cells: [timeOf(context, e.createdAt), e.actorId === null ? t.text('admin.commandLine') : html`<a href="/admin/members/${e.actorId}">${e.actorName}</a>`, actionWords(t, e), targetOf(e), e.reason] })),
+    { tableClass: 'staff-log' },
+  );
 }
 
 export function staffLogPage(context: PageContext, staff: StaffMember, entries: readonly StaffLogEntry[], older: string | undefined): Html {
@@ -343,10 +341,9 @@ ${searchForm(t, '/admin/apps', t.text('admin.findApp'), t.text('admin.findAppHin
 <section class="card" aria-labelledby="results-heading">
 <h2 id="results-heading">${t.text('admin.appResults', { count: apps.length })}</h2>
 ${apps.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
-${apps.length === 0 ? '' : html`<div class="table-wrap"><table class="stack">
-<thead><tr><th scope="col">${t.text('admin.app')}</th><th scope="col">${t.text('admin.owner')}</th><th scope="col">${t.text('admin.statusHeading')}</th><th scope="col">${t.text('admin.verified')}</th></tr></thead>
-<tbody>${apps.map(({ client, owner }) => html`<tr><td class="links"><a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code></td><td class="links" data-label="${t.text('admin.owner')}">${ownerOf(t, client, owner)}</td><td data-label="${t.text('admin.statusHeading')}">${t.text('admin.appStatus', { status: client.status })}</td><td data-label="${t.text('admin.verified')}">${verifiedTag(t, client)}</td></tr>`)}</tbody>
-</table></div>`}
+${apps.length === 0 ? '' : stackedTable(
+    [{ heading: t.text('admin.app'), cellClass: 'links' }, { heading: t.text('admin.owner'), cellClass: 'links' }, { heading: t.text('admin.statusHeading') }, { heading: t.text('admin.verified') }],
+    apps.map(({ client, owner }) => ({ cells: [html`<a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code>`, ownerOf(t, client, owner), t.text('admin.appStatus', { status: client.status }), verifiedTag(t, client)] })))}
 </section>`);
 }
 
@@ -442,10 +439,9 @@ export function keysPage(context: PageContext, staff: StaffMember, keys: readonl
 <h1>${t.text('admin.keysTitle')}</h1>
 ${notice(notice_)}
 <p class="hint">${t.text('admin.keysHint')}</p>
-<div class="table-wrap"><table class="stack">
-<thead><tr><th scope="col">kid</th><th scope="col">${t.text('admin.algorithm')}</th><th scope="col">${t.text('admin.keyState')}</th><th scope="col">${t.text('admin.created')}</th><th scope="col">${t.text('admin.signsFrom')}</th></tr></thead>
-<tbody>${keys.map((k) => html`<tr><td><code>${k.kid.slice(0, 16)}…</code></td><td data-label="${t.text('admin.algorithm')}">${k.alg}</td><td data-label="${t.text('admin.keyState')}">${t.text('admin.keyStateWord', { state: state(k) })}</td><td data-label="${t.text('admin.created')}">${timeOf(context, k.createdAt)}</td><td data-label="${t.text('admin.signsFrom')}">${timeOf(context, k.activeAt)}</td></tr>`)}</tbody>
-</table></div>
+${stackedTable(
+    [{ heading: 'kid' }, { heading: t.text('admin.algorithm') }, { heading: t.text('admin.keyState') }, { heading: t.text('admin.created') }, { heading: t.text('admin.signsFrom') }],
+    keys.map((k) => ({ cells: [html`<code>${k.kid.slice(0, 16)}…</code>`, k.alg, t.text('admin.keyStateWord', { state: state(k) }), timeOf(context, k.createdAt), timeOf(context, k.activeAt)] })))}
 <p><a class="button secondary" href="/admin/keys/rotate">${t.text('admin.rotateKeys')}</a></p>
 </section>`);
 }

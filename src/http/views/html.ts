@@ -15,7 +15,7 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
-type Interpolation = Html | string | number | boolean | null | undefined | readonly Interpolation[];
+export type Interpolation = Html | string | number | boolean | null | undefined | readonly Interpolation[];
 
 function render(value: Interpolation): string {
   if (value === null || value === undefined || value === false) return '';
