@@ -14,6 +14,7 @@ import type { Translator } from '../../core/locales.js';
 import { formatSiteTime } from '../../core/site-time.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
+import { stackedTable } from './stacked-table.js';
 import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
 import { passkeyStatus, rich } from './words.js';
@@ -152,14 +153,9 @@ function passkeysSection(context: PageContext, state: SecurityPageState): Html {
 <h2 id="passkeys-heading">${t.text('security.passkeysHeading')}</h2>
 <p>${t.text('security.passkeysIntro')}</p>
 ${errorSummary(error, { t })}
-${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPasskeys')}</p>` : html`<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">${t.text('security.passkeyName')}</th><th scope="col">${t.text('security.added')}</th><th scope="col">${t.text('settings.lastUsed')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
-  <tbody>${state.passkeys.map((p) => html`<tr>
-    <td class="strong">${p.name}</td>
-    <td data-label="${t.text('security.added')}">${at(context, p.createdAt)}</td>
-    <td data-label="${t.text('settings.lastUsed')}">${at(context, p.lastUsedAt)}</td>
-    <td>
-      <form method="post" action="/settings/security" class="inline">
+${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPasskeys')}</p>` : stackedTable(
+  [{ heading: t.text('security.passkeyName'), cellClass: 'strong' }, { heading: t.text('security.added') }, { heading: t.text('settings.lastUsed') }, { heading: t.text('settings.actions'), buttons: true }],
+  state.passkeys.map((p) => ({ cells: [p.name, at(context, p.createdAt), at(context, p.lastUsedAt), html`<form method="post" action="/settings/security" class="inline">
         ${hidden(context, 'passkey-rename')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
         <label for="rename-${p.credentialId}" class="visually-hidden">${t.text('security.renameLabel', { name: p.name })}</label>
@@ -170,10 +166,7 @@ ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPassk
         ${hidden(context, 'passkey-remove')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
         <button type="submit" class="danger" aria-label="${t.text('security.removeNamed', { name: p.name })}">${t.text('security.remove')}</button>
-      </form>
-    </td>
-  </tr>`)}</tbody>
-</table></div>`}
+      </form>`] })))}
 <form method="post" action="/settings/security">
   ${hidden(context, 'passkey-add')}
   <input type="hidden" name="credential" data-webauthn-result>
@@ -190,24 +183,23 @@ function sessionsSection(context: PageContext, state: SecurityPageState): Html {
   const { t } = context;
   return html`<section class="card" aria-labelledby="sessions-heading">
 <h2 id="sessions-heading">${t.text('security.sessionsHeading')}</h2>
-<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">${t.text('security.browser')}</th><th scope="col">${t.text('security.address')}</th><th scope="col">${t.text('security.signedIn')}</th><th scope="col">${t.text('security.lastActive')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
-  <tbody>${state.sessions.map((s) => {
+${stackedTable(
+  [{ heading: t.text('security.browser'), cellClass: 'strong' }, { heading: t.text('security.address') }, { heading: t.text('security.signedIn') }, { heading: t.text('security.lastActive') }, { heading: t.text('settings.actions'), buttons: true }],
+  state.sessions.map((s) => {
     const current = s.idHash === state.currentSession;
     const device = deviceText(t, describeUserAgent(s.userAgent));
-    return html`<tr>
-    <td class="strong">${device}${current ? html`${spaceBetween(device, t.text('security.thisBrowser'))}<span class="current-session">${t.text('security.thisBrowser')}</span>` : ''}</td>
-    <td data-label="${t.text('security.address')}">${s.address || t.text('security.unknownAddress')}</td>
-    <td data-label="${t.text('security.signedIn')}">${at(context, s.authTime)}</td>
-    <td data-label="${t.text('security.lastActive')}">${at(context, s.lastSeenAt)}</td>
-    <td>${current ? '' : html`<form method="post" action="/settings/security" class="inline">
+    return { cells: [
+      html`${device}${current ? html`${spaceBetween(device, t.text('security.thisBrowser'))}<span class="current-session">${t.text('security.thisBrowser')}</span>` : ''}`,
+      s.address || t.text('security.unknownAddress'),
+      at(context, s.authTime),
+      at(context, s.lastSeenAt),
+      current ? '' : html`<form method="post" action="/settings/security" class="inline">
       ${hidden(context, 'session-sign-out')}
       <input type="hidden" name="session" value="${s.idHash}">
       <button type="submit" class="danger" aria-label="${t.text('security.signOutNamed', { device, time: formatSiteTime(s.authTime, context.timeZone) })}">${t.text('security.signOut')}</button>
-    </form>`}</td>
-  </tr>`;
-  })}</tbody>
-</table></div>
+    </form>`,
+    ] };
+  }))}
 ${state.sessions.length > 1 ? html`<form method="post" action="/settings/security">
   ${hidden(context, 'sign-out-others')}
   <div class="actions"><button type="submit" class="danger">${t.text('security.signOutOthers')}</button></div>
@@ -322,14 +314,11 @@ function logSection(context: PageContext, state: SecurityPageState): Html {
   return html`<section class="card" aria-labelledby="log-heading">
 <h2 id="log-heading">${t.text('security.logHeading')}</h2>
 <p class="hint">${t.text('security.logIntro')}</p>
-${events.items.length === 0 ? html`<p class="muted">${t.text('security.logEmpty')}</p>` : html`<div class="table-wrap"><table class="stack security-log">
-  <thead><tr><th scope="col">${t.text('security.when')}</th><th scope="col">${t.text('security.what')}</th><th scope="col">${t.text('security.from')}</th></tr></thead>
-  <tbody>${events.items.map((e) => html`<tr data-kind="${e.kind}">
-    <td>${at(context, e.createdAt)}</td>
-    <td data-label="${t.text('security.what')}">${eventLine(t, e)}</td>
-    <td data-label="${t.text('security.from')}">${eventFrom(t, e)}</td>
-  </tr>`)}</tbody>
-</table></div>`}
+${events.items.length === 0 ? html`<p class="muted">${t.text('security.logEmpty')}</p>` : stackedTable(
+  [{ heading: t.text('security.when') }, { heading: t.text('security.what') }, { heading: t.text('security.from') }],
+  events.items.map((e) => ({ kind: e.kind, cells: [at(context, e.createdAt), eventLine(t, e), eventFrom(t, e)] })),
+  { tableClass: 'security-log' },
+)}
 <nav class="pager links" aria-label="${t.text('security.logPages')}">
   ${logPage > 0 ? html`<a href="/settings/security?page=${logPage - 1}#log-heading" rel="prev">${t.text('security.newer')}</a>` : html`<span></span>`}
   <span class="muted">${t.text('security.pageOf', { page: logPage + 1, pages })}</span>

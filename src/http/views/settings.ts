@@ -21,6 +21,7 @@ import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
 import { type FormError, type FormErrors, type ProblemWords, control, errorSummary, errorsFor, fieldMessage, invalid } from './forms.js';
 import { type PageContext, layout } from './layout.js';
+import { stackedTable } from './stacked-table.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
 import { type Reader, rich, scopeWords, timeOf } from './words.js';
@@ -373,25 +374,24 @@ ${errorSummary(state.errors, words)}
 </section>
 <section class="card" aria-labelledby="list-heading">
 <h2 id="list-heading">${t.text('tokens.listHeading')}</h2>
-${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>` : html`<div class="table-wrap"><table class="stack">
-  <thead><tr><th scope="col">${labels.name}</th><th scope="col">${labels.scopes}</th><th scope="col">${t.text('tokens.createdAt')}</th><th scope="col">${t.text('tokens.expiresAt')}</th><th scope="col">${t.text('settings.lastUsed')}</th><th scope="col">${t.text('tokens.status')}</th><th scope="col"><span class="visually-hidden">${t.text('settings.actions')}</span></th></tr></thead>
-  <tbody>${state.tokens.map((token) => {
+${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>` : stackedTable(
+  [{ heading: labels.name, cellClass: 'strong' }, { heading: labels.scopes }, { heading: t.text('tokens.createdAt') }, { heading: t.text('tokens.expiresAt') }, { heading: t.text('settings.lastUsed') }, { heading: t.text('tokens.status') }, { heading: t.text('settings.actions'), buttons: true }],
+  state.tokens.map((token) => {
     const status = tokenStatus(token, state.now);
-    return html`<tr>
-    <td class="strong">${token.name}</td>
-    <td data-label="${labels.scopes}">${scopeList(token.scope).map((s) => html`<code>${s}</code> `)}</td>
-    <td data-label="${t.text('tokens.createdAt')}">${at(context, token.createdAt)}</td>
-    <td data-label="${t.text('tokens.expiresAt')}">${token.expiresAt === null ? t.text('settings.never') : at(context, token.expiresAt)}</td>
-    <td data-label="${t.text('settings.lastUsed')}">${at(context, token.lastUsedAt)}</td>
-    <td data-label="${t.text('tokens.status')}">${tokenStatusText(t, status)}</td>
-    <td>${status === 'active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
+    return { cells: [
+      token.name,
+      scopeList(token.scope).map((s) => html`<code>${s}</code> `),
+      at(context, token.createdAt),
+      token.expiresAt === null ? t.text('settings.never') : at(context, token.expiresAt),
+      at(context, token.lastUsedAt),
+      tokenStatusText(t, status),
+      status === 'active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
       <input type="hidden" name="_csrf" value="${context.csrf}">
       <input type="hidden" name="token_id" value="${token.id}">
       <button type="submit" class="danger" aria-label="${t.text('tokens.revokeNamed', { name: token.name })}">${t.text('tokens.revoke')}</button>
-    </form>` : ''}</td>
-  </tr>`;
-  })}</tbody>
-</table></div>`}
+    </form>` : '',
+    ] };
+  }))}
 </section>`, { script: state.created ? 'copy' : undefined });
 }
 
