@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { NO_AUDIT } from '../../src/core/audit.js';
 import type { User } from '../../src/core/accounts/ports.js';
+import { SecurityLog } from '../../src/core/accounts/security-log.js';
 import { OAuthError } from '../../src/core/errors.js';
 import { changeMemberRole } from '../../src/core/staff/console.js';
 import type { Stores } from '../../src/core/stores.js';
@@ -25,7 +26,7 @@ forEachDatabase('staff rules', (database) => {
 
   test('two admins demoting each other at once: one change is made, the other is refused, and an admin is left', async () => {
     const [ann, bob] = await Promise.all([admin(), admin()]);
-    const deps = { stores, clock, audit: NO_AUDIT };
+    const deps = { stores, clock, audit: NO_AUDIT, securityLog: new SecurityLog(stores.securityEvents, clock, NO_AUDIT) };
     const outcomes = await Promise.allSettled([
       changeMemberRole(deps, asActor(ann), bob.id, 'member', 'demoting bob'),
       changeMemberRole(deps, asActor(bob), ann.id, 'member', 'demoting ann'),

@@ -68,8 +68,8 @@ export const tokenCreate = defineCommand({
     if (scopes.length === 0) throw new UsageError('--scopes is required');
     const reason = REASON_OPTION.read(values);
     // The token, the member's security-log line and the staff-log entry land in one transaction.
-    const { ownersSecurityLog } = await import('../owner-notices.js');
-    const made = await createMemberToken({ ...deps, securityLog: ownersSecurityLog(deps) }, { via: 'cli' },
+    const { withNotices } = await import('../owner-notices.js');
+    const made = await createMemberToken(withNotices(deps), { via: 'cli' },
       { userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays }, reason);
     if (!made) throw new UsageError(`unknown user "${user.username}"`);
     const { token, record } = made;

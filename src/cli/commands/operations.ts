@@ -52,7 +52,8 @@ export const keysRotate = defineCommand({
     const immediate = values.now === true;
     const previousWithdrawn = values['retire-previous'] === true;
     // The new keys are sealed as the stored ones are (checked first), or the servers could not sign with them.
-    const { kids, activeAt } = await rotateKeysAsStaff(deps, { via: 'cli' }, { now: immediate, retirePrevious: previousWithdrawn }, REASON_OPTION.read(values));
+    const { withNotices } = await import('../owner-notices.js');
+    const { kids, activeAt } = await rotateKeysAsStaff(withNotices(deps), { via: 'cli' }, { now: immediate, retirePrevious: previousWithdrawn }, REASON_OPTION.read(values));
     const active = new Date(activeAt).toISOString();
     deps.audit.record({ audit: 'signing_keys.rotated', via: 'cli', kids, activeAt: active, immediate: immediate || previousWithdrawn, previousWithdrawn });
     return { kid: kids.RS256, kids, active_at: active };

@@ -23,16 +23,18 @@ export const userSetRole = defineCommand({
   options: { username: { type: 'string' }, role: { type: 'string' }, ...REASON_OPTION.options },
   help: { username: 'the account (any letter case)', role: 'the new role', ...REASON_OPTION.help },
   prints: '{"id","role"}',
-  async run(deps, values) {
+  async run(deps, values, io) {
     const role = requiredString(values, 'role');
     if (!isRole(role)) throw new UsageError(`unknown role "${role}": use ${ROLES.join(', ')}`);
     const reason = REASON_OPTION.read(values);
     const user = await findUser(deps, requiredString(values, 'username'));
-    const changed = await makeStaffChange(deps, {
+    const { withNotices } = await import('../owner-notices.js');
+    const changed = await makeStaffChange(withNotices(deps), {
       actor: { via: 'cli' }, action: 'member.role', target: { kind: 'member', id: String(user.id), name: user.username }, reason,
       change: async (tx) => ((await tx.roles.setRole(user.id, role, deps.clock.now())) ? { result: role, detail: { role } } : undefined),
     });
     if (!changed) throw new UsageError(`unknown user "${user.username}"`);
+    io.afterAnswer('the member\'s notice mail could not be queued', changed.announce);
     return { id: user.id, role: changed.result };
   },
   human: (r) => `user ${r.id} is now ${r.role === 'admin' ? 'an' : 'a'} ${r.role}`,

@@ -101,7 +101,8 @@ export const userSetStatus = defineCommand({
     if (!isUserStatus(status)) throw new UsageError(`unknown status "${status}": use ${USER_STATUSES.join(', ')}`);
     const reason = REASON_OPTION.read(values);
     const user = await findUser(deps, requiredString(values, 'username'));
-    const changed = await makeStaffChange(deps, {
+    const { withNotices } = await import('../owner-notices.js');
+    const changed = await makeStaffChange(withNotices(deps), {
       actor: { via: 'cli' }, action: 'member.status', target: { kind: 'member', id: String(user.id), name: user.username }, reason,
       change: async (tx) => {
         const result = await setAccountStatus(tx, deps.clock, user.id, status);

@@ -37,6 +37,9 @@ export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Reco
   // app's access or refresh token: the member holds neither, and the app's owner fixes the leak.
   'personal_token.revoked_as_leaked': () => true,
   'client_secret.revoked_as_leaked': () => true,
+  // Two-step verification turned off and every passkey removed, by staff in the console: the way
+  // into an account talked out of staff by someone posing as its member (attack89b).
+  'staff.two_step_reset': () => true,
 };
 
 /**

@@ -25,6 +25,8 @@ export interface ConsoleDeps {
   stores: Stores;
   clock: Clock;
   audit: AuditSink;
+  /** Writes the member's line of a change on them, and mails its notice (`makeStaffChange`). */
+  securityLog: SecurityLog;
 }
 
 /** Who may see the console: staff, and among them only those with two-step verification on. */
@@ -38,8 +40,12 @@ export async function consoleAccess(stores: Stores, user: User | undefined): Pro
   return { kind: 'staff', staff: { id: user.id, username: user.username, role } };
 }
 
-/** What a change on a member came to: done, refused by the rules, or no such member. */
-export type MemberChangeOutcome<T> = { ok: true; value: T } | { ok: false; refusal: Refusal } | { ok: false; refusal: 'not_found' };
+/**
+ * What a change on a member came to: done (with `announce`, which mails the member the notice of
+ * their log's new line, for the caller to run once the change is answered), refused by the rules,
+ * or no such member.
+ */
+export type MemberChangeOutcome<T> = { ok: true; value: T; announce: () => Promise<void> } | { ok: false; refusal: Refusal } | { ok: false; refusal: 'not_found' };
 
 /**
  * A change on the account `targetId`, under `rule` (checked against the account's role as the
@@ -51,8 +57,8 @@ async function changeMember<T>(
   rule: (actor: StaffMember, target: { id: number; role: Role }) => Refusal | undefined,
   act: (tx: Stores, target: User) => Promise<{ result: T; detail: Record<string, string> }>,
 ): Promise<MemberChangeOutcome<T>> {
-  let outcome: MemberChangeOutcome<T> = { ok: false, refusal: 'not_found' };
-  await makeStaffChange(deps, {
+  let outcome = { ok: false, refusal: 'not_found' } as { ok: true; value: T } | { ok: false; refusal: Refusal | 'not_found' };
+  const done = await makeStaffChange(deps, {
     actor, action, reason, target: { kind: 'member', id: String(targetId), name: '' },
     change: async (tx) => {
       const [target, role] = await Promise.all([tx.users.findById(targetId), tx.roles.roleOf(targetId)]);
@@ -67,7 +73,8 @@ async function changeMember<T>(
       return { ...made, targetName: target.username };
     },
   });
-  return outcome;
+  // A change made is one `makeStaffChange` committed, and so answered.
+  return outcome.ok ? { ...outcome, announce: done!.announce } : outcome;
 }
 
 /** Section 4's status change, by staff: leaving `active` ends every session, grant and token for good. */
@@ -163,7 +170,7 @@ export async function changeAppStatus(deps: ConsoleDeps, actor: StaffActor, clie
  * commit (the owner's notice mail), for the caller to run once the secret is out of harm's way.
  */
 export async function rotateAppSecret(
-  deps: ConsoleDeps & { securityLog: SecurityLog; settings: { previousClientSecretHours: number } },
+  deps: ConsoleDeps & { settings: { previousClientSecretHours: number } },
   actor: StaffActor, clientId: string, reason: string,
 ): Promise<{ secret: string; announce: () => Promise<void> } | undefined> {
   const done = await makeStaffChange(deps, {
@@ -193,7 +200,7 @@ export async function rotateAppSecret(
  * the caller to run once the token is printed. `undefined` when there is no such account.
  */
 export async function createMemberToken(
-  deps: ConsoleDeps & { securityLog: SecurityLog; tokenMarks: TokenMarks },
+  deps: ConsoleDeps & { tokenMarks: TokenMarks },
   actor: StaffActor, request: PersonalTokenRequest, reason: string,
 ): Promise<{ token: string; record: PersonalToken; announce: () => Promise<void> } | undefined> {
   // The tokens' mark is read before the transaction: on SQLite its first read would wait behind it.

@@ -3,8 +3,7 @@
  * how every change is made: the change and its staff-log entry in one transaction, then an audit
  * event. The routes and the command line call these; they decide nothing themselves.
  */
-import type { SecurityEventKind } from '../accounts/security-log.js';
-import { SITE_STAFF } from '../accounts/user-agent.js';
+import { STAFF_ORIGIN, type SecurityEventKind, type SecurityLog } from '../accounts/security-log.js';
 import type { AuditSink } from '../audit.js';
 import { InputError, OAuthError } from '../errors.js';
 import type { Stores } from '../stores.js';
@@ -95,11 +94,13 @@ export interface StaffChange<T> {
 
 /**
  * Makes a staff change and writes it to the staff log in one transaction (both or neither), then
- * records the audit event. `undefined` when `change` found nothing to act on.
+ * records the audit event. `undefined` when `change` found nothing to act on. `announce` mails the
+ * member the notice of the line their security log gained, if its kind is mailed (`NOTICE_OF`):
+ * for the caller to run once the change is answered, as every recorded event's.
  */
 export async function makeStaffChange<T>(
-  deps: { stores: Stores; clock: Clock; audit: AuditSink }, change: StaffChange<T>,
-): Promise<{ result: T; entry: StaffLogEntry } | undefined> {
+  deps: { stores: Stores; clock: Clock; audit: AuditSink; securityLog: SecurityLog }, change: StaffChange<T>,
+): Promise<{ result: T; entry: StaffLogEntry; announce: () => Promise<void> } | undefined> {
   const done = await deps.stores.transaction(async (tx) => {
     // The actor's role was read when the request began; it must still be theirs when the change
     // commits, or two admins demoting each other at once would both succeed and leave none.
@@ -123,13 +124,12 @@ export async function makeStaffChange<T>(
     // The member reads in their security log that staff acted, from "the site's staff" (never who or
     // why: the staff log has that), as the command line's changes read (`STAFF_ORIGIN`).
     const told = MEMBER_EVENT_OF[change.action];
-    if (told && change.target.kind === 'member') {
-      await tx.securityEvents.insert({
-        userId: Number(change.target.id), kind: told, createdAt: entry.createdAt, address: '', device: SITE_STAFF,
-        detail: made.detail.role === undefined ? {} : { role: made.detail.role },
-      });
-    }
-    return { result: made.result, entry };
+    const announce = told && change.target.kind === 'member'
+      ? await deps.securityLog.recordAll([{
+        userId: Number(change.target.id), kind: told, origin: STAFF_ORIGIN, detail: made.detail.role === undefined ? {} : { role: made.detail.role },
+      }], tx.securityEvents)
+      : async () => {};
+    return { result: made.result, entry, announce };
   });
   if (done) {
     const { entry } = done;

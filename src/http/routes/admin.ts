@@ -30,6 +30,7 @@ import { lookAlikeCheck } from '../../core/text.js';
 import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
 import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
+import { afterCommit } from '../logging.js';
 import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
@@ -169,7 +170,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       rule: (staff: StaffMember, target: { id: number; role: Role }) => Refusal | undefined;
       fields: Record<string, string>;
       confirmation: (t: Translator, name: string) => { title: string; consequences: string; button: string };
-      act: (actor: StaffActor & { via: 'site' }, id: number, reason: string) => Promise<{ ok: true } | { ok: false; refusal: Refusal | 'not_found' }>;
+      act: (actor: StaffActor & { via: 'site' }, id: number, reason: string) => Promise<{ ok: true; announce: () => Promise<void> } | { ok: false; refusal: Refusal | 'not_found' }>;
       notice: string;
     },
   ) {
@@ -190,6 +191,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       if (outcome.refusal === 'not_found') throw notFound();
       return refused(request, reply, 'members', outcome.refusal, back);
     }
+    await afterCommit(request.log, 'a staff change was made, but the member\'s notice mail could not be queued', { userId: id }, outcome.announce);
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
 

@@ -16,7 +16,9 @@ export async function languageRoutes(app: FastifyInstance): Promise<void> {
   app.post('/language', { config: { html: true }, schema }, async (request: FastifyRequest<LanguageForm>, reply) => {
     const lang = request.body?.lang;
     if (isLocale(lang)) {
-      // The cookie needs no CSRF token: another site that sets it changes nothing but words.
+      // The cookie needs no CSRF token: another site that sets it changes nothing but words (the
+      // pages' the member reads, and so the mails' of an address they give while it holds, in the
+      // language of the page they gave it on: `member_emails.language`).
       setLanguageCookie(request, reply, lang);
       // A member's saved language comes before the cookie, so the picker changes it too. That is
       // a change to the account: only a form of this site makes it, which a browser's Origin
