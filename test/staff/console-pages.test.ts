@@ -268,6 +268,17 @@ forEachDatabase('staff console pages', (database) => {
     assert.ok(entry?.detail.RS256 && entry.detail.ES256, 'the new kids');
   });
 
+  test('the keys table names its first column in the page\'s language, not by the JWK member\'s name "kid"', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    for (const locale of LOCALES) {
+      admin.visitor.cookies.set('lang', locale);
+      const page = await admin.visitor.get('/admin/keys');
+      assert.equal(page.status, 200, locale);
+      const headings = [...page.text.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1]);
+      assert.equal(headings[0], translator(locale).text('admin.keyId'), locale);
+    }
+  });
+
   test('the overview shows the last 14 days\' sign-ins, new members, tokens issued, refusals and 429s as charts and a table', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const wrong = new Browser(t);

@@ -440,7 +440,7 @@ export function keysPage(context: PageContext, staff: StaffMember, keys: readonl
 ${notice(notice_)}
 <p class="hint">${t.text('admin.keysHint')}</p>
 ${stackedTable(
-    [{ heading: 'kid' }, { heading: t.text('admin.algorithm') }, { heading: t.text('admin.keyState') }, { heading: t.text('admin.created') }, { heading: t.text('admin.signsFrom') }],
+    [{ heading: t.text('admin.keyId') }, { heading: t.text('admin.algorithm') }, { heading: t.text('admin.keyState') }, { heading: t.text('admin.created') }, { heading: t.text('admin.signsFrom') }],
     keys.map((k) => ({ cells: [html`<code>${k.kid.slice(0, 16)}…</code>`, k.alg, t.text('admin.keyStateWord', { state: state(k) }), timeOf(context, k.createdAt), timeOf(context, k.activeAt)] })))}
 <p><a class="button secondary" href="/admin/keys/rotate">${t.text('admin.rotateKeys')}</a></p>
 </section>`);
