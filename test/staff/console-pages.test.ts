@@ -279,6 +279,31 @@ forEachDatabase('staff console pages', (database) => {
     }
   });
 
+  test('a member\'s tokens are active, expired or revoked in the same words on the console\'s member page as on their own tokens page', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    const stores = t.deps.stores;
+    const now = t.clock.now();
+    const token = (name: string, expiresAt: number | null) => stores.personalTokens.insert({ userId: member.user.id, name, tokenHash: uniqueName(name), scope: 'read:profile', expiresAt }, now);
+    await token('still-good', null);
+    await token('ran-out', now);
+    assert.equal(await stores.personalTokens.revoke((await token('taken-back', null)).id, member.user.id, now), true);
+    /** Each token's name and the cell under `heading`, row by row. */
+    const states = (text: string, heading: string) => new Map([...text.matchAll(/<tr><td[^>]*>([^<]+)<\/td>[\s\S]*?<\/tr>/g)]
+      .map((row) => [row[1], new RegExp(`<td data-label="${heading}">([^<]*)</td>`).exec(row[0])?.[1]]));
+    for (const locale of LOCALES) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      member.visitor.cookies.set('lang', locale);
+      const console = states((await admin.visitor.get(`/admin/members/${member.user.id}`)).text, words.text('admin.statusHeading'));
+      const own = states((await member.visitor.get('/settings/tokens')).text, words.text('tokens.status'));
+      for (const [name, status] of [['still-good', 'Active'], ['ran-out', 'Expired'], ['taken-back', 'Revoked']] as const) {
+        assert.equal(own.get(name), words.text(`tokens.status${status}`), `${locale} ${name}: the member's page`);
+        assert.equal(console.get(name), own.get(name), `${locale} ${name}: the console`);
+      }
+    }
+  });
+
   test('the overview shows the last 14 days\' sign-ins, new members, tokens issued, refusals and 429s as charts and a table', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const wrong = new Browser(t);

@@ -1,6 +1,5 @@
-import { DEFAULT_PERSONAL_TOKEN_DAYS } from '../../core/credentials/personal-tokens.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS, personalTokenStatus } from '../../core/credentials/personal-tokens.js';
 import { createMemberToken } from '../../core/staff/console.js';
-import type { PersonalToken } from '../../core/credentials/ports.js';
 import { writePost } from '../../core/community/posts.js';
 import { type Instant, formatUtc } from '../../core/time.js';
 import { siteUrls } from '../../core/urls.js';
@@ -82,11 +81,6 @@ export const tokenCreate = defineCommand({
   human: (r) => `${r.token}\n(shown once; expires ${r.expires_at ?? 'never'})`,
 });
 
-function tokenStatus(token: PersonalToken, now: Instant): 'active' | 'expired' | 'revoked' {
-  if (token.revokedAt !== null) return 'revoked';
-  return token.expiresAt !== null && token.expiresAt <= now ? 'expired' : 'active';
-}
-
 const utcOrNull = (instant: Instant | null) => (instant === null ? null : formatUtc(instant));
 
 export const tokenList = defineCommand({
@@ -103,7 +97,7 @@ export const tokenList = defineCommand({
     const tokens = await deps.stores.personalTokens.listForUser(user.id);
     return {
       tokens: tokens.map((t) => ({
-        id: t.id, name: t.name, scope: t.scope, status: tokenStatus(t, now),
+        id: t.id, name: t.name, scope: t.scope, status: personalTokenStatus(t, now),
         created_at: formatUtc(t.createdAt), expires_at: utcOrNull(t.expiresAt), last_used_at: utcOrNull(t.lastUsedAt),
       })),
     };

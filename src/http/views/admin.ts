@@ -10,6 +10,7 @@ import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import type { Client, ReviewedClient } from '../../core/oauth/ports.js';
 import type { LookAlikeSign } from '../../core/text.js';
 import type { SigningKey } from '../../core/oidc/ports.js';
+import { personalTokenStatus } from '../../core/credentials/personal-tokens.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
 import type { Translator } from '../../core/locales.js';
 import { FIGURES, type Figure, ROLES, type Role, type StaffLogEntry } from '../../core/staff/ports.js';
@@ -21,7 +22,7 @@ import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { eventFrom, eventLine } from './security.js';
-import { personName, problemText, rich, timeOf } from './words.js';
+import { personName, problemText, rich, timeOf, tokenStatusWords } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
 
@@ -216,7 +217,7 @@ ${m.apps.length === 0 ? '' : html`<ul class="links">${m.apps.map((a) => html`<li
 <h2 id="tokens-heading">${t.text('admin.personalTokens', { count: m.tokens.length })}</h2>
 ${m.tokens.length === 0 ? '' : stackedTable(
     [{ heading: t.text('admin.name') }, { heading: t.text('admin.scope') }, { heading: t.text('admin.created') }, { heading: t.text('admin.statusHeading') }],
-    m.tokens.map((k) => ({ cells: [k.name, html`<code>${k.scope}</code>`, timeOf(context, k.createdAt), t.text('admin.tokenState', { state: k.revokedAt !== null ? 'revoked' : k.expiresAt !== null && k.expiresAt <= context.now ? 'expired' : 'active' })] })))}
+    m.tokens.map((k) => ({ cells: [k.name, html`<code>${k.scope}</code>`, timeOf(context, k.createdAt), tokenStatusWords(t, personalTokenStatus(k, context.now))] })))}
 </section>
 <section class="card" aria-labelledby="security-heading">
 <h2 id="security-heading">${t.text('admin.securityLog')}</h2>

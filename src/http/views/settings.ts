@@ -7,7 +7,7 @@ import { documentHost } from '../../core/oauth/client-metadata.js';
 import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES } from '../../core/community/avatars.js';
-import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES } from '../../core/credentials/personal-tokens.js';
+import { DEFAULT_PERSONAL_TOKEN_DAYS, PERSONAL_TOKEN_LIFETIMES, personalTokenStatus } from '../../core/credentials/personal-tokens.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { PersonalToken } from '../../core/credentials/ports.js';
 import { livePreviousSecret } from '../../core/oauth/clients.js';
@@ -24,7 +24,7 @@ import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
-import { type Reader, rich, scopeWords, timeOf } from './words.js';
+import { type Reader, rich, scopeWords, timeOf, tokenStatusWords } from './words.js';
 
 export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security' | '/settings/email';
 
@@ -306,22 +306,6 @@ export interface TokensPageState {
   notice?: Words | undefined;
 }
 
-type TokenStatus = 'revoked' | 'expired' | 'active';
-
-function tokenStatus(token: PersonalToken, now: number): TokenStatus {
-  if (token.revokedAt !== null) return 'revoked';
-  if (token.expiresAt !== null && token.expiresAt <= now) return 'expired';
-  return 'active';
-}
-
-function tokenStatusText(t: Translator, status: TokenStatus): string {
-  switch (status) {
-    case 'revoked': return t.text('tokens.statusRevoked');
-    case 'expired': return t.text('tokens.statusExpired');
-    case 'active': return t.text('tokens.statusActive');
-  }
-}
-
 export function tokensPage(context: PageContext, state: TokensPageState): Html {
   const { t } = context;
   const form = state.form ?? { name: '', scopes: [...RESOURCE_SCOPES], expiresInDays: String(DEFAULT_PERSONAL_TOKEN_DAYS) };
@@ -377,14 +361,14 @@ ${errorSummary(state.errors, words)}
 ${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>` : stackedTable(
   [{ heading: labels.name, cellClass: 'strong' }, { heading: labels.scopes }, { heading: t.text('tokens.createdAt') }, { heading: t.text('tokens.expiresAt') }, { heading: t.text('settings.lastUsed') }, { heading: t.text('tokens.status') }, { heading: t.text('settings.actions'), buttons: true }],
   state.tokens.map((token) => {
-    const status = tokenStatus(token, state.now);
+    const status = personalTokenStatus(token, state.now);
     return { cells: [
       token.name,
       scopeList(token.scope).map((s) => html`<code>${s}</code> `),
       at(context, token.createdAt),
       token.expiresAt === null ? t.text('settings.never') : at(context, token.expiresAt),
       at(context, token.lastUsedAt),
-      tokenStatusText(t, status),
+      tokenStatusWords(t, status),
       status === 'active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
       <input type="hidden" name="_csrf" value="${context.csrf}">
       <input type="hidden" name="token_id" value="${token.id}">

@@ -4,6 +4,7 @@
  */
 import { nicknameDiffers } from '../../core/accounts/nicknames.js';
 import type { User } from '../../core/accounts/ports.js';
+import type { PersonalTokenStatus } from '../../core/credentials/personal-tokens.js';
 import type { FieldProblem } from '../../core/errors.js';
 import { type MessageValues, type Translator, listFormat } from '../../core/locales.js';
 import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
@@ -131,4 +132,13 @@ export function passkeyStatus(t: Translator): Html {
 export function scopeWords(t: Translator, scope: Scope): { title: string; allows: string; notAllowed: string } {
   const { words } = SCOPES[scope];
   return { title: t.text(words.title.key), allows: t.text(words.allows.key), notAllowed: t.text('scopes.notAllowed', { what: t.text(words.doesNotAllow.key) }) };
+}
+
+/** A personal token's state (`personalTokenStatus`) in one set of words for the member's tokens page and the staff console. */
+export function tokenStatusWords(t: Translator, status: PersonalTokenStatus): string {
+  switch (status) {
+    case 'revoked': return t.text('tokens.statusRevoked');
+    case 'expired': return t.text('tokens.statusExpired');
+    case 'active': return t.text('tokens.statusActive');
+  }
 }
