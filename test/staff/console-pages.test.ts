@@ -304,6 +304,23 @@ forEachDatabase('staff console pages', (database) => {
     }
   });
 
+  test('a member\'s session kept without an address reads "unknown" on the console\'s member page, as on their own security page', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    const now = t.clock.now();
+    await t.deps.stores.sessions.create({ idHash: uniqueName('no-address'), userId: member.user.id, authTime: now, expiresAt: now + 86_400_000 }, now);
+    for (const locale of LOCALES) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      member.visitor.cookies.set('lang', locale);
+      const unknown = words.text('security.unknownAddress');
+      assert.ok((await member.visitor.get('/settings/security')).text.includes(`<td data-label="${words.text('security.address')}">${unknown}</td>`), `${locale}: the member's page`);
+      const page = (await admin.visitor.get(`/admin/members/${member.user.id}`)).text;
+      assert.ok(page.includes(`<td data-label="${words.text('admin.address')}">${unknown}</td>`), `${locale}: the console`);
+      assert.ok(!page.includes(`<td data-label="${words.text('admin.address')}"></td>`), `${locale}: no blank address`);
+    }
+  });
+
   test('the overview shows the last 14 days\' sign-ins, new members, tokens issued, refusals and 429s as charts and a table', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const wrong = new Browser(t);

@@ -22,7 +22,7 @@ import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { eventFrom, eventLine } from './security.js';
-import { personName, problemText, rich, timeOf, tokenStatusWords } from './words.js';
+import { personName, problemText, rich, sessionAddress, timeOf, tokenStatusWords } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
 
@@ -207,7 +207,7 @@ ${changeForm(context, 'role', `${base}/role`, html`<label for="role">${t.text('a
 <h2 id="sessions-heading">${t.text('admin.sessions', { count: m.sessions.length })}</h2>
 ${m.sessions.length === 0 ? '' : stackedTable(
     [{ heading: t.text('admin.device') }, { heading: t.text('admin.address') }, { heading: t.text('admin.signedIn') }, { heading: t.text('admin.lastSeen') }],
-    m.sessions.map((s) => ({ cells: [deviceText(t, describeUserAgent(s.userAgent)), s.address, timeOf(context, s.authTime), timeOf(context, s.lastSeenAt, { relative: true })] })))}
+    m.sessions.map((s) => ({ cells: [deviceText(t, describeUserAgent(s.userAgent)), sessionAddress(t, s.address), timeOf(context, s.authTime), timeOf(context, s.lastSeenAt, { relative: true })] })))}
 </section>
 <section class="card" aria-labelledby="apps-heading">
 <h2 id="apps-heading">${t.text('admin.authorizedApps', { count: m.apps.length })}</h2>

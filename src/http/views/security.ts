@@ -17,7 +17,7 @@ import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
-import { passkeyStatus, rich } from './words.js';
+import { passkeyStatus, rich, sessionAddress } from './words.js';
 
 export const SECURITY_LOG_PAGE_SIZE = 20;
 /** The fields whose problems a section of the page shows beside its own form; others go at the top. */
@@ -190,7 +190,7 @@ ${stackedTable(
     const device = deviceText(t, describeUserAgent(s.userAgent));
     return { cells: [
       html`${device}${current ? html`${spaceBetween(device, t.text('security.thisBrowser'))}<span class="current-session">${t.text('security.thisBrowser')}</span>` : ''}`,
-      s.address || t.text('security.unknownAddress'),
+      sessionAddress(t, s.address),
       at(context, s.authTime),
       at(context, s.lastSeenAt),
       current ? '' : html`<form method="post" action="/settings/security" class="inline">

@@ -142,3 +142,8 @@ export function tokenStatusWords(t: Translator, status: PersonalTokenStatus): st
     case 'active': return t.text('tokens.statusActive');
   }
 }
+
+/** The address a session began from, or "unknown" for one kept without it (begun before sessions kept their address: the column's default is empty). */
+export function sessionAddress(t: Translator, address: string): string {
+  return address || t.text('security.unknownAddress');
+}
