@@ -375,6 +375,37 @@ forEachDatabase('staff console pages', (database) => {
       if (locale !== 'en') assert.ok(refused.text.includes(words.text('admin.verifyFormIncomplete')), `${locale}: the refusal's own words`);
     }
   });
+  test('an error in the console is a page of the console: its navigation above the words, the section the request was in marked current, the status unchanged', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    const app = await newClient(t);
+    for (const locale of ['en', 'zh-CN'] as const) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      const nav = `<nav class="settings-nav" aria-label="${words.text('admin.consoleNavigation')}">`;
+      const current = (href: string, label: string) => `<li><a href="${href}" aria-current="page">${words.text(label)}</a></li>`;
+      const pages = [
+        // A status no form offers, sent by hand: the member's section.
+        { page: await admin.visitor.post(`/admin/members/${member.user.id}/status`, { status: 'frozen', reason: REASON, confirm: 'yes' }), status: 400, section: ['/admin/members', 'admin.navMembers'] },
+        // A verify form without what the app's page showed (attack88): the apps' section.
+        { page: await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' }), status: 400, section: ['/admin/apps', 'admin.navApps'] },
+        { page: await admin.visitor.get('/admin/members/2147483647'), status: 404, section: ['/admin/members', 'admin.navMembers'] },
+        // An address of no section: none is marked current.
+        { page: await admin.visitor.get('/admin/nonexistent'), status: 404, section: undefined },
+      ] as const;
+      for (const { page, status, section } of pages) {
+        assert.equal(page.status, status, `${locale} ${status}`);
+        assert.match(page.text, new RegExp(`<html lang="${locale}">`));
+        const at = page.text.indexOf(nav);
+        assert.ok(at !== -1, `${locale} ${status}: the console's navigation`);
+        assert.ok(at < page.text.indexOf(`<h1>${words.text(status === 404 ? 'errors.notFound' : 'errors.didNotWork')}</h1>`), `${locale} ${status}: above the error`);
+        if (section) assert.ok(page.text.includes(current(section[0], section[1])), `${locale} ${status}: ${section[0]} is current`);
+        else assert.ok(!page.text.includes('aria-current="page"'), `${locale} ${status}: no section is current`);
+        assert.ok(page.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale} ${status}: back to the console`);
+      }
+    }
+  });
+
   test('a console error in Chinese is told in the page\'s language where the error has words, and where it has none its English message is named as the untranslated original, never as for developers', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const member = await person(t, 'member', { twoStep: false });

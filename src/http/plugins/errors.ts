@@ -13,6 +13,7 @@ import { DEFAULT_LOCALE } from '../../core/locales.js';
 import { CONSOLE_HEADERS, isConsolePath } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
 import { type Html, html } from '../views/html.js';
+import { consoleErrorFrame } from '../views/admin.js';
 import { type PageContext, errorPage } from '../views/layout.js';
 import { listOf, rich } from '../views/words.js';
 import { CORS_HEADERS } from './cors.js';
@@ -171,27 +172,30 @@ function errorHeading(status: number, pageMissing: boolean): string {
 
 /**
  * The error page of `error`: its heading and words in the reader's language; in the staff console,
- * for staff, its own words and the way back to it (the gate sets `request.staff`, so no one else
- * learns from an error that the console is there).
+ * for staff, its own words in the console's layout and the way back to it (the gate sets
+ * `request.staff`, so no one else learns from an error that the console is there).
  */
 async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: OAuthError): Promise<Html> {
   const context = await pageContext(request, reply);
   const { t } = context;
-  const inConsole = request.staff !== undefined;
-  const back = inConsole ? { href: CONSOLE_WAY_BACK.href, words: t.text(CONSOLE_WAY_BACK.key) } : undefined;
+  const { staff } = request;
+  const inConsole = staff !== undefined;
+  // In the console, its page: its layout and the way back to it.
+  const framing = staff === undefined ? {}
+    : { back: { href: CONSOLE_WAY_BACK.href, words: t.text(CONSOLE_WAY_BACK.key) }, frame: consoleErrorFrame(context, staff, request.url.split('?')[0]!) };
   // A read of a member or post that does not exist is a missing page; a form sent about one is a refused action.
   const pageMissing = error.status === 404 && (request.method === 'GET' || request.method === 'HEAD');
   const heading = t.text(errorHeading(error.status, pageMissing));
-  if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description, { back });
+  if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description, framing);
   // The error's own words say what its description says: nothing is left to read in English.
-  if (error.words) return errorPage(context, heading, t.text(error.words.key, error.words.values), { back });
+  if (error.words) return errorPage(context, heading, t.text(error.words.key, error.words.values), framing);
   const words = pageMissing ? NOTHING_HERE
     : error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED
     : (inConsole ? CONSOLE_PAGE_WORDS : PAGE_WORDS)[error.code] ?? { key: 'errors.generic' };
   // Words of the error's kind only: the description below, for the app's developer on the site's
   // pages, and in the console, where staff are no developers, named as the error's own untranslated message.
   const summary = t.text(inConsole ? 'errors.untranslatedMessage' : 'errors.details');
-  return errorPage(context, heading, t.text(words.key), { details: { summary, text: error.description }, back });
+  return errorPage(context, heading, t.text(words.key), { details: { summary, text: error.description }, ...framing });
 }
 
 export async function sendError(error: OAuthError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

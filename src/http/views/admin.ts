@@ -19,29 +19,43 @@ import { reviewedText } from '../../core/staff/console.js';
 import { REASON_MAX_LENGTH, REASON_MIN_LENGTH, type StaffMember } from '../../core/staff/staff.js';
 import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
-import { type PageContext, layout } from './layout.js';
+import { type PageContext, type PageFrame, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { eventFrom, eventLine } from './security.js';
 import { personName, problemText, rich, sessionAddress, timeOf, tokenStatusWords } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
 
-/** A console page: the console's own navigation above `main`; keys only for admins. */
-export function consoleLayout(title: string, context: PageContext, staff: StaffMember, section: ConsoleSection, main: Html): Html {
+/** The console's sections, in the order of its navigation: each one's page and the words of its link. */
+const SECTIONS: ReadonlyArray<{ section: ConsoleSection; href: string; key: string }> = [
+  { section: 'overview', href: '/admin', key: 'admin.navOverview' },
+  { section: 'members', href: '/admin/members', key: 'admin.navMembers' },
+  { section: 'apps', href: '/admin/apps', key: 'admin.navApps' },
+  { section: 'keys', href: '/admin/keys', key: 'admin.navKeys' },
+  { section: 'log', href: '/admin/staff-log', key: 'admin.navLog' },
+];
+
+/** A console page: the console's own navigation above `main`, `section` marked current (none on a page of no section); keys only for admins. */
+export function consoleLayout(title: string, context: PageContext, staff: StaffMember, section: ConsoleSection | undefined, main: Html): Html {
   const { t } = context;
-  const items: Array<[ConsoleSection, string, string]> = [
-    ['overview', '/admin', t.text('admin.navOverview')],
-    ['members', '/admin/members', t.text('admin.navMembers')],
-    ['apps', '/admin/apps', t.text('admin.navApps')],
-    ...(staff.role === 'admin' ? [['keys', '/admin/keys', t.text('admin.navKeys')] as [ConsoleSection, string, string]] : []),
-    ['log', '/admin/staff-log', t.text('admin.navLog')],
-  ];
+  const items = SECTIONS.filter((item) => item.section !== 'keys' || staff.role === 'admin');
   return layout(title, context, html`<div class="settings console">
 <nav class="settings-nav" aria-label="${t.text('admin.consoleNavigation')}"><ul>
-${items.map(([name, href, label]) => html`<li><a href="${href}"${name === section ? html` aria-current="page"` : ''}>${label}</a></li>`)}
+${items.map((item) => html`<li><a href="${item.href}"${item.section === section ? html` aria-current="page"` : ''}>${t.text(item.key)}</a></li>`)}
 </ul></nav>
 <div class="settings-main">${main}</div>
 </div>`);
+}
+
+/**
+ * The frame of an error met in the console (`errorPage`): the console's layout, with the section
+ * of the address asked for marked current (a member's form is in Members), none for an address
+ * of no section.
+ */
+export function consoleErrorFrame(context: PageContext, staff: StaffMember, path: string): PageFrame {
+  const section = SECTIONS.find((item) => item.href !== '/admin' && (path === item.href || path.startsWith(`${item.href}/`)))?.section
+    ?? (path === '/admin' ? 'overview' : undefined);
+  return (title, main) => consoleLayout(title, context, staff, section, main);
 }
 
 /** The one page staff without two-step verification see, whatever they asked for. */

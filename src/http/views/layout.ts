@@ -72,18 +72,21 @@ ${LOCALES.map((locale) => html`<option value="${locale}" lang="${locale}"${local
 </form>`;
 }
 
+/** What frames a page's main content: the site's `layout`, or a part of the site's own (the staff console's `consoleLayout`). */
+export type PageFrame = (title: string, main: Html) => Html;
+
 /**
  * A short page for an error a person meets: what went wrong, in words, and no redirect.
  * `details`: the error's English description, for the developer of the app that sent the person
  * here, under its own heading on a page in another language (protocol text stays English).
  * `back`: the way out, the home page unless the error is met somewhere with a home of its own (the
- * staff console).
+ * staff console), whose pages are framed by its own `frame`.
  */
 export function errorPage(context: PageContext, heading: string, message: string | Html,
-  options: { details?: { summary: string; text: string }; back?: { href: string; words: string } } = {}): Html {
+  options: { details?: { summary: string; text: string }; back?: { href: string; words: string }; frame?: PageFrame | undefined } = {}): Html {
   const { t } = context;
-  const { details, back = { href: '/', words: t.text('common.backHome') } } = options;
-  return layout(heading, context, html`<section class="card narrow">
+  const { details, back = { href: '/', words: t.text('common.backHome') }, frame = (title, main) => layout(title, context, main) } = options;
+  return frame(heading, html`<section class="card narrow">
 <h1>${heading}</h1>
 <p>${message}</p>
 ${details === undefined ? '' : html`<details><summary>${details.summary}</summary><p><code lang="en">${details.text}</code></p></details>`}
