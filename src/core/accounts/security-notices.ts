@@ -39,7 +39,8 @@ export const NOTICE_OF: Readonly<Partial<Record<SecurityEventKind, (detail: Reco
   'client_secret.revoked_as_leaked': () => true,
   // Two-step verification turned off and every passkey removed, by staff in the console: the way
   // into an account talked out of staff by someone posing as its member (attack89b).
-  'staff.two_step_reset': () => true,
+  // Not one that found nothing to remove: it turned nothing off (attack91).
+  'staff.two_step_reset': (detail) => detail.removed !== 'nothing',
 };
 
 /**

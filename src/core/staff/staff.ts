@@ -78,6 +78,17 @@ const MEMBER_EVENT_OF: Partial<Record<StaffAction, SecurityEventKind>> = {
   // again starts with nothing (section 4).
 };
 
+/**
+ * What the member's line of a staff change keeps (never who or why): a new role; for a two-step
+ * reset that found nothing to remove (a member without any, or the form sent twice), that it
+ * removed nothing, so that no notice tells them it removed what they did not have (attack91).
+ */
+function memberDetail(action: StaffAction, detail: Record<string, string>): Record<string, string> {
+  if (detail.role !== undefined) return { role: detail.role };
+  if (action === 'member.two_step_reset' && detail.authenticator_app === 'none' && detail.passkeys_removed === '0') return { removed: 'nothing' };
+  return {};
+}
+
 /** Who did it: a staff member from an address, or the operator at the command line. */
 export type StaffActor = (StaffMember & { via: 'site'; address: string }) | { via: 'cli' };
 
@@ -126,7 +137,7 @@ export async function makeStaffChange<T>(
     const told = MEMBER_EVENT_OF[change.action];
     const announce = told && change.target.kind === 'member'
       ? await deps.securityLog.recordAll([{
-        userId: Number(change.target.id), kind: told, origin: STAFF_ORIGIN, detail: made.detail.role === undefined ? {} : { role: made.detail.role },
+        userId: Number(change.target.id), kind: told, origin: STAFF_ORIGIN, detail: memberDetail(change.action, made.detail),
       }], tx.securityEvents)
       : async () => {};
     return { result: made.result, entry, announce };
