@@ -7,19 +7,23 @@
  * never through the security log's notice, and `NOTICE_OF` has no entry for it. A reset talked out
  * of staff by someone posing as the member (the usual way into an account with two-step on) is
  * then learned of only by a member who happens to read their security log.
+ *
+ * attack91: and only a reset that turned something off: a member who had no authenticator app,
+ * recovery code or passkey, or a confirmation sent twice (a double click, a second tab, a second
+ * instance), would have been mailed that they were removed, which did not happen.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
+import { deliverMail, verifiedAddress } from '../support/member-mail.js';
 import { TestSmtpServer } from '../support/smtp.js';
 import { person } from '../staff/support.js';
-import { randomBytes } from 'node:crypto';
 
 const REASON = 'the member lost their phone';
 
-forEachDatabase('attack89b: staff removing a member\'s two-step verification', (database) => {
+forEachDatabase('attack89b, attack91: staff removing a member\'s two-step verification', (database) => {
   let t: TestApp;
   let smtp: TestSmtpServer;
 
@@ -32,22 +36,14 @@ forEachDatabase('attack89b: staff removing a member\'s two-step verification', (
     await smtp.stop();
   });
 
-  const deliver = async () => {
-    await t.deps.background.settled();
-    return t.deps.mailDeliveries.runOnce();
-  };
+  const deliver = () => deliverMail(t);
+
+  const noticesTo = (email: string, from: number) => smtp.to(email).slice(from).filter((m) => /turned off two-step verification/.test(m.subject));
 
   test('the member is mailed a notice when staff turn their two-step verification off (INTERFACE section 12)', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const member = await person(t, 'member', { twoStep: true });
-    const email = `m${randomBytes(5).toString('hex')}@example.test`;
-    assert.equal((await member.visitor.post('/settings/email', { email })).status, 200);
-    await deliver();
-    const link = /http:\/\/\S+\/email\/verify\?token=[A-Za-z0-9_-]+/.exec(smtp.to(email).at(-1)?.text ?? '')?.[0];
-    assert.ok(link, 'a verification link was mailed');
-    assert.equal((await member.visitor.get(link.slice(t.baseUrl.length))).status, 200);
-    assert.ok((await t.deps.stores.memberEmails.find(member.user.id))?.verifiedAt, 'the address is verified');
-    await deliver();
+    const email = await verifiedAddress(t, smtp, member.visitor);
     const before = smtp.to(email).length;
 
     const done = await admin.visitor.post(`/admin/members/${member.user.id}/two-step/reset`, { reason: REASON, confirm: 'yes' });
@@ -60,5 +56,35 @@ forEachDatabase('attack89b: staff removing a member\'s two-step verification', (
     assert.match(mailed[0]!.subject, /^The site's staff turned off two-step verification for your .+ account$/);
     assert.match(mailed[0]!.text, /If you did not, someone may have asked in your name/);
     assert.ok(!mailed[0]!.text.includes(REASON) && !mailed[0]!.text.includes(admin.user.username), 'never who or why, as the security log');
+  });
+
+  test('a member with no authenticator app, recovery code or passkey is not told that staff removed them', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    const email = await verifiedAddress(t, smtp, member.visitor);
+    const before = smtp.to(email).length;
+
+    const done = await admin.visitor.post(`/admin/members/${member.user.id}/two-step/reset`, { reason: REASON, confirm: 'yes' });
+    assert.equal(done.status, 303, 'the reset is answered as made');
+    await deliver();
+
+    assert.deepEqual(noticesTo(email, before).map((m) => m.subject), [],
+      'no mail says an authenticator app, recovery codes and passkeys were removed when the member had none');
+  });
+
+  test('the confirmation sent twice mails the member once: the second reset removed nothing', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: true });
+    const email = await verifiedAddress(t, smtp, member.visitor);
+    const before = smtp.to(email).length;
+
+    for (let i = 0; i < 2; i++) {
+      const done = await admin.visitor.post(`/admin/members/${member.user.id}/two-step/reset`, { reason: REASON, confirm: 'yes' });
+      assert.equal(done.status, 303);
+    }
+    assert.equal(await t.deps.stores.secondFactors.findTotp(member.user.id), undefined, 'two-step verification is off');
+    await deliver();
+
+    assert.equal(noticesTo(email, before).length, 1, 'one notice for the one reset that turned two-step verification off');
   });
 });

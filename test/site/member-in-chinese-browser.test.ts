@@ -20,6 +20,7 @@ import { pkcePair, tokenRequest } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase } from '../support/databases.js';
+import { deliverMail } from '../support/member-mail.js';
 import { TestSmtpServer } from '../support/smtp.js';
 
 const DESKTOP = { width: 1280, height: 900 };
@@ -53,11 +54,7 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     await smtp?.stop();
   });
 
-  /** Sends what is queued, once the work requests left running (a reset link's mail) is done. */
-  const deliver = async () => {
-    await t.deps.background.settled();
-    return t.deps.mailDeliveries.runOnce();
-  };
+  const deliver = () => deliverMail(t);
 
   test('a member signs up, approves an app, turns on two-step, verifies an address and resets the password, all in Chinese', { skip: skipWithoutChromium }, async () => {
     const problems: string[] = [];

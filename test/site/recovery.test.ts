@@ -26,6 +26,7 @@ import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpe
 import { type TestApp, startTestApp } from '../support/app.js';
 import { TestClock } from '../support/clock.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
+import { deliverMail, verifiedAddress } from '../support/member-mail.js';
 import { type ReceivedMail, TestSmtpServer } from '../support/smtp.js';
 import { TimingClient } from '../support/timing-client.js';
 import { AddressedVisitor, type Fields, type PageResponse, Visitor } from './visitor.js';
@@ -56,11 +57,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await smtp.stop();
   });
 
-  /** Sends what is queued, once the work requests left running (a reset link's mail) is done. */
-  const deliver = async () => {
-    await t.deps.background.settled();
-    return t.deps.mailDeliveries.runOnce();
-  };
+  const deliver = () => deliverMail(t);
   const address = () => `m${randomBytes(5).toString('hex')}@example.test`;
   const relative = (link: string) => link.slice(t.baseUrl.length);
 
@@ -74,11 +71,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
   /** A member whose address is verified through the pages and the mailed link. */
   async function verifiedMember(): Promise<{ user: User; visitor: AddressedVisitor; email: string }> {
     const { user, visitor } = await member();
-    const email = address();
-    assert.equal((await visitor.post('/settings/email', { email })).status, 200);
-    await deliver();
-    assert.equal((await visitor.get(relative(linkIn(smtp.to(email).at(-1), '/email/verify')))).status, 200);
-    return { user, visitor, email };
+    return { user, visitor, email: await verifiedAddress(t, smtp, visitor, address()) };
   }
 
   async function forgot(login: string, visitor: Visitor = new AddressedVisitor(t.baseUrl)): Promise<PageResponse> {
