@@ -5,6 +5,7 @@ import type { Client, ClientType } from '../../core/oauth/ports.js';
 import type { IdTokenAlg } from '../../core/oidc/ports.js';
 import { formatUtc } from '../../core/time.js';
 import { UsageError, defineCommand, optionalString, requiredString } from '../command.js';
+import { withNotices } from '../owner-notices.js';
 import { changeAppStatus, rotateAppSecret } from '../../core/staff/console.js';
 import { findUser } from './lookup.js';
 import { REASON_OPTION } from './staff.js';
@@ -138,7 +139,6 @@ export const clientRotateSecret = defineCommand({
     // As at /settings/developers: a deactivated app authenticates no more, and gets no new secret,
     // also when staff deactivate it meanwhile (the write is conditional on its being active). The
     // secret, the owner's security-log line and the staff-log entry land in one transaction.
-    const { withNotices } = await import('../owner-notices.js');
     const rotated = await rotateAppSecret(withNotices(deps), { via: 'cli' }, clientId, reason);
     if (!rotated) throw await unchangedClient(deps, clientId, 'gets no new secret');
     deps.audit.record({ audit: 'client.secret_rotated', clientId, ownerId: client.ownerId, via: 'cli' });
@@ -163,7 +163,6 @@ export const clientDeactivate = defineCommand({
     // Deactivated already: the same answer, and no second audit event (as at /settings/developers).
     const found = await findClient(deps.stores, clientId);
     if (found?.status === 'deactivated') return { client_id: found.clientId, status: found.status };
-    const { withNotices } = await import('../owner-notices.js');
     const changed = found && await changeAppStatus(withNotices(deps), { via: 'cli' }, clientId, 'deactivated', reason);
     if (!changed?.ok) throw new UsageError(`unknown client "${clientId}"`);
     deps.audit.record({ audit: 'client.deactivated', clientId, ownerId: found!.ownerId, via: 'cli' });

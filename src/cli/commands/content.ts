@@ -4,6 +4,7 @@ import { writePost } from '../../core/community/posts.js';
 import { type Instant, formatUtc } from '../../core/time.js';
 import { siteUrls } from '../../core/urls.js';
 import { COUNTER_MAX, UsageError, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
+import { withNotices } from '../owner-notices.js';
 import { findUser } from './lookup.js';
 import { REASON_OPTION } from './staff.js';
 
@@ -67,7 +68,6 @@ export const tokenCreate = defineCommand({
     if (scopes.length === 0) throw new UsageError('--scopes is required');
     const reason = REASON_OPTION.read(values);
     // The token, the member's security-log line and the staff-log entry land in one transaction.
-    const { withNotices } = await import('../owner-notices.js');
     const made = await createMemberToken(withNotices(deps), { via: 'cli' },
       { userId: user.id, name: requiredString(values, 'name'), scopes, expiresInDays }, reason);
     if (!made) throw new UsageError(`unknown user "${user.username}"`);

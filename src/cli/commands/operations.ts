@@ -2,6 +2,7 @@ import { rotateKeysAsStaff } from '../../core/staff/console.js';
 import { demoCredentialsPath, saveDemoCredentials, seedDemo } from '../../demo.js';
 import { runJanitor } from '../../janitor.js';
 import { defineCommand } from '../command.js';
+import { withNotices } from '../owner-notices.js';
 import { REASON_OPTION } from './staff.js';
 
 export const migrate = defineCommand({
@@ -52,7 +53,6 @@ export const keysRotate = defineCommand({
     const immediate = values.now === true;
     const previousWithdrawn = values['retire-previous'] === true;
     // The new keys are sealed as the stored ones are (checked first), or the servers could not sign with them.
-    const { withNotices } = await import('../owner-notices.js');
     const { kids, activeAt } = await rotateKeysAsStaff(withNotices(deps), { via: 'cli' }, { now: immediate, retirePrevious: previousWithdrawn }, REASON_OPTION.read(values));
     const active = new Date(activeAt).toISOString();
     deps.audit.record({ audit: 'signing_keys.rotated', via: 'cli', kids, activeAt: active, immediate: immediate || previousWithdrawn, previousWithdrawn });

@@ -1,7 +1,8 @@
 import { ROLES, type StaffLogEntry } from '../../core/staff/ports.js';
-import { REASON_MAX_LENGTH, checkReason, isRole, makeStaffChange } from '../../core/staff/staff.js';
+import { REASON_MAX_LENGTH, checkReason, isRole, makeStaffChange, roleChangedLine } from '../../core/staff/staff.js';
 import { formatUtc } from '../../core/time.js';
 import { UsageError, type Values, defineCommand, optionalCount, optionalString, requiredString } from '../command.js';
+import { withNotices } from '../owner-notices.js';
 import { findUser } from './lookup.js';
 
 /** `--reason T`: why the operator made a change, for the staff log (none given: empty). */
@@ -28,10 +29,9 @@ export const userSetRole = defineCommand({
     if (!isRole(role)) throw new UsageError(`unknown role "${role}": use ${ROLES.join(', ')}`);
     const reason = REASON_OPTION.read(values);
     const user = await findUser(deps, requiredString(values, 'username'));
-    const { withNotices } = await import('../owner-notices.js');
     const changed = await makeStaffChange(withNotices(deps), {
       actor: { via: 'cli' }, action: 'member.role', target: { kind: 'member', id: String(user.id), name: user.username }, reason,
-      change: async (tx) => ((await tx.roles.setRole(user.id, role, deps.clock.now())) ? { result: role, detail: { role } } : undefined),
+      change: async (tx) => ((await tx.roles.setRole(user.id, role, deps.clock.now())) ? { result: role, detail: { role }, told: [roleChangedLine(user.id, role)] } : undefined),
     });
     if (!changed) throw new UsageError(`unknown user "${user.username}"`);
     io.afterAnswer('the member\'s notice mail could not be queued', changed.announce);

@@ -5,6 +5,7 @@ import { USER_STATUSES, type User, type UserStatus } from '../../core/accounts/p
 import { makeStaffChange } from '../../core/staff/staff.js';
 import { formatUtc } from '../../core/time.js';
 import { COUNTER_MAX, PASSWORD_OPTIONS, UsageError, defineCommand, optionalCount, optionalString, readPassword, requiredString } from '../command.js';
+import { withNotices } from '../owner-notices.js';
 import { findUser } from './lookup.js';
 import { REASON_OPTION } from './staff.js';
 
@@ -101,7 +102,6 @@ export const userSetStatus = defineCommand({
     if (!isUserStatus(status)) throw new UsageError(`unknown status "${status}": use ${USER_STATUSES.join(', ')}`);
     const reason = REASON_OPTION.read(values);
     const user = await findUser(deps, requiredString(values, 'username'));
-    const { withNotices } = await import('../owner-notices.js');
     const changed = await makeStaffChange(withNotices(deps), {
       actor: { via: 'cli' }, action: 'member.status', target: { kind: 'member', id: String(user.id), name: user.username }, reason,
       change: async (tx) => {

@@ -102,10 +102,7 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
   };
 }
 
-/**
- * The security log that mails its notices: the server's, and the command line's where the operator
- * changes a member's app (`svc client rotate-secret`), so its owner hears of it as from the site.
- */
+/** The server's security log, which mails its notices (the command line's: src/cli/owner-notices.ts). */
 export function noticingSecurityLog(deps: NoticeDeps, audit: AuditSink): SecurityLog {
   return new SecurityLog(deps.stores.securityEvents, deps.clock, audit, securityNoticeSender(deps));
 }

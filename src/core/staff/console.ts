@@ -6,7 +6,7 @@
  */
 import type { AuditSink } from '../audit.js';
 import { setAccountStatus } from '../accounts/accounts.js';
-import { type SecurityLog, STAFF_ORIGIN } from '../accounts/security-log.js';
+import type { SecurityLog } from '../accounts/security-log.js';
 import type { User, UserStatus } from '../accounts/ports.js';
 import { requiresSecondStep } from '../accounts/two-step.js';
 import { type PersonalTokenRequest, createPersonalToken } from '../credentials/personal-tokens.js';
@@ -19,7 +19,7 @@ import { endOtherSignInSessions } from '../oidc/logout/events.js';
 import type { Stores } from '../stores.js';
 import { type Clock, formatUtc } from '../time.js';
 import type { Role } from './ports.js';
-import { type Refusal, type StaffActor, type StaffMember, isStaff, makeStaffChange, refusalOnMember, refusalOnRole } from './staff.js';
+import { type Refusal, type StaffActor, type StaffChangeMade, type StaffMember, isStaff, makeStaffChange, refusalOnMember, refusalOnRole, roleChangedLine } from './staff.js';
 
 export interface ConsoleDeps {
   stores: Stores;
@@ -55,7 +55,7 @@ async function changeMember<T>(
   deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, reason: string,
   action: 'member.status' | 'member.sessions_revoked' | 'member.two_step_reset' | 'member.role',
   rule: (actor: StaffMember, target: { id: number; role: Role }) => Refusal | undefined,
-  act: (tx: Stores, target: User) => Promise<{ result: T; detail: Record<string, string> }>,
+  act: (tx: Stores, target: User) => Promise<StaffChangeMade<T>>,
 ): Promise<MemberChangeOutcome<T>> {
   let outcome = { ok: false, refusal: 'not_found' } as { ok: true; value: T } | { ok: false; refusal: Refusal | 'not_found' };
   const done = await makeStaffChange(deps, {
@@ -89,17 +89,27 @@ export function changeMemberStatus(deps: ConsoleDeps, actor: StaffActor & { via:
 export function endMemberSessions(deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, reason: string) {
   return changeMember(deps, actor, targetId, reason, 'member.sessions_revoked', refusalOnMember, async (tx, target) => {
     const ended = await endOtherSignInSessions(tx, deps.clock.now(), target.id, '');
-    return { result: ended, detail: { sessions_ended: String(ended) } };
+    return { result: ended, detail: { sessions_ended: String(ended) }, told: [{ userId: target.id, kind: 'staff.sessions_revoked' }] };
   });
 }
 
-/** Removes the member's authenticator app, recovery codes and passkeys: they sign in with the password alone until they set it up again. */
+/**
+ * Removes the member's authenticator app, recovery codes and passkeys: they sign in with the
+ * password alone until they set it up again. A reset that found none (a member without two-step,
+ * or the form sent twice) tells the member's log it removed nothing, and so mails no notice that
+ * it removed what they did not have (attack91).
+ */
 export function resetMemberTwoStep(deps: ConsoleDeps, actor: StaffActor & { via: 'site' }, targetId: number, reason: string) {
   return changeMember(deps, actor, targetId, reason, 'member.two_step_reset', refusalOnMember, async (tx, target) => {
     const hadApp = await tx.secondFactors.removeTotp(target.id);
     const passkeys = await tx.passkeys.listForUser(target.id);
     for (const passkey of passkeys) await tx.passkeys.remove(target.id, passkey.credentialId);
-    return { result: { hadApp, passkeys: passkeys.length }, detail: { authenticator_app: hadApp ? 'removed' : 'none', passkeys_removed: String(passkeys.length) } };
+    const removed: Record<string, string> = hadApp || passkeys.length > 0 ? {} : { removed: 'nothing' };
+    return {
+      result: { hadApp, passkeys: passkeys.length },
+      detail: { authenticator_app: hadApp ? 'removed' : 'none', passkeys_removed: String(passkeys.length) },
+      told: [{ userId: target.id, kind: 'staff.two_step_reset', detail: removed }],
+    };
   });
 }
 
@@ -108,7 +118,7 @@ export function changeMemberRole(deps: ConsoleDeps, actor: StaffActor & { via: '
   return changeMember(deps, actor, targetId, reason, 'member.role', refusalOnRole, async (tx, target) => {
     const from = (await tx.roles.roleOf(target.id)) ?? 'member';
     await tx.roles.setRole(target.id, role, deps.clock.now());
-    return { result: role, detail: { from, role } };
+    return { result: role, detail: { from, role }, told: [roleChangedLine(target.id, role)] };
   });
 }
 
@@ -181,13 +191,12 @@ export async function rotateAppSecret(
       const secret = await rotateClientSecret(tx, deps.clock, clientId, deps.settings.previousClientSecretHours);
       if (secret === undefined) return undefined;
       const told = client.ownerId === null ? [] : [{
-        userId: client.ownerId, kind: 'client_secret.rotated' as const, origin: STAFF_ORIGIN, detail: { app: client.name, client_id: client.clientId },
+        userId: client.ownerId, kind: 'client_secret.rotated' as const, detail: { app: client.name, client_id: client.clientId },
       }];
-      const announce = await deps.securityLog.recordAll(told, tx.securityEvents);
-      return { result: { secret, announce }, detail: {}, targetName: client.name };
+      return { result: secret, detail: {}, targetName: client.name, told };
     },
   });
-  return done?.result;
+  return done && { secret: done.result, announce: done.announce };
 }
 
 /**
@@ -210,15 +219,15 @@ export async function createMemberToken(
     change: async (tx) => {
       const member = await tx.users.findById(request.userId);
       if (!member) return undefined;
-      const { token, record } = await createPersonalToken(tx, deps.clock, deps.tokenMarks, request);
-      const announce = await deps.securityLog.recordAll([{
-        userId: member.id, kind: 'personal_token.created', origin: STAFF_ORIGIN, detail: { name: record.name, scope: record.scope },
-      }], tx.securityEvents);
-      const expires = record.expiresAt === null ? 'never' : formatUtc(record.expiresAt);
-      return { result: { token, record, announce }, detail: { name: record.name, scope: record.scope, expires }, targetName: member.username };
+      const made = await createPersonalToken(tx, deps.clock, deps.tokenMarks, request);
+      const { name, scope, expiresAt } = made.record;
+      return {
+        result: made, detail: { name, scope, expires: expiresAt === null ? 'never' : formatUtc(expiresAt) }, targetName: member.username,
+        told: [{ userId: member.id, kind: 'personal_token.created', detail: { name, scope } }],
+      };
     },
   });
-  return done?.result;
+  return done && { ...done.result, announce: done.announce };
 }
 
 /**

@@ -3,7 +3,7 @@
  * how every change is made: the change and its staff-log entry in one transaction, then an audit
  * event. The routes and the command line call these; they decide nothing themselves.
  */
-import { STAFF_ORIGIN, type SecurityEventKind, type SecurityLog } from '../accounts/security-log.js';
+import { type NewSecurityEvent, STAFF_ORIGIN, type SecurityLog } from '../accounts/security-log.js';
 import type { AuditSink } from '../audit.js';
 import { InputError, OAuthError } from '../errors.js';
 import type { Stores } from '../stores.js';
@@ -69,24 +69,9 @@ export function refusalOnKeys(actor: StaffMember): Refusal | undefined {
   return actor.role === 'admin' ? undefined : 'admins_only';
 }
 
-/** The event of the member's own security log a staff change on them writes, if any. */
-const MEMBER_EVENT_OF: Partial<Record<StaffAction, SecurityEventKind>> = {
-  'member.sessions_revoked': 'staff.sessions_revoked',
-  'member.two_step_reset': 'staff.two_step_reset',
-  'member.role': 'staff.role_changed',
-  // A status change is not: a member who is not active cannot read the log, and one made active
-  // again starts with nothing (section 4).
-};
-
-/**
- * What the member's line of a staff change keeps (never who or why): a new role; for a two-step
- * reset that found nothing to remove (a member without any, or the form sent twice), that it
- * removed nothing, so that no notice tells them it removed what they did not have (attack91).
- */
-function memberDetail(action: StaffAction, detail: Record<string, string>): Record<string, string> {
-  if (detail.role !== undefined) return { role: detail.role };
-  if (action === 'member.two_step_reset' && detail.authenticator_app === 'none' && detail.passkeys_removed === '0') return { removed: 'nothing' };
-  return {};
+/** The line a role change writes in the member's security log: the role they now hold. */
+export function roleChangedLine(userId: number, role: Role) {
+  return { userId, kind: 'staff.role_changed' as const, detail: { role } };
 }
 
 /** Who did it: a staff member from an address, or the operator at the command line. */
@@ -100,14 +85,29 @@ export interface StaffChange<T> {
   /** Checked by `checkReason`; from the command line it may be empty. */
   reason: string;
   /** The change itself, inside the transaction that logs it; `undefined`: nothing to change, nothing logged. */
-  change(tx: Stores): Promise<{ result: T; detail: Record<string, string>; targetName?: string } | undefined>;
+  change(tx: Stores): Promise<StaffChangeMade<T> | undefined>;
 }
 
 /**
- * Makes a staff change and writes it to the staff log in one transaction (both or neither), then
- * records the audit event. `undefined` when `change` found nothing to act on. `announce` mails the
- * member the notice of the line their security log gained, if its kind is mailed (`NOTICE_OF`):
- * for the caller to run once the change is answered, as every recorded event's.
+ * What a change did: its `result` for the caller, the staff log's `detail`, and `told`, the lines
+ * it writes in members' own security logs. Those say "the site's staff" (`STAFF_ORIGIN`), never
+ * who or why (the staff log has that), and keep only what the member may read; a status change
+ * tells none (a member who is not active cannot read the log, and one made active again starts
+ * with nothing, section 4).
+ */
+export interface StaffChangeMade<T> {
+  result: T;
+  detail: Record<string, string>;
+  targetName?: string;
+  told?: ReadonlyArray<Omit<NewSecurityEvent, 'origin'>>;
+}
+
+/**
+ * Makes a staff change and writes it to the staff log in one transaction (both or neither), with
+ * the lines it `told` members' security logs, then records the audit event. `undefined` when
+ * `change` found nothing to act on. `announce` mails the members the notices of those lines whose
+ * kind is mailed (`NOTICE_OF`): for the caller to run once the change is answered, as every
+ * recorded event's.
  */
 export async function makeStaffChange<T>(
   deps: { stores: Stores; clock: Clock; audit: AuditSink; securityLog: SecurityLog }, change: StaffChange<T>,
@@ -132,14 +132,7 @@ export async function makeStaffChange<T>(
       detail: made.detail,
       reason: change.reason,
     });
-    // The member reads in their security log that staff acted, from "the site's staff" (never who or
-    // why: the staff log has that), as the command line's changes read (`STAFF_ORIGIN`).
-    const told = MEMBER_EVENT_OF[change.action];
-    const announce = told && change.target.kind === 'member'
-      ? await deps.securityLog.recordAll([{
-        userId: Number(change.target.id), kind: told, origin: STAFF_ORIGIN, detail: memberDetail(change.action, made.detail),
-      }], tx.securityEvents)
-      : async () => {};
+    const announce = await deps.securityLog.recordAll((made.told ?? []).map((line) => ({ ...line, origin: STAFF_ORIGIN })), tx.securityEvents);
     return { result: made.result, entry, announce };
   });
   if (done) {
