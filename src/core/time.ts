@@ -46,6 +46,14 @@ export function formatUtc(instant: Instant): string {
   return new Date(Math.floor(instant / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
+/**
+ * Whether a credential that lasts until `expiresAt` (`null`: no expiry) has expired at `now`: from
+ * that instant on. The one rule of the bearer gate and of the token lists that name a token expired.
+ */
+export function hasExpired(expiresAt: Instant | null, now: Instant): boolean {
+  return expiresAt !== null && expiresAt <= now;
+}
+
 /** "Last used" times (of tokens, personal tokens and grants) are written at most once per this interval. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 

@@ -13,7 +13,7 @@ import { OAuthError } from '../errors.js';
 import type { User } from '../accounts/ports.js';
 import type { Stores } from '../stores.js';
 import { type Scope, scopeList } from '../oauth/scopes.js';
-import { type Clock, type Instant, LAST_USED_RESOLUTION_MS } from '../time.js';
+import { type Clock, type Instant, LAST_USED_RESOLUTION_MS, hasExpired } from '../time.js';
 
 /** The realm named in every `WWW-Authenticate` challenge of the resource API. */
 export const API_REALM = 'api';
@@ -235,13 +235,13 @@ export function bearerToken(authorization: string | undefined): string | null | 
 /**
  * Authenticates the `Authorization` header: the bearer, or the 401 refusal to answer with
  * (one of `BEARER_REFUSALS`, returned rather than thrown). Malformed tokens and bad checksums are
- * refused before storage. Expired is `expiresAt <= now`; a revoked token, grant or deactivated
- * client shows as `revokedAt`. `tokenOutsideHeader`: the request carried a token where this API
- * does not read one (the query string, a form body), so a request without the header is told so.
- * `proofOf`: the request's DPoP proof, read and checked (after everything else) for
- * `Authorization: DPoP` only. `onlyMarked`: the request's address is refused for unknown tokens,
- * so a token that does not bear the service's mark (`TokenMarks`) is refused as unknown without a
- * lookup.
+ * refused before storage. Expired is `hasExpired`, the rule the token lists name it by; a revoked
+ * token, grant or deactivated client shows as `revokedAt`. `tokenOutsideHeader`: the request
+ * carried a token where this API does not read one (the query string, a form body), so a request
+ * without the header is told so. `proofOf`: the request's DPoP proof, read and checked (after
+ * everything else) for `Authorization: DPoP` only. `onlyMarked`: the request's address is refused
+ * for unknown tokens, so a token that does not bear the service's mark (`TokenMarks`) is refused
+ * as unknown without a lookup.
  */
 export async function authenticateBearer(
   deps: BearerDeps,
@@ -286,7 +286,7 @@ async function lookup(deps: BearerDeps, scheme: AuthScheme, token: string, proof
   if (!record) return BEARER_REFUSALS.unknown;
   const now: Instant = deps.clock.now();
   if (record.revokedAt !== null) return BEARER_REFUSALS.revoked;
-  if (record.expiresAt !== null && record.expiresAt <= now) return BEARER_REFUSALS.expired;
+  if (hasExpired(record.expiresAt, now)) return BEARER_REFUSALS.expired;
   if (record.user.status !== 'active') return BEARER_REFUSALS.unusableAccount;
   return { kind, record };
 }

@@ -7,7 +7,7 @@ import type { Stores } from '../stores.js';
 import type { PersonalToken } from './ports.js';
 import { RESOURCE_SCOPES, formatScope } from '../oauth/scopes.js';
 import { checkedText } from '../text.js';
-import { type Clock, type Instant, days } from '../time.js';
+import { type Clock, type Instant, days, hasExpired } from '../time.js';
 
 /** Lifetimes a user can choose, in days; `null` is no expiry. 90 is the default. */
 export const PERSONAL_TOKEN_LIFETIMES: readonly (number | null)[] = [7, 30, 90, 365, null];
@@ -15,10 +15,10 @@ export const DEFAULT_PERSONAL_TOKEN_DAYS = 90;
 
 export type PersonalTokenStatus = 'active' | 'expired' | 'revoked';
 
-/** A token's state as its lists name it: revoked wins over expired, and expired is `expiresAt <= now`, as the bearer gate refuses it. */
+/** A token's state as its lists name it: revoked wins over expired, and expired is `hasExpired`, the bearer gate's rule. */
 export function personalTokenStatus(token: Pick<PersonalToken, 'revokedAt' | 'expiresAt'>, now: Instant): PersonalTokenStatus {
   if (token.revokedAt !== null) return 'revoked';
-  return token.expiresAt !== null && token.expiresAt <= now ? 'expired' : 'active';
+  return hasExpired(token.expiresAt, now) ? 'expired' : 'active';
 }
 
 export interface PersonalTokenRequest {
