@@ -18,7 +18,7 @@ import { SITE_STAFF, describeUserAgent } from './user-agent.js';
 
 /**
  * Every kind of event. The log page words each in the reader's language (the `security` catalog,
- * `src/http/views/security.ts`); the core keeps only the kinds.
+ * `src/http/views/security-events.ts`); the core keeps only the kinds.
  */
 export const SECURITY_EVENT_KINDS = [
   'sign_in.succeeded',

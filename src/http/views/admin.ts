@@ -21,7 +21,7 @@ import { type FormErrors, errorSummary, errorsFor } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, type PageFrame, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
-import { eventFrom, eventLine } from './security.js';
+import { eventFrom, eventLine } from './security-events.js';
 import { personName, problemText, rich, sessionAddress, timeOf, tokenStatusWords } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
