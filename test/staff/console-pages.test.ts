@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { SITE_STAFF } from '../../src/core/accounts/user-agent.js';
+import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { LOCALES } from '../../src/core/locales.js';
 import { translator } from '../../src/i18n/catalogs.js';
 import { englishSentences } from '../i18n/untranslated.js';
@@ -318,6 +319,27 @@ forEachDatabase('staff console pages', (database) => {
       const page = (await admin.visitor.get(`/admin/members/${member.user.id}`)).text;
       assert.ok(page.includes(`<td data-label="${words.text('admin.address')}">${unknown}</td>`), `${locale}: the console`);
       assert.ok(!page.includes(`<td data-label="${words.text('admin.address')}"></td>`), `${locale}: no blank address`);
+    }
+  });
+
+  test('a member\'s security-log line with neither a browser nor an address reads "unknown" under "From", on their security page and on the console\'s member page', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    // A leak report's line: the reporter's address is none of the owner's business.
+    const { token } = await createPersonalToken(t.deps.stores, t.deps.clock, t.deps.tokenMarks, { userId: member.user.id, name: 'leaked', scopes: ['profile:read'], expiresInDays: 7 });
+    const reported = await fetch(`${t.baseUrl}/api/credentials/revoke`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ credentials: [token] }) });
+    assert.equal(reported.status, 202);
+    for (const locale of LOCALES) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      member.visitor.cookies.set('lang', locale);
+      const unknown = words.text('security.unknownOrigin');
+      const own = (await member.visitor.get('/settings/security')).text;
+      assert.ok(own.includes(`<td data-label="${words.text('security.from')}">${unknown}</td>`), `${locale}: the member's page`);
+      assert.ok(!own.includes(`<td data-label="${words.text('security.from')}"></td>`), `${locale}: no blank "From" on the member's page`);
+      const page = (await admin.visitor.get(`/admin/members/${member.user.id}`)).text;
+      assert.ok(page.includes(`<td data-label="${words.text('admin.address')}">${unknown}</td>`), `${locale}: the console`);
+      assert.ok(!page.includes(`<td data-label="${words.text('admin.address')}"></td>`), `${locale}: no blank "From" in the console`);
     }
   });
 

@@ -87,9 +87,13 @@ function detailText(t: Translator, event: SecurityEvent): string {
 /** Chinese sets no space beside a full-width bracket, nor between a Chinese word and a quotation. */
 const CHINESE_UNSPACED = / (?=[（「])|(?<=[）」]) |(?<=[\u3400-\u9fff]) (?=“)/g;
 
-/** Where an event came from: its browser (or "the site's staff") and its address, whichever it has. */
+/**
+ * Where an event came from: its browser (or "the site's staff") and its address, whichever it has;
+ * "unknown" for one with neither (a leak report's: the reporter is none of the owner's business).
+ */
 export function eventFrom(t: Translator, event: SecurityEvent): string {
-  return [event.device === '' ? '' : deviceText(t, event.device), event.address].filter((x) => x !== '').join(t.text('settings.listSeparator'));
+  const from = [event.device === '' ? '' : deviceText(t, event.device), event.address].filter((x) => x !== '').join(t.text('settings.listSeparator'));
+  return from || t.text('security.unknownOrigin');
 }
 
 /** The words of an event and its details, a space between them where the language sets one. */
