@@ -2,12 +2,17 @@
  * The staff console's addresses (INTERFACE section 14), which the console's routes and the not-found
  * answer both know, and the staff member its gate let in, which its routes and its error pages read.
  */
+import type { FastifyRequest } from 'fastify';
 import type { StaffMember } from '../core/staff/staff.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The staff member the console's gate let in: set only past the gate, so only staff read what depends on it. */
     staff?: StaffMember;
+  }
+  interface FastifyContextConfig {
+    /** A console form's route: the route of the page the form is on (`formPageOf`). */
+    formPage?: `/admin/${string}`;
   }
 }
 
@@ -18,3 +23,14 @@ export function isConsolePath(url: string): boolean {
 
 /** Headers of every console answer, the not-found answer included. */
 export const CONSOLE_HEADERS = { 'cache-control': 'no-store', 'x-robots-tag': 'noindex' } as const;
+
+/**
+ * The page a console form's request came from, for its error page to lead back to: its route's
+ * `formPage` with the request's parameters, each encoded as one path segment, so it is a page under
+ * /admin whatever the address held (never the Referer, which another site can choose). `undefined`
+ * for a request of no form.
+ */
+export function formPageOf(request: FastifyRequest): string | undefined {
+  const params = request.params as Record<string, unknown>;
+  return request.routeOptions.config?.formPage?.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(String(params[name])));
+}

@@ -378,7 +378,7 @@ forEachDatabase('staff console pages', (database) => {
     assert.match(vouching.text, /主页/);
     assert.deepEqual(englishSentences(vouching.text, ['Test App', 'An app under test', REASON]), [], 'the confirmation of "Mark verified…"');
   });
-  test('an error in the console speaks to staff in every language: no advice about an app that sent them, and the way back is to the console', async () => {
+  test('an error in the console speaks to staff in every language: no advice about an app that sent them, and the way back is into the console', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const app = await newClient(t);
     for (const locale of LOCALES) {
@@ -387,11 +387,12 @@ forEachDatabase('staff console pages', (database) => {
       // A verify form made by hand, without what the app's page showed (attack88's refusal), and a member who is not there.
       const refused = await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' });
       const missing = await admin.visitor.get('/admin/members/2147483647');
-      for (const [page, status] of [[refused, 400], [missing, 404]] as const) {
+      const ways = [[refused, 400, `<a href="/admin/apps/${app.client.clientId}">${words.text('admin.back')}</a>`], [missing, 404, `<a href="/admin">${words.text('admin.backToConsole')}</a>`]] as const;
+      for (const [page, status, back] of ways) {
         assert.equal(page.status, status, `${locale} ${status}`);
         assert.match(page.text, new RegExp(`<html lang="${locale}">`));
         assert.ok(!page.text.includes(words.text('errors.invalidRequest')), `${locale} ${status}: the member's advice about an app`);
-        assert.ok(page.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale} ${status}: back to the console`);
+        assert.ok(page.text.includes(back), `${locale} ${status}: back into the console`);
         assert.ok(!page.text.includes(`<a href="/">${words.text('common.backHome')}</a>`), `${locale} ${status}: not to the home page`);
       }
       if (locale !== 'en') assert.ok(refused.text.includes(words.text('admin.verifyFormIncomplete')), `${locale}: the refusal's own words`);
@@ -423,8 +424,40 @@ forEachDatabase('staff console pages', (database) => {
         assert.ok(at < page.text.indexOf(`<h1>${words.text(status === 404 ? 'errors.notFound' : 'errors.didNotWork')}</h1>`), `${locale} ${status}: above the error`);
         if (section) assert.ok(page.text.includes(current(section[0], section[1])), `${locale} ${status}: ${section[0]} is current`);
         else assert.ok(!page.text.includes('aria-current="page"'), `${locale} ${status}: no section is current`);
-        assert.ok(page.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale} ${status}: back to the console`);
+        assert.match(page.text, /<p class="links"><a href="\/admin[/"]/, `${locale} ${status}: back into the console`);
       }
+    }
+  });
+
+  test('a console form\'s error page leads back to the page the form was on, a page of the console whatever the address held; any other error to the console', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    const app = await newClient(t);
+    const hostile = ['//evil.example/x', '\\evil.example', 'https://evil.example'];
+    for (const locale of LOCALES) {
+      const words = translator(locale);
+      admin.visitor.cookies.set('lang', locale);
+      const back = (href: string) => `<p class="links"><a href="${href}">${words.text('admin.back')}</a></p>`;
+      const pages = [
+        // A status no form offers, sent by hand; a form kept open too long (no CSRF field): the member's page.
+        [await admin.visitor.post(`/admin/members/${member.user.id}/status`, { status: 'frozen', reason: REASON, confirm: 'yes' }), `/admin/members/${member.user.id}`],
+        [await admin.visitor.post(`/admin/members/${member.user.id}/role`, { role: 'moderator', reason: REASON, confirm: 'yes' }, { csrf: null }), `/admin/members/${member.user.id}`],
+        // A verify form without what the app's page showed (attack88): the app's page.
+        [await admin.visitor.post(`/admin/apps/${app.client.clientId}/verified`, { verified: 'yes', reason: REASON, confirm: 'yes' }), `/admin/apps/${app.client.clientId}`],
+        [await admin.visitor.post('/admin/keys/rotate', { reason: REASON, confirm: 'yes' }, { csrf: null }), '/admin/keys/rotate'],
+        // An address that names another site: each part of it stays one segment of a page under /admin.
+        ...await Promise.all(hostile.map(async (id) => [
+          await admin.visitor.post(`/admin/apps/${encodeURIComponent(id)}/status`, { status: 'frozen', reason: REASON, confirm: 'yes' }), `/admin/apps/${encodeURIComponent(id)}`,
+        ] as const)),
+      ] as const;
+      for (const [page, href] of pages) {
+        assert.equal(page.status >= 400, true, `${locale} ${href}: ${page.status}`);
+        assert.ok(page.text.includes(back(href)), `${locale} ${href}: back to the form's page`);
+        assert.ok(new URL(href, 'https://site.example').pathname.startsWith('/admin/'), `${locale} ${href}: a page of the console`);
+      }
+      // A page that is not there was asked for by no form of the console's: back to the console.
+      const missing = await admin.visitor.get('/admin/members/2147483647');
+      assert.ok(missing.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale}: a missing page`);
     }
   });
 

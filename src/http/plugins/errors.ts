@@ -10,7 +10,7 @@ import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
 import { DEFAULT_LOCALE } from '../../core/locales.js';
-import { CONSOLE_HEADERS, isConsolePath } from '../console-paths.js';
+import { CONSOLE_HEADERS, formPageOf, isConsolePath } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
 import { type Html, html } from '../views/html.js';
 import { consoleErrorFrame } from '../views/admin.js';
@@ -144,7 +144,7 @@ const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
 /**
  * An error's words in the staff console, for staff past its gate: what its pages and forms meet,
  * never the member's advice to go back to an app that sent them; any other code is the generic
- * words. Its page leads back to the console (`CONSOLE_WAY_BACK`).
+ * words. Its page leads back to the page the form was on, else to the console (`consoleWayBack`).
  */
 const CONSOLE_PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   invalid_request: { key: 'errors.consoleInvalidRequest' },
@@ -153,7 +153,11 @@ const CONSOLE_PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   temporarily_unavailable: { key: 'errors.unavailable' },
 };
 
-const CONSOLE_WAY_BACK = { href: '/admin', key: 'admin.backToConsole' } as const;
+/** A console error page's way back: to the page of the form the request was sent from (`formPageOf`), else to the console. */
+function consoleWayBack(request: FastifyRequest, t: PageContext['t']): { href: string; words: string } {
+  const formPage = formPageOf(request);
+  return formPage === undefined ? { href: '/admin', words: t.text('admin.backToConsole') } : { href: formPage, words: t.text('admin.back') };
+}
 
 /** The refusal of `verifyCsrf`, the one 403 `invalid_request` (a form kept open too long, or sent from another site). */
 const FORM_EXPIRED: Words = { key: 'errors.formExpired' };
@@ -182,7 +186,7 @@ async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: 
   const inConsole = staff !== undefined;
   // In the console, its page: its layout and the way back to it.
   const framing = staff === undefined ? {}
-    : { back: { href: CONSOLE_WAY_BACK.href, words: t.text(CONSOLE_WAY_BACK.key) }, frame: consoleErrorFrame(context, staff, request.url.split('?')[0]!) };
+    : { back: consoleWayBack(request, t), frame: consoleErrorFrame(context, staff, request.url.split('?')[0]!) };
   // A read of a member or post that does not exist is a missing page; a form sent about one is a refused action.
   const pageMissing = error.status === 404 && (request.method === 'GET' || request.method === 'HEAD');
   const heading = t.text(errorHeading(error.status, pageMissing));

@@ -40,6 +40,10 @@ import {
 import type { Html } from '../views/html.js';
 
 const page = { config: { html: true } };
+/** A form's route: its error page leads back to `formPage`, the page the form is on. */
+const formOn = (formPage: `/admin/${string}`) => ({ config: { html: true, formPage } });
+const MEMBER_PAGE = '/admin/members/:id';
+const APP_PAGE = '/admin/apps/:clientId';
 const text = { type: 'string' } as const;
 const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, reason: text, confirm: text, ...properties } } });
 /** A row id as both databases hold it (a 32-bit integer): a larger one is a bad request, never a query PostgreSQL refuses. */
@@ -195,7 +199,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
 
-  app.post('/admin/members/:id/status', { ...page, schema: { ...memberParams, ...form({ status: text }) } },
+  app.post('/admin/members/:id/status', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({ status: text }) } },
     async (request: MemberRequest<ChangeBody & { status?: string }>, reply) => {
       const status = request.body?.status ?? '';
       if (!isUserStatus(status)) throw new OAuthError('invalid_request', 'status must be active, suspended, banned or deleted.');
@@ -210,7 +214,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       });
     });
 
-  app.post('/admin/members/:id/sessions/revoke', { ...page, schema: { ...memberParams, ...form({}) } }, async (request: MemberRequest, reply) =>
+  app.post('/admin/members/:id/sessions/revoke', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({}) } }, async (request: MemberRequest, reply) =>
     memberChange(request, reply, {
       rule: refusalOnMember, fields: {}, notice: 'sessions',
       confirmation: (t, name) => ({
@@ -220,7 +224,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       act: async (actor, id, reason) => endMemberSessions(deps, actor, id, reason),
     }));
 
-  app.post('/admin/members/:id/two-step/reset', { ...page, schema: { ...memberParams, ...form({}) } }, async (request: MemberRequest, reply) =>
+  app.post('/admin/members/:id/two-step/reset', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({}) } }, async (request: MemberRequest, reply) =>
     memberChange(request, reply, {
       rule: refusalOnMember, fields: {}, notice: 'two-step',
       confirmation: (t, name) => ({
@@ -230,7 +234,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       act: async (actor, id, reason) => resetMemberTwoStep(deps, actor, id, reason),
     }));
 
-  app.post('/admin/members/:id/role', { ...page, schema: { ...memberParams, ...form({ role: text }) } },
+  app.post('/admin/members/:id/role', { ...formOn(MEMBER_PAGE), schema: { ...memberParams, ...form({ role: text }) } },
     async (request: MemberRequest<ChangeBody & { role?: string }>, reply) => {
       const role = request.body?.role ?? '';
       if (!isRole(role)) throw new OAuthError('invalid_request', 'role must be member, moderator or admin.');
@@ -306,7 +310,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
 
-  app.post('/admin/apps/:clientId/status', { ...page, schema: { ...appParams, ...form({ status: text }) } },
+  app.post('/admin/apps/:clientId/status', { ...formOn(APP_PAGE), schema: { ...appParams, ...form({ status: text }) } },
     async (request: AppRequest<ChangeBody & { status?: string }>, reply) => {
       const status = request.body?.status;
       if (status !== 'active' && status !== 'deactivated') throw new OAuthError('invalid_request', 'status must be active or deactivated.');
@@ -320,7 +324,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       });
     });
 
-  app.post('/admin/apps/:clientId/verified', { ...page, schema: { ...appParams, ...form({ verified: text, reviewed: text }) } },
+  app.post('/admin/apps/:clientId/verified', { ...formOn(APP_PAGE), schema: { ...appParams, ...form({ verified: text, reviewed: text }) } },
     async (request: AppRequest<ChangeBody & { verified?: string; reviewed?: string }>, reply) => {
       const verified = request.body?.verified;
       if (verified !== 'yes' && verified !== 'no') throw new OAuthError('invalid_request', 'verified must be yes or no.');
@@ -370,7 +374,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, rotateKeysPage(await pageContext(request, reply), staffOf(request), deps.settings.signingKeyActivationSeconds));
   });
 
-  app.post('/admin/keys/rotate', { ...page, schema: form({ now: text }) }, async (request: FastifyRequest<{ Body: ChangeBody & { now?: string } }>, reply) => {
+  app.post('/admin/keys/rotate', { ...formOn('/admin/keys/rotate'), schema: form({ now: text }) }, async (request: FastifyRequest<{ Body: ChangeBody & { now?: string } }>, reply) => {
     const actor = await changer(request, reply, '/admin/keys/rotate');
     if (!actor) return reply;
     if (!(await adminOnly(request, reply))) return reply;
