@@ -2,6 +2,7 @@
 import { hashSecret, tokenKind } from '../../credentials/formats.js';
 import type { Client } from '../ports.js';
 import { apiResource } from '../../api/resource.js';
+import { hasExpired } from '../../time.js';
 import type { OAuthDeps } from './context.js';
 
 export type Introspection =
@@ -36,7 +37,8 @@ export async function introspectToken(deps: OAuthDeps, client: Client, token: st
   const found = kind === 'access' ? await stores.tokens.findAccess(hash) : await stores.tokens.findRefresh(hash);
   if (!found || found.clientId !== client.clientId) return INACTIVE;
   const now = deps.clock.now();
-  if (found.revokedAt !== null || found.expiresAt <= now) return INACTIVE;
+  // Expired by the bearer gate's rule: the resource API and introspection agree on every instant.
+  if (found.revokedAt !== null || hasExpired(found.expiresAt, now)) return INACTIVE;
   if ('usedAt' in found && found.usedAt !== null) return INACTIVE;
   const owner = await stores.grants.findWithUser(found.grantId);
   if (!owner || owner.grant.revokedAt !== null || owner.user.status !== 'active') return INACTIVE;
