@@ -487,6 +487,34 @@ forEachDatabase('staff console pages', (database) => {
     }
   });
 
+  test('an error whose message the catalogs translate is told in their words alone, never again in English: a malformed member id, a refused form, in the console and on the site', async () => {
+    const admin = await person(t, 'admin', { twoStep: true });
+    const member = await person(t, 'member', { twoStep: false });
+    for (const locale of LOCALES.filter((l) => l !== 'en')) {
+      const words = translator(locale);
+      // The page's language as the browser asks for it, then as the site's language cookie sets it.
+      admin.visitor.cookies.delete('lang');
+      const byBrowser = await admin.visitor.request('/admin/members/abc', { headers: { 'accept-language': locale } });
+      admin.visitor.cookies.set('lang', locale);
+      member.visitor.cookies.set('lang', locale);
+      const pages = [
+        { what: 'a malformed member id, by Accept-Language', page: byBrowser, status: 404, key: 'errors.nothingHere' },
+        { what: 'a malformed member id, by the language cookie', page: await admin.visitor.get('/admin/members/abc'), status: 404, key: 'errors.nothingHere' },
+        { what: 'a console form without its CSRF field', page: await admin.visitor.post(`/admin/members/${member.user.id}/status`, { status: 'suspended', reason: REASON, confirm: 'yes' }, { csrf: null }), status: 403, key: 'errors.formExpired' },
+        { what: 'a malformed post id', page: await member.visitor.get('/posts/abc'), status: 404, key: 'errors.nothingHere' },
+        { what: 'a post that does not exist', page: await member.visitor.get('/posts/2147483647'), status: 404, key: 'errors.nothingHere' },
+        { what: 'a site form without its CSRF field', page: await member.visitor.post('/posts/new', { title: 'x', body: 'x', category: 'x' }, { csrf: null }), status: 403, key: 'errors.formExpired' },
+      ];
+      for (const { what, page, status, key } of pages) {
+        assert.equal(page.status, status, `${locale}: ${what}`);
+        assert.match(page.text, new RegExp(`<html lang="${locale}">`), `${locale}: ${what}`);
+        assert.ok(page.text.includes(`<p>${words.text(key)}</p>`), `${locale}: ${what}: its words`);
+        assert.ok(!page.text.includes('<details>'), `${locale}: ${what}: no English below them`);
+        assert.deepEqual(englishSentences(page.text), [], `${locale}: ${what}`);
+      }
+    }
+  });
+
   test('staff whose role changed while they acted read it in their language, and nothing was done', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const member = await person(t, 'member', { twoStep: false });

@@ -79,6 +79,14 @@ function logUnavailable(request: FastifyRequest, error: unknown): void {
   unavailableLogs.set(key, { lastAt: now, leftOut: 0 });
 }
 
+/** The words of a page that is not there: an address no route takes, or a member or post a page reads that does not exist. */
+export const NOTHING_HERE: Words = { key: 'errors.nothingHere' };
+
+/** An address that names nothing (RFC 9110 15.5.5): its page tells it in the reader's language, nothing left in English. */
+export function noSuchPage(): OAuthError {
+  return new OAuthError('not_found', 'No such page or endpoint.', { words: NOTHING_HERE });
+}
+
 /** Turns any thrown value into the `OAuthError` the client may see. */
 export function toClientError(error: unknown, request: FastifyRequest): OAuthError {
   if (error instanceof OAuthError) return error;
@@ -96,7 +104,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   const fastifyError = error as Partial<FastifyError>;
   // A path parameter that fails its schema (an id that is not canonical decimal, `row-id.ts`)
   // names no page or resource: the address is not there (RFC 9110 15.5.5), as for any other.
-  if (fastifyError.validation && fastifyError.validationContext === 'params') return new OAuthError('not_found', 'No such page or endpoint.');
+  if (fastifyError.validation && fastifyError.validationContext === 'params') return noSuchPage();
   if (fastifyError.validation) {
     return new OAuthError('invalid_request', `Invalid request: ${fastifyError.message ?? 'malformed parameters'}`);
   }
@@ -159,12 +167,6 @@ function consoleWayBack(request: FastifyRequest, t: PageContext['t']): { href: s
   return formPage === undefined ? { href: '/admin', words: t.text('admin.backToConsole') } : { href: formPage, words: t.text('admin.back') };
 }
 
-/** The refusal of `verifyCsrf`, the one 403 `invalid_request` (a form kept open too long, or sent from another site). */
-const FORM_EXPIRED: Words = { key: 'errors.formExpired' };
-
-/** The words of a page that is not there: an address no route takes, or a member or post a page reads that does not exist. */
-const NOTHING_HERE: Words = { key: 'errors.nothingHere' };
-
 /**
  * An error page's heading, for a route's error and an address no route takes alike: server
  * trouble, a page that is not there, or a refusal (an action on something already gone among
@@ -194,7 +196,6 @@ async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: 
   // The error's own words say what its description says: nothing is left to read in English.
   if (error.words) return errorPage(context, heading, t.text(error.words.key, error.words.values), framing);
   const words = pageMissing ? NOTHING_HERE
-    : error.status === 403 && error.code === 'invalid_request' ? FORM_EXPIRED
     : (inConsole ? CONSOLE_PAGE_WORDS : PAGE_WORDS)[error.code] ?? { key: 'errors.generic' };
   // Words of the error's kind only: the description below, for the app's developer on the site's
   // pages, and in the console, where staff are no developers, named as the error's own untranslated message.
@@ -242,7 +243,7 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);
   return (error, request, reply) => isConsolePath(request.url)
-    ? answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text(NOTHING_HERE.key))
+    ? answer(request, reply, noSuchPage(), (t) => t.text(NOTHING_HERE.key))
     : answer(request, reply, toClientError(error, request), (t) => t.text('errors.invalidRequest'));
 }
 
@@ -265,7 +266,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
       const error = new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } });
       return answer(request, reply, error, (t) => rich(t, 'errors.methodNotAllowed', { allowed: listOf(t, allowed.map((m) => html`<code>${m}</code>`)), method: html`<code>${request.method}</code>` }));
     }
-    return answer(request, reply, new OAuthError('not_found', 'No such page or endpoint.'), (t) => t.text(NOTHING_HERE.key));
+    return answer(request, reply, noSuchPage(), (t) => t.text(NOTHING_HERE.key));
   });
 }
 

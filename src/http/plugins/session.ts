@@ -238,7 +238,7 @@ export function verifyCsrf(request: FastifyRequest): void {
   const sent = typeof body?._csrf === 'string' ? body._csrf : '';
   const originOk = origin === undefined || origin === expectedOrigin;
   if (!originOk || !cookie || !constantTimeEqual(cookie, sent)) {
-    throw new OAuthError('invalid_request', 'This form has expired or came from another site. Go back, reload the page and try again.', { status: 403 });
+    throw new OAuthError('invalid_request', 'This form has expired or came from another site. Go back, reload the page and try again.', { status: 403, words: { key: 'errors.formExpired' } });
   }
 }
 

@@ -31,6 +31,7 @@ import { clientAddress } from '../client-address.js';
 import { CONSOLE_HEADERS } from '../console-paths.js';
 import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
 import { afterCommit } from '../logging.js';
+import { noSuchPage } from '../plugins/errors.js';
 import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
@@ -121,8 +122,6 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, refusedPage(context, staffOf(request), section, refusalWords(context.t, refusal), back), 403);
   }
 
-  const notFound = () => new OAuthError('not_found', 'No such page or endpoint.', { words: { key: 'errors.nothingHere' } });
-
   // ---- The overview ----------------------------------------------------------------------------
 
   app.get('/admin', page, async (request, reply) => {
@@ -148,7 +147,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const staff = staffOf(request);
     const id = Number(request.params.id);
     const [user, role] = await Promise.all([stores.users.findById(id), stores.roles.roleOf(id)]);
-    if (!user || role === undefined) throw notFound();
+    if (!user || role === undefined) throw noSuchPage();
     const now = clock.now();
     const [email, secondFactors, sessions, apps, tokens, securityLog, staffLog] = await Promise.all([
       stores.memberEmails.find(id), secondFactorsOf(stores, id), stores.sessions.listForUser(id, now), listAuthorizedApplications(stores, id),
@@ -183,7 +182,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const actor = await changer(request, reply, back);
     if (!actor) return reply;
     const [user, role] = await Promise.all([stores.users.findById(id), stores.roles.roleOf(id)]);
-    if (!user || role === undefined) throw notFound();
+    if (!user || role === undefined) throw noSuchPage();
     const refusal = options.rule(actor, { id, role });
     if (refusal) return refused(request, reply, 'members', refusal, back);
     const reason = await confirmedReason(request, reply, 'members', (t) => ({
@@ -192,7 +191,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     if (reason === undefined) return reply;
     const outcome = await options.act(actor, id, reason);
     if (!outcome.ok) {
-      if (outcome.refusal === 'not_found') throw notFound();
+      if (outcome.refusal === 'not_found') throw noSuchPage();
       return refused(request, reply, 'members', outcome.refusal, back);
     }
     await afterCommit(request.log, 'a staff change was made, but the member\'s notice mail could not be queued', { userId: id }, outcome.announce);
@@ -268,7 +267,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   app.get('/admin/apps/:clientId', { ...page, schema: appParams }, async (request: AppRequest, reply) => {
     const { clientId } = request.params;
     const client = await findClient(stores, clientId);
-    if (!client) throw notFound();
+    if (!client) throw noSuchPage();
     const [owner, usage, staffLog] = await Promise.all([
       ownerOf(client), stores.appDirectory.usage(clientId, clock.now() - DAY_MS), stores.staffLog.list({ limit: 20, target: { kind: 'app', id: clientId } }),
     ]);
@@ -300,13 +299,13 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const actor = await changer(request, reply, back);
     if (!actor) return reply;
     const client = await findClient(stores, clientId);
-    if (!client) throw notFound();
+    if (!client) throw noSuchPage();
     if (options.problem) throw options.problem;
     const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, client.name), action: request.url, fields: options.fields, cancel: back }));
     if (reason === undefined) return reply;
     const outcome = await options.act(actor, reason);
     if (!outcome.ok && outcome.refusal === 'changed') return reply.redirect(`${back}?notice=app-changed`, 303);
-    if (!outcome.ok) throw notFound();
+    if (!outcome.ok) throw noSuchPage();
     return reply.redirect(`${back}?notice=${options.notice}`, 303);
   }
 
@@ -403,5 +402,5 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
 
   // Behind the gate, so that staff read the console's not-found page, which leads back to the
   // console; anyone else gets the site's own, as for any address that does not exist.
-  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/admin/*', config: { html: true, notFound: true }, handler: async () => { throw notFound(); } });
+  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/admin/*', config: { html: true, notFound: true }, handler: async () => { throw noSuchPage(); } });
 }

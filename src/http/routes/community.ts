@@ -12,6 +12,7 @@ import type { Post, PostStatus } from '../../core/community/ports.js';
 import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/community/posts.js';
 import { clientAddress } from '../client-address.js';
 import { requireUser, sendPage } from '../pages.js';
+import { NOTHING_HERE } from '../plugins/errors.js';
 import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import { deletePostPage, newPostPage, postPage, profilePage } from '../views/community.js';
@@ -20,7 +21,7 @@ const page = { config: { html: true } };
 const formField = { type: 'string' } as const;
 
 function notFound(): OAuthError {
-  return new OAuthError('not_found', 'There is nothing at this address.');
+  return new OAuthError('not_found', 'There is nothing at this address.', { words: NOTHING_HERE });
 }
 
 export async function communityRoutes(app: FastifyInstance): Promise<void> {
