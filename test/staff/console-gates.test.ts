@@ -84,6 +84,39 @@ forEachDatabase('staff console gates', (database) => {
     }
   });
 
+  test('every request under /admin no page takes, /admin itself by any method among them, is the console\'s catch-all: staff read its not-found page in the console\'s frame, staff without two-step the page asking for it, anyone else the site\'s own 404', async () => {
+    const staff = await person(t, 'moderator', { twoStep: true });
+    const withoutTwoStep = await person(t, 'moderator', { twoStep: false });
+    const others: Array<[string, Visitor]> = [['signed out', new Visitor(t.baseUrl)], ['member', (await person(t, 'member', { twoStep: true })).visitor]];
+    // What differs by address alone besides the language picker's way back: the section marked current.
+    const consolePageOf = (response: PageResponse) => pageOf(response).replace(/ aria-current="page"/g, '');
+    const requests: Array<[string, string]> = [
+      ['PUT', '/admin'], ['DELETE', '/admin'], ['POST', '/admin'], ['PATCH', '/admin?q=1'], ['OPTIONS', '/admin'], ['OPTIONS', '/admin/members'],
+    ];
+    for (const [method, path] of requests) {
+      const what = `${method} ${path}`;
+      // The catch-all's own answer: the same method at an address it has always taken.
+      const caught = await staff.visitor.request('/admin/no-such-page', { method });
+      const answer = await staff.visitor.request(path, { method });
+      assertConsoleHeaders(answer, what);
+      assert.equal(answer.status, 404, what);
+      assert.ok(answer.text.includes('<nav class="settings-nav" aria-label="Staff console">'), `${what}: the console's navigation`);
+      assert.ok(answer.text.includes('<a href="/admin">Back to the staff console</a>'), `${what}: the way back to the console`);
+      assert.equal(consolePageOf(answer), consolePageOf(caught), what);
+      const asked = await withoutTwoStep.visitor.request(path, { method });
+      assertConsoleHeaders(asked, what);
+      assert.equal(asked.status, 403, `${what} without two-step`);
+      assert.match(asked.text, /Turn on two-step verification first/, `${what} without two-step`);
+      for (const [who, visitor] of others) {
+        const refused = await visitor.request(path, { method });
+        assertConsoleHeaders(refused, `${what} as ${who}`);
+        assert.equal(refused.status, 404, `${what} as ${who}`);
+        // The site's own 404, as for an address that does not exist: nothing tells the console is there.
+        assert.equal(pageOf(refused), pageOf(await visitor.request('/no-such-page', { method })), `${what} as ${who}`);
+      }
+    }
+  });
+
   test('an address under /admin with a segment too long for a route is the same 404 as any other', async () => {
     const { visitor } = await person(t, 'member', { twoStep: false });
     const long = 'a'.repeat(300);

@@ -60,7 +60,7 @@ export async function signInAgain(t: TestApp, who: Person): Promise<void> {
   t.clock.advance(TOTP_STEP_MS);
 }
 
-/** Every route the app registers under /admin, with its methods, read from Fastify's own route tree. */
+/** Every route the app registers under /admin, with its methods, read from Fastify's own route tree; not TRACE, which fetch refuses to send. */
 export function consoleRoutes(t: TestApp): Array<{ path: string; methods: string[] }> {
   const routes: Array<{ path: string; methods: string[] }> = [];
   const stack: string[] = [];
@@ -71,7 +71,7 @@ export function consoleRoutes(t: TestApp): Array<{ path: string; methods: string
     stack.length = depth;
     stack[depth] = m[2]!;
     const path = stack.join('');
-    if (m[3] && (path === '/admin' || path.startsWith('/admin/'))) routes.push({ path, methods: m[3].split(', ').filter((x) => x !== 'OPTIONS') });
+    if (m[3] && (path === '/admin' || path.startsWith('/admin/'))) routes.push({ path, methods: m[3].split(', ').filter((x) => x !== 'OPTIONS' && x !== 'TRACE') });
   }
   return routes;
 }

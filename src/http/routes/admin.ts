@@ -401,6 +401,10 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   // ---- Any other address under /admin --------------------------------------------------------
 
   // Behind the gate, so that staff read the console's not-found page, which leads back to the
-  // console; anyone else gets the site's own, as for any address that does not exist.
-  app.route({ method: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'], url: '/admin/*', config: { html: true, notFound: true }, handler: async () => { throw noSuchPage(); } });
+  // console, and staff without two-step the page asking for it; anyone else gets the site's own,
+  // as for any address that does not exist. By every method the router takes, and at /admin
+  // itself by every one the overview does not (a PUT there was the site's page, to staff too).
+  const catchAll = { config: { html: true, notFound: true } as const, handler: async () => { throw noSuchPage(); } };
+  app.route({ method: app.supportedMethods, url: '/admin/*', ...catchAll });
+  app.route({ method: app.supportedMethods.filter((method) => method !== 'GET' && method !== 'HEAD'), url: '/admin', ...catchAll });
 }
