@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify'
 import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { TrustProxy } from './config/settings.js';
 import type { Deps } from './deps.js';
+import { routableUrl } from './http/console-paths.js';
 import { loggerOptions, requestLogger } from './http/logging.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
 import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
@@ -102,6 +103,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
     clientErrorHandler: clientErrorHandler(headers.api, timeouts),
     frameworkErrors: frameworkErrorHandler(headers),
+    rewriteUrl: (request) => routableUrl(request.url ?? '/'),
     // A parameter as long as the request line may be (Node's 16 KiB of headers bounds it): the
     // route's own schema refuses one too long. Fastify's default of 100 answered a bare 414 before
     // any hook, which told who is not staff which addresses under /admin take a parameter

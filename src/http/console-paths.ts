@@ -21,6 +21,24 @@ export function isConsolePath(url: string): boolean {
   return url === '/admin' || url.startsWith('/admin/') || url.startsWith('/admin?');
 }
 
+/**
+ * The address the router is given (Fastify's `rewriteUrl`): one under /admin that does not decode
+ * (a malformed percent-escape) with its path's every `%` escaped, so that it names nothing and is
+ * answered behind the console's gate, as any other address there (refused by the router before
+ * any hook, it was the site's 404 page, to staff too); any other as sent.
+ */
+export function routableUrl(url: string): string {
+  if (!isConsolePath(url)) return url;
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  try {
+    decodeURI(path);
+    return url;
+  } catch {
+    return path.replaceAll('%', '%25') + url.slice(path.length);
+  }
+}
+
 /** Headers of every console answer, the not-found answer included. */
 export const CONSOLE_HEADERS = { 'cache-control': 'no-store', 'x-robots-tag': 'noindex' } as const;
 

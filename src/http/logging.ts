@@ -112,7 +112,8 @@ export function loggerOptions(level: string, stream?: { write(line: string): voi
     ...(stream ? { stream } : {}),
     redact: { paths: ['req.headers', 'res.headers', '*.password', '*.client_secret', '*.token'], remove: true },
     serializers: {
-      req: (req: { method: string; url: string; ip: string; socket: { remoteAddress?: string } }) => ({ method: req.method, url: redactUrl(req.url), ip: clientAddress(req) }),
+      // The address as sent (`originalUrl`), not the one the router was given (`routableUrl`).
+      req: (req: { method: string; url: string; originalUrl?: string; ip: string; socket: { remoteAddress?: string } }) => ({ method: req.method, url: redactUrl(req.originalUrl ?? req.url), ip: clientAddress(req) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
   };

@@ -84,7 +84,7 @@ forEachDatabase('staff console gates', (database) => {
     }
   });
 
-  test('every request under /admin no page takes, /admin itself by any method among them, is the console\'s catch-all: staff read its not-found page in the console\'s frame, staff without two-step the page asking for it, anyone else the site\'s own 404', async () => {
+  test('every request under /admin no page takes, /admin itself by any method and an address that does not decode among them, is the console\'s catch-all: staff read its not-found page in the console\'s frame, staff without two-step the page asking for it, anyone else the site\'s own 404', async () => {
     const staff = await person(t, 'moderator', { twoStep: true });
     const withoutTwoStep = await person(t, 'moderator', { twoStep: false });
     const others: Array<[string, Visitor]> = [['signed out', new Visitor(t.baseUrl)], ['member', (await person(t, 'member', { twoStep: true })).visitor]];
@@ -92,6 +92,8 @@ forEachDatabase('staff console gates', (database) => {
     const consolePageOf = (response: PageResponse) => pageOf(response).replace(/ aria-current="page"/g, '');
     const requests: Array<[string, string]> = [
       ['PUT', '/admin'], ['DELETE', '/admin'], ['POST', '/admin'], ['PATCH', '/admin?q=1'], ['OPTIONS', '/admin'], ['OPTIONS', '/admin/members'],
+      // Addresses the router cannot decode (malformed percent-escapes).
+      ['GET', '/admin/%zz'], ['GET', '/admin/members/%E0%A4%A?q=%zz'], ['DELETE', '/admin/members/%ff'],
     ];
     for (const [method, path] of requests) {
       const what = `${method} ${path}`;
@@ -113,6 +115,7 @@ forEachDatabase('staff console gates', (database) => {
         assert.equal(refused.status, 404, `${what} as ${who}`);
         // The site's own 404, as for an address that does not exist: nothing tells the console is there.
         assert.equal(pageOf(refused), pageOf(await visitor.request('/no-such-page', { method })), `${what} as ${who}`);
+        assert.ok(refused.text.includes(`action="/language?${new URLSearchParams({ return_to: path })}"`), `${what} as ${who}: the language picker comes back to the address as sent`);
       }
     }
   });

@@ -238,7 +238,9 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
  * percent-escape): answered as every other malformed request is (`toClientError`: INTERFACE
  * section 6's `invalid_request`, the security headers, no-store), not with Fastify's own JSON,
  * which echoed the path and carried no security header. In the staff console it is the not-found
- * answer, as everything there no route gave (INTERFACE section 14).
+ * answer, as everything there no route gave (INTERFACE section 14): only a parameter longer than the
+ * router takes comes here from there, since `routableUrl` escapes a malformed address for the
+ * console's catch-all.
  */
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);

@@ -259,7 +259,8 @@ export async function pageContext(request: FastifyRequest, reply: FastifyReply, 
     t: request.server.deps.words(locale),
     timeZone: readerTimeZone(signIn?.user.timeZone ?? null, request.server.deps.settings.siteTimeZone),
     now: request.server.deps.clock.now(),
-    path: request.url,
+    // As the browser asked for it: the router may have been given another (`routableUrl`).
+    path: request.originalUrl,
   };
 }
 
