@@ -2,6 +2,7 @@
  * buildApp(deps): the Fastify application with every plugin and route. It never listens;
  * `main.ts` does, and tests call `inject()` or listen on a free port.
  */
+import { METHODS } from 'node:http';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
@@ -111,6 +112,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
   });
   app.decorate('deps', deps);
+  // Every method Node hands to a request handler (all it parses but CONNECT) is one the router
+  // takes, so the console's catch-all takes it behind its gate (INTERFACE section 14: everything
+  // under /admin); a PROPFIND there gave staff the site's 404 page. Elsewhere such a method still
+  // meets the not-found answer: a 405 where the path exists, as before.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
+  }
   // Node reads a socket's peer address at its first use and keeps it; read after the client has
   // hung up, it is gone. Read at accept, it is known for the connection's whole life, so a request
   // whose client resets mid-way is still counted, limited and logged under its own address

@@ -92,6 +92,8 @@ forEachDatabase('staff console gates', (database) => {
     const consolePageOf = (response: PageResponse) => pageOf(response).replace(/ aria-current="page"/g, '');
     const requests: Array<[string, string]> = [
       ['PUT', '/admin'], ['DELETE', '/admin'], ['POST', '/admin'], ['PATCH', '/admin?q=1'], ['OPTIONS', '/admin'], ['OPTIONS', '/admin/members'],
+      // Methods of WebDAV, which Fastify does not route unless told to.
+      ['PROPFIND', '/admin/members'], ['MKCOL', '/admin'],
       // Addresses the router cannot decode (malformed percent-escapes).
       ['GET', '/admin/%zz'], ['GET', '/admin/members/%E0%A4%A?q=%zz'], ['DELETE', '/admin/members/%ff'],
     ];
