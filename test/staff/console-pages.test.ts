@@ -429,7 +429,7 @@ forEachDatabase('staff console pages', (database) => {
     }
   });
 
-  test('a console form\'s error page leads back to the page the form was on, a page of the console whatever the address held; any other error to the console', async () => {
+  test('a console form\'s error page leads back to the page the form was on, a page of the console whatever the address held; any other error, and a form about what is gone, to the console', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const member = await person(t, 'member', { twoStep: false });
     const app = await newClient(t);
@@ -455,9 +455,13 @@ forEachDatabase('staff console pages', (database) => {
         assert.ok(page.text.includes(back(href)), `${locale} ${href}: back to the form's page`);
         assert.ok(new URL(href, 'https://site.example').pathname.startsWith('/admin/'), `${locale} ${href}: a page of the console`);
       }
-      // A page that is not there was asked for by no form of the console's: back to the console.
+      // A page that is not there was asked for by no form of the console's, and a form about a
+      // member who is not there has no page to go back to: back to the console.
       const missing = await admin.visitor.get('/admin/members/2147483647');
       assert.ok(missing.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale}: a missing page`);
+      const gone = await admin.visitor.post('/admin/members/2147483647/sessions/revoke', { reason: REASON, confirm: 'yes' });
+      assert.equal(gone.status, 404, locale);
+      assert.ok(gone.text.includes(`<a href="/admin">${words.text('admin.backToConsole')}</a>`), `${locale}: a form about a member who is not there`);
     }
   });
 

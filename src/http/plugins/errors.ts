@@ -161,9 +161,13 @@ const CONSOLE_PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   temporarily_unavailable: { key: 'errors.unavailable' },
 };
 
-/** A console error page's way back: to the page of the form the request was sent from (`formPageOf`), else to the console. */
-function consoleWayBack(request: FastifyRequest, t: PageContext['t']): { href: string; words: string } {
-  const formPage = formPageOf(request);
+/**
+ * A console error page's way back: to the page of the form the request was sent from
+ * (`formPageOf`), else to the console; to the console too when what the form was about is gone
+ * (404), as its page is.
+ */
+function consoleWayBack(request: FastifyRequest, error: OAuthError, t: PageContext['t']): { href: string; words: string } {
+  const formPage = error.status === 404 ? undefined : formPageOf(request);
   return formPage === undefined ? { href: '/admin', words: t.text('admin.backToConsole') } : { href: formPage, words: t.text('admin.back') };
 }
 
@@ -188,7 +192,7 @@ async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: 
   const inConsole = staff !== undefined;
   // In the console, its page: its layout and the way back to it.
   const framing = staff === undefined ? {}
-    : { back: consoleWayBack(request, t), frame: consoleErrorFrame(context, staff, request.url.split('?')[0]!) };
+    : { back: consoleWayBack(request, error, t), frame: consoleErrorFrame(context, staff, request.url.split('?')[0]!) };
   // A read of a member or post that does not exist is a missing page; a form sent about one is a refused action.
   const pageMissing = error.status === 404 && (request.method === 'GET' || request.method === 'HEAD');
   const heading = t.text(errorHeading(error.status, pageMissing));
