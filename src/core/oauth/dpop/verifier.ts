@@ -7,10 +7,20 @@
 import { createHash } from 'node:crypto';
 import type { DpopReplayStore } from '../ports.js';
 import type { Clock } from '../../time.js';
-import type { DpopNonces } from './nonces.js';
+import { type DpopNonces, NONCE_SLOT_SECONDS } from './nonces.js';
 import { type ProofExpectations, DpopProofError, IAT_WINDOW_SECONDS, checkProof } from './proof.js';
 
 /** A proof as it arrived: the DPoP header's value (absent: no proof), and the request it came with. */
+/**
+ * How much longer than its own `iat` window a proof is remembered, in seconds: every instance
+ * judges `iat` by its own clock, so one whose clock runs behind accepts a proof for that much
+ * longer. Redis forgets a key after a time counted from the claiming instance's clock (the
+ * database compares the stored expiry with the asking instance's clock, and needs no margin); a
+ * nonce already holds across instances a slot apart (`DpopNonces`), so a slot of skew is allowed
+ * here too (attack94).
+ */
+export const REPLAY_MARGIN_SECONDS = NONCE_SLOT_SECONDS;
+
 export interface PresentedProof {
   /** The `DPoP` header; `undefined` when the request had none. */
   proof: string | undefined;
@@ -51,9 +61,9 @@ export class DpopVerifier {
         : 'The DPoP proof\'s nonce has expired: make the proof again with the nonce of the DPoP-Nonce header.', fresh);
     }
     // RFC 9449 11.1: a proof is accepted once. Its jti (per key) is remembered as long as its iat
-    // keeps it acceptable.
+    // keeps it acceptable, on an instance whose clock runs up to REPLAY_MARGIN_SECONDS behind too.
     const key = createHash('sha256').update(`${checked.jkt}.${checked.jti}`).digest('base64url');
-    const expiresAt = (checked.iat + IAT_WINDOW_SECONDS + 1) * 1000;
+    const expiresAt = (checked.iat + IAT_WINDOW_SECONDS + REPLAY_MARGIN_SECONDS + 1) * 1000;
     if (!(await this.replay.claim(key, expiresAt, now))) {
       throw new DpopProofError('invalid_dpop_proof', 'This DPoP proof was used already: make a new proof, with a new jti, for every request.');
     }
