@@ -98,6 +98,16 @@ test('htu must be the request URI, compared without query and fragment', async (
   await checkProof(await dpopProof(key, { htu: 'HTTPS://ID.EXAMPLE:443/api/oauth/token', nowMs: NOW }), { ...expected, url: `${HTU}?x=y` });
 });
 
+test('htu and the request URI are compared after percent-encoding normalisation (RFC 9449 4.3, RFC 3986 6.2.2.2): the router serves /api/oauth/%74oken as /api/oauth/token (attack94)', async () => {
+  const key = await dpopKey();
+  await checkProof(await dpopProof(key, { htu: 'https://id.example/api/oauth/%74oken', nowMs: NOW }), expected);
+  await checkProof(await dpopProof(key, { htu: HTU, nowMs: NOW }), { ...expected, url: 'https://id.example/api/oauth/%74%6Fken' });
+  // Reserved characters stay encoded (a %2F is no slash), their hex digits compared in either case.
+  await checkProof(await dpopProof(key, { htu: 'https://id.example/api/a%2fb', nowMs: NOW }), { ...expected, url: 'https://id.example/api/a%2Fb' });
+  assert.match(await refusal(dpopProof(key, { htu: 'https://id.example/api/a/b', nowMs: NOW }), { ...expected, url: 'https://id.example/api/a%2Fb' }), /htu must be the address/);
+  assert.match(await refusal(dpopProof(key, { htu: 'https://id.example/api/oauth/%72evoke', nowMs: NOW })), /htu must be the address/);
+});
+
 test(`iat must be within ${IAT_WINDOW_SECONDS} seconds of the server's time`, async () => {
   const key = await dpopKey();
   const nowSeconds = NOW / 1000;

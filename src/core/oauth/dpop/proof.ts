@@ -132,7 +132,23 @@ function checkMethod(payload: JWTPayload, expected: ProofExpectations): void {
   if (payload.htm !== expected.method) throw invalid(`The DPoP proof's htm must be the request's method, ${expected.method}.`);
 }
 
-/** An http(s) URI without query and fragment, normalised by the URL parser (RFC 3986 6.2.2, 6.2.3). */
+/** RFC 3986 2.3: the characters a percent-encoding never needs to hide. */
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
+
+/**
+ * RFC 3986 6.2.2.2 and 6.2.2.1: an encoded unreserved character is that character, and the hex
+ * digits of the others are upper case. The URL parser does neither; the router decodes the
+ * unreserved ones (it serves `/api/oauth/%74oken` as the token endpoint), so without this a
+ * client's proof and the request it came with could name one resource in two spellings.
+ */
+function normalisedPercentEncoding(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (encoded, hex: string) => {
+    const character = String.fromCharCode(parseInt(hex, 16));
+    return UNRESERVED.test(character) ? character : encoded.toUpperCase();
+  });
+}
+
+/** An http(s) URI without query and fragment, normalised by the URL parser and RFC 3986 6.2.2's percent-encoding rules (6.2.2, 6.2.3). */
 function withoutQuery(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   let url: URL;
@@ -144,6 +160,7 @@ function withoutQuery(value: unknown): string | undefined {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
   url.search = '';
   url.hash = '';
+  url.pathname = normalisedPercentEncoding(url.pathname);
   return url.href;
 }
 
