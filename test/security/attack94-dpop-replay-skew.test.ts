@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { IAT_WINDOW_SECONDS } from '../../src/core/oauth/dpop/proof.js';
 import type { Clock } from '../../src/core/time.js';
 import type { TestApp } from '../support/app.js';
 import { onPostgres } from '../support/databases.js';
@@ -44,12 +45,15 @@ onPostgres('attack94: a proof is accepted once by instances whose clocks differ 
           method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop }, body: new URLSearchParams(fields).toString(),
         });
         const nonce = (await post(a.base, await dpopProof(key, { htu }))).headers.get('dpop-nonce')!;
-        // Made 298 s ago by the first instance's clock (288 s by the second's): both accept its iat.
-        const proof = await dpopProof(key, { htu, nonce, iat: Math.floor(Date.now() / 1000) - 298 });
+        // Made 295 s ago by the first instance's clock (285 s by the second's): both accept its iat,
+        // with 5 s to spare for a loaded machine.
+        const iat = Math.floor(Date.now() / 1000) - 295;
+        const proof = await dpopProof(key, { htu, nonce, iat });
         const taken = (await (await post(a.base, proof)).json()) as { error: string };
         assert.equal(taken.error, 'invalid_grant', 'the first instance accepted the proof');
-        // The first instance would now refuse it for its iat; the second, 10 s behind, would not.
-        await sleep(3_500);
+        // Past the first instance's window for its iat (which is all its own clock would have it
+        // remembered for); the second, 10 s behind, still takes the iat, for 8.5 s more.
+        await sleep((iat + IAT_WINDOW_SECONDS + 1) * 1000 + 500 - Date.now());
         const again = await post(b.base, proof);
         const body = (await again.json()) as { error: string; error_description: string };
         assert.equal(body.error, 'invalid_dpop_proof', `the second instance took the proof again: ${JSON.stringify(body)}`);

@@ -10,7 +10,6 @@ import type { Clock } from '../../time.js';
 import { type DpopNonces, NONCE_SLOT_SECONDS } from './nonces.js';
 import { type ProofExpectations, DpopProofError, IAT_WINDOW_SECONDS, checkProof } from './proof.js';
 
-/** A proof as it arrived: the DPoP header's value (absent: no proof), and the request it came with. */
 /**
  * How much longer than its own `iat` window a proof is remembered, in seconds: every instance
  * judges `iat` by its own clock, so one whose clock runs behind accepts a proof for that much
@@ -19,8 +18,9 @@ import { type ProofExpectations, DpopProofError, IAT_WINDOW_SECONDS, checkProof 
  * nonce already holds across instances a slot apart (`DpopNonces`), so a slot of skew is allowed
  * here too (attack94).
  */
-export const REPLAY_MARGIN_SECONDS = NONCE_SLOT_SECONDS;
+const REPLAY_MARGIN_SECONDS = NONCE_SLOT_SECONDS;
 
+/** A proof as it arrived: the DPoP header's value (absent: no proof), and the request it came with. */
 export interface PresentedProof {
   /** The `DPoP` header; `undefined` when the request had none. */
   proof: string | undefined;
