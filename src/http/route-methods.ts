@@ -1,3 +1,13 @@
+import type { FastifyInstance } from 'fastify';
+
+/**
+ * Every method the router takes (all Node parses but CONNECT, `buildApp`) but `taken`: for a
+ * catch-all that answers whatever no route of its path takes.
+ */
+export function methodsBut(app: FastifyInstance, ...taken: string[]): string[] {
+  return app.supportedMethods.filter((method) => !taken.includes(method));
+}
+
 /**
  * The methods each route path takes, to tell a path asked with another method (405, RFC 9110
  * 15.5.6) from one that does not exist (404). A path's parameters (`:id`) and wildcard (`*`)

@@ -249,6 +249,10 @@ forEachDatabase('resource API answers', (database) => {
       ['PATCH', '/api/open/v1', 405, {}],
       ['POST', '/api/open/v1/nope', 404, { 'content-type': 'text/plain' }, 'x'],
       ['DELETE', '/api/open/v1/nope', 404, {}],
+      // Methods of no route anywhere (WebDAV's), which the router takes all the same (`buildApp`).
+      ['PROPFIND', '/api/open/v1/me', 405, {}],
+      ['MKCOL', '/api/open/v1/nope', 404, {}],
+      ['SEARCH', '/api/open/v1', 405, {}],
     ];
     for (const [method, path, status, headers, body] of cases) {
       const answer = await send(method, path, { ...headers, authorization: `Bearer ${token}` }, body);

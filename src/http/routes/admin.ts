@@ -32,6 +32,7 @@ import { CONSOLE_HEADERS } from '../console-paths.js';
 import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
 import { afterCommit } from '../logging.js';
 import { noSuchPage } from '../plugins/errors.js';
+import { methodsBut } from '../route-methods.js';
 import { idParams } from '../row-id.js';
 import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
 import {
@@ -405,6 +406,6 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
   // as for any address that does not exist. By every method the router takes, and at /admin
   // itself by every one the overview does not (a PUT there was the site's page, to staff too).
   const catchAll = { config: { html: true, notFound: true } as const, handler: async () => { throw noSuchPage(); } };
-  app.route({ method: app.supportedMethods, url: '/admin/*', ...catchAll });
-  app.route({ method: app.supportedMethods.filter((method) => method !== 'GET' && method !== 'HEAD'), url: '/admin', ...catchAll });
+  app.route({ method: methodsBut(app), url: '/admin/*', ...catchAll });
+  app.route({ method: methodsBut(app, 'GET', 'HEAD'), url: '/admin', ...catchAll });
 }

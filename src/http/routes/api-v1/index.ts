@@ -8,6 +8,7 @@ import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '.
 import { siteUrls } from '../../../core/urls.js';
 import { apiResource, resourceMetadataUrl } from '../../../core/api/resource.js';
 import { GATED_NOT_FOUND, registerBearerGate, requestBearer } from '../../plugins/bearer.js';
+import { methodsBut } from '../../route-methods.js';
 import { preflight } from '../../plugins/cors.js';
 import type { HeaderSet } from '../../plugins/security-headers.js';
 import { openApiDocument } from './openapi.js';
@@ -53,8 +54,8 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
   await app.register(async (catchAll) => {
     catchAll.removeAllContentTypeParsers();
     catchAll.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    catchAll.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: `${API_BASE_PATH}/*`, ...GATED_NOT_FOUND });
-    for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) catchAll.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url: path, ...GATED_NOT_FOUND });
+    catchAll.route({ method: methodsBut(catchAll, 'OPTIONS'), url: `${API_BASE_PATH}/*`, ...GATED_NOT_FOUND });
+    for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) catchAll.route({ method: methodsBut(catchAll, 'GET', 'HEAD', 'OPTIONS'), url: path, ...GATED_NOT_FOUND });
   });
 
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
