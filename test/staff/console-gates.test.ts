@@ -122,6 +122,27 @@ forEachDatabase('staff console gates', (database) => {
     }
   });
 
+  test('a request under /admin with a body Fastify cannot read (malformed JSON, a QUERY without Content-Type) gets, from anyone who is not staff, the answer an address that does not exist gets', async () => {
+    const others: Array<[string, Visitor]> = [['signed out', new Visitor(t.baseUrl)], ['member', (await person(t, 'member', { twoStep: true })).visitor]];
+    const json = { headers: { 'content-type': 'application/json' }, body: '{"reason":' };
+    const requests: Array<[string, string, RequestInit]> = [
+      ['POST', '/admin/members', json], ['PUT', '/admin', json], ['DELETE', '/admin/members/1', json], ['OPTIONS', '/admin', json],
+      ['QUERY', '/admin/members', json], ['QUERY', '/admin', { body: 'q=1' }],
+    ];
+    for (const [method, path, init] of requests) {
+      for (const [who, visitor] of others) {
+        const what = `${method} ${path} as ${who}`;
+        const refused = await visitor.request(path, { method, ...init });
+        const nowhere = await visitor.request('/no-such-page', { method, ...init });
+        assert.equal(refused.status, 404, what);
+        // The site's own answer to the same request at an address that does not exist: the same status, type and page.
+        assert.equal(nowhere.status, refused.status, what);
+        assert.equal(nowhere.headers.get('content-type'), refused.headers.get('content-type'), what);
+        assert.equal(pageOf(nowhere), pageOf(refused), what);
+      }
+    }
+  });
+
   test('an address under /admin with a segment too long for a route is the same 404 as any other', async () => {
     const { visitor } = await person(t, 'member', { twoStep: false });
     const long = 'a'.repeat(300);

@@ -255,13 +255,12 @@ export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet
 
 /** The one error handler and the not-found answer. */
 export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
-  app.setErrorHandler(async (error, request, reply) => sendError(toClientError(error, request), request, reply));
   const answer = unroutedAnswer(headers);
   const methods = new RouteMethods();
   app.addHook('onRoute', (route) => {
     if (!route.config?.notFound) methods.add(route.url, route.method);
   });
-  app.setNotFoundHandler(async (request, reply) => {
+  const notFound = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
     // `Allow`. A route that takes the method and still found nothing (a static file that is not
     // there) is a 404.
@@ -273,7 +272,23 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
       return answer(request, reply, error, (t) => rich(t, 'errors.methodNotAllowed', { allowed: listOf(t, allowed.map((m) => html`<code>${m}</code>`)), method: html`<code>${request.method}</code>` }));
     }
     return answer(request, reply, noSuchPage(), (t) => t.text(NOTHING_HERE.key));
-  });
+  };
+  app.setNotFoundHandler(notFound);
+  // A request no route takes whose body Fastify could not read (malformed JSON, a QUERY without
+  // Content-Type, a media type it cannot parse) is answered as any other request no route takes:
+  // what is not there is not there whatever was sent to it (RFC 9110 15.5.5). Its 400 in JSON, in
+  // English on a page's address too, told an address under /admin, which the console's gate
+  // answers before any body is read, from one that does not exist (INTERFACE section 14).
+  app.setErrorHandler(async (error, request, reply) => (request.is404 && isUnreadBody(error)
+    ? notFound(request, reply)
+    : sendError(toClientError(error, request), request, reply)));
+}
+
+/** A body Fastify refused to read before any handler ran: a client error of its own (4xx), not one a route threw. */
+function isUnreadBody(error: unknown): boolean {
+  if (error instanceof OAuthError) return false;
+  const status = (error as Partial<FastifyError>).statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }
 
 /**
