@@ -39,7 +39,10 @@ async function sharedThroughRelay(commandTimeoutMs: number) {
   await relay.open();
   const lines: string[] = [];
   const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
-  const redis = new GuardedRedis(`redis://127.0.0.1:${relay.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs });
+  // The server's database, user and password as TEST_REDIS_URL names them: only the address is the relay's.
+  const relayed = new URL(target);
+  relayed.host = `127.0.0.1:${relay.port}`;
+  const redis = new GuardedRedis(relayed.href, { logger, meanwhile: 'both fall back', commandTimeoutMs });
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
   const database = new RecordingStore();
