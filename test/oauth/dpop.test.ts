@@ -159,6 +159,20 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.match(otherKey.error_description, /another key/);
   });
 
+  test('a proof of another key than the token\'s is refused before its jti is remembered: one who holds a stolen token but not its key has nothing written (attack94)', async () => {
+    const c = await newClient(t);
+    const { tokens, nonce } = await dpopTokens(c, await dpopKey());
+    const thief = await meProof(await dpopKey(), tokens.access_token, nonce);
+    // Sent twice: a proof remembered the first time would be refused the second as used already.
+    for (const attempt of ['first', 'second']) {
+      const response = await me(`DPoP ${tokens.access_token}`, thief);
+      assert.equal(response.status, 401);
+      const body = (await response.json()) as { error: string; error_description: string };
+      assert.equal(body.error, 'invalid_token', attempt);
+      assert.match(body.error_description, /another key/, attempt);
+    }
+  });
+
   test('the resource API asks for a fresh nonce: 401 WWW-Authenticate DPoP error="use_dpop_nonce" with DPoP-Nonce', async () => {
     const c = await newClient(t);
     const key = await dpopKey();

@@ -7,7 +7,7 @@
  */
 import { hashSecret, tokenKind } from '../credentials/formats.js';
 import { DPOP_ALGS, DpopProofError } from '../oauth/dpop/proof.js';
-import type { DpopVerifier, PresentedProof } from '../oauth/dpop/verifier.js';
+import { type DpopVerifier, OtherKeyError, type PresentedProof } from '../oauth/dpop/verifier.js';
 import type { TokenMarks } from '../credentials/token-marks.js';
 import { OAuthError } from '../errors.js';
 import type { User } from '../accounts/ports.js';
@@ -304,12 +304,12 @@ function onDpopChallenge(refusal: OAuthError): OAuthError {
 async function possession(dpop: DpopVerifier, proof: PresentedProof & { proof: string }, token: string, jkt: string, bearer: Bearer): Promise<Bearer | OAuthError> {
   let verified;
   try {
-    verified = await dpop.verify(proof, token);
+    verified = await dpop.verify(proof, { accessToken: token, jkt });
   } catch (error) {
     if (error instanceof DpopProofError) return resourceDpopError(error);
+    if (error instanceof OtherKeyError) return BEARER_REFUSALS.wrongKey;
     throw error;
   }
-  if (verified.jkt !== jkt) return BEARER_REFUSALS.wrongKey;
   return verified.nonce === undefined ? bearer : { ...bearer, dpopNonce: verified.nonce };
 }
 

@@ -36,6 +36,15 @@ export interface VerifiedProof {
   nonce: string | undefined;
 }
 
+/**
+ * A proof signed by another key than the one the token it came with is bound to (RFC 9449 7.1):
+ * refused before its `jti` is remembered, so one who holds a stolen token but not its key has the
+ * server write nothing for every proof of their own key they send (attack94).
+ */
+export class OtherKeyError extends Error {
+  override readonly name = 'OtherKeyError';
+}
+
 export class DpopVerifier {
   constructor(private readonly nonces: DpopNonces, private readonly replay: DpopReplayStore, private readonly clock: Clock) {}
 
@@ -47,11 +56,13 @@ export class DpopVerifier {
   /**
    * Verifies a proof; throws `DpopProofError`. Nonces are always required (docs/oauth.md, "DPoP"):
    * a proof without one, or with one no longer accepted, is `use_dpop_nonce` with a fresh nonce.
-   * The `jti` is recorded last, so a proof refused for its nonce can be sent again with one.
+   * The `jti` is recorded last, so a proof refused for its nonce can be sent again with one. At a
+   * resource, `bound` is the access token the proof came with (its `ath`) and the key it is bound
+   * to: a proof of another key throws `OtherKeyError`.
    */
-  async verify(presented: PresentedProof & { proof: string }, accessToken?: string): Promise<VerifiedProof> {
+  async verify(presented: PresentedProof & { proof: string }, bound?: { accessToken: string; jkt: string }): Promise<VerifiedProof> {
     const now = this.clock.now();
-    const expected: ProofExpectations = { method: presented.method, url: presented.url, now, ...(accessToken === undefined ? {} : { accessToken }) };
+    const expected: ProofExpectations = { method: presented.method, url: presented.url, now, ...(bound === undefined ? {} : { accessToken: bound.accessToken }) };
     const checked = await checkProof(presented.proof, expected);
     const nonce = checked.nonce === undefined ? 'invalid' : await this.nonces.check(checked.nonce, now);
     if (nonce === 'invalid') {
@@ -60,6 +71,7 @@ export class DpopVerifier {
         ? 'This server requires a nonce in DPoP proofs: make the proof again with the nonce of the DPoP-Nonce header.'
         : 'The DPoP proof\'s nonce has expired: make the proof again with the nonce of the DPoP-Nonce header.', fresh);
     }
+    if (bound !== undefined && checked.jkt !== bound.jkt) throw new OtherKeyError();
     // RFC 9449 11.1: a proof is accepted once. Its jti (per key) is remembered as long as its iat
     // keeps it acceptable, on an instance whose clock runs up to REPLAY_MARGIN_SECONDS behind too.
     const key = createHash('sha256').update(`${checked.jkt}.${checked.jti}`).digest('base64url');
