@@ -221,7 +221,8 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
  */
 function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
   const jsonHeaders = { ...headers.api, ...CORS_HEADERS };
-  return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page: (t: PageContext['t']) => string | Html): Promise<FastifyReply> => {
+  // `page`: what the page says, for an error without words of its own (`OAuthError.words`).
+  return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page?: (t: PageContext['t']) => string | Html): Promise<FastifyReply> => {
     const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
     // A browser app that calls a wrong path under the JSON endpoints reads the error instead of a
     // network error; nothing there reads the session cookie (INTERFACE section 3).
@@ -233,7 +234,9 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
     request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
     const context = await pageContext(request, reply, { mintCsrf: false });
     const heading = context.t.text(errorHeading(error.status, error.status === 404));
-    return reply.type('text/html; charset=utf-8').send(errorPage(context, heading, page(context.t)).value);
+    const { t } = context;
+    const words = error.words ? t.text(error.words.key, error.words.values) : page ? page(t) : t.text('errors.generic');
+    return reply.type('text/html; charset=utf-8').send(errorPage(context, heading, words).value);
   };
 }
 
@@ -249,7 +252,7 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);
   return (error, request, reply) => isConsolePath(request.url)
-    ? answer(request, reply, noSuchPage(), (t) => t.text(NOTHING_HERE.key))
+    ? answer(request, reply, noSuchPage())
     : answer(request, reply, toClientError(error, request), (t) => t.text('errors.invalidRequest'));
 }
 
@@ -271,7 +274,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
       const error = new OAuthError('invalid_request', `This address takes ${allowed.join(', ')}, not ${request.method}.`, { status: 405, headers: { allow: allowed.join(', ') } });
       return answer(request, reply, error, (t) => rich(t, 'errors.methodNotAllowed', { allowed: listOf(t, allowed.map((m) => html`<code>${m}</code>`)), method: html`<code>${request.method}</code>` }));
     }
-    return answer(request, reply, noSuchPage(), (t) => t.text(NOTHING_HERE.key));
+    return answer(request, reply, noSuchPage());
   };
   app.setNotFoundHandler(notFound);
   // A request no route takes whose body Fastify could not read (malformed JSON, a QUERY without

@@ -28,7 +28,7 @@ import type { Role } from '../../core/staff/ports.js';
 import { type Refusal, type StaffActor, type StaffMember, checkReason, isRole, refusalOnKeys, refusalOnMember, refusalOnRole } from '../../core/staff/staff.js';
 import { lookAlikeCheck } from '../../core/text.js';
 import { clientAddress } from '../client-address.js';
-import { CONSOLE_HEADERS } from '../console-paths.js';
+import { CONSOLE_HEADERS, formPageOf } from '../console-paths.js';
 import { noticeFrom, sendPage, signInAgainPath } from '../pages.js';
 import { afterCommit } from '../logging.js';
 import { noSuchPage } from '../plugins/errors.js';
@@ -179,7 +179,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     },
   ) {
     const id = Number(request.params.id);
-    const back = `/admin/members/${id}`;
+    // The member's page (`formOn(MEMBER_PAGE)`), as the error page's way back names it.
+    const back = formPageOf(request) ?? '/admin';
     const actor = await changer(request, reply, back);
     if (!actor) return reply;
     const [user, role] = await Promise.all([stores.users.findById(id), stores.roles.roleOf(id)]);
@@ -296,7 +297,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     },
   ) {
     const { clientId } = request.params;
-    const back = `/admin/apps/${encodeURIComponent(clientId)}`;
+    // The app's page (`formOn(APP_PAGE)`), as the error page's way back names it.
+    const back = formPageOf(request) ?? '/admin';
     const actor = await changer(request, reply, back);
     if (!actor) return reply;
     const client = await findClient(stores, clientId);
