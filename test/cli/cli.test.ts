@@ -202,6 +202,14 @@ forEachDatabase('command line', (database) => {
       [{ detail: { app: 'Owned App', client_id: clientId }, address: '', device: 'the site\'s staff' }]);
   });
 
+  test('user set-role writes the member\'s security log a line from the site\'s staff with the new role, never who or why', async () => {
+    const username = name('told');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    assert.equal(run('user', 'set-role', '--username', username, '--role', 'moderator', '--reason', 'secret reason', '--json').code, 0);
+    const { items } = await stores.securityEvents.listForUser(user.id, 0, 10);
+    assert.deepEqual(items.map((e) => [e.kind, e.detail, e.address, e.device]), [['staff.role_changed', { role: 'moderator' }, '', 'the site\'s staff']]);
+  });
+
   test('client rotate-secret whose owner\'s security-log line cannot be written changes nothing: no secret printed, the app keeps its own', async () => {
     const { userId, clientId, secret } = await ownerWithApp('lost');
     const refused = await whileInsertsFail(handle.db, database, 'security_events', async () => run('client', 'rotate-secret', '--client-id', clientId, '--json'));
