@@ -282,7 +282,8 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // what is not there is not there whatever was sent to it (RFC 9110 15.5.5). Its 400 in JSON, in
   // English on a page's address too, told an address under /admin, which the console's gate
   // answers before any body is read, from one that does not exist (INTERFACE section 14).
-  app.setErrorHandler(async (error, request, reply) => (request.is404 && isUnreadBody(error)
+  // So is one to a catch-all that is no address (`notFound` in its config: the API's, MCP's).
+  app.setErrorHandler(async (error, request, reply) => ((request.is404 || request.routeOptions.config?.notFound === true) && isUnreadBody(error)
     ? notFound(request, reply)
     : sendError(toClientError(error, request), request, reply)));
 }
