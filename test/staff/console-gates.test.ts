@@ -122,7 +122,8 @@ forEachDatabase('staff console gates', (database) => {
     }
   });
 
-  test('a request under /admin with a body Fastify cannot read (malformed JSON, a QUERY without Content-Type) gets, from anyone who is not staff, the answer an address that does not exist gets', async () => {
+  test('a request under /admin with a body Fastify cannot read (malformed JSON, a QUERY without Content-Type) gets, from anyone who is not staff, the answer an address that does not exist gets, and staff the console\'s not-found page', async () => {
+    const staff = await person(t, 'moderator', { twoStep: true });
     const others: Array<[string, Visitor]> = [['signed out', new Visitor(t.baseUrl)], ['member', (await person(t, 'member', { twoStep: true })).visitor]];
     const json = { headers: { 'content-type': 'application/json' }, body: '{"reason":' };
     const requests: Array<[string, string, RequestInit]> = [
@@ -130,6 +131,10 @@ forEachDatabase('staff console gates', (database) => {
       ['QUERY', '/admin/members', json], ['QUERY', '/admin', { body: 'q=1' }],
     ];
     for (const [method, path, init] of requests) {
+      const caught = await staff.visitor.request(path, { method, ...init });
+      assert.equal(caught.status, 404, `${method} ${path} as staff`);
+      assert.ok(caught.text.includes('<nav class="settings-nav" aria-label="Staff console">'), `${method} ${path} as staff: the console's navigation`);
+      assert.ok(caught.text.includes('<a href="/admin">Back to the staff console</a>'), `${method} ${path} as staff: the way back to the console`);
       for (const [who, visitor] of others) {
         const what = `${method} ${path} as ${who}`;
         const refused = await visitor.request(path, { method, ...init });

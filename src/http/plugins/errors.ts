@@ -282,10 +282,13 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // what is not there is not there whatever was sent to it (RFC 9110 15.5.5). Its 400 in JSON, in
   // English on a page's address too, told an address under /admin, which the console's gate
   // answers before any body is read, from one that does not exist (INTERFACE section 14).
-  // So is one to a catch-all that is no address (`notFound` in its config: the API's, MCP's).
-  app.setErrorHandler(async (error, request, reply) => ((request.is404 || request.routeOptions.config?.notFound === true) && isUnreadBody(error)
-    ? notFound(request, reply)
-    : sendError(toClientError(error, request), request, reply)));
+  // So is one to a catch-all that is no address (`notFound` in its config): the API's and MCP's
+  // answer as the not-found handler does; the console's, which only staff pass, with its own
+  // not-found page in the console's frame.
+  app.setErrorHandler(async (error, request, reply) => {
+    if (!isUnreadBody(error) || !(request.is404 || request.routeOptions.config?.notFound === true)) return sendError(toClientError(error, request), request, reply);
+    return request.staff === undefined ? notFound(request, reply) : sendError(noSuchPage(), request, reply);
+  });
 }
 
 /** A body Fastify refused to read before any handler ran: a client error of its own (4xx), not one a route threw. */
