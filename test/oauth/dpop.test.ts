@@ -253,6 +253,31 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.deepEqual((await introspect(t, c, next.refresh_token)).cnf, { jkt: key.jkt });
   });
 
+  test('at the token endpoint a proof of another key than the refresh token\'s or the code\'s dpop_jkt is refused before its jti is remembered (helper-96)', async () => {
+    const key = await dpopKey();
+    const thief = await dpopKey();
+    const c = await newClient(t, { type: 'public' });
+    const { tokens, nonce } = await dpopTokens(c, key);
+    const { fields: codeFields } = await freshCode(t, {}, { extra: { dpop_jkt: key.jkt } });
+    const doors = [
+      { grant: 'refresh_token', fields: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, ...clientFields(c) }, words: /another key than the one this refresh token is bound to/ },
+      { grant: 'authorization_code', fields: codeFields, words: /another key than the dpop_jkt/ },
+    ];
+    for (const { grant, fields, words } of doors) {
+      const proof = await dpopProof(thief, { htu: tokenUrl(), nowMs: t.clock.now(), nonce });
+      // Sent twice: a proof remembered the first time would be refused the second as used already.
+      for (const attempt of ['first', 'second']) {
+        const response = await tokenRequest(t, fields, { dpop: proof });
+        assert.equal(response.status, 400, `${grant}, ${attempt}`);
+        const body = (await response.json()) as { error: string; error_description: string };
+        assert.equal(body.error, 'invalid_grant', `${grant}, ${attempt}`);
+        assert.match(body.error_description, words, `${grant}, ${attempt}`);
+      }
+      const rightful = await tokenRequest(t, fields, { dpop: await dpopProof(key, { htu: tokenUrl(), nowMs: t.clock.now(), nonce }) });
+      assert.equal(rightful.status, 200, `${grant}: the refusals left it usable`);
+    }
+  });
+
   test('the replay window gives a bound token\'s successor again only to a proof of its key; a replay without one ends the family', async () => {
     const c = await newClient(t, { type: 'public' });
     const key = await dpopKey();

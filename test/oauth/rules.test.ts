@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { appendQuery } from '../../src/core/oauth/authorize/request.js';
 import { parseBasicAuthorization } from '../../src/core/oauth/client-auth.js';
 import { OAuthError } from '../../src/core/errors.js';
-import { findGrantHandler, registerGrantType } from '../../src/core/oauth/grants/registry.js';
+import { findGrantType, registerGrantType } from '../../src/core/oauth/grants/registry.js';
 import '../../src/core/oauth/grants/index.js';
 import { paramsFromEntries, repeatedNames, single } from '../../src/core/oauth/params.js';
 import { challengeOf, isValidCodeChallenge } from '../../src/core/oauth/pkce.js';
@@ -45,9 +45,9 @@ test('a repeated parameter is refused; an empty one counts as omitted (RFC 6749 
 });
 
 test('grant types live in a map; registering one twice is a bug', () => {
-  assert.ok(findGrantHandler('authorization_code'));
-  assert.ok(findGrantHandler('refresh_token'));
-  assert.equal(findGrantHandler('password'), undefined);
-  assert.equal(findGrantHandler('__proto__'), undefined);
-  assert.throws(() => registerGrantType('refresh_token', async () => { throw new Error('unused'); }));
+  assert.ok(findGrantType('authorization_code'));
+  assert.ok(findGrantType('refresh_token'));
+  assert.equal(findGrantType('password'), undefined);
+  assert.equal(findGrantType('__proto__'), undefined);
+  assert.throws(() => registerGrantType('refresh_token', async () => { throw new Error('unused'); }, async () => null));
 });

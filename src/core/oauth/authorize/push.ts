@@ -48,10 +48,10 @@ export async function pushAuthorizationRequest(
   request.delete(PUSHED_MARKER);
   // RFC 9449 10.1: a DPoP proof at the PAR endpoint binds the code to its key as dpop_jkt does
   // (an authorization server MUST support both); with both, they must name the same key.
-  const possession = await proofOfPossession(deps, dpop);
+  const named = request.get('dpop_jkt')?.find((v) => v !== '');
+  const possession = await proofOfPossession(deps, dpop, named ?? null);
   if (possession.jkt !== null) {
-    const named = request.get('dpop_jkt')?.find((v) => v !== '');
-    if (named !== undefined && named !== possession.jkt) {
+    if (possession.otherKey) {
       throw new OAuthError('invalid_dpop_proof', 'The DPoP proof is signed with another key than the one dpop_jkt names: send the thumbprint of the proof\'s key, or leave dpop_jkt out (RFC 9449 10.1).');
     }
     request.set('dpop_jkt', [possession.jkt]);

@@ -37,12 +37,16 @@ export interface VerifiedProof {
 }
 
 /**
- * A proof signed by another key than the one the token it came with is bound to (RFC 9449 7.1):
- * refused before its `jti` is remembered, so one who holds a stolen token but not its key has the
- * server write nothing for every proof of their own key they send (attack94).
+ * A proof signed by another key than the one what it comes with is bound to (an access token, RFC
+ * 9449 7.1; a refresh token or code, 5 and 10; PAR's `dpop_jkt`, 10.1): refused before its `jti`
+ * is remembered, so one who holds a stolen token or code but not its key has the server write
+ * nothing for every proof of their own key they send (attack94, helper-96). `jkt`: the proof's key.
  */
 export class OtherKeyError extends Error {
   override readonly name = 'OtherKeyError';
+  constructor(readonly jkt: string) {
+    super('The DPoP proof is signed with another key than the one bound.');
+  }
 }
 
 export class DpopVerifier {
@@ -56,13 +60,14 @@ export class DpopVerifier {
   /**
    * Verifies a proof; throws `DpopProofError`. Nonces are always required (docs/oauth.md, "DPoP"):
    * a proof without one, or with one no longer accepted, is `use_dpop_nonce` with a fresh nonce.
-   * The `jti` is recorded last, so a proof refused for its nonce can be sent again with one. At a
-   * resource, `bound` is the access token the proof came with (its `ath`) and the key it is bound
-   * to: a proof of another key throws `OtherKeyError`.
+   * The `jti` is recorded last, so a proof refused for its nonce can be sent again with one.
+   * `bound.jkt` is the key what the proof comes with is bound to, when known, and a proof of
+   * another key throws `OtherKeyError`; at a resource, `bound.accessToken` is the access token the
+   * proof came with (its `ath`).
    */
-  async verify(presented: PresentedProof & { proof: string }, bound?: { accessToken: string; jkt: string }): Promise<VerifiedProof> {
+  async verify(presented: PresentedProof & { proof: string }, bound?: { accessToken?: string; jkt: string }): Promise<VerifiedProof> {
     const now = this.clock.now();
-    const expected: ProofExpectations = { method: presented.method, url: presented.url, now, ...(bound === undefined ? {} : { accessToken: bound.accessToken }) };
+    const expected: ProofExpectations = { method: presented.method, url: presented.url, now, ...(bound?.accessToken === undefined ? {} : { accessToken: bound.accessToken }) };
     const checked = await checkProof(presented.proof, expected);
     const nonce = checked.nonce === undefined ? 'invalid' : await this.nonces.check(checked.nonce, now);
     if (nonce === 'invalid') {
@@ -71,7 +76,7 @@ export class DpopVerifier {
         ? 'This server requires a nonce in DPoP proofs: make the proof again with the nonce of the DPoP-Nonce header.'
         : 'The DPoP proof\'s nonce has expired: make the proof again with the nonce of the DPoP-Nonce header.', fresh);
     }
-    if (bound !== undefined && checked.jkt !== bound.jkt) throw new OtherKeyError();
+    if (bound !== undefined && checked.jkt !== bound.jkt) throw new OtherKeyError(checked.jkt);
     // RFC 9449 11.1: a proof is accepted once. Its jti (per key) is remembered as long as its iat
     // keeps it acceptable, on an instance whose clock runs up to REPLAY_MARGIN_SECONDS behind too.
     const key = createHash('sha256').update(`${checked.jkt}.${checked.jti}`).digest('base64url');

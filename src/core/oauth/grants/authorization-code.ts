@@ -1,12 +1,13 @@
 /** The authorization_code grant (RFC 6749 4.1.3, RFC 7636 4.6, seed sections 3 and 4.2). */
 import { hashSecret } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
-import { required, single } from '../params.js';
+import { type Params, required, single } from '../params.js';
 import { challengeOf } from '../pkce.js';
 import type { AuthorizationCode, GrantWithUser, PresentedCode } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
 import { prepareTokens } from '../tokens/issue.js';
 import type { Instant } from '../../time.js';
+import type { OAuthDeps } from '../tokens/context.js';
 import { registerGrantType } from './registry.js';
 
 const CODE_SHAPE = /^[A-Za-z0-9_-]{43}$/;
@@ -56,6 +57,13 @@ function refusal(granted: GrantWithUser | undefined): string | undefined {
   if (!granted || granted.grant.revokedAt !== null) return 'The authorization was revoked (withdrawn by the user, or ended by a reused code): start the authorization again.';
   if (granted.user.status !== 'active') return 'The account can no longer be used.';
   return undefined;
+}
+
+/** The key the presented code's authorization request named (`dpop_jkt`, `BoundKeyReader`). */
+async function boundKey(deps: OAuthDeps, params: Params): Promise<string | null> {
+  const code = single(params, 'code');
+  if (code === undefined || !CODE_SHAPE.test(code)) return null;
+  return (await deps.stores.codes.find(hashSecret(code)))?.dpopJkt ?? null;
 }
 
 registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource, address }) => {
@@ -112,4 +120,4 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   }
   if (known) throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
   throw new OAuthError('invalid_grant', UNKNOWN_CODE);
-});
+}, boundKey);

@@ -1,7 +1,7 @@
 /** The refresh_token grant with rotation, the replay window and reuse detection (RFC 6749 6, RFC 9700 4.14.2). */
 import { hashSecret, tokenKind } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
-import { required, single } from '../params.js';
+import { type Params, required, single } from '../params.js';
 import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
 import type { Client } from '../ports.js';
 import type { OAuthDeps } from '../tokens/context.js';
@@ -39,6 +39,13 @@ function checkBinding(bound: string | null, presented: string | null): void {
   throw new OAuthError('invalid_grant', presented === null
     ? 'This refresh token is bound to a DPoP key: send a DPoP proof signed with that key.'
     : 'The DPoP proof is signed with another key than the one this refresh token is bound to: sign it with that key.');
+}
+
+/** The key the presented refresh token is bound to (`BoundKeyReader`). */
+async function boundKey(deps: OAuthDeps, params: Params): Promise<string | null> {
+  const token = single(params, 'refresh_token');
+  if (token === undefined || tokenKind(token) !== 'refresh') return null;
+  return (await deps.stores.tokens.findRefresh(hashSecret(token)))?.dpopJkt ?? null;
 }
 
 registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource, address }) => {
@@ -100,7 +107,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
     deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId, address });
   }
   throw new OAuthError('invalid_grant', INVALID);
-});
+}, boundKey);
 
 /** What a replay must give again: the strings of the answer, and the scope and resource the rotation asked for. */
 function replayAnswer(issued: IssuedTokens, requested: string | null, resource: string | null): ReplayAnswer {

@@ -32,13 +32,26 @@ export interface GrantRequest {
 
 export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;
 
-const handlers = new Map<string, GrantHandler>();
+/**
+ * The DPoP key the grant a request presents is bound to (RFC 9449 5 and 10), read before the
+ * request's proof is claimed; `null` when it is bound to none or is not found. A key never changes
+ * once stored, so the handler refuses a proof of any other key for certain, and the token endpoint
+ * leaves such a proof unclaimed (`proofOfPossession`).
+ */
+export type BoundKeyReader = (deps: OAuthDeps, params: Params) => Promise<string | null>;
 
-export function registerGrantType(grantType: string, handler: GrantHandler): void {
-  if (handlers.has(grantType)) throw new Error(`grant type ${grantType} is registered twice`);
-  handlers.set(grantType, handler);
+export interface GrantType {
+  exchange: GrantHandler;
+  boundKey: BoundKeyReader;
 }
 
-export function findGrantHandler(grantType: string): GrantHandler | undefined {
-  return handlers.get(grantType);
+const grantTypes = new Map<string, GrantType>();
+
+export function registerGrantType(grantType: string, exchange: GrantHandler, boundKey: BoundKeyReader): void {
+  if (grantTypes.has(grantType)) throw new Error(`grant type ${grantType} is registered twice`);
+  grantTypes.set(grantType, { exchange, boundKey });
+}
+
+export function findGrantType(grantType: string): GrantType | undefined {
+  return grantTypes.get(grantType);
 }
