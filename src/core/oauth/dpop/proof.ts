@@ -117,10 +117,13 @@ function checkRsaSize(jwk: JWK): void {
   }
 }
 
-/** RFC 9449 4.3 step 7: the signature verifies with the header's `jwk`. */
-async function verifySignature(proof: string): Promise<JWTPayload> {
+/**
+ * RFC 9449 4.3 step 7: the signature verifies with the header's `jwk`. An `exp` or `nbf` the proof
+ * carries (RFC 7519 4.1.4, 4.1.5) is judged by the service's clock, as `iat` is, not the machine's.
+ */
+async function verifySignature(proof: string, now: number): Promise<JWTPayload> {
   try {
-    const { payload } = await jwtVerify(proof, EmbeddedJWK, { algorithms: [...DPOP_ALGS], typ: 'dpop+jwt' });
+    const { payload } = await jwtVerify(proof, EmbeddedJWK, { algorithms: [...DPOP_ALGS], typ: 'dpop+jwt', currentDate: new Date(now) });
     return payload;
   } catch {
     throw invalid('The DPoP proof\'s signature does not verify with the key in its jwk header (or its claims are malformed).');
@@ -219,7 +222,7 @@ function nonceOf(payload: JWTPayload): string | undefined {
 export async function checkProof(proof: string, expected: ProofExpectations): Promise<CheckedProof> {
   checkShape(proof);
   const header = checkHeader(proof);
-  const payload = await verifySignature(proof);
+  const payload = await verifySignature(proof, expected.now);
   checkMethod(payload, expected);
   checkUri(payload, expected);
   const iat = checkIssuedAt(payload, expected);
