@@ -3,7 +3,7 @@ import { hashSecret } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, required, single } from '../params.js';
 import { challengeOf } from '../pkce.js';
-import type { AuthorizationCode, GrantWithUser, PresentedCode } from '../ports.js';
+import type { AuthorizationCode, Client, GrantWithUser, PresentedCode } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
 import { prepareTokens } from '../tokens/issue.js';
 import type { Instant } from '../../time.js';
@@ -59,8 +59,12 @@ function refusal(granted: GrantWithUser | undefined): string | undefined {
   return undefined;
 }
 
-/** The key the presented code's authorization request named (`dpop_jkt`, `BoundKeyReader`). */
-async function boundKey(deps: OAuthDeps, params: Params): Promise<string | null> {
+/**
+ * The key the presented code's authorization request named (`dpop_jkt`, `BoundKeyReader`). A known
+ * code's refusal already tells what differs, another client or key included (`mismatch`), so a
+ * proof left unclaimed for it tells nothing more.
+ */
+async function boundKey(deps: OAuthDeps, _client: Client, params: Params): Promise<string | null> {
   const code = single(params, 'code');
   if (code === undefined || !CODE_SHAPE.test(code)) return null;
   return (await deps.stores.codes.find(hashSecret(code)))?.dpopJkt ?? null;

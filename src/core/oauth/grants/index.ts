@@ -67,7 +67,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   // A proof of another key than the grant's is left unclaimed, and the grant refuses it for its key
   // with its own words: a key is never changed once stored (`BoundKeyReader`), so it cannot give
   // tokens to such a proof. The key is read only for a request with a proof.
-  const boundTo = dpop?.proof === undefined ? null : await type.boundKey(deps, params);
+  const boundTo = dpop?.proof === undefined ? null : await type.boundKey(deps, client, params);
   const possession = await proofOfPossession(deps, dpop, boundTo);
   // The signing keys and the tokens' mark are read before the grant's transaction (from memory,
   // or from the database once in a while): the tokens are made inside it, where a read on another

@@ -3,7 +3,8 @@ import { hashSecret, tokenKind } from '../../credentials/formats.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, required, single } from '../params.js';
 import { type Scope, formatScope, parseScope, scopeList } from '../scopes.js';
-import type { Client } from '../ports.js';
+import type { Client, Grant, RefreshToken } from '../ports.js';
+import { type Instant, hasExpired } from '../../time.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type IssuedTokens, issueTokens } from '../tokens/issue.js';
 import { type ReplayAnswer, isReplay, openReplay, replayWindowApplies, sealReplay } from '../tokens/replay.js';
@@ -41,11 +42,26 @@ function checkBinding(bound: string | null, presented: string | null): void {
     : 'The DPoP proof is signed with another key than the one this refresh token is bound to: sign it with that key.');
 }
 
-/** The key the presented refresh token is bound to (`BoundKeyReader`). */
-async function boundKey(deps: OAuthDeps, params: Params): Promise<string | null> {
+/**
+ * RFC 6749 10.4 and 6: whether this client may refresh this token now, its key aside. Any other
+ * token is refused in one set of words (`INVALID`).
+ */
+function refreshableBy<G extends { grant: Grant }>(token: RefreshToken, granted: G | undefined, client: Client, now: Instant): granted is G {
+  return token.clientId === client.clientId && !hasExpired(token.expiresAt, now) && granted !== undefined && granted.grant.revokedAt === null;
+}
+
+/**
+ * The key of a refresh token this client may refresh now (`BoundKeyReader`): only there does the
+ * grant refuse a proof for its key, in words of its own. Every other token's proof is claimed as an
+ * unknown token's is, so sending one proof twice tells nothing the words do not (attack99).
+ */
+async function boundKey(deps: OAuthDeps, client: Client, params: Params): Promise<string | null> {
   const token = single(params, 'refresh_token');
   if (token === undefined || tokenKind(token) !== 'refresh') return null;
-  return (await deps.stores.tokens.findRefresh(hashSecret(token)))?.dpopJkt ?? null;
+  const stored = await deps.stores.tokens.findRefresh(hashSecret(token));
+  if (stored?.dpopJkt == null || stored.usedAt !== null || stored.revokedAt !== null) return null;
+  const grant = await deps.stores.grants.findById(stored.grantId);
+  return refreshableBy(stored, grant && { grant }, client, deps.clock.now()) ? stored.dpopJkt : null;
 }
 
 registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource, address }) => {
@@ -63,10 +79,7 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
     const consumed = await tx.tokens.consumeRefresh(tokenHash, now);
     if (!consumed) return undefined;
     const { token: old, granted } = consumed;
-    // RFC 6749 10.4: a refresh token is bound to the client it was issued to.
-    if (old.clientId !== client.clientId) throw new OAuthError('invalid_grant', INVALID);
-    if (old.expiresAt <= now) throw new OAuthError('invalid_grant', INVALID);
-    if (!granted || granted.grant.revokedAt !== null) throw new OAuthError('invalid_grant', INVALID);
+    if (!refreshableBy(old, granted, client, now)) throw new OAuthError('invalid_grant', INVALID);
     checkBinding(old.dpopJkt, dpopJkt);
     const { grant, user } = granted;
     if (user.status !== 'active') throw new OAuthError('invalid_grant', 'The account can no longer be used.');

@@ -34,11 +34,12 @@ export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;
 
 /**
  * The DPoP key the grant a request presents is bound to (RFC 9449 5 and 10), read before the
- * request's proof is claimed; `null` when it is bound to none or is not found. A key never changes
- * once stored, so the handler refuses a proof of any other key for certain, and the token endpoint
- * leaves such a proof unclaimed (`proofOfPossession`).
+ * request's proof is claimed, where the handler would refuse a proof of any other key for it in
+ * words of its own; `null` otherwise (bound to none, not found, or refused whatever the key). A
+ * key never changes once stored, so the handler refuses such a proof for certain, and the token
+ * endpoint leaves it unclaimed (`proofOfPossession`).
  */
-export type BoundKeyReader = (deps: OAuthDeps, params: Params) => Promise<string | null>;
+export type BoundKeyReader = (deps: OAuthDeps, client: Client, params: Params) => Promise<string | null>;
 
 export interface GrantType {
   exchange: GrantHandler;
