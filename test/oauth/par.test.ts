@@ -77,6 +77,21 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     assert.equal(((await tokens.json()) as { scope: string }).scope, 'profile:read posts:read');
   });
 
+  test('a repeated dpop_jkt is refused as repeated, with or without a proof of one of its values (RFC 6749 3.1, RFC 9126 2.1)', async () => {
+    const c = await newClient(t);
+    const key = await dpopKey();
+    const other = await dpopKey();
+    const parUrl = `${t.baseUrl}/api/oauth/par`;
+    const base = Object.entries({ ...Object.fromEntries(authorizeQuery(c, { pkce: pkcePair() })), ...clientFields(c) });
+    const repeated: Array<[string, string]> = [...base, ['dpop_jkt', key.jkt], ['dpop_jkt', other.jkt]];
+    const nonce = (await push(base, { dpop: await dpopProof(key, { htu: parUrl, nowMs: t.clock.now() }) })).headers.get('dpop-nonce')!;
+    for (const proof of [undefined, await dpopProof(key, { htu: parUrl, nowMs: t.clock.now(), nonce })]) {
+      const response = await push(repeated, proof === undefined ? {} : { dpop: proof });
+      assert.equal(response.status, 400, proof === undefined ? 'without a proof' : 'with a proof of the first value');
+      assert.match(((await response.json()) as { error_description: string }).error_description, /dpop_jkt parameter is repeated/);
+    }
+  });
+
   test('a DPoP proof at the PAR endpoint binds the code to its key, as dpop_jkt does; a dpop_jkt of another key is refused, its proof not remembered (RFC 9449 10.1)', async () => {
     const c = await newClient(t);
     const key = await dpopKey();

@@ -54,7 +54,9 @@ export async function pushAuthorizationRequest(
     if (possession.otherKey) {
       throw new OAuthError('invalid_dpop_proof', 'The DPoP proof is signed with another key than the one dpop_jkt names: send the thumbprint of the proof\'s key, or leave dpop_jkt out (RFC 9449 10.1).');
     }
-    request.set('dpop_jkt', [possession.jkt]);
+    // With a dpop_jkt of the proof's key, the request's own values stay, so the authorization
+    // endpoint's checks still refuse one repeated (RFC 6749 3.1): overwritten, [jkt, other] passed.
+    if (named === undefined) request.set('dpop_jkt', [possession.jkt]);
   }
   // RFC 9126 2.1: the same checks as the authorization endpoint, answered as JSON (2.3).
   await checkPushedRequest(deps, request, credentials.askedBy);
