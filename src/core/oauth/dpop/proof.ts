@@ -5,7 +5,7 @@
  * which need state shared by every instance, are checked by `DpopVerifier` after these.
  */
 import { createHash } from 'node:crypto';
-import { EmbeddedJWK, type JWK, type JWTPayload, type ProtectedHeaderParameters, calculateJwkThumbprint, decodeProtectedHeader, jwtVerify } from 'jose';
+import { EmbeddedJWK, type JWK, type JWTPayload, type ProtectedHeaderParameters, calculateJwkThumbprint, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import type { Instant } from '../../time.js';
 
 /**
@@ -125,7 +125,11 @@ async function verifySignature(proof: string, now: number): Promise<JWTPayload> 
   try {
     const { payload } = await jwtVerify(proof, EmbeddedJWK, { algorithms: [...DPOP_ALGS], typ: 'dpop+jwt', currentDate: new Date(now) });
     return payload;
-  } catch {
+  } catch (error) {
+    if ((error instanceof errors.JWTExpired || error instanceof errors.JWTClaimValidationFailed) && error.reason === 'check_failed') {
+      if (error.claim === 'exp') throw invalid('The DPoP proof has expired (its exp has passed by this server\'s clock): make a new proof for every request, or leave exp out.');
+      if (error.claim === 'nbf') throw invalid('The DPoP proof is not valid yet (its nbf is later than this server\'s clock): leave nbf out, or set it no later than iat.');
+    }
     throw invalid('The DPoP proof\'s signature does not verify with the key in its jwk header (or its claims are malformed).');
   }
 }
