@@ -22,13 +22,28 @@ export function isConsolePath(url: string): boolean {
 }
 
 /**
- * The address the router is given (Fastify's `rewriteUrl`): one under /admin that does not decode
- * (a malformed percent-escape) with its path's every `%` escaped, so that it names nothing and is
- * answered behind the console's gate, as any other address there (refused by the router before
- * any hook, it was the site's 404 page, to staff too); any other as sent.
+ * The path and query of a request target in absolute form (RFC 9112 3.2.2, `http://host/admin`,
+ * which Node accepts), as the router reads them ('/' when it has no path); `undefined` for a target
+ * in any other form, or one the router refuses (a fragment, no host, not a URL).
  */
-export function routableUrl(url: string): string {
-  if (!isConsolePath(url)) return url;
+function originFormOf(url: string): string | undefined {
+  const authority = /^https?:\/\/[^/?#]+/i.exec(url);
+  if (authority === null || url.includes('#') || !URL.canParse(url)) return undefined;
+  const rest = url.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/**
+ * The address the router is given (Fastify's `rewriteUrl`): one under /admin by its path and query
+ * alone when it came in absolute form (the console's gate, catch-all and error pages know their
+ * requests by `request.url`: staff read the site's 400 page for `http://host/admin/%zz`), and with
+ * its path's every `%` escaped when that does not decode (a malformed percent-escape), so that it
+ * names nothing and is answered behind the console's gate, as any other address there (refused by
+ * the router before any hook, it was the site's 404 page, to staff too); any other as sent.
+ */
+export function routableUrl(sent: string): string {
+  const url = sent.startsWith('/') ? sent : originFormOf(sent) ?? sent;
+  if (!isConsolePath(url)) return sent;
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
   try {

@@ -10,6 +10,7 @@ import { RECENT_SIGN_IN_MS } from '../../src/core/accounts/sessions.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { rawRequest } from '../support/raw-request.js';
 import { type PageResponse, Visitor } from '../site/visitor.js';
 import { type Person, consoleRoutes, person, signInAgain } from './support.js';
 
@@ -118,6 +119,22 @@ forEachDatabase('staff console gates', (database) => {
         // The site's own 404, as for an address that does not exist: nothing tells the console is there.
         assert.equal(pageOf(refused), pageOf(await visitor.request('/no-such-page', { method })), `${what} as ${who}`);
         assert.ok(refused.text.includes(`action="/language?${new URLSearchParams({ return_to: path })}"`), `${what} as ${who}: the language picker comes back to the address as sent`);
+      }
+    }
+  });
+
+  test('a request line in absolute form (RFC 9112 3.2.2) is answered as its path and query are: an address under /admin that does not decode is the console\'s not-found page to staff and the site\'s own 404 to anyone else, never the site\'s 400 page', async () => {
+    const staff = await person(t, 'moderator', { twoStep: true });
+    const visitors: Array<[string, Visitor]> = [['staff', staff.visitor], ['signed out', new Visitor(t.baseUrl)], ['member', (await person(t, 'member', { twoStep: true })).visitor]];
+    for (const path of ['/admin/%zz', '/admin/members/%ff?q=%zz', '/admin/members?q=a', '/x/%zz']) {
+      for (const [who, visitor] of visitors) {
+        const what = `GET ${t.baseUrl}${path} as ${who}`;
+        const cookies = visitor.cookies.size === 0 ? [] : ['Cookie', [...visitor.cookies].map(([name, value]) => `${name}=${value}`).join('; ')];
+        const answer = await rawRequest('GET', t.baseUrl, cookies, undefined, { target: t.baseUrl + path });
+        const asPath = await visitor.get(path);
+        assert.equal(answer.status, asPath.status, what);
+        assert.equal(answer.headers['x-robots-tag'], asPath.headers.get('x-robots-tag') ?? undefined, what);
+        assert.equal(pageOf({ ...asPath, text: answer.body }), pageOf(asPath), what);
       }
     }
   });
