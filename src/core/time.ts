@@ -48,7 +48,9 @@ export function formatUtc(instant: Instant): string {
 
 /**
  * Whether a credential that lasts until `expiresAt` (`null`: no expiry) has expired at `now`: from
- * that instant on. The one rule of the bearer gate and of the token lists that name a token expired.
+ * that instant on. The one rule wherever code reads an expiry (the bearer gate, the token lists,
+ * codes, refresh tokens, sessions, a previous client secret, a pushed request's marker, a kept
+ * metadata document); the storage's queries keep alive what has `expires_at > now`, the same rule.
  */
 export function hasExpired(expiresAt: Instant | null, now: Instant): boolean {
   return expiresAt !== null && expiresAt <= now;

@@ -14,7 +14,7 @@ import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { InputError, OAuthError, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText } from '../text.js';
-import type { Clock } from '../time.js';
+import { type Clock, hasExpired } from '../time.js';
 import { canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost } from './clients.js';
 import type { Client } from './ports.js';
 import { REGISTERED_SCOPES } from './scopes.js';
@@ -367,7 +367,7 @@ export class ClientMetadataDocuments {
     const cached = this.cache.get(clientId);
     if (cached === undefined) return undefined;
     this.cache.delete(clientId);
-    if (cached.expiresAt <= this.clock.now()) return undefined;
+    if (hasExpired(cached.expiresAt, this.clock.now())) return undefined;
     // Least recently used goes first: a hit moves the entry to the end.
     this.cache.set(clientId, cached);
     return cached.client;

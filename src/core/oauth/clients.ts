@@ -9,7 +9,7 @@ import type { Stores } from '../stores.js';
 import type { Client, ClientDetails, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
 import { checkedText } from '../text.js';
-import type { Clock, Instant } from '../time.js';
+import { type Clock, type Instant, hasExpired } from '../time.js';
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
 const CLIENT_ID_MAX_LENGTH = 200;
@@ -331,7 +331,7 @@ export async function rotateClientSecret(stores: Stores, clock: Clock, clientId:
 
 /** The previous secret while it is still accepted at `now`, else `null`. */
 export function livePreviousSecret(client: Client, now: Instant): Client['previousSecret'] {
-  return client.previousSecret !== null && client.previousSecret.expiresAt > now ? client.previousSecret : null;
+  return client.previousSecret !== null && !hasExpired(client.previousSecret.expiresAt, now) ? client.previousSecret : null;
 }
 
 /** Ends an active client's previous secret before its time; says whether one was still accepted. */

@@ -17,7 +17,7 @@ import { OAuthError } from '../../errors.js';
 import { type Params, paramsFromEntries, single } from '../params.js';
 import type { SharedKeys } from '../../credentials/shared-keys.js';
 import type { Stores } from '../../stores.js';
-import type { Instant } from '../../time.js';
+import { type Instant, hasExpired } from '../../time.js';
 import { PUSHED_MARKER } from './request.js';
 
 /** RFC 9126 2.2: the prefix of every `request_uri` the PAR endpoint answers with. */
@@ -65,7 +65,7 @@ export async function verifyPushedMarker(keys: SharedKeys, fields: ReadonlyArray
   const match = MARKER_SHAPE.exec(marker);
   if (!match) return undefined;
   const flow = { until: Number(match[1]), requestHash: match[2]! };
-  if (flow.until * 1000 <= now) return undefined;
+  if (hasExpired(flow.until * 1000, now)) return undefined;
   return constantTimeEqual(match[3]!, await mac(keys, fields, flow)) ? flow : undefined;
 }
 

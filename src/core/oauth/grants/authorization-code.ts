@@ -6,7 +6,7 @@ import { challengeOf } from '../pkce.js';
 import type { AuthorizationCode, Client, GrantWithUser, PresentedCode } from '../ports.js';
 import { revokeUserClientGrants } from '../tokens/revocation.js';
 import { prepareTokens } from '../tokens/issue.js';
-import type { Instant } from '../../time.js';
+import { type Instant, hasExpired } from '../../time.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { registerGrantType } from './registry.js';
 
@@ -21,7 +21,7 @@ const UNKNOWN_CODE = 'The code is invalid, expired or already used: a code works
 function mismatch(code: AuthorizationCode, presented: PresentedCode, now: Instant): string | undefined {
   if (code.clientId !== presented.clientId) return 'The code was issued to another client: redeem it with the client_id of the authorization request.';
   // Seed section 3 rule 1: a code is valid for 5 minutes (the CODE_TTL setting).
-  if (code.expiresAt <= now) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
+  if (hasExpired(code.expiresAt, now)) return 'The code has expired: redeem a code as soon as your redirect URI receives it, or start the authorization again.';
   return unboundRequest(code, presented);
 }
 

@@ -1,6 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { NewSession, Session, SessionStore, User } from '../../../core/accounts/ports.js';
-import type { Instant } from '../../../core/time.js';
+import { type Instant, hasExpired } from '../../../core/time.js';
 import { type CompiledQueries, keyIsAnyOf } from '../../database.js';
 import type { Database, SessionsTable } from '../../schema.js';
 import { USER_COLUMNS, toUser } from './users.js';
@@ -60,7 +60,7 @@ export class KyselySessionStore implements SessionStore {
 
   async findLive(idHash: string, now: Instant): Promise<{ session: Session; user: User } | undefined> {
     const row = await this.queries.lookup(this.db, idHash, sessionLookup);
-    if (!row || row.expires_at <= now) return undefined;
+    if (!row || hasExpired(row.expires_at, now)) return undefined;
     return { session: toSession(row, row.session_created_at), user: toUser(row) };
   }
 
