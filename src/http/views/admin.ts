@@ -236,7 +236,7 @@ ${m.tokens.length === 0 ? '' : stackedTable(
 <section class="card" aria-labelledby="security-heading">
 <h2 id="security-heading">${t.text('admin.securityLog')}</h2>
 ${m.securityLog.length === 0 ? html`<p class="muted">${t.text('admin.nothingYet')}</p>` : stackedTable(
-    [{ heading: t.text('admin.when') }, { heading: t.text('admin.what') }, { heading: t.text('admin.address') }],
+    [{ heading: t.text('admin.when') }, { heading: t.text('admin.what') }, { heading: t.text('security.from') }],
     m.securityLog.map((e) => ({ kind: e.kind, cells: [timeOf(context, e.createdAt), eventLine(t, e), eventFrom(t, e)] })))}
 </section>
 <section class="card" aria-labelledby="staff-heading">
