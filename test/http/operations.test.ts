@@ -5,6 +5,7 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import { buildMetricsApp } from '../../src/http/metrics-app.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { rawRequest } from '../support/raw-request.js';
 
 /** Signs in through the form as a browser would; returns the cookies to send afterwards. */
 async function signIn(t: TestApp, username: string, password: string, returnTo = '/'): Promise<{ status: number; cookie: string; location: string | null }> {
@@ -132,6 +133,14 @@ forEachDatabase('operations and pages', (database) => {
     const console = await fetch(`${t.baseUrl}/admin/members/%E0%A4%A`);
     assert.equal(console.status, 404);
     assert.equal(console.headers.get('x-robots-tag'), 'noindex');
+  });
+
+  test('a request line in absolute form that is no URL (GET http://%zz/settings, RFC 9112 3.2.2) is the same 400 page, and the server answers the next request', async () => {
+    const answer = await rawRequest('GET', t.baseUrl, ['Accept-Language', 'zh-CN'], undefined, { target: 'http://%zz/settings' });
+    assert.equal(answer.status, 400);
+    assert.match(answer.headers['content-security-policy'] as string, /frame-ancestors 'none'/);
+    assert.match(answer.body, /<html lang="zh-CN"/);
+    assert.equal((await fetch(`${t.baseUrl}/`)).status, 200);
   });
 
   test('an unknown page knows who is signed in: the not-found page reads the session cookie itself', async () => {

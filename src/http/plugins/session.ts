@@ -280,6 +280,8 @@ export function setLanguageCookie(request: FastifyRequest, reply: FastifyReply, 
  * sign-in and sign-up pages, which carry it there.
  */
 function requestedUiLocales(request: FastifyRequest): string | undefined {
+  // A target the router refused may be no URL at all (`GET http://%zz/`, absolute form): it asks for none.
+  if (!URL.canParse(request.url, 'http://site.invalid')) return undefined;
   const url = new URL(request.url, 'http://site.invalid');
   const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
   if (url.pathname === AUTHORIZE_PATH) {
