@@ -12,6 +12,36 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
+/**
+ * The signal the SDK hands each request's handler (`extra.signal`): one for every request, never
+ * aborted, since nothing cancels a request here. The route answers a notification, a
+ * `notifications/cancelled` among them, without handing it to the server (a stateless server
+ * answers each request within its own HTTP request), and nothing closes the transport, so the
+ * SDK's two reasons to abort a request's controller never come.
+ */
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+
+/**
+ * What the SDK's request dispatch makes for each request in place of Node's `AbortController`,
+ * while `exchange` hands it the request (docs/performance.md, decision 59). Node 20 makes each
+ * `AbortSignal` an `EventTarget` whose prototype it then swaps, and V8 records no transitions from
+ * the map an object with properties gets when its prototype is swapped: every property added after
+ * makes a new map, in the old generation. So every signal had maps of its own, each call left them
+ * in the old generation (20 major collections in 300,000 calls in process), and every load of
+ * `signal.aborted` in the SDK missed V8's caches. Aborted, it answers `signal` with an aborted signal of its own, as the
+ * SDK reads it when deciding whether to send a response; only a handler that kept `extra.signal`
+ * would not see it, and nothing aborts one here (above).
+ */
+class RequestAbortController {
+  #aborted?: AbortSignal;
+  get signal(): AbortSignal {
+    return this.#aborted ?? NEVER_ABORTED;
+  }
+  abort(reason?: unknown): void {
+    this.#aborted ??= AbortSignal.abort(reason);
+  }
+}
+
 /** A request handed to the server and not answered yet. */
 interface Exchange<Context> {
   context: Context;
@@ -73,11 +103,18 @@ export class McpRequestTransport<Context> implements Transport {
     const id = ++this.lastId;
     return new Promise((resolve) => {
       this.exchanges.set(id, { context, answer: (response) => resolve({ ...response, id: request.id }) });
+      // The SDK makes the request's AbortController in the synchronous part of its dispatch, and
+      // reads `AbortController` from the global scope when it does: for that part only, the global
+      // is the request's own kind (`RequestAbortController`); the handler runs later, with Node's.
+      const nodeAbortController = globalThis.AbortController;
+      globalThis.AbortController = RequestAbortController as unknown as typeof AbortController;
       try {
         deliver({ ...request, id });
       } catch (error) {
         this.exchanges.delete(id);
         throw error;
+      } finally {
+        globalThis.AbortController = nodeAbortController;
       }
     });
   }

@@ -1,7 +1,7 @@
 /**
  * The MCP route's transport (src/http/mcp-transport.ts) with the official SDK's `Server`: each
  * request is answered under the client's own id, and reaches the server's request dispatch
- * without being parsed as a response first (docs/performance.md, decision 48).
+ * without being parsed as a response first (docs/performance.md, decision 48), with a controller of the transport's (decision 59).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -82,4 +82,57 @@ test('requests are answered the same through the dispatch as through onmessage',
   for (const request of requests) {
     assert.deepEqual(await straight.exchange(request, 'agent'), await throughOnmessage.exchange(request, 'agent'), request.method);
   }
+});
+
+test('every request\'s handler gets one signal, never aborted, and Node\'s AbortController is the global again once a request is handed over (decision 59)', async () => {
+  const nodeAbortController = globalThis.AbortController;
+  const transport = new McpRequestTransport<string>();
+  const server = new Server({ name: 'test', version: '1' }, { capabilities: { tools: {} } });
+  const seen: Array<{ signal: AbortSignal; global: typeof AbortController }> = [];
+  server.setRequestHandler(ListToolsRequestSchema, (_request, { signal }) => {
+    seen.push({ signal, global: globalThis.AbortController });
+    return { tools: [] };
+  });
+  await server.connect(transport);
+  transport.deliverRequestsTo(server);
+  await Promise.all([transport.exchange(listTools(1), 'first'), transport.exchange(listTools(2), 'second')]);
+  assert.equal(seen.length, 2);
+  // Node's controller would give each request a signal of its own: one signal for both shows the
+  // SDK made the transport's controller (if this fails, the SDK makes its controllers otherwise).
+  assert.equal(seen[0]!.signal, seen[1]!.signal);
+  assert.ok(seen[0]!.signal instanceof AbortSignal);
+  assert.equal(seen[0]!.signal.aborted, false);
+  assert.equal(seen[0]!.global, nodeAbortController);
+  assert.equal(globalThis.AbortController, nodeAbortController);
+});
+
+test('a dispatch that throws leaves Node\'s AbortController the global', async () => {
+  const nodeAbortController = globalThis.AbortController;
+  const transport = new McpRequestTransport<string>();
+  transport.deliverRequestsTo({ _onrequest: () => { throw new Error('dispatch failed'); } });
+  await assert.rejects(transport.exchange(listTools(1), 'agent'), /dispatch failed/);
+  assert.equal(globalThis.AbortController, nodeAbortController);
+  assert.throws(() => transport.contextOf(1), /No request is waiting/);
+});
+
+test('a request\'s controller, aborted, answers an aborted signal to the SDK, which then sends nothing for it', async () => {
+  const transport = new McpRequestTransport<string>();
+  const server = new Server({ name: 'test', version: '1' }, { capabilities: { tools: {} } });
+  let release: () => void = () => {};
+  server.setRequestHandler(ListToolsRequestSchema, () => new Promise((resolve) => { release = () => resolve({ tools: [] }); }));
+  await server.connect(transport);
+  transport.deliverRequestsTo(server);
+  const controllers = Reflect.get(server, '_requestHandlerAbortControllers') as Map<unknown, { signal: AbortSignal; abort(reason?: unknown): void }>;
+  let answered = false;
+  void transport.exchange(listTools(1), 'agent').then(() => { answered = true; });
+  await new Promise((resolve) => setImmediate(resolve));
+  const [controller] = [...controllers.values()];
+  assert.ok(controller);
+  assert.equal(controller.signal.aborted, false);
+  controller.abort('cancelled');
+  assert.equal(controller.signal.aborted, true);
+  assert.equal(controller.signal.reason, 'cancelled');
+  release();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(answered, false);
 });
