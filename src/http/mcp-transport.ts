@@ -20,6 +20,10 @@ import type { JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, RequestId } from 
  * SDK's two reasons to abort a request's controller never come.
  */
 const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+// It never dispatches `abort`, so a listener on it would never run; kept, the listeners of every
+// request that ever added one (a `fetch` given `extra.signal`, the SDK's task wait) would pile up
+// on this one signal for the life of the process.
+Object.defineProperty(NEVER_ABORTED, 'addEventListener', { value: () => {} });
 
 /**
  * What the SDK's request dispatch makes for each request in place of Node's `AbortController`,

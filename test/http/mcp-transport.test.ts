@@ -4,6 +4,7 @@
  * without being parsed as a response first (docs/performance.md, decision 48), with a controller of the transport's (decision 59).
  */
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { test } from 'node:test';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
@@ -104,6 +105,22 @@ test('every request\'s handler gets one signal, never aborted, and Node\'s Abort
   assert.equal(seen[0]!.signal.aborted, false);
   assert.equal(seen[0]!.global, nodeAbortController);
   assert.equal(globalThis.AbortController, nodeAbortController);
+});
+
+test('a listener added to a request\'s signal is not kept: the one signal never aborts, and would hold every request\'s (decision 59)', async () => {
+  const transport = new McpRequestTransport<string>();
+  const server = new Server({ name: 'test', version: '1' }, { capabilities: { tools: {} } });
+  const signals: AbortSignal[] = [];
+  server.setRequestHandler(ListToolsRequestSchema, (_request, { signal }) => {
+    signal.addEventListener('abort', () => {});
+    signals.push(signal);
+    return { tools: [] };
+  });
+  await server.connect(transport);
+  transport.deliverRequestsTo(server);
+  for (const id of [1, 2, 3]) await transport.exchange(listTools(id), 'agent');
+  assert.equal(signals.length, 3);
+  for (const signal of signals) assert.equal(getEventListeners(signal, 'abort').length, 0);
 });
 
 test('a dispatch that throws leaves Node\'s AbortController the global', async () => {
