@@ -34,16 +34,18 @@ function originFormOf(url: string): string | undefined {
 }
 
 /**
- * The address the router is given (Fastify's `rewriteUrl`): one under /admin by its path and query
- * alone when it came in absolute form (the console's gate, catch-all and error pages know their
- * requests by `request.url`: staff read the site's 400 page for `http://host/admin/%zz`), and with
- * its path's every `%` escaped when that does not decode (a malformed percent-escape), so that it
- * names nothing and is answered behind the console's gate, as any other address there (refused by
- * the router before any hook, it was the site's 404 page, to staff too); any other as sent.
+ * The address the router is given (Fastify's `rewriteUrl`): one that came in absolute form by its
+ * path and query alone, as the router reads it (the console's gate, catch-all and error pages, and
+ * the not-found answer's 405 and its JSON under /api/, know their requests by `request.url`: staff
+ * read the site's 400 page for `http://host/admin/%zz`, and `POST http://host/api/open/v1/me` was
+ * the site's HTML 404 page, attack100); under /admin with its path's every `%` escaped when that
+ * does not decode (a malformed percent-escape), so that it names nothing and is answered behind
+ * the console's gate, as any other address there (refused by the router before any hook, it was
+ * the site's 404 page, to staff too); any other as sent.
  */
 export function routableUrl(sent: string): string {
   const url = sent.startsWith('/') ? sent : originFormOf(sent) ?? sent;
-  if (!isConsolePath(url)) return sent;
+  if (!isConsolePath(url)) return url;
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
   try {
