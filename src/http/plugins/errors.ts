@@ -322,8 +322,16 @@ export function clientErrorHandler(headers: HeaderSet, timeouts: { headersMs: nu
   return (error, socket) => {
     // A reset connection has no one left to answer (Node's documentation of 'clientError').
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    // As Node's own handler: never a second status line into an answer that has begun.
     const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    // Bytes after a request that closes its connection (`Connection: close`, HTTP/1.0): RFC 9112
+    // 9.6, that request is answered, then the connection closed, and nothing after it is processed
+    // or refused. Its answer closes the socket once sent; destroyed here, it was lost and this 400
+    // sent in its place, after the request had been carried out (attack100).
+    if (error.code === 'HPE_CLOSED_CONNECTION') {
+      if (inFlight === undefined || inFlight === null) socket.destroy();
+      return;
+    }
+    // As Node's own handler: never a second status line into an answer that has begun.
     if (socket.writable && !inFlight?.headersSent) {
       socket.write(error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? late : error.code === 'HPE_HEADER_OVERFLOW' ? tooLarge : malformed);
     }
