@@ -129,6 +129,9 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
     const transport = new McpRequestTransport<CallContext>();
     const server = new Server({ name: API_NAME, version: API_VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator: new AjvJsonSchemaValidator() });
     server.setRequestHandler(ListToolsRequestSchema, () => TOOL_LIST);
+    // `extra.signal` is one signal shared by every request (decision 59): a handler must neither
+    // combine it (`AbortSignal.any` keeps each call's dependant on it for good on Node 20) nor set
+    // anything on it (the next request would see it); one that needs cancellation needs its own.
     server.setRequestHandler(CallToolRequestSchema, async ({ params }, { requestId }) => {
       const tool = mcpTool(params.name);
       // JSON-RPC -32602 for an unknown tool (MCP 2025-06-18, "Error Handling").
