@@ -150,7 +150,7 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
 
   test('times on the security page are in the member\'s zone with its offset', async () => {
     const { visitor } = await member();
-    const signedInAt = /<td data-label="Signed in">[^<]*<time datetime="([^"]+)">([^<]+)<\/time>/;
+    const signedInAt = /<td role="cell" data-label="Signed in">[^<]*<time datetime="([^"]+)">([^<]+)<\/time>/;
     await visitor.post('/settings/profile', { time_zone: 'Asia/Taipei' });
     assert.deepEqual(signedInAt.exec((await visitor.get('/settings/security')).text)?.slice(1), ['2026-11-22T00:30:48Z', '2026-11-22 08:30 UTC+8']);
     await visitor.post('/settings/profile', { time_zone: 'Europe/London' });
@@ -161,7 +161,7 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
 
   test('a recent time shows its full time with the offset, the relative words beside it, in the page\'s language', async () => {
     const { visitor } = await member();
-    const cell = /<td data-label="(?:Signed in|登录时间|登入時間)">([^]*?)<\/td>/;
+    const cell = /<td role="cell" data-label="(?:Signed in|登录时间|登入時間)">([^]*?)<\/td>/;
     const english = cell.exec((await visitor.get('/settings/security')).text)?.[1];
     assert.match(english ?? '', /^\w[^<]* \(<time datetime="2026-11-22T00:30:48Z">2026-11-22 08:30 UTC\+8<\/time>\)$/);
     await visitor.post('/settings/profile', { language: 'zh-CN' });
@@ -200,7 +200,7 @@ forEachDatabase('the settings pages in the member\'s language and clock', (datab
     for (const [locale, [column, field]] of Object.entries(expectations)) {
       visitor.cookies.set('lang', locale);
       const page = (await visitor.get('/settings/tokens')).text;
-      assert.match(page, new RegExp(`<th scope="col">${column}</th>`), `${locale}: the column of end dates`);
+      assert.match(page, new RegExp(`<th role="columnheader" scope="col">${column}</th>`), `${locale}: the column of end dates`);
       assert.match(page, new RegExp(`<label for="[^"]*">${field}</label>`), `${locale}: the form's choice`);
     }
   });

@@ -490,7 +490,7 @@ forEachDatabase('account security', (database) => {
     }
     const page = await (await browser.fetch('/settings/security')).text();
     const log = page.slice(page.indexOf('Security log'));
-    const shown = [...log.matchAll(/<tr data-kind="([^"]+)">/g)].map((m) => m[1]);
+    const shown = [...log.matchAll(/<tr role="row" data-kind="([^"]+)">/g)].map((m) => m[1]);
     assert.equal(shown[0], 'personal_token.revoked', 'newest first');
     assert.match(log, /Failed sign-in attempt wrong password/);
   });
@@ -502,11 +502,11 @@ forEachDatabase('account security', (database) => {
       await t.deps.securityLog.record({ userId: user.id, kind: 'passkey.removed', detail: { name: `key ${i}` } });
     }
     const first = await (await browser.fetch('/settings/security')).text();
-    assert.equal([...first.matchAll(/<tr data-kind=/g)].length, 20);
+    assert.equal([...first.matchAll(/<tr role="row" data-kind=/g)].length, 20);
     assert.match(first, /“key 24”/);
     assert.match(first, /href="\/settings\/security\?page=1#log-heading" rel="next"/);
     const second = await (await browser.fetch('/settings/security?page=1')).text();
-    const rows = [...second.matchAll(/<tr data-kind=/g)].length;
+    const rows = [...second.matchAll(/<tr role="row" data-kind=/g)].length;
     assert.equal(rows, 6, 'the rest, with the sign-in');
     assert.match(second, /“key 0”/);
     assert.match(second, /rel="prev"/);

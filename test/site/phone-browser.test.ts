@@ -147,6 +147,33 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     assert.deepEqual(problems, [], `names that do not start with the words shown:\n${problems.join('\n')}`);
   });
 
+  test('a table of records stacked for a phone is still a table to a screen reader: each row a row, each heading a column header, each cell a cell, named in the markup for WebKit (WAI-ARIA 1.2 "table")', async () => {
+    const problems: string[] = [];
+    let tables = 0;
+    await walk('zh-CN', async (page, path) => {
+      for (const table of await page.locator('table.stack').all()) {
+        tables += 1;
+        const [rows, headings, cells] = await Promise.all(['tr', 'th', 'td'].map((tag) => table.locator(tag).count()));
+        // WebKit computes no table roles for elements displayed as blocks, as a phone shows these:
+        // only the roles the markup names reach VoiceOver, so every element must name its own.
+        const unnamed = await table.evaluate((element) => [element, ...element.querySelectorAll('thead, tbody, tr, th, td')]
+          .filter((e) => e.getAttribute('role') !== ({ TABLE: 'table', THEAD: 'rowgroup', TBODY: 'rowgroup', TR: 'row', TH: 'columnheader', TD: 'cell' } as Record<string, string>)[e.tagName])
+          .map((e) => e.tagName.toLowerCase()));
+        if (unnamed.length > 0) problems.push(`${path}: no role named on ${[...new Set(unnamed)].join(', ')}`);
+        // What the accessibility tree holds, as a screen reader is handed it, not the markup.
+        const tree = await table.ariaSnapshot();
+        const roles = tree.split('\n').map((line) => /^\s*- (\w+)/.exec(line)?.[1]);
+        const count = (role: string) => roles.filter((r) => r === role).length;
+        if (roles[0] !== 'table') problems.push(`${path}: the table is "${tree.split('\n')[0]}"`);
+        for (const [role, want] of [['row', rows], ['columnheader', headings], ['cell', cells]] as const) {
+          if (count(role) !== want) problems.push(`${path}: ${count(role)} of ${want} ${role}s`);
+        }
+      }
+    });
+    assert.ok(tables >= 4, `stacked tables walked: ${tables}`);
+    assert.deepEqual(problems, []);
+  });
+
   test('Chinese beside Latin (W3C clreq 3.2.2): a Latin app name between Han characters stands a narrow space apart from them, a Chinese name stands close', async () => {
     const page = await member.newPage();
     await member.addCookies([{ name: 'lang', value: 'zh-CN', url: t.baseUrl }]);

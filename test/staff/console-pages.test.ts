@@ -74,8 +74,8 @@ forEachDatabase('staff console pages', (database) => {
       ['staff.sessions_revoked', {}, '', SITE_STAFF], ['staff.role_changed', { role: 'moderator' }, '', SITE_STAFF], ['staff.two_step_reset', {}, '', SITE_STAFF],
     ]);
     // The "From" column names who acted, as for the command line's changes; never blank.
-    assert.match(english.text, /Role changed by the site(&#39;|')s staff[^<]*<\/td>\s*<td data-label="From">the site(&#39;|')s staff<\/td>/);
-    assert.match(chinese.text, /网站管理人员更改了你的角色[^<]*<\/td>\s*<td data-label="[^"]+">网站管理人员<\/td>/);
+    assert.match(english.text, /Role changed by the site(&#39;|')s staff[^<]*<\/td>\s*<td role="cell" data-label="From">the site(&#39;|')s staff<\/td>/);
+    assert.match(chinese.text, /网站管理人员更改了你的角色[^<]*<\/td>\s*<td role="cell" data-label="[^"]+">网站管理人员<\/td>/);
     for (const page of [english.text, chinese.text]) {
       assert.ok(!page.includes(REASON) && !page.includes(admin.user.username), 'neither the reason nor the staff member');
     }
@@ -244,13 +244,13 @@ forEachDatabase('staff console pages', (database) => {
     const rotated = svc(database.url, ['client', 'rotate-secret', '--client-id', app.client.clientId, '--reason', REASON, '--json']);
     assert.equal(rotated.code, 0, rotated.stderr);
     const staffPage = (language: string) => moderator.visitor.request(`/admin/apps/${app.client.clientId}`, { headers: { 'accept-language': language } });
-    assert.match((await staffPage('en')).text, /<td data-label="[^"]+">Rotated the app(&#39;|')s client secret<\/td>/);
-    assert.match((await staffPage('zh-CN')).text, /<td data-label="[^"]+">轮换应用的客户端密钥<\/td>/);
-    assert.match((await staffPage('zh-TW')).text, /<td data-label="[^"]+">輪替應用程式的用戶端密鑰<\/td>/);
+    assert.match((await staffPage('en')).text, /<td role="cell" data-label="[^"]+">Rotated the app(&#39;|')s client secret<\/td>/);
+    assert.match((await staffPage('zh-CN')).text, /<td role="cell" data-label="[^"]+">轮换应用的客户端密钥<\/td>/);
+    assert.match((await staffPage('zh-TW')).text, /<td role="cell" data-label="[^"]+">輪替應用程式的用戶端密鑰<\/td>/);
     const ownerPage = (language: string) => owner.visitor.request('/settings/security', { headers: { 'accept-language': language } });
-    assert.match((await ownerPage('en')).text, /Client secret rotated “Test App”<\/td>\s*<td data-label="From">the site(&#39;|')s staff<\/td>/);
-    assert.match((await ownerPage('zh-CN')).text, /轮换了客户端密钥“Test App”<\/td>\s*<td data-label="来源">网站管理人员<\/td>/);
-    assert.match((await ownerPage('zh-TW')).text, /輪替了用戶端密鑰「Test App」<\/td>\s*<td data-label="來源">網站管理人員<\/td>/);
+    assert.match((await ownerPage('en')).text, /Client secret rotated “Test App”<\/td>\s*<td role="cell" data-label="From">the site(&#39;|')s staff<\/td>/);
+    assert.match((await ownerPage('zh-CN')).text, /轮换了客户端密钥“Test App”<\/td>\s*<td role="cell" data-label="来源">网站管理人员<\/td>/);
+    assert.match((await ownerPage('zh-TW')).text, /輪替了用戶端密鑰「Test App」<\/td>\s*<td role="cell" data-label="來源">網站管理人員<\/td>/);
   });
 
   test('signing keys are the admins\': a moderator is refused; an admin rotates them as the command line does, and it is logged', async () => {
@@ -275,7 +275,7 @@ forEachDatabase('staff console pages', (database) => {
       admin.visitor.cookies.set('lang', locale);
       const page = await admin.visitor.get('/admin/keys');
       assert.equal(page.status, 200, locale);
-      const headings = [...page.text.matchAll(/<th scope="col">([^<]*)<\/th>/g)].map((m) => m[1]);
+      const headings = [...page.text.matchAll(/<th role="columnheader" scope="col">([^<]*)<\/th>/g)].map((m) => m[1]);
       assert.equal(headings[0], translator(locale).text('admin.keyId'), locale);
     }
   });
@@ -290,8 +290,8 @@ forEachDatabase('staff console pages', (database) => {
     await token('ran-out', now);
     assert.equal(await stores.personalTokens.revoke((await token('taken-back', null)).id, member.user.id, now), true);
     /** Each token's name and the cell under `heading`, row by row. */
-    const states = (text: string, heading: string) => new Map([...text.matchAll(/<tr><td[^>]*>([^<]+)<\/td>[\s\S]*?<\/tr>/g)]
-      .map((row) => [row[1], new RegExp(`<td data-label="${heading}">([^<]*)</td>`).exec(row[0])?.[1]]));
+    const states = (text: string, heading: string) => new Map([...text.matchAll(/<tr role="row"><td[^>]*>([^<]+)<\/td>[\s\S]*?<\/tr>/g)]
+      .map((row) => [row[1], new RegExp(`<td role="cell" data-label="${heading}">([^<]*)</td>`).exec(row[0])?.[1]]));
     for (const locale of LOCALES) {
       const words = translator(locale);
       admin.visitor.cookies.set('lang', locale);
@@ -315,10 +315,10 @@ forEachDatabase('staff console pages', (database) => {
       admin.visitor.cookies.set('lang', locale);
       member.visitor.cookies.set('lang', locale);
       const unknown = words.text('security.unknownAddress');
-      assert.ok((await member.visitor.get('/settings/security')).text.includes(`<td data-label="${words.text('security.address')}">${unknown}</td>`), `${locale}: the member's page`);
+      assert.ok((await member.visitor.get('/settings/security')).text.includes(`<td role="cell" data-label="${words.text('security.address')}">${unknown}</td>`), `${locale}: the member's page`);
       const page = (await admin.visitor.get(`/admin/members/${member.user.id}`)).text;
-      assert.ok(page.includes(`<td data-label="${words.text('admin.address')}">${unknown}</td>`), `${locale}: the console`);
-      assert.ok(!page.includes(`<td data-label="${words.text('admin.address')}"></td>`), `${locale}: no blank address`);
+      assert.ok(page.includes(`<td role="cell" data-label="${words.text('admin.address')}">${unknown}</td>`), `${locale}: the console`);
+      assert.ok(!page.includes(`<td role="cell" data-label="${words.text('admin.address')}"></td>`), `${locale}: no blank address`);
     }
   });
 
@@ -335,12 +335,12 @@ forEachDatabase('staff console pages', (database) => {
       member.visitor.cookies.set('lang', locale);
       const unknown = words.text('security.unknownOrigin');
       const own = (await member.visitor.get('/settings/security')).text;
-      assert.ok(own.includes(`<td data-label="${words.text('security.from')}">${unknown}</td>`), `${locale}: the member's page`);
-      assert.ok(!own.includes(`<td data-label="${words.text('security.from')}"></td>`), `${locale}: no blank "From" on the member's page`);
+      assert.ok(own.includes(`<td role="cell" data-label="${words.text('security.from')}">${unknown}</td>`), `${locale}: the member's page`);
+      assert.ok(!own.includes(`<td role="cell" data-label="${words.text('security.from')}"></td>`), `${locale}: no blank "From" on the member's page`);
       const page = (await admin.visitor.get(`/admin/members/${member.user.id}`)).text;
       // The column is headed as on the member's own page: it holds the browser as well as the address.
-      assert.ok(page.includes(`<td data-label="${words.text('security.from')}">${unknown}</td>`), `${locale}: the console`);
-      assert.ok(!page.includes(`<td data-label="${words.text('security.from')}"></td>`), `${locale}: no blank "From" in the console`);
+      assert.ok(page.includes(`<td role="cell" data-label="${words.text('security.from')}">${unknown}</td>`), `${locale}: the console`);
+      assert.ok(!page.includes(`<td role="cell" data-label="${words.text('security.from')}"></td>`), `${locale}: no blank "From" in the console`);
     }
   });
 
