@@ -222,8 +222,9 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
 function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
   const jsonHeaders = { ...headers.api, ...CORS_HEADERS };
   // `page`: what the page says, for an error without words of its own (`OAuthError.words`).
-  return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page?: (t: PageContext['t']) => string | Html): Promise<FastifyReply> => {
-    const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
+  // `wantsJson`: JSON whatever the path, for an answer whose page could not be made.
+  return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page?: (t: PageContext['t']) => string | Html,
+    wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/')): Promise<FastifyReply> => {
     // A browser app that calls a wrong path under the JSON endpoints reads the error instead of a
     // network error; nothing there reads the session cookie (INTERFACE section 3).
     reply.code(error.status).headers(wantsJson ? jsonHeaders : headers.page).headers(error.headers).header('cache-control', 'no-store');
@@ -251,9 +252,18 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
  */
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);
-  return (error, request, reply) => isConsolePath(request.url)
-    ? answer(request, reply, noSuchPage())
-    : answer(request, reply, toClientError(error, request), (t) => t.text('errors.invalidRequest'));
+  return (error, request, reply) => {
+    const refusal = isConsolePath(request.url) ? noSuchPage() : toClientError(error, request);
+    // Fastify awaits no promise of this handler: a failure left in it is an unhandled rejection,
+    // which ends a Node 20 process. The refusal goes as JSON then, which needs no page; the line
+    // names the failure by its type, message and stack alone, since its other fields may hold
+    // what the request carried (a URL's `input`).
+    return answer(request, reply, refusal, (t) => t.text('errors.invalidRequest')).catch((failure: unknown) => {
+      const err = failure instanceof Error ? { type: failure.name, message: failure.message, stack: failure.stack } : { type: typeof failure };
+      request.log.error({ err }, 'the page of a request the router refused could not be made; answered in JSON');
+      return reply.sent ? reply : answer(request, reply, refusal, undefined, true);
+    });
+  };
 }
 
 /** The one error handler and the not-found answer. */
