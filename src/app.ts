@@ -94,6 +94,9 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
       headersTimeout: timeouts.headersMs,
       requestTimeout: timeouts.requestMs,
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
+      // Node's answer to an HTTP/1.1 request without Host is a bare 400; the service's, with the
+      // rest of RFC 9112 3.2's rule, is in `registerErrorHandling`.
+      requireHostHeader: false,
     },
     requestTimeout: timeouts.requestMs,
     connectionTimeout: timeouts.idleMs,

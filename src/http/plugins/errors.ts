@@ -4,8 +4,8 @@
  * or a signing key this instance cannot open, becomes 503 `temporarily_unavailable`; anything
  * else is logged and answered as a generic `server_error`, never with its message or stack.
  */
-import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
+import { type IncomingMessage, STATUS_CODES, type ServerResponse } from 'node:http';
+import { type Socket, isIPv6 } from 'node:net';
 import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
@@ -266,9 +266,54 @@ export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet
   };
 }
 
+/**
+ * RFC 3986 3.2.2 and 3.2.3, which RFC 9112 3.2 takes for Host: a name or IPv4 address, or an IP
+ * literal in brackets, then an optional port; or nothing, for a target with no authority.
+ */
+const HOST_VALUE = /^(?:\[(?:(?<ipv6>[\dA-Fa-f:.]+)|v[\dA-Fa-f]+\.[\w.~!$&'()*+,;=:-]+)\]|(?:[\w.~!$&'()*+,;=-]|%[\dA-Fa-f]{2})*)(?::\d*)?$/;
+
+/**
+ * RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host, and to any request
+ * with more than one Host field line or a Host that is not a host. Node's own check
+ * (`requireHostHeader`, off in `app.ts`) answered the first with a bare 400, and let the others
+ * through to be served by the first Host; Node keeps only the first in `headers`.
+ */
+function breaksHostRule(message: IncomingMessage): boolean {
+  let fields = 0;
+  const raw = message.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') fields += 1;
+  }
+  if (fields !== 1) return fields > 1 || message.httpVersionMinor >= 1;
+  const host = HOST_VALUE.exec(message.headers.host!);
+  return host === null || (host.groups!.ipv6 !== undefined && !isIPv6(host.groups!.ipv6));
+}
+
+/** Both close the connection: a body the request announced is not read. */
+const BAD_HOST = new OAuthError('invalid_request', 'The request must carry one Host field: a host and an optional port (RFC 9112 3.2).', { headers: { connection: 'close' } });
+const UNMET_EXPECTATION = new OAuthError('invalid_request', 'This server meets no expectation but 100-continue (RFC 9110 10.1.1).', { status: 417, headers: { connection: 'close' } });
+
 /** The one error handler and the not-found answer. */
 export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
   const answer = unroutedAnswer(headers);
+  // RFC 9110 10.1.1: Node hands a request expecting anything but 100-continue to
+  // 'checkExpectation', and with no listener there answered it a bare 417 itself. Handed on as a
+  // request (as Node hands on one it met), it is refused by the hook below in the service's shape.
+  const unmetExpectations = new WeakSet<IncomingMessage>();
+  app.server.on('checkExpectation', (message: IncomingMessage, response: ServerResponse) => {
+    unmetExpectations.add(message);
+    app.server.emit('request', message, response);
+  });
+  // The first hook of every route and of the not-found handler, so nothing else runs for such a
+  // request; written with `done` so the requests that pass, all but these, cost no promise.
+  app.addHook('onRequest', (request, reply, done) => {
+    const refusal = breaksHostRule(request.raw) ? BAD_HOST : unmetExpectations.has(request.raw) ? UNMET_EXPECTATION : undefined;
+    if (refusal === undefined) {
+      done();
+      return;
+    }
+    answer(request, reply, refusal, (t) => t.text('errors.invalidRequest')).catch(done);
+  });
   const methods = new RouteMethods();
   app.addHook('onRoute', (route) => {
     if (!route.config?.notFound) methods.add(route.url, route.method);

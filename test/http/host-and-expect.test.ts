@@ -1,0 +1,90 @@
+/**
+ * Requests Node's HTTP server refused itself, before any route, with a bare status line and none
+ * of the service's headers: an HTTP/1.1 request without Host (400, empty), an expectation other
+ * than 100-continue (417, empty). And it served a request with two Host fields, or a Host that is
+ * no host, which RFC 9112 3.2 says a server MUST answer 400. Each is now the service's answer: JSON
+ * `invalid_request` under the JSON endpoints, the page in the reader's language elsewhere, with
+ * the security headers and `Cache-Control: no-store`, and the connection closed after it, since
+ * the request's body, if any, was not read.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { type Answer, answersIn, exchange } from '../support/raw-socket.js';
+
+/** The one answer to `bytes`, and whether the server closed the connection after it. */
+async function answerTo(t: TestApp, bytes: string): Promise<Answer & { closed: boolean }> {
+  const { text, closed } = await exchange(t.baseUrl, bytes);
+  const answers = answersIn(text);
+  assert.equal(answers.length, 1, `one answer to ${JSON.stringify(bytes)}: ${JSON.stringify(text.slice(0, 300))}`);
+  return { ...answers[0]!, closed };
+}
+
+/** The service's refusal of `bytes`: `status`, JSON `invalid_request` with the API's headers under /api/, the page elsewhere, and the connection closed. */
+async function assertRefused(t: TestApp, bytes: string, status: number): Promise<void> {
+  const what = JSON.stringify(bytes);
+  const answer = await answerTo(t, bytes);
+  assert.equal(answer.status, status, what);
+  assert.equal(answer.headers.get('cache-control'), 'no-store', what);
+  assert.equal(answer.headers.get('connection'), 'close', what);
+  assert.ok(answer.closed, `${what}: the connection is closed`);
+  if (bytes.includes(' /api/')) {
+    assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8', what);
+    assert.equal(answer.headers.get('x-content-type-options'), 'nosniff', what);
+    assert.equal(answer.headers.get('access-control-allow-origin'), '*', what);
+    const body = JSON.parse(answer.body) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body), ['error', 'error_description'], what);
+    assert.equal(body.error, 'invalid_request', what);
+  } else {
+    assert.equal(answer.headers.get('content-type'), 'text/html; charset=utf-8', what);
+    assert.match(answer.headers.get('content-security-policy')!, /frame-ancestors 'none'/, what);
+    assert.match(answer.body, /<html lang="zh-CN"/, `${what}: the reader's language`);
+  }
+}
+
+forEachDatabase('Host and Expect, refused in the service\'s shape', (database) => {
+  let t: TestApp;
+  let host: string;
+  before(async () => {
+    t = await startTestApp(database);
+    host = new URL(t.baseUrl).host;
+  });
+  after(() => t.close());
+
+  test('an HTTP/1.1 request without Host is 400 in the service\'s shape, and an HTTP/1.0 one is served (RFC 9112 3.2)', async () => {
+    await assertRefused(t, 'GET /api/open/v1/me HTTP/1.1\r\n\r\n', 400);
+    await assertRefused(t, 'GET /settings HTTP/1.1\r\nAccept-Language: zh-CN\r\n\r\n', 400);
+    const old = await answerTo(t, 'GET /healthz HTTP/1.0\r\n\r\n');
+    assert.equal(old.status, 200);
+  });
+
+  test('a request with more than one Host field, or a Host that is no host and port, is 400 in the service\'s shape (RFC 9112 3.2)', async () => {
+    await assertRefused(t, `GET /api/open/v1/me HTTP/1.1\r\nHost: ${host}\r\nHost: ${host}\r\n\r\n`, 400);
+    await assertRefused(t, `GET /settings HTTP/1.1\r\nHost: ${host}\r\nhost: other.example\r\nAccept-Language: zh-CN\r\n\r\n`, 400);
+    await assertRefused(t, `GET /healthz HTTP/1.0\r\nHost: a\r\nHost: b\r\nAccept-Language: zh-CN\r\n\r\n`, 400);
+    for (const value of ['[::1', '[::1]x', '[not:an:address]', 'a@b', 'a b', 'a:b:c', 'a:8x', 'a/b', '%zz']) {
+      await assertRefused(t, `GET /api/oauth/userinfo HTTP/1.1\r\nHost: ${value}\r\n\r\n`, 400);
+    }
+    // What RFC 3986 3.2.2 and 3.2.3 take: a name, an IPv4 or IPv6 address, a port, an empty port, or nothing at all.
+    for (const value of [host, 'localhost', 'id.example.com.', 'under_score.example', 'xn--bcher-kva.example', '%41.example', '[::1]:3000', '[v1.fe]', '127.0.0.1:', '']) {
+      const answer = await answerTo(t, `GET /healthz HTTP/1.1\r\nHost: ${value}\r\nConnection: close\r\n\r\n`);
+      assert.equal(answer.status, 200, `Host: ${value}`);
+    }
+  });
+
+  test('an expectation other than 100-continue is 417 in the service\'s shape, without waiting for the body, and 100-continue is met (RFC 9110 10.1.1)', async () => {
+    const body = 'grant_type=nothing';
+    const form = `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n`;
+    await assertRefused(t, `POST /api/oauth/token HTTP/1.1\r\nHost: ${host}\r\nExpect: 200-ok\r\n${form}\r\n`, 417);
+    await assertRefused(t, `POST /language HTTP/1.1\r\nHost: ${host}\r\nExpect: something\r\nAccept-Language: zh-CN\r\n${form}\r\n`, 417);
+    // A client with a large body (curl) asks first, and sends it after `100 Continue`.
+    const { text } = await exchange(t.baseUrl, `POST /api/oauth/token HTTP/1.1\r\nHost: ${host}\r\nExpect: 100-continue\r\n${form}Connection: close\r\n\r\n`, {
+      when: /^HTTP\/1\.1 100 Continue\r\n\r\n/, then: (socket) => socket.write(body),
+    });
+    const [interim, answer] = answersIn(text);
+    assert.equal(interim?.status, 100);
+    assert.equal(answer?.status, 400);
+    assert.equal((JSON.parse(answer!.body) as { error: string }).error, 'unsupported_grant_type');
+  });
+});
