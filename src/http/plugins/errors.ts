@@ -359,7 +359,8 @@ function isUnreadBody(error: unknown): boolean {
  * too large, bytes that are not HTTP. Fastify's own answer has a shape of its own; this one is
  * INTERFACE section 6's, with `Cache-Control: no-store`, the API's security headers and CORS, since
  * the path is not known yet and a browser app calling the token endpoint must be able to read it
- * (it reveals nothing to any origin). The connection is closed after it, as Node does.
+ * (it reveals nothing to any origin). The connection is closed after it, as Node does, and after
+ * the answers to the whole requests received before the refused bytes.
  */
 export function clientErrorHandler(headers: HeaderSet, timeouts: { headersMs: number; requestMs: number }): (error: NodeJS.ErrnoException, socket: Socket) => void {
   const answer = (status: number, description: string): string => {
@@ -374,22 +375,41 @@ export function clientErrorHandler(headers: HeaderSet, timeouts: { headersMs: nu
   const late = answer(408, `The request did not arrive in time: send the headers within ${timeouts.headersMs / 1000} s and the whole request within ${timeouts.requestMs / 1000} s.`);
   const tooLarge = answer(431, 'The request headers are too large.');
   const malformed = answer(400, 'The request is not well-formed HTTP/1.1.');
-  return (error, socket) => {
-    // A reset connection has no one left to answer (Node's documentation of 'clientError').
-    if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  // Sockets whose refusal waits for the answers before it. Node refuses every packet that arrives
+  // after the bad bytes again, and its request timeout comes too: one wait each would keep a
+  // closure per packet on the answer in flight for as long as its client takes to read it.
+  const waiting = new WeakSet<Socket>();
+  const refuse = (error: NodeJS.ErrnoException, socket: Socket): void => {
+    // A reset connection has no one left to answer (Node's documentation of 'clientError'); a
+    // refusal that waits is written once.
+    if (error.code === 'ECONNRESET' || socket.destroyed || waiting.has(socket)) return;
+    // Node's own field: the answer being written on this socket; those of later pipelined requests wait behind it.
+    const inFlight = (socket as { _httpMessage?: ServerResponse | null })._httpMessage ?? undefined;
     // Bytes after a request that closes its connection (`Connection: close`, HTTP/1.0): RFC 9112
     // 9.6, that request is answered, then the connection closed, and nothing after it is processed
     // or refused. Its answer closes the socket once sent; destroyed here, it was lost and this 400
     // sent in its place, after the request had been carried out (attack100).
     if (error.code === 'HPE_CLOSED_CONNECTION') {
-      if (inFlight === undefined || inFlight === null) socket.destroy();
+      if (inFlight === undefined) socket.destroy();
       return;
     }
-    // As Node's own handler: never a second status line into an answer that has begun.
+    // Bytes after a whole request: RFC 9112 9.3.2, pipelined requests are answered in the order
+    // received, so it (and any whole one after it) is answered first, then the refusal. Written
+    // at once, the 400 took the place of that answer, after the request had been carried out (attack100).
+    if (inFlight?.req.complete) {
+      waiting.add(socket);
+      inFlight.once('finish', () => {
+        waiting.delete(socket);
+        refuse(error, socket);
+      });
+      return;
+    }
+    // Nothing in flight, or the refused bytes are its request's own (its body): as Node's own
+    // handler, never a second status line into an answer that has begun.
     if (socket.writable && !inFlight?.headersSent) {
       socket.write(error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? late : error.code === 'HPE_HEADER_OVERFLOW' ? tooLarge : malformed);
     }
     socket.destroy(error);
   };
+  return refuse;
 }
