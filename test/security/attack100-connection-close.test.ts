@@ -8,24 +8,10 @@
  * refuse.
  */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-
-/** Everything the server sends on one connection for `bytes`, until it closes it. */
-function exchange(baseUrl: string, bytes: string): Promise<string> {
-  const { hostname, port } = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => socket.write(bytes));
-    let text = '';
-    socket.setEncoding('latin1');
-    socket.on('data', (chunk: string) => { text += chunk; });
-    socket.on('close', () => resolve(text));
-    socket.on('error', reject);
-    socket.setTimeout(10_000, () => socket.destroy(new Error(`no close after ${JSON.stringify(text.slice(0, 200))}`)));
-  });
-}
+import { exchange } from '../support/raw-socket.js';
 
 forEachDatabase('attack100 F2: bytes after a request that closes its connection', (database) => {
   let t: TestApp;
@@ -41,7 +27,8 @@ forEachDatabase('attack100 F2: bytes after a request that closes its connection'
       ['a form POST with Connection: close, then a byte', `POST /language HTTP/1.1\r\n${host}Connection: close\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 7\r\n\r\nlang=enX`],
     ];
     for (const [what, bytes] of sent) {
-      const answer = await exchange(t.baseUrl, bytes);
+      const { text: answer, closed } = await exchange(t.baseUrl, bytes, { quietMs: 10_000 });
+      assert.ok(closed, `${what}: the connection is closed`);
       const statuses = [...answer.matchAll(/^HTTP\/1\.1 (\d{3})/gm)].map((m) => m[1]);
       const expected = bytes.startsWith('POST') ? '303' : '200';
       assert.deepEqual(statuses, [expected], `${what}: ${answer.slice(0, 120)}`);
