@@ -209,8 +209,27 @@ async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: 
 
 export async function sendError(error: OAuthError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   reply.code(error.status).headers(error.headers).header('cache-control', 'no-store');
-  if (request.routeOptions.config?.html) return reply.type('text/html; charset=utf-8').send((await errorPageOf(request, reply, error)).value);
+  if (request.routeOptions.config?.html) {
+    let page: Html | undefined;
+    try {
+      page = await errorPageOf(request, reply, error);
+    } catch (failure) {
+      // The error page reads what the request carried (its cookies, its language) again: should
+      // that fail too, the error goes as JSON, the same refusal. Thrown from here, it reached
+      // Fastify's own error handler, a 500 in Fastify's shape naming the failure
+      // (`{"statusCode":500,"code":"ERR_INVALID_URL",…}`) in place of a 4xx in the RFC 6749 5.2
+      // shape. Logged by type, message and stack only, as the router's refusal is.
+      const err = failure instanceof Error ? { type: failure.name, message: failure.message, stack: failure.stack } : { type: typeof failure };
+      request.log.error({ err }, 'the error page could not be made; answered in JSON');
+    }
+    if (page !== undefined) return reply.type('text/html; charset=utf-8').send(page.value);
+  }
   return reply.send({ error: error.code, error_description: error.description });
+}
+
+/** A failure named by its type, message and stack alone: its other fields may hold what the request carried. */
+function failureSummary(failure: unknown): { type: string; message?: string; stack?: string | undefined } {
+  return failure instanceof Error ? { type: failure.name, message: failure.message, stack: failure.stack } : { type: typeof failure };
 }
 
 /**

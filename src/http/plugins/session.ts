@@ -295,6 +295,11 @@ function requestedUiLocales(request: FastifyRequest): string | undefined {
 /** `ui_locales` of the authorization request a sign-in returns to (`returnTo`, a path on this site). */
 export function uiLocalesOfReturnTo(returnTo: string): string | undefined {
   if (!returnTo.startsWith('/') || returnTo.startsWith('//')) return undefined;
+  // `/\host…` is a network-path reference to the WHATWG URL parser (a backslash is a slash in
+  // http: URLs), and `/\%zz` names no host: no URL, so no page of this site, and no language
+  // asked for. Thrown, it failed every page that reads its language (sign-in, sign-up, the error
+  // pages, the router's refusal), and the error handler's own page after it.
+  if (!URL.canParse(returnTo, 'http://site.invalid')) return undefined;
   const target = new URL(returnTo, 'http://site.invalid');
   return target.pathname === AUTHORIZE_PATH ? target.searchParams.get('ui_locales') ?? undefined : undefined;
 }
