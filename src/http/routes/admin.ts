@@ -48,8 +48,14 @@ const MEMBER_PAGE = '/admin/members/:id';
 const APP_PAGE = '/admin/apps/:clientId';
 const text = { type: 'string' } as const;
 const form = (properties: Record<string, unknown>) => ({ body: { type: 'object', properties: { _csrf: text, reason: text, confirm: text, ...properties } } });
-/** A row id as both databases hold it (a 32-bit integer): a larger one is a bad request, never a query PostgreSQL refuses. */
-const BEFORE_ID = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
+/**
+ * A row id as both databases hold it (a 32-bit integer): a larger one is a bad request, never a
+ * query PostgreSQL refuses. Its digits are checked before ajv coerces them, as `ROW_ID` does:
+ * coerced, `1e309` and `Infinity` became Infinity, which Fastify's ajv let through `integer`,
+ * `minimum` and `maximum` alike, and PostgreSQL refused ('invalid input syntax for type
+ * integer'): a 500 for a bad address.
+ */
+const BEFORE_ID = { allOf: [{ type: 'string', pattern: '^[1-9][0-9]{0,9}$' }, { type: 'integer', minimum: 1, maximum: 2_147_483_647 }] } as const;
 const memberParams = { params: idParams };
 const SEARCH_LIMIT = 50;
 const LOG_PAGE = 50;
