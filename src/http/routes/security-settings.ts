@@ -18,7 +18,7 @@ import { describeUserAgent } from '../../core/accounts/user-agent.js';
 import type { AttemptOrigin } from '../../core/accounts/sign-in.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
-import { PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
+import { PASSKEY_OPTIONS_LIMITED, PASSKEY_OPTIONS_PER_MINUTE } from './sign-in.js';
 import { UNREADABLE_STATUS, noticeFrom, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
 import { codesUnreadable, tryAgain } from './settings-problems.js';
 import { attemptOrigin, currentSignIn, endSession, pageContext, rotateSession, userAgent, verifyCsrf } from '../plugins/session.js';
@@ -249,13 +249,13 @@ export async function securitySettingsRoutes(app: FastifyInstance): Promise<void
   app.post(`${PATH}/passkeys/options`, { ...page, schema: { body: { type: 'object', properties: { _csrf: text } } } }, async (request, reply) => {
     verifyCsrf(request);
     const found = await currentSignIn(request);
-    if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_required' });
+    if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_required', error_description: 'Sign in to add a passkey.' });
     if (!isRecentSignIn(found.session, clock.now())) {
-      return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_again', location: SIGN_IN_AGAIN });
+      return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_again', error_description: 'Sign in again to add a passkey: the sign-in is not recent enough.', location: SIGN_IN_AGAIN });
     }
     // Each stores a challenge: a signed-in user gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:user:${found.user.id}`, PASSKEY_OPTIONS_PER_MINUTE, 60, clock.now());
-    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send({ error: 'rate_limited' });
+    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send(PASSKEY_OPTIONS_LIMITED);
     return reply.header('cache-control', 'no-store').send(await registrationOptions(app.deps, found.user));
   });
 }

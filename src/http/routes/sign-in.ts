@@ -65,6 +65,11 @@ const credentialBody = {
 } as const;
 /** Passkey sign-in challenges one address may ask for in a minute. */
 export const PASSKEY_OPTIONS_PER_MINUTE = 30;
+/**
+ * The refusals of the passkey options the site's script asks for are JSON, in the shape of every
+ * other JSON error of the service (RFC 6749 5.2: `error` and `error_description`); the script reads `error`.
+ */
+export const PASSKEY_OPTIONS_LIMITED = { error: 'rate_limited', error_description: 'Too many passkey requests; try again in a minute.' } as const;
 const csrfOnlyBody = { type: 'object', properties: { _csrf: { type: 'string', maxLength: 200 } } } as const;
 
 interface SignInBody {
@@ -213,10 +218,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
   app.post('/login/second-step/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
     verifyCsrf(request);
     const found = await pendingOr(request, reply);
-    if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_expired' });
+    if (!found) return reply.code(401).header('cache-control', 'no-store').send({ error: 'sign_in_expired', error_description: 'The sign-in waiting for its second step has expired; sign in again.' });
     // Each stores a challenge: one waiting sign-in gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:pending:${found.pending.idHash}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
-    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send({ error: 'rate_limited' });
+    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send(PASSKEY_OPTIONS_LIMITED);
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'second_step', found.user));
   });
 
@@ -251,7 +256,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     // Each asks for a stored challenge without a sign-in: an address gets a bounded number.
     const decision = await app.deps.limiter.hit(`passkey-options:address:${addressKey(clientAddress(request))}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
-    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send({ error: 'rate_limited' });
+    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send(PASSKEY_OPTIONS_LIMITED);
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'sign_in'));
   });
 
