@@ -219,8 +219,7 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
       // Fastify's own error handler, a 500 in Fastify's shape naming the failure
       // (`{"statusCode":500,"code":"ERR_INVALID_URL",…}`) in place of a 4xx in the RFC 6749 5.2
       // shape. Logged by type, message and stack only, as the router's refusal is.
-      const err = failure instanceof Error ? { type: failure.name, message: failure.message, stack: failure.stack } : { type: typeof failure };
-      request.log.error({ err }, 'the error page could not be made; answered in JSON');
+      request.log.error({ err: failureSummary(failure) }, 'the error page could not be made; answered in JSON');
     }
     if (page !== undefined) return reply.type('text/html; charset=utf-8').send(page.value);
   }
@@ -278,8 +277,7 @@ export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet
     // names the failure by its type, message and stack alone, since its other fields may hold
     // what the request carried (a URL's `input`).
     return answer(request, reply, refusal, (t) => t.text('errors.invalidRequest')).catch((failure: unknown) => {
-      const err = failure instanceof Error ? { type: failure.name, message: failure.message, stack: failure.stack } : { type: typeof failure };
-      request.log.error({ err }, 'the page of a request the router refused could not be made; answered in JSON');
+      request.log.error({ err: failureSummary(failure) }, 'the page of a request the router refused could not be made; answered in JSON');
       return reply.sent ? reply : answer(request, reply, refusal, undefined, true);
     });
   };
