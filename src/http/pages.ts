@@ -27,7 +27,14 @@ const AFTER_ANSWER_MS = 50;
 
 /** Resolves a moment after the answer has gone (or its connection closed first): when work left for after answering may start. */
 export function answered(reply: FastifyReply): Promise<void> {
-  return new Promise((resolve) => reply.raw.once('close', () => setTimeout(resolve, AFTER_ANSWER_MS)));
+  return new Promise((resolve) => {
+    const later = () => setTimeout(resolve, AFTER_ANSWER_MS);
+    // A client that hung up before the handler got here has had its 'close' already, and it comes
+    // once: waited for, the work never started (a reset link never mailed) and a stop waited for
+    // it until its grace ran out (attack103).
+    if (reply.raw.closed) later();
+    else reply.raw.once('close', later);
+  });
 }
 
 /**
