@@ -18,7 +18,8 @@
  *   piece of the bearer gate over the bench's 1,000 rotating tokens: the whole authentication
  *   (`authenticateBearer`), and in it the token's shape and checksum, its hash and the remembered
  *   lookup; the per-token limit with its answer headers (the in-memory limiter); the metrics of
- *   the `onResponse` hook (`observeHttp`).
+ *   the `onResponse` hook (`observeHttp`); the Host rule every request passes (RFC 9112 3.2), on the
+ *   header lines wrk sends for scenario a.
  *
  * Each figure is CPU time (`process.cpuUsage`, user + system) over a batch of `iterations` calls,
  * the median of nine batches, in µs per call. Run it pinned to one core (`taskset -c 0`) on a quiet
@@ -37,6 +38,7 @@ import { hashSecret, tokenKind } from '../src/core/credentials/formats.js';
 import { formatLocalTimestamp } from '../src/core/time.js';
 import { siteUrls } from '../src/core/urls.js';
 import { createDeps, prepareDatabase } from '../src/deps.js';
+import { breaksHostRule } from '../src/http/plugins/errors.js';
 import { PostPageSchema, ProfileSchema } from '../src/http/routes/api-v1/schemas.js';
 import { pageQuery, publishedCountByAuthor } from '../src/storage/repositories/community/posts.js';
 import { POSTS_PIECES_OPTIONS, parseBenchArguments, wholeNumber } from './arguments.js';
@@ -125,6 +127,9 @@ export async function runPostsPiecesBench(): Promise<void> {
     if (bearer instanceof Error) throw bearer;
     // The gate's limits with a limit that never refuses, as the HTTP bench sets it.
     const limits = new ApiLimits(deps.limiter, 100_000_000);
+    // wrk's request for scenario a: its Host line and the script's Authorization line.
+    const token = nextToken();
+    const wrkRequest = { httpVersionMinor: 1, headers: { host: '127.0.0.1:8080', authorization: `Bearer ${token}` }, rawHeaders: ['Host', '127.0.0.1:8080', 'Authorization', `Bearer ${token}`] };
     const me = {
       profileUs: await cpuPerCall(iterations, () => profileOf(user, urls)),
       serialiseUs: await cpuPerCall(iterations, () => serialiseProfile(profile)),
@@ -135,6 +140,7 @@ export async function runPostsPiecesBench(): Promise<void> {
       lookupUs: await cpuPerCall(iterations, () => deps.stores.tokens.findAccessBearer(hashSecret(nextToken()))),
       tokenLimitUs: await cpuPerCall(iterations, async () => rateLimitHeaders(await limits.hitToken(bearer, deps.clock.now()), deps.clock.now())),
       metricsUs: await cpuPerCall(iterations, () => deps.metrics.observeHttp('GET', '/api/open/v1/me', 200, 0.0004)),
+      hostRuleUs: await cpuPerCall(iterations, () => breaksHostRule(wrkRequest)),
     };
     process.stderr.write(`/me: ${JSON.stringify(me)}\n`);
     sqlite.close();
@@ -152,7 +158,7 @@ export async function runPostsPiecesBench(): Promise<void> {
         'pageStatementUs and countStatementUs: better-sqlite3 on a connection of their own, the SQL the store compiles; storeUs: listPublishedByAuthor (both statements through Kysely\'s compiled queries, rows made into PostSummary)',
         'itemsUs: the twenty postItemOf calls (the URLs and timestamps included: urlsUs and timestampsUs are those alone); readPostsUs: the whole core function (store, items, envelope)',
         'serialiseUs: fast-json-stringify from PostPageSchema, as Fastify serialises the answer; jsonStringifyUs: JSON.stringify of the same object',
-        'me: profileUs and serialiseUs the route\'s work; authenticateBearerUs the whole bearer authentication (tokenShapeUs, tokenHashUs and lookupUs, which includes the hash, are pieces of it); tokenLimitUs the per-token count and its five header fields; metricsUs one observeHttp (prom-client counter and histogram)',
+        'me: profileUs and serialiseUs the route\'s work; authenticateBearerUs the whole bearer authentication (tokenShapeUs, tokenHashUs and lookupUs, which includes the hash, are pieces of it); tokenLimitUs the per-token count and its five header fields; metricsUs one observeHttp (prom-client counter and histogram); hostRuleUs the Host rule of the onRequest hook (RFC 9112 3.2) on wrk\'s two header lines',
       ],
     };
     const out = writeResults(report, 'sqlite-posts-pieces', report.date, typeof values.out === 'string' ? values.out : undefined);

@@ -295,7 +295,7 @@ const HOST_VALUE = /^(?:\[(?:(?<ipv6>[\dA-Fa-f:.]+)|v[\dA-Fa-f]+\.[\w.~!$&'()*+,
  * (`requireHostHeader`, off in `app.ts`) answered the first with a bare 400, and let the others
  * through to be served by the first Host; Node keeps only the first in `headers`.
  */
-function breaksHostRule(message: IncomingMessage): boolean {
+export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'httpVersionMinor'>): boolean {
   let fields = 0;
   const raw = message.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
