@@ -16,10 +16,8 @@ import { loadSettings } from '../../src/config/settings.js';
 import { MAIL_FIRST_RETRY_MS, MAIL_MAX_AGE_MS } from '../../src/core/mail/outbox.js';
 import type { NewOutgoingMail } from '../../src/core/mail/ports.js';
 import { EmlFileTransport } from '../../src/mail/transports.js';
-import { type TestApp, startTestApp } from '../support/app.js';
-import { TestClock } from '../support/clock.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { TestSmtpServer } from '../support/smtp.js';
 import { purgeOptions } from '../support/stores.js';
 
 /** A mail with a secret link in it, to a fresh address. */
@@ -39,21 +37,14 @@ function mail(overrides: Partial<NewOutgoingMail> = {}): NewOutgoingMail & { lin
 }
 
 forEachDatabase('mail outbox', (database) => {
-  let t: TestApp;
-  let smtp: TestSmtpServer;
+  let t: TestAppWithSmtp;
   const logLines: string[] = [];
 
   before(async () => {
-    smtp = await TestSmtpServer.start();
-    t = await startTestApp(database, {
-      clock: new TestClock(Date.now()),
-      env: { SMTP_URL: smtp.url, MAIL_FROM: 'Test Community <no-reply@example.test>', MAIL_DELIVERY_INTERVAL: '0' },
-      logLines,
-    });
+    t = await startAppWithSmtp(database, { env: { MAIL_FROM: 'Test Community <no-reply@example.test>' }, logLines });
   });
   after(async () => {
     await t.close();
-    await smtp.stop();
   });
 
   const send = () => t.deps.mailDeliveries.runOnce();
@@ -66,7 +57,7 @@ forEachDatabase('mail outbox', (database) => {
     await queue(m);
     const pass = await send();
     assert.equal(pass.sent, 1);
-    const [got, ...more] = smtp.to(m.to);
+    const [got, ...more] = t.smtp.to(m.to);
     assert.equal(more.length, 0);
     assert.equal(got!.subject, m.subject);
     assert.equal(got!.text.trim(), m.text);
@@ -85,7 +76,7 @@ forEachDatabase('mail outbox', (database) => {
 
   test('mail survives an SMTP outage: it stays in the outbox and arrives once the server is back', async () => {
     const m = mail();
-    await smtp.stop();
+    await t.smtp.stop();
     try {
       await queue(m);
       const failed = await send();
@@ -97,11 +88,11 @@ forEachDatabase('mail outbox', (database) => {
       // Not due again before its back-off ends.
       assert.equal((await send()).claimed, 0);
     } finally {
-      await smtp.listen();
+      await t.smtp.listen();
     }
     t.clock.advance(MAIL_FIRST_RETRY_MS);
     assert.equal((await send()).sent, 1);
-    assert.equal(smtp.to(m.to).length, 1);
+    assert.equal(t.smtp.to(m.to).length, 1);
     assert.equal((await send()).claimed, 0, 'sent once, never again');
   });
 
@@ -110,12 +101,12 @@ forEachDatabase('mail outbox', (database) => {
     for (const m of mails) await queue(m);
     const passes = await Promise.all([send(), send(), send()]);
     assert.equal(passes.reduce((n, p) => n + p.sent, 0), 8);
-    for (const m of mails) assert.equal(smtp.to(m.to).length, 1, m.to);
+    for (const m of mails) assert.equal(t.smtp.to(m.to).length, 1, m.to);
   });
 
   test('a mail failing for a day is given up, and the log never holds its address, subject or link', async () => {
     const m = mail({ subject: `Secret subject ${randomBytes(4).toString('hex')}` });
-    await smtp.stop();
+    await t.smtp.stop();
     try {
       await queue(m);
       for (let i = 0; i < 100 && (await row(m.to)).abandoned_at === null; i += 1) {
@@ -123,7 +114,7 @@ forEachDatabase('mail outbox', (database) => {
         t.clock.advance(3600 * 1000);
       }
     } finally {
-      await smtp.listen();
+      await t.smtp.listen();
     }
     const given = await row(m.to);
     assert.ok(given.abandoned_at !== null);
@@ -138,13 +129,13 @@ forEachDatabase('mail outbox', (database) => {
     const sent = mail();
     await queue(sent);
     await send();
-    await smtp.stop();
+    await t.smtp.stop();
     const waiting = mail();
     try {
       await queue(waiting);
       await send();
     } finally {
-      await smtp.listen();
+      await t.smtp.listen();
     }
     const deleted = await t.deps.stores.housekeeping.purge(t.clock.now() + 2000, options);
     assert.ok(deleted.mail_outbox! >= 1);

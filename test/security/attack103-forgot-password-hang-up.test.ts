@@ -14,33 +14,28 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
-import { type TestApp, startTestApp } from '../support/app.js';
-import { TestClock } from '../support/clock.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
-import { TestSmtpServer } from '../support/smtp.js';
 import { Visitor } from '../site/visitor.js';
 
 const PASSWORD = 'a long enough pass phrase';
 
 forEachDatabase('attack103 F5: a forgotten-password request whose client hung up', (database) => {
-  let t: TestApp;
-  let smtp: TestSmtpServer;
+  let t: TestAppWithSmtp;
   before(async () => {
-    smtp = await TestSmtpServer.start();
-    t = await startTestApp(database, { clock: new TestClock(Date.now()), env: { SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '0' } });
+    t = await startAppWithSmtp(database);
   });
   after(async () => {
     await t.close();
-    await smtp.stop();
   });
 
   test('its link is still mailed, and nothing is left waiting for an answer that will never go', async () => {
     const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
     const member = new Visitor(t.baseUrl);
     await member.signIn(user.username, PASSWORD);
-    const email = await verifiedAddress(t, smtp, member);
-    const mailsBefore = smtp.to(email).length;
+    const email = await verifiedAddress(t, member);
+    const mailsBefore = t.smtp.to(email).length;
 
     const stranger = new Visitor(t.baseUrl);
     const csrf = await stranger.csrf();
@@ -70,8 +65,8 @@ forEachDatabase('attack103 F5: a forgotten-password request whose client hung up
       await sleep(500);
       const settled = await Promise.race([deliverMail(t).then(() => 'settled'), sleep(5000).then(() => 'still waiting')]);
       assert.equal(settled, 'settled', 'the background work of the request ended');
-      assert.equal(smtp.to(email).length, mailsBefore + 1, 'the reset link was mailed');
-      assert.match(smtp.to(email).at(-1)!.text, /\/password\/reset\?token=/);
+      assert.equal(t.smtp.to(email).length, mailsBefore + 1, 'the reset link was mailed');
+      assert.match(t.smtp.to(email).at(-1)!.text, /\/password\/reset\?token=/);
     } finally {
       limiter.hit = hit;
     }

@@ -14,44 +14,39 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type TestApp, startTestApp } from '../support/app.js';
-import { TestClock } from '../support/clock.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
-import { TestSmtpServer } from '../support/smtp.js';
 import { person } from '../staff/support.js';
 
 const REASON = 'the member lost their phone';
 
 forEachDatabase('attack89b, attack91: staff removing a member\'s two-step verification', (database) => {
-  let t: TestApp;
-  let smtp: TestSmtpServer;
+  let t: TestAppWithSmtp;
 
   before(async () => {
-    smtp = await TestSmtpServer.start();
-    t = await startTestApp(database, { clock: new TestClock(Date.now()), env: { SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '0' } });
+    t = await startAppWithSmtp(database);
   });
   after(async () => {
     await t.close();
-    await smtp.stop();
   });
 
   const deliver = () => deliverMail(t);
 
-  const noticesTo = (email: string, from: number) => smtp.to(email).slice(from).filter((m) => /turned off two-step verification/.test(m.subject));
+  const noticesTo = (email: string, from: number) => t.smtp.to(email).slice(from).filter((m) => /turned off two-step verification/.test(m.subject));
 
   test('the member is mailed a notice when staff turn their two-step verification off (INTERFACE section 12)', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const member = await person(t, 'member', { twoStep: true });
-    const email = await verifiedAddress(t, smtp, member.visitor);
-    const before = smtp.to(email).length;
+    const email = await verifiedAddress(t, member.visitor);
+    const before = t.smtp.to(email).length;
 
     const done = await admin.visitor.post(`/admin/members/${member.user.id}/two-step/reset`, { reason: REASON, confirm: 'yes' });
     assert.equal(done.status, 303);
     assert.equal(await t.deps.stores.secondFactors.findTotp(member.user.id), undefined, 'two-step verification is off');
     await deliver();
 
-    const mailed = smtp.to(email).slice(before);
+    const mailed = t.smtp.to(email).slice(before);
     assert.equal(mailed.length, 1, 'one notice mail tells the member their two-step verification was turned off');
     assert.match(mailed[0]!.subject, /^The site's staff turned off two-step verification for your .+ account$/);
     assert.match(mailed[0]!.text, /If you did not, someone may have asked in your name/);
@@ -61,8 +56,8 @@ forEachDatabase('attack89b, attack91: staff removing a member\'s two-step verifi
   test('a member with no authenticator app, recovery code or passkey is not told that staff removed them', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const member = await person(t, 'member', { twoStep: false });
-    const email = await verifiedAddress(t, smtp, member.visitor);
-    const before = smtp.to(email).length;
+    const email = await verifiedAddress(t, member.visitor);
+    const before = t.smtp.to(email).length;
 
     const done = await admin.visitor.post(`/admin/members/${member.user.id}/two-step/reset`, { reason: REASON, confirm: 'yes' });
     assert.equal(done.status, 303, 'the reset is answered as made');
@@ -75,8 +70,8 @@ forEachDatabase('attack89b, attack91: staff removing a member\'s two-step verifi
   test('the confirmation sent twice mails the member once: the second reset removed nothing', async () => {
     const admin = await person(t, 'admin', { twoStep: true });
     const member = await person(t, 'member', { twoStep: true });
-    const email = await verifiedAddress(t, smtp, member.visitor);
-    const before = smtp.to(email).length;
+    const email = await verifiedAddress(t, member.visitor);
+    const before = t.smtp.to(email).length;
 
     for (let i = 0; i < 2; i++) {
       const done = await admin.visitor.post(`/admin/members/${member.user.id}/two-step/reset`, { reason: REASON, confirm: 'yes' });

@@ -17,11 +17,9 @@ import { totpCode } from '../../src/core/accounts/totp.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
 import { englishSentences } from '../i18n/untranslated.js';
 import { pkcePair, tokenRequest } from '../oauth/helpers.js';
-import { type TestApp, startTestApp } from '../support/app.js';
-import { TestClock } from '../support/clock.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { deliverMail } from '../support/member-mail.js';
-import { TestSmtpServer } from '../support/smtp.js';
 
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
@@ -32,15 +30,13 @@ const NICKNAME = '林小伟';
 const EMAIL = 'linxw@example.test';
 
 forEachDatabase('a member in Chinese, in Chromium', (database) => {
-  let t: TestApp;
-  let smtp: TestSmtpServer;
+  let t: TestAppWithSmtp;
   let browser: Browser;
   let app: Server;
   let appPort: number;
 
   before(async () => {
-    smtp = await TestSmtpServer.start();
-    t = await startTestApp(database, { clock: new TestClock(Date.now()), env: { SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '0' } });
+    t = await startAppWithSmtp(database);
     app = createServer((_request, response) => response.end('back at the app'));
     await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
     appPort = (app.address() as { port: number }).port;
@@ -51,7 +47,6 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     await browser?.close();
     await new Promise((resolve) => app?.close(resolve));
     await t?.close();
-    await smtp?.stop();
   });
 
   const deliver = () => deliverMail(t);
@@ -61,7 +56,7 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
     let shot = 0;
     /** The link in the latest mail holding one to `path`; the mail, too, must be in Chinese. */
     function linkInLastMail(path: string): string {
-      const mail = smtp.to(EMAIL).filter((m) => m.text.includes(`${path}?token=`)).at(-1);
+      const mail = t.smtp.to(EMAIL).filter((m) => m.text.includes(`${path}?token=`)).at(-1);
       assert.ok(mail, `a mail with a ${path} link arrived`);
       for (const sentence of englishSentences(`${mail.subject}\n${mail.text}`)) problems.push(`mail "${mail.subject}": English "${sentence}"`);
       return new RegExp(`http://[^\\s]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_-]+`).exec(mail.text)![0];
@@ -216,7 +211,7 @@ forEachDatabase('a member in Chinese, in Chromium', (database) => {
 
     await context.close();
     await deliver();
-    if (SHOTS && database.name === 'sqlite') writeFileSync(`${SHOTS}/mails.txt`, smtp.to(EMAIL).map((m) => `${m.subject}\n\n${m.text}`).join('\n\n========\n\n'));
+    if (SHOTS && database.name === 'sqlite') writeFileSync(`${SHOTS}/mails.txt`, t.smtp.to(EMAIL).map((m) => `${m.subject}\n\n${m.text}`).join('\n\n========\n\n'));
     assert.deepEqual(problems, [], `every page in Chinese, fitting a phone:\n${problems.join('\n')}`);
   });
 });

@@ -23,11 +23,10 @@ import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/account
 import { MAIL_FIRST_RETRY_MS } from '../../src/core/mail/outbox.js';
 import { formatSiteTime } from '../../src/core/site-time.js';
 import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
-import { type TestApp, startTestApp } from '../support/app.js';
-import { TestClock } from '../support/clock.js';
+import { type TestAppWithSmtp, startAppWithSmtp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
-import { type ReceivedMail, TestSmtpServer } from '../support/smtp.js';
+import type { ReceivedMail } from '../support/smtp.js';
 import { TimingClient } from '../support/timing-client.js';
 import { AddressedVisitor, type Fields, type PageResponse, Visitor } from './visitor.js';
 
@@ -45,16 +44,13 @@ function linkIn(mail: ReceivedMail | undefined, path: string): string {
 const comparable = (page: PageResponse) => page.text.replace(/name="_csrf" value="[^"]*"/g, '');
 
 forEachDatabase('e-mail and the way back in', (database) => {
-  let t: TestApp;
-  let smtp: TestSmtpServer;
+  let t: TestAppWithSmtp;
 
   before(async () => {
-    smtp = await TestSmtpServer.start();
-    t = await startTestApp(database, { clock: new TestClock(Date.now()), env: { SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '0', TRUST_PROXY: '1' } });
+    t = await startAppWithSmtp(database, { env: { TRUST_PROXY: '1' } });
   });
   after(async () => {
     await t.close();
-    await smtp.stop();
   });
 
   const deliver = () => deliverMail(t);
@@ -71,7 +67,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
   /** A member whose address is verified through the pages and the mailed link. */
   async function verifiedMember(): Promise<{ user: User; visitor: AddressedVisitor; email: string }> {
     const { user, visitor } = await member();
-    return { user, visitor, email: await verifiedAddress(t, smtp, visitor, address()) };
+    return { user, visitor, email: await verifiedAddress(t, visitor, address()) };
   }
 
   async function forgot(login: string, visitor: Visitor = new AddressedVisitor(t.baseUrl)): Promise<PageResponse> {
@@ -82,7 +78,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
 
   async function resetLink(user: User, email: string): Promise<string> {
     assert.equal((await forgot(user.username)).status, 200);
-    return linkIn(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).at(-1), '/password/reset');
+    return linkIn(t.smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).at(-1), '/password/reset');
   }
 
   /** When the newest link of `purpose` mailed to the account ends, as stored. */
@@ -101,7 +97,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal(saved.status, 200);
     assert.match(saved.text, new RegExp(email));
     await deliver();
-    const link = linkIn(smtp.to(email)[0], '/email/verify');
+    const link = linkIn(t.smtp.to(email)[0], '/email/verify');
     assert.equal((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, null);
     assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 200, 'the link needs no sign-in');
     assert.ok((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt);
@@ -115,7 +111,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await visitor.post('/settings/email', { email });
     await deliver();
     t.clock.advance(24 * 3600 * 1000 + 1000);
-    assert.equal((await visitor.get(relative(linkIn(smtp.to(email)[0], '/email/verify')))).status, 400);
+    assert.equal((await visitor.get(relative(linkIn(t.smtp.to(email)[0], '/email/verify')))).status, 400);
     assert.equal((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, null);
   });
 
@@ -134,10 +130,10 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const next = address();
     assert.equal((await visitor.post('/settings/email', { email: next })).status, 200);
     await deliver();
-    assert.equal(smtp.to(email).length, 2, 'the verification link, then the notice');
-    assert.match(smtp.to(email)[1]!.subject, /e-mail address .* was changed/);
-    assert.ok(!smtp.to(email)[1]!.text.includes(next), 'the notice does not name the new address');
-    linkIn(smtp.to(next)[0], '/email/verify');
+    assert.equal(t.smtp.to(email).length, 2, 'the verification link, then the notice');
+    assert.match(t.smtp.to(email)[1]!.subject, /e-mail address .* was changed/);
+    assert.ok(!t.smtp.to(email)[1]!.text.includes(next), 'the notice does not name the new address');
+    linkIn(t.smtp.to(next)[0], '/email/verify');
   });
 
   test('an address that is not one is refused with the field named', async () => {
@@ -166,7 +162,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
       assert.equal(page.status, known.status);
       assert.equal(comparable(page), comparable(known));
     }
-    assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 2, 'by username and by address');
+    assert.equal(t.smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 2, 'by username and by address');
   });
 
   test('a forgotten-password request takes as long for an unknown account as for a known one', async () => {
@@ -204,7 +200,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
       client.stop();
     }
     while ((await deliver()).claimed > 0);
-    assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 81, 'the known account was mailed each time');
+    assert.equal(t.smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 81, 'the known account was mailed each time');
     const [k, u] = [median(known), median(unknown)];
     // Generous for a loaded machine's noise; the mail written before answering took twice as long.
     assert.ok(Math.max(k, u) < 1.5 * Math.min(k, u), `median ${k.toFixed(2)} ms for a known account, ${u.toFixed(2)} ms for an unknown one`);
@@ -216,7 +212,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await visitor.post('/settings/email', { email });
     const page = await forgot(user.username);
     assert.equal(page.status, 200);
-    assert.ok(smtp.to(email).every((m) => !m.text.includes('/password/reset')));
+    assert.ok(t.smtp.to(email).every((m) => !m.text.includes('/password/reset')));
   });
 
   test('a reset link works once, sets the password and ends every session', async () => {
@@ -238,7 +234,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const events = await t.deps.stores.securityEvents.listForUser(user.id, 0, 50);
     assert.ok(events.items.some((e) => e.kind === 'password.reset'));
     await deliver();
-    assert.ok(smtp.to(email).some((m) => /password was reset/.test(m.subject)), 'a notice');
+    assert.ok(t.smtp.to(email).some((m) => /password was reset/.test(m.subject)), 'a notice');
   });
 
   test('the reset page offers to show the new password, by the sign-up page\'s script, hidden without it', async () => {
@@ -300,7 +296,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal(turnedOn.status, 200, 'the change is answered as made');
     assert.deepEqual((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.filter((e) => e.kind === 'totp.enabled'), [], 'no line was written');
     await deliver();
-    assert.match(smtp.to(email).at(-1)?.subject ?? '', /^Two-step verification is on for your .* account$/, 'the member is told');
+    assert.match(t.smtp.to(email).at(-1)?.subject ?? '', /^Two-step verification is on for your .* account$/, 'the member is told');
   });
 
   test('a reset needs the second step when two-step is on', async () => {
@@ -372,7 +368,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
   test('at most 5 reset mails per account an hour', async () => {
     const { user, email } = await verifiedMember();
     for (let i = 0; i < RESET_MAILS_PER_ACCOUNT + 2; i += 1) assert.equal((await forgot(user.username)).status, 200);
-    assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, RESET_MAILS_PER_ACCOUNT);
+    assert.equal(t.smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, RESET_MAILS_PER_ACCOUNT);
   });
 
   test('at most 5 verification mails per account an hour and 3 per address a day, then 429 with Retry-After', async () => {
@@ -386,7 +382,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await (await member()).visitor.post('/settings/email', { email: victim })).status, 200);
     assert.equal((await (await member()).visitor.post('/settings/email', { email: victim.toUpperCase() })).status, 429, 'whatever account asks');
     await deliver();
-    assert.equal(smtp.to(victim).length, VERIFY_MAILS_PER_ADDRESS);
+    assert.equal(t.smtp.to(victim).length, VERIFY_MAILS_PER_ADDRESS);
   });
 
   test('a verification mail greets by username and links only the site\'s own address, never a nickname shaped like one', async () => {
@@ -395,7 +391,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const email = address();
     await visitor.post('/settings/email', { email });
     await deliver();
-    const mail = smtp.to(email).at(-1)!;
+    const mail = t.smtp.to(email).at(-1)!;
     assert.doesNotMatch(mail.text, /evil\.example/);
     assert.match(mail.text, new RegExp(`\\b${user.username}\\b`));
     const links = [...(mail.html ?? '').matchAll(/<a href="([^"]*)"/g)].map((m) => m[1]!);
@@ -429,13 +425,13 @@ forEachDatabase('e-mail and the way back in', (database) => {
   test('a sign-in from a browser without the account\'s device cookie is mailed; one from a known browser is not', async () => {
     const { user, visitor, email } = await verifiedMember();
     await deliver();
-    const before = smtp.to(email).length;
+    const before = t.smtp.to(email).length;
     await visitor.signIn(user.username, PASSWORD);
     await deliver();
-    assert.equal(smtp.to(email).length, before, 'the browser signed in before');
+    assert.equal(t.smtp.to(email).length, before, 'the browser signed in before');
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
-    const notice = smtp.to(email).at(-1)!;
+    const notice = t.smtp.to(email).at(-1)!;
     assert.match(notice.subject, /New sign-in/);
   });
 
@@ -452,7 +448,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const { user, email } = await verifiedMember();
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
-    assert.match(smtp.to(email).at(-1)!.text, /change your password at once and turn on two-step verification/);
+    assert.match(t.smtp.to(email).at(-1)!.text, /change your password at once and turn on two-step verification/);
     const enrolment = await beginTotpEnrolment(t.deps, user);
     await confirmTotpEnrolment(t.deps, user, totpCode(enrolment!.secret, t.clock.now()));
     t.clock.advance(30_000);
@@ -460,7 +456,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await browser.post('/login', { username: user.username, password: PASSWORD, return_to: '/' })).location, '/login/second-step');
     assert.equal((await browser.post('/login/second-step', { code: totpCode(enrolment!.secret, t.clock.now()) })).status, 303);
     await deliver();
-    const notice = smtp.to(email).at(-1)!;
+    const notice = t.smtp.to(email).at(-1)!;
     assert.match(notice.subject, /New sign-in/);
     assert.match(notice.text, /someone passed your two-step verification too: change your password at once, sign out everywhere else/);
     assert.doesNotMatch(notice.text, /turn on two-step/, 'it is on (attack86)');
@@ -472,13 +468,13 @@ forEachDatabase('e-mail and the way back in', (database) => {
     browser.cookies.set('lang', 'zh-TW');
     await browser.signIn(user.username, PASSWORD);
     await deliver();
-    const notice = smtp.to(email).at(-1)!;
+    const notice = t.smtp.to(email).at(-1)!;
     assert.match(notice.subject, /^你的.+帳號有新的登入$/);
     assert.match(notice.text, /瀏覽器：腳本程式/, 'the device in the mail\'s language, as the pages write it');
     assert.doesNotMatch(notice.text, /a script/);
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
-    assert.match(smtp.to(email).at(-1)!.subject, /^New sign-in/, 'a browser that asks for no language: the site\'s default');
+    assert.match(t.smtp.to(email).at(-1)!.subject, /^New sign-in/, 'a browser that asks for no language: the site\'s default');
   });
 
   test('the first authorization of an app is mailed in the language of the consent page the member read', async () => {
@@ -490,7 +486,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const fields = Object.fromEntries(consentForm(page.text).filter(([name]) => name !== '_csrf'));
     assert.equal((await visitor.post('/oauth/authorize', { ...fields, decision: 'approve' })).status, 302);
     await deliver();
-    const notice = smtp.to(email).at(-1)!;
+    const notice = t.smtp.to(email).at(-1)!;
     assert.match(notice.subject, /^Test App 已获得你的.+账号授权$/, 'not in English (attack86)');
   });
 
@@ -501,15 +497,15 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const appPage = `${t.baseUrl}/settings/developers/${client!.clientId}`;
     assert.equal((await visitor.post(`/settings/developers/${client!.clientId}/rotate-secret`, { confirm: 'yes' })).status, 303);
     await deliver();
-    const rotated = smtp.to(email).at(-1)!;
+    const rotated = t.smtp.to(email).at(-1)!;
     assert.match(rotated.subject, /^A new client secret was made for Harbour Reader on /);
     assert.ok(rotated.text.includes(appPage), 'the app\'s page');
     assert.equal((await visitor.post(`/settings/developers/${client!.clientId}/redirect-uris`, { redirect_uris: 'https://harbour.example/cb' })).status, 303);
     await deliver();
-    assert.equal(smtp.to(email).at(-1), rotated, 'the same addresses saved again change nothing and tell nothing');
+    assert.equal(t.smtp.to(email).at(-1), rotated, 'the same addresses saved again change nothing and tell nothing');
     assert.equal((await visitor.post(`/settings/developers/${client!.clientId}/redirect-uris`, { redirect_uris: 'https://elsewhere.example/cb' })).status, 303);
     await deliver();
-    const changed = smtp.to(email).at(-1)!;
+    const changed = t.smtp.to(email).at(-1)!;
     assert.match(changed.subject, /^The redirect URIs of Harbour Reader on .+ were changed$/);
     assert.ok(changed.text.includes(appPage));
   });
@@ -522,10 +518,10 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: 'deploy script', scopes: ['profile:read'], expiresInDays: 30 });
     const { client, secret } = await registerClient(t.deps.stores, t.clock, { name: 'Harbour Reader', type: 'confidential', redirectUris: ['https://harbour.example/cb'], ownerId: user.id });
     await deliver();
-    const before = smtp.to(email).length;
+    const before = t.smtp.to(email).length;
     assert.equal((await report([token, secret!])).status, 202);
     await deliver();
-    const mailed = smtp.to(email).slice(before);
+    const mailed = t.smtp.to(email).slice(before);
     assert.equal(mailed.length, 2);
     const tokenMail = mailed.find((m) => /personal API token/.test(m.subject))!;
     assert.match(tokenMail.subject, /^A personal API token of your .+ account was found exposed and revoked$/);
@@ -541,10 +537,10 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await updateProfile(t.deps.stores, t.clock, reader.user.id, { language: 'zh-CN' });
     const { token: readerToken } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: reader.user.id, name: '备份脚本', scopes: ['profile:read'], expiresInDays: 30 });
     await deliver();
-    const readerBefore = smtp.to(reader.email).length;
+    const readerBefore = t.smtp.to(reader.email).length;
     assert.equal((await report([readerToken])).status, 202);
     await deliver();
-    const chinese = smtp.to(reader.email).slice(readerBefore);
+    const chinese = t.smtp.to(reader.email).slice(readerBefore);
     assert.equal(chinese.length, 1);
     assert.match(chinese[0]!.subject, /^你的.+账号有个人 API 令牌被发现公开泄露，已撤销$/);
     assert.match(chinese[0]!.text, /“备份脚本”/);
@@ -558,7 +554,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await t.deps.stores.tokens.insertAccess({ tokenHash: hashSecret(access), grantId: grant.id, clientId: app.clientId, userId: user.id, scope: 'profile:read', createdAt: now, expiresAt: now + 3_600_000 });
     assert.equal((await report([access])).status, 202);
     await deliver();
-    assert.equal(smtp.to(email).length, before + 2, 'no mail');
+    assert.equal(t.smtp.to(email).length, before + 2, 'no mail');
     assert.ok((await t.deps.stores.securityEvents.listForUser(user.id, 0, 10)).items.some((e) => e.kind === 'access_token.revoked_as_leaked'), 'a line in the log');
   });
 
@@ -568,16 +564,16 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const email = address();
     assert.equal((await visitor.post('/settings/email', { email })).status, 200);
     await deliver();
-    assert.equal((await new AddressedVisitor(t.baseUrl).get(relative(linkIn(smtp.to(email).at(-1), '/email/verify')))).status, 200, 'verified from a browser that asks for no language');
+    assert.equal((await new AddressedVisitor(t.baseUrl).get(relative(linkIn(t.smtp.to(email).at(-1), '/email/verify')))).status, 200, 'verified from a browser that asks for no language');
     const { token } = await createPersonalToken(t.deps.stores, t.clock, t.deps.tokenMarks, { userId: user.id, name: '部署腳本', scopes: ['profile:read'], expiresInDays: 30 });
     await deliver();
-    const before = smtp.to(email).length;
+    const before = t.smtp.to(email).length;
     const report = await fetch(`${t.baseUrl}/api/credentials/revoke`, {
       method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': new AddressedVisitor(t.baseUrl).address }, body: JSON.stringify({ credentials: [token] }),
     });
     assert.equal(report.status, 202);
     await deliver();
-    const mailed = smtp.to(email).slice(before);
+    const mailed = t.smtp.to(email).slice(before);
     assert.equal(mailed.length, 1);
     assert.match(mailed[0]!.subject, /個人 API 權杖/, 'in Traditional Chinese, not the site\'s default');
     assert.equal(mailed[0]!.parsed.headers.get('content-language'), 'zh-TW');
@@ -599,11 +595,11 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
-    assert.match(smtp.to(email).at(-1)!.subject, /^你的.+帳號有新的登入$/);
-    assert.match(smtp.to(email).at(-1)!.html ?? '', /^<!doctype html>\n<html lang="zh-TW">/, 'its HTML names its language, for screen readers');
+    assert.match(t.smtp.to(email).at(-1)!.subject, /^你的.+帳號有新的登入$/);
+    assert.match(t.smtp.to(email).at(-1)!.html ?? '', /^<!doctype html>\n<html lang="zh-TW">/, 'its HTML names its language, for screen readers');
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-CN' });
     const link = await resetLink(user, email);
-    assert.match(smtp.to(email).at(-1)!.subject, /重置你的.*密码/);
+    assert.match(t.smtp.to(email).at(-1)!.subject, /重置你的.*密码/);
     assert.ok(link);
   });
 
@@ -611,29 +607,29 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const { user, email } = await verifiedMember();
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-CN' });
     await resetLink(user, email);
-    const mail = smtp.to(email).at(-1)!;
+    const mail = t.smtp.to(email).at(-1)!;
     assert.match(mail.subject, /重置你的.*密码/);
     assert.equal(mail.parsed.headers.get('content-language'), 'zh-CN');
     assert.match(mail.html ?? '', /<html lang="zh-CN">/, 'the same tag as the HTML part');
     await updateProfile(t.deps.stores, t.clock, user.id, { language: 'zh-TW' });
     await new AddressedVisitor(t.baseUrl).signIn(user.username, PASSWORD);
     await deliver();
-    assert.equal(smtp.to(email).at(-1)!.parsed.headers.get('content-language'), 'zh-TW');
+    assert.equal(t.smtp.to(email).at(-1)!.parsed.headers.get('content-language'), 'zh-TW');
   });
 
   test('a reset mail names the time its link ends, as stored, though the mail arrives hours later after an SMTP outage', async () => {
     const { user, email } = await verifiedMember();
-    await smtp.stop();
+    await t.smtp.stop();
     try {
       assert.equal((await forgot(user.username)).status, 200);
-      assert.equal(smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 0, 'the server is away');
+      assert.equal(t.smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 0, 'the server is away');
       t.clock.advance(2 * 3600 * 1000);
     } finally {
-      await smtp.listen();
+      await t.smtp.listen();
     }
     t.clock.advance(MAIL_FIRST_RETRY_MS);
     await deliver();
-    const mail = smtp.to(email).at(-1)!;
+    const mail = t.smtp.to(email).at(-1)!;
     assert.match(mail.text, /\/password\/reset\?token=/);
     const expires = await storedExpiry(user, 'reset_password');
     assert.ok(mail.text.includes(`for 30 minutes: until ${formatSiteTime(expires, 'Asia/Shanghai')}.`), mail.text);
@@ -647,7 +643,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const email = address();
     assert.equal((await visitor.post('/settings/email', { email })).status, 200);
     await deliver();
-    const mail = smtp.to(email).at(-1)!;
+    const mail = t.smtp.to(email).at(-1)!;
     assert.match(mail.subject, /^验证你在.+的邮箱$/);
     const expires = await storedExpiry(user, 'verify_email');
     const shown = formatSiteTime(expires, 'Asia/Tokyo');
@@ -675,7 +671,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
     await t.deps.securityLog.record({ userId: user.id, kind: 'totp.enabled' });
     await deliver();
-    const subjects = smtp.to(email).map((m) => m.subject);
+    const subjects = t.smtp.to(email).map((m) => m.subject);
     assert.ok(subjects.some((s) => /personal API token/.test(s)));
     assert.ok(subjects.some((s) => /Two-step verification is on/.test(s)));
   });

@@ -6,26 +6,22 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { beginTotpEnrolment } from '../../src/core/accounts/two-step.js';
-import { type TestApp, startTestApp } from '../support/app.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { temporarySqliteDatabase } from '../support/databases.js';
-import { TestSmtpServer } from '../support/smtp.js';
 import { signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 
 describe('a site named by its operator', () => {
-  let t: TestApp;
-  let smtp: TestSmtpServer;
+  let t: TestAppWithSmtp;
   before(async () => {
-    smtp = await TestSmtpServer.start();
-    t = await startTestApp(temporarySqliteDatabase(), {
+    t = await startAppWithSmtp(temporarySqliteDatabase(), {
       hostname: 'localhost',
-      env: { SITE_NAME: 'Riverside, Est. 2009', SITE_NAME_ZH_CN: '河畔{社区}', SMTP_URL: smtp.url, MAIL_DELIVERY_INTERVAL: '0' },
+      env: { SITE_NAME: 'Riverside, Est. 2009', SITE_NAME_ZH_CN: '河畔{社区}' },
     });
   });
   after(async () => {
     await t.close();
-    await smtp.stop();
   });
 
   const page = async (language: string) => (await fetch(`${t.baseUrl}/`, { headers: { 'accept-language': language } })).text();
@@ -48,7 +44,7 @@ describe('a site named by its operator', () => {
   test('a mail names the site in its subject, in the reader\'s language, and in its sender', async () => {
     await t.deps.mailer.send(t.deps.stores, { to: 'reader@example.test', userId: null, locale: 'zh-CN', name: 'passwordReset', values: { name: 'reader', username: 'reader', link: `${t.baseUrl}/password/reset?token=x`, minutes: 30, expires: 'soon' } }, t.clock.now());
     await t.deps.mailDeliveries.runOnce();
-    const [mail] = smtp.to('reader@example.test');
+    const [mail] = t.smtp.to('reader@example.test');
     assert.equal(mail?.subject, '重置你的河畔{社区}密码');
     assert.equal(mail?.from, '"Riverside, Est. 2009" <no-reply@localhost>', 'a name with a comma is a quoted string (RFC 5322 3.4)');
   });

@@ -10,6 +10,7 @@ import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { TestClock } from './clock.js';
 import type { TestDatabase } from './databases.js';
+import { TestSmtpServer } from './smtp.js';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -78,6 +79,42 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     close: async () => {
       await app.close();
       await deps.close();
+    },
+  };
+}
+
+/** A test app whose mail goes to its own real SMTP server; `close` stops both. */
+export interface TestAppWithSmtp extends TestApp {
+  smtp: TestSmtpServer;
+}
+
+/**
+ * Starts an SMTP server, then the app sending to it with SMTP_URL. MAIL_DELIVERY_INTERVAL is 0, so
+ * no timer sends: a test sends what is queued itself (`deliverMail`). The clock starts at the real
+ * time unless `options.clock` is given; `options.env` adds settings.
+ */
+export async function startAppWithSmtp(database: TestDatabase, options: TestAppOptions = {}): Promise<TestAppWithSmtp> {
+  const smtp = await TestSmtpServer.start();
+  let t: TestApp;
+  try {
+    t = await startTestApp(database, {
+      ...options,
+      clock: options.clock ?? new TestClock(Date.now()),
+      env: { MAIL_DELIVERY_INTERVAL: '0', ...options.env, SMTP_URL: smtp.url },
+    });
+  } catch (error) {
+    await smtp.stop();
+    throw error;
+  }
+  return {
+    ...t,
+    smtp,
+    close: async () => {
+      try {
+        await t.close();
+      } finally {
+        await smtp.stop();
+      }
     },
   };
 }

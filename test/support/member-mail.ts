@@ -2,8 +2,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Visitor } from '../site/visitor.js';
-import type { TestApp } from './app.js';
-import type { TestSmtpServer } from './smtp.js';
+import type { TestApp, TestAppWithSmtp } from './app.js';
 
 /** Sends what is queued, once the work requests left running (a reset link's mail) is done. */
 export async function deliverMail(t: TestApp): Promise<{ claimed: number }> {
@@ -12,10 +11,10 @@ export async function deliverMail(t: TestApp): Promise<{ claimed: number }> {
 }
 
 /** Gives the member signed in as `visitor` a verified address as a member does: the e-mail page, then the mailed link. */
-export async function verifiedAddress(t: TestApp, smtp: TestSmtpServer, visitor: Visitor, email = `m${randomBytes(5).toString('hex')}@example.test`): Promise<string> {
+export async function verifiedAddress(t: TestAppWithSmtp, visitor: Visitor, email = `m${randomBytes(5).toString('hex')}@example.test`): Promise<string> {
   assert.equal((await visitor.post('/settings/email', { email })).status, 200);
   await deliverMail(t);
-  const link = /http:\/\/\S+\/email\/verify\?token=[A-Za-z0-9_-]+/.exec(smtp.to(email).at(-1)?.text ?? '')?.[0];
+  const link = /http:\/\/\S+\/email\/verify\?token=[A-Za-z0-9_-]+/.exec(t.smtp.to(email).at(-1)?.text ?? '')?.[0];
   assert.ok(link, 'a verification link was mailed');
   assert.equal((await visitor.get(link.slice(t.baseUrl.length))).status, 200);
   await deliverMail(t);
