@@ -107,11 +107,24 @@ forEachDatabase('command line', (database) => {
     const r = run('client', 'create', '--name', 'App', '--type', 'confidential', '--redirect-uri', 'https://app.example/cb',
       '--redirect-uri', 'http://127.0.0.1/cb', '--owner', owner, '--homepage', 'https://app.example', '--id-token-alg', 'ES256', '--json');
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(Object.keys(r.json), ['client_id', 'client_secret', 'type', 'redirect_uris']);
+    assert.deepEqual(Object.keys(r.json), ['client_id', 'client_secret', 'type', 'redirect_uris', 'owner']);
     assert.equal(tokenKind(r.json.client_secret), 'clientSecret');
     assert.deepEqual(r.json.redirect_uris, ['https://app.example/cb', 'http://127.0.0.1/cb']);
+    assert.equal(r.json.owner, owner);
     const pub = run('client', 'create', '--name', 'Mobile', '--type', 'public', '--redirect-uri', 'http://127.0.0.1/cb', '--json');
     assert.deepEqual(Object.keys(pub.json), ['client_id', 'type', 'redirect_uris']);
+  });
+
+  test('client create --owner names the owner in its answer, as the account spells its username, with the other fields it set', () => {
+    const owner = name('Own');
+    run('user', 'create', '--username', owner, '--password', 'long enough pw');
+    const r = run('client', 'create', '--name', 'Owned', '--type', 'public', '--redirect-uri', 'https://app.example/cb', '--owner', owner.toLowerCase());
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^type: +public$/m);
+    assert.match(r.stdout, new RegExp(`^owner: +${owner}$`, 'm'));
+    const unowned = run('client', 'create', '--name', 'Unowned', '--type', 'public', '--redirect-uri', 'https://app.example/cb');
+    assert.equal(unowned.code, 0, unowned.stderr);
+    assert.doesNotMatch(unowned.stdout, /owner/);
   });
 
   test('client create takes post-logout redirect URIs and a back-channel logout URI, and prints them', () => {

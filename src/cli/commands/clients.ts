@@ -42,7 +42,7 @@ export const clientCreate = defineCommand({
     'id-token-alg': 'how its id_tokens are signed (default RS256)',
     'require-par': 'accept only pushed authorization requests from it (RFC 9126; POST /api/oauth/par)',
   },
-  prints: '{"client_id","client_secret"?,"type","redirect_uris"}: client_secret for a confidential client only',
+  prints: '{"client_id","client_secret"?,"type","redirect_uris","owner"?}: client_secret for a confidential client only; owner (a username) when --owner is given',
   async run(deps, values) {
     const type = requiredString(values, 'type');
     if (type !== 'confidential' && type !== 'public') throw new UsageError(`unknown type "${type}": use confidential or public`);
@@ -50,12 +50,13 @@ export const clientCreate = defineCommand({
     if (redirectUris.length === 0) throw new UsageError('--redirect-uri is required');
     const alg = optionalString(values, 'id-token-alg') ?? 'RS256';
     if (alg !== 'RS256' && alg !== 'ES256') throw new UsageError(`unknown id-token-alg "${alg}": use RS256 or ES256`);
-    const owner = optionalString(values, 'owner');
+    const ownerName = optionalString(values, 'owner');
+    const owner = ownerName === undefined ? undefined : await findUser(deps, ownerName);
     const registration: ClientRegistration = {
       name: requiredString(values, 'name'),
       type: type as ClientType,
       redirectUris,
-      ownerId: owner === undefined ? null : (await findUser(deps, owner)).id,
+      ownerId: owner?.id ?? null,
       homepageUrl: optionalString(values, 'homepage') ?? '',
       description: optionalString(values, 'description') ?? '',
       idTokenAlg: alg as IdTokenAlg,
@@ -65,12 +66,14 @@ export const clientCreate = defineCommand({
     };
     const { client, secret } = await registerClient(deps.stores, deps.clock, registration);
     deps.audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: client.ownerId, type: client.type, via: 'cli' });
-    // The logout fields only when given, so the answer INTERFACE section 9 lists stays as it was.
+    // The owner and the logout fields only when given, so the answer INTERFACE section 9 lists
+    // stays as it was. The owner as the account spells its username, as `client list` names it.
     return {
       client_id: client.clientId,
       ...(secret === undefined ? {} : { client_secret: secret }),
       type: client.type,
       redirect_uris: client.redirectUris,
+      ...(owner === undefined ? {} : { owner: owner.username }),
       ...(client.postLogoutRedirectUris.length === 0 ? {} : { post_logout_redirect_uris: client.postLogoutRedirectUris }),
       ...(client.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: client.backchannelLogoutUri }),
       ...(client.requirePushedAuthorizationRequests ? { require_pushed_authorization_requests: true } : {}),
@@ -81,6 +84,7 @@ export const clientCreate = defineCommand({
     ...('client_secret' in r ? [`client_secret: ${r.client_secret}   (shown once: store it now)`] : []),
     `type:          ${r.type}`,
     `redirect_uris: ${r.redirect_uris.join(' ')}`,
+    ...(r.owner ? [`owner:         ${r.owner}`] : []),
     ...(r.post_logout_redirect_uris ? [`post_logout_redirect_uris: ${r.post_logout_redirect_uris.join(' ')}`] : []),
     ...(r.backchannel_logout_uri ? [`backchannel_logout_uri:    ${r.backchannel_logout_uri}`] : []),
     ...(r.require_pushed_authorization_requests ? ['require_pushed_authorization_requests: true'] : []),
