@@ -122,7 +122,9 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
       headers: { 'retry-after': RETRY_AFTER_SECONDS },
     });
   }
-  request.log.error({ err: error }, 'unexpected error');
+  // By type, message and stack alone, as the refusals whose page failed: its other fields may hold
+  // what the request carried (a Node URL error's `input`, the address or field it was given).
+  request.log.error({ err: failureSummary(error) }, 'unexpected error');
   return new OAuthError('server_error', 'The server could not complete the request.');
 }
 
@@ -226,9 +228,14 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
   return reply.send({ error: error.code, error_description: error.description });
 }
 
-/** A failure named by its type, message and stack alone: its other fields may hold what the request carried. */
-function failureSummary(failure: unknown): { type: string; message?: string; stack?: string | undefined } {
-  return failure instanceof Error ? { type: failure.name, message: failure.message, stack: failure.stack } : { type: typeof failure };
+/**
+ * A failure named by its type, message and stack alone, for a log line's `err`: its other fields
+ * may hold what the request carried. Without a prototype, since pino's error serializer names the
+ * type of an object with one by its constructor ('Object'), and by its `name` otherwise.
+ */
+function failureSummary(failure: unknown): object {
+  if (!(failure instanceof Error)) return { type: typeof failure };
+  return Object.assign(Object.create(null) as object, { name: failure.name, message: failure.message, stack: failure.stack });
 }
 
 /**
