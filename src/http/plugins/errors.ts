@@ -211,21 +211,31 @@ async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: 
 
 export async function sendError(error: OAuthError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   reply.code(error.status).headers(error.headers).header('cache-control', 'no-store');
-  if (request.routeOptions.config?.html) {
-    let page: Html | undefined;
-    try {
-      page = await errorPageOf(request, reply, error);
-    } catch (failure) {
-      // The error page reads what the request carried (its cookies, its language) again: should
-      // that fail too, the error goes as JSON, the same refusal. Thrown from here, it reached
-      // Fastify's own error handler, a 500 in Fastify's shape naming the failure
-      // (`{"statusCode":500,"code":"ERR_INVALID_URL",…}`) in place of a 4xx in the RFC 6749 5.2
-      // shape. Logged by type, message and stack only, as the router's refusal is.
-      request.log.error({ err: failureSummary(failure) }, 'the error page could not be made; answered in JSON');
-    }
-    if (page !== undefined) return reply.type('text/html; charset=utf-8').send(page.value);
-  }
+  if (request.routeOptions.config?.html) return sendPageOrJson(request, reply, error, () => errorPageOf(request, reply, error));
   return reply.send({ error: error.code, error_description: error.description });
+}
+
+/**
+ * Sends `error`'s page, made by `makePage`, for a route's error and a request no route took alike.
+ * The page reads what the request carried (its cookies, its language) again: should that fail,
+ * the error goes as JSON (RFC 6749 5.2), the same refusal, with `jsonHeaders` when given. Thrown
+ * from a route's error handler, it reached Fastify's own, a 500 in Fastify's shape naming the
+ * failure (`{"statusCode":500,"code":"ERR_INVALID_URL",…}`); from the not-found handler, a 500
+ * `server_error` in place of its 404; from the router's refusal, which Fastify does not await, an
+ * unhandled rejection that ends a Node 20 process. The line names the failure by its type, message
+ * and stack alone (`failureSummary`).
+ */
+async function sendPageOrJson(request: FastifyRequest, reply: FastifyReply, error: OAuthError, makePage: () => Promise<Html>, jsonHeaders?: HeaderSet): Promise<FastifyReply> {
+  let page: Html;
+  try {
+    page = await makePage();
+  } catch (failure) {
+    request.log.error({ err: failureSummary(failure) }, 'the error page could not be made; answered in JSON');
+    if (reply.sent) return reply;
+    if (jsonHeaders !== undefined) reply.headers(jsonHeaders);
+    return reply.send({ error: error.code, error_description: error.description });
+  }
+  return reply.type('text/html; charset=utf-8').send(page.value);
 }
 
 /**
@@ -241,28 +251,30 @@ function failureSummary(failure: unknown): object {
 /**
  * The answer to a request no route took: not found, a method the path does not take (405), or an
  * address Fastify's router cannot decode (a malformed percent-escape). JSON under the API's
- * prefixes, a page in the reader's language elsewhere. `headers` are the security headers of JSON
- * and of page answers: such a request passed through no scope's hooks, so it gets them here.
+ * prefixes, a page in the reader's language elsewhere (in JSON should the page fail). `headers`
+ * are the security headers of JSON and of page answers: such a request passed through no scope's
+ * hooks, so it gets them here.
  */
 function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
-  const jsonHeaders = { ...headers.api, ...CORS_HEADERS };
+  const jsonHeaders: HeaderSet = { ...headers.api, ...CORS_HEADERS };
   // `page`: what the page says, for an error without words of its own (`OAuthError.words`).
-  // `wantsJson`: JSON whatever the path, for an answer whose page could not be made.
-  return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page?: (t: PageContext['t']) => string | Html,
-    wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/')): Promise<FastifyReply> => {
+  return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page?: (t: PageContext['t']) => string | Html): Promise<FastifyReply> => {
+    const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
     // A browser app that calls a wrong path under the JSON endpoints reads the error instead of a
     // network error; nothing there reads the session cookie (INTERFACE section 3).
     reply.code(error.status).headers(wantsJson ? jsonHeaders : headers.page).headers(error.headers).header('cache-control', 'no-store');
     if (isConsolePath(request.url)) reply.headers(CONSOLE_HEADERS);
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
-    // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
-    // request no route matched passed through no scope, so the page's cookies are read here.
-    request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
-    const context = await pageContext(request, reply, { mintCsrf: false });
-    const heading = context.t.text(errorHeading(error.status, error.status === 404));
-    const { t } = context;
-    const words = error.words ? t.text(error.words.key, error.words.values) : page ? page(t) : t.text('errors.generic');
-    return reply.type('text/html; charset=utf-8').send(errorPage(context, heading, words).value);
+    return sendPageOrJson(request, reply, error, async () => {
+      // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
+      // request no route matched passed through no scope, so the page's cookies are read here.
+      request.cookies ??= fastifyCookie.parse(request.headers.cookie ?? '');
+      const context = await pageContext(request, reply, { mintCsrf: false });
+      const heading = context.t.text(errorHeading(error.status, error.status === 404));
+      const { t } = context;
+      const words = error.words ? t.text(error.words.key, error.words.values) : page ? page(t) : t.text('errors.generic');
+      return errorPage(context, heading, words);
+    }, jsonHeaders);
   };
 }
 
@@ -280,12 +292,11 @@ export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet
   return (error, request, reply) => {
     const refusal = isConsolePath(request.url) ? noSuchPage() : toClientError(error, request);
     // Fastify awaits no promise of this handler: a failure left in it is an unhandled rejection,
-    // which ends a Node 20 process. The refusal goes as JSON then, which needs no page; the line
-    // names the failure by its type, message and stack alone, since its other fields may hold
-    // what the request carried (a URL's `input`).
+    // which ends a Node 20 process. The page's failure is answered in JSON (`sendPageOrJson`);
+    // nothing else is known to fail, and should it, it is logged, not left to end the process.
     return answer(request, reply, refusal, (t) => t.text('errors.invalidRequest')).catch((failure: unknown) => {
-      request.log.error({ err: failureSummary(failure) }, 'the page of a request the router refused could not be made; answered in JSON');
-      return reply.sent ? reply : answer(request, reply, refusal, undefined, true);
+      request.log.error({ err: failureSummary(failure) }, 'a request the router refused could not be answered');
+      return reply;
     });
   };
 }
