@@ -22,6 +22,20 @@ export function isConsolePath(url: string): boolean {
 }
 
 /**
+ * The path and query of a request target as sent, in origin form or in absolute form (RFC 9112
+ * 3.2.2) whether or not the latter is a URL ('/' when it has none), for what is decided by the path
+ * before or without the router: the router refuses `http://%zz/api/open/v1/me` (`routableUrl`
+ * leaves it as sent), whose refusal is still the API's. Anything else (asterisk form) as sent.
+ */
+export function pathOfTarget(url: string): string {
+  if (url.startsWith('/')) return url;
+  const authority = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/.exec(url);
+  if (authority === null) return url;
+  const rest = url.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/**
  * The path and query of a request target in absolute form (RFC 9112 3.2.2, `http://host/admin`,
  * which Node accepts), as the router reads them ('/' when it has no path); `undefined` for a target
  * in any other form, or one the router refuses (a fragment, no host, not a URL).

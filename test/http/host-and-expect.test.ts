@@ -21,15 +21,19 @@ async function answerTo(t: TestApp, bytes: string): Promise<Answer & { closed: b
   return { ...answers[0]!, closed };
 }
 
-/** The service's refusal of `bytes`: `status`, JSON `invalid_request` with the API's headers under /api/, the page elsewhere, and the connection closed. */
-async function assertRefused(t: TestApp, bytes: string, status: number): Promise<void> {
+/**
+ * The service's refusal of `bytes`: `status`, JSON `invalid_request` with the API's headers under
+ * /api/ and /.well-known/ (by the path of a target in absolute form too), the page elsewhere, and
+ * the connection closed unless told.
+ */
+async function assertRefused(t: TestApp, bytes: string, status: number, { closes = true } = {}): Promise<void> {
   const what = JSON.stringify(bytes);
   const answer = await answerTo(t, bytes);
   assert.equal(answer.status, status, what);
   assert.equal(answer.headers.get('cache-control'), 'no-store', what);
-  assert.equal(answer.headers.get('connection'), 'close', what);
-  assert.ok(answer.closed, `${what}: the connection is closed`);
-  if (bytes.includes(' /api/')) {
+  assert.equal(answer.headers.get('connection'), closes ? 'close' : 'keep-alive', what);
+  assert.equal(answer.closed, closes, `${what}: the connection is ${closes ? '' : 'not '}closed`);
+  if (/^\w+ (?:http:\/\/[^/]*)?\/(?:api|\.well-known)\//.test(bytes)) {
     assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8', what);
     assert.equal(answer.headers.get('x-content-type-options'), 'nosniff', what);
     assert.equal(answer.headers.get('access-control-allow-origin'), '*', what);
@@ -86,5 +90,17 @@ forEachDatabase('Host and Expect, refused in the service\'s shape', (database) =
     assert.equal(interim?.status, 100);
     assert.equal(answer?.status, 400);
     assert.equal((JSON.parse(answer!.body) as { error: string }).error, 'unsupported_grant_type');
+  });
+
+  test('an address that is not well-formed is refused by its path\'s kind, also in absolute form (RFC 9112 3.2.2), and keeps the connection', async () => {
+    await assertRefused(t, `GET /api/open/v1/%zz HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400, { closes: false });
+    // A target in absolute form that is no URL reaches the refusal as sent: its path still says API or page.
+    await assertRefused(t, `GET http://%zz/api/open/v1/me HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400, { closes: false });
+    await assertRefused(t, `GET http://%zz/.well-known/openid-configuration HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400, { closes: false });
+    await assertRefused(t, `GET http://%zz/settings HTTP/1.1\r\nHost: ${host}\r\nAccept-Language: zh-CN\r\n\r\n`, 400, { closes: false });
+    // Under /admin, the console's answer to what no route gave (INTERFACE section 14).
+    const console = await answerTo(t, `GET http://%zz/admin/members HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    assert.equal(console.status, 404);
+    assert.equal(console.headers.get('x-robots-tag'), 'noindex');
   });
 });

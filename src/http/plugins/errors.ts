@@ -10,7 +10,7 @@ import { fastifyCookie } from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountUnusableError, KeysSecretError, OAuthError, type OAuthErrorCode, type Words } from '../../core/errors.js';
 import { DEFAULT_LOCALE } from '../../core/locales.js';
-import { CONSOLE_HEADERS, formPageOf, isConsolePath } from '../console-paths.js';
+import { CONSOLE_HEADERS, formPageOf, isConsolePath, pathOfTarget } from '../console-paths.js';
 import { RouteMethods } from '../route-methods.js';
 import { type Html, html } from '../views/html.js';
 import { consoleErrorFrame } from '../views/admin.js';
@@ -251,19 +251,21 @@ function failureSummary(failure: unknown): object {
 /**
  * The answer to a request no route took: not found, a method the path does not take (405), or an
  * address Fastify's router cannot decode (a malformed percent-escape). JSON under the API's
- * prefixes, a page in the reader's language elsewhere (in JSON should the page fail). `headers`
- * are the security headers of JSON and of page answers: such a request passed through no scope's
- * hooks, so it gets them here.
+ * prefixes, a page in the reader's language elsewhere (in JSON should the page fail), by the path
+ * of the target (`pathOfTarget`: an absolute-form one the router refused too). `headers` are the
+ * security headers of JSON and of page answers: such a request passed through no scope's hooks,
+ * so it gets them here.
  */
 function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
   const jsonHeaders: HeaderSet = { ...headers.api, ...CORS_HEADERS };
   // `page`: what the page says, for an error without words of its own (`OAuthError.words`).
   return async (request: FastifyRequest, reply: FastifyReply, error: OAuthError, page?: (t: PageContext['t']) => string | Html): Promise<FastifyReply> => {
-    const wantsJson = request.url.startsWith('/api/') || request.url.startsWith('/.well-known/');
+    const path = pathOfTarget(request.url);
+    const wantsJson = path.startsWith('/api/') || path.startsWith('/.well-known/');
     // A browser app that calls a wrong path under the JSON endpoints reads the error instead of a
     // network error; nothing there reads the session cookie (INTERFACE section 3).
     reply.code(error.status).headers(wantsJson ? jsonHeaders : headers.page).headers(error.headers).header('cache-control', 'no-store');
-    if (isConsolePath(request.url)) reply.headers(CONSOLE_HEADERS);
+    if (isConsolePath(path)) reply.headers(CONSOLE_HEADERS);
     if (wantsJson) return reply.send({ error: error.code, error_description: error.description });
     return sendPageOrJson(request, reply, error, async () => {
       // The cookie plugin parses cookies in the site's scope only (the API never reads one); a
@@ -290,7 +292,7 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);
   return (error, request, reply) => {
-    const refusal = isConsolePath(request.url) ? noSuchPage() : toClientError(error, request);
+    const refusal = isConsolePath(pathOfTarget(request.url)) ? noSuchPage() : toClientError(error, request);
     // Fastify awaits no promise of this handler: a failure left in it is an unhandled rejection,
     // which ends a Node 20 process. The page's failure is answered in JSON (`sendPageOrJson`);
     // nothing else is known to fail, and should it, it is logged, not left to end the process.
