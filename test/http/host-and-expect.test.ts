@@ -103,4 +103,15 @@ forEachDatabase('Host and Expect, refused in the service\'s shape', (database) =
     assert.equal(console.status, 404);
     assert.equal(console.headers.get('x-robots-tag'), 'noindex');
   });
+
+  test('an address that is not well-formed with a Host that breaks RFC 9112 3.2, or an expectation not met, is refused for those, and closes the connection', async () => {
+    await assertRefused(t, 'GET /api/open/v1/%zz HTTP/1.1\r\n\r\n', 400);
+    await assertRefused(t, 'GET /api/open/v1/%zz HTTP/1.1\r\nHost: a b\r\n\r\n', 400);
+    await assertRefused(t, `GET http://%zz/api/open/v1/me HTTP/1.1\r\nHost: ${host}\r\nHost: ${host}\r\n\r\n`, 400);
+    await assertRefused(t, 'GET /settings/%zz HTTP/1.1\r\nHost: a@b\r\nAccept-Language: zh-CN\r\n\r\n', 400);
+    await assertRefused(t, 'GET /admin/%E0%A4%A HTTP/1.1\r\nAccept-Language: zh-CN\r\n\r\n', 400);
+    await assertRefused(t, `POST /api/oauth/%zz HTTP/1.1\r\nHost: ${host}\r\nExpect: foo\r\nContent-Length: 3\r\n\r\n`, 417);
+    const answer = await answerTo(t, 'GET /api/open/v1/%zz HTTP/1.1\r\nHost: a b\r\n\r\n');
+    assert.match(answer.body, /Host/);
+  });
 });

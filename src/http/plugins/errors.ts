@@ -292,7 +292,11 @@ function unroutedAnswer(headers: { api: HeaderSet; page: HeaderSet }) {
 export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet }): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const answer = unroutedAnswer(headers);
   return (error, request, reply) => {
-    const refusal = isConsolePath(pathOfTarget(request.url)) ? noSuchPage() : toClientError(error, request);
+    // The router refuses before any hook: a request breaking the Host rule, or expecting what this
+    // server does not meet, is refused for that first here too, as every other is (the first
+    // `onRequest` hook), and so closes its connection; the bad address alone does not (`BAD_HOST`).
+    const refusal = refusalBeforeRouting(request.raw)
+      ?? (isConsolePath(pathOfTarget(request.url)) ? noSuchPage() : toClientError(error, request));
     // Fastify awaits no promise of this handler: a failure left in it is an unhandled rejection,
     // which ends a Node 20 process. The page's failure is answered in JSON (`sendPageOrJson`);
     // nothing else is known to fail, and should it, it is logged, not left to end the process.
@@ -326,9 +330,24 @@ export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'he
   return host === null || (host.groups!.ipv6 !== undefined && !isIPv6(host.groups!.ipv6));
 }
 
-/** Both close the connection: a body the request announced is not read. */
+/**
+ * Both close the connection: a body the request announced is not read. A bad address alone (a
+ * malformed percent-escape) does not: its request line and fields were read whole, so where its
+ * body ends is known, and Node reads and drops that body before the next request on the connection.
+ */
 const BAD_HOST = new OAuthError('invalid_request', 'The request must carry one Host field: a host and an optional port (RFC 9112 3.2).', { headers: { connection: 'close' } });
 const UNMET_EXPECTATION = new OAuthError('invalid_request', 'This server meets no expectation but 100-continue (RFC 9110 10.1.1).', { status: 417, headers: { connection: 'close' } });
+
+/**
+ * Requests whose Expect field asks for anything but 100-continue, which Node hands to
+ * 'checkExpectation'; its listener (`registerErrorHandling`) notes each here and hands it on.
+ */
+const unmetExpectations = new WeakSet<IncomingMessage>();
+
+/** The refusal of a request before any route or gate: the Host rule broken, else an expectation not met. */
+function refusalBeforeRouting(message: IncomingMessage): OAuthError | undefined {
+  return breaksHostRule(message) ? BAD_HOST : unmetExpectations.has(message) ? UNMET_EXPECTATION : undefined;
+}
 
 /** The one error handler and the not-found answer. */
 export function registerErrorHandling(app: FastifyInstance, headers: { api: HeaderSet; page: HeaderSet }): void {
@@ -336,7 +355,6 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // RFC 9110 10.1.1: Node hands a request expecting anything but 100-continue to
   // 'checkExpectation', and with no listener there answered it a bare 417 itself. Handed on as a
   // request (as Node hands on one it met), it is refused by the hook below in the service's shape.
-  const unmetExpectations = new WeakSet<IncomingMessage>();
   app.server.on('checkExpectation', (message: IncomingMessage, response: ServerResponse) => {
     unmetExpectations.add(message);
     app.server.emit('request', message, response);
@@ -344,7 +362,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // The first hook of every route and of the not-found handler, so nothing else runs for such a
   // request; written with `done` so the requests that pass, all but these, cost no promise.
   app.addHook('onRequest', (request, reply, done) => {
-    const refusal = breaksHostRule(request.raw) ? BAD_HOST : unmetExpectations.has(request.raw) ? UNMET_EXPECTATION : undefined;
+    const refusal = refusalBeforeRouting(request.raw);
     if (refusal === undefined) {
       done();
       return;
