@@ -92,6 +92,24 @@ forEachDatabase('Host and Expect, refused in the service\'s shape', (database) =
     assert.equal((JSON.parse(answer!.body) as { error: string }).error, 'unsupported_grant_type');
   });
 
+  test('an Expect list with any member but 100-continue is 417 before the body is sent, and one of 100-continue alone is met (RFC 9110 10.1.1, 5.6.1)', async () => {
+    const body = 'grant_type=nothing';
+    const form = `Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n`;
+    // Node finds 100-continue in each of these and, left to itself, answered `100 Continue`.
+    for (const expect of ['100-continue, foo', 'foo,100-continue', '100-continue=1', '100-continue;x', 'x-100-continue', '100-continue\r\nExpect: foo']) {
+      await assertRefused(t, `POST /api/oauth/token HTTP/1.1\r\nHost: ${host}\r\nExpect: ${expect}\r\n${form}\r\n`, 417);
+    }
+    await assertRefused(t, `POST /language HTTP/1.1\r\nHost: ${host}\r\nExpect: 100-continue, foo\r\nAccept-Language: zh-CN\r\n${form}\r\n`, 417);
+    for (const expect of ['100-Continue', '100-CONTINUE ', '100-continue,', ' , 100-continue ,\t,', '100-continue\r\nExpect: 100-continue']) {
+      const { text } = await exchange(t.baseUrl, `POST /api/oauth/token HTTP/1.1\r\nHost: ${host}\r\nExpect: ${expect}\r\n${form}Connection: close\r\n\r\n`, {
+        when: /^HTTP\/1\.1 100 Continue\r\n\r\n/, then: (socket) => socket.write(body),
+      });
+      const [interim, answer] = answersIn(text);
+      assert.equal(interim?.status, 100, `Expect: ${expect}`);
+      assert.equal(answer?.status, 400, `Expect: ${expect}`);
+    }
+  });
+
   test('an address that is not well-formed is refused by its path\'s kind, also in absolute form (RFC 9112 3.2.2), and keeps the connection', async () => {
     await assertRefused(t, `GET /api/open/v1/%zz HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400, { closes: false });
     // A target in absolute form that is no URL reaches the refusal as sent: its path still says API or page.

@@ -339,10 +339,19 @@ const BAD_HOST = new OAuthError('invalid_request', 'The request must carry one H
 const UNMET_EXPECTATION = new OAuthError('invalid_request', 'This server meets no expectation but 100-continue (RFC 9110 10.1.1).', { status: 417, headers: { connection: 'close' } });
 
 /**
- * Requests whose Expect field asks for anything but 100-continue, which Node hands to
- * 'checkExpectation'; its listener (`registerErrorHandling`) notes each here and hands it on.
+ * Requests whose Expect field asks for anything but 100-continue. Node hands one to
+ * 'checkExpectation', or to 'checkContinue' when any member of it reads 100-continue
+ * (`100-continue, foo` too); both listeners (`registerErrorHandling`) note it here and hand it on.
  */
 const unmetExpectations = new WeakSet<IncomingMessage>();
+
+/** A member of an Expect list (RFC 9110 5.6.1) that is 100-continue, in any case, or empty (5.6.1.2: a recipient accepts those). */
+const CONTINUE_MEMBER = /^[\t ]*(?:100-continue)?[\t ]*$/i;
+
+/** Whether an Expect field that Node found 100-continue in asks for nothing else (RFC 9110 10.1.1). */
+function expectsOnlyContinue(expect: string): boolean {
+  return expect.split(',').every((member) => CONTINUE_MEMBER.test(member));
+}
 
 /** The refusal of a request before any route or gate: the Host rule broken, else an expectation not met. */
 function refusalBeforeRouting(message: IncomingMessage): OAuthError | undefined {
@@ -357,6 +366,15 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // request (as Node hands on one it met), it is refused by the hook below in the service's shape.
   app.server.on('checkExpectation', (message: IncomingMessage, response: ServerResponse) => {
     unmetExpectations.add(message);
+    app.server.emit('request', message, response);
+  });
+  // Node hands here one whose Expect has a member reading 100-continue, and with no listener
+  // answered `100 Continue` itself, `100-continue, foo` too. RFC 9110 10.1.1 allows 417 for an
+  // expectation other than 100-continue: such a list is refused as one without 100-continue is,
+  // before its client sends the body; only 100-continue alone is met, as Node met it.
+  app.server.on('checkContinue', (message: IncomingMessage, response: ServerResponse) => {
+    if (expectsOnlyContinue(message.headers.expect!)) response.writeContinue();
+    else unmetExpectations.add(message);
     app.server.emit('request', message, response);
   });
   // The first hook of every route and of the not-found handler, so nothing else runs for such a
