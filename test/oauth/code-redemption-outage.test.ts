@@ -1,9 +1,10 @@
 /**
  * attack83's leftover: PostgreSQL going away in the middle of a code's redemption, at the reads
  * that follow a refused one: the grant's read of a code it could not redeem (which decides reuse,
- * RFC 6749 4.1.2) and the store's read that words a refusal its consuming write decided
- * (`redeemInOneWrite`). Either answers as any outage does, 503 `temporarily_unavailable` in the
- * RFC 6749 5.2 shape through the one error handler, never a 500. The outage is real: the service
+ * RFC 6749 4.1.2) answers as any outage does, 503 `temporarily_unavailable` in the RFC 6749 5.2
+ * shape through the one error handler, never a 500; the store's read that words a refusal its
+ * consuming write already decided (`redeemInOneWrite`) loses only the wording: the refusal stands,
+ * so the app is not told to try a used code again. The outage is real: the service
  * reaches PostgreSQL through a TCP relay, cut as the read carrying the code's hash goes out.
  * PostgreSQL only: SQLite cannot become unreachable, and decides a refusal in its transaction.
  */
@@ -86,8 +87,8 @@ onPostgres('a code redemption that meets PostgreSQL going away', (database) => {
     assert.equal(refreshed.status, 400, 'the first redemption\'s tokens ended with the grant');
   });
 
-  test('a code whose user was suspended after the redemption read it, PostgreSQL gone at the read that words the refusal: 503, the code used and no tokens made', async () => {
-    const { fields, user } = await freshCode(t, { type: 'public' });
+  test('a code whose user was suspended after the redemption read it, PostgreSQL gone at the read that words the refusal: still invalid_grant, no reuse recorded, the code used and no tokens made', async () => {
+    const { c, fields, user } = await freshCode(t, { type: 'public' });
     let suspended: Promise<unknown> = Promise.resolve();
     // The redemption's read (1) is answered with the user active, its answer held until the user is
     // suspended (on another connection, once the read has surely run), so the consuming write (2)
@@ -102,7 +103,9 @@ onPostgres('a code redemption that meets PostgreSQL going away', (database) => {
       if (n === 3) void relay.cut();
     });
     try {
-      await assertUnavailable(await tokenRequest(t, fields));
+      const refused = await tokenRequest(t, fields);
+      assert.equal(refused.status, 400, 'the write decided: no 503 that asks the app to try the code again');
+      assert.deepEqual(await refused.json(), { error: 'invalid_grant', error_description: 'The authorization can no longer be used.' });
     } finally {
       await suspended;
       stop();
@@ -112,5 +115,6 @@ onPostgres('a code redemption that meets PostgreSQL going away', (database) => {
     assert.notEqual(code.rows[0]!.used_at, null, 'the write consumed the code');
     const tokens = await admin.query('select 1 from access_tokens where grant_id = $1 union all select 1 from refresh_tokens where grant_id = $1', [code.rows[0]!.grant_id]);
     assert.equal(tokens.rowCount, 0, 'and issued nothing for it');
+    assert.equal(reuses(c.client.clientId), 0, 'the one presentation is no replay');
   });
 });
