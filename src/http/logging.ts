@@ -101,6 +101,24 @@ export async function afterCommit(log: FastifyBaseLogger, what: string, context:
   }
 }
 
+type ErrorSummary = { type: string; message: string; stack: string; code?: string | number; cause?: ErrorSummary };
+
+/**
+ * What a log line says of an error (pino's serializer for `err`): its type, message, stack and
+ * code, and its cause's, never its other fields. Those may hold what a request carried: a URL
+ * error's `input`, a database error's `detail` naming a row's values. pino's own serializer wrote
+ * every enumerable field.
+ */
+export function errorSummary(error: unknown, depth = 0): ErrorSummary {
+  if (!(error instanceof Error)) return { type: typeof error, message: '', stack: '' };
+  const summary: ErrorSummary = { type: error.name, message: error.message, stack: error.stack ?? '' };
+  const { code } = error as { code?: unknown };
+  if (typeof code === 'string' || typeof code === 'number') summary.code = code;
+  // A few causes deep: the chain is the thrower's, and may loop.
+  if (error.cause !== undefined && depth < 3) summary.cause = errorSummary(error.cause, depth + 1);
+  return summary;
+}
+
 /** Fastify's `childLoggerFactory`: request loggers made on first use (see `RequestLogger`). */
 export function requestLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildOptions): FastifyBaseLogger {
   return new RequestLogger(logger as Parent, bindings, options) as unknown as FastifyBaseLogger;
@@ -115,6 +133,7 @@ export function loggerOptions(level: string, stream?: { write(line: string): voi
       // The address as sent (`originalUrl`), not the one the router was given (`routableUrl`).
       req: (req: { method: string; url: string; originalUrl?: string; ip: string; socket: { remoteAddress?: string } }) => ({ method: req.method, url: redactUrl(req.originalUrl ?? req.url), ip: clientAddress(req) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      err: errorSummary,
     },
   };
 }

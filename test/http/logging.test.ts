@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { redactUrl, requestLogger } from '../../src/http/logging.js';
+import { loggerOptions, redactUrl, requestLogger } from '../../src/http/logging.js';
 
 function parentAt(level: string, lines: string[]): { logger: FastifyBaseLogger; children: () => number } {
   const logger = pino({ level }, { write: (line: string) => { lines.push(line); } });
@@ -63,4 +63,39 @@ test('redactUrl redacts a return_to that does not decode, rather than logging it
   const redacted = redactUrl(url);
   assert.equal(redacted.includes('SECRET_STATE'), false);
   assert.equal(redacted, '/login?return_to=[redacted]&x=1');
+});
+
+/** A pino logger with the service's serializers (`loggerOptions`), writing into `lines`. */
+function serviceLogger(lines: string[]) {
+  const { serializers } = loggerOptions('info') as { serializers: Record<string, (value: never) => unknown> };
+  return pino({ level: 'info', serializers }, { write: (line: string) => { lines.push(line); } });
+}
+
+test('an error is logged by its type, message, stack, code and cause, never its other fields, which may hold what a request carried', () => {
+  const lines: string[] = [];
+  const cause = Object.assign(new Error('connection reset'), { code: 'ECONNRESET', address: '203.0.113.9' });
+  const failure = Object.assign(new Error('duplicate key value violates unique constraint', { cause }),
+    { code: '23505', detail: 'Key (email)=(someone@example.com) already exists.', input: '/settings?return_to=SECRET_INPUT' });
+  serviceLogger(lines).error({ err: failure }, 'unexpected error');
+  const { err } = JSON.parse(lines[0]!) as { err: Record<string, unknown> & { cause: Record<string, unknown> } };
+  assert.deepEqual(Object.keys(err).sort(), ['cause', 'code', 'message', 'stack', 'type']);
+  assert.deepEqual([err.type, err.code, err.message], ['Error', '23505', 'duplicate key value violates unique constraint']);
+  assert.match(String(err.stack), /\n\s+at /);
+  assert.deepEqual(Object.keys(err.cause).sort(), ['code', 'message', 'stack', 'type']);
+  assert.equal(err.cause.code, 'ECONNRESET');
+  assert.doesNotMatch(lines[0]!, /someone@example\.com|SECRET_INPUT|203\.0\.113\.9/);
+});
+
+test('an error whose causes loop is logged a few causes deep, and a thrown value that is no error by its type alone', () => {
+  const lines: string[] = [];
+  const first = new Error('first');
+  const second = new Error('second', { cause: first });
+  first.cause = second;
+  const logger = serviceLogger(lines);
+  logger.error({ err: first }, 'looped');
+  logger.error({ err: 'the token was SECRET_VALUE' }, 'thrown string');
+  let depth = 0;
+  for (let err = (JSON.parse(lines[0]!) as { err: { cause?: unknown } }).err; err.cause !== undefined; err = err.cause as { cause?: unknown }) depth += 1;
+  assert.equal(depth, 3);
+  assert.deepEqual((JSON.parse(lines[1]!) as { err: unknown }).err, { type: 'string', message: '', stack: '' });
 });

@@ -122,9 +122,9 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
       headers: { 'retry-after': RETRY_AFTER_SECONDS },
     });
   }
-  // By type, message and stack alone, as the refusals whose page failed: its other fields may hold
-  // what the request carried (a Node URL error's `input`, the address or field it was given).
-  request.log.error({ err: failureSummary(error) }, 'unexpected error');
+  // Written by `errorSummary`, as every line's error: its other fields may hold what the request
+  // carried (a Node URL error's `input`, the address or field it was given).
+  request.log.error({ err: error }, 'unexpected error');
   return new OAuthError('server_error', 'The server could not complete the request.');
 }
 
@@ -222,30 +222,20 @@ export async function sendError(error: OAuthError, request: FastifyRequest, repl
  * from a route's error handler, it reached Fastify's own, a 500 in Fastify's shape naming the
  * failure (`{"statusCode":500,"code":"ERR_INVALID_URL",…}`); from the not-found handler, a 500
  * `server_error` in place of its 404; from the router's refusal, which Fastify does not await, an
- * unhandled rejection that ends a Node 20 process. The line names the failure by its type, message
- * and stack alone (`failureSummary`).
+ * unhandled rejection that ends a Node 20 process. The line names the failure as every line does
+ * (`errorSummary`: never the fields that may hold what the request carried).
  */
 async function sendPageOrJson(request: FastifyRequest, reply: FastifyReply, error: OAuthError, makePage: () => Promise<Html>, jsonHeaders?: HeaderSet): Promise<FastifyReply> {
   let page: Html;
   try {
     page = await makePage();
   } catch (failure) {
-    request.log.error({ err: failureSummary(failure) }, 'the error page could not be made; answered in JSON');
+    request.log.error({ err: failure }, 'the error page could not be made; answered in JSON');
     if (reply.sent) return reply;
     if (jsonHeaders !== undefined) reply.headers(jsonHeaders);
     return reply.send({ error: error.code, error_description: error.description });
   }
   return reply.type('text/html; charset=utf-8').send(page.value);
-}
-
-/**
- * A failure named by its type, message and stack alone, for a log line's `err`: its other fields
- * may hold what the request carried. Without a prototype, since pino's error serializer names the
- * type of an object with one by its constructor ('Object'), and by its `name` otherwise.
- */
-function failureSummary(failure: unknown): object {
-  if (!(failure instanceof Error)) return { type: typeof failure };
-  return Object.assign(Object.create(null) as object, { name: failure.name, message: failure.message, stack: failure.stack });
 }
 
 /**
@@ -301,7 +291,7 @@ export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet
     // which ends a Node 20 process. The page's failure is answered in JSON (`sendPageOrJson`);
     // nothing else is known to fail, and should it, it is logged, not left to end the process.
     return answer(request, reply, refusal, (t) => t.text('errors.invalidRequest')).catch((failure: unknown) => {
-      request.log.error({ err: failureSummary(failure) }, 'a request the router refused could not be answered');
+      request.log.error({ err: failure }, 'a request the router refused could not be answered');
       return reply;
     });
   };
