@@ -321,11 +321,28 @@ export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'he
 }
 
 /**
- * Both close the connection: a body the request announced is not read. A bad address alone (a
+ * RFC 9112 3.2: a request target is an absolute path (origin form), an absolute URI, an authority
+ * (CONNECT only) or `*` (OPTIONS only, the server as a whole). Node's parser lets any target that
+ * starts with `*` through: `GET *` was the home page and `GET *login` the sign-in page.
+ */
+export function breaksTargetRule(message: Pick<IncomingMessage, 'url' | 'method'>): boolean {
+  const url = message.url ?? '';
+  return url.startsWith('*') && (url !== '*' || message.method !== 'OPTIONS');
+}
+
+/**
+ * All close the connection: a body the request announced is not read. A bad address alone (a
  * malformed percent-escape) does not: its request line and fields were read whole, so where its
  * body ends is known, and Node reads and drops that body before the next request on the connection.
  */
 const BAD_HOST = new OAuthError('invalid_request', 'The request must carry one Host field: a host and an optional port (RFC 9112 3.2).', { headers: { connection: 'close' } });
+const BAD_TARGET = new OAuthError('invalid_request', 'The request target must be a path, an absolute URL, or * for OPTIONS (RFC 9112 3.2).', { headers: { connection: 'close' } });
+/**
+ * RFC 9112 2.3 and RFC 9110 15.6.6: this syntax is HTTP/1.x's; Node's parser also takes `HTTP/2.0`
+ * (and `HTTP/0.9`) on it, which was served as HTTP/1.1, and an HTTP/2.0 request without Host passed
+ * the Host rule (it asks for Host from HTTP/1.1 on).
+ */
+const UNSUPPORTED_VERSION = new OAuthError('invalid_request', 'This server speaks HTTP/1.0 and HTTP/1.1 on this connection (RFC 9112 2.3).', { status: 505, headers: { connection: 'close' } });
 const UNMET_EXPECTATION = new OAuthError('invalid_request', 'This server meets no expectation but 100-continue (RFC 9110 10.1.1).', { status: 417, headers: { connection: 'close' } });
 
 /**
@@ -343,9 +360,13 @@ function expectsOnlyContinue(expect: string): boolean {
   return expect.split(',').every((member) => CONTINUE_MEMBER.test(member));
 }
 
-/** The refusal of a request before any route or gate: the Host rule broken, else an expectation not met. */
+/**
+ * The refusal of a request before any route or gate, the first that applies: a version not
+ * HTTP/1.x, the Host rule broken, a target that starts with `*` but OPTIONS', an expectation not met.
+ */
 function refusalBeforeRouting(message: IncomingMessage): OAuthError | undefined {
-  return breaksHostRule(message) ? BAD_HOST : unmetExpectations.has(message) ? UNMET_EXPECTATION : undefined;
+  return message.httpVersionMajor !== 1 ? UNSUPPORTED_VERSION : breaksHostRule(message) ? BAD_HOST
+    : breaksTargetRule(message) ? BAD_TARGET : unmetExpectations.has(message) ? UNMET_EXPECTATION : undefined;
 }
 
 /** The one error handler and the not-found answer. */
