@@ -67,7 +67,7 @@ test('redactUrl redacts a return_to that does not decode, rather than logging it
 
 /** A pino logger with the service's serializers (`loggerOptions`), writing into `lines`. */
 function serviceLogger(lines: string[]) {
-  const { serializers } = loggerOptions('info') as { serializers: Record<string, (value: never) => unknown> };
+  const { serializers } = loggerOptions('info') as { serializers: Record<string, (value: unknown) => unknown> };
   return pino({ level: 'info', serializers }, { write: (line: string) => { lines.push(line); } });
 }
 
