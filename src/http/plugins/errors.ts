@@ -301,7 +301,14 @@ export function frameworkErrorHandler(headers: { api: HeaderSet; page: HeaderSet
  * RFC 3986 3.2.2 and 3.2.3, which RFC 9112 3.2 takes for Host: a name or IPv4 address, or an IP
  * literal in brackets, then an optional port; or nothing, for a target with no authority.
  */
-const HOST_VALUE = /^(?:\[(?:(?<ipv6>[\dA-Fa-f:.]+)|v[\dA-Fa-f]+\.[\w.~!$&'()*+,;=:-]+)\]|(?:[\w.~!$&'()*+,;=-]|%[\dA-Fa-f]{2})*)(?::\d*)?$/;
+const HOST_VALUE = /^(?:\[(?:(?<ipv6>[\dA-Fa-f:.]+)|v[\dA-Fa-f]+\.[\w.~!$&'()*+,;=:-]+)\]|(?:[\w.~!$&'()*+,;=-]|%[\dA-Fa-f]{2})*)(?::(?<port>\d*))?$/;
+
+/**
+ * The largest TCP port (RFC 9293 3.1): RFC 3986's grammar takes any digits, but no server listens
+ * past it. The same authority in a target in absolute form (`GET http://host:99999/`) was already
+ * refused, as the URL parser refuses it; in Host it was served (attack106).
+ */
+const MAX_PORT = 65_535;
 
 /**
  * RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host, and to any request
@@ -317,7 +324,9 @@ export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'he
   }
   if (fields !== 1) return fields > 1 || message.httpVersionMinor >= 1;
   const host = HOST_VALUE.exec(message.headers.host!);
-  return host === null || (host.groups!.ipv6 !== undefined && !isIPv6(host.groups!.ipv6));
+  if (host === null) return true;
+  const { ipv6, port } = host.groups!;
+  return (ipv6 !== undefined && !isIPv6(ipv6)) || (port !== undefined && port !== '' && Number(port) > MAX_PORT);
 }
 
 /**
