@@ -199,7 +199,7 @@ ${errorSummary(profileErrors, words)}
 <form method="post" action="/settings/profile">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="nickname">${labels.nickname}</label>
-  <input type="text" id="nickname" name="nickname" value="${form.nickname}" maxlength="${NICKNAME_MAX_LENGTH}" autocomplete="nickname" ${control(profileErrors, 'nickname', { hint: 'nickname-hint' })}>
+  <input type="text" id="nickname" name="nickname" value="${form.nickname}" maxlength="${NICKNAME_MAX_LENGTH * 2}" autocomplete="nickname" ${control(profileErrors, 'nickname', { hint: 'nickname-hint' })}>
   ${fieldMessage(profileErrors, 'nickname', { words })}
   <p class="hint" id="nickname-hint">${t.text('settings.nicknameHint', { max: NICKNAME_MAX_LENGTH, username: user.username })}</p>
   <label for="bio">${labels.bio}</label>
