@@ -205,6 +205,19 @@ function carriesPkce(ctx: CheckContext): boolean {
 }
 
 /**
+ * A `state` or `nonce` with a line break, refused: the consent page and a `form_post` answer carry
+ * them in hidden fields, and a browser sends a form's line breaks as CR LF whatever they were
+ * (HTML's form-data newline normalization), so `a\rb` reached the app as `a\r\nb`, a state
+ * that no longer matched, a nonce no longer its id_token's (attack106). RFC 6749 A.5: state is
+ * printable ASCII.
+ */
+function refuseLineBreaks(name: 'state' | 'nonce', value: string): void {
+  if (/[\r\n]/.test(value)) {
+    throw new OAuthError('invalid_request', `The ${name} parameter holds a line break, which a browser's form would change on its way back: send printable characters (RFC 6749 A.5).`);
+  }
+}
+
+/**
  * Seed 4.1: `state` protects the client against CSRF, so it is required, unless the request
  * carries a PKCE challenge, which does that job (RFC 9700 2.1.1). Runs after `checkPkce`.
  */
@@ -213,6 +226,7 @@ export const checkState: Check = (ctx) => {
   if (state !== undefined && state.length > MAX_STATE_LENGTH) {
     throw new OAuthError('invalid_request', `The state parameter is too long: at most ${MAX_STATE_LENGTH} characters.`);
   }
+  if (state !== undefined) refuseLineBreaks('state', state);
   if (state === undefined && !carriesPkce(ctx)) {
     throw new OAuthError('invalid_request', 'The state parameter is required without PKCE: send a random state, or a code_challenge with code_challenge_method=S256.');
   }
@@ -228,6 +242,7 @@ export const checkNonce: Check = (ctx) => {
   if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH) {
     throw new OAuthError('invalid_request', `The nonce parameter is too long: at most ${MAX_NONCE_LENGTH} characters.`);
   }
+  if (nonce !== undefined) refuseLineBreaks('nonce', nonce);
   if (ctx.request.scopes!.includes('openid') && nonce === undefined && !carriesPkce(ctx)) {
     throw new OAuthError('invalid_request', 'The nonce parameter is required with the openid scope without PKCE: send a random nonce, or a code_challenge with code_challenge_method=S256.');
   }
