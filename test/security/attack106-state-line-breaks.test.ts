@@ -35,3 +35,19 @@ test('a state or nonce with a line break is refused before the consent page, on 
     assert.equal(response.status, 200, JSON.stringify(state));
   }
 });
+
+test('RP-initiated logout: a state with a line break is refused on our page, as the confirmation form would hand it back changed', async () => {
+  const bye = 'https://app.example/signed-out';
+  const c = await newClient(t, { postLogoutRedirectUris: [bye] });
+  const user = await newUser(t);
+  const browser = new Browser(t);
+  await browser.signIn(user.username);
+  for (const state of ['a\rb', 'a\nb']) {
+    const query = new URLSearchParams({ client_id: c.client.clientId, post_logout_redirect_uri: bye, state });
+    const response = await browser.fetch(`/oauth/logout?${query}`, { redirect: 'manual' });
+    assert.equal(response.status, 400, JSON.stringify(state));
+    assert.doesNotMatch(await response.text(), /name="state"/);
+  }
+  const fine = new URLSearchParams({ client_id: c.client.clientId, post_logout_redirect_uri: bye, state: 'a\tb 状态' });
+  assert.equal((await browser.fetch(`/oauth/logout?${fine}`, { redirect: 'manual' })).status, 200);
+});

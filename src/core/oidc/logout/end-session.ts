@@ -141,6 +141,9 @@ export const checkPostLogoutRedirectUri: EndSessionCheck = (ctx) => {
 export const checkState: EndSessionCheck = (ctx) => {
   const state = param(ctx, 'state');
   if (state !== undefined && state.length > MAX_STATE_LENGTH) throw pageError('The state parameter is too long.');
+  // The confirmation form carries it in a hidden field, and a browser sends a form's line breaks
+  // as CR LF whatever they were: it would come back changed (attack106).
+  if (state !== undefined && /[\r\n]/.test(state)) throw pageError('The state parameter holds a line break, which the confirmation form would change on its way back.');
   ctx.request.state = state;
 };
 
