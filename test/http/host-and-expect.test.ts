@@ -110,6 +110,13 @@ forEachDatabase('Host and Expect, refused in the service\'s shape', (database) =
     }
   });
 
+  test('a request refused before any route is sent no 100 Continue, since its body will not be read (RFC 9110 10.1.1)', async () => {
+    const form = 'Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n';
+    await assertRefused(t, `POST /api/oauth/token HTTP/1.1\r\nHost: a@b\r\nExpect: 100-continue\r\n${form}\r\n`, 400);
+    await assertRefused(t, `POST /login HTTP/1.1\r\nHost: ${host}\r\nHost: ${host}\r\nExpect: 100-continue\r\nAccept-Language: zh-CN\r\n${form}\r\n`, 400);
+    await assertRefused(t, `POST /api/oauth/token HTTP/1.1\r\nExpect: 100-continue\r\n${form}\r\n`, 400);
+  });
+
   test('an address that is not well-formed is refused by its path\'s kind, also in absolute form (RFC 9112 3.2.2), and keeps the connection', async () => {
     await assertRefused(t, `GET /api/open/v1/%zz HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 400, { closes: false });
     // A target in absolute form that is no URL reaches the refusal as sent: its path still says API or page.

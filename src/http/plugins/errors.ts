@@ -393,8 +393,10 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // expectation other than 100-continue: such a list is refused as one without 100-continue is,
   // before its client sends the body; only 100-continue alone is met, as Node met it.
   app.server.on('checkContinue', (message: IncomingMessage, response: ServerResponse) => {
-    if (expectsOnlyContinue(message.headers.expect!)) response.writeContinue();
-    else unmetExpectations.add(message);
+    if (!expectsOnlyContinue(message.headers.expect!)) unmetExpectations.add(message);
+    // A request refused before any route (a bad Host, a version not HTTP/1.x) has its connection
+    // closed, its body unread: no `100 Continue` asks its client to send that body.
+    else if (refusalBeforeRouting(message) === undefined) response.writeContinue();
     app.server.emit('request', message, response);
   });
   // The first hook of every route and of the not-found handler, so nothing else runs for such a
