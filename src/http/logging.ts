@@ -22,12 +22,14 @@ const NESTED_URL_PARAMETERS = new Set(['return_to']);
 
 /**
  * The URL with the value of every secret-bearing query parameter redacted, in a nested address
- * too. The service nests one level (`/login?return_to=/oauth/authorize?…`); a `return_to` inside
+ * too, and the userinfo of an absolute-form one (`withoutUserinfo`). The service nests one level
+ * (`/login?return_to=/oauth/authorize?…`); a `return_to` inside
  * that one, or one that does not decode, is redacted whole. Decoding and encoding again at every
  * level of a request-chosen depth took time and log space that grew with its cube (a 15 kB
  * `?return_to=?return_to=…` held the event loop for 30 s and wrote a 4 MB line).
  */
-export function redactUrl(url: string, nested = false): string {
+export function redactUrl(sent: string, nested = false): string {
+  const url = sent.startsWith('/') ? sent : withoutUserinfo(sent);
   const q = url.indexOf('?');
   if (q === -1) return url;
   const params = url.slice(q + 1).split('&').map((pair) => {
@@ -39,6 +41,21 @@ export function redactUrl(url: string, nested = false): string {
     return `${pair.slice(0, eq)}=${value === undefined ? '[redacted]' : encodeURIComponent(redactUrl(value, true))}`;
   });
   return `${url.slice(0, q)}?${params.join('&')}`;
+}
+
+/** The scheme and authority of an absolute-form target (RFC 9112 3.2.2), a URL or not. */
+const AUTHORITY = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/;
+
+/**
+ * An absolute-form target with its userinfo (`user:password@`, RFC 9110 4.2.4 deprecates it)
+ * redacted: Node accepts it and the router routes by the path, and a client talking to the
+ * service as to a proxy with its credentials in the URL left them in every request's line.
+ */
+function withoutUserinfo(url: string): string {
+  const authority = AUTHORITY.exec(url)?.[0];
+  const at = authority?.lastIndexOf('@') ?? -1;
+  if (at === -1) return url;
+  return `${authority!.slice(0, authority!.indexOf('://') + 3)}[redacted]${url.slice(at)}`;
 }
 
 function decodeURIComponentSafe(value: string): string {

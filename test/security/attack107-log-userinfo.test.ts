@@ -1,0 +1,40 @@
+/**
+ * attack107 F2: the password of an absolute-form target's userinfo (RFC 9112 3.2.2,
+ * `GET http://user:password@host/api/… HTTP/1.1`, which Node accepts and the router routes by
+ * its path) was written to the log as sent, in every request's `req.url`: a client that talks to
+ * the service as to a proxy with its credentials in the URL left them in the log. RFC 9110
+ * 4.2.4 deprecates userinfo in http(s) URIs; the log keeps that there was one, never what it was.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { redactUrl } from '../../src/http/logging.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { rawRequest } from '../support/raw-request.js';
+
+test('redactUrl redacts the userinfo of an absolute-form target, whether or not it is a URL, and keeps the rest', () => {
+  assert.equal(redactUrl('http://user:SECRET_PW@x/api/x?code=C&a=1'), 'http://[redacted]@x/api/x?code=[redacted]&a=1');
+  assert.equal(redactUrl('HTTPS://SECRET_PW@%zz/api/x'), 'HTTPS://[redacted]@%zz/api/x');
+  assert.equal(redactUrl('http://a@b:SECRET_PW@x'), 'http://[redacted]@x');
+  // An @ after the authority is no userinfo.
+  assert.equal(redactUrl('http://x/api/a@b?c=d@e'), 'http://x/api/a@b?c=d@e');
+  assert.equal(redactUrl('/api/a@b'), '/api/a@b');
+});
+
+forEachDatabase('attack107 F2: userinfo of an absolute-form target in the log', (database) => {
+  const lines: string[] = [];
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database, { logLines: lines }); });
+  after(() => t.close());
+
+  test('no log line carries the password of an absolute-form target, a URL or not', async () => {
+    const { host } = new URL(t.baseUrl);
+    for (const target of [`http://someone:SECRET_PW_1@${host}/api/open/v1/me`, `http://someone:SECRET_PW_2@%zz/api/x`, `http://SECRET_PW_3@${host}/login`]) {
+      const answer = await rawRequest('GET', t.baseUrl, [], undefined, { target });
+      assert.ok(answer.status >= 200 && answer.status < 500, target);
+    }
+    const logged = lines.join('');
+    assert.match(logged, /\[redacted\]@/);
+    assert.doesNotMatch(logged, /SECRET_PW/);
+  });
+});
