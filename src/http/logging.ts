@@ -51,7 +51,7 @@ const AUTHORITY = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/;
  * redacted: Node accepts it and the router routes by the path, and a client talking to the
  * service as to a proxy with its credentials in the URL left them in every request's line.
  */
-function withoutUserinfo(url: string): string {
+export function withoutUserinfo(url: string): string {
   const authority = AUTHORITY.exec(url)?.[0];
   const at = authority?.lastIndexOf('@') ?? -1;
   if (at === -1) return url;

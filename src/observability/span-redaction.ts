@@ -3,10 +3,12 @@
  * query string and no header leaves the process. A query string carries the authorization
  * request's `state` and PKCE challenge, the `code` at a client's callback, a reset or
  * verification link's token, and whatever a client puts there (an access token in any
- * parameter); headers carry cookies and `Authorization`. The URL's path and the route stay: they
- * say which endpoint answered.
+ * parameter); headers carry cookies and `Authorization`; the userinfo of a request line in
+ * absolute form (`http://user:password@host/…`), a password. The URL's path and the route stay:
+ * they say which endpoint answered.
  */
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import { withoutUserinfo } from '../http/logging.js';
 
 /** Attributes holding a URL or a path that may end in a query (HTTP's old and stable conventions, Fastify's `url.path`). */
 const URL_ATTRIBUTES = new Set(['url.full', 'url.path', 'url.original', 'http.url', 'http.target']);
@@ -17,12 +19,15 @@ function dropped(key: string): boolean {
     || /cookie|authorization/i.test(key);
 }
 
-/** `attributes` without queries in URLs nor dropped keys, changed in place: the span has ended and goes nowhere else. */
+/** `attributes` without queries nor userinfo in URLs nor dropped keys, changed in place: the span has ended and goes nowhere else. */
 function redact(attributes: Record<string, unknown>): void {
   for (const key of Object.keys(attributes)) {
     const value = attributes[key];
     if (dropped(key)) delete attributes[key];
-    else if (URL_ATTRIBUTES.has(key) && typeof value === 'string' && value.includes('?')) attributes[key] = value.slice(0, value.indexOf('?'));
+    else if (URL_ATTRIBUTES.has(key) && typeof value === 'string') {
+      const url = withoutUserinfo(value);
+      attributes[key] = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
+    }
   }
 }
 

@@ -4,10 +4,14 @@
  * its path) was written to the log as sent, in every request's `req.url`: a client that talks to
  * the service as to a proxy with its credentials in the URL left them in the log. RFC 9110
  * 4.2.4 deprecates userinfo in http(s) URIs; the log keeps that there was one, never what it was.
+ * So do the spans exported to a trace collector (`http.target`, `url.full`…), which kept the URL
+ * but its query.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { redactUrl } from '../../src/http/logging.js';
+import { redactingExporter } from '../../src/observability/span-redaction.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { rawRequest } from '../support/raw-request.js';
@@ -19,6 +23,18 @@ test('redactUrl redacts the userinfo of an absolute-form target, whether or not 
   // An @ after the authority is no userinfo.
   assert.equal(redactUrl('http://x/api/a@b?c=d@e'), 'http://x/api/a@b?c=d@e');
   assert.equal(redactUrl('/api/a@b'), '/api/a@b');
+});
+
+test('a span\'s URL attributes lose the userinfo of an absolute-form target, as they lose its query', () => {
+  const exported: ReadableSpan[] = [];
+  const sink = { export: (spans: ReadableSpan[]) => { exported.push(...spans); }, shutdown: async () => {} } as unknown as SpanExporter;
+  const attributes: Record<string, unknown> = {
+    'http.target': 'http://someone:SECRET_PW@x/api/open/v1/me?code=C', 'url.full': 'http://SECRET_PW@x/login', 'url.path': 'http://a:SECRET_PW@%zz/api/x', 'http.route': '/api/open/v1/me',
+  };
+  redactingExporter(sink).export([{ attributes, events: [] } as unknown as ReadableSpan], () => {});
+  assert.deepEqual(exported[0]!.attributes, {
+    'http.target': 'http://[redacted]@x/api/open/v1/me', 'url.full': 'http://[redacted]@x/login', 'url.path': 'http://[redacted]@%zz/api/x', 'http.route': '/api/open/v1/me',
+  });
 });
 
 forEachDatabase('attack107 F2: userinfo of an absolute-form target in the log', (database) => {
