@@ -364,7 +364,7 @@ const unmetExpectations = new WeakSet<IncomingMessage>();
 /** A member of an Expect list (RFC 9110 5.6.1) that is 100-continue, in any case, or empty (5.6.1.2: a recipient accepts those). */
 const CONTINUE_MEMBER = /^[\t ]*(?:100-continue)?[\t ]*$/i;
 
-/** Whether an Expect field that Node found 100-continue in asks for nothing else (RFC 9110 10.1.1). */
+/** Whether an Expect field asks for nothing but 100-continue (RFC 9110 10.1.1), or for nothing at all. */
 function expectsOnlyContinue(expect: string): boolean {
   return expect.split(',').every((member) => CONTINUE_MEMBER.test(member));
 }
@@ -384,8 +384,10 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
   // RFC 9110 10.1.1: Node hands a request expecting anything but 100-continue to
   // 'checkExpectation', and with no listener there answered it a bare 417 itself. Handed on as a
   // request (as Node hands on one it met), it is refused by the hook below in the service's shape.
+  // A field with no member (`Expect:`, `Expect: ,`) asks for nothing (RFC 9110 5.6.1.2), and is
+  // served as a request without it: Node hands it here too.
   app.server.on('checkExpectation', (message: IncomingMessage, response: ServerResponse) => {
-    unmetExpectations.add(message);
+    if (!expectsOnlyContinue(message.headers.expect ?? '')) unmetExpectations.add(message);
     app.server.emit('request', message, response);
   });
   // Node hands here one whose Expect has a member reading 100-continue, and with no listener
