@@ -21,6 +21,9 @@ export function isConsolePath(url: string): boolean {
   return url === '/admin' || url.startsWith('/admin/') || url.startsWith('/admin?');
 }
 
+/** The scheme and authority of a request target in absolute form (RFC 9112 3.2.2), a URL or not. */
+export const ABSOLUTE_FORM_AUTHORITY = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/;
+
 /**
  * The path and query of a request target as sent, in origin form or in absolute form (RFC 9112
  * 3.2.2) whether or not the latter is a URL ('/' when it has none), for what is decided by the path
@@ -29,7 +32,7 @@ export function isConsolePath(url: string): boolean {
  */
 export function pathOfTarget(url: string): string {
   if (url.startsWith('/')) return url;
-  const authority = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/.exec(url);
+  const authority = ABSOLUTE_FORM_AUTHORITY.exec(url);
   if (authority === null) return url;
   const rest = url.slice(authority[0].length);
   return rest.startsWith('/') ? rest : `/${rest}`;

@@ -4,6 +4,7 @@
  */
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import { clientAddress } from './client-address.js';
+import { ABSOLUTE_FORM_AUTHORITY } from './console-paths.js';
 
 /**
  * `request_uri` opens a pushed request once (RFC 9126 7.1: it must not leak before use), and the
@@ -43,16 +44,13 @@ export function redactUrl(sent: string, nested = false): string {
   return `${url.slice(0, q)}?${params.join('&')}`;
 }
 
-/** The scheme and authority of an absolute-form target (RFC 9112 3.2.2), a URL or not. */
-const AUTHORITY = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/;
-
 /**
  * An absolute-form target with its userinfo (`user:password@`, RFC 9110 4.2.4 deprecates it)
  * redacted: Node accepts it and the router routes by the path, and a client talking to the
  * service as to a proxy with its credentials in the URL left them in every request's line.
  */
 export function withoutUserinfo(url: string): string {
-  const authority = AUTHORITY.exec(url)?.[0];
+  const authority = ABSOLUTE_FORM_AUTHORITY.exec(url)?.[0];
   const at = authority?.lastIndexOf('@') ?? -1;
   if (at === -1) return url;
   return `${authority!.slice(0, authority!.indexOf('://') + 3)}[redacted]${url.slice(at)}`;
