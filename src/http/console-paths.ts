@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { StaffMember } from '../core/staff/staff.js';
+import { ABSOLUTE_FORM_AUTHORITY } from '../observability/request-target.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -20,9 +21,6 @@ declare module 'fastify' {
 export function isConsolePath(url: string): boolean {
   return url === '/admin' || url.startsWith('/admin/') || url.startsWith('/admin?');
 }
-
-/** The scheme and authority of a request target in absolute form (RFC 9112 3.2.2), a URL or not. */
-export const ABSOLUTE_FORM_AUTHORITY = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/;
 
 /**
  * The path and query of a request target as sent, in origin form or in absolute form (RFC 9112

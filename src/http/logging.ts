@@ -4,7 +4,7 @@
  */
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import { clientAddress } from './client-address.js';
-import { ABSOLUTE_FORM_AUTHORITY } from './console-paths.js';
+import { withoutUserinfo } from '../observability/request-target.js';
 
 /**
  * `request_uri` opens a pushed request once (RFC 9126 7.1: it must not leak before use), and the
@@ -42,18 +42,6 @@ export function redactUrl(sent: string, nested = false): string {
     return `${pair.slice(0, eq)}=${value === undefined ? '[redacted]' : encodeURIComponent(redactUrl(value, true))}`;
   });
   return `${url.slice(0, q)}?${params.join('&')}`;
-}
-
-/**
- * An absolute-form target with its userinfo (`user:password@`, RFC 9110 4.2.4 deprecates it)
- * redacted: Node accepts it and the router routes by the path, and a client talking to the
- * service as to a proxy with its credentials in the URL left them in every request's line.
- */
-export function withoutUserinfo(url: string): string {
-  const authority = ABSOLUTE_FORM_AUTHORITY.exec(url)?.[0];
-  const at = authority?.lastIndexOf('@') ?? -1;
-  if (at === -1) return url;
-  return `${authority!.slice(0, authority!.indexOf('://') + 3)}[redacted]${url.slice(at)}`;
 }
 
 function decodeURIComponentSafe(value: string): string {

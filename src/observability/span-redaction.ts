@@ -8,7 +8,7 @@
  * they say which endpoint answered.
  */
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
-import { withoutUserinfo } from '../http/logging.js';
+import { withoutUserinfo } from './request-target.js';
 
 /** Attributes holding a URL or a path that may end in a query (HTTP's old and stable conventions, Fastify's `url.path`). */
 const URL_ATTRIBUTES = new Set(['url.full', 'url.path', 'url.original', 'http.url', 'http.target']);
