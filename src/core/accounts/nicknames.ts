@@ -6,6 +6,12 @@ import { InputError } from '../errors.js';
 import type { User } from './ports.js';
 
 export const NICKNAME_MAX_LENGTH = 30;
+/**
+ * A nickname field's `maxlength` on a page: HTML counts UTF-16 units there, and a character outside
+ * the Basic Multilingual Plane (𠮷, many rarer Han characters) takes two, so a field of
+ * `NICKNAME_MAX_LENGTH` cut a name of such characters short; the server counts the characters.
+ */
+export const NICKNAME_FIELD_MAX_UNITS = 2 * NICKNAME_MAX_LENGTH;
 
 /**
  * Letters, marks, digits, punctuation and the two spaces names are written with (U+0020, and the

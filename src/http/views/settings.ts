@@ -23,7 +23,7 @@ import { type FormError, type FormErrors, type ProblemWords, control, errorSumma
 import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
-import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
+import { NICKNAME_FIELD_MAX_UNITS, NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
 import { type Reader, rich, scopeWords, timeOf, tokenStatusWords } from './words.js';
 
 export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security' | '/settings/email';
@@ -199,7 +199,7 @@ ${errorSummary(profileErrors, words)}
 <form method="post" action="/settings/profile">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="nickname">${labels.nickname}</label>
-  <input type="text" id="nickname" name="nickname" value="${form.nickname}" maxlength="${NICKNAME_MAX_LENGTH * 2}" autocomplete="nickname" ${control(profileErrors, 'nickname', { hint: 'nickname-hint' })}>
+  <input type="text" id="nickname" name="nickname" value="${form.nickname}" maxlength="${NICKNAME_FIELD_MAX_UNITS}" autocomplete="nickname" ${control(profileErrors, 'nickname', { hint: 'nickname-hint' })}>
   ${fieldMessage(profileErrors, 'nickname', { words })}
   <p class="hint" id="nickname-hint">${t.text('settings.nicknameHint', { max: NICKNAME_MAX_LENGTH, username: user.username })}</p>
   <label for="bio">${labels.bio}</label>

@@ -1,5 +1,5 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
-import { NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
+import { NICKNAME_FIELD_MAX_UNITS, NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
 import type { Words } from '../../core/errors.js';
 import type { Translator } from '../../core/locales.js';
 import { type FormError, type FormErrors, control, errorList, fieldMessage, sentence, showPasswordSwitch } from './forms.js';
@@ -60,7 +60,7 @@ ${problemSummary(t, errors)}
   ${fieldMessage(errors, 'username')}
   <p class="hint" id="username-hint">${t.text('sign-up.usernameHint')}</p>
   <label for="nickname">${t.text('sign-up.nickname')}</label>
-  <input type="text" id="nickname" name="nickname" value="${form.nickname}" autocomplete="nickname" maxlength="${NICKNAME_MAX_LENGTH * 2}" ${control(errors, 'nickname', { hint: 'nickname-hint' })}>
+  <input type="text" id="nickname" name="nickname" value="${form.nickname}" autocomplete="nickname" maxlength="${NICKNAME_FIELD_MAX_UNITS}" ${control(errors, 'nickname', { hint: 'nickname-hint' })}>
   ${fieldMessage(errors, 'nickname')}
   <p class="hint" id="nickname-hint">${t.text('sign-up.nicknameHint', { max: NICKNAME_MAX_LENGTH })}</p>
   <label for="password">${t.text('sign-up.password')}</label>
