@@ -42,10 +42,8 @@ export function pathOfTarget(url: string): string {
  * in any other form, or one the router refuses (a fragment, no host, not a URL).
  */
 function originFormOf(url: string): string | undefined {
-  const authority = /^https?:\/\/[^/?#]+/i.exec(url);
-  if (authority === null || url.includes('#') || !URL.canParse(url)) return undefined;
-  const rest = url.slice(authority[0].length);
-  return rest.startsWith('/') ? rest : `/${rest}`;
+  if (!/^https?:\/\/[^/?#]/i.test(url) || url.includes('#') || !URL.canParse(url)) return undefined;
+  return pathOfTarget(url);
 }
 
 /**
