@@ -18,7 +18,7 @@ import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
 import type { Instant } from '../../time.js';
 import { verifyPushedMarker } from './pushed.js';
 import {
-  type AuthorizationRequest, type Prompt, PUSHED_MARKER, REQUEST_PARAMETERS, RESPONSE_MODES, type ResponseMode, requestFields,
+  type AuthorizationRequest, MAX_STATE_LENGTH, type Prompt, PUSHED_MARKER, REQUEST_PARAMETERS, RESPONSE_MODES, type ResponseMode, holdsLineBreak, requestFields,
 } from './request.js';
 
 /** What the checks build up as they pass. */
@@ -43,7 +43,6 @@ export interface CheckContext {
 
 export type Check = (ctx: CheckContext) => void | Promise<void>;
 
-const MAX_STATE_LENGTH = 1024;
 const MAX_NONCE_LENGTH = 1024;
 const MAX_LOGIN_HINT_LENGTH = 256;
 
@@ -106,12 +105,14 @@ export const checkRedirectUri: Check = (ctx) => {
 };
 
 /**
- * RFC 6749 4.1.2.1: the state every error goes back with, when it was sent once and fits. Fails
- * never, so it runs first and even a refused `response_mode` is answered with it.
+ * RFC 6749 4.1.2.1: the state every error goes back with, when it was sent once and is one
+ * `checkState` takes: a state too long or with a line break is refused and not sent back (in a
+ * `form_post` answer's page a line break came back to the app changed, attack108). Fails never, so
+ * it runs first and even a refused `response_mode` is answered with it.
  */
 export const echoState: Check = (ctx) => {
   const sent = (ctx.params.get('state') ?? []).filter((v) => v !== '');
-  if (sent.length === 1 && sent[0]!.length <= MAX_STATE_LENGTH) ctx.state = sent[0];
+  if (sent.length === 1 && sent[0]!.length <= MAX_STATE_LENGTH && !holdsLineBreak(sent[0]!)) ctx.state = sent[0];
 };
 
 /** RFC 6749 3.1: request parameters must not be repeated. */
@@ -204,15 +205,9 @@ function carriesPkce(ctx: CheckContext): boolean {
   return ctx.request.codeChallenge !== null;
 }
 
-/**
- * A `state` or `nonce` with a line break, refused: the consent page and a `form_post` answer carry
- * them in hidden fields, and a browser sends a form's line breaks as CR LF whatever they were
- * (HTML's form-data newline normalization), so `a\rb` reached the app as `a\r\nb`, a state
- * that no longer matched, a nonce no longer its id_token's (attack106). RFC 6749 A.5: state is
- * printable ASCII.
- */
+/** A `state` or `nonce` with a line break, refused (`holdsLineBreak`: `a\rb` reached the app as `a\r\nb`). */
 function refuseLineBreaks(name: 'state' | 'nonce', value: string): void {
-  if (/[\r\n]/.test(value)) {
+  if (holdsLineBreak(value)) {
     throw new OAuthError('invalid_request', `The ${name} parameter holds a line break, which a browser's form would change on its way back: send printable characters (RFC 6749 A.5).`);
   }
 }

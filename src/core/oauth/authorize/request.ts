@@ -7,6 +7,20 @@ import { encodeComponent, percentEncodeNonAscii } from '../../urls.js';
 
 export type Prompt = 'none' | 'login' | 'consent';
 
+/** The longest `state` taken, here and at RP-initiated logout; a longer one is refused and never sent back. */
+export const MAX_STATE_LENGTH = 1024;
+
+/**
+ * Whether a `state` or `nonce` holds a line break: the consent page, a `form_post` answer and the
+ * logout confirmation carry them in hidden fields, and a browser hands a form's line breaks back
+ * as CR LF whatever they were (HTML's form-data newline normalization; its parser reads a lone CR
+ * in the markup as LF), so the app would get back a value it never sent (attack106, attack108).
+ * RFC 6749 A.5 takes printable ASCII for state. Such a value is refused, and never sent back.
+ */
+export function holdsLineBreak(value: string): boolean {
+  return /[\r\n]/.test(value);
+}
+
 /**
  * How the authorization response reaches the redirect URI: in its query (RFC 6749 4.1.2, the
  * default), or as a form the browser posts there (OAuth 2.0 Form Post Response Mode), which keeps

@@ -21,7 +21,7 @@
  */
 import { findClient, isRegisteredPostLogoutRedirectUri } from '../../oauth/clients.js';
 import { OAuthError } from '../../errors.js';
-import { appendQuery } from '../../oauth/authorize/request.js';
+import { MAX_STATE_LENGTH, appendQuery, holdsLineBreak } from '../../oauth/authorize/request.js';
 import { type IdTokenHint, type PublishedKeys, verifyIdTokenHint } from '../id-token-hint.js';
 import { type Params, repeatedNames, single } from '../../oauth/params.js';
 import type { Session, User } from '../../accounts/ports.js';
@@ -34,8 +34,6 @@ export const END_SESSION_PATH = '/oauth/logout';
 
 /** Section 2's parameters; `ui_locales` and `logout_hint` are read and ignored. */
 export const END_SESSION_PARAMETERS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales', 'logout_hint'] as const;
-
-const MAX_STATE_LENGTH = 1024;
 
 /** A request that passed every check. */
 export interface EndSessionRequest {
@@ -141,9 +139,8 @@ export const checkPostLogoutRedirectUri: EndSessionCheck = (ctx) => {
 export const checkState: EndSessionCheck = (ctx) => {
   const state = param(ctx, 'state');
   if (state !== undefined && state.length > MAX_STATE_LENGTH) throw pageError('The state parameter is too long.');
-  // The confirmation form carries it in a hidden field, and a browser sends a form's line breaks
-  // as CR LF whatever they were: it would come back changed (attack106).
-  if (state !== undefined && /[\r\n]/.test(state)) throw pageError('The state parameter holds a line break, which the confirmation form would change on its way back.');
+  // The confirmation form carries it in a hidden field: it would come back changed.
+  if (state !== undefined && holdsLineBreak(state)) throw pageError('The state parameter holds a line break, which the confirmation form would change on its way back.');
   ctx.request.state = state;
 };
 
