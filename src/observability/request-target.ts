@@ -13,7 +13,12 @@ export const ABSOLUTE_FORM_AUTHORITY = /^[A-Za-z][A-Za-z\d+.-]*:\/\/[^/?#]*/;
  */
 export function withoutUserinfo(url: string): string {
   const authority = ABSOLUTE_FORM_AUTHORITY.exec(url)?.[0];
-  const at = authority?.lastIndexOf('@') ?? -1;
-  if (at === -1) return url;
-  return `${authority!.slice(0, authority!.indexOf('://') + 3)}[redacted]${url.slice(at)}`;
+  if (authority === undefined) return url;
+  const start = authority.indexOf('://') + 3;
+  // A URL's userinfo ends at its authority's last `@`. A target that is no URL may hold a raw `/`,
+  // `?` or `#` in its password (`http://u:pa/ss@h/…`), where the authority seems to end before it:
+  // everything up to its last `@` is redacted then (attack108).
+  const at = URL.canParse(url) ? authority.lastIndexOf('@') : url.lastIndexOf('@');
+  if (at < start) return url;
+  return `${url.slice(0, start)}[redacted]${url.slice(at)}`;
 }

@@ -20,7 +20,11 @@ test('redactUrl redacts the userinfo of an absolute-form target, whether or not 
   assert.equal(redactUrl('http://user:SECRET_PW@x/api/x?code=C&a=1'), 'http://[redacted]@x/api/x?code=[redacted]&a=1');
   assert.equal(redactUrl('HTTPS://SECRET_PW@%zz/api/x'), 'HTTPS://[redacted]@%zz/api/x');
   assert.equal(redactUrl('http://a@b:SECRET_PW@x'), 'http://[redacted]@x');
-  // An @ after the authority is no userinfo.
+  // attack108: a target that is no URL, its password holding a raw `/`, `?` or `#`.
+  assert.equal(redactUrl('http://u:SECRET/PW@h/admin'), 'http://[redacted]@h/admin');
+  assert.equal(redactUrl('http://u:SECRET?PW@h/admin'), 'http://[redacted]@h/admin');
+  assert.equal(redactUrl('http://u:SE#CRET@h/admin'), 'http://[redacted]@h/admin');
+  // An @ after the authority of a URL is no userinfo.
   assert.equal(redactUrl('http://x/api/a@b?c=d@e'), 'http://x/api/a@b?c=d@e');
   assert.equal(redactUrl('/api/a@b'), '/api/a@b');
 });
@@ -45,7 +49,7 @@ forEachDatabase('attack107 F2: userinfo of an absolute-form target in the log', 
 
   test('no log line carries the password of an absolute-form target, a URL or not', async () => {
     const { host } = new URL(t.baseUrl);
-    for (const target of [`http://someone:SECRET_PW_1@${host}/api/open/v1/me`, `http://someone:SECRET_PW_2@%zz/api/x`, `http://SECRET_PW_3@${host}/login`]) {
+    for (const target of [`http://someone:SECRET_PW_1@${host}/api/open/v1/me`, `http://someone:SECRET_PW_2@%zz/api/x`, `http://SECRET_PW_3@${host}/login`, `http://u:SECRET_PW_4/x@${host}/admin`]) {
       const answer = await rawRequest('GET', t.baseUrl, [], undefined, { target });
       assert.ok(answer.status >= 200 && answer.status < 500, target);
     }
