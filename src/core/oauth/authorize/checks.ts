@@ -105,14 +105,13 @@ export const checkRedirectUri: Check = (ctx) => {
 };
 
 /**
- * RFC 6749 4.1.2.1: the state every error goes back with, when it was sent once and is one
- * `checkState` takes: a state too long or with a line break is refused and not sent back (in a
- * `form_post` answer's page a line break came back to the app changed, attack108). Fails never, so
- * it runs first and even a refused `response_mode` is answered with it.
+ * RFC 6749 4.1.2.1: the state every error goes back with, when it was sent once and fits. Fails
+ * never, so it runs first and even a refused `response_mode` is answered with it. One with a line
+ * break goes back too, unchanged in the query (seed 4.1: "returned unchanged"), though it is refused.
  */
 export const echoState: Check = (ctx) => {
   const sent = (ctx.params.get('state') ?? []).filter((v) => v !== '');
-  if (sent.length === 1 && sent[0]!.length <= MAX_STATE_LENGTH && !holdsLineBreak(sent[0]!)) ctx.state = sent[0];
+  if (sent.length === 1 && sent[0]!.length <= MAX_STATE_LENGTH) ctx.state = sent[0];
 };
 
 /** RFC 6749 3.1: request parameters must not be repeated. */

@@ -13,9 +13,9 @@ export const MAX_STATE_LENGTH = 1024;
 /**
  * Whether a `state` or `nonce` holds a line break: the consent page, a `form_post` answer and the
  * logout confirmation carry them in hidden fields, and a browser hands a form's line breaks back
- * as CR LF whatever they were (HTML's form-data newline normalization; its parser reads a lone CR
- * in the markup as LF), so the app would get back a value it never sent (attack106, attack108).
- * RFC 6749 A.5 takes printable ASCII for state. Such a value is refused, and never sent back.
+ * as CR LF whatever they were (HTML's form-data newline normalization), so the app would get
+ * back a value it never sent (attack106). RFC 6749 A.5 takes printable ASCII for state. Such a
+ * value is refused.
  */
 export function holdsLineBreak(value: string): boolean {
   return /[\r\n]/.test(value);
