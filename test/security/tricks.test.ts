@@ -76,11 +76,16 @@ forEachDatabase('named tricks', (database) => {
     assert.equal(new URL(location).searchParams.get('state'), state, 'state returned unchanged (seed 4.1 rule 2)');
     assert.ok(!response.headers.getSetCookie().some((c) => c.startsWith('evil=')));
     assert.equal(await snapshot(), before);
-    // A successful redirect carries it the same way.
-    const ok = await browser.fetch(`/oauth/authorize?${authorizeQuery(good, { state, pkce: pkcePair() })}`);
-    assert.equal(ok.status, 302);
-    assert.equal(new URL(ok.headers.get('location')!).searchParams.get('state'), state);
-    assert.ok(!ok.headers.getSetCookie().some((c) => c.startsWith('evil=')));
+    // A request otherwise good issues no code for such a state: it is refused, and the refusal
+    // carries the state back the same way.
+    const refused = await browser.fetch(`/oauth/authorize?${authorizeQuery(good, { state, pkce: pkcePair() })}`);
+    assert.equal(refused.status, 302);
+    const refusal = new URL(refused.headers.get('location')!);
+    assert.equal(refusal.searchParams.get('error'), 'invalid_request');
+    assert.equal(refusal.searchParams.get('code'), null);
+    assert.equal(refusal.searchParams.get('state'), state);
+    assert.ok(!refused.headers.getSetCookie().some((c) => c.startsWith('evil=')));
+    assert.equal(await snapshot(), before);
   });
 
   test('open redirect: every variant of a registered redirect_uri gets an error page and no redirect, and changes nothing', async () => {
