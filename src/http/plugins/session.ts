@@ -281,8 +281,8 @@ export function setLanguageCookie(request: FastifyRequest, reply: FastifyReply, 
  */
 function requestedUiLocales(request: FastifyRequest): string | undefined {
   // A target the router refused may be no URL at all (`GET http://%zz/`, absolute form): it asks for none.
-  if (!URL.canParse(request.url, 'http://site.invalid')) return undefined;
-  const url = new URL(request.url, 'http://site.invalid');
+  const url = addressOnSite(request.url);
+  if (url === undefined) return undefined;
   const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as Record<string, unknown>;
   if (url.pathname === AUTHORIZE_PATH) {
     const sent = url.searchParams.get('ui_locales') ?? body.ui_locales;
@@ -299,7 +299,18 @@ export function uiLocalesOfReturnTo(returnTo: string): string | undefined {
   // http: URLs), and `/\%zz` names no host: no URL, so no page of this site, and no language
   // asked for. Thrown, it failed every page that reads its language (sign-in, sign-up, the error
   // pages, the router's refusal), and the error handler's own page after it.
-  if (!URL.canParse(returnTo, 'http://site.invalid')) return undefined;
-  const target = new URL(returnTo, 'http://site.invalid');
-  return target.pathname === AUTHORIZE_PATH ? target.searchParams.get('ui_locales') ?? undefined : undefined;
+  const target = addressOnSite(returnTo);
+  return target?.pathname === AUTHORIZE_PATH ? target.searchParams.get('ui_locales') ?? undefined : undefined;
+}
+
+/**
+ * `target` read as an address on this site, parsed once (`URL.canParse` then `new URL` parsed it
+ * twice; `URL.parse` is not in every Node 20 the service runs on); `undefined` when it is no URL.
+ */
+function addressOnSite(target: string): URL | undefined {
+  try {
+    return new URL(target, 'http://site.invalid');
+  } catch {
+    return undefined;
+  }
 }
