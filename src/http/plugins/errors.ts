@@ -112,7 +112,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const description = fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'The request body is too large.'
       : fastifyError.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'Unsupported content type.'
-      : fastifyError.code === 'FST_ERR_BAD_URL' ? 'The request address is not well-formed (a malformed percent-escape).'
+      : fastifyError.code === 'FST_ERR_BAD_URL' ? unreadableAddress(request.url)
       : 'The request could not be understood.';
     return new OAuthError('invalid_request', description, { status });
   }
@@ -126,6 +126,17 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   // carried (a Node URL error's `input`, the address or field it was given).
   request.log.error({ err: error }, 'unexpected error');
   return new OAuthError('server_error', 'The server could not complete the request.');
+}
+
+/**
+ * What is wrong with an address the router cannot read (Fastify's FST_ERR_BAD_URL), by
+ * `request.url` (`routableUrl`): a path, an absolute-form URL's too, holds a malformed
+ * percent-escape; a target left in absolute form is no URL the router takes (RFC 9112 3.2.2:
+ * `http://h:x@/` has no host, `http://h/#f` a fragment), whatever escapes it holds.
+ */
+function unreadableAddress(url: string): string {
+  return url.startsWith('/') ? 'The request address is not well-formed (a malformed percent-escape).'
+    : 'The request target is in absolute form but is no http or https URL with a host and without a fragment (RFC 9112 3.2.2).';
 }
 
 /**
