@@ -7,10 +7,18 @@ import { after, before, test } from 'node:test';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqliteDatabase } from '../support/databases.js';
 import { rawRequest } from '../support/raw-request.js';
+import { answersIn, exchange } from '../support/raw-socket.js';
 
 let t: TestApp;
 before(async () => { t = await startTestApp(temporarySqliteDatabase()); });
 after(() => t.close());
+
+/** The one answer to `bytes`, sent on a connection of their own. */
+async function only(bytes: string): Promise<{ status: number; headers: Map<string, string>; body: string }> {
+  const answers = answersIn((await exchange(t.baseUrl, bytes)).text);
+  assert.equal(answers.length, 1);
+  return answers[0]!;
+}
 
 test('an absolute-form target that is no URL is refused for what it is, not for a percent-escape it does not hold (RFC 9112 3.2.2)', async () => {
   for (const target of ['http://h:x@/api/open/v1/me', 'http://h/api/open/v1/me#f']) {
@@ -27,4 +35,18 @@ test('an absolute-form target that is no URL is refused for what it is, not for 
     assert.equal(answer.status, 400, target);
     assert.match(JSON.parse(answer.body).error_description, /malformed percent-escape/, target);
   }
+});
+
+test('a request line of another HTTP version is a page saying the version is not supported (RFC 9110 15.6.6), in the reader\'s language; JSON keeps its shape', async () => {
+  const host = `Host: ${new URL(t.baseUrl).host}\r\n`;
+  for (const [language, heading, words] of [['en', 'HTTP version not supported', 'HTTP/1.1'], ['zh-CN', '不支持该 HTTP 版本', '请改用 HTTP/1.1'], ['zh-TW', '不支援此 HTTP 版本', '請改用 HTTP/1.1']] as const) {
+    const page = await only(`GET /login HTTP/2.0\r\n${host}Accept-Language: ${language}\r\n\r\n`);
+    assert.equal(page.status, 505);
+    assert.match(page.body, new RegExp(`<h1>${heading}</h1>\\s*<p>[^<]*${words.replaceAll('.', '\\.')}`), language);
+    assert.match(page.body, new RegExp(`<title>${heading} · `), language);
+  }
+  const api = await only(`GET /api/open/v1/me HTTP/2.0\r\n${host}\r\n`);
+  assert.equal(api.status, 505);
+  assert.match(api.headers.get('content-type') ?? '', /^application\/json/);
+  assert.deepEqual(Object.keys(JSON.parse(api.body)), ['error', 'error_description']);
 });

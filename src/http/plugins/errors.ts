@@ -190,7 +190,8 @@ function consoleWayBack(request: FastifyRequest, error: OAuthError, t: PageConte
  * them: its page is there).
  */
 function errorHeading(status: number, pageMissing: boolean): string {
-  return status >= 500 ? 'errors.somethingWentWrong' : pageMissing ? 'errors.notFound' : 'errors.didNotWork';
+  // RFC 9110 15.6.6: a 505 is the request's version, no trouble of the server's; its heading says so.
+  return status === 505 ? 'errors.versionNotSupported' : status >= 500 ? 'errors.somethingWentWrong' : pageMissing ? 'errors.notFound' : 'errors.didNotWork';
 }
 
 /**
@@ -362,7 +363,9 @@ const BAD_TARGET = new OAuthError('invalid_request', 'The request target must be
  * (and `HTTP/0.9`) on it, which was served as HTTP/1.1, and an HTTP/2.0 request without Host passed
  * the Host rule (it asks for Host from HTTP/1.1 on).
  */
-const UNSUPPORTED_VERSION = new OAuthError('invalid_request', 'This server speaks HTTP/1.0 and HTTP/1.1 on this connection (RFC 9112 2.3).', { status: 505, headers: { connection: 'close' } });
+const UNSUPPORTED_VERSION = new OAuthError('invalid_request', 'This server speaks HTTP/1.0 and HTTP/1.1 on this connection (RFC 9112 2.3).', {
+  status: 505, headers: { connection: 'close' }, words: { key: 'errors.useHttp1' },
+});
 const UNMET_EXPECTATION = new OAuthError('invalid_request', 'This server meets no expectation but 100-continue (RFC 9110 10.1.1).', { status: 417, headers: { connection: 'close' } });
 
 /**
