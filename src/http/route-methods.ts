@@ -16,6 +16,7 @@ export function methodsBut(app: FastifyInstance, ...taken: string[]): string[] {
 export class RouteMethods {
   private readonly fixed = new Map<string, Set<string>>();
   private readonly patterns: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  private readonly taken = new Set<string>();
 
   add(url: string, method: string | string[]): void {
     // CORS preflights (OPTIONS) answer for whole subtrees of the API, so they tell no path exists.
@@ -32,7 +33,15 @@ export class RouteMethods {
       methods = this.fixed.get(url) ?? new Set();
       this.fixed.set(url, methods);
     }
-    for (const one of taken) methods.add(one);
+    for (const one of taken) {
+      methods.add(one);
+      this.taken.add(one);
+    }
+  }
+
+  /** Every method some path takes, sorted: what the server as a whole supports (`OPTIONS *`, RFC 9110 9.3.7). */
+  ofServer(): string[] {
+    return [...this.taken].sort();
   }
 
   /** The methods `url`'s path takes, sorted; none when no route has that path. */

@@ -50,3 +50,19 @@ test('a request line of another HTTP version is a page saying the version is not
   assert.match(api.headers.get('content-type') ?? '', /^application\/json/);
   assert.deepEqual(Object.keys(JSON.parse(api.body)), ['error', 'error_description']);
 });
+
+test('OPTIONS * is answered for the server as a whole (RFC 9110 9.3.7): 204 with the methods it supports in Allow, no body, the security headers, the connection kept', async () => {
+  const host = `Host: ${new URL(t.baseUrl).host}\r\n`;
+  const { text } = await exchange(t.baseUrl, `OPTIONS * HTTP/1.1\r\n${host}\r\nGET /healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+  const [options, next] = answersIn(text);
+  assert.equal(options?.status, 204);
+  assert.equal(options.body, '');
+  const allowed = (options.headers.get('allow') ?? '').split(', ');
+  for (const method of ['GET', 'HEAD', 'OPTIONS', 'POST']) assert.ok(allowed.includes(method), `Allow: ${allowed.join(', ')}`);
+  assert.ok(!allowed.includes('CONNECT') && !allowed.includes('TRACE'), 'no method no address takes');
+  assert.equal(options.headers.get('x-content-type-options'), 'nosniff');
+  assert.match(options.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  assert.equal(next?.status, 200, 'the next request on the connection is answered');
+  // The asterisk is OPTIONS' alone, and still asks for a Host (RFC 9112 3.2).
+  assert.equal((await only('OPTIONS * HTTP/1.1\r\nConnection: close\r\n\r\n')).status, 400);
+});

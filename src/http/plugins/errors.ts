@@ -430,6 +430,12 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     if (!route.config?.notFound) methods.add(route.url, route.method);
   });
   const notFound = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    // RFC 9110 9.3.7: `OPTIONS *` asks about the server as a whole, no resource (RFC 9112 3.2.4):
+    // the methods it supports, OPTIONS among them, and no body; the API's security headers, as an
+    // answer no browser renders.
+    if (request.url === '*' && request.method === 'OPTIONS') {
+      return reply.code(204).headers(headers.api).header('allow', [...methods.ofServer(), 'OPTIONS'].sort().join(', ')).send();
+    }
     // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
     // `Allow`. A route that takes the method and still found nothing (a static file that is not
     // there) is a 404.
