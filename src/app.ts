@@ -190,6 +190,12 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     await site.register(cookie);
     await site.register(formbody, { bodyLimit: BODY_LIMIT_BYTES });
     registerSecurityHeaders(site, headers.page);
+    // @fastify/static takes no route config: its route is marked a page here, so its own refusal
+    // (`send`'s 403 for a path that climbs out of public/, `/static/../..`) is the site's error
+    // page in the reader's language, as on every other address outside the API, not JSON.
+    site.addHook('onRoute', (route) => {
+      if (route.url.startsWith('/static/')) route.config = { ...route.config, html: true };
+    });
     await site.register(fastifyStatic, {
       root: fileURLToPath(new URL('../public', import.meta.url)),
       prefix: '/static/',

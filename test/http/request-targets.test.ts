@@ -66,3 +66,15 @@ test('OPTIONS * is answered for the server as a whole (RFC 9110 9.3.7): 204 with
   // The asterisk is OPTIONS' alone, and still asks for a Host (RFC 9112 3.2).
   assert.equal((await only('OPTIONS * HTTP/1.1\r\nConnection: close\r\n\r\n')).status, 400);
 });
+
+test('a path under /static that climbs out of its folder is refused with a page, as every address outside the API is, in the reader\'s language', async () => {
+  for (const target of ['/static/../..', '/static/%2e%2e/', '/static/..%5c..']) {
+    const answer = await rawRequest('GET', t.baseUrl, ['Accept-Language', 'zh-CN'], undefined, { target });
+    assert.equal(answer.status, 403, target);
+    assert.match(String(answer.headers['content-type']), /^text\/html/, target);
+    assert.match(answer.body, /<html lang="zh-CN"/, target);
+    assert.match(String(answer.headers['content-security-policy']), /frame-ancestors 'none'/, target);
+  }
+  // The folder's files are served as before.
+  assert.equal((await fetch(`${t.baseUrl}/static/style.css`)).status, 200);
+});
