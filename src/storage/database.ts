@@ -12,7 +12,7 @@ import type { DatabaseTarget } from '../config/settings.js';
 import { isOwnerOnlyFile, makeDirectoriesFor, refuseUnlessOwnFile } from './directories.js';
 import { OwnSchemaPostgresDialect } from './postgres-dialect.js';
 import type { Database } from './schema.js';
-import type { Log } from '../core/log.js';
+import { type Log, QUIET } from '../core/log.js';
 import { BACKSTOP_PAGES, startCheckpointer } from './sqlite-checkpointer.js';
 import { LookupBatch, TurnBatch } from './lookup-batch.js';
 import { type SqliteQueryTracer, sqliteQueryTracer } from './query-tracing.js';
@@ -38,7 +38,7 @@ export interface DatabaseHandle {
    * index or count over large tables takes what it takes, where a request's statement ends at 9 s.
    */
   inMigrationTurn<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>;
-  /** Where the database's own background work (SQLite's checkpoints) reports its failures from now on. */
+  /** Where the database's own background work (SQLite's checkpoints) and the stores (`CompiledQueries.absorbed`) report failures from now on. */
   reportTo(log: Log): void;
   close(): Promise<void>;
 }
@@ -450,22 +450,26 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
       return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
     };
     const group = new SqliteGroupCommit(db);
+    const queries = new CompiledQueries({
+      transaction: (work) => group.run(work),
+      runNow: (query, asViews) => (turn.free ? run(query, asViews) : undefined),
+      // A free connection means the transaction has ended: Kysely's executor says so.
+      runInTransaction: (query, asViews) => (turn.free ? undefined : run(query, asViews)),
+      // While a transaction or a queued query holds the connection, its writes may be under way.
+      generation: (reads) => (turn.free ? watch.generation(reads) : undefined),
+      reads: (text) => watch.reads(text),
+      quiet: (text) => watch.quiet(text),
+    });
     return {
       db,
       dialect: 'sqlite',
-      queries: new CompiledQueries({
-        transaction: (work) => group.run(work),
-        runNow: (query, asViews) => (turn.free ? run(query, asViews) : undefined),
-        // A free connection means the transaction has ended: Kysely's executor says so.
-        runInTransaction: (query, asViews) => (turn.free ? undefined : run(query, asViews)),
-        // While a transaction or a queued query holds the connection, its writes may be under way.
-        generation: (reads) => (turn.free ? watch.generation(reads) : undefined),
-        reads: (text) => watch.reads(text),
-        quiet: (text) => watch.quiet(text),
-      }),
+      queries,
       ping: async () => { await sql`select 1`.execute(db); },
       inMigrationTurn: (work) => (turnFile === undefined ? work(db) : inMigrationTurn(turnFile, () => work(db))),
-      reportTo: (log) => checkpointer?.reportTo(log),
+      reportTo: (log) => {
+        queries.reportTo(log);
+        checkpointer?.reportTo(log);
+      },
       close: async () => {
         await checkpointer?.stop();
         await db.destroy();
@@ -484,10 +488,11 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
     idleTimeoutMillis: 30_000,
   });
   const db = new Kysely<Database>({ dialect: new OwnSchemaPostgresDialect({ pool: withNamedStatements(pool, driver.Query) }) });
+  const queries = new CompiledQueries();
   return {
     db,
     dialect: 'postgres',
-    queries: new CompiledQueries(),
+    queries,
     ping: async () => { await sql`select 1`.execute(db); },
     inMigrationTurn: async (work) => {
       // One connection, which the migrations' lock and their statements share (`migrate.ts`),
@@ -509,7 +514,7 @@ export function openDatabase(target: DatabaseTarget, options: { poolSize?: numbe
         await migrations.destroy();
       }
     },
-    reportTo: () => {},
+    reportTo: (log) => queries.reportTo(log),
     close: () => db.destroy(),
   };
 }
@@ -637,9 +642,24 @@ export class CompiledQueries {
   private readonly answers = new Map<readonly QueryBuilder<unknown>[], RememberedQuery>();
   private readonly batches = new Map<QueryBuilder<unknown>, LookupBatch<unknown>>();
   private readonly readsTogether = new Map<object, TurnBatch<ReadTogether, unknown[]>>();
+  private log: Log = QUIET;
 
   /** `sqlite`: the embedded database's shortcuts; PostgreSQL has none. */
   constructor(private readonly sqlite?: SqliteShortcuts) {}
+
+  /** Where `absorbed` reports from now on: the server's log, once the app gives it (`DatabaseHandle.reportTo`). */
+  reportTo(log: Log): void {
+    this.log = log;
+  }
+
+  /**
+   * Reports a failure a store absorbed, its answer standing without what failed, so that an
+   * operator still learns the database failed. The line carries the error alone (its type,
+   * message and stack: `errorSummary`), never the statement's parameters.
+   */
+  absorbed(error: unknown, what: string): void {
+    this.log.error({ err: error }, what);
+  }
 
   /**
    * Whether several writes can go as one statement (PostgreSQL's data-modifying `WITH`): on

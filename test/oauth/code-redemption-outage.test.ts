@@ -21,12 +21,13 @@ onPostgres('a code redemption that meets PostgreSQL going away', (database) => {
   let relay: TcpRelay;
   let t: TestApp;
   let admin: pg.Client;
+  const logLines: string[] = [];
   before(async () => {
     const url = new URL(database.url);
     relay = new TcpRelay({ host: url.hostname, port: Number(url.port || 5432) });
     await relay.open();
     url.host = `127.0.0.1:${relay.port}`;
-    t = await startOAuthApp({ ...database, target: { kind: 'postgres', url: url.toString() }, url: url.toString() });
+    t = await startOAuthApp({ ...database, target: { kind: 'postgres', url: url.toString() }, url: url.toString() }, { logLines });
     admin = new pg.Client({ connectionString: database.url });
     await admin.connect();
   });
@@ -63,6 +64,34 @@ onPostgres('a code redemption that meets PostgreSQL going away', (database) => {
     assert.deepEqual(await response.json(), { error: 'temporarily_unavailable', error_description: 'The service is briefly unavailable; try again shortly.' });
   }
 
+  /**
+   * Redeems the code of `fields` with its user suspended after the redemption read it, PostgreSQL
+   * gone at the read that words the refusal: the answer, its body read, once the service is back.
+   */
+  async function redeemWithWordingCut(fields: Record<string, string> & { code: string }, userId: number): Promise<{ status: number; body: unknown }> {
+    let suspended: Promise<unknown> = Promise.resolve();
+    // The redemption's read (1) is answered with the user active, its answer held until the user is
+    // suspended (on another connection, once the read has surely run), so the consuming write (2)
+    // consumes the code and issues nothing; the read that words the refusal (3) meets the outage.
+    const stop = watchCode(fields.code, (n) => {
+      if (n === 1) {
+        relay.stall();
+        suspended = new Promise((r) => setTimeout(r, 100))
+          .then(() => admin.query(`update users set status = 'suspended' where id = $1`, [userId]))
+          .finally(() => relay.resume());
+      }
+      if (n === 3) void relay.cut();
+    });
+    try {
+      const answer = await tokenRequest(t, fields);
+      return { status: answer.status, body: await answer.json() };
+    } finally {
+      await suspended;
+      stop();
+      await reopened();
+    }
+  }
+
   const reuses = (clientId: string) => t.audit.filter((e) => e.audit === 'code.reuse_detected' && e.clientId === clientId).length;
 
   test('a used code presented again, PostgreSQL gone at the read that decides it is reuse: 503, and reuse still ends the grant once it is back', async () => {
@@ -89,32 +118,28 @@ onPostgres('a code redemption that meets PostgreSQL going away', (database) => {
 
   test('a code whose user was suspended after the redemption read it, PostgreSQL gone at the read that words the refusal: still invalid_grant, no reuse recorded, the code used and no tokens made', async () => {
     const { c, fields, user } = await freshCode(t, { type: 'public' });
-    let suspended: Promise<unknown> = Promise.resolve();
-    // The redemption's read (1) is answered with the user active, its answer held until the user is
-    // suspended (on another connection, once the read has surely run), so the consuming write (2)
-    // consumes the code and issues nothing; the read that words the refusal (3) meets the outage.
-    const stop = watchCode(fields.code, (n) => {
-      if (n === 1) {
-        relay.stall();
-        suspended = new Promise((r) => setTimeout(r, 100))
-          .then(() => admin.query(`update users set status = 'suspended' where id = $1`, [user.id]))
-          .finally(() => relay.resume());
-      }
-      if (n === 3) void relay.cut();
-    });
-    try {
-      const refused = await tokenRequest(t, fields);
-      assert.equal(refused.status, 400, 'the write decided: no 503 that asks the app to try the code again');
-      assert.deepEqual(await refused.json(), { error: 'invalid_grant', error_description: 'The authorization can no longer be used.' });
-    } finally {
-      await suspended;
-      stop();
-      await reopened();
-    }
+    const refused = await redeemWithWordingCut(fields, user.id);
+    assert.equal(refused.status, 400, 'the write decided: no 503 that asks the app to try the code again');
+    assert.deepEqual(refused.body, { error: 'invalid_grant', error_description: 'The authorization can no longer be used.' });
     const code = await admin.query<{ used_at: unknown; grant_id: number }>('select used_at, grant_id from authorization_codes where code_hash = $1', [hashSecret(fields.code)]);
     assert.notEqual(code.rows[0]!.used_at, null, 'the write consumed the code');
     const tokens = await admin.query('select 1 from access_tokens where grant_id = $1 union all select 1 from refresh_tokens where grant_id = $1', [code.rows[0]!.grant_id]);
     assert.equal(tokens.rowCount, 0, 'and issued nothing for it');
     assert.equal(reuses(c.client.clientId), 0, 'the one presentation is no replay');
+  });
+
+  test('the failed read that words a refused redemption is logged as an error though the answer hides it, and no line holds the code, its verifier or its hash', async () => {
+    const { fields, user } = await freshCode(t, { type: 'public' });
+    const from = logLines.length;
+    assert.equal((await redeemWithWordingCut(fields, user.id)).status, 400);
+    const lines = logLines.slice(from);
+    const logged = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { type?: string } })
+      .filter((line) => line.msg.startsWith('the read that words a refused code redemption failed'));
+    assert.equal(logged.length, 1, lines.join('\n'));
+    assert.equal(logged[0]!.level, 50);
+    assert.ok(logged[0]!.err?.type, 'the line names the failure');
+    for (const secret of [fields.code, fields.code_verifier!, hashSecret(fields.code)]) {
+      assert.ok(!lines.some((line) => line.includes(secret)), 'no line holds the code, its verifier or its hash');
+    }
   });
 });

@@ -234,8 +234,12 @@ export class KyselyCodeStore implements CodeStore {
       // Consumed, not issued: the grant was revoked or its user changed since the read, as
       // `refusal` says of them read again (the write decided; the reading only words it). A read
       // that fails loses the wording, not the answer: an outage's 503 would tell the app to try
-      // again a code now used, which is then a replay that ends the grant (RFC 6749 4.1.2).
-      const reread = await this.queries.first(this.db, codeWithGrant, [presented.codeHash]).catch(() => undefined);
+      // again a code now used, which is then a replay that ends the grant (RFC 6749 4.1.2). The
+      // failure is logged all the same: the answer hides it, the operator must not miss it.
+      const reread = await this.queries.first(this.db, codeWithGrant, [presented.codeHash]).catch((error: unknown) => {
+        this.queries.absorbed(error, 'the read that words a refused code redemption failed; answered invalid_grant without its reason');
+        return undefined;
+      });
       return { kind: 'refused', reason: (reread && how.refusal(toGrantWithUser(reread))) ?? 'The authorization can no longer be used.' };
     }
     return { kind: 'issued', answer: issuance.answer };
