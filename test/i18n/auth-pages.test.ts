@@ -167,7 +167,7 @@ forEachDatabase('the pages on the way in and out, in Chinese', (database) => {
     assert.equal(created.status, 303, created.text);
     assert.equal((await t.deps.stores.users.findByUsername(username))?.nickname, '林小伟');
     const home = await visitor.get('/');
-    assert.ok(home.text.includes(`<a href="/u/${username}"><bdi class="nickname">林小伟</bdi> <span class="handle">@${username}</span></a>`), home.text);
+    assert.ok(home.text.includes(`<a class="person" href="/u/${username}"><bdi class="nickname">林小伟</bdi> <span class="handle">@${username}</span></a>`), home.text);
   });
 
   test('an empty nickname at sign-up is the username', async () => {

@@ -174,6 +174,48 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     assert.deepEqual(problems, []);
   });
 
+  test('the header\'s @handle of a signed-in member never breaks inside: on one line within the window, whole or cut with an ellipsis, at 320 and 360 px, in English and Chinese, at twice the text size too', async () => {
+    // The widest handle there can be (30 of the widest Latin letter) beside a long Chinese
+    // nickname, and a long handle of ordinary letters beside a short Latin one.
+    const members = [['WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW', '一个很长很长的昵称名字一二三四五六七八九十'], ['Supercalifragilisticexpialidoc', 'Nick']] as const;
+    for (const [username, nickname] of members) await createAccount(t.deps.stores, t.clock, { username, nickname, password: PASSWORD });
+    const problems: string[] = [];
+    for (const [username] of members) {
+      for (const width of [320, 360]) {
+        for (const locale of ['en', 'zh-CN'] as const) {
+          const context = await browser.newContext({ locale, viewport: { width, height: 800 } });
+          await context.addCookies([{ name: 'lang', value: locale, url: t.baseUrl }]);
+          const page = await context.newPage();
+          await page.goto(`${t.baseUrl}/login`);
+          await page.locator('#username').fill(username);
+          await page.locator('#password').fill(PASSWORD);
+          await Promise.all([page.waitForURL(`${t.baseUrl}/`), page.locator('form[action="/login"] button[type=submit]').click()]);
+          for (const textSize of ['100%', '200%']) {
+            await page.evaluate((size) => { document.documentElement.style.fontSize = size; }, textSize);
+            const seen = await page.locator('.site-header .handle').evaluate((handle) => {
+              // The lines the handle's words are set on, as the text's own boxes tell them.
+              const words = document.createRange();
+              words.selectNodeContents(handle);
+              const lines = new Set([...words.getClientRects()].map((box) => Math.round(box.top))).size;
+              const box = handle.getBoundingClientRect();
+              return {
+                lines, right: box.right, cut: handle.scrollWidth > handle.clientWidth,
+                ellipsis: getComputedStyle(handle).textOverflow === 'ellipsis', headerWidth: handle.closest('header')!.scrollWidth,
+              };
+            });
+            const where = `${username} ${locale} ${width} px, text ${textSize}`;
+            if (seen.lines !== 1) problems.push(`${where}: the handle is set on ${seen.lines} lines`);
+            if (seen.right > width) problems.push(`${where}: the handle ends at ${seen.right} px`);
+            if (seen.cut && !seen.ellipsis) problems.push(`${where}: the handle is cut without an ellipsis`);
+            if (seen.headerWidth > width) problems.push(`${where}: the header is ${seen.headerWidth} px wide`);
+          }
+          await context.close();
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
   test('Chinese beside Latin (W3C clreq 3.2.2): a Latin app name between Han characters stands a narrow space apart from them, a Chinese name stands close', async () => {
     const page = await member.newPage();
     await member.addCookies([{ name: 'lang', value: 'zh-CN', url: t.baseUrl }]);

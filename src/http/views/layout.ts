@@ -38,7 +38,7 @@ ${options.script ? html`<script src="/static/${options.script}.js" defer></scrip
   <nav aria-label="${t.text('common.mainNavigation')}">
     <a href="/docs">${t.text('common.developers')}</a>
     ${context.user
-      ? html`<a href="/u/${context.user.username}">${personName(context.user)}</a>
+      ? html`<a class="person" href="/u/${context.user.username}">${personName(context.user)}</a>
     <a href="/settings/tokens">${t.text('common.settings')}</a>
     <form method="post" action="/logout" class="inline"><input type="hidden" name="_csrf" value="${context.csrf}"><button type="submit" class="link">${t.text('common.signOut')}</button></form>`
       : html`<a href="/login">${t.text('common.signIn')}</a>`}
