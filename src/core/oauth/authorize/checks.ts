@@ -16,6 +16,7 @@ import type { Client } from '../ports.js';
 import { requestedResource } from '../../api/resource.js';
 import { ALL_SCOPES, parseScope, permittedScopes } from '../scopes.js';
 import type { Instant } from '../../time.js';
+import { type PublishedKeys, verifyIdTokenHint } from '../../oidc/id-token-hint.js';
 import { verifyPushedMarker } from './pushed.js';
 import {
   type AuthorizationRequest, MAX_STATE_LENGTH, type Prompt, PUSHED_MARKER, REQUEST_PARAMETERS, RESPONSE_MODES, type ResponseMode, holdsLineBreak, requestFields,
@@ -28,6 +29,8 @@ export interface CheckContext {
   /** Checks a pushed request's marker (`pushed.ts`). */
   readonly sharedKeys: SharedKeys;
   readonly clientDocuments: ClientMetadataDocuments;
+  /** Our published keys, read only for a request that carries an `id_token_hint`. */
+  readonly keys: () => Promise<PublishedKeys>;
   readonly issuer: string;
   readonly now: Instant;
   /** `push`: the PAR endpoint checks a request being pushed (RFC 9126 2.1); `browser`: /oauth/authorize. */
@@ -272,6 +275,24 @@ export const checkLoginHint: Check = (ctx) => {
   ctx.request.loginHint = value ?? null;
 };
 
+/**
+ * OpenID Connect Core 3.1.2.1: an `id_token_hint` names who the app expects to be signed in; the
+ * flow answers login_required for anyone else. It must be an id_token we issued to this app
+ * (expired ones too: it names a past sign-in). One signed by a key we no longer publish cannot be
+ * told from a forgery and counts as no hint, as at logout.
+ */
+export const checkIdTokenHint: Check = async (ctx) => {
+  const value = param(ctx, 'id_token_hint');
+  ctx.request.hintedSubject = null;
+  if (value === undefined) return;
+  const checked = await verifyIdTokenHint(await ctx.keys(), ctx.issuer, value, ctx.now);
+  if (checked.kind !== 'verified') return;
+  if (!checked.hint.audience.includes(ctx.client!.clientId)) {
+    throw new OAuthError('invalid_request', 'The id_token_hint was issued to another application: send an id_token this application received.');
+  }
+  ctx.request.hintedSubject = checked.hint.sub;
+};
+
 /** An RFC 7638 SHA-256 thumbprint: 32 bytes, base64url without padding. */
 const JKT_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
@@ -320,5 +341,5 @@ export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
   echoState, checkResponseMode, checkNoRepeats, checkPushed, checkRequestObject, checkResponseType, checkScope, checkResource, checkPkce, checkState, checkNonce,
-  checkPrompt, checkMaxAge, checkLoginHint, checkDpopJkt,
+  checkPrompt, checkMaxAge, checkLoginHint, checkIdTokenHint, checkDpopJkt,
 ];

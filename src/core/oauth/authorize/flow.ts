@@ -102,7 +102,7 @@ type Checked = { ok: true; request: AuthorizationRequest } | { ok: false; error:
 
 /** Runs every check in order. Page errors (client, redirect URI) are thrown; later ones come back. */
 async function runChecks(deps: OAuthDeps, params: Params, via: CheckContext['via'], askedBy: Requester): Promise<Checked> {
-  const ctx: CheckContext = { params, stores: deps.stores, sharedKeys: deps.sharedKeys, clientDocuments: deps.clientDocuments, issuer: deps.settings.baseUrl, now: deps.clock.now(), via, askedBy, request: {} };
+  const ctx: CheckContext = { params, stores: deps.stores, sharedKeys: deps.sharedKeys, clientDocuments: deps.clientDocuments, keys: () => deps.keys.keySet(), issuer: deps.settings.baseUrl, now: deps.clock.now(), via, askedBy, request: {} };
   for (const check of PAGE_CHECKS) await check(ctx);
   try {
     for (const check of REDIRECT_CHECKS) await check(ctx);
@@ -188,6 +188,16 @@ function tooOld(request: AuthorizationRequest, session: Session, now: number): b
   return request.maxAge !== null && Math.floor((now - session.authTime) / 1000) > request.maxAge;
 }
 
+/**
+ * OpenID Connect Core 3.1.2.1: the request's `id_token_hint` names someone else than the person
+ * signed in (or signed in by the request), so no code is issued for the wrong account.
+ */
+function hintedOther(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn): Refusal | undefined {
+  if (request.hintedSubject === null || request.hintedSubject === String(signedIn.user.id)) return undefined;
+  const error = new OAuthError('login_required', 'The id_token_hint names another account than the one signed in: send the request again without id_token_hint to let this person sign in.');
+  return { error, to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed };
+}
+
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
@@ -208,6 +218,8 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   if (mustSignIn || hintMismatch) {
     return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
   }
+  const otherAccount = hintedOther(deps, request, signedIn!);
+  if (otherAccount) return refuse(deps, otherAccount, signedIn);
 
   // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
   // never for a native app, whose redirect any app on the device could claim (RFC 8252 8.6). The
@@ -242,6 +254,8 @@ export async function decideAuthorization(
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
+  const otherAccount = hintedOther(deps, request, signedIn);
+  if (otherAccount) return refuse(deps, otherAccount, signedIn);
   if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale }));
   if (decision === 'deny') {
     return respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user denied the request.'), request.state));

@@ -57,6 +57,8 @@ export interface AuthorizationRequest {
   /** Seconds; `null` when not sent. */
   maxAge: number | null;
   loginHint: string | null;
+  /** The `sub` of a verified `id_token_hint` (OIDC Core 3.1.2.1): who must be signed in; `null` when none. */
+  hintedSubject: string | null;
   /** RFC 9449 10: the thumbprint of the DPoP key the code is bound to; `null` when not sent. */
   dpopJkt: string | null;
   /** RFC 8707: the resource asked for (only ever the resource API's identifier); `null` when none. */
@@ -71,7 +73,7 @@ export interface AuthorizationRequest {
 /** The parameters that make up a request: the ones carried through sign-in and the consent form. */
 export const REQUEST_PARAMETERS = [
   'response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method',
-  'nonce', 'prompt', 'max_age', 'login_hint', 'response_mode', 'dpop_jkt', 'resource',
+  'nonce', 'prompt', 'max_age', 'login_hint', 'id_token_hint', 'response_mode', 'dpop_jkt', 'resource',
   // OpenID Connect Core 3.1.2.1: the pages' language, kept through sign-in, sign-up and consent (INTERFACE section 12).
   'ui_locales',
 ] as const;
