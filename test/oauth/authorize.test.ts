@@ -523,6 +523,20 @@ forEachDatabase('authorization endpoint', (database) => {
     assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { max_age: '60', prompt: 'none' } })), c, 'login_required');
   });
 
+  // attack112 F2: the age was floored to whole seconds, so a session 1.9 s old passed max_age=1
+  // and one under a second old passed max_age=0, which the spec makes prompt=login.
+  test('max_age=0 always asks to sign in again, and a session older than max_age by a fraction of a second is too old (OIDC Core 3.1.2.1)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    await obtainCode(browser, c);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { max_age: '0', prompt: 'none' } })), c, 'login_required');
+    t.clock.advance(500);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { max_age: '0', prompt: 'none' } })), c, 'login_required');
+    t.clock.advance(1_400);
+    assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { max_age: '1', prompt: 'none' } })), c, 'login_required');
+    assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { max_age: '2', prompt: 'none' } }))).get('code'));
+  });
+
   test('the consent form without a session sends the browser to sign in', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);

@@ -183,9 +183,13 @@ export async function applicationReturnedTo(sources: ClientSources, returnTo: st
   }
 }
 
-/** OpenID Connect Core 3.1.2.1: the session is too old for max_age. */
+/**
+ * OpenID Connect Core 3.1.2.1: the session is too old for max_age, by the exact elapsed time (not
+ * whole seconds, which let a session 1.9 s old pass max_age=1); "max_age=0 is equivalent to
+ * prompt=login", however young the session.
+ */
 function tooOld(request: AuthorizationRequest, session: Session, now: number): boolean {
-  return request.maxAge !== null && Math.floor((now - session.authTime) / 1000) > request.maxAge;
+  return request.maxAge !== null && (request.maxAge === 0 || now - session.authTime > request.maxAge * 1000);
 }
 
 /**
