@@ -145,6 +145,9 @@ forEachDatabase('refusals that teach', (database) => {
     const { token: personal } = await newPersonalToken(t.deps, user, ['profile:read'], 7);
     const personalPosts = await fetch(`${t.baseUrl}/api/open/v1/me/posts`, { headers: { authorization: `Bearer ${personal}` } });
     assert.match(await refusal(personalPosts, 403, 'insufficient_scope'), /needs the scope posts:read: this personal token was made without it; make one that has it under Settings > API tokens/);
+    // attack112 F3: no personal token can have openid, so its owner is not told to make one that has it.
+    const personalUserinfo = await fetch(`${t.baseUrl}/api/oauth/userinfo`, { headers: { authorization: `Bearer ${personal}` } });
+    assert.match(await refusal(personalUserinfo, 403, 'insufficient_scope'), /needs the scope openid, which no personal token can have: use the access token of an authorization request whose scope had it/);
     t.clock.advance(3600_000);
     assert.match(await refusal(await me(`Bearer ${tokens.access_token}`), 401, 'invalid_token'), /expired: get a new access token with your refresh token/);
   });

@@ -12,7 +12,7 @@ import type { TokenMarks } from '../credentials/token-marks.js';
 import { OAuthError } from '../errors.js';
 import type { User } from '../accounts/ports.js';
 import type { Stores } from '../stores.js';
-import { type Scope, scopeList } from '../oauth/scopes.js';
+import { RESOURCE_SCOPES, type Scope, scopeList } from '../oauth/scopes.js';
 import { type Clock, type Instant, LAST_USED_RESOLUTION_MS, hasExpired } from '../time.js';
 
 /** The realm named in every `WWW-Authenticate` challenge of the resource API. */
@@ -114,10 +114,13 @@ export function invalidToken(description: string, scheme: AuthScheme = 'Bearer')
  * are fixed when it is made, so its owner makes another.
  */
 export function insufficientScope(scope: Scope, scheme: AuthScheme = 'Bearer', kind: Bearer['kind'] = 'access'): OAuthError {
-  const remedy = kind === 'personal'
-    ? 'this personal token was made without it; make one that has it under Settings > API tokens, then use that token.'
-    : 'add it to the scope of the authorization request (the user approves it), then use the new access token.';
-  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}: ${remedy}`, {
+  // UserInfo's openid is no scope a personal token can be made with (RESOURCE_SCOPES).
+  const remedy = kind !== 'personal'
+    ? ': add it to the scope of the authorization request (the user approves it), then use the new access token.'
+    : RESOURCE_SCOPES.includes(scope)
+      ? ': this personal token was made without it; make one that has it under Settings > API tokens, then use that token.'
+      : ', which no personal token can have: use the access token of an authorization request whose scope had it.';
+  return new OAuthError('insufficient_scope', `This endpoint needs the scope ${scope}${remedy}`, {
     headers: { 'www-authenticate': oneChallenge(scheme, { error: 'insufficient_scope', scope }) },
   });
 }
