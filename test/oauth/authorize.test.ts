@@ -263,6 +263,25 @@ forEachDatabase('authorization endpoint', (database) => {
     assertErrorRedirect(await authorize(browser, query2), c, 'invalid_request', null);
   });
 
+  // attack112 F4: ui_locales was read by the pages but by no check, so it escaped the limit: a
+  // pushed request stored 60 kB of it, and the consent form carried 12 kB.
+  test('every request parameter is held to the length limit, ui_locales too: longer is invalid_request, and a push stores nothing', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const long = 'zh-CN '.repeat(700);
+    const response = await authorize(browser, authorizeQuery(c, { extra: { ui_locales: long } }));
+    assertErrorRedirect(response, c, 'invalid_request');
+    assert.match(redirectParams(response).get('error_description')!, /ui_locales parameter is too long/);
+    const pushed = await fetch(`${t.baseUrl}/api/oauth/par`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...Object.fromEntries(authorizeQuery(c)), client_secret: c.secret!, ui_locales: long }),
+    });
+    assert.equal(pushed.status, 400);
+    assert.equal((await pushed.json()).error, 'invalid_request');
+    await obtainCode(browser, c);
+    assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { ui_locales: 'zh-CN en' } }))).get('code'));
+  });
+
   test('a public client without code_challenge is invalid_request', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t, { type: 'public' });

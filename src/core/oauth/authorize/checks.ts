@@ -276,6 +276,14 @@ export const checkLoginHint: Check = (ctx) => {
 };
 
 /**
+ * OpenID Connect Core 3.1.2.1: `ui_locales` is read by the pages, not here, but is held to the
+ * limits of every parameter, since sign-in, the consent form and a pushed request carry it.
+ */
+export const checkUiLocales: Check = (ctx) => {
+  param(ctx, 'ui_locales');
+};
+
+/**
  * OpenID Connect Core 3.1.2.1: an `id_token_hint` names who the app expects to be signed in; the
  * flow answers login_required for anyone else. It must be an id_token we issued to this app
  * (expired ones too: it names a past sign-in). One signed by a key we no longer publish cannot be
@@ -341,5 +349,5 @@ export const PAGE_CHECKS: readonly Check[] = [checkClient, checkRedirectUri];
 /** Checks whose failure is redirected back with `error`, `state` and `iss`. */
 export const REDIRECT_CHECKS: readonly Check[] = [
   echoState, checkResponseMode, checkNoRepeats, checkPushed, checkRequestObject, checkResponseType, checkScope, checkResource, checkPkce, checkState, checkNonce,
-  checkPrompt, checkMaxAge, checkLoginHint, checkIdTokenHint, checkDpopJkt,
+  checkPrompt, checkMaxAge, checkLoginHint, checkIdTokenHint, checkUiLocales, checkDpopJkt,
 ];
