@@ -82,26 +82,58 @@ export function currentZoneName(timeZone: string): string {
   return CURRENT_NAMES[timeZone] ?? timeZone;
 }
 
+/** A formatter's options for the wall clock to the second, in digits `offsetOfWallClock` reads. */
+const WALL_CLOCK = {
+  year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', hourCycle: 'h23', numberingSystem: 'latn',
+} as const satisfies Intl.DateTimeFormatOptions;
+
+/** How far the wall clock `parts` show at `instant` is ahead of UTC, in milliseconds (to the second). */
+function offsetOfWallClock(parts: readonly Intl.DateTimeFormatPart[], instant: Instant): number {
+  const p = Object.fromEntries(parts.map((part) => [part.type, Number(part.value)]));
+  const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
+  return wall - (instant - (((instant % 1000) + 1000) % 1000));
+}
+
 const genericNames = new Map<string, string | null>();
+/** Each zone's offset as the time-zone list last read it, and the quarter hour (counted from 1970) it holds for. */
+const listedOffsets = new Map<string, { quarter: number; offset: string }>();
+const QUARTER_HOUR_MS = 900_000;
+
+/** `UTC+8`, `UTC-3:30`, `UTC`: an offset from UTC as the site writes it (`formatSiteTime`). */
+function offsetWords(offsetMs: number): string {
+  if (offsetMs === 0) return 'UTC';
+  const minutes = Math.abs(offsetMs) / 60_000;
+  return `UTC${offsetMs < 0 ? '-' : '+'}${Math.floor(minutes / 60)}${minutes % 60 === 0 ? '' : `:${String(minutes % 60).padStart(2, '0')}`}`;
+}
 
 /**
- * `中国标准时间`, `Eastern Time`: a zone's generic name in `locale` (CLDR's, through ICU), for a
- * member who looks for where they live rather than for an IANA name such as `Asia/Calcutta`; none
- * where the runtime has only an offset for it (`Etc/GMT+5`). A name does not change with daylight
- * saving time, so each is kept as a string and its formatter let go (a formatter per zone and
- * language would hold ICU memory for a list read on one settings page).
+ * What the time-zone list shows of a zone: its generic name in `locale` (`中国标准时间`, `Eastern
+ * Time`; CLDR's, through ICU), for a member who looks for where they live rather than for an IANA
+ * name such as `Asia/Calcutta`, none where the runtime has only an offset for it (`Etc/GMT+5`); and
+ * its offset at `now` (`UTC+8`).
+ *
+ * Both are read from one formatter, let go at once, and kept as strings: a formatter holds about
+ * 25 KB of ICU memory outside the heap, and one kept per zone (`formatSiteTime`'s) held 10 MB for a
+ * list read on one settings page (issue 35 item 5: peak RSS). A name does not change with daylight
+ * saving time and is kept; an offset is kept for its quarter hour, since every clock change in the
+ * runtime's rules falls on a quarter hour of UTC (780 of them in 2026–2028, all zones).
  */
-export function timeZoneGenericName(timeZone: string, locale: Locale, now: Instant): string | undefined {
+export function timeZoneListing(timeZone: string, locale: Locale, now: Instant): { name: string | undefined; offset: string } {
   const key = `${locale} ${timeZone}`;
+  const quarter = Math.floor(now / QUARTER_HOUR_MS);
   let name = genericNames.get(key);
-  if (name === undefined) {
+  let offset = listedOffsets.get(timeZone);
+  if (name === undefined || offset?.quarter !== quarter) {
+    const parts = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'longGeneric', ...WALL_CLOCK }).formatToParts(now);
     // The name as of now: zones change hands (Europe/Kiev was in Moscow's zone in 1970, attack88).
-    const part = new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: 'longGeneric' }).formatToParts(now).find((p) => p.type === 'timeZoneName');
-    name = part === undefined || /^(GMT|UTC)([+-]|$)/.test(part.value) ? null : part.value;
+    const generic = parts.find((p) => p.type === 'timeZoneName')?.value;
+    name = generic === undefined || /^(GMT|UTC)([+-]|$)/.test(generic) ? null : generic;
     // Every zone in every language is about 1,300 short strings; the bound keeps it so.
     if (genericNames.size < 2000) genericNames.set(key, name);
+    offset = { quarter, offset: offsetWords(offsetOfWallClock(parts, now)) };
+    if (listedOffsets.size < 1000 || listedOffsets.has(timeZone)) listedOffsets.set(timeZone, offset);
   }
-  return name ?? undefined;
+  return { name: name ?? undefined, offset: offset.offset };
 }
 
 /** `2026-11-24 11:16 UTC+8`: the same shape in every language, as sites in China and Taiwan write it. */
@@ -158,12 +190,8 @@ const offsetFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** How far `timeZone`'s clock is ahead of UTC at `instant`, in milliseconds (to the second). */
 function offsetAt(instant: Instant, timeZone: string): number {
-  const format = cachedFormat(offsetFormats, timeZone, () => new Intl.DateTimeFormat('en-US', {
-    timeZone, year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', hourCycle: 'h23',
-  }));
-  const p = Object.fromEntries(format.formatToParts(new Date(instant)).map((part) => [part.type, Number(part.value)]));
-  const wall = Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!, p.second!);
-  return wall - (instant - (((instant % 1000) + 1000) % 1000));
+  const format = cachedFormat(offsetFormats, timeZone, () => new Intl.DateTimeFormat('en-US', { timeZone, ...WALL_CLOCK }));
+  return offsetOfWallClock(format.formatToParts(new Date(instant)), instant);
 }
 
 const dateFormats = new Map<string, Intl.DateTimeFormat>();

@@ -1,7 +1,7 @@
 /** The site's days (INTERFACE section 12): where each day begins in a zone, clock changes included. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { calendarDay, dayIn, dayStartIn } from '../../src/core/site-time.js';
+import { calendarDay, dayIn, dayStartIn, formatSiteTime, timeZoneListing, timeZoneNames } from '../../src/core/site-time.js';
 
 const DAY_MS = 86_400_000;
 
@@ -34,4 +34,14 @@ test('calendarDay counts whole dates across months, years and leap days, forward
   assert.equal(calendarDay('2026-12-31', 1), '2027-01-01');
   assert.equal(calendarDay('2028-03-01', -1), '2028-02-29');
   assert.equal(calendarDay('2026-11-24', -13), '2026-11-11');
+});
+
+test('the time-zone list gives every zone the offset its times are written with, on either side of a clock change', () => {
+  // 2026-03-29 01:00Z Europe moves its clocks; 2026-04-04 15:00Z Lord Howe Island by half an hour; 2026-11-01 06:00Z New York.
+  const instants = ['2026-03-29T00:59:59Z', '2026-03-29T01:00:00Z', '2026-04-04T14:59:59Z', '2026-04-04T15:00:00Z', '2026-11-01T06:00:00Z', '2026-11-30T12:00:00Z'].map(Date.parse);
+  for (const zone of [...timeZoneNames(), 'UTC', 'Etc/GMT+5', 'Etc/GMT-14']) {
+    for (const now of instants) {
+      assert.equal(timeZoneListing(zone, 'zh-CN', now).offset, formatSiteTime(now, zone).split(' ')[2], `${zone} ${new Date(now).toISOString()}`);
+    }
+  }
 });

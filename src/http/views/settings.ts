@@ -15,7 +15,7 @@ import type { Client } from '../../core/oauth/ports.js';
 import { RESOURCE_SCOPES, SCOPES, type Scope, scopeList } from '../../core/oauth/scopes.js';
 import type { Words } from '../../core/errors.js';
 import { LOCALES, LOCALE_NAMES, type Translator } from '../../core/locales.js';
-import { currentZoneName, formatSiteTime, isTimeZone, timeZoneGenericName, timeZoneNames } from '../../core/site-time.js';
+import { currentZoneName, isTimeZone, timeZoneListing, timeZoneNames } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { avatarSrc } from './community.js';
 import { type Html, html } from './html.js';
@@ -146,11 +146,6 @@ export interface ProfilePageState {
 /** The zones this community lives in first, then every zone the runtime knows. */
 const COMMON_TIME_ZONES = ['Asia/Shanghai', 'Asia/Taipei', 'Asia/Hong_Kong', 'Asia/Singapore'] as const;
 
-/** `UTC+8`: a zone's offset at `now`, as the site writes times. */
-function offsetOf(timeZone: string, now: Instant): string {
-  return formatSiteTime(now, timeZone).split(' ')[2]!;
-}
-
 /**
  * `中国标准时间（UTC+8）· Asia/Shanghai`: the zone's name in the reader's language where ICU has one,
  * its offset now and its IANA name, in that order, so that a select cut short on a phone still shows
@@ -159,8 +154,8 @@ function offsetOf(timeZone: string, now: Instant): string {
  * read `UTC（UTC）`.
  */
 function timeZoneLabel(reader: Reader, zone: string): string {
-  const place = { zone: currentZoneName(zone).replaceAll('_', ' '), offset: offsetOf(zone, reader.now) };
-  const name = timeZoneGenericName(zone, reader.t.locale, reader.now);
+  const { name, offset } = timeZoneListing(zone, reader.t.locale, reader.now);
+  const place = { zone: currentZoneName(zone).replaceAll('_', ' '), offset };
   if (name !== undefined) return reader.t.text('settings.timeZoneNamed', { ...place, name });
   return place.zone === place.offset ? place.offset : reader.t.text('settings.timeZoneUnnamed', place);
 }
