@@ -8,13 +8,20 @@ import type { Instant } from './time.js';
 /** The seed's community keeps UTC+8. */
 export const DEFAULT_SITE_TIME_ZONE = 'Asia/Shanghai';
 
-/** A formatter made once per key (a zone, or a language and a zone): making one costs far more than using it. */
+/**
+ * Formatters a cache keeps. Each holds about 25 KB of ICU memory outside the heap, and a zone is
+ * taken in any spelling (`aSIA/shanghai`), so a flood of them kept 1,000 a cache, 25 MB (issue 35
+ * item 5); a handful of zones are in use at once.
+ */
+const KEPT_FORMATS = 64;
+
+/** A formatter made once per key (a zone, or a language and a zone): making one costs far more than using it. Past `KEPT_FORMATS` the oldest is let go. */
 function cachedFormat(cache: Map<string, Intl.DateTimeFormat>, key: string, make: () => Intl.DateTimeFormat): Intl.DateTimeFormat {
   let format = cache.get(key);
   if (format === undefined) {
     format = make();
-    // A handful of zones are in use at once; the bound only keeps a flood of names from growing it.
-    if (cache.size < 1000) cache.set(key, format);
+    if (cache.size >= KEPT_FORMATS) cache.delete(cache.keys().next().value!);
+    cache.set(key, format);
   }
   return format;
 }
