@@ -9,9 +9,9 @@ import type { Instant } from './time.js';
 export const DEFAULT_SITE_TIME_ZONE = 'Asia/Shanghai';
 
 /**
- * Formatters a cache keeps. Each holds about 25 KB of ICU memory outside the heap, and a zone is
- * taken in any spelling (`aSIA/shanghai`), so a flood of them kept 1,000 a cache, 25 MB (issue 35
- * item 5); a handful of zones are in use at once.
+ * Formatters a cache keeps: a handful of zones are in use at once, and each formatter holds about
+ * 25 KB of ICU memory outside the heap. A zone is taken in any spelling (`aSIA/shanghai`), each a
+ * key of its own, so a flood of spellings would otherwise hold 25 MB a thousand (issue 35 item 5).
  */
 const KEPT_FORMATS = 64;
 
@@ -120,10 +120,11 @@ function offsetWords(offsetMs: number): string {
  * its offset at `now` (`UTC+8`).
  *
  * Both are read from one formatter, let go at once, and kept as strings: a formatter holds about
- * 25 KB of ICU memory outside the heap, and one kept per zone (`formatSiteTime`'s) held 10 MB for a
- * list read on one settings page (issue 35 item 5: peak RSS). A name does not change with daylight
- * saving time and is kept; an offset is kept for its quarter hour, since every clock change in the
- * runtime's rules falls on a quarter hour of UTC (780 of them in 2026–2028, all zones).
+ * 25 KB of ICU memory outside the heap, and one kept per zone (as `formatSiteTime` keeps its own)
+ * would hold 10 MB for a list read on one settings page (issue 35 item 5: peak RSS). A name does
+ * not change with daylight saving time and is kept; an offset is kept for its quarter hour, since
+ * every clock change in the runtime's rules falls on a quarter hour of UTC (780 of them in
+ * 2026–2028, all zones).
  */
 export function timeZoneListing(timeZone: string, locale: Locale, now: Instant): { name: string | undefined; offset: string } {
   const key = `${locale} ${timeZone}`;
