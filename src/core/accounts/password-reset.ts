@@ -113,7 +113,7 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
   let passwordHash: string | undefined;
   const hashNew = async () => { passwordHash = await hashPassword(form.password, { address: origin.address, account: accountKey(user.username) }); };
   if (needsCode) {
-    const checked = await checkSecondFactorCode(deps, user, form.code.trim(), origin, hashNew);
+    const checked = await checkSecondFactorCode(deps, user, form.code.trim(), { ...origin, withResetLink: true }, hashNew);
     if (!checked.ok) {
       if (checked.reason === 'throttled') return checked;
       return invalid({ field: 'code', message: 'that code is not right', words: { key: 'recovery.codeWrong' } });

@@ -42,6 +42,12 @@ export interface AttemptOrigin {
   userAgent?: string | undefined;
   /** The page's language, for a notice the attempt causes (`EventOrigin`). */
   locale?: Locale | undefined;
+  /**
+   * Made with a live reset link (a second-step code on the reset form): the link proves the
+   * mailbox, which someone failing the password elsewhere does not hold, so such attempts count
+   * on a counter of their own, and a locked account can still be recovered by its owner.
+   */
+  withResetLink?: boolean;
 }
 
 export type Throttled = { ok: false; reason: 'throttled'; retryAfterSeconds: number };
@@ -67,6 +73,7 @@ interface Counter {
  */
 function countersFor(account: string, origin: AttemptOrigin, device: DeviceEntry | undefined): Counter[] {
   if (device) return [{ key: `signin:device:${device.nonce}`, limit: SIGN_IN_FAILURES_PER_DEVICE }];
+  if (origin.withResetLink) return [{ key: `signin:reset-link:${account}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT }];
   return [
     { key: `signin:address:${addressKey(origin.address)}`, limit: SIGN_IN_FAILURES_PER_ADDRESS },
     { key: `signin:account:${account}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT },

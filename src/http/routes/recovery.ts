@@ -5,13 +5,14 @@
  */
 import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { accountKey } from '../../core/accounts/device-cookies.js';
 import { changeEmail, verifyEmail } from '../../core/accounts/email.js';
 import { RESET_LINK_MS, findResetLink, requestPasswordReset, resetPassword } from '../../core/accounts/password-reset.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
-import { attemptOrigin, eventOrigin, pageContext, verifyCsrf } from '../plugins/session.js';
+import { attemptOrigin, deviceCookie, eventOrigin, pageContext, setDeviceCookie, verifyCsrf } from '../plugins/session.js';
 import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage } from '../views/recovery.js';
 import { loginTooLong, tryAgain } from './settings-problems.js';
 
@@ -108,7 +109,13 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const token = request.body.token ?? '';
     const outcome = await resetPassword(deps, { token, password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request));
     const context = await pageContext(request, reply);
-    if (outcome.ok) return sendPage(reply, passwordResetDonePage(context));
+    if (outcome.ok) {
+      // The browser that reset the password proved the mailbox (and the second step): it keeps
+      // its own sign-in attempts from now on, so failures someone else piles on the account do
+      // not keep its owner out right after recovering it (INTERFACE section 4).
+      setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(outcome.user.username)));
+      return sendPage(reply, passwordResetDonePage(context));
+    }
     if (outcome.reason === 'invalid_link') return sendPage(reply, resetPasswordPage(context, { token: undefined }), 400);
     const found = await findResetLink(deps, token);
     const state = { token, username: found?.user.username ?? '', needsCode: found?.needsCode ?? false };

@@ -1,0 +1,86 @@
+/**
+ * attack111: someone who knows only a member's username (every profile shows it) fails its
+ * password from elsewhere, 10 times each 15 minutes, which locks the account for every browser
+ * without its device cookie (INTERFACE section 4). A member on a new phone then recovers the
+ * account by mail: the reset must get them back in, not leave them behind the same lock.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js';
+import { totpCode } from '../../src/core/accounts/totp.js';
+import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/accounts/two-step.js';
+import type { User } from '../../src/core/accounts/ports.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { deliverMail, verifiedAddress } from '../support/member-mail.js';
+import { AddressedVisitor } from '../site/visitor.js';
+
+const PASSWORD = 'correct horse battery';
+const NEW_PASSWORD = 'a brand new passphrase';
+
+forEachDatabase('attack111: a locked account recovered by mail', (database) => {
+  let t: TestAppWithSmtp;
+
+  before(async () => {
+    t = await startAppWithSmtp(database, { env: { TRUST_PROXY: '1' } });
+  });
+  after(async () => {
+    await t.close();
+  });
+
+  /** A member with a verified address, whose account an attacker elsewhere has locked. */
+  async function lockedMember(): Promise<{ user: User; email: string }> {
+    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const home = new AddressedVisitor(t.baseUrl);
+    await home.signIn(user.username, PASSWORD);
+    const email = await verifiedAddress(t, home);
+    const attacker = new AddressedVisitor(t.baseUrl);
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+      assert.equal((await attacker.post('/login', { username: user.username, password: `guess ${i}`, return_to: '/' })).status, 401);
+    }
+    const refused = await new AddressedVisitor(t.baseUrl).post('/login', { username: user.username, password: PASSWORD, return_to: '/' });
+    assert.equal(refused.status, 429, 'locked for a browser without the device cookie');
+    return { user, email };
+  }
+
+  /** The newest reset link mailed to `email`, asked for from `phone`. */
+  async function resetToken(phone: AddressedVisitor, user: User, email: string): Promise<string> {
+    assert.equal((await phone.post('/password/forgot', { login: user.username })).status, 200);
+    await deliverMail(t);
+    const links = t.smtp.to(email).map((mail) => /\/password\/reset\?token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1]).filter((found) => found !== undefined);
+    const link = links.at(-1);
+    assert.ok(link, 'a reset link was mailed');
+    return link;
+  }
+
+  test('a browser that reset the password of a locked account signs in with it: the reset gives it the account\'s device cookie', async () => {
+    const { user, email } = await lockedMember();
+    const phone = new AddressedVisitor(t.baseUrl);
+    const token = await resetToken(phone, user, email);
+    assert.equal((await phone.post('/password/reset', { token, password: NEW_PASSWORD })).status, 200);
+    const signedIn = await phone.post('/login', { username: user.username, password: NEW_PASSWORD, return_to: '/' });
+    assert.equal(signedIn.status, 303, 'the owner is back in');
+    const stranger = await new AddressedVisitor(t.baseUrl).post('/login', { username: user.username, password: NEW_PASSWORD, return_to: '/' });
+    assert.equal(stranger.status, 429, 'the lock still holds for every other browser');
+  });
+
+  test('the second step of a reset is not refused by failures piled on the account\'s password elsewhere, and is counted on its own', async () => {
+    const { user, email } = await lockedMember();
+    const enrolment = (await beginTotpEnrolment(t.deps, user))!;
+    await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
+    const phone = new AddressedVisitor(t.baseUrl);
+    const token = await resetToken(phone, user, email);
+    assert.equal((await phone.post('/password/reset', { token, password: NEW_PASSWORD, code: '000000' })).status, 400, 'a wrong code is wrong, not throttled');
+    t.clock.advance(30_000);
+    assert.equal((await phone.post('/password/reset', { token, password: NEW_PASSWORD, code: totpCode(enrolment.secret, t.clock.now()) })).status, 200);
+    // Its code counted apart: ten wrong codes through links still end in 429.
+    const next = await resetToken(new AddressedVisitor(t.baseUrl), user, email);
+    const statuses = [];
+    for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
+      statuses.push((await new AddressedVisitor(t.baseUrl).post('/password/reset', { token: next, password: NEW_PASSWORD, code: '000000' })).status);
+    }
+    assert.deepEqual(statuses, [...Array(SIGN_IN_FAILURES_PER_ACCOUNT - 1).fill(400), 429], 'the one wrong code before and these nine make ten');
+  });
+});
