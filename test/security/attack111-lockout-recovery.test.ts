@@ -83,4 +83,16 @@ forEachDatabase('attack111: a locked account recovered by mail', (database) => {
     }
     assert.deepEqual(statuses, [...Array(SIGN_IN_FAILURES_PER_ACCOUNT - 1).fill(400), 429], 'the one wrong code before and these nine make ten');
   });
+
+  test('a member refused for too many failed sign-ins is told, in Chinese, the ways in that no lock holds back: a passkey, or a reset by mail', async () => {
+    const { user } = await lockedMember();
+    const phone = new AddressedVisitor(t.baseUrl);
+    phone.cookies.set('lang', 'zh-CN');
+    const refused = await phone.post('/login', { username: user.username, password: PASSWORD, return_to: '/' });
+    assert.equal(refused.status, 429);
+    const alert = /<p class="alert" role="alert" id="form-error">([^<]*)<\/p>/.exec(refused.text)?.[1] ?? '';
+    assert.match(alert, /分钟后重试/, 'when to try again');
+    assert.match(alert, /通行密钥/, 'a passkey still signs in');
+    assert.match(alert, /“忘记密码？”重置密码/, 'a reset by mail lets this browser in');
+  });
 });

@@ -117,8 +117,10 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       const context = await pageContext(request, reply);
       if (outcome.reason === 'throttled') reply.code(429).headers(throttledHeaders('sign-in', outcome.retryAfterSeconds));
       else reply.code(401);
+      // Someone elsewhere can keep an account locked for browsers without its device cookie, so
+      // waiting may never be enough: the page names the ways in that no lock holds back.
       const error = outcome.reason === 'throttled'
-        ? retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t)
+        ? [retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t), ...(deps.mailer.enabled ? [context.t.text('sign-in.tooManySignInsWayOut')] : [])].join(' ')
         : context.t.text(WRONG_CREDENTIALS.key);
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
