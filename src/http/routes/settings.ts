@@ -352,7 +352,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       const user = await signedIn(request, reply, '/settings/tokens');
       if (!user) return reply;
       const id = /^\d{1,10}$/.test(request.body.token_id ?? '') ? Number(request.body.token_id) : 0;
-      const gone = () => new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.');
+      const gone = () => new OAuthError('not_found', 'You have no live token with that id; it may have been revoked already.', { words: { key: 'tokens.gone' } });
       if (!isConfirmed(request.body)) {
         const token = (await stores.personalTokens.listForUser(user.id)).find((t) => t.id === id && t.revokedAt === null);
         if (!token) throw gone();
@@ -459,7 +459,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
   /** The user's own client, or a 404 page: another owner's app looks like no app at all. */
   async function ownClient(user: User, clientId: string) {
     const client = await findOwnedClient(stores, user.id, clientId);
-    if (!client) throw new OAuthError('not_found', 'You have no application with that client ID.');
+    if (!client) throw new OAuthError('not_found', 'You have no application with that client ID.', { words: { key: 'apps.noSuchApp' } });
     return client;
   }
 
