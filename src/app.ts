@@ -37,7 +37,7 @@ import { signInRoutes } from './http/routes/sign-in.js';
 import { signUpRoutes } from './http/routes/sign-up.js';
 import { userInfoRoutes } from './http/routes/userinfo.js';
 
-/** Form and JSON bodies larger than this are refused with 413: nothing we accept is bigger. */
+/** Form and JSON bodies larger than this are refused with 413: nothing we accept is bigger but a post's form (`POST_FORM_BODY_LIMIT_BYTES`). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /**

@@ -9,7 +9,7 @@ import { defaultAvatarSvg } from '../../core/community/avatars.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import type { User } from '../../core/accounts/ports.js';
 import type { Post, PostStatus } from '../../core/community/ports.js';
-import { commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/community/posts.js';
+import { BODY_MAX_LENGTH, commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/community/posts.js';
 import { clientAddress } from '../client-address.js';
 import { requireUser, sendPage } from '../pages.js';
 import { NOTHING_HERE } from '../plugins/errors.js';
@@ -23,6 +23,14 @@ const formField = { type: 'string' } as const;
 function notFound(): OAuthError {
   return new OAuthError('not_found', 'There is nothing at this address.', { words: NOTHING_HERE });
 }
+
+/**
+ * The body a post's form may send: its text may be BODY_MAX_LENGTH UTF-16 units, as the textarea's
+ * maxlength counts them, and a browser sends each percent-encoded, up to 9 bytes a unit (a Han
+ * character is 3 bytes of UTF-8, each `%XX`), with room for the other fields. Under the site's
+ * 64 KiB a Chinese post of 7,300 characters was a generic 413 page, its text lost (attack111).
+ */
+export const POST_FORM_BODY_LIMIT_BYTES = BODY_MAX_LENGTH * 9 + 16 * 1024;
 
 export async function communityRoutes(app: FastifyInstance): Promise<void> {
   const { stores, clock, views } = app.deps;
@@ -95,6 +103,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/posts/new', {
     ...page,
+    bodyLimit: POST_FORM_BODY_LIMIT_BYTES,
     schema: { body: { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } },
   }, async (request: FastifyRequest<{ Body: { title?: string; category?: string; body?: string; status?: string } }>, reply) => {
     verifyCsrf(request);
@@ -123,6 +132,7 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
   /** An edit makes the page's HTML and the API's excerpt again; "Publish" on a draft publishes it too. */
   app.post('/posts/:id/edit', {
     ...page,
+    bodyLimit: POST_FORM_BODY_LIMIT_BYTES,
     schema: { params: idParams, body: { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } },
   }, async (request: FastifyRequest<{ Params: { id: number }; Body: { title?: string; category?: string; body?: string; status?: string } }>, reply) => {
     verifyCsrf(request);
