@@ -94,5 +94,6 @@ forEachDatabase('attack111: a locked account recovered by mail', (database) => {
     assert.match(alert, /分钟后重试/, 'when to try again');
     assert.match(alert, /通行密钥/, 'a passkey still signs in');
     assert.match(alert, /“忘记密码？”重置密码/, 'a reset by mail lets this browser in');
+    assert.doesNotMatch(alert, /。 /, 'Chinese sentences follow one another without a space');
   });
 });

@@ -119,8 +119,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       else reply.code(401);
       // Someone elsewhere can keep an account locked for browsers without its device cookie, so
       // waiting may never be enough: the page names the ways in that no lock holds back.
+      const wayOut = (refusal: string) => deps.mailer.enabled ? context.t.text('sign-in.tooManySignInsWayOut', { refusal }) : refusal;
       const error = outcome.reason === 'throttled'
-        ? [retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t), ...(deps.mailer.enabled ? [context.t.text('sign-in.tooManySignInsWayOut')] : [])].join(' ')
+        ? wayOut(retryMessage(context.t.text('sign-in.tooManySignIns'), outcome.retryAfterSeconds, context.t))
         : context.t.text(WRONG_CREDENTIALS.key);
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
