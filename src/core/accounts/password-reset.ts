@@ -28,6 +28,8 @@ export const RESET_MAILS_PER_ACCOUNT = 5;
 /** Requests one address may make in an hour. */
 export const RESET_REQUESTS_PER_ADDRESS = 20;
 export const RESET_WINDOW_SECONDS = 3600;
+/** The reset mail's name in `mail.json`, and its kind in the outbox. */
+const RESET_MAIL = 'passwordReset';
 
 export type ResetDeps = EmailDeps & TwoStepDeps;
 
@@ -43,24 +45,34 @@ export async function requestPasswordReset(deps: ResetDeps, login: string, origi
   return { ok: true, mailLinks: () => mailResetLinks(deps, login.trim(), pageLocale, now) };
 }
 
-/** Queues a reset link to each account `login` names, within the per-account limit. */
+/**
+ * Queues a reset link to each account `login` names, within the per-account limit. A reset mail of
+ * the account's still waiting in the outbox (the SMTP server away) is replaced by the new one and
+ * takes its count back: asking again during an outage left a mail with a dead link for each ask
+ * once the server returned, and used up the hour's mails, so the ask that would work then mailed
+ * nothing while its page said the link was sent.
+ */
 async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale, now: Instant): Promise<void> {
   for (const owner of await accountsNamedBy(deps, login)) {
-    const perAccount = await deps.limiter.hit(`reset:account:${owner.user.id}`, RESET_MAILS_PER_ACCOUNT, RESET_WINDOW_SECONDS, now);
+    const key = `reset:account:${owner.user.id}`;
+    const perAccount = await deps.limiter.hit(key, RESET_MAILS_PER_ACCOUNT, RESET_WINDOW_SECONDS, now);
     if (!perAccount.allowed) continue;
     const token = generateOpaqueId();
-    await deps.stores.transaction(async (tx) => {
+    const replaced = await deps.stores.transaction(async (tx) => {
+      const superseded = await tx.mailOutbox.supersede(owner.user.id, RESET_MAIL, now);
       const link = { tokenHash: hashSecret(token), userId: owner.user.id, purpose: 'reset_password', addressKey: null, expiresAt: now + RESET_LINK_MS } as const;
       await tx.memberEmails.createLink(link, now);
       // The end of the link is the one stored, as a time: the mail may wait in the outbox long after it was queued.
       await deps.mailer.send(tx, {
-        to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: 'passwordReset',
+        to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: RESET_MAIL,
         values: {
           name: owner.user.nickname, username: owner.user.username, link: siteUrls(deps.settings.baseUrl).resetPassword(token),
           minutes: RESET_LINK_MS / 60_000, expires: mailTime(link.expiresAt, owner.user, deps.settings.siteTimeZone),
         },
       }, now);
+      return superseded > 0;
     });
+    if (replaced) await deps.limiter.refund(key, RESET_WINDOW_SECONDS, now);
   }
 }
 

@@ -57,6 +57,11 @@ export interface MailOutboxStore {
   retryAt(id: number, claim: string, nextAttemptAt: Instant, error: string): Promise<boolean>;
   /** Gives the mail up for good and forgets its body. */
   abandon(id: number, claim: string, now: Instant, error: string): Promise<boolean>;
+  /**
+   * Gives up, as `abandon` does, the mails of `kind` to `userId` still waiting and not held by a
+   * claim (none is being sent), for a newer one that replaces them; returns how many.
+   */
+  supersede(userId: number, kind: string, now: Instant): Promise<number>;
 }
 
 /** What an attempt came to. */

@@ -90,6 +90,15 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
     return this.finish(id, claim, { ...FORGOTTEN, abandoned_at: now, last_error: error.slice(0, ERROR_MAX_LENGTH) });
   }
 
+  async supersede(userId: number, kind: string, now: Instant): Promise<number> {
+    const result = await this.db.updateTable('mail_outbox').set({ ...FORGOTTEN, abandoned_at: now, last_error: 'superseded by a newer mail' })
+      .where('user_id', '=', userId).where('kind', '=', kind)
+      .where('sent_at', 'is', null).where('abandoned_at', 'is', null)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   /** Writes an attempt's outcome only while `claim` still holds the row (a lease taken over is not ours). */
   private async finish(id: number, claim: string, values: Partial<Omit<MailOutboxTable, 'id' | 'attempts'>>): Promise<boolean> {
     const result = await this.db.updateTable('mail_outbox').set({ ...values, lease_until: null, claim: null })
