@@ -137,6 +137,44 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     assert.deepEqual(problems, [], `pages wider than ${PHONE.width} px:\n${problems.join('\n')}`);
   });
 
+  test('no page is wider than a phone of 320 or 360 px, at the normal text size and at twice it, in English and Chinese: its document is no wider than its window', async () => {
+    /** The authenticator app's enrolment, the answer to a form on the security page. */
+    const enrolTotp = async (page: Page) => {
+      await Promise.all([page.waitForURL(/\/settings\/security/), page.locator('form:has(input[value="totp-start"]) button[type=submit]').click()]);
+      await page.locator('input[value="totp-confirm"]').waitFor({ state: 'attached' });
+    };
+    // Every page a member reaches: those walked above, writing a post, the page an expired reset
+    // link opens, and the authenticator app's enrolment.
+    const visits: { context: BrowserContext; path: string; then?: (page: Page) => Promise<void> }[] = [
+      ...[...signedOutPaths, '/password/reset?token=expired'].map((path) => ({ context: visitor, path })),
+      ...[...signedInPaths, consentChinese, '/posts/new'].map((path) => ({ context: member, path })),
+      { context: member, path: '/settings/security', then: enrolTotp },
+    ];
+    const problems: string[] = [];
+    for (const locale of ['en', 'zh-CN'] as const) {
+      for (const context of [visitor, member]) await context.addCookies([{ name: 'lang', value: locale, url: t.baseUrl }]);
+      for (const { context, path, then } of visits) {
+        const page = await context.newPage();
+        for (const width of [320, 360]) {
+          await page.setViewportSize({ width, height: 800 });
+          const response = await page.goto(`${t.baseUrl}${path}`);
+          assert.ok(response && response.status() < 500, `${path} answers ${response?.status()}`);
+          await then?.(page);
+          const where = `${locale} ${width} px, ${path}${then ? ` (${then.name})` : ''}`;
+          await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
+          // The browser's text size doubled: the root's font size, which every rem and em follows.
+          for (const textSize of ['100%', '200%']) {
+            await page.evaluate((size) => { document.documentElement.style.fontSize = size; }, textSize);
+            const laidOut = await pageWidth(page);
+            if (laidOut > width) problems.push(`${where}, text ${textSize}: ${laidOut} px`);
+          }
+        }
+        await page.close();
+      }
+    }
+    assert.deepEqual(problems, [], `pages wider than their window:\n${problems.join('\n')}`);
+  });
+
   test('Label in Name, WCAG 2.5.3: the accessible name of every link and button that shows words starts with those words, in every language', async () => {
     const problems: string[] = [];
     for (const locale of LOCALES) {
