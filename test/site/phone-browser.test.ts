@@ -212,10 +212,11 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
     assert.deepEqual(problems, []);
   });
 
-  test('the header\'s @handle of a signed-in member never breaks inside: on one line within the window, whole or cut with an ellipsis, at 320 and 360 px, in English and Chinese, at twice the text size too', async () => {
+  test('the header\'s @handle of a signed-in member, or the username shown alone when there is no nickname, never breaks inside: on one line within the window, whole or cut with an ellipsis, the link named by all of it, at 320 and 360 px, in English and Chinese, at twice the text size too', async () => {
     // The widest handle there can be (30 of the widest Latin letter) beside a long Chinese
-    // nickname, and a long handle of ordinary letters beside a short Latin one.
-    const members = [['WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW', '一个很长很长的昵称名字一二三四五六七八九十'], ['Supercalifragilisticexpialidoc', 'Nick']] as const;
+    // nickname, a long handle of ordinary letters beside a short Latin one, and a username as
+    // wide with no nickname, which the header shows alone.
+    const members = [['WWWWWWWWWWWWWWWWWWWWWWWWWWWWWW', '一个很长很长的昵称名字一二三四五六七八九十'], ['Supercalifragilisticexpialidoc', 'Nick'], ['MMMMMMMMMMMMMMMMMMMMMMMMMMMMMM', undefined]] as const;
     for (const [username, nickname] of members) await createAccount(t.deps.stores, t.clock, { username, nickname, password: PASSWORD });
     const problems: string[] = [];
     for (const [username] of members) {
@@ -230,7 +231,8 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
           await Promise.all([page.waitForURL(`${t.baseUrl}/`), page.locator('form[action="/login"] button[type=submit]').click()]);
           for (const textSize of ['100%', '200%']) {
             await page.evaluate((size) => { document.documentElement.style.fontSize = size; }, textSize);
-            const seen = await page.locator('.site-header .handle').evaluate((handle) => {
+            // The word the member's link ends with: the @handle, or the username alone.
+            const seen = await page.locator('.site-header a.person > :last-child').evaluate((handle) => {
               // The lines the handle's words are set on, as the text's own boxes tell them.
               const words = document.createRange();
               words.selectNodeContents(handle);
@@ -246,6 +248,8 @@ describe('a member\'s pages on a phone, in Chromium', { skip: skipWithoutChromiu
             if (seen.right > width) problems.push(`${where}: the handle ends at ${seen.right} px`);
             if (seen.cut && !seen.ellipsis) problems.push(`${where}: the handle is cut without an ellipsis`);
             if (seen.headerWidth > width) problems.push(`${where}: the header is ${seen.headerWidth} px wide`);
+            const named = await page.locator('.site-header a.person').ariaSnapshot();
+            if (!named.includes(username)) problems.push(`${where}: the link is named ${named}`);
           }
           await context.close();
         }

@@ -92,11 +92,13 @@ export function dateOf(reader: Reader, instant: Instant): Html {
  * A member as every page names them: the nickname, and the username beside it whenever they
  * differ, so two members whose nicknames look alike are told apart (INTERFACE section 12). The
  * nickname is isolated (`<bdi>`): a right-to-left name never reorders the @username beside it.
+ * A username alone is marked as one (`username`), not as a nickname: the header keeps it one word,
+ * as it keeps the @handle.
  */
 export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
   return nicknameDiffers(user)
     ? html`<bdi class="nickname">${user.nickname}</bdi> <span class="handle">@${user.username}</span>`
-    : html`<span class="nickname">${user.username}</span>`;
+    : html`<span class="username">${user.username}</span>`;
 }
 
 /**
