@@ -8,13 +8,13 @@ import { fileURLToPath } from 'node:url';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import fastifyStatic from '@fastify/static';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { type DemoAppOptions, demoApp } from './demo-app/plugin.js';
 import type { TrustProxy } from './config/settings.js';
 import type { Deps } from './deps.js';
 import { routableUrl } from './http/console-paths.js';
 import { loggerOptions, requestLogger } from './http/logging.js';
-import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling } from './http/plugins/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, staticFileRefusal } from './http/plugins/errors.js';
 import { apiSecurityHeaders, pageSecurityHeaders, registerSecurityHeaders } from './http/plugins/security-headers.js';
 import { adminRoutes } from './http/routes/admin.js';
 import { apiV1Routes } from './http/routes/api-v1/index.js';
@@ -192,9 +192,13 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     registerSecurityHeaders(site, headers.page);
     // @fastify/static takes no route config: its route is marked a page here, so its own refusal
     // (`send`'s 403 for a path that climbs out of public/, `/static/../..`) is the site's error
-    // page in the reader's language, as on every other address outside the API, not JSON.
+    // page in the reader's language, as on every other address outside the API, not JSON, worded
+    // as what it is (`staticFileRefusal`) by the error handler the plugin gives its route.
     site.addHook('onRoute', (route) => {
-      if (route.url.startsWith('/static/')) route.config = { ...route.config, html: true };
+      if (!route.url.startsWith('/static/')) return;
+      route.config = { ...route.config, html: true };
+      const handle = route.errorHandler;
+      if (handle) route.errorHandler = function refused(error, request, reply) { return handle.call(this, staticFileRefusal(error) as FastifyError, request, reply); };
     });
     await site.register(fastifyStatic, {
       root: fileURLToPath(new URL('../public', import.meta.url)),

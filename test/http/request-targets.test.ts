@@ -78,3 +78,15 @@ test('a path under /static that climbs out of its folder is refused with a page,
   // The folder's files are served as before.
   assert.equal((await fetch(`${t.baseUrl}/static/style.css`)).status, 200);
 });
+
+test('an address under /static that is no file of the site (a .. climbing out of its folder, a NUL) is refused in words saying so, in the reader\'s language: not as a request not understood, nor as one an app sent', async () => {
+  for (const [target, status] of [['/static/../package.json', 403], ['/static/%2e%2e/%2e%2e/etc/passwd', 403], ['/static/style.css%00', 400]] as const) {
+    const english = await rawRequest('GET', t.baseUrl, ['Accept-Language', 'en'], undefined, { target });
+    assert.equal(english.status, status, target);
+    assert.match(english.body, /<h1>That did not work<\/h1>\s*<p>The address (leads out of the folder of the site&#39;s files|holds a NUL character)/, target);
+    const chinese = await rawRequest('GET', t.baseUrl, ['Accept-Language', 'zh-CN'], undefined, { target });
+    assert.equal(chinese.status, status, target);
+    assert.match(chinese.body, /<p>这个地址没有本站的文件/, target);
+    assert.doesNotMatch(chinese.body, /应用/, target);
+  }
+});

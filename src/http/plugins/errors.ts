@@ -87,6 +87,23 @@ export function noSuchPage(): OAuthError {
   return new OAuthError('not_found', 'No such page or endpoint.', { words: NOTHING_HERE });
 }
 
+/** What a refused address under /static tells a person: no file of the site is there. */
+const NO_SITE_FILE: Words = { key: 'errors.noSiteFile' };
+
+/**
+ * `send`'s refusal of an address under /static (@fastify/static) in words saying what it is: a
+ * `..` segment that climbs out of public/ (403: understood and refused, RFC 9110 15.5.4) or a NUL,
+ * which no file name holds (400). Left to the generic 4xx, a 403 said the request "could not be
+ * understood", and its page in Chinese told the reader to go back to an app that sent them.
+ */
+export function staticFileRefusal(error: unknown): unknown {
+  switch ((error as { statusCode?: unknown } | null)?.statusCode) {
+    case 403: return new OAuthError('invalid_request', 'The address leads out of the folder of the site\'s files.', { status: 403, words: NO_SITE_FILE });
+    case 400: return new OAuthError('invalid_request', 'The address holds a NUL character, which no file name has.', { status: 400, words: NO_SITE_FILE });
+    default: return error;
+  }
+}
+
 /** Turns any thrown value into the `OAuthError` the client may see. */
 export function toClientError(error: unknown, request: FastifyRequest): OAuthError {
   if (error instanceof OAuthError) return error;
