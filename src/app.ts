@@ -107,7 +107,7 @@ export async function buildApp(deps: Deps, options: AppOptions = {}): Promise<Fa
     trustProxy: fastifyTrustProxy(deps.settings.trustProxy),
     clientErrorHandler: clientErrorHandler(headers.api, timeouts),
     frameworkErrors: frameworkErrorHandler(headers),
-    rewriteUrl: (request) => routableUrl(request.url ?? '/'),
+    rewriteUrl: (request) => routableUrl(request.url ?? '/', request.method),
     // A parameter as long as the request line may be (Node's 16 KiB of headers bounds it): the
     // route's own schema refuses one too long. Fastify's default of 100 answered a bare 414 before
     // any hook, which told who is not staff which addresses under /admin take a parameter

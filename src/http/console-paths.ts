@@ -47,6 +47,16 @@ function originFormOf(url: string): string | undefined {
 }
 
 /**
+ * Whether `sent` is an OPTIONS request's target in absolute form with an empty path and no query
+ * (`OPTIONS http://host HTTP/1.1`), which asks about the server as a whole: the last proxy would
+ * forward it as `OPTIONS *` (RFC 9112 3.2.4), and a client talking to the service as to a proxy
+ * sends it so. It was the 405 of the home page.
+ */
+function asksAboutServer(sent: string, method: string | undefined): boolean {
+  return method === 'OPTIONS' && originFormOf(sent) !== undefined && ABSOLUTE_FORM_AUTHORITY.exec(sent)?.[0] === sent;
+}
+
+/**
  * The address the router is given (Fastify's `rewriteUrl`): one that came in absolute form by its
  * path and query alone, as the router reads it (the console's gate, catch-all and error pages, and
  * the not-found answer's 405 and its JSON under /api/, know their requests by `request.url`: staff
@@ -54,9 +64,11 @@ function originFormOf(url: string): string | undefined {
  * the site's HTML 404 page, attack100); under /admin with its path's every `%` escaped when that
  * does not decode (a malformed percent-escape), so that it names nothing and is answered behind
  * the console's gate, as any other address there (refused by the router before any hook, it was
- * the site's 404 page, to staff too); any other as sent.
+ * the site's 404 page, to staff too); an OPTIONS that asks about the server in absolute form
+ * (`asksAboutServer`) as `*`; any other as sent.
  */
-export function routableUrl(sent: string): string {
+export function routableUrl(sent: string, method?: string): string {
+  if (asksAboutServer(sent, method)) return '*';
   const url = sent.startsWith('/') ? sent : originFormOf(sent) ?? sent;
   if (!isConsolePath(url)) return url;
   const query = url.indexOf('?');

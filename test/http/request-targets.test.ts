@@ -90,3 +90,17 @@ test('an address under /static that is no file of the site (a .. climbing out of
     assert.doesNotMatch(chinese.body, /应用/, target);
   }
 });
+
+test('OPTIONS in absolute form with an empty path and no query asks about the server as a whole, as OPTIONS * does (RFC 9112 3.2.4): a proxy would forward it as OPTIONS *', async () => {
+  const host = `Host: ${new URL(t.baseUrl).host}\r\n`;
+  const server = await only(`OPTIONS * HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+  for (const target of ['http://h', `https://${new URL(t.baseUrl).host}`]) {
+    const answer = await only(`OPTIONS ${target} HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+    assert.equal(answer.status, 204, target);
+    assert.equal(answer.headers.get('allow'), server.headers.get('allow'), target);
+  }
+  // A path or a query names a resource: it is asked about, not the server.
+  for (const target of ['http://h/', 'http://h?x', 'http://h/login']) {
+    assert.notEqual((await only(`OPTIONS ${target} HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)).status, 204, target);
+  }
+});
