@@ -25,7 +25,7 @@ const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 const DIST = join(ROOT, 'dist');
 const HASH_FILE = join(DIST, '.build-hash');
 const LOCK = join(ROOT, '.build-lock');
-const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/bundle-service.mjs'];
+const INPUTS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/bundle-service.mjs', 'scripts/one-byte-source.mjs'];
 /** The entry points; a dist/ without them is rebuilt from scratch whatever its hash says. */
 const ENTRY_POINTS = ['main.js', 'cli/main.js', 'config/settings.js', 'bundle/main.js'];
 const NO_DEV_DEPENDENCIES = 'dist/ is missing or older than src/, and the dev dependencies that build it are not installed: run `npm ci`, then `npm run build`';
