@@ -63,6 +63,14 @@ test('every chunk of the bundle loads, the ones loaded at first use included (th
   assert.equal(loaded.status, 0, loaded.stderr);
 });
 
+test('no file of the bundle holds a character above U+00FF, so V8 keeps the text of each one byte a character', () => {
+  compiled();
+  // The last build's files (the previous build's, kept beside them, may be of older code).
+  const files = readFileSync('dist/bundle/.written', 'utf8').split('\n').filter(Boolean);
+  assert.ok(files.includes('main.js'), files.join(' '));
+  for (const file of files) assert.doesNotMatch(readFileSync(join('dist/bundle', file), 'utf8'), /[^\0-\xff]/, file);
+});
+
 test('a build keeps the chunks of the build before it, which a server still running from it loads at their first use, and removes older ones', { timeout: 120_000 }, async () => {
   compiled();
   const out = mkdtempSync(join(tmpdir(), 'svc-bundle-'));
