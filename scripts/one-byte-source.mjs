@@ -69,23 +69,26 @@ export function oneByteSource(text, file) {
     let safe = true;
     const visit = (node) => {
       if (!safe) return;
-      // Every use of the name in the file calls this function: none declares or assigns it again.
+      // Every use of the name in the file calls this function: none declares or assigns it again
+      // (an export is read-only where it is imported).
       if (ts.isIdentifier(node) && node.text === name) {
         const p = node.parent;
         safe = p === declaration || (ts.isTaggedTemplateExpression(p) && p.tag === node) || (ts.isCallExpression(p) && p.expression === node)
-          || ((ts.isPropertyAccessExpression(p) || ts.isPropertyAssignment(p)) && p.name === node) || (ts.isBindingElement(p) && p.propertyName === node);
+          || ((ts.isPropertyAccessExpression(p) || ts.isPropertyAssignment(p)) && p.name === node) || (ts.isBindingElement(p) && p.propertyName === node)
+          || ts.isExportSpecifier(p);
       }
       ts.forEachChild(node, visit);
     };
     visit(source);
-    // The strings are read by index or length, never assigned, passed on or asked for `.raw`.
-    const readOnly = (node) => !(ts.isBinaryExpression(node.parent) && node.parent.left === node && node.parent.operatorToken.kind >= ts.SyntaxKind.FirstAssignment && node.parent.operatorToken.kind <= ts.SyntaxKind.LastAssignment)
-      && !ts.isPrefixUnaryExpression(node.parent) && !ts.isPostfixUnaryExpression(node.parent) && !ts.isDeleteExpression(node.parent);
+    // The strings are only read, by an index of numbers and names (never `strings['raw']`) or
+    // `.length`, and passed nowhere. Writes need no check: the array is frozen.
+    const isIndex = (node) => ts.isNumericLiteral(node) || ts.isIdentifier(node)
+      || (ts.isBinaryExpression(node) && [ts.SyntaxKind.PlusToken, ts.SyntaxKind.MinusToken].includes(node.operatorToken.kind) && isIndex(node.left) && isIndex(node.right));
     const visitBody = (node) => {
       if (!safe) return;
       if (ts.isIdentifier(node) && node.text === strings.text) {
         const p = node.parent;
-        safe = p.expression === node && readOnly(p) && (ts.isElementAccessExpression(p) || (ts.isPropertyAccessExpression(p) && p.name.text === 'length'));
+        safe = p.expression === node && ((ts.isElementAccessExpression(p) && isIndex(p.argumentExpression)) || (ts.isPropertyAccessExpression(p) && p.name.text === 'length'));
       }
       ts.forEachChild(node, visitBody);
     };

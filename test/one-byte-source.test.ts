@@ -40,10 +40,13 @@ test('a character above U+00FF is escaped where it means the same, and the sourc
 test('a tagged template is escaped only when its tag reads the cooked strings alone; any other fails the build, naming the place', () => {
   // Our `html` tag reads `strings[i]` only: an escape there means the same.
   sameResult('function html(strings, ...values) { let out = strings[0]; for (let i = 0; i < values.length; i++) out += values[i] + strings[i + 1]; return out; } [html`“${1}”…`, html`→`]');
+  // Exported to another chunk, it stays what it is: an import cannot be assigned.
+  assert.doesNotMatch(oneByteSource('function html(strings) { return strings[0]; } export { html }; html`“`', 'chunk.js'), WIDE);
   // String.raw, or a tag of the same name that reads the raw text, would see `\u201C`.
   for (const source of [
     'String.raw`“`',
     'function html(strings) { return strings.raw[0]; } html`“`',
+    "function html(strings) { return strings['raw'][0]; } html`“`",
     'function html(strings) { return strings[0]; } function other(html) { return html`“`; }',
     'function html(strings) { return strings[0]; } html = String.raw; html`“`',
     'function html(strings) { return keep(strings); } html`“`',
