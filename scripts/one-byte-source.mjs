@@ -49,10 +49,16 @@ export function oneByteSource(text, file) {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.JS);
   const scanner = ts.createScanner(ts.ScriptTarget.Latest, false, ts.LanguageVariant.Standard, text);
   const cookedTags = new Map();
-  const fail = (at, what) => {
+  const place = (at) => {
     const { line, character } = source.getLineAndCharacterOfPosition(at);
-    throw new OneByteSourceError(`${file}:${line + 1}:${character + 1}: ${what} (U+${text.codePointAt(at).toString(16).toUpperCase()}); write it escaped in the source`);
+    return `${file}:${line + 1}:${character + 1}`;
   };
+  const fail = (at, what) => {
+    throw new OneByteSourceError(`${place(at)}: ${what} (U+${text.codePointAt(at).toString(16).toUpperCase()}); write it escaped in the source`);
+  };
+  // A file the parser misread (syntax newer than it knows) would have its places misjudged.
+  const [misread] = source.parseDiagnostics;
+  if (misread) throw new OneByteSourceError(`${place(misread.start)}: TypeScript cannot parse this (${ts.flattenDiagnosticMessageText(misread.messageText, ' ')}), so where its characters above U+00FF stand is not known`);
 
   /** Whether a tag is a function of this file that reads only `strings[i]` and `strings.length`. */
   function readsCookedOnly(tag) {

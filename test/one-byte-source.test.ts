@@ -58,3 +58,7 @@ test('a tagged template is escaped only when its tag reads the cooked strings al
     }, source);
   }
 });
+
+test('a file the parser cannot read fails the build, naming the place, rather than be escaped by a guess', () => {
+  assert.throws(() => oneByteSource('const a = 1 +;\n// “', 'chunk.js'), (error: Error) => error instanceof OneByteSourceError && /^chunk\.js:1:14: TypeScript cannot parse this/.test(error.message));
+});
