@@ -11,10 +11,10 @@
 // - what the code names at run time only (`createRequire(…)('pg')`, ioredis, swagger-ui-dist's
 //   files), which a bundler cannot see.
 // Dynamic imports stay lazy: each becomes a chunk of its own, loaded at its first use (decision 29).
-// Each file written then has its characters above U+00FF escaped (scripts/one-byte-source.mjs), so
-// that V8 holds its text one byte a character (decision 61).
+// Each file has its characters above U+00FF escaped before it is written
+// (scripts/one-byte-source.mjs), so that V8 holds its text one byte a character (decision 61).
 import { build } from 'esbuild';
-import { readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { oneByteSource } from './one-byte-source.mjs';
@@ -62,15 +62,16 @@ const result = await build({
   // Not `keepNames`: it held about 3 MB more in an idle server. A class that shares its name with
   // another in the bundle is renamed (`_InputError`), which a logged error's `err.type` would show;
   // the known errors are answered, not logged (docs/performance.md, decision 45).
-  metafile: true,
   logLevel: 'warning',
+  // Written below, escaped: a step that fails leaves the previous build's files as they were.
+  write: false,
 });
-const written = new Set(Object.keys(result.metafile.outputs).map((file) => relative(OUT, file)));
-for (const file of written) {
-  const text = await readFile(join(OUT, file), 'utf8');
-  const escaped = oneByteSource(text, file);
-  if (escaped !== text) await writeFile(join(OUT, file), escaped);
+const escaped = result.outputFiles.map((file) => ({ path: file.path, text: oneByteSource(file.text, relative(OUT, file.path)) }));
+for (const file of escaped) {
+  await mkdir(dirname(file.path), { recursive: true });
+  await writeFile(file.path, file.text);
 }
+const written = new Set(escaped.map((file) => relative(OUT, file.path)));
 for (const file of await readdir(OUT)) {
   if (file !== '.written' && !written.has(file) && !previous.has(file)) await rm(join(OUT, file));
 }
