@@ -287,14 +287,20 @@ export const checkUiLocales: Check = (ctx) => {
  * OpenID Connect Core 3.1.2.1: an `id_token_hint` names who the app expects to be signed in; the
  * flow answers login_required for anyone else. It must be an id_token we issued to this app
  * (expired ones too: it names a past sign-in). One signed by a key we no longer publish cannot be
- * told from a forgery and counts as no hint, as at logout.
+ * told from a forgery, so whom it names is unknown and nobody signed in matches it (attack114):
+ * counted as no hint, an app's id_token from before a rotation got a code for whoever had signed
+ * in since; read for its unverified `sub`, a forgery would tell an app whether any member it
+ * names is the one signed in on the browser.
  */
 export const checkIdTokenHint: Check = async (ctx) => {
   const value = param(ctx, 'id_token_hint');
   ctx.request.hintedSubject = null;
   if (value === undefined) return;
   const checked = await verifyIdTokenHint(await ctx.keys(), ctx.issuer, value, ctx.now);
-  if (checked.kind !== 'verified') return;
+  if (checked.kind !== 'verified') {
+    ctx.request.hintedSubject = { unknown: true };
+    return;
+  }
   if (!checked.hint.audience.includes(ctx.client!.clientId)) {
     throw new OAuthError('invalid_request', 'The id_token_hint was issued to another application: send an id_token this application received.');
   }

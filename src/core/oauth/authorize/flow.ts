@@ -194,11 +194,15 @@ function tooOld(request: AuthorizationRequest, session: Session, now: number): b
 
 /**
  * OpenID Connect Core 3.1.2.1: the request's `id_token_hint` names someone else than the person
- * signed in (or signed in by the request), so no code is issued for the wrong account.
+ * signed in (or signed in by the request), so no code is issued for the wrong account. With nobody
+ * signed in, only a hint that matches nobody (its key is gone) is refused: no sign-in can help.
  */
-function hintedOther(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn): Refusal | undefined {
-  if (request.hintedSubject === null || request.hintedSubject === String(signedIn.user.id)) return undefined;
-  const error = new OAuthError('login_required', 'The id_token_hint names another account than the one signed in: send the request again without id_token_hint to let this person sign in.');
+function hintedOther(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn | undefined): Refusal | undefined {
+  const hinted = request.hintedSubject;
+  if (hinted === null || (typeof hinted === 'string' && (signedIn === undefined || hinted === String(signedIn.user.id)))) return undefined;
+  const error = typeof hinted === 'string'
+    ? new OAuthError('login_required', 'The id_token_hint names another account than the one signed in: send the request again without id_token_hint to let this person sign in.')
+    : new OAuthError('login_required', 'The id_token_hint is signed by a key this service no longer publishes, so whom it names cannot be told: send the request again with a newer id_token, or without id_token_hint.');
   return { error, to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed };
 }
 
@@ -209,6 +213,9 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
+  // Before any sign-in, which a hint that matches nobody would only waste.
+  const unmatched = hintedOther(deps, request, undefined);
+  if (unmatched) return refuse(deps, unmatched, signedIn);
   const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
     refuse(deps, { error: new OAuthError(code, description), to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed }, signedIn);
   const now = deps.clock.now();

@@ -57,8 +57,12 @@ export interface AuthorizationRequest {
   /** Seconds; `null` when not sent. */
   maxAge: number | null;
   loginHint: string | null;
-  /** The `sub` of a verified `id_token_hint` (OIDC Core 3.1.2.1): who must be signed in; `null` when none. */
-  hintedSubject: string | null;
+  /**
+   * Who must be signed in (OIDC Core 3.1.2.1): the `sub` of a verified `id_token_hint`, or
+   * `unknown` for one signed by a key we no longer publish, which nobody signed in matches;
+   * `null` when none was sent.
+   */
+  hintedSubject: string | { unknown: true } | null;
   /** RFC 9449 10: the thumbprint of the DPoP key the code is bound to; `null` when not sent. */
   dpopJkt: string | null;
   /** RFC 8707: the resource asked for (only ever the resource API's identifier); `null` when none. */
