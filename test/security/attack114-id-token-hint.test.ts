@@ -49,3 +49,35 @@ test('an id_token_hint signed by a key no longer published matches nobody signed
   const { id_token: newHint } = await obtainTokens(t, browser, c, { scope });
   assert.ok(redirectParams(await ask(newHint!)).get('code'));
 });
+
+// F2: sign-in drops a return_to over 8000 characters, so a signed-out member whose request was
+// that long (a hint adds 1 to 1.5 kB; a state in Chinese is nine characters a character once
+// encoded) signed in and landed on the home page, never told that the app's request was lost.
+test('an authorization request too long to return to after sign-in is not dropped unawares: the sign-in page tells the member to go back to the app', async () => {
+  const c = await newClient(t);
+  const scope = 'openid profile:read';
+  const alice = await newUser(t);
+  const aliceBrowser = new Browser(t);
+  await aliceBrowser.signIn(alice.username);
+  const { id_token: hint } = await obtainTokens(t, aliceBrowser, c, { scope });
+  const query = authorizeQuery(c, { pkce: pkcePair(), scope, extra: { id_token_hint: hint!, login_hint: alice.username } });
+  query.set('state', '帖'.repeat(800));
+
+  const browser = new Browser(t);
+  const toSignIn = await browser.fetch(`/oauth/authorize?${query}`);
+  assert.equal(toSignIn.status, 302);
+  const location = new URL(toSignIn.headers.get('location')!, t.baseUrl);
+  assert.equal(location.pathname, '/login');
+  assert.equal(location.searchParams.get('return_to'), null);
+  const page = await browser.fetch(location.pathname + location.search);
+  const text = await page.text();
+  assert.match(text, /The application&#39;s request is too long for this site to take you back to it once you have signed in\. Sign in, then go back to the application and start again\./);
+  assert.match(text, new RegExp(`value="${alice.username}"`));
+  // A wrong password's page says it again.
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(text)![1]!;
+  const wrong = await browser.postForm('/login', { username: alice.username, password: 'wrong password', return_to: '/', too_long: '1', _csrf: csrf });
+  assert.equal(wrong.status, 401);
+  assert.match(await wrong.text(), /too long for this site to take you back/);
+  const zh = await new Browser(t, { 'accept-language': 'zh-CN' }).fetch(location.pathname + location.search);
+  assert.match(await zh.text(), /该应用的请求太长，登录后本站无法带你回到它。请先登录，然后回到该应用重新开始。/);
+});

@@ -7,6 +7,7 @@ import { paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js'
 import { visitor } from '../client-address.js';
 import { csrfToken, currentSignIn, pageContext, requestLocale, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
+import { MAX_RETURN_TO_LENGTH } from './sign-in.js';
 import { formPostPage } from '../views/form-post.js';
 
 async function answer(request: FastifyRequest, reply: FastifyReply, step: AuthorizeStep): Promise<FastifyReply> {
@@ -21,9 +22,12 @@ async function answer(request: FastifyRequest, reply: FastifyReply, step: Author
         .send(formPostPage(await pageContext(request, reply), response).value);
     }
     case 'sign_in': {
-      const query = new URLSearchParams({ return_to: step.returnTo });
+      // A request too long to come back to (an id_token_hint adds 1 to 1.5 kB) was dropped by
+      // sign-in, and the member landed on the home page unawares (attack114): the page says so.
+      const tooLong = step.returnTo.length > MAX_RETURN_TO_LENGTH;
+      const query = new URLSearchParams(tooLong ? { too_long: '1' } : { return_to: step.returnTo });
       if (step.loginHint) query.set('login_hint', step.loginHint);
-      if (step.reauthenticate) query.set('reauth', '1');
+      if (step.reauthenticate && !tooLong) query.set('reauth', '1');
       return reply.redirect(`/login?${query.toString()}`, 302);
     }
     case 'consent': {

@@ -28,11 +28,18 @@ import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
 /**
+ * The longest `return_to`: the `/login` address that carries it, encoded once more, must fit
+ * Node's 16 kB of request line and headers. An authorization request longer than that is not
+ * sent to sign in with it: the page says so instead (`too_long`, attack114).
+ */
+export const MAX_RETURN_TO_LENGTH = 8000;
+
+/**
  * Only a path on this site may be returned to, never another origin (no open redirect); other
  * characters than ASCII are percent-encoded, so the path fits a `Location` header.
  */
 export function safeReturnTo(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 8000) return '/';
+  if (typeof value !== 'string' || value.length > MAX_RETURN_TO_LENGTH) return '/';
   if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\x00-\x1f]/.test(value)) return '/';
   return percentEncodeNonAscii(value);
 }
@@ -61,7 +68,7 @@ interface CredentialBody {
 
 const credentialBody = {
   type: 'object',
-  properties: { credential: { type: 'string', maxLength: 20_000 }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string', maxLength: 200 } },
+  properties: { credential: { type: 'string', maxLength: 20_000 }, return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH }, _csrf: { type: 'string', maxLength: 200 } },
 } as const;
 /** Passkey sign-in challenges one address may ask for in a minute. */
 export const PASSKEY_OPTIONS_PER_MINUTE = 30;
@@ -77,6 +84,7 @@ interface SignInBody {
   password?: string;
   return_to?: string;
   reauth?: string;
+  too_long?: string;
   _csrf?: string;
 }
 
@@ -85,9 +93,11 @@ const signInBody = {
   properties: {
     username: { type: 'string', maxLength: 256 },
     password: { type: 'string', maxLength: 1024 },
-    return_to: { type: 'string', maxLength: 8000 },
+    return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH },
     /** `1` when the page asked to sign in again: a failed attempt's page says so again. */
     reauth: { type: 'string', maxLength: 8 },
+    /** `1` when the app's request was too long to return to: a failed attempt's page says so again. */
+    too_long: { type: 'string', maxLength: 8 },
     _csrf: { type: 'string', maxLength: 200 },
   },
 } as const;
@@ -95,12 +105,13 @@ const signInBody = {
 export async function signInRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string } }>, reply) => {
+  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
     const hint = typeof request.query.login_hint === 'string' ? firstCharacters(request.query.login_hint, 64) : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
-      .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1' }).value);
+      .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1',
+        requestTooLong: request.query.too_long === '1' }).value);
   });
 
   app.post('/login', { ...page, schema: { body: signInBody } }, async (request: FastifyRequest<{ Body: SignInBody }>, reply) => {
@@ -126,7 +137,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
           username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason !== 'throttled',
-          reauthenticate: request.body.reauth === '1',
+          reauthenticate: request.body.reauth === '1', requestTooLong: request.body.too_long === '1',
         }).value);
     }
     // An account with two-step verification on is not signed in by its password alone: the

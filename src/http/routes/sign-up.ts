@@ -12,7 +12,7 @@ import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import type { FormError } from '../views/forms.js';
 import { signUpPage } from '../views/sign-up.js';
-import { appNameFor, safeReturnTo } from './sign-in.js';
+import { MAX_RETURN_TO_LENGTH, appNameFor, safeReturnTo } from './sign-in.js';
 import { clientAddress } from '../client-address.js';
 
 const MESSAGES = {
@@ -40,7 +40,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     schema: {
       body: {
         type: 'object',
-        properties: { username: { type: 'string' }, nickname: { type: 'string' }, password: { type: 'string' }, return_to: { type: 'string', maxLength: 8000 }, _csrf: { type: 'string' } },
+        properties: { username: { type: 'string' }, nickname: { type: 'string' }, password: { type: 'string' }, return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH }, _csrf: { type: 'string' } },
       },
     },
   }, async (request: FastifyRequest<{ Body: SignUpBody }>, reply) => {

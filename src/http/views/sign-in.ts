@@ -18,6 +18,8 @@ export interface SignInForm {
   /** The username and password did not sign in: both fields are marked. */
   wrongCredentials?: boolean;
   reauthenticate?: boolean;
+  /** The app's authorization request was too long to return to (`MAX_RETURN_TO_LENGTH`): the member goes back to it by hand. */
+  requestTooLong?: boolean;
 }
 
 export function signInPage(context: PageContext, form: SignInForm) {
@@ -29,10 +31,12 @@ export function signInPage(context: PageContext, form: SignInForm) {
 <h1>${form.appName === undefined ? t.text('sign-in.title') : rich(t, 'sign-in.headingForApp', { app: form.appName, b: appName })}</h1>
 ${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error}</p>` : ''}
 ${form.reauthenticate ? html`<p class="notice">${form.appName ? t.text('sign-in.reauthenticateForApp') : t.text('sign-in.reauthenticate')}</p>` : ''}
+${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong')}</p>` : ''}
 <form method="post" action="/login">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
   ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
+  ${form.requestTooLong ? html`<input type="hidden" name="too_long" value="1">` : ''}
   <label for="username">${t.text('sign-in.username')}</label>
   <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${wrong} ${form.username ? '' : html`autofocus`}>
   <label for="password">${t.text('sign-in.password')}</label>
