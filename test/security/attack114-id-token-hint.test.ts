@@ -81,3 +81,20 @@ test('an authorization request too long to return to after sign-in is not droppe
   const zh = await new Browser(t, { 'accept-language': 'zh-CN' }).fetch(location.pathname + location.search);
   assert.match(await zh.text(), /该应用的请求太长，登录后本站无法带你回到它。请先登录，然后回到该应用重新开始。/);
 });
+
+// F3: the request sign-in returned to kept its login_hint, so a member who signed in as another
+// account than the one it named (the app guessed from a shared computer's last user, say) was sent
+// to sign in again after every sign-in, with no way on but the other account's password.
+test('a member who signs in as another account than login_hint names goes on as that account, not back to sign-in forever', async () => {
+  const c = await newClient(t);
+  const alice = await newUser(t);
+  const bob = await newUser(t);
+  const browser = new Browser(t);
+  const toSignIn = await browser.fetch(`/oauth/authorize?${authorizeQuery(c, { pkce: pkcePair(), extra: { login_hint: bob.username } })}`);
+  const login = new URL(toSignIn.headers.get('location')!, t.baseUrl);
+  assert.equal(login.searchParams.get('login_hint'), bob.username);
+  const signedIn = await browser.signIn(alice.username, undefined, login.searchParams.get('return_to')!);
+  const back = await browser.fetch(signedIn.headers.get('location')!);
+  assert.equal(back.status, 200, 'the consent page, not sign-in again');
+  assert.match(await back.text(), new RegExp(alice.username));
+});

@@ -145,13 +145,15 @@ async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: A
 }
 
 /**
- * Where sign-in returns to. A request that forced sign-in (prompt=login, an expired max_age)
- * comes back without that demand: the new session has just been authenticated, and keeping it
- * would ask again forever. The fresh `auth_time` is what the client can verify.
+ * Where sign-in returns to. A request that forced sign-in (prompt=login, an expired max_age, a
+ * `login_hint` naming another account) comes back without that demand: the new session has just
+ * been authenticated, by whom the member chose, and keeping it would ask again forever (attack114:
+ * a member without the hinted account's password was sent back to sign in after every sign-in).
+ * The fresh `auth_time` and `sub` are what the client can verify; an `id_token_hint` stays.
  */
 async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
   const fields = requestFields(params, (name, value) => {
-    if (name === 'max_age') return undefined;
+    if (name === 'max_age' || name === 'login_hint') return undefined;
     if (name === 'prompt') return value.split(' ').filter((p) => p !== 'login').join(' ');
     return value;
   });
