@@ -1,7 +1,7 @@
 /**
  * attack112 F1: an authorization request's `id_token_hint` was ignored. An app that asks "is the
  * person I signed in still signed in here?" sends their id_token as the hint, often with
- * prompt=none (oidc-client-ts's silent renew does by default); with another account signed in
+ * prompt=none (oidc-client-ts's silent renew with includeIdTokenInSilentRenew, off by default in 3.x); with another account signed in
  * on the browser meanwhile, it got a code for that other account, silently. OpenID Connect Core
  * 3.1.2.1: when the person the hint names is not the one signed in (or signed in by the request),
  * the server SHOULD return an error such as login_required. A hint that is not one of our
