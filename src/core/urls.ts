@@ -20,6 +20,8 @@ export interface SiteUrls {
 
 /** The member's e-mail settings page, which routes, views and mails name. */
 export const EMAIL_SETTINGS_PATH = '/settings/email';
+/** Cancels an address change waiting for its link. */
+export const EMAIL_CANCEL_PATH = `${EMAIL_SETTINGS_PATH}/cancel`;
 
 export function siteUrls(baseUrl: string): SiteUrls {
   return {

@@ -42,6 +42,7 @@ import * as triggerSearchPath from './migrations/2026-11-28-0040-trigger-search-
 import * as hiddenAuthorFlags from './migrations/2026-11-29-0010-hidden-author-flags.js';
 import * as staffEventDevice from './migrations/2026-11-29-0020-staff-event-device.js';
 import * as addressLanguage from './migrations/2026-11-29-0030-address-language.js';
+import * as pendingEmail from './migrations/2026-11-30-0010-pending-email.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -77,6 +78,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29-0010-hidden-author-flags': hiddenAuthorFlags,
   '2026-11-29-0020-staff-event-device': staffEventDevice,
   '2026-11-29-0030-address-language': addressLanguage,
+  '2026-11-30-0010-pending-email': pendingEmail,
 };
 
 /** Every migration's name, in the order they run. */

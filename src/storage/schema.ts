@@ -389,6 +389,9 @@ export interface MemberEmailsTable {
   updated_at: number;
   /** The language of the page the address was given on (`null` for one given before it was kept). */
   language: string | null;
+  /** An address the member asked to change to, not verified yet; `address` stays verified meanwhile. */
+  pending_address: string | null;
+  pending_address_key: string | null;
 }
 
 /** A single-use link mailed to a member: only its SHA-256 is stored. */

@@ -131,9 +131,54 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await visitor.post('/settings/email', { email: next })).status, 200);
     await deliver();
     assert.equal(t.smtp.to(email).length, 2, 'the verification link, then the notice');
-    assert.match(t.smtp.to(email)[1]!.subject, /e-mail address .* was changed/);
+    assert.match(t.smtp.to(email)[1]!.subject, /change of the e-mail address .* was asked/);
     assert.ok(!t.smtp.to(email)[1]!.text.includes(next), 'the notice does not name the new address');
     linkIn(t.smtp.to(next)[0], '/email/verify');
+  });
+
+  test('a change of address keeps the verified address for a password reset until the new one is verified, which then replaces it', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const next = address();
+    const asked = await visitor.post('/settings/email', { email: next });
+    assert.equal(asked.status, 200);
+    assert.ok(asked.text.includes(next) && asked.text.includes(email), 'the page names both: the new one pending, the old one kept');
+    await deliver();
+    const link = linkIn(t.smtp.to(next)[0], '/email/verify');
+    const kept = await t.deps.stores.memberEmails.find(user.id);
+    assert.equal(kept?.address, email);
+    assert.ok(kept?.verifiedAt, 'still verified');
+    assert.equal(kept?.pending, next);
+    await resetLink(user, email);
+    await forgot(next);
+    assert.ok(!t.smtp.to(next).some((m) => m.text.includes('/password/reset?token=')), 'the pending address gets no reset link');
+    assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 200);
+    const replaced = await t.deps.stores.memberEmails.find(user.id);
+    assert.equal(replaced?.address, next);
+    assert.ok(replaced?.verifiedAt);
+    assert.equal(replaced?.pending, null);
+    const before = t.smtp.to(email).length;
+    await forgot(email);
+    assert.equal(t.smtp.to(email).length, before, 'the old address is no longer the account\'s');
+    await resetLink(user, next);
+  });
+
+  test('a pending change of address is shown as pending and can be cancelled: the verified address stays and the mailed link stops working', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const next = address();
+    await visitor.post('/settings/email', { email: next });
+    await deliver();
+    const link = linkIn(t.smtp.to(next)[0], '/email/verify');
+    const page = await visitor.get('/settings/email');
+    assert.match(page.text, /action="\/settings\/email\/cancel"/);
+    assert.ok(page.text.includes(`change it to ${next}`), 'the new address is shown as pending');
+    const cancelled = await visitor.post('/settings/email/cancel', {});
+    assert.equal(cancelled.status, 200);
+    assert.ok(!cancelled.text.includes('/settings/email/cancel'), 'nothing left to cancel');
+    assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 400, 'the link is worthless');
+    const kept = await t.deps.stores.memberEmails.find(user.id);
+    assert.equal(kept?.address, email);
+    assert.ok(kept?.verifiedAt);
+    assert.equal(kept?.pending, null);
   });
 
   test('an address that is not one is refused with the field named', async () => {

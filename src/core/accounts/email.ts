@@ -1,8 +1,8 @@
 /**
  * A member's e-mail address (INTERFACE section 12): one per account, private, and verified by a
  * single-use link mailed to it (24 hours, stored as its SHA-256, used by one conditional write).
- * A change mails the old verified address a notice, so a hijacker cannot move the account's mail
- * away quietly.
+ * A change waits beside the verified address until its link is opened, and mails the verified
+ * address a notice, so a hijacker cannot move the account's mail away quietly.
  */
 import { siteUrls } from '../urls.js';
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
@@ -83,36 +83,58 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   }, now);
 }
 
-export type EmailChange = { ok: true; changed: boolean } | { ok: false; reason: 'no_mail' } | Throttled;
+export type EmailChange = { ok: true; changed: boolean; pending: boolean } | { ok: false; reason: 'no_mail' } | Throttled;
 
 /**
- * Sets the account's address (unverified) and mails it a link; the same address again, not yet
- * verified, mails a new link. The old verified address, if another, is told.
+ * Gives the account an address and mails it a link; the same address again, not yet verified,
+ * mails a new link. A verified address stays the account's until the new one is verified (GitHub
+ * and Google keep it too): a typo or a borrowed session never takes the way back in away. The
+ * verified address is told of the change, with the way to cancel it; asking for it again cancels
+ * a pending change.
  */
 export async function changeEmail(deps: EmailDeps, user: User, raw: string, origin: EventOrigin, pageLocale: Locale): Promise<EmailChange> {
   if (!deps.mailer.enabled) return { ok: false, reason: 'no_mail' };
   const address = checkEmailAddress(raw);
   const current = await deps.stores.memberEmails.find(user.id);
-  if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address)) return { ok: true, changed: false };
+  if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address)) {
+    if (current.pending !== null) await cancelEmailChange(deps, user.id);
+    return { ok: true, changed: false, pending: false };
+  }
   const now = deps.clock.now();
   for (const [key, limit, seconds] of [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600], [`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400]] as const) {
     const hit = await deps.limiter.hit(key, limit, seconds, now);
     if (!hit.allowed) return throttled(hit, now);
   }
-  const previous = await deps.stores.transaction(async (tx) => {
-    const replaced = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
+  const after = await deps.stores.transaction(async (tx) => {
+    const before = await tx.memberEmails.find(user.id);
+    const row = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
     const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);
-    if (replaced && replaced.verifiedAt !== null && emailKey(replaced.address) !== emailKey(address)) {
-      await deps.mailer.send(tx, { to: replaced.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
+    // Told once a change, when it is asked: the verified address is the one a hijacker would
+    // want gone, and it can still cancel the change.
+    const wasPending = before?.pending ?? null;
+    if (row.pending !== null && (wasPending === null || emailKey(wasPending) !== emailKey(address))) {
+      await deps.mailer.send(tx, { to: row.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
     }
-    return replaced;
+    return { row, before };
   });
-  if (!previous || emailKey(previous.address) !== emailKey(address)) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
-  return { ok: true, changed: true };
+  const asked = after.row.pending ?? after.row.address;
+  const before = after.before?.pending ?? after.before?.address;
+  if (before === undefined || emailKey(before) !== emailKey(asked)) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
+  return { ok: true, changed: true, pending: after.row.pending !== null };
 }
 
-/** Uses a verification link: the address it was mailed to is verified, if it is still the account's. */
+/** Drops a change waiting for its link: the verified address stays, and the links mailed to the new one stop working. */
+export async function cancelEmailChange(deps: Pick<EmailDeps, 'stores' | 'clock'>, userId: number): Promise<boolean> {
+  return deps.stores.transaction(async (tx) => {
+    const now = deps.clock.now();
+    if (!await tx.memberEmails.cancelPending(userId, now)) return false;
+    await tx.memberEmails.endLinks(userId, 'verify_email', now);
+    return true;
+  });
+}
+
+/** Uses a verification link: the address it was mailed to is verified, if it is still the account's or its pending one, which then replaces the old. */
 export async function verifyEmail(deps: EmailDeps, token: string, origin: EventOrigin): Promise<boolean> {
   const now = deps.clock.now();
   const userId = await deps.stores.transaction(async (tx) => {

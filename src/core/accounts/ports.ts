@@ -228,6 +228,11 @@ export interface MemberEmail {
   updatedAt: Instant;
   /** The language of the page the address was given on: the member's, as far as the site knows, when they saved none. */
   language: Locale | null;
+  /**
+   * The address a change asked for, waiting for its link; only beside a verified `address`,
+   * which stays the account's (password reset, notices) until this one is verified.
+   */
+  pending: string | null;
 }
 
 export type EmailLinkPurpose = 'verify_email' | 'reset_password';
@@ -244,11 +249,20 @@ export interface EmailLink {
 
 export interface MemberEmailStore {
   find(userId: number): Promise<MemberEmail | undefined>;
-  /** Sets the account's address, not verified, given on a page in `language`; returns the one it replaced. */
-  set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail | undefined>;
+  /**
+   * Gives the account `address`, on a page in `language`, in one conditional write: as its address
+   * (not verified) while it has no verified one; else as the pending address beside the verified
+   * one, which it keeps (the verified address itself cancels a pending one). Returns the row after.
+   */
+  set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail>;
+  /** Drops the pending address, if any; whether there was one. */
+  cancelPending(userId: number, now: Instant): Promise<boolean>;
   /** The accounts whose verified address is `addressKey` (lower-cased). */
   verifiedOwners(addressKey: string): Promise<number[]>;
-  /** Marks the address verified if it is still `addressKey`; whether it did. */
+  /**
+   * Verifies `addressKey` if it is still the account's address or its pending one, in one
+   * conditional write: a pending address replaces the verified one. Whether it did.
+   */
   markVerified(userId: number, addressKey: string, now: Instant): Promise<boolean>;
   createLink(link: EmailLink, now: Instant): Promise<void>;
   /** A link of `purpose` not used and not expired. */

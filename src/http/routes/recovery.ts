@@ -3,10 +3,10 @@
  * `/password/forgot` and `/password/reset`. A link's token arrives in the query string, which the
  * log redacts (`token` in src/http/logging.ts).
  */
-import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
+import { EMAIL_CANCEL_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accountKey } from '../../core/accounts/device-cookies.js';
-import { changeEmail, verifyEmail } from '../../core/accounts/email.js';
+import { cancelEmailChange, changeEmail, verifyEmail } from '../../core/accounts/email.js';
 import { RESET_LINK_MS, findResetLink, requestPasswordReset, resetPassword } from '../../core/accounts/password-reset.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
@@ -56,13 +56,27 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
         return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
       }
       if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, email }), 409);
-      const words = changed.changed ? context.t.text('recovery.emailSent', { address: email?.address ?? value }) : context.t.text('recovery.emailUnchanged');
+      const words = !changed.changed ? context.t.text('recovery.emailUnchanged')
+        : email?.pending ? context.t.text('recovery.emailSentPending', { pending: email.pending, address: email.address })
+        : context.t.text('recovery.emailSent', { address: email?.address ?? value });
       return sendPage(reply, emailSettingsPage(context, { ...state, email, notice: words }));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       const email = await deps.stores.memberEmails.find(signIn.user.id);
       return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: error.problems }), 400);
     }
+  });
+
+  // Cancelling keeps the verified address, so it asks no recent sign-in: it can take nothing away.
+  app.post(EMAIL_CANCEL_PATH, { ...page, schema: { body: { type: 'object', properties: { _csrf: csrf } } } }, async (request, reply) => {
+    verifyCsrf(request);
+    const signIn = await requireSignIn(request, reply, EMAIL_SETTINGS_PATH);
+    if (!signIn) return reply;
+    await cancelEmailChange(deps, signIn.user.id);
+    const email = await deps.stores.memberEmails.find(signIn.user.id);
+    const context = await pageContext(request, reply);
+    const notice = email ? context.t.text('recovery.emailCancelled', { address: email.address }) : undefined;
+    return sendPage(reply, emailSettingsPage(context, { mailEnabled: deps.mailer.enabled, email, notice }));
   });
 
   // GET changes state here only as every mailed link does: the single-use token is the proof, and

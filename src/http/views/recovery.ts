@@ -1,5 +1,5 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
-import { EMAIL_SETTINGS_PATH } from '../../core/urls.js';
+import { EMAIL_CANCEL_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
@@ -21,11 +21,18 @@ export function emailSettingsPage(context: PageContext, state: EmailPageState): 
   const status = email === undefined
     ? html`<p class="muted">${t.text('recovery.emailNone')}</p>`
     : html`<p>${t.text(email.verifiedAt === null ? 'recovery.emailUnverified' : 'recovery.emailVerified', { address: email.address })}</p>`;
+  const pending = email?.pending
+    ? html`<p>${t.text('recovery.emailPending', { pending: email.pending, address: email.address })}</p>
+<form method="post" action="${EMAIL_CANCEL_PATH}">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <div class="actions"><button type="submit" class="secondary">${t.text('recovery.emailCancel')}</button></div>
+</form>`
+    : '';
   const form = state.mailEnabled
     ? html`<form method="post" action="${EMAIL_SETTINGS_PATH}">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <label for="email">${t.text('recovery.emailLabel')}</label>
-  <input type="email" id="email" name="email" value="${state.value ?? email?.address ?? ''}" autocomplete="email" required maxlength="254" ${control(state.errors, 'email')}>
+  <input type="email" id="email" name="email" value="${state.value ?? email?.pending ?? email?.address ?? ''}" autocomplete="email" required maxlength="254" ${control(state.errors, 'email')}>
   ${fieldMessage(state.errors, 'email', { words: { t } })}
   <div class="actions"><button type="submit">${t.text('recovery.emailSave')}</button></div>
 </form>`
@@ -36,6 +43,7 @@ ${state.notice ? html`<p class="notice" role="status">${state.notice}</p>` : ''}
 ${errorSummary(state.errors, { t })}
 <p class="hint">${t.text('recovery.emailIntro')}</p>
 ${status}
+${pending}
 ${form}
 </section>`);
 }

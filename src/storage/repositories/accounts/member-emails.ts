@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { EmailLink, EmailLinkPurpose, MemberEmail, MemberEmailStore } from '../../../core/accounts/ports.js';
 import { isLocale, type Locale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
@@ -7,7 +7,7 @@ import type { Database, EmailLinksTable, MemberEmailsTable } from '../../schema.
 function toEmail(row: Selectable<MemberEmailsTable>): MemberEmail {
   return {
     userId: row.user_id, address: row.address, verifiedAt: row.verified_at === null ? null : Number(row.verified_at), updatedAt: Number(row.updated_at),
-    language: isLocale(row.language) ? row.language : null,
+    language: isLocale(row.language) ? row.language : null, pending: row.pending_address,
   };
 }
 
@@ -23,12 +23,29 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
     return row && toEmail(row);
   }
 
-  async set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail | undefined> {
-    const previous = await this.find(userId);
-    const values = { address, address_key: address.toLowerCase(), verified_at: null, updated_at: now, language };
-    await this.db.insertInto('member_emails').values({ user_id: userId, ...values })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet(values)).execute();
-    return previous;
+  async set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail> {
+    const key = address.toLowerCase();
+    // One statement decides against the row as it is when written: a verification that lands
+    // between the member's page and this write still turns the change into a pending one.
+    const unverified = sql<boolean>`member_emails.verified_at is null`;
+    const keeps = sql<boolean>`(${unverified} or member_emails.address_key = ${key})`;
+    const row = await this.db.insertInto('member_emails')
+      .values({ user_id: userId, address, address_key: key, verified_at: null, updated_at: now, language, pending_address: null, pending_address_key: null })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({
+        address: sql`case when ${unverified} then ${address} else member_emails.address end`,
+        address_key: sql`case when ${unverified} then ${key} else member_emails.address_key end`,
+        pending_address: sql`case when ${keeps} then null else ${address} end`,
+        pending_address_key: sql`case when ${keeps} then null else ${key} end`,
+        updated_at: now, language,
+      }))
+      .returningAll().executeTakeFirstOrThrow();
+    return toEmail(row);
+  }
+
+  async cancelPending(userId: number, now: Instant): Promise<boolean> {
+    const result = await this.db.updateTable('member_emails').set({ pending_address: null, pending_address_key: null, updated_at: now })
+      .where('user_id', '=', userId).where('pending_address_key', 'is not', null).executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
   async verifiedOwners(addressKey: string): Promise<number[]> {
@@ -38,8 +55,16 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
   }
 
   async markVerified(userId: number, addressKey: string, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('member_emails').set({ verified_at: now })
-      .where('user_id', '=', userId).where('address_key', '=', addressKey).executeTakeFirst();
+    const pending = sql<boolean>`pending_address_key is not null and pending_address_key = ${addressKey}`;
+    const result = await this.db.updateTable('member_emails').set({
+      address: sql`case when ${pending} then pending_address else address end`,
+      address_key: sql`case when ${pending} then pending_address_key else address_key end`,
+      pending_address: sql`case when ${pending} then null else pending_address end`,
+      pending_address_key: sql`case when ${pending} then null else pending_address_key end`,
+      verified_at: now,
+    }).where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('pending_address_key', '=', addressKey), eb('address_key', '=', addressKey)]))
+      .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
 
