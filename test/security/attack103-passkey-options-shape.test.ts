@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { Visitor } from '../site/visitor.js';
+import { Visitor, signedInMember } from '../site/visitor.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from '../../src/http/routes/sign-in.js';
+import { unique } from '../oauth/helpers.js';
 
 async function refusalOf(visitor: Visitor, path: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const answer = await visitor.post(path, {});
@@ -35,8 +36,10 @@ forEachDatabase('attack103 F3: the passkey options\' refusals keep the RFC shape
       assert.equal(refusal.body.error, error, path);
       assert.equal(typeof refusal.body.error_description, 'string', path);
     }
+    // Sign-in challenges are not limited (nothing is stored); a registration's are, per member.
+    const member = (await signedInMember(t, unique('member'), 'correct horse battery')).visitor;
     let last: { status: number; body: Record<string, unknown> } | undefined;
-    for (let i = 0; i <= PASSKEY_OPTIONS_PER_MINUTE; i++) last = await refusalOf(visitor, '/login/passkey/options');
+    for (let i = 0; i <= PASSKEY_OPTIONS_PER_MINUTE; i++) last = await refusalOf(member, '/settings/security/passkeys/options');
     assert.equal(last!.status, 429);
     assert.equal(last!.body.error, 'rate_limited');
     assert.equal(typeof last!.body.error_description, 'string');

@@ -14,7 +14,7 @@ import { SIGN_IN_FAILURES_PER_ACCOUNT } from '../../src/core/accounts/sign-in.js
 import { Browser, PASSWORD, hiddenFields, newUser, unique } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { SoftwarePasskey } from '../support/passkey.js';
+import { SoftwarePasskey, addPasskey as addPasskeyTo, passkeyAlone } from '../support/passkey.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -50,20 +50,7 @@ forEachDatabase('the audit trail of sign-in', (database) => {
     return secret;
   }
 
-  /** Registers a software passkey through /settings/security, as the page's script does. */
-  async function addPasskey(browser: Browser): Promise<SoftwarePasskey> {
-    const passkey = new SoftwarePasskey(t.baseUrl);
-    const options = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrf(browser) })).json() as { challenge: string };
-    const added = await browser.postForm('/settings/security', { _csrf: csrf(browser), action: 'passkey-add', name: 'Laptop', credential: passkey.register(options) });
-    assert.equal(added.status, 303, 'the passkey is added');
-    return passkey;
-  }
-
-  async function passkeyAlone(browser: Browser, passkey: SoftwarePasskey, forge = false): Promise<Response> {
-    await browser.fetch('/login');
-    const options = await (await browser.postForm('/login/passkey/options', { _csrf: csrf(browser) })).json() as { challenge: string };
-    return browser.postForm('/login/passkey', { _csrf: csrf(browser), return_to: '/', credential: passkey.assert(options, forge) });
-  }
+  const addPasskey = (browser: Browser) => addPasskeyTo(t, browser);
 
   async function passkeySecondStep(browser: Browser, username: string, passkey: SoftwarePasskey, forge = false): Promise<Response> {
     assert.equal((await browser.signIn(username)).headers.get('location'), '/login/second-step');

@@ -4,7 +4,10 @@
  * Level 3, 6.1 authenticator data and 6.5.4 `none` attestation), without a browser.
  */
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import assert from 'node:assert/strict';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
+import type { Browser } from '../oauth/helpers.js';
+import type { TestApp } from './app.js';
 
 const FLAGS_UP_UV = 0x01 | 0x04;
 const FLAG_AT = 0x40;
@@ -70,4 +73,23 @@ export class SoftwarePasskey {
       },
     });
   }
+}
+
+const csrfOf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
+
+/** Registers a software passkey through /settings/security, as the page's script does. */
+export async function addPasskey(t: TestApp, browser: Browser): Promise<SoftwarePasskey> {
+  const passkey = new SoftwarePasskey(t.baseUrl);
+  const options = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrfOf(browser) })).json() as { challenge: string };
+  const added = await browser.postForm('/settings/security', { _csrf: csrfOf(browser), action: 'passkey-add', name: 'Laptop', credential: passkey.register(options) });
+  assert.equal(added.status, 303, 'the passkey is added');
+  return passkey;
+}
+
+/** Asks /login for a sign-in challenge and answers it with `passkey` (`forge` spoils the signature); the answer and the response sent. */
+export async function passkeyAlone(browser: Browser, passkey: SoftwarePasskey, forge = false): Promise<Response & { credential: string }> {
+  await browser.fetch('/login');
+  const options = await (await browser.postForm('/login/passkey/options', { _csrf: csrfOf(browser) })).json() as { challenge: string };
+  const credential = passkey.assert(options, forge);
+  return Object.assign(await browser.postForm('/login/passkey', { _csrf: csrfOf(browser), return_to: '/', credential }), { credential });
 }

@@ -4,11 +4,14 @@
  * required), and a passkey as the second step after a password. The relying party is the host
  * of BASE_URL and the only origin accepted is BASE_URL's (WebAuthn 7.1 steps 8–9, 7.2 steps 11–12).
  *
- * Challenges are made here, stored, live 5 minutes and are consumed by one conditional write when
- * a response names them (WebAuthn 13.4.3), so a response is accepted once. A sign-in challenge is
- * no one's; a registration or second-step challenge is its user's and serves no other account.
+ * Challenges are made here and live 5 minutes; a response is accepted once (WebAuthn 13.4.3). A
+ * registration or second-step challenge is its user's, stored and consumed by one conditional
+ * write when a response names it. A sign-in challenge is no one's and is not stored: it carries
+ * its end and a MAC under a key every instance shares, and only a response that verifies writes
+ * it, by one insert that a replay cannot repeat. So asking for one costs no storage, and a script
+ * asking without end at an address shared by many (a campus NAT) refuses none of them.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type {
   AuthenticationResponseJSON, PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON, RegistrationResponseJSON,
 } from '@simplewebauthn/server';
@@ -16,7 +19,8 @@ import { ConflictError, InputError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import type { User } from './ports.js';
 import { checkedText } from '../text.js';
-import type { Clock } from '../time.js';
+import type { Clock, Instant } from '../time.js';
+import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { ChallengePurpose, Passkey } from './ports.js';
 import { type SiteNames, labelName } from '../site-name.js';
 
@@ -36,6 +40,7 @@ const webauthn = () => import('@simplewebauthn/server');
 export interface PasskeyDeps {
   stores: Stores;
   clock: Clock;
+  sharedKeys: SharedKeys;
   settings: { baseUrl: string; siteNames: SiteNames };
 }
 
@@ -81,6 +86,32 @@ async function saveChallenge(deps: PasskeyDeps, purpose: ChallengePurpose, userI
   return bytes;
 }
 
+const NONCE_BYTES = 32;
+const END_BYTES = 8;
+const MAC_BYTES = 32;
+
+function challengeMac(key: Buffer, body: Uint8Array): Buffer {
+  return createHmac('sha256', key).update('svc-webauthn-sign-in:').update(body).digest();
+}
+
+/** A sign-in challenge: 32 random bytes, its end (ms, big-endian) and a MAC over both. Nothing is stored. */
+async function signedChallenge(deps: PasskeyDeps): Promise<Uint8Array> {
+  const body = Buffer.alloc(NONCE_BYTES + END_BYTES);
+  randomBytes(NONCE_BYTES).copy(body);
+  body.writeBigUInt64BE(BigInt(deps.clock.now() + CHALLENGE_LIFETIME_MS), NONCE_BYTES);
+  return new Uint8Array(Buffer.concat([body, challengeMac(await deps.sharedKeys.key('passkey-challenge-hmac'), body)]));
+}
+
+/** The end of a sign-in challenge this site made and that has not ended; `undefined` for any other. */
+async function signedChallengeEnd(deps: PasskeyDeps, challenge: string): Promise<Instant | undefined> {
+  const bytes = Buffer.from(challenge, 'base64url');
+  if (bytes.length !== NONCE_BYTES + END_BYTES + MAC_BYTES) return undefined;
+  const body = bytes.subarray(0, NONCE_BYTES + END_BYTES);
+  if (!timingSafeEqual(bytes.subarray(NONCE_BYTES + END_BYTES), challengeMac(await deps.sharedKeys.key('passkey-challenge-hmac'), body))) return undefined;
+  const end = Number(body.readBigUInt64BE(NONCE_BYTES));
+  return end > deps.clock.now() ? end : undefined;
+}
+
 /** The options for `navigator.credentials.create()`: a discoverable credential, user verification required. */
 export async function registrationOptions(deps: PasskeyDeps, user: User): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const { rpID } = relyingParty(deps.settings.baseUrl);
@@ -106,7 +137,7 @@ export async function authenticationOptions(deps: PasskeyDeps, purpose: 'sign_in
   const allow = user ? await deps.stores.passkeys.listForUser(user.id) : [];
   return (await webauthn()).generateAuthenticationOptions({
     rpID,
-    challenge: (await saveChallenge(deps, purpose, user?.id ?? null)) as never,
+    challenge: (purpose === 'sign_in' ? await signedChallenge(deps) : await saveChallenge(deps, purpose, user?.id ?? null)) as never,
     timeout: TIMEOUT_MS,
     userVerification: purpose === 'sign_in' ? 'required' : 'preferred',
     ...(user ? { allowCredentials: allow.map((p) => ({ id: p.credentialId, transports: p.transports })) } : {}),
@@ -199,11 +230,17 @@ export async function authenticateWithPasskey(
   if (expectedUserId !== undefined && passkey.userId !== expectedUserId) return { ok: false };
   const refused = { ok: false, passkey } as const;
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);
+  let signed: { challenge: string; end: Instant } | undefined;
+  const checksSigned = async (challenge: string): Promise<boolean> => {
+    const end = await signedChallengeEnd(deps, challenge);
+    if (end !== undefined) signed = { challenge, end };
+    return end !== undefined;
+  };
   let verification;
   try {
     verification = await (await webauthn()).verifyAuthenticationResponse({
       response,
-      expectedChallenge: consuming(deps, purpose, (owner) => owner === null || owner === passkey.userId),
+      expectedChallenge: purpose === 'sign_in' ? checksSigned : consuming(deps, purpose, (owner) => owner === passkey.userId),
       expectedOrigin: origin,
       expectedRPID: rpID,
       credential: {
@@ -218,6 +255,8 @@ export async function authenticateWithPasskey(
     return refused;
   }
   if (!verification.verified) return refused;
+  // A sign-in challenge is spent only now, by a response that verified: a replay finds it written.
+  if (signed && !await deps.stores.passkeys.spendChallenge({ challenge: signed.challenge, purpose, userId: null, expiresAt: signed.end }, deps.clock.now())) return refused;
   await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now());
   return { ok: true, passkey: { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp } };
 }

@@ -178,6 +178,12 @@ export interface PasskeyStore {
    * unknown, used or expired (W3C WebAuthn 13.4.3: a challenge is used once).
    */
   consumeChallenge(challenge: string, purpose: ChallengePurpose, now: Instant): Promise<{ userId: number | null } | undefined>;
+  /**
+   * Writes a challenge that was never stored (a signed sign-in challenge) as used, kept until it
+   * ends; `false` when it was written before: one insert, so of two racing replays one wins
+   * (W3C WebAuthn 13.4.3).
+   */
+  spendChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<boolean>;
 }
 
 /** A password accepted, waiting for its second step; no session exists yet. */

@@ -18,6 +18,8 @@ const SHARED_KEY_NAMES = [
   'device-cookie-hmac',
   /** The marker of a pushed request on its way through sign-in (`src/core/oauth/authorize/pushed.ts`). */
   'pushed-request-hmac',
+  /** Passkey sign-in challenges, which are not stored until answered (`src/core/accounts/passkeys.ts`). */
+  'passkey-challenge-hmac',
 ] as const;
 
 export type SharedKeyName = (typeof SHARED_KEY_NAMES)[number];

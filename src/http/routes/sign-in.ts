@@ -10,7 +10,6 @@ import {
   PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/accounts/two-step.js';
-import { addressKey } from '../../core/addresses.js';
 import { applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
 import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
@@ -70,7 +69,7 @@ const credentialBody = {
   type: 'object',
   properties: { credential: { type: 'string', maxLength: 20_000 }, return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH }, _csrf: { type: 'string', maxLength: 200 } },
 } as const;
-/** Passkey sign-in challenges one address may ask for in a minute. */
+/** Passkey challenges (stored: a registration's, a second step's) one user or waiting sign-in may ask for in a minute. */
 export const PASSKEY_OPTIONS_PER_MINUTE = 30;
 /**
  * The refusals of the passkey options the site's script asks for are JSON, in the shape of every
@@ -268,9 +267,8 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
 
   app.post('/login/passkey/options', { ...page, schema: { body: csrfOnlyBody } }, async (request, reply) => {
     verifyCsrf(request);
-    // Each asks for a stored challenge without a sign-in: an address gets a bounded number.
-    const decision = await app.deps.limiter.hit(`passkey-options:address:${addressKey(clientAddress(request))}`, PASSKEY_OPTIONS_PER_MINUTE, 60, app.deps.clock.now());
-    if (!decision.allowed) return reply.code(429).headers(throttledHeaders('passkey-options', 60)).header('cache-control', 'no-store').send(PASSKEY_OPTIONS_LIMITED);
+    // Not limited per address: the challenge is signed, not stored, so asking costs no storage,
+    // and a limit would let one script behind a shared address refuse everyone there.
     return reply.header('cache-control', 'no-store').send(await authenticationOptions(app.deps, 'sign_in'));
   });
 

@@ -79,6 +79,13 @@ export class KyselyPasskeyStore implements PasskeyStore {
     }).execute();
   }
 
+  async spendChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<boolean> {
+    const result = await this.db.insertInto('webauthn_challenges').values({
+      challenge: challenge.challenge, purpose: challenge.purpose, user_id: challenge.userId, created_at: now, expires_at: challenge.expiresAt, used_at: now,
+    }).onConflict((oc) => oc.column('challenge').doNothing()).executeTakeFirst();
+    return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+  }
+
   async consumeChallenge(challenge: string, purpose: ChallengePurpose, now: Instant): Promise<{ userId: number | null } | undefined> {
     const row = await this.db.updateTable('webauthn_challenges').set({ used_at: now })
       .where('challenge', '=', challenge).where('purpose', '=', purpose).where('used_at', 'is', null).where('expires_at', '>', now)
