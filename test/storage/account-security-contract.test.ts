@@ -33,6 +33,34 @@ forEachDatabase('account security storage contract', (database) => {
     assert.equal(await stores.passkeys.consumeChallenge(late, 'sign_in', T0 + 5 * MINUTE), undefined, 'expired');
   });
 
+  test('a signed sign-in challenge, never stored, is spent by one of many racing inserts', async () => {
+    const challenge = unique('s');
+    const spend = () => stores.passkeys.spendChallenge({ challenge, purpose: 'sign_in', userId: null, expiresAt: T0 + 5 * MINUTE }, T0 + 1);
+    assert.equal(winners(await Promise.all(Array.from({ length: RACERS }, spend))), 1);
+    assert.equal(await spend(), false, 'a replay later');
+  });
+
+  test('a new address given beside a verified one waits as pending, and replaces it only when verified; without a verified one it replaces it at once', async () => {
+    const user = await newUser();
+    assert.equal((await stores.memberEmails.set(user.id, 'First@example.test', 'en', T0)).pending, null);
+    assert.equal((await stores.memberEmails.set(user.id, 'typo@example.test', 'en', T0)).address, 'typo@example.test', 'nothing verified to keep');
+    assert.ok(await stores.memberEmails.markVerified(user.id, 'typo@example.test', T0));
+    const asked = await stores.memberEmails.set(user.id, 'Next@example.test', 'zh-CN', T0 + 1);
+    assert.deepEqual([asked.address, asked.pending, asked.verifiedAt], ['typo@example.test', 'Next@example.test', T0]);
+    assert.equal(await stores.memberEmails.markVerified(user.id, 'other@example.test', T0 + 2), false, 'another address');
+    assert.ok(await stores.memberEmails.markVerified(user.id, 'next@example.test', T0 + 3));
+    const replaced = await stores.memberEmails.find(user.id);
+    assert.deepEqual([replaced?.address, replaced?.pending, replaced?.verifiedAt], ['Next@example.test', null, T0 + 3]);
+    assert.deepEqual(await stores.memberEmails.verifiedOwners('typo@example.test'), []);
+    assert.deepEqual(await stores.memberEmails.verifiedOwners('next@example.test'), [user.id]);
+    await stores.memberEmails.set(user.id, 'later@example.test', 'en', T0 + 4);
+    assert.equal((await stores.memberEmails.set(user.id, 'next@EXAMPLE.test', 'en', T0 + 5)).pending, null, 'the verified address again drops the pending one');
+    await stores.memberEmails.set(user.id, 'later@example.test', 'en', T0 + 6);
+    assert.equal(await stores.memberEmails.cancelPending(user.id, T0 + 7), true);
+    assert.equal(await stores.memberEmails.cancelPending(user.id, T0 + 8), false, 'nothing left to cancel');
+    assert.deepEqual(await stores.memberEmails.verifiedOwners('next@example.test'), [user.id]);
+  });
+
   test('a pending sign-in is consumed once and not after it expires', async () => {
     const user = await newUser();
     const idHash = unique('p');
