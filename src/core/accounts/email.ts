@@ -83,7 +83,7 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   }, now);
 }
 
-export type EmailChange = { ok: true; changed: boolean; pending: boolean } | { ok: false; reason: 'no_mail' } | Throttled;
+export type EmailChange = { ok: true; changed: boolean } | { ok: false; reason: 'no_mail' } | Throttled;
 
 /**
  * Gives the account an address and mails it a link; the same address again, not yet verified,
@@ -98,7 +98,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   const current = await deps.stores.memberEmails.find(user.id);
   if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address)) {
     if (current.pending !== null) await cancelEmailChange(deps, user.id);
-    return { ok: true, changed: false, pending: false };
+    return { ok: true, changed: false };
   }
   const now = deps.clock.now();
   for (const [key, limit, seconds] of [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600], [`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400]] as const) {
@@ -121,7 +121,7 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   const asked = after.row.pending ?? after.row.address;
   const before = after.before?.pending ?? after.before?.address;
   if (before === undefined || emailKey(before) !== emailKey(asked)) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
-  return { ok: true, changed: true, pending: after.row.pending !== null };
+  return { ok: true, changed: true };
 }
 
 /** Drops a change waiting for its link: the verified address stays, and the links mailed to the new one stop working. */
