@@ -45,7 +45,7 @@ export interface AttemptOrigin {
   /**
    * Made with a live reset link (a second-step code on the reset form): the link proves the
    * mailbox, which someone failing the password elsewhere does not hold, so such attempts count
-   * on a counter of their own, and a locked account can still be recovered by its owner.
+   * on the account's code counter alone, and a locked account can still be recovered by its owner.
    */
   withResetLink?: boolean;
 }
@@ -71,12 +71,17 @@ interface Counter {
  * The counters an attempt on `account` is counted on (INTERFACE section 4), the address's first:
  * an address past its limit is refused before its attempt can make an account's counter.
  */
-function countersFor(account: string, origin: AttemptOrigin, device: DeviceEntry | undefined): Counter[] {
+function countersFor(account: string, origin: AttemptOrigin, device: DeviceEntry | undefined, attempt: 'password' | 'code'): Counter[] {
   if (device) return [{ key: `signin:device:${device.nonce}`, limit: SIGN_IN_FAILURES_PER_DEVICE }];
-  if (origin.withResetLink) return [{ key: `signin:reset-link:${account}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT }];
+  // Every code tried for the account without its device cookie, on a reset form or after the
+  // password: one who holds both the password and the mailbox gets ten codes a window in all,
+  // not ten on each way in (attack117); no one without either can fill it.
+  const codes = { key: `signin:code:${account}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT };
+  if (origin.withResetLink) return [codes];
   return [
     { key: `signin:address:${addressKey(origin.address)}`, limit: SIGN_IN_FAILURES_PER_ADDRESS },
     { key: `signin:account:${account}`, limit: SIGN_IN_FAILURES_PER_ACCOUNT },
+    ...(attempt === 'code' ? [codes] : []),
   ];
 }
 
@@ -140,7 +145,7 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   let unusable = false;
   let wrongFor: User | undefined;
   let named: number | undefined;
-  const result = await throttledCheck(deps, countersFor(account, attempt, device), async () => {
+  const result = await throttledCheck(deps, countersFor(account, attempt, device, 'password'), async () => {
     const found = canBeUsername(account) ? await deps.stores.users.findCredentials(account) : undefined;
     named = found?.user.id;
     // The password is checked (or a decoy is) even for unknown accounts: equal time either way.
@@ -203,17 +208,19 @@ export async function recordRefusedSignIn(
 /**
  * Runs `check` for a known account under the same counters as its password sign-ins: a second
  * factor's code after the password, or a re-check before a sensitive action. `undefined` from
- * `check` is a failure and counts; anything else succeeds and is taken back.
+ * `check` is a failure and counts; anything else succeeds and is taken back. A `code` is counted
+ * on the account's code counter as well, which a reset link's code shares.
  */
 export async function countedCheck<T>(
   deps: Omit<SignInDeps, 'securityLog'>,
   user: Pick<User, 'username'>,
   origin: AttemptOrigin,
   check: () => Promise<T | undefined>,
+  attempt: 'password' | 'code' = 'password',
 ): Promise<T | Throttled | undefined> {
   const account = accountKey(user.username);
   const device = await deps.deviceCookies.entryFor(origin.deviceCookie, account);
-  return throttledCheck(deps, countersFor(account, origin, device), check);
+  return throttledCheck(deps, countersFor(account, origin, device, attempt), check);
 }
 
 /**

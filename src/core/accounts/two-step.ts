@@ -162,7 +162,7 @@ async function checkCode<Other extends { ok: false }>(
     const spent = await spendProof(proof, now);
     if (spent === false) return undefined;
     return spent === true ? proof.method : spent;
-  });
+  }, 'code');
   if (isThrottled(result)) return result;
   if (result === undefined) return { ok: false, reason: 'wrong' };
   return typeof result === 'string' ? { ok: true, method: result } : result;
