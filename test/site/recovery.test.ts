@@ -245,10 +245,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
       client.stop();
     }
     while ((await deliver()).claimed > 0);
-    const links = await t.deps.database.db.selectFrom('email_links').select((eb) => eb.fn.countAll().as('made'))
-      .where('user_id', '=', user.id).where('purpose', '=', 'reset_password').executeTakeFirstOrThrow();
-    assert.equal(Number(links.made), 81, 'a link was made for the known account each time');
-    assert.equal(t.smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 1, 'each replaced the mail still waiting: one went out');
+    assert.equal(t.smtp.to(email).filter((m) => m.text.includes('/password/reset?token=')).length, 81, 'the known account was mailed each time: a mail not tried yet is never replaced');
     const [k, u] = [median(known), median(unknown)];
     // Generous for a loaded machine's noise; the mail written before answering took twice as long.
     assert.ok(Math.max(k, u) < 1.5 * Math.min(k, u), `median ${k.toFixed(2)} ms for a known account, ${u.toFixed(2)} ms for an unknown one`);

@@ -47,8 +47,9 @@ export async function requestPasswordReset(deps: ResetDeps, login: string, origi
 
 /**
  * Queues a reset link to each account `login` names, within the per-account limit. A reset mail of
- * the account's still waiting in the outbox (the SMTP server away) is replaced by the new one and
- * takes its count back: asking again during an outage left a mail with a dead link for each ask
+ * the account's still waiting in the outbox after a failed attempt (the SMTP server away) is
+ * replaced by the new one and takes its count back; one not tried yet is not, or asks faster than
+ * the outbox sends would keep every mail from going out (attack117): asking again during an outage left a mail with a dead link for each ask
  * once the server returned, and used up the hour's mails, so the ask that would work then mailed
  * nothing while its page said the link was sent.
  */

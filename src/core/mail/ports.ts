@@ -58,8 +58,10 @@ export interface MailOutboxStore {
   /** Gives the mail up for good and forgets its body. */
   abandon(id: number, claim: string, now: Instant, error: string): Promise<boolean>;
   /**
-   * Gives up, as `abandon` does, the mails of `kind` to `userId` still waiting and not held by a
-   * claim (none is being sent), for a newer one that replaces them; returns how many.
+   * Gives up, as `abandon` does, the mails of `kind` to `userId` still waiting after an attempt
+   * failed and not held by a claim (none is being sent), for a newer one that replaces them;
+   * returns how many. A mail not tried yet is left to go out: replacing it too, asks faster than
+   * the outbox sends kept every mail from going out (attack117).
    */
   supersede(userId: number, kind: string, now: Instant): Promise<number>;
 }

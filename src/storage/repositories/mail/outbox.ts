@@ -93,7 +93,7 @@ export class KyselyMailOutboxStore implements MailOutboxStore {
   async supersede(userId: number, kind: string, now: Instant): Promise<number> {
     const result = await this.db.updateTable('mail_outbox').set({ ...FORGOTTEN, abandoned_at: now, last_error: 'superseded by a newer mail' })
       .where('user_id', '=', userId).where('kind', '=', kind)
-      .where('sent_at', 'is', null).where('abandoned_at', 'is', null)
+      .where('sent_at', 'is', null).where('abandoned_at', 'is', null).where('attempts', '>', 0)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', now)]))
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
