@@ -19,7 +19,7 @@ import { type EmailDeps, emailKey, mailLocale, mailTime } from './email.js';
 import { accountKey } from './device-cookies.js';
 import { hashPassword } from './passwords.js';
 import type { EmailLink, User } from './ports.js';
-import { type AttemptOrigin, type Throttled, throttled } from './sign-in.js';
+import { type AttemptOrigin, type Throttled, recordRefusedSignIn, throttled } from './sign-in.js';
 import { type TwoStepDeps, checkSecondFactorCode, requiresSecondStep } from './two-step.js';
 
 export const RESET_LINK_MS = 30 * 60_000;
@@ -128,6 +128,8 @@ export async function resetPassword(deps: ResetDeps, form: { token: string; pass
   if (needsCode) {
     const checked = await checkSecondFactorCode(deps, user, form.code.trim(), { ...origin, withResetLink: true }, hashNew);
     if (!checked.ok) {
+      // Told to the owner as a wrong code after the password is: whoever tries it holds their mailbox.
+      if (checked.reason !== 'unreadable') await recordRefusedSignIn(deps, user, origin, checked.reason === 'throttled' ? 'throttled' : 'invalid_second_factor');
       if (checked.reason === 'throttled') return checked;
       return invalid({ field: 'code', message: 'that code is not right', words: { key: 'recovery.codeWrong' } });
     }
