@@ -14,7 +14,7 @@ import { beginTotpEnrolment, confirmTotpEnrolment } from '../../src/core/account
 import type { User } from '../../src/core/accounts/ports.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { deliverMail, verifiedAddress } from '../support/member-mail.js';
+import { mailedResetToken, verifiedAddress } from '../support/member-mail.js';
 import { AddressedVisitor } from '../site/visitor.js';
 
 const PASSWORD = 'correct horse battery';
@@ -48,20 +48,10 @@ forEachDatabase('attack111: a locked account recovered by mail', (database) => {
     return { user, email };
   }
 
-  /** The newest reset link mailed to `email`, asked for from `phone`. */
-  async function resetToken(phone: AddressedVisitor, user: User, email: string): Promise<string> {
-    assert.equal((await phone.post('/password/forgot', { login: user.username })).status, 200);
-    await deliverMail(t);
-    const links = t.smtp.to(email).map((mail) => /\/password\/reset\?token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1]).filter((found) => found !== undefined);
-    const link = links.at(-1);
-    assert.ok(link, 'a reset link was mailed');
-    return link;
-  }
-
   test('a browser that reset the password of a locked account signs in with it: the reset gives it the account\'s device cookie', async () => {
     const { user, email } = await lockedMember();
     const phone = new AddressedVisitor(t.baseUrl);
-    const token = await resetToken(phone, user, email);
+    const token = await mailedResetToken(t, phone, user.username, email);
     assert.equal((await phone.post('/password/reset', { token, password: NEW_PASSWORD })).status, 200);
     const signedIn = await phone.post('/login', { username: user.username, password: NEW_PASSWORD, return_to: '/' });
     assert.equal(signedIn.status, 303, 'the owner is back in');
@@ -74,12 +64,12 @@ forEachDatabase('attack111: a locked account recovered by mail', (database) => {
     const enrolment = (await beginTotpEnrolment(t.deps, user))!;
     await confirmTotpEnrolment(t.deps, user, totpCode(enrolment.secret, t.clock.now()));
     const phone = new AddressedVisitor(t.baseUrl);
-    const token = await resetToken(phone, user, email);
+    const token = await mailedResetToken(t, phone, user.username, email);
     assert.equal((await phone.post('/password/reset', { token, password: NEW_PASSWORD, code: '000000' })).status, 400, 'a wrong code is wrong, not throttled');
     t.clock.advance(30_000);
     assert.equal((await phone.post('/password/reset', { token, password: NEW_PASSWORD, code: totpCode(enrolment.secret, t.clock.now()) })).status, 200);
     // Its code counted apart: ten wrong codes through links still end in 429.
-    const next = await resetToken(new AddressedVisitor(t.baseUrl), user, email);
+    const next = await mailedResetToken(t, new AddressedVisitor(t.baseUrl), user.username, email);
     const statuses = [];
     for (let i = 0; i < SIGN_IN_FAILURES_PER_ACCOUNT; i++) {
       statuses.push((await new AddressedVisitor(t.baseUrl).post('/password/reset', { token: next, password: NEW_PASSWORD, code: '000000' })).status);

@@ -20,3 +20,12 @@ export async function verifiedAddress(t: TestAppWithSmtp, visitor: Visitor, emai
   await deliverMail(t);
   return email;
 }
+
+/** Asks for a reset link for `login` from `visitor` and reads the newest one mailed to `email` (notices may follow it). */
+export async function mailedResetToken(t: TestAppWithSmtp, visitor: Visitor, login: string, email: string): Promise<string> {
+  assert.equal((await visitor.post('/password/forgot', { login })).status, 200);
+  await deliverMail(t);
+  const token = t.smtp.to(email).map((mail) => /\/password\/reset\?token=([A-Za-z0-9_-]+)/.exec(mail.text)?.[1]).filter((found) => found !== undefined).at(-1);
+  assert.ok(token, 'a reset link was mailed');
+  return token;
+}
