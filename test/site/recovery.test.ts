@@ -181,6 +181,19 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal(kept?.pending, null);
   });
 
+  test('deleting the account ends a pending change of address: its mailed link verifies nothing', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const next = address();
+    await visitor.post('/settings/email', { email: next });
+    await deliver();
+    const link = linkIn(t.smtp.to(next)[0], '/email/verify');
+    assert.equal((await visitor.post('/settings/account/delete', { confirm: 'yes', password: PASSWORD })).status, 303);
+    assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 400, 'the link is worthless');
+    const kept = await t.deps.stores.memberEmails.find(user.id);
+    assert.equal(kept?.address, email);
+    assert.equal(kept?.pending, null, 'the deleted account holds no address it never proved');
+  });
+
   test('an address that is not one is refused with the field named', async () => {
     const { visitor } = await member();
     for (const email of ['not an address', `${'a'.repeat(1001)}@example.test`]) {

@@ -6,7 +6,8 @@
  * - the status becomes `deleted` (one conditional write from `active`), which ends every grant,
  *   session, personal token and consent as any status but `active` does (INTERFACE section 4);
  * - the owner's own applications are deactivated: no one could rotate their secrets any more;
- * - the second factors, passkeys and waiting sign-ins go, and the bio and avatar with them.
+ * - the second factors, passkeys and waiting sign-ins go, and the bio and avatar with them;
+ * - a pending change of e-mail address is dropped and its verification links end.
  * The row stays, so its username stays taken: no one can sign up as the deleted person.
  */
 import { revokeAccountCredentials } from './accounts.js';
@@ -53,6 +54,10 @@ export async function deleteAccount(
     await tx.secondFactors.removeTotp(user.id);
     for (const passkey of await tx.passkeys.listForUser(user.id)) await tx.passkeys.remove(user.id, passkey.credentialId);
     await tx.pendingSignIns.cancelForUser(user.id, now);
+    // A link still in a mailbox would verify an address for an account no one can use, and a
+    // pending change would swap it in: the change and its links end here.
+    await tx.memberEmails.cancelPending(user.id, now);
+    await tx.memberEmails.endLinks(user.id, 'verify_email', now);
     await tx.users.updateProfile(user.id, { bio: '', nickname: null }, now);
     await tx.users.removeAvatar(user.id);
     return deactivated;
