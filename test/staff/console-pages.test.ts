@@ -45,6 +45,20 @@ forEachDatabase('staff console pages', (database) => {
     assert.equal((await visitor.get('/admin/staff-log?before=99999999999')).status, 400);
   });
 
+  test('a member is found by an e-mail address waiting for its link too, and their page shows it beside the verified one', async () => {
+    const { visitor } = await person(t, 'moderator', { twoStep: true });
+    const username = uniqueName('pending');
+    const member = await createAccount(t.deps.stores, t.clock, { username, password: MEMBER_PASSWORD });
+    await t.deps.stores.memberEmails.set(member.id, `${username}@example.test`, 'en', t.clock.now());
+    assert.ok(await t.deps.stores.memberEmails.markVerified(member.id, `${username}@example.test`, t.clock.now()));
+    await t.deps.stores.memberEmails.set(member.id, `${username}@Pending.test`, 'en', t.clock.now());
+    const found = await visitor.get(`/admin/members?q=${encodeURIComponent(`${username}@pending.TEST`)}`);
+    assert.ok(found.text.includes(`href="/admin/members/${member.id}"`), 'found by the pending address');
+    const page = await visitor.get(`/admin/members/${member.id}`);
+    assert.ok(page.text.includes(`${username}@example.test`) && page.text.includes(`${username}@Pending.test`), 'both addresses shown');
+    assert.match(page.text, /waiting for its link/);
+  });
+
   test('resetting two-step removes the authenticator app and recovery codes: the password alone signs in again', async () => {
     const moderator = await person(t, 'moderator', { twoStep: true });
     const member = await person(t, 'member', { twoStep: true });

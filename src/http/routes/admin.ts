@@ -164,7 +164,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     const noticeKey = noticeFrom(request, NOTICES);
     return sendPage(reply, memberPage(context, staff, {
-      user, role, email: email?.address, secondFactors, sessions, apps, tokens, securityLog: securityLog.items, staffLog,
+      user, role, email: email?.address, pendingEmail: email?.pending ?? null, secondFactors, sessions, apps, tokens, securityLog: securityLog.items, staffLog,
       mayChange: refusalOnMember(staff, { id, role }) === undefined,
       mayChangeRole: refusalOnRole(staff, { id }) === undefined,
       notice: noticeKey === undefined ? undefined : context.t.text(noticeKey),

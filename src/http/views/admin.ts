@@ -173,6 +173,8 @@ export interface MemberView {
   user: User;
   role: Role;
   email: string | undefined;
+  /** An address the member asked to change to, waiting for its link: staff looking into a mix-up see it. */
+  pendingEmail: string | null;
   secondFactors: SecondFactors;
   sessions: readonly Session[];
   apps: readonly AuthorizedApplication[];
@@ -197,7 +199,7 @@ ${notice(m.notice)}
 <dt>${t.text('admin.statusHeading')}</dt><dd><span class="tag${user.status === 'active' ? ' member' : ' off'}">${statusWord(t, user.status)}</span></dd>
 <dt>${t.text('admin.roleHeading')}</dt><dd>${roleWord(t, m.role)}</dd>
 <dt>${t.text('admin.email')}</dt><dd>${m.email ?? t.text('admin.none')}</dd>
-<dt>${t.text('admin.joined')}</dt><dd>${timeOf(context, user.createdAt)}</dd>
+${m.pendingEmail ? html`<dt>${t.text('admin.emailPending')}</dt><dd>${m.pendingEmail}</dd>\n` : ''}<dt>${t.text('admin.joined')}</dt><dd>${timeOf(context, user.createdAt)}</dd>
 <dt>${t.text('admin.twoStep')}</dt><dd>${t.text('admin.twoStepSummary', { app: m.secondFactors.totp ? 'on' : 'off', passkeys: m.secondFactors.passkeys, codes: m.secondFactors.recoveryCodesLeft })}</dd>
 </dl>
 <p class="links"><a href="/u/${user.username}">${t.text('admin.publicPage')}</a></p>

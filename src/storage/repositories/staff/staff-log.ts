@@ -80,7 +80,8 @@ export class KyselyMemberDirectory implements MemberDirectory {
         ...(/^\d{1,10}$/.test(text) && Number(text) <= 2_147_483_647 ? [eb('id', '=', Number(text))] : []),
         eb('username_key', 'like', sql<string>`${`${literal}%`} escape '\\'`),
         eb(sql`lower(nickname)`, 'like', sql<string>`${`%${literal}%`} escape '\\'`),
-        eb('id', 'in', eb.selectFrom('member_emails').select('user_id').where('address_key', '=', key)),
+        // A pending address too: staff asked who holds an address find the member who asked for it.
+        eb('id', 'in', eb.selectFrom('member_emails').select('user_id').where((e) => e.or([e('address_key', '=', key), e('pending_address_key', '=', key)]))),
       ]))
       .orderBy('id').limit(limit).execute();
     return rows.map(toUser);
