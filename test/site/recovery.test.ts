@@ -181,6 +181,18 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal(kept?.pending, null);
   });
 
+  test('cancelling a change from a page left open after the new address was verified says there was nothing to cancel, never that the old address stays', async () => {
+    const { visitor, email } = await verifiedMember();
+    const next = address();
+    await visitor.post('/settings/email', { email: next });
+    await deliver();
+    assert.equal((await new Visitor(t.baseUrl).get(relative(linkIn(t.smtp.to(next)[0], '/email/verify')))).status, 200);
+    const late = await visitor.post('/settings/email/cancel', {});
+    assert.equal(late.status, 200);
+    assert.ok(!late.text.includes('The change is cancelled') && !late.text.includes(email), 'no word that the old address stays');
+    assert.ok(late.text.includes(`No change was waiting to be cancelled: your address is ${next}`));
+  });
+
   test('deleting the account ends a pending change of address: its mailed link verifies nothing', async () => {
     const { user, visitor, email } = await verifiedMember();
     const next = address();

@@ -72,10 +72,12 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const signIn = await requireSignIn(request, reply, EMAIL_SETTINGS_PATH);
     if (!signIn) return reply;
-    await cancelEmailChange(deps, signIn.user.id);
+    const cancelled = await cancelEmailChange(deps, signIn.user.id);
     const email = await deps.stores.memberEmails.find(signIn.user.id);
     const context = await pageContext(request, reply);
-    const notice = email ? context.t.text('recovery.emailCancelled', { address: email.address }) : undefined;
+    // A page left open says nothing of a change verified since (a borrowed session's, perhaps):
+    // "cancelled" would have hidden that the address is now the new one.
+    const notice = email ? context.t.text(cancelled ? 'recovery.emailCancelled' : 'recovery.emailNothingToCancel', { address: email.address }) : undefined;
     return sendPage(reply, emailSettingsPage(context, { mailEnabled: deps.mailer.enabled, email, notice }));
   });
 
