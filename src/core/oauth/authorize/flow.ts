@@ -199,7 +199,7 @@ function tooOld(request: AuthorizationRequest, session: Session, now: number): b
  * signed in (or signed in by the request), so no code is issued for the wrong account. With nobody
  * signed in, only a hint that matches nobody (its key is gone) is refused: no sign-in can help.
  */
-function hintedOther(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn | undefined): Refusal | undefined {
+function hintedOther(request: AuthorizationRequest, signedIn: SignedIn | undefined): Refusal | undefined {
   const hinted = request.hintedSubject;
   if (hinted === null || (typeof hinted === 'string' && (signedIn === undefined || hinted === String(signedIn.user.id)))) return undefined;
   const error = typeof hinted === 'string'
@@ -216,7 +216,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   // Before any sign-in, which a hint that matches nobody would only waste.
-  const unmatched = hintedOther(deps, request, undefined);
+  const unmatched = hintedOther(request, undefined);
   if (unmatched) return refuse(deps, unmatched, signedIn);
   const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
     refuse(deps, { error: new OAuthError(code, description), to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed }, signedIn);
@@ -231,7 +231,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   if (mustSignIn || hintMismatch) {
     return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
   }
-  const otherAccount = hintedOther(deps, request, signedIn!);
+  const otherAccount = hintedOther(request, signedIn!);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
 
   // Remembered consent skips the page for scopes already granted (INTERFACE section 10), but
@@ -267,7 +267,7 @@ export async function decideAuthorization(
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
-  const otherAccount = hintedOther(deps, request, signedIn);
+  const otherAccount = hintedOther(request, signedIn);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
   if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale }));
   if (decision === 'deny') {
