@@ -229,17 +229,27 @@ export function takeRevealCookie(request: FastifyRequest, reply: FastifyReply): 
   return value;
 }
 
-/** Refuses a form post without the browser's CSRF token or from another origin. */
-export function verifyCsrf(request: FastifyRequest): void {
+function formExpired(): OAuthError {
+  return new OAuthError('invalid_request', 'This form has expired or came from another site. Go back, reload the page and try again.', { status: 403, words: { key: 'errors.formExpired' } });
+}
+
+/**
+ * The part of `verifyCsrf` that reads no body: a post from another origin, or from a browser that
+ * holds no CSRF cookie, is refused whatever its form holds, so it may be refused before its body is read.
+ */
+export function verifyCsrfBeforeBody(request: FastifyRequest): void {
   const origin = request.headers.origin;
   const expectedOrigin = new URL(request.server.deps.settings.baseUrl).origin;
-  const cookie = request.cookies[cookieName(request, 'csrf')];
+  if ((origin !== undefined && origin !== expectedOrigin) || !request.cookies[cookieName(request, 'csrf')]) throw formExpired();
+}
+
+/** Refuses a form post without the browser's CSRF token or from another origin. */
+export function verifyCsrf(request: FastifyRequest): void {
+  verifyCsrfBeforeBody(request);
+  const cookie = request.cookies[cookieName(request, 'csrf')]!;
   const body = request.body as Record<string, unknown> | undefined;
   const sent = typeof body?._csrf === 'string' ? body._csrf : '';
-  const originOk = origin === undefined || origin === expectedOrigin;
-  if (!originOk || !cookie || !constantTimeEqual(cookie, sent)) {
-    throw new OAuthError('invalid_request', 'This form has expired or came from another site. Go back, reload the page and try again.', { status: 403, words: { key: 'errors.formExpired' } });
-  }
+  if (!constantTimeEqual(cookie, sent)) throw formExpired();
 }
 
 /**
