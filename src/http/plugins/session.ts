@@ -287,7 +287,8 @@ export function setLanguageCookie(request: FastifyRequest, reply: FastifyReply, 
 /**
  * `ui_locales` of the authorization request this page belongs to (OpenID Connect Core 3.1.2.1):
  * the request itself at the authorization endpoint, or the one `return_to` leads back to on the
- * sign-in and sign-up pages, which carry it there.
+ * sign-in and sign-up pages, which carry it there (or, for a request too long to return to, its
+ * own `ui_locales`).
  */
 function requestedUiLocales(request: FastifyRequest): string | undefined {
   // A target the router refused may be no URL at all (`GET http://%zz/`, absolute form): it asks for none.
@@ -299,8 +300,19 @@ function requestedUiLocales(request: FastifyRequest): string | undefined {
     return typeof sent === 'string' ? sent : undefined;
   }
   const back = url.searchParams.get('return_to') ?? body.return_to;
-  return typeof back === 'string' ? uiLocalesOfReturnTo(back) : undefined;
+  const returnedTo = typeof back === 'string' ? uiLocalesOfReturnTo(back) : undefined;
+  if (returnedTo !== undefined || !LOST_REQUEST_PAGES.has(url.pathname)) return returnedTo;
+  // A request too long to return to is not in `return_to`: the notice carries its language itself.
+  const carried = url.searchParams.get('ui_locales') ?? body.ui_locales;
+  return typeof carried === 'string' ? carried : undefined;
 }
+
+/**
+ * The pages that carry the language of an authorization request too long to return to, as
+ * `ui_locales` of their own (`LostRequest` in src/http/views/sign-in.ts): sign-in, a passkey's
+ * sign-in, and sign-up.
+ */
+const LOST_REQUEST_PAGES = new Set(['/login', '/login/passkey', '/signup']);
 
 /** `ui_locales` of the authorization request a sign-in returns to (`returnTo`, a path on this site). */
 export function uiLocalesOfReturnTo(returnTo: string): string | undefined {
