@@ -1,14 +1,16 @@
 /**
  * An authorization request too long to carry through sign-in (`MAX_RETURN_TO_LENGTH`, attack114):
  * the notice that replaces its return trip keeps the request's language (OpenID Connect Core
- * 3.1.2.1 `ui_locales`) on every page it leads to. Over real HTTP, on every database.
+ * 3.1.2.1 `ui_locales`) on every page it leads to, and a request that would ask for a sign-in
+ * again at every start is answered on its redirect URI instead (OpenID Connect Core 3.1.2.6).
+ * Over real HTTP, on every database.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  Browser, PASSWORD, authorizeQuery, hiddenFields, newClient, newUser, pkcePair, startOAuthApp,
+  Browser, PASSWORD, authorizeQuery, hiddenFields, newClient, newUser, pkcePair, redirectParams, signedInBrowser, startOAuthApp,
 } from '../oauth/helpers.js';
 
 /** A state in Chinese, nine characters a character once encoded: the request passes 8000 characters. */
@@ -76,5 +78,27 @@ forEachDatabase('authorization requests too long to return to', (database) => {
     // A tag no supported language answers is no language asked for: the browser's decides.
     const unsupported = await browser.fetch('/login?too_long=1&ui_locales=fr');
     assert.equal(pageLanguage(await unsupported.text()), 'en');
+  });
+
+  test('a too-long request that asks for a new sign-in at every start (prompt=login, max_age=0) is answered on the redirect URI with invalid_request, not the notice', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    for (const [signedIn, extra] of [
+      [browser, { prompt: 'login' }], [browser, { max_age: '0' }], [new Browser(t), { prompt: 'login' }], [new Browser(t), { max_age: '0' }],
+    ] as const) {
+      const query = authorizeQuery(c, { pkce: pkcePair(), extra });
+      query.set('state', LONG_STATE);
+      const answer = redirectParams(await signedIn.fetch(`/oauth/authorize?${query}`));
+      assert.equal(answer.get('error'), 'invalid_request', JSON.stringify(extra));
+      assert.match(answer.get('error_description')!, /too long to carry through sign-in/);
+      assert.equal(answer.get('state'), LONG_STATE);
+      assert.equal(answer.get('iss'), t.baseUrl);
+    }
+    // A longer max_age is passed by the sign-in the notice asks for: the notice stays.
+    const query = authorizeQuery(c, { pkce: pkcePair(), extra: { max_age: '600' } });
+    query.set('state', LONG_STATE);
+    const toNotice = await new Browser(t).fetch(`/oauth/authorize?${query}`);
+    assert.equal(toNotice.status, 302);
+    assert.equal(new URL(toNotice.headers.get('location')!, t.baseUrl).searchParams.get('too_long'), '1');
   });
 });

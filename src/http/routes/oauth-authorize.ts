@@ -1,6 +1,6 @@
 /** GET and POST /oauth/authorize (seed 4.1, INTERFACE sections 1, 3 and 10). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type AuthorizeStep, decideAuthorization, startAuthorization } from '../../core/oauth/authorize/flow.js';
+import { type AuthorizeStep, MAX_RETURN_TO_LENGTH, decideAuthorization, startAuthorization } from '../../core/oauth/authorize/flow.js';
 import { appendQuery } from '../../core/oauth/authorize/request.js';
 import { OAuthError } from '../../core/errors.js';
 import { paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
@@ -8,7 +8,6 @@ import { visitor } from '../client-address.js';
 import { localeOfUiLocales } from '../../core/locales.js';
 import { csrfToken, currentSignIn, pageContext, requestLocale, uiLocalesOfReturnTo, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
-import { MAX_RETURN_TO_LENGTH } from './sign-in.js';
 import { formPostPage } from '../views/form-post.js';
 
 async function answer(request: FastifyRequest, reply: FastifyReply, step: AuthorizeStep): Promise<FastifyReply> {

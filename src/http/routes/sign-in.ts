@@ -10,7 +10,7 @@ import {
   PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/accounts/two-step.js';
-import { applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
+import { MAX_RETURN_TO_LENGTH, applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
 import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
@@ -27,12 +27,8 @@ import { type LostRequest, signInPage } from '../views/sign-in.js';
 import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
-/**
- * The longest `return_to`: the `/login` address that carries it, encoded once more, must fit
- * Node's 16 kB of request line and headers. An authorization request longer than that is not
- * sent to sign in with it: the page says so instead (`too_long`, attack114).
- */
-export const MAX_RETURN_TO_LENGTH = 8000;
+/** The longest `return_to`: the authorization endpoint's rule (`MAX_RETURN_TO_LENGTH` in core/oauth/authorize/flow.ts). */
+export { MAX_RETURN_TO_LENGTH };
 
 /**
  * Only a path on this site may be returned to, never another origin (no open redirect); other

@@ -23,6 +23,14 @@ import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, r
 
 export const AUTHORIZE_PATH = '/oauth/authorize';
 
+/**
+ * The longest `return_to`: the `/login` address that carries it, encoded once more, must fit
+ * Node's 16 kB of request line and headers. An authorization request longer than that is not
+ * sent to sign in with it: the page says so instead (`too_long`, attack114), or, when the request
+ * would ask for a sign-in again every time it is sent, the app is answered (`asksSignInEveryTime`).
+ */
+export const MAX_RETURN_TO_LENGTH = 8000;
+
 export interface SignedIn {
   user: User;
   session: Session;
@@ -208,6 +216,17 @@ function hintedOther(request: AuthorizationRequest, signedIn: SignedIn | undefin
   return { error, to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed };
 }
 
+/**
+ * Whether sending the request again after a sign-in would ask for a sign-in again: prompt=login,
+ * or max_age=0, its equal (OpenID Connect Core 3.1.2.1). Such a request too long to come back to
+ * after sign-in (`MAX_RETURN_TO_LENGTH`) would meet the notice to sign in and start again at every
+ * start, forever: the app is answered instead. A longer max_age is passed by the sign-in the
+ * notice asks for, when the member starts again within it.
+ */
+function asksSignInEveryTime(request: AuthorizationRequest): boolean {
+  return request.prompt.has('login') || request.maxAge === 0;
+}
+
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
@@ -218,7 +237,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   // Before any sign-in, which a hint that matches nobody would only waste.
   const unmatched = hintedOther(request, undefined);
   if (unmatched) return refuse(deps, unmatched, signedIn);
-  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
+  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required' | 'invalid_request', description: string): Promise<AuthorizeStep> =>
     refuse(deps, { error: new OAuthError(code, description), to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed }, signedIn);
   const now = deps.clock.now();
   const silent = request.prompt.has('none');
@@ -229,7 +248,12 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
   if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {
-    return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
+    const back = await returnTo(deps, request, params);
+    // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can shorten it.
+    if (back.length > MAX_RETURN_TO_LENGTH && asksSignInEveryTime(request)) {
+      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and asks for a new sign-in each time it is sent (prompt=login or max_age=0): send a shorter one (a shorter state, no id_token_hint).`);
+    }
+    return { kind: 'sign_in', returnTo: back, loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
   }
   const otherAccount = hintedOther(request, signedIn!);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
