@@ -556,6 +556,31 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { max_age: '2', prompt: 'none' } }))).get('code'));
   });
 
+  // The id_token's auth_time is whole seconds (OIDC Core 2): judged to the millisecond from the
+  // sign-in instant, a sign-in at x.900 passed max_age=10 at x+10.500, and the app, reading
+  // auth_time x, found it 10.5 s old and refused the id_token.
+  test('max_age is judged from the auth_time the id_token carries, in whole seconds, as the app judges it (OIDC Core 2 and 3.1.2.1)', async () => {
+    t.clock.advance(1_000 - (t.clock.now() % 1_000) + 900);
+    const authTime = Math.floor(t.clock.now() / 1_000);
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const scope = 'openid profile:read';
+    await obtainCode(browser, c, { scope, pkce: pkcePair() });
+    const ask = (pkce: { verifier: string; challenge: string }) => authorize(browser, authorizeQuery(c, { scope, pkce, extra: { max_age: '10', prompt: 'none' } }));
+
+    t.clock.advance(authTime * 1_000 + 10_000 - t.clock.now());
+    const pkce = pkcePair();
+    const code = redirectParams(await ask(pkce)).get('code');
+    assert.ok(code, 'auth_time + 10 s: not older than max_age');
+    const tokens = await (await tokenRequest(t, codeExchangeFields(c, code, pkce))).json() as { id_token: string };
+    const claims = JSON.parse(Buffer.from(tokens.id_token.split('.')[1]!, 'base64url').toString()) as { auth_time: number };
+    assert.equal(claims.auth_time, authTime);
+    assert.ok(Math.floor(t.clock.now() / 1_000) - claims.auth_time <= 10, 'what the app computes agrees');
+
+    t.clock.advance(1);
+    assertErrorRedirect(await ask(pkcePair()), c, 'login_required');
+  });
+
   test('the consent form without a session sends the browser to sign in', async () => {
     const { browser } = await signedInBrowser(t);
     const c = await newClient(t);

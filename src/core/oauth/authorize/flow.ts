@@ -16,6 +16,7 @@ import type { Locale } from '../../locales.js';
 import type { Client, NewCodeUnderGrant } from '../ports.js';
 import { type Scope, formatScope, holdsEveryScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
+import { idTokenAuthTime } from '../../oidc/id-token.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, requestedClient } from './checks.js';
 import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
@@ -194,12 +195,17 @@ export async function applicationReturnedTo(sources: ClientSources, returnTo: st
 }
 
 /**
- * OpenID Connect Core 3.1.2.1: the session is too old for max_age, by the exact elapsed time (not
- * whole seconds, which let a session 1.9 s old pass max_age=1); "max_age=0 is equivalent to
- * prompt=login", however young the session.
+ * OpenID Connect Core 3.1.2.1: the session is too old for max_age, its age counted from the
+ * `auth_time` the id_token will carry (OpenID Connect Core 2: whole seconds, `idTokenAuthTime`)
+ * to now, to the millisecond. An app checks `auth_time + max_age` against its clock: judged from
+ * the exact sign-in instant, a member who signed in at 12:00:00.900 passed max_age=10 at
+ * 12:00:10.500, and the app, reading auth_time 12:00:00, found the sign-in 10.5 s old and refused
+ * it. Whole seconds on both sides would let a session 1.9 s old pass max_age=1 (attack112); the
+ * floored sign-in time only ever makes a session older, never younger. "max_age=0 is equivalent
+ * to prompt=login", however young the session.
  */
 function tooOld(request: AuthorizationRequest, session: Session, now: number): boolean {
-  return request.maxAge !== null && (request.maxAge === 0 || now - session.authTime > request.maxAge * 1000);
+  return request.maxAge !== null && (request.maxAge === 0 || now - idTokenAuthTime(session.authTime) * 1000 > request.maxAge * 1000);
 }
 
 /**
