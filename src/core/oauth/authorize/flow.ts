@@ -223,6 +223,21 @@ function hintedOther(request: AuthorizationRequest, signedIn: SignedIn | undefin
 }
 
 /**
+ * The `login_hint` the flow goes by (OpenID Connect Core 3.1.2.1): the request's, unless its
+ * `id_token_hint` names another account. Both are hints, but only the id_token_hint decides
+ * whether a code is issued (`hintedOther`): a sign-in as the account login_hint named would only
+ * be refused after it, the browser's session switched to that account for nothing. So a
+ * conflicting login_hint, the app's mistake, is set aside: it neither sends a member signed in
+ * as the id_token's account to sign in again nor fills in the sign-in page.
+ */
+async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): Promise<string | null> {
+  const hinted = request.hintedSubject;
+  if (request.loginHint === null || typeof hinted !== 'string') return request.loginHint;
+  const named = /^[1-9][0-9]{0,15}$/.test(hinted) ? await deps.stores.users.findById(Number(hinted)) : undefined;
+  return named !== undefined && named.username.toLowerCase() === request.loginHint.toLowerCase() ? request.loginHint : null;
+}
+
+/**
  * Whether sending the request again after a sign-in would ask for a sign-in again: prompt=login,
  * or max_age=0, its equal (OpenID Connect Core 3.1.2.1). Such a request too long to come back to
  * after sign-in (`MAX_RETURN_TO_LENGTH`) would meet the notice to sign in and start again at every
@@ -248,8 +263,8 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   const now = deps.clock.now();
   const silent = request.prompt.has('none');
 
-  const hintMismatch = signedIn !== undefined && request.loginHint !== null &&
-    request.loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
+  const loginHint = await agreedLoginHint(deps, request);
+  const hintMismatch = signedIn !== undefined && loginHint !== null && loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
   const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
   if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
@@ -259,7 +274,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
     if (back.length > MAX_RETURN_TO_LENGTH && asksSignInEveryTime(request)) {
       return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and asks for a new sign-in each time it is sent (prompt=login or max_age=0): send a shorter one (a shorter state, no id_token_hint).`);
     }
-    return { kind: 'sign_in', returnTo: back, loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
+    return { kind: 'sign_in', returnTo: back, loginHint, reauthenticate: signedIn !== undefined };
   }
   const otherAccount = hintedOther(request, signedIn!);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
@@ -296,7 +311,7 @@ export async function decideAuthorization(
   const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
-  if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
+  if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: false };
   const otherAccount = hintedOther(request, signedIn);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
   if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale }));
