@@ -7,7 +7,7 @@ import { deactivateClient } from '../../src/core/oauth/clients.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  Browser, type TestClient, authorizeQuery, codeExchangeFields, consentForm, newClient, newUser, obtainCode, pkcePair, redirectParams,
+  Browser, type TestClient, authorizeQuery, codeExchangeFields, consentForm, newClient, newUser, obtainCode, obtainTokens, pkcePair, redirectParams,
   signedInBrowser, startOAuthApp, tokenRequest, unique,
 } from './helpers.js';
 
@@ -554,6 +554,59 @@ forEachDatabase('authorization endpoint', (database) => {
     t.clock.advance(1_400);
     assertErrorRedirect(await authorize(browser, authorizeQuery(c, { extra: { max_age: '1', prompt: 'none' } })), c, 'login_required');
     assert.ok(redirectParams(await authorize(browser, authorizeQuery(c, { extra: { max_age: '2', prompt: 'none' } }))).get('code'));
+  });
+
+  // The id_token's auth_time is whole seconds (OIDC Core 2): judged to the millisecond from the
+  // sign-in instant, a sign-in at x.900 passed max_age=10 at x+10.500, and the app, reading
+  // auth_time x, found it 10.5 s old and refused the id_token.
+  test('max_age is judged from the auth_time the id_token carries, in whole seconds, as the app judges it (OIDC Core 2 and 3.1.2.1)', async () => {
+    t.clock.advance(1_000 - (t.clock.now() % 1_000) + 900);
+    const authTime = Math.floor(t.clock.now() / 1_000);
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const scope = 'openid profile:read';
+    await obtainCode(browser, c, { scope, pkce: pkcePair() });
+    const ask = (pkce: { verifier: string; challenge: string }) => authorize(browser, authorizeQuery(c, { scope, pkce, extra: { max_age: '10', prompt: 'none' } }));
+
+    t.clock.advance(authTime * 1_000 + 10_000 - t.clock.now());
+    const pkce = pkcePair();
+    const code = redirectParams(await ask(pkce)).get('code');
+    assert.ok(code, 'auth_time + 10 s: not older than max_age');
+    const tokens = await (await tokenRequest(t, codeExchangeFields(c, code, pkce))).json() as { id_token: string };
+    const claims = JSON.parse(Buffer.from(tokens.id_token.split('.')[1]!, 'base64url').toString()) as { auth_time: number };
+    assert.equal(claims.auth_time, authTime);
+    assert.ok(Math.floor(t.clock.now() / 1_000) - claims.auth_time <= 10, 'what the app computes agrees');
+
+    t.clock.advance(1);
+    assertErrorRedirect(await ask(pkcePair()), c, 'login_required');
+  });
+
+  // OIDC Core 3.1.2.1: both are hints, but only id_token_hint decides whether a code is issued; a
+  // login_hint naming another account sent a member signed in as the id_token's account to sign in
+  // as that other one, whose sign-in was then refused, the browser's session switched for nothing.
+  test('a login_hint naming another account than the id_token_hint is set aside: the id_token\'s account goes on, and sign-in is not filled in with the other', async () => {
+    const c = await newClient(t);
+    const { browser, user: alice } = await signedInBrowser(t);
+    const bob = await newUser(t);
+    const scope = 'openid profile:read';
+    const { id_token: aliceHint } = await obtainTokens(t, browser, c, { scope });
+    const ask = (someone: Browser) => authorize(someone, authorizeQuery(c, { pkce: pkcePair(), scope, extra: { id_token_hint: aliceHint!, login_hint: bob.username } }));
+
+    const code = redirectParams(await ask(browser)).get('code');
+    assert.ok(code, 'signed in as the id_token\'s account: a code, no sign-in');
+    assert.equal((await t.deps.stores.codes.find(hashSecret(code)))?.userId, alice.id);
+
+    const toSignIn = await ask(new Browser(t));
+    const login = new URL(toSignIn.headers.get('location')!, t.baseUrl);
+    assert.equal(login.pathname, '/login');
+    assert.equal(login.searchParams.get('login_hint'), null, 'the sign-in page is not filled in with an account the id_token rules out');
+
+    const bobBrowser = new Browser(t);
+    await bobBrowser.signIn(bob.username);
+    assertErrorRedirect(await ask(bobBrowser), c, 'login_required');
+    // The same login_hint with the id_token's own account still fills it in.
+    const agreed = await authorize(new Browser(t), authorizeQuery(c, { pkce: pkcePair(), scope, extra: { id_token_hint: aliceHint!, login_hint: alice.username } }));
+    assert.equal(new URL(agreed.headers.get('location')!, t.baseUrl).searchParams.get('login_hint'), alice.username);
   });
 
   test('the consent form without a session sends the browser to sign in', async () => {

@@ -4,6 +4,7 @@
  * demo's counts are its rows. Over real HTTP, on every database.
  */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { createAccount } from '../../src/core/accounts/accounts.js';
 import { layOut } from '../../src/core/community/markdown.js';
@@ -12,6 +13,7 @@ import type { User } from '../../src/core/accounts/ports.js';
 import { commentOnPost, excerpt, writePost } from '../../src/core/community/posts.js';
 import { formatLocalTimestamp } from '../../src/core/time.js';
 import { DEMO_POSTS, DEMO_USERNAME, seedDemo } from '../../src/demo.js';
+import { POST_FORM_BODY_LIMIT_BYTES } from '../../src/http/routes/community.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { Visitor } from './visitor.js';
@@ -299,6 +301,68 @@ forEachDatabase('posts after writing', (database) => {
     assert.deepEqual((await apiPosts(token)).items.map((p) => [p.title, p.categoryName, p.excerpt]), [['Scripted', 'Notes', 'By a script.']]);
     const written = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'Core', body: 'x', category: 'Notes', status: 'published', commentCount: 2 });
     assert.equal(written.commentCount, 2, 'the command line\'s counts (INTERFACE section 9) still set');
+  });
+
+  /**
+   * The answer to a POST whose head announces a body of the form's largest size, sent without
+   * that body: a site that reads the body first answers nothing until it comes (then 408).
+   */
+  async function answerBeforeBody(path: string, cookies: string): Promise<{ status: number; location: string | undefined }> {
+    const url = new URL(t.baseUrl);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/x-www-form-urlencoded\r\n`
+      + `Content-Length: ${POST_FORM_BODY_LIMIT_BYTES}\r\n${cookies === '' ? '' : `Cookie: ${cookies}\r\n`}\r\ntitle=`);
+    let head = '';
+    for await (const chunk of socket) {
+      head += (chunk as Buffer).toString('latin1');
+      if (head.includes('\r\n\r\n')) break;
+    }
+    socket.destroy();
+    return { status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), location: /\r\nlocation: ([^\r]*)/i.exec(head)?.[1] };
+  }
+
+  test('a POST to a post form from a browser nobody is signed in on is answered before its body is read, as a signed-out POST is', async () => {
+    const { user } = await author();
+    const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'Kept', body: 'x', category: 'Notes', status: 'published' });
+    const visitor = new Visitor(t.baseUrl);
+    const csrf = `svc_csrf=${await visitor.csrf()}`;
+    // What a signed-out POST with its body gets: to sign in, and back to the form's page.
+    const withBody = await visitor.post('/posts/new', { title: 'x', category: 'y', body: 'z', status: 'published' });
+    assert.equal(withBody.status, 303);
+    assert.deepEqual(await answerBeforeBody('/posts/new', csrf), { status: 303, location: withBody.location ?? undefined });
+    const edit = `/posts/${post.id}/edit`;
+    assert.equal((await visitor.post(edit, { title: 'x', category: 'y', body: 'z' })).location, `/login?return_to=${encodeURIComponent(edit)}`);
+    assert.deepEqual(await answerBeforeBody(edit, csrf), { status: 303, location: `/login?return_to=${encodeURIComponent(edit)}` });
+    // A session cookie that names no session is no one signed in.
+    assert.equal((await answerBeforeBody('/posts/new', `${csrf}; svc_session=made-up`)).status, 303);
+    // Without a CSRF cookie the form cannot pass: its 403, as with the body.
+    assert.equal((await answerBeforeBody('/posts/new', '')).status, 403);
+    // An address that names no post: its 404.
+    assert.equal((await answerBeforeBody('/posts/0/edit', csrf)).status, 404);
+    assert.equal((await t.deps.stores.posts.findById(post.id))?.title, 'Kept');
+  });
+
+  test('a title, category or status beyond what the form allows is refused with the form\'s message in the reader\'s language, and not written back whole', async () => {
+    const { user, visitor } = await author();
+    visitor.cookies.set('lang', 'zh-CN');
+    const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'Kept', body: 'x', category: 'Notes', status: 'draft' });
+    for (const path of ['/posts/new', `/posts/${post.id}/edit`]) {
+      const refused = await visitor.post(path, { title: 'T'.repeat(60_000), category: 'C'.repeat(60_000), body: 'Body', status: 'published' });
+      assert.equal(refused.status, 400, path);
+      assert.ok(refused.text.includes('请输入 1 到 120 个字符'), `${path}: the title's message, in Chinese`);
+      assert.ok(refused.text.includes('请输入 1 到 40 个字符'), `${path}: the category's`);
+      assert.ok(refused.text.includes(`value="${'T'.repeat(120)}"`) && !refused.text.includes('T'.repeat(121)), `${path}: the title cut to what a title may hold`);
+      assert.ok(refused.text.includes(`value="${'C'.repeat(40)}"`) && !refused.text.includes('C'.repeat(41)), `${path}: the category too`);
+      for (const status of ['Draft', 'x'.repeat(60_000)]) {
+        const unknown = await visitor.post(path, { title: 'Title', category: 'Notes', body: 'Body', status });
+        assert.equal(unknown.status, 400, `${path} with status ${status.slice(0, 10)}`);
+        assert.ok(unknown.text.includes('请用表单上的按钮提交'), `${path}: the status's message, in Chinese`);
+        assert.ok(!unknown.text.includes('xxxxxxxxxx'), 'the status is not written back');
+      }
+    }
+    assert.deepEqual((await t.deps.stores.posts.listPublishedByAuthor(user.id, 0, 50)).items, [], 'nothing published');
+    const kept = await t.deps.stores.posts.findById(post.id);
+    assert.deepEqual([kept?.title, kept?.status], ['Kept', 'draft']);
   });
 
   test('a post has one address: an id other than its decimal digits without a leading zero is the site\'s 404 page', async () => {

@@ -76,6 +76,20 @@ export interface PostDraft {
   viewCount?: number;
 }
 
+/** What a post's form may ask for: the buttons send one of these. */
+const POST_STATUSES: readonly PostStatus[] = ['published', 'draft'];
+
+/**
+ * The status a post's form asks for (`status`, sent by the button pressed), or `undefined` when
+ * none was sent; any other value is an `InputError`, never read as one of the two: a script's
+ * `Draft` would otherwise publish what its author meant to keep.
+ */
+export function checkedStatus(value: string | undefined): PostStatus | undefined {
+  if (value === undefined) return undefined;
+  if ((POST_STATUSES as readonly string[]).includes(value)) return value as PostStatus;
+  throw InputError.worded('status', 'status must be published or draft', { key: 'community.statusUnknown' });
+}
+
 /** What people type into a post: the same rules for writing and editing. */
 export interface PostText {
   title: string;

@@ -32,13 +32,22 @@ export interface IdTokenRequest {
   now: Instant;
 }
 
+/**
+ * OpenID Connect Core 2: `auth_time` is the sign-in time in whole seconds since the epoch, cut
+ * down. The authorization endpoint judges `max_age` by it too (`tooOld` in authorize/flow.ts), so
+ * the two agree on how old a sign-in is.
+ */
+export function idTokenAuthTime(authTime: Instant): number {
+  return Math.floor(authTime / 1000);
+}
+
 /** Signs with the key of the client's algorithm that is active at `request.now`. */
 export async function issueIdToken(keys: KeySet, site: ClaimsSite, request: IdTokenRequest): Promise<string> {
   const key = await keys.signingKey(request.client.idTokenAlg, request.now);
   const iat = Math.floor(request.now / 1000);
   const claims: Record<string, unknown> = {
     azp: request.client.clientId,
-    auth_time: Math.floor(request.authTime / 1000),
+    auth_time: idTokenAuthTime(request.authTime),
     at_hash: accessTokenHash(request.accessToken),
     ...(request.amr && request.amr.length > 0 ? { amr: [...request.amr] } : {}),
     ...(request.nonce === null ? {} : { nonce: request.nonce }),

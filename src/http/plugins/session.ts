@@ -229,17 +229,27 @@ export function takeRevealCookie(request: FastifyRequest, reply: FastifyReply): 
   return value;
 }
 
-/** Refuses a form post without the browser's CSRF token or from another origin. */
-export function verifyCsrf(request: FastifyRequest): void {
+function formExpired(): OAuthError {
+  return new OAuthError('invalid_request', 'This form has expired or came from another site. Go back, reload the page and try again.', { status: 403, words: { key: 'errors.formExpired' } });
+}
+
+/**
+ * The part of `verifyCsrf` that reads no body: a post from another origin, or from a browser that
+ * holds no CSRF cookie, is refused whatever its form holds, so it may be refused before its body is read.
+ */
+export function verifyCsrfBeforeBody(request: FastifyRequest): void {
   const origin = request.headers.origin;
   const expectedOrigin = new URL(request.server.deps.settings.baseUrl).origin;
-  const cookie = request.cookies[cookieName(request, 'csrf')];
+  if ((origin !== undefined && origin !== expectedOrigin) || !request.cookies[cookieName(request, 'csrf')]) throw formExpired();
+}
+
+/** Refuses a form post without the browser's CSRF token or from another origin. */
+export function verifyCsrf(request: FastifyRequest): void {
+  verifyCsrfBeforeBody(request);
+  const cookie = request.cookies[cookieName(request, 'csrf')]!;
   const body = request.body as Record<string, unknown> | undefined;
   const sent = typeof body?._csrf === 'string' ? body._csrf : '';
-  const originOk = origin === undefined || origin === expectedOrigin;
-  if (!originOk || !cookie || !constantTimeEqual(cookie, sent)) {
-    throw new OAuthError('invalid_request', 'This form has expired or came from another site. Go back, reload the page and try again.', { status: 403, words: { key: 'errors.formExpired' } });
-  }
+  if (!constantTimeEqual(cookie, sent)) throw formExpired();
 }
 
 /**
@@ -277,7 +287,8 @@ export function setLanguageCookie(request: FastifyRequest, reply: FastifyReply, 
 /**
  * `ui_locales` of the authorization request this page belongs to (OpenID Connect Core 3.1.2.1):
  * the request itself at the authorization endpoint, or the one `return_to` leads back to on the
- * sign-in and sign-up pages, which carry it there.
+ * sign-in and sign-up pages, which carry it there (or, for a request too long to return to, its
+ * own `ui_locales`).
  */
 function requestedUiLocales(request: FastifyRequest): string | undefined {
   // A target the router refused may be no URL at all (`GET http://%zz/`, absolute form): it asks for none.
@@ -289,8 +300,19 @@ function requestedUiLocales(request: FastifyRequest): string | undefined {
     return typeof sent === 'string' ? sent : undefined;
   }
   const back = url.searchParams.get('return_to') ?? body.return_to;
-  return typeof back === 'string' ? uiLocalesOfReturnTo(back) : undefined;
+  const returnedTo = typeof back === 'string' ? uiLocalesOfReturnTo(back) : undefined;
+  if (returnedTo !== undefined || !LOST_REQUEST_PAGES.has(url.pathname)) return returnedTo;
+  // A request too long to return to is not in `return_to`: the notice carries its language itself.
+  const carried = url.searchParams.get('ui_locales') ?? body.ui_locales;
+  return typeof carried === 'string' ? carried : undefined;
 }
+
+/**
+ * The pages that carry the language of an authorization request too long to return to, as
+ * `ui_locales` of their own (`LostRequest` in src/http/views/sign-in.ts): sign-in, a passkey's
+ * sign-in, and sign-up.
+ */
+const LOST_REQUEST_PAGES = new Set(['/login', '/login/passkey', '/signup']);
 
 /** `ui_locales` of the authorization request a sign-in returns to (`returnTo`, a path on this site). */
 export function uiLocalesOfReturnTo(returnTo: string): string | undefined {

@@ -8,13 +8,16 @@ import { findAccount } from '../../core/accounts/accounts.js';
 import { defaultAvatarSvg } from '../../core/community/avatars.js';
 import { InputError, OAuthError } from '../../core/errors.js';
 import type { User } from '../../core/accounts/ports.js';
-import type { Post, PostStatus } from '../../core/community/ports.js';
-import { BODY_MAX_LENGTH, commentOnPost, deletePost, editPost, publishPost, writePost } from '../../core/community/posts.js';
+import type { Post } from '../../core/community/ports.js';
+import {
+  BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, TITLE_MAX_LENGTH, checkedStatus, commentOnPost, deletePost, editPost, publishPost, writePost,
+} from '../../core/community/posts.js';
+import { firstCharacters } from '../../core/text.js';
 import { clientAddress } from '../client-address.js';
-import { requireUser, sendPage } from '../pages.js';
-import { NOTHING_HERE } from '../plugins/errors.js';
-import { idParams } from '../row-id.js';
-import { currentSignIn, pageContext, verifyCsrf } from '../plugins/session.js';
+import { requireSignIn, requireUser, sendPage } from '../pages.js';
+import { NOTHING_HERE, noSuchPage } from '../plugins/errors.js';
+import { idParams, isRowId } from '../row-id.js';
+import { currentSignIn, pageContext, verifyCsrf, verifyCsrfBeforeBody } from '../plugins/session.js';
 import { deletePostPage, newPostPage, postPage, profilePage } from '../views/community.js';
 
 const page = { config: { html: true } };
@@ -31,6 +34,54 @@ function notFound(): OAuthError {
  * 64 KiB a Chinese post of 7,300 characters was a generic 413 page, its text lost (attack111).
  */
 export const POST_FORM_BODY_LIMIT_BYTES = BODY_MAX_LENGTH * 9 + 16 * 1024;
+
+/** What a post's form may send, each field a string: its rules (lengths, the status's two values) are the core's, so its messages are the ones people see. */
+const postFormBody = { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } as const;
+
+interface PostFormBody {
+  title?: string;
+  category?: string;
+  body?: string;
+  status?: string;
+}
+
+/** The form's fields as a refused one shows them again. */
+interface PostFormFields {
+  title: string;
+  category: string;
+  body: string;
+}
+
+/**
+ * What a refused form shows again: the title and category trimmed and cut to the most either may
+ * hold, whole characters only (a valid one is never cut), as sign-up echoes a username. A script's
+ * 60 KB title was written back into the page whole; a browser's field never sends more (`maxlength`).
+ */
+function echoed(form: PostFormFields): PostFormFields {
+  return {
+    title: firstCharacters(form.title.trim(), TITLE_MAX_LENGTH),
+    category: firstCharacters(form.category.trim(), CATEGORY_MAX_LENGTH),
+    body: form.body,
+  };
+}
+
+/**
+ * A post's form is read before its handler runs, up to POST_FORM_BODY_LIMIT_BYTES: a POST from a
+ * browser nobody is signed in on is answered first, before its body is read, as the handler would
+ * answer it: the form's 403 when it cannot pass the CSRF check (another origin, no CSRF cookie),
+ * else to sign in and back to the form's page (`back`). An id that names no post is the 404 its
+ * params' schema would give after the body (`isRowId`).
+ */
+function signedOutBeforeBody(back: (request: FastifyRequest) => string) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const { id } = request.params as { id?: string };
+    if (id !== undefined && !isRowId(id)) throw noSuchPage();
+    if (await currentSignIn(request)) return undefined;
+    verifyCsrfBeforeBody(request);
+    await requireSignIn(request, reply, back(request));
+    return reply;
+  };
+}
 
 export async function communityRoutes(app: FastifyInstance): Promise<void> {
   const { stores, clock, views } = app.deps;
@@ -104,20 +155,22 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
   app.post('/posts/new', {
     ...page,
     bodyLimit: POST_FORM_BODY_LIMIT_BYTES,
-    schema: { body: { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } },
-  }, async (request: FastifyRequest<{ Body: { title?: string; category?: string; body?: string; status?: string } }>, reply) => {
+    onRequest: signedOutBeforeBody(() => '/posts/new'),
+    schema: { body: postFormBody },
+  }, async (request: FastifyRequest<{ Body: PostFormBody }>, reply) => {
     verifyCsrf(request);
     const user = await requireUser(request, reply, '/posts/new');
     if (!user) return reply;
     const form = { title: request.body.title ?? '', category: request.body.category ?? '', body: request.body.body ?? '' };
-    const status: PostStatus = request.body.status === 'draft' ? 'draft' : 'published';
     try {
+      // The buttons send `published` or `draft`; none sent (an older form, a script) publishes.
+      const status = checkedStatus(request.body.status) ?? 'published';
       const post = await writePost(stores, clock, { authorId: user.id, ...form, status });
       return reply.redirect(`/posts/${post.id}`, 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       const categories = await stores.posts.listCategories();
-      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, errors: error.problems }), 400);
+      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...echoed(form), errors: error.problems }), 400);
     }
   });
 
@@ -133,21 +186,24 @@ export async function communityRoutes(app: FastifyInstance): Promise<void> {
   app.post('/posts/:id/edit', {
     ...page,
     bodyLimit: POST_FORM_BODY_LIMIT_BYTES,
-    schema: { params: idParams, body: { type: 'object', properties: { title: formField, category: formField, body: formField, status: formField, _csrf: formField } } },
-  }, async (request: FastifyRequest<{ Params: { id: number }; Body: { title?: string; category?: string; body?: string; status?: string } }>, reply) => {
+    onRequest: signedOutBeforeBody((request) => `/posts/${(request.params as { id: string }).id}/edit`),
+    schema: { params: idParams, body: postFormBody },
+  }, async (request: FastifyRequest<{ Params: { id: number }; Body: PostFormBody }>, reply) => {
     verifyCsrf(request);
     const user = await requireUser(request, reply, `/posts/${request.params.id}/edit`);
     if (!user) return reply;
     const post = await ownPost(user, request.params.id);
     const form = { title: request.body.title ?? '', category: request.body.category ?? '', body: request.body.body ?? '' };
     try {
-      const edited = await editPost(stores, clock, { postId: post.id, authorId: user.id, ...form, publish: request.body.status === 'published' });
+      // `published` publishes a draft and keeps a published post published; `draft` (or none) keeps the post's status.
+      const publish = checkedStatus(request.body.status) === 'published';
+      const edited = await editPost(stores, clock, { postId: post.id, authorId: user.id, ...form, publish });
       if (!edited) throw notFound(); // deleted since it was read
       return reply.redirect(`/posts/${post.id}`, 303);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       const categories = await stores.posts.listCategories();
-      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...form, errors: error.problems }, post), 400);
+      return sendPage(reply, newPostPage(await pageContext(request, reply), categories, { ...echoed(form), errors: error.problems }, post), 400);
     }
   });
 

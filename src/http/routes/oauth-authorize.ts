@@ -1,13 +1,13 @@
 /** GET and POST /oauth/authorize (seed 4.1, INTERFACE sections 1, 3 and 10). */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type AuthorizeStep, decideAuthorization, startAuthorization } from '../../core/oauth/authorize/flow.js';
+import { type AuthorizeStep, MAX_RETURN_TO_LENGTH, decideAuthorization, startAuthorization } from '../../core/oauth/authorize/flow.js';
 import { appendQuery } from '../../core/oauth/authorize/request.js';
 import { OAuthError } from '../../core/errors.js';
 import { paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
 import { visitor } from '../client-address.js';
-import { csrfToken, currentSignIn, pageContext, requestLocale, verifyCsrf } from '../plugins/session.js';
+import { localeOfUiLocales } from '../../core/locales.js';
+import { csrfToken, currentSignIn, pageContext, requestLocale, uiLocalesOfReturnTo, verifyCsrf } from '../plugins/session.js';
 import { consentPage } from '../views/consent.js';
-import { MAX_RETURN_TO_LENGTH } from './sign-in.js';
 import { formPostPage } from '../views/form-post.js';
 
 async function answer(request: FastifyRequest, reply: FastifyReply, step: AuthorizeStep): Promise<FastifyReply> {
@@ -26,6 +26,10 @@ async function answer(request: FastifyRequest, reply: FastifyReply, step: Author
       // sign-in, and the member landed on the home page unawares (attack114): the page says so.
       const tooLong = step.returnTo.length > MAX_RETURN_TO_LENGTH;
       const query = new URLSearchParams(tooLong ? { too_long: '1' } : { return_to: step.returnTo });
+      // The request's language goes with the notice, as the dropped return_to would have carried
+      // it: its first supported ui_locales (OpenID Connect Core 3.1.2.1), that one tag.
+      const locale = tooLong ? localeOfUiLocales(uiLocalesOfReturnTo(step.returnTo)) : undefined;
+      if (locale) query.set('ui_locales', locale);
       if (step.loginHint) query.set('login_hint', step.loginHint);
       if (step.reauthenticate && !tooLong) query.set('reauth', '1');
       return reply.redirect(`/login?${query.toString()}`, 302);

@@ -10,11 +10,12 @@ import {
   PENDING_SIGN_IN_MS, amrAfterCode, findPendingSignIn, finishPendingSignIn, finishSignInWithCode, requiresSecondStep, secondFactorsOf,
   startPendingSignIn,
 } from '../../core/accounts/two-step.js';
-import { applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
+import { MAX_RETURN_TO_LENGTH, applicationReturnedTo } from '../../core/oauth/authorize/flow.js';
 import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { firstCharacters } from '../../core/text.js';
+import { localeOfUiLocales } from '../../core/locales.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
   type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, eventOrigin, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
@@ -22,16 +23,12 @@ import {
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
-import { signInPage } from '../views/sign-in.js';
+import { type LostRequest, signInPage } from '../views/sign-in.js';
 import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
-/**
- * The longest `return_to`: the `/login` address that carries it, encoded once more, must fit
- * Node's 16 kB of request line and headers. An authorization request longer than that is not
- * sent to sign in with it: the page says so instead (`too_long`, attack114).
- */
-export const MAX_RETURN_TO_LENGTH = 8000;
+/** The longest `return_to`: the authorization endpoint's rule (`MAX_RETURN_TO_LENGTH` in core/oauth/authorize/flow.ts). */
+export { MAX_RETURN_TO_LENGTH };
 
 /**
  * Only a path on this site may be returned to, never another origin (no open redirect); other
@@ -53,6 +50,29 @@ export async function appNameFor(app: FastifyInstance, request: FastifyRequest, 
   return client && (documentHost(client) ?? client.name);
 }
 
+/**
+ * The longest `ui_locales` a sign-in or sign-up form reads: the too-long notice carries one
+ * supported tag (`LostRequest`); more is no request's but a script's.
+ */
+const MAX_UI_LOCALES_LENGTH = 200;
+
+/** The fields of the sign-in and sign-up pages that carry a `LostRequest`, in their body schemas. */
+export const lostRequestBody = {
+  /** `1` when the app's request was too long to return to: a failed attempt's page says so again. */
+  too_long: { type: 'string', maxLength: 8 },
+  /** The request's language, which its dropped return_to held. */
+  ui_locales: { type: 'string', maxLength: MAX_UI_LOCALES_LENGTH },
+} as const;
+
+/**
+ * The `LostRequest` a sign-in or sign-up page's query or form carries: its `ui_locales` read as
+ * OpenID Connect Core 3.1.2.1 has it, the first supported tag, and carried on as that one tag.
+ */
+export function lostRequestOf(sent: { too_long?: unknown; ui_locales?: unknown } | undefined): LostRequest {
+  const uiLocales = typeof sent?.ui_locales === 'string' && sent.ui_locales.length <= MAX_UI_LOCALES_LENGTH ? localeOfUiLocales(sent.ui_locales) : undefined;
+  return { requestTooLong: sent?.too_long === '1', uiLocales };
+}
+
 /** The refusals of sign-in, in the catalogs. */
 const WRONG_CREDENTIALS = { key: 'sign-in.wrongCredentials' };
 const WRONG_PASSKEY = { key: 'sign-in.wrongPasskey' };
@@ -62,12 +82,16 @@ const PENDING_GONE = { key: 'sign-in.pendingGone' };
 interface CredentialBody {
   credential?: string;
   return_to?: string;
+  too_long?: string;
+  ui_locales?: string;
   _csrf?: string;
 }
 
 const credentialBody = {
   type: 'object',
-  properties: { credential: { type: 'string', maxLength: 20_000 }, return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH }, _csrf: { type: 'string', maxLength: 200 } },
+  properties: {
+    credential: { type: 'string', maxLength: 20_000 }, return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH }, ...lostRequestBody, _csrf: { type: 'string', maxLength: 200 },
+  },
 } as const;
 /** Passkey challenges (stored: a registration's, a second step's) one user or waiting sign-in may ask for in a minute. */
 export const PASSKEY_OPTIONS_PER_MINUTE = 30;
@@ -84,6 +108,7 @@ interface SignInBody {
   return_to?: string;
   reauth?: string;
   too_long?: string;
+  ui_locales?: string;
   _csrf?: string;
 }
 
@@ -95,8 +120,7 @@ const signInBody = {
     return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH },
     /** `1` when the page asked to sign in again: a failed attempt's page says so again. */
     reauth: { type: 'string', maxLength: 8 },
-    /** `1` when the app's request was too long to return to: a failed attempt's page says so again. */
-    too_long: { type: 'string', maxLength: 8 },
+    ...lostRequestBody,
     _csrf: { type: 'string', maxLength: 200 },
   },
 } as const;
@@ -104,13 +128,13 @@ const signInBody = {
 export async function signInRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string } }>, reply) => {
+  app.get('/login', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; login_hint?: string; reauth?: string; too_long?: string; ui_locales?: string } }>, reply) => {
     const context = await pageContext(request, reply);
     const returnTo = safeReturnTo(request.query.return_to);
     const hint = typeof request.query.login_hint === 'string' ? firstCharacters(request.query.login_hint, 64) : '';
     return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
       .send(signInPage(context, { username: hint, returnTo, appName: await appNameFor(app, request, returnTo), reauthenticate: request.query.reauth === '1',
-        requestTooLong: request.query.too_long === '1' }).value);
+        ...lostRequestOf(request.query) }).value);
   });
 
   app.post('/login', { ...page, schema: { body: signInBody } }, async (request: FastifyRequest<{ Body: SignInBody }>, reply) => {
@@ -136,7 +160,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store')
         .send(signInPage(context, {
           username, returnTo, appName: await appNameFor(app, request, returnTo), error, wrongCredentials: outcome.reason !== 'throttled',
-          reauthenticate: request.body.reauth === '1', requestTooLong: request.body.too_long === '1',
+          reauthenticate: request.body.reauth === '1', ...lostRequestOf(request.body),
         }).value);
     }
     // An account with two-step verification on is not signed in by its password alone: the
@@ -288,7 +312,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
       else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
       const context = await pageContext(request, reply);
-      return sendPage(reply, signInPage(context, { username: '', returnTo, appName: await appNameFor(app, request, returnTo), error: context.t.text(WRONG_PASSKEY.key) }), 401);
+      return sendPage(reply, signInPage(context, {
+        username: '', returnTo, appName: await appNameFor(app, request, returnTo), error: context.t.text(WRONG_PASSKEY.key), ...lostRequestOf(request.body),
+      }), 401);
     }
     setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), user.username.toLowerCase()));
     return signedIn(request, reply, user, { amr: passkeyAmr(checked.passkey), method: 'passkey', passkeyId }, returnTo);

@@ -12,7 +12,7 @@ import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import type { FormError } from '../views/forms.js';
 import { signUpPage } from '../views/sign-up.js';
-import { MAX_RETURN_TO_LENGTH, appNameFor, safeReturnTo } from './sign-in.js';
+import { MAX_RETURN_TO_LENGTH, appNameFor, lostRequestBody, lostRequestOf, safeReturnTo } from './sign-in.js';
 import { clientAddress } from '../client-address.js';
 
 const MESSAGES = {
@@ -24,15 +24,19 @@ interface SignUpBody {
   nickname?: string;
   password?: string;
   return_to?: string;
+  too_long?: string;
+  ui_locales?: string;
   _csrf?: string;
 }
 
 export async function signUpRoutes(app: FastifyInstance): Promise<void> {
   const page = { config: { html: true } };
 
-  app.get('/signup', page, async (request: FastifyRequest<{ Querystring: { return_to?: string } }>, reply) => {
+  app.get('/signup', page, async (request: FastifyRequest<{ Querystring: { return_to?: string; too_long?: string; ui_locales?: string } }>, reply) => {
     const returnTo = safeReturnTo(request.query.return_to);
-    return sendPage(reply, signUpPage(await pageContext(request, reply), { username: '', nickname: '', returnTo, appName: await appNameFor(app, request, returnTo) }));
+    return sendPage(reply, signUpPage(await pageContext(request, reply), {
+      username: '', nickname: '', returnTo, appName: await appNameFor(app, request, returnTo), ...lostRequestOf(request.query),
+    }));
   });
 
   app.post('/signup', {
@@ -40,7 +44,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     schema: {
       body: {
         type: 'object',
-        properties: { username: { type: 'string' }, nickname: { type: 'string' }, password: { type: 'string' }, return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH }, _csrf: { type: 'string' } },
+        properties: { username: { type: 'string' }, nickname: { type: 'string' }, password: { type: 'string' }, return_to: { type: 'string', maxLength: MAX_RETURN_TO_LENGTH }, ...lostRequestBody, _csrf: { type: 'string' } },
       },
     },
   }, async (request: FastifyRequest<{ Body: SignUpBody }>, reply) => {
@@ -73,6 +77,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     // characters only (a cut emoji would show as U+FFFD).
     return sendPage(reply, signUpPage(context, {
       username: firstCharacters(username, 64), nickname: firstCharacters(nickname, 64), returnTo, appName: await appNameFor(app, request, returnTo), errors,
+      ...lostRequestOf(request.body),
     }), status);
   });
 }

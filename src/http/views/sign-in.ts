@@ -1,13 +1,33 @@
+import type { Locale } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
 import { appName, passkeyStatus, rich } from './words.js';
 
-/** The query that carries `returnTo` to the other of sign-in and sign-up; none for the home page. */
-export function returnQuery(returnTo: string): string {
-  return returnTo === '/' ? '' : `?${new URLSearchParams({ return_to: returnTo }).toString()}`;
+/**
+ * What sign-in and sign-up carry from page to page in place of an authorization request too long
+ * to return to (`MAX_RETURN_TO_LENGTH`): that the notice is shown, and the request's language (its
+ * first supported `ui_locales`, OpenID Connect Core 3.1.2.1), which its dropped `return_to` held.
+ */
+export interface LostRequest {
+  requestTooLong?: boolean | undefined;
+  uiLocales?: Locale | undefined;
 }
 
-export interface SignInForm {
+/** The query that carries `returnTo` (none for the home page) and a `LostRequest` to the other of sign-in and sign-up. */
+export function returnQuery(returnTo: string, lost: LostRequest = {}): string {
+  const query = new URLSearchParams(returnTo === '/' ? {} : { return_to: returnTo });
+  if (lost.requestTooLong) query.set('too_long', '1');
+  if (lost.uiLocales) query.set('ui_locales', lost.uiLocales);
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** A `LostRequest` as a form's hidden fields, so a refused attempt's page says it again, in the same language. */
+export function lostRequestFields(lost: LostRequest): Html {
+  return html`${lost.requestTooLong ? html`<input type="hidden" name="too_long" value="1">` : ''}${lost.uiLocales ? html`<input type="hidden" name="ui_locales" value="${lost.uiLocales}">` : ''}`;
+}
+
+export interface SignInForm extends LostRequest {
   username: string;
   /** Where the browser goes once signed in (a path on this site; INTERFACE section 10). */
   returnTo: string;
@@ -18,15 +38,13 @@ export interface SignInForm {
   /** The username and password did not sign in: both fields are marked. */
   wrongCredentials?: boolean;
   reauthenticate?: boolean;
-  /** The app's authorization request was too long to return to (`MAX_RETURN_TO_LENGTH`): the member goes back to it by hand. */
-  requestTooLong?: boolean;
 }
 
 export function signInPage(context: PageContext, form: SignInForm) {
   const { t } = context;
   // Both fields are marked, and described by the one message: it must not tell which was wrong.
   const wrong = form.wrongCredentials ? html`aria-invalid="true" aria-describedby="form-error"` : '';
-  const signUpLink = (chunks: Array<string | Html>) => html`<a href="/signup${returnQuery(form.returnTo)}">${chunks}</a>`;
+  const signUpLink = (chunks: Array<string | Html>) => html`<a href="/signup${returnQuery(form.returnTo, form)}">${chunks}</a>`;
   return layout(t.text('sign-in.title'), context, html`<section class="card narrow">
 <h1>${form.appName === undefined ? t.text('sign-in.title') : rich(t, 'sign-in.headingForApp', { app: form.appName, b: appName })}</h1>
 ${form.error ? html`<p class="alert" role="alert" id="form-error">${form.error}</p>` : ''}
@@ -36,7 +54,7 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
   ${form.reauthenticate ? html`<input type="hidden" name="reauth" value="1">` : ''}
-  ${form.requestTooLong ? html`<input type="hidden" name="too_long" value="1">` : ''}
+  ${lostRequestFields(form)}
   <label for="username">${t.text('sign-in.username')}</label>
   <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required maxlength="64" ${wrong} ${form.username ? '' : html`autofocus`}>
   <label for="password">${t.text('sign-in.password')}</label>
@@ -47,6 +65,7 @@ ${form.requestTooLong ? html`<p class="notice">${t.text('sign-in.requestTooLong'
 <form method="post" action="/login/passkey" class="passkey-sign-in">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
+  ${lostRequestFields(form)}
   <input type="hidden" name="credential" data-webauthn-result>
   <div class="actions"><button type="button" class="secondary" data-webauthn="get" data-options="/login/passkey/options" hidden>${t.text('sign-in.withPasskey')}</button></div>
   ${passkeyStatus(context.t)}

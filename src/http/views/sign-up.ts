@@ -5,10 +5,10 @@ import type { Translator } from '../../core/locales.js';
 import { type FormError, type FormErrors, control, errorList, fieldMessage, sentence, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { returnQuery } from './sign-in.js';
+import { type LostRequest, lostRequestFields, returnQuery } from './sign-in.js';
 import { appName, problemText, rich } from './words.js';
 
-export interface SignUpForm {
+export interface SignUpForm extends LostRequest {
   username: string;
   nickname: string;
   /** Where the new account goes once created (a path on this site; INTERFACE section 11). */
@@ -47,14 +47,16 @@ export function signUpPage(context: PageContext, form: SignUpForm) {
   const { t } = context;
   // The core's problems in the reader's words (their English stays for the API and the CLI).
   const errors = errorList(form.errors).map((problem) => ({ field: problem.field, message: problemText(t, problem) }));
-  const signInLink = (chunks: Array<string | Html>) => html`<a href="/login${returnQuery(form.returnTo)}">${chunks}</a>`;
+  const signInLink = (chunks: Array<string | Html>) => html`<a href="/login${returnQuery(form.returnTo, form)}">${chunks}</a>`;
   return layout(t.text('sign-up.title'), context, html`<section class="card narrow">
 <h1>${form.appName === undefined ? t.text('sign-up.title') : rich(t, 'sign-up.headingForApp', { app: form.appName, b: appName })}</h1>
 <p>${t.text('sign-up.welcome')}</p>
+${form.requestTooLong ? html`<p class="notice">${t.text('sign-up.requestTooLong')}</p>` : ''}
 ${problemSummary(t, errors)}
 <form method="post" action="/signup">
   <input type="hidden" name="_csrf" value="${context.csrf}">
   <input type="hidden" name="return_to" value="${form.returnTo}">
+  ${lostRequestFields(form)}
   <label for="username">${t.text('sign-up.username')}</label>
   <input type="text" id="username" name="username" value="${form.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required minlength="3" maxlength="30" ${control(errors, 'username', { hint: 'username-hint' })}>
   ${fieldMessage(errors, 'username')}

@@ -16,12 +16,21 @@ import type { Locale } from '../../locales.js';
 import type { Client, NewCodeUnderGrant } from '../ports.js';
 import { type Scope, formatScope, holdsEveryScope, scopeList } from '../scopes.js';
 import { sessionSid } from '../../accounts/sessions.js';
+import { idTokenAuthTime } from '../../oidc/id-token.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, requestedClient } from './checks.js';
 import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
 import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
 
 export const AUTHORIZE_PATH = '/oauth/authorize';
+
+/**
+ * The longest `return_to`: the `/login` address that carries it, encoded once more, must fit
+ * Node's 16 kB of request line and headers. An authorization request longer than that is not
+ * sent to sign in with it: the page says so instead (`too_long`, attack114), or, when the request
+ * would ask for a sign-in again every time it is sent, the app is answered (`asksSignInEveryTime`).
+ */
+export const MAX_RETURN_TO_LENGTH = 8000;
 
 export interface SignedIn {
   user: User;
@@ -186,12 +195,17 @@ export async function applicationReturnedTo(sources: ClientSources, returnTo: st
 }
 
 /**
- * OpenID Connect Core 3.1.2.1: the session is too old for max_age, by the exact elapsed time (not
- * whole seconds, which let a session 1.9 s old pass max_age=1); "max_age=0 is equivalent to
- * prompt=login", however young the session.
+ * OpenID Connect Core 3.1.2.1: the session is too old for max_age, its age counted from the
+ * `auth_time` the id_token will carry (OpenID Connect Core 2: whole seconds, `idTokenAuthTime`)
+ * to now, to the millisecond. An app checks `auth_time + max_age` against its clock: judged from
+ * the exact sign-in instant, a member who signed in at 12:00:00.900 passed max_age=10 at
+ * 12:00:10.500, and the app, reading auth_time 12:00:00, found the sign-in 10.5 s old and refused
+ * it. Whole seconds on both sides would let a session 1.9 s old pass max_age=1 (attack112); the
+ * floored sign-in time only ever makes a session older, never younger. "max_age=0 is equivalent
+ * to prompt=login", however young the session.
  */
 function tooOld(request: AuthorizationRequest, session: Session, now: number): boolean {
-  return request.maxAge !== null && (request.maxAge === 0 || now - session.authTime > request.maxAge * 1000);
+  return request.maxAge !== null && (request.maxAge === 0 || now - idTokenAuthTime(session.authTime) * 1000 > request.maxAge * 1000);
 }
 
 /**
@@ -208,6 +222,32 @@ function hintedOther(request: AuthorizationRequest, signedIn: SignedIn | undefin
   return { error, to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed };
 }
 
+/**
+ * The `login_hint` the flow goes by (OpenID Connect Core 3.1.2.1): the request's, unless its
+ * `id_token_hint` names another account. Both are hints, but only the id_token_hint decides
+ * whether a code is issued (`hintedOther`): a sign-in as the account login_hint named would only
+ * be refused after it, the browser's session switched to that account for nothing. So a
+ * conflicting login_hint, the app's mistake, is set aside: it neither sends a member signed in
+ * as the id_token's account to sign in again nor fills in the sign-in page.
+ */
+async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): Promise<string | null> {
+  const hinted = request.hintedSubject;
+  if (request.loginHint === null || typeof hinted !== 'string') return request.loginHint;
+  const named = /^[1-9][0-9]{0,15}$/.test(hinted) ? await deps.stores.users.findById(Number(hinted)) : undefined;
+  return named !== undefined && named.username.toLowerCase() === request.loginHint.toLowerCase() ? request.loginHint : null;
+}
+
+/**
+ * Whether sending the request again after a sign-in would ask for a sign-in again: prompt=login,
+ * or max_age=0, its equal (OpenID Connect Core 3.1.2.1). Such a request too long to come back to
+ * after sign-in (`MAX_RETURN_TO_LENGTH`) would meet the notice to sign in and start again at every
+ * start, forever: the app is answered instead. A longer max_age is passed by the sign-in the
+ * notice asks for, when the member starts again within it.
+ */
+function asksSignInEveryTime(request: AuthorizationRequest): boolean {
+  return request.prompt.has('login') || request.maxAge === 0;
+}
+
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
@@ -218,18 +258,23 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   // Before any sign-in, which a hint that matches nobody would only waste.
   const unmatched = hintedOther(request, undefined);
   if (unmatched) return refuse(deps, unmatched, signedIn);
-  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required', description: string): Promise<AuthorizeStep> =>
+  const fail = (code: 'login_required' | 'consent_required' | 'interaction_required' | 'invalid_request', description: string): Promise<AuthorizeStep> =>
     refuse(deps, { error: new OAuthError(code, description), to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed }, signedIn);
   const now = deps.clock.now();
   const silent = request.prompt.has('none');
 
-  const hintMismatch = signedIn !== undefined && request.loginHint !== null &&
-    request.loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
+  const loginHint = await agreedLoginHint(deps, request);
+  const hintMismatch = signedIn !== undefined && loginHint !== null && loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
   const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
   if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {
-    return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: signedIn !== undefined };
+    const back = await returnTo(deps, request, params);
+    // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can shorten it.
+    if (back.length > MAX_RETURN_TO_LENGTH && asksSignInEveryTime(request)) {
+      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and asks for a new sign-in each time it is sent (prompt=login or max_age=0): send a shorter one (a shorter state, no id_token_hint).`);
+    }
+    return { kind: 'sign_in', returnTo: back, loginHint, reauthenticate: signedIn !== undefined };
   }
   const otherAccount = hintedOther(request, signedIn!);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
@@ -266,7 +311,7 @@ export async function decideAuthorization(
   const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
-  if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: request.loginHint, reauthenticate: false };
+  if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: false };
   const otherAccount = hintedOther(request, signedIn);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
   if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale }));

@@ -1,0 +1,104 @@
+/**
+ * An authorization request too long to carry through sign-in (`MAX_RETURN_TO_LENGTH`, attack114):
+ * the notice that replaces its return trip keeps the request's language (OpenID Connect Core
+ * 3.1.2.1 `ui_locales`) on every page it leads to, and a request that would ask for a sign-in
+ * again at every start is answered on its redirect URI instead (OpenID Connect Core 3.1.2.6).
+ * Over real HTTP, on every database.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { TestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import {
+  Browser, PASSWORD, authorizeQuery, hiddenFields, newClient, newUser, pkcePair, redirectParams, signedInBrowser, startOAuthApp,
+} from '../oauth/helpers.js';
+
+/** A state in Chinese, nine characters a character once encoded: the request passes 8000 characters. */
+const LONG_STATE = '帖'.repeat(900);
+const NOTICE_ZH_TW = '該應用程式的請求太長，登入後本站無法帶你回到它。請先登入，然後回到該應用程式重新開始。';
+const SIGN_UP_NOTICE_ZH_TW = '該應用程式的請求太長，建立帳號後本站無法帶你回到它。請先建立帳號，然後回到該應用程式重新開始。';
+
+forEachDatabase('authorization requests too long to return to', (database) => {
+  let t: TestApp;
+  before(async () => { t = await startOAuthApp(database); });
+  after(() => t.close());
+
+  /** The page's language, as `<html lang>` says it. */
+  function pageLanguage(html: string): string | undefined {
+    return /<html lang="([^"]+)"/.exec(html)?.[1];
+  }
+
+  test('the too-long notice keeps the request\'s ui_locales: on its page, after a wrong password or passkey, and on the sign-up page it links to', async () => {
+    const c = await newClient(t);
+    const user = await newUser(t);
+    const query = authorizeQuery(c, { pkce: pkcePair(), extra: { ui_locales: 'fr zh-TW en' } });
+    query.set('state', LONG_STATE);
+    // An English browser: only the request asks for Chinese.
+    const browser = new Browser(t, { 'accept-language': 'en' });
+    const toSignIn = await browser.fetch(`/oauth/authorize?${query}`);
+    assert.equal(toSignIn.status, 302);
+    const notice = new URL(toSignIn.headers.get('location')!, t.baseUrl);
+    assert.equal(notice.pathname, '/login');
+    assert.equal(notice.searchParams.get('too_long'), '1');
+    assert.equal(notice.searchParams.get('ui_locales'), 'zh-TW', 'the first supported tag alone');
+
+    const page = await (await browser.fetch(notice.pathname + notice.search)).text();
+    assert.equal(pageLanguage(page), 'zh-TW');
+    assert.ok(page.includes(NOTICE_ZH_TW));
+
+    const fields = Object.fromEntries(hiddenFields(page));
+    assert.equal(fields.ui_locales, 'zh-TW');
+    const wrong = await browser.postForm('/login', { ...fields, username: user.username, password: 'not the password' });
+    assert.equal(wrong.status, 401);
+    const wrongPage = await wrong.text();
+    assert.equal(pageLanguage(wrongPage), 'zh-TW', 'a wrong password keeps the language');
+    assert.ok(wrongPage.includes(NOTICE_ZH_TW));
+
+    const passkeyForm = page.slice(page.indexOf('action="/login/passkey"'));
+    const passkeyFields = Object.fromEntries(hiddenFields(passkeyForm.slice(0, passkeyForm.indexOf('</form>'))));
+    const failedPasskey = await browser.postForm('/login/passkey', { ...passkeyFields, credential: '{"id":"no-such-passkey"}' });
+    assert.equal(failedPasskey.status, 401);
+    const passkeyPage = await failedPasskey.text();
+    assert.equal(pageLanguage(passkeyPage), 'zh-TW', 'a failed passkey keeps the language');
+    assert.ok(passkeyPage.includes(NOTICE_ZH_TW), 'and the notice');
+
+    const signUpHref = /<a href="(\/signup\?[^"]*)">/.exec(page)?.[1]?.replace(/&amp;/g, '&');
+    assert.ok(signUpHref);
+    const signUp = new URL(signUpHref, t.baseUrl);
+    assert.equal(signUp.searchParams.get('ui_locales'), 'zh-TW');
+    const signUpPage = await (await browser.fetch(signUp.pathname + signUp.search)).text();
+    assert.equal(pageLanguage(signUpPage), 'zh-TW', 'the sign-up page is in the request\'s language');
+    assert.ok(signUpPage.includes(SIGN_UP_NOTICE_ZH_TW), 'and says the request is lost');
+    const refusedSignUp = await browser.postForm('/signup', { ...Object.fromEntries(hiddenFields(signUpPage)), username: 'x', password: PASSWORD });
+    assert.equal(refusedSignUp.status, 400);
+    const refusedPage = await refusedSignUp.text();
+    assert.equal(pageLanguage(refusedPage), 'zh-TW');
+    assert.ok(refusedPage.includes(SIGN_UP_NOTICE_ZH_TW));
+
+    // A tag no supported language answers is no language asked for: the browser's decides.
+    const unsupported = await browser.fetch('/login?too_long=1&ui_locales=fr');
+    assert.equal(pageLanguage(await unsupported.text()), 'en');
+  });
+
+  test('a too-long request that asks for a new sign-in at every start (prompt=login, max_age=0) is answered on the redirect URI with invalid_request, not the notice', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    for (const [signedIn, extra] of [
+      [browser, { prompt: 'login' }], [browser, { max_age: '0' }], [new Browser(t), { prompt: 'login' }], [new Browser(t), { max_age: '0' }],
+    ] as const) {
+      const query = authorizeQuery(c, { pkce: pkcePair(), extra });
+      query.set('state', LONG_STATE);
+      const answer = redirectParams(await signedIn.fetch(`/oauth/authorize?${query}`));
+      assert.equal(answer.get('error'), 'invalid_request', JSON.stringify(extra));
+      assert.match(answer.get('error_description')!, /too long to carry through sign-in/);
+      assert.equal(answer.get('state'), LONG_STATE);
+      assert.equal(answer.get('iss'), t.baseUrl);
+    }
+    // A longer max_age is passed by the sign-in the notice asks for: the notice stays.
+    const query = authorizeQuery(c, { pkce: pkcePair(), extra: { max_age: '600' } });
+    query.set('state', LONG_STATE);
+    const toNotice = await new Browser(t).fetch(`/oauth/authorize?${query}`);
+    assert.equal(toNotice.status, 302);
+    assert.equal(new URL(toNotice.headers.get('location')!, t.baseUrl).searchParams.get('too_long'), '1');
+  });
+});
