@@ -451,7 +451,7 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // the methods it supports, OPTIONS among them, and no body; the API's security headers, as an
     // answer no browser renders.
     if (request.url === '*' && request.method === 'OPTIONS') {
-      return reply.code(204).headers(headers.api).header('allow', [...methods.ofServer(), 'OPTIONS'].sort().join(', ')).send();
+      return reply.code(204).headers(headers.api).header('allow', methods.ofServer().join(', ')).send();
     }
     // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
     // `Allow`. A route that takes the method and still found nothing (a static file that is not
