@@ -104,3 +104,26 @@ test('OPTIONS in absolute form with an empty path and no query asks about the se
     assert.notEqual((await only(`OPTIONS ${target} HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)).status, 204, target);
   }
 });
+
+test('a target in absolute form that is no http or https URL with a host is refused as one, not answered as a page that is not there (RFC 9112 3.2.2, RFC 9110 4.2 and 7.4)', async () => {
+  const host = `Host: ${new URL(t.baseUrl).host}\r\n`;
+  // (One without `//`, `mailto:x` or `http:/login`, Node's parser refuses itself as malformed HTTP, before the app.)
+  for (const target of ['ftp://host/', 'foo://bar/login', 'FTP://host']) {
+    const page = await only(`GET ${target} HTTP/1.1\r\n${host}Accept-Language: zh-CN\r\nConnection: close\r\n\r\n`);
+    assert.equal(page.status, 400, target);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/, target);
+    assert.match(page.body, /<html lang="zh-CN"/, target);
+    assert.match(page.body, /<h1>操作没有成功<\/h1>\s*<p>无法处理这个请求/, target);
+  }
+  // By the path it names, as the router's refusals of an absolute-form target are (`pathOfTarget`): JSON under /api/.
+  for (const target of ['foo://bar/api/open/v1/me', 'FTP://host/api/oauth/userinfo']) {
+    const api = await only(`GET ${target} HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+    assert.equal(api.status, 400, target);
+    assert.deepEqual(JSON.parse(api.body), {
+      error: 'invalid_request',
+      error_description: 'The request target is in absolute form but is no http or https URL with a host and without a fragment (RFC 9112 3.2.2).',
+    }, target);
+  }
+  // An http URL in absolute form is served by its path, as before.
+  assert.equal((await only(`GET http://h/healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)).status, 200);
+});

@@ -145,6 +145,9 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   return new OAuthError('server_error', 'The server could not complete the request.');
 }
 
+/** A target in absolute form that names nothing this server serves: no http or https URL with a host. */
+const NO_HTTP_TARGET = 'The request target is in absolute form but is no http or https URL with a host and without a fragment (RFC 9112 3.2.2).';
+
 /**
  * What is wrong with an address the router cannot read (Fastify's FST_ERR_BAD_URL), by
  * `request.url` (`routableUrl`): a path, an absolute-form URL's too, holds a malformed
@@ -152,8 +155,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
  * `http://h:x@/` has no host, `http://h/#f` a fragment), whatever escapes it holds.
  */
 function unreadableAddress(url: string): string {
-  return url.startsWith('/') ? 'The request address is not well-formed (a malformed percent-escape).'
-    : 'The request target is in absolute form but is no http or https URL with a host and without a fragment (RFC 9112 3.2.2).';
+  return url.startsWith('/') ? 'The request address is not well-formed (a malformed percent-escape).' : NO_HTTP_TARGET;
 }
 
 /**
@@ -452,6 +454,16 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // answer no browser renders.
     if (request.url === '*' && request.method === 'OPTIONS') {
       return reply.code(204).headers(headers.api).header('allow', methods.ofServer().join(', ')).send();
+    }
+    // A target in absolute form of another scheme (`GET ftp://host/`, `GET
+    // foo://bar/api/open/v1/me`), which the router takes as a path that no route has: no
+    // resource of this server, whose every URL is http or https with a host (RFC 9110 4.2, 7.4;
+    // RFC 9112 3.2.2). It was the 404 of a page that does not exist; it is refused as the
+    // router's absolute-form refusals are, by the path it names (`pathOfTarget`): the console's
+    // not-found answer under /admin. (One without `//`, `mailto:x`, Node's parser refuses itself.)
+    if (!request.url.startsWith('/')) {
+      return answer(request, reply, isConsolePath(pathOfTarget(request.url)) ? noSuchPage() : new OAuthError('invalid_request', NO_HTTP_TARGET),
+        (t) => t.text('errors.invalidRequest'));
     }
     // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
     // `Allow`. A route that takes the method and still found nothing (a static file that is not
