@@ -345,19 +345,32 @@ const MAX_PORT = 65_535;
  * RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host, and to any request
  * with more than one Host field line or a Host that is not a host. Node's own check
  * (`requireHostHeader`, off in `app.ts`) answered the first with a bare 400, and let the others
- * through to be served by the first Host; Node keeps only the first in `headers`.
+ * through to be served by the first Host; Node keeps only the first in `headers`. An empty host
+ * (`Host:`, `Host: :3000`) names no authority, and every URL this server serves has one: the
+ * target URI made of it (RFC 9112 3.3) is an http URI with an empty host, which a recipient MUST
+ * reject as invalid (RFC 9110 4.2.1). It was served as if it named this server. A target in
+ * absolute form carries its own authority, and its Host is ignored (RFC 9112 3.2.2).
+ * `originalUrl`: the target as sent, once the router was given another (`routableUrl`).
  */
-export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'httpVersionMinor'>): boolean {
+export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'httpVersionMinor' | 'url'> & { originalUrl?: string }): boolean {
   let fields = 0;
   const raw = message.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') fields += 1;
   }
   if (fields !== 1) return fields > 1 || message.httpVersionMinor >= 1;
-  const host = HOST_VALUE.exec(message.headers.host!);
+  const value = message.headers.host!;
+  const host = HOST_VALUE.exec(value);
   if (host === null) return true;
   const { ipv6, port } = host.groups!;
-  return (ipv6 !== undefined && !isIPv6(ipv6)) || (port !== undefined && port !== '' && Number(port) > MAX_PORT);
+  if ((ipv6 !== undefined && !isIPv6(ipv6)) || (port !== undefined && port !== '' && Number(port) > MAX_PORT)) return true;
+  // A host is a name, an address or an IP literal; the grammar's only other start is the port's `:`.
+  return (value === '' || value.startsWith(':')) && !inAbsoluteForm(message.originalUrl ?? message.url ?? '');
+}
+
+/** Whether a request target as sent is in absolute form (RFC 9112 3.2.2): neither a path (origin form) nor `*`. */
+function inAbsoluteForm(target: string): boolean {
+  return !target.startsWith('/') && !target.startsWith('*');
 }
 
 /**
