@@ -93,13 +93,26 @@ const NO_SITE_FILE: Words = { key: 'errors.noSiteFile' };
 /**
  * `send`'s refusal of an address under /static (@fastify/static) in words saying what it is: a
  * `..` segment that climbs out of public/ (403: understood and refused, RFC 9110 15.5.4) or a NUL,
- * which no file name holds (400). Left to the generic 4xx, a 403 said the request "could not be
- * understood", and its page in Chinese told the reader to go back to an app that sent them.
+ * which no file name holds (400); a Range that begins past the file's end (416, RFC 9110 15.5.17,
+ * with the `Content-Range: bytes *` + `/size` that `send` gives it, as 14.4 asks), or a condition
+ * (If-Match, If-Unmodified-Since) the file no longer meets (412, RFC 9110 13.1.1 and 13.1.4).
+ * Left to the generic 4xx, each said the request "could not be understood", and its page in
+ * Chinese told the reader to go back to an app that sent them.
  */
 export function staticFileRefusal(error: unknown): unknown {
-  switch ((error as { statusCode?: unknown } | null)?.statusCode) {
+  const refused = error as { statusCode?: unknown; headers?: Record<string, string> } | null;
+  switch (refused?.statusCode) {
     case 403: return new OAuthError('invalid_request', 'The address leads out of the folder of the site\'s files.', { status: 403, words: NO_SITE_FILE });
     case 400: return new OAuthError('invalid_request', 'The address holds a NUL character, which no file name has.', { status: 400, words: NO_SITE_FILE });
+    case 416: {
+      const range = refused?.headers?.['Content-Range'];
+      return new OAuthError('invalid_request', 'The part of the file asked for (Range) begins past its end: the file is shorter, as Content-Range says.', {
+        status: 416, words: { key: 'errors.rangeNotSatisfiable' }, headers: range === undefined ? {} : { 'content-range': range },
+      });
+    }
+    case 412: return new OAuthError('invalid_request', 'The file is no longer the one the request\'s condition (If-Match or If-Unmodified-Since) names: ask for it again without that condition.', {
+      status: 412, words: { key: 'errors.preconditionFailed' },
+    });
     default: return error;
   }
 }
