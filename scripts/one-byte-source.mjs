@@ -43,6 +43,29 @@ function escapeIdentifier(text) {
   });
 }
 
+/** Nothing to read beside the one file: no library, no import followed, nothing written. */
+const ALONE = { noLib: true, noResolve: true, allowJs: true, types: [], noEmit: true };
+
+/**
+ * The syntax errors TypeScript's parser met in `source`, through its public API: a program of
+ * that one file, already parsed, whose syntactic diagnostics are the parser's own (and, for
+ * JavaScript, syntax only TypeScript has). The parser's `parseDiagnostics` is internal.
+ */
+function syntaxErrors(source) {
+  const host = {
+    getSourceFile: (name) => (name === source.fileName ? source : undefined),
+    fileExists: (name) => name === source.fileName,
+    readFile: (name) => (name === source.fileName ? source.text : undefined),
+    getDefaultLibFileName: () => 'lib.d.ts',
+    writeFile: () => {},
+    getCurrentDirectory: () => '/',
+    getCanonicalFileName: (name) => name,
+    useCaseSensitiveFileNames: () => true,
+    getNewLine: () => '\n',
+  };
+  return ts.createProgram({ rootNames: [source.fileName], options: ALONE, host }).getSyntacticDiagnostics(source);
+}
+
 /** Returns `text` with every character above U+00FF escaped; throws OneByteSourceError where that would change what it does. */
 export function oneByteSource(text, file) {
   if (!WIDE.test(text)) return text;
@@ -57,7 +80,7 @@ export function oneByteSource(text, file) {
     throw new OneByteSourceError(`${place(at)}: ${what} (U+${text.codePointAt(at).toString(16).toUpperCase()}); write it escaped in the source`);
   };
   // A file the parser misread (syntax newer than it knows) would have its places misjudged.
-  const [misread] = source.parseDiagnostics;
+  const misread = syntaxErrors(source).reduce((first, one) => (first === undefined || one.start < first.start ? one : first), undefined);
   if (misread) throw new OneByteSourceError(`${place(misread.start)}: TypeScript cannot parse this (${ts.flattenDiagnosticMessageText(misread.messageText, ' ')}), so where its characters above U+00FF stand is not known`);
 
   /** Whether a tag is a function of this file that reads only `strings[i]` and `strings.length`. */

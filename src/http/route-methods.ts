@@ -39,9 +39,12 @@ export class RouteMethods {
     }
   }
 
-  /** Every method some path takes, sorted: what the server as a whole supports (`OPTIONS *`, RFC 9110 9.3.7). */
+  /**
+   * What the server as a whole supports (`OPTIONS *`, RFC 9110 9.3.7), sorted: every method some
+   * path takes, and OPTIONS, which the server answers itself.
+   */
   ofServer(): string[] {
-    return [...this.taken].sort();
+    return [...this.taken, 'OPTIONS'].sort();
   }
 
   /** The methods `url`'s path takes, sorted; none when no route has that path. */

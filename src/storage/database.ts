@@ -655,10 +655,11 @@ export class CompiledQueries {
   /**
    * Reports a failure a store absorbed, its answer standing without what failed, so that an
    * operator still learns the database failed. The line carries the error alone (its type,
-   * message and stack: `errorSummary`), never the statement's parameters.
+   * message and stack: `errorSummary`), never the statement's parameters. `log`: the log of the
+   * request it was absorbed for, whose lines carry its id; else the server's.
    */
-  absorbed(error: unknown, what: string): void {
-    this.log.error({ err: error }, what);
+  absorbed(error: unknown, what: string, log: Log = this.log): void {
+    log.error({ err: error }, what);
   }
 
   /**

@@ -70,11 +70,23 @@ forEachDatabase('Host and Expect, refused in the service\'s shape', (database) =
     for (const value of ['[::1', '[::1]x', '[not:an:address]', 'a@b', 'a b', 'a:b:c', 'a:8x', 'a/b', '%zz']) {
       await assertRefused(t, `GET /api/oauth/userinfo HTTP/1.1\r\nHost: ${value}\r\n\r\n`, 400);
     }
-    // What RFC 3986 3.2.2 and 3.2.3 take: a name, an IPv4 or IPv6 address, a port, an empty port, or nothing at all.
-    for (const value of [host, 'localhost', 'id.example.com.', 'under_score.example', 'xn--bcher-kva.example', '%41.example', '[::1]:3000', '[v1.fe]', '127.0.0.1:', '']) {
+    // What RFC 3986 3.2.2 and 3.2.3 take: a name, an IPv4 or IPv6 address, a port, an empty port.
+    for (const value of [host, 'localhost', 'id.example.com.', 'under_score.example', 'xn--bcher-kva.example', '%41.example', '[::1]:3000', '[v1.fe]', '127.0.0.1:']) {
       const answer = await answerTo(t, `GET /healthz HTTP/1.1\r\nHost: ${value}\r\nConnection: close\r\n\r\n`);
       assert.equal(answer.status, 200, `Host: ${value}`);
     }
+  });
+
+  test('an empty Host names no authority: 400 for a target in origin form or *, and a target in absolute form is served by its own (RFC 9112 3.2, 3.2.2 and 3.3; RFC 9110 4.2.1)', async () => {
+    await assertRefused(t, 'GET /api/open/v1/me HTTP/1.1\r\nHost: \r\n\r\n', 400);
+    await assertRefused(t, 'GET /settings HTTP/1.1\r\nHost:\r\nAccept-Language: zh-CN\r\n\r\n', 400);
+    await assertRefused(t, 'GET /api/open/v1/me HTTP/1.1\r\nHost: :3000\r\n\r\n', 400);
+    await assertRefused(t, 'OPTIONS * HTTP/1.1\r\nHost: \r\nAccept-Language: zh-CN\r\n\r\n', 400);
+    await assertRefused(t, 'GET /healthz HTTP/1.0\r\nHost: \r\nAccept-Language: zh-CN\r\n\r\n', 400);
+    const absolute = await answerTo(t, `GET http://${host}/healthz HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n`);
+    assert.equal(absolute.status, 200, 'the target\'s own authority');
+    // An HTTP/1.0 request may carry no Host at all (RFC 9112 3.2 asks for it from HTTP/1.1 on).
+    assert.equal((await answerTo(t, 'GET /healthz HTTP/1.0\r\n\r\n')).status, 200);
   });
 
   test('an expectation other than 100-continue is 417 in the service\'s shape, without waiting for the body, and 100-continue is met (RFC 9110 10.1.1)', async () => {

@@ -3,6 +3,7 @@
  * each refusal say what is wrong with the request it refuses.
  */
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqliteDatabase } from '../support/databases.js';
@@ -103,4 +104,63 @@ test('OPTIONS in absolute form with an empty path and no query asks about the se
   for (const target of ['http://h/', 'http://h?x', 'http://h/login']) {
     assert.notEqual((await only(`OPTIONS ${target} HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)).status, 204, target);
   }
+});
+
+test('a target in absolute form that is no http or https URL with a host is refused as one, not answered as a page that is not there (RFC 9112 3.2.2, RFC 9110 4.2 and 7.4)', async () => {
+  const host = `Host: ${new URL(t.baseUrl).host}\r\n`;
+  // (One without `//`, `mailto:x` or `http:/login`, Node's parser refuses itself as malformed HTTP, before the app.)
+  for (const target of ['ftp://host/', 'foo://bar/login', 'FTP://host']) {
+    const page = await only(`GET ${target} HTTP/1.1\r\n${host}Accept-Language: zh-CN\r\nConnection: close\r\n\r\n`);
+    assert.equal(page.status, 400, target);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/, target);
+    assert.match(page.body, /<html lang="zh-CN"/, target);
+    assert.match(page.body, /<h1>操作没有成功<\/h1>\s*<p>无法处理这个请求/, target);
+  }
+  // By the path it names, as the router's refusals of an absolute-form target are (`pathOfTarget`): JSON under /api/.
+  for (const target of ['foo://bar/api/open/v1/me', 'FTP://host/api/oauth/userinfo']) {
+    const api = await only(`GET ${target} HTTP/1.1\r\n${host}Connection: close\r\n\r\n`);
+    assert.equal(api.status, 400, target);
+    assert.deepEqual(JSON.parse(api.body), {
+      error: 'invalid_request',
+      error_description: 'The request target is in absolute form but is no http or https URL with a host and without a fragment (RFC 9112 3.2.2).',
+    }, target);
+  }
+  // An http URL in absolute form is served by its path, as before.
+  assert.equal((await only(`GET http://h/healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)).status, 200);
+});
+
+test('a Range that begins past the end of a file under /static is 416 with Content-Range and a page saying so in the reader\'s language, not a request not understood (RFC 9110 15.5.17, 14.4)', async () => {
+  const size = statSync(new URL('../../public/style.css', import.meta.url)).size;
+  for (const [language, words] of [
+    ['en', /<h1>That did not work<\/h1>\s*<p>The part of the file asked for \(Range\) begins past its end/],
+    ['zh-CN', /<p>请求的这部分内容超出了文件的末尾/],
+    ['zh-TW', /<p>請求的這部分內容超出了檔案的結尾/],
+  ] as const) {
+    const answer = await rawRequest('GET', `${t.baseUrl}/static/style.css`, ['Range', `bytes=${size + 10}-`, 'Accept-Language', language]);
+    assert.equal(answer.status, 416, language);
+    assert.equal(answer.headers['content-range'], `bytes */${size}`, language);
+    assert.match(String(answer.headers['content-type']), /^text\/html/, language);
+    assert.match(answer.body, new RegExp(`<html lang="${language}"`), language);
+    assert.match(answer.body, words, language);
+  }
+  // A Range within the file is served as before.
+  assert.equal((await rawRequest('GET', `${t.baseUrl}/static/style.css`, ['Range', 'bytes=0-9'])).status, 206);
+});
+
+test('a condition a file under /static no longer meets (If-Match, If-Unmodified-Since) is 412 with a page saying so in the reader\'s language, not a request not understood (RFC 9110 13.1.1, 13.1.4, 15.5.13)', async () => {
+  for (const condition of [['If-Match', '"not-its-etag"'], ['If-Unmodified-Since', 'Thu, 01 Jan 1970 00:00:00 GMT']]) {
+    for (const [language, words] of [
+      ['en', /<h1>That did not work<\/h1>\s*<p>The file is no longer the one the request/],
+      ['zh-CN', /<p>自你的浏览器所问的那个版本以来，这个文件已经改变/],
+      ['zh-TW', /<p>自你的瀏覽器所問的那個版本以來，這個檔案已經變更/],
+    ] as const) {
+      const answer = await rawRequest('GET', `${t.baseUrl}/static/style.css`, [...condition, 'Accept-Language', language]);
+      assert.equal(answer.status, 412, `${condition[0]} ${language}`);
+      assert.match(answer.body, new RegExp(`<html lang="${language}"`), language);
+      assert.match(answer.body, words, `${condition[0]} ${language}`);
+    }
+  }
+  // A condition the file meets is served as before.
+  const { etag } = (await rawRequest('GET', `${t.baseUrl}/static/style.css`, [])).headers;
+  assert.equal((await rawRequest('GET', `${t.baseUrl}/static/style.css`, ['If-Match', String(etag)])).status, 200);
 });

@@ -142,4 +142,17 @@ onPostgres('a code redemption that meets PostgreSQL going away', (database) => {
       assert.ok(!lines.some((line) => line.includes(secret)), 'no line holds the code, its verifier or its hash');
     }
   });
+
+  test('the failed read that words a refused redemption is logged with the token request\'s id, as every line written while answering it', async () => {
+    const { fields, user } = await freshCode(t, { type: 'public' });
+    const from = logLines.length;
+    assert.equal((await redeemWithWordingCut(fields, user.id)).status, 400);
+    const lines = logLines.slice(from).map((line) => JSON.parse(line) as { msg: string; reqId?: string; req?: { url?: string } });
+    const request = lines.filter((line) => line.msg === 'incoming request' && line.req?.url === '/api/oauth/token');
+    assert.equal(request.length, 1);
+    assert.ok(request[0]!.reqId);
+    const logged = lines.filter((line) => line.msg.startsWith('the read that words a refused code redemption failed'));
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]!.reqId, request[0]!.reqId);
+  });
 });

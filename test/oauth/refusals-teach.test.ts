@@ -131,6 +131,19 @@ forEachDatabase('refusals that teach', (database) => {
     assert.match(await refusal(await fetch(`${t.baseUrl}/api/open/v1/me`), 401, 'invalid_token'), /needs an access token/);
   });
 
+  test('UserInfo POSTed a form without any token is told it needs one, with no error code (RFC 6750 3.1); a form that carries access_token, that a token there is not accepted (RFC 6750 2.2)', async () => {
+    const post = (body: string) => fetch(`${t.baseUrl}/api/oauth/userinfo`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    for (const body of ['', 'scope=openid', 'access_tokens=x']) {
+      const response = await post(body);
+      assert.match(await refusal(response, 401, 'invalid_token'), /^This endpoint needs an access token: send "Authorization: Bearer <token>"\.$/, body);
+      assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm=/, body);
+      assert.doesNotMatch(response.headers.get('www-authenticate') ?? '', /error=/, body);
+    }
+    for (const body of ['access_token=svco_x', 'scope=openid&access_token=']) {
+      assert.match(await refusal(await post(body), 401, 'invalid_token'), /form body are not accepted: send the access token in the header/, body);
+    }
+  });
+
   test('the resource API names the token that was sent instead of an access token', async () => {
     const { browser, user } = await signedInBrowser(t);
     const tokens = await obtainTokens(t, browser, confidential, { scope: 'profile:read' });

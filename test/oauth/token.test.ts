@@ -110,6 +110,19 @@ forEachDatabase('token endpoint', (database) => {
     assert.equal(response.status, 200, await response.clone().text());
   });
 
+  test('Basic with a public client\'s id and an empty password is its client_id alone: an empty secret is no secret (RFC 6749 2.3.1), as golang.org/x/oauth2 sends it', async () => {
+    const { fields, c } = await freshCode(t, { type: 'public' });
+    const { client_id: _i, ...rest } = fields;
+    const response = await tokenRequest(t, rest, { authorization: basic(c.client.clientId, '') });
+    assert.equal(response.status, 200, await response.clone().text());
+    // A confidential client's empty password is its secret missing.
+    const confidential = await freshCode(t);
+    const { client_secret: _s, client_id: _j, ...others } = confidential.fields;
+    const refused = await tokenRequest(t, others, { authorization: basic(confidential.c.client.clientId, '') });
+    assert.match(refused.headers.get('www-authenticate') ?? '', /^Basic realm="[^"]+"$/);
+    await assertError(refused, 401, 'invalid_client');
+  });
+
   test('invalid_request: two client authentication methods at once', async () => {
     const { fields, c } = await freshCode(t);
     await assertError(await tokenRequest(t, fields, { authorization: basic(c.client.clientId, c.secret!) }), 400, 'invalid_request');

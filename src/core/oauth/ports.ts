@@ -1,6 +1,7 @@
 /** The storage OAuth needs: clients, pushed requests, consents, grants, codes, tokens, DPoP proofs. */
 import type { User } from '../accounts/ports.js';
 import type { IdTokenAlg } from '../oidc/ports.js';
+import type { Log } from '../log.js';
 import type { Instant } from '../time.js';
 import type { ReplayCandidate } from './tokens/replay.js';
 
@@ -309,6 +310,11 @@ export interface CodeIssuance<T> {
 export interface CodeRedemption<T> {
   refusal(granted: GrantWithUser | undefined): string | undefined;
   issue(code: AuthorizationCode, granted: GrantWithUser): Promise<CodeIssuance<T> | undefined>;
+  /**
+   * Where a failure the store absorbs, its answer standing without it, is reported: the token
+   * request's log, whose lines carry the request's id; without it, the database's (`reportTo`).
+   */
+  log?: Log;
 }
 
 export type Redemption<T> =

@@ -47,12 +47,18 @@ export function requestBearer(request: FastifyRequest): Bearer {
 }
 
 /**
- * Whether the request carries a token where the API reads none (RFC 6750 2.2 and 2.3 are not
- * supported): `access_token` in the query string, or a form body, whose only use here would be one.
+ * Where the request may carry a token the API reads none from (RFC 6750 2.2 and 2.3 are not
+ * supported): `access_token` in the query string; a form body, whose only use here would be one
+ * (read for it where the routes read a form, `formCarriesToken`); `undefined` for neither.
  */
-function tokenOutsideHeader(request: FastifyRequest): boolean {
-  if (/[?&]access_token=/.test(request.url)) return true;
-  return request.method === 'POST' && (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded');
+function tokenOutsideHeader(request: FastifyRequest): 'query' | 'form' | undefined {
+  if (/[?&]access_token=/.test(request.url)) return 'query';
+  return request.method === 'POST' && (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') ? 'form' : undefined;
+}
+
+/** Whether a form body, as read, carries `access_token` (RFC 6750 2.2's parameter). */
+function formCarriesToken(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && Object.hasOwn(body, 'access_token');
 }
 
 /** What a route behind the gate can still ask of it once the request is read. */
@@ -69,9 +75,12 @@ export interface BearerGate {
  * Gates every route of `app`; `securityHeaders` join the headers every answer carries. With
  * `resourceMetadata`, every challenge names that RFC 9728 metadata address (`resource_metadata`).
  * `resource`: the RFC 8707 identifier of what the routes serve (`null`: none), which a token
- * issued for a named resource must match (`audienceRefusal`).
+ * issued for a named resource must match (`audienceRefusal`). `readsForm`: the routes read a form
+ * body (UserInfo, OpenID Connect Core 5.3.1), so a form sent without the header is judged once it
+ * is read: told that a token in it is not accepted when it carries `access_token`, else that the
+ * request has no token (RFC 6750 3.1). Elsewhere no form body is read, and one is refused unread.
  */
-export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null }): BearerGate {
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: true }): BearerGate {
   const { deps } = app;
   const extended = new WeakMap<OAuthError, OAuthError>();
   const { resourceMetadata, resource } = options;
@@ -92,12 +101,13 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     return sendError(addressLimited, request, reply);
   };
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.headers(answerHeaders);
-    const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
-    if (scope === undefined) return;
+  /**
+   * Authenticates the request's token and admits it (`request.bearer`) for `scope` (`''`: any),
+   * or sends the refusal. `tokenElsewhere`: it carries none in the header but one where the API
+   * reads none.
+   */
+  const admit = async (request: FastifyRequest, reply: FastifyReply, scope: Scope | '', tokenElsewhere: boolean) => {
     const { authorization } = request.headers;
-    if (bearerOptional && authorization === undefined && !tokenOutsideHeader(request)) return;
     const now = deps.clock.now();
     // Worked out only when a limit needs it (docs/performance.md, decision 46); the socket's peer
     // is known from its accept on (buildApp), so also after a client hung up during the lookup.
@@ -108,8 +118,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // any other request from it is refused, before any lookup, and counted no further.
     const blocked = limits.isBlocked(addressOf, now);
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
-      : await authenticateBearer(deps, authorization, authorization === undefined && tokenOutsideHeader(request),
-        () => presentedProof(request, deps.settings.baseUrl), blocked);
+      : await authenticateBearer(deps, authorization, tokenElsewhere, () => presentedProof(request, deps.settings.baseUrl), blocked);
     if (bearer instanceof OAuthError) {
       if (blocked ? !meantForValidHolder(bearer) : !(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
       return refuse(bearer, request, reply);
@@ -129,7 +138,30 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       request.log.warn({ err: error }, 'could not record token use');
     }
     return undefined;
+  };
+
+  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.headers(answerHeaders);
+    const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
+    if (scope === undefined) return undefined;
+    if (request.headers.authorization !== undefined) return admit(request, reply, scope, false);
+    const elsewhere = tokenOutsideHeader(request);
+    // Judged once read (`readsForm`), below.
+    if (elsewhere === 'form' && options.readsForm) return undefined;
+    if (bearerOptional && elsewhere === undefined) return undefined;
+    return admit(request, reply, scope, elsewhere !== undefined);
   });
+  // A form sent without the header, read: a request with no token was told "tokens in a form
+  // body are not accepted", as if it had sent one.
+  if (options.readsForm) {
+    app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
+      const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
+      if (scope === undefined || request.bearer !== undefined) return undefined;
+      const carriesToken = formCarriesToken(request.body);
+      if (bearerOptional && !carriesToken) return undefined;
+      return admit(request, reply, scope, carriesToken);
+    });
+  }
 
   return {
     requireScope(request, reply, scope) {

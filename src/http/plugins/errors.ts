@@ -93,13 +93,26 @@ const NO_SITE_FILE: Words = { key: 'errors.noSiteFile' };
 /**
  * `send`'s refusal of an address under /static (@fastify/static) in words saying what it is: a
  * `..` segment that climbs out of public/ (403: understood and refused, RFC 9110 15.5.4) or a NUL,
- * which no file name holds (400). Left to the generic 4xx, a 403 said the request "could not be
- * understood", and its page in Chinese told the reader to go back to an app that sent them.
+ * which no file name holds (400); a Range that begins past the file's end (416, RFC 9110 15.5.17,
+ * with the `Content-Range: bytes *` + `/size` that `send` gives it, as 14.4 asks), or a condition
+ * (If-Match, If-Unmodified-Since) the file no longer meets (412, RFC 9110 13.1.1 and 13.1.4).
+ * Left to the generic 4xx, each said the request "could not be understood", and its page in
+ * Chinese told the reader to go back to an app that sent them.
  */
 export function staticFileRefusal(error: unknown): unknown {
-  switch ((error as { statusCode?: unknown } | null)?.statusCode) {
+  const refused = error as { statusCode?: unknown; headers?: Record<string, string> } | null;
+  switch (refused?.statusCode) {
     case 403: return new OAuthError('invalid_request', 'The address leads out of the folder of the site\'s files.', { status: 403, words: NO_SITE_FILE });
     case 400: return new OAuthError('invalid_request', 'The address holds a NUL character, which no file name has.', { status: 400, words: NO_SITE_FILE });
+    case 416: {
+      const range = refused?.headers?.['Content-Range'];
+      return new OAuthError('invalid_request', 'The part of the file asked for (Range) begins past its end: the file is shorter, as Content-Range says.', {
+        status: 416, words: { key: 'errors.rangeNotSatisfiable' }, headers: range === undefined ? {} : { 'content-range': range },
+      });
+    }
+    case 412: return new OAuthError('invalid_request', 'The file is no longer the one the request\'s condition (If-Match or If-Unmodified-Since) names: ask for it again without that condition.', {
+      status: 412, words: { key: 'errors.preconditionFailed' },
+    });
     default: return error;
   }
 }
@@ -145,6 +158,9 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
   return new OAuthError('server_error', 'The server could not complete the request.');
 }
 
+/** A target in absolute form that names nothing this server serves: no http or https URL with a host. */
+const NO_HTTP_TARGET = 'The request target is in absolute form but is no http or https URL with a host and without a fragment (RFC 9112 3.2.2).';
+
 /**
  * What is wrong with an address the router cannot read (Fastify's FST_ERR_BAD_URL), by
  * `request.url` (`routableUrl`): a path, an absolute-form URL's too, holds a malformed
@@ -152,8 +168,7 @@ export function toClientError(error: unknown, request: FastifyRequest): OAuthErr
  * `http://h:x@/` has no host, `http://h/#f` a fragment), whatever escapes it holds.
  */
 function unreadableAddress(url: string): string {
-  return url.startsWith('/') ? 'The request address is not well-formed (a malformed percent-escape).'
-    : 'The request target is in absolute form but is no http or https URL with a host and without a fragment (RFC 9112 3.2.2).';
+  return url.startsWith('/') ? 'The request address is not well-formed (a malformed percent-escape).' : NO_HTTP_TARGET;
 }
 
 /**
@@ -343,19 +358,32 @@ const MAX_PORT = 65_535;
  * RFC 9112 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host, and to any request
  * with more than one Host field line or a Host that is not a host. Node's own check
  * (`requireHostHeader`, off in `app.ts`) answered the first with a bare 400, and let the others
- * through to be served by the first Host; Node keeps only the first in `headers`.
+ * through to be served by the first Host; Node keeps only the first in `headers`. An empty host
+ * (`Host:`, `Host: :3000`) names no authority, and every URL this server serves has one: the
+ * target URI made of it (RFC 9112 3.3) is an http URI with an empty host, which a recipient MUST
+ * reject as invalid (RFC 9110 4.2.1). It was served as if it named this server. A target in
+ * absolute form carries its own authority, and its Host is ignored (RFC 9112 3.2.2).
+ * `originalUrl`: the target as sent, once the router was given another (`routableUrl`).
  */
-export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'httpVersionMinor'>): boolean {
+export function breaksHostRule(message: Pick<IncomingMessage, 'rawHeaders' | 'headers' | 'httpVersionMinor' | 'url'> & { originalUrl?: string }): boolean {
   let fields = 0;
   const raw = message.rawHeaders;
   for (let i = 0; i < raw.length; i += 2) {
     if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') fields += 1;
   }
   if (fields !== 1) return fields > 1 || message.httpVersionMinor >= 1;
-  const host = HOST_VALUE.exec(message.headers.host!);
+  const value = message.headers.host!;
+  const host = HOST_VALUE.exec(value);
   if (host === null) return true;
   const { ipv6, port } = host.groups!;
-  return (ipv6 !== undefined && !isIPv6(ipv6)) || (port !== undefined && port !== '' && Number(port) > MAX_PORT);
+  if ((ipv6 !== undefined && !isIPv6(ipv6)) || (port !== undefined && port !== '' && Number(port) > MAX_PORT)) return true;
+  // A host is a name, an address or an IP literal; the grammar's only other start is the port's `:`.
+  return (value === '' || value.startsWith(':')) && !inAbsoluteForm(message.originalUrl ?? message.url ?? '');
+}
+
+/** Whether a request target as sent is in absolute form (RFC 9112 3.2.2): neither a path (origin form) nor `*`. */
+function inAbsoluteForm(target: string): boolean {
+  return !target.startsWith('/') && !target.startsWith('*');
 }
 
 /**
@@ -451,7 +479,17 @@ export function registerErrorHandling(app: FastifyInstance, headers: { api: Head
     // the methods it supports, OPTIONS among them, and no body; the API's security headers, as an
     // answer no browser renders.
     if (request.url === '*' && request.method === 'OPTIONS') {
-      return reply.code(204).headers(headers.api).header('allow', [...methods.ofServer(), 'OPTIONS'].sort().join(', ')).send();
+      return reply.code(204).headers(headers.api).header('allow', methods.ofServer().join(', ')).send();
+    }
+    // A target in absolute form of another scheme (`GET ftp://host/`, `GET
+    // foo://bar/api/open/v1/me`), which the router takes as a path that no route has: no
+    // resource of this server, whose every URL is http or https with a host (RFC 9110 4.2, 7.4;
+    // RFC 9112 3.2.2). It was the 404 of a page that does not exist; it is refused as the
+    // router's absolute-form refusals are, by the path it names (`pathOfTarget`): the console's
+    // not-found answer under /admin. (One without `//`, `mailto:x`, Node's parser refuses itself.)
+    if (!request.url.startsWith('/')) {
+      return answer(request, reply, isConsolePath(pathOfTarget(request.url)) ? noSuchPage() : new OAuthError('invalid_request', NO_HTTP_TARGET),
+        (t) => t.text('errors.invalidRequest'));
     }
     // RFC 9110 15.5.6: a path that exists, asked with a method it does not take, is 405 with
     // `Allow`. A route that takes the method and still found nothing (a static file that is not

@@ -75,7 +75,7 @@ export async function oauthEndpointRoutes(app: FastifyInstance, options: { secur
     const params = formParams(request);
     const credentials = clientCredentials(request, params);
     const issued = await authenticating('token', credentials,
-      () => exchangeGrant(deps, params, credentials, presentedProof(request, deps.settings.baseUrl)));
+      () => exchangeGrant(deps, params, credentials, request.log, presentedProof(request, deps.settings.baseUrl)));
     // RFC 9449 8.2: a newer nonce for the client's next proof, when its proof's is about to expire.
     if (issued.dpopNonce !== undefined) reply.header('dpop-nonce', issued.dpopNonce);
     // RFC 6749 5.1: token responses are never cached.

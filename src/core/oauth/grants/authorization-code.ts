@@ -70,7 +70,7 @@ async function boundKey(deps: OAuthDeps, _client: Client, params: Params): Promi
   return (await deps.stores.codes.find(hashSecret(code)))?.dpopJkt ?? null;
 }
 
-registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource, address }) => {
+registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource, address, log }) => {
   const code = required(params, 'code', 'the code your redirect URI received');
   const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
   const verifier = single(params, 'code_verifier');
@@ -84,6 +84,7 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   // with the tokens stored, all or nothing; a code whose grant was revoked stays used, but a
   // failure to issue (a signature included) throws and leaves the code unused (`CodeStore.redeem`).
   const redemption = await deps.stores.codes.redeem(presented, now, {
+    log,
     refusal,
     issue: async (code, { grant, user }) => {
       if (mismatch(code, presented, now) !== undefined) return undefined;

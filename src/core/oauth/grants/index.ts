@@ -5,6 +5,7 @@ import { OtherKeyError, type PresentedProof } from '../dpop/verifier.js';
 import { OAuthError } from '../../errors.js';
 import { type Params, repeatedNames, repeatedParameter, single } from '../params.js';
 import { requestedResource } from '../../api/resource.js';
+import type { Log } from '../../log.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import type { IssuedTokens } from '../tokens/issue.js';
 import { findGrantType } from './registry.js';
@@ -48,9 +49,10 @@ export type Exchanged = IssuedTokens & { dpopNonce?: string };
 /**
  * Exchanges a grant for tokens; throws an `OAuthError` of seed table 7.1 (or RFC 9449 5.1's
  * `invalid_dpop_proof` and `use_dpop_nonce`) otherwise. The proof is verified after the client is
- * authenticated and before the grant is touched, so a bad proof never burns a code.
+ * authenticated and before the grant is touched, so a bad proof never burns a code. `log`: the
+ * request's, where what the grant logs goes with the request's id.
  */
-export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials: ClientCredentials, dpop?: PresentedProof): Promise<Exchanged> {
+export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials: ClientCredentials, log: Log, dpop?: PresentedProof): Promise<Exchanged> {
   // RFC 6749 3.2: request parameters MUST NOT be included more than once (RFC 8707 2: but `resource` may).
   const repeated = repeatedNames(params).filter((name) => name !== 'resource');
   if (repeated.length > 0) throw repeatedParameter(repeated[0]!);
@@ -74,7 +76,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   // connection could wait behind the transaction itself (SQLite has one connection).
   const keys = await deps.keys.keySet();
   const marker = await deps.tokenMarks.ready();
-  const issued = await type.exchange({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource, address: credentials.askedBy.address });
+  const issued = await type.exchange({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource, address: credentials.askedBy.address, log });
   if (issued.idToken !== undefined) deps.metrics.tokensIssued.inc({ kind: 'id_token' });
   return possession.nonce === undefined ? issued : { ...issued, dpopNonce: possession.nonce };
 }

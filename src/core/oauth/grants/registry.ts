@@ -2,6 +2,7 @@
  * Grant types live in a map: each file in this folder registers one, so adding a grant type
  * never edits the token endpoint (RFC 6749 4: the grant decides how tokens are obtained).
  */
+import type { Log } from '../../log.js';
 import type { KeySet } from '../../oidc/key-ring.js';
 import type { TokenMarker } from '../../credentials/token-marks.js';
 import type { Params } from '../params.js';
@@ -28,6 +29,8 @@ export interface GrantRequest {
    * have done without being the client (a public client's id is anyone's to send) names it.
    */
   address: string;
+  /** The token request's log: a line written while answering it carries its id (`reqId`). */
+  log: Log;
 }
 
 export type GrantHandler = (request: GrantRequest) => Promise<IssuedTokens>;

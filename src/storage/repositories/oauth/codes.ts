@@ -237,7 +237,7 @@ export class KyselyCodeStore implements CodeStore {
       // again a code now used, which is then a replay that ends the grant (RFC 6749 4.1.2). The
       // failure is logged all the same: the answer hides it, the operator must not miss it.
       const reread = await this.queries.first(this.db, codeWithGrant, [presented.codeHash]).catch((error: unknown) => {
-        this.queries.absorbed(error, 'the read that words a refused code redemption failed; answered invalid_grant without its reason');
+        this.queries.absorbed(error, 'the read that words a refused code redemption failed; answered invalid_grant without its reason', how.log);
         return undefined;
       });
       return { kind: 'refused', reason: (reread && how.refusal(toGrantWithUser(reread))) ?? 'The authorization can no longer be used.' };
