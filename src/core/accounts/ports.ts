@@ -179,8 +179,8 @@ export interface PasskeyStore {
    */
   consumeChallenge(challenge: string, purpose: ChallengePurpose, now: Instant): Promise<{ userId: number | null } | undefined>;
   /**
-   * Writes a challenge that was never stored (a signed sign-in challenge) as used, kept until it
-   * ends; `false` when it was written before: one insert, so of two racing replays one wins
+   * Writes a challenge that was never stored (a signed sign-in challenge) as used, kept until
+   * `expiresAt` (its end and the clocks' skew, `CLOCK_SKEW_MS`); `false` when it was written before: one insert, so of two racing replays one wins
    * (W3C WebAuthn 13.4.3).
    */
   spendChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<boolean>;
