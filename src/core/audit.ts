@@ -124,6 +124,8 @@ export type AuditEvent =
   | ({ audit: 'account.email_changed'; userId: number } & FromBrowser)
   /** The owner opened the link that verifies the address. */
   | ({ audit: 'account.email_verified'; userId: number } & FromBrowser)
+  /** Whoever reads the mailbox refused a verification link mailed to it: the account lost that address. */
+  | ({ audit: 'account.email_refused'; userId: number } & FromBrowser)
   // ---- Signing keys (INTERFACE section 5) ----
   | { audit: 'signing_keys.rotated'; via: 'cli'; kids: Record<string, string>; activeAt: string; immediate: boolean; previousWithdrawn: boolean }
   // ---- Leak reports (INTERFACE section 11) ----
@@ -158,7 +160,7 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'client.registered', 'client.secret_rotated', 'client.previous_secret_deleted', 'client.deactivated', 'client.details_changed',
   'client.redirect_uris_changed', 'client.logout_uris_changed', 'client.pushed_requests_changed',
   'client_document.unreachable',
-  'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'signing_keys.rotated',
+  'account.created', 'account.status_changed', 'account.password_changed', 'account.deleted', 'account.email_changed', 'account.email_verified', 'account.email_refused', 'signing_keys.rotated',
   'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',
 ];
 

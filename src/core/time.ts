@@ -9,6 +9,13 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/**
+ * How far apart the clocks of the service's instances, and the janitor's, are assumed to be at most
+ * (docs/operations.md, "Clocks"). A single-use thing that each instance judges by its own clock is
+ * kept as used this much past its end, so an instance running behind still finds it spent.
+ */
+export const CLOCK_SKEW_MS = 60_000;
+
 const UTC_PLUS_8_MS = 8 * 3600 * 1000;
 
 const DAY_MS = 86_400_000;

@@ -7,6 +7,8 @@ export interface SiteUrls {
   docs(): string;
   /** Mailed links (INTERFACE section 12): a token in the query, single use. */
   verifyEmail(token: string): string;
+  /** "Not you?" of a verification mail: its reader refuses the link (`EMAIL_REFUSE_PATH`). */
+  refuseEmail(token: string): string;
   resetPassword(token: string): string;
   emailSettings(): string;
   securitySettings(): string;
@@ -22,6 +24,8 @@ export interface SiteUrls {
 export const EMAIL_SETTINGS_PATH = '/settings/email';
 /** Cancels an address change waiting for its link. */
 export const EMAIL_CANCEL_PATH = `${EMAIL_SETTINGS_PATH}/cancel`;
+/** A verification mail's "Not you?" page: its GET shows what refusing does, its POST refuses. */
+export const EMAIL_REFUSE_PATH = '/email/not-mine';
 
 export function siteUrls(baseUrl: string): SiteUrls {
   return {
@@ -30,6 +34,7 @@ export function siteUrls(baseUrl: string): SiteUrls {
     post: (postId) => `${baseUrl}/posts/${postId}`,
     docs: () => `${baseUrl}/docs`,
     verifyEmail: (token) => `${baseUrl}/email/verify?token=${encodeURIComponent(token)}`,
+    refuseEmail: (token) => `${baseUrl}${EMAIL_REFUSE_PATH}?token=${encodeURIComponent(token)}`,
     resetPassword: (token) => `${baseUrl}/password/reset?token=${encodeURIComponent(token)}`,
     emailSettings: () => `${baseUrl}${EMAIL_SETTINGS_PATH}`,
     securitySettings: () => `${baseUrl}/settings/security`,

@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { CHALLENGE_LIFETIME_MS } from '../../src/core/accounts/passkeys.js';
+import { CLOCK_SKEW_MS } from '../../src/core/time.js';
 import { PASSKEY_OPTIONS_PER_MINUTE } from '../../src/http/routes/sign-in.js';
+import { runJanitor } from '../../src/janitor.js';
 import { Browser, newUser } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -18,11 +21,11 @@ forEachDatabase('passkey sign-in behind a shared address', (database) => {
   after(() => t.close());
 
   /** A member with a passkey, in a browser of their own: every browser here sends from 127.0.0.1. */
-  async function memberWithPasskey() {
+  async function memberWithPasskey(options: { counts?: boolean } = {}) {
     const user = await newUser(t);
     const browser = new Browser(t);
     assert.equal((await browser.signIn(user.username)).status, 303);
-    return { user, passkey: await addPasskey(t, browser) };
+    return { user, passkey: await addPasskey(t, browser, options) };
   }
 
   const storedChallenges = async () => Number((await t.deps.database.db.selectFrom('webauthn_challenges')
@@ -61,6 +64,32 @@ forEachDatabase('passkey sign-in behind a shared address', (database) => {
     assert.equal((await answer(changed.toString('base64url'))).status, 401, 'a challenge the site did not sign');
     t.clock.advance(5 * 60_000 + 1);
     assert.equal((await answer(options.challenge)).status, 401, 'a challenge past its 5 minutes');
+  });
+
+  test('a spent sign-in challenge stays spent in any spelling of it, and past its end by the clocks\' skew, whatever the janitor\'s clock says', async () => {
+    // A synced passkey's counter is always 0: nothing but the challenge tells its replay.
+    const { passkey } = await memberWithPasskey({ counts: false });
+    const browser = new Browser(t);
+    await browser.fetch('/login');
+    const challenge = async () => ((await (await browser.postForm('/login/passkey/options', { _csrf: browser.cookies.get('svc_csrf')! })).json()) as { challenge: string }).challenge;
+    const send = (credential: string) => browser.postForm('/login/passkey', { _csrf: browser.cookies.get('svc_csrf')!, return_to: '/', credential });
+
+    const first = await challenge();
+    assert.equal((await send(passkey.assert({ challenge: first }))).status, 303);
+    const respelt = `${Buffer.from(first, 'base64url').toString('base64')}=`;
+    assert.notEqual(respelt, first);
+    assert.deepEqual(Buffer.from(respelt, 'base64url'), Buffer.from(first, 'base64url'), 'the same challenge, spelt otherwise');
+    assert.equal((await send(passkey.assert({ challenge: respelt }))).status, 401, 'another spelling of a spent challenge');
+
+    const response = passkey.assert({ challenge: await challenge() });
+    assert.equal((await send(response)).status, 303);
+    // The janitor sweeps 10 s after the challenge's end by its own clock; an instance whose clock
+    // runs 30 s behind the janitor's (within CLOCK_SKEW_MS) still takes the challenge as live.
+    assert.ok(30_000 <= CLOCK_SKEW_MS);
+    t.clock.advance(CHALLENGE_LIFETIME_MS + 10_000);
+    await runJanitor(t.deps);
+    t.clock.advance(-30_000);
+    assert.equal((await send(response)).status, 401, 'the replay on the instance whose clock runs behind');
   });
 
 });

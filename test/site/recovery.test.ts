@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
-import { createAccount, updateProfile } from '../../src/core/accounts/accounts.js';
+import { createAccount, setAccountStatus, updateProfile } from '../../src/core/accounts/accounts.js';
 import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { registerClient } from '../../src/core/oauth/clients.js';
@@ -204,6 +204,99 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const kept = await t.deps.stores.memberEmails.find(user.id);
     assert.equal(kept?.address, email);
     assert.equal(kept?.pending, null, 'the deleted account holds no address it never proved');
+  });
+
+  test('a verification link of an account staff suspended, banned or deleted verifies nothing and says it cannot be used, in the reader\'s language; the change it was for is dropped, and the account made active again does not bring it back', async () => {
+    for (const status of ['suspended', 'banned', 'deleted'] as const) {
+      const { user, visitor, email } = await verifiedMember();
+      const next = address();
+      await visitor.post('/settings/email', { email: next });
+      await deliver();
+      const link = relative(linkIn(t.smtp.to(next)[0], '/email/verify'));
+      await setAccountStatus(t.deps.stores, t.clock, user.id, status);
+      const page = await new Visitor(t.baseUrl).request(link, { headers: { 'accept-language': 'zh-CN' } });
+      assert.equal(page.status, 400, status);
+      assert.ok(page.text.includes('此链接无法使用'), `${status}: the page says the link cannot be used, in Chinese`);
+      const kept = await t.deps.stores.memberEmails.find(user.id);
+      assert.deepEqual([kept?.address, kept?.pending], [email, null], `${status}: the verified address stays, the change is gone`);
+      await setAccountStatus(t.deps.stores, t.clock, user.id, 'active');
+      assert.equal((await new Visitor(t.baseUrl).get(link)).status, 400, `${status}: the link stays spent once the account is active again`);
+      assert.equal((await t.deps.stores.memberEmails.find(user.id))?.address, email, status);
+    }
+  });
+
+  test('saving the verified address again while a change waits cancels the change and says so, naming both addresses', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const next = address();
+    await visitor.post('/settings/email', { email: next });
+    await deliver();
+    const link = relative(linkIn(t.smtp.to(next)[0], '/email/verify'));
+    const again = await visitor.post('/settings/email', { email });
+    assert.equal(again.status, 200);
+    assert.ok(again.text.includes(`The change to ${next} is cancelled: ${email} stays your address.`), 'the page says the change is cancelled');
+    assert.ok(!again.text.includes('already yours and verified'), 'not "unchanged"');
+    assert.equal((await t.deps.stores.memberEmails.find(user.id))?.pending, null);
+    assert.equal((await new Visitor(t.baseUrl).get(link)).status, 400, 'the new address\'s link is worthless');
+    assert.ok((await visitor.post('/settings/email', { email })).text.includes('That address is already yours and verified.'), 'with no change waiting, nothing is cancelled');
+  });
+
+  test('racing requests for one change of address mail the old address one notice', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const { visitor, email } = await verifiedMember();
+      const next = address();
+      const answers = await Promise.all(Array.from({ length: VERIFY_MAILS_PER_ADDRESS }, () => visitor.post('/settings/email', { email: next })));
+      assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200));
+      await deliver();
+      assert.equal(t.smtp.to(email).filter((m) => /change of the e-mail address .* was asked/.test(m.subject)).length, 1, `round ${round + 1}`);
+    }
+  });
+
+  test('an address other accounts used up its day\'s verification mails on can still be given by its owner: a mail\'s "Not you?" link takes it off the account that asked, and lets the browser that followed it past the address\'s limit, no one else', async () => {
+    const victim = address();
+    const other = await member();
+    for (let i = 0; i < VERIFY_MAILS_PER_ADDRESS; i += 1) assert.equal((await other.visitor.post('/settings/email', { email: victim })).status, 200);
+    // The account that asked moves on, which ends every link it was mailed.
+    assert.equal((await other.visitor.post('/settings/email', { email: address() })).status, 200);
+    const owner = await member();
+    const refused = await owner.visitor.post('/settings/email', { email: victim });
+    assert.equal(refused.status, 429);
+    assert.ok(refused.text.includes('follow its &quot;Not you?&quot; link') || refused.text.includes('follow its "Not you?" link'), 'the page says how its owner gets past it');
+    await deliver();
+    assert.equal(t.smtp.to(victim).length, VERIFY_MAILS_PER_ADDRESS, 'no more mails than the limit');
+    const notMine = relative(linkIn(t.smtp.to(victim)[0], '/email/not-mine'));
+    const shown = await owner.visitor.get(notMine);
+    assert.equal(shown.status, 200, 'an ended link still proves the mail reached the address');
+    assert.ok(shown.text.includes(other.user.username), 'the page names the account that asked');
+    const token = new URL(notMine, t.baseUrl).searchParams.get('token')!;
+    const done = await owner.visitor.post('/email/not-mine', { token });
+    assert.equal(done.status, 200);
+    assert.ok(done.text.includes(`Refused: ${victim} was taken off the account that asked for it.`));
+    const saved = await owner.visitor.post('/settings/email', { email: victim });
+    assert.equal(saved.status, 200, 'the browser that followed the link passes the address\'s limit');
+    await deliver();
+    assert.equal((await new Visitor(t.baseUrl).get(relative(linkIn(t.smtp.to(victim).at(-1), '/email/verify')))).status, 200);
+    assert.ok((await t.deps.stores.memberEmails.find(owner.user.id))?.verifiedAt, 'the owner verified the address');
+    assert.equal((await (await member()).visitor.post('/settings/email', { email: victim })).status, 429, 'any other browser is still refused');
+  });
+
+  test('a verification mail\'s "Not you?" link takes the address off the account that asked, only by its form\'s POST', async () => {
+    const { user, visitor, email } = await verifiedMember();
+    const next = address();
+    await visitor.post('/settings/email', { email: next });
+    await deliver();
+    const notMine = relative(linkIn(t.smtp.to(next)[0], '/email/not-mine'));
+    const verify = relative(linkIn(t.smtp.to(next)[0], '/email/verify'));
+    const reader = new Visitor(t.baseUrl);
+    assert.equal((await reader.get(notMine)).status, 200);
+    assert.equal((await t.deps.stores.memberEmails.find(user.id))?.pending, next, 'opening the link changes nothing (a mail scanner opens links)');
+    const token = new URL(notMine, t.baseUrl).searchParams.get('token')!;
+    assert.equal((await reader.post('/email/not-mine', { token }, { csrf: null })).status, 403, 'the form needs its CSRF field');
+    assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
+    const kept = await t.deps.stores.memberEmails.find(user.id);
+    assert.deepEqual([kept?.address, kept?.pending], [email, null], 'the verified address stays, the change is gone');
+    assert.equal((await reader.get(verify)).status, 400, 'its verification link is worthless');
+    assert.equal((await reader.post('/email/not-mine', { token: 'nothing' })).status, 400);
+    assert.ok((await visitor.get('/settings/security')).text.includes('refused by whoever reads the address'), 'the account\'s security log says so');
   });
 
   test('an address that is not one is refused with the field named', async () => {

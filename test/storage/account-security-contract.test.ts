@@ -42,10 +42,10 @@ forEachDatabase('account security storage contract', (database) => {
 
   test('a new address given beside a verified one waits as pending, and replaces it only when verified; without a verified one it replaces it at once', async () => {
     const user = await newUser();
-    assert.equal((await stores.memberEmails.set(user.id, 'First@example.test', 'en', T0)).pending, null);
-    assert.equal((await stores.memberEmails.set(user.id, 'typo@example.test', 'en', T0)).address, 'typo@example.test', 'nothing verified to keep');
+    assert.equal((await stores.memberEmails.set(user.id, 'First@example.test', 'en', T0)).email.pending, null);
+    assert.equal((await stores.memberEmails.set(user.id, 'typo@example.test', 'en', T0)).email.address, 'typo@example.test', 'nothing verified to keep');
     assert.ok(await stores.memberEmails.markVerified(user.id, 'typo@example.test', T0));
-    const asked = await stores.memberEmails.set(user.id, 'Next@example.test', 'zh-CN', T0 + 1);
+    const { email: asked } = await stores.memberEmails.set(user.id, 'Next@example.test', 'zh-CN', T0 + 1);
     assert.deepEqual([asked.address, asked.pending, asked.verifiedAt], ['typo@example.test', 'Next@example.test', T0]);
     assert.equal(await stores.memberEmails.markVerified(user.id, 'other@example.test', T0 + 2), false, 'another address');
     assert.ok(await stores.memberEmails.markVerified(user.id, 'next@example.test', T0 + 3));
@@ -54,11 +54,53 @@ forEachDatabase('account security storage contract', (database) => {
     assert.deepEqual(await stores.memberEmails.verifiedOwners('typo@example.test'), []);
     assert.deepEqual(await stores.memberEmails.verifiedOwners('next@example.test'), [user.id]);
     await stores.memberEmails.set(user.id, 'later@example.test', 'en', T0 + 4);
-    assert.equal((await stores.memberEmails.set(user.id, 'next@EXAMPLE.test', 'en', T0 + 5)).pending, null, 'the verified address again drops the pending one');
+    assert.equal((await stores.memberEmails.set(user.id, 'next@EXAMPLE.test', 'en', T0 + 5)).email.pending, null, 'the verified address again drops the pending one');
     await stores.memberEmails.set(user.id, 'later@example.test', 'en', T0 + 6);
     assert.equal(await stores.memberEmails.cancelPending(user.id, T0 + 7), true);
     assert.equal(await stores.memberEmails.cancelPending(user.id, T0 + 8), false, 'nothing left to cancel');
     assert.deepEqual(await stores.memberEmails.verifiedOwners('next@example.test'), [user.id]);
+    await stores.memberEmails.set(user.id, 'later@example.test', 'en', T0 + 9);
+    assert.equal(await stores.memberEmails.cancelPending(user.id, T0 + 10, 'other@example.test'), false, 'another address is not the one waiting');
+    assert.equal(await stores.memberEmails.cancelPending(user.id, T0 + 11, 'later@example.test'), true);
+  });
+
+  test('a change of a verified address is started by exactly one of many racing writes of it, and not by the pending address again', async () => {
+    const user = await newUser();
+    await stores.memberEmails.set(user.id, 'kept@example.test', 'en', T0);
+    assert.ok(await stores.memberEmails.markVerified(user.id, 'kept@example.test', T0));
+    const results = await Promise.all(Array.from({ length: RACERS }, () => stores.memberEmails.set(user.id, 'Asked@example.test', 'en', T0 + 1)));
+    assert.equal(winners(results.map((r) => r.changeStarted)), 1);
+    assert.ok(results.every((r) => r.email.pending === 'Asked@example.test' && r.email.address === 'kept@example.test'));
+    assert.equal((await stores.memberEmails.set(user.id, 'asked@EXAMPLE.test', 'en', T0 + 2)).changeStarted, false, 'the same change again');
+    assert.equal((await stores.memberEmails.set(user.id, 'another@example.test', 'en', T0 + 3)).changeStarted, true, 'a change to another address');
+    assert.equal((await stores.memberEmails.set(user.id, 'kept@example.test', 'en', T0 + 4)).changeStarted, false, 'the verified address again');
+    const fresh = await newUser();
+    assert.equal((await stores.memberEmails.set(fresh.id, 'first@example.test', 'en', T0)).changeStarted, false, 'nothing verified: no change to tell of');
+  });
+
+  test('an address is verified only while its account is active, by the verifying write itself', async () => {
+    const user = await newUser();
+    await stores.memberEmails.set(user.id, 'held@example.test', 'en', T0);
+    await stores.users.setStatus(user.id, 'suspended', T0);
+    assert.equal(await stores.memberEmails.markVerified(user.id, 'held@example.test', T0 + 1), false);
+    assert.equal((await stores.memberEmails.find(user.id))?.verifiedAt, null);
+    await stores.users.setStatus(user.id, 'active', T0 + 2);
+    assert.ok(await stores.memberEmails.markVerified(user.id, 'held@example.test', T0 + 3));
+  });
+
+  test('releasing an address takes it off the account while it waits (pending, or not verified), never once verified', async () => {
+    const user = await newUser();
+    await stores.memberEmails.set(user.id, 'first@example.test', 'en', T0);
+    assert.equal(await stores.memberEmails.release(user.id, 'other@example.test', T0 + 1), false, 'not the account\'s');
+    assert.equal(await stores.memberEmails.release(user.id, 'first@example.test', T0 + 1), true);
+    assert.equal(await stores.memberEmails.find(user.id), undefined, 'the address not verified is gone');
+    await stores.memberEmails.set(user.id, 'first@example.test', 'en', T0 + 2);
+    assert.ok(await stores.memberEmails.markVerified(user.id, 'first@example.test', T0 + 2));
+    await stores.memberEmails.set(user.id, 'next@example.test', 'en', T0 + 3);
+    assert.equal(await stores.memberEmails.release(user.id, 'first@example.test', T0 + 4), false, 'a verified address stays');
+    assert.equal(await stores.memberEmails.release(user.id, 'next@example.test', T0 + 4), true);
+    const kept = await stores.memberEmails.find(user.id);
+    assert.deepEqual([kept?.address, kept?.pending], ['first@example.test', null]);
   });
 
   test('a pending sign-in is consumed once and not after it expires', async () => {

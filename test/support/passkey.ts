@@ -17,8 +17,12 @@ export class SoftwarePasskey {
   private readonly keys = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   private counter = 0;
 
-  /** `origin` is BASE_URL's; its host name is the relying party id. */
-  constructor(private readonly origin: string, private readonly userHandle = randomBytes(16).toString('base64url')) {}
+  /**
+   * `origin` is BASE_URL's; its host name is the relying party id. `counts: false` is a passkey
+   * that keeps no signature counter (it always says 0, as synced passkeys do: WebAuthn 6.1.1), so
+   * only the challenge tells a replay.
+   */
+  constructor(private readonly origin: string, private readonly userHandle = randomBytes(16).toString('base64url'), private readonly counts = true) {}
 
   /** The COSE_Key of the public key (RFC 9053 7.1.1: EC2, P-256, ES256). */
   private cosePublicKey(): Uint8Array {
@@ -31,7 +35,7 @@ export class SoftwarePasskey {
   private authenticatorData(withCredential: boolean): Buffer {
     const rpIdHash = createHash('sha256').update(new URL(this.origin).hostname).digest();
     const counter = Buffer.alloc(4);
-    counter.writeUInt32BE(++this.counter);
+    counter.writeUInt32BE(this.counts ? ++this.counter : 0);
     const head = Buffer.concat([rpIdHash, Buffer.from([FLAGS_UP_UV | (withCredential ? FLAG_AT : 0)]), counter]);
     if (!withCredential) return head;
     const id = Buffer.from(this.credentialId, 'base64url');
@@ -78,8 +82,8 @@ export class SoftwarePasskey {
 const csrfOf = (browser: Browser) => browser.cookies.get('svc_csrf')!;
 
 /** Registers a software passkey through /settings/security, as the page's script does. */
-export async function addPasskey(t: TestApp, browser: Browser): Promise<SoftwarePasskey> {
-  const passkey = new SoftwarePasskey(t.baseUrl);
+export async function addPasskey(t: TestApp, browser: Browser, kind: { counts?: boolean } = {}): Promise<SoftwarePasskey> {
+  const passkey = new SoftwarePasskey(t.baseUrl, undefined, kind.counts ?? true);
   const options = await (await browser.postForm('/settings/security/passkeys/options', { _csrf: csrfOf(browser) })).json() as { challenge: string };
   const added = await browser.postForm('/settings/security', { _csrf: csrfOf(browser), action: 'passkey-add', name: 'Laptop', credential: passkey.register(options) });
   assert.equal(added.status, 303, 'the passkey is added');

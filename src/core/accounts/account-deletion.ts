@@ -43,6 +43,7 @@ export async function deleteAccount(
   const clientsDeactivated = await deps.stores.transaction(async (tx) => {
     // Of two racing deletions one changes the status; the other finds nothing left to do.
     if (!(await tx.users.setStatus(user.id, 'deleted', now, 'active'))) return undefined;
+    // Sessions, grants, tokens, consents, and a change of e-mail address waiting for its link with its links.
     await revokeAccountCredentials(tx, now, user.id);
     let deactivated = 0;
     for (const client of await tx.clients.listByOwner(user.id)) {
@@ -54,10 +55,6 @@ export async function deleteAccount(
     await tx.secondFactors.removeTotp(user.id);
     for (const passkey of await tx.passkeys.listForUser(user.id)) await tx.passkeys.remove(user.id, passkey.credentialId);
     await tx.pendingSignIns.cancelForUser(user.id, now);
-    // A link still in a mailbox would verify an address for an account no one can use, and a
-    // pending change would swap it in: the change and its links end here.
-    await tx.memberEmails.cancelPending(user.id, now);
-    await tx.memberEmails.endLinks(user.id, 'verify_email', now);
     await tx.users.updateProfile(user.id, { bio: '', nickname: null }, now);
     await tx.users.removeAvatar(user.id);
     return deactivated;

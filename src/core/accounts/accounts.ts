@@ -187,7 +187,9 @@ export async function setAccountStatus(stores: Stores, clock: Clock, userId: num
 /**
  * What leaving `active` ends, inside the caller's transaction (INTERFACE sections 4 and 5): every
  * grant (so every code, access and refresh token) with a back-channel logout to each app it
- * revoked, every sign-in session, every personal token and every remembered consent.
+ * revoked, every sign-in session, every personal token, every remembered consent, and a change of
+ * e-mail address waiting for its link with every verification link (docs/site.md, "E-mail and the
+ * way back in": a suspension too, which may be staff stopping a takeover whose change it is).
  */
 export async function revokeAccountCredentials(tx: Stores, now: Instant, userId: number): Promise<void> {
   const clients = await tx.grants.revokeForUser(userId, 'account_unusable', now);
@@ -196,6 +198,10 @@ export async function revokeAccountCredentials(tx: Stores, now: Instant, userId:
   await tx.personalTokens.revokeForUser(userId, now);
   // Consent is an authorization too: an account made active again is asked anew.
   await tx.consents.removeForUser(userId);
+  // A link still in a mailbox would verify an address for an account no one may use, and a
+  // pending change would swap it in when opened.
+  await tx.memberEmails.cancelPending(userId, now);
+  await tx.memberEmails.endLinks(userId, 'verify_email', now);
 }
 
 /** What the profile form sends (`/settings/profile`); an absent field stays as it is. */

@@ -4,6 +4,7 @@
  * A change waits beside the verified address until its link is opened, and mails the verified
  * address a notice, so a hijacker cannot move the account's mail away quietly.
  */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { siteUrls } from '../urls.js';
 import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
@@ -12,6 +13,7 @@ import type { Mailer } from '../mail/mailer.js';
 import type { Stores } from '../stores.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import { formatSiteTime, readerTimeZone } from '../site-time.js';
+import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { Clock, Instant } from '../time.js';
 import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
@@ -31,6 +33,7 @@ export interface EmailDeps {
   clock: Clock;
   mailer: Mailer;
   securityLog: SecurityLog;
+  sharedKeys: SharedKeys;
   settings: { baseUrl: string; siteTimeZone: string };
 }
 
@@ -79,71 +82,163 @@ async function mailVerificationLink(deps: EmailDeps, tx: Stores, user: User, add
   // link is the one stored, as a time: the mail may wait in the outbox long after it was queued.
   await deps.mailer.send(tx, {
     to: address, userId: user.id, locale, name: 'verifyEmail',
-    values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), hours: VERIFY_LINK_MS / 3600_000, expires: mailTime(link.expiresAt, user, deps.settings.siteTimeZone) },
+    values: { name: user.username, link: siteUrls(deps.settings.baseUrl).verifyEmail(token), refuseLink: siteUrls(deps.settings.baseUrl).refuseEmail(token), hours: VERIFY_LINK_MS / 3600_000, expires: mailTime(link.expiresAt, user, deps.settings.siteTimeZone) },
   }, now);
 }
 
-export type EmailChange = { ok: true; changed: boolean } | { ok: false; reason: 'no_mail' } | Throttled;
+export type EmailChange =
+  | { ok: true; changed: true }
+  /** The verified address again: nothing to mail; `cancelled` is the pending change it dropped, if one was waiting. */
+  | { ok: true; changed: false; cancelled: string | null }
+  | { ok: false; reason: 'no_mail' }
+  /** `byAddress`: the address's own limit, which a browser that answered one of its mails passes (`refuseEmailLink`). */
+  | (Throttled & { byAddress: boolean });
 
 /**
  * Gives the account an address and mails it a link; the same address again, not yet verified,
  * mails a new link. A verified address stays the account's until the new one is verified (GitHub
  * and Google keep it too): a typo or a borrowed session never takes the way back in away. The
  * verified address is told of the change, with the way to cancel it; asking for it again cancels
- * a pending change.
+ * a pending change. `pass` is the browser's mailbox pass (`mailboxPass`), if it holds one.
  */
-export async function changeEmail(deps: EmailDeps, user: User, raw: string, origin: EventOrigin, pageLocale: Locale): Promise<EmailChange> {
+export async function changeEmail(deps: EmailDeps, user: User, raw: string, origin: EventOrigin, pageLocale: Locale, pass?: string): Promise<EmailChange> {
   if (!deps.mailer.enabled) return { ok: false, reason: 'no_mail' };
   const address = checkEmailAddress(raw);
   const current = await deps.stores.memberEmails.find(user.id);
   if (current && current.verifiedAt !== null && emailKey(current.address) === emailKey(address)) {
-    if (current.pending !== null) await cancelEmailChange(deps, user.id);
-    return { ok: true, changed: false };
+    // The member who types the address they have means to keep it: a change waiting is dropped,
+    // and the page says which (only the one this call dropped: another page may have asked anew).
+    const cancelled = (current.pending !== null && await cancelEmailChange(deps, user.id, emailKey(current.pending))) ? current.pending : null;
+    return { ok: true, changed: false, cancelled };
   }
   const now = deps.clock.now();
-  for (const [key, limit, seconds] of [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600], [`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400]] as const) {
-    const hit = await deps.limiter.hit(key, limit, seconds, now);
-    if (!hit.allowed) return throttled(hit, now);
+  const limits: Array<readonly [string, number, number, boolean]> = [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600, false]];
+  // Whoever answered a mail sent to the address holds it: its own ask is not one more unwanted mail.
+  if (!(pass !== undefined && await holdsMailboxPass(deps, pass, emailKey(address), now))) {
+    limits.push([`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400, true]);
   }
-  const after = await deps.stores.transaction(async (tx) => {
-    const before = await tx.memberEmails.find(user.id);
-    const row = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
+  for (const [key, limit, seconds, byAddress] of limits) {
+    const hit = await deps.limiter.hit(key, limit, seconds, now);
+    if (!hit.allowed) return { ...throttled(hit, now), byAddress };
+  }
+  const asked = await deps.stores.transaction(async (tx) => {
+    const { email: row, changeStarted } = await tx.memberEmails.set(user.id, address, pageLocale, deps.clock.now());
     const locale = mailLocale(user, pageLocale);
     await mailVerificationLink(deps, tx, user, address, locale);
-    // Told once a change, when it is asked: the verified address is the one a hijacker would
-    // want gone, and it can still cancel the change.
-    const wasPending = before?.pending ?? null;
-    if (row.pending !== null && (wasPending === null || emailKey(wasPending) !== emailKey(address))) {
+    // Told once a change, by the write that made it pending: the verified address is the one a
+    // hijacker would want gone, and it can still cancel the change. A new link for the same
+    // pending address, or a racing request for it, tells it nothing new.
+    if (changeStarted) {
       await deps.mailer.send(tx, { to: row.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
     }
-    return { row, before };
+    // The security log's `email.changed` is a change asked: a new pending address, or a new address not verified.
+    return changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address)));
   });
-  const asked = after.row.pending ?? after.row.address;
-  const before = after.before?.pending ?? after.before?.address;
-  if (before === undefined || emailKey(before) !== emailKey(asked)) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
+  if (asked) await deps.securityLog.record({ userId: user.id, kind: 'email.changed', origin });
   return { ok: true, changed: true };
 }
 
-/** Drops a change waiting for its link: the verified address stays, and the links mailed to the new one stop working. */
-export async function cancelEmailChange(deps: Pick<EmailDeps, 'stores' | 'clock'>, userId: number): Promise<boolean> {
+/**
+ * Drops a change waiting for its link: the verified address stays, and the links mailed to the new
+ * one stop working. `pendingKey`: only if that (lower-cased) address is the one waiting.
+ */
+export async function cancelEmailChange(deps: Pick<EmailDeps, 'stores' | 'clock'>, userId: number, pendingKey?: string): Promise<boolean> {
   return deps.stores.transaction(async (tx) => {
     const now = deps.clock.now();
-    if (!await tx.memberEmails.cancelPending(userId, now)) return false;
+    if (!await tx.memberEmails.cancelPending(userId, now, pendingKey)) return false;
     await tx.memberEmails.endLinks(userId, 'verify_email', now);
     return true;
   });
 }
 
-/** Uses a verification link: the address it was mailed to is verified, if it is still the account's or its pending one, which then replaces the old. */
-export async function verifyEmail(deps: EmailDeps, token: string, origin: EventOrigin): Promise<boolean> {
+/** How long a browser that refused a verification link may ask for its address past the address's limit. */
+export const MAILBOX_PASS_MS = 24 * 3600 * 1000;
+
+function passMac(key: Buffer, addressKey: string, end: number): string {
+  return createHmac('sha256', key).update(`svc-mailbox-pass:${end}:${addressKey}`).digest('base64url');
+}
+
+/**
+ * A pass proving that this browser opened a link mailed to `addressKey` (its end and an HMAC under a
+ * key every instance shares; the address is not in it). Nothing is stored.
+ */
+async function mailboxPass(deps: EmailDeps, addressKey: string, now: Instant): Promise<string> {
+  const end = now + MAILBOX_PASS_MS;
+  return `${end}.${passMac(await deps.sharedKeys.key('mailbox-pass-hmac'), addressKey, end)}`;
+}
+
+async function holdsMailboxPass(deps: EmailDeps, pass: string, addressKey: string, now: Instant): Promise<boolean> {
+  const [endText, mac, ...rest] = pass.split('.');
+  if (rest.length > 0 || endText === undefined || mac === undefined || !/^\d{1,15}$/.test(endText)) return false;
+  const end = Number(endText);
+  if (end <= now) return false;
+  const expected = Buffer.from(passMac(await deps.sharedKeys.key('mailbox-pass-hmac'), addressKey, end));
+  const given = Buffer.from(mac);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * A verification link as its "Not you?" page shows it: the account that asked, and the address. Any
+ * link mailed to the address that has not expired, used or ended too: it proves a mail reached the
+ * address, which is all refusing needs (an account that asked for the address and then changed it
+ * ends its links, and must not leave the reader of its mails without their "Not you?").
+ */
+export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clock'>, token: string): Promise<{ username: string; address: string } | undefined> {
+  const link = await deps.stores.memberEmails.findLink(hashSecret(token), 'verify_email');
+  if (!link || link.addressKey === null || link.expiresAt <= deps.clock.now()) return undefined;
+  const user = await deps.stores.users.findById(link.userId);
+  return user && { username: user.username, address: link.addressKey };
+}
+
+export type EmailRefusal = { ok: true; address: string; pass: string } | { ok: false };
+
+/**
+ * "Not you?" (docs/threat-model.md T65): the reader of a verification mail who did not ask for it
+ * refuses its link (any not expired: `findVerificationLink`). The link ends, the account that
+ * asked loses the address if it still waits for it (its pending change to it, or the address not
+ * verified; a verified address stays) with its links, and the browser is given a pass
+ * (`MAILBOX_PASS_MS`) with which the address's own limit, used up by unwanted mails, does not
+ * refuse its reader's own request.
+ */
+export async function refuseEmailLink(deps: EmailDeps, token: string, origin: EventOrigin): Promise<EmailRefusal> {
   const now = deps.clock.now();
+  const tokenHash = hashSecret(token);
+  const refused = await deps.stores.transaction(async (tx) => {
+    const link = await tx.memberEmails.findLink(tokenHash, 'verify_email');
+    if (!link || link.addressKey === null || link.expiresAt <= now) return undefined;
+    await tx.memberEmails.consumeLink(tokenHash, 'verify_email', now);
+    const released = await tx.memberEmails.release(link.userId, link.addressKey, now);
+    if (released) await tx.memberEmails.endLinks(link.userId, 'verify_email', now);
+    return { userId: link.userId, addressKey: link.addressKey, released };
+  });
+  if (!refused) return { ok: false };
+  if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused', origin });
+  return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, refused.addressKey, now) };
+}
+
+/** What opening a verification link did: `account_inactive` is a link of an account that is not active, which verifies nothing. */
+export type EmailVerification = 'verified' | 'invalid' | 'account_inactive';
+
+/**
+ * Uses a verification link: the address it was mailed to is verified, if it is still the account's
+ * or its pending one, which then replaces the old, and the account is active (INTERFACE section 4:
+ * nothing is made for an account that is not; leaving `active` ended its links and its pending
+ * change, `revokeAccountCredentials`, and the write checks the status again in its own statement).
+ */
+export async function verifyEmail(deps: EmailDeps, token: string, origin: EventOrigin): Promise<EmailVerification> {
+  const now = deps.clock.now();
+  const tokenHash = hashSecret(token);
   const userId = await deps.stores.transaction(async (tx) => {
-    const link = await tx.memberEmails.consumeLink(hashSecret(token), 'verify_email', now);
+    const link = await tx.memberEmails.consumeLink(tokenHash, 'verify_email', now);
     if (!link || link.addressKey === null) return undefined;
     return (await tx.memberEmails.markVerified(link.userId, link.addressKey, now)) ? link.userId : undefined;
   });
-  if (userId === undefined) return false;
+  if (userId === undefined) {
+    // Its reader is told why, not to ask for a new link that an account not active cannot ask for.
+    const link = await deps.stores.memberEmails.findLink(tokenHash, 'verify_email');
+    const user = link === undefined ? undefined : await deps.stores.users.findById(link.userId);
+    return user !== undefined && user.status !== 'active' ? 'account_inactive' : 'invalid';
+  }
   await deps.securityLog.record({ userId, kind: 'email.verified', origin });
-  return true;
+  return 'verified';
 }
-

@@ -19,7 +19,7 @@ import { ConflictError, InputError } from '../errors.js';
 import type { Stores } from '../stores.js';
 import type { User } from './ports.js';
 import { checkedText } from '../text.js';
-import type { Clock, Instant } from '../time.js';
+import { CLOCK_SKEW_MS, type Clock, type Instant } from '../time.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { ChallengePurpose, Passkey } from './ports.js';
 import { type SiteNames, labelName } from '../site-name.js';
@@ -102,14 +102,18 @@ async function signedChallenge(deps: PasskeyDeps): Promise<Uint8Array> {
   return new Uint8Array(Buffer.concat([body, challengeMac(await deps.sharedKeys.key('passkey-challenge-hmac'), body)]));
 }
 
-/** The end of a sign-in challenge this site made and that has not ended; `undefined` for any other. */
-async function signedChallengeEnd(deps: PasskeyDeps, challenge: string): Promise<Instant | undefined> {
+/**
+ * A sign-in challenge this site made and that has not ended: its end, and its canonical spelling
+ * (the bytes encoded anew: the decoder also takes padding, the base64 alphabet and spaces, so one
+ * challenge has many spellings, and it is spent under this one); `undefined` for any other.
+ */
+async function signedChallengeEnd(deps: PasskeyDeps, challenge: string): Promise<{ end: Instant; canonical: string } | undefined> {
   const bytes = Buffer.from(challenge, 'base64url');
   if (bytes.length !== NONCE_BYTES + END_BYTES + MAC_BYTES) return undefined;
   const body = bytes.subarray(0, NONCE_BYTES + END_BYTES);
   if (!timingSafeEqual(bytes.subarray(NONCE_BYTES + END_BYTES), challengeMac(await deps.sharedKeys.key('passkey-challenge-hmac'), body))) return undefined;
   const end = Number(body.readBigUInt64BE(NONCE_BYTES));
-  return end > deps.clock.now() ? end : undefined;
+  return end > deps.clock.now() ? { end, canonical: bytes.toString('base64url') } : undefined;
 }
 
 /** The options for `navigator.credentials.create()`: a discoverable credential, user verification required. */
@@ -230,11 +234,10 @@ export async function authenticateWithPasskey(
   if (expectedUserId !== undefined && passkey.userId !== expectedUserId) return { ok: false };
   const refused = { ok: false, passkey } as const;
   const { rpID, origin } = relyingParty(deps.settings.baseUrl);
-  let signed: { challenge: string; end: Instant } | undefined;
+  let signed: { end: Instant; canonical: string } | undefined;
   const checksSigned = async (challenge: string): Promise<boolean> => {
-    const end = await signedChallengeEnd(deps, challenge);
-    if (end !== undefined) signed = { challenge, end };
-    return end !== undefined;
+    signed = await signedChallengeEnd(deps, challenge);
+    return signed !== undefined;
   };
   let verification;
   try {
@@ -255,8 +258,10 @@ export async function authenticateWithPasskey(
     return refused;
   }
   if (!verification.verified) return refused;
-  // A sign-in challenge is spent only now, by a response that verified: a replay finds it written.
-  if (signed && !await deps.stores.passkeys.spendChallenge({ challenge: signed.challenge, purpose, userId: null, expiresAt: signed.end }, deps.clock.now())) return refused;
+  // A sign-in challenge is spent only now, by a response that verified: a replay finds it written,
+  // in any spelling. The row outlives the challenge's end by the clocks' skew: the janitor deletes
+  // it by its own clock, and an instance whose clock runs behind still takes the challenge as live.
+  if (signed && !await deps.stores.passkeys.spendChallenge({ challenge: signed.canonical, purpose, userId: null, expiresAt: signed.end + CLOCK_SKEW_MS }, deps.clock.now())) return refused;
   await deps.stores.passkeys.recordUse(passkey.credentialId, verification.authenticationInfo.newCounter, deps.clock.now());
   return { ok: true, passkey: { ...passkey, backedUp: verification.authenticationInfo.credentialBackedUp } };
 }

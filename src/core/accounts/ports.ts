@@ -179,8 +179,8 @@ export interface PasskeyStore {
    */
   consumeChallenge(challenge: string, purpose: ChallengePurpose, now: Instant): Promise<{ userId: number | null } | undefined>;
   /**
-   * Writes a challenge that was never stored (a signed sign-in challenge) as used, kept until it
-   * ends; `false` when it was written before: one insert, so of two racing replays one wins
+   * Writes a challenge that was never stored (a signed sign-in challenge) as used, kept until
+   * `expiresAt` (its end and the clocks' skew, `CLOCK_SKEW_MS`); `false` when it was written before: one insert, so of two racing replays one wins
    * (W3C WebAuthn 13.4.3).
    */
   spendChallenge(challenge: { challenge: string; purpose: ChallengePurpose; userId: number | null; expiresAt: Instant }, now: Instant): Promise<boolean>;
@@ -256,23 +256,32 @@ export interface EmailLink {
 export interface MemberEmailStore {
   find(userId: number): Promise<MemberEmail | undefined>;
   /**
-   * Gives the account `address`, on a page in `language`, in one conditional write: as its address
-   * (not verified) while it has no verified one; else as the pending address beside the verified
-   * one, which it keeps (the verified address itself cancels a pending one). Returns the row after.
+   * Gives the account `address`, on a page in `language`, by conditional writes on the row as it
+   * then is: as its address (not verified) while it has no verified one; else as the pending address
+   * beside the verified one, which it keeps (the verified address itself cancels a pending one).
+   * Returns the row after, and whether this write made `address` the pending change of a verified
+   * address: of racing writes of one change, exactly one (the one whose notice goes out).
    */
-  set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail>;
-  /** Drops the pending address, if any; whether there was one. */
-  cancelPending(userId: number, now: Instant): Promise<boolean>;
+  set(userId: number, address: string, language: Locale, now: Instant): Promise<{ email: MemberEmail; changeStarted: boolean }>;
+  /** Drops the pending address, if any (only if it is `pendingKey`, lower-cased, when given); whether there was one. */
+  cancelPending(userId: number, now: Instant, pendingKey?: string): Promise<boolean>;
+  /**
+   * Takes `addressKey` from the account: its pending change to it is dropped, or, not verified, its
+   * address is removed. A verified address stays. Whether the account held it.
+   */
+  release(userId: number, addressKey: string, now: Instant): Promise<boolean>;
   /** The accounts whose verified address is `addressKey` (lower-cased). */
   verifiedOwners(addressKey: string): Promise<number[]>;
   /**
-   * Verifies `addressKey` if it is still the account's address or its pending one, in one
-   * conditional write: a pending address replaces the verified one. Whether it did.
+   * Verifies `addressKey` if it is still the account's address or its pending one and the account
+   * is active, in one conditional write: a pending address replaces the verified one. Whether it did.
    */
   markVerified(userId: number, addressKey: string, now: Instant): Promise<boolean>;
   createLink(link: EmailLink, now: Instant): Promise<void>;
   /** A link of `purpose` not used and not expired. */
   findLiveLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
+  /** A link of `purpose`, used, ended, expired or not, while the janitor keeps it. */
+  findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<EmailLink | undefined>;
   /** Uses a live link in one conditional write; the link, only to the one call that used it. */
   consumeLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
   /** Uses up every live link of the account of `purpose`, so none works any more. */

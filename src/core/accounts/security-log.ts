@@ -53,6 +53,8 @@ export const SECURITY_EVENT_KINDS = [
   'password.reset',
   'email.changed',
   'email.verified',
+  // The reader of a verification mail refused it ("Not you?"): the account lost the address it asked for.
+  'email.refused',
   // The site's staff acted on the account (INTERFACE section 14): the member reads what, never the
   // staff's reason or name (those are in the staff log).
   'staff.sessions_revoked',
@@ -162,6 +164,7 @@ export const AUDIT_OF: { readonly [K in SecurityEventKind]: AuditOf } = {
   'password.reset': (e) => ({ audit: 'account.password_changed', ...fromBrowser(e), sessionsEnded: count(e.detail.sessions_signed_out) }),
   'email.changed': (e) => ({ audit: 'account.email_changed', ...fromBrowser(e) }),
   'email.verified': (e) => ({ audit: 'account.email_verified', ...fromBrowser(e) }),
+  'email.refused': (e) => ({ audit: 'account.email_refused', ...fromBrowser(e) }),
   // src/core/staff/staff.ts, in the staff change's transaction, with its staff log entry.
   'staff.sessions_revoked': { writtenBy: 'staff.action' },
   'staff.two_step_reset': { writtenBy: 'staff.action' },

@@ -20,6 +20,8 @@ const SHARED_KEY_NAMES = [
   'pushed-request-hmac',
   /** Passkey sign-in challenges, which are not stored until answered (`src/core/accounts/passkeys.ts`). */
   'passkey-challenge-hmac',
+  /** A browser's pass after it refused a verification link mailed to an address (`src/core/accounts/email.ts`). */
+  'mailbox-pass-hmac',
 ] as const;
 
 export type SharedKeyName = (typeof SHARED_KEY_NAMES)[number];

@@ -39,7 +39,7 @@ function secure(request: FastifyRequest): boolean {
   return request.server.deps.settings.baseUrl.startsWith('https:');
 }
 
-export function cookieName(request: FastifyRequest, base: 'session' | 'csrf' | 'device' | 'pending' | 'reveal'): string {
+export function cookieName(request: FastifyRequest, base: 'session' | 'csrf' | 'device' | 'pending' | 'reveal' | 'mailbox'): string {
   return secure(request) ? `__Host-svc_${base}` : `svc_${base}`;
 }
 
@@ -197,6 +197,18 @@ export function deviceCookie(request: FastifyRequest): string | undefined {
 
 export function setDeviceCookie(request: FastifyRequest, reply: FastifyReply, value: string): void {
   reply.setCookie(cookieName(request, 'device'), value, cookieOptions(request, DEVICE_COOKIE_LIFETIME_SECONDS));
+}
+
+/**
+ * The browser's mailbox pass: it refused a verification link mailed to an address, and may ask for
+ * that address past the address's limit (`refuseEmailLink` in src/core/accounts/email.ts).
+ */
+export function mailboxPassCookie(request: FastifyRequest): string | undefined {
+  return request.cookies[cookieName(request, 'mailbox')];
+}
+
+export function setMailboxPassCookie(request: FastifyRequest, reply: FastifyReply, value: string, maxAgeSeconds: number): void {
+  reply.setCookie(cookieName(request, 'mailbox'), value, cookieOptions(request, maxAgeSeconds));
 }
 
 /** A sign-in waiting for its second step: the random id of `pending_sign_ins`, for the /login pages only. */

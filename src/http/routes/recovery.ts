@@ -3,17 +3,17 @@
  * `/password/forgot` and `/password/reset`. A link's token arrives in the query string, which the
  * log redacts (`token` in src/http/logging.ts).
  */
-import { EMAIL_CANCEL_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
+import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accountKey } from '../../core/accounts/device-cookies.js';
-import { cancelEmailChange, changeEmail, verifyEmail } from '../../core/accounts/email.js';
+import { MAILBOX_PASS_MS, cancelEmailChange, changeEmail, findVerificationLink, refuseEmailLink, verifyEmail } from '../../core/accounts/email.js';
 import { RESET_LINK_MS, findResetLink, requestPasswordReset, resetPassword } from '../../core/accounts/password-reset.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
-import { attemptOrigin, deviceCookie, eventOrigin, pageContext, setDeviceCookie, verifyCsrf } from '../plugins/session.js';
-import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, resetPasswordPage } from '../views/recovery.js';
+import { attemptOrigin, deviceCookie, eventOrigin, mailboxPassCookie, pageContext, setDeviceCookie, setMailboxPassCookie, verifyCsrf } from '../plugins/session.js';
+import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, refuseEmailPage, resetPasswordPage } from '../views/recovery.js';
 import { loginTooLong, tryAgain } from './settings-problems.js';
 
 const field = (maxLength: number) => ({ type: 'string', maxLength } as const);
@@ -49,14 +49,19 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     const state = { mailEnabled: deps.mailer.enabled, value };
     try {
-      const changed = await changeEmail(deps, signIn.user, value, eventOrigin(request), context.t.locale);
+      const changed = await changeEmail(deps, signIn.user, value, eventOrigin(request), context.t.locale, mailboxPassCookie(request));
       const email = await deps.stores.memberEmails.find(signIn.user.id);
       if (!changed.ok && changed.reason === 'throttled') {
         reply.headers(throttledHeaders('verify-mail', changed.retryAfterSeconds));
-        return sendPage(reply, emailSettingsPage(context, { ...state, email, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
+        // The address's own limit says how its owner gets past what others asked for.
+        const hint = changed.byAddress ? context.t.text('recovery.throttledAddressHint') : undefined;
+        return sendPage(reply, emailSettingsPage(context, { ...state, email, notice: hint, errors: tryAgain('email', 'recovery.throttled', changed.retryAfterSeconds) }), 429);
       }
       if (!changed.ok) return sendPage(reply, emailSettingsPage(context, { ...state, email }), 409);
-      const words = !changed.changed ? context.t.text('recovery.emailUnchanged')
+      const words = !changed.changed
+        ? changed.cancelled !== null && email
+          ? context.t.text('recovery.emailChangeCancelled', { pending: changed.cancelled, address: email.address })
+          : context.t.text('recovery.emailUnchanged')
         : email?.pending ? context.t.text('recovery.emailSentPending', { pending: email.pending, address: email.address })
         : context.t.text('recovery.emailSent', { address: email?.address ?? value });
       return sendPage(reply, emailSettingsPage(context, { ...state, email, notice: words }));
@@ -85,7 +90,26 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   // a prefetch that spends it leaves the address unverified, never verified by someone else.
   app.get('/email/verify', { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
     const verified = await verifyEmail(deps, request.query.token ?? '', eventOrigin(request));
-    return sendPage(reply, emailVerifiedPage(await pageContext(request, reply), verified), verified ? 200 : 400);
+    return sendPage(reply, emailVerifiedPage(await pageContext(request, reply), verified), verified === 'verified' ? 200 : 400);
+  });
+
+  // "Not you?" of a verification mail: GET says what refusing does and changes nothing (a mail
+  // scanner opens links); the POST refuses, and gives this browser the mailbox pass.
+  app.get(EMAIL_REFUSE_PATH, { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
+    const token = request.query.token ?? '';
+    const found = await findVerificationLink(deps, token);
+    const context = await pageContext(request, reply);
+    if (!found) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
+    return sendPage(reply, refuseEmailPage(context, { state: 'ask', token, ...found }));
+  });
+
+  app.post(EMAIL_REFUSE_PATH, { ...page, schema: { body: { type: 'object', properties: { token: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { token?: string } }>, reply) => {
+    verifyCsrf(request);
+    const refused = await refuseEmailLink(deps, request.body.token ?? '', eventOrigin(request));
+    const context = await pageContext(request, reply);
+    if (!refused.ok) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
+    setMailboxPassCookie(request, reply, refused.pass, MAILBOX_PASS_MS / 1000);
+    return sendPage(reply, refuseEmailPage(context, { state: 'done', address: refused.address }));
   });
 
   const forgotState = () => ({ mailEnabled: deps.mailer.enabled, minutes: RESET_LINK_MS / 60_000 });

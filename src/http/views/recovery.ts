@@ -1,6 +1,7 @@
 /** The way back into an account (INTERFACE section 12): the e-mail settings, verification, forgotten and new passwords. */
-import { EMAIL_CANCEL_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
+import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/accounts/passwords.js';
+import type { EmailVerification } from '../../core/accounts/email.js';
 import type { MemberEmail } from '../../core/accounts/ports.js';
 import { type FormErrors, control, errorSummary, fieldMessage, showPasswordSwitch } from './forms.js';
 import { type Html, html } from './html.js';
@@ -49,12 +50,42 @@ ${form}
 }
 
 /** The answer to a verification link: done, or a link that no longer works. */
-export function emailVerifiedPage(context: PageContext, verified: boolean): Html {
+export function emailVerifiedPage(context: PageContext, verified: EmailVerification): Html {
   const { t } = context;
+  const words = verified === 'verified' ? html`<p class="notice" role="status">${t.text('recovery.verifyDone')}</p>`
+    : html`<p class="alert" role="alert">${t.text(verified === 'account_inactive' ? 'recovery.verifyAccountInactive' : 'recovery.verifyInvalid')}</p>`;
+  // An account that is not active has no settings its reader could open.
   return layout(t.text('recovery.verifyTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.verifyTitle')}</h1>
-${verified ? html`<p class="notice" role="status">${t.text('recovery.verifyDone')}</p>` : html`<p class="alert" role="alert">${t.text('recovery.verifyInvalid')}</p>`}
-<p class="links"><a href="${EMAIL_SETTINGS_PATH}">${t.text('recovery.emailSettings')}</a></p>
+${words}
+${verified === 'account_inactive' ? '' : html`<p class="links"><a href="${EMAIL_SETTINGS_PATH}">${t.text('recovery.emailSettings')}</a></p>`}
+</section>`);
+}
+
+/**
+ * A verification mail's "Not you?" page: what refusing does, with its button (GET changes nothing:
+ * a mail scanner that opens the link refuses nothing); then what was done, or a link that no longer works.
+ */
+export type RefusePageState =
+  | { state: 'ask'; token: string; username: string; address: string }
+  | { state: 'done'; address: string }
+  | { state: 'invalid' };
+
+export function refuseEmailPage(context: PageContext, page: RefusePageState): Html {
+  const { t } = context;
+  const body = page.state === 'ask'
+    ? html`<p>${t.text('recovery.refuseIntro', { username: page.username, address: page.address })}</p>
+<form method="post" action="${EMAIL_REFUSE_PATH}">
+  <input type="hidden" name="_csrf" value="${context.csrf}">
+  <input type="hidden" name="token" value="${page.token}">
+  <div class="actions"><button type="submit">${t.text('recovery.refuseButton')}</button></div>
+</form>`
+    : page.state === 'done'
+      ? html`<p class="notice" role="status">${t.text('recovery.refuseDone', { address: page.address })}</p>`
+      : html`<p class="alert" role="alert">${t.text('recovery.refuseInvalid')}</p>`;
+  return layout(t.text('recovery.refuseTitle'), context, html`<section class="card narrow">
+<h1>${t.text('recovery.refuseTitle')}</h1>
+${body}
 </section>`);
 }
 

@@ -40,6 +40,7 @@ function eventText(t: Translator, kind: SecurityEventKind): string {
     case 'password.reset': return t.text('security.eventPasswordReset');
     case 'email.changed': return t.text('security.eventEmailChanged');
     case 'email.verified': return t.text('security.eventEmailVerified');
+    case 'email.refused': return t.text('security.eventEmailRefused');
     case 'staff.sessions_revoked': return t.text('security.eventStaffSessionsRevoked');
     case 'staff.two_step_reset': return t.text('security.eventStaffTwoStepReset');
     case 'staff.role_changed': return t.text('security.eventStaffRoleChanged');

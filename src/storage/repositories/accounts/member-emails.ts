@@ -23,29 +23,51 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
     return row && toEmail(row);
   }
 
-  async set(userId: number, address: string, language: Locale, now: Instant): Promise<MemberEmail> {
+  async set(userId: number, address: string, language: Locale, now: Instant): Promise<{ email: MemberEmail; changeStarted: boolean }> {
     const key = address.toLowerCase();
-    // One statement decides against the row as it is when written: a verification that lands
-    // between the member's page and this write still turns the change into a pending one.
-    const unverified = sql<boolean>`member_emails.verified_at is null`;
-    const keeps = sql<boolean>`(${unverified} or member_emails.address_key = ${key})`;
-    const row = await this.db.insertInto('member_emails')
-      .values({ user_id: userId, address, address_key: key, verified_at: null, updated_at: now, language, pending_address: null, pending_address_key: null })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({
-        address: sql`case when ${unverified} then ${address} else member_emails.address end`,
-        address_key: sql`case when ${unverified} then ${key} else member_emails.address_key end`,
-        pending_address: sql`case when ${keeps} then null else ${address} end`,
-        pending_address_key: sql`case when ${keeps} then null else ${key} end`,
-        updated_at: now, language,
-      }))
-      .returningAll().executeTakeFirstOrThrow();
-    return toEmail(row);
+    // Each statement decides against the row as it is when written (a verification that lands
+    // between the member's page and the write still turns the change into a pending one), and
+    // of two racing changes to one new address only the write that made it pending says so.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const started = await this.db.updateTable('member_emails')
+        .set({ pending_address: address, pending_address_key: key, updated_at: now, language })
+        .where('user_id', '=', userId).where('verified_at', 'is not', null).where('address_key', '<>', key)
+        .where((eb) => eb.or([eb('pending_address_key', 'is', null), eb('pending_address_key', '<>', key)]))
+        .returningAll().executeTakeFirst();
+      if (started) return { email: toEmail(started), changeStarted: true };
+      // Anything else: no row yet, an address not verified (replaced outright), the verified
+      // address again (drops a pending one), or the pending address again (kept as it is).
+      const unverified = sql<boolean>`member_emails.verified_at is null`;
+      const keeps = sql<boolean>`(${unverified} or member_emails.address_key = ${key})`;
+      const row = await this.db.insertInto('member_emails')
+        .values({ user_id: userId, address, address_key: key, verified_at: null, updated_at: now, language, pending_address: null, pending_address_key: null })
+        .onConflict((oc) => oc.column('user_id').doUpdateSet({
+          address: sql`case when ${unverified} then ${address} else member_emails.address end`,
+          address_key: sql`case when ${unverified} then ${key} else member_emails.address_key end`,
+          pending_address: sql`case when ${keeps} then null else ${address} end`,
+          pending_address_key: sql`case when ${keeps} then null else ${key} end`,
+          updated_at: now, language,
+        }).where(sql<boolean>`(${keeps} or member_emails.pending_address_key = ${key})`))
+        .returningAll().executeTakeFirst();
+      if (row) return { email: toEmail(row), changeStarted: false };
+      // The address was verified between the two statements: the first one now applies.
+    }
+    throw new Error(`the e-mail address of account ${userId} kept changing under three writes`);
   }
 
-  async cancelPending(userId: number, now: Instant): Promise<boolean> {
-    const result = await this.db.updateTable('member_emails').set({ pending_address: null, pending_address_key: null, updated_at: now })
-      .where('user_id', '=', userId).where('pending_address_key', 'is not', null).executeTakeFirst();
+  async cancelPending(userId: number, now: Instant, pendingKey?: string): Promise<boolean> {
+    let query = this.db.updateTable('member_emails').set({ pending_address: null, pending_address_key: null, updated_at: now })
+      .where('user_id', '=', userId).where('pending_address_key', 'is not', null);
+    if (pendingKey !== undefined) query = query.where('pending_address_key', '=', pendingKey);
+    const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
+  }
+
+  async release(userId: number, addressKey: string, now: Instant): Promise<boolean> {
+    if (await this.cancelPending(userId, now, addressKey)) return true;
+    const result = await this.db.deleteFrom('member_emails')
+      .where('user_id', '=', userId).where('address_key', '=', addressKey).where('verified_at', 'is', null).executeTakeFirst();
+    return Number(result.numDeletedRows) === 1;
   }
 
   async verifiedOwners(addressKey: string): Promise<number[]> {
@@ -64,6 +86,8 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
       verified_at: now,
     }).where('user_id', '=', userId)
       .where((eb) => eb.or([eb('pending_address_key', '=', addressKey), eb('address_key', '=', addressKey)]))
+      // In the same statement: a status written meanwhile (a ban) is seen by the write itself.
+      .where((eb) => eb.exists(eb.selectFrom('users').select('users.id').whereRef('users.id', '=', 'member_emails.user_id').where('users.status', '=', 'active')))
       .executeTakeFirst();
     return Number(result.numUpdatedRows) === 1;
   }
@@ -78,6 +102,11 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
     const row = await this.db.selectFrom('email_links').selectAll()
       .where('token_hash', '=', tokenHash).where('purpose', '=', purpose).where('used_at', 'is', null).where('expires_at', '>', now)
       .executeTakeFirst();
+    return row && toLink(row);
+  }
+
+  async findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<EmailLink | undefined> {
+    const row = await this.db.selectFrom('email_links').selectAll().where('token_hash', '=', tokenHash).where('purpose', '=', purpose).executeTakeFirst();
     return row && toLink(row);
   }
 
