@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Requester, siteShare } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
-import { InputError, OAuthError, checkAll } from '../errors.js';
+import { InputError, OAuthError, asErrorDescription, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText } from '../text.js';
 import { type Clock, hasExpired } from '../time.js';
@@ -101,7 +101,7 @@ export class ClientDocumentError extends Error {
 
   /** RFC 6749 5.2: an error_description holds printable ASCII without `"` and `\`; the document's own text may not. */
   constructor(message: string) {
-    super(message.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?'));
+    super(asErrorDescription(message));
   }
 }
 
