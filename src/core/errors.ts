@@ -88,6 +88,15 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * `text` in the characters RFC 6749 5.2 allows an `error_description` (%x20-21 / %x23-5B /
+ * %x5D-7E; RFC 7591 3.2.2 takes the same): a quote or backslash becomes `'`, anything else outside
+ * printable ASCII `?`, so a description that quotes what the client sent stays in them.
+ */
+export function asErrorDescription(text: string): string {
+  return text.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?');
+}
+
 /** One input that breaks a rule: the field it came in and what is wrong with it. */
 export interface FieldProblem {
   field: string;

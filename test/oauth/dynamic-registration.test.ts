@@ -200,7 +200,7 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     const told = (await both.json()) as { error: string; error_description: string };
     assert.equal(told.error, 'invalid_redirect_uri');
     assert.match(told.error_description, /client_name must be 1 to 80 characters/);
-    assert.match(told.error_description, /redirect URI "http:\/\/agent.example\/cb" must use https/);
+    assert.match(told.error_description, /redirect URI 'http:\/\/agent.example\/cb' must use https/);
     assert.equal((await t.deps.stores.clients.listAll()).length, before);
   });
 

@@ -11,11 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { type Requester, siteShare } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
-import { InputError, OAuthError, checkAll } from '../errors.js';
+import { InputError, OAuthError, asErrorDescription, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
 import { checkedText } from '../text.js';
 import { type Clock, hasExpired } from '../time.js';
-import { canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost } from './clients.js';
+import { canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost, writesHostAsRead } from './clients.js';
 import type { Client } from './ports.js';
 import { REGISTERED_SCOPES } from './scopes.js';
 
@@ -101,7 +101,7 @@ export class ClientDocumentError extends Error {
 
   /** RFC 6749 5.2: an error_description holds printable ASCII without `"` and `\`; the document's own text may not. */
   constructor(message: string) {
-    super(message.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?'));
+    super(asErrorDescription(message));
   }
 }
 
@@ -211,6 +211,8 @@ function optionalPageUrl(document: Record<string, unknown>, field: string, setti
   try { url = new URL(value); } catch { url = undefined; }
   const loopbackHttp = url?.protocol === 'http:' && settings.allowPrivate && isLoopbackHost(url.hostname);
   if (!url || (url.protocol !== 'https:' && !loopbackHttp) || url.username || url.password) throw new InputError(field, `${field} must be an https URL`);
+  // Shown as written beside its link, as an app's homepage is (`optionalHttpUrl`, attack122).
+  if (!writesHostAsRead(value, url)) throw new InputError(field, `${field} must write its host as a browser reads it: ${url.hostname}`);
   return value;
 }
 

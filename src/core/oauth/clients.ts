@@ -240,7 +240,24 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
   // A user name before an @ reads as the host: "https://community.example%2Flogin@evil.example/"
   // shown on the consent page reads as the site and goes elsewhere (attack92).
   if (url.username || url.password) throw uriProblem(field, field, trimmed, 'contains credentials');
+  // The page shows the address as written, and the link goes to the host a browser reads in it: a
+  // name in look-alike letters ("https://cоmmunity.example", a Cyrillic о) reads as the site and
+  // goes to xn--cmmunity-…, as "https://0x7f.1" goes to 127.0.0.1 (attack122). So the host is
+  // written as a browser reads it, the redirect URIs' rule (`registeredUri`: ASCII only) for the host.
+  if (!writesHostAsRead(trimmed, url)) {
+    throw InputError.worded(field, `${field} must write its host as a browser reads it: ${url.hostname}`,
+      { key: 'apps.homepageHost', values: { uri: trimmed, host: url.hostname } });
+  }
   return trimmed;
+}
+
+/**
+ * Whether `written`, parsed as `url`, names its host as a browser reads it (letter case aside):
+ * the host between `//` and the path, without user, password or port, is `url.hostname`.
+ */
+export function writesHostAsRead(written: string, url: URL): boolean {
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)/i.exec(written)?.[1] ?? '';
+  return authority.slice(authority.lastIndexOf('@') + 1).replace(/:\d*$/, '').toLowerCase() === url.hostname;
 }
 
 /**

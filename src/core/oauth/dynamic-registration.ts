@@ -7,9 +7,9 @@
  * member of the request is ignored (RFC 7591 2: "the authorization server MUST ignore any client
  * metadata sent by the client that it does not understand").
  */
-import { type Requester, addressShare } from '../addresses.js';
+import { type Requester, siteShare } from '../addresses.js';
 import type { AuditSink } from '../audit.js';
-import { InputError, OAuthError, type FieldProblem } from '../errors.js';
+import { InputError, OAuthError, type FieldProblem, asErrorDescription } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
@@ -59,7 +59,8 @@ export interface RegistrationDeps {
 /**
  * RFC 7591 3.2.2: a problem of the redirect URIs is `invalid_redirect_uri`, every other one
  * `invalid_client_metadata`; a request with both kinds gets the first code, and every problem
- * in the description.
+ * in the description, in RFC 6749 5.2's characters whatever the metadata held (an address in
+ * Chinese, a quote: `asErrorDescription`).
  */
 const REDIRECT_FIELDS = new Set(['redirect_uris', 'post_logout_redirect_uris']);
 
@@ -72,7 +73,7 @@ function metadataError(problems: readonly FieldProblem[]): OAuthError {
     const name = METADATA_NAMES[field];
     return name !== undefined && message.startsWith(`${field} `) ? name + message.slice(field.length) : message;
   }).join('; ');
-  return new OAuthError(code, `${description}.`);
+  return new OAuthError(code, asErrorDescription(`${description}.`));
 }
 
 const invalid = (field: string, message: string): InputError => new InputError(field, message);
@@ -146,9 +147,11 @@ function defaultName(redirectUris: readonly string[]): string {
 /**
  * Registers the app `body` describes, for a request `askedBy`; throws an `OAuthError` in RFC 7591
  * 3.2.2's shape for bad metadata and 429 `rate_limited` past the hourly limit of the address's
- * share (`addressShare`: a page on another site that has its visitors' browsers register cannot
- * refuse the agents and tools behind their address). Only a registration that succeeds keeps its
- * count.
+ * share (`siteShare`: a page on another site that has its visitors' browsers register cannot
+ * refuse the agents and tools behind their address). An IPv6 address counts by its /48, the
+ * network one site or customer is given (RFC 6177 3; a tunnel broker hands one out free): counted
+ * by its /64, a /48 registered 65,536 times the limit an hour, rows that stay 30 days (attack122).
+ * Only a registration that succeeds keeps its count.
  */
 export async function registerSelf(deps: RegistrationDeps, body: unknown, askedBy: Requester): Promise<RegisteredClient> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -175,7 +178,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
   }
 
   const now = deps.clock.now();
-  const key = `register:address:${addressShare(askedBy)}`;
+  const key = `register:address:${siteShare(askedBy)}`;
   const quota = deps.settings.registrationsPerHourPerAddress;
   const decision = await deps.limiter.hit(key, quota, REGISTRATION_WINDOW_SECONDS, now);
   if (!decision.allowed) {

@@ -5,8 +5,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  END_SESSION_PARAMETERS, END_SESSION_PATH, type EndSessionRequest, type SignedIn, confirmationFields, decideEndSession, postLogoutLocation,
-  redirectRefusal, validateEndSession,
+  END_SESSION_PARAMETERS, END_SESSION_PATH, type EndSessionRequest, type SignedIn, appToName, confirmationFields, decideEndSession,
+  postLogoutLocation, redirectRefusal, validateEndSession,
 } from '../../core/oidc/logout/end-session.js';
 import { OAuthError } from '../../core/errors.js';
 import { type Params, paramsFromEntries, paramsFromObject } from '../../core/oauth/params.js';
@@ -29,7 +29,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
   async function finish(request: FastifyRequest, reply: FastifyReply, ended: EndSessionRequest, signedIn: SignedIn | undefined): Promise<FastifyReply> {
     const location = postLogoutLocation(ended, signedIn);
     if (location !== undefined) return reply.header('cache-control', 'no-store').redirect(location, 303);
-    return sendPage(reply, signedOutPage(await pageContext(request, reply), { client: ended.client, refusedRedirect: redirectRefusal(ended, signedIn) }));
+    return sendPage(reply, signedOutPage(await pageContext(request, reply), { client: appToName(ended, signedIn), refusedRedirect: redirectRefusal(ended, signedIn) }));
   }
 
   app.get(END_SESSION_PATH, page, async (request, reply) => {
@@ -43,7 +43,7 @@ export async function logoutRoutes(app: FastifyInstance): Promise<void> {
         return finish(request, reply, ended, signedIn);
       case 'confirm':
         return sendPage(reply, logoutConfirmationPage(await pageContext(request, reply), {
-          client: ended.client, user: signedIn!.user, fields: confirmationFields(ended),
+          client: appToName(ended, signedIn), user: signedIn!.user, fields: confirmationFields(ended),
         }));
     }
   });

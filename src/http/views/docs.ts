@@ -183,7 +183,7 @@ ${code(`curl -s ${base}/api/oauth/register -H 'Content-Type: application/json' \
   -d '{"client_name": "My agent", "redirect_uris": ["http://127.0.0.1:33418/callback"], "token_endpoint_auth_method": "none"}'`)}
 <p>The redirect URIs follow the rules above. Such an app has no owner and no page under Settings; its consent page tells
 the user that it registered itself and that this site has not reviewed it; it is deleted when no one has authorized it
-${SELF_REGISTERED_GRACE_MS / 86_400_000} days after it registered. Each address may register ${settings.registrationsPerHourPerAddress} apps an hour, counted apart for browsers (requests with <code>Origin</code>) and other programs. Errors are 400
+${SELF_REGISTERED_GRACE_MS / 86_400_000} days after it registered. Each address (an IPv6 address by its /48) may register ${settings.registrationsPerHourPerAddress} apps an hour, counted apart for browsers (requests with <code>Origin</code>) and other programs. Errors are 400
 <code>invalid_redirect_uri</code> or <code>invalid_client_metadata</code> with an <code>error_description</code> naming the field.</p>` : ''}
 </section>
 

@@ -20,6 +20,7 @@
  *   key no longer published counts as absent: the person is asked.
  */
 import { findClient, isRegisteredPostLogoutRedirectUri } from '../../oauth/clients.js';
+import { isUnreviewedApp } from '../../oauth/client-metadata.js';
 import { OAuthError } from '../../errors.js';
 import { MAX_STATE_LENGTH, appendQuery, holdsLineBreak } from '../../oauth/authorize/request.js';
 import { type IdTokenHint, type PublishedKeys, verifyIdTokenHint } from '../id-token-hint.js';
@@ -195,6 +196,18 @@ export function postLogoutLocation(request: EndSessionRequest, signedIn: SignedI
 export function redirectRefusal(request: EndSessionRequest, signedIn: SignedIn | undefined): RefusedRedirect | undefined {
   if (request.refusedRedirect !== undefined) return request.refusedRedirect;
   return request.postLogoutRedirectUri !== undefined && !hintNames(request.hint, signedIn) ? 'not_the_person' : undefined;
+}
+
+/**
+ * The app the pages of signing out may name and link (its name, its homepage): one someone answers
+ * for (`isUnreviewedApp`), or one whose verified hint names the person signed in here, who used it.
+ * Any other app is named by whoever wrote the link, `client_id` alone: anyone can register one,
+ * call it after the site, and have this site's own page send people to its homepage (attack122).
+ */
+export function appToName(request: EndSessionRequest, signedIn: SignedIn | undefined): Client | undefined {
+  const { client, hint } = request;
+  if (client === undefined || !isUnreviewedApp(client)) return client;
+  return hintNames(hint, signedIn) && hint!.audience.includes(client.clientId) ? client : undefined;
 }
 
 /**
