@@ -70,13 +70,18 @@ function echoed(form: PostFormFields): PostFormFields {
  * browser nobody is signed in on is answered first, before its body is read, as the handler would
  * answer it: the form's 403 when it cannot pass the CSRF check (another origin, no CSRF cookie),
  * else to sign in and back to the form's page (`back`). An id that names no post is the 404 its
- * params' schema would give after the body (`isRowId`).
+ * params' schema would give after the body (`isRowId`). A session live here is looked up again once
+ * the body has come (attack124): the body may take up to the request timeout to arrive, and a
+ * session ended meanwhile (the member suspended, signed out everywhere) must write nothing.
  */
 function signedOutBeforeBody(back: (request: FastifyRequest) => string) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const { id } = request.params as { id?: string };
     if (id !== undefined && !isRowId(id)) throw noSuchPage();
-    if (await currentSignIn(request)) return undefined;
+    if (await currentSignIn(request)) {
+      request.signIn = undefined; // not kept: the handler reads the session as it is after the body
+      return undefined;
+    }
     verifyCsrfBeforeBody(request);
     await requireSignIn(request, reply, back(request));
     return reply;
