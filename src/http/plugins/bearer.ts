@@ -53,7 +53,16 @@ export function requestBearer(request: FastifyRequest): Bearer {
  */
 function tokenOutsideHeader(request: FastifyRequest): 'query' | 'form' | undefined {
   if (/[?&]access_token=/.test(request.url)) return 'query';
-  return request.method === 'POST' && (request.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') ? 'form' : undefined;
+  return request.method === 'POST' && isForm(request.headers['content-type']) ? 'form' : undefined;
+}
+
+/**
+ * Whether a Content-Type names a form, in any case: a media type's type and subtype are
+ * case-insensitive (RFC 9110 8.3.1), and the form parsers read `Application/X-WWW-Form-Urlencoded`
+ * as one, whose token was taken for none.
+ */
+function isForm(contentType: string | undefined): boolean {
+  return /^application\/x-www-form-urlencoded[\t ]*(?:;|$)/i.test(contentType ?? '');
 }
 
 /** Whether a form body, as read, carries `access_token` (RFC 6750 2.2's parameter). */
