@@ -200,7 +200,7 @@ export type EmailRefusal = { ok: true; address: string; pass: string } | { ok: f
  * (`MAILBOX_PASS_MS`) with which the address's own limit, used up by unwanted mails, does not
  * refuse its reader's own request.
  */
-export async function refuseEmailLink(deps: EmailDeps, token: string, origin: EventOrigin): Promise<EmailRefusal> {
+export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<EmailRefusal> {
   const now = deps.clock.now();
   const tokenHash = hashSecret(token);
   const refused = await deps.stores.transaction(async (tx) => {
@@ -212,7 +212,10 @@ export async function refuseEmailLink(deps: EmailDeps, token: string, origin: Ev
     return { userId: link.userId, addressKey: link.addressKey, released };
   });
   if (!refused) return { ok: false };
-  if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused', origin });
+  // Recorded with no origin: the refuser is the reader of the mailbox, a stranger to the account
+  // that typed the address, whose holder reads this log; their network address and browser are
+  // none of its business (T65; the request log keeps them for the operator, as a leak report's).
+  if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused' });
   return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, refused.addressKey, now) };
 }
 
