@@ -57,6 +57,25 @@ export function emailKey(address: string): string {
 }
 
 /**
+ * The mailbox an address reaches, as the per-address limit of verification mails and a "Not you?"
+ * pass count it (T65): lower-cased, with no subaddress (what follows a `+` in the local part, RFC
+ * 5233 section 1), no final dot of the domain, and, at Gmail, which reads none, no dots in the local
+ * part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one account
+ * mailed a stranger's inbox three times a spelling, as many spellings as it liked.
+ */
+export function mailboxKey(address: string): string {
+  const key = emailKey(address);
+  const at = key.lastIndexOf('@');
+  let local = key.slice(0, at);
+  let domain = key.slice(at + 1).replace(/\.+$/, '');
+  const plus = local.indexOf('+');
+  if (plus > 0) local = local.slice(0, plus);
+  if (domain === 'googlemail.com') domain = 'gmail.com';
+  if (domain === 'gmail.com') local = local.replace(/\./g, '');
+  return `${local}@${domain}`;
+}
+
+/**
  * The language of a mail to a member: their saved language; else the one of the page that caused
  * it, the one they last used; else, for a mail no page caused (a leak report, a change by staff),
  * the one of the page they gave their address on; else the site's default.
@@ -114,8 +133,9 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   const now = deps.clock.now();
   const limits: Array<readonly [string, number, number, boolean]> = [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600, false]];
   // Whoever answered a mail sent to the address holds it: its own ask is not one more unwanted mail.
-  if (!(pass !== undefined && await holdsMailboxPass(deps, pass, emailKey(address), now))) {
-    limits.push([`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400, true]);
+  // Both by the mailbox (`mailboxKey`): its spellings share one limit, and its reader's one pass.
+  if (!(pass !== undefined && await holdsMailboxPass(deps, pass, mailboxKey(address), now))) {
+    limits.push([`verify-mail:address:${hashSecret(mailboxKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400, true]);
   }
   for (const [key, limit, seconds, byAddress] of limits) {
     const hit = await deps.limiter.hit(key, limit, seconds, now);
@@ -159,8 +179,9 @@ function passMac(key: Buffer, addressKey: string, end: number): string {
 }
 
 /**
- * A pass proving that this browser opened a link mailed to `addressKey` (its end and an HMAC under a
- * key every instance shares; the address is not in it). Nothing is stored.
+ * A pass proving that this browser opened a link mailed to the mailbox `addressKey` (`mailboxKey`:
+ * any spelling of it; its end and an HMAC under a key every instance shares; the address is not in
+ * it). Nothing is stored.
  */
 async function mailboxPass(deps: EmailDeps, addressKey: string, now: Instant): Promise<string> {
   const end = now + MAILBOX_PASS_MS;
@@ -216,7 +237,7 @@ export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<E
   // that typed the address, whose holder reads this log; their network address and browser are
   // none of its business (T65; the request log keeps them for the operator, as a leak report's).
   if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused' });
-  return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, refused.addressKey, now) };
+  return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, mailboxKey(refused.addressKey), now) };
 }
 
 /** What opening a verification link did: `account_inactive` is a link of an account that is not active, which verifies nothing. */
