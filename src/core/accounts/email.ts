@@ -211,7 +211,8 @@ export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clo
   return user && { username: user.username, address: link.addressKey };
 }
 
-export type EmailRefusal = { ok: true; address: string; pass: string } | { ok: false };
+/** `released`: the account that asked still waited for the address, and lost it (else it had verified it, or moved on). */
+export type EmailRefusal = { ok: true; address: string; pass: string; released: boolean } | { ok: false };
 
 /**
  * "Not you?" (docs/threat-model.md T65): the reader of a verification mail who did not ask for it
@@ -237,7 +238,7 @@ export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<E
   // that typed the address, whose holder reads this log; their network address and browser are
   // none of its business (T65; the request log keeps them for the operator, as a leak report's).
   if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused' });
-  return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, mailboxKey(refused.addressKey), now) };
+  return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, mailboxKey(refused.addressKey), now), released: refused.released };
 }
 
 /** What opening a verification link did: `account_inactive` is a link of an account that is not active, which verifies nothing. */
