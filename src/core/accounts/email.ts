@@ -57,6 +57,25 @@ export function emailKey(address: string): string {
 }
 
 /**
+ * The mailbox an address reaches, as the per-address limit of verification mails and a "Not you?"
+ * pass count it (T65): lower-cased, with no subaddress (what follows a `+` in the local part, RFC
+ * 5233 section 1), no final dot of the domain, and, at Gmail, which reads none, no dots in the local
+ * part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one account
+ * mailed a stranger's inbox three times a spelling, as many spellings as it liked.
+ */
+export function mailboxKey(address: string): string {
+  const key = emailKey(address);
+  const at = key.lastIndexOf('@');
+  let local = key.slice(0, at);
+  let domain = key.slice(at + 1).replace(/\.+$/, '');
+  const plus = local.indexOf('+');
+  if (plus > 0) local = local.slice(0, plus);
+  if (domain === 'googlemail.com') domain = 'gmail.com';
+  if (domain === 'gmail.com') local = local.replace(/\./g, '');
+  return `${local}@${domain}`;
+}
+
+/**
  * The language of a mail to a member: their saved language; else the one of the page that caused
  * it, the one they last used; else, for a mail no page caused (a leak report, a change by staff),
  * the one of the page they gave their address on; else the site's default.
@@ -114,8 +133,9 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
   const now = deps.clock.now();
   const limits: Array<readonly [string, number, number, boolean]> = [[`verify-mail:account:${user.id}`, VERIFY_MAILS_PER_ACCOUNT, 3600, false]];
   // Whoever answered a mail sent to the address holds it: its own ask is not one more unwanted mail.
-  if (!(pass !== undefined && await holdsMailboxPass(deps, pass, emailKey(address), now))) {
-    limits.push([`verify-mail:address:${hashSecret(emailKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400, true]);
+  // Both by the mailbox (`mailboxKey`): its spellings share one limit, and its reader's one pass.
+  if (!(pass !== undefined && await holdsMailboxPass(deps, pass, mailboxKey(address), now))) {
+    limits.push([`verify-mail:address:${hashSecret(mailboxKey(address))}`, VERIFY_MAILS_PER_ADDRESS, 86_400, true]);
   }
   for (const [key, limit, seconds, byAddress] of limits) {
     const hit = await deps.limiter.hit(key, limit, seconds, now);
@@ -159,8 +179,9 @@ function passMac(key: Buffer, addressKey: string, end: number): string {
 }
 
 /**
- * A pass proving that this browser opened a link mailed to `addressKey` (its end and an HMAC under a
- * key every instance shares; the address is not in it). Nothing is stored.
+ * A pass proving that this browser opened a link mailed to the mailbox `addressKey` (`mailboxKey`:
+ * any spelling of it; its end and an HMAC under a key every instance shares; the address is not in
+ * it). Nothing is stored.
  */
 async function mailboxPass(deps: EmailDeps, addressKey: string, now: Instant): Promise<string> {
   const end = now + MAILBOX_PASS_MS;
@@ -190,7 +211,8 @@ export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clo
   return user && { username: user.username, address: link.addressKey };
 }
 
-export type EmailRefusal = { ok: true; address: string; pass: string } | { ok: false };
+/** `released`: the account that asked still waited for the address, and lost it (else it had verified it, or moved on). */
+export type EmailRefusal = { ok: true; address: string; pass: string; released: boolean } | { ok: false };
 
 /**
  * "Not you?" (docs/threat-model.md T65): the reader of a verification mail who did not ask for it
@@ -200,7 +222,7 @@ export type EmailRefusal = { ok: true; address: string; pass: string } | { ok: f
  * (`MAILBOX_PASS_MS`) with which the address's own limit, used up by unwanted mails, does not
  * refuse its reader's own request.
  */
-export async function refuseEmailLink(deps: EmailDeps, token: string, origin: EventOrigin): Promise<EmailRefusal> {
+export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<EmailRefusal> {
   const now = deps.clock.now();
   const tokenHash = hashSecret(token);
   const refused = await deps.stores.transaction(async (tx) => {
@@ -212,8 +234,11 @@ export async function refuseEmailLink(deps: EmailDeps, token: string, origin: Ev
     return { userId: link.userId, addressKey: link.addressKey, released };
   });
   if (!refused) return { ok: false };
-  if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused', origin });
-  return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, refused.addressKey, now) };
+  // Recorded with no origin: the refuser is the reader of the mailbox, a stranger to the account
+  // that typed the address, whose holder reads this log; their network address and browser are
+  // none of its business (T65; the request log keeps them for the operator, as a leak report's).
+  if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused' });
+  return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, mailboxKey(refused.addressKey), now), released: refused.released };
 }
 
 /** What opening a verification link did: `account_inactive` is a link of an account that is not active, which verifies nothing. */

@@ -105,11 +105,11 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
 
   app.post(EMAIL_REFUSE_PATH, { ...page, schema: { body: { type: 'object', properties: { token: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { token?: string } }>, reply) => {
     verifyCsrf(request);
-    const refused = await refuseEmailLink(deps, request.body.token ?? '', eventOrigin(request));
+    const refused = await refuseEmailLink(deps, request.body.token ?? '');
     const context = await pageContext(request, reply);
     if (!refused.ok) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
     setMailboxPassCookie(request, reply, refused.pass, MAILBOX_PASS_MS / 1000);
-    return sendPage(reply, refuseEmailPage(context, { state: 'done', address: refused.address }));
+    return sendPage(reply, refuseEmailPage(context, { state: 'done', address: refused.address, released: refused.released }));
   });
 
   const forgotState = () => ({ mailEnabled: deps.mailer.enabled, minutes: RESET_LINK_MS / 60_000 });

@@ -68,7 +68,8 @@ ${verified === 'account_inactive' ? '' : html`<p class="links"><a href="${EMAIL_
  */
 export type RefusePageState =
   | { state: 'ask'; token: string; username: string; address: string }
-  | { state: 'done'; address: string }
+  /** `released`: the account lost the address; else it no longer waited for it, and the page must not say it did. */
+  | { state: 'done'; address: string; released: boolean }
   | { state: 'invalid' };
 
 export function refuseEmailPage(context: PageContext, page: RefusePageState): Html {
@@ -81,7 +82,7 @@ export function refuseEmailPage(context: PageContext, page: RefusePageState): Ht
   <div class="actions"><button type="submit">${t.text('recovery.refuseButton')}</button></div>
 </form>`
     : page.state === 'done'
-      ? html`<p class="notice" role="status">${t.text('recovery.refuseDone', { address: page.address })}</p>`
+      ? html`<p class="notice" role="status">${t.text(page.released ? 'recovery.refuseDone' : 'recovery.refuseKept', { address: page.address })}</p>`
       : html`<p class="alert" role="alert">${t.text('recovery.refuseInvalid')}</p>`;
   return layout(t.text('recovery.refuseTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.refuseTitle')}</h1>
