@@ -241,6 +241,12 @@ export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<E
   return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, mailboxKey(refused.addressKey), now), released: refused.released };
 }
 
+/** Who opened a verification link: where from, and which account its browser is signed in as, if any. */
+export interface LinkOpener {
+  origin: EventOrigin;
+  signedInUserId: number | undefined;
+}
+
 /** What opening a verification link did: `account_inactive` is a link of an account that is not active, which verifies nothing. */
 export type EmailVerification = 'verified' | 'invalid' | 'account_inactive';
 
@@ -250,7 +256,7 @@ export type EmailVerification = 'verified' | 'invalid' | 'account_inactive';
  * nothing is made for an account that is not; leaving `active` ended its links and its pending
  * change, `revokeAccountCredentials`, and the write checks the status again in its own statement).
  */
-export async function verifyEmail(deps: EmailDeps, token: string, origin: EventOrigin): Promise<EmailVerification> {
+export async function verifyEmail(deps: EmailDeps, token: string, opener: LinkOpener): Promise<EmailVerification> {
   const now = deps.clock.now();
   const tokenHash = hashSecret(token);
   const userId = await deps.stores.transaction(async (tx) => {
@@ -264,6 +270,9 @@ export async function verifyEmail(deps: EmailDeps, token: string, origin: EventO
     const user = link === undefined ? undefined : await deps.stores.users.findById(link.userId);
     return user !== undefined && user.status !== 'active' ? 'account_inactive' : 'invalid';
   }
-  await deps.securityLog.record({ userId, kind: 'email.verified', origin });
+  // The opener is written down only when it is the account's own signed-in browser: a link mailed
+  // to an address someone else typed is opened by that address's holder, a stranger to the account,
+  // whose network address and browser its security log would show to whoever typed it (attack126).
+  await deps.securityLog.record({ userId, kind: 'email.verified', ...(opener.signedInUserId === userId ? { origin: opener.origin } : {}) });
   return 'verified';
 }

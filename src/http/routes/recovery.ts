@@ -12,7 +12,7 @@ import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { InputError } from '../../core/errors.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { answered, requireSignIn, sendPage, signInAgainPath } from '../pages.js';
-import { attemptOrigin, deviceCookie, eventOrigin, mailboxPassCookie, pageContext, setDeviceCookie, setMailboxPassCookie, verifyCsrf } from '../plugins/session.js';
+import { attemptOrigin, currentSignIn, deviceCookie, eventOrigin, mailboxPassCookie, pageContext, setDeviceCookie, setMailboxPassCookie, verifyCsrf } from '../plugins/session.js';
 import { emailSettingsPage, emailVerifiedPage, forgotPasswordPage, passwordResetDonePage, refuseEmailPage, resetPasswordPage } from '../views/recovery.js';
 import { loginTooLong, tryAgain } from './settings-problems.js';
 
@@ -89,7 +89,8 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   // GET changes state here only as every mailed link does: the single-use token is the proof, and
   // a prefetch that spends it leaves the address unverified, never verified by someone else.
   app.get('/email/verify', { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
-    const verified = await verifyEmail(deps, request.query.token ?? '', eventOrigin(request));
+    const signIn = await currentSignIn(request).catch(() => undefined);
+    const verified = await verifyEmail(deps, request.query.token ?? '', { origin: eventOrigin(request), signedInUserId: signIn?.user.id });
     return sendPage(reply, emailVerifiedPage(await pageContext(request, reply), verified), verified === 'verified' ? 200 : 400);
   });
 
