@@ -261,6 +261,19 @@ export function writesHostAsRead(written: string, url: URL): boolean {
 }
 
 /**
+ * An app's homepage as a page shows and links it: as written when it writes its host as a browser
+ * reads it, as every homepage saved since attack122 does; else as the browser reads it (`URL.href`:
+ * an international name in its xn-- form, "0x7f.1" as 127.0.0.1). A homepage saved before that rule
+ * ("https://cоmmunity.example/", a Cyrillic о) is still in the database, and the consent page
+ * showed it as written beside a link to xn--cmmunity-… (attack127).
+ */
+export function homepageAsRead(homepage: string): string {
+  let url: URL;
+  try { url = new URL(homepage); } catch { return homepage; }
+  return writesHostAsRead(homepage, url) ? homepage : url.href;
+}
+
+/**
  * An app's name, description and homepage as it may hold them, at registration and after (the
  * registration form's rules, INTERFACE section 3): every field checked, so a form names all that
  * are wrong at once.
