@@ -253,10 +253,13 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
 
 /**
  * Whether `written`, parsed as `url`, names its host as a browser reads it (letter case aside):
- * the host between `//` and the path, without user, password or port, is `url.hostname`.
+ * the host between `//` and the path, without user, password or port, is `url.hostname`, and
+ * it ends at `/`, `?`, `#` or the end. A browser ends an http(s) host at a backslash too (WHATWG
+ * URL, special schemes), which a reader does not: "https://evil.example\@community.example/"
+ * reads as community.example with a user name before it, and goes to evil.example (attack127).
  */
 export function writesHostAsRead(written: string, url: URL): boolean {
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)/i.exec(written)?.[1] ?? '';
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)(?:[/?#]|$)/i.exec(written)?.[1] ?? '';
   return authority.slice(authority.lastIndexOf('@') + 1).replace(/:\d*$/, '').toLowerCase() === url.hostname;
 }
 
