@@ -36,5 +36,5 @@ test('a key is read once per instance, and a read that failed is tried again', a
 test('readAll makes every key before serving, so no request writes one', async () => {
   const secrets = memoryServerSecrets();
   await memorySharedKeys(secrets).readAll();
-  assert.deepEqual([...secrets.stored.keys()].sort(), ['device-cookie-hmac', 'dpop-nonce-hmac', 'passkey-challenge-hmac', 'pushed-request-hmac', 'token-mark-hmac']);
+  assert.deepEqual([...secrets.stored.keys()].sort(), ['device-cookie-hmac', 'dpop-nonce-hmac', 'mailbox-pass-hmac', 'passkey-challenge-hmac', 'pushed-request-hmac', 'token-mark-hmac']);
 });

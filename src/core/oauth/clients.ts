@@ -253,11 +253,27 @@ function optionalHttpUrl(field: string, value: string | undefined): string {
 
 /**
  * Whether `written`, parsed as `url`, names its host as a browser reads it (letter case aside):
- * the host between `//` and the path, without user, password or port, is `url.hostname`.
+ * the host between `//` and the path, without user, password or port, is `url.hostname`, and
+ * it ends at `/`, `?`, `#` or the end. A browser ends an http(s) host at a backslash too (WHATWG
+ * URL, special schemes), which a reader does not: "https://evil.example\@community.example/"
+ * reads as community.example with a user name before it, and goes to evil.example (attack127).
  */
 export function writesHostAsRead(written: string, url: URL): boolean {
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)/i.exec(written)?.[1] ?? '';
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)(?:[/?#]|$)/i.exec(written)?.[1] ?? '';
   return authority.slice(authority.lastIndexOf('@') + 1).replace(/:\d*$/, '').toLowerCase() === url.hostname;
+}
+
+/**
+ * An app's homepage as a page shows and links it: as written when it writes its host as a browser
+ * reads it, as every homepage saved since attack122 does; else as the browser reads it (`URL.href`:
+ * an international name in its xn-- form, "0x7f.1" as 127.0.0.1). A homepage saved before that rule
+ * ("https://cоmmunity.example/", a Cyrillic о) is still in the database, and the consent page
+ * showed it as written beside a link to xn--cmmunity-… (attack127).
+ */
+export function homepageAsRead(homepage: string): string {
+  let url: URL;
+  try { url = new URL(homepage); } catch { return homepage; }
+  return writesHostAsRead(homepage, url) ? homepage : url.href;
 }
 
 /**

@@ -7,6 +7,7 @@ import { type SecurityEvent, type Session, USER_STATUSES, type User, type UserSt
 import { describeUserAgent, deviceText } from '../../core/accounts/user-agent.js';
 import type { SecondFactors } from '../../core/accounts/two-step.js';
 import type { AuthorizedApplication } from '../../core/oauth/applications.js';
+import { homepageAsRead } from '../../core/oauth/clients.js';
 import type { Client, ReviewedClient } from '../../core/oauth/ports.js';
 import type { LookAlikeSign } from '../../core/text.js';
 import type { SigningKey } from '../../core/oidc/ports.js';
@@ -377,7 +378,7 @@ function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
   const address = (uri: string | null) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>`);
   return html`<dt>${t.text('admin.name')}</dt><dd>${reviewed.name}</dd>
 <dt>${t.text('admin.description')}</dt><dd>${reviewed.description === '' ? t.text('admin.none') : reviewed.description}</dd>
-<dt>${t.text('admin.homepage')}</dt><dd>${address(reviewed.homepageUrl)}</dd>
+<dt>${t.text('admin.homepage')}</dt><dd>${address(reviewed.homepageUrl === '' ? '' : homepageAsRead(reviewed.homepageUrl))}</dd>
 <dt>${t.text('admin.redirectUris')}</dt><dd>${addresses(reviewed.redirectUris)}</dd>
 <dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${addresses(reviewed.postLogoutRedirectUris)}</dd>
 <dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${address(reviewed.backchannelLogoutUri)}</dd>`;

@@ -1,7 +1,7 @@
 /** The consent page (INTERFACE sections 10 and 12): who asks, for what in plain words, and where the answer goes. */
 import type { User } from '../../core/accounts/ports.js';
 import type { AuthorizationRequest } from '../../core/oauth/authorize/request.js';
-import { redirectTarget, redirectsToDeviceOrLocalNetwork } from '../../core/oauth/clients.js';
+import { homepageAsRead, redirectTarget, redirectsToDeviceOrLocalNetwork } from '../../core/oauth/clients.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 import type { Client } from '../../core/oauth/ports.js';
 import type { Scope } from '../../core/oauth/scopes.js';
@@ -43,7 +43,9 @@ ${local === undefined ? '' : html`<p class="alert" role="alert">${local}</p>`}`;
 
 /** A link to the app's homepage, after what the page says of who made it. */
 function homepageLink(client: Client, separator: string): Html | '' {
-  return client.homepageUrl ? html`${separator}<a href="${client.homepageUrl}" rel="noopener noreferrer">${client.homepageUrl}</a>` : '';
+  if (!client.homepageUrl) return '';
+  const homepage = homepageAsRead(client.homepageUrl);
+  return html`${separator}<a href="${homepage}" rel="noopener noreferrer">${homepage}</a>`;
 }
 
 export function consentPage(context: PageContext, view: ConsentView) {

@@ -1,6 +1,7 @@
 /** The pages of signing out: the question before it, and "you are signed out". */
 import type { User } from '../../core/accounts/ports.js';
 import type { Words } from '../../core/errors.js';
+import { homepageAsRead } from '../../core/oauth/clients.js';
 import type { Client } from '../../core/oauth/ports.js';
 import { END_SESSION_PATH, type RefusedRedirect } from '../../core/oidc/logout/end-session.js';
 import { type Html, html } from './html.js';
@@ -68,7 +69,7 @@ export function signedOutPage(context: PageContext, view: SignedOutView) {
   return layout(t.text('logout.signedOutTitle'), context, html`<section class="card narrow">
 <h1>${t.text('logout.signedOutHeading')}</h1>
 ${view.refusedRedirect ? html`<p>${t.text(REFUSAL[view.refusedRedirect].key, { app })}</p>` : ''}
-${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} <a href="${view.client.homepageUrl}" rel="noopener noreferrer">${view.client.homepageUrl}</a></p>` : ''}
+${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} <a href="${homepageAsRead(view.client.homepageUrl)}" rel="noopener noreferrer">${homepageAsRead(view.client.homepageUrl)}</a></p>` : ''}
 <p class="links"><a href="/login">${t.text('logout.signInAgain')}</a> · <a href="/">${t.text('logout.home')}</a></p>
 </section>`);
 }
