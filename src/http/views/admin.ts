@@ -378,7 +378,7 @@ function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
   const address = (uri: string | null) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>`);
   return html`<dt>${t.text('admin.name')}</dt><dd>${reviewed.name}</dd>
 <dt>${t.text('admin.description')}</dt><dd>${reviewed.description === '' ? t.text('admin.none') : reviewed.description}</dd>
-<dt>${t.text('admin.homepage')}</dt><dd>${address(reviewed.homepageUrl === '' ? '' : homepageAsRead(reviewed.homepageUrl))}</dd>
+<dt>${t.text('admin.homepage')}</dt><dd>${address(homepageAsRead(reviewed.homepageUrl))}</dd>
 <dt>${t.text('admin.redirectUris')}</dt><dd>${addresses(reviewed.redirectUris)}</dd>
 <dt>${t.text('admin.postLogoutRedirectUris')}</dt><dd>${addresses(reviewed.postLogoutRedirectUris)}</dd>
 <dt>${t.text('admin.backchannelLogoutUri')}</dt><dd>${address(reviewed.backchannelLogoutUri)}</dd>`;

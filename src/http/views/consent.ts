@@ -1,14 +1,14 @@
 /** The consent page (INTERFACE sections 10 and 12): who asks, for what in plain words, and where the answer goes. */
 import type { User } from '../../core/accounts/ports.js';
 import type { AuthorizationRequest } from '../../core/oauth/authorize/request.js';
-import { homepageAsRead, redirectTarget, redirectsToDeviceOrLocalNetwork } from '../../core/oauth/clients.js';
+import { redirectTarget, redirectsToDeviceOrLocalNetwork } from '../../core/oauth/clients.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 import type { Client } from '../../core/oauth/ports.js';
 import type { Scope } from '../../core/oauth/scopes.js';
 import type { Translator } from '../../core/locales.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { appName, appNameInTitle, listOf, personName, rich, scopeWords } from './words.js';
+import { appName, appNameInTitle, homepageLink, listOf, personName, rich, scopeWords } from './words.js';
 
 export interface ConsentView {
   request: AuthorizationRequest;
@@ -42,10 +42,8 @@ ${local === undefined ? '' : html`<p class="alert" role="alert">${local}</p>`}`;
 }
 
 /** A link to the app's homepage, after what the page says of who made it. */
-function homepageLink(client: Client, separator: string): Html | '' {
-  if (!client.homepageUrl) return '';
-  const homepage = homepageAsRead(client.homepageUrl);
-  return html`${separator}<a href="${homepage}" rel="noopener noreferrer">${homepage}</a>`;
+function homepageAfter(client: Client, separator: string): Html | '' {
+  return client.homepageUrl ? html`${separator}${homepageLink(client.homepageUrl)}` : '';
 }
 
 export function consentPage(context: PageContext, view: ConsentView) {
@@ -67,11 +65,11 @@ ${described !== undefined ? describedApp(t, client, described, view.request.redi
   : client.selfRegistered
     // INTERFACE section 13: nobody answers for an app that registered itself (RFC 7591), until staff verify it.
     ? client.verifiedAt === null
-      ? html`<p class="alert">${t.text('consent.selfRegistered', { app: client.name })}${homepageLink(client, ' ')}</p>`
-      : client.homepageUrl ? html`<p class="muted">${homepageLink(client, '')}</p>` : ''
+      ? html`<p class="alert">${t.text('consent.selfRegistered', { app: client.name })}${homepageAfter(client, ' ')}</p>`
+      : client.homepageUrl ? html`<p class="muted">${homepageAfter(client, '')}</p>` : ''
     : html`<p class="muted">${view.owner
     ? rich(t, 'consent.madeBy', { app: client.name, owner: html`<strong>${personName(view.owner)}</strong>` })
-    : t.text('consent.madeByOperators', { app: client.name })}${homepageLink(client, ' · ')}</p>`}
+    : t.text('consent.madeByOperators', { app: client.name })}${homepageAfter(client, ' · ')}</p>`}
 ${client.verifiedAt === null ? '' : html`<p class="verified"><span class="tag member">${t.text('consent.verifiedBy')}</span></p>`}
 ${described === undefined && client.description ? html`<p>${client.description}</p>` : ''}
 <h2>${t.text('consent.willRead')}</h2>

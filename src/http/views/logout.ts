@@ -1,12 +1,11 @@
 /** The pages of signing out: the question before it, and "you are signed out". */
 import type { User } from '../../core/accounts/ports.js';
 import type { Words } from '../../core/errors.js';
-import { homepageAsRead } from '../../core/oauth/clients.js';
 import type { Client } from '../../core/oauth/ports.js';
 import { END_SESSION_PATH, type RefusedRedirect } from '../../core/oidc/logout/end-session.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { personName, rich } from './words.js';
+import { homepageLink, personName, rich } from './words.js';
 
 export interface LogoutConfirmationView {
   client: Client | undefined;
@@ -69,7 +68,7 @@ export function signedOutPage(context: PageContext, view: SignedOutView) {
   return layout(t.text('logout.signedOutTitle'), context, html`<section class="card narrow">
 <h1>${t.text('logout.signedOutHeading')}</h1>
 ${view.refusedRedirect ? html`<p>${t.text(REFUSAL[view.refusedRedirect].key, { app })}</p>` : ''}
-${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} <a href="${homepageAsRead(view.client.homepageUrl)}" rel="noopener noreferrer">${homepageAsRead(view.client.homepageUrl)}</a></p>` : ''}
+${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} ${homepageLink(view.client.homepageUrl)}</p>` : ''}
 <p class="links"><a href="/login">${t.text('logout.signInAgain')}</a> · <a href="/">${t.text('logout.home')}</a></p>
 </section>`);
 }

@@ -24,7 +24,7 @@ import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { NICKNAME_FIELD_MAX_UNITS, NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
-import { type Reader, rich, scopeWords, timeOf, tokenStatusWords } from './words.js';
+import { type Reader, homepageLink, rich, scopeWords, timeOf, tokenStatusWords } from './words.js';
 
 export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security' | '/settings/email';
 
@@ -412,7 +412,7 @@ ${apps.length > 1 ? html`<form method="post" action="/settings/applications/revo
 ${apps.length === 0 ? html`<p class="muted card">${t.text('apps.noneAuthorized')}</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
   <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
   ${describedBy(t, app.client)}
-  ${app.client.homepageUrl ? html`<p class="links"><a href="${homepageAsRead(app.client.homepageUrl)}" rel="noopener noreferrer">${homepageAsRead(app.client.homepageUrl)}</a></p>` : ''}
+  ${app.client.homepageUrl ? html`<p class="links">${homepageLink(app.client.homepageUrl)}</p>` : ''}
   ${app.client.description ? html`<p>${app.client.description}</p>` : ''}
   ${app.scopes.length > 0 ? html`<p>${t.text('apps.canRead')}</p>${scopeItems(t, app.scopes)}` : ''}
   <dl class="facts">
@@ -565,7 +565,7 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
   const logoutErrors = errorsFor(state.errors, ...LOGOUT_FIELDS);
   const redirectErrors = errorsFor(state.errors, 'redirect_uris');
   const detailErrors = errorsFor(state.errors, 'name', 'description', 'homepage');
-  const details = state.details ?? { name: client.name, description: client.description, homepage: client.homepageUrl === '' ? '' : homepageAsRead(client.homepageUrl) };
+  const details = state.details ?? { name: client.name, description: client.description, homepage: homepageAsRead(client.homepageUrl) };
   const words: ProblemWords = { t, labels: clientLabels(t) };
   const logout = state.logout ?? { postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'), backchannelLogoutUri: client.backchannelLogoutUri ?? '' };
   const link = (href: string) => (chunks: Array<string | Html>) => html`<a href="${href}">${chunks}</a>`;
@@ -583,7 +583,7 @@ ${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, '
   <dt>${t.text('apps.discovery')}</dt><dd>${copyableField(t, 'discovery', t.text('apps.discovery'), `${state.issuer}/.well-known/openid-configuration`)}</dd>
   <dt>${t.text('apps.type')}</dt><dd>${clientTypeText(t, client.type)}${client.type === 'public' ? ` ${t.text('apps.publicNoSecret')}` : ''}</dd>
   <dt>${t.text('apps.status')}</dt><dd>${active ? t.text('apps.statusActive') : t.text('apps.statusDeactivated')}</dd>
-  ${client.homepageUrl ? html`<dt>${t.text('apps.homepage')}</dt><dd class="links"><a href="${homepageAsRead(client.homepageUrl)}" rel="noopener noreferrer">${homepageAsRead(client.homepageUrl)}</a></dd>` : ''}
+  ${client.homepageUrl ? html`<dt>${t.text('apps.homepage')}</dt><dd class="links">${homepageLink(client.homepageUrl)}</dd>` : ''}
   ${client.description ? html`<dt>${t.text('apps.description')}</dt><dd>${client.description}</dd>` : ''}
   <dt>${t.text('apps.registered')}</dt><dd>${at(context, client.createdAt)}</dd>
 </dl>

@@ -7,6 +7,7 @@ import type { User } from '../../core/accounts/ports.js';
 import type { PersonalTokenStatus } from '../../core/credentials/personal-tokens.js';
 import type { FieldProblem } from '../../core/errors.js';
 import { type MessageValues, type Translator, listFormat } from '../../core/locales.js';
+import { homepageAsRead } from '../../core/oauth/clients.js';
 import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
 import { EAST_ASIAN } from '../../core/text.js';
 import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
@@ -58,6 +59,15 @@ export function appNameInTitle(t: Translator, name: string): string {
   if (!t.locale.startsWith('zh')) return name;
   const { start, end } = latinEdges(name);
   return `${start ? ' ' : ''}${name}${end ? ' ' : ''}`;
+}
+
+/**
+ * A link to an app's homepage, which shows the address it goes to: as the browser reads it
+ * (`homepageAsRead`), so a homepage saved in look-alike letters shows where it leads (attack127).
+ */
+export function homepageLink(homepageUrl: string): Html {
+  const homepage = homepageAsRead(homepageUrl);
+  return html`<a href="${homepage}" rel="noopener noreferrer">${homepage}</a>`;
 }
 
 /** "email and phone", "email和phone": a list in the page's language, each item as markup. */
