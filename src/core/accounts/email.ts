@@ -4,9 +4,9 @@
  * A change waits beside the verified address until its link is opened, and mails the verified
  * address a notice, so a hijacker cannot move the account's mail away quietly.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { siteUrls } from '../urls.js';
-import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
+import { constantTimeEqual, generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
 import { DEFAULT_LOCALE, type Locale } from '../locales.js';
 import type { Mailer } from '../mail/mailer.js';
@@ -17,7 +17,7 @@ import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { Clock, Instant } from '../time.js';
 import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
-import type { MemberEmail, User } from './ports.js';
+import type { EmailLink, MemberEmail, User } from './ports.js';
 
 export const VERIFY_LINK_MS = 24 * 3600 * 1000;
 /** Verification mails one account may send in an hour: enough to fix a typo, too few to flood anyone. */
@@ -193,9 +193,12 @@ async function holdsMailboxPass(deps: EmailDeps, pass: string, addressKey: strin
   if (rest.length > 0 || endText === undefined || mac === undefined || !/^\d{1,15}$/.test(endText)) return false;
   const end = Number(endText);
   if (end <= now) return false;
-  const expected = Buffer.from(passMac(await deps.sharedKeys.key('mailbox-pass-hmac'), addressKey, end));
-  const given = Buffer.from(mac);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return constantTimeEqual(mac, passMac(await deps.sharedKeys.key('mailbox-pass-hmac'), addressKey, end));
+}
+
+/** A verification link that may be refused: one for an address, not expired (used or ended, it still proves a mail came). */
+function isRefusable(link: EmailLink | undefined, now: Instant): link is EmailLink & { addressKey: string } {
+  return link !== undefined && link.addressKey !== null && link.expiresAt > now;
 }
 
 /**
@@ -206,7 +209,7 @@ async function holdsMailboxPass(deps: EmailDeps, pass: string, addressKey: strin
  */
 export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clock'>, token: string): Promise<{ username: string; address: string } | undefined> {
   const link = await deps.stores.memberEmails.findLink(hashSecret(token), 'verify_email');
-  if (!link || link.addressKey === null || link.expiresAt <= deps.clock.now()) return undefined;
+  if (!isRefusable(link, deps.clock.now())) return undefined;
   const user = await deps.stores.users.findById(link.userId);
   return user && { username: user.username, address: link.addressKey };
 }
@@ -227,7 +230,7 @@ export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<E
   const tokenHash = hashSecret(token);
   const refused = await deps.stores.transaction(async (tx) => {
     const link = await tx.memberEmails.findLink(tokenHash, 'verify_email');
-    if (!link || link.addressKey === null || link.expiresAt <= now) return undefined;
+    if (!isRefusable(link, now)) return undefined;
     await tx.memberEmails.consumeLink(tokenHash, 'verify_email', now);
     const released = await tx.memberEmails.release(link.userId, link.addressKey, now);
     if (released) await tx.memberEmails.endLinks(link.userId, 'verify_email', now);
