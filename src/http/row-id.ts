@@ -13,7 +13,9 @@ export const ROW_ID = {
 /** The `params` schema of a route whose one path parameter is `id`, a row id. */
 export const idParams = { type: 'object', properties: { id: ROW_ID }, required: ['id'] } as const;
 
+const ROW_ID_DIGITS = new RegExp(ROW_ID.allOf[0].pattern);
+
 /** Whether `value`, a path parameter as sent, passes `ROW_ID`: for a hook that runs before the schema is applied. */
 export function isRowId(value: string): boolean {
-  return /^[1-9][0-9]{0,9}$/.test(value) && Number(value) <= ROW_ID.allOf[1].maximum;
+  return ROW_ID_DIGITS.test(value) && Number(value) <= ROW_ID.allOf[1].maximum;
 }
