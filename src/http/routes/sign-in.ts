@@ -27,9 +27,6 @@ import { type LostRequest, signInPage } from '../views/sign-in.js';
 import { clientAddress, visitor } from '../client-address.js';
 import { documentHost } from '../../core/oauth/client-metadata.js';
 
-/** The longest `return_to`: the authorization endpoint's rule (`MAX_RETURN_TO_LENGTH` in core/oauth/authorize/flow.ts). */
-export { MAX_RETURN_TO_LENGTH };
-
 /**
  * Only a path on this site may be returned to, never another origin (no open redirect); other
  * characters than ASCII are percent-encoded, so the path fits a `Location` header.

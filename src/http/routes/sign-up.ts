@@ -12,7 +12,8 @@ import { retryMessage, sendPage } from '../pages.js';
 import { deviceCookie, pageContext, setDeviceCookie, startSession, verifyCsrf } from '../plugins/session.js';
 import type { FormError } from '../views/forms.js';
 import { signUpPage } from '../views/sign-up.js';
-import { MAX_RETURN_TO_LENGTH, appNameFor, lostRequestBody, lostRequestOf, safeReturnTo } from './sign-in.js';
+import { MAX_RETURN_TO_LENGTH } from '../../core/oauth/authorize/flow.js';
+import { appNameFor, lostRequestBody, lostRequestOf, safeReturnTo } from './sign-in.js';
 import { clientAddress } from '../client-address.js';
 
 const MESSAGES = {
