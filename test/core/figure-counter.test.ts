@@ -38,3 +38,50 @@ test('a day a clock change shortens ends where the zone says', async () => {
   counter.count('sign_ins', Date.parse('2026-11-02T05:00:00Z'));
   assert.deepEqual(await flushed(counter), { '2026-11-01 sign_ins': 2, '2026-11-02 sign_ins': 1 });
 });
+
+test('a flush called while the timer\'s flush is writing settles only once that write is done: every count made before it is written when it answers', async () => {
+  const counter = new FigureCounter('UTC');
+  const written: DailyCount[][] = [];
+  const finishes: Array<() => void> = [];
+  const slow = {
+    dailyFigures: { add: (counts: DailyCount[]) => new Promise<void>((resolve) => { finishes.push(() => { written.push(counts); resolve(); }); }) },
+    transaction: (work: (tx: Stores) => Promise<unknown>) => work(slow),
+  } as unknown as Stores;
+  counter.count('refusals', Date.parse('2026-11-24T12:00:00Z'));
+  const timers = counter.flush(slow);
+  const order: string[] = [];
+  const mine = counter.flush(slow).then((n) => { order.push(`answered after ${written.length} write(s)`); return n; });
+  // Every turn the answer could take runs before the timer's write is let finish.
+  await new Promise((resolve) => setImmediate(resolve));
+  finishes.shift()!();
+  assert.equal(await timers, 1);
+  assert.equal(await mine, 0, 'nothing was left for it to write');
+  assert.deepEqual(order, ['answered after 1 write(s)']);
+  assert.deepEqual(written.map((counts) => counts.map((c) => `${c.day} ${c.figure} ${c.count}`)), [['2026-11-24 refusals 1']]);
+});
+
+test('a flush waiting for the timer\'s write that failed writes the counts it handed back, with its own', async () => {
+  const counter = new FigureCounter('UTC');
+  const written: string[][] = [];
+  let failing = true;
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => { release = resolve; });
+  const stores = {
+    dailyFigures: {
+      add: async (counts: DailyCount[]) => {
+        if (failing) { await held; failing = false; throw new Error('the database is away'); }
+        written.push(counts.map((c) => `${c.day} ${c.figure} ${c.count}`));
+      },
+    },
+    transaction: (work: (tx: Stores) => Promise<unknown>) => work(stores),
+  } as unknown as Stores;
+  const at = Date.parse('2026-11-24T12:00:00Z');
+  counter.count('refusals', at);
+  const timers = counter.flush(stores);
+  counter.count('refusals', at);
+  const mine = counter.flush(stores);
+  release();
+  await assert.rejects(timers, /away/);
+  assert.equal(await mine, 2);
+  assert.deepEqual(written, [['2026-11-24 refusals 2']]);
+});

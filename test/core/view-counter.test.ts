@@ -120,3 +120,24 @@ test('past its bound of remembered views the oldest is forgotten, and that viewe
   count(counter, 3, first, T0 + 2);
   assert.equal(counter.unwritten(3), 5, 'the oldest was forgotten');
 });
+
+test('a flush called while the timer\'s flush is writing settles only once that write is done: every view counted before it is written when it answers', async () => {
+  const counter = new ViewCounter();
+  const written: Array<Record<number, number>> = [];
+  const finishes: Array<() => void> = [];
+  const slow = {
+    posts: { addViews: (views: ReadonlyMap<number, number>) => new Promise<void>((resolve) => { finishes.push(() => { written.push(Object.fromEntries(views)); resolve(); }); }) },
+    transaction: (work: (tx: Stores) => Promise<unknown>) => work(slow),
+  } as unknown as Stores;
+  count(counter, 1);
+  const timers = counter.flush(slow);
+  const order: string[] = [];
+  const mine = counter.flush(slow).then((n) => { order.push(`answered after ${written.length} write(s)`); return n; });
+  // Every turn the answer could take runs before the timer's write is let finish.
+  await new Promise((resolve) => setImmediate(resolve));
+  finishes.shift()!();
+  assert.equal(await timers, 1);
+  assert.equal(await mine, 0, 'nothing was left for it to write');
+  assert.deepEqual(order, ['answered after 1 write(s)']);
+  assert.deepEqual(written, [{ 1: 1 }]);
+});

@@ -18,7 +18,7 @@ import { addressesIn } from '../support/addresses.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { startAppsForSuite } from '../support/instances.js';
-import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { SHARED_LIMITER_COMMAND_TIMEOUT_MS, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { type TestClient, authorizeQuery, clientFields, newClient, pkcePair, startOAuthApp } from './helpers.js';
 
 const LIMITS = {
@@ -295,4 +295,4 @@ function checksUnderWay(name: string, make: () => RateLimiter & { close?(): Prom
 }
 
 checksUnderWay('memory', () => new MemoryRateLimiter(), false);
-checksUnderWay('redis', () => new RedisRateLimiter({ url: redisUrl!, keyPrefix: uniqueKeyPrefix() }), skipWithoutRedis);
+checksUnderWay('redis', () => new RedisRateLimiter({ url: redisUrl!, keyPrefix: uniqueKeyPrefix(), commandTimeoutMs: SHARED_LIMITER_COMMAND_TIMEOUT_MS }), skipWithoutRedis);

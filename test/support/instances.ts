@@ -19,7 +19,7 @@ import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, type TestAppOptions, startTestApp } from './app.js';
 import { TestClock } from './clock.js';
 import type { TestDatabase } from './databases.js';
-import { uniqueKeyPrefix } from './redis.js';
+import { SHARED_LIMITER_COMMAND_TIMEOUT_MS, uniqueKeyPrefix } from './redis.js';
 
 export interface Instance {
   app: FastifyInstance;
@@ -74,7 +74,7 @@ export async function startInstances(
       let deps: Deps | undefined;
       let app: FastifyInstance | undefined;
       try {
-        limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix }) : undefined;
+        limiter = settings.redisUrl ? new RedisRateLimiter({ url: settings.redisUrl, keyPrefix, commandTimeoutMs: SHARED_LIMITER_COMMAND_TIMEOUT_MS }) : undefined;
         deps = createDeps(settings, { audit: NO_AUDIT, ...(limiter ? { limiter } : {}), ...(options.clock ? { clock: options.clock } : {}) });
         if (list.length === 0) {
           await prepareDatabase(deps);
@@ -128,7 +128,7 @@ export function startAppsForSuite<Count extends number>(
     const clock = options.clock ?? new TestClock();
     const keyPrefix = uniqueKeyPrefix();
     for (let i = 0; i < count; i++) {
-      const limiter = redisUrl ? new RedisRateLimiter({ url: redisUrl, keyPrefix }) : undefined;
+      const limiter = redisUrl ? new RedisRateLimiter({ url: redisUrl, keyPrefix, commandTimeoutMs: SHARED_LIMITER_COMMAND_TIMEOUT_MS }) : undefined;
       const app = await startTestApp(database, { ...appOptions, clock, ...(limiter ? { limiter } : {}) });
       apps.push(limiter ? { ...app, close: async () => { await app.close(); await limiter.close(); } } : app);
     }

@@ -12,6 +12,7 @@
  */
 import { addressKey } from '../addresses.js';
 import type { Stores } from '../stores.js';
+import { WriteTurns } from '../write-turns.js';
 import type { Instant } from '../time.js';
 import type { PostSummary } from './ports.js';
 
@@ -36,6 +37,7 @@ export interface Viewer {
 export class ViewCounter {
   private pending = new Map<number, number>();
   private readonly recent: RecentViews;
+  private readonly turns = new WriteTurns();
 
   constructor(remembered = REMEMBERED_VIEWS) {
     this.recent = new RecentViews(remembered);
@@ -57,20 +59,26 @@ export class ViewCounter {
     return this.pending.get(postId) ?? 0;
   }
 
-  /** Adds the counts to the database and says how many views; counts that could not be written are kept for the next time. */
-  async flush(stores: Stores): Promise<number> {
-    if (this.pending.size === 0) return 0;
-    const views = this.pending;
-    this.pending = new Map();
-    try {
-      // In a transaction: on SQLite its turn for the write lock is waited for off the event loop,
-      // where a bare statement slept in SQLite's busy wait, the instance serving nothing (attack93: 5 s).
-      await stores.transaction((tx) => tx.posts.addViews(views));
-      return [...views.values()].reduce((sum, n) => sum + n, 0);
-    } catch (error) {
-      for (const [postId, n] of views) this.pending.set(postId, (this.pending.get(postId) ?? 0) + n);
-      throw error;
-    }
+  /**
+   * Adds the counts to the database and says how many views; counts that could not be written are
+   * kept for the next time. Settles once every view counted before the call is written: after a
+   * flush under way (the instance's timer's) if there is one (`WriteTurns`).
+   */
+  flush(stores: Stores): Promise<number> {
+    return this.turns.run(async () => {
+      if (this.pending.size === 0) return 0;
+      const views = this.pending;
+      this.pending = new Map();
+      try {
+        // In a transaction: on SQLite its turn for the write lock is waited for off the event loop,
+        // where a bare statement slept in SQLite's busy wait, the instance serving nothing (attack93: 5 s).
+        await stores.transaction((tx) => tx.posts.addViews(views));
+        return [...views.values()].reduce((sum, n) => sum + n, 0);
+      } catch (error) {
+        for (const [postId, n] of views) this.pending.set(postId, (this.pending.get(postId) ?? 0) + n);
+        throw error;
+      }
+    });
   }
 }
 

@@ -319,6 +319,13 @@ export class ClientMetadataDocuments {
     return this.cache.size;
   }
 
+  /** Fetches holding a turn, and those waiting for one on their host's line (for tests and diagnostics). */
+  get fetches(): { running: number; waiting: number } {
+    let waiting = 0;
+    for (const turns of this.hostTurns.values()) waiting += turns.state.waiting;
+    return { running: this.running, waiting };
+  }
+
   /**
    * The app `clientId` names, as a `Client`: its stored row's status and times when it has one,
    * the document's name and addresses always. A fetch it starts counts against the share of

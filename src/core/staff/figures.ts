@@ -9,6 +9,7 @@ import type { AuditEvent, AuditSink } from '../audit.js';
 import { calendarDay, dayIn, dayStartIn } from '../site-time.js';
 import type { Stores } from '../stores.js';
 import type { Instant } from '../time.js';
+import { WriteTurns } from '../write-turns.js';
 import { type DailyCount, FIGURES, type Figure } from './ports.js';
 
 export const OVERVIEW_DAYS = 14;
@@ -29,6 +30,7 @@ export class FigureCounter {
   private readonly pending = new Map<string, DailyCount>();
   /** The day last counted on and the instants it starts and ends at in the zone: most events fall on it. */
   private today = { day: '', from: 0, until: 0 };
+  private readonly turns = new WriteTurns();
 
   constructor(private readonly timeZone: string) {}
 
@@ -64,24 +66,30 @@ export class FigureCounter {
     };
   }
 
-  /** Adds the counts to the database and says how many; counts that could not be written are kept for the next time. */
-  async flush(stores: Stores): Promise<number> {
-    if (this.pending.size === 0) return 0;
-    const counts = [...this.pending.values()];
-    this.pending.clear();
-    try {
-      // In a transaction, as the views are (src/core/community/views.ts): never in SQLite's busy wait.
-      await stores.transaction((tx) => tx.dailyFigures.add(counts));
-      return counts.reduce((sum, c) => sum + c.count, 0);
-    } catch (error) {
-      for (const c of counts) {
-        const key = `${c.day} ${c.figure}`;
-        const held = this.pending.get(key);
-        if (held) held.count += c.count;
-        else this.pending.set(key, c);
+  /**
+   * Adds the counts to the database and says how many; counts that could not be written are kept
+   * for the next time. Settles once every count made before the call is written: after a flush
+   * under way (the instance's timer's) if there is one (`WriteTurns`).
+   */
+  flush(stores: Stores): Promise<number> {
+    return this.turns.run(async () => {
+      if (this.pending.size === 0) return 0;
+      const counts = [...this.pending.values()];
+      this.pending.clear();
+      try {
+        // In a transaction, as the views are (src/core/community/views.ts): never in SQLite's busy wait.
+        await stores.transaction((tx) => tx.dailyFigures.add(counts));
+        return counts.reduce((sum, c) => sum + c.count, 0);
+      } catch (error) {
+        for (const c of counts) {
+          const key = `${c.day} ${c.figure}`;
+          const held = this.pending.get(key);
+          if (held) held.count += c.count;
+          else this.pending.set(key, c);
+        }
+        throw error;
       }
-      throw error;
-    }
+    });
   }
 }
 
