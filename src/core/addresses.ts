@@ -21,6 +21,8 @@ export interface Requester {
    * endpoint, sign-in).
    */
   readonly fromBrowser: boolean;
+  /** The request's id, as its log lines carry it (`reqId`): an audit line it causes carries it too. */
+  readonly requestId?: string | undefined;
 }
 
 /**

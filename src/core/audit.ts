@@ -164,9 +164,13 @@ export const AUDIT_EVENTS: readonly AuditEventName[] = [
   'leak_report.received', 'credential.revoked_as_leaked', 'staff.action',
 ];
 
-/** Where events go. Recording never fails the action it records and never waits on it. */
+/**
+ * Where events go. Recording never fails the action it records and never waits on it. `reqId`:
+ * the id of the request whose answer wrote the event, as its log lines carry it; none for an
+ * event of the command line or of work no request started (a timer's).
+ */
 export interface AuditSink {
-  record(event: AuditEvent): void;
+  record(event: AuditEvent, reqId?: string): void;
 }
 
 /** Records nothing: for code paths that run outside the service (the demo seeding, tools). */

@@ -17,10 +17,11 @@ export class BackgroundTasks {
 
   /**
    * Runs `task` once `after` resolves (the answer of the request that started it is sent), tracked
-   * from now on. `name` says in the log what failed.
+   * from now on. `name` says in the log what failed; `log`, the request's, where it fails, so the
+   * line carries the request's id (`reqId`) as the request's own lines do.
    */
-  run(name: string, task: () => Promise<void>, after: Promise<void>): void {
-    const done = after.then(task).catch((error: unknown) => this.log.warn({ err: error, task: name }, `${name} failed`));
+  run(name: string, task: () => Promise<void>, after: Promise<void>, log?: Log): void {
+    const done = after.then(task).catch((error: unknown) => (log ?? this.log).warn({ err: error, task: name }, `${name} failed`));
     this.running.add(done);
     void done.finally(() => this.running.delete(done));
   }

@@ -58,6 +58,9 @@ export const ERROR_STATUS: Readonly<Record<OAuthErrorCode, number>> = {
   temporarily_unavailable: 503,
 };
 
+/** A character RFC 6749 5.2 keeps out of an `error_description`: a quote, a backslash, anything not printable ASCII. */
+const OUTSIDE_ERROR_DESCRIPTION = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+
 /**
  * An error whose code and description are safe to show the client. It is an answer, not a
  * fault: it carries no stack trace, because capturing one cost more than the rest of a refused
@@ -73,15 +76,23 @@ export class OAuthError extends Error {
   /** The description in the catalogs, for an error page in the reader's language; the description stays English (RFC 6749 5.2). */
   readonly words: Words | undefined;
 
+  /**
+   * What the client reads in `error_description`: English, in the characters RFC 6749 5.2 and
+   * RFC 6750 3 allow it (`asErrorDescription`), whatever it quotes of what the request carried.
+   */
+  readonly description: string;
+
   constructor(
     readonly code: OAuthErrorCode,
-    readonly description: string,
+    description: string,
     options?: { cause?: unknown; headers?: Record<string, string>; status?: number; words?: Words },
   ) {
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    super(`${code}: ${description}`, options);
+    const allowed = asErrorDescription(description);
+    super(`${code}: ${allowed}`, options);
     Error.stackTraceLimit = stackTraceLimit;
+    this.description = allowed;
     this.status = options?.status ?? ERROR_STATUS[code];
     this.headers = options?.headers ?? {};
     this.words = options?.words;
@@ -94,8 +105,9 @@ export class OAuthError extends Error {
  * printable ASCII `?`, so a description that quotes what the client sent stays in them.
  */
 export function asErrorDescription(text: string): string {
-  return text.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?');
+  return OUTSIDE_ERROR_DESCRIPTION.test(text) ? text.replace(/["\\]/g, "'").replace(/[^\x20-\x7e]/g, '?') : text;
 }
+
 
 /** One input that breaks a rule: the field it came in and what is wrong with it. */
 export interface FieldProblem {

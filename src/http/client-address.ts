@@ -31,16 +31,16 @@ function sentByBrowser(request: { readonly headers: IncomingHttpHeaders }): bool
 }
 
 /** Who sent a request to an endpoint any program may call: its address, and whether a browser sent it. */
-export function requester(request: AddressedRequest & { readonly headers: IncomingHttpHeaders }): Requester {
-  return { address: clientAddress(request), fromBrowser: sentByBrowser(request) };
+export function requester(request: AddressedRequest & { readonly headers: IncomingHttpHeaders; readonly id?: string }): Requester {
+  return { address: clientAddress(request), fromBrowser: sentByBrowser(request), requestId: request.id };
 }
 
 /**
  * The browser on one of the site's pages that only a browser opens (the authorization endpoint,
  * sign-in), whether or not it sent `Origin`: a GET over plain http carries neither header.
  */
-export function visitor(request: AddressedRequest): Requester {
-  return { address: clientAddress(request), fromBrowser: true };
+export function visitor(request: AddressedRequest & { readonly id?: string }): Requester {
+  return { address: clientAddress(request), fromBrowser: true, requestId: request.id };
 }
 
 /**

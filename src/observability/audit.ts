@@ -1,7 +1,9 @@
 /**
  * The audit sink over pino: every event is one JSON line, `{"level":30,"time":…,"audit":"<event>",
- * …fields…,"msg":"audit"}`, on the server's standard output beside its other log lines (the
- * command line writes them to standard error: its standard output is the command's answer).
+ * …fields…,"reqId":"<id>","msg":"audit"}`, on the server's standard output beside its other log
+ * lines (the command line writes them to standard error: its standard output is the command's
+ * answer). `reqId` is the id of the request whose answer wrote the event, as that request's own
+ * lines carry it; an event no request caused has none.
  *
  * Audit lines are written at `info` whatever LOG_LEVEL says, except `silent`: LOG_LEVEL tunes
  * diagnostics, and an operator who quiets those still needs the record of who signed in.
@@ -16,8 +18,9 @@ export function pinoAuditSink(options: { logLevel: string; destination: 1 | 2 | 
     : options.destination;
   const logger = pino({ level: options.logLevel === 'silent' ? 'silent' : 'info' }, stream);
   return {
-    record(event: AuditEvent) {
-      logger.info(event, 'audit');
+    record(event: AuditEvent, reqId?: string) {
+      // `reqId` as the request's own lines carry it, so an operator finds the request of an event.
+      logger.info(reqId === undefined ? event : { ...event, reqId }, 'audit');
     },
   };
 }

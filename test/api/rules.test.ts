@@ -26,10 +26,19 @@ test('a paging refusal names the parameter and what it takes, or that it was rep
     try { parsePaging(query); } catch (error) { return (error as OAuthError).description; }
     assert.fail(JSON.stringify(query));
   };
-  assert.equal(refusal({ page: '-1' }), 'page must be a whole number from 0 to 999999999, in digits only (got "-1").');
-  assert.equal(refusal({ size: '0' }), 'size must be a whole number from 1 to 999999999, in digits only (got "0").');
+  assert.equal(refusal({ page: '-1' }), 'page must be a whole number from 0 to 999999999, in digits only (got \'-1\').');
+  assert.equal(refusal({ size: '0' }), 'size must be a whole number from 1 to 999999999, in digits only (got \'0\').');
   assert.equal(refusal({ page: ['0', '1'] }), 'page was given more than once: send it once.');
-  assert.match(refusal({ size: 'x'.repeat(5000) }), /^size must .*\(got "x{20}"\)\.$/, 'what it echoes is short');
+  assert.match(refusal({ size: 'x'.repeat(5000) }), /^size must .*\(got 'x{20}'\)\.$/, 'what it echoes is short');
+});
+
+test('a paging refusal quotes the value sent in the characters RFC 6749 5.2 and RFC 6750 3 allow an error_description: no quote, no backslash, nothing past printable ASCII', () => {
+  for (const sent of ['"1"', '1\\', '\u00e91', '\n1', '1"\\\u4e00']) {
+    let description = '';
+    try { parsePaging({ page: sent }); } catch (error) { description = (error as OAuthError).description; }
+    assert.match(description, /^page must be a whole number/, JSON.stringify(sent));
+    assert.match(description, /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/, JSON.stringify(sent));
+  }
 });
 
 test('the Authorization header yields the bearer token, nothing for no header, null for another shape', () => {

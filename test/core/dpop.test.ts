@@ -36,7 +36,7 @@ test('a proof made as RFC 9449 4.2 says passes, with its key thumbprint, for eve
 
 test('typ must be dpop+jwt', async () => {
   const key = await dpopKey();
-  assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, header: { typ: 'JWT' } })), /typ header must be "dpop\+jwt"/);
+  assert.match(await refusal(dpopProof(key, { htu: HTU, nowMs: NOW, header: { typ: 'JWT' } })), /typ header must be dpop\+jwt \(RFC 9449 4\.2\)/);
 });
 
 test('alg none is refused', async () => {

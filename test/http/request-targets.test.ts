@@ -80,11 +80,12 @@ test('a path under /static that climbs out of its folder is refused with a page,
   assert.equal((await fetch(`${t.baseUrl}/static/style.css`)).status, 200);
 });
 
-test('an address under /static that is no file of the site (a .. climbing out of its folder, a NUL) is refused in words saying so, in the reader\'s language: not as a request not understood, nor as one an app sent', async () => {
+test('an address under /static that is no file of the site (a .. climbing out of its folder, a NUL) is refused in the catalog\'s words saying so, in the reader\'s language, English too: not as a request not understood, nor as one an app sent, nor in the developer\'s description', async () => {
   for (const [target, status] of [['/static/../package.json', 403], ['/static/%2e%2e/%2e%2e/etc/passwd', 403], ['/static/style.css%00', 400]] as const) {
     const english = await rawRequest('GET', t.baseUrl, ['Accept-Language', 'en'], undefined, { target });
     assert.equal(english.status, status, target);
-    assert.match(english.body, /<h1>That did not work<\/h1>\s*<p>The address (leads out of the folder of the site&#39;s files|holds a NUL character)/, target);
+    assert.match(english.body, /<h1>That did not work<\/h1>\s*<p>No file of this site is at this address: it leads out of the folder of the site&#39;s files, or holds a character no file name has\.<\/p>/, target);
+    assert.doesNotMatch(english.body, /The address (leads out|holds a NUL)/, `${target}: not the developer's description`);
     const chinese = await rawRequest('GET', t.baseUrl, ['Accept-Language', 'zh-CN'], undefined, { target });
     assert.equal(chinese.status, status, target);
     assert.match(chinese.body, /<p>这个地址没有本站的文件/, target);
@@ -129,10 +130,10 @@ test('a target in absolute form that is no http or https URL with a host is refu
   assert.equal((await only(`GET http://h/healthz HTTP/1.1\r\n${host}Connection: close\r\n\r\n`)).status, 200);
 });
 
-test('a Range that begins past the end of a file under /static is 416 with Content-Range and a page saying so in the reader\'s language, not a request not understood (RFC 9110 15.5.17, 14.4)', async () => {
+test('a Range that begins past the end of a file under /static is 416 with Content-Range and a page saying so in the catalog\'s words of the reader\'s language, English too, not a request not understood (RFC 9110 15.5.17, 14.4)', async () => {
   const size = statSync(new URL('../../public/style.css', import.meta.url)).size;
   for (const [language, words] of [
-    ['en', /<h1>That did not work<\/h1>\s*<p>The part of the file asked for \(Range\) begins past its end/],
+    ['en', /<h1>That did not work<\/h1>\s*<p>The part of this file that was asked for begins past its end: the file is shorter than that\. Load it again whole\.<\/p>/],
     ['zh-CN', /<p>请求的这部分内容超出了文件的末尾/],
     ['zh-TW', /<p>請求的這部分內容超出了檔案的結尾/],
   ] as const) {
@@ -147,10 +148,10 @@ test('a Range that begins past the end of a file under /static is 416 with Conte
   assert.equal((await rawRequest('GET', `${t.baseUrl}/static/style.css`, ['Range', 'bytes=0-9'])).status, 206);
 });
 
-test('a condition a file under /static no longer meets (If-Match, If-Unmodified-Since) is 412 with a page saying so in the reader\'s language, not a request not understood (RFC 9110 13.1.1, 13.1.4, 15.5.13)', async () => {
+test('a condition a file under /static no longer meets (If-Match, If-Unmodified-Since) is 412 with a page saying so in the catalog\'s words of the reader\'s language, English too, not a request not understood (RFC 9110 13.1.1, 13.1.4, 15.5.13)', async () => {
   for (const condition of [['If-Match', '"not-its-etag"'], ['If-Unmodified-Since', 'Thu, 01 Jan 1970 00:00:00 GMT']]) {
     for (const [language, words] of [
-      ['en', /<h1>That did not work<\/h1>\s*<p>The file is no longer the one the request/],
+      ['en', /<h1>That did not work<\/h1>\s*<p>This file has changed since the version your browser asked about\. Load it again\.<\/p>/],
       ['zh-CN', /<p>自你的浏览器所问的那个版本以来，这个文件已经改变/],
       ['zh-TW', /<p>自你的瀏覽器所問的那個版本以來，這個檔案已經變更/],
     ] as const) {

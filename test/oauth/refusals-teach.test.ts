@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { newPersonalToken } from '../api/fixtures.js';
+import { MCP_PATH } from '../../src/core/api/resource.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
@@ -121,7 +122,7 @@ forEachDatabase('refusals that teach', (database) => {
     const tokens = await obtainTokens(t, browser, confidential, { scope: 'openid profile:read', extra: { nonce: 'n' } });
     // passport-oauth2's default: node-oauth puts the token in the query string.
     const inQuery = await fetch(`${t.baseUrl}/api/open/v1/me?access_token=${tokens.access_token}`);
-    assert.match(await refusal(inQuery, 401, 'invalid_token'), /query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>"/);
+    assert.match(await refusal(inQuery, 401, 'invalid_token'), /query string or a form body are not accepted: send the access token in the header Authorization: Bearer <token>\.$/);
     assert.equal(inQuery.headers.get('www-authenticate'), `Bearer realm="api", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`);
     const inBody = await fetch(`${t.baseUrl}/api/oauth/userinfo`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `access_token=${tokens.access_token}`,
@@ -135,12 +136,51 @@ forEachDatabase('refusals that teach', (database) => {
     const post = (body: string) => fetch(`${t.baseUrl}/api/oauth/userinfo`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
     for (const body of ['', 'scope=openid', 'access_tokens=x']) {
       const response = await post(body);
-      assert.match(await refusal(response, 401, 'invalid_token'), /^This endpoint needs an access token: send "Authorization: Bearer <token>"\.$/, body);
+      assert.match(await refusal(response, 401, 'invalid_token'), /^This endpoint needs an access token: send the header Authorization: Bearer <token>\.$/, body);
       assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm=/, body);
       assert.doesNotMatch(response.headers.get('www-authenticate') ?? '', /error=/, body);
     }
     for (const body of ['access_token=svco_x', 'scope=openid&access_token=']) {
       assert.match(await refusal(await post(body), 401, 'invalid_token'), /form body are not accepted: send the access token in the header/, body);
+    }
+  });
+
+  test('the resource API and MCP, which read no form body, tell a form sent without the header that no form is read there, not that a token in it is refused: with the challenge of a request without credentials, no error code, as UserInfo answers a form without a token (RFC 6750 3.1)', async () => {
+    const post = (path: string, body: string) => fetch(`${t.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+    const userInfo = await post('/api/oauth/userinfo', 'scope=openid');
+    assert.match(await refusal(userInfo, 401, 'invalid_token'), /^This endpoint needs an access token/);
+    const userInfoChallenge = userInfo.headers.get('www-authenticate') ?? '';
+    assert.match(userInfoChallenge, /^Bearer realm="api", DPoP realm="api", algs="[^"]+"$/);
+    for (const path of ['/api/open/v1/me', '/api/open/v1/', MCP_PATH]) {
+      // Without a token, and with one, which is not read: the answer is the same, and true of both.
+      for (const body of ['', 'scope=openid', 'access_token=svco_x']) {
+        const response = await post(path, body);
+        const description = await refusal(response, 401, 'invalid_token');
+        assert.match(description, /^This endpoint reads no form body, so no token in one is read: send the access token in the header Authorization: Bearer <token>\.$/, `${path} ${body}`);
+        const challenge = response.headers.get('www-authenticate') ?? '';
+        assert.match(challenge, /^Bearer realm="api", (resource_metadata="[^"]+", )?DPoP realm="api", algs="[^"]+"(, resource_metadata="[^"]+")?$/, `${path} ${body}: ${challenge}`);
+        assert.doesNotMatch(challenge, /error=/, `${path} ${body}`);
+      }
+    }
+  });
+
+  test('every refusal of the bearer gates writes its error_description in the characters RFC 6749 5.2 and RFC 6750 3 allow: no quote, no backslash', async () => {
+    const allowed = /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/;
+    const { browser } = await signedInBrowser(t);
+    const tokens = await obtainTokens(t, browser, confidential, { scope: 'profile:read posts:read' });
+    const cases: Array<[string, RequestInit]> = [
+      ['/api/open/v1/me', {}],
+      ['/api/open/v1/me?access_token=svco_x', {}],
+      ['/api/open/v1/me', { headers: { authorization: 'Basic abc' } }],
+      ['/api/open/v1/me', { headers: { authorization: `DPoP ${tokens.access_token}` } }],
+      ['/api/open/v1/me/posts?page=%22%5C%C3%A9', { headers: { authorization: `Bearer ${tokens.access_token}` } }],
+      ['/api/oauth/userinfo', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'access_token=svco_x' }],
+    ];
+    for (const [path, init] of cases) {
+      const response = await fetch(`${t.baseUrl}${path}`, init);
+      assert.ok(response.status >= 400, `${path}: ${response.status}`);
+      const { error_description: description } = (await response.json()) as { error_description: string };
+      assert.match(description, allowed, `${path}: ${description}`);
     }
   });
 

@@ -59,7 +59,7 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
   const auditLog = logStream && pinoAuditSink({ logLevel, destination: logStream });
   const deps = createDeps(settings, {
     clock,
-    audit: { record: (event) => { audit.push(event); auditLog?.record(event); } },
+    audit: { record: (event, reqId) => { audit.push(event); auditLog?.record(event, reqId); } },
     ...(options.limiter ? { limiter: options.limiter } : {}),
   });
   await prepareDatabase(deps);

@@ -225,7 +225,7 @@ export type EmailRefusal = { ok: true; address: string; pass: string; released: 
  * (`MAILBOX_PASS_MS`) with which the address's own limit, used up by unwanted mails, does not
  * refuse its reader's own request.
  */
-export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<EmailRefusal> {
+export async function refuseEmailLink(deps: EmailDeps, token: string, requestId?: string): Promise<EmailRefusal> {
   const now = deps.clock.now();
   const tokenHash = hashSecret(token);
   const refused = await deps.stores.transaction(async (tx) => {
@@ -239,8 +239,9 @@ export async function refuseEmailLink(deps: EmailDeps, token: string): Promise<E
   if (!refused) return { ok: false };
   // Recorded with no origin: the refuser is the reader of the mailbox, a stranger to the account
   // that typed the address, whose holder reads this log; their network address and browser are
-  // none of its business (T65; the request log keeps them for the operator, as a leak report's).
-  if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused' });
+  // none of its business (T65; the request log keeps them for the operator, as a leak report's,
+  // and the audit line names that request, `requestId`).
+  if (refused.released) await deps.securityLog.record({ userId: refused.userId, kind: 'email.refused', requestId });
   return { ok: true, address: refused.addressKey, pass: await mailboxPass(deps, mailboxKey(refused.addressKey), now), released: refused.released };
 }
 

@@ -93,7 +93,7 @@ export interface EventOrigin {
   userAgent?: string | undefined;
   /** The language of the page it came from: its notice's, when the member saved none. Not stored. */
   locale?: Locale | undefined;
-  /** The request's id, as its log lines carry it (`reqId`): a part that fails is logged with it. Not stored. */
+  /** The request's id, as its log lines carry it (`reqId`): a part that fails is logged with it, and its audit line carries it. Not stored. */
   requestId?: string | undefined;
   /** The site's staff made it (the operator at the command line): stored as from `SITE_STAFF`, with no address. */
   staff?: true;
@@ -108,6 +108,8 @@ export interface NewSecurityEvent {
   origin?: EventOrigin | undefined;
   /** Short names only (`method`, `app`, `client_id`, `name`, `reason`…); never a secret. */
   detail?: Record<string, string>;
+  /** The request's id (`reqId`) for an event told with no origin: its audit line carries it all the same. Not stored. */
+  requestId?: string | undefined;
 }
 
 type StoredEvent = Omit<SecurityEvent, 'id'>;
@@ -202,7 +204,7 @@ export class SecurityLog {
   async record(event: NewSecurityEvent, ownAudit?: AuditEvent): Promise<void> {
     const stored = this.toStored(event);
     try {
-      await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored, ownAudit), () => this.notify(stored, event.origin?.locale)]);
+      await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored, event.origin?.requestId ?? event.requestId, ownAudit), () => this.notify(stored, event.origin?.locale)]);
     } catch (error) {
       this.log.error({ err: error, kind: stored.kind, userId: stored.userId, ...(event.origin?.requestId === undefined ? {} : { reqId: event.origin.requestId }) },
         'a change to an account was made, but its security-log line, audit line or notice mail could not be written');
@@ -223,7 +225,7 @@ export class SecurityLog {
     // Each audit line and notice whatever became of the others: one member's mail that cannot be
     // queued must not silence the next member's.
     return () => eachAttempted([
-      ...stored.map((event) => () => this.writeAudit(event)),
+      ...stored.map((event, i) => () => this.writeAudit(event, events[i]!.origin?.requestId ?? events[i]!.requestId)),
       ...stored.map((event, i) => () => this.notify(event, events[i]!.origin?.locale)),
     ]);
   }
@@ -239,10 +241,11 @@ export class SecurityLog {
     };
   }
 
-  private writeAudit(stored: StoredEvent, ownAudit?: AuditEvent): void {
+  /** `requestId`: the request the event came of (`EventOrigin`), which its audit line names. */
+  private writeAudit(stored: StoredEvent, requestId: string | undefined, ownAudit?: AuditEvent): void {
     const of = AUDIT_OF[stored.kind as SecurityEventKind];
-    if (typeof of === 'function') this.audit.record(of(stored));
-    else if (ownAudit) this.audit.record(ownAudit);
+    if (typeof of === 'function') this.audit.record(of(stored), requestId);
+    else if (ownAudit) this.audit.record(ownAudit, requestId);
   }
 }
 

@@ -42,6 +42,8 @@ export interface AttemptOrigin {
   userAgent?: string | undefined;
   /** The page's language, for a notice the attempt causes (`EventOrigin`). */
   locale?: Locale | undefined;
+  /** The request's id, as its log lines carry it (`reqId`): its audit lines carry it too (`EventOrigin`). */
+  requestId?: string | undefined;
   /**
    * Made with a live reset link (a second-step code on the reset form): the link proves the
    * mailbox, which someone failing the password elsewhere does not hold, so such attempts count
@@ -129,7 +131,7 @@ export async function signIn(deps: SignInDeps, attempt: AttemptOrigin & { userna
   deps.audit.record({
     audit: 'sign_in.failed', username: typedUsername(attempt.username), reason: outcome.reason, address,
     ...('userId' in outcome && outcome.userId !== undefined ? { userId: outcome.userId } : {}),
-  });
+  }, attempt.requestId);
   return outcome.reason === 'throttled' ? outcome : { ok: false, reason: outcome.reason };
 }
 
@@ -162,7 +164,7 @@ async function checkSignIn(deps: SignInDeps, attempt: AttemptOrigin & { username
   });
   if (isThrottled(result)) return result;
   // Failures are told to the account's owner only when the account exists (issue 18 item 5).
-  if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent }, detail: { reason: 'wrong password' } });
+  if (wrongFor) await deps.securityLog.record({ userId: wrongFor.id, kind: 'sign_in.failed', origin: { address: attempt.address, userAgent: attempt.userAgent, requestId: attempt.requestId }, detail: { reason: 'wrong password' } });
   if (result === undefined) return { ok: false, reason: unusable ? 'account_unusable' : 'invalid_credentials', userId: named };
   return { ok: true, user: result, deviceCookie: await deps.deviceCookies.afterSignIn(attempt.deviceCookie, account) };
 }
@@ -199,9 +201,9 @@ export async function recordRefusedSignIn(
   const limit = TOLD_PER_WINDOW[reason];
   const told = limit === undefined || (await deps.limiter.hit(`signin:told:${reason}:${user.id}`, limit, SIGN_IN_WINDOW_SECONDS, deps.clock.now())).allowed;
   const audit: AuditEvent = { audit: 'sign_in.failed', username: user.username, reason, address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) };
-  if (!told) return deps.audit.record(audit);
+  if (!told) return deps.audit.record(audit, origin.requestId);
   await deps.securityLog.record({
-    userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent }, detail: { reason: REFUSAL_WORDS[reason] },
+    userId: user.id, kind: 'sign_in.failed', origin: { address: origin.address, userAgent: origin.userAgent, requestId: origin.requestId }, detail: { reason: REFUSAL_WORDS[reason] },
   }, audit);
 }
 
@@ -242,6 +244,6 @@ export async function confirmPassword(
   if (result === true) return { ok: true, deviceCookie: await deps.deviceCookies.afterSignIn(origin.deviceCookie, account) };
   deps.audit.record({
     audit: 'password_confirm.failed', userId: user.id, reason: result === undefined ? 'wrong_password' : 'throttled', address: origin.address,
-  });
+  }, origin.requestId);
   return isThrottled(result) ? result : { ok: false, reason: 'wrong' };
 }

@@ -213,7 +213,7 @@ export async function confirmSecondFactor(deps: TwoStepDeps, user: User, code: s
   const checked = await checkSecondFactorCode(deps, user, code, origin);
   // A code that could not be checked is not the person's failure: the caller logs its cause.
   if (!checked.ok && checked.reason !== 'unreadable') {
-    deps.audit.record({ audit: 'second_factor_confirm.failed', userId: user.id, reason: checked.reason === 'wrong' ? 'wrong_code' : 'throttled', address: origin.address });
+    deps.audit.record({ audit: 'second_factor_confirm.failed', userId: user.id, reason: checked.reason === 'wrong' ? 'wrong_code' : 'throttled', address: origin.address }, origin.requestId);
   }
   return checked;
 }

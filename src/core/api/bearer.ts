@@ -141,7 +141,7 @@ export function resourceDpopError(error: DpopProofError): OAuthError {
  */
 export const BEARER_REFUSALS = {
   /** RFC 6750 3.1: a request without any credentials gets a challenge with no error attribute. */
-  missing: new OAuthError('invalid_token', 'This endpoint needs an access token: send "Authorization: Bearer <token>".', {
+  missing: new OAuthError('invalid_token', 'This endpoint needs an access token: send the header Authorization: Bearer <token>.', {
     headers: { 'www-authenticate': challenge() },
   }),
   /**
@@ -149,25 +149,34 @@ export const BEARER_REFUSALS = {
    * form body (passport-oauth2's default) ends up in logs and histories. No error attribute: the
    * request carries no credentials this API reads.
    */
-  outsideHeader: new OAuthError('invalid_token', 'Tokens in the query string or a form body are not accepted: send the access token in the header "Authorization: Bearer <token>".', {
+  outsideHeader: new OAuthError('invalid_token', 'Tokens in the query string or a form body are not accepted: send the access token in the header Authorization: Bearer <token>.', {
+    headers: { 'www-authenticate': challenge() },
+  }),
+  /**
+   * A form body sent without the header where no form is read (the resource API, MCP): whether it
+   * holds a token is not known, so it is told neither that it has none nor that one in it is
+   * refused, only what is true. RFC 6750 3.1: no credentials were read, so no error attribute,
+   * as for `missing` (UserInfo, which reads its form, answers a form without a token so).
+   */
+  formUnread: new OAuthError('invalid_token', 'This endpoint reads no form body, so no token in one is read: send the access token in the header Authorization: Bearer <token>.', {
     headers: { 'www-authenticate': challenge() },
   }),
   /**
    * RFC 6750 3.1 `invalid_request` (400): more than one Authorization header (RFC 9110 5.3: it
    * takes one value). Node would keep the first and drop the rest unseen.
    */
-  repeatedHeader: new OAuthError('invalid_request', 'The request carried more than one Authorization header: send exactly one, "Authorization: Bearer <token>".', {
+  repeatedHeader: new OAuthError('invalid_request', 'The request carried more than one Authorization header: send exactly one, Authorization: Bearer <token>.', {
     headers: { 'www-authenticate': challenge({ error: 'invalid_request' }) },
   }),
-  notBearer: invalidToken('The Authorization header must be "Bearer <token>", with the access token from the token response or a personal token (or "DPoP <token>" with a DPoP proof, for a token of token_type DPoP).'),
+  notBearer: invalidToken('The Authorization header must be Bearer <token>, with the access token from the token response or a personal token (or DPoP <token> with a DPoP proof, for a token of token_type DPoP).'),
   /** RFC 9449 7.1: the DPoP scheme needs exactly one proof in the `DPoP` header. */
   dpopWithoutProof: new OAuthError('invalid_dpop_proof', 'Authorization: DPoP needs a DPoP header with a proof made for this request (htm, htu, and ath: the hash of the access token).', {
     status: 401, headers: { 'www-authenticate': challenge({ error: 'invalid_dpop_proof' }, 'DPoP') },
   }),
   /** RFC 9449 7.1: a bearer token (personal tokens included) is not bound to any key. */
-  notBound: invalidToken('This token is a Bearer token, not bound to a DPoP key: send it as "Authorization: Bearer <token>".', 'DPoP'),
+  notBound: invalidToken('This token is a Bearer token, not bound to a DPoP key: send it as Authorization: Bearer <token>.', 'DPoP'),
   /** RFC 9449 7.2: a bound token presented as a bearer token is refused (its holder must prove the key). */
-  boundAsBearer: invalidToken('This token is bound to a DPoP key (token_type DPoP): send "Authorization: DPoP <token>" with a DPoP proof signed by that key.', 'DPoP'),
+  boundAsBearer: invalidToken('This token is bound to a DPoP key (token_type DPoP): send Authorization: DPoP <token> with a DPoP proof signed by that key.', 'DPoP'),
   /** RFC 9449 7.1: the proof is signed by another key than the token is bound to. */
   wrongKey: invalidToken('The DPoP proof is signed with another key than the one this token is bound to: sign the proof with the key of the token request.', 'DPoP'),
   refreshToken: invalidToken('This is a refresh token: send the access_token (svco_...) of the token response here, and the refresh token only to the token endpoint.'),
@@ -183,7 +192,7 @@ export const BEARER_REFUSALS = {
 
 /** The refusals made before any lookup: no credentials, not a bearer header, a token of the wrong shape or checksum. */
 const OFFLINE_REFUSALS: ReadonlySet<OAuthError> = new Set([
-  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.repeatedHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpopWithoutProof,
+  BEARER_REFUSALS.missing, BEARER_REFUSALS.outsideHeader, BEARER_REFUSALS.formUnread, BEARER_REFUSALS.repeatedHeader, BEARER_REFUSALS.notBearer, BEARER_REFUSALS.dpopWithoutProof,
   BEARER_REFUSALS.refreshToken, BEARER_REFUSALS.jwt, BEARER_REFUSALS.clientSecret, BEARER_REFUSALS.notAToken,
 ]);
 
@@ -236,25 +245,33 @@ export function bearerToken(authorization: string | undefined): string | null | 
 }
 
 /**
+ * What a request without the `Authorization` header carries where this API reads no token (RFC
+ * 6750 2.2 and 2.3 are not supported): `token`, one seen there (`access_token` in the query string,
+ * or in a form body read to look); `unreadForm`, a form body not read, which may hold one or not.
+ */
+export type TokenElsewhere = 'token' | 'unreadForm';
+
+/**
  * Authenticates the `Authorization` header: the bearer, or the 401 refusal to answer with
  * (one of `BEARER_REFUSALS`, returned rather than thrown). Malformed tokens and bad checksums are
  * refused before storage. Expired is `hasExpired`, the rule the token lists name it by; a revoked
- * token, grant or deactivated client shows as `revokedAt`. `tokenOutsideHeader`: the request
- * carried a token where this API does not read one (the query string, a form body), so a request
- * without the header is told so. `proofOf`: the request's DPoP proof, read and checked (after
- * everything else) for `Authorization: DPoP` only. `onlyMarked`: the request's address is refused
- * for unknown tokens, so a token that does not bear the service's mark (`TokenMarks`) is refused
- * as unknown without a lookup.
+ * token, grant or deactivated client shows as `revokedAt`. `elsewhere`: what a request without
+ * the header carries where this API reads no token, which its refusal tells. `proofOf`: the
+ * request's DPoP proof, read and checked (after everything else) for `Authorization: DPoP` only.
+ * `onlyMarked`: the request's address is refused for unknown tokens, so a token that does not
+ * bear the service's mark (`TokenMarks`) is refused as unknown without a lookup.
  */
 export async function authenticateBearer(
   deps: BearerDeps,
   authorization: string | undefined,
-  tokenOutsideHeader = false,
+  elsewhere?: TokenElsewhere,
   proofOf?: () => PresentedProof,
   onlyMarked = false,
 ): Promise<Bearer | OAuthError> {
   const presented = authorizationToken(authorization);
-  if (presented === undefined) return tokenOutsideHeader ? BEARER_REFUSALS.outsideHeader : BEARER_REFUSALS.missing;
+  if (presented === undefined) {
+    return elsewhere === 'token' ? BEARER_REFUSALS.outsideHeader : elsewhere === 'unreadForm' ? BEARER_REFUSALS.formUnread : BEARER_REFUSALS.missing;
+  }
   if (presented === null) return BEARER_REFUSALS.notBearer;
   const { scheme, token } = presented;
   const proof = scheme === 'DPoP' ? proofOf?.() : undefined;

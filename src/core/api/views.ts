@@ -2,7 +2,7 @@
  * The resource API v1 (seed sections 2.2–2.5 and 4.4, INTERFACE section 7): what each endpoint
  * answers, shaped from the stores. HTTP, schemas and serialization live in src/http/routes/api.
  */
-import { OAuthError } from '../errors.js';
+import { OAuthError, asErrorDescription } from '../errors.js';
 import type { User } from '../accounts/ports.js';
 import type { PostSummary } from '../community/ports.js';
 import type { Stores } from '../stores.js';
@@ -148,7 +148,9 @@ function integerParameter(name: string, value: unknown, fallback: number, min: n
   if (value === undefined) return fallback;
   if (Array.isArray(value)) throw new OAuthError('invalid_request', `${name} was given more than once: send it once.`);
   if (typeof value !== 'string' || !DIGITS.test(value) || Number(value) < min) {
-    throw new OAuthError('invalid_request', `${name} must be a whole number from ${min} to ${MAX_PAGING_VALUE}, in digits only (got ${JSON.stringify(String(value).slice(0, 20))}).`);
+    // RFC 6749 5.2, RFC 6750 3: no quote or backslash in an error_description, so the value sent is
+    // quoted with apostrophes, in the characters it allows (`asErrorDescription`).
+    throw new OAuthError('invalid_request', `${name} must be a whole number from ${min} to ${MAX_PAGING_VALUE}, in digits only (got '${asErrorDescription(String(value).slice(0, 20))}').`);
   }
   return Number(value);
 }

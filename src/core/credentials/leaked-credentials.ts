@@ -51,6 +51,8 @@ export interface LeakReport {
   /** The reporter's address (for the limit and the audit line; never shown to the owners). */
   address: string;
   credentials: readonly ReportedCredential[];
+  /** The report's request id (`reqId`), which its audit lines carry. */
+  requestId?: string | undefined;
 }
 
 /**
@@ -73,7 +75,7 @@ export async function admitLeakReport(deps: Pick<LeakDeps, 'limiter' | 'clock'>,
  */
 export function reportedStrings(value: unknown): string[] {
   if (!Array.isArray(value)) {
-    throw new OAuthError('invalid_request', 'Send a JSON object {"credentials": ["…", …]} (or the bare list) with the strings found.');
+    throw new OAuthError('invalid_request', 'Send a JSON object whose credentials member is the list of the strings found (or the bare list).');
   }
   if (value.length === 0 || value.length > MAX_REPORTED_CREDENTIALS) {
     throw new OAuthError('invalid_request', `A report names from 1 to ${MAX_REPORTED_CREDENTIALS} credentials; split a longer list.`);
@@ -163,8 +165,8 @@ export async function handleLeakReport(
     deps.audit.record({
       audit: 'credential.revoked_as_leaked', source: report.source, kind: r.kind,
       ...(r.kind === 'clientSecret' ? { userId: r.ownerId, clientId: r.clientId } : { userId: r.userId, tokenId: r.tokenId }),
-    });
+    }, report.requestId);
   }
-  deps.audit.record({ audit: 'leak_report.received', source: report.source, address: report.address, submitted: report.credentials.length, revoked: revoked.length });
+  deps.audit.record({ audit: 'leak_report.received', source: report.source, address: report.address, submitted: report.credentials.length, revoked: revoked.length }, report.requestId);
   return { known: sorted.map((s) => known.has(s.hash)), announce };
 }

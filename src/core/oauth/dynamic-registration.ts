@@ -203,7 +203,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
     throw error;
   }
   const { client, secret } = registered;
-  deps.audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: null, type: client.type, via: 'oauth', address: askedBy.address });
+  deps.audit.record({ audit: 'client.registered', clientId: client.clientId, ownerId: null, type: client.type, via: 'oauth', address: askedBy.address }, askedBy.requestId);
   return {
     client_id: client.clientId,
     client_id_issued_at: Math.floor(client.createdAt / 1000),

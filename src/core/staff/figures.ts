@@ -58,10 +58,10 @@ export class FigureCounter {
   /** The audit sink `sink` that also counts what it records. */
   counting(sink: AuditSink, now: () => Instant): AuditSink {
     return {
-      record: (event) => {
+      record: (event, reqId) => {
         const figure = figureOf(event);
         if (figure) this.count(figure, now());
-        sink.record(event);
+        sink.record(event, reqId);
       },
     };
   }

@@ -3,7 +3,7 @@
  * how every change is made: the change and its staff-log entry in one transaction, then an audit
  * event. The routes and the command line call these; they decide nothing themselves.
  */
-import { type NewSecurityEvent, STAFF_ORIGIN, type SecurityLog } from '../accounts/security-log.js';
+import { type EventOrigin, type NewSecurityEvent, STAFF_ORIGIN, type SecurityLog } from '../accounts/security-log.js';
 import type { AuditSink } from '../audit.js';
 import { InputError, OAuthError } from '../errors.js';
 import type { Stores } from '../stores.js';
@@ -74,8 +74,16 @@ export function roleChangedLine(userId: number, role: Role) {
   return { userId, kind: 'staff.role_changed' as const, detail: { role } };
 }
 
-/** Who did it: a staff member from an address, or the operator at the command line. */
-export type StaffActor = (StaffMember & { via: 'site'; address: string }) | { via: 'cli' };
+/**
+ * Who did it: a staff member from an address, or the operator at the command line. `requestId`:
+ * the id of the console's request (`reqId`), which the action's audit lines carry.
+ */
+export type StaffActor = (StaffMember & { via: 'site'; address: string; requestId?: string | undefined }) | { via: 'cli' };
+
+/** Where a line staff made in a member's log comes from: the site's staff, by the console's request if any (its audit line names it). */
+function staffOrigin(actor: StaffActor): EventOrigin {
+  return actor.via === 'cli' || actor.requestId === undefined ? STAFF_ORIGIN : { ...STAFF_ORIGIN, requestId: actor.requestId };
+}
 
 export interface StaffChange<T> {
   actor: StaffActor;
@@ -132,7 +140,7 @@ export async function makeStaffChange<T>(
       detail: made.detail,
       reason: change.reason,
     });
-    const announce = await deps.securityLog.recordAll((made.told ?? []).map((line) => ({ ...line, origin: STAFF_ORIGIN })), tx.securityEvents);
+    const announce = await deps.securityLog.recordAll((made.told ?? []).map((line) => ({ ...line, origin: staffOrigin(change.actor) })), tx.securityEvents);
     return { result: made.result, entry, announce };
   });
   if (done) {
@@ -141,7 +149,7 @@ export async function makeStaffChange<T>(
       audit: 'staff.action', action: entry.action, staffLogId: entry.id, actorId: entry.actorId,
       targetKind: entry.targetKind, targetId: entry.targetId, detail: entry.detail,
       ...(change.actor.via === 'cli' ? { via: 'cli' as const } : { via: 'site' as const, address: change.actor.address }),
-    });
+    }, change.actor.via === 'cli' ? undefined : change.actor.requestId);
   }
   return done;
 }

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
-import { BEARER_REFUSALS, type Bearer, UsageRecorder, audienceRefusal, authenticateBearer, meantForValidHolder, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
+import { BEARER_REFUSALS, type Bearer, type TokenElsewhere, UsageRecorder, audienceRefusal, authenticateBearer, meantForValidHolder, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/oauth/scopes.js';
 import { CORS_HEADERS } from './cors.js';
@@ -49,7 +49,8 @@ export function requestBearer(request: FastifyRequest): Bearer {
 /**
  * Where the request may carry a token the API reads none from (RFC 6750 2.2 and 2.3 are not
  * supported): `access_token` in the query string; a form body, whose only use here would be one
- * (read for it where the routes read a form, `formCarriesToken`); `undefined` for neither.
+ * (read for it where the routes read a form, `formCarriesToken`, else left unread); `undefined`
+ * for neither.
  */
 function tokenOutsideHeader(request: FastifyRequest): 'query' | 'form' | undefined {
   if (/[?&]access_token=/.test(request.url)) return 'query';
@@ -87,7 +88,8 @@ export interface BearerGate {
  * issued for a named resource must match (`audienceRefusal`). `readsForm`: the routes read a form
  * body (UserInfo, OpenID Connect Core 5.3.1), so a form sent without the header is judged once it
  * is read: told that a token in it is not accepted when it carries `access_token`, else that the
- * request has no token (RFC 6750 3.1). Elsewhere no form body is read, and one is refused unread.
+ * request has no token (RFC 6750 3.1). Elsewhere no form body is read: one sent without the header
+ * is refused unread, told that no form is read here (`formUnread`), with the same challenge.
  */
 export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: true }): BearerGate {
   const { deps } = app;
@@ -112,10 +114,10 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
 
   /**
    * Authenticates the request's token and admits it (`request.bearer`) for `scope` (`''`: any),
-   * or sends the refusal. `tokenElsewhere`: it carries none in the header but one where the API
-   * reads none.
+   * or sends the refusal. `elsewhere`: what a request without the header carries where the API
+   * reads no token (`TokenElsewhere`).
    */
-  const admit = async (request: FastifyRequest, reply: FastifyReply, scope: Scope | '', tokenElsewhere: boolean) => {
+  const admit = async (request: FastifyRequest, reply: FastifyReply, scope: Scope | '', elsewhere?: TokenElsewhere) => {
     const { authorization } = request.headers;
     const now = deps.clock.now();
     // Worked out only when a limit needs it (docs/performance.md, decision 46); the socket's peer
@@ -127,7 +129,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // any other request from it is refused, before any lookup, and counted no further.
     const blocked = limits.isBlocked(addressOf, now);
     const bearer = authorization !== undefined && fieldRepeats(request, 'authorization') ? BEARER_REFUSALS.repeatedHeader
-      : await authenticateBearer(deps, authorization, tokenElsewhere, () => presentedProof(request, deps.settings.baseUrl), blocked);
+      : await authenticateBearer(deps, authorization, elsewhere, () => presentedProof(request, deps.settings.baseUrl), blocked);
     if (bearer instanceof OAuthError) {
       if (blocked ? !meantForValidHolder(bearer) : !(await limits.hitFailure(addressOf, bearer, now))) return refuseLimited(request, reply, { address: addressOf() });
       return refuse(bearer, request, reply);
@@ -153,22 +155,30 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     reply.headers(answerHeaders);
     const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
     if (scope === undefined) return undefined;
-    if (request.headers.authorization !== undefined) return admit(request, reply, scope, false);
+    if (request.headers.authorization !== undefined) return admit(request, reply, scope);
     const elsewhere = tokenOutsideHeader(request);
-    // Judged once read (`readsForm`), below.
-    if (elsewhere === 'form' && options.readsForm) return undefined;
+    if (elsewhere === 'form' && options.readsForm) {
+      // Judged once read (`readsForm`), below; but an address refused for now is refused before
+      // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is
+      // read, and a request without the header from there is refused all the same (`admit`).
+      let address: string | undefined;
+      const addressOf = () => (address ??= clientAddress(request));
+      if (!bearerOptional && limits.isBlocked(addressOf, deps.clock.now())) return refuseLimited(request, reply, { address: addressOf() });
+      return undefined;
+    }
     if (bearerOptional && elsewhere === undefined) return undefined;
-    return admit(request, reply, scope, elsewhere !== undefined);
+    // A form not read may hold a token or not: it is told what is true, that no form is read here.
+    return admit(request, reply, scope, elsewhere === 'query' ? 'token' : elsewhere === 'form' ? 'unreadForm' : undefined);
   });
-  // A form sent without the header, read: a request with no token was told "tokens in a form
-  // body are not accepted", as if it had sent one.
+  // A form sent without the header, read: one that carries `access_token` is told a token there
+  // is not accepted; one without, that the request has no token (RFC 6750 3.1).
   if (options.readsForm) {
     app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
       const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
       if (scope === undefined || request.bearer !== undefined) return undefined;
       const carriesToken = formCarriesToken(request.body);
       if (bearerOptional && !carriesToken) return undefined;
-      return admit(request, reply, scope, carriesToken);
+      return admit(request, reply, scope, carriesToken ? 'token' : undefined);
     });
   }
 

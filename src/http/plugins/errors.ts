@@ -173,8 +173,9 @@ function unreadableAddress(url: string): string {
 
 /**
  * What an error page tells a person in their language, by the error's code, unless the error
- * carries words of its own; the description stays English (RFC 6749 5.2), shown as is on an
- * English page and, when the page has no words of the error's own, as details on another.
+ * carries words of its own, which every page shows, an English one too; the description stays
+ * English (RFC 6749 5.2), shown as is on an English page of an error without words of its own
+ * and, on a page in another language, as details.
  */
 const PAGE_WORDS: Partial<Record<OAuthErrorCode, Words>> = {
   invalid_request: { key: 'errors.invalidRequest' },
@@ -242,9 +243,11 @@ async function errorPageOf(request: FastifyRequest, reply: FastifyReply, error: 
   // A read of a member or post that does not exist is a missing page; a form sent about one is a refused action.
   const pageMissing = error.status === 404 && (request.method === 'GET' || request.method === 'HEAD');
   const heading = t.text(errorHeading(error.status, pageMissing));
-  if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description, framing);
-  // The error's own words say what its description says: nothing is left to read in English.
+  // The error's own words say what its description says, for the member who reads the page, in
+  // English too: the description is the developer's (a /static refusal's names Range and
+  // If-Match), and on a page in Chinese nothing is left to read in English.
   if (error.words) return errorPage(context, heading, t.text(error.words.key, error.words.values), framing);
+  if (t.locale === DEFAULT_LOCALE) return errorPage(context, heading, error.description, framing);
   const words = pageMissing ? NOTHING_HERE
     : (inConsole ? CONSOLE_PAGE_WORDS : PAGE_WORDS)[error.code] ?? { key: 'errors.generic' };
   // Words of the error's kind only: the description below, for the app's developer on the site's

@@ -128,7 +128,7 @@ export async function startSession(request: FastifyRequest, reply: FastifyReply,
   }));
   // The member is signed in: a notice that cannot be queued is the operators' error line, not a failed sign-in.
   await afterCommit(request.log, 'a member signed in, but the sign-in\'s notice mail could not be queued', { userId: user.id }, announce);
-  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: origin.address, method, ...(passkeyId ? { passkeyId } : {}) });
+  audit.record({ audit: 'sign_in.succeeded', userId: user.id, username: user.username, address: origin.address, method, ...(passkeyId ? { passkeyId } : {}) }, request.id);
   reply.setCookie(cookieName(request, 'session'), id, cookieOptions(request, SESSION_LIFETIME_MS / 1000));
   request.signIn = { session, user };
   return session;

@@ -99,7 +99,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
       await reply.redirect(signInAgainPath(back), 303);
       return undefined;
     }
-    return { ...staffOf(request), via: 'site', address: clientAddress(request) };
+    return { ...staffOf(request), via: 'site', address: clientAddress(request), requestId: request.id };
   }
 
   /**

@@ -54,7 +54,7 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
     // GitHub's shape, {"credentials": […]}, or the bare list INTERFACE section 11 speaks of.
     const body = parseJson(rawJson(request)) as { credentials?: unknown } | unknown[] | null;
     const strings = reportedStrings(Array.isArray(body) ? body : typeof body === 'object' && body !== null ? body.credentials : undefined);
-    const { announce } = await handleLeakReport(app.deps, { source: 'report', address: clientAddress(request), credentials: strings.map((value) => ({ value })) });
+    const { announce } = await handleLeakReport(app.deps, { source: 'report', address: clientAddress(request), requestId: request.id, credentials: strings.map((value) => ({ value })) });
     await afterCommit(request.log, NOTICES_LOST, {}, announce);
     // The same answer whatever the strings named (T54): 202 and an empty JSON object.
     return reply.code(202).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');
@@ -76,7 +76,7 @@ export async function credentialRoutes(app: FastifyInstance, options: { security
       throw error;
     }
     const matches = alertMatches(parseJson(raw));
-    const { known, announce } = await handleLeakReport(app.deps, { source: 'secret_scanning', address: clientAddress(request), credentials: reportedFromAlert(matches) }, { identify: true });
+    const { known, announce } = await handleLeakReport(app.deps, { source: 'secret_scanning', address: clientAddress(request), requestId: request.id, credentials: reportedFromAlert(matches) }, { identify: true });
     await afterCommit(request.log, NOTICES_LOST, {}, announce);
     return reply.header('cache-control', 'no-store').send(alertFeedback(matches, known));
   });

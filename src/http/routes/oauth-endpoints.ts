@@ -106,7 +106,7 @@ export async function oauthEndpointRoutes(app: FastifyInstance, options: { secur
 
   app.post('/api/oauth/revoke', async (request, reply) => {
     const { client, token } = await tokenRequest('revoke', request);
-    await revokeToken(deps, client, token);
+    await revokeToken(deps, client, token, request.id);
     // RFC 7009 2.2: 200, also for a token that is unknown or not the client's. The body is `{}` as
     // JSON (INTERFACE section 6): some libraries (simple-oauth2) throw on a 200 without a JSON type.
     return reply.code(200).header('cache-control', 'no-store').type('application/json; charset=utf-8').send('{}');

@@ -106,7 +106,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
 
   app.post(EMAIL_REFUSE_PATH, { ...page, schema: { body: { type: 'object', properties: { token: typed, _csrf: csrf } } } }, async (request: FastifyRequest<{ Body: { token?: string } }>, reply) => {
     verifyCsrf(request);
-    const refused = await refuseEmailLink(deps, request.body.token ?? '');
+    const refused = await refuseEmailLink(deps, request.body.token ?? '', request.id);
     const context = await pageContext(request, reply);
     if (!refused.ok) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
     setMailboxPassCookie(request, reply, refused.pass, MAILBOX_PASS_MS / 1000);
@@ -132,7 +132,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     }
     // Who `login` names is looked up and mailed after the answer has gone, so its timing is the
     // same whether or not an account exists (INTERFACE section 12).
-    deps.background.run('password reset mail', outcome.mailLinks, answered(reply));
+    deps.background.run('password reset mail', outcome.mailLinks, answered(reply), request.log);
     return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), sent: true }));
   });
 

@@ -175,7 +175,7 @@ const ACTIONS: Record<string, (ctx: ActionContext) => Promise<FastifyReply>> = {
     if (target === ctx.session.idHash) {
       // This browser's own session: a sign-out, as at /logout.
       await endSession(ctx.request, ctx.reply);
-      ctx.request.server.deps.audit.record({ audit: 'sign_out', userId: ctx.user.id, address: ctx.origin.address });
+      ctx.request.server.deps.audit.record({ audit: 'sign_out', userId: ctx.user.id, address: ctx.origin.address }, ctx.request.id);
       return ctx.reply.redirect('/', 303);
     }
     const sessions = await stores.sessions.listForUser(ctx.user.id, clock.now());

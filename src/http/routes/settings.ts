@@ -146,7 +146,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     if (!done) return undefined;
     if (done.cookie !== undefined) setRevealCookie(request, reply, done.cookie, ONE_TIME_SECRET_MS / 1000);
     await afterCommit(request.log, 'a new secret was made and is shown to its owner, but its audit line or notice mail could not be written', { userId: user.id }, async () => {
-      audit.record(done.issued.audit);
+      audit.record(done.issued.audit, request.id);
       await done.announce();
     });
     return done.issued.made;
@@ -315,7 +315,7 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
     } catch (error) {
       return answer(formErrors(error), 400);
     }
-    const confirmed = await confirmPassword(app.deps, user, password, { address: clientAddress(request), deviceCookie: deviceCookie(request) });
+    const confirmed = await confirmPassword(app.deps, user, password, { address: clientAddress(request), deviceCookie: deviceCookie(request), requestId: request.id });
     if (!confirmed.ok) {
       if (confirmed.reason === 'wrong') return answer({ field: 'password', message: 'that password is not right', words: { key: 'settings.passwordWrong' } }, 400);
       app.deps.metrics.rateLimitRefusals.inc({ scope: 'password_confirm' });

@@ -305,9 +305,9 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
       deps.metrics.signInFailures.inc({ reason: 'invalid_credentials' });
       const origin = attemptOrigin(request);
       // Nothing was typed: the passkey names the account, if it names one.
-      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: origin.address });
+      if (!user) deps.audit.record({ audit: 'sign_in.failed', username: '', reason: 'invalid_passkey', address: origin.address }, request.id);
       else if (!checked.ok) await recordRefusedSignIn(deps, user, origin, 'invalid_passkey', passkeyId);
-      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) });
+      else deps.audit.record({ audit: 'sign_in.failed', username: user.username, reason: 'account_unusable', address: origin.address, userId: user.id, ...(passkeyId ? { passkeyId } : {}) }, request.id);
       const context = await pageContext(request, reply);
       return sendPage(reply, signInPage(context, {
         username: '', returnTo, appName: await appNameFor(app, request, returnTo), error: context.t.text(WRONG_PASSKEY.key), ...lostRequestOf(request.body),
@@ -321,7 +321,7 @@ export async function signInRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const signedIn = await currentSignIn(request);
     await endSession(request, reply);
-    if (signedIn) app.deps.audit.record({ audit: 'sign_out', userId: signedIn.user.id, address: clientAddress(request) });
+    if (signedIn) app.deps.audit.record({ audit: 'sign_out', userId: signedIn.user.id, address: clientAddress(request) }, request.id);
     // Post/redirect/get to a page that says so: the person sees the sign-out worked.
     return reply.redirect('/logout', 303);
   });

@@ -57,7 +57,7 @@ export async function signUpRoutes(app: FastifyInstance): Promise<void> {
     const outcome = await signUp(app.deps, { username, nickname, password: request.body.password ?? '', address: clientAddress(request) });
     if (outcome.ok) {
       const { user } = outcome;
-      app.deps.audit.record({ audit: 'account.created', userId: user.id, username: user.username, via: 'site', address: clientAddress(request) });
+      app.deps.audit.record({ audit: 'account.created', userId: user.id, username: user.username, via: 'site', address: clientAddress(request) }, request.id);
       // The new account's browser proved it: it keeps its own sign-in attempts from now on.
       setDeviceCookie(request, reply, await app.deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(user.username)));
       // A session begins: logged as a sign-in, as every one is.

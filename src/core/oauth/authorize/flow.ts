@@ -314,7 +314,7 @@ export async function decideAuthorization(
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: false };
   const otherAccount = hintedOther(request, signedIn);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
-  if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale }));
+  if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale, requestId: askedBy.requestId }));
   if (decision === 'deny') {
     return respond(deps, request.pushed, () => errorResponse(deps, destinationOf(request), new OAuthError('access_denied', 'The user denied the request.'), request.state));
   }
@@ -367,7 +367,7 @@ async function approveIfRemembered(deps: OAuthDeps, request: AuthorizationReques
  * Approval: a new grant with a single-use code (`newCode`), and the remembered consent, all or
  * nothing. A request the remembered consent already `covers` leaves the consent as it is.
  */
-async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean; pageLocale?: Locale | undefined }): Promise<AuthorizationResponse> {
+async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn: SignedIn, consent: { remembered: boolean; pageLocale?: Locale | undefined; requestId?: string | undefined }): Promise<AuthorizationResponse> {
   const { code, stored } = newCode(deps, request, signedIn);
   const { userId, clientId, scope, createdAt: now } = stored;
   // The grant remembers the sign-in session, for the id_token's `sid` and the logout that ends it.
@@ -391,7 +391,7 @@ async function approve(deps: OAuthDeps, request: AuthorizationRequest, signedIn:
     });
     // The user approved on the consent page: the account's security log says so (issue 18 item 5).
     await deps.securityLog.record({
-      userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent, locale: consent.pageLocale },
+      userId, kind: 'app.authorized', origin: { address: signedIn.session.address, userAgent: signedIn.session.userAgent, locale: consent.pageLocale, requestId: consent.requestId },
       detail: { app: request.client.name, client_id: clientId, scope, ...(consented.firstTime ? { first_time: 'yes' } : {}) },
     }, { audit: 'consent.granted', userId, clientId, scope: consented.union });
   }

@@ -88,12 +88,12 @@ function checkHeader(proof: string): ProtectedHeaderParameters & { jwk: JWK } {
   } catch {
     throw invalid('The DPoP proof\'s header is not a JSON object.');
   }
-  if (header.typ !== 'dpop+jwt') throw invalid('The DPoP proof\'s typ header must be "dpop+jwt" (RFC 9449 4.2).');
+  if (header.typ !== 'dpop+jwt') throw invalid('The DPoP proof\'s typ header must be dpop+jwt (RFC 9449 4.2).');
   if (typeof header.alg !== 'string' || !(DPOP_ALGS as readonly string[]).includes(header.alg)) {
     throw invalid(`The DPoP proof's alg must be one of ${DPOP_ALGS.join(', ')} (never none or a symmetric algorithm).`);
   }
   const jwk = header.jwk;
-  if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) throw invalid('The DPoP proof\'s header must carry the public key as "jwk".');
+  if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) throw invalid('The DPoP proof\'s header must carry the public key as jwk.');
   if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
     throw invalid('The DPoP proof\'s jwk holds a private or symmetric key: put only the public key in the header, and keep the private key secret.');
   }

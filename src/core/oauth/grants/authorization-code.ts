@@ -70,7 +70,7 @@ async function boundKey(deps: OAuthDeps, _client: Client, params: Params): Promi
   return (await deps.stores.codes.find(hashSecret(code)))?.dpopJkt ?? null;
 }
 
-registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource, address, log }) => {
+registerGrantType('authorization_code', async ({ deps, client, params, keys, marker, dpopJkt, resource, address, requestId, log }) => {
   const code = required(params, 'code', 'the code your redirect URI received');
   const redirectUri = required(params, 'redirect_uri', 'the same redirect_uri as in the authorization request');
   const verifier = single(params, 'code_verifier');
@@ -98,7 +98,7 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
     const tokens = redemption.answer;
     deps.metrics.tokensIssued.inc({ kind: 'access' });
     deps.metrics.tokensIssued.inc({ kind: 'refresh' });
-    deps.audit.record({ audit: 'token.issued', via: 'oauth', clientId: client.clientId, userId: tokens.user.id, grantId: tokens.grant.id, scope: tokens.scope });
+    deps.audit.record({ audit: 'token.issued', via: 'oauth', clientId: client.clientId, userId: tokens.user.id, grantId: tokens.grant.id, scope: tokens.scope }, requestId);
     return tokens;
   }
   if (redemption.kind === 'refused') throw new OAuthError('invalid_grant', redemption.reason);
@@ -110,7 +110,7 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   // with a wrong guess) end the user's grants.
   if (known && known.usedAt !== null && known.clientId === client.clientId && unboundRequest(known, presented) === undefined) {
     const grantsRevoked = await revokeUserClientGrants(deps, known.userId, known.clientId, 'code_reuse');
-    deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked, address });
+    deps.audit.record({ audit: 'code.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantsRevoked, address }, requestId);
     throw new OAuthError('invalid_grant', UNKNOWN_CODE);
   }
   // INTERFACE section 3: a request that does not match the code (another client, a wrong
@@ -121,7 +121,7 @@ registerGrantType('authorization_code', async ({ deps, client, params, keys, mar
   // A used one tells the operator its code was seen by someone who could not redeem it, and from
   // where: a public client's id, `presentedBy`, is anyone's to send (attack84).
   if (known?.usedAt != null) {
-    deps.audit.record({ audit: 'code.used_presented_unbound', via: 'oauth', clientId: known.clientId, userId: known.userId, presentedBy: client.clientId, address });
+    deps.audit.record({ audit: 'code.used_presented_unbound', via: 'oauth', clientId: known.clientId, userId: known.userId, presentedBy: client.clientId, address }, requestId);
   }
   if (known) throw new OAuthError('invalid_grant', mismatch(known, presented, now) ?? UNKNOWN_CODE);
   throw new OAuthError('invalid_grant', UNKNOWN_CODE);

@@ -76,7 +76,7 @@ export async function exchangeGrant(deps: OAuthDeps, params: Params, credentials
   // connection could wait behind the transaction itself (SQLite has one connection).
   const keys = await deps.keys.keySet();
   const marker = await deps.tokenMarks.ready();
-  const issued = await type.exchange({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource, address: credentials.askedBy.address, log });
+  const issued = await type.exchange({ deps, client, params, keys, marker, dpopJkt: possession.jkt, resource, address: credentials.askedBy.address, requestId: credentials.askedBy.requestId, log });
   if (issued.idToken !== undefined) deps.metrics.tokensIssued.inc({ kind: 'id_token' });
   return possession.nonce === undefined ? issued : { ...issued, dpopNonce: possession.nonce };
 }

@@ -64,7 +64,7 @@ async function boundKey(deps: OAuthDeps, client: Client, params: Params): Promis
   return refreshableBy(stored, grant && { grant }, client, deps.clock.now()) ? stored.dpopJkt : null;
 }
 
-registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource, address }) => {
+registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, dpopJkt, resource, address, requestId }) => {
   const token = required(params, 'refresh_token', 'the refresh token of the latest token response');
   const narrowed = requestedScope(single(params, 'scope'));
   if (tokenKind(token) !== 'refresh') throw new OAuthError('invalid_grant', INVALID);
@@ -104,20 +104,20 @@ registerGrantType('refresh_token', async ({ deps, client, params, keys, marker, 
   if (issued) {
     deps.metrics.tokensIssued.inc({ kind: 'access' });
     deps.metrics.tokensIssued.inc({ kind: 'refresh' });
-    deps.audit.record({ audit: 'token.refreshed', via: 'oauth', clientId: client.clientId, userId: issued.user.id, grantId: issued.grant.id, scope: issued.scope });
+    deps.audit.record({ audit: 'token.refreshed', via: 'oauth', clientId: client.clientId, userId: issued.user.id, grantId: issued.grant.id, scope: issued.scope }, requestId);
     return issued;
   }
   // Not rotated here. The conditional write above returns nothing only once a rotation that took
   // the row has committed or rolled back (PostgreSQL makes a racing UPDATE wait on the row's lock;
   // SQLite runs one transaction at a time), so what is read below is the winner's committed work.
-  const replayed = await replay(deps, client, token, tokenHash, { scope: requested, resource }, dpopJkt, address);
+  const replayed = await replay(deps, client, token, tokenHash, { scope: requested, resource }, dpopJkt, { address, requestId });
   if (replayed) return replayed;
   // Seed section 3 rule 3 and RFC 9700 4.14.2: a rotated or revoked refresh token presented
   // again, and not a replay, ends its whole family.
   const known = await deps.stores.tokens.findRefresh(tokenHash);
   if (known && (known.usedAt !== null || known.revokedAt !== null)) {
     await revokeGrantCounted(deps, known.grantId, 'refresh_reuse', deps.clock.now());
-    deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId, address });
+    deps.audit.record({ audit: 'refresh_token.reuse_detected', via: 'oauth', clientId: known.clientId, userId: known.userId, grantId: known.grantId, address }, requestId);
   }
   throw new OAuthError('invalid_grant', INVALID);
 }, boundKey);
@@ -143,7 +143,8 @@ function replayAnswer(issued: IssuedTokens, requested: string | null, resource: 
  * answer, so a replay never extends the access token's life.
  */
 async function replay(
-  deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: { scope: string | null; resource: string | null }, dpopJkt: string | null, address: string,
+  deps: OAuthDeps, client: Client, token: string, tokenHash: string, requested: { scope: string | null; resource: string | null }, dpopJkt: string | null,
+  askedBy: { address: string; requestId: string | undefined },
 ): Promise<IssuedTokens | undefined> {
   const window = deps.settings.refreshReplaySeconds;
   if (window <= 0) return undefined;
@@ -154,7 +155,7 @@ async function replay(
   if (!answer || answer.requestedScope !== requested.scope || (answer.requestedResource ?? null) !== requested.resource || answer.dpopJkt !== dpopJkt) return undefined;
   const granted = await deps.stores.grants.findWithUser(candidate.token.grantId);
   if (!granted || granted.grant.revokedAt !== null || granted.user.status !== 'active') return undefined;
-  deps.audit.record({ audit: 'refresh_token.replayed', via: 'oauth', clientId: client.clientId, userId: granted.user.id, grantId: granted.grant.id, address });
+  deps.audit.record({ audit: 'refresh_token.replayed', via: 'oauth', clientId: client.clientId, userId: granted.user.id, grantId: granted.grant.id, address: askedBy.address }, askedBy.requestId);
   return {
     accessToken: answer.accessToken,
     refreshToken: answer.refreshToken,

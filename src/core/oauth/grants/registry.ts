@@ -29,6 +29,8 @@ export interface GrantRequest {
    * have done without being the client (a public client's id is anyone's to send) names it.
    */
   address: string;
+  /** The token request's id (`reqId`), which an audit line it causes carries. */
+  requestId: string | undefined;
   /** The token request's log: a line written while answering it carries its id (`reqId`). */
   log: Log;
 }

@@ -52,15 +52,16 @@ export type TokenTypeHint = 'access_token' | 'refresh_token';
 /**
  * RFC 7009 2.1: revokes the client's own access or refresh token; anything else is ignored
  * (2.2: the answer is the same for unknown tokens). A refresh token ends its whole grant, so the
- * grant's access tokens end too; an access token ends alone.
+ * grant's access tokens end too; an access token ends alone. `requestId`: the revocation
+ * request's id (`reqId`), which its audit line carries.
  */
-export async function revokeToken(deps: OAuthDeps, client: Client, token: string): Promise<void> {
+export async function revokeToken(deps: OAuthDeps, client: Client, token: string, requestId?: string): Promise<void> {
   const kind = tokenKind(token);
   const now = deps.clock.now();
   const hash = hashSecret(token);
   const record = (found: { clientId: string; userId: number; grantId: number }, revoked: 'access' | 'refresh') => deps.audit.record({
     audit: 'token.revoked', via: 'oauth', clientId: found.clientId, userId: found.userId, grantId: found.grantId, kind: revoked,
-  });
+  }, requestId);
   if (kind === 'access') {
     const found = await deps.stores.tokens.findAccess(hash);
     if (found && found.clientId === client.clientId && (await deps.stores.tokens.revokeAccess(hash, now))) {

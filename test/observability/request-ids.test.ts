@@ -1,0 +1,97 @@
+/**
+ * A line a request causes carries that request's id (`reqId`), as Fastify's own lines of it do,
+ * so an operator finds the request of an audit event or of a failure after its answer: the audit
+ * lines its answer writes (at the site, the token endpoint), and the failure of work it started and
+ * did not wait for (`BackgroundTasks`). Lines no request causes (timers, start-up) carry none
+ * (docs/operations.md, "Logging").
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { createAccount } from '../../src/core/accounts/accounts.js';
+import { BackgroundTasks } from '../../src/core/background.js';
+import type { Log } from '../../src/core/log.js';
+import type { RateLimiter } from '../../src/core/rate-limiter.js';
+import { type TestApp, type TestAppWithSmtp, startAppWithSmtp, startTestApp } from '../support/app.js';
+import { temporarySqliteDatabase } from '../support/databases.js';
+import { verifiedAddress } from '../support/member-mail.js';
+import { Visitor } from '../site/visitor.js';
+import { Browser, newClient, obtainTokens, signedInBrowser } from '../oauth/helpers.js';
+
+type Line = { msg?: string; reqId?: string; audit?: string; req?: { method?: string; url?: string }; task?: string };
+
+const PASSWORD = 'a long enough pass phrase';
+
+/** The id of the one request to `method` `path` among `lines` (Fastify's "incoming request" line). */
+function requestIdOf(lines: readonly Line[], method: string, path: string): string[] {
+  return lines.filter((l) => l.msg === 'incoming request' && l.req?.method === method && l.req.url?.split('?')[0] === path).map((l) => l.reqId!);
+}
+
+test('a request\'s failure after its answer (a background task) is logged with the request\'s log, so with its id; a task no request gave a log to, with the server\'s', async () => {
+  const server: string[] = [];
+  const request: string[] = [];
+  const to = (lines: string[]): Log => ({ info: () => {}, error: () => {}, warn: (_details, message) => { lines.push(message); } });
+  const tasks = new BackgroundTasks();
+  tasks.reportTo(to(server));
+  tasks.run('mail', () => Promise.reject(new Error('no')), Promise.resolve(), to(request));
+  tasks.run('sweep', () => Promise.reject(new Error('no')), Promise.resolve());
+  await tasks.settled();
+  assert.deepEqual({ server, request }, { server: ['sweep failed'], request: ['mail failed'] });
+});
+
+describe('audit lines over HTTP', () => {
+  const logLines: string[] = [];
+  let t: TestApp;
+  before(async () => { t = await startTestApp(temporarySqliteDatabase(), { logLines }); });
+  after(() => t.close());
+
+  test('an audit line written while answering a request carries that request\'s id (reqId): at the site and at the token endpoint', async () => {
+    const { browser } = await signedInBrowser(t);
+    const from = logLines.length;
+    const stranger = new Browser(t);
+    assert.equal((await stranger.signIn('nobody-at-all', 'not the password')).status, 401);
+    await obtainTokens(t, browser, await newClient(t), { scope: 'profile:read' });
+    const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+    const failed = lines.filter((l) => l.audit === 'sign_in.failed');
+    assert.equal(failed.length, 1);
+    assert.ok(failed[0]!.reqId, `the audit line carries a reqId: ${JSON.stringify(failed[0])}`);
+    assert.ok(requestIdOf(lines, 'POST', '/login').includes(failed[0]!.reqId!), 'the reqId of the sign-in\'s request');
+    const issued = lines.filter((l) => l.audit === 'token.issued');
+    assert.equal(issued.length, 1);
+    assert.deepEqual([issued[0]!.reqId], requestIdOf(lines, 'POST', '/api/oauth/token'), 'the reqId of the token request');
+  });
+});
+
+describe('background work over HTTP', () => {
+  const logLines: string[] = [];
+  let t: TestAppWithSmtp;
+  before(async () => { t = await startAppWithSmtp(temporarySqliteDatabase(), { logLines }); });
+  after(() => t.close());
+
+  test('a forgotten-password mail that fails after the answer is logged with the reqId of the request that asked for it', async () => {
+    const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const member = new Visitor(t.baseUrl);
+    await member.signIn(user.username, PASSWORD);
+    await verifiedAddress(t, member);
+    // The per-account count is the mail's first step, after the answer has gone.
+    const limiter = t.deps.limiter as { hit: RateLimiter['hit'] };
+    const hit = limiter.hit.bind(limiter);
+    limiter.hit = async (...args) => {
+      if (String(args[0]).startsWith('reset:account:')) throw new Error('the limiter is gone');
+      return hit(...args);
+    };
+    try {
+      const from = logLines.length;
+      const stranger = new Visitor(t.baseUrl);
+      const answer = await stranger.post('/password/forgot', { login: user.username });
+      assert.equal(answer.status, 200);
+      await t.deps.background.settled();
+      const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+      const failed = lines.filter((l) => l.msg === 'password reset mail failed');
+      assert.equal(failed.length, 1);
+      assert.deepEqual([failed[0]!.reqId], requestIdOf(lines, 'POST', '/password/forgot'));
+    } finally {
+      limiter.hit = hit;
+    }
+  });
+});
