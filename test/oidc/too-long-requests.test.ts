@@ -1,8 +1,9 @@
 /**
  * An authorization request too long to carry through sign-in (`MAX_RETURN_TO_LENGTH`, attack114):
  * the notice that replaces its return trip keeps the request's language (OpenID Connect Core
- * 3.1.2.1 `ui_locales`) on every page it leads to, and a request that would ask for a sign-in
- * again at every start is answered on its redirect URI instead (OpenID Connect Core 3.1.2.6).
+ * 3.1.2.1 `ui_locales`) on every page it leads to, by one rule, until the reader picks another;
+ * and a request that would ask for a sign-in again at every start is answered on its redirect
+ * URI instead (OpenID Connect Core 3.1.2.6).
  * Over real HTTP, on every database.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +17,7 @@ import {
 /** A state in Chinese, nine characters a character once encoded: the request passes 8000 characters. */
 const LONG_STATE = '帖'.repeat(900);
 const NOTICE_ZH_TW = '該應用程式的請求太長，登入後本站無法帶你回到它。請先登入，然後回到該應用程式重新開始。';
+const NOTICE_EN = 'too long for this site to take you back to it once you have signed in';
 const SIGN_UP_NOTICE_ZH_TW = '該應用程式的請求太長，建立帳號後本站無法帶你回到它。請先建立帳號，然後回到該應用程式重新開始。';
 
 forEachDatabase('authorization requests too long to return to', (database) => {
@@ -100,5 +102,33 @@ forEachDatabase('authorization requests too long to return to', (database) => {
     const toNotice = await new Browser(t).fetch(`/oauth/authorize?${query}`);
     assert.equal(toNotice.status, 302);
     assert.equal(new URL(toNotice.headers.get('location')!, t.baseUrl).searchParams.get('too_long'), '1');
+  });
+
+  test('the language picker on the too-long notice wins over the language the notice carries, and the page carries the picked one on', async () => {
+    const browser = new Browser(t, { 'accept-language': 'en' });
+    const notice = '/login?too_long=1&ui_locales=zh-TW';
+    assert.equal(pageLanguage(await (await browser.fetch(notice)).text()), 'zh-TW');
+    const picked = await browser.postForm(`/language?${new URLSearchParams({ return_to: notice })}`, { lang: 'en' });
+    assert.equal(picked.status, 303);
+    const back = new URL(picked.headers.get('location')!, t.baseUrl);
+    assert.equal(back.pathname, '/login');
+    assert.equal(back.searchParams.get('too_long'), '1');
+    const page = await (await browser.fetch(back.pathname + back.search)).text();
+    assert.equal(pageLanguage(page), 'en', 'the picked language');
+    assert.ok(page.includes(NOTICE_EN), 'the notice stays');
+    assert.equal(Object.fromEntries(hiddenFields(page)).ui_locales, 'en', 'and the form carries the picked language on');
+  });
+
+  test('the language a too-long notice carries is read by one rule for the page and for its forms: a ui_locales over 200 characters asks for none', async () => {
+    const browser = new Browser(t, { 'accept-language': 'en' });
+    // Its second tag is supported, so only the length rule can set it aside.
+    const long = `fr zh-TW ${'x'.repeat(200)}`;
+    assert.ok(long.length > 200);
+    const page = await (await browser.fetch(`/login?${new URLSearchParams({ too_long: '1', ui_locales: long })}`)).text();
+    assert.equal(pageLanguage(page), 'en', 'the page is not in a language its forms would not carry');
+    assert.equal(Object.fromEntries(hiddenFields(page)).ui_locales, undefined);
+    const short = await (await browser.fetch(`/login?${new URLSearchParams({ too_long: '1', ui_locales: 'fr zh-TW' })}`)).text();
+    assert.equal(pageLanguage(short), 'zh-TW');
+    assert.equal(Object.fromEntries(hiddenFields(short)).ui_locales, 'zh-TW');
   });
 });
