@@ -2,16 +2,16 @@
  * An authorization request too long to carry through sign-in (`MAX_RETURN_TO_LENGTH`, attack114):
  * the notice that replaces its return trip keeps the request's language (OpenID Connect Core
  * 3.1.2.1 `ui_locales`) on every page it leads to, by one rule, until the reader picks another;
- * and a request that would ask for a sign-in again at every start is answered on its redirect
- * URI instead (OpenID Connect Core 3.1.2.6).
- * Over real HTTP, on every database.
+ * and a request whose next start after that sign-in would meet the notice again (prompt=login,
+ * max_age=0 or under 600 s, a login_hint naming another account than the one signed in) is
+ * answered on its redirect URI instead (OpenID Connect Core 3.1.2.6). Over real HTTP, on every database.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import {
-  Browser, PASSWORD, authorizeQuery, hiddenFields, newClient, newUser, pkcePair, redirectParams, signedInBrowser, startOAuthApp,
+  Browser, PASSWORD, type TestClient, authorizeQuery, consentForm, hiddenFields, newClient, newUser, pkcePair, redirectParams, signedInBrowser, startOAuthApp,
 } from '../oauth/helpers.js';
 
 /** A state in Chinese, nine characters a character once encoded: the request passes 8000 characters. */
@@ -102,6 +102,51 @@ forEachDatabase('authorization requests too long to return to', (database) => {
     const toNotice = await new Browser(t).fetch(`/oauth/authorize?${query}`);
     assert.equal(toNotice.status, 302);
     assert.equal(new URL(toNotice.headers.get('location')!, t.baseUrl).searchParams.get('too_long'), '1');
+  });
+
+  /** The answer to a too-long request of `c` with `extra`, sent by `browser`. */
+  function sendLong(browser: Browser, c: TestClient, extra: Record<string, string>): Promise<Response> {
+    const query = authorizeQuery(c, { pkce: pkcePair(), extra });
+    query.set('state', LONG_STATE);
+    return browser.fetch(`/oauth/authorize?${query}`);
+  }
+
+  function assertTooLongRefusal(response: Response, what: string, reason: RegExp): void {
+    const answer = redirectParams(response);
+    assert.equal(answer.get('error'), 'invalid_request', what);
+    assert.match(answer.get('error_description')!, /too long to carry through sign-in/, what);
+    assert.match(answer.get('error_description')!, reason, what);
+    assert.match(answer.get('error_description')!, /POST \/api\/oauth\/par/, `${what}: the app is told how to send it`);
+    assert.equal(answer.get('state'), LONG_STATE, what);
+  }
+
+  test('a too-long request whose max_age runs out before the member, signed in at the notice, can start it again (under 600 s) is answered with invalid_request, not the notice again', async () => {
+    const c = await newClient(t);
+    for (const maxAge of ['1', '60', '599']) {
+      assertTooLongRefusal(await sendLong(new Browser(t), c, { max_age: maxAge }), `nobody signed in, max_age=${maxAge}`, /max_age of \d+ seconds/);
+    }
+    // The loop as a member met it: signed in at the notice, back at the app a minute later.
+    const { browser } = await signedInBrowser(t);
+    t.clock.advance(61_000);
+    assertTooLongRefusal(await sendLong(browser, c, { max_age: '60' }), 'a sign-in older than max_age', /max_age of 60 seconds/);
+    // A session young enough is not refused: the request goes on to the consent page.
+    const young = await sendLong(browser, c, { max_age: '599' });
+    assert.equal(young.status, 200, 'a sign-in within max_age needs none');
+    assert.ok(consentForm(await young.text()).length > 0);
+  });
+
+  test('a too-long request whose login_hint names another account than the one signed in is answered with invalid_request, not the notice again', async () => {
+    const c = await newClient(t);
+    const other = await newUser(t);
+    const { browser, user } = await signedInBrowser(t);
+    assertTooLongRefusal(await sendLong(browser, c, { login_hint: other.username }), 'another account', /login_hint names another account/);
+    // The hint of the account signed in asks nothing more; nobody signed in, the notice prefills it.
+    assert.equal((await sendLong(browser, c, { login_hint: user.username.toUpperCase() })).status, 200);
+    const toNotice = await sendLong(new Browser(t), c, { login_hint: other.username });
+    assert.equal(toNotice.status, 302);
+    const notice = new URL(toNotice.headers.get('location')!, t.baseUrl);
+    assert.equal(notice.searchParams.get('too_long'), '1');
+    assert.equal(notice.searchParams.get('login_hint'), other.username);
   });
 
   test('the language picker on the too-long notice wins over the language the notice carries, and the page carries the picked one on', async () => {

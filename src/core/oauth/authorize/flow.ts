@@ -19,18 +19,27 @@ import { sessionSid } from '../../accounts/sessions.js';
 import { idTokenAuthTime } from '../../oidc/id-token.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, requestedClient } from './checks.js';
-import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
-import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
+import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker, pushedReturnFields } from './pushed.js';
+import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, fieldsAfterSignIn, requestFields } from './request.js';
 
 export const AUTHORIZE_PATH = '/oauth/authorize';
 
 /**
  * The longest `return_to`: the `/login` address that carries it, encoded once more, must fit
  * Node's 16 kB of request line and headers. An authorization request longer than that is not
- * sent to sign in with it: the page says so instead (`too_long`, attack114), or, when the request
- * would ask for a sign-in again every time it is sent, the app is answered (`asksSignInEveryTime`).
+ * sent to sign in with it: the page says so instead (`too_long`, attack114), or, when starting it
+ * again after that sign-in would meet the same page, the app is answered (`unservedByNotice`).
+ * A pushed request never is: sign-in returns to it by reference (`pushedReturnFields`).
  */
 export const MAX_RETURN_TO_LENGTH = 8000;
+
+/**
+ * The shortest `max_age` of a request too long to return to that the notice serves: the member
+ * signs in, goes back to the app and starts again, and that start must come within max_age of the
+ * sign-in (OpenID Connect Core 3.1.2.1). Minutes: a password typed, a second factor found, the
+ * app found again. A shorter one has run out by then, and the notice would come back forever.
+ */
+export const MIN_MAX_AGE_THROUGH_NOTICE_SECONDS = 600;
 
 export interface SignedIn {
   user: User;
@@ -145,8 +154,9 @@ export async function checkPushedRequest(deps: OAuthDeps, params: Params, askedB
 }
 
 /**
- * The fields that carry the request on (`fields`, the request's own), with a fresh marker when its
- * parameters were pushed (RFC 9126), so a client that requires pushed requests accepts them.
+ * The fields that carry the request through the consent form (`fields`, the request's own), with a
+ * fresh marker when its parameters were pushed (RFC 9126), so a client that requires pushed
+ * requests accepts them. A form's POST has room for any length; sign-in returns by `returnTo`.
  */
 async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: Array<[string, string]>): Promise<Array<[string, string]>> {
   if (request.pushed === null) return fields;
@@ -155,18 +165,15 @@ async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: A
 
 /**
  * Where sign-in returns to. A request that forced sign-in (prompt=login, an expired max_age, a
- * `login_hint` naming another account) comes back without that demand: the new session has just
- * been authenticated, by whom the member chose, and keeping it would ask again forever (attack114:
- * a member without the hinted account's password was sent back to sign in after every sign-in).
- * The fresh `auth_time` and `sub` are what the client can verify; an `id_token_hint` stays.
+ * `login_hint` naming another account) comes back without that demand (`fieldsAfterSignIn`:
+ * attack114, a member without the hinted account's password was sent back to sign in after every
+ * sign-in). A pushed request comes back by reference, its parameters left in storage
+ * (`pushedReturnFields`, RFC 9126 1), so its length never matters.
  */
 async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
-  const fields = requestFields(params, (name, value) => {
-    if (name === 'max_age' || name === 'login_hint') return undefined;
-    if (name === 'prompt') return value.split(' ').filter((p) => p !== 'login').join(' ');
-    return value;
-  });
-  return `${AUTHORIZE_PATH}?${new URLSearchParams(await carried(deps, request, fields)).toString()}`;
+  const fields = fieldsAfterSignIn(params);
+  const back = request.pushed === null ? fields : await pushedReturnFields(deps.sharedKeys, fields, request.pushed);
+  return `${AUTHORIZE_PATH}?${new URLSearchParams(back).toString()}`;
 }
 
 /**
@@ -238,14 +245,21 @@ async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): 
 }
 
 /**
- * Whether sending the request again after a sign-in would ask for a sign-in again: prompt=login,
- * or max_age=0, its equal (OpenID Connect Core 3.1.2.1). Such a request too long to come back to
- * after sign-in (`MAX_RETURN_TO_LENGTH`) would meet the notice to sign in and start again at every
- * start, forever: the app is answered instead. A longer max_age is passed by the sign-in the
- * notice asks for, when the member starts again within it.
+ * Why a request too long to come back to after sign-in (`MAX_RETURN_TO_LENGTH`) would meet the
+ * notice (sign in, then start again from the app) at every start, forever, so the app is answered
+ * instead; `undefined` when the start after that sign-in can pass:
+ * - prompt=login, or max_age=0, its equal (OpenID Connect Core 3.1.2.1), asks at every start;
+ * - a max_age shorter than `MIN_MAX_AGE_THROUGH_NOTICE_SECONDS` has run out by the next start;
+ * - a login_hint naming another account than the one signed in (`hintMismatch`) names it again at
+ *   the next start, whoever the member chose to sign in as (a carried request drops it).
  */
-function asksSignInEveryTime(request: AuthorizationRequest): boolean {
-  return request.prompt.has('login') || request.maxAge === 0;
+function unservedByNotice(request: AuthorizationRequest, hintMismatch: boolean): string | undefined {
+  if (request.prompt.has('login') || request.maxAge === 0) return 'asks for a new sign-in each time it is sent (prompt=login or max_age=0)';
+  if (request.maxAge !== null && request.maxAge < MIN_MAX_AGE_THROUGH_NOTICE_SECONDS) {
+    return `its max_age of ${request.maxAge} seconds runs out before the user, signed in, can start it again from the application (the sign-in page cannot bring them back to it; at least ${MIN_MAX_AGE_THROUGH_NOTICE_SECONDS} seconds)`;
+  }
+  if (hintMismatch) return 'its login_hint names another account than the one signed in, so it would ask for a sign-in again whoever the user signs in as';
+  return undefined;
 }
 
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
@@ -270,9 +284,10 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {
     const back = await returnTo(deps, request, params);
-    // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can shorten it.
-    if (back.length > MAX_RETURN_TO_LENGTH && asksSignInEveryTime(request)) {
-      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and asks for a new sign-in each time it is sent (prompt=login or max_age=0): send a shorter one (a shorter state, no id_token_hint).`);
+    // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can push or shorten it.
+    const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, hintMismatch) : undefined;
+    if (unserved !== undefined) {
+      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and ${unserved}: push it (POST /api/oauth/par) and send its request_uri, which sign-in returns to whatever its length, or send a shorter one (a shorter state, no id_token_hint).`);
     }
     return { kind: 'sign_in', returnTo: back, loginHint, reauthenticate: signedIn !== undefined };
   }
