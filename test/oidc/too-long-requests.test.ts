@@ -135,10 +135,12 @@ forEachDatabase('authorization requests too long to return to', (database) => {
     assert.ok(consentForm(await young.text()).length > 0);
   });
 
-  test('a too-long request whose login_hint names another account than the one signed in is answered with invalid_request, not the notice again', async () => {
+  test('a too-long request whose login_hint names another account than the one signed in at the notice is answered with invalid_request, not the notice again', async () => {
     const c = await newClient(t);
     const other = await newUser(t);
     const { browser, user } = await signedInBrowser(t);
+    // The loop as a member met it: at the notice, signed in as the account they chose, back at the app.
+    t.clock.advance(599_000);
     assertTooLongRefusal(await sendLong(browser, c, { login_hint: other.username }), 'another account', /login_hint names another account/);
     // The hint of the account signed in asks nothing more; nobody signed in, the notice prefills it.
     assert.equal((await sendLong(browser, c, { login_hint: user.username.toUpperCase() })).status, 200);
@@ -147,6 +149,11 @@ forEachDatabase('authorization requests too long to return to', (database) => {
     const notice = new URL(toNotice.headers.get('location')!, t.baseUrl);
     assert.equal(notice.searchParams.get('too_long'), '1');
     assert.equal(notice.searchParams.get('login_hint'), other.username);
+    // Signed in longer ago than the notice's round trip: the notice, where the member may sign in as the hinted account.
+    t.clock.advance(1_000);
+    const toSwitch = await sendLong(browser, c, { login_hint: other.username });
+    assert.equal(toSwitch.status, 302);
+    assert.equal(new URL(toSwitch.headers.get('location')!, t.baseUrl).searchParams.get('too_long'), '1');
   });
 
   test('the language picker on the too-long notice wins over the language the notice carries, and the page carries the picked one on', async () => {

@@ -34,12 +34,12 @@ export const AUTHORIZE_PATH = '/oauth/authorize';
 export const MAX_RETURN_TO_LENGTH = 8000;
 
 /**
- * The shortest `max_age` of a request too long to return to that the notice serves: the member
- * signs in, goes back to the app and starts again, and that start must come within max_age of the
- * sign-in (OpenID Connect Core 3.1.2.1). Minutes: a password typed, a second factor found, the
- * app found again. A shorter one has run out by then, and the notice would come back forever.
+ * How long the too-long notice's round trip may take: the member signs in, goes back to the app
+ * and starts again. Minutes: a password typed, a second factor found, the app found again. A
+ * max_age shorter than this has run out by that start (OpenID Connect Core 3.1.2.1), and a sign-in
+ * younger than this may be the one the notice asked for (`unservedByNotice`).
  */
-export const MIN_MAX_AGE_THROUGH_NOTICE_SECONDS = 600;
+export const NOTICE_ROUND_TRIP_SECONDS = 600;
 
 export interface SignedIn {
   user: User;
@@ -249,16 +249,20 @@ async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): 
  * notice (sign in, then start again from the app) at every start, forever, so the app is answered
  * instead; `undefined` when the start after that sign-in can pass:
  * - prompt=login, or max_age=0, its equal (OpenID Connect Core 3.1.2.1), asks at every start;
- * - a max_age shorter than `MIN_MAX_AGE_THROUGH_NOTICE_SECONDS` has run out by the next start;
- * - a login_hint naming another account than the one signed in (`hintMismatch`) names it again at
- *   the next start, whoever the member chose to sign in as (a carried request drops it).
+ * - a max_age shorter than `NOTICE_ROUND_TRIP_SECONDS` has run out by the next start;
+ * - a login_hint naming another account than the one signed in (`hintMismatch`) within the
+ *   notice's round trip: the member may just have signed in at the notice, as the account they
+ *   chose, and the next start would name the other one again (a carried request drops it). An
+ *   older sign-in gets the notice: the member may sign in as the hinted account there.
  */
-function unservedByNotice(request: AuthorizationRequest, hintMismatch: boolean): string | undefined {
+function unservedByNotice(request: AuthorizationRequest, signedIn: SignedIn | undefined, hintMismatch: boolean, now: number): string | undefined {
   if (request.prompt.has('login') || request.maxAge === 0) return 'asks for a new sign-in each time it is sent (prompt=login or max_age=0)';
-  if (request.maxAge !== null && request.maxAge < MIN_MAX_AGE_THROUGH_NOTICE_SECONDS) {
-    return `its max_age of ${request.maxAge} seconds runs out before the user, signed in, can start it again from the application (the sign-in page cannot bring them back to it; at least ${MIN_MAX_AGE_THROUGH_NOTICE_SECONDS} seconds)`;
+  if (request.maxAge !== null && request.maxAge < NOTICE_ROUND_TRIP_SECONDS) {
+    return `its max_age of ${request.maxAge} seconds runs out before the user, signed in, can start it again from the application (the sign-in page cannot bring them back to it; at least ${NOTICE_ROUND_TRIP_SECONDS} seconds)`;
   }
-  if (hintMismatch) return 'its login_hint names another account than the one signed in, so it would ask for a sign-in again whoever the user signs in as';
+  if (hintMismatch && signedIn !== undefined && now - signedIn.session.authTime < NOTICE_ROUND_TRIP_SECONDS * 1000) {
+    return 'its login_hint names another account than the one the user has just signed in as, so it would ask for a sign-in again whoever the user signs in as';
+  }
   return undefined;
 }
 
@@ -285,7 +289,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
   if (mustSignIn || hintMismatch) {
     const back = await returnTo(deps, request, params);
     // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can push or shorten it.
-    const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, hintMismatch) : undefined;
+    const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, signedIn, hintMismatch, now) : undefined;
     if (unserved !== undefined) {
       return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and ${unserved}: push it (POST /api/oauth/par) and send its request_uri, which sign-in returns to whatever its length, or send a shorter one (a shorter state, no id_token_hint).`);
     }
