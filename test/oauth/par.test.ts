@@ -365,6 +365,36 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     assert.equal((await signedIn.fetch(returnTo)).status, 200, 'the address itself still leads to the consent page');
   });
 
+  test('a pushed request returned to by reference needs the sign-in it sent the browser to: its address opened without one leads to sign-in again (OpenID Connect Core 3.1.2.1)', async () => {
+    const c = await newClient(t);
+    for (const extra of [{ prompt: 'login' }, { max_age: '30' }, { login_hint: 'someone-else' }] as Array<Record<string, string>>) {
+      const what = JSON.stringify(extra);
+      const hinted = 'login_hint' in extra ? await newUser(t) : undefined;
+      const { browser, user } = await signedInBrowser(t);
+      t.clock.advance(31_000);
+      const { returnTo } = signInAddress(await browser.fetch(openAt(c, await pushed(c, pkcePair(), hinted ? { login_hint: hinted.username } : extra))));
+      // The member, or whoever holds the browser, skips the sign-in and opens the address itself.
+      const skipped = await browser.fetch(returnTo);
+      assert.equal(skipped.status, 302, `${what}: not the consent page`);
+      assert.equal(signInAddress(skipped).returnTo, returnTo, `${what}: to sign in, and back to the same address`);
+      assert.equal((await browser.signIn(user.username, PASSWORD, returnTo)).status, 303, what);
+      const params = await approve(browser, await browser.fetch(returnTo));
+      assert.ok(params.get('code'), `${what}: signed in since, the flow goes on`);
+    }
+  });
+
+  test('a marker is accepted only as the service wrote it, its deadline without leading zeros', async () => {
+    const c = await newClient(t);
+    const { returnTo } = signInAddress(await new Browser(t).fetch(openAt(c, await pushed(c))));
+    const back = new URL(returnTo, t.baseUrl);
+    const { browser } = await signedInBrowser(t);
+    back.searchParams.set('pushed', `0${back.searchParams.get('pushed')!}`);
+    const refused = await browser.fetch(back.pathname + back.search);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get('location'), null);
+    assert.equal((await browser.fetch(returnTo)).status, 200, 'the marker as written');
+  });
+
   test('of racing answers to one pushed request, exactly one gets a code', async () => {
     const c = await newClient(t);
     const { browser } = await signedInBrowser(t);

@@ -269,7 +269,8 @@ function unservedByNotice(request: AuthorizationRequest, signedIn: SignedIn | un
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
-  const params = await openPushedRequest(deps.stores, deps.sharedKeys, sent, deps.clock.now()) ?? sent;
+  const opened = await openPushedRequest(deps.stores, deps.sharedKeys, sent, deps.clock.now());
+  const params = opened?.params ?? sent;
   const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
@@ -283,7 +284,9 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
 
   const loginHint = await agreedLoginHint(deps, request);
   const hintMismatch = signedIn !== undefined && loginHint !== null && loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
-  const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
+  // A pushed request returned to by reference asked for a sign-in: one since it was opened (`signedInSince`).
+  const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now)
+    || (opened?.signedInSince !== undefined && signedIn.session.authTime < opened.signedInSince);
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
   if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {

@@ -38,7 +38,7 @@ export const PUSHED_FLOW_LIFETIME_SECONDS = 30 * 60;
 
 const REQUEST_URI_SHAPE = /^urn:ietf:params:oauth:request_uri:([A-Za-z0-9_-]{43})$/;
 /** `until.requestHash.mac`: the deadline (epoch seconds), the stored request, the HMAC over both and the parameters. */
-const MARKER_SHAPE = /^(\d{1,12})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
+const MARKER_SHAPE = /^([1-9]\d{0,11})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
 
 /** A fresh `request_uri` and the hash it is stored under (the random part is never stored). */
 export function newRequestUri(): { requestUri: string; requestHash: string } {
@@ -123,7 +123,7 @@ function pageError(description: string): OAuthError {
  * request is answered or its flow's time is up (`PUSHED_FLOW_LIFETIME_SECONDS`), and only for
  * the client that pushed it. Any other parameter of the address is ignored.
  */
-async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<Params> {
+async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<OpenedPushedRequest> {
   let marker: string | undefined;
   let clientId: string | undefined;
   try {
@@ -135,8 +135,28 @@ async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Par
   const requestHash = marker === undefined ? undefined : requestHashOf(marker);
   const stored = requestHash === undefined || clientId === undefined ? undefined : await stores.pushedRequests.findOpen(requestHash, clientId, now);
   const fields = stored && fieldsAfterSignIn(paramsFromEntries(stored.parameters));
-  if (fields === undefined || !(await verifyPushedMarker(keys, fields, marker!, now))) throw pageError(ANSWERED_OR_TOO_LATE);
-  return paramsFromEntries([...fields, [PUSHED_MARKER, marker!]]);
+  const flow = fields && await verifyPushedMarker(keys, fields, marker!, now);
+  if (fields === undefined || flow === undefined) throw pageError(ANSWERED_OR_TOO_LATE);
+  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, marker!]]), signedInSince: openedAt(flow) };
+}
+
+/** When the request of `flow` was opened: its flow's deadline less its lifetime, to the second. */
+function openedAt(flow: PushedFlow): Instant {
+  return (flow.until - PUSHED_FLOW_LIFETIME_SECONDS) * 1000;
+}
+
+/**
+ * A pushed request opened (`params`, with its marker), and, when sign-in returned to it by
+ * reference, `signedInSince`: the session must have signed in since the request was opened.
+ * Such an address is made only for a request that sent the browser to sign in (prompt=login, a
+ * max_age run out, a login_hint naming another account, or nobody signed in), and its parameters
+ * come back without that demand (`fieldsAfterSignIn`); the sign-in it asked for is what lets them
+ * (OpenID Connect Core 3.1.2.1: the OP must actively re-authenticate). Without this, the address
+ * opened in the browser without signing in would skip it.
+ */
+export interface OpenedPushedRequest {
+  params: Params;
+  signedInSince?: Instant;
 }
 
 /**
@@ -144,7 +164,7 @@ async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Par
  * or those of an opened one that sign-in returns to (`resumePushedRequest`); `undefined` when
  * `params` is neither. Any other parameter of the GET is ignored: only what the client pushed counts.
  */
-export async function openPushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<Params | undefined> {
+export async function openPushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<OpenedPushedRequest | undefined> {
   let requestUri: string | undefined;
   let clientId: string | undefined;
   try {
@@ -165,5 +185,5 @@ export async function openPushedRequest(stores: Stores, keys: SharedKeys, params
     throw pageError('The request_uri is unknown, expired, already used, or was pushed by another application. If you develop this application: push the authorization request again (POST /api/oauth/par) and send the browser here at once; each request_uri works once, for 60 seconds.');
   }
   const marker = await pushedMarker(keys, pushed.parameters, { requestHash, until });
-  return paramsFromEntries([...pushed.parameters, [PUSHED_MARKER, marker]]);
+  return { params: paramsFromEntries([...pushed.parameters, [PUSHED_MARKER, marker]]) };
 }
