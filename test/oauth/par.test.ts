@@ -300,6 +300,101 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     assert.equal(again.headers.get('location'), null);
   });
 
+  /** A state in Chinese, nine characters a character once encoded: the request passes 8000 characters. */
+  const LONG_STATE = '帖'.repeat(900);
+
+  /** The `return_to` of the sign-in page a browser is sent to, and that page's address. */
+  function signInAddress(response: Response): { returnTo: string; login: URL } {
+    assert.equal(response.status, 302, 'to sign in');
+    const login = new URL(response.headers.get('location')!, t.baseUrl);
+    assert.equal(login.pathname, '/login');
+    assert.equal(login.searchParams.get('too_long'), null, 'not the too-long notice');
+    return { returnTo: login.searchParams.get('return_to')!, login };
+  }
+
+  test('a pushed request of any length comes back from sign-in by reference, its parameters left in storage, however it asked for the sign-in (RFC 9126 1)', async () => {
+    const c = await newClient(t);
+    const cases: Array<Record<string, string>> = [{}, { prompt: 'login' }, { max_age: '30' }, { login_hint: 'someone-else' }, { ui_locales: 'fr zh-TW' }];
+    for (const extra of cases) {
+      const what = JSON.stringify(extra);
+      const user = await newUser(t);
+      // Nobody signed in, and signed in as another account than login_hint names or too long ago.
+      const browser = 'login_hint' in extra || 'max_age' in extra ? (await signedInBrowser(t)).browser : new Browser(t);
+      if ('max_age' in extra) t.clock.advance(31_000);
+      const pkce = pkcePair();
+      const requestUri = await pushed(c, pkce, { ...extra, state: LONG_STATE });
+      const { returnTo, login } = signInAddress(await browser.fetch(openAt(c, requestUri)));
+      assert.ok(returnTo.length < 300, `${what}: a short address (${returnTo.length} characters)`);
+      const back = new URL(returnTo, t.baseUrl);
+      assert.equal(back.pathname, '/oauth/authorize');
+      assert.deepEqual([...back.searchParams.keys()].filter((k) => k !== 'ui_locales'), ['client_id', 'pushed'], `${what}: no parameter of the request`);
+      if ('ui_locales' in extra) {
+        assert.equal(back.searchParams.get('ui_locales'), 'zh-TW', 'the language of the sign-in pages');
+        assert.match(await (await browser.fetch(login.pathname + login.search)).text(), /<html lang="zh-TW"/);
+      }
+      const signedIn = await browser.signIn(user.username, PASSWORD, returnTo);
+      assert.equal(signedIn.status, 303, what);
+      assert.equal(signedIn.headers.get('location'), returnTo);
+      const params = await approve(browser, await browser.fetch(returnTo));
+      assert.equal(params.get('error'), null, `${what}: ${params.get('error_description')}`);
+      assert.equal(params.get('state'), LONG_STATE, `${what}: the pushed state`);
+      const tokens = await tokenRequest(t, codeExchangeFields(c, params.get('code')!, pkce));
+      assert.equal(tokens.status, 200, what);
+      assert.equal((await browser.fetch(returnTo)).status, 400, `${what}: answered, the address yields nothing more`);
+    }
+  });
+
+  test('the address sign-in returns to for a pushed request works for its own client only, and only as the service made it', async () => {
+    const c = await newClient(t);
+    const other = await newClient(t);
+    const browser = new Browser(t);
+    const { returnTo } = signInAddress(await browser.fetch(openAt(c, await pushed(c))));
+    const back = new URL(returnTo, t.baseUrl);
+    const marker = back.searchParams.get('pushed')!;
+    const { browser: signedIn } = await signedInBrowser(t);
+    for (const [what, query] of [
+      ['another client_id', { client_id: other.client.clientId, pushed: marker }],
+      ['no client_id', { pushed: marker }],
+      ['a marker changed', { client_id: c.client.clientId, pushed: `${marker.slice(0, -2)}${marker.endsWith('AA') ? 'BB' : 'AA'}` }],
+      ['a marker of another stored request', { client_id: c.client.clientId, pushed: marker.replace(/\.[^.]+\./, `.${'A'.repeat(43)}.`) }],
+    ] as const) {
+      const refused = await signedIn.fetch(`/oauth/authorize?${new URLSearchParams(query)}`);
+      assert.equal(refused.status, 400, what);
+      assert.equal(refused.headers.get('location'), null, what);
+    }
+    assert.equal((await signedIn.fetch(returnTo)).status, 200, 'the address itself still leads to the consent page');
+  });
+
+  test('a pushed request returned to by reference needs the sign-in it sent the browser to: its address opened without one leads to sign-in again (OpenID Connect Core 3.1.2.1)', async () => {
+    const c = await newClient(t);
+    for (const extra of [{ prompt: 'login' }, { max_age: '30' }, { login_hint: 'someone-else' }] as Array<Record<string, string>>) {
+      const what = JSON.stringify(extra);
+      const hinted = 'login_hint' in extra ? await newUser(t) : undefined;
+      const { browser, user } = await signedInBrowser(t);
+      t.clock.advance(31_000);
+      const { returnTo } = signInAddress(await browser.fetch(openAt(c, await pushed(c, pkcePair(), hinted ? { login_hint: hinted.username } : extra))));
+      // The member, or whoever holds the browser, skips the sign-in and opens the address itself.
+      const skipped = await browser.fetch(returnTo);
+      assert.equal(skipped.status, 302, `${what}: not the consent page`);
+      assert.equal(signInAddress(skipped).returnTo, returnTo, `${what}: to sign in, and back to the same address`);
+      assert.equal((await browser.signIn(user.username, PASSWORD, returnTo)).status, 303, what);
+      const params = await approve(browser, await browser.fetch(returnTo));
+      assert.ok(params.get('code'), `${what}: signed in since, the flow goes on`);
+    }
+  });
+
+  test('a marker is accepted only as the service wrote it, its deadline without leading zeros', async () => {
+    const c = await newClient(t);
+    const { returnTo } = signInAddress(await new Browser(t).fetch(openAt(c, await pushed(c))));
+    const back = new URL(returnTo, t.baseUrl);
+    const { browser } = await signedInBrowser(t);
+    back.searchParams.set('pushed', `0${back.searchParams.get('pushed')!}`);
+    const refused = await browser.fetch(back.pathname + back.search);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get('location'), null);
+    assert.equal((await browser.fetch(returnTo)).status, 200, 'the marker as written');
+  });
+
   test('of racing answers to one pushed request, exactly one gets a code', async () => {
     const c = await newClient(t);
     const { browser } = await signedInBrowser(t);

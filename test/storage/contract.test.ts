@@ -921,6 +921,20 @@ forEachDatabase('storage contract', (database) => {
     assert.equal(completed.filter(Boolean).length, 1, 'open past the 60 seconds of its request_uri, and completed by exactly one');
   });
 
+  test('an opened pushed request is found, for its client only, while its flow is open and until it is completed (RFC 9126 4)', async () => {
+    const client = await newClient();
+    const requestHash = unique('par');
+    await stores.pushedRequests.insert({ requestHash, clientId: client.clientId, parameters: [['scope', 'openid']], createdAt: T0, expiresAt: T0 + MINUTE });
+    assert.equal(await stores.pushedRequests.findOpen(requestHash, client.clientId, T0 + 1), undefined, 'not opened yet');
+    await stores.pushedRequests.consume(requestHash, client.clientId, T0 + 1, T0 + 30 * MINUTE);
+    assert.deepEqual((await stores.pushedRequests.findOpen(requestHash, client.clientId, T0 + 10 * MINUTE))?.parameters, [['scope', 'openid']], 'open past its request_uri\'s minute');
+    assert.deepEqual((await stores.pushedRequests.findOpen(requestHash, client.clientId, T0 + 10 * MINUTE))?.parameters, [['scope', 'openid']], 'a read: found again');
+    assert.equal(await stores.pushedRequests.findOpen(requestHash, (await newClient()).clientId, T0 + 10 * MINUTE), undefined, 'another client');
+    assert.equal(await stores.pushedRequests.findOpen(requestHash, client.clientId, T0 + 30 * MINUTE), undefined, 'its flow\'s time is up');
+    assert.equal(await stores.pushedRequests.complete(requestHash, T0 + 10 * MINUTE), true);
+    assert.equal(await stores.pushedRequests.findOpen(requestHash, client.clientId, T0 + 10 * MINUTE), undefined, 'completed');
+  });
+
   test('housekeeping deletes pushed requests once expired, unopened or left open past their flow, and keeps one still open', async () => {
     const client = await newClient();
     const at = T0 + 40 * 86_400_000;

@@ -144,6 +144,11 @@ export interface PushedAuthorizationRequestStore {
    * conditional write that deletes it; says whether this call did. Of racing callers exactly one does.
    */
   complete(requestHash: string, now: Instant): Promise<boolean>;
+  /**
+   * A used, unexpired request of `clientId`: one whose flow is under way, which sign-in returns
+   * to by reference (RFC 9126 4). A read: it neither opens nor completes the request.
+   */
+  findOpen(requestHash: string, clientId: string, now: Instant): Promise<PushedAuthorizationRequest | undefined>;
 }
 
 /** A user's remembered consent to a client, for the union of scopes approved so far. */

@@ -18,7 +18,7 @@ import { type EventOrigin, SIGN_IN_METHOD_WORDS } from '../../core/accounts/secu
 import { SESSION_LIFETIME_MS, isIdle, needsTouch } from '../../core/accounts/sessions.js';
 import type { Deps } from '../../deps.js';
 import type { PageContext } from '../views/layout.js';
-import { type Locale, chooseLocale } from '../../core/locales.js';
+import { type Locale, chooseLocale, localeOfUiLocales } from '../../core/locales.js';
 import { AUTHORIZE_PATH } from '../../core/oauth/authorize/flow.js';
 import { readerTimeZone } from '../../core/site-time.js';
 import { clientAddress } from '../client-address.js';
@@ -315,8 +315,7 @@ function requestedUiLocales(request: FastifyRequest): string | undefined {
   const returnedTo = typeof back === 'string' ? uiLocalesOfReturnTo(back) : undefined;
   if (returnedTo !== undefined || !LOST_REQUEST_PAGES.has(url.pathname)) return returnedTo;
   // A request too long to return to is not in `return_to`: the notice carries its language itself.
-  const carried = url.searchParams.get('ui_locales') ?? body.ui_locales;
-  return typeof carried === 'string' ? carried : undefined;
+  return lostRequestLocale(url.searchParams.get('ui_locales') ?? body.ui_locales);
 }
 
 /**
@@ -325,6 +324,34 @@ function requestedUiLocales(request: FastifyRequest): string | undefined {
  * sign-in, and sign-up.
  */
 const LOST_REQUEST_PAGES = new Set(['/login', '/login/passkey', '/signup']);
+
+/**
+ * The longest `ui_locales` a page of `LOST_REQUEST_PAGES` reads: the notice carries one supported
+ * tag; more is no request's but a script's.
+ */
+export const MAX_LOST_UI_LOCALES_LENGTH = 200;
+
+/**
+ * The language such a page carries (its query's or form's `ui_locales`, `carried`), read as OpenID
+ * Connect Core 3.1.2.1 reads `ui_locales`: its first supported tag; none for a longer value. The
+ * one rule for the page's language and for the fields it carries on (`lostRequestOf`).
+ */
+export function lostRequestLocale(carried: unknown): Locale | undefined {
+  return typeof carried === 'string' && carried.length <= MAX_LOST_UI_LOCALES_LENGTH ? localeOfUiLocales(carried) : undefined;
+}
+
+/**
+ * `returnTo` with `locale` as the language it carries, when it is a page of `LOST_REQUEST_PAGES`
+ * that carries one: that `ui_locales` is the site's copy of a lost request's language, and the
+ * picker's choice on the page is the reader's (INTERFACE section 12), so the page comes back in it
+ * and carries it on. A request's own `ui_locales`, inside a `return_to`, is left as the app sent it.
+ */
+export function withPickedLanguage(returnTo: string, locale: Locale): string {
+  const url = addressOnSite(returnTo);
+  if (url === undefined || !LOST_REQUEST_PAGES.has(url.pathname) || !url.searchParams.has('ui_locales')) return returnTo;
+  url.searchParams.set('ui_locales', locale);
+  return `${url.pathname}${url.search}`;
+}
 
 /** `ui_locales` of the authorization request a sign-in returns to (`returnTo`, a path on this site). */
 export function uiLocalesOfReturnTo(returnTo: string): string | undefined {

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { updateProfile } from '../../core/accounts/accounts.js';
 import { isLocale } from '../../core/locales.js';
-import { currentSignIn, setLanguageCookie } from '../plugins/session.js';
+import { currentSignIn, setLanguageCookie, withPickedLanguage } from '../plugins/session.js';
 import { safeReturnTo } from './sign-in.js';
 
 interface LanguageForm {
@@ -28,6 +28,8 @@ export async function languageRoutes(app: FastifyInstance): Promise<void> {
         await updateProfile(app.deps.stores, app.deps.clock, signIn.user.id, { language: lang });
       }
     }
-    return reply.header('cache-control', 'no-store').redirect(safeReturnTo(request.body?.return_to ?? request.query.return_to), 303);
+    const back = safeReturnTo(request.body?.return_to ?? request.query.return_to);
+    // Back to the page, in the language picked even where the page carries one of its own.
+    return reply.header('cache-control', 'no-store').redirect(isLocale(lang) ? withPickedLanguage(back, lang) : back, 303);
   });
 }

@@ -15,11 +15,10 @@ import { recordRefusedSignIn, signIn } from '../../core/accounts/sign-in.js';
 import { percentEncodeNonAscii } from '../../core/urls.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { firstCharacters } from '../../core/text.js';
-import { localeOfUiLocales } from '../../core/locales.js';
 import { UNREADABLE_STATUS, retryMessage, sendPage, unreadableTotp } from '../pages.js';
 import {
-  type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, eventOrigin, pageContext, pendingCookie, setDeviceCookie, setPendingCookie, startSession,
-  uiLocalesOfReturnTo, verifyCsrf,
+  MAX_LOST_UI_LOCALES_LENGTH, type SignInProof, attemptOrigin, clearPendingCookie, currentSignIn, deviceCookie, endSession, eventOrigin, lostRequestLocale, pageContext, pendingCookie,
+  setDeviceCookie, setPendingCookie, startSession, uiLocalesOfReturnTo, verifyCsrf,
 } from '../plugins/session.js';
 import { secondStepPage } from '../views/security.js';
 import { signOutPage, signedOutPage } from '../views/logout.js';
@@ -47,27 +46,20 @@ export async function appNameFor(app: FastifyInstance, request: FastifyRequest, 
   return client && (documentHost(client) ?? client.name);
 }
 
-/**
- * The longest `ui_locales` a sign-in or sign-up form reads: the too-long notice carries one
- * supported tag (`LostRequest`); more is no request's but a script's.
- */
-const MAX_UI_LOCALES_LENGTH = 200;
-
 /** The fields of the sign-in and sign-up pages that carry a `LostRequest`, in their body schemas. */
 export const lostRequestBody = {
   /** `1` when the app's request was too long to return to: a failed attempt's page says so again. */
   too_long: { type: 'string', maxLength: 8 },
   /** The request's language, which its dropped return_to held. */
-  ui_locales: { type: 'string', maxLength: MAX_UI_LOCALES_LENGTH },
+  ui_locales: { type: 'string', maxLength: MAX_LOST_UI_LOCALES_LENGTH },
 } as const;
 
 /**
- * The `LostRequest` a sign-in or sign-up page's query or form carries: its `ui_locales` read as
- * OpenID Connect Core 3.1.2.1 has it, the first supported tag, and carried on as that one tag.
+ * The `LostRequest` a sign-in or sign-up page's query or form carries: its language by the rule
+ * the page's own language is chosen by (`lostRequestLocale`), carried on as that one tag.
  */
 export function lostRequestOf(sent: { too_long?: unknown; ui_locales?: unknown } | undefined): LostRequest {
-  const uiLocales = typeof sent?.ui_locales === 'string' && sent.ui_locales.length <= MAX_UI_LOCALES_LENGTH ? localeOfUiLocales(sent.ui_locales) : undefined;
-  return { requestTooLong: sent?.too_long === '1', uiLocales };
+  return { requestTooLong: sent?.too_long === '1', uiLocales: lostRequestLocale(sent?.ui_locales) };
 }
 
 /** The refusals of sign-in, in the catalogs. */

@@ -19,18 +19,27 @@ import { sessionSid } from '../../accounts/sessions.js';
 import { idTokenAuthTime } from '../../oidc/id-token.js';
 import type { OAuthDeps } from '../tokens/context.js';
 import { type CheckContext, PAGE_CHECKS, REDIRECT_CHECKS, requestedClient } from './checks.js';
-import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker } from './pushed.js';
-import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, requestFields } from './request.js';
+import { type PushedFlow, completePushedRequest, openPushedRequest, pushedMarker, pushedReturnFields } from './pushed.js';
+import { type AuthorizationRequest, type AuthorizationResponse, PUSHED_MARKER, fieldsAfterSignIn, requestFields } from './request.js';
 
 export const AUTHORIZE_PATH = '/oauth/authorize';
 
 /**
  * The longest `return_to`: the `/login` address that carries it, encoded once more, must fit
  * Node's 16 kB of request line and headers. An authorization request longer than that is not
- * sent to sign in with it: the page says so instead (`too_long`, attack114), or, when the request
- * would ask for a sign-in again every time it is sent, the app is answered (`asksSignInEveryTime`).
+ * sent to sign in with it: the page says so instead (`too_long`, attack114), or, when starting it
+ * again after that sign-in would meet the same page, the app is answered (`unservedByNotice`).
+ * A pushed request never is: sign-in returns to it by reference (`pushedReturnFields`).
  */
 export const MAX_RETURN_TO_LENGTH = 8000;
+
+/**
+ * How long the too-long notice's round trip may take: the member signs in, goes back to the app
+ * and starts again. Minutes: a password typed, a second factor found, the app found again. A
+ * max_age shorter than this has run out by that start (OpenID Connect Core 3.1.2.1), and a sign-in
+ * younger than this may be the one the notice asked for (`unservedByNotice`).
+ */
+export const NOTICE_ROUND_TRIP_SECONDS = 600;
 
 export interface SignedIn {
   user: User;
@@ -145,8 +154,9 @@ export async function checkPushedRequest(deps: OAuthDeps, params: Params, askedB
 }
 
 /**
- * The fields that carry the request on (`fields`, the request's own), with a fresh marker when its
- * parameters were pushed (RFC 9126), so a client that requires pushed requests accepts them.
+ * The fields that carry the request through the consent form (`fields`, the request's own), with a
+ * fresh marker when its parameters were pushed (RFC 9126), so a client that requires pushed
+ * requests accepts them. A form's POST has room for any length; sign-in returns by `returnTo`.
  */
 async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: Array<[string, string]>): Promise<Array<[string, string]>> {
   if (request.pushed === null) return fields;
@@ -155,18 +165,15 @@ async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: A
 
 /**
  * Where sign-in returns to. A request that forced sign-in (prompt=login, an expired max_age, a
- * `login_hint` naming another account) comes back without that demand: the new session has just
- * been authenticated, by whom the member chose, and keeping it would ask again forever (attack114:
- * a member without the hinted account's password was sent back to sign in after every sign-in).
- * The fresh `auth_time` and `sub` are what the client can verify; an `id_token_hint` stays.
+ * `login_hint` naming another account) comes back without that demand (`fieldsAfterSignIn`:
+ * attack114, a member without the hinted account's password was sent back to sign in after every
+ * sign-in). A pushed request comes back by reference, its parameters left in storage
+ * (`pushedReturnFields`, RFC 9126 1), so its length never matters.
  */
 async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
-  const fields = requestFields(params, (name, value) => {
-    if (name === 'max_age' || name === 'login_hint') return undefined;
-    if (name === 'prompt') return value.split(' ').filter((p) => p !== 'login').join(' ');
-    return value;
-  });
-  return `${AUTHORIZE_PATH}?${new URLSearchParams(await carried(deps, request, fields)).toString()}`;
+  const fields = fieldsAfterSignIn(params);
+  const back = request.pushed === null ? fields : await pushedReturnFields(deps.sharedKeys, fields, request.pushed);
+  return `${AUTHORIZE_PATH}?${new URLSearchParams(back).toString()}`;
 }
 
 /**
@@ -238,20 +245,32 @@ async function agreedLoginHint(deps: OAuthDeps, request: AuthorizationRequest): 
 }
 
 /**
- * Whether sending the request again after a sign-in would ask for a sign-in again: prompt=login,
- * or max_age=0, its equal (OpenID Connect Core 3.1.2.1). Such a request too long to come back to
- * after sign-in (`MAX_RETURN_TO_LENGTH`) would meet the notice to sign in and start again at every
- * start, forever: the app is answered instead. A longer max_age is passed by the sign-in the
- * notice asks for, when the member starts again within it.
+ * Why a request too long to come back to after sign-in (`MAX_RETURN_TO_LENGTH`) would meet the
+ * notice (sign in, then start again from the app) at every start, forever, so the app is answered
+ * instead; `undefined` when the start after that sign-in can pass:
+ * - prompt=login, or max_age=0, its equal (OpenID Connect Core 3.1.2.1), asks at every start;
+ * - a max_age shorter than `NOTICE_ROUND_TRIP_SECONDS` has run out by the next start;
+ * - a login_hint naming another account than the one signed in (`hintMismatch`) within the
+ *   notice's round trip: the member may just have signed in at the notice, as the account they
+ *   chose, and the next start would name the other one again (a carried request drops it). An
+ *   older sign-in gets the notice: the member may sign in as the hinted account there.
  */
-function asksSignInEveryTime(request: AuthorizationRequest): boolean {
-  return request.prompt.has('login') || request.maxAge === 0;
+function unservedByNotice(request: AuthorizationRequest, signedIn: SignedIn | undefined, hintMismatch: boolean, now: number): string | undefined {
+  if (request.prompt.has('login') || request.maxAge === 0) return 'asks for a new sign-in each time it is sent (prompt=login or max_age=0)';
+  if (request.maxAge !== null && request.maxAge < NOTICE_ROUND_TRIP_SECONDS) {
+    return `its max_age of ${request.maxAge} seconds runs out before the user, signed in, can start it again from the application (the sign-in page cannot bring them back to it; at least ${NOTICE_ROUND_TRIP_SECONDS} seconds)`;
+  }
+  if (hintMismatch && signedIn !== undefined && now - signedIn.session.authTime < NOTICE_ROUND_TRIP_SECONDS * 1000) {
+    return 'its login_hint names another account than the one the user has just signed in as, so it would ask for a sign-in again whoever the user signs in as';
+  }
+  return undefined;
 }
 
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
-  const params = await openPushedRequest(deps.stores, deps.sharedKeys, sent, deps.clock.now()) ?? sent;
+  const opened = await openPushedRequest(deps.stores, deps.sharedKeys, sent, deps.clock.now());
+  const params = opened?.params ?? sent;
   const validation = await validateAuthorizationRequest(deps, params, askedBy);
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
@@ -265,14 +284,17 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
 
   const loginHint = await agreedLoginHint(deps, request);
   const hintMismatch = signedIn !== undefined && loginHint !== null && loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
-  const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now);
+  // A pushed request returned to by reference asked for a sign-in: one since it was opened (`signedInSince`).
+  const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now)
+    || (opened?.signedInSince !== undefined && signedIn.session.authTime < opened.signedInSince);
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
   if (silent && hintMismatch) return fail('interaction_required', 'Another account than login_hint names is signed in: send the request again without prompt=none.');
   if (mustSignIn || hintMismatch) {
     const back = await returnTo(deps, request, params);
-    // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can shorten it.
-    if (back.length > MAX_RETURN_TO_LENGTH && asksSignInEveryTime(request)) {
-      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and asks for a new sign-in each time it is sent (prompt=login or max_age=0): send a shorter one (a shorter state, no id_token_hint).`);
+    // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can push or shorten it.
+    const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, signedIn, hintMismatch, now) : undefined;
+    if (unserved !== undefined) {
+      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and ${unserved}: push it (POST /api/oauth/par) and send its request_uri, which sign-in returns to whatever its length, or send a shorter one (a shorter state, no id_token_hint).`);
     }
     return { kind: 'sign_in', returnTo: back, loginHint, reauthenticate: signedIn !== undefined };
   }

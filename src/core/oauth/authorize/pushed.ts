@@ -3,9 +3,12 @@
  * `/oauth/authorize?client_id=…&request_uri=…` exchanges the `request_uri` for the parameters the
  * client pushed, in one conditional write (single use, 60 seconds, bound to the client), which
  * also keeps the stored request open for `PUSHED_FLOW_LIFETIME_SECONDS`. The flow then goes on as
- * for any request: sign-in and the consent form carry those parameters, and with them a *marker*,
- * an HMAC under a server secret over the parameters, the stored request and a deadline, which
- * shows that they are exactly what the client pushed. The request's one answer (a code, or an
+ * for any request: the consent form carries those parameters, and with them a *marker*, an HMAC
+ * under a server secret over the parameters, the stored request and a deadline, which shows that
+ * they are exactly what the client pushed. Sign-in carries none of them: it returns to a short
+ * address (`pushedReturnFields`: the client, the language and the marker), and the parameters are
+ * read again from the stored request (`findOpen`), so a pushed request of any length comes back
+ * from sign-in (RFC 9126 1: a request too large for a URL). The request's one answer (a code, or an
  * error sent back to the client) first completes the stored request, in one conditional write
  * that deletes it: a marker of a completed request yields nothing more. A client that requires
  * pushed requests (RFC 9126 5) is refused any request that has neither a `request_uri` nor a
@@ -18,7 +21,8 @@ import { type Params, paramsFromEntries, single } from '../params.js';
 import type { SharedKeys } from '../../credentials/shared-keys.js';
 import type { Stores } from '../../stores.js';
 import { type Instant, hasExpired } from '../../time.js';
-import { PUSHED_MARKER } from './request.js';
+import { localeOfUiLocales } from '../../locales.js';
+import { PUSHED_MARKER, fieldsAfterSignIn } from './request.js';
 
 /** RFC 9126 2.2: the prefix of every `request_uri` the PAR endpoint answers with. */
 export const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:';
@@ -34,7 +38,7 @@ export const PUSHED_FLOW_LIFETIME_SECONDS = 30 * 60;
 
 const REQUEST_URI_SHAPE = /^urn:ietf:params:oauth:request_uri:([A-Za-z0-9_-]{43})$/;
 /** `until.requestHash.mac`: the deadline (epoch seconds), the stored request, the HMAC over both and the parameters. */
-const MARKER_SHAPE = /^(\d{1,12})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
+const MARKER_SHAPE = /^([1-9]\d{0,11})\.([A-Za-z0-9_-]{43})\.([A-Za-z0-9_-]{43})$/;
 
 /** A fresh `request_uri` and the hash it is stored under (the random part is never stored). */
 export function newRequestUri(): { requestUri: string; requestHash: string } {
@@ -69,15 +73,43 @@ export async function verifyPushedMarker(keys: SharedKeys, fields: ReadonlyArray
   return constantTimeEqual(match[3]!, await mac(keys, fields, flow)) ? flow : undefined;
 }
 
+/** The stored request a marker names, unchecked: `verifyPushedMarker` decides whether it holds. */
+function requestHashOf(marker: string): string | undefined {
+  return MARKER_SHAPE.exec(marker)?.[2];
+}
+
+/**
+ * The fields of the address sign-in returns to for the opened pushed request `flow`, whose
+ * parameters as sign-in returns to them are `fields` (`fieldsAfterSignIn`): its `client_id`, the
+ * first supported tag of its `ui_locales`, for the sign-in pages' language (INTERFACE section 12),
+ * and a marker over `fields`. Its parameters stay stored: they are read again on the way back
+ * (`openPushedRequest`), so the address is short however long the request (RFC 9126 1).
+ */
+export async function pushedReturnFields(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<Array<[string, string]>> {
+  const clientId = fields.find(([name]) => name === 'client_id')?.[1] ?? '';
+  const locale = localeOfUiLocales(fields.find(([name]) => name === 'ui_locales')?.[1]);
+  return [['client_id', clientId], ...(locale === undefined ? [] : [['ui_locales', locale] as [string, string]]), [PUSHED_MARKER, await pushedMarker(keys, fields, flow)]];
+}
+
+/**
+ * Whether `params` is an address `pushedReturnFields` made: a marker and no request of its own
+ * (every authorization request has a `response_type`, RFC 6749 4.1.1).
+ */
+function isPushedReturn(params: Params): boolean {
+  const has = (name: string) => (params.get(name) ?? []).some((v) => v !== '');
+  return has(PUSHED_MARKER) && !has('response_type');
+}
+
+/** The page error for a pushed request no longer open: its marker yields nothing more. */
+const ANSWERED_OR_TOO_LATE = 'This authorization request was already answered, or took too long to complete: start again from the application.';
+
 /**
  * Completes the pushed request `flow` stands for, before its answer (a code or an error) goes to
  * the client: one conditional write, so of racing answers exactly one goes, and a marker of a
  * completed request yields no other (RFC 9126 4: the request_uri's single use covers the flow it opened).
  */
 export async function completePushedRequest(stores: Pick<Stores, 'pushedRequests'>, flow: PushedFlow, now: Instant): Promise<void> {
-  if (!(await stores.pushedRequests.complete(flow.requestHash, now))) {
-    throw pageError('This authorization request was already answered, or took too long to complete: start again from the application.');
-  }
+  if (!(await stores.pushedRequests.complete(flow.requestHash, now))) throw pageError(ANSWERED_OR_TOO_LATE);
 }
 
 /** An error shown as a page: without the pushed parameters there is no verified redirect URI. */
@@ -86,11 +118,53 @@ function pageError(description: string): OAuthError {
 }
 
 /**
- * RFC 9126 4: the parameters of the request a `request_uri` names, consumed, with a fresh marker;
- * `undefined` when `params` carries no `request_uri`. Any other parameter of the GET is ignored:
- * only what the client pushed counts.
+ * The parameters of the opened pushed request a return address (`pushedReturnFields`) names, as
+ * sign-in returns to them, with its marker: read, not consumed, so the address works until the
+ * request is answered or its flow's time is up (`PUSHED_FLOW_LIFETIME_SECONDS`), and only for
+ * the client that pushed it. Any other parameter of the address is ignored.
  */
-export async function openPushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<Params | undefined> {
+async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<OpenedPushedRequest> {
+  let marker: string | undefined;
+  let clientId: string | undefined;
+  try {
+    marker = single(params, PUSHED_MARKER);
+    clientId = single(params, 'client_id');
+  } catch {
+    throw pageError('The pushed or client_id parameter is repeated or malformed.');
+  }
+  const requestHash = marker === undefined ? undefined : requestHashOf(marker);
+  const stored = requestHash === undefined || clientId === undefined ? undefined : await stores.pushedRequests.findOpen(requestHash, clientId, now);
+  const fields = stored && fieldsAfterSignIn(paramsFromEntries(stored.parameters));
+  const flow = fields && await verifyPushedMarker(keys, fields, marker!, now);
+  if (fields === undefined || flow === undefined) throw pageError(ANSWERED_OR_TOO_LATE);
+  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, marker!]]), signedInSince: openedAt(flow) };
+}
+
+/** When the request of `flow` was opened: its flow's deadline less its lifetime, to the second. */
+function openedAt(flow: PushedFlow): Instant {
+  return (flow.until - PUSHED_FLOW_LIFETIME_SECONDS) * 1000;
+}
+
+/**
+ * A pushed request opened (`params`, with its marker), and, when sign-in returned to it by
+ * reference, `signedInSince`: the session must have signed in since the request was opened.
+ * Such an address is made only for a request that sent the browser to sign in (prompt=login, a
+ * max_age run out, a login_hint naming another account, or nobody signed in), and its parameters
+ * come back without that demand (`fieldsAfterSignIn`); the sign-in it asked for is what lets them
+ * (OpenID Connect Core 3.1.2.1: the OP must actively re-authenticate). Without this, the address
+ * opened in the browser without signing in would skip it.
+ */
+export interface OpenedPushedRequest {
+  params: Params;
+  signedInSince?: Instant;
+}
+
+/**
+ * RFC 9126 4: the parameters of the request a `request_uri` names, consumed, with a fresh marker;
+ * or those of an opened one that sign-in returns to (`resumePushedRequest`); `undefined` when
+ * `params` is neither. Any other parameter of the GET is ignored: only what the client pushed counts.
+ */
+export async function openPushedRequest(stores: Stores, keys: SharedKeys, params: Params, now: Instant): Promise<OpenedPushedRequest | undefined> {
   let requestUri: string | undefined;
   let clientId: string | undefined;
   try {
@@ -99,7 +173,7 @@ export async function openPushedRequest(stores: Stores, keys: SharedKeys, params
   } catch {
     throw pageError('The request_uri or client_id parameter is repeated or malformed.');
   }
-  if (requestUri === undefined) return undefined;
+  if (requestUri === undefined) return isPushedReturn(params) ? resumePushedRequest(stores, keys, params, now) : undefined;
   if (clientId === undefined) throw pageError('The request names no application: send client_id with the request_uri (RFC 9126 4).');
   const random = REQUEST_URI_SHAPE.exec(requestUri)?.[1];
   // RFC 9126 4: single use, 60 seconds, and only for the client that pushed it. A request_uri of
@@ -111,5 +185,5 @@ export async function openPushedRequest(stores: Stores, keys: SharedKeys, params
     throw pageError('The request_uri is unknown, expired, already used, or was pushed by another application. If you develop this application: push the authorization request again (POST /api/oauth/par) and send the browser here at once; each request_uri works once, for 60 seconds.');
   }
   const marker = await pushedMarker(keys, pushed.parameters, { requestHash, until });
-  return paramsFromEntries([...pushed.parameters, [PUSHED_MARKER, marker]]);
+  return { params: paramsFromEntries([...pushed.parameters, [PUSHED_MARKER, marker]]) };
 }

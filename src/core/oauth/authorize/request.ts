@@ -104,6 +104,20 @@ export function requestFields(params: Params, drop: (name: string, value: string
 }
 
 /**
+ * The request's fields as sign-in returns to them: without `login` in `prompt`, without `max_age`
+ * and without `login_hint`. The new session has just been authenticated, by whom the member chose,
+ * and keeping the demand would ask again forever (attack114); the fresh `auth_time` and `sub` are
+ * what the client can verify (OpenID Connect Core 3.1.2.1). An `id_token_hint` stays.
+ */
+export function fieldsAfterSignIn(params: Params): Array<[string, string]> {
+  return requestFields(params, (name, value) => {
+    if (name === 'max_age' || name === 'login_hint') return undefined;
+    if (name === 'prompt') return value.split(' ').filter((p) => p !== 'login').join(' ');
+    return value;
+  });
+}
+
+/**
  * Appends parameters to a redirect URI that may carry its own query, leaving its text as it was.
  * A parameter without a value (`state` not sent, say) is left out, never sent empty.
  */

@@ -39,4 +39,12 @@ export class KyselyPushedRequestStore implements PushedAuthorizationRequestStore
       .executeTakeFirst();
     return Number(result.numDeletedRows) === 1;
   }
+
+  async findOpen(requestHash: string, clientId: string, now: Instant): Promise<PushedAuthorizationRequest | undefined> {
+    const row = await this.db.selectFrom('pushed_authorization_requests').selectAll()
+      .where('request_hash', '=', requestHash).where('client_id', '=', clientId)
+      .where('used_at', 'is not', null).where('expires_at', '>', now)
+      .executeTakeFirst();
+    return row && toRequest(row);
+  }
 }
