@@ -96,7 +96,7 @@ describe('background work over HTTP', () => {
   });
 });
 
-forEachDatabase('a security-log line that cannot be written after its change', (database) => {
+forEachDatabase('the lines of a security-log event told with no origin', (database) => {
   const logLines: string[] = [];
   let t: TestAppWithSmtp;
   before(async () => { t = await startAppWithSmtp(database, { logLines }); });
@@ -126,5 +126,22 @@ forEachDatabase('a security-log line that cannot be written after its change', (
     } finally {
       store.insert = insert;
     }
+  });
+
+  test('the audit line of a verification link opened by a browser not signed in to the account carries that request\'s reqId, though its security-log line keeps no origin of the opener (attack126)', async () => {
+    const asker = await createAccount(t.deps.stores, t.clock, { username: `a${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const browser = new Visitor(t.baseUrl);
+    await browser.signIn(asker.username, PASSWORD);
+    const mailbox = `v${randomBytes(5).toString('hex')}@example.test`;
+    assert.equal((await browser.post('/settings/email', { email: mailbox })).status, 200);
+    await deliverMail(t);
+    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(mailbox)[0]?.text ?? '')?.[1];
+    assert.ok(token, 'the mail holds a verification link');
+    const from = logLines.length;
+    assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`)).status, 200);
+    const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+    const verified = lines.filter((l) => l.audit === 'account.email_verified');
+    assert.equal(verified.length, 1, 'the verification is audited');
+    assert.deepEqual([verified[0]!.reqId], requestIdOf(lines, 'GET', '/email/verify'), 'with the reqId of the link\'s request');
   });
 });
