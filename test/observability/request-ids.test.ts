@@ -13,8 +13,8 @@ import { BackgroundTasks } from '../../src/core/background.js';
 import type { Log } from '../../src/core/log.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { type TestApp, type TestAppWithSmtp, startAppWithSmtp, startTestApp } from '../support/app.js';
-import { temporarySqliteDatabase } from '../support/databases.js';
-import { verifiedAddress } from '../support/member-mail.js';
+import { forEachDatabase, temporarySqliteDatabase } from '../support/databases.js';
+import { deliverMail, verifiedAddress } from '../support/member-mail.js';
 import { Visitor } from '../site/visitor.js';
 import { Browser, newClient, obtainTokens, signedInBrowser } from '../oauth/helpers.js';
 
@@ -93,5 +93,55 @@ describe('background work over HTTP', () => {
     } finally {
       limiter.hit = hit;
     }
+  });
+});
+
+forEachDatabase('the lines of a security-log event told with no origin', (database) => {
+  const logLines: string[] = [];
+  let t: TestAppWithSmtp;
+  before(async () => { t = await startAppWithSmtp(database, { logLines }); });
+  after(() => t.close());
+
+  test('the error line of a security-log line that could not be written carries the reqId of the request that made the change, for an event told with no origin too (a refused verification link)', async () => {
+    const asker = await createAccount(t.deps.stores, t.clock, { username: `a${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const browser = new Visitor(t.baseUrl);
+    await browser.signIn(asker.username, PASSWORD);
+    const mailbox = `v${randomBytes(5).toString('hex')}@example.test`;
+    assert.equal((await browser.post('/settings/email', { email: mailbox })).status, 200);
+    await deliverMail(t);
+    const token = /\/email\/not-mine\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(mailbox)[0]?.text ?? '')?.[1];
+    assert.ok(token, 'the mail holds a "Not you?" link');
+    const reader = new Visitor(t.baseUrl);
+    assert.equal((await reader.get(`/email/not-mine?token=${token}`)).status, 200);
+    const store = t.deps.stores.securityEvents;
+    const insert = store.insert.bind(store);
+    store.insert = async () => { throw new Error('the security log is full'); };
+    try {
+      const from = logLines.length;
+      assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
+      const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+      const failed = lines.filter((l) => l.msg?.startsWith('a change to an account was made, but its security-log line'));
+      assert.equal(failed.length, 1, 'the failure is logged');
+      assert.deepEqual([failed[0]!.reqId], requestIdOf(lines, 'POST', '/email/not-mine'), 'with the reqId of the refusal\'s request');
+    } finally {
+      store.insert = insert;
+    }
+  });
+
+  test('the audit line of a verification link opened by a browser not signed in to the account carries that request\'s reqId, though its security-log line keeps no origin of the opener (attack126)', async () => {
+    const asker = await createAccount(t.deps.stores, t.clock, { username: `a${randomBytes(5).toString('hex')}`, password: PASSWORD });
+    const browser = new Visitor(t.baseUrl);
+    await browser.signIn(asker.username, PASSWORD);
+    const mailbox = `v${randomBytes(5).toString('hex')}@example.test`;
+    assert.equal((await browser.post('/settings/email', { email: mailbox })).status, 200);
+    await deliverMail(t);
+    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(mailbox)[0]?.text ?? '')?.[1];
+    assert.ok(token, 'the mail holds a verification link');
+    const from = logLines.length;
+    assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`)).status, 200);
+    const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+    const verified = lines.filter((l) => l.audit === 'account.email_verified');
+    assert.equal(verified.length, 1, 'the verification is audited');
+    assert.deepEqual([verified[0]!.reqId], requestIdOf(lines, 'GET', '/email/verify'), 'with the reqId of the link\'s request');
   });
 });

@@ -277,6 +277,7 @@ export async function verifyEmail(deps: EmailDeps, token: string, opener: LinkOp
   // The opener is written down only when it is the account's own signed-in browser: a link mailed
   // to an address someone else typed is opened by that address's holder, a stranger to the account,
   // whose network address and browser its security log would show to whoever typed it (attack126).
-  await deps.securityLog.record({ userId, kind: 'email.verified', ...(opener.signedInUserId === userId ? { origin: opener.origin } : {}) });
+  // Its audit line names the request all the same (`requestId`), as every request's does.
+  await deps.securityLog.record({ userId, kind: 'email.verified', ...(opener.signedInUserId === userId ? { origin: opener.origin } : { requestId: opener.origin.requestId }) });
   return 'verified';
 }

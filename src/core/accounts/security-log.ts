@@ -108,7 +108,7 @@ export interface NewSecurityEvent {
   origin?: EventOrigin | undefined;
   /** Short names only (`method`, `app`, `client_id`, `name`, `reason`…); never a secret. */
   detail?: Record<string, string>;
-  /** The request's id (`reqId`) for an event told with no origin: its audit line carries it all the same. Not stored. */
+  /** The request's id (`reqId`) for an event told with no origin: its audit line, and the error line of a part that fails, carry it all the same. Not stored. */
   requestId?: string | undefined;
 }
 
@@ -203,10 +203,13 @@ export class SecurityLog {
    */
   async record(event: NewSecurityEvent, ownAudit?: AuditEvent): Promise<void> {
     const stored = this.toStored(event);
+    // The request's id, whether the event has an origin or was told without one (`email.refused`):
+    // its audit line and the error line of a part that fails both carry it.
+    const requestId = event.origin?.requestId ?? event.requestId;
     try {
-      await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored, event.origin?.requestId ?? event.requestId, ownAudit), () => this.notify(stored, event.origin?.locale)]);
+      await eachAttempted([() => this.store.insert(stored), () => this.writeAudit(stored, requestId, ownAudit), () => this.notify(stored, event.origin?.locale)]);
     } catch (error) {
-      this.log.error({ err: error, kind: stored.kind, userId: stored.userId, ...(event.origin?.requestId === undefined ? {} : { reqId: event.origin.requestId }) },
+      this.log.error({ err: error, kind: stored.kind, userId: stored.userId, ...(requestId === undefined ? {} : { reqId: requestId }) },
         'a change to an account was made, but its security-log line, audit line or notice mail could not be written');
     }
   }
