@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { FigureCounter } from '../../src/core/staff/figures.js';
 import type { DailyCount } from '../../src/core/staff/ports.js';
 import type { Stores } from '../../src/core/stores.js';
+import { flushDuringHeldWrite } from '../support/held-write.js';
 
 async function flushed(counter: FigureCounter): Promise<Record<string, number>> {
   const added: DailyCount[] = [];
@@ -41,23 +42,13 @@ test('a day a clock change shortens ends where the zone says', async () => {
 
 test('a flush called while the timer\'s flush is writing settles only once that write is done: every count made before it is written when it answers', async () => {
   const counter = new FigureCounter('UTC');
-  const written: DailyCount[][] = [];
-  const finishes: Array<() => void> = [];
-  const slow = {
-    dailyFigures: { add: (counts: DailyCount[]) => new Promise<void>((resolve) => { finishes.push(() => { written.push(counts); resolve(); }); }) },
-    transaction: (work: (tx: Stores) => Promise<unknown>) => work(slow),
-  } as unknown as Stores;
   counter.count('refusals', Date.parse('2026-11-24T12:00:00Z'));
-  const timers = counter.flush(slow);
-  const order: string[] = [];
-  const mine = counter.flush(slow).then((n) => { order.push(`answered after ${written.length} write(s)`); return n; });
-  // Every turn the answer could take runs before the timer's write is let finish.
-  await new Promise((resolve) => setImmediate(resolve));
-  finishes.shift()!();
-  assert.equal(await timers, 1);
-  assert.equal(await mine, 0, 'nothing was left for it to write');
-  assert.deepEqual(order, ['answered after 1 write(s)']);
-  assert.deepEqual(written.map((counts) => counts.map((c) => `${c.day} ${c.figure} ${c.count}`)), [['2026-11-24 refusals 1']]);
+  const race = await flushDuringHeldWrite<DailyCount[]>((stores) => counter.flush(stores), (add) => {
+    const stores = { dailyFigures: { add }, transaction: (work: (tx: Stores) => Promise<unknown>) => work(stores) } as unknown as Stores;
+    return stores;
+  });
+  assert.deepEqual({ first: race.first, second: race.second, secondAnswered: race.secondAnswered }, { first: 1, second: 0, secondAnswered: 'after 1 write(s)' });
+  assert.deepEqual(race.written.map((counts) => counts.map((c) => `${c.day} ${c.figure} ${c.count}`)), [['2026-11-24 refusals 1']]);
 });
 
 test('a flush waiting for the timer\'s write that failed writes the counts it handed back, with its own', async () => {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { REMEMBERED_VIEWS, VIEW_WINDOW_MS, ViewCounter, type Viewer } from '../../src/core/community/views.js';
 import type { Stores } from '../../src/core/stores.js';
+import { flushDuringHeldWrite } from '../support/held-write.js';
 
 const T0 = Date.UTC(2026, 10, 22);
 const AUTHOR = 1;
@@ -123,21 +124,14 @@ test('past its bound of remembered views the oldest is forgotten, and that viewe
 
 test('a flush called while the timer\'s flush is writing settles only once that write is done: every view counted before it is written when it answers', async () => {
   const counter = new ViewCounter();
-  const written: Array<Record<number, number>> = [];
-  const finishes: Array<() => void> = [];
-  const slow = {
-    posts: { addViews: (views: ReadonlyMap<number, number>) => new Promise<void>((resolve) => { finishes.push(() => { written.push(Object.fromEntries(views)); resolve(); }); }) },
-    transaction: (work: (tx: Stores) => Promise<unknown>) => work(slow),
-  } as unknown as Stores;
   count(counter, 1);
-  const timers = counter.flush(slow);
-  const order: string[] = [];
-  const mine = counter.flush(slow).then((n) => { order.push(`answered after ${written.length} write(s)`); return n; });
-  // Every turn the answer could take runs before the timer's write is let finish.
-  await new Promise((resolve) => setImmediate(resolve));
-  finishes.shift()!();
-  assert.equal(await timers, 1);
-  assert.equal(await mine, 0, 'nothing was left for it to write');
-  assert.deepEqual(order, ['answered after 1 write(s)']);
-  assert.deepEqual(written, [{ 1: 1 }]);
+  const race = await flushDuringHeldWrite<Record<number, number>>((stores) => counter.flush(stores), (write) => {
+    const stores = {
+      posts: { addViews: (views: ReadonlyMap<number, number>) => write(Object.fromEntries(views)) },
+      transaction: (work: (tx: Stores) => Promise<unknown>) => work(stores),
+    } as unknown as Stores;
+    return stores;
+  });
+  assert.deepEqual({ first: race.first, second: race.second, secondAnswered: race.secondAnswered }, { first: 1, second: 0, secondAnswered: 'after 1 write(s)' });
+  assert.deepEqual(race.written, [{ 1: 1 }]);
 });
