@@ -275,29 +275,87 @@ function lookAlikeSigns(name: string, siteNames: readonly string[], tables: Look
   const words = name.replace(/(?! )\p{Zs}/gu, '').split(/[^\p{L}\p{M}]+/u);
   const characters = [...name];
   const plainAlphabets = new Set(characters.filter((c) => c.normalize('NFKC') === c).map(alphabetOf).filter((i) => i >= 0));
-  const folded = foldedCharacters(name, tables);
-  const siteForms = siteNames.map((site) => foldedCharacters(site, tables).map(({ character }) => character).join('')).filter((site) => site !== '');
   return [
     ...(words.some(mixesAlphabets) ? ['mixed_alphabets' as const] : []),
     ...(readsAsLatin(words, tables) ? ['reads_as_latin' as const] : []),
     ...(characters.some((_, i) => standsInForPlain(characters, i, plainAlphabets, tables)) ? ['styled_letters' as const] : []),
-    ...(siteForms.some((site) => standsAsName(folded, site)) ? ['site_name' as const] : []),
+    ...(namesSite(foldedCharacters(name, tables), siteNames, tables) ? ['site_name' as const] : []),
+  ];
+}
+
+/** Whether one of `siteNames` stands in the folded name as a name of its own (`standsAsName`). */
+function namesSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
+  return siteNames.map((site) => foldedForm(site, tables)).some((site) => site !== '' && standsAsName(folded, site));
+}
+
+/** `text` as `foldedCharacters` reads it, in one string. */
+function foldedForm(text: string, tables: LookAlikeTables): string {
+  return foldedCharacters(text, tables).map(({ character }) => character).join('');
+}
+
+/**
+ * Symbols that read as the check mark sites set beside what they verified: check marks (✓ ✔ 🗸
+ * 🮱 𐄂), checked boxes (☑ ✅ 🗹), and the square root (√) and "not check mark" (⍻) drawn like them.
+ */
+const CHECK_MARKS = /[\u2713\u2714\u2611\u2705\u221a\u237b\u{1f5f8}\u{1f5f9}\u{1fbb1}\u{10102}]/u;
+
+/**
+ * Words that claim a review by the site, in the languages of its pages: English ones as whole
+ * words (`standsAsName`: "Official Tools", "OfficialTools", not "Unofficial"); Chinese ones
+ * anywhere, Simplified only (names are read through `simplified`: 認證 as 认证): official, official
+ * site, certified, verified, checked.
+ */
+const CLAIM_WORDS_LATIN = ['verified', 'official', 'officially', 'certified'];
+const CLAIM_WORDS_CHINESE = ['官方', '官网', '认证', '已验证', '已核实', '已审核'];
+
+/** What in a name claims the site's trust: a check mark, words of review, or the site's own name. */
+export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
+
+/**
+ * The claims of the site's trust in `name`: a check-mark symbol (`CHECK_MARKS`), a word
+ * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`), or one of `siteNames`
+ * standing as a name of its own (`standsAsName`), each read after NFKC (full-width and styled
+ * letters as plain ones), in any letter case, Traditional Chinese as Simplified, spaces and
+ * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
+ * skeleton ("Verіfied" with a Cyrillic і).
+ */
+function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables): TrustClaim[] {
+  const folded = foldedCharacters(name, tables);
+  const all = folded.map(({ character }) => character).join('');
+  const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, foldedForm(word, tables)))
+    || CLAIM_WORDS_CHINESE.some((word) => all.includes(word));
+  return [
+    ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
+    ...(reviewWord ? ['review_word' as const] : []),
+    ...(namesSite(folded, siteNames, tables) ? ['site_name' as const] : []),
   ];
 }
 
 let loading: Promise<LookAlikeTables> | undefined;
 
 /**
- * `lookAlikeSigns`, once its tables are loaded: they are loaded when staff first look at an app,
- * not at start-up, as 2 MB of heap that no other request reads (issue 35 item 5: peak RSS).
+ * The look-alike tables, loaded when first needed (staff looking at an app, a name nobody at the
+ * site reviewed being checked), not at start-up, as 2 MB of heap that no other request reads
+ * (issue 35 item 5: peak RSS).
  */
-export async function lookAlikeCheck(): Promise<(name: string, siteNames: readonly string[]) => LookAlikeSign[]> {
+function lookAlikeTables(): Promise<LookAlikeTables> {
   loading ??= (async () => {
     const [{ default: unhomoglyph }, { CustomConverter }, { default: tsCharacters }] = await Promise.all([
       import('unhomoglyph'), import('opencc-js/core'), import('opencc-js/dict/TSCharacters'),
     ]);
     return { unhomoglyph, simplified: CustomConverter(tsCharacters) };
   })();
-  const tables = await loading;
+  return loading;
+}
+
+/** `lookAlikeSigns`, once its tables are loaded. */
+export async function lookAlikeCheck(): Promise<(name: string, siteNames: readonly string[]) => LookAlikeSign[]> {
+  const tables = await lookAlikeTables();
   return (name, siteNames) => lookAlikeSigns(name, siteNames, tables);
+}
+
+/** `trustClaims`, once its tables are loaded. */
+export async function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
+  const tables = await lookAlikeTables();
+  return (name, siteNames) => trustClaims(name, siteNames, tables);
 }
