@@ -41,8 +41,20 @@ const nonIdeographic = (character: string) => /^[\p{L}\p{N}]$/u.test(character) 
  * (`latin-start`, `latin-end`) for the stylesheet's fallback margin. A Chinese name gets no mark.
  */
 export function appName(chunks: Array<string | Html>): Html {
-  const { start, end } = latinEdges(chunks.join(''));
-  return html`<strong class="app-name${start ? ' latin-start' : ''}${end ? ' latin-end' : ''}">${chunks}</strong>`;
+  const text = chunks.join('');
+  const { start, end } = latinEdges(text);
+  return html`<strong class="app-name${start ? ' latin-start' : ''}${end ? ' latin-end' : ''}">${needsIsolation(text) ? html`<bdi>${chunks}</bdi>` : chunks}</strong>`;
+}
+
+/**
+ * A name someone chose (an app's, a token's) in a sentence of markup: isolated (`<bdi>`, UAX #9
+ * isolates) when it could reorder the words around it, that is when it holds a right-to-left
+ * letter or a direction control a rule of today refuses and an older row may still hold (an
+ * isolate ends whatever embedding or override it opened); every other name is left bare, as the
+ * site's languages are all written left to right and such a name reorders nothing.
+ */
+export function chosenName(name: string): Html | string {
+  return needsIsolation(name) ? html`<bdi>${name}</bdi>` : name;
 }
 
 /** Whether `text` starts, and whether it ends, with a non-ideographic letter or digit. */
@@ -56,9 +68,9 @@ function latinEdges(text: string): { start: boolean; end: boolean } {
  * and every name in English, as it is.
  */
 export function appNameInTitle(t: Translator, name: string): string {
-  if (!t.locale.startsWith('zh')) return name;
+  if (!t.locale.startsWith('zh')) return isolated(name);
   const { start, end } = latinEdges(name);
-  return `${start ? ' ' : ''}${name}${end ? ' ' : ''}`;
+  return `${start ? ' ' : ''}${isolated(name)}${end ? ' ' : ''}`;
 }
 
 /**
@@ -116,15 +128,23 @@ export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
  * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
  */
 const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
+/** Direction marks, embeddings, overrides and isolates (UAX #9 2), and the Arabic letter mark. */
+const DIRECTION_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/** Whether `text` could reorder the words beside it: it holds a right-to-left letter or a direction control. */
+function needsIsolation(text: string): boolean {
+  return RIGHT_TO_LEFT.test(text) || DIRECTION_CONTROLS.test(text);
+}
 
 /**
- * A nickname in plain text beside other words (a `<title>`): isolated as `<bdi>` would (Unicode FSI
- * … PDI) when it holds a right-to-left letter, the one case where it could reorder the @username
- * beside it; other names are left bare, as bookmarks and tab lists of some systems show the
- * isolates as boxes (attack86).
+ * A name in plain text beside other words (a `<title>`, a heading made of one message, a field's
+ * label): isolated as `<bdi>` would (Unicode FSI … PDI) when it holds a right-to-left letter or a
+ * direction control (`needsIsolation`), the cases where it could reorder the words beside it (the
+ * @username beside a nickname); other names are left bare, as bookmarks and tab lists of some
+ * systems show the isolates as boxes (attack86).
  */
 export function isolated(text: string): string {
-  return RIGHT_TO_LEFT.test(text) ? `\u2068${text}\u2069` : text;
+  return needsIsolation(text) ? `\u2068${text}\u2069` : text;
 }
 
 
