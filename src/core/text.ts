@@ -313,8 +313,8 @@ export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
 
 /**
  * The claims of the site's trust in `name`: a check-mark symbol (`CHECK_MARKS`), a word
- * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`), or one of `siteNames`
- * standing as a name of its own (`standsAsName`), each read after NFKC (full-width and styled
+ * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`), anywhere in it, or one
+ * of `siteNames` leading it (`leadsWithSite`), each read after NFKC (full-width and styled
  * letters as plain ones), in any letter case, Traditional Chinese as Simplified, spaces and
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
  * skeleton ("Verіfied" with a Cyrillic і).
@@ -327,8 +327,19 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
   return [
     ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
     ...(reviewWord ? ['review_word' as const] : []),
-    ...(namesSite(folded, siteNames, tables) ? ['site_name' as const] : []),
+    ...(leadsWithSite(all, siteNames, tables) ? ['site_name' as const] : []),
   ];
+}
+
+/**
+ * Whether the folded name `all` begins with one of `siteNames`, folded alike: "Community Account
+ * Security", "社区安全中心", "社群 官方" and the site's name alone present the app as the site's
+ * own, while a name that only holds it later ("Open Source Community Tools", "读书社区") names
+ * an app for a community, as apps on a community site commonly do. A name that begins with it is
+ * one whatever follows, without a gap ("Communityhub", "社区团购").
+ */
+function leadsWithSite(all: string, siteNames: readonly string[], tables: LookAlikeTables): boolean {
+  return siteNames.map((site) => foldedForm(site, tables)).some((site) => site !== '' && all.startsWith(site));
 }
 
 let loading: Promise<LookAlikeTables> | undefined;

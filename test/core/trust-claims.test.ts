@@ -23,13 +23,14 @@ test('a word of review is a claim in any case, width, spacing or look-alike lett
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
-test('the site\'s own name standing as a name is a claim; inside a longer word it is not', () => {
-  for (const name of ['Community Account Security', 'community tools', 'C.o.m.m.u.n.i.t.y', '社區 App', '读书社区', '社群'])
+test('the site\'s own name leading the name is a claim, in any of its languages and however spelt; later in the name it is not', () => {
+  for (const name of ['Community', 'Community Account Security', 'community tools', 'C.o.m.m.u.n.i.t.y', 'Communityhub', '社区', '社区安全中心', '社群 App', '社區 App', '社 區助手', '社区团购助手'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
-  for (const name of ['Communityhub', '社区团购助手', '社群媒體'])
+  for (const name of ['Open Source Community Tools', 'MyCommunity', '读书社区', '读书 社区 App', '社交媒體'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
-test('"✔ 已认证 Verified by Community" makes every claim at once', () => {
-  assert.deepEqual(trustClaims('✔ 已认证 Verified by Community', SITE_NAMES), ['check_mark', 'review_word', 'site_name']);
+test('"Community ✔ 已认证 Verified" makes every claim at once; "✔ 已认证 Verified by Community" all but the site\'s name', () => {
+  assert.deepEqual(trustClaims('Community ✔ 已认证 Verified', SITE_NAMES), ['check_mark', 'review_word', 'site_name']);
+  assert.deepEqual(trustClaims('✔ 已认证 Verified by Community', SITE_NAMES), ['check_mark', 'review_word']);
 });

@@ -37,10 +37,12 @@ const CLAIMING = [
   '认证应用',
   '社區 App',
   'C.o.m.m.u.n.i.t.y tools',
+  '社区安全中心',
+  '社群 官方',
 ];
 
-/** Names that claim nothing. */
-const PLAIN = ['Agent Smith', 'Unofficial Agent', 'Verify My Email', '社区团购助手', 'Communityhub'];
+/** Names that claim nothing: the site's name later in a name is an app for a community, not the site. */
+const PLAIN = ['Agent Smith', 'Unofficial Agent', 'Verify My Email', 'Open Source Community Tools', '读书社区', 'MyCommunity'];
 
 forEachDatabase('app names nobody at the site reviewed', (database) => {
   let t: TestApp;
@@ -82,9 +84,9 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
     const words: Record<string, RegExp> = {
-      en: /Name: An application&#39;s name may not claim this site&#39;s trust: no check mark, no word such as “Verified” or “Official”, and not the name Community\./,
-      'zh-CN': /应用名称不能借用本站的信任：不能带对勾符号，不能含有“认证”“官方”等字样，也不能使用“社区”这个名字。/,
-      'zh-TW': /應用程式名稱不能借用本站的信任：不能帶勾號，不能含有「認證」「官方」等字樣，也不能使用「社群」這個名稱。/,
+      en: /Name: An application&#39;s name may not claim this site&#39;s trust: no check mark, no word such as “Verified” or “Official”, and not beginning with the name Community\./,
+      'zh-CN': /应用名称不能借用本站的信任：不能带对勾符号，不能含有“认证”“官方”等字样，也不能以“社区”这个名字开头。/,
+      'zh-TW': /應用程式名稱不能借用本站的信任：不能帶勾號，不能含有「認證」「官方」等字樣，也不能以「社群」這個名稱開頭。/,
     };
     for (const [locale, said] of Object.entries(words)) {
       visitor.cookies.set('lang', locale);
@@ -113,6 +115,21 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     const { client: operators } = await registerClient(t.deps.stores, t.clock, { name: '✔ Community Official', type: 'public', redirectUris: ['https://operator.example/cb'] });
     const consent = await consentPage({ client: operators, redirectUri: 'https://operator.example/cb' });
     assert.match(consent, /✔ Community Official is made by the site operators/);
+  });
+
+  test('an app nobody reviewed may not lead its name with the site\'s name in any of its languages, nor be named it; one that holds it later registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['Community', 'Community Account Security', 'ＣＯＭＭＵＮＩＴＹ tools', '社区安全中心', '社群 官方', '社區 App']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['Open Source Community Tools', '读书社区', '读书社群 App', 'MyCommunity']) {
+      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
+    }
   });
 
   test('direction controls are refused in an app\'s name, by RFC 7591 registration and on the developer page', async () => {
