@@ -201,6 +201,14 @@ const CLAIM_WORDS = [
   '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助', '通知',
 ];
 
+/**
+ * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
+ * they are ("ᴠᴇʀɪꜰɪᴇᴅ" reads as "verified").
+ */
+const SMALL_CAPITALS: Readonly<Record<string, string>> = Object.fromEntries(
+  [...'ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ'].map((c, i) => [c, 'abcdefghijklmnopqrstuvwyz'[i]!]),
+);
+
 /** One letter or digit of a name as `site_name` reads it: folded, and where a word may begin. */
 interface FoldedCharacter {
   character: string;
@@ -225,9 +233,10 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
       gap = true;
       continue;
     }
-    const lower = character.toLowerCase();
+    const lower = (SMALL_CAPITALS[character] ?? character).toLowerCase();
     const capital = lower !== character;
-    const parts = EAST_ASIAN.test(character) ? lower : skeleton(lower, tables).replace(/\p{M}/gu, '').toLowerCase();
+    // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
+    const parts = EAST_ASIAN.test(character) ? lower : skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
     for (const part of parts) folded.push({ character: part, afterGap: gap, capital });
     if (parts !== '') gap = false;
   }
@@ -295,9 +304,10 @@ function foldedForm(text: string, tables: LookAlikeTables): string {
 
 /**
  * Symbols that read as the check mark sites set beside what they verified: check marks (✓ ✔ 🗸
- * 🮱 𐄂), checked boxes (☑ ✅ 🗹), and the square root (√) and "not check mark" (⍻) drawn like them.
+ * 🮱 𐄂), checked boxes (☑ ✅ 🗹), the square root (√) and "not check mark" (⍻) drawn like them,
+ * the OK button (🆗) and the circled 正 (㊣) that marks goods as genuine.
  */
-const CHECK_MARKS = /[\u2713\u2714\u2611\u2705\u221a\u237b\u{1f5f8}\u{1f5f9}\u{1fbb1}\u{10102}]/u;
+const CHECK_MARKS = /[\u2713\u2714\u2611\u2705\u221a\u237b\u{1f5f8}\u{1f5f9}\u{1fbb1}\u{10102}\u{1f197}\u32a3]/u;
 
 /**
  * Words that claim a review by the site, in the languages of its pages: English ones as whole
@@ -320,9 +330,9 @@ export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
  * skeleton ("Verіfied" with a Cyrillic і).
  */
 function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables): TrustClaim[] {
-  const folded = foldedCharacters(name, tables);
+  const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
   const all = folded.map(({ character }) => character).join('');
-  const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, foldedForm(word, tables)))
+  const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
     || CLAIM_WORDS_CHINESE.some((word) => all.includes(word));
   return [
     ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
@@ -339,7 +349,16 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * one whatever follows, without a gap ("Communityhub", "社区团购").
  */
 function leadsWithSite(all: string, siteNames: readonly string[], tables: LookAlikeTables): boolean {
-  return siteNames.map((site) => foldedForm(site, tables)).some((site) => site !== '' && all.startsWith(site));
+  return siteNames.map((site) => oneStroke(foldedForm(site, tables))).some((site) => site !== '' && all.startsWith(site));
+}
+
+/**
+ * `folded` with l as i: the confusables data reads 1, | and ǀ as l but a capital I as i, and a
+ * sans-serif face draws I, l and 1 alike, so "VERlFlED", "Ver1fied" and "Offlcial" read as the
+ * words they imitate. Only for claims, where both sides are read alike.
+ */
+function oneStroke(folded: string): string {
+  return folded.replaceAll('l', 'i');
 }
 
 let loading: Promise<LookAlikeTables> | undefined;

@@ -132,6 +132,18 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     }
   });
 
+  test('a name that imitates a claim with letters the confusables data leaves (l or 1 for I, small capitals, Lisu) or with the OK button or circled 正 is refused as the claim, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['VERlFlED Agent', 'Ver1fied Agent', 'Offlcial Tools', 'Commun1ty Security', 'ᴠᴇʀɪꜰɪᴇᴅ Agent', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ Security', '🆗 Agent', '㊣ Agent']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.equal(((await response.json()) as { error: string }).error, 'invalid_client_metadata', name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['Million Tools', 'Lily Notes']) assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+  });
+
   test('direction controls are refused in an app\'s name, by RFC 7591 registration and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     for (const control of ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f']) {
