@@ -157,6 +157,20 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     }
   });
 
+  test('the account deletion page isolates each right-to-left name in its list of the member\'s apps, so two of them beside a separator keep their order', async () => {
+    const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    for (const name of ['تطبيق', 'יישום', 'Plain Tools']) {
+      await registerClient(t.deps.stores, t.clock, { name, type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true });
+    }
+    for (const locale of ['en', 'zh-CN']) {
+      visitor.cookies.set('lang', locale);
+      const page = await visitor.post('/settings/account/delete', {});
+      assert.equal(page.status, 200, locale);
+      assert.ok(page.text.includes('\u2068تطبيق\u2069') && page.text.includes('\u2068יישום\u2069'), `${locale}: each right-to-left name isolated`);
+      assert.ok(page.text.includes('Plain Tools') && !page.text.includes('\u2068Plain Tools'), `${locale}: a left-to-right name left bare`);
+    }
+  });
+
   test('a right-to-left app name is isolated in <bdi> wherever the consent page sets it in a sentence, and in the title as Unicode isolates; an older name holding a direction override is isolated too', async () => {
     const rtl = 'تطبيق الوكيل';
     const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: rtl, token_endpoint_auth_method: 'none' });

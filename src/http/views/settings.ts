@@ -255,7 +255,8 @@ export function deleteAccountConfirmation(
   <li>${t.text('settings.deleteSessions')}</li>
   <li>${t.text('settings.deleteAppAccess')}</li>
   ${facts.apps.length > 0 ? html`<li>${rich(t, 'settings.deleteOwnApps', {
-    count: facts.apps.length, names: facts.apps.map((a) => a.name), b: strong,
+    // Each name isolated: two right-to-left names beside a separator would swap places (UAX #9).
+    count: facts.apps.length, names: facts.apps.map((a) => isolated(a.name)), b: strong,
   })}</li>` : ''}
   <li>${t.text('settings.deleteRemoves')}</li>
 </ul>
