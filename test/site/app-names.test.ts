@@ -75,9 +75,17 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     }
     assert.equal((await t.deps.stores.clients.listAll()).length, before, 'nothing registered');
     for (const name of PLAIN) assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
-    const unnamed = await register({ redirect_uris: ['https://official.example/cb'] });
-    assert.equal(unnamed.status, 201);
-    assert.equal(((await unnamed.json()) as { client_name: string }).client_name, 'official.example');
+  });
+
+  test('an app that registers itself without a name is named by the host or scheme it sends people back to, unless that claims the site\'s trust: then it is plainly "app"', async () => {
+    for (const [redirect, named] of [
+      ['https://agent.example/cb', 'agent.example'], ['com.agent.tool:/cb', 'com.agent.tool'],
+      ['https://official.example/cb', 'app'], ['https://community-security.example/cb', 'app'], ['community.verified:/cb', 'app'], ['app.official:/cb', 'app'],
+    ] as const) {
+      const response = await register({ redirect_uris: [redirect], token_endpoint_auth_method: 'none' });
+      assert.equal(response.status, 201, redirect);
+      assert.equal(((await response.json()) as { client_name: string }).client_name, named, redirect);
+    }
   });
 
   test('a member\'s app may not be registered or renamed on the developer page with a name that claims the site\'s trust, in every language; the name it has may be saved again, and the operator\'s apps keep any name', async () => {

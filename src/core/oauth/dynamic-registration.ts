@@ -13,6 +13,7 @@ import { InputError, OAuthError, type FieldProblem, asErrorDescription } from '.
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
+import { trustClaimCheck } from '../text.js';
 import type { Clock } from '../time.js';
 import type { Locale, Translator } from '../locales.js';
 import { siteNamesIn } from '../site-name.js';
@@ -184,8 +185,12 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
 
   // Nobody at the site answers for the app: a name it gives may not claim the site's trust
   // (RFC 7591 2: the server may reject a metadata value; `unreviewedNameRule`). The one it is given
-  // for want of one is the host it sends people back to, shown as that.
-  const nameRule = read.named ? await unreviewedNameRule(siteNamesIn(deps.words)) : undefined;
+  // for want of one is the host (or a native app's scheme, any text it likes) it sends people back
+  // to, which the consent page's heading shows as its name: one that claims the trust
+  // ("official.example", "community.verified:") gives the app no name but "app".
+  const siteNames = siteNamesIn(deps.words);
+  if (!read.named && (await trustClaimCheck())(read.name, siteNames).length > 0) read = { ...read, name: 'app' };
+  const nameRule = read.named ? await unreviewedNameRule(siteNames) : undefined;
   const now = deps.clock.now();
   const key = `register:address:${siteShare(askedBy)}`;
   const quota = deps.settings.registrationsPerHourPerAddress;
