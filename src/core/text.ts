@@ -361,6 +361,30 @@ function oneStroke(folded: string): string {
   return folded.replaceAll('l', 'i');
 }
 
+/**
+ * The blocks Unicode gives right-to-left letters by default (bidi classes R and AL: Hebrew, Arabic,
+ * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
+ */
+const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
+/** Direction marks, embeddings, overrides and isolates (UAX #9 2), and the Arabic letter mark. */
+const DIRECTION_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/** Whether `text` could reorder the words beside it: it holds a right-to-left letter or a direction control. */
+export function needsIsolation(text: string): boolean {
+  return RIGHT_TO_LEFT.test(text) || DIRECTION_CONTROLS.test(text);
+}
+
+/**
+ * A name in plain text beside other words (a `<title>`, a heading made of one message, a field's
+ * label, a mail's subject and body): isolated as `<bdi>` would (Unicode FSI … PDI) when it holds a right-to-left letter or a
+ * direction control (`needsIsolation`), the cases where it could reorder the words beside it (the
+ * @username beside a nickname); other names are left bare, as bookmarks and tab lists of some
+ * systems show the isolates as boxes (attack86).
+ */
+export function isolated(text: string): string {
+  return needsIsolation(text) ? `\u2068${text}\u2069` : text;
+}
+
 let loading: Promise<LookAlikeTables> | undefined;
 
 /**

@@ -9,7 +9,7 @@ import type { FieldProblem } from '../../core/errors.js';
 import { type MessageValues, type Translator, listFormat } from '../../core/locales.js';
 import { homepageAsRead } from '../../core/oauth/clients.js';
 import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
-import { EAST_ASIAN } from '../../core/text.js';
+import { EAST_ASIAN, isolated, needsIsolation } from '../../core/text.js';
 import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { type Html, html } from './html.js';
@@ -123,29 +123,6 @@ export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
     : html`<span class="username">${user.username}</span>`;
 }
 
-/**
- * The blocks Unicode gives right-to-left letters by default (bidi classes R and AL: Hebrew, Arabic,
- * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
- */
-const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
-/** Direction marks, embeddings, overrides and isolates (UAX #9 2), and the Arabic letter mark. */
-const DIRECTION_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
-
-/** Whether `text` could reorder the words beside it: it holds a right-to-left letter or a direction control. */
-function needsIsolation(text: string): boolean {
-  return RIGHT_TO_LEFT.test(text) || DIRECTION_CONTROLS.test(text);
-}
-
-/**
- * A name in plain text beside other words (a `<title>`, a heading made of one message, a field's
- * label): isolated as `<bdi>` would (Unicode FSI … PDI) when it holds a right-to-left letter or a
- * direction control (`needsIsolation`), the cases where it could reorder the words beside it (the
- * @username beside a nickname); other names are left bare, as bookmarks and tab lists of some
- * systems show the isolates as boxes (attack86).
- */
-export function isolated(text: string): string {
-  return needsIsolation(text) ? `\u2068${text}\u2069` : text;
-}
 
 
 /**
@@ -179,3 +156,5 @@ export function tokenStatusWords(t: Translator, status: PersonalTokenStatus): st
 export function sessionAddress(t: Translator, address: string): string {
   return address || t.text('security.unknownAddress');
 }
+
+export { isolated };
