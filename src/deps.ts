@@ -24,6 +24,7 @@ import { MailDeliveryWorker } from './mail-deliveries.js';
 import { HiddenFlagsWorker } from './hidden-flags.js';
 import { Mailer } from './core/mail/mailer.js';
 import type { Locale, Translator } from './core/locales.js';
+import { siteNamesIn } from './core/site-name.js';
 import { siteTranslator } from './i18n/catalogs.js';
 import { noticingSecurityLog } from './core/accounts/security-notices.js';
 import { createMailTransport } from './mail/transports.js';
@@ -129,7 +130,7 @@ export function createDeps(settings: Settings, overrides: DepsOverrides = {}): D
     mailer,
     securityLog: noticingSecurityLog({ stores, clock, mailer, settings }, audit),
     dpop: new DpopVerifier(new DpopNonces(base.sharedKeys), dpopReplay, clock),
-    clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, audit, settings.clientMetadata),
+    clientDocuments: new ClientMetadataDocuments(new HttpClientMetadataFetcher(settings.clientMetadata.allowPrivate), clock, audit, settings.clientMetadata, siteNamesIn(words)),
     images: sharpReencoder,
     background: new BackgroundTasks(),
     limiter,

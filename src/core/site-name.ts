@@ -17,3 +17,12 @@ const UNNAMED_SITE = 'Community';
 export function labelName(names: SiteNames): string {
   return names[DEFAULT_LOCALE] ?? LOCALES.map((locale) => names[locale]).find((name) => name !== undefined) ?? UNNAMED_SITE;
 }
+
+/**
+ * The site's name in every language its pages speak, as the catalogs' `common.siteName` says it
+ * there (the operator's SITE_NAME else the catalogs' own): what staff are warned of, and what an
+ * app nobody answers for may not call itself.
+ */
+export function siteNamesIn(words: (locale: Locale) => { text(key: string): string }): string[] {
+  return [...new Set(LOCALES.map((locale) => words(locale).text('common.siteName')))];
+}

@@ -39,8 +39,8 @@ export interface Housekeeping {
    * `deliveryMaxAgeMs`: how long a back-channel logout is tried before it is given up.
    * `mailMaxAgeMs`: how long a mail is tried before it is given up.
    * `securityLogWindowMs`: how long the accounts' security log is kept.
-   * `selfRegisteredGraceMs`: how long an app that registered itself may go without a grant.
-   * `documentClientGraceMs`: how long a document's app's row may go unrefreshed without a grant or consent.
+   * `selfRegisteredGraceMs`: how long an app that registered itself may go without a grant (one staff verified stays).
+   * `documentClientGraceMs`: how long a document's app's row may go unrefreshed without a grant, consent or staff's verified mark.
    */
   purge(now: Instant, options: PurgeOptions): Promise<Record<string, number>>;
 }

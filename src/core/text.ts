@@ -201,6 +201,14 @@ const CLAIM_WORDS = [
   '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助', '通知',
 ];
 
+/**
+ * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
+ * they are ("ᴠᴇʀɪꜰɪᴇᴅ" reads as "verified").
+ */
+const SMALL_CAPITALS: Readonly<Record<string, string>> = Object.fromEntries(
+  [...'ᴀʙᴄᴅᴇꜰɢʜɪᴊᴋʟᴍɴᴏᴘꞯʀꜱᴛᴜᴠᴡʏᴢ'].map((c, i) => [c, 'abcdefghijklmnopqrstuvwyz'[i]!]),
+);
+
 /** One letter or digit of a name as `site_name` reads it: folded, and where a word may begin. */
 interface FoldedCharacter {
   character: string;
@@ -225,9 +233,10 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
       gap = true;
       continue;
     }
-    const lower = character.toLowerCase();
+    const lower = (SMALL_CAPITALS[character] ?? character).toLowerCase();
     const capital = lower !== character;
-    const parts = EAST_ASIAN.test(character) ? lower : skeleton(lower, tables).replace(/\p{M}/gu, '').toLowerCase();
+    // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
+    const parts = EAST_ASIAN.test(character) ? lower : skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
     for (const part of parts) folded.push({ character: part, afterGap: gap, capital });
     if (parts !== '') gap = false;
   }
@@ -275,29 +284,132 @@ function lookAlikeSigns(name: string, siteNames: readonly string[], tables: Look
   const words = name.replace(/(?! )\p{Zs}/gu, '').split(/[^\p{L}\p{M}]+/u);
   const characters = [...name];
   const plainAlphabets = new Set(characters.filter((c) => c.normalize('NFKC') === c).map(alphabetOf).filter((i) => i >= 0));
-  const folded = foldedCharacters(name, tables);
-  const siteForms = siteNames.map((site) => foldedCharacters(site, tables).map(({ character }) => character).join('')).filter((site) => site !== '');
   return [
     ...(words.some(mixesAlphabets) ? ['mixed_alphabets' as const] : []),
     ...(readsAsLatin(words, tables) ? ['reads_as_latin' as const] : []),
     ...(characters.some((_, i) => standsInForPlain(characters, i, plainAlphabets, tables)) ? ['styled_letters' as const] : []),
-    ...(siteForms.some((site) => standsAsName(folded, site)) ? ['site_name' as const] : []),
+    ...(namesSite(foldedCharacters(name, tables), siteNames, tables) ? ['site_name' as const] : []),
   ];
+}
+
+/** Whether one of `siteNames` stands in the folded name as a name of its own (`standsAsName`). */
+function namesSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
+  return siteNames.map((site) => foldedForm(site, tables)).some((site) => site !== '' && standsAsName(folded, site));
+}
+
+/** `text` as `foldedCharacters` reads it, in one string. */
+function foldedForm(text: string, tables: LookAlikeTables): string {
+  return foldedCharacters(text, tables).map(({ character }) => character).join('');
+}
+
+/**
+ * Symbols that read as the check mark sites set beside what they verified: check marks (✓ ✔ 🗸
+ * 🮱 𐄂), checked boxes (☑ ✅ 🗹), the square root (√) and "not check mark" (⍻) drawn like them,
+ * the OK button (🆗) and the circled 正 (㊣) that marks goods as genuine.
+ */
+const CHECK_MARKS = /[\u2713\u2714\u2611\u2705\u221a\u237b\u{1f5f8}\u{1f5f9}\u{1fbb1}\u{10102}\u{1f197}\u32a3]/u;
+
+/**
+ * Words that claim a review by the site, in the languages of its pages: English ones as whole
+ * words (`standsAsName`: "Official Tools", "OfficialTools", not "Unofficial"); Chinese ones
+ * anywhere, Simplified only (names are read through `simplified`: 認證 as 认证): official, official
+ * site, certified, verified, checked.
+ */
+const CLAIM_WORDS_LATIN = ['verified', 'official', 'officially', 'certified'];
+const CLAIM_WORDS_CHINESE = ['官方', '官网', '认证', '已验证', '已核实', '已审核'];
+
+/** What in a name claims the site's trust: a check mark, words of review, or the site's own name. */
+export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
+
+/**
+ * The claims of the site's trust in `name`: a check-mark symbol (`CHECK_MARKS`), a word
+ * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`), anywhere in it, or one
+ * of `siteNames` leading it (`leadsWithSite`), each read after NFKC (full-width and styled
+ * letters as plain ones), in any letter case, Traditional Chinese as Simplified, spaces and
+ * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
+ * skeleton ("Verіfied" with a Cyrillic і).
+ */
+function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables): TrustClaim[] {
+  const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
+  const all = folded.map(({ character }) => character).join('');
+  const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
+    || CLAIM_WORDS_CHINESE.some((word) => all.includes(word));
+  return [
+    ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
+    ...(reviewWord ? ['review_word' as const] : []),
+    ...(leadsWithSite(all, siteNames, tables) ? ['site_name' as const] : []),
+  ];
+}
+
+/**
+ * Whether the folded name `all` begins with one of `siteNames`, folded alike: "Community Account
+ * Security", "社区安全中心", "社群 官方" and the site's name alone present the app as the site's
+ * own, while a name that only holds it later ("Open Source Community Tools", "读书社区") names
+ * an app for a community, as apps on a community site commonly do. A name that begins with it is
+ * one whatever follows, without a gap ("Communityhub", "社区团购").
+ */
+function leadsWithSite(all: string, siteNames: readonly string[], tables: LookAlikeTables): boolean {
+  return siteNames.map((site) => oneStroke(foldedForm(site, tables))).some((site) => site !== '' && all.startsWith(site));
+}
+
+/**
+ * `folded` with l as i: the confusables data reads 1, | and ǀ as l but a capital I as i, and a
+ * sans-serif face draws I, l and 1 alike, so "VERlFlED", "Ver1fied" and "Offlcial" read as the
+ * words they imitate. Only for claims, where both sides are read alike.
+ */
+function oneStroke(folded: string): string {
+  return folded.replaceAll('l', 'i');
+}
+
+/**
+ * The blocks Unicode gives right-to-left letters by default (bidi classes R and AL: Hebrew, Arabic,
+ * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
+ */
+const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
+/** Direction marks, embeddings, overrides and isolates (UAX #9 2), and the Arabic letter mark. */
+const DIRECTION_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+
+/** Whether `text` could reorder the words beside it: it holds a right-to-left letter or a direction control. */
+export function needsIsolation(text: string): boolean {
+  return RIGHT_TO_LEFT.test(text) || DIRECTION_CONTROLS.test(text);
+}
+
+/**
+ * A name in plain text beside other words (a `<title>`, a heading made of one message, a field's
+ * label, a mail's subject and body): isolated as `<bdi>` would (Unicode FSI … PDI) when it holds a right-to-left letter or a
+ * direction control (`needsIsolation`), the cases where it could reorder the words beside it (the
+ * @username beside a nickname); other names are left bare, as bookmarks and tab lists of some
+ * systems show the isolates as boxes (attack86).
+ */
+export function isolated(text: string): string {
+  return needsIsolation(text) ? `\u2068${text}\u2069` : text;
 }
 
 let loading: Promise<LookAlikeTables> | undefined;
 
 /**
- * `lookAlikeSigns`, once its tables are loaded: they are loaded when staff first look at an app,
- * not at start-up, as 2 MB of heap that no other request reads (issue 35 item 5: peak RSS).
+ * The look-alike tables, loaded when first needed (staff looking at an app, a name nobody at the
+ * site reviewed being checked), not at start-up, as 2 MB of heap that no other request reads
+ * (issue 35 item 5: peak RSS).
  */
-export async function lookAlikeCheck(): Promise<(name: string, siteNames: readonly string[]) => LookAlikeSign[]> {
+function lookAlikeTables(): Promise<LookAlikeTables> {
   loading ??= (async () => {
     const [{ default: unhomoglyph }, { CustomConverter }, { default: tsCharacters }] = await Promise.all([
       import('unhomoglyph'), import('opencc-js/core'), import('opencc-js/dict/TSCharacters'),
     ]);
     return { unhomoglyph, simplified: CustomConverter(tsCharacters) };
   })();
-  const tables = await loading;
+  return loading;
+}
+
+/** `lookAlikeSigns`, once its tables are loaded. */
+export async function lookAlikeCheck(): Promise<(name: string, siteNames: readonly string[]) => LookAlikeSign[]> {
+  const tables = await lookAlikeTables();
   return (name, siteNames) => lookAlikeSigns(name, siteNames, tables);
+}
+
+/** `trustClaims`, once its tables are loaded. */
+export async function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
+  const tables = await lookAlikeTables();
+  return (name, siteNames) => trustClaims(name, siteNames, tables);
 }

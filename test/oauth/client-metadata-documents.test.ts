@@ -215,13 +215,33 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const answered = await fetch(authorizeUrl(t, clientId, { scope: 'bogus' }), { redirect: 'manual', headers: { 'x-forwarded-for': newAddress() } });
     assert.equal(answered.status, 302, 'a verified app\'s errors go back to it');
     // The document names another app and another address; the kept copy expires, and nothing has written the row since.
-    documents.document(path, { client_name: 'Community Official', redirect_uris: ['http://127.0.0.1/callback', 'https://evil.example/cb'] });
+    documents.document(path, { client_name: 'Good Agent Deluxe', redirect_uris: ['http://127.0.0.1/callback', 'https://evil.example/cb'] });
     t.clock.advance(301_000);
     const renamed = await (await browser.fetch(authorizeUrl(t, clientId))).text();
-    assert.match(renamed, /Community Official/);
+    assert.match(renamed, /Good Agent Deluxe/);
     assert.doesNotMatch(renamed, /Verified by/);
     assert.match(renamed, /has not reviewed it/);
     await refusedPage(t, clientId, { redirect_uri: 'https://evil.example/cb', scope: 'bogus' });
+  });
+
+  test('a document whose client_name claims the site\'s trust names no app: its error page says why; verified by staff with that name, it is the app', async () => {
+    for (const name of ['✔ Verified by Community', 'Community Official', '官方助手']) {
+      const clientId = documents.document(freshPath('claims'), { client_name: name });
+      assert.match(await refusedPage(t, clientId), /client_name must not claim this site(&#39;|')s trust/, name);
+    }
+    // Staff answer for the app they verified, with the name they saw.
+    const clientId = documents.document(freshPath('claims-verified'), { client_name: 'Community Agent' });
+    const row = {
+      clientId, name: 'Community Agent', description: '', homepageUrl: '', ownerId: null, type: 'public' as const, redirectUris: ['http://127.0.0.1/callback'],
+      allowedScopes: ['profile:read'], secretHash: null, idTokenAlg: 'RS256' as const, postLogoutRedirectUris: [],
+    };
+    await t.deps.stores.clients.saveDescribed(row, t.clock.now());
+    const { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = (await t.deps.stores.clients.findById(clientId))!;
+    assert.ok(await t.deps.stores.clients.setVerified(clientId, { verified: true, reviewed: { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } }, t.clock.now()));
+    const { browser } = await signedInBrowser(t);
+    const consent = await browser.fetch(authorizeUrl(t, clientId));
+    assert.equal(consent.status, 200);
+    assert.match(await consent.text(), /Verified by Community/);
   });
 
   test('the sign-in page names a document\'s app by its host, not by the name it claims', async () => {
@@ -705,14 +725,18 @@ forEachDatabase('Client ID metadata documents', (database) => {
   });
 
 
-  test('the janitor deletes a document\'s app that only pushed, a day after its document last refreshed it, and keeps one a member approved or an operator deactivated', async () => {
+  test('the janitor deletes a document\'s app that only pushed, a day after its document last refreshed it, and keeps one a member approved, an operator deactivated or staff verified', async () => {
     // Anyone can push for any URL that answers a valid document: each push stores a row.
     const pushedOnly = documents.document(freshPath('pushed-only'));
     const deactivated = documents.document(freshPath('deactivated'));
     const approved = documents.document(freshPath('approved'));
+    const verified = documents.document(freshPath('verified-only'));
     await push(pushedOnly);
     await push(deactivated);
+    await push(verified);
     await t.deps.stores.clients.setStatus(deactivated, 'deactivated', t.clock.now());
+    const { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = (await t.deps.stores.clients.findById(verified))!;
+    assert.ok(await t.deps.stores.clients.setVerified(verified, { verified: true, reviewed: { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } }, t.clock.now()));
     const { browser } = await signedInBrowser(t);
     await approve(browser, new URL(authorizeUrl(t, approved)));
     t.clock.advance(DOCUMENT_CLIENT_GRACE_MS - 1000);
@@ -723,6 +747,9 @@ forEachDatabase('Client ID metadata documents', (database) => {
     assert.equal(await t.deps.stores.clients.findById(pushedOnly), undefined, 'a push\'s leftover goes');
     assert.equal((await t.deps.stores.clients.findById(deactivated))?.status, 'deactivated', 'an operator\'s deactivation stays');
     assert.ok(await t.deps.stores.clients.findById(approved), 'an app a member approved stays');
+    const kept = await t.deps.stores.clients.findById(verified);
+    assert.ok(kept, 'an app staff verified stays');
+    assert.notEqual(kept.verifiedAt, null, 'verified');
   });
 
   test('a push or approval rewrites the app\'s row only when its document changed or the row is older than half the grace, so a row in use outlives its last push by half the grace at least', async () => {

@@ -346,6 +346,23 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.ok(await t.deps.stores.clients.findById(fresh.client_id));
   });
 
+  test('the janitor keeps a self-registered app staff verified though it got no grant in 30 days: someone answers for it now', async () => {
+    const reviewed = await registered(t, { redirect_uris: ['https://reviewed.example/callback'], client_name: 'Reviewed Agent', token_endpoint_auth_method: 'none' });
+    const idle = await registered(t, { redirect_uris: ['https://idle-again.example/callback'] });
+    const { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } = (await t.deps.stores.clients.findById(reviewed.client_id))!;
+    assert.ok(await t.deps.stores.clients.setVerified(reviewed.client_id, { verified: true, reviewed: { name, description, homepageUrl, redirectUris, postLogoutRedirectUris, backchannelLogoutUri } }, t.clock.now()));
+    t.clock.advance(SELF_REGISTERED_GRACE_MS + 1000);
+    await runJanitor(t.deps);
+    assert.equal(await t.deps.stores.clients.findById(idle.client_id), undefined, 'an unverified one goes');
+    const kept = await t.deps.stores.clients.findById(reviewed.client_id);
+    assert.ok(kept, 'the verified one stays');
+    assert.notEqual(kept.verifiedAt, null, 'verified');
+    const { browser } = await signedInBrowser(t);
+    const page = await browser.fetch(`/oauth/authorize?${authorizeQuery(asTestClient(reviewed), { pkce: pkcePair() })}`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /Verified by Community/);
+  });
+
   test('openid-client registers by discovery, then runs the code flow with PKCE, refreshes and revokes with the registered client', async () => {
     for (const [method, auth] of [['none', oidc.None()], ['client_secret_basic', undefined]] as const) {
       const config = await oidc.dynamicClientRegistration(new URL(t.baseUrl), {

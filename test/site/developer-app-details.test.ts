@@ -117,7 +117,7 @@ forEachDatabase('an app\'s details on the developer page', (database) => {
   });
 
   test('a verified app loses its "Verified by" mark when its owner changes its name, description or homepage, and keeps it when the same ones are saved again', async () => {
-    for (const change of [{ name: 'Community Official Tools' }, { description: 'Official: sign in on the next page.' }, { homepage: 'https://official.example/' }]) {
+    for (const change of [{ name: 'Details App Deluxe' }, { description: 'Official: sign in on the next page.' }, { homepage: 'https://official.example/' }]) {
       const what = Object.keys(change)[0]!;
       const { visitor, client, page } = await ownerAndApp();
       await t.deps.stores.clients.setVerified(client.clientId, { verified: true, reviewed: client }, t.clock.now());

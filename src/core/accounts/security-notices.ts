@@ -4,6 +4,7 @@
  * The security log calls `notify` for every event it records; `NOTICE_OF` says which tell.
  * A change of the address itself is told to the old address by `changeEmail`, not here.
  */
+import { isolated } from '../text.js';
 import { siteUrls } from '../urls.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailOutboxStore } from '../mail/ports.js';
@@ -85,12 +86,13 @@ export function securityNoticeSender(deps: NoticeDeps): NoticeSender {
       locale,
       name: noticeName(event),
       values: {
-        name: user.nickname,
+        // Names someone chose, isolated where they could reorder the sentence (UAX #9, `isolated`).
+        name: isolated(user.nickname),
         time: mailTime(event.createdAt, user, deps.settings.siteTimeZone),
         device: event.device ? deviceText(deps.mailer.words(locale), event.device) : '-',
         address: event.address || '-',
-        app: event.detail.app ?? '',
-        label: event.detail.name ?? event.detail.label ?? '',
+        app: isolated(event.detail.app ?? ''),
+        label: isolated(event.detail.name ?? event.detail.label ?? ''),
         settingsLink: siteUrls(deps.settings.baseUrl).securitySettings(),
         tokensLink: siteUrls(deps.settings.baseUrl).tokenSettings(),
         appLink: event.detail.client_id ? siteUrls(deps.settings.baseUrl).developerApp(event.detail.client_id) : '',

@@ -13,7 +13,7 @@ import type { AuditSink } from '../audit.js';
 import { BoundedQueue, QueueFullError } from '../bounded-queue.js';
 import { InputError, OAuthError, asErrorDescription, checkAll } from '../errors.js';
 import type { Stores } from '../stores.js';
-import { checkedText } from '../text.js';
+import { checkedText, trustClaimCheck } from '../text.js';
 import { type Clock, hasExpired } from '../time.js';
 import { canBeClientId, checkPostLogoutRedirectUris, checkRedirectUris, findClient, isLoopbackHost, writesHostAsRead } from './clients.js';
 import type { Client } from './ports.js';
@@ -312,6 +312,8 @@ export class ClientMetadataDocuments {
     private readonly clock: Clock,
     private readonly audit: AuditSink,
     readonly settings: ClientMetadataSettings,
+    /** The site's name in each language (`siteNamesIn`), which a document's app may not call itself. */
+    private readonly siteNames: readonly string[] = [],
   ) {}
 
   /** How many documents are kept now. */
@@ -367,6 +369,11 @@ export class ClientMetadataDocuments {
       createdAt: stored?.createdAt ?? now,
       updatedAt: stored?.updatedAt ?? now,
     };
+    // Nobody at the site answers for the name a document gives (`unreviewedNameRule`): one that
+    // claims the site's trust names no app, unless staff verified the app with it.
+    if (client.verifiedAt === null && (await trustClaimCheck())(described.name, this.siteNames).length > 0) {
+      throw new ClientDocumentError(`The client ID metadata document at ${clientId} is not valid: client_name must not claim this site's trust: no check mark, no word such as Verified or Official, and not beginning with the site's own name.`);
+    }
     if (describedAsStored && now - stored.updatedAt < DOCUMENT_CLIENT_REFRESH_MS) currentRows.add(client);
     return client;
   }

@@ -8,7 +8,7 @@ import type { IdTokenAlg } from '../oidc/ports.js';
 import type { Stores } from '../stores.js';
 import type { Client, ClientDetails, ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope } from './scopes.js';
-import { checkedText } from '../text.js';
+import { checkedText, trustClaimCheck } from '../text.js';
 import { type Clock, type Instant, hasExpired } from '../time.js';
 
 /** Ours are 32 hex characters; nothing longer is ever looked up. */
@@ -276,14 +276,39 @@ export function homepageAsRead(homepage: string): string {
   return writesHostAsRead(homepage, url) ? homepage : url.href;
 }
 
+/** Refuses, as a problem of `field`, a name an app may not have (`unreviewedNameRule`). */
+export type NameRule = (field: string, name: string) => void;
+
+/**
+ * The rule for the name of an app nobody at the site answers for, one that registered itself
+ * (RFC 7591) or that a member registered or renamed on the developer page: the consent page shows
+ * that name where people decide whether to trust the app, in the site's own typeface, so it may
+ * not claim the site's trust: no check mark, no word of review ("Verified", "Official", 已认证,
+ * 官方) anywhere, and not beginning with the site's own name in any of `siteNames` (`trustClaimCheck`), however it is
+ * spelt (RFC 7591 2: the server may reject any metadata value the client asks for; 5: a name is
+ * the client's own claim). The operator's apps, and a name staff verified, are free of it.
+ */
+export async function unreviewedNameRule(siteNames: readonly string[]): Promise<NameRule> {
+  const claims = await trustClaimCheck();
+  return (field, name) => {
+    if (claims(name, siteNames).length === 0) return;
+    throw InputError.worded(field, `${field} must not claim this site's trust: no check mark, no word such as Verified or Official, and not beginning with the site's own name`,
+      { key: 'apps.nameClaimsTrust' });
+  };
+}
+
 /**
  * An app's name, description and homepage as it may hold them, at registration and after (the
  * registration form's rules, INTERFACE section 3): every field checked, so a form names all that
  * are wrong at once.
  */
-export function checkClientDetails(details: { name: string; description?: string | undefined; homepageUrl?: string | undefined }): ClientDetails {
+export function checkClientDetails(details: { name: string; description?: string | undefined; homepageUrl?: string | undefined }, nameRule?: NameRule): ClientDetails {
   const [name, description, homepageUrl] = checkAll(
-    () => checkedText('name', details.name, { kind: 'name', max: 80 }),
+    () => {
+      const name = checkedText('name', details.name, { kind: 'name', max: 80 });
+      nameRule?.('name', name);
+      return name;
+    },
     () => checkedText('description', details.description ?? '', { kind: 'paragraph', max: 500, min: 0 }),
     () => optionalHttpUrl('homepage', details.homepageUrl),
   );
@@ -303,6 +328,8 @@ export type ClientRegistration = {
   requirePushedAuthorizationRequests?: boolean;
   /** The scopes it may ask for; `REGISTERED_SCOPES` unless told. */
   allowedScopes?: readonly Scope[];
+  /** The rule its name must pass besides the form's (`unreviewedNameRule`, for an app nobody at the site answers for). */
+  nameRule?: NameRule;
 } & (
   /** `memberRegistered`: registered by its owner on the developer page, not by the operator. */
   | { ownerId?: number | null; selfRegistered?: false; memberRegistered?: boolean }
@@ -314,7 +341,7 @@ export type ClientRegistration = {
 export async function registerClient(stores: Stores, clock: Clock, registration: ClientRegistration): Promise<{ client: Client; secret?: string }> {
   // Every field is checked, so the registration form names all that are wrong at once.
   const [details, , idTokenAlg, redirectUris, postLogoutRedirectUris, backchannelLogoutUri] = checkAll(
-    () => checkClientDetails(registration),
+    () => checkClientDetails(registration, registration.nameRule),
     () => {
       if (registration.type !== 'confidential' && registration.type !== 'public') throw InputError.worded('type', 'type must be confidential or public', { key: 'apps.typeUnknown' });
     },
@@ -401,11 +428,16 @@ export async function updateRedirectUris(stores: Stores, clock: Clock, clientId:
 /**
  * A new name, description and homepage for an active client, by the same rules as at
  * registration, from its owner on the developer page: details other than stored end a staff
- * verification, which vouched for those it saw, in the same write (`ClientStore.setDetails`).
+ * verification, which vouched for those it saw, in the same write (`ClientStore.setDetails`), so
+ * the name passes `nameRule` (`unreviewedNameRule`) unless it is the name the app has, which a
+ * staff verification or the operator may have given it.
  * The details saved; `undefined` when the client is no longer active (or no longer exists).
  */
-export async function updateClientDetails(stores: Stores, clock: Clock, clientId: string, details: { name: string; description: string; homepageUrl: string }): Promise<ClientDetails | undefined> {
-  const checked = checkClientDetails(details);
+export async function updateClientDetails(stores: Stores, clock: Clock, client: Pick<Client, 'clientId' | 'name'>, details: { name: string; description: string; homepageUrl: string }, nameRule: NameRule): Promise<ClientDetails | undefined> {
+  const clientId = client.clientId;
+  const checked = checkClientDetails(details, (field, name) => {
+    if (name !== client.name) nameRule(field, name);
+  });
   return (await stores.clients.setDetails(clientId, checked, clock.now(), 'owner')) ? checked : undefined;
 }
 

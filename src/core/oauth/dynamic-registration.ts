@@ -13,8 +13,11 @@ import { InputError, OAuthError, type FieldProblem, asErrorDescription } from '.
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Stores } from '../stores.js';
+import { trustClaimCheck } from '../text.js';
 import type { Clock } from '../time.js';
-import { redirectTarget, registerClient } from './clients.js';
+import type { Locale, Translator } from '../locales.js';
+import { siteNamesIn } from '../site-name.js';
+import { redirectTarget, registerClient, unreviewedNameRule } from './clients.js';
 import type { ClientType } from './ports.js';
 import { REGISTERED_SCOPES, type Scope, formatScope, permittedScopes } from './scopes.js';
 
@@ -54,6 +57,8 @@ export interface RegistrationDeps {
   audit: AuditSink;
   /** REGISTRATIONS_PER_HOUR_PER_ADDRESS: registrations one address may make in `REGISTRATION_WINDOW_SECONDS`. */
   settings: { registrationsPerHourPerAddress: number };
+  /** The site's words, whose name in each language an app's own name may not claim (`unreviewedNameRule`). */
+  words: (locale: Locale) => Translator;
 }
 
 /**
@@ -158,17 +163,18 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
     throw new OAuthError('invalid_client_metadata', 'The body must be a JSON object of client metadata (RFC 7591 2), sent with Content-Type: application/json.');
   }
   const metadata = body as Record<string, unknown>;
-  let read: { method: AuthMethod; redirectUris: string[]; postLogoutRedirectUris: string[]; name: string; homepageUrl: string; scopes: Scope[] };
+  let read: { method: AuthMethod; redirectUris: string[]; postLogoutRedirectUris: string[]; name: string; named: boolean; homepageUrl: string; scopes: Scope[] };
   try {
     // The redirect URIs first: a request wrong in their shape and in another member's is `invalid_redirect_uri`.
     const redirectUris = optionalStrings(metadata, 'redirect_uris') ?? [];
     const postLogoutRedirectUris = optionalStrings(metadata, 'post_logout_redirect_uris') ?? [];
     const method = authMethod(metadata);
     checkFlow(metadata);
+    // An empty name is no name (RFC 7591 2: every member is optional but the redirect URIs).
+    const given = optionalString(metadata, 'client_name')?.trim() ?? '';
     read = {
       method, redirectUris, postLogoutRedirectUris,
-      // An empty name is no name (RFC 7591 2: every member is optional but the redirect URIs).
-      name: optionalString(metadata, 'client_name')?.trim() || defaultName(redirectUris),
+      name: given || defaultName(redirectUris), named: given !== '',
       homepageUrl: optionalString(metadata, 'client_uri') ?? '',
       scopes: allowedScopes(metadata),
     };
@@ -177,6 +183,14 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
     throw error;
   }
 
+  // Nobody at the site answers for the app: a name it gives may not claim the site's trust
+  // (RFC 7591 2: the server may reject a metadata value; `unreviewedNameRule`). The one it is given
+  // for want of one is the host (or a native app's scheme, any text it likes) it sends people back
+  // to, which the consent page's heading shows as its name: one that claims the trust
+  // ("official.example", "community.verified:") gives the app no name but "app".
+  const siteNames = siteNamesIn(deps.words);
+  if (!read.named && (await trustClaimCheck())(read.name, siteNames).length > 0) read = { ...read, name: 'app' };
+  const nameRule = read.named ? await unreviewedNameRule(siteNames) : undefined;
   const now = deps.clock.now();
   const key = `register:address:${siteShare(askedBy)}`;
   const quota = deps.settings.registrationsPerHourPerAddress;
@@ -194,7 +208,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
   try {
     registered = await registerClient(deps.stores, deps.clock, {
       name: read.name, type, redirectUris: read.redirectUris, postLogoutRedirectUris: read.postLogoutRedirectUris,
-      homepageUrl: read.homepageUrl, allowedScopes: read.scopes, selfRegistered: true,
+      homepageUrl: read.homepageUrl, allowedScopes: read.scopes, selfRegistered: true, ...(nameRule === undefined ? {} : { nameRule }),
     });
   } catch (error) {
     // Nothing was registered: the address keeps its count (RateLimiter.refund).

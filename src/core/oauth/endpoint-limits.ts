@@ -35,12 +35,13 @@
  * (`core/api/limits.ts`), so each instance lets one more failure through to learn of the shared count.
  */
 import { hash } from 'node:crypto';
-import { addressShare } from '../addresses.js';
+import { addressShare, siteShare } from '../addresses.js';
 import { OAuthError } from '../errors.js';
 import { rateLimitPolicyField, throttledHeaders } from '../rate-limit-fields.js';
 import type { RateLimiter } from '../rate-limiter.js';
 import type { Instant } from '../time.js';
 import { type ClientCredentials, offersSecret } from './client-auth.js';
+import { isUnreviewedApp } from './client-metadata.js';
 import type { Client } from './ports.js';
 import type { CounterPort } from './tokens/context.js';
 
@@ -178,7 +179,13 @@ export class OAuthEndpointLimits {
    * Counts a push of `client` (authenticated) from `address`; throws 429 past its limit. A
    * confidential client's pushes come from its own servers and count per client. Anyone can push
    * for a public client with its client_id alone, so its pushes count per address only: counted
-   * per client, two addresses at the address limit would lock every user of the app out.
+   * per client, two addresses at the address limit would lock every user of the app out. For a
+   * public app nobody at the site answers for (`isUnreviewedApp`: a document's, which any URL that
+   * answers a valid document names and whose push stores its row for a day, or one that registered
+   * itself or a member registered) an IPv6 address counts by its /48 (`siteShare`), as its
+   * registration does: counted by its /64, a /48, which a tunnel broker hands out free, pushed
+   * 65,536 times the limit a minute, each push a stored row (attack122). An operator's or verified
+   * app's pushes count by the /64 (`addressShare`), the customer its limit should hold to.
    */
   async admitPush(client: Client, credentials: ClientCredentials, now: Instant): Promise<void> {
     if (client.type !== 'public') {
@@ -186,7 +193,8 @@ export class OAuthEndpointLimits {
       if (!byClient.allowed) this.refuse('par', 'push-client', byClient.resetAt, now);
       return;
     }
-    const byAddress = await this.limiter.hit(`par:address:${addressShare(credentials.askedBy)}`, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
+    const key = isUnreviewedApp(client) ? `par:site:${siteShare(credentials.askedBy)}` : `par:address:${addressShare(credentials.askedBy)}`;
+    const byAddress = await this.limiter.hit(key, this.settings.pushesPerMinutePerAddress, PUSH_WINDOW_SECONDS, now);
     if (!byAddress.allowed) this.refuse('par', 'push-address', byAddress.resetAt, now);
   }
 

@@ -39,6 +39,7 @@ import {
   type ConsoleSection, type StaffConfirmation, appPage, appsPage, keysPage, memberPage, membersPage, overviewPage, rotateKeysPage, refusedPage, roleWord, staffConfirmationPage, staffLogPage, statusWord,
   twoStepNeededPage, vouchedFor,
 } from '../views/admin.js';
+import { isolated } from '../views/words.js';
 import type { Html } from '../views/html.js';
 
 const page = { config: { html: true } };
@@ -310,7 +311,7 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
     const client = await findClient(stores, clientId);
     if (!client) throw noSuchPage();
     if (options.problem) throw options.problem;
-    const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, client.name), action: request.url, fields: options.fields, cancel: back }));
+    const reason = await confirmedReason(request, reply, 'apps', (t) => ({ ...options.confirmation(t, isolated(client.name)), action: request.url, fields: options.fields, cancel: back }));
     if (reason === undefined) return reply;
     const outcome = await options.act(actor, reason);
     if (!outcome.ok && outcome.refusal === 'changed') return reply.redirect(`${back}?notice=app-changed`, 303);
@@ -352,8 +353,8 @@ export async function adminRoutes(app: FastifyInstance): Promise<void> {
           : undefined,
         fields: { verified, ...(reviewed ? { reviewed: request.body!.reviewed! } : {}) }, notice: 'verified',
         confirmation: (t, name) => ({
-          title: t.text('admin.confirmVerifiedTitle', { app: reviewed?.name ?? name, verified }),
-          consequences: t.text('admin.confirmVerified', { app: reviewed?.name ?? name, verified }),
+          title: t.text('admin.confirmVerifiedTitle', { app: reviewed ? isolated(reviewed.name) : name, verified }),
+          consequences: t.text('admin.confirmVerified', { app: reviewed ? isolated(reviewed.name) : name, verified }),
           ...(reviewed ? { details: vouchedFor(t, reviewed, lookAlikeSigns(reviewed.name, siteNames())) } : {}),
           button: t.text('admin.verifiedButton', { verified }),
         }),

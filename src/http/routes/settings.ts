@@ -14,7 +14,7 @@ import { updateProfile } from '../../core/accounts/accounts.js';
 import { listAuthorizedApplications, revokeAllApplicationAccess, revokeApplicationAccess } from '../../core/oauth/applications.js';
 import { AVATAR_MAX_BYTES, AVATAR_UPLOADS_PER_HOUR, checkAvatarUpload } from '../../core/community/avatars.js';
 import {
-  deactivateClient, deletePreviousClientSecret, findOwnedClient, livePreviousSecret, registerClient, rotateClientSecret, setRequirePushedRequests, updateClientDetails,
+  deactivateClient, deletePreviousClientSecret, findOwnedClient, livePreviousSecret, registerClient, rotateClientSecret, setRequirePushedRequests, unreviewedNameRule, updateClientDetails,
   updateLogoutUris, updateRedirectUris,
 } from '../../core/oauth/clients.js';
 import { InputError, OAuthError, type Words, checkAll } from '../../core/errors.js';
@@ -30,6 +30,7 @@ import type { AuditEvent } from '../../core/audit.js';
 import { isRecentSignIn } from '../../core/accounts/sessions.js';
 import { confirmPassword, throttled } from '../../core/accounts/sign-in.js';
 import { formatUtc } from '../../core/time.js';
+import { siteNamesIn } from '../../core/site-name.js';
 import type { Translator } from '../../core/locales.js';
 import { throttledHeaders } from '../../core/rate-limit-fields.js';
 import { UNREADABLE_STATUS, fieldValues, noticeFrom, requireSignIn, requireUser, sendPage, signInAgainPath } from '../pages.js';
@@ -435,12 +436,14 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       name: b.name ?? '', description: b.description ?? '', homepage: b.homepage ?? '', redirectUris: b.redirect_uris ?? '', type: b.type ?? '',
       postLogoutRedirectUris: b.post_logout_redirect_uris ?? '', backchannelLogoutUri: b.backchannel_logout_uri ?? '',
     };
+    // Nobody at the site answers for a member's app: its name may not claim the site's trust.
+    const nameRule = await unreviewedNameRule(siteNamesIn(app.deps.words));
     try {
       // Post/redirect/get: the app's page shows the secret once; reloading it registers nothing.
       const client = (await issueSecret(request, reply, user, async (tx) => {
         const { client, secret } = await registerClient(tx, clock, {
           name: clientForm.name, description: clientForm.description, homepageUrl: clientForm.homepage,
-          redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id, memberRegistered: true,
+          redirectUris: lines(clientForm.redirectUris), type: clientForm.type as ClientType, ownerId: user.id, memberRegistered: true, nameRule,
           postLogoutRedirectUris: lines(clientForm.postLogoutRedirectUris), backchannelLogoutUri: clientForm.backchannelLogoutUri,
         });
         return {
@@ -531,7 +534,8 @@ export async function settingsRoutes(app: FastifyInstance): Promise<void> {
       refuseUnlessActive(client);
       const sent = { name: request.body.name ?? '', description: request.body.description ?? '', homepage: request.body.homepage ?? '' };
       try {
-        const details = await updateClientDetails(stores, clock, client.clientId, { name: sent.name, description: sent.description, homepageUrl: sent.homepage });
+        const details = await updateClientDetails(stores, clock, client, { name: sent.name, description: sent.description, homepageUrl: sent.homepage },
+          await unreviewedNameRule(siteNamesIn(app.deps.words)));
         if (!details) throw deactivatedApp();
         await recordAppChange(request, user, client, details,
           { audit: 'client.details_changed', clientId: client.clientId, ownerId: user.id, via: 'site', address: clientAddress(request) }, details.name);

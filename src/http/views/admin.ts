@@ -23,7 +23,7 @@ import { type Html, html } from './html.js';
 import { type PageContext, type PageFrame, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { eventFrom, eventLine } from './security-events.js';
-import { personName, problemText, rich, sessionAddress, timeOf, tokenStatusWords } from './words.js';
+import { chosenName, isolated, personName, problemText, rich, sessionAddress, timeOf, tokenStatusWords } from './words.js';
 
 export type ConsoleSection = 'overview' | 'members' | 'apps' | 'keys' | 'log';
 
@@ -228,7 +228,7 @@ ${m.sessions.length === 0 ? '' : stackedTable(
 </section>
 <section class="card" aria-labelledby="apps-heading">
 <h2 id="apps-heading">${t.text('admin.authorizedApps', { count: m.apps.length })}</h2>
-${m.apps.length === 0 ? '' : html`<ul class="links">${m.apps.map((a) => html`<li><a href="/admin/apps/${encodeURIComponent(a.client.clientId)}">${a.client.name}</a> <span class="muted">${a.scopes.join(' ')}</span></li>`)}</ul>`}
+${m.apps.length === 0 ? '' : html`<ul class="links">${m.apps.map((a) => html`<li><a href="/admin/apps/${encodeURIComponent(a.client.clientId)}">${chosenName(a.client.name)}</a> <span class="muted">${a.scopes.join(' ')}</span></li>`)}</ul>`}
 </section>
 <section class="card" aria-labelledby="tokens-heading">
 <h2 id="tokens-heading">${t.text('admin.personalTokens', { count: m.tokens.length })}</h2>
@@ -415,7 +415,7 @@ export function appPage(context: PageContext, staff: StaffMember, a: AppView): H
   const { client } = a;
   const base = `/admin/apps/${encodeURIComponent(client.clientId)}`;
   const next = client.status === 'active' ? 'deactivated' : 'active';
-  return consoleLayout(client.name, context, staff, 'apps', html`<section class="card" aria-labelledby="app-heading">
+  return consoleLayout(isolated(client.name), context, staff, 'apps', html`<section class="card" aria-labelledby="app-heading">
 <h1 id="app-heading">${client.name}</h1>
 ${notice(a.notice)}
 <dl class="facts">

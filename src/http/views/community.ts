@@ -62,7 +62,7 @@ export function profilePage(context: PageContext, user: User, posts: PostSummary
   const own = context.user?.username === user.username;
   const title = nicknameDiffers(user) ? t.text('community.profileTitle', { nickname: isolated(user.nickname), username: user.username }) : user.username;
   return layout(title, context, html`<section class="card profile">
-  <img class="avatar" src="${avatarSrc(user)}" alt="${t.text('community.avatarOf', { name: user.nickname })}" width="96" height="96">
+  <img class="avatar" src="${avatarSrc(user)}" alt="${t.text('community.avatarOf', { name: isolated(user.nickname) })}" width="96" height="96">
   <div>
     <h1><bdi>${user.nickname}</bdi></h1>
     <p class="handle">@${user.username}</p>

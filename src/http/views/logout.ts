@@ -5,7 +5,7 @@ import type { Client } from '../../core/oauth/ports.js';
 import { END_SESSION_PATH, type RefusedRedirect } from '../../core/oidc/logout/end-session.js';
 import { type Html, html } from './html.js';
 import { type PageContext, layout } from './layout.js';
-import { homepageLink, personName, rich } from './words.js';
+import { chosenName, homepageLink, personName, rich } from './words.js';
 
 export interface LogoutConfirmationView {
   client: Client | undefined;
@@ -20,7 +20,7 @@ export function logoutConfirmationPage(context: PageContext, view: LogoutConfirm
   const { t } = context;
   return layout(t.text('logout.confirmTitle'), context, html`<section class="card narrow">
 <h1>${t.text('logout.confirmHeading')}</h1>
-<p>${view.client ? rich(t, 'logout.appAsks', { app: view.client.name, b: strong }) : t.text('logout.anAppAsks')}
+<p>${view.client ? rich(t, 'logout.appAsks', { app: chosenName(view.client.name), b: strong }) : t.text('logout.anAppAsks')}
 ${rich(t, 'logout.signedInAs', { name: html`<strong>${personName(view.user)}</strong>` })}</p>
 <p>${t.text('logout.whatHappens')}</p>
 <form method="post" action="${END_SESSION_PATH}">
@@ -64,11 +64,11 @@ const REFUSAL: Record<RefusedRedirect, Words> = {
 /** After signing out: on this site's own sign-out, or when there is nowhere registered to send the browser back to. */
 export function signedOutPage(context: PageContext, view: SignedOutView) {
   const { t } = context;
-  const app = view.client ? view.client.name : t.text('logout.theApp');
+  const app = view.client ? chosenName(view.client.name) : t.text('logout.theApp');
   return layout(t.text('logout.signedOutTitle'), context, html`<section class="card narrow">
 <h1>${t.text('logout.signedOutHeading')}</h1>
-${view.refusedRedirect ? html`<p>${t.text(REFUSAL[view.refusedRedirect].key, { app })}</p>` : ''}
-${view.client?.homepageUrl ? html`<p>${t.text('logout.homepage', { app: view.client.name })} ${homepageLink(view.client.homepageUrl)}</p>` : ''}
+${view.refusedRedirect ? html`<p>${rich(t, REFUSAL[view.refusedRedirect].key, { app })}</p>` : ''}
+${view.client?.homepageUrl ? html`<p>${rich(t, 'logout.homepage', { app: chosenName(view.client.name) })} ${homepageLink(view.client.homepageUrl)}</p>` : ''}
 <p class="links"><a href="/login">${t.text('logout.signInAgain')}</a> · <a href="/">${t.text('logout.home')}</a></p>
 </section>`);
 }

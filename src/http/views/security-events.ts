@@ -6,6 +6,7 @@ import type { SecurityEvent } from '../../core/accounts/ports.js';
 import { SECURITY_EVENT_KINDS, type SecurityEventKind } from '../../core/accounts/security-log.js';
 import { deviceText } from '../../core/accounts/user-agent.js';
 import type { Translator } from '../../core/locales.js';
+import { isolated } from './words.js';
 
 /** Each kind of event in words; a kind the log has but this table not is a compile error. */
 function eventText(t: Translator, kind: SecurityEventKind): string {
@@ -76,8 +77,8 @@ function detailText(t: Translator, event: SecurityEvent): string {
   const parts = [
     d.method && t.text('security.detailMethod', { method: detailWord(t, d.method) }),
     d.reason && detailWord(t, d.reason),
-    d.app && t.text('security.detailQuoted', { name: d.app }),
-    d.name && t.text('security.detailQuoted', { name: d.name }),
+    d.app && t.text('security.detailQuoted', { name: isolated(d.app) }),
+    d.name && t.text('security.detailQuoted', { name: isolated(d.name) }),
     d.device && t.text('security.detailDevice', { device: deviceText(t, d.device) }),
     d.where && t.text('security.detailWhere', { where: d.where }),
     d.role && t.text('security.detailRole', { role: d.role }),

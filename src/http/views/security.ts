@@ -17,7 +17,7 @@ import { stackedTable } from './stacked-table.js';
 import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
 import { eventFrom, eventLine } from './security-events.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
-import { passkeyStatus, rich, sessionAddress } from './words.js';
+import { isolated, passkeyStatus, rich, sessionAddress } from './words.js';
 
 export const SECURITY_LOG_PAGE_SIZE = 20;
 /** The fields whose problems a section of the page shows beside its own form; others go at the top. */
@@ -158,14 +158,14 @@ ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPassk
   state.passkeys.map((p) => ({ cells: [p.name, at(context, p.createdAt), at(context, p.lastUsedAt), html`<form method="post" action="/settings/security" class="inline">
         ${hidden(context, 'passkey-rename')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
-        <label for="rename-${p.credentialId}" class="visually-hidden">${t.text('security.renameLabel', { name: p.name })}</label>
+        <label for="rename-${p.credentialId}" class="visually-hidden">${t.text('security.renameLabel', { name: isolated(p.name) })}</label>
         <input type="text" id="rename-${p.credentialId}" name="name" value="${p.name}" required maxlength="60">
-        <button type="submit" class="secondary" aria-label="${t.text('security.renameNamed', { name: p.name })}">${t.text('security.rename')}</button>
+        <button type="submit" class="secondary" aria-label="${t.text('security.renameNamed', { name: isolated(p.name) })}">${t.text('security.rename')}</button>
       </form>
       <form method="post" action="/settings/security" class="inline">
         ${hidden(context, 'passkey-remove')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
-        <button type="submit" class="danger" aria-label="${t.text('security.removeNamed', { name: p.name })}">${t.text('security.remove')}</button>
+        <button type="submit" class="danger" aria-label="${t.text('security.removeNamed', { name: isolated(p.name) })}">${t.text('security.remove')}</button>
       </form>`] })))}
 <form method="post" action="/settings/security">
   ${hidden(context, 'passkey-add')}

@@ -24,7 +24,7 @@ import { type PageContext, layout } from './layout.js';
 import { stackedTable } from './stacked-table.js';
 import { BIO_MAX_LENGTH } from '../../core/accounts/accounts.js';
 import { NICKNAME_FIELD_MAX_UNITS, NICKNAME_MAX_LENGTH } from '../../core/accounts/nicknames.js';
-import { type Reader, homepageLink, rich, scopeWords, timeOf, tokenStatusWords } from './words.js';
+import { type Reader, chosenName, homepageLink, isolated, rich, scopeWords, timeOf, tokenStatusWords } from './words.js';
 
 export type SettingsSection = '/settings/profile' | '/settings/tokens' | '/settings/applications' | '/settings/developers' | '/settings/security' | '/settings/email';
 
@@ -255,7 +255,8 @@ export function deleteAccountConfirmation(
   <li>${t.text('settings.deleteSessions')}</li>
   <li>${t.text('settings.deleteAppAccess')}</li>
   ${facts.apps.length > 0 ? html`<li>${rich(t, 'settings.deleteOwnApps', {
-    count: facts.apps.length, names: facts.apps.map((a) => a.name), b: strong,
+    // Each name isolated: two right-to-left names beside a separator would swap places (UAX #9).
+    count: facts.apps.length, names: facts.apps.map((a) => isolated(a.name)), b: strong,
   })}</li>` : ''}
   <li>${t.text('settings.deleteRemoves')}</li>
 </ul>
@@ -312,7 +313,7 @@ export function tokensPage(context: PageContext, state: TokensPageState): Html {
 <p>${rich(t, 'tokens.intro', { a: (chunks) => html`<a href="/docs">${chunks}</a>`, code })}</p>
 ${notice(t, state.notice)}
 ${state.created ? html`<div class="notice created" role="status">
-  <p><strong>${t.text('tokens.created', { name: state.created.name })}</strong></p>
+  <p><strong>${rich(t, 'tokens.created', { name: chosenName(state.created.name) })}</strong></p>
   ${shownOnce(t, 'new-token', t.text('tokens.yourNewToken'), state.created.token)}
 </div>` : ''}
 </section>
@@ -367,7 +368,7 @@ ${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>
       status === 'active' ? html`<form method="post" action="/settings/tokens/revoke" class="inline">
       <input type="hidden" name="_csrf" value="${context.csrf}">
       <input type="hidden" name="token_id" value="${token.id}">
-      <button type="submit" class="danger" aria-label="${t.text('tokens.revokeNamed', { name: token.name })}">${t.text('tokens.revoke')}</button>
+      <button type="submit" class="danger" aria-label="${t.text('tokens.revokeNamed', { name: isolated(token.name) })}">${t.text('tokens.revoke')}</button>
     </form>` : '',
     ] };
   }))}
@@ -378,7 +379,7 @@ ${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>
 export function revokeTokenConfirmation(t: Translator, token: PersonalToken): Confirmation {
   return {
     section: '/settings/tokens',
-    title: t.text('tokens.revokeTitle', { name: token.name }),
+    title: t.text('tokens.revokeTitle', { name: isolated(token.name) }),
     consequences: html`<p>${rich(t, 'tokens.revokeConsequences', { code: (chunks) => html`<code>${chunks}</code>` })}</p>`,
     action: '/settings/tokens/revoke',
     fields: { token_id: String(token.id) },
@@ -424,8 +425,8 @@ ${apps.length === 0 ? html`<p class="muted card">${t.text('apps.noneAuthorized')
     <input type="hidden" name="client_id" value="${app.client.clientId}">
     <details class="ask-first">
       <summary class="button danger">${t.text('apps.revokeAccessButton')}</summary>
-      <p>${rich(t, 'apps.revokeAccessConsequences', { name: app.client.name, b: strong })}</p>
-      <button type="submit" class="danger" aria-label="${t.text('apps.revokeAccessNamed', { name: app.client.name })}">${t.text('apps.revokeAccessConfirm')}</button>
+      <p>${rich(t, 'apps.revokeAccessConsequences', { name: chosenName(app.client.name), b: strong })}</p>
+      <button type="submit" class="danger" aria-label="${t.text('apps.revokeAccessNamed', { name: isolated(app.client.name) })}">${t.text('apps.revokeAccessConfirm')}</button>
     </details>
   </form>
 </section>`)}`);
@@ -571,7 +572,7 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
   const link = (href: string) => (chunks: Array<string | Html>) => html`<a href="${href}">${chunks}</a>`;
   const previous = livePreviousSecret(client, context.now);
   const intro = rotationWords('apps.rotateIntro', state.keepPreviousSecretHours);
-  return settingsLayout(client.name, context, '/settings/developers', html`<section class="card">
+  return settingsLayout(isolated(client.name), context, '/settings/developers', html`<section class="card">
 <p class="links"><a href="/settings/developers">← ${t.text('apps.developersTitle')}</a></p>
 <h1>${client.name}</h1>
 ${notice(t, state.notice)}
@@ -667,7 +668,7 @@ function copyableField(t: Translator, id: string, label: string, value: string):
 export function deletePreviousSecretConfirmation(t: Translator, client: Client): Confirmation {
   return {
     section: '/settings/developers',
-    title: t.text('apps.deletePreviousTitle', { name: client.name }),
+    title: t.text('apps.deletePreviousTitle', { name: isolated(client.name) }),
     consequences: html`<p>${rich(t, 'apps.deletePreviousConsequences', { b: (chunks) => html`<strong>${chunks}</strong>`, code })}</p>`,
     action: `/settings/developers/${client.clientId}/delete-previous-secret`,
     fields: {},
@@ -689,7 +690,7 @@ export function rotateSecretConfirmation(t: Translator, client: Client, keepPrev
   const words = rotationWords('apps.rotateConsequences', keepPreviousHours);
   return {
     section: '/settings/developers',
-    title: t.text('apps.rotateTitle', { name: client.name }),
+    title: t.text('apps.rotateTitle', { name: isolated(client.name) }),
     consequences: html`<p>${rich(t, words.key, { ...words.values, b: (chunks) => html`<strong>${chunks}</strong>`, code })}</p>`,
     action: `/settings/developers/${client.clientId}/rotate-secret`,
     fields: {},
@@ -702,8 +703,8 @@ export function rotateSecretConfirmation(t: Translator, client: Client, keepPrev
 export function deactivateConfirmation(t: Translator, client: Client): Confirmation {
   return {
     section: '/settings/developers',
-    title: t.text('apps.deactivateTitle', { name: client.name }),
-    consequences: html`<p>${rich(t, 'apps.deactivateConsequences', { name: client.name, b: (chunks) => html`<strong>${chunks}</strong>` })}</p>`,
+    title: t.text('apps.deactivateTitle', { name: isolated(client.name) }),
+    consequences: html`<p>${rich(t, 'apps.deactivateConsequences', { name: chosenName(client.name), b: (chunks) => html`<strong>${chunks}</strong>` })}</p>`,
     action: `/settings/developers/${client.clientId}/deactivate`,
     fields: {},
     button: t.text('apps.deactivateConfirm'),

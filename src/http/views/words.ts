@@ -9,7 +9,7 @@ import type { FieldProblem } from '../../core/errors.js';
 import { type MessageValues, type Translator, listFormat } from '../../core/locales.js';
 import { homepageAsRead } from '../../core/oauth/clients.js';
 import { SCOPES, type Scope } from '../../core/oauth/scopes.js';
-import { EAST_ASIAN } from '../../core/text.js';
+import { EAST_ASIAN, isolated, needsIsolation } from '../../core/text.js';
 import { dayIn, formatSiteDate, formatSiteTime, machineTime, relativeTime } from '../../core/site-time.js';
 import type { Instant } from '../../core/time.js';
 import { type Html, html } from './html.js';
@@ -41,8 +41,20 @@ const nonIdeographic = (character: string) => /^[\p{L}\p{N}]$/u.test(character) 
  * (`latin-start`, `latin-end`) for the stylesheet's fallback margin. A Chinese name gets no mark.
  */
 export function appName(chunks: Array<string | Html>): Html {
-  const { start, end } = latinEdges(chunks.join(''));
-  return html`<strong class="app-name${start ? ' latin-start' : ''}${end ? ' latin-end' : ''}">${chunks}</strong>`;
+  const text = chunks.join('');
+  const { start, end } = latinEdges(text);
+  return html`<strong class="app-name${start ? ' latin-start' : ''}${end ? ' latin-end' : ''}">${needsIsolation(text) ? html`<bdi>${chunks}</bdi>` : chunks}</strong>`;
+}
+
+/**
+ * A name someone chose (an app's, a token's) in a sentence of markup: isolated (`<bdi>`, UAX #9
+ * isolates) when it could reorder the words around it, that is when it holds a right-to-left
+ * letter or a direction control a rule of today refuses and an older row may still hold (an
+ * isolate ends whatever embedding or override it opened); every other name is left bare, as the
+ * site's languages are all written left to right and such a name reorders nothing.
+ */
+export function chosenName(name: string): Html | string {
+  return needsIsolation(name) ? html`<bdi>${name}</bdi>` : name;
 }
 
 /** Whether `text` starts, and whether it ends, with a non-ideographic letter or digit. */
@@ -56,9 +68,9 @@ function latinEdges(text: string): { start: boolean; end: boolean } {
  * and every name in English, as it is.
  */
 export function appNameInTitle(t: Translator, name: string): string {
-  if (!t.locale.startsWith('zh')) return name;
+  if (!t.locale.startsWith('zh')) return isolated(name);
   const { start, end } = latinEdges(name);
-  return `${start ? ' ' : ''}${name}${end ? ' ' : ''}`;
+  return `${start ? ' ' : ''}${isolated(name)}${end ? ' ' : ''}`;
 }
 
 /**
@@ -111,21 +123,6 @@ export function personName(user: Pick<User, 'username' | 'nickname'>): Html {
     : html`<span class="username">${user.username}</span>`;
 }
 
-/**
- * The blocks Unicode gives right-to-left letters by default (bidi classes R and AL: Hebrew, Arabic,
- * Syriac, Thaana, N'Ko and their kin, UAX #9 and DerivedBidiClass.txt).
- */
-const RIGHT_TO_LEFT = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
-
-/**
- * A nickname in plain text beside other words (a `<title>`): isolated as `<bdi>` would (Unicode FSI
- * … PDI) when it holds a right-to-left letter, the one case where it could reorder the @username
- * beside it; other names are left bare, as bookmarks and tab lists of some systems show the
- * isolates as boxes (attack86).
- */
-export function isolated(text: string): string {
-  return RIGHT_TO_LEFT.test(text) ? `\u2068${text}\u2069` : text;
-}
 
 
 /**
@@ -159,3 +156,5 @@ export function tokenStatusWords(t: Translator, status: PersonalTokenStatus): st
 export function sessionAddress(t: Translator, address: string): string {
   return address || t.text('security.unknownAddress');
 }
+
+export { isolated };

@@ -152,29 +152,33 @@ export class KyselyHousekeeping implements Housekeeping {
       return Number(r.numDeletedRows);
     });
     // INTERFACE section 13: an app that registered itself (RFC 7591) and got no grant within the
-    // grace period goes, in one conditional delete: a grant made meanwhile keeps it. Its consents
-    // and pushed requests go with it (foreign keys).
+    // grace period goes, in one conditional delete: a grant made meanwhile keeps it, and so does
+    // staff's verified mark, set meanwhile or in the same instant (INTERFACE section 14: someone
+    // answers for it now). Its consents and pushed requests go with it (foreign keys).
     const registeredBefore = now - options.selfRegisteredGraceMs;
     await drain('clients', async () => {
       const r = await this.db.deleteFrom('clients').where('client_id', 'in', (eb) =>
         eb.selectFrom('clients').select('client_id')
           // 1: PostgreSQL reads it as true.
           .where('self_registered', '=', 1)
+          .where('verified_at', 'is', null)
           .where('created_at', '<', registeredBefore)
           .where((w) => w.not(w.exists(w.selectFrom('grants').select('id').whereRef('grants.client_id', '=', 'clients.client_id'))))
           .limit(batch),
       ).executeTakeFirst();
       return Number(r.numDeletedRows);
     });
-    // A document's app's row (client-metadata.ts) that no member approved and an operator did not
-    // deactivate is only what a push left, storable by anyone for any URL: it goes once its
-    // document has not refreshed it for the grace period (a later push or approval makes it anew).
+    // A document's app's row (client-metadata.ts) that no member approved, an operator did not
+    // deactivate and staff did not verify is only what a push left, storable by anyone for any
+    // URL: it goes once its document has not refreshed it for the grace period (a later push or
+    // approval makes it anew). Staff's mark is kept with its row, as a self-registered app's is.
     const describedBefore = now - options.documentClientGraceMs;
     await drain('clients', async () => {
       const r = await this.db.deleteFrom('clients').where('client_id', 'in', (eb) =>
         eb.selectFrom('clients').select('client_id')
           .where((w) => w.or([w('client_id', 'like', 'https://%'), w('client_id', 'like', 'http://%')]))
           .where('status', '=', 'active')
+          .where('verified_at', 'is', null)
           .where('updated_at', '<', describedBefore)
           .where((w) => w.not(w.exists(w.selectFrom('grants').select('id').whereRef('grants.client_id', '=', 'clients.client_id'))))
           .where((w) => w.not(w.exists(w.selectFrom('consents').select('user_id').whereRef('consents.client_id', '=', 'clients.client_id'))))

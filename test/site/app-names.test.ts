@@ -1,0 +1,215 @@
+/**
+ * The names of apps nobody at the site answers for, over real HTTP on every database: one that
+ * registered itself (RFC 7591) or that a member registered or renamed on the developer page may
+ * not claim the site's trust (a check mark, a word of review, the site's own name), while the
+ * operator's apps keep any name; and a name someone chose that could reorder the words around it
+ * (right to left, or holding a direction control an older row may keep) is isolated wherever a
+ * page sets it in a sentence.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { registerClient } from '../../src/core/oauth/clients.js';
+import { addressesIn } from '../support/addresses.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
+import { type TestClient, authorizeQuery, pkcePair, signedInBrowser } from '../oauth/helpers.js';
+import { signedInMember } from './visitor.js';
+
+const PASSWORD = 'correct horse battery staple';
+const ENV = { TRUST_PROXY: '1' };
+const newAddress = addressesIn('203.128');
+
+/** Names that claim the site's trust, however they are written. */
+const CLAIMING = [
+  '✔ 已认证 Verified by Community',
+  'Community Account Security',
+  'Agent ✓',
+  '☑ Agent',
+  'Agent ✅',
+  'ＶＥＲＩＦＩＥＤ Agent',
+  'OFFICIAL agent',
+  'OfficialAgent',
+  'V e r i f i e d Agent',
+  'Certified Helper',
+  '官方助手',
+  '官 方助手',
+  '已認證小幫手',
+  '认证应用',
+  '社區 App',
+  'C.o.m.m.u.n.i.t.y tools',
+  '社区安全中心',
+  '社群 官方',
+];
+
+/** Names that claim nothing: the site's name later in a name is an app for a community, not the site. */
+const PLAIN = ['Agent Smith', 'Unofficial Agent', 'Verify My Email', 'Open Source Community Tools', '读书社区', 'MyCommunity'];
+
+forEachDatabase('app names nobody at the site reviewed', (database) => {
+  let t: TestApp;
+  let counter = 0;
+  before(async () => { t = await startTestApp(database, { env: ENV }); });
+  after(() => t.close());
+
+  function register(body: Record<string, unknown>): Promise<Response> {
+    return fetch(`${t.baseUrl}/api/oauth/register`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': newAddress() }, body: JSON.stringify(body),
+    });
+  }
+
+  async function consentPage(client: TestClient, locale = 'en'): Promise<string> {
+    const { browser } = await signedInBrowser(t);
+    const page = await browser.fetch(`/oauth/authorize?${authorizeQuery(client, { pkce: pkcePair(), extra: { ui_locales: locale } })}`);
+    assert.equal(page.status, 200);
+    return page.text();
+  }
+
+  test('a self-registered app\'s name that claims the site\'s trust is invalid_client_metadata with an ASCII description, and registers nothing; other names, and the host given for want of a name, register', async () => {
+    const before = (await t.deps.stores.clients.listAll()).length;
+    for (const name of CLAIMING) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      const body = (await response.json()) as { error: string; error_description: string };
+      assert.equal(body.error, 'invalid_client_metadata', name);
+      assert.match(body.error_description, /^client_name must not claim this site's trust/, name);
+      assert.match(body.error_description, /^[\x20-\x21\x23-\x5b\x5d-\x7e]+$/, `${name}: RFC 6749 5.2's characters`);
+    }
+    assert.equal((await t.deps.stores.clients.listAll()).length, before, 'nothing registered');
+    for (const name of PLAIN) assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+  });
+
+  test('an app that registers itself without a name is named by the host or scheme it sends people back to, unless that claims the site\'s trust: then it is plainly "app"', async () => {
+    for (const [redirect, named] of [
+      ['https://agent.example/cb', 'agent.example'], ['com.agent.tool:/cb', 'com.agent.tool'],
+      ['https://official.example/cb', 'app'], ['https://community-security.example/cb', 'app'], ['community.verified:/cb', 'app'], ['app.official:/cb', 'app'],
+    ] as const) {
+      const response = await register({ redirect_uris: [redirect], token_endpoint_auth_method: 'none' });
+      assert.equal(response.status, 201, redirect);
+      assert.equal(((await response.json()) as { client_name: string }).client_name, named, redirect);
+    }
+  });
+
+  test('a member\'s app may not be registered or renamed on the developer page with a name that claims the site\'s trust, in every language; the name it has may be saved again, and the operator\'s apps keep any name', async () => {
+    const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    const words: Record<string, RegExp> = {
+      en: /Name: An application&#39;s name may not claim this site&#39;s trust: no check mark, no word such as “Verified” or “Official”, and not beginning with the name Community\./,
+      'zh-CN': /应用名称不能借用本站的信任：不能带对勾符号，不能含有“认证”“官方”等字样，也不能以“社区”这个名字开头。/,
+      'zh-TW': /應用程式名稱不能借用本站的信任：不能帶勾號，不能含有「認證」「官方」等字樣，也不能以「社群」這個名稱開頭。/,
+    };
+    for (const [locale, said] of Object.entries(words)) {
+      visitor.cookies.set('lang', locale);
+      const refused = await visitor.post('/settings/developers', { ...form, name: '✔ 已认证 Verified by Community' });
+      assert.equal(refused.status, 400, locale);
+      assert.match(refused.text, said, locale);
+    }
+    visitor.cookies.set('lang', 'en');
+    for (const name of CLAIMING) assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    assert.deepEqual(await t.deps.stores.clients.listByOwner(user.id), [], 'nothing registered');
+    const registered = await visitor.post('/settings/developers', { ...form, name: 'Member Tools' });
+    assert.equal(registered.status, 303);
+    const [app] = await t.deps.stores.clients.listByOwner(user.id);
+    const page = `/settings/developers/${app!.clientId}`;
+    const renamed = await visitor.post(`${page}/details`, { name: 'Member Tools Official', description: '', homepage: '' });
+    assert.equal(renamed.status, 400);
+    assert.match(renamed.text, /may not claim this site&#39;s trust/);
+    assert.equal((await t.deps.stores.clients.findById(app!.clientId))?.name, 'Member Tools');
+    // A name stored before the rule (or given by the operator) is kept when its owner saves other details.
+    const { client: older } = await registerClient(t.deps.stores, t.clock, {
+      name: 'Community Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true,
+    });
+    assert.equal((await visitor.post(`/settings/developers/${older.clientId}/details`, { name: 'Community Tools', description: 'Reads posts.', homepage: '' })).status, 303);
+    assert.equal((await t.deps.stores.clients.findById(older.clientId))?.description, 'Reads posts.');
+    // The operator answers for its own apps.
+    const { client: operators } = await registerClient(t.deps.stores, t.clock, { name: '✔ Community Official', type: 'public', redirectUris: ['https://operator.example/cb'] });
+    const consent = await consentPage({ client: operators, redirectUri: 'https://operator.example/cb' });
+    assert.match(consent, /✔ Community Official is made by the site operators/);
+  });
+
+  test('an app nobody reviewed may not lead its name with the site\'s name in any of its languages, nor be named it; one that holds it later registers, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['Community', 'Community Account Security', 'ＣＯＭＭＵＮＩＴＹ tools', '社区安全中心', '社群 官方', '社區 App']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['Open Source Community Tools', '读书社区', '读书社群 App', 'MyCommunity']) {
+      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
+    }
+  });
+
+  test('a name that imitates a claim with letters the confusables data leaves (l or 1 for I, small capitals, Lisu) or with the OK button or circled 正 is refused as the claim, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['VERlFlED Agent', 'Ver1fied Agent', 'Offlcial Tools', 'Commun1ty Security', 'ᴠᴇʀɪꜰɪᴇᴅ Agent', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ Security', '🆗 Agent', '㊣ Agent']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.equal(((await response.json()) as { error: string }).error, 'invalid_client_metadata', name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['Million Tools', 'Lily Notes']) assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+  });
+
+  test('direction controls are refused in an app\'s name, by RFC 7591 registration and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    for (const control of ['\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069', '\u200e', '\u200f']) {
+      const name = `Agent ${control}tnega`;
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, JSON.stringify(control));
+      assert.equal(((await response.json()) as { error: string }).error, 'invalid_client_metadata');
+      const page = await visitor.post('/settings/developers', { name, description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' });
+      assert.equal(page.status, 400, JSON.stringify(control));
+      assert.match(page.text, /Name: Remove the control or invisible characters/);
+    }
+  });
+
+  test('the account deletion page isolates each right-to-left name in its list of the member\'s apps, so two of them beside a separator keep their order', async () => {
+    const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    for (const name of ['تطبيق', 'יישום', 'Plain Tools']) {
+      await registerClient(t.deps.stores, t.clock, { name, type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true });
+    }
+    for (const locale of ['en', 'zh-CN']) {
+      visitor.cookies.set('lang', locale);
+      const page = await visitor.post('/settings/account/delete', {});
+      assert.equal(page.status, 200, locale);
+      assert.ok(page.text.includes('\u2068تطبيق\u2069') && page.text.includes('\u2068יישום\u2069'), `${locale}: each right-to-left name isolated`);
+      assert.ok(page.text.includes('Plain Tools') && !page.text.includes('\u2068Plain Tools'), `${locale}: a left-to-right name left bare`);
+    }
+  });
+
+  test('a right-to-left app name is isolated in <bdi> wherever the consent page sets it in a sentence, and in the title as Unicode isolates; an older name holding a direction override is isolated too', async () => {
+    const rtl = 'تطبيق الوكيل';
+    const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: rtl, token_endpoint_auth_method: 'none' });
+    assert.equal(response.status, 201);
+    const { client_id: clientId } = (await response.json()) as { client_id: string };
+    const app: TestClient = { client: { clientId } as TestClient['client'], redirectUri: 'https://agent.example/cb' };
+    for (const [locale, heading, warning] of [
+      ['en', /Allow <strong class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/strong> to use your account\?/, /<p class="alert"><bdi>تطبيق الوكيل<\/bdi> registered itself with this site/],
+      ['zh-CN', /<strong class="app-name[^"]*"><bdi>تطبيق الوكيل<\/bdi><\/strong>/, /<p class="alert"><bdi>تطبيق الوكيل<\/bdi>是自行注册的应用/],
+    ] as const) {
+      const page = await consentPage(app, locale);
+      assert.match(page, heading, locale);
+      assert.match(page, warning, locale);
+      assert.ok(page.includes(`\u2068${rtl}\u2069`), `${locale}: the title isolates it`);
+    }
+    // A member's app: "made by" sets its name in a sentence too.
+    const { user } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const { client: hebrew } = await registerClient(t.deps.stores, t.clock, {
+      name: 'יישום', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true,
+    });
+    assert.match(await consentPage({ client: hebrew, redirectUri: 'https://member.example/cb' }), /<bdi>יישום<\/bdi> is made by/);
+    // A row from before direction controls were refused: its override ends with its name.
+    const older = await t.deps.stores.clients.create({
+      clientId: `older${++counter}`, name: 'Agent \u202eevil', description: '', homepageUrl: '', ownerId: null, type: 'public',
+      redirectUris: ['https://agent.example/cb'], allowedScopes: ['profile:read', 'posts:read'], secretHash: null, idTokenAlg: 'RS256', selfRegistered: true,
+    }, t.clock.now());
+    assert.match(await consentPage({ client: older, redirectUri: 'https://agent.example/cb' }), /<p class="alert"><bdi>Agent \u202eevil<\/bdi> registered itself/);
+    // An ordinary name is left bare.
+    const { client: plain } = await registerClient(t.deps.stores, t.clock, { name: 'Plain App', type: 'public', redirectUris: ['https://plain.example/cb'] });
+    const bare = await consentPage({ client: plain, redirectUri: 'https://plain.example/cb' });
+    assert.match(bare, /Plain App is made by the site operators/);
+    assert.doesNotMatch(bare, /<bdi>Plain App/);
+  });
+});
