@@ -27,6 +27,26 @@ function requestIdOf(lines: readonly Line[], method: string, path: string): stri
   return lines.filter((l) => l.msg === 'incoming request' && l.req?.method === method && l.req.url?.split('?')[0] === path).map((l) => l.reqId!);
 }
 
+/** The lines written to `logLines` while `act` ran. */
+async function linesDuring(logLines: readonly string[], act: () => Promise<void>): Promise<Line[]> {
+  const from = logLines.length;
+  await act();
+  return logLines.slice(from).map((line) => JSON.parse(line) as Line);
+}
+
+/** The token of the `link` in the mail sent to a new mailbox a new member, signed in, asked for. */
+async function mailedLinkToken(t: TestAppWithSmtp, link: 'verify' | 'not-mine'): Promise<string> {
+  const asker = await createAccount(t.deps.stores, t.clock, { username: `a${randomBytes(5).toString('hex')}`, password: PASSWORD });
+  const browser = new Visitor(t.baseUrl);
+  await browser.signIn(asker.username, PASSWORD);
+  const mailbox = `v${randomBytes(5).toString('hex')}@example.test`;
+  assert.equal((await browser.post('/settings/email', { email: mailbox })).status, 200);
+  await deliverMail(t);
+  const token = new RegExp(`/email/${link}\\?token=([A-Za-z0-9_-]+)`).exec(t.smtp.to(mailbox)[0]?.text ?? '')?.[1];
+  assert.ok(token, `the mail holds a /email/${link} link`);
+  return token;
+}
+
 test('a request\'s failure after its answer (a background task) is logged with the request\'s log, so with its id; a task no request gave a log to, with the server\'s', async () => {
   const server: string[] = [];
   const request: string[] = [];
@@ -47,11 +67,11 @@ describe('audit lines over HTTP', () => {
 
   test('an audit line written while answering a request carries that request\'s id (reqId): at the site and at the token endpoint', async () => {
     const { browser } = await signedInBrowser(t);
-    const from = logLines.length;
-    const stranger = new Browser(t);
-    assert.equal((await stranger.signIn('nobody-at-all', 'not the password')).status, 401);
-    await obtainTokens(t, browser, await newClient(t), { scope: 'profile:read' });
-    const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+    const lines = await linesDuring(logLines, async () => {
+      const stranger = new Browser(t);
+      assert.equal((await stranger.signIn('nobody-at-all', 'not the password')).status, 401);
+      await obtainTokens(t, browser, await newClient(t), { scope: 'profile:read' });
+    });
     const failed = lines.filter((l) => l.audit === 'sign_in.failed');
     assert.equal(failed.length, 1);
     assert.ok(failed[0]!.reqId, `the audit line carries a reqId: ${JSON.stringify(failed[0])}`);
@@ -81,12 +101,11 @@ describe('background work over HTTP', () => {
       return hit(...args);
     };
     try {
-      const from = logLines.length;
-      const stranger = new Visitor(t.baseUrl);
-      const answer = await stranger.post('/password/forgot', { login: user.username });
-      assert.equal(answer.status, 200);
-      await t.deps.background.settled();
-      const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+      const lines = await linesDuring(logLines, async () => {
+        const stranger = new Visitor(t.baseUrl);
+        assert.equal((await stranger.post('/password/forgot', { login: user.username })).status, 200);
+        await t.deps.background.settled();
+      });
       const failed = lines.filter((l) => l.msg === 'password reset mail failed');
       assert.equal(failed.length, 1);
       assert.deepEqual([failed[0]!.reqId], requestIdOf(lines, 'POST', '/password/forgot'));
@@ -103,23 +122,16 @@ forEachDatabase('the lines of a security-log event told with no origin', (databa
   after(() => t.close());
 
   test('the error line of a security-log line that could not be written carries the reqId of the request that made the change, for an event told with no origin too (a refused verification link)', async () => {
-    const asker = await createAccount(t.deps.stores, t.clock, { username: `a${randomBytes(5).toString('hex')}`, password: PASSWORD });
-    const browser = new Visitor(t.baseUrl);
-    await browser.signIn(asker.username, PASSWORD);
-    const mailbox = `v${randomBytes(5).toString('hex')}@example.test`;
-    assert.equal((await browser.post('/settings/email', { email: mailbox })).status, 200);
-    await deliverMail(t);
-    const token = /\/email\/not-mine\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(mailbox)[0]?.text ?? '')?.[1];
-    assert.ok(token, 'the mail holds a "Not you?" link');
+    const token = await mailedLinkToken(t, 'not-mine');
     const reader = new Visitor(t.baseUrl);
     assert.equal((await reader.get(`/email/not-mine?token=${token}`)).status, 200);
     const store = t.deps.stores.securityEvents;
     const insert = store.insert.bind(store);
     store.insert = async () => { throw new Error('the security log is full'); };
     try {
-      const from = logLines.length;
-      assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
-      const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+      const lines = await linesDuring(logLines, async () => {
+        assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
+      });
       const failed = lines.filter((l) => l.msg?.startsWith('a change to an account was made, but its security-log line'));
       assert.equal(failed.length, 1, 'the failure is logged');
       assert.deepEqual([failed[0]!.reqId], requestIdOf(lines, 'POST', '/email/not-mine'), 'with the reqId of the refusal\'s request');
@@ -129,17 +141,10 @@ forEachDatabase('the lines of a security-log event told with no origin', (databa
   });
 
   test('the audit line of a verification link opened by a browser not signed in to the account carries that request\'s reqId, though its security-log line keeps no origin of the opener (attack126)', async () => {
-    const asker = await createAccount(t.deps.stores, t.clock, { username: `a${randomBytes(5).toString('hex')}`, password: PASSWORD });
-    const browser = new Visitor(t.baseUrl);
-    await browser.signIn(asker.username, PASSWORD);
-    const mailbox = `v${randomBytes(5).toString('hex')}@example.test`;
-    assert.equal((await browser.post('/settings/email', { email: mailbox })).status, 200);
-    await deliverMail(t);
-    const token = /\/email\/verify\?token=([A-Za-z0-9_-]+)/.exec(t.smtp.to(mailbox)[0]?.text ?? '')?.[1];
-    assert.ok(token, 'the mail holds a verification link');
-    const from = logLines.length;
-    assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`)).status, 200);
-    const lines = logLines.slice(from).map((line) => JSON.parse(line) as Line);
+    const token = await mailedLinkToken(t, 'verify');
+    const lines = await linesDuring(logLines, async () => {
+      assert.equal((await new Visitor(t.baseUrl).get(`/email/verify?token=${token}`)).status, 200);
+    });
     const verified = lines.filter((l) => l.audit === 'account.email_verified');
     assert.equal(verified.length, 1, 'the verification is audited');
     assert.deepEqual([verified[0]!.reqId], requestIdOf(lines, 'GET', '/email/verify'), 'with the reqId of the link\'s request');
