@@ -44,6 +44,16 @@ export function visitor(request: AddressedRequest & { readonly id?: string }): R
 }
 
 /**
+ * `clientAddress(request)`, worked out on the first call and kept: the bearer gate asks for it only
+ * when a limit needs it (docs/performance.md, decision 46). The socket's peer is known from its
+ * accept on (buildApp), so it is right also after the client hung up during a lookup.
+ */
+export function lazyClientAddress(request: AddressedRequest): () => string {
+  let address: string | undefined;
+  return () => (address ??= clientAddress(request));
+}
+
+/**
  * Fastify's `request.ip`: the socket's peer, or the X-Forwarded-For entry TRUST_PROXY points at
  * (INTERFACE section 8). An entry is used only when it is an address: some proxies (Azure's, for
  * one) append `address:port`, whose port is dropped, so one client keeps one counter. Anything else

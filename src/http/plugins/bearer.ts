@@ -14,7 +14,7 @@ import { CORS_HEADERS } from './cors.js';
 import { presentedProof } from './dpop.js';
 import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
-import { clientAddress } from '../client-address.js';
+import { lazyClientAddress } from '../client-address.js';
 import { fieldRepeats } from '../repeated-fields.js';
 
 declare module 'fastify' {
@@ -120,10 +120,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const admit = async (request: FastifyRequest, reply: FastifyReply, scope: Scope | '', elsewhere?: TokenElsewhere) => {
     const { authorization } = request.headers;
     const now = deps.clock.now();
-    // Worked out only when a limit needs it (docs/performance.md, decision 46); the socket's peer
-    // is known from its accept on (buildApp), so also after a client hung up during the lookup.
-    let address: string | undefined;
-    const addressOf = () => (address ??= clientAddress(request));
+    const addressOf = lazyClientAddress(request);
     // A refused address is still served the tokens that bear the service's mark (`TokenMarks`),
     // and told a valid one's nonce (RFC 9449 9: a DPoP client idle for minutes needs a new one);
     // any other request from it is refused, before any lookup, and counted no further.
@@ -161,8 +158,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       // Judged once read (`readsForm`), below; but an address refused for now is refused before
       // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is
       // read, and a request without the header from there is refused all the same (`admit`).
-      let address: string | undefined;
-      const addressOf = () => (address ??= clientAddress(request));
+      const addressOf = lazyClientAddress(request);
       if (!bearerOptional && limits.isBlocked(addressOf, deps.clock.now())) return refuseLimited(request, reply, { address: addressOf() });
       return undefined;
     }
