@@ -581,6 +581,27 @@ forEachDatabase('authorization endpoint', (database) => {
     assertErrorRedirect(await ask(pkcePair()), c, 'login_required');
   });
 
+  // The consent page may stay open: a code made when the member approves, past max_age, carried an
+  // auth_time older than max_age, which the app refuses (OIDC Core 3.1.2.1: the OP must
+  // re-authenticate). The approval judges the session again.
+  test('approving on the consent page after max_age ran out sends the member to sign in again, not back to the app with a sign-in older than max_age (OpenID Connect Core 3.1.2.1)', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await authorize(browser, authorizeQuery(c, { extra: { max_age: '600' } }));
+    assert.equal(page.status, 200);
+    const fields = consentForm(await page.text());
+    t.clock.advance(601_000);
+    const response = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    const login = new URL(response.headers.get('location')!, t.baseUrl);
+    assert.equal(login.pathname, '/login');
+    assert.equal(login.searchParams.get('reauth'), '1');
+    const returnTo = login.searchParams.get('return_to')!;
+    await browser.signIn(user.username, undefined, returnTo);
+    const again = consentForm(await (await browser.fetch(returnTo)).text());
+    const code = redirectParams(await browser.postForm('/oauth/authorize', [...again, ['decision', 'approve']])).get('code')!;
+    assert.equal((await t.deps.stores.codes.find(hashSecret(code)))?.authTime, t.clock.now());
+  });
+
   // OIDC Core 3.1.2.1: both are hints, but only id_token_hint decides whether a code is issued; a
   // login_hint naming another account sent a member signed in as the id_token's account to sign in
   // as that other one, whose sign-in was then refused, the browser's session switched for nothing.

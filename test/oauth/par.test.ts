@@ -383,6 +383,25 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     }
   });
 
+  // The consent page of a pushed request may stay open up to 30 minutes; its fields cannot lose
+  // their max_age (the marker), and approving past it made a code whose auth_time the app refuses.
+  test('approving a pushed request\'s consent after its max_age ran out leads to sign-in again, and to a code only after it (OpenID Connect Core 3.1.2.1)', async () => {
+    const c = await newClient(t);
+    const { browser, user } = await signedInBrowser(t);
+    const page = await browser.fetch(openAt(c, await pushed(c, pkcePair(), { max_age: '600' })));
+    assert.equal(page.status, 200, 'the consent page');
+    const fields = consentForm(await page.text());
+    t.clock.advance(601_000);
+    const late = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    assert.equal(late.status, 302);
+    const { returnTo } = signInAddress(late);
+    // Opened without signing in: to sign in again, not to consent.
+    assert.equal(signInAddress(await browser.fetch(returnTo)).returnTo, returnTo);
+    assert.equal((await browser.signIn(user.username, PASSWORD, returnTo)).status, 303);
+    const params = await approve(browser, await browser.fetch(returnTo));
+    assert.ok(params.get('code'), params.get('error_description') ?? '');
+  });
+
   test('a marker is accepted only as the service wrote it, its deadline without leading zeros', async () => {
     const c = await newClient(t);
     const { returnTo } = signInAddress(await new Browser(t).fetch(openAt(c, await pushed(c))));

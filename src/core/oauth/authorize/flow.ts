@@ -168,11 +168,12 @@ async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: A
  * `login_hint` naming another account) comes back without that demand (`fieldsAfterSignIn`:
  * attack114, a member without the hinted account's password was sent back to sign in after every
  * sign-in). A pushed request comes back by reference, its parameters left in storage
- * (`pushedReturnFields`, RFC 9126 1), so its length never matters.
+ * (`pushedReturnFields`, RFC 9126 1), so its length never matters, and with a marker naming when
+ * the sign-in was asked, which the address then requires (`signedInSince`).
  */
 async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
   const fields = fieldsAfterSignIn(params);
-  const back = request.pushed === null ? fields : await pushedReturnFields(deps.sharedKeys, fields, request.pushed);
+  const back = request.pushed === null ? fields : await pushedReturnFields(deps.sharedKeys, fields, request.pushed, deps.clock.now());
   return `${AUTHORIZE_PATH}?${new URLSearchParams(back).toString()}`;
 }
 
@@ -284,7 +285,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
 
   const loginHint = await agreedLoginHint(deps, request);
   const hintMismatch = signedIn !== undefined && loginHint !== null && loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
-  // A pushed request returned to by reference asked for a sign-in: one since it was opened (`signedInSince`).
+  // A pushed request returned to by reference asked for a sign-in: one since it was asked (`signedInSince`).
   const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now)
     || (opened?.signedInSince !== undefined && signedIn.session.authTime < opened.signedInSince);
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
@@ -334,6 +335,13 @@ export async function decideAuthorization(
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: false };
+  // OpenID Connect Core 3.1.2.1: the code carries the session's auth_time, and the consent page
+  // may have stayed open past max_age; the app, checking auth_time + max_age, would refuse the
+  // id_token. So the session is judged again when the code is made, and sent to sign in again
+  // when too old (a pushed request's fields cannot lose their max_age on the way: its marker).
+  if (request.prompt.has('login') || tooOld(request, signedIn.session, deps.clock.now())) {
+    return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: true };
+  }
   const otherAccount = hintedOther(request, signedIn);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
   if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale, requestId: askedBy.requestId }));

@@ -84,11 +84,19 @@ function requestHashOf(marker: string): string | undefined {
  * first supported tag of its `ui_locales`, for the sign-in pages' language (INTERFACE section 12),
  * and a marker over `fields`. Its parameters stay stored: they are read again on the way back
  * (`openPushedRequest`), so the address is short however long the request (RFC 9126 1).
+ *
+ * The marker names when the sign-in was asked for (`askedAt`, to the second): its deadline is that
+ * moment plus `PUSHED_FLOW_LIFETIME_SECONDS`, never earlier than the flow's own, and the address
+ * is served only to a session signed in since (`signInAskedAt`). That is when the request was
+ * opened, unless the sign-in is asked later (its consent approved past its max_age): then the
+ * sign-in must be newer than that. The stored request's own deadline still ends the flow
+ * (`findOpen`, `complete`).
  */
-export async function pushedReturnFields(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<Array<[string, string]>> {
+export async function pushedReturnFields(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, askedAt: Instant): Promise<Array<[string, string]>> {
   const clientId = fields.find(([name]) => name === 'client_id')?.[1] ?? '';
   const locale = localeOfUiLocales(fields.find(([name]) => name === 'ui_locales')?.[1]);
-  return [['client_id', clientId], ...(locale === undefined ? [] : [['ui_locales', locale] as [string, string]]), [PUSHED_MARKER, await pushedMarker(keys, fields, flow)]];
+  const asked = { requestHash: flow.requestHash, until: Math.max(flow.until, Math.floor(askedAt / 1000) + PUSHED_FLOW_LIFETIME_SECONDS) };
+  return [['client_id', clientId], ...(locale === undefined ? [] : [['ui_locales', locale] as [string, string]]), [PUSHED_MARKER, await pushedMarker(keys, fields, asked)]];
 }
 
 /**
@@ -137,19 +145,24 @@ async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Par
   const fields = stored && fieldsAfterSignIn(paramsFromEntries(stored.parameters));
   const flow = fields && await verifyPushedMarker(keys, fields, marker!, now);
   if (fields === undefined || flow === undefined) throw pageError(ANSWERED_OR_TOO_LATE);
-  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, marker!]]), signedInSince: openedAt(flow) };
+  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, marker!]]), signedInSince: signInAskedAt(flow) };
 }
 
-/** When the request of `flow` was opened: its flow's deadline less its lifetime, to the second. */
-function openedAt(flow: PushedFlow): Instant {
+/**
+ * When the sign-in the return address of `flow` stands for was asked: its marker's deadline less
+ * the flow's lifetime, to the second (`pushedReturnFields`); the moment the request was opened,
+ * unless asked again later.
+ */
+function signInAskedAt(flow: PushedFlow): Instant {
   return (flow.until - PUSHED_FLOW_LIFETIME_SECONDS) * 1000;
 }
 
 /**
  * A pushed request opened (`params`, with its marker), and, when sign-in returned to it by
- * reference, `signedInSince`: the session must have signed in since the request was opened.
+ * reference, `signedInSince`: the session must have signed in since the sign-in was asked (`signInAskedAt`).
  * Such an address is made only for a request that sent the browser to sign in (prompt=login, a
- * max_age run out, a login_hint naming another account, or nobody signed in), and its parameters
+ * max_age run out, on the GET or at the consent form's approval, a login_hint naming another
+ * account, or nobody signed in), and its parameters
  * come back without that demand (`fieldsAfterSignIn`); the sign-in it asked for is what lets them
  * (OpenID Connect Core 3.1.2.1: the OP must actively re-authenticate). Without this, the address
  * opened in the browser without signing in would skip it.
