@@ -170,6 +170,13 @@ async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: A
  * sign-in). A pushed request comes back by reference, its parameters left in storage
  * (`pushedReturnFields`, RFC 9126 1), so its length never matters, and with a marker naming when
  * the sign-in was asked, which the address then requires (`signedInSince`).
+ *
+ * A request that was not pushed gets no such marker, on purpose: whoever holds the browser can
+ * open this address without signing in, but could as well have deleted prompt=login or max_age
+ * from the app's own address before it reached us, and that request, served as sent, would need
+ * no marker. What holds is the id_token's `auth_time`, in every id_token and always the sign-in
+ * of the session the code is made under (`newCode`), which the app checks (OpenID Connect Core 2
+ * and 3.1.2.1; docs/oauth.md, "What prompt=login and max_age guarantee").
  */
 async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
   const fields = fieldsAfterSignIn(params);
