@@ -52,25 +52,36 @@ export interface PushedFlow {
   until: number;
 }
 
-async function mac(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<string> {
-  return createHmac('sha256', await keys.key('pushed-request-hmac')).update(JSON.stringify([flow.until, flow.requestHash, fields])).digest('base64url');
+/**
+ * What a marker is for: the consent `form`, whose fields carry the request, or sign-in's `return`
+ * address (`pushedReturnFields`), served only to a session signed in since it was made
+ * (`signedInSince`). One is never the other: a return marker is signed over the fields as sign-in
+ * returns them, without `max_age` or `login` in `prompt`, and posted with them as the consent
+ * form's, it made a code for a session the return address is never served to.
+ */
+type MarkerUse = 'form' | 'return';
+
+async function mac(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, use: MarkerUse): Promise<string> {
+  const signed = use === 'form' ? [flow.until, flow.requestHash, fields] : [flow.until, flow.requestHash, fields, use];
+  return createHmac('sha256', await keys.key('pushed-request-hmac')).update(JSON.stringify(signed)).digest('base64url');
 }
 
-/** The marker for `fields` (the request's parameters, `requestFields` order) of `flow`. */
-export async function pushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<string> {
-  return `${flow.until}.${flow.requestHash}.${await mac(keys, fields, flow)}`;
+/** The marker for `fields` (the request's parameters, `requestFields` order) of `flow`, for `use` (the consent form's unless told). */
+export async function pushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, use: MarkerUse = 'form'): Promise<string> {
+  return `${flow.until}.${flow.requestHash}.${await mac(keys, fields, flow, use)}`;
 }
 
 /**
- * The flow of a marker that is valid for `fields` now, or `undefined`. Whether its request is
- * still open is not read here: completing it is the one conditional write that tells.
+ * The flow of a marker that is valid for `fields` now, for `use` (the consent form's unless told),
+ * or `undefined`. Whether its request is still open is not read here: completing it is the one
+ * conditional write that tells.
  */
-export async function verifyPushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, marker: string, now: Instant): Promise<PushedFlow | undefined> {
+export async function verifyPushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, marker: string, now: Instant, use: MarkerUse = 'form'): Promise<PushedFlow | undefined> {
   const match = MARKER_SHAPE.exec(marker);
   if (!match) return undefined;
   const flow = { until: Number(match[1]), requestHash: match[2]! };
   if (hasExpired(flow.until * 1000, now)) return undefined;
-  return constantTimeEqual(match[3]!, await mac(keys, fields, flow)) ? flow : undefined;
+  return constantTimeEqual(match[3]!, await mac(keys, fields, flow, use)) ? flow : undefined;
 }
 
 /** The stored request a marker names, unchecked: `verifyPushedMarker` decides whether it holds. */
@@ -96,7 +107,7 @@ export async function pushedReturnFields(keys: SharedKeys, fields: ReadonlyArray
   const clientId = fields.find(([name]) => name === 'client_id')?.[1] ?? '';
   const locale = localeOfUiLocales(fields.find(([name]) => name === 'ui_locales')?.[1]);
   const asked = { requestHash: flow.requestHash, until: Math.max(flow.until, Math.floor(askedAt / 1000) + PUSHED_FLOW_LIFETIME_SECONDS) };
-  return [['client_id', clientId], ...(locale === undefined ? [] : [['ui_locales', locale] as [string, string]]), [PUSHED_MARKER, await pushedMarker(keys, fields, asked)]];
+  return [['client_id', clientId], ...(locale === undefined ? [] : [['ui_locales', locale] as [string, string]]), [PUSHED_MARKER, await pushedMarker(keys, fields, asked, 'return')]];
 }
 
 /**
@@ -143,9 +154,11 @@ async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Par
   const requestHash = marker === undefined ? undefined : requestHashOf(marker);
   const stored = requestHash === undefined || clientId === undefined ? undefined : await stores.pushedRequests.findOpen(requestHash, clientId, now);
   const fields = stored && fieldsAfterSignIn(paramsFromEntries(stored.parameters));
-  const flow = fields && await verifyPushedMarker(keys, fields, marker!, now);
+  const flow = fields && await verifyPushedMarker(keys, fields, marker!, now, 'return');
   if (fields === undefined || flow === undefined) throw pageError(ANSWERED_OR_TOO_LATE);
-  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, marker!]]), signedInSince: signInAskedAt(flow) };
+  // The request goes on with a consent form's marker, shown only on the page served to a session
+  // that passed `signedInSince`.
+  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, await pushedMarker(keys, fields, flow)]]), signedInSince: signInAskedAt(flow) };
 }
 
 /**
