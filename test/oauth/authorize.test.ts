@@ -639,6 +639,20 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.equal((await t.deps.stores.codes.find(hashSecret(code)))?.authTime, t.clock.now());
   });
 
+  // The re-check guards the code's auth_time; a refusal carries none, and a member who outlived
+  // max_age on the consent page was sent to sign in only to say no.
+  test('denying on the consent page after max_age ran out answers access_denied at once: only an approval needs the fresh sign-in', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await authorize(browser, authorizeQuery(c, { extra: { max_age: '600' } }));
+    assert.equal(page.status, 200);
+    const fields = consentForm(await page.text());
+    t.clock.advance(601_000);
+    const params = redirectParams(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'deny']]));
+    assert.equal(params.get('error'), 'access_denied');
+    assert.equal(params.get('state'), 'state-123');
+  });
+
   // OIDC Core 3.1.2.1: both are hints, but only id_token_hint decides whether a code is issued; a
   // login_hint naming another account sent a member signed in as the id_token's account to sign in
   // as that other one, whose sign-in was then refused, the browser's session switched for nothing.

@@ -346,7 +346,8 @@ export async function decideAuthorization(
   // may have stayed open past max_age; the app, checking auth_time + max_age, would refuse the
   // id_token. So the session is judged again when the code is made, and sent to sign in again
   // when too old (a pushed request's fields cannot lose their max_age on the way: its marker).
-  if (request.prompt.has('login') || tooOld(request, signedIn.session, deps.clock.now())) {
+  // A denial makes no code and carries no auth_time: it is answered without that sign-in.
+  if (decision === 'approve' && (request.prompt.has('login') || tooOld(request, signedIn.session, deps.clock.now()))) {
     return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: true };
   }
   const otherAccount = hintedOther(request, signedIn);
