@@ -274,6 +274,12 @@ function unservedByNotice(request: AuthorizationRequest, signedIn: SignedIn | un
   return undefined;
 }
 
+/** OpenID Connect Core 3.1.2.6: the request cannot be served as sent (`unservedByNotice` says why), and the app can push or shorten it. */
+function tooLongRefusal(request: AuthorizationRequest, unserved: string): Refusal {
+  const error = new OAuthError('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and ${unserved}: push it (POST /api/oauth/par) and send its request_uri, which sign-in returns to whatever its length, or send a shorter one (a shorter state, no id_token_hint).`);
+  return { error, to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed };
+}
+
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
@@ -301,9 +307,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
     const back = await returnTo(deps, request, params);
     // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can push or shorten it.
     const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, signedIn, hintMismatch, now) : undefined;
-    if (unserved !== undefined) {
-      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and ${unserved}: push it (POST /api/oauth/par) and send its request_uri, which sign-in returns to whatever its length, or send a shorter one (a shorter state, no id_token_hint).`);
-    }
+    if (unserved !== undefined) return refuse(deps, tooLongRefusal(request, unserved), signedIn);
     return { kind: 'sign_in', returnTo: back, loginHint, reauthenticate: signedIn !== undefined };
   }
   const otherAccount = hintedOther(request, signedIn!);
@@ -347,8 +351,13 @@ export async function decideAuthorization(
   // id_token. So the session is judged again when the code is made, and sent to sign in again
   // when too old (a pushed request's fields cannot lose their max_age on the way: its marker).
   // A denial makes no code and carries no auth_time: it is answered without that sign-in.
-  if (decision === 'approve' && (request.prompt.has('login') || tooOld(request, signedIn.session, deps.clock.now()))) {
-    return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: true };
+  const now = deps.clock.now();
+  if (decision === 'approve' && (request.prompt.has('login') || tooOld(request, signedIn.session, now))) {
+    const back = await returnTo(deps, request, params);
+    // As at the GET: a request too long to come back to, which would meet the notice again at its next start, is answered.
+    const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, signedIn, false, now) : undefined;
+    if (unserved !== undefined) return refuse(deps, tooLongRefusal(request, unserved), signedIn);
+    return { kind: 'sign_in', returnTo: back, loginHint: await agreedLoginHint(deps, request), reauthenticate: true };
   }
   const otherAccount = hintedOther(request, signedIn);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
