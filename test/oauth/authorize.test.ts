@@ -581,6 +581,78 @@ forEachDatabase('authorization endpoint', (database) => {
     assertErrorRedirect(await ask(pkcePair()), c, 'login_required');
   });
 
+  // The return address of a request that forced sign-in drops prompt=login and max_age (attack114),
+  // so whoever holds the browser can open it without signing in, as they could have edited
+  // prompt=login out of the app's address before it reached us. No marker on the address changes
+  // that for a request that was not pushed; what holds is the id_token's auth_time: always there,
+  // and always the sign-in the code was made under, for the app to check (docs/oauth.md).
+  test('after prompt=login or an expired max_age, the id_token\'s auth_time is the sign-in the code was made under: the old one when the return address is opened without signing in, the new one after it (OpenID Connect Core 2 and 3.1.2.1)', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    let lastSignIn = Math.floor(t.clock.now() / 1_000);
+    const c = await newClient(t);
+    const scope = 'openid profile:read';
+    await obtainCode(browser, c, { scope, pkce: pkcePair() });
+    const authTimeOf = async (code: string, pkce: { verifier: string }) => {
+      const tokens = await (await tokenRequest(t, codeExchangeFields(c, code, pkce))).json() as { id_token: string };
+      return (JSON.parse(Buffer.from(tokens.id_token.split('.')[1]!, 'base64url').toString()) as { auth_time?: number }).auth_time;
+    };
+    for (const extra of [{ prompt: 'login' }, { max_age: '60' }] as Array<Record<string, string>>) {
+      t.clock.advance(120_000);
+      const askedAt = Math.floor(t.clock.now() / 1_000);
+      const pkce = pkcePair();
+      const login = new URL((await authorize(browser, authorizeQuery(c, { scope, pkce, extra }))).headers.get('location')!, t.baseUrl);
+      assert.equal(login.pathname, '/login');
+      const returnTo = login.searchParams.get('return_to')!;
+
+      // Opened without the sign-in: a code, whose id_token says the sign-in is the old one.
+      const skipped = await authTimeOf(redirectParams(await browser.fetch(returnTo)).get('code')!, pkce);
+      assert.equal(skipped, lastSignIn, JSON.stringify(extra));
+      assert.ok(skipped! < askedAt, 'the app sees no sign-in since it asked');
+
+      // Signed in as asked: the id_token says so.
+      assert.equal((await browser.signIn(user.username, undefined, returnTo)).status, 303);
+      const fresh = await authTimeOf(redirectParams(await browser.fetch(returnTo)).get('code')!, pkce);
+      assert.equal(fresh, Math.floor(t.clock.now() / 1_000), JSON.stringify(extra));
+      assert.ok(fresh! >= askedAt);
+      lastSignIn = fresh!;
+    }
+  });
+
+  // The consent page may stay open: a code made when the member approves, past max_age, carried an
+  // auth_time older than max_age, which the app refuses (OIDC Core 3.1.2.1: the OP must
+  // re-authenticate). The approval judges the session again.
+  test('approving on the consent page after max_age ran out sends the member to sign in again, not back to the app with a sign-in older than max_age (OpenID Connect Core 3.1.2.1)', async () => {
+    const { browser, user } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await authorize(browser, authorizeQuery(c, { extra: { max_age: '600' } }));
+    assert.equal(page.status, 200);
+    const fields = consentForm(await page.text());
+    t.clock.advance(601_000);
+    const response = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    const login = new URL(response.headers.get('location')!, t.baseUrl);
+    assert.equal(login.pathname, '/login');
+    assert.equal(login.searchParams.get('reauth'), '1');
+    const returnTo = login.searchParams.get('return_to')!;
+    await browser.signIn(user.username, undefined, returnTo);
+    const again = consentForm(await (await browser.fetch(returnTo)).text());
+    const code = redirectParams(await browser.postForm('/oauth/authorize', [...again, ['decision', 'approve']])).get('code')!;
+    assert.equal((await t.deps.stores.codes.find(hashSecret(code)))?.authTime, t.clock.now());
+  });
+
+  // The re-check guards the code's auth_time; a refusal carries none, and a member who outlived
+  // max_age on the consent page was sent to sign in only to say no.
+  test('denying on the consent page after max_age ran out answers access_denied at once: only an approval needs the fresh sign-in', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t);
+    const page = await authorize(browser, authorizeQuery(c, { extra: { max_age: '600' } }));
+    assert.equal(page.status, 200);
+    const fields = consentForm(await page.text());
+    t.clock.advance(601_000);
+    const params = redirectParams(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'deny']]));
+    assert.equal(params.get('error'), 'access_denied');
+    assert.equal(params.get('state'), 'state-123');
+  });
+
   // OIDC Core 3.1.2.1: both are hints, but only id_token_hint decides whether a code is issued; a
   // login_hint naming another account sent a member signed in as the id_token's account to sign in
   // as that other one, whose sign-in was then refused, the browser's session switched for nothing.

@@ -7,7 +7,7 @@ import { type Browser as Chromium } from 'playwright-core';
 import { launchChromium, skipWithoutChromium } from '../support/chromium.js';
 import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
-import { PASSWORD, authorizeQuery, codeExchangeFields, introspect, newClient, newUser, pkcePair, startOAuthApp, tokenRequest } from './helpers.js';
+import { PASSWORD, authorizeQuery, clientFields, codeExchangeFields, introspect, newClient, newUser, pkcePair, startOAuthApp, tokenRequest } from './helpers.js';
 
 const ARTIFACTS = 'test-artifacts/oauth';
 
@@ -91,6 +91,67 @@ forEachDatabase('sign-in and consent in Chromium', (database) => {
     const response = await tokenRequest(t, codeExchangeFields(c, body.get('code')!, pkce, { redirect_uri: redirectUri }));
     assert.equal(response.status, 200);
     await context.close();
+  });
+
+  // The consent form's approval judges prompt=login and max_age again (`decideAuthorization`), and
+  // sign-in comes back without them (`fieldsAfterSignIn`): a member who does what each page asks,
+  // slowly, signs in once and gets the code, pushed or not, and the id_token says when.
+  test('an honest member asked for a new sign-in signs in once and gets the code, however slow, pushed or not, and when the consent page outlived max_age (OpenID Connect Core 3.1.2.1)', { skip: skipWithoutChromium }, async () => {
+    const cases: Array<{ extra: Record<string, string>; step: number; consentWait?: number }> = [
+      { extra: { max_age: '0' }, step: 2_000 },
+      { extra: { max_age: '1' }, step: 5_000 },
+      { extra: { prompt: 'login consent' }, step: 5_000 },
+      { extra: { max_age: '600', scope: 'openid profile:read' }, step: 1_000, consentWait: 601_000 },
+    ];
+    for (const pushed of [false, true]) {
+      for (const { extra, step, consentWait } of cases) {
+        const what = JSON.stringify({ pushed, ...extra });
+        const { user, c, redirectUri, pkce, context, page } = await freshFlow();
+        const signIn = async () => {
+          await page.fill('#username', user.username);
+          await page.fill('#password', PASSWORD);
+          await Promise.all([page.waitForURL((url) => url.pathname !== '/login'), page.click('button[type=submit]:has-text("Sign in")')]);
+        };
+        await page.goto(`${t.baseUrl}/login`);
+        await signIn();
+        t.clock.advance(120_000);
+        const query = authorizeQuery(c, { pkce, redirectUri, scope: 'openid profile:read', extra });
+        let start = `${t.baseUrl}/oauth/authorize?${query}`;
+        if (pushed) {
+          const response = await fetch(`${t.baseUrl}/api/oauth/par`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ ...Object.fromEntries(query), ...clientFields(c) }).toString() });
+          assert.equal(response.status, 201, what);
+          start = `${t.baseUrl}/oauth/authorize?${new URLSearchParams({ client_id: c.client.clientId, request_uri: ((await response.json()) as { request_uri: string }).request_uri })}`;
+        }
+        await page.goto(start);
+        let signIns = 0;
+        let lastSignIn = 0;
+        let waited = false;
+        for (let pages = 0; pages < 8 && new URL(page.url()).pathname !== '/callback'; pages++) {
+          t.clock.advance(step);
+          if (new URL(page.url()).pathname === '/login') {
+            signIns++;
+            lastSignIn = Math.floor(t.clock.now() / 1_000);
+            await signIn();
+          } else {
+            assert.ok(await page.isVisible('button[value=approve]'), `${what}: the consent page, not ${page.url()}`);
+            if (consentWait !== undefined && !waited) {
+              waited = true;
+              t.clock.advance(consentWait);
+            }
+            await Promise.all([page.waitForURL((url) => url.pathname !== '/oauth/authorize'), page.click('button[value=approve]')]);
+          }
+        }
+        const callback = new URL(page.url());
+        assert.equal(callback.pathname, '/callback', what);
+        assert.equal(signIns, 1, `${what}: one sign-in`);
+        const response = await tokenRequest(t, codeExchangeFields(c, callback.searchParams.get('code')!, pkce, { redirect_uri: redirectUri }));
+        assert.equal(response.status, 200, what);
+        const { id_token: idToken } = (await response.json()) as { id_token: string };
+        const claims = JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString()) as { auth_time: number };
+        assert.equal(claims.auth_time, lastSignIn, `${what}: auth_time is the sign-in asked for`);
+        await context.close();
+      }
+    }
   });
 
   test('a user who denies is sent back with access_denied', { skip: skipWithoutChromium }, async () => {

@@ -383,6 +383,65 @@ forEachDatabase('pushed authorization requests (RFC 9126)', (database) => {
     }
   });
 
+  // The consent page of a pushed request may stay open up to 30 minutes; its fields cannot lose
+  // their max_age (the marker), and approving past it made a code whose auth_time the app refuses.
+  test('approving a pushed request\'s consent after its max_age ran out leads to sign-in again, and to a code only after it (OpenID Connect Core 3.1.2.1)', async () => {
+    const c = await newClient(t);
+    const { browser, user } = await signedInBrowser(t);
+    const page = await browser.fetch(openAt(c, await pushed(c, pkcePair(), { max_age: '600' })));
+    assert.equal(page.status, 200, 'the consent page');
+    const fields = consentForm(await page.text());
+    t.clock.advance(601_000);
+    const late = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+    assert.equal(late.status, 302);
+    const { returnTo } = signInAddress(late);
+    // Opened without signing in: to sign in again, not to consent.
+    assert.equal(signInAddress(await browser.fetch(returnTo)).returnTo, returnTo);
+    assert.equal((await browser.signIn(user.username, PASSWORD, returnTo)).status, 303);
+    const params = await approve(browser, await browser.fetch(returnTo));
+    assert.ok(params.get('code'), params.get('error_description') ?? '');
+  });
+
+  // A return address's marker is signed over the fields as sign-in returns to them, without
+  // max_age or login in prompt: posted to the consent form with those fields (which the consent
+  // page had shown), it made a code under the session the address is never served to
+  // (`signedInSince`), with an auth_time older than max_age (OpenID Connect Core 3.1.2.1), even
+  // for an app that requires pushed requests.
+  test('a return address\'s marker is not a consent form\'s: posted with the fields as sign-in returns them, it makes no code for a session older than the sign-in it asked for (OpenID Connect Core 3.1.2.1)', async () => {
+    const c = await newClient(t);
+    // The app that cannot check auth_time requires pushed requests (docs/oauth.md), so these fields
+    // without a valid marker are refused, not served as a request that was not pushed.
+    await setRequirePushedRequests(t.deps.stores, t.deps.clock, c.client.clientId, true);
+    const { browser, user } = await signedInBrowser(t);
+    // The return address is asked for while the session is still young enough, by a POST of a
+    // browser signed out, or after max_age, by the approval, which the re-check sends to sign in.
+    for (const when of ['early', 'late'] as const) {
+      assert.equal((await browser.signIn(user.username)).status, 303);
+      const page = await browser.fetch(openAt(c, await pushed(c, pkcePair(), { max_age: '600' })));
+      assert.equal(page.status, 200, 'the consent page');
+      const fields = consentForm(await page.text());
+      let asked: Response;
+      if (when === 'early') {
+        const stranger = new Browser(t);
+        const csrf = hiddenFields(await (await stranger.fetch('/login')).text()).find(([name]) => name === '_csrf')![1];
+        asked = await stranger.postForm('/oauth/authorize', [...fields.filter(([name]) => name !== '_csrf'), ['_csrf', csrf], ['decision', 'approve']]);
+        t.clock.advance(601_000);
+      } else {
+        t.clock.advance(601_000);
+        asked = await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]);
+      }
+      const marker = new URL(signInAddress(asked).returnTo, t.baseUrl).searchParams.get('pushed')!;
+      const posted: Array<[string, string]> = [
+        ...fields.filter(([name]) => name !== 'max_age' && name !== 'pushed'), ['pushed', marker], ['decision', 'approve'],
+      ];
+      const sent = posted.filter(([name]) => name !== '_csrf' && name !== 'decision');
+      for (const response of [await browser.fetch(`/oauth/authorize?${new URLSearchParams(sent)}`), await browser.postForm('/oauth/authorize', posted)]) {
+        const location = response.headers.get('location');
+        assert.ok(location === null || !new URL(location, t.baseUrl).searchParams.has('code'), `${when}: no code (${response.status} ${location})`);
+      }
+    }
+  });
+
   test('a marker is accepted only as the service wrote it, its deadline without leading zeros', async () => {
     const c = await newClient(t);
     const { returnTo } = signInAddress(await new Browser(t).fetch(openAt(c, await pushed(c))));

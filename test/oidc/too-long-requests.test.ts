@@ -135,6 +135,19 @@ forEachDatabase('authorization requests too long to return to', (database) => {
     assert.ok(consentForm(await young.text()).length > 0);
   });
 
+  // The consent form's approval past max_age sends to sign in again (`decideAuthorization`); for a
+  // request too long to come back to, that is the notice, and its next start, under max_age from
+  // the sign-in, met the consent page and, approved as slowly, the notice again, as at the GET.
+  test('a too-long request approved after its max_age ran out, when that max_age runs out before the member can start it again (under 600 s), is answered with invalid_request, not the notice', async () => {
+    const c = await newClient(t);
+    const { browser } = await signedInBrowser(t);
+    const page = await sendLong(browser, c, { max_age: '60' });
+    assert.equal(page.status, 200, 'the consent page');
+    const fields = consentForm(await page.text());
+    t.clock.advance(61_000);
+    assertTooLongRefusal(await browser.postForm('/oauth/authorize', [...fields, ['decision', 'approve']]), 'approved past max_age=60', /max_age of 60 seconds/);
+  });
+
   test('a too-long request whose login_hint names another account than the one signed in at the notice is answered with invalid_request, not the notice again', async () => {
     const c = await newClient(t);
     const other = await newUser(t);

@@ -168,11 +168,19 @@ async function carried(deps: OAuthDeps, request: AuthorizationRequest, fields: A
  * `login_hint` naming another account) comes back without that demand (`fieldsAfterSignIn`:
  * attack114, a member without the hinted account's password was sent back to sign in after every
  * sign-in). A pushed request comes back by reference, its parameters left in storage
- * (`pushedReturnFields`, RFC 9126 1), so its length never matters.
+ * (`pushedReturnFields`, RFC 9126 1), so its length never matters, and with a marker naming when
+ * the sign-in was asked, which the address then requires (`signedInSince`).
+ *
+ * A request that was not pushed gets no such marker, on purpose: whoever holds the browser can
+ * open this address without signing in, but could as well have deleted prompt=login or max_age
+ * from the app's own address before it reached us, and that request, served as sent, would need
+ * no marker. What holds is the id_token's `auth_time`, in every id_token and always the sign-in
+ * of the session the code is made under (`newCode`), which the app checks (OpenID Connect Core 2
+ * and 3.1.2.1; docs/oauth.md, "What prompt=login and max_age guarantee").
  */
 async function returnTo(deps: OAuthDeps, request: AuthorizationRequest, params: Params): Promise<string> {
   const fields = fieldsAfterSignIn(params);
-  const back = request.pushed === null ? fields : await pushedReturnFields(deps.sharedKeys, fields, request.pushed);
+  const back = request.pushed === null ? fields : await pushedReturnFields(deps.sharedKeys, fields, request.pushed, deps.clock.now());
   return `${AUTHORIZE_PATH}?${new URLSearchParams(back).toString()}`;
 }
 
@@ -266,6 +274,12 @@ function unservedByNotice(request: AuthorizationRequest, signedIn: SignedIn | un
   return undefined;
 }
 
+/** OpenID Connect Core 3.1.2.6: the request cannot be served as sent (`unservedByNotice` says why), and the app can push or shorten it. */
+function tooLongRefusal(request: AuthorizationRequest, unserved: string): Refusal {
+  const error = new OAuthError('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and ${unserved}: push it (POST /api/oauth/par) and send its request_uri, which sign-in returns to whatever its length, or send a shorter one (a shorter state, no id_token_hint).`);
+  return { error, to: destinationOf(request), state: request.state, client: request.client, pushed: request.pushed };
+}
+
 /** GET /oauth/authorize: what to do with this request for this browser (`askedBy`). */
 export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn: SignedIn | undefined, askedBy: Requester): Promise<AuthorizeStep> {
   // RFC 9126 4: a request_uri is exchanged for the pushed parameters, once; the flow goes on with them.
@@ -284,7 +298,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
 
   const loginHint = await agreedLoginHint(deps, request);
   const hintMismatch = signedIn !== undefined && loginHint !== null && loginHint.toLowerCase() !== signedIn.user.username.toLowerCase();
-  // A pushed request returned to by reference asked for a sign-in: one since it was opened (`signedInSince`).
+  // A pushed request returned to by reference asked for a sign-in: one since it was asked (`signedInSince`).
   const mustSignIn = !signedIn || request.prompt.has('login') || tooOld(request, signedIn.session, now)
     || (opened?.signedInSince !== undefined && signedIn.session.authTime < opened.signedInSince);
   if (silent && mustSignIn) return fail('login_required', 'The user must sign in: send the request again without prompt=none.');
@@ -293,9 +307,7 @@ export async function startAuthorization(deps: OAuthDeps, sent: Params, signedIn
     const back = await returnTo(deps, request, params);
     // OpenID Connect Core 3.1.2.6: the request cannot be served as sent, and the app can push or shorten it.
     const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, signedIn, hintMismatch, now) : undefined;
-    if (unserved !== undefined) {
-      return fail('invalid_request', `The authorization request is too long to carry through sign-in (over ${MAX_RETURN_TO_LENGTH} characters once encoded) and ${unserved}: push it (POST /api/oauth/par) and send its request_uri, which sign-in returns to whatever its length, or send a shorter one (a shorter state, no id_token_hint).`);
-    }
+    if (unserved !== undefined) return refuse(deps, tooLongRefusal(request, unserved), signedIn);
     return { kind: 'sign_in', returnTo: back, loginHint, reauthenticate: signedIn !== undefined };
   }
   const otherAccount = hintedOther(request, signedIn!);
@@ -334,6 +346,19 @@ export async function decideAuthorization(
   if (!validation.ok) return refuse(deps, validation, signedIn);
   const { request } = validation;
   if (!signedIn) return { kind: 'sign_in', returnTo: await returnTo(deps, request, params), loginHint: await agreedLoginHint(deps, request), reauthenticate: false };
+  // OpenID Connect Core 3.1.2.1: the code carries the session's auth_time, and the consent page
+  // may have stayed open past max_age; the app, checking auth_time + max_age, would refuse the
+  // id_token. So the session is judged again when the code is made, and sent to sign in again
+  // when too old (a pushed request's fields cannot lose their max_age on the way: its marker).
+  // A denial makes no code and carries no auth_time: it is answered without that sign-in.
+  const now = deps.clock.now();
+  if (decision === 'approve' && (request.prompt.has('login') || tooOld(request, signedIn.session, now))) {
+    const back = await returnTo(deps, request, params);
+    // As at the GET: a request too long to come back to, which would meet the notice again at its next start, is answered.
+    const unserved = back.length > MAX_RETURN_TO_LENGTH ? unservedByNotice(request, signedIn, false, now) : undefined;
+    if (unserved !== undefined) return refuse(deps, tooLongRefusal(request, unserved), signedIn);
+    return { kind: 'sign_in', returnTo: back, loginHint: await agreedLoginHint(deps, request), reauthenticate: true };
+  }
   const otherAccount = hintedOther(request, signedIn);
   if (otherAccount) return refuse(deps, otherAccount, signedIn);
   if (decision === 'approve') return respond(deps, request.pushed, () => approve(deps, request, signedIn, { remembered: false, pageLocale, requestId: askedBy.requestId }));

@@ -52,25 +52,36 @@ export interface PushedFlow {
   until: number;
 }
 
-async function mac(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<string> {
-  return createHmac('sha256', await keys.key('pushed-request-hmac')).update(JSON.stringify([flow.until, flow.requestHash, fields])).digest('base64url');
+/**
+ * What a marker is for: the consent `form`, whose fields carry the request, or sign-in's `return`
+ * address (`pushedReturnFields`), served only to a session signed in since it was made
+ * (`signedInSince`). One is never the other: a return marker is signed over the fields as sign-in
+ * returns them, without `max_age` or `login` in `prompt`, and posted with them as the consent
+ * form's, it made a code for a session the return address is never served to.
+ */
+type MarkerUse = 'form' | 'return';
+
+async function mac(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, use: MarkerUse): Promise<string> {
+  const signed = use === 'form' ? [flow.until, flow.requestHash, fields] : [flow.until, flow.requestHash, fields, use];
+  return createHmac('sha256', await keys.key('pushed-request-hmac')).update(JSON.stringify(signed)).digest('base64url');
 }
 
-/** The marker for `fields` (the request's parameters, `requestFields` order) of `flow`. */
-export async function pushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<string> {
-  return `${flow.until}.${flow.requestHash}.${await mac(keys, fields, flow)}`;
+/** The marker for `fields` (the request's parameters, `requestFields` order) of `flow`, for `use` (the consent form's unless told). */
+export async function pushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, use: MarkerUse = 'form'): Promise<string> {
+  return `${flow.until}.${flow.requestHash}.${await mac(keys, fields, flow, use)}`;
 }
 
 /**
- * The flow of a marker that is valid for `fields` now, or `undefined`. Whether its request is
- * still open is not read here: completing it is the one conditional write that tells.
+ * The flow of a marker that is valid for `fields` now, for `use` (the consent form's unless told),
+ * or `undefined`. Whether its request is still open is not read here: completing it is the one
+ * conditional write that tells.
  */
-export async function verifyPushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, marker: string, now: Instant): Promise<PushedFlow | undefined> {
+export async function verifyPushedMarker(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, marker: string, now: Instant, use: MarkerUse = 'form'): Promise<PushedFlow | undefined> {
   const match = MARKER_SHAPE.exec(marker);
   if (!match) return undefined;
   const flow = { until: Number(match[1]), requestHash: match[2]! };
   if (hasExpired(flow.until * 1000, now)) return undefined;
-  return constantTimeEqual(match[3]!, await mac(keys, fields, flow)) ? flow : undefined;
+  return constantTimeEqual(match[3]!, await mac(keys, fields, flow, use)) ? flow : undefined;
 }
 
 /** The stored request a marker names, unchecked: `verifyPushedMarker` decides whether it holds. */
@@ -84,11 +95,19 @@ function requestHashOf(marker: string): string | undefined {
  * first supported tag of its `ui_locales`, for the sign-in pages' language (INTERFACE section 12),
  * and a marker over `fields`. Its parameters stay stored: they are read again on the way back
  * (`openPushedRequest`), so the address is short however long the request (RFC 9126 1).
+ *
+ * The marker names when the sign-in was asked for (`askedAt`, to the second): its deadline is that
+ * moment plus `PUSHED_FLOW_LIFETIME_SECONDS`, never earlier than the flow's own, and the address
+ * is served only to a session signed in since (`signInAskedAt`). That is when the request was
+ * opened, unless the sign-in is asked later (its consent approved past its max_age): then the
+ * sign-in must be newer than that. The stored request's own deadline still ends the flow
+ * (`findOpen`, `complete`).
  */
-export async function pushedReturnFields(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow): Promise<Array<[string, string]>> {
+export async function pushedReturnFields(keys: SharedKeys, fields: ReadonlyArray<readonly [string, string]>, flow: PushedFlow, askedAt: Instant): Promise<Array<[string, string]>> {
   const clientId = fields.find(([name]) => name === 'client_id')?.[1] ?? '';
   const locale = localeOfUiLocales(fields.find(([name]) => name === 'ui_locales')?.[1]);
-  return [['client_id', clientId], ...(locale === undefined ? [] : [['ui_locales', locale] as [string, string]]), [PUSHED_MARKER, await pushedMarker(keys, fields, flow)]];
+  const asked = { requestHash: flow.requestHash, until: Math.max(flow.until, Math.floor(askedAt / 1000) + PUSHED_FLOW_LIFETIME_SECONDS) };
+  return [['client_id', clientId], ...(locale === undefined ? [] : [['ui_locales', locale] as [string, string]]), [PUSHED_MARKER, await pushedMarker(keys, fields, asked, 'return')]];
 }
 
 /**
@@ -135,21 +154,28 @@ async function resumePushedRequest(stores: Stores, keys: SharedKeys, params: Par
   const requestHash = marker === undefined ? undefined : requestHashOf(marker);
   const stored = requestHash === undefined || clientId === undefined ? undefined : await stores.pushedRequests.findOpen(requestHash, clientId, now);
   const fields = stored && fieldsAfterSignIn(paramsFromEntries(stored.parameters));
-  const flow = fields && await verifyPushedMarker(keys, fields, marker!, now);
+  const flow = fields && await verifyPushedMarker(keys, fields, marker!, now, 'return');
   if (fields === undefined || flow === undefined) throw pageError(ANSWERED_OR_TOO_LATE);
-  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, marker!]]), signedInSince: openedAt(flow) };
+  // The request goes on with a consent form's marker, shown only on the page served to a session
+  // that passed `signedInSince`.
+  return { params: paramsFromEntries([...fields, [PUSHED_MARKER, await pushedMarker(keys, fields, flow)]]), signedInSince: signInAskedAt(flow) };
 }
 
-/** When the request of `flow` was opened: its flow's deadline less its lifetime, to the second. */
-function openedAt(flow: PushedFlow): Instant {
+/**
+ * When the sign-in the return address of `flow` stands for was asked: its marker's deadline less
+ * the flow's lifetime, to the second (`pushedReturnFields`); the moment the request was opened,
+ * unless asked again later.
+ */
+function signInAskedAt(flow: PushedFlow): Instant {
   return (flow.until - PUSHED_FLOW_LIFETIME_SECONDS) * 1000;
 }
 
 /**
  * A pushed request opened (`params`, with its marker), and, when sign-in returned to it by
- * reference, `signedInSince`: the session must have signed in since the request was opened.
+ * reference, `signedInSince`: the session must have signed in since the sign-in was asked (`signInAskedAt`).
  * Such an address is made only for a request that sent the browser to sign in (prompt=login, a
- * max_age run out, a login_hint naming another account, or nobody signed in), and its parameters
+ * max_age run out, on the GET or at the consent form's approval, a login_hint naming another
+ * account, or nobody signed in), and its parameters
  * come back without that demand (`fieldsAfterSignIn`); the sign-in it asked for is what lets them
  * (OpenID Connect Core 3.1.2.1: the OP must actively re-authenticate). Without this, the address
  * opened in the browser without signing in would skip it.
