@@ -374,6 +374,21 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     }
   });
 
+  test('without the Authorization header, a method the MCP endpoint does not take is 405 with Allow: POST whatever the query or body holds; a form POSTed to it is still the gate\'s 401', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const [method, query, body] of [['GET', '?access_token=svco_x'], ['DELETE', '?access_token=svco_x'], ['PUT', '', 'access_token=svco_x'], ['PATCH', '?access_token=svco_x', 'a=b']] as const) {
+      const asked = `${method} ${query} ${body ?? ''}`;
+      const answer = await fetch(`${mcp}${query}`, { method, headers: form, ...(body === undefined ? {} : { body }) });
+      assert.equal(answer.status, 405, asked);
+      assert.equal(answer.headers.get('allow'), 'POST', asked);
+      assert.equal(answer.headers.get('www-authenticate'), null, asked);
+      assert.deepEqual(Object.keys(await answer.json() as object).sort(), ['error', 'error_description'], asked);
+    }
+    const posted = await fetch(mcp, { method: 'POST', headers: form, body: 'a=b' });
+    assert.equal(posted.status, 401);
+    assert.match(posted.headers.get('www-authenticate') ?? '', new RegExp(`resource_metadata="${metadataUrl}"`));
+  });
+
   test('bad input is a JSON-RPC or HTTP error, never a 500: invalid JSON, a batch, an unknown method or tool, a huge body, a wrong Accept or type', async () => {
     const { token } = await userWithToken();
     const auth = { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2025-11-25' };

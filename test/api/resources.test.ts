@@ -270,6 +270,38 @@ forEachDatabase('resource API answers', (database) => {
     }
   });
 
+  test('without the Authorization header, an address the API does not have is 404 and a method an address does not take is 405 with Allow, whatever the query or body holds: a form POST or access_token in the query is not the gate\'s 401', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const cases: [string, string, number, string | null, Record<string, string>, string?][] = [
+      ['POST', '/api/open/v1/me', 405, 'GET, HEAD', form, 'a=b'],
+      ['POST', '/api/open/v1/me', 405, 'GET, HEAD', { 'content-type': 'Application/X-WWW-Form-Urlencoded; charset=utf-8' }, 'access_token=svcp_x'],
+      ['POST', '/api/open/v1/', 405, 'GET, HEAD', form, 'x=1'],
+      ['POST', '/api/open/v1/openapi.json', 405, 'GET, HEAD', form, 'x=1'],
+      ['POST', '/api/open/v1/nope', 404, null, form, 'a=b'],
+      ['GET', '/api/open/v1/nope?access_token=svcp_x', 404, null, {}],
+      ['HEAD', '/api/open/v1/me/drafts?a=1&access_token=svcp_x', 404, null, {}],
+      ['DELETE', '/api/open/v1/me/posts?access_token=svcp_x', 405, 'GET, HEAD', {}],
+      ['PUT', '/api/open/v1?access_token=svcp_x', 405, 'GET, HEAD', form, 'a=b'],
+    ];
+    for (const [method, path, status, allow, headers, body] of cases) {
+      const asked = `${method} ${path} ${body ?? ''}`;
+      const answer = await fetch(`${t.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      assert.equal(answer.status, status, asked);
+      assert.equal(answer.headers.get('allow'), allow, asked);
+      assert.equal(answer.headers.get('www-authenticate'), null, `${asked}: no challenge`);
+      assert.equal(answer.headers.get('access-control-allow-origin'), '*', `${asked}: the API's headers`);
+      if (method === 'HEAD') continue;
+      assert.match(answer.headers.get('content-type') ?? '', /^application\/json/, asked);
+      const error = await answer.json() as Record<string, unknown>;
+      assert.deepEqual(Object.keys(error).sort(), ['error', 'error_description'], asked);
+      assert.equal(error.error, status === 404 ? 'not_found' : 'invalid_request', asked);
+    }
+    // An address that takes the method still tells where the token goes (RFC 6750 3.1).
+    const taken = await fetch(`${t.baseUrl}/api/open/v1/me?access_token=svcp_x`);
+    assert.equal(taken.status, 401);
+    assert.equal((await taken.json() as { error: string }).error, 'invalid_token');
+  });
+
   test('/docs is a page that documents every endpoint and scope', async () => {
     const response = await fetch(`${t.baseUrl}/docs`);
     assert.equal(response.status, 200);

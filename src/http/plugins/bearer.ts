@@ -21,7 +21,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a resource API route needs; `''` for any valid token; absent for no token. */
     bearerScope?: Scope | '';
-    /** A request that sends no token passes the gate untouched; one that sends a token is checked and counted. */
+    /** A request without the `Authorization` header passes the gate unread (refused only at an address refused for now); one with it is checked and counted. */
     bearerOptional?: true;
   }
   interface FastifyRequest {
@@ -31,9 +31,10 @@ declare module 'fastify' {
 }
 
 /**
- * The options of a route that is no address: behind the gate, a token sent is checked and counted
- * (INTERFACE section 7: every answer to a valid token carries its rate-limit fields), none passes
- * untouched; then the not-found handler answers (404, or 405 with `Allow`), as without a token.
+ * The options of a route that is no address: behind the gate, a token sent in the header is
+ * checked and counted (INTERFACE section 7: every answer to a valid token carries its rate-limit
+ * fields); a request without the header passes untouched, whatever its query or body holds, unless
+ * its address is refused for now; then the not-found handler answers (404, or 405 with `Allow`).
  */
 export const GATED_NOT_FOUND = {
   config: { bearerScope: '', bearerOptional: true, notFound: true },
@@ -151,22 +152,36 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     return undefined;
   };
 
+  /**
+   * A request without the header that the gate lets through unread: refused (429) only when its
+   * address is refused for now, which needs no lookup and no body (INTERFACE section 7's
+   * per-address limit holds for every request behind the gate).
+   */
+  const passUnlessBlocked = (request: FastifyRequest, reply: FastifyReply) => {
+    let address: string | undefined;
+    const addressOf = () => (address ??= clientAddress(request));
+    return limits.isBlocked(addressOf, deps.clock.now()) ? refuseLimited(request, reply, { address: addressOf() }) : undefined;
+  };
+
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.headers(answerHeaders);
     const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
     if (scope === undefined) return undefined;
+    // The header is checked first wherever the gate runs, an address that does not exist
+    // included: a valid token's answer is counted and carries its limit's fields (INTERFACE
+    // section 7), a refused one counts against its address, so no lookup is ever free.
     if (request.headers.authorization !== undefined) return admit(request, reply, scope);
+    // A route that is no address (`GATED_NOT_FOUND`), asked without the header: its answer is the
+    // 404 or 405 (RFC 9110 15.5.5, 15.5.6) whatever the query or the body holds, as for any
+    // request there without a token; no token is read from either, so none is looked up, and
+    // the gate's 401 is for the addresses that take the method. An address refused for now is
+    // still refused, as on every route behind the gate.
+    if (bearerOptional) return passUnlessBlocked(request, reply);
     const elsewhere = tokenOutsideHeader(request);
-    if (elsewhere === 'form' && options.readsForm) {
-      // Judged once read (`readsForm`), below; but an address refused for now is refused before
-      // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is
-      // read, and a request without the header from there is refused all the same (`admit`).
-      let address: string | undefined;
-      const addressOf = () => (address ??= clientAddress(request));
-      if (!bearerOptional && limits.isBlocked(addressOf, deps.clock.now())) return refuseLimited(request, reply, { address: addressOf() });
-      return undefined;
-    }
-    if (bearerOptional && elsewhere === undefined) return undefined;
+    // Judged once read (`readsForm`), below; but an address refused for now is refused before
+    // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is
+    // read, and a request without the header from there is refused all the same (`admit`).
+    if (elsewhere === 'form' && options.readsForm) return passUnlessBlocked(request, reply);
     // A form not read may hold a token or not: it is told what is true, that no form is read here.
     return admit(request, reply, scope, elsewhere === 'query' ? 'token' : elsewhere === 'form' ? 'unreadForm' : undefined);
   });
@@ -175,10 +190,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   if (options.readsForm) {
     app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
       const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
-      if (scope === undefined || request.bearer !== undefined) return undefined;
-      const carriesToken = formCarriesToken(request.body);
-      if (bearerOptional && !carriesToken) return undefined;
-      return admit(request, reply, scope, carriesToken ? 'token' : undefined);
+      if (scope === undefined || bearerOptional || request.bearer !== undefined) return undefined;
+      return admit(request, reply, scope, formCarriesToken(request.body) ? 'token' : undefined);
     });
   }
 
