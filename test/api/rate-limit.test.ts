@@ -119,7 +119,7 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal((await get(t.baseUrl, '/api/oauth/userinfo', { token })).status, 200);
   });
 
-  test('an address refused for unknown tokens is refused at the addresses the API and MCP do not have and with methods they do not take too, whatever it sends; a marked valid token is still answered there', async () => {
+  test('an address refused for unknown tokens is refused at the addresses the API and MCP do not have and with methods they, and UserInfo, do not take too, whatever it sends; a marked valid token is still answered there', async () => {
     const user = await newUser(t.deps);
     const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
     for (let i = 0; i < 300; i++) {
@@ -135,6 +135,8 @@ forEachDatabase('resource API rate limit per address', (database) => {
       ['POST', '/api/open/v1/nope', form, 'access_token=svcp_x'],
       ['GET', MCP_PATH, {}],
       ['PUT', MCP_PATH, form, 'a=b'],
+      ['PUT', '/api/oauth/userinfo', form, 'access_token=svco_x'],
+      ['DELETE', '/api/oauth/userinfo', {}],
     ];
     for (const [method, path, headers, body] of cases) {
       const asked = `${method} ${path} ${body ?? ''}`;

@@ -302,6 +302,30 @@ forEachDatabase('resource API answers', (database) => {
     assert.equal((await taken.json() as { error: string }).error, 'invalid_token');
   });
 
+  test('a method UserInfo does not take is 405 with Allow behind its gate, as at the API: a valid token is counted, a bad one refused, none is 405 whatever the query or body holds; GET and a form POST still work (OIDC Core 5.3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const userinfo = `${t.baseUrl}/api/oauth/userinfo`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const [method, query, headers, body] of [['PUT', '', form, 'access_token=svco_x'], ['DELETE', '?access_token=svco_x', {}], ['PATCH', '', { 'content-type': 'application/json' }, '{"not json']] as const) {
+      const init = { method, ...(body === undefined ? {} : { body }) };
+      const asked = `${method} ${query} ${body ?? ''}`;
+      const counted = await fetch(userinfo + query, { ...init, headers: { ...headers, authorization: `Bearer ${token}` } });
+      assert.equal(counted.status, 405, asked);
+      assert.equal(counted.headers.get('allow'), 'GET, HEAD, POST', asked);
+      assert.ok(counted.headers.get('x-ratelimit-remaining'), `${asked}: counted, with its rate-limit fields`);
+      assert.deepEqual(Object.keys(await counted.json() as object).sort(), ['error', 'error_description'], asked);
+      assert.equal((await fetch(userinfo + query, { ...init, headers: { ...headers, authorization: 'Bearer svco_not-a-real-token' } })).status, 401, `${asked}: a token sent is checked`);
+      const anonymous = await fetch(userinfo + query, { ...init, headers });
+      assert.equal(anonymous.status, 405, `${asked} without a token`);
+      assert.equal(anonymous.headers.get('x-ratelimit-limit'), null, asked);
+    }
+    assert.equal((await get(t.baseUrl, '/api/oauth/userinfo', { token })).status, 200);
+    const posted = await fetch(userinfo, { method: 'POST', headers: { ...form, authorization: `Bearer ${token}` }, body: 'a=b' });
+    assert.equal(posted.status, 200);
+    assert.equal((await posted.json() as { sub: string }).sub, String(user.id));
+  });
+
   test('/docs is a page that documents every endpoint and scope', async () => {
     const response = await fetch(`${t.baseUrl}/docs`);
     assert.equal(response.status, 200);
