@@ -90,7 +90,9 @@ export interface BearerGate {
  * body (UserInfo, OpenID Connect Core 5.3.1), so a form sent without the header is judged once it
  * is read: told that a token in it is not accepted when it carries `access_token`, else that the
  * request has no token (RFC 6750 3.1). Elsewhere no form body is read: one sent without the header
- * is refused unread, told that no form is read here (`formUnread`), with the same challenge.
+ * to a route that takes its method is refused unread, told that no form is read here
+ * (`formUnread`), with the same challenge; one to a route that is no address
+ * (`GATED_NOT_FOUND`) gets that route's 404 or 405.
  */
 export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: true }): BearerGate {
   const { deps } = app;
