@@ -7,7 +7,9 @@ import { after, before, test } from 'node:test';
 import { writePost } from '../../src/core/community/posts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { formatLocalTimestamp } from '../../src/core/time.js';
+import { MCP_PATH } from '../../src/core/api/resource.js';
 import { type TestApp, startTestApp } from '../support/app.js';
+import { rawRequest } from '../support/raw-request.js';
 import { forEachDatabase } from '../support/databases.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 import { checkAgainstSchema, successSchema } from './schema-check.js';
@@ -300,6 +302,40 @@ forEachDatabase('resource API answers', (database) => {
     const taken = await fetch(`${t.baseUrl}/api/open/v1/me?access_token=svcp_x`);
     assert.equal(taken.status, 401);
     assert.equal((await taken.json() as { error: string }).error, 'invalid_token');
+  });
+
+  test('an Authorization header with no value carries no credentials: it is answered as a request without the header, the 404 or 405 of an address or method there is none of, and the route\'s own word for a token in the query or a form; a second Authorization field is still refused', async () => {
+    const form = ['Content-Type', 'application/x-www-form-urlencoded'];
+    const cases: [string, string, number, string | null, string[], string?][] = [
+      ['GET', '/api/open/v1/nope', 404, null, []],
+      ['GET', '/api/open/v1/nope?access_token=svcp_x', 404, null, []],
+      ['POST', '/api/open/v1/me', 405, 'GET, HEAD', form, 'access_token=svcp_x'],
+      ['DELETE', MCP_PATH, 405, 'POST', []],
+      ['PUT', '/api/oauth/userinfo', 405, 'GET, HEAD, POST', form, 'access_token=svco_x'],
+    ];
+    for (const value of ['', '   ']) {
+      for (const [method, path, status, allow, fields, body] of cases) {
+        const asked = `${method} ${path} with Authorization: "${value}"`;
+        const answer = await rawRequest(method, `${t.baseUrl}${path}`, ['Authorization', value, ...fields], body);
+        assert.equal(answer.status, status, asked);
+        assert.equal(answer.headers.allow, allow ?? undefined, asked);
+        assert.equal(answer.headers['www-authenticate'], undefined, `${asked}: no challenge`);
+      }
+      // Where the method is taken, the refusal says what is true: the token is not read from there.
+      for (const [method, path, fields, body] of [['GET', '/api/open/v1/me?access_token=svcp_x', []], ['POST', '/api/oauth/userinfo', form, 'access_token=svco_x']] as const) {
+        const answer = await rawRequest(method, `${t.baseUrl}${path}`, ['Authorization', value, ...fields], body);
+        assert.equal(answer.status, 401, path);
+        assert.match((JSON.parse(answer.body) as { error_description: string }).error_description, /^Tokens in the query string or a form body are not accepted/, path);
+      }
+    }
+    // An empty field beside one with a token is two fields: refused, never read as the second alone.
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (const fields of [['Authorization', '', 'Authorization', `Bearer ${token}`], ['Authorization', `Bearer ${token}`, 'Authorization', '']]) {
+      const answer = await rawRequest('GET', `${t.baseUrl}/api/open/v1/nope`, fields);
+      assert.equal(answer.status, 400, fields.join(' '));
+      assert.equal((JSON.parse(answer.body) as { error: string }).error, 'invalid_request');
+    }
   });
 
   test('a method UserInfo does not take is 405 with Allow behind its gate, as at the API: a valid token is counted, a bad one refused, none is 405 whatever the query or body holds; GET and a form POST still work (OIDC Core 5.3.1)', async () => {

@@ -72,6 +72,18 @@ function formCarriesToken(body: unknown): boolean {
   return typeof body === 'object' && body !== null && Object.hasOwn(body, 'access_token');
 }
 
+/**
+ * Whether the request sent credentials in the `Authorization` header. A field with no value
+ * (`Authorization:`, or only blanks, which Node trims) carries none: it is answered as a request
+ * without the header (`authorizationToken` takes it as none too), so it is no way past a route's
+ * 404 or 405 to the gate's 401, nor a way to hide a token in the query. A second field is still
+ * sent, whatever the first holds: `admit` refuses the repeat (Node keeps only the first value).
+ */
+function headerSent(request: FastifyRequest): boolean {
+  const { authorization } = request.headers;
+  return authorization !== undefined && (authorization !== '' || fieldRepeats(request, 'authorization'));
+}
+
 /** What a route behind the gate can still ask of it once the request is read. */
 export interface BearerGate {
   /**
@@ -172,7 +184,7 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // The header is checked first wherever the gate runs, an address that does not exist
     // included: a valid token's answer is counted and carries its limit's fields (INTERFACE
     // section 7), a refused one counts against its address, so no lookup is ever free.
-    if (request.headers.authorization !== undefined) return admit(request, reply, scope);
+    if (headerSent(request)) return admit(request, reply, scope);
     // A route that is no address (`GATED_NOT_FOUND`), asked without the header: its answer is the
     // 404 or 405 (RFC 9110 15.5.5, 15.5.6) whatever the query or the body holds, as for any
     // request there without a token; no token is read from either, so none is looked up, and
