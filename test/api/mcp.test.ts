@@ -5,6 +5,7 @@
  * the API's; bad input is a JSON-RPC or HTTP error, never a 500.
  */
 import assert from 'node:assert/strict';
+import { connect as connectSocket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -387,6 +388,31 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     const posted = await fetch(mcp, { method: 'POST', headers: form, body: 'a=b' });
     assert.equal(posted.status, 401);
     assert.match(posted.headers.get('www-authenticate') ?? '', new RegExp(`resource_metadata="${metadataUrl}"`));
+  });
+
+  test('a method the MCP endpoint does not take is answered 405 without its body read, as at the API: an anonymous PUT of JSON costs no read of up to 64 KiB', async () => {
+    // The headers announce a body of 64 KiB and not one byte of it is sent: the 405 comes only if
+    // nothing waits for the body first (else the answer is the server's timeout, or none).
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
+      const { port } = new URL(t.baseUrl);
+      const socket = connectSocket(Number(port), '127.0.0.1');
+      socket.on('error', () => {});
+      try {
+        const head = await new Promise<string>((resolve) => {
+          let received = '';
+          socket.on('data', (chunk: Buffer) => {
+            received += chunk.toString('latin1');
+            if (received.includes('\r\n\r\n')) resolve(received);
+          });
+          socket.on('close', () => resolve(received));
+          socket.write(`${method} ${new URL(mcp).pathname} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n`);
+        });
+        assert.match(head, /^HTTP\/1\.1 405 /, `${method}: ${head.split('\r\n')[0]}`);
+        assert.match(head, /\r\nallow: POST\r\n/i, method);
+      } finally {
+        socket.destroy();
+      }
+    }
   });
 
   test('bad input is a JSON-RPC or HTTP error, never a 500: invalid JSON, a batch, an unknown method or tool, a huge body, a wrong Accept or type', async () => {

@@ -16,6 +16,7 @@ import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
 import { clientAddress } from '../client-address.js';
 import { fieldRepeats } from '../repeated-fields.js';
+import { methodsBut } from '../route-methods.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -36,10 +37,25 @@ declare module 'fastify' {
  * fields); a request without the header passes untouched, whatever its query or body holds, unless
  * its address is refused for now; then the not-found handler answers (404, or 405 with `Allow`).
  */
-export const GATED_NOT_FOUND = {
+const GATED_NOT_FOUND = {
   config: { bearerScope: '', bearerOptional: true, notFound: true },
   handler: (_request: FastifyRequest, reply: FastifyReply) => reply.callNotFound(),
 } as const;
+
+/**
+ * Registers the routes that are no address (`GATED_NOT_FOUND`) behind `app`'s gate: for each
+ * `url`, every method but those `taken` by its routes (and OPTIONS, the preflight's). They live in
+ * a context of their own that reads no body: a body no route wants is neither read (an anonymous
+ * request that is answered 404 or 405 costs no read of up to the body limit) nor refused (no 400
+ * or 415 where the answer is 404 or 405).
+ */
+export async function registerGatedNotFound(app: FastifyInstance, routes: ReadonlyArray<{ url: string; taken: readonly string[] }>): Promise<void> {
+  await app.register(async (catchAll) => {
+    catchAll.removeAllContentTypeParsers();
+    catchAll.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    for (const { url, taken } of routes) catchAll.route({ method: methodsBut(catchAll, ...taken, 'OPTIONS'), url, ...GATED_NOT_FOUND });
+  });
+}
 
 /** The authenticated token of a request that passed the gate. */
 export function requestBearer(request: FastifyRequest): Bearer {

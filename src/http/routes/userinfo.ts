@@ -6,10 +6,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
-import { GATED_NOT_FOUND, registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import { registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
 import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
-import { methodsBut } from '../route-methods.js';
 
 const PATH = '/api/oauth/userinfo';
 
@@ -44,9 +43,5 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   // The methods it does not take are 405 with `Allow` (RFC 9110 15.5.6) behind the same gate as
   // the API's (`GATED_NOT_FOUND`): a token in the header is checked and counted, an address refused
   // for now is refused, and none is 405 whatever it sends; in a context that reads no body.
-  await app.register(async (catchAll) => {
-    catchAll.removeAllContentTypeParsers();
-    catchAll.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    catchAll.route({ method: methodsBut(catchAll, 'GET', 'HEAD', 'POST', 'OPTIONS'), url: PATH, ...GATED_NOT_FOUND });
-  });
+  await registerGatedNotFound(app, [{ url: PATH, taken: ['GET', 'HEAD', 'POST'] }]);
 }
