@@ -212,6 +212,30 @@ forEachDatabase('resource API answers', (database) => {
     assert.match(response.headers.get('access-control-expose-headers') ?? '', /X-RateLimit-Remaining/);
   });
 
+  test('a 405 a browser app can meet without a preflight lets its script read Allow (RFC 9110 15.5.6): a form POST to /me, a GET of the MCP endpoint', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const origin = { origin: 'https://spa.example' };
+    const asked: [string, string, RequestInit][] = [
+      ['GET, HEAD', '/api/open/v1/me', { method: 'POST', headers: { ...origin, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=b' }],
+      ['POST', MCP_PATH, { headers: origin }],
+      // The SDK's GET with its token, which a browser preflights for the header alone: GET is a
+      // CORS-safelisted method, let through though the preflight allows POST only.
+      ['POST', MCP_PATH, { headers: { ...origin, authorization: `Bearer ${token}` } }],
+    ];
+    const preflight = await fetch(`${t.baseUrl}${MCP_PATH}`, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,mcp-protocol-version' } });
+    assert.equal(preflight.status, 204);
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization.*Mcp-Protocol-Version/i);
+    for (const [allow, path, init] of asked) {
+      const response = await fetch(`${t.baseUrl}${path}`, init);
+      assert.equal(response.status, 405, path);
+      assert.equal(response.headers.get('allow'), allow, path);
+      assert.equal(response.headers.get('access-control-allow-origin'), '*', path);
+      const exposed = (response.headers.get('access-control-expose-headers') ?? '').split(/, */).map((h) => h.toLowerCase());
+      assert.ok(exposed.includes('allow'), `${init.method ?? 'GET'} ${path}: Allow is exposed (${exposed.join(', ')})`);
+    }
+  });
+
   test('an unknown path under /api/open/v1/ is 404 not_found as JSON', async () => {
     const user = await newUser(t.deps);
     const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
