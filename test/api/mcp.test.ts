@@ -5,6 +5,7 @@
  * the API's; bad input is a JSON-RPC or HTTP error, never a 500.
  */
 import assert from 'node:assert/strict';
+import { connect as connectSocket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -371,6 +372,46 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
       assert.match(refused.headers.get('www-authenticate') ?? '', new RegExp(`resource_metadata="${metadataUrl}"`), method);
       const anonymous = await fetch(mcp, { method, headers: { accept: 'text/event-stream' } });
       assert.equal(anonymous.status, 405, `${method} without a token`);
+    }
+  });
+
+  test('without the Authorization header, a method the MCP endpoint does not take is 405 with Allow: POST whatever the query or body holds; a form POSTed to it is still the gate\'s 401', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const [method, query, body] of [['GET', '?access_token=svco_x'], ['DELETE', '?access_token=svco_x'], ['PUT', '', 'access_token=svco_x'], ['PATCH', '?access_token=svco_x', 'a=b']] as const) {
+      const asked = `${method} ${query} ${body ?? ''}`;
+      const answer = await fetch(`${mcp}${query}`, { method, headers: form, ...(body === undefined ? {} : { body }) });
+      assert.equal(answer.status, 405, asked);
+      assert.equal(answer.headers.get('allow'), 'POST', asked);
+      assert.equal(answer.headers.get('www-authenticate'), null, asked);
+      assert.deepEqual(Object.keys(await answer.json() as object).sort(), ['error', 'error_description'], asked);
+    }
+    const posted = await fetch(mcp, { method: 'POST', headers: form, body: 'a=b' });
+    assert.equal(posted.status, 401);
+    assert.match(posted.headers.get('www-authenticate') ?? '', new RegExp(`resource_metadata="${metadataUrl}"`));
+  });
+
+  test('a method the MCP endpoint does not take is answered 405 without its body read, as at the API: an anonymous PUT of JSON costs no read of up to 64 KiB', async () => {
+    // The headers announce a body of 64 KiB and not one byte of it is sent: the 405 comes only if
+    // nothing waits for the body first (else the answer is the server's timeout, or none).
+    for (const method of ['PUT', 'DELETE', 'PATCH']) {
+      const { port } = new URL(t.baseUrl);
+      const socket = connectSocket(Number(port), '127.0.0.1');
+      socket.on('error', () => {});
+      try {
+        const head = await new Promise<string>((resolve) => {
+          let received = '';
+          socket.on('data', (chunk: Buffer) => {
+            received += chunk.toString('latin1');
+            if (received.includes('\r\n\r\n')) resolve(received);
+          });
+          socket.on('close', () => resolve(received));
+          socket.write(`${method} ${new URL(mcp).pathname} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n`);
+        });
+        assert.match(head, /^HTTP\/1\.1 405 /, `${method}: ${head.split('\r\n')[0]}`);
+        assert.match(head, /\r\nallow: POST\r\n/i, method);
+      } finally {
+        socket.destroy();
+      }
     }
   });
 

@@ -119,6 +119,41 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal((await get(t.baseUrl, '/api/oauth/userinfo', { token })).status, 200);
   });
 
+  test('an address refused for unknown tokens is refused at the addresses the API and MCP do not have and with methods they, and UserInfo, do not take too, whatever it sends; a marked valid token is still answered there', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (let i = 0; i < 300; i++) {
+      assert.equal((await get(t.baseUrl, '/api/open/v1/nope', { token: generateToken('personal') })).status, 401);
+    }
+    assert.equal((await get(t.baseUrl, '/api/open/v1/nope', { token: generateToken('personal') })).status, 429, 'the 301st refused token at an address that does not exist');
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const cases: [string, string, Record<string, string>, string?][] = [
+      ['GET', '/api/open/v1/nope', {}],
+      ['GET', '/api/open/v1/nope?access_token=svcp_x', {}],
+      ['DELETE', '/api/open/v1/me', {}],
+      ['POST', '/api/open/v1/me', form, 'a=b'],
+      ['POST', '/api/open/v1/nope', form, 'access_token=svcp_x'],
+      ['GET', MCP_PATH, {}],
+      ['PUT', MCP_PATH, form, 'a=b'],
+      ['PUT', '/api/oauth/userinfo', form, 'access_token=svco_x'],
+      ['DELETE', '/api/oauth/userinfo', {}],
+    ];
+    for (const [method, path, headers, body] of cases) {
+      const asked = `${method} ${path} ${body ?? ''}`;
+      const refused = await fetch(`${t.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      assert.equal(refused.status, 429, asked);
+      assert.equal(refused.headers.get('retry-after'), '60', asked);
+      assert.equal((await refused.json() as { error: string }).error, 'rate_limited', asked);
+      assert.equal((await fetch(`${t.baseUrl}${path}`, { method, headers: { ...headers, authorization: `Bearer ${generateToken('personal')}` }, ...(body === undefined ? {} : { body }) })).status, 429, `${asked}: a made-up token`);
+    }
+    const served = await get(t.baseUrl, '/api/open/v1/nope', { token });
+    assert.equal(served.status, 404, 'a token bearing the mark');
+    assert.ok(served.headers.get('x-ratelimit-remaining'));
+    t.clock.advance(MINUTE);
+    assert.equal((await get(t.baseUrl, '/api/open/v1/nope')).status, 404);
+    assert.equal((await fetch(`${t.baseUrl}/api/open/v1/me`, { method: 'POST', headers: form, body: 'a=b' })).status, 405);
+  });
+
   test('a form POSTed to UserInfo without the header from an address refused for now is refused before its body is read: refusing it costs no read of up to 64 KiB', async () => {
     for (let i = 0; i < 300; i++) {
       assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') })).status, 401);

@@ -7,7 +7,9 @@ import { after, before, test } from 'node:test';
 import { writePost } from '../../src/core/community/posts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { formatLocalTimestamp } from '../../src/core/time.js';
+import { MCP_PATH } from '../../src/core/api/resource.js';
 import { type TestApp, startTestApp } from '../support/app.js';
+import { rawRequest } from '../support/raw-request.js';
 import { forEachDatabase } from '../support/databases.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 import { checkAgainstSchema, successSchema } from './schema-check.js';
@@ -210,6 +212,30 @@ forEachDatabase('resource API answers', (database) => {
     assert.match(response.headers.get('access-control-expose-headers') ?? '', /X-RateLimit-Remaining/);
   });
 
+  test('a 405 a browser app can meet without a preflight lets its script read Allow (RFC 9110 15.5.6): a form POST to /me, a GET of the MCP endpoint', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const origin = { origin: 'https://spa.example' };
+    const asked: [string, string, RequestInit][] = [
+      ['GET, HEAD', '/api/open/v1/me', { method: 'POST', headers: { ...origin, 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=b' }],
+      ['POST', MCP_PATH, { headers: origin }],
+      // The SDK's GET with its token, which a browser preflights for the header alone: GET is a
+      // CORS-safelisted method, let through though the preflight allows POST only.
+      ['POST', MCP_PATH, { headers: { ...origin, authorization: `Bearer ${token}` } }],
+    ];
+    const preflight = await fetch(`${t.baseUrl}${MCP_PATH}`, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization,mcp-protocol-version' } });
+    assert.equal(preflight.status, 204);
+    assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /Authorization.*Mcp-Protocol-Version/i);
+    for (const [allow, path, init] of asked) {
+      const response = await fetch(`${t.baseUrl}${path}`, init);
+      assert.equal(response.status, 405, path);
+      assert.equal(response.headers.get('allow'), allow, path);
+      assert.equal(response.headers.get('access-control-allow-origin'), '*', path);
+      const exposed = (response.headers.get('access-control-expose-headers') ?? '').split(/, */).map((h) => h.toLowerCase());
+      assert.ok(exposed.includes('allow'), `${init.method ?? 'GET'} ${path}: Allow is exposed (${exposed.join(', ')})`);
+    }
+  });
+
   test('an unknown path under /api/open/v1/ is 404 not_found as JSON', async () => {
     const user = await newUser(t.deps);
     const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
@@ -268,6 +294,96 @@ forEachDatabase('resource API answers', (database) => {
       const refused = await send(method, path, { ...headers, authorization: 'Bearer pat_not-a-real-token' }, body);
       assert.equal(refused.status, 401, `${method} ${path}: a token sent is checked`);
     }
+  });
+
+  test('without the Authorization header, an address the API does not have is 404 and a method an address does not take is 405 with Allow, whatever the query or body holds: a form POST or access_token in the query is not the gate\'s 401', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const cases: [string, string, number, string | null, Record<string, string>, string?][] = [
+      ['POST', '/api/open/v1/me', 405, 'GET, HEAD', form, 'a=b'],
+      ['POST', '/api/open/v1/me', 405, 'GET, HEAD', { 'content-type': 'Application/X-WWW-Form-Urlencoded; charset=utf-8' }, 'access_token=svcp_x'],
+      ['POST', '/api/open/v1/', 405, 'GET, HEAD', form, 'x=1'],
+      ['POST', '/api/open/v1/openapi.json', 405, 'GET, HEAD', form, 'x=1'],
+      ['POST', '/api/open/v1/nope', 404, null, form, 'a=b'],
+      ['GET', '/api/open/v1/nope?access_token=svcp_x', 404, null, {}],
+      ['HEAD', '/api/open/v1/me/drafts?a=1&access_token=svcp_x', 404, null, {}],
+      ['DELETE', '/api/open/v1/me/posts?access_token=svcp_x', 405, 'GET, HEAD', {}],
+      ['PUT', '/api/open/v1?access_token=svcp_x', 405, 'GET, HEAD', form, 'a=b'],
+    ];
+    for (const [method, path, status, allow, headers, body] of cases) {
+      const asked = `${method} ${path} ${body ?? ''}`;
+      const answer = await fetch(`${t.baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+      assert.equal(answer.status, status, asked);
+      assert.equal(answer.headers.get('allow'), allow, asked);
+      assert.equal(answer.headers.get('www-authenticate'), null, `${asked}: no challenge`);
+      assert.equal(answer.headers.get('access-control-allow-origin'), '*', `${asked}: the API's headers`);
+      if (method === 'HEAD') continue;
+      assert.match(answer.headers.get('content-type') ?? '', /^application\/json/, asked);
+      const error = await answer.json() as Record<string, unknown>;
+      assert.deepEqual(Object.keys(error).sort(), ['error', 'error_description'], asked);
+      assert.equal(error.error, status === 404 ? 'not_found' : 'invalid_request', asked);
+    }
+    // An address that takes the method still tells where the token goes (RFC 6750 3.1).
+    const taken = await fetch(`${t.baseUrl}/api/open/v1/me?access_token=svcp_x`);
+    assert.equal(taken.status, 401);
+    assert.equal((await taken.json() as { error: string }).error, 'invalid_token');
+  });
+
+  test('an Authorization header with no value carries no credentials: it is answered as a request without the header, the 404 or 405 of an address or method there is none of, and the route\'s own word for a token in the query or a form; a second Authorization field is still refused', async () => {
+    const form = ['Content-Type', 'application/x-www-form-urlencoded'];
+    const cases: [string, string, number, string | null, string[], string?][] = [
+      ['GET', '/api/open/v1/nope', 404, null, []],
+      ['GET', '/api/open/v1/nope?access_token=svcp_x', 404, null, []],
+      ['POST', '/api/open/v1/me', 405, 'GET, HEAD', form, 'access_token=svcp_x'],
+      ['DELETE', MCP_PATH, 405, 'POST', []],
+      ['PUT', '/api/oauth/userinfo', 405, 'GET, HEAD, POST', form, 'access_token=svco_x'],
+    ];
+    for (const value of ['', '   ']) {
+      for (const [method, path, status, allow, fields, body] of cases) {
+        const asked = `${method} ${path} with Authorization: "${value}"`;
+        const answer = await rawRequest(method, `${t.baseUrl}${path}`, ['Authorization', value, ...fields], body);
+        assert.equal(answer.status, status, asked);
+        assert.equal(answer.headers.allow, allow ?? undefined, asked);
+        assert.equal(answer.headers['www-authenticate'], undefined, `${asked}: no challenge`);
+      }
+      // Where the method is taken, the refusal says what is true: the token is not read from there.
+      for (const [method, path, fields, body] of [['GET', '/api/open/v1/me?access_token=svcp_x', []], ['POST', '/api/oauth/userinfo', form, 'access_token=svco_x']] as const) {
+        const answer = await rawRequest(method, `${t.baseUrl}${path}`, ['Authorization', value, ...fields], body);
+        assert.equal(answer.status, 401, path);
+        assert.match((JSON.parse(answer.body) as { error_description: string }).error_description, /^Tokens in the query string or a form body are not accepted/, path);
+      }
+    }
+    // An empty field beside one with a token is two fields: refused, never read as the second alone.
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    for (const fields of [['Authorization', '', 'Authorization', `Bearer ${token}`], ['Authorization', `Bearer ${token}`, 'Authorization', '']]) {
+      const answer = await rawRequest('GET', `${t.baseUrl}/api/open/v1/nope`, fields);
+      assert.equal(answer.status, 400, fields.join(' '));
+      assert.equal((JSON.parse(answer.body) as { error: string }).error, 'invalid_request');
+    }
+  });
+
+  test('a method UserInfo does not take is 405 with Allow behind its gate, as at the API: a valid token is counted, a bad one refused, none is 405 whatever the query or body holds; GET and a form POST still work (OIDC Core 5.3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const userinfo = `${t.baseUrl}/api/oauth/userinfo`;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    for (const [method, query, headers, body] of [['PUT', '', form, 'access_token=svco_x'], ['DELETE', '?access_token=svco_x', {}], ['PATCH', '', { 'content-type': 'application/json' }, '{"not json']] as const) {
+      const init = { method, ...(body === undefined ? {} : { body }) };
+      const asked = `${method} ${query} ${body ?? ''}`;
+      const counted = await fetch(userinfo + query, { ...init, headers: { ...headers, authorization: `Bearer ${token}` } });
+      assert.equal(counted.status, 405, asked);
+      assert.equal(counted.headers.get('allow'), 'GET, HEAD, POST', asked);
+      assert.ok(counted.headers.get('x-ratelimit-remaining'), `${asked}: counted, with its rate-limit fields`);
+      assert.deepEqual(Object.keys(await counted.json() as object).sort(), ['error', 'error_description'], asked);
+      assert.equal((await fetch(userinfo + query, { ...init, headers: { ...headers, authorization: 'Bearer svco_not-a-real-token' } })).status, 401, `${asked}: a token sent is checked`);
+      const anonymous = await fetch(userinfo + query, { ...init, headers });
+      assert.equal(anonymous.status, 405, `${asked} without a token`);
+      assert.equal(anonymous.headers.get('x-ratelimit-limit'), null, asked);
+    }
+    assert.equal((await get(t.baseUrl, '/api/oauth/userinfo', { token })).status, 200);
+    const posted = await fetch(userinfo, { method: 'POST', headers: { ...form, authorization: `Bearer ${token}` }, body: 'a=b' });
+    assert.equal(posted.status, 200);
+    assert.equal((await posted.json() as { sub: string }).sub, String(user.id));
   });
 
   test('/docs is a page that documents every endpoint and scope', async () => {

@@ -145,13 +145,20 @@ forEachDatabase('refusals that teach', (database) => {
     }
   });
 
-  test('the resource API and MCP, which read no form body, tell a form sent without the header that no form is read there, not that a token in it is refused: with the challenge of a request without credentials, no error code, as UserInfo answers a form without a token (RFC 6750 3.1)', async () => {
+  test('MCP, which reads no form body, tells a form POSTed without the header that no form is read there, not that a token in it is refused: with the challenge of a request without credentials, no error code, as UserInfo answers a form without a token (RFC 6750 3.1); an API address that takes no POST is 405', async () => {
     const post = (path: string, body: string) => fetch(`${t.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
     const userInfo = await post('/api/oauth/userinfo', 'scope=openid');
     assert.match(await refusal(userInfo, 401, 'invalid_token'), /^This endpoint needs an access token/);
     const userInfoChallenge = userInfo.headers.get('www-authenticate') ?? '';
     assert.match(userInfoChallenge, /^Bearer realm="api", DPoP realm="api", algs="[^"]+"$/);
-    for (const path of ['/api/open/v1/me', '/api/open/v1/', MCP_PATH]) {
+    for (const path of ['/api/open/v1/me', '/api/open/v1/']) {
+      for (const body of ['', 'access_token=svco_x']) {
+        const response = await post(path, body);
+        assert.equal(response.status, 405, `${path} ${body}`);
+        assert.equal(response.headers.get('allow'), 'GET, HEAD', `${path} ${body}`);
+      }
+    }
+    for (const path of [MCP_PATH]) {
       // Without a token, and with one, which is not read: the answer is the same, and true of both.
       for (const body of ['', 'scope=openid', 'access_token=svco_x']) {
         const response = await post(path, body);

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { MCP_PATH } from '../../src/core/api/resource.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { temporarySqliteDatabase } from '../support/databases.js';
 
@@ -16,7 +17,8 @@ before(async () => { t = await startTestApp(temporarySqliteDatabase()); });
 after(() => t.close());
 
 test('a form body is known as one whatever the case of its media type (RFC 9110 8.3.1): a token in it is told it is not accepted (RFC 6750 2.2), or, where no form is read, that none is', async () => {
-  for (const path of ['/api/oauth/userinfo', '/api/open/v1/me']) {
+  // MCP is the address under the resource API that takes POST; elsewhere there POST is 405 unread.
+  for (const path of ['/api/oauth/userinfo', MCP_PATH]) {
     for (const type of ['Application/X-WWW-Form-Urlencoded', 'APPLICATION/X-WWW-FORM-URLENCODED; charset=UTF-8']) {
       const response = await fetch(`${t.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': type }, body: 'access_token=svco_x' });
       const body = (await response.json()) as { error: string; error_description: string };

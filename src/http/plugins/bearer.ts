@@ -16,12 +16,13 @@ import { sendError } from './errors.js';
 import type { HeaderSet } from './security-headers.js';
 import { lazyClientAddress } from '../client-address.js';
 import { fieldRepeats } from '../repeated-fields.js';
+import { methodsBut } from '../route-methods.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a resource API route needs; `''` for any valid token; absent for no token. */
     bearerScope?: Scope | '';
-    /** A request that sends no token passes the gate untouched; one that sends a token is checked and counted. */
+    /** A request without the `Authorization` header passes the gate unread (refused only at an address refused for now); one with it is checked and counted. */
     bearerOptional?: true;
   }
   interface FastifyRequest {
@@ -31,14 +32,30 @@ declare module 'fastify' {
 }
 
 /**
- * The options of a route that is no address: behind the gate, a token sent is checked and counted
- * (INTERFACE section 7: every answer to a valid token carries its rate-limit fields), none passes
- * untouched; then the not-found handler answers (404, or 405 with `Allow`), as without a token.
+ * The options of a route that is no address: behind the gate, a token sent in the header is
+ * checked and counted (INTERFACE section 7: every answer to a valid token carries its rate-limit
+ * fields); a request without the header passes untouched, whatever its query or body holds, unless
+ * its address is refused for now; then the not-found handler answers (404, or 405 with `Allow`).
  */
-export const GATED_NOT_FOUND = {
+const GATED_NOT_FOUND = {
   config: { bearerScope: '', bearerOptional: true, notFound: true },
   handler: (_request: FastifyRequest, reply: FastifyReply) => reply.callNotFound(),
 } as const;
+
+/**
+ * Registers the routes that are no address (`GATED_NOT_FOUND`) behind `app`'s gate: for each
+ * `url`, every method but those `taken` by its routes (and OPTIONS, the preflight's). They live in
+ * a context of their own that reads no body: a body no route wants is neither read (an anonymous
+ * request that is answered 404 or 405 costs no read of up to the body limit) nor refused (no 400
+ * or 415 where the answer is 404 or 405).
+ */
+export async function registerGatedNotFound(app: FastifyInstance, routes: ReadonlyArray<{ url: string; taken: readonly string[] }>): Promise<void> {
+  await app.register(async (catchAll) => {
+    catchAll.removeAllContentTypeParsers();
+    catchAll.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    for (const { url, taken } of routes) catchAll.route({ method: methodsBut(catchAll, ...taken, 'OPTIONS'), url, ...GATED_NOT_FOUND });
+  });
+}
 
 /** The authenticated token of a request that passed the gate. */
 export function requestBearer(request: FastifyRequest): Bearer {
@@ -71,6 +88,18 @@ function formCarriesToken(body: unknown): boolean {
   return typeof body === 'object' && body !== null && Object.hasOwn(body, 'access_token');
 }
 
+/**
+ * Whether the request sent credentials in the `Authorization` header. A field with no value
+ * (`Authorization:`, or only blanks, which Node trims) carries none: it is answered as a request
+ * without the header (`authorizationToken` takes it as none too), so it is no way past a route's
+ * 404 or 405 to the gate's 401, nor a way to hide a token in the query. A second field is still
+ * sent, whatever the first holds: `admit` refuses the repeat (Node keeps only the first value).
+ */
+function headerSent(request: FastifyRequest): boolean {
+  const { authorization } = request.headers;
+  return authorization !== undefined && (authorization !== '' || fieldRepeats(request, 'authorization'));
+}
+
 /** What a route behind the gate can still ask of it once the request is read. */
 export interface BearerGate {
   /**
@@ -89,7 +118,9 @@ export interface BearerGate {
  * body (UserInfo, OpenID Connect Core 5.3.1), so a form sent without the header is judged once it
  * is read: told that a token in it is not accepted when it carries `access_token`, else that the
  * request has no token (RFC 6750 3.1). Elsewhere no form body is read: one sent without the header
- * is refused unread, told that no form is read here (`formUnread`), with the same challenge.
+ * to a route that takes its method is refused unread, told that no form is read here
+ * (`formUnread`), with the same challenge; one to a route that is no address
+ * (`GATED_NOT_FOUND`) gets that route's 404 or 405.
  */
 export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: true }): BearerGate {
   const { deps } = app;
@@ -148,21 +179,35 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     return undefined;
   };
 
+  /**
+   * A request without the header that the gate lets through unread: refused (429) only when its
+   * address is refused for now, which needs no lookup and no body (INTERFACE section 7's
+   * per-address limit holds for every request behind the gate).
+   */
+  const passUnlessBlocked = (request: FastifyRequest, reply: FastifyReply) => {
+    const addressOf = lazyClientAddress(request);
+    return limits.isBlocked(addressOf, deps.clock.now()) ? refuseLimited(request, reply, { address: addressOf() }) : undefined;
+  };
+
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     reply.headers(answerHeaders);
     const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
     if (scope === undefined) return undefined;
-    if (request.headers.authorization !== undefined) return admit(request, reply, scope);
+    // The header is checked first wherever the gate runs, an address that does not exist
+    // included: a valid token's answer is counted and carries its limit's fields (INTERFACE
+    // section 7), a refused one counts against its address, so no lookup is ever free.
+    if (headerSent(request)) return admit(request, reply, scope);
+    // A route that is no address (`GATED_NOT_FOUND`), asked without the header: its answer is the
+    // 404 or 405 (RFC 9110 15.5.5, 15.5.6) whatever the query or the body holds, as for any
+    // request there without a token; no token is read from either, so none is looked up, and
+    // the gate's 401 is for the addresses that take the method. An address refused for now is
+    // still refused, as on every route behind the gate.
+    if (bearerOptional) return passUnlessBlocked(request, reply);
     const elsewhere = tokenOutsideHeader(request);
-    if (elsewhere === 'form' && options.readsForm) {
-      // Judged once read (`readsForm`), below; but an address refused for now is refused before
-      // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is
-      // read, and a request without the header from there is refused all the same (`admit`).
-      const addressOf = lazyClientAddress(request);
-      if (!bearerOptional && limits.isBlocked(addressOf, deps.clock.now())) return refuseLimited(request, reply, { address: addressOf() });
-      return undefined;
-    }
-    if (bearerOptional && elsewhere === undefined) return undefined;
+    // Judged once read (`readsForm`), below; but an address refused for now is refused before
+    // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is
+    // read, and a request without the header from there is refused all the same (`admit`).
+    if (elsewhere === 'form' && options.readsForm) return passUnlessBlocked(request, reply);
     // A form not read may hold a token or not: it is told what is true, that no form is read here.
     return admit(request, reply, scope, elsewhere === 'query' ? 'token' : elsewhere === 'form' ? 'unreadForm' : undefined);
   });
@@ -171,10 +216,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   if (options.readsForm) {
     app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
       const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
-      if (scope === undefined || request.bearer !== undefined) return undefined;
-      const carriesToken = formCarriesToken(request.body);
-      if (bearerOptional && !carriesToken) return undefined;
-      return admit(request, reply, scope, carriesToken ? 'token' : undefined);
+      if (scope === undefined || bearerOptional || request.bearer !== undefined) return undefined;
+      return admit(request, reply, scope, formCarriesToken(request.body) ? 'token' : undefined);
     });
   }
 

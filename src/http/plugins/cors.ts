@@ -12,11 +12,12 @@ import type { FastifyInstance } from 'fastify';
 
 /**
  * Answer headers a script on another origin may read besides the CORS-safelisted ones: the
- * challenges (RFC 6750 3, RFC 9449 8), and the rate-limit headers of the API (INTERFACE sections
- * 7 and 11).
+ * challenges (RFC 6750 3, RFC 9449 8), the methods a 405 names (`Allow`, RFC 9110 15.5.6: a form
+ * POST to the API or a GET of the MCP endpoint meets one without a preflight), and the rate-limit
+ * headers of the API (INTERFACE sections 7 and 11).
  */
 const EXPOSED_HEADERS = [
-  'WWW-Authenticate', 'DPoP-Nonce', 'Retry-After',
+  'WWW-Authenticate', 'DPoP-Nonce', 'Retry-After', 'Allow',
   'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy',
 ];
 

@@ -17,8 +17,7 @@ import { OAuthError } from '../../core/errors.js';
 import { firstCharacters } from '../../core/text.js';
 import { siteUrls } from '../../core/urls.js';
 import { McpRequestTransport } from '../mcp-transport.js';
-import { GATED_NOT_FOUND, registerBearerGate, requestBearer } from '../plugins/bearer.js';
-import { methodsBut } from '../route-methods.js';
+import { registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
 import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
 import { PageParameterSchema, PostPageSchema, ProfileSchema, SizeParameterSchema } from './api-v1/schemas.js';
@@ -259,7 +258,9 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   // transport opens its stream with GET and the token it got for this resource (RFC 8707), which
   // the API's gate refuses (401 sends the SDK back to authorization; 405 tells it there is no
   // stream). A token sent is checked and counted as on POST (INTERFACE section 7); none, 405.
-  app.route({ method: methodsBut(app, 'POST', 'OPTIONS'), url: MCP_PATH, ...GATED_NOT_FOUND });
+  // In a context that reads no body, as the API's catch-all: an anonymous PUT was read (up to the
+  // body limit) before its 405.
+  await registerGatedNotFound(app, [{ url: MCP_PATH, taken: ['POST'] }]);
   // A browser-based agent posts JSON with the protocol's version header from its own origin.
   preflight(app, [MCP_PATH], ['POST'], ['Mcp-Protocol-Version', 'Mcp-Session-Id', 'Last-Event-ID']);
 }

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { userInfoClaims } from '../../core/oidc/claims.js';
 import { siteUrls } from '../../core/urls.js';
-import { registerBearerGate, requestBearer } from '../plugins/bearer.js';
+import { registerBearerGate, registerGatedNotFound, requestBearer } from '../plugins/bearer.js';
 import { preflight } from '../plugins/cors.js';
 import type { HeaderSet } from '../plugins/security-headers.js';
 
@@ -40,4 +40,8 @@ export async function userInfoRoutes(app: FastifyInstance, options: { securityHe
   app.get(PATH, route, handler);
   app.post(PATH, route, handler);
   preflight(app, [PATH], ['GET', 'POST']);
+  // The methods it does not take are 405 with `Allow` (RFC 9110 15.5.6) behind the same gate as
+  // the API's (`GATED_NOT_FOUND`): a token in the header is checked and counted, an address refused
+  // for now is refused, and none is 405 whatever it sends; in a context that reads no body.
+  await registerGatedNotFound(app, [{ url: PATH, taken: ['GET', 'HEAD', 'POST'] }]);
 }

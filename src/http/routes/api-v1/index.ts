@@ -7,8 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { API_BASE_PATH, parsePaging, profileOf, readPosts, serviceInfo } from '../../../core/api/views.js';
 import { siteUrls } from '../../../core/urls.js';
 import { apiResource, resourceMetadataUrl } from '../../../core/api/resource.js';
-import { GATED_NOT_FOUND, registerBearerGate, requestBearer } from '../../plugins/bearer.js';
-import { methodsBut } from '../../route-methods.js';
+import { registerBearerGate, registerGatedNotFound, requestBearer } from '../../plugins/bearer.js';
 import { preflight } from '../../plugins/cors.js';
 import type { HeaderSet } from '../../plugins/security-headers.js';
 import { openApiDocument } from './openapi.js';
@@ -51,12 +50,10 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
   // takes other methods) is the same one a request without a token gets, as GitHub's API does.
   // Its own context reads no body: a body no route wants is neither parsed nor refused (no 400 or
   // 415 where the answer is 404 or 405). OPTIONS stays the preflight's.
-  await app.register(async (catchAll) => {
-    catchAll.removeAllContentTypeParsers();
-    catchAll.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    catchAll.route({ method: methodsBut(catchAll, 'OPTIONS'), url: `${API_BASE_PATH}/*`, ...GATED_NOT_FOUND });
-    for (const path of [`${API_BASE_PATH}/`, API_BASE_PATH]) catchAll.route({ method: methodsBut(catchAll, 'GET', 'HEAD', 'OPTIONS'), url: path, ...GATED_NOT_FOUND });
-  });
+  await registerGatedNotFound(app, [
+    { url: `${API_BASE_PATH}/*`, taken: [] },
+    ...[`${API_BASE_PATH}/`, API_BASE_PATH].map((url) => ({ url, taken: ['GET', 'HEAD'] })),
+  ]);
 
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
   app.get(`${API_BASE_PATH}/openapi.json`, async (_request, reply) =>
