@@ -198,7 +198,7 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
  */
 const CLAIM_WORDS = [
   '官方', '的官方', '官网', '认证', '验证', '登录', '登入', '账号', '帐号', '账户', '帐户', '客服', '团队', '管理',
-  '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助', '通知',
+  '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助', '支持', '支援', '通知',
 ];
 
 /**
@@ -216,6 +216,11 @@ interface FoldedCharacter {
   afterGap: boolean;
   /** Written as a capital, which begins a word inside "MyCommunity". */
   capital: boolean;
+  /**
+   * Written as a letter outside East Asian scripts, one that may go on a word: not a digit, even
+   * one whose skeleton is a letter (0 as o, 1 as l: "Community1" ends the site's name).
+   */
+  letter: boolean;
 }
 
 /**
@@ -237,38 +242,56 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
     const capital = lower !== character;
     // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
     const parts = EAST_ASIAN.test(character) ? lower : skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
-    for (const part of parts) folded.push({ character: part, afterGap: gap, capital });
+    const letter = /\p{L}/u.test(character) && !EAST_ASIAN.test(character);
+    for (const part of parts) folded.push({ character: part, afterGap: gap, capital, letter });
     if (parts !== '') gap = false;
   }
   return folded;
 }
 
 /**
- * Whether `site` stands in `name` as a name of its own rather than inside a longer word. A site
- * name in an alphabet must be a whole word: a gap, a capital or a non-letter at both ends
- * ("community tools", "MyCommunity", not "Communityhub"). Chinese writes no gaps and puts what a
- * thing is last, so 社区 names the app where no more Han follows it, or only a claim
- * (`CLAIM_WORDS`): 官方社区, 社区官方, 社区 App; 社区团购 is a kind of group buying and 社群媒體
- * a medium, no claim to be the site.
+ * Whether `site` stands in `name` as a name of its own rather than inside a longer word, anywhere
+ * in it (`endsName` where it ends). A site name in an alphabet must be a whole word: a gap, a
+ * capital or a non-letter at both ends ("community tools", "MyCommunity", not "Communityhub").
  */
 function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
   const sought = [...site];
-  const rest = (end: number) => name.slice(end).map(({ character }) => character).join('');
   for (let start = 0; start + sought.length <= name.length; start += 1) {
     if (sought.some((character, i) => name[start + i]!.character !== character)) continue;
-    const end = start + sought.length;
-    const next = name[end];
     if (EAST_ASIAN.test(site)) {
-      if (next === undefined || !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => rest(end).startsWith(word))) return true;
+      if (endsName(name, start + sought.length, site)) return true;
       continue;
     }
     // Han beside a Latin name parts it as a gap would: "Community官方".
-    const letter = (c: FoldedCharacter | undefined) => c !== undefined && /\p{L}/u.test(c.character) && !EAST_ASIAN.test(c.character);
-    const begins = name[start]!.afterGap || !letter(name[start - 1]) || (name[start]!.capital && !name[start - 1]!.capital);
-    const ends = next === undefined || next.afterGap || !letter(next) || (next.capital && !name[end - 1]!.capital);
-    if (begins && ends) return true;
+    const previous = name[start - 1];
+    const begins = name[start]!.afterGap || previous === undefined || !previous.letter || (name[start]!.capital && !previous.capital);
+    if (begins && endsName(name, start + sought.length, site)) return true;
   }
   return false;
+}
+
+/**
+ * Whether the site's name, found in `name` before `end`, ends there rather than going on as a
+ * longer word. In an alphabet (Latin, Cyrillic, Greek…), which parts its words: at the name's end,
+ * a gap (space, punctuation, symbol), a digit, Han, or a capital after small letters ("Community
+ * Account Security", "Community-hub", "Community365", "Community官方", "CommunityHub"); letters
+ * that go on make another word ("Communityhub", "Communities"). A digit ends a word, and a site's
+ * name with a number after it is how a site numbers its own services ("Community 2", "Office365").
+ * Chinese and Japanese write no gaps and put what a thing is last, so a site name in Han or kana
+ * ends where no more of them follows it (the name alone, "社区 App") or only words that make it
+ * the site's own service or what a phishing page offers (`CLAIM_WORDS`: 社区官方, 社区账号,
+ * 社区安全中心, 社区客服); any other word makes an ordinary compound, an app for a community: 社区团购
+ * is a kind of group buying, 社区医院 a clinic, 社群媒體 a medium, 社区助手 a helper for one.
+ * Spaces do not part Han ("社区 团购" is 社区团购), as Chinese writes none.
+ */
+function endsName(name: readonly FoldedCharacter[], end: number, site: string): boolean {
+  const next = name[end];
+  if (next === undefined) return true;
+  if (EAST_ASIAN.test(site)) {
+    const rest = name.slice(end).map(({ character }) => character).join('');
+    return !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => rest.startsWith(word));
+  }
+  return next.afterGap || !next.letter || (next.capital && !name[end - 1]!.capital);
 }
 
 /**
@@ -310,20 +333,36 @@ function foldedForm(text: string, tables: LookAlikeTables): string {
 const CHECK_MARKS = /[\u2713\u2714\u2611\u2705\u221a\u237b\u{1f5f8}\u{1f5f9}\u{1fbb1}\u{10102}\u{1f197}\u32a3]/u;
 
 /**
- * Words that claim a review by the site, in the languages of its pages: English ones as whole
- * words (`standsAsName`: "Official Tools", "OfficialTools", not "Unofficial"); Chinese ones
- * anywhere, Simplified only (names are read through `simplified`: 認證 as 认证): official, official
- * site, certified, verified, checked.
+ * Words that claim a review by the site. Alphabetic ones as whole words (`standsAsName`: "Official
+ * Tools", "OfficialTools", not "Unofficial"): English official, verified, certified, trusted,
+ * approved, and "official" in the languages a visitor most often brings beside them (French
+ * officiel, Spanish and Portuguese oficial, German offiziell, Italian ufficiale, Dutch officieel).
+ * Chinese ones anywhere, Simplified only (names are read through `simplified`: 認證 as 认证):
+ * official, official site, certified, verified, checked, and 公认 (公認, "officially recognised" in
+ * Japanese, "acknowledged by all" in Chinese, both an endorsement no app gives itself).
  */
-const CLAIM_WORDS_LATIN = ['verified', 'official', 'officially', 'certified'];
-const CLAIM_WORDS_CHINESE = ['官方', '官网', '认证', '已验证', '已核实', '已审核'];
+const CLAIM_WORDS_LATIN = [
+  'verified', 'official', 'officially', 'certified', 'trusted', 'approved',
+  'officiel', 'officielle', 'oficial', 'offiziell', 'offizielle', 'ufficiale', 'officieel', 'officiele',
+];
+const CLAIM_WORDS_CHINESE = ['官方', '官网', '认证', '已验证', '已核实', '已审核', '公认'];
+/**
+ * Japanese words of review that Chinese writes in the same characters for everyday things: 公式
+ * (Japanese "official", Chinese "formula": 公式编辑器), 認定 (Japanese "certified", Chinese
+ * "determination": 资格认定), 正規 (Japanese "authorised, genuine", Chinese "regular": 正规化).
+ * They claim in a name written in Japanese, one that holds kana (公式アプリ, 認定ツール), and
+ * nowhere else, so that a Chinese community's formula calculator keeps its name.
+ */
+const CLAIM_WORDS_JAPANESE = ['公式', '认定', '正规'];
+/** Hiragana and katakana (half-width ones after NFKC), which only Japanese writes. */
+const KANA = /[\p{Script=Hiragana}\p{Script=Katakana}]/u;
 
 /** What in a name claims the site's trust: a check mark, words of review, or the site's own name. */
 export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
 
 /**
  * The claims of the site's trust in `name`: a check-mark symbol (`CHECK_MARKS`), a word
- * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`), anywhere in it, or one
+ * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`, `CLAIM_WORDS_JAPANESE`), anywhere in it, or one
  * of `siteNames` leading it (`leadsWithSite`), each read after NFKC (full-width and styled
  * letters as plain ones), in any letter case, Traditional Chinese as Simplified, spaces and
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
@@ -333,23 +372,28 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
   const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
   const all = folded.map(({ character }) => character).join('');
   const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
-    || CLAIM_WORDS_CHINESE.some((word) => all.includes(word));
+    || CLAIM_WORDS_CHINESE.some((word) => all.includes(word))
+    || (KANA.test(name.normalize('NFKC')) && CLAIM_WORDS_JAPANESE.some((word) => all.includes(word)));
   return [
     ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
     ...(reviewWord ? ['review_word' as const] : []),
-    ...(leadsWithSite(all, siteNames, tables) ? ['site_name' as const] : []),
+    ...(leadsWithSite(folded, siteNames, tables) ? ['site_name' as const] : []),
   ];
 }
 
 /**
- * Whether the folded name `all` begins with one of `siteNames`, folded alike: "Community Account
- * Security", "社区安全中心", "社群 官方" and the site's name alone present the app as the site's
- * own, while a name that only holds it later ("Open Source Community Tools", "读书社区") names
- * an app for a community, as apps on a community site commonly do. A name that begins with it is
- * one whatever follows, without a gap ("Communityhub", "社区团购").
+ * Whether the folded name begins with one of `siteNames`, folded alike, as a name of its own
+ * (`endsName`): "Community", "Community Account Security", "社区安全中心", "社群 官方", "社区 App"
+ * present the app as the site's own, while a name that only holds it later ("Open Source Community
+ * Tools", "读书社区") names an app for a community, as apps on a community site commonly do, and
+ * one that makes a longer word of it ("Communityhub", "社区团购助手") names something else.
  */
-function leadsWithSite(all: string, siteNames: readonly string[], tables: LookAlikeTables): boolean {
-  return siteNames.map((site) => oneStroke(foldedForm(site, tables))).some((site) => site !== '' && all.startsWith(site));
+function leadsWithSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
+  return siteNames.map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
+    const sought = [...site];
+    return sought.length > 0 && sought.length <= folded.length
+      && sought.every((character, i) => folded[i]!.character === character) && endsName(folded, sought.length, site);
+  });
 }
 
 /**

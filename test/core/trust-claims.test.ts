@@ -24,9 +24,37 @@ test('a word of review is a claim in any case, width, spacing or look-alike lett
 });
 
 test('the site\'s own name leading the name is a claim, in any of its languages and however spelt; later in the name it is not', () => {
-  for (const name of ['Community', 'Community Account Security', 'community tools', 'C.o.m.m.u.n.i.t.y', 'Communityhub', 'Commun1ty', 'ᴄᴏᴍᴍᴜɴɪᴛʏ', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ', '社区', '社区安全中心', '社群 App', '社區 App', '社 區助手', '社区团购助手'])
+  for (const name of ['Community', 'Community Account Security', 'community tools', 'C.o.m.m.u.n.i.t.y', 'Commun1ty', 'ᴄᴏᴍᴍᴜɴɪᴛʏ', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ', '社区', '社区安全中心', '社群 App', '社區 App', '社 區帳號'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Open Source Community Tools', 'MyCommunity', '读书社区', '读书 社区 App', '社交媒體'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a site name in an alphabet leads a name only as a whole word: ended by the name\'s end, a gap, a digit, Han or a capital, not by letters that go on', () => {
+  for (const name of ['Community Account Security', 'Community-hub', 'Community.hub', 'Community: Sign in', 'Community2', 'Community365', 'Community0', 'Community1 Login', 'CommunityHub', 'Community社区工具', 'Ｃｏｍｍｕｎｉｔｙ Tools'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Communityhub', 'COMMUNITYHUB', 'Communities', 'Communitywide Notes', 'Communityhub 2'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a Chinese site name leads a name alone or before a word of the site\'s own service or authority, never as the start of an ordinary compound', () => {
+  for (const name of ['社区', '社区官方', '社区账号', '社區帳號', '社区帐户', '社区安全', '社区中心', '社区团队', '社区客服', '社区管理', '社区登录', '社区认证', '社区支持', '社群支援', '社区 帮助', '社区App', '社区 2.0', '社群'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['社区团购助手', '社区团购', '社區醫院', '社区医院挂号', '社群媒體管理', '社群經營', '社区助手', '社区 团购', '社群小帮手'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('"official" in French, Spanish, Portuguese, German, Italian and Dutch, and Trusted and Approved, are words of review as whole words', () => {
+  for (const name of ['Agent Officiel', 'Application officielle', 'App Oficial', 'Offiziell Agent', 'Die offizielle App', 'App Ufficiale', 'Officieel Agent', 'Trusted Agent', 'TrustedAgent', 'Approved Helper', 'ＴＲＵＳＴＥＤ', 'Appr0ved'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['review_word'], name);
+  for (const name of ['Trust Score', 'Untrusted Links Checker', 'Approve Queue', 'Officina', 'Oficina Helper', 'Distrusted'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('Japanese 公認 is a word of review anywhere; 公式, 認定 and 正規 only in a name written in Japanese (holding kana), as Chinese uses them for formula, determination and regular', () => {
+  for (const name of ['公認アプリ', '公认助手', '公式アプリ', '公式 ツール', '認定ツール', 'ｺﾐｭﾆﾃｨ公式', '正規版アプリ'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['review_word'], name);
+  for (const name of ['公式编辑器', '数学公式计算器', '資格認定助手', '学分认定查询', '正规化工具', '正規表達式測試'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
