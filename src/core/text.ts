@@ -191,15 +191,19 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
 
 /**
  * Words that, after the site's name in Chinese, claim to be its own service rather than make a
- * longer word with it: official (site), verified, sign-in, account, customer service, team,
- * administration, and the services a phishing page names (attack92: security centre,
- * verification, pass, payment, wallet, password, service, help, notices). Simplified only: names
- * are read through `simplified` first.
+ * longer word with it: official (site, account: 官号, 官博, 官微), verified, sign-in (登陆 as it is
+ * often misspelt), sign-up, authorization, account, customer service, the client, team,
+ * administration, the back office, site affairs, moderators, and the services a phishing page
+ * names (attack92: security centre, verification, pass, payment, wallet, password, service, help,
+ * support, notices). Simplified only: names are read through `simplified` first.
  */
 const CLAIM_WORDS = [
-  '官方', '的官方', '官网', '认证', '验证', '登录', '登入', '账号', '帐号', '账户', '帐户', '客服', '团队', '管理',
-  '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助', '支持', '支援', '通知',
+  '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
+  '客服', '客户端', '团队', '管理', '后台', '站务', '版主', '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助',
+  '支持', '支援', '通知',
 ];
+/** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
+const POSSESSIVE = '的';
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -242,6 +246,13 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
     const capital = lower !== character;
     // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
     const parts = EAST_ASIAN.test(character) ? lower : skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
+    // A letter drawn as punctuation parts words as the punctuation does: the Lisu tone mark ꓸ is a
+    // dot, the modifier letters ʻ ˈ ʼ are apostrophes ("Communityꓸhub" reads as "Community.hub").
+    // A modifier letter left as it is (ˌ) is a mark of speech, no letter of a word either.
+    if (!EAST_ASIAN.test(character) && /^[\p{Z}\p{P}\p{S}\p{Lm}]+$/u.test(parts)) {
+      gap = true;
+      continue;
+    }
     const letter = /\p{L}/u.test(character) && !EAST_ASIAN.test(character);
     for (const part of parts) folded.push({ character: part, afterGap: gap, capital, letter });
     if (parts !== '') gap = false;
@@ -273,14 +284,14 @@ function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
 /**
  * Whether the site's name, found in `name` before `end`, ends there rather than going on as a
  * longer word. In an alphabet (Latin, Cyrillic, Greek…), which parts its words: at the name's end,
- * a gap (space, punctuation, symbol), a digit, Han, or a capital after small letters ("Community
- * Account Security", "Community-hub", "Community365", "Community官方", "CommunityHub"); letters
- * that go on make another word ("Communityhub", "Communities"). A digit ends a word, and a site's
+ * a gap (space, punctuation, symbol), a digit, Han, or a change of case ("Community Account
+ * Security", "Community-hub", "Community365", "Community官方", "CommunityHub", "COMMUNITYhub");
+ * letters that go on in the same case make another word ("Communityhub", "Communities"). A digit ends a word, and a site's
  * name with a number after it is how a site numbers its own services ("Community 2", "Office365").
  * Chinese and Japanese write no gaps and put what a thing is last, so a site name in Han or kana
  * ends where no more of them follows it (the name alone, "社区 App") or only words that make it
- * the site's own service or what a phishing page offers (`CLAIM_WORDS`: 社区官方, 社区账号,
- * 社区安全中心, 社区客服); any other word makes an ordinary compound, an app for a community: 社区团购
+ * the site's own service or what a phishing page offers (`CLAIM_WORDS`, 的 between or not: 社区官方,
+ * 社区账号, 社区的账号, 社区安全中心, 社区客服); any other word makes an ordinary compound, an app for a community: 社区团购
  * is a kind of group buying, 社区医院 a clinic, 社群媒體 a medium, 社区助手 a helper for one.
  * Spaces do not part Han ("社区 团购" is 社区团购), as Chinese writes none.
  */
@@ -289,9 +300,17 @@ function endsName(name: readonly FoldedCharacter[], end: number, site: string): 
   if (next === undefined) return true;
   if (EAST_ASIAN.test(site)) {
     const rest = name.slice(end).map(({ character }) => character).join('');
-    return !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => rest.startsWith(word));
+    const claim = rest.startsWith(POSSESSIVE) ? rest.slice(POSSESSIVE.length) : rest;
+    return !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => claim.startsWith(word));
   }
-  return next.afterGap || !next.letter || (next.capital && !name[end - 1]!.capital);
+  if (next.afterGap || !next.letter) return true;
+  const last = name[end - 1]!;
+  // Case parts words as a gap would: a capital after small letters ("CommunityHub"); after a name
+  // written in capitals, a small letter ("COMMUNITYhub") or a capital that begins a word of small
+  // letters ("COMMUNITYSecurity", as in "XMLHttp"). "COMMUNITYHUB" is one word.
+  if (next.capital !== last.capital) return next.capital || name.slice(end - [...site].length, end).every((c) => c.capital);
+  const after = name[end + 1];
+  return next.capital && after !== undefined && !after.afterGap && after.letter && !after.capital;
 }
 
 /**

@@ -62,3 +62,28 @@ test('"Community ✔ 已认证 Verified" makes every claim at once; "✔ 已认�
   assert.deepEqual(trustClaims('Community ✔ 已认证 Verified', SITE_NAMES), ['check_mark', 'review_word', 'site_name']);
   assert.deepEqual(trustClaims('✔ 已认证 Verified by Community', SITE_NAMES), ['check_mark', 'review_word']);
 });
+
+test('a letter drawn as punctuation (a Lisu dot, a modifier apostrophe) parts the site\'s name as the punctuation it imitates: "Communityꓸhub" and "ꓸCommunity Security" are refused as "Community.hub" is', () => {
+  for (const name of ['Communityꓸhub', 'Community\u02bbs Security', 'Community\u02c8s Login', 'Community\ua4f9Login', '\ua4f8Community Security', '\u02bbCommunity Account', '\ua4f8社区账号'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['Verifiedꓸapp', 'ꓸOfficial Tools'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('review_word'), name);
+  for (const name of ['Communityhub', 'Hawai\u02bbi Community Guide'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a site name or word of review written in capitals ends where the capitals do: "COMMUNITYhub" and "COMMUNITYSecurity" are refused as "CommunityHub" is; "COMMUNITYHUB" is one word', () => {
+  for (const name of ['COMMUNITYhub', 'COMMUNITYSecurity', 'COMMUNITYLogin 2'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['VERIFIEDapp', 'myOFFICIALtools', 'OFFICIALTools'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('review_word'), name);
+  for (const name of ['COMMUNITYHUB', 'Communityhub', 'COMMUNITIES', 'Communities'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a Chinese site name before sign-in as it is often misspelt (登陆), authorization, sign-up, the client, the back office, site affairs, an official account, or moderators, or with 的 between, is a claim', () => {
+  for (const name of ['社区登陆', '社區登陸', '社区授权', '社区注册', '社区客户端', '社区后台', '社区站务', '社区官号', '社区官博', '社群官微', '社区版主', '社区的账号', '社區的帳號', '社区的安全中心'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['社区的故事', '社区团购助手', '社区登山队', '社区公园', '社区公告板'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});

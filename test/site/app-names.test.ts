@@ -155,6 +155,21 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     }
   });
 
+  test('a site name parted by a letter drawn as punctuation, written in capitals before another word, or in Chinese before sign-in misspelt, authorization, sign-up or 的 and a claim is refused, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['Communityꓸhub', 'ꓸCommunity Security', 'Community\u02bbs Login', 'COMMUNITYhub', 'COMMUNITYSecurity', '社区登陆', '社區授權', '社区注册', '社区的账号']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['COMMUNITYHUB', '社区的故事']) {
+      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
+    }
+  });
+
   test('"official" in other languages, Trusted, Approved, and Japanese 公認 and 公式 in a Japanese name are refused; Chinese 公式 (formula) and 认定 (determination) are not, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
