@@ -83,4 +83,17 @@ forEachDatabase('names people chose, isolated', (database) => {
     const profile = await visitor.get(`/u/${user.username}`);
     assert.match(profile.text, /<a href="\/posts\/\d+"><bdi>مقال قصير<\/bdi><\/a>/, 'the drafts list isolates it');
   });
+  test('a right-to-left category is isolated in the line under a post\'s title, in lists and on the post, and escaped once; a right-to-left post title is isolated in the page\'s title', async () => {
+    const { user, visitor } = await signedInMember(t, uniqueName('poster'), PASSWORD);
+    const category = `عام <b>&"${uniqueName('c')}`;
+    const escaped = `عام &lt;b&gt;&amp;&quot;${category.slice('عام <b>&"'.length)}`;
+    const post = await writePost(t.deps.stores, t.clock, { authorId: user.id, title: 'مقال منشور', body: 'Words.', category, status: 'published' });
+    for (const path of ['/', `/u/${user.username}`, `/posts/${post.id}`]) {
+      const page = await visitor.get(path);
+      assert.equal(page.status, 200, path);
+      assert.ok(page.text.includes(`<span class="tag"><bdi>${escaped}</bdi></span>`), `${path}: the category isolated and escaped once`);
+      assert.ok(!page.text.includes('<b>&'), `${path}: no markup from the name`);
+    }
+    assert.match((await visitor.get(`/posts/${post.id}`)).text, /<title>\u2068مقال منشور\u2069 · /, 'the page title isolates it');
+  });
 });

@@ -35,7 +35,7 @@ function counts(context: PageContext, post: PostSummary): Html {
 function postCard(context: PageContext, post: PostSummary, options: { showAuthor: boolean }): Html {
   return html`<article class="card post-card">
   <h2><a href="/posts/${post.id}">${post.title}</a></h2>
-  <p class="meta">${options.showAuthor ? html`<img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · ` : ''}<span class="tag">${post.categoryName}</span> · ${timeOf(context, post.createdAt, { relative: true })}</p>
+  <p class="meta">${options.showAuthor ? html`<img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · ` : ''}<span class="tag">${chosenName(post.categoryName)}</span> · ${timeOf(context, post.createdAt, { relative: true })}</p>
   <p>${post.excerpt}</p>
   <p class="meta">${counts(context, post)}</p>
 </article>`;
@@ -102,10 +102,10 @@ export function postPage(context: PageContext, post: Post, state: PostPageState)
   const { t } = context;
   const draft = post.status === 'draft';
   const commentError = errorList(state.error).map((problem) => sentence(problemText(t, problem))).join(' ');
-  return layout(post.title, context, html`<article class="card">
+  return layout(isolated(post.title), context, html`<article class="card">
   ${draft ? html`<p class="notice">${t.text('community.draftNotice')}</p>` : ''}
   <h1>${post.title}</h1>
-  <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · <span class="tag">${post.categoryName}</span> · ${timeOf(context, post.createdAt)}</p>
+  <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · <span class="tag">${chosenName(post.categoryName)}</span> · ${timeOf(context, post.createdAt)}</p>
   <div class="post-body">${new Html(post.bodyHtml)}</div>
   <p class="meta">${counts(context, post)}${post.updatedAt > post.createdAt ? html` · ${rich(t, 'community.edited', { time: timeOf(context, post.updatedAt, { relative: true }) })}` : ''}</p>
   ${context.user?.username === post.authorUsername ? authorActions(context, post) : ''}
