@@ -195,12 +195,13 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
  * often misspelt), sign-up, authorization, account, customer service, the client, team,
  * administration, the back office, site affairs, moderators, and the services a phishing page
  * names (attack92: security centre, verification, pass, payment, wallet, password, service, help,
- * support, notices). Simplified only: names are read through `simplified` first.
+ * support, notices); and community (社区, 社群), as a site an operator named 河畔 calls itself
+ * 河畔社区. Simplified only: names are read through `simplified` first.
  */
 const CLAIM_WORDS = [
   '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
   '客服', '客户端', '团队', '管理', '后台', '站务', '版主', '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助',
-  '支持', '支援', '通知',
+  '支持', '支援', '通知', '社区', '社群',
 ];
 /** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
 const POSSESSIVE = '的';
@@ -301,7 +302,10 @@ function endsName(name: readonly FoldedCharacter[], end: number, site: string): 
   if (EAST_ASIAN.test(site)) {
     const rest = name.slice(end).map(({ character }) => character).join('');
     const claim = rest.startsWith(POSSESSIVE) ? rest.slice(POSSESSIVE.length) : rest;
-    return !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => claim.startsWith(word));
+    // Katakana after Han writes a loanword, as a Latin word would stand ("社区アカウント", "社区 Account");
+    // 〇 is a digit written as Han ("社区〇号").
+    const loanword = KATAKANA.test(next.character) && !KATAKANA.test([...site].at(-1)!);
+    return !EAST_ASIAN.test(next.character) || /\p{N}/u.test(next.character) || loanword || CLAIM_WORDS.some((word) => claim.startsWith(word));
   }
   if (next.afterGap || !next.letter) return true;
   const last = name[end - 1]!;
@@ -375,6 +379,8 @@ const CLAIM_WORDS_CHINESE = ['官方', '官网', '认证', '已验证', '已核�
 const CLAIM_WORDS_JAPANESE = ['公式', '认定', '正规'];
 /** Hiragana and katakana (half-width ones after NFKC), which only Japanese writes. */
 const KANA = /[\p{Script=Hiragana}\p{Script=Katakana}]/u;
+/** Katakana, in which Japanese writes words borrowed from other languages. */
+const KATAKANA = /\p{Script=Katakana}/u;
 
 /** What in a name claims the site's trust: a check mark, words of review, or the site's own name. */
 export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
@@ -408,11 +414,27 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * one that makes a longer word of it ("Communityhub", "社区团购助手") names something else.
  */
 function leadsWithSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
-  return siteNames.map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
+  return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     const sought = [...site];
     return sought.length > 0 && sought.length <= folded.length
       && sought.every((character, i) => folded[i]!.character === character) && endsName(folded, sought.length, site);
   });
+}
+
+/**
+ * Where a site's name gives way to what it adds: a comma, semicolon, bar, bullet, bracket or
+ * parenthesis, in either width, or a dash between spaces ("Riverside, Est. 2009", "河畔（始于2009）",
+ * "Lakeside - a place to talk").
+ */
+const TAGLINE = /\s*[,;|·•()[\]{}<>«»，；｜、（）【】《》〔〕]\s*|\s+[-–—]\s+|\s*[–—]\s*/u;
+
+/**
+ * The site's name as an app may not call itself: the whole of it, and the part before a tagline
+ * (`TAGLINE`), which is what people call the site ("Riverside, Est. 2009" is Riverside).
+ */
+function namesOfSite(site: string): string[] {
+  const first = site.normalize('NFKC').split(TAGLINE)[0]!.trim();
+  return first !== '' && /[\p{L}\p{N}]/u.test(first) && first !== site ? [site, first] : [site];
 }
 
 /**

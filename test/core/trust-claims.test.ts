@@ -87,3 +87,20 @@ test('a Chinese site name before sign-in as it is often misspelt (登陆), autho
   for (const name of ['社区的故事', '社区团购助手', '社区登山队', '社区公园', '社区公告板'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
+
+test('a Han site name before katakana (a loanword: アカウント, アプリ) or a numeral 〇 leads a name as before a Latin word or a digit; an operator\'s Han name before 社区 or 社群 presents the site as it names itself', () => {
+  for (const name of ['社区アカウント', '社區アプリ', '社区ログイン', '社区〇号'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['河畔社区', '河畔社群', '河畔社區 App', '河畔'])
+    assert.ok(trustClaims(name, ['Riverside', '河畔']).includes('site_name'), name);
+  for (const name of ['社区团购助手', '河畔跑步', '读书社区'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔', ...SITE_NAMES]), [], name);
+});
+
+test('a site name with a tagline after a comma, a parenthesis or a dash leads a name by its first part too: "Riverside, Est. 2009" is called Riverside', () => {
+  const sites = ['Riverside, Est. 2009', '河畔（始于2009）', 'Lakeside - a place to talk', 'Hilltop (Beta)'];
+  for (const name of ['Riverside Account Security', 'Riverside', 'RiversideLogin', '河畔账号', 'Lakeside Login', 'Hilltop Support', 'Riverside, Est. 2009 Login'])
+    assert.ok(trustClaims(name, sites).includes('site_name'), name);
+  for (const name of ['Riversides', 'Lakesider Notes', 'My Riverside Guide', '河畔跑步'])
+    assert.deepEqual(trustClaims(name, sites), [], name);
+});

@@ -155,10 +155,10 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     }
   });
 
-  test('a site name parted by a letter drawn as punctuation, written in capitals before another word, or in Chinese before sign-in misspelt, authorization, sign-up or 的 and a claim is refused, by RFC 7591 and on the developer page', async () => {
+  test('a site name parted by a letter drawn as punctuation, written in capitals before another word, or in Chinese before sign-in misspelt, authorization, sign-up, 的 and a claim, katakana or 〇 is refused, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
-    for (const name of ['Communityꓸhub', 'ꓸCommunity Security', 'Community\u02bbs Login', 'COMMUNITYhub', 'COMMUNITYSecurity', '社区登陆', '社區授權', '社区注册', '社区的账号']) {
+    for (const name of ['Communityꓸhub', 'ꓸCommunity Security', 'Community\u02bbs Login', 'COMMUNITYhub', 'COMMUNITYSecurity', '社区登陆', '社區授權', '社区注册', '社区的账号', '社区アカウント', '社区〇号']) {
       const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
       assert.equal(response.status, 400, name);
       assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
