@@ -191,15 +191,20 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
 
 /**
  * Words that, after the site's name in Chinese, claim to be its own service rather than make a
- * longer word with it: official (site), verified, sign-in, account, customer service, team,
- * administration, and the services a phishing page names (attack92: security centre,
- * verification, pass, payment, wallet, password, service, help, notices). Simplified only: names
- * are read through `simplified` first.
+ * longer word with it: official (site, account: 官号, 官博, 官微), verified, sign-in (登陆 as it is
+ * often misspelt), sign-up, authorization, account, customer service, the client, team,
+ * administration, the back office, site affairs, moderators, and the services a phishing page
+ * names (attack92: security centre, verification, pass, payment, wallet, password, service, help,
+ * support, notices); and community (社区, 社群), as a site an operator named 河畔 calls itself
+ * 河畔社区. Simplified only: names are read through `simplified` first.
  */
 const CLAIM_WORDS = [
-  '官方', '的官方', '官网', '认证', '验证', '登录', '登入', '账号', '帐号', '账户', '帐户', '客服', '团队', '管理',
-  '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助', '通知',
+  '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
+  '客服', '客户端', '团队', '管理', '后台', '站务', '版主', '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助',
+  '支持', '支援', '通知', '社区', '社群',
 ];
+/** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
+const POSSESSIVE = '的';
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -216,6 +221,11 @@ interface FoldedCharacter {
   afterGap: boolean;
   /** Written as a capital, which begins a word inside "MyCommunity". */
   capital: boolean;
+  /**
+   * Written as a letter outside East Asian scripts, one that may go on a word: not a digit, even
+   * one whose skeleton is a letter (0 as o, 1 as l: "Community1" ends the site's name).
+   */
+  letter: boolean;
 }
 
 /**
@@ -237,38 +247,74 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
     const capital = lower !== character;
     // The skeleton of a letter may be a capital (Lisu ꓟ as M), itself read again as a small one (m as rn).
     const parts = EAST_ASIAN.test(character) ? lower : skeleton(skeleton(lower, tables).toLowerCase(), tables).replace(/\p{M}/gu, '').toLowerCase();
-    for (const part of parts) folded.push({ character: part, afterGap: gap, capital });
+    // A letter drawn as punctuation parts words as the punctuation does: the Lisu tone mark ꓸ is a
+    // dot, the modifier letters ʻ ˈ ʼ are apostrophes ("Communityꓸhub" reads as "Community.hub").
+    // A modifier letter left as it is (ˌ) is a mark of speech, no letter of a word either.
+    if (!EAST_ASIAN.test(character) && /^[\p{Z}\p{P}\p{S}\p{Lm}]+$/u.test(parts)) {
+      gap = true;
+      continue;
+    }
+    const letter = /\p{L}/u.test(character) && !EAST_ASIAN.test(character);
+    for (const part of parts) folded.push({ character: part, afterGap: gap, capital, letter });
     if (parts !== '') gap = false;
   }
   return folded;
 }
 
 /**
- * Whether `site` stands in `name` as a name of its own rather than inside a longer word. A site
- * name in an alphabet must be a whole word: a gap, a capital or a non-letter at both ends
- * ("community tools", "MyCommunity", not "Communityhub"). Chinese writes no gaps and puts what a
- * thing is last, so 社区 names the app where no more Han follows it, or only a claim
- * (`CLAIM_WORDS`): 官方社区, 社区官方, 社区 App; 社区团购 is a kind of group buying and 社群媒體
- * a medium, no claim to be the site.
+ * Whether `site` stands in `name` as a name of its own rather than inside a longer word, anywhere
+ * in it (`endsName` where it ends). A site name in an alphabet must be a whole word: a gap, a
+ * capital or a non-letter at both ends ("community tools", "MyCommunity", not "Communityhub").
  */
 function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
   const sought = [...site];
-  const rest = (end: number) => name.slice(end).map(({ character }) => character).join('');
   for (let start = 0; start + sought.length <= name.length; start += 1) {
     if (sought.some((character, i) => name[start + i]!.character !== character)) continue;
-    const end = start + sought.length;
-    const next = name[end];
     if (EAST_ASIAN.test(site)) {
-      if (next === undefined || !EAST_ASIAN.test(next.character) || CLAIM_WORDS.some((word) => rest(end).startsWith(word))) return true;
+      if (endsName(name, start + sought.length, site)) return true;
       continue;
     }
     // Han beside a Latin name parts it as a gap would: "Community官方".
-    const letter = (c: FoldedCharacter | undefined) => c !== undefined && /\p{L}/u.test(c.character) && !EAST_ASIAN.test(c.character);
-    const begins = name[start]!.afterGap || !letter(name[start - 1]) || (name[start]!.capital && !name[start - 1]!.capital);
-    const ends = next === undefined || next.afterGap || !letter(next) || (next.capital && !name[end - 1]!.capital);
-    if (begins && ends) return true;
+    const previous = name[start - 1];
+    const begins = name[start]!.afterGap || previous === undefined || !previous.letter || (name[start]!.capital && !previous.capital);
+    if (begins && endsName(name, start + sought.length, site)) return true;
   }
   return false;
+}
+
+/**
+ * Whether the site's name, found in `name` before `end`, ends there rather than going on as a
+ * longer word. In an alphabet (Latin, Cyrillic, Greek…), which parts its words: at the name's end,
+ * a gap (space, punctuation, symbol), a digit, Han, or a change of case ("Community Account
+ * Security", "Community-hub", "Community365", "Community官方", "CommunityHub", "COMMUNITYhub");
+ * letters that go on in the same case make another word ("Communityhub", "Communities"). A digit ends a word, and a site's
+ * name with a number after it is how a site numbers its own services ("Community 2", "Office365").
+ * Chinese and Japanese write no gaps and put what a thing is last, so a site name in Han or kana
+ * ends where no more of them follows it (the name alone, "社区 App") or only words that make it
+ * the site's own service or what a phishing page offers (`CLAIM_WORDS`, 的 between or not: 社区官方,
+ * 社区账号, 社区的账号, 社区安全中心, 社区客服); any other word makes an ordinary compound, an app for a community: 社区团购
+ * is a kind of group buying, 社区医院 a clinic, 社群媒體 a medium, 社区助手 a helper for one.
+ * Spaces do not part Han ("社区 团购" is 社区团购), as Chinese writes none.
+ */
+function endsName(name: readonly FoldedCharacter[], end: number, site: string): boolean {
+  const next = name[end];
+  if (next === undefined) return true;
+  if (EAST_ASIAN.test(site)) {
+    const rest = name.slice(end).map(({ character }) => character).join('');
+    const claim = rest.startsWith(POSSESSIVE) ? rest.slice(POSSESSIVE.length) : rest;
+    // Katakana after Han writes a loanword, as a Latin word would stand ("社区アカウント", "社区 Account");
+    // 〇 is a digit written as Han ("社区〇号").
+    const loanword = KATAKANA.test(next.character) && !KATAKANA.test([...site].at(-1)!);
+    return !EAST_ASIAN.test(next.character) || /\p{N}/u.test(next.character) || loanword || CLAIM_WORDS.some((word) => claim.startsWith(word));
+  }
+  if (next.afterGap || !next.letter) return true;
+  const last = name[end - 1]!;
+  // Case parts words as a gap would: a capital after small letters ("CommunityHub"); after a name
+  // written in capitals, a small letter ("COMMUNITYhub") or a capital that begins a word of small
+  // letters ("COMMUNITYSecurity", as in "XMLHttp"). "COMMUNITYHUB" is one word.
+  if (next.capital !== last.capital) return next.capital || name.slice(end - [...site].length, end).every((c) => c.capital);
+  const after = name[end + 1];
+  return next.capital && after !== undefined && !after.afterGap && after.letter && !after.capital;
 }
 
 /**
@@ -310,20 +356,38 @@ function foldedForm(text: string, tables: LookAlikeTables): string {
 const CHECK_MARKS = /[\u2713\u2714\u2611\u2705\u221a\u237b\u{1f5f8}\u{1f5f9}\u{1fbb1}\u{10102}\u{1f197}\u32a3]/u;
 
 /**
- * Words that claim a review by the site, in the languages of its pages: English ones as whole
- * words (`standsAsName`: "Official Tools", "OfficialTools", not "Unofficial"); Chinese ones
- * anywhere, Simplified only (names are read through `simplified`: 認證 as 认证): official, official
- * site, certified, verified, checked.
+ * Words that claim a review by the site. Alphabetic ones as whole words (`standsAsName`: "Official
+ * Tools", "OfficialTools", not "Unofficial"): English official, verified, certified, trusted,
+ * approved, and "official" in the languages a visitor most often brings beside them (French
+ * officiel, Spanish and Portuguese oficial, German offiziell, Italian ufficiale, Dutch officieel).
+ * Chinese ones anywhere, Simplified only (names are read through `simplified`: 認證 as 认证):
+ * official, official site, certified, verified, checked, and 公认 (公認, "officially recognised" in
+ * Japanese, "acknowledged by all" in Chinese, both an endorsement no app gives itself).
  */
-const CLAIM_WORDS_LATIN = ['verified', 'official', 'officially', 'certified'];
-const CLAIM_WORDS_CHINESE = ['官方', '官网', '认证', '已验证', '已核实', '已审核'];
+const CLAIM_WORDS_LATIN = [
+  'verified', 'official', 'officially', 'certified', 'trusted', 'approved',
+  'officiel', 'officielle', 'oficial', 'offiziell', 'offizielle', 'ufficiale', 'officieel', 'officiele',
+];
+const CLAIM_WORDS_CHINESE = ['官方', '官网', '认证', '已验证', '已核实', '已审核', '公认'];
+/**
+ * Japanese words of review that Chinese writes in the same characters for everyday things: 公式
+ * (Japanese "official", Chinese "formula": 公式编辑器), 認定 (Japanese "certified", Chinese
+ * "determination": 资格认定), 正規 (Japanese "authorised, genuine", Chinese "regular": 正规化).
+ * They claim in a name written in Japanese, one that holds kana (公式アプリ, 認定ツール), and
+ * nowhere else, so that a Chinese community's formula calculator keeps its name.
+ */
+const CLAIM_WORDS_JAPANESE = ['公式', '认定', '正规'];
+/** Hiragana and katakana (half-width ones after NFKC), which only Japanese writes. */
+const KANA = /[\p{Script=Hiragana}\p{Script=Katakana}]/u;
+/** Katakana, in which Japanese writes words borrowed from other languages. */
+const KATAKANA = /\p{Script=Katakana}/u;
 
 /** What in a name claims the site's trust: a check mark, words of review, or the site's own name. */
 export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
 
 /**
  * The claims of the site's trust in `name`: a check-mark symbol (`CHECK_MARKS`), a word
- * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`), anywhere in it, or one
+ * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`, `CLAIM_WORDS_JAPANESE`), anywhere in it, or one
  * of `siteNames` leading it (`leadsWithSite`), each read after NFKC (full-width and styled
  * letters as plain ones), in any letter case, Traditional Chinese as Simplified, spaces and
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
@@ -333,23 +397,44 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
   const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
   const all = folded.map(({ character }) => character).join('');
   const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
-    || CLAIM_WORDS_CHINESE.some((word) => all.includes(word));
+    || CLAIM_WORDS_CHINESE.some((word) => all.includes(word))
+    || (KANA.test(name.normalize('NFKC')) && CLAIM_WORDS_JAPANESE.some((word) => all.includes(word)));
   return [
     ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
     ...(reviewWord ? ['review_word' as const] : []),
-    ...(leadsWithSite(all, siteNames, tables) ? ['site_name' as const] : []),
+    ...(leadsWithSite(folded, siteNames, tables) ? ['site_name' as const] : []),
   ];
 }
 
 /**
- * Whether the folded name `all` begins with one of `siteNames`, folded alike: "Community Account
- * Security", "社区安全中心", "社群 官方" and the site's name alone present the app as the site's
- * own, while a name that only holds it later ("Open Source Community Tools", "读书社区") names
- * an app for a community, as apps on a community site commonly do. A name that begins with it is
- * one whatever follows, without a gap ("Communityhub", "社区团购").
+ * Whether the folded name begins with one of `siteNames`, folded alike, as a name of its own
+ * (`endsName`): "Community", "Community Account Security", "社区安全中心", "社群 官方", "社区 App"
+ * present the app as the site's own, while a name that only holds it later ("Open Source Community
+ * Tools", "读书社区") names an app for a community, as apps on a community site commonly do, and
+ * one that makes a longer word of it ("Communityhub", "社区团购助手") names something else.
  */
-function leadsWithSite(all: string, siteNames: readonly string[], tables: LookAlikeTables): boolean {
-  return siteNames.map((site) => oneStroke(foldedForm(site, tables))).some((site) => site !== '' && all.startsWith(site));
+function leadsWithSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
+  return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
+    const sought = [...site];
+    return sought.length > 0 && sought.length <= folded.length
+      && sought.every((character, i) => folded[i]!.character === character) && endsName(folded, sought.length, site);
+  });
+}
+
+/**
+ * Where a site's name gives way to what it adds: a comma, semicolon, bar, bullet, bracket or
+ * parenthesis, in either width, or a dash between spaces ("Riverside, Est. 2009", "河畔（始于2009）",
+ * "Lakeside - a place to talk").
+ */
+const TAGLINE = /\s*[,;|·•()[\]{}<>«»，；｜、（）【】《》〔〕]\s*|\s+[-–—]\s+|\s*[–—]\s*/u;
+
+/**
+ * The site's name as an app may not call itself: the whole of it, and the part before a tagline
+ * (`TAGLINE`), which is what people call the site ("Riverside, Est. 2009" is Riverside).
+ */
+function namesOfSite(site: string): string[] {
+  const first = site.normalize('NFKC').split(TAGLINE)[0]!.trim();
+  return first !== '' && /[\p{L}\p{N}]/u.test(first) && first !== site ? [site, first] : [site];
 }
 
 /**

@@ -24,13 +24,83 @@ test('a word of review is a claim in any case, width, spacing or look-alike lett
 });
 
 test('the site\'s own name leading the name is a claim, in any of its languages and however spelt; later in the name it is not', () => {
-  for (const name of ['Community', 'Community Account Security', 'community tools', 'C.o.m.m.u.n.i.t.y', 'Communityhub', 'Commun1ty', 'ᴄᴏᴍᴍᴜɴɪᴛʏ', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ', '社区', '社区安全中心', '社群 App', '社區 App', '社 區助手', '社区团购助手'])
+  for (const name of ['Community', 'Community Account Security', 'community tools', 'C.o.m.m.u.n.i.t.y', 'Commun1ty', 'ᴄᴏᴍᴍᴜɴɪᴛʏ', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ', '社区', '社区安全中心', '社群 App', '社區 App', '社 區帳號'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Open Source Community Tools', 'MyCommunity', '读书社区', '读书 社区 App', '社交媒體'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a site name in an alphabet leads a name only as a whole word: ended by the name\'s end, a gap, a digit, Han or a capital, not by letters that go on', () => {
+  for (const name of ['Community Account Security', 'Community-hub', 'Community.hub', 'Community: Sign in', 'Community2', 'Community365', 'Community0', 'Community1 Login', 'CommunityHub', 'Community社区工具', 'Ｃｏｍｍｕｎｉｔｙ Tools'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Communityhub', 'COMMUNITYHUB', 'Communities', 'Communitywide Notes', 'Communityhub 2'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a Chinese site name leads a name alone or before a word of the site\'s own service or authority, never as the start of an ordinary compound', () => {
+  for (const name of ['社区', '社区官方', '社区账号', '社區帳號', '社区帐户', '社区安全', '社区中心', '社区团队', '社区客服', '社区管理', '社区登录', '社区认证', '社区支持', '社群支援', '社区 帮助', '社区App', '社区 2.0', '社群'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['社区团购助手', '社区团购', '社區醫院', '社区医院挂号', '社群媒體管理', '社群經營', '社区助手', '社区 团购', '社群小帮手'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('"official" in French, Spanish, Portuguese, German, Italian and Dutch, and Trusted and Approved, are words of review as whole words', () => {
+  for (const name of ['Agent Officiel', 'Application officielle', 'App Oficial', 'Offiziell Agent', 'Die offizielle App', 'App Ufficiale', 'Officieel Agent', 'Trusted Agent', 'TrustedAgent', 'Approved Helper', 'ＴＲＵＳＴＥＤ', 'Appr0ved'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['review_word'], name);
+  for (const name of ['Trust Score', 'Untrusted Links Checker', 'Approve Queue', 'Officina', 'Oficina Helper', 'Distrusted'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('Japanese 公認 is a word of review anywhere; 公式, 認定 and 正規 only in a name written in Japanese (holding kana), as Chinese uses them for formula, determination and regular', () => {
+  for (const name of ['公認アプリ', '公认助手', '公式アプリ', '公式 ツール', '認定ツール', 'ｺﾐｭﾆﾃｨ公式', '正規版アプリ'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['review_word'], name);
+  for (const name of ['公式编辑器', '数学公式计算器', '資格認定助手', '学分认定查询', '正规化工具', '正規表達式測試'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
 test('"Community ✔ 已认证 Verified" makes every claim at once; "✔ 已认证 Verified by Community" all but the site\'s name', () => {
   assert.deepEqual(trustClaims('Community ✔ 已认证 Verified', SITE_NAMES), ['check_mark', 'review_word', 'site_name']);
   assert.deepEqual(trustClaims('✔ 已认证 Verified by Community', SITE_NAMES), ['check_mark', 'review_word']);
+});
+
+test('a letter drawn as punctuation (a Lisu dot, a modifier apostrophe) parts the site\'s name as the punctuation it imitates: "Communityꓸhub" and "ꓸCommunity Security" are refused as "Community.hub" is', () => {
+  for (const name of ['Communityꓸhub', 'Community\u02bbs Security', 'Community\u02c8s Login', 'Community\ua4f9Login', '\ua4f8Community Security', '\u02bbCommunity Account', '\ua4f8社区账号'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['Verifiedꓸapp', 'ꓸOfficial Tools'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('review_word'), name);
+  for (const name of ['Communityhub', 'Hawai\u02bbi Community Guide'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a site name or word of review written in capitals ends where the capitals do: "COMMUNITYhub" and "COMMUNITYSecurity" are refused as "CommunityHub" is; "COMMUNITYHUB" is one word', () => {
+  for (const name of ['COMMUNITYhub', 'COMMUNITYSecurity', 'COMMUNITYLogin 2'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['VERIFIEDapp', 'myOFFICIALtools', 'OFFICIALTools'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('review_word'), name);
+  for (const name of ['COMMUNITYHUB', 'Communityhub', 'COMMUNITIES', 'Communities'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a Chinese site name before sign-in as it is often misspelt (登陆), authorization, sign-up, the client, the back office, site affairs, an official account, or moderators, or with 的 between, is a claim', () => {
+  for (const name of ['社区登陆', '社區登陸', '社区授权', '社区注册', '社区客户端', '社区后台', '社区站务', '社区官号', '社区官博', '社群官微', '社区版主', '社区的账号', '社區的帳號', '社区的安全中心'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['社区的故事', '社区团购助手', '社区登山队', '社区公园', '社区公告板'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a Han site name before katakana (a loanword: アカウント, アプリ) or a numeral 〇 leads a name as before a Latin word or a digit; an operator\'s Han name before 社区 or 社群 presents the site as it names itself', () => {
+  for (const name of ['社区アカウント', '社區アプリ', '社区ログイン', '社区〇号'])
+    assert.ok(trustClaims(name, SITE_NAMES).includes('site_name'), name);
+  for (const name of ['河畔社区', '河畔社群', '河畔社區 App', '河畔'])
+    assert.ok(trustClaims(name, ['Riverside', '河畔']).includes('site_name'), name);
+  for (const name of ['社区团购助手', '河畔跑步', '读书社区'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔', ...SITE_NAMES]), [], name);
+});
+
+test('a site name with a tagline after a comma, a parenthesis or a dash leads a name by its first part too: "Riverside, Est. 2009" is called Riverside', () => {
+  const sites = ['Riverside, Est. 2009', '河畔（始于2009）', 'Lakeside - a place to talk', 'Hilltop (Beta)'];
+  for (const name of ['Riverside Account Security', 'Riverside', 'RiversideLogin', '河畔账号', 'Lakeside Login', 'Hilltop Support', 'Riverside, Est. 2009 Login'])
+    assert.ok(trustClaims(name, sites).includes('site_name'), name);
+  for (const name of ['Riversides', 'Lakesider Notes', 'My Riverside Guide', '河畔跑步'])
+    assert.deepEqual(trustClaims(name, sites), [], name);
 });

@@ -225,7 +225,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
   });
 
   test('a document whose client_name claims the site\'s trust names no app: its error page says why; verified by staff with that name, it is the app', async () => {
-    for (const name of ['✔ Verified by Community', 'Community Official', '官方助手']) {
+    for (const name of ['✔ Verified by Community', 'Community Official', '官方助手', 'Communityꓸhub', 'COMMUNITYSecurity', '社区登陆']) {
       const clientId = documents.document(freshPath('claims'), { client_name: name });
       assert.match(await refusedPage(t, clientId), /client_name must not claim this site(&#39;|')s trust/, name);
     }

@@ -140,6 +140,51 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     }
   });
 
+  test('the site\'s name leads an app\'s name only as a word of its own: "Communityhub" and "社区团购助手" register, "Community2", "CommunityHub" and "社区账号" do not, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['Community2', 'Community-hub', 'CommunityHub', '社区账号', '社區帳號助手', '社群支援', '社区客服']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['Communityhub', '社区团购助手', '社區醫院', '社群媒體管理']) {
+      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
+    }
+  });
+
+  test('a site name parted by a letter drawn as punctuation, written in capitals before another word, or in Chinese before sign-in misspelt, authorization, sign-up, 的 and a claim, katakana or 〇 is refused, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['Communityꓸhub', 'ꓸCommunity Security', 'Community\u02bbs Login', 'COMMUNITYhub', 'COMMUNITYSecurity', '社区登陆', '社區授權', '社区注册', '社区的账号', '社区アカウント', '社区〇号']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['COMMUNITYHUB', '社区的故事']) {
+      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
+    }
+  });
+
+  test('"official" in other languages, Trusted, Approved, and Japanese 公認 and 公式 in a Japanese name are refused; Chinese 公式 (formula) and 认定 (determination) are not, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+    for (const name of ['Agent Officiel', 'App Oficial', 'Offiziell Agent', 'Trusted Agent', 'Approved Helper', '公認アプリ', '公式アプリ', '認定ツール']) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      assert.equal(((await response.json()) as { error: string }).error, 'invalid_client_metadata', name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    }
+    for (const name of ['公式编辑器', '资格认定助手', 'Trust Score']) {
+      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
+    }
+  });
+
   test('a name that imitates a claim with letters the confusables data leaves (l or 1 for I, small capitals, Lisu) or with the OK button or circled 正 is refused as the claim, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };

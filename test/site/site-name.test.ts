@@ -57,4 +57,15 @@ describe('a site named by its operator', () => {
     assert.equal(options.status, 200);
     assert.equal((JSON.parse(options.text) as { rp: { name: string } }).rp.name, 'Riverside, Est. 2009');
   });
+  test('an app nobody reviewed may not lead its name with the part of the site\'s name before its tagline, in any language: "Riverside, Est. 2009" is called Riverside, 河畔{社区} 河畔', async () => {
+    const register = (name: string) => fetch(`${t.baseUrl}/api/oauth/register`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://agent.example/cb'], client_name: name }),
+    });
+    for (const name of ['Riverside Account Security', 'Riverside', '河畔账号', '河畔社区']) {
+      const response = await register(name);
+      assert.equal(response.status, 400, name);
+      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
+    }
+    for (const name of ['My Riverside Guide', 'Riversides', '河畔跑步']) assert.equal((await register(name)).status, 201, name);
+  });
 });

@@ -15,6 +15,7 @@ import type { RateLimiter } from '../rate-limiter.js';
 import { formatSiteTime, readerTimeZone } from '../site-time.js';
 import type { SharedKeys } from '../credentials/shared-keys.js';
 import type { Clock, Instant } from '../time.js';
+import { isolated } from '../text.js';
 import { type Throttled, throttled } from './sign-in.js';
 import type { EventOrigin, SecurityLog } from './security-log.js';
 import type { EmailLink, MemberEmail, User } from './ports.js';
@@ -149,7 +150,8 @@ export async function changeEmail(deps: EmailDeps, user: User, raw: string, orig
     // hijacker would want gone, and it can still cancel the change. A new link for the same
     // pending address, or a racing request for it, tells it nothing new.
     if (changeStarted) {
-      await deps.mailer.send(tx, { to: row.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: user.nickname, settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
+      // The nickname, isolated where it could reorder the greeting (UAX #9, `isolated`).
+      await deps.mailer.send(tx, { to: row.address, userId: user.id, locale, name: 'noticeEmailChanged', values: { name: isolated(user.nickname), settingsLink: siteUrls(deps.settings.baseUrl).emailSettings() } }, deps.clock.now());
     }
     // The security log's `email.changed` is a change asked: a new pending address, or a new address not verified.
     return changeStarted || (row.verifiedAt === null && (current === undefined || emailKey(current.address) !== emailKey(address)));

@@ -14,6 +14,7 @@ import { generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { type FieldProblem, InputError } from '../errors.js';
 import type { Locale } from '../locales.js';
 import type { Instant } from '../time.js';
+import { isolated } from '../text.js';
 import { checkNewPassword, findAccount } from './accounts.js';
 import { type EmailDeps, emailKey, mailLocale, mailTime } from './email.js';
 import { accountKey } from './device-cookies.js';
@@ -67,7 +68,8 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
       await deps.mailer.send(tx, {
         to: owner.address, userId: owner.user.id, locale: mailLocale(owner.user, pageLocale), name: RESET_MAIL,
         values: {
-          name: owner.user.nickname, username: owner.user.username, link: siteUrls(deps.settings.baseUrl).resetPassword(token),
+          // A name someone chose, isolated where it could reorder the greeting (UAX #9, `isolated`).
+          name: isolated(owner.user.nickname), username: owner.user.username, link: siteUrls(deps.settings.baseUrl).resetPassword(token),
           minutes: RESET_LINK_MS / 60_000, expires: mailTime(link.expiresAt, owner.user, deps.settings.siteTimeZone),
         },
       }, now);

@@ -234,7 +234,7 @@ ${m.apps.length === 0 ? '' : html`<ul class="links">${m.apps.map((a) => html`<li
 <h2 id="tokens-heading">${t.text('admin.personalTokens', { count: m.tokens.length })}</h2>
 ${m.tokens.length === 0 ? '' : stackedTable(
     [{ heading: t.text('admin.name') }, { heading: t.text('admin.scope') }, { heading: t.text('admin.created') }, { heading: t.text('admin.statusHeading') }],
-    m.tokens.map((k) => ({ cells: [k.name, html`<code>${k.scope}</code>`, timeOf(context, k.createdAt), tokenStatusWords(t, personalTokenStatus(k, context.now))] })))}
+    m.tokens.map((k) => ({ cells: [chosenName(k.name), html`<code>${k.scope}</code>`, timeOf(context, k.createdAt), tokenStatusWords(t, personalTokenStatus(k, context.now))] })))}
 </section>
 <section class="card" aria-labelledby="security-heading">
 <h2 id="security-heading">${t.text('admin.securityLog')}</h2>
@@ -261,8 +261,8 @@ export function actionWords(t: Translator, entry: Pick<StaffLogEntry, 'action' |
 }
 
 function targetOf(entry: StaffLogEntry): Html {
-  if (entry.targetKind === 'member') return html`<a href="/admin/members/${entry.targetId}">${entry.targetName || entry.targetId}</a>`;
-  if (entry.targetKind === 'app') return html`<a href="/admin/apps/${encodeURIComponent(entry.targetId)}">${entry.targetName || entry.targetId}</a>`;
+  if (entry.targetKind === 'member') return html`<a href="/admin/members/${entry.targetId}">${chosenName(entry.targetName || entry.targetId)}</a>`;
+  if (entry.targetKind === 'app') return html`<a href="/admin/apps/${encodeURIComponent(entry.targetId)}">${chosenName(entry.targetName || entry.targetId)}</a>`;
   return html``;
 }
 
@@ -361,7 +361,7 @@ ${searchForm(t, '/admin/apps', t.text('admin.findApp'), t.text('admin.findAppHin
 ${apps.length === limit ? html`<p class="hint">${t.text('admin.moreResults', { limit })}</p>` : ''}
 ${apps.length === 0 ? '' : stackedTable(
     [{ heading: t.text('admin.app'), cellClass: 'links' }, { heading: t.text('admin.owner'), cellClass: 'links' }, { heading: t.text('admin.statusHeading') }, { heading: t.text('admin.verified') }],
-    apps.map(({ client, owner }) => ({ cells: [html`<a href="/admin/apps/${encodeURIComponent(client.clientId)}">${client.name}</a><br><code class="muted">${client.clientId}</code>`, ownerOf(t, client, owner), t.text('admin.appStatus', { status: client.status }), verifiedTag(t, client)] })))}
+    apps.map(({ client, owner }) => ({ cells: [html`<a href="/admin/apps/${encodeURIComponent(client.clientId)}">${chosenName(client.name)}</a><br><code class="muted">${client.clientId}</code>`, ownerOf(t, client, owner), t.text('admin.appStatus', { status: client.status }), verifiedTag(t, client)] })))}
 </section>`);
 }
 
@@ -376,7 +376,7 @@ ${apps.length === 0 ? '' : stackedTable(
 function reviewedFacts(t: Translator, reviewed: ReviewedClient): Html {
   const addresses = (uris: readonly string[]) => (uris.length === 0 ? t.text('admin.none') : uris.map((uri) => html`<code>${uri}</code><br>`));
   const address = (uri: string | null) => (uri === null || uri === '' ? t.text('admin.none') : html`<code>${uri}</code>`);
-  return html`<dt>${t.text('admin.name')}</dt><dd>${reviewed.name}</dd>
+  return html`<dt>${t.text('admin.name')}</dt><dd>${chosenName(reviewed.name)}</dd>
 <dt>${t.text('admin.description')}</dt><dd>${reviewed.description === '' ? t.text('admin.none') : reviewed.description}</dd>
 <dt>${t.text('admin.homepage')}</dt><dd>${address(homepageAsRead(reviewed.homepageUrl))}</dd>
 <dt>${t.text('admin.redirectUris')}</dt><dd>${addresses(reviewed.redirectUris)}</dd>
@@ -416,7 +416,7 @@ export function appPage(context: PageContext, staff: StaffMember, a: AppView): H
   const base = `/admin/apps/${encodeURIComponent(client.clientId)}`;
   const next = client.status === 'active' ? 'deactivated' : 'active';
   return consoleLayout(isolated(client.name), context, staff, 'apps', html`<section class="card" aria-labelledby="app-heading">
-<h1 id="app-heading">${client.name}</h1>
+<h1 id="app-heading">${chosenName(client.name)}</h1>
 ${notice(a.notice)}
 <dl class="facts">
 <dt>${t.text('admin.clientId')}</dt><dd><code>${client.clientId}</code></dd>

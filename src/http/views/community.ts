@@ -9,7 +9,7 @@ import { BODY_MAX_LENGTH, CATEGORY_MAX_LENGTH, COMMENT_MAX_LENGTH, TITLE_MAX_LEN
 import { Html, html } from './html.js';
 import { type FormErrors, control, errorList, errorSummary, fieldMessage, sentence } from './forms.js';
 import { type PageContext, layout } from './layout.js';
-import { dateOf, isolated, personName, problemText, rich, timeOf } from './words.js';
+import { chosenName, dateOf, isolated, personName, problemText, rich, timeOf } from './words.js';
 
 /** The avatar's address on pages: versioned by the user's last change, so a new image is never hidden by a cached old one. */
 export function avatarSrc(user: Pick<User, 'id' | 'updatedAt'>): string {
@@ -35,7 +35,7 @@ function counts(context: PageContext, post: PostSummary): Html {
 function postCard(context: PageContext, post: PostSummary, options: { showAuthor: boolean }): Html {
   return html`<article class="card post-card">
   <h2><a href="/posts/${post.id}">${post.title}</a></h2>
-  <p class="meta">${options.showAuthor ? html`<img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · ` : ''}<span class="tag">${post.categoryName}</span> · ${timeOf(context, post.createdAt, { relative: true })}</p>
+  <p class="meta">${options.showAuthor ? html`<img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · ` : ''}<span class="tag">${chosenName(post.categoryName)}</span> · ${timeOf(context, post.createdAt, { relative: true })}</p>
   <p>${post.excerpt}</p>
   <p class="meta">${counts(context, post)}</p>
 </article>`;
@@ -73,7 +73,7 @@ export function profilePage(context: PageContext, user: User, posts: PostSummary
 </section>
 ${own && drafts.length > 0 ? html`<h2>${t.text('community.yourDrafts')}</h2>
 <p class="hint">${t.text('community.draftsHint')}</p>
-<ul class="links">${drafts.map((d) => html`<li><a href="/posts/${d.id}">${d.title}</a> <span class="muted">(${d.categoryName})</span> · <a href="/posts/${d.id}/edit">${t.text('community.edit')}</a></li>`)}</ul>` : ''}
+<ul class="links">${drafts.map((d) => html`<li><a href="/posts/${d.id}">${chosenName(d.title)}</a> <span class="muted">(${chosenName(d.categoryName)})</span> · <a href="/posts/${d.id}/edit">${t.text('community.edit')}</a></li>`)}</ul>` : ''}
 <h2>${t.text('community.publishedPosts')}</h2>
 ${posts.length === 0 ? html`<p class="muted">${t.text('community.noPublished')}</p>` : posts.map((post) => postCard(context, post, { showAuthor: false }))}`);
 }
@@ -102,10 +102,10 @@ export function postPage(context: PageContext, post: Post, state: PostPageState)
   const { t } = context;
   const draft = post.status === 'draft';
   const commentError = errorList(state.error).map((problem) => sentence(problemText(t, problem))).join(' ');
-  return layout(post.title, context, html`<article class="card">
+  return layout(isolated(post.title), context, html`<article class="card">
   ${draft ? html`<p class="notice">${t.text('community.draftNotice')}</p>` : ''}
   <h1>${post.title}</h1>
-  <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · <span class="tag">${post.categoryName}</span> · ${timeOf(context, post.createdAt)}</p>
+  <p class="meta"><img class="avatar" src="/avatars/${post.authorId}" alt="" width="24" height="24"> ${authorLink(post)} · <span class="tag">${chosenName(post.categoryName)}</span> · ${timeOf(context, post.createdAt)}</p>
   <div class="post-body">${new Html(post.bodyHtml)}</div>
   <p class="meta">${counts(context, post)}${post.updatedAt > post.createdAt ? html` · ${rich(t, 'community.edited', { time: timeOf(context, post.updatedAt, { relative: true }) })}` : ''}</p>
   ${context.user?.username === post.authorUsername ? authorActions(context, post) : ''}
@@ -181,7 +181,7 @@ ${errorSummary(form.errors, { t, labels })}
 export function deletePostPage(context: PageContext, post: PostSummary): Html {
   const { t } = context;
   return layout(t.text('community.deleteTitle'), context, html`<section class="card narrow">
-<h1>${t.text('community.deleteHeading', { title: post.title })}</h1>
+<h1>${t.text('community.deleteHeading', { title: isolated(post.title) })}</h1>
 <p>${post.status === 'draft'
     ? t.text('community.deleteDraft')
     : t.text('community.deletePublished', { comments: post.commentCount, likes: post.likeCount })}

@@ -17,7 +17,7 @@ import { stackedTable } from './stacked-table.js';
 import { type FormErrors, type ProblemWords, control, errorList, errorSummary, errorsFor, fieldMessage } from './forms.js';
 import { eventFrom, eventLine } from './security-events.js';
 import { at, copyButton, notice, settingsLayout } from './settings.js';
-import { isolated, passkeyStatus, rich, sessionAddress } from './words.js';
+import { chosenName, isolated, passkeyStatus, rich, sessionAddress } from './words.js';
 
 export const SECURITY_LOG_PAGE_SIZE = 20;
 /** The fields whose problems a section of the page shows beside its own form; others go at the top. */
@@ -155,7 +155,7 @@ function passkeysSection(context: PageContext, state: SecurityPageState): Html {
 ${errorSummary(error, { t })}
 ${state.passkeys.length === 0 ? html`<p class="muted">${t.text('security.noPasskeys')}</p>` : stackedTable(
   [{ heading: t.text('security.passkeyName'), cellClass: 'strong' }, { heading: t.text('security.added') }, { heading: t.text('settings.lastUsed') }, { heading: t.text('settings.actions'), buttons: true }],
-  state.passkeys.map((p) => ({ cells: [p.name, at(context, p.createdAt), at(context, p.lastUsedAt), html`<form method="post" action="/settings/security" class="inline">
+  state.passkeys.map((p) => ({ cells: [chosenName(p.name), at(context, p.createdAt), at(context, p.lastUsedAt), html`<form method="post" action="/settings/security" class="inline">
         ${hidden(context, 'passkey-rename')}
         <input type="hidden" name="credential_id" value="${p.credentialId}">
         <label for="rename-${p.credentialId}" class="visually-hidden">${t.text('security.renameLabel', { name: isolated(p.name) })}</label>

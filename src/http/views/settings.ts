@@ -359,7 +359,7 @@ ${state.tokens.length === 0 ? html`<p class="muted">${t.text('tokens.none')}</p>
   state.tokens.map((token) => {
     const status = personalTokenStatus(token, state.now);
     return { cells: [
-      token.name,
+      chosenName(token.name),
       scopeList(token.scope).map((s) => html`<code>${s}</code> `),
       at(context, token.createdAt),
       token.expiresAt === null ? t.text('settings.never') : at(context, token.expiresAt),
@@ -411,7 +411,7 @@ ${apps.length > 1 ? html`<form method="post" action="/settings/applications/revo
 </form>` : ''}
 </section>
 ${apps.length === 0 ? html`<p class="muted card">${t.text('apps.noneAuthorized')}</p>` : apps.map((app) => html`<section class="card app" aria-labelledby="app-${app.client.clientId}">
-  <h2 id="app-${app.client.clientId}">${app.client.name}</h2>
+  <h2 id="app-${app.client.clientId}">${chosenName(app.client.name)}</h2>
   ${describedBy(t, app.client)}
   ${app.client.homepageUrl ? html`<p class="links">${homepageLink(app.client.homepageUrl)}</p>` : ''}
   ${app.client.description ? html`<p>${app.client.description}</p>` : ''}
@@ -438,7 +438,7 @@ export function revokeAllConfirmation(t: Translator, apps: AuthorizedApplication
     section: '/settings/applications',
     title: t.text('apps.revokeAllTitle'),
     consequences: html`<p>${t.text('apps.revokeAllConsequences', { count: apps.length })}</p>
-<ul>${apps.map((a) => html`<li><strong>${a.client.name}</strong></li>`)}</ul>
+<ul>${apps.map((a) => html`<li><strong>${chosenName(a.client.name)}</strong></li>`)}</ul>
 <p>${t.text('apps.revokeAllAgain')}</p>`,
     action: '/settings/applications/revoke-all',
     fields: {},
@@ -515,7 +515,7 @@ export function developersPage(context: PageContext, clients: Client[], state: {
 <h1>${t.text('apps.developersTitle')}</h1>
 <p>${rich(t, 'apps.developersIntro', { a: (chunks) => html`<a href="/docs">${chunks}</a>` })}</p>
 ${clients.length === 0 ? html`<p class="muted">${t.text('apps.noneRegistered')}</p>` : html`<ul class="app-list links">${clients.map((c) => html`<li>
-  <a href="/settings/developers/${c.clientId}">${c.name}</a> <span class="tag">${clientTypeText(t, c.type)}</span> ${c.status === 'deactivated' ? html`<span class="tag off">${t.text('apps.statusDeactivated')}</span>` : ''}
+  <a href="/settings/developers/${c.clientId}">${chosenName(c.name)}</a> <span class="tag">${clientTypeText(t, c.type)}</span> ${c.status === 'deactivated' ? html`<span class="tag off">${t.text('apps.statusDeactivated')}</span>` : ''}
 </li>`)}</ul>`}
 </section>
 <section class="card" aria-labelledby="register-heading">
@@ -574,7 +574,7 @@ export function clientPage(context: PageContext, client: Client, state: ClientPa
   const intro = rotationWords('apps.rotateIntro', state.keepPreviousSecretHours);
   return settingsLayout(isolated(client.name), context, '/settings/developers', html`<section class="card">
 <p class="links"><a href="/settings/developers">← ${t.text('apps.developersTitle')}</a></p>
-<h1>${client.name}</h1>
+<h1>${chosenName(client.name)}</h1>
 ${notice(t, state.notice)}
 ${active && state.signInAgain ? html`<p class="notice" role="status">${rich(t, 'apps.signInAgain', { a: link(state.signInAgain) })}</p>` : ''}
 ${state.secret ? html`<div class="notice created" role="status">${shownOnce(t, 'client-secret', t.text('apps.clientSecret'), state.secret)}</div>` : ''}
