@@ -5,7 +5,6 @@
  * the API's; bad input is a JSON-RPC or HTTP error, never a 500.
  */
 import assert from 'node:assert/strict';
-import { connect as connectSocket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -15,6 +14,7 @@ import type { TestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { createPersonalToken } from '../../src/core/credentials/personal-tokens.js';
 import { dpopKey, dpopProof } from '../support/dpop.js';
+import { firstAnswerHead } from '../support/raw-socket.js';
 import {
   type TestClient, clientFields, codeExchangeFields, introspect, newClient, obtainCode, obtainTokens, pkcePair, signedInBrowser, startOAuthApp, tokenRequest,
 } from '../oauth/helpers.js';
@@ -394,24 +394,10 @@ forEachDatabase('the resource API for agents (MCP)', (database) => {
     // The headers announce a body of 64 KiB and not one byte of it is sent: the 405 comes only if
     // nothing waits for the body first (else the answer is the server's timeout, or none).
     for (const method of ['PUT', 'DELETE', 'PATCH']) {
-      const { port } = new URL(t.baseUrl);
-      const socket = connectSocket(Number(port), '127.0.0.1');
-      socket.on('error', () => {});
-      try {
-        const head = await new Promise<string>((resolve) => {
-          let received = '';
-          socket.on('data', (chunk: Buffer) => {
-            received += chunk.toString('latin1');
-            if (received.includes('\r\n\r\n')) resolve(received);
-          });
-          socket.on('close', () => resolve(received));
-          socket.write(`${method} ${new URL(mcp).pathname} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n`);
-        });
-        assert.match(head, /^HTTP\/1\.1 405 /, `${method}: ${head.split('\r\n')[0]}`);
-        assert.match(head, /\r\nallow: POST\r\n/i, method);
-      } finally {
-        socket.destroy();
-      }
+      const { host } = new URL(t.baseUrl);
+      const head = await firstAnswerHead(t.baseUrl, `${method} ${new URL(mcp).pathname} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 65536\r\n\r\n`);
+      assert.match(head, /^HTTP\/1\.1 405 /, `${method}: ${head.split('\r\n')[0]}`);
+      assert.match(head, /\r\nallow: POST\r\n/i, method);
     }
   });
 

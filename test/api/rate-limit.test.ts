@@ -12,6 +12,7 @@ import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { redisUrl, skipWithoutRedis } from '../support/redis.js';
+import { firstAnswerHead } from '../support/raw-socket.js';
 import { get, newAccessToken, newPersonalToken, newUser } from './fixtures.js';
 import { freePort, startAppsForSuite } from '../support/instances.js';
 import { PASSWORD, clientFields, newClient as newOAuthClient, obtainTokens, signedInBrowser } from '../oauth/helpers.js';
@@ -161,24 +162,10 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') })).status, 429);
     // Its headers announce a body of 64 KiB, and not one byte of it is sent: the answer is the
     // address's 429 all the same, which comes only if the gate does not wait for the body first.
-    const { port } = new URL(t.baseUrl);
-    const socket = connect(Number(port), '127.0.0.1');
-    socket.on('error', () => {});
-    try {
-      const head = await new Promise<string>((resolve) => {
-        let received = '';
-        socket.on('data', (chunk: Buffer) => {
-          received += chunk.toString('latin1');
-          if (received.includes('\r\n\r\n')) resolve(received);
-        });
-        socket.on('close', () => resolve(received));
-        socket.write(`POST /api/oauth/userinfo HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 65536\r\n\r\n`);
-      });
-      assert.match(head, /^HTTP\/1\.1 429 /, head.split('\r\n')[0]);
-      assert.match(head, /\r\nretry-after: 60\r\n/i);
-    } finally {
-      socket.destroy();
-    }
+    const { host } = new URL(t.baseUrl);
+    const head = await firstAnswerHead(t.baseUrl, `POST /api/oauth/userinfo HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 65536\r\n\r\n`);
+    assert.match(head, /^HTTP\/1\.1 429 /, head.split('\r\n')[0]);
+    assert.match(head, /\r\nretry-after: 60\r\n/i);
     // Served as before once the window has passed: a form without a token is told it has none.
     t.clock.advance(MINUTE);
     const none = await fetch(`${t.baseUrl}/api/oauth/userinfo`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'scope=openid' });

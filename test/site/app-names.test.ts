@@ -13,7 +13,7 @@ import { addressesIn } from '../support/addresses.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
 import { type TestClient, authorizeQuery, pkcePair, signedInBrowser } from '../oauth/helpers.js';
-import { signedInMember } from './visitor.js';
+import { type Visitor, signedInMember } from './visitor.js';
 
 const PASSWORD = 'correct horse battery staple';
 const ENV = { TRUST_PROXY: '1' };
@@ -56,6 +56,28 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     });
   }
 
+  const DEVELOPER_FORM = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
+
+  /** Each of `names` is refused as a claim of the site's trust, by RFC 7591 registration and on the developer page. */
+  async function assertRefusedEverywhere(visitor: Visitor, names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
+      assert.equal(response.status, 400, name);
+      const { error, error_description: description } = await response.json() as { error: string; error_description: string };
+      assert.equal(error, 'invalid_client_metadata', name);
+      assert.match(description, /^client_name must not claim this site's trust/, name);
+      assert.equal((await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name })).status, 400, name);
+    }
+  }
+
+  /** Each of `names` registers, by RFC 7591 registration and on the developer page. */
+  async function assertRegistersEverywhere(visitor: Visitor, names: readonly string[]): Promise<void> {
+    for (const name of names) {
+      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+      assert.equal((await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name })).status, 303, name);
+    }
+  }
+
   async function consentPage(client: TestClient, locale = 'en'): Promise<string> {
     const { browser } = await signedInBrowser(t);
     const page = await browser.fetch(`/oauth/authorize?${authorizeQuery(client, { pkce: pkcePair(), extra: { ui_locales: locale } })}`);
@@ -90,7 +112,6 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
 
   test('a member\'s app may not be registered or renamed on the developer page with a name that claims the site\'s trust, in every language; the name it has may be saved again, and the operator\'s apps keep any name', async () => {
     const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
     const words: Record<string, RegExp> = {
       en: /Name: An application&#39;s name may not claim this site&#39;s trust: no check mark, no word such as “Verified” or “Official”, and not beginning with the name Community\./,
       'zh-CN': /应用名称不能借用本站的信任：不能带对勾符号，不能含有“认证”“官方”等字样，也不能以“社区”这个名字开头。/,
@@ -98,14 +119,14 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     };
     for (const [locale, said] of Object.entries(words)) {
       visitor.cookies.set('lang', locale);
-      const refused = await visitor.post('/settings/developers', { ...form, name: '✔ 已认证 Verified by Community' });
+      const refused = await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name: '✔ 已认证 Verified by Community' });
       assert.equal(refused.status, 400, locale);
       assert.match(refused.text, said, locale);
     }
     visitor.cookies.set('lang', 'en');
-    for (const name of CLAIMING) assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
+    for (const name of CLAIMING) assert.equal((await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name })).status, 400, name);
     assert.deepEqual(await t.deps.stores.clients.listByOwner(user.id), [], 'nothing registered');
-    const registered = await visitor.post('/settings/developers', { ...form, name: 'Member Tools' });
+    const registered = await visitor.post('/settings/developers', { ...DEVELOPER_FORM, name: 'Member Tools' });
     assert.equal(registered.status, 303);
     const [app] = await t.deps.stores.clients.listByOwner(user.id);
     const page = `/settings/developers/${app!.clientId}`;
@@ -127,74 +148,32 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
 
   test('an app nobody reviewed may not lead its name with the site\'s name in any of its languages, nor be named it; one that holds it later registers, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
-    for (const name of ['Community', 'Community Account Security', 'ＣＯＭＭＵＮＩＴＹ tools', '社区安全中心', '社群 官方', '社區 App']) {
-      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
-      assert.equal(response.status, 400, name);
-      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
-    }
-    for (const name of ['Open Source Community Tools', '读书社区', '读书社群 App', 'MyCommunity']) {
-      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
-    }
+    await assertRefusedEverywhere(visitor, ['Community', 'Community Account Security', 'ＣＯＭＭＵＮＩＴＹ tools', '社区安全中心', '社群 官方', '社區 App']);
+    await assertRegistersEverywhere(visitor, ['Open Source Community Tools', '读书社区', '读书社群 App', 'MyCommunity']);
   });
 
   test('the site\'s name leads an app\'s name only as a word of its own: "Communityhub" and "社区团购助手" register, "Community2", "CommunityHub" and "社区账号" do not, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
-    for (const name of ['Community2', 'Community-hub', 'CommunityHub', '社区账号', '社區帳號助手', '社群支援', '社区客服']) {
-      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
-      assert.equal(response.status, 400, name);
-      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
-    }
-    for (const name of ['Communityhub', '社区团购助手', '社區醫院', '社群媒體管理']) {
-      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
-    }
+    await assertRefusedEverywhere(visitor, ['Community2', 'Community-hub', 'CommunityHub', '社区账号', '社區帳號助手', '社群支援', '社区客服']);
+    await assertRegistersEverywhere(visitor, ['Communityhub', '社区团购助手', '社區醫院', '社群媒體管理']);
   });
 
   test('a site name parted by a letter drawn as punctuation, written in capitals before another word, or in Chinese before sign-in misspelt, authorization, sign-up, 的 and a claim, katakana or 〇 is refused, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
-    for (const name of ['Communityꓸhub', 'ꓸCommunity Security', 'Community\u02bbs Login', 'COMMUNITYhub', 'COMMUNITYSecurity', '社区登陆', '社區授權', '社区注册', '社区的账号', '社区アカウント', '社区〇号']) {
-      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
-      assert.equal(response.status, 400, name);
-      assert.match(((await response.json()) as { error_description: string }).error_description, /^client_name must not claim this site's trust/, name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
-    }
-    for (const name of ['COMMUNITYHUB', '社区的故事']) {
-      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
-    }
+    await assertRefusedEverywhere(visitor, ['Communityꓸhub', 'ꓸCommunity Security', 'Community\u02bbs Login', 'COMMUNITYhub', 'COMMUNITYSecurity', '社区登陆', '社區授權', '社区注册', '社区的账号', '社区アカウント', '社区〇号']);
+    await assertRegistersEverywhere(visitor, ['COMMUNITYHUB', '社区的故事']);
   });
 
   test('"official" in other languages, Trusted, Approved, and Japanese 公認 and 公式 in a Japanese name are refused; Chinese 公式 (formula) and 认定 (determination) are not, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
-    for (const name of ['Agent Officiel', 'App Oficial', 'Offiziell Agent', 'Trusted Agent', 'Approved Helper', '公認アプリ', '公式アプリ', '認定ツール']) {
-      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
-      assert.equal(response.status, 400, name);
-      assert.equal(((await response.json()) as { error: string }).error, 'invalid_client_metadata', name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
-    }
-    for (const name of ['公式编辑器', '资格认定助手', 'Trust Score']) {
-      assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 303, name);
-    }
+    await assertRefusedEverywhere(visitor, ['Agent Officiel', 'App Oficial', 'Offiziell Agent', 'Trusted Agent', 'Approved Helper', '公認アプリ', '公式アプリ', '認定ツール']);
+    await assertRegistersEverywhere(visitor, ['公式编辑器', '资格认定助手', 'Trust Score']);
   });
 
   test('a name that imitates a claim with letters the confusables data leaves (l or 1 for I, small capitals, Lisu) or with the OK button or circled 正 is refused as the claim, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    const form = { description: '', homepage: '', redirect_uris: 'https://member.example/cb', type: 'public' };
-    for (const name of ['VERlFlED Agent', 'Ver1fied Agent', 'Offlcial Tools', 'Commun1ty Security', 'ᴠᴇʀɪꜰɪᴇᴅ Agent', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ Security', '🆗 Agent', '㊣ Agent']) {
-      const response = await register({ redirect_uris: ['https://agent.example/cb'], client_name: name });
-      assert.equal(response.status, 400, name);
-      assert.equal(((await response.json()) as { error: string }).error, 'invalid_client_metadata', name);
-      assert.equal((await visitor.post('/settings/developers', { ...form, name })).status, 400, name);
-    }
-    for (const name of ['Million Tools', 'Lily Notes']) assert.equal((await register({ redirect_uris: ['https://agent.example/cb'], client_name: name })).status, 201, name);
+    await assertRefusedEverywhere(visitor, ['VERlFlED Agent', 'Ver1fied Agent', 'Offlcial Tools', 'Commun1ty Security', 'ᴠᴇʀɪꜰɪᴇᴅ Agent', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ Security', '🆗 Agent', '㊣ Agent']);
+    await assertRegistersEverywhere(visitor, ['Million Tools', 'Lily Notes']);
   });
 
   test('direction controls are refused in an app\'s name, by RFC 7591 registration and on the developer page', async () => {

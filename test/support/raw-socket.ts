@@ -34,6 +34,27 @@ export function exchange(baseUrl: string, bytes: string, options: { quietMs?: nu
   });
 }
 
+/**
+ * The head of the first answer the server at `baseUrl` sends to `bytes` (status line and fields,
+ * as Latin-1), as soon as it has come, or what came before the server closed the connection:
+ * for a request whose announced body is never sent, answered only if nothing waits for the body.
+ */
+export function firstAnswerHead(baseUrl: string, bytes: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => socket.write(bytes, 'latin1'));
+    let received = '';
+    const done = () => { socket.destroy(); resolve(received); };
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+      if (received.includes('\r\n\r\n')) done();
+    });
+    socket.on('close', done);
+    socket.on('error', done);
+  });
+}
+
 export interface Answer { status: number; headers: Map<string, string>; body: string }
 
 /** The answers in `text`, in order: interim (1xx) ones included, bodies read by Content-Length or in chunks. */
