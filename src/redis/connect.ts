@@ -10,11 +10,14 @@
  *
  * A stall (Redis frozen, or a partition that drops packets while the connection stays open) is
  * not seen by the socket: the client stays 'ready' for minutes. So a command that Redis does not
- * answer while the connection looks ready drops that connection (ioredis's `socketTimeout`, or
- * `disconnect(true)` when other answers kept that timer from firing), Redis is skipped until a new
- * connection is ready, and ioredis's reconnection is the probe: each attempt's handshake has the
- * same timeout. The outage ends only when a command on a new connection is answered (a script is
- * sent for that at once), not at its handshake: a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
+ * answer while the connection looks ready drops that connection (`disconnect(true)`), Redis is
+ * skipped until a new connection is ready, and ioredis's reconnection is the probe: each attempt's
+ * handshake has the same timeout. Both timeouts are ours (`afterLoopTime`), not ioredis's
+ * `commandTimeout` and `socketTimeout`: those are plain timers, and once the event loop was held
+ * past them (synchronous work, a long GC, a loaded host) Node runs them before it reads the
+ * socket, where Redis's answer waits: an answered command would be taken for a stall, and the
+ * instance would count its rate limits alone until Redis is back. The outage ends only when a
+ * command on a new connection is answered (a script is sent for that at once), not at its handshake: a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
  * and not a script, and would otherwise be logged back and gone twice a second, and /readyz
  * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
  * connection and sending PINGs on it: no timer of our own, and after a partition the old
@@ -84,11 +87,49 @@ export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise
   }
 }
 
+/**
+ * Calls `verdict` once `ms` have passed with the event loop free to read sockets; returns what
+ * cancels it. A timer alone is not that: once the loop was held past it, Node's next turn runs
+ * the timers phase before the poll phase that reads the socket, and an answer already there would
+ * come after the verdict. So the verdict is taken in the check phase (`setImmediate`), which
+ * follows the poll phase: an answer that arrived meanwhile settles its command first. And a timer
+ * that fires late by more than a tenth of `ms` tells that the loop was held: the command may
+ * have been written only as the hold ended (ioredis writes a turn's commands in a later turn, and
+ * behind a batch still waiting for its answers), so it gets a whole `ms` again, once: a loop
+ * held time after time is an overloaded instance, which a late verdict would not help. A stall
+ * is seen after `ms` and one turn of the loop, as with a timer, and after at most twice `ms`
+ * and the holds when the loop is held meanwhile.
+ */
+function afterLoopTime(ms: number, verdict: () => void): () => void {
+  let due = performance.now() + ms;
+  let again = true;
+  let immediate: NodeJS.Immediate | undefined;
+  const fire = () => {
+    const now = performance.now();
+    if (again && now - due > ms / 10) {
+      again = false;
+      due = now + ms;
+      timer = setTimeout(fire, ms);
+      return;
+    }
+    immediate = setImmediate(verdict);
+  };
+  let timer = setTimeout(fire, ms);
+  return () => {
+    clearTimeout(timer);
+    if (immediate) clearImmediate(immediate);
+  };
+}
+
 export class GuardedRedis {
   readonly client: Redis;
   private readonly logger: RedisLogger | undefined;
   private readonly meanwhile: string;
   private readonly isReply: (error: unknown) => boolean;
+  /** Longest wait for one command, or for a new connection's handshake, in milliseconds. */
+  private readonly timeout: number;
+  /** Cancels the timeout of the handshake under way, if any. */
+  private handshake: (() => void) | undefined;
   private degraded = false;
   private everReady = false;
   private closed = false;
@@ -99,20 +140,24 @@ export class GuardedRedis {
   private readonly recoveryListeners = new Set<() => void>();
 
   constructor(url: string, options: GuardedRedisOptions) {
-    const timeout = options.commandTimeoutMs ?? 500;
+    const timeout = (this.timeout = options.commandTimeoutMs ?? 500);
     this.logger = options.logger;
     this.meanwhile = options.meanwhile;
     const { Redis: Client, ReplyError } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.isReply = (error) => error instanceof ReplyError;
     this.client = new Client(url, {
-      commandTimeout: timeout,
-      // A connection with a command unanswered for longer is destroyed and made again: a stall.
-      // Later than the command's own timeout, which comes first however late timers run, so the
-      // stall is seen (`failed`) on the connection it happened on; destroyed first, the connection
-      // looked merely closed, and the next handshake was taken for Redis being back.
-      socketTimeout: timeout * 2,
+      // No `commandTimeout` and no `socketTimeout`: both are timers that fire before the socket is
+      // read when the event loop was held (module comment). A command is timed in `ask`, and its
+      // stall drops the connection there (`failed`), on the connection it happened on, so it is
+      // seen as a stall and not as a connection merely closed, whose next handshake would be taken
+      // for Redis being back; a handshake is timed from 'connect' below. (`connectTimeout` is
+      // ioredis's: a connection not made in time, taken so after a hold, is only tried again.)
       connectTimeout: Math.max(timeout, 1000),
-      maxRetriesPerRequest: 1,
+      // A command is settled (rejected) when its connection closes, never carried over to the
+      // next one: ioredis otherwise drops the commands still unanswered at a close without
+      // settling them (with `autoResendUnfulfilledCommands` off), and its auto-pipeline, which
+      // writes a batch only once the previous one is settled, would hold every later command.
+      maxRetriesPerRequest: 0,
       retryStrategy: (times) => Math.min(times * 100, 2000),
       // A command that timed out was answered from the fallback; sent again it would count twice.
       autoResendUnfulfilledCommands: false,
@@ -129,11 +174,27 @@ export class GuardedRedis {
       this.dropped = true;
       this.client.disconnect(true);
     });
+    // The handshake (AUTH, SELECT, CLIENT SETINFO, INFO) has the commands' timeout: a Redis that
+    // accepts the connection and does not answer it is tried again, as a stalled command is.
+    this.client.on('connect', () => {
+      this.handshake?.();
+      const connection = this.closes;
+      this.handshake = afterLoopTime(timeout, () => {
+        this.handshake = undefined;
+        if (connection !== this.closes || this.closed || this.client.status !== 'connect') return;
+        this.outage(new Error('handshake unanswered'));
+        this.client.disconnect(true);
+      });
+    });
     this.client.on('close', () => {
+      this.handshake?.();
+      this.handshake = undefined;
       this.closes++;
       if (this.everReady) this.outage(new Error('connection closed'));
     });
     this.client.on('ready', () => {
+      this.handshake?.();
+      this.handshake = undefined;
       this.everReady = true;
       if (this.dropped) {
         // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
@@ -174,15 +235,28 @@ export class GuardedRedis {
   async ask<T>(command: () => Promise<T>): Promise<T | undefined> {
     if (!this.usable) return undefined;
     const connection = this.closes;
-    try {
-      const answer = await command();
-      // After an error Redis answered with, no 'ready' follows: an answer is what ends that outage.
-      if (this.degraded && !this.dropped && this.client.status === 'ready') this.recovered();
-      return answer;
-    } catch (error) {
-      this.failed(error, connection);
+    const outcome = await new Promise<{ answer: T } | { error: unknown }>((settle) => {
+      // Once the verdict is taken, a later answer or error of the command is not news: the caller
+      // answered from its fallback, and a stall dropped the connection (`failed`).
+      const cancel = afterLoopTime(this.timeout, () => settle({ error: new Error('Command timed out') }));
+      new Promise<T>((resolve) => resolve(command())).then(
+        (answer) => {
+          cancel();
+          settle({ answer });
+        },
+        (error: unknown) => {
+          cancel();
+          settle({ error });
+        },
+      );
+    });
+    if ('error' in outcome) {
+      this.failed(outcome.error, connection);
       return undefined;
     }
+    // After an error Redis answered with, no 'ready' follows: an answer is what ends that outage.
+    if (this.degraded && !this.dropped && this.client.status === 'ready') this.recovered();
+    return outcome.answer;
   }
 
   /** A command failed; `connection` (the count of closes when it was sent) names its connection. */
@@ -212,6 +286,8 @@ export class GuardedRedis {
 
   close(): void {
     this.closed = true;
+    this.handshake?.();
+    this.handshake = undefined;
     this.client.disconnect();
   }
 }
