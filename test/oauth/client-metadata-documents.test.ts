@@ -525,14 +525,15 @@ forEachDatabase('Client ID metadata documents', (database) => {
 
   test('a host\'s line goes first to the share holding the fewest places: when two addresses\' browsers fill its turns and its line, a program\'s document on that host waits its turn and is fetched, and the newest browser request waiting is refused', async () => {
     const [first, second] = [newAddress(), newAddress()];
-    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, hangingDocument(`line-running-${i}`), {}, first));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const runningIds = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => hangingDocument(`line-running-${i}`));
+    const running = runningIds.map((id) => refusedPage(t, id, {}, first));
+    await until(() => runningIds.every((id) => documents.count(new URL(id).pathname) === 1));
     const waiting: Array<Promise<Response>> = [];
     for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST; i++) {
       waiting.push(fetch(authorizeUrl(t, hangingDocument(`line-waiting-${i}`)), { redirect: 'manual', headers: { 'x-forwarded-for': second } }));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // In the line before the next is asked: the order is the test's.
+      await until(() => t.deps.clientDocuments.fetches.waiting === i + 1);
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
     // A native app behind the first address (no Origin) brings its app's document, on the same host.
     const document = documents.document(freshPath('line-program'));
     const started = Date.now();
@@ -549,16 +550,17 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const [attacker, pusher, app] = [newAddress(), newAddress(), newAddress()];
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     // The attacker's browsers hold the host's turns; its programs the line, the app's document newest.
-    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, hangingDocument(`join-running-${i}`), {}, attacker));
-    await pause(300);
+    const runningIds = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => hangingDocument(`join-running-${i}`));
+    const running = runningIds.map((id) => refusedPage(t, id, {}, attacker));
+    await until(() => runningIds.every((id) => documents.count(new URL(id).pathname) === 1));
     const line: Array<Promise<Response>> = [];
     for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST - 1; i++) {
       line.push(codeExchange(t, hangingDocument(`join-waiting-${i}`), attacker));
-      await pause(20);
+      await until(() => t.deps.clientDocuments.fetches.waiting === i + 1);
     }
     const document = documents.document(freshPath('join-app'));
     line.push(codeExchange(t, document, attacker));
-    await pause(200);
+    await until(() => t.deps.clientDocuments.fetches.waiting === DOCUMENT_FETCHES_PER_HOST);
     // The app's own request joins that fetch, then a new id from another address fills the line.
     const started = Date.now();
     const fromApp = codeExchange(t, document, app);
@@ -575,12 +577,13 @@ forEachDatabase('Client ID metadata documents', (database) => {
   test('fetches started at the token, pushed-request, revocation and introspection endpoints by programs count against the address\'s programs\' share, and end in invalid_client; its browsers\' share is untouched', async () => {
     const port = await closedPort();
     const sender = newAddress();
+    const heldBefore = t.deps.clientDocuments.fetches.held;
     const unanswered = ['token', 'par', 'revoke', 'introspect'].flatMap((endpoint) => [0, 1].map((i) => fetch(`${t.baseUrl}/api/oauth/${endpoint}`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': sender },
       body: new URLSearchParams({ client_id: `http://127.0.0.1:${port}/${endpoint}-${i}-${process.hrtime.bigint()}`, grant_type: 'authorization_code', code: 'none', token: 'none', response_type: 'code' }),
     })));
     assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD_PER_ADDRESS);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until(() => t.deps.clientDocuments.fetches.held === heldBefore + DOCUMENT_FETCHES_HELD_PER_ADDRESS);
     const next = await codeExchange(t, documents.document(freshPath('after-endpoints')), sender);
     assert.equal(next.status, 503, 'the programs\' share is spent');
     assert.equal(((await next.json()) as { error: string }).error, 'temporarily_unavailable');
