@@ -17,13 +17,13 @@
  * past them (synchronous work, a long GC, a loaded host) Node runs them before it reads the
  * socket, where Redis's answer waits: an answered command would be taken for a stall, and the
  * instance would count its rate limits alone until Redis is back. The outage ends only when a
- * command on a new connection is answered (a script is sent for that at once), not at its handshake: a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
+ * command on a new connection is answered (a script is sent for that at once), not at its
+ * handshake: a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
  * and not a script, and would otherwise be logged back and gone twice a second, and /readyz
  * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
- * connection and sending PINGs on it: no timer of our own, and after a partition the old
- * connection may be dead for good (Redis restarted or failed over) while a new one works at once.
- * Unanswered commands are not resent on the new connection: each was already answered from the
- * fallback. An error Redis answers with (out of memory, a script error) leaves the connection as
+ * connection and sending PINGs on it: after a partition the old connection may be dead for good
+ * (Redis restarted or failed over) while a new one works at once. Unanswered commands are not
+ * resent on the new connection: each was already answered from the fallback. An error Redis answers with (out of memory, a script error) leaves the connection as
  * it is: that request uses its fallback, and the outage ends at the next command Redis answers.
  * docs/operations.md, "Metrics and alerts".
  */
