@@ -92,29 +92,36 @@ export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise
  * cancels it. A timer alone is not that: once the loop was held past it, Node's next turn runs
  * the timers phase before the poll phase that reads the socket, and an answer already there would
  * come after the verdict. So the verdict is taken in the check phase (`setImmediate`), which
- * follows the poll phase: an answer that arrived meanwhile settles its command first. And a timer
- * that fires late by more than a tenth of `ms` tells that the loop was held: the command may
- * have been written only as the hold ended (ioredis writes a turn's commands in a later turn, and
- * behind a batch still waiting for its answers), so it gets a whole `ms` again, once: a loop
- * held time after time is an overloaded instance, which a late verdict would not help. A stall
- * is seen after `ms` and one turn of the loop, as with a timer, and after at most twice `ms`
- * and the holds when the loop is held meanwhile.
+ * follows the poll phase: an answer that arrived meanwhile settles its command first. And the
+ * time is counted in tenths of `ms`, each a timer: one that fires late by more than a tenth tells
+ * that the loop was held, wherever in the period the hold fell, even one that ended just before
+ * or just after the period's end (a single timer, barely late then, would not tell). The command
+ * may have been written only as the hold ended (ioredis writes a turn's commands in a later turn,
+ * and behind a batch still waiting for its answers), so the count starts again from there, a
+ * whole `ms`, once: a loop held time after time is an overloaded instance, which a late verdict
+ * would not help. A stall is seen after `ms` and one turn of the loop, as with a timer, and after
+ * at most twice `ms` and the holds when the loop is held meanwhile.
  */
 function afterLoopTime(ms: number, verdict: () => void): () => void {
-  let due = performance.now() + ms;
+  const tenth = ms / 10;
   let again = true;
+  let counted = 0;
+  let last = performance.now();
   let immediate: NodeJS.Immediate | undefined;
-  const fire = () => {
+  const tick = () => {
     const now = performance.now();
-    if (again && now - due > ms / 10) {
+    const elapsed = now - last;
+    last = now;
+    if (again && elapsed - tenth > tenth) {
       again = false;
-      due = now + ms;
-      timer = setTimeout(fire, ms);
-      return;
+      counted = 0;
+    } else {
+      counted += elapsed;
     }
-    immediate = setImmediate(verdict);
+    if (counted >= ms) immediate = setImmediate(verdict);
+    else timer = setTimeout(tick, Math.min(tenth, ms - counted));
   };
-  let timer = setTimeout(fire, ms);
+  let timer = setTimeout(tick, Math.min(tenth, ms));
   return () => {
     clearTimeout(timer);
     if (immediate) clearImmediate(immediate);

@@ -372,6 +372,31 @@ test('an answer waiting in the socket while the event loop was held past the com
   }
 });
 
+test('a command written as a hold of the event loop ends, however close to the timeout the hold ended, is given the whole timeout to be answered', { skip: skipWithoutRedis }, async () => {
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const timeout = 200;
+  const redis = new GuardedRedis(redisUrl!, { logger, meanwhile: 'both fall back', commandTimeoutMs: timeout });
+  try {
+    assert.equal(await redis.ask(() => redis.client.ping('ready')), 'ready');
+    // Asked in the check phase, the command is written in the next one, after the timers phase
+    // that runs the timeout's timer; held just past the timeout (less than a tenth late), the
+    // timer alone does not tell that the loop was held, and the command, written only then, had
+    // no time at all to be answered.
+    let asked: Promise<string | undefined> | undefined;
+    await new Promise<void>((resolve) => setImmediate(() => {
+      asked = redis.ask(() => redis.client.ping('written as the hold ends'));
+      holdEventLoop(timeout * 1.02);
+      resolve();
+    }));
+    assert.equal(await asked, 'written as the hold ends');
+    assert.equal(redis.isDegraded, false);
+    assert.deepEqual(lines, [], 'no outage logged');
+  } finally {
+    redis.close();
+  }
+});
+
 test('a command Redis does not answer still times out and degrades when the event loop was held past the timeout meanwhile', { skip: skipWithoutRedis }, async () => {
   const timeout = 200;
   const { relay, lines, limiter, close } = await sharedThroughRelay(timeout);
