@@ -11,14 +11,14 @@
  * A stall (Redis frozen, or a partition that drops packets while the connection stays open) is
  * not seen by the socket: the client stays 'ready' for minutes. So a command that Redis does not
  * answer while the connection looks ready drops that connection (`disconnect(true)`), Redis is
- * skipped until a new connection is ready, and ioredis's reconnection is the probe: each attempt's
+ * skipped until a new connection answers, and ioredis's reconnection is the probe: each attempt's
  * handshake has the same timeout. Both timeouts are ours (`afterLoopTime`), not ioredis's
  * `commandTimeout` and `socketTimeout`: those are plain timers, and once the event loop was held
  * past them (synchronous work, a long GC, a loaded host) Node runs them before it reads the
  * socket, where Redis's answer waits: an answered command would be taken for a stall, and the
  * instance would count its rate limits alone until Redis is back. The outage ends only when a
- * command on a new connection is answered (a script is sent for that at once), not at its
- * handshake: a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
+ * script sent alone on a new connection at once is answered, not at its handshake (requests
+ * keep to their fallback until then): a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
  * and not a script, and would otherwise be logged back and gone twice a second, and /readyz
  * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
  * connection and sending PINGs on it: after a partition the old connection may be dead for good
@@ -142,6 +142,8 @@ export class GuardedRedis {
   private closed = false;
   /** A command went unanswered and its connection was dropped: skip Redis until the next 'ready'. */
   private dropped = false;
+  /** After a stall, the script sent on the new connection is not answered yet: skip Redis until it is. */
+  private probing = false;
   /** Connections closed so far: a failure on a connection since closed is not news. */
   private closes = 0;
   private readonly recoveryListeners = new Set<() => void>();
@@ -205,11 +207,15 @@ export class GuardedRedis {
       this.everReady = true;
       if (this.dropped) {
         // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
-        // WRITE, as a failover does) answers INFO and not a script. Commands may go out again,
-        // and the first one answered ends the outage (`ask`); a script that writes nothing is
-        // sent at once, so an instance without traffic is back too.
+        // WRITE, as a failover does) answers INFO and not a script. A script that writes nothing
+        // is sent at once, alone: its answer ends the outage (`send`), and until then requests
+        // keep to their fallback without asking, or each would wait for the timeout on a Redis
+        // that still pauses (its failure drops this connection too, and the next is probed).
         this.dropped = false;
-        void this.ask(() => this.client.eval('return 1', 0));
+        this.probing = true;
+        void this.send(() => this.client.eval('return 1', 0)).finally(() => {
+          this.probing = false;
+        });
         return;
       }
       this.recovered();
@@ -218,7 +224,7 @@ export class GuardedRedis {
 
   /** False while Redis is known to be down: use the fallback without trying. */
   private get usable(): boolean {
-    return !this.dropped && (!this.degraded || this.client.status === 'ready');
+    return !this.dropped && !this.probing && (!this.degraded || this.client.status === 'ready');
   }
 
   /**
@@ -241,6 +247,11 @@ export class GuardedRedis {
    */
   async ask<T>(command: () => Promise<T>): Promise<T | undefined> {
     if (!this.usable) return undefined;
+    return this.send(command);
+  }
+
+  /** `ask`, Redis usable or not: what it answers to `command` in time, else `undefined`. */
+  private async send<T>(command: () => Promise<T>): Promise<T | undefined> {
     const connection = this.closes;
     const outcome = await new Promise<{ answer: T } | { error: unknown }>((settle) => {
       // Once the verdict is taken, a later answer or error of the command is not news: the caller
@@ -285,6 +296,9 @@ export class GuardedRedis {
   }
 
   private recovered(): void {
+    // Answered: the listeners below ask Redis at once (the replay cache publishes what the
+    // database accepted meanwhile), so requests may too from now on.
+    this.probing = false;
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.logger?.info({}, 'Redis is reachable again');

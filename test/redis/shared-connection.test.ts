@@ -210,6 +210,8 @@ class HandshakeOnlyRedis {
   port = 0;
   /** Commands other than the handshake's received so far, per connection in the order accepted. */
   readonly commands: number[] = [];
+  /** The names of those commands, per connection. */
+  readonly names: string[][] = [];
   private answering = false;
   private readonly held = new Map<Socket, number>();
 
@@ -223,6 +225,7 @@ class HandshakeOnlyRedis {
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', () => {});
     const connection = this.commands.push(0) - 1;
+    this.names.push([]);
     let buffered = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
@@ -234,6 +237,7 @@ class HandshakeOnlyRedis {
         else if (name === 'INFO') socket.write(bulk('# Server\r\nloading:0\r\n'));
         else {
           this.commands[connection]! += 1;
+          this.names[connection]!.push(name);
           if (this.answering) socket.write('+PONG\r\n');
           else this.held.set(socket, (this.held.get(socket) ?? 0) + 1);
         }
@@ -301,6 +305,35 @@ test('after a stall, a new connection whose handshake Redis answers is not taken
     await eventually(() => !redis.isDegraded, 'a command answered ends the outage, with no request meanwhile');
     assert.equal(lines.at(-1), 'info: Redis is reachable again');
     assert.equal(await ping(), 'PONG');
+  } finally {
+    redis.close();
+    await server.close();
+  }
+});
+
+test('after a stall, requests keep to their fallback without asking a new connection until its script is answered: a Redis pausing writes holds none of them for the timeout', { skip: skipWithoutRedis }, async () => {
+  const server = new HandshakeOnlyRedis();
+  await server.open();
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${server.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs: 100 });
+  const ping = () => redis.ask(() => redis.client.ping());
+  const probed = () => server.names.slice(1).filter((names) => names.includes('EVAL')).length;
+  try {
+    assert.equal(await ping(), undefined, 'the first command waits for the timeout, unanswered');
+    // Requests keep coming while new connections are made, handshaken, and probed, three times.
+    for (let i = 0; i < 300 && probed() < 3; i++) {
+      assert.equal(await ping(), undefined);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(probed() >= 3, 'new connections were probed');
+    assert.deepEqual(server.names.slice(1).flat().filter((name) => name !== 'EVAL'), [], 'no request went out on a connection whose script was unanswered');
+    assert.equal(redis.isDegraded, true);
+
+    server.answer();
+    await eventually(() => !redis.isDegraded, 'the script answered ends the outage');
+    assert.equal(await ping(), 'PONG', 'and requests ask Redis again');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
   } finally {
     redis.close();
     await server.close();
