@@ -10,17 +10,20 @@
  *
  * A stall (Redis frozen, or a partition that drops packets while the connection stays open) is
  * not seen by the socket: the client stays 'ready' for minutes. So a command that Redis does not
- * answer while the connection looks ready drops that connection (ioredis's `socketTimeout`, or
- * `disconnect(true)` when other answers kept that timer from firing), Redis is skipped until a new
- * connection is ready, and ioredis's reconnection is the probe: each attempt's handshake has the
- * same timeout. The outage ends only when a command on a new connection is answered (a script is
- * sent for that at once), not at its handshake: a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
+ * answer while the connection looks ready drops that connection (`disconnect(true)`), Redis is
+ * skipped until a new connection answers, and ioredis's reconnection is the probe: each attempt's
+ * handshake has the same timeout. Both timeouts are ours (`afterLoopTime`), not ioredis's
+ * `commandTimeout` and `socketTimeout`: those are plain timers, and once the event loop was held
+ * past them (synchronous work, a long GC, a loaded host) Node runs them before it reads the
+ * socket, where Redis's answer waits: an answered command would be taken for a stall, and the
+ * instance would count its rate limits alone until Redis is back. The outage ends only when a
+ * script sent alone on a new connection at once is answered, not at its handshake (requests
+ * keep to their fallback until then): a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
  * and not a script, and would otherwise be logged back and gone twice a second, and /readyz
  * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
- * connection and sending PINGs on it: no timer of our own, and after a partition the old
- * connection may be dead for good (Redis restarted or failed over) while a new one works at once.
- * Unanswered commands are not resent on the new connection: each was already answered from the
- * fallback. An error Redis answers with (out of memory, a script error) leaves the connection as
+ * connection and sending PINGs on it: after a partition the old connection may be dead for good
+ * (Redis restarted or failed over) while a new one works at once. Unanswered commands are not
+ * resent on the new connection: each was already answered from the fallback. An error Redis answers with (out of memory, a script error) leaves the connection as
  * it is: that request uses its fallback, and the outage ends at the next command Redis answers.
  * docs/operations.md, "Metrics and alerts".
  */
@@ -84,35 +87,86 @@ export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise
   }
 }
 
+/**
+ * Calls `verdict` once `ms` have passed with the event loop free to read sockets; returns what
+ * cancels it. A timer alone is not that: once the loop was held past it, Node's next turn runs
+ * the timers phase before the poll phase that reads the socket, and an answer already there would
+ * come after the verdict. So the verdict is taken in the check phase (`setImmediate`), which
+ * follows the poll phase: an answer that arrived meanwhile settles its command first. And the
+ * time is counted in tenths of `ms`, each a timer: one that fires late by more than a tenth tells
+ * that the loop was held, wherever in the period the hold fell, even one that ended just before
+ * or just after the period's end (a single timer, barely late then, would not tell). The command
+ * may have been written only as the hold ended (ioredis writes a turn's commands in a later turn,
+ * and behind a batch still waiting for its answers), so the count starts again from there, a
+ * whole `ms`, once: a loop held time after time is an overloaded instance, which a late verdict
+ * would not help. A stall is seen after `ms` and one turn of the loop, as with a timer, and after
+ * at most twice `ms` and the holds when the loop is held meanwhile.
+ */
+function afterLoopTime(ms: number, verdict: () => void): () => void {
+  const tenth = ms / 10;
+  let again = true;
+  let counted = 0;
+  let last = performance.now();
+  let immediate: NodeJS.Immediate | undefined;
+  const tick = () => {
+    const now = performance.now();
+    const elapsed = now - last;
+    last = now;
+    if (again && elapsed - tenth > tenth) {
+      again = false;
+      counted = 0;
+    } else {
+      counted += elapsed;
+    }
+    if (counted >= ms) immediate = setImmediate(verdict);
+    else timer = setTimeout(tick, Math.min(tenth, ms - counted));
+  };
+  let timer = setTimeout(tick, Math.min(tenth, ms));
+  return () => {
+    clearTimeout(timer);
+    if (immediate) clearImmediate(immediate);
+  };
+}
+
 export class GuardedRedis {
   readonly client: Redis;
   private readonly logger: RedisLogger | undefined;
   private readonly meanwhile: string;
   private readonly isReply: (error: unknown) => boolean;
+  /** Longest wait for one command, or for a new connection's handshake, in milliseconds. */
+  private readonly timeout: number;
+  /** Cancels the timeout of the handshake under way, if any. */
+  private handshake: (() => void) | undefined;
   private degraded = false;
   private everReady = false;
   private closed = false;
   /** A command went unanswered and its connection was dropped: skip Redis until the next 'ready'. */
   private dropped = false;
+  /** After a stall, the script sent on the new connection is not answered yet: skip Redis until it is. */
+  private probing = false;
   /** Connections closed so far: a failure on a connection since closed is not news. */
   private closes = 0;
   private readonly recoveryListeners = new Set<() => void>();
 
   constructor(url: string, options: GuardedRedisOptions) {
-    const timeout = options.commandTimeoutMs ?? 500;
+    const timeout = (this.timeout = options.commandTimeoutMs ?? 500);
     this.logger = options.logger;
     this.meanwhile = options.meanwhile;
     const { Redis: Client, ReplyError } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.isReply = (error) => error instanceof ReplyError;
     this.client = new Client(url, {
-      commandTimeout: timeout,
-      // A connection with a command unanswered for longer is destroyed and made again: a stall.
-      // Later than the command's own timeout, which comes first however late timers run, so the
-      // stall is seen (`failed`) on the connection it happened on; destroyed first, the connection
-      // looked merely closed, and the next handshake was taken for Redis being back.
-      socketTimeout: timeout * 2,
+      // No `commandTimeout` and no `socketTimeout`: both are timers that fire before the socket is
+      // read when the event loop was held (module comment). A command is timed in `ask`, and its
+      // stall drops the connection there (`failed`), on the connection it happened on, so it is
+      // seen as a stall and not as a connection merely closed, whose next handshake would be taken
+      // for Redis being back; a handshake is timed from 'connect' below. (`connectTimeout` is
+      // ioredis's: a connection not made in time, taken so after a hold, is only tried again.)
       connectTimeout: Math.max(timeout, 1000),
-      maxRetriesPerRequest: 1,
+      // A command is settled (rejected) when its connection closes, never carried over to the
+      // next one: ioredis otherwise drops the commands still unanswered at a close without
+      // settling them (with `autoResendUnfulfilledCommands` off), and its auto-pipeline, which
+      // writes a batch only once the previous one is settled, would hold every later command.
+      maxRetriesPerRequest: 0,
       retryStrategy: (times) => Math.min(times * 100, 2000),
       // A command that timed out was answered from the fallback; sent again it would count twice.
       autoResendUnfulfilledCommands: false,
@@ -129,19 +183,39 @@ export class GuardedRedis {
       this.dropped = true;
       this.client.disconnect(true);
     });
+    // The handshake (AUTH, SELECT, CLIENT SETINFO, INFO) has the commands' timeout: a Redis that
+    // accepts the connection and does not answer it is tried again, as a stalled command is.
+    this.client.on('connect', () => {
+      this.handshake?.();
+      const connection = this.closes;
+      this.handshake = afterLoopTime(timeout, () => {
+        this.handshake = undefined;
+        if (connection !== this.closes || this.closed || this.client.status !== 'connect') return;
+        this.outage(new Error('handshake unanswered'));
+        this.client.disconnect(true);
+      });
+    });
     this.client.on('close', () => {
+      this.handshake?.();
+      this.handshake = undefined;
       this.closes++;
       if (this.everReady) this.outage(new Error('connection closed'));
     });
     this.client.on('ready', () => {
+      this.handshake?.();
+      this.handshake = undefined;
       this.everReady = true;
       if (this.dropped) {
         // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
-        // WRITE, as a failover does) answers INFO and not a script. Commands may go out again,
-        // and the first one answered ends the outage (`ask`); a script that writes nothing is
-        // sent at once, so an instance without traffic is back too.
+        // WRITE, as a failover does) answers INFO and not a script. A script that writes nothing
+        // is sent at once, alone: its answer ends the outage (`send`), and until then requests
+        // keep to their fallback without asking, or each would wait for the timeout on a Redis
+        // that still pauses (its failure drops this connection too, and the next is probed).
         this.dropped = false;
-        void this.ask(() => this.client.eval('return 1', 0));
+        this.probing = true;
+        void this.send(() => this.client.eval('return 1', 0)).finally(() => {
+          this.probing = false;
+        });
         return;
       }
       this.recovered();
@@ -150,7 +224,7 @@ export class GuardedRedis {
 
   /** False while Redis is known to be down: use the fallback without trying. */
   private get usable(): boolean {
-    return !this.dropped && (!this.degraded || this.client.status === 'ready');
+    return !this.dropped && !this.probing && (!this.degraded || this.client.status === 'ready');
   }
 
   /**
@@ -173,16 +247,34 @@ export class GuardedRedis {
    */
   async ask<T>(command: () => Promise<T>): Promise<T | undefined> {
     if (!this.usable) return undefined;
+    return this.send(command);
+  }
+
+  /** `ask`, Redis usable or not: what it answers to `command` in time, else `undefined`. */
+  private async send<T>(command: () => Promise<T>): Promise<T | undefined> {
     const connection = this.closes;
-    try {
-      const answer = await command();
-      // After an error Redis answered with, no 'ready' follows: an answer is what ends that outage.
-      if (this.degraded && !this.dropped && this.client.status === 'ready') this.recovered();
-      return answer;
-    } catch (error) {
-      this.failed(error, connection);
+    const outcome = await new Promise<{ answer: T } | { error: unknown }>((settle) => {
+      // Once the verdict is taken, a later answer or error of the command is not news: the caller
+      // answered from its fallback, and a stall dropped the connection (`failed`).
+      const cancel = afterLoopTime(this.timeout, () => settle({ error: new Error('Command timed out') }));
+      new Promise<T>((resolve) => resolve(command())).then(
+        (answer) => {
+          cancel();
+          settle({ answer });
+        },
+        (error: unknown) => {
+          cancel();
+          settle({ error });
+        },
+      );
+    });
+    if ('error' in outcome) {
+      this.failed(outcome.error, connection);
       return undefined;
     }
+    // After an error Redis answered with, no 'ready' follows: an answer is what ends that outage.
+    if (this.degraded && !this.dropped && this.client.status === 'ready') this.recovered();
+    return outcome.answer;
   }
 
   /** A command failed; `connection` (the count of closes when it was sent) names its connection. */
@@ -204,6 +296,9 @@ export class GuardedRedis {
   }
 
   private recovered(): void {
+    // Answered: the listeners below ask Redis at once (the replay cache publishes what the
+    // database accepted meanwhile), so requests may too from now on.
+    this.probing = false;
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.logger?.info({}, 'Redis is reachable again');
@@ -212,6 +307,8 @@ export class GuardedRedis {
 
   close(): void {
     this.closed = true;
+    this.handshake?.();
+    this.handshake = undefined;
     this.client.disconnect();
   }
 }

@@ -109,6 +109,16 @@ async function accepted(t: TestApp, clientId: string, from = newAddress()): Prom
   assert.match(response.headers.get('location') ?? '', /\/login/);
 }
 
+/**
+ * Tells whether any of `requests` was answered yet: a request answered while those are still
+ * unanswered did not wait for them.
+ */
+function answeredYet(requests: ReadonlyArray<Promise<unknown>>): () => boolean {
+  let answered = false;
+  for (const request of requests) void request.then(() => { answered = true; }, () => { answered = true; });
+  return () => answered;
+}
+
 /** A document id on the document server whose answer never comes: its fetch holds a turn to the fetch limit. */
 function hangingDocument(name: string): string {
   const id = documents.url(freshPath(name));
@@ -268,14 +278,15 @@ forEachDatabase('Client ID metadata documents', (database) => {
       // A visitor whose share is spent sees the page at once, naming no app.
       const port = await closedPort();
       const held = Array.from({ length: DOCUMENT_FETCHES_HELD_PER_ADDRESS }, (_, i) => refusedPage(other, `http://127.0.0.1:${port}/page-share-${i}-${process.hrtime.bigint()}`, {}, visitor));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const heldAnswered = answeredYet(held);
+      await until(() => other.deps.clientDocuments.fetches.held === DOCUMENT_FETCHES_HELD_PER_ADDRESS);
       const unnamed = documents.document(freshPath('page-share-next'));
       const returnTo = new URL(authorizeUrl(other, unnamed));
-      const started = Date.now();
       const page = await fetch(new URL(`/login?${new URLSearchParams({ return_to: returnTo.pathname + returnTo.search })}`, other.baseUrl), { headers: { 'x-forwarded-for': visitor } });
       assert.equal(page.status, 200);
       assert.ok(!(await page.text()).includes(new URL(unnamed).host), 'no app named');
-      assert.ok(Date.now() - started < 2000, 'answered at once');
+      assert.equal(heldAnswered(), false, 'answered at once: while the share\'s fetches are still held');
+      assert.equal(documents.count(new URL(unnamed).pathname), 0, 'nothing fetched for it');
       await Promise.all(held);
     } finally {
       await other.close();
@@ -414,15 +425,15 @@ forEachDatabase('Client ID metadata documents', (database) => {
     // A host that never answers holds each of its first eight fetches to the 5 s limit.
     const held = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => hangingDocument(`held-${i}`));
     const holding = held.map((id) => refusedPage(t, id));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const holdingAnswered = answeredYet(holding);
+    await until(() => held.every((id) => documents.count(new URL(id).pathname) === 1));
     // A burst of first requests for other documents of the same host: each waits for a turn.
     const started = Date.now();
     const waiting = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => documents.document(freshPath(`waiting-${i}`)));
     const served = waiting.map(async (id) => { await accepted(t, id); return Date.now() - started; });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const refusedAt = Date.now();
+    await until(() => t.deps.clientDocuments.fetches.waiting === DOCUMENT_FETCHES_PER_HOST);
     assert.match(await busyPage(t, documents.document(freshPath('one-too-many'))), /fetching too many client ID metadata documents at once/);
-    assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
+    assert.equal(holdingAnswered(), false, 'refused at once, not held: the fetches under way are still held');
     for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);
     for (const ms of await Promise.all(served)) assert.ok(ms >= 4000 && ms < 9000, `served once a held fetch ended its turn (after ${ms} ms)`);
     for (const id of waiting) assert.equal(documents.count(new URL(id).pathname), 1, 'each fetched once');
@@ -433,7 +444,7 @@ forEachDatabase('Client ID metadata documents', (database) => {
   test('a host is one host however its name is written: with its final dots, on another of its ports, it waits in the same line; its default port has a line of its own', async () => {
     const silent = await silentServer(['127.0.0.1', '::1']);
     const line = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `https://localhost:${silent.port}/named-${i}-${process.hrtime.bigint()}`));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await until(() => t.deps.clientDocuments.fetches.waiting === DOCUMENT_FETCHES_PER_HOST);
     const otherPort = new URL(documents.origin).port;
     for (const id of [`https://localhost.:${silent.port}/named-dotted`, `https://localhost..:${silent.port}/named-dotted-twice`, `https://localhost:${otherPort}/named-other-port`]) {
       assert.match(await busyPage(t, id), /fetching too many client ID metadata documents at once/, id);
@@ -448,9 +459,14 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const port = await closedPort();
     const started = Date.now();
     const unanswered = Array.from({ length: 2 * DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://127.0.0.1:${port}/closed-${i}-${process.hrtime.bigint()}`));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const unansweredAnswered = answeredYet(unanswered);
+    // All sixteen held, none of them holding a turn or waiting for one.
+    await until(() => {
+      const { running, waiting, held } = t.deps.clientDocuments.fetches;
+      return held === 2 * DOCUMENT_FETCHES_PER_HOST && running === 0 && waiting === 0;
+    });
     await accepted(t, documents.document(freshPath('beside-closed')));
-    assert.ok(Date.now() - started < 2500, `the host's document was fetched at once (${Date.now() - started} ms)`);
+    assert.equal(unansweredAnswered(), false, 'the host\'s document was fetched at once, while the ids with no answer are still held');
     for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
     assert.ok(Date.now() - started >= 4900, 'each id with no answer still reads as one at the fetch limit');
   });
@@ -462,12 +478,16 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const unanswered: Array<Promise<string>> = [];
     for (const hosts of waves) {
       unanswered.push(...hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, `http://${host}:${port}/unanswered-${i}-${process.hrtime.bigint()}`))));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The wave's fetches have failed and given their turns back; they are still held.
+      await until(() => {
+        const { running, waiting, held } = t.deps.clientDocuments.fetches;
+        return held === unanswered.length && running === 0 && waiting === 0;
+      });
     }
     assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD);
-    const refusedAt = Date.now();
+    const unansweredAnswered = answeredYet(unanswered);
     assert.match(await busyPage(t, documents.document(freshPath('past-the-held'))), /fetching too many client ID metadata documents at once/);
-    assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
+    assert.equal(unansweredAnswered(), false, 'refused at once, not held: the fetches with no answer are still held');
     for (const page of await Promise.all(unanswered)) assert.match(page, /could not be fetched: no answer within 5 s/);
     await accepted(t, documents.document(freshPath('after-the-held')));
   });
@@ -475,12 +495,13 @@ forEachDatabase('Client ID metadata documents', (database) => {
   test('one address\'s browsers hold at most 8 of the fetches until they end: their next new id is refused at once, another address\'s is fetched, and so is the same address\'s other programs\' (a native app, an agent); an IPv6 address counts by its /48', async () => {
     const port = await closedPort();
     for (const [sender, neighbour] of [['100.64.255.1', '100.64.255.1'], ['2001:db8:35:1::1', '2001:db8:35:ffff::2']] as const) {
+      const heldBefore = t.deps.clientDocuments.fetches.held;
       const unanswered = Array.from({ length: DOCUMENT_FETCHES_HELD_PER_ADDRESS }, (_, i) => refusedPage(t, `http://127.0.0.1:${port}/share-${i}-${process.hrtime.bigint()}`, {}, sender));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const unansweredAnswered = answeredYet(unanswered);
+      await until(() => t.deps.clientDocuments.fetches.held === heldBefore + DOCUMENT_FETCHES_HELD_PER_ADDRESS);
       const document = documents.document(freshPath('share-next'));
-      const refusedAt = Date.now();
       assert.match(await busyPage(t, document, neighbour), /Requests from your network are waiting for 8 client ID metadata documents already/, neighbour);
-      assert.ok(Date.now() - refusedAt < 2000, 'refused at once, not held');
+      assert.equal(unansweredAnswered(), false, 'refused at once, not held: the share\'s fetches are still held');
       // At the token endpoint, from a browser, the same refusal is RFC 6749 5.2's JSON, and not
       // invalid_client: nothing is wrong with the app, so it is not a failed authentication either,
       // which the address's 20 failures a minute would count (attack56: the neighbours of a share's
@@ -504,14 +525,15 @@ forEachDatabase('Client ID metadata documents', (database) => {
 
   test('a host\'s line goes first to the share holding the fewest places: when two addresses\' browsers fill its turns and its line, a program\'s document on that host waits its turn and is fetched, and the newest browser request waiting is refused', async () => {
     const [first, second] = [newAddress(), newAddress()];
-    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, hangingDocument(`line-running-${i}`), {}, first));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const runningIds = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => hangingDocument(`line-running-${i}`));
+    const running = runningIds.map((id) => refusedPage(t, id, {}, first));
+    await until(() => runningIds.every((id) => documents.count(new URL(id).pathname) === 1));
     const waiting: Array<Promise<Response>> = [];
     for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST; i++) {
       waiting.push(fetch(authorizeUrl(t, hangingDocument(`line-waiting-${i}`)), { redirect: 'manual', headers: { 'x-forwarded-for': second } }));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // In the line before the next is asked: the order is the test's.
+      await until(() => t.deps.clientDocuments.fetches.waiting === i + 1);
     }
-    await new Promise((resolve) => setTimeout(resolve, 300));
     // A native app behind the first address (no Origin) brings its app's document, on the same host.
     const document = documents.document(freshPath('line-program'));
     const started = Date.now();
@@ -528,16 +550,17 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const [attacker, pusher, app] = [newAddress(), newAddress(), newAddress()];
     const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     // The attacker's browsers hold the host's turns; its programs the line, the app's document newest.
-    const running = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => refusedPage(t, hangingDocument(`join-running-${i}`), {}, attacker));
-    await pause(300);
+    const runningIds = Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => hangingDocument(`join-running-${i}`));
+    const running = runningIds.map((id) => refusedPage(t, id, {}, attacker));
+    await until(() => runningIds.every((id) => documents.count(new URL(id).pathname) === 1));
     const line: Array<Promise<Response>> = [];
     for (let i = 0; i < DOCUMENT_FETCHES_PER_HOST - 1; i++) {
       line.push(codeExchange(t, hangingDocument(`join-waiting-${i}`), attacker));
-      await pause(20);
+      await until(() => t.deps.clientDocuments.fetches.waiting === i + 1);
     }
     const document = documents.document(freshPath('join-app'));
     line.push(codeExchange(t, document, attacker));
-    await pause(200);
+    await until(() => t.deps.clientDocuments.fetches.waiting === DOCUMENT_FETCHES_PER_HOST);
     // The app's own request joins that fetch, then a new id from another address fills the line.
     const started = Date.now();
     const fromApp = codeExchange(t, document, app);
@@ -554,12 +577,13 @@ forEachDatabase('Client ID metadata documents', (database) => {
   test('fetches started at the token, pushed-request, revocation and introspection endpoints by programs count against the address\'s programs\' share, and end in invalid_client; its browsers\' share is untouched', async () => {
     const port = await closedPort();
     const sender = newAddress();
+    const heldBefore = t.deps.clientDocuments.fetches.held;
     const unanswered = ['token', 'par', 'revoke', 'introspect'].flatMap((endpoint) => [0, 1].map((i) => fetch(`${t.baseUrl}/api/oauth/${endpoint}`, {
       method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': sender },
       body: new URLSearchParams({ client_id: `http://127.0.0.1:${port}/${endpoint}-${i}-${process.hrtime.bigint()}`, grant_type: 'authorization_code', code: 'none', token: 'none', response_type: 'code' }),
     })));
     assert.equal(unanswered.length, DOCUMENT_FETCHES_HELD_PER_ADDRESS);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until(() => t.deps.clientDocuments.fetches.held === heldBefore + DOCUMENT_FETCHES_HELD_PER_ADDRESS);
     const next = await codeExchange(t, documents.document(freshPath('after-endpoints')), sender);
     assert.equal(next.status, 503, 'the programs\' share is spent');
     assert.equal(((await next.json()) as { error: string }).error, 'temporarily_unavailable');
@@ -577,10 +601,11 @@ forEachDatabase('Client ID metadata documents', (database) => {
     const port = new URL(documents.origin).port;
     const held = hosts.flatMap((host) => Array.from({ length: DOCUMENT_FETCHES_PER_HOST }, (_, i) => `http://${host}:${silent.port}/instance-${i}-${process.hrtime.bigint()}`));
     const holding = held.map((id) => refusedPage(t, id));
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const holdingAnswered = answeredYet(holding);
+    await until(() => t.deps.clientDocuments.fetches.running === DOCUMENT_FETCHES_IN_FLIGHT);
     const started = Date.now();
     assert.match(await busyPage(t, `http://127.0.0.99:${port}/instance-elsewhere`), /fetching too many client ID metadata documents at once/);
-    assert.ok(Date.now() - started < 2000, 'refused at once, not held');
+    assert.equal(holdingAnswered(), false, 'refused at once, not held: the fetches under way are still held');
     // 127.0.0.1 is one of the eight: its next id takes a waiting place, which holds no connection.
     const waited = (async () => { await accepted(t, documents.document(freshPath('instance-waits'))); return Date.now() - started; })();
     for (const page of await Promise.all(holding)) assert.match(page, /could not be fetched: no answer within 5 s/);

@@ -177,7 +177,7 @@ test('while Redis is stalled with the connection open, requests answer from the 
     assert.equal(database.claimed.size, burst, 'the proofs are recorded in the database');
     assert.equal(Buffer.concat(sent).includes(keyPrefix), false, 'no request of the burst reached Redis');
     // While the stall lasts the client tries new connections; none is taken for Redis being back.
-    await eventually(() => relay.accepted > 1, 'a new connection is tried while Redis is stalled');
+    await eventually(() => relay.accepted > 2, 'new connections are tried while Redis is stalled: a handshake unanswered is given up too');
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98 - burst, 'still counted in memory');
     assert.equal(Buffer.concat(sent).includes(keyPrefix), false, 'no request reached Redis while it was stalled');
     assert.equal(limiter.state(), 'degraded', '/readyz says degraded while the stall lasts');
@@ -210,6 +210,8 @@ class HandshakeOnlyRedis {
   port = 0;
   /** Commands other than the handshake's received so far, per connection in the order accepted. */
   readonly commands: number[] = [];
+  /** The names of those commands, per connection. */
+  readonly names: string[][] = [];
   private answering = false;
   private readonly held = new Map<Socket, number>();
 
@@ -223,6 +225,7 @@ class HandshakeOnlyRedis {
     socket.on('close', () => this.sockets.delete(socket));
     socket.on('error', () => {});
     const connection = this.commands.push(0) - 1;
+    this.names.push([]);
     let buffered = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
@@ -234,6 +237,7 @@ class HandshakeOnlyRedis {
         else if (name === 'INFO') socket.write(bulk('# Server\r\nloading:0\r\n'));
         else {
           this.commands[connection]! += 1;
+          this.names[connection]!.push(name);
           if (this.answering) socket.write('+PONG\r\n');
           else this.held.set(socket, (this.held.get(socket) ?? 0) + 1);
         }
@@ -307,7 +311,36 @@ test('after a stall, a new connection whose handshake Redis answers is not taken
   }
 });
 
-test('a command that times out on a connection closed since does not report a new outage once Redis is back', { skip: skipWithoutRedis }, async () => {
+test('after a stall, requests keep to their fallback without asking a new connection until its script is answered: a Redis pausing writes holds none of them for the timeout', { skip: skipWithoutRedis }, async () => {
+  const server = new HandshakeOnlyRedis();
+  await server.open();
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const redis = new GuardedRedis(`redis://127.0.0.1:${server.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs: 100 });
+  const ping = () => redis.ask(() => redis.client.ping());
+  const probed = () => server.names.slice(1).filter((names) => names.includes('EVAL')).length;
+  try {
+    assert.equal(await ping(), undefined, 'the first command waits for the timeout, unanswered');
+    // Requests keep coming while new connections are made, handshaken, and probed, three times.
+    for (let i = 0; i < 300 && probed() < 3; i++) {
+      assert.equal(await ping(), undefined);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.ok(probed() >= 3, 'new connections were probed');
+    assert.deepEqual(server.names.slice(1).flat().filter((name) => name !== 'EVAL'), [], 'no request went out on a connection whose script was unanswered');
+    assert.equal(redis.isDegraded, true);
+
+    server.answer();
+    await eventually(() => !redis.isDegraded, 'the script answered ends the outage');
+    assert.equal(await ping(), 'PONG', 'and requests ask Redis again');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
+  } finally {
+    redis.close();
+    await server.close();
+  }
+});
+
+test('a command unanswered when its connection closes is answered from the fallback then, and reports no new outage once Redis is back', { skip: skipWithoutRedis }, async () => {
   const { relay, lines, limiter, close } = await sharedThroughRelay(1000);
   try {
     assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
@@ -315,10 +348,11 @@ test('a command that times out on a connection closed since does not report a ne
     const pending = limiter.hit('k', 100, 60, T0);
     await relay.cut();
     relay.resume();
+    assert.equal((await pending).remaining, 99, 'the hit sent before the cut is answered from memory');
+    assert.equal(limiter.state(), 'degraded');
     await relay.open();
     await eventually(() => limiter.state() === 'redis', 'back on Redis on a new connection');
-    assert.equal((await pending).remaining, 99, 'the hit sent before the cut is answered from memory');
-    assert.equal(limiter.state(), 'redis', 'its timeout is not news: the connection it was sent on is gone');
+    assert.equal(limiter.state(), 'redis', 'the failure of the command is not news: the connection it was sent on is gone');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
     assert.equal(relay.accepted, 2, 'the new connection is kept');
   } finally {
@@ -336,6 +370,79 @@ test('an error Redis answers with is logged as an outage until its next answer, 
     assert.equal(limiter.state(), 'redis');
     assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back', 'info: Redis is reachable again']);
     assert.equal(relay.accepted, 1, 'on the same connection');
+  } finally {
+    await close();
+  }
+});
+
+/** Holds the event loop for `ms`: synchronous work, a long GC, a process off the CPU. */
+function holdEventLoop(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+test('an answer waiting in the socket while the event loop was held past the command timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const timeout = 200;
+  const redis = new GuardedRedis(redisUrl!, { logger, meanwhile: 'both fall back', commandTimeoutMs: timeout });
+  try {
+    assert.equal(await redis.ask(() => redis.client.ping('ready')), 'ready');
+    // Held once the command is written (ioredis writes a turn's commands in a setImmediate queued
+    // when the first is asked: this one runs after it), while Redis answers.
+    const written = redis.ask(() => redis.client.ping('held after the write'));
+    setImmediate(() => holdEventLoop(3 * timeout));
+    assert.equal(await written, 'held after the write');
+    // Held in the turn that asks, before the command is even written.
+    const asked = redis.ask(() => redis.client.ping('held before the write'));
+    holdEventLoop(3 * timeout);
+    assert.equal(await asked, 'held before the write');
+    assert.equal(redis.isDegraded, false);
+    assert.deepEqual(lines, [], 'no outage logged');
+    assert.equal(await redis.ask(() => redis.client.ping('after')), 'after', 'the connection is kept');
+  } finally {
+    redis.close();
+  }
+});
+
+test('a command written as a hold of the event loop ends, however close to the timeout the hold ended, is given the whole timeout to be answered', { skip: skipWithoutRedis }, async () => {
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const timeout = 200;
+  const redis = new GuardedRedis(redisUrl!, { logger, meanwhile: 'both fall back', commandTimeoutMs: timeout });
+  try {
+    assert.equal(await redis.ask(() => redis.client.ping('ready')), 'ready');
+    // Asked in the check phase, the command is written in the next one, after the timers phase
+    // that runs the timeout's timer; held just past the timeout (less than a tenth late), the
+    // timer alone does not tell that the loop was held, and the command, written only then, had
+    // no time at all to be answered.
+    let asked: Promise<string | undefined> | undefined;
+    await new Promise<void>((resolve) => setImmediate(() => {
+      asked = redis.ask(() => redis.client.ping('written as the hold ends'));
+      holdEventLoop(timeout * 1.02);
+      resolve();
+    }));
+    assert.equal(await asked, 'written as the hold ends');
+    assert.equal(redis.isDegraded, false);
+    assert.deepEqual(lines, [], 'no outage logged');
+  } finally {
+    redis.close();
+  }
+});
+
+test('a command Redis does not answer still times out and degrades when the event loop was held past the timeout meanwhile', { skip: skipWithoutRedis }, async () => {
+  const timeout = 200;
+  const { relay, lines, limiter, close } = await sharedThroughRelay(timeout);
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    relay.stall();
+    const stalled = limiter.hit('k', 100, 60, T0);
+    setImmediate(() => holdEventLoop(3 * timeout));
+    assert.equal((await stalled).remaining, 99, 'answered from memory');
+    assert.equal(limiter.state(), 'degraded');
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back']);
+    relay.resume();
+    await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
   } finally {
     await close();
   }

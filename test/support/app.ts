@@ -10,6 +10,7 @@ import type { RateLimiter } from '../../src/core/rate-limiter.js';
 import { type Deps, createDeps, prepareDatabase } from '../../src/deps.js';
 import { TestClock } from './clock.js';
 import type { TestDatabase } from './databases.js';
+import { PORT_ATTEMPTS, freePort, portTaken } from './ports.js';
 import { TestSmtpServer } from './smtp.js';
 
 export interface TestApp {
@@ -40,19 +41,26 @@ export interface TestAppOptions {
 }
 
 /**
- * Starts the app. It listens before the settings are final so BASE_URL can carry the real port:
- * the settings are loaded again with it, and the app is rebuilt on the same database.
+ * Starts the app on a port chosen free first, since BASE_URL names it; when another process took
+ * that port before the app listens, the app is closed and started again on another.
  */
 export async function startTestApp(database: TestDatabase, options: TestAppOptions = {}): Promise<TestApp> {
   const clock = options.clock ?? new TestClock();
-  const probe = await import('node:net').then((net) => new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  }));
-  const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${probe}`;
-  const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: baseUrl, PORT: String(probe), DEMO: '0', ...options.env });
+  for (let attempt = 1; ; attempt++) {
+    const linesBefore = options.logLines?.length ?? 0;
+    try {
+      return await startOnPort(database, options, clock, await freePort());
+    } catch (error) {
+      if (!portTaken(error) || attempt >= PORT_ATTEMPTS) throw error;
+      // What the app given up logged is not the test's.
+      options.logLines?.splice(linesBefore);
+    }
+  }
+}
+
+async function startOnPort(database: TestDatabase, options: TestAppOptions, clock: TestClock, port: number): Promise<TestApp> {
+  const baseUrl = `http://${options.hostname ?? '127.0.0.1'}:${port}`;
+  const settings = loadSettings({ DATABASE_URL: database.url, BASE_URL: baseUrl, PORT: String(port), DEMO: '0', ...options.env });
   const audit: AuditEvent[] = [];
   const logLevel = options.logLevel ?? 'info';
   const logStream = options.logLines && { write: (line: string) => { options.logLines!.push(line); } };
@@ -62,22 +70,30 @@ export async function startTestApp(database: TestDatabase, options: TestAppOptio
     audit: { record: (event, reqId) => { audit.push(event); auditLog?.record(event, reqId); } },
     ...(options.limiter ? { limiter: options.limiter } : {}),
   });
-  await prepareDatabase(deps);
-  await sealStoredSecrets(deps.stores, settings.keysSecret);
-  await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
-  const app = await buildApp(deps, {
-    ...(logStream ? { logLevel, logStream } : { logLevel: 'silent' }),
-    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
-  });
-  await app.listen({ port: probe, host: '127.0.0.1' });
+  let app: FastifyInstance | undefined;
+  try {
+    await prepareDatabase(deps);
+    await sealStoredSecrets(deps.stores, settings.keysSecret);
+    await ensureSigningKeys(deps.stores, deps.clock, settings.keysSecret);
+    app = await buildApp(deps, {
+      ...(logStream ? { logLevel, logStream } : { logLevel: 'silent' }),
+      ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+    });
+    await app.listen({ port, host: '127.0.0.1' });
+  } catch (error) {
+    await app?.close();
+    await deps.close();
+    throw error;
+  }
+  const started = app;
   return {
-    app,
+    app: started,
     deps,
     clock,
     baseUrl,
     audit,
     close: async () => {
-      await app.close();
+      await started.close();
       await deps.close();
     },
   };

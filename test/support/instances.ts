@@ -5,7 +5,6 @@
  * production does; `startAppsForSuite` gives each its own, as `startTestApp` does, for the helpers
  * that drive a TestApp.
  */
-import { createServer } from 'node:net';
 import { after, before } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
@@ -19,7 +18,10 @@ import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { type TestApp, type TestAppOptions, startTestApp } from './app.js';
 import { TestClock } from './clock.js';
 import type { TestDatabase } from './databases.js';
+import { PORT_ATTEMPTS, freePort, portTaken } from './ports.js';
 import { SHARED_LIMITER_COMMAND_TIMEOUT_MS, uniqueKeyPrefix } from './redis.js';
+
+export { freePort };
 
 export interface Instance {
   app: FastifyInstance;
@@ -35,20 +37,6 @@ export interface Instances {
   issuer: string;
   close(): Promise<void>;
 }
-
-/** A port no process listened on a moment ago: another may take it before the caller listens (`PORT_ATTEMPTS`). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
-/** How many times a port taken by another test file between `freePort` and `listen` is chosen again. */
-const PORT_ATTEMPTS = 5;
 
 /**
  * With `REDIS_URL` in `env`, the instances share counters under a key prefix of this run's own
@@ -87,7 +75,7 @@ export async function startInstances(
       } catch (error) {
         await closeInstance({ app, deps, limiter });
         // Another test file running at the same time took the port since `freePort` chose it.
-        if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE' && ++attempts < PORT_ATTEMPTS) continue;
+        if (portTaken(error) && ++attempts < PORT_ATTEMPTS) continue;
         throw error;
       }
       list.push({ app, deps, base, ...(limiter ? { limiter } : {}) });

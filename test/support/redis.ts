@@ -15,12 +15,11 @@ if (!redisUrl && process.env.CI === 'true') {
 export const skipWithoutRedis: string | false = redisUrl ? false : 'TEST_REDIS_URL is not set: Redis suite skipped';
 
 /**
- * The command timeout of the limiters the tests share between instances. The service's 500 ms
- * (`GuardedRedis`) is measured by a timer of the process's own event loop: on a loaded machine the
- * test process, which runs the instances and their clients together, can be off the CPU that long
- * while Redis's answer waits in the socket, and the timer, run before the socket is read, took the
- * answer for a stall. That instance then counted in memory, apart, and a test of counts shared by
- * instances failed for it. A test of Redis being away or stalling sets a timeout of its own.
+ * The command timeout of the limiters the tests share between instances. On a loaded machine
+ * Redis itself can be off the CPU for longer than the service's 500 ms (`GuardedRedis`), which is
+ * then rightly taken for a stall: that instance counts in memory, apart, and a test of counts
+ * shared by instances would fail for it. These tests are not about stalls, so they give Redis
+ * ample time. A test of Redis being away or stalling sets a timeout of its own.
  */
 export const SHARED_LIMITER_COMMAND_TIMEOUT_MS = 30_000;
 

@@ -321,11 +321,15 @@ export class ClientMetadataDocuments {
     return this.cache.size;
   }
 
-  /** Fetches holding a turn, and those waiting for one on their host's line (for tests and diagnostics). */
-  get fetches(): { running: number; waiting: number } {
+  /**
+   * Fetches holding a turn, those waiting for one on their host's line, and all those the instance
+   * holds (these, and those held to the fetch limit after getting no answer), for tests and
+   * diagnostics.
+   */
+  get fetches(): { running: number; waiting: number; held: number } {
     let waiting = 0;
     for (const turns of this.hostTurns.values()) waiting += turns.state.waiting;
-    return { running: this.running, waiting };
+    return { running: this.running, waiting, held: this.fetching.size };
   }
 
   /**
