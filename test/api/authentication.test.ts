@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { setAccountStatus } from '../../src/core/accounts/accounts.js';
 import { deactivateClient, registerClient } from '../../src/core/oauth/clients.js';
 import { generateToken, hashSecret } from '../../src/core/credentials/formats.js';
+import { MCP_PATH } from '../../src/core/api/resource.js';
 import { AccountUnusableError } from '../../src/core/errors.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { type TestApp, startTestApp } from '../support/app.js';
@@ -191,6 +192,43 @@ forEachDatabase('resource API authentication', (database) => {
     }
     const one = await rawRequest('GET', `${t.baseUrl}/api/open/v1/me`, ['Authorization', `Bearer ${token}`]);
     assert.equal(one.status, 200, 'one header is read as ever');
+  });
+
+  test('400 invalid_request for a token in the Authorization header and access_token in the query string, even a valid one: one method a request (RFC 6750 2, 3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const personal = (await newPersonalToken(t.deps, user, ['profile:read'], 7)).token;
+    const json = ['Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream'];
+    const cases: Array<[string, string, string, string[], string?]> = [
+      ['GET', `/api/open/v1/me?access_token=${token}`, token, []],
+      ['GET', '/api/open/v1/me?page=0&access_token=svcp_x', personal, []],
+      ['GET', '/api/open/v1/me?access%5Ftoken=svcp_x', personal, []],
+      ['GET', '/api/open/v1/me?access_token', personal, []],
+      ['HEAD', '/api/open/v1/me?access_token=svcp_x', personal, []],
+      ['GET', '/api/open/v1/nope?access_token=svcp_x', personal, []],
+      ['POST', `${MCP_PATH}?access_token=svco_x`, token, json, '{"jsonrpc":"2.0","id":1,"method":"ping"}'],
+      ['GET', `/api/oauth/userinfo?access_token=${token}`, token, []],
+      ['POST', '/api/oauth/userinfo?access_token=svco_x', token, ['Content-Type', 'application/x-www-form-urlencoded'], 'a=b'],
+    ];
+    for (const [method, path, bearer, fields, body] of cases) {
+      const asked = `${method} ${path}`;
+      const answer = await rawRequest(method, `${t.baseUrl}${path}`, ['Authorization', `Bearer ${bearer}`, ...fields], body);
+      assert.equal(answer.status, 400, asked);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer realm="api", error="invalid_request"/, asked);
+      assert.equal(answer.headers['cache-control'], 'no-store', asked);
+      assert.ok(answer.headers['x-ratelimit-remaining'], `${asked}: the valid token is counted, with its rate-limit fields`);
+      if (method === 'HEAD') continue;
+      const error = JSON.parse(answer.body) as Record<string, string>;
+      assert.deepEqual(Object.keys(error).sort(), ['error', 'error_description'], asked);
+      assert.equal(error.error, 'invalid_request', asked);
+      assert.match(error.error_description!, /Authorization header and access_token in the query string/, asked);
+    }
+    // A query without access_token is read as ever, and so is one parameter whose name only begins so.
+    for (const path of ['/api/open/v1/me', '/api/open/v1/me?', '/api/open/v1/me?page=0', '/api/open/v1/me?access_tokens=x']) {
+      assert.equal((await get(t.baseUrl, path, { token: personal })).status, 200, path);
+    }
+    // A token refused for itself is told so first: the header is judged before the query.
+    await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me?access_token=svcp_x', { token: generateToken('personal') }), 'an unknown token');
   });
 
   test('malformed tokens and bad checksums are refused without a storage lookup', async () => {

@@ -371,8 +371,10 @@ forEachDatabase('resource API answers', (database) => {
       const init = { method, ...(body === undefined ? {} : { body }) };
       const asked = `${method} ${query} ${body ?? ''}`;
       const counted = await fetch(userinfo + query, { ...init, headers: { ...headers, authorization: `Bearer ${token}` } });
-      assert.equal(counted.status, 405, asked);
-      assert.equal(counted.headers.get('allow'), 'GET, HEAD, POST', asked);
+      // A valid token beside access_token in the query is two methods: 400 first (RFC 6750 2, 3.1).
+      const twoMethods = query.includes('access_token');
+      assert.equal(counted.status, twoMethods ? 400 : 405, asked);
+      assert.equal(counted.headers.get('allow'), twoMethods ? null : 'GET, HEAD, POST', asked);
       assert.ok(counted.headers.get('x-ratelimit-remaining'), `${asked}: counted, with its rate-limit fields`);
       assert.deepEqual(Object.keys(await counted.json() as object).sort(), ['error', 'error_description'], asked);
       assert.equal((await fetch(userinfo + query, { ...init, headers: { ...headers, authorization: 'Bearer svco_not-a-real-token' } })).status, 401, `${asked}: a token sent is checked`);
@@ -384,6 +386,27 @@ forEachDatabase('resource API answers', (database) => {
     const posted = await fetch(userinfo, { method: 'POST', headers: { ...form, authorization: `Bearer ${token}` }, body: 'a=b' });
     assert.equal(posted.status, 200);
     assert.equal((await posted.json() as { sub: string }).sub, String(user.id));
+  });
+
+  test('UserInfo refuses a form POST that carries access_token beside the Authorization header: 400 invalid_request, one method a request (RFC 6750 2, 3.1; OIDC Core 5.3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const userinfo = `${t.baseUrl}/api/oauth/userinfo`;
+    for (const [contentType, body] of [['application/x-www-form-urlencoded', `access_token=${token}`], ['Application/X-WWW-Form-Urlencoded; charset=utf-8', 'a=b&access_token=svco_x']] as const) {
+      const answer = await fetch(userinfo, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${token}` }, body });
+      assert.equal(answer.status, 400, body);
+      assert.match(answer.headers.get('www-authenticate') ?? '', /^Bearer realm="api", error="invalid_request"/, body);
+      assert.ok(answer.headers.get('x-ratelimit-remaining'), `${body}: the valid token is counted, with its rate-limit fields`);
+      const error = await answer.json() as Record<string, string>;
+      assert.deepEqual(Object.keys(error).sort(), ['error', 'error_description']);
+      assert.equal(error.error, 'invalid_request');
+      assert.match(error.error_description!, /Authorization header and access_token in the form body/);
+    }
+    // A form without access_token, or JSON naming it (no RFC 6750 method), is served as before.
+    for (const [contentType, body] of [['application/x-www-form-urlencoded', 'a=b'], ['application/json', '{"access_token":"svco_x"}']] as const) {
+      const answer = await fetch(userinfo, { method: 'POST', headers: { 'content-type': contentType, authorization: `Bearer ${token}` }, body });
+      assert.equal(answer.status, 200, body);
+    }
   });
 
   test('/docs is a page that documents every endpoint and scope', async () => {

@@ -220,6 +220,21 @@ forEachDatabase('DPoP (RFC 9449)', (database) => {
     assert.match(((await replay.json()) as { error_description: string }).error_description, /used already/);
   });
 
+  test('Authorization: DPoP with access_token in the query string is 400 invalid_request on the DPoP challenge, even with a valid proof (RFC 6750 2, 3.1; RFC 9449 7.1)', async () => {
+    const c = await newClient(t);
+    const key = await dpopKey();
+    const { tokens, nonce } = await dpopTokens(c, key);
+    const answer = await fetch(`${meUrl()}?access_token=${tokens.access_token}`, {
+      headers: { authorization: `DPoP ${tokens.access_token}`, dpop: await meProof(key, tokens.access_token, nonce) },
+    });
+    assert.equal(answer.status, 400, await answer.clone().text());
+    assert.equal(answer.headers.get('www-authenticate'), `DPoP realm="api", algs="${ALGS}", error="invalid_request", ${rm()}, Bearer realm="api", ${rm()}`);
+    const error = (await answer.json()) as Record<string, string>;
+    assert.equal(error.error, 'invalid_request');
+    assert.match(error.error_description!, /Authorization header and access_token in the query string: .*Authorization: DPoP <token>/);
+    assert.equal((await me(`DPoP ${tokens.access_token}`, await meProof(key, tokens.access_token, nonce))).status, 200, 'the header alone is served');
+  });
+
   test('UserInfo accepts Authorization: DPoP with a proof', async () => {
     const { fields } = await freshCode(t, {}, { scope: 'openid profile:read' });
     const key = await dpopKey();

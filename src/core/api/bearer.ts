@@ -135,6 +135,14 @@ export function resourceDpopError(error: DpopProofError): OAuthError {
   return new OAuthError(error.code, error.description, { status: 401, headers });
 }
 
+/** The 400 for a token in the header with `access_token` in `where` too (RFC 6750 2, 3.1). */
+function alsoSent(where: string, scheme: AuthScheme): OAuthError {
+  const header = scheme === 'Bearer' ? 'Authorization: Bearer <token>' : 'Authorization: DPoP <token> with its DPoP proof';
+  return new OAuthError('invalid_request', `The request carried both the Authorization header and access_token in ${where}: a request carries its access token one way only, so send it in the header alone, ${header}, and no access_token elsewhere.`, {
+    headers: { 'www-authenticate': challenge({ error: 'invalid_request' }, scheme) },
+  });
+}
+
 /**
  * Every way bearer authentication refuses, each built once: a refusal is an ordinary answer on
  * this path, and the API sends these as they are (issue 8). Each says what to send instead.
@@ -168,6 +176,18 @@ export const BEARER_REFUSALS = {
   repeatedHeader: new OAuthError('invalid_request', 'The request carried more than one Authorization header: send exactly one, Authorization: Bearer <token>.', {
     headers: { 'www-authenticate': challenge({ error: 'invalid_request' }) },
   }),
+  /**
+   * RFC 6750 2 and 3.1 `invalid_request` (400): a client uses one method a request, and this one
+   * sent its token in the `Authorization` header and `access_token` in the query string as well
+   * (`alsoSent`). Given on the challenge of the scheme it used; decided once the header's token is
+   * accepted, so the request is a valid holder's and is counted against its token, never against
+   * its address.
+   */
+  alsoInQuery: alsoSent('the query string', 'Bearer'),
+  alsoInQueryDpop: alsoSent('the query string', 'DPoP'),
+  /** The same for `access_token` in a form body, where a form is read (UserInfo, OIDC Core 5.3.1). */
+  alsoInForm: alsoSent('the form body', 'Bearer'),
+  alsoInFormDpop: alsoSent('the form body', 'DPoP'),
   notBearer: invalidToken('The Authorization header must be Bearer <token>, with the access token from the token response or a personal token (or DPoP <token> with a DPoP proof, for a token of token_type DPoP).'),
   /** RFC 9449 7.1: the DPoP scheme needs exactly one proof in the `DPoP` header. */
   dpopWithoutProof: new OAuthError('invalid_dpop_proof', 'Authorization: DPoP needs a DPoP header with a proof made for this request (htm, htu, and ath: the hash of the access token).', {

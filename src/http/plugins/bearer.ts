@@ -83,6 +83,14 @@ function isForm(contentType: string | undefined): boolean {
   return /^application\/x-www-form-urlencoded[\t ]*(?:;|$)/i.test(contentType ?? '');
 }
 
+/**
+ * Whether the parsed query string has `access_token` (RFC 6750 2.3's parameter), with a value or
+ * none, its name as decoded (`access%5Ftoken` too).
+ */
+function queryCarriesToken(query: unknown): boolean {
+  return typeof query === 'object' && query !== null && Object.hasOwn(query, 'access_token');
+}
+
 /** Whether a form body, as read, carries `access_token` (RFC 6750 2.2's parameter). */
 function formCarriesToken(body: unknown): boolean {
   return typeof body === 'object' && body !== null && Object.hasOwn(body, 'access_token');
@@ -167,6 +175,17 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     if (!decision.allowed) return refuseLimited(request, reply, 'token');
     // RFC 9449 9: a newer nonce for the client's next proof.
     if (bearer.dpopNonce !== undefined) reply.header('dpop-nonce', bearer.dpopNonce);
+    // RFC 6750 2 and 3.1: one method a request, so a token in the header beside `access_token` in
+    // the query string is 400 `invalid_request`. Judged here, once the header's token is accepted:
+    // a refused one was told why first (and counted against its address as any failure); this
+    // refusal is a valid holder's malformed request, counted against its token (the answer carries
+    // its rate-limit fields, INTERFACE section 7) and never against the address, like a missing
+    // scope: it guesses nothing, so it is no `hitFailure`, and it needs no `meantForValidHolder`
+    // (an address refused for now got here only with a token bearing the service's mark). The
+    // query's keys are looked at only when there is a query string (a plain GET /me has none).
+    if (request.url.includes('?') && queryCarriesToken(request.query)) {
+      return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInQueryDpop : BEARER_REFUSALS.alsoInQuery, request, reply);
+    }
     const refusal = audienceRefusal(bearer, resource) ?? scopeRefusal(bearer, scope === '' ? undefined : scope);
     if (refusal) return refuse(refusal, request, reply);
     request.bearer = bearer;
@@ -212,12 +231,17 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     return admit(request, reply, scope, elsewhere === 'query' ? 'token' : elsewhere === 'form' ? 'unreadForm' : undefined);
   });
   // A form sent without the header, read: one that carries `access_token` is told a token there
-  // is not accepted; one without, that the request has no token (RFC 6750 3.1).
+  // is not accepted; one without, that the request has no token (RFC 6750 3.1). A form sent with
+  // the header, read once its token was accepted: `access_token` in it too is 400
+  // `invalid_request` (RFC 6750 2 and 3.1), counted as the query's is in `admit`, for the same reasons.
   if (options.readsForm) {
     app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
       const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
-      if (scope === undefined || bearerOptional || request.bearer !== undefined) return undefined;
-      return admit(request, reply, scope, formCarriesToken(request.body) ? 'token' : undefined);
+      if (scope === undefined || bearerOptional) return undefined;
+      const { bearer } = request;
+      if (bearer === undefined) return admit(request, reply, scope, formCarriesToken(request.body) ? 'token' : undefined);
+      if (!isForm(request.headers['content-type']) || !formCarriesToken(request.body)) return undefined;
+      return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
     });
   }
 
