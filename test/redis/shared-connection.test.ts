@@ -32,17 +32,22 @@ async function eventually(condition: () => boolean, what: string): Promise<void>
   assert.ok(condition(), what);
 }
 
+/** A guarded connection to `url` whose log lines are kept in `lines` (`warn: …`, `info: …`). */
+function loggedRedis(url: string, commandTimeoutMs: number): { redis: GuardedRedis; lines: string[] } {
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
+  return { redis: new GuardedRedis(url, { logger, meanwhile: 'both fall back', commandTimeoutMs }), lines };
+}
+
 /** A limiter and a replay cache sharing one guarded connection to Redis through a relay a test can cut or stall. */
 async function sharedThroughRelay(commandTimeoutMs: number) {
   const target = new URL(redisUrl!);
   const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
   await relay.open();
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
   // The server's database, user and password as TEST_REDIS_URL names them: only the address is the relay's.
   const relayed = new URL(target);
   relayed.host = `127.0.0.1:${relay.port}`;
-  const redis = new GuardedRedis(relayed.href, { logger, meanwhile: 'both fall back', commandTimeoutMs });
+  const { redis, lines } = loggedRedis(relayed.href, commandTimeoutMs);
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
   const database = new RecordingStore();
@@ -284,9 +289,7 @@ function parseCommand(buffer: Buffer): { args: string[]; length: number } | unde
 test('after a stall, a new connection whose handshake Redis answers is not taken for Redis being back until a command is answered', { skip: skipWithoutRedis }, async () => {
   const server = new HandshakeOnlyRedis();
   await server.open();
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
-  const redis = new GuardedRedis(`redis://127.0.0.1:${server.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs: 100 });
+  const { redis, lines } = loggedRedis(`redis://127.0.0.1:${server.port}`, 100);
   const ping = () => redis.ask(() => redis.client.ping());
   try {
     assert.equal(await ping(), undefined, 'the first command waits for the timeout, unanswered');
@@ -314,9 +317,7 @@ test('after a stall, a new connection whose handshake Redis answers is not taken
 test('after a stall, requests keep to their fallback without asking a new connection until its script is answered: a Redis pausing writes holds none of them for the timeout', { skip: skipWithoutRedis }, async () => {
   const server = new HandshakeOnlyRedis();
   await server.open();
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
-  const redis = new GuardedRedis(`redis://127.0.0.1:${server.port}`, { logger, meanwhile: 'both fall back', commandTimeoutMs: 100 });
+  const { redis, lines } = loggedRedis(`redis://127.0.0.1:${server.port}`, 100);
   const ping = () => redis.ask(() => redis.client.ping());
   const probed = () => server.names.slice(1).filter((names) => names.includes('EVAL')).length;
   try {
@@ -382,10 +383,8 @@ function holdEventLoop(ms: number): void {
 }
 
 test('an answer waiting in the socket while the event loop was held past the command timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
   const timeout = 200;
-  const redis = new GuardedRedis(redisUrl!, { logger, meanwhile: 'both fall back', commandTimeoutMs: timeout });
+  const { redis, lines } = loggedRedis(redisUrl!, timeout);
   try {
     assert.equal(await redis.ask(() => redis.client.ping('ready')), 'ready');
     // Held once the command is written (ioredis writes a turn's commands in a setImmediate queued
@@ -406,10 +405,8 @@ test('an answer waiting in the socket while the event loop was held past the com
 });
 
 test('a command written as a hold of the event loop ends, however close to the timeout the hold ended, is given the whole timeout to be answered', { skip: skipWithoutRedis }, async () => {
-  const lines: string[] = [];
-  const logger: RedisLogger = { warn: (_d, message) => lines.push(`warn: ${message}`), info: (_d, message) => lines.push(`info: ${message}`) };
   const timeout = 200;
-  const redis = new GuardedRedis(redisUrl!, { logger, meanwhile: 'both fall back', commandTimeoutMs: timeout });
+  const { redis, lines } = loggedRedis(redisUrl!, timeout);
   try {
     assert.equal(await redis.ask(() => redis.client.ping('ready')), 'ready');
     // Asked in the check phase, the command is written in the next one, after the timers phase
