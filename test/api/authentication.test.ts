@@ -231,6 +231,22 @@ forEachDatabase('resource API authentication', (database) => {
     await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me?access_token=svcp_x', { token: generateToken('personal') }), 'an unknown token');
   });
 
+  test('without the Authorization header, access_token in the query string in any spelling it is read as (access%5Ftoken, no value, repeated) is told a token there is not accepted, never that none was sent (RFC 6750 2.3, 3.1)', async () => {
+    for (const path of ['/api/open/v1/me?access_token=svcp_x', '/api/open/v1/me?access%5Ftoken=svcp_x', '/api/open/v1/me?access_tok%65n=svcp_x', '/api/open/v1/me?page=0&access_token', '/api/open/v1/me?access_token&access_token=svcp_x', '/api/oauth/userinfo?access%5Ftoken=svco_x']) {
+      const answer = await rawRequest('GET', `${t.baseUrl}${path}`, []);
+      assert.equal(answer.status, 401, path);
+      assert.match(String(answer.headers['www-authenticate']), /^Bearer realm="api"/, path);
+      const error = JSON.parse(answer.body) as Record<string, string>;
+      assert.equal(error.error, 'invalid_token', path);
+      assert.match(error.error_description!, /^Tokens in the query string or a form body are not accepted/, path);
+    }
+    // A name that only looks like it is not the parameter: no token was sent.
+    for (const path of ['/api/open/v1/me?ACCESS_TOKEN=svcp_x', '/api/open/v1/me?access_token[]=svcp_x', '/api/open/v1/me?access+token=svcp_x', '/api/open/v1/me?a=1;access_token=svcp_x']) {
+      const error = JSON.parse((await rawRequest('GET', `${t.baseUrl}${path}`, [])).body) as Record<string, string>;
+      assert.match(error.error_description!, /^This endpoint needs an access token/, path);
+    }
+  });
+
   test('malformed tokens and bad checksums are refused without a storage lookup', async () => {
     const { tokens, personalTokens } = t.deps.stores;
     const originals = { access: tokens.findAccessBearer, personal: personalTokens.findBearer };

@@ -70,7 +70,9 @@ export function requestBearer(request: FastifyRequest): Bearer {
  * for neither.
  */
 function tokenOutsideHeader(request: FastifyRequest): 'query' | 'form' | undefined {
-  if (/[?&]access_token=/.test(request.url)) return 'query';
+  // The parameter as the query is read (`queryCarriesToken`), the same test as beside the header:
+  // `access%5Ftoken=` or a bare `access_token` is the parameter too, told so, never "no token".
+  if (request.url.includes('?') && queryCarriesToken(request.query)) return 'query';
   return request.method === 'POST' && isForm(request.headers['content-type']) ? 'form' : undefined;
 }
 
