@@ -66,13 +66,13 @@ export function requestBearer(request: FastifyRequest): Bearer {
 /**
  * Where the request may carry a token the API reads none from (RFC 6750 2.2 and 2.3 are not
  * supported): `access_token` in the query string; a form body, whose only use here would be one
- * (read for it where the routes read a form, `formCarriesToken`, else left unread); `undefined`
+ * (read for it where the routes read a form, `carriesToken`, else left unread); `undefined`
  * for neither.
  */
 function tokenOutsideHeader(request: FastifyRequest): 'query' | 'form' | undefined {
   // The parameter as the query is read (`queryCarriesToken`), the same test as beside the header:
   // `access%5Ftoken=` or a bare `access_token` is the parameter too, told so, never "no token".
-  if (request.url.includes('?') && queryCarriesToken(request.query)) return 'query';
+  if (queryCarriesToken(request)) return 'query';
   return request.method === 'POST' && isForm(request.headers['content-type']) ? 'form' : undefined;
 }
 
@@ -86,16 +86,16 @@ function isForm(contentType: string | undefined): boolean {
 }
 
 /**
- * Whether the parsed query string has `access_token` (RFC 6750 2.3's parameter), with a value or
- * none, its name as decoded (`access%5Ftoken` too).
+ * Whether parsed fields (a query string, a form body as read) carry `access_token` (RFC 6750 2.2's
+ * and 2.3's parameter), with a value or none, its name as decoded (`access%5Ftoken` too).
  */
-function queryCarriesToken(query: unknown): boolean {
-  return typeof query === 'object' && query !== null && Object.hasOwn(query, 'access_token');
+function carriesToken(fields: unknown): boolean {
+  return typeof fields === 'object' && fields !== null && Object.hasOwn(fields, 'access_token');
 }
 
-/** Whether a form body, as read, carries `access_token` (RFC 6750 2.2's parameter). */
-function formCarriesToken(body: unknown): boolean {
-  return typeof body === 'object' && body !== null && Object.hasOwn(body, 'access_token');
+/** Whether the request's query string carries `access_token`; its keys are looked at only when it has one (a plain GET /me has none). */
+function queryCarriesToken(request: FastifyRequest): boolean {
+  return request.url.includes('?') && carriesToken(request.query);
 }
 
 /**
@@ -183,9 +183,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // refusal is a valid holder's malformed request, counted against its token (the answer carries
     // its rate-limit fields, INTERFACE section 7) and never against the address, like a missing
     // scope: it guesses nothing, so it is no `hitFailure`, and it needs no `meantForValidHolder`
-    // (an address refused for now got here only with a token bearing the service's mark). The
-    // query's keys are looked at only when there is a query string (a plain GET /me has none).
-    if (request.url.includes('?') && queryCarriesToken(request.query)) {
+    // (an address refused for now got here only with a token bearing the service's mark).
+    if (queryCarriesToken(request)) {
       return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInQueryDpop : BEARER_REFUSALS.alsoInQuery, request, reply);
     }
     const refusal = audienceRefusal(bearer, resource) ?? scopeRefusal(bearer, scope === '' ? undefined : scope);
@@ -241,8 +240,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
       if (scope === undefined || bearerOptional) return undefined;
       const { bearer } = request;
-      if (bearer === undefined) return admit(request, reply, scope, formCarriesToken(request.body) ? 'token' : undefined);
-      if (!isForm(request.headers['content-type']) || !formCarriesToken(request.body)) return undefined;
+      if (bearer === undefined) return admit(request, reply, scope, carriesToken(request.body) ? 'token' : undefined);
+      if (!isForm(request.headers['content-type']) || !carriesToken(request.body)) return undefined;
       return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
     });
   }
