@@ -261,6 +261,11 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
   return folded;
 }
 
+/** Whether the folded characters of `name` from `start` on are `sought`'s. */
+function foundAt(name: readonly FoldedCharacter[], start: number, sought: readonly string[]): boolean {
+  return start + sought.length <= name.length && sought.every((character, i) => name[start + i]!.character === character);
+}
+
 /**
  * Whether `site` stands in `name` as a name of its own rather than inside a longer word, anywhere
  * in it (`endsName` where it ends). A site name in an alphabet must be a whole word: a gap, a
@@ -269,7 +274,7 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
 function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
   const sought = [...site];
   for (let start = 0; start + sought.length <= name.length; start += 1) {
-    if (sought.some((character, i) => name[start + i]!.character !== character)) continue;
+    if (!foundAt(name, start, sought)) continue;
     if (EAST_ASIAN.test(site)) {
       if (endsName(name, start + sought.length, site)) return true;
       continue;
@@ -416,8 +421,7 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
 function leadsWithSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     const sought = [...site];
-    return sought.length > 0 && sought.length <= folded.length
-      && sought.every((character, i) => folded[i]!.character === character) && endsName(folded, sought.length, site);
+    return sought.length > 0 && foundAt(folded, 0, sought) && endsName(folded, sought.length, site);
   });
 }
 
