@@ -12,7 +12,7 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import { BackgroundTasks } from '../../src/core/background.js';
 import type { Log } from '../../src/core/log.js';
 import type { RateLimiter } from '../../src/core/rate-limiter.js';
-import { type TestApp, type TestAppWithSmtp, startAppWithSmtp, startTestApp } from '../support/app.js';
+import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase, temporarySqliteDatabase } from '../support/databases.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
 import { Visitor } from '../site/visitor.js';
@@ -59,10 +59,10 @@ test('a request\'s failure after its answer (a background task) is logged with t
   assert.deepEqual({ server, request }, { server: ['sweep failed'], request: ['mail failed'] });
 });
 
-describe('audit lines over HTTP', () => {
+describe('the lines of requests over HTTP', () => {
   const logLines: string[] = [];
-  let t: TestApp;
-  before(async () => { t = await startTestApp(temporarySqliteDatabase(), { logLines }); });
+  let t: TestAppWithSmtp;
+  before(async () => { t = await startAppWithSmtp(temporarySqliteDatabase(), { logLines }); });
   after(() => t.close());
 
   test('an audit line written while answering a request carries that request\'s id (reqId): at the site and at the token endpoint', async () => {
@@ -80,13 +80,6 @@ describe('audit lines over HTTP', () => {
     assert.equal(issued.length, 1);
     assert.deepEqual([issued[0]!.reqId], requestIdOf(lines, 'POST', '/api/oauth/token'), 'the reqId of the token request');
   });
-});
-
-describe('background work over HTTP', () => {
-  const logLines: string[] = [];
-  let t: TestAppWithSmtp;
-  before(async () => { t = await startAppWithSmtp(temporarySqliteDatabase(), { logLines }); });
-  after(() => t.close());
 
   test('a forgotten-password mail that fails after the answer is logged with the reqId of the request that asked for it', async () => {
     const user = await createAccount(t.deps.stores, t.clock, { username: `u${randomBytes(5).toString('hex')}`, password: PASSWORD });
