@@ -8,6 +8,7 @@ import { writePost } from '../../src/core/community/posts.js';
 import type { User } from '../../src/core/accounts/ports.js';
 import { formatLocalTimestamp } from '../../src/core/time.js';
 import { MCP_PATH } from '../../src/core/api/resource.js';
+import { generateToken } from '../../src/core/credentials/formats.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { rawRequest } from '../support/raw-request.js';
 import { forEachDatabase } from '../support/databases.js';
@@ -261,6 +262,35 @@ forEachDatabase('resource API answers', (database) => {
     const refused = await get(t.baseUrl, '/api/open/v1/nope', { token: 'pat_not-a-real-token' });
     assert.equal(refused.status, 401, 'a token sent is checked');
     assert.equal((await refused.json() as { error: string }).error, 'invalid_token');
+  });
+
+  test('the OpenAPI document is public, and a token sent for it in the header is checked and counted as at every API address: a valid one gets the document with its rate-limit fields (429 past the limit), a refused one the 401 with its challenge', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newPersonalToken(t.deps, user, ['profile:read']);
+    const address = '/api/open/v1/openapi.json';
+    const anonymous = await get(t.baseUrl, address);
+    assert.equal(anonymous.status, 200);
+    assert.equal(anonymous.headers.get('x-ratelimit-limit'), null, 'without the header: not counted');
+    assert.equal(anonymous.headers.get('cache-control'), 'public, max-age=300');
+    assert.deepEqual(await anonymous.json(), openapi);
+    for (let used = 1; used <= 60; used++) {
+      const answer = await get(t.baseUrl, address, { token });
+      assert.equal(answer.status, 200, `request ${used}`);
+      assert.equal(answer.headers.get('x-ratelimit-remaining'), String(60 - used), `request ${used} is counted`);
+      assert.ok(answer.headers.get('x-ratelimit-limit') && answer.headers.get('x-ratelimit-reset') && answer.headers.get('ratelimit'), `request ${used}: the rate-limit fields`);
+      assert.equal(answer.headers.get('cache-control'), 'no-store', `request ${used}: an answer for this token alone`);
+      if (used === 1) assert.deepEqual(await answer.json(), openapi);
+    }
+    const limited = await get(t.baseUrl, address, { token });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.headers.get('retry-after'), '60');
+    assert.equal((await limited.json() as { error: string }).error, 'rate_limited');
+    assert.equal((await get(t.baseUrl, '/api/open/v1/me', { token })).status, 429, 'one count with the other addresses');
+    const refused = await get(t.baseUrl, address, { token: generateToken('personal') });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get('www-authenticate'), `Bearer realm="api", error="invalid_token", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1", DPoP realm="api", algs="ES256 EdDSA Ed25519 PS256 RS256", resource_metadata="${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1"`);
+    assert.equal((await refused.json() as { error: string }).error, 'invalid_token');
+    assert.equal((await get(t.baseUrl, address)).status, 200, 'still public without the header');
   });
 
   test('a method an API address does not take, or any method on an unknown path, answers a valid token with its rate-limit fields; without a token the answer is unchanged', async () => {

@@ -217,11 +217,12 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // included: a valid token's answer is counted and carries its limit's fields (INTERFACE
     // section 7), a refused one counts against its address, so no lookup is ever free.
     if (headerSent(request)) return admit(request, reply, scope);
-    // A route that is no address (`GATED_NOT_FOUND`), asked without the header: its answer is the
-    // 404 or 405 (RFC 9110 15.5.5, 15.5.6) whatever the query or the body holds, as for any
-    // request there without a token; no token is read from either, so none is looked up, and
-    // the gate's 401 is for the addresses that take the method. An address refused for now is
-    // still refused, as on every route behind the gate.
+    // A route the header is optional at, asked without it: a route that is no address
+    // (`GATED_NOT_FOUND`) answers its 404 or 405 (RFC 9110 15.5.5, 15.5.6) whatever the query or
+    // the body holds, as for any request there without a token, and a public one (the OpenAPI
+    // document) its answer; no token is read from either, so none is looked up, and the gate's 401
+    // is for the addresses that need one. An address refused for now is still refused, as on every
+    // route behind the gate.
     if (bearerOptional) return passUnlessBlocked(request, reply);
     const elsewhere = tokenOutsideHeader(request);
     // Judged once read (`readsForm`), below; but an address refused for now is refused before
