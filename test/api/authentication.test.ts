@@ -231,6 +231,34 @@ forEachDatabase('resource API authentication', (database) => {
     await expectInvalidToken(await get(t.baseUrl, '/api/open/v1/me?access_token=svcp_x', { token: generateToken('personal') }), 'an unknown token');
   });
 
+  test('400 invalid_request for a token in the Authorization header and access_token in a form POSTed to MCP, which takes no form: one method a request (RFC 6750 2, 3.1); a GET\'s body is never read (RFC 9110 9.3.1)', async () => {
+    const user = await newUser(t.deps);
+    const { token } = await newAccessToken(t.deps, user, 'profile:read');
+    const metadata = `${t.baseUrl}/.well-known/oauth-protected-resource/api/open/v1/mcp`;
+    const accept = ['Accept', 'application/json, text/event-stream'];
+    for (const [contentType, body] of [['application/x-www-form-urlencoded', `access_token=${token}`], ['Application/X-WWW-Form-Urlencoded; charset=utf-8', 'a=b&access%5Ftoken=svco_x'], ['application/x-www-form-urlencoded', 'access_token']] as const) {
+      const asked = `${contentType} ${body}`;
+      const answer = await rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, ['Authorization', `Bearer ${token}`, 'Content-Type', contentType, ...accept], body);
+      assert.equal(answer.status, 400, asked);
+      assert.match(String(answer.headers['www-authenticate']), new RegExp(`^Bearer realm="api", error="invalid_request", resource_metadata="${metadata}"`), asked);
+      assert.equal(answer.headers['cache-control'], 'no-store', asked);
+      assert.ok(answer.headers['x-ratelimit-remaining'], `${asked}: the valid token is counted, with its rate-limit fields`);
+      const error = JSON.parse(answer.body) as Record<string, string>;
+      assert.deepEqual(Object.keys(error).sort(), ['error', 'error_description'], asked);
+      assert.equal(error.error, 'invalid_request', asked);
+      assert.match(error.error_description!, /Authorization header and access_token in the form body/, asked);
+    }
+    // A form without it is still no type MCP takes; a refused token is told so first.
+    const other = await rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, ['Authorization', `Bearer ${token}`, 'Content-Type', 'application/x-www-form-urlencoded', ...accept], 'a=b');
+    assert.equal(other.status, 415);
+    assert.equal((JSON.parse(other.body) as { error: string }).error, 'invalid_request');
+    const unknown = await rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, ['Authorization', `Bearer ${generateToken('access')}`, 'Content-Type', 'application/x-www-form-urlencoded', ...accept], `access_token=${token}`);
+    assert.equal(unknown.status, 401);
+    // A GET's body has no meaning (and RFC 6750 2.2 excludes GET): /me answers whatever it holds.
+    const me = await rawRequest('GET', `${t.baseUrl}/api/open/v1/me`, ['Authorization', `Bearer ${token}`, 'Content-Type', 'application/x-www-form-urlencoded'], `access_token=${token}`);
+    assert.equal(me.status, 200);
+  });
+
   test('without the Authorization header, access_token in the query string in any spelling it is read as (access%5Ftoken, no value, repeated) is told a token there is not accepted, never that none was sent (RFC 6750 2.3, 3.1)', async () => {
     for (const path of ['/api/open/v1/me?access_token=svcp_x', '/api/open/v1/me?access%5Ftoken=svcp_x', '/api/open/v1/me?access_tok%65n=svcp_x', '/api/open/v1/me?page=0&access_token', '/api/open/v1/me?access_token&access_token=svcp_x', '/api/oauth/userinfo?access%5Ftoken=svco_x']) {
       const answer = await rawRequest('GET', `${t.baseUrl}${path}`, []);
@@ -320,6 +348,29 @@ forEachDatabase('resource API authentication', (database) => {
     t.clock.advance(31_000);
     await get(t.baseUrl, '/api/open/v1/me', { token });
     assert.equal(await lastUsed(), t.clock.now());
+  });
+
+  test('a request refused for carrying its token two ways is no use of it: its last use is not recorded (RFC 6750 2)', async () => {
+    const user = await newUser(t.deps);
+    const created = t.clock.now();
+    const { token, grantId } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const lastUsed = async () => (await t.deps.stores.grants.findById(grantId))?.lastUsedAt;
+    t.clock.advance(5 * MINUTE);
+    const header = ['Authorization', `Bearer ${token}`];
+    const form = ['Content-Type', 'application/x-www-form-urlencoded'];
+    const cases: Array<[string, string, string[], string?]> = [
+      ['POST', '/api/oauth/userinfo', form, `access_token=${token}`],
+      ['POST', MCP_PATH, [...form, 'Accept', 'application/json, text/event-stream'], `access_token=${token}`],
+      ['GET', `/api/open/v1/me?access_token=${token}`, []],
+    ];
+    for (const [method, path, fields, body] of cases) {
+      const answer = await rawRequest(method, `${t.baseUrl}${path}`, [...header, ...fields], body);
+      assert.equal(answer.status, 400, `${method} ${path}`);
+      assert.equal(await lastUsed(), created, `${method} ${path}: not recorded as a use`);
+    }
+    const served = await rawRequest('POST', `${t.baseUrl}/api/oauth/userinfo`, [...header, ...form], 'a=b');
+    assert.equal(served.status, 200);
+    assert.equal(await lastUsed(), t.clock.now(), 'a form without access_token is a use, recorded');
   });
 
   test('an authorized app\'s last use is recorded on its grant', async () => {

@@ -10,6 +10,7 @@ import { rateLimitHeaders, rateLimited } from '../../core/api/limits.js';
 import { BEARER_REFUSALS, type Bearer, type TokenElsewhere, UsageRecorder, audienceRefusal, authenticateBearer, meantForValidHolder, scopeRefusal, withResourceMetadata } from '../../core/api/bearer.js';
 import { OAuthError } from '../../core/errors.js';
 import type { Scope } from '../../core/oauth/scopes.js';
+import type { Instant } from '../../core/time.js';
 import { CORS_HEADERS } from './cors.js';
 import { presentedProof } from './dpop.js';
 import { sendError } from './errors.js';
@@ -124,15 +125,20 @@ export interface BearerGate {
  * Gates every route of `app`; `securityHeaders` join the headers every answer carries. With
  * `resourceMetadata`, every challenge names that RFC 9728 metadata address (`resource_metadata`).
  * `resource`: the RFC 8707 identifier of what the routes serve (`null`: none), which a token
- * issued for a named resource must match (`audienceRefusal`). `readsForm`: the routes read a form
- * body (UserInfo, OpenID Connect Core 5.3.1), so a form sent without the header is judged once it
- * is read: told that a token in it is not accepted when it carries `access_token`, else that the
- * request has no token (RFC 6750 3.1). Elsewhere no form body is read: one sent without the header
- * to a route that takes its method is refused unread, told that no form is read here
- * (`formUnread`), with the same challenge; one to a route that is no address
- * (`GATED_NOT_FOUND`) gets that route's 404 or 405.
+ * issued for a named resource must match (`audienceRefusal`). `readsForm`: where the routes'
+ * context reads a form body POSTed to them. `'always'`: the routes take one (UserInfo, OpenID
+ * Connect Core 5.3.1), so a form sent without the header is judged once it is read: told that a
+ * token in it is not accepted when it carries `access_token`, else that the request has no token
+ * (RFC 6750 3.1). `'besideHeader'`: the routes take none (MCP), and a form is read only once the
+ * header's token was admitted. Either way a form read beside an admitted token is refused when it
+ * carries `access_token` too (RFC 6750 2: one method a request), before the token's use is
+ * recorded. Absent, no form body is read. Where none is read without the header, one sent so to a
+ * route that takes its method is refused unread, told that no form is read here (`formUnread`),
+ * with the same challenge; one to a route that is no address (`GATED_NOT_FOUND`) gets that route's
+ * 404 or 405. A GET's body is never read (RFC 9110 9.3.1: it cannot alter the request's meaning;
+ * RFC 6750 2.2 excludes GET).
  */
-export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: true }): BearerGate {
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: 'always' | 'besideHeader' }): BearerGate {
   const { deps } = app;
   const extended = new WeakMap<OAuthError, OAuthError>();
   const { resourceMetadata, resource } = options;
@@ -145,6 +151,21 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
   const answerHeaders = { ...securityHeaders, 'cache-control': 'no-store', vary: 'Authorization', ...CORS_HEADERS };
   const addressLimited = rateLimited('Too many unknown, expired or revoked tokens from this address; wait a minute.');
   const tokenLimited = rateLimited(`This token made more than ${deps.settings.rateLimitPerMinute} requests this minute; retry after the window resets.`);
+  /**
+   * Whether the request's form body is read and judged after `onRequest` (`readsForm`, the
+   * `preValidation` hook below; a route that is no address reads none): then the use of its token
+   * is recorded only once the form passed.
+   */
+  const formJudgedOnceRead = (request: FastifyRequest) => options.readsForm !== undefined && request.method === 'POST'
+    && isForm(request.headers['content-type']) && !request.routeOptions.config.bearerOptional;
+  const recordUse = async (request: FastifyRequest, bearer: Bearer, now: Instant) => {
+    try {
+      await usage.record(deps.stores, bearer, now);
+    } catch (error) {
+      // "Last used" is informative; failing to write it must not fail the read.
+      request.log.warn({ err: error }, 'could not record token use');
+    }
+  };
   const refuseLimited = (request: FastifyRequest, reply: FastifyReply, limited: { address: string } | 'token') => {
     deps.metrics.rateLimitRefusals.inc({ scope: limited === 'token' ? 'token' : 'address' });
     if (limited === 'token') return sendError(tokenLimited, request, reply);
@@ -190,12 +211,8 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const refusal = audienceRefusal(bearer, resource) ?? scopeRefusal(bearer, scope === '' ? undefined : scope);
     if (refusal) return refuse(refusal, request, reply);
     request.bearer = bearer;
-    try {
-      await usage.record(deps.stores, bearer, now);
-    } catch (error) {
-      // "Last used" is informative; failing to write it must not fail the read.
-      request.log.warn({ err: error }, 'could not record token use');
-    }
+    // A refused request is no use of its token: one whose form is still to be judged is recorded once it passed.
+    if (!formJudgedOnceRead(request)) await recordUse(request, bearer, now);
     return undefined;
   };
 
@@ -228,22 +245,24 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // Judged once read (`readsForm`), below; but an address refused for now is refused before
     // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is
     // read, and a request without the header from there is refused all the same (`admit`).
-    if (elsewhere === 'form' && options.readsForm) return passUnlessBlocked(request, reply);
+    if (elsewhere === 'form' && options.readsForm === 'always') return passUnlessBlocked(request, reply);
     // A form not read may hold a token or not: it is told what is true, that no form is read here.
     return admit(request, reply, scope, elsewhere === 'query' ? 'token' : elsewhere === 'form' ? 'unreadForm' : undefined);
   });
-  // A form sent without the header, read: one that carries `access_token` is told a token there
-  // is not accepted; one without, that the request has no token (RFC 6750 3.1). A form sent with
-  // the header, read once its token was accepted: `access_token` in it too is 400
-  // `invalid_request` (RFC 6750 2 and 3.1), counted as the query's is in `admit`, for the same reasons.
-  if (options.readsForm) {
+  // A form sent without the header, read (`'always'`): one that carries `access_token` is told a
+  // token there is not accepted; one without, that the request has no token (RFC 6750 3.1). A form
+  // sent with the header, read once its token was accepted: `access_token` in it too is 400
+  // `invalid_request` (RFC 6750 2 and 3.1), counted as the query's is in `admit`, for the same
+  // reasons, and no use of the token; a form without it is, recorded now.
+  if (options.readsForm !== undefined) {
     app.addHook('preValidation', async (request: FastifyRequest, reply: FastifyReply) => {
       const { bearerScope: scope, bearerOptional } = request.routeOptions.config;
       if (scope === undefined || bearerOptional) return undefined;
       const { bearer } = request;
       if (bearer === undefined) return admit(request, reply, scope, carriesToken(request.body) ? 'token' : undefined);
-      if (!isForm(request.headers['content-type']) || !carriesToken(request.body)) return undefined;
-      return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
+      if (!formJudgedOnceRead(request)) return undefined;
+      if (carriesToken(request.body)) return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
+      return recordUse(request, bearer, deps.clock.now());
     });
   }
 

@@ -7,7 +7,8 @@
  * the API's routes answer by. The bearer gate is the API's, so tokens, the per-token limit, DPoP and
  * every 401 are the API's; a tool whose scope the token lacks is a 403 with its challenge.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import formbody from '@fastify/formbody';
+import { type FastifyInstance, type FastifyReply, type FastifyRequest, errorCodes } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { CallToolResult, JSONRPCRequest, JSONRPCResponse, ListToolsResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_PROTOCOL_VERSIONS, MCP_TOOLS, type McpToolName, mcpTool } from '../../core/api/mcp.js';
@@ -104,12 +105,16 @@ interface CallContext {
 export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
   const { baseUrl } = app.deps.settings;
   // RFC 9728 5.1 and MCP 2025-06-18 "Authorization": every challenge names this resource's metadata.
-  const gate = registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(baseUrl, MCP_PATH), resource: mcpResource(baseUrl) });
+  const gate = registerBearerGate(app, options.securityHeaders, { resourceMetadata: resourceMetadataUrl(baseUrl, MCP_PATH), resource: mcpResource(baseUrl), readsForm: 'besideHeader' });
   const urls = siteUrls(baseUrl);
   // The body is read as text and parsed by the route alone: it reads the message to know which
   // tool it calls (and so which scope it needs), and JSON that does not parse is JSON-RPC's -32700.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // A form is no message; it is read (only once the header's token was admitted: without the
+  // header the gate refuses it unread) for the gate to refuse `access_token` in it, one method a
+  // request (RFC 6750 2). Any other form is then the 415 of every type this endpoint does not take.
+  await app.register(formbody);
 
   // One server for every request: building a `Server` and a transport per request cost more than
   // the rest of the call. Its validator is made here too, as the `Server` would build one otherwise;
@@ -191,6 +196,7 @@ export async function mcpRoutes(app: FastifyInstance, options: { securityHeaders
   }
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.body !== undefined && typeof request.body !== 'string') throw new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE();
     // A start that failed is not kept: the next request tries again. This recovers from an SDK
     // not found at the first call (an install still being written); Node keeps a module that was
     // found but failed to load, and for that only a restart helps.

@@ -30,7 +30,7 @@ const claimsSchema = {
 export async function userInfoRoutes(app: FastifyInstance, options: { securityHeaders: HeaderSet }): Promise<void> {
   // UserInfo is no RFC 8707 resource: a token issued for the resource API alone is refused here.
   // Its form body is read (app.ts), so a form without a token is told it has none.
-  registerBearerGate(app, options.securityHeaders, { resource: null, readsForm: true });
+  registerBearerGate(app, options.securityHeaders, { resource: null, readsForm: 'always' });
   const site = { urls: siteUrls(app.deps.settings.baseUrl), timeZone: app.deps.settings.siteTimeZone };
   const handler = async (request: FastifyRequest) => {
     const bearer = requestBearer(request);
