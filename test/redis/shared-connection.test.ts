@@ -12,7 +12,7 @@ import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';
-import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
@@ -376,12 +376,6 @@ test('an error Redis answers with is logged as an outage until its next answer, 
   }
 });
 
-/** Holds the event loop for `ms`: synchronous work, a long GC, a process off the CPU. */
-function holdEventLoop(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end);
-}
-
 test('an answer waiting in the socket while the event loop was held past the command timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
   const timeout = 200;
   const { redis, lines } = loggedRedis(redisUrl!, timeout);
@@ -442,5 +436,22 @@ test('a command Redis does not answer still times out and degrades when the even
     await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
   } finally {
     await close();
+  }
+});
+
+test('a connection made while the event loop was held past the connect timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
+  const timeout = 200;
+  const { redis, lines } = loggedRedis(redisUrl!, timeout);
+  // Held once the socket is made and its connection under way (ioredis makes the socket on the
+  // tick after telling 'connecting', and sets it up in a promise's callback), before that
+  // connection is read, for longer than the connect timeout (1 s at least).
+  redis.client.once('connecting', () => process.nextTick(() => queueMicrotask(() => holdEventLoop(2000))));
+  try {
+    await eventually(() => redis.client.status === 'ready', 'connected');
+    assert.equal(await redis.ask(() => redis.client.ping('after the hold')), 'after the hold');
+    assert.equal(redis.isDegraded, false);
+    assert.deepEqual(lines, [], 'no outage logged');
+  } finally {
+    redis.close();
   }
 });
