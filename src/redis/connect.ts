@@ -25,8 +25,11 @@
  * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
  * connection and sending PINGs on it: after a partition the old connection may be dead for good
  * (Redis restarted or failed over) while a new one works at once. Unanswered commands are not
- * resent on the new connection: each was already answered from the fallback. An error Redis answers with (out of memory, a script error) leaves the connection as
- * it is: that request uses its fallback, and the outage ends at the next command Redis answers.
+ * resent on the new connection: each was already answered from the fallback. For the same reason
+ * a command asked before a connection is ready waits for it only until its timeout, and is then
+ * withdrawn, never sent. An error Redis answers with (out of memory, a script error) leaves the
+ * connection as it is: that request uses its fallback, and the outage ends at the next command
+ * Redis answers.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createRequire } from 'node:module';
@@ -146,6 +149,12 @@ export class GuardedRedis {
   private readonly timeout: number;
   /** Cancels the timeout of the connection under way (its TCP connection, then its handshake), if any. */
   private connecting: (() => void) | undefined;
+  /**
+   * Commands asked while the connection is not ready yet, each sent once it is (`recovered`)
+   * unless its timeout answered its caller from the fallback first: it is then withdrawn, where
+   * ioredis's offline queue would send it still, and the limiter count it twice.
+   */
+  private readonly waiting = new Set<() => void>();
   private degraded = false;
   private everReady = false;
   private closed = false;
@@ -267,22 +276,32 @@ export class GuardedRedis {
 
   /** `ask`, Redis usable or not: what it answers to `command` in time, else `undefined`. */
   private async send<T>(command: () => Promise<T>): Promise<T | undefined> {
-    const connection = this.closes;
-    const outcome = await new Promise<{ answer: T } | { error: unknown }>((settle) => {
+    let connection = this.closes;
+    const outcome = await new Promise<{ answer: T } | { error: unknown } | 'withdrawn'>((settle) => {
+      const sendNow = () => {
+        connection = this.closes;
+        new Promise<T>((resolve) => resolve(command())).then(
+          (answer) => {
+            cancel();
+            settle({ answer });
+          },
+          (error: unknown) => {
+            cancel();
+            settle({ error });
+          },
+        );
+      };
       // Once the verdict is taken, a later answer or error of the command is not news: the caller
       // answered from its fallback, and a stall dropped the connection (`failed`).
-      const cancel = afterLoopTime(this.timeout, () => settle({ error: new Error('Command timed out') }));
-      new Promise<T>((resolve) => resolve(command())).then(
-        (answer) => {
-          cancel();
-          settle({ answer });
-        },
-        (error: unknown) => {
-          cancel();
-          settle({ error });
-        },
-      );
+      const cancel = afterLoopTime(this.timeout, () => {
+        settle(this.waiting.delete(sendNow) ? 'withdrawn' : { error: new Error('Command timed out') });
+      });
+      if (this.client.status === 'ready') sendNow();
+      else this.waiting.add(sendNow);
     });
+    // Never sent, so no news of Redis: its connection, not ready in time, has timeouts of its own
+    // (`timeConnection`), and a stall may not be judged on a command that did not go out.
+    if (outcome === 'withdrawn') return undefined;
     if ('error' in outcome) {
       this.failed(outcome.error, connection);
       return undefined;
@@ -314,6 +333,8 @@ export class GuardedRedis {
     // Answered: the listeners below ask Redis at once (the replay cache publishes what the
     // database accepted meanwhile), so requests may too from now on.
     this.probing = false;
+    for (const sendNow of this.waiting) sendNow();
+    this.waiting.clear();
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.logger?.info({}, 'Redis is reachable again');

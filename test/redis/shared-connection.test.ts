@@ -6,6 +6,7 @@
  * together.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { type Server, type Socket, createServer } from 'node:net';
 import { test } from 'node:test';
 import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
@@ -453,5 +454,38 @@ test('a connection made while the event loop was held past the connect timeout i
     assert.deepEqual(lines, [], 'no outage logged');
   } finally {
     redis.close();
+  }
+});
+
+test('a command asked before the first connection is ready, and answered from the fallback meanwhile, is never sent to Redis', { skip: skipWithoutRedis }, async () => {
+  const timeout = 200;
+  const target = new URL(redisUrl!);
+  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
+  await relay.open();
+  relay.stall();
+  const relayed = new URL(target);
+  relayed.host = `127.0.0.1:${relay.port}`;
+  const { redis, lines } = loggedRedis(relayed.href, timeout);
+  const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
+  try {
+    const connected = once(redis.client, 'connect');
+    const early = limiter.hit('k', 100, 60, T0);
+    // The hit's timeout started before the handshake's; a hold before the socket is even made
+    // spends the one fresh start the hit's timeout has (afterLoopTime), so that the hold below,
+    // during the handshake Redis does not answer, ends the hit's timeout and restarts the
+    // handshake's: the hit is answered from memory while its connection is still to be ready.
+    holdEventLoop(timeout / 2);
+    await connected;
+    holdEventLoop(1.5 * timeout);
+    assert.equal((await early).remaining, 99, 'answered from memory');
+    assert.equal(redis.client.status, 'connect', 'the handshake is still under way');
+    relay.resume();
+    await eventually(() => redis.client.status === 'ready', 'the handshake answered');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'the hit answered from memory was not counted in Redis too');
+    assert.deepEqual(lines, [], 'no outage: the connection was made in time, and the hit never went out');
+  } finally {
+    await limiter.close();
+    redis.close();
+    await relay.cut();
   }
 });
