@@ -95,9 +95,12 @@ export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise
 /**
  * The ioredis options that leave all timing to `afterLoopTime`, or to nothing: no
  * `connectTimeout` (on by default, 10 s), `commandTimeout` or `socketTimeout`, plain timers that
- * fire before the socket is read once the event loop was held past them.
+ * fire before the socket is read once the event loop was held past them. And a connection
+ * dropped is closed at once (`disconnectTimeout`), not after ioredis's 2 s wait for Redis to
+ * close its end: a stalled Redis never does, and the wait would hold the process's exit, and
+ * the new connection after a stall, for those 2 s.
  */
-const UNTIMED = { connectTimeout: 0 } as const;
+const UNTIMED = { connectTimeout: 0, disconnectTimeout: 0 } as const;
 
 /**
  * Calls `verdict` once `ms` have passed with the event loop free to read sockets; returns what

@@ -489,3 +489,24 @@ test('a command asked before the first connection is ready, and answered from th
     await relay.cut();
   }
 });
+
+test('closing the connection to a Redis that does not answer closes its socket at once: the process is not kept waiting for Redis to close its end', { skip: skipWithoutRedis }, async () => {
+  // Accepts connections and answers nothing, not even their end: a Redis frozen, or a network dropping packets.
+  const silent = createServer({ allowHalfOpen: true }, (socket) => socket.on('error', () => {}));
+  const accepted: Socket[] = [];
+  silent.on('connection', (socket: Socket) => accepted.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { redis } = loggedRedis(`redis://127.0.0.1:${(silent.address() as { port: number }).port}`, 30_000);
+  try {
+    await eventually(() => redis.client.status === 'connect', 'connected, the handshake unanswered');
+    const socket = redis.client.stream;
+    redis.close();
+    // Due after the timer closing sets to end the socket, when it does not wait for Redis (0 ms, set first).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(socket.destroyed, true, 'the socket is closed, not left to ioredis\'s 2 s wait');
+  } finally {
+    redis.close();
+    for (const socket of accepted) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
