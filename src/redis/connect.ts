@@ -12,19 +12,24 @@
  * not seen by the socket: the client stays 'ready' for minutes. So a command that Redis does not
  * answer while the connection looks ready drops that connection (`disconnect(true)`), Redis is
  * skipped until a new connection answers, and ioredis's reconnection is the probe: each attempt's
- * handshake has the same timeout. Both timeouts are ours (`afterLoopTime`), not ioredis's
- * `commandTimeout` and `socketTimeout`: those are plain timers, and once the event loop was held
- * past them (synchronous work, a long GC, a loaded host) Node runs them before it reads the
- * socket, where Redis's answer waits: an answered command would be taken for a stall, and the
- * instance would count its rate limits alone until Redis is back. The outage ends only when a
+ * handshake has the same timeout (its TCP connection, 1 s at least). All these timeouts, and the
+ * start's check (`checkRedisDatabase`), are ours (`afterLoopTime`), not ioredis's
+ * `commandTimeout`, `socketTimeout` and `connectTimeout`: those are plain timers, and once the
+ * event loop was held past them (synchronous work, a long GC, a loaded host) Node runs them
+ * before it reads the socket, where Redis's answer waits: an answered command would be taken for
+ * a stall, a connection made for one not made, and the instance would count its rate limits alone
+ * until Redis is back. The outage ends only when a
  * script sent alone on a new connection at once is answered, not at its handshake (requests
  * keep to their fallback until then): a Redis that pauses writes (CLIENT PAUSE WRITE, in a failover) answers the handshake
  * and not a script, and would otherwise be logged back and gone twice a second, and /readyz
  * would say 'redis' half the time while requests wait for the timeout. Decided over keeping the
  * connection and sending PINGs on it: after a partition the old connection may be dead for good
  * (Redis restarted or failed over) while a new one works at once. Unanswered commands are not
- * resent on the new connection: each was already answered from the fallback. An error Redis answers with (out of memory, a script error) leaves the connection as
- * it is: that request uses its fallback, and the outage ends at the next command Redis answers.
+ * resent on the new connection: each was already answered from the fallback. For the same reason
+ * a command asked before a connection is ready waits for it only until its timeout, and is then
+ * withdrawn, never sent. An error Redis answers with (out of memory, a script error) leaves the
+ * connection as it is: that request uses its fallback, and the outage ends at the next command
+ * Redis answers.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createRequire } from 'node:module';
@@ -68,24 +73,34 @@ function refusedDatabase(error: unknown): boolean {
  */
 export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise<{ outcome: 'ok' | 'unreachable' } | { outcome: 'refused'; reason: string; db: number }> {
   const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
-  const client = new Client(url, { lazyConnect: true, connectTimeout: timeoutMs, commandTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // The connection and its handshake are timed together, by `afterLoopTime`: ioredis's timers
+  // would take a Redis answering while the start held the loop for unreachable.
+  const client = new Client(url, { ...UNTIMED, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  let cancel = () => {};
   try {
     return await new Promise((resolve) => {
-      const timer = setTimeout(() => resolve({ outcome: 'unreachable' }), timeoutMs);
+      cancel = afterLoopTime(timeoutMs, () => resolve({ outcome: 'unreachable' }));
       client.on('error', (error: Error) => {
-        clearTimeout(timer);
         resolve(refusedDatabase(error) ? { outcome: 'refused', reason: error.message, db: client.options.db ?? 0 } : { outcome: 'unreachable' });
       });
-      client.on('ready', () => {
-        clearTimeout(timer);
-        resolve({ outcome: 'ok' });
-      });
+      client.on('ready', () => resolve({ outcome: 'ok' }));
       client.connect().catch(() => {});
     });
   } finally {
+    cancel();
     client.disconnect();
   }
 }
+
+/**
+ * The ioredis options that leave all timing to `afterLoopTime`, or to nothing: no
+ * `connectTimeout` (on by default, 10 s), `commandTimeout` or `socketTimeout`, plain timers that
+ * fire before the socket is read once the event loop was held past them. And a connection
+ * dropped is closed at once (`disconnectTimeout`), not after ioredis's 2 s wait for Redis to
+ * close its end: a stalled Redis never does, and the wait would hold the process's exit, and
+ * the new connection after a stall, for those 2 s.
+ */
+const UNTIMED = { connectTimeout: 0, disconnectTimeout: 0 } as const;
 
 /**
  * Calls `verdict` once `ms` have passed with the event loop free to read sockets; returns what
@@ -135,8 +150,14 @@ export class GuardedRedis {
   private readonly isReply: (error: unknown) => boolean;
   /** Longest wait for one command, or for a new connection's handshake, in milliseconds. */
   private readonly timeout: number;
-  /** Cancels the timeout of the handshake under way, if any. */
-  private handshake: (() => void) | undefined;
+  /** Cancels the timeout of the connection under way (its TCP connection, then its handshake), if any. */
+  private connecting: (() => void) | undefined;
+  /**
+   * Commands asked while the connection is not ready yet, each sent once it is (`recovered`)
+   * unless its timeout answered its caller from the fallback first: it is then withdrawn, where
+   * ioredis's offline queue would send it still, and the limiter count it twice.
+   */
+  private readonly waiting = new Set<() => void>();
   private degraded = false;
   private everReady = false;
   private closed = false;
@@ -155,13 +176,11 @@ export class GuardedRedis {
     const { Redis: Client, ReplyError } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
     this.isReply = (error) => error instanceof ReplyError;
     this.client = new Client(url, {
-      // No `commandTimeout` and no `socketTimeout`: both are timers that fire before the socket is
-      // read when the event loop was held (module comment). A command is timed in `ask`, and its
-      // stall drops the connection there (`failed`), on the connection it happened on, so it is
-      // seen as a stall and not as a connection merely closed, whose next handshake would be taken
-      // for Redis being back; a handshake is timed from 'connect' below. (`connectTimeout` is
-      // ioredis's: a connection not made in time, taken so after a hold, is only tried again.)
-      connectTimeout: Math.max(timeout, 1000),
+      // ioredis times nothing (module comment). A command is timed in `send`, and its stall drops
+      // the connection there (`failed`), on the connection it happened on, so it is seen as a
+      // stall and not as a connection merely closed, whose next handshake would be taken for
+      // Redis being back; a connection and its handshake are timed from 'connecting' below.
+      ...UNTIMED,
       // A command is settled (rejected) when its connection closes, never carried over to the
       // next one: ioredis otherwise drops the commands still unanswered at a close without
       // settling them (with `autoResendUnfulfilledCommands` off), and its auto-pipeline, which
@@ -183,27 +202,20 @@ export class GuardedRedis {
       this.dropped = true;
       this.client.disconnect(true);
     });
-    // The handshake (AUTH, SELECT, CLIENT SETINFO, INFO) has the commands' timeout: a Redis that
+    // A connection not made within 1 s (the commands' timeout, if longer) is tried again; then its
+    // handshake (AUTH, SELECT, CLIENT SETINFO, INFO) has the commands' timeout: a Redis that
     // accepts the connection and does not answer it is tried again, as a stalled command is.
-    this.client.on('connect', () => {
-      this.handshake?.();
-      const connection = this.closes;
-      this.handshake = afterLoopTime(timeout, () => {
-        this.handshake = undefined;
-        if (connection !== this.closes || this.closed || this.client.status !== 'connect') return;
-        this.outage(new Error('handshake unanswered'));
-        this.client.disconnect(true);
-      });
-    });
+    this.client.on('connecting', () => this.timeConnection(Math.max(timeout, 1000), 'connecting', 'connection not made'));
+    this.client.on('connect', () => this.timeConnection(timeout, 'connect', 'handshake unanswered'));
     this.client.on('close', () => {
-      this.handshake?.();
-      this.handshake = undefined;
+      this.connecting?.();
+      this.connecting = undefined;
       this.closes++;
       if (this.everReady) this.outage(new Error('connection closed'));
     });
     this.client.on('ready', () => {
-      this.handshake?.();
-      this.handshake = undefined;
+      this.connecting?.();
+      this.connecting = undefined;
       this.everReady = true;
       if (this.dropped) {
         // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
@@ -219,6 +231,21 @@ export class GuardedRedis {
         return;
       }
       this.recovered();
+    });
+  }
+
+  /**
+   * Drops the connection under way, ioredis then making another, if it is still at `status` once
+   * `ms` have passed (`afterLoopTime`).
+   */
+  private timeConnection(ms: number, status: 'connecting' | 'connect', failure: string): void {
+    this.connecting?.();
+    const connection = this.closes;
+    this.connecting = afterLoopTime(ms, () => {
+      this.connecting = undefined;
+      if (connection !== this.closes || this.closed || this.client.status !== status) return;
+      this.outage(new Error(failure));
+      this.client.disconnect(true);
     });
   }
 
@@ -252,22 +279,32 @@ export class GuardedRedis {
 
   /** `ask`, Redis usable or not: what it answers to `command` in time, else `undefined`. */
   private async send<T>(command: () => Promise<T>): Promise<T | undefined> {
-    const connection = this.closes;
-    const outcome = await new Promise<{ answer: T } | { error: unknown }>((settle) => {
+    let connection = this.closes;
+    const outcome = await new Promise<{ answer: T } | { error: unknown } | 'withdrawn'>((settle) => {
+      const sendNow = () => {
+        connection = this.closes;
+        new Promise<T>((resolve) => resolve(command())).then(
+          (answer) => {
+            cancel();
+            settle({ answer });
+          },
+          (error: unknown) => {
+            cancel();
+            settle({ error });
+          },
+        );
+      };
       // Once the verdict is taken, a later answer or error of the command is not news: the caller
       // answered from its fallback, and a stall dropped the connection (`failed`).
-      const cancel = afterLoopTime(this.timeout, () => settle({ error: new Error('Command timed out') }));
-      new Promise<T>((resolve) => resolve(command())).then(
-        (answer) => {
-          cancel();
-          settle({ answer });
-        },
-        (error: unknown) => {
-          cancel();
-          settle({ error });
-        },
-      );
+      const cancel = afterLoopTime(this.timeout, () => {
+        settle(this.waiting.delete(sendNow) ? 'withdrawn' : { error: new Error('Command timed out') });
+      });
+      if (this.client.status === 'ready') sendNow();
+      else this.waiting.add(sendNow);
     });
+    // Never sent, so no news of Redis: its connection, not ready in time, has timeouts of its own
+    // (`timeConnection`), and a stall may not be judged on a command that did not go out.
+    if (outcome === 'withdrawn') return undefined;
     if ('error' in outcome) {
       this.failed(outcome.error, connection);
       return undefined;
@@ -299,6 +336,8 @@ export class GuardedRedis {
     // Answered: the listeners below ask Redis at once (the replay cache publishes what the
     // database accepted meanwhile), so requests may too from now on.
     this.probing = false;
+    for (const sendNow of this.waiting) sendNow();
+    this.waiting.clear();
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.logger?.info({}, 'Redis is reachable again');
@@ -307,8 +346,8 @@ export class GuardedRedis {
 
   close(): void {
     this.closed = true;
-    this.handshake?.();
-    this.handshake = undefined;
+    this.connecting?.();
+    this.connecting = undefined;
     this.client.disconnect();
   }
 }

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
-import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
+import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
-import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
@@ -67,4 +67,12 @@ test('a Redis down at start is logged as unreachable once, and the start goes on
     server.child.kill('SIGTERM');
     await server.exited;
   }
+});
+
+test('a Redis that answers the start\'s check while the event loop is held past the check\'s timeout is reachable, not unreachable', { skip: skipWithoutRedis }, async () => {
+  const timeout = 200;
+  const checked = checkRedisDatabase(redisUrl!, timeout);
+  // Held once the connection is under way (ioredis makes its socket on the next tick), while Redis answers.
+  setImmediate(() => holdEventLoop(3 * timeout));
+  assert.deepEqual(await checked, { outcome: 'ok' });
 });

@@ -6,13 +6,14 @@
  * together.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { type Server, type Socket, createServer } from 'node:net';
 import { test } from 'node:test';
 import type { DpopReplayStore } from '../../src/core/oauth/ports.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { RedisReplayStore } from '../../src/replay/redis.js';
-import { redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
 import { TcpRelay } from '../support/relay.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
@@ -376,12 +377,6 @@ test('an error Redis answers with is logged as an outage until its next answer, 
   }
 });
 
-/** Holds the event loop for `ms`: synchronous work, a long GC, a process off the CPU. */
-function holdEventLoop(ms: number): void {
-  const end = performance.now() + ms;
-  while (performance.now() < end);
-}
-
 test('an answer waiting in the socket while the event loop was held past the command timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
   const timeout = 200;
   const { redis, lines } = loggedRedis(redisUrl!, timeout);
@@ -442,5 +437,76 @@ test('a command Redis does not answer still times out and degrades when the even
     await eventually(() => limiter.state() === 'redis', 'back on Redis once it answers');
   } finally {
     await close();
+  }
+});
+
+test('a connection made while the event loop was held past the connect timeout is Redis\'s, not an outage', { skip: skipWithoutRedis }, async () => {
+  const timeout = 200;
+  const { redis, lines } = loggedRedis(redisUrl!, timeout);
+  // Held once the socket is made and its connection under way (ioredis makes the socket on the
+  // tick after telling 'connecting', and sets it up in a promise's callback), before that
+  // connection is read, for longer than the connect timeout (1 s at least).
+  redis.client.once('connecting', () => process.nextTick(() => queueMicrotask(() => holdEventLoop(2000))));
+  try {
+    await eventually(() => redis.client.status === 'ready', 'connected');
+    assert.equal(await redis.ask(() => redis.client.ping('after the hold')), 'after the hold');
+    assert.equal(redis.isDegraded, false);
+    assert.deepEqual(lines, [], 'no outage logged');
+  } finally {
+    redis.close();
+  }
+});
+
+test('a command asked before the first connection is ready, and answered from the fallback meanwhile, is never sent to Redis', { skip: skipWithoutRedis }, async () => {
+  const timeout = 200;
+  const target = new URL(redisUrl!);
+  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
+  await relay.open();
+  relay.stall();
+  const relayed = new URL(target);
+  relayed.host = `127.0.0.1:${relay.port}`;
+  const { redis, lines } = loggedRedis(relayed.href, timeout);
+  const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
+  try {
+    const connected = once(redis.client, 'connect');
+    const early = limiter.hit('k', 100, 60, T0);
+    // The hit's timeout started before the handshake's; a hold before the socket is even made
+    // spends the one fresh start the hit's timeout has (afterLoopTime), so that the hold below,
+    // during the handshake Redis does not answer, ends the hit's timeout and restarts the
+    // handshake's: the hit is answered from memory while its connection is still to be ready.
+    holdEventLoop(timeout / 2);
+    await connected;
+    holdEventLoop(1.5 * timeout);
+    assert.equal((await early).remaining, 99, 'answered from memory');
+    assert.equal(redis.client.status, 'connect', 'the handshake is still under way');
+    relay.resume();
+    await eventually(() => redis.client.status === 'ready', 'the handshake answered');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'the hit answered from memory was not counted in Redis too');
+    assert.deepEqual(lines, [], 'no outage: the connection was made in time, and the hit never went out');
+  } finally {
+    await limiter.close();
+    redis.close();
+    await relay.cut();
+  }
+});
+
+test('closing the connection to a Redis that does not answer closes its socket at once: the process is not kept waiting for Redis to close its end', { skip: skipWithoutRedis }, async () => {
+  // Accepts connections and answers nothing, not even their end: a Redis frozen, or a network dropping packets.
+  const silent = createServer({ allowHalfOpen: true }, (socket) => socket.on('error', () => {}));
+  const accepted: Socket[] = [];
+  silent.on('connection', (socket: Socket) => accepted.push(socket));
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const { redis } = loggedRedis(`redis://127.0.0.1:${(silent.address() as { port: number }).port}`, 30_000);
+  try {
+    await eventually(() => redis.client.status === 'connect', 'connected, the handshake unanswered');
+    const socket = redis.client.stream;
+    redis.close();
+    // Due after the timer closing sets to end the socket, when it does not wait for Redis (0 ms, set first).
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(socket.destroyed, true, 'the socket is closed, not left to ioredis\'s 2 s wait');
+  } finally {
+    redis.close();
+    for (const socket of accepted) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
   }
 });

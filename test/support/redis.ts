@@ -26,3 +26,12 @@ export const SHARED_LIMITER_COMMAND_TIMEOUT_MS = 30_000;
 export function uniqueKeyPrefix(): string {
   return `svc-test:${process.pid}:${randomBytes(4).toString('hex')}:`;
 }
+
+/**
+ * Holds the event loop for `ms`: synchronous work, a long GC, a process off the CPU, which the
+ * Redis connection's timers must not take for Redis not answering (src/redis/connect.ts).
+ */
+export function holdEventLoop(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}

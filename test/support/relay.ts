@@ -47,7 +47,9 @@ export class TcpRelay {
     for (const { from, to } of this.answers) from.unpipe(to);
   }
 
+  /** What the server sent meanwhile, and sends from now on, reaches the client (once, however often resumed). */
   resume(): void {
+    if (!this.stalled) return;
     this.stalled = false;
     for (const { from, to } of this.answers) from.pipe(to);
   }
