@@ -363,6 +363,7 @@ function claimsFrom(at: number, ends: (at: number) => boolean, wordsAt: (at: num
   return ends(at) || wordsAt(at).some(({ end, access }) => access || claimsFrom(end, ends, wordsAt));
 }
 
+/** Han, in which a Chinese site name is written: kana or Hangul after it begins a word in Japanese or Korean. */
 const HAN = /\p{Script=Han}/u;
 
 /**
@@ -381,10 +382,9 @@ function hanNameEnds(name: readonly FoldedCharacter[], end: number, site: string
   const last = [...site].at(-1)!;
   const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
   const ends = (at: number) => at === name.length || !goesOn(name[at]!.character);
-  const wordsAt = (at: number) => [
-    ...SITE_ACCESS_WORDS_CHINESE.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + word.length, access: true })),
-    ...SITE_SERVICE_WORDS_CHINESE.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + word.length, access: false })),
-  ];
+  const found = (words: readonly string[], access: boolean, at: number) =>
+    words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, access }));
+  const wordsAt = (at: number) => [...found(SITE_ACCESS_WORDS_CHINESE, true, at), ...found(SITE_SERVICE_WORDS_CHINESE, false, at)];
   return claimsFrom(foundAt(name, end, [POSSESSIVE]) ? end + 1 : end, ends, wordsAt);
 }
 
