@@ -190,21 +190,57 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
 }
 
 /**
- * Words that, after the site's name in Chinese, claim to be its own service rather than make a
- * longer word with it: official (site, account: 官号, 官博, 官微), verified, sign-in (登陆 as it is
- * often misspelt), sign-up, authorization, account, customer service, the client, team,
- * administration, the back office, site affairs, moderators, and the services a phishing page
- * names (attack92: security centre, verification, pass, payment, wallet, password, service, help,
- * support, notices); and community (社区, 社群), as a site an operator named 河畔 calls itself
- * 河畔社区. Simplified only: names are read through `simplified` first.
+ * Chinese words that, after the site's name, claim its accounts or its authority whatever follows
+ * them, as a phishing page names itself (社区账号找回, 社区登录助手, 社区会员中心): official (site,
+ * account: 官号, 官博, 官微), verified, sign-in (登陆 as it is often misspelt), sign-up,
+ * authorization, account, customer service, the client, the back office, site affairs, moderators,
+ * administrators, and what a phishing page asks for or hands out (attack92: verification, pass,
+ * payment, wallet, password, red envelopes, membership). Simplified only: names are read through
+ * `simplified` first.
  */
-const CLAIM_WORDS = [
+const SITE_ACCESS_WORDS_CHINESE = [
   '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
-  '客服', '客户端', '团队', '管理', '后台', '站务', '版主', '安全', '中心', '通行证', '支付', '钱包', '密码', '服务', '帮助',
-  '支持', '支援', '通知', '社区', '社群',
+  '客服', '客户端', '后台', '站务', '版主', '管理员', '通行证', '支付', '钱包', '密码', '红包', '会员',
 ];
+/**
+ * Chinese words that claim to be the site's own service when they are what the name names, its
+ * last words (社区安全中心, 社区客服中心), yet begin or end an ordinary compound after a community's
+ * name: team (社区团队建设, team building), administration, security, centre (社区中心预约, booking at
+ * a community centre), service (社区服务站, a service station), help, support (社区支持者, a
+ * supporter), notices, perks (社区福利院, a welfare home), and community (社区, 社群), as a site an
+ * operator named 河畔 calls itself 河畔社区, where 河畔社区团购 is group buying.
+ */
+const SITE_SERVICE_WORDS_CHINESE = ['团队', '管理', '安全', '中心', '服务', '帮助', '支持', '支援', '通知', '福利', '社区', '社群'];
 /** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
 const POSSESSIVE = '的';
+/**
+ * English words that, beside the site's name, claim its accounts or its authority whatever follows
+ * them ("Community Account Recovery", "Community Login Helper"): official, sign-in and sign-up
+ * however spelt, authorization, verification, passwords, the site's staff, payment, and what a
+ * phishing page hands out (rewards, a giveaway, a premium membership).
+ */
+const SITE_ACCESS_WORDS_LATIN = [
+  'official', 'account', 'accounts', 'login', 'logon', 'log in', 'log on', 'signin', 'sign in', 'signon', 'sign on', 'signup',
+  'sign up', 'register', 'registration', 'auth', 'oauth', 'sso', 'authentication', 'authorization', 'authorisation',
+  'authenticator', 'verify', 'verified', 'verification', 'password', 'passwords', 'passcode', 'passport', 'id', 'admin', 'admins',
+  'administrator', 'administrators', 'administration', 'staff', 'moderator', 'moderators', 'wallet', 'payment',
+  'payments', 'billing', 'rewards', 'giveaway', 'premium', 'vip', 'membership',
+];
+/**
+ * English words that claim to be the site's own service when they end the name after its name,
+ * alone or after another claim ("Community Support", "Community Help Center", "CommunityHub"),
+ * yet begin ordinary phrases ("Community Service Tracker", volunteering; "Community Center Bookings";
+ * "Community Safety Map"): support, help, service, security (secure), safety, team, centre, hub, portal,
+ * notices, the app and its editions (mobile, client, desktop, online, web, plus, pro), members,
+ * pay, bonus, gifts and perks.
+ */
+const SITE_SERVICE_WORDS_LATIN = [
+  'support', 'help', 'helpdesk', 'help desk', 'service', 'services', 'security', 'safety', 'secure', 'team', 'center',
+  'centre', 'hub', 'portal', 'notice', 'notices', 'notification', 'notifications', 'alert', 'alerts', 'app', 'apps', 'mobile',
+  'client', 'desktop', 'online', 'web', 'plus', 'pro', 'members', 'pay', 'bonus', 'gift', 'gifts', 'perks',
+];
+/** Words that join a claim to the site's name before it ("Sign in to Community", "Log in with Community"). */
+const CONNECTORS_LATIN = ['to', 'with', 'via'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -266,60 +302,139 @@ function foundAt(name: readonly FoldedCharacter[], start: number, sought: readon
   return start + sought.length <= name.length && sought.every((character, i) => name[start + i]!.character === character);
 }
 
+/** Whether `character` is a digit: neither a letter of an alphabet nor East Asian, whatever its skeleton (0 folds as o). */
+function isDigit(character: FoldedCharacter): boolean {
+  return !character.letter && !EAST_ASIAN.test(character.character);
+}
+
+/** Whether a word of an alphabet may begin at `start`: after a gap, a non-letter (Han beside it: "Community官方") or a capital after small letters ("MyCommunity"). */
+function beginsWord(name: readonly FoldedCharacter[], start: number): boolean {
+  const previous = name[start - 1];
+  return previous === undefined || name[start]!.afterGap || !previous.letter || (name[start]!.capital && !previous.capital);
+}
+
+/**
+ * Whether the word of an alphabet (Latin, Cyrillic, Greek…) that begins at `start` may end at
+ * `end` rather than going on as a longer word: at the name's end, a gap (space, punctuation,
+ * symbol), a digit, Han, or a change of case ("Community Account", "Community-hub",
+ * "Community365", "Community官方", "CommunityHub", "COMMUNITYhub"); letters that go on in the same
+ * case make another word ("Communityhub", "Communities").
+ */
+function endsWord(name: readonly FoldedCharacter[], start: number, end: number): boolean {
+  const next = name[end];
+  if (next === undefined || next.afterGap || !next.letter) return true;
+  const last = name[end - 1]!;
+  // Case parts words as a gap would: a capital after small letters ("CommunityHub"); after a word
+  // written in capitals, a small letter ("COMMUNITYhub") or a capital that begins a word of small
+  // letters ("COMMUNITYSecurity", as in "XMLHttp"). "COMMUNITYHUB" is one word, and so is a
+  // capital before small letters ("Support").
+  if (next.capital !== last.capital) return next.capital || (end - start > 1 && name.slice(start, end).every((c) => c.capital));
+  const after = name[end + 1];
+  return next.capital && after !== undefined && !after.afterGap && after.letter && !after.capital;
+}
+
 /**
  * Whether `site` stands in `name` as a name of its own rather than inside a longer word, anywhere
- * in it (`endsName` where it ends). A site name in an alphabet must be a whole word: a gap, a
- * capital or a non-letter at both ends ("community tools", "MyCommunity", not "Communityhub").
+ * in it: in an alphabet as a whole word (`beginsWord`, `endsWord`: "community tools",
+ * "MyCommunity", not "Communityhub"); in Han or kana where it ends as a name (`hanNameEnds`).
  */
 function standsAsName(name: readonly FoldedCharacter[], site: string): boolean {
   const sought = [...site];
   for (let start = 0; start + sought.length <= name.length; start += 1) {
     if (!foundAt(name, start, sought)) continue;
-    if (EAST_ASIAN.test(site)) {
-      if (endsName(name, start + sought.length, site)) return true;
-      continue;
-    }
-    // Han beside a Latin name parts it as a gap would: "Community官方".
-    const previous = name[start - 1];
-    const begins = name[start]!.afterGap || previous === undefined || !previous.letter || (name[start]!.capital && !previous.capital);
-    if (begins && endsName(name, start + sought.length, site)) return true;
+    const end = start + sought.length;
+    if (EAST_ASIAN.test(site) ? hanNameEnds(name, end, site) : beginsWord(name, start) && endsWord(name, start, end)) return true;
   }
   return false;
 }
 
+/** A word that may follow the site's name, found at a place in a name: where it ends, and whether it claims the site's accounts whatever follows it. */
+interface WordFound {
+  end: number;
+  access: boolean;
+}
+
 /**
- * Whether the site's name, found in `name` before `end`, ends there rather than going on as a
- * longer word. In an alphabet (Latin, Cyrillic, Greek…), which parts its words: at the name's end,
- * a gap (space, punctuation, symbol), a digit, Han, or a change of case ("Community Account
- * Security", "Community-hub", "Community365", "Community官方", "CommunityHub", "COMMUNITYhub");
- * letters that go on in the same case make another word ("Communityhub", "Communities"). A digit ends a word, and a site's
- * name with a number after it is how a site numbers its own services ("Community 2", "Office365").
- * Chinese and Japanese write no gaps and put what a thing is last, so a site name in Han or kana
- * ends where no more of them follows it (the name alone, "社区 App") or only words that make it
- * the site's own service or what a phishing page offers (`CLAIM_WORDS`, 的 between or not: 社区官方,
- * 社区账号, 社区的账号, 社区安全中心, 社区客服); any other word makes an ordinary compound, an app for a community: 社区团购
- * is a kind of group buying, 社区医院 a clinic, 社群媒體 a medium, 社区助手 a helper for one.
+ * Whether the words of a name from `at` on make the site's name before them the site's own: they
+ * end there (`ends`), or claim its accounts (an access word), or are words of its service up to
+ * where `ends` says the name's words end.
+ */
+function claimsFrom(at: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean {
+  return ends(at) || wordsAt(at).some(({ end, access }) => access || claimsFrom(end, ends, wordsAt));
+}
+
+/** Han, in which a Chinese site name is written: kana or Hangul after it begins a word in Japanese or Korean. */
+const HAN = /\p{Script=Han}/u;
+
+/**
+ * Whether the site's name in Han or kana, found in `name` before `end`, is a name of its own there.
+ * Chinese and Japanese write no gaps and put what a thing is last, so it is where no more of its
+ * words follow it: the name alone; a Latin letter or digit, 〇 (a digit written as Han) or, after
+ * Han, kana or Hangul, a word in Japanese or Korean ("社区 App", "社区2.0", "社区〇号",
+ * "社区アカウント", "社区のお知らせ", "社区계정"); words that make it the site's own service, up to
+ * the end of its script (`SITE_SERVICE_WORDS_CHINESE`: "社区安全中心", "社区客服中心"); or a word that
+ * claims its accounts or authority, whatever follows (`SITE_ACCESS_WORDS_CHINESE`: "社区账号找回"),
+ * 的 between or not. Any other word makes an ordinary compound, an app for a community: 社区团购 is
+ * a kind of group buying, 社区医院 a clinic, 社区服务站 a service station, 社区助手 a helper for one.
  * Spaces do not part Han ("社区 团购" is 社区团购), as Chinese writes none.
  */
-function endsName(name: readonly FoldedCharacter[], end: number, site: string): boolean {
-  const next = name[end];
-  if (next === undefined) return true;
-  if (EAST_ASIAN.test(site)) {
-    const rest = name.slice(end).map(({ character }) => character).join('');
-    const claim = rest.startsWith(POSSESSIVE) ? rest.slice(POSSESSIVE.length) : rest;
-    // Katakana after Han writes a loanword, as a Latin word would stand ("社区アカウント", "社区 Account");
-    // 〇 is a digit written as Han ("社区〇号").
-    const loanword = KATAKANA.test(next.character) && !KATAKANA.test([...site].at(-1)!);
-    return !EAST_ASIAN.test(next.character) || /\p{N}/u.test(next.character) || loanword || CLAIM_WORDS.some((word) => claim.startsWith(word));
+function hanNameEnds(name: readonly FoldedCharacter[], end: number, site: string): boolean {
+  const last = [...site].at(-1)!;
+  const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
+  const ends = (at: number) => at === name.length || !goesOn(name[at]!.character);
+  const found = (words: readonly string[], access: boolean, at: number) =>
+    words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, access }));
+  const wordsAt = (at: number) => [...found(SITE_ACCESS_WORDS_CHINESE, true, at), ...found(SITE_SERVICE_WORDS_CHINESE, false, at)];
+  return claimsFrom(foundAt(name, end, [POSSESSIVE]) ? end + 1 : end, ends, wordsAt);
+}
+
+/** Words that claim the site's accounts or service beside its name in an alphabet, each a list of words folded as names are. */
+interface LatinClaimWords {
+  access: readonly (readonly string[])[];
+  service: readonly (readonly string[])[];
+  connectors: readonly (readonly string[])[];
+}
+
+/**
+ * Whether the site's name in an alphabet stands in `name` as the site's own, anywhere in it (English
+ * sets what qualifies a name before it, "Your Community Account", "Secure Community Login", so only
+ * what follows makes it another's), as a whole word (`beginsWord`, `endsWord`) that
+ * - ends the name (or meets Han), after a number or a possessive "s" or not, with nothing before it
+ *   but claims, connectors and numbers: "Community", "Community365" (a site numbers its own
+ *   services: "Office365"), "Community's", "Official Community", "Sign in to Community";
+ * - or is followed by words of its service to the name's end ("Community Support", "Community Help
+ *   Center", "CommunityHub") or by a word that claims its accounts, whatever follows
+ *   ("Community Account Security", "My Community Login Helper").
+ * An ordinary phrase keeps the word: "Community Garden Planner", "Garden Community",
+ * "Community Service Tracker".
+ */
+function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: LatinClaimWords): boolean {
+  const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character);
+  const digitsFrom = (at: number) => {
+    let end = at;
+    while (end < name.length && isDigit(name[end]!)) end += 1;
+    return end;
+  };
+  const phraseEnd = (at: number, phrase: readonly string[]) => phrase.reduce<number | undefined>((from, word) =>
+    from !== undefined && foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? from + [...word].length : undefined, at);
+  const wordsAt = (at: number, lists: readonly (readonly (readonly string[])[])[], access: boolean) => {
+    const found = lists.flatMap((list) => list.map((phrase) => phraseEnd(at, phrase))).filter((end) => end !== undefined).map((end) => ({ end, access }));
+    return digitsFrom(at) > at ? [...found, { end: digitsFrom(at), access: false }] : found;
+  };
+  const claimsUpTo = (start: number) => {
+    const reaches = (at: number): boolean => at === start || wordsAt(at, [words.access, words.service, words.connectors], false).some(({ end }) => end <= start && reaches(end));
+    return reaches(0);
+  };
+  const serviceOrAccessAt = (at: number) => [...wordsAt(at, [words.access], true), ...wordsAt(at, [words.service], false)];
+  const sought = [...site];
+  for (let start = 0; start + sought.length <= name.length; start += 1) {
+    const end = start + sought.length;
+    if (!foundAt(name, start, sought) || !beginsWord(name, start) || !endsWord(name, start, end)) continue;
+    const numbered = digitsFrom(end);
+    const after = foundAt(name, numbered, ['s']) && name[numbered]!.afterGap && endsWord(name, numbered, numbered + 1) ? numbered + 1 : numbered;
+    if (ends(after) ? claimsUpTo(start) : claimsFrom(after, ends, serviceOrAccessAt)) return true;
   }
-  if (next.afterGap || !next.letter) return true;
-  const last = name[end - 1]!;
-  // Case parts words as a gap would: a capital after small letters ("CommunityHub"); after a name
-  // written in capitals, a small letter ("COMMUNITYhub") or a capital that begins a word of small
-  // letters ("COMMUNITYSecurity", as in "XMLHttp"). "COMMUNITYHUB" is one word.
-  if (next.capital !== last.capital) return next.capital || name.slice(end - [...site].length, end).every((c) => c.capital);
-  const after = name[end + 1];
-  return next.capital && after !== undefined && !after.afterGap && after.letter && !after.capital;
+  return false;
 }
 
 /**
@@ -393,7 +508,7 @@ export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
 /**
  * The claims of the site's trust in `name`: a check-mark symbol (`CHECK_MARKS`), a word
  * that says it was reviewed (`CLAIM_WORDS_LATIN`, `CLAIM_WORDS_CHINESE`, `CLAIM_WORDS_JAPANESE`), anywhere in it, or one
- * of `siteNames` leading it (`leadsWithSite`), each read after NFKC (full-width and styled
+ * of `siteNames` presented as the site's own (`namesItselfSite`), each read after NFKC (full-width and styled
  * letters as plain ones), in any letter case, Traditional Chinese as Simplified, spaces and
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
  * skeleton ("Verіfied" with a Cyrillic і).
@@ -407,30 +522,40 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
   return [
     ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
     ...(reviewWord ? ['review_word' as const] : []),
-    ...(leadsWithSite(folded, siteNames, tables) ? ['site_name' as const] : []),
+    ...(namesItselfSite(folded, siteNames, tables) ? ['site_name' as const] : []),
   ];
 }
 
 /**
- * Whether the folded name begins with one of `siteNames`, folded alike, as a name of its own
- * (`endsName`): "Community", "Community Account Security", "社区安全中心", "社群 官方", "社区 App"
- * present the app as the site's own, while a name that only holds it later ("Open Source Community
- * Tools", "读书社区") names an app for a community, as apps on a community site commonly do, and
- * one that makes a longer word of it ("Communityhub", "社区团购助手") names something else.
+ * Whether the folded name presents itself as the site's own under one of `siteNames`, folded
+ * alike: a name in an alphabet anywhere in it, alone or beside words of its service or accounts
+ * (`claimsSiteInAlphabet`: "Community", "Community Account Security", "Sign in to Community"); a
+ * name in Han or kana leading it, after nothing but a number, as a name of its own
+ * (`hanNameEnds`: "社区安全中心", "1社区账号", "社群 官方", "社区 App"), as Chinese sets what
+ * qualifies a name before it ("读书社区", a reading community). An ordinary phrase or compound
+ * with the site's name ("Community Garden Planner", "社区团购助手") names an app for a community,
+ * as apps on a community site commonly do, and one that makes a longer word of it
+ * ("Communityhub") names something else.
  */
-function leadsWithSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
+function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
+  const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
+  const words = { access: phrases(SITE_ACCESS_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN) };
+  const numberEnd = folded.findIndex((c) => !isDigit(c));
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
-    const sought = [...site];
-    return sought.length > 0 && foundAt(folded, 0, sought) && endsName(folded, sought.length, site);
+    if (site === '') return false;
+    if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, words);
+    return numberEnd >= 0 && foundAt(folded, numberEnd, [...site]) && hanNameEnds(folded, numberEnd + [...site].length, site);
   });
 }
 
 /**
- * Where a site's name gives way to what it adds: a comma, semicolon, bar, bullet, bracket or
- * parenthesis, in either width, or a dash between spaces ("Riverside, Est. 2009", "河畔（始于2009）",
- * "Lakeside - a place to talk").
+ * Where a site's name gives way to what it adds: a comma, semicolon, bar, middle dot or bullet,
+ * ideographic full stop, bracket or parenthesis, in either width, or a dash between spaces
+ * ("Riverside, Est. 2009", "河畔（始于2009）", "河畔・讨论区", "河畔。始于2009",
+ * "Lakeside - a place to talk"). A Latin full stop is not one: it ends abbreviations
+ * ("St. Mary's") and parts domains ("Example.org").
  */
-const TAGLINE = /\s*[,;|·•()[\]{}<>«»，；｜、（）【】《》〔〕]\s*|\s+[-–—]\s+|\s*[–—]\s*/u;
+const TAGLINE = /\s*[,;|·‧∙⋅・•。()[\]{}<>«»，；｜、（）【】《》〔〕]\s*|\s+[-–—]\s+|\s*[–—]\s*/u;
 
 /**
  * The site's name as an app may not call itself: the whole of it, and the part before a tagline

@@ -23,15 +23,15 @@ test('a word of review is a claim in any case, width, spacing or look-alike lett
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
-test('the site\'s own name leading the name is a claim, in any of its languages and however spelt; later in the name it is not', () => {
-  for (const name of ['Community', 'Community Account Security', 'community tools', 'C.o.m.m.u.n.i.t.y', 'Commun1ty', 'ᴄᴏᴍᴍᴜɴɪᴛʏ', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ', '社区', '社区安全中心', '社群 App', '社區 App', '社 區帳號'])
+test('the site\'s own name as the name, or leading it before a word of its service, is a claim in any of its languages and however spelt; in an ordinary phrase or a longer word it is not', () => {
+  for (const name of ['Community', 'Community Account Security', 'community login', 'C.o.m.m.u.n.i.t.y', 'Commun1ty', 'ᴄᴏᴍᴍᴜɴɪᴛʏ', 'ꓚꓳꓟꓟꓴꓠꓲꓔꓬ', '社区', '社区安全中心', '社群 App', '社區 App', '社 區帳號'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Open Source Community Tools', 'MyCommunity', '读书社区', '读书 社区 App', '社交媒體'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
 test('a site name in an alphabet leads a name only as a whole word: ended by the name\'s end, a gap, a digit, Han or a capital, not by letters that go on', () => {
-  for (const name of ['Community Account Security', 'Community-hub', 'Community.hub', 'Community: Sign in', 'Community2', 'Community365', 'Community0', 'Community1 Login', 'CommunityHub', 'Community社区工具', 'Ｃｏｍｍｕｎｉｔｙ Tools'])
+  for (const name of ['Community Account Security', 'Community-hub', 'Community.hub', 'Community: Sign in', 'Community2', 'Community365', 'Community0', 'Community1 Login', 'CommunityHub', 'Community社区工具', 'Ｃｏｍｍｕｎｉｔｙ Login'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Communityhub', 'COMMUNITYHUB', 'Communities', 'Communitywide Notes', 'Communityhub 2'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
@@ -102,5 +102,55 @@ test('a site name with a tagline after a comma, a parenthesis or a dash leads a 
   for (const name of ['Riverside Account Security', 'Riverside', 'RiversideLogin', '河畔账号', 'Lakeside Login', 'Hilltop Support', 'Riverside, Est. 2009 Login'])
     assert.ok(trustClaims(name, sites).includes('site_name'), name);
   for (const name of ['Riversides', 'Lakesider Notes', 'My Riverside Guide', '河畔跑步'])
+    assert.deepEqual(trustClaims(name, sites), [], name);
+});
+
+test('a site name in an alphabet with an ordinary word after it is an app for a community, not the site: "Community Garden Planner", "Community Radio", "Community Service Tracker" register', () => {
+  for (const name of ['Community Garden Planner', 'Community Radio', 'community tools', 'Garden Community Tools', 'Garden Community', 'Community Service Tracker', 'Community Center Bookings', 'Community Events 2', 'Community 2 Garden'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a site name in an alphabet anywhere in the name is the site\'s own before a word of its accounts, whatever follows, or words of its service that end the name, or alone after claims: "Your Community Account", "Community Support", "Sign in to Community"', () => {
+  for (const name of ['Community Account', 'Community Account Recovery', 'Your Community Account', 'Secure Community Login Helper', 'Community\'s Password Reset', 'Community App', 'Community Support',
+    'Community Help Center', 'Community Support Team', 'Garden Community Helpdesk', 'Community Pro', 'Community Rewards Program', 'Sign in to Community', 'Log in with Community', 'Support Community', '365 Community'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+});
+
+test('a site name of several words is the site\'s own however its words are spaced, by the same rule: "River Side Support" and "RiverSide Login" are refused, "River Side Walks" registers', () => {
+  for (const name of ['River Side', 'River Side Support', 'RiverSide Login', 'Riverside Account'])
+    assert.deepEqual(trustClaims(name, ['River Side']), ['site_name'], name);
+  for (const name of ['River Side Walks', 'Walks by the River Side', 'Riversides'])
+    assert.deepEqual(trustClaims(name, ['River Side']), [], name);
+});
+
+test('a Chinese word of the site\'s service claims only as what the name names, at its end: 社区服务站, 社区中心预约, 社区支持者 and 社区福利院 register, 社区服务, 社区服务中心 and 社区福利 do not', () => {
+  for (const name of ['社区服务站', '社区中心预约', '社区支持者', '社区福利院', '社区团队建设', '社区管理助手'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+  for (const name of ['社区服务', '社区中心', '社区服务中心', '社区安全中心 App', '社区支持', '社区福利'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+});
+
+test('a Chinese word of the site\'s accounts or of what a phishing page hands out claims whatever follows it: 社区红包, 社区会员中心, 社区账号找回', () => {
+  for (const name of ['社区红包', '社区红包助手', '社區會員中心', '社区账号找回', '社区登录助手', '社区管理员', '社区验证码'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+});
+
+test('a number before a Han site name does not make it another\'s: "1社区账号" and "１社區帳號" are refused as "社区账号" is', () => {
+  for (const name of ['1社区账号', '１社區帳號', '2024社区', '12 社区 App'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['1社区团购', '1号读书社区'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('hiragana or Hangul after a Han site name, a word in Japanese or Korean, ends it as katakana or a Latin word does: "社区のお知らせ" and "社区계정" are refused', () => {
+  for (const name of ['社区のお知らせ', '社區のアカウント', '社区계정', '社群 로그인'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+});
+
+test('a site name with a tagline after a middle dot or an ideographic full stop leads a name by its first part: "河畔・讨论区" and "河畔。始于2009" are called 河畔; a Latin full stop is no tagline', () => {
+  const sites = ['河畔・讨论区', '湖边。始于2009', 'Lakeside ‧ Talk', 'St. Mary\'s'];
+  for (const name of ['河畔账号', '河畔', '湖边客服', 'Lakeside Login'])
+    assert.ok(trustClaims(name, sites).includes('site_name'), name);
+  for (const name of ['St Support', 'St Login'])
     assert.deepEqual(trustClaims(name, sites), [], name);
 });

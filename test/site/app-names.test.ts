@@ -36,7 +36,7 @@ const CLAIMING = [
   '已認證小幫手',
   '认证应用',
   '社區 App',
-  'C.o.m.m.u.n.i.t.y tools',
+  'C.o.m.m.u.n.i.t.y Login',
   '社区安全中心',
   '社群 官方',
 ];
@@ -102,7 +102,7 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
   test('an app that registers itself without a name is named by the host or scheme it sends people back to, unless that claims the site\'s trust: then it is plainly "app"', async () => {
     for (const [redirect, named] of [
       ['https://agent.example/cb', 'agent.example'], ['com.agent.tool:/cb', 'com.agent.tool'],
-      ['https://official.example/cb', 'app'], ['https://community-security.example/cb', 'app'], ['community.verified:/cb', 'app'], ['app.official:/cb', 'app'],
+      ['https://official.example/cb', 'app'], ['https://community-security.example/cb', 'app'], ['community.verified:/cb', 'app'], ['app.official:/cb', 'app'], ['https://community.example/cb', 'app'], ['com.community.app:/cb', 'app'], ['https://community-garden.example/cb', 'community-garden.example'],
     ] as const) {
       const response = await register({ redirect_uris: [redirect], token_endpoint_auth_method: 'none' });
       assert.equal(response.status, 201, redirect);
@@ -113,9 +113,9 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
   test('a member\'s app may not be registered or renamed on the developer page with a name that claims the site\'s trust, in every language; the name it has may be saved again, and the operator\'s apps keep any name', async () => {
     const { user, visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     const words: Record<string, RegExp> = {
-      en: /Name: An application&#39;s name may not claim this site&#39;s trust: no check mark, no word such as “Verified” or “Official”, and not beginning with the name Community\./,
-      'zh-CN': /应用名称不能借用本站的信任：不能带对勾符号，不能含有“认证”“官方”等字样，也不能以“社区”这个名字开头。/,
-      'zh-TW': /應用程式名稱不能借用本站的信任：不能帶勾號，不能含有「認證」「官方」等字樣，也不能以「社群」這個名稱開頭。/,
+      en: /Name: An application&#39;s name may not claim this site&#39;s trust: no check mark, no word such as “Verified” or “Official”, and not the name Community alone or with words that make it the site’s own, such as “Community Account” or “Community Support”\./,
+      'zh-CN': /应用名称不能借用本站的信任：不能带对勾符号，不能含有“认证”“官方”等字样，也不能单用“社区”这个名字，或把它和“账号”“客服”等字样连用，当成本站自己的服务。/,
+      'zh-TW': /應用程式名稱不能借用本站的信任：不能帶勾號，不能含有「認證」「官方」等字樣，也不能單用「社群」這個名稱，或把它和「帳號」「客服」等字樣連用，當成本站自己的服務。/,
     };
     for (const [locale, said] of Object.entries(words)) {
       visitor.cookies.set('lang', locale);
@@ -136,9 +136,9 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     assert.equal((await t.deps.stores.clients.findById(app!.clientId))?.name, 'Member Tools');
     // A name stored before the rule (or given by the operator) is kept when its owner saves other details.
     const { client: older } = await registerClient(t.deps.stores, t.clock, {
-      name: 'Community Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true,
+      name: 'Community Account Tools', type: 'public', redirectUris: ['https://member.example/cb'], ownerId: user.id, memberRegistered: true,
     });
-    assert.equal((await visitor.post(`/settings/developers/${older.clientId}/details`, { name: 'Community Tools', description: 'Reads posts.', homepage: '' })).status, 303);
+    assert.equal((await visitor.post(`/settings/developers/${older.clientId}/details`, { name: 'Community Account Tools', description: 'Reads posts.', homepage: '' })).status, 303);
     assert.equal((await t.deps.stores.clients.findById(older.clientId))?.description, 'Reads posts.');
     // The operator answers for its own apps.
     const { client: operators } = await registerClient(t.deps.stores, t.clock, { name: '✔ Community Official', type: 'public', redirectUris: ['https://operator.example/cb'] });
@@ -148,8 +148,14 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
 
   test('an app nobody reviewed may not lead its name with the site\'s name in any of its languages, nor be named it; one that holds it later registers, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
-    await assertRefusedEverywhere(visitor, ['Community', 'Community Account Security', 'ＣＯＭＭＵＮＩＴＹ tools', '社区安全中心', '社群 官方', '社區 App']);
+    await assertRefusedEverywhere(visitor, ['Community', 'Community Account Security', 'ＣＯＭＭＵＮＩＴＹ Login', '社区安全中心', '社群 官方', '社區 App']);
     await assertRegistersEverywhere(visitor, ['Open Source Community Tools', '读书社区', '读书社群 App', 'MyCommunity']);
+  });
+
+  test('an ordinary phrase or compound with the site\'s name registers, and the site\'s name beside words of its service or accounts does not, by RFC 7591 and on the developer page: "Community Garden Planner" and 社区服务站 register, "Your Community Account" and 社区红包 do not', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Your Community Account', 'Community Support', 'Sign in to Community', '社区红包', '1社区账号', '社区のお知らせ']);
+    await assertRegistersEverywhere(visitor, ['Community Garden Planner', 'Community Radio', 'Community Service Tracker', '社区服务站', '社区中心预约', '社区支持者']);
   });
 
   test('the site\'s name leads an app\'s name only as a word of its own: "Communityhub" and "社区团购助手" register, "Community2", "CommunityHub" and "社区账号" do not, by RFC 7591 and on the developer page', async () => {

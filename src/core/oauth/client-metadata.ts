@@ -376,7 +376,7 @@ export class ClientMetadataDocuments {
     // Nobody at the site answers for the name a document gives (`unreviewedNameRule`): one that
     // claims the site's trust names no app, unless staff verified the app with it.
     if (client.verifiedAt === null && (await trustClaimCheck())(described.name, this.siteNames).length > 0) {
-      throw new ClientDocumentError(`The client ID metadata document at ${clientId} is not valid: client_name must not claim this site's trust: no check mark, no word such as Verified or Official, and not beginning with the site's own name.`);
+      throw new ClientDocumentError(`The client ID metadata document at ${clientId} is not valid: client_name must not claim this site's trust: no check mark, no word such as Verified or Official, and not the site's own name alone or with words that make it the site's own service.`);
     }
     if (describedAsStored && now - stored.updatedAt < DOCUMENT_CLIENT_REFRESH_MS) currentRows.add(client);
     return client;

@@ -284,16 +284,16 @@ export type NameRule = (field: string, name: string) => void;
  * (RFC 7591) or that a member registered or renamed on the developer page: the consent page shows
  * that name where people decide whether to trust the app, in the site's own typeface, so it may
  * not claim the site's trust: no check mark, no word of review ("Verified", "Official", 已认证,
- * 官方) anywhere, and not beginning with the site's own name in any of `siteNames` as a word of its own
- * ("Community Account Security", "社区账号"; not "Communityhub", "社区团购") (`trustClaimCheck`), however it is
- * spelt (RFC 7591 2: the server may reject any metadata value the client asks for; 5: a name is
+ * 官方) anywhere, and not the site's own name in any of `siteNames` alone or with words that make
+ * it the site's own service ("Community", "Community Account Security", "社区账号"; not "Community
+ * Garden Planner", "Communityhub", "社区团购") (`trustClaimCheck`), however it is spelt (RFC 7591 2: the server may reject any metadata value the client asks for; 5: a name is
  * the client's own claim). The operator's apps, and a name staff verified, are free of it.
  */
 export async function unreviewedNameRule(siteNames: readonly string[]): Promise<NameRule> {
   const claims = await trustClaimCheck();
   return (field, name) => {
     if (claims(name, siteNames).length === 0) return;
-    throw InputError.worded(field, `${field} must not claim this site's trust: no check mark, no word such as Verified or Official, and not beginning with the site's own name`,
+    throw InputError.worded(field, `${field} must not claim this site's trust: no check mark, no word such as Verified or Official, and not the site's own name alone or with words that make it the site's own service`,
       { key: 'apps.nameClaimsTrust' });
   };
 }

@@ -187,9 +187,14 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
   // (RFC 7591 2: the server may reject a metadata value; `unreviewedNameRule`). The one it is given
   // for want of one is the host (or a native app's scheme, any text it likes) it sends people back
   // to, which the consent page's heading shows as its name: one that claims the trust
-  // ("official.example", "community.verified:") gives the app no name but "app".
+  // ("official.example", "community.verified:") gives the app no name but "app". A host's top-level
+  // label and a reverse-domain scheme's are no words of it: "community-security.example" reads as
+  // Community Security, "com.community.app" as Community App.
   const siteNames = siteNamesIn(deps.words);
-  if (!read.named && (await trustClaimCheck())(read.name, siteNames).length > 0) read = { ...read, name: 'app' };
+  const claims = await trustClaimCheck();
+  const labels = read.name.split('.');
+  const readings = [read.name, labels.slice(0, -1).join('.'), labels.slice(1).join('.')];
+  if (!read.named && readings.some((reading) => claims(reading, siteNames).length > 0)) read = { ...read, name: 'app' };
   const nameRule = read.named ? await unreviewedNameRule(siteNames) : undefined;
   const now = deps.clock.now();
   const key = `register:address:${siteShare(askedBy)}`;

@@ -184,7 +184,7 @@ ${code(`curl -s ${base}/api/oauth/register -H 'Content-Type: application/json' \
 <p>The redirect URIs follow the rules above. Such an app has no owner and no page under Settings; its consent page tells
 the user that it registered itself and that this site has not reviewed it; it is deleted when no one has authorized it
 ${SELF_REGISTERED_GRACE_MS / 86_400_000} days after it registered, unless the site's staff have verified it. Its <code>client_name</code> may not claim
-this site's trust: no check mark, no word such as Verified or Official (官方, 认证), not beginning with the site's own name. Each address (an IPv6 address by its /48) may register ${settings.registrationsPerHourPerAddress} apps an hour, counted apart for browsers (requests with <code>Origin</code>) and other programs. Errors are 400
+this site's trust: no check mark, no word such as Verified or Official (官方, 认证), not the site's own name alone or with words that make it the site's own service. Each address (an IPv6 address by its /48) may register ${settings.registrationsPerHourPerAddress} apps an hour, counted apart for browsers (requests with <code>Origin</code>) and other programs. Errors are 400
 <code>invalid_redirect_uri</code> or <code>invalid_client_metadata</code> with an <code>error_description</code> naming the field.</p>` : ''}
 </section>
 
