@@ -155,6 +155,22 @@ forEachDatabase('resource API rate limit per address', (database) => {
     assert.equal((await fetch(`${t.baseUrl}/api/open/v1/me`, { method: 'POST', headers: form, body: 'a=b' })).status, 405);
   });
 
+  test('an address refused for unknown tokens is still served the OpenAPI document without a token, as the resource metadata: a request without one guesses nothing, and the site\'s API reference page reads it', async () => {
+    for (let i = 0; i < 300; i++) {
+      assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') })).status, 401);
+    }
+    assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('personal') })).status, 429);
+    const address = '/api/open/v1/openapi.json';
+    for (const method of ['GET', 'HEAD']) {
+      const served = await fetch(`${t.baseUrl}${address}`, { method });
+      assert.equal(served.status, 200, method);
+      assert.equal(served.headers.get('cache-control'), 'public, max-age=300', method);
+      assert.equal(served.headers.get('x-ratelimit-remaining'), null, `${method}: not counted`);
+    }
+    assert.equal((await get(t.baseUrl, address, { token: generateToken('personal') })).status, 429, 'a made-up token is refused there as anywhere');
+    t.clock.advance(MINUTE);
+  });
+
   test('a form POSTed to UserInfo without the header from an address refused for now is refused before its body is read: refusing it costs no read of up to 64 KiB', async () => {
     for (let i = 0; i < 300; i++) {
       assert.equal((await get(t.baseUrl, '/api/open/v1/', { token: generateToken('access') })).status, 401);

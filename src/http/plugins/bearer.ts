@@ -23,8 +23,14 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The scope a resource API route needs; `''` for any valid token; absent for no token. */
     bearerScope?: Scope | '';
-    /** A request without the `Authorization` header passes the gate unread (refused only at an address refused for now); one with it is checked and counted. */
-    bearerOptional?: true;
+    /**
+     * The `Authorization` header is optional: a request with it is checked and counted, one
+     * without passes unread. `'unlessBlocked'`: refused only when its address is refused for now
+     * (`GATED_NOT_FOUND`). `'public'`: a public document, served to every address, one refused for
+     * its guesses too, as the RFC 9728 metadata is: without a token it guesses nothing, and a
+     * public answer may be served from any cache anyway.
+     */
+    bearerOptional?: 'public' | 'unlessBlocked';
   }
   interface FastifyRequest {
     /** Set by the bearer gate on resource API routes. */
@@ -39,7 +45,7 @@ declare module 'fastify' {
  * its address is refused for now; then the not-found handler answers (404, or 405 with `Allow`).
  */
 const GATED_NOT_FOUND = {
-  config: { bearerScope: '', bearerOptional: true, notFound: true },
+  config: { bearerScope: '', bearerOptional: 'unlessBlocked', notFound: true },
   handler: (_request: FastifyRequest, reply: FastifyReply) => reply.callNotFound(),
 } as const;
 
@@ -238,9 +244,9 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     // (`GATED_NOT_FOUND`) answers its 404 or 405 (RFC 9110 15.5.5, 15.5.6) whatever the query or
     // the body holds, as for any request there without a token, and a public one (the OpenAPI
     // document) its answer; no token is read from either, so none is looked up, and the gate's 401
-    // is for the addresses that need one. An address refused for now is still refused, as on every
-    // route behind the gate.
-    if (bearerOptional) return passUnlessBlocked(request, reply);
+    // is for the addresses that need one. An address refused for now is still refused there but
+    // at a public document, which the site's API reference page reads (`bearerOptional`).
+    if (bearerOptional) return bearerOptional === 'public' ? undefined : passUnlessBlocked(request, reply);
     const elsewhere = tokenOutsideHeader(request);
     // Judged once read (`readsForm`), below; but an address refused for now is refused before
     // its body (up to BODY_LIMIT_BYTES) is read: whatever the form holds, no token in it is

@@ -56,11 +56,12 @@ export async function apiV1Routes(parent: FastifyInstance, options: { securityHe
   ]);
 
   // Public: no token needed, and a request without the header passes the gate unread and
-  // uncounted. One that sends a token in the header is an authenticated request like any other
-  // here (INTERFACE section 7, as GitHub counts one to its meta endpoints): checked, counted, its
-  // rate-limit fields on the answer, which is then no one else's to cache.
+  // uncounted, from any address (the site's API reference page reads it). One that sends a token
+  // in the header is an authenticated request like any other here (INTERFACE section 7, as GitHub
+  // counts one to its meta endpoints): checked, counted, its rate-limit fields on the answer,
+  // which is then no one else's to cache.
   const document = JSON.stringify(openApiDocument(app.deps.settings.baseUrl));
-  app.get(`${API_BASE_PATH}/openapi.json`, { config: { bearerScope: '', bearerOptional: true } }, async (request, reply) => {
+  app.get(`${API_BASE_PATH}/openapi.json`, { config: { bearerScope: '', bearerOptional: 'public' } }, async (request, reply) => {
     if (request.bearer === undefined) reply.header('cache-control', 'public, max-age=300');
     return reply.type('application/json; charset=utf-8').send(document);
   });
