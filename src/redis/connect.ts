@@ -154,12 +154,12 @@ export class GuardedRedis {
   private connecting: (() => void) | undefined;
   /**
    * Commands asked while the connection is not ready yet, each sent once it is (`recovered`)
-   * unless its timeout answered its caller from the fallback first: it is then withdrawn, where
-   * ioredis's offline queue would send it still, and the limiter count it twice.
+   * unless its timeout answered its caller from the fallback first, or the connection closed
+   * first: it is then withdrawn, where ioredis's offline queue would send it still, and the
+   * limiter count it twice. Each is kept with what sends it and what withdraws it.
    */
-  private readonly waiting = new Set<() => void>();
+  private readonly waiting = new Map<() => void, () => void>();
   private degraded = false;
-  private everReady = false;
   private closed = false;
   /** A command went unanswered and its connection was dropped: skip Redis until the next 'ready'. */
   private dropped = false;
@@ -207,16 +207,20 @@ export class GuardedRedis {
     // accepts the connection and does not answer it is tried again, as a stalled command is.
     this.client.on('connecting', () => this.timeConnection(Math.max(timeout, 1000), 'connecting', 'connection not made'));
     this.client.on('connect', () => this.timeConnection(timeout, 'connect', 'handshake unanswered'));
+    // A connection closed before it was ever ready is an outage too: a Redis at its client limit
+    // answers the handshake with an error and closes, and a request waiting for that connection
+    // is answered from its fallback now, not at its timeout.
     this.client.on('close', () => {
       this.connecting?.();
       this.connecting = undefined;
       this.closes++;
-      if (this.everReady) this.outage(new Error('connection closed'));
+      this.outage(new Error('connection closed'));
+      for (const withdraw of this.waiting.values()) withdraw();
+      this.waiting.clear();
     });
     this.client.on('ready', () => {
       this.connecting?.();
       this.connecting = undefined;
-      this.everReady = true;
       if (this.dropped) {
         // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
         // WRITE, as a failover does) answers INFO and not a script. A script that writes nothing
@@ -300,7 +304,11 @@ export class GuardedRedis {
         settle(this.waiting.delete(sendNow) ? 'withdrawn' : { error: new Error('Command timed out') });
       });
       if (this.client.status === 'ready') sendNow();
-      else this.waiting.add(sendNow);
+      else
+        this.waiting.set(sendNow, () => {
+          cancel();
+          settle('withdrawn');
+        });
     });
     // Never sent, so no news of Redis: its connection, not ready in time, has timeouts of its own
     // (`timeConnection`), and a stall may not be judged on a command that did not go out.
@@ -336,7 +344,7 @@ export class GuardedRedis {
     // Answered: the listeners below ask Redis at once (the replay cache publishes what the
     // database accepted meanwhile), so requests may too from now on.
     this.probing = false;
-    for (const sendNow of this.waiting) sendNow();
+    for (const sendNow of this.waiting.keys()) sendNow();
     this.waiting.clear();
     if (!this.degraded || this.closed) return;
     this.degraded = false;

@@ -510,3 +510,28 @@ test('closing the connection to a Redis that does not answer closes its socket a
     await new Promise((resolve) => silent.close(resolve));
   }
 });
+
+test('a Redis that closes each connection before it is ready (at its client limit) is an outage: a command waiting for that connection is answered from the fallback when it closes, never sent', async () => {
+  // What Redis does with a client over its `maxclients`: an error, then the end of the connection.
+  const received: Buffer[] = [];
+  const full = createServer((socket) => {
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', () => {});
+    socket.end('-ERR max number of clients reached\r\n');
+  });
+  await new Promise<void>((resolve) => full.listen(0, '127.0.0.1', resolve));
+  const { redis, lines } = loggedRedis(`redis://127.0.0.1:${(full.address() as { port: number }).port}`, 30_000);
+  try {
+    assert.equal(redis.client.status, 'connecting');
+    let answered = false;
+    const early = redis.ask(() => redis.client.incr('never-sent')).finally(() => (answered = true));
+    await eventually(() => answered, 'answered once the connection closed, not after the 30 s command timeout');
+    assert.equal(await early, undefined, 'answered from the fallback');
+    assert.equal(redis.isDegraded, true);
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back']);
+    assert.ok(!Buffer.concat(received).toString().includes('never-sent'), 'the command never went out');
+  } finally {
+    redis.close();
+    await new Promise((resolve) => full.close(resolve));
+  }
+});
