@@ -535,3 +535,28 @@ test('a Redis that closes each connection before it is ready (at its client limi
     await new Promise((resolve) => full.close(resolve));
   }
 });
+
+test('a command that waited for its connection has the whole command timeout for Redis\'s answer once sent: an answer in time is Redis\'s, not a stall', { skip: skipWithoutRedis }, async () => {
+  const timeout = 1000;
+  const target = new URL(redisUrl!);
+  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
+  await relay.open();
+  relay.stall();
+  const relayed = new URL(target);
+  relayed.host = `127.0.0.1:${relay.port}`;
+  const { redis, lines } = loggedRedis(relayed.href, timeout);
+  try {
+    // Redis answers a BLPOP of an empty list when its own timeout ends (half the command's),
+    // blocking only this connection.
+    const asked = redis.ask(() => redis.client.blpop(`${uniqueKeyPrefix()}empty`, timeout / 2000));
+    // The handshake, unanswered, holds the command back for most of its timeout (within the handshake's).
+    await new Promise((resolve) => setTimeout(resolve, 0.7 * timeout));
+    relay.resume();
+    assert.equal(await asked, null, 'Redis\'s answer, not the fallback');
+    assert.equal(redis.client.status, 'ready');
+    assert.deepEqual(lines, [], 'no outage');
+  } finally {
+    redis.close();
+    await relay.cut();
+  }
+});
