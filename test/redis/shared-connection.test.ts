@@ -40,15 +40,24 @@ function loggedRedis(url: string, commandTimeoutMs: number): { redis: GuardedRed
   return { redis: new GuardedRedis(url, { logger, meanwhile: 'both fall back', commandTimeoutMs }), lines };
 }
 
-/** A limiter and a replay cache sharing one guarded connection to Redis through a relay a test can cut or stall. */
-async function sharedThroughRelay(commandTimeoutMs: number) {
+/**
+ * A guarded connection to Redis through a relay a test can cut or stall; `stalled` stalls it
+ * before the connection is made, its handshake unanswered until the test resumes it.
+ */
+async function loggedRedisThroughRelay(commandTimeoutMs: number, { stalled = false } = {}) {
   const target = new URL(redisUrl!);
   const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
   await relay.open();
+  if (stalled) relay.stall();
   // The server's database, user and password as TEST_REDIS_URL names them: only the address is the relay's.
   const relayed = new URL(target);
   relayed.host = `127.0.0.1:${relay.port}`;
-  const { redis, lines } = loggedRedis(relayed.href, commandTimeoutMs);
+  return { relay, ...loggedRedis(relayed.href, commandTimeoutMs) };
+}
+
+/** A limiter and a replay cache sharing one guarded connection to Redis through a relay a test can cut or stall. */
+async function sharedThroughRelay(commandTimeoutMs: number) {
+  const { relay, redis, lines } = await loggedRedisThroughRelay(commandTimeoutMs);
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
   const database = new RecordingStore();
@@ -459,13 +468,7 @@ test('a connection made while the event loop was held past the connect timeout i
 
 test('a command asked before the first connection is ready, and answered from the fallback meanwhile, is never sent to Redis', { skip: skipWithoutRedis }, async () => {
   const timeout = 200;
-  const target = new URL(redisUrl!);
-  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
-  await relay.open();
-  relay.stall();
-  const relayed = new URL(target);
-  relayed.host = `127.0.0.1:${relay.port}`;
-  const { redis, lines } = loggedRedis(relayed.href, timeout);
+  const { relay, redis, lines } = await loggedRedisThroughRelay(timeout, { stalled: true });
   const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
   try {
     const connected = once(redis.client, 'connect');
@@ -538,13 +541,7 @@ test('a Redis that closes each connection before it is ready (at its client limi
 
 test('a command that waited for its connection has the whole command timeout for Redis\'s answer once sent: an answer in time is Redis\'s, not a stall', { skip: skipWithoutRedis }, async () => {
   const timeout = 1000;
-  const target = new URL(redisUrl!);
-  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
-  await relay.open();
-  relay.stall();
-  const relayed = new URL(target);
-  relayed.host = `127.0.0.1:${relay.port}`;
-  const { redis, lines } = loggedRedis(relayed.href, timeout);
+  const { relay, redis, lines } = await loggedRedisThroughRelay(timeout, { stalled: true });
   try {
     // Redis answers a BLPOP of an empty list when its own timeout ends (half the command's),
     // blocking only this connection.
