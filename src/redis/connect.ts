@@ -28,9 +28,9 @@
  * resent on the new connection: each was already answered from the fallback. For the same reason
  * a command asked before a connection is ready waits for it only until its timeout, or until that
  * connection closes, and is then withdrawn, never sent; sent once it is ready, it has its whole
- * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers with (out of memory, a script error) leaves the
- * connection as it is: that request uses its fallback, and the outage ends at the next command
- * Redis answers.
+ * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers
+ * with (out of memory, a script error) leaves the connection as it is: that request uses its
+ * fallback, and the outage ends at the next command Redis answers.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createRequire } from 'node:module';
