@@ -26,10 +26,11 @@
  * connection and sending PINGs on it: after a partition the old connection may be dead for good
  * (Redis restarted or failed over) while a new one works at once. Unanswered commands are not
  * resent on the new connection: each was already answered from the fallback. For the same reason
- * a command asked before a connection is ready waits for it only until its timeout, and is then
- * withdrawn, never sent. An error Redis answers with (out of memory, a script error) leaves the
- * connection as it is: that request uses its fallback, and the outage ends at the next command
- * Redis answers.
+ * a command asked before a connection is ready waits for it only until its timeout, or until that
+ * connection closes, and is then withdrawn, never sent; sent once it is ready, it has its whole
+ * timeout for the answer, which a shorter wait would take for a stall. An error Redis answers
+ * with (out of memory, a script error) leaves the connection as it is: that request uses its
+ * fallback, and the outage ends at the next command Redis answers.
  * docs/operations.md, "Metrics and alerts".
  */
 import { createRequire } from 'node:module';
@@ -153,13 +154,14 @@ export class GuardedRedis {
   /** Cancels the timeout of the connection under way (its TCP connection, then its handshake), if any. */
   private connecting: (() => void) | undefined;
   /**
-   * Commands asked while the connection is not ready yet, each sent once it is (`recovered`)
-   * unless its timeout answered its caller from the fallback first: it is then withdrawn, where
-   * ioredis's offline queue would send it still, and the limiter count it twice.
+   * The commands asked while the connection is not ready yet, each told (`true`) when it is
+   * (`recovered`), and then sent, with the whole timeout for the answer. One told `false`, its
+   * timeout past or its connection closed first, is withdrawn, never sent (its caller answers
+   * from the fallback), where ioredis's offline queue would send it still, and the limiter count
+   * it twice.
    */
-  private readonly waiting = new Set<() => void>();
+  private readonly waiting = new Set<(ready: boolean) => void>();
   private degraded = false;
-  private everReady = false;
   private closed = false;
   /** A command went unanswered and its connection was dropped: skip Redis until the next 'ready'. */
   private dropped = false;
@@ -207,16 +209,19 @@ export class GuardedRedis {
     // accepts the connection and does not answer it is tried again, as a stalled command is.
     this.client.on('connecting', () => this.timeConnection(Math.max(timeout, 1000), 'connecting', 'connection not made'));
     this.client.on('connect', () => this.timeConnection(timeout, 'connect', 'handshake unanswered'));
+    // A connection closed before it was ever ready is an outage too: a Redis at its client limit
+    // answers the handshake with an error and closes, and a request waiting for that connection
+    // is answered from its fallback now, not at its timeout.
     this.client.on('close', () => {
       this.connecting?.();
       this.connecting = undefined;
       this.closes++;
-      if (this.everReady) this.outage(new Error('connection closed'));
+      this.outage(new Error('connection closed'));
+      this.tellWaiting(false);
     });
     this.client.on('ready', () => {
       this.connecting?.();
       this.connecting = undefined;
-      this.everReady = true;
       if (this.dropped) {
         // After a stall the handshake proves nothing: a Redis pausing its writes (CLIENT PAUSE
         // WRITE, as a failover does) answers INFO and not a script. A script that writes nothing
@@ -279,32 +284,26 @@ export class GuardedRedis {
 
   /** `ask`, Redis usable or not: what it answers to `command` in time, else `undefined`. */
   private async send<T>(command: () => Promise<T>): Promise<T | undefined> {
-    let connection = this.closes;
-    const outcome = await new Promise<{ answer: T } | { error: unknown } | 'withdrawn'>((settle) => {
-      const sendNow = () => {
-        connection = this.closes;
-        new Promise<T>((resolve) => resolve(command())).then(
-          (answer) => {
-            cancel();
-            settle({ answer });
-          },
-          (error: unknown) => {
-            cancel();
-            settle({ error });
-          },
-        );
-      };
+    // Not sent when its connection is not ready in time: no news of Redis then, as the
+    // connection has timeouts of its own (`timeConnection`), and a stall may not be judged on a
+    // command that did not go out.
+    if (this.client.status !== 'ready' && !(await this.connectionReady())) return undefined;
+    const connection = this.closes;
+    const outcome = await new Promise<{ answer: T } | { error: unknown }>((settle) => {
       // Once the verdict is taken, a later answer or error of the command is not news: the caller
       // answered from its fallback, and a stall dropped the connection (`failed`).
-      const cancel = afterLoopTime(this.timeout, () => {
-        settle(this.waiting.delete(sendNow) ? 'withdrawn' : { error: new Error('Command timed out') });
-      });
-      if (this.client.status === 'ready') sendNow();
-      else this.waiting.add(sendNow);
+      const cancel = afterLoopTime(this.timeout, () => settle({ error: new Error('Command timed out') }));
+      new Promise<T>((resolve) => resolve(command())).then(
+        (answer) => {
+          cancel();
+          settle({ answer });
+        },
+        (error: unknown) => {
+          cancel();
+          settle({ error });
+        },
+      );
     });
-    // Never sent, so no news of Redis: its connection, not ready in time, has timeouts of its own
-    // (`timeConnection`), and a stall may not be judged on a command that did not go out.
-    if (outcome === 'withdrawn') return undefined;
     if ('error' in outcome) {
       this.failed(outcome.error, connection);
       return undefined;
@@ -312,6 +311,29 @@ export class GuardedRedis {
     // After an error Redis answered with, no 'ready' follows: an answer is what ends that outage.
     if (this.degraded && !this.dropped && this.client.status === 'ready') this.recovered();
     return outcome.answer;
+  }
+
+  /**
+   * Whether the connection under way is ready within the commands' timeout (`waiting`), and is
+   * ready still: a command waits for it only that long, so its caller waits at most that, and
+   * then as long again for the answer.
+   */
+  private async connectionReady(): Promise<boolean> {
+    const told = await new Promise<boolean>((settle) => {
+      const tell = (ready: boolean) => {
+        cancel();
+        this.waiting.delete(tell);
+        settle(ready);
+      };
+      const cancel = afterLoopTime(this.timeout, () => tell(false));
+      this.waiting.add(tell);
+    });
+    return told && this.client.status === 'ready';
+  }
+
+  /** Tells the commands waiting for the connection whether it is ready (`waiting`). */
+  private tellWaiting(ready: boolean): void {
+    for (const tell of this.waiting) tell(ready);
   }
 
   /** A command failed; `connection` (the count of closes when it was sent) names its connection. */
@@ -336,8 +358,7 @@ export class GuardedRedis {
     // Answered: the listeners below ask Redis at once (the replay cache publishes what the
     // database accepted meanwhile), so requests may too from now on.
     this.probing = false;
-    for (const sendNow of this.waiting) sendNow();
-    this.waiting.clear();
+    this.tellWaiting(true);
     if (!this.degraded || this.closed) return;
     this.degraded = false;
     this.logger?.info({}, 'Redis is reachable again');

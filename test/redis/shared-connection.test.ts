@@ -40,15 +40,24 @@ function loggedRedis(url: string, commandTimeoutMs: number): { redis: GuardedRed
   return { redis: new GuardedRedis(url, { logger, meanwhile: 'both fall back', commandTimeoutMs }), lines };
 }
 
-/** A limiter and a replay cache sharing one guarded connection to Redis through a relay a test can cut or stall. */
-async function sharedThroughRelay(commandTimeoutMs: number) {
+/**
+ * A guarded connection to Redis through a relay a test can cut or stall; `stalled` stalls it
+ * before the connection is made, its handshake unanswered until the test resumes it.
+ */
+async function loggedRedisThroughRelay(commandTimeoutMs: number, { stalled = false } = {}) {
   const target = new URL(redisUrl!);
   const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
   await relay.open();
+  if (stalled) relay.stall();
   // The server's database, user and password as TEST_REDIS_URL names them: only the address is the relay's.
   const relayed = new URL(target);
   relayed.host = `127.0.0.1:${relay.port}`;
-  const { redis, lines } = loggedRedis(relayed.href, commandTimeoutMs);
+  return { relay, ...loggedRedis(relayed.href, commandTimeoutMs) };
+}
+
+/** A limiter and a replay cache sharing one guarded connection to Redis through a relay a test can cut or stall. */
+async function sharedThroughRelay(commandTimeoutMs: number) {
+  const { relay, redis, lines } = await loggedRedisThroughRelay(commandTimeoutMs);
   const keyPrefix = uniqueKeyPrefix();
   const limiter = new RedisRateLimiter({ redis, keyPrefix });
   const database = new RecordingStore();
@@ -459,13 +468,7 @@ test('a connection made while the event loop was held past the connect timeout i
 
 test('a command asked before the first connection is ready, and answered from the fallback meanwhile, is never sent to Redis', { skip: skipWithoutRedis }, async () => {
   const timeout = 200;
-  const target = new URL(redisUrl!);
-  const relay = new TcpRelay({ host: target.hostname, port: Number(target.port || 6379) });
-  await relay.open();
-  relay.stall();
-  const relayed = new URL(target);
-  relayed.host = `127.0.0.1:${relay.port}`;
-  const { redis, lines } = loggedRedis(relayed.href, timeout);
+  const { relay, redis, lines } = await loggedRedisThroughRelay(timeout, { stalled: true });
   const limiter = new RedisRateLimiter({ redis, keyPrefix: uniqueKeyPrefix() });
   try {
     const connected = once(redis.client, 'connect');
@@ -508,5 +511,49 @@ test('closing the connection to a Redis that does not answer closes its socket a
     redis.close();
     for (const socket of accepted) socket.destroy();
     await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test('a Redis that closes each connection before it is ready (at its client limit) is an outage: a command waiting for that connection is answered from the fallback when it closes, never sent', async () => {
+  // What Redis does with a client over its `maxclients`: an error, then the end of the connection.
+  const received: Buffer[] = [];
+  const full = createServer((socket) => {
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', () => {});
+    socket.end('-ERR max number of clients reached\r\n');
+  });
+  await new Promise<void>((resolve) => full.listen(0, '127.0.0.1', resolve));
+  const { redis, lines } = loggedRedis(`redis://127.0.0.1:${(full.address() as { port: number }).port}`, 30_000);
+  try {
+    assert.equal(redis.client.status, 'connecting');
+    let answered = false;
+    const early = redis.ask(() => redis.client.incr('never-sent')).finally(() => (answered = true));
+    await eventually(() => answered, 'answered once the connection closed, not after the 30 s command timeout');
+    assert.equal(await early, undefined, 'answered from the fallback');
+    assert.equal(redis.isDegraded, true);
+    assert.deepEqual(lines, ['warn: Redis unreachable; both fall back until it is back']);
+    assert.ok(!Buffer.concat(received).toString().includes('never-sent'), 'the command never went out');
+  } finally {
+    redis.close();
+    await new Promise((resolve) => full.close(resolve));
+  }
+});
+
+test('a command that waited for its connection has the whole command timeout for Redis\'s answer once sent: an answer in time is Redis\'s, not a stall', { skip: skipWithoutRedis }, async () => {
+  const timeout = 1000;
+  const { relay, redis, lines } = await loggedRedisThroughRelay(timeout, { stalled: true });
+  try {
+    // Redis answers a BLPOP of an empty list when its own timeout ends (half the command's),
+    // blocking only this connection.
+    const asked = redis.ask(() => redis.client.blpop(`${uniqueKeyPrefix()}empty`, timeout / 2000));
+    // The handshake, unanswered, holds the command back for most of its timeout (within the handshake's).
+    await new Promise((resolve) => setTimeout(resolve, 0.7 * timeout));
+    relay.resume();
+    assert.equal(await asked, null, 'Redis\'s answer, not the fallback');
+    assert.equal(redis.client.status, 'ready');
+    assert.deepEqual(lines, [], 'no outage');
+  } finally {
+    redis.close();
+    await relay.cut();
   }
 });
