@@ -555,6 +555,31 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await reset(link)).status, 200, 'the link still works');
   });
 
+  test('the language picker on a reset answer goes where the link leads on: the form again while the link works, sign-in once it is spent', async () => {
+    const { user, email } = await verifiedMember();
+    const link = await resetLink(user, email);
+    const token = new URL(link).searchParams.get('token')!;
+    const browser = new AddressedVisitor(t.baseUrl);
+    /** Where the page's language picker brings the browser back to, in Chinese. */
+    const pickLanguage = async (page: PageResponse) => {
+      const action = /<form method="post" action="(\/language\?[^"]+)" class="language-picker">/.exec(page.text)?.[1];
+      assert.ok(action, 'the page has a language picker');
+      const switched = await browser.post(action.replaceAll('&amp;', '&'), { lang: 'zh-CN' });
+      assert.equal(switched.status, 303);
+      return browser.get(switched.location!);
+    };
+    const refused = await browser.post('/password/reset', { token, password: 'short' });
+    assert.equal(refused.status, 400);
+    const again = await pickLanguage(refused);
+    assert.equal(again.status, 200, 'the form, not "the link is used, expired or invalid"');
+    assert.match(again.text, /name="password"/);
+    const done = await browser.post('/password/reset', { token, password: NEW_PASSWORD });
+    assert.equal(done.status, 200);
+    const next = await pickLanguage(done);
+    assert.equal(next.status, 200);
+    assert.match(next.text, /<form method="post" action="\/login">/, 'the sign-in the page asks for');
+  });
+
   test('at most 5 reset mails per account an hour', async () => {
     const { user, email } = await verifiedMember();
     for (let i = 0; i < RESET_MAILS_PER_ACCOUNT + 2; i += 1) assert.equal((await forgot(user.username)).status, 200);
