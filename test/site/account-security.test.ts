@@ -262,6 +262,16 @@ forEachDatabase('account security', (database) => {
     assert.ok(kinds.includes('recovery_code.used'));
   });
 
+  test('a second-step code typed in full-width characters, as a Chinese input method in full-width mode types it, is the code it reads as', async () => {
+    const { user, browser } = await signedIn();
+    const { secret, codes } = await enableTotp(browser);
+    const fullWidth = (code: string) => code.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+    const typed = fullWidth(totpCode(secret, t.clock.now()));
+    assert.match(typed, /^[０-９]{6}$/);
+    assert.equal((await signInWithCode(new Browser(t), user.username, typed)).status, 303, 'an authenticator code');
+    assert.equal((await signInWithCode(new Browser(t), user.username, fullWidth(codes[0]!.toUpperCase()))).status, 303, 'a recovery code');
+  });
+
   test('wrong second-step codes are counted like passwords: past 10 the sign-in is refused with 429', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);
