@@ -272,6 +272,15 @@ forEachDatabase('account security', (database) => {
     assert.equal((await signInWithCode(new Browser(t), user.username, fullWidth(codes[0]!.toUpperCase()))).status, 303, 'a recovery code');
   });
 
+  test('a username typed in full-width letters, as a Chinese input method in full-width mode types it, signs in as the username it reads as', async () => {
+    const user = await newUser(t);
+    const typed = user.username.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+    assert.notEqual(typed, user.username);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(typed)).status, 303);
+    assert.ok(await isSignedIn(browser));
+  });
+
   test('wrong second-step codes are counted like passwords: past 10 the sign-in is refused with 429', async () => {
     const { user, browser } = await signedIn();
     const { secret } = await enableTotp(browser);
