@@ -580,6 +580,13 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.match(next.text, /<form method="post" action="\/login">/, 'the sign-in the page asks for');
   });
 
+  test('a forgotten-password request naming the username in full-width letters, as a Chinese input method in full-width mode types it, mails the link', async () => {
+    const { user, email } = await verifiedMember();
+    const typed = user.username.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+    assert.equal((await forgot(typed)).status, 200);
+    assert.ok(t.smtp.to(email).some((m) => m.text.includes('/password/reset?token=')), 'the link was mailed, as sign-in reads that username');
+  });
+
   test('at most 5 reset mails per account an hour', async () => {
     const { user, email } = await verifiedMember();
     for (let i = 0; i < RESET_MAILS_PER_ACCOUNT + 2; i += 1) assert.equal((await forgot(user.username)).status, 200);

@@ -79,11 +79,14 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
   }
 }
 
-/** The active accounts `login` names that have a verified address: by username, or by that address. */
+/**
+ * The active accounts `login` names that have a verified address: by username (read as sign-in
+ * reads it, `accountKey`: full-width letters too), or by that address.
+ */
 async function accountsNamedBy(deps: ResetDeps, login: string): Promise<Array<{ user: User; address: string }>> {
   const ids = login.includes('@')
     ? await deps.stores.memberEmails.verifiedOwners(emailKey(login))
-    : [(await findAccount(deps.stores, login))?.id].filter((id): id is number => id !== undefined);
+    : [(await findAccount(deps.stores, accountKey(login)))?.id].filter((id): id is number => id !== undefined);
   const found: Array<{ user: User; address: string }> = [];
   for (const id of ids) {
     const [user, email] = await Promise.all([deps.stores.users.findById(id), deps.stores.memberEmails.find(id)]);
