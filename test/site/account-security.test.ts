@@ -18,6 +18,7 @@ import {
 } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
+import { fullWidth } from '../support/full-width.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -265,7 +266,6 @@ forEachDatabase('account security', (database) => {
   test('a second-step code typed in full-width characters, as a Chinese input method in full-width mode types it, is the code it reads as', async () => {
     const { user, browser } = await signedIn();
     const { secret, codes } = await enableTotp(browser);
-    const fullWidth = (code: string) => code.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
     const typed = fullWidth(totpCode(secret, t.clock.now()));
     assert.match(typed, /^[０-９]{6}$/);
     assert.equal((await signInWithCode(new Browser(t), user.username, typed)).status, 303, 'an authenticator code');
@@ -274,7 +274,7 @@ forEachDatabase('account security', (database) => {
 
   test('a username typed in full-width letters, as a Chinese input method in full-width mode types it, signs in as the username it reads as', async () => {
     const user = await newUser(t);
-    const typed = user.username.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+    const typed = fullWidth(user.username);
     assert.notEqual(typed, user.username);
     const browser = new Browser(t);
     assert.equal((await browser.signIn(typed)).status, 303);

@@ -25,6 +25,7 @@ import { formatSiteTime } from '../../src/core/site-time.js';
 import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
 import { type TestAppWithSmtp, startAppWithSmtp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
+import { fullWidth } from '../support/full-width.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
 import type { ReceivedMail } from '../support/smtp.js';
 import { TimingClient } from '../support/timing-client.js';
@@ -89,6 +90,15 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const token = new URL(link).searchParams.get('token')!;
     return new AddressedVisitor(t.baseUrl).post('/password/reset', { token, password: NEW_PASSWORD, ...fields });
   };
+
+  /** Where the language picker on `page` brings `browser` back to, in Chinese. */
+  async function languagePicked(browser: Visitor, page: PageResponse): Promise<string> {
+    const action = /<form method="post" action="(\/language\?[^"]+)" class="language-picker">/.exec(page.text)?.[1];
+    assert.ok(action, 'the page has a language picker');
+    const switched = await browser.post(action.replaceAll('&amp;', '&'), { lang: 'zh-CN' });
+    assert.equal(switched.status, 303);
+    return switched.location!;
+  }
 
   test('an e-mail address is verified by the link mailed to it, which works once', async () => {
     const { user, visitor } = await member();
@@ -560,14 +570,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const link = await resetLink(user, email);
     const token = new URL(link).searchParams.get('token')!;
     const browser = new AddressedVisitor(t.baseUrl);
-    /** Where the page's language picker brings the browser back to, in Chinese. */
-    const pickLanguage = async (page: PageResponse) => {
-      const action = /<form method="post" action="(\/language\?[^"]+)" class="language-picker">/.exec(page.text)?.[1];
-      assert.ok(action, 'the page has a language picker');
-      const switched = await browser.post(action.replaceAll('&amp;', '&'), { lang: 'zh-CN' });
-      assert.equal(switched.status, 303);
-      return browser.get(switched.location!);
-    };
+    const pickLanguage = async (page: PageResponse) => browser.get(await languagePicked(browser, page));
     const refused = await browser.post('/password/reset', { token, password: 'short' });
     assert.equal(refused.status, 400);
     const again = await pickLanguage(refused);
@@ -582,7 +585,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
 
   test('a forgotten-password request naming the username in full-width letters, as a Chinese input method in full-width mode types it, mails the link', async () => {
     const { user, email } = await verifiedMember();
-    const typed = user.username.replace(/[!-~]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0));
+    const typed = fullWidth(user.username);
     assert.equal((await forgot(typed)).status, 200);
     assert.ok(t.smtp.to(email).some((m) => m.text.includes('/password/reset?token=')), 'the link was mailed, as sign-in reads that username');
   });
