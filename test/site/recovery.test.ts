@@ -590,6 +590,14 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok(t.smtp.to(email).some((m) => m.text.includes('/password/reset?token=')), 'the link was mailed, as sign-in reads that username');
   });
 
+  test('a forgotten-password request naming the verified address in full-width characters, as a Chinese input method in full-width mode types it, mails the link', async () => {
+    const { email } = await verifiedMember();
+    const typed = fullWidth(email);
+    assert.ok(!typed.includes('@'), 'the full-width ＠');
+    assert.equal((await forgot(typed)).status, 200);
+    assert.ok(t.smtp.to(email).some((m) => m.text.includes('/password/reset?token=')), 'the link was mailed, as the address reads after NFKC');
+  });
+
   test('at most 5 reset mails per account an hour', async () => {
     const { user, email } = await verifiedMember();
     for (let i = 0; i < RESET_MAILS_PER_ACCOUNT + 2; i += 1) assert.equal((await forgot(user.username)).status, 200);
