@@ -336,6 +336,21 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok((await visitor.get('/settings/security')).text.includes('refused by whoever reads the address'), 'the account\'s security log says so');
   });
 
+  test('the language picker on a "Not you?" answer goes where the page leads on, the e-mail settings, not to the link without its token', async () => {
+    const { visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    const token = new URL(linkIn(t.smtp.to(email)[0], '/email/not-mine')).searchParams.get('token')!;
+    // The reader of the address, signed in to an account of their own.
+    const reader = (await member()).visitor;
+    const done = await reader.post('/email/not-mine', { token });
+    assert.equal(done.status, 200);
+    const next = await reader.get(await languagePicked(reader, done));
+    assert.equal(next.status, 200, 'not "this link has been used, has expired or is not valid"');
+    assert.match(next.text, /name="email"/, 'the e-mail settings, where the page says to save the address');
+  });
+
   test('an address that is not one is refused with the field named', async () => {
     const { visitor } = await member();
     for (const email of ['not an address', `${'a'.repeat(1001)}@example.test`]) {

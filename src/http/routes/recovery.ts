@@ -110,7 +110,9 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     if (!refused.ok) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
     setMailboxPassCookie(request, reply, refused.pass, MAILBOX_PASS_MS / 1000);
-    return sendPage(reply, refuseEmailPage(context, { state: 'done', address: refused.address, released: refused.released }));
+    // The language picker goes on to the e-mail settings, where the page says to save the address:
+    // back to this path without its token would say the link is not valid.
+    return sendPage(reply, refuseEmailPage({ ...context, path: EMAIL_SETTINGS_PATH }, { state: 'done', address: refused.address, released: refused.released }));
   });
 
   const forgotState = () => ({ mailEnabled: deps.mailer.enabled, minutes: RESET_LINK_MS / 60_000 });
