@@ -24,6 +24,8 @@ export interface SiteUrls {
 export const EMAIL_SETTINGS_PATH = '/settings/email';
 /** Cancels an address change waiting for its link. */
 export const EMAIL_CANCEL_PATH = `${EMAIL_SETTINGS_PATH}/cancel`;
+/** A reset mail's link (`?token=…`): its GET shows the form, its POST sets the password. */
+export const RESET_PASSWORD_PATH = '/password/reset';
 /** A verification mail's "Not you?" page: its GET shows what refusing does, its POST refuses. */
 export const EMAIL_REFUSE_PATH = '/email/not-mine';
 
@@ -35,7 +37,7 @@ export function siteUrls(baseUrl: string): SiteUrls {
     docs: () => `${baseUrl}/docs`,
     verifyEmail: (token) => `${baseUrl}/email/verify?token=${encodeURIComponent(token)}`,
     refuseEmail: (token) => `${baseUrl}${EMAIL_REFUSE_PATH}?token=${encodeURIComponent(token)}`,
-    resetPassword: (token) => `${baseUrl}/password/reset?token=${encodeURIComponent(token)}`,
+    resetPassword: (token) => `${baseUrl}${RESET_PASSWORD_PATH}?token=${encodeURIComponent(token)}`,
     emailSettings: () => `${baseUrl}${EMAIL_SETTINGS_PATH}`,
     securitySettings: () => `${baseUrl}/settings/security`,
     tokenSettings: () => `${baseUrl}/settings/tokens`,

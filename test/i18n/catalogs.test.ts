@@ -65,6 +65,18 @@ test('a Chinese message is Chinese: none is left as the English text', () => {
   }
 });
 
+test('a message that sends the reader to a settings page ("Settings → …") names it as the settings menu does', () => {
+  for (const [locale, catalog] of catalogs) {
+    const menu = [...catalog].filter(([key]) => key.startsWith('settings.nav')).map(([, label]) => label);
+    const settings = catalog.get('common.settings')!;
+    for (const [key, message] of catalog) {
+      for (const [, named] of message.matchAll(new RegExp(`${settings} → ([^.”」]+)`, 'g'))) {
+        assert.ok(menu.includes(named!), `${locale} ${key}: "${named}" is no settings page; the menu has ${menu.join(', ')}`);
+      }
+    }
+  }
+});
+
 /** Messages that are the same in every language: names of things, not sentences. */
 const PROPER_NOUNS = new Set<string>([]);
 

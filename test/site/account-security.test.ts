@@ -18,6 +18,7 @@ import {
 } from '../oauth/helpers.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
+import { fullWidth } from '../support/full-width.js';
 
 const KEYS_SECRET = 'a test secret of at least thirty-two characters';
 const STEP = 30_000;
@@ -260,6 +261,24 @@ forEachDatabase('account security', (database) => {
     assert.equal(await t.deps.stores.secondFactors.countUnusedRecoveryCodes(user.id), 9);
     const kinds = (await events(user.id)).map((e) => e.kind);
     assert.ok(kinds.includes('recovery_code.used'));
+  });
+
+  test('a second-step code typed in full-width characters, as a Chinese input method in full-width mode types it, is the code it reads as', async () => {
+    const { user, browser } = await signedIn();
+    const { secret, codes } = await enableTotp(browser);
+    const typed = fullWidth(totpCode(secret, t.clock.now()));
+    assert.match(typed, /^[０-９]{6}$/);
+    assert.equal((await signInWithCode(new Browser(t), user.username, typed)).status, 303, 'an authenticator code');
+    assert.equal((await signInWithCode(new Browser(t), user.username, fullWidth(codes[0]!.toUpperCase()))).status, 303, 'a recovery code');
+  });
+
+  test('a username typed in full-width letters, as a Chinese input method in full-width mode types it, signs in as the username it reads as', async () => {
+    const user = await newUser(t);
+    const typed = fullWidth(user.username);
+    assert.notEqual(typed, user.username);
+    const browser = new Browser(t);
+    assert.equal((await browser.signIn(typed)).status, 303);
+    assert.ok(await isSignedIn(browser));
   });
 
   test('wrong second-step codes are counted like passwords: past 10 the sign-in is refused with 429', async () => {

@@ -25,6 +25,7 @@ import { formatSiteTime } from '../../src/core/site-time.js';
 import { authorizeQuery, consentForm, newClient, pkcePair } from '../oauth/helpers.js';
 import { type TestAppWithSmtp, startAppWithSmtp, startTestApp } from '../support/app.js';
 import { forEachDatabase, whileInsertsFail } from '../support/databases.js';
+import { fullWidth } from '../support/full-width.js';
 import { deliverMail, verifiedAddress } from '../support/member-mail.js';
 import type { ReceivedMail } from '../support/smtp.js';
 import { TimingClient } from '../support/timing-client.js';
@@ -90,6 +91,15 @@ forEachDatabase('e-mail and the way back in', (database) => {
     return new AddressedVisitor(t.baseUrl).post('/password/reset', { token, password: NEW_PASSWORD, ...fields });
   };
 
+  /** Where the language picker on `page` brings `browser` back to, in Chinese. */
+  async function languagePicked(browser: Visitor, page: PageResponse): Promise<string> {
+    const action = /<form method="post" action="(\/language\?[^"]+)" class="language-picker">/.exec(page.text)?.[1];
+    assert.ok(action, 'the page has a language picker');
+    const switched = await browser.post(action.replaceAll('&amp;', '&'), { lang: 'zh-CN' });
+    assert.equal(switched.status, 303);
+    return switched.location!;
+  }
+
   test('an e-mail address is verified by the link mailed to it, which works once', async () => {
     const { user, visitor } = await member();
     const email = address();
@@ -100,9 +110,35 @@ forEachDatabase('e-mail and the way back in', (database) => {
     const link = linkIn(t.smtp.to(email)[0], '/email/verify');
     assert.equal((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, null);
     assert.equal((await new Visitor(t.baseUrl).get(relative(link))).status, 200, 'the link needs no sign-in');
-    assert.ok((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt);
-    assert.equal((await visitor.get(relative(link))).status, 400, 'used once');
+    const verifiedAt = (await t.deps.stores.memberEmails.find(user.id))?.verifiedAt;
+    assert.ok(verifiedAt);
+    t.clock.advance(60_000);
+    await visitor.get(relative(link));
+    assert.equal((await t.deps.stores.memberEmails.find(user.id))?.verifiedAt, verifiedAt, 'used once: opened again, it verifies nothing again');
+    assert.equal((await t.deps.stores.securityEvents.listForUser(user.id, 0, 50)).items.filter((e) => e.kind === 'email.verified').length, 1);
     assert.equal((await visitor.get('/email/verify?token=nothing')).status, 400);
+  });
+
+  test('a verification link opened again once its address is verified says the address is verified, in the page\'s language', async () => {
+    const { user, visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    const link = relative(linkIn(t.smtp.to(email)[0], '/email/verify'));
+    // A mail scanner opens the link before its reader does.
+    assert.equal((await new Visitor(t.baseUrl).get(link)).status, 200);
+    const reader = new AddressedVisitor(t.baseUrl);
+    reader.cookies.set('lang', 'zh-CN');
+    const opened = await reader.get(link);
+    assert.equal(opened.status, 200, 'not "used, expired or invalid"');
+    assert.match(opened.text, new RegExp(t.deps.words('zh-CN').text('recovery.verifyDone')));
+    // The language picker on that page comes back to the link.
+    const switched = await reader.post(`/language?${new URLSearchParams({ return_to: link })}`, { lang: 'zh-TW' });
+    assert.equal(switched.location, link);
+    const again = await reader.get(link);
+    assert.equal(again.status, 200);
+    assert.match(again.text, new RegExp(t.deps.words('zh-TW').text('recovery.verifyDone')));
+    assert.equal((await t.deps.stores.securityEvents.listForUser(user.id, 0, 50)).items.filter((e) => e.kind === 'email.verified').length, 1, 'verified once');
   });
 
   test('a verification link stops working after 24 hours', async () => {
@@ -298,6 +334,21 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.equal((await reader.get(verify)).status, 400, 'its verification link is worthless');
     assert.equal((await reader.post('/email/not-mine', { token: 'nothing' })).status, 400);
     assert.ok((await visitor.get('/settings/security')).text.includes('refused by whoever reads the address'), 'the account\'s security log says so');
+  });
+
+  test('the language picker on a "Not you?" answer goes where the page leads on, the e-mail settings, not to the link without its token', async () => {
+    const { visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    const token = new URL(linkIn(t.smtp.to(email)[0], '/email/not-mine')).searchParams.get('token')!;
+    // The reader of the address, signed in to an account of their own.
+    const reader = (await member()).visitor;
+    const done = await reader.post('/email/not-mine', { token });
+    assert.equal(done.status, 200);
+    const next = await reader.get(await languagePicked(reader, done));
+    assert.equal(next.status, 200, 'not "this link has been used, has expired or is not valid"');
+    assert.match(next.text, /name="email"/, 'the e-mail settings, where the page says to save the address');
   });
 
   test('an address that is not one is refused with the field named', async () => {
@@ -527,6 +578,39 @@ forEachDatabase('e-mail and the way back in', (database) => {
       assert.equal((await reset(link, { password })).status, 400, password);
     }
     assert.equal((await reset(link)).status, 200, 'the link still works');
+  });
+
+  test('the language picker on a reset answer goes where the link leads on: the form again while the link works, sign-in once it is spent', async () => {
+    const { user, email } = await verifiedMember();
+    const link = await resetLink(user, email);
+    const token = new URL(link).searchParams.get('token')!;
+    const browser = new AddressedVisitor(t.baseUrl);
+    const pickLanguage = async (page: PageResponse) => browser.get(await languagePicked(browser, page));
+    const refused = await browser.post('/password/reset', { token, password: 'short' });
+    assert.equal(refused.status, 400);
+    const again = await pickLanguage(refused);
+    assert.equal(again.status, 200, 'the form, not "the link is used, expired or invalid"');
+    assert.match(again.text, /name="password"/);
+    const done = await browser.post('/password/reset', { token, password: NEW_PASSWORD });
+    assert.equal(done.status, 200);
+    const next = await pickLanguage(done);
+    assert.equal(next.status, 200);
+    assert.match(next.text, /<form method="post" action="\/login">/, 'the sign-in the page asks for');
+  });
+
+  test('a forgotten-password request naming the username in full-width letters, as a Chinese input method in full-width mode types it, mails the link', async () => {
+    const { user, email } = await verifiedMember();
+    const typed = fullWidth(user.username);
+    assert.equal((await forgot(typed)).status, 200);
+    assert.ok(t.smtp.to(email).some((m) => m.text.includes('/password/reset?token=')), 'the link was mailed, as sign-in reads that username');
+  });
+
+  test('a forgotten-password request naming the verified address in full-width characters, as a Chinese input method in full-width mode types it, mails the link', async () => {
+    const { email } = await verifiedMember();
+    const typed = fullWidth(email);
+    assert.ok(!typed.includes('@'), 'the full-width ＠');
+    assert.equal((await forgot(typed)).status, 200);
+    assert.ok(t.smtp.to(email).some((m) => m.text.includes('/password/reset?token=')), 'the link was mailed, as the address reads after NFKC');
   });
 
   test('at most 5 reset mails per account an hour', async () => {

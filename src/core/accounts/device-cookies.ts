@@ -18,7 +18,9 @@ const ENTRY_SHAPE = /^([a-z0-9][a-z0-9_-]{1,28}[a-z0-9])\.([A-Za-z0-9_-]{22})\.(
 
 /** The lower-cased account name an attempt names, bounded so a counter key stays small. */
 export function accountKey(username: string): string {
-  return username.trim().toLowerCase().slice(0, 64);
+  // NFKC (Unicode UAX #15): a username typed in full-width letters (a Chinese input method in
+  // full-width mode) is the ASCII one it reads as, as letter case and surrounding spaces are.
+  return username.normalize('NFKC').trim().toLowerCase().slice(0, 64);
 }
 
 export interface DeviceEntry {

@@ -253,7 +253,10 @@ export interface LinkOpener {
   signedInUserId: number | undefined;
 }
 
-/** What opening a verification link did: `account_inactive` is a link of an account that is not active, which verifies nothing. */
+/**
+ * What opening a verification link did, or finds: `verified` also for a link opened again once its
+ * address is verified; `account_inactive` is a link of an account that is not active, which verifies nothing.
+ */
 export type EmailVerification = 'verified' | 'invalid' | 'account_inactive';
 
 /**
@@ -274,7 +277,13 @@ export async function verifyEmail(deps: EmailDeps, token: string, opener: LinkOp
     // Its reader is told why, not to ask for a new link that an account not active cannot ask for.
     const link = await deps.stores.memberEmails.findLink(tokenHash, 'verify_email');
     const user = link === undefined ? undefined : await deps.stores.users.findById(link.userId);
-    return user !== undefined && user.status !== 'active' ? 'account_inactive' : 'invalid';
+    if (link === undefined || user === undefined) return 'invalid';
+    if (user.status !== 'active') return 'account_inactive';
+    // A link opened again once its address is the account's verified one (a mail scanner opened it
+    // first, or the page was reloaded in another language) says so, and does nothing again: "used
+    // or invalid" sent members whose address was verified to ask for links they did not need.
+    const email = await deps.stores.memberEmails.find(user.id);
+    return email !== undefined && email.verifiedAt !== null && emailKey(email.address) === link.addressKey ? 'verified' : 'invalid';
   }
   // The opener is written down only when it is the account's own signed-in browser: a link mailed
   // to an address someone else typed is opened by that address's holder, a stranger to the account,

@@ -79,17 +79,29 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
   }
 }
 
-/** The active accounts `login` names that have a verified address: by username, or by that address. */
+/**
+ * The active accounts `login` names that have a verified address: by username (read as sign-in
+ * reads it, `accountKey`: full-width letters too), or by that address, as typed or after NFKC
+ * (Unicode UAX #15): a Chinese input method in full-width mode types `ｎａｍｅ＠ｅｘａｍｐｌｅ．ｃｏｍ`,
+ * with no `@` at all, and an address saved with characters NFKC changes is still found as saved.
+ */
 async function accountsNamedBy(deps: ResetDeps, login: string): Promise<Array<{ user: User; address: string }>> {
-  const ids = login.includes('@')
-    ? await deps.stores.memberEmails.verifiedOwners(emailKey(login))
-    : [(await findAccount(deps.stores, login))?.id].filter((id): id is number => id !== undefined);
+  const read = login.normalize('NFKC');
+  const ids = read.includes('@')
+    ? await verifiedOwnersOf(deps, [login, read])
+    : [(await findAccount(deps.stores, accountKey(login)))?.id].filter((id): id is number => id !== undefined);
   const found: Array<{ user: User; address: string }> = [];
   for (const id of ids) {
     const [user, email] = await Promise.all([deps.stores.users.findById(id), deps.stores.memberEmails.find(id)]);
     if (user?.status === 'active' && email?.verifiedAt != null) found.push({ user, address: email.address });
   }
   return found;
+}
+
+/** The accounts whose verified address is one of `spellings`, each compared lower-cased (`emailKey`). */
+async function verifiedOwnersOf(deps: ResetDeps, spellings: string[]): Promise<number[]> {
+  const owners = await Promise.all([...new Set(spellings.map(emailKey))].map((key) => deps.stores.memberEmails.verifiedOwners(key)));
+  return [...new Set(owners.flat())];
 }
 
 /** A reset link still usable, its account, and whether that account needs the second step. */

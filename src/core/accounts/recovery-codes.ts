@@ -21,9 +21,12 @@ export function generateRecoveryCodes(count = RECOVERY_CODE_COUNT): string[] {
   });
 }
 
-/** The code as typed, reduced to its characters: letter case, spaces and hyphens do not matter. */
+/**
+ * The code as typed, reduced to its characters: letter case, spaces and hyphens do not matter, nor
+ * full width (`ＡＢＣＤ－…`, typed by a Chinese input method in full-width mode: NFKC, UAX #15).
+ */
 export function normalizeRecoveryCode(input: string): string | undefined {
-  const code = input.toLowerCase().replace(/[\s-]/g, '');
+  const code = input.normalize('NFKC').toLowerCase().replace(/[\s-]/g, '');
   return code.length === LENGTH && [...code].every((c) => ALPHABET.includes(c)) ? code : undefined;
 }
 

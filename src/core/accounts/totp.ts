@@ -33,15 +33,25 @@ export function totpCode(secretBase32: string, at: Instant): string {
   return totp(secretBase32).generate({ timestamp: at });
 }
 
-/** Whether `code` has the shape of a TOTP code: six digits (spaces allowed, as apps show them). */
+/**
+ * The six digits of a code as typed, or `undefined`: spaces dropped (apps show `123 456`), and
+ * full-width digits (`１２３４５６`, what a Chinese input method in full-width mode types) read as
+ * the digits they are (NFKC, Unicode UAX #15).
+ */
+function typedDigits(code: string): string | undefined {
+  const token = code.normalize('NFKC').replace(/\s/g, '');
+  return /^\d{6}$/.test(token) ? token : undefined;
+}
+
+/** Whether `code` has the shape of a TOTP code: six digits as `typedDigits` reads them. */
 export function looksLikeTotpCode(code: string): boolean {
-  return /^\d{6}$/.test(code.replace(/\s/g, ''));
+  return typedDigits(code) !== undefined;
 }
 
 /** The time step whose code `code` is, within the window around `now`, or `undefined`. */
 export function matchingStep(secretBase32: string, code: string, now: Instant): number | undefined {
-  const token = code.replace(/\s/g, '');
-  if (!/^\d{6}$/.test(token)) return undefined;
+  const token = typedDigits(code);
+  if (token === undefined) return undefined;
   const generator = totp(secretBase32);
   const delta = generator.validate({ token, timestamp: now, window: TOTP_WINDOW });
   return delta === null ? undefined : generator.counter({ timestamp: now }) + delta;

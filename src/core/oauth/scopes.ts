@@ -27,7 +27,7 @@ export const SCOPES = {
   },
   // OIDC Core 11: refresh tokens are issued to every app anyway; the page says so when asked.
   offline_access: {
-    allows: 'The items above also while you are not using the app, until you withdraw access under Settings → Applications.',
+    allows: 'The items above also while you are not using the app, until you withdraw access under Settings → Authorized applications.',
     doesNotAllow: 'Anything not listed here.',
     words: { title: { key: 'scopes.offlineAccessTitle' }, allows: { key: 'scopes.offlineAccessAllows' }, doesNotAllow: { key: 'scopes.offlineAccessDoesNotAllow' } },
   },

@@ -3,7 +3,7 @@
  * `/password/forgot` and `/password/reset`. A link's token arrives in the query string, which the
  * log redacts (`token` in src/http/logging.ts).
  */
-import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH } from '../../core/urls.js';
+import { EMAIL_CANCEL_PATH, EMAIL_REFUSE_PATH, EMAIL_SETTINGS_PATH, RESET_PASSWORD_PATH } from '../../core/urls.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accountKey } from '../../core/accounts/device-cookies.js';
 import { MAILBOX_PASS_MS, cancelEmailChange, changeEmail, findVerificationLink, refuseEmailLink, verifyEmail } from '../../core/accounts/email.js';
@@ -110,7 +110,9 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const context = await pageContext(request, reply);
     if (!refused.ok) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
     setMailboxPassCookie(request, reply, refused.pass, MAILBOX_PASS_MS / 1000);
-    return sendPage(reply, refuseEmailPage(context, { state: 'done', address: refused.address, released: refused.released }));
+    // The language picker goes on to the e-mail settings, where the page says to save the address:
+    // back to this path without its token would say the link is not valid.
+    return sendPage(reply, refuseEmailPage({ ...context, path: EMAIL_SETTINGS_PATH }, { state: 'done', address: refused.address, released: refused.released }));
   });
 
   const forgotState = () => ({ mailEnabled: deps.mailer.enabled, minutes: RESET_LINK_MS / 60_000 });
@@ -136,7 +138,7 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     return sendPage(reply, forgotPasswordPage(context, { ...forgotState(), sent: true }));
   });
 
-  app.get('/password/reset', { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
+  app.get(RESET_PASSWORD_PATH, { ...page, schema: { querystring: tokenQuery } }, async (request: FastifyRequest<{ Querystring: { token?: string } }>, reply) => {
     const token = request.query.token ?? '';
     const found = await findResetLink(deps, token);
     const context = await pageContext(request, reply);
@@ -145,19 +147,23 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
   });
 
   const resetBody = { type: 'object', properties: { token: typed, password: field(1024), code: field(64), username: field(256), _csrf: csrf } } as const;
-  app.post('/password/reset', { ...page, schema: { body: resetBody } }, async (request: FastifyRequest<{ Body: { token?: string; password?: string; code?: string } }>, reply) => {
+  app.post(RESET_PASSWORD_PATH, { ...page, schema: { body: resetBody } }, async (request: FastifyRequest<{ Body: { token?: string; password?: string; code?: string } }>, reply) => {
     verifyCsrf(request);
     const token = request.body.token ?? '';
     const outcome = await resetPassword(deps, { token, password: request.body.password ?? '', code: request.body.code ?? '' }, attemptOrigin(request));
-    const context = await pageContext(request, reply);
+    const answer = await pageContext(request, reply);
     if (outcome.ok) {
       // The browser that reset the password proved the mailbox (and the second step): it keeps
       // its own sign-in attempts from now on, so failures someone else piles on the account do
       // not keep its owner out right after recovering it (INTERFACE section 4).
       setDeviceCookie(request, reply, await deps.deviceCookies.afterSignIn(deviceCookie(request), accountKey(outcome.user.username)));
-      return sendPage(reply, passwordResetDonePage(context));
+      // The language picker goes on to sign-in, which the page asks for: the link is spent.
+      return sendPage(reply, passwordResetDonePage({ ...answer, path: '/login' }));
     }
-    if (outcome.reason === 'invalid_link') return sendPage(reply, resetPasswordPage(context, { token: undefined }), 400);
+    if (outcome.reason === 'invalid_link') return sendPage(reply, resetPasswordPage(answer, { token: undefined }), 400);
+    // The form again: the language picker comes back to the link, which still works, not to a
+    // GET without its token ("the link is used, expired or invalid").
+    const context = { ...answer, path: `${RESET_PASSWORD_PATH}?${new URLSearchParams({ token })}` };
     const found = await findResetLink(deps, token);
     const state = { token, username: found?.user.username ?? '', needsCode: found?.needsCode ?? false };
     if (outcome.reason === 'throttled') {
