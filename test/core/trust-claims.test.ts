@@ -3,12 +3,16 @@
  * not be named with (`trustClaimCheck`, `unreviewedNameRule`): plain logic, no server.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { trustClaimCheck } from '../../src/core/text.js';
+import { blocksExecuted, startCountingWork, stopCountingWork } from '../support/work-count.js';
 
 const trustClaims = await trustClaimCheck();
 
 const SITE_NAMES = ['Community', '社区', '社群'];
+
+before(startCountingWork);
+after(stopCountingWork);
 
 test('a check mark or checked box is a claim, wherever it stands', () => {
   for (const name of ['✓ Agent', 'Agent ✔', '☑Agent', 'Agent ✅', '\u{1f5f8} Agent', '\u{1f5f9} Agent', '√ Agent', 'Agent \u{10102}', '🆗 Agent', '㊣ Agent'])
@@ -153,4 +157,21 @@ test('a site name with a tagline after a middle dot or an ideographic full stop 
     assert.ok(trustClaims(name, sites).includes('site_name'), name);
   for (const name of ['St Support', 'St Login'])
     assert.deepEqual(trustClaims(name, sites), [], name);
+});
+
+test('a name costs work in proportion to its length: words read two ways ("LogIn" as login and as log in, "HelpDesk") are read once a place, before the site\'s name and after it, and a long run of service words ends no stack', () => {
+  // Read every way, 17 "㏒In1" (NFKC: logIn1) within the 80 characters of a name held the server 8 s.
+  const shapes = [
+    (n: number) => `${'LogIn '.repeat(n)}x Community`,
+    (n: number) => `${'\u33d2In1'.repeat(n)}x Community`,
+    (n: number) => `Community ${'HelpDesk '.repeat(n)}x`,
+  ];
+  for (const shape of shapes) {
+    trustClaims(shape(4), SITE_NAMES); // compiled and warm: the first call's one-off work is not the name's
+    const short = blocksExecuted(() => trustClaims(shape(4), SITE_NAMES));
+    const long = blocksExecuted(() => assert.deepEqual(trustClaims(shape(16), SITE_NAMES), []));
+    const lengths = shape(16).length / shape(4).length;
+    assert.ok(long <= 2 * lengths * short, `${shape(1)}: ${short} blocks for 4, ${long} for 16 (${(long / short).toFixed(1)} times)`);
+  }
+  assert.deepEqual(trustClaims(`社区${'服务'.repeat(20_000)}`, SITE_NAMES), ['site_name']);
 });
