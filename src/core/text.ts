@@ -216,31 +216,42 @@ const POSSESSIVE = '的';
 /**
  * English words that, beside the site's name, claim its accounts or its authority whatever follows
  * them ("Community Account Recovery", "Community Login Helper"): official, sign-in and sign-up
- * however spelt, authorization, verification, passwords, the site's staff, payment, and what a
- * phishing page hands out (rewards, a giveaway, a premium membership).
+ * however spelt, authorization, verification, two-factor sign-in, one-time codes, passwords and
+ * passkeys, the site's staff, payment and refunds, and what a phishing page hands out (rewards, a
+ * giveaway, a premium membership). Each claims in the plural too ("Community Logins").
  */
 const SITE_ACCESS_WORDS_LATIN = [
-  'official', 'account', 'accounts', 'login', 'logon', 'log in', 'log on', 'signin', 'sign in', 'signon', 'sign on', 'signup',
+  'official', 'account', 'login', 'logon', 'log in', 'log on', 'signin', 'sign in', 'signon', 'sign on', 'signup',
   'sign up', 'register', 'registration', 'auth', 'oauth', 'sso', 'authentication', 'authorization', 'authorisation',
-  'authenticator', 'verify', 'verified', 'verification', 'password', 'passwords', 'passcode', 'passport', 'id', 'admin', 'admins',
-  'administrator', 'administrators', 'administration', 'staff', 'moderator', 'moderators', 'wallet', 'payment',
-  'payments', 'billing', 'rewards', 'giveaway', 'premium', 'vip', 'membership',
+  'authenticator', 'verify', 'verified', 'verification', '2fa', 'mfa', 'two factor', '2 factor', 'two step', '2 step', 'otp', 'totp',
+  'password', 'passcode', 'passkey', 'passport', 'id', 'admin', 'administrator', 'administration', 'staff', 'moderator',
+  'wallet', 'payment', 'billing', 'refund', 'checkout', 'invoice', 'reward', 'giveaway', 'premium', 'vip', 'membership',
 ];
 /**
  * English words that claim to be the site's own service when they end the name after its name,
  * alone or after another claim ("Community Support", "Community Help Center", "CommunityHub"),
  * yet begin ordinary phrases ("Community Service Tracker", volunteering; "Community Center Bookings";
- * "Community Safety Map"): support, help, service, security (secure), safety, team, centre, hub, portal,
- * notices, the app and its editions (mobile, client, desktop, online, web, plus, pro), members,
- * pay, bonus, gifts and perks.
+ * "Community Safety Map"; "Community Recovery Network"): support, help, service, security (secure),
+ * safety, trust and safety, recovery, resets, identity, "Connect" (as sites name their sign-in for
+ * other sites), moderation, members, team, centre, hub, portal, help lines, appeals, abuse desks,
+ * checks, updates, notices, keys, the app and its editions and platforms (mobile, desktop, web,
+ * plus, pro, lite, beta, iOS, Android…), members, pay, points, coins, prizes, gifts and perks, what a
+ * company adds to its name (Inc, Ltd, HQ, ™ as NFKC writes it: TM), and what a site calls itself
+ * (community, forum, site, platform: "Riverside Community"). Each claims in the plural too.
  */
 const SITE_SERVICE_WORDS_LATIN = [
-  'support', 'help', 'helpdesk', 'help desk', 'service', 'services', 'security', 'safety', 'secure', 'team', 'center',
-  'centre', 'hub', 'portal', 'notice', 'notices', 'notification', 'notifications', 'alert', 'alerts', 'app', 'apps', 'mobile',
-  'client', 'desktop', 'online', 'web', 'plus', 'pro', 'members', 'pay', 'bonus', 'gift', 'gifts', 'perks',
+  'support', 'help', 'helpdesk', 'help desk', 'helpline', 'hotline', 'customer', 'customer care', 'service', 'security', 'safety', 'secure',
+  'trust safety', 'trust and safety', 'recovery', 'reset', 'identity', 'connect', 'moderation', 'mod', 'member', 'team', 'center', 'centre',
+  'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'update', 'notice', 'notification', 'alert', 'key', 'app', 'mobile', 'client',
+  'desktop', 'online', 'web', 'plus', 'pro', 'lite', 'beta', 'ios', 'android', 'windows', 'mac', 'macos', 'linux', 'pay', 'point', 'coin',
+  'credit', 'cash', 'airdrop', 'prize', 'lottery', 'subscription', 'bonus', 'gift', 'perks', 'inc', 'ltd', 'llc', 'corp', 'hq', 'tm', 'sm',
+  'community', 'forum', 'site', 'website', 'platform',
 ];
-/** Words that join a claim to the site's name before it ("Sign in to Community", "Log in with Community"). */
-const CONNECTORS_LATIN = ['to', 'with', 'via'];
+/**
+ * Words that join the site's name to the claims beside it, before it ("Sign in to the Community",
+ * "Login for Community", "Your Community") or after it ("Community for iOS", "Community on the Web").
+ */
+const CONNECTORS_LATIN = ['to', 'into', 'with', 'via', 'for', 'at', 'on', 'the', 'your'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -427,10 +438,13 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, wo
     while (end < name.length && isDigit(name[end]!)) end += 1;
     return end;
   };
-  const phraseEnd = (at: number, phrase: readonly string[]) => phrase.reduce<number | undefined>((from, word) =>
-    from !== undefined && foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? from + [...word].length : undefined, at);
+  const wordEnds = (from: number, word: string) => foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? [from + [...word].length] : [];
+  // A phrase's last word may take a plural "s" written on it ("Community Logins", "Community Sign-Ins"; not "TM Support").
+  const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
+  const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
+    froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
   const wordsAt = (at: number, lists: readonly (readonly (readonly string[])[])[], access: boolean) => {
-    const found = lists.flatMap((list) => list.map((phrase) => phraseEnd(at, phrase))).filter((end) => end !== undefined).map((end) => ({ end, access }));
+    const found = lists.flatMap((list) => list.flatMap((phrase) => phraseEnds(at, phrase))).map((end) => ({ end, access }));
     return digitsFrom(at) > at ? [...found, { end: digitsFrom(at), access: false }] : found;
   };
   let reached: boolean[] | undefined;
@@ -445,8 +459,9 @@ function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, wo
       reached ??= reachedPlaces(name.length, (at) => wordsAt(at, [words.access, words.service, words.connectors], false));
       if (reached[start]) return true;
     } else {
-      claiming ??= claimingPlaces(name.length, ends, (at) => [...wordsAt(at, [words.access], true), ...wordsAt(at, [words.service], false)]);
-      if (claiming[after]) return true;
+      claiming ??= claimingPlaces(name.length, ends, (at) => [...wordsAt(at, [words.access], true), ...wordsAt(at, [words.service, words.connectors], false)]);
+      // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA").
+      if (claiming[after] || claiming[end]) return true;
     }
   }
   return false;

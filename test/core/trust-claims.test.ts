@@ -175,3 +175,36 @@ test('a name costs work in proportion to its length: words read two ways ("LogIn
   }
   assert.deepEqual(trustClaims(`社区${'服务'.repeat(20_000)}`, SITE_NAMES), ['site_name']);
 });
+
+test('a word of the site\'s accounts or service claims in the plural as it does in the singular: "Community Logins", "Community Sign-Ins", "Community IDs", "Community Teams"', () => {
+  for (const name of ['Community Logins', 'Community Log-Ins', 'Community Sign-Ins', 'Community Signins', 'Community IDs', 'Community Teams', 'River Side Logins'])
+    assert.deepEqual(trustClaims(name, [...SITE_NAMES, 'River Side']), ['site_name'], name);
+});
+
+test('beside the site\'s name in an alphabet, two-factor sign-in, one-time codes and passkeys claim its accounts whatever follows; recovery, resets, identity, moderation, members, trust and safety, help lines, appeals, checks and updates, points and prizes claim its service as the name\'s last words', () => {
+  for (const name of ['Community 2FA', 'Community MFA Helper', 'Community Two-Factor', 'Community 2-Step Verification', 'Community OTP', 'Community TOTP Codes', 'Community Passkey', 'Community Refund Desk',
+    'Community Recovery', 'Community Reset', 'Community Identity', 'Community Connect', 'Community Moderation', 'Community Mod Team', 'Community Member Login', 'Community Trust & Safety',
+    'Community Trust and Safety', 'Community Hotline', 'Community Customer Care', 'Community Appeals', 'Community Abuse Team', 'Community Security Check', 'Community Security Update', 'Community Key',
+    'Community Points', 'Community Coins', 'Community Cash', 'Community Airdrop', 'Community Prize', 'Community Lottery', 'Community Subscription'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Community Identity Workshop', 'Community Recovery Network', 'Community Moderation Tools', 'Community Member Directory', 'Community Points Tracker', 'Community Connect Events',
+    'Community Trust Fund Tracker', 'Community Check-in'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('the site\'s name in an alphabet with an edition ("for iOS", "Lite", "Beta"), a company\'s or a mark\'s word ("Inc", "HQ", "™") or what a site calls itself ("Riverside Community", "Community Forum") is the site\'s own', () => {
+  for (const name of ['Community for iOS', 'Community for Android', 'Community Windows', 'Community Lite', 'Community Beta', 'Community on the Web', 'Community Inc', 'Community, Inc.', 'Community Ltd', 'Community HQ',
+    'Community™', 'Community ™', 'Community™ Login', 'Community ℠', 'Community Forum', 'Community Website', 'Community Platform'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Riverside Community', 'Riverside Community Account', 'Riverside Forums', 'River Side Community Support'])
+    assert.deepEqual(trustClaims(name, ['Riverside', 'River Side']), ['site_name'], name);
+  for (const name of ['Community for Gardeners', 'Community Forum Reader', 'Riverside Community Garden', 'Community Beta Testers Club'])
+    assert.deepEqual(trustClaims(name, ['Riverside', ...SITE_NAMES]), [], name);
+});
+
+test('the site\'s name in an alphabet after nothing but "the", "your", "into", "for", "at" or "on" and claims is the site alone: "Sign in to the Community", "Login for Community", "The Community"', () => {
+  for (const name of ['Sign in to the Community', 'Sign in to your Community', 'Login into Community', 'Login for Community', 'Login at Community', 'Login on Community', 'The Community', 'Your Community'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Join the Community', 'Tools for the Community', 'Garden at Community Hall'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
