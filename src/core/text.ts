@@ -193,24 +193,42 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
  * Chinese words that, after the site's name, claim its accounts or its authority whatever follows
  * them, as a phishing page names itself (社区账号找回, 社区登录助手, 社区会员中心): official (site,
  * account: 官号, 官博, 官微), verified, sign-in (登陆 as it is often misspelt), sign-up,
- * authorization, account, customer service, the client, the back office, site affairs, moderators,
- * administrators, and what a phishing page asks for or hands out (attack92: verification, pass,
- * payment, wallet, password, red envelopes, membership). Simplified only: names are read through
- * `simplified` first.
+ * authorization, account, recovering and resetting (找回密码, 重置密码), real-name and identity
+ * checks, customer service, the client, the back office, site affairs, moderators,
+ * administrators, staff, the webmaster and editors, and what a phishing page asks for or hands out
+ * (attack92: verification, pass, payment, wallet, password, red envelopes, membership, top-ups,
+ * withdrawals, refunds, a lottery). Simplified only: names are read through `simplified` first.
  */
 const SITE_ACCESS_WORDS_CHINESE = [
   '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
-  '客服', '客户端', '后台', '站务', '版主', '管理员', '通行证', '支付', '钱包', '密码', '红包', '会员',
+  '找回', '重置', '实名', '身份', '客服', '客户端', '后台', '站务', '版主', '管理员', '工作人员', '站长', '小编', '通行证', '支付', '钱包',
+  '密码', '红包', '会员', '充值', '提现', '退款', '抽奖',
 ];
 /**
  * Chinese words that claim to be the site's own service when they are what the name names, its
  * last words (社区安全中心, 社区客服中心), yet begin or end an ordinary compound after a community's
- * name: team (社区团队建设, team building), administration, security, centre (社区中心预约, booking at
- * a community centre), service (社区服务站, a service station), help, support (社区支持者, a
- * supporter), notices, perks (社区福利院, a welfare home), and community (社区, 社群), as a site an
- * operator named 河畔 calls itself 河畔社区, where 河畔社区团购 is group buying.
+ * name: team (社区团队建设, team building), administration, groups, operations, security, checks,
+ * centre (社区中心预约, booking at a community centre), service (社区服务站, a service station),
+ * help, support (社区支持者, a supporter), hotlines, notices (社区公告板, a notice board), messages,
+ * the system, appeals, reports, feedback, oversight, working groups, editors, perks (社区福利院, a
+ * welfare home), points, coins, rewards and claiming them, a mall, editions (online, 新版, 手机版,
+ * 网页版, 小程序), what a company calls itself (公司,
+ * 集团, 总部), and what a site does (社区, 社群, 论坛, 网, 网站, 平台), as a site an operator named 河畔
+ * calls itself 河畔社区 or 河畔网, where 河畔社区团购 is group buying and 河畔网球 tennis. The ways
+ * one signs in or reaches service (扫码, 一键, 在线, 人工) and changing (修改) are among them, so
+ * that 社区扫码登录 and 社区修改密码 claim as 社区登录 and 社区密码 do.
  */
-const SITE_SERVICE_WORDS_CHINESE = ['团队', '管理', '安全', '中心', '服务', '帮助', '支持', '支援', '通知', '福利', '社区', '社群'];
+const SITE_SERVICE_WORDS_CHINESE = [
+  '团队', '管理', '组', '运营', '安全', '检测', '检查', '中心', '服务', '帮助', '支持', '支援', '热线', '通知', '公告', '消息', '系统', '申诉',
+  '举报', '意见', '反馈', '监管', '工作组', '编辑部', '福利', '积分', '金币', '奖励', '兑换', '领取', '商城', '在线', '线上', '人工', '新版', '手机版',
+  '网页版', '电脑版', '小程序', '扫码', '一键', '快捷', '统一', '单点', '修改', '公司', '有限公司', '集团', '总部', '社区', '社群', '论坛', '网',
+  '网站', '平台',
+];
+/**
+ * Words that, before a Chinese site's name, sign in or up to it or welcome one there, making it
+ * the name as much as if it led ("登录河畔", "欢迎来到河畔", "请登录社区").
+ */
+const LEAD_INS_CHINESE = ['欢迎', '请', '来到', '进入', '登录', '登陆', '登入', '注册', '授权'];
 /** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
 const POSSESSIVE = '的';
 /**
@@ -560,8 +578,9 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * Whether the folded name presents itself as the site's own under one of `siteNames`, folded
  * alike: a name in an alphabet anywhere in it, alone or beside words of its service or accounts
  * (`claimsSiteInAlphabet`: "Community", "Community Account Security", "Sign in to Community"); a
- * name in Han or kana leading it, after nothing but a number, as a name of its own
- * (`hanNameEnds`: "社区安全中心", "1社区账号", "社群 官方", "社区 App"), as Chinese sets what
+ * name in Han or kana leading it, after nothing but a number or a sign-in or welcome
+ * (`LEAD_INS_CHINESE`), as a name of its own (`hanNameEnds`: "社区安全中心", "1社区账号",
+ * "登录河畔", "社群 官方", "社区 App"), as Chinese sets what
  * qualifies a name before it ("读书社区", a reading community). An ordinary phrase or compound
  * with the site's name ("Community Garden Planner", "社区团购助手") names an app for a community,
  * as apps on a community site commonly do, and one that makes a longer word of it
@@ -570,11 +589,15 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
 function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
   const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
   const words = { access: phrases(SITE_ACCESS_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN) };
-  const numberEnd = folded.findIndex((c) => !isDigit(c));
+  // Where a Chinese site's name may begin: after nothing but digits and lead-ins ("1社区账号", "登录河畔").
+  const leads = reachedPlaces(folded.length, (at) => [
+    ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, access: false })),
+    ...(isDigit(folded[at]!) ? [{ end: at + 1, access: false }] : []),
+  ]);
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     if (site === '') return false;
     if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, words);
-    return numberEnd >= 0 && foundAt(folded, numberEnd, [...site]) && hanNameEnds(folded, numberEnd + [...site].length, site);
+    return leads.some((reached, at) => reached && foundAt(folded, at, [...site]) && hanNameEnds(folded, at + [...site].length, site));
   });
 }
 

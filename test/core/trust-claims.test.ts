@@ -208,3 +208,26 @@ test('the site\'s name in an alphabet after nothing but "the", "your", "into", "
   for (const name of ['Join the Community', 'Tools for the Community', 'Garden at Community Hall'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
+
+test('a Chinese site name before recovering, resetting or changing a password, online or live customer service, one-tap or QR sign-in, identity checks, top-ups, withdrawals, refunds or a lottery, or the site\'s staff, claims its accounts: 社区找回密码, 社区在线客服, 社区扫码登录, 社区充值', () => {
+  for (const name of ['社区找回密码', '社区找回账号', '社区重置密码', '社区修改密码', '社区在线客服', '社区人工客服', '社区扫码登录', '社区一键登录', '社区快捷登录', '社区统一登录', '社区单点登录', '社区身份验证', '社区实名',
+    '社区充值', '社区提现', '社区退款', '社区抽奖', '社区工作人员', '社区站长', '社区小编', '社區線上客服'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+});
+
+test('a Chinese site name before a hotline, notices, system messages, a security check, operations, an edition (手机版, 网页版), a mini program, a mall, points, coins, rewards, appeals, reports, feedback, a company or headquarters, or what a site calls itself (论坛, 网站, 平台) claims its service as the name\'s end', () => {
+  for (const name of ['社区热线', '社区客服热线', '社区服务热线', '社区公告', '社区消息', '社区系统消息', '社区安全检测', '社区运营团队', '社区管理组', '社区手机版', '社区网页版', '社区小程序', '社区商城', '社区积分', '社区金币',
+    '社区奖励', '社区申诉中心', '社区举报', '社区意见反馈', '社区总部', '社区有限公司', '社区集团', '社区论坛', '社区网', '社区网站', '社区平台'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['河畔论坛', '河畔论坛账号', '河畔網站', '河畔网'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
+  for (const name of ['社区消息推送助手', '社区公告板', '社区网格员', '社区网球俱乐部', '社区平台插件', '社区论坛阅读器', '社区积分排行榜', '社区安全巡逻排班', '社区组织', '社区修改器', '河畔网球'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔', ...SITE_NAMES]), [], name);
+});
+
+test('a Chinese site name after signing in or up to it, or a welcome, is the site\'s own as it would be alone: "登录河畔", "欢迎登录河畔", "请登录社区"', () => {
+  for (const name of ['登录河畔', '登录 河畔', '欢迎登录河畔', '请登录河畔', '登入河畔社区', '注册河畔账号', '欢迎来到河畔'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
+  for (const name of ['读书社区', '会员社区', '登录社区的小工具', '欢迎社区团购'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
