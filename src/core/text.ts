@@ -284,6 +284,8 @@ interface FoldedCharacter {
   character: string;
   /** A space, punctuation or symbol came before it, or it begins the name. */
   afterGap: boolean;
+  /** A tagline mark (`TAGLINE`) came before it: what the name's own words say ends there ("Community Support (EU)"). */
+  afterTagline: boolean;
   /** Written as a capital, which begins a word inside "MyCommunity". */
   capital: boolean;
   /**
@@ -302,8 +304,14 @@ interface FoldedCharacter {
  */
 function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacter[] {
   const folded: FoldedCharacter[] = [];
+  const plain = tables.simplified(text.normalize('NFKC'));
+  const taglineEnds = new Set([...plain.matchAll(new RegExp(TAGLINE, 'gu'))].map((match) => match.index + match[0].length));
   let gap = true;
-  for (const character of tables.simplified(text.normalize('NFKC'))) {
+  let tagline = false;
+  let at = 0;
+  for (const character of plain) {
+    at += character.length;
+    if (taglineEnds.has(at)) tagline = true;
     if (/[\p{Z}\p{P}\p{S}]/u.test(character)) {
       gap = true;
       continue;
@@ -320,8 +328,11 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
       continue;
     }
     const letter = /\p{L}/u.test(character) && !EAST_ASIAN.test(character);
-    for (const part of parts) folded.push({ character: part, afterGap: gap, capital, letter });
-    if (parts !== '') gap = false;
+    for (const part of parts) folded.push({ character: part, afterGap: gap, afterTagline: tagline, capital, letter });
+    if (parts !== '') {
+      gap = false;
+      tagline = false;
+    }
   }
   return folded;
 }
@@ -422,7 +433,7 @@ const HAN = /\p{Script=Han}/u;
 function hanNameEnds(name: readonly FoldedCharacter[], end: number, site: string): boolean {
   const last = [...site].at(-1)!;
   const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
-  const ends = (at: number) => at === name.length || !goesOn(name[at]!.character);
+  const ends = (at: number) => at === name.length || !goesOn(name[at]!.character) || name[at]!.afterTagline;
   const found = (words: readonly string[], access: boolean, at: number) =>
     words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, access }));
   const wordsAt = (at: number) => [...found(SITE_ACCESS_WORDS_CHINESE, true, at), ...found(SITE_SERVICE_WORDS_CHINESE, false, at)];
@@ -450,7 +461,7 @@ interface LatinClaimWords {
  * "Community Service Tracker".
  */
 function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: LatinClaimWords): boolean {
-  const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character);
+  const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character) || name[at]!.afterTagline;
   const digitsFrom = (at: number) => {
     let end = at;
     while (end < name.length && isDigit(name[end]!)) end += 1;

@@ -231,3 +231,10 @@ test('a Chinese site name after signing in or up to it, or a welcome, is the sit
   for (const name of ['读书社区', '会员社区', '登录社区的小工具', '欢迎社区团购'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
+
+test('an app\'s name, like the site\'s, gives way to a tagline at a comma, bracket, bar, middle dot or spaced dash: "Community Support (EU)" and "社区安全中心（北京）" are the site\'s own service, as "Community Support" and "社区安全中心" are', () => {
+  for (const name of ['Community Support (EU)', 'Community Support — unofficial', 'Community Help Center, Europe', 'Community Security Team | Alerts', 'Community · Since 2009', 'Community (unofficial)', '社区安全中心（北京）', '社区服务·北京', '河畔社区｜2024'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔', ...SITE_NAMES]), ['site_name'], name);
+  for (const name of ['Community Garden Planner (Beta)', 'Garden Planner (Community)', 'Community Radio — live', 'Community-minded Tools', '社区团购（北京）', '社区服务站（北京）'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
