@@ -451,12 +451,14 @@ interface LatinClaimWords {
  * Whether the site's name in an alphabet stands in `name` as the site's own, anywhere in it (English
  * sets what qualifies a name before it, "Your Community Account", "Secure Community Login", so only
  * what follows makes it another's), as a whole word (`beginsWord`, `endsWord`) that
- * - ends the name (or meets Han), after a number or a possessive "s" or not, with nothing before it
- *   but claims, connectors and numbers: "Community", "Community365" (a site numbers its own
- *   services: "Office365"), "Community's", "Official Community", "Sign in to Community";
- * - or is followed by words of its service to the name's end ("Community Support", "Community Help
- *   Center", "CommunityHub") or by a word that claims its accounts, whatever follows
- *   ("Community Account Security", "My Community Login Helper").
+ * - ends the name (or meets Han or a tagline), after a number or a possessive "s" or not, with
+ *   nothing before it but claims, connectors and numbers: "Community", "Community365" (a site
+ *   numbers its own services: "Office365"), "Community's", "Official Community", "Sign in to the
+ *   Community", "Community (unofficial)";
+ * - or is followed by words of its service and connectors to the name's end or a tagline
+ *   ("Community Support", "Community Help Center", "CommunityHub", "Community for iOS",
+ *   "Community Support (EU)") or by a word that claims its accounts, whatever follows
+ *   ("Community Account Security", "My Community Login Helper", "Community 2FA").
  * An ordinary phrase keeps the word: "Community Garden Planner", "Garden Community",
  * "Community Service Tracker".
  */
