@@ -251,25 +251,27 @@ const SITE_ACCESS_WORDS_LATIN = [
  * yet begin ordinary phrases ("Community Service Tracker", volunteering; "Community Center Bookings";
  * "Community Safety Map"; "Community Recovery Network"): support, help, service, security (secure),
  * safety, trust and safety, recovery, resets, identity, "Connect" (as sites name their sign-in for
- * other sites), moderation, members, team, centre, hub, portal, help lines, appeals, abuse desks,
- * checks, updates, notices, keys, the app and its editions and platforms (mobile, desktop, web,
+ * other sites), single (sign-on), authorizing, consent, permissions and access (what a consent
+ * page asks), moderation, members, team, centre, hub, portal, help lines, appeals, abuse desks,
+ * checks, codes, updates, notices, keys, the app and its editions and platforms (mobile, desktop, web,
  * plus, pro, lite, beta, iOS, Android…), members, pay, points, coins, prizes, gifts and perks, what a
  * company adds to its name (Inc, Ltd, HQ, ™ as NFKC writes it: TM), and what a site calls itself
  * (community, forum, site, platform: "Riverside Community"). Each claims in the plural too.
  */
 const SITE_SERVICE_WORDS_LATIN = [
   'support', 'help', 'helpdesk', 'help desk', 'helpline', 'hotline', 'customer', 'customer care', 'service', 'security', 'safety', 'secure',
-  'trust safety', 'trust and safety', 'recovery', 'reset', 'identity', 'connect', 'moderation', 'mod', 'member', 'team', 'center', 'centre',
-  'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'update', 'notice', 'notification', 'alert', 'key', 'app', 'mobile', 'client',
+  'trust safety', 'trust and safety', 'recovery', 'reset', 'identity', 'connect', 'single', 'authorize', 'consent', 'permission', 'access',
+  'moderation', 'mod', 'member', 'team', 'center', 'centre', 'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'code', 'update', 'notice',
+  'notification', 'alert', 'key', 'app', 'mobile', 'client',
   'desktop', 'online', 'web', 'plus', 'pro', 'lite', 'beta', 'ios', 'android', 'windows', 'mac', 'macos', 'linux', 'pay', 'point', 'coin',
   'credit', 'cash', 'airdrop', 'prize', 'lottery', 'subscription', 'bonus', 'gift', 'perks', 'inc', 'ltd', 'llc', 'corp', 'hq', 'tm', 'sm',
   'community', 'forum', 'site', 'website', 'platform',
 ];
 /**
  * Words that join the site's name to the claims beside it, before it ("Sign in to the Community",
- * "Login for Community", "Your Community") or after it ("Community for iOS", "Community on the Web").
+ * "Login for Community", "Your Community", "Welcome to Community") or after it ("Community for iOS", "Community on the Web").
  */
-const CONNECTORS_LATIN = ['to', 'into', 'with', 'via', 'for', 'at', 'on', 'the', 'your'];
+const CONNECTORS_LATIN = ['to', 'into', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as

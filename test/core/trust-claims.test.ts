@@ -181,14 +181,15 @@ test('a word of the site\'s accounts or service claims in the plural as it does 
     assert.deepEqual(trustClaims(name, [...SITE_NAMES, 'River Side']), ['site_name'], name);
 });
 
-test('beside the site\'s name in an alphabet, two-factor sign-in, one-time codes and passkeys claim its accounts whatever follows; recovery, resets, identity, moderation, members, trust and safety, help lines, appeals, checks and updates, points and prizes claim its service as the name\'s last words', () => {
+test('beside the site\'s name in an alphabet, two-factor sign-in, one-time codes and passkeys claim its accounts whatever follows; recovery, resets, identity, authorization and consent, moderation, members, trust and safety, help lines, appeals, checks, codes and updates, points and prizes claim its service as the name\'s last words', () => {
   for (const name of ['Community 2FA', 'Community MFA Helper', 'Community Two-Factor', 'Community 2-Step Verification', 'Community OTP', 'Community TOTP Codes', 'Community Passkey', 'Community Refund Desk',
     'Community Recovery', 'Community Reset', 'Community Identity', 'Community Connect', 'Community Moderation', 'Community Mod Team', 'Community Member Login', 'Community Trust & Safety',
     'Community Trust and Safety', 'Community Hotline', 'Community Customer Care', 'Community Appeals', 'Community Abuse Team', 'Community Security Check', 'Community Security Update', 'Community Key',
-    'Community Points', 'Community Coins', 'Community Cash', 'Community Airdrop', 'Community Prize', 'Community Lottery', 'Community Subscription'])
+    'Community Points', 'Community Coins', 'Community Cash', 'Community Airdrop', 'Community Prize', 'Community Lottery', 'Community Subscription', 'Community Authorize', 'Community Consent',
+    'Community Permissions', 'Community Access', 'Community Security Code', 'Community Single Sign-On'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Community Identity Workshop', 'Community Recovery Network', 'Community Moderation Tools', 'Community Member Directory', 'Community Points Tracker', 'Community Connect Events',
-    'Community Trust Fund Tracker', 'Community Check-in'])
+    'Community Trust Fund Tracker', 'Community Check-in', 'Community Access Map', 'Community Code of Conduct', 'Community Consent Forms Library'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
@@ -202,8 +203,8 @@ test('the site\'s name in an alphabet with an edition ("for iOS", "Lite", "Beta"
     assert.deepEqual(trustClaims(name, ['Riverside', ...SITE_NAMES]), [], name);
 });
 
-test('the site\'s name in an alphabet after nothing but "the", "your", "into", "for", "at" or "on" and claims is the site alone: "Sign in to the Community", "Login for Community", "The Community"', () => {
-  for (const name of ['Sign in to the Community', 'Sign in to your Community', 'Login into Community', 'Login for Community', 'Login at Community', 'Login on Community', 'The Community', 'Your Community'])
+test('the site\'s name in an alphabet after nothing but "the", "your", "into", "for", "at", "on", a welcome and claims is the site alone: "Sign in to the Community", "Login for Community", "The Community"', () => {
+  for (const name of ['Sign in to the Community', 'Sign in to your Community', 'Login into Community', 'Login for Community', 'Login at Community', 'Login on Community', 'The Community', 'Your Community', 'Welcome to Community'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Join the Community', 'Tools for the Community', 'Garden at Community Hall'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
