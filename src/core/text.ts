@@ -449,6 +449,12 @@ interface LatinClaimWords {
   connectors: readonly (readonly string[])[];
 }
 
+/** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`). */
+function latinClaimWords(tables: LookAlikeTables): LatinClaimWords {
+  const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
+  return { access: phrases(SITE_ACCESS_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN) };
+}
+
 /**
  * Whether the site's name in an alphabet stands in `name` as the site's own, anywhere in it (English
  * sets what qualifies a name before it, "Your Community Account", "Secure Community Login", so only
@@ -576,7 +582,7 @@ export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
  * skeleton ("Verіfied" with a Cyrillic і).
  */
-function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables): TrustClaim[] {
+function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): TrustClaim[] {
   const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
   const all = folded.map(({ character }) => character).join('');
   const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
@@ -585,7 +591,7 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
   return [
     ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
     ...(reviewWord ? ['review_word' as const] : []),
-    ...(namesItselfSite(folded, siteNames, tables) ? ['site_name' as const] : []),
+    ...(namesItselfSite(folded, siteNames, tables, words) ? ['site_name' as const] : []),
   ];
 }
 
@@ -601,9 +607,7 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * as apps on a community site commonly do, and one that makes a longer word of it
  * ("Communityhub") names something else.
  */
-function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
-  const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
-  const words = { access: phrases(SITE_ACCESS_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN) };
+function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): boolean {
   // Where a Chinese site's name may begin: after nothing but digits and lead-ins ("1社区账号", "登录河畔").
   const leads = reachedPlaces(folded.length, (at) => [
     ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, access: false })),
@@ -693,5 +697,6 @@ export async function lookAlikeCheck(): Promise<(name: string, siteNames: readon
 /** `trustClaims`, once its tables are loaded. */
 export async function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
   const tables = await lookAlikeTables();
-  return (name, siteNames) => trustClaims(name, siteNames, tables);
+  const words = latinClaimWords(tables);
+  return (name, siteNames) => trustClaims(name, siteNames, tables, words);
 }
