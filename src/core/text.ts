@@ -251,15 +251,17 @@ const SITE_ACCESS_WORDS_LATIN = [
  * yet begin ordinary phrases ("Community Service Tracker", volunteering; "Community Center Bookings";
  * "Community Safety Map"; "Community Recovery Network"): support, help, service, security (secure),
  * safety, trust and safety, recovery, resets, identity, "Connect" (as sites name their sign-in for
- * other sites), single (sign-on), authorizing, consent, permissions and access (what a consent
- * page asks), moderation, members, team, centre, hub, portal, help lines, appeals, abuse desks,
- * checks, codes, updates, notices, keys, the app and its editions and platforms (mobile, desktop, web,
+ * other sites), identity providers, single (sign-on), authorizing, consent, permissions and access
+ * (what a consent page asks), moderation, members, developers, owners and founders, team, centre,
+ * hub, portal, help lines and support chat, appeals, abuse desks, feedback, checks, codes, status,
+ * updates, upgrades and renewals, notices and announcements, keys, the app and its editions and platforms (mobile, desktop, web,
  * plus, pro, lite, beta, iOS, Android…), members, pay, points, coins, prizes, gifts and perks, what a
  * company adds to its name (Inc, Ltd, HQ, ™ as NFKC writes it: TM), and what a site calls itself
  * (community, forum, site, platform: "Riverside Community"). Each claims in the plural too.
  */
 const SITE_SERVICE_WORDS_LATIN = [
-  'support', 'help', 'helpdesk', 'help desk', 'helpline', 'hotline', 'customer', 'customer care', 'service', 'security', 'safety', 'secure',
+  'support', 'help', 'helpdesk', 'help desk', 'helpline', 'hotline', 'customer', 'customer care', 'live chat', 'support chat', 'service',
+  'security', 'safety', 'secure', 'provider', 'developer', 'dev', 'status', 'upgrade', 'renewal', 'announcement', 'feedback', 'owner', 'founder',
   'trust safety', 'trust and safety', 'recovery', 'reset', 'identity', 'connect', 'single', 'authorize', 'consent', 'permission', 'access',
   'moderation', 'mod', 'member', 'team', 'center', 'centre', 'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'code', 'update', 'notice',
   'notification', 'alert', 'key', 'app', 'mobile', 'client',

@@ -181,15 +181,16 @@ test('a word of the site\'s accounts or service claims in the plural as it does 
     assert.deepEqual(trustClaims(name, [...SITE_NAMES, 'River Side']), ['site_name'], name);
 });
 
-test('beside the site\'s name in an alphabet, two-factor sign-in, one-time codes and passkeys claim its accounts whatever follows; recovery, resets, identity, authorization and consent, moderation, members, trust and safety, help lines, appeals, checks, codes and updates, points and prizes claim its service as the name\'s last words', () => {
+test('beside the site\'s name in an alphabet, two-factor sign-in, one-time codes and passkeys claim its accounts whatever follows; recovery, resets, identity, authorization and consent, moderation, members, trust and safety, help lines, support chat, appeals, checks, codes, status, updates and upgrades, developers and owners, points and prizes claim its service as the name\'s last words', () => {
   for (const name of ['Community 2FA', 'Community MFA Helper', 'Community Two-Factor', 'Community 2-Step Verification', 'Community OTP', 'Community TOTP Codes', 'Community Passkey', 'Community Refund Desk',
     'Community Recovery', 'Community Reset', 'Community Identity', 'Community Connect', 'Community Moderation', 'Community Mod Team', 'Community Member Login', 'Community Trust & Safety',
     'Community Trust and Safety', 'Community Hotline', 'Community Customer Care', 'Community Appeals', 'Community Abuse Team', 'Community Security Check', 'Community Security Update', 'Community Key',
     'Community Points', 'Community Coins', 'Community Cash', 'Community Airdrop', 'Community Prize', 'Community Lottery', 'Community Subscription', 'Community Authorize', 'Community Consent',
-    'Community Permissions', 'Community Access', 'Community Security Code', 'Community Single Sign-On'])
+    'Community Permissions', 'Community Access', 'Community Security Code', 'Community Single Sign-On', 'Community Live Chat', 'Community Support Chat', 'Community Identity Provider',
+    'Community Developer Portal', 'Community Dev Team', 'Community Status', 'Community Pro Upgrade', 'Community Renewal', 'Community Announcements', 'Community Feedback', 'Community Owner', 'Community Founder'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
   for (const name of ['Community Identity Workshop', 'Community Recovery Network', 'Community Moderation Tools', 'Community Member Directory', 'Community Points Tracker', 'Community Connect Events',
-    'Community Trust Fund Tracker', 'Community Check-in', 'Community Access Map', 'Community Code of Conduct', 'Community Consent Forms Library'])
+    'Community Trust Fund Tracker', 'Community Check-in', 'Community Access Map', 'Community Code of Conduct', 'Community Consent Forms Library', 'Community Chat', 'Community Developer Tools', 'Community Status Board Widget'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
 
