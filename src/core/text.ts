@@ -193,16 +193,18 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
  * Chinese words that, after the site's name, claim its accounts or its authority whatever follows
  * them, as a phishing page names itself (社区账号找回, 社区登录助手, 社区会员中心): official (site,
  * account: 官号, 官博, 官微), verified, sign-in (登陆 as it is often misspelt), sign-up,
- * authorization, account, recovering and resetting (找回密码, 重置密码), real-name and identity
- * checks, customer service, the client, the back office, site affairs, moderators,
- * administrators, staff, the webmaster and editors, and what a phishing page asks for or hands out
- * (attack92: verification, pass, payment, wallet, password, red envelopes, membership, top-ups,
- * withdrawals, refunds, a lottery). Simplified only: names are read through `simplified` first.
+ * authorization, account, recovering and resetting (找回密码, 重置密码, Taiwan's 重設), real-name and
+ * identity checks, customer service, the client, the back office, site affairs, moderators,
+ * administrators, staff, the webmaster (站长, Taiwan's 網管) and editors, and what a phishing page
+ * asks for or hands out (attack92: verification, pass, payment, wallet, password, red envelopes,
+ * membership, top-ups (Taiwan's 儲值), withdrawals, refunds, a lottery). Simplified only: names are
+ * read through `simplified` first, which turns Traditional characters into Simplified ones but not
+ * Taiwan's words into the mainland's, so both are listed.
  */
 const SITE_ACCESS_WORDS_CHINESE = [
   '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
-  '找回', '重置', '实名', '身份', '客服', '客户端', '后台', '站务', '版主', '管理员', '工作人员', '站长', '小编', '通行证', '支付', '钱包',
-  '密码', '红包', '会员', '充值', '提现', '退款', '抽奖',
+  '找回', '重置', '重设', '实名', '身份', '客服', '客户端', '后台', '站务', '版主', '管理员', '工作人员', '站长', '网管', '小编', '通行证', '支付',
+  '钱包', '密码', '红包', '会员', '充值', '储值', '提现', '退款', '抽奖',
 ];
 /**
  * Chinese words that claim to be the site's own service when they are what the name names, its
@@ -215,14 +217,16 @@ const SITE_ACCESS_WORDS_CHINESE = [
  * 网页版, 小程序), what a company calls itself (公司,
  * 集团, 总部), and what a site does (社区, 社群, 论坛, 网, 网站, 平台), as a site an operator named 河畔
  * calls itself 河畔社区 or 河畔网, where 河畔社区团购 is group buying and 河畔网球 tennis. The ways
- * one signs in or reaches service (扫码, 一键, 在线, 人工) and changing (修改) are among them, so
- * that 社区扫码登录 and 社区修改密码 claim as 社区登录 and 社区密码 do.
+ * one signs in or reaches service (扫码, 一键, 在线, 人工) and changing or forgetting (修改, Taiwan's
+ * 變更, 忘记) are among them, so that 社区扫码登录 and 社区忘记密码 claim as 社区登录 and 社区密码 do;
+ * Taiwan's words for hotlines (專線), messages (訊息), points (點數), apps (應用程式) and editions
+ * (行動版, 桌面版) too.
  */
 const SITE_SERVICE_WORDS_CHINESE = [
   '团队', '管理', '组', '运营', '安全', '检测', '检查', '中心', '服务', '帮助', '支持', '支援', '热线', '通知', '公告', '消息', '系统', '申诉',
   '举报', '意见', '反馈', '监管', '工作组', '编辑部', '福利', '积分', '金币', '奖励', '兑换', '领取', '商城', '在线', '线上', '人工', '新版', '手机版',
-  '网页版', '电脑版', '小程序', '扫码', '一键', '快捷', '统一', '单点', '修改', '公司', '有限公司', '集团', '总部', '社区', '社群', '论坛', '网',
-  '网站', '平台',
+  '网页版', '电脑版', '行动版', '桌面版', '小程序', '应用', '应用程式', '扫码', '一键', '快捷', '统一', '单点', '修改', '变更', '忘记', '专线', '讯息', '点数',
+  '公司', '有限公司', '集团', '总部', '社区', '社群', '论坛', '网', '网站', '平台',
 ];
 /**
  * Words that, before a Chinese site's name, sign in or up to it or welcome one there, making it

@@ -240,3 +240,10 @@ test('an app\'s name, like the site\'s, gives way to a tagline at a comma, brack
   for (const name of ['Community Garden Planner (Beta)', 'Garden Planner (Community)', 'Community Radio — live', 'Community-minded Tools', '社区团购（北京）', '社区服务站（北京）'])
     assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });
+
+test('Taiwan\'s words for forgetting, resetting or changing a password, messages, top-ups, hotlines, points, apps, editions and the webmaster claim as the mainland\'s do: 社群忘記密碼, 社群系統訊息, 社群儲值, 社群應用程式', () => {
+  for (const name of ['社群忘記密碼', '社区忘记密码', '社群重設密碼', '社群變更密碼', '社群系統訊息', '社群儲值', '社群儲值中心', '社群客服專線', '社群點數', '社群應用程式', '社区应用', '社群網管', '社群行動版', '社群桌面版'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['社群應用程式開發教學', '社区应用商店', '社群點數排行榜'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
