@@ -193,54 +193,91 @@ function touchesEastAsian(characters: readonly string[], index: number): boolean
  * Chinese words that, after the site's name, claim its accounts or its authority whatever follows
  * them, as a phishing page names itself (社区账号找回, 社区登录助手, 社区会员中心): official (site,
  * account: 官号, 官博, 官微), verified, sign-in (登陆 as it is often misspelt), sign-up,
- * authorization, account, customer service, the client, the back office, site affairs, moderators,
- * administrators, and what a phishing page asks for or hands out (attack92: verification, pass,
- * payment, wallet, password, red envelopes, membership). Simplified only: names are read through
- * `simplified` first.
+ * authorization, account, recovering and resetting (找回密码, 重置密码, Taiwan's 重設), real-name and
+ * identity checks, customer service, the client, the back office, site affairs, moderators,
+ * administrators, staff, the webmaster (站长, Taiwan's 網管) and editors, and what a phishing page
+ * asks for or hands out (attack92: verification, pass, payment, wallet, password, red envelopes,
+ * membership, top-ups (Taiwan's 儲值), withdrawals, refunds, a lottery). Simplified only: names are
+ * read through `simplified` first, which turns Traditional characters into Simplified ones but not
+ * Taiwan's words into the mainland's, so both are listed.
  */
 const SITE_ACCESS_WORDS_CHINESE = [
   '官方', '官网', '官号', '官博', '官微', '认证', '验证', '登录', '登陆', '登入', '注册', '授权', '账号', '帐号', '账户', '帐户',
-  '客服', '客户端', '后台', '站务', '版主', '管理员', '通行证', '支付', '钱包', '密码', '红包', '会员',
+  '找回', '重置', '重设', '实名', '身份', '客服', '客户端', '后台', '站务', '版主', '管理员', '工作人员', '站长', '网管', '小编', '通行证', '支付',
+  '钱包', '密码', '红包', '会员', '充值', '储值', '提现', '退款', '抽奖',
 ];
 /**
  * Chinese words that claim to be the site's own service when they are what the name names, its
  * last words (社区安全中心, 社区客服中心), yet begin or end an ordinary compound after a community's
- * name: team (社区团队建设, team building), administration, security, centre (社区中心预约, booking at
- * a community centre), service (社区服务站, a service station), help, support (社区支持者, a
- * supporter), notices, perks (社区福利院, a welfare home), and community (社区, 社群), as a site an
- * operator named 河畔 calls itself 河畔社区, where 河畔社区团购 is group buying.
+ * name: team (社区团队建设, team building), administration, groups, operations, security, checks,
+ * centre (社区中心预约, booking at a community centre), service (社区服务站, a service station),
+ * help, support (社区支持者, a supporter), hotlines, notices (社区公告板, a notice board), messages,
+ * the system, appeals, reports, feedback, oversight, working groups, editors, perks (社区福利院, a
+ * welfare home), points, coins, rewards and claiming them, a mall, editions (online, 新版, 手机版,
+ * 网页版, 小程序), what a company calls itself (公司,
+ * 集团, 总部), and what a site does (社区, 社群, 论坛, 网, 网站, 平台), as a site an operator named 河畔
+ * calls itself 河畔社区 or 河畔网, where 河畔社区团购 is group buying and 河畔网球 tennis. The ways
+ * one signs in or reaches service (扫码, 一键, 在线, 人工) and changing or forgetting (修改, Taiwan's
+ * 變更, 忘记) are among them, so that 社区扫码登录 and 社区忘记密码 claim as 社区登录 and 社区密码 do;
+ * Taiwan's words for hotlines (專線), messages (訊息), points (點數), apps (應用程式) and editions
+ * (行動版, 桌面版) too.
  */
-const SITE_SERVICE_WORDS_CHINESE = ['团队', '管理', '安全', '中心', '服务', '帮助', '支持', '支援', '通知', '福利', '社区', '社群'];
+const SITE_SERVICE_WORDS_CHINESE = [
+  '团队', '管理', '组', '运营', '安全', '检测', '检查', '中心', '服务', '帮助', '支持', '支援', '热线', '通知', '公告', '消息', '系统', '申诉',
+  '举报', '意见', '反馈', '监管', '工作组', '编辑部', '福利', '积分', '金币', '奖励', '兑换', '领取', '商城', '在线', '线上', '人工', '新版', '手机版',
+  '网页版', '电脑版', '行动版', '桌面版', '小程序', '应用', '应用程式', '扫码', '一键', '快捷', '统一', '单点', '修改', '变更', '忘记', '专线', '讯息', '点数',
+  '公司', '有限公司', '集团', '总部', '社区', '社群', '论坛', '网', '网站', '平台',
+];
+/**
+ * Words that, before a Chinese site's name, sign in or up to it or welcome one there, making it
+ * the name as much as if it led ("登录河畔", "欢迎来到河畔", "请登录社区").
+ */
+const LEAD_INS_CHINESE = ['欢迎', '请', '来到', '进入', '登录', '登陆', '登入', '注册', '授权'];
 /** The possessive that may stand between the site's name and a claim ("社区的账号", "社区的官方"). */
 const POSSESSIVE = '的';
 /**
  * English words that, beside the site's name, claim its accounts or its authority whatever follows
  * them ("Community Account Recovery", "Community Login Helper"): official, sign-in and sign-up
- * however spelt, authorization, verification, passwords, the site's staff, payment, and what a
- * phishing page hands out (rewards, a giveaway, a premium membership).
+ * however spelt, authorization, verification, two-factor sign-in, one-time codes, passwords and
+ * passkeys, the site's staff, payment and refunds, and what a phishing page hands out (rewards, a
+ * giveaway, a premium membership). Each claims in the plural too ("Community Logins").
  */
 const SITE_ACCESS_WORDS_LATIN = [
-  'official', 'account', 'accounts', 'login', 'logon', 'log in', 'log on', 'signin', 'sign in', 'signon', 'sign on', 'signup',
+  'official', 'account', 'login', 'logon', 'log in', 'log on', 'signin', 'sign in', 'signon', 'sign on', 'signup',
   'sign up', 'register', 'registration', 'auth', 'oauth', 'sso', 'authentication', 'authorization', 'authorisation',
-  'authenticator', 'verify', 'verified', 'verification', 'password', 'passwords', 'passcode', 'passport', 'id', 'admin', 'admins',
-  'administrator', 'administrators', 'administration', 'staff', 'moderator', 'moderators', 'wallet', 'payment',
-  'payments', 'billing', 'rewards', 'giveaway', 'premium', 'vip', 'membership',
+  'authenticator', 'verify', 'verified', 'verification', '2fa', 'mfa', 'two factor', '2 factor', 'two step', '2 step', 'otp', 'totp',
+  'password', 'passcode', 'passkey', 'passport', 'id', 'admin', 'administrator', 'administration', 'staff', 'moderator',
+  'wallet', 'payment', 'billing', 'refund', 'checkout', 'invoice', 'reward', 'giveaway', 'premium', 'vip', 'membership',
 ];
 /**
  * English words that claim to be the site's own service when they end the name after its name,
  * alone or after another claim ("Community Support", "Community Help Center", "CommunityHub"),
  * yet begin ordinary phrases ("Community Service Tracker", volunteering; "Community Center Bookings";
- * "Community Safety Map"): support, help, service, security (secure), safety, team, centre, hub, portal,
- * notices, the app and its editions (mobile, client, desktop, online, web, plus, pro), members,
- * pay, bonus, gifts and perks.
+ * "Community Safety Map"; "Community Recovery Network"): support, help, service, security (secure),
+ * safety, trust and safety, recovery, resets, identity, "Connect" (as sites name their sign-in for
+ * other sites), identity providers, single (sign-on), authorizing, consent, permissions and access
+ * (what a consent page asks), moderation, members, developers, owners and founders, team, centre,
+ * hub, portal, help lines and support chat, appeals, abuse desks, feedback, checks, codes, status,
+ * updates, upgrades and renewals, notices and announcements, keys, the app and its editions and platforms (mobile, desktop, web,
+ * plus, pro, lite, beta, iOS, Android…), members, pay, points, coins, prizes, gifts and perks, what a
+ * company adds to its name (Inc, Ltd, HQ, ™ as NFKC writes it: TM), and what a site calls itself
+ * (community, forum, site, platform: "Riverside Community"). Each claims in the plural too.
  */
 const SITE_SERVICE_WORDS_LATIN = [
-  'support', 'help', 'helpdesk', 'help desk', 'service', 'services', 'security', 'safety', 'secure', 'team', 'center',
-  'centre', 'hub', 'portal', 'notice', 'notices', 'notification', 'notifications', 'alert', 'alerts', 'app', 'apps', 'mobile',
-  'client', 'desktop', 'online', 'web', 'plus', 'pro', 'members', 'pay', 'bonus', 'gift', 'gifts', 'perks',
+  'support', 'help', 'helpdesk', 'help desk', 'helpline', 'hotline', 'customer', 'customer care', 'live chat', 'support chat', 'service',
+  'security', 'safety', 'secure', 'provider', 'developer', 'dev', 'status', 'upgrade', 'renewal', 'announcement', 'feedback', 'owner', 'founder',
+  'trust safety', 'trust and safety', 'recovery', 'reset', 'identity', 'connect', 'single', 'authorize', 'consent', 'permission', 'access',
+  'moderation', 'mod', 'member', 'team', 'center', 'centre', 'hub', 'portal', 'appeal', 'abuse', 'check', 'checkup', 'code', 'update', 'notice',
+  'notification', 'alert', 'key', 'app', 'mobile', 'client',
+  'desktop', 'online', 'web', 'plus', 'pro', 'lite', 'beta', 'ios', 'android', 'windows', 'mac', 'macos', 'linux', 'pay', 'point', 'coin',
+  'credit', 'cash', 'airdrop', 'prize', 'lottery', 'subscription', 'bonus', 'gift', 'perks', 'inc', 'ltd', 'llc', 'corp', 'hq', 'tm', 'sm',
+  'community', 'forum', 'site', 'website', 'platform',
 ];
-/** Words that join a claim to the site's name before it ("Sign in to Community", "Log in with Community"). */
-const CONNECTORS_LATIN = ['to', 'with', 'via'];
+/**
+ * Words that join the site's name to the claims beside it, before it ("Sign in to the Community",
+ * "Login for Community", "Your Community", "Welcome to Community") or after it ("Community for iOS", "Community on the Web").
+ */
+const CONNECTORS_LATIN = ['to', 'into', 'with', 'via', 'for', 'at', 'on', 'the', 'your', 'welcome'];
 
 /**
  * Latin small capitals as the letters they are drawn as, which the confusables data leaves as
@@ -255,6 +292,8 @@ interface FoldedCharacter {
   character: string;
   /** A space, punctuation or symbol came before it, or it begins the name. */
   afterGap: boolean;
+  /** A tagline mark (`TAGLINE`) came before it: what the name's own words say ends there ("Community Support (EU)"). */
+  afterTagline: boolean;
   /** Written as a capital, which begins a word inside "MyCommunity". */
   capital: boolean;
   /**
@@ -273,8 +312,14 @@ interface FoldedCharacter {
  */
 function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacter[] {
   const folded: FoldedCharacter[] = [];
+  const plain = tables.simplified(text.normalize('NFKC'));
+  const taglineEnds = new Set([...plain.matchAll(new RegExp(TAGLINE, 'gu'))].map((match) => match.index + match[0].length));
   let gap = true;
-  for (const character of tables.simplified(text.normalize('NFKC'))) {
+  let tagline = false;
+  let at = 0;
+  for (const character of plain) {
+    at += character.length;
+    if (taglineEnds.has(at)) tagline = true;
     if (/[\p{Z}\p{P}\p{S}]/u.test(character)) {
       gap = true;
       continue;
@@ -291,8 +336,11 @@ function foldedCharacters(text: string, tables: LookAlikeTables): FoldedCharacte
       continue;
     }
     const letter = /\p{L}/u.test(character) && !EAST_ASIAN.test(character);
-    for (const part of parts) folded.push({ character: part, afterGap: gap, capital, letter });
-    if (parts !== '') gap = false;
+    for (const part of parts) folded.push({ character: part, afterGap: gap, afterTagline: tagline, capital, letter });
+    if (parts !== '') {
+      gap = false;
+      tagline = false;
+    }
   }
   return folded;
 }
@@ -355,12 +403,24 @@ interface WordFound {
 }
 
 /**
- * Whether the words of a name from `at` on make the site's name before them the site's own: they
- * end there (`ends`), or claim its accounts (an access word), or are words of its service up to
- * where `ends` says the name's words end.
+ * For each place of a name of `length` folded characters, whether its words from there on make the
+ * site's name before them the site's own: they end there (`ends`), or claim its accounts (an
+ * access word), or are words of its service up to where `ends` says the name's words end. Worked
+ * out from the name's end back, each place once: a name may be read several ways ("LogIn" as login
+ * and as log in, "HelpDesk" as helpdesk and as help desk), and a search of every reading doubles
+ * with each such word (17 of them within a name's 80 characters held the server 8 s).
  */
-function claimsFrom(at: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean {
-  return ends(at) || wordsAt(at).some(({ end, access }) => access || claimsFrom(end, ends, wordsAt));
+function claimingPlaces(length: number, ends: (at: number) => boolean, wordsAt: (at: number) => WordFound[]): boolean[] {
+  const claims: boolean[] = [];
+  for (let at = length; at >= 0; at -= 1) claims[at] = ends(at) || wordsAt(at).some(({ end, access }) => access || claims[end]!);
+  return claims;
+}
+
+/** For each place of a name of `length` folded characters, whether words one after another (`wordsAt`) lead to it from the name's start, each place read once. */
+function reachedPlaces(length: number, wordsAt: (at: number) => WordFound[]): boolean[] {
+  const reached = Array.from({ length: length + 1 }, (_, at) => at === 0);
+  for (let at = 0; at < length; at += 1) if (reached[at]) for (const { end } of wordsAt(at)) reached[end] = true;
+  return reached;
 }
 
 /** Han, in which a Chinese site name is written: kana or Hangul after it begins a word in Japanese or Korean. */
@@ -381,11 +441,11 @@ const HAN = /\p{Script=Han}/u;
 function hanNameEnds(name: readonly FoldedCharacter[], end: number, site: string): boolean {
   const last = [...site].at(-1)!;
   const goesOn = (c: string) => EAST_ASIAN.test(c) && !/\p{N}/u.test(c) && (HAN.test(last) ? HAN.test(c) : !KATAKANA.test(c) || KATAKANA.test(last));
-  const ends = (at: number) => at === name.length || !goesOn(name[at]!.character);
+  const ends = (at: number) => at === name.length || !goesOn(name[at]!.character) || name[at]!.afterTagline;
   const found = (words: readonly string[], access: boolean, at: number) =>
     words.filter((word) => foundAt(name, at, [...word])).map((word) => ({ end: at + [...word].length, access }));
   const wordsAt = (at: number) => [...found(SITE_ACCESS_WORDS_CHINESE, true, at), ...found(SITE_SERVICE_WORDS_CHINESE, false, at)];
-  return claimsFrom(foundAt(name, end, [POSSESSIVE]) ? end + 1 : end, ends, wordsAt);
+  return claimingPlaces(name.length, ends, wordsAt)[foundAt(name, end, [POSSESSIVE]) ? end + 1 : end]!;
 }
 
 /** Words that claim the site's accounts or service beside its name in an alphabet, each a list of words folded as names are. */
@@ -395,44 +455,59 @@ interface LatinClaimWords {
   connectors: readonly (readonly string[])[];
 }
 
+/** The English claim words folded once, as the names they are sought in are (`foldedForm`, `oneStroke`). */
+function latinClaimWords(tables: LookAlikeTables): LatinClaimWords {
+  const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
+  return { access: phrases(SITE_ACCESS_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN) };
+}
+
 /**
  * Whether the site's name in an alphabet stands in `name` as the site's own, anywhere in it (English
  * sets what qualifies a name before it, "Your Community Account", "Secure Community Login", so only
  * what follows makes it another's), as a whole word (`beginsWord`, `endsWord`) that
- * - ends the name (or meets Han), after a number or a possessive "s" or not, with nothing before it
- *   but claims, connectors and numbers: "Community", "Community365" (a site numbers its own
- *   services: "Office365"), "Community's", "Official Community", "Sign in to Community";
- * - or is followed by words of its service to the name's end ("Community Support", "Community Help
- *   Center", "CommunityHub") or by a word that claims its accounts, whatever follows
- *   ("Community Account Security", "My Community Login Helper").
+ * - ends the name (or meets Han or a tagline), after a number or a possessive "s" or not, with
+ *   nothing before it but claims, connectors and numbers: "Community", "Community365" (a site
+ *   numbers its own services: "Office365"), "Community's", "Official Community", "Sign in to the
+ *   Community", "Community (unofficial)";
+ * - or is followed by words of its service and connectors to the name's end or a tagline
+ *   ("Community Support", "Community Help Center", "CommunityHub", "Community for iOS",
+ *   "Community Support (EU)") or by a word that claims its accounts, whatever follows
+ *   ("Community Account Security", "My Community Login Helper", "Community 2FA").
  * An ordinary phrase keeps the word: "Community Garden Planner", "Garden Community",
  * "Community Service Tracker".
  */
 function claimsSiteInAlphabet(name: readonly FoldedCharacter[], site: string, words: LatinClaimWords): boolean {
-  const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character);
+  const ends = (at: number) => at === name.length || EAST_ASIAN.test(name[at]!.character) || name[at]!.afterTagline;
   const digitsFrom = (at: number) => {
     let end = at;
     while (end < name.length && isDigit(name[end]!)) end += 1;
     return end;
   };
-  const phraseEnd = (at: number, phrase: readonly string[]) => phrase.reduce<number | undefined>((from, word) =>
-    from !== undefined && foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? from + [...word].length : undefined, at);
+  const wordEnds = (from: number, word: string) => foundAt(name, from, [...word]) && endsWord(name, from, from + [...word].length) ? [from + [...word].length] : [];
+  // A phrase's last word may take a plural "s" written on it ("Community Logins", "Community Sign-Ins"; not "TM Support").
+  const pluralEnds = (from: number, word: string) => wordEnds(from, `${word}s`).filter((end) => !name[end - 1]!.afterGap);
+  const phraseEnds = (at: number, phrase: readonly string[]) => phrase.reduce<number[]>((froms, word, i) =>
+    froms.flatMap((from) => [...wordEnds(from, word), ...(i === phrase.length - 1 ? pluralEnds(from, word) : [])]), [at]);
   const wordsAt = (at: number, lists: readonly (readonly (readonly string[])[])[], access: boolean) => {
-    const found = lists.flatMap((list) => list.map((phrase) => phraseEnd(at, phrase))).filter((end) => end !== undefined).map((end) => ({ end, access }));
+    const found = lists.flatMap((list) => list.flatMap((phrase) => phraseEnds(at, phrase))).map((end) => ({ end, access }));
     return digitsFrom(at) > at ? [...found, { end: digitsFrom(at), access: false }] : found;
   };
-  const claimsUpTo = (start: number) => {
-    const reaches = (at: number): boolean => at === start || wordsAt(at, [words.access, words.service, words.connectors], false).some(({ end }) => end <= start && reaches(end));
-    return reaches(0);
-  };
-  const serviceOrAccessAt = (at: number) => [...wordsAt(at, [words.access], true), ...wordsAt(at, [words.service], false)];
+  let reached: boolean[] | undefined;
+  let claiming: boolean[] | undefined;
   const sought = [...site];
   for (let start = 0; start + sought.length <= name.length; start += 1) {
     const end = start + sought.length;
     if (!foundAt(name, start, sought) || !beginsWord(name, start) || !endsWord(name, start, end)) continue;
     const numbered = digitsFrom(end);
     const after = foundAt(name, numbered, ['s']) && name[numbered]!.afterGap && endsWord(name, numbered, numbered + 1) ? numbered + 1 : numbered;
-    if (ends(after) ? claimsUpTo(start) : claimsFrom(after, ends, serviceOrAccessAt)) return true;
+    if (ends(after)) {
+      reached ??= reachedPlaces(name.length, (at) => wordsAt(at, [words.access, words.service, words.connectors], false));
+      if (reached[start]) return true;
+    } else {
+      claiming ??= claimingPlaces(name.length, ends, (at) => [...wordsAt(at, [words.access], true), ...wordsAt(at, [words.service, words.connectors], false)]);
+      // Digits are a word there ("Community365 Login"), and may begin one ("Community 2FA").
+      if (claiming[after] || claiming[end]) return true;
+    }
   }
   return false;
 }
@@ -513,7 +588,7 @@ export type TrustClaim = 'check_mark' | 'review_word' | 'site_name';
  * punctuation between letters aside ("V e r i f i e d", "官 方") and look-alike letters as their
  * skeleton ("Verіfied" with a Cyrillic і).
  */
-function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables): TrustClaim[] {
+function trustClaims(name: string, siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): TrustClaim[] {
   const folded = foldedCharacters(name, tables).map((c) => ({ ...c, character: oneStroke(c.character) }));
   const all = folded.map(({ character }) => character).join('');
   const reviewWord = CLAIM_WORDS_LATIN.some((word) => standsAsName(folded, oneStroke(foldedForm(word, tables))))
@@ -522,7 +597,7 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
   return [
     ...(CHECK_MARKS.test(name) || CHECK_MARKS.test(name.normalize('NFKC')) ? ['check_mark' as const] : []),
     ...(reviewWord ? ['review_word' as const] : []),
-    ...(namesItselfSite(folded, siteNames, tables) ? ['site_name' as const] : []),
+    ...(namesItselfSite(folded, siteNames, tables, words) ? ['site_name' as const] : []),
   ];
 }
 
@@ -530,21 +605,24 @@ function trustClaims(name: string, siteNames: readonly string[], tables: LookAli
  * Whether the folded name presents itself as the site's own under one of `siteNames`, folded
  * alike: a name in an alphabet anywhere in it, alone or beside words of its service or accounts
  * (`claimsSiteInAlphabet`: "Community", "Community Account Security", "Sign in to Community"); a
- * name in Han or kana leading it, after nothing but a number, as a name of its own
- * (`hanNameEnds`: "社区安全中心", "1社区账号", "社群 官方", "社区 App"), as Chinese sets what
+ * name in Han or kana leading it, after nothing but a number or a sign-in or welcome
+ * (`LEAD_INS_CHINESE`), as a name of its own (`hanNameEnds`: "社区安全中心", "1社区账号",
+ * "登录河畔", "社群 官方", "社区 App"), as Chinese sets what
  * qualifies a name before it ("读书社区", a reading community). An ordinary phrase or compound
  * with the site's name ("Community Garden Planner", "社区团购助手") names an app for a community,
  * as apps on a community site commonly do, and one that makes a longer word of it
  * ("Communityhub") names something else.
  */
-function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables): boolean {
-  const phrases = (list: readonly string[]) => list.map((phrase) => phrase.split(' ').map((word) => oneStroke(foldedForm(word, tables))));
-  const words = { access: phrases(SITE_ACCESS_WORDS_LATIN), service: phrases(SITE_SERVICE_WORDS_LATIN), connectors: phrases(CONNECTORS_LATIN) };
-  const numberEnd = folded.findIndex((c) => !isDigit(c));
+function namesItselfSite(folded: readonly FoldedCharacter[], siteNames: readonly string[], tables: LookAlikeTables, words: LatinClaimWords): boolean {
+  // Where a Chinese site's name may begin: after nothing but digits and lead-ins ("1社区账号", "登录河畔").
+  const leads = reachedPlaces(folded.length, (at) => [
+    ...LEAD_INS_CHINESE.filter((word) => foundAt(folded, at, [...word])).map((word) => ({ end: at + [...word].length, access: false })),
+    ...(isDigit(folded[at]!) ? [{ end: at + 1, access: false }] : []),
+  ]);
   return siteNames.flatMap(namesOfSite).map((site) => oneStroke(foldedForm(site, tables))).some((site) => {
     if (site === '') return false;
     if (!EAST_ASIAN.test(site)) return claimsSiteInAlphabet(folded, site, words);
-    return numberEnd >= 0 && foundAt(folded, numberEnd, [...site]) && hanNameEnds(folded, numberEnd + [...site].length, site);
+    return leads.some((reached, at) => reached && foundAt(folded, at, [...site]) && hanNameEnds(folded, at + [...site].length, site));
   });
 }
 
@@ -625,5 +703,6 @@ export async function lookAlikeCheck(): Promise<(name: string, siteNames: readon
 /** `trustClaims`, once its tables are loaded. */
 export async function trustClaimCheck(): Promise<(name: string, siteNames: readonly string[]) => TrustClaim[]> {
   const tables = await lookAlikeTables();
-  return (name, siteNames) => trustClaims(name, siteNames, tables);
+  const words = latinClaimWords(tables);
+  return (name, siteNames) => trustClaims(name, siteNames, tables, words);
 }

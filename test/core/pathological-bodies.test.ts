@@ -24,13 +24,13 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, fork } from 'node:child_process';
-import { Session } from 'node:inspector';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { layOut } from '../../src/core/community/markdown.js';
 import { InputError } from '../../src/core/errors.js';
 import { BODY_MAX_LENGTH, renderBody } from '../../src/core/community/posts.js';
+import { blocksExecuted, startCountingWork, stopCountingWork } from '../support/work-count.js';
 
 /** What a hostile body is made of: the seven runs issue 16 names, and characters that pair with them. */
 const FRAGMENTS = ['[', '![', '*', '`', '<a', '&#', '_'] as const;
@@ -59,34 +59,6 @@ function handle(body: string): void {
 
 // ---- 1. Work counted ----------------------------------------------------------------------------
 
-const inspector = new Session();
-
-/** An inspector command; on the thread's own session the answer comes before `post` returns. */
-function command<T>(method: string, params?: object): T {
-  let answer: { error: Error | null; result?: T } | undefined;
-  inspector.post(method, params ?? {}, (error, result) => { answer = { error, result: result as T }; });
-  if (answer === undefined) throw new Error(`${method} did not answer at once`);
-  if (answer.error) throw answer.error;
-  return answer.result!;
-}
-
-interface Coverage {
-  result: Array<{ url: string; functions: Array<{ ranges: Array<{ count: number }> }> }>;
-}
-
-/** Blocks of JavaScript executed by `work`: every script but Node's own (the inspector's plumbing). */
-function blocksExecuted(work: () => void): number {
-  command('Profiler.takePreciseCoverage'); // sets every count back to 0
-  work();
-  const { result } = command<Coverage>('Profiler.takePreciseCoverage');
-  let blocks = 0;
-  for (const script of result) {
-    if (script.url === '' || script.url.startsWith('node:')) continue;
-    for (const fn of script.functions) for (const range of fn.ranges) blocks += range.count;
-  }
-  return blocks;
-}
-
 const SHORT = BODY_MAX_LENGTH / 10;
 
 /**
@@ -106,15 +78,8 @@ function assertLinear(pattern: string, tail = 0): void {
   assert.ok(long <= 20 * short, `${JSON.stringify(pattern)} ending ${JSON.stringify(end)}: ${short} blocks for ${shortBody.length} characters, ${long} for ${longBody.length} (${(long / short).toFixed(1)} times)`);
 }
 
-before(() => {
-  inspector.connect();
-  command('Profiler.enable');
-  command('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
-});
-after(() => {
-  command('Profiler.stopPreciseCoverage');
-  inspector.disconnect();
-});
+before(startCountingWork);
+after(stopCountingWork);
 
 test('work counting sees the turns of a loop: a quadratic walk is told from a linear one', () => {
   const linear = (body: string) => { let n = 0; for (let i = 0; i < body.length; i++) n += body.charCodeAt(i); return n; };

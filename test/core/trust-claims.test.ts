@@ -3,12 +3,16 @@
  * not be named with (`trustClaimCheck`, `unreviewedNameRule`): plain logic, no server.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { trustClaimCheck } from '../../src/core/text.js';
+import { blocksExecuted, startCountingWork, stopCountingWork } from '../support/work-count.js';
 
 const trustClaims = await trustClaimCheck();
 
 const SITE_NAMES = ['Community', '社区', '社群'];
+
+before(startCountingWork);
+after(stopCountingWork);
 
 test('a check mark or checked box is a claim, wherever it stands', () => {
   for (const name of ['✓ Agent', 'Agent ✔', '☑Agent', 'Agent ✅', '\u{1f5f8} Agent', '\u{1f5f9} Agent', '√ Agent', 'Agent \u{10102}', '🆗 Agent', '㊣ Agent'])
@@ -153,4 +157,93 @@ test('a site name with a tagline after a middle dot or an ideographic full stop 
     assert.ok(trustClaims(name, sites).includes('site_name'), name);
   for (const name of ['St Support', 'St Login'])
     assert.deepEqual(trustClaims(name, sites), [], name);
+});
+
+test('a name costs work in proportion to its length: words read two ways ("LogIn" as login and as log in, "HelpDesk") are read once a place, before the site\'s name and after it, and a long run of service words ends no stack', () => {
+  // Read every way, 17 "㏒In1" (NFKC: logIn1) within the 80 characters of a name held the server 8 s.
+  const shapes = [
+    (n: number) => `${'LogIn '.repeat(n)}x Community`,
+    (n: number) => `${'\u33d2In1'.repeat(n)}x Community`,
+    (n: number) => `Community ${'HelpDesk '.repeat(n)}x`,
+  ];
+  for (const shape of shapes) {
+    trustClaims(shape(4), SITE_NAMES); // compiled and warm: the first call's one-off work is not the name's
+    const short = blocksExecuted(() => trustClaims(shape(4), SITE_NAMES));
+    const long = blocksExecuted(() => assert.deepEqual(trustClaims(shape(16), SITE_NAMES), []));
+    const lengths = shape(16).length / shape(4).length;
+    assert.ok(long <= 2 * lengths * short, `${shape(1)}: ${short} blocks for 4, ${long} for 16 (${(long / short).toFixed(1)} times)`);
+  }
+  assert.deepEqual(trustClaims(`社区${'服务'.repeat(20_000)}`, SITE_NAMES), ['site_name']);
+});
+
+test('a word of the site\'s accounts or service claims in the plural as it does in the singular: "Community Logins", "Community Sign-Ins", "Community IDs", "Community Teams"', () => {
+  for (const name of ['Community Logins', 'Community Log-Ins', 'Community Sign-Ins', 'Community Signins', 'Community IDs', 'Community Teams', 'River Side Logins'])
+    assert.deepEqual(trustClaims(name, [...SITE_NAMES, 'River Side']), ['site_name'], name);
+});
+
+test('beside the site\'s name in an alphabet, two-factor sign-in, one-time codes and passkeys claim its accounts whatever follows; recovery, resets, identity, authorization and consent, moderation, members, trust and safety, help lines, support chat, appeals, checks, codes, status, updates and upgrades, developers and owners, points and prizes claim its service as the name\'s last words', () => {
+  for (const name of ['Community 2FA', 'Community MFA Helper', 'Community Two-Factor', 'Community 2-Step Verification', 'Community OTP', 'Community TOTP Codes', 'Community Passkey', 'Community Refund Desk',
+    'Community Recovery', 'Community Reset', 'Community Identity', 'Community Connect', 'Community Moderation', 'Community Mod Team', 'Community Member Login', 'Community Trust & Safety',
+    'Community Trust and Safety', 'Community Hotline', 'Community Customer Care', 'Community Appeals', 'Community Abuse Team', 'Community Security Check', 'Community Security Update', 'Community Key',
+    'Community Points', 'Community Coins', 'Community Cash', 'Community Airdrop', 'Community Prize', 'Community Lottery', 'Community Subscription', 'Community Authorize', 'Community Consent',
+    'Community Permissions', 'Community Access', 'Community Security Code', 'Community Single Sign-On', 'Community Live Chat', 'Community Support Chat', 'Community Identity Provider',
+    'Community Developer Portal', 'Community Dev Team', 'Community Status', 'Community Pro Upgrade', 'Community Renewal', 'Community Announcements', 'Community Feedback', 'Community Owner', 'Community Founder'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Community Identity Workshop', 'Community Recovery Network', 'Community Moderation Tools', 'Community Member Directory', 'Community Points Tracker', 'Community Connect Events',
+    'Community Trust Fund Tracker', 'Community Check-in', 'Community Access Map', 'Community Code of Conduct', 'Community Consent Forms Library', 'Community Chat', 'Community Developer Tools', 'Community Status Board Widget'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('the site\'s name in an alphabet with an edition ("for iOS", "Lite", "Beta"), a company\'s or a mark\'s word ("Inc", "HQ", "™") or what a site calls itself ("Riverside Community", "Community Forum") is the site\'s own', () => {
+  for (const name of ['Community for iOS', 'Community for Android', 'Community Windows', 'Community Lite', 'Community Beta', 'Community on the Web', 'Community Inc', 'Community, Inc.', 'Community Ltd', 'Community HQ',
+    'Community™', 'Community ™', 'Community™ Login', 'Community ℠', 'Community Forum', 'Community Website', 'Community Platform'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Riverside Community', 'Riverside Community Account', 'Riverside Forums', 'River Side Community Support'])
+    assert.deepEqual(trustClaims(name, ['Riverside', 'River Side']), ['site_name'], name);
+  for (const name of ['Community for Gardeners', 'Community Forum Reader', 'Riverside Community Garden', 'Community Beta Testers Club'])
+    assert.deepEqual(trustClaims(name, ['Riverside', ...SITE_NAMES]), [], name);
+});
+
+test('the site\'s name in an alphabet after nothing but "the", "your", "into", "for", "at", "on", a welcome and claims is the site alone: "Sign in to the Community", "Login for Community", "The Community"', () => {
+  for (const name of ['Sign in to the Community', 'Sign in to your Community', 'Login into Community', 'Login for Community', 'Login at Community', 'Login on Community', 'The Community', 'Your Community', 'Welcome to Community'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['Join the Community', 'Tools for the Community', 'Garden at Community Hall'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('a Chinese site name before recovering, resetting or changing a password, online or live customer service, one-tap or QR sign-in, identity checks, top-ups, withdrawals, refunds or a lottery, or the site\'s staff, claims its accounts: 社区找回密码, 社区在线客服, 社区扫码登录, 社区充值', () => {
+  for (const name of ['社区找回密码', '社区找回账号', '社区重置密码', '社区修改密码', '社区在线客服', '社区人工客服', '社区扫码登录', '社区一键登录', '社区快捷登录', '社区统一登录', '社区单点登录', '社区身份验证', '社区实名',
+    '社区充值', '社区提现', '社区退款', '社区抽奖', '社区工作人员', '社区站长', '社区小编', '社區線上客服'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+});
+
+test('a Chinese site name before a hotline, notices, system messages, a security check, operations, an edition (手机版, 网页版), a mini program, a mall, points, coins, rewards, appeals, reports, feedback, a company or headquarters, or what a site calls itself (论坛, 网站, 平台) claims its service as the name\'s end', () => {
+  for (const name of ['社区热线', '社区客服热线', '社区服务热线', '社区公告', '社区消息', '社区系统消息', '社区安全检测', '社区运营团队', '社区管理组', '社区手机版', '社区网页版', '社区小程序', '社区商城', '社区积分', '社区金币',
+    '社区奖励', '社区申诉中心', '社区举报', '社区意见反馈', '社区总部', '社区有限公司', '社区集团', '社区论坛', '社区网', '社区网站', '社区平台'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['河畔论坛', '河畔论坛账号', '河畔網站', '河畔网'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
+  for (const name of ['社区消息推送助手', '社区公告板', '社区网格员', '社区网球俱乐部', '社区平台插件', '社区论坛阅读器', '社区积分排行榜', '社区安全巡逻排班', '社区组织', '社区修改器', '河畔网球'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔', ...SITE_NAMES]), [], name);
+});
+
+test('a Chinese site name after signing in or up to it, or a welcome, is the site\'s own as it would be alone: "登录河畔", "欢迎登录河畔", "请登录社区"', () => {
+  for (const name of ['登录河畔', '登录 河畔', '欢迎登录河畔', '请登录河畔', '登入河畔社区', '注册河畔账号', '欢迎来到河畔'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔']), ['site_name'], name);
+  for (const name of ['读书社区', '会员社区', '登录社区的小工具', '欢迎社区团购'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('an app\'s name, like the site\'s, gives way to a tagline at a comma, bracket, bar, middle dot or spaced dash: "Community Support (EU)" and "社区安全中心（北京）" are the site\'s own service, as "Community Support" and "社区安全中心" are', () => {
+  for (const name of ['Community Support (EU)', 'Community Support — unofficial', 'Community Help Center, Europe', 'Community Security Team | Alerts', 'Community · Since 2009', 'Community (unofficial)', '社区安全中心（北京）', '社区服务·北京', '河畔社区｜2024'])
+    assert.deepEqual(trustClaims(name, ['Riverside', '河畔', ...SITE_NAMES]), ['site_name'], name);
+  for (const name of ['Community Garden Planner (Beta)', 'Garden Planner (Community)', 'Community Radio — live', 'Community-minded Tools', '社区团购（北京）', '社区服务站（北京）'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
+});
+
+test('Taiwan\'s words for forgetting, resetting or changing a password, messages, top-ups, hotlines, points, apps, editions and the webmaster claim as the mainland\'s do: 社群忘記密碼, 社群系統訊息, 社群儲值, 社群應用程式', () => {
+  for (const name of ['社群忘記密碼', '社区忘记密码', '社群重設密碼', '社群變更密碼', '社群系統訊息', '社群儲值', '社群儲值中心', '社群客服專線', '社群點數', '社群應用程式', '社区应用', '社群網管', '社群行動版', '社群桌面版'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), ['site_name'], name);
+  for (const name of ['社群應用程式開發教學', '社区应用商店', '社群點數排行榜'])
+    assert.deepEqual(trustClaims(name, SITE_NAMES), [], name);
 });

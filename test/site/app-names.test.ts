@@ -158,6 +158,13 @@ forEachDatabase('app names nobody at the site reviewed', (database) => {
     await assertRegistersEverywhere(visitor, ['Community Garden Planner', 'Community Radio', 'Community Service Tracker', '社区服务站', '社区中心预约', '社区支持者']);
   });
 
+  test('the site\'s own service in the plural, by two-factor or recovery words, an edition, a company\'s mark, before a tagline, after "the", and in Chinese after a sign-in or before password recovery or online service is refused; ordinary names with those words register, by RFC 7591 and on the developer page', async () => {
+    const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
+    await assertRefusedEverywhere(visitor, ['Community Logins', 'Community 2FA', 'Community Member Login', 'Community Recovery', 'Community for iOS', 'Community™', 'Community Support (EU)', 'Sign in to the Community',
+      '登录社区', '社区找回密码', '社区在线客服', '社区系统消息', '社区论坛']);
+    await assertRegistersEverywhere(visitor, ['Community Recovery Network', 'Community Member Directory', 'Community Garden Planner (Beta)', 'Join the Community', '社区公告板', '社区网球俱乐部']);
+  });
+
   test('the site\'s name leads an app\'s name only as a word of its own: "Communityhub" and "社区团购助手" register, "Community2", "CommunityHub" and "社区账号" do not, by RFC 7591 and on the developer page', async () => {
     const { visitor } = await signedInMember(t, `names${++counter}`, PASSWORD);
     await assertRefusedEverywhere(visitor, ['Community2', 'Community-hub', 'CommunityHub', '社区账号', '社區帳號助手', '社群支援', '社区客服']);
