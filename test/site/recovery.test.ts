@@ -360,6 +360,23 @@ forEachDatabase('e-mail and the way back in', (database) => {
     }
   });
 
+  test('an address typed partly or wholly in full-width characters, or with a Chinese full stop in its domain, is saved and mailed as the address it reads as after NFKC, as IDNA reads a domain', async () => {
+    const name = `w${randomBytes(5).toString('hex')}`;
+    for (const [typed, reads] of [
+      [`${name}1@${fullWidth('example')}.test`, `${name}1@example.test`],
+      [fullWidth(`${name}2@example.test`), `${name}2@example.test`],
+      [`${name}3@example\u3002test`, `${name}3@example.test`],
+    ] as const) {
+      const { user, visitor } = await member();
+      const saved = await visitor.post('/settings/email', { email: typed });
+      assert.equal(saved.status, 200, typed);
+      assert.equal((await t.deps.stores.memberEmails.find(user.id))?.address, reads, 'stored as it reads, where its mail goes');
+      assert.ok(saved.text.includes(reads), 'the page names the address the mail went to');
+      await deliver();
+      assert.ok(t.smtp.to(reads).some((m) => m.text.includes('/email/verify?token=')), `the link was mailed to ${reads}`);
+    }
+  });
+
   test('the sign-in page links "Forgot password?" to the forgotten-password page', async () => {
     const page = await new Visitor(t.baseUrl).get('/login');
     assert.match(page.text, /<a href="\/password\/forgot">Forgot password\?<\/a>/);

@@ -39,12 +39,25 @@ export interface EmailDeps {
 }
 
 /**
- * An address a mail can be sent to: one `@`, a local part and a domain with a dot, no spaces or
- * control characters, at most 254 characters (RFC 5321 4.5.3.1.3). Whether it exists only the
- * verification link tells.
+ * An address as typed, read as mail reads it: trimmed, after NFKC (Unicode UAX #15), and with the
+ * domain's ideographic full stops as dots. A domain is read by IDNA, whose mapping (UTS #46 section
+ * 4) holds NFKC and those dots (section 2.3), so `name@ｇｍａｉｌ.com` and `name@qq。com`, what a
+ * Chinese input method types in full-width or Chinese mode, reach the mailbox they read as; a local
+ * part in full-width letters is an input method's slip, not another mailbox.
+ */
+export function readEmailAddress(raw: string): string {
+  const address = raw.normalize('NFKC').trim();
+  const at = address.lastIndexOf('@');
+  return at < 0 ? address : address.slice(0, at + 1) + address.slice(at + 1).replaceAll('\u3002', '.');
+}
+
+/**
+ * An address a mail can be sent to, as read (`readEmailAddress`): one `@`, a local part and a
+ * domain with a dot, no spaces or control characters, at most 254 characters (RFC 5321
+ * 4.5.3.1.3). Whether it exists only the verification link tells.
  */
 export function checkEmailAddress(raw: string): string {
-  const address = raw.trim();
+  const address = readEmailAddress(raw);
   if (address === '') throw InputError.worded('email', 'enter an e-mail address', { key: 'recovery.emailMissing' });
   if (address.length > EMAIL_MAX_LENGTH || !/^[^\s@<>()[\]\\,;:"\p{Cc}]+@[^\s@<>()[\]\\,;:"\p{Cc}]+\.[^\s@<>()[\]\\,;:"\p{Cc}.][^\s@<>()[\]\\,;:"\p{Cc}]*$/u.test(address)) {
     throw InputError.worded('email', 'enter an e-mail address such as name@example.com', { key: 'recovery.emailInvalid' });
@@ -59,13 +72,13 @@ export function emailKey(address: string): string {
 
 /**
  * The mailbox an address reaches, as the per-address limit of verification mails and a "Not you?"
- * pass count it (T65): lower-cased, with no subaddress (what follows a `+` in the local part, RFC
+ * pass count it (T65): as read (`readEmailAddress`), lower-cased, with no subaddress (what follows a `+` in the local part, RFC
  * 5233 section 1), no final dot of the domain, and, at Gmail, which reads none, no dots in the local
  * part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one account
  * mailed a stranger's inbox three times a spelling, as many spellings as it liked.
  */
 export function mailboxKey(address: string): string {
-  const key = emailKey(address);
+  const key = emailKey(readEmailAddress(address));
   const at = key.lastIndexOf('@');
   let local = key.slice(0, at);
   let domain = key.slice(at + 1).replace(/\.+$/, '');
