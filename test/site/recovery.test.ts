@@ -336,6 +336,32 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok((await visitor.get('/settings/security')).text.includes('refused by whoever reads the address'), 'the account\'s security log says so');
   });
 
+  test('a "Not you?" link opened or sent again once refused says it was refused already, and takes nothing off the account again', async () => {
+    const { user, visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    const notMine = relative(linkIn(t.smtp.to(email)[0], '/email/not-mine'));
+    const token = new URL(notMine, t.baseUrl).searchParams.get('token')!;
+    const reader = new Visitor(t.baseUrl);
+    assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
+    assert.equal(await t.deps.stores.memberEmails.find(user.id), undefined, 'refused: the account lost the address');
+    // The account asks for the address again; its reader opens the first mail again.
+    assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    const refusedWords = (locale: 'en' | 'zh-CN') => t.deps.words(locale).text('recovery.refuseAlready');
+    reader.cookies.set('lang', 'zh-CN');
+    const opened = await reader.get(notMine);
+    assert.equal(opened.status, 200);
+    assert.ok(opened.text.includes(refusedWords('zh-CN')), 'the page says it was refused already, in the reader\'s language');
+    assert.ok(!opened.text.includes('name="token"'), 'no form to refuse it again');
+    const sentAgain = await reader.post('/email/not-mine', { token });
+    assert.equal(sentAgain.status, 200);
+    assert.ok(sentAgain.text.includes(refusedWords('zh-CN')), 'the form sent again says so too');
+    assert.equal((await t.deps.stores.memberEmails.find(user.id))?.address, email, 'the account keeps the address it asked for anew');
+    const refusals = (await t.deps.stores.securityEvents.listForUser(user.id, 0, 50)).items.filter((e) => e.kind === 'email.refused');
+    assert.equal(refusals.length, 1, 'one refusal in the account\'s security log');
+  });
+
   test('the language picker on a "Not you?" answer goes where the page leads on, the e-mail settings, not to the link without its token', async () => {
     const { visitor } = await member();
     const email = address();

@@ -211,47 +211,48 @@ async function holdsMailboxPass(deps: EmailDeps, pass: string, addressKey: strin
   return constantTimeEqual(mac, passMac(await deps.sharedKeys.key('mailbox-pass-hmac'), addressKey, end));
 }
 
-/** A verification link that may be refused: one for an address, not expired (used or ended, it still proves a mail came). */
-function isRefusable(link: EmailLink | undefined, now: Instant): link is EmailLink & { addressKey: string } {
-  return link !== undefined && link.addressKey !== null && link.expiresAt > now;
+/**
+ * A verification link as its "Not you?" page shows it: the account that asked, the address, and
+ * whether the link was refused already. Any link mailed to the address that has not expired, used
+ * or ended too: it proves a mail reached the address, which is all refusing needs (an account that
+ * asked for the address and then changed it ends its links, and must not leave the reader of its
+ * mails without their "Not you?").
+ */
+export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clock'>, token: string): Promise<{ username: string; address: string; refused: boolean } | undefined> {
+  const link = await deps.stores.memberEmails.findLink(hashSecret(token), 'verify_email');
+  if (link === undefined || link.addressKey === null || link.expiresAt <= deps.clock.now()) return undefined;
+  const user = await deps.stores.users.findById(link.userId);
+  return user && { username: user.username, address: link.addressKey, refused: link.refusedAt !== null };
 }
 
 /**
- * A verification link as its "Not you?" page shows it: the account that asked, and the address. Any
- * link mailed to the address that has not expired, used or ended too: it proves a mail reached the
- * address, which is all refusing needs (an account that asked for the address and then changed it
- * ends its links, and must not leave the reader of its mails without their "Not you?").
+ * `released`: the account that asked still waited for the address, and lost it (else it had
+ * verified it, or moved on). `already_refused`: the link was refused before, which did all there
+ * was to do.
  */
-export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clock'>, token: string): Promise<{ username: string; address: string } | undefined> {
-  const link = await deps.stores.memberEmails.findLink(hashSecret(token), 'verify_email');
-  if (!isRefusable(link, deps.clock.now())) return undefined;
-  const user = await deps.stores.users.findById(link.userId);
-  return user && { username: user.username, address: link.addressKey };
-}
-
-/** `released`: the account that asked still waited for the address, and lost it (else it had verified it, or moved on). */
-export type EmailRefusal = { ok: true; address: string; pass: string; released: boolean } | { ok: false };
+export type EmailRefusal = { ok: true; address: string; pass: string; released: boolean } | { ok: false; reason: 'already_refused' | 'invalid' };
 
 /**
  * "Not you?" (docs/threat-model.md T65): the reader of a verification mail who did not ask for it
- * refuses its link (any not expired: `findVerificationLink`). The link ends, the account that
- * asked loses the address if it still waits for it (its pending change to it, or the address not
- * verified; a verified address stays) with its links, and the browser is given a pass
+ * refuses its link (any not expired: `findVerificationLink`), once. The link ends, the account
+ * that asked loses the address if it still waits for it (its pending change to it, or the address
+ * not verified; a verified address stays) with its links, and the browser is given a pass
  * (`MAILBOX_PASS_MS`) with which the address's own limit, used up by unwanted mails, does not
- * refuse its reader's own request.
+ * refuse its reader's own request. The refusal is one conditional write on the link (`refuseLink`),
+ * so the form sent again, or a link refused before the account asked for the address anew, takes
+ * nothing off it a second time.
  */
 export async function refuseEmailLink(deps: EmailDeps, token: string, requestId?: string): Promise<EmailRefusal> {
   const now = deps.clock.now();
   const tokenHash = hashSecret(token);
   const refused = await deps.stores.transaction(async (tx) => {
-    const link = await tx.memberEmails.findLink(tokenHash, 'verify_email');
-    if (!isRefusable(link, now)) return undefined;
-    await tx.memberEmails.consumeLink(tokenHash, 'verify_email', now);
+    const link = await tx.memberEmails.refuseLink(tokenHash, now);
+    if (link === undefined || link.addressKey === null) return undefined;
     const released = await tx.memberEmails.release(link.userId, link.addressKey, now);
     if (released) await tx.memberEmails.endLinks(link.userId, 'verify_email', now);
     return { userId: link.userId, addressKey: link.addressKey, released };
   });
-  if (!refused) return { ok: false };
+  if (!refused) return { ok: false, reason: (await findVerificationLink(deps, token))?.refused ? 'already_refused' : 'invalid' };
   // Recorded with no origin: the refuser is the reader of the mailbox, a stranger to the account
   // that typed the address, whose holder reads this log; their network address and browser are
   // none of its business (T65; the request log keeps them for the operator, as a leak report's,
