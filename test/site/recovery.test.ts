@@ -65,6 +65,15 @@ forEachDatabase('e-mail and the way back in', (database) => {
     return { user, visitor };
   }
 
+  /** A member who saved a new address on the e-mail page, and the link to `path` mailed to it. */
+  async function memberMailed(path: string): Promise<{ user: User; visitor: AddressedVisitor; email: string; link: string }> {
+    const { user, visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    return { user, visitor, email, link: relative(linkIn(t.smtp.to(email)[0], path)) };
+  }
+
   /** A member whose address is verified through the pages and the mailed link. */
   async function verifiedMember(): Promise<{ user: User; visitor: AddressedVisitor; email: string }> {
     const { user, visitor } = await member();
@@ -120,11 +129,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
   });
 
   test('a verification link opened again once its address is verified says the address is verified, in the page\'s language', async () => {
-    const { user, visitor } = await member();
-    const email = address();
-    await visitor.post('/settings/email', { email });
-    await deliver();
-    const link = relative(linkIn(t.smtp.to(email)[0], '/email/verify'));
+    const { user, link } = await memberMailed('/email/verify');
     // A mail scanner opens the link before its reader does.
     assert.equal((await new Visitor(t.baseUrl).get(link)).status, 200);
     const reader = new AddressedVisitor(t.baseUrl);
@@ -337,11 +342,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
   });
 
   test('a "Not you?" link opened or sent again once refused says it was refused already, and takes nothing off the account again', async () => {
-    const { user, visitor } = await member();
-    const email = address();
-    await visitor.post('/settings/email', { email });
-    await deliver();
-    const notMine = relative(linkIn(t.smtp.to(email)[0], '/email/not-mine'));
+    const { user, visitor, email, link: notMine } = await memberMailed('/email/not-mine');
     const token = new URL(notMine, t.baseUrl).searchParams.get('token')!;
     const reader = new Visitor(t.baseUrl);
     assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
