@@ -72,10 +72,11 @@ export function emailKey(address: string): string {
 
 /**
  * The mailbox an address reaches, as the per-address limit of verification mails and a "Not you?"
- * pass count it (T65): as read (`readEmailAddress`), lower-cased, with no subaddress (what follows a `+` in the local part, RFC
- * 5233 section 1), no final dot of the domain, and, at Gmail, which reads none, no dots in the local
- * part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one account
- * mailed a stranger's inbox three times a spelling, as many spellings as it liked.
+ * pass count it (T65): as read (`readEmailAddress`), lower-cased, with no subaddress (what follows
+ * a `+` in the local part, RFC 5233 section 1), no final dot of the domain, and, at Gmail, which
+ * reads none, no dots in the local part and one domain for gmail.com and googlemail.com. Counted by
+ * the address as typed, one account mailed a stranger's inbox three times a spelling, as many
+ * spellings as it liked.
  */
 export function mailboxKey(address: string): string {
   const key = emailKey(readEmailAddress(address));
