@@ -161,7 +161,11 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
       // RFC 6749 4.1.2.1: `error` is a code, so an empty one says nothing; and the description only explains a code.
       const error = shown(query.error);
       const description = typeof query.error_description === 'string' ? shown(query.error_description) : '';
+      // A code of RFC 6749 4.1.2.1 or OpenID Connect Core 3.1.2.6 in the reader's words, the code kept
+      // beside them for the app's developer; another code is shown as it came.
+      const reason = t.text('demo-app.errorReason', { error });
       const message = error === '' ? t.text('demo-app.signInIncompleteNoReason')
+        : reason !== '' ? t.text(description ? 'demo-app.signInRefusedDescribed' : 'demo-app.signInRefused', { reason, error, description })
         : description ? t.text('demo-app.signInIncompleteDescribed', { error, description }) : t.text('demo-app.signInIncomplete', { error });
       return send(reply, t, demoErrorPage(t, message), 400);
     }

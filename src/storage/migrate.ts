@@ -43,6 +43,7 @@ import * as hiddenAuthorFlags from './migrations/2026-11-29-0010-hidden-author-f
 import * as staffEventDevice from './migrations/2026-11-29-0020-staff-event-device.js';
 import * as addressLanguage from './migrations/2026-11-29-0030-address-language.js';
 import * as pendingEmail from './migrations/2026-11-30-0010-pending-email.js';
+import * as refusedEmailLinks from './migrations/2026-11-30-0020-refused-email-links.js';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22-0001-initial': initial,
@@ -79,6 +80,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29-0020-staff-event-device': staffEventDevice,
   '2026-11-29-0030-address-language': addressLanguage,
   '2026-11-30-0010-pending-email': pendingEmail,
+  '2026-11-30-0020-refused-email-links': refusedEmailLinks,
 };
 
 /** Every migration's name, in the order they run. */

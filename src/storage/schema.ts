@@ -403,6 +403,8 @@ export interface EmailLinksTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+  /** A verification link refused by its "Not you?" form. */
+  refused_at: number | null;
 }
 
 /** The mail outbox (src/core/mail/ports.ts); a row that left the queue keeps no body. */

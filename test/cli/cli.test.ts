@@ -12,6 +12,7 @@ import { type DatabaseHandle, openDatabase } from '../../src/storage/database.js
 import { createStores } from '../../src/storage/stores.js';
 import { type CliResult, svc, svcAtTerminal, svcWithStderrAt } from '../support/cli.js';
 import { forEachDatabase, temporarySqlitePath, whileInsertsFail } from '../support/databases.js';
+import { fullWidth } from '../support/full-width.js';
 
 const name = (prefix: string) => `${prefix}${randomBytes(3).toString('hex')}`;
 
@@ -72,6 +73,14 @@ forEachDatabase('command line', (database) => {
     const refused = name('rlo');
     assertBadArguments(run('user', 'create', '--username', refused, '--password', 'long enough pw', '--nickname', 'evil\u202egnp', '--json'), /nickname/);
     assert.equal(await stores.users.findByUsername(refused), undefined, 'nothing made');
+  });
+
+  test('user create reads a username typed in full-width letters as the ASCII username it reads as, the one sign-in reads', async () => {
+    const username = name('wide');
+    const r = run('user', 'create', '--username', fullWidth(username), '--password', 'long enough pw', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.json.username, username);
+    assert.equal((await stores.users.findByUsername(username))?.username, username);
   });
 
   test('a duplicate username, in any letter case, is a bad argument', () => {

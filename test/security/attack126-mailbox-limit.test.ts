@@ -13,6 +13,7 @@ import { createAccount } from '../../src/core/accounts/accounts.js';
 import { VERIFY_MAILS_PER_ADDRESS } from '../../src/core/accounts/email.js';
 import { type TestAppWithSmtp, startAppWithSmtp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { fullWidth } from '../support/full-width.js';
 import { deliverMail } from '../support/member-mail.js';
 import { AddressedVisitor } from '../site/visitor.js';
 
@@ -48,6 +49,15 @@ forEachDatabase('attack126: the verification mails of one mailbox', (database) =
       assert.equal((await gmail.post('/settings/email', { email: spelling })).status, 200, spelling);
     }
     assert.equal((await gmail.post('/settings/email', { email: `${name}@gmail.com` })).status, 429, 'Gmail reads no dots and one domain for two');
+  });
+
+  test('the per-address limit counts a spelling in full-width characters or with a Chinese full stop as the mailbox it reads as', async () => {
+    const name = `f${randomBytes(5).toString('hex')}`;
+    const visitor = await member();
+    for (const spelling of [`${name}@example.test`, `${name}@\uff45xample.test`, fullWidth(`${name}@example.test`)]) {
+      assert.equal((await visitor.post('/settings/email', { email: spelling })).status, 200, spelling);
+    }
+    assert.equal((await visitor.post('/settings/email', { email: `${name}@example\u3002test` })).status, 429, 'a fourth spelling of the mailbox is one mail too many');
   });
 
   test('a "Not you?" pass is the mailbox\'s: a link mailed to one spelling lets its browser save another past the limit', async () => {

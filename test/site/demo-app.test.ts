@@ -12,6 +12,8 @@ import { englishSentences } from '../i18n/untranslated.js';
 
 let configured: FastifyInstance;
 let unconfigured: FastifyInstance;
+/** Where `configured` listens, for what is asked over real HTTP. */
+let configuredUrl: string;
 
 async function build(demo: Parameters<typeof demoApp>[1]['demo']): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
@@ -25,6 +27,7 @@ before(async () => {
   // Port 9 (discard) on loopback: nothing answers, so discovery fails fast.
   configured = await build({ issuer: 'http://127.0.0.1:9', clientId: 'demo', clientSecret: 'svcs_x', redirectUri: 'http://127.0.0.1:9/demo-app/callback' });
   unconfigured = await build(undefined);
+  configuredUrl = await configured.listen({ port: 0, host: '127.0.0.1' });
 });
 after(async () => {
   await configured.close();
@@ -58,7 +61,23 @@ test('a callback the demo app did not start is refused', async () => {
 test('a callback with an error shows it, escaped', async () => {
   const response = await configured.inject('/demo-app/callback?error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E');
   assert.equal(response.statusCode, 400);
-  assert.match(response.body, /access_denied \(Community said: &lt;b&gt;no&lt;\/b&gt;\)/);
+  assert.match(response.body, /\(error code: access_denied; Community said: &lt;b&gt;no&lt;\/b&gt;\)/);
+  const unknown = await configured.inject('/demo-app/callback?error=made_up&error_description=%3Cb%3Eno%3C%2Fb%3E');
+  assert.match(unknown.body, /made_up \(Community said: &lt;b&gt;no&lt;\/b&gt;\)/, 'a code of no standard is shown as it came');
+});
+
+test('a callback with a standard error code says what happened in the reader\'s words, with the code kept for developers', async () => {
+  const read = async (query: string, language: string) => {
+    const response = await fetch(`${configuredUrl}/demo-app/callback?${query}`, { headers: { 'accept-language': language } });
+    assert.equal(response.status, 400);
+    return response.text();
+  };
+  const chinese = await read('error=access_denied&state=x', 'zh-CN');
+  assert.match(chinese, /登录未完成：你没有允许应用使用你的账号，或社区拒绝了这次请求（错误代码：access_denied）。/);
+  assert.match(await read('error=access_denied&state=x', 'zh-TW'), /登入未完成：你沒有允許應用程式使用你的帳號，或社群拒絕了這次請求（錯誤代碼：access_denied）。/);
+  assert.match(await read('error=temporarily_unavailable', 'en'), /Sign-in did not complete: Community is busy or under maintenance; try again in a few minutes \(error code: temporarily_unavailable\)\./);
+  assert.match(await read('error=login_required&error_description=%3Cb%3Eno%3C%2Fb%3E', 'en'),
+    /you are not signed in to Community, and the app asked it not to show its sign-in page \(error code: login_required; Community said: &lt;b&gt;no&lt;\/b&gt;\)/);
 });
 
 test('the demo app refuses a logout token it cannot verify, and one that is missing', async () => {
@@ -115,7 +134,7 @@ test('the demo app speaks the browser\'s language: every page of it in Chinese, 
   }
   // The service's error_description is English ASCII (RFC 6749 4.1.2.1): marked so in Chinese, as the library's words are.
   const described = await configured.inject({ url: '/demo-app/callback?error=access_denied&error_description=The+user+denied+the+request.', headers: { 'accept-language': 'zh-CN' } });
-  assert.match(described.body, /登录未完成：access_denied（社区给出的说明，英文：The user denied the request\.）。/);
+  assert.match(described.body, /登录未完成：.+（错误代码：access_denied；社区给出的说明，英文：The user denied the request\.）。/);
   const english = await configured.inject({ url: '/demo-app', headers: { 'accept-language': 'fr' } });
   assert.match(english.body, /<html lang="en">[\s\S]*This is an example third-party application/);
 });

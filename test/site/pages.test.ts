@@ -10,6 +10,7 @@ import { writePost } from '../../src/core/community/posts.js';
 import { RECENT_SIGN_IN_MS } from '../../src/core/accounts/sessions.js';
 import { type TestApp, startTestApp } from '../support/app.js';
 import { forEachDatabase } from '../support/databases.js';
+import { fullWidth } from '../support/full-width.js';
 import { PLAIN_PNG } from '../support/images.js';
 import { Visitor, readOnlyField, signedInMember } from './visitor.js';
 
@@ -79,6 +80,19 @@ forEachDatabase('site pages', (database) => {
     }
     assert.equal(await t.deps.stores.users.findByUsername('fresh-user'), undefined);
     assert.equal(await t.deps.stores.users.findByUsername('bad name!'), undefined);
+  });
+
+  test('a username typed in full-width letters, as a Chinese input method in full-width mode types it, signs up as the ASCII username it reads as, the one sign-in reads', async () => {
+    const typed = fullWidth('Wide-Name1');
+    const visitor = new Visitor(t.baseUrl);
+    const response = await visitor.post('/signup', { username: typed, password: 'a long and unusual passphrase' });
+    assert.equal(response.status, 303, 'not "Use 3 to 30 letters"');
+    assert.equal(response.location, '/u/Wide-Name1');
+    assert.equal((await t.deps.stores.users.findByUsername('wide-name1'))?.username, 'Wide-Name1', 'stored as it reads after NFKC');
+    const reserved = await new Visitor(t.baseUrl).post('/signup', { username: fullWidth('admin'), password: PASSWORD });
+    assert.match(reserved.text, /That username is reserved/, 'read before the reserved names are');
+    const signIn = new Visitor(t.baseUrl);
+    assert.equal((await signIn.post('/login', { username: typed, password: 'a long and unusual passphrase' })).status, 303, 'signs in as typed at sign-up');
   });
 
   // ---- CSRF on every form -------------------------------------------------------------------

@@ -65,6 +65,15 @@ forEachDatabase('e-mail and the way back in', (database) => {
     return { user, visitor };
   }
 
+  /** A member who saved a new address on the e-mail page, and the link to `path` mailed to it. */
+  async function memberMailed(path: string): Promise<{ user: User; visitor: AddressedVisitor; email: string; link: string }> {
+    const { user, visitor } = await member();
+    const email = address();
+    await visitor.post('/settings/email', { email });
+    await deliver();
+    return { user, visitor, email, link: relative(linkIn(t.smtp.to(email)[0], path)) };
+  }
+
   /** A member whose address is verified through the pages and the mailed link. */
   async function verifiedMember(): Promise<{ user: User; visitor: AddressedVisitor; email: string }> {
     const { user, visitor } = await member();
@@ -120,11 +129,7 @@ forEachDatabase('e-mail and the way back in', (database) => {
   });
 
   test('a verification link opened again once its address is verified says the address is verified, in the page\'s language', async () => {
-    const { user, visitor } = await member();
-    const email = address();
-    await visitor.post('/settings/email', { email });
-    await deliver();
-    const link = relative(linkIn(t.smtp.to(email)[0], '/email/verify'));
+    const { user, link } = await memberMailed('/email/verify');
     // A mail scanner opens the link before its reader does.
     assert.equal((await new Visitor(t.baseUrl).get(link)).status, 200);
     const reader = new AddressedVisitor(t.baseUrl);
@@ -336,6 +341,28 @@ forEachDatabase('e-mail and the way back in', (database) => {
     assert.ok((await visitor.get('/settings/security')).text.includes('refused by whoever reads the address'), 'the account\'s security log says so');
   });
 
+  test('a "Not you?" link opened or sent again once refused says it was refused already, and takes nothing off the account again', async () => {
+    const { user, visitor, email, link: notMine } = await memberMailed('/email/not-mine');
+    const token = new URL(notMine, t.baseUrl).searchParams.get('token')!;
+    const reader = new Visitor(t.baseUrl);
+    assert.equal((await reader.post('/email/not-mine', { token })).status, 200);
+    assert.equal(await t.deps.stores.memberEmails.find(user.id), undefined, 'refused: the account lost the address');
+    // The account asks for the address again; its reader opens the first mail again.
+    assert.equal((await visitor.post('/settings/email', { email })).status, 200);
+    const refusedWords = (locale: 'en' | 'zh-CN') => t.deps.words(locale).text('recovery.refuseAlready');
+    reader.cookies.set('lang', 'zh-CN');
+    const opened = await reader.get(notMine);
+    assert.equal(opened.status, 200);
+    assert.ok(opened.text.includes(refusedWords('zh-CN')), 'the page says it was refused already, in the reader\'s language');
+    assert.ok(!opened.text.includes('name="token"'), 'no form to refuse it again');
+    const sentAgain = await reader.post('/email/not-mine', { token });
+    assert.equal(sentAgain.status, 200);
+    assert.ok(sentAgain.text.includes(refusedWords('zh-CN')), 'the form sent again says so too');
+    assert.equal((await t.deps.stores.memberEmails.find(user.id))?.address, email, 'the account keeps the address it asked for anew');
+    const refusals = (await t.deps.stores.securityEvents.listForUser(user.id, 0, 50)).items.filter((e) => e.kind === 'email.refused');
+    assert.equal(refusals.length, 1, 'one refusal in the account\'s security log');
+  });
+
   test('the language picker on a "Not you?" answer goes where the page leads on, the e-mail settings, not to the link without its token', async () => {
     const { visitor } = await member();
     const email = address();
@@ -357,6 +384,23 @@ forEachDatabase('e-mail and the way back in', (database) => {
       const refused = await visitor.post('/settings/email', { email });
       assert.equal(refused.status, 400);
       assert.match(refused.text, /aria-invalid="true"/);
+    }
+  });
+
+  test('an address typed partly or wholly in full-width characters, or with a Chinese full stop in its domain, is saved and mailed as the address it reads as after NFKC, as IDNA reads a domain', async () => {
+    const name = `w${randomBytes(5).toString('hex')}`;
+    for (const [typed, reads] of [
+      [`${name}1@${fullWidth('example')}.test`, `${name}1@example.test`],
+      [fullWidth(`${name}2@example.test`), `${name}2@example.test`],
+      [`${name}3@example\u3002test`, `${name}3@example.test`],
+    ] as const) {
+      const { user, visitor } = await member();
+      const saved = await visitor.post('/settings/email', { email: typed });
+      assert.equal(saved.status, 200, typed);
+      assert.equal((await t.deps.stores.memberEmails.find(user.id))?.address, reads, 'stored as it reads, where its mail goes');
+      assert.ok(saved.text.includes(reads), 'the page names the address the mail went to');
+      await deliver();
+      assert.ok(t.smtp.to(reads).some((m) => m.text.includes('/email/verify?token=')), `the link was mailed to ${reads}`);
     }
   });
 

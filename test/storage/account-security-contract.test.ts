@@ -103,6 +103,27 @@ forEachDatabase('account security storage contract', (database) => {
     assert.deepEqual([kept?.address, kept?.pending], ['first@example.test', null]);
   });
 
+  test('a verification link is refused once, used or ended too, and not after it expires; refusing uses it', async () => {
+    const user = await newUser();
+    const live = unique('l');
+    await stores.memberEmails.createLink({ tokenHash: live, userId: user.id, purpose: 'verify_email', addressKey: 'held@example.test', expiresAt: T0 + 5 * MINUTE }, T0);
+    const results = await Promise.all(Array.from({ length: RACERS }, () => stores.memberEmails.refuseLink(live, T0 + 1)));
+    assert.deepEqual(results.filter((r) => r !== undefined).map((r) => r!.addressKey), ['held@example.test']);
+    assert.equal((await stores.memberEmails.findLink(live, 'verify_email'))?.refusedAt, T0 + 1);
+    assert.equal(await stores.memberEmails.consumeLink(live, 'verify_email', T0 + 2), undefined, 'refused, it verifies nothing');
+    const used = unique('u');
+    await stores.memberEmails.createLink({ tokenHash: used, userId: user.id, purpose: 'verify_email', addressKey: 'held@example.test', expiresAt: T0 + 5 * MINUTE }, T0);
+    assert.ok(await stores.memberEmails.consumeLink(used, 'verify_email', T0 + 1));
+    assert.ok(await stores.memberEmails.refuseLink(used, T0 + 2), 'used, it still proves a mail came');
+    assert.equal(await stores.memberEmails.refuseLink(used, T0 + 5 * MINUTE), undefined);
+    const late = unique('e');
+    await stores.memberEmails.createLink({ tokenHash: late, userId: user.id, purpose: 'verify_email', addressKey: 'held@example.test', expiresAt: T0 + MINUTE }, T0);
+    assert.equal(await stores.memberEmails.refuseLink(late, T0 + MINUTE), undefined, 'expired');
+    const reset = unique('r');
+    await stores.memberEmails.createLink({ tokenHash: reset, userId: user.id, purpose: 'reset_password', addressKey: null, expiresAt: T0 + 5 * MINUTE }, T0);
+    assert.equal(await stores.memberEmails.refuseLink(reset, T0 + 1), undefined, 'a reset link has no "Not you?"');
+  });
+
   test('a pending sign-in is consumed once and not after it expires', async () => {
     const user = await newUser();
     const idHash = unique('p');

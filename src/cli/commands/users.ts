@@ -28,9 +28,9 @@ export const userCreate = defineCommand({
   prints: '{"id","username"}',
   async run(deps, values, io) {
     const { stores, clock } = deps;
-    const username = requiredString(values, 'username');
     // Refused before a password is asked for: nobody types one twice to learn the name was taken.
-    checkUsername(username);
+    // Read as sign-in reads it (full-width letters too), and stored so.
+    const username = checkUsername(requiredString(values, 'username'));
     const nickname = optionalString(values, 'nickname');
     if (nickname !== undefined) checkNickname(nickname);
     if (await stores.users.findByUsername(username)) throw new ConflictError(`username "${username}" is taken`);

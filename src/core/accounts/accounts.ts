@@ -14,8 +14,15 @@ import type { Clock, Instant } from '../time.js';
 export const USERNAME_RULE = '3 to 30 letters, digits, "_" or "-", starting and ending with a letter or digit';
 const USERNAME_SHAPE = /^[A-Za-z0-9][A-Za-z0-9_-]{1,28}[A-Za-z0-9]$/;
 
-export function checkUsername(username: string): void {
+/**
+ * The username `typed` reads as, if it has USERNAME_SHAPE: trimmed, after NFKC (Unicode UAX #15),
+ * so one typed in full-width letters (a Chinese input method in full-width mode) is the ASCII
+ * username it reads as, as sign-in reads it (`accountKey`).
+ */
+export function checkUsername(typed: string): string {
+  const username = typed.normalize('NFKC').trim();
   if (!USERNAME_SHAPE.test(username)) throw InputError.worded('username', `username must be ${USERNAME_RULE}`, { key: 'problems.usernameShape' });
+  return username;
 }
 
 /**
@@ -127,8 +134,8 @@ export interface NewAccount {
  * `askedBy` is who signs up, for its share of the password hash queue.
  */
 export async function createAccount(stores: Stores, clock: Clock, account: NewAccount, askedBy?: HashAsker): Promise<User> {
-  checkUsername(account.username);
-  checkPassword(account.password, account.username);
+  const username = checkUsername(account.username);
+  checkPassword(account.password, username);
   const nickname = checkNickname(account.nickname ?? '');
   const bio = checkedText('bio', account.bio ?? '', { kind: 'line', max: BIO_MAX_LENGTH, min: 0 });
   for (const field of ['level', 'xp'] as const) {
@@ -138,7 +145,7 @@ export async function createAccount(stores: Stores, clock: Clock, account: NewAc
     }
   }
   return stores.users.create({
-    username: account.username,
+    username,
     nickname,
     passwordHash: await hashPassword(account.password, askedBy),
     bio,

@@ -39,12 +39,25 @@ export interface EmailDeps {
 }
 
 /**
- * An address a mail can be sent to: one `@`, a local part and a domain with a dot, no spaces or
- * control characters, at most 254 characters (RFC 5321 4.5.3.1.3). Whether it exists only the
- * verification link tells.
+ * An address as typed, read as mail reads it: trimmed, after NFKC (Unicode UAX #15), and with the
+ * domain's ideographic full stops as dots. A domain is read by IDNA, whose mapping (UTS #46 section
+ * 4) holds NFKC and those dots (section 2.3), so `name@ｇｍａｉｌ.com` and `name@qq。com`, what a
+ * Chinese input method types in full-width or Chinese mode, reach the mailbox they read as; a local
+ * part in full-width letters is an input method's slip, not another mailbox.
+ */
+export function readEmailAddress(raw: string): string {
+  const address = raw.normalize('NFKC').trim();
+  const at = address.lastIndexOf('@');
+  return at < 0 ? address : address.slice(0, at + 1) + address.slice(at + 1).replaceAll('\u3002', '.');
+}
+
+/**
+ * An address a mail can be sent to, as read (`readEmailAddress`): one `@`, a local part and a
+ * domain with a dot, no spaces or control characters, at most 254 characters (RFC 5321
+ * 4.5.3.1.3). Whether it exists only the verification link tells.
  */
 export function checkEmailAddress(raw: string): string {
-  const address = raw.trim();
+  const address = readEmailAddress(raw);
   if (address === '') throw InputError.worded('email', 'enter an e-mail address', { key: 'recovery.emailMissing' });
   if (address.length > EMAIL_MAX_LENGTH || !/^[^\s@<>()[\]\\,;:"\p{Cc}]+@[^\s@<>()[\]\\,;:"\p{Cc}]+\.[^\s@<>()[\]\\,;:"\p{Cc}.][^\s@<>()[\]\\,;:"\p{Cc}]*$/u.test(address)) {
     throw InputError.worded('email', 'enter an e-mail address such as name@example.com', { key: 'recovery.emailInvalid' });
@@ -59,13 +72,14 @@ export function emailKey(address: string): string {
 
 /**
  * The mailbox an address reaches, as the per-address limit of verification mails and a "Not you?"
- * pass count it (T65): lower-cased, with no subaddress (what follows a `+` in the local part, RFC
- * 5233 section 1), no final dot of the domain, and, at Gmail, which reads none, no dots in the local
- * part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one account
- * mailed a stranger's inbox three times a spelling, as many spellings as it liked.
+ * pass count it (T65): as read (`readEmailAddress`), lower-cased, with no subaddress (what follows
+ * a `+` in the local part, RFC 5233 section 1), no final dot of the domain, and, at Gmail, which
+ * reads none, no dots in the local part and one domain for gmail.com and googlemail.com. Counted by
+ * the address as typed, one account mailed a stranger's inbox three times a spelling, as many
+ * spellings as it liked.
  */
 export function mailboxKey(address: string): string {
-  const key = emailKey(address);
+  const key = emailKey(readEmailAddress(address));
   const at = key.lastIndexOf('@');
   let local = key.slice(0, at);
   let domain = key.slice(at + 1).replace(/\.+$/, '');
@@ -198,47 +212,48 @@ async function holdsMailboxPass(deps: EmailDeps, pass: string, addressKey: strin
   return constantTimeEqual(mac, passMac(await deps.sharedKeys.key('mailbox-pass-hmac'), addressKey, end));
 }
 
-/** A verification link that may be refused: one for an address, not expired (used or ended, it still proves a mail came). */
-function isRefusable(link: EmailLink | undefined, now: Instant): link is EmailLink & { addressKey: string } {
-  return link !== undefined && link.addressKey !== null && link.expiresAt > now;
+/**
+ * A verification link as its "Not you?" page shows it: the account that asked, the address, and
+ * whether the link was refused already. Any link mailed to the address that has not expired, used
+ * or ended too: it proves a mail reached the address, which is all refusing needs (an account that
+ * asked for the address and then changed it ends its links, and must not leave the reader of its
+ * mails without their "Not you?").
+ */
+export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clock'>, token: string): Promise<{ username: string; address: string; refused: boolean } | undefined> {
+  const link = await deps.stores.memberEmails.findLink(hashSecret(token), 'verify_email');
+  if (link === undefined || link.addressKey === null || link.expiresAt <= deps.clock.now()) return undefined;
+  const user = await deps.stores.users.findById(link.userId);
+  return user && { username: user.username, address: link.addressKey, refused: link.refusedAt !== null };
 }
 
 /**
- * A verification link as its "Not you?" page shows it: the account that asked, and the address. Any
- * link mailed to the address that has not expired, used or ended too: it proves a mail reached the
- * address, which is all refusing needs (an account that asked for the address and then changed it
- * ends its links, and must not leave the reader of its mails without their "Not you?").
+ * `released`: the account that asked still waited for the address, and lost it (else it had
+ * verified it, or moved on). `already_refused`: the link was refused before, which did all there
+ * was to do.
  */
-export async function findVerificationLink(deps: Pick<EmailDeps, 'stores' | 'clock'>, token: string): Promise<{ username: string; address: string } | undefined> {
-  const link = await deps.stores.memberEmails.findLink(hashSecret(token), 'verify_email');
-  if (!isRefusable(link, deps.clock.now())) return undefined;
-  const user = await deps.stores.users.findById(link.userId);
-  return user && { username: user.username, address: link.addressKey };
-}
-
-/** `released`: the account that asked still waited for the address, and lost it (else it had verified it, or moved on). */
-export type EmailRefusal = { ok: true; address: string; pass: string; released: boolean } | { ok: false };
+export type EmailRefusal = { ok: true; address: string; pass: string; released: boolean } | { ok: false; reason: 'already_refused' | 'invalid' };
 
 /**
  * "Not you?" (docs/threat-model.md T65): the reader of a verification mail who did not ask for it
- * refuses its link (any not expired: `findVerificationLink`). The link ends, the account that
- * asked loses the address if it still waits for it (its pending change to it, or the address not
- * verified; a verified address stays) with its links, and the browser is given a pass
+ * refuses its link (any not expired: `findVerificationLink`), once. The link ends, the account
+ * that asked loses the address if it still waits for it (its pending change to it, or the address
+ * not verified; a verified address stays) with its links, and the browser is given a pass
  * (`MAILBOX_PASS_MS`) with which the address's own limit, used up by unwanted mails, does not
- * refuse its reader's own request.
+ * refuse its reader's own request. The refusal is one conditional write on the link (`refuseLink`),
+ * so the form sent again, or a link refused before the account asked for the address anew, takes
+ * nothing off it a second time.
  */
 export async function refuseEmailLink(deps: EmailDeps, token: string, requestId?: string): Promise<EmailRefusal> {
   const now = deps.clock.now();
   const tokenHash = hashSecret(token);
   const refused = await deps.stores.transaction(async (tx) => {
-    const link = await tx.memberEmails.findLink(tokenHash, 'verify_email');
-    if (!isRefusable(link, now)) return undefined;
-    await tx.memberEmails.consumeLink(tokenHash, 'verify_email', now);
+    const link = await tx.memberEmails.refuseLink(tokenHash, now);
+    if (link === undefined || link.addressKey === null) return undefined;
     const released = await tx.memberEmails.release(link.userId, link.addressKey, now);
     if (released) await tx.memberEmails.endLinks(link.userId, 'verify_email', now);
     return { userId: link.userId, addressKey: link.addressKey, released };
   });
-  if (!refused) return { ok: false };
+  if (!refused) return { ok: false, reason: (await findVerificationLink(deps, token))?.refused ? 'already_refused' : 'invalid' };
   // Recorded with no origin: the refuser is the reader of the mailbox, a stranger to the account
   // that typed the address, whose holder reads this log; their network address and browser are
   // none of its business (T65; the request log keeps them for the operator, as a leak report's,

@@ -16,7 +16,7 @@ import type { Locale } from '../locales.js';
 import type { Instant } from '../time.js';
 import { isolated } from '../text.js';
 import { checkNewPassword, findAccount } from './accounts.js';
-import { type EmailDeps, emailKey, mailLocale, mailTime } from './email.js';
+import { type EmailDeps, emailKey, mailLocale, mailTime, readEmailAddress } from './email.js';
 import { accountKey } from './device-cookies.js';
 import { hashPassword } from './passwords.js';
 import type { EmailLink, User } from './ports.js';
@@ -81,12 +81,13 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
 
 /**
  * The active accounts `login` names that have a verified address: by username (read as sign-in
- * reads it, `accountKey`: full-width letters too), or by that address, as typed or after NFKC
- * (Unicode UAX #15): a Chinese input method in full-width mode types `ｎａｍｅ＠ｅｘａｍｐｌｅ．ｃｏｍ`,
- * with no `@` at all, and an address saved with characters NFKC changes is still found as saved.
+ * reads it, `accountKey`: full-width letters too), or by that address, as typed or as the e-mail
+ * settings read it (`readEmailAddress`, NFKC among it): a Chinese input method in full-width mode
+ * types `ｎａｍｅ＠ｅｘａｍｐｌｅ．ｃｏｍ`, with no `@` at all, and an address saved before the settings
+ * read addresses so is still found as saved.
  */
 async function accountsNamedBy(deps: ResetDeps, login: string): Promise<Array<{ user: User; address: string }>> {
-  const read = login.normalize('NFKC');
+  const read = readEmailAddress(login);
   const ids = read.includes('@')
     ? await verifiedOwnersOf(deps, [login, read])
     : [(await findAccount(deps.stores, accountKey(login)))?.id].filter((id): id is number => id !== undefined);

@@ -253,6 +253,11 @@ export interface EmailLink {
   expiresAt: Instant;
 }
 
+/** A link as stored: `refusedAt`, when a verification link's "Not you?" form refused it. */
+export interface StoredEmailLink extends EmailLink {
+  refusedAt: Instant | null;
+}
+
 export interface MemberEmailStore {
   find(userId: number): Promise<MemberEmail | undefined>;
   /**
@@ -281,9 +286,15 @@ export interface MemberEmailStore {
   /** A link of `purpose` not used and not expired. */
   findLiveLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
   /** A link of `purpose`, used, ended, expired or not, while the janitor keeps it. */
-  findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<EmailLink | undefined>;
+  findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<StoredEmailLink | undefined>;
   /** Uses a live link in one conditional write; the link, only to the one call that used it. */
   consumeLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined>;
+  /**
+   * Refuses a verification link for an address, not expired and not refused yet (used or ended, it
+   * still proves a mail came), and uses it if live, in one conditional write; the link, only to the
+   * one call that refused it.
+   */
+  refuseLink(tokenHash: string, now: Instant): Promise<EmailLink | undefined>;
   /** Uses up every live link of the account of `purpose`, so none works any more. */
   endLinks(userId: number, purpose: EmailLinkPurpose, now: Instant): Promise<void>;
 }

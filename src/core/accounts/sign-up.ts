@@ -29,11 +29,13 @@ export async function signUp(
   attempt: { username: string; password: string; address: string; nickname?: string },
 ): Promise<SignUpOutcome> {
   const nickname = attempt.nickname ?? '';
+  // Read as sign-in reads it (`checkUsername`: full-width letters too), and stored so.
+  let username = attempt.username;
   try {
     checkAll(() => {
-      checkUsername(attempt.username);
-      if (isReservedUsername(attempt.username)) throw InputError.worded('username', 'that username is reserved; choose another', { key: 'problems.usernameReserved' });
-    }, () => checkNewPassword(attempt.password, attempt.username), () => checkNickname(nickname));
+      username = checkUsername(attempt.username);
+      if (isReservedUsername(username)) throw InputError.worded('username', 'that username is reserved; choose another', { key: 'problems.usernameReserved' });
+    }, () => checkNewPassword(attempt.password, username), () => checkNickname(nickname));
   } catch (error) {
     if (error instanceof InputError) return { ok: false, reason: 'invalid', problems: error.problems };
     throw error;
@@ -42,9 +44,9 @@ export async function signUp(
   const key = `signup:address:${addressKey(attempt.address)}`;
   const decision = await deps.limiter.hit(key, deps.settings.signUpsPerHour, SIGN_UP_WINDOW_SECONDS, now);
   if (!decision.allowed) return throttled(decision, now);
-  if (await deps.stores.users.findByUsername(attempt.username)) return { ok: false, reason: 'taken' };
+  if (await deps.stores.users.findByUsername(username)) return { ok: false, reason: 'taken' };
   try {
-    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username: attempt.username, password: attempt.password, nickname }, { address: attempt.address, account: accountKey(attempt.username) }) };
+    return { ok: true, user: await createAccount(deps.stores, deps.clock, { username, password: attempt.password, nickname }, { address: attempt.address, account: accountKey(username) }) };
   } catch (error) {
     if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
     // The password hash queue was full (503): nothing was tried, so nothing counts.

@@ -101,6 +101,8 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     const found = await findVerificationLink(deps, token);
     const context = await pageContext(request, reply);
     if (!found) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
+    // Refused already (a reload, the mail opened again): it says so, not what refusing would do.
+    if (found.refused) return sendPage(reply, refuseEmailPage(context, { state: 'refused' }));
     return sendPage(reply, refuseEmailPage(context, { state: 'ask', token, ...found }));
   });
 
@@ -108,11 +110,14 @@ export async function recoveryRoutes(app: FastifyInstance): Promise<void> {
     verifyCsrf(request);
     const refused = await refuseEmailLink(deps, request.body.token ?? '', request.id);
     const context = await pageContext(request, reply);
-    if (!refused.ok) return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
-    setMailboxPassCookie(request, reply, refused.pass, MAILBOX_PASS_MS / 1000);
+    if (!refused.ok && refused.reason === 'invalid') return sendPage(reply, refuseEmailPage(context, { state: 'invalid' }), 400);
     // The language picker goes on to the e-mail settings, where the page says to save the address:
     // back to this path without its token would say the link is not valid.
-    return sendPage(reply, refuseEmailPage({ ...context, path: EMAIL_SETTINGS_PATH }, { state: 'done', address: refused.address, released: refused.released }));
+    const settingsNext = { ...context, path: EMAIL_SETTINGS_PATH };
+    // Sent again (a second click, the page reloaded): nothing was done again, and no new pass given.
+    if (!refused.ok) return sendPage(reply, refuseEmailPage(settingsNext, { state: 'refused' }));
+    setMailboxPassCookie(request, reply, refused.pass, MAILBOX_PASS_MS / 1000);
+    return sendPage(reply, refuseEmailPage(settingsNext, { state: 'done', address: refused.address, released: refused.released }));
   });
 
   const forgotState = () => ({ mailEnabled: deps.mailer.enabled, minutes: RESET_LINK_MS / 60_000 });

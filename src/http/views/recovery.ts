@@ -70,6 +70,8 @@ export type RefusePageState =
   | { state: 'ask'; token: string; username: string; address: string }
   /** `released`: the account lost the address; else it no longer waited for it, and the page must not say it did. */
   | { state: 'done'; address: string; released: boolean }
+  /** Refused before: nothing more to do, and nothing was done again. */
+  | { state: 'refused' }
   | { state: 'invalid' };
 
 export function refuseEmailPage(context: PageContext, page: RefusePageState): Html {
@@ -83,7 +85,9 @@ export function refuseEmailPage(context: PageContext, page: RefusePageState): Ht
 </form>`
     : page.state === 'done'
       ? html`<p class="notice" role="status">${t.text(page.released ? 'recovery.refuseDone' : 'recovery.refuseKept', { address: page.address })}</p>`
-      : html`<p class="alert" role="alert">${t.text('recovery.refuseInvalid')}</p>`;
+      : page.state === 'refused'
+        ? html`<p class="notice" role="status">${t.text('recovery.refuseAlready')}</p>`
+        : html`<p class="alert" role="alert">${t.text('recovery.refuseInvalid')}</p>`;
   return layout(t.text('recovery.refuseTitle'), context, html`<section class="card narrow">
 <h1>${t.text('recovery.refuseTitle')}</h1>
 ${body}

@@ -1,5 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
-import type { EmailLink, EmailLinkPurpose, MemberEmail, MemberEmailStore } from '../../../core/accounts/ports.js';
+import type { EmailLink, EmailLinkPurpose, MemberEmail, MemberEmailStore, StoredEmailLink } from '../../../core/accounts/ports.js';
 import { isLocale, type Locale } from '../../../core/locales.js';
 import type { Instant } from '../../../core/time.js';
 import type { Database, EmailLinksTable, MemberEmailsTable } from '../../schema.js';
@@ -11,8 +11,11 @@ function toEmail(row: Selectable<MemberEmailsTable>): MemberEmail {
   };
 }
 
-function toLink(row: Selectable<EmailLinksTable>): EmailLink {
-  return { tokenHash: row.token_hash, userId: row.user_id, purpose: row.purpose as EmailLinkPurpose, addressKey: row.address_key, expiresAt: Number(row.expires_at) };
+function toLink(row: Selectable<EmailLinksTable>): StoredEmailLink {
+  return {
+    tokenHash: row.token_hash, userId: row.user_id, purpose: row.purpose as EmailLinkPurpose, addressKey: row.address_key, expiresAt: Number(row.expires_at),
+    refusedAt: row.refused_at === null ? null : Number(row.refused_at),
+  };
 }
 
 export class KyselyMemberEmailStore implements MemberEmailStore {
@@ -105,7 +108,7 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
     return row && toLink(row);
   }
 
-  async findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<EmailLink | undefined> {
+  async findLink(tokenHash: string, purpose: EmailLinkPurpose): Promise<StoredEmailLink | undefined> {
     const row = await this.db.selectFrom('email_links').selectAll().where('token_hash', '=', tokenHash).where('purpose', '=', purpose).executeTakeFirst();
     return row && toLink(row);
   }
@@ -113,6 +116,14 @@ export class KyselyMemberEmailStore implements MemberEmailStore {
   async consumeLink(tokenHash: string, purpose: EmailLinkPurpose, now: Instant): Promise<EmailLink | undefined> {
     const row = await this.db.updateTable('email_links').set({ used_at: now })
       .where('token_hash', '=', tokenHash).where('purpose', '=', purpose).where('used_at', 'is', null).where('expires_at', '>', now)
+      .returningAll().executeTakeFirst();
+    return row && toLink(row);
+  }
+
+  async refuseLink(tokenHash: string, now: Instant): Promise<EmailLink | undefined> {
+    const row = await this.db.updateTable('email_links').set({ refused_at: now, used_at: sql`coalesce(used_at, ${now})` })
+      .where('token_hash', '=', tokenHash).where('purpose', '=', 'verify_email').where('address_key', 'is not', null)
+      .where('refused_at', 'is', null).where('expires_at', '>', now)
       .returningAll().executeTakeFirst();
     return row && toLink(row);
   }
