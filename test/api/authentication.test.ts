@@ -373,6 +373,23 @@ forEachDatabase('resource API authentication', (database) => {
     assert.equal(await lastUsed(), t.clock.now(), 'a form without access_token is a use, recorded');
   });
 
+  test('a request refused for a scope its token lacks is no use of it, the gate\'s 403 at an API address or MCP\'s for a tool: its last use is not recorded', async () => {
+    const user = await newUser(t.deps);
+    const created = t.clock.now();
+    const { token, grantId } = await newAccessToken(t.deps, user, 'openid profile:read');
+    const lastUsed = async () => (await t.deps.stores.grants.findById(grantId))?.lastUsedAt;
+    t.clock.advance(5 * MINUTE);
+    const header = ['Authorization', `Bearer ${token}`];
+    const mcpCall = (tool: string) => rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, [...header, 'Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream'],
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }));
+    assert.equal((await rawRequest('GET', `${t.baseUrl}/api/open/v1/me/posts`, header)).status, 403);
+    assert.equal(await lastUsed(), created, 'the API\'s 403: not recorded as a use');
+    assert.equal((await mcpCall('list_posts')).status, 403);
+    assert.equal(await lastUsed(), created, 'MCP\'s 403 for the tool: not recorded as a use');
+    assert.equal((await mcpCall('get_profile')).status, 200);
+    assert.equal(await lastUsed(), t.clock.now(), 'a tool the token has the scope of is a use, recorded');
+  });
+
   test('an authorized app\'s last use is recorded on its grant', async () => {
     const user = await newUser(t.deps);
     const created = t.clock.now();
