@@ -70,8 +70,9 @@ export function connectionOf(options: RedisConnection, meanwhile: string): { red
  */
 function refusedSetting(error: unknown): 'database' | 'credentials' | undefined {
   if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
-  if ((error as { command?: { name?: unknown } }).command?.name === 'select') return 'database';
-  return /^(?:NOAUTH|WRONGPASS)\b/.test(error.message) ? 'credentials' : undefined;
+  // First: a Redis without HELLO (before 6) is sent AUTH and SELECT at once, and refuses both.
+  if (/^(?:NOAUTH|WRONGPASS)\b/.test(error.message)) return 'credentials';
+  return (error as { command?: { name?: unknown } }).command?.name === 'select' ? 'database' : undefined;
 }
 
 /**
