@@ -6,11 +6,12 @@ export interface RateLimiter {
   /** Counts one hit on `key` and says whether it is within `limit` for the window. */
   hit(key: string, limit: number, windowSeconds: number, now: Instant): Promise<RateLimitDecision>;
   /**
-   * Takes back one hit on `key` in the window of `now` (never below zero): a sign-in is counted
-   * before its password is checked, so racing guesses cannot pass the limit, and a success is
-   * then taken back, so successes never count (INTERFACE section 4).
+   * Takes back the hit on `key` that `hit` answered with `counted`, in the window of `now` (never
+   * below zero), from the counter that counted it, or not at all: a sign-in is counted before its
+   * password is checked, so racing guesses cannot pass the limit, and a success is then taken
+   * back, so successes never count (INTERFACE section 4).
    */
-  refund(key: string, windowSeconds: number, now: Instant): Promise<void>;
+  refund(key: string, windowSeconds: number, now: Instant, counted: RateLimitDecision): Promise<void>;
   /** Where the counters live right now, for readiness: `degraded` is Redis unreachable, memory in use. */
   state?(): RateLimiterState;
 }

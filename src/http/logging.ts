@@ -35,7 +35,7 @@ export function redactUrl(sent: string, nested = false): string {
   if (q === -1) return url;
   const params = url.slice(q + 1).split('&').map((pair) => {
     const eq = pair.indexOf('=');
-    const name = decodeURIComponentSafe(eq === -1 ? pair : pair.slice(0, eq));
+    const name = parameterName(eq === -1 ? pair : pair.slice(0, eq));
     if (SECRET_PARAMETERS.has(name)) return `${pair.slice(0, eq === -1 ? pair.length : eq)}=[redacted]`;
     if (eq === -1 || !NESTED_URL_PARAMETERS.has(name)) return pair;
     const value = nested ? undefined : decodeURIComponentOrUndefined(pair.slice(eq + 1).replace(/\+/g, ' '));
@@ -44,8 +44,16 @@ export function redactUrl(sent: string, nested = false): string {
   return `${url.slice(0, q)}?${params.join('&')}`;
 }
 
-function decodeURIComponentSafe(value: string): string {
-  return decodeURIComponentOrUndefined(value) ?? value;
+/**
+ * A query parameter's name as the redaction judges it: decoded (`%61ccess_token`), in lower case,
+ * and cut before its first `[` (`token[a]`, `access_token[]`). The service reads none of those
+ * spellings, but a parser that nests brackets, or a client, may take `token[a]` for `token`, and a
+ * client that sends a secret so must not find it in the log.
+ */
+function parameterName(sent: string): string {
+  const name = (decodeURIComponentOrUndefined(sent) ?? sent).toLowerCase();
+  const bracket = name.indexOf('[');
+  return bracket === -1 ? name : name.slice(0, bracket);
 }
 
 function decodeURIComponentOrUndefined(value: string): string | undefined {

@@ -44,6 +44,12 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly ownsConnection: boolean;
   private readonly client: Redis & HitCommand;
   private readonly fallback = new MemoryRateLimiter();
+  /**
+   * The decisions answered from `fallback`: their hits were counted in memory, so a refund of one
+   * goes there, never to Redis, which did not count it, even once Redis is back; and a refund of
+   * a hit Redis counted goes to Redis or nowhere, never to memory.
+   */
+  private readonly countedInMemory = new WeakSet<RateLimitDecision>();
   private readonly keyPrefix: string;
 
   constructor(options: RedisRateLimiterOptions) {
@@ -59,14 +65,19 @@ export class RedisRateLimiter implements RateLimiter {
     const resetAt = windowStart + windowSeconds;
     // Expiry is relative (Redis's own clock), twice the window so a late hit never resets a count.
     const answer = await this.redis.ask(() => this.client.svcRateLimitHit(`${this.keyPrefix}${key}:${windowStart}`, windowSeconds * 2));
-    if (answer === undefined) return this.fallback.hitSync(key, limit, windowSeconds, now);
+    if (answer === undefined) {
+      const decision = this.fallback.hitSync(key, limit, windowSeconds, now);
+      this.countedInMemory.add(decision);
+      return decision;
+    }
     const count = Number(answer);
     return { allowed: count <= limit, limit, remaining: Math.max(0, limit - count), resetAt };
   }
 
-  async refund(key: string, windowSeconds: number, now: Instant): Promise<void> {
-    const answer = await this.redis.ask(() => this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`));
-    if (answer === undefined) this.fallback.refundSync(key, windowSeconds, now);
+  async refund(key: string, windowSeconds: number, now: Instant, counted: RateLimitDecision): Promise<void> {
+    if (this.countedInMemory.has(counted)) return this.fallback.refundSync(key, windowSeconds, now);
+    // Redis away now: the hit stays counted there, erring towards the limit for one window.
+    await this.redis.ask(() => this.client.svcRateLimitRefund(`${this.keyPrefix}${key}:${windowStartOf(now, windowSeconds)}`));
   }
 
   state(): RateLimiterState {

@@ -61,30 +61,63 @@ export function connectionOf(options: RedisConnection, meanwhile: string): { red
   return { redis: new GuardedRedis(options.url, { meanwhile, commandTimeoutMs: options.commandTimeoutMs, logger: options.logger }), owned: true };
 }
 
-/** Whether `error` is Redis refusing the SELECT of the connection's handshake (no such database). */
-function refusedDatabase(error: unknown): boolean {
-  return (error as { command?: { name?: unknown } } | null)?.command?.name === 'select' && error instanceof Error && error.name === 'ReplyError';
+/**
+ * What REDIS_URL names that the Redis refuses, by its answer to the connection's handshake: the
+ * SELECT of a database it does not have (`ERR DB index is out of range`), or the credentials
+ * (`WRONGPASS` to a password or user it does not know, `NOAUTH` when it wants one and REDIS_URL
+ * gives none); `undefined` for any other failure. Redis's answer never holds the password (the
+ * error's `command` does: it is never logged).
+ */
+function refusedSetting(error: unknown): 'database' | 'credentials' | undefined {
+  if (!(error instanceof Error) || error.name !== 'ReplyError') return undefined;
+  // First: a Redis without HELLO (before 6) is sent AUTH and SELECT at once, and refuses both.
+  if (/^(?:NOAUTH|WRONGPASS)\b/.test(error.message)) return 'credentials';
+  return (error as { command?: { name?: unknown } }).command?.name === 'select' ? 'database' : undefined;
 }
 
 /**
- * Whether the Redis at `url` has the database its path names, asked once on a connection of its
- * own: `refused` with Redis's answer when it does not (`ERR DB index is out of range`), `ok` when
- * it does, `unreachable` when no answer came within `timeoutMs`. The start asks it, so a
- * REDIS_URL naming a database the server does not have is a bad setting, not a silent fallback.
+ * What the start's check runs once connected: the commands the service sends (a script, as the
+ * limiter's are, writing as they do with INCR, EXPIRE and SET PX NX) on keys of the names it
+ * uses, which expire within a second. Redis refuses it (`NOPERM`) when REDIS_URL's ACL user may
+ * not run them or touch those keys.
  */
-export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise<{ outcome: 'ok' | 'unreachable' } | { outcome: 'refused'; reason: string; db: number }> {
+const PERMISSIONS_PROBE = `
+redis.call('SET', KEYS[2], '1', 'PX', 1000, 'NX')
+redis.call('INCR', KEYS[1])
+return redis.call('EXPIRE', KEYS[1], 1)
+`;
+
+/** What the start's check found of REDIS_URL: `refused` names what Redis refused, with its answer. */
+export type RedisCheck = { outcome: 'ok' | 'unreachable' } | { outcome: 'refused'; refused: 'database' | 'credentials' | 'permissions'; reason: string; db: number };
+
+/**
+ * Whether the Redis at `url` takes what REDIS_URL names, asked once on a connection of its own:
+ * `refused` with Redis's answer when it does not have the database its path names, refuses its
+ * credentials, or its user may not run the service's commands (`PERMISSIONS_PROBE`); `ok` when it
+ * takes all that, `unreachable` when no answer came within `timeoutMs`. The start asks it, so
+ * such a REDIS_URL is a bad setting, not a fallback to memory for ever.
+ */
+export async function checkRedisDatabase(url: string, timeoutMs = 1000): Promise<RedisCheck> {
   const { Redis: Client } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
   // The connection and its handshake are timed together, by `afterLoopTime`: ioredis's timers
   // would take a Redis answering while the start held the loop for unreachable.
   const client = new Client(url, { ...UNTIMED, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const db = client.options.db ?? 0;
   let cancel = () => {};
   try {
     return await new Promise((resolve) => {
       cancel = afterLoopTime(timeoutMs, () => resolve({ outcome: 'unreachable' }));
       client.on('error', (error: Error) => {
-        resolve(refusedDatabase(error) ? { outcome: 'refused', reason: error.message, db: client.options.db ?? 0 } : { outcome: 'unreachable' });
+        const refused = refusedSetting(error);
+        resolve(refused === undefined ? { outcome: 'unreachable' } : { outcome: 'refused', refused, reason: error.message, db });
       });
-      client.on('ready', () => resolve({ outcome: 'ok' }));
+      client.on('ready', () => {
+        // Any other answer (out of memory, writes paused) is Redis's state now, no setting at fault.
+        client.eval(PERMISSIONS_PROBE, 2, 'svc:rl:start-check', 'svc:dpop:start-check').then(
+          () => resolve({ outcome: 'ok' }),
+          (error: Error) => resolve(/^NOPERM\b/.test(error.message) ? { outcome: 'refused', refused: 'permissions', reason: error.message, db } : { outcome: 'ok' }),
+        );
+      });
       client.connect().catch(() => {});
     });
   } finally {
@@ -162,6 +195,8 @@ export class GuardedRedis {
    */
   private readonly waiting = new Set<(ready: boolean) => void>();
   private degraded = false;
+  /** The refusal of REDIS_URL's settings told in this outage (`refusal`), if any. */
+  private refusalTold: string | undefined;
   private closed = false;
   /** A command went unanswered and its connection was dropped: skip Redis until the next 'ready'. */
   private dropped = false;
@@ -196,11 +231,17 @@ export class GuardedRedis {
     });
     // Without a listener an unreachable Redis would crash the process with an unhandled 'error'.
     this.client.on('error', (error: Error) => {
-      if (!refusedDatabase(error)) return this.outage(error);
+      const refused = refusedSetting(error);
+      if (refused === undefined) return this.outage(error);
+      if (refused === 'credentials') {
+        // ioredis drops the connection and tries again (every 2 s at most), refused each time
+        // until Redis takes the password again (restarted with another): told once.
+        return this.refusal(error, 'Redis refuses the password or user of REDIS_URL', 'it takes them');
+      }
       // ioredis reports the SELECT of REDIS_URL's database number refused, then goes on, ready,
       // on database 0: another deployment's counters, or whatever else is kept there. This
       // connection is dropped before it is ready, and each new one (every 2 s at most) asks again.
-      this.outage(error, `REDIS_URL names database ${this.client.options.db}, which this Redis does not have`, 'it does');
+      this.refusal(error, `REDIS_URL names database ${this.client.options.db}, which this Redis does not have`, 'it does');
       this.dropped = true;
       this.client.disconnect(true);
     });
@@ -350,6 +391,22 @@ export class GuardedRedis {
   private outage(error: unknown, what = 'Redis unreachable', until = 'it is back'): void {
     if (this.degraded || this.closed) return;
     this.degraded = true;
+    this.warn(error, what, until);
+  }
+
+  /**
+   * Redis refuses what REDIS_URL names (`refusedSetting`): told once an outage, even one already
+   * told (a Redis restarted with another password first closes the connection), and not again at
+   * each retry it refuses the same way.
+   */
+  private refusal(error: unknown, what: string, until: string): void {
+    if (this.closed || this.refusalTold === what) return;
+    this.degraded = true;
+    this.refusalTold = what;
+    this.warn(error, what, until);
+  }
+
+  private warn(error: unknown, what: string, until: string): void {
     const reason = error instanceof Error ? error.message : String(error);
     this.logger?.warn({ reason }, `${what}; ${this.meanwhile} until ${until}`);
   }
@@ -361,6 +418,7 @@ export class GuardedRedis {
     this.tellWaiting(true);
     if (!this.degraded || this.closed) return;
     this.degraded = false;
+    this.refusalTold = undefined;
     this.logger?.info({}, 'Redis is reachable again');
     for (const listener of this.recoveryListeners) listener();
   }

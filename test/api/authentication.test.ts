@@ -350,13 +350,17 @@ forEachDatabase('resource API authentication', (database) => {
     assert.equal(await lastUsed(), t.clock.now());
   });
 
-  test('a request refused for carrying its token two ways is no use of it: its last use is not recorded (RFC 6750 2)', async () => {
+  /** A new user's access token for `openid profile:read`, made 5 minutes ago, and its grant's last use. */
+  async function tokenMadeEarlier() {
     const user = await newUser(t.deps);
     const created = t.clock.now();
     const { token, grantId } = await newAccessToken(t.deps, user, 'openid profile:read');
-    const lastUsed = async () => (await t.deps.stores.grants.findById(grantId))?.lastUsedAt;
     t.clock.advance(5 * MINUTE);
-    const header = ['Authorization', `Bearer ${token}`];
+    return { token, created, header: ['Authorization', `Bearer ${token}`], lastUsed: async () => (await t.deps.stores.grants.findById(grantId))?.lastUsedAt };
+  }
+
+  test('a request refused for carrying its token two ways is no use of it: its last use is not recorded (RFC 6750 2)', async () => {
+    const { token, created, header, lastUsed } = await tokenMadeEarlier();
     const form = ['Content-Type', 'application/x-www-form-urlencoded'];
     const cases: Array<[string, string, string[], string?]> = [
       ['POST', '/api/oauth/userinfo', form, `access_token=${token}`],
@@ -371,6 +375,18 @@ forEachDatabase('resource API authentication', (database) => {
     const served = await rawRequest('POST', `${t.baseUrl}/api/oauth/userinfo`, [...header, ...form], 'a=b');
     assert.equal(served.status, 200);
     assert.equal(await lastUsed(), t.clock.now(), 'a form without access_token is a use, recorded');
+  });
+
+  test('a request refused for a scope its token lacks is no use of it, the gate\'s 403 at an API address or MCP\'s for a tool: its last use is not recorded', async () => {
+    const { created, header, lastUsed } = await tokenMadeEarlier();
+    const mcpCall = (tool: string) => rawRequest('POST', `${t.baseUrl}${MCP_PATH}`, [...header, 'Content-Type', 'application/json', 'Accept', 'application/json, text/event-stream'],
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: {} } }));
+    assert.equal((await rawRequest('GET', `${t.baseUrl}/api/open/v1/me/posts`, header)).status, 403);
+    assert.equal(await lastUsed(), created, 'the API\'s 403: not recorded as a use');
+    assert.equal((await mcpCall('list_posts')).status, 403);
+    assert.equal(await lastUsed(), created, 'MCP\'s 403 for the tool: not recorded as a use');
+    assert.equal((await mcpCall('get_profile')).status, 200);
+    assert.equal(await lastUsed(), t.clock.now(), 'a tool the token has the scope of is a use, recorded');
   });
 
   test('an authorized app\'s last use is recorded on its grant', async () => {

@@ -1,9 +1,11 @@
 /** The request logger: pino's child logger made only when a line is written. */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { loggerOptions, redactUrl, requestLogger } from '../../src/http/logging.js';
+import { type TestApp, startTestApp } from '../support/app.js';
+import { forEachDatabase } from '../support/databases.js';
 
 function parentAt(level: string, lines: string[]): { logger: FastifyBaseLogger; children: () => number } {
   const logger = pino({ level }, { write: (line: string) => { lines.push(line); } });
@@ -98,4 +100,21 @@ test('an error whose causes loop is logged a few causes deep, and a thrown value
   for (let err = (JSON.parse(lines[0]!) as { err: { cause?: unknown } }).err; err.cause !== undefined; err = err.cause as { cause?: unknown }) depth += 1;
   assert.equal(depth, 3);
   assert.deepEqual((JSON.parse(lines[1]!) as { err: unknown }).err, { type: 'string', message: '', stack: '' });
+});
+
+forEachDatabase('request log lines', (database) => {
+  const lines: string[] = [];
+  let t: TestApp;
+  before(async () => { t = await startTestApp(database, { logLines: lines }); });
+  after(() => t.close());
+
+  test('a secret-bearing query parameter is redacted by its name before any bracket, in any case or percent-encoding', async () => {
+    const query = ['token[a]=SECRET_1', 'code[a]=SECRET_2', 'access_token[]=SECRET_3', '%61ccess_token=SECRET_4', 'Access_Token=SECRET_5',
+      'refresh_token%5B0%5D=SECRET_6', 'STATE[x][y]=SECRET_7', 'page=kept'].join('&');
+    assert.equal((await fetch(`${t.baseUrl}/.well-known/openid-configuration?${query}`)).status, 200);
+    const logged = lines.join('');
+    assert.match(logged, /token\[a\]=\[redacted\]/);
+    assert.match(logged, /page=kept/);
+    assert.doesNotMatch(logged, /SECRET_\d/);
+  });
 });

@@ -99,6 +99,15 @@ forEachDatabase('authorization endpoint', (database) => {
     }
   });
 
+  test('a loopback redirect URI on port 0, or with its port written with leading zeros, matches no registered one: an error page, no redirect (RFC 8252 7.3)', async () => {
+    const { browser } = await signedInBrowser(t);
+    const c = await newClient(t, { type: 'public', redirectUris: ['http://127.0.0.1/callback', 'http://[::1]/callback'] });
+    for (const uri of ['http://127.0.0.1:0/callback', 'http://127.0.0.1:00080/callback', 'http://127.0.0.1:00/callback', 'http://[::1]:0/callback', 'http://[::1]:08080/callback']) {
+      await assertErrorPage(await authorize(browser, authorizeQuery(c, { redirectUri: uri, pkce: pkcePair() })));
+    }
+    assert.ok(await obtainCode(browser, c, { redirectUri: 'http://127.0.0.1:80/callback', pkce: pkcePair() }), 'port 80 written out is a port as a browser reads it');
+  });
+
   test('without a session the browser is sent to sign in, and comes back to the request', async () => {
     const user = await newUser(t);
     const c = await newClient(t);

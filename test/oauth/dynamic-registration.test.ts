@@ -204,6 +204,17 @@ forEachDatabase('dynamic client registration (RFC 7591)', (database) => {
     assert.equal((await t.deps.stores.clients.listAll()).length, before);
   });
 
+  test('a redirect URI\'s port is written as a browser goes to it: port 0, an empty port or leading zeros is invalid_redirect_uri', async () => {
+    for (const uri of ['http://127.0.0.1:0/callback', 'http://127.0.0.1:00080/callback', 'http://[::1]:08080/cb', 'https://agent.example:0443/cb', 'https://agent.example:/cb']) {
+      const answer = await register(t, { redirect_uris: [uri], client_name: 'Agent' });
+      assert.equal(answer.status, 400, uri);
+      const told = (await answer.json()) as { error: string; error_description: string };
+      assert.equal(told.error, 'invalid_redirect_uri', uri);
+      assert.match(told.error_description, /port 0, an empty port or a port written with leading zeros/, uri);
+    }
+    assert.equal((await register(t, { redirect_uris: ['http://127.0.0.1:8080/callback', 'https://agent.example:8443/cb'], client_name: 'Agent' })).status, 201);
+  });
+
   test('metadata this service cannot honour is invalid_client_metadata (RFC 7591 3.2.2), consistency of grant and response types included (2.1)', async () => {
     const redirect = { redirect_uris: ['https://agent.example/callback'] };
     const bad: Array<Record<string, unknown>> = [

@@ -38,18 +38,19 @@ function contract(name: string, make: () => RateLimiter, cleanup: () => Promise<
     test('a refund takes one hit back in the same window, never below zero', async () => {
       const limiter = make();
       await limiter.hit('k5', 2, 60, T0);
-      await limiter.hit('k5', 2, 60, T0);
-      await limiter.refund('k5', 60, T0);
+      await limiter.refund('k5', 60, T0, await limiter.hit('k5', 2, 60, T0));
       assert.equal((await limiter.hit('k5', 2, 60, T0)).remaining, 0, 'two hits and a refund leave one, and this hit is the second');
-      await limiter.refund('k6', 60, T0);
+      // A hit on k6's counter that is gone: the refund finds nothing to take back.
+      const gone = await limiter.hit('k6', 1, 60, WINDOW_END * 1000 - 120_000);
+      await limiter.refund('k6', 60, T0, gone);
       assert.equal((await limiter.hit('k6', 1, 60, T0)).remaining, 0, 'a refund on nothing counts nothing');
     });
 
     test('a refund after the window ended leaves the new window alone', async () => {
       const limiter = make();
-      await limiter.hit('k7', 5, 60, T0);
+      const first = await limiter.hit('k7', 5, 60, T0);
       await limiter.hit('k7', 5, 60, WINDOW_END * 1000);
-      await limiter.refund('k7', 60, T0);
+      await limiter.refund('k7', 60, T0, first);
       assert.equal((await limiter.hit('k7', 5, 60, WINDOW_END * 1000)).remaining, 3);
     });
 
@@ -142,6 +143,53 @@ describe('Redis limiter when Redis is unreachable', () => {
       await limiter.close();
       await witness.close();
       await proxy.cut();
+    }
+  });
+
+  /** A limiter through a relay to Redis (cut and opened by the test), and one straight to Redis on the same keys. */
+  async function relayedLimiter() {
+    const proxy = new TcpRelay({ host: new URL(redisUrl!).hostname, port: Number(new URL(redisUrl!).port || 6379) }, await freePort());
+    await proxy.open();
+    const keyPrefix = uniqueKeyPrefix();
+    const limiter = new RedisRateLimiter({ url: `redis://127.0.0.1:${proxy.port}`, keyPrefix, logger: recordingLogger().logger, commandTimeoutMs: 300 });
+    const witness = new RedisRateLimiter({ url: redisUrl!, keyPrefix });
+    return {
+      proxy, limiter, witness,
+      async close() {
+        await limiter.close();
+        await witness.close();
+        await proxy.cut();
+      },
+    };
+  }
+
+  test('a refund goes only where its hit was counted: a hit counted in memory while Redis was away takes nothing off Redis once it is back', { skip: skipWithoutRedis }, async () => {
+    const { proxy, limiter, witness, close } = await relayedLimiter();
+    try {
+      await limiter.hit('k', 100, 60, T0);
+      await proxy.cut();
+      await eventually(() => limiter.state() === 'degraded', 'degraded once the connection is cut');
+      const inMemory = await limiter.hit('k', 100, 60, T0);
+      await proxy.open();
+      await eventually(() => limiter.state() === 'redis', 'back to Redis once it is reachable');
+      await limiter.refund('k', 60, T0, inMemory);
+      assert.equal((await witness.hit('k', 100, 60, T0)).remaining, 98, 'Redis keeps the one hit it counted, and counts this one');
+    } finally {
+      await close();
+    }
+  });
+
+  test('a refund goes only where its hit was counted: a hit Redis counted is not taken off the memory counts while Redis is away', { skip: skipWithoutRedis }, async () => {
+    const { proxy, limiter, close } = await relayedLimiter();
+    try {
+      const inRedis = await limiter.hit('k', 100, 60, T0);
+      await proxy.cut();
+      await eventually(() => limiter.state() === 'degraded', 'degraded once the connection is cut');
+      assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory');
+      await limiter.refund('k', 60, T0, inRedis);
+      assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 98, 'the hit memory counted stays counted');
+    } finally {
+      await close();
     }
   });
 });

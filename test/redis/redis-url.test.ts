@@ -10,7 +10,7 @@ import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import { checkRedisDatabase, GuardedRedis, type RedisLogger } from '../../src/redis/connect.js';
 import { temporarySqlitePath } from '../support/databases.js';
 import { compiled, run, SERVICE_ENTRY } from '../support/processes.js';
-import { holdEventLoop, redisUrl, skipWithoutRedis, uniqueKeyPrefix } from '../support/redis.js';
+import { holdEventLoop, redisUrl, scratchRedis, skipWithoutRedis, skipWithoutRedisServer, uniqueKeyPrefix } from '../support/redis.js';
 import { freePort } from '../support/instances.js';
 
 const T0 = Date.UTC(2026, 10, 23, 8, 0, 0);
@@ -51,6 +51,72 @@ test('a REDIS_URL database the Redis does not have stops the start with one line
   });
   assert.equal(await server.exited, 2, server.output());
   assert.equal(server.output(), 'invalid setting REDIS_URL: this Redis has no database 99 (ERR DB index is out of range); the number after HOST:PORT/ must name one it has (0 to 15 with Redis\'s default databases 16)\n');
+});
+
+/** The service started on REDIS_URL `url`, to its exit: the code and everything it wrote. */
+async function startedOn(url: string): Promise<{ code: number | string; output: string }> {
+  compiled();
+  const server = run(process.execPath, [SERVICE_ENTRY], { DATABASE_URL: `sqlite:${temporarySqlitePath()}`, PORT: String(await freePort()), REDIS_URL: url, LOG_LEVEL: 'warn' });
+  const code = await Promise.race([server.exited, server.waitFor(/Listening on /, 30_000).then(() => 'listening')]);
+  if (code === 'listening') {
+    server.child.kill('SIGTERM');
+    await server.exited;
+  }
+  return { code, output: server.output() };
+}
+
+test('a REDIS_URL password the Redis refuses, or none where it wants one, stops the start with one line naming the setting and not the password, exit 2', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const redis = await scratchRedis('--requirepass', 'right-password');
+  try {
+    for (const url of [`redis://:WRONG_PASSWORD@127.0.0.1:${redis.port}`, `redis://127.0.0.1:${redis.port}/2`, `redis://someone:WRONG_PASSWORD@127.0.0.1:${redis.port}`]) {
+      const { code, output } = await startedOn(url);
+      assert.equal(code, 2, output);
+      assert.match(output, /^invalid setting REDIS_URL: this Redis refuses its credentials \((WRONGPASS|NOAUTH) [^\n]*\); give the password Redis requires[^\n]*\n$/, url);
+      assert.doesNotMatch(output, /WRONG_PASSWORD|someone/);
+    }
+  } finally {
+    await redis.stop();
+  }
+});
+
+test('a REDIS_URL user the Redis does not let run the service\'s commands stops the start with one line naming the setting, exit 2', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const redis = await scratchRedis('--requirepass', 'right-password');
+  try {
+    // May connect and be told its INFO, and nothing the service sends.
+    assert.equal(redis.command('right-password', 'ACL', 'SETUSER', 'reader', 'on', '>reader-password', '~*', '+@connection', '+info', '+client', '+select'), 'OK');
+    const { code, output } = await startedOn(`redis://reader:reader-password@127.0.0.1:${redis.port}`);
+    assert.equal(code, 2, output);
+    assert.match(output, /^invalid setting REDIS_URL: this Redis's user may not run the service's commands \(NOPERM [^\n]*\); it needs EVAL[^\n]*\n$/);
+    assert.doesNotMatch(output, /reader-password/);
+  } finally {
+    await redis.stop();
+  }
+});
+
+test('a Redis that refuses REDIS_URL\'s password once running (restarted with another) is logged once with why, not at each retry, and its users keep to their fallback', { skip: skipWithoutRedisServer, timeout: 60_000 }, async () => {
+  const redis = await scratchRedis('--requirepass', 'first-password');
+  const lines: string[] = [];
+  const logger: RedisLogger = { warn: (details, message) => lines.push(`warn: ${message} (${(details as { reason: string }).reason.split(' ')[0]})`), info: (_d, message) => lines.push(`info: ${message}`) };
+  const limiter = new RedisRateLimiter({ url: `redis://:first-password@127.0.0.1:${redis.port}`, keyPrefix: uniqueKeyPrefix(), logger, commandTimeoutMs: 300 });
+  try {
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99);
+    assert.equal(limiter.state(), 'redis');
+    // Failed authentications, as Redis logs them (ACL LOG: a `count` line, then the number, per entry).
+    const refusals = () => [...redis.command('second-password', 'ACL', 'LOG').matchAll(/^count\n(\d+)$/gm)].reduce((sum, [, count]) => sum + Number(count), 0);
+    assert.equal(redis.command('first-password', 'CONFIG', 'SET', 'requirepass', 'second-password'), 'OK');
+    assert.match(redis.command('second-password', 'CLIENT', 'KILL', 'TYPE', 'normal'), /^\d+$/);
+    for (let i = 0; i < 400 && refusals() < 3; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    assert.ok(refusals() >= 3, 'the service tried again three times, refused each time');
+    assert.equal((await limiter.hit('k', 100, 60, T0)).remaining, 99, 'counted in memory meanwhile');
+    assert.equal(limiter.state(), 'degraded');
+    assert.deepEqual(lines, [
+      'warn: Redis unreachable; rate limits count in memory per instance until it is back (connection)',
+      'warn: Redis refuses the password or user of REDIS_URL; rate limits count in memory per instance until it takes them (WRONGPASS)',
+    ]);
+  } finally {
+    await limiter.close();
+    await redis.stop();
+  }
 });
 
 test('a Redis down at start is logged as unreachable once, and the start goes on', { timeout: 60_000 }, async () => {

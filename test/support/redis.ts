@@ -3,7 +3,10 @@
  * saying why; on CI (CI=true) a missing Redis is a failure, as for PostgreSQL.
  * Each run uses a key prefix of its own, so runs and suites never share counters.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import { freePort } from './ports.js';
 
 export const redisUrl = process.env.TEST_REDIS_URL || undefined;
 
@@ -34,4 +37,39 @@ export function uniqueKeyPrefix(): string {
 export function holdEventLoop(ms: number): void {
   const end = performance.now() + ms;
   while (performance.now() < end);
+}
+
+/** `false` when `redis-server` and `redis-cli` can be run, for a Redis of a test's own; else the reason it is skipped. */
+export const skipWithoutRedisServer: string | false = ['redis-server', 'redis-cli'].every((program) => spawnSync(program, ['--version']).status === 0) ? false
+  : 'redis-server or redis-cli is not installed: tests of a Redis of their own skipped';
+
+/** A Redis the test started (`scratchRedis`), on `port`, with nothing saved to disk. */
+export interface ScratchRedis {
+  port: number;
+  /** Sends one command with `redis-cli`, authenticated with `password`; its answer. */
+  command(password: string, ...args: string[]): string;
+  stop(): Promise<void>;
+}
+
+/** Starts `redis-server` on a free port with `args` (`--requirepass x`), once it accepts connections. */
+export async function scratchRedis(...args: string[]): Promise<ScratchRedis> {
+  const port = await freePort();
+  const server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...args], { stdio: 'ignore' });
+  const exited = new Promise((resolve) => server.once('exit', resolve));
+  const stop = async () => {
+    server.kill('SIGTERM');
+    await exited;
+  };
+  for (let accepted = false; !accepted;) {
+    accepted = await new Promise<boolean>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
+      socket.on('error', () => setTimeout(() => resolve(false), 20));
+    });
+    if (!accepted && server.exitCode !== null) throw new Error(`redis-server exited (${server.exitCode})`);
+  }
+  return {
+    port,
+    stop,
+    command: (password, ...command) => spawnSync('redis-cli', ['-p', String(port), '--no-auth-warning', '-a', password, ...command], { encoding: 'utf8' }).stdout.trim(),
+  };
 }

@@ -75,7 +75,7 @@ async function mailResetLinks(deps: ResetDeps, login: string, pageLocale: Locale
       }, now);
       return superseded > 0;
     });
-    if (replaced) await deps.limiter.refund(key, RESET_WINDOW_SECONDS, now);
+    if (replaced) await deps.limiter.refund(key, RESET_WINDOW_SECONDS, now, perAccount);
   }
 }
 

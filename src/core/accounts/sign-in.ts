@@ -95,13 +95,13 @@ function countersFor(account: string, origin: AttemptOrigin, device: DeviceEntry
  */
 async function throttledCheck<T>(deps: Omit<SignInDeps, 'securityLog'>, counters: Counter[], check: () => Promise<T | undefined>): Promise<T | Throttled | undefined> {
   const now: Instant = deps.clock.now();
-  const counted: Counter[] = [];
+  const counted: Array<{ key: string; decision: RateLimitDecision }> = [];
   for (const counter of counters) {
     const decision = await deps.limiter.hit(counter.key, counter.limit, SIGN_IN_WINDOW_SECONDS, now);
-    counted.push(counter);
+    counted.push({ key: counter.key, decision });
     if (!decision.allowed) return throttled(decision, now);
   }
-  const refund = () => Promise.all(counted.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now)));
+  const refund = () => Promise.all(counted.map((c) => deps.limiter.refund(c.key, SIGN_IN_WINDOW_SECONDS, now, c.decision)));
   let passed: T | undefined;
   try {
     passed = await check();

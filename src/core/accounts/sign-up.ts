@@ -50,7 +50,7 @@ export async function signUp(
   } catch (error) {
     if (error instanceof ConflictError) return { ok: false, reason: 'taken' };
     // The password hash queue was full (503): nothing was tried, so nothing counts.
-    if (error instanceof PasswordsBusyError) await deps.limiter.refund(key, SIGN_UP_WINDOW_SECONDS, now);
+    if (error instanceof PasswordsBusyError) await deps.limiter.refund(key, SIGN_UP_WINDOW_SECONDS, now, decision);
     throw error;
   }
 }

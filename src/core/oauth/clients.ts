@@ -33,7 +33,7 @@ const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
 /**
  * Why a URI a client registers is no URI we accept, or the URL it is: absolute, ASCII (RFC 3986:
  * a URI is ASCII; an IRI must be percent-encoded first), no fragment (RFC 6749 3.1.2), no
- * credentials, at most 2000 characters.
+ * credentials, a port as a browser reads it (`canonicalPort`), at most 2000 characters.
  */
 function registeredUri(uri: string): URL | string {
   if (uri.length > 2000) return 'is longer than 2000 characters';
@@ -47,8 +47,23 @@ function registeredUri(uri: string): URL | string {
   }
   if (uri.includes('#')) return 'has a fragment';
   if (url.username || url.password) return 'contains credentials';
+  if (isWebUrl(url) && !canonicalPort(uri)) return PORT_PROBLEM;
   return url;
 }
+
+/**
+ * Whether the port an http(s) URI writes, if any, is one a browser goes to as written: a number
+ * from 1 without leading zeros. Port 0 is no port a browser connects to (Fetch's "bad port"),
+ * and the WHATWG URL parser reads `:00080` as port 80 and an empty `:` as none, where the
+ * service would compare and send the URI as written (RFC 3986 6.2.3: the canonical form has no
+ * such port).
+ */
+function canonicalPort(uri: string): boolean {
+  const port = /^[a-z][a-z\d+.-]*:\/\/[^/?#\\]*?(?::(\d*))?(?=[/?#\\]|$)/i.exec(uri)?.[1];
+  return port === undefined || /^[1-9]\d*$/.test(port);
+}
+
+const PORT_PROBLEM = 'has port 0, an empty port or a port written with leading zeros';
 
 /**
  * Why a redirect URI cannot be registered, or `undefined` when it can: a `registeredUri` with
@@ -67,9 +82,13 @@ export function redirectUriProblem(uri: string): string | undefined {
 const REDIRECT_SCHEME_PROBLEM = 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
 const BACKCHANNEL_SCHEME_PROBLEM = 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
 
-/** A loopback URI with its port taken out, or `undefined` for any other URI (or a port no socket can have). */
+/**
+ * A loopback URI with its port taken out, or `undefined` for any other URI, or a port a browser
+ * would not go to as written (`canonicalPort`: 0, leading zeros) or no socket can have (past
+ * 65535). The rest is compared as sent: the port alone may differ (RFC 8252 7.3).
+ */
 function withoutLoopbackPort(uri: string): string | undefined {
-  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/.exec(uri);
+  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9]\d{0,4}))?([/?].*)?$/.exec(uri);
   if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
   return `http://${match[1]}${match[3] ?? ''}`;
 }
@@ -158,6 +177,7 @@ const URI_PROBLEM_WORDS: Readonly<Record<string, Words>> = {
   'is not an absolute URL': { key: 'apps.uriNotAbsolute' },
   'has a fragment': { key: 'apps.uriFragment' },
   'contains credentials': { key: 'apps.uriCredentials' },
+  [PORT_PROBLEM]: { key: 'apps.uriPort' },
   [REDIRECT_SCHEME_PROBLEM]: { key: 'apps.uriScheme' },
   [BACKCHANNEL_SCHEME_PROBLEM]: { key: 'apps.backchannelScheme' },
 };

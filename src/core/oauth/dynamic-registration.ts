@@ -217,7 +217,7 @@ export async function registerSelf(deps: RegistrationDeps, body: unknown, askedB
     });
   } catch (error) {
     // Nothing was registered: the address keeps its count (RateLimiter.refund).
-    await deps.limiter.refund(key, REGISTRATION_WINDOW_SECONDS, now);
+    await deps.limiter.refund(key, REGISTRATION_WINDOW_SECONDS, now, decision);
     if (error instanceof InputError) throw metadataError(error.problems);
     throw error;
   }

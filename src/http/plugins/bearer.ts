@@ -122,7 +122,8 @@ export interface BearerGate {
   /**
    * The 403 `insufficient_scope` answer (RFC 6750 3.1), sent with the gate's challenge, when the
    * request's token lacks `scope`; `undefined` when it holds it. For a need the body tells (an MCP
-   * tool), which the gate cannot know before the body is read.
+   * tool), which the gate cannot know before the body is read; a request it refuses is no use of
+   * the token, as one the gate refuses for its scope (`scopeByRoute`).
    */
   requireScope(request: FastifyRequest, reply: FastifyReply, scope: Scope): Promise<FastifyReply> | undefined;
 }
@@ -138,14 +139,18 @@ export interface BearerGate {
  * (RFC 6750 3.1). `'besideHeader'`: the routes take none (MCP), and a form is read only once the
  * header's token was admitted. Either way a form read beside an admitted token is refused when it
  * carries `access_token` too (RFC 6750 2: one method a request), before the token's use is
- * recorded. Absent, no form body is read. Where none is read without the header, one sent so to a
+ * recorded. Absent, no form body is read. `scopeByRoute`: a route needs a scope its request's
+ * body names (an MCP tool), asked of `requireScope`; a request it refuses is no use of the token. Where none is read without the header, one sent so to a
  * route that takes its method is refused unread, told that no form is read here (`formUnread`),
  * with the same challenge; one to a route that is no address (`GATED_NOT_FOUND`) gets that route's
  * 404 or 405. A GET's body is never read (RFC 9110 9.3.1: it cannot alter the request's meaning;
  * RFC 6750 2.2 excludes GET).
  */
-export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: 'always' | 'besideHeader' }): BearerGate {
+export function registerBearerGate(app: FastifyInstance, securityHeaders: HeaderSet, options: { resourceMetadata?: string; resource: string | null; readsForm?: 'always' | 'besideHeader'; scopeByRoute?: boolean }): BearerGate {
   const { deps } = app;
+  const { scopeByRoute = false } = options;
+  /** Requests admitted, then refused by the gate once their form or message was read: no use of their token. */
+  const refusedOnceAdmitted = new WeakSet<FastifyRequest>();
   const extended = new WeakMap<OAuthError, OAuthError>();
   const { resourceMetadata, resource } = options;
   const refuse = (refusal: OAuthError, request: FastifyRequest, reply: FastifyReply) =>
@@ -217,8 +222,9 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
     const refusal = audienceRefusal(bearer, resource) ?? scopeRefusal(bearer, scope === '' ? undefined : scope);
     if (refusal) return refuse(refusal, request, reply);
     request.bearer = bearer;
-    // A refused request is no use of its token: one whose form is still to be judged is recorded once it passed.
-    if (!formJudgedOnceRead(request)) await recordUse(request, bearer, now);
+    // A refused request is no use of its token: one whose form or scope is still to be judged is
+    // recorded once it passed (below).
+    if (!scopeByRoute && !formJudgedOnceRead(request)) await recordUse(request, bearer, now);
     return undefined;
   };
 
@@ -267,15 +273,29 @@ export function registerBearerGate(app: FastifyInstance, securityHeaders: Header
       const { bearer } = request;
       if (bearer === undefined) return admit(request, reply, scope, carriesToken(request.body) ? 'token' : undefined);
       if (!formJudgedOnceRead(request)) return undefined;
-      if (carriesToken(request.body)) return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
-      return recordUse(request, bearer, deps.clock.now());
+      if (carriesToken(request.body)) {
+        refusedOnceAdmitted.add(request);
+        return refuse(bearer.scheme === 'DPoP' ? BEARER_REFUSALS.alsoInFormDpop : BEARER_REFUSALS.alsoInForm, request, reply);
+      }
+      return scopeByRoute ? undefined : recordUse(request, bearer, deps.clock.now());
+    });
+  }
+  // `scopeByRoute`: the route asks `requireScope` once it has read what the request needs, so the
+  // token's use is recorded as the answer goes, unless the gate refused it meanwhile. Only in the
+  // contexts that ask for it: the API's and UserInfo's answers pay for no hook.
+  if (scopeByRoute) {
+    app.addHook('onSend', async (request: FastifyRequest) => {
+      const { bearer } = request;
+      if (bearer !== undefined && !refusedOnceAdmitted.has(request)) await recordUse(request, bearer, deps.clock.now());
     });
   }
 
   return {
     requireScope(request, reply, scope) {
       const refusal = scopeRefusal(requestBearer(request), scope);
-      return refusal && refuse(refusal, request, reply);
+      if (refusal === undefined) return undefined;
+      refusedOnceAdmitted.add(request);
+      return refuse(refusal, request, reply);
     },
   };
 }
