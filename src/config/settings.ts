@@ -129,6 +129,15 @@ export const PREVIOUS_CLIENT_SECRET_MAX_HOURS = 7 * 24;
 type Env = Record<string, string | undefined>;
 
 /** One setting's parser: returns the value or throws with what the setting accepts. */
+/**
+ * A URL setting as its error shows it: everything before its last `@` after the scheme (the user
+ * and password, even a password with `/`, `#` or `@` not percent-encoded) replaced, so the one line
+ * a bad setting prints, which goes to the journal, never holds the password.
+ */
+function withoutCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^]*@/i, '$1…@');
+}
+
 function invalid(name: string, value: string, accepts: string): never {
   throw new SettingsError(`invalid setting ${name}=${JSON.stringify(value)}: accepts ${accepts}`);
 }
@@ -227,22 +236,23 @@ function database(env: Env): DatabaseTarget {
     return { kind: 'sqlite', path: raw.slice('sqlite:'.length) };
   }
   if (namesPostgres(raw)) return { kind: 'postgres', url: raw };
-  return invalid('DATABASE_URL', raw, 'sqlite:PATH or postgres://…');
+  return invalid('DATABASE_URL', withoutCredentials(raw), 'sqlite:PATH or postgres://…');
 }
 
 function redis(env: Env): string | undefined {
   const raw = env.REDIS_URL;
   if (raw === undefined || raw === '') return undefined;
   const accepts = 'redis://… or rediss://…, with a database number after the port when one is given (redis://host:6379/2)';
-  if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', raw, accepts);
+  const shown = withoutCredentials(raw);
+  if (!/^rediss?:\/\/.+/.test(raw)) invalid('REDIS_URL', shown, accepts);
   // The path is the database (0 when none): the one way to keep two deployments apart in one Redis.
   let path: string;
   try {
     path = new URL(raw).pathname;
   } catch {
-    return invalid('REDIS_URL', raw, accepts);
+    return invalid('REDIS_URL', shown, accepts);
   }
-  if (!/^(\/(\d{1,5})?)?$/.test(path)) invalid('REDIS_URL', raw, accepts);
+  if (!/^(\/(\d{1,5})?)?$/.test(path)) invalid('REDIS_URL', shown, accepts);
   return raw;
 }
 

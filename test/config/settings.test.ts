@@ -107,6 +107,17 @@ test('HOST is an IP address or a host name: a value that is neither (a typo, a m
   }
 });
 
+test('a refused REDIS_URL or DATABASE_URL is named without its password, even one not percent-encoded', () => {
+  const cases: Array<Record<string, string>> = [
+    { REDIS_URL: 'redis://:pa/ss@w0rd#x@127.0.0.1:6379' },
+    { REDIS_URL: 'redis://svc:pa@ssw0rd@127.0.0.1:6379/db2' },
+    { DATABASE_URL: 'postgress://svc:pa@ssw0rd@db.internal/svc' },
+  ];
+  for (const env of cases) {
+    assert.throws(() => loadSettings(env), (e: unknown) => e instanceof SettingsError && /^invalid setting (REDIS|DATABASE)_URL=/.test(e.message) && !/pa[/@]ss|w0rd/.test(e.message) && /db\.internal|127\.0\.0\.1/.test(e.message), JSON.stringify(env));
+  }
+});
+
 test('REDIS_URL\'s path is a database number, or nothing', () => {
   for (const REDIS_URL of ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379/', 'redis://h:6379/2', 'rediss://:pw@h:6380/15']) {
     assert.equal(loadSettings({ REDIS_URL }).redisUrl, REDIS_URL, REDIS_URL);

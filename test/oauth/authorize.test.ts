@@ -108,6 +108,18 @@ forEachDatabase('authorization endpoint', (database) => {
     assert.ok(await obtainCode(browser, c, { redirectUri: 'http://127.0.0.1:80/callback', pkce: pkcePair() }), 'port 80 written out is a port as a browser reads it');
   });
 
+  test('a loopback redirect URI registered with port 0 or leading zeros, before registration refused them, still matches any port (RFC 8252 7.3)', async () => {
+    const { browser } = await signedInBrowser(t);
+    for (const registered of ['http://127.0.0.1:0/callback', 'http://[::1]:08080/callback']) {
+      const client = await t.deps.stores.clients.create({
+        clientId: unique('stored'), name: 'Stored', description: '', homepageUrl: '', ownerId: null, type: 'public',
+        redirectUris: [registered], allowedScopes: ['profile:read', 'posts:read'], secretHash: null, idTokenAlg: 'RS256',
+      }, t.clock.now());
+      const requested = registered.replace(/:0?\d*\/callback$/, ':51234/callback');
+      assert.ok(await obtainCode(browser, { client, redirectUri: requested }, { redirectUri: requested, pkce: pkcePair() }), registered);
+    }
+  });
+
   test('without a session the browser is sent to sign in, and comes back to the request', async () => {
     const user = await newUser(t);
     const c = await newClient(t);

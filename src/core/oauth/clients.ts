@@ -82,13 +82,20 @@ export function redirectUriProblem(uri: string): string | undefined {
 const REDIRECT_SCHEME_PROBLEM = 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
 const BACKCHANNEL_SCHEME_PROBLEM = 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
 
+const LOOPBACK_URI = {
+  requested: /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9]\d{0,4}))?([/?].*)?$/,
+  registered: /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/,
+};
+
 /**
- * A loopback URI with its port taken out, or `undefined` for any other URI, or a port a browser
- * would not go to as written (`canonicalPort`: 0, leading zeros) or no socket can have (past
- * 65535). The rest is compared as sent: the port alone may differ (RFC 8252 7.3).
+ * A loopback URI with its port taken out, or `undefined` for any other URI, or a port no socket
+ * can have (past 65535). The rest is compared as sent: the port alone may differ (RFC 8252 7.3).
+ * A `requested` URI's port must also be one a browser goes to as written (`canonicalPort`: not 0,
+ * no leading zeros); a registered one's is ignored whatever it is, so an app registered with
+ * `:0` before registration refused it still signs in.
  */
-function withoutLoopbackPort(uri: string): string | undefined {
-  const match = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9]\d{0,4}))?([/?].*)?$/.exec(uri);
+function withoutLoopbackPort(uri: string, side: keyof typeof LOOPBACK_URI): string | undefined {
+  const match = LOOPBACK_URI[side].exec(uri);
   if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
   return `http://${match[1]}${match[3] ?? ''}`;
 }
@@ -158,9 +165,9 @@ export function redirectTarget(redirectUri: string): { host: string } | { appSch
  */
 export function isRegisteredRedirectUri(client: Pick<Client, 'redirectUris'>, requested: string): boolean {
   if (client.redirectUris.includes(requested)) return true;
-  const requestedLoopback = withoutLoopbackPort(requested);
+  const requestedLoopback = withoutLoopbackPort(requested, 'requested');
   return requestedLoopback !== undefined &&
-    client.redirectUris.some((registered) => withoutLoopbackPort(registered) === requestedLoopback);
+    client.redirectUris.some((registered) => withoutLoopbackPort(registered, 'registered') === requestedLoopback);
 }
 
 /** At most this many redirect URIs, and as many post-logout redirect URIs, per client. */
