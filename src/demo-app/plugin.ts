@@ -154,9 +154,13 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
     if (!settings) return reply.redirect('/demo-app', 303);
     const s = session(request, reply);
     const pending = s.pending;
-    delete s.pending;
     const query = request.query as Record<string, unknown>;
     const t = wordsFor(request);
+    // RFC 6749 10.12: an answer is to this browser's sign-in only if it carries that sign-in's state.
+    // Another, which anyone can link to, shows nothing it carries (its description would read as the
+    // service's words) and leaves the sign-in under way as it was.
+    if (!pending || query.state !== pending.state) return send(reply, t, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
+    delete s.pending;
     if (typeof query.error === 'string') {
       // RFC 6749 4.1.2.1: `error` is a code, so an empty one says nothing; and the description only explains a code.
       const error = shown(query.error);
@@ -169,7 +173,6 @@ export async function demoApp(app: FastifyInstance, options: { demo?: DemoAppOpt
         : description ? t.text('demo-app.signInIncompleteDescribed', { error, description }) : t.text('demo-app.signInIncomplete', { error });
       return send(reply, t, demoErrorPage(t, message), 400);
     }
-    if (!pending) return send(reply, t, demoErrorPage(t, t.text('demo-app.notStartedHere')), 400);
     try {
       const demoConfig = await config(settings);
       const currentUrl = new URL(request.url, settings.redirectUri);

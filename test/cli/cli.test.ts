@@ -83,6 +83,14 @@ forEachDatabase('command line', (database) => {
     assert.equal((await stores.users.findByUsername(username))?.username, username);
   });
 
+  test('a command that names a member reads a username typed in full-width letters as user create and sign-in read it', () => {
+    const username = name('widen');
+    const { json: user } = run('user', 'create', '--username', username, '--password', 'long enough pw', '--json');
+    const r = run('user', 'set-status', '--username', fullWidth(username), '--status', 'suspended', '--json');
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(r.json, { id: user.id, status: 'suspended' });
+  });
+
   test('a duplicate username, in any letter case, is a bad argument', () => {
     const username = name('dup');
     assert.equal(run('user', 'create', '--username', username, '--password', 'long enough pw').code, 0);

@@ -1,8 +1,10 @@
 /**
- * The demo app's own behaviour, without the service: it is a plugin that needs only cookies and
- * form bodies. Its end-to-end flow against the service is tested once the OAuth endpoints exist.
+ * The demo app's own behaviour, without the service (a stand-in answers only discovery, so a
+ * sign-in starts): it is a plugin that needs only cookies and form bodies. Its end-to-end flow against the service is tested once the OAuth endpoints exist.
  */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -12,8 +14,12 @@ import { englishSentences } from '../i18n/untranslated.js';
 
 let configured: FastifyInstance;
 let unconfigured: FastifyInstance;
-/** Where `configured` listens, for what is asked over real HTTP. */
-let configuredUrl: string;
+/** Configured with `issuer`, which answers discovery: a sign-in starts, with a state. */
+let signingIn: FastifyInstance;
+/** Where `signingIn` listens, for what is asked over real HTTP. */
+let signingInUrl: string;
+/** A service that answers only discovery (OpenID Connect Discovery 1.0 section 4). */
+let issuer: Server;
 
 async function build(demo: Parameters<typeof demoApp>[1]['demo']): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
@@ -27,12 +33,38 @@ before(async () => {
   // Port 9 (discard) on loopback: nothing answers, so discovery fails fast.
   configured = await build({ issuer: 'http://127.0.0.1:9', clientId: 'demo', clientSecret: 'svcs_x', redirectUri: 'http://127.0.0.1:9/demo-app/callback' });
   unconfigured = await build(undefined);
-  configuredUrl = await configured.listen({ port: 0, host: '127.0.0.1' });
+  issuer = createServer((_request, response) => {
+    const base = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify({ issuer: base, authorization_endpoint: `${base}/authorize`, token_endpoint: `${base}/token`, jwks_uri: `${base}/jwks` }));
+  });
+  await new Promise<void>((resolve) => issuer.listen(0, '127.0.0.1', resolve));
+  const issuerUrl = `http://127.0.0.1:${(issuer.address() as AddressInfo).port}`;
+  signingIn = await build({ issuer: issuerUrl, clientId: 'demo', clientSecret: 'svcs_x', redirectUri: 'http://127.0.0.1:9/demo-app/callback' });
+  signingInUrl = await signingIn.listen({ port: 0, host: '127.0.0.1' });
 });
 after(async () => {
   await configured.close();
   await unconfigured.close();
+  await signingIn.close();
+  await new Promise((resolve) => issuer.close(resolve));
 });
+
+/** A sign-in started in a new browser: its session cookie and the state the service is to send back. */
+async function signInStarted(): Promise<{ cookie: string; state: string }> {
+  const response = await fetch(`${signingInUrl}/demo-app/login`, { redirect: 'manual' });
+  assert.equal(response.status, 303);
+  const state = new URL(response.headers.get('location')!).searchParams.get('state')!;
+  return { cookie: response.headers.get('set-cookie')!.split(';')[0]!, state };
+}
+
+/** The demo app's page for the service's answer `query` to a sign-in it started, with its state. */
+async function answered(query: string, language = 'en'): Promise<string> {
+  const { cookie, state } = await signInStarted();
+  const response = await fetch(`${signingInUrl}/demo-app/callback?${query}&state=${state}`, { headers: { cookie, 'accept-language': language } });
+  assert.equal(response.status, 400);
+  return response.text();
+}
 
 test('the demo app says it is an example and offers sign-in', async () => {
   const response = await configured.inject('/demo-app');
@@ -59,22 +91,28 @@ test('a callback the demo app did not start is refused', async () => {
 });
 
 test('a callback with an error shows it, escaped', async () => {
-  const response = await configured.inject('/demo-app/callback?error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E');
-  assert.equal(response.statusCode, 400);
-  assert.match(response.body, /\(error code: access_denied; Community said: &lt;b&gt;no&lt;\/b&gt;\)/);
-  const unknown = await configured.inject('/demo-app/callback?error=made_up&error_description=%3Cb%3Eno%3C%2Fb%3E');
-  assert.match(unknown.body, /made_up \(Community said: &lt;b&gt;no&lt;\/b&gt;\)/, 'a code of no standard is shown as it came');
+  assert.match(await answered('error=access_denied&error_description=%3Cb%3Eno%3C%2Fb%3E'), /\(error code: access_denied; Community said: &lt;b&gt;no&lt;\/b&gt;\)/);
+  assert.match(await answered('error=made_up&error_description=%3Cb%3Eno%3C%2Fb%3E'), /made_up \(Community said: &lt;b&gt;no&lt;\/b&gt;\)/, 'a code of no standard is shown as it came');
+});
+
+test('an error callback without the state of the sign-in this browser started shows nothing it carries, and leaves that sign-in under way (RFC 6749 10.12)', async () => {
+  const { cookie, state } = await signInStarted();
+  for (const forged of ['', '&state=forged']) {
+    const response = await fetch(`${signingInUrl}/demo-app/callback?error=access_denied&error_description=Call+us+now${forged}`, { headers: { cookie } });
+    assert.equal(response.status, 400);
+    const body = await response.text();
+    assert.match(body, /was not started here/, forged);
+    assert.doesNotMatch(body, /Call us now|access_denied/, forged);
+  }
+  const answer = await fetch(`${signingInUrl}/demo-app/callback?error=access_denied&state=${state}`, { headers: { cookie } });
+  assert.match(await answer.text(), /you chose not to let the app use your account/, 'the sign-in under way still takes its answer');
 });
 
 test('a callback with a standard error code says what happened in the reader\'s words, with the code kept for developers', async () => {
-  const read = async (query: string, language: string) => {
-    const response = await fetch(`${configuredUrl}/demo-app/callback?${query}`, { headers: { 'accept-language': language } });
-    assert.equal(response.status, 400);
-    return response.text();
-  };
-  const chinese = await read('error=access_denied&state=x', 'zh-CN');
+  const read = answered;
+  const chinese = await read('error=access_denied', 'zh-CN');
   assert.match(chinese, /登录未完成：你没有允许应用使用你的账号，或社区拒绝了这次请求（错误代码：access_denied）。/);
-  assert.match(await read('error=access_denied&state=x', 'zh-TW'), /登入未完成：你沒有允許應用程式使用你的帳號，或社群拒絕了這次請求（錯誤代碼：access_denied）。/);
+  assert.match(await read('error=access_denied', 'zh-TW'), /登入未完成：你沒有允許應用程式使用你的帳號，或社群拒絕了這次請求（錯誤代碼：access_denied）。/);
   assert.match(await read('error=temporarily_unavailable', 'en'), /Sign-in did not complete: Community is busy or under maintenance; try again in a few minutes \(error code: temporarily_unavailable\)\./);
   assert.match(await read('error=login_required&error_description=%3Cb%3Eno%3C%2Fb%3E', 'en'),
     /you are not signed in to Community, and the app asked it not to show its sign-in page \(error code: login_required; Community said: &lt;b&gt;no&lt;\/b&gt;\)/);
@@ -90,14 +128,13 @@ test('the demo app refuses a logout token it cannot verify, and one that is miss
 
 test('a callback with an empty error says the service gave no reason; control and invisible characters are not shown', async () => {
   for (const error of ['', '%20', '%E2%80%8B', '%00%0A']) {
-    const response = await configured.inject(`/demo-app/callback?error=${error}&error_description=ignored`);
-    assert.equal(response.statusCode, 400, error);
-    assert.match(response.body, /Sign-in did not complete, and the service gave no reason\./, error);
-    assert.doesNotMatch(response.body, /ignored|complete: \./, error);
+    const body = await answered(`error=${error}&error_description=ignored`);
+    assert.match(body, /Sign-in did not complete, and the service gave no reason\./, error);
+    assert.doesNotMatch(body, /ignored|complete: \./, error);
   }
-  const described = await configured.inject('/demo-app/callback?error=a%00b&error_description=%20%E2%80%8B');
-  assert.match(described.body, /Sign-in did not complete: ab\./);
-  assert.doesNotMatch(described.body, /\u0000|\u200b/);
+  const described = await answered('error=a%00b&error_description=%20%E2%80%8B');
+  assert.match(described, /Sign-in did not complete: ab\./);
+  assert.doesNotMatch(described, /\u0000|\u200b/);
 });
 
 test('a return from signing out that the demo app did not start, to a member not signed in to it, says only that', async () => {
@@ -118,8 +155,6 @@ test('the demo app speaks the browser\'s language: every page of it in Chinese, 
     { app: configured, url: '/demo-app' },
     { app: unconfigured, url: '/demo-app' },
     { app: configured, url: '/demo-app/callback?code=abc&state=forged' },
-    { app: configured, url: '/demo-app/callback?error=access_denied&error_description=no' },
-    { app: configured, url: '/demo-app/callback?error=' },
     { app: configured, url: '/demo-app/signed-out?state=forged' },
     { app: configured, url: '/demo-app/login' },
   ];
@@ -131,10 +166,15 @@ test('the demo app speaks the browser\'s language: every page of it in Chinese, 
       assert.match(String(response.headers.vary), /Accept-Language/, url);
       assert.deepEqual(englishSentences(response.body, ['OpenID Connect', 'npm start']), [], `${locale} ${url}`);
     }
+    for (const query of ['error=access_denied&error_description=no', 'error=']) {
+      const body = await answered(query, language);
+      assert.match(body, new RegExp(`<html lang="${locale}">`), query);
+      assert.deepEqual(englishSentences(body, ['OpenID Connect', 'npm start']), [], `${locale} ${query}`);
+    }
   }
   // The service's error_description is English ASCII (RFC 6749 4.1.2.1): marked so in Chinese, as the library's words are.
-  const described = await configured.inject({ url: '/demo-app/callback?error=access_denied&error_description=The+user+denied+the+request.', headers: { 'accept-language': 'zh-CN' } });
-  assert.match(described.body, /登录未完成：.+（错误代码：access_denied；社区给出的说明，英文：The user denied the request\.）。/);
+  const described = await answered('error=access_denied&error_description=The+user+denied+the+request.', 'zh-CN');
+  assert.match(described, /登录未完成：.+（错误代码：access_denied；社区给出的说明，英文：The user denied the request\.）。/);
   const english = await configured.inject({ url: '/demo-app', headers: { 'accept-language': 'fr' } });
   assert.match(english.body, /<html lang="en">[\s\S]*This is an example third-party application/);
 });

@@ -404,6 +404,19 @@ forEachDatabase('e-mail and the way back in', (database) => {
     }
   });
 
+  test('an address with an invisible character in it (soft hyphen, zero-width space, word joiner, a direction mark) is refused: it looks like another address and is not the one meant', async () => {
+    const { user, visitor } = await member();
+    for (const invisible of ['\u00ad', '\u200b', '\u2060', '\u200e']) {
+      const typed = `name@exa${invisible}mple.test`;
+      const refused = await visitor.post('/settings/email', { email: typed });
+      assert.equal(refused.status, 400, JSON.stringify(typed));
+      assert.ok(refused.text.includes(t.deps.words('en').text('recovery.emailInvalid')), JSON.stringify(typed));
+    }
+    assert.equal(await t.deps.stores.memberEmails.find(user.id), undefined, 'nothing saved');
+    await deliver();
+    assert.equal(t.smtp.to('name@exa\u00admple.test').length + t.smtp.to('name@example.test').length, 0, 'nothing mailed');
+  });
+
   test('the sign-in page links "Forgot password?" to the forgotten-password page', async () => {
     const page = await new Visitor(t.baseUrl).get('/login');
     assert.match(page.text, /<a href="\/password\/forgot">Forgot password\?<\/a>/);

@@ -51,15 +51,20 @@ export function readEmailAddress(raw: string): string {
   return at < 0 ? address : address.slice(0, at + 1) + address.slice(at + 1).replaceAll('\u3002', '.');
 }
 
+/** What an address has none of: a character that ends or splits it, a space, control or format character. */
+const NOT_IN_ADDRESS = String.raw`\s@<>()[\]\\,;:"\p{Cc}\p{Cf}`;
+const ADDRESS_SHAPE = new RegExp(`^[^${NOT_IN_ADDRESS}]+@[^${NOT_IN_ADDRESS}]+\\.[^${NOT_IN_ADDRESS}.][^${NOT_IN_ADDRESS}]*$`, 'u');
+
 /**
  * An address a mail can be sent to, as read (`readEmailAddress`): one `@`, a local part and a
- * domain with a dot, no spaces or control characters, at most 254 characters (RFC 5321
- * 4.5.3.1.3). Whether it exists only the verification link tells.
+ * domain with a dot, no spaces, control or invisible format characters (a soft hyphen or a
+ * zero-width space makes an address look like another, and is never the one meant), at most 254
+ * characters (RFC 5321 4.5.3.1.3). Whether it exists only the verification link tells.
  */
 export function checkEmailAddress(raw: string): string {
   const address = readEmailAddress(raw);
   if (address === '') throw InputError.worded('email', 'enter an e-mail address', { key: 'recovery.emailMissing' });
-  if (address.length > EMAIL_MAX_LENGTH || !/^[^\s@<>()[\]\\,;:"\p{Cc}]+@[^\s@<>()[\]\\,;:"\p{Cc}]+\.[^\s@<>()[\]\\,;:"\p{Cc}.][^\s@<>()[\]\\,;:"\p{Cc}]*$/u.test(address)) {
+  if (address.length > EMAIL_MAX_LENGTH || !ADDRESS_SHAPE.test(address)) {
     throw InputError.worded('email', 'enter an e-mail address such as name@example.com', { key: 'recovery.emailInvalid' });
   }
   return address;
