@@ -128,7 +128,6 @@ export const PREVIOUS_CLIENT_SECRET_MAX_HOURS = 7 * 24;
 
 type Env = Record<string, string | undefined>;
 
-/** One setting's parser: returns the value or throws with what the setting accepts. */
 /**
  * A URL setting as its error shows it: everything before its last `@` after the scheme (the user
  * and password, even a password with `/`, `#` or `@` not percent-encoded) replaced, so the one line
@@ -138,6 +137,7 @@ function withoutCredentials(url: string): string {
   return url.replace(/^([a-z][a-z\d+.-]*:\/\/)[^]*@/i, '$1…@');
 }
 
+/** One setting's parser: returns the value or throws with what the setting accepts. */
 function invalid(name: string, value: string, accepts: string): never {
   throw new SettingsError(`invalid setting ${name}=${JSON.stringify(value)}: accepts ${accepts}`);
 }
