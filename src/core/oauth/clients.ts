@@ -82,10 +82,7 @@ export function redirectUriProblem(uri: string): string | undefined {
 const REDIRECT_SCHEME_PROBLEM = 'must use https, http on a loopback host, or an app\'s own scheme named by a reverse domain (com.example.app:/callback)';
 const BACKCHANNEL_SCHEME_PROBLEM = 'must use https, or http on a loopback host (127.0.0.1, [::1], localhost) for development';
 
-const LOOPBACK_URI = {
-  requested: /^http:\/\/(127\.0\.0\.1|\[::1\])(?::([1-9]\d{0,4}))?([/?].*)?$/,
-  registered: /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/,
-};
+const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::(\d{1,5}))?([/?].*)?$/;
 
 /**
  * A loopback URI with its port taken out, or `undefined` for any other URI, or a port no socket
@@ -94,9 +91,10 @@ const LOOPBACK_URI = {
  * no leading zeros); a registered one's is ignored whatever it is, so an app registered with
  * `:0` before registration refused it still signs in.
  */
-function withoutLoopbackPort(uri: string, side: keyof typeof LOOPBACK_URI): string | undefined {
-  const match = LOOPBACK_URI[side].exec(uri);
+function withoutLoopbackPort(uri: string, side: 'requested' | 'registered'): string | undefined {
+  const match = LOOPBACK_URI.exec(uri);
   if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return undefined;
+  if (side === 'requested' && !canonicalPort(uri)) return undefined;
   return `http://${match[1]}${match[3] ?? ''}`;
 }
 
