@@ -76,4 +76,13 @@ forEachDatabase('attack126: the verification mails of one mailbox', (database) =
     assert.equal((await owner.post('/settings/email', { email: `${name}@example.test` })).status, 200, 'the browser that refused a mail of the mailbox saves it');
     assert.equal((await (await member()).post('/settings/email', { email: `${name}@example.test` })).status, 429, 'no other browser');
   });
+
+  test('the per-address limit counts a Unicode domain and its punycode form as one mailbox', async () => {
+    const name = `i${randomBytes(5).toString('hex')}`;
+    const visitor = await member();
+    for (const spelling of [`${name}@例子.test`, `${name}@xn--fsqu00a.test`, `${name}+1@例子.test`]) {
+      assert.equal((await visitor.post('/settings/email', { email: spelling })).status, 200, spelling);
+    }
+    assert.equal((await visitor.post('/settings/email', { email: `${name}@XN--FSQU00A.test` })).status, 429, 'a fourth spelling of the mailbox is one mail too many');
+  });
 });

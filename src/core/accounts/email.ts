@@ -5,6 +5,7 @@
  * address a notice, so a hijacker cannot move the account's mail away quietly.
  */
 import { createHmac } from 'node:crypto';
+import { domainToASCII } from 'node:url';
 import { siteUrls } from '../urls.js';
 import { constantTimeEqual, generateOpaqueId, hashSecret } from '../credentials/formats.js';
 import { InputError } from '../errors.js';
@@ -78,16 +79,18 @@ export function emailKey(address: string): string {
 /**
  * The mailbox an address reaches, as the per-address limit of verification mails and a "Not you?"
  * pass count it (T65): as read (`readEmailAddress`), lower-cased, with no subaddress (what follows
- * a `+` in the local part, RFC 5233 section 1), no final dot of the domain, and, at Gmail, which
- * reads none, no dots in the local part and one domain for gmail.com and googlemail.com. Counted by
- * the address as typed, one account mailed a stranger's inbox three times a spelling, as many
- * spellings as it liked.
+ * a `+` in the local part, RFC 5233 section 1), no final dot of the domain, the domain in its
+ * IDNA ASCII form (UTS #46 ToASCII: `例子.com` and `xn--fsqu00a.com` are one domain in DNS, so one
+ * mailbox; a domain IDNA refuses is kept as read), and, at Gmail, which reads none, no dots in the
+ * local part and one domain for gmail.com and googlemail.com. Counted by the address as typed, one
+ * account mailed a stranger's inbox three times a spelling, as many spellings as it liked.
  */
 export function mailboxKey(address: string): string {
   const key = emailKey(readEmailAddress(address));
   const at = key.lastIndexOf('@');
   let local = key.slice(0, at);
-  let domain = key.slice(at + 1).replace(/\.+$/, '');
+  const read = key.slice(at + 1).replace(/\.+$/, '');
+  let domain = domainToASCII(read) || read;
   const plus = local.indexOf('+');
   if (plus > 0) local = local.slice(0, plus);
   if (domain === 'googlemail.com') domain = 'gmail.com';
